@@ -1,0 +1,93 @@
+//! `macroscope dump`: every record of a trace, as text lines or JSON objects (one per
+//! line), optionally for a range of frames found through the footer index.
+
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+
+use serde_json::Value;
+use trace_format::TraceReader;
+
+use super::info::call_name;
+use super::FrameRange;
+
+/// Arguments of `macroscope dump`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A trace file (.mscope).
+    file: PathBuf,
+    /// One JSON object per record, with every field in full.
+    #[arg(long)]
+    json: bool,
+    /// Only these frames, e.g. `10-20`, `10-` or `10`.
+    #[arg(long)]
+    frames: Option<FrameRange>,
+}
+
+/// Arrays longer than this are summarized in text mode.
+const TEXT_ARRAY_LIMIT: usize = 16;
+
+/// Prints the records.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let mut reader = TraceReader::open(&args.file)?;
+    if let Some(range) = args.frames {
+        reader.seek_to_frame(range.first)?;
+    }
+    let mut out = BufWriter::new(io::stdout().lock());
+    for chunk in reader {
+        let chunk = chunk?;
+        let frame = chunk.header().first_frame;
+        if args.frames.is_some_and(|r| frame > r.last) {
+            break;
+        }
+        for record in chunk.records() {
+            let mut value = serde_json::to_value(record)?;
+            let call = value
+                .get_mut("call")
+                .map(Value::take)
+                .unwrap_or(Value::Null);
+            let name = call_name(record.call_type());
+            if args.json {
+                let line = serde_json::json!({
+                    "seq": record.seq(),
+                    "frame": frame,
+                    "thread_id": record.thread_id(),
+                    "timestamp_ns": record.timestamp_ns(),
+                    "result": record.result(),
+                    "call": name,
+                    "args": call,
+                });
+                writeln!(out, "{line}")?;
+            } else {
+                writeln!(
+                    out,
+                    "#{} frame {} thread {} +{}ns {} {} -> {}",
+                    record.seq(),
+                    frame,
+                    record.thread_id(),
+                    record.timestamp_ns(),
+                    name,
+                    summarize(call),
+                    record.result()
+                )?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The call's arguments as compact JSON, long arrays replaced by their length.
+fn summarize(mut call: Value) -> Value {
+    fn shorten(v: &mut Value) {
+        match v {
+            Value::Array(items) if items.len() > TEXT_ARRAY_LIMIT => {
+                *v = Value::String(format!("<{} items>", items.len()));
+            }
+            Value::Array(items) => items.iter_mut().for_each(shorten),
+            Value::Object(map) => map.values_mut().for_each(shorten),
+            _ => {}
+        }
+    }
+    shorten(&mut call);
+    call
+}

@@ -1,0 +1,68 @@
+//! `macroscope`: the command-line front end. Each subcommand lives in `commands/` and
+//! calls into the library crates; this file only parses arguments and maps errors to
+//! exit codes (0 success, 1 failure, 2 bad input or usage).
+
+mod commands;
+
+use std::io;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "macroscope", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Summarize a trace or results file: header, chunks, frames, calls, sizes.
+    Info(commands::info::Args),
+    /// Print a trace's records, one line (or JSON object) each.
+    Dump(commands::dump::Args),
+    /// Write a synthetic trace shaped like real frames, for trying the tools.
+    Sample(commands::sample::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info(args) => commands::info::run(&args),
+        Command::Dump(args) => commands::dump::run(&args),
+        Command::Sample(args) => commands::sample::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("macroscope: error: {error:#}");
+            ExitCode::from(exit_code(&error))
+        }
+    }
+}
+
+/// 2 when the input was at fault, 1 otherwise.
+fn exit_code(error: &anyhow::Error) -> u8 {
+    let bad_input = error.chain().any(|cause| {
+        cause
+            .downcast_ref::<trace_format::Error>()
+            .is_some_and(trace_format::Error::is_bad_input)
+            || cause.downcast_ref::<commands::BadInput>().is_some()
+    });
+    if bad_input {
+        2
+    } else {
+        1
+    }
+}
+
+/// A closed pipe (`macroscope dump t | head`) is not a failure.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,9 @@
+//! The container: chunks of opaque payload bytes, compressed with zstd, checksummed,
+//! and indexed by a footer. Trace and results files both use it; what a payload means
+//! is up to `trace` and `results`.
+
+mod reader;
+mod writer;
+
+pub use reader::{ContainerReader, RawChunk};
+pub use writer::{ChunkMeta, ContainerWriter, WriterOptions, WriterStats};

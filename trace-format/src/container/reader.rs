@@ -1,0 +1,382 @@
+//! Reading a container: the header, the footer index when there is a sound one, and
+//! chunks one at a time, each bounded, checksummed and decompressed before use.
+//!
+//! Reading never depends on the footer: chunks follow one another from offset 16, so a
+//! file cut off by a crash reads up to its last whole chunk, and the first torn or
+//! corrupt chunk ends the stream with an error naming its offset.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorKind, Location, Result};
+use crate::wire::{
+    ChunkHeader, Content, FileHeader, HeaderProblem, IndexEntry, Trailer, CHUNK_HEADER_LEN,
+    CHUNK_MAGIC, FILE_HEADER_LEN, FORMAT_VERSION, INDEX_ENTRY_LEN, MAX_CHUNK_COMPRESSED,
+    MAX_CHUNK_UNCOMPRESSED, TRAILER_LEN,
+};
+
+/// One chunk, checked and decompressed.
+#[derive(Debug)]
+pub struct RawChunk {
+    /// Its header.
+    pub header: ChunkHeader,
+    /// Ordinal of the chunk in the file, from 0.
+    pub ordinal: u64,
+    /// File offset of its header.
+    pub offset: u64,
+    /// The decompressed payload, exactly `header.uncompressed_len` bytes.
+    pub payload: Vec<u8>,
+}
+
+impl RawChunk {
+    /// Where the chunk is, for error messages.
+    pub fn location(&self) -> Location {
+        Location::Chunk {
+            index: self.ordinal,
+            offset: self.offset,
+        }
+    }
+}
+
+/// The footer as read and checked.
+#[derive(Debug)]
+struct Footer {
+    trailer: Trailer,
+    entries: Vec<IndexEntry>,
+}
+
+/// Reads chunks in file order, from the start or from an indexed position.
+pub struct ContainerReader {
+    path: PathBuf,
+    file: File,
+    file_len: u64,
+    header: FileHeader,
+    footer: Option<Footer>,
+    chunks_end: u64,
+    pos: u64,
+    ordinal: u64,
+    stopped: bool,
+    compressed: Vec<u8>,
+    decompressor: zstd::bulk::Decompressor<'static>,
+}
+
+impl ContainerReader {
+    /// Opens `path`, checks its header is of `content`, and reads its footer if present.
+    /// A footer that is present but inconsistent with the file is an error.
+    pub fn open(path: &Path, content: Content) -> Result<Self> {
+        let at_file = |kind: ErrorKind| Error::new(path, Location::File, kind);
+        let mut file = File::open(path).map_err(|e| at_file(e.into()))?;
+        let file_len = file.metadata().map_err(|e| at_file(e.into()))?.len();
+        let header = read_file_header(path, &mut file, file_len)?;
+        if header.content != content {
+            return Err(Error::new(
+                path,
+                Location::Header,
+                ErrorKind::WrongContent {
+                    expected: content.name(),
+                    found: header.content.name(),
+                },
+            ));
+        }
+        let footer = read_footer(path, &mut file, file_len)?;
+        let chunks_end = footer.as_ref().map_or(file_len, |f| f.trailer.index_offset);
+        let decompressor = zstd::bulk::Decompressor::new().map_err(|e| at_file(e.into()))?;
+        Ok(ContainerReader {
+            path: path.to_path_buf(),
+            file,
+            file_len,
+            header,
+            footer,
+            chunks_end,
+            pos: FILE_HEADER_LEN as u64,
+            ordinal: 0,
+            stopped: false,
+            compressed: Vec::new(),
+            decompressor,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's size in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    /// The file header.
+    pub fn header(&self) -> FileHeader {
+        self.header
+    }
+
+    /// The footer index, when the file was finished.
+    pub fn index(&self) -> Option<&[IndexEntry]> {
+        self.footer.as_ref().map(|f| f.entries.as_slice())
+    }
+
+    /// Frames the footer says the file completes, when it has a footer.
+    pub fn footer_frame_count(&self) -> Option<u64> {
+        self.footer.as_ref().map(|f| f.trailer.frame_count)
+    }
+
+    /// Moves to the chunk at `entry` (from [`Self::index`] or [`Self::scan_index`]),
+    /// which becomes chunk number `ordinal`.
+    pub fn seek_to(&mut self, entry: &IndexEntry, ordinal: u64) {
+        self.pos = entry.offset;
+        self.ordinal = ordinal;
+        self.stopped = false;
+    }
+
+    /// Ends iteration: `next_chunk` returns `None` from now on.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// Moves back to the first chunk.
+    pub fn rewind(&mut self) {
+        self.pos = FILE_HEADER_LEN as u64;
+        self.ordinal = 0;
+        self.stopped = false;
+    }
+
+    /// The index from the footer or, without one, built by reading every chunk header
+    /// (payloads are skipped, not checked). Stops with an error at a torn or bad header.
+    pub fn scan_index(&mut self) -> Result<Vec<IndexEntry>> {
+        if let Some(entries) = self.index() {
+            return Ok(entries.to_vec());
+        }
+        let mut entries = Vec::new();
+        let mut pos = FILE_HEADER_LEN as u64;
+        let mut ordinal = 0;
+        while pos < self.chunks_end {
+            let header = self.read_chunk_header(pos, ordinal)?;
+            entries.push(IndexEntry {
+                offset: pos,
+                first_seq: header.first_seq,
+                first_frame: header.first_frame,
+                record_count: header.record_count,
+                flags: header.flags,
+            });
+            pos += (CHUNK_HEADER_LEN as u64) + u64::from(header.compressed_len);
+            ordinal += 1;
+        }
+        Ok(entries)
+    }
+
+    /// The next chunk, checked and decompressed; `None` after the last one or after an
+    /// error.
+    pub fn next_chunk(&mut self) -> Option<Result<RawChunk>> {
+        if self.stopped || self.pos >= self.chunks_end {
+            return None;
+        }
+        let result = self.read_chunk();
+        match &result {
+            Ok(chunk) => {
+                self.pos =
+                    chunk.offset + CHUNK_HEADER_LEN as u64 + u64::from(chunk.header.compressed_len);
+                self.ordinal += 1;
+            }
+            Err(_) => self.stopped = true,
+        }
+        Some(result)
+    }
+
+    fn read_chunk(&mut self) -> Result<RawChunk> {
+        let (offset, ordinal) = (self.pos, self.ordinal);
+        let location = Location::Chunk {
+            index: ordinal,
+            offset,
+        };
+        let header = self.read_chunk_header(offset, ordinal)?;
+        let err = |kind: ErrorKind| Error::new(&self.path, location, kind);
+
+        let compressed_len = header.compressed_len as usize;
+        self.compressed.resize(compressed_len, 0);
+        self.file
+            .read_exact(&mut self.compressed)
+            .map_err(|e| err(e.into()))?;
+        let computed = header.compute_crc(&self.compressed);
+        if computed != header.crc32 {
+            return Err(err(ErrorKind::ChecksumMismatch {
+                stored: header.crc32,
+                computed,
+            }));
+        }
+
+        let declared = header.uncompressed_len as usize;
+        let mut payload = Vec::with_capacity(declared);
+        self.decompressor
+            .decompress_to_buffer(&self.compressed[..], &mut payload)
+            .map_err(|e| err(ErrorKind::Decompress(e.to_string())))?;
+        if payload.len() != declared {
+            return Err(err(ErrorKind::DecompressedSize {
+                declared: declared as u64,
+                actual: payload.len() as u64,
+            }));
+        }
+        Ok(RawChunk {
+            header,
+            ordinal,
+            offset,
+            payload,
+        })
+    }
+
+    /// Reads and bounds-checks the chunk header at `offset`, leaving the file positioned
+    /// at its payload.
+    fn read_chunk_header(&mut self, offset: u64, ordinal: u64) -> Result<ChunkHeader> {
+        let location = Location::Chunk {
+            index: ordinal,
+            offset,
+        };
+        let err = |kind: ErrorKind| Error::new(&self.path, location, kind);
+        let available = self.chunks_end - offset;
+        if available < CHUNK_HEADER_LEN as u64 {
+            return Err(err(ErrorKind::Truncated {
+                what: "chunk header",
+                needed: CHUNK_HEADER_LEN as u64,
+                available,
+            }));
+        }
+        let mut bytes = [0u8; CHUNK_HEADER_LEN];
+        self.file
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| err(e.into()))?;
+        self.file
+            .read_exact(&mut bytes)
+            .map_err(|e| err(e.into()))?;
+        let header = ChunkHeader::parse(&bytes).ok_or_else(|| {
+            let found = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+            debug_assert_ne!(found, CHUNK_MAGIC);
+            err(ErrorKind::BadChunkMagic { found })
+        })?;
+        check_limit(
+            "decompressed size",
+            header.uncompressed_len.into(),
+            MAX_CHUNK_UNCOMPRESSED.into(),
+        )
+        .map_err(err)?;
+        check_limit(
+            "compressed size",
+            header.compressed_len.into(),
+            MAX_CHUNK_COMPRESSED.into(),
+        )
+        .map_err(err)?;
+        // Every record costs at least a 4-byte offset in the batch's vector.
+        check_limit(
+            "record count",
+            u64::from(header.record_count) * 4,
+            header.uncompressed_len.into(),
+        )
+        .map_err(err)?;
+        let needed = CHUNK_HEADER_LEN as u64 + u64::from(header.compressed_len);
+        if needed > available {
+            return Err(err(ErrorKind::Truncated {
+                what: "chunk",
+                needed,
+                available,
+            }));
+        }
+        Ok(header)
+    }
+}
+
+fn check_limit(what: &'static str, declared: u64, limit: u64) -> Result<(), ErrorKind> {
+    if declared > limit {
+        Err(ErrorKind::SizeLimit {
+            what,
+            declared,
+            limit,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+fn read_file_header(path: &Path, file: &mut File, file_len: u64) -> Result<FileHeader> {
+    let err = |kind: ErrorKind| Error::new(path, Location::Header, kind);
+    if file_len < FILE_HEADER_LEN as u64 {
+        return Err(err(ErrorKind::Truncated {
+            what: "file header",
+            needed: FILE_HEADER_LEN as u64,
+            available: file_len,
+        }));
+    }
+    let mut bytes = [0u8; FILE_HEADER_LEN];
+    file.read_exact(&mut bytes).map_err(|e| err(e.into()))?;
+    FileHeader::parse(&bytes).map_err(|problem| {
+        err(match problem {
+            HeaderProblem::BadMagic => ErrorKind::BadMagic,
+            HeaderProblem::Version(found) => ErrorKind::UnsupportedVersion {
+                found,
+                supported: FORMAT_VERSION,
+            },
+            HeaderProblem::Content(code) => ErrorKind::UnknownContent(code),
+        })
+    })
+}
+
+/// Reads the trailer and index if the file ends with the trailer magic.
+fn read_footer(path: &Path, file: &mut File, file_len: u64) -> Result<Option<Footer>> {
+    if file_len < (FILE_HEADER_LEN + TRAILER_LEN) as u64 {
+        return Ok(None);
+    }
+    let trailer_offset = file_len - TRAILER_LEN as u64;
+    let err = |offset: u64, kind: ErrorKind| Error::new(path, Location::Footer { offset }, kind);
+    let mut bytes = [0u8; TRAILER_LEN];
+    file.seek(SeekFrom::Start(trailer_offset))
+        .map_err(|e| err(trailer_offset, e.into()))?;
+    file.read_exact(&mut bytes)
+        .map_err(|e| err(trailer_offset, e.into()))?;
+    let Some(trailer) = Trailer::parse(&bytes) else {
+        return Ok(None);
+    };
+    let index_len = u64::from(trailer.entry_count) * INDEX_ENTRY_LEN as u64;
+    let fits = trailer.index_offset >= FILE_HEADER_LEN as u64
+        && trailer.index_offset.checked_add(index_len) == Some(trailer_offset);
+    if !fits {
+        return Err(err(
+            trailer_offset,
+            ErrorKind::BadFooter(format!(
+                "index of {} entries at offset {} does not fit a file of {} bytes",
+                trailer.entry_count, trailer.index_offset, file_len
+            )),
+        ));
+    }
+    // `fits` bounds the allocation by the file's own size.
+    let mut index_bytes = vec![0u8; index_len as usize];
+    file.seek(SeekFrom::Start(trailer.index_offset))
+        .and_then(|_| file.read_exact(&mut index_bytes))
+        .map_err(|e| err(trailer.index_offset, e.into()))?;
+    let computed = trailer.compute_crc(&index_bytes);
+    if computed != trailer.crc32 {
+        return Err(err(
+            trailer_offset,
+            ErrorKind::ChecksumMismatch {
+                stored: trailer.crc32,
+                computed,
+            },
+        ));
+    }
+    let entries: Vec<IndexEntry> = index_bytes
+        .chunks_exact(INDEX_ENTRY_LEN)
+        .map(IndexEntry::parse)
+        .collect();
+    let mut next_min = FILE_HEADER_LEN as u64;
+    for (i, entry) in entries.iter().enumerate() {
+        if entry.offset < next_min || entry.offset >= trailer.index_offset {
+            return Err(err(
+                trailer.index_offset + (i * INDEX_ENTRY_LEN) as u64,
+                ErrorKind::BadFooter(format!(
+                    "index entry {i} points at offset {} outside the chunks (offsets {}..{})",
+                    entry.offset, next_min, trailer.index_offset
+                )),
+            ));
+        }
+        next_min = entry.offset + CHUNK_HEADER_LEN as u64;
+    }
+    Ok(Some(Footer { trailer, entries }))
+}

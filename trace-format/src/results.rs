@@ -1,0 +1,230 @@
+//! Results files (`.msr`): the replayer's per-draw and per-submit rows, in the same
+//! container as traces.
+//!
+//! Rows are fixed-size flatbuffers structs, written in chunks of a bounded number of
+//! rows, so a replay of millions of draws streams out in bounded memory and a reader
+//! walks the rows without allocating per row. The run's metadata travels in the first
+//! chunk, the counts of calls the replay skipped in the last.
+
+use std::path::Path;
+
+use flatbuffers::FlatBufferBuilder;
+
+use crate::container::{
+    ChunkMeta, ContainerReader, ContainerWriter, RawChunk, WriterOptions, WriterStats,
+};
+use crate::error::{Error, ErrorKind, Result};
+use crate::generated::results::{
+    CallCount, CallCountArgs, DrawRow, ResultsBatch, ResultsBatchArgs, RunInfoT, SubmitRow,
+};
+use crate::trace::verifier_options;
+use crate::wire::Content;
+
+/// Rows per chunk: about 1.5 MiB of draw rows.
+pub const ROWS_PER_CHUNK: usize = 16 * 1024;
+
+/// A call the replay did not execute, and how often it was seen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedCall {
+    /// The call's name (`vkCmdDispatch`).
+    pub name: String,
+    /// How many times it was seen.
+    pub count: u64,
+    /// Whether replay needed it but could not model it (as opposed to not needing it).
+    pub needed: bool,
+}
+
+/// Streams replay results to a file.
+pub struct ResultsWriter {
+    out: ContainerWriter,
+    fbb: FlatBufferBuilder<'static>,
+    run: Option<RunInfoT>,
+    draws: Vec<DrawRow>,
+    submits: Vec<SubmitRow>,
+    frame: u64,
+}
+
+impl ResultsWriter {
+    /// Creates `path`; `run` goes into the first chunk.
+    pub fn create(path: &Path, run: RunInfoT, options: &WriterOptions) -> Result<Self> {
+        Ok(ResultsWriter {
+            out: ContainerWriter::create(path, Content::Results, options)?,
+            fbb: FlatBufferBuilder::with_capacity(2 << 20),
+            run: Some(run),
+            draws: Vec::with_capacity(ROWS_PER_CHUNK),
+            submits: Vec::new(),
+            frame: 0,
+        })
+    }
+
+    /// Appends a draw row.
+    pub fn push_draw(&mut self, row: DrawRow) -> Result<()> {
+        self.frame = self.frame.max(row.frame().into());
+        self.draws.push(row);
+        self.flush_if_full()
+    }
+
+    /// Appends a submit row.
+    pub fn push_submit(&mut self, row: SubmitRow) -> Result<()> {
+        self.frame = self.frame.max(row.frame().into());
+        self.submits.push(row);
+        self.flush_if_full()
+    }
+
+    /// Writes the remaining rows, the skipped-call counts and the footer.
+    pub fn finish(mut self, skipped: &[SkippedCall]) -> Result<WriterStats> {
+        self.write_chunk(skipped)?;
+        let frames = self.frame + 1;
+        self.out.finish(frames)
+    }
+
+    fn flush_if_full(&mut self) -> Result<()> {
+        if self.draws.len() + self.submits.len() >= ROWS_PER_CHUNK {
+            self.write_chunk(&[])?;
+        }
+        Ok(())
+    }
+
+    fn write_chunk(&mut self, skipped: &[SkippedCall]) -> Result<()> {
+        let fbb = &mut self.fbb;
+        let run = self.run.take().map(|run| run.pack(fbb));
+        let draws = fbb.create_vector(&self.draws);
+        let submits = fbb.create_vector(&self.submits);
+        let skipped_calls = (!skipped.is_empty()).then(|| {
+            let items: Vec<_> = skipped
+                .iter()
+                .map(|c| {
+                    let name = fbb.create_string(&c.name);
+                    CallCount::create(
+                        fbb,
+                        &CallCountArgs {
+                            name: Some(name),
+                            count: c.count,
+                            modelled: !c.needed,
+                        },
+                    )
+                })
+                .collect();
+            fbb.create_vector(&items)
+        });
+        let batch = ResultsBatch::create(
+            fbb,
+            &ResultsBatchArgs {
+                run,
+                draws: Some(draws),
+                submits: Some(submits),
+                skipped_calls,
+            },
+        );
+        fbb.finish_minimal(batch);
+        let mut payload = self.out.recycled_buffer().unwrap_or_default();
+        payload.clear();
+        payload.extend_from_slice(fbb.finished_data());
+        fbb.reset();
+        let first = self.draws.first().map(|d| (d.seq(), d.frame()));
+        let first_submit = self.submits.first().map(|s| (s.seq(), s.frame()));
+        let (first_seq, first_frame) = match (first, first_submit) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => (0, 0),
+        };
+        let meta = ChunkMeta {
+            record_count: (self.draws.len() + self.submits.len()) as u32,
+            first_seq,
+            first_frame: first_frame.into(),
+            ends_frame: false,
+        };
+        self.draws.clear();
+        self.submits.clear();
+        self.out.write_chunk(payload, 0, meta)
+    }
+}
+
+/// One verified chunk of results.
+#[derive(Debug)]
+pub struct ResultsChunk {
+    raw: RawChunk,
+}
+
+impl ResultsChunk {
+    fn verify(raw: RawChunk, path: &Path) -> Result<Self> {
+        let err = |kind: ErrorKind| Error::new(path, raw.location(), kind);
+        let opts = verifier_options(raw.payload.len());
+        let batch = flatbuffers::root_with_opts::<ResultsBatch>(&opts, &raw.payload)
+            .map_err(|e| err(e.into()))?;
+        let actual =
+            (batch.draws().map_or(0, |d| d.len()) + batch.submits().map_or(0, |s| s.len())) as u64;
+        let declared = u64::from(raw.header.record_count);
+        if actual != declared {
+            return Err(err(ErrorKind::RecordCount { declared, actual }));
+        }
+        Ok(ResultsChunk { raw })
+    }
+
+    /// The chunk's contents.
+    pub fn batch(&self) -> ResultsBatch<'_> {
+        // SAFETY: `verify` ran the flatbuffers verifier over exactly these bytes when the
+        // chunk was made, and they are never mutated afterwards.
+        unsafe { flatbuffers::root_unchecked::<ResultsBatch>(&self.raw.payload) }
+    }
+
+    /// The chunk's draw rows.
+    pub fn draws(&self) -> impl Iterator<Item = &DrawRow> + '_ {
+        self.batch().draws().into_iter().flatten()
+    }
+
+    /// The chunk's submit rows.
+    pub fn submits(&self) -> impl Iterator<Item = &SubmitRow> + '_ {
+        self.batch().submits().into_iter().flatten()
+    }
+
+    /// The skipped-call counts, present in the last chunk.
+    pub fn skipped_calls(&self) -> Vec<SkippedCall> {
+        self.batch()
+            .skipped_calls()
+            .into_iter()
+            .flatten()
+            .map(|c| SkippedCall {
+                name: c.name().unwrap_or("").to_string(),
+                count: c.count(),
+                needed: !c.modelled(),
+            })
+            .collect()
+    }
+}
+
+/// Reads a results file chunk by chunk.
+pub struct ResultsReader {
+    inner: ContainerReader,
+}
+
+impl ResultsReader {
+    /// Opens a results file; fails if `path` is not one of this format version.
+    pub fn open(path: &Path) -> Result<Self> {
+        Ok(ResultsReader {
+            inner: ContainerReader::open(path, Content::Results)?,
+        })
+    }
+
+    /// The underlying container.
+    pub fn container(&self) -> &ContainerReader {
+        &self.inner
+    }
+}
+
+impl Iterator for ResultsReader {
+    type Item = Result<ResultsChunk>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let raw = match self.inner.next_chunk()? {
+            Ok(raw) => raw,
+            Err(e) => return Some(Err(e)),
+        };
+        let path = self.inner.path().to_path_buf();
+        let verified = ResultsChunk::verify(raw, &path);
+        if verified.is_err() {
+            self.inner.stop();
+        }
+        Some(verified)
+    }
+}

@@ -1,0 +1,300 @@
+//! Trace files: writing records into chunks, and reading them back verified.
+//!
+//! The writer builds records straight into a flatbuffers builder for the current
+//! chunk; when the chunk reaches its size target or a frame ends, the finished bytes go
+//! to the container's background thread for compression. The reader hands out one
+//! verified [`TraceChunk`] at a time; its records borrow from it, so reading copies
+//! nothing per record.
+
+use std::path::Path;
+
+use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
+
+use crate::container::{
+    ChunkMeta, ContainerReader, ContainerWriter, RawChunk, WriterOptions, WriterStats,
+};
+use crate::error::{Error, ErrorKind, Location, Result};
+use crate::generated::trace::{
+    Call, CallT, FrameBoundary, FrameBoundaryArgs, Record, RecordArgs, RecordBatch, RecordBatchArgs,
+};
+use crate::wire::{Content, IndexEntry};
+
+/// The envelope fields a caller supplies with each call; the writer adds the sequence
+/// number.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallMeta {
+    /// The calling thread.
+    pub thread_id: u64,
+    /// Nanoseconds since the capture started.
+    pub timestamp_ns: u64,
+    /// The call's VkResult (0 for void calls).
+    pub result: i32,
+}
+
+/// Writes a trace file.
+///
+/// ```
+/// use trace_format::{trace::CallMeta, TraceReader, TraceWriter, WriterOptions};
+/// use trace_format::generated::trace::{CallT, CmdDrawT};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("one.mscope");
+/// let mut writer = TraceWriter::create(&path, &WriterOptions::default()).unwrap();
+/// let draw = CallT::CmdDraw(Box::new(CmdDrawT { vertex_count: 3, instance_count: 1, ..Default::default() }));
+/// writer.append(CallMeta::default(), &draw).unwrap();
+/// writer.end_frame(CallMeta::default()).unwrap();
+/// writer.finish().unwrap();
+///
+/// let mut reader = TraceReader::open(&path).unwrap();
+/// let chunk = reader.next().unwrap().unwrap();
+/// let first = chunk.records().next().unwrap();
+/// assert_eq!(first.call_as_cmd_draw().unwrap().vertex_count(), 3);
+/// ```
+pub struct TraceWriter {
+    out: ContainerWriter,
+    fbb: FlatBufferBuilder<'static>,
+    pending: Vec<WIPOffset<Record<'static>>>,
+    target_bytes: usize,
+    next_seq: u64,
+    frame: u64,
+    chunk_first_seq: u64,
+    chunk_first_frame: u64,
+}
+
+impl TraceWriter {
+    /// Creates a trace at `path`.
+    pub fn create(path: &Path, options: &WriterOptions) -> Result<Self> {
+        let capacity = options.chunk_target_bytes + options.chunk_target_bytes / 4;
+        Ok(TraceWriter {
+            out: ContainerWriter::create(path, Content::Trace, options)?,
+            fbb: FlatBufferBuilder::with_capacity(capacity),
+            pending: Vec::new(),
+            target_bytes: options.chunk_target_bytes,
+            next_seq: 0,
+            frame: 0,
+            chunk_first_seq: 0,
+            chunk_first_frame: 0,
+        })
+    }
+
+    /// The frame calls are now being recorded into (frames count from 0).
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// Appends one call built by `build` straight into the chunk's builder, and returns
+    /// its sequence number. The fast path: nothing is allocated per call.
+    pub fn append_with<F>(&mut self, meta: CallMeta, build: F) -> Result<u64>
+    where
+        F: FnOnce(&mut FlatBufferBuilder<'static>) -> (Call, WIPOffset<UnionWIPOffset>),
+    {
+        let seq = self.next_seq;
+        let (call_type, call) = build(&mut self.fbb);
+        let record = Record::create(
+            &mut self.fbb,
+            &RecordArgs {
+                seq,
+                thread_id: meta.thread_id,
+                timestamp_ns: meta.timestamp_ns,
+                result: meta.result,
+                call_type,
+                call: Some(call),
+            },
+        );
+        if self.pending.is_empty() {
+            self.chunk_first_seq = seq;
+            self.chunk_first_frame = self.frame;
+        }
+        self.pending.push(record);
+        self.next_seq += 1;
+        if self.fbb.unfinished_data().len() >= self.target_bytes {
+            self.close_chunk(false)?;
+        }
+        Ok(seq)
+    }
+
+    /// Appends one call given as an owned value.
+    pub fn append(&mut self, meta: CallMeta, call: &CallT) -> Result<u64> {
+        let call_type = call.call_type();
+        if call_type == Call::NONE {
+            return Err(Error::new(
+                self.out.path(),
+                Location::File,
+                ErrorKind::Unsupported("a record must carry a call".into()),
+            ));
+        }
+        self.append_with(meta, |fbb| {
+            let offset = call
+                .pack(fbb)
+                .expect("a call other than NONE packs to a table");
+            (call_type, offset)
+        })
+    }
+
+    /// Records the end of the current frame (a `FrameBoundary` record), closes the chunk
+    /// there, and starts the next frame.
+    pub fn end_frame(&mut self, meta: CallMeta) -> Result<u64> {
+        let frame = self.frame;
+        let seq = self.append_with(meta, |fbb| {
+            let boundary = FrameBoundary::create(fbb, &FrameBoundaryArgs { frame });
+            (Call::FrameBoundary, boundary.as_union_value())
+        })?;
+        if !self.pending.is_empty() {
+            self.close_chunk(true)?;
+        }
+        self.frame += 1;
+        Ok(seq)
+    }
+
+    /// Writes what is pending and the footer index; returns the file's totals.
+    pub fn finish(mut self) -> Result<WriterStats> {
+        if !self.pending.is_empty() {
+            self.close_chunk(false)?;
+        }
+        self.out.finish(self.frame)
+    }
+
+    fn close_chunk(&mut self, ends_frame: bool) -> Result<()> {
+        let records = self.fbb.create_vector(&self.pending);
+        let batch = RecordBatch::create(
+            &mut self.fbb,
+            &RecordBatchArgs {
+                records: Some(records),
+            },
+        );
+        self.fbb.finish_minimal(batch);
+        let mut payload = self.out.recycled_buffer().unwrap_or_default();
+        payload.clear();
+        payload.extend_from_slice(self.fbb.finished_data());
+        self.fbb.reset();
+        let meta = ChunkMeta {
+            record_count: self.pending.len() as u32,
+            first_seq: self.chunk_first_seq,
+            first_frame: self.chunk_first_frame,
+            ends_frame,
+        };
+        self.pending.clear();
+        self.out.write_chunk(payload, 0, meta)
+    }
+}
+
+/// Limits the flatbuffers verifier applies to one chunk's payload.
+pub(crate) fn verifier_options(payload_len: usize) -> flatbuffers::VerifierOptions {
+    flatbuffers::VerifierOptions {
+        max_depth: 32,
+        // A table costs at least 4 bytes (its vtable offset).
+        max_tables: payload_len / 4 + 1,
+        max_apparent_size: payload_len.saturating_mul(4).max(1 << 20),
+        ignore_missing_null_terminator: false,
+    }
+}
+
+/// One verified chunk of a trace.
+#[derive(Debug)]
+pub struct TraceChunk {
+    raw: RawChunk,
+}
+
+impl TraceChunk {
+    fn verify(raw: RawChunk, path: &Path) -> Result<Self> {
+        let err = |kind: ErrorKind| Error::new(path, raw.location(), kind);
+        let opts = verifier_options(raw.payload.len());
+        let batch = flatbuffers::root_with_opts::<RecordBatch>(&opts, &raw.payload)
+            .map_err(|e| err(e.into()))?;
+        let actual = batch.records().map_or(0, |r| r.len()) as u64;
+        let declared = u64::from(raw.header.record_count);
+        if actual != declared {
+            return Err(err(ErrorKind::RecordCount { declared, actual }));
+        }
+        Ok(TraceChunk { raw })
+    }
+
+    /// The chunk's ordinal in the file.
+    pub fn ordinal(&self) -> u64 {
+        self.raw.ordinal
+    }
+
+    /// The file offset of the chunk's header.
+    pub fn offset(&self) -> u64 {
+        self.raw.offset
+    }
+
+    /// The chunk header (sizes, first sequence number, frame at start).
+    pub fn header(&self) -> &crate::wire::ChunkHeader {
+        &self.raw.header
+    }
+
+    /// The chunk's records.
+    pub fn batch(&self) -> RecordBatch<'_> {
+        // SAFETY: `verify` ran the flatbuffers verifier over exactly these bytes when the
+        // chunk was made, and the bytes are never mutated afterwards.
+        unsafe { flatbuffers::root_unchecked::<RecordBatch>(&self.raw.payload) }
+    }
+
+    /// The chunk's records, in sequence order.
+    pub fn records(&self) -> impl Iterator<Item = Record<'_>> + '_ {
+        self.batch().records().into_iter().flatten()
+    }
+}
+
+/// Reads a trace file chunk by chunk.
+pub struct TraceReader {
+    inner: ContainerReader,
+}
+
+impl TraceReader {
+    /// Opens a trace; fails if `path` is not a readable trace of this format version.
+    pub fn open(path: &Path) -> Result<Self> {
+        Ok(TraceReader {
+            inner: ContainerReader::open(path, Content::Trace)?,
+        })
+    }
+
+    /// The underlying container (header, footer index, file size).
+    pub fn container(&self) -> &ContainerReader {
+        &self.inner
+    }
+
+    /// Positions the reader at the first chunk of `frame`, using the footer index or,
+    /// without one, a scan of the chunk headers. Chunks end at frame boundaries, so every
+    /// record of a chunk belongs to the chunk's `first_frame`.
+    pub fn seek_to_frame(&mut self, frame: u64) -> Result<()> {
+        let index = self.inner.scan_index()?;
+        match index.iter().position(|e| e.first_frame >= frame) {
+            Some(ordinal) if index[ordinal].first_frame == frame => {
+                self.inner.seek_to(&index[ordinal], ordinal as u64);
+                Ok(())
+            }
+            _ => Err(Error::new(
+                self.inner.path(),
+                Location::File,
+                ErrorKind::NoSuchFrame {
+                    frame,
+                    frames: frames_begun(&index),
+                },
+            )),
+        }
+    }
+}
+
+/// Frames with at least one record in a file, from its index.
+pub fn frames_begun(index: &[IndexEntry]) -> u64 {
+    index.last().map_or(0, |e| e.first_frame + 1)
+}
+
+impl Iterator for TraceReader {
+    type Item = Result<TraceChunk>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let raw = match self.inner.next_chunk()? {
+            Ok(raw) => raw,
+            Err(e) => return Some(Err(e)),
+        };
+        let path = self.inner.path().to_path_buf();
+        let verified = TraceChunk::verify(raw, &path);
+        if verified.is_err() {
+            self.inner.stop();
+        }
+        Some(verified)
+    }
+}
