@@ -15,9 +15,11 @@
     clippy::pedantic
 )]
 
+#[rustfmt::skip]
 #[path = "trace_generated.rs"]
 mod trace_generated;
 
+#[rustfmt::skip]
 #[path = "results_generated.rs"]
 mod results_generated;
 

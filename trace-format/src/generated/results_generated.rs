@@ -3,2817 +3,2551 @@
 extern crate alloc;
 
 extern crate serde;
-use self::serde::ser::{Serialize, SerializeStruct, Serializer};
+use self::serde::ser::{Serialize, Serializer, SerializeStruct};
+
 
 #[allow(unused_imports, dead_code)]
 pub mod macroscope {
 
-    extern crate serde;
-    use self::serde::ser::{Serialize, SerializeStruct, Serializer};
-
-    #[allow(unused_imports, dead_code)]
-    pub mod results {
-
-        extern crate serde;
-        use self::serde::ser::{Serialize, SerializeStruct, Serializer};
-
-        #[deprecated(
-            since = "2.0.0",
-            note = "Use associated constants instead. This will no longer be generated in 2021."
-        )]
-        pub const ENUM_MIN_DRAW_KIND: u8 = 0;
-        #[deprecated(
-            since = "2.0.0",
-            note = "Use associated constants instead. This will no longer be generated in 2021."
-        )]
-        pub const ENUM_MAX_DRAW_KIND: u8 = 6;
-        #[deprecated(
-            since = "2.0.0",
-            note = "Use associated constants instead. This will no longer be generated in 2021."
-        )]
-        #[allow(non_camel_case_types)]
-        pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 7] = [
-            DrawKind::Draw,
-            DrawKind::DrawIndexed,
-            DrawKind::DrawIndirect,
-            DrawKind::DrawIndexedIndirect,
-            DrawKind::DrawIndirectCount,
-            DrawKind::DrawIndexedIndirectCount,
-            DrawKind::DrawIndirectByteCount,
-        ];
-
-        /// Which API command a draw row comes from.
-        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-        #[repr(transparent)]
-        pub struct DrawKind(pub u8);
-        #[allow(non_upper_case_globals)]
-        impl DrawKind {
-            pub const Draw: Self = Self(0);
-            pub const DrawIndexed: Self = Self(1);
-            pub const DrawIndirect: Self = Self(2);
-            pub const DrawIndexedIndirect: Self = Self(3);
-            pub const DrawIndirectCount: Self = Self(4);
-            pub const DrawIndexedIndirectCount: Self = Self(5);
-            pub const DrawIndirectByteCount: Self = Self(6);
-
-            pub const ENUM_MIN: u8 = 0;
-            pub const ENUM_MAX: u8 = 6;
-            pub const ENUM_VALUES: &'static [Self] = &[
-                Self::Draw,
-                Self::DrawIndexed,
-                Self::DrawIndirect,
-                Self::DrawIndexedIndirect,
-                Self::DrawIndirectCount,
-                Self::DrawIndexedIndirectCount,
-                Self::DrawIndirectByteCount,
-            ];
-            /// Returns the variant's name or "" if unknown.
-            pub fn variant_name(self) -> Option<&'static str> {
-                match self {
-                    Self::Draw => Some("Draw"),
-                    Self::DrawIndexed => Some("DrawIndexed"),
-                    Self::DrawIndirect => Some("DrawIndirect"),
-                    Self::DrawIndexedIndirect => Some("DrawIndexedIndirect"),
-                    Self::DrawIndirectCount => Some("DrawIndirectCount"),
-                    Self::DrawIndexedIndirectCount => Some("DrawIndexedIndirectCount"),
-                    Self::DrawIndirectByteCount => Some("DrawIndirectByteCount"),
-                    _ => None,
-                }
-            }
-        }
-        impl ::core::fmt::Debug for DrawKind {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-                if let Some(name) = self.variant_name() {
-                    f.write_str(name)
-                } else {
-                    f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
-                }
-            }
-        }
-        impl Serialize for DrawKind {
-            fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
-            where
-                S: Serializer,
-            {
-                serializer.serialize_unit_variant(
-                    "DrawKind",
-                    self.0 as u32,
-                    self.variant_name().unwrap(),
-                )
-            }
-        }
-
-        impl<'de> serde::Deserialize<'de> for DrawKind {
-            fn deserialize<D>(deserializer: D) -> Result<Self, D::Error>
-            where
-                D: serde::Deserializer<'de>,
-            {
-                let s = String::deserialize(deserializer)?;
-                for item in DrawKind::ENUM_VALUES {
-                    if let Some(item_name) = item.variant_name() {
-                        if item_name == s {
-                            return Ok(item.clone());
-                        }
-                    }
-                }
-                Err(serde::de::Error::custom(format!(
-                    "Unknown DrawKind variant: {s}"
-                )))
-            }
-        }
-
-        impl<'a> ::flatbuffers::Follow<'a> for DrawKind {
-            type Inner = Self;
-            #[inline]
-            unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-                let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
-                Self(b)
-            }
-        }
-
-        impl ::flatbuffers::Push for DrawKind {
-            type Output = DrawKind;
-            #[inline]
-            unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-                unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
-            }
-        }
-
-        impl ::flatbuffers::EndianScalar for DrawKind {
-            type Scalar = u8;
-            #[inline]
-            fn to_little_endian(self) -> u8 {
-                self.0.to_le()
-            }
-            #[inline]
-            #[allow(clippy::wrong_self_convention)]
-            fn from_little_endian(v: u8) -> Self {
-                let b = u8::from_le(v);
-                Self(b)
-            }
-        }
-
-        impl<'a> ::flatbuffers::Verifiable for DrawKind {
-            #[inline]
-            fn run_verifier(
-                v: &mut ::flatbuffers::Verifier,
-                pos: usize,
-            ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-                u8::run_verifier(v, pos)
-            }
-        }
-
-        impl ::flatbuffers::SimpleToVerifyInSlice for DrawKind {}
-        #[deprecated(
-            since = "2.0.0",
-            note = "Use associated constants instead. This will no longer be generated in 2021."
-        )]
-        pub const ENUM_MIN_MME_ARCH: u8 = 0;
-        #[deprecated(
-            since = "2.0.0",
-            note = "Use associated constants instead. This will no longer be generated in 2021."
-        )]
-        pub const ENUM_MAX_MME_ARCH: u8 = 1;
-        #[deprecated(
-            since = "2.0.0",
-            note = "Use associated constants instead. This will no longer be generated in 2021."
-        )]
-        #[allow(non_camel_case_types)]
-        pub const ENUM_VALUES_MME_ARCH: [MmeArch; 2] = [MmeArch::Turing, MmeArch::Fermi];
-
-        /// The MME instruction set the replay simulated.
-        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-        #[repr(transparent)]
-        pub struct MmeArch(pub u8);
-        #[allow(non_upper_case_globals)]
-        impl MmeArch {
-            pub const Turing: Self = Self(0);
-            pub const Fermi: Self = Self(1);
-
-            pub const ENUM_MIN: u8 = 0;
-            pub const ENUM_MAX: u8 = 1;
-            pub const ENUM_VALUES: &'static [Self] = &[Self::Turing, Self::Fermi];
-            /// Returns the variant's name or "" if unknown.
-            pub fn variant_name(self) -> Option<&'static str> {
-                match self {
-                    Self::Turing => Some("Turing"),
-                    Self::Fermi => Some("Fermi"),
-                    _ => None,
-                }
-            }
-        }
-        impl ::core::fmt::Debug for MmeArch {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-                if let Some(name) = self.variant_name() {
-                    f.write_str(name)
-                } else {
-                    f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
-                }
-            }
-        }
-        impl Serialize for MmeArch {
-            fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
-            where
-                S: Serializer,
-            {
-                serializer.serialize_unit_variant(
-                    "MmeArch",
-                    self.0 as u32,
-                    self.variant_name().unwrap(),
-                )
-            }
-        }
-
-        impl<'de> serde::Deserialize<'de> for MmeArch {
-            fn deserialize<D>(deserializer: D) -> Result<Self, D::Error>
-            where
-                D: serde::Deserializer<'de>,
-            {
-                let s = String::deserialize(deserializer)?;
-                for item in MmeArch::ENUM_VALUES {
-                    if let Some(item_name) = item.variant_name() {
-                        if item_name == s {
-                            return Ok(item.clone());
-                        }
-                    }
-                }
-                Err(serde::de::Error::custom(format!(
-                    "Unknown MmeArch variant: {s}"
-                )))
-            }
-        }
-
-        impl<'a> ::flatbuffers::Follow<'a> for MmeArch {
-            type Inner = Self;
-            #[inline]
-            unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-                let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
-                Self(b)
-            }
-        }
-
-        impl ::flatbuffers::Push for MmeArch {
-            type Output = MmeArch;
-            #[inline]
-            unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-                unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
-            }
-        }
-
-        impl ::flatbuffers::EndianScalar for MmeArch {
-            type Scalar = u8;
-            #[inline]
-            fn to_little_endian(self) -> u8 {
-                self.0.to_le()
-            }
-            #[inline]
-            #[allow(clippy::wrong_self_convention)]
-            fn from_little_endian(v: u8) -> Self {
-                let b = u8::from_le(v);
-                Self(b)
-            }
-        }
-
-        impl<'a> ::flatbuffers::Verifiable for MmeArch {
-            #[inline]
-            fn run_verifier(
-                v: &mut ::flatbuffers::Verifier,
-                pos: usize,
-            ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-                u8::run_verifier(v, pos)
-            }
-        }
-
-        impl ::flatbuffers::SimpleToVerifyInSlice for MmeArch {}
-        /// One API draw as the driver model executed it.
-        // struct DrawRow, aligned to 8
-        #[repr(transparent)]
-        #[derive(Clone, Copy, PartialEq)]
-        pub struct DrawRow(pub [u8; 104]);
-        impl Default for DrawRow {
-            fn default() -> Self {
-                Self([0; 104])
-            }
-        }
-        impl ::core::fmt::Debug for DrawRow {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-                f.debug_struct("DrawRow")
-                    .field("seq", &self.seq())
-                    .field("pipeline", &self.pipeline())
-                    .field("frame", &self.frame())
-                    .field("submit", &self.submit())
-                    .field("repetition", &self.repetition())
-                    .field("kind", &self.kind())
-                    .field("view_count", &self.view_count())
-                    .field("view_mask", &self.view_mask())
-                    .field("instance_count", &self.instance_count())
-                    .field("element_count", &self.element_count())
-                    .field("indirect_draw_count", &self.indirect_draw_count())
-                    .field("mme_instructions", &self.mme_instructions())
-                    .field("methods", &self.methods())
-                    .field("pushbuf_dwords", &self.pushbuf_dwords())
-                    .field("hw_draws", &self.hw_draws())
-                    .field("queries", &self.queries())
-                    .field("zero_queries", &self.zero_queries())
-                    .field("encode_ns", &self.encode_ns())
-                    .field("mme_ns", &self.mme_ns())
-                    .field("multiview_ns", &self.multiview_ns())
-                    .field("query_ns", &self.query_ns())
-                    .finish()
-            }
-        }
-
-        impl ::flatbuffers::SimpleToVerifyInSlice for DrawRow {}
-        impl<'a> ::flatbuffers::Follow<'a> for DrawRow {
-            type Inner = &'a DrawRow;
-            #[inline]
-            unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-                unsafe { <&'a DrawRow>::follow(buf, loc) }
-            }
-        }
-        impl<'a> ::flatbuffers::Follow<'a> for &'a DrawRow {
-            type Inner = &'a DrawRow;
-            #[inline]
-            unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-                unsafe { ::flatbuffers::follow_cast_ref::<DrawRow>(buf, loc) }
-            }
-        }
-        impl<'b> ::flatbuffers::Push for DrawRow {
-            type Output = DrawRow;
-            #[inline]
-            unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-                let src = unsafe {
-                    ::core::slice::from_raw_parts(
-                        self as *const DrawRow as *const u8,
-                        <Self as ::flatbuffers::Push>::size(),
-                    )
-                };
-                dst.copy_from_slice(src);
-            }
-            #[inline]
-            fn alignment() -> ::flatbuffers::PushAlignment {
-                ::flatbuffers::PushAlignment::new(8)
-            }
-        }
-
-        impl<'a> ::flatbuffers::Verifiable for DrawRow {
-            #[inline]
-            fn run_verifier(
-                v: &mut ::flatbuffers::Verifier,
-                pos: usize,
-            ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-                v.in_buffer::<Self>(pos)
-            }
-        }
-
-        impl Serialize for DrawRow {
-            fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
-            where
-                S: Serializer,
-            {
-                let mut s = serializer.serialize_struct("DrawRow", 21)?;
-                s.serialize_field("seq", &self.seq())?;
-                s.serialize_field("pipeline", &self.pipeline())?;
-                s.serialize_field("frame", &self.frame())?;
-                s.serialize_field("submit", &self.submit())?;
-                s.serialize_field("repetition", &self.repetition())?;
-                s.serialize_field("kind", &self.kind())?;
-                s.serialize_field("view_count", &self.view_count())?;
-                s.serialize_field("view_mask", &self.view_mask())?;
-                s.serialize_field("instance_count", &self.instance_count())?;
-                s.serialize_field("element_count", &self.element_count())?;
-                s.serialize_field("indirect_draw_count", &self.indirect_draw_count())?;
-                s.serialize_field("mme_instructions", &self.mme_instructions())?;
-                s.serialize_field("methods", &self.methods())?;
-                s.serialize_field("pushbuf_dwords", &self.pushbuf_dwords())?;
-                s.serialize_field("hw_draws", &self.hw_draws())?;
-                s.serialize_field("queries", &self.queries())?;
-                s.serialize_field("zero_queries", &self.zero_queries())?;
-                s.serialize_field("encode_ns", &self.encode_ns())?;
-                s.serialize_field("mme_ns", &self.mme_ns())?;
-                s.serialize_field("multiview_ns", &self.multiview_ns())?;
-                s.serialize_field("query_ns", &self.query_ns())?;
-                s.end()
-            }
-        }
-
-        impl<'a> DrawRow {
-            #[allow(clippy::too_many_arguments)]
-            pub fn new(
-                seq: u64,
-                pipeline: u64,
-                frame: u32,
-                submit: u32,
-                repetition: u16,
-                kind: DrawKind,
-                view_count: u8,
-                view_mask: u32,
-                instance_count: u32,
-                element_count: u32,
-                indirect_draw_count: u32,
-                mme_instructions: u32,
-                methods: u32,
-                pushbuf_dwords: u32,
-                hw_draws: u32,
-                queries: u32,
-                zero_queries: u32,
-                encode_ns: u64,
-                mme_ns: u64,
-                multiview_ns: u64,
-                query_ns: u64,
-            ) -> Self {
-                let mut s = Self([0; 104]);
-                s.set_seq(seq);
-                s.set_pipeline(pipeline);
-                s.set_frame(frame);
-                s.set_submit(submit);
-                s.set_repetition(repetition);
-                s.set_kind(kind);
-                s.set_view_count(view_count);
-                s.set_view_mask(view_mask);
-                s.set_instance_count(instance_count);
-                s.set_element_count(element_count);
-                s.set_indirect_draw_count(indirect_draw_count);
-                s.set_mme_instructions(mme_instructions);
-                s.set_methods(methods);
-                s.set_pushbuf_dwords(pushbuf_dwords);
-                s.set_hw_draws(hw_draws);
-                s.set_queries(queries);
-                s.set_zero_queries(zero_queries);
-                s.set_encode_ns(encode_ns);
-                s.set_mme_ns(mme_ns);
-                s.set_multiview_ns(multiview_ns);
-                s.set_query_ns(query_ns);
-                s
-            }
-
-            pub fn seq(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[0..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_seq(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[0..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn pipeline(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[8..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_pipeline(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[8..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn frame(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[16..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_frame(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[16..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn submit(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[20..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_submit(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[20..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn repetition(&self) -> u16 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u16 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[24..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_repetition(&mut self, x: u16) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[24..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn kind(&self) -> DrawKind {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <DrawKind as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[26..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<DrawKind as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_kind(&mut self, x: DrawKind) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[26..].as_mut_ptr(),
-                        ::core::mem::size_of::<<DrawKind as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn view_count(&self) -> u8 {
-                let mut mem =
-                    ::core::mem::MaybeUninit::<<u8 as ::flatbuffers::EndianScalar>::Scalar>::uninit(
-                    );
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[27..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u8 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_view_count(&mut self, x: u8) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[27..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u8 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn view_mask(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[28..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_view_mask(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[28..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn instance_count(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[32..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_instance_count(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[32..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            /// Vertex count, or index count for indexed draws (the first draw's, for indirect ones).
-            pub fn element_count(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[36..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_element_count(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[36..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            /// Draws an indirect command made (1 for direct draws).
-            pub fn indirect_draw_count(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[40..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_indirect_draw_count(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[40..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn mme_instructions(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[44..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_mme_instructions(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[44..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn methods(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[48..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_methods(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[48..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn pushbuf_dwords(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[52..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_pushbuf_dwords(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[52..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn hw_draws(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[56..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_hw_draws(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[56..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn queries(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[60..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_queries(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[60..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn zero_queries(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[64..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_zero_queries(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[64..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn encode_ns(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[72..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_encode_ns(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[72..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn mme_ns(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[80..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_mme_ns(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[80..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn multiview_ns(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[88..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_multiview_ns(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[88..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn query_ns(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[96..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_query_ns(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[96..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn unpack(&self) -> DrawRowT {
-                DrawRowT {
-                    seq: self.seq(),
-                    pipeline: self.pipeline(),
-                    frame: self.frame(),
-                    submit: self.submit(),
-                    repetition: self.repetition(),
-                    kind: self.kind(),
-                    view_count: self.view_count(),
-                    view_mask: self.view_mask(),
-                    instance_count: self.instance_count(),
-                    element_count: self.element_count(),
-                    indirect_draw_count: self.indirect_draw_count(),
-                    mme_instructions: self.mme_instructions(),
-                    methods: self.methods(),
-                    pushbuf_dwords: self.pushbuf_dwords(),
-                    hw_draws: self.hw_draws(),
-                    queries: self.queries(),
-                    zero_queries: self.zero_queries(),
-                    encode_ns: self.encode_ns(),
-                    mme_ns: self.mme_ns(),
-                    multiview_ns: self.multiview_ns(),
-                    query_ns: self.query_ns(),
-                }
-            }
-        }
-
-        #[derive(Debug, Clone, PartialEq, Default)]
-        pub struct DrawRowT {
-            pub seq: u64,
-            pub pipeline: u64,
-            pub frame: u32,
-            pub submit: u32,
-            pub repetition: u16,
-            pub kind: DrawKind,
-            pub view_count: u8,
-            pub view_mask: u32,
-            pub instance_count: u32,
-            pub element_count: u32,
-            pub indirect_draw_count: u32,
-            pub mme_instructions: u32,
-            pub methods: u32,
-            pub pushbuf_dwords: u32,
-            pub hw_draws: u32,
-            pub queries: u32,
-            pub zero_queries: u32,
-            pub encode_ns: u64,
-            pub mme_ns: u64,
-            pub multiview_ns: u64,
-            pub query_ns: u64,
-        }
-        impl DrawRowT {
-            pub fn pack(&self) -> DrawRow {
-                DrawRow::new(
-                    self.seq,
-                    self.pipeline,
-                    self.frame,
-                    self.submit,
-                    self.repetition,
-                    self.kind,
-                    self.view_count,
-                    self.view_mask,
-                    self.instance_count,
-                    self.element_count,
-                    self.indirect_draw_count,
-                    self.mme_instructions,
-                    self.methods,
-                    self.pushbuf_dwords,
-                    self.hw_draws,
-                    self.queries,
-                    self.zero_queries,
-                    self.encode_ns,
-                    self.mme_ns,
-                    self.multiview_ns,
-                    self.query_ns,
-                )
-            }
-        }
-
-        /// Totals for one queue submit.
-        // struct SubmitRow, aligned to 8
-        #[repr(transparent)]
-        #[derive(Clone, Copy, PartialEq)]
-        pub struct SubmitRow(pub [u8; 96]);
-        impl Default for SubmitRow {
-            fn default() -> Self {
-                Self([0; 96])
-            }
-        }
-        impl ::core::fmt::Debug for SubmitRow {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-                f.debug_struct("SubmitRow")
-                    .field("seq", &self.seq())
-                    .field("frame", &self.frame())
-                    .field("submit", &self.submit())
-                    .field("repetition", &self.repetition())
-                    .field("draws", &self.draws())
-                    .field("hw_draws", &self.hw_draws())
-                    .field("mme_instructions", &self.mme_instructions())
-                    .field("methods", &self.methods())
-                    .field("pushbuf_dwords", &self.pushbuf_dwords())
-                    .field("queries", &self.queries())
-                    .field("zero_queries", &self.zero_queries())
-                    .field("encode_ns", &self.encode_ns())
-                    .field("mme_ns", &self.mme_ns())
-                    .field("multiview_ns", &self.multiview_ns())
-                    .field("query_ns", &self.query_ns())
-                    .finish()
-            }
-        }
-
-        impl ::flatbuffers::SimpleToVerifyInSlice for SubmitRow {}
-        impl<'a> ::flatbuffers::Follow<'a> for SubmitRow {
-            type Inner = &'a SubmitRow;
-            #[inline]
-            unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-                unsafe { <&'a SubmitRow>::follow(buf, loc) }
-            }
-        }
-        impl<'a> ::flatbuffers::Follow<'a> for &'a SubmitRow {
-            type Inner = &'a SubmitRow;
-            #[inline]
-            unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-                unsafe { ::flatbuffers::follow_cast_ref::<SubmitRow>(buf, loc) }
-            }
-        }
-        impl<'b> ::flatbuffers::Push for SubmitRow {
-            type Output = SubmitRow;
-            #[inline]
-            unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-                let src = unsafe {
-                    ::core::slice::from_raw_parts(
-                        self as *const SubmitRow as *const u8,
-                        <Self as ::flatbuffers::Push>::size(),
-                    )
-                };
-                dst.copy_from_slice(src);
-            }
-            #[inline]
-            fn alignment() -> ::flatbuffers::PushAlignment {
-                ::flatbuffers::PushAlignment::new(8)
-            }
-        }
-
-        impl<'a> ::flatbuffers::Verifiable for SubmitRow {
-            #[inline]
-            fn run_verifier(
-                v: &mut ::flatbuffers::Verifier,
-                pos: usize,
-            ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-                v.in_buffer::<Self>(pos)
-            }
-        }
-
-        impl Serialize for SubmitRow {
-            fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
-            where
-                S: Serializer,
-            {
-                let mut s = serializer.serialize_struct("SubmitRow", 15)?;
-                s.serialize_field("seq", &self.seq())?;
-                s.serialize_field("frame", &self.frame())?;
-                s.serialize_field("submit", &self.submit())?;
-                s.serialize_field("repetition", &self.repetition())?;
-                s.serialize_field("draws", &self.draws())?;
-                s.serialize_field("hw_draws", &self.hw_draws())?;
-                s.serialize_field("mme_instructions", &self.mme_instructions())?;
-                s.serialize_field("methods", &self.methods())?;
-                s.serialize_field("pushbuf_dwords", &self.pushbuf_dwords())?;
-                s.serialize_field("queries", &self.queries())?;
-                s.serialize_field("zero_queries", &self.zero_queries())?;
-                s.serialize_field("encode_ns", &self.encode_ns())?;
-                s.serialize_field("mme_ns", &self.mme_ns())?;
-                s.serialize_field("multiview_ns", &self.multiview_ns())?;
-                s.serialize_field("query_ns", &self.query_ns())?;
-                s.end()
-            }
-        }
-
-        impl<'a> SubmitRow {
-            #[allow(clippy::too_many_arguments)]
-            pub fn new(
-                seq: u64,
-                frame: u32,
-                submit: u32,
-                repetition: u16,
-                draws: u32,
-                hw_draws: u32,
-                mme_instructions: u64,
-                methods: u64,
-                pushbuf_dwords: u64,
-                queries: u32,
-                zero_queries: u32,
-                encode_ns: u64,
-                mme_ns: u64,
-                multiview_ns: u64,
-                query_ns: u64,
-            ) -> Self {
-                let mut s = Self([0; 96]);
-                s.set_seq(seq);
-                s.set_frame(frame);
-                s.set_submit(submit);
-                s.set_repetition(repetition);
-                s.set_draws(draws);
-                s.set_hw_draws(hw_draws);
-                s.set_mme_instructions(mme_instructions);
-                s.set_methods(methods);
-                s.set_pushbuf_dwords(pushbuf_dwords);
-                s.set_queries(queries);
-                s.set_zero_queries(zero_queries);
-                s.set_encode_ns(encode_ns);
-                s.set_mme_ns(mme_ns);
-                s.set_multiview_ns(multiview_ns);
-                s.set_query_ns(query_ns);
-                s
-            }
-
-            pub fn seq(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[0..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_seq(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[0..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn frame(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[8..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_frame(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[8..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn submit(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[12..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_submit(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[12..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn repetition(&self) -> u16 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u16 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[16..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_repetition(&mut self, x: u16) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[16..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn draws(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[20..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_draws(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[20..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn hw_draws(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[24..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_hw_draws(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[24..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn mme_instructions(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[32..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_mme_instructions(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[32..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn methods(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[40..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_methods(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[40..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn pushbuf_dwords(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[48..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_pushbuf_dwords(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[48..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn queries(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[56..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_queries(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[56..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn zero_queries(&self) -> u32 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u32 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[60..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_zero_queries(&mut self, x: u32) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[60..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn encode_ns(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[64..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_encode_ns(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[64..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn mme_ns(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[72..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_mme_ns(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[72..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn multiview_ns(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[80..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_multiview_ns(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[80..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn query_ns(&self) -> u64 {
-                let mut mem = ::core::mem::MaybeUninit::<
-                    <u64 as ::flatbuffers::EndianScalar>::Scalar,
-                >::uninit();
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                ::flatbuffers::EndianScalar::from_little_endian(unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        self.0[88..].as_ptr(),
-                        mem.as_mut_ptr() as *mut u8,
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                    mem.assume_init()
-                })
-            }
-
-            pub fn set_query_ns(&mut self, x: u64) {
-                let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
-                // Safety:
-                // Created from a valid Table for this object
-                // Which contains a valid value in this slot
-                unsafe {
-                    ::core::ptr::copy_nonoverlapping(
-                        &x_le as *const _ as *const u8,
-                        self.0[88..].as_mut_ptr(),
-                        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
-                    );
-                }
-            }
-
-            pub fn unpack(&self) -> SubmitRowT {
-                SubmitRowT {
-                    seq: self.seq(),
-                    frame: self.frame(),
-                    submit: self.submit(),
-                    repetition: self.repetition(),
-                    draws: self.draws(),
-                    hw_draws: self.hw_draws(),
-                    mme_instructions: self.mme_instructions(),
-                    methods: self.methods(),
-                    pushbuf_dwords: self.pushbuf_dwords(),
-                    queries: self.queries(),
-                    zero_queries: self.zero_queries(),
-                    encode_ns: self.encode_ns(),
-                    mme_ns: self.mme_ns(),
-                    multiview_ns: self.multiview_ns(),
-                    query_ns: self.query_ns(),
-                }
-            }
-        }
-
-        #[derive(Debug, Clone, PartialEq, Default)]
-        pub struct SubmitRowT {
-            pub seq: u64,
-            pub frame: u32,
-            pub submit: u32,
-            pub repetition: u16,
-            pub draws: u32,
-            pub hw_draws: u32,
-            pub mme_instructions: u64,
-            pub methods: u64,
-            pub pushbuf_dwords: u64,
-            pub queries: u32,
-            pub zero_queries: u32,
-            pub encode_ns: u64,
-            pub mme_ns: u64,
-            pub multiview_ns: u64,
-            pub query_ns: u64,
-        }
-        impl SubmitRowT {
-            pub fn pack(&self) -> SubmitRow {
-                SubmitRow::new(
-                    self.seq,
-                    self.frame,
-                    self.submit,
-                    self.repetition,
-                    self.draws,
-                    self.hw_draws,
-                    self.mme_instructions,
-                    self.methods,
-                    self.pushbuf_dwords,
-                    self.queries,
-                    self.zero_queries,
-                    self.encode_ns,
-                    self.mme_ns,
-                    self.multiview_ns,
-                    self.query_ns,
-                )
-            }
-        }
-
-        pub enum CallCountOffset {}
-        #[derive(Copy, Clone, PartialEq)]
-
-        /// A call the replay skipped or could not model, and how often.
-        pub struct CallCount<'a> {
-            pub _tab: ::flatbuffers::Table<'a>,
-        }
-
-        impl<'a> ::flatbuffers::Follow<'a> for CallCount<'a> {
-            type Inner = CallCount<'a>;
-            #[inline]
-            unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-                Self {
-                    _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
-                }
-            }
-        }
-
-        impl<'a> CallCount<'a> {
-            pub const VT_NAME: ::flatbuffers::VOffsetT = 4;
-            pub const VT_COUNT: ::flatbuffers::VOffsetT = 6;
-            pub const VT_MODELLED: ::flatbuffers::VOffsetT = 8;
-
-            #[inline]
-            pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-                CallCount { _tab: table }
-            }
-            #[allow(unused_mut)]
-            pub fn create<
-                'bldr: 'args,
-                'args: 'mut_bldr,
-                'mut_bldr,
-                A: ::flatbuffers::Allocator + 'bldr,
-            >(
-                _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-                args: &'args CallCountArgs<'args>,
-            ) -> ::flatbuffers::WIPOffset<CallCount<'bldr>> {
-                let mut builder = CallCountBuilder::new(_fbb);
-                builder.add_count(args.count);
-                if let Some(x) = args.name {
-                    builder.add_name(x);
-                }
-                builder.add_modelled(args.modelled);
-                builder.finish()
-            }
-
-            pub fn unpack(&self) -> CallCountT {
-                let name = self.name().map(|x| alloc::string::ToString::to_string(x));
-                let count = self.count();
-                let modelled = self.modelled();
-                CallCountT {
-                    name,
-                    count,
-                    modelled,
-                }
-            }
-
-            #[inline]
-            pub fn name(&self) -> Option<&'a str> {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe {
-                    self._tab
-                        .get::<::flatbuffers::ForwardsUOffset<&str>>(CallCount::VT_NAME, None)
-                }
-            }
-            #[inline]
-            pub fn count(&self) -> u64 {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe { self._tab.get::<u64>(CallCount::VT_COUNT, Some(0)).unwrap() }
-            }
-            #[inline]
-            pub fn modelled(&self) -> bool {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe {
-                    self._tab
-                        .get::<bool>(CallCount::VT_MODELLED, Some(false))
-                        .unwrap()
-                }
-            }
-        }
-
-        impl ::flatbuffers::Verifiable for CallCount<'_> {
-            #[inline]
-            fn run_verifier(
-                v: &mut ::flatbuffers::Verifier,
-                pos: usize,
-            ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-                v.visit_table(pos)?
-                    .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
-                        "name",
-                        Self::VT_NAME,
-                        false,
-                    )?
-                    .visit_field::<u64>("count", Self::VT_COUNT, false)?
-                    .visit_field::<bool>("modelled", Self::VT_MODELLED, false)?
-                    .finish();
-                Ok(())
-            }
-        }
-        pub struct CallCountArgs<'a> {
-            pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
-            pub count: u64,
-            pub modelled: bool,
-        }
-        impl<'a> Default for CallCountArgs<'a> {
-            #[inline]
-            fn default() -> Self {
-                CallCountArgs {
-                    name: None,
-                    count: 0,
-                    modelled: false,
-                }
-            }
-        }
-
-        impl Serialize for CallCount<'_> {
-            fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
-            where
-                S: Serializer,
-            {
-                let mut s = serializer.serialize_struct("CallCount", 3)?;
-                if let Some(f) = self.name() {
-                    s.serialize_field("name", &f)?;
-                } else {
-                    s.skip_field("name")?;
-                }
-                s.serialize_field("count", &self.count())?;
-                s.serialize_field("modelled", &self.modelled())?;
-                s.end()
-            }
-        }
-
-        pub struct CallCountBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-            fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-            start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-        }
-        impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CallCountBuilder<'a, 'b, A> {
-            #[inline]
-            pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b str>) {
-                self.fbb_
-                    .push_slot_always::<::flatbuffers::WIPOffset<_>>(CallCount::VT_NAME, name);
-            }
-            #[inline]
-            pub fn add_count(&mut self, count: u64) {
-                self.fbb_.push_slot::<u64>(CallCount::VT_COUNT, count, 0);
-            }
-            #[inline]
-            pub fn add_modelled(&mut self, modelled: bool) {
-                self.fbb_
-                    .push_slot::<bool>(CallCount::VT_MODELLED, modelled, false);
-            }
-            #[inline]
-            pub fn new(
-                _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-            ) -> CallCountBuilder<'a, 'b, A> {
-                let start = _fbb.start_table();
-                CallCountBuilder {
-                    fbb_: _fbb,
-                    start_: start,
-                }
-            }
-            #[inline]
-            pub fn finish(self) -> ::flatbuffers::WIPOffset<CallCount<'a>> {
-                let o = self.fbb_.end_table(self.start_);
-                ::flatbuffers::WIPOffset::new(o.value())
-            }
-        }
-
-        impl ::core::fmt::Debug for CallCount<'_> {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                let mut ds = f.debug_struct("CallCount");
-                ds.field("name", &self.name());
-                ds.field("count", &self.count());
-                ds.field("modelled", &self.modelled());
-                ds.finish()
-            }
-        }
-        #[non_exhaustive]
-        #[derive(Debug, Clone, PartialEq)]
-        pub struct CallCountT {
-            pub name: Option<alloc::string::String>,
-            pub count: u64,
-            pub modelled: bool,
-        }
-        impl Default for CallCountT {
-            fn default() -> Self {
-                Self {
-                    name: None,
-                    count: 0,
-                    modelled: false,
-                }
-            }
-        }
-        impl CallCountT {
-            pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
-                &self,
-                _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>,
-            ) -> ::flatbuffers::WIPOffset<CallCount<'b>> {
-                let name = self.name.as_ref().map(|x| _fbb.create_string(x));
-                let count = self.count;
-                let modelled = self.modelled;
-                CallCount::create(
-                    _fbb,
-                    &CallCountArgs {
-                        name,
-                        count,
-                        modelled,
-                    },
-                )
-            }
-        }
-        pub enum RunInfoOffset {}
-        #[derive(Copy, Clone, PartialEq)]
-
-        pub struct RunInfo<'a> {
-            pub _tab: ::flatbuffers::Table<'a>,
-        }
-
-        impl<'a> ::flatbuffers::Follow<'a> for RunInfo<'a> {
-            type Inner = RunInfo<'a>;
-            #[inline]
-            unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-                Self {
-                    _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
-                }
-            }
-        }
-
-        impl<'a> RunInfo<'a> {
-            pub const VT_TOOL_VERSION: ::flatbuffers::VOffsetT = 4;
-            pub const VT_MME_ARCH: ::flatbuffers::VOffsetT = 6;
-            pub const VT_TRACE_PATH: ::flatbuffers::VOffsetT = 8;
-            pub const VT_TRACE_HASH: ::flatbuffers::VOffsetT = 10;
-            pub const VT_REPETITIONS: ::flatbuffers::VOffsetT = 12;
-            pub const VT_FRAMES_FIRST: ::flatbuffers::VOffsetT = 14;
-            pub const VT_FRAMES_LAST: ::flatbuffers::VOffsetT = 16;
-
-            #[inline]
-            pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-                RunInfo { _tab: table }
-            }
-            #[allow(unused_mut)]
-            pub fn create<
-                'bldr: 'args,
-                'args: 'mut_bldr,
-                'mut_bldr,
-                A: ::flatbuffers::Allocator + 'bldr,
-            >(
-                _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-                args: &'args RunInfoArgs<'args>,
-            ) -> ::flatbuffers::WIPOffset<RunInfo<'bldr>> {
-                let mut builder = RunInfoBuilder::new(_fbb);
-                builder.add_frames_last(args.frames_last);
-                builder.add_frames_first(args.frames_first);
-                builder.add_repetitions(args.repetitions);
-                if let Some(x) = args.trace_hash {
-                    builder.add_trace_hash(x);
-                }
-                if let Some(x) = args.trace_path {
-                    builder.add_trace_path(x);
-                }
-                if let Some(x) = args.tool_version {
-                    builder.add_tool_version(x);
-                }
-                builder.add_mme_arch(args.mme_arch);
-                builder.finish()
-            }
-
-            pub fn unpack(&self) -> RunInfoT {
-                let tool_version = self
-                    .tool_version()
-                    .map(|x| alloc::string::ToString::to_string(x));
-                let mme_arch = self.mme_arch();
-                let trace_path = self
-                    .trace_path()
-                    .map(|x| alloc::string::ToString::to_string(x));
-                let trace_hash = self
-                    .trace_hash()
-                    .map(|x| alloc::string::ToString::to_string(x));
-                let repetitions = self.repetitions();
-                let frames_first = self.frames_first();
-                let frames_last = self.frames_last();
-                RunInfoT {
-                    tool_version,
-                    mme_arch,
-                    trace_path,
-                    trace_hash,
-                    repetitions,
-                    frames_first,
-                    frames_last,
-                }
-            }
-
-            #[inline]
-            pub fn tool_version(&self) -> Option<&'a str> {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe {
-                    self._tab
-                        .get::<::flatbuffers::ForwardsUOffset<&str>>(RunInfo::VT_TOOL_VERSION, None)
-                }
-            }
-            #[inline]
-            pub fn mme_arch(&self) -> MmeArch {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe {
-                    self._tab
-                        .get::<MmeArch>(RunInfo::VT_MME_ARCH, Some(MmeArch::Turing))
-                        .unwrap()
-                }
-            }
-            #[inline]
-            pub fn trace_path(&self) -> Option<&'a str> {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe {
-                    self._tab
-                        .get::<::flatbuffers::ForwardsUOffset<&str>>(RunInfo::VT_TRACE_PATH, None)
-                }
-            }
-            /// Hex digest of the trace file's bytes.
-            #[inline]
-            pub fn trace_hash(&self) -> Option<&'a str> {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe {
-                    self._tab
-                        .get::<::flatbuffers::ForwardsUOffset<&str>>(RunInfo::VT_TRACE_HASH, None)
-                }
-            }
-            #[inline]
-            pub fn repetitions(&self) -> u32 {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe {
-                    self._tab
-                        .get::<u32>(RunInfo::VT_REPETITIONS, Some(0))
-                        .unwrap()
-                }
-            }
-            #[inline]
-            pub fn frames_first(&self) -> u64 {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe {
-                    self._tab
-                        .get::<u64>(RunInfo::VT_FRAMES_FIRST, Some(0))
-                        .unwrap()
-                }
-            }
-            #[inline]
-            pub fn frames_last(&self) -> u64 {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe {
-                    self._tab
-                        .get::<u64>(RunInfo::VT_FRAMES_LAST, Some(0))
-                        .unwrap()
-                }
-            }
-        }
-
-        impl ::flatbuffers::Verifiable for RunInfo<'_> {
-            #[inline]
-            fn run_verifier(
-                v: &mut ::flatbuffers::Verifier,
-                pos: usize,
-            ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-                v.visit_table(pos)?
-                    .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
-                        "tool_version",
-                        Self::VT_TOOL_VERSION,
-                        false,
-                    )?
-                    .visit_field::<MmeArch>("mme_arch", Self::VT_MME_ARCH, false)?
-                    .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
-                        "trace_path",
-                        Self::VT_TRACE_PATH,
-                        false,
-                    )?
-                    .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
-                        "trace_hash",
-                        Self::VT_TRACE_HASH,
-                        false,
-                    )?
-                    .visit_field::<u32>("repetitions", Self::VT_REPETITIONS, false)?
-                    .visit_field::<u64>("frames_first", Self::VT_FRAMES_FIRST, false)?
-                    .visit_field::<u64>("frames_last", Self::VT_FRAMES_LAST, false)?
-                    .finish();
-                Ok(())
-            }
-        }
-        pub struct RunInfoArgs<'a> {
-            pub tool_version: Option<::flatbuffers::WIPOffset<&'a str>>,
-            pub mme_arch: MmeArch,
-            pub trace_path: Option<::flatbuffers::WIPOffset<&'a str>>,
-            pub trace_hash: Option<::flatbuffers::WIPOffset<&'a str>>,
-            pub repetitions: u32,
-            pub frames_first: u64,
-            pub frames_last: u64,
-        }
-        impl<'a> Default for RunInfoArgs<'a> {
-            #[inline]
-            fn default() -> Self {
-                RunInfoArgs {
-                    tool_version: None,
-                    mme_arch: MmeArch::Turing,
-                    trace_path: None,
-                    trace_hash: None,
-                    repetitions: 0,
-                    frames_first: 0,
-                    frames_last: 0,
-                }
-            }
-        }
-
-        impl Serialize for RunInfo<'_> {
-            fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
-            where
-                S: Serializer,
-            {
-                let mut s = serializer.serialize_struct("RunInfo", 7)?;
-                if let Some(f) = self.tool_version() {
-                    s.serialize_field("tool_version", &f)?;
-                } else {
-                    s.skip_field("tool_version")?;
-                }
-                s.serialize_field("mme_arch", &self.mme_arch())?;
-                if let Some(f) = self.trace_path() {
-                    s.serialize_field("trace_path", &f)?;
-                } else {
-                    s.skip_field("trace_path")?;
-                }
-                if let Some(f) = self.trace_hash() {
-                    s.serialize_field("trace_hash", &f)?;
-                } else {
-                    s.skip_field("trace_hash")?;
-                }
-                s.serialize_field("repetitions", &self.repetitions())?;
-                s.serialize_field("frames_first", &self.frames_first())?;
-                s.serialize_field("frames_last", &self.frames_last())?;
-                s.end()
-            }
-        }
-
-        pub struct RunInfoBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-            fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-            start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-        }
-        impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> RunInfoBuilder<'a, 'b, A> {
-            #[inline]
-            pub fn add_tool_version(&mut self, tool_version: ::flatbuffers::WIPOffset<&'b str>) {
-                self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
-                    RunInfo::VT_TOOL_VERSION,
-                    tool_version,
-                );
-            }
-            #[inline]
-            pub fn add_mme_arch(&mut self, mme_arch: MmeArch) {
-                self.fbb_
-                    .push_slot::<MmeArch>(RunInfo::VT_MME_ARCH, mme_arch, MmeArch::Turing);
-            }
-            #[inline]
-            pub fn add_trace_path(&mut self, trace_path: ::flatbuffers::WIPOffset<&'b str>) {
-                self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
-                    RunInfo::VT_TRACE_PATH,
-                    trace_path,
-                );
-            }
-            #[inline]
-            pub fn add_trace_hash(&mut self, trace_hash: ::flatbuffers::WIPOffset<&'b str>) {
-                self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
-                    RunInfo::VT_TRACE_HASH,
-                    trace_hash,
-                );
-            }
-            #[inline]
-            pub fn add_repetitions(&mut self, repetitions: u32) {
-                self.fbb_
-                    .push_slot::<u32>(RunInfo::VT_REPETITIONS, repetitions, 0);
-            }
-            #[inline]
-            pub fn add_frames_first(&mut self, frames_first: u64) {
-                self.fbb_
-                    .push_slot::<u64>(RunInfo::VT_FRAMES_FIRST, frames_first, 0);
-            }
-            #[inline]
-            pub fn add_frames_last(&mut self, frames_last: u64) {
-                self.fbb_
-                    .push_slot::<u64>(RunInfo::VT_FRAMES_LAST, frames_last, 0);
-            }
-            #[inline]
-            pub fn new(
-                _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-            ) -> RunInfoBuilder<'a, 'b, A> {
-                let start = _fbb.start_table();
-                RunInfoBuilder {
-                    fbb_: _fbb,
-                    start_: start,
-                }
-            }
-            #[inline]
-            pub fn finish(self) -> ::flatbuffers::WIPOffset<RunInfo<'a>> {
-                let o = self.fbb_.end_table(self.start_);
-                ::flatbuffers::WIPOffset::new(o.value())
-            }
-        }
-
-        impl ::core::fmt::Debug for RunInfo<'_> {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                let mut ds = f.debug_struct("RunInfo");
-                ds.field("tool_version", &self.tool_version());
-                ds.field("mme_arch", &self.mme_arch());
-                ds.field("trace_path", &self.trace_path());
-                ds.field("trace_hash", &self.trace_hash());
-                ds.field("repetitions", &self.repetitions());
-                ds.field("frames_first", &self.frames_first());
-                ds.field("frames_last", &self.frames_last());
-                ds.finish()
-            }
-        }
-        #[non_exhaustive]
-        #[derive(Debug, Clone, PartialEq)]
-        pub struct RunInfoT {
-            pub tool_version: Option<alloc::string::String>,
-            pub mme_arch: MmeArch,
-            pub trace_path: Option<alloc::string::String>,
-            pub trace_hash: Option<alloc::string::String>,
-            pub repetitions: u32,
-            pub frames_first: u64,
-            pub frames_last: u64,
-        }
-        impl Default for RunInfoT {
-            fn default() -> Self {
-                Self {
-                    tool_version: None,
-                    mme_arch: MmeArch::Turing,
-                    trace_path: None,
-                    trace_hash: None,
-                    repetitions: 0,
-                    frames_first: 0,
-                    frames_last: 0,
-                }
-            }
-        }
-        impl RunInfoT {
-            pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
-                &self,
-                _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>,
-            ) -> ::flatbuffers::WIPOffset<RunInfo<'b>> {
-                let tool_version = self.tool_version.as_ref().map(|x| _fbb.create_string(x));
-                let mme_arch = self.mme_arch;
-                let trace_path = self.trace_path.as_ref().map(|x| _fbb.create_string(x));
-                let trace_hash = self.trace_hash.as_ref().map(|x| _fbb.create_string(x));
-                let repetitions = self.repetitions;
-                let frames_first = self.frames_first;
-                let frames_last = self.frames_last;
-                RunInfo::create(
-                    _fbb,
-                    &RunInfoArgs {
-                        tool_version,
-                        mme_arch,
-                        trace_path,
-                        trace_hash,
-                        repetitions,
-                        frames_first,
-                        frames_last,
-                    },
-                )
-            }
-        }
-        pub enum ResultsBatchOffset {}
-        #[derive(Copy, Clone, PartialEq)]
-
-        pub struct ResultsBatch<'a> {
-            pub _tab: ::flatbuffers::Table<'a>,
-        }
-
-        impl<'a> ::flatbuffers::Follow<'a> for ResultsBatch<'a> {
-            type Inner = ResultsBatch<'a>;
-            #[inline]
-            unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-                Self {
-                    _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
-                }
-            }
-        }
-
-        impl<'a> ResultsBatch<'a> {
-            pub const VT_RUN: ::flatbuffers::VOffsetT = 4;
-            pub const VT_DRAWS: ::flatbuffers::VOffsetT = 6;
-            pub const VT_SUBMITS: ::flatbuffers::VOffsetT = 8;
-            pub const VT_SKIPPED_CALLS: ::flatbuffers::VOffsetT = 10;
-
-            #[inline]
-            pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-                ResultsBatch { _tab: table }
-            }
-            #[allow(unused_mut)]
-            pub fn create<
-                'bldr: 'args,
-                'args: 'mut_bldr,
-                'mut_bldr,
-                A: ::flatbuffers::Allocator + 'bldr,
-            >(
-                _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-                args: &'args ResultsBatchArgs<'args>,
-            ) -> ::flatbuffers::WIPOffset<ResultsBatch<'bldr>> {
-                let mut builder = ResultsBatchBuilder::new(_fbb);
-                if let Some(x) = args.skipped_calls {
-                    builder.add_skipped_calls(x);
-                }
-                if let Some(x) = args.submits {
-                    builder.add_submits(x);
-                }
-                if let Some(x) = args.draws {
-                    builder.add_draws(x);
-                }
-                if let Some(x) = args.run {
-                    builder.add_run(x);
-                }
-                builder.finish()
-            }
-
-            pub fn unpack(&self) -> ResultsBatchT {
-                let run = self.run().map(|x| alloc::boxed::Box::new(x.unpack()));
-                let draws = self.draws().map(|x| x.iter().map(|t| t.unpack()).collect());
-                let submits = self
-                    .submits()
-                    .map(|x| x.iter().map(|t| t.unpack()).collect());
-                let skipped_calls = self
-                    .skipped_calls()
-                    .map(|x| x.iter().map(|t| t.unpack()).collect());
-                ResultsBatchT {
-                    run,
-                    draws,
-                    submits,
-                    skipped_calls,
-                }
-            }
-
-            #[inline]
-            pub fn run(&self) -> Option<RunInfo<'a>> {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe {
-                    self._tab
-                        .get::<::flatbuffers::ForwardsUOffset<RunInfo>>(ResultsBatch::VT_RUN, None)
-                }
-            }
-            #[inline]
-            pub fn draws(&self) -> Option<::flatbuffers::Vector<'a, DrawRow>> {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe {
-                    self._tab
-                        .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, DrawRow>>>(
-                            ResultsBatch::VT_DRAWS,
-                            None,
-                        )
-                }
-            }
-            #[inline]
-            pub fn submits(&self) -> Option<::flatbuffers::Vector<'a, SubmitRow>> {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe {
-                    self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, SubmitRow>>>(ResultsBatch::VT_SUBMITS, None)
-                }
-            }
-            #[inline]
-            pub fn skipped_calls(
-                &self,
-            ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CallCount<'a>>>>
-            {
-                // Safety:
-                // Created from valid Table for this object
-                // which contains a valid value in this slot
-                unsafe {
-                    self._tab.get::<::flatbuffers::ForwardsUOffset<
-                        ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CallCount>>,
-                    >>(ResultsBatch::VT_SKIPPED_CALLS, None)
-                }
-            }
-        }
-
-        impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
-            #[inline]
-            fn run_verifier(
-                v: &mut ::flatbuffers::Verifier,
-                pos: usize,
-            ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-                v.visit_table(pos)?
+  extern crate serde;
+  use self::serde::ser::{Serialize, Serializer, SerializeStruct};
+
+#[allow(unused_imports, dead_code)]
+pub mod results {
+
+  extern crate serde;
+  use self::serde::ser::{Serialize, Serializer, SerializeStruct};
+
+
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MIN_DRAW_KIND: u8 = 0;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MAX_DRAW_KIND: u8 = 6;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+#[allow(non_camel_case_types)]
+pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 7] = [
+  DrawKind::Draw,
+  DrawKind::DrawIndexed,
+  DrawKind::DrawIndirect,
+  DrawKind::DrawIndexedIndirect,
+  DrawKind::DrawIndirectCount,
+  DrawKind::DrawIndexedIndirectCount,
+  DrawKind::DrawIndirectByteCount,
+];
+
+/// Which API command a draw row comes from.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct DrawKind(pub u8);
+#[allow(non_upper_case_globals)]
+impl DrawKind {
+  pub const Draw: Self = Self(0);
+  pub const DrawIndexed: Self = Self(1);
+  pub const DrawIndirect: Self = Self(2);
+  pub const DrawIndexedIndirect: Self = Self(3);
+  pub const DrawIndirectCount: Self = Self(4);
+  pub const DrawIndexedIndirectCount: Self = Self(5);
+  pub const DrawIndirectByteCount: Self = Self(6);
+
+  pub const ENUM_MIN: u8 = 0;
+  pub const ENUM_MAX: u8 = 6;
+  pub const ENUM_VALUES: &'static [Self] = &[
+    Self::Draw,
+    Self::DrawIndexed,
+    Self::DrawIndirect,
+    Self::DrawIndexedIndirect,
+    Self::DrawIndirectCount,
+    Self::DrawIndexedIndirectCount,
+    Self::DrawIndirectByteCount,
+  ];
+  /// Returns the variant's name or "" if unknown.
+  pub fn variant_name(self) -> Option<&'static str> {
+    match self {
+      Self::Draw => Some("Draw"),
+      Self::DrawIndexed => Some("DrawIndexed"),
+      Self::DrawIndirect => Some("DrawIndirect"),
+      Self::DrawIndexedIndirect => Some("DrawIndexedIndirect"),
+      Self::DrawIndirectCount => Some("DrawIndirectCount"),
+      Self::DrawIndexedIndirectCount => Some("DrawIndexedIndirectCount"),
+      Self::DrawIndirectByteCount => Some("DrawIndirectByteCount"),
+      _ => None,
+    }
+  }
+}
+impl ::core::fmt::Debug for DrawKind {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    if let Some(name) = self.variant_name() {
+      f.write_str(name)
+    } else {
+      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    }
+  }
+}
+impl Serialize for DrawKind {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    serializer.serialize_unit_variant("DrawKind", self.0 as u32, self.variant_name().unwrap())
+  }
+}
+
+impl<'de> serde::Deserialize<'de> for DrawKind {
+    fn deserialize<D>(deserializer: D) -> Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        let s = String::deserialize(deserializer)?;
+        for item in DrawKind::ENUM_VALUES {
+            if let Some(item_name) = item.variant_name() {
+                if item_name == s {
+                    return Ok(item.clone());
+                }
+            }
+        }
+        Err(serde::de::Error::custom(format!(
+            "Unknown DrawKind variant: {s}"
+        )))
+    }
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for DrawKind {
+  type Inner = Self;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
+    Self(b)
+  }
+}
+
+impl ::flatbuffers::Push for DrawKind {
+    type Output = DrawKind;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
+    }
+}
+
+impl ::flatbuffers::EndianScalar for DrawKind {
+  type Scalar = u8;
+  #[inline]
+  fn to_little_endian(self) -> u8 {
+    self.0.to_le()
+  }
+  #[inline]
+  #[allow(clippy::wrong_self_convention)]
+  fn from_little_endian(v: u8) -> Self {
+    let b = u8::from_le(v);
+    Self(b)
+  }
+}
+
+impl<'a> ::flatbuffers::Verifiable for DrawKind {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    u8::run_verifier(v, pos)
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for DrawKind {}
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MIN_MME_ARCH: u8 = 0;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MAX_MME_ARCH: u8 = 1;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+#[allow(non_camel_case_types)]
+pub const ENUM_VALUES_MME_ARCH: [MmeArch; 2] = [
+  MmeArch::Turing,
+  MmeArch::Fermi,
+];
+
+/// The MME instruction set the replay simulated.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct MmeArch(pub u8);
+#[allow(non_upper_case_globals)]
+impl MmeArch {
+  pub const Turing: Self = Self(0);
+  pub const Fermi: Self = Self(1);
+
+  pub const ENUM_MIN: u8 = 0;
+  pub const ENUM_MAX: u8 = 1;
+  pub const ENUM_VALUES: &'static [Self] = &[
+    Self::Turing,
+    Self::Fermi,
+  ];
+  /// Returns the variant's name or "" if unknown.
+  pub fn variant_name(self) -> Option<&'static str> {
+    match self {
+      Self::Turing => Some("Turing"),
+      Self::Fermi => Some("Fermi"),
+      _ => None,
+    }
+  }
+}
+impl ::core::fmt::Debug for MmeArch {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    if let Some(name) = self.variant_name() {
+      f.write_str(name)
+    } else {
+      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    }
+  }
+}
+impl Serialize for MmeArch {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    serializer.serialize_unit_variant("MmeArch", self.0 as u32, self.variant_name().unwrap())
+  }
+}
+
+impl<'de> serde::Deserialize<'de> for MmeArch {
+    fn deserialize<D>(deserializer: D) -> Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        let s = String::deserialize(deserializer)?;
+        for item in MmeArch::ENUM_VALUES {
+            if let Some(item_name) = item.variant_name() {
+                if item_name == s {
+                    return Ok(item.clone());
+                }
+            }
+        }
+        Err(serde::de::Error::custom(format!(
+            "Unknown MmeArch variant: {s}"
+        )))
+    }
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for MmeArch {
+  type Inner = Self;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
+    Self(b)
+  }
+}
+
+impl ::flatbuffers::Push for MmeArch {
+    type Output = MmeArch;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
+    }
+}
+
+impl ::flatbuffers::EndianScalar for MmeArch {
+  type Scalar = u8;
+  #[inline]
+  fn to_little_endian(self) -> u8 {
+    self.0.to_le()
+  }
+  #[inline]
+  #[allow(clippy::wrong_self_convention)]
+  fn from_little_endian(v: u8) -> Self {
+    let b = u8::from_le(v);
+    Self(b)
+  }
+}
+
+impl<'a> ::flatbuffers::Verifiable for MmeArch {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    u8::run_verifier(v, pos)
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for MmeArch {}
+/// One API draw as the driver model executed it.
+// struct DrawRow, aligned to 8
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct DrawRow(pub [u8; 104]);
+impl Default for DrawRow { 
+  fn default() -> Self { 
+    Self([0; 104])
+  }
+}
+impl ::core::fmt::Debug for DrawRow {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("DrawRow")
+      .field("seq", &self.seq())
+      .field("pipeline", &self.pipeline())
+      .field("frame", &self.frame())
+      .field("submit", &self.submit())
+      .field("repetition", &self.repetition())
+      .field("kind", &self.kind())
+      .field("view_count", &self.view_count())
+      .field("view_mask", &self.view_mask())
+      .field("instance_count", &self.instance_count())
+      .field("element_count", &self.element_count())
+      .field("indirect_draw_count", &self.indirect_draw_count())
+      .field("mme_instructions", &self.mme_instructions())
+      .field("methods", &self.methods())
+      .field("pushbuf_dwords", &self.pushbuf_dwords())
+      .field("hw_draws", &self.hw_draws())
+      .field("queries", &self.queries())
+      .field("zero_queries", &self.zero_queries())
+      .field("encode_ns", &self.encode_ns())
+      .field("mme_ns", &self.mme_ns())
+      .field("multiview_ns", &self.multiview_ns())
+      .field("query_ns", &self.query_ns())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for DrawRow {}
+impl<'a> ::flatbuffers::Follow<'a> for DrawRow {
+  type Inner = &'a DrawRow;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a DrawRow>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a DrawRow {
+  type Inner = &'a DrawRow;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<DrawRow>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for DrawRow {
+    type Output = DrawRow;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const DrawRow as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(8)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for DrawRow {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl Serialize for DrawRow {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("DrawRow", 21)?;
+      s.serialize_field("seq", &self.seq())?;
+      s.serialize_field("pipeline", &self.pipeline())?;
+      s.serialize_field("frame", &self.frame())?;
+      s.serialize_field("submit", &self.submit())?;
+      s.serialize_field("repetition", &self.repetition())?;
+      s.serialize_field("kind", &self.kind())?;
+      s.serialize_field("view_count", &self.view_count())?;
+      s.serialize_field("view_mask", &self.view_mask())?;
+      s.serialize_field("instance_count", &self.instance_count())?;
+      s.serialize_field("element_count", &self.element_count())?;
+      s.serialize_field("indirect_draw_count", &self.indirect_draw_count())?;
+      s.serialize_field("mme_instructions", &self.mme_instructions())?;
+      s.serialize_field("methods", &self.methods())?;
+      s.serialize_field("pushbuf_dwords", &self.pushbuf_dwords())?;
+      s.serialize_field("hw_draws", &self.hw_draws())?;
+      s.serialize_field("queries", &self.queries())?;
+      s.serialize_field("zero_queries", &self.zero_queries())?;
+      s.serialize_field("encode_ns", &self.encode_ns())?;
+      s.serialize_field("mme_ns", &self.mme_ns())?;
+      s.serialize_field("multiview_ns", &self.multiview_ns())?;
+      s.serialize_field("query_ns", &self.query_ns())?;
+    s.end()
+  }
+}
+
+impl<'a> DrawRow {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    seq: u64,
+    pipeline: u64,
+    frame: u32,
+    submit: u32,
+    repetition: u16,
+    kind: DrawKind,
+    view_count: u8,
+    view_mask: u32,
+    instance_count: u32,
+    element_count: u32,
+    indirect_draw_count: u32,
+    mme_instructions: u32,
+    methods: u32,
+    pushbuf_dwords: u32,
+    hw_draws: u32,
+    queries: u32,
+    zero_queries: u32,
+    encode_ns: u64,
+    mme_ns: u64,
+    multiview_ns: u64,
+    query_ns: u64,
+  ) -> Self {
+    let mut s = Self([0; 104]);
+    s.set_seq(seq);
+    s.set_pipeline(pipeline);
+    s.set_frame(frame);
+    s.set_submit(submit);
+    s.set_repetition(repetition);
+    s.set_kind(kind);
+    s.set_view_count(view_count);
+    s.set_view_mask(view_mask);
+    s.set_instance_count(instance_count);
+    s.set_element_count(element_count);
+    s.set_indirect_draw_count(indirect_draw_count);
+    s.set_mme_instructions(mme_instructions);
+    s.set_methods(methods);
+    s.set_pushbuf_dwords(pushbuf_dwords);
+    s.set_hw_draws(hw_draws);
+    s.set_queries(queries);
+    s.set_zero_queries(zero_queries);
+    s.set_encode_ns(encode_ns);
+    s.set_mme_ns(mme_ns);
+    s.set_multiview_ns(multiview_ns);
+    s.set_query_ns(query_ns);
+    s
+  }
+
+  pub fn seq(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_seq(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn pipeline(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[8..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_pipeline(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[8..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn frame(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[16..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_frame(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[16..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn submit(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[20..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_submit(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[20..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn repetition(&self) -> u16 {
+    let mut mem = ::core::mem::MaybeUninit::<<u16 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[24..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_repetition(&mut self, x: u16) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[24..].as_mut_ptr(),
+        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn kind(&self) -> DrawKind {
+    let mut mem = ::core::mem::MaybeUninit::<<DrawKind as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[26..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<DrawKind as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_kind(&mut self, x: DrawKind) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[26..].as_mut_ptr(),
+        ::core::mem::size_of::<<DrawKind as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn view_count(&self) -> u8 {
+    let mut mem = ::core::mem::MaybeUninit::<<u8 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[27..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u8 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_view_count(&mut self, x: u8) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[27..].as_mut_ptr(),
+        ::core::mem::size_of::<<u8 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn view_mask(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[28..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_view_mask(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[28..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn instance_count(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[32..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_instance_count(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[32..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  /// Vertex count, or index count for indexed draws (the first draw's, for indirect ones).
+  pub fn element_count(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[36..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_element_count(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[36..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  /// Draws an indirect command made (1 for direct draws).
+  pub fn indirect_draw_count(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[40..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_indirect_draw_count(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[40..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn mme_instructions(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[44..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_mme_instructions(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[44..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn methods(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[48..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_methods(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[48..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn pushbuf_dwords(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[52..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_pushbuf_dwords(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[52..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn hw_draws(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[56..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_hw_draws(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[56..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn queries(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[60..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_queries(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[60..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn zero_queries(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[64..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_zero_queries(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[64..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn encode_ns(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[72..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_encode_ns(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[72..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn mme_ns(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[80..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_mme_ns(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[80..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn multiview_ns(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[88..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_multiview_ns(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[88..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn query_ns(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[96..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_query_ns(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[96..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn unpack(&self) -> DrawRowT {
+    DrawRowT {
+      seq: self.seq(),
+      pipeline: self.pipeline(),
+      frame: self.frame(),
+      submit: self.submit(),
+      repetition: self.repetition(),
+      kind: self.kind(),
+      view_count: self.view_count(),
+      view_mask: self.view_mask(),
+      instance_count: self.instance_count(),
+      element_count: self.element_count(),
+      indirect_draw_count: self.indirect_draw_count(),
+      mme_instructions: self.mme_instructions(),
+      methods: self.methods(),
+      pushbuf_dwords: self.pushbuf_dwords(),
+      hw_draws: self.hw_draws(),
+      queries: self.queries(),
+      zero_queries: self.zero_queries(),
+      encode_ns: self.encode_ns(),
+      mme_ns: self.mme_ns(),
+      multiview_ns: self.multiview_ns(),
+      query_ns: self.query_ns(),
+    }
+  }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DrawRowT {
+  pub seq: u64,
+  pub pipeline: u64,
+  pub frame: u32,
+  pub submit: u32,
+  pub repetition: u16,
+  pub kind: DrawKind,
+  pub view_count: u8,
+  pub view_mask: u32,
+  pub instance_count: u32,
+  pub element_count: u32,
+  pub indirect_draw_count: u32,
+  pub mme_instructions: u32,
+  pub methods: u32,
+  pub pushbuf_dwords: u32,
+  pub hw_draws: u32,
+  pub queries: u32,
+  pub zero_queries: u32,
+  pub encode_ns: u64,
+  pub mme_ns: u64,
+  pub multiview_ns: u64,
+  pub query_ns: u64,
+}
+impl DrawRowT {
+  pub fn pack(&self) -> DrawRow {
+    DrawRow::new(
+      self.seq,
+      self.pipeline,
+      self.frame,
+      self.submit,
+      self.repetition,
+      self.kind,
+      self.view_count,
+      self.view_mask,
+      self.instance_count,
+      self.element_count,
+      self.indirect_draw_count,
+      self.mme_instructions,
+      self.methods,
+      self.pushbuf_dwords,
+      self.hw_draws,
+      self.queries,
+      self.zero_queries,
+      self.encode_ns,
+      self.mme_ns,
+      self.multiview_ns,
+      self.query_ns,
+    )
+  }
+}
+
+/// Totals for one queue submit.
+// struct SubmitRow, aligned to 8
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct SubmitRow(pub [u8; 96]);
+impl Default for SubmitRow { 
+  fn default() -> Self { 
+    Self([0; 96])
+  }
+}
+impl ::core::fmt::Debug for SubmitRow {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("SubmitRow")
+      .field("seq", &self.seq())
+      .field("frame", &self.frame())
+      .field("submit", &self.submit())
+      .field("repetition", &self.repetition())
+      .field("draws", &self.draws())
+      .field("hw_draws", &self.hw_draws())
+      .field("mme_instructions", &self.mme_instructions())
+      .field("methods", &self.methods())
+      .field("pushbuf_dwords", &self.pushbuf_dwords())
+      .field("queries", &self.queries())
+      .field("zero_queries", &self.zero_queries())
+      .field("encode_ns", &self.encode_ns())
+      .field("mme_ns", &self.mme_ns())
+      .field("multiview_ns", &self.multiview_ns())
+      .field("query_ns", &self.query_ns())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for SubmitRow {}
+impl<'a> ::flatbuffers::Follow<'a> for SubmitRow {
+  type Inner = &'a SubmitRow;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a SubmitRow>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a SubmitRow {
+  type Inner = &'a SubmitRow;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<SubmitRow>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for SubmitRow {
+    type Output = SubmitRow;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const SubmitRow as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(8)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for SubmitRow {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl Serialize for SubmitRow {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("SubmitRow", 15)?;
+      s.serialize_field("seq", &self.seq())?;
+      s.serialize_field("frame", &self.frame())?;
+      s.serialize_field("submit", &self.submit())?;
+      s.serialize_field("repetition", &self.repetition())?;
+      s.serialize_field("draws", &self.draws())?;
+      s.serialize_field("hw_draws", &self.hw_draws())?;
+      s.serialize_field("mme_instructions", &self.mme_instructions())?;
+      s.serialize_field("methods", &self.methods())?;
+      s.serialize_field("pushbuf_dwords", &self.pushbuf_dwords())?;
+      s.serialize_field("queries", &self.queries())?;
+      s.serialize_field("zero_queries", &self.zero_queries())?;
+      s.serialize_field("encode_ns", &self.encode_ns())?;
+      s.serialize_field("mme_ns", &self.mme_ns())?;
+      s.serialize_field("multiview_ns", &self.multiview_ns())?;
+      s.serialize_field("query_ns", &self.query_ns())?;
+    s.end()
+  }
+}
+
+impl<'a> SubmitRow {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    seq: u64,
+    frame: u32,
+    submit: u32,
+    repetition: u16,
+    draws: u32,
+    hw_draws: u32,
+    mme_instructions: u64,
+    methods: u64,
+    pushbuf_dwords: u64,
+    queries: u32,
+    zero_queries: u32,
+    encode_ns: u64,
+    mme_ns: u64,
+    multiview_ns: u64,
+    query_ns: u64,
+  ) -> Self {
+    let mut s = Self([0; 96]);
+    s.set_seq(seq);
+    s.set_frame(frame);
+    s.set_submit(submit);
+    s.set_repetition(repetition);
+    s.set_draws(draws);
+    s.set_hw_draws(hw_draws);
+    s.set_mme_instructions(mme_instructions);
+    s.set_methods(methods);
+    s.set_pushbuf_dwords(pushbuf_dwords);
+    s.set_queries(queries);
+    s.set_zero_queries(zero_queries);
+    s.set_encode_ns(encode_ns);
+    s.set_mme_ns(mme_ns);
+    s.set_multiview_ns(multiview_ns);
+    s.set_query_ns(query_ns);
+    s
+  }
+
+  pub fn seq(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_seq(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn frame(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[8..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_frame(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[8..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn submit(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[12..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_submit(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[12..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn repetition(&self) -> u16 {
+    let mut mem = ::core::mem::MaybeUninit::<<u16 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[16..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_repetition(&mut self, x: u16) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[16..].as_mut_ptr(),
+        ::core::mem::size_of::<<u16 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn draws(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[20..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_draws(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[20..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn hw_draws(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[24..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_hw_draws(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[24..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn mme_instructions(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[32..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_mme_instructions(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[32..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn methods(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[40..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_methods(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[40..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn pushbuf_dwords(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[48..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_pushbuf_dwords(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[48..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn queries(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[56..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_queries(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[56..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn zero_queries(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[60..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_zero_queries(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[60..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn encode_ns(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[64..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_encode_ns(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[64..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn mme_ns(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[72..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_mme_ns(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[72..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn multiview_ns(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[80..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_multiview_ns(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[80..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn query_ns(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[88..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_query_ns(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[88..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn unpack(&self) -> SubmitRowT {
+    SubmitRowT {
+      seq: self.seq(),
+      frame: self.frame(),
+      submit: self.submit(),
+      repetition: self.repetition(),
+      draws: self.draws(),
+      hw_draws: self.hw_draws(),
+      mme_instructions: self.mme_instructions(),
+      methods: self.methods(),
+      pushbuf_dwords: self.pushbuf_dwords(),
+      queries: self.queries(),
+      zero_queries: self.zero_queries(),
+      encode_ns: self.encode_ns(),
+      mme_ns: self.mme_ns(),
+      multiview_ns: self.multiview_ns(),
+      query_ns: self.query_ns(),
+    }
+  }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SubmitRowT {
+  pub seq: u64,
+  pub frame: u32,
+  pub submit: u32,
+  pub repetition: u16,
+  pub draws: u32,
+  pub hw_draws: u32,
+  pub mme_instructions: u64,
+  pub methods: u64,
+  pub pushbuf_dwords: u64,
+  pub queries: u32,
+  pub zero_queries: u32,
+  pub encode_ns: u64,
+  pub mme_ns: u64,
+  pub multiview_ns: u64,
+  pub query_ns: u64,
+}
+impl SubmitRowT {
+  pub fn pack(&self) -> SubmitRow {
+    SubmitRow::new(
+      self.seq,
+      self.frame,
+      self.submit,
+      self.repetition,
+      self.draws,
+      self.hw_draws,
+      self.mme_instructions,
+      self.methods,
+      self.pushbuf_dwords,
+      self.queries,
+      self.zero_queries,
+      self.encode_ns,
+      self.mme_ns,
+      self.multiview_ns,
+      self.query_ns,
+    )
+  }
+}
+
+pub enum CallCountOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// A call the replay skipped or could not model, and how often.
+pub struct CallCount<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for CallCount<'a> {
+  type Inner = CallCount<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> CallCount<'a> {
+  pub const VT_NAME: ::flatbuffers::VOffsetT = 4;
+  pub const VT_COUNT: ::flatbuffers::VOffsetT = 6;
+  pub const VT_MODELLED: ::flatbuffers::VOffsetT = 8;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    CallCount { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args CallCountArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<CallCount<'bldr>> {
+    let mut builder = CallCountBuilder::new(_fbb);
+    builder.add_count(args.count);
+    if let Some(x) = args.name { builder.add_name(x); }
+    builder.add_modelled(args.modelled);
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> CallCountT {
+    let name = self.name().map(|x| {
+      alloc::string::ToString::to_string(x)
+    });
+    let count = self.count();
+    let modelled = self.modelled();
+    CallCountT {
+      name,
+      count,
+      modelled,
+    }
+  }
+
+  #[inline]
+  pub fn name(&self) -> Option<&'a str> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(CallCount::VT_NAME, None)}
+  }
+  #[inline]
+  pub fn count(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(CallCount::VT_COUNT, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn modelled(&self) -> bool {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<bool>(CallCount::VT_MODELLED, Some(false)).unwrap()}
+  }
+}
+
+impl ::flatbuffers::Verifiable for CallCount<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
+     .visit_field::<u64>("count", Self::VT_COUNT, false)?
+     .visit_field::<bool>("modelled", Self::VT_MODELLED, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct CallCountArgs<'a> {
+    pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
+    pub count: u64,
+    pub modelled: bool,
+}
+impl<'a> Default for CallCountArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    CallCountArgs {
+      name: None,
+      count: 0,
+      modelled: false,
+    }
+  }
+}
+
+impl Serialize for CallCount<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("CallCount", 3)?;
+      if let Some(f) = self.name() {
+        s.serialize_field("name", &f)?;
+      } else {
+        s.skip_field("name")?;
+      }
+      s.serialize_field("count", &self.count())?;
+      s.serialize_field("modelled", &self.modelled())?;
+    s.end()
+  }
+}
+
+pub struct CallCountBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CallCountBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b  str>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CallCount::VT_NAME, name);
+  }
+  #[inline]
+  pub fn add_count(&mut self, count: u64) {
+    self.fbb_.push_slot::<u64>(CallCount::VT_COUNT, count, 0);
+  }
+  #[inline]
+  pub fn add_modelled(&mut self, modelled: bool) {
+    self.fbb_.push_slot::<bool>(CallCount::VT_MODELLED, modelled, false);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CallCountBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    CallCountBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<CallCount<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for CallCount<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("CallCount");
+      ds.field("name", &self.name());
+      ds.field("count", &self.count());
+      ds.field("modelled", &self.modelled());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallCountT {
+  pub name: Option<alloc::string::String>,
+  pub count: u64,
+  pub modelled: bool,
+}
+impl Default for CallCountT {
+  fn default() -> Self {
+    Self {
+      name: None,
+      count: 0,
+      modelled: false,
+    }
+  }
+}
+impl CallCountT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<CallCount<'b>> {
+    let name = self.name.as_ref().map(|x|{
+      _fbb.create_string(x)
+    });
+    let count = self.count;
+    let modelled = self.modelled;
+    CallCount::create(_fbb, &CallCountArgs{
+      name,
+      count,
+      modelled,
+    })
+  }
+}
+pub enum RunInfoOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+pub struct RunInfo<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for RunInfo<'a> {
+  type Inner = RunInfo<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> RunInfo<'a> {
+  pub const VT_TOOL_VERSION: ::flatbuffers::VOffsetT = 4;
+  pub const VT_MME_ARCH: ::flatbuffers::VOffsetT = 6;
+  pub const VT_TRACE_PATH: ::flatbuffers::VOffsetT = 8;
+  pub const VT_TRACE_HASH: ::flatbuffers::VOffsetT = 10;
+  pub const VT_REPETITIONS: ::flatbuffers::VOffsetT = 12;
+  pub const VT_FRAMES_FIRST: ::flatbuffers::VOffsetT = 14;
+  pub const VT_FRAMES_LAST: ::flatbuffers::VOffsetT = 16;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    RunInfo { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args RunInfoArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<RunInfo<'bldr>> {
+    let mut builder = RunInfoBuilder::new(_fbb);
+    builder.add_frames_last(args.frames_last);
+    builder.add_frames_first(args.frames_first);
+    builder.add_repetitions(args.repetitions);
+    if let Some(x) = args.trace_hash { builder.add_trace_hash(x); }
+    if let Some(x) = args.trace_path { builder.add_trace_path(x); }
+    if let Some(x) = args.tool_version { builder.add_tool_version(x); }
+    builder.add_mme_arch(args.mme_arch);
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> RunInfoT {
+    let tool_version = self.tool_version().map(|x| {
+      alloc::string::ToString::to_string(x)
+    });
+    let mme_arch = self.mme_arch();
+    let trace_path = self.trace_path().map(|x| {
+      alloc::string::ToString::to_string(x)
+    });
+    let trace_hash = self.trace_hash().map(|x| {
+      alloc::string::ToString::to_string(x)
+    });
+    let repetitions = self.repetitions();
+    let frames_first = self.frames_first();
+    let frames_last = self.frames_last();
+    RunInfoT {
+      tool_version,
+      mme_arch,
+      trace_path,
+      trace_hash,
+      repetitions,
+      frames_first,
+      frames_last,
+    }
+  }
+
+  #[inline]
+  pub fn tool_version(&self) -> Option<&'a str> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(RunInfo::VT_TOOL_VERSION, None)}
+  }
+  #[inline]
+  pub fn mme_arch(&self) -> MmeArch {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<MmeArch>(RunInfo::VT_MME_ARCH, Some(MmeArch::Turing)).unwrap()}
+  }
+  #[inline]
+  pub fn trace_path(&self) -> Option<&'a str> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(RunInfo::VT_TRACE_PATH, None)}
+  }
+  /// Hex digest of the trace file's bytes.
+  #[inline]
+  pub fn trace_hash(&self) -> Option<&'a str> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(RunInfo::VT_TRACE_HASH, None)}
+  }
+  #[inline]
+  pub fn repetitions(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(RunInfo::VT_REPETITIONS, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn frames_first(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(RunInfo::VT_FRAMES_FIRST, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn frames_last(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(RunInfo::VT_FRAMES_LAST, Some(0)).unwrap()}
+  }
+}
+
+impl ::flatbuffers::Verifiable for RunInfo<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("tool_version", Self::VT_TOOL_VERSION, false)?
+     .visit_field::<MmeArch>("mme_arch", Self::VT_MME_ARCH, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("trace_path", Self::VT_TRACE_PATH, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("trace_hash", Self::VT_TRACE_HASH, false)?
+     .visit_field::<u32>("repetitions", Self::VT_REPETITIONS, false)?
+     .visit_field::<u64>("frames_first", Self::VT_FRAMES_FIRST, false)?
+     .visit_field::<u64>("frames_last", Self::VT_FRAMES_LAST, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct RunInfoArgs<'a> {
+    pub tool_version: Option<::flatbuffers::WIPOffset<&'a str>>,
+    pub mme_arch: MmeArch,
+    pub trace_path: Option<::flatbuffers::WIPOffset<&'a str>>,
+    pub trace_hash: Option<::flatbuffers::WIPOffset<&'a str>>,
+    pub repetitions: u32,
+    pub frames_first: u64,
+    pub frames_last: u64,
+}
+impl<'a> Default for RunInfoArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    RunInfoArgs {
+      tool_version: None,
+      mme_arch: MmeArch::Turing,
+      trace_path: None,
+      trace_hash: None,
+      repetitions: 0,
+      frames_first: 0,
+      frames_last: 0,
+    }
+  }
+}
+
+impl Serialize for RunInfo<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("RunInfo", 7)?;
+      if let Some(f) = self.tool_version() {
+        s.serialize_field("tool_version", &f)?;
+      } else {
+        s.skip_field("tool_version")?;
+      }
+      s.serialize_field("mme_arch", &self.mme_arch())?;
+      if let Some(f) = self.trace_path() {
+        s.serialize_field("trace_path", &f)?;
+      } else {
+        s.skip_field("trace_path")?;
+      }
+      if let Some(f) = self.trace_hash() {
+        s.serialize_field("trace_hash", &f)?;
+      } else {
+        s.skip_field("trace_hash")?;
+      }
+      s.serialize_field("repetitions", &self.repetitions())?;
+      s.serialize_field("frames_first", &self.frames_first())?;
+      s.serialize_field("frames_last", &self.frames_last())?;
+    s.end()
+  }
+}
+
+pub struct RunInfoBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> RunInfoBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_tool_version(&mut self, tool_version: ::flatbuffers::WIPOffset<&'b  str>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(RunInfo::VT_TOOL_VERSION, tool_version);
+  }
+  #[inline]
+  pub fn add_mme_arch(&mut self, mme_arch: MmeArch) {
+    self.fbb_.push_slot::<MmeArch>(RunInfo::VT_MME_ARCH, mme_arch, MmeArch::Turing);
+  }
+  #[inline]
+  pub fn add_trace_path(&mut self, trace_path: ::flatbuffers::WIPOffset<&'b  str>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(RunInfo::VT_TRACE_PATH, trace_path);
+  }
+  #[inline]
+  pub fn add_trace_hash(&mut self, trace_hash: ::flatbuffers::WIPOffset<&'b  str>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(RunInfo::VT_TRACE_HASH, trace_hash);
+  }
+  #[inline]
+  pub fn add_repetitions(&mut self, repetitions: u32) {
+    self.fbb_.push_slot::<u32>(RunInfo::VT_REPETITIONS, repetitions, 0);
+  }
+  #[inline]
+  pub fn add_frames_first(&mut self, frames_first: u64) {
+    self.fbb_.push_slot::<u64>(RunInfo::VT_FRAMES_FIRST, frames_first, 0);
+  }
+  #[inline]
+  pub fn add_frames_last(&mut self, frames_last: u64) {
+    self.fbb_.push_slot::<u64>(RunInfo::VT_FRAMES_LAST, frames_last, 0);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> RunInfoBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    RunInfoBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<RunInfo<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for RunInfo<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("RunInfo");
+      ds.field("tool_version", &self.tool_version());
+      ds.field("mme_arch", &self.mme_arch());
+      ds.field("trace_path", &self.trace_path());
+      ds.field("trace_hash", &self.trace_hash());
+      ds.field("repetitions", &self.repetitions());
+      ds.field("frames_first", &self.frames_first());
+      ds.field("frames_last", &self.frames_last());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInfoT {
+  pub tool_version: Option<alloc::string::String>,
+  pub mme_arch: MmeArch,
+  pub trace_path: Option<alloc::string::String>,
+  pub trace_hash: Option<alloc::string::String>,
+  pub repetitions: u32,
+  pub frames_first: u64,
+  pub frames_last: u64,
+}
+impl Default for RunInfoT {
+  fn default() -> Self {
+    Self {
+      tool_version: None,
+      mme_arch: MmeArch::Turing,
+      trace_path: None,
+      trace_hash: None,
+      repetitions: 0,
+      frames_first: 0,
+      frames_last: 0,
+    }
+  }
+}
+impl RunInfoT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<RunInfo<'b>> {
+    let tool_version = self.tool_version.as_ref().map(|x|{
+      _fbb.create_string(x)
+    });
+    let mme_arch = self.mme_arch;
+    let trace_path = self.trace_path.as_ref().map(|x|{
+      _fbb.create_string(x)
+    });
+    let trace_hash = self.trace_hash.as_ref().map(|x|{
+      _fbb.create_string(x)
+    });
+    let repetitions = self.repetitions;
+    let frames_first = self.frames_first;
+    let frames_last = self.frames_last;
+    RunInfo::create(_fbb, &RunInfoArgs{
+      tool_version,
+      mme_arch,
+      trace_path,
+      trace_hash,
+      repetitions,
+      frames_first,
+      frames_last,
+    })
+  }
+}
+pub enum ResultsBatchOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+pub struct ResultsBatch<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for ResultsBatch<'a> {
+  type Inner = ResultsBatch<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> ResultsBatch<'a> {
+  pub const VT_RUN: ::flatbuffers::VOffsetT = 4;
+  pub const VT_DRAWS: ::flatbuffers::VOffsetT = 6;
+  pub const VT_SUBMITS: ::flatbuffers::VOffsetT = 8;
+  pub const VT_SKIPPED_CALLS: ::flatbuffers::VOffsetT = 10;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    ResultsBatch { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args ResultsBatchArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<ResultsBatch<'bldr>> {
+    let mut builder = ResultsBatchBuilder::new(_fbb);
+    if let Some(x) = args.skipped_calls { builder.add_skipped_calls(x); }
+    if let Some(x) = args.submits { builder.add_submits(x); }
+    if let Some(x) = args.draws { builder.add_draws(x); }
+    if let Some(x) = args.run { builder.add_run(x); }
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> ResultsBatchT {
+    let run = self.run().map(|x| {
+      alloc::boxed::Box::new(x.unpack())
+    });
+    let draws = self.draws().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
+    let submits = self.submits().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
+    let skipped_calls = self.skipped_calls().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
+    ResultsBatchT {
+      run,
+      draws,
+      submits,
+      skipped_calls,
+    }
+  }
+
+  #[inline]
+  pub fn run(&self) -> Option<RunInfo<'a>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<RunInfo>>(ResultsBatch::VT_RUN, None)}
+  }
+  #[inline]
+  pub fn draws(&self) -> Option<::flatbuffers::Vector<'a, DrawRow>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, DrawRow>>>(ResultsBatch::VT_DRAWS, None)}
+  }
+  #[inline]
+  pub fn submits(&self) -> Option<::flatbuffers::Vector<'a, SubmitRow>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, SubmitRow>>>(ResultsBatch::VT_SUBMITS, None)}
+  }
+  #[inline]
+  pub fn skipped_calls(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CallCount<'a>>>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CallCount>>>>(ResultsBatch::VT_SKIPPED_CALLS, None)}
+  }
+}
+
+impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
      .visit_field::<::flatbuffers::ForwardsUOffset<RunInfo>>("run", Self::VT_RUN, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawRow>>>("draws", Self::VT_DRAWS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, SubmitRow>>>("submits", Self::VT_SUBMITS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<CallCount>>>>("skipped_calls", Self::VT_SKIPPED_CALLS, false)?
      .finish();
-                Ok(())
-            }
-        }
-        pub struct ResultsBatchArgs<'a> {
-            pub run: Option<::flatbuffers::WIPOffset<RunInfo<'a>>>,
-            pub draws: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawRow>>>,
-            pub submits: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, SubmitRow>>>,
-            pub skipped_calls: Option<
-                ::flatbuffers::WIPOffset<
-                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CallCount<'a>>>,
-                >,
-            >,
-        }
-        impl<'a> Default for ResultsBatchArgs<'a> {
-            #[inline]
-            fn default() -> Self {
-                ResultsBatchArgs {
-                    run: None,
-                    draws: None,
-                    submits: None,
-                    skipped_calls: None,
-                }
-            }
-        }
+    Ok(())
+  }
+}
+pub struct ResultsBatchArgs<'a> {
+    pub run: Option<::flatbuffers::WIPOffset<RunInfo<'a>>>,
+    pub draws: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawRow>>>,
+    pub submits: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, SubmitRow>>>,
+    pub skipped_calls: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CallCount<'a>>>>>,
+}
+impl<'a> Default for ResultsBatchArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    ResultsBatchArgs {
+      run: None,
+      draws: None,
+      submits: None,
+      skipped_calls: None,
+    }
+  }
+}
 
-        impl Serialize for ResultsBatch<'_> {
-            fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
-            where
-                S: Serializer,
-            {
-                let mut s = serializer.serialize_struct("ResultsBatch", 4)?;
-                if let Some(f) = self.run() {
-                    s.serialize_field("run", &f)?;
-                } else {
-                    s.skip_field("run")?;
-                }
-                if let Some(f) = self.draws() {
-                    s.serialize_field("draws", &f)?;
-                } else {
-                    s.skip_field("draws")?;
-                }
-                if let Some(f) = self.submits() {
-                    s.serialize_field("submits", &f)?;
-                } else {
-                    s.skip_field("submits")?;
-                }
-                if let Some(f) = self.skipped_calls() {
-                    s.serialize_field("skipped_calls", &f)?;
-                } else {
-                    s.skip_field("skipped_calls")?;
-                }
-                s.end()
-            }
-        }
+impl Serialize for ResultsBatch<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("ResultsBatch", 4)?;
+      if let Some(f) = self.run() {
+        s.serialize_field("run", &f)?;
+      } else {
+        s.skip_field("run")?;
+      }
+      if let Some(f) = self.draws() {
+        s.serialize_field("draws", &f)?;
+      } else {
+        s.skip_field("draws")?;
+      }
+      if let Some(f) = self.submits() {
+        s.serialize_field("submits", &f)?;
+      } else {
+        s.skip_field("submits")?;
+      }
+      if let Some(f) = self.skipped_calls() {
+        s.serialize_field("skipped_calls", &f)?;
+      } else {
+        s.skip_field("skipped_calls")?;
+      }
+    s.end()
+  }
+}
 
-        pub struct ResultsBatchBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-            fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-            start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-        }
-        impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ResultsBatchBuilder<'a, 'b, A> {
-            #[inline]
-            pub fn add_run(&mut self, run: ::flatbuffers::WIPOffset<RunInfo<'b>>) {
-                self.fbb_
-                    .push_slot_always::<::flatbuffers::WIPOffset<RunInfo>>(
-                        ResultsBatch::VT_RUN,
-                        run,
-                    );
-            }
-            #[inline]
-            pub fn add_draws(
-                &mut self,
-                draws: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, DrawRow>>,
-            ) {
-                self.fbb_
-                    .push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAWS, draws);
-            }
-            #[inline]
-            pub fn add_submits(
-                &mut self,
-                submits: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, SubmitRow>>,
-            ) {
-                self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
-                    ResultsBatch::VT_SUBMITS,
-                    submits,
-                );
-            }
-            #[inline]
-            pub fn add_skipped_calls(
-                &mut self,
-                skipped_calls: ::flatbuffers::WIPOffset<
-                    ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<CallCount<'b>>>,
-                >,
-            ) {
-                self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
-                    ResultsBatch::VT_SKIPPED_CALLS,
-                    skipped_calls,
-                );
-            }
-            #[inline]
-            pub fn new(
-                _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-            ) -> ResultsBatchBuilder<'a, 'b, A> {
-                let start = _fbb.start_table();
-                ResultsBatchBuilder {
-                    fbb_: _fbb,
-                    start_: start,
-                }
-            }
-            #[inline]
-            pub fn finish(self) -> ::flatbuffers::WIPOffset<ResultsBatch<'a>> {
-                let o = self.fbb_.end_table(self.start_);
-                ::flatbuffers::WIPOffset::new(o.value())
-            }
-        }
+pub struct ResultsBatchBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ResultsBatchBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_run(&mut self, run: ::flatbuffers::WIPOffset<RunInfo<'b >>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<RunInfo>>(ResultsBatch::VT_RUN, run);
+  }
+  #[inline]
+  pub fn add_draws(&mut self, draws: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , DrawRow>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAWS, draws);
+  }
+  #[inline]
+  pub fn add_submits(&mut self, submits: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , SubmitRow>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_SUBMITS, submits);
+  }
+  #[inline]
+  pub fn add_skipped_calls(&mut self, skipped_calls: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<CallCount<'b >>>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_SKIPPED_CALLS, skipped_calls);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ResultsBatchBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    ResultsBatchBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<ResultsBatch<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
 
-        impl ::core::fmt::Debug for ResultsBatch<'_> {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                let mut ds = f.debug_struct("ResultsBatch");
-                ds.field("run", &self.run());
-                ds.field("draws", &self.draws());
-                ds.field("submits", &self.submits());
-                ds.field("skipped_calls", &self.skipped_calls());
-                ds.finish()
-            }
-        }
-        #[non_exhaustive]
-        #[derive(Debug, Clone, PartialEq)]
-        pub struct ResultsBatchT {
-            pub run: Option<alloc::boxed::Box<RunInfoT>>,
-            pub draws: Option<alloc::vec::Vec<DrawRowT>>,
-            pub submits: Option<alloc::vec::Vec<SubmitRowT>>,
-            pub skipped_calls: Option<alloc::vec::Vec<CallCountT>>,
-        }
-        impl Default for ResultsBatchT {
-            fn default() -> Self {
-                Self {
-                    run: None,
-                    draws: None,
-                    submits: None,
-                    skipped_calls: None,
-                }
-            }
-        }
-        impl ResultsBatchT {
-            pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
-                &self,
-                _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>,
-            ) -> ::flatbuffers::WIPOffset<ResultsBatch<'b>> {
-                let run = self.run.as_ref().map(|x| x.pack(_fbb));
-                let draws = self.draws.as_ref().map(|x| {
-                    let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();
-                    _fbb.create_vector(&w)
-                });
-                let submits = self.submits.as_ref().map(|x| {
-                    let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();
-                    _fbb.create_vector(&w)
-                });
-                let skipped_calls = self.skipped_calls.as_ref().map(|x| {
-                    let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack(_fbb)).collect();
-                    _fbb.create_vector(&w)
-                });
-                ResultsBatch::create(
-                    _fbb,
-                    &ResultsBatchArgs {
-                        run,
-                        draws,
-                        submits,
-                        skipped_calls,
-                    },
-                )
-            }
-        }
-        #[inline]
-        /// Verifies that a buffer of bytes contains a `ResultsBatch`
-        /// and returns it.
-        /// Note that verification is still experimental and may not
-        /// catch every error, or be maximally performant. For the
-        /// previous, unchecked, behavior use
-        /// `root_as_results_batch_unchecked`.
-        pub fn root_as_results_batch(
-            buf: &[u8],
-        ) -> Result<ResultsBatch<'_>, ::flatbuffers::InvalidFlatbuffer> {
-            ::flatbuffers::root::<ResultsBatch>(buf)
-        }
-        #[inline]
-        /// Verifies that a buffer of bytes contains a size prefixed
-        /// `ResultsBatch` and returns it.
-        /// Note that verification is still experimental and may not
-        /// catch every error, or be maximally performant. For the
-        /// previous, unchecked, behavior use
-        /// `size_prefixed_root_as_results_batch_unchecked`.
-        pub fn size_prefixed_root_as_results_batch(
-            buf: &[u8],
-        ) -> Result<ResultsBatch<'_>, ::flatbuffers::InvalidFlatbuffer> {
-            ::flatbuffers::size_prefixed_root::<ResultsBatch>(buf)
-        }
-        #[inline]
-        /// Verifies, with the given options, that a buffer of bytes
-        /// contains a `ResultsBatch` and returns it.
-        /// Note that verification is still experimental and may not
-        /// catch every error, or be maximally performant. For the
-        /// previous, unchecked, behavior use
-        /// `root_as_results_batch_unchecked`.
-        pub fn root_as_results_batch_with_opts<'b, 'o>(
-            opts: &'o ::flatbuffers::VerifierOptions,
-            buf: &'b [u8],
-        ) -> Result<ResultsBatch<'b>, ::flatbuffers::InvalidFlatbuffer> {
-            ::flatbuffers::root_with_opts::<ResultsBatch<'b>>(opts, buf)
-        }
-        #[inline]
-        /// Verifies, with the given verifier options, that a buffer of
-        /// bytes contains a size prefixed `ResultsBatch` and returns
-        /// it. Note that verification is still experimental and may not
-        /// catch every error, or be maximally performant. For the
-        /// previous, unchecked, behavior use
-        /// `root_as_results_batch_unchecked`.
-        pub fn size_prefixed_root_as_results_batch_with_opts<'b, 'o>(
-            opts: &'o ::flatbuffers::VerifierOptions,
-            buf: &'b [u8],
-        ) -> Result<ResultsBatch<'b>, ::flatbuffers::InvalidFlatbuffer> {
-            ::flatbuffers::size_prefixed_root_with_opts::<ResultsBatch<'b>>(opts, buf)
-        }
-        #[inline]
-        /// Assumes, without verification, that a buffer of bytes contains a ResultsBatch and returns it.
-        /// # Safety
-        /// Callers must trust the given bytes do indeed contain a valid `ResultsBatch`.
-        pub unsafe fn root_as_results_batch_unchecked(buf: &[u8]) -> ResultsBatch<'_> {
-            unsafe { ::flatbuffers::root_unchecked::<ResultsBatch>(buf) }
-        }
-        #[inline]
-        /// Assumes, without verification, that a buffer of bytes contains a size prefixed ResultsBatch and returns it.
-        /// # Safety
-        /// Callers must trust the given bytes do indeed contain a valid size prefixed `ResultsBatch`.
-        pub unsafe fn size_prefixed_root_as_results_batch_unchecked(
-            buf: &[u8],
-        ) -> ResultsBatch<'_> {
-            unsafe { ::flatbuffers::size_prefixed_root_unchecked::<ResultsBatch>(buf) }
-        }
-        #[inline]
-        pub fn finish_results_batch_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(
-            fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-            root: ::flatbuffers::WIPOffset<ResultsBatch<'a>>,
-        ) {
-            fbb.finish(root, None);
-        }
+impl ::core::fmt::Debug for ResultsBatch<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("ResultsBatch");
+      ds.field("run", &self.run());
+      ds.field("draws", &self.draws());
+      ds.field("submits", &self.submits());
+      ds.field("skipped_calls", &self.skipped_calls());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultsBatchT {
+  pub run: Option<alloc::boxed::Box<RunInfoT>>,
+  pub draws: Option<alloc::vec::Vec<DrawRowT>>,
+  pub submits: Option<alloc::vec::Vec<SubmitRowT>>,
+  pub skipped_calls: Option<alloc::vec::Vec<CallCountT>>,
+}
+impl Default for ResultsBatchT {
+  fn default() -> Self {
+    Self {
+      run: None,
+      draws: None,
+      submits: None,
+      skipped_calls: None,
+    }
+  }
+}
+impl ResultsBatchT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<ResultsBatch<'b>> {
+    let run = self.run.as_ref().map(|x|{
+      x.pack(_fbb)
+    });
+    let draws = self.draws.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
+    });
+    let submits = self.submits.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
+    });
+    let skipped_calls = self.skipped_calls.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack(_fbb)).collect();_fbb.create_vector(&w)
+    });
+    ResultsBatch::create(_fbb, &ResultsBatchArgs{
+      run,
+      draws,
+      submits,
+      skipped_calls,
+    })
+  }
+}
+#[inline]
+/// Verifies that a buffer of bytes contains a `ResultsBatch`
+/// and returns it.
+/// Note that verification is still experimental and may not
+/// catch every error, or be maximally performant. For the
+/// previous, unchecked, behavior use
+/// `root_as_results_batch_unchecked`.
+pub fn root_as_results_batch(buf: &[u8]) -> Result<ResultsBatch<'_>, ::flatbuffers::InvalidFlatbuffer> {
+  ::flatbuffers::root::<ResultsBatch>(buf)
+}
+#[inline]
+/// Verifies that a buffer of bytes contains a size prefixed
+/// `ResultsBatch` and returns it.
+/// Note that verification is still experimental and may not
+/// catch every error, or be maximally performant. For the
+/// previous, unchecked, behavior use
+/// `size_prefixed_root_as_results_batch_unchecked`.
+pub fn size_prefixed_root_as_results_batch(buf: &[u8]) -> Result<ResultsBatch<'_>, ::flatbuffers::InvalidFlatbuffer> {
+  ::flatbuffers::size_prefixed_root::<ResultsBatch>(buf)
+}
+#[inline]
+/// Verifies, with the given options, that a buffer of bytes
+/// contains a `ResultsBatch` and returns it.
+/// Note that verification is still experimental and may not
+/// catch every error, or be maximally performant. For the
+/// previous, unchecked, behavior use
+/// `root_as_results_batch_unchecked`.
+pub fn root_as_results_batch_with_opts<'b, 'o>(
+  opts: &'o ::flatbuffers::VerifierOptions,
+  buf: &'b [u8],
+) -> Result<ResultsBatch<'b>, ::flatbuffers::InvalidFlatbuffer> {
+  ::flatbuffers::root_with_opts::<ResultsBatch<'b>>(opts, buf)
+}
+#[inline]
+/// Verifies, with the given verifier options, that a buffer of
+/// bytes contains a size prefixed `ResultsBatch` and returns
+/// it. Note that verification is still experimental and may not
+/// catch every error, or be maximally performant. For the
+/// previous, unchecked, behavior use
+/// `root_as_results_batch_unchecked`.
+pub fn size_prefixed_root_as_results_batch_with_opts<'b, 'o>(
+  opts: &'o ::flatbuffers::VerifierOptions,
+  buf: &'b [u8],
+) -> Result<ResultsBatch<'b>, ::flatbuffers::InvalidFlatbuffer> {
+  ::flatbuffers::size_prefixed_root_with_opts::<ResultsBatch<'b>>(opts, buf)
+}
+#[inline]
+/// Assumes, without verification, that a buffer of bytes contains a ResultsBatch and returns it.
+/// # Safety
+/// Callers must trust the given bytes do indeed contain a valid `ResultsBatch`.
+pub unsafe fn root_as_results_batch_unchecked(buf: &[u8]) -> ResultsBatch<'_> {
+  unsafe { ::flatbuffers::root_unchecked::<ResultsBatch>(buf) }
+}
+#[inline]
+/// Assumes, without verification, that a buffer of bytes contains a size prefixed ResultsBatch and returns it.
+/// # Safety
+/// Callers must trust the given bytes do indeed contain a valid size prefixed `ResultsBatch`.
+pub unsafe fn size_prefixed_root_as_results_batch_unchecked(buf: &[u8]) -> ResultsBatch<'_> {
+  unsafe { ::flatbuffers::size_prefixed_root_unchecked::<ResultsBatch>(buf) }
+}
+#[inline]
+pub fn finish_results_batch_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(
+    fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+    root: ::flatbuffers::WIPOffset<ResultsBatch<'a>>) {
+  fbb.finish(root, None);
+}
 
-        #[inline]
-        pub fn finish_size_prefixed_results_batch_buffer<
-            'a,
-            'b,
-            A: ::flatbuffers::Allocator + 'a,
-        >(
-            fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-            root: ::flatbuffers::WIPOffset<ResultsBatch<'a>>,
-        ) {
-            fbb.finish_size_prefixed(root, None);
-        }
-    } // pub mod results
-} // pub mod macroscope
+#[inline]
+pub fn finish_size_prefixed_results_batch_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>, root: ::flatbuffers::WIPOffset<ResultsBatch<'a>>) {
+  fbb.finish_size_prefixed(root, None);
+}
+}  // pub mod results
+}  // pub mod macroscope
+

