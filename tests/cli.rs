@@ -5,7 +5,10 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 fn macroscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_macroscope")).args(args).output().expect("the binary runs")
+    Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
 }
 
 fn stdout(output: &Output) -> String {
@@ -18,7 +21,15 @@ fn stderr(output: &Output) -> String {
 
 fn sample(dir: &Path, frames: u32) -> String {
     let path = dir.join("s.mscope").display().to_string();
-    let out = macroscope(&["sample", "-o", &path, "--frames", &frames.to_string(), "--draws", "500"]);
+    let out = macroscope(&[
+        "sample",
+        "-o",
+        &path,
+        "--frames",
+        &frames.to_string(),
+        "--draws",
+        "500",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     path
 }
@@ -31,9 +42,15 @@ fn info_summarizes_a_sample_trace() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("frames:      4\n"), "{text}");
-    assert!(text.contains("index:       footer with 4 chunk entries"), "{text}");
+    assert!(
+        text.contains("index:       footer with 4 chunk entries"),
+        "{text}"
+    );
     // 500 draws a frame: 7 in 10 indexed.
-    let indexed = text.lines().find(|l| l.trim_start().starts_with("CmdDrawIndexed ")).unwrap();
+    let indexed = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("CmdDrawIndexed "))
+        .unwrap();
     assert_eq!(indexed.split_whitespace().nth(1), Some("1400"), "{text}");
     assert!(text.contains("ratio "), "{text}");
 }
@@ -44,24 +61,41 @@ fn dump_json_gives_one_object_per_record_and_frames_select() {
     let path = sample(dir.path(), 3);
     let all = macroscope(&["dump", "--json", &path]);
     assert!(all.status.success(), "{}", stderr(&all));
-    let lines: Vec<serde_json::Value> = stdout(&all).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = stdout(&all)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     for (i, line) in lines.iter().enumerate() {
         assert_eq!(line["seq"], i as u64);
     }
-    let boundaries: Vec<_> = lines.iter().filter(|l| l["call"] == "FrameBoundary").map(|l| l["args"]["frame"].clone()).collect();
+    let boundaries: Vec<_> = lines
+        .iter()
+        .filter(|l| l["call"] == "FrameBoundary")
+        .map(|l| l["args"]["frame"].clone())
+        .collect();
     assert_eq!(boundaries, vec![0, 1, 2]);
 
     let one = macroscope(&["dump", "--json", "--frames", "1-1", &path]);
-    let frame1: Vec<serde_json::Value> = stdout(&one).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let frame1: Vec<serde_json::Value> = stdout(&one)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert!(frame1.iter().all(|l| l["frame"] == 1));
-    assert_eq!(frame1.len(), lines.iter().filter(|l| l["frame"] == 1).count());
+    assert_eq!(
+        frame1.len(),
+        lines.iter().filter(|l| l["frame"] == 1).count()
+    );
     assert_eq!(frame1.last().unwrap()["call"], "FrameBoundary");
 
     let text = macroscope(&["dump", "--frames", "2", &path]);
     assert!(stdout(&text).lines().all(|l| l.contains(" frame 2 ")));
     let missing = macroscope(&["dump", "--frames", "9", &path]);
     assert_eq!(missing.status.code(), Some(2));
-    assert!(stderr(&missing).contains("frame 9 is not in this file"), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("frame 9 is not in this file"),
+        "{}",
+        stderr(&missing)
+    );
 }
 
 #[test]
@@ -77,9 +111,21 @@ fn info_on_a_truncated_trace_names_the_offset_and_exits_2() {
     assert!(err.contains("torn write"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     // Chunks are frames here: the summary of the whole ones before the torn one still comes first.
-    let torn: u64 = err.split("cut.mscope: chunk ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    let torn: u64 = err
+        .split("cut.mscope: chunk ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(torn >= 1, "{err}");
-    assert!(stdout(&out).contains(&format!("frames:      {torn}\n")), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(&format!("frames:      {torn}\n")),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -93,17 +139,29 @@ fn info_on_a_corrupted_trace_names_the_offset_and_exits_2() {
     std::fs::write(&bad, &bytes).unwrap();
     let out = macroscope(&["info", bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("checksum mismatch"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("checksum mismatch"),
+        "{}",
+        stderr(&out)
+    );
     assert!(stderr(&out).contains("at offset"), "{}", stderr(&out));
 
     let not_a_trace = dir.path().join("notes.txt");
     std::fs::write(&not_a_trace, "hello").unwrap();
     let out = macroscope(&["info", not_a_trace.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("notes.txt: header at offset 0"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("notes.txt: header at offset 0"),
+        "{}",
+        stderr(&out)
+    );
 
     let out = macroscope(&["info", dir.path().join("absent.mscope").to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1), "a missing file is not bad input");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a missing file is not bad input"
+    );
 }
 
 #[test]
@@ -111,12 +169,22 @@ fn a_writer_killed_mid_capture_leaves_its_whole_chunks_readable() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("killed.mscope");
     let mut child = Command::new(env!("CARGO_BIN_EXE_macroscope"))
-        .args(["sample", "-o", path.to_str().unwrap(), "--frames", "1000000", "--draws", "200"])
+        .args([
+            "sample",
+            "-o",
+            path.to_str().unwrap(),
+            "--frames",
+            "1000000",
+            "--draws",
+            "200",
+        ])
         .spawn()
         .unwrap();
     // Wait for a few chunks to land, then SIGKILL: no destructor, no footer.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while std::fs::metadata(&path).map_or(0, |m| m.len()) < 200_000 && std::time::Instant::now() < deadline {
+    while std::fs::metadata(&path).map_or(0, |m| m.len()) < 200_000
+        && std::time::Instant::now() < deadline
+    {
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
@@ -125,7 +193,15 @@ fn a_writer_killed_mid_capture_leaves_its_whole_chunks_readable() {
     let out = macroscope(&["info", path.to_str().unwrap()]);
     let text = stdout(&out);
     assert!(text.contains("index:       none"), "{text}");
-    let frames: u64 = text.lines().find_map(|l| l.strip_prefix("frames:")).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    let frames: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("frames:"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(frames >= 2, "{text}");
     // Either the kill fell between chunks (clean) or inside one (a torn-chunk error).
     match out.status.code() {

@@ -5,7 +5,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use serde_json::Value;
-use trace_format::TraceReader;
+use trace_format::{ReadOptions, TraceReader};
 
 use super::info::call_name;
 use super::FrameRange;
@@ -28,7 +28,7 @@ const TEXT_ARRAY_LIMIT: usize = 16;
 
 /// Prints the records.
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let mut reader = TraceReader::open(&args.file)?;
+    let mut reader = TraceReader::open_with(&args.file, &ReadOptions::parallel())?;
     if let Some(range) = args.frames {
         reader.seek_to_frame(range.first)?;
     }
@@ -40,6 +40,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             break;
         }
         for record in chunk.records() {
+            let envelope = record.envelope();
             let mut value = serde_json::to_value(record)?;
             let call = value
                 .get_mut("call")
@@ -48,11 +49,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             let name = call_name(record.call_type());
             if args.json {
                 let line = serde_json::json!({
-                    "seq": record.seq(),
+                    "seq": envelope.seq(),
                     "frame": frame,
-                    "thread_id": record.thread_id(),
-                    "timestamp_ns": record.timestamp_ns(),
-                    "result": record.result(),
+                    "thread_id": envelope.thread_id(),
+                    "timestamp_ns": envelope.timestamp_ns(),
+                    "result": envelope.result(),
                     "call": name,
                     "args": call,
                 });
@@ -61,13 +62,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 writeln!(
                     out,
                     "#{} frame {} thread {} +{}ns {} {} -> {}",
-                    record.seq(),
+                    envelope.seq(),
                     frame,
-                    record.thread_id(),
-                    record.timestamp_ns(),
+                    envelope.thread_id(),
+                    envelope.timestamp_ns(),
                     name,
                     summarize(call),
-                    record.result()
+                    envelope.result()
                 )?;
             }
         }

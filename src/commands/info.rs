@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use trace_format::generated::results::MmeArch;
 use trace_format::generated::trace::Call;
-use trace_format::{ErrorKind, ResultsReader, TraceReader};
+use trace_format::{ErrorKind, ReadOptions, ResultsReader, TraceReader};
 
 /// Arguments of `macroscope info`.
 #[derive(clap::Args)]
@@ -20,10 +20,10 @@ pub struct Args {
 
 /// Prints the summary.
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    match TraceReader::open(&args.file) {
+    match TraceReader::open_with(&args.file, &ReadOptions::parallel()) {
         Ok(reader) => trace_info(reader),
         Err(e) if matches!(e.kind(), ErrorKind::WrongContent { .. }) => {
-            results_info(ResultsReader::open(&args.file)?)
+            results_info(ResultsReader::open_with(&args.file, &ReadOptions::parallel())?)
         }
         Err(e) => Err(e.into()),
     }

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use flatbuffers::FlatBufferBuilder;
 
+use crate::container::Prefetcher;
 use crate::container::{
     ChunkMeta, ContainerReader, ContainerWriter, RawChunk, WriterOptions, WriterStats,
 };
@@ -17,7 +18,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::generated::results::{
     CallCount, CallCountArgs, DrawRow, ResultsBatch, ResultsBatchArgs, RunInfoT, SubmitRow,
 };
-use crate::trace::verifier_options;
+use crate::trace::{verifier_options, ReadOptions};
 use crate::wire::Content;
 
 /// Rows per chunk: about 1.5 MiB of draw rows.
@@ -193,16 +194,26 @@ impl ResultsChunk {
     }
 }
 
-/// Reads a results file chunk by chunk.
+/// Reads a results file chunk by chunk, in file order.
 pub struct ResultsReader {
     inner: ContainerReader,
+    threads: usize,
+    prefetch: Option<Prefetcher<ResultsChunk>>,
 }
 
 impl ResultsReader {
-    /// Opens a results file; fails if `path` is not one of this format version.
+    /// Opens a results file, read on the calling thread; fails if `path` is not one of
+    /// this format version.
     pub fn open(path: &Path) -> Result<Self> {
+        Self::open_with(path, &ReadOptions::default())
+    }
+
+    /// Opens a results file with read-ahead as `options` say.
+    pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Self> {
         Ok(ResultsReader {
             inner: ContainerReader::open(path, Content::Results)?,
+            threads: options.threads,
+            prefetch: None,
         })
     }
 
@@ -216,15 +227,29 @@ impl Iterator for ResultsReader {
     type Item = Result<ResultsChunk>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let raw = match self.inner.next_chunk()? {
-            Ok(raw) => raw,
-            Err(e) => return Some(Err(e)),
-        };
-        let path = self.inner.path().to_path_buf();
-        let verified = ResultsChunk::verify(raw, &path);
-        if verified.is_err() {
-            self.inner.stop();
+        if self.threads == 0 {
+            let raw = match self.inner.next_chunk()? {
+                Ok(raw) => raw,
+                Err(e) => return Some(Err(e)),
+            };
+            let verified = ResultsChunk::verify(raw, self.inner.path());
+            if verified.is_err() {
+                self.inner.stop();
+            }
+            return Some(verified);
         }
-        Some(verified)
+        if self.prefetch.is_none() {
+            let reader = match self.inner.reopen() {
+                Ok(reader) => reader,
+                Err(e) => return Some(Err(e)),
+            };
+            self.inner.stop();
+            self.prefetch = Some(Prefetcher::start(
+                reader,
+                self.threads,
+                ResultsChunk::verify,
+            ));
+        }
+        self.prefetch.as_mut()?.next()
     }
 }

@@ -72,13 +72,19 @@ impl XorShift {
 
 /// Writes the synthetic trace into `writer` and finishes it.
 pub fn write_synthetic(mut writer: TraceWriter, shape: &SyntheticShape) -> Result<WriterStats> {
+    write_synthetic_calls(&mut writer, shape)?;
+    writer.finish()
+}
+
+/// Writes the synthetic trace's calls into `writer`, leaving it open.
+pub fn write_synthetic_calls(writer: &mut TraceWriter, shape: &SyntheticShape) -> Result<()> {
     let mut clock = Clock::default();
-    write_setup(&mut writer, &mut clock, shape)?;
+    write_setup(writer, &mut clock, shape)?;
     let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
     for _ in 0..shape.frames {
-        write_frame(&mut writer, &mut clock, &mut rng, shape)?;
+        write_frame(writer, &mut clock, &mut rng, shape)?;
     }
-    writer.finish()
+    Ok(())
 }
 
 /// Timestamps that advance a little per call.

@@ -10,12 +10,14 @@ use std::path::Path;
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 
+use crate::container::Prefetcher;
 use crate::container::{
     ChunkMeta, ContainerReader, ContainerWriter, RawChunk, WriterOptions, WriterStats,
 };
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::generated::trace::{
-    Call, CallT, FrameBoundary, FrameBoundaryArgs, Record, RecordArgs, RecordBatch, RecordBatchArgs,
+    Call, CallT, Envelope, FrameBoundary, FrameBoundaryArgs, Record, RecordArgs, RecordBatch,
+    RecordBatchArgs,
 };
 use crate::wire::{Content, IndexEntry};
 
@@ -40,8 +42,9 @@ pub struct CallMeta {
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("one.mscope");
 /// let mut writer = TraceWriter::create(&path, &WriterOptions::default()).unwrap();
-/// let draw = CallT::CmdDraw(Box::new(CmdDrawT { vertex_count: 3, instance_count: 1, ..Default::default() }));
-/// writer.append(CallMeta::default(), &draw).unwrap();
+/// let mut draw = CmdDrawT::default();
+/// draw.vertex_count = 3;
+/// writer.append(CallMeta::default(), &CallT::CmdDraw(Box::new(draw))).unwrap();
 /// writer.end_frame(CallMeta::default()).unwrap();
 /// writer.finish().unwrap();
 ///
@@ -93,10 +96,12 @@ impl TraceWriter {
         let record = Record::create(
             &mut self.fbb,
             &RecordArgs {
-                seq,
-                thread_id: meta.thread_id,
-                timestamp_ns: meta.timestamp_ns,
-                result: meta.result,
+                envelope: Some(&Envelope::new(
+                    seq,
+                    meta.thread_id,
+                    meta.timestamp_ns,
+                    meta.result,
+                )),
                 call_type,
                 call: Some(call),
             },
@@ -237,16 +242,42 @@ impl TraceChunk {
     }
 }
 
-/// Reads a trace file chunk by chunk.
+/// How a reader spreads its work. The default reads on the calling thread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Threads that checksum, decompress and verify chunks ahead of the consumer; 0
+    /// does it all on the calling thread.
+    pub threads: usize,
+}
+
+impl ReadOptions {
+    /// Read-ahead on one thread per core.
+    pub fn parallel() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        ReadOptions { threads: cores }
+    }
+}
+
+/// Reads a trace file chunk by chunk, in file order.
 pub struct TraceReader {
     inner: ContainerReader,
+    threads: usize,
+    prefetch: Option<Prefetcher<TraceChunk>>,
 }
 
 impl TraceReader {
-    /// Opens a trace; fails if `path` is not a readable trace of this format version.
+    /// Opens a trace, to be read on the calling thread; fails if `path` is not a
+    /// readable trace of this format version.
     pub fn open(path: &Path) -> Result<Self> {
+        Self::open_with(path, &ReadOptions::default())
+    }
+
+    /// Opens a trace with read-ahead as `options` say.
+    pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Self> {
         Ok(TraceReader {
             inner: ContainerReader::open(path, Content::Trace)?,
+            threads: options.threads,
+            prefetch: None,
         })
     }
 
@@ -259,6 +290,7 @@ impl TraceReader {
     /// without one, a scan of the chunk headers. Chunks end at frame boundaries, so every
     /// record of a chunk belongs to the chunk's `first_frame`.
     pub fn seek_to_frame(&mut self, frame: u64) -> Result<()> {
+        self.prefetch = None;
         let index = self.inner.scan_index()?;
         match index.iter().position(|e| e.first_frame >= frame) {
             Some(ordinal) if index[ordinal].first_frame == frame => {
@@ -286,15 +318,25 @@ impl Iterator for TraceReader {
     type Item = Result<TraceChunk>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let raw = match self.inner.next_chunk()? {
-            Ok(raw) => raw,
-            Err(e) => return Some(Err(e)),
-        };
-        let path = self.inner.path().to_path_buf();
-        let verified = TraceChunk::verify(raw, &path);
-        if verified.is_err() {
-            self.inner.stop();
+        if self.threads == 0 {
+            let raw = match self.inner.next_chunk()? {
+                Ok(raw) => raw,
+                Err(e) => return Some(Err(e)),
+            };
+            let verified = TraceChunk::verify(raw, self.inner.path());
+            if verified.is_err() {
+                self.inner.stop();
+            }
+            return Some(verified);
         }
-        Some(verified)
+        if self.prefetch.is_none() {
+            let reader = match self.inner.reopen() {
+                Ok(reader) => reader,
+                Err(e) => return Some(Err(e)),
+            };
+            self.inner.stop();
+            self.prefetch = Some(Prefetcher::start(reader, self.threads, TraceChunk::verify));
+        }
+        self.prefetch.as_mut()?.next()
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use trace_format::generated::trace::{CallT, CmdDrawT};
 use trace_format::wire::{ChunkHeader, CHUNK_HEADER_LEN, FILE_HEADER_LEN, TRAILER_LEN};
-use trace_format::{CallMeta, ErrorKind, TraceReader, TraceWriter, WriterOptions};
+use trace_format::{CallMeta, ErrorKind, ReadOptions, TraceReader, TraceWriter, WriterOptions};
 
 const FRAMES: u32 = 6;
 const DRAWS_PER_FRAME: u32 = 50;
@@ -39,9 +39,22 @@ fn write_trace(dir: &Path) -> (PathBuf, Vec<u64>) {
     (path, offsets)
 }
 
-/// What reading `path` gives: the draws of every whole chunk read, and the error.
+/// What reading `path` gives: the draws of every whole chunk read, and the error. The
+/// serial reader and the read-ahead reader must agree exactly.
 fn read_all(path: &Path) -> (Vec<u32>, Option<trace_format::Error>) {
-    let mut reader = match TraceReader::open(path) {
+    let serial = read_with(path, 0);
+    let parallel = read_with(path, 3);
+    assert_eq!(serial.0, parallel.0, "read-ahead read other records");
+    assert_eq!(
+        serial.1.as_ref().map(ToString::to_string),
+        parallel.1.as_ref().map(ToString::to_string),
+        "read-ahead reported another error"
+    );
+    serial
+}
+
+fn read_with(path: &Path, threads: usize) -> (Vec<u32>, Option<trace_format::Error>) {
+    let mut reader = match TraceReader::open_with(path, &ReadOptions { threads }) {
         Ok(r) => r,
         Err(e) => return (vec![], Some(e)),
     };

@@ -618,10 +618,11 @@ fn every_record_type_round_trips() {
     }
     assert_eq!(read.len(), calls.len());
     for (i, (record, call)) in read.iter().zip(&calls).enumerate() {
-        assert_eq!(record.seq, i as u64);
-        assert_eq!(record.thread_id, 100 + i as u64);
-        assert_eq!(record.timestamp_ns, 1000 * i as u64);
-        assert_eq!(record.result, -(i as i32));
+        let envelope = &record.envelope;
+        assert_eq!(envelope.seq, i as u64);
+        assert_eq!(envelope.thread_id, 100 + i as u64);
+        assert_eq!(envelope.timestamp_ns, 1000 * i as u64);
+        assert_eq!(envelope.result, -(i as i32));
         assert_eq!(&record.call, call, "record {i}");
     }
 }

@@ -2,8 +2,10 @@
 //! and indexed by a footer. Trace and results files both use it; what a payload means
 //! is up to `trace` and `results`.
 
+mod prefetch;
 mod reader;
 mod writer;
 
-pub use reader::{ContainerReader, RawChunk};
+pub use prefetch::{Finish, Prefetcher};
+pub use reader::{CompressedChunk, ContainerReader, RawChunk};
 pub use writer::{ChunkMeta, ContainerWriter, WriterOptions, WriterStats};

@@ -39,6 +39,60 @@ impl RawChunk {
     }
 }
 
+/// One chunk as read from the file: its header (bounds already checked) and its
+/// compressed payload, not yet checksummed or decompressed.
+#[derive(Debug)]
+pub struct CompressedChunk {
+    /// Its header.
+    pub header: ChunkHeader,
+    /// Ordinal of the chunk in the file, from 0.
+    pub ordinal: u64,
+    /// File offset of its header.
+    pub offset: u64,
+    /// The compressed payload.
+    pub bytes: Vec<u8>,
+}
+
+impl CompressedChunk {
+    /// Checks the checksum and decompresses to exactly the declared size.
+    pub fn decompress(
+        self,
+        path: &Path,
+        decompressor: &mut zstd::bulk::Decompressor<'_>,
+    ) -> Result<RawChunk> {
+        let location = Location::Chunk {
+            index: self.ordinal,
+            offset: self.offset,
+        };
+        let err = |kind: ErrorKind| Error::new(path, location, kind);
+        let header = self.header;
+        let computed = header.compute_crc(&self.bytes);
+        if computed != header.crc32 {
+            return Err(err(ErrorKind::ChecksumMismatch {
+                stored: header.crc32,
+                computed,
+            }));
+        }
+        let declared = header.uncompressed_len as usize;
+        let mut payload = Vec::with_capacity(declared);
+        decompressor
+            .decompress_to_buffer(&self.bytes[..], &mut payload)
+            .map_err(|e| err(ErrorKind::Decompress(e.to_string())))?;
+        if payload.len() != declared {
+            return Err(err(ErrorKind::DecompressedSize {
+                declared: declared as u64,
+                actual: payload.len() as u64,
+            }));
+        }
+        Ok(RawChunk {
+            header,
+            ordinal: self.ordinal,
+            offset: self.offset,
+            payload,
+        })
+    }
+}
+
 /// The footer as read and checked.
 #[derive(Debug)]
 struct Footer {
@@ -57,7 +111,6 @@ pub struct ContainerReader {
     pos: u64,
     ordinal: u64,
     stopped: bool,
-    compressed: Vec<u8>,
     decompressor: zstd::bulk::Decompressor<'static>,
 }
 
@@ -92,7 +145,6 @@ impl ContainerReader {
             pos: FILE_HEADER_LEN as u64,
             ordinal: 0,
             stopped: false,
-            compressed: Vec::new(),
             decompressor,
         })
     }
@@ -128,6 +180,20 @@ impl ContainerReader {
         self.pos = entry.offset;
         self.ordinal = ordinal;
         self.stopped = false;
+    }
+
+    /// A second reader of the same file at the same position, for a read-ahead thread.
+    pub fn reopen(&self) -> Result<Self> {
+        let mut other = ContainerReader::open(&self.path, self.header.content)?;
+        other.pos = self.pos;
+        other.ordinal = self.ordinal;
+        other.stopped = self.stopped;
+        Ok(other)
+    }
+
+    /// Ordinal of the chunk the next read returns.
+    pub fn next_ordinal(&self) -> u64 {
+        self.ordinal
     }
 
     /// Ends iteration: `next_chunk` returns `None` from now on.
@@ -169,60 +235,52 @@ impl ContainerReader {
     /// The next chunk, checked and decompressed; `None` after the last one or after an
     /// error.
     pub fn next_chunk(&mut self) -> Option<Result<RawChunk>> {
+        let compressed = match self.next_compressed()? {
+            Ok(compressed) => compressed,
+            Err(e) => return Some(Err(e)),
+        };
+        let result = compressed.decompress(&self.path, &mut self.decompressor);
+        if result.is_err() {
+            self.stopped = true;
+        }
+        Some(result)
+    }
+
+    /// The next chunk's header and compressed bytes, bounds-checked but not yet
+    /// checksummed or decompressed; `None` after the last one or after an error.
+    pub fn next_compressed(&mut self) -> Option<Result<CompressedChunk>> {
         if self.stopped || self.pos >= self.chunks_end {
             return None;
         }
-        let result = self.read_chunk();
+        let (offset, ordinal) = (self.pos, self.ordinal);
+        let result = self.read_chunk_header(offset, ordinal).and_then(|header| {
+            let mut bytes = vec![0u8; header.compressed_len as usize];
+            self.file.read_exact(&mut bytes).map_err(|e| {
+                Error::new(
+                    &self.path,
+                    Location::Chunk {
+                        index: ordinal,
+                        offset,
+                    },
+                    ErrorKind::Io(e),
+                )
+            })?;
+            Ok(CompressedChunk {
+                header,
+                ordinal,
+                offset,
+                bytes,
+            })
+        });
         match &result {
             Ok(chunk) => {
                 self.pos =
-                    chunk.offset + CHUNK_HEADER_LEN as u64 + u64::from(chunk.header.compressed_len);
+                    offset + CHUNK_HEADER_LEN as u64 + u64::from(chunk.header.compressed_len);
                 self.ordinal += 1;
             }
             Err(_) => self.stopped = true,
         }
         Some(result)
-    }
-
-    fn read_chunk(&mut self) -> Result<RawChunk> {
-        let (offset, ordinal) = (self.pos, self.ordinal);
-        let location = Location::Chunk {
-            index: ordinal,
-            offset,
-        };
-        let header = self.read_chunk_header(offset, ordinal)?;
-        let err = |kind: ErrorKind| Error::new(&self.path, location, kind);
-
-        let compressed_len = header.compressed_len as usize;
-        self.compressed.resize(compressed_len, 0);
-        self.file
-            .read_exact(&mut self.compressed)
-            .map_err(|e| err(e.into()))?;
-        let computed = header.compute_crc(&self.compressed);
-        if computed != header.crc32 {
-            return Err(err(ErrorKind::ChecksumMismatch {
-                stored: header.crc32,
-                computed,
-            }));
-        }
-
-        let declared = header.uncompressed_len as usize;
-        let mut payload = Vec::with_capacity(declared);
-        self.decompressor
-            .decompress_to_buffer(&self.compressed[..], &mut payload)
-            .map_err(|e| err(ErrorKind::Decompress(e.to_string())))?;
-        if payload.len() != declared {
-            return Err(err(ErrorKind::DecompressedSize {
-                declared: declared as u64,
-                actual: payload.len() as u64,
-            }));
-        }
-        Ok(RawChunk {
-            header,
-            ordinal,
-            offset,
-            payload,
-        })
     }
 
     /// Reads and bounds-checks the chunk header at `offset`, leaving the file positioned

@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 use crate::error::{Error, ErrorKind, Location, Result};
@@ -133,10 +133,7 @@ impl ContainerWriter {
 
     /// A buffer the background thread is done with, for the caller to reuse.
     pub fn recycled_buffer(&mut self) -> Option<Vec<u8>> {
-        match self.recycled.try_recv() {
-            Ok(buf) => Some(buf),
-            Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
-        }
+        self.recycled.try_recv().ok()
     }
 
     /// Writes the footer index, waits for the background thread, and returns totals.

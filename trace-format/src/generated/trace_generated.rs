@@ -3935,6 +3935,242 @@ impl SubpassDependencyT {
   }
 }
 
+/// What every record carries besides its call. A struct, so the verifier checks it
+/// as one fixed-size field.
+// struct Envelope, aligned to 8
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct Envelope(pub [u8; 32]);
+impl Default for Envelope { 
+  fn default() -> Self { 
+    Self([0; 32])
+  }
+}
+impl ::core::fmt::Debug for Envelope {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("Envelope")
+      .field("seq", &self.seq())
+      .field("thread_id", &self.thread_id())
+      .field("timestamp_ns", &self.timestamp_ns())
+      .field("result", &self.result())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for Envelope {}
+impl<'a> ::flatbuffers::Follow<'a> for Envelope {
+  type Inner = &'a Envelope;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a Envelope>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a Envelope {
+  type Inner = &'a Envelope;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<Envelope>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for Envelope {
+    type Output = Envelope;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const Envelope as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(8)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for Envelope {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl Serialize for Envelope {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("Envelope", 4)?;
+      s.serialize_field("seq", &self.seq())?;
+      s.serialize_field("thread_id", &self.thread_id())?;
+      s.serialize_field("timestamp_ns", &self.timestamp_ns())?;
+      s.serialize_field("result", &self.result())?;
+    s.end()
+  }
+}
+
+impl<'a> Envelope {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    seq: u64,
+    thread_id: u64,
+    timestamp_ns: u64,
+    result: i32,
+  ) -> Self {
+    let mut s = Self([0; 32]);
+    s.set_seq(seq);
+    s.set_thread_id(thread_id);
+    s.set_timestamp_ns(timestamp_ns);
+    s.set_result(result);
+    s
+  }
+
+  /// Global sequence number: one total order over every thread's calls.
+  pub fn seq(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_seq(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn thread_id(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[8..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_thread_id(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[8..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  /// Nanoseconds since the capture started.
+  pub fn timestamp_ns(&self) -> u64 {
+    let mut mem = ::core::mem::MaybeUninit::<<u64 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[16..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_timestamp_ns(&mut self, x: u64) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[16..].as_mut_ptr(),
+        ::core::mem::size_of::<<u64 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  /// The VkResult the call returned (0 for calls that return void).
+  pub fn result(&self) -> i32 {
+    let mut mem = ::core::mem::MaybeUninit::<<i32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[24..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<i32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_result(&mut self, x: i32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[24..].as_mut_ptr(),
+        ::core::mem::size_of::<<i32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn unpack(&self) -> EnvelopeT {
+    EnvelopeT {
+      seq: self.seq(),
+      thread_id: self.thread_id(),
+      timestamp_ns: self.timestamp_ns(),
+      result: self.result(),
+    }
+  }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EnvelopeT {
+  pub seq: u64,
+  pub thread_id: u64,
+  pub timestamp_ns: u64,
+  pub result: i32,
+}
+impl EnvelopeT {
+  pub fn pack(&self) -> Envelope {
+    Envelope::new(
+      self.seq,
+      self.thread_id,
+      self.timestamp_ns,
+      self.result,
+    )
+  }
+}
+
 pub enum ApplicationInfoOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
@@ -18993,12 +19229,9 @@ impl<'a> ::flatbuffers::Follow<'a> for Record<'a> {
 }
 
 impl<'a> Record<'a> {
-  pub const VT_SEQ: ::flatbuffers::VOffsetT = 4;
-  pub const VT_THREAD_ID: ::flatbuffers::VOffsetT = 6;
-  pub const VT_TIMESTAMP_NS: ::flatbuffers::VOffsetT = 8;
-  pub const VT_RESULT: ::flatbuffers::VOffsetT = 10;
-  pub const VT_CALL_TYPE: ::flatbuffers::VOffsetT = 12;
-  pub const VT_CALL: ::flatbuffers::VOffsetT = 14;
+  pub const VT_ENVELOPE: ::flatbuffers::VOffsetT = 4;
+  pub const VT_CALL_TYPE: ::flatbuffers::VOffsetT = 6;
+  pub const VT_CALL: ::flatbuffers::VOffsetT = 8;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -19007,23 +19240,20 @@ impl<'a> Record<'a> {
   #[allow(unused_mut)]
   pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
     _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args RecordArgs
+    args: &'args RecordArgs<'args>
   ) -> ::flatbuffers::WIPOffset<Record<'bldr>> {
     let mut builder = RecordBuilder::new(_fbb);
-    builder.add_timestamp_ns(args.timestamp_ns);
-    builder.add_thread_id(args.thread_id);
-    builder.add_seq(args.seq);
     if let Some(x) = args.call { builder.add_call(x); }
-    builder.add_result(args.result);
+    if let Some(x) = args.envelope { builder.add_envelope(x); }
     builder.add_call_type(args.call_type);
     builder.finish()
   }
 
   pub fn unpack(&self) -> RecordT {
-    let seq = self.seq();
-    let thread_id = self.thread_id();
-    let timestamp_ns = self.timestamp_ns();
-    let result = self.result();
+    let envelope = {
+      let x = self.envelope();
+      x.unpack()
+    };
     let call = match self.call_type() {
       Call::NONE => CallT::NONE,
       Call::CreateInstance => CallT::CreateInstance(alloc::boxed::Box::new(
@@ -19304,44 +19534,17 @@ impl<'a> Record<'a> {
       _ => CallT::NONE,
     };
     RecordT {
-      seq,
-      thread_id,
-      timestamp_ns,
-      result,
+      envelope,
       call,
     }
   }
 
-  /// Global sequence number: one total order over every thread's calls.
   #[inline]
-  pub fn seq(&self) -> u64 {
+  pub fn envelope(&self) -> &'a Envelope {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<u64>(Record::VT_SEQ, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn thread_id(&self) -> u64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u64>(Record::VT_THREAD_ID, Some(0)).unwrap()}
-  }
-  /// Nanoseconds since the capture started.
-  #[inline]
-  pub fn timestamp_ns(&self) -> u64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u64>(Record::VT_TIMESTAMP_NS, Some(0)).unwrap()}
-  }
-  /// The VkResult the call returned (0 for calls that return void).
-  #[inline]
-  pub fn result(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(Record::VT_RESULT, Some(0)).unwrap()}
+    unsafe { self._tab.get::<Envelope>(Record::VT_ENVELOPE, None).unwrap()}
   }
   #[inline]
   pub fn call_type(&self) -> Call {
@@ -20190,10 +20393,7 @@ impl ::flatbuffers::Verifiable for Record<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<u64>("seq", Self::VT_SEQ, false)?
-     .visit_field::<u64>("thread_id", Self::VT_THREAD_ID, false)?
-     .visit_field::<u64>("timestamp_ns", Self::VT_TIMESTAMP_NS, false)?
-     .visit_field::<i32>("result", Self::VT_RESULT, false)?
+     .visit_field::<Envelope>("envelope", Self::VT_ENVELOPE, true)?
      .visit_union::<Call, _>("call_type", Self::VT_CALL_TYPE, "call", Self::VT_CALL, false, |key, v, pos| {
         match key {
           Call::CreateInstance => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CreateInstance>>("Call::CreateInstance", pos),
@@ -20258,22 +20458,16 @@ impl ::flatbuffers::Verifiable for Record<'_> {
     Ok(())
   }
 }
-pub struct RecordArgs {
-    pub seq: u64,
-    pub thread_id: u64,
-    pub timestamp_ns: u64,
-    pub result: i32,
+pub struct RecordArgs<'a> {
+    pub envelope: Option<&'a Envelope>,
     pub call_type: Call,
     pub call: Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>>,
 }
-impl<'a> Default for RecordArgs {
+impl<'a> Default for RecordArgs<'a> {
   #[inline]
   fn default() -> Self {
     RecordArgs {
-      seq: 0,
-      thread_id: 0,
-      timestamp_ns: 0,
-      result: 0,
+      envelope: None, // required field
       call_type: Call::NONE,
       call: None,
     }
@@ -20285,11 +20479,8 @@ impl Serialize for Record<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("Record", 6)?;
-      s.serialize_field("seq", &self.seq())?;
-      s.serialize_field("thread_id", &self.thread_id())?;
-      s.serialize_field("timestamp_ns", &self.timestamp_ns())?;
-      s.serialize_field("result", &self.result())?;
+    let mut s = serializer.serialize_struct("Record", 3)?;
+      s.serialize_field("envelope", &self.envelope())?;
       s.serialize_field("call_type", &self.call_type())?;
       match self.call_type() {
         Call::NONE => (),
@@ -20580,20 +20771,8 @@ pub struct RecordBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
 }
 impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> RecordBuilder<'a, 'b, A> {
   #[inline]
-  pub fn add_seq(&mut self, seq: u64) {
-    self.fbb_.push_slot::<u64>(Record::VT_SEQ, seq, 0);
-  }
-  #[inline]
-  pub fn add_thread_id(&mut self, thread_id: u64) {
-    self.fbb_.push_slot::<u64>(Record::VT_THREAD_ID, thread_id, 0);
-  }
-  #[inline]
-  pub fn add_timestamp_ns(&mut self, timestamp_ns: u64) {
-    self.fbb_.push_slot::<u64>(Record::VT_TIMESTAMP_NS, timestamp_ns, 0);
-  }
-  #[inline]
-  pub fn add_result(&mut self, result: i32) {
-    self.fbb_.push_slot::<i32>(Record::VT_RESULT, result, 0);
+  pub fn add_envelope(&mut self, envelope: &Envelope) {
+    self.fbb_.push_slot_always::<&Envelope>(Record::VT_ENVELOPE, envelope);
   }
   #[inline]
   pub fn add_call_type(&mut self, call_type: Call) {
@@ -20614,6 +20793,7 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> RecordBuilder<'a, 'b, A> {
   #[inline]
   pub fn finish(self) -> ::flatbuffers::WIPOffset<Record<'a>> {
     let o = self.fbb_.end_table(self.start_);
+    self.fbb_.required(o, Record::VT_ENVELOPE,"envelope");
     ::flatbuffers::WIPOffset::new(o.value())
   }
 }
@@ -20621,10 +20801,7 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> RecordBuilder<'a, 'b, A> {
 impl ::core::fmt::Debug for Record<'_> {
   fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
     let mut ds = f.debug_struct("Record");
-      ds.field("seq", &self.seq());
-      ds.field("thread_id", &self.thread_id());
-      ds.field("timestamp_ns", &self.timestamp_ns());
-      ds.field("result", &self.result());
+      ds.field("envelope", &self.envelope());
       ds.field("call_type", &self.call_type());
       match self.call_type() {
         Call::CreateInstance => {
@@ -21023,19 +21200,13 @@ impl ::core::fmt::Debug for Record<'_> {
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordT {
-  pub seq: u64,
-  pub thread_id: u64,
-  pub timestamp_ns: u64,
-  pub result: i32,
+  pub envelope: EnvelopeT,
   pub call: CallT,
 }
 impl Default for RecordT {
   fn default() -> Self {
     Self {
-      seq: 0,
-      thread_id: 0,
-      timestamp_ns: 0,
-      result: 0,
+      envelope: Default::default(),
       call: CallT::NONE,
     }
   }
@@ -21045,17 +21216,12 @@ impl RecordT {
     &self,
     _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
   ) -> ::flatbuffers::WIPOffset<Record<'b>> {
-    let seq = self.seq;
-    let thread_id = self.thread_id;
-    let timestamp_ns = self.timestamp_ns;
-    let result = self.result;
+    let envelope_tmp = Some(self.envelope.pack());
+    let envelope = envelope_tmp.as_ref();
     let call_type = self.call.call_type();
     let call = self.call.pack(_fbb);
     Record::create(_fbb, &RecordArgs{
-      seq,
-      thread_id,
-      timestamp_ns,
-      result,
+      envelope,
       call_type,
       call,
     })
