@@ -22,9 +22,9 @@ pub struct Args {
 pub fn run(args: &Args) -> anyhow::Result<()> {
     match TraceReader::open_with(&args.file, &ReadOptions::parallel()) {
         Ok(reader) => trace_info(reader),
-        Err(e) if matches!(e.kind(), ErrorKind::WrongContent { .. }) => {
-            results_info(ResultsReader::open_with(&args.file, &ReadOptions::parallel())?)
-        }
+        Err(e) if matches!(e.kind(), ErrorKind::WrongContent { .. }) => results_info(
+            ResultsReader::open_with(&args.file, &ReadOptions::parallel())?,
+        ),
         Err(e) => Err(e.into()),
     }
 }
