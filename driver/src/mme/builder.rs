@@ -1,0 +1,807 @@
+//! The macro builder: values, registers, ALU ops, method output, parameter loads, state
+//! reads, structured control flow, and NVK's scratch helpers on top.
+//!
+//! A builder is made for one instruction set and decides everything that depends on
+//! it: which registers exist, which immediates an encoding can hold (others are moved
+//! into a register first, the destination when it is free to use), how comparisons are
+//! computed (Turing branches compare two values; Fermi branches test one value for
+//! zero, so the builder computes that value first), and how loops run (Turing's LOOP
+//! instruction where it can, a counted `while` elsewhere). The [`Program`] it produces
+//! is therefore legal as it stands, and each backend lowers it op by op.
+//!
+//! ```
+//! use driver::mme::{Arch, Builder, Cmp, Value};
+//!
+//! let mut b = Builder::new(Arch::Fermi);
+//! let count = b.load();
+//! let view = b.mov(Value::Zero);
+//! b.while_(Cmp::Ne, view, Value::Imm(32), |b| {
+//!     b.if_(Cmp::Ltu, view, count, |b| {
+//!         b.mthd(driver::class::SET_RT_LAYER);
+//!         b.emit(view);
+//!     });
+//!     b.add_to(view, view, Value::Imm(1));
+//! });
+//! let program = b.finish().unwrap();
+//! assert_eq!(program.arch, Arch::Fermi);
+//! ```
+
+use super::ir::{Alu64Op, AluOp, Arch, Cmp, Op, Program, Test};
+use super::reg_alloc::RegAlloc;
+use super::value::{Reg, Value};
+use crate::class;
+
+/// Why a macro could not be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// More values were live than the instruction set has registers.
+    #[error("out of registers on {arch} ({available} allocatable)")]
+    OutOfRegisters {
+        /// The instruction set.
+        arch: &'static str,
+        /// How many registers it lets the builder allocate.
+        available: u32,
+    },
+    /// The instruction set cannot do this.
+    #[error("{what} is not available on {arch}")]
+    Unsupported {
+        /// What was asked for.
+        what: &'static str,
+        /// The instruction set.
+        arch: &'static str,
+    },
+    /// An argument is out of range.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Builds one macro. Control flow takes closures, so every block is closed.
+pub struct Builder {
+    arch: Arch,
+    regs: RegAlloc,
+    blocks: Vec<Vec<Op>>,
+    fermi_first_param: Option<Reg>,
+    hw_loop_depth: u32,
+    error: Option<BuildError>,
+}
+
+fn fits_signed(v: u32, bits: u32) -> bool {
+    let v = v as i32;
+    let half = 1i32 << (bits - 1);
+    (-half..half).contains(&v)
+}
+
+impl Builder {
+    /// A builder for `arch`.
+    pub fn new(arch: Arch) -> Self {
+        let mut regs = RegAlloc::new(arch.allocatable());
+        let fermi_first_param = match arch {
+            // The first parameter arrives in r1 before the first instruction runs.
+            Arch::Fermi => {
+                regs.realloc(Reg(1));
+                Some(Reg(1))
+            }
+            Arch::Turing => None,
+        };
+        Builder {
+            arch,
+            regs,
+            blocks: vec![Vec::new()],
+            fermi_first_param,
+            hw_loop_depth: 0,
+            error: None,
+        }
+    }
+
+    /// The instruction set this builder targets.
+    pub fn arch(&self) -> Arch {
+        self.arch
+    }
+
+    /// The finished program, or the first error met while building.
+    pub fn finish(mut self) -> Result<Program, BuildError> {
+        if let Some(error) = self.error.take() {
+            return Err(error);
+        }
+        debug_assert_eq!(self.blocks.len(), 1, "a block was left open");
+        Ok(Program {
+            arch: self.arch,
+            ops: self.blocks.pop().unwrap_or_default(),
+        })
+    }
+
+    // ------------------------------------------------------------------ registers
+
+    /// Allocates a register.
+    pub fn alloc_reg(&mut self) -> Value {
+        Value::Reg(self.alloc())
+    }
+
+    /// Frees the register `v` lives in (no-op for constants).
+    pub fn free_reg(&mut self, v: Value) {
+        if let Value::Reg(r) = v {
+            // After a failed allocation the builder hands out placeholders; let them go.
+            if self.error.is_none() || self.regs.is_allocated(r) {
+                self.regs.free(r);
+            }
+        }
+    }
+
+    /// Allocates exactly the register `v` lives in again, after a spill freed it.
+    pub fn realloc_reg(&mut self, v: Value) {
+        if let Value::Reg(r) = v {
+            if self.regs.is_allocated(r) {
+                self.fail(BuildError::Invalid(format!(
+                    "{r} is in use: it cannot be unspilled into"
+                )));
+            } else {
+                self.regs.realloc(r);
+            }
+        }
+    }
+
+    fn alloc(&mut self) -> Reg {
+        match self.regs.alloc() {
+            Some(r) => r,
+            None => {
+                self.fail(BuildError::OutOfRegisters {
+                    arch: self.arch.name(),
+                    available: self.arch.allocatable().count_ones(),
+                });
+                Reg(0)
+            }
+        }
+    }
+
+    fn fail(&mut self, error: BuildError) {
+        self.error.get_or_insert(error);
+    }
+
+    fn unsupported(&mut self, what: &'static str) {
+        self.fail(BuildError::Unsupported {
+            what,
+            arch: self.arch.name(),
+        });
+    }
+
+    fn dst_reg(&mut self, dst: Value) -> Reg {
+        match dst {
+            Value::Reg(r) => r,
+            other => {
+                self.fail(BuildError::Invalid(format!(
+                    "destination {other} is not a register"
+                )));
+                Reg(0)
+            }
+        }
+    }
+
+    fn push(&mut self, op: Op) {
+        if let Some(block) = self.blocks.last_mut() {
+            block.push(op);
+        }
+    }
+
+    fn block(&mut self, build: impl FnOnce(&mut Builder)) -> Vec<Op> {
+        self.blocks.push(Vec::new());
+        build(self);
+        self.blocks.pop().unwrap_or_default()
+    }
+
+    /// `v` in a register (or zero): moves an immediate into `prefer` when given, else
+    /// into a temporary that the caller frees with [`Self::release`].
+    fn in_reg(&mut self, v: Value, prefer: Option<Reg>) -> (Value, Option<Reg>) {
+        match v {
+            Value::Imm(_) => {
+                let (reg, temp) = match prefer {
+                    Some(r) => (r, None),
+                    None => {
+                        let r = self.alloc();
+                        (r, Some(r))
+                    }
+                };
+                self.push(Op::Mov { dst: reg, x: v });
+                (Value::Reg(reg), temp)
+            }
+            other => (other, None),
+        }
+    }
+
+    fn release(&mut self, temps: &[Option<Reg>]) {
+        for r in temps.iter().flatten() {
+            self.free_reg(Value::Reg(*r));
+        }
+    }
+
+    /// `dst` may hold a materialized operand if no other operand reads it.
+    fn spare(dst: Reg, others: &[Value]) -> Option<Reg> {
+        (!others.contains(&Value::Reg(dst))).then_some(dst)
+    }
+
+    // ------------------------------------------------------------------ ALU
+
+    /// `dst = op(x, y)`, legalized for the instruction set.
+    pub fn alu_to(&mut self, op: AluOp, dst: Value, x: impl Into<Value>, y: impl Into<Value>) {
+        let (dst, mut x, mut y) = (self.dst_reg(dst), x.into(), y.into());
+        let mut temps = [None, None];
+        match self.arch {
+            Arch::Turing => {
+                // Two immediates fit only when both are 16-bit (IMM and IMMPAIR).
+                if let (Value::Imm(a), Value::Imm(b)) = (x, y) {
+                    if !fits_signed(a, 16) || !fits_signed(b, 16) {
+                        (x, temps[0]) = self.in_reg(x, Some(dst));
+                    }
+                }
+            }
+            Arch::Fermi => {
+                if op == AluOp::Mul {
+                    return self.unsupported("multiplication");
+                }
+                if matches!(op, AluOp::Sll | AluOp::Srl) && y.reg().is_some() {
+                    return self.unsupported("a shift by a register amount");
+                }
+                if op == AluOp::Add && x.reg().is_none() && y.reg().is_some() {
+                    std::mem::swap(&mut x, &mut y);
+                }
+                let immediate_ok = match (op, y) {
+                    (AluOp::Add, Value::Imm(v)) => fits_signed(v, 18),
+                    (AluOp::Sub, Value::Imm(v)) => fits_signed(v.wrapping_neg(), 18),
+                    (AluOp::Sll | AluOp::Srl, _) => true,
+                    (_, Value::Imm(_)) => false,
+                    _ => true,
+                };
+                if !immediate_ok {
+                    (y, temps[1]) = self.in_reg(y, Self::spare(dst, &[x]));
+                }
+                (x, temps[0]) = self.in_reg(x, Self::spare(dst, &[y]));
+            }
+        }
+        if matches!(op, AluOp::Sll | AluOp::Srl) {
+            if let Some(n) = y.constant().filter(|n| *n > 31) {
+                self.fail(BuildError::Invalid(format!("shift by {n} is out of range")));
+            }
+        }
+        self.push(Op::Alu { op, dst, x, y });
+        self.release(&temps);
+    }
+
+    fn alu(&mut self, op: AluOp, x: impl Into<Value>, y: impl Into<Value>) -> Value {
+        let dst = self.alloc_reg();
+        self.alu_to(op, dst, x, y);
+        dst
+    }
+
+    /// `x + y` in a new register.
+    pub fn add(&mut self, x: impl Into<Value>, y: impl Into<Value>) -> Value {
+        self.alu(AluOp::Add, x, y)
+    }
+    /// `dst = x + y`
+    pub fn add_to(&mut self, dst: Value, x: impl Into<Value>, y: impl Into<Value>) {
+        self.alu_to(AluOp::Add, dst, x, y)
+    }
+    /// `x - y` in a new register.
+    pub fn sub(&mut self, x: impl Into<Value>, y: impl Into<Value>) -> Value {
+        self.alu(AluOp::Sub, x, y)
+    }
+    /// `dst = x - y`
+    pub fn sub_to(&mut self, dst: Value, x: impl Into<Value>, y: impl Into<Value>) {
+        self.alu_to(AluOp::Sub, dst, x, y)
+    }
+    /// `x & y` in a new register.
+    pub fn and(&mut self, x: impl Into<Value>, y: impl Into<Value>) -> Value {
+        self.alu(AluOp::And, x, y)
+    }
+    /// `x & !y` in a new register.
+    pub fn and_not(&mut self, x: impl Into<Value>, y: impl Into<Value>) -> Value {
+        self.alu(AluOp::AndNot, x, y)
+    }
+    /// `x | y` in a new register.
+    pub fn or(&mut self, x: impl Into<Value>, y: impl Into<Value>) -> Value {
+        self.alu(AluOp::Or, x, y)
+    }
+    /// `x ^ y` in a new register.
+    pub fn xor(&mut self, x: impl Into<Value>, y: impl Into<Value>) -> Value {
+        self.alu(AluOp::Xor, x, y)
+    }
+    /// `x * y` (low 32 bits) in a new register; Turing only.
+    pub fn mul(&mut self, x: impl Into<Value>, y: impl Into<Value>) -> Value {
+        self.alu(AluOp::Mul, x, y)
+    }
+    /// `x << n` in a new register.
+    pub fn sll(&mut self, x: impl Into<Value>, n: impl Into<Value>) -> Value {
+        self.alu(AluOp::Sll, x, n)
+    }
+    /// `x >> n` (logical) in a new register.
+    pub fn srl(&mut self, x: impl Into<Value>, n: impl Into<Value>) -> Value {
+        self.alu(AluOp::Srl, x, n)
+    }
+
+    /// `dst = x op y` on 64-bit (low, high) register pairs.
+    pub fn alu64_to(&mut self, op: Alu64Op, dst: [Value; 2], x: [Value; 2], y: [Value; 2]) {
+        let dst = [self.dst_reg(dst[0]), self.dst_reg(dst[1])];
+        let mut temps = Vec::new();
+        let mut operand = |b: &mut Builder, v: Value| {
+            let small = v.constant().is_some_and(|c| fits_signed(c, 16));
+            if b.arch == Arch::Turing && (v.reg().is_some() || small) {
+                return v;
+            }
+            let (v, temp) = b.in_reg(v, None);
+            temps.push(temp);
+            v
+        };
+        let x = [operand(self, x[0]), operand(self, x[1])];
+        let y = [operand(self, y[0]), operand(self, y[1])];
+        // Turing runs both halves in one instruction: at most one immediate per half.
+        let (x, mut y) = (x, y);
+        if self.arch == Arch::Turing {
+            for half in 0..2 {
+                if matches!(y[half], Value::Imm(_)) && matches!(x[half], Value::Imm(_)) {
+                    let (v, temp) = self.in_reg(y[half], None);
+                    y[half] = v;
+                    temps.push(temp);
+                }
+            }
+        }
+        // The low result is written before the high half reads its operands.
+        let aliased = [x[1], y[1]].contains(&Value::Reg(dst[0]));
+        let low = if aliased { self.alloc() } else { dst[0] };
+        self.push(Op::Alu64 {
+            op,
+            dst: [low, dst[1]],
+            x,
+            y,
+        });
+        if aliased {
+            self.push(Op::Mov {
+                dst: dst[0],
+                x: Value::Reg(low),
+            });
+            self.free_reg(Value::Reg(low));
+        }
+        self.release(&temps);
+    }
+
+    /// `x + y` on 64-bit (low, high) pairs, in two new registers.
+    pub fn add64(&mut self, x: [Value; 2], y: [Value; 2]) -> [Value; 2] {
+        let dst = [self.alloc_reg(), self.alloc_reg()];
+        self.alu64_to(Alu64Op::Add, dst, x, y);
+        dst
+    }
+
+    /// `x - y` on 64-bit (low, high) pairs, in two new registers.
+    pub fn sub64(&mut self, x: [Value; 2], y: [Value; 2]) -> [Value; 2] {
+        let dst = [self.alloc_reg(), self.alloc_reg()];
+        self.alu64_to(Alu64Op::Sub, dst, x, y);
+        dst
+    }
+
+    /// `dst = (x & !(mask(bits) << dst_pos)) | (((y >> src_pos) & mask(bits)) << dst_pos)`
+    pub fn merge_to(
+        &mut self,
+        dst: Value,
+        x: impl Into<Value>,
+        y: impl Into<Value>,
+        dst_pos: u8,
+        bits: u8,
+        src_pos: u8,
+    ) {
+        let (dst, x, y) = (self.dst_reg(dst), x.into(), y.into());
+        if !(1..=31).contains(&bits) || dst_pos > 31 || src_pos > 31 {
+            return self.fail(BuildError::Invalid(format!(
+                "merge of {bits} bits from {src_pos} to {dst_pos} does not fit an instruction"
+            )));
+        }
+        let (y, t1) = self.in_reg(y, Self::spare(dst, &[x]));
+        let (x, t0) = self.in_reg(x, None);
+        self.push(Op::Merge {
+            dst,
+            x,
+            y,
+            dst_pos,
+            bits,
+            src_pos,
+        });
+        self.release(&[t0, t1]);
+    }
+
+    /// [`Self::merge_to`] into a new register.
+    pub fn merge(
+        &mut self,
+        x: impl Into<Value>,
+        y: impl Into<Value>,
+        dst_pos: u8,
+        bits: u8,
+        src_pos: u8,
+    ) -> Value {
+        let dst = self.alloc_reg();
+        self.merge_to(dst, x, y, dst_pos, bits, src_pos);
+        dst
+    }
+
+    /// `dst = (x >> pos) & mask(bits)`, `pos` an immediate or a register.
+    pub fn bfe_to(&mut self, dst: Value, x: impl Into<Value>, pos: impl Into<Value>, bits: u8) {
+        let (dst, x, pos) = (self.dst_reg(dst), x.into(), pos.into());
+        if !(1..=31).contains(&bits) || pos.constant().is_some_and(|p| p > 31) {
+            return self.fail(BuildError::Invalid(format!(
+                "bitfield of {bits} bits at {pos} is out of range"
+            )));
+        }
+        let (x, temp) = self.in_reg(x, Self::spare(dst, &[pos]));
+        self.push(Op::Bfe { dst, x, pos, bits });
+        self.release(&[temp]);
+    }
+
+    /// [`Self::bfe_to`] into a new register.
+    pub fn bfe(&mut self, x: impl Into<Value>, pos: impl Into<Value>, bits: u8) -> Value {
+        let dst = self.alloc_reg();
+        self.bfe_to(dst, x, pos, bits);
+        dst
+    }
+
+    /// `dst = x`
+    pub fn mov_to(&mut self, dst: Value, x: impl Into<Value>) {
+        let dst = self.dst_reg(dst);
+        self.push(Op::Mov { dst, x: x.into() });
+    }
+
+    /// `x` in a new register.
+    pub fn mov(&mut self, x: impl Into<Value>) -> Value {
+        let dst = self.alloc_reg();
+        self.mov_to(dst, x);
+        dst
+    }
+
+    // ------------------------------------------------------------------ parameters, state, methods
+
+    /// The next parameter, in a new register. On Fermi the first parameter is already
+    /// in r1 when the macro starts, so the first `load` returns r1 wherever it is called.
+    pub fn load(&mut self) -> Value {
+        if let Some(r1) = self.fermi_first_param.take() {
+            return Value::Reg(r1);
+        }
+        let dst = self.alloc();
+        self.push(Op::Load { dst });
+        Value::Reg(dst)
+    }
+
+    /// `dst = the next parameter`
+    pub fn load_to(&mut self, dst: Value) {
+        let reg = self.dst_reg(dst);
+        if let Some(r1) = self.fermi_first_param.take() {
+            self.push(Op::Mov {
+                dst: reg,
+                x: Value::Reg(r1),
+            });
+            self.free_reg(Value::Reg(r1));
+            return;
+        }
+        self.push(Op::Load { dst: reg });
+    }
+
+    /// The state of method `mthd` (a byte address), in a new register.
+    pub fn state(&mut self, mthd: u16) -> Value {
+        self.state_arr(mthd, Value::Zero)
+    }
+
+    /// The state of method `mthd + 4 * index`, in a new register.
+    pub fn state_arr(&mut self, mthd: u16, index: impl Into<Value>) -> Value {
+        let dst = self.alloc_reg();
+        self.state_arr_to(dst, mthd, index);
+        dst
+    }
+
+    /// `dst = state[mthd + 4 * index]`
+    pub fn state_arr_to(&mut self, dst: Value, mthd: u16, index: impl Into<Value>) {
+        let dst = self.dst_reg(dst);
+        let (mthd, index) = self.fold_index(mthd, index.into());
+        self.push(Op::State { dst, mthd, index });
+    }
+
+    /// Selects method `mthd` for the following [`Self::emit`]s (each advances it by 4).
+    pub fn mthd(&mut self, mthd: u16) {
+        self.mthd_arr(mthd, Value::Zero);
+    }
+
+    /// Selects method `mthd + 4 * index`.
+    pub fn mthd_arr(&mut self, mthd: u16, index: impl Into<Value>) {
+        let (mthd, index) = self.fold_index(mthd, index.into());
+        self.push(Op::Mthd { mthd, index });
+    }
+
+    fn fold_index(&mut self, mthd: u16, index: Value) -> (u16, Value) {
+        let (mthd, index) = match index.constant() {
+            Some(i) => (u32::from(mthd) + 4 * i, Value::Zero),
+            None => (u32::from(mthd), index),
+        };
+        if mthd > 0x3ffc || mthd % 4 != 0 {
+            self.fail(BuildError::Invalid(format!(
+                "method {mthd:#x} is outside the class"
+            )));
+        }
+        (mthd as u16, index)
+    }
+
+    /// Sends `x` to the selected method.
+    pub fn emit(&mut self, x: impl Into<Value>) {
+        let x = x.into();
+        let (x, temp) = match (self.arch, x) {
+            (Arch::Fermi, Value::Imm(v)) if !fits_signed(v, 18) => self.in_reg(x, None),
+            _ => (x, None),
+        };
+        self.push(Op::Emit { x });
+        self.release(&[temp]);
+    }
+
+    /// `data_ram[addr]` in a new register (Turing's data RAM).
+    pub fn dread(&mut self, addr: impl Into<Value>) -> Value {
+        if self.arch != Arch::Turing {
+            self.unsupported("the data RAM");
+        }
+        let dst = self.alloc();
+        let (addr, temp) = self.small_or_reg(addr.into());
+        self.push(Op::DRead { dst, addr });
+        self.release(&[temp]);
+        Value::Reg(dst)
+    }
+
+    /// `data_ram[addr] = x` (Turing's data RAM).
+    pub fn dwrite(&mut self, addr: impl Into<Value>, x: impl Into<Value>) {
+        if self.arch != Arch::Turing {
+            return self.unsupported("the data RAM");
+        }
+        let (addr, t0) = self.small_or_reg(addr.into());
+        let (x, t1) = self.small_or_reg(x.into());
+        self.push(Op::DWrite { addr, x });
+        self.release(&[t0, t1]);
+    }
+
+    fn small_or_reg(&mut self, v: Value) -> (Value, Option<Reg>) {
+        match v {
+            Value::Imm(c) if !fits_signed(c, 16) => self.in_reg(v, None),
+            other => (other, None),
+        }
+    }
+
+    /// Reads `count` dwords of memory at `(addr_hi << 32) | addr_lo` into the parameter
+    /// stream (Turing's `MME_DMA_READ_FIFOED` and its barrier): the next loads return them.
+    pub fn read_fifoed(
+        &mut self,
+        addr_hi: impl Into<Value>,
+        addr_lo: impl Into<Value>,
+        count: impl Into<Value>,
+    ) {
+        if self.arch != Arch::Turing {
+            return self.unsupported("MME_DMA_READ_FIFOED");
+        }
+        self.mthd(class::SET_MME_MEM_ADDRESS_A);
+        self.emit(addr_hi);
+        self.emit(addr_lo);
+        self.mthd(class::MME_DMA_READ_FIFOED);
+        self.emit(count);
+        self.push(Op::Barrier);
+    }
+
+    // ------------------------------------------------------------------ control flow
+
+    /// Runs `then` if `cmp(x, y)` holds.
+    pub fn if_(
+        &mut self,
+        cmp: Cmp,
+        x: impl Into<Value>,
+        y: impl Into<Value>,
+        then: impl FnOnce(&mut Builder),
+    ) {
+        let test = self.test(cmp, x.into(), y.into());
+        let then = self.block(then);
+        self.push(Op::If { test, then });
+    }
+
+    /// Runs `body` while `cmp(x, y)` holds, testing before each iteration. The operands
+    /// are compared afresh every time (the test is built after the body, so the loop's
+    /// back branch jumps to it and never past it).
+    pub fn while_(
+        &mut self,
+        cmp: Cmp,
+        x: impl Into<Value>,
+        y: impl Into<Value>,
+        body: impl FnOnce(&mut Builder),
+    ) {
+        let (x, y) = (x.into(), y.into());
+        let body = self.block(body);
+        let mut test = Test::Zero(Value::Zero);
+        let cond = self.block(|b| test = b.test(cmp, x, y));
+        self.push(Op::While { cond, test, body });
+    }
+
+    /// Runs `body` `count` times; a count of 0 runs it not at all, on both instruction
+    /// sets (Turing's LOOP instruction alone would run it once).
+    pub fn loop_(&mut self, count: impl Into<Value>, body: impl FnOnce(&mut Builder)) {
+        let count = count.into();
+        let hardware = self.arch == Arch::Turing
+            && self.hw_loop_depth == 0
+            && count.constant().is_none_or(|c| fits_signed(c, 16));
+        if hardware {
+            self.hw_loop_depth += 1;
+            let body = self.block(body);
+            self.hw_loop_depth -= 1;
+            self.push(Op::Loop { count, body });
+        } else {
+            // One hardware loop at a time on Turing, none before it: count down a register.
+            let counter = self.mov(count);
+            self.while_(Cmp::Ne, counter, Value::Zero, |b| {
+                body(b);
+                b.sub_to(counter, counter, Value::Imm(1));
+            });
+            self.free_reg(counter);
+        }
+    }
+
+    /// Ends the macro here if `cmp(x, y)` holds.
+    pub fn exit_if(&mut self, cmp: Cmp, x: impl Into<Value>, y: impl Into<Value>) {
+        let test = self.test(cmp, x.into(), y.into());
+        self.push(Op::ExitIf { test });
+    }
+
+    /// The test for `cmp(x, y)`, with any ops it needs pushed first. Temporaries are
+    /// freed at once: the branch reads them before anything that follows can reuse them.
+    fn test(&mut self, cmp: Cmp, x: Value, y: Value) -> Test {
+        match self.arch {
+            Arch::Turing => {
+                // The branch's own immediate holds its offset: one operand may be a
+                // 16-bit immediate (taken from the other ALU's slot), the rest registers.
+                let (x, y, temp) = match (x, y) {
+                    (Value::Imm(_), Value::Imm(_)) => {
+                        let (x, temp) = self.in_reg(x, None);
+                        let (y, t2) = self.small_or_reg(y);
+                        self.release(&[t2]);
+                        (x, y, temp)
+                    }
+                    (Value::Imm(c), _) if !fits_signed(c, 16) => {
+                        let (x, temp) = self.in_reg(x, None);
+                        (x, y, temp)
+                    }
+                    (_, Value::Imm(c)) if !fits_signed(c, 16) => {
+                        let (y, temp) = self.in_reg(y, None);
+                        (x, y, temp)
+                    }
+                    _ => (x, y, None),
+                };
+                self.release(&[temp]);
+                Test::Cmp(cmp, x, y)
+            }
+            Arch::Fermi => self.fermi_test(cmp, x, y),
+        }
+    }
+
+    /// Fermi branches test one register for zero; this computes that register.
+    fn fermi_test(&mut self, cmp: Cmp, x: Value, y: Value) -> Test {
+        match cmp {
+            Cmp::Eq | Cmp::Ne => {
+                let diff = match (x, y) {
+                    (v, Value::Zero) | (Value::Zero, v)
+                        if v.reg().is_some() || v == Value::Zero =>
+                    {
+                        v
+                    }
+                    // One ADD_IMM: x - imm is zero exactly when x == imm.
+                    (Value::Reg(_), Value::Imm(c)) | (Value::Imm(c), Value::Reg(_))
+                        if fits_signed(c.wrapping_neg(), 18) =>
+                    {
+                        let reg = if x.reg().is_some() { x } else { y };
+                        let t = self.alloc_reg();
+                        self.alu_to(AluOp::Sub, t, reg, Value::Imm(c));
+                        self.free_reg(t);
+                        t
+                    }
+                    _ => {
+                        let t = self.alloc_reg();
+                        self.alu_to(AluOp::Xor, t, x, y);
+                        self.free_reg(t);
+                        t
+                    }
+                };
+                if cmp == Cmp::Eq {
+                    Test::Zero(diff)
+                } else {
+                    Test::NonZero(diff)
+                }
+            }
+            _ => {
+                // Everything reduces to `a <u b`, possibly negated; signed comparisons
+                // bias both operands by 2^31 first.
+                let (a, b, negate) = match cmp {
+                    Cmp::Ltu | Cmp::Lt => (x, y, false),
+                    Cmp::Gtu | Cmp::Gt => (y, x, false),
+                    Cmp::Geu | Cmp::Ge => (x, y, true),
+                    _ => (y, x, true),
+                };
+                let signed = matches!(cmp, Cmp::Lt | Cmp::Gt | Cmp::Le | Cmp::Ge);
+                let low = self.alloc_reg();
+                let borrow = self.alloc_reg();
+                let (a, b) = if signed {
+                    self.mov_to(borrow, Value::Imm(0x8000_0000));
+                    self.add_to(low, a, borrow);
+                    self.add_to(borrow, b, borrow);
+                    (low, borrow)
+                } else {
+                    (a, b)
+                };
+                // The borrow out of `a - b` is set exactly when a <u b; SUBB turns it
+                // into 0 - 0 - borrow.
+                self.alu64_to(
+                    Alu64Op::Sub,
+                    [low, borrow],
+                    [a, Value::Zero],
+                    [b, Value::Zero],
+                );
+                self.free_reg(low);
+                self.free_reg(borrow);
+                if negate {
+                    Test::Zero(borrow)
+                } else {
+                    Test::NonZero(borrow)
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ NVK's helpers
+
+    fn scratch_mthd(&mut self, slot: u16) -> u16 {
+        if slot >= self.arch.scratch_slots() {
+            self.fail(BuildError::Invalid(format!(
+                "scratch slot {slot} is beyond the {} of {}",
+                self.arch.scratch_slots(),
+                self.arch.name()
+            )));
+        }
+        class::SET_MME_SHADOW_SCRATCH + 4 * slot
+    }
+
+    /// Shadow scratch slot `slot`, in a new register.
+    pub fn load_scratch(&mut self, slot: u16) -> Value {
+        let mthd = self.scratch_mthd(slot);
+        self.state(mthd)
+    }
+
+    /// `dst = scratch[slot]`
+    pub fn load_scratch_to(&mut self, dst: Value, slot: u16) {
+        let mthd = self.scratch_mthd(slot);
+        self.state_arr_to(dst, mthd, Value::Zero);
+    }
+
+    /// `scratch[slot] = v`
+    pub fn store_scratch(&mut self, slot: u16, v: impl Into<Value>) {
+        let mthd = self.scratch_mthd(slot);
+        self.mthd(mthd);
+        self.emit(v);
+    }
+
+    /// Loads the next parameter straight into `scratch[slot]`.
+    pub fn load_to_scratch(&mut self, slot: u16) {
+        let v = self.load();
+        self.store_scratch(slot, v);
+        self.free_reg(v);
+    }
+
+    /// Saves `v` to `scratch[slot]` and frees its register.
+    pub fn spill(&mut self, slot: u16, v: Value) {
+        if v.reg().is_some() {
+            self.store_scratch(slot, v);
+            self.free_reg(v);
+        }
+    }
+
+    /// Takes `v`'s register back and reloads it from `scratch[slot]`.
+    pub fn unspill(&mut self, slot: u16, v: Value) {
+        if v.reg().is_some() {
+            self.realloc_reg(v);
+            self.load_scratch_to(v, slot);
+        }
+    }
+
+    /// Registers free now.
+    pub fn free_regs(&self) -> u32 {
+        self.regs.free_count()
+    }
+}
