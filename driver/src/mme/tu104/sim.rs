@@ -18,6 +18,30 @@ const DATA_RAM_DWORDS: usize = 0xc00;
 pub struct Sim {
     name: String,
     insts: Vec<Inst>,
+    prepared: Vec<Prepared>,
+}
+
+/// What the loop needs to know about an instruction, worked out once at decode time.
+#[derive(Clone, Copy, Debug)]
+struct Prepared {
+    /// Parameters to load: LOAD0, then LOAD1.
+    loads: [bool; 2],
+    /// Parts that run when the predicate is zero / non-zero.
+    enabled: [[bool; 4]; 2],
+    predicated: bool,
+}
+
+impl Prepared {
+    fn new(inst: &Inst) -> Self {
+        Prepared {
+            loads: [
+                reads(inst, Src::LOAD0) || outputs(inst, OutSrc::Load0),
+                reads(inst, Src::LOAD1) || outputs(inst, OutSrc::Load1),
+            ],
+            enabled: [inst.pred_mode.enabled(0), inst.pred_mode.enabled(1)],
+            predicated: inst.pred_mode.0 != 0,
+        }
+    }
 }
 
 struct State {
@@ -40,9 +64,12 @@ fn sign_extend(imm: u16) -> u32 {
 impl Sim {
     /// Decodes `words` (3 per instruction) of the macro called `name`.
     pub fn new(name: &str, words: &[u32]) -> Result<Self, DecodeError> {
+        let insts = decode(words)?;
+        let prepared = insts.iter().map(Prepared::new).collect();
         Ok(Sim {
             name: name.to_string(),
-            insts: decode(words)?,
+            insts,
+            prepared,
         })
     }
 
@@ -60,7 +87,7 @@ impl Sim {
             carry: 0,
             mthd: None,
             params: ParamStream::default(),
-            data_ram: vec![0; DATA_RAM_DWORDS],
+            data_ram: Vec::new(),
             loop_count: 0,
             loop_start: 0,
             loop_end: 0,
@@ -77,12 +104,13 @@ impl Sim {
             if executed >= budget {
                 return Err(fail(ip, RunErrorKind::BudgetExceeded { budget }));
             }
-            let inst = self
-                .insts
-                .get(ip)
-                .ok_or_else(|| fail(ip, RunErrorKind::FellOffEnd))?;
+            let (Some(inst), Some(prepared)) = (self.insts.get(ip), self.prepared.get(ip)) else {
+                return Err(fail(ip, RunErrorKind::FellOffEnd));
+            };
             executed += 1;
-            let step = s.step(inst, ip, m).map_err(|kind| fail(ip, kind))?;
+            let step = s
+                .step(inst, prepared, ip, m)
+                .map_err(|kind| fail(ip, kind))?;
             if ending || step.stop {
                 return Ok(RunStats {
                     instructions: executed,
@@ -128,6 +156,14 @@ impl State {
         }
     }
 
+    /// The data RAM, allocated on first use: most macros never touch it.
+    fn data_ram(&mut self) -> &mut Vec<u32> {
+        if self.data_ram.is_empty() {
+            self.data_ram = vec![0; DATA_RAM_DWORDS];
+        }
+        &mut self.data_ram
+    }
+
     fn out(&self, inst: &Inst, src: OutSrc) -> u32 {
         match src {
             OutSrc::None => 0,
@@ -143,16 +179,23 @@ impl State {
         }
     }
 
-    fn step(&mut self, inst: &Inst, ip: usize, m: &mut impl Machine) -> Result<Step, RunErrorKind> {
-        for (i, (src, out)) in [(Src::LOAD0, OutSrc::Load0), (Src::LOAD1, OutSrc::Load1)]
-            .into_iter()
-            .enumerate()
-        {
-            if reads(inst, src) || outputs(inst, out) {
+    fn step(
+        &mut self,
+        inst: &Inst,
+        prepared: &Prepared,
+        ip: usize,
+        m: &mut impl Machine,
+    ) -> Result<Step, RunErrorKind> {
+        for i in 0..2 {
+            if prepared.loads[i] {
                 self.load[i] = self.params.next(m).ok_or(RunErrorKind::ParamsExhausted)?;
             }
         }
-        let enabled = inst.pred_mode.enabled(self.src(inst, 0, inst.pred));
+        let enabled = if prepared.predicated {
+            prepared.enabled[usize::from(self.src(inst, 0, inst.pred) != 0)]
+        } else {
+            prepared.enabled[0]
+        };
         let mut step = Step {
             next: ip as i64 + 1,
             stop: false,
@@ -275,12 +318,12 @@ impl State {
                 0
             }
             AluOp::Dread => *self
-                .data_ram
+                .data_ram()
                 .get(x as usize)
                 .ok_or(RunErrorKind::DataRamOutOfRange { index: x })?,
             AluOp::Dwrite => {
                 *self
-                    .data_ram
+                    .data_ram()
                     .get_mut(x as usize)
                     .ok_or(RunErrorKind::DataRamOutOfRange { index: x })? = y;
                 0
