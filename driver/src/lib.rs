@@ -7,4 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod class;
+pub mod gpu;
 pub mod mme;
+pub mod nvk;
+pub mod push;

@@ -186,9 +186,9 @@ impl State {
         ip: usize,
         m: &mut impl Machine,
     ) -> Result<Step, RunErrorKind> {
-        for i in 0..2 {
-            if prepared.loads[i] {
-                self.load[i] = self.params.next(m).ok_or(RunErrorKind::ParamsExhausted)?;
+        for (slot, wanted) in self.load.iter_mut().zip(prepared.loads) {
+            if wanted {
+                *slot = self.params.next(m).ok_or(RunErrorKind::ParamsExhausted)?;
             }
         }
         let enabled = if prepared.predicated {
@@ -200,13 +200,14 @@ impl State {
             next: ip as i64 + 1,
             stop: false,
         };
-        for i in 0..2 {
-            if enabled[i] {
+        let [alu0, alu1, out0, out1] = enabled;
+        for (i, run) in [alu0, alu1].into_iter().enumerate() {
+            if run {
                 self.alu(inst, i, ip, &mut step, m)?;
             }
         }
-        for i in 0..2 {
-            if enabled[2 + i] {
+        for (i, run) in [out0, out1].into_iter().enumerate() {
+            if run {
                 self.output(inst, i, m)?;
             }
         }

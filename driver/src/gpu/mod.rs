@@ -1,0 +1,518 @@
+//! The GPU model: a front end that executes push buffers.
+//!
+//! It decodes method headers and writes, keeps the 3D state the driver relies on (the
+//! shadowed value of every method, MME shadow scratch included; the selected constant
+//! buffer; the RT layer; BEGIN's instance counting), loads macros through the MME RAM
+//! methods and runs `CALL_MME_MACRO` on the simulator of its class's MME, reads indirect
+//! data from its [`Memory`], and records every draw the hardware would start and every
+//! report or semaphore write. Unknown methods are counted, not fatal.
+
+mod memory;
+
+pub use memory::Memory;
+
+use std::collections::BTreeMap;
+
+use crate::class::{self, InstanceId, Report, ReportSemaphoreD, SemaphoreOperation, StructureSize};
+use crate::mme::{fermi, tu104, Arch, Machine, RunError, DEFAULT_BUDGET};
+use crate::nvk::{root, Scratch};
+use crate::push::{self, ParseError};
+
+/// A draw the hardware started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HwDraw {
+    /// Index-buffer draw (else vertex-array).
+    pub indexed: bool,
+    /// The render-target layer (`SET_RT_LAYER`).
+    pub layer: u32,
+    /// `draw.view_index` read back from the root descriptor table.
+    pub view_index: u32,
+    /// The layer a fragment shader's input attachment reads: the view index under
+    /// multiview (NVK lowers it so), else the RT layer.
+    pub input_attachment_layer: u32,
+    /// Vertex or index count.
+    pub count: u32,
+    /// First vertex or first index.
+    pub first: u32,
+    /// Which instance (from `BEGIN.INSTANCE_ID`).
+    pub instance: u32,
+    /// `SET_GLOBAL_BASE_VERTEX_INDEX`.
+    pub base_vertex: u32,
+    /// `SET_GLOBAL_BASE_INSTANCE_INDEX`.
+    pub base_instance: u32,
+    /// `draw.draw_id` from the root table.
+    pub draw_id: u32,
+    /// The BEGIN word (topology and flags).
+    pub begin: u32,
+}
+
+/// A report or semaphore write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReportWrite {
+    /// Where.
+    pub addr: u64,
+    /// The 32-bit payload (one word) or the 64-bit value (four words).
+    pub value: u64,
+    /// Four words (value and timestamp) rather than one.
+    pub four_words: bool,
+}
+
+/// What one macro call cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MacroRun {
+    /// The macro.
+    pub id: u16,
+    /// Instructions the simulator executed.
+    pub instructions: u64,
+    /// Methods the macro emitted.
+    pub methods: u64,
+}
+
+/// Totals since the model was made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Methods written by push buffers.
+    pub push_methods: u64,
+    /// Methods written by macros.
+    pub macro_methods: u64,
+    /// Macro instructions executed.
+    pub mme_instructions: u64,
+    /// Macro calls.
+    pub macro_calls: u64,
+}
+
+/// What executing one push buffer cost, as the replayer reports it per draw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExecCost {
+    /// Macro instructions executed.
+    pub mme_instructions: u64,
+    /// Methods executed: written by the push buffer and emitted by macros.
+    pub methods: u64,
+    /// Methods the macros emitted.
+    pub macro_methods: u64,
+    /// Draws the hardware started.
+    pub hw_draws: u64,
+    /// Report and semaphore writes.
+    pub reports: u64,
+}
+
+/// Why execution stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    /// The push buffer is malformed.
+    #[error("push buffer: {0}")]
+    Push(#[from] ParseError),
+    /// A macro failed.
+    #[error(transparent)]
+    Macro(#[from] RunError),
+    /// A macro was called that was never loaded, or its words do not decode.
+    #[error("macro {id}: {problem}")]
+    BadMacro {
+        /// The macro id.
+        id: u16,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+enum Executable {
+    Turing(tu104::Sim),
+    Fermi(fermi::Sim),
+}
+
+/// The instruction and start-address RAMs, and the macros decoded from them.
+struct MacroStore {
+    arch: Arch,
+    ram: Vec<u32>,
+    ram_ptr: usize,
+    starts: BTreeMap<u16, usize>,
+    start_ptr: u16,
+    decoded: BTreeMap<u16, Executable>,
+}
+
+impl MacroStore {
+    /// Instruction RAM size in words (NVK's MME RAM is a few thousand words).
+    const RAM_WORDS: usize = 0x4000;
+
+    fn method(&mut self, mthd: u16, data: u32) -> bool {
+        match mthd {
+            class::LOAD_MME_INSTRUCTION_RAM_POINTER => self.ram_ptr = data as usize,
+            class::LOAD_MME_INSTRUCTION_RAM => {
+                if self.ram_ptr < Self::RAM_WORDS {
+                    if self.ram.len() <= self.ram_ptr {
+                        self.ram.resize(self.ram_ptr + 1, 0);
+                    }
+                    self.ram[self.ram_ptr] = data;
+                    self.ram_ptr += 1;
+                    self.decoded.clear();
+                }
+            }
+            class::LOAD_MME_START_ADDRESS_RAM_POINTER => self.start_ptr = data as u16,
+            class::LOAD_MME_START_ADDRESS_RAM => {
+                self.starts.insert(self.start_ptr, data as usize);
+                self.start_ptr = self.start_ptr.wrapping_add(1);
+                self.decoded.clear();
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn get(&mut self, id: u16) -> Result<&Executable, GpuError> {
+        if !self.decoded.contains_key(&id) {
+            let bad = |problem: String| GpuError::BadMacro { id, problem };
+            let start = *self
+                .starts
+                .get(&id)
+                .ok_or_else(|| bad("was never loaded".into()))?;
+            // A macro runs to the start of the next one (or the end of the RAM).
+            let end = self
+                .starts
+                .values()
+                .copied()
+                .filter(|s| *s > start)
+                .min()
+                .unwrap_or(self.ram.len());
+            let words = self.ram.get(start..end.max(start)).unwrap_or(&[]);
+            let name = format!("macro {id}");
+            let exe = match self.arch {
+                Arch::Turing => Executable::Turing(
+                    tu104::Sim::new(&name, &words[..words.len() / 3 * 3])
+                        .map_err(|e| bad(e.to_string()))?,
+                ),
+                Arch::Fermi => Executable::Fermi(
+                    fermi::Sim::new(&name, words).map_err(|e| bad(e.to_string()))?,
+                ),
+            };
+            self.decoded.insert(id, exe);
+        }
+        Ok(&self.decoded[&id])
+    }
+}
+
+/// The 3D state and everything the methods write.
+pub struct GpuState {
+    /// GPU memory.
+    pub memory: Memory,
+    shadow: Box<[u32; 0x1000]>,
+    cb_addr: u64,
+    cb_size: u32,
+    cb_offset: u32,
+    root_addr: u64,
+    rt_layer: u32,
+    begin: u32,
+    instance: u32,
+    zpass_enabled: bool,
+    zpass_count: u64,
+    clock: u64,
+    params: std::collections::VecDeque<u32>,
+    /// Every draw started, in order.
+    pub draws: Vec<HwDraw>,
+    /// Every report or semaphore write, in order.
+    pub reports: Vec<ReportWrite>,
+    /// Methods the model does not know, with how often each was written.
+    pub unknown_methods: BTreeMap<u16, u64>,
+    /// Running totals.
+    pub counters: Counters,
+    in_macro: bool,
+}
+
+/// The GPU: its state and its macros.
+pub struct Gpu {
+    /// The state.
+    pub state: GpuState,
+    macros: MacroStore,
+    pending_call: Option<(u16, Vec<u32>)>,
+    /// The last macro call's cost.
+    pub last_macro: Option<MacroRun>,
+    budget: u64,
+}
+
+impl Gpu {
+    /// A GPU whose 3D class runs the `arch` MME.
+    pub fn new(arch: Arch) -> Self {
+        Gpu {
+            state: GpuState {
+                memory: Memory::new(),
+                shadow: Box::new([0; 0x1000]),
+                cb_addr: 0,
+                cb_size: 0,
+                cb_offset: 0,
+                root_addr: 0,
+                rt_layer: 0,
+                begin: 0,
+                instance: 0,
+                zpass_enabled: false,
+                zpass_count: 0,
+                clock: 0,
+                params: Default::default(),
+                draws: Vec::new(),
+                reports: Vec::new(),
+                unknown_methods: BTreeMap::new(),
+                counters: Counters::default(),
+                in_macro: false,
+            },
+            macros: MacroStore {
+                arch,
+                ram: Vec::new(),
+                ram_ptr: 0,
+                starts: BTreeMap::new(),
+                start_ptr: 0,
+                decoded: BTreeMap::new(),
+            },
+            pending_call: None,
+            last_macro: None,
+            budget: DEFAULT_BUDGET,
+        }
+    }
+
+    /// The MME instruction set.
+    pub fn arch(&self) -> Arch {
+        self.macros.arch
+    }
+
+    /// Caps the instructions one macro call may run.
+    pub fn set_macro_budget(&mut self, budget: u64) {
+        self.budget = budget;
+    }
+
+    /// Executes a push buffer and returns what it cost.
+    pub fn execute_measured(&mut self, words: &[u32]) -> Result<ExecCost, GpuError> {
+        let (before, draws, reports) = (
+            self.state.counters,
+            self.state.draws.len(),
+            self.state.reports.len(),
+        );
+        self.execute(words)?;
+        let after = self.state.counters;
+        Ok(ExecCost {
+            mme_instructions: after.mme_instructions - before.mme_instructions,
+            methods: (after.push_methods + after.macro_methods)
+                - (before.push_methods + before.macro_methods),
+            macro_methods: after.macro_methods - before.macro_methods,
+            hw_draws: (self.state.draws.len() - draws) as u64,
+            reports: (self.state.reports.len() - reports) as u64,
+        })
+    }
+
+    /// Executes a push buffer.
+    pub fn execute(&mut self, words: &[u32]) -> Result<(), GpuError> {
+        for write in push::parse(words) {
+            let write = write?;
+            self.state.counters.push_methods += 1;
+            if write.subc != push::SUBC_3D {
+                *self.state.unknown_methods.entry(write.mthd).or_default() += 1;
+                continue;
+            }
+            let mthd = write.mthd;
+            if (class::CALL_MME_MACRO..0x4000).contains(&mthd) {
+                let id = (mthd - class::CALL_MME_MACRO) / 8;
+                if mthd % 8 == 0 {
+                    self.flush_call()?;
+                    self.pending_call = Some((id, vec![write.data]));
+                } else if let Some((pending, params)) = &mut self.pending_call {
+                    if *pending == id {
+                        params.push(write.data);
+                    }
+                }
+                continue;
+            }
+            self.flush_call()?;
+            if !self.macros.method(mthd, write.data) {
+                self.state.method(mthd, write.data);
+            }
+        }
+        self.flush_call()
+    }
+
+    fn flush_call(&mut self) -> Result<(), GpuError> {
+        let Some((id, params)) = self.pending_call.take() else {
+            return Ok(());
+        };
+        let state = &mut self.state;
+        state.params = params.into();
+        state.in_macro = true;
+        let methods_before = state.counters.macro_methods;
+        let result = match self.macros.get(id)? {
+            Executable::Turing(sim) => sim.run(state, self.budget),
+            Executable::Fermi(sim) => sim.run(state, self.budget),
+        };
+        state.in_macro = false;
+        let stats = result?;
+        state.counters.mme_instructions += stats.instructions;
+        state.counters.macro_calls += 1;
+        self.last_macro = Some(MacroRun {
+            id,
+            instructions: stats.instructions,
+            methods: state.counters.macro_methods - methods_before,
+        });
+        Ok(())
+    }
+}
+
+impl GpuState {
+    /// Forgets the recorded draws and reports (memory and state stay).
+    pub fn clear_records(&mut self) {
+        self.draws.clear();
+        self.reports.clear();
+    }
+
+    /// The shadowed value of `mthd`.
+    pub fn shadow(&self, mthd: u16) -> u32 {
+        self.shadow[usize::from(mthd >> 2) & 0xfff]
+    }
+
+    /// The value of shadow scratch `slot`.
+    pub fn scratch(&self, slot: Scratch) -> u32 {
+        self.shadow(class::set_mme_shadow_scratch(slot as u16))
+    }
+
+    /// Executes one method write.
+    pub fn method(&mut self, mthd: u16, data: u32) {
+        self.shadow[usize::from(mthd >> 2) & 0xfff] = data;
+        match mthd {
+            class::SET_CONSTANT_BUFFER_SELECTOR_A => self.cb_size = data & 0x1ffff,
+            class::SET_CONSTANT_BUFFER_SELECTOR_B | class::SET_CONSTANT_BUFFER_SELECTOR_C => {
+                self.cb_addr =
+                    (u64::from(self.shadow(class::SET_CONSTANT_BUFFER_SELECTOR_B) & 0xff) << 32)
+                        | u64::from(self.shadow(class::SET_CONSTANT_BUFFER_SELECTOR_C));
+            }
+            class::LOAD_CONSTANT_BUFFER_OFFSET => self.cb_offset = data & 0xffff,
+            m if (class::load_constant_buffer(0)..class::load_constant_buffer(16)).contains(&m) => {
+                if self.cb_offset + 4 <= self.cb_size {
+                    self.memory
+                        .write_u32(self.cb_addr + u64::from(self.cb_offset), data);
+                }
+                self.cb_offset += 4;
+            }
+            m if (class::BIND_GROUP_CONSTANT_BUFFER
+                ..class::BIND_GROUP_CONSTANT_BUFFER + 5 * 32)
+                .contains(&m)
+                && m % 32 == 0x10 =>
+            {
+                // Valid, shader slot 0: NVK binds the root descriptor table there.
+                if data & 1 != 0 && (data >> 4) & 0x1f == 0 {
+                    self.root_addr = self.cb_addr;
+                }
+            }
+            class::SET_RT_LAYER => self.rt_layer = data & 0xffff,
+            class::BEGIN => {
+                self.begin = data;
+                self.instance = match class::Begin::instance_id_of(data) {
+                    x if x == InstanceId::First as u32 => 0,
+                    x if x == InstanceId::Subsequent as u32 => self.instance + 1,
+                    _ => self.instance,
+                };
+            }
+            class::DRAW_VERTEX_ARRAY => self.start_draw(false, class::SET_VERTEX_ARRAY_START, data),
+            class::DRAW_INDEX_BUFFER => self.start_draw(true, class::SET_INDEX_BUFFER_F, data),
+            class::SET_ZPASS_PIXEL_COUNT => self.zpass_enabled = data != 0,
+            class::SET_REPORT_SEMAPHORE_D => self.report(data),
+            class::END
+            | class::SET_VERTEX_ARRAY_START
+            | class::SET_INDEX_BUFFER_F
+            | class::SET_GLOBAL_BASE_VERTEX_INDEX
+            | class::SET_GLOBAL_BASE_INSTANCE_INDEX
+            | class::SET_VERTEX_ID_BASE
+            | class::SET_REPORT_SEMAPHORE_A
+            | class::SET_REPORT_SEMAPHORE_B
+            | class::SET_REPORT_SEMAPHORE_C
+            | class::FLUSH_PENDING_WRITES
+            | class::SET_DRAW_AUTO_START
+            | class::SET_DRAW_AUTO_STRIDE
+            | class::SET_MME_MEM_ADDRESS_A
+            | class::SET_MME_MEM_ADDRESS_B
+            | class::MME_DMA_READ_FIFOED
+            | class::SET_MME_DATA_FIFO_CONFIG => {}
+            m if (class::SET_MME_SHADOW_SCRATCH..class::CALL_MME_MACRO).contains(&m) => {}
+            m => *self.unknown_methods.entry(m).or_default() += 1,
+        }
+    }
+
+    fn start_draw(&mut self, indexed: bool, first_mthd: u16, count: u32) {
+        let view_index = self
+            .memory
+            .read_u32(self.root_addr + u64::from(root::DRAW_VIEW_INDEX));
+        let multiview = self.scratch(Scratch::ViewMask) != 0;
+        self.draws.push(HwDraw {
+            indexed,
+            layer: self.rt_layer,
+            view_index,
+            input_attachment_layer: if multiview { view_index } else { self.rt_layer },
+            count,
+            first: self.shadow(first_mthd),
+            instance: self.instance,
+            base_vertex: self.shadow(class::SET_GLOBAL_BASE_VERTEX_INDEX),
+            base_instance: self.shadow(class::SET_GLOBAL_BASE_INSTANCE_INDEX),
+            draw_id: self
+                .memory
+                .read_u32(self.root_addr + u64::from(root::DRAW_ID)),
+            begin: self.begin,
+        });
+        if self.zpass_enabled {
+            // The model's pixel counter: every vertex a fragment.
+            self.zpass_count += u64::from(count);
+        }
+    }
+
+    fn report(&mut self, word: u32) {
+        let addr = (u64::from(self.shadow(class::SET_REPORT_SEMAPHORE_A) & 0xff) << 32)
+            | u64::from(self.shadow(class::SET_REPORT_SEMAPHORE_B));
+        let payload = self.shadow(class::SET_REPORT_SEMAPHORE_C);
+        let Some(d) = ReportSemaphoreD::unpack(word) else {
+            *self
+                .unknown_methods
+                .entry(class::SET_REPORT_SEMAPHORE_D)
+                .or_default() += 1;
+            return;
+        };
+        if d.operation == SemaphoreOperation::Acquire || d.operation == SemaphoreOperation::Trap {
+            return;
+        }
+        self.clock += 1000;
+        match d.structure_size {
+            StructureSize::OneWord => {
+                self.memory.write_u32(addr, payload);
+                self.reports.push(ReportWrite {
+                    addr,
+                    value: u64::from(payload),
+                    four_words: false,
+                });
+            }
+            StructureSize::FourWords => {
+                let value = match d.report {
+                    Report::ZpassPixelCnt64 => self.zpass_count,
+                    Report::None => u64::from(payload),
+                    // The model's pipeline statistics: counted draws.
+                    _ => self.draws.len() as u64,
+                };
+                self.memory.write_u64(addr, value);
+                self.memory.write_u64(addr + 8, self.clock);
+                self.reports.push(ReportWrite {
+                    addr,
+                    value,
+                    four_words: true,
+                });
+            }
+        }
+    }
+}
+
+impl Machine for GpuState {
+    fn param(&mut self) -> Option<u32> {
+        self.params.pop_front()
+    }
+
+    fn state(&mut self, mthd: u16) -> u32 {
+        self.shadow(mthd)
+    }
+
+    fn mthd(&mut self, mthd: u16, data: u32) {
+        self.counters.macro_methods += 1;
+        self.method(mthd, data);
+    }
+
+    fn read_u32(&mut self, addr: u64) -> Option<u32> {
+        Some(self.memory.read_u32(addr))
+    }
+}

@@ -1,0 +1,125 @@
+//! The device: its 3D class, and the push buffer that sets a channel up — every macro
+//! uploaded through the MME RAM methods, the root descriptor table bound as constant
+//! buffer 0 of every stage.
+
+use super::{root, Macro, Scratch};
+use crate::class::{self, Class3d};
+use crate::mme::{fermi, tu104, Arch, BuildError, LowerError};
+use crate::push::{PushBuffer, SUBC_3D};
+
+/// Why a device could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// A macro failed to build.
+    #[error("macro {name}: {source}")]
+    Build {
+        /// The macro.
+        name: &'static str,
+        /// Why.
+        source: BuildError,
+    },
+    /// A macro failed to lower.
+    #[error("macro {name}: {source}")]
+    Lower {
+        /// The macro.
+        name: &'static str,
+        /// Why.
+        source: LowerError,
+    },
+}
+
+/// A GPU as the driver sees it.
+#[derive(Clone, Debug)]
+pub struct Device {
+    /// The 3D class.
+    pub class: Class3d,
+    /// Where the root descriptor table lives in GPU memory.
+    pub root_table_addr: u64,
+}
+
+impl Device {
+    /// The model's root table address.
+    pub const ROOT_TABLE_ADDR: u64 = 0x1_0000_0000;
+
+    /// A device of 3D class `class` (e.g. TURING_A), if the class is known.
+    pub fn new(class: u16) -> Option<Device> {
+        Some(Device {
+            class: Class3d::find(class)?,
+            root_table_addr: Self::ROOT_TABLE_ADDR,
+        })
+    }
+
+    /// A device whose MME is `arch` (TURING_A, or VOLTA_A before Turing).
+    pub fn for_arch(arch: Arch) -> Device {
+        let class = match arch {
+            Arch::Turing => 0xc597,
+            Arch::Fermi => 0xc397,
+        };
+        Device::new(class).unwrap_or_else(|| unreachable!("both classes are in CLASSES_3D"))
+    }
+
+    /// The MME instruction set.
+    pub fn arch(&self) -> Arch {
+        self.class.mme_arch()
+    }
+
+    /// The encoded words of `m` for this device.
+    pub fn macro_words(&self, m: Macro) -> Result<Vec<u32>, DeviceError> {
+        let program = m.build(self.arch()).map_err(|source| DeviceError::Build {
+            name: m.name(),
+            source,
+        })?;
+        let lowered = match self.arch() {
+            Arch::Turing => tu104::assemble(&program),
+            Arch::Fermi => fermi::assemble(&program),
+        };
+        lowered.map_err(|source| DeviceError::Lower {
+            name: m.name(),
+            source,
+        })
+    }
+
+    /// The channel set-up: macros uploaded, the root table bound, the view mask cleared.
+    pub fn init_push(&self) -> Result<PushBuffer, DeviceError> {
+        let mut p = PushBuffer::new();
+        let mut start = 0u32;
+        for m in Macro::ALL {
+            let words = self.macro_words(m)?;
+            upload_macro(&mut p, m.id(), start, &words);
+            start += words.len() as u32;
+        }
+        p.mthd(SUBC_3D, class::SET_CONSTANT_BUFFER_SELECTOR_A, root::SIZE);
+        p.mthd(
+            SUBC_3D,
+            class::SET_CONSTANT_BUFFER_SELECTOR_B,
+            (self.root_table_addr >> 32) as u32,
+        );
+        p.mthd(
+            SUBC_3D,
+            class::SET_CONSTANT_BUFFER_SELECTOR_C,
+            self.root_table_addr as u32,
+        );
+        for group in 0..5 {
+            // Valid, shader slot 0.
+            p.mthd(SUBC_3D, class::BIND_GROUP_CONSTANT_BUFFER + 32 * group, 1);
+        }
+        p.mthd(
+            SUBC_3D,
+            class::set_mme_shadow_scratch(Scratch::ViewMask as u16),
+            0,
+        );
+        Ok(p)
+    }
+}
+
+/// Loads `words` as macro `id` at instruction-RAM word `start`.
+pub fn upload_macro(p: &mut PushBuffer, id: u16, start: u32, words: &[u32]) {
+    p.mthd(
+        SUBC_3D,
+        class::LOAD_MME_START_ADDRESS_RAM_POINTER,
+        u32::from(id),
+    );
+    p.mthd(SUBC_3D, class::LOAD_MME_START_ADDRESS_RAM, start);
+    p.mthd(SUBC_3D, class::LOAD_MME_INSTRUCTION_RAM_POINTER, start);
+    p.non_inc(SUBC_3D, class::LOAD_MME_INSTRUCTION_RAM, words);
+}

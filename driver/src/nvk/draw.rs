@@ -1,0 +1,261 @@
+//! The draw macros' bodies.
+//!
+//! Every draw macro loads its parameters first, writes the draw parameters to the root
+//! descriptor table, and only then loops over the view mask: the loop sits after the
+//! loads because parameters arrive once per call (NVK's first multiview attempt looped
+//! around the loads and drew only the first view). With a zero mask the instance loop
+//! runs once; otherwise, for each set bit, the view index goes to `draw.view_index` and
+//! `SET_RT_LAYER` before the instance loop. BEGIN, the instance count, the first
+//! instance, the draw index and the view mask live in shadow scratch, so pre-Turing's
+//! seven registers suffice.
+
+use super::{root, Scratch};
+use crate::class::{self, InstanceId};
+use crate::mme::{Arch, Builder, Cmp, Value};
+
+/// Parameters of one draw after BEGIN and the draw index, in VkDrawIndirectCommand
+/// order: vertexCount, instanceCount, firstVertex, firstInstance.
+pub const DRAW_PARAMS: u32 = 4;
+/// Parameters of one indexed draw, in VkDrawIndexedIndirectCommand order: indexCount,
+/// instanceCount, firstIndex, vertexOffset, firstInstance.
+pub const INDEXED_DRAW_PARAMS: u32 = 5;
+
+fn params(indexed: bool) -> u32 {
+    if indexed {
+        INDEXED_DRAW_PARAMS
+    } else {
+        DRAW_PARAMS
+    }
+}
+
+/// vkCmdDraw / vkCmdDrawIndexed: `begin, draw_index,` then the draw's parameters.
+pub fn direct(b: &mut Builder, indexed: bool) {
+    b.load_to_scratch(Scratch::DrawBegin as u16);
+    b.load_to_scratch(Scratch::DrawIdx as u16);
+    load_and_draw(b, indexed);
+}
+
+/// Turing's indirect draws: `begin, addr_hi, addr_lo,` then `draw_count` or (for the
+/// count variants) `count_addr_hi, count_addr_lo, max_draw_count`, then `stride`. Each
+/// command is read from memory with `MME_DMA_READ_FIFOED`.
+pub fn indirect(b: &mut Builder, indexed: bool, count_buffer: bool) {
+    b.load_to_scratch(Scratch::DrawBegin as u16);
+    let hi = b.load();
+    let lo = b.load();
+    let draw_count = if count_buffer {
+        let count_hi = b.load();
+        let count_lo = b.load();
+        let max = b.load();
+        b.read_fifoed(count_hi, count_lo, Value::Imm(1));
+        b.free_reg(count_hi);
+        b.free_reg(count_lo);
+        let count = b.load();
+        b.if_(Cmp::Gtu, count, max, |b| b.mov_to(count, max));
+        b.free_reg(max);
+        count
+    } else {
+        b.load()
+    };
+    let stride = b.load();
+    b.store_scratch(Scratch::DrawIdx as u16, Value::Zero);
+    b.loop_(draw_count, |b| {
+        b.free_reg(draw_count);
+        b.read_fifoed(hi, lo, Value::Imm(params(indexed)));
+        load_and_draw(b, indexed);
+        b.alu64_to(
+            crate::mme::Alu64Op::Add,
+            [lo, hi],
+            [lo, hi],
+            [stride, Value::Zero],
+        );
+        next_draw_index(b);
+    });
+    for v in [hi, lo, stride] {
+        b.free_reg(v);
+    }
+}
+
+/// Pre-Turing indirect draws: the encoder splices the commands into the push buffer.
+/// `begin, draw_count, pad_dw,` then per draw its parameters and `pad_dw` words of
+/// padding (the rest of the stride).
+pub fn spliced(b: &mut Builder, indexed: bool) {
+    b.load_to_scratch(Scratch::DrawBegin as u16);
+    let draw_count = b.load();
+    b.load_to_scratch(Scratch::DrawPadDw as u16);
+    b.store_scratch(Scratch::DrawIdx as u16, Value::Zero);
+    b.loop_(draw_count, |b| {
+        b.free_reg(draw_count);
+        load_and_draw(b, indexed);
+        let pad = b.load_scratch(Scratch::DrawPadDw as u16);
+        b.loop_(pad, |b| {
+            b.free_reg(pad);
+            let skipped = b.load();
+            b.free_reg(skipped);
+        });
+        next_draw_index(b);
+    });
+}
+
+/// vkCmdDrawIndirectByteCountEXT: `begin, instance_count, first_instance,` then the
+/// transform-feedback counter (on Turing its address, read with READ_FIFOED; before
+/// Turing the value itself, spliced). The counter offset and vertex stride come from
+/// `SET_DRAW_AUTO_START` and `SET_DRAW_AUTO_STRIDE`. NVK leaves the division to the
+/// hardware's DRAW_AUTO; this model divides in the macro (32 shift-subtract steps) and
+/// draws with DRAW_VERTEX_ARRAY, so the vertex count is visible to the GPU model.
+pub fn byte_count(b: &mut Builder) {
+    b.load_to_scratch(Scratch::DrawBegin as u16);
+    b.load_to_scratch(Scratch::DrawInstanceCount as u16);
+    b.load_to_scratch(Scratch::DrawFirstInstance as u16);
+    let bytes = if b.arch() == Arch::Turing {
+        let hi = b.load();
+        let lo = b.load();
+        b.read_fifoed(hi, lo, Value::Imm(1));
+        b.free_reg(hi);
+        b.free_reg(lo);
+        b.load()
+    } else {
+        b.load()
+    };
+    let start = b.state(class::SET_DRAW_AUTO_START);
+    b.if_(Cmp::Ltu, bytes, start, |b| b.mov_to(bytes, start));
+    b.sub_to(bytes, bytes, start);
+    b.free_reg(start);
+    let stride = b.state(class::SET_DRAW_AUTO_STRIDE);
+    let count = udiv(b, bytes, stride);
+    b.free_reg(stride);
+    b.store_scratch(Scratch::DrawIdx as u16, Value::Zero);
+    let first_instance = b.load_scratch(Scratch::DrawFirstInstance as u16);
+    write_draw_parameters(b, Value::Zero, first_instance);
+    b.free_reg(first_instance);
+    views(b, false, count, Value::Zero);
+    b.free_reg(count);
+}
+
+/// `n / d` by restoring division, leaving the quotient in `n`'s register.
+fn udiv(b: &mut Builder, n: Value, d: Value) -> Value {
+    let r = b.mov(Value::Zero);
+    b.loop_(Value::Imm(32), |b| {
+        let top = b.srl(n, Value::Imm(31));
+        b.add_to(r, r, r);
+        b.alu_to(crate::mme::AluOp::Or, r, r, top);
+        b.free_reg(top);
+        b.add_to(n, n, n);
+        b.if_(Cmp::Geu, r, d, |b| {
+            b.sub_to(r, r, d);
+            b.add_to(n, n, Value::Imm(1));
+        });
+    });
+    b.free_reg(r);
+    n
+}
+
+fn next_draw_index(b: &mut Builder) {
+    let idx = b.load_scratch(Scratch::DrawIdx as u16);
+    b.add_to(idx, idx, Value::Imm(1));
+    b.store_scratch(Scratch::DrawIdx as u16, idx);
+    b.free_reg(idx);
+}
+
+/// Loads one draw's parameters, writes them to the root table and the base registers,
+/// then draws every view.
+fn load_and_draw(b: &mut Builder, indexed: bool) {
+    let count = b.load();
+    b.load_to_scratch(Scratch::DrawInstanceCount as u16);
+    let first = b.load();
+    let vertex_offset = indexed.then(|| b.load());
+    let first_instance = b.load();
+    write_draw_parameters(b, vertex_offset.unwrap_or(first), first_instance);
+    b.free_reg(first_instance);
+    if let Some(v) = vertex_offset {
+        b.free_reg(v);
+    }
+    views(b, indexed, count, first);
+    b.free_reg(count);
+    b.free_reg(first);
+}
+
+/// `draw.{base_vertex, base_instance, draw_id}` in the root table, and the hardware's
+/// base vertex and instance.
+fn write_draw_parameters(b: &mut Builder, base_vertex: Value, first_instance: Value) {
+    b.mthd(class::LOAD_CONSTANT_BUFFER_OFFSET);
+    b.emit(Value::Imm(root::DRAW_BASE_VERTEX));
+    b.mthd(class::LOAD_CONSTANT_BUFFER);
+    b.emit(base_vertex);
+    b.emit(first_instance);
+    let idx = b.load_scratch(Scratch::DrawIdx as u16);
+    b.emit(idx);
+    b.free_reg(idx);
+    b.mthd(class::SET_GLOBAL_BASE_VERTEX_INDEX);
+    b.emit(base_vertex);
+    b.emit(first_instance);
+    b.mthd(class::SET_VERTEX_ID_BASE);
+    b.emit(base_vertex);
+}
+
+/// With a zero view mask, the instance loop once; otherwise once per set bit, in
+/// ascending order, after pointing `draw.view_index` and `SET_RT_LAYER` at the bit.
+pub fn views(b: &mut Builder, indexed: bool, count: Value, first: Value) {
+    let mask = b.load_scratch(Scratch::ViewMask as u16);
+    b.if_(Cmp::Eq, mask, Value::Zero, |b| {
+        b.free_reg(mask);
+        instance_loop(b, indexed, count, first);
+    });
+    b.realloc_reg(mask);
+    b.load_scratch_to(mask, Scratch::ViewMask as u16);
+    b.if_(Cmp::Ne, mask, Value::Zero, |b| {
+        b.free_reg(mask);
+        let view = b.mov(Value::Zero);
+        b.while_(Cmp::Ne, view, Value::Imm(32), |b| {
+            let mask = b.load_scratch(Scratch::ViewMask as u16);
+            let has_view = b.bfe(mask, view, 1);
+            b.free_reg(mask);
+            b.if_(Cmp::Ne, has_view, Value::Zero, |b| {
+                b.free_reg(has_view);
+                emit_view_index(b, view);
+                instance_loop(b, indexed, count, first);
+            });
+            b.add_to(view, view, Value::Imm(1));
+        });
+        b.free_reg(view);
+    });
+}
+
+/// `draw.view_index = view; SET_RT_LAYER = view` (V_SELECTS_LAYER, bits 15:0).
+pub fn emit_view_index(b: &mut Builder, view: Value) {
+    b.mthd(class::LOAD_CONSTANT_BUFFER_OFFSET);
+    b.emit(Value::Imm(root::DRAW_VIEW_INDEX));
+    b.mthd(class::LOAD_CONSTANT_BUFFER);
+    b.emit(view);
+    b.mthd(class::SET_RT_LAYER);
+    b.emit(view);
+}
+
+/// One BEGIN / first / count / END per instance; instances after the first say
+/// INSTANCE_ID = SUBSEQUENT. An instance count of 0 draws nothing.
+pub fn instance_loop(b: &mut Builder, indexed: bool, count: Value, first: Value) {
+    let instances = b.load_scratch(Scratch::DrawInstanceCount as u16);
+    let begin = b.load_scratch(Scratch::DrawBegin as u16);
+    b.loop_(instances, |b| {
+        b.free_reg(instances);
+        b.mthd(class::BEGIN);
+        b.emit(begin);
+        b.mthd(if indexed {
+            class::SET_INDEX_BUFFER_F
+        } else {
+            class::SET_VERTEX_ARRAY_START
+        });
+        b.emit(first);
+        b.emit(count);
+        b.mthd(class::END);
+        b.emit(Value::Zero);
+        b.merge_to(
+            begin,
+            begin,
+            Value::Imm(InstanceId::Subsequent as u32),
+            class::Begin::INSTANCE_ID_SHIFT,
+            2,
+            0,
+        );
+    });
+    b.free_reg(begin);
+}

@@ -1,0 +1,467 @@
+//! The command encoder: Vulkan commands into a push buffer.
+//!
+//! Every command returns what it [`Recorded`]: the push-buffer dwords it wrote and the
+//! queries it emitted, for the replayer's per-draw costs.
+
+use super::query::{QueryPool, QueryType};
+use super::{Device, Macro, Scratch};
+use crate::class::{
+    self, Begin, InstanceId, PipelineLocation, PrimitiveOp, Report, ReportSemaphoreD,
+    SemaphoreOperation, StructureSize,
+};
+use crate::gpu::Memory;
+use crate::mme::Arch;
+use crate::push::{PushBuffer, SUBC_3D};
+
+/// The seven draw commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DrawKind {
+    /// vkCmdDraw
+    Draw,
+    /// vkCmdDrawIndexed
+    DrawIndexed,
+    /// vkCmdDrawIndirect
+    DrawIndirect,
+    /// vkCmdDrawIndexedIndirect
+    DrawIndexedIndirect,
+    /// vkCmdDrawIndirectCount
+    DrawIndirectCount,
+    /// vkCmdDrawIndexedIndirectCount
+    DrawIndexedIndirectCount,
+    /// vkCmdDrawIndirectByteCountEXT
+    DrawIndirectByteCount,
+}
+
+impl DrawKind {
+    /// Every draw command.
+    pub const ALL: [DrawKind; 7] = [
+        DrawKind::Draw,
+        DrawKind::DrawIndexed,
+        DrawKind::DrawIndirect,
+        DrawKind::DrawIndexedIndirect,
+        DrawKind::DrawIndirectCount,
+        DrawKind::DrawIndexedIndirectCount,
+        DrawKind::DrawIndirectByteCount,
+    ];
+
+    /// The macro that executes it.
+    pub fn macro_(self) -> Macro {
+        match self {
+            DrawKind::Draw => Macro::Draw,
+            DrawKind::DrawIndexed => Macro::DrawIndexed,
+            DrawKind::DrawIndirect => Macro::DrawIndirect,
+            DrawKind::DrawIndexedIndirect => Macro::DrawIndexedIndirect,
+            DrawKind::DrawIndirectCount => Macro::DrawIndirectCount,
+            DrawKind::DrawIndexedIndirectCount => Macro::DrawIndexedIndirectCount,
+            DrawKind::DrawIndirectByteCount => Macro::DrawIndirectByteCount,
+        }
+    }
+
+    /// Whether it draws from an index buffer.
+    pub fn indexed(self) -> bool {
+        matches!(
+            self,
+            DrawKind::DrawIndexed
+                | DrawKind::DrawIndexedIndirect
+                | DrawKind::DrawIndexedIndirectCount
+        )
+    }
+}
+
+/// Where an indirect draw's commands are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndirectArgs {
+    /// Address of the first command.
+    pub addr: u64,
+    /// Commands (the maximum, for the count variants).
+    pub draw_count: u32,
+    /// Bytes between commands.
+    pub stride: u32,
+    /// Address of the draw count (the count variants).
+    pub count_addr: Option<u64>,
+}
+
+/// What a command wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Recorded {
+    /// Push-buffer dwords written.
+    pub dwords: usize,
+    /// Queries emitted.
+    pub queries: u32,
+    /// Zero queries emitted for the other views of a multiview query.
+    pub zero_queries: u32,
+}
+
+/// Encodes one command buffer.
+pub struct CommandEncoder<'d> {
+    device: &'d Device,
+    push: PushBuffer,
+    subpass_masks: Vec<u32>,
+    subpass: usize,
+    view_mask: u32,
+    topology: PrimitiveOp,
+}
+
+impl<'d> CommandEncoder<'d> {
+    /// An empty command buffer for `device`.
+    pub fn new(device: &'d Device) -> Self {
+        CommandEncoder {
+            device,
+            push: PushBuffer::new(),
+            subpass_masks: Vec::new(),
+            subpass: 0,
+            view_mask: 0,
+            topology: PrimitiveOp::Triangles,
+        }
+    }
+
+    /// The push buffer so far.
+    pub fn push(&self) -> &PushBuffer {
+        &self.push
+    }
+
+    /// The finished push buffer.
+    pub fn finish(self) -> PushBuffer {
+        self.push
+    }
+
+    /// The view mask in effect.
+    pub fn view_mask(&self) -> u32 {
+        self.view_mask
+    }
+
+    fn recorded(&self, before: usize) -> Recorded {
+        Recorded {
+            dwords: self.push.len() - before,
+            ..Recorded::default()
+        }
+    }
+
+    fn set_view_mask(&mut self, mask: u32) {
+        self.view_mask = mask;
+        self.push.mthd(
+            SUBC_3D,
+            class::set_mme_shadow_scratch(Scratch::ViewMask as u16),
+            mask,
+        );
+    }
+
+    /// vkCmdBeginRenderPass, with each subpass's view mask
+    /// (VkRenderPassMultiviewCreateInfo; all zero without multiview).
+    pub fn begin_render_pass(&mut self, subpass_view_masks: &[u32]) -> Recorded {
+        let before = self.push.len();
+        self.subpass_masks = subpass_view_masks.to_vec();
+        self.subpass = 0;
+        self.set_view_mask(self.subpass_masks.first().copied().unwrap_or(0));
+        self.recorded(before)
+    }
+
+    /// vkCmdNextSubpass.
+    pub fn next_subpass(&mut self) -> Recorded {
+        let before = self.push.len();
+        self.subpass += 1;
+        self.set_view_mask(self.subpass_masks.get(self.subpass).copied().unwrap_or(0));
+        self.recorded(before)
+    }
+
+    /// vkCmdEndRenderPass.
+    pub fn end_render_pass(&mut self) -> Recorded {
+        let before = self.push.len();
+        self.subpass_masks.clear();
+        self.set_view_mask(0);
+        self.recorded(before)
+    }
+
+    /// vkCmdBeginRendering with `VkRenderingInfo.viewMask`.
+    pub fn begin_rendering(&mut self, view_mask: u32) -> Recorded {
+        let before = self.push.len();
+        self.set_view_mask(view_mask);
+        self.recorded(before)
+    }
+
+    /// vkCmdEndRendering.
+    pub fn end_rendering(&mut self) -> Recorded {
+        self.end_render_pass()
+    }
+
+    /// The topology of the bound pipeline (BEGIN's OP).
+    pub fn set_topology(&mut self, op: PrimitiveOp) {
+        self.topology = op;
+    }
+
+    /// vkCmdPushConstants: the bytes go to the root table's push constants.
+    pub fn push_constants(&mut self, offset: u32, data: &[u32]) -> Recorded {
+        let before = self.push.len();
+        self.push.mthd(
+            SUBC_3D,
+            class::LOAD_CONSTANT_BUFFER_OFFSET,
+            super::root::PUSH_CONSTANTS + offset,
+        );
+        for (i, word) in data.iter().enumerate() {
+            self.push
+                .mthd(SUBC_3D, class::load_constant_buffer(i as u16 % 16), *word);
+        }
+        self.recorded(before)
+    }
+
+    fn begin_word(&self) -> u32 {
+        Begin {
+            op: self.topology,
+            primitive_id_first: true,
+            instance_id: InstanceId::First,
+        }
+        .pack()
+    }
+
+    fn call(&mut self, m: Macro, params: &[u32]) {
+        self.push
+            .inc_once(SUBC_3D, class::call_mme_macro(m.id()), params);
+    }
+
+    /// vkCmdDraw.
+    pub fn draw(
+        &mut self,
+        vertex_count: u32,
+        instance_count: u32,
+        first_vertex: u32,
+        first_instance: u32,
+    ) -> Recorded {
+        let before = self.push.len();
+        let params = [
+            self.begin_word(),
+            0,
+            vertex_count,
+            instance_count,
+            first_vertex,
+            first_instance,
+        ];
+        self.call(Macro::Draw, &params);
+        self.recorded(before)
+    }
+
+    /// vkCmdDrawIndexed.
+    pub fn draw_indexed(
+        &mut self,
+        index_count: u32,
+        instance_count: u32,
+        first_index: u32,
+        vertex_offset: i32,
+        first_instance: u32,
+    ) -> Recorded {
+        let before = self.push.len();
+        let params = [
+            self.begin_word(),
+            0,
+            index_count,
+            instance_count,
+            first_index,
+            vertex_offset as u32,
+            first_instance,
+        ];
+        self.call(Macro::DrawIndexed, &params);
+        self.recorded(before)
+    }
+
+    /// The indirect draws. Turing reads the commands (and count) from memory in the
+    /// macro; before Turing the encoder splices them into the push buffer, reading
+    /// `memory` as the hardware would at execution.
+    pub fn draw_indirect(
+        &mut self,
+        kind: DrawKind,
+        args: IndirectArgs,
+        memory: &Memory,
+    ) -> Recorded {
+        let before = self.push.len();
+        let begin = self.begin_word();
+        let m = kind.macro_();
+        match self.device.arch() {
+            Arch::Turing => {
+                let mut params = vec![begin, (args.addr >> 32) as u32, args.addr as u32];
+                match args.count_addr {
+                    Some(count_addr) => params.extend([
+                        (count_addr >> 32) as u32,
+                        count_addr as u32,
+                        args.draw_count,
+                    ]),
+                    None => params.push(args.draw_count),
+                }
+                params.push(args.stride);
+                self.call(m, &params);
+            }
+            Arch::Fermi => {
+                let per_draw = if kind.indexed() { 5 } else { 4 };
+                let count = match args.count_addr {
+                    Some(addr) => memory.read_u32(addr).min(args.draw_count),
+                    None => args.draw_count,
+                };
+                let stride_dw = (args.stride / 4).max(per_draw);
+                let pad = stride_dw - per_draw;
+                let mut params = vec![begin, count, pad];
+                for d in 0..count {
+                    let at = args.addr + u64::from(d) * u64::from(stride_dw) * 4;
+                    params.extend((0..stride_dw).map(|i| memory.read_u32(at + 4 * u64::from(i))));
+                }
+                self.call(m, &params);
+            }
+        }
+        self.recorded(before)
+    }
+
+    /// vkCmdDrawIndirectByteCountEXT.
+    pub fn draw_indirect_byte_count(
+        &mut self,
+        instance_count: u32,
+        first_instance: u32,
+        counter_addr: u64,
+        counter_offset: u32,
+        vertex_stride: u32,
+        memory: &Memory,
+    ) -> Recorded {
+        let before = self.push.len();
+        self.push
+            .mthd(SUBC_3D, class::SET_DRAW_AUTO_START, counter_offset);
+        self.push
+            .mthd(SUBC_3D, class::SET_DRAW_AUTO_STRIDE, vertex_stride);
+        let mut params = vec![self.begin_word(), instance_count, first_instance];
+        match self.device.arch() {
+            Arch::Turing => params.extend([(counter_addr >> 32) as u32, counter_addr as u32]),
+            Arch::Fermi => params.push(memory.read_u32(counter_addr)),
+        }
+        self.call(Macro::DrawIndirectByteCount, &params);
+        self.recorded(before)
+    }
+
+    /// One report-semaphore write: address, payload, operation.
+    fn semaphore(&mut self, addr: u64, payload: u32, d: ReportSemaphoreD) {
+        self.push.mthds(
+            SUBC_3D,
+            class::SET_REPORT_SEMAPHORE_A,
+            &[(addr >> 32) as u32, addr as u32, payload, d.pack()],
+        );
+    }
+
+    fn report(&mut self, addr: u64, report: Report) {
+        let d = ReportSemaphoreD {
+            operation: SemaphoreOperation::ReportOnly,
+            flush_disable: true,
+            release_after_writes: false,
+            pipeline_location: PipelineLocation::All,
+            report,
+            structure_size: StructureSize::FourWords,
+        };
+        self.semaphore(addr, 0, d);
+    }
+
+    fn release_word(&mut self, addr: u64, value: u32) {
+        let d = ReportSemaphoreD {
+            operation: SemaphoreOperation::Release,
+            flush_disable: false,
+            release_after_writes: true,
+            pipeline_location: PipelineLocation::All,
+            report: Report::None,
+            structure_size: StructureSize::OneWord,
+        };
+        self.semaphore(addr, value, d);
+    }
+
+    fn statistic_reports(flags: u32) -> impl Iterator<Item = Report> {
+        // VkQueryPipelineStatisticFlagBits: bit 2 vertex shader invocations, bit 7
+        // fragment shader invocations; the rest as primitives out, in this model.
+        (0..32)
+            .filter(move |bit| flags & (1 << bit) != 0)
+            .map(|bit| match bit {
+                2 => Report::VsInvocations,
+                7 => Report::PsInvocations,
+                _ => Report::VtgPrimitivesOut,
+            })
+    }
+
+    fn query_reports(&mut self, pool: &QueryPool, q: u32, end: u32) {
+        match pool.kind {
+            QueryType::Occlusion => {
+                self.push
+                    .immd(SUBC_3D, class::SET_ZPASS_PIXEL_COUNT, u32::from(end == 0));
+                self.report(pool.report_addr(q, end), Report::ZpassPixelCnt64);
+            }
+            QueryType::Timestamp => self.report(pool.report_addr(q, 0), Report::None),
+            QueryType::PipelineStatistics(flags) => {
+                for (i, report) in Self::statistic_reports(flags).enumerate() {
+                    self.report(pool.report_addr(q, 2 * i as u32 + end), report);
+                }
+            }
+        }
+    }
+
+    /// vkCmdBeginQuery.
+    pub fn begin_query(&mut self, pool: &QueryPool, q: u32) -> Recorded {
+        let before = self.push.len();
+        self.query_reports(pool, q, 0);
+        self.recorded(before)
+    }
+
+    /// vkCmdEndQuery: the end report, availability, and under multiview the other
+    /// views' queries.
+    pub fn end_query(&mut self, pool: &QueryPool, q: u32) -> Recorded {
+        let before = self.push.len();
+        self.query_reports(pool, q, 1);
+        self.make_available(pool, q);
+        let zero_queries = self.zero_other_views(pool, q);
+        Recorded {
+            queries: 1,
+            zero_queries,
+            ..self.recorded(before)
+        }
+    }
+
+    /// vkCmdWriteTimestamp.
+    pub fn write_timestamp(&mut self, pool: &QueryPool, q: u32) -> Recorded {
+        let before = self.push.len();
+        self.report(pool.report_addr(q, 0), Report::None);
+        self.make_available(pool, q);
+        let zero_queries = self.zero_other_views(pool, q);
+        Recorded {
+            queries: 1,
+            zero_queries,
+            ..self.recorded(before)
+        }
+    }
+
+    fn make_available(&mut self, pool: &QueryPool, q: u32) {
+        self.push.immd(SUBC_3D, class::FLUSH_PENDING_WRITES, 0);
+        self.release_word(pool.available_addr(q), 1);
+    }
+
+    /// Under a view mask of N views a query takes N consecutive slots: the first holds
+    /// the result; the others are written zero and made available.
+    fn zero_other_views(&mut self, pool: &QueryPool, q: u32) -> u32 {
+        let views = self.view_mask.count_ones();
+        for extra in 1..views {
+            let slot = q + extra;
+            match pool.kind {
+                QueryType::Timestamp => {
+                    let ts = pool.report_addr(slot, 0) + 8;
+                    self.release_word(ts, 0);
+                    self.release_word(ts + 4, 0);
+                }
+                _ => {
+                    for i in 0..pool.reports_per_query() {
+                        let value = pool.report_addr(slot, i);
+                        self.release_word(value, 0);
+                        self.release_word(value + 4, 0);
+                    }
+                }
+            }
+            self.release_word(pool.available_addr(slot), 1);
+        }
+        views.saturating_sub(1)
+    }
+
+    /// vkCmdResetQueryPool: availability released as 0.
+    pub fn reset_query_pool(&mut self, pool: &QueryPool, first: u32, count: u32) -> Recorded {
+        let before = self.push.len();
+        for q in first..first.saturating_add(count).min(pool.count) {
+            self.release_word(pool.available_addr(q), 0);
+        }
+        self.recorded(before)
+    }
+}

@@ -1,0 +1,75 @@
+//! Every macro NVK loads, registered in one exhaustive `match`.
+
+use super::draw;
+use crate::mme::{Arch, BuildError, Builder, Program};
+
+/// NVK's macros, by id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Macro {
+    /// vkCmdDraw.
+    Draw = 2,
+    /// vkCmdDrawIndexed.
+    DrawIndexed = 3,
+    /// vkCmdDrawIndirect.
+    DrawIndirect = 4,
+    /// vkCmdDrawIndexedIndirect.
+    DrawIndexedIndirect = 5,
+    /// vkCmdDrawIndirectCount.
+    DrawIndirectCount = 6,
+    /// vkCmdDrawIndexedIndirectCount.
+    DrawIndexedIndirectCount = 7,
+    /// vkCmdDrawIndirectByteCountEXT.
+    DrawIndirectByteCount = 8,
+}
+
+impl Macro {
+    /// Every macro, in id order.
+    pub const ALL: [Macro; 7] = [
+        Macro::Draw,
+        Macro::DrawIndexed,
+        Macro::DrawIndirect,
+        Macro::DrawIndexedIndirect,
+        Macro::DrawIndirectCount,
+        Macro::DrawIndexedIndirectCount,
+        Macro::DrawIndirectByteCount,
+    ];
+
+    /// The macro's id (its `CALL_MME_MACRO` index).
+    pub fn id(self) -> u16 {
+        self as u16
+    }
+
+    /// Builds the macro for `arch`.
+    pub fn build(self, arch: Arch) -> Result<Program, BuildError> {
+        let mut b = Builder::new(arch);
+        match self {
+            Macro::Draw => draw::direct(&mut b, false),
+            Macro::DrawIndexed => draw::direct(&mut b, true),
+            Macro::DrawIndirect | Macro::DrawIndirectCount if arch == Arch::Fermi => {
+                draw::spliced(&mut b, false)
+            }
+            Macro::DrawIndexedIndirect | Macro::DrawIndexedIndirectCount if arch == Arch::Fermi => {
+                draw::spliced(&mut b, true)
+            }
+            Macro::DrawIndirect => draw::indirect(&mut b, false, false),
+            Macro::DrawIndexedIndirect => draw::indirect(&mut b, true, false),
+            Macro::DrawIndirectCount => draw::indirect(&mut b, false, true),
+            Macro::DrawIndexedIndirectCount => draw::indirect(&mut b, true, true),
+            Macro::DrawIndirectByteCount => draw::byte_count(&mut b),
+        }
+        b.finish()
+    }
+
+    /// The macro's name, for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Macro::Draw => "draw",
+            Macro::DrawIndexed => "draw_indexed",
+            Macro::DrawIndirect => "draw_indirect",
+            Macro::DrawIndexedIndirect => "draw_indexed_indirect",
+            Macro::DrawIndirectCount => "draw_indirect_count",
+            Macro::DrawIndexedIndirectCount => "draw_indexed_indirect_count",
+            Macro::DrawIndirectByteCount => "draw_indirect_byte_count",
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! NVK's command encoding: what a Vulkan command buffer becomes on an NVIDIA GPU.
+//!
+//! [`Device`] holds the GPU generation and uploads every [`Macro`] through the MME RAM
+//! methods. A [`CommandEncoder`] turns Vulkan commands into a push buffer: draws become
+//! `CALL_MME_MACRO` with their parameters, render passes and dynamic rendering set the
+//! view mask in shadow scratch for the macros to loop over, queries become report
+//! semaphores. The [`gpu`](crate::gpu) model executes the result.
+
+mod device;
+mod draw;
+mod encoder;
+mod macros;
+pub mod query;
+pub mod root;
+
+pub use device::{upload_macro, Device, DeviceError};
+pub use encoder::{CommandEncoder, DrawKind, IndirectArgs, Recorded};
+pub use macros::Macro;
+pub use query::{QueryPool, QueryType};
+
+/// The shadow scratch slots NVK's macros use (`SET_MME_SHADOW_SCRATCH(i)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scratch {
+    /// Compute shader invocations, high word.
+    CsInvocationsHi = 0,
+    /// Compute shader invocations, low word.
+    CsInvocationsLo = 1,
+    /// The BEGIN word of the draw in progress.
+    DrawBegin = 2,
+    /// Draws an indirect command makes.
+    DrawCount = 3,
+    /// Padding dwords between spliced indirect commands.
+    DrawPadDw = 4,
+    /// The draw index (gl_DrawID).
+    DrawIdx = 5,
+    /// The subpass's view mask.
+    ViewMask = 6,
+    /// The instance count of the draw in progress (spilled on pre-Turing).
+    DrawInstanceCount = 7,
+    /// The first instance of the draw in progress (spilled on pre-Turing).
+    DrawFirstInstance = 8,
+}
+
+/// The largest view count NVK exposes (`maxMultiviewViewCount`): the view mask is 32 bits.
+pub const MAX_MULTIVIEW_VIEW_COUNT: u32 = 32;

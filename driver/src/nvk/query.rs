@@ -1,0 +1,75 @@
+//! Query pools and what queries write (nvk_query_pool.c's layout).
+//!
+//! Pool memory: an availability word per query at `4·query`, then from
+//! `align(4·count, 16)` the reports, each `{u64 value, u64 timestamp}`: two per
+//! occlusion query (begin, end), one per timestamp, two per enabled statistic.
+
+use crate::gpu::Memory;
+
+/// What a pool counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueryType {
+    /// Samples passing the depth test.
+    Occlusion,
+    /// A timestamp.
+    Timestamp,
+    /// Pipeline statistics, with VkQueryPipelineStatisticFlags.
+    PipelineStatistics(u32),
+}
+
+/// A query pool in GPU memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueryPool {
+    /// Its address.
+    pub addr: u64,
+    /// Its type.
+    pub kind: QueryType,
+    /// Queries in it.
+    pub count: u32,
+}
+
+impl QueryPool {
+    /// Where query `q`'s availability word is.
+    pub fn available_addr(&self, q: u32) -> u64 {
+        self.addr + 4 * u64::from(q)
+    }
+
+    /// Reports per query.
+    pub fn reports_per_query(&self) -> u32 {
+        match self.kind {
+            QueryType::Occlusion => 2,
+            QueryType::Timestamp => 1,
+            QueryType::PipelineStatistics(flags) => 2 * flags.count_ones(),
+        }
+    }
+
+    /// Where report `i` of query `q` is.
+    pub fn report_addr(&self, q: u32, i: u32) -> u64 {
+        let reports = self.addr + u64::from((self.count * 4).next_multiple_of(16));
+        reports + 16 * u64::from(q * self.reports_per_query() + i)
+    }
+
+    /// Bytes the pool spans.
+    pub fn size(&self) -> u64 {
+        self.report_addr(self.count, 0) - self.addr
+    }
+
+    /// Query `q`'s results as a reader of the pool computes them (end − begin; the
+    /// timestamp), or `None` while it is unavailable.
+    pub fn results(&self, memory: &Memory, q: u32) -> Option<Vec<u64>> {
+        if memory.read_u32(self.available_addr(q)) == 0 {
+            return None;
+        }
+        Some(match self.kind {
+            QueryType::Timestamp => vec![memory.read_u64(self.report_addr(q, 0) + 8)],
+            _ => (0..self.reports_per_query() / 2)
+                .map(|i| {
+                    let begin = memory.read_u64(self.report_addr(q, 2 * i));
+                    memory
+                        .read_u64(self.report_addr(q, 2 * i + 1))
+                        .wrapping_sub(begin)
+                })
+                .collect(),
+        })
+    }
+}

@@ -1,0 +1,383 @@
+//! NV push buffers: method headers and the data words after them.
+//!
+//! A header (GPFIFO class 0x906F) holds the method in dwords (bits 11:0), the
+//! subchannel (15:13), a count or immediate (28:16) and the kind (31:29). The
+//! [`PushBuffer`] writer merges a method into the previous header when it continues it;
+//! [`parse`] walks a buffer back into `(subchannel, method, data)` writes with the same
+//! [`MethodHeader`] type.
+
+use std::fmt;
+
+/// NVK's subchannel for the 3D class.
+pub const SUBC_3D: u8 = 0;
+/// The largest count (or immediate) a header holds.
+pub const MAX_COUNT: u32 = 0x1fff;
+
+/// What a header does with the words after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderKind {
+    /// `count` words to consecutive methods (SEC_OP 1).
+    Incrementing,
+    /// `count` words all to the same method (SEC_OP 3).
+    NonIncrementing,
+    /// The 13-bit data sits in the header itself; no words follow (SEC_OP 4).
+    Immediate,
+    /// The first word to the method, the rest to the next method (SEC_OP 5).
+    IncrementOnce,
+}
+
+impl HeaderKind {
+    fn sec_op(self) -> u32 {
+        match self {
+            HeaderKind::Incrementing => 1,
+            HeaderKind::NonIncrementing => 3,
+            HeaderKind::Immediate => 4,
+            HeaderKind::IncrementOnce => 5,
+        }
+    }
+}
+
+/// A method header word.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct MethodHeader(pub u32);
+
+impl MethodHeader {
+    /// A header of `kind` for method `mthd` (a byte address) on `subc`.
+    pub fn new(kind: HeaderKind, subc: u8, mthd: u16, count: u32) -> Self {
+        debug_assert!(count <= MAX_COUNT && mthd % 4 == 0 && mthd < 0x4000 && subc < 8);
+        MethodHeader(
+            (kind.sec_op() << 29) | (count << 16) | (u32::from(subc) << 13) | u32::from(mthd >> 2),
+        )
+    }
+
+    /// The kind, or the SEC_OP this model does not handle.
+    pub fn kind(self) -> Result<HeaderKind, u32> {
+        match self.0 >> 29 {
+            1 => Ok(HeaderKind::Incrementing),
+            3 => Ok(HeaderKind::NonIncrementing),
+            4 => Ok(HeaderKind::Immediate),
+            5 => Ok(HeaderKind::IncrementOnce),
+            other => Err(other),
+        }
+    }
+
+    /// The method, as a byte address.
+    pub fn mthd(self) -> u16 {
+        ((self.0 & 0xfff) << 2) as u16
+    }
+
+    /// The subchannel.
+    pub fn subc(self) -> u8 {
+        ((self.0 >> 13) & 7) as u8
+    }
+
+    /// The count of words that follow (or the immediate data).
+    pub fn count(self) -> u32 {
+        (self.0 >> 16) & MAX_COUNT
+    }
+}
+
+impl fmt::Debug for MethodHeader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:?} subc {} mthd {:#06x} count {}",
+            self.kind(),
+            self.subc(),
+            self.mthd(),
+            self.count()
+        )
+    }
+}
+
+/// A push buffer being written.
+#[derive(Clone, Debug, Default)]
+pub struct PushBuffer {
+    words: Vec<u32>,
+    /// The open incrementing header: its index, and the method its next word goes to.
+    open: Option<(usize, u8, u16)>,
+}
+
+impl PushBuffer {
+    /// An empty push buffer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The words written.
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    /// Dwords written so far.
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    /// Writes `data` to `mthd`, merging into the open incrementing header when it
+    /// continues it.
+    pub fn mthd(&mut self, subc: u8, mthd: u16, data: u32) {
+        if let Some((at, open_subc, next)) = self.open {
+            let header = MethodHeader(self.words[at]);
+            if open_subc == subc && next == mthd && header.count() < MAX_COUNT {
+                self.words[at] = MethodHeader::new(
+                    HeaderKind::Incrementing,
+                    subc,
+                    header.mthd(),
+                    header.count() + 1,
+                )
+                .0;
+                self.words.push(data);
+                self.open = Some((at, subc, mthd + 4));
+                return;
+            }
+        }
+        self.open = Some((self.words.len(), subc, mthd + 4));
+        self.words
+            .push(MethodHeader::new(HeaderKind::Incrementing, subc, mthd, 1).0);
+        self.words.push(data);
+    }
+
+    /// Writes consecutive methods from `mthd`.
+    pub fn mthds(&mut self, subc: u8, mthd: u16, data: &[u32]) {
+        for (i, d) in data.iter().enumerate() {
+            self.mthd(subc, mthd + 4 * i as u16, *d);
+        }
+    }
+
+    /// Writes `data` (at most 13 bits) inside the header itself.
+    pub fn immd(&mut self, subc: u8, mthd: u16, data: u32) {
+        debug_assert!(data <= MAX_COUNT);
+        self.open = None;
+        self.words
+            .push(MethodHeader::new(HeaderKind::Immediate, subc, mthd, data).0);
+    }
+
+    /// Writes every word of `data` to the same method.
+    pub fn non_inc(&mut self, subc: u8, mthd: u16, data: &[u32]) {
+        self.open = None;
+        for chunk in data.chunks(MAX_COUNT as usize) {
+            self.words.push(
+                MethodHeader::new(HeaderKind::NonIncrementing, subc, mthd, chunk.len() as u32).0,
+            );
+            self.words.extend_from_slice(chunk);
+        }
+    }
+
+    /// Writes the first word to `mthd` and the rest to the method after it, as a call of
+    /// MME macro `j` does (`CALL_MME_MACRO(j)` then `CALL_MME_DATA(j)`).
+    pub fn inc_once(&mut self, subc: u8, mthd: u16, data: &[u32]) {
+        self.open = None;
+        if data.is_empty() {
+            return;
+        }
+        let (first, rest) = data.split_at(1);
+        self.words.push(
+            MethodHeader::new(
+                HeaderKind::IncrementOnce,
+                subc,
+                mthd,
+                (1 + rest.len().min(MAX_COUNT as usize - 1)) as u32,
+            )
+            .0,
+        );
+        self.words.push(first[0]);
+        let mut rest = rest;
+        let take = rest.len().min(MAX_COUNT as usize - 1);
+        self.words.extend_from_slice(&rest[..take]);
+        rest = &rest[take..];
+        if !rest.is_empty() {
+            self.non_inc(subc, mthd + 4, rest);
+        }
+    }
+
+    /// Appends words already encoded (another buffer's).
+    pub fn extend(&mut self, words: &[u32]) {
+        self.open = None;
+        self.words.extend_from_slice(words);
+    }
+}
+
+/// One method write found in a push buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MethodWrite {
+    /// The subchannel.
+    pub subc: u8,
+    /// The method (byte address).
+    pub mthd: u16,
+    /// The data.
+    pub data: u32,
+}
+
+/// Why a push buffer could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// A header announces more words than the buffer holds.
+    #[error("header at dword {at} ({header:#010x}) announces {count} words, {left} remain")]
+    Truncated {
+        /// Where the header is.
+        at: usize,
+        /// The header.
+        header: u32,
+        /// Words it announces.
+        count: u32,
+        /// Words left.
+        left: usize,
+    },
+    /// A header of a kind this model does not handle.
+    #[error("header at dword {at} ({header:#010x}) has SEC_OP {sec_op}, which this model does not handle")]
+    UnknownKind {
+        /// Where the header is.
+        at: usize,
+        /// The header.
+        header: u32,
+        /// Its SEC_OP.
+        sec_op: u32,
+    },
+}
+
+/// Walks `words` as method writes, in order.
+pub fn parse(words: &[u32]) -> impl Iterator<Item = Result<MethodWrite, ParseError>> + '_ {
+    let mut at = 0usize;
+    let mut pending: Option<(MethodHeader, u32, usize)> = None;
+    let mut failed = false;
+    std::iter::from_fn(move || loop {
+        if failed {
+            return None;
+        }
+        if let Some((header, done, data_at)) = pending {
+            if done < header.count() {
+                let mthd = match header.kind() {
+                    Ok(HeaderKind::Incrementing) => header.mthd() + 4 * done as u16,
+                    Ok(HeaderKind::IncrementOnce) if done > 0 => header.mthd() + 4,
+                    _ => header.mthd(),
+                };
+                pending = Some((header, done + 1, data_at));
+                return Some(Ok(MethodWrite {
+                    subc: header.subc(),
+                    mthd: mthd & 0x3ffc,
+                    data: words[data_at + done as usize],
+                }));
+            }
+            at = data_at + header.count() as usize;
+            pending = None;
+        }
+        let header = MethodHeader(*words.get(at)?);
+        match header.kind() {
+            Ok(HeaderKind::Immediate) => {
+                at += 1;
+                return Some(Ok(MethodWrite {
+                    subc: header.subc(),
+                    mthd: header.mthd(),
+                    data: header.count(),
+                }));
+            }
+            Ok(_) => {
+                let left = words.len() - at - 1;
+                if header.count() as usize > left {
+                    failed = true;
+                    return Some(Err(ParseError::Truncated {
+                        at,
+                        header: header.0,
+                        count: header.count(),
+                        left,
+                    }));
+                }
+                pending = Some((header, 0, at + 1));
+            }
+            Err(sec_op) => {
+                failed = true;
+                return Some(Err(ParseError::UnknownKind {
+                    at,
+                    header: header.0,
+                    sec_op,
+                }));
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::class;
+
+    #[test]
+    fn a_macro_call_is_one_increment_once_header() {
+        // nv-facts §1: ONE_INC CALL_MME_MACRO(2) with 6 data words on subchannel 0.
+        let mut p = PushBuffer::new();
+        p.inc_once(SUBC_3D, class::call_mme_macro(2), &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(p.words()[0], 0xa006_0e04);
+        let writes: Vec<_> = parse(p.words()).map(Result::unwrap).collect();
+        assert_eq!(writes[0].mthd, 0x3810);
+        assert!(writes[1..].iter().all(|w| w.mthd == 0x3814));
+        assert_eq!(
+            writes.iter().map(|w| w.data).collect::<Vec<_>>(),
+            vec![1, 2, 3, 4, 5, 6]
+        );
+    }
+
+    #[test]
+    fn consecutive_methods_share_a_header_and_others_do_not() {
+        let mut p = PushBuffer::new();
+        p.mthd(SUBC_3D, class::SET_REPORT_SEMAPHORE_A, 1);
+        p.mthd(SUBC_3D, class::SET_REPORT_SEMAPHORE_B, 2);
+        p.mthd(SUBC_3D, class::SET_REPORT_SEMAPHORE_C, 3);
+        p.mthd(SUBC_3D, class::SET_RT_LAYER, 4);
+        p.immd(SUBC_3D, class::SET_RT_LAYER, 5);
+        p.non_inc(1, class::LOAD_MME_INSTRUCTION_RAM, &[7, 8]);
+        assert_eq!(p.len(), 4 + 2 + 1 + 3);
+        assert_eq!(MethodHeader(p.words()[0]).count(), 3);
+        let writes: Vec<_> = parse(p.words()).map(Result::unwrap).collect();
+        let got: Vec<_> = writes.iter().map(|w| (w.subc, w.mthd, w.data)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, 0x1b00, 1),
+                (0, 0x1b04, 2),
+                (0, 0x1b08, 3),
+                (0, 0x15cc, 4),
+                (0, 0x15cc, 5),
+                (1, 0x0118, 7),
+                (1, 0x0118, 8)
+            ]
+        );
+    }
+
+    #[test]
+    fn headers_split_at_the_count_limit() {
+        let mut p = PushBuffer::new();
+        let data: Vec<u32> = (0..MAX_COUNT + 5).collect();
+        p.non_inc(SUBC_3D, class::LOAD_MME_INSTRUCTION_RAM, &data);
+        let writes: Vec<u32> = parse(p.words()).map(|w| w.unwrap().data).collect();
+        assert_eq!(writes, data);
+        assert_eq!(MethodHeader(p.words()[0]).count(), MAX_COUNT);
+    }
+
+    #[test]
+    fn truncated_and_unknown_headers_are_errors() {
+        let mut p = PushBuffer::new();
+        p.mthds(SUBC_3D, 0x1000, &[1, 2, 3]);
+        let words = &p.words()[..3];
+        let last = parse(words).last().unwrap();
+        assert!(matches!(
+            last,
+            Err(ParseError::Truncated {
+                at: 0,
+                count: 3,
+                left: 2,
+                ..
+            })
+        ));
+        let bad = [0xe000_0000u32];
+        assert!(matches!(
+            parse(&bad).next(),
+            Some(Err(ParseError::UnknownKind { sec_op: 7, .. }))
+        ));
+    }
+}
