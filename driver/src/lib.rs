@@ -1,8 +1,14 @@
 //! The bundled NVIDIA driver model.
 //!
-//! Today it holds the [MME](mme) (Macro Method Expander): a macro builder, the Turing
-//! and pre-Turing instruction sets with their real encodings, and a simulator for each.
-//! NVK's command encoder, push buffers and the GPU model build on it.
+//! - [`mme`]: the Macro Method Expander — a macro builder, the Turing and pre-Turing
+//!   instruction sets with their real encodings, and a simulator for each.
+//! - [`push`] and [`class`]: NV push buffers and the 3D class's methods.
+//! - [`nvk`]: NVK's command encoding — draw macros with the multiview loop, queries,
+//!   render passes and dynamic rendering.
+//! - [`gpu`]: a model of the GPU front end that executes push buffers and records the
+//!   draws and report writes the hardware would make.
+//!
+//! `docs/driver-model.md` in the repository explains the design.
 
 #![deny(missing_docs)]
 

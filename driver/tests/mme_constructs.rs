@@ -12,7 +12,8 @@ const EDGES: [u32; 7] = [0, 1, 2, 0x7fff_ffff, 0x8000_0000, 0xffff_fffe, 0xffff_
 
 #[test]
 fn alu_ops_with_registers_and_immediates_of_every_width() {
-    let ops: [(&str, fn(u32, u32) -> u32); 7] = [
+    type Reference = fn(u32, u32) -> u32;
+    let ops: [(&str, Reference); 7] = [
         ("add", u32::wrapping_add),
         ("sub", u32::wrapping_sub),
         ("and", |x, y| x & y),

@@ -347,3 +347,17 @@ fn per_draw_costs_are_reported() {
         );
     }
 }
+
+#[test]
+fn push_constants_land_in_the_root_table() {
+    let device = Device::for_arch(Arch::Turing);
+    let mut gpu = gpu(&device);
+    let mut enc = CommandEncoder::new(&device);
+    enc.push_constants(8, &[0x11, 0x22, 0x33]);
+    gpu.execute(enc.finish().words()).unwrap();
+    let base = device.root_table_addr + u64::from(driver::nvk::root::PUSH_CONSTANTS) + 8;
+    let got: Vec<u32> = (0..3)
+        .map(|i| gpu.state.memory.read_u32(base + 4 * i))
+        .collect();
+    assert_eq!(got, vec![0x11, 0x22, 0x33]);
+}
