@@ -10,7 +10,7 @@ use std::path::Path;
 
 use flatbuffers::FlatBufferBuilder;
 
-use crate::container::Prefetcher;
+use crate::container::ChunkStream;
 use crate::container::{
     ChunkMeta, ContainerReader, ContainerWriter, RawChunk, WriterOptions, WriterStats,
 };
@@ -196,9 +196,7 @@ impl ResultsChunk {
 
 /// Reads a results file chunk by chunk, in file order.
 pub struct ResultsReader {
-    inner: ContainerReader,
-    threads: usize,
-    prefetch: Option<Prefetcher<ResultsChunk>>,
+    stream: ChunkStream<ResultsChunk>,
 }
 
 impl ResultsReader {
@@ -210,16 +208,15 @@ impl ResultsReader {
 
     /// Opens a results file with read-ahead as `options` say.
     pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Self> {
+        let inner = ContainerReader::open(path, Content::Results)?;
         Ok(ResultsReader {
-            inner: ContainerReader::open(path, Content::Results)?,
-            threads: options.threads,
-            prefetch: None,
+            stream: ChunkStream::new(inner, options.threads, ResultsChunk::verify),
         })
     }
 
     /// The underlying container.
     pub fn container(&self) -> &ContainerReader {
-        &self.inner
+        self.stream.container()
     }
 }
 
@@ -227,29 +224,6 @@ impl Iterator for ResultsReader {
     type Item = Result<ResultsChunk>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.threads == 0 {
-            let raw = match self.inner.next_chunk()? {
-                Ok(raw) => raw,
-                Err(e) => return Some(Err(e)),
-            };
-            let verified = ResultsChunk::verify(raw, self.inner.path());
-            if verified.is_err() {
-                self.inner.stop();
-            }
-            return Some(verified);
-        }
-        if self.prefetch.is_none() {
-            let reader = match self.inner.reopen() {
-                Ok(reader) => reader,
-                Err(e) => return Some(Err(e)),
-            };
-            self.inner.stop();
-            self.prefetch = Some(Prefetcher::start(
-                reader,
-                self.threads,
-                ResultsChunk::verify,
-            ));
-        }
-        self.prefetch.as_mut()?.next()
+        self.stream.next()
     }
 }

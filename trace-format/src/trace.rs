@@ -10,7 +10,7 @@ use std::path::Path;
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 
-use crate::container::Prefetcher;
+use crate::container::ChunkStream;
 use crate::container::{
     ChunkMeta, ContainerReader, ContainerWriter, RawChunk, WriterOptions, WriterStats,
 };
@@ -260,9 +260,7 @@ impl ReadOptions {
 
 /// Reads a trace file chunk by chunk, in file order.
 pub struct TraceReader {
-    inner: ContainerReader,
-    threads: usize,
-    prefetch: Option<Prefetcher<TraceChunk>>,
+    stream: ChunkStream<TraceChunk>,
 }
 
 impl TraceReader {
@@ -274,31 +272,30 @@ impl TraceReader {
 
     /// Opens a trace with read-ahead as `options` say.
     pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Self> {
+        let inner = ContainerReader::open(path, Content::Trace)?;
         Ok(TraceReader {
-            inner: ContainerReader::open(path, Content::Trace)?,
-            threads: options.threads,
-            prefetch: None,
+            stream: ChunkStream::new(inner, options.threads, TraceChunk::verify),
         })
     }
 
     /// The underlying container (header, footer index, file size).
     pub fn container(&self) -> &ContainerReader {
-        &self.inner
+        self.stream.container()
     }
 
     /// Positions the reader at the first chunk of `frame`, using the footer index or,
     /// without one, a scan of the chunk headers. Chunks end at frame boundaries, so every
     /// record of a chunk belongs to the chunk's `first_frame`.
     pub fn seek_to_frame(&mut self, frame: u64) -> Result<()> {
-        self.prefetch = None;
-        let index = self.inner.scan_index()?;
+        let inner = self.stream.container_mut();
+        let index = inner.scan_index()?;
         match index.iter().position(|e| e.first_frame >= frame) {
             Some(ordinal) if index[ordinal].first_frame == frame => {
-                self.inner.seek_to(&index[ordinal], ordinal as u64);
+                inner.seek_to(&index[ordinal], ordinal as u64);
                 Ok(())
             }
             _ => Err(Error::new(
-                self.inner.path(),
+                inner.path(),
                 Location::File,
                 ErrorKind::NoSuchFrame {
                     frame,
@@ -318,25 +315,6 @@ impl Iterator for TraceReader {
     type Item = Result<TraceChunk>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.threads == 0 {
-            let raw = match self.inner.next_chunk()? {
-                Ok(raw) => raw,
-                Err(e) => return Some(Err(e)),
-            };
-            let verified = TraceChunk::verify(raw, self.inner.path());
-            if verified.is_err() {
-                self.inner.stop();
-            }
-            return Some(verified);
-        }
-        if self.prefetch.is_none() {
-            let reader = match self.inner.reopen() {
-                Ok(reader) => reader,
-                Err(e) => return Some(Err(e)),
-            };
-            self.inner.stop();
-            self.prefetch = Some(Prefetcher::start(reader, self.threads, TraceChunk::verify));
-        }
-        self.prefetch.as_mut()?.next()
+        self.stream.next()
     }
 }

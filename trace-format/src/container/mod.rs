@@ -4,8 +4,10 @@
 
 mod prefetch;
 mod reader;
+mod stream;
 mod writer;
 
 pub use prefetch::{Finish, Prefetcher};
 pub use reader::{CompressedChunk, ContainerReader, RawChunk};
+pub use stream::ChunkStream;
 pub use writer::{ChunkMeta, ContainerWriter, WriterOptions, WriterStats};

@@ -1,0 +1,67 @@
+//! Verified chunks in file order, read on the calling thread or ahead of it.
+//!
+//! Trace and results readers are this stream with their own `finish` step (the
+//! flatbuffers verification of their payload type).
+
+use super::prefetch::{Finish, Prefetcher};
+use super::reader::ContainerReader;
+use crate::error::Result;
+
+/// Chunks of one content type, each checked and finished before it is handed out.
+pub struct ChunkStream<T> {
+    inner: ContainerReader,
+    threads: usize,
+    finish: Finish<T>,
+    prefetch: Option<Prefetcher<T>>,
+}
+
+impl<T: Send + 'static> ChunkStream<T> {
+    /// A stream over `inner`, finishing chunks with `finish`, on `threads` read-ahead
+    /// threads (0: on the calling thread).
+    pub fn new(inner: ContainerReader, threads: usize, finish: Finish<T>) -> Self {
+        ChunkStream {
+            inner,
+            threads,
+            finish,
+            prefetch: None,
+        }
+    }
+
+    /// The container (header, footer index, file size).
+    pub fn container(&self) -> &ContainerReader {
+        &self.inner
+    }
+
+    /// The container, to reposition it; read-ahead restarts from the new position.
+    pub fn container_mut(&mut self) -> &mut ContainerReader {
+        self.prefetch = None;
+        &mut self.inner
+    }
+}
+
+impl<T: Send + 'static> Iterator for ChunkStream<T> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.threads == 0 {
+            let raw = match self.inner.next_chunk()? {
+                Ok(raw) => raw,
+                Err(e) => return Some(Err(e)),
+            };
+            let finished = (self.finish)(raw, self.inner.path());
+            if finished.is_err() {
+                self.inner.stop();
+            }
+            return Some(finished);
+        }
+        if self.prefetch.is_none() {
+            let reader = match self.inner.reopen() {
+                Ok(reader) => reader,
+                Err(e) => return Some(Err(e)),
+            };
+            self.inner.stop();
+            self.prefetch = Some(Prefetcher::start(reader, self.threads, self.finish));
+        }
+        self.prefetch.as_mut()?.next()
+    }
+}
