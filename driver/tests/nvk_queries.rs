@@ -135,3 +135,90 @@ fn reset_makes_queries_unavailable_again() {
     gpu.execute(enc.finish().words()).unwrap();
     assert!(pool.results(&gpu.state.memory, 1).is_none());
 }
+
+const DST: u64 = 0x50_0000;
+
+#[test]
+fn copy_results_writes_what_a_reader_of_the_pool_sees() {
+    use driver::nvk::copy_queries::{RESULT_64_BIT, RESULT_PARTIAL, RESULT_WITH_AVAILABILITY};
+    let (device, mut gpu) = setup(Arch::Turing);
+    let pool = QueryPool {
+        addr: POOL_ADDR,
+        kind: QueryType::Occlusion,
+        count: 8,
+    };
+    let mut enc = CommandEncoder::new(&device);
+    enc.reset_query_pool(&pool, 0, 8);
+    enc.begin_rendering(0b1111);
+    enc.begin_query(&pool, 2);
+    enc.draw(6, 1, 0, 0);
+    enc.end_query(&pool, 2);
+    enc.end_rendering();
+    // Queries 1..7, 64-bit results with availability, 16 bytes apart.
+    let flags = RESULT_64_BIT | RESULT_WITH_AVAILABILITY;
+    let recorded = enc
+        .copy_query_pool_results(&pool, 1, 6, DST, 16, flags)
+        .expect("Turing copies");
+    assert!(recorded.dwords > 0);
+    gpu.execute(enc.finish().words()).unwrap();
+    let mem = &gpu.state.memory;
+    let row = |i: u64| (mem.read_u64(DST + 16 * i), mem.read_u64(DST + 16 * i + 8));
+    // Query 1: unavailable, no PARTIAL: the result is not written, availability 0 is.
+    assert_eq!(row(0), (0, 0));
+    assert_eq!(row(1), (24, 1), "the multiview query's result");
+    for i in 2..5 {
+        assert_eq!(row(i), (0, 1), "the other views' queries");
+    }
+    assert_eq!(row(5), (0, 0), "query 6: unavailable");
+
+    // 32-bit results with PARTIAL: written even when unavailable.
+    let mut enc = CommandEncoder::new(&device);
+    let flags = RESULT_PARTIAL | RESULT_WITH_AVAILABILITY;
+    enc.copy_query_pool_results(&pool, 2, 1, DST + 0x1000, 8, flags)
+        .unwrap();
+    gpu.execute(enc.finish().words()).unwrap();
+    let mem = &gpu.state.memory;
+    assert_eq!(
+        (mem.read_u32(DST + 0x1000), mem.read_u32(DST + 0x1004)),
+        (24, 1)
+    );
+}
+
+#[test]
+fn copy_results_of_timestamps() {
+    let (device, mut gpu) = setup(Arch::Turing);
+    let pool = QueryPool {
+        addr: POOL_ADDR,
+        kind: QueryType::Timestamp,
+        count: 2,
+    };
+    let mut enc = CommandEncoder::new(&device);
+    enc.write_timestamp(&pool, 0);
+    enc.copy_query_pool_results(
+        &pool,
+        0,
+        1,
+        DST,
+        8,
+        driver::nvk::copy_queries::RESULT_64_BIT,
+    )
+    .unwrap();
+    gpu.execute(enc.finish().words()).unwrap();
+    let want = pool.results(&gpu.state.memory, 0).unwrap()[0];
+    assert!(want > 0);
+    assert_eq!(gpu.state.memory.read_u64(DST), want);
+}
+
+#[test]
+fn copy_results_is_not_modelled_before_turing() {
+    let (device, _) = setup(Arch::Fermi);
+    let pool = QueryPool {
+        addr: POOL_ADDR,
+        kind: QueryType::Occlusion,
+        count: 1,
+    };
+    let mut enc = CommandEncoder::new(&device);
+    assert!(enc
+        .copy_query_pool_results(&pool, 0, 1, DST, 8, 0)
+        .is_none());
+}

@@ -83,7 +83,10 @@ impl Device {
     pub fn init_push(&self) -> Result<PushBuffer, DeviceError> {
         let mut p = PushBuffer::new();
         let mut start = 0u32;
-        for m in Macro::ALL {
+        for m in Macro::ALL
+            .into_iter()
+            .filter(|m| m.available_on(self.arch()))
+        {
             let words = self.macro_words(m)?;
             upload_macro(&mut p, m.id(), start, &words);
             start += words.len() as u32;

@@ -456,6 +456,53 @@ impl<'d> CommandEncoder<'d> {
         views.saturating_sub(1)
     }
 
+    /// vkCmdCopyQueryPoolResults: one Turing macro call per query (see
+    /// `copy_queries`). `None` before Turing, where the model has no way to read the
+    /// results on the GPU.
+    pub fn copy_query_pool_results(
+        &mut self,
+        pool: &QueryPool,
+        first: u32,
+        count: u32,
+        dst: u64,
+        stride: u64,
+        flags: u32,
+    ) -> Option<Recorded> {
+        if !Macro::CopyQueryResults.available_on(self.device.arch()) {
+            return None;
+        }
+        let before = self.push.len();
+        let (pairs, values) = match pool.kind {
+            QueryType::Timestamp => (0, 1),
+            _ => (pool.reports_per_query() / 2, pool.reports_per_query() / 2),
+        };
+        let size = if flags & super::copy_queries::RESULT_64_BIT != 0 {
+            8
+        } else {
+            4
+        };
+        for (i, q) in (first..first.saturating_add(count).min(pool.count)).enumerate() {
+            let at = dst + stride * i as u64;
+            let avail_at = at + size * u64::from(values);
+            let avail = pool.available_addr(q);
+            let report = pool.report_addr(q, 0);
+            let params = [
+                (avail >> 32) as u32,
+                avail as u32,
+                (report >> 32) as u32,
+                report as u32,
+                (at >> 32) as u32,
+                at as u32,
+                (avail_at >> 32) as u32,
+                avail_at as u32,
+                flags,
+                pairs,
+            ];
+            self.call(Macro::CopyQueryResults, &params);
+        }
+        Some(self.recorded(before))
+    }
+
     /// vkCmdResetQueryPool: availability released as 0.
     pub fn reset_query_pool(&mut self, pool: &QueryPool, first: u32, count: u32) -> Recorded {
         let before = self.push.len();

@@ -20,11 +20,13 @@ pub enum Macro {
     DrawIndexedIndirectCount = 7,
     /// vkCmdDrawIndirectByteCountEXT.
     DrawIndirectByteCount = 8,
+    /// vkCmdCopyQueryPoolResults, one query per call (Turing only).
+    CopyQueryResults = 9,
 }
 
 impl Macro {
     /// Every macro, in id order.
-    pub const ALL: [Macro; 7] = [
+    pub const ALL: [Macro; 8] = [
         Macro::Draw,
         Macro::DrawIndexed,
         Macro::DrawIndirect,
@@ -32,7 +34,13 @@ impl Macro {
         Macro::DrawIndirectCount,
         Macro::DrawIndexedIndirectCount,
         Macro::DrawIndirectByteCount,
+        Macro::CopyQueryResults,
     ];
+
+    /// Whether the macro exists for `arch` (pre-Turing MMEs cannot read memory).
+    pub fn available_on(self, arch: Arch) -> bool {
+        self != Macro::CopyQueryResults || arch == Arch::Turing
+    }
 
     /// The macro's id (its `CALL_MME_MACRO` index).
     pub fn id(self) -> u16 {
@@ -56,6 +64,7 @@ impl Macro {
             Macro::DrawIndirectCount => draw::indirect(&mut b, false, true),
             Macro::DrawIndexedIndirectCount => draw::indirect(&mut b, true, true),
             Macro::DrawIndirectByteCount => draw::byte_count(&mut b),
+            Macro::CopyQueryResults => super::copy_queries::build(&mut b),
         }
         b.finish()
     }
@@ -70,6 +79,7 @@ impl Macro {
             Macro::DrawIndirectCount => "draw_indirect_count",
             Macro::DrawIndexedIndirectCount => "draw_indexed_indirect_count",
             Macro::DrawIndirectByteCount => "draw_indirect_byte_count",
+            Macro::CopyQueryResults => "copy_query_results",
         }
     }
 }

@@ -6,6 +6,7 @@
 //! view mask in shadow scratch for the macros to loop over, queries become report
 //! semaphores. The [`gpu`](crate::gpu) model executes the result.
 
+pub mod copy_queries;
 mod device;
 mod draw;
 mod encoder;
