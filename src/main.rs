@@ -22,6 +22,8 @@ enum Command {
     Info(commands::info::Args),
     /// Print a trace's records, one line (or JSON object) each.
     Dump(commands::dump::Args),
+    /// Replay a trace through the bundled NVK model and write per-draw results.
+    Replay(commands::replay::Args),
     /// Write a synthetic trace shaped like real frames, for trying the tools.
     Sample(commands::sample::Args),
 }
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Info(args) => commands::info::run(&args),
         Command::Dump(args) => commands::dump::run(&args),
+        Command::Replay(args) => commands::replay::run(&args),
         Command::Sample(args) => commands::sample::run(&args),
     };
     match result {
@@ -50,6 +53,10 @@ fn exit_code(error: &anyhow::Error) -> u8 {
             .downcast_ref::<trace_format::Error>()
             .is_some_and(trace_format::Error::is_bad_input)
             || cause.downcast_ref::<commands::BadInput>().is_some()
+            || matches!(
+                cause.downcast_ref::<replayer::ReplayError>(),
+                Some(replayer::ReplayError::Format(e)) if e.is_bad_input()
+            )
     });
     if bad_input {
         2

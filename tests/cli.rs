@@ -210,3 +210,53 @@ fn a_writer_killed_mid_capture_leaves_its_whole_chunks_readable() {
         other => panic!("exit {other:?}: {}", stderr(&out)),
     }
 }
+
+#[test]
+fn replay_writes_results_and_prints_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = sample(dir.path(), 2);
+    let out = dir.path().join("r.msr");
+    let run = macroscope(&[
+        "replay",
+        &path,
+        "-o",
+        out.to_str().unwrap(),
+        "--mme",
+        "fermi",
+        "--repeat",
+        "2",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let text = stdout(&run);
+    assert!(
+        text.contains("on fermi: 2 frames, 2 submits, 1000 draws"),
+        "{text}"
+    );
+    assert!(
+        run.stderr.is_empty(),
+        "no progress bar or warnings off a terminal: {}",
+        stderr(&run)
+    );
+    let info = macroscope(&["info", out.to_str().unwrap()]);
+    assert!(
+        stdout(&info).contains("draw rows:   2000"),
+        "{}",
+        stdout(&info)
+    );
+    assert!(
+        stdout(&info).contains("repetitions: 2"),
+        "{}",
+        stdout(&info)
+    );
+
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = dir.path().join("cut.mscope");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let bad = macroscope(&["replay", cut.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("results so far are in"),
+        "{}",
+        stderr(&bad)
+    );
+}

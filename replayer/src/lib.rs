@@ -1,3 +1,17 @@
 //! The replayer: streams a trace through the bundled driver model and times every draw.
 //!
-//! Not built yet: it arrives with its own issue, on top of `trace-format` and `driver`.
+//! Data flows: [`replay`] reads the trace chunk by chunk ([`trace_format::TraceReader`],
+//! with read-ahead), rebuilds the objects the driver needs (`objects`), records each
+//! command buffer's commands (`commands`), and at every submit encodes them with NVK's
+//! [`CommandEncoder`](driver::nvk::CommandEncoder) and executes them on the
+//! [GPU model](driver::gpu), one command at a time, so each draw gets its own costs:
+//! MME instructions, methods, push-buffer dwords, hardware draws, and host time for
+//! encoding, execution and the multiview loop. Rows stream into a results file.
+
+#![deny(missing_docs)]
+
+pub mod commands;
+pub mod objects;
+mod replay;
+
+pub use replay::{replay, ReplayError, ReplayOptions, Summary};

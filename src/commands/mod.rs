@@ -2,6 +2,7 @@
 
 pub mod dump;
 pub mod info;
+pub mod replay;
 pub mod sample;
 
 use std::fmt;

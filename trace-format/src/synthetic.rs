@@ -54,6 +54,10 @@ const COMMAND_POOL: u64 = 0x60;
 const COMMAND_BUFFER: u64 = 0x61;
 
 const VK_FORMAT_B8G8R8A8_UNORM: u32 = 44;
+/// Where the indirect buffer lives in its memory.
+const INDIRECT_OFFSET: u64 = 32 << 20;
+/// VkDrawIndexedIndirectCommands in the indirect buffer (20 bytes each).
+const INDIRECT_COMMANDS: u32 = 1024;
 const VK_QUERY_TYPE_OCCLUSION: u32 = 0;
 const VK_STAGE_VERTEX_AND_FRAGMENT: u32 = 0x1 | 0x10;
 const QUERIES_PER_FRAME: u32 = 16;
@@ -161,6 +165,17 @@ fn write_setup(w: &mut TraceWriter, clock: &mut Clock, shape: &SyntheticShape) -
         buffer(VERTEX_BUFFER, 16 << 20, 0x80),
         buffer(INDEX_BUFFER, 8 << 20, 0x40),
         buffer(INDIRECT_BUFFER, 1 << 20, 0x100),
+        CallT::BindBufferMemory(Box::new(BindBufferMemoryT {
+            device: DEVICE,
+            buffer: INDIRECT_BUFFER,
+            memory: MEMORY,
+            offset: INDIRECT_OFFSET,
+        })),
+        CallT::MemoryContents(Box::new(MemoryContentsT {
+            memory: MEMORY,
+            offset: INDIRECT_OFFSET,
+            data: Some(indirect_commands()),
+        })),
         CallT::CreateRenderPass(Box::new(CreateRenderPassT {
             device: DEVICE,
             render_pass: RENDER_PASS,
@@ -259,6 +274,14 @@ fn write_setup(w: &mut TraceWriter, clock: &mut Clock, shape: &SyntheticShape) -
         w.append(clock.meta(), call)?;
     }
     Ok(())
+}
+
+/// `INDIRECT_COMMANDS` indexed draws: 3·(i+1) indices, one instance.
+fn indirect_commands() -> Vec<u8> {
+    (0..INDIRECT_COMMANDS)
+        .flat_map(|i| [3 * (i % 100 + 1), 1, i * 3, 0, 0])
+        .flat_map(u32::to_le_bytes)
+        .collect()
 }
 
 fn buffer(handle: u64, size: u64, usage: u32) -> CallT {
@@ -510,7 +533,7 @@ fn write_draw(w: &mut TraceWriter, clock: &mut Clock, rng: &mut XorShift, d: u32
                 &CmdDrawIndexedIndirectArgs {
                     command_buffer: cb,
                     buffer: INDIRECT_BUFFER,
-                    offset: u64::from(r % 1024) * 20,
+                    offset: u64::from(r % INDIRECT_COMMANDS) * 20,
                     draw_count: 1,
                     stride: 20,
                 },

@@ -66,6 +66,9 @@ pub struct MacroRun {
     pub instructions: u64,
     /// Methods the macro emitted.
     pub methods: u64,
+    /// Host nanoseconds from the macro's first `SET_RT_LAYER` (its first view) to its end:
+    /// the time the multiview loop took; 0 for a macro that selected no layer.
+    pub view_loop_ns: u64,
 }
 
 /// Totals since the model was made.
@@ -206,6 +209,7 @@ pub struct GpuState {
     zpass_count: u64,
     clock: u64,
     params: std::collections::VecDeque<u32>,
+    first_layer_at: Option<std::time::Instant>,
     /// Every draw started, in order.
     pub draws: Vec<HwDraw>,
     /// Every report or semaphore write, in order.
@@ -246,6 +250,7 @@ impl Gpu {
                 zpass_count: 0,
                 clock: 0,
                 params: Default::default(),
+                first_layer_at: None,
                 draws: Vec::new(),
                 reports: Vec::new(),
                 unknown_methods: BTreeMap::new(),
@@ -332,12 +337,17 @@ impl Gpu {
         let state = &mut self.state;
         state.params = params.into();
         state.in_macro = true;
+        state.first_layer_at = None;
         let methods_before = state.counters.macro_methods;
         let result = match self.macros.get(id)? {
             Executable::Turing(sim) => sim.run(state, self.budget),
             Executable::Fermi(sim) => sim.run(state, self.budget),
         };
         state.in_macro = false;
+        let view_loop_ns = state
+            .first_layer_at
+            .take()
+            .map_or(0, |t| t.elapsed().as_nanos() as u64);
         let stats = result?;
         state.counters.mme_instructions += stats.instructions;
         state.counters.macro_calls += 1;
@@ -345,6 +355,7 @@ impl Gpu {
             id,
             instructions: stats.instructions,
             methods: state.counters.macro_methods - methods_before,
+            view_loop_ns,
         });
         Ok(())
     }
@@ -395,7 +406,12 @@ impl GpuState {
                     self.root_addr = self.cb_addr;
                 }
             }
-            class::SET_RT_LAYER => self.rt_layer = data & 0xffff,
+            class::SET_RT_LAYER => {
+                self.rt_layer = data & 0xffff;
+                if self.in_macro && self.first_layer_at.is_none() {
+                    self.first_layer_at = Some(std::time::Instant::now());
+                }
+            }
             class::BEGIN => {
                 self.begin = data;
                 self.instance = match class::Begin::instance_id_of(data) {

@@ -125,6 +125,12 @@ impl<'d> CommandEncoder<'d> {
         self.push
     }
 
+    /// Takes the words written so far, leaving an empty buffer (and no open header) for
+    /// what follows: a replay executes each command's words on their own.
+    pub fn take_push(&mut self) -> PushBuffer {
+        std::mem::take(&mut self.push)
+    }
+
     /// The view mask in effect.
     pub fn view_mask(&self) -> u32 {
         self.view_mask

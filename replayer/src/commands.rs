@@ -1,0 +1,357 @@
+//! Recorded commands: what a command buffer holds until it is submitted, taken out of
+//! the trace's records (which live only as long as their chunk).
+
+use driver::nvk::DrawKind;
+use trace_format::generated::trace::{Call, Record};
+
+/// The arguments of a draw, as the trace recorded them. Fields are named after the
+/// Vulkan commands' parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum DrawArgs {
+    /// vkCmdDraw.
+    Direct {
+        vertex_count: u32,
+        instance_count: u32,
+        first_vertex: u32,
+        first_instance: u32,
+    },
+    /// vkCmdDrawIndexed.
+    Indexed {
+        index_count: u32,
+        instance_count: u32,
+        first_index: u32,
+        vertex_offset: i32,
+        first_instance: u32,
+    },
+    /// The indirect draws, with or without a count buffer.
+    Indirect {
+        buffer: u64,
+        offset: u64,
+        draw_count: u32,
+        stride: u32,
+        count: Option<(u64, u64)>,
+    },
+    /// vkCmdDrawIndirectByteCountEXT.
+    ByteCount {
+        instance_count: u32,
+        first_instance: u32,
+        counter_buffer: u64,
+        counter_buffer_offset: u64,
+        counter_offset: u32,
+        vertex_stride: u32,
+    },
+}
+
+/// One recorded command the driver model executes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Cmd {
+    BeginRenderPass {
+        render_pass: u64,
+    },
+    NextSubpass,
+    EndRenderPass,
+    BeginRendering {
+        view_mask: u32,
+    },
+    EndRendering,
+    BindPipeline {
+        pipeline: u64,
+    },
+    PushConstants {
+        offset: u32,
+        data: Vec<u32>,
+    },
+    Draw {
+        seq: u64,
+        kind: DrawKind,
+        args: DrawArgs,
+    },
+    BeginQuery {
+        pool: u64,
+        query: u32,
+    },
+    EndQuery {
+        pool: u64,
+        query: u32,
+    },
+    WriteTimestamp {
+        pool: u64,
+        query: u32,
+    },
+    ResetQueryPool {
+        pool: u64,
+        first: u32,
+        count: u32,
+    },
+    CopyQueryPoolResults {
+        pool: u64,
+        first: u32,
+        count: u32,
+        dst_buffer: u64,
+        dst_offset: u64,
+        stride: u64,
+        flags: u32,
+    },
+    ExecuteCommands {
+        command_buffers: Vec<u64>,
+    },
+}
+
+/// The command buffer a record is recorded into and the command, for the calls the
+/// model executes; `None` for every other call.
+pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
+    let seq = record.envelope().seq();
+    Some(match record.call_type() {
+        Call::CmdBeginRenderPass => {
+            let c = record.call_as_cmd_begin_render_pass()?;
+            (
+                c.command_buffer(),
+                Cmd::BeginRenderPass {
+                    render_pass: c.render_pass(),
+                },
+            )
+        }
+        Call::CmdNextSubpass => (
+            record.call_as_cmd_next_subpass()?.command_buffer(),
+            Cmd::NextSubpass,
+        ),
+        Call::CmdEndRenderPass => (
+            record.call_as_cmd_end_render_pass()?.command_buffer(),
+            Cmd::EndRenderPass,
+        ),
+        Call::CmdBeginRendering => {
+            let c = record.call_as_cmd_begin_rendering()?;
+            (
+                c.command_buffer(),
+                Cmd::BeginRendering {
+                    view_mask: c.view_mask(),
+                },
+            )
+        }
+        Call::CmdEndRendering => (
+            record.call_as_cmd_end_rendering()?.command_buffer(),
+            Cmd::EndRendering,
+        ),
+        Call::CmdBindPipeline => {
+            let c = record.call_as_cmd_bind_pipeline()?;
+            (
+                c.command_buffer(),
+                Cmd::BindPipeline {
+                    pipeline: c.pipeline(),
+                },
+            )
+        }
+        Call::CmdPushConstants => {
+            let c = record.call_as_cmd_push_constants()?;
+            let bytes = c.data().map(|d| d.bytes()).unwrap_or(&[]);
+            let data = bytes.chunks(4).map(|w| {
+                let mut word = [0u8; 4];
+                word[..w.len()].copy_from_slice(w);
+                u32::from_le_bytes(word)
+            });
+            (
+                c.command_buffer(),
+                Cmd::PushConstants {
+                    offset: c.offset(),
+                    data: data.collect(),
+                },
+            )
+        }
+        Call::CmdDraw => {
+            let c = record.call_as_cmd_draw()?;
+            let args = DrawArgs::Direct {
+                vertex_count: c.vertex_count(),
+                instance_count: c.instance_count(),
+                first_vertex: c.first_vertex(),
+                first_instance: c.first_instance(),
+            };
+            (
+                c.command_buffer(),
+                Cmd::Draw {
+                    seq,
+                    kind: DrawKind::Draw,
+                    args,
+                },
+            )
+        }
+        Call::CmdDrawIndexed => {
+            let c = record.call_as_cmd_draw_indexed()?;
+            let args = DrawArgs::Indexed {
+                index_count: c.index_count(),
+                instance_count: c.instance_count(),
+                first_index: c.first_index(),
+                vertex_offset: c.vertex_offset(),
+                first_instance: c.first_instance(),
+            };
+            (
+                c.command_buffer(),
+                Cmd::Draw {
+                    seq,
+                    kind: DrawKind::DrawIndexed,
+                    args,
+                },
+            )
+        }
+        Call::CmdDrawIndirect => {
+            let c = record.call_as_cmd_draw_indirect()?;
+            let args = DrawArgs::Indirect {
+                buffer: c.buffer(),
+                offset: c.offset(),
+                draw_count: c.draw_count(),
+                stride: c.stride(),
+                count: None,
+            };
+            (
+                c.command_buffer(),
+                Cmd::Draw {
+                    seq,
+                    kind: DrawKind::DrawIndirect,
+                    args,
+                },
+            )
+        }
+        Call::CmdDrawIndexedIndirect => {
+            let c = record.call_as_cmd_draw_indexed_indirect()?;
+            let args = DrawArgs::Indirect {
+                buffer: c.buffer(),
+                offset: c.offset(),
+                draw_count: c.draw_count(),
+                stride: c.stride(),
+                count: None,
+            };
+            (
+                c.command_buffer(),
+                Cmd::Draw {
+                    seq,
+                    kind: DrawKind::DrawIndexedIndirect,
+                    args,
+                },
+            )
+        }
+        Call::CmdDrawIndirectCount => {
+            let c = record.call_as_cmd_draw_indirect_count()?;
+            let args = DrawArgs::Indirect {
+                buffer: c.buffer(),
+                offset: c.offset(),
+                draw_count: c.max_draw_count(),
+                stride: c.stride(),
+                count: Some((c.count_buffer(), c.count_buffer_offset())),
+            };
+            (
+                c.command_buffer(),
+                Cmd::Draw {
+                    seq,
+                    kind: DrawKind::DrawIndirectCount,
+                    args,
+                },
+            )
+        }
+        Call::CmdDrawIndexedIndirectCount => {
+            let c = record.call_as_cmd_draw_indexed_indirect_count()?;
+            let args = DrawArgs::Indirect {
+                buffer: c.buffer(),
+                offset: c.offset(),
+                draw_count: c.max_draw_count(),
+                stride: c.stride(),
+                count: Some((c.count_buffer(), c.count_buffer_offset())),
+            };
+            (
+                c.command_buffer(),
+                Cmd::Draw {
+                    seq,
+                    kind: DrawKind::DrawIndexedIndirectCount,
+                    args,
+                },
+            )
+        }
+        Call::CmdDrawIndirectByteCount => {
+            let c = record.call_as_cmd_draw_indirect_byte_count()?;
+            let args = DrawArgs::ByteCount {
+                instance_count: c.instance_count(),
+                first_instance: c.first_instance(),
+                counter_buffer: c.counter_buffer(),
+                counter_buffer_offset: c.counter_buffer_offset(),
+                counter_offset: c.counter_offset(),
+                vertex_stride: c.vertex_stride(),
+            };
+            (
+                c.command_buffer(),
+                Cmd::Draw {
+                    seq,
+                    kind: DrawKind::DrawIndirectByteCount,
+                    args,
+                },
+            )
+        }
+        Call::CmdBeginQuery => {
+            let c = record.call_as_cmd_begin_query()?;
+            (
+                c.command_buffer(),
+                Cmd::BeginQuery {
+                    pool: c.query_pool(),
+                    query: c.query(),
+                },
+            )
+        }
+        Call::CmdEndQuery => {
+            let c = record.call_as_cmd_end_query()?;
+            (
+                c.command_buffer(),
+                Cmd::EndQuery {
+                    pool: c.query_pool(),
+                    query: c.query(),
+                },
+            )
+        }
+        Call::CmdWriteTimestamp => {
+            let c = record.call_as_cmd_write_timestamp()?;
+            (
+                c.command_buffer(),
+                Cmd::WriteTimestamp {
+                    pool: c.query_pool(),
+                    query: c.query(),
+                },
+            )
+        }
+        Call::CmdResetQueryPool => {
+            let c = record.call_as_cmd_reset_query_pool()?;
+            (
+                c.command_buffer(),
+                Cmd::ResetQueryPool {
+                    pool: c.query_pool(),
+                    first: c.first_query(),
+                    count: c.query_count(),
+                },
+            )
+        }
+        Call::CmdCopyQueryPoolResults => {
+            let c = record.call_as_cmd_copy_query_pool_results()?;
+            let cmd = Cmd::CopyQueryPoolResults {
+                pool: c.query_pool(),
+                first: c.first_query(),
+                count: c.query_count(),
+                dst_buffer: c.dst_buffer(),
+                dst_offset: c.dst_offset(),
+                stride: c.stride(),
+                flags: c.flags(),
+            };
+            (c.command_buffer(), cmd)
+        }
+        Call::CmdExecuteCommands => {
+            let c = record.call_as_cmd_execute_commands()?;
+            let cbs = c
+                .command_buffers()
+                .map(|v| v.iter().collect())
+                .unwrap_or_default();
+            (
+                c.command_buffer(),
+                Cmd::ExecuteCommands {
+                    command_buffers: cbs,
+                },
+            )
+        }
+        _ => return None,
+    })
+}

@@ -1,0 +1,732 @@
+//! The replay loop: stream the trace, rebuild objects, record command buffers, and at
+//! each submit encode and execute them on the GPU model, one command at a time, timing
+//! each and writing a row per draw and per submit.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use driver::gpu::{Gpu, GpuError};
+use driver::mme::Arch;
+use driver::nvk::{CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs};
+use trace_format::generated::results::{self, DrawRow, MmeArch, RunInfoT, SubmitRow};
+use trace_format::generated::trace::{Call, Record};
+use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
+
+use crate::commands::{self, Cmd, DrawArgs};
+use crate::objects::{self, Objects, Pipeline};
+
+/// How to replay.
+#[derive(Clone, Debug)]
+pub struct ReplayOptions {
+    /// The MME to simulate.
+    pub arch: Arch,
+    /// Only submits in these frames (inclusive) are executed; objects are always rebuilt.
+    pub frames: Option<(u64, u64)>,
+    /// Replays of the whole trace; counts must agree across them.
+    pub repeat: u32,
+    /// Threads reading the trace ahead.
+    pub read: ReadOptions,
+}
+
+/// Why a replay stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The trace (or writing the results) failed.
+    #[error(transparent)]
+    Format(#[from] trace_format::Error),
+    /// The driver model could not be set up.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// The GPU model stopped on a call.
+    #[error("call #{seq}: {source}")]
+    Gpu {
+        /// The call's sequence number.
+        seq: u64,
+        /// Why.
+        source: GpuError,
+    },
+    /// A repetition counted differently from the first.
+    #[error("repetition {repetition} gave other counts than repetition 0: the replay is not deterministic")]
+    CountsDiffer {
+        /// The repetition.
+        repetition: u32,
+    },
+}
+
+/// What a replay did.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// Frames seen.
+    pub frames: u64,
+    /// API draws executed (per repetition).
+    pub draws: u64,
+    /// Hardware draws started (per repetition).
+    pub hw_draws: u64,
+    /// MME instructions executed (per repetition).
+    pub mme_instructions: u64,
+    /// Submits executed (per repetition).
+    pub submits: u64,
+    /// Calls not executed: not needed, or needed but not modelled.
+    pub skipped: Vec<SkippedCall>,
+    /// Wall time of the whole replay.
+    pub wall: Duration,
+}
+
+/// Replays `trace` into the results file `out`. `progress` hears `(bytes read, file size)`.
+/// On an error the rows written so far are finished into a readable file.
+pub fn replay(
+    trace: &Path,
+    out: &Path,
+    options: &ReplayOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Summary, ReplayError> {
+    let start = Instant::now();
+    let mut run = RunInfoT::default();
+    run.tool_version = Some(env!("CARGO_PKG_VERSION").to_string());
+    run.mme_arch = match options.arch {
+        Arch::Turing => MmeArch::Turing,
+        Arch::Fermi => MmeArch::Fermi,
+    };
+    run.trace_path = Some(trace.display().to_string());
+    run.trace_hash = Some(file_hash(trace)?);
+    run.repetitions = options.repeat.max(1);
+    run.frames_first = options.frames.map_or(0, |f| f.0);
+    run.frames_last = options.frames.map_or(u64::MAX, |f| f.1);
+    let mut writer = ResultsWriter::create(out, run, &WriterOptions::default())?;
+    let mut summary = Summary::default();
+    let mut skipped = BTreeMap::new();
+    let mut first_fingerprint = None;
+    let mut outcome = Ok(());
+    for repetition in 0..options.repeat.max(1) {
+        let mut pass = Pass::new(options, repetition as u16)?;
+        let result = pass.run(trace, &mut writer, progress);
+        skipped = pass.skipped;
+        if let Err(e) = result {
+            outcome = Err(e);
+            break;
+        }
+        summary.frames = pass.frames;
+        summary.draws = pass.draws;
+        summary.hw_draws = pass.hw_draws;
+        summary.mme_instructions = pass.mme_instructions;
+        summary.submits = pass.submits;
+        match first_fingerprint {
+            None => first_fingerprint = Some(pass.fingerprint),
+            Some(f) if f != pass.fingerprint => {
+                outcome = Err(ReplayError::CountsDiffer {
+                    repetition: u32::from(pass.repetition),
+                });
+                break;
+            }
+            Some(_) => {}
+        }
+    }
+    summary.skipped = skipped
+        .into_iter()
+        .map(|(name, (count, needed))| SkippedCall {
+            name,
+            count,
+            needed,
+        })
+        .collect();
+    writer.finish(&summary.skipped)?;
+    summary.wall = start.elapsed();
+    outcome.map(|()| summary)
+}
+
+/// FNV-1a over the file's bytes, as hex.
+fn file_hash(path: &Path) -> Result<String, trace_format::Error> {
+    use std::io::Read;
+    let io = |e| {
+        trace_format::Error::new(
+            path,
+            trace_format::Location::File,
+            trace_format::ErrorKind::Io(e),
+        )
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut hash = Fnv::default();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        buf[..n].iter().for_each(|b| hash.byte(*b));
+    }
+    Ok(format!("fnv1a64:{:016x}", hash.0))
+}
+
+/// FNV-1a 64.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn byte(&mut self, b: u8) {
+        self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+
+    fn u64(&mut self, v: u64) {
+        v.to_le_bytes().iter().for_each(|b| self.byte(*b));
+    }
+}
+
+/// One replay of the whole trace.
+struct Pass<'o> {
+    options: &'o ReplayOptions,
+    repetition: u16,
+    device: Device,
+    gpu: Gpu,
+    objects: Objects,
+    recording: HashMap<u64, Vec<Cmd>>,
+    skipped: BTreeMap<String, (u64, bool)>,
+    frame: u64,
+    frames: u64,
+    submits: u64,
+    draws: u64,
+    hw_draws: u64,
+    mme_instructions: u64,
+    fingerprint: u64,
+}
+
+/// Totals of one submit.
+#[derive(Default)]
+struct SubmitTotals {
+    draws: u32,
+    hw_draws: u32,
+    mme_instructions: u64,
+    methods: u64,
+    dwords: u64,
+    queries: u32,
+    zero_queries: u32,
+    encode_ns: u64,
+    mme_ns: u64,
+    multiview_ns: u64,
+    query_ns: u64,
+}
+
+/// The calls a replay does not need: they change nothing the driver model executes.
+fn not_needed(call: Call) -> bool {
+    matches!(
+        call,
+        Call::CreateInstance
+            | Call::DestroyInstance
+            | Call::PhysicalDeviceInfo
+            | Call::CreateDevice
+            | Call::DestroyDevice
+            | Call::GetDeviceQueue
+            | Call::FreeMemory
+            | Call::MapMemory
+            | Call::UnmapMemory
+            | Call::FlushMappedMemoryRanges
+            | Call::CreateBuffer
+            | Call::CreateImage
+            | Call::BindImageMemory
+            | Call::CreateImageView
+            | Call::DestroyObject
+            | Call::CreateFramebuffer
+            | Call::CreateShaderModule
+            | Call::CreatePipelineLayout
+            | Call::CreateCommandPool
+            | Call::AllocateCommandBuffers
+            | Call::EndCommandBuffer
+            | Call::ResetCommandBuffer
+            | Call::CmdBindDescriptorSets
+            | Call::CmdBindVertexBuffers
+            | Call::CmdBindIndexBuffer
+            | Call::QueuePresent
+            | Call::FrameBoundary
+    )
+}
+
+impl<'o> Pass<'o> {
+    fn new(options: &'o ReplayOptions, repetition: u16) -> Result<Self, ReplayError> {
+        let device = Device::for_arch(options.arch);
+        let mut gpu = Gpu::new(options.arch);
+        let init = device.init_push()?;
+        gpu.execute(init.words())
+            .map_err(|source| ReplayError::Gpu { seq: 0, source })?;
+        Ok(Pass {
+            options,
+            repetition,
+            device,
+            gpu,
+            objects: Objects::default(),
+            recording: HashMap::new(),
+            skipped: BTreeMap::new(),
+            frame: 0,
+            frames: 0,
+            submits: 0,
+            draws: 0,
+            hw_draws: 0,
+            mme_instructions: 0,
+            fingerprint: Fnv::default().0,
+        })
+    }
+
+    fn skip(&mut self, name: &str, needed: bool) {
+        let entry = self.skipped.entry(name.to_string()).or_insert((0, needed));
+        entry.0 += 1;
+    }
+
+    fn run(
+        &mut self,
+        trace: &Path,
+        writer: &mut ResultsWriter,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(), ReplayError> {
+        let reader = TraceReader::open_with(trace, &self.options.read)?;
+        let total = reader.container().file_len();
+        for chunk in reader {
+            let chunk = chunk?;
+            self.frame = chunk.header().first_frame;
+            self.frames = self.frames.max(self.frame + 1);
+            for record in chunk.records() {
+                self.record(&record, writer)?;
+            }
+            progress(
+                chunk.offset() + u64::from(chunk.header().compressed_len),
+                total,
+            );
+        }
+        Ok(())
+    }
+
+    fn record(
+        &mut self,
+        record: &Record<'_>,
+        writer: &mut ResultsWriter,
+    ) -> Result<(), ReplayError> {
+        let call = record.call_type();
+        match call {
+            Call::AllocateMemory => {
+                if let Some(c) = record.call_as_allocate_memory() {
+                    self.objects.allocate_memory(c.memory(), c.size());
+                }
+            }
+            Call::MemoryContents => {
+                if let Some(c) = record.call_as_memory_contents() {
+                    match self.objects.memory_addr(c.memory(), c.offset()) {
+                        Some(addr) => write_bytes(
+                            &mut self.gpu,
+                            addr,
+                            c.data().map(|d| d.bytes()).unwrap_or(&[]),
+                        ),
+                        None => self.skip("MemoryContents (memory never allocated)", true),
+                    }
+                }
+            }
+            Call::BindBufferMemory => {
+                if let Some(c) = record.call_as_bind_buffer_memory() {
+                    self.objects.bind_buffer(c.buffer(), c.memory(), c.offset());
+                }
+            }
+            Call::CreateRenderPass => {
+                if let Some(c) = record.call_as_create_render_pass() {
+                    let masks = c
+                        .subpasses()
+                        .map(|s| s.iter().map(|s| s.view_mask()).collect())
+                        .unwrap_or_default();
+                    self.objects.render_passes.insert(c.render_pass(), masks);
+                }
+            }
+            Call::CreateGraphicsPipelines => {
+                if let Some(c) = record.call_as_create_graphics_pipelines() {
+                    for p in c.pipelines().into_iter().flatten() {
+                        let pipeline = Pipeline {
+                            topology: objects::topology(p.topology()),
+                            view_mask: p.rendering().map_or(0, |r| r.view_mask()),
+                        };
+                        self.objects.pipelines.insert(p.pipeline(), pipeline);
+                    }
+                }
+            }
+            Call::CreateQueryPool => {
+                if let Some(c) = record.call_as_create_query_pool() {
+                    self.objects.create_query_pool(
+                        c.query_pool(),
+                        c.query_type(),
+                        c.query_count(),
+                        c.pipeline_statistics(),
+                    );
+                }
+            }
+            Call::BeginCommandBuffer => {
+                if let Some(c) = record.call_as_begin_command_buffer() {
+                    self.recording.insert(c.command_buffer(), Vec::new());
+                }
+            }
+            Call::QueueSubmit => {
+                if let Some(c) = record.call_as_queue_submit() {
+                    let cbs: Vec<u64> = c
+                        .submits()
+                        .into_iter()
+                        .flatten()
+                        .flat_map(|s| s.command_buffers().into_iter().flatten())
+                        .collect();
+                    self.submit(record.envelope().seq(), &cbs, writer)?;
+                }
+            }
+            _ if not_needed(call) => self.skip(call.variant_name().unwrap_or("?"), false),
+            _ => match commands::from_record(record) {
+                Some((cb, cmd)) => self.recording.entry(cb).or_default().push(cmd),
+                None => self.skip(&format!("unknown call type {}", call.0), true),
+            },
+        }
+        Ok(())
+    }
+
+    fn submit(
+        &mut self,
+        seq: u64,
+        command_buffers: &[u64],
+        writer: &mut ResultsWriter,
+    ) -> Result<(), ReplayError> {
+        if self
+            .options
+            .frames
+            .is_some_and(|(first, last)| !(first..=last).contains(&self.frame))
+        {
+            return Ok(());
+        }
+        let submit = self.submits as u32;
+        let mut totals = SubmitTotals::default();
+        for cb in command_buffers {
+            let cmds = self.recording.get(cb).cloned().unwrap_or_default();
+            let device = self.device.clone();
+            let mut enc = CommandEncoder::new(&device);
+            self.execute(&mut enc, &cmds, submit, &mut totals, writer, 0)?;
+        }
+        self.submits += 1;
+        let row = SubmitRow::new(
+            seq,
+            self.frame as u32,
+            submit,
+            self.repetition,
+            totals.draws,
+            totals.hw_draws,
+            totals.mme_instructions,
+            totals.methods,
+            totals.dwords,
+            totals.queries,
+            totals.zero_queries,
+            totals.encode_ns,
+            totals.mme_ns,
+            totals.multiview_ns,
+            totals.query_ns,
+        );
+        writer.push_submit(row)?;
+        Ok(())
+    }
+
+    fn execute(
+        &mut self,
+        enc: &mut CommandEncoder<'_>,
+        cmds: &[Cmd],
+        submit: u32,
+        totals: &mut SubmitTotals,
+        writer: &mut ResultsWriter,
+        depth: u32,
+    ) -> Result<(), ReplayError> {
+        let mut pipeline = 0u64;
+        for cmd in cmds {
+            let t0 = Instant::now();
+            let mut recorded = None;
+            let mut draw = None;
+            match cmd {
+                Cmd::BeginRenderPass { render_pass } => {
+                    let masks = self
+                        .objects
+                        .render_passes
+                        .get(render_pass)
+                        .cloned()
+                        .unwrap_or_default();
+                    enc.begin_render_pass(&masks);
+                }
+                Cmd::NextSubpass => {
+                    enc.next_subpass();
+                }
+                Cmd::EndRenderPass => {
+                    enc.end_render_pass();
+                }
+                Cmd::BeginRendering { view_mask } => {
+                    enc.begin_rendering(*view_mask);
+                }
+                Cmd::EndRendering => {
+                    enc.end_rendering();
+                }
+                Cmd::BindPipeline { pipeline: p } => {
+                    pipeline = *p;
+                    if let Some(p) = self.objects.pipelines.get(p) {
+                        enc.set_topology(p.topology);
+                    }
+                }
+                Cmd::PushConstants { offset, data } => {
+                    enc.push_constants(*offset, data);
+                }
+                Cmd::Draw { seq, kind, args } => draw = self.encode_draw(enc, *seq, *kind, args),
+                Cmd::BeginQuery { pool, query } => {
+                    if let Some(p) = self.objects.query_pools.get(pool).copied() {
+                        enc.begin_query(&p, *query);
+                    }
+                }
+                Cmd::EndQuery { pool, query } => {
+                    if let Some(p) = self.objects.query_pools.get(pool).copied() {
+                        recorded = Some(enc.end_query(&p, *query));
+                    }
+                }
+                Cmd::WriteTimestamp { pool, query } => {
+                    if let Some(p) = self.objects.query_pools.get(pool).copied() {
+                        recorded = Some(enc.write_timestamp(&p, *query));
+                    }
+                }
+                Cmd::ResetQueryPool { pool, first, count } => {
+                    if let Some(p) = self.objects.query_pools.get(pool).copied() {
+                        enc.reset_query_pool(&p, *first, *count);
+                    }
+                }
+                Cmd::CopyQueryPoolResults {
+                    pool,
+                    first,
+                    count,
+                    dst_buffer,
+                    dst_offset,
+                    stride,
+                    flags,
+                } => {
+                    let pool = self.objects.query_pools.get(pool).copied();
+                    let dst = self.objects.buffer_addr(*dst_buffer, *dst_offset);
+                    let copied = pool.zip(dst).and_then(|(p, dst)| {
+                        enc.copy_query_pool_results(&p, *first, *count, dst, *stride, *flags)
+                    });
+                    if copied.is_none() {
+                        self.skip("CmdCopyQueryPoolResults (not modelled on this MME)", true);
+                    }
+                }
+                Cmd::ExecuteCommands { command_buffers } => {
+                    if depth < 4 {
+                        for cb in command_buffers {
+                            let secondary = self.recording.get(cb).cloned().unwrap_or_default();
+                            self.execute(enc, &secondary, submit, totals, writer, depth + 1)?;
+                        }
+                    }
+                }
+            }
+            let encode_ns = t0.elapsed().as_nanos() as u64;
+            let words = enc.take_push();
+            let t1 = Instant::now();
+            let seq = draw.as_ref().map_or(0, |d: &DrawShape| d.seq);
+            let cost = self
+                .gpu
+                .execute_measured(words.words())
+                .map_err(|source| ReplayError::Gpu { seq, source })?;
+            let exec_ns = t1.elapsed().as_nanos() as u64;
+            totals.methods += cost.methods;
+            totals.dwords += words.len() as u64;
+            totals.mme_instructions += cost.mme_instructions;
+            self.mme_instructions += cost.mme_instructions;
+            if let Some(r) = recorded {
+                totals.queries += r.queries;
+                totals.zero_queries += r.zero_queries;
+                totals.query_ns += encode_ns + exec_ns;
+            }
+            if let Some(d) = draw {
+                let view_mask = enc.view_mask();
+                let multiview_ns = self.gpu.last_macro.map_or(0, |m| m.view_loop_ns);
+                let row = DrawRow::new(
+                    d.seq,
+                    pipeline,
+                    self.frame as u32,
+                    submit,
+                    self.repetition,
+                    d.kind,
+                    view_mask.count_ones() as u8,
+                    view_mask,
+                    d.instance_count,
+                    d.element_count,
+                    d.indirect_draw_count,
+                    cost.mme_instructions.min(u64::from(u32::MAX)) as u32,
+                    cost.methods.min(u64::from(u32::MAX)) as u32,
+                    words.len() as u32,
+                    cost.hw_draws as u32,
+                    0,
+                    0,
+                    encode_ns,
+                    exec_ns,
+                    multiview_ns,
+                    0,
+                );
+                writer.push_draw(row)?;
+                totals.draws += 1;
+                totals.hw_draws += cost.hw_draws as u32;
+                totals.encode_ns += encode_ns;
+                totals.mme_ns += exec_ns;
+                totals.multiview_ns += multiview_ns;
+                self.draws += 1;
+                self.hw_draws += cost.hw_draws;
+                let mut f = Fnv(self.fingerprint);
+                for v in [
+                    d.seq,
+                    cost.mme_instructions,
+                    cost.methods,
+                    words.len() as u64,
+                    cost.hw_draws,
+                ] {
+                    f.u64(v);
+                }
+                self.fingerprint = f.0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes one draw; `None` when it cannot be (an unbound indirect buffer).
+    fn encode_draw(
+        &mut self,
+        enc: &mut CommandEncoder<'_>,
+        seq: u64,
+        kind: DrawKind,
+        args: &DrawArgs,
+    ) -> Option<DrawShape> {
+        let memory = &self.gpu.state.memory;
+        let shape = |instance_count, element_count, indirect_draw_count| DrawShape {
+            seq,
+            kind: results_kind(kind),
+            instance_count,
+            element_count,
+            indirect_draw_count,
+        };
+        match *args {
+            DrawArgs::Direct {
+                vertex_count,
+                instance_count,
+                first_vertex,
+                first_instance,
+            } => {
+                enc.draw(vertex_count, instance_count, first_vertex, first_instance);
+                Some(shape(instance_count, vertex_count, 1))
+            }
+            DrawArgs::Indexed {
+                index_count,
+                instance_count,
+                first_index,
+                vertex_offset,
+                first_instance,
+            } => {
+                enc.draw_indexed(
+                    index_count,
+                    instance_count,
+                    first_index,
+                    vertex_offset,
+                    first_instance,
+                );
+                Some(shape(instance_count, index_count, 1))
+            }
+            DrawArgs::Indirect {
+                buffer,
+                offset,
+                draw_count,
+                stride,
+                count,
+            } => {
+                let Some(addr) = self.objects.buffer_addr(buffer, offset) else {
+                    self.skip("indirect draw from an unbound buffer", true);
+                    return None;
+                };
+                let count_addr = match count {
+                    Some((b, o)) => match self.objects.buffer_addr(b, o) {
+                        Some(a) => Some(a),
+                        None => {
+                            self.skip("indirect count from an unbound buffer", true);
+                            return None;
+                        }
+                    },
+                    None => None,
+                };
+                let draws = count_addr.map_or(draw_count, |a| memory.read_u32(a).min(draw_count));
+                let element_count = memory.read_u32(addr);
+                let instance_count = memory.read_u32(addr + 4);
+                enc.draw_indirect(
+                    kind,
+                    IndirectArgs {
+                        addr,
+                        draw_count,
+                        stride,
+                        count_addr,
+                    },
+                    memory,
+                );
+                Some(shape(instance_count, element_count, draws))
+            }
+            DrawArgs::ByteCount {
+                instance_count,
+                first_instance,
+                counter_buffer,
+                counter_buffer_offset,
+                counter_offset,
+                vertex_stride,
+            } => {
+                let Some(addr) = self
+                    .objects
+                    .buffer_addr(counter_buffer, counter_buffer_offset)
+                else {
+                    self.skip("byte-count draw from an unbound counter buffer", true);
+                    return None;
+                };
+                let bytes = memory.read_u32(addr).saturating_sub(counter_offset);
+                let vertices = bytes.checked_div(vertex_stride).unwrap_or(0);
+                enc.draw_indirect_byte_count(
+                    instance_count,
+                    first_instance,
+                    addr,
+                    counter_offset,
+                    vertex_stride,
+                    memory,
+                );
+                Some(shape(instance_count, vertices, 1))
+            }
+        }
+    }
+}
+
+/// What a draw row needs to know about the API draw.
+struct DrawShape {
+    seq: u64,
+    kind: results::DrawKind,
+    instance_count: u32,
+    element_count: u32,
+    indirect_draw_count: u32,
+}
+
+fn results_kind(kind: DrawKind) -> results::DrawKind {
+    match kind {
+        DrawKind::Draw => results::DrawKind::Draw,
+        DrawKind::DrawIndexed => results::DrawKind::DrawIndexed,
+        DrawKind::DrawIndirect => results::DrawKind::DrawIndirect,
+        DrawKind::DrawIndexedIndirect => results::DrawKind::DrawIndexedIndirect,
+        DrawKind::DrawIndirectCount => results::DrawKind::DrawIndirectCount,
+        DrawKind::DrawIndexedIndirectCount => results::DrawKind::DrawIndexedIndirectCount,
+        DrawKind::DrawIndirectByteCount => results::DrawKind::DrawIndirectByteCount,
+    }
+}
+
+/// Writes captured bytes into GPU memory, dword by dword.
+fn write_bytes(gpu: &mut Gpu, addr: u64, bytes: &[u8]) {
+    let memory = &mut gpu.state.memory;
+    for (i, byte) in bytes.iter().enumerate() {
+        let at = addr + i as u64;
+        let word_addr = at & !3;
+        let shift = (at & 3) * 8;
+        let word = memory.read_u32(word_addr);
+        memory.write_u32(
+            word_addr,
+            (word & !(0xff << shift)) | (u32::from(*byte) << shift),
+        );
+    }
+}
