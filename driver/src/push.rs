@@ -196,6 +196,12 @@ impl PushBuffer {
         }
     }
 
+    /// Empties the buffer, keeping its allocation.
+    pub fn clear(&mut self) {
+        self.words.clear();
+        self.open = None;
+    }
+
     /// Appends words already encoded (another buffer's).
     pub fn extend(&mut self, words: &[u32]) {
         self.open = None;

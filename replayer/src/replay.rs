@@ -313,11 +313,10 @@ impl<'o> Pass<'o> {
             Call::MemoryContents => {
                 if let Some(c) = record.call_as_memory_contents() {
                     match self.objects.memory_addr(c.memory(), c.offset()) {
-                        Some(addr) => write_bytes(
-                            &mut self.gpu,
-                            addr,
-                            c.data().map(|d| d.bytes()).unwrap_or(&[]),
-                        ),
+                        Some(addr) => {
+                            let bytes = c.data().map(|d| d.bytes()).unwrap_or(&[]);
+                            self.gpu.state.memory.write_bytes(addr, bytes);
+                        }
                         None => self.skip("MemoryContents (memory never allocated)", true),
                     }
                 }
@@ -398,10 +397,13 @@ impl<'o> Pass<'o> {
         let submit = self.submits as u32;
         let mut totals = SubmitTotals::default();
         for cb in command_buffers {
-            let cmds = self.recording.get(cb).cloned().unwrap_or_default();
+            // Taken out while it runs, then put back: it may be submitted again.
+            let cmds = self.recording.remove(cb).unwrap_or_default();
             let device = self.device.clone();
             let mut enc = CommandEncoder::new(&device);
-            self.execute(&mut enc, &cmds, submit, &mut totals, writer, 0)?;
+            let result = self.execute(&mut enc, &cmds, submit, &mut totals, writer, 0);
+            self.recording.insert(*cb, cmds);
+            result?;
         }
         self.submits += 1;
         let row = SubmitRow::new(
@@ -512,8 +514,11 @@ impl<'o> Pass<'o> {
                 Cmd::ExecuteCommands { command_buffers } => {
                     if depth < 4 {
                         for cb in command_buffers {
-                            let secondary = self.recording.get(cb).cloned().unwrap_or_default();
-                            self.execute(enc, &secondary, submit, totals, writer, depth + 1)?;
+                            let secondary = self.recording.remove(cb).unwrap_or_default();
+                            let result =
+                                self.execute(enc, &secondary, submit, totals, writer, depth + 1);
+                            self.recording.insert(*cb, secondary);
+                            result?;
                         }
                     }
                 }
@@ -582,6 +587,7 @@ impl<'o> Pass<'o> {
                 }
                 self.fingerprint = f.0;
             }
+            enc.recycle_push(words);
         }
         Ok(())
     }
@@ -713,20 +719,5 @@ fn results_kind(kind: DrawKind) -> results::DrawKind {
         DrawKind::DrawIndirectCount => results::DrawKind::DrawIndirectCount,
         DrawKind::DrawIndexedIndirectCount => results::DrawKind::DrawIndexedIndirectCount,
         DrawKind::DrawIndirectByteCount => results::DrawKind::DrawIndirectByteCount,
-    }
-}
-
-/// Writes captured bytes into GPU memory, dword by dword.
-fn write_bytes(gpu: &mut Gpu, addr: u64, bytes: &[u8]) {
-    let memory = &mut gpu.state.memory;
-    for (i, byte) in bytes.iter().enumerate() {
-        let at = addr + i as u64;
-        let word_addr = at & !3;
-        let shift = (at & 3) * 8;
-        let word = memory.read_u32(word_addr);
-        memory.write_u32(
-            word_addr,
-            (word & !(0xff << shift)) | (u32::from(*byte) << shift),
-        );
     }
 }

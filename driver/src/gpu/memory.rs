@@ -1,13 +1,35 @@
 //! GPU memory for the model: sparse 4 KiB pages of dwords, zero where never written.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 const PAGE_DWORDS: usize = 1024;
+
+/// Hashes page numbers with one multiply: they are already well spread, and the
+/// default SipHash dominated the model's memory writes.
+#[derive(Default)]
+struct PageHasher(u64);
+
+impl Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn write_u64(&mut self, page: u64) {
+        self.0 = page.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
 
 /// Sparse, dword-addressed memory.
 #[derive(Clone, Debug, Default)]
 pub struct Memory {
-    pages: HashMap<u64, Box<[u32; PAGE_DWORDS]>>,
+    pages: HashMap<u64, Box<[u32; PAGE_DWORDS]>, BuildHasherDefault<PageHasher>>,
 }
 
 impl Memory {
@@ -43,6 +65,36 @@ impl Memory {
         self.write_u32(addr + 4, (value >> 32) as u32);
     }
 
+    /// Writes `bytes` from `addr` on (any alignment).
+    pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) {
+        let lead = ((4 - (addr & 3)) & 3).min(bytes.len() as u64) as usize;
+        let (head, rest) = bytes.split_at(lead);
+        for (i, b) in head.iter().enumerate() {
+            self.write_u8(addr + i as u64, *b);
+        }
+        let at = addr + lead as u64;
+        let words = rest.chunks_exact(4);
+        let tail = words.remainder();
+        let mut n = 0;
+        for (i, w) in words.enumerate() {
+            self.write_u32(
+                at + 4 * i as u64,
+                u32::from_le_bytes([w[0], w[1], w[2], w[3]]),
+            );
+            n += 4;
+        }
+        for (i, b) in tail.iter().enumerate() {
+            self.write_u8(at + (n + i) as u64, *b);
+        }
+    }
+
+    fn write_u8(&mut self, addr: u64, byte: u8) {
+        let word = addr & !3;
+        let shift = (addr & 3) * 8;
+        let old = self.read_u32(word);
+        self.write_u32(word, (old & !(0xff << shift)) | (u32::from(byte) << shift));
+    }
+
     /// Writes `words` from `addr` on.
     pub fn write_words(&mut self, addr: u64, words: &[u32]) {
         for (i, w) in words.iter().enumerate() {
@@ -53,5 +105,25 @@ impl Memory {
     /// Whether anything was ever written in the page holding `addr`.
     pub fn is_mapped(&self, addr: u64) -> bool {
         self.pages.contains_key(&(addr >> 12))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Memory;
+
+    #[test]
+    fn bytes_at_any_alignment_land_little_endian_and_leave_neighbours() {
+        let mut m = Memory::new();
+        m.write_u32(0x1000, 0xaaaa_aaaa);
+        m.write_u32(0x1008, 0xbbbb_bbbb);
+        m.write_bytes(0x1003, &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(m.read_u32(0x1000), 0x01aa_aaaa);
+        assert_eq!(m.read_u32(0x1004), 0x0504_0302);
+        assert_eq!(m.read_u32(0x1008), 0xbbbb_bb06);
+        m.write_bytes(0xfff, &[9, 8]);
+        assert_eq!(m.read_u32(0xffc) >> 24, 9);
+        assert_eq!(m.read_u32(0x1000) & 0xff, 8);
+        assert_eq!(m.read_u64(0x5000), 0);
     }
 }

@@ -131,6 +131,14 @@ impl<'d> CommandEncoder<'d> {
         std::mem::take(&mut self.push)
     }
 
+    /// Hands a taken buffer back to be reused (emptied) if nothing was written since.
+    pub fn recycle_push(&mut self, mut push: PushBuffer) {
+        if self.push.is_empty() {
+            push.clear();
+            self.push = push;
+        }
+    }
+
     /// The view mask in effect.
     pub fn view_mask(&self) -> u32 {
         self.view_mask
