@@ -22,6 +22,12 @@ enum Command {
     Info(commands::info::Args),
     /// Print a trace's records, one line (or JSON object) each.
     Dump(commands::dump::Args),
+    /// Histograms, breakdowns and the costliest draws of a results file.
+    Report(commands::analyze::ReportArgs),
+    /// Compare two results files; exit 1 when a metric regressed (for `git bisect run`).
+    Compare(commands::analyze::CompareArgs),
+    /// Write a results file's rows as CSV, JSON Lines or Perfetto trace JSON.
+    Export(commands::analyze::ExportArgs),
     /// Replay a trace through the bundled NVK model and write per-draw results.
     Replay(commands::replay::Args),
     /// Write a synthetic trace shaped like real frames, for trying the tools.
@@ -34,6 +40,13 @@ fn main() -> ExitCode {
         Command::Info(args) => commands::info::run(&args),
         Command::Dump(args) => commands::dump::run(&args),
         Command::Replay(args) => commands::replay::run(&args),
+        Command::Report(args) => commands::analyze::report(&args),
+        Command::Export(args) => commands::analyze::export(&args),
+        Command::Compare(args) => match commands::analyze::compare(&args) {
+            Ok(true) => return ExitCode::from(1),
+            Ok(false) => Ok(()),
+            Err(e) => Err(e),
+        },
         Command::Sample(args) => commands::sample::run(&args),
     };
     match result {
@@ -57,6 +70,9 @@ fn exit_code(error: &anyhow::Error) -> u8 {
                 cause.downcast_ref::<replayer::ReplayError>(),
                 Some(replayer::ReplayError::Format(e)) if e.is_bad_input()
             )
+            || cause
+                .downcast_ref::<analyzer::AnalyzeError>()
+                .is_some_and(analyzer::AnalyzeError::is_bad_input)
     });
     if bad_input {
         2

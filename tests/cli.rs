@@ -260,3 +260,69 @@ fn replay_writes_results_and_prints_a_summary() {
         stderr(&bad)
     );
 }
+
+#[test]
+fn report_compare_and_export_on_replayed_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = sample(dir.path(), 2);
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    for (out, mme) in [("a.msr", "turing"), ("b.msr", "turing"), ("f.msr", "fermi")] {
+        let run = macroscope(&[
+            "replay",
+            &trace,
+            "-o",
+            &at(out),
+            "--mme",
+            mme,
+            "--repeat",
+            "3",
+        ]);
+        assert!(run.status.success(), "{}", stderr(&run));
+    }
+    let report = macroscope(&["report", &at("a.msr"), "--by", "view-count", "--top", "3"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let text = stdout(&report);
+    assert!(
+        text.contains("p99.9")
+            && text.contains("mme-instructions")
+            && text.contains("costliest draws"),
+        "{text}"
+    );
+
+    // The same driver twice: counts identical, no regression.
+    let same = macroscope(&[
+        "compare",
+        &at("a.msr"),
+        &at("b.msr"),
+        "--metric",
+        "mme-instructions",
+        "--metric",
+        "hw-draws",
+    ]);
+    assert_eq!(same.status.code(), Some(0), "{}", stdout(&same));
+    assert!(stdout(&same).contains("no regression"));
+    // Fermi runs more MME instructions than Turing for the same draws: a "regression".
+    let worse = macroscope(&[
+        "compare",
+        &at("a.msr"),
+        &at("f.msr"),
+        "--metric",
+        "mme-instructions",
+    ]);
+    assert_eq!(worse.status.code(), Some(1), "{}", stdout(&worse));
+    assert!(stdout(&worse).contains("REGRESSED"));
+    let bad = macroscope(&["compare", &at("a.msr"), &trace]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+
+    let json = at("t.json");
+    let export = macroscope(&["export", &at("a.msr"), "--format", "perfetto", "-o", &json]);
+    assert!(export.status.success(), "{}", stderr(&export));
+    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let slices = value["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "draw")
+        .count();
+    assert_eq!(slices, 3 * 1000);
+}

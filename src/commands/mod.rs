@@ -1,5 +1,6 @@
 //! The subcommands.
 
+pub mod analyze;
 pub mod dump;
 pub mod info;
 pub mod replay;

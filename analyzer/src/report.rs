@@ -1,0 +1,182 @@
+//! `report`: HDR histograms per metric, breakdowns by a grouping, and the costliest
+//! draws, built in one streaming pass so memory does not grow with the row count.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::path::Path;
+
+use hdrhistogram::Histogram;
+use trace_format::generated::results::{DrawRow, RunInfoT};
+use trace_format::{ReadOptions, ResultsReader, SkippedCall};
+
+use crate::metrics::{kind_name, Metric};
+use crate::AnalyzeError;
+
+/// What to break totals down by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupBy {
+    /// The draw command.
+    Kind,
+    /// Views in the view mask.
+    ViewCount,
+    /// The bound pipeline.
+    Pipeline,
+    /// The frame.
+    Frame,
+}
+
+impl GroupBy {
+    fn key(self, row: &DrawRow) -> String {
+        match self {
+            GroupBy::Kind => kind_name(row.kind()).to_string(),
+            GroupBy::ViewCount => format!("{:02} views", row.view_count()),
+            GroupBy::Pipeline => format!("pipeline {:#x}", row.pipeline()),
+            GroupBy::Frame => format!("frame {:06}", row.frame()),
+        }
+    }
+}
+
+/// Totals of one group.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupTotals {
+    /// Draws in the group.
+    pub draws: u64,
+    /// Sums per metric, in [`Metric::ALL`] order.
+    pub sums: [u64; 7],
+}
+
+/// One of the costliest draws.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TopDraw {
+    /// The metric's value.
+    pub value: u64,
+    /// Its sequence number in the trace (for `macroscope dump`).
+    pub seq: u64,
+    /// Its frame.
+    pub frame: u32,
+    /// Its draw command.
+    pub kind: String,
+    /// Its view mask.
+    pub view_mask: u32,
+}
+
+/// Everything `report` prints.
+pub struct Report {
+    /// The run's metadata.
+    pub run: Option<RunInfoT>,
+    /// Draw rows read.
+    pub draws: u64,
+    /// Submit rows read.
+    pub submits: u64,
+    /// One histogram per metric, in [`Metric::ALL`] order.
+    pub histograms: Vec<Histogram<u64>>,
+    /// Totals per group.
+    pub groups: BTreeMap<String, GroupTotals>,
+    /// The costliest draws by the chosen metric, costliest first.
+    pub top: Vec<TopDraw>,
+    /// Calls the replay skipped.
+    pub skipped: Vec<SkippedCall>,
+}
+
+impl Report {
+    /// Reads `path` once and builds the report.
+    pub fn build(
+        path: &Path,
+        group_by: GroupBy,
+        top_n: usize,
+        top_metric: Metric,
+    ) -> Result<Report, AnalyzeError> {
+        let mut histograms: Vec<Histogram<u64>> = Metric::ALL
+            .iter()
+            // 1 to 2^62 at three significant digits: a fixed size, so recording never resizes.
+            .map(|_| {
+                Histogram::new_with_bounds(1, 1 << 62, 3)
+                    .map_err(|e| AnalyzeError::Histogram(e.to_string()))
+            })
+            .collect::<Result<_, _>>()?;
+        let mut report = Report {
+            run: None,
+            draws: 0,
+            submits: 0,
+            histograms: Vec::new(),
+            groups: BTreeMap::new(),
+            top: Vec::new(),
+            skipped: Vec::new(),
+        };
+        let mut top: BinaryHeap<Reverse<TopDraw>> = BinaryHeap::with_capacity(top_n + 1);
+        let mut group_key_cache: Option<(u64, String)> = None;
+        for chunk in ResultsReader::open_with(path, &ReadOptions::parallel())? {
+            let chunk = chunk?;
+            if let Some(run) = chunk.batch().run() {
+                report.run = Some(run.unpack());
+            }
+            report.skipped.extend(chunk.skipped_calls());
+            report.submits += chunk.submits().count() as u64;
+            for row in chunk.draws() {
+                report.draws += 1;
+                for (h, m) in histograms.iter_mut().zip(Metric::ALL) {
+                    h.saturating_record(m.of(row));
+                }
+                // Rows of a group tend to come together: reuse the last key.
+                let raw = group_raw_key(group_by, row);
+                let key = match &group_key_cache {
+                    Some((k, s)) if *k == raw => s.clone(),
+                    _ => {
+                        let s = group_by.key(row);
+                        group_key_cache = Some((raw, s.clone()));
+                        s
+                    }
+                };
+                let g = report.groups.entry(key).or_default();
+                g.draws += 1;
+                for (sum, m) in g.sums.iter_mut().zip(Metric::ALL) {
+                    *sum += m.of(row);
+                }
+                if top_n > 0 {
+                    let value = top_metric.of(row);
+                    if top.len() < top_n || top.peek().is_some_and(|Reverse(t)| value > t.value) {
+                        top.push(Reverse(TopDraw {
+                            value,
+                            seq: row.seq(),
+                            frame: row.frame(),
+                            kind: kind_name(row.kind()).to_string(),
+                            view_mask: row.view_mask(),
+                        }));
+                        if top.len() > top_n {
+                            top.pop();
+                        }
+                    }
+                }
+            }
+        }
+        report.histograms = histograms;
+        let mut top: Vec<TopDraw> = top.into_iter().map(|Reverse(t)| t).collect();
+        top.sort_by(|a, b| b.value.cmp(&a.value).then(a.seq.cmp(&b.seq)));
+        report.top = top;
+        Ok(report)
+    }
+
+    /// The histogram of `metric`.
+    pub fn histogram(&self, metric: Metric) -> &Histogram<u64> {
+        let i = Metric::ALL.iter().position(|m| *m == metric).unwrap_or(0);
+        &self.histograms[i]
+    }
+}
+
+fn group_raw_key(group_by: GroupBy, row: &DrawRow) -> u64 {
+    match group_by {
+        GroupBy::Kind => row.kind().0.into(),
+        GroupBy::ViewCount => row.view_count().into(),
+        GroupBy::Pipeline => row.pipeline(),
+        GroupBy::Frame => row.frame().into(),
+    }
+}
+
+/// The percentiles `report` shows.
+pub const PERCENTILES: [(f64, &str); 5] = [
+    (0.5, "p50"),
+    (0.9, "p90"),
+    (0.99, "p99"),
+    (0.999, "p99.9"),
+    (1.0, "max"),
+];

@@ -1,0 +1,159 @@
+//! The analyzer on results files with known rows.
+
+use std::path::{Path, PathBuf};
+
+use analyzer::compare::compare;
+use analyzer::export::{export, Format};
+use analyzer::{GroupBy, Metric, Report};
+use trace_format::generated::results::{DrawKind, DrawRow, MmeArch, RunInfoT};
+use trace_format::{ResultsWriter, WriterOptions};
+
+/// `draws` rows per repetition; MME instructions scaled by `mme_scale`, timings jittered
+/// per repetition.
+fn results(dir: &Path, name: &str, draws: u64, reps: u16, mme_scale: f64) -> PathBuf {
+    let path = dir.join(name);
+    let mut run = RunInfoT::default();
+    run.mme_arch = MmeArch::Turing;
+    run.repetitions = reps.into();
+    let mut w = ResultsWriter::create(&path, run, &WriterOptions::default()).unwrap();
+    for rep in 0..reps {
+        for seq in 0..draws {
+            let kind = if seq % 3 == 0 {
+                DrawKind::DrawIndexed
+            } else {
+                DrawKind::Draw
+            };
+            let views = (seq % 4) as u8 + 1;
+            let mme = ((100 + seq % 50) as f64 * mme_scale).round() as u32;
+            let row = DrawRow::new(
+                seq,
+                0x10 + seq % 2,
+                (seq / 100) as u32,
+                0,
+                rep,
+                kind,
+                views,
+                (1 << views) - 1,
+                1,
+                3,
+                1,
+                mme,
+                20,
+                7,
+                u32::from(views),
+                0,
+                0,
+                1000 + u64::from(rep) * 7,
+                5000 + seq % 10 + u64::from(rep) * 11,
+                100,
+                0,
+            );
+            w.push_draw(row).unwrap();
+        }
+    }
+    w.finish(&[]).unwrap();
+    path
+}
+
+#[test]
+fn percentiles_and_breakdowns_match_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = results(dir.path(), "r.msr", 1000, 1, 1.0);
+    let report = Report::build(&path, GroupBy::Kind, 5, Metric::MmeInstructions).unwrap();
+    assert_eq!(report.draws, 1000);
+    let mut mme: Vec<u64> = (0..1000u64).map(|s| 100 + s % 50).collect();
+    mme.sort();
+    let h = report.histogram(Metric::MmeInstructions);
+    // Values below 2048 are exact at three significant digits.
+    assert_eq!(h.value_at_quantile(0.5), mme[499]);
+    assert_eq!(h.value_at_quantile(0.9), mme[899]);
+    assert_eq!(h.max(), 149);
+    let indexed = &report.groups["DrawIndexed"];
+    assert_eq!(indexed.draws, 334);
+    let want: u64 = (0..1000u64)
+        .filter(|s| s % 3 == 0)
+        .map(|s| 100 + s % 50)
+        .sum();
+    assert_eq!(indexed.sums[0], want);
+    assert_eq!(report.groups.values().map(|g| g.draws).sum::<u64>(), 1000);
+    assert_eq!(report.top.len(), 5);
+    assert!(report.top.iter().all(|t| t.value == 149));
+
+    let by_views = Report::build(&path, GroupBy::ViewCount, 0, Metric::HwDraws).unwrap();
+    assert_eq!(by_views.groups.len(), 4);
+    assert_eq!(by_views.groups["04 views"].sums[3], 250 * 4);
+}
+
+#[test]
+fn compare_flags_ten_percent_more_mme_and_passes_an_identical_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = results(dir.path(), "base.msr", 500, 3, 1.0);
+    let same = results(dir.path(), "same.msr", 500, 3, 1.0);
+    let worse = results(dir.path(), "worse.msr", 500, 3, 1.1);
+    let ok = compare(&base, &same, &[], 2.0).unwrap();
+    assert!(!ok.regressed(), "{ok:?}");
+    let bad = compare(&base, &worse, &[Metric::MmeInstructions], 2.0).unwrap();
+    assert!(bad.regressed());
+    assert!(
+        (bad.metrics[0].change_pct - 10.0).abs() < 0.5,
+        "{:?}",
+        bad.metrics[0]
+    );
+    // Timings carry an interval; identical runs' interval holds zero.
+    let t = ok
+        .metrics
+        .iter()
+        .find(|m| m.metric == Metric::MmeNs)
+        .unwrap();
+    let (lo, hi) = t.interval_pct.unwrap();
+    assert!(lo <= 0.0 && hi >= 0.0, "{lo} {hi}");
+}
+
+#[test]
+fn exports_have_one_row_or_slice_per_draw() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = results(dir.path(), "r.msr", 50, 2, 1.0);
+    let mut csv = Vec::new();
+    assert_eq!(export(&path, Format::Csv, &mut csv).unwrap(), 100);
+    let csv = String::from_utf8(csv).unwrap();
+    assert_eq!(csv.lines().count(), 101);
+    assert!(csv.lines().next().unwrap().starts_with("seq,frame,submit"));
+
+    let mut json = Vec::new();
+    export(&path, Format::Json, &mut json).unwrap();
+    let rows: Vec<serde_json::Value> = String::from_utf8(json)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 100);
+    assert_eq!(rows[3]["kind"], "DrawIndexed");
+
+    let mut trace = Vec::new();
+    export(&path, Format::Perfetto, &mut trace).unwrap();
+    let trace: serde_json::Value = serde_json::from_slice(&trace).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    let draws = events
+        .iter()
+        .filter(|e| e["cat"] == "draw" && e["ph"] == "X")
+        .count();
+    assert_eq!(draws, 100);
+    // Nested slices sit inside their draw.
+    let first = events.iter().find(|e| e["cat"] == "draw").unwrap();
+    let encode = events.iter().find(|e| e["cat"] == "encode").unwrap();
+    assert_eq!(first["ts"], encode["ts"]);
+    assert!(encode["dur"].as_f64().unwrap() <= first["dur"].as_f64().unwrap());
+}
+
+#[test]
+fn a_damaged_results_file_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = results(dir.path(), "r.msr", 100, 1, 1.0);
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let err = Report::build(&path, GroupBy::Kind, 1, Metric::Methods)
+        .err()
+        .unwrap();
+    assert!(err.is_bad_input(), "{err}");
+    assert!(err.to_string().contains("torn write"), "{err}");
+}

@@ -1,0 +1,207 @@
+//! `macroscope report`, `compare` and `export`: the analyzer on results files.
+
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+
+use analyzer::compare::compare as compare_runs;
+use analyzer::export::{export as export_rows, Format};
+use analyzer::report::PERCENTILES;
+use analyzer::{GroupBy, Metric, Report};
+
+use super::BadInput;
+
+fn metric(name: &str) -> Result<Metric, String> {
+    Metric::from_name(name).ok_or_else(|| {
+        let names: Vec<_> = Metric::ALL.iter().map(|m| m.name()).collect();
+        format!("unknown metric `{name}` (one of: {})", names.join(", "))
+    })
+}
+
+/// How `report` groups.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum By {
+    /// The draw command.
+    Kind,
+    /// Views in the view mask.
+    ViewCount,
+    /// The bound pipeline.
+    Pipeline,
+    /// The frame.
+    Frame,
+}
+
+/// Arguments of `macroscope report`.
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// A results file (.msr).
+    results: PathBuf,
+    /// Break totals down by this.
+    #[arg(long, value_enum, default_value = "kind")]
+    by: By,
+    /// List this many of the costliest draws.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// The metric that ranks the costliest draws.
+    #[arg(long, default_value = "mme-instructions", value_parser = metric)]
+    metric: Metric,
+}
+
+/// Prints the report.
+pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
+    let by = match args.by {
+        By::Kind => GroupBy::Kind,
+        By::ViewCount => GroupBy::ViewCount,
+        By::Pipeline => GroupBy::Pipeline,
+        By::Frame => GroupBy::Frame,
+    };
+    let report = Report::build(&args.results, by, args.top, args.metric)?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    if let Some(run) = &report.run {
+        writeln!(
+            out,
+            "{}: trace {}, MME {:?}, {} repetition(s)",
+            args.results.display(),
+            run.trace_path.as_deref().unwrap_or("?"),
+            run.mme_arch,
+            run.repetitions
+        )?;
+    }
+    writeln!(out, "{} draws, {} submits\n", report.draws, report.submits)?;
+    write!(out, "{:<18} {:>12}", "metric", "mean")?;
+    for (_, name) in PERCENTILES {
+        write!(out, " {name:>12}")?;
+    }
+    writeln!(out, "  unit")?;
+    for m in Metric::ALL {
+        let h = report.histogram(m);
+        write!(out, "{:<18} {:>12.1}", m.name(), h.mean())?;
+        for (q, _) in PERCENTILES {
+            write!(out, " {:>12}", h.value_at_quantile(q))?;
+        }
+        writeln!(out, "  {}", m.unit())?;
+    }
+    writeln!(out, "\nby {:?}:", args.by)?;
+    writeln!(
+        out,
+        "{:<24} {:>10} {:>16} {:>12} {:>12} {:>14}",
+        "group", "draws", "mme-instructions", "dwords", "hw-draws", "execute-ns"
+    )?;
+    for (key, g) in &report.groups {
+        writeln!(
+            out,
+            "{key:<24} {:>10} {:>16} {:>12} {:>12} {:>14}",
+            g.draws, g.sums[0], g.sums[2], g.sums[3], g.sums[5]
+        )?;
+    }
+    if !report.top.is_empty() {
+        writeln!(
+            out,
+            "\ncostliest draws by {} (find them with `macroscope dump TRACE`):",
+            args.metric.name()
+        )?;
+        for t in &report.top {
+            writeln!(
+                out,
+                "  #{:<10} frame {:<6} {:<28} view mask {:#010x} {:>12}",
+                t.seq, t.frame, t.kind, t.view_mask, t.value
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Arguments of `macroscope compare`.
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// The baseline results.
+    base: PathBuf,
+    /// The results to judge.
+    new: PathBuf,
+    /// Metrics to compare (all when none is given).
+    #[arg(long = "metric", value_parser = metric)]
+    metrics: Vec<Metric>,
+    /// A metric regresses when it grows by more than this many percent.
+    #[arg(long, default_value_t = 2.0)]
+    threshold: f64,
+}
+
+/// Prints the comparison; `Ok(true)` when something regressed.
+pub fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
+    if args.threshold.is_nan() || args.threshold < 0.0 {
+        return Err(BadInput(format!("threshold {} is not a percentage", args.threshold)).into());
+    }
+    let c = compare_runs(&args.base, &args.new, &args.metrics, args.threshold)?;
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "{:<18} {:>16} {:>16} {:>10} {:>22}  verdict",
+        "metric", "base", "new", "change", "95% interval"
+    )?;
+    for m in &c.metrics {
+        let interval = m.interval_pct.map_or("exact".to_string(), |(lo, hi)| {
+            format!("[{lo:+.1}%, {hi:+.1}%]")
+        });
+        let verdict = if m.regressed { "REGRESSED" } else { "ok" };
+        writeln!(
+            out,
+            "{:<18} {:>16.0} {:>16.0} {:>+9.2}% {:>22}  {verdict}",
+            m.metric.name(),
+            m.base,
+            m.new,
+            m.change_pct,
+            interval
+        )?;
+    }
+    let regressed = c.regressed();
+    writeln!(
+        out,
+        "{} (threshold {:.1}%)",
+        if regressed {
+            "regression"
+        } else {
+            "no regression"
+        },
+        c.threshold_pct
+    )?;
+    Ok(regressed)
+}
+
+/// Export formats.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum ExportFormat {
+    /// Comma-separated values.
+    Csv,
+    /// JSON Lines, one object per draw.
+    Json,
+    /// Chrome/Perfetto trace-event JSON.
+    Perfetto,
+}
+
+/// Arguments of `macroscope export`.
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// A results file (.msr).
+    results: PathBuf,
+    /// The format.
+    #[arg(long, value_enum)]
+    format: ExportFormat,
+    /// Where to write (default: standard output).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+/// Writes the export.
+pub fn export(args: &ExportArgs) -> anyhow::Result<()> {
+    let format = match args.format {
+        ExportFormat::Csv => Format::Csv,
+        ExportFormat::Json => Format::Json,
+        ExportFormat::Perfetto => Format::Perfetto,
+    };
+    let mut out: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(BufWriter::new(std::fs::File::create(path)?)),
+        None => Box::new(BufWriter::new(io::stdout().lock())),
+    };
+    export_rows(&args.results, format, &mut out)?;
+    Ok(())
+}
