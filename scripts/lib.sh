@@ -38,6 +38,11 @@ flatc_generate() {
     trace-format/schema/trace.fbs trace-format/schema/results.fbs
 }
 
+# The font the analyzer's plots are drawn with.
+ensure_plot_font() {
+  [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || apt_install fonts-dejavu-core
+}
+
 # Makes sure a Rust toolchain with rustfmt and clippy is there.
 ensure_rust() {
   command -v cargo >/dev/null 2>&1 || { echo "cargo is missing: install Rust (rustup) first" >&2; exit 1; }

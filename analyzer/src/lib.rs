@@ -12,6 +12,7 @@
 pub mod compare;
 pub mod export;
 pub mod metrics;
+pub mod plots;
 pub mod report;
 
 pub use metrics::Metric;
@@ -32,6 +33,9 @@ pub enum AnalyzeError {
     /// A histogram could not be made.
     #[error("histogram: {0}")]
     Histogram(String),
+    /// A plot could not be drawn.
+    #[error("plot: {0}")]
+    Plot(String),
 }
 
 impl AnalyzeError {
@@ -40,7 +44,7 @@ impl AnalyzeError {
         match self {
             AnalyzeError::Format(e) => e.is_bad_input(),
             AnalyzeError::NoRows(_) => true,
-            AnalyzeError::Io(_) | AnalyzeError::Histogram(_) => false,
+            AnalyzeError::Io(_) | AnalyzeError::Histogram(_) | AnalyzeError::Plot(_) => false,
         }
     }
 }

@@ -76,6 +76,17 @@ pub struct Report {
     pub top: Vec<TopDraw>,
     /// Calls the replay skipped.
     pub skipped: Vec<SkippedCall>,
+    /// Totals per frame, for the per-frame plot.
+    pub frames: BTreeMap<u32, GroupTotals>,
+    /// Totals per view count, for the view-count plot.
+    pub view_counts: BTreeMap<u8, GroupTotals>,
+}
+
+fn add(g: &mut GroupTotals, row: &DrawRow) {
+    g.draws += 1;
+    for (sum, m) in g.sums.iter_mut().zip(Metric::ALL) {
+        *sum += m.of(row);
+    }
 }
 
 impl Report {
@@ -102,6 +113,8 @@ impl Report {
             groups: BTreeMap::new(),
             top: Vec::new(),
             skipped: Vec::new(),
+            frames: BTreeMap::new(),
+            view_counts: BTreeMap::new(),
         };
         let mut top: BinaryHeap<Reverse<TopDraw>> = BinaryHeap::with_capacity(top_n + 1);
         let mut group_key_cache: Option<(u64, String)> = None;
@@ -127,11 +140,9 @@ impl Report {
                         s
                     }
                 };
-                let g = report.groups.entry(key).or_default();
-                g.draws += 1;
-                for (sum, m) in g.sums.iter_mut().zip(Metric::ALL) {
-                    *sum += m.of(row);
-                }
+                add(report.groups.entry(key).or_default(), row);
+                add(report.frames.entry(row.frame()).or_default(), row);
+                add(report.view_counts.entry(row.view_count()).or_default(), row);
                 if top_n > 0 {
                     let value = top_metric.of(row);
                     if top.len() < top_n || top.peek().is_some_and(|Reverse(t)| value > t.value) {

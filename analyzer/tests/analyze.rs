@@ -157,3 +157,41 @@ fn a_damaged_results_file_is_an_error() {
     assert!(err.is_bad_input(), "{err}");
     assert!(err.to_string().contains("torn write"), "{err}");
 }
+
+#[test]
+fn plots_are_valid_svg_and_png_with_their_titles_and_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = results(dir.path(), "base.msr", 400, 1, 1.0);
+    let new = results(dir.path(), "new.msr", 400, 1, 1.2);
+    let report = Report::build(&base, GroupBy::Kind, 0, Metric::MmeInstructions).unwrap();
+    let plots = dir.path().join("plots");
+    let files = analyzer::plots::report_plots(&report, &plots).unwrap();
+    // A histogram per metric, the per-frame line, the view-count bars; each as SVG and PNG.
+    assert_eq!(files.len(), 2 * (Metric::ALL.len() + 2), "{files:?}");
+    let svg = std::fs::read_to_string(plots.join("histogram-mme-instructions.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert!(svg.contains("Distribution of mme-instructions per draw"));
+    assert!(svg.contains("mme-instructions (instructions)"));
+    assert!(svg.contains("<rect"), "bars are drawn");
+    let frames = std::fs::read_to_string(plots.join("frames.svg")).unwrap();
+    assert!(frames.contains("MME instructions per frame") && frames.contains("<polyline"));
+    for name in [
+        "histogram-mme-instructions.png",
+        "frames.png",
+        "view-count.png",
+    ] {
+        let png = std::fs::read(plots.join(name)).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}");
+        let width = u32::from_be_bytes([png[16], png[17], png[18], png[19]]);
+        let height = u32::from_be_bytes([png[20], png[21], png[22], png[23]]);
+        assert_eq!((width, height), (900, 540), "{name}");
+    }
+
+    let new_report = Report::build(&new, GroupBy::Kind, 0, Metric::MmeInstructions).unwrap();
+    analyzer::plots::ab_plot(&report, &new_report, Metric::MmeInstructions, &plots).unwrap();
+    let ab = std::fs::read_to_string(plots.join("ab-mme-instructions.svg")).unwrap();
+    assert!(
+        ab.contains("base against new") && ab.contains("\nbase\n") && ab.contains("\nnew\n"),
+        "two labelled series"
+    );
+}

@@ -44,6 +44,9 @@ pub struct ReportArgs {
     /// The metric that ranks the costliest draws.
     #[arg(long, default_value = "mme-instructions", value_parser = metric)]
     metric: Metric,
+    /// Also write plots (SVG and PNG) into this folder.
+    #[arg(long)]
+    plot: Option<PathBuf>,
 }
 
 /// Prints the report.
@@ -107,6 +110,10 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
             )?;
         }
     }
+    if let Some(dir) = &args.plot {
+        let files = analyzer::plots::report_plots(&report, dir)?;
+        writeln!(out, "\nwrote {} plots to {}", files.len(), dir.display())?;
+    }
     out.flush()?;
     Ok(())
 }
@@ -124,6 +131,9 @@ pub struct CompareArgs {
     /// A metric regresses when it grows by more than this many percent.
     #[arg(long, default_value_t = 2.0)]
     threshold: f64,
+    /// Also write the compared metrics' distributions, overlaid, into this folder.
+    #[arg(long)]
+    plot: Option<PathBuf>,
 }
 
 /// Prints the comparison; `Ok(true)` when something regressed.
@@ -152,6 +162,14 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
             m.change_pct,
             interval
         )?;
+    }
+    if let Some(dir) = &args.plot {
+        let base = Report::build(&args.base, GroupBy::Kind, 0, Metric::MmeInstructions)?;
+        let new = Report::build(&args.new, GroupBy::Kind, 0, Metric::MmeInstructions)?;
+        for m in &c.metrics {
+            analyzer::plots::ab_plot(&base, &new, m.metric, dir)?;
+        }
+        writeln!(out, "wrote the A/B plots to {}", dir.display())?;
     }
     let regressed = c.regressed();
     writeln!(
