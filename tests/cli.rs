@@ -279,7 +279,17 @@ fn report_compare_and_export_on_replayed_results() {
         ]);
         assert!(run.status.success(), "{}", stderr(&run));
     }
-    let report = macroscope(&["report", &at("a.msr"), "--by", "view-count", "--top", "3"]);
+    let plots = at("plots");
+    let report = macroscope(&[
+        "report",
+        &at("a.msr"),
+        "--by",
+        "view-count",
+        "--top",
+        "3",
+        "--plot",
+        &plots,
+    ]);
     assert!(report.status.success(), "{}", stderr(&report));
     let text = stdout(&report);
     assert!(
@@ -288,6 +298,14 @@ fn report_compare_and_export_on_replayed_results() {
             && text.contains("costliest draws"),
         "{text}"
     );
+    for name in [
+        "histogram-mme-instructions.svg",
+        "histogram-mme-instructions.png",
+        "frames.png",
+        "view-count.svg",
+    ] {
+        assert!(dir.path().join("plots").join(name).is_file(), "{name}");
+    }
 
     // The same driver twice: counts identical, no regression.
     let same = macroscope(&[
