@@ -99,6 +99,47 @@ pub enum Cmd {
     },
 }
 
+/// An indirect draw's command: the four calls' tables differ in type, not in fields
+/// (the count variants have a maximum and a count buffer instead of a draw count).
+macro_rules! indirect {
+    ($c:expr, $seq:expr, $kind:ident) => {{
+        let c = $c;
+        let args = DrawArgs::Indirect {
+            buffer: c.buffer(),
+            offset: c.offset(),
+            draw_count: c.draw_count(),
+            stride: c.stride(),
+            count: None,
+        };
+        (
+            c.command_buffer(),
+            Cmd::Draw {
+                seq: $seq,
+                kind: DrawKind::$kind,
+                args,
+            },
+        )
+    }};
+    ($c:expr, $seq:expr, $kind:ident, counted) => {{
+        let c = $c;
+        let args = DrawArgs::Indirect {
+            buffer: c.buffer(),
+            offset: c.offset(),
+            draw_count: c.max_draw_count(),
+            stride: c.stride(),
+            count: Some((c.count_buffer(), c.count_buffer_offset())),
+        };
+        (
+            c.command_buffer(),
+            Cmd::Draw {
+                seq: $seq,
+                kind: DrawKind::$kind,
+                args,
+            },
+        )
+    }};
+}
+
 /// The command buffer a record is recorded into and the command, for the calls the
 /// model executes; `None` for every other call.
 pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
@@ -194,78 +235,28 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
                 },
             )
         }
-        Call::CmdDrawIndirect => {
-            let c = record.call_as_cmd_draw_indirect()?;
-            let args = DrawArgs::Indirect {
-                buffer: c.buffer(),
-                offset: c.offset(),
-                draw_count: c.draw_count(),
-                stride: c.stride(),
-                count: None,
-            };
-            (
-                c.command_buffer(),
-                Cmd::Draw {
-                    seq,
-                    kind: DrawKind::DrawIndirect,
-                    args,
-                },
-            )
-        }
+        Call::CmdDrawIndirect => indirect!(record.call_as_cmd_draw_indirect()?, seq, DrawIndirect),
         Call::CmdDrawIndexedIndirect => {
-            let c = record.call_as_cmd_draw_indexed_indirect()?;
-            let args = DrawArgs::Indirect {
-                buffer: c.buffer(),
-                offset: c.offset(),
-                draw_count: c.draw_count(),
-                stride: c.stride(),
-                count: None,
-            };
-            (
-                c.command_buffer(),
-                Cmd::Draw {
-                    seq,
-                    kind: DrawKind::DrawIndexedIndirect,
-                    args,
-                },
+            indirect!(
+                record.call_as_cmd_draw_indexed_indirect()?,
+                seq,
+                DrawIndexedIndirect
             )
         }
         Call::CmdDrawIndirectCount => {
-            let c = record.call_as_cmd_draw_indirect_count()?;
-            let args = DrawArgs::Indirect {
-                buffer: c.buffer(),
-                offset: c.offset(),
-                draw_count: c.max_draw_count(),
-                stride: c.stride(),
-                count: Some((c.count_buffer(), c.count_buffer_offset())),
-            };
-            (
-                c.command_buffer(),
-                Cmd::Draw {
-                    seq,
-                    kind: DrawKind::DrawIndirectCount,
-                    args,
-                },
+            indirect!(
+                record.call_as_cmd_draw_indirect_count()?,
+                seq,
+                DrawIndirectCount,
+                counted
             )
         }
-        Call::CmdDrawIndexedIndirectCount => {
-            let c = record.call_as_cmd_draw_indexed_indirect_count()?;
-            let args = DrawArgs::Indirect {
-                buffer: c.buffer(),
-                offset: c.offset(),
-                draw_count: c.max_draw_count(),
-                stride: c.stride(),
-                count: Some((c.count_buffer(), c.count_buffer_offset())),
-            };
-            (
-                c.command_buffer(),
-                Cmd::Draw {
-                    seq,
-                    kind: DrawKind::DrawIndexedIndirectCount,
-                    args,
-                },
-            )
-        }
+        Call::CmdDrawIndexedIndirectCount => indirect!(
+            record.call_as_cmd_draw_indexed_indirect_count()?,
+            seq,
+            DrawIndexedIndirectCount,
+            counted
+        ),
         Call::CmdDrawIndirectByteCount => {
             let c = record.call_as_cmd_draw_indirect_byte_count()?;
             let args = DrawArgs::ByteCount {
