@@ -438,7 +438,12 @@ impl<'o> Pass<'o> {
     ) -> Result<(), ReplayError> {
         let mut pipeline = 0u64;
         for cmd in cmds {
-            let t0 = Instant::now();
+            // Only draws' and queries' host times are reported; the rest go untimed.
+            let timed = matches!(
+                cmd,
+                Cmd::Draw { .. } | Cmd::EndQuery { .. } | Cmd::WriteTimestamp { .. }
+            );
+            let t0 = timed.then(Instant::now);
             let mut recorded = None;
             let mut draw = None;
             match cmd {
@@ -523,15 +528,19 @@ impl<'o> Pass<'o> {
                     }
                 }
             }
-            let encode_ns = t0.elapsed().as_nanos() as u64;
+            let t1 = t0.map(|_| Instant::now());
             let words = enc.take_push();
-            let t1 = Instant::now();
             let seq = draw.as_ref().map_or(0, |d: &DrawShape| d.seq);
             let cost = self
                 .gpu
                 .execute_measured(words.words())
                 .map_err(|source| ReplayError::Gpu { seq, source })?;
-            let exec_ns = t1.elapsed().as_nanos() as u64;
+            let (encode_ns, exec_ns) = match (t0, t1) {
+                (Some(t0), Some(t1)) => {
+                    ((t1 - t0).as_nanos() as u64, t1.elapsed().as_nanos() as u64)
+                }
+                _ => (0, 0),
+            };
             totals.methods += cost.methods;
             totals.dwords += words.len() as u64;
             totals.mme_instructions += cost.mme_instructions;

@@ -29,6 +29,9 @@ struct Prepared {
     /// Parts that run when the predicate is zero / non-zero.
     enabled: [[bool; 4]; 2],
     predicated: bool,
+    /// ALU slots holding the NOP encoding (ADD ZERO, ZERO into ZERO), whose only effects
+    /// are a zero result and a clear carry.
+    nop_alu: [bool; 2],
 }
 
 impl Prepared {
@@ -40,6 +43,7 @@ impl Prepared {
             ],
             enabled: [inst.pred_mode.enabled(0), inst.pred_mode.enabled(1)],
             predicated: inst.pred_mode.0 != 0,
+            nop_alu: [inst.alu[0].is_nop(), inst.alu[1].is_nop()],
         }
     }
 }
@@ -202,7 +206,10 @@ impl State {
         };
         let [alu0, alu1, out0, out1] = enabled;
         for (i, run) in [alu0, alu1].into_iter().enumerate() {
-            if run {
+            if run && prepared.nop_alu[i] {
+                self.alu_res[i] = 0;
+                self.carry = 0;
+            } else if run {
                 self.alu(inst, i, ip, &mut step, m)?;
             }
         }
