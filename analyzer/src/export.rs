@@ -141,12 +141,3 @@ pub fn format_from_name(name: &str) -> Option<Format> {
         _ => None,
     }
 }
-
-/// For tests: the rows of a results file, in order.
-pub fn read_rows(path: &Path) -> Result<Vec<DrawRow>, AnalyzeError> {
-    let mut rows = Vec::new();
-    for chunk in ResultsReader::open(path)? {
-        rows.extend(chunk?.draws().copied());
-    }
-    Ok(rows)
-}

@@ -330,9 +330,8 @@ impl Builder {
             v
         };
         let x = [operand(self, x[0]), operand(self, x[1])];
-        let y = [operand(self, y[0]), operand(self, y[1])];
+        let mut y = [operand(self, y[0]), operand(self, y[1])];
         // Turing runs both halves in one instruction: at most one immediate per half.
-        let (x, mut y) = (x, y);
         if self.arch == Arch::Turing {
             for half in 0..2 {
                 if matches!(y[half], Value::Imm(_)) && matches!(x[half], Value::Imm(_)) {
