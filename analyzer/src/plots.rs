@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use hdrhistogram::Histogram;
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -87,21 +88,7 @@ fn draw<DB: DrawingBackend>(
                 .iter()
                 .flat_map(|(_, _, b)| b.iter().map(|(_, _, c)| *c))
                 .fold(1.0, f64::max);
-            let mut c = ChartBuilder::on(&root)
-                .caption(title, ("sans-serif", 26))
-                .margin(16)
-                .x_label_area_size(48)
-                .y_label_area_size(72)
-                .build_cartesian_2d(x0..x1, 0.0..top * 1.08)
-                .map_err(plot_error)?;
-            c.configure_mesh()
-                .x_desc(x)
-                .y_desc(y)
-                .x_label_formatter(&integer)
-                .y_label_formatter(&integer)
-                .label_style(("sans-serif", 15))
-                .draw()
-                .map_err(plot_error)?;
+            let mut c = axes(&root, title, x, y, (x0, x1), top, 72)?;
             for (label, colour, bars) in series {
                 let style = colour
                     .mix(if series.len() > 1 { 0.5 } else { 0.9 })
@@ -132,21 +119,7 @@ fn draw<DB: DrawingBackend>(
         } => {
             let (x0, x1) = bounds(points.iter().map(|p| p.0));
             let top = points.iter().map(|p| p.1).fold(1.0, f64::max);
-            let mut c = ChartBuilder::on(&root)
-                .caption(title, ("sans-serif", 26))
-                .margin(16)
-                .x_label_area_size(48)
-                .y_label_area_size(90)
-                .build_cartesian_2d(x0..x1, 0.0..top * 1.08)
-                .map_err(plot_error)?;
-            c.configure_mesh()
-                .x_desc(x)
-                .y_desc(y)
-                .x_label_formatter(&integer)
-                .y_label_formatter(&integer)
-                .label_style(("sans-serif", 15))
-                .draw()
-                .map_err(plot_error)?;
+            let mut c = axes(&root, title, x, y, (x0, x1), top, 90)?;
             c.draw_series(LineSeries::new(
                 points.iter().copied(),
                 BLUE.stroke_width(2),
@@ -155,6 +128,34 @@ fn draw<DB: DrawingBackend>(
         }
     }
     root.present().map_err(plot_error)
+}
+
+/// A titled chart over `x` and `0..top` (with headroom), its mesh and axis labels drawn.
+fn axes<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    (x0, x1): (f64, f64),
+    top: f64,
+    y_label_width: u32,
+) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>, AnalyzeError> {
+    let mut c = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 26))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(y_label_width)
+        .build_cartesian_2d(x0..x1, 0.0..top * 1.08)
+        .map_err(plot_error)?;
+    c.configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&integer)
+        .y_label_formatter(&integer)
+        .label_style(("sans-serif", 15))
+        .draw()
+        .map_err(plot_error)?;
+    Ok(c)
 }
 
 fn integer(v: &f64) -> String {
