@@ -147,7 +147,10 @@ fn axes<'a, DB: DrawingBackend>(
         .y_label_area_size(y_label_width)
         .build_cartesian_2d(x0..x1, 0.0..top * 1.08)
         .map_err(plot_error)?;
+    // Ticks print as whole numbers: never ask for more than the range holds.
+    let x_ticks = ((x1 - x0).floor() as usize + 1).clamp(2, 10);
     c.configure_mesh()
+        .x_labels(x_ticks)
         .x_desc(x_desc)
         .y_desc(y_desc)
         .x_label_formatter(&integer)
