@@ -28,6 +28,8 @@ enum Command {
     Compare(commands::analyze::CompareArgs),
     /// Write a results file's rows as CSV, JSON Lines or Perfetto trace JSON.
     Export(commands::analyze::ExportArgs),
+    /// Browse a results file in the terminal, optionally against a baseline.
+    Tui(commands::browse::Args),
     /// Replay a trace through the bundled NVK model and write per-draw results.
     Replay(commands::replay::Args),
     /// Write a synthetic trace shaped like real frames, for trying the tools.
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Sample(args) => commands::sample::run(&args),
+        Command::Tui(args) => commands::browse::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -73,6 +76,9 @@ fn exit_code(error: &anyhow::Error) -> u8 {
             || cause
                 .downcast_ref::<analyzer::AnalyzeError>()
                 .is_some_and(analyzer::AnalyzeError::is_bad_input)
+            || cause
+                .downcast_ref::<tui::TuiError>()
+                .is_some_and(tui::TuiError::is_bad_input)
     });
     if bad_input {
         2

@@ -11,7 +11,9 @@
 #![deny(missing_docs)]
 
 pub mod commands;
+mod inspect;
 pub mod objects;
 mod replay;
 
+pub use inspect::{inspect_draw, method_label, DrawInspection, MethodRun};
 pub use replay::{replay, ReplayError, ReplayOptions, Summary};

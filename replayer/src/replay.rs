@@ -14,6 +14,7 @@ use trace_format::generated::trace::{Call, Record};
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
 use crate::commands::{self, Cmd, DrawArgs};
+use crate::inspect::DrawInspection;
 use crate::objects::{self, Objects, Pipeline};
 
 /// How to replay.
@@ -45,6 +46,12 @@ pub enum ReplayError {
         seq: u64,
         /// Why.
         source: GpuError,
+    },
+    /// The trace has fewer draws than the one asked for.
+    #[error("the trace replays fewer than {} draws", ordinal + 1)]
+    NoSuchDraw {
+        /// The draw's position among the replay's draws, from 0.
+        ordinal: u64,
     },
     /// A repetition counted differently from the first.
     #[error("repetition {repetition} gave other counts than repetition 0: the replay is not deterministic")]
@@ -177,8 +184,47 @@ impl Fnv {
     }
 }
 
+/// Where replay rows go.
+pub(crate) trait RowSink {
+    /// Takes a draw row.
+    fn draw(&mut self, row: DrawRow) -> Result<(), trace_format::Error>;
+    /// Takes a submit row.
+    fn submit(&mut self, row: SubmitRow) -> Result<(), trace_format::Error>;
+}
+
+impl RowSink for ResultsWriter {
+    fn draw(&mut self, row: DrawRow) -> Result<(), trace_format::Error> {
+        self.push_draw(row)
+    }
+
+    fn submit(&mut self, row: SubmitRow) -> Result<(), trace_format::Error> {
+        self.push_submit(row)
+    }
+}
+
+/// Drops every row: for passes that only watch.
+pub(crate) struct Discard;
+
+impl RowSink for Discard {
+    fn draw(&mut self, _: DrawRow) -> Result<(), trace_format::Error> {
+        Ok(())
+    }
+
+    fn submit(&mut self, _: SubmitRow) -> Result<(), trace_format::Error> {
+        Ok(())
+    }
+}
+
+/// A draw a pass is asked to capture the method stream of.
+pub(crate) struct Watch {
+    /// Its position among the pass's draw rows, from 0.
+    pub ordinal: u64,
+    /// What was captured, once the draw ran.
+    pub found: Option<DrawInspection>,
+}
+
 /// One replay of the whole trace.
-struct Pass<'o> {
+pub(crate) struct Pass<'o> {
     options: &'o ReplayOptions,
     repetition: u16,
     device: Device,
@@ -193,6 +239,8 @@ struct Pass<'o> {
     hw_draws: u64,
     mme_instructions: u64,
     fingerprint: u64,
+    /// A draw to capture the method stream of.
+    pub watch: Option<Watch>,
 }
 
 /// Totals of one submit.
@@ -246,7 +294,7 @@ fn not_needed(call: Call) -> bool {
 }
 
 impl<'o> Pass<'o> {
-    fn new(options: &'o ReplayOptions, repetition: u16) -> Result<Self, ReplayError> {
+    pub(crate) fn new(options: &'o ReplayOptions, repetition: u16) -> Result<Self, ReplayError> {
         let device = Device::for_arch(options.arch);
         let mut gpu = Gpu::new(options.arch);
         let init = device.init_push()?;
@@ -267,6 +315,7 @@ impl<'o> Pass<'o> {
             hw_draws: 0,
             mme_instructions: 0,
             fingerprint: Fnv::default().0,
+            watch: None,
         })
     }
 
@@ -275,10 +324,10 @@ impl<'o> Pass<'o> {
         entry.0 += 1;
     }
 
-    fn run(
+    pub(crate) fn run(
         &mut self,
         trace: &Path,
-        writer: &mut ResultsWriter,
+        sink: &mut dyn RowSink,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(), ReplayError> {
         let reader = TraceReader::open_with(trace, &self.options.read)?;
@@ -288,7 +337,10 @@ impl<'o> Pass<'o> {
             self.frame = chunk.header().first_frame;
             self.frames = self.frames.max(self.frame + 1);
             for record in chunk.records() {
-                self.record(&record, writer)?;
+                self.record(&record, sink)?;
+                if self.watch.as_ref().is_some_and(|w| w.found.is_some()) {
+                    return Ok(());
+                }
             }
             progress(
                 chunk.offset() + u64::from(chunk.header().compressed_len),
@@ -298,11 +350,7 @@ impl<'o> Pass<'o> {
         Ok(())
     }
 
-    fn record(
-        &mut self,
-        record: &Record<'_>,
-        writer: &mut ResultsWriter,
-    ) -> Result<(), ReplayError> {
+    fn record(&mut self, record: &Record<'_>, sink: &mut dyn RowSink) -> Result<(), ReplayError> {
         let call = record.call_type();
         match call {
             Call::AllocateMemory => {
@@ -369,7 +417,7 @@ impl<'o> Pass<'o> {
                         .flatten()
                         .flat_map(|s| s.command_buffers().into_iter().flatten())
                         .collect();
-                    self.submit(record.envelope().seq(), &cbs, writer)?;
+                    self.submit(record.envelope().seq(), &cbs, sink)?;
                 }
             }
             _ if not_needed(call) => self.skip(call.variant_name().unwrap_or("?"), false),
@@ -385,7 +433,7 @@ impl<'o> Pass<'o> {
         &mut self,
         seq: u64,
         command_buffers: &[u64],
-        writer: &mut ResultsWriter,
+        sink: &mut dyn RowSink,
     ) -> Result<(), ReplayError> {
         if self
             .options
@@ -401,7 +449,7 @@ impl<'o> Pass<'o> {
             let cmds = self.recording.remove(cb).unwrap_or_default();
             let device = self.device.clone();
             let mut enc = CommandEncoder::new(&device);
-            let result = self.execute(&mut enc, &cmds, submit, &mut totals, writer, 0);
+            let result = self.execute(&mut enc, &cmds, submit, &mut totals, sink, 0);
             self.recording.insert(*cb, cmds);
             result?;
         }
@@ -423,7 +471,7 @@ impl<'o> Pass<'o> {
             totals.multiview_ns,
             totals.query_ns,
         );
-        writer.push_submit(row)?;
+        sink.submit(row)?;
         Ok(())
     }
 
@@ -433,7 +481,7 @@ impl<'o> Pass<'o> {
         cmds: &[Cmd],
         submit: u32,
         totals: &mut SubmitTotals,
-        writer: &mut ResultsWriter,
+        sink: &mut dyn RowSink,
         depth: u32,
     ) -> Result<(), ReplayError> {
         let mut pipeline = 0u64;
@@ -521,7 +569,7 @@ impl<'o> Pass<'o> {
                         for cb in command_buffers {
                             let secondary = self.recording.remove(cb).unwrap_or_default();
                             let result =
-                                self.execute(enc, &secondary, submit, totals, writer, depth + 1);
+                                self.execute(enc, &secondary, submit, totals, sink, depth + 1);
                             self.recording.insert(*cb, secondary);
                             result?;
                         }
@@ -531,10 +579,30 @@ impl<'o> Pass<'o> {
             let t1 = t0.map(|_| Instant::now());
             let words = enc.take_push();
             let seq = draw.as_ref().map_or(0, |d: &DrawShape| d.seq);
+            let watched = draw.is_some()
+                && self
+                    .watch
+                    .as_ref()
+                    .is_some_and(|w| w.ordinal == self.draws && w.found.is_none());
+            if watched {
+                self.gpu.state.method_log = Some(Vec::new());
+            }
             let cost = self
                 .gpu
                 .execute_measured(words.words())
                 .map_err(|source| ReplayError::Gpu { seq, source })?;
+            if watched {
+                let methods = self.gpu.state.method_log.take().unwrap_or_default();
+                if let Some(w) = &mut self.watch {
+                    w.found = Some(DrawInspection {
+                        seq,
+                        view_mask: enc.view_mask(),
+                        dwords: words.len() as u64,
+                        mme_instructions: cost.mme_instructions,
+                        methods,
+                    });
+                }
+            }
             let (encode_ns, exec_ns) = match (t0, t1) {
                 (Some(t0), Some(t1)) => {
                     ((t1 - t0).as_nanos() as u64, t1.elapsed().as_nanos() as u64)
@@ -576,7 +644,7 @@ impl<'o> Pass<'o> {
                     multiview_ns,
                     0,
                 );
-                writer.push_draw(row)?;
+                sink.draw(row)?;
                 totals.draws += 1;
                 totals.hw_draws += cost.hw_draws as u32;
                 totals.encode_ns += encode_ns;

@@ -1,6 +1,7 @@
 //! The subcommands.
 
 pub mod analyze;
+pub mod browse;
 pub mod dump;
 pub mod info;
 pub mod replay;

@@ -162,6 +162,16 @@ impl ResultsChunk {
         Ok(ResultsChunk { raw })
     }
 
+    /// The chunk's ordinal in the file.
+    pub fn ordinal(&self) -> u64 {
+        self.raw.ordinal
+    }
+
+    /// The file offset of the chunk's header, for [`ResultsReader::chunk_at`].
+    pub fn offset(&self) -> u64 {
+        self.raw.offset
+    }
+
     /// The chunk's contents.
     pub fn batch(&self) -> ResultsBatch<'_> {
         // SAFETY: `verify` ran the flatbuffers verifier over exactly these bytes when the
@@ -217,6 +227,37 @@ impl ResultsReader {
     /// The underlying container.
     pub fn container(&self) -> &ContainerReader {
         self.stream.container()
+    }
+
+    /// Reads and verifies the chunk whose header is at `offset` (as a previous pass
+    /// found it), numbering it `ordinal` in errors. Sequential reading goes on from the
+    /// chunk after it.
+    pub fn chunk_at(&mut self, offset: u64, ordinal: u64) -> Result<ResultsChunk> {
+        let inner = self.stream.container_mut();
+        let entry = crate::wire::IndexEntry {
+            offset,
+            first_seq: 0,
+            first_frame: 0,
+            record_count: 0,
+            flags: 0,
+        };
+        inner.seek_to(&entry, ordinal);
+        let path = inner.path().to_path_buf();
+        match inner.next_chunk() {
+            Some(raw) => ResultsChunk::verify(raw?, &path),
+            None => Err(Error::new(
+                &path,
+                crate::error::Location::Chunk {
+                    index: ordinal,
+                    offset,
+                },
+                ErrorKind::Truncated {
+                    what: "chunk header",
+                    needed: crate::wire::CHUNK_HEADER_LEN as u64,
+                    available: 0,
+                },
+            )),
+        }
     }
 }
 

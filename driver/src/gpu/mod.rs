@@ -218,7 +218,20 @@ pub struct GpuState {
     pub unknown_methods: BTreeMap<u16, u64>,
     /// Running totals.
     pub counters: Counters,
+    /// When set, every method executed is appended here, pushed and macro-emitted.
+    pub method_log: Option<Vec<LoggedMethod>>,
     in_macro: bool,
+}
+
+/// One method write, as [`GpuState::method_log`] records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoggedMethod {
+    /// Method offset.
+    pub mthd: u16,
+    /// Its data.
+    pub data: u32,
+    /// Whether a macro emitted it (as opposed to the push buffer).
+    pub from_macro: bool,
 }
 
 /// The GPU: its state and its macros.
@@ -255,6 +268,7 @@ impl Gpu {
                 reports: Vec::new(),
                 unknown_methods: BTreeMap::new(),
                 counters: Counters::default(),
+                method_log: None,
                 in_macro: false,
             },
             macros: MacroStore {
@@ -305,6 +319,13 @@ impl Gpu {
         for write in push::parse(words) {
             let write = write?;
             self.state.counters.push_methods += 1;
+            if let Some(log) = &mut self.state.method_log {
+                log.push(LoggedMethod {
+                    mthd: write.mthd,
+                    data: write.data,
+                    from_macro: false,
+                });
+            }
             if write.subc != push::SUBC_3D {
                 *self.state.unknown_methods.entry(write.mthd).or_default() += 1;
                 continue;
@@ -380,6 +401,15 @@ impl GpuState {
 
     /// Executes one method write.
     pub fn method(&mut self, mthd: u16, data: u32) {
+        if self.in_macro {
+            if let Some(log) = &mut self.method_log {
+                log.push(LoggedMethod {
+                    mthd,
+                    data,
+                    from_macro: true,
+                });
+            }
+        }
         self.shadow[usize::from(mthd >> 2) & 0xfff] = data;
         match mthd {
             class::SET_CONSTANT_BUFFER_SELECTOR_A => self.cb_size = data & 0x1ffff,

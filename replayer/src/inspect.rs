@@ -1,0 +1,90 @@
+//! Inspecting one draw: replays a trace up to a draw and captures every method the
+//! driver model executed for it, pushed by the encoder or emitted by its macro.
+
+use std::path::Path;
+
+use driver::class;
+use driver::gpu::LoggedMethod;
+use driver::nvk::Macro;
+
+use crate::replay::{Discard, Pass, Watch};
+use crate::{ReplayError, ReplayOptions};
+
+/// The method stream of one draw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DrawInspection {
+    /// The draw's sequence number in the trace.
+    pub seq: u64,
+    /// The view mask it ran under.
+    pub view_mask: u32,
+    /// Push-buffer dwords the encoder wrote for it.
+    pub dwords: u64,
+    /// MME instructions its macro executed.
+    pub mme_instructions: u64,
+    /// Every method executed, in order.
+    pub methods: Vec<LoggedMethod>,
+}
+
+/// A run of one method written repeatedly, for a summary of a method stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MethodRun {
+    /// The method's name, or its offset in hex.
+    pub name: String,
+    /// Whether a macro emitted it.
+    pub from_macro: bool,
+    /// Consecutive writes.
+    pub count: u32,
+}
+
+impl DrawInspection {
+    /// The stream with consecutive writes of one method folded together.
+    pub fn runs(&self) -> Vec<MethodRun> {
+        let mut runs: Vec<MethodRun> = Vec::new();
+        for m in &self.methods {
+            let name = method_label(m.mthd);
+            match runs.last_mut() {
+                Some(last) if last.name == name && last.from_macro == m.from_macro => {
+                    last.count += 1
+                }
+                _ => runs.push(MethodRun {
+                    name,
+                    from_macro: m.from_macro,
+                    count: 1,
+                }),
+            }
+        }
+        runs
+    }
+}
+
+/// A method's name for people: the class header's name where the model knows it, the
+/// macro it calls for `CALL_MME_MACRO`/`CALL_MME_DATA`, its offset otherwise.
+pub fn method_label(mthd: u16) -> String {
+    if (class::CALL_MME_MACRO..0x4000).contains(&mthd) {
+        let id = (mthd - class::CALL_MME_MACRO) / 8;
+        let what = if mthd % 8 == 0 { "MACRO" } else { "DATA" };
+        return match Macro::ALL.iter().find(|m| m.id() == id) {
+            Some(m) => format!("CALL_MME_{what}({id}: {})", m.name()),
+            None => format!("CALL_MME_{what}({id})"),
+        };
+    }
+    class::method_name(mthd).map_or_else(|| format!("method {mthd:#06x}"), str::to_string)
+}
+
+/// Replays `trace` as `options` say until the draw that wrote row `ordinal` of
+/// repetition 0, and returns its method stream.
+pub fn inspect_draw(
+    trace: &Path,
+    options: &ReplayOptions,
+    ordinal: u64,
+) -> Result<DrawInspection, ReplayError> {
+    let mut pass = Pass::new(options, 0)?;
+    pass.watch = Some(Watch {
+        ordinal,
+        found: None,
+    });
+    pass.run(trace, &mut Discard, &mut |_, _| {})?;
+    pass.watch
+        .and_then(|w| w.found)
+        .ok_or(ReplayError::NoSuchDraw { ordinal })
+}

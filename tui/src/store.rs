@@ -1,0 +1,73 @@
+//! Random access to draw rows: chunks are read from the file when a row in them is
+//! asked for, and a few recently used ones are kept decompressed.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use trace_format::generated::results::DrawRow;
+use trace_format::{ResultsChunk, ResultsReader};
+
+use crate::index::Index;
+
+/// Decompressed chunks kept: about 1.5 MiB each.
+const CACHED_CHUNKS: usize = 12;
+
+/// Reads draw rows by their index among all draw rows of a file.
+pub struct RowStore {
+    reader: ResultsReader,
+    /// Most recently used last.
+    cache: Vec<(u64, Arc<ResultsChunk>)>,
+    /// The last read error, to show once.
+    pub error: Option<String>,
+}
+
+impl RowStore {
+    /// Opens `path` for random access.
+    pub fn open(path: &Path) -> Result<Self, trace_format::Error> {
+        Ok(RowStore {
+            reader: ResultsReader::open(path)?,
+            cache: Vec::with_capacity(CACHED_CHUNKS),
+            error: None,
+        })
+    }
+
+    /// Draw row `row`, reading its chunk if it is not cached; `None` when the index
+    /// does not reach it yet or its chunk cannot be read.
+    pub fn row(&mut self, index: &Index, row: u64) -> Option<DrawRow> {
+        let span = *index.chunk_of(row)?;
+        let chunk = self.chunk(span.offset, span.ordinal)?;
+        let draws = chunk.batch().draws()?;
+        let i = usize::try_from(row - span.first_row).ok()?;
+        (i < draws.len()).then(|| *draws.get(i))
+    }
+
+    /// Rows `first..first + count`, fewer where the index ends.
+    pub fn rows(&mut self, index: &Index, first: u64, count: u64) -> Vec<DrawRow> {
+        (first..first.saturating_add(count))
+            .map_while(|r| self.row(index, r))
+            .collect()
+    }
+
+    fn chunk(&mut self, offset: u64, ordinal: u64) -> Option<Arc<ResultsChunk>> {
+        if let Some(pos) = self.cache.iter().position(|(o, _)| *o == offset) {
+            let entry = self.cache.remove(pos);
+            let chunk = Arc::clone(&entry.1);
+            self.cache.push(entry);
+            return Some(chunk);
+        }
+        match self.reader.chunk_at(offset, ordinal) {
+            Ok(chunk) => {
+                let chunk = Arc::new(chunk);
+                if self.cache.len() == CACHED_CHUNKS {
+                    self.cache.remove(0);
+                }
+                self.cache.push((offset, Arc::clone(&chunk)));
+                Some(chunk)
+            }
+            Err(e) => {
+                self.error = Some(e.to_string());
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! The browser drawn on ratatui's TestBackend over results replayed from a sample trace
+//! on both MME generations, asserting on the text a user would read.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use driver::mme::Arch;
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use replayer::{replay, ReplayOptions};
+use trace_format::generated::results::{DrawKind, DrawRow};
+use trace_format::synthetic::{write_synthetic, SyntheticShape};
+use trace_format::{ReadOptions, ResultsReader, TraceWriter, WriterOptions};
+use tui::app::{App, Mode, Pane};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    turing: PathBuf,
+    fermi: PathBuf,
+}
+
+/// A 4-frame, 4-view sample trace replayed on Turing (A) and Fermi (B).
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("sample.mscope");
+    let writer = TraceWriter::create(&trace, &WriterOptions::default()).unwrap();
+    let shape = SyntheticShape {
+        frames: 4,
+        draws_per_frame: 120,
+        view_mask: 0b1111,
+    };
+    write_synthetic(writer, &shape).unwrap();
+    let mut results = Vec::new();
+    for (arch, name) in [(Arch::Turing, "turing.msr"), (Arch::Fermi, "fermi.msr")] {
+        let out = dir.path().join(name);
+        let options = ReplayOptions {
+            arch,
+            frames: None,
+            repeat: 1,
+            read: ReadOptions::default(),
+        };
+        replay(&trace, &out, &options, &mut |_, _| {}).unwrap();
+        results.push(out);
+    }
+    Fixture {
+        turing: results[0].clone(),
+        fermi: results[1].clone(),
+        _dir: dir,
+    }
+}
+
+fn rows(path: &Path) -> Vec<DrawRow> {
+    ResultsReader::open(path)
+        .unwrap()
+        .flat_map(|c| c.unwrap().draws().copied().collect::<Vec<_>>())
+        .collect()
+}
+
+fn open(results: &Path, baseline: Option<&Path>) -> App {
+    let mut app = App::open(results, baseline).unwrap();
+    // Let indexing finish so totals are final.
+    app.a.index.wait();
+    if let Some(b) = &mut app.b {
+        b.index.wait();
+    }
+    app.tick();
+    app
+}
+
+fn screen(app: &mut App) -> String {
+    screen_of_size(app, 150, 50)
+}
+
+fn screen_of_size(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|f| app.draw(f)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let mut text = String::new();
+    for y in 0..buffer.area.height {
+        for x in 0..buffer.area.width {
+            text.push_str(buffer[(x, y)].symbol());
+        }
+        text.push('\n');
+    }
+    text
+}
+
+fn press(app: &mut App, keys: &str) {
+    for c in keys.chars() {
+        let code = match c {
+            '\n' => KeyCode::Enter,
+            '\t' => KeyCode::Tab,
+            '\x08' => KeyCode::Backspace,
+            c => KeyCode::Char(c),
+        };
+        app.key(KeyEvent::new(code, KeyModifiers::NONE));
+    }
+}
+
+/// The cells of the draw table's data lines, split on whitespace, from the screen.
+fn table_lines(text: &str) -> Vec<Vec<String>> {
+    let lines: Vec<&str> = text.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| l.contains("seq") && l.contains("kind") && l.contains("host ns"))
+        .expect("draw table header on screen");
+    lines[header + 1..]
+        .iter()
+        .take_while(|l| !l.contains('└'))
+        .map(|l| {
+            // The table is the left pane: stop at its right border.
+            let left = l.split('│').nth(1).unwrap_or("");
+            left.split_whitespace().map(str::to_string).collect()
+        })
+        .filter(|cells: &Vec<String>| !cells.is_empty())
+        .collect()
+}
+
+#[test]
+fn first_screen_shows_frames_submits_and_the_first_draws() {
+    let f = fixture();
+    let rows = rows(&f.turing);
+    let mut app = open(&f.turing, None);
+    let text = screen(&mut app);
+    assert!(
+        text.contains("Frames · mme-instructions per frame"),
+        "{text}"
+    );
+    assert!(text.contains("frame 0 of 4 · 120 draws"), "{text}");
+    let frame0: u64 = rows
+        .iter()
+        .filter(|r| r.frame() == 0)
+        .map(|r| u64::from(r.mme_instructions()))
+        .sum();
+    assert!(
+        text.contains(&format!("mme-instructions {}", tui::format::count(frame0))),
+        "{text}"
+    );
+    assert!(text.contains("Submits of frame 0 (1)"), "{text}");
+    assert!(text.contains("Draws of frame 0 · 120 of 120"), "{text}");
+    let table = table_lines(&text);
+    assert!(table.len() > 10);
+    for (cells, row) in table.iter().zip(&rows) {
+        assert_eq!(cells[0], row.seq().to_string());
+        assert_eq!(cells[4], "4", "views of #{}", row.seq());
+        assert_eq!(cells[7], tui::format::count(row.mme_instructions().into()));
+    }
+    assert!(text.contains(&format!("Draw #{}", rows[0].seq())), "{text}");
+    assert!(
+        text.contains("p50") && text.contains("p99.9") && text.contains("max"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{} draws", tui::format::count(rows.len() as u64))),
+        "{text}"
+    );
+}
+
+#[test]
+fn moving_between_frames_and_draws_updates_the_panes() {
+    let f = fixture();
+    let rows = rows(&f.turing);
+    let mut app = open(&f.turing, None);
+    press(&mut app, "jj");
+    assert!(screen(&mut app).contains(&format!("Draw #{}", rows[2].seq())));
+    press(&mut app, "l");
+    let text = screen(&mut app);
+    let first_of_frame1 = rows.iter().find(|r| r.frame() == 1).unwrap();
+    assert!(text.contains("Draws of frame 1"), "{text}");
+    assert!(
+        text.contains(&format!("Draw #{}", first_of_frame1.seq())),
+        "{text}"
+    );
+    press(&mut app, "G");
+    let last_of_frame1 = rows.iter().rfind(|r| r.frame() == 1).unwrap();
+    assert!(screen(&mut app).contains(&format!("Draw #{}", last_of_frame1.seq())));
+    press(&mut app, "\t");
+    assert_eq!(app.focus, Pane::Detail);
+}
+
+#[test]
+fn filter_keeps_only_matching_draws() {
+    let f = fixture();
+    let rows = rows(&f.turing);
+    let mut app = open(&f.turing, None);
+    press(&mut app, "/indexed mme>=256\n");
+    let text = screen(&mut app);
+    let expected = rows
+        .iter()
+        .filter(|r| {
+            r.frame() == 0 && r.kind() == DrawKind::DrawIndexed
+                || r.frame() == 0 && r.kind() == DrawKind::DrawIndexedIndirect
+        })
+        .filter(|r| r.mme_instructions() >= 256)
+        .count();
+    assert!(expected > 0 && expected < 120);
+    assert!(
+        text.contains(&format!("Draws of frame 0 · {expected} of 120")),
+        "{text}"
+    );
+    assert!(text.contains("filter `indexed mme>=256`"), "{text}");
+    for cells in table_lines(&text) {
+        assert!(
+            cells[2] == "indexed" || cells[2] == "idx-indirect",
+            "{cells:?}"
+        );
+    }
+    // `/` opens the filter with its text, to edit: clear it and type a bad one.
+    press(&mut app, "/");
+    assert_eq!(app.editing.as_deref(), Some("indexed mme>=256"));
+    press(&mut app, &"\x08".repeat(16));
+    press(&mut app, "colour=2\n");
+    let text = screen(&mut app);
+    assert!(text.contains("`colour` is not a field"), "{text}");
+    // The last good filter stays.
+    assert!(
+        text.contains(&format!("Draws of frame 0 · {expected} of 120")),
+        "{text}"
+    );
+    press(&mut app, "/");
+    press(&mut app, &"\x08".repeat(16));
+    press(&mut app, "\n");
+    assert!(screen(&mut app).contains("Draws of frame 0 · 120 of 120"));
+}
+
+#[test]
+fn sorting_by_mme_puts_the_costliest_draw_first() {
+    let f = fixture();
+    let rows = rows(&f.turing);
+    let mut app = open(&f.turing, None);
+    // order → seq → kind → views → instances → mme
+    press(&mut app, "sssss");
+    let text = screen(&mut app);
+    assert!(text.contains("sort mme ↓"), "{text}");
+    let table = table_lines(&text);
+    let max = rows
+        .iter()
+        .filter(|r| r.frame() == 0)
+        .map(|r| r.mme_instructions())
+        .max()
+        .unwrap();
+    assert_eq!(table[0][7], tui::format::count(max.into()));
+    let values: Vec<u64> = table
+        .iter()
+        .map(|c| c[7].replace(',', "").parse().unwrap())
+        .collect();
+    assert!(values.windows(2).all(|w| w[0] >= w[1]), "{values:?}");
+    press(&mut app, "S");
+    let table = table_lines(&screen(&mut app));
+    let min = rows
+        .iter()
+        .filter(|r| r.frame() == 0)
+        .map(|r| r.mme_instructions())
+        .min()
+        .unwrap();
+    assert_eq!(table[0][7], tui::format::count(min.into()));
+}
+
+#[test]
+fn c_finds_the_costliest_draw_of_the_costliest_frame() {
+    let f = fixture();
+    let rows = rows(&f.turing);
+    let mut app = open(&f.turing, None);
+    press(&mut app, "m"); // methods
+    press(&mut app, "M"); // back to mme-instructions
+    press(&mut app, "c");
+    let mut by_frame = std::collections::BTreeMap::<u32, u64>::new();
+    for r in &rows {
+        *by_frame.entry(r.frame()).or_default() += u64::from(r.mme_instructions());
+    }
+    let (&frame, _) = by_frame
+        .iter()
+        .max_by_key(|(f, v)| (**v, std::cmp::Reverse(**f)))
+        .unwrap();
+    let costliest = rows
+        .iter()
+        .filter(|r| r.frame() == frame)
+        .max_by_key(|r| r.mme_instructions())
+        .unwrap();
+    let text = screen(&mut app);
+    assert_eq!(app.frame, frame);
+    assert!(text.contains(&format!("Draws of frame {frame}")), "{text}");
+    let (_, selected) = app.selected_row().unwrap();
+    assert_eq!(selected.mme_instructions(), costliest.mme_instructions());
+    assert!(
+        text.contains(&format!("Draw #{}", selected.seq())),
+        "{text}"
+    );
+}
+
+#[test]
+fn baseline_shows_b_and_the_difference() {
+    let f = fixture();
+    let a = rows(&f.turing);
+    let b = rows(&f.fermi);
+    let mut app = open(&f.turing, Some(&f.fermi));
+    let text = screen(&mut app);
+    // The detail pane compares the selected draw with B's.
+    let (a0, b0) = (a[0].mme_instructions(), b[0].mme_instructions());
+    assert_ne!(a0, b0, "the MME generations should differ");
+    assert!(
+        text.contains(&format!("B {}", tui::format::count(b0.into()))),
+        "{text}"
+    );
+    press(&mut app, "b");
+    assert_eq!(app.mode, Mode::B);
+    let text = screen(&mut app);
+    assert!(text.contains("B (baseline)"), "{text}");
+    assert_eq!(table_lines(&text)[0][7], tui::format::count(b0.into()));
+    press(&mut app, "b");
+    assert_eq!(app.mode, Mode::Delta);
+    let text = screen(&mut app);
+    assert!(text.contains("A − B"), "{text}");
+    let table = table_lines(&text);
+    for (cells, (ra, rb)) in table.iter().zip(a.iter().zip(&b)) {
+        let delta = i64::from(ra.mme_instructions()) - i64::from(rb.mme_instructions());
+        let shown = cells.last().unwrap().replace(',', "");
+        assert_eq!(shown.parse::<i64>().unwrap(), delta, "{cells:?}");
+    }
+    // A − B per frame in the caption.
+    let sum = |rows: &[DrawRow]| -> i64 {
+        rows.iter()
+            .filter(|r| r.frame() == 0)
+            .map(|r| i64::from(r.mme_instructions()))
+            .sum()
+    };
+    let frame_delta = sum(&a) - sum(&b);
+    let caption = if frame_delta < 0 {
+        format!(
+            "mme-instructions -{}",
+            tui::format::count(frame_delta.unsigned_abs())
+        )
+    } else {
+        format!(
+            "mme-instructions {}",
+            tui::format::count(frame_delta as u64)
+        )
+    };
+    assert!(text.contains(&caption), "{caption}\n{text}");
+    press(&mut app, "b");
+    assert_eq!(app.mode, Mode::A);
+}
+
+#[test]
+fn enter_traces_the_method_stream_of_the_selected_draw() {
+    let f = fixture();
+    let rows = rows(&f.turing);
+    let mut app = open(&f.turing, None);
+    press(&mut app, "jjj\n");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while app.busy() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        app.tick();
+    }
+    let text = screen_of_size(&mut app, 170, 60);
+    let row = &rows[3];
+    // Every method the row counts, pushed or from the macro, is in the stream.
+    assert!(
+        text.contains(&format!("{} methods:", row.methods())),
+        "{} methods expected\n{text}",
+        row.methods()
+    );
+    assert!(text.contains("CALL_MME_MACRO("), "{text}");
+    // Four views: the macro starts four hardware draws.
+    assert_eq!(row.hw_draws() % 4, 0);
+    assert!(text.contains("macro BEGIN"), "{text}");
+}
+
+#[test]
+fn help_opens_and_closes_and_q_quits() {
+    let f = fixture();
+    let mut app = open(&f.turing, None);
+    press(&mut app, "?");
+    let text = screen(&mut app);
+    assert!(
+        text.contains("Keys") && text.contains("costliest frame"),
+        "{text}"
+    );
+    press(&mut app, "?");
+    assert!(!screen(&mut app).contains("costliest frame, then"));
+    press(&mut app, "q");
+    assert!(app.quit);
+    let mut app = open(&f.turing, None);
+    app.key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert!(app.quit);
+}
+
+#[test]
+fn a_small_terminal_gets_a_message_not_a_panic() {
+    let f = fixture();
+    let mut app = open(&f.turing, None);
+    let text = screen_of_size(&mut app, 40, 10);
+    assert!(text.contains("needs a terminal of at"), "{text}");
+}
+
+#[test]
+fn a_truncated_results_file_shows_what_it_has_and_the_error() {
+    let f = fixture();
+    let bytes = std::fs::read(&f.turing).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.msr");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let mut app = open(&cut, None);
+    let text = screen(&mut app);
+    assert!(text.contains("Draws of frame 0"), "{text}");
+    assert!(
+        text.contains("cut.msr: chunk"),
+        "the error names the file and chunk:\n{text}"
+    );
+    let not_results = dir.path().join("not.msr");
+    std::fs::write(&not_results, b"hello").unwrap();
+    let err = App::open(&not_results, None)
+        .err()
+        .expect("not a results file");
+    assert!(err.is_bad_input());
+}
