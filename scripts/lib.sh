@@ -43,6 +43,11 @@ ensure_plot_font() {
   [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || apt_install fonts-dejavu-core
 }
 
+# tmux, for the end-to-end test of `macroscope tui`.
+ensure_tmux() {
+  command -v tmux >/dev/null || apt_install tmux
+}
+
 # Makes sure a Rust toolchain with rustfmt and clippy is there.
 ensure_rust() {
   command -v cargo >/dev/null 2>&1 || { echo "cargo is missing: install Rust (rustup) first" >&2; exit 1; }

@@ -543,3 +543,50 @@ fn write_draw(w: &mut TraceWriter, clock: &mut Clock, rng: &mut XorShift, d: u32
     }
     .map(drop)
 }
+
+/// Writes a results file of `draws` synthetic draw rows, `draws_per_frame` to a frame
+/// and a submit every thousand, with costs spread like a replay's, for benches of the
+/// analyzer and the browser. Not a replay: no driver ran these draws.
+pub fn write_synthetic_results(
+    path: &std::path::Path,
+    draws: u64,
+    draws_per_frame: u64,
+) -> Result<WriterStats> {
+    use crate::generated::results::{DrawKind, DrawRow, RunInfoT};
+    let mut run = RunInfoT::default();
+    run.repetitions = 1;
+    run.frames_last = u64::MAX;
+    let mut w = crate::ResultsWriter::create(path, run, &crate::WriterOptions::default())?;
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    let per_frame = draws_per_frame.max(1);
+    for seq in 0..draws {
+        rng.next();
+        let x = rng.0;
+        let views = (x % 5) as u8;
+        let row = DrawRow::new(
+            seq,
+            x >> 60,
+            (seq / per_frame) as u32,
+            (seq / 1000) as u32,
+            0,
+            DrawKind((x >> 8) as u8 % 7),
+            views,
+            (1u32 << views) - 1,
+            1 + (x >> 20) as u32 % 4,
+            3 + (x >> 24) as u32 % 3000,
+            1,
+            60 + (x >> 32) as u32 % 400,
+            20 + (x >> 40) as u32 % 50,
+            7,
+            u32::from(views.max(1)),
+            0,
+            0,
+            100 + (x >> 44) % 900,
+            2000 + (x >> 48) % 8000,
+            (x >> 52) % 3000,
+            0,
+        );
+        w.push_draw(row)?;
+    }
+    w.finish(&[])
+}

@@ -5,6 +5,7 @@
 //! grows chunk by chunk, so the first frames can be browsed while the rest is read.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -186,6 +187,7 @@ impl Index {
 /// An index being built on a background thread.
 pub struct IndexBuilder {
     shared: Arc<Mutex<Index>>,
+    stop: Arc<AtomicBool>,
     worker: Option<JoinHandle<()>>,
 }
 
@@ -198,10 +200,11 @@ impl IndexBuilder {
             let mut index = lock(&shared);
             index.chunks_total = reader.container().index().map(|i| i.len() as u64);
         }
-        let worker_shared = Arc::clone(&shared);
+        let stop = Arc::new(AtomicBool::new(false));
+        let (worker_shared, worker_stop) = (Arc::clone(&shared), Arc::clone(&stop));
         let worker = std::thread::Builder::new()
             .name("results-index".into())
-            .spawn(move || build(reader, &worker_shared))
+            .spawn(move || build(reader, &worker_shared, &worker_stop))
             .map_err(|e| {
                 trace_format::Error::new(
                     path,
@@ -211,6 +214,7 @@ impl IndexBuilder {
             })?;
         Ok(IndexBuilder {
             shared,
+            stop,
             worker: Some(worker),
         })
     }
@@ -241,14 +245,27 @@ impl IndexBuilder {
     }
 }
 
+impl Drop for IndexBuilder {
+    /// Ends the pass at the next chunk rather than reading a file nobody looks at.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
 /// Locks the index, whether or not a holder panicked: the index is only ever appended
 /// to, so what a panicking holder left is still consistent enough to show.
 fn lock(shared: &Mutex<Index>) -> MutexGuard<'_, Index> {
     shared.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn build(reader: ResultsReader, shared: &Mutex<Index>) {
+fn build(reader: ResultsReader, shared: &Mutex<Index>, stop: &AtomicBool) {
     for chunk in reader {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
         let chunk = match chunk {
             Ok(chunk) => chunk,
             Err(e) => {
