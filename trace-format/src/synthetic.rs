@@ -553,9 +553,11 @@ pub fn write_synthetic_results(
     draws_per_frame: u64,
 ) -> Result<WriterStats> {
     use crate::generated::results::{DrawKind, DrawRow, RunInfoT};
-    let mut run = RunInfoT::default();
-    run.repetitions = 1;
-    run.frames_last = u64::MAX;
+    let run = RunInfoT {
+        repetitions: 1,
+        frames_last: u64::MAX,
+        ..Default::default()
+    };
     let mut w = crate::ResultsWriter::create(path, run, &crate::WriterOptions::default())?;
     let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
     let per_frame = draws_per_frame.max(1);
