@@ -146,6 +146,19 @@ fn tui_browses_filters_sorts_compares_and_quits_with_the_terminal_intact() {
     tmux.wait_for("Draws of frame 1");
     tmux.wait_for(&format!("Draw #{}", first_of_frame1.seq()));
 
+    // Trace the selected draw's method stream through the driver model.
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for(" methods: ");
+    let row = rows.iter().find(|r| r.frame() == 1).unwrap();
+    assert!(
+        screen.contains(&format!("{} methods: ", row.methods())),
+        "every method the row counts is in the stream:\n{screen}"
+    );
+    assert!(screen.contains("push  CALL_MME_MACRO("), "{screen}");
+    assert!(screen.contains("macro BEGIN"), "{screen}");
+    tmux.keys(&["Tab", "Tab", "Tab"]); // detail → histogram → frames → submits
+    tmux.keys(&["Tab"]); // → draws
+
     // Filter to indexed draws.
     tmux.keys(&["/", "indexed", "Enter"]);
     let screen = tmux.wait_for("filter `indexed`");

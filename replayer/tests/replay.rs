@@ -173,3 +173,38 @@ fn a_damaged_trace_stops_the_replay_and_the_results_so_far_stay_readable() {
         draws.len()
     );
 }
+
+#[test]
+fn inspecting_a_draw_gives_the_method_stream_its_row_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = trace(dir.path(), 0b1111);
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let out = dir.path().join("r.msr");
+        replay(&t, &out, &options(arch), &mut |_, _| {}).unwrap();
+        let (draws, _) = rows(&out);
+        for ordinal in [0, 7, draws.len() as u64 - 1] {
+            let row = draws[ordinal as usize];
+            let found = replayer::inspect_draw(&t, &options(arch), ordinal).unwrap();
+            assert_eq!(found.seq, row.seq());
+            assert_eq!(found.methods.len() as u64, u64::from(row.methods()));
+            assert_eq!(found.mme_instructions, u64::from(row.mme_instructions()));
+            assert_eq!(found.dwords, u64::from(row.pushbuf_dwords()));
+            // Four views: the macro begins four hardware draws, one per layer.
+            let begins = found
+                .methods
+                .iter()
+                .filter(|m| m.from_macro && m.mthd == driver::class::BEGIN)
+                .count() as u32;
+            assert_eq!(begins, row.hw_draws());
+            let runs = found.runs();
+            assert!(runs[0].name.starts_with("CALL_MME_MACRO("), "{runs:?}");
+            let folded: u32 = runs.iter().map(|r| r.count).sum();
+            assert_eq!(folded as usize, found.methods.len());
+        }
+        let past = draws.len() as u64;
+        assert!(matches!(
+            replayer::inspect_draw(&t, &options(arch), past),
+            Err(ReplayError::NoSuchDraw { ordinal }) if ordinal == past
+        ));
+    }
+}

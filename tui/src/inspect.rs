@@ -1,14 +1,55 @@
-//! Tracing a draw's method stream on demand: a background replay of the trace the
-//! results came from, up to that draw, through the same driver model.
+//! Tracing a draw's method stream on demand, on a background thread, by a
+//! [`DrawTracer`] the caller provides (the CLI's replays the trace the results came from
+//! up to that draw, through the driver model: the browser itself knows no driver).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
 
-use driver::mme::Arch;
-use replayer::{inspect_draw, DrawInspection, ReplayOptions};
-use trace_format::generated::results::{MmeArch, RunInfoT};
-use trace_format::ReadOptions;
+use trace_format::generated::results::RunInfoT;
+
+/// Consecutive writes of one method, in a draw's method stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MethodRun {
+    /// The method's name, or its offset in hex.
+    pub name: String,
+    /// Whether a macro emitted it (as opposed to the push buffer).
+    pub from_macro: bool,
+    /// Consecutive writes.
+    pub count: u32,
+}
+
+/// A draw's method stream, as a tracer found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TracedDraw {
+    /// The draw's sequence number in the trace.
+    pub seq: u64,
+    /// MME instructions its macro executed.
+    pub mme_instructions: u64,
+    /// The stream, consecutive writes of a method folded together.
+    pub runs: Vec<MethodRun>,
+}
+
+impl TracedDraw {
+    /// Methods written from the push buffer and emitted by macros.
+    pub fn method_counts(&self) -> (u64, u64) {
+        self.runs.iter().fold((0, 0), |(pushed, emitted), r| {
+            if r.from_macro {
+                (pushed, emitted + u64::from(r.count))
+            } else {
+                (pushed + u64::from(r.count), emitted)
+            }
+        })
+    }
+}
+
+/// Traces one draw of a trace through a driver.
+pub trait DrawTracer: Send + Sync {
+    /// The method stream of the draw that wrote row `ordinal` of repetition 0 of the
+    /// results `run` describes, replayed from `trace`.
+    fn trace(&self, trace: &Path, run: &RunInfoT, ordinal: u64) -> Result<TracedDraw, String>;
+}
 
 /// Where a draw's method stream stands.
 #[derive(Clone, Debug)]
@@ -16,13 +57,14 @@ pub enum Inspection {
     /// Being traced.
     Running,
     /// Traced.
-    Done(DrawInspection),
+    Done(TracedDraw),
     /// Could not be traced, and why.
     Failed(String),
 }
 
 /// Method streams by (source label, row), traced on background threads.
 pub struct Inspector {
+    tracer: Option<Arc<dyn DrawTracer>>,
     results: HashMap<(char, u64), Inspection>,
     sender: Sender<((char, u64), Inspection)>,
     receiver: Receiver<((char, u64), Inspection)>,
@@ -32,6 +74,7 @@ impl Default for Inspector {
     fn default() -> Self {
         let (sender, receiver) = channel();
         Inspector {
+            tracer: None,
             results: HashMap::new(),
             sender,
             receiver,
@@ -40,6 +83,11 @@ impl Default for Inspector {
 }
 
 impl Inspector {
+    /// Traces draws with `tracer`.
+    pub fn set_tracer(&mut self, tracer: Arc<dyn DrawTracer>) {
+        self.tracer = Some(tracer);
+    }
+
     /// The state of row `row` of source `source`, if it was asked for.
     pub fn get(&self, source: char, row: u64) -> Option<&Inspection> {
         self.results.get(&(source, row))
@@ -87,29 +135,25 @@ impl Inspector {
                 return;
             }
         };
-        let options = ReplayOptions {
-            arch: match run.mme_arch {
-                MmeArch::Fermi => Arch::Fermi,
-                _ => Arch::Turing,
-            },
-            frames: (run.frames_first != 0 || run.frames_last != u64::MAX)
-                .then_some((run.frames_first, run.frames_last)),
-            repeat: 1,
-            read: ReadOptions::parallel(),
+        let Some(tracer) = self.tracer.clone() else {
+            let why = "no driver model to trace with here".to_string();
+            self.results.insert(key, Inspection::Failed(why));
+            return;
         };
+        let run = run.clone();
         self.results.insert(key, Inspection::Running);
         let sender = self.sender.clone();
         let spawned = std::thread::Builder::new()
             .name("inspect-draw".into())
             .spawn(move || {
-                let result = match inspect_draw(&trace, &options, ordinal) {
+                let result = match tracer.trace(&trace, &run, ordinal) {
                     Ok(found) if found.seq == seq => Inspection::Done(found),
                     Ok(found) => Inspection::Failed(format!(
                         "{} does not match these results: its draw {ordinal} is call #{}, not #{seq}",
                         trace.display(),
                         found.seq
                     )),
-                    Err(e) => Inspection::Failed(format!("{}: {e}", trace.display())),
+                    Err(e) => Inspection::Failed(e),
                 };
                 let _ = sender.send((key, result));
             });

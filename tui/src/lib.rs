@@ -5,8 +5,8 @@
 //! as the first chunk is in and fills in as the pass goes. Draw rows are read on demand
 //! (`store`), only those on screen, from a small cache of decompressed chunks, so a
 //! file of millions of draws opens at once and scrolls without copying. A draw's
-//! method stream is traced on request by replaying its trace up to that draw
-//! (`inspect`).
+//! method stream is traced on request (`inspect`) by a [`DrawTracer`] the caller hands
+//! in: the CLI's replays the trace up to that draw through the driver model.
 
 #![deny(missing_docs)]
 
@@ -20,6 +20,7 @@ pub mod view;
 
 use std::io;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
@@ -31,6 +32,7 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
 pub use app::App;
+pub use inspect::{DrawTracer, MethodRun, TracedDraw};
 
 /// Why the browser could not run.
 #[derive(Debug, thiserror::Error)]
@@ -53,9 +55,17 @@ impl TuiError {
     }
 }
 
-/// Browses `results`, compared with `baseline` when given, until the user quits.
-pub fn run(results: &Path, baseline: Option<&Path>) -> Result<(), TuiError> {
+/// Browses `results`, compared with `baseline` when given, until the user quits;
+/// `tracer` traces draws' method streams when asked.
+pub fn run(
+    results: &Path,
+    baseline: Option<&Path>,
+    tracer: Option<Arc<dyn DrawTracer>>,
+) -> Result<(), TuiError> {
     let mut app = App::open(results, baseline)?;
+    if let Some(tracer) = tracer {
+        app.inspector.set_tracer(tracer);
+    }
     let _guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;

@@ -515,15 +515,13 @@ impl App {
                 lines.push(Line::styled(why.clone(), Style::default().fg(REGRESSED)))
             }
             Some(Inspection::Done(found)) => {
-                let pushed = found.methods.iter().filter(|m| !m.from_macro).count();
+                let (pushed, emitted) = found.method_counts();
                 lines.push(Line::from(format!(
-                    "{} methods: {} pushed, {} from the macro ({} MME instructions)",
-                    found.methods.len(),
-                    pushed,
-                    found.methods.len() - pushed,
+                    "{} methods: {pushed} pushed, {emitted} from the macro ({} MME instructions)",
+                    pushed + emitted,
                     format::count(found.mme_instructions)
                 )));
-                for run in found.runs() {
+                for run in &found.runs {
                     let source = if run.from_macro { "macro" } else { "push " };
                     let style = if run.from_macro {
                         Style::default().fg(Color::Magenta)
