@@ -400,3 +400,28 @@ fn a_truncated_results_file_shows_what_it_has_and_the_error() {
         .expect("not a results file");
     assert!(err.is_bad_input());
 }
+
+#[test]
+fn the_mouse_wheel_scrolls_the_pane_under_the_pointer() {
+    use crossterm::event::{MouseEvent, MouseEventKind};
+    let f = fixture();
+    let mut app = open(&f.turing, None);
+    screen(&mut app);
+    let wheel = |kind, area: ratatui::layout::Rect| MouseEvent {
+        kind,
+        column: area.x + area.width / 2,
+        row: area.y + area.height / 2,
+        modifiers: KeyModifiers::NONE,
+    };
+    let draws = app.areas.draws;
+    app.mouse(wheel(MouseEventKind::ScrollDown, draws));
+    assert_eq!(app.selected, 3);
+    app.mouse(wheel(MouseEventKind::ScrollUp, draws));
+    assert_eq!(app.selected, 0);
+    let frames = app.areas.frames;
+    app.mouse(wheel(MouseEventKind::ScrollDown, frames));
+    assert_eq!(app.frame, 1);
+    assert!(screen(&mut app).contains("Draws of frame 1"));
+    // Focus stays where the keyboard left it.
+    assert_eq!(app.focus, Pane::Draws);
+}
