@@ -43,6 +43,11 @@ ensure_plot_font() {
   [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || apt_install fonts-dejavu-core
 }
 
+# The Vulkan registry (vk.xml), which the capture layer's generated tables come from.
+ensure_vk_registry() {
+  [ -f /usr/share/vulkan/registry/vk.xml ] || apt_install libvulkan-dev
+}
+
 # tmux, for the end-to-end test of `macroscope tui`.
 ensure_tmux() {
   command -v tmux >/dev/null || apt_install tmux

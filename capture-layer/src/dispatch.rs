@@ -1,0 +1,140 @@
+//! Dispatch tables: for each instance and device, the next layer's functions, found by
+//! the loader's dispatch key (the first pointer inside every dispatchable handle, the
+//! same for an instance and its physical devices, and for a device and its queues and
+//! command buffers).
+
+use std::collections::HashMap;
+use std::ffi::{c_void, CStr};
+use std::sync::{Arc, RwLock};
+
+use ash::vk;
+use ash::vk::Handle;
+
+use crate::memory::MappedMemory;
+
+/// The loader's dispatch key of a dispatchable handle.
+///
+/// # Safety
+/// `handle` must be a live dispatchable Vulkan handle.
+pub unsafe fn key<H: Handle>(handle: H) -> usize {
+    *(handle.as_raw() as *const usize)
+}
+
+/// What the layer keeps per instance.
+pub struct InstanceData {
+    /// The instance.
+    pub handle: vk::Instance,
+    /// The next layer's `vkGetInstanceProcAddr`.
+    pub next_gipa: vk::PFN_vkGetInstanceProcAddr,
+    /// The next layer's instance functions.
+    pub fns: ash::Instance,
+}
+
+/// What the layer keeps per device.
+pub struct DeviceData {
+    /// The device.
+    pub handle: vk::Device,
+    /// The next layer's `vkGetDeviceProcAddr`.
+    pub next_gdpa: vk::PFN_vkGetDeviceProcAddr,
+    /// The next layer's core device functions.
+    pub fns: ash::Device,
+    /// Its extension functions the layer hooks, by the name the program asked for.
+    pub ext: HashMap<&'static CStr, vk::PFN_vkVoidFunction>,
+    /// Host-mapped memory and its shadow copies.
+    pub mapped: std::sync::Mutex<MappedMemory>,
+}
+
+impl DeviceData {
+    /// The next layer's extension function `name`, as type `F`.
+    ///
+    /// # Safety
+    /// `F` must be the function pointer type of `name`.
+    pub unsafe fn ext<F: Copy>(&self, name: &CStr) -> Option<F> {
+        let f = (*self.ext.get(name)?)?;
+        debug_assert_eq!(std::mem::size_of::<F>(), std::mem::size_of_val(&f));
+        Some(std::mem::transmute_copy(&f))
+    }
+
+    /// Loads the extension functions in `names` through `gdpa`.
+    pub fn load_ext(
+        gdpa: vk::PFN_vkGetDeviceProcAddr,
+        device: vk::Device,
+        names: &[&'static CStr],
+    ) -> HashMap<&'static CStr, vk::PFN_vkVoidFunction> {
+        names
+            .iter()
+            // SAFETY: `gdpa` is the next layer's for this device; `name` is terminated.
+            .map(|name| (*name, unsafe { gdpa(device, name.as_ptr()) }))
+            .filter(|(_, f)| f.is_some())
+            .collect()
+    }
+}
+
+static INSTANCES: RwLock<Option<HashMap<usize, Arc<InstanceData>>>> = RwLock::new(None);
+static DEVICES: RwLock<Option<HashMap<usize, Arc<DeviceData>>>> = RwLock::new(None);
+
+/// Registers `data` under `key`.
+pub fn add_instance(key: usize, data: InstanceData) {
+    let mut map = INSTANCES.write().unwrap_or_else(|e| e.into_inner());
+    map.get_or_insert_with(HashMap::new)
+        .insert(key, Arc::new(data));
+}
+
+/// Forgets the instance under `key`; true when no instance is left.
+pub fn remove_instance(key: usize) -> bool {
+    let mut map = INSTANCES.write().unwrap_or_else(|e| e.into_inner());
+    let map = map.get_or_insert_with(HashMap::new);
+    map.remove(&key);
+    map.is_empty()
+}
+
+/// The instance (or physical device's instance) with dispatch key `key`.
+pub fn instance(key: usize) -> Option<Arc<InstanceData>> {
+    let map = INSTANCES.read().unwrap_or_else(|e| e.into_inner());
+    map.as_ref()?.get(&key).cloned()
+}
+
+/// Registers `data` under `key`.
+pub fn add_device(key: usize, data: DeviceData) {
+    let mut map = DEVICES.write().unwrap_or_else(|e| e.into_inner());
+    map.get_or_insert_with(HashMap::new)
+        .insert(key, Arc::new(data));
+}
+
+/// Forgets the device under `key`.
+pub fn remove_device(key: usize) {
+    let mut map = DEVICES.write().unwrap_or_else(|e| e.into_inner());
+    map.get_or_insert_with(HashMap::new).remove(&key);
+}
+
+/// The device (or queue's, or command buffer's device) with dispatch key `key`.
+pub fn device(key: usize) -> Option<Arc<DeviceData>> {
+    let map = DEVICES.read().unwrap_or_else(|e| e.into_inner());
+    map.as_ref()?.get(&key).cloned()
+}
+
+/// The device data of a dispatchable device-level handle.
+///
+/// # Safety
+/// `handle` must be a live device, queue or command buffer.
+pub unsafe fn device_of<H: Handle>(handle: H) -> Option<Arc<DeviceData>> {
+    device(key(handle))
+}
+
+/// The instance data of an instance or physical device.
+///
+/// # Safety
+/// `handle` must be a live instance or physical device.
+pub unsafe fn instance_of<H: Handle>(handle: H) -> Option<Arc<InstanceData>> {
+    instance(key(handle))
+}
+
+/// A function pointer as the loader's generic type; `None` for null.
+///
+/// # Safety
+/// `f` must be null or the address of a function.
+pub unsafe fn void_fn(f: *const c_void) -> vk::PFN_vkVoidFunction {
+    // A function pointer and a data pointer have one size on every platform Vulkan
+    // runs on.
+    std::mem::transmute::<*const c_void, vk::PFN_vkVoidFunction>(f)
+}

@@ -1,0 +1,633 @@
+//! Command-buffer recording: begin and end, render passes and dynamic rendering,
+//! binds, push constants, every draw, and queries.
+
+use ash::vk;
+use ash::vk::Handle;
+use trace_format::generated::trace::*;
+
+use super::util::{find_in_chain, handles, slice};
+use crate::dispatch::{self, DeviceData};
+use crate::recorder::{record, Scope};
+
+/// Records a command-buffer call built by `build`.
+fn command(build: impl FnOnce() -> CallT) {
+    record(Scope::Command, 0, || Some(build()));
+}
+
+/// Defines a hook that calls the next layer's core function `$field` of
+/// `$table` with the hook's arguments, then records what `$record` builds from them.
+macro_rules! command_hook {
+    ($(#[$doc:meta])* $hook:ident($cb:ident $(, $arg:ident: $ty:ty)*) => $table:ident.$field:ident, $record:expr) => {
+        $(#[$doc])*
+        pub unsafe extern "system" fn $hook($cb: vk::CommandBuffer $(, $arg: $ty)*) {
+            let Some(d) = dispatch::device_of($cb) else {
+                return;
+            };
+            (d.fns.$table().$field)($cb $(, $arg)*);
+            command(|| $record);
+        }
+    };
+}
+
+/// A function name given with its terminating NUL.
+fn c_name(name: &'static str) -> &'static std::ffi::CStr {
+    std::ffi::CStr::from_bytes_with_nul(name.as_bytes()).unwrap_or(c"")
+}
+
+/// Calls the next layer's extension function `name` of type `F` through `call`.
+unsafe fn ext_call<F: Copy>(d: &DeviceData, name: &std::ffi::CStr, call: impl FnOnce(F)) {
+    if let Some(f) = d.ext::<F>(name) {
+        call(f);
+    }
+}
+
+/// `vkBeginCommandBuffer`.
+pub unsafe extern "system" fn begin_command_buffer(
+    cb: vk::CommandBuffer,
+    info: *const vk::CommandBufferBeginInfo,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(cb) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().begin_command_buffer)(cb, info);
+    if r == vk::Result::SUCCESS {
+        let i = &*info;
+        command(|| {
+            let inheritance = i.p_inheritance_info.as_ref().map(|h| {
+                let rendering = find_in_chain::<vk::CommandBufferInheritanceRenderingInfo>(
+                    h.p_next,
+                    vk::StructureType::COMMAND_BUFFER_INHERITANCE_RENDERING_INFO,
+                );
+                Box::new(table!(CommandBufferInheritanceT {
+                    render_pass: h.render_pass.as_raw(),
+                    subpass: h.subpass,
+                    framebuffer: h.framebuffer.as_raw(),
+                    occlusion_query_enable: h.occlusion_query_enable != 0,
+                    query_flags: h.query_flags.as_raw(),
+                    pipeline_statistics: h.pipeline_statistics.as_raw(),
+                    rendering_view_mask: rendering.map_or(0, |r| r.view_mask),
+                }))
+            });
+            CallT::BeginCommandBuffer(Box::new(table!(BeginCommandBufferT {
+                command_buffer: cb.as_raw(),
+                flags: i.flags.as_raw(),
+                inheritance,
+            })))
+        });
+    }
+    r
+}
+
+/// `vkEndCommandBuffer`.
+pub unsafe extern "system" fn end_command_buffer(cb: vk::CommandBuffer) -> vk::Result {
+    let Some(d) = dispatch::device_of(cb) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    command(|| {
+        CallT::EndCommandBuffer(Box::new(table!(EndCommandBufferT {
+            command_buffer: cb.as_raw()
+        })))
+    });
+    (d.fns.fp_v1_0().end_command_buffer)(cb)
+}
+
+/// `vkResetCommandBuffer`.
+pub unsafe extern "system" fn reset_command_buffer(
+    cb: vk::CommandBuffer,
+    flags: vk::CommandBufferResetFlags,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(cb) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    command(|| {
+        CallT::ResetCommandBuffer(Box::new(table!(ResetCommandBufferT {
+            command_buffer: cb.as_raw(),
+            flags: flags.as_raw(),
+        })))
+    });
+    (d.fns.fp_v1_0().reset_command_buffer)(cb, flags)
+}
+
+command_hook!(
+    /// `vkCmdExecuteCommands`.
+    cmd_execute_commands(cb, count: u32, buffers: *const vk::CommandBuffer) => fp_v1_0.cmd_execute_commands,
+    CallT::CmdExecuteCommands(Box::new(table!(CmdExecuteCommandsT {
+        command_buffer: cb.as_raw(),
+        command_buffers: Some(handles(buffers, count)),
+    })))
+);
+
+command_hook!(
+    /// `vkCmdBindPipeline`.
+    cmd_bind_pipeline(cb, point: vk::PipelineBindPoint, pipeline: vk::Pipeline) => fp_v1_0.cmd_bind_pipeline,
+    CallT::CmdBindPipeline(Box::new(table!(CmdBindPipelineT {
+        command_buffer: cb.as_raw(),
+        pipeline_bind_point: point.as_raw() as u32,
+        pipeline: pipeline.as_raw(),
+    })))
+);
+
+command_hook!(
+    /// `vkCmdBindDescriptorSets`.
+    cmd_bind_descriptor_sets(
+        cb,
+        point: vk::PipelineBindPoint,
+        layout: vk::PipelineLayout,
+        first_set: u32,
+        set_count: u32,
+        sets: *const vk::DescriptorSet,
+        dynamic_count: u32,
+        dynamic_offsets: *const u32
+    ) => fp_v1_0.cmd_bind_descriptor_sets,
+    CallT::CmdBindDescriptorSets(Box::new(table!(CmdBindDescriptorSetsT {
+        command_buffer: cb.as_raw(),
+        pipeline_bind_point: point.as_raw() as u32,
+        layout: layout.as_raw(),
+        first_set,
+        descriptor_sets: Some(handles(sets, set_count)),
+        dynamic_offsets: Some(slice(dynamic_offsets, dynamic_count).to_vec()),
+    })))
+);
+
+command_hook!(
+    /// `vkCmdBindVertexBuffers`.
+    cmd_bind_vertex_buffers(
+        cb,
+        first: u32,
+        count: u32,
+        buffers: *const vk::Buffer,
+        offsets: *const vk::DeviceSize
+    ) => fp_v1_0.cmd_bind_vertex_buffers,
+    CallT::CmdBindVertexBuffers(Box::new(table!(CmdBindVertexBuffersT {
+        command_buffer: cb.as_raw(),
+        first_binding: first,
+        buffers: Some(handles(buffers, count)),
+        offsets: Some(slice(offsets, count).to_vec()),
+    })))
+);
+
+command_hook!(
+    /// `vkCmdBindIndexBuffer`.
+    cmd_bind_index_buffer(cb, buffer: vk::Buffer, offset: vk::DeviceSize, index_type: vk::IndexType) => fp_v1_0.cmd_bind_index_buffer,
+    CallT::CmdBindIndexBuffer(Box::new(table!(CmdBindIndexBufferT {
+        command_buffer: cb.as_raw(),
+        buffer: buffer.as_raw(),
+        offset,
+        index_type: index_type.as_raw() as u32,
+    })))
+);
+
+command_hook!(
+    /// `vkCmdPushConstants`.
+    cmd_push_constants(
+        cb,
+        layout: vk::PipelineLayout,
+        stages: vk::ShaderStageFlags,
+        offset: u32,
+        size: u32,
+        values: *const std::ffi::c_void
+    ) => fp_v1_0.cmd_push_constants,
+    CallT::CmdPushConstants(Box::new(table!(CmdPushConstantsT {
+        command_buffer: cb.as_raw(),
+        layout: layout.as_raw(),
+        stage_flags: stages.as_raw(),
+        offset,
+        data: Some(slice(values as *const u8, size).to_vec()),
+    })))
+);
+
+command_hook!(
+    /// `vkCmdDraw`.
+    cmd_draw(cb, vertex_count: u32, instance_count: u32, first_vertex: u32, first_instance: u32) => fp_v1_0.cmd_draw,
+    CallT::CmdDraw(Box::new(table!(CmdDrawT {
+        command_buffer: cb.as_raw(),
+        vertex_count,
+        instance_count,
+        first_vertex,
+        first_instance,
+    })))
+);
+
+command_hook!(
+    /// `vkCmdDrawIndexed`.
+    cmd_draw_indexed(
+        cb,
+        index_count: u32,
+        instance_count: u32,
+        first_index: u32,
+        vertex_offset: i32,
+        first_instance: u32
+    ) => fp_v1_0.cmd_draw_indexed,
+    CallT::CmdDrawIndexed(Box::new(table!(CmdDrawIndexedT {
+        command_buffer: cb.as_raw(),
+        index_count,
+        instance_count,
+        first_index,
+        vertex_offset,
+        first_instance,
+    })))
+);
+
+command_hook!(
+    /// `vkCmdDrawIndirect`.
+    cmd_draw_indirect(cb, buffer: vk::Buffer, offset: vk::DeviceSize, draw_count: u32, stride: u32) => fp_v1_0.cmd_draw_indirect,
+    CallT::CmdDrawIndirect(Box::new(table!(CmdDrawIndirectT {
+        command_buffer: cb.as_raw(),
+        buffer: buffer.as_raw(),
+        offset,
+        draw_count,
+        stride,
+    })))
+);
+
+command_hook!(
+    /// `vkCmdDrawIndexedIndirect`.
+    cmd_draw_indexed_indirect(cb, buffer: vk::Buffer, offset: vk::DeviceSize, draw_count: u32, stride: u32) => fp_v1_0.cmd_draw_indexed_indirect,
+    CallT::CmdDrawIndexedIndirect(Box::new(table!(CmdDrawIndexedIndirectT {
+        command_buffer: cb.as_raw(),
+        buffer: buffer.as_raw(),
+        offset,
+        draw_count,
+        stride,
+    })))
+);
+
+// The arguments of the Vulkan command, as it takes them.
+#[allow(clippy::too_many_arguments)]
+fn indirect_count(
+    cb: vk::CommandBuffer,
+    indexed: bool,
+    buffer: vk::Buffer,
+    offset: u64,
+    count_buffer: vk::Buffer,
+    count_offset: u64,
+    max_draw_count: u32,
+    stride: u32,
+) {
+    command(|| {
+        if indexed {
+            CallT::CmdDrawIndexedIndirectCount(Box::new(table!(CmdDrawIndexedIndirectCountT {
+                command_buffer: cb.as_raw(),
+                buffer: buffer.as_raw(),
+                offset,
+                count_buffer: count_buffer.as_raw(),
+                count_buffer_offset: count_offset,
+                max_draw_count,
+                stride,
+            })))
+        } else {
+            CallT::CmdDrawIndirectCount(Box::new(table!(CmdDrawIndirectCountT {
+                command_buffer: cb.as_raw(),
+                buffer: buffer.as_raw(),
+                offset,
+                count_buffer: count_buffer.as_raw(),
+                count_buffer_offset: count_offset,
+                max_draw_count,
+                stride,
+            })))
+        }
+    });
+}
+
+/// Hooks for the indirect-count draws, core and by their extension names.
+macro_rules! indirect_count_hooks {
+    ($($hook:ident, $indexed:expr, $name:literal;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`")]
+        pub unsafe extern "system" fn $hook(
+            cb: vk::CommandBuffer,
+            buffer: vk::Buffer,
+            offset: vk::DeviceSize,
+            count_buffer: vk::Buffer,
+            count_offset: vk::DeviceSize,
+            max_draw_count: u32,
+            stride: u32,
+        ) {
+            let Some(d) = dispatch::device_of(cb) else {
+                return;
+            };
+            ext_call(&d, $name, |f: vk::PFN_vkCmdDrawIndirectCount| {
+                f(cb, buffer, offset, count_buffer, count_offset, max_draw_count, stride)
+            });
+            indirect_count(cb, $indexed, buffer, offset, count_buffer, count_offset, max_draw_count, stride);
+        }
+    )*};
+}
+
+indirect_count_hooks! {
+    cmd_draw_indirect_count, false, c"vkCmdDrawIndirectCount";
+    cmd_draw_indirect_count_khr, false, c"vkCmdDrawIndirectCountKHR";
+    cmd_draw_indirect_count_amd, false, c"vkCmdDrawIndirectCountAMD";
+    cmd_draw_indexed_indirect_count, true, c"vkCmdDrawIndexedIndirectCount";
+    cmd_draw_indexed_indirect_count_khr, true, c"vkCmdDrawIndexedIndirectCountKHR";
+    cmd_draw_indexed_indirect_count_amd, true, c"vkCmdDrawIndexedIndirectCountAMD";
+}
+
+/// `vkCmdDrawIndirectByteCountEXT`.
+pub unsafe extern "system" fn cmd_draw_indirect_byte_count_ext(
+    cb: vk::CommandBuffer,
+    instance_count: u32,
+    first_instance: u32,
+    counter_buffer: vk::Buffer,
+    counter_buffer_offset: vk::DeviceSize,
+    counter_offset: u32,
+    vertex_stride: u32,
+) {
+    let Some(d) = dispatch::device_of(cb) else {
+        return;
+    };
+    ext_call(
+        &d,
+        c"vkCmdDrawIndirectByteCountEXT",
+        |f: vk::PFN_vkCmdDrawIndirectByteCountEXT| {
+            f(
+                cb,
+                instance_count,
+                first_instance,
+                counter_buffer,
+                counter_buffer_offset,
+                counter_offset,
+                vertex_stride,
+            )
+        },
+    );
+    command(|| {
+        CallT::CmdDrawIndirectByteCount(Box::new(table!(CmdDrawIndirectByteCountT {
+            command_buffer: cb.as_raw(),
+            instance_count,
+            first_instance,
+            counter_buffer: counter_buffer.as_raw(),
+            counter_buffer_offset,
+            counter_offset,
+            vertex_stride,
+        })))
+    });
+}
+
+unsafe fn begin_render_pass_call(
+    cb: vk::CommandBuffer,
+    b: &vk::RenderPassBeginInfo,
+    contents: vk::SubpassContents,
+) -> CallT {
+    let area = b.render_area;
+    CallT::CmdBeginRenderPass(Box::new(table!(CmdBeginRenderPassT {
+        command_buffer: cb.as_raw(),
+        render_pass: b.render_pass.as_raw(),
+        framebuffer: b.framebuffer.as_raw(),
+        render_area: Some(rect(area)),
+        clear_values: Some(
+            slice(b.p_clear_values, b.clear_value_count)
+                .iter()
+                .map(clear_value)
+                .collect(),
+        ),
+        contents: contents.as_raw() as u32,
+    })))
+}
+
+fn rect(r: vk::Rect2D) -> Rect2DT {
+    Rect2D::new(
+        &Offset2D::new(r.offset.x, r.offset.y),
+        &Extent2D::new(r.extent.width, r.extent.height),
+    )
+    .unpack()
+}
+
+fn clear_value(v: &vk::ClearValue) -> ClearValueT {
+    // SAFETY: every bit pattern of the union is a valid `[u32; 4]`.
+    let w = unsafe { v.color.uint32 };
+    ClearValue::new(w[0], w[1], w[2], w[3]).unpack()
+}
+
+command_hook!(
+    /// `vkCmdBeginRenderPass`.
+    cmd_begin_render_pass(cb, begin: *const vk::RenderPassBeginInfo, contents: vk::SubpassContents) => fp_v1_0.cmd_begin_render_pass,
+    begin_render_pass_call(cb, &*begin, contents)
+);
+
+command_hook!(
+    /// `vkCmdNextSubpass`.
+    cmd_next_subpass(cb, contents: vk::SubpassContents) => fp_v1_0.cmd_next_subpass,
+    CallT::CmdNextSubpass(Box::new(table!(CmdNextSubpassT {
+        command_buffer: cb.as_raw(),
+        contents: contents.as_raw() as u32,
+    })))
+);
+
+command_hook!(
+    /// `vkCmdEndRenderPass`.
+    cmd_end_render_pass(cb) => fp_v1_0.cmd_end_render_pass,
+    CallT::CmdEndRenderPass(Box::new(table!(CmdEndRenderPassT { command_buffer: cb.as_raw() })))
+);
+
+/// Hooks for the render-pass-2 commands, core and KHR.
+macro_rules! render_pass2_hooks {
+    ($($begin:ident, $next:ident, $end:ident, $suffix:literal;)*) => {$(
+        #[doc = concat!("`vkCmdBeginRenderPass2", $suffix, "`")]
+        pub unsafe extern "system" fn $begin(
+            cb: vk::CommandBuffer,
+            begin: *const vk::RenderPassBeginInfo,
+            subpass: *const vk::SubpassBeginInfo,
+        ) {
+            let Some(d) = dispatch::device_of(cb) else {
+                return;
+            };
+            let name = c_name(concat!("vkCmdBeginRenderPass2", $suffix, "\0"));
+            ext_call(&d, name, |f: vk::PFN_vkCmdBeginRenderPass2| f(cb, begin, subpass));
+            let contents = subpass.as_ref().map_or(vk::SubpassContents::INLINE, |s| s.contents);
+            command(|| begin_render_pass_call(cb, &*begin, contents));
+        }
+
+        #[doc = concat!("`vkCmdNextSubpass2", $suffix, "`")]
+        pub unsafe extern "system" fn $next(
+            cb: vk::CommandBuffer,
+            begin: *const vk::SubpassBeginInfo,
+            end: *const vk::SubpassEndInfo,
+        ) {
+            let Some(d) = dispatch::device_of(cb) else {
+                return;
+            };
+            let name = c_name(concat!("vkCmdNextSubpass2", $suffix, "\0"));
+            ext_call(&d, name, |f: vk::PFN_vkCmdNextSubpass2| f(cb, begin, end));
+            let contents = begin.as_ref().map_or(vk::SubpassContents::INLINE, |s| s.contents);
+            command(|| {
+                CallT::CmdNextSubpass(Box::new(table!(CmdNextSubpassT {
+                    command_buffer: cb.as_raw(),
+                    contents: contents.as_raw() as u32,
+                })))
+            });
+        }
+
+        #[doc = concat!("`vkCmdEndRenderPass2", $suffix, "`")]
+        pub unsafe extern "system" fn $end(cb: vk::CommandBuffer, end: *const vk::SubpassEndInfo) {
+            let Some(d) = dispatch::device_of(cb) else {
+                return;
+            };
+            let name = c_name(concat!("vkCmdEndRenderPass2", $suffix, "\0"));
+            ext_call(&d, name, |f: vk::PFN_vkCmdEndRenderPass2| f(cb, end));
+            command(|| CallT::CmdEndRenderPass(Box::new(table!(CmdEndRenderPassT { command_buffer: cb.as_raw() }))));
+        }
+    )*};
+}
+
+render_pass2_hooks! {
+    cmd_begin_render_pass2, cmd_next_subpass2, cmd_end_render_pass2, "";
+    cmd_begin_render_pass2_khr, cmd_next_subpass2_khr, cmd_end_render_pass2_khr, "KHR";
+}
+
+unsafe fn rendering_attachment(a: &vk::RenderingAttachmentInfo) -> RenderingAttachmentT {
+    table!(RenderingAttachmentT {
+        image_view: a.image_view.as_raw(),
+        image_layout: a.image_layout.as_raw() as u32,
+        resolve_mode: a.resolve_mode.as_raw(),
+        resolve_image_view: a.resolve_image_view.as_raw(),
+        resolve_image_layout: a.resolve_image_layout.as_raw() as u32,
+        load_op: a.load_op.as_raw() as u32,
+        store_op: a.store_op.as_raw() as u32,
+        clear_value: Some(clear_value(&a.clear_value)),
+    })
+}
+
+/// Hooks for dynamic rendering, core and KHR.
+macro_rules! rendering_hooks {
+    ($($begin:ident, $end:ident, $suffix:literal;)*) => {$(
+        #[doc = concat!("`vkCmdBeginRendering", $suffix, "`")]
+        pub unsafe extern "system" fn $begin(cb: vk::CommandBuffer, info: *const vk::RenderingInfo) {
+            let Some(d) = dispatch::device_of(cb) else {
+                return;
+            };
+            let name = c_name(concat!("vkCmdBeginRendering", $suffix, "\0"));
+            ext_call(&d, name, |f: vk::PFN_vkCmdBeginRendering| f(cb, info));
+            let i = &*info;
+            command(|| {
+                CallT::CmdBeginRendering(Box::new(table!(CmdBeginRenderingT {
+                    command_buffer: cb.as_raw(),
+                    flags: i.flags.as_raw(),
+                    render_area: Some(rect(i.render_area)),
+                    layer_count: i.layer_count,
+                    view_mask: i.view_mask,
+                    color_attachments: Some(
+                        slice(i.p_color_attachments, i.color_attachment_count)
+                            .iter()
+                            .map(|a| rendering_attachment(a))
+                            .collect(),
+                    ),
+                    depth_attachment: i.p_depth_attachment.as_ref().map(|a| Box::new(rendering_attachment(a))),
+                    stencil_attachment: i.p_stencil_attachment.as_ref().map(|a| Box::new(rendering_attachment(a))),
+                })))
+            });
+        }
+
+        #[doc = concat!("`vkCmdEndRendering", $suffix, "`")]
+        pub unsafe extern "system" fn $end(cb: vk::CommandBuffer) {
+            let Some(d) = dispatch::device_of(cb) else {
+                return;
+            };
+            let name = c_name(concat!("vkCmdEndRendering", $suffix, "\0"));
+            ext_call(&d, name, |f: vk::PFN_vkCmdEndRendering| f(cb));
+            command(|| CallT::CmdEndRendering(Box::new(table!(CmdEndRenderingT { command_buffer: cb.as_raw() }))));
+        }
+    )*};
+}
+
+rendering_hooks! {
+    cmd_begin_rendering, cmd_end_rendering, "";
+    cmd_begin_rendering_khr, cmd_end_rendering_khr, "KHR";
+}
+
+command_hook!(
+    /// `vkCmdBeginQuery`.
+    cmd_begin_query(cb, pool: vk::QueryPool, query: u32, flags: vk::QueryControlFlags) => fp_v1_0.cmd_begin_query,
+    CallT::CmdBeginQuery(Box::new(table!(CmdBeginQueryT {
+        command_buffer: cb.as_raw(),
+        query_pool: pool.as_raw(),
+        query,
+        flags: flags.as_raw(),
+    })))
+);
+
+command_hook!(
+    /// `vkCmdEndQuery`.
+    cmd_end_query(cb, pool: vk::QueryPool, query: u32) => fp_v1_0.cmd_end_query,
+    CallT::CmdEndQuery(Box::new(table!(CmdEndQueryT {
+        command_buffer: cb.as_raw(),
+        query_pool: pool.as_raw(),
+        query,
+    })))
+);
+
+command_hook!(
+    /// `vkCmdWriteTimestamp`.
+    cmd_write_timestamp(cb, stage: vk::PipelineStageFlags, pool: vk::QueryPool, query: u32) => fp_v1_0.cmd_write_timestamp,
+    CallT::CmdWriteTimestamp(Box::new(table!(CmdWriteTimestampT {
+        command_buffer: cb.as_raw(),
+        pipeline_stage: stage.as_raw().into(),
+        query_pool: pool.as_raw(),
+        query,
+    })))
+);
+
+command_hook!(
+    /// `vkCmdResetQueryPool`.
+    cmd_reset_query_pool(cb, pool: vk::QueryPool, first: u32, count: u32) => fp_v1_0.cmd_reset_query_pool,
+    CallT::CmdResetQueryPool(Box::new(table!(CmdResetQueryPoolT {
+        command_buffer: cb.as_raw(),
+        query_pool: pool.as_raw(),
+        first_query: first,
+        query_count: count,
+    })))
+);
+
+command_hook!(
+    /// `vkCmdCopyQueryPoolResults`.
+    cmd_copy_query_pool_results(
+        cb,
+        pool: vk::QueryPool,
+        first: u32,
+        count: u32,
+        dst: vk::Buffer,
+        dst_offset: vk::DeviceSize,
+        stride: vk::DeviceSize,
+        flags: vk::QueryResultFlags
+    ) => fp_v1_0.cmd_copy_query_pool_results,
+    CallT::CmdCopyQueryPoolResults(Box::new(table!(CmdCopyQueryPoolResultsT {
+        command_buffer: cb.as_raw(),
+        query_pool: pool.as_raw(),
+        first_query: first,
+        query_count: count,
+        dst_buffer: dst.as_raw(),
+        dst_offset,
+        stride,
+        flags: flags.as_raw(),
+    })))
+);
+
+/// Hooks for `vkCmdWriteTimestamp2`, core and KHR: recorded as timestamps.
+macro_rules! timestamp2_hooks {
+    ($($hook:ident, $name:literal;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`")]
+        pub unsafe extern "system" fn $hook(
+            cb: vk::CommandBuffer,
+            stage: vk::PipelineStageFlags2,
+            pool: vk::QueryPool,
+            query: u32,
+        ) {
+            let Some(d) = dispatch::device_of(cb) else {
+                return;
+            };
+            ext_call(&d, $name, |f: vk::PFN_vkCmdWriteTimestamp2| f(cb, stage, pool, query));
+            command(|| {
+                CallT::CmdWriteTimestamp(Box::new(table!(CmdWriteTimestampT {
+                    command_buffer: cb.as_raw(),
+                    pipeline_stage: stage.as_raw(),
+                    query_pool: pool.as_raw(),
+                    query,
+                })))
+            });
+        }
+    )*};
+}
+
+timestamp2_hooks! {
+    cmd_write_timestamp2, c"vkCmdWriteTimestamp2";
+    cmd_write_timestamp2_khr, c"vkCmdWriteTimestamp2KHR";
+}

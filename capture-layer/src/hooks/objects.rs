@@ -1,0 +1,592 @@
+//! Objects: memory and its contents, buffers, images, views, render passes,
+//! framebuffers, shader modules, pipeline layouts, pipelines, command pools and
+//! buffers, query pools, and their destruction.
+
+use std::ffi::c_void;
+
+use ash::vk;
+use ash::vk::Handle;
+use trace_format::generated::trace::*;
+
+use super::util::{handles, slice};
+use crate::dispatch::{self, DeviceData};
+use crate::memory::Change;
+use crate::recorder::{record, Scope};
+
+/// Records memory changes found by the mapped-memory tracker.
+pub fn record_changes(changes: Vec<Change>) {
+    for c in changes {
+        record(Scope::Setup, 0, move || {
+            Some(CallT::MemoryContents(Box::new(table!(MemoryContentsT {
+                memory: c.memory,
+                offset: c.offset,
+                data: Some(c.data),
+            }))))
+        });
+    }
+}
+
+/// Records what changed in every mapping of `device` since the last look.
+pub fn record_all_changes(device: &DeviceData) {
+    let changes = device
+        .mapped
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .changes();
+    record_changes(changes);
+}
+
+/// `vkAllocateMemory`.
+pub unsafe extern "system" fn allocate_memory(
+    device: vk::Device,
+    info: *const vk::MemoryAllocateInfo,
+    allocator: *const vk::AllocationCallbacks,
+    out: *mut vk::DeviceMemory,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().allocate_memory)(device, info, allocator, out);
+    if r == vk::Result::SUCCESS {
+        let (memory, size) = ((*out).as_raw(), (*info).allocation_size);
+        d.mapped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .allocated(memory, size);
+        record(Scope::Setup, r.as_raw(), || {
+            Some(CallT::AllocateMemory(Box::new(table!(AllocateMemoryT {
+                device: device.as_raw(),
+                memory,
+                size,
+                memory_type_index: (*info).memory_type_index,
+            }))))
+        });
+    }
+    r
+}
+
+/// `vkFreeMemory`: what the program wrote into it is recorded first.
+pub unsafe extern "system" fn free_memory(
+    device: vk::Device,
+    memory: vk::DeviceMemory,
+    allocator: *const vk::AllocationCallbacks,
+) {
+    let Some(d) = dispatch::device_of(device) else {
+        return;
+    };
+    if memory != vk::DeviceMemory::null() {
+        let changes = d
+            .mapped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .freed(memory.as_raw());
+        record_changes(changes);
+        record(Scope::Setup, 0, || {
+            Some(CallT::FreeMemory(Box::new(table!(FreeMemoryT {
+                device: device.as_raw(),
+                memory: memory.as_raw(),
+            }))))
+        });
+    }
+    (d.fns.fp_v1_0().free_memory)(device, memory, allocator);
+}
+
+/// `vkMapMemory`: the mapping is watched from now on.
+pub unsafe extern "system" fn map_memory(
+    device: vk::Device,
+    memory: vk::DeviceMemory,
+    offset: vk::DeviceSize,
+    size: vk::DeviceSize,
+    flags: vk::MemoryMapFlags,
+    out: *mut *mut c_void,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().map_memory)(device, memory, offset, size, flags, out);
+    if r == vk::Result::SUCCESS && !(*out).is_null() {
+        let mut mapped = d.mapped.lock().unwrap_or_else(|e| e.into_inner());
+        let len = if size == vk::WHOLE_SIZE {
+            mapped
+                .size_of(memory.as_raw())
+                .unwrap_or(0)
+                .saturating_sub(offset)
+        } else {
+            size
+        };
+        // SAFETY: the driver keeps `len` bytes at `*out` mapped until unmap or free,
+        // both of which this layer sees first.
+        mapped.mapped(memory.as_raw(), offset, len as usize, *out as *const u8);
+        drop(mapped);
+        record(Scope::Setup, r.as_raw(), || {
+            Some(CallT::MapMemory(Box::new(table!(MapMemoryT {
+                device: device.as_raw(),
+                memory: memory.as_raw(),
+                offset,
+                size,
+                flags: flags.as_raw(),
+            }))))
+        });
+    }
+    r
+}
+
+/// `vkUnmapMemory`: what the program wrote is recorded before the mapping goes.
+pub unsafe extern "system" fn unmap_memory(device: vk::Device, memory: vk::DeviceMemory) {
+    let Some(d) = dispatch::device_of(device) else {
+        return;
+    };
+    let changes = d
+        .mapped
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .unmapped(memory.as_raw());
+    record_changes(changes);
+    record(Scope::Setup, 0, || {
+        Some(CallT::UnmapMemory(Box::new(table!(UnmapMemoryT {
+            device: device.as_raw(),
+            memory: memory.as_raw(),
+        }))))
+    });
+    (d.fns.fp_v1_0().unmap_memory)(device, memory);
+}
+
+/// `vkFlushMappedMemoryRanges`: the flushed ranges' changes are recorded.
+pub unsafe extern "system" fn flush_mapped_memory_ranges(
+    device: vk::Device,
+    count: u32,
+    ranges: *const vk::MappedMemoryRange,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let ranges = slice(ranges, count);
+    for r in ranges {
+        let changes = d
+            .mapped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .changes_in(r.memory.as_raw(), r.offset, r.size);
+        record_changes(changes);
+    }
+    record(Scope::Setup, 0, || {
+        Some(CallT::FlushMappedMemoryRanges(Box::new(table!(
+            FlushMappedMemoryRangesT {
+                device: device.as_raw(),
+                ranges: Some(
+                    ranges
+                        .iter()
+                        .map(|r| MemoryRange::new(r.memory.as_raw(), r.offset, r.size).unpack())
+                        .collect(),
+                ),
+            }
+        ))))
+    });
+    (d.fns.fp_v1_0().flush_mapped_memory_ranges)(device, count, ranges.as_ptr())
+}
+
+/// `vkCreateBuffer`.
+pub unsafe extern "system" fn create_buffer(
+    device: vk::Device,
+    info: *const vk::BufferCreateInfo,
+    allocator: *const vk::AllocationCallbacks,
+    out: *mut vk::Buffer,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().create_buffer)(device, info, allocator, out);
+    if r == vk::Result::SUCCESS {
+        let i = &*info;
+        record(Scope::Setup, r.as_raw(), || {
+            Some(CallT::CreateBuffer(Box::new(table!(CreateBufferT {
+                device: device.as_raw(),
+                buffer: (*out).as_raw(),
+                flags: i.flags.as_raw(),
+                size: i.size,
+                usage: i.usage.as_raw(),
+            }))))
+        });
+    }
+    r
+}
+
+fn bind_buffer(device: vk::Device, buffer: vk::Buffer, memory: vk::DeviceMemory, offset: u64) {
+    record(Scope::Setup, 0, || {
+        Some(CallT::BindBufferMemory(Box::new(table!(
+            BindBufferMemoryT {
+                device: device.as_raw(),
+                buffer: buffer.as_raw(),
+                memory: memory.as_raw(),
+                offset,
+            }
+        ))))
+    });
+}
+
+/// `vkBindBufferMemory`.
+pub unsafe extern "system" fn bind_buffer_memory(
+    device: vk::Device,
+    buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    offset: vk::DeviceSize,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().bind_buffer_memory)(device, buffer, memory, offset);
+    if r == vk::Result::SUCCESS {
+        bind_buffer(device, buffer, memory, offset);
+    }
+    r
+}
+
+/// `vkBindBufferMemory2`.
+pub unsafe extern "system" fn bind_buffer_memory2(
+    device: vk::Device,
+    count: u32,
+    infos: *const vk::BindBufferMemoryInfo,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_1().bind_buffer_memory2)(device, count, infos);
+    if r == vk::Result::SUCCESS {
+        for i in slice(infos, count) {
+            bind_buffer(device, i.buffer, i.memory, i.memory_offset);
+        }
+    }
+    r
+}
+
+/// `vkCreateImage`.
+pub unsafe extern "system" fn create_image(
+    device: vk::Device,
+    info: *const vk::ImageCreateInfo,
+    allocator: *const vk::AllocationCallbacks,
+    out: *mut vk::Image,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().create_image)(device, info, allocator, out);
+    if r == vk::Result::SUCCESS {
+        let i = &*info;
+        record(Scope::Setup, r.as_raw(), || {
+            Some(CallT::CreateImage(Box::new(table!(CreateImageT {
+                device: device.as_raw(),
+                image: (*out).as_raw(),
+                flags: i.flags.as_raw(),
+                image_type: i.image_type.as_raw() as u32,
+                format: i.format.as_raw() as u32,
+                extent: Some(
+                    Extent3D::new(i.extent.width, i.extent.height, i.extent.depth).unpack()
+                ),
+                mip_levels: i.mip_levels,
+                array_layers: i.array_layers,
+                samples: i.samples.as_raw(),
+                tiling: i.tiling.as_raw() as u32,
+                usage: i.usage.as_raw(),
+                initial_layout: i.initial_layout.as_raw() as u32,
+            }))))
+        });
+    }
+    r
+}
+
+fn bind_image(device: vk::Device, image: vk::Image, memory: vk::DeviceMemory, offset: u64) {
+    record(Scope::Setup, 0, || {
+        Some(CallT::BindImageMemory(Box::new(table!(BindImageMemoryT {
+            device: device.as_raw(),
+            image: image.as_raw(),
+            memory: memory.as_raw(),
+            offset,
+        }))))
+    });
+}
+
+/// `vkBindImageMemory`.
+pub unsafe extern "system" fn bind_image_memory(
+    device: vk::Device,
+    image: vk::Image,
+    memory: vk::DeviceMemory,
+    offset: vk::DeviceSize,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().bind_image_memory)(device, image, memory, offset);
+    if r == vk::Result::SUCCESS {
+        bind_image(device, image, memory, offset);
+    }
+    r
+}
+
+/// `vkBindImageMemory2`.
+pub unsafe extern "system" fn bind_image_memory2(
+    device: vk::Device,
+    count: u32,
+    infos: *const vk::BindImageMemoryInfo,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_1().bind_image_memory2)(device, count, infos);
+    if r == vk::Result::SUCCESS {
+        for i in slice(infos, count) {
+            bind_image(device, i.image, i.memory, i.memory_offset);
+        }
+    }
+    r
+}
+
+/// `vkCreateImageView`.
+pub unsafe extern "system" fn create_image_view(
+    device: vk::Device,
+    info: *const vk::ImageViewCreateInfo,
+    allocator: *const vk::AllocationCallbacks,
+    out: *mut vk::ImageView,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().create_image_view)(device, info, allocator, out);
+    if r == vk::Result::SUCCESS {
+        let i = &*info;
+        let range = i.subresource_range;
+        record(Scope::Setup, r.as_raw(), || {
+            Some(CallT::CreateImageView(Box::new(table!(CreateImageViewT {
+                device: device.as_raw(),
+                image_view: (*out).as_raw(),
+                image: i.image.as_raw(),
+                view_type: i.view_type.as_raw() as u32,
+                format: i.format.as_raw() as u32,
+                aspect_mask: range.aspect_mask.as_raw(),
+                base_mip_level: range.base_mip_level,
+                level_count: range.level_count,
+                base_array_layer: range.base_array_layer,
+                layer_count: range.layer_count,
+            }))))
+        });
+    }
+    r
+}
+
+/// `vkCreateFramebuffer`.
+pub unsafe extern "system" fn create_framebuffer(
+    device: vk::Device,
+    info: *const vk::FramebufferCreateInfo,
+    allocator: *const vk::AllocationCallbacks,
+    out: *mut vk::Framebuffer,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().create_framebuffer)(device, info, allocator, out);
+    if r == vk::Result::SUCCESS {
+        let i = &*info;
+        record(Scope::Setup, r.as_raw(), || {
+            Some(CallT::CreateFramebuffer(Box::new(table!(
+                CreateFramebufferT {
+                    device: device.as_raw(),
+                    framebuffer: (*out).as_raw(),
+                    flags: i.flags.as_raw(),
+                    render_pass: i.render_pass.as_raw(),
+                    attachments: Some(handles(i.p_attachments, i.attachment_count)),
+                    width: i.width,
+                    height: i.height,
+                    layers: i.layers,
+                }
+            ))))
+        });
+    }
+    r
+}
+
+/// `vkCreateShaderModule`: the SPIR-V is recorded whole.
+pub unsafe extern "system" fn create_shader_module(
+    device: vk::Device,
+    info: *const vk::ShaderModuleCreateInfo,
+    allocator: *const vk::AllocationCallbacks,
+    out: *mut vk::ShaderModule,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().create_shader_module)(device, info, allocator, out);
+    if r == vk::Result::SUCCESS {
+        let i = &*info;
+        record(Scope::Setup, r.as_raw(), || {
+            Some(CallT::CreateShaderModule(Box::new(table!(
+                CreateShaderModuleT {
+                    device: device.as_raw(),
+                    shader_module: (*out).as_raw(),
+                    flags: i.flags.as_raw(),
+                    code: Some(slice(i.p_code, (i.code_size / 4) as u32).to_vec()),
+                }
+            ))))
+        });
+    }
+    r
+}
+
+/// `vkCreatePipelineLayout`.
+pub unsafe extern "system" fn create_pipeline_layout(
+    device: vk::Device,
+    info: *const vk::PipelineLayoutCreateInfo,
+    allocator: *const vk::AllocationCallbacks,
+    out: *mut vk::PipelineLayout,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().create_pipeline_layout)(device, info, allocator, out);
+    if r == vk::Result::SUCCESS {
+        let i = &*info;
+        record(Scope::Setup, r.as_raw(), || {
+            Some(CallT::CreatePipelineLayout(Box::new(table!(
+                CreatePipelineLayoutT {
+                    device: device.as_raw(),
+                    pipeline_layout: (*out).as_raw(),
+                    flags: i.flags.as_raw(),
+                    set_layouts: Some(handles(i.p_set_layouts, i.set_layout_count)),
+                    push_constant_ranges: Some(
+                        slice(i.p_push_constant_ranges, i.push_constant_range_count)
+                            .iter()
+                            .map(|p| PushConstantRange::new(
+                                p.stage_flags.as_raw(),
+                                p.offset,
+                                p.size
+                            )
+                            .unpack())
+                            .collect(),
+                    ),
+                }
+            ))))
+        });
+    }
+    r
+}
+
+/// `vkCreateCommandPool`.
+pub unsafe extern "system" fn create_command_pool(
+    device: vk::Device,
+    info: *const vk::CommandPoolCreateInfo,
+    allocator: *const vk::AllocationCallbacks,
+    out: *mut vk::CommandPool,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().create_command_pool)(device, info, allocator, out);
+    if r == vk::Result::SUCCESS {
+        record(Scope::Setup, r.as_raw(), || {
+            Some(CallT::CreateCommandPool(Box::new(table!(
+                CreateCommandPoolT {
+                    device: device.as_raw(),
+                    command_pool: (*out).as_raw(),
+                    flags: (*info).flags.as_raw(),
+                    queue_family_index: (*info).queue_family_index,
+                }
+            ))))
+        });
+    }
+    r
+}
+
+/// `vkAllocateCommandBuffers`.
+pub unsafe extern "system" fn allocate_command_buffers(
+    device: vk::Device,
+    info: *const vk::CommandBufferAllocateInfo,
+    out: *mut vk::CommandBuffer,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().allocate_command_buffers)(device, info, out);
+    if r == vk::Result::SUCCESS {
+        let i = &*info;
+        record(Scope::Setup, r.as_raw(), || {
+            Some(CallT::AllocateCommandBuffers(Box::new(table!(
+                AllocateCommandBuffersT {
+                    device: device.as_raw(),
+                    command_pool: i.command_pool.as_raw(),
+                    level: i.level.as_raw() as u32,
+                    command_buffers: Some(handles(out, i.command_buffer_count)),
+                }
+            ))))
+        });
+    }
+    r
+}
+
+/// `vkCreateQueryPool`.
+pub unsafe extern "system" fn create_query_pool(
+    device: vk::Device,
+    info: *const vk::QueryPoolCreateInfo,
+    allocator: *const vk::AllocationCallbacks,
+    out: *mut vk::QueryPool,
+) -> vk::Result {
+    let Some(d) = dispatch::device_of(device) else {
+        return vk::Result::ERROR_DEVICE_LOST;
+    };
+    let r = (d.fns.fp_v1_0().create_query_pool)(device, info, allocator, out);
+    if r == vk::Result::SUCCESS {
+        let i = &*info;
+        record(Scope::Setup, r.as_raw(), || {
+            Some(CallT::CreateQueryPool(Box::new(table!(CreateQueryPoolT {
+                device: device.as_raw(),
+                query_pool: (*out).as_raw(),
+                flags: i.flags.as_raw(),
+                query_type: i.query_type.as_raw() as u32,
+                query_count: i.query_count,
+                pipeline_statistics: i.pipeline_statistics.as_raw(),
+            }))))
+        });
+    }
+    r
+}
+
+fn destroyed(device: vk::Device, object_type: vk::ObjectType, handle: u64) {
+    if handle != 0 {
+        record(Scope::Setup, 0, || {
+            Some(CallT::DestroyObject(Box::new(table!(DestroyObjectT {
+                device: device.as_raw(),
+                object_type: object_type.as_raw() as u32,
+                handle,
+            }))))
+        });
+    }
+}
+
+/// Hooks for `vkDestroy*` of objects the trace records: each records a
+/// `DestroyObject` and calls down.
+macro_rules! destroy_hooks {
+    ($($hook:ident: $ty:ty, $object:ident, $field:ident;)*) => {$(
+        #[doc = concat!("`vk", stringify!($field), "`")]
+        pub unsafe extern "system" fn $hook(
+            device: vk::Device,
+            object: $ty,
+            allocator: *const vk::AllocationCallbacks,
+        ) {
+            let Some(d) = dispatch::device_of(device) else {
+                return;
+            };
+            destroyed(device, vk::ObjectType::$object, object.as_raw());
+            (d.fns.fp_v1_0().$field)(device, object, allocator);
+        }
+    )*};
+}
+
+destroy_hooks! {
+    destroy_buffer: vk::Buffer, BUFFER, destroy_buffer;
+    destroy_image: vk::Image, IMAGE, destroy_image;
+    destroy_image_view: vk::ImageView, IMAGE_VIEW, destroy_image_view;
+    destroy_render_pass: vk::RenderPass, RENDER_PASS, destroy_render_pass;
+    destroy_framebuffer: vk::Framebuffer, FRAMEBUFFER, destroy_framebuffer;
+    destroy_shader_module: vk::ShaderModule, SHADER_MODULE, destroy_shader_module;
+    destroy_pipeline_layout: vk::PipelineLayout, PIPELINE_LAYOUT, destroy_pipeline_layout;
+    destroy_pipeline: vk::Pipeline, PIPELINE, destroy_pipeline;
+    destroy_command_pool: vk::CommandPool, COMMAND_POOL, destroy_command_pool;
+    destroy_query_pool: vk::QueryPool, QUERY_POOL, destroy_query_pool;
+}

@@ -1,0 +1,193 @@
+//! Host writes to mapped memory, found by comparison: each mapping keeps a shadow copy
+//! of what the trace already holds, and at a submit, a flush or an unmap the mapped
+//! bytes are compared with it page by page; changed pages (adjacent ones merged) go
+//! into the trace and into the shadow.
+//!
+//! The cost is a second copy of every mapped range and a compare of every mapped byte
+//! per submit: no page faults, no guard pages, and writes the program makes through any
+//! pointer are seen.
+
+use std::collections::HashMap;
+
+/// Bytes compared and recorded as a unit.
+pub const PAGE: usize = 4096;
+
+/// One mapped range.
+struct Mapping {
+    /// Where the program sees it.
+    ptr: SendPtr,
+    /// Its offset in the allocation.
+    offset: u64,
+    /// What the trace holds of it.
+    shadow: Vec<u8>,
+}
+
+/// A pointer into mapped memory, owned by the device that mapped it.
+struct SendPtr(*const u8);
+
+// SAFETY: the pointer is only read, under the device's lock, while the memory is mapped.
+unsafe impl Send for SendPtr {}
+
+/// A changed range of one allocation.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Change {
+    /// The allocation.
+    pub memory: u64,
+    /// Offset in the allocation.
+    pub offset: u64,
+    /// The bytes there now.
+    pub data: Vec<u8>,
+}
+
+/// Every mapped range of one device.
+#[derive(Default)]
+pub struct MappedMemory {
+    sizes: HashMap<u64, u64>,
+    maps: HashMap<u64, Mapping>,
+}
+
+impl MappedMemory {
+    /// Notes an allocation's size, to resolve `VK_WHOLE_SIZE` mappings.
+    pub fn allocated(&mut self, memory: u64, size: u64) {
+        self.sizes.insert(memory, size);
+    }
+
+    /// The allocation's size, if known.
+    pub fn size_of(&self, memory: u64) -> Option<u64> {
+        self.sizes.get(&memory).copied()
+    }
+
+    /// Notes a mapping of `len` bytes at `offset`, seen by the program at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must stay readable for `len` bytes until [`Self::unmapped`] or
+    /// [`Self::freed`] is called for `memory`.
+    pub unsafe fn mapped(&mut self, memory: u64, offset: u64, len: usize, ptr: *const u8) {
+        self.maps.insert(
+            memory,
+            Mapping {
+                ptr: SendPtr(ptr),
+                offset,
+                // Zeros: the first look records every byte the program has written.
+                shadow: vec![0; len],
+            },
+        );
+    }
+
+    /// The changes in every mapping since the last look.
+    pub fn changes(&mut self) -> Vec<Change> {
+        let mut out = Vec::new();
+        let mut memories: Vec<u64> = self.maps.keys().copied().collect();
+        memories.sort_unstable();
+        for memory in memories {
+            self.changes_of(memory, 0, u64::MAX, &mut out);
+        }
+        out
+    }
+
+    /// The changes in `memory`'s mapping within `offset..offset + size` since the last look.
+    pub fn changes_in(&mut self, memory: u64, offset: u64, size: u64) -> Vec<Change> {
+        let mut out = Vec::new();
+        self.changes_of(memory, offset, size, &mut out);
+        out
+    }
+
+    /// Forgets `memory`'s mapping, returning what changed in it since the last look.
+    pub fn unmapped(&mut self, memory: u64) -> Vec<Change> {
+        let mut out = Vec::new();
+        self.changes_of(memory, 0, u64::MAX, &mut out);
+        self.maps.remove(&memory);
+        out
+    }
+
+    /// Forgets `memory` altogether (it is being freed, which unmaps it).
+    pub fn freed(&mut self, memory: u64) -> Vec<Change> {
+        let out = self.unmapped(memory);
+        self.sizes.remove(&memory);
+        out
+    }
+
+    fn changes_of(&mut self, memory: u64, offset: u64, size: u64, out: &mut Vec<Change>) {
+        let Some(m) = self.maps.get_mut(&memory) else {
+            return;
+        };
+        let len = m.shadow.len();
+        // SAFETY: `mapped`'s caller keeps `len` bytes at `ptr` readable while mapped.
+        let live = unsafe { std::slice::from_raw_parts(m.ptr.0, len) };
+        // The part of the mapping the range covers, in mapping-relative bytes.
+        let start = offset.saturating_sub(m.offset).min(len as u64) as usize;
+        let end = offset
+            .saturating_add(size)
+            .saturating_sub(m.offset)
+            .min(len as u64) as usize;
+        let first_page = start / PAGE;
+        let mut run: Option<(usize, usize)> = None;
+        let mut flush = |run: (usize, usize), shadow: &mut [u8]| {
+            let (a, b) = run;
+            shadow[a..b].copy_from_slice(&live[a..b]);
+            out.push(Change {
+                memory,
+                offset: m.offset + a as u64,
+                data: live[a..b].to_vec(),
+            });
+        };
+        let mut page = first_page * PAGE;
+        while page < end {
+            let (a, b) = (page.max(start), (page + PAGE).min(end));
+            if live[a..b] != m.shadow[a..b] {
+                run = match run {
+                    Some((s, e)) if e == a => Some((s, b)),
+                    Some(r) => {
+                        flush(r, &mut m.shadow);
+                        Some((a, b))
+                    }
+                    None => Some((a, b)),
+                };
+            }
+            page += PAGE;
+        }
+        if let Some(r) = run {
+            flush(r, &mut m.shadow);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changed_pages_are_found_merged_and_found_once() {
+        let mut bytes = vec![0u8; 5 * PAGE];
+        let mut mm = MappedMemory::default();
+        mm.allocated(7, 6 * PAGE as u64);
+        // SAFETY: `bytes` outlives the mapping and is not reallocated.
+        unsafe { mm.mapped(7, PAGE as u64, bytes.len(), bytes.as_ptr()) };
+        assert!(mm.changes().is_empty(), "zeros are what the shadow holds");
+        bytes[10] = 1;
+        bytes[PAGE + 5] = 2;
+        bytes[3 * PAGE + 1] = 3;
+        let changes = mm.changes();
+        assert_eq!(changes.len(), 2);
+        assert_eq!(changes[0].offset, PAGE as u64);
+        assert_eq!(changes[0].data.len(), 2 * PAGE);
+        assert_eq!(changes[0].data[10], 1);
+        assert_eq!(changes[1].offset, 4 * PAGE as u64);
+        assert_eq!(changes[1].data[1], 3);
+        assert!(
+            mm.changes().is_empty(),
+            "recorded changes are not recorded again"
+        );
+        bytes[2 * PAGE + 15] = 9;
+        // A flush of a range elsewhere sees nothing; one covering the write sees it.
+        assert!(mm.changes_in(7, PAGE as u64, 100).is_empty());
+        let c = mm.changes_in(7, 3 * PAGE as u64 + 10, 20);
+        assert_eq!((c[0].offset, c[0].data.len()), (3 * PAGE as u64 + 10, 20));
+        bytes[2 * PAGE + 100] = 4;
+        let c = mm.unmapped(7);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].offset, 3 * PAGE as u64);
+        assert!(mm.changes().is_empty());
+        assert_eq!(mm.size_of(7), Some(6 * PAGE as u64));
+    }
+}

@@ -1,0 +1,151 @@
+//! The layer's settings, read once from the environment.
+
+use std::path::PathBuf;
+
+/// How loudly the layer logs to standard error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// Nothing.
+    Off,
+    /// Only why capture stopped.
+    Error,
+    /// Also where the trace goes and what it holds at the end.
+    Info,
+    /// Also every device and extension decision.
+    Debug,
+}
+
+/// What `MACROSCOPE_*` variables ask for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// `MACROSCOPE_CAPTURE_FILE`: where the trace goes.
+    pub file: PathBuf,
+    /// `MACROSCOPE_CAPTURE_FRAMES`: the frames whose commands are recorded (inclusive).
+    pub frames: Option<(u64, u64)>,
+    /// `MACROSCOPE_CAPTURE_LEVEL`: the zstd level.
+    pub compression_level: i32,
+    /// `MACROSCOPE_LOG`.
+    pub log: LogLevel,
+}
+
+impl Settings {
+    /// Reads the environment; a malformed value is reported in the `Err` and the
+    /// default taken.
+    pub fn from_env() -> (Settings, Vec<String>) {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads settings through `lookup`.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> (Settings, Vec<String>) {
+        let mut problems = Vec::new();
+        let file = lookup("MACROSCOPE_CAPTURE_FILE")
+            .filter(|f| !f.is_empty())
+            .map_or_else(default_file, PathBuf::from);
+        let frames = lookup("MACROSCOPE_CAPTURE_FRAMES").and_then(|f| match parse_frames(&f) {
+            Some(range) => Some(range),
+            None => {
+                problems.push(format!(
+                    "MACROSCOPE_CAPTURE_FRAMES=`{f}` is not like 10-20: capturing every frame"
+                ));
+                None
+            }
+        });
+        let compression_level = match lookup("MACROSCOPE_CAPTURE_LEVEL") {
+            None => 3,
+            Some(l) => {
+                match l.parse::<i32>() {
+                    Ok(level) if (-7..=19).contains(&level) => level,
+                    _ => {
+                        problems.push(format!("MACROSCOPE_CAPTURE_LEVEL=`{l}` is not a zstd level from -7 to 19: using 3"));
+                        3
+                    }
+                }
+            }
+        };
+        let log = match lookup("MACROSCOPE_LOG").as_deref() {
+            None => LogLevel::Error,
+            Some("off") => LogLevel::Off,
+            Some("error") => LogLevel::Error,
+            Some("info") => LogLevel::Info,
+            Some("debug") => LogLevel::Debug,
+            Some(other) => {
+                problems.push(format!(
+                    "MACROSCOPE_LOG=`{other}` is not off, error, info or debug"
+                ));
+                LogLevel::Error
+            }
+        };
+        let settings = Settings {
+            file,
+            frames,
+            compression_level,
+            log,
+        };
+        (settings, problems)
+    }
+}
+
+/// `./<program>-<pid>.mscope`.
+fn default_file() -> PathBuf {
+    let program = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "capture".to_string());
+    PathBuf::from(format!("{program}-{}.mscope", std::process::id()))
+}
+
+/// `A-B`, `A-` or `A`.
+fn parse_frames(text: &str) -> Option<(u64, u64)> {
+    let number = |t: &str| t.trim().parse::<u64>().ok();
+    let (first, last) = match text.split_once('-') {
+        Some((a, "")) => (number(a)?, u64::MAX),
+        Some((a, b)) => (number(a)?, number(b)?),
+        None => (number(text)?, number(text)?),
+    };
+    (first <= last).then_some((first, last))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(vars: &[(&str, &str)]) -> (Settings, Vec<String>) {
+        Settings::from_lookup(|name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn variables_are_read_and_mistakes_reported() {
+        let (s, problems) = settings(&[
+            ("MACROSCOPE_CAPTURE_FILE", "/tmp/x.mscope"),
+            ("MACROSCOPE_CAPTURE_FRAMES", "10-20"),
+            ("MACROSCOPE_CAPTURE_LEVEL", "1"),
+            ("MACROSCOPE_LOG", "info"),
+        ]);
+        assert!(problems.is_empty());
+        assert_eq!(s.file, PathBuf::from("/tmp/x.mscope"));
+        assert_eq!(s.frames, Some((10, 20)));
+        assert_eq!(s.compression_level, 1);
+        assert_eq!(s.log, LogLevel::Info);
+
+        let (s, problems) = settings(&[
+            ("MACROSCOPE_CAPTURE_FRAMES", "20-10"),
+            ("MACROSCOPE_CAPTURE_LEVEL", "99"),
+            ("MACROSCOPE_LOG", "loud"),
+        ]);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert_eq!(s.frames, None);
+        assert_eq!(s.compression_level, 3);
+        assert!(s
+            .file
+            .to_string_lossy()
+            .ends_with(&format!("-{}.mscope", std::process::id())));
+        assert_eq!(
+            settings(&[("MACROSCOPE_CAPTURE_FRAMES", "5-")]).0.frames,
+            Some((5, u64::MAX))
+        );
+    }
+}
