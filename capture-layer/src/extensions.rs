@@ -11,8 +11,10 @@ use crate::hooks;
 /// properties and state, presentation plumbing, debug labels, synchronization, and
 /// pipeline state the driver model does not consume.
 fn not_needed(command: &str) -> bool {
-    const PREFIXES: [&str; 8] = [
+    const PREFIXES: [&str; 9] = [
         "vkGet",
+        // Vertex buffers: the model draws no vertices.
+        "vkCmdBindVertexBuffers",
         "vkCmdSet",
         "vkCmdPipelineBarrier",
         "vkCmdWaitEvents",

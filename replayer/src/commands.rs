@@ -97,6 +97,14 @@ pub enum Cmd {
     ExecuteCommands {
         command_buffers: Vec<u64>,
     },
+    SetTopology {
+        topology: u32,
+    },
+    UpdateBuffer {
+        buffer: u64,
+        offset: u64,
+        data: Vec<u8>,
+    },
 }
 
 /// An indirect draw's command: the four calls' tables differ in type, not in fields
@@ -181,6 +189,26 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
                 c.command_buffer(),
                 Cmd::BindPipeline {
                     pipeline: c.pipeline(),
+                },
+            )
+        }
+        Call::CmdSetPrimitiveTopology => {
+            let c = record.call_as_cmd_set_primitive_topology()?;
+            (
+                c.command_buffer(),
+                Cmd::SetTopology {
+                    topology: c.topology(),
+                },
+            )
+        }
+        Call::CmdUpdateBuffer => {
+            let c = record.call_as_cmd_update_buffer()?;
+            (
+                c.command_buffer(),
+                Cmd::UpdateBuffer {
+                    buffer: c.buffer(),
+                    offset: c.offset(),
+                    data: c.data().map(|d| d.bytes().to_vec()).unwrap_or_default(),
                 },
             )
         }

@@ -525,6 +525,17 @@ impl<'o> Pass<'o> {
                 Cmd::PushConstants { offset, data } => {
                     enc.push_constants(*offset, data);
                 }
+                Cmd::SetTopology { topology } => {
+                    enc.set_topology(objects::topology(*topology));
+                }
+                Cmd::UpdateBuffer {
+                    buffer,
+                    offset,
+                    data,
+                } => match self.objects.buffer_addr(*buffer, *offset) {
+                    Some(addr) => self.gpu.state.memory.write_bytes(addr, data),
+                    None => self.skip("CmdUpdateBuffer (buffer never bound)", true),
+                },
                 Cmd::Draw { seq, kind, args } => draw = self.encode_draw(enc, *seq, *kind, args),
                 Cmd::BeginQuery { pool, query } => {
                     if let Some(p) = self.objects.query_pools.get(pool).copied() {

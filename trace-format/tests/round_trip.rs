@@ -584,6 +584,22 @@ fn one_of_each() -> Vec<CallT> {
             }
         ),
         call!(FrameBoundary, mk!(FrameBoundaryT { frame: 0 })),
+        call!(
+            CmdSetPrimitiveTopology,
+            mk!(CmdSetPrimitiveTopologyT {
+                command_buffer: 11,
+                topology: 4
+            })
+        ),
+        call!(
+            CmdUpdateBuffer,
+            CmdUpdateBufferT {
+                command_buffer: 11,
+                buffer: 12,
+                offset: 16,
+                data: Some(vec![1, 2, 3, 4])
+            }
+        ),
     ]
 }
 

@@ -631,3 +631,45 @@ timestamp2_hooks! {
     cmd_write_timestamp2, c"vkCmdWriteTimestamp2";
     cmd_write_timestamp2_khr, c"vkCmdWriteTimestamp2KHR";
 }
+
+/// Hooks for `vkCmdSetPrimitiveTopology`, core and EXT.
+macro_rules! topology_hooks {
+    ($($hook:ident, $name:literal;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`")]
+        pub unsafe extern "system" fn $hook(cb: vk::CommandBuffer, topology: vk::PrimitiveTopology) {
+            let Some(d) = dispatch::device_of(cb) else {
+                return;
+            };
+            ext_call(&d, $name, |f: vk::PFN_vkCmdSetPrimitiveTopology| f(cb, topology));
+            command(|| {
+                CallT::CmdSetPrimitiveTopology(Box::new(table!(CmdSetPrimitiveTopologyT {
+                    command_buffer: cb.as_raw(),
+                    topology: topology.as_raw() as u32,
+                })))
+            });
+        }
+    )*};
+}
+
+topology_hooks! {
+    cmd_set_primitive_topology, c"vkCmdSetPrimitiveTopology";
+    cmd_set_primitive_topology_ext, c"vkCmdSetPrimitiveTopologyEXT";
+}
+
+command_hook!(
+    /// `vkCmdUpdateBuffer`: the bytes are recorded with the command.
+    cmd_update_buffer(
+        cb,
+        buffer: vk::Buffer,
+        offset: vk::DeviceSize,
+        size: vk::DeviceSize,
+        data: *const std::ffi::c_void
+    ) => fp_v1_0.cmd_update_buffer,
+    CallT::CmdUpdateBuffer(Box::new(table!(CmdUpdateBufferT {
+        command_buffer: cb.as_raw(),
+        buffer: buffer.as_raw(),
+        offset,
+        // At most 65536 bytes, by the command's rules.
+        data: Some(slice(data as *const u8, size.min(65536) as u32).to_vec()),
+    })))
+);

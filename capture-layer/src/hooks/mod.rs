@@ -451,6 +451,21 @@ pub static DEVICE_HOOKS: &[Hook] = &[
         commands::cmd_copy_query_pool_results,
         vk::PFN_vkCmdCopyQueryPoolResults
     ),
+    hook!(
+        c"vkCmdSetPrimitiveTopology",
+        commands::cmd_set_primitive_topology,
+        vk::PFN_vkCmdSetPrimitiveTopology
+    ),
+    hook!(
+        c"vkCmdSetPrimitiveTopologyEXT",
+        commands::cmd_set_primitive_topology_ext,
+        vk::PFN_vkCmdSetPrimitiveTopology
+    ),
+    hook!(
+        c"vkCmdUpdateBuffer",
+        commands::cmd_update_buffer,
+        vk::PFN_vkCmdUpdateBuffer
+    ),
     hook!(c"vkQueueSubmit", queue::queue_submit, vk::PFN_vkQueueSubmit),
     hook!(
         c"vkQueueSubmit2",
@@ -495,6 +510,8 @@ pub const EXTENSION_FUNCTIONS: &[&CStr] = &[
     c"vkQueuePresentKHR",
     c"vkCmdWriteTimestamp2",
     c"vkCmdWriteTimestamp2KHR",
+    c"vkCmdSetPrimitiveTopology",
+    c"vkCmdSetPrimitiveTopologyEXT",
 ];
 
 /// The hook named `name`, among `hooks`.

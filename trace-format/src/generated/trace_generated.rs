@@ -22,10 +22,10 @@ pub mod trace {
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_CALL: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_CALL: u8 = 55;
+pub const ENUM_MAX_CALL: u8 = 57;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_CALL: [Call; 56] = [
+pub const ENUM_VALUES_CALL: [Call; 58] = [
   Call::NONE,
   Call::CreateInstance,
   Call::DestroyInstance,
@@ -82,6 +82,8 @@ pub const ENUM_VALUES_CALL: [Call; 56] = [
   Call::QueueSubmit,
   Call::QueuePresent,
   Call::FrameBoundary,
+  Call::CmdSetPrimitiveTopology,
+  Call::CmdUpdateBuffer,
 ];
 
 /// Every call a trace can hold. Append only: ids are the file format.
@@ -146,9 +148,11 @@ impl Call {
   pub const QueueSubmit: Self = Self(53);
   pub const QueuePresent: Self = Self(54);
   pub const FrameBoundary: Self = Self(55);
+  pub const CmdSetPrimitiveTopology: Self = Self(56);
+  pub const CmdUpdateBuffer: Self = Self(57);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 55;
+  pub const ENUM_MAX: u8 = 57;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::NONE,
     Self::CreateInstance,
@@ -206,6 +210,8 @@ impl Call {
     Self::QueueSubmit,
     Self::QueuePresent,
     Self::FrameBoundary,
+    Self::CmdSetPrimitiveTopology,
+    Self::CmdUpdateBuffer,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -266,6 +272,8 @@ impl Call {
       Self::QueueSubmit => Some("QueueSubmit"),
       Self::QueuePresent => Some("QueuePresent"),
       Self::FrameBoundary => Some("FrameBoundary"),
+      Self::CmdSetPrimitiveTopology => Some("CmdSetPrimitiveTopology"),
+      Self::CmdUpdateBuffer => Some("CmdUpdateBuffer"),
       _ => None,
     }
   }
@@ -410,6 +418,8 @@ pub enum CallT {
   QueueSubmit(alloc::boxed::Box<QueueSubmitT>),
   QueuePresent(alloc::boxed::Box<QueuePresentT>),
   FrameBoundary(alloc::boxed::Box<FrameBoundaryT>),
+  CmdSetPrimitiveTopology(alloc::boxed::Box<CmdSetPrimitiveTopologyT>),
+  CmdUpdateBuffer(alloc::boxed::Box<CmdUpdateBufferT>),
 }
 impl Default for CallT {
   fn default() -> Self {
@@ -475,6 +485,8 @@ impl CallT {
       Self::QueueSubmit(_) => Call::QueueSubmit,
       Self::QueuePresent(_) => Call::QueuePresent,
       Self::FrameBoundary(_) => Call::FrameBoundary,
+      Self::CmdSetPrimitiveTopology(_) => Call::CmdSetPrimitiveTopology,
+      Self::CmdUpdateBuffer(_) => Call::CmdUpdateBuffer,
     }
   }
   pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(&self, fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>) -> Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>> {
@@ -535,6 +547,8 @@ impl CallT {
       Self::QueueSubmit(v) => Some(v.pack(fbb).as_union_value()),
       Self::QueuePresent(v) => Some(v.pack(fbb).as_union_value()),
       Self::FrameBoundary(v) => Some(v.pack(fbb).as_union_value()),
+      Self::CmdSetPrimitiveTopology(v) => Some(v.pack(fbb).as_union_value()),
+      Self::CmdUpdateBuffer(v) => Some(v.pack(fbb).as_union_value()),
     }
   }
   /// If the union variant matches, return the owned CreateInstanceT, setting the union to NONE.
@@ -1691,6 +1705,48 @@ impl CallT {
   /// If the union variant matches, return a mutable reference to the FrameBoundaryT.
   pub fn as_frame_boundary_mut(&mut self) -> Option<&mut FrameBoundaryT> {
     if let Self::FrameBoundary(v) = self { Some(v.as_mut()) } else { None }
+  }
+  /// If the union variant matches, return the owned CmdSetPrimitiveTopologyT, setting the union to NONE.
+  pub fn take_cmd_set_primitive_topology(&mut self) -> Option<alloc::boxed::Box<CmdSetPrimitiveTopologyT>> {
+    if let Self::CmdSetPrimitiveTopology(_) = self {
+      let v = ::core::mem::replace(self, Self::NONE);
+      if let Self::CmdSetPrimitiveTopology(w) = v {
+        Some(w)
+      } else {
+        unreachable!()
+      }
+    } else {
+      None
+    }
+  }
+  /// If the union variant matches, return a reference to the CmdSetPrimitiveTopologyT.
+  pub fn as_cmd_set_primitive_topology(&self) -> Option<&CmdSetPrimitiveTopologyT> {
+    if let Self::CmdSetPrimitiveTopology(v) = self { Some(v.as_ref()) } else { None }
+  }
+  /// If the union variant matches, return a mutable reference to the CmdSetPrimitiveTopologyT.
+  pub fn as_cmd_set_primitive_topology_mut(&mut self) -> Option<&mut CmdSetPrimitiveTopologyT> {
+    if let Self::CmdSetPrimitiveTopology(v) = self { Some(v.as_mut()) } else { None }
+  }
+  /// If the union variant matches, return the owned CmdUpdateBufferT, setting the union to NONE.
+  pub fn take_cmd_update_buffer(&mut self) -> Option<alloc::boxed::Box<CmdUpdateBufferT>> {
+    if let Self::CmdUpdateBuffer(_) = self {
+      let v = ::core::mem::replace(self, Self::NONE);
+      if let Self::CmdUpdateBuffer(w) = v {
+        Some(w)
+      } else {
+        unreachable!()
+      }
+    } else {
+      None
+    }
+  }
+  /// If the union variant matches, return a reference to the CmdUpdateBufferT.
+  pub fn as_cmd_update_buffer(&self) -> Option<&CmdUpdateBufferT> {
+    if let Self::CmdUpdateBuffer(v) = self { Some(v.as_ref()) } else { None }
+  }
+  /// If the union variant matches, return a mutable reference to the CmdUpdateBufferT.
+  pub fn as_cmd_update_buffer_mut(&mut self) -> Option<&mut CmdUpdateBufferT> {
+    if let Self::CmdUpdateBuffer(v) = self { Some(v.as_mut()) } else { None }
   }
 }
 // struct Extent2D, aligned to 4
@@ -19213,6 +19269,385 @@ impl FrameBoundaryT {
     })
   }
 }
+pub enum CmdSetPrimitiveTopologyOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// `vkCmdSetPrimitiveTopology` (core or EXT): the topology draws use from here on,
+/// in place of the pipeline's when the pipeline makes it dynamic.
+pub struct CmdSetPrimitiveTopology<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for CmdSetPrimitiveTopology<'a> {
+  type Inner = CmdSetPrimitiveTopology<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> CmdSetPrimitiveTopology<'a> {
+  pub const VT_COMMAND_BUFFER: ::flatbuffers::VOffsetT = 4;
+  pub const VT_TOPOLOGY: ::flatbuffers::VOffsetT = 6;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    CmdSetPrimitiveTopology { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args CmdSetPrimitiveTopologyArgs
+  ) -> ::flatbuffers::WIPOffset<CmdSetPrimitiveTopology<'bldr>> {
+    let mut builder = CmdSetPrimitiveTopologyBuilder::new(_fbb);
+    builder.add_command_buffer(args.command_buffer);
+    builder.add_topology(args.topology);
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> CmdSetPrimitiveTopologyT {
+    let command_buffer = self.command_buffer();
+    let topology = self.topology();
+    CmdSetPrimitiveTopologyT {
+      command_buffer,
+      topology,
+    }
+  }
+
+  #[inline]
+  pub fn command_buffer(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(CmdSetPrimitiveTopology::VT_COMMAND_BUFFER, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn topology(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(CmdSetPrimitiveTopology::VT_TOPOLOGY, Some(0)).unwrap()}
+  }
+}
+
+impl ::flatbuffers::Verifiable for CmdSetPrimitiveTopology<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<u64>("command_buffer", Self::VT_COMMAND_BUFFER, false)?
+     .visit_field::<u32>("topology", Self::VT_TOPOLOGY, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct CmdSetPrimitiveTopologyArgs {
+    pub command_buffer: u64,
+    pub topology: u32,
+}
+impl<'a> Default for CmdSetPrimitiveTopologyArgs {
+  #[inline]
+  fn default() -> Self {
+    CmdSetPrimitiveTopologyArgs {
+      command_buffer: 0,
+      topology: 0,
+    }
+  }
+}
+
+impl Serialize for CmdSetPrimitiveTopology<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("CmdSetPrimitiveTopology", 2)?;
+      s.serialize_field("command_buffer", &self.command_buffer())?;
+      s.serialize_field("topology", &self.topology())?;
+    s.end()
+  }
+}
+
+pub struct CmdSetPrimitiveTopologyBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CmdSetPrimitiveTopologyBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_command_buffer(&mut self, command_buffer: u64) {
+    self.fbb_.push_slot::<u64>(CmdSetPrimitiveTopology::VT_COMMAND_BUFFER, command_buffer, 0);
+  }
+  #[inline]
+  pub fn add_topology(&mut self, topology: u32) {
+    self.fbb_.push_slot::<u32>(CmdSetPrimitiveTopology::VT_TOPOLOGY, topology, 0);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CmdSetPrimitiveTopologyBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    CmdSetPrimitiveTopologyBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<CmdSetPrimitiveTopology<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for CmdSetPrimitiveTopology<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("CmdSetPrimitiveTopology");
+      ds.field("command_buffer", &self.command_buffer());
+      ds.field("topology", &self.topology());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct CmdSetPrimitiveTopologyT {
+  pub command_buffer: u64,
+  pub topology: u32,
+}
+impl Default for CmdSetPrimitiveTopologyT {
+  fn default() -> Self {
+    Self {
+      command_buffer: 0,
+      topology: 0,
+    }
+  }
+}
+impl CmdSetPrimitiveTopologyT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<CmdSetPrimitiveTopology<'b>> {
+    let command_buffer = self.command_buffer;
+    let topology = self.topology;
+    CmdSetPrimitiveTopology::create(_fbb, &CmdSetPrimitiveTopologyArgs{
+      command_buffer,
+      topology,
+    })
+  }
+}
+pub enum CmdUpdateBufferOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// `vkCmdUpdateBuffer`: bytes written into a buffer when the command executes.
+pub struct CmdUpdateBuffer<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for CmdUpdateBuffer<'a> {
+  type Inner = CmdUpdateBuffer<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> CmdUpdateBuffer<'a> {
+  pub const VT_COMMAND_BUFFER: ::flatbuffers::VOffsetT = 4;
+  pub const VT_BUFFER: ::flatbuffers::VOffsetT = 6;
+  pub const VT_OFFSET: ::flatbuffers::VOffsetT = 8;
+  pub const VT_DATA: ::flatbuffers::VOffsetT = 10;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    CmdUpdateBuffer { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args CmdUpdateBufferArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<CmdUpdateBuffer<'bldr>> {
+    let mut builder = CmdUpdateBufferBuilder::new(_fbb);
+    builder.add_offset(args.offset);
+    builder.add_buffer(args.buffer);
+    builder.add_command_buffer(args.command_buffer);
+    if let Some(x) = args.data { builder.add_data(x); }
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> CmdUpdateBufferT {
+    let command_buffer = self.command_buffer();
+    let buffer = self.buffer();
+    let offset = self.offset();
+    let data = self.data().map(|x| {
+      x.into_iter().collect()
+    });
+    CmdUpdateBufferT {
+      command_buffer,
+      buffer,
+      offset,
+      data,
+    }
+  }
+
+  #[inline]
+  pub fn command_buffer(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(CmdUpdateBuffer::VT_COMMAND_BUFFER, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn buffer(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(CmdUpdateBuffer::VT_BUFFER, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn offset(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(CmdUpdateBuffer::VT_OFFSET, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn data(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(CmdUpdateBuffer::VT_DATA, None)}
+  }
+}
+
+impl ::flatbuffers::Verifiable for CmdUpdateBuffer<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<u64>("command_buffer", Self::VT_COMMAND_BUFFER, false)?
+     .visit_field::<u64>("buffer", Self::VT_BUFFER, false)?
+     .visit_field::<u64>("offset", Self::VT_OFFSET, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("data", Self::VT_DATA, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct CmdUpdateBufferArgs<'a> {
+    pub command_buffer: u64,
+    pub buffer: u64,
+    pub offset: u64,
+    pub data: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+}
+impl<'a> Default for CmdUpdateBufferArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    CmdUpdateBufferArgs {
+      command_buffer: 0,
+      buffer: 0,
+      offset: 0,
+      data: None,
+    }
+  }
+}
+
+impl Serialize for CmdUpdateBuffer<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("CmdUpdateBuffer", 4)?;
+      s.serialize_field("command_buffer", &self.command_buffer())?;
+      s.serialize_field("buffer", &self.buffer())?;
+      s.serialize_field("offset", &self.offset())?;
+      if let Some(f) = self.data() {
+        s.serialize_field("data", &f)?;
+      } else {
+        s.skip_field("data")?;
+      }
+    s.end()
+  }
+}
+
+pub struct CmdUpdateBufferBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CmdUpdateBufferBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_command_buffer(&mut self, command_buffer: u64) {
+    self.fbb_.push_slot::<u64>(CmdUpdateBuffer::VT_COMMAND_BUFFER, command_buffer, 0);
+  }
+  #[inline]
+  pub fn add_buffer(&mut self, buffer: u64) {
+    self.fbb_.push_slot::<u64>(CmdUpdateBuffer::VT_BUFFER, buffer, 0);
+  }
+  #[inline]
+  pub fn add_offset(&mut self, offset: u64) {
+    self.fbb_.push_slot::<u64>(CmdUpdateBuffer::VT_OFFSET, offset, 0);
+  }
+  #[inline]
+  pub fn add_data(&mut self, data: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CmdUpdateBuffer::VT_DATA, data);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CmdUpdateBufferBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    CmdUpdateBufferBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<CmdUpdateBuffer<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for CmdUpdateBuffer<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("CmdUpdateBuffer");
+      ds.field("command_buffer", &self.command_buffer());
+      ds.field("buffer", &self.buffer());
+      ds.field("offset", &self.offset());
+      ds.field("data", &self.data());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct CmdUpdateBufferT {
+  pub command_buffer: u64,
+  pub buffer: u64,
+  pub offset: u64,
+  pub data: Option<alloc::vec::Vec<u8>>,
+}
+impl Default for CmdUpdateBufferT {
+  fn default() -> Self {
+    Self {
+      command_buffer: 0,
+      buffer: 0,
+      offset: 0,
+      data: None,
+    }
+  }
+}
+impl CmdUpdateBufferT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<CmdUpdateBuffer<'b>> {
+    let command_buffer = self.command_buffer;
+    let buffer = self.buffer;
+    let offset = self.offset;
+    let data = self.data.as_ref().map(|x|{
+      _fbb.create_vector(x)
+    });
+    CmdUpdateBuffer::create(_fbb, &CmdUpdateBufferArgs{
+      command_buffer,
+      buffer,
+      offset,
+      data,
+    })
+  }
+}
 pub enum RecordOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
@@ -19529,6 +19964,16 @@ impl<'a> Record<'a> {
       Call::FrameBoundary => CallT::FrameBoundary(alloc::boxed::Box::new(
         self.call_as_frame_boundary()
             .expect("Invalid union table, expected `Call::FrameBoundary`.")
+            .unpack()
+      )),
+      Call::CmdSetPrimitiveTopology => CallT::CmdSetPrimitiveTopology(alloc::boxed::Box::new(
+        self.call_as_cmd_set_primitive_topology()
+            .expect("Invalid union table, expected `Call::CmdSetPrimitiveTopology`.")
+            .unpack()
+      )),
+      Call::CmdUpdateBuffer => CallT::CmdUpdateBuffer(alloc::boxed::Box::new(
+        self.call_as_cmd_update_buffer()
+            .expect("Invalid union table, expected `Call::CmdUpdateBuffer`.")
             .unpack()
       )),
       _ => CallT::NONE,
@@ -20385,6 +20830,36 @@ impl<'a> Record<'a> {
     }
   }
 
+  #[inline]
+  #[allow(non_snake_case)]
+  pub fn call_as_cmd_set_primitive_topology(&self) -> Option<CmdSetPrimitiveTopology<'a>> {
+    if self.call_type() == Call::CmdSetPrimitiveTopology {
+      self.call().map(|t| {
+       // Safety:
+       // Created from a valid Table for this object
+       // Which contains a valid union in this slot
+       unsafe { CmdSetPrimitiveTopology::init_from_table(t) }
+     })
+    } else {
+      None
+    }
+  }
+
+  #[inline]
+  #[allow(non_snake_case)]
+  pub fn call_as_cmd_update_buffer(&self) -> Option<CmdUpdateBuffer<'a>> {
+    if self.call_type() == Call::CmdUpdateBuffer {
+      self.call().map(|t| {
+       // Safety:
+       // Created from a valid Table for this object
+       // Which contains a valid union in this slot
+       unsafe { CmdUpdateBuffer::init_from_table(t) }
+     })
+    } else {
+      None
+    }
+  }
+
 }
 
 impl ::flatbuffers::Verifiable for Record<'_> {
@@ -20451,6 +20926,8 @@ impl ::flatbuffers::Verifiable for Record<'_> {
           Call::QueueSubmit => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<QueueSubmit>>("Call::QueueSubmit", pos),
           Call::QueuePresent => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<QueuePresent>>("Call::QueuePresent", pos),
           Call::FrameBoundary => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<FrameBoundary>>("Call::FrameBoundary", pos),
+          Call::CmdSetPrimitiveTopology => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CmdSetPrimitiveTopology>>("Call::CmdSetPrimitiveTopology", pos),
+          Call::CmdUpdateBuffer => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CmdUpdateBuffer>>("Call::CmdUpdateBuffer", pos),
           _ => Ok(()),
         }
      })?
@@ -20757,6 +21234,16 @@ impl Serialize for Record<'_> {
           Call::FrameBoundary => {
             let f = self.call_as_frame_boundary()
               .expect("Invalid union table, expected `Call::FrameBoundary`.");
+            s.serialize_field("call", &f)?;
+          }
+          Call::CmdSetPrimitiveTopology => {
+            let f = self.call_as_cmd_set_primitive_topology()
+              .expect("Invalid union table, expected `Call::CmdSetPrimitiveTopology`.");
+            s.serialize_field("call", &f)?;
+          }
+          Call::CmdUpdateBuffer => {
+            let f = self.call_as_cmd_update_buffer()
+              .expect("Invalid union table, expected `Call::CmdUpdateBuffer`.");
             s.serialize_field("call", &f)?;
           }
         _ => unimplemented!(),
@@ -21184,6 +21671,20 @@ impl ::core::fmt::Debug for Record<'_> {
         },
         Call::FrameBoundary => {
           if let Some(x) = self.call_as_frame_boundary() {
+            ds.field("call", &x)
+          } else {
+            ds.field("call", &"InvalidFlatbuffer: Union discriminant does not match value.")
+          }
+        },
+        Call::CmdSetPrimitiveTopology => {
+          if let Some(x) = self.call_as_cmd_set_primitive_topology() {
+            ds.field("call", &x)
+          } else {
+            ds.field("call", &"InvalidFlatbuffer: Union discriminant does not match value.")
+          }
+        },
+        Call::CmdUpdateBuffer => {
+          if let Some(x) = self.call_as_cmd_update_buffer() {
             ds.field("call", &x)
           } else {
             ds.field("call", &"InvalidFlatbuffer: Union discriminant does not match value.")
