@@ -48,6 +48,21 @@ ensure_vk_registry() {
   [ -f /usr/share/vulkan/registry/vk.xml ] || apt_install libvulkan-dev
 }
 
+# The Vulkan loader, lavapipe, vkcube, Xvfb, spirv-val and the validation layer, for
+# the capture layer's tests under real programs.
+ensure_vulkan() {
+  local need=()
+  [ -e /usr/lib/x86_64-linux-gnu/libvulkan.so.1 ] || need+=(libvulkan1)
+  [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || need+=(mesa-vulkan-drivers)
+  command -v vkcube >/dev/null || need+=(vulkan-tools)
+  command -v xvfb-run >/dev/null || need+=(xvfb xauth)
+  command -v spirv-val >/dev/null || need+=(spirv-tools)
+  [ -e /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json ] || need+=(vulkan-validationlayers)
+  command -v pkill >/dev/null || need+=(procps)
+  [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
+  ensure_vk_registry
+}
+
 # tmux, for the end-to-end test of `macroscope tui`.
 ensure_tmux() {
   command -v tmux >/dev/null || apt_install tmux

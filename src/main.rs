@@ -30,6 +30,8 @@ enum Command {
     Export(commands::analyze::ExportArgs),
     /// Browse a results file in the terminal, optionally against a baseline.
     Tui(commands::browse::Args),
+    /// Run a program under the capture layer and record its Vulkan calls into a trace.
+    Capture(commands::capture::Args),
     /// Replay a trace through the bundled NVK model and write per-draw results.
     Replay(commands::replay::Args),
     /// Write a synthetic trace shaped like real frames, for trying the tools.
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
         },
         Command::Sample(args) => commands::sample::run(&args),
         Command::Tui(args) => commands::browse::run(&args),
+        Command::Capture(args) => commands::capture::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

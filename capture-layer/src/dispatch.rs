@@ -28,6 +28,9 @@ pub struct InstanceData {
     pub next_gipa: vk::PFN_vkGetInstanceProcAddr,
     /// The next layer's instance functions.
     pub fns: ash::Instance,
+    /// The API version the program asked for (1.0 when it named none): the layer calls
+    /// nothing newer.
+    pub api_version: u32,
 }
 
 /// What the layer keeps per device.

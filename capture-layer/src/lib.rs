@@ -127,3 +127,31 @@ unsafe extern "system" fn get_device_proc_addr(
         (next, _) => next,
     }
 }
+
+/// The library's file name, as cargo builds it.
+pub const LIBRARY_FILE: &str = "libmacroscope_capture.so";
+
+/// The layer's JSON manifest for the loader, naming the library at `library`.
+pub fn manifest(library: &std::path::Path) -> String {
+    let path = library
+        .display()
+        .to_string()
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"");
+    format!(
+        r#"{{
+  "file_format_version": "1.2.0",
+  "layer": {{
+    "name": "{name}",
+    "type": "GLOBAL",
+    "library_path": "{path}",
+    "api_version": "1.3.239",
+    "implementation_version": "{version}",
+    "description": "macroscope: records Vulkan calls into a trace to replay through a model of NVK"
+  }}
+}}
+"#,
+        name = LAYER_NAME.to_string_lossy(),
+        version = env!("CARGO_PKG_VERSION").replace('.', ""),
+    )
+}

@@ -2,6 +2,7 @@
 
 pub mod analyze;
 pub mod browse;
+pub mod capture;
 pub mod dump;
 pub mod info;
 pub mod replay;

@@ -54,6 +54,12 @@ pub unsafe extern "system" fn create_instance(
             handle: instance,
             next_gipa,
             fns,
+            api_version: (*info)
+                .p_application_info
+                .as_ref()
+                .map_or(vk::API_VERSION_1_0, |a| {
+                    a.api_version.max(vk::API_VERSION_1_0)
+                }),
         },
     );
     recorder::start();
@@ -277,7 +283,8 @@ unsafe fn physical_device_info(instance: &InstanceData, pd: vk::PhysicalDevice) 
         api_version: props.api_version,
         driver_version: props.driver_version,
     });
-    if props.api_version >= vk::API_VERSION_1_2 {
+    // Properties2 with driver properties is 1.2: only where the program asked for it.
+    if props.api_version.min(instance.api_version) >= vk::API_VERSION_1_2 {
         let mut multiview = vk::PhysicalDeviceMultiviewProperties::default();
         let mut driver = vk::PhysicalDeviceDriverProperties::default();
         let mut props2 = vk::PhysicalDeviceProperties2::default()

@@ -1,0 +1,222 @@
+//! `macroscope capture`: runs a program under the capture layer and says what the
+//! trace holds when it ends.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+use std::time::SystemTime;
+
+use anyhow::Context;
+use trace_format::container::ContainerReader;
+use trace_format::Content;
+
+use super::{BadInput, FrameRange};
+
+/// Arguments of `macroscope capture`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Where the trace goes (default: ./PROGRAM-PID.mscope).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Only these frames' commands, e.g. 10-20 (objects they use are always recorded).
+    #[arg(long)]
+    frames: Option<FrameRange>,
+    /// zstd level, -7 (fastest) to 19.
+    #[arg(long)]
+    level: Option<i32>,
+    /// The layer's log: off, error, info or debug.
+    #[arg(long, default_value = "error")]
+    log: String,
+    /// Only write the layer's manifest into this folder and print how to enable the
+    /// layer by hand (for programs started some other way, such as a game launcher).
+    #[arg(long, value_name = "DIR")]
+    write_manifest: Option<PathBuf>,
+    /// The program and its arguments.
+    #[arg(last = true)]
+    program: Vec<String>,
+}
+
+/// Runs the program under the layer; the program's failure is reported, not hidden.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let library = find_library()?;
+    if let Some(dir) = &args.write_manifest {
+        let manifest = write_manifest(dir, &library)?;
+        println!("wrote {}", manifest.display());
+        println!("to capture a program started some other way, set in its environment:");
+        println!("  VK_ADD_LAYER_PATH={}", dir.display());
+        println!(
+            "  VK_INSTANCE_LAYERS={}",
+            macroscope_capture::LAYER_NAME.to_string_lossy()
+        );
+        println!("  MACROSCOPE_CAPTURE_FILE=/path/to/trace.mscope   (optional)");
+        return Ok(());
+    }
+    let Some((program, program_args)) = args.program.split_first() else {
+        return Err(BadInput(
+            "name a program to capture: macroscope capture -- PROGRAM ARGS...".into(),
+        )
+        .into());
+    };
+    let dir = std::env::temp_dir().join(format!("macroscope-layer-{}", std::process::id()));
+    write_manifest(&dir, &library)?;
+    let started = SystemTime::now();
+    let mut command = Command::new(program);
+    command.args(program_args);
+    command.env("VK_ADD_LAYER_PATH", prepend_path("VK_ADD_LAYER_PATH", &dir));
+    let layer = macroscope_capture::LAYER_NAME
+        .to_string_lossy()
+        .into_owned();
+    let layers = match std::env::var("VK_INSTANCE_LAYERS") {
+        Ok(existing) if !existing.is_empty() => format!("{existing}:{layer}"),
+        _ => layer,
+    };
+    command.env("VK_INSTANCE_LAYERS", layers);
+    command.env("MACROSCOPE_LOG", &args.log);
+    if let Some(out) = &args.output {
+        command.env("MACROSCOPE_CAPTURE_FILE", absolute(out)?);
+    }
+    if let Some(f) = args.frames {
+        let last = if f.last == u64::MAX {
+            String::new()
+        } else {
+            f.last.to_string()
+        };
+        command.env("MACROSCOPE_CAPTURE_FRAMES", format!("{}-{last}", f.first));
+    }
+    if let Some(level) = args.level {
+        command.env("MACROSCOPE_CAPTURE_LEVEL", level.to_string());
+    }
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("cannot start {program}"))?;
+    let pid = child.id();
+    let status = child.wait().context("waiting for the program")?;
+    let _ = std::fs::remove_dir_all(&dir);
+    let traces = match &args.output {
+        Some(out) => vec![out.clone()],
+        None => traces_of(pid, started),
+    };
+    if traces.iter().all(|t| !t.exists()) {
+        eprintln!(
+            "{program} {}; it wrote no trace (did it use Vulkan?)",
+            describe(status)
+        );
+    }
+    for trace in traces.iter().filter(|t| t.exists()) {
+        summarize(trace)?;
+    }
+    if !status.success() {
+        anyhow::bail!("{program} {}", describe(status));
+    }
+    Ok(())
+}
+
+/// The layer library: `MACROSCOPE_LAYER_LIBRARY`, or beside this executable.
+fn find_library() -> anyhow::Result<PathBuf> {
+    if let Some(path) = std::env::var_os("MACROSCOPE_LAYER_LIBRARY") {
+        return Ok(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe().context("finding macroscope's own path")?;
+    let beside = exe.with_file_name(macroscope_capture::LIBRARY_FILE);
+    if beside.is_file() {
+        return Ok(beside);
+    }
+    Err(BadInput(format!(
+        "the capture layer {} is not beside {}: build it with `cargo build --release -p capture-layer` (or set MACROSCOPE_LAYER_LIBRARY)",
+        macroscope_capture::LIBRARY_FILE,
+        exe.display()
+    ))
+    .into())
+}
+
+fn write_manifest(dir: &Path, library: &Path) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join("VkLayer_macroscope_capture.json");
+    let library = library
+        .canonicalize()
+        .unwrap_or_else(|_| library.to_path_buf());
+    std::fs::write(&path, macroscope_capture::manifest(&library))
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
+}
+
+fn prepend_path(var: &str, dir: &Path) -> std::ffi::OsString {
+    let mut paths = vec![dir.to_path_buf()];
+    if let Some(existing) = std::env::var_os(var) {
+        paths.extend(std::env::split_paths(&existing));
+    }
+    std::env::join_paths(paths).unwrap_or_else(|_| dir.as_os_str().to_owned())
+}
+
+fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
+    Ok(if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(path)
+    })
+}
+
+/// Traces the layer named by default for process `pid` (`*-PID.mscope` here), or
+/// failing that any trace here written since `started` (by processes it started).
+fn traces_of(pid: u32, started: SystemTime) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(".") else {
+        return Vec::new();
+    };
+    let mut found: Vec<(bool, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let fresh = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= started);
+            (name.ends_with(".mscope") && fresh)
+                .then(|| (name.ends_with(&format!("-{pid}.mscope")), e.path()))
+        })
+        .collect();
+    if found.iter().any(|(own, _)| *own) {
+        found.retain(|(own, _)| *own);
+    }
+    found.sort();
+    found.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Where the trace went, its size, frames and calls.
+fn summarize(trace: &Path) -> anyhow::Result<()> {
+    let mut reader = ContainerReader::open(trace, Content::Trace)?;
+    let index = reader.scan_index()?;
+    let calls: u64 = index.iter().map(|e| u64::from(e.record_count)).sum();
+    let frames = reader
+        .footer_frame_count()
+        .unwrap_or_else(|| trace_format::trace::frames_begun(&index));
+    let finished = if reader.index().is_some() {
+        ""
+    } else {
+        " (not finished: the program was killed; every whole chunk reads)"
+    };
+    println!(
+        "trace: {} · {} · {} frames · {} records{finished}",
+        trace.display(),
+        size(reader.file_len()),
+        frames,
+        calls
+    );
+    Ok(())
+}
+
+fn describe(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        _ => "ended".to_string(),
+    }
+}
+
+/// Bytes in the largest unit that keeps a whole number in front.
+fn size(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} B"),
+        1024..1_048_576 => format!("{:.1} KiB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+    }
+}
