@@ -48,8 +48,8 @@ ensure_vk_registry() {
   [ -f /usr/share/vulkan/registry/vk.xml ] || apt_install libvulkan-dev
 }
 
-# The Vulkan loader, lavapipe, vkcube, Xvfb, spirv-val and the validation layer, for
-# the capture layer's tests under real programs.
+# The Vulkan loader, lavapipe, vkcube, Xvfb, spirv-val, the validation layer, and
+# glxgears with Mesa's Zink, for the capture layer's tests under real programs.
 ensure_vulkan() {
   local need=()
   [ -e /usr/lib/x86_64-linux-gnu/libvulkan.so.1 ] || need+=(libvulkan1)
@@ -59,6 +59,8 @@ ensure_vulkan() {
   command -v spirv-val >/dev/null || need+=(spirv-tools)
   [ -e /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json ] || need+=(vulkan-validationlayers)
   command -v pkill >/dev/null || need+=(procps)
+  command -v glxgears >/dev/null || need+=(mesa-utils)
+  [ -e /usr/lib/x86_64-linux-gnu/dri/zink_dri.so ] || need+=(libgl1-mesa-dri)
   [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
   ensure_vk_registry
 }

@@ -290,6 +290,7 @@ fn not_needed(call: Call) -> bool {
             | Call::CmdBindIndexBuffer
             | Call::QueuePresent
             | Call::FrameBoundary
+            | Call::CmdEndConditionalRendering
     )
 }
 
@@ -420,6 +421,10 @@ impl<'o> Pass<'o> {
                     self.submit(record.envelope().seq(), &cbs, sink)?;
                 }
             }
+            Call::CmdBeginConditionalRendering => self.skip(
+                "CmdBeginConditionalRendering (not modelled: the draws it guards all run)",
+                true,
+            ),
             _ if not_needed(call) => self.skip(call.variant_name().unwrap_or("?"), false),
             _ => match commands::from_record(record) {
                 Some((cb, cmd)) => self.recording.entry(cb).or_default().push(cmd),

@@ -600,6 +600,19 @@ fn one_of_each() -> Vec<CallT> {
                 data: Some(vec![1, 2, 3, 4])
             }
         ),
+        call!(
+            CmdBeginConditionalRendering,
+            mk!(CmdBeginConditionalRenderingT {
+                command_buffer: 11,
+                buffer: 12,
+                offset: 8,
+                flags: 1
+            })
+        ),
+        call!(
+            CmdEndConditionalRendering,
+            mk!(CmdEndConditionalRenderingT { command_buffer: 11 })
+        ),
     ]
 }
 

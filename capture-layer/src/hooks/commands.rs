@@ -673,3 +673,118 @@ command_hook!(
         data: Some(slice(data as *const u8, size.min(65536) as u32).to_vec()),
     })))
 );
+
+/// `vkCmdDrawMultiEXT`: recorded as the draws it makes, one `CmdDraw` each.
+pub unsafe extern "system" fn cmd_draw_multi_ext(
+    cb: vk::CommandBuffer,
+    count: u32,
+    infos: *const vk::MultiDrawInfoEXT,
+    instance_count: u32,
+    first_instance: u32,
+    stride: u32,
+) {
+    let Some(d) = dispatch::device_of(cb) else {
+        return;
+    };
+    ext_call(&d, c"vkCmdDrawMultiEXT", |f: vk::PFN_vkCmdDrawMultiEXT| {
+        f(cb, count, infos, instance_count, first_instance, stride)
+    });
+    for i in 0..count as usize {
+        let info = &*((infos as *const u8).add(i * stride as usize) as *const vk::MultiDrawInfoEXT);
+        command(|| {
+            CallT::CmdDraw(Box::new(table!(CmdDrawT {
+                command_buffer: cb.as_raw(),
+                vertex_count: info.vertex_count,
+                instance_count,
+                first_vertex: info.first_vertex,
+                first_instance,
+            })))
+        });
+    }
+}
+
+/// `vkCmdDrawMultiIndexedEXT`: recorded as the draws it makes, one `CmdDrawIndexed` each.
+pub unsafe extern "system" fn cmd_draw_multi_indexed_ext(
+    cb: vk::CommandBuffer,
+    count: u32,
+    infos: *const vk::MultiDrawIndexedInfoEXT,
+    instance_count: u32,
+    first_instance: u32,
+    stride: u32,
+    vertex_offset: *const i32,
+) {
+    let Some(d) = dispatch::device_of(cb) else {
+        return;
+    };
+    ext_call(
+        &d,
+        c"vkCmdDrawMultiIndexedEXT",
+        |f: vk::PFN_vkCmdDrawMultiIndexedEXT| {
+            f(
+                cb,
+                count,
+                infos,
+                instance_count,
+                first_instance,
+                stride,
+                vertex_offset,
+            )
+        },
+    );
+    let shared_offset = vertex_offset.as_ref().copied();
+    for i in 0..count as usize {
+        let info =
+            &*((infos as *const u8).add(i * stride as usize) as *const vk::MultiDrawIndexedInfoEXT);
+        command(|| {
+            CallT::CmdDrawIndexed(Box::new(table!(CmdDrawIndexedT {
+                command_buffer: cb.as_raw(),
+                index_count: info.index_count,
+                instance_count,
+                first_index: info.first_index,
+                vertex_offset: shared_offset.unwrap_or(info.vertex_offset),
+                first_instance,
+            })))
+        });
+    }
+}
+
+/// `vkCmdBeginConditionalRenderingEXT`.
+pub unsafe extern "system" fn cmd_begin_conditional_rendering_ext(
+    cb: vk::CommandBuffer,
+    info: *const vk::ConditionalRenderingBeginInfoEXT,
+) {
+    let Some(d) = dispatch::device_of(cb) else {
+        return;
+    };
+    ext_call(
+        &d,
+        c"vkCmdBeginConditionalRenderingEXT",
+        |f: vk::PFN_vkCmdBeginConditionalRenderingEXT| f(cb, info),
+    );
+    let i = &*info;
+    command(|| {
+        CallT::CmdBeginConditionalRendering(Box::new(table!(CmdBeginConditionalRenderingT {
+            command_buffer: cb.as_raw(),
+            buffer: i.buffer.as_raw(),
+            offset: i.offset,
+            flags: i.flags.as_raw(),
+        })))
+    });
+}
+
+/// `vkCmdEndConditionalRenderingEXT`.
+pub unsafe extern "system" fn cmd_end_conditional_rendering_ext(cb: vk::CommandBuffer) {
+    let Some(d) = dispatch::device_of(cb) else {
+        return;
+    };
+    ext_call(
+        &d,
+        c"vkCmdEndConditionalRenderingEXT",
+        |f: vk::PFN_vkCmdEndConditionalRenderingEXT| f(cb),
+    );
+    command(|| {
+        CallT::CmdEndConditionalRendering(Box::new(table!(CmdEndConditionalRenderingT {
+            command_buffer: cb.as_raw(),
+        })))
+    });
+}

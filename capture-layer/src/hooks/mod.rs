@@ -466,6 +466,26 @@ pub static DEVICE_HOOKS: &[Hook] = &[
         commands::cmd_update_buffer,
         vk::PFN_vkCmdUpdateBuffer
     ),
+    hook!(
+        c"vkCmdDrawMultiEXT",
+        commands::cmd_draw_multi_ext,
+        vk::PFN_vkCmdDrawMultiEXT
+    ),
+    hook!(
+        c"vkCmdDrawMultiIndexedEXT",
+        commands::cmd_draw_multi_indexed_ext,
+        vk::PFN_vkCmdDrawMultiIndexedEXT
+    ),
+    hook!(
+        c"vkCmdBeginConditionalRenderingEXT",
+        commands::cmd_begin_conditional_rendering_ext,
+        vk::PFN_vkCmdBeginConditionalRenderingEXT
+    ),
+    hook!(
+        c"vkCmdEndConditionalRenderingEXT",
+        commands::cmd_end_conditional_rendering_ext,
+        vk::PFN_vkCmdEndConditionalRenderingEXT
+    ),
     hook!(c"vkQueueSubmit", queue::queue_submit, vk::PFN_vkQueueSubmit),
     hook!(
         c"vkQueueSubmit2",
@@ -512,6 +532,10 @@ pub const EXTENSION_FUNCTIONS: &[&CStr] = &[
     c"vkCmdWriteTimestamp2KHR",
     c"vkCmdSetPrimitiveTopology",
     c"vkCmdSetPrimitiveTopologyEXT",
+    c"vkCmdDrawMultiEXT",
+    c"vkCmdDrawMultiIndexedEXT",
+    c"vkCmdBeginConditionalRenderingEXT",
+    c"vkCmdEndConditionalRenderingEXT",
 ];
 
 /// The hook named `name`, among `hooks`.

@@ -22,10 +22,10 @@ pub mod trace {
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_CALL: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_CALL: u8 = 57;
+pub const ENUM_MAX_CALL: u8 = 59;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_CALL: [Call; 58] = [
+pub const ENUM_VALUES_CALL: [Call; 60] = [
   Call::NONE,
   Call::CreateInstance,
   Call::DestroyInstance,
@@ -84,6 +84,8 @@ pub const ENUM_VALUES_CALL: [Call; 58] = [
   Call::FrameBoundary,
   Call::CmdSetPrimitiveTopology,
   Call::CmdUpdateBuffer,
+  Call::CmdBeginConditionalRendering,
+  Call::CmdEndConditionalRendering,
 ];
 
 /// Every call a trace can hold. Append only: ids are the file format.
@@ -150,9 +152,11 @@ impl Call {
   pub const FrameBoundary: Self = Self(55);
   pub const CmdSetPrimitiveTopology: Self = Self(56);
   pub const CmdUpdateBuffer: Self = Self(57);
+  pub const CmdBeginConditionalRendering: Self = Self(58);
+  pub const CmdEndConditionalRendering: Self = Self(59);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 57;
+  pub const ENUM_MAX: u8 = 59;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::NONE,
     Self::CreateInstance,
@@ -212,6 +216,8 @@ impl Call {
     Self::FrameBoundary,
     Self::CmdSetPrimitiveTopology,
     Self::CmdUpdateBuffer,
+    Self::CmdBeginConditionalRendering,
+    Self::CmdEndConditionalRendering,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -274,6 +280,8 @@ impl Call {
       Self::FrameBoundary => Some("FrameBoundary"),
       Self::CmdSetPrimitiveTopology => Some("CmdSetPrimitiveTopology"),
       Self::CmdUpdateBuffer => Some("CmdUpdateBuffer"),
+      Self::CmdBeginConditionalRendering => Some("CmdBeginConditionalRendering"),
+      Self::CmdEndConditionalRendering => Some("CmdEndConditionalRendering"),
       _ => None,
     }
   }
@@ -420,6 +428,8 @@ pub enum CallT {
   FrameBoundary(alloc::boxed::Box<FrameBoundaryT>),
   CmdSetPrimitiveTopology(alloc::boxed::Box<CmdSetPrimitiveTopologyT>),
   CmdUpdateBuffer(alloc::boxed::Box<CmdUpdateBufferT>),
+  CmdBeginConditionalRendering(alloc::boxed::Box<CmdBeginConditionalRenderingT>),
+  CmdEndConditionalRendering(alloc::boxed::Box<CmdEndConditionalRenderingT>),
 }
 impl Default for CallT {
   fn default() -> Self {
@@ -487,6 +497,8 @@ impl CallT {
       Self::FrameBoundary(_) => Call::FrameBoundary,
       Self::CmdSetPrimitiveTopology(_) => Call::CmdSetPrimitiveTopology,
       Self::CmdUpdateBuffer(_) => Call::CmdUpdateBuffer,
+      Self::CmdBeginConditionalRendering(_) => Call::CmdBeginConditionalRendering,
+      Self::CmdEndConditionalRendering(_) => Call::CmdEndConditionalRendering,
     }
   }
   pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(&self, fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>) -> Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>> {
@@ -549,6 +561,8 @@ impl CallT {
       Self::FrameBoundary(v) => Some(v.pack(fbb).as_union_value()),
       Self::CmdSetPrimitiveTopology(v) => Some(v.pack(fbb).as_union_value()),
       Self::CmdUpdateBuffer(v) => Some(v.pack(fbb).as_union_value()),
+      Self::CmdBeginConditionalRendering(v) => Some(v.pack(fbb).as_union_value()),
+      Self::CmdEndConditionalRendering(v) => Some(v.pack(fbb).as_union_value()),
     }
   }
   /// If the union variant matches, return the owned CreateInstanceT, setting the union to NONE.
@@ -1747,6 +1761,48 @@ impl CallT {
   /// If the union variant matches, return a mutable reference to the CmdUpdateBufferT.
   pub fn as_cmd_update_buffer_mut(&mut self) -> Option<&mut CmdUpdateBufferT> {
     if let Self::CmdUpdateBuffer(v) = self { Some(v.as_mut()) } else { None }
+  }
+  /// If the union variant matches, return the owned CmdBeginConditionalRenderingT, setting the union to NONE.
+  pub fn take_cmd_begin_conditional_rendering(&mut self) -> Option<alloc::boxed::Box<CmdBeginConditionalRenderingT>> {
+    if let Self::CmdBeginConditionalRendering(_) = self {
+      let v = ::core::mem::replace(self, Self::NONE);
+      if let Self::CmdBeginConditionalRendering(w) = v {
+        Some(w)
+      } else {
+        unreachable!()
+      }
+    } else {
+      None
+    }
+  }
+  /// If the union variant matches, return a reference to the CmdBeginConditionalRenderingT.
+  pub fn as_cmd_begin_conditional_rendering(&self) -> Option<&CmdBeginConditionalRenderingT> {
+    if let Self::CmdBeginConditionalRendering(v) = self { Some(v.as_ref()) } else { None }
+  }
+  /// If the union variant matches, return a mutable reference to the CmdBeginConditionalRenderingT.
+  pub fn as_cmd_begin_conditional_rendering_mut(&mut self) -> Option<&mut CmdBeginConditionalRenderingT> {
+    if let Self::CmdBeginConditionalRendering(v) = self { Some(v.as_mut()) } else { None }
+  }
+  /// If the union variant matches, return the owned CmdEndConditionalRenderingT, setting the union to NONE.
+  pub fn take_cmd_end_conditional_rendering(&mut self) -> Option<alloc::boxed::Box<CmdEndConditionalRenderingT>> {
+    if let Self::CmdEndConditionalRendering(_) = self {
+      let v = ::core::mem::replace(self, Self::NONE);
+      if let Self::CmdEndConditionalRendering(w) = v {
+        Some(w)
+      } else {
+        unreachable!()
+      }
+    } else {
+      None
+    }
+  }
+  /// If the union variant matches, return a reference to the CmdEndConditionalRenderingT.
+  pub fn as_cmd_end_conditional_rendering(&self) -> Option<&CmdEndConditionalRenderingT> {
+    if let Self::CmdEndConditionalRendering(v) = self { Some(v.as_ref()) } else { None }
+  }
+  /// If the union variant matches, return a mutable reference to the CmdEndConditionalRenderingT.
+  pub fn as_cmd_end_conditional_rendering_mut(&mut self) -> Option<&mut CmdEndConditionalRenderingT> {
+    if let Self::CmdEndConditionalRendering(v) = self { Some(v.as_mut()) } else { None }
   }
 }
 // struct Extent2D, aligned to 4
@@ -19648,6 +19704,353 @@ impl CmdUpdateBufferT {
     })
   }
 }
+pub enum CmdBeginConditionalRenderingOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// `vkCmdBeginConditionalRenderingEXT`: draws up to the matching end run only where the
+/// 32-bit value at `buffer` + `offset` is non-zero (zero with the inverted flag).
+pub struct CmdBeginConditionalRendering<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for CmdBeginConditionalRendering<'a> {
+  type Inner = CmdBeginConditionalRendering<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> CmdBeginConditionalRendering<'a> {
+  pub const VT_COMMAND_BUFFER: ::flatbuffers::VOffsetT = 4;
+  pub const VT_BUFFER: ::flatbuffers::VOffsetT = 6;
+  pub const VT_OFFSET: ::flatbuffers::VOffsetT = 8;
+  pub const VT_FLAGS: ::flatbuffers::VOffsetT = 10;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    CmdBeginConditionalRendering { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args CmdBeginConditionalRenderingArgs
+  ) -> ::flatbuffers::WIPOffset<CmdBeginConditionalRendering<'bldr>> {
+    let mut builder = CmdBeginConditionalRenderingBuilder::new(_fbb);
+    builder.add_offset(args.offset);
+    builder.add_buffer(args.buffer);
+    builder.add_command_buffer(args.command_buffer);
+    builder.add_flags(args.flags);
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> CmdBeginConditionalRenderingT {
+    let command_buffer = self.command_buffer();
+    let buffer = self.buffer();
+    let offset = self.offset();
+    let flags = self.flags();
+    CmdBeginConditionalRenderingT {
+      command_buffer,
+      buffer,
+      offset,
+      flags,
+    }
+  }
+
+  #[inline]
+  pub fn command_buffer(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(CmdBeginConditionalRendering::VT_COMMAND_BUFFER, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn buffer(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(CmdBeginConditionalRendering::VT_BUFFER, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn offset(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(CmdBeginConditionalRendering::VT_OFFSET, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn flags(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(CmdBeginConditionalRendering::VT_FLAGS, Some(0)).unwrap()}
+  }
+}
+
+impl ::flatbuffers::Verifiable for CmdBeginConditionalRendering<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<u64>("command_buffer", Self::VT_COMMAND_BUFFER, false)?
+     .visit_field::<u64>("buffer", Self::VT_BUFFER, false)?
+     .visit_field::<u64>("offset", Self::VT_OFFSET, false)?
+     .visit_field::<u32>("flags", Self::VT_FLAGS, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct CmdBeginConditionalRenderingArgs {
+    pub command_buffer: u64,
+    pub buffer: u64,
+    pub offset: u64,
+    pub flags: u32,
+}
+impl<'a> Default for CmdBeginConditionalRenderingArgs {
+  #[inline]
+  fn default() -> Self {
+    CmdBeginConditionalRenderingArgs {
+      command_buffer: 0,
+      buffer: 0,
+      offset: 0,
+      flags: 0,
+    }
+  }
+}
+
+impl Serialize for CmdBeginConditionalRendering<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("CmdBeginConditionalRendering", 4)?;
+      s.serialize_field("command_buffer", &self.command_buffer())?;
+      s.serialize_field("buffer", &self.buffer())?;
+      s.serialize_field("offset", &self.offset())?;
+      s.serialize_field("flags", &self.flags())?;
+    s.end()
+  }
+}
+
+pub struct CmdBeginConditionalRenderingBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CmdBeginConditionalRenderingBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_command_buffer(&mut self, command_buffer: u64) {
+    self.fbb_.push_slot::<u64>(CmdBeginConditionalRendering::VT_COMMAND_BUFFER, command_buffer, 0);
+  }
+  #[inline]
+  pub fn add_buffer(&mut self, buffer: u64) {
+    self.fbb_.push_slot::<u64>(CmdBeginConditionalRendering::VT_BUFFER, buffer, 0);
+  }
+  #[inline]
+  pub fn add_offset(&mut self, offset: u64) {
+    self.fbb_.push_slot::<u64>(CmdBeginConditionalRendering::VT_OFFSET, offset, 0);
+  }
+  #[inline]
+  pub fn add_flags(&mut self, flags: u32) {
+    self.fbb_.push_slot::<u32>(CmdBeginConditionalRendering::VT_FLAGS, flags, 0);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CmdBeginConditionalRenderingBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    CmdBeginConditionalRenderingBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<CmdBeginConditionalRendering<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for CmdBeginConditionalRendering<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("CmdBeginConditionalRendering");
+      ds.field("command_buffer", &self.command_buffer());
+      ds.field("buffer", &self.buffer());
+      ds.field("offset", &self.offset());
+      ds.field("flags", &self.flags());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct CmdBeginConditionalRenderingT {
+  pub command_buffer: u64,
+  pub buffer: u64,
+  pub offset: u64,
+  pub flags: u32,
+}
+impl Default for CmdBeginConditionalRenderingT {
+  fn default() -> Self {
+    Self {
+      command_buffer: 0,
+      buffer: 0,
+      offset: 0,
+      flags: 0,
+    }
+  }
+}
+impl CmdBeginConditionalRenderingT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<CmdBeginConditionalRendering<'b>> {
+    let command_buffer = self.command_buffer;
+    let buffer = self.buffer;
+    let offset = self.offset;
+    let flags = self.flags;
+    CmdBeginConditionalRendering::create(_fbb, &CmdBeginConditionalRenderingArgs{
+      command_buffer,
+      buffer,
+      offset,
+      flags,
+    })
+  }
+}
+pub enum CmdEndConditionalRenderingOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// `vkCmdEndConditionalRenderingEXT`.
+pub struct CmdEndConditionalRendering<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for CmdEndConditionalRendering<'a> {
+  type Inner = CmdEndConditionalRendering<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> CmdEndConditionalRendering<'a> {
+  pub const VT_COMMAND_BUFFER: ::flatbuffers::VOffsetT = 4;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    CmdEndConditionalRendering { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args CmdEndConditionalRenderingArgs
+  ) -> ::flatbuffers::WIPOffset<CmdEndConditionalRendering<'bldr>> {
+    let mut builder = CmdEndConditionalRenderingBuilder::new(_fbb);
+    builder.add_command_buffer(args.command_buffer);
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> CmdEndConditionalRenderingT {
+    let command_buffer = self.command_buffer();
+    CmdEndConditionalRenderingT {
+      command_buffer,
+    }
+  }
+
+  #[inline]
+  pub fn command_buffer(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(CmdEndConditionalRendering::VT_COMMAND_BUFFER, Some(0)).unwrap()}
+  }
+}
+
+impl ::flatbuffers::Verifiable for CmdEndConditionalRendering<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<u64>("command_buffer", Self::VT_COMMAND_BUFFER, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct CmdEndConditionalRenderingArgs {
+    pub command_buffer: u64,
+}
+impl<'a> Default for CmdEndConditionalRenderingArgs {
+  #[inline]
+  fn default() -> Self {
+    CmdEndConditionalRenderingArgs {
+      command_buffer: 0,
+    }
+  }
+}
+
+impl Serialize for CmdEndConditionalRendering<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("CmdEndConditionalRendering", 1)?;
+      s.serialize_field("command_buffer", &self.command_buffer())?;
+    s.end()
+  }
+}
+
+pub struct CmdEndConditionalRenderingBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CmdEndConditionalRenderingBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_command_buffer(&mut self, command_buffer: u64) {
+    self.fbb_.push_slot::<u64>(CmdEndConditionalRendering::VT_COMMAND_BUFFER, command_buffer, 0);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CmdEndConditionalRenderingBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    CmdEndConditionalRenderingBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<CmdEndConditionalRendering<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for CmdEndConditionalRendering<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("CmdEndConditionalRendering");
+      ds.field("command_buffer", &self.command_buffer());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct CmdEndConditionalRenderingT {
+  pub command_buffer: u64,
+}
+impl Default for CmdEndConditionalRenderingT {
+  fn default() -> Self {
+    Self {
+      command_buffer: 0,
+    }
+  }
+}
+impl CmdEndConditionalRenderingT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<CmdEndConditionalRendering<'b>> {
+    let command_buffer = self.command_buffer;
+    CmdEndConditionalRendering::create(_fbb, &CmdEndConditionalRenderingArgs{
+      command_buffer,
+    })
+  }
+}
 pub enum RecordOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
@@ -19974,6 +20377,16 @@ impl<'a> Record<'a> {
       Call::CmdUpdateBuffer => CallT::CmdUpdateBuffer(alloc::boxed::Box::new(
         self.call_as_cmd_update_buffer()
             .expect("Invalid union table, expected `Call::CmdUpdateBuffer`.")
+            .unpack()
+      )),
+      Call::CmdBeginConditionalRendering => CallT::CmdBeginConditionalRendering(alloc::boxed::Box::new(
+        self.call_as_cmd_begin_conditional_rendering()
+            .expect("Invalid union table, expected `Call::CmdBeginConditionalRendering`.")
+            .unpack()
+      )),
+      Call::CmdEndConditionalRendering => CallT::CmdEndConditionalRendering(alloc::boxed::Box::new(
+        self.call_as_cmd_end_conditional_rendering()
+            .expect("Invalid union table, expected `Call::CmdEndConditionalRendering`.")
             .unpack()
       )),
       _ => CallT::NONE,
@@ -20860,6 +21273,36 @@ impl<'a> Record<'a> {
     }
   }
 
+  #[inline]
+  #[allow(non_snake_case)]
+  pub fn call_as_cmd_begin_conditional_rendering(&self) -> Option<CmdBeginConditionalRendering<'a>> {
+    if self.call_type() == Call::CmdBeginConditionalRendering {
+      self.call().map(|t| {
+       // Safety:
+       // Created from a valid Table for this object
+       // Which contains a valid union in this slot
+       unsafe { CmdBeginConditionalRendering::init_from_table(t) }
+     })
+    } else {
+      None
+    }
+  }
+
+  #[inline]
+  #[allow(non_snake_case)]
+  pub fn call_as_cmd_end_conditional_rendering(&self) -> Option<CmdEndConditionalRendering<'a>> {
+    if self.call_type() == Call::CmdEndConditionalRendering {
+      self.call().map(|t| {
+       // Safety:
+       // Created from a valid Table for this object
+       // Which contains a valid union in this slot
+       unsafe { CmdEndConditionalRendering::init_from_table(t) }
+     })
+    } else {
+      None
+    }
+  }
+
 }
 
 impl ::flatbuffers::Verifiable for Record<'_> {
@@ -20928,6 +21371,8 @@ impl ::flatbuffers::Verifiable for Record<'_> {
           Call::FrameBoundary => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<FrameBoundary>>("Call::FrameBoundary", pos),
           Call::CmdSetPrimitiveTopology => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CmdSetPrimitiveTopology>>("Call::CmdSetPrimitiveTopology", pos),
           Call::CmdUpdateBuffer => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CmdUpdateBuffer>>("Call::CmdUpdateBuffer", pos),
+          Call::CmdBeginConditionalRendering => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CmdBeginConditionalRendering>>("Call::CmdBeginConditionalRendering", pos),
+          Call::CmdEndConditionalRendering => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CmdEndConditionalRendering>>("Call::CmdEndConditionalRendering", pos),
           _ => Ok(()),
         }
      })?
@@ -21244,6 +21689,16 @@ impl Serialize for Record<'_> {
           Call::CmdUpdateBuffer => {
             let f = self.call_as_cmd_update_buffer()
               .expect("Invalid union table, expected `Call::CmdUpdateBuffer`.");
+            s.serialize_field("call", &f)?;
+          }
+          Call::CmdBeginConditionalRendering => {
+            let f = self.call_as_cmd_begin_conditional_rendering()
+              .expect("Invalid union table, expected `Call::CmdBeginConditionalRendering`.");
+            s.serialize_field("call", &f)?;
+          }
+          Call::CmdEndConditionalRendering => {
+            let f = self.call_as_cmd_end_conditional_rendering()
+              .expect("Invalid union table, expected `Call::CmdEndConditionalRendering`.");
             s.serialize_field("call", &f)?;
           }
         _ => unimplemented!(),
@@ -21685,6 +22140,20 @@ impl ::core::fmt::Debug for Record<'_> {
         },
         Call::CmdUpdateBuffer => {
           if let Some(x) = self.call_as_cmd_update_buffer() {
+            ds.field("call", &x)
+          } else {
+            ds.field("call", &"InvalidFlatbuffer: Union discriminant does not match value.")
+          }
+        },
+        Call::CmdBeginConditionalRendering => {
+          if let Some(x) = self.call_as_cmd_begin_conditional_rendering() {
+            ds.field("call", &x)
+          } else {
+            ds.field("call", &"InvalidFlatbuffer: Union discriminant does not match value.")
+          }
+        },
+        Call::CmdEndConditionalRendering => {
+          if let Some(x) = self.call_as_cmd_end_conditional_rendering() {
             ds.field("call", &x)
           } else {
             ds.field("call", &"InvalidFlatbuffer: Union discriminant does not match value.")
