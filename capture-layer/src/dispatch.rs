@@ -45,6 +45,8 @@ pub struct DeviceData {
     pub ext: HashMap<&'static CStr, vk::PFN_vkVoidFunction>,
     /// Host-mapped memory and its shadow copies.
     pub mapped: std::sync::Mutex<MappedMemory>,
+    /// Whether the layer provides `VK_EXT_frame_boundary` (the driver lacks it).
+    pub emulates_frame_boundary: bool,
 }
 
 impl DeviceData {

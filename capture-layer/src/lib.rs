@@ -18,6 +18,7 @@
 pub mod dispatch;
 pub mod extensions;
 pub mod ffi;
+pub mod frame_boundary;
 pub mod generated;
 pub mod hooks;
 pub mod memory;

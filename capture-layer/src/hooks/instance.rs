@@ -15,7 +15,7 @@ use crate::ffi::{
 };
 use crate::recorder::{self, record, Scope};
 use crate::settings::LogLevel;
-use crate::{extensions, LAYER_NAME};
+use crate::{extensions, frame_boundary, LAYER_NAME};
 
 /// `vkCreateInstance`: calls down the chain, keeps the next layer's functions, and
 /// starts the trace.
@@ -120,8 +120,8 @@ pub unsafe extern "system" fn enumerate_device_extension_properties(
     properties: *mut vk::ExtensionProperties,
 ) -> vk::Result {
     if !layer_name.is_null() && CStr::from_ptr(layer_name) == LAYER_NAME {
-        *count = 0;
-        return vk::Result::SUCCESS;
+        // The one device extension the layer itself provides.
+        return copy_out(&[frame_boundary::properties()], count, properties);
     }
     let Some(data) = dispatch::instance_of(physical_device) else {
         return vk::Result::ERROR_INITIALIZATION_FAILED;
@@ -138,7 +138,10 @@ pub unsafe extern "system" fn enumerate_device_extension_properties(
         return r;
     }
     all.truncate(n as usize);
-    let kept: Vec<vk::ExtensionProperties> = all
+    let driver_has_frame_boundary = all
+        .iter()
+        .any(|e| e.extension_name_as_c_str() == Ok(frame_boundary::NAME));
+    let mut kept: Vec<vk::ExtensionProperties> = all
         .into_iter()
         .filter(|e| {
             let name = e
@@ -154,14 +157,26 @@ pub unsafe extern "system" fn enumerate_device_extension_properties(
             keep
         })
         .collect();
+    if layer_name.is_null() && !driver_has_frame_boundary {
+        kept.push(frame_boundary::properties());
+    }
+    copy_out(&kept, count, properties)
+}
+
+/// The two-call idiom: the count, or as many as fit and `VK_INCOMPLETE` if not all.
+unsafe fn copy_out(
+    list: &[vk::ExtensionProperties],
+    count: *mut u32,
+    properties: *mut vk::ExtensionProperties,
+) -> vk::Result {
     if properties.is_null() {
-        *count = kept.len() as u32;
+        *count = list.len() as u32;
         return vk::Result::SUCCESS;
     }
-    let n = (*count as usize).min(kept.len());
-    std::ptr::copy_nonoverlapping(kept.as_ptr(), properties, n);
+    let n = (*count as usize).min(list.len());
+    std::ptr::copy_nonoverlapping(list.as_ptr(), properties, n);
     *count = n as u32;
-    if n < kept.len() {
+    if n < list.len() {
         vk::Result::INCOMPLETE
     } else {
         vk::Result::SUCCESS
@@ -192,7 +207,25 @@ pub unsafe extern "system" fn create_device(
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let create: vk::PFN_vkCreateDevice = std::mem::transmute(create);
-    let result = create(physical_device, info, allocator, out);
+    // VK_EXT_frame_boundary, where the layer provides it, is not the driver's to see.
+    let requested = slice(
+        (*info).pp_enabled_extension_names,
+        (*info).enabled_extension_count,
+    );
+    let wants_boundary = requested
+        .iter()
+        .any(|n| !n.is_null() && CStr::from_ptr(*n) == frame_boundary::NAME);
+    let emulates_frame_boundary =
+        wants_boundary && !driver_has(&instance, physical_device, frame_boundary::NAME);
+    let passed: Vec<*const c_char> = requested
+        .iter()
+        .copied()
+        .filter(|n| !(emulates_frame_boundary && CStr::from_ptr(*n) == frame_boundary::NAME))
+        .collect();
+    let mut down = *info;
+    down.enabled_extension_count = passed.len() as u32;
+    down.pp_enabled_extension_names = passed.as_ptr();
+    let result = create(physical_device, &down, allocator, out);
     if result != vk::Result::SUCCESS {
         return result;
     }
@@ -210,6 +243,7 @@ pub unsafe extern "system" fn create_device(
             fns,
             ext,
             mapped: Default::default(),
+            emulates_frame_boundary,
         },
     );
     record(Scope::Setup, 0, || {
@@ -240,6 +274,20 @@ pub unsafe extern "system" fn create_device(
         }))))
     });
     result
+}
+
+/// Whether the driver (below the layer) offers device extension `name`.
+unsafe fn driver_has(instance: &InstanceData, pd: vk::PhysicalDevice, name: &CStr) -> bool {
+    let enumerate = instance.fns.fp_v1_0().enumerate_device_extension_properties;
+    let mut n = 0;
+    if enumerate(pd, std::ptr::null(), &mut n, std::ptr::null_mut()) != vk::Result::SUCCESS {
+        return false;
+    }
+    let mut all = vec![vk::ExtensionProperties::default(); n as usize];
+    let _ = enumerate(pd, std::ptr::null(), &mut n, all.as_mut_ptr());
+    all.iter()
+        .take(n as usize)
+        .any(|e| e.extension_name_as_c_str() == Ok(name))
 }
 
 /// The multiview features the device was created with, from either structure that

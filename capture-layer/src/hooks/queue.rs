@@ -7,8 +7,8 @@ use trace_format::generated::trace::*;
 
 use super::objects::record_all_changes;
 use super::util::{handles, slice};
-use crate::dispatch;
 use crate::recorder::{self, record, Scope};
+use crate::{dispatch, frame_boundary};
 
 /// `vkQueueSubmit`.
 pub unsafe extern "system" fn queue_submit(
@@ -47,7 +47,21 @@ pub unsafe extern "system" fn queue_submit(
             fence: fence.as_raw(),
         }))))
     });
-    (d.fns.fp_v1_0().queue_submit)(queue, count, submits, fence)
+    // Frame-boundary markers: noted, and taken off where the layer provides them.
+    let mut ends_frame = false;
+    let mut down: Vec<vk::SubmitInfo> = slice(submits, count).to_vec();
+    for s in &mut down {
+        let (ends, rest) = frame_boundary::find(s.p_next);
+        ends_frame |= ends;
+        if d.emulates_frame_boundary {
+            s.p_next = rest;
+        }
+    }
+    let r = (d.fns.fp_v1_0().queue_submit)(queue, count, down.as_ptr(), fence);
+    if ends_frame {
+        recorder::end_frame();
+    }
+    r
 }
 
 unsafe fn submit2(queue: vk::Queue, count: u32, submits: *const vk::SubmitInfo2, fence: vk::Fence) {
@@ -102,7 +116,20 @@ macro_rules! submit2_hooks {
             };
             record_all_changes(&d);
             submit2(queue, count, submits, fence);
-            next(queue, count, submits, fence)
+            let mut ends_frame = false;
+            let mut down: Vec<vk::SubmitInfo2> = slice(submits, count).to_vec();
+            for s in &mut down {
+                let (ends, rest) = frame_boundary::find(s.p_next);
+                ends_frame |= ends;
+                if d.emulates_frame_boundary {
+                    s.p_next = rest;
+                }
+            }
+            let r = next(queue, count, down.as_ptr(), fence);
+            if ends_frame {
+                recorder::end_frame();
+            }
+            r
         }
     )*};
 }

@@ -1,0 +1,591 @@
+//! The Vulkan a scene needs: an instance and device, an offscreen colour target with
+//! four layers (one per view), host-visible buffers, shader modules, pipelines, and
+//! submitting a frame.
+
+use std::ffi::CStr;
+
+use ash::vk;
+
+/// `VK_EXT_frame_boundary`: where a driver or a capture layer offers it, each frame's
+/// last submit carries a `VkFrameBoundaryEXT`, so a capture knows where frames end
+/// without a swapchain.
+const FRAME_BOUNDARY: &CStr = c"VK_EXT_frame_boundary";
+
+/// Side of the square colour target.
+pub const SIZE: u32 = 64;
+/// Layers of the colour target: views 0 to 3.
+pub const LAYERS: u32 = 4;
+
+/// Why a scene could not run.
+pub type Error = Box<dyn std::error::Error>;
+
+/// A device and what every scene renders with.
+pub struct Gpu {
+    _entry: ash::Entry,
+    pub instance: ash::Instance,
+    pub device: ash::Device,
+    pub queue: vk::Queue,
+    pub pool: vk::CommandPool,
+    memory_props: vk::PhysicalDeviceMemoryProperties,
+    /// Whether frames are marked with `VK_EXT_frame_boundary`.
+    pub frame_boundary: bool,
+    /// Nanoseconds per timestamp tick.
+    pub timestamp_period: f32,
+    pub color: vk::Image,
+    pub color_view: vk::ImageView,
+    /// Every object to destroy, in reverse order of making.
+    garbage: Vec<Garbage>,
+}
+
+enum Garbage {
+    Buffer(vk::Buffer),
+    Memory(vk::DeviceMemory),
+    Image(vk::Image),
+    View(vk::ImageView),
+    Module(vk::ShaderModule),
+    Pipeline(vk::Pipeline),
+    Layout(vk::PipelineLayout),
+    SetLayout(vk::DescriptorSetLayout),
+    DescriptorPool(vk::DescriptorPool),
+    RenderPass(vk::RenderPass),
+    Framebuffer(vk::Framebuffer),
+    QueryPool(vk::QueryPool),
+}
+
+/// A host-visible buffer, mapped.
+pub struct Buffer {
+    pub buffer: vk::Buffer,
+    pub mapped: *mut u8,
+    pub size: u64,
+}
+
+impl Gpu {
+    /// An instance, the first device with a graphics queue, and the colour target.
+    pub fn new(name: &CStr) -> Result<Gpu, Error> {
+        // SAFETY: loading the system Vulkan loader, as every Vulkan program does.
+        let entry = unsafe { ash::Entry::load()? };
+        let app = vk::ApplicationInfo::default()
+            .application_name(name)
+            .engine_name(c"macroscope-scenes")
+            .api_version(vk::API_VERSION_1_3);
+        let instance = unsafe {
+            entry.create_instance(
+                &vk::InstanceCreateInfo::default().application_info(&app),
+                None,
+            )?
+        };
+        let physical = unsafe { instance.enumerate_physical_devices()? }
+            .into_iter()
+            .next()
+            .ok_or("no Vulkan device")?;
+        let family = unsafe { instance.get_physical_device_queue_family_properties(physical) }
+            .iter()
+            .position(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS))
+            .ok_or("no graphics queue")? as u32;
+        let extensions = unsafe { instance.enumerate_device_extension_properties(physical)? };
+        let frame_boundary = extensions
+            .iter()
+            .any(|e| e.extension_name_as_c_str() == Ok(FRAME_BOUNDARY));
+        let mut enabled = Vec::new();
+        if frame_boundary {
+            enabled.push(FRAME_BOUNDARY.as_ptr());
+        }
+        let features = vk::PhysicalDeviceFeatures::default()
+            .tessellation_shader(true)
+            .geometry_shader(true)
+            .multi_draw_indirect(true);
+        let mut v11 = vk::PhysicalDeviceVulkan11Features::default()
+            .multiview(true)
+            .multiview_geometry_shader(true)
+            .multiview_tessellation_shader(true);
+        let mut v12 = vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(true);
+        let priorities = [1.0];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(family)
+            .queue_priorities(&priorities)];
+        let info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .enabled_extension_names(&enabled)
+            .enabled_features(&features)
+            .push_next(&mut v11)
+            .push_next(&mut v12);
+        let device = unsafe { instance.create_device(physical, &info, None)? };
+        let queue = unsafe { device.get_device_queue(family, 0) };
+        let pool = unsafe {
+            device.create_command_pool(
+                &vk::CommandPoolCreateInfo::default()
+                    .queue_family_index(family)
+                    .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+                None,
+            )?
+        };
+        let props = unsafe { instance.get_physical_device_properties(physical) };
+        let memory_props = unsafe { instance.get_physical_device_memory_properties(physical) };
+        let mut gpu = Gpu {
+            _entry: entry,
+            instance,
+            device,
+            queue,
+            pool,
+            memory_props,
+            frame_boundary,
+            timestamp_period: props.limits.timestamp_period,
+            color: vk::Image::null(),
+            color_view: vk::ImageView::null(),
+            garbage: Vec::new(),
+        };
+        gpu.make_color_target()?;
+        Ok(gpu)
+    }
+
+    fn memory_type(&self, bits: u32, flags: vk::MemoryPropertyFlags) -> Result<u32, Error> {
+        (0..self.memory_props.memory_type_count)
+            .find(|&i| {
+                bits & (1 << i) != 0
+                    && self.memory_props.memory_types[i as usize]
+                        .property_flags
+                        .contains(flags)
+            })
+            .ok_or_else(|| "no suitable memory type".into())
+    }
+
+    fn make_color_target(&mut self) -> Result<(), Error> {
+        let d = &self.device;
+        let image = unsafe {
+            d.create_image(
+                &vk::ImageCreateInfo::default()
+                    .image_type(vk::ImageType::TYPE_2D)
+                    .format(vk::Format::R8G8B8A8_UNORM)
+                    .extent(vk::Extent3D {
+                        width: SIZE,
+                        height: SIZE,
+                        depth: 1,
+                    })
+                    .mip_levels(1)
+                    .array_layers(LAYERS)
+                    .samples(vk::SampleCountFlags::TYPE_1)
+                    .usage(vk::ImageUsageFlags::COLOR_ATTACHMENT),
+                None,
+            )?
+        };
+        let req = unsafe { d.get_image_memory_requirements(image) };
+        let memory = unsafe {
+            d.allocate_memory(
+                &vk::MemoryAllocateInfo::default()
+                    .allocation_size(req.size)
+                    .memory_type_index(
+                        self.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty())?,
+                    ),
+                None,
+            )?
+        };
+        unsafe { d.bind_image_memory(image, memory, 0)? };
+        let view = unsafe {
+            d.create_image_view(
+                &vk::ImageViewCreateInfo::default()
+                    .image(image)
+                    .view_type(vk::ImageViewType::TYPE_2D_ARRAY)
+                    .format(vk::Format::R8G8B8A8_UNORM)
+                    .subresource_range(vk::ImageSubresourceRange {
+                        aspect_mask: vk::ImageAspectFlags::COLOR,
+                        base_mip_level: 0,
+                        level_count: 1,
+                        base_array_layer: 0,
+                        layer_count: LAYERS,
+                    }),
+                None,
+            )?
+        };
+        self.color = image;
+        self.color_view = view;
+        self.garbage.extend([
+            Garbage::Memory(memory),
+            Garbage::Image(image),
+            Garbage::View(view),
+        ]);
+        Ok(())
+    }
+
+    /// A mapped host-visible buffer of `size` bytes for `usage`, filled with `data`.
+    pub fn buffer(&mut self, usage: vk::BufferUsageFlags, data: &[u8]) -> Result<Buffer, Error> {
+        let d = &self.device;
+        let size = data.len().max(16) as u64;
+        let buffer = unsafe {
+            d.create_buffer(
+                &vk::BufferCreateInfo::default().size(size).usage(usage),
+                None,
+            )?
+        };
+        let req = unsafe { d.get_buffer_memory_requirements(buffer) };
+        let flags = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+        let memory = unsafe {
+            d.allocate_memory(
+                &vk::MemoryAllocateInfo::default()
+                    .allocation_size(req.size)
+                    .memory_type_index(self.memory_type(req.memory_type_bits, flags)?),
+                None,
+            )?
+        };
+        unsafe { d.bind_buffer_memory(buffer, memory, 0)? };
+        let mapped =
+            unsafe { d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())? }
+                as *mut u8;
+        // SAFETY: the mapping holds at least `size` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), mapped, data.len()) };
+        self.garbage
+            .extend([Garbage::Memory(memory), Garbage::Buffer(buffer)]);
+        Ok(Buffer {
+            buffer,
+            mapped,
+            size,
+        })
+    }
+
+    /// A shader module from SPIR-V bytes.
+    pub fn module(&mut self, spirv: &[u8]) -> Result<vk::ShaderModule, Error> {
+        let words = ash::util::read_spv(&mut std::io::Cursor::new(spirv))?;
+        let module = unsafe {
+            self.device
+                .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)?
+        };
+        self.garbage.push(Garbage::Module(module));
+        Ok(module)
+    }
+
+    /// A render pass over the colour target whose subpasses have these view masks, one
+    /// after another, and its framebuffer.
+    pub fn render_pass(
+        &mut self,
+        view_masks: &[u32],
+    ) -> Result<(vk::RenderPass, vk::Framebuffer), Error> {
+        let attachment = [vk::AttachmentDescription::default()
+            .format(vk::Format::R8G8B8A8_UNORM)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::STORE)
+            .initial_layout(vk::ImageLayout::UNDEFINED)
+            .final_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)];
+        let color_ref = [vk::AttachmentReference {
+            attachment: 0,
+            layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+        }];
+        let subpasses: Vec<_> = view_masks
+            .iter()
+            .map(|_| {
+                vk::SubpassDescription::default()
+                    .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
+                    .color_attachments(&color_ref)
+            })
+            .collect();
+        let dependencies: Vec<_> = (1..view_masks.len() as u32)
+            .map(|i| {
+                vk::SubpassDependency::default()
+                    .src_subpass(i - 1)
+                    .dst_subpass(i)
+                    .src_stage_mask(vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT)
+                    .dst_stage_mask(vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT)
+                    .src_access_mask(vk::AccessFlags::COLOR_ATTACHMENT_WRITE)
+                    .dst_access_mask(vk::AccessFlags::COLOR_ATTACHMENT_WRITE)
+            })
+            .collect();
+        let multiview = view_masks.iter().any(|m| *m != 0);
+        let mut mv = vk::RenderPassMultiviewCreateInfo::default().view_masks(view_masks);
+        let mut info = vk::RenderPassCreateInfo::default()
+            .attachments(&attachment)
+            .subpasses(&subpasses)
+            .dependencies(&dependencies);
+        if multiview {
+            info = info.push_next(&mut mv);
+        }
+        let pass = unsafe { self.device.create_render_pass(&info, None)? };
+        let views = [self.color_view];
+        let framebuffer = unsafe {
+            self.device.create_framebuffer(
+                &vk::FramebufferCreateInfo::default()
+                    .render_pass(pass)
+                    .attachments(&views)
+                    .width(SIZE)
+                    .height(SIZE)
+                    .layers(if multiview { 1 } else { LAYERS }),
+                None,
+            )?
+        };
+        self.garbage
+            .extend([Garbage::RenderPass(pass), Garbage::Framebuffer(framebuffer)]);
+        Ok((pass, framebuffer))
+    }
+
+    /// The pipeline layout every scene uses: one uniform buffer at set 0 binding 0 and
+    /// 16 bytes of vertex push constants; with two descriptor sets pointing at `tints`.
+    pub fn layout(
+        &mut self,
+        tints: &[&Buffer],
+    ) -> Result<(vk::PipelineLayout, Vec<vk::DescriptorSet>), Error> {
+        let d = &self.device;
+        let binding = [vk::DescriptorSetLayoutBinding::default()
+            .binding(0)
+            .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+            .descriptor_count(1)
+            .stage_flags(vk::ShaderStageFlags::FRAGMENT)];
+        let set_layout = unsafe {
+            d.create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
+                None,
+            )?
+        };
+        let ranges = [vk::PushConstantRange {
+            stage_flags: vk::ShaderStageFlags::VERTEX,
+            offset: 0,
+            size: 16,
+        }];
+        let set_layouts = [set_layout];
+        let layout = unsafe {
+            d.create_pipeline_layout(
+                &vk::PipelineLayoutCreateInfo::default()
+                    .set_layouts(&set_layouts)
+                    .push_constant_ranges(&ranges),
+                None,
+            )?
+        };
+        let sizes = [vk::DescriptorPoolSize {
+            ty: vk::DescriptorType::UNIFORM_BUFFER,
+            descriptor_count: tints.len() as u32,
+        }];
+        let pool = unsafe {
+            d.create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .max_sets(tints.len() as u32)
+                    .pool_sizes(&sizes),
+                None,
+            )?
+        };
+        let layouts = vec![set_layout; tints.len()];
+        let sets = unsafe {
+            d.allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default()
+                    .descriptor_pool(pool)
+                    .set_layouts(&layouts),
+            )?
+        };
+        for (set, tint) in sets.iter().zip(tints) {
+            let info = [vk::DescriptorBufferInfo {
+                buffer: tint.buffer,
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            }];
+            let write = vk::WriteDescriptorSet::default()
+                .dst_set(*set)
+                .dst_binding(0)
+                .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                .buffer_info(&info);
+            unsafe { d.update_descriptor_sets(&[write], &[]) };
+        }
+        self.garbage.extend([
+            Garbage::DescriptorPool(pool),
+            Garbage::SetLayout(set_layout),
+            Garbage::Layout(layout),
+        ]);
+        Ok((layout, sets))
+    }
+
+    /// A graphics pipeline for subpass `subpass` of `pass` with these stages.
+    pub fn pipeline(
+        &mut self,
+        layout: vk::PipelineLayout,
+        pass: vk::RenderPass,
+        subpass: u32,
+        stages: &[(vk::ShaderStageFlags, vk::ShaderModule)],
+        topology: vk::PrimitiveTopology,
+    ) -> Result<vk::Pipeline, Error> {
+        let stage_infos: Vec<_> = stages
+            .iter()
+            .map(|(stage, module)| {
+                vk::PipelineShaderStageCreateInfo::default()
+                    .stage(*stage)
+                    .module(*module)
+                    .name(c"main")
+            })
+            .collect();
+        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
+        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(topology);
+        let tessellation =
+            vk::PipelineTessellationStateCreateInfo::default().patch_control_points(3);
+        let viewports = [vk::Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: SIZE as f32,
+            height: SIZE as f32,
+            min_depth: 0.0,
+            max_depth: 1.0,
+        }];
+        let scissors = [vk::Rect2D {
+            offset: vk::Offset2D::default(),
+            extent: vk::Extent2D {
+                width: SIZE,
+                height: SIZE,
+            },
+        }];
+        let viewport = vk::PipelineViewportStateCreateInfo::default()
+            .viewports(&viewports)
+            .scissors(&scissors);
+        let raster = vk::PipelineRasterizationStateCreateInfo::default()
+            .polygon_mode(vk::PolygonMode::FILL)
+            .cull_mode(vk::CullModeFlags::NONE)
+            .line_width(1.0);
+        let multisample = vk::PipelineMultisampleStateCreateInfo::default()
+            .rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let blend_attachment = [vk::PipelineColorBlendAttachmentState::default()
+            .color_write_mask(vk::ColorComponentFlags::RGBA)];
+        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachment);
+        let mut info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stage_infos)
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&assembly)
+            .viewport_state(&viewport)
+            .rasterization_state(&raster)
+            .multisample_state(&multisample)
+            .color_blend_state(&blend)
+            .layout(layout)
+            .render_pass(pass)
+            .subpass(subpass);
+        if topology == vk::PrimitiveTopology::PATCH_LIST {
+            info = info.tessellation_state(&tessellation);
+        }
+        let pipeline = unsafe {
+            self.device
+                .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
+                .map_err(|(_, e)| e)?[0]
+        };
+        self.garbage.push(Garbage::Pipeline(pipeline));
+        Ok(pipeline)
+    }
+
+    /// A query pool.
+    pub fn query_pool(&mut self, ty: vk::QueryType, count: u32) -> Result<vk::QueryPool, Error> {
+        let pool = unsafe {
+            self.device.create_query_pool(
+                &vk::QueryPoolCreateInfo::default()
+                    .query_type(ty)
+                    .query_count(count),
+                None,
+            )?
+        };
+        self.garbage.push(Garbage::QueryPool(pool));
+        Ok(pool)
+    }
+
+    /// Records one frame with `record`, submits it (marked as the frame's end where
+    /// frame boundaries are on) and waits for it.
+    pub fn frame(&self, frame: u64, record: impl FnOnce(vk::CommandBuffer)) -> Result<(), Error> {
+        let d = &self.device;
+        let cb = unsafe {
+            d.allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(self.pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(1),
+            )?[0]
+        };
+        unsafe {
+            d.begin_command_buffer(
+                cb,
+                &vk::CommandBufferBeginInfo::default()
+                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+            )?
+        };
+        record(cb);
+        unsafe { d.end_command_buffer(cb)? };
+        let cbs = [cb];
+        let mut boundary = vk::FrameBoundaryEXT::default()
+            .flags(vk::FrameBoundaryFlagsEXT::FRAME_END)
+            .frame_id(frame);
+        let mut submit = vk::SubmitInfo::default().command_buffers(&cbs);
+        if self.frame_boundary {
+            submit = submit.push_next(&mut boundary);
+        }
+        let fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None)? };
+        unsafe {
+            d.queue_submit(self.queue, &[submit], fence)?;
+            d.wait_for_fences(&[fence], true, u64::MAX)?;
+            d.destroy_fence(fence, None);
+            d.free_command_buffers(self.pool, &cbs);
+        }
+        Ok(())
+    }
+
+    /// Begins `pass` on `framebuffer`, clearing the target.
+    pub fn begin_pass(
+        &self,
+        cb: vk::CommandBuffer,
+        pass: vk::RenderPass,
+        framebuffer: vk::Framebuffer,
+    ) {
+        let clear = [vk::ClearValue {
+            color: vk::ClearColorValue {
+                float32: [0.0, 0.0, 0.0, 1.0],
+            },
+        }];
+        let info = vk::RenderPassBeginInfo::default()
+            .render_pass(pass)
+            .framebuffer(framebuffer)
+            .render_area(vk::Rect2D {
+                offset: vk::Offset2D::default(),
+                extent: vk::Extent2D {
+                    width: SIZE,
+                    height: SIZE,
+                },
+            })
+            .clear_values(&clear);
+        unsafe {
+            self.device
+                .cmd_begin_render_pass(cb, &info, vk::SubpassContents::INLINE)
+        };
+    }
+
+    /// Places the next triangle: push constants of offset and scale.
+    pub fn place(
+        &self,
+        cb: vk::CommandBuffer,
+        layout: vk::PipelineLayout,
+        x: f32,
+        y: f32,
+        scale: f32,
+    ) {
+        let values: Vec<u8> = [x, y, scale, 0.0]
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect();
+        unsafe {
+            self.device
+                .cmd_push_constants(cb, layout, vk::ShaderStageFlags::VERTEX, 0, &values)
+        };
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        let d = &self.device;
+        unsafe {
+            let _ = d.device_wait_idle();
+            for g in self.garbage.drain(..).rev() {
+                match g {
+                    Garbage::Buffer(b) => d.destroy_buffer(b, None),
+                    Garbage::Memory(m) => d.free_memory(m, None),
+                    Garbage::Image(i) => d.destroy_image(i, None),
+                    Garbage::View(v) => d.destroy_image_view(v, None),
+                    Garbage::Module(m) => d.destroy_shader_module(m, None),
+                    Garbage::Pipeline(p) => d.destroy_pipeline(p, None),
+                    Garbage::Layout(l) => d.destroy_pipeline_layout(l, None),
+                    Garbage::SetLayout(l) => d.destroy_descriptor_set_layout(l, None),
+                    Garbage::DescriptorPool(p) => d.destroy_descriptor_pool(p, None),
+                    Garbage::RenderPass(p) => d.destroy_render_pass(p, None),
+                    Garbage::Framebuffer(f) => d.destroy_framebuffer(f, None),
+                    Garbage::QueryPool(p) => d.destroy_query_pool(p, None),
+                }
+            }
+            d.destroy_command_pool(self.pool, None);
+            d.destroy_device(None);
+            self.instance.destroy_instance(None);
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! The scenes: small Vulkan programs that render offscreen and exit by themselves, as
+//! capture workloads. Each reports what it issued ([`Issued`]) so a test can hold a
+//! capture of it against what it drew.
+//!
+//! - `multiview`: a render pass with view mask 0b1111, and one whose four subpasses use
+//!   view masks 5, 10, 5, 10, with occlusion queries around draws and timestamps.
+//! - `indirect`: draw indirect, indexed indirect, indirect count and indexed indirect
+//!   count, from host-written argument and count buffers.
+//! - `storm`: 10,000 draws a frame, each with push constants and a descriptor bind.
+//! - `tessellation`: patches through tessellation and a geometry shader.
+
+mod gpu;
+
+use std::collections::BTreeMap;
+
+use ash::vk;
+
+pub use gpu::{Error, Gpu};
+
+const TRI_VERT: &[u8] = include_bytes!("../../shaders/tri.vert.spv");
+const COLOR_FRAG: &[u8] = include_bytes!("../../shaders/color.frag.spv");
+const VIEW_FRAG: &[u8] = include_bytes!("../../shaders/view.frag.spv");
+const PATCH_TESC: &[u8] = include_bytes!("../../shaders/patch.tesc.spv");
+const PATCH_TESE: &[u8] = include_bytes!("../../shaders/patch.tese.spv");
+const SHRINK_GEOM: &[u8] = include_bytes!("../../shaders/shrink.geom.spv");
+
+/// The scenes by name.
+pub const SCENES: [&str; 4] = ["multiview", "indirect", "storm", "tessellation"];
+
+/// What a scene asked the GPU to do, per frame and in total.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Issued {
+    /// Frames rendered.
+    pub frames: u64,
+    /// API draws by command name (`CmdDraw`, `CmdDrawIndexedIndirectCount`...).
+    pub draws: BTreeMap<&'static str, u64>,
+    /// Draws by the view mask they ran under.
+    pub view_masks: BTreeMap<u32, u64>,
+    /// Queries ended (occlusion) or written (timestamps).
+    pub queries: BTreeMap<&'static str, u64>,
+    /// Whether frames were marked with `VK_EXT_frame_boundary`.
+    pub frame_boundaries: bool,
+}
+
+impl Issued {
+    fn draw(&mut self, command: &'static str, view_mask: u32) {
+        *self.draws.entry(command).or_default() += 1;
+        *self.view_masks.entry(view_mask).or_default() += 1;
+    }
+
+    fn query(&mut self, kind: &'static str) {
+        *self.queries.entry(kind).or_default() += 1;
+    }
+
+    /// One line of JSON.
+    pub fn to_json(&self, scene: &str) -> String {
+        let map = |m: &BTreeMap<&'static str, u64>| {
+            m.iter()
+                .map(|(k, v)| format!("\"{k}\":{v}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let masks = self
+            .view_masks
+            .iter()
+            .map(|(k, v)| format!("\"{k}\":{v}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        format!(
+            "{{\"scene\":\"{scene}\",\"frames\":{},\"frame_boundaries\":{},\"draws\":{{{}}},\"view_masks\":{{{masks}}},\"queries\":{{{}}}}}",
+            self.frames,
+            self.frame_boundaries,
+            map(&self.draws),
+            map(&self.queries)
+        )
+    }
+}
+
+/// Runs scene `name` for `frames` frames.
+pub fn run(name: &str, frames: u64) -> Result<Issued, Error> {
+    let app = match name {
+        "multiview" => c"macroscope-scene-multiview",
+        "indirect" => c"macroscope-scene-indirect",
+        "storm" => c"macroscope-scene-storm",
+        "tessellation" => c"macroscope-scene-tessellation",
+        _ => return Err(format!("no scene `{name}` (one of {})", SCENES.join(", ")).into()),
+    };
+    let mut gpu = Gpu::new(app)?;
+    let mut issued = Issued {
+        frames,
+        frame_boundaries: gpu.frame_boundary,
+        ..Issued::default()
+    };
+    match name {
+        "multiview" => multiview(&mut gpu, frames, &mut issued)?,
+        "indirect" => indirect(&mut gpu, frames, &mut issued)?,
+        "storm" => storm(&mut gpu, frames, &mut issued)?,
+        _ => tessellation(&mut gpu, frames, &mut issued)?,
+    }
+    Ok(issued)
+}
+
+fn tints(gpu: &mut Gpu) -> Result<[gpu::Buffer; 2], Error> {
+    let bytes = |c: [f32; 4]| c.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>();
+    Ok([
+        gpu.buffer(
+            vk::BufferUsageFlags::UNIFORM_BUFFER,
+            &bytes([1.0, 0.5, 0.2, 1.0]),
+        )?,
+        gpu.buffer(
+            vk::BufferUsageFlags::UNIFORM_BUFFER,
+            &bytes([0.2, 0.5, 1.0, 1.0]),
+        )?,
+    ])
+}
+
+fn multiview(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+    let [a, b] = tints(gpu)?;
+    let (layout, sets) = gpu.layout(&[&a, &b])?;
+    let vert = gpu.module(TRI_VERT)?;
+    let frag = gpu.module(VIEW_FRAG)?;
+    let stages = [
+        (vk::ShaderStageFlags::VERTEX, vert),
+        (vk::ShaderStageFlags::FRAGMENT, frag),
+    ];
+    let whole = [0b1111];
+    let split = [5, 10, 5, 10];
+    let (pass_whole, fb_whole) = gpu.render_pass(&whole)?;
+    let (pass_split, fb_split) = gpu.render_pass(&split)?;
+    let tri = vk::PrimitiveTopology::TRIANGLE_LIST;
+    let p_whole = gpu.pipeline(layout, pass_whole, 0, &stages, tri)?;
+    let p_split: Vec<_> = (0..split.len() as u32)
+        .map(|s| gpu.pipeline(layout, pass_split, s, &stages, tri))
+        .collect::<Result<_, _>>()?;
+    // Occlusion queries take one slot per view under multiview: 4 + 2 × 4 = 12 a frame.
+    let occlusion = gpu.query_pool(vk::QueryType::OCCLUSION, 16)?;
+    let timestamps = gpu.query_pool(vk::QueryType::TIMESTAMP, 4)?;
+    let d = gpu.device.clone();
+    for frame in 0..frames {
+        gpu.frame(frame, |cb| unsafe {
+            d.cmd_reset_query_pool(cb, occlusion, 0, 16);
+            d.cmd_reset_query_pool(cb, timestamps, 0, 4);
+            d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, timestamps, 0);
+            issued.query("timestamp");
+            gpu.begin_pass(cb, pass_whole, fb_whole);
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, p_whole);
+            d.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::GRAPHICS,
+                layout,
+                0,
+                &sets[..1],
+                &[],
+            );
+            d.cmd_begin_query(cb, occlusion, 0, vk::QueryControlFlags::empty());
+            gpu.place(cb, layout, 0.0, 0.0, 0.5);
+            d.cmd_draw(cb, 3, 1, 0, 0);
+            issued.draw("CmdDraw", 0b1111);
+            d.cmd_end_query(cb, occlusion, 0);
+            issued.query("occlusion");
+            gpu.place(cb, layout, 0.3, 0.3, 0.2);
+            d.cmd_draw(cb, 3, 2, 0, 0);
+            issued.draw("CmdDraw", 0b1111);
+            d.cmd_end_render_pass(cb);
+            d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, timestamps, 1);
+            issued.query("timestamp");
+            gpu.begin_pass(cb, pass_split, fb_split);
+            for (s, mask) in split.iter().enumerate() {
+                if s > 0 {
+                    d.cmd_next_subpass(cb, vk::SubpassContents::INLINE);
+                }
+                d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, p_split[s]);
+                d.cmd_bind_descriptor_sets(
+                    cb,
+                    vk::PipelineBindPoint::GRAPHICS,
+                    layout,
+                    0,
+                    &sets[s % 2..s % 2 + 1],
+                    &[],
+                );
+                // Subpasses 0 and 1 take slots 4-5 and 6-7 (two views each), 2 and 3
+                // take 8-9 and 10-11.
+                let slot = 4 + 2 * s as u32;
+                d.cmd_begin_query(cb, occlusion, slot, vk::QueryControlFlags::empty());
+                gpu.place(cb, layout, -0.3, 0.0, 0.4);
+                d.cmd_draw(cb, 3, 1, 0, 0);
+                issued.draw("CmdDraw", *mask);
+                d.cmd_end_query(cb, occlusion, slot);
+                issued.query("occlusion");
+            }
+            d.cmd_end_render_pass(cb);
+            d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, timestamps, 2);
+            issued.query("timestamp");
+        })?;
+    }
+    Ok(())
+}
+
+/// Bytes of `u32` words.
+fn words(w: &[u32]) -> Vec<u8> {
+    w.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn indirect(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+    let [a, b] = tints(gpu)?;
+    let (layout, sets) = gpu.layout(&[&a, &b])?;
+    let vert = gpu.module(TRI_VERT)?;
+    let frag = gpu.module(COLOR_FRAG)?;
+    let stages = [
+        (vk::ShaderStageFlags::VERTEX, vert),
+        (vk::ShaderStageFlags::FRAGMENT, frag),
+    ];
+    let (pass, fb) = gpu.render_pass(&[0])?;
+    let pipeline = gpu.pipeline(
+        layout,
+        pass,
+        0,
+        &stages,
+        vk::PrimitiveTopology::TRIANGLE_LIST,
+    )?;
+    // Four VkDrawIndirectCommand (vertex count, instances, first vertex, first instance)
+    // then four VkDrawIndexedIndirectCommand (index count, instances, first index,
+    // vertex offset, first instance).
+    let mut args = Vec::new();
+    for i in 0..4u32 {
+        args.extend([3 * (i + 1), 1 + i, 0, 0]);
+    }
+    for i in 0..4u32 {
+        args.extend([3 * (i + 1), 2, 0, 0, 0]);
+    }
+    let args = gpu.buffer(vk::BufferUsageFlags::INDIRECT_BUFFER, &words(&args))?;
+    let count = gpu.buffer(vk::BufferUsageFlags::INDIRECT_BUFFER, &words(&[3, 2]))?;
+    let indices: Vec<u32> = (0..12).collect();
+    let index = gpu.buffer(vk::BufferUsageFlags::INDEX_BUFFER, &words(&indices))?;
+    let d = gpu.device.clone();
+    let indexed_at = 4 * 16;
+    for frame in 0..frames {
+        gpu.frame(frame, |cb| unsafe {
+            gpu.begin_pass(cb, pass, fb);
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+            d.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::GRAPHICS,
+                layout,
+                0,
+                &sets[..1],
+                &[],
+            );
+            d.cmd_bind_index_buffer(cb, index.buffer, 0, vk::IndexType::UINT32);
+            gpu.place(cb, layout, 0.0, 0.0, 0.3);
+            d.cmd_draw_indirect(cb, args.buffer, 0, 4, 16);
+            issued.draw("CmdDrawIndirect", 0);
+            d.cmd_draw_indexed_indirect(cb, args.buffer, indexed_at, 4, 20);
+            issued.draw("CmdDrawIndexedIndirect", 0);
+            d.cmd_draw_indirect_count(cb, args.buffer, 0, count.buffer, 0, 4, 16);
+            issued.draw("CmdDrawIndirectCount", 0);
+            d.cmd_draw_indexed_indirect_count(cb, args.buffer, indexed_at, count.buffer, 4, 4, 20);
+            issued.draw("CmdDrawIndexedIndirectCount", 0);
+            d.cmd_end_render_pass(cb);
+        })?;
+    }
+    Ok(())
+}
+
+/// Draws per frame in the storm.
+pub const STORM_DRAWS: u32 = 10_000;
+
+fn storm(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+    let [a, b] = tints(gpu)?;
+    let (layout, sets) = gpu.layout(&[&a, &b])?;
+    let vert = gpu.module(TRI_VERT)?;
+    let frag = gpu.module(COLOR_FRAG)?;
+    let stages = [
+        (vk::ShaderStageFlags::VERTEX, vert),
+        (vk::ShaderStageFlags::FRAGMENT, frag),
+    ];
+    let (pass, fb) = gpu.render_pass(&[0])?;
+    let pipeline = gpu.pipeline(
+        layout,
+        pass,
+        0,
+        &stages,
+        vk::PrimitiveTopology::TRIANGLE_LIST,
+    )?;
+    let d = gpu.device.clone();
+    for frame in 0..frames {
+        gpu.frame(frame, |cb| unsafe {
+            gpu.begin_pass(cb, pass, fb);
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+            for i in 0..STORM_DRAWS {
+                let set = (i % 2) as usize;
+                d.cmd_bind_descriptor_sets(
+                    cb,
+                    vk::PipelineBindPoint::GRAPHICS,
+                    layout,
+                    0,
+                    &sets[set..set + 1],
+                    &[],
+                );
+                let x = (i % 100) as f32 / 50.0 - 1.0;
+                let y = (i / 100) as f32 / 50.0 - 1.0;
+                gpu.place(cb, layout, x, y, 0.01);
+                d.cmd_draw(cb, 3, 1, 0, 0);
+                issued.draw("CmdDraw", 0);
+            }
+            d.cmd_end_render_pass(cb);
+        })?;
+    }
+    Ok(())
+}
+
+fn tessellation(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+    let [a, b] = tints(gpu)?;
+    let (layout, sets) = gpu.layout(&[&a, &b])?;
+    let stages = [
+        (vk::ShaderStageFlags::VERTEX, gpu.module(TRI_VERT)?),
+        (
+            vk::ShaderStageFlags::TESSELLATION_CONTROL,
+            gpu.module(PATCH_TESC)?,
+        ),
+        (
+            vk::ShaderStageFlags::TESSELLATION_EVALUATION,
+            gpu.module(PATCH_TESE)?,
+        ),
+        (vk::ShaderStageFlags::GEOMETRY, gpu.module(SHRINK_GEOM)?),
+        (vk::ShaderStageFlags::FRAGMENT, gpu.module(COLOR_FRAG)?),
+    ];
+    let (pass, fb) = gpu.render_pass(&[0])?;
+    let pipeline = gpu.pipeline(layout, pass, 0, &stages, vk::PrimitiveTopology::PATCH_LIST)?;
+    let d = gpu.device.clone();
+    for frame in 0..frames {
+        gpu.frame(frame, |cb| unsafe {
+            gpu.begin_pass(cb, pass, fb);
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+            d.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::GRAPHICS,
+                layout,
+                0,
+                &sets[1..2],
+                &[],
+            );
+            for i in 0..4 {
+                gpu.place(cb, layout, -0.5 + 0.3 * i as f32, 0.0, 0.3);
+                d.cmd_draw(cb, 3, 1, 0, 0);
+                issued.draw("CmdDraw", 0);
+            }
+            d.cmd_end_render_pass(cb);
+        })?;
+    }
+    Ok(())
+}

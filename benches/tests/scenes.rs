@@ -1,0 +1,194 @@
+//! Every scene captured through the real layer on the system loader (lavapipe here),
+//! read back and replayed: the trace's draws, frames, view masks and queries are what
+//! the scene issued, and the replay expands each draw to its views and each query to
+//! its slots.
+//!
+//! Needs a Vulkan device and the capture layer's library (`cargo build -p
+//! capture-layer`). Without them the tests say so and pass, unless
+//! MACROSCOPE_REQUIRE_VULKAN is set (scripts/test sets it).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use driver::mme::Arch;
+use replayer::{replay, ReplayOptions};
+use trace_format::generated::results::{DrawRow, SubmitRow};
+use trace_format::{ReadOptions, ResultsReader, TraceReader};
+
+fn layer_library() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_scene")).with_file_name(macroscope_capture::LIBRARY_FILE)
+}
+
+fn ready() -> bool {
+    let vulkan = Path::new("/usr/share/vulkan/icd.d").is_dir();
+    if vulkan && layer_library().is_file() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("MACROSCOPE_REQUIRE_VULKAN").is_none(),
+        "scene tests must run here: is the layer built (cargo build -p capture-layer) at {}?",
+        layer_library().display()
+    );
+    eprintln!("skipping the scene tests: no Vulkan driver or no layer library");
+    false
+}
+
+/// What the scene printed it issued, as JSON.
+struct Issued(serde_json::Value);
+
+impl Issued {
+    fn count(&self, group: &str, key: &str) -> u64 {
+        self.0[group][key].as_u64().unwrap_or(0)
+    }
+}
+
+/// Runs `scene` for `frames` frames under the capture layer.
+fn capture(dir: &Path, scene: &str, frames: u64) -> (PathBuf, Issued) {
+    let manifests = dir.join("layer");
+    std::fs::create_dir_all(&manifests).unwrap();
+    std::fs::write(
+        manifests.join("VkLayer_macroscope_capture.json"),
+        macroscope_capture::manifest(&layer_library()),
+    )
+    .unwrap();
+    let trace = dir.join(format!("{scene}.mscope"));
+    let out = Command::new(env!("CARGO_BIN_EXE_scene"))
+        .args([scene, &frames.to_string()])
+        .env("VK_ADD_LAYER_PATH", &manifests)
+        .env("VK_INSTANCE_LAYERS", "VK_LAYER_MACROSCOPE_capture")
+        .env("MACROSCOPE_CAPTURE_FILE", &trace)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let issued: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The layer offers VK_EXT_frame_boundary, so the scene marks its frames.
+    assert_eq!(issued["frame_boundaries"], true, "{issued}");
+    (trace, Issued(issued))
+}
+
+fn calls(trace: &Path) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for chunk in TraceReader::open(trace).unwrap() {
+        for r in chunk.unwrap().records() {
+            *counts
+                .entry(r.call_type().variant_name().unwrap_or("?").to_string())
+                .or_default() += 1;
+        }
+    }
+    counts
+}
+
+fn replayed(dir: &Path, trace: &Path, arch: Arch) -> (Vec<DrawRow>, Vec<SubmitRow>) {
+    let out = dir.join("r.msr");
+    let options = ReplayOptions {
+        arch,
+        frames: None,
+        repeat: 1,
+        read: ReadOptions::default(),
+    };
+    replay(trace, &out, &options, &mut |_, _| {}).unwrap();
+    let (mut draws, mut submits) = (Vec::new(), Vec::new());
+    for chunk in ResultsReader::open(&out).unwrap() {
+        let chunk = chunk.unwrap();
+        draws.extend(chunk.draws().copied());
+        submits.extend(chunk.submits().copied());
+    }
+    (draws, submits)
+}
+
+/// Each draw command issued is in the trace, and each frame ends in it.
+fn assert_draws_match(trace: &Path, issued: &Issued, frames: u64) {
+    let counts = calls(trace);
+    assert_eq!(counts["FrameBoundary"], frames, "{counts:?}");
+    for (command, n) in issued.0["draws"].as_object().unwrap() {
+        assert_eq!(
+            counts.get(command).copied().unwrap_or(0),
+            n.as_u64().unwrap(),
+            "{command}: {counts:?}"
+        );
+    }
+}
+
+#[test]
+fn multiview_scene_draws_expand_to_their_views_and_queries_to_their_slots() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let frames = 3;
+    let (trace, issued) = capture(dir.path(), "multiview", frames);
+    assert_draws_match(&trace, &issued, frames);
+    let counts = calls(&trace);
+    assert_eq!(counts["CmdEndQuery"], issued.count("queries", "occlusion"));
+    assert_eq!(
+        counts["CmdWriteTimestamp"],
+        issued.count("queries", "timestamp")
+    );
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let (draws, submits) = replayed(dir.path(), &trace, arch);
+        let mut masks = BTreeMap::new();
+        for d in &draws {
+            *masks.entry(d.view_mask()).or_insert(0u64) += 1;
+            assert_eq!(u32::from(d.view_count()), d.view_mask().count_ones());
+            // One hardware draw per view and instance.
+            assert_eq!(
+                d.hw_draws(),
+                d.view_mask().count_ones() * d.instance_count(),
+                "{d:?}"
+            );
+        }
+        for (mask, n) in issued.0["view_masks"].as_object().unwrap() {
+            let mask: u32 = mask.parse().unwrap();
+            assert_eq!(masks[&mask], n.as_u64().unwrap(), "{masks:?}");
+        }
+        // Per frame: the 4-view occlusion query takes 4 slots, the four 2-view ones 2
+        // each, and the 3 timestamps (outside render passes) 1 each. As NVK does, the
+        // first view's slot gets the real report and the others zeros.
+        let queries: u64 = submits.iter().map(|s| u64::from(s.queries())).sum();
+        let zeros: u64 = submits.iter().map(|s| u64::from(s.zero_queries())).sum();
+        assert_eq!(queries + zeros, frames * (4 + 4 * 2 + 3), "{arch:?}");
+        assert_eq!(zeros, frames * (3 + 4), "{arch:?}");
+    }
+}
+
+#[test]
+fn indirect_scene_draws_read_their_arguments_from_captured_memory() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let frames = 2;
+    let (trace, issued) = capture(dir.path(), "indirect", frames);
+    assert_draws_match(&trace, &issued, frames);
+    let (draws, _) = replayed(dir.path(), &trace, Arch::Turing);
+    assert_eq!(draws.len() as u64, 4 * frames);
+    for frame in draws.chunks(4) {
+        // The argument buffer the scene wrote: 4 draws of 1..4 instances; 4 indexed of
+        // 2; the count buffer caps the counted ones at 3 and 2.
+        let got: Vec<(u32, u32)> = frame
+            .iter()
+            .map(|d| (d.indirect_draw_count(), d.hw_draws()))
+            .collect();
+        assert_eq!(
+            got,
+            [(4, 1 + 2 + 3 + 4), (4, 4 * 2), (3, 1 + 2 + 3), (2, 2 * 2)]
+        );
+    }
+}
+
+#[test]
+fn storm_and_tessellation_scenes_replay_every_draw() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (scene, frames, per_frame) in [("storm", 1, 10_000u64), ("tessellation", 2, 4)] {
+        let (trace, issued) = capture(dir.path(), scene, frames);
+        assert_draws_match(&trace, &issued, frames);
+        let counts = calls(&trace);
+        assert_eq!(counts["CmdPushConstants"], frames * per_frame, "{scene}");
+        let (draws, _) = replayed(dir.path(), &trace, Arch::Turing);
+        assert_eq!(draws.len() as u64, frames * per_frame, "{scene}");
+    }
+}
