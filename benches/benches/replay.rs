@@ -1,6 +1,7 @@
 //! Replayed draws per second on a draw-storm trace (10,000 draws a frame with push
 //! constants and descriptor binds, view mask 0, Turing), and the share of that time
-//! spent decoding the trace (measured apart: reading every record of the same trace).
+//! spent decoding the trace (measured apart: reading every record of the same trace);
+//! the same on the storm scene captured on NVIDIA's driver (`samples/`).
 
 use std::hint::black_box;
 
@@ -43,6 +44,41 @@ fn bench(c: &mut Criterion) {
         };
         group.bench_function(format!("turing_mask0/{name}"), |b| {
             b.iter(|| black_box(replay(&trace, &out, &options, &mut |_, _| {}).unwrap()))
+        });
+    }
+    group.bench_function("decode_only", |b| {
+        b.iter(|| {
+            let mut n = 0u64;
+            for chunk in TraceReader::open(&trace).unwrap() {
+                n += chunk.unwrap().records().count() as u64;
+            }
+            black_box(n)
+        })
+    });
+    group.finish();
+    captured_storm(c, &out);
+}
+
+/// The storm scene as NVIDIA's driver ran it (`samples/storm-nvidia.mscope`: 3 frames
+/// of 10,000 draws with push constants and descriptor binds), replayed on Turing.
+fn captured_storm(c: &mut Criterion, out: &std::path::Path) {
+    let trace =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/storm-nvidia.mscope");
+    let mut group = c.benchmark_group("replay_captured_storm");
+    group.throughput(Throughput::Elements(30_000));
+    group.sample_size(10);
+    for (name, threads) in [
+        ("serial_read", ReadOptions::default()),
+        ("read_ahead", ReadOptions::parallel()),
+    ] {
+        let options = ReplayOptions {
+            arch: Arch::Turing,
+            frames: None,
+            repeat: 1,
+            read: threads,
+        };
+        group.bench_function(format!("turing/{name}"), |b| {
+            b.iter(|| black_box(replay(&trace, out, &options, &mut |_, _| {}).unwrap()))
         });
     }
     group.bench_function("decode_only", |b| {

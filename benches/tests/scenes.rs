@@ -192,3 +192,94 @@ fn storm_and_tessellation_scenes_replay_every_draw() {
         assert_eq!(draws.len() as u64, frames * per_frame, "{scene}");
     }
 }
+
+#[test]
+fn the_analyzer_on_real_scene_results() {
+    use analyzer::compare::compare;
+    use analyzer::export::{export, Format};
+    use analyzer::{GroupBy, Metric, Report};
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, _) = capture(dir.path(), "multiview", 4);
+    let run = |name: &str, arch: Arch| {
+        let out = dir.path().join(name);
+        let options = ReplayOptions {
+            arch,
+            frames: None,
+            repeat: 3,
+            read: ReadOptions::default(),
+        };
+        replay(&trace, &out, &options, &mut |_, _| {}).unwrap();
+        out
+    };
+    let (turing, again, fermi) = (
+        run("turing.msr", Arch::Turing),
+        run("again.msr", Arch::Turing),
+        run("fermi.msr", Arch::Fermi),
+    );
+    let rows: Vec<DrawRow> = ResultsReader::open(&turing)
+        .unwrap()
+        .flat_map(|c| c.unwrap().draws().copied().collect::<Vec<_>>())
+        .collect();
+
+    // Percentiles and breakdowns against the rows (small values are exact).
+    let report = Report::build(&turing, GroupBy::ViewCount, 3, Metric::MmeInstructions).unwrap();
+    assert_eq!(report.draws, rows.len() as u64);
+    let mut mme: Vec<u64> = rows.iter().map(|r| r.mme_instructions().into()).collect();
+    mme.sort();
+    let h = report.histogram(Metric::MmeInstructions);
+    assert_eq!(h.max(), *mme.last().unwrap());
+    assert_eq!(h.value_at_quantile(0.5), mme[(mme.len() - 1) / 2]);
+    for (group, views) in [("02 views", 2u8), ("04 views", 4)] {
+        let g = &report.groups[group];
+        let of_group = rows.iter().filter(|r| r.view_count() == views);
+        assert_eq!(g.draws, of_group.clone().count() as u64);
+        assert_eq!(
+            g.sums[3],
+            of_group.map(|r| u64::from(r.hw_draws())).sum::<u64>()
+        );
+    }
+    assert_eq!(report.top[0].value, *mme.last().unwrap());
+
+    // Compare: the same replay passes; the Fermi MME, which runs more instructions
+    // for the same draws, is flagged; hardware draws agree exactly.
+    let counts = [Metric::MmeInstructions, Metric::HwDraws];
+    assert!(!compare(&turing, &again, &counts, 2.0).unwrap().regressed());
+    let worse = compare(&turing, &fermi, &counts, 2.0).unwrap();
+    assert!(worse.regressed(), "{worse:?}");
+    assert!(worse.metrics[0].change_pct > 10.0, "{:?}", worse.metrics[0]);
+    assert_eq!(worse.metrics[1].change_pct, 0.0);
+
+    // Perfetto: one slice per draw of every repetition.
+    assert_eq!(
+        rows.iter().filter(|r| r.repetition() == 2).count() * 3,
+        rows.len()
+    );
+    let mut json = Vec::new();
+    export(&turing, Format::Perfetto, &mut json).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let slices = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "draw" && e["ph"] == "X")
+        .count();
+    assert_eq!(slices, rows.len());
+
+    // Plots: SVG with the metric's title, and a PNG.
+    let plots = analyzer::plots::report_plots(&report, &dir.path().join("plots")).unwrap();
+    let svg = plots
+        .iter()
+        .find(|p| {
+            p.to_string_lossy().contains("mme-instructions")
+                && p.extension().is_some_and(|e| e == "svg")
+        })
+        .unwrap();
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("Distribution of mme-instructions per draw"));
+    assert!(plots
+        .iter()
+        .any(|p| p.extension().is_some_and(|e| e == "png")));
+}

@@ -1,0 +1,114 @@
+//! Replays of the traces captured from the scenes on an NVIDIA H200 with NVIDIA's own
+//! driver (`samples/`): what the scenes drew, on both MME generations.
+
+use std::path::{Path, PathBuf};
+
+use driver::mme::Arch;
+use replayer::{replay, ReplayOptions, Summary};
+use trace_format::generated::results::{DrawKind, DrawRow, SubmitRow};
+use trace_format::{ReadOptions, ResultsReader, TraceReader};
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../samples")
+        .join(format!("{name}-nvidia.mscope"))
+}
+
+fn run(name: &str, arch: Arch) -> (Summary, Vec<DrawRow>, Vec<SubmitRow>) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.msr");
+    let options = ReplayOptions {
+        arch,
+        frames: None,
+        repeat: 1,
+        read: ReadOptions::default(),
+    };
+    let summary = replay(&sample(name), &out, &options, &mut |_, _| {}).unwrap();
+    let (mut draws, mut submits) = (Vec::new(), Vec::new());
+    for chunk in ResultsReader::open(&out).unwrap() {
+        let chunk = chunk.unwrap();
+        draws.extend(chunk.draws().copied());
+        submits.extend(chunk.submits().copied());
+    }
+    (summary, draws, submits)
+}
+
+#[test]
+fn the_samples_come_from_nvidias_driver() {
+    let chunk = TraceReader::open(&sample("multiview"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let device = chunk
+        .records()
+        .find_map(|r| r.call_as_physical_device_info())
+        .unwrap();
+    assert_eq!(device.vendor_id(), 0x10de);
+    assert_eq!(device.driver_name(), Some("NVIDIA"));
+    assert_eq!(device.max_multiview_view_count(), 32);
+}
+
+#[test]
+fn nvidia_multiview_sample_expands_views_and_query_slots() {
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let (_, draws, submits) = run("multiview", arch);
+        assert_eq!(draws.len(), 18);
+        let masks: Vec<u32> = draws[..6].iter().map(|d| d.view_mask()).collect();
+        assert_eq!(masks, [0b1111, 0b1111, 5, 10, 5, 10]);
+        for d in &draws {
+            assert_eq!(
+                d.hw_draws(),
+                d.view_mask().count_ones() * d.instance_count()
+            );
+        }
+        let slots: u32 = submits.iter().map(|s| s.queries() + s.zero_queries()).sum();
+        assert_eq!(slots, 3 * (4 + 4 * 2 + 3));
+    }
+}
+
+#[test]
+fn turing_and_fermi_agree_on_draws_and_differ_in_mme_instructions() {
+    for name in ["multiview", "indirect", "storm", "tessellation"] {
+        let (t, td, _) = run(name, Arch::Turing);
+        let (f, fd, _) = run(name, Arch::Fermi);
+        assert_eq!((t.draws, t.hw_draws), (f.draws, f.hw_draws), "{name}");
+        let shape = |d: &DrawRow| (d.seq(), d.kind(), d.view_mask(), d.hw_draws());
+        assert!(td.iter().map(shape).eq(fd.iter().map(shape)), "{name}");
+        assert_ne!(t.mme_instructions, f.mme_instructions, "{name}");
+        assert!(
+            t.skipped.iter().all(|s| !s.needed),
+            "{name}: {:?}",
+            t.skipped
+        );
+    }
+}
+
+#[test]
+fn nvidia_indirect_sample_reads_arguments_and_counts_from_captured_memory() {
+    let (_, draws, _) = run("indirect", Arch::Turing);
+    let kinds: Vec<DrawKind> = draws[..4].iter().map(|d| d.kind()).collect();
+    assert_eq!(
+        kinds,
+        [
+            DrawKind::DrawIndirect,
+            DrawKind::DrawIndexedIndirect,
+            DrawKind::DrawIndirectCount,
+            DrawKind::DrawIndexedIndirectCount
+        ]
+    );
+    let shape: Vec<(u32, u32)> = draws[..4]
+        .iter()
+        .map(|d| (d.indirect_draw_count(), d.hw_draws()))
+        .collect();
+    assert_eq!(shape, [(4, 10), (4, 8), (3, 6), (2, 4)]);
+}
+
+#[test]
+fn nvidia_storm_sample_replays_ten_thousand_draws_a_frame() {
+    let (summary, draws, _) = run("storm", Arch::Turing);
+    assert_eq!(summary.draws, 30_000);
+    for frame in 0..3 {
+        assert_eq!(draws.iter().filter(|d| d.frame() == frame).count(), 10_000);
+    }
+}
