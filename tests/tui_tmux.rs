@@ -25,11 +25,20 @@ struct Tmux {
 }
 
 impl Tmux {
-    fn available() -> bool {
-        Command::new("tmux")
+    /// Whether tmux is here; panics if the tests must run and it is not.
+    fn ready() -> bool {
+        let here = Command::new("tmux")
             .arg("-V")
             .output()
-            .is_ok_and(|o| o.status.success())
+            .is_ok_and(|o| o.status.success());
+        assert!(
+            here || std::env::var_os("MACROSCOPE_REQUIRE_TMUX").is_none(),
+            "tmux is required but not installed"
+        );
+        if !here {
+            eprintln!("tmux is not installed: skipping the end-to-end TUI test");
+        }
+        here
     }
 
     fn start(name: &str, dir: &Path, command: &str) -> Tmux {
@@ -93,12 +102,7 @@ impl Drop for Tmux {
 
 #[test]
 fn tui_browses_filters_sorts_compares_and_quits_with_the_terminal_intact() {
-    if !Tmux::available() {
-        assert!(
-            std::env::var_os("MACROSCOPE_REQUIRE_TMUX").is_none(),
-            "tmux is required but not installed"
-        );
-        eprintln!("tmux is not installed: skipping the end-to-end TUI test");
+    if !Tmux::ready() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -185,12 +189,7 @@ fn tui_browses_filters_sorts_compares_and_quits_with_the_terminal_intact() {
 
 #[test]
 fn tui_quits_on_ctrl_c_and_refuses_a_bad_file() {
-    if !Tmux::available() {
-        assert!(
-            std::env::var_os("MACROSCOPE_REQUIRE_TMUX").is_none(),
-            "tmux is required but not installed"
-        );
-        eprintln!("tmux is not installed: skipping the end-to-end TUI test");
+    if !Tmux::ready() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

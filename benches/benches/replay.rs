@@ -1,9 +1,11 @@
 //! Replayed draws per second on a draw-storm trace (10,000 draws a frame with push
 //! constants and descriptor binds, view mask 0, Turing), and the share of that time
 //! spent decoding the trace (measured apart: reading every record of the same trace);
-//! the same on the storm scene captured on NVIDIA's driver (`samples/`).
+//! on a synthetic storm, and on the storm scene captured on NVIDIA's driver
+//! (`samples/storm-nvidia.mscope`: 3 frames of 10,000 draws).
 
 use std::hint::black_box;
+use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use driver::mme::Arch;
@@ -28,44 +30,31 @@ fn bench(c: &mut Criterion) {
         &shape,
     )
     .unwrap();
-
-    let mut group = c.benchmark_group("replay_draw_storm");
-    group.throughput(Throughput::Elements(FRAMES * u64::from(DRAWS)));
-    group.sample_size(10);
-    for (name, threads) in [
-        ("serial_read", ReadOptions::default()),
-        ("read_ahead", ReadOptions::parallel()),
-    ] {
-        let options = ReplayOptions {
-            arch: Arch::Turing,
-            frames: None,
-            repeat: 1,
-            read: threads,
-        };
-        group.bench_function(format!("turing_mask0/{name}"), |b| {
-            b.iter(|| black_box(replay(&trace, &out, &options, &mut |_, _| {}).unwrap()))
-        });
-    }
-    group.bench_function("decode_only", |b| {
-        b.iter(|| {
-            let mut n = 0u64;
-            for chunk in TraceReader::open(&trace).unwrap() {
-                n += chunk.unwrap().records().count() as u64;
-            }
-            black_box(n)
-        })
-    });
-    group.finish();
-    captured_storm(c, &out);
+    let draws = FRAMES * u64::from(DRAWS);
+    replay_group(c, "replay_draw_storm", "turing_mask0", &trace, &out, draws);
+    let captured = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/storm-nvidia.mscope");
+    replay_group(
+        c,
+        "replay_captured_storm",
+        "turing",
+        &captured,
+        &out,
+        30_000,
+    );
 }
 
-/// The storm scene as NVIDIA's driver ran it (`samples/storm-nvidia.mscope`: 3 frames
-/// of 10,000 draws with push constants and descriptor binds), replayed on Turing.
-fn captured_storm(c: &mut Criterion, out: &std::path::Path) {
-    let trace =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/storm-nvidia.mscope");
-    let mut group = c.benchmark_group("replay_captured_storm");
-    group.throughput(Throughput::Elements(30_000));
+/// Replays `trace` (of `draws` draws) on Turing with serial reading and with read-ahead,
+/// and decodes it alone.
+fn replay_group(
+    c: &mut Criterion,
+    group: &str,
+    prefix: &str,
+    trace: &Path,
+    out: &Path,
+    draws: u64,
+) {
+    let mut group = c.benchmark_group(group);
+    group.throughput(Throughput::Elements(draws));
     group.sample_size(10);
     for (name, threads) in [
         ("serial_read", ReadOptions::default()),
@@ -77,14 +66,14 @@ fn captured_storm(c: &mut Criterion, out: &std::path::Path) {
             repeat: 1,
             read: threads,
         };
-        group.bench_function(format!("turing/{name}"), |b| {
-            b.iter(|| black_box(replay(&trace, out, &options, &mut |_, _| {}).unwrap()))
+        group.bench_function(format!("{prefix}/{name}"), |b| {
+            b.iter(|| black_box(replay(trace, out, &options, &mut |_, _| {}).unwrap()))
         });
     }
     group.bench_function("decode_only", |b| {
         b.iter(|| {
             let mut n = 0u64;
-            for chunk in TraceReader::open(&trace).unwrap() {
+            for chunk in TraceReader::open(trace).unwrap() {
                 n += chunk.unwrap().records().count() as u64;
             }
             black_box(n)

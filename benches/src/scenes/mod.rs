@@ -201,23 +201,52 @@ fn words(w: &[u32]) -> Vec<u8> {
     w.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn indirect(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+/// What a single-subpass scene draws with: the layout, its two descriptor sets, the
+/// render pass, its framebuffer and one pipeline of `stages`.
+struct SinglePass {
+    layout: vk::PipelineLayout,
+    sets: Vec<vk::DescriptorSet>,
+    pass: vk::RenderPass,
+    framebuffer: vk::Framebuffer,
+    pipeline: vk::Pipeline,
+}
+
+fn single_pass(
+    gpu: &mut Gpu,
+    shaders: &[(vk::ShaderStageFlags, &[u8])],
+    topology: vk::PrimitiveTopology,
+) -> Result<SinglePass, Error> {
     let [a, b] = tints(gpu)?;
     let (layout, sets) = gpu.layout(&[&a, &b])?;
-    let vert = gpu.module(TRI_VERT)?;
-    let frag = gpu.module(COLOR_FRAG)?;
-    let stages = [
-        (vk::ShaderStageFlags::VERTEX, vert),
-        (vk::ShaderStageFlags::FRAGMENT, frag),
-    ];
-    let (pass, fb) = gpu.render_pass(&[0])?;
-    let pipeline = gpu.pipeline(
+    let stages = shaders
+        .iter()
+        .map(|(stage, spirv)| Ok((*stage, gpu.module(spirv)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let (pass, framebuffer) = gpu.render_pass(&[0])?;
+    let pipeline = gpu.pipeline(layout, pass, 0, &stages, topology)?;
+    Ok(SinglePass {
         layout,
+        sets,
         pass,
-        0,
-        &stages,
-        vk::PrimitiveTopology::TRIANGLE_LIST,
-    )?;
+        framebuffer,
+        pipeline,
+    })
+}
+
+/// The vertex and colour shaders most scenes draw with.
+const COLORED: [(vk::ShaderStageFlags, &[u8]); 2] = [
+    (vk::ShaderStageFlags::VERTEX, TRI_VERT),
+    (vk::ShaderStageFlags::FRAGMENT, COLOR_FRAG),
+];
+
+fn indirect(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+    let SinglePass {
+        layout,
+        sets,
+        pass,
+        framebuffer: fb,
+        pipeline,
+    } = single_pass(gpu, &COLORED, vk::PrimitiveTopology::TRIANGLE_LIST)?;
     // Four VkDrawIndirectCommand (vertex count, instances, first vertex, first instance)
     // then four VkDrawIndexedIndirectCommand (index count, instances, first index,
     // vertex offset, first instance).
@@ -266,22 +295,13 @@ fn indirect(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error
 pub const STORM_DRAWS: u32 = 10_000;
 
 fn storm(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
-    let [a, b] = tints(gpu)?;
-    let (layout, sets) = gpu.layout(&[&a, &b])?;
-    let vert = gpu.module(TRI_VERT)?;
-    let frag = gpu.module(COLOR_FRAG)?;
-    let stages = [
-        (vk::ShaderStageFlags::VERTEX, vert),
-        (vk::ShaderStageFlags::FRAGMENT, frag),
-    ];
-    let (pass, fb) = gpu.render_pass(&[0])?;
-    let pipeline = gpu.pipeline(
+    let SinglePass {
         layout,
+        sets,
         pass,
-        0,
-        &stages,
-        vk::PrimitiveTopology::TRIANGLE_LIST,
-    )?;
+        framebuffer: fb,
+        pipeline,
+    } = single_pass(gpu, &COLORED, vk::PrimitiveTopology::TRIANGLE_LIST)?;
     let d = gpu.device.clone();
     for frame in 0..frames {
         gpu.frame(frame, |cb| unsafe {
@@ -310,23 +330,20 @@ fn storm(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
 }
 
 fn tessellation(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
-    let [a, b] = tints(gpu)?;
-    let (layout, sets) = gpu.layout(&[&a, &b])?;
-    let stages = [
-        (vk::ShaderStageFlags::VERTEX, gpu.module(TRI_VERT)?),
-        (
-            vk::ShaderStageFlags::TESSELLATION_CONTROL,
-            gpu.module(PATCH_TESC)?,
-        ),
-        (
-            vk::ShaderStageFlags::TESSELLATION_EVALUATION,
-            gpu.module(PATCH_TESE)?,
-        ),
-        (vk::ShaderStageFlags::GEOMETRY, gpu.module(SHRINK_GEOM)?),
-        (vk::ShaderStageFlags::FRAGMENT, gpu.module(COLOR_FRAG)?),
+    let shaders: [(vk::ShaderStageFlags, &[u8]); 5] = [
+        (vk::ShaderStageFlags::VERTEX, TRI_VERT),
+        (vk::ShaderStageFlags::TESSELLATION_CONTROL, PATCH_TESC),
+        (vk::ShaderStageFlags::TESSELLATION_EVALUATION, PATCH_TESE),
+        (vk::ShaderStageFlags::GEOMETRY, SHRINK_GEOM),
+        (vk::ShaderStageFlags::FRAGMENT, COLOR_FRAG),
     ];
-    let (pass, fb) = gpu.render_pass(&[0])?;
-    let pipeline = gpu.pipeline(layout, pass, 0, &stages, vk::PrimitiveTopology::PATCH_LIST)?;
+    let SinglePass {
+        layout,
+        sets,
+        pass,
+        framebuffer: fb,
+        pipeline,
+    } = single_pass(gpu, &shaders, vk::PrimitiveTopology::PATCH_LIST)?;
     let d = gpu.device.clone();
     for frame in 0..frames {
         gpu.frame(frame, |cb| unsafe {
