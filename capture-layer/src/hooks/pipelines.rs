@@ -22,34 +22,31 @@ fn reference2(r: &vk::AttachmentReference2) -> AttachmentReferenceT {
     .unpack()
 }
 
+/// An attachment description of either render-pass version (their fields share names).
+macro_rules! attachment_of {
+    ($a:expr) => {{
+        let a = $a;
+        AttachmentDescription::new(
+            a.flags.as_raw(),
+            a.format.as_raw() as u32,
+            a.samples.as_raw(),
+            a.load_op.as_raw() as u32,
+            a.store_op.as_raw() as u32,
+            a.stencil_load_op.as_raw() as u32,
+            a.stencil_store_op.as_raw() as u32,
+            a.initial_layout.as_raw() as u32,
+            a.final_layout.as_raw() as u32,
+        )
+        .unpack()
+    }};
+}
+
 fn attachment(a: &vk::AttachmentDescription) -> AttachmentDescriptionT {
-    AttachmentDescription::new(
-        a.flags.as_raw(),
-        a.format.as_raw() as u32,
-        a.samples.as_raw(),
-        a.load_op.as_raw() as u32,
-        a.store_op.as_raw() as u32,
-        a.stencil_load_op.as_raw() as u32,
-        a.stencil_store_op.as_raw() as u32,
-        a.initial_layout.as_raw() as u32,
-        a.final_layout.as_raw() as u32,
-    )
-    .unpack()
+    attachment_of!(a)
 }
 
 fn attachment2(a: &vk::AttachmentDescription2) -> AttachmentDescriptionT {
-    AttachmentDescription::new(
-        a.flags.as_raw(),
-        a.format.as_raw() as u32,
-        a.samples.as_raw(),
-        a.load_op.as_raw() as u32,
-        a.store_op.as_raw() as u32,
-        a.stencil_load_op.as_raw() as u32,
-        a.stencil_store_op.as_raw() as u32,
-        a.initial_layout.as_raw() as u32,
-        a.final_layout.as_raw() as u32,
-    )
-    .unpack()
+    attachment_of!(a)
 }
 
 /// `vkCreateRenderPass`, with view masks from `VkRenderPassMultiviewCreateInfo`.
