@@ -85,6 +85,26 @@ fn read(trace: &Path) -> (std::collections::BTreeMap<String, u64>, Vec<Vec<u32>>
     (counts, modules)
 }
 
+/// The generically recorded calls: command name and each parameter's bytes.
+fn generic_calls(trace: &Path) -> Vec<(String, Vec<Vec<u8>>)> {
+    let mut calls = Vec::new();
+    for chunk in TraceReader::open(trace).unwrap() {
+        let chunk = chunk.unwrap();
+        for r in chunk.records() {
+            if let Some(c) = r.call_as_vulkan_call() {
+                let params = c
+                    .params()
+                    .unwrap()
+                    .iter()
+                    .map(|p| p.bytes().map(|b| b.bytes().to_vec()).unwrap_or_default())
+                    .collect();
+                calls.push((c.command().unwrap().to_string(), params));
+            }
+        }
+    }
+    calls
+}
+
 fn spirv_val(dir: &Path, words: &[u32]) -> Output {
     let path = dir.join("module.spv");
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -137,6 +157,29 @@ fn vkcube_captures_100_frames_that_read_back_validate_and_replay() {
         let v = spirv_val(dir.path(), m);
         assert!(v.status.success(), "spirv-val: {v:?}");
     }
+
+    // Every other command is recorded generically, with its parameters: vkcube's
+    // dynamic viewport is one VkViewport of its 500×500 window.
+    let generic = generic_calls(&trace);
+    for command in [
+        "vkCreateSwapchainKHR",
+        "vkAcquireNextImageKHR",
+        "vkUpdateDescriptorSets",
+        "vkCmdSetScissor",
+    ] {
+        assert!(
+            generic.iter().any(|(name, _)| name == command),
+            "{command} missing"
+        );
+    }
+    let (_, viewport) = generic
+        .iter()
+        .find(|(name, _)| name == "vkCmdSetViewport")
+        .unwrap();
+    let bytes = viewport[3].as_slice();
+    assert_eq!(bytes.len(), 24, "one VkViewport");
+    let width = f32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    assert_eq!(width, 500.0);
 
     // Replay: one row per draw vkcube submitted, on both MME generations.
     let results = dir.path().join("cube.msr");

@@ -31,6 +31,8 @@ pub struct InstanceData {
     /// The API version the program asked for (1.0 when it named none): the layer calls
     /// nothing newer.
     pub api_version: u32,
+    /// The next layer's functions for the generated instance-level hooks, by slot.
+    pub generated: Vec<vk::PFN_vkVoidFunction>,
 }
 
 /// What the layer keeps per device.
@@ -47,6 +49,8 @@ pub struct DeviceData {
     pub mapped: std::sync::Mutex<MappedMemory>,
     /// Whether the layer provides `VK_EXT_frame_boundary` (the driver lacks it).
     pub emulates_frame_boundary: bool,
+    /// The next layer's functions for the generated device-level hooks, by slot.
+    pub generated: Vec<vk::PFN_vkVoidFunction>,
 }
 
 impl DeviceData {

@@ -20,6 +20,7 @@ pub mod extensions;
 pub mod ffi;
 pub mod frame_boundary;
 pub mod generated;
+pub mod generic;
 pub mod hooks;
 pub mod memory;
 pub mod recorder;
@@ -104,7 +105,7 @@ unsafe extern "system" fn get_instance_proc_addr(
     let data = dispatch::instance_of(instance)?;
     let next = (data.next_gipa)(instance, name.as_ptr());
     // A device command the next layer has: the layer's hook stands in front of it.
-    match (next, hooks::find(hooks::DEVICE_HOOKS, name)) {
+    match (next, hooks::find_recorded(name)) {
         (Some(_), Some(f)) => dispatch::void_fn(f),
         (next, _) => next,
     }
@@ -123,7 +124,7 @@ unsafe extern "system" fn get_device_proc_addr(
     }
     let data = dispatch::device_of(device)?;
     let next = (data.next_gdpa)(device, name.as_ptr());
-    match (next, hooks::find(hooks::DEVICE_HOOKS, name)) {
+    match (next, hooks::find_recorded(name)) {
         (Some(_), Some(f)) => dispatch::void_fn(f),
         (next, _) => next,
     }

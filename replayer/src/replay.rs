@@ -421,6 +421,17 @@ impl<'o> Pass<'o> {
                     self.submit(record.envelope().seq(), &cbs, sink)?;
                 }
             }
+            Call::VulkanCall => {
+                if let Some(c) = record.call_as_vulkan_call() {
+                    let name = c.command().unwrap_or("?");
+                    // Work the driver model does not execute: draws and dispatches of
+                    // other kinds are named as needed; everything else is not needed.
+                    let needed = ["vkCmdDraw", "vkCmdDispatch", "vkCmdTraceRays"]
+                        .iter()
+                        .any(|p| name.starts_with(p));
+                    self.skip(name, needed);
+                }
+            }
             Call::CmdBeginConditionalRendering => self.skip(
                 "CmdBeginConditionalRendering (not modelled: the draws it guards all run)",
                 true,

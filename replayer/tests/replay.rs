@@ -208,3 +208,35 @@ fn inspecting_a_draw_gives_the_method_stream_its_row_counts() {
         ));
     }
 }
+
+#[test]
+fn generically_recorded_calls_are_counted_by_command_and_draws_named_as_needed() {
+    use trace_format::generated::trace::{CallT, VulkanCallT};
+    use trace_format::trace::CallMeta;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("generic.mscope");
+    let mut w = TraceWriter::create(&path, &WriterOptions::default()).unwrap();
+    for command in [
+        "vkCmdSetViewport",
+        "vkCmdSetViewport",
+        "vkCmdDrawMeshTasksEXT",
+    ] {
+        let mut call = VulkanCallT::default();
+        call.command = Some(command.into());
+        w.append(CallMeta::default(), &CallT::VulkanCall(Box::new(call)))
+            .unwrap();
+    }
+    w.end_frame(CallMeta::default()).unwrap();
+    w.finish().unwrap();
+    let out = dir.path().join("r.msr");
+    let summary = replay(&path, &out, &options(Arch::Turing), &mut |_, _| {}).unwrap();
+    let find = |name: &str| summary.skipped.iter().find(|s| s.name == name).unwrap();
+    assert_eq!(
+        (
+            find("vkCmdSetViewport").count,
+            find("vkCmdSetViewport").needed
+        ),
+        (2, false)
+    );
+    assert!(find("vkCmdDrawMeshTasksEXT").needed);
+}

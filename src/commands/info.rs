@@ -46,7 +46,7 @@ fn trace_info(mut reader: TraceReader) -> anyhow::Result<()> {
     let footer = container.index().map(<[_]>::len);
     let version = container.header().version;
     let mut totals = Totals::default();
-    let mut per_call = [0u64; 256];
+    let mut per_call: std::collections::BTreeMap<String, u64> = Default::default();
     let mut failure = None;
     for chunk in &mut reader {
         let chunk = match chunk {
@@ -64,7 +64,7 @@ fn trace_info(mut reader: TraceReader) -> anyhow::Result<()> {
         totals.last_frame = Some(header.first_frame);
         for record in chunk.records() {
             let call = record.call_type();
-            per_call[usize::from(call.0)] += 1;
+            *per_call.entry(record_name(&record)).or_default() += 1;
             if call == Call::FrameBoundary {
                 totals.frames_done += 1;
             }
@@ -102,21 +102,25 @@ fn trace_info(mut reader: TraceReader) -> anyhow::Result<()> {
         totals.uncompressed, totals.compressed
     )?;
     writeln!(out, "calls:")?;
-    let mut calls: Vec<(u8, u64)> = per_call
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| **n > 0)
-        .map(|(t, n)| (t as u8, *n))
-        .collect();
+    let mut calls: Vec<(String, u64)> = per_call.into_iter().collect();
     calls.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     for (call, count) in calls {
-        writeln!(out, "  {:<28} {count:>10}", call_name(Call(call)))?;
+        writeln!(out, "  {call:<36} {count:>10}")?;
     }
     out.flush()?;
     match failure {
         Some(e) => Err(anyhow::Error::new(e)
             .context("the trace is damaged; the summary above covers what precedes the damage")),
         None => Ok(()),
+    }
+}
+
+/// A record's name: its call's, or for a call recorded generically the Vulkan
+/// command's (`vkCmdSetViewport`).
+pub fn record_name(record: &trace_format::generated::trace::Record<'_>) -> String {
+    match record.call_as_vulkan_call().and_then(|c| c.command()) {
+        Some(command) => command.to_string(),
+        None => call_name(record.call_type()),
     }
 }
 

@@ -613,6 +613,18 @@ fn one_of_each() -> Vec<CallT> {
             CmdEndConditionalRendering,
             mk!(CmdEndConditionalRenderingT { command_buffer: 11 })
         ),
+        call!(
+            VulkanCall,
+            VulkanCallT {
+                command: Some("vkCmdSetViewport".into()),
+                params: Some(vec![
+                    mk!(VulkanParamT { value: 11 }),
+                    mk!(VulkanParamT {
+                        bytes: Some(vec![0, 0, 128, 63])
+                    })
+                ])
+            }
+        ),
     ]
 }
 

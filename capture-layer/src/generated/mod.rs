@@ -3,3 +3,6 @@
 
 #[rustfmt::skip]
 pub mod registry;
+
+#[rustfmt::skip]
+pub mod commands;

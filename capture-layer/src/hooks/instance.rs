@@ -13,6 +13,7 @@ use crate::ffi::{
     find_link_info, LayerDeviceCreateInfo, LayerDeviceLink, LayerInstanceCreateInfo,
     LayerInstanceLink,
 };
+use crate::generated::commands::{DEVICE_COMMANDS, INSTANCE_COMMANDS};
 use crate::recorder::{self, record, Scope};
 use crate::settings::LogLevel;
 use crate::{extensions, frame_boundary, LAYER_NAME};
@@ -60,6 +61,10 @@ pub unsafe extern "system" fn create_instance(
                 .map_or(vk::API_VERSION_1_0, |a| {
                     a.api_version.max(vk::API_VERSION_1_0)
                 }),
+            generated: INSTANCE_COMMANDS
+                .iter()
+                .map(|name| next_gipa(instance, name.as_ptr()))
+                .collect(),
         },
     );
     recorder::start();
@@ -244,6 +249,10 @@ pub unsafe extern "system" fn create_device(
             ext,
             mapped: Default::default(),
             emulates_frame_boundary,
+            generated: DEVICE_COMMANDS
+                .iter()
+                .map(|name| next_gdpa(device, name.as_ptr()))
+                .collect(),
         },
     );
     record(Scope::Setup, 0, || {

@@ -543,10 +543,17 @@ pub fn find(hooks: &[Hook], name: &CStr) -> Option<*const c_void> {
     hooks.iter().find(|h| h.name == name).map(|h| h.function)
 }
 
+/// The hook for a command the program may reach through the next layer: a hand-written
+/// device hook, or a generated one.
+pub fn find_recorded(name: &CStr) -> Option<*const c_void> {
+    find(DEVICE_HOOKS, name).or_else(|| find(&crate::generated::commands::HOOKS, name))
+}
+
 /// Whether the layer records calls of the command `name`.
 pub fn hooked(name: &str) -> bool {
     INSTANCE_HOOKS
         .iter()
         .chain(DEVICE_HOOKS)
+        .chain(crate::generated::commands::HOOKS.iter())
         .any(|h| h.name.to_bytes() == name.as_bytes())
 }

@@ -22,10 +22,10 @@ pub mod trace {
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_CALL: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_CALL: u8 = 59;
+pub const ENUM_MAX_CALL: u8 = 60;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_CALL: [Call; 60] = [
+pub const ENUM_VALUES_CALL: [Call; 61] = [
   Call::NONE,
   Call::CreateInstance,
   Call::DestroyInstance,
@@ -86,6 +86,7 @@ pub const ENUM_VALUES_CALL: [Call; 60] = [
   Call::CmdUpdateBuffer,
   Call::CmdBeginConditionalRendering,
   Call::CmdEndConditionalRendering,
+  Call::VulkanCall,
 ];
 
 /// Every call a trace can hold. Append only: ids are the file format.
@@ -154,9 +155,10 @@ impl Call {
   pub const CmdUpdateBuffer: Self = Self(57);
   pub const CmdBeginConditionalRendering: Self = Self(58);
   pub const CmdEndConditionalRendering: Self = Self(59);
+  pub const VulkanCall: Self = Self(60);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 59;
+  pub const ENUM_MAX: u8 = 60;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::NONE,
     Self::CreateInstance,
@@ -218,6 +220,7 @@ impl Call {
     Self::CmdUpdateBuffer,
     Self::CmdBeginConditionalRendering,
     Self::CmdEndConditionalRendering,
+    Self::VulkanCall,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -282,6 +285,7 @@ impl Call {
       Self::CmdUpdateBuffer => Some("CmdUpdateBuffer"),
       Self::CmdBeginConditionalRendering => Some("CmdBeginConditionalRendering"),
       Self::CmdEndConditionalRendering => Some("CmdEndConditionalRendering"),
+      Self::VulkanCall => Some("VulkanCall"),
       _ => None,
     }
   }
@@ -430,6 +434,7 @@ pub enum CallT {
   CmdUpdateBuffer(alloc::boxed::Box<CmdUpdateBufferT>),
   CmdBeginConditionalRendering(alloc::boxed::Box<CmdBeginConditionalRenderingT>),
   CmdEndConditionalRendering(alloc::boxed::Box<CmdEndConditionalRenderingT>),
+  VulkanCall(alloc::boxed::Box<VulkanCallT>),
 }
 impl Default for CallT {
   fn default() -> Self {
@@ -499,6 +504,7 @@ impl CallT {
       Self::CmdUpdateBuffer(_) => Call::CmdUpdateBuffer,
       Self::CmdBeginConditionalRendering(_) => Call::CmdBeginConditionalRendering,
       Self::CmdEndConditionalRendering(_) => Call::CmdEndConditionalRendering,
+      Self::VulkanCall(_) => Call::VulkanCall,
     }
   }
   pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(&self, fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>) -> Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>> {
@@ -563,6 +569,7 @@ impl CallT {
       Self::CmdUpdateBuffer(v) => Some(v.pack(fbb).as_union_value()),
       Self::CmdBeginConditionalRendering(v) => Some(v.pack(fbb).as_union_value()),
       Self::CmdEndConditionalRendering(v) => Some(v.pack(fbb).as_union_value()),
+      Self::VulkanCall(v) => Some(v.pack(fbb).as_union_value()),
     }
   }
   /// If the union variant matches, return the owned CreateInstanceT, setting the union to NONE.
@@ -1803,6 +1810,27 @@ impl CallT {
   /// If the union variant matches, return a mutable reference to the CmdEndConditionalRenderingT.
   pub fn as_cmd_end_conditional_rendering_mut(&mut self) -> Option<&mut CmdEndConditionalRenderingT> {
     if let Self::CmdEndConditionalRendering(v) = self { Some(v.as_mut()) } else { None }
+  }
+  /// If the union variant matches, return the owned VulkanCallT, setting the union to NONE.
+  pub fn take_vulkan_call(&mut self) -> Option<alloc::boxed::Box<VulkanCallT>> {
+    if let Self::VulkanCall(_) = self {
+      let v = ::core::mem::replace(self, Self::NONE);
+      if let Self::VulkanCall(w) = v {
+        Some(w)
+      } else {
+        unreachable!()
+      }
+    } else {
+      None
+    }
+  }
+  /// If the union variant matches, return a reference to the VulkanCallT.
+  pub fn as_vulkan_call(&self) -> Option<&VulkanCallT> {
+    if let Self::VulkanCall(v) = self { Some(v.as_ref()) } else { None }
+  }
+  /// If the union variant matches, return a mutable reference to the VulkanCallT.
+  pub fn as_vulkan_call_mut(&mut self) -> Option<&mut VulkanCallT> {
+    if let Self::VulkanCall(v) = self { Some(v.as_mut()) } else { None }
   }
 }
 // struct Extent2D, aligned to 4
@@ -20051,6 +20079,356 @@ impl CmdEndConditionalRenderingT {
     })
   }
 }
+pub enum VulkanParamOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// One parameter of a `VulkanCall`: a scalar or handle as `value`; what a pointer
+/// points to as `bytes` (an array by its length, a string to its terminator, one
+/// structure whole, as laid out in memory: pointers inside it are addresses).
+pub struct VulkanParam<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for VulkanParam<'a> {
+  type Inner = VulkanParam<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> VulkanParam<'a> {
+  pub const VT_VALUE: ::flatbuffers::VOffsetT = 4;
+  pub const VT_BYTES: ::flatbuffers::VOffsetT = 6;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    VulkanParam { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args VulkanParamArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<VulkanParam<'bldr>> {
+    let mut builder = VulkanParamBuilder::new(_fbb);
+    builder.add_value(args.value);
+    if let Some(x) = args.bytes { builder.add_bytes(x); }
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> VulkanParamT {
+    let value = self.value();
+    let bytes = self.bytes().map(|x| {
+      x.into_iter().collect()
+    });
+    VulkanParamT {
+      value,
+      bytes,
+    }
+  }
+
+  #[inline]
+  pub fn value(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(VulkanParam::VT_VALUE, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn bytes(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(VulkanParam::VT_BYTES, None)}
+  }
+}
+
+impl ::flatbuffers::Verifiable for VulkanParam<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<u64>("value", Self::VT_VALUE, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("bytes", Self::VT_BYTES, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct VulkanParamArgs<'a> {
+    pub value: u64,
+    pub bytes: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+}
+impl<'a> Default for VulkanParamArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    VulkanParamArgs {
+      value: 0,
+      bytes: None,
+    }
+  }
+}
+
+impl Serialize for VulkanParam<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("VulkanParam", 2)?;
+      s.serialize_field("value", &self.value())?;
+      if let Some(f) = self.bytes() {
+        s.serialize_field("bytes", &f)?;
+      } else {
+        s.skip_field("bytes")?;
+      }
+    s.end()
+  }
+}
+
+pub struct VulkanParamBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> VulkanParamBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_value(&mut self, value: u64) {
+    self.fbb_.push_slot::<u64>(VulkanParam::VT_VALUE, value, 0);
+  }
+  #[inline]
+  pub fn add_bytes(&mut self, bytes: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(VulkanParam::VT_BYTES, bytes);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> VulkanParamBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    VulkanParamBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<VulkanParam<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for VulkanParam<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("VulkanParam");
+      ds.field("value", &self.value());
+      ds.field("bytes", &self.bytes());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct VulkanParamT {
+  pub value: u64,
+  pub bytes: Option<alloc::vec::Vec<u8>>,
+}
+impl Default for VulkanParamT {
+  fn default() -> Self {
+    Self {
+      value: 0,
+      bytes: None,
+    }
+  }
+}
+impl VulkanParamT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<VulkanParam<'b>> {
+    let value = self.value;
+    let bytes = self.bytes.as_ref().map(|x|{
+      _fbb.create_vector(x)
+    });
+    VulkanParam::create(_fbb, &VulkanParamArgs{
+      value,
+      bytes,
+    })
+  }
+}
+pub enum VulkanCallOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// Any other Vulkan command, recorded generically by code generated from the Vulkan
+/// registry: its name and its parameters in order. Output parameters are recorded as
+/// the call left them.
+pub struct VulkanCall<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for VulkanCall<'a> {
+  type Inner = VulkanCall<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> VulkanCall<'a> {
+  pub const VT_COMMAND: ::flatbuffers::VOffsetT = 4;
+  pub const VT_PARAMS: ::flatbuffers::VOffsetT = 6;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    VulkanCall { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args VulkanCallArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<VulkanCall<'bldr>> {
+    let mut builder = VulkanCallBuilder::new(_fbb);
+    if let Some(x) = args.params { builder.add_params(x); }
+    if let Some(x) = args.command { builder.add_command(x); }
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> VulkanCallT {
+    let command = self.command().map(|x| {
+      alloc::string::ToString::to_string(x)
+    });
+    let params = self.params().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
+    VulkanCallT {
+      command,
+      params,
+    }
+  }
+
+  #[inline]
+  pub fn command(&self) -> Option<&'a str> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(VulkanCall::VT_COMMAND, None)}
+  }
+  #[inline]
+  pub fn params(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam<'a>>>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam>>>>(VulkanCall::VT_PARAMS, None)}
+  }
+}
+
+impl ::flatbuffers::Verifiable for VulkanCall<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("command", Self::VT_COMMAND, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<VulkanParam>>>>("params", Self::VT_PARAMS, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct VulkanCallArgs<'a> {
+    pub command: Option<::flatbuffers::WIPOffset<&'a str>>,
+    pub params: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam<'a>>>>>,
+}
+impl<'a> Default for VulkanCallArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    VulkanCallArgs {
+      command: None,
+      params: None,
+    }
+  }
+}
+
+impl Serialize for VulkanCall<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("VulkanCall", 2)?;
+      if let Some(f) = self.command() {
+        s.serialize_field("command", &f)?;
+      } else {
+        s.skip_field("command")?;
+      }
+      if let Some(f) = self.params() {
+        s.serialize_field("params", &f)?;
+      } else {
+        s.skip_field("params")?;
+      }
+    s.end()
+  }
+}
+
+pub struct VulkanCallBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> VulkanCallBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_command(&mut self, command: ::flatbuffers::WIPOffset<&'b  str>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(VulkanCall::VT_COMMAND, command);
+  }
+  #[inline]
+  pub fn add_params(&mut self, params: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<VulkanParam<'b >>>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(VulkanCall::VT_PARAMS, params);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> VulkanCallBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    VulkanCallBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<VulkanCall<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for VulkanCall<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("VulkanCall");
+      ds.field("command", &self.command());
+      ds.field("params", &self.params());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct VulkanCallT {
+  pub command: Option<alloc::string::String>,
+  pub params: Option<alloc::vec::Vec<VulkanParamT>>,
+}
+impl Default for VulkanCallT {
+  fn default() -> Self {
+    Self {
+      command: None,
+      params: None,
+    }
+  }
+}
+impl VulkanCallT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<VulkanCall<'b>> {
+    let command = self.command.as_ref().map(|x|{
+      _fbb.create_string(x)
+    });
+    let params = self.params.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack(_fbb)).collect();_fbb.create_vector(&w)
+    });
+    VulkanCall::create(_fbb, &VulkanCallArgs{
+      command,
+      params,
+    })
+  }
+}
 pub enum RecordOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
@@ -20387,6 +20765,11 @@ impl<'a> Record<'a> {
       Call::CmdEndConditionalRendering => CallT::CmdEndConditionalRendering(alloc::boxed::Box::new(
         self.call_as_cmd_end_conditional_rendering()
             .expect("Invalid union table, expected `Call::CmdEndConditionalRendering`.")
+            .unpack()
+      )),
+      Call::VulkanCall => CallT::VulkanCall(alloc::boxed::Box::new(
+        self.call_as_vulkan_call()
+            .expect("Invalid union table, expected `Call::VulkanCall`.")
             .unpack()
       )),
       _ => CallT::NONE,
@@ -21303,6 +21686,21 @@ impl<'a> Record<'a> {
     }
   }
 
+  #[inline]
+  #[allow(non_snake_case)]
+  pub fn call_as_vulkan_call(&self) -> Option<VulkanCall<'a>> {
+    if self.call_type() == Call::VulkanCall {
+      self.call().map(|t| {
+       // Safety:
+       // Created from a valid Table for this object
+       // Which contains a valid union in this slot
+       unsafe { VulkanCall::init_from_table(t) }
+     })
+    } else {
+      None
+    }
+  }
+
 }
 
 impl ::flatbuffers::Verifiable for Record<'_> {
@@ -21373,6 +21771,7 @@ impl ::flatbuffers::Verifiable for Record<'_> {
           Call::CmdUpdateBuffer => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CmdUpdateBuffer>>("Call::CmdUpdateBuffer", pos),
           Call::CmdBeginConditionalRendering => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CmdBeginConditionalRendering>>("Call::CmdBeginConditionalRendering", pos),
           Call::CmdEndConditionalRendering => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CmdEndConditionalRendering>>("Call::CmdEndConditionalRendering", pos),
+          Call::VulkanCall => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<VulkanCall>>("Call::VulkanCall", pos),
           _ => Ok(()),
         }
      })?
@@ -21699,6 +22098,11 @@ impl Serialize for Record<'_> {
           Call::CmdEndConditionalRendering => {
             let f = self.call_as_cmd_end_conditional_rendering()
               .expect("Invalid union table, expected `Call::CmdEndConditionalRendering`.");
+            s.serialize_field("call", &f)?;
+          }
+          Call::VulkanCall => {
+            let f = self.call_as_vulkan_call()
+              .expect("Invalid union table, expected `Call::VulkanCall`.");
             s.serialize_field("call", &f)?;
           }
         _ => unimplemented!(),
@@ -22154,6 +22558,13 @@ impl ::core::fmt::Debug for Record<'_> {
         },
         Call::CmdEndConditionalRendering => {
           if let Some(x) = self.call_as_cmd_end_conditional_rendering() {
+            ds.field("call", &x)
+          } else {
+            ds.field("call", &"InvalidFlatbuffer: Union discriminant does not match value.")
+          }
+        },
+        Call::VulkanCall => {
+          if let Some(x) = self.call_as_vulkan_call() {
             ds.field("call", &x)
           } else {
             ds.field("call", &"InvalidFlatbuffer: Union discriminant does not match value.")

@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""Generates capture-layer/src/generated/commands.rs from the Vulkan registry (vk.xml):
+a hook for every Vulkan command the layer does not hook by hand (core 1.0 to 1.3, WSI,
+and device and instance extensions, beyond provisional ones, video and platforms other
+than Xlib, XCB and Wayland), each calling the next layer and recording the call as a
+`VulkanCall`: its name and every parameter, scalars and handles as values, what pointers
+point to as bytes (arrays by their `len`, strings to their terminator, single
+structures whole; output parameters after the call).
+
+The commands hooked by hand are read from capture-layer/src/hooks/mod.rs.
+
+Usage: commands.py HOOKS_MOD_RS [VK_XML] > capture-layer/src/generated/commands.rs
+"""
+
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+hand_hooked = set(re.findall(r'hook!\(\s*c"(vk\w+)"', open(sys.argv[1]).read()))
+path = sys.argv[2] if len(sys.argv) > 2 else "/usr/share/vulkan/registry/vk.xml"
+root = ET.parse(path).getroot()
+
+# Commands the loader answers or the layer's interface covers: never generated.
+LOADER = {
+    "vkGetInstanceProcAddr", "vkGetDeviceProcAddr", "vkCreateInstance",
+    "vkEnumerateInstanceExtensionProperties", "vkEnumerateInstanceLayerProperties",
+    "vkEnumerateInstanceVersion", "vkEnumerateDeviceLayerProperties",
+    "vkEnumerateDeviceExtensionProperties",
+}
+PLATFORMS_KEPT = {"xlib", "xcb", "wayland"}
+
+
+def vulkan_api(e):
+    api = e.get("api")
+    return api is None or "vulkan" in api.split(",")
+
+
+# ---------------------------------------------------------------- types
+categories = {}
+aliases = {}
+for t in root.find("types").findall("type"):
+    if not vulkan_api(t):
+        continue
+    name = t.get("name") or t.findtext("name")
+    if name is None:
+        continue
+    if t.get("alias"):
+        aliases[name] = t.get("alias")
+    categories[name] = t.get("category") or ""
+
+PRIMITIVE = {
+    "uint8_t": "u8", "uint16_t": "u16", "uint32_t": "u32", "uint64_t": "u64",
+    "int8_t": "i8", "int16_t": "i16", "int32_t": "i32", "int64_t": "i64",
+    "size_t": "usize", "float": "f32", "double": "f64", "int": "std::ffi::c_int",
+    "char": "std::ffi::c_char", "void": "std::ffi::c_void",
+}
+PLATFORM = {
+    "Display": "vk::Display", "VisualID": "vk::VisualID", "Window": "vk::Window",
+    "xcb_connection_t": "vk::xcb_connection_t", "xcb_visualid_t": "vk::xcb_visualid_t",
+    "xcb_window_t": "vk::xcb_window_t", "wl_display": "vk::wl_display",
+    "wl_surface": "vk::wl_surface",
+}
+BASETYPES = {"VkBool32": "u32", "VkDeviceSize": "u64", "VkDeviceAddress": "u64",
+             "VkSampleMask": "u32", "VkFlags": "u32", "VkFlags64": "u64"}
+
+
+def resolve(name):
+    while name in aliases:
+        name = aliases[name]
+    return name
+
+
+def rust_type(base):
+    """The ash type for a registry type name, and its kind for encoding."""
+    if base in PRIMITIVE:
+        return PRIMITIVE[base], "float" if base in ("float", "double") else "int"
+    if base in PLATFORM:
+        return PLATFORM[base], "int"
+    if base in BASETYPES:
+        return "vk::" + base[2:], "int"
+    cat = categories.get(resolve(base), categories.get(base, ""))
+    if base.startswith("PFN_"):
+        return "vk::" + base, "fn"
+    if not base.startswith("Vk"):
+        raise KeyError(base)
+    rust = "vk::" + base[2:]
+    if "FlagBits" in base:
+        # ash folds FlagBits enums into their Flags types.
+        return rust.replace("FlagBits", "Flags"), "flags"
+    if cat == "handle":
+        return rust, "handle"
+    if cat == "enum":
+        return rust, "enum"
+    if cat == "bitmask":
+        return rust, "flags"
+    if cat in ("struct", "union"):
+        return rust, "struct"
+    if cat == "basetype":
+        return rust, "int"
+    raise KeyError(base)
+
+
+def snake(name):
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
+    s = s.lower()
+    return {"type": "ty", "ref": "reference", "fn": "function"}.get(s, s)
+
+
+class Param:
+    def __init__(self, p):
+        self.name = p.findtext("name")
+        self.base = p.findtext("type")
+        text = "".join(p.itertext())
+        before, _, after = text.partition(self.base)
+        middle, _, _ = after.partition(self.name)
+        suffix = text[text.rindex(self.name) + len(self.name):]
+        self.const = "const" in before
+        self.depth = middle.count("*")
+        self.inner_const = "const" in middle  # `* const*`
+        m = re.search(r"\[(\w+)\]", suffix)
+        self.array = m.group(1) if m else None
+        self.len = p.get("len")
+        self.altlen = p.get("altlen")
+        self.var = snake(self.name)
+        self.rust, self.kind = rust_type(self.base)
+
+    def signature(self):
+        if self.array:
+            return f"*const [{self.rust}; {self.array}usize]"
+        t = self.rust
+        if self.depth == 0:
+            return t
+        if self.depth == 1:
+            return ("*const " if self.const else "*mut ") + t
+        # Two levels: `const T* const*` or `T**`.
+        inner = ("*const " if self.const else "*mut ") + t
+        return ("*const " if self.inner_const or self.const else "*mut ") + inner
+
+
+def length_expr(p, params):
+    """A Rust expression for how many elements `p` points to, or None if unknown."""
+    spec = p.len
+    if spec is None:
+        return None
+    first = spec.split(",")[0]
+    if first == "null-terminated":
+        return None
+    by_name = {q.name: q for q in params}
+    if first in by_name:
+        q = by_name[first]
+        if q.depth == 1:
+            return f"if {q.var}.is_null() {{ 0 }} else {{ *{q.var} as usize }}"
+        return f"{q.var} as usize"
+    m = re.fullmatch(r"(\w+)->(\w+)", first)
+    if m and m.group(1) in by_name:
+        q = by_name[m.group(1)]
+        return f"{q.var}.as_ref().map_or(0, |s| s.{snake(m.group(2))} as usize)"
+    return None
+
+
+def encode(p, params):
+    """The Rust expression of a `VulkanParamT` for `p`."""
+    v = p.var
+    if p.array:
+        return f"bytes_of({v} as *const u8, std::mem::size_of::<[{p.rust}; {p.array}]>())"
+    if p.depth == 0:
+        return {
+            "handle": f"value({v}.as_raw())",
+            "enum": f"value({v}.as_raw() as u32 as u64)",
+            "flags": f"value({v}.as_raw() as u64)",
+            "float": f"value(f64::from({v}).to_bits())",
+            "int": f"value({v} as u64)",
+            "fn": "value(0)",
+            "struct": f"bytes_of(&{v} as *const _ as *const u8, std::mem::size_of_val(&{v}))",
+        }[p.kind]
+    if p.depth == 1:
+        if p.base == "char":
+            return f"string({v})"
+        n = length_expr(p, params)
+        if p.base == "void":
+            if n is None:
+                return f"value({v} as u64)"
+            return f"bytes_of({v} as *const u8, {n})"
+        if p.kind == "fn":
+            return f"value({v} as u64)"
+        count = n if n is not None else f"usize::from(!{v}.is_null())"
+        return f"elements({v} as *const {p.rust}, {count})"
+    if p.depth == 2 and p.base == "char" and p.len:
+        n = length_expr(p, params)
+        if n is not None:
+            return f"strings({v}, {n})"
+    return f"value({v} as u64)"
+
+
+# ---------------------------------------------------------------- commands
+definitions = {}
+alias_of = {}
+for c in root.find("commands").findall("command"):
+    if not vulkan_api(c):
+        continue
+    if c.get("alias"):
+        alias_of[c.get("name")] = c.get("alias")
+        continue
+    definitions[c.find("proto").findtext("name")] = c
+
+wanted = []
+for feature in root.findall("feature"):
+    if not vulkan_api(feature) or not feature.get("name", "").startswith("VK_VERSION_"):
+        continue
+    for require in feature.findall("require"):
+        for command in require.findall("command"):
+            wanted.append(command.get("name"))
+for ext in root.find("extensions").findall("extension"):
+    if "vulkan" not in ext.get("supported", "").split(","):
+        continue
+    if ext.get("provisional") == "true" or "video" in ext.get("name").lower():
+        continue
+    platform = ext.get("platform")
+    if platform and platform not in PLATFORMS_KEPT:
+        continue
+    for require in ext.findall("require"):
+        if not vulkan_api(require):
+            continue
+        for command in require.findall("command"):
+            wanted.append(command.get("name"))
+
+seen = set()
+generated = []  # (name, level, proto, params)
+for name in wanted:
+    if name in seen or name in hand_hooked or name in LOADER:
+        continue
+    seen.add(name)
+    c = definitions[alias_of.get(name, name)] if alias_of.get(name, name) in definitions else None
+    if c is None:
+        continue
+    params = [Param(p) for p in c.findall("param") if vulkan_api(p)]
+    first = params[0].base if params else ""
+    if first in ("VkInstance", "VkPhysicalDevice"):
+        level = "instance"
+    elif first in ("VkDevice", "VkQueue", "VkCommandBuffer"):
+        level = "device"
+    else:
+        continue
+    ret = c.find("proto").findtext("type")
+    generated.append((name, level, ret, params))
+
+instance = [g for g in generated if g[1] == "instance"]
+device = [g for g in generated if g[1] == "device"]
+
+
+# Function types ash names after the extension a command was later promoted to.
+PFN_RENAMED = {
+    "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT": "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
+    "vkGetCalibratedTimestampsEXT": "vkGetCalibratedTimestampsKHR",
+    "vkCmdSetLineStippleEXT": "vkCmdSetLineStippleKHR",
+    "vkGetImageSubresourceLayout2EXT": "vkGetImageSubresourceLayout2KHR",
+}
+
+
+def pfn(name):
+    """The ash function type of command `name`."""
+    target = alias_of.get(name, name)
+    return "vk::PFN_" + PFN_RENAMED.get(target, target)
+
+
+def ret_type(ret):
+    if ret == "void":
+        return None
+    if ret == "VkResult":
+        return "vk::Result"
+    return rust_type(ret)[0]
+
+
+out = sys.stdout
+vk_version = "?"
+for t in root.find("types").findall("type"):
+    if t.findtext("name") == "VK_HEADER_VERSION":
+        vk_version = "".join(t.itertext()).split()[-1]
+out.write(f"// Generated by capture-layer/gen/commands.py from vk.xml (header version {vk_version}); do not edit.\n")
+out.write("// Regenerate: scripts/regen-vk-registry\n\n")
+out.write("#![allow(non_snake_case, unused_imports, unused_unsafe, clippy::all, clippy::pedantic)]\n\n")
+out.write("use ash::vk;\nuse ash::vk::Handle;\n\n")
+out.write("use crate::generic::{bytes_of, device_next, elements, instance_next, record, string, strings, value};\n")
+out.write("use crate::hooks::Hook;\nuse crate::recorder::Scope;\n\n")
+for title, group in (("INSTANCE", instance), ("DEVICE", device)):
+    out.write(f"/// The {title.lower()}-level commands with generated hooks, in slot order.\n")
+    out.write(f"pub static {title}_COMMANDS: [&std::ffi::CStr; {len(group)}] = [\n")
+    for g in group:
+        out.write(f'    c"{g[0]}",\n')
+    out.write("];\n\n")
+
+for slot_list in (instance, device):
+    for slot, (name, level, ret, params) in enumerate(slot_list):
+        args = ", ".join(f"{p.var}: {p.signature()}" for p in params)
+        rt = ret_type(ret)
+        arrow = f" -> {rt}" if rt else ""
+        scope = "Command" if name.startswith("vkCmd") else "Frame" if name.startswith("vkQueue") else "Setup"
+        first = params[0].var
+        next_fn = "instance_next" if level == "instance" else "device_next"
+        fallback = {None: "return", "vk::Result": "return vk::Result::ERROR_INITIALIZATION_FAILED"}.get(
+            rt, "return Default::default()" if rt != "vk::PFN_vkVoidFunction" else "return None")
+        call_args = ", ".join(p.var for p in params)
+        out.write(f"/// `{name}`: calls down and records the call.\n")
+        out.write(f"pub unsafe extern \"system\" fn {name}({args}){arrow} {{\n")
+        out.write(f"    let Some(next) = {next_fn}::<{pfn(name)}>({first}, {slot}) else {{\n        {fallback};\n    }};\n")
+        result = "r" if rt else "()"
+        out.write(f"    let {'r' if rt else '_r'} = next({call_args});\n")
+        res_code = "r.as_raw()" if rt == "vk::Result" else "0"
+        encoded = ",\n            ".join(encode(p, params) for p in params)
+        out.write(f"    record(Scope::{scope}, {res_code}, \"{name}\", || {{\n        vec![\n            {encoded},\n        ]\n    }});\n")
+        if rt:
+            out.write("    r\n")
+        out.write("}\n\n")
+
+out.write("/// Every generated hook, for `vkGetInstanceProcAddr` and `vkGetDeviceProcAddr`.\n")
+out.write(f"pub static HOOKS: [Hook; {len(generated)}] = [\n")
+for name, level, ret, params in instance + device:
+    out.write(f'    Hook {{ name: c"{name}", function: {{ let f: {pfn(name)} = {name}; f as *const std::ffi::c_void }} }},\n')
+out.write("];\n")

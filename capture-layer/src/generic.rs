@@ -1,0 +1,109 @@
+//! What the generated hooks (`generated::commands`) share: finding the next layer's
+//! function by slot, and encoding parameters into a `VulkanCall` record.
+
+use std::ffi::{c_char, CStr};
+
+use ash::vk;
+use ash::vk::Handle;
+use trace_format::generated::trace::{CallT, VulkanCallT, VulkanParamT};
+
+use crate::dispatch;
+use crate::recorder::{self, Scope};
+
+/// The most bytes one parameter records: a guard against a count the program got wrong.
+const MAX_PARAM_BYTES: usize = 64 << 20;
+
+/// The next layer's function in instance-level slot `slot`, as type `F`.
+///
+/// # Safety
+/// `handle` must be a live instance or physical device; `F` the slot's function type.
+pub unsafe fn instance_next<F: Copy>(handle: impl Handle, slot: usize) -> Option<F> {
+    let data = dispatch::instance_of(handle)?;
+    cast(*data.generated.get(slot)?)
+}
+
+/// The next layer's function in device-level slot `slot`, as type `F`.
+///
+/// # Safety
+/// `handle` must be a live device, queue or command buffer; `F` the slot's function type.
+pub unsafe fn device_next<F: Copy>(handle: impl Handle, slot: usize) -> Option<F> {
+    let data = dispatch::device_of(handle)?;
+    cast(*data.generated.get(slot)?)
+}
+
+unsafe fn cast<F: Copy>(f: vk::PFN_vkVoidFunction) -> Option<F> {
+    let f = f?;
+    debug_assert_eq!(std::mem::size_of::<F>(), std::mem::size_of_val(&f));
+    Some(std::mem::transmute_copy(&f))
+}
+
+/// Records `name` with the parameters `params` builds, if `scope` is wanted now.
+pub fn record(scope: Scope, result: i32, name: &str, params: impl FnOnce() -> Vec<VulkanParamT>) {
+    recorder::record(scope, result, || {
+        let mut call = VulkanCallT::default();
+        call.command = Some(name.to_string());
+        call.params = Some(params());
+        Some(CallT::VulkanCall(Box::new(call)))
+    });
+}
+
+/// A scalar or handle.
+pub fn value(v: u64) -> VulkanParamT {
+    let mut p = VulkanParamT::default();
+    p.value = v;
+    p
+}
+
+/// `len` bytes at `ptr` (none when null).
+///
+/// # Safety
+/// A non-null `ptr` must be readable for `len` bytes.
+pub unsafe fn bytes_of(ptr: *const u8, len: usize) -> VulkanParamT {
+    let mut p = value(ptr as u64);
+    if !ptr.is_null() && len > 0 {
+        p.bytes = Some(std::slice::from_raw_parts(ptr, len.min(MAX_PARAM_BYTES)).to_vec());
+    }
+    p
+}
+
+/// `count` elements of `T` at `ptr`, as bytes.
+///
+/// # Safety
+/// A non-null `ptr` must point to `count` elements.
+pub unsafe fn elements<T>(ptr: *const T, count: usize) -> VulkanParamT {
+    bytes_of(
+        ptr as *const u8,
+        count.saturating_mul(std::mem::size_of::<T>()),
+    )
+}
+
+/// A terminated string, without its terminator.
+///
+/// # Safety
+/// A non-null `ptr` must be a terminated string.
+pub unsafe fn string(ptr: *const c_char) -> VulkanParamT {
+    let mut p = value(ptr as u64);
+    if !ptr.is_null() {
+        p.bytes = Some(CStr::from_ptr(ptr).to_bytes().to_vec());
+    }
+    p
+}
+
+/// `count` terminated strings, each followed by a NUL.
+///
+/// # Safety
+/// A non-null `ptr` must point to `count` strings or nulls.
+pub unsafe fn strings(ptr: *const *const c_char, count: usize) -> VulkanParamT {
+    let mut p = value(ptr as u64);
+    if !ptr.is_null() {
+        let mut bytes = Vec::new();
+        for s in std::slice::from_raw_parts(ptr, count) {
+            if !s.is_null() {
+                bytes.extend_from_slice(CStr::from_ptr(*s).to_bytes());
+            }
+            bytes.push(0);
+        }
+        p.bytes = Some(bytes);
+    }
+    p
+}
