@@ -107,3 +107,37 @@ pub unsafe fn strings(ptr: *const *const c_char, count: usize) -> VulkanParamT {
     }
     p
 }
+
+/// The longest `pNext` chain followed, against a chain that loops.
+const MAX_CHAIN: usize = 64;
+
+/// `count` structures of `T` at `ptr`, as bytes, with each one's `pNext` chain.
+///
+/// # Safety
+/// A non-null `ptr` must point to `count` structures that begin with `sType` and
+/// `pNext`, whose chains are valid.
+pub unsafe fn chained<T>(ptr: *const T, count: usize) -> VulkanParamT {
+    let mut p = elements(ptr, count);
+    if ptr.is_null() {
+        return p;
+    }
+    let mut chain = Vec::new();
+    for i in 0..count.min(MAX_CHAIN) {
+        let base = &*(ptr.add(i) as *const vk::BaseInStructure);
+        let mut next = base.p_next;
+        let mut depth = 0;
+        while !next.is_null() && depth < MAX_CHAIN {
+            let s = &*next;
+            let size = crate::generated::commands::struct_size(s.s_type).unwrap_or(0);
+            let mut link = bytes_of(next as *const u8, size);
+            link.value = ((i as u64) << 32) | u64::from(s.s_type.as_raw() as u32);
+            chain.push(link);
+            next = s.p_next;
+            depth += 1;
+        }
+    }
+    if !chain.is_empty() {
+        p.chain = Some(chain);
+    }
+    p
+}

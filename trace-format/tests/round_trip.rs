@@ -620,7 +620,11 @@ fn one_of_each() -> Vec<CallT> {
                 params: Some(vec![
                     mk!(VulkanParamT { value: 11 }),
                     mk!(VulkanParamT {
-                        bytes: Some(vec![0, 0, 128, 63])
+                        bytes: Some(vec![0, 0, 128, 63]),
+                        chain: Some(vec![mk!(VulkanParamT {
+                            value: 1_000_053_001,
+                            bytes: Some(vec![7; 16])
+                        })])
                     })
                 ])
             }

@@ -6,7 +6,7 @@
 use ash::vk;
 use ash::vk::Handle;
 
-use crate::generic::{bytes_of, device_next, elements, instance_next, record, string, strings, value};
+use crate::generic::{bytes_of, chained, device_next, elements, instance_next, record, string, strings, value};
 use crate::hooks::Hook;
 use crate::recorder::Scope;
 
@@ -629,7 +629,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(instance: vk::Inst
         vec![
             value(instance.as_raw()),
             elements(p_physical_device_group_count as *const u32, usize::from(!p_physical_device_group_count.is_null())),
-            elements(p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }),
+            chained(p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }),
         ]
     });
     r
@@ -644,7 +644,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures2(physical_device: vk::
     record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures2", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null())),
+            chained(p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null())),
         ]
     });
 }
@@ -658,7 +658,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties2(physical_device: vk
     record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties2", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null())),
+            chained(p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null())),
         ]
     });
 }
@@ -673,7 +673,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2(physical_devi
         vec![
             value(physical_device.as_raw()),
             value(format.as_raw() as u32 as u64),
-            elements(p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null())),
+            chained(p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null())),
         ]
     });
 }
@@ -687,8 +687,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2(physical
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceImageFormatProperties2", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null())),
-            elements(p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null())),
+            chained(p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null())),
+            chained(p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null())),
         ]
     });
     r
@@ -704,7 +704,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2(physical
         vec![
             value(physical_device.as_raw()),
             elements(p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null())),
-            elements(p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }),
+            chained(p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }),
         ]
     });
 }
@@ -718,7 +718,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2(physical_devi
     record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties2", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null())),
+            chained(p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null())),
         ]
     });
 }
@@ -732,9 +732,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2(ph
     record(Scope::Setup, 0, "vkGetPhysicalDeviceSparseImageFormatProperties2", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null())),
+            chained(p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null())),
             elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            elements(p_properties as *const vk::SparseImageFormatProperties2, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            chained(p_properties as *const vk::SparseImageFormatProperties2, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
         ]
     });
 }
@@ -748,8 +748,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties(physic
     record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalBufferProperties", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null())),
-            elements(p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null())),
+            chained(p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null())),
+            chained(p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null())),
         ]
     });
 }
@@ -763,8 +763,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties(physica
     record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalFenceProperties", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null())),
-            elements(p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null())),
+            chained(p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null())),
+            chained(p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null())),
         ]
     });
 }
@@ -778,8 +778,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties(phy
     record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalSemaphoreProperties", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null())),
-            elements(p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null())),
+            chained(p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null())),
+            chained(p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null())),
         ]
     });
 }
@@ -794,7 +794,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceToolProperties(physical_device:
         vec![
             value(physical_device.as_raw()),
             elements(p_tool_count as *const u32, usize::from(!p_tool_count.is_null())),
-            elements(p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }),
+            chained(p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }),
         ]
     });
     r
@@ -975,7 +975,7 @@ pub unsafe extern "system" fn vkCreateDisplayModeKHR(physical_device: vk::Physic
         vec![
             value(physical_device.as_raw()),
             value(display.as_raw()),
-            elements(p_create_info as *const vk::DisplayModeCreateInfoKHR, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::DisplayModeCreateInfoKHR, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_mode as *const vk::DisplayModeKHR, usize::from(!p_mode.is_null())),
         ]
@@ -1009,7 +1009,7 @@ pub unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR(instance: vk::Insta
     record(Scope::Setup, r.as_raw(), "vkCreateDisplayPlaneSurfaceKHR", || {
         vec![
             value(instance.as_raw()),
-            elements(p_create_info as *const vk::DisplaySurfaceCreateInfoKHR, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::DisplaySurfaceCreateInfoKHR, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null())),
         ]
@@ -1026,7 +1026,7 @@ pub unsafe extern "system" fn vkCreateXlibSurfaceKHR(instance: vk::Instance, p_c
     record(Scope::Setup, r.as_raw(), "vkCreateXlibSurfaceKHR", || {
         vec![
             value(instance.as_raw()),
-            elements(p_create_info as *const vk::XlibSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::XlibSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null())),
         ]
@@ -1060,7 +1060,7 @@ pub unsafe extern "system" fn vkCreateXcbSurfaceKHR(instance: vk::Instance, p_cr
     record(Scope::Setup, r.as_raw(), "vkCreateXcbSurfaceKHR", || {
         vec![
             value(instance.as_raw()),
-            elements(p_create_info as *const vk::XcbSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::XcbSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null())),
         ]
@@ -1094,7 +1094,7 @@ pub unsafe extern "system" fn vkCreateWaylandSurfaceKHR(instance: vk::Instance, 
     record(Scope::Setup, r.as_raw(), "vkCreateWaylandSurfaceKHR", || {
         vec![
             value(instance.as_raw()),
-            elements(p_create_info as *const vk::WaylandSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::WaylandSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null())),
         ]
@@ -1127,7 +1127,7 @@ pub unsafe extern "system" fn vkCreateDebugReportCallbackEXT(instance: vk::Insta
     record(Scope::Setup, r.as_raw(), "vkCreateDebugReportCallbackEXT", || {
         vec![
             value(instance.as_raw()),
-            elements(p_create_info as *const vk::DebugReportCallbackCreateInfoEXT, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::DebugReportCallbackCreateInfoEXT, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_callback as *const vk::DebugReportCallbackEXT, usize::from(!p_callback.is_null())),
         ]
@@ -1200,7 +1200,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures2KHR(physical_device: v
     record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null())),
+            chained(p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null())),
         ]
     });
 }
@@ -1214,7 +1214,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties2KHR(physical_device:
     record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null())),
+            chained(p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null())),
         ]
     });
 }
@@ -1229,7 +1229,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2KHR(physical_d
         vec![
             value(physical_device.as_raw()),
             value(format.as_raw() as u32 as u64),
-            elements(p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null())),
+            chained(p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null())),
         ]
     });
 }
@@ -1243,8 +1243,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2KHR(physi
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceImageFormatProperties2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null())),
-            elements(p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null())),
+            chained(p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null())),
+            chained(p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null())),
         ]
     });
     r
@@ -1260,7 +1260,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2KHR(physi
         vec![
             value(physical_device.as_raw()),
             elements(p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null())),
-            elements(p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }),
+            chained(p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }),
         ]
     });
 }
@@ -1274,7 +1274,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2KHR(physical_d
     record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null())),
+            chained(p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null())),
         ]
     });
 }
@@ -1288,9 +1288,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2KHR
     record(Scope::Setup, 0, "vkGetPhysicalDeviceSparseImageFormatProperties2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null())),
+            chained(p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null())),
             elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            elements(p_properties as *const vk::SparseImageFormatProperties2, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            chained(p_properties as *const vk::SparseImageFormatProperties2, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
         ]
     });
 }
@@ -1305,7 +1305,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroupsKHR(instance: vk::I
         vec![
             value(instance.as_raw()),
             elements(p_physical_device_group_count as *const u32, usize::from(!p_physical_device_group_count.is_null())),
-            elements(p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }),
+            chained(p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }),
         ]
     });
     r
@@ -1320,8 +1320,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferPropertiesKHR(phy
     record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalBufferPropertiesKHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null())),
-            elements(p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null())),
+            chained(p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null())),
+            chained(p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null())),
         ]
     });
 }
@@ -1335,8 +1335,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphorePropertiesKHR(
     record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null())),
-            elements(p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null())),
+            chained(p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null())),
+            chained(p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null())),
         ]
     });
 }
@@ -1366,7 +1366,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT(physica
         vec![
             value(physical_device.as_raw()),
             value(surface.as_raw()),
-            elements(p_surface_capabilities as *const vk::SurfaceCapabilities2EXT, usize::from(!p_surface_capabilities.is_null())),
+            chained(p_surface_capabilities as *const vk::SurfaceCapabilities2EXT, usize::from(!p_surface_capabilities.is_null())),
         ]
     });
     r
@@ -1381,8 +1381,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalFencePropertiesKHR(phys
     record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalFencePropertiesKHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null())),
-            elements(p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null())),
+            chained(p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null())),
+            chained(p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null())),
         ]
     });
 }
@@ -1398,8 +1398,8 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQue
             value(physical_device.as_raw()),
             value(queue_family_index as u64),
             elements(p_counter_count as *const u32, usize::from(!p_counter_count.is_null())),
-            elements(p_counters as *const vk::PerformanceCounterKHR, if p_counter_count.is_null() { 0 } else { *p_counter_count as usize }),
-            elements(p_counter_descriptions as *const vk::PerformanceCounterDescriptionKHR, if p_counter_count.is_null() { 0 } else { *p_counter_count as usize }),
+            chained(p_counters as *const vk::PerformanceCounterKHR, if p_counter_count.is_null() { 0 } else { *p_counter_count as usize }),
+            chained(p_counter_descriptions as *const vk::PerformanceCounterDescriptionKHR, if p_counter_count.is_null() { 0 } else { *p_counter_count as usize }),
         ]
     });
     r
@@ -1414,7 +1414,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPass
     record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_performance_query_create_info as *const vk::QueryPoolPerformanceCreateInfoKHR, usize::from(!p_performance_query_create_info.is_null())),
+            chained(p_performance_query_create_info as *const vk::QueryPoolPerformanceCreateInfoKHR, usize::from(!p_performance_query_create_info.is_null())),
             elements(p_num_passes as *const u32, usize::from(!p_num_passes.is_null())),
         ]
     });
@@ -1429,8 +1429,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR(physica
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceCapabilities2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null())),
-            elements(p_surface_capabilities as *const vk::SurfaceCapabilities2KHR, usize::from(!p_surface_capabilities.is_null())),
+            chained(p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null())),
+            chained(p_surface_capabilities as *const vk::SurfaceCapabilities2KHR, usize::from(!p_surface_capabilities.is_null())),
         ]
     });
     r
@@ -1445,9 +1445,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR(physical_dev
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceFormats2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null())),
+            chained(p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null())),
             elements(p_surface_format_count as *const u32, usize::from(!p_surface_format_count.is_null())),
-            elements(p_surface_formats as *const vk::SurfaceFormat2KHR, if p_surface_format_count.is_null() { 0 } else { *p_surface_format_count as usize }),
+            chained(p_surface_formats as *const vk::SurfaceFormat2KHR, if p_surface_format_count.is_null() { 0 } else { *p_surface_format_count as usize }),
         ]
     });
     r
@@ -1463,7 +1463,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR(physical_
         vec![
             value(physical_device.as_raw()),
             elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            elements(p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            chained(p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
         ]
     });
     r
@@ -1479,7 +1479,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR(phys
         vec![
             value(physical_device.as_raw()),
             elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            elements(p_properties as *const vk::DisplayPlaneProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            chained(p_properties as *const vk::DisplayPlaneProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
         ]
     });
     r
@@ -1496,7 +1496,7 @@ pub unsafe extern "system" fn vkGetDisplayModeProperties2KHR(physical_device: vk
             value(physical_device.as_raw()),
             value(display.as_raw()),
             elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            elements(p_properties as *const vk::DisplayModeProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            chained(p_properties as *const vk::DisplayModeProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
         ]
     });
     r
@@ -1511,8 +1511,8 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR(physical_device:
     record(Scope::Setup, r.as_raw(), "vkGetDisplayPlaneCapabilities2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_display_plane_info as *const vk::DisplayPlaneInfo2KHR, usize::from(!p_display_plane_info.is_null())),
-            elements(p_capabilities as *const vk::DisplayPlaneCapabilities2KHR, usize::from(!p_capabilities.is_null())),
+            chained(p_display_plane_info as *const vk::DisplayPlaneInfo2KHR, usize::from(!p_display_plane_info.is_null())),
+            chained(p_capabilities as *const vk::DisplayPlaneCapabilities2KHR, usize::from(!p_capabilities.is_null())),
         ]
     });
     r
@@ -1527,7 +1527,7 @@ pub unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT(instance: vk::Insta
     record(Scope::Setup, r.as_raw(), "vkCreateDebugUtilsMessengerEXT", || {
         vec![
             value(instance.as_raw()),
-            elements(p_create_info as *const vk::DebugUtilsMessengerCreateInfoEXT, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::DebugUtilsMessengerCreateInfoEXT, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_messenger as *const vk::DebugUtilsMessengerEXT, usize::from(!p_messenger.is_null())),
         ]
@@ -1561,7 +1561,7 @@ pub unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT(instance: vk::Instanc
             value(instance.as_raw()),
             value(message_severity.as_raw() as u64),
             value(message_types.as_raw() as u64),
-            elements(p_callback_data as *const vk::DebugUtilsMessengerCallbackDataEXT, usize::from(!p_callback_data.is_null())),
+            chained(p_callback_data as *const vk::DebugUtilsMessengerCallbackDataEXT, usize::from(!p_callback_data.is_null())),
         ]
     });
 }
@@ -1576,7 +1576,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT(physic
         vec![
             value(physical_device.as_raw()),
             value(samples.as_raw() as u64),
-            elements(p_multisample_properties as *const vk::MultisamplePropertiesEXT, usize::from(!p_multisample_properties.is_null())),
+            chained(p_multisample_properties as *const vk::MultisamplePropertiesEXT, usize::from(!p_multisample_properties.is_null())),
         ]
     });
 }
@@ -1607,7 +1607,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR(physica
         vec![
             value(physical_device.as_raw()),
             elements(p_fragment_shading_rate_count as *const u32, usize::from(!p_fragment_shading_rate_count.is_null())),
-            elements(p_fragment_shading_rates as *const vk::PhysicalDeviceFragmentShadingRateKHR, if p_fragment_shading_rate_count.is_null() { 0 } else { *p_fragment_shading_rate_count as usize }),
+            chained(p_fragment_shading_rates as *const vk::PhysicalDeviceFragmentShadingRateKHR, if p_fragment_shading_rate_count.is_null() { 0 } else { *p_fragment_shading_rate_count as usize }),
         ]
     });
     r
@@ -1623,7 +1623,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceToolPropertiesEXT(physical_devi
         vec![
             value(physical_device.as_raw()),
             elements(p_tool_count as *const u32, usize::from(!p_tool_count.is_null())),
-            elements(p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }),
+            chained(p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }),
         ]
     });
     r
@@ -1639,7 +1639,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(p
         vec![
             value(physical_device.as_raw()),
             elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            elements(p_properties as *const vk::CooperativeMatrixPropertiesNV, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            chained(p_properties as *const vk::CooperativeMatrixPropertiesNV, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
         ]
     });
     r
@@ -1655,7 +1655,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSample
         vec![
             value(physical_device.as_raw()),
             elements(p_combination_count as *const u32, usize::from(!p_combination_count.is_null())),
-            elements(p_combinations as *const vk::FramebufferMixedSamplesCombinationNV, if p_combination_count.is_null() { 0 } else { *p_combination_count as usize }),
+            chained(p_combinations as *const vk::FramebufferMixedSamplesCombinationNV, if p_combination_count.is_null() { 0 } else { *p_combination_count as usize }),
         ]
     });
     r
@@ -1670,7 +1670,7 @@ pub unsafe extern "system" fn vkCreateHeadlessSurfaceEXT(instance: vk::Instance,
     record(Scope::Setup, r.as_raw(), "vkCreateHeadlessSurfaceEXT", || {
         vec![
             value(instance.as_raw()),
-            elements(p_create_info as *const vk::HeadlessSurfaceCreateInfoEXT, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::HeadlessSurfaceCreateInfoEXT, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null())),
         ]
@@ -1720,9 +1720,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV(physi
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceOpticalFlowImageFormatsNV", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_optical_flow_image_format_info as *const vk::OpticalFlowImageFormatInfoNV, usize::from(!p_optical_flow_image_format_info.is_null())),
+            chained(p_optical_flow_image_format_info as *const vk::OpticalFlowImageFormatInfoNV, usize::from(!p_optical_flow_image_format_info.is_null())),
             elements(p_format_count as *const u32, usize::from(!p_format_count.is_null())),
-            elements(p_image_format_properties as *const vk::OpticalFlowImageFormatPropertiesNV, if p_format_count.is_null() { 0 } else { *p_format_count as usize }),
+            chained(p_image_format_properties as *const vk::OpticalFlowImageFormatPropertiesNV, if p_format_count.is_null() { 0 } else { *p_format_count as usize }),
         ]
     });
     r
@@ -1766,7 +1766,7 @@ pub unsafe extern "system" fn vkInvalidateMappedMemoryRanges(device: vk::Device,
         vec![
             value(device.as_raw()),
             value(memory_range_count as u64),
-            elements(p_memory_ranges as *const vk::MappedMemoryRange, memory_range_count as usize),
+            chained(p_memory_ranges as *const vk::MappedMemoryRange, memory_range_count as usize),
         ]
     });
     r
@@ -1843,7 +1843,7 @@ pub unsafe extern "system" fn vkQueueBindSparse(queue: vk::Queue, bind_info_coun
         vec![
             value(queue.as_raw()),
             value(bind_info_count as u64),
-            elements(p_bind_info as *const vk::BindSparseInfo, bind_info_count as usize),
+            chained(p_bind_info as *const vk::BindSparseInfo, bind_info_count as usize),
             value(fence.as_raw()),
         ]
     });
@@ -1859,7 +1859,7 @@ pub unsafe extern "system" fn vkCreateFence(device: vk::Device, p_create_info: *
     record(Scope::Setup, r.as_raw(), "vkCreateFence", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::FenceCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::FenceCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_fence as *const vk::Fence, usize::from(!p_fence.is_null())),
         ]
@@ -1940,7 +1940,7 @@ pub unsafe extern "system" fn vkCreateSemaphore(device: vk::Device, p_create_inf
     record(Scope::Setup, r.as_raw(), "vkCreateSemaphore", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::SemaphoreCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::SemaphoreCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_semaphore as *const vk::Semaphore, usize::from(!p_semaphore.is_null())),
         ]
@@ -1972,7 +1972,7 @@ pub unsafe extern "system" fn vkCreateEvent(device: vk::Device, p_create_info: *
     record(Scope::Setup, r.as_raw(), "vkCreateEvent", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::EventCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::EventCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_event as *const vk::Event, usize::from(!p_event.is_null())),
         ]
@@ -2070,7 +2070,7 @@ pub unsafe extern "system" fn vkCreateBufferView(device: vk::Device, p_create_in
     record(Scope::Setup, r.as_raw(), "vkCreateBufferView", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::BufferViewCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::BufferViewCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_view as *const vk::BufferView, usize::from(!p_view.is_null())),
         ]
@@ -2118,7 +2118,7 @@ pub unsafe extern "system" fn vkCreatePipelineCache(device: vk::Device, p_create
     record(Scope::Setup, r.as_raw(), "vkCreatePipelineCache", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::PipelineCacheCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::PipelineCacheCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_pipeline_cache as *const vk::PipelineCache, usize::from(!p_pipeline_cache.is_null())),
         ]
@@ -2186,7 +2186,7 @@ pub unsafe extern "system" fn vkCreateComputePipelines(device: vk::Device, pipel
             value(device.as_raw()),
             value(pipeline_cache.as_raw()),
             value(create_info_count as u64),
-            elements(p_create_infos as *const vk::ComputePipelineCreateInfo, create_info_count as usize),
+            chained(p_create_infos as *const vk::ComputePipelineCreateInfo, create_info_count as usize),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_pipelines as *const vk::Pipeline, create_info_count as usize),
         ]
@@ -2203,7 +2203,7 @@ pub unsafe extern "system" fn vkCreateSampler(device: vk::Device, p_create_info:
     record(Scope::Setup, r.as_raw(), "vkCreateSampler", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::SamplerCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::SamplerCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_sampler as *const vk::Sampler, usize::from(!p_sampler.is_null())),
         ]
@@ -2235,7 +2235,7 @@ pub unsafe extern "system" fn vkCreateDescriptorSetLayout(device: vk::Device, p_
     record(Scope::Setup, r.as_raw(), "vkCreateDescriptorSetLayout", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_set_layout as *const vk::DescriptorSetLayout, usize::from(!p_set_layout.is_null())),
         ]
@@ -2267,7 +2267,7 @@ pub unsafe extern "system" fn vkCreateDescriptorPool(device: vk::Device, p_creat
     record(Scope::Setup, r.as_raw(), "vkCreateDescriptorPool", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::DescriptorPoolCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::DescriptorPoolCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_descriptor_pool as *const vk::DescriptorPool, usize::from(!p_descriptor_pool.is_null())),
         ]
@@ -2315,7 +2315,7 @@ pub unsafe extern "system" fn vkAllocateDescriptorSets(device: vk::Device, p_all
     record(Scope::Setup, r.as_raw(), "vkAllocateDescriptorSets", || {
         vec![
             value(device.as_raw()),
-            elements(p_allocate_info as *const vk::DescriptorSetAllocateInfo, usize::from(!p_allocate_info.is_null())),
+            chained(p_allocate_info as *const vk::DescriptorSetAllocateInfo, usize::from(!p_allocate_info.is_null())),
             elements(p_descriptor_sets as *const vk::DescriptorSet, p_allocate_info.as_ref().map_or(0, |s| s.descriptor_set_count as usize)),
         ]
     });
@@ -2349,9 +2349,9 @@ pub unsafe extern "system" fn vkUpdateDescriptorSets(device: vk::Device, descrip
         vec![
             value(device.as_raw()),
             value(descriptor_write_count as u64),
-            elements(p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize),
+            chained(p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize),
             value(descriptor_copy_count as u64),
-            elements(p_descriptor_copies as *const vk::CopyDescriptorSet, descriptor_copy_count as usize),
+            chained(p_descriptor_copies as *const vk::CopyDescriptorSet, descriptor_copy_count as usize),
         ]
     });
 }
@@ -2795,11 +2795,11 @@ pub unsafe extern "system" fn vkCmdWaitEvents(command_buffer: vk::CommandBuffer,
             value(src_stage_mask.as_raw() as u64),
             value(dst_stage_mask.as_raw() as u64),
             value(memory_barrier_count as u64),
-            elements(p_memory_barriers as *const vk::MemoryBarrier, memory_barrier_count as usize),
+            chained(p_memory_barriers as *const vk::MemoryBarrier, memory_barrier_count as usize),
             value(buffer_memory_barrier_count as u64),
-            elements(p_buffer_memory_barriers as *const vk::BufferMemoryBarrier, buffer_memory_barrier_count as usize),
+            chained(p_buffer_memory_barriers as *const vk::BufferMemoryBarrier, buffer_memory_barrier_count as usize),
             value(image_memory_barrier_count as u64),
-            elements(p_image_memory_barriers as *const vk::ImageMemoryBarrier, image_memory_barrier_count as usize),
+            chained(p_image_memory_barriers as *const vk::ImageMemoryBarrier, image_memory_barrier_count as usize),
         ]
     });
 }
@@ -2817,11 +2817,11 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier(command_buffer: vk::CommandBu
             value(dst_stage_mask.as_raw() as u64),
             value(dependency_flags.as_raw() as u64),
             value(memory_barrier_count as u64),
-            elements(p_memory_barriers as *const vk::MemoryBarrier, memory_barrier_count as usize),
+            chained(p_memory_barriers as *const vk::MemoryBarrier, memory_barrier_count as usize),
             value(buffer_memory_barrier_count as u64),
-            elements(p_buffer_memory_barriers as *const vk::BufferMemoryBarrier, buffer_memory_barrier_count as usize),
+            chained(p_buffer_memory_barriers as *const vk::BufferMemoryBarrier, buffer_memory_barrier_count as usize),
             value(image_memory_barrier_count as u64),
-            elements(p_image_memory_barriers as *const vk::ImageMemoryBarrier, image_memory_barrier_count as usize),
+            chained(p_image_memory_barriers as *const vk::ImageMemoryBarrier, image_memory_barrier_count as usize),
         ]
     });
 }
@@ -2885,8 +2885,8 @@ pub unsafe extern "system" fn vkGetImageMemoryRequirements2(device: vk::Device, 
     record(Scope::Setup, 0, "vkGetImageMemoryRequirements2", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
-            elements(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
         ]
     });
 }
@@ -2900,8 +2900,8 @@ pub unsafe extern "system" fn vkGetBufferMemoryRequirements2(device: vk::Device,
     record(Scope::Setup, 0, "vkGetBufferMemoryRequirements2", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
-            elements(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
         ]
     });
 }
@@ -2915,9 +2915,9 @@ pub unsafe extern "system" fn vkGetImageSparseMemoryRequirements2(device: vk::De
     record(Scope::Setup, 0, "vkGetImageSparseMemoryRequirements2", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
             elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null())),
-            elements(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }),
+            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }),
         ]
     });
 }
@@ -2946,7 +2946,7 @@ pub unsafe extern "system" fn vkCreateSamplerYcbcrConversion(device: vk::Device,
     record(Scope::Setup, r.as_raw(), "vkCreateSamplerYcbcrConversion", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_ycbcr_conversion as *const vk::SamplerYcbcrConversion, usize::from(!p_ycbcr_conversion.is_null())),
         ]
@@ -2978,7 +2978,7 @@ pub unsafe extern "system" fn vkCreateDescriptorUpdateTemplate(device: vk::Devic
     record(Scope::Setup, r.as_raw(), "vkCreateDescriptorUpdateTemplate", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_descriptor_update_template as *const vk::DescriptorUpdateTemplate, usize::from(!p_descriptor_update_template.is_null())),
         ]
@@ -3026,8 +3026,8 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutSupport(device: vk::Device
     record(Scope::Setup, 0, "vkGetDescriptorSetLayoutSupport", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null())),
-            elements(p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null())),
+            chained(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null())),
         ]
     });
 }
@@ -3073,7 +3073,7 @@ pub unsafe extern "system" fn vkWaitSemaphores(device: vk::Device, p_wait_info: 
     record(Scope::Setup, r.as_raw(), "vkWaitSemaphores", || {
         vec![
             value(device.as_raw()),
-            elements(p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null())),
+            chained(p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null())),
             value(timeout as u64),
         ]
     });
@@ -3089,7 +3089,7 @@ pub unsafe extern "system" fn vkSignalSemaphore(device: vk::Device, p_signal_inf
     record(Scope::Setup, r.as_raw(), "vkSignalSemaphore", || {
         vec![
             value(device.as_raw()),
-            elements(p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null())),
+            chained(p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null())),
         ]
     });
     r
@@ -3104,7 +3104,7 @@ pub unsafe extern "system" fn vkGetBufferDeviceAddress(device: vk::Device, p_inf
     record(Scope::Setup, 0, "vkGetBufferDeviceAddress", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -3119,7 +3119,7 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureAddress(device: vk::Device
     record(Scope::Setup, 0, "vkGetBufferOpaqueCaptureAddress", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -3134,7 +3134,7 @@ pub unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress(device: vk::
     record(Scope::Setup, 0, "vkGetDeviceMemoryOpaqueCaptureAddress", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -3149,7 +3149,7 @@ pub unsafe extern "system" fn vkCreatePrivateDataSlot(device: vk::Device, p_crea
     record(Scope::Setup, r.as_raw(), "vkCreatePrivateDataSlot", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_private_data_slot as *const vk::PrivateDataSlot, usize::from(!p_private_data_slot.is_null())),
         ]
@@ -3217,7 +3217,7 @@ pub unsafe extern "system" fn vkCmdSetEvent2(command_buffer: vk::CommandBuffer, 
         vec![
             value(command_buffer.as_raw()),
             value(event.as_raw()),
-            elements(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())),
+            chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())),
         ]
     });
 }
@@ -3248,7 +3248,7 @@ pub unsafe extern "system" fn vkCmdWaitEvents2(command_buffer: vk::CommandBuffer
             value(command_buffer.as_raw()),
             value(event_count as u64),
             elements(p_events as *const vk::Event, event_count as usize),
-            elements(p_dependency_infos as *const vk::DependencyInfo, event_count as usize),
+            chained(p_dependency_infos as *const vk::DependencyInfo, event_count as usize),
         ]
     });
 }
@@ -3262,7 +3262,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier2(command_buffer: vk::CommandB
     record(Scope::Command, 0, "vkCmdPipelineBarrier2", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())),
+            chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())),
         ]
     });
 }
@@ -3276,7 +3276,7 @@ pub unsafe extern "system" fn vkCmdCopyBuffer2(command_buffer: vk::CommandBuffer
     record(Scope::Command, 0, "vkCmdCopyBuffer2", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null())),
+            chained(p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null())),
         ]
     });
 }
@@ -3290,7 +3290,7 @@ pub unsafe extern "system" fn vkCmdCopyImage2(command_buffer: vk::CommandBuffer,
     record(Scope::Command, 0, "vkCmdCopyImage2", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null())),
+            chained(p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null())),
         ]
     });
 }
@@ -3304,7 +3304,7 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage2(command_buffer: vk::Comman
     record(Scope::Command, 0, "vkCmdCopyBufferToImage2", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null())),
+            chained(p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null())),
         ]
     });
 }
@@ -3318,7 +3318,7 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer2(command_buffer: vk::Comman
     record(Scope::Command, 0, "vkCmdCopyImageToBuffer2", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null())),
+            chained(p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null())),
         ]
     });
 }
@@ -3332,7 +3332,7 @@ pub unsafe extern "system" fn vkCmdBlitImage2(command_buffer: vk::CommandBuffer,
     record(Scope::Command, 0, "vkCmdBlitImage2", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null())),
+            chained(p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null())),
         ]
     });
 }
@@ -3346,7 +3346,7 @@ pub unsafe extern "system" fn vkCmdResolveImage2(command_buffer: vk::CommandBuff
     record(Scope::Command, 0, "vkCmdResolveImage2", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null())),
+            chained(p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null())),
         ]
     });
 }
@@ -3567,8 +3567,8 @@ pub unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements(device: vk::De
     record(Scope::Setup, 0, "vkGetDeviceBufferMemoryRequirements", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null())),
-            elements(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null())),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
         ]
     });
 }
@@ -3582,8 +3582,8 @@ pub unsafe extern "system" fn vkGetDeviceImageMemoryRequirements(device: vk::Dev
     record(Scope::Setup, 0, "vkGetDeviceImageMemoryRequirements", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null())),
-            elements(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null())),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
         ]
     });
 }
@@ -3597,9 +3597,9 @@ pub unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements(device: v
     record(Scope::Setup, 0, "vkGetDeviceImageSparseMemoryRequirements", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null())),
             elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null())),
-            elements(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }),
+            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }),
         ]
     });
 }
@@ -3613,7 +3613,7 @@ pub unsafe extern "system" fn vkCreateSwapchainKHR(device: vk::Device, p_create_
     record(Scope::Setup, r.as_raw(), "vkCreateSwapchainKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::SwapchainCreateInfoKHR, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::SwapchainCreateInfoKHR, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_swapchain as *const vk::SwapchainKHR, usize::from(!p_swapchain.is_null())),
         ]
@@ -3681,7 +3681,7 @@ pub unsafe extern "system" fn vkGetDeviceGroupPresentCapabilitiesKHR(device: vk:
     record(Scope::Setup, r.as_raw(), "vkGetDeviceGroupPresentCapabilitiesKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_device_group_present_capabilities as *const vk::DeviceGroupPresentCapabilitiesKHR, usize::from(!p_device_group_present_capabilities.is_null())),
+            chained(p_device_group_present_capabilities as *const vk::DeviceGroupPresentCapabilitiesKHR, usize::from(!p_device_group_present_capabilities.is_null())),
         ]
     });
     r
@@ -3712,7 +3712,7 @@ pub unsafe extern "system" fn vkAcquireNextImage2KHR(device: vk::Device, p_acqui
     record(Scope::Setup, r.as_raw(), "vkAcquireNextImage2KHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_acquire_info as *const vk::AcquireNextImageInfoKHR, usize::from(!p_acquire_info.is_null())),
+            chained(p_acquire_info as *const vk::AcquireNextImageInfoKHR, usize::from(!p_acquire_info.is_null())),
             elements(p_image_index as *const u32, usize::from(!p_image_index.is_null())),
         ]
     });
@@ -3729,7 +3729,7 @@ pub unsafe extern "system" fn vkCreateSharedSwapchainsKHR(device: vk::Device, sw
         vec![
             value(device.as_raw()),
             value(swapchain_count as u64),
-            elements(p_create_infos as *const vk::SwapchainCreateInfoKHR, swapchain_count as usize),
+            chained(p_create_infos as *const vk::SwapchainCreateInfoKHR, swapchain_count as usize),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_swapchains as *const vk::SwapchainKHR, swapchain_count as usize),
         ]
@@ -3746,7 +3746,7 @@ pub unsafe extern "system" fn vkDebugMarkerSetObjectTagEXT(device: vk::Device, p
     record(Scope::Setup, r.as_raw(), "vkDebugMarkerSetObjectTagEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_tag_info as *const vk::DebugMarkerObjectTagInfoEXT, usize::from(!p_tag_info.is_null())),
+            chained(p_tag_info as *const vk::DebugMarkerObjectTagInfoEXT, usize::from(!p_tag_info.is_null())),
         ]
     });
     r
@@ -3761,7 +3761,7 @@ pub unsafe extern "system" fn vkDebugMarkerSetObjectNameEXT(device: vk::Device, 
     record(Scope::Setup, r.as_raw(), "vkDebugMarkerSetObjectNameEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_name_info as *const vk::DebugMarkerObjectNameInfoEXT, usize::from(!p_name_info.is_null())),
+            chained(p_name_info as *const vk::DebugMarkerObjectNameInfoEXT, usize::from(!p_name_info.is_null())),
         ]
     });
     r
@@ -3776,7 +3776,7 @@ pub unsafe extern "system" fn vkCmdDebugMarkerBeginEXT(command_buffer: vk::Comma
     record(Scope::Command, 0, "vkCmdDebugMarkerBeginEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null())),
+            chained(p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null())),
         ]
     });
 }
@@ -3803,7 +3803,7 @@ pub unsafe extern "system" fn vkCmdDebugMarkerInsertEXT(command_buffer: vk::Comm
     record(Scope::Command, 0, "vkCmdDebugMarkerInsertEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null())),
+            chained(p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null())),
         ]
     });
 }
@@ -3902,7 +3902,7 @@ pub unsafe extern "system" fn vkCreateCuModuleNVX(device: vk::Device, p_create_i
     record(Scope::Setup, r.as_raw(), "vkCreateCuModuleNVX", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::CuModuleCreateInfoNVX, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::CuModuleCreateInfoNVX, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_module as *const vk::CuModuleNVX, usize::from(!p_module.is_null())),
         ]
@@ -3919,7 +3919,7 @@ pub unsafe extern "system" fn vkCreateCuFunctionNVX(device: vk::Device, p_create
     record(Scope::Setup, r.as_raw(), "vkCreateCuFunctionNVX", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::CuFunctionCreateInfoNVX, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::CuFunctionCreateInfoNVX, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_function as *const vk::CuFunctionNVX, usize::from(!p_function.is_null())),
         ]
@@ -3966,7 +3966,7 @@ pub unsafe extern "system" fn vkCmdCuLaunchKernelNVX(command_buffer: vk::Command
     record(Scope::Command, 0, "vkCmdCuLaunchKernelNVX", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null())),
+            chained(p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null())),
         ]
     });
 }
@@ -3980,7 +3980,7 @@ pub unsafe extern "system" fn vkGetImageViewHandleNVX(device: vk::Device, p_info
     record(Scope::Setup, 0, "vkGetImageViewHandleNVX", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::ImageViewHandleInfoNVX, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::ImageViewHandleInfoNVX, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -3996,7 +3996,7 @@ pub unsafe extern "system" fn vkGetImageViewAddressNVX(device: vk::Device, image
         vec![
             value(device.as_raw()),
             value(image_view.as_raw()),
-            elements(p_properties as *const vk::ImageViewAddressPropertiesNVX, usize::from(!p_properties.is_null())),
+            chained(p_properties as *const vk::ImageViewAddressPropertiesNVX, usize::from(!p_properties.is_null())),
         ]
     });
     r
@@ -4095,7 +4095,7 @@ pub unsafe extern "system" fn vkGetMemoryFdKHR(device: vk::Device, p_get_fd_info
     record(Scope::Setup, r.as_raw(), "vkGetMemoryFdKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_get_fd_info as *const vk::MemoryGetFdInfoKHR, usize::from(!p_get_fd_info.is_null())),
+            chained(p_get_fd_info as *const vk::MemoryGetFdInfoKHR, usize::from(!p_get_fd_info.is_null())),
             elements(p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null())),
         ]
     });
@@ -4113,7 +4113,7 @@ pub unsafe extern "system" fn vkGetMemoryFdPropertiesKHR(device: vk::Device, han
             value(device.as_raw()),
             value(handle_type.as_raw() as u64),
             value(fd as u64),
-            elements(p_memory_fd_properties as *const vk::MemoryFdPropertiesKHR, usize::from(!p_memory_fd_properties.is_null())),
+            chained(p_memory_fd_properties as *const vk::MemoryFdPropertiesKHR, usize::from(!p_memory_fd_properties.is_null())),
         ]
     });
     r
@@ -4128,7 +4128,7 @@ pub unsafe extern "system" fn vkImportSemaphoreFdKHR(device: vk::Device, p_impor
     record(Scope::Setup, r.as_raw(), "vkImportSemaphoreFdKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_import_semaphore_fd_info as *const vk::ImportSemaphoreFdInfoKHR, usize::from(!p_import_semaphore_fd_info.is_null())),
+            chained(p_import_semaphore_fd_info as *const vk::ImportSemaphoreFdInfoKHR, usize::from(!p_import_semaphore_fd_info.is_null())),
         ]
     });
     r
@@ -4143,7 +4143,7 @@ pub unsafe extern "system" fn vkGetSemaphoreFdKHR(device: vk::Device, p_get_fd_i
     record(Scope::Setup, r.as_raw(), "vkGetSemaphoreFdKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_get_fd_info as *const vk::SemaphoreGetFdInfoKHR, usize::from(!p_get_fd_info.is_null())),
+            chained(p_get_fd_info as *const vk::SemaphoreGetFdInfoKHR, usize::from(!p_get_fd_info.is_null())),
             elements(p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null())),
         ]
     });
@@ -4163,7 +4163,7 @@ pub unsafe extern "system" fn vkCmdPushDescriptorSetKHR(command_buffer: vk::Comm
             value(layout.as_raw()),
             value(set as u64),
             value(descriptor_write_count as u64),
-            elements(p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize),
+            chained(p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize),
         ]
     });
 }
@@ -4194,7 +4194,7 @@ pub unsafe extern "system" fn vkCreateDescriptorUpdateTemplateKHR(device: vk::De
     record(Scope::Setup, r.as_raw(), "vkCreateDescriptorUpdateTemplateKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_descriptor_update_template as *const vk::DescriptorUpdateTemplate, usize::from(!p_descriptor_update_template.is_null())),
         ]
@@ -4259,7 +4259,7 @@ pub unsafe extern "system" fn vkDisplayPowerControlEXT(device: vk::Device, displ
         vec![
             value(device.as_raw()),
             value(display.as_raw()),
-            elements(p_display_power_info as *const vk::DisplayPowerInfoEXT, usize::from(!p_display_power_info.is_null())),
+            chained(p_display_power_info as *const vk::DisplayPowerInfoEXT, usize::from(!p_display_power_info.is_null())),
         ]
     });
     r
@@ -4274,7 +4274,7 @@ pub unsafe extern "system" fn vkRegisterDeviceEventEXT(device: vk::Device, p_dev
     record(Scope::Setup, r.as_raw(), "vkRegisterDeviceEventEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_device_event_info as *const vk::DeviceEventInfoEXT, usize::from(!p_device_event_info.is_null())),
+            chained(p_device_event_info as *const vk::DeviceEventInfoEXT, usize::from(!p_device_event_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_fence as *const vk::Fence, usize::from(!p_fence.is_null())),
         ]
@@ -4292,7 +4292,7 @@ pub unsafe extern "system" fn vkRegisterDisplayEventEXT(device: vk::Device, disp
         vec![
             value(device.as_raw()),
             value(display.as_raw()),
-            elements(p_display_event_info as *const vk::DisplayEventInfoEXT, usize::from(!p_display_event_info.is_null())),
+            chained(p_display_event_info as *const vk::DisplayEventInfoEXT, usize::from(!p_display_event_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_fence as *const vk::Fence, usize::from(!p_fence.is_null())),
         ]
@@ -4377,7 +4377,7 @@ pub unsafe extern "system" fn vkSetHdrMetadataEXT(device: vk::Device, swapchain_
             value(device.as_raw()),
             value(swapchain_count as u64),
             elements(p_swapchains as *const vk::SwapchainKHR, swapchain_count as usize),
-            elements(p_metadata as *const vk::HdrMetadataEXT, swapchain_count as usize),
+            chained(p_metadata as *const vk::HdrMetadataEXT, swapchain_count as usize),
         ]
     });
 }
@@ -4406,7 +4406,7 @@ pub unsafe extern "system" fn vkImportFenceFdKHR(device: vk::Device, p_import_fe
     record(Scope::Setup, r.as_raw(), "vkImportFenceFdKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_import_fence_fd_info as *const vk::ImportFenceFdInfoKHR, usize::from(!p_import_fence_fd_info.is_null())),
+            chained(p_import_fence_fd_info as *const vk::ImportFenceFdInfoKHR, usize::from(!p_import_fence_fd_info.is_null())),
         ]
     });
     r
@@ -4421,7 +4421,7 @@ pub unsafe extern "system" fn vkGetFenceFdKHR(device: vk::Device, p_get_fd_info:
     record(Scope::Setup, r.as_raw(), "vkGetFenceFdKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_get_fd_info as *const vk::FenceGetFdInfoKHR, usize::from(!p_get_fd_info.is_null())),
+            chained(p_get_fd_info as *const vk::FenceGetFdInfoKHR, usize::from(!p_get_fd_info.is_null())),
             elements(p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null())),
         ]
     });
@@ -4437,7 +4437,7 @@ pub unsafe extern "system" fn vkAcquireProfilingLockKHR(device: vk::Device, p_in
     record(Scope::Setup, r.as_raw(), "vkAcquireProfilingLockKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::AcquireProfilingLockInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::AcquireProfilingLockInfoKHR, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -4465,7 +4465,7 @@ pub unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT(device: vk::Device, p
     record(Scope::Setup, r.as_raw(), "vkSetDebugUtilsObjectNameEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_name_info as *const vk::DebugUtilsObjectNameInfoEXT, usize::from(!p_name_info.is_null())),
+            chained(p_name_info as *const vk::DebugUtilsObjectNameInfoEXT, usize::from(!p_name_info.is_null())),
         ]
     });
     r
@@ -4480,7 +4480,7 @@ pub unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT(device: vk::Device, p_
     record(Scope::Setup, r.as_raw(), "vkSetDebugUtilsObjectTagEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_tag_info as *const vk::DebugUtilsObjectTagInfoEXT, usize::from(!p_tag_info.is_null())),
+            chained(p_tag_info as *const vk::DebugUtilsObjectTagInfoEXT, usize::from(!p_tag_info.is_null())),
         ]
     });
     r
@@ -4495,7 +4495,7 @@ pub unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT(queue: vk::Queue, p
     record(Scope::Frame, 0, "vkQueueBeginDebugUtilsLabelEXT", || {
         vec![
             value(queue.as_raw()),
-            elements(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())),
+            chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())),
         ]
     });
 }
@@ -4522,7 +4522,7 @@ pub unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT(queue: vk::Queue, 
     record(Scope::Frame, 0, "vkQueueInsertDebugUtilsLabelEXT", || {
         vec![
             value(queue.as_raw()),
-            elements(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())),
+            chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())),
         ]
     });
 }
@@ -4536,7 +4536,7 @@ pub unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT(command_buffer: vk::C
     record(Scope::Command, 0, "vkCmdBeginDebugUtilsLabelEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())),
+            chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())),
         ]
     });
 }
@@ -4563,7 +4563,7 @@ pub unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT(command_buffer: vk::
     record(Scope::Command, 0, "vkCmdInsertDebugUtilsLabelEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())),
+            chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())),
         ]
     });
 }
@@ -4577,7 +4577,7 @@ pub unsafe extern "system" fn vkCmdSetSampleLocationsEXT(command_buffer: vk::Com
     record(Scope::Command, 0, "vkCmdSetSampleLocationsEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null())),
+            chained(p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null())),
         ]
     });
 }
@@ -4591,8 +4591,8 @@ pub unsafe extern "system" fn vkGetImageMemoryRequirements2KHR(device: vk::Devic
     record(Scope::Setup, 0, "vkGetImageMemoryRequirements2KHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
-            elements(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
         ]
     });
 }
@@ -4606,8 +4606,8 @@ pub unsafe extern "system" fn vkGetBufferMemoryRequirements2KHR(device: vk::Devi
     record(Scope::Setup, 0, "vkGetBufferMemoryRequirements2KHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
-            elements(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
         ]
     });
 }
@@ -4621,9 +4621,9 @@ pub unsafe extern "system" fn vkGetImageSparseMemoryRequirements2KHR(device: vk:
     record(Scope::Setup, 0, "vkGetImageSparseMemoryRequirements2KHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
             elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null())),
-            elements(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }),
+            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }),
         ]
     });
 }
@@ -4637,7 +4637,7 @@ pub unsafe extern "system" fn vkCreateAccelerationStructureKHR(device: vk::Devic
     record(Scope::Setup, r.as_raw(), "vkCreateAccelerationStructureKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::AccelerationStructureCreateInfoKHR, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::AccelerationStructureCreateInfoKHR, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_acceleration_structure as *const vk::AccelerationStructureKHR, usize::from(!p_acceleration_structure.is_null())),
         ]
@@ -4670,7 +4670,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR(command_buffer
         vec![
             value(command_buffer.as_raw()),
             value(info_count as u64),
-            elements(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize),
+            chained(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize),
             value(pp_build_range_infos as u64),
         ]
     });
@@ -4686,7 +4686,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR(comman
         vec![
             value(command_buffer.as_raw()),
             value(info_count as u64),
-            elements(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize),
+            chained(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize),
             elements(p_indirect_device_addresses as *const vk::DeviceAddress, info_count as usize),
             elements(p_indirect_strides as *const u32, info_count as usize),
             value(pp_max_primitive_counts as u64),
@@ -4705,7 +4705,7 @@ pub unsafe extern "system" fn vkBuildAccelerationStructuresKHR(device: vk::Devic
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
             value(info_count as u64),
-            elements(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize),
+            chained(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize),
             value(pp_build_range_infos as u64),
         ]
     });
@@ -4722,7 +4722,7 @@ pub unsafe extern "system" fn vkCopyAccelerationStructureKHR(device: vk::Device,
         vec![
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
-            elements(p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -4738,7 +4738,7 @@ pub unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR(device: vk:
         vec![
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
-            elements(p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -4754,7 +4754,7 @@ pub unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR(device: vk:
         vec![
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
-            elements(p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -4789,7 +4789,7 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR(command_buffer: 
     record(Scope::Command, 0, "vkCmdCopyAccelerationStructureKHR", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
         ]
     });
 }
@@ -4803,7 +4803,7 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR(command_
     record(Scope::Command, 0, "vkCmdCopyAccelerationStructureToMemoryKHR", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null())),
         ]
     });
 }
@@ -4817,7 +4817,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR(command_
     record(Scope::Command, 0, "vkCmdCopyMemoryToAccelerationStructureKHR", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
         ]
     });
 }
@@ -4831,7 +4831,7 @@ pub unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR(device:
     record(Scope::Setup, 0, "vkGetAccelerationStructureDeviceAddressKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::AccelerationStructureDeviceAddressInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::AccelerationStructureDeviceAddressInfoKHR, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -4864,7 +4864,7 @@ pub unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR(d
     record(Scope::Setup, 0, "vkGetDeviceAccelerationStructureCompatibilityKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_version_info as *const vk::AccelerationStructureVersionInfoKHR, usize::from(!p_version_info.is_null())),
+            chained(p_version_info as *const vk::AccelerationStructureVersionInfoKHR, usize::from(!p_version_info.is_null())),
             elements(p_compatibility as *const vk::AccelerationStructureCompatibilityKHR, usize::from(!p_compatibility.is_null())),
         ]
     });
@@ -4880,9 +4880,9 @@ pub unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR(device: vk
         vec![
             value(device.as_raw()),
             value(build_type.as_raw() as u32 as u64),
-            elements(p_build_info as *const vk::AccelerationStructureBuildGeometryInfoKHR, usize::from(!p_build_info.is_null())),
+            chained(p_build_info as *const vk::AccelerationStructureBuildGeometryInfoKHR, usize::from(!p_build_info.is_null())),
             elements(p_max_primitive_counts as *const u32, p_build_info.as_ref().map_or(0, |s| s.geometry_count as usize)),
-            elements(p_size_info as *const vk::AccelerationStructureBuildSizesInfoKHR, usize::from(!p_size_info.is_null())),
+            chained(p_size_info as *const vk::AccelerationStructureBuildSizesInfoKHR, usize::from(!p_size_info.is_null())),
         ]
     });
 }
@@ -4919,7 +4919,7 @@ pub unsafe extern "system" fn vkCreateRayTracingPipelinesKHR(device: vk::Device,
             value(deferred_operation.as_raw()),
             value(pipeline_cache.as_raw()),
             value(create_info_count as u64),
-            elements(p_create_infos as *const vk::RayTracingPipelineCreateInfoKHR, create_info_count as usize),
+            chained(p_create_infos as *const vk::RayTracingPipelineCreateInfoKHR, create_info_count as usize),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_pipelines as *const vk::Pipeline, create_info_count as usize),
         ]
@@ -5023,7 +5023,7 @@ pub unsafe extern "system" fn vkCreateSamplerYcbcrConversionKHR(device: vk::Devi
     record(Scope::Setup, r.as_raw(), "vkCreateSamplerYcbcrConversionKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_ycbcr_conversion as *const vk::SamplerYcbcrConversion, usize::from(!p_ycbcr_conversion.is_null())),
         ]
@@ -5056,7 +5056,7 @@ pub unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT(device: v
         vec![
             value(device.as_raw()),
             value(image.as_raw()),
-            elements(p_properties as *const vk::ImageDrmFormatModifierPropertiesEXT, usize::from(!p_properties.is_null())),
+            chained(p_properties as *const vk::ImageDrmFormatModifierPropertiesEXT, usize::from(!p_properties.is_null())),
         ]
     });
     r
@@ -5071,7 +5071,7 @@ pub unsafe extern "system" fn vkCreateValidationCacheEXT(device: vk::Device, p_c
     record(Scope::Setup, r.as_raw(), "vkCreateValidationCacheEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::ValidationCacheCreateInfoEXT, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::ValidationCacheCreateInfoEXT, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_validation_cache as *const vk::ValidationCacheEXT, usize::from(!p_validation_cache.is_null())),
         ]
@@ -5184,7 +5184,7 @@ pub unsafe extern "system" fn vkCreateAccelerationStructureNV(device: vk::Device
     record(Scope::Setup, r.as_raw(), "vkCreateAccelerationStructureNV", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_acceleration_structure as *const vk::AccelerationStructureNV, usize::from(!p_acceleration_structure.is_null())),
         ]
@@ -5216,8 +5216,8 @@ pub unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV(dev
     record(Scope::Setup, 0, "vkGetAccelerationStructureMemoryRequirementsNV", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::AccelerationStructureMemoryRequirementsInfoNV, usize::from(!p_info.is_null())),
-            elements(p_memory_requirements as *const vk::MemoryRequirements2KHR, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::AccelerationStructureMemoryRequirementsInfoNV, usize::from(!p_info.is_null())),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2KHR, usize::from(!p_memory_requirements.is_null())),
         ]
     });
 }
@@ -5232,7 +5232,7 @@ pub unsafe extern "system" fn vkBindAccelerationStructureMemoryNV(device: vk::De
         vec![
             value(device.as_raw()),
             value(bind_info_count as u64),
-            elements(p_bind_infos as *const vk::BindAccelerationStructureMemoryInfoNV, bind_info_count as usize),
+            chained(p_bind_infos as *const vk::BindAccelerationStructureMemoryInfoNV, bind_info_count as usize),
         ]
     });
     r
@@ -5247,7 +5247,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructureNV(command_buffer: 
     record(Scope::Command, 0, "vkCmdBuildAccelerationStructureNV", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null())),
             value(instance_data.as_raw()),
             value(instance_offset as u64),
             value(update as u64),
@@ -5313,7 +5313,7 @@ pub unsafe extern "system" fn vkCreateRayTracingPipelinesNV(device: vk::Device, 
             value(device.as_raw()),
             value(pipeline_cache.as_raw()),
             value(create_info_count as u64),
-            elements(p_create_infos as *const vk::RayTracingPipelineCreateInfoNV, create_info_count as usize),
+            chained(p_create_infos as *const vk::RayTracingPipelineCreateInfoNV, create_info_count as usize),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_pipelines as *const vk::Pipeline, create_info_count as usize),
         ]
@@ -5400,8 +5400,8 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutSupportKHR(device: vk::Dev
     record(Scope::Setup, 0, "vkGetDescriptorSetLayoutSupportKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null())),
-            elements(p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null())),
+            chained(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null())),
         ]
     });
 }
@@ -5417,7 +5417,7 @@ pub unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT(device: vk::De
             value(device.as_raw()),
             value(handle_type.as_raw() as u64),
             value(p_host_pointer as u64),
-            elements(p_memory_host_pointer_properties as *const vk::MemoryHostPointerPropertiesEXT, usize::from(!p_memory_host_pointer_properties.is_null())),
+            chained(p_memory_host_pointer_properties as *const vk::MemoryHostPointerPropertiesEXT, usize::from(!p_memory_host_pointer_properties.is_null())),
         ]
     });
     r
@@ -5450,7 +5450,7 @@ pub unsafe extern "system" fn vkGetCalibratedTimestampsEXT(device: vk::Device, t
         vec![
             value(device.as_raw()),
             value(timestamp_count as u64),
-            elements(p_timestamp_infos as *const vk::CalibratedTimestampInfoEXT, timestamp_count as usize),
+            chained(p_timestamp_infos as *const vk::CalibratedTimestampInfoEXT, timestamp_count as usize),
             elements(p_timestamps as *const u64, timestamp_count as usize),
             elements(p_max_deviation as *const u64, usize::from(!p_max_deviation.is_null())),
         ]
@@ -5549,7 +5549,7 @@ pub unsafe extern "system" fn vkGetQueueCheckpointDataNV(queue: vk::Queue, p_che
         vec![
             value(queue.as_raw()),
             elements(p_checkpoint_data_count as *const u32, usize::from(!p_checkpoint_data_count.is_null())),
-            elements(p_checkpoint_data as *const vk::CheckpointDataNV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }),
+            chained(p_checkpoint_data as *const vk::CheckpointDataNV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }),
         ]
     });
 }
@@ -5579,7 +5579,7 @@ pub unsafe extern "system" fn vkWaitSemaphoresKHR(device: vk::Device, p_wait_inf
     record(Scope::Setup, r.as_raw(), "vkWaitSemaphoresKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null())),
+            chained(p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null())),
             value(timeout as u64),
         ]
     });
@@ -5595,7 +5595,7 @@ pub unsafe extern "system" fn vkSignalSemaphoreKHR(device: vk::Device, p_signal_
     record(Scope::Setup, r.as_raw(), "vkSignalSemaphoreKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null())),
+            chained(p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null())),
         ]
     });
     r
@@ -5610,7 +5610,7 @@ pub unsafe extern "system" fn vkInitializePerformanceApiINTEL(device: vk::Device
     record(Scope::Setup, r.as_raw(), "vkInitializePerformanceApiINTEL", || {
         vec![
             value(device.as_raw()),
-            elements(p_initialize_info as *const vk::InitializePerformanceApiInfoINTEL, usize::from(!p_initialize_info.is_null())),
+            chained(p_initialize_info as *const vk::InitializePerformanceApiInfoINTEL, usize::from(!p_initialize_info.is_null())),
         ]
     });
     r
@@ -5638,7 +5638,7 @@ pub unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL(command_buffer: vk:
     record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceMarkerINTEL", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_marker_info as *const vk::PerformanceMarkerInfoINTEL, usize::from(!p_marker_info.is_null())),
+            chained(p_marker_info as *const vk::PerformanceMarkerInfoINTEL, usize::from(!p_marker_info.is_null())),
         ]
     });
     r
@@ -5653,7 +5653,7 @@ pub unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL(command_buffe
     record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceStreamMarkerINTEL", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_marker_info as *const vk::PerformanceStreamMarkerInfoINTEL, usize::from(!p_marker_info.is_null())),
+            chained(p_marker_info as *const vk::PerformanceStreamMarkerInfoINTEL, usize::from(!p_marker_info.is_null())),
         ]
     });
     r
@@ -5668,7 +5668,7 @@ pub unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL(command_buffer: v
     record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceOverrideINTEL", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_override_info as *const vk::PerformanceOverrideInfoINTEL, usize::from(!p_override_info.is_null())),
+            chained(p_override_info as *const vk::PerformanceOverrideInfoINTEL, usize::from(!p_override_info.is_null())),
         ]
     });
     r
@@ -5683,7 +5683,7 @@ pub unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL(device: vk:
     record(Scope::Setup, r.as_raw(), "vkAcquirePerformanceConfigurationINTEL", || {
         vec![
             value(device.as_raw()),
-            elements(p_acquire_info as *const vk::PerformanceConfigurationAcquireInfoINTEL, usize::from(!p_acquire_info.is_null())),
+            chained(p_acquire_info as *const vk::PerformanceConfigurationAcquireInfoINTEL, usize::from(!p_acquire_info.is_null())),
             elements(p_configuration as *const vk::PerformanceConfigurationINTEL, usize::from(!p_configuration.is_null())),
         ]
     });
@@ -5775,7 +5775,7 @@ pub unsafe extern "system" fn vkGetBufferDeviceAddressEXT(device: vk::Device, p_
     record(Scope::Setup, 0, "vkGetBufferDeviceAddressEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -5807,7 +5807,7 @@ pub unsafe extern "system" fn vkGetBufferDeviceAddressKHR(device: vk::Device, p_
     record(Scope::Setup, 0, "vkGetBufferDeviceAddressKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -5822,7 +5822,7 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureAddressKHR(device: vk::Dev
     record(Scope::Setup, 0, "vkGetBufferOpaqueCaptureAddressKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -5837,7 +5837,7 @@ pub unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddressKHR(device: v
     record(Scope::Setup, 0, "vkGetDeviceMemoryOpaqueCaptureAddressKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -6124,9 +6124,9 @@ pub unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR(device: vk::D
     record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutablePropertiesKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_pipeline_info as *const vk::PipelineInfoKHR, usize::from(!p_pipeline_info.is_null())),
+            chained(p_pipeline_info as *const vk::PipelineInfoKHR, usize::from(!p_pipeline_info.is_null())),
             elements(p_executable_count as *const u32, usize::from(!p_executable_count.is_null())),
-            elements(p_properties as *const vk::PipelineExecutablePropertiesKHR, if p_executable_count.is_null() { 0 } else { *p_executable_count as usize }),
+            chained(p_properties as *const vk::PipelineExecutablePropertiesKHR, if p_executable_count.is_null() { 0 } else { *p_executable_count as usize }),
         ]
     });
     r
@@ -6141,9 +6141,9 @@ pub unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR(device: vk::D
     record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutableStatisticsKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null())),
+            chained(p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null())),
             elements(p_statistic_count as *const u32, usize::from(!p_statistic_count.is_null())),
-            elements(p_statistics as *const vk::PipelineExecutableStatisticKHR, if p_statistic_count.is_null() { 0 } else { *p_statistic_count as usize }),
+            chained(p_statistics as *const vk::PipelineExecutableStatisticKHR, if p_statistic_count.is_null() { 0 } else { *p_statistic_count as usize }),
         ]
     });
     r
@@ -6158,9 +6158,9 @@ pub unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR(
     record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutableInternalRepresentationsKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null())),
+            chained(p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null())),
             elements(p_internal_representation_count as *const u32, usize::from(!p_internal_representation_count.is_null())),
-            elements(p_internal_representations as *const vk::PipelineExecutableInternalRepresentationKHR, if p_internal_representation_count.is_null() { 0 } else { *p_internal_representation_count as usize }),
+            chained(p_internal_representations as *const vk::PipelineExecutableInternalRepresentationKHR, if p_internal_representation_count.is_null() { 0 } else { *p_internal_representation_count as usize }),
         ]
     });
     r
@@ -6175,7 +6175,7 @@ pub unsafe extern "system" fn vkReleaseSwapchainImagesEXT(device: vk::Device, p_
     record(Scope::Setup, r.as_raw(), "vkReleaseSwapchainImagesEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_release_info as *const vk::ReleaseSwapchainImagesInfoEXT, usize::from(!p_release_info.is_null())),
+            chained(p_release_info as *const vk::ReleaseSwapchainImagesInfoEXT, usize::from(!p_release_info.is_null())),
         ]
     });
     r
@@ -6190,8 +6190,8 @@ pub unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV(device:
     record(Scope::Setup, 0, "vkGetGeneratedCommandsMemoryRequirementsNV", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::GeneratedCommandsMemoryRequirementsInfoNV, usize::from(!p_info.is_null())),
-            elements(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::GeneratedCommandsMemoryRequirementsInfoNV, usize::from(!p_info.is_null())),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
         ]
     });
 }
@@ -6205,7 +6205,7 @@ pub unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV(command_buffer:
     record(Scope::Command, 0, "vkCmdPreprocessGeneratedCommandsNV", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null())),
+            chained(p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null())),
         ]
     });
 }
@@ -6220,7 +6220,7 @@ pub unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV(command_buffer: vk
         vec![
             value(command_buffer.as_raw()),
             value(is_preprocessed as u64),
-            elements(p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null())),
+            chained(p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null())),
         ]
     });
 }
@@ -6250,7 +6250,7 @@ pub unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV(device: vk::Devic
     record(Scope::Setup, r.as_raw(), "vkCreateIndirectCommandsLayoutNV", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::IndirectCommandsLayoutCreateInfoNV, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::IndirectCommandsLayoutCreateInfoNV, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_indirect_commands_layout as *const vk::IndirectCommandsLayoutNV, usize::from(!p_indirect_commands_layout.is_null())),
         ]
@@ -6282,7 +6282,7 @@ pub unsafe extern "system" fn vkCreatePrivateDataSlotEXT(device: vk::Device, p_c
     record(Scope::Setup, r.as_raw(), "vkCreatePrivateDataSlotEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_private_data_slot as *const vk::PrivateDataSlot, usize::from(!p_private_data_slot.is_null())),
         ]
@@ -6350,7 +6350,7 @@ pub unsafe extern "system" fn vkCmdSetEvent2KHR(command_buffer: vk::CommandBuffe
         vec![
             value(command_buffer.as_raw()),
             value(event.as_raw()),
-            elements(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())),
+            chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())),
         ]
     });
 }
@@ -6381,7 +6381,7 @@ pub unsafe extern "system" fn vkCmdWaitEvents2KHR(command_buffer: vk::CommandBuf
             value(command_buffer.as_raw()),
             value(event_count as u64),
             elements(p_events as *const vk::Event, event_count as usize),
-            elements(p_dependency_infos as *const vk::DependencyInfo, event_count as usize),
+            chained(p_dependency_infos as *const vk::DependencyInfo, event_count as usize),
         ]
     });
 }
@@ -6395,7 +6395,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier2KHR(command_buffer: vk::Comma
     record(Scope::Command, 0, "vkCmdPipelineBarrier2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())),
+            chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())),
         ]
     });
 }
@@ -6427,7 +6427,7 @@ pub unsafe extern "system" fn vkGetQueueCheckpointData2NV(queue: vk::Queue, p_ch
         vec![
             value(queue.as_raw()),
             elements(p_checkpoint_data_count as *const u32, usize::from(!p_checkpoint_data_count.is_null())),
-            elements(p_checkpoint_data as *const vk::CheckpointData2NV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }),
+            chained(p_checkpoint_data as *const vk::CheckpointData2NV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }),
         ]
     });
 }
@@ -6472,7 +6472,7 @@ pub unsafe extern "system" fn vkGetDescriptorEXT(device: vk::Device, p_descripto
     record(Scope::Setup, 0, "vkGetDescriptorEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_descriptor_info as *const vk::DescriptorGetInfoEXT, usize::from(!p_descriptor_info.is_null())),
+            chained(p_descriptor_info as *const vk::DescriptorGetInfoEXT, usize::from(!p_descriptor_info.is_null())),
             value(data_size as u64),
             bytes_of(p_descriptor as *const u8, data_size as usize),
         ]
@@ -6489,7 +6489,7 @@ pub unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT(command_buffer: vk::
         vec![
             value(command_buffer.as_raw()),
             value(buffer_count as u64),
-            elements(p_binding_infos as *const vk::DescriptorBufferBindingInfoEXT, buffer_count as usize),
+            chained(p_binding_infos as *const vk::DescriptorBufferBindingInfoEXT, buffer_count as usize),
         ]
     });
 }
@@ -6538,7 +6538,7 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT(device: 
     record(Scope::Setup, r.as_raw(), "vkGetBufferOpaqueCaptureDescriptorDataEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::BufferCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::BufferCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
             value(p_data as u64),
         ]
     });
@@ -6554,7 +6554,7 @@ pub unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT(device: v
     record(Scope::Setup, r.as_raw(), "vkGetImageOpaqueCaptureDescriptorDataEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::ImageCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::ImageCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
             value(p_data as u64),
         ]
     });
@@ -6570,7 +6570,7 @@ pub unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT(devic
     record(Scope::Setup, r.as_raw(), "vkGetImageViewOpaqueCaptureDescriptorDataEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::ImageViewCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::ImageViewCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
             value(p_data as u64),
         ]
     });
@@ -6586,7 +6586,7 @@ pub unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT(device:
     record(Scope::Setup, r.as_raw(), "vkGetSamplerOpaqueCaptureDescriptorDataEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::SamplerCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::SamplerCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
             value(p_data as u64),
         ]
     });
@@ -6602,7 +6602,7 @@ pub unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorD
     record(Scope::Setup, r.as_raw(), "vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::AccelerationStructureCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::AccelerationStructureCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
             value(p_data as u64),
         ]
     });
@@ -6685,7 +6685,7 @@ pub unsafe extern "system" fn vkCmdCopyBuffer2KHR(command_buffer: vk::CommandBuf
     record(Scope::Command, 0, "vkCmdCopyBuffer2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null())),
+            chained(p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null())),
         ]
     });
 }
@@ -6699,7 +6699,7 @@ pub unsafe extern "system" fn vkCmdCopyImage2KHR(command_buffer: vk::CommandBuff
     record(Scope::Command, 0, "vkCmdCopyImage2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null())),
+            chained(p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null())),
         ]
     });
 }
@@ -6713,7 +6713,7 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage2KHR(command_buffer: vk::Com
     record(Scope::Command, 0, "vkCmdCopyBufferToImage2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null())),
+            chained(p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null())),
         ]
     });
 }
@@ -6727,7 +6727,7 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer2KHR(command_buffer: vk::Com
     record(Scope::Command, 0, "vkCmdCopyImageToBuffer2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null())),
+            chained(p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null())),
         ]
     });
 }
@@ -6741,7 +6741,7 @@ pub unsafe extern "system" fn vkCmdBlitImage2KHR(command_buffer: vk::CommandBuff
     record(Scope::Command, 0, "vkCmdBlitImage2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null())),
+            chained(p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null())),
         ]
     });
 }
@@ -6755,7 +6755,7 @@ pub unsafe extern "system" fn vkCmdResolveImage2KHR(command_buffer: vk::CommandB
     record(Scope::Command, 0, "vkCmdResolveImage2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null())),
+            chained(p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null())),
         ]
     });
 }
@@ -6770,8 +6770,8 @@ pub unsafe extern "system" fn vkGetImageSubresourceLayout2EXT(device: vk::Device
         vec![
             value(device.as_raw()),
             value(image.as_raw()),
-            elements(p_subresource as *const vk::ImageSubresource2EXT, usize::from(!p_subresource.is_null())),
-            elements(p_layout as *const vk::SubresourceLayout2EXT, usize::from(!p_layout.is_null())),
+            chained(p_subresource as *const vk::ImageSubresource2EXT, usize::from(!p_subresource.is_null())),
+            chained(p_layout as *const vk::SubresourceLayout2EXT, usize::from(!p_layout.is_null())),
         ]
     });
 }
@@ -6785,8 +6785,8 @@ pub unsafe extern "system" fn vkGetDeviceFaultInfoEXT(device: vk::Device, p_faul
     record(Scope::Setup, r.as_raw(), "vkGetDeviceFaultInfoEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_fault_counts as *const vk::DeviceFaultCountsEXT, usize::from(!p_fault_counts.is_null())),
-            elements(p_fault_info as *const vk::DeviceFaultInfoEXT, usize::from(!p_fault_info.is_null())),
+            chained(p_fault_counts as *const vk::DeviceFaultCountsEXT, usize::from(!p_fault_counts.is_null())),
+            chained(p_fault_info as *const vk::DeviceFaultInfoEXT, usize::from(!p_fault_info.is_null())),
         ]
     });
     r
@@ -6802,9 +6802,9 @@ pub unsafe extern "system" fn vkCmdSetVertexInputEXT(command_buffer: vk::Command
         vec![
             value(command_buffer.as_raw()),
             value(vertex_binding_description_count as u64),
-            elements(p_vertex_binding_descriptions as *const vk::VertexInputBindingDescription2EXT, vertex_binding_description_count as usize),
+            chained(p_vertex_binding_descriptions as *const vk::VertexInputBindingDescription2EXT, vertex_binding_description_count as usize),
             value(vertex_attribute_description_count as u64),
-            elements(p_vertex_attribute_descriptions as *const vk::VertexInputAttributeDescription2EXT, vertex_attribute_description_count as usize),
+            chained(p_vertex_attribute_descriptions as *const vk::VertexInputAttributeDescription2EXT, vertex_attribute_description_count as usize),
         ]
     });
 }
@@ -6862,7 +6862,7 @@ pub unsafe extern "system" fn vkGetMemoryRemoteAddressNV(device: vk::Device, p_m
     record(Scope::Setup, r.as_raw(), "vkGetMemoryRemoteAddressNV", || {
         vec![
             value(device.as_raw()),
-            elements(p_memory_get_remote_address_info as *const vk::MemoryGetRemoteAddressInfoNV, usize::from(!p_memory_get_remote_address_info.is_null())),
+            chained(p_memory_get_remote_address_info as *const vk::MemoryGetRemoteAddressInfoNV, usize::from(!p_memory_get_remote_address_info.is_null())),
             elements(p_address as *const vk::RemoteAddressNV, usize::from(!p_address.is_null())),
         ]
     });
@@ -6878,7 +6878,7 @@ pub unsafe extern "system" fn vkGetPipelinePropertiesEXT(device: vk::Device, p_p
     record(Scope::Setup, r.as_raw(), "vkGetPipelinePropertiesEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_pipeline_info as *const vk::PipelineInfoEXT, usize::from(!p_pipeline_info.is_null())),
+            chained(p_pipeline_info as *const vk::PipelineInfoEXT, usize::from(!p_pipeline_info.is_null())),
             elements(p_pipeline_properties as *const vk::BaseOutStructure, usize::from(!p_pipeline_properties.is_null())),
         ]
     });
@@ -6993,7 +6993,7 @@ pub unsafe extern "system" fn vkCreateMicromapEXT(device: vk::Device, p_create_i
     record(Scope::Setup, r.as_raw(), "vkCreateMicromapEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::MicromapCreateInfoEXT, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::MicromapCreateInfoEXT, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_micromap as *const vk::MicromapEXT, usize::from(!p_micromap.is_null())),
         ]
@@ -7026,7 +7026,7 @@ pub unsafe extern "system" fn vkCmdBuildMicromapsEXT(command_buffer: vk::Command
         vec![
             value(command_buffer.as_raw()),
             value(info_count as u64),
-            elements(p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize),
+            chained(p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize),
         ]
     });
 }
@@ -7042,7 +7042,7 @@ pub unsafe extern "system" fn vkBuildMicromapsEXT(device: vk::Device, deferred_o
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
             value(info_count as u64),
-            elements(p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize),
+            chained(p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize),
         ]
     });
     r
@@ -7058,7 +7058,7 @@ pub unsafe extern "system" fn vkCopyMicromapEXT(device: vk::Device, deferred_ope
         vec![
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
-            elements(p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -7074,7 +7074,7 @@ pub unsafe extern "system" fn vkCopyMicromapToMemoryEXT(device: vk::Device, defe
         vec![
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
-            elements(p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -7090,7 +7090,7 @@ pub unsafe extern "system" fn vkCopyMemoryToMicromapEXT(device: vk::Device, defe
         vec![
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
-            elements(p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null())),
         ]
     });
     r
@@ -7125,7 +7125,7 @@ pub unsafe extern "system" fn vkCmdCopyMicromapEXT(command_buffer: vk::CommandBu
     record(Scope::Command, 0, "vkCmdCopyMicromapEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null())),
         ]
     });
 }
@@ -7139,7 +7139,7 @@ pub unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT(command_buffer: vk::C
     record(Scope::Command, 0, "vkCmdCopyMicromapToMemoryEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null())),
         ]
     });
 }
@@ -7153,7 +7153,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT(command_buffer: vk::C
     record(Scope::Command, 0, "vkCmdCopyMemoryToMicromapEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null())),
         ]
     });
 }
@@ -7185,7 +7185,7 @@ pub unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT(device: vk::De
     record(Scope::Setup, 0, "vkGetDeviceMicromapCompatibilityEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_version_info as *const vk::MicromapVersionInfoEXT, usize::from(!p_version_info.is_null())),
+            chained(p_version_info as *const vk::MicromapVersionInfoEXT, usize::from(!p_version_info.is_null())),
             elements(p_compatibility as *const vk::AccelerationStructureCompatibilityKHR, usize::from(!p_compatibility.is_null())),
         ]
     });
@@ -7201,8 +7201,8 @@ pub unsafe extern "system" fn vkGetMicromapBuildSizesEXT(device: vk::Device, bui
         vec![
             value(device.as_raw()),
             value(build_type.as_raw() as u32 as u64),
-            elements(p_build_info as *const vk::MicromapBuildInfoEXT, usize::from(!p_build_info.is_null())),
-            elements(p_size_info as *const vk::MicromapBuildSizesInfoEXT, usize::from(!p_size_info.is_null())),
+            chained(p_build_info as *const vk::MicromapBuildInfoEXT, usize::from(!p_build_info.is_null())),
+            chained(p_size_info as *const vk::MicromapBuildSizesInfoEXT, usize::from(!p_size_info.is_null())),
         ]
     });
 }
@@ -7262,8 +7262,8 @@ pub unsafe extern "system" fn vkGetDeviceBufferMemoryRequirementsKHR(device: vk:
     record(Scope::Setup, 0, "vkGetDeviceBufferMemoryRequirementsKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null())),
-            elements(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null())),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
         ]
     });
 }
@@ -7277,8 +7277,8 @@ pub unsafe extern "system" fn vkGetDeviceImageMemoryRequirementsKHR(device: vk::
     record(Scope::Setup, 0, "vkGetDeviceImageMemoryRequirementsKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null())),
-            elements(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null())),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
         ]
     });
 }
@@ -7292,9 +7292,9 @@ pub unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirementsKHR(device
     record(Scope::Setup, 0, "vkGetDeviceImageSparseMemoryRequirementsKHR", || {
         vec![
             value(device.as_raw()),
-            elements(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null())),
             elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null())),
-            elements(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }),
+            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }),
         ]
     });
 }
@@ -7308,8 +7308,8 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE(devic
     record(Scope::Setup, 0, "vkGetDescriptorSetLayoutHostMappingInfoVALVE", || {
         vec![
             value(device.as_raw()),
-            elements(p_binding_reference as *const vk::DescriptorSetBindingReferenceVALVE, usize::from(!p_binding_reference.is_null())),
-            elements(p_host_mapping as *const vk::DescriptorSetLayoutHostMappingInfoVALVE, usize::from(!p_host_mapping.is_null())),
+            chained(p_binding_reference as *const vk::DescriptorSetBindingReferenceVALVE, usize::from(!p_binding_reference.is_null())),
+            chained(p_host_mapping as *const vk::DescriptorSetLayoutHostMappingInfoVALVE, usize::from(!p_host_mapping.is_null())),
         ]
     });
 }
@@ -7851,7 +7851,7 @@ pub unsafe extern "system" fn vkGetShaderModuleIdentifierEXT(device: vk::Device,
         vec![
             value(device.as_raw()),
             value(shader_module.as_raw()),
-            elements(p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null())),
+            chained(p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null())),
         ]
     });
 }
@@ -7865,8 +7865,8 @@ pub unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT(device: v
     record(Scope::Setup, 0, "vkGetShaderModuleCreateInfoIdentifierEXT", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::ShaderModuleCreateInfo, usize::from(!p_create_info.is_null())),
-            elements(p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null())),
+            chained(p_create_info as *const vk::ShaderModuleCreateInfo, usize::from(!p_create_info.is_null())),
+            chained(p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null())),
         ]
     });
 }
@@ -7880,7 +7880,7 @@ pub unsafe extern "system" fn vkCreateOpticalFlowSessionNV(device: vk::Device, p
     record(Scope::Setup, r.as_raw(), "vkCreateOpticalFlowSessionNV", || {
         vec![
             value(device.as_raw()),
-            elements(p_create_info as *const vk::OpticalFlowSessionCreateInfoNV, usize::from(!p_create_info.is_null())),
+            chained(p_create_info as *const vk::OpticalFlowSessionCreateInfoNV, usize::from(!p_create_info.is_null())),
             elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())),
             elements(p_session as *const vk::OpticalFlowSessionNV, usize::from(!p_session.is_null())),
         ]
@@ -7931,7 +7931,7 @@ pub unsafe extern "system" fn vkCmdOpticalFlowExecuteNV(command_buffer: vk::Comm
         vec![
             value(command_buffer.as_raw()),
             value(session.as_raw()),
-            elements(p_execute_info as *const vk::OpticalFlowExecuteInfoNV, usize::from(!p_execute_info.is_null())),
+            chained(p_execute_info as *const vk::OpticalFlowExecuteInfoNV, usize::from(!p_execute_info.is_null())),
         ]
     });
 }
@@ -7947,7 +7947,7 @@ pub unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM(device: vk::Dev
             value(device.as_raw()),
             value(framebuffer.as_raw()),
             elements(p_properties_count as *const u32, usize::from(!p_properties_count.is_null())),
-            elements(p_properties as *const vk::TilePropertiesQCOM, if p_properties_count.is_null() { 0 } else { *p_properties_count as usize }),
+            chained(p_properties as *const vk::TilePropertiesQCOM, if p_properties_count.is_null() { 0 } else { *p_properties_count as usize }),
         ]
     });
     r
@@ -7962,11 +7962,710 @@ pub unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM(device: vk
     record(Scope::Setup, r.as_raw(), "vkGetDynamicRenderingTilePropertiesQCOM", || {
         vec![
             value(device.as_raw()),
-            elements(p_rendering_info as *const vk::RenderingInfo, usize::from(!p_rendering_info.is_null())),
-            elements(p_properties as *const vk::TilePropertiesQCOM, usize::from(!p_properties.is_null())),
+            chained(p_rendering_info as *const vk::RenderingInfo, usize::from(!p_rendering_info.is_null())),
+            chained(p_properties as *const vk::TilePropertiesQCOM, usize::from(!p_properties.is_null())),
         ]
     });
     r
+}
+
+/// The size of the structure an `sType` names, for walking `pNext` chains.
+pub fn struct_size(s_type: vk::StructureType) -> Option<usize> {
+    Some(match s_type {
+        vk::StructureType::ACCELERATION_STRUCTURE_BUILD_GEOMETRY_INFO_KHR => std::mem::size_of::<vk::AccelerationStructureBuildGeometryInfoKHR>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_BUILD_SIZES_INFO_KHR => std::mem::size_of::<vk::AccelerationStructureBuildSizesInfoKHR>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => std::mem::size_of::<vk::AccelerationStructureCaptureDescriptorDataInfoEXT>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_CREATE_INFO_KHR => std::mem::size_of::<vk::AccelerationStructureCreateInfoKHR>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_CREATE_INFO_NV => std::mem::size_of::<vk::AccelerationStructureCreateInfoNV>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_DEVICE_ADDRESS_INFO_KHR => std::mem::size_of::<vk::AccelerationStructureDeviceAddressInfoKHR>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_AABBS_DATA_KHR => std::mem::size_of::<vk::AccelerationStructureGeometryAabbsDataKHR>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_INSTANCES_DATA_KHR => std::mem::size_of::<vk::AccelerationStructureGeometryInstancesDataKHR>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_KHR => std::mem::size_of::<vk::AccelerationStructureGeometryKHR>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_MOTION_TRIANGLES_DATA_NV => std::mem::size_of::<vk::AccelerationStructureGeometryMotionTrianglesDataNV>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_TRIANGLES_DATA_KHR => std::mem::size_of::<vk::AccelerationStructureGeometryTrianglesDataKHR>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_INFO_NV => std::mem::size_of::<vk::AccelerationStructureInfoNV>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_MEMORY_REQUIREMENTS_INFO_NV => std::mem::size_of::<vk::AccelerationStructureMemoryRequirementsInfoNV>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_MOTION_INFO_NV => std::mem::size_of::<vk::AccelerationStructureMotionInfoNV>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_TRIANGLES_OPACITY_MICROMAP_EXT => std::mem::size_of::<vk::AccelerationStructureTrianglesOpacityMicromapEXT>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_VERSION_INFO_KHR => std::mem::size_of::<vk::AccelerationStructureVersionInfoKHR>(),
+        vk::StructureType::ACQUIRE_NEXT_IMAGE_INFO_KHR => std::mem::size_of::<vk::AcquireNextImageInfoKHR>(),
+        vk::StructureType::ACQUIRE_PROFILING_LOCK_INFO_KHR => std::mem::size_of::<vk::AcquireProfilingLockInfoKHR>(),
+        vk::StructureType::AMIGO_PROFILING_SUBMIT_INFO_SEC => std::mem::size_of::<vk::AmigoProfilingSubmitInfoSEC>(),
+        vk::StructureType::ANDROID_HARDWARE_BUFFER_FORMAT_PROPERTIES_2_ANDROID => std::mem::size_of::<vk::AndroidHardwareBufferFormatProperties2ANDROID>(),
+        vk::StructureType::ANDROID_HARDWARE_BUFFER_FORMAT_PROPERTIES_ANDROID => std::mem::size_of::<vk::AndroidHardwareBufferFormatPropertiesANDROID>(),
+        vk::StructureType::ANDROID_HARDWARE_BUFFER_PROPERTIES_ANDROID => std::mem::size_of::<vk::AndroidHardwareBufferPropertiesANDROID>(),
+        vk::StructureType::ANDROID_HARDWARE_BUFFER_USAGE_ANDROID => std::mem::size_of::<vk::AndroidHardwareBufferUsageANDROID>(),
+        vk::StructureType::ANDROID_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::AndroidSurfaceCreateInfoKHR>(),
+        vk::StructureType::APPLICATION_INFO => std::mem::size_of::<vk::ApplicationInfo>(),
+        vk::StructureType::ATTACHMENT_DESCRIPTION_2 => std::mem::size_of::<vk::AttachmentDescription2>(),
+        vk::StructureType::ATTACHMENT_DESCRIPTION_STENCIL_LAYOUT => std::mem::size_of::<vk::AttachmentDescriptionStencilLayout>(),
+        vk::StructureType::ATTACHMENT_REFERENCE_2 => std::mem::size_of::<vk::AttachmentReference2>(),
+        vk::StructureType::ATTACHMENT_REFERENCE_STENCIL_LAYOUT => std::mem::size_of::<vk::AttachmentReferenceStencilLayout>(),
+        vk::StructureType::ATTACHMENT_SAMPLE_COUNT_INFO_AMD => std::mem::size_of::<vk::AttachmentSampleCountInfoAMD>(),
+        vk::StructureType::BIND_ACCELERATION_STRUCTURE_MEMORY_INFO_NV => std::mem::size_of::<vk::BindAccelerationStructureMemoryInfoNV>(),
+        vk::StructureType::BIND_BUFFER_MEMORY_DEVICE_GROUP_INFO => std::mem::size_of::<vk::BindBufferMemoryDeviceGroupInfo>(),
+        vk::StructureType::BIND_BUFFER_MEMORY_INFO => std::mem::size_of::<vk::BindBufferMemoryInfo>(),
+        vk::StructureType::BIND_IMAGE_MEMORY_DEVICE_GROUP_INFO => std::mem::size_of::<vk::BindImageMemoryDeviceGroupInfo>(),
+        vk::StructureType::BIND_IMAGE_MEMORY_INFO => std::mem::size_of::<vk::BindImageMemoryInfo>(),
+        vk::StructureType::BIND_IMAGE_MEMORY_SWAPCHAIN_INFO_KHR => std::mem::size_of::<vk::BindImageMemorySwapchainInfoKHR>(),
+        vk::StructureType::BIND_IMAGE_PLANE_MEMORY_INFO => std::mem::size_of::<vk::BindImagePlaneMemoryInfo>(),
+        vk::StructureType::BIND_SPARSE_INFO => std::mem::size_of::<vk::BindSparseInfo>(),
+        vk::StructureType::BLIT_IMAGE_INFO_2 => std::mem::size_of::<vk::BlitImageInfo2>(),
+        vk::StructureType::BUFFER_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => std::mem::size_of::<vk::BufferCaptureDescriptorDataInfoEXT>(),
+        vk::StructureType::BUFFER_COLLECTION_BUFFER_CREATE_INFO_FUCHSIA => std::mem::size_of::<vk::BufferCollectionBufferCreateInfoFUCHSIA>(),
+        vk::StructureType::BUFFER_COLLECTION_CONSTRAINTS_INFO_FUCHSIA => std::mem::size_of::<vk::BufferCollectionConstraintsInfoFUCHSIA>(),
+        vk::StructureType::BUFFER_COLLECTION_CREATE_INFO_FUCHSIA => std::mem::size_of::<vk::BufferCollectionCreateInfoFUCHSIA>(),
+        vk::StructureType::BUFFER_COLLECTION_IMAGE_CREATE_INFO_FUCHSIA => std::mem::size_of::<vk::BufferCollectionImageCreateInfoFUCHSIA>(),
+        vk::StructureType::BUFFER_COLLECTION_PROPERTIES_FUCHSIA => std::mem::size_of::<vk::BufferCollectionPropertiesFUCHSIA>(),
+        vk::StructureType::BUFFER_CONSTRAINTS_INFO_FUCHSIA => std::mem::size_of::<vk::BufferConstraintsInfoFUCHSIA>(),
+        vk::StructureType::BUFFER_COPY_2 => std::mem::size_of::<vk::BufferCopy2>(),
+        vk::StructureType::BUFFER_CREATE_INFO => std::mem::size_of::<vk::BufferCreateInfo>(),
+        vk::StructureType::BUFFER_DEVICE_ADDRESS_CREATE_INFO_EXT => std::mem::size_of::<vk::BufferDeviceAddressCreateInfoEXT>(),
+        vk::StructureType::BUFFER_DEVICE_ADDRESS_INFO => std::mem::size_of::<vk::BufferDeviceAddressInfo>(),
+        vk::StructureType::BUFFER_IMAGE_COPY_2 => std::mem::size_of::<vk::BufferImageCopy2>(),
+        vk::StructureType::BUFFER_MEMORY_BARRIER => std::mem::size_of::<vk::BufferMemoryBarrier>(),
+        vk::StructureType::BUFFER_MEMORY_BARRIER_2 => std::mem::size_of::<vk::BufferMemoryBarrier2>(),
+        vk::StructureType::BUFFER_MEMORY_REQUIREMENTS_INFO_2 => std::mem::size_of::<vk::BufferMemoryRequirementsInfo2>(),
+        vk::StructureType::BUFFER_OPAQUE_CAPTURE_ADDRESS_CREATE_INFO => std::mem::size_of::<vk::BufferOpaqueCaptureAddressCreateInfo>(),
+        vk::StructureType::BUFFER_VIEW_CREATE_INFO => std::mem::size_of::<vk::BufferViewCreateInfo>(),
+        vk::StructureType::CALIBRATED_TIMESTAMP_INFO_EXT => std::mem::size_of::<vk::CalibratedTimestampInfoEXT>(),
+        vk::StructureType::CHECKPOINT_DATA_2_NV => std::mem::size_of::<vk::CheckpointData2NV>(),
+        vk::StructureType::CHECKPOINT_DATA_NV => std::mem::size_of::<vk::CheckpointDataNV>(),
+        vk::StructureType::COMMAND_BUFFER_ALLOCATE_INFO => std::mem::size_of::<vk::CommandBufferAllocateInfo>(),
+        vk::StructureType::COMMAND_BUFFER_BEGIN_INFO => std::mem::size_of::<vk::CommandBufferBeginInfo>(),
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_CONDITIONAL_RENDERING_INFO_EXT => std::mem::size_of::<vk::CommandBufferInheritanceConditionalRenderingInfoEXT>(),
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_INFO => std::mem::size_of::<vk::CommandBufferInheritanceInfo>(),
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_RENDERING_INFO => std::mem::size_of::<vk::CommandBufferInheritanceRenderingInfo>(),
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_RENDER_PASS_TRANSFORM_INFO_QCOM => std::mem::size_of::<vk::CommandBufferInheritanceRenderPassTransformInfoQCOM>(),
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_VIEWPORT_SCISSOR_INFO_NV => std::mem::size_of::<vk::CommandBufferInheritanceViewportScissorInfoNV>(),
+        vk::StructureType::COMMAND_BUFFER_SUBMIT_INFO => std::mem::size_of::<vk::CommandBufferSubmitInfo>(),
+        vk::StructureType::COMMAND_POOL_CREATE_INFO => std::mem::size_of::<vk::CommandPoolCreateInfo>(),
+        vk::StructureType::COMPUTE_PIPELINE_CREATE_INFO => std::mem::size_of::<vk::ComputePipelineCreateInfo>(),
+        vk::StructureType::CONDITIONAL_RENDERING_BEGIN_INFO_EXT => std::mem::size_of::<vk::ConditionalRenderingBeginInfoEXT>(),
+        vk::StructureType::COOPERATIVE_MATRIX_PROPERTIES_NV => std::mem::size_of::<vk::CooperativeMatrixPropertiesNV>(),
+        vk::StructureType::COPY_ACCELERATION_STRUCTURE_INFO_KHR => std::mem::size_of::<vk::CopyAccelerationStructureInfoKHR>(),
+        vk::StructureType::COPY_ACCELERATION_STRUCTURE_TO_MEMORY_INFO_KHR => std::mem::size_of::<vk::CopyAccelerationStructureToMemoryInfoKHR>(),
+        vk::StructureType::COPY_BUFFER_INFO_2 => std::mem::size_of::<vk::CopyBufferInfo2>(),
+        vk::StructureType::COPY_BUFFER_TO_IMAGE_INFO_2 => std::mem::size_of::<vk::CopyBufferToImageInfo2>(),
+        vk::StructureType::COPY_COMMAND_TRANSFORM_INFO_QCOM => std::mem::size_of::<vk::CopyCommandTransformInfoQCOM>(),
+        vk::StructureType::COPY_DESCRIPTOR_SET => std::mem::size_of::<vk::CopyDescriptorSet>(),
+        vk::StructureType::COPY_IMAGE_INFO_2 => std::mem::size_of::<vk::CopyImageInfo2>(),
+        vk::StructureType::COPY_IMAGE_TO_BUFFER_INFO_2 => std::mem::size_of::<vk::CopyImageToBufferInfo2>(),
+        vk::StructureType::COPY_MEMORY_TO_ACCELERATION_STRUCTURE_INFO_KHR => std::mem::size_of::<vk::CopyMemoryToAccelerationStructureInfoKHR>(),
+        vk::StructureType::COPY_MEMORY_TO_MICROMAP_INFO_EXT => std::mem::size_of::<vk::CopyMemoryToMicromapInfoEXT>(),
+        vk::StructureType::COPY_MICROMAP_INFO_EXT => std::mem::size_of::<vk::CopyMicromapInfoEXT>(),
+        vk::StructureType::COPY_MICROMAP_TO_MEMORY_INFO_EXT => std::mem::size_of::<vk::CopyMicromapToMemoryInfoEXT>(),
+        vk::StructureType::CU_FUNCTION_CREATE_INFO_NVX => std::mem::size_of::<vk::CuFunctionCreateInfoNVX>(),
+        vk::StructureType::CU_LAUNCH_INFO_NVX => std::mem::size_of::<vk::CuLaunchInfoNVX>(),
+        vk::StructureType::CU_MODULE_CREATE_INFO_NVX => std::mem::size_of::<vk::CuModuleCreateInfoNVX>(),
+        vk::StructureType::D3D12_FENCE_SUBMIT_INFO_KHR => std::mem::size_of::<vk::D3D12FenceSubmitInfoKHR>(),
+        vk::StructureType::DEBUG_MARKER_MARKER_INFO_EXT => std::mem::size_of::<vk::DebugMarkerMarkerInfoEXT>(),
+        vk::StructureType::DEBUG_MARKER_OBJECT_NAME_INFO_EXT => std::mem::size_of::<vk::DebugMarkerObjectNameInfoEXT>(),
+        vk::StructureType::DEBUG_MARKER_OBJECT_TAG_INFO_EXT => std::mem::size_of::<vk::DebugMarkerObjectTagInfoEXT>(),
+        vk::StructureType::DEBUG_REPORT_CALLBACK_CREATE_INFO_EXT => std::mem::size_of::<vk::DebugReportCallbackCreateInfoEXT>(),
+        vk::StructureType::DEBUG_UTILS_LABEL_EXT => std::mem::size_of::<vk::DebugUtilsLabelEXT>(),
+        vk::StructureType::DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT => std::mem::size_of::<vk::DebugUtilsMessengerCallbackDataEXT>(),
+        vk::StructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => std::mem::size_of::<vk::DebugUtilsMessengerCreateInfoEXT>(),
+        vk::StructureType::DEBUG_UTILS_OBJECT_NAME_INFO_EXT => std::mem::size_of::<vk::DebugUtilsObjectNameInfoEXT>(),
+        vk::StructureType::DEBUG_UTILS_OBJECT_TAG_INFO_EXT => std::mem::size_of::<vk::DebugUtilsObjectTagInfoEXT>(),
+        vk::StructureType::DEDICATED_ALLOCATION_BUFFER_CREATE_INFO_NV => std::mem::size_of::<vk::DedicatedAllocationBufferCreateInfoNV>(),
+        vk::StructureType::DEDICATED_ALLOCATION_IMAGE_CREATE_INFO_NV => std::mem::size_of::<vk::DedicatedAllocationImageCreateInfoNV>(),
+        vk::StructureType::DEDICATED_ALLOCATION_MEMORY_ALLOCATE_INFO_NV => std::mem::size_of::<vk::DedicatedAllocationMemoryAllocateInfoNV>(),
+        vk::StructureType::DEPENDENCY_INFO => std::mem::size_of::<vk::DependencyInfo>(),
+        vk::StructureType::DESCRIPTOR_ADDRESS_INFO_EXT => std::mem::size_of::<vk::DescriptorAddressInfoEXT>(),
+        vk::StructureType::DESCRIPTOR_BUFFER_BINDING_INFO_EXT => std::mem::size_of::<vk::DescriptorBufferBindingInfoEXT>(),
+        vk::StructureType::DESCRIPTOR_BUFFER_BINDING_PUSH_DESCRIPTOR_BUFFER_HANDLE_EXT => std::mem::size_of::<vk::DescriptorBufferBindingPushDescriptorBufferHandleEXT>(),
+        vk::StructureType::DESCRIPTOR_GET_INFO_EXT => std::mem::size_of::<vk::DescriptorGetInfoEXT>(),
+        vk::StructureType::DESCRIPTOR_POOL_CREATE_INFO => std::mem::size_of::<vk::DescriptorPoolCreateInfo>(),
+        vk::StructureType::DESCRIPTOR_POOL_INLINE_UNIFORM_BLOCK_CREATE_INFO => std::mem::size_of::<vk::DescriptorPoolInlineUniformBlockCreateInfo>(),
+        vk::StructureType::DESCRIPTOR_SET_ALLOCATE_INFO => std::mem::size_of::<vk::DescriptorSetAllocateInfo>(),
+        vk::StructureType::DESCRIPTOR_SET_BINDING_REFERENCE_VALVE => std::mem::size_of::<vk::DescriptorSetBindingReferenceVALVE>(),
+        vk::StructureType::DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO => std::mem::size_of::<vk::DescriptorSetLayoutBindingFlagsCreateInfo>(),
+        vk::StructureType::DESCRIPTOR_SET_LAYOUT_CREATE_INFO => std::mem::size_of::<vk::DescriptorSetLayoutCreateInfo>(),
+        vk::StructureType::DESCRIPTOR_SET_LAYOUT_HOST_MAPPING_INFO_VALVE => std::mem::size_of::<vk::DescriptorSetLayoutHostMappingInfoVALVE>(),
+        vk::StructureType::DESCRIPTOR_SET_LAYOUT_SUPPORT => std::mem::size_of::<vk::DescriptorSetLayoutSupport>(),
+        vk::StructureType::DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO => std::mem::size_of::<vk::DescriptorSetVariableDescriptorCountAllocateInfo>(),
+        vk::StructureType::DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_LAYOUT_SUPPORT => std::mem::size_of::<vk::DescriptorSetVariableDescriptorCountLayoutSupport>(),
+        vk::StructureType::DESCRIPTOR_UPDATE_TEMPLATE_CREATE_INFO => std::mem::size_of::<vk::DescriptorUpdateTemplateCreateInfo>(),
+        vk::StructureType::DEVICE_ADDRESS_BINDING_CALLBACK_DATA_EXT => std::mem::size_of::<vk::DeviceAddressBindingCallbackDataEXT>(),
+        vk::StructureType::DEVICE_BUFFER_MEMORY_REQUIREMENTS => std::mem::size_of::<vk::DeviceBufferMemoryRequirements>(),
+        vk::StructureType::DEVICE_CREATE_INFO => std::mem::size_of::<vk::DeviceCreateInfo>(),
+        vk::StructureType::DEVICE_DEVICE_MEMORY_REPORT_CREATE_INFO_EXT => std::mem::size_of::<vk::DeviceDeviceMemoryReportCreateInfoEXT>(),
+        vk::StructureType::DEVICE_DIAGNOSTICS_CONFIG_CREATE_INFO_NV => std::mem::size_of::<vk::DeviceDiagnosticsConfigCreateInfoNV>(),
+        vk::StructureType::DEVICE_EVENT_INFO_EXT => std::mem::size_of::<vk::DeviceEventInfoEXT>(),
+        vk::StructureType::DEVICE_FAULT_COUNTS_EXT => std::mem::size_of::<vk::DeviceFaultCountsEXT>(),
+        vk::StructureType::DEVICE_FAULT_INFO_EXT => std::mem::size_of::<vk::DeviceFaultInfoEXT>(),
+        vk::StructureType::DEVICE_GROUP_BIND_SPARSE_INFO => std::mem::size_of::<vk::DeviceGroupBindSparseInfo>(),
+        vk::StructureType::DEVICE_GROUP_COMMAND_BUFFER_BEGIN_INFO => std::mem::size_of::<vk::DeviceGroupCommandBufferBeginInfo>(),
+        vk::StructureType::DEVICE_GROUP_DEVICE_CREATE_INFO => std::mem::size_of::<vk::DeviceGroupDeviceCreateInfo>(),
+        vk::StructureType::DEVICE_GROUP_PRESENT_CAPABILITIES_KHR => std::mem::size_of::<vk::DeviceGroupPresentCapabilitiesKHR>(),
+        vk::StructureType::DEVICE_GROUP_PRESENT_INFO_KHR => std::mem::size_of::<vk::DeviceGroupPresentInfoKHR>(),
+        vk::StructureType::DEVICE_GROUP_RENDER_PASS_BEGIN_INFO => std::mem::size_of::<vk::DeviceGroupRenderPassBeginInfo>(),
+        vk::StructureType::DEVICE_GROUP_SUBMIT_INFO => std::mem::size_of::<vk::DeviceGroupSubmitInfo>(),
+        vk::StructureType::DEVICE_GROUP_SWAPCHAIN_CREATE_INFO_KHR => std::mem::size_of::<vk::DeviceGroupSwapchainCreateInfoKHR>(),
+        vk::StructureType::DEVICE_IMAGE_MEMORY_REQUIREMENTS => std::mem::size_of::<vk::DeviceImageMemoryRequirements>(),
+        vk::StructureType::DEVICE_MEMORY_OPAQUE_CAPTURE_ADDRESS_INFO => std::mem::size_of::<vk::DeviceMemoryOpaqueCaptureAddressInfo>(),
+        vk::StructureType::DEVICE_MEMORY_OVERALLOCATION_CREATE_INFO_AMD => std::mem::size_of::<vk::DeviceMemoryOverallocationCreateInfoAMD>(),
+        vk::StructureType::DEVICE_MEMORY_REPORT_CALLBACK_DATA_EXT => std::mem::size_of::<vk::DeviceMemoryReportCallbackDataEXT>(),
+        vk::StructureType::DEVICE_PRIVATE_DATA_CREATE_INFO => std::mem::size_of::<vk::DevicePrivateDataCreateInfo>(),
+        vk::StructureType::DEVICE_QUEUE_CREATE_INFO => std::mem::size_of::<vk::DeviceQueueCreateInfo>(),
+        vk::StructureType::DEVICE_QUEUE_GLOBAL_PRIORITY_CREATE_INFO_KHR => std::mem::size_of::<vk::DeviceQueueGlobalPriorityCreateInfoKHR>(),
+        vk::StructureType::DEVICE_QUEUE_INFO_2 => std::mem::size_of::<vk::DeviceQueueInfo2>(),
+        vk::StructureType::DIRECTFB_SURFACE_CREATE_INFO_EXT => std::mem::size_of::<vk::DirectFBSurfaceCreateInfoEXT>(),
+        vk::StructureType::DIRECT_DRIVER_LOADING_INFO_LUNARG => std::mem::size_of::<vk::DirectDriverLoadingInfoLUNARG>(),
+        vk::StructureType::DIRECT_DRIVER_LOADING_LIST_LUNARG => std::mem::size_of::<vk::DirectDriverLoadingListLUNARG>(),
+        vk::StructureType::DISPLAY_EVENT_INFO_EXT => std::mem::size_of::<vk::DisplayEventInfoEXT>(),
+        vk::StructureType::DISPLAY_MODE_CREATE_INFO_KHR => std::mem::size_of::<vk::DisplayModeCreateInfoKHR>(),
+        vk::StructureType::DISPLAY_MODE_PROPERTIES_2_KHR => std::mem::size_of::<vk::DisplayModeProperties2KHR>(),
+        vk::StructureType::DISPLAY_NATIVE_HDR_SURFACE_CAPABILITIES_AMD => std::mem::size_of::<vk::DisplayNativeHdrSurfaceCapabilitiesAMD>(),
+        vk::StructureType::DISPLAY_PLANE_CAPABILITIES_2_KHR => std::mem::size_of::<vk::DisplayPlaneCapabilities2KHR>(),
+        vk::StructureType::DISPLAY_PLANE_INFO_2_KHR => std::mem::size_of::<vk::DisplayPlaneInfo2KHR>(),
+        vk::StructureType::DISPLAY_PLANE_PROPERTIES_2_KHR => std::mem::size_of::<vk::DisplayPlaneProperties2KHR>(),
+        vk::StructureType::DISPLAY_POWER_INFO_EXT => std::mem::size_of::<vk::DisplayPowerInfoEXT>(),
+        vk::StructureType::DISPLAY_PRESENT_INFO_KHR => std::mem::size_of::<vk::DisplayPresentInfoKHR>(),
+        vk::StructureType::DISPLAY_PROPERTIES_2_KHR => std::mem::size_of::<vk::DisplayProperties2KHR>(),
+        vk::StructureType::DISPLAY_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::DisplaySurfaceCreateInfoKHR>(),
+        vk::StructureType::DRM_FORMAT_MODIFIER_PROPERTIES_LIST_2_EXT => std::mem::size_of::<vk::DrmFormatModifierPropertiesList2EXT>(),
+        vk::StructureType::DRM_FORMAT_MODIFIER_PROPERTIES_LIST_EXT => std::mem::size_of::<vk::DrmFormatModifierPropertiesListEXT>(),
+        vk::StructureType::EVENT_CREATE_INFO => std::mem::size_of::<vk::EventCreateInfo>(),
+        vk::StructureType::EXPORT_FENCE_CREATE_INFO => std::mem::size_of::<vk::ExportFenceCreateInfo>(),
+        vk::StructureType::EXPORT_FENCE_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::ExportFenceWin32HandleInfoKHR>(),
+        vk::StructureType::EXPORT_MEMORY_ALLOCATE_INFO => std::mem::size_of::<vk::ExportMemoryAllocateInfo>(),
+        vk::StructureType::EXPORT_MEMORY_ALLOCATE_INFO_NV => std::mem::size_of::<vk::ExportMemoryAllocateInfoNV>(),
+        vk::StructureType::EXPORT_MEMORY_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::ExportMemoryWin32HandleInfoKHR>(),
+        vk::StructureType::EXPORT_MEMORY_WIN32_HANDLE_INFO_NV => std::mem::size_of::<vk::ExportMemoryWin32HandleInfoNV>(),
+        vk::StructureType::EXPORT_METAL_BUFFER_INFO_EXT => std::mem::size_of::<vk::ExportMetalBufferInfoEXT>(),
+        vk::StructureType::EXPORT_METAL_COMMAND_QUEUE_INFO_EXT => std::mem::size_of::<vk::ExportMetalCommandQueueInfoEXT>(),
+        vk::StructureType::EXPORT_METAL_DEVICE_INFO_EXT => std::mem::size_of::<vk::ExportMetalDeviceInfoEXT>(),
+        vk::StructureType::EXPORT_METAL_IO_SURFACE_INFO_EXT => std::mem::size_of::<vk::ExportMetalIOSurfaceInfoEXT>(),
+        vk::StructureType::EXPORT_METAL_OBJECTS_INFO_EXT => std::mem::size_of::<vk::ExportMetalObjectsInfoEXT>(),
+        vk::StructureType::EXPORT_METAL_OBJECT_CREATE_INFO_EXT => std::mem::size_of::<vk::ExportMetalObjectCreateInfoEXT>(),
+        vk::StructureType::EXPORT_METAL_SHARED_EVENT_INFO_EXT => std::mem::size_of::<vk::ExportMetalSharedEventInfoEXT>(),
+        vk::StructureType::EXPORT_METAL_TEXTURE_INFO_EXT => std::mem::size_of::<vk::ExportMetalTextureInfoEXT>(),
+        vk::StructureType::EXPORT_SEMAPHORE_CREATE_INFO => std::mem::size_of::<vk::ExportSemaphoreCreateInfo>(),
+        vk::StructureType::EXPORT_SEMAPHORE_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::ExportSemaphoreWin32HandleInfoKHR>(),
+        vk::StructureType::EXTERNAL_BUFFER_PROPERTIES => std::mem::size_of::<vk::ExternalBufferProperties>(),
+        vk::StructureType::EXTERNAL_FENCE_PROPERTIES => std::mem::size_of::<vk::ExternalFenceProperties>(),
+        vk::StructureType::EXTERNAL_FORMAT_ANDROID => std::mem::size_of::<vk::ExternalFormatANDROID>(),
+        vk::StructureType::EXTERNAL_IMAGE_FORMAT_PROPERTIES => std::mem::size_of::<vk::ExternalImageFormatProperties>(),
+        vk::StructureType::EXTERNAL_MEMORY_BUFFER_CREATE_INFO => std::mem::size_of::<vk::ExternalMemoryBufferCreateInfo>(),
+        vk::StructureType::EXTERNAL_MEMORY_IMAGE_CREATE_INFO => std::mem::size_of::<vk::ExternalMemoryImageCreateInfo>(),
+        vk::StructureType::EXTERNAL_MEMORY_IMAGE_CREATE_INFO_NV => std::mem::size_of::<vk::ExternalMemoryImageCreateInfoNV>(),
+        vk::StructureType::EXTERNAL_SEMAPHORE_PROPERTIES => std::mem::size_of::<vk::ExternalSemaphoreProperties>(),
+        vk::StructureType::FENCE_CREATE_INFO => std::mem::size_of::<vk::FenceCreateInfo>(),
+        vk::StructureType::FENCE_GET_FD_INFO_KHR => std::mem::size_of::<vk::FenceGetFdInfoKHR>(),
+        vk::StructureType::FENCE_GET_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::FenceGetWin32HandleInfoKHR>(),
+        vk::StructureType::FILTER_CUBIC_IMAGE_VIEW_IMAGE_FORMAT_PROPERTIES_EXT => std::mem::size_of::<vk::FilterCubicImageViewImageFormatPropertiesEXT>(),
+        vk::StructureType::FORMAT_PROPERTIES_2 => std::mem::size_of::<vk::FormatProperties2>(),
+        vk::StructureType::FORMAT_PROPERTIES_3 => std::mem::size_of::<vk::FormatProperties3>(),
+        vk::StructureType::FRAGMENT_SHADING_RATE_ATTACHMENT_INFO_KHR => std::mem::size_of::<vk::FragmentShadingRateAttachmentInfoKHR>(),
+        vk::StructureType::FRAMEBUFFER_ATTACHMENTS_CREATE_INFO => std::mem::size_of::<vk::FramebufferAttachmentsCreateInfo>(),
+        vk::StructureType::FRAMEBUFFER_ATTACHMENT_IMAGE_INFO => std::mem::size_of::<vk::FramebufferAttachmentImageInfo>(),
+        vk::StructureType::FRAMEBUFFER_CREATE_INFO => std::mem::size_of::<vk::FramebufferCreateInfo>(),
+        vk::StructureType::FRAMEBUFFER_MIXED_SAMPLES_COMBINATION_NV => std::mem::size_of::<vk::FramebufferMixedSamplesCombinationNV>(),
+        vk::StructureType::GENERATED_COMMANDS_INFO_NV => std::mem::size_of::<vk::GeneratedCommandsInfoNV>(),
+        vk::StructureType::GENERATED_COMMANDS_MEMORY_REQUIREMENTS_INFO_NV => std::mem::size_of::<vk::GeneratedCommandsMemoryRequirementsInfoNV>(),
+        vk::StructureType::GEOMETRY_AABB_NV => std::mem::size_of::<vk::GeometryAABBNV>(),
+        vk::StructureType::GEOMETRY_NV => std::mem::size_of::<vk::GeometryNV>(),
+        vk::StructureType::GEOMETRY_TRIANGLES_NV => std::mem::size_of::<vk::GeometryTrianglesNV>(),
+        vk::StructureType::GRAPHICS_PIPELINE_CREATE_INFO => std::mem::size_of::<vk::GraphicsPipelineCreateInfo>(),
+        vk::StructureType::GRAPHICS_PIPELINE_LIBRARY_CREATE_INFO_EXT => std::mem::size_of::<vk::GraphicsPipelineLibraryCreateInfoEXT>(),
+        vk::StructureType::GRAPHICS_PIPELINE_SHADER_GROUPS_CREATE_INFO_NV => std::mem::size_of::<vk::GraphicsPipelineShaderGroupsCreateInfoNV>(),
+        vk::StructureType::GRAPHICS_SHADER_GROUP_CREATE_INFO_NV => std::mem::size_of::<vk::GraphicsShaderGroupCreateInfoNV>(),
+        vk::StructureType::HDR_METADATA_EXT => std::mem::size_of::<vk::HdrMetadataEXT>(),
+        vk::StructureType::HEADLESS_SURFACE_CREATE_INFO_EXT => std::mem::size_of::<vk::HeadlessSurfaceCreateInfoEXT>(),
+        vk::StructureType::IMAGEPIPE_SURFACE_CREATE_INFO_FUCHSIA => std::mem::size_of::<vk::ImagePipeSurfaceCreateInfoFUCHSIA>(),
+        vk::StructureType::IMAGE_BLIT_2 => std::mem::size_of::<vk::ImageBlit2>(),
+        vk::StructureType::IMAGE_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => std::mem::size_of::<vk::ImageCaptureDescriptorDataInfoEXT>(),
+        vk::StructureType::IMAGE_COMPRESSION_CONTROL_EXT => std::mem::size_of::<vk::ImageCompressionControlEXT>(),
+        vk::StructureType::IMAGE_COMPRESSION_PROPERTIES_EXT => std::mem::size_of::<vk::ImageCompressionPropertiesEXT>(),
+        vk::StructureType::IMAGE_CONSTRAINTS_INFO_FUCHSIA => std::mem::size_of::<vk::ImageConstraintsInfoFUCHSIA>(),
+        vk::StructureType::IMAGE_COPY_2 => std::mem::size_of::<vk::ImageCopy2>(),
+        vk::StructureType::IMAGE_CREATE_INFO => std::mem::size_of::<vk::ImageCreateInfo>(),
+        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_EXPLICIT_CREATE_INFO_EXT => std::mem::size_of::<vk::ImageDrmFormatModifierExplicitCreateInfoEXT>(),
+        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_LIST_CREATE_INFO_EXT => std::mem::size_of::<vk::ImageDrmFormatModifierListCreateInfoEXT>(),
+        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_PROPERTIES_EXT => std::mem::size_of::<vk::ImageDrmFormatModifierPropertiesEXT>(),
+        vk::StructureType::IMAGE_FORMAT_CONSTRAINTS_INFO_FUCHSIA => std::mem::size_of::<vk::ImageFormatConstraintsInfoFUCHSIA>(),
+        vk::StructureType::IMAGE_FORMAT_LIST_CREATE_INFO => std::mem::size_of::<vk::ImageFormatListCreateInfo>(),
+        vk::StructureType::IMAGE_FORMAT_PROPERTIES_2 => std::mem::size_of::<vk::ImageFormatProperties2>(),
+        vk::StructureType::IMAGE_MEMORY_BARRIER => std::mem::size_of::<vk::ImageMemoryBarrier>(),
+        vk::StructureType::IMAGE_MEMORY_BARRIER_2 => std::mem::size_of::<vk::ImageMemoryBarrier2>(),
+        vk::StructureType::IMAGE_MEMORY_REQUIREMENTS_INFO_2 => std::mem::size_of::<vk::ImageMemoryRequirementsInfo2>(),
+        vk::StructureType::IMAGE_PLANE_MEMORY_REQUIREMENTS_INFO => std::mem::size_of::<vk::ImagePlaneMemoryRequirementsInfo>(),
+        vk::StructureType::IMAGE_RESOLVE_2 => std::mem::size_of::<vk::ImageResolve2>(),
+        vk::StructureType::IMAGE_SPARSE_MEMORY_REQUIREMENTS_INFO_2 => std::mem::size_of::<vk::ImageSparseMemoryRequirementsInfo2>(),
+        vk::StructureType::IMAGE_STENCIL_USAGE_CREATE_INFO => std::mem::size_of::<vk::ImageStencilUsageCreateInfo>(),
+        vk::StructureType::IMAGE_SUBRESOURCE_2_EXT => std::mem::size_of::<vk::ImageSubresource2EXT>(),
+        vk::StructureType::IMAGE_SWAPCHAIN_CREATE_INFO_KHR => std::mem::size_of::<vk::ImageSwapchainCreateInfoKHR>(),
+        vk::StructureType::IMAGE_VIEW_ADDRESS_PROPERTIES_NVX => std::mem::size_of::<vk::ImageViewAddressPropertiesNVX>(),
+        vk::StructureType::IMAGE_VIEW_ASTC_DECODE_MODE_EXT => std::mem::size_of::<vk::ImageViewASTCDecodeModeEXT>(),
+        vk::StructureType::IMAGE_VIEW_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => std::mem::size_of::<vk::ImageViewCaptureDescriptorDataInfoEXT>(),
+        vk::StructureType::IMAGE_VIEW_CREATE_INFO => std::mem::size_of::<vk::ImageViewCreateInfo>(),
+        vk::StructureType::IMAGE_VIEW_HANDLE_INFO_NVX => std::mem::size_of::<vk::ImageViewHandleInfoNVX>(),
+        vk::StructureType::IMAGE_VIEW_MIN_LOD_CREATE_INFO_EXT => std::mem::size_of::<vk::ImageViewMinLodCreateInfoEXT>(),
+        vk::StructureType::IMAGE_VIEW_SAMPLE_WEIGHT_CREATE_INFO_QCOM => std::mem::size_of::<vk::ImageViewSampleWeightCreateInfoQCOM>(),
+        vk::StructureType::IMAGE_VIEW_USAGE_CREATE_INFO => std::mem::size_of::<vk::ImageViewUsageCreateInfo>(),
+        vk::StructureType::IMPORT_ANDROID_HARDWARE_BUFFER_INFO_ANDROID => std::mem::size_of::<vk::ImportAndroidHardwareBufferInfoANDROID>(),
+        vk::StructureType::IMPORT_FENCE_FD_INFO_KHR => std::mem::size_of::<vk::ImportFenceFdInfoKHR>(),
+        vk::StructureType::IMPORT_FENCE_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::ImportFenceWin32HandleInfoKHR>(),
+        vk::StructureType::IMPORT_MEMORY_BUFFER_COLLECTION_FUCHSIA => std::mem::size_of::<vk::ImportMemoryBufferCollectionFUCHSIA>(),
+        vk::StructureType::IMPORT_MEMORY_FD_INFO_KHR => std::mem::size_of::<vk::ImportMemoryFdInfoKHR>(),
+        vk::StructureType::IMPORT_MEMORY_HOST_POINTER_INFO_EXT => std::mem::size_of::<vk::ImportMemoryHostPointerInfoEXT>(),
+        vk::StructureType::IMPORT_MEMORY_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::ImportMemoryWin32HandleInfoKHR>(),
+        vk::StructureType::IMPORT_MEMORY_WIN32_HANDLE_INFO_NV => std::mem::size_of::<vk::ImportMemoryWin32HandleInfoNV>(),
+        vk::StructureType::IMPORT_MEMORY_ZIRCON_HANDLE_INFO_FUCHSIA => std::mem::size_of::<vk::ImportMemoryZirconHandleInfoFUCHSIA>(),
+        vk::StructureType::IMPORT_METAL_BUFFER_INFO_EXT => std::mem::size_of::<vk::ImportMetalBufferInfoEXT>(),
+        vk::StructureType::IMPORT_METAL_IO_SURFACE_INFO_EXT => std::mem::size_of::<vk::ImportMetalIOSurfaceInfoEXT>(),
+        vk::StructureType::IMPORT_METAL_SHARED_EVENT_INFO_EXT => std::mem::size_of::<vk::ImportMetalSharedEventInfoEXT>(),
+        vk::StructureType::IMPORT_METAL_TEXTURE_INFO_EXT => std::mem::size_of::<vk::ImportMetalTextureInfoEXT>(),
+        vk::StructureType::IMPORT_SEMAPHORE_FD_INFO_KHR => std::mem::size_of::<vk::ImportSemaphoreFdInfoKHR>(),
+        vk::StructureType::IMPORT_SEMAPHORE_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::ImportSemaphoreWin32HandleInfoKHR>(),
+        vk::StructureType::IMPORT_SEMAPHORE_ZIRCON_HANDLE_INFO_FUCHSIA => std::mem::size_of::<vk::ImportSemaphoreZirconHandleInfoFUCHSIA>(),
+        vk::StructureType::INDIRECT_COMMANDS_LAYOUT_CREATE_INFO_NV => std::mem::size_of::<vk::IndirectCommandsLayoutCreateInfoNV>(),
+        vk::StructureType::INDIRECT_COMMANDS_LAYOUT_TOKEN_NV => std::mem::size_of::<vk::IndirectCommandsLayoutTokenNV>(),
+        vk::StructureType::INITIALIZE_PERFORMANCE_API_INFO_INTEL => std::mem::size_of::<vk::InitializePerformanceApiInfoINTEL>(),
+        vk::StructureType::INSTANCE_CREATE_INFO => std::mem::size_of::<vk::InstanceCreateInfo>(),
+        vk::StructureType::IOS_SURFACE_CREATE_INFO_MVK => std::mem::size_of::<vk::IOSSurfaceCreateInfoMVK>(),
+        vk::StructureType::MACOS_SURFACE_CREATE_INFO_MVK => std::mem::size_of::<vk::MacOSSurfaceCreateInfoMVK>(),
+        vk::StructureType::MAPPED_MEMORY_RANGE => std::mem::size_of::<vk::MappedMemoryRange>(),
+        vk::StructureType::MEMORY_ALLOCATE_FLAGS_INFO => std::mem::size_of::<vk::MemoryAllocateFlagsInfo>(),
+        vk::StructureType::MEMORY_ALLOCATE_INFO => std::mem::size_of::<vk::MemoryAllocateInfo>(),
+        vk::StructureType::MEMORY_BARRIER => std::mem::size_of::<vk::MemoryBarrier>(),
+        vk::StructureType::MEMORY_BARRIER_2 => std::mem::size_of::<vk::MemoryBarrier2>(),
+        vk::StructureType::MEMORY_DEDICATED_ALLOCATE_INFO => std::mem::size_of::<vk::MemoryDedicatedAllocateInfo>(),
+        vk::StructureType::MEMORY_DEDICATED_REQUIREMENTS => std::mem::size_of::<vk::MemoryDedicatedRequirements>(),
+        vk::StructureType::MEMORY_FD_PROPERTIES_KHR => std::mem::size_of::<vk::MemoryFdPropertiesKHR>(),
+        vk::StructureType::MEMORY_GET_ANDROID_HARDWARE_BUFFER_INFO_ANDROID => std::mem::size_of::<vk::MemoryGetAndroidHardwareBufferInfoANDROID>(),
+        vk::StructureType::MEMORY_GET_FD_INFO_KHR => std::mem::size_of::<vk::MemoryGetFdInfoKHR>(),
+        vk::StructureType::MEMORY_GET_REMOTE_ADDRESS_INFO_NV => std::mem::size_of::<vk::MemoryGetRemoteAddressInfoNV>(),
+        vk::StructureType::MEMORY_GET_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::MemoryGetWin32HandleInfoKHR>(),
+        vk::StructureType::MEMORY_GET_ZIRCON_HANDLE_INFO_FUCHSIA => std::mem::size_of::<vk::MemoryGetZirconHandleInfoFUCHSIA>(),
+        vk::StructureType::MEMORY_HOST_POINTER_PROPERTIES_EXT => std::mem::size_of::<vk::MemoryHostPointerPropertiesEXT>(),
+        vk::StructureType::MEMORY_OPAQUE_CAPTURE_ADDRESS_ALLOCATE_INFO => std::mem::size_of::<vk::MemoryOpaqueCaptureAddressAllocateInfo>(),
+        vk::StructureType::MEMORY_PRIORITY_ALLOCATE_INFO_EXT => std::mem::size_of::<vk::MemoryPriorityAllocateInfoEXT>(),
+        vk::StructureType::MEMORY_REQUIREMENTS_2 => std::mem::size_of::<vk::MemoryRequirements2>(),
+        vk::StructureType::MEMORY_WIN32_HANDLE_PROPERTIES_KHR => std::mem::size_of::<vk::MemoryWin32HandlePropertiesKHR>(),
+        vk::StructureType::MEMORY_ZIRCON_HANDLE_PROPERTIES_FUCHSIA => std::mem::size_of::<vk::MemoryZirconHandlePropertiesFUCHSIA>(),
+        vk::StructureType::METAL_SURFACE_CREATE_INFO_EXT => std::mem::size_of::<vk::MetalSurfaceCreateInfoEXT>(),
+        vk::StructureType::MICROMAP_BUILD_INFO_EXT => std::mem::size_of::<vk::MicromapBuildInfoEXT>(),
+        vk::StructureType::MICROMAP_BUILD_SIZES_INFO_EXT => std::mem::size_of::<vk::MicromapBuildSizesInfoEXT>(),
+        vk::StructureType::MICROMAP_CREATE_INFO_EXT => std::mem::size_of::<vk::MicromapCreateInfoEXT>(),
+        vk::StructureType::MICROMAP_VERSION_INFO_EXT => std::mem::size_of::<vk::MicromapVersionInfoEXT>(),
+        vk::StructureType::MULTISAMPLED_RENDER_TO_SINGLE_SAMPLED_INFO_EXT => std::mem::size_of::<vk::MultisampledRenderToSingleSampledInfoEXT>(),
+        vk::StructureType::MULTISAMPLE_PROPERTIES_EXT => std::mem::size_of::<vk::MultisamplePropertiesEXT>(),
+        vk::StructureType::MULTIVIEW_PER_VIEW_ATTRIBUTES_INFO_NVX => std::mem::size_of::<vk::MultiviewPerViewAttributesInfoNVX>(),
+        vk::StructureType::MUTABLE_DESCRIPTOR_TYPE_CREATE_INFO_EXT => std::mem::size_of::<vk::MutableDescriptorTypeCreateInfoEXT>(),
+        vk::StructureType::NATIVE_BUFFER_ANDROID => std::mem::size_of::<vk::NativeBufferANDROID>(),
+        vk::StructureType::OPAQUE_CAPTURE_DESCRIPTOR_DATA_CREATE_INFO_EXT => std::mem::size_of::<vk::OpaqueCaptureDescriptorDataCreateInfoEXT>(),
+        vk::StructureType::OPTICAL_FLOW_EXECUTE_INFO_NV => std::mem::size_of::<vk::OpticalFlowExecuteInfoNV>(),
+        vk::StructureType::OPTICAL_FLOW_IMAGE_FORMAT_INFO_NV => std::mem::size_of::<vk::OpticalFlowImageFormatInfoNV>(),
+        vk::StructureType::OPTICAL_FLOW_IMAGE_FORMAT_PROPERTIES_NV => std::mem::size_of::<vk::OpticalFlowImageFormatPropertiesNV>(),
+        vk::StructureType::OPTICAL_FLOW_SESSION_CREATE_INFO_NV => std::mem::size_of::<vk::OpticalFlowSessionCreateInfoNV>(),
+        vk::StructureType::OPTICAL_FLOW_SESSION_CREATE_PRIVATE_DATA_INFO_NV => std::mem::size_of::<vk::OpticalFlowSessionCreatePrivateDataInfoNV>(),
+        vk::StructureType::PERFORMANCE_CONFIGURATION_ACQUIRE_INFO_INTEL => std::mem::size_of::<vk::PerformanceConfigurationAcquireInfoINTEL>(),
+        vk::StructureType::PERFORMANCE_COUNTER_DESCRIPTION_KHR => std::mem::size_of::<vk::PerformanceCounterDescriptionKHR>(),
+        vk::StructureType::PERFORMANCE_COUNTER_KHR => std::mem::size_of::<vk::PerformanceCounterKHR>(),
+        vk::StructureType::PERFORMANCE_MARKER_INFO_INTEL => std::mem::size_of::<vk::PerformanceMarkerInfoINTEL>(),
+        vk::StructureType::PERFORMANCE_OVERRIDE_INFO_INTEL => std::mem::size_of::<vk::PerformanceOverrideInfoINTEL>(),
+        vk::StructureType::PERFORMANCE_QUERY_SUBMIT_INFO_KHR => std::mem::size_of::<vk::PerformanceQuerySubmitInfoKHR>(),
+        vk::StructureType::PERFORMANCE_STREAM_MARKER_INFO_INTEL => std::mem::size_of::<vk::PerformanceStreamMarkerInfoINTEL>(),
+        vk::StructureType::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES => std::mem::size_of::<vk::PhysicalDevice16BitStorageFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_4444_FORMATS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevice4444FormatsFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES => std::mem::size_of::<vk::PhysicalDevice8BitStorageFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceAccelerationStructureFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDeviceAccelerationStructurePropertiesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_ADDRESS_BINDING_REPORT_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceAddressBindingReportFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_AMIGO_PROFILING_FEATURES_SEC => std::mem::size_of::<vk::PhysicalDeviceAmigoProfilingFeaturesSEC>(),
+        vk::StructureType::PHYSICAL_DEVICE_ASTC_DECODE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceASTCDecodeFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_ATTACHMENT_FEEDBACK_LOOP_LAYOUT_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceAttachmentFeedbackLoopLayoutFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_BLEND_OPERATION_ADVANCED_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceBlendOperationAdvancedFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_BLEND_OPERATION_ADVANCED_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceBlendOperationAdvancedPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_BORDER_COLOR_SWIZZLE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceBorderColorSwizzleFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES => std::mem::size_of::<vk::PhysicalDeviceBufferDeviceAddressFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceBufferDeviceAddressFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_CLUSTER_CULLING_SHADER_FEATURES_HUAWEI => std::mem::size_of::<vk::PhysicalDeviceClusterCullingShaderFeaturesHUAWEI>(),
+        vk::StructureType::PHYSICAL_DEVICE_CLUSTER_CULLING_SHADER_PROPERTIES_HUAWEI => std::mem::size_of::<vk::PhysicalDeviceClusterCullingShaderPropertiesHUAWEI>(),
+        vk::StructureType::PHYSICAL_DEVICE_COHERENT_MEMORY_FEATURES_AMD => std::mem::size_of::<vk::PhysicalDeviceCoherentMemoryFeaturesAMD>(),
+        vk::StructureType::PHYSICAL_DEVICE_COLOR_WRITE_ENABLE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceColorWriteEnableFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_COMPUTE_SHADER_DERIVATIVES_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceComputeShaderDerivativesFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceConditionalRenderingFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_CONSERVATIVE_RASTERIZATION_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceConservativeRasterizationPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceCooperativeMatrixFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceCooperativeMatrixPropertiesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_COPY_MEMORY_INDIRECT_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceCopyMemoryIndirectFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_COPY_MEMORY_INDIRECT_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceCopyMemoryIndirectPropertiesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_CORNER_SAMPLED_IMAGE_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceCornerSampledImageFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_COVERAGE_REDUCTION_MODE_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceCoverageReductionModeFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_CUSTOM_BORDER_COLOR_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceCustomBorderColorFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_CUSTOM_BORDER_COLOR_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceCustomBorderColorPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_DEDICATED_ALLOCATION_IMAGE_ALIASING_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceDedicatedAllocationImageAliasingFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_DEPTH_CLAMP_ZERO_ONE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceDepthClampZeroOneFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_DEPTH_CLIP_CONTROL_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceDepthClipControlFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_DEPTH_CLIP_ENABLE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceDepthClipEnableFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_DEPTH_STENCIL_RESOLVE_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceDepthStencilResolveProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_DENSITY_MAP_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceDescriptorBufferDensityMapPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceDescriptorBufferFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceDescriptorBufferPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_FEATURES => std::mem::size_of::<vk::PhysicalDeviceDescriptorIndexingFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceDescriptorIndexingProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_SET_HOST_MAPPING_FEATURES_VALVE => std::mem::size_of::<vk::PhysicalDeviceDescriptorSetHostMappingFeaturesVALVE>(),
+        vk::StructureType::PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceDeviceGeneratedCommandsFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceDeviceGeneratedCommandsPropertiesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_DEVICE_MEMORY_REPORT_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceDeviceMemoryReportFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_DIAGNOSTICS_CONFIG_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceDiagnosticsConfigFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_DISCARD_RECTANGLE_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceDiscardRectanglePropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_DRIVER_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceDriverProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_DRM_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceDrmPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES => std::mem::size_of::<vk::PhysicalDeviceDynamicRenderingFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_EXCLUSIVE_SCISSOR_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceExclusiveScissorFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_2_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceExtendedDynamicState2FeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_3_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceExtendedDynamicState3FeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_3_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceExtendedDynamicState3PropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceExtendedDynamicStateFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO => std::mem::size_of::<vk::PhysicalDeviceExternalBufferInfo>(),
+        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_FENCE_INFO => std::mem::size_of::<vk::PhysicalDeviceExternalFenceInfo>(),
+        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO => std::mem::size_of::<vk::PhysicalDeviceExternalImageFormatInfo>(),
+        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceExternalMemoryHostPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_MEMORY_RDMA_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceExternalMemoryRDMAFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO => std::mem::size_of::<vk::PhysicalDeviceExternalSemaphoreInfo>(),
+        vk::StructureType::PHYSICAL_DEVICE_FAULT_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceFaultFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_FEATURES_2 => std::mem::size_of::<vk::PhysicalDeviceFeatures2>(),
+        vk::StructureType::PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceFloatControlsProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_2_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMap2FeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_2_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMap2PropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMapFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_OFFSET_FEATURES_QCOM => std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMapOffsetFeaturesQCOM>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_OFFSET_PROPERTIES_QCOM => std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMapOffsetPropertiesQCOM>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMapPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADER_BARYCENTRIC_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADER_BARYCENTRIC_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDeviceFragmentShaderBarycentricPropertiesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADER_INTERLOCK_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceFragmentShaderInterlockFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_ENUMS_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRateEnumsFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_ENUMS_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRateEnumsPropertiesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRateFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_KHR => std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRateKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRatePropertiesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_GLOBAL_PRIORITY_QUERY_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceGlobalPriorityQueryFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_GRAPHICS_PIPELINE_LIBRARY_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceGraphicsPipelineLibraryFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_GRAPHICS_PIPELINE_LIBRARY_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceGraphicsPipelineLibraryPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_GROUP_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceGroupProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES => std::mem::size_of::<vk::PhysicalDeviceHostQueryResetFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_ID_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceIDProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGELESS_FRAMEBUFFER_FEATURES => std::mem::size_of::<vk::PhysicalDeviceImagelessFramebufferFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_2D_VIEW_OF_3D_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceImage2DViewOf3DFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_COMPRESSION_CONTROL_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceImageCompressionControlFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_COMPRESSION_CONTROL_SWAPCHAIN_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceImageCompressionControlSwapchainFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT => std::mem::size_of::<vk::PhysicalDeviceImageDrmFormatModifierInfoEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2 => std::mem::size_of::<vk::PhysicalDeviceImageFormatInfo2>(),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_PROCESSING_FEATURES_QCOM => std::mem::size_of::<vk::PhysicalDeviceImageProcessingFeaturesQCOM>(),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_PROCESSING_PROPERTIES_QCOM => std::mem::size_of::<vk::PhysicalDeviceImageProcessingPropertiesQCOM>(),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_ROBUSTNESS_FEATURES => std::mem::size_of::<vk::PhysicalDeviceImageRobustnessFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_VIEW_IMAGE_FORMAT_INFO_EXT => std::mem::size_of::<vk::PhysicalDeviceImageViewImageFormatInfoEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_VIEW_MIN_LOD_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceImageViewMinLodFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_INDEX_TYPE_UINT8_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceIndexTypeUint8FeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_INHERITED_VIEWPORT_SCISSOR_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceInheritedViewportScissorFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_INLINE_UNIFORM_BLOCK_FEATURES => std::mem::size_of::<vk::PhysicalDeviceInlineUniformBlockFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_INLINE_UNIFORM_BLOCK_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceInlineUniformBlockProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_INVOCATION_MASK_FEATURES_HUAWEI => std::mem::size_of::<vk::PhysicalDeviceInvocationMaskFeaturesHUAWEI>(),
+        vk::StructureType::PHYSICAL_DEVICE_LEGACY_DITHERING_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceLegacyDitheringFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_LINEAR_COLOR_ATTACHMENT_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceLinearColorAttachmentFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_LINE_RASTERIZATION_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceLineRasterizationFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_LINE_RASTERIZATION_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceLineRasterizationPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceMaintenance3Properties>(),
+        vk::StructureType::PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES => std::mem::size_of::<vk::PhysicalDeviceMaintenance4Features>(),
+        vk::StructureType::PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceMaintenance4Properties>(),
+        vk::StructureType::PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceMemoryBudgetPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_MEMORY_DECOMPRESSION_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceMemoryDecompressionFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_MEMORY_DECOMPRESSION_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceMemoryDecompressionPropertiesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_MEMORY_PRIORITY_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceMemoryPriorityFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_MEMORY_PROPERTIES_2 => std::mem::size_of::<vk::PhysicalDeviceMemoryProperties2>(),
+        vk::StructureType::PHYSICAL_DEVICE_MESH_SHADER_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceMeshShaderFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_MESH_SHADER_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceMeshShaderFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_MESH_SHADER_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceMeshShaderPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_MESH_SHADER_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceMeshShaderPropertiesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_MULTISAMPLED_RENDER_TO_SINGLE_SAMPLED_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceMultisampledRenderToSingleSampledFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_FEATURES => std::mem::size_of::<vk::PhysicalDeviceMultiviewFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_PER_VIEW_ATTRIBUTES_PROPERTIES_NVX => std::mem::size_of::<vk::PhysicalDeviceMultiviewPerViewAttributesPropertiesNVX>(),
+        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_PER_VIEW_VIEWPORTS_FEATURES_QCOM => std::mem::size_of::<vk::PhysicalDeviceMultiviewPerViewViewportsFeaturesQCOM>(),
+        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceMultiviewProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_MULTI_DRAW_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceMultiDrawFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_MULTI_DRAW_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceMultiDrawPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_MUTABLE_DESCRIPTOR_TYPE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceMutableDescriptorTypeFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_NON_SEAMLESS_CUBE_MAP_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceNonSeamlessCubeMapFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_OPACITY_MICROMAP_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceOpacityMicromapFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_OPACITY_MICROMAP_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceOpacityMicromapPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_OPTICAL_FLOW_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceOpticalFlowFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_OPTICAL_FLOW_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceOpticalFlowPropertiesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_PAGEABLE_DEVICE_LOCAL_MEMORY_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevicePageableDeviceLocalMemoryFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDevicePCIBusInfoPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_PERFORMANCE_QUERY_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDevicePerformanceQueryFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_PERFORMANCE_QUERY_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDevicePerformanceQueryPropertiesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_CREATION_CACHE_CONTROL_FEATURES => std::mem::size_of::<vk::PhysicalDevicePipelineCreationCacheControlFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_PROPERTIES_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevicePipelinePropertiesFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_PROTECTED_ACCESS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevicePipelineProtectedAccessFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevicePipelineRobustnessFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDevicePipelineRobustnessPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_POINT_CLIPPING_PROPERTIES => std::mem::size_of::<vk::PhysicalDevicePointClippingProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_PORTABILITY_SUBSET_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDevicePortabilitySubsetFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_PORTABILITY_SUBSET_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDevicePortabilitySubsetPropertiesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_PRESENTATION_PROPERTIES_ANDROID => std::mem::size_of::<vk::PhysicalDevicePresentationPropertiesANDROID>(),
+        vk::StructureType::PHYSICAL_DEVICE_PRESENT_BARRIER_FEATURES_NV => std::mem::size_of::<vk::PhysicalDevicePresentBarrierFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_PRESENT_ID_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDevicePresentIdFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_PRESENT_WAIT_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDevicePresentWaitFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_PRIMITIVES_GENERATED_QUERY_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevicePrimitivesGeneratedQueryFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_PRIMITIVE_TOPOLOGY_LIST_RESTART_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevicePrimitiveTopologyListRestartFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_PRIVATE_DATA_FEATURES => std::mem::size_of::<vk::PhysicalDevicePrivateDataFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_PROPERTIES_2 => std::mem::size_of::<vk::PhysicalDeviceProperties2>(),
+        vk::StructureType::PHYSICAL_DEVICE_PROTECTED_MEMORY_FEATURES => std::mem::size_of::<vk::PhysicalDeviceProtectedMemoryFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_PROTECTED_MEMORY_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceProtectedMemoryProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_PROVOKING_VERTEX_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceProvokingVertexFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_PROVOKING_VERTEX_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceProvokingVertexPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDevicePushDescriptorPropertiesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_RASTERIZATION_ORDER_ATTACHMENT_ACCESS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceRasterizationOrderAttachmentAccessFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceRayQueryFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_INVOCATION_REORDER_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceRayTracingInvocationReorderFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_INVOCATION_REORDER_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceRayTracingInvocationReorderPropertiesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_MAINTENANCE_1_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceRayTracingMaintenance1FeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_MOTION_BLUR_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceRayTracingMotionBlurFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_PIPELINE_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceRayTracingPipelineFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_PIPELINE_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDeviceRayTracingPipelinePropertiesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceRayTracingPropertiesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_REPRESENTATIVE_FRAGMENT_TEST_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceRepresentativeFragmentTestFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_RGBA10X6_FORMATS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceRGBA10X6FormatsFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceRobustness2FeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceRobustness2PropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_SAMPLER_FILTER_MINMAX_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceSamplerFilterMinmaxProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_SAMPLER_YCBCR_CONVERSION_FEATURES => std::mem::size_of::<vk::PhysicalDeviceSamplerYcbcrConversionFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_SAMPLE_LOCATIONS_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceSampleLocationsPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES => std::mem::size_of::<vk::PhysicalDeviceScalarBlockLayoutFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_SEPARATE_DEPTH_STENCIL_LAYOUTS_FEATURES => std::mem::size_of::<vk::PhysicalDeviceSeparateDepthStencilLayoutsFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceShaderAtomicFloat2FeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderAtomicInt64Features>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceShaderClockFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_CORE_BUILTINS_FEATURES_ARM => std::mem::size_of::<vk::PhysicalDeviceShaderCoreBuiltinsFeaturesARM>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_CORE_BUILTINS_PROPERTIES_ARM => std::mem::size_of::<vk::PhysicalDeviceShaderCoreBuiltinsPropertiesARM>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD => std::mem::size_of::<vk::PhysicalDeviceShaderCoreProperties2AMD>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD => std::mem::size_of::<vk::PhysicalDeviceShaderCorePropertiesAMD>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_DEMOTE_TO_HELPER_INVOCATION_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderDemoteToHelperInvocationFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_DRAW_PARAMETERS_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderDrawParametersFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_EARLY_AND_LATE_FRAGMENT_TESTS_FEATURES_AMD => std::mem::size_of::<vk::PhysicalDeviceShaderEarlyAndLateFragmentTestsFeaturesAMD>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderFloat16Int8Features>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_IMAGE_ATOMIC_INT64_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceShaderImageAtomicInt64FeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_IMAGE_FOOTPRINT_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceShaderImageFootprintFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderIntegerDotProductFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceShaderIntegerDotProductProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_INTEGER_FUNCTIONS_2_FEATURES_INTEL => std::mem::size_of::<vk::PhysicalDeviceShaderIntegerFunctions2FeaturesINTEL>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_MODULE_IDENTIFIER_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceShaderModuleIdentifierFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_MODULE_IDENTIFIER_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceShaderModuleIdentifierPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_SM_BUILTINS_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceShaderSMBuiltinsFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderSubgroupExtendedTypesFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_TERMINATE_INVOCATION_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderTerminateInvocationFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADING_RATE_IMAGE_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceShadingRateImageFeaturesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_SHADING_RATE_IMAGE_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceShadingRateImagePropertiesNV>(),
+        vk::StructureType::PHYSICAL_DEVICE_SPARSE_IMAGE_FORMAT_INFO_2 => std::mem::size_of::<vk::PhysicalDeviceSparseImageFormatInfo2>(),
+        vk::StructureType::PHYSICAL_DEVICE_SUBGROUP_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceSubgroupProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES => std::mem::size_of::<vk::PhysicalDeviceSubgroupSizeControlFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceSubgroupSizeControlProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_SUBPASS_MERGE_FEEDBACK_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceSubpassMergeFeedbackFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_SUBPASS_SHADING_FEATURES_HUAWEI => std::mem::size_of::<vk::PhysicalDeviceSubpassShadingFeaturesHUAWEI>(),
+        vk::StructureType::PHYSICAL_DEVICE_SUBPASS_SHADING_PROPERTIES_HUAWEI => std::mem::size_of::<vk::PhysicalDeviceSubpassShadingPropertiesHUAWEI>(),
+        vk::StructureType::PHYSICAL_DEVICE_SURFACE_INFO_2_KHR => std::mem::size_of::<vk::PhysicalDeviceSurfaceInfo2KHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_SWAPCHAIN_MAINTENANCE_1_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceSwapchainMaintenance1FeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES => std::mem::size_of::<vk::PhysicalDeviceSynchronization2Features>(),
+        vk::StructureType::PHYSICAL_DEVICE_TEXEL_BUFFER_ALIGNMENT_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceTexelBufferAlignmentFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_TEXEL_BUFFER_ALIGNMENT_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceTexelBufferAlignmentProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_TEXTURE_COMPRESSION_ASTC_HDR_FEATURES => std::mem::size_of::<vk::PhysicalDeviceTextureCompressionASTCHDRFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_TILE_PROPERTIES_FEATURES_QCOM => std::mem::size_of::<vk::PhysicalDeviceTilePropertiesFeaturesQCOM>(),
+        vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES => std::mem::size_of::<vk::PhysicalDeviceTimelineSemaphoreFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceTimelineSemaphoreProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_TOOL_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceToolProperties>(),
+        vk::StructureType::PHYSICAL_DEVICE_TRANSFORM_FEEDBACK_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceTransformFeedbackFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_TRANSFORM_FEEDBACK_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceTransformFeedbackPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_UNIFORM_BUFFER_STANDARD_LAYOUT_FEATURES => std::mem::size_of::<vk::PhysicalDeviceUniformBufferStandardLayoutFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_VARIABLE_POINTERS_FEATURES => std::mem::size_of::<vk::PhysicalDeviceVariablePointersFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_VERTEX_ATTRIBUTE_DIVISOR_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceVertexAttributeDivisorFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_VERTEX_ATTRIBUTE_DIVISOR_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceVertexAttributeDivisorPropertiesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_VERTEX_INPUT_DYNAMIC_STATE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceVertexInputDynamicStateFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => std::mem::size_of::<vk::PhysicalDeviceVulkan11Features>(),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceVulkan11Properties>(),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => std::mem::size_of::<vk::PhysicalDeviceVulkan12Features>(),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceVulkan12Properties>(),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_3_FEATURES => std::mem::size_of::<vk::PhysicalDeviceVulkan13Features>(),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceVulkan13Properties>(),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES => std::mem::size_of::<vk::PhysicalDeviceVulkanMemoryModelFeatures>(),
+        vk::StructureType::PHYSICAL_DEVICE_WORKGROUP_MEMORY_EXPLICIT_LAYOUT_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceWorkgroupMemoryExplicitLayoutFeaturesKHR>(),
+        vk::StructureType::PHYSICAL_DEVICE_YCBCR_2_PLANE_444_FORMATS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceYcbcr2Plane444FormatsFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_YCBCR_IMAGE_ARRAYS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceYcbcrImageArraysFeaturesEXT>(),
+        vk::StructureType::PHYSICAL_DEVICE_ZERO_INITIALIZE_WORKGROUP_MEMORY_FEATURES => std::mem::size_of::<vk::PhysicalDeviceZeroInitializeWorkgroupMemoryFeatures>(),
+        vk::StructureType::PIPELINE_CACHE_CREATE_INFO => std::mem::size_of::<vk::PipelineCacheCreateInfo>(),
+        vk::StructureType::PIPELINE_COLOR_BLEND_ADVANCED_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineColorBlendAdvancedStateCreateInfoEXT>(),
+        vk::StructureType::PIPELINE_COLOR_BLEND_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineColorBlendStateCreateInfo>(),
+        vk::StructureType::PIPELINE_COLOR_WRITE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineColorWriteCreateInfoEXT>(),
+        vk::StructureType::PIPELINE_COMPILER_CONTROL_CREATE_INFO_AMD => std::mem::size_of::<vk::PipelineCompilerControlCreateInfoAMD>(),
+        vk::StructureType::PIPELINE_COVERAGE_MODULATION_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineCoverageModulationStateCreateInfoNV>(),
+        vk::StructureType::PIPELINE_COVERAGE_REDUCTION_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineCoverageReductionStateCreateInfoNV>(),
+        vk::StructureType::PIPELINE_COVERAGE_TO_COLOR_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineCoverageToColorStateCreateInfoNV>(),
+        vk::StructureType::PIPELINE_CREATION_FEEDBACK_CREATE_INFO => std::mem::size_of::<vk::PipelineCreationFeedbackCreateInfo>(),
+        vk::StructureType::PIPELINE_DEPTH_STENCIL_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineDepthStencilStateCreateInfo>(),
+        vk::StructureType::PIPELINE_DISCARD_RECTANGLE_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineDiscardRectangleStateCreateInfoEXT>(),
+        vk::StructureType::PIPELINE_DYNAMIC_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineDynamicStateCreateInfo>(),
+        vk::StructureType::PIPELINE_EXECUTABLE_INFO_KHR => std::mem::size_of::<vk::PipelineExecutableInfoKHR>(),
+        vk::StructureType::PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR => std::mem::size_of::<vk::PipelineExecutableInternalRepresentationKHR>(),
+        vk::StructureType::PIPELINE_EXECUTABLE_PROPERTIES_KHR => std::mem::size_of::<vk::PipelineExecutablePropertiesKHR>(),
+        vk::StructureType::PIPELINE_EXECUTABLE_STATISTIC_KHR => std::mem::size_of::<vk::PipelineExecutableStatisticKHR>(),
+        vk::StructureType::PIPELINE_FRAGMENT_SHADING_RATE_ENUM_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineFragmentShadingRateEnumStateCreateInfoNV>(),
+        vk::StructureType::PIPELINE_FRAGMENT_SHADING_RATE_STATE_CREATE_INFO_KHR => std::mem::size_of::<vk::PipelineFragmentShadingRateStateCreateInfoKHR>(),
+        vk::StructureType::PIPELINE_INFO_KHR => std::mem::size_of::<vk::PipelineInfoKHR>(),
+        vk::StructureType::PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineInputAssemblyStateCreateInfo>(),
+        vk::StructureType::PIPELINE_LAYOUT_CREATE_INFO => std::mem::size_of::<vk::PipelineLayoutCreateInfo>(),
+        vk::StructureType::PIPELINE_LIBRARY_CREATE_INFO_KHR => std::mem::size_of::<vk::PipelineLibraryCreateInfoKHR>(),
+        vk::StructureType::PIPELINE_MULTISAMPLE_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineMultisampleStateCreateInfo>(),
+        vk::StructureType::PIPELINE_PROPERTIES_IDENTIFIER_EXT => std::mem::size_of::<vk::PipelinePropertiesIdentifierEXT>(),
+        vk::StructureType::PIPELINE_RASTERIZATION_CONSERVATIVE_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineRasterizationConservativeStateCreateInfoEXT>(),
+        vk::StructureType::PIPELINE_RASTERIZATION_DEPTH_CLIP_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineRasterizationDepthClipStateCreateInfoEXT>(),
+        vk::StructureType::PIPELINE_RASTERIZATION_LINE_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineRasterizationLineStateCreateInfoEXT>(),
+        vk::StructureType::PIPELINE_RASTERIZATION_PROVOKING_VERTEX_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineRasterizationProvokingVertexStateCreateInfoEXT>(),
+        vk::StructureType::PIPELINE_RASTERIZATION_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineRasterizationStateCreateInfo>(),
+        vk::StructureType::PIPELINE_RASTERIZATION_STATE_RASTERIZATION_ORDER_AMD => std::mem::size_of::<vk::PipelineRasterizationStateRasterizationOrderAMD>(),
+        vk::StructureType::PIPELINE_RASTERIZATION_STATE_STREAM_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineRasterizationStateStreamCreateInfoEXT>(),
+        vk::StructureType::PIPELINE_RENDERING_CREATE_INFO => std::mem::size_of::<vk::PipelineRenderingCreateInfo>(),
+        vk::StructureType::PIPELINE_REPRESENTATIVE_FRAGMENT_TEST_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineRepresentativeFragmentTestStateCreateInfoNV>(),
+        vk::StructureType::PIPELINE_ROBUSTNESS_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineRobustnessCreateInfoEXT>(),
+        vk::StructureType::PIPELINE_SAMPLE_LOCATIONS_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineSampleLocationsStateCreateInfoEXT>(),
+        vk::StructureType::PIPELINE_SHADER_STAGE_CREATE_INFO => std::mem::size_of::<vk::PipelineShaderStageCreateInfo>(),
+        vk::StructureType::PIPELINE_SHADER_STAGE_MODULE_IDENTIFIER_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineShaderStageModuleIdentifierCreateInfoEXT>(),
+        vk::StructureType::PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO => std::mem::size_of::<vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo>(),
+        vk::StructureType::PIPELINE_TESSELLATION_DOMAIN_ORIGIN_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineTessellationDomainOriginStateCreateInfo>(),
+        vk::StructureType::PIPELINE_TESSELLATION_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineTessellationStateCreateInfo>(),
+        vk::StructureType::PIPELINE_VERTEX_INPUT_DIVISOR_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineVertexInputDivisorStateCreateInfoEXT>(),
+        vk::StructureType::PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineVertexInputStateCreateInfo>(),
+        vk::StructureType::PIPELINE_VIEWPORT_COARSE_SAMPLE_ORDER_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineViewportCoarseSampleOrderStateCreateInfoNV>(),
+        vk::StructureType::PIPELINE_VIEWPORT_DEPTH_CLIP_CONTROL_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineViewportDepthClipControlCreateInfoEXT>(),
+        vk::StructureType::PIPELINE_VIEWPORT_EXCLUSIVE_SCISSOR_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineViewportExclusiveScissorStateCreateInfoNV>(),
+        vk::StructureType::PIPELINE_VIEWPORT_SHADING_RATE_IMAGE_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineViewportShadingRateImageStateCreateInfoNV>(),
+        vk::StructureType::PIPELINE_VIEWPORT_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineViewportStateCreateInfo>(),
+        vk::StructureType::PIPELINE_VIEWPORT_SWIZZLE_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineViewportSwizzleStateCreateInfoNV>(),
+        vk::StructureType::PIPELINE_VIEWPORT_W_SCALING_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineViewportWScalingStateCreateInfoNV>(),
+        vk::StructureType::PRESENT_FRAME_TOKEN_GGP => std::mem::size_of::<vk::PresentFrameTokenGGP>(),
+        vk::StructureType::PRESENT_ID_KHR => std::mem::size_of::<vk::PresentIdKHR>(),
+        vk::StructureType::PRESENT_INFO_KHR => std::mem::size_of::<vk::PresentInfoKHR>(),
+        vk::StructureType::PRESENT_REGIONS_KHR => std::mem::size_of::<vk::PresentRegionsKHR>(),
+        vk::StructureType::PRESENT_TIMES_INFO_GOOGLE => std::mem::size_of::<vk::PresentTimesInfoGOOGLE>(),
+        vk::StructureType::PRIVATE_DATA_SLOT_CREATE_INFO => std::mem::size_of::<vk::PrivateDataSlotCreateInfo>(),
+        vk::StructureType::PROTECTED_SUBMIT_INFO => std::mem::size_of::<vk::ProtectedSubmitInfo>(),
+        vk::StructureType::QUERY_POOL_CREATE_INFO => std::mem::size_of::<vk::QueryPoolCreateInfo>(),
+        vk::StructureType::QUERY_POOL_PERFORMANCE_CREATE_INFO_KHR => std::mem::size_of::<vk::QueryPoolPerformanceCreateInfoKHR>(),
+        vk::StructureType::QUERY_POOL_PERFORMANCE_QUERY_CREATE_INFO_INTEL => std::mem::size_of::<vk::QueryPoolPerformanceQueryCreateInfoINTEL>(),
+        vk::StructureType::QUEUE_FAMILY_CHECKPOINT_PROPERTIES_2_NV => std::mem::size_of::<vk::QueueFamilyCheckpointProperties2NV>(),
+        vk::StructureType::QUEUE_FAMILY_CHECKPOINT_PROPERTIES_NV => std::mem::size_of::<vk::QueueFamilyCheckpointPropertiesNV>(),
+        vk::StructureType::QUEUE_FAMILY_GLOBAL_PRIORITY_PROPERTIES_KHR => std::mem::size_of::<vk::QueueFamilyGlobalPriorityPropertiesKHR>(),
+        vk::StructureType::QUEUE_FAMILY_PROPERTIES_2 => std::mem::size_of::<vk::QueueFamilyProperties2>(),
+        vk::StructureType::QUEUE_FAMILY_QUERY_RESULT_STATUS_PROPERTIES_KHR => std::mem::size_of::<vk::QueueFamilyQueryResultStatusPropertiesKHR>(),
+        vk::StructureType::RAY_TRACING_PIPELINE_CREATE_INFO_KHR => std::mem::size_of::<vk::RayTracingPipelineCreateInfoKHR>(),
+        vk::StructureType::RAY_TRACING_PIPELINE_CREATE_INFO_NV => std::mem::size_of::<vk::RayTracingPipelineCreateInfoNV>(),
+        vk::StructureType::RAY_TRACING_PIPELINE_INTERFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::RayTracingPipelineInterfaceCreateInfoKHR>(),
+        vk::StructureType::RAY_TRACING_SHADER_GROUP_CREATE_INFO_KHR => std::mem::size_of::<vk::RayTracingShaderGroupCreateInfoKHR>(),
+        vk::StructureType::RAY_TRACING_SHADER_GROUP_CREATE_INFO_NV => std::mem::size_of::<vk::RayTracingShaderGroupCreateInfoNV>(),
+        vk::StructureType::RELEASE_SWAPCHAIN_IMAGES_INFO_EXT => std::mem::size_of::<vk::ReleaseSwapchainImagesInfoEXT>(),
+        vk::StructureType::RENDERING_ATTACHMENT_INFO => std::mem::size_of::<vk::RenderingAttachmentInfo>(),
+        vk::StructureType::RENDERING_FRAGMENT_DENSITY_MAP_ATTACHMENT_INFO_EXT => std::mem::size_of::<vk::RenderingFragmentDensityMapAttachmentInfoEXT>(),
+        vk::StructureType::RENDERING_FRAGMENT_SHADING_RATE_ATTACHMENT_INFO_KHR => std::mem::size_of::<vk::RenderingFragmentShadingRateAttachmentInfoKHR>(),
+        vk::StructureType::RENDERING_INFO => std::mem::size_of::<vk::RenderingInfo>(),
+        vk::StructureType::RENDER_PASS_ATTACHMENT_BEGIN_INFO => std::mem::size_of::<vk::RenderPassAttachmentBeginInfo>(),
+        vk::StructureType::RENDER_PASS_BEGIN_INFO => std::mem::size_of::<vk::RenderPassBeginInfo>(),
+        vk::StructureType::RENDER_PASS_CREATE_INFO => std::mem::size_of::<vk::RenderPassCreateInfo>(),
+        vk::StructureType::RENDER_PASS_CREATE_INFO_2 => std::mem::size_of::<vk::RenderPassCreateInfo2>(),
+        vk::StructureType::RENDER_PASS_CREATION_CONTROL_EXT => std::mem::size_of::<vk::RenderPassCreationControlEXT>(),
+        vk::StructureType::RENDER_PASS_CREATION_FEEDBACK_CREATE_INFO_EXT => std::mem::size_of::<vk::RenderPassCreationFeedbackCreateInfoEXT>(),
+        vk::StructureType::RENDER_PASS_FRAGMENT_DENSITY_MAP_CREATE_INFO_EXT => std::mem::size_of::<vk::RenderPassFragmentDensityMapCreateInfoEXT>(),
+        vk::StructureType::RENDER_PASS_INPUT_ATTACHMENT_ASPECT_CREATE_INFO => std::mem::size_of::<vk::RenderPassInputAttachmentAspectCreateInfo>(),
+        vk::StructureType::RENDER_PASS_MULTIVIEW_CREATE_INFO => std::mem::size_of::<vk::RenderPassMultiviewCreateInfo>(),
+        vk::StructureType::RENDER_PASS_SAMPLE_LOCATIONS_BEGIN_INFO_EXT => std::mem::size_of::<vk::RenderPassSampleLocationsBeginInfoEXT>(),
+        vk::StructureType::RENDER_PASS_SUBPASS_FEEDBACK_CREATE_INFO_EXT => std::mem::size_of::<vk::RenderPassSubpassFeedbackCreateInfoEXT>(),
+        vk::StructureType::RENDER_PASS_TRANSFORM_BEGIN_INFO_QCOM => std::mem::size_of::<vk::RenderPassTransformBeginInfoQCOM>(),
+        vk::StructureType::RESOLVE_IMAGE_INFO_2 => std::mem::size_of::<vk::ResolveImageInfo2>(),
+        vk::StructureType::SAMPLER_BORDER_COLOR_COMPONENT_MAPPING_CREATE_INFO_EXT => std::mem::size_of::<vk::SamplerBorderColorComponentMappingCreateInfoEXT>(),
+        vk::StructureType::SAMPLER_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => std::mem::size_of::<vk::SamplerCaptureDescriptorDataInfoEXT>(),
+        vk::StructureType::SAMPLER_CREATE_INFO => std::mem::size_of::<vk::SamplerCreateInfo>(),
+        vk::StructureType::SAMPLER_CUSTOM_BORDER_COLOR_CREATE_INFO_EXT => std::mem::size_of::<vk::SamplerCustomBorderColorCreateInfoEXT>(),
+        vk::StructureType::SAMPLER_REDUCTION_MODE_CREATE_INFO => std::mem::size_of::<vk::SamplerReductionModeCreateInfo>(),
+        vk::StructureType::SAMPLER_YCBCR_CONVERSION_CREATE_INFO => std::mem::size_of::<vk::SamplerYcbcrConversionCreateInfo>(),
+        vk::StructureType::SAMPLER_YCBCR_CONVERSION_IMAGE_FORMAT_PROPERTIES => std::mem::size_of::<vk::SamplerYcbcrConversionImageFormatProperties>(),
+        vk::StructureType::SAMPLER_YCBCR_CONVERSION_INFO => std::mem::size_of::<vk::SamplerYcbcrConversionInfo>(),
+        vk::StructureType::SAMPLE_LOCATIONS_INFO_EXT => std::mem::size_of::<vk::SampleLocationsInfoEXT>(),
+        vk::StructureType::SCREEN_SURFACE_CREATE_INFO_QNX => std::mem::size_of::<vk::ScreenSurfaceCreateInfoQNX>(),
+        vk::StructureType::SEMAPHORE_CREATE_INFO => std::mem::size_of::<vk::SemaphoreCreateInfo>(),
+        vk::StructureType::SEMAPHORE_GET_FD_INFO_KHR => std::mem::size_of::<vk::SemaphoreGetFdInfoKHR>(),
+        vk::StructureType::SEMAPHORE_GET_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::SemaphoreGetWin32HandleInfoKHR>(),
+        vk::StructureType::SEMAPHORE_GET_ZIRCON_HANDLE_INFO_FUCHSIA => std::mem::size_of::<vk::SemaphoreGetZirconHandleInfoFUCHSIA>(),
+        vk::StructureType::SEMAPHORE_SIGNAL_INFO => std::mem::size_of::<vk::SemaphoreSignalInfo>(),
+        vk::StructureType::SEMAPHORE_SUBMIT_INFO => std::mem::size_of::<vk::SemaphoreSubmitInfo>(),
+        vk::StructureType::SEMAPHORE_TYPE_CREATE_INFO => std::mem::size_of::<vk::SemaphoreTypeCreateInfo>(),
+        vk::StructureType::SEMAPHORE_WAIT_INFO => std::mem::size_of::<vk::SemaphoreWaitInfo>(),
+        vk::StructureType::SHADER_MODULE_CREATE_INFO => std::mem::size_of::<vk::ShaderModuleCreateInfo>(),
+        vk::StructureType::SHADER_MODULE_IDENTIFIER_EXT => std::mem::size_of::<vk::ShaderModuleIdentifierEXT>(),
+        vk::StructureType::SHADER_MODULE_VALIDATION_CACHE_CREATE_INFO_EXT => std::mem::size_of::<vk::ShaderModuleValidationCacheCreateInfoEXT>(),
+        vk::StructureType::SHARED_PRESENT_SURFACE_CAPABILITIES_KHR => std::mem::size_of::<vk::SharedPresentSurfaceCapabilitiesKHR>(),
+        vk::StructureType::SPARSE_IMAGE_FORMAT_PROPERTIES_2 => std::mem::size_of::<vk::SparseImageFormatProperties2>(),
+        vk::StructureType::SPARSE_IMAGE_MEMORY_REQUIREMENTS_2 => std::mem::size_of::<vk::SparseImageMemoryRequirements2>(),
+        vk::StructureType::STREAM_DESCRIPTOR_SURFACE_CREATE_INFO_GGP => std::mem::size_of::<vk::StreamDescriptorSurfaceCreateInfoGGP>(),
+        vk::StructureType::SUBMIT_INFO => std::mem::size_of::<vk::SubmitInfo>(),
+        vk::StructureType::SUBMIT_INFO_2 => std::mem::size_of::<vk::SubmitInfo2>(),
+        vk::StructureType::SUBPASS_BEGIN_INFO => std::mem::size_of::<vk::SubpassBeginInfo>(),
+        vk::StructureType::SUBPASS_DEPENDENCY_2 => std::mem::size_of::<vk::SubpassDependency2>(),
+        vk::StructureType::SUBPASS_DESCRIPTION_2 => std::mem::size_of::<vk::SubpassDescription2>(),
+        vk::StructureType::SUBPASS_DESCRIPTION_DEPTH_STENCIL_RESOLVE => std::mem::size_of::<vk::SubpassDescriptionDepthStencilResolve>(),
+        vk::StructureType::SUBPASS_END_INFO => std::mem::size_of::<vk::SubpassEndInfo>(),
+        vk::StructureType::SUBPASS_FRAGMENT_DENSITY_MAP_OFFSET_END_INFO_QCOM => std::mem::size_of::<vk::SubpassFragmentDensityMapOffsetEndInfoQCOM>(),
+        vk::StructureType::SUBPASS_RESOLVE_PERFORMANCE_QUERY_EXT => std::mem::size_of::<vk::SubpassResolvePerformanceQueryEXT>(),
+        vk::StructureType::SUBPASS_SHADING_PIPELINE_CREATE_INFO_HUAWEI => std::mem::size_of::<vk::SubpassShadingPipelineCreateInfoHUAWEI>(),
+        vk::StructureType::SUBRESOURCE_LAYOUT_2_EXT => std::mem::size_of::<vk::SubresourceLayout2EXT>(),
+        vk::StructureType::SURFACE_CAPABILITIES_2_EXT => std::mem::size_of::<vk::SurfaceCapabilities2EXT>(),
+        vk::StructureType::SURFACE_CAPABILITIES_2_KHR => std::mem::size_of::<vk::SurfaceCapabilities2KHR>(),
+        vk::StructureType::SURFACE_CAPABILITIES_FULL_SCREEN_EXCLUSIVE_EXT => std::mem::size_of::<vk::SurfaceCapabilitiesFullScreenExclusiveEXT>(),
+        vk::StructureType::SURFACE_CAPABILITIES_PRESENT_BARRIER_NV => std::mem::size_of::<vk::SurfaceCapabilitiesPresentBarrierNV>(),
+        vk::StructureType::SURFACE_FORMAT_2_KHR => std::mem::size_of::<vk::SurfaceFormat2KHR>(),
+        vk::StructureType::SURFACE_FULL_SCREEN_EXCLUSIVE_INFO_EXT => std::mem::size_of::<vk::SurfaceFullScreenExclusiveInfoEXT>(),
+        vk::StructureType::SURFACE_FULL_SCREEN_EXCLUSIVE_WIN32_INFO_EXT => std::mem::size_of::<vk::SurfaceFullScreenExclusiveWin32InfoEXT>(),
+        vk::StructureType::SURFACE_PRESENT_MODE_COMPATIBILITY_EXT => std::mem::size_of::<vk::SurfacePresentModeCompatibilityEXT>(),
+        vk::StructureType::SURFACE_PRESENT_MODE_EXT => std::mem::size_of::<vk::SurfacePresentModeEXT>(),
+        vk::StructureType::SURFACE_PRESENT_SCALING_CAPABILITIES_EXT => std::mem::size_of::<vk::SurfacePresentScalingCapabilitiesEXT>(),
+        vk::StructureType::SURFACE_PROTECTED_CAPABILITIES_KHR => std::mem::size_of::<vk::SurfaceProtectedCapabilitiesKHR>(),
+        vk::StructureType::SWAPCHAIN_COUNTER_CREATE_INFO_EXT => std::mem::size_of::<vk::SwapchainCounterCreateInfoEXT>(),
+        vk::StructureType::SWAPCHAIN_CREATE_INFO_KHR => std::mem::size_of::<vk::SwapchainCreateInfoKHR>(),
+        vk::StructureType::SWAPCHAIN_DISPLAY_NATIVE_HDR_CREATE_INFO_AMD => std::mem::size_of::<vk::SwapchainDisplayNativeHdrCreateInfoAMD>(),
+        vk::StructureType::SWAPCHAIN_IMAGE_CREATE_INFO_ANDROID => std::mem::size_of::<vk::SwapchainImageCreateInfoANDROID>(),
+        vk::StructureType::SWAPCHAIN_PRESENT_BARRIER_CREATE_INFO_NV => std::mem::size_of::<vk::SwapchainPresentBarrierCreateInfoNV>(),
+        vk::StructureType::SWAPCHAIN_PRESENT_FENCE_INFO_EXT => std::mem::size_of::<vk::SwapchainPresentFenceInfoEXT>(),
+        vk::StructureType::SWAPCHAIN_PRESENT_MODES_CREATE_INFO_EXT => std::mem::size_of::<vk::SwapchainPresentModesCreateInfoEXT>(),
+        vk::StructureType::SWAPCHAIN_PRESENT_MODE_INFO_EXT => std::mem::size_of::<vk::SwapchainPresentModeInfoEXT>(),
+        vk::StructureType::SWAPCHAIN_PRESENT_SCALING_CREATE_INFO_EXT => std::mem::size_of::<vk::SwapchainPresentScalingCreateInfoEXT>(),
+        vk::StructureType::SYSMEM_COLOR_SPACE_FUCHSIA => std::mem::size_of::<vk::SysmemColorSpaceFUCHSIA>(),
+        vk::StructureType::TEXTURE_LOD_GATHER_FORMAT_PROPERTIES_AMD => std::mem::size_of::<vk::TextureLODGatherFormatPropertiesAMD>(),
+        vk::StructureType::TILE_PROPERTIES_QCOM => std::mem::size_of::<vk::TilePropertiesQCOM>(),
+        vk::StructureType::TIMELINE_SEMAPHORE_SUBMIT_INFO => std::mem::size_of::<vk::TimelineSemaphoreSubmitInfo>(),
+        vk::StructureType::VALIDATION_CACHE_CREATE_INFO_EXT => std::mem::size_of::<vk::ValidationCacheCreateInfoEXT>(),
+        vk::StructureType::VALIDATION_FEATURES_EXT => std::mem::size_of::<vk::ValidationFeaturesEXT>(),
+        vk::StructureType::VALIDATION_FLAGS_EXT => std::mem::size_of::<vk::ValidationFlagsEXT>(),
+        vk::StructureType::VERTEX_INPUT_ATTRIBUTE_DESCRIPTION_2_EXT => std::mem::size_of::<vk::VertexInputAttributeDescription2EXT>(),
+        vk::StructureType::VERTEX_INPUT_BINDING_DESCRIPTION_2_EXT => std::mem::size_of::<vk::VertexInputBindingDescription2EXT>(),
+        vk::StructureType::VI_SURFACE_CREATE_INFO_NN => std::mem::size_of::<vk::ViSurfaceCreateInfoNN>(),
+        vk::StructureType::WAYLAND_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::WaylandSurfaceCreateInfoKHR>(),
+        vk::StructureType::WIN32_KEYED_MUTEX_ACQUIRE_RELEASE_INFO_KHR => std::mem::size_of::<vk::Win32KeyedMutexAcquireReleaseInfoKHR>(),
+        vk::StructureType::WIN32_KEYED_MUTEX_ACQUIRE_RELEASE_INFO_NV => std::mem::size_of::<vk::Win32KeyedMutexAcquireReleaseInfoNV>(),
+        vk::StructureType::WIN32_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::Win32SurfaceCreateInfoKHR>(),
+        vk::StructureType::WRITE_DESCRIPTOR_SET => std::mem::size_of::<vk::WriteDescriptorSet>(),
+        vk::StructureType::WRITE_DESCRIPTOR_SET_ACCELERATION_STRUCTURE_KHR => std::mem::size_of::<vk::WriteDescriptorSetAccelerationStructureKHR>(),
+        vk::StructureType::WRITE_DESCRIPTOR_SET_ACCELERATION_STRUCTURE_NV => std::mem::size_of::<vk::WriteDescriptorSetAccelerationStructureNV>(),
+        vk::StructureType::WRITE_DESCRIPTOR_SET_INLINE_UNIFORM_BLOCK => std::mem::size_of::<vk::WriteDescriptorSetInlineUniformBlock>(),
+        vk::StructureType::XCB_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::XcbSurfaceCreateInfoKHR>(),
+        vk::StructureType::XLIB_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::XlibSurfaceCreateInfoKHR>(),
+        _ => return None,
+    })
 }
 
 /// Every generated hook, for `vkGetInstanceProcAddr` and `vkGetDeviceProcAddr`.

@@ -20084,7 +20084,8 @@ pub enum VulkanParamOffset {}
 
 /// One parameter of a `VulkanCall`: a scalar or handle as `value`; what a pointer
 /// points to as `bytes` (an array by its length, a string to its terminator, one
-/// structure whole, as laid out in memory: pointers inside it are addresses).
+/// structure whole, as laid out in memory: pointers inside it are addresses), and the
+/// structures chained to it.
 pub struct VulkanParam<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }
@@ -20100,6 +20101,7 @@ impl<'a> ::flatbuffers::Follow<'a> for VulkanParam<'a> {
 impl<'a> VulkanParam<'a> {
   pub const VT_VALUE: ::flatbuffers::VOffsetT = 4;
   pub const VT_BYTES: ::flatbuffers::VOffsetT = 6;
+  pub const VT_CHAIN: ::flatbuffers::VOffsetT = 8;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -20112,6 +20114,7 @@ impl<'a> VulkanParam<'a> {
   ) -> ::flatbuffers::WIPOffset<VulkanParam<'bldr>> {
     let mut builder = VulkanParamBuilder::new(_fbb);
     builder.add_value(args.value);
+    if let Some(x) = args.chain { builder.add_chain(x); }
     if let Some(x) = args.bytes { builder.add_bytes(x); }
     builder.finish()
   }
@@ -20121,9 +20124,13 @@ impl<'a> VulkanParam<'a> {
     let bytes = self.bytes().map(|x| {
       x.into_iter().collect()
     });
+    let chain = self.chain().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
     VulkanParamT {
       value,
       bytes,
+      chain,
     }
   }
 
@@ -20141,6 +20148,16 @@ impl<'a> VulkanParam<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(VulkanParam::VT_BYTES, None)}
   }
+  /// For structures with a `pNext` chain: each chained structure, its `sType` in the
+  /// low 32 bits of `value` and the index of the array element it hangs off in the
+  /// high 32, its bytes in `bytes`.
+  #[inline]
+  pub fn chain(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam<'a>>>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam>>>>(VulkanParam::VT_CHAIN, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for VulkanParam<'_> {
@@ -20151,6 +20168,7 @@ impl ::flatbuffers::Verifiable for VulkanParam<'_> {
     v.visit_table(pos)?
      .visit_field::<u64>("value", Self::VT_VALUE, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("bytes", Self::VT_BYTES, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<VulkanParam>>>>("chain", Self::VT_CHAIN, false)?
      .finish();
     Ok(())
   }
@@ -20158,6 +20176,7 @@ impl ::flatbuffers::Verifiable for VulkanParam<'_> {
 pub struct VulkanParamArgs<'a> {
     pub value: u64,
     pub bytes: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+    pub chain: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam<'a>>>>>,
 }
 impl<'a> Default for VulkanParamArgs<'a> {
   #[inline]
@@ -20165,6 +20184,7 @@ impl<'a> Default for VulkanParamArgs<'a> {
     VulkanParamArgs {
       value: 0,
       bytes: None,
+      chain: None,
     }
   }
 }
@@ -20174,12 +20194,17 @@ impl Serialize for VulkanParam<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("VulkanParam", 2)?;
+    let mut s = serializer.serialize_struct("VulkanParam", 3)?;
       s.serialize_field("value", &self.value())?;
       if let Some(f) = self.bytes() {
         s.serialize_field("bytes", &f)?;
       } else {
         s.skip_field("bytes")?;
+      }
+      if let Some(f) = self.chain() {
+        s.serialize_field("chain", &f)?;
+      } else {
+        s.skip_field("chain")?;
       }
     s.end()
   }
@@ -20197,6 +20222,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> VulkanParamBuilder<'a, 'b, A>
   #[inline]
   pub fn add_bytes(&mut self, bytes: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(VulkanParam::VT_BYTES, bytes);
+  }
+  #[inline]
+  pub fn add_chain(&mut self, chain: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<VulkanParam<'b >>>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(VulkanParam::VT_CHAIN, chain);
   }
   #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> VulkanParamBuilder<'a, 'b, A> {
@@ -20218,6 +20247,7 @@ impl ::core::fmt::Debug for VulkanParam<'_> {
     let mut ds = f.debug_struct("VulkanParam");
       ds.field("value", &self.value());
       ds.field("bytes", &self.bytes());
+      ds.field("chain", &self.chain());
       ds.finish()
   }
 }
@@ -20226,12 +20256,14 @@ impl ::core::fmt::Debug for VulkanParam<'_> {
 pub struct VulkanParamT {
   pub value: u64,
   pub bytes: Option<alloc::vec::Vec<u8>>,
+  pub chain: Option<alloc::vec::Vec<VulkanParamT>>,
 }
 impl Default for VulkanParamT {
   fn default() -> Self {
     Self {
       value: 0,
       bytes: None,
+      chain: None,
     }
   }
 }
@@ -20244,9 +20276,13 @@ impl VulkanParamT {
     let bytes = self.bytes.as_ref().map(|x|{
       _fbb.create_vector(x)
     });
+    let chain = self.chain.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack(_fbb)).collect();_fbb.create_vector(&w)
+    });
     VulkanParam::create(_fbb, &VulkanParamArgs{
       value,
       bytes,
+      chain,
     })
   }
 }
