@@ -283,3 +283,38 @@ fn the_analyzer_on_real_scene_results() {
         .iter()
         .any(|p| p.extension().is_some_and(|e| e == "png")));
 }
+
+#[test]
+fn threads_recording_at_once_get_one_total_order() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let frames = 2;
+    let (trace, issued) = capture(dir.path(), "threads", frames);
+    assert_draws_match(&trace, &issued, frames);
+    // Every record has its own place: sequence numbers count up without gaps, while
+    // the threads' draws interleave.
+    let mut seqs = Vec::new();
+    let mut draw_threads = Vec::new();
+    for chunk in TraceReader::open(&trace).unwrap() {
+        for r in chunk.unwrap().records() {
+            seqs.push(r.envelope().seq());
+            if r.call_as_cmd_draw().is_some() {
+                draw_threads.push(r.envelope().thread_id());
+            }
+        }
+    }
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1));
+    let switches = draw_threads.windows(2).filter(|w| w[0] != w[1]).count();
+    let threads: std::collections::BTreeSet<_> = draw_threads.iter().collect();
+    assert!(threads.len() >= benches::scenes::THREADS, "{threads:?}");
+    assert!(
+        switches > threads.len(),
+        "the recording threads never overlapped"
+    );
+    let (draws, submits) = replayed(dir.path(), &trace, Arch::Turing);
+    let per_frame = benches::scenes::THREADS as u64 * u64::from(benches::scenes::THREAD_DRAWS);
+    assert_eq!(draws.len() as u64, frames * per_frame);
+    assert!(submits.iter().all(|s| u64::from(s.draws()) == per_frame));
+}

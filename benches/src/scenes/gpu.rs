@@ -25,6 +25,8 @@ pub struct Gpu {
     pub instance: ash::Instance,
     pub device: ash::Device,
     pub queue: vk::Queue,
+    /// The graphics queue's family.
+    pub family: u32,
     pub pool: vk::CommandPool,
     memory_props: vk::PhysicalDeviceMemoryProperties,
     /// Whether frames are marked with `VK_EXT_frame_boundary`.
@@ -126,6 +128,7 @@ impl Gpu {
             instance,
             device,
             queue,
+            family,
             pool,
             memory_props,
             frame_boundary,
@@ -477,11 +480,21 @@ impl Gpu {
     /// Records one frame with `record`, submits it (marked as the frame's end where
     /// frame boundaries are on) and waits for it.
     pub fn frame(&self, frame: u64, record: impl FnOnce(vk::CommandBuffer)) -> Result<(), Error> {
+        let cb = self.begin(self.pool)?;
+        record(cb);
+        unsafe { self.device.end_command_buffer(cb)? };
+        self.submit(frame, &[cb])?;
+        unsafe { self.device.free_command_buffers(self.pool, &[cb]) };
+        Ok(())
+    }
+
+    /// A primary command buffer from `pool`, begun for one submit.
+    pub fn begin(&self, pool: vk::CommandPool) -> Result<vk::CommandBuffer, Error> {
         let d = &self.device;
         let cb = unsafe {
             d.allocate_command_buffers(
                 &vk::CommandBufferAllocateInfo::default()
-                    .command_pool(self.pool)
+                    .command_pool(pool)
                     .level(vk::CommandBufferLevel::PRIMARY)
                     .command_buffer_count(1),
             )?[0]
@@ -493,13 +506,27 @@ impl Gpu {
                     .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
             )?
         };
-        record(cb);
-        unsafe { d.end_command_buffer(cb)? };
-        let cbs = [cb];
+        Ok(cb)
+    }
+
+    /// A command pool of the graphics queue's family, for one recording thread.
+    pub fn command_pool(&self) -> Result<vk::CommandPool, Error> {
+        let family = self.family;
+        Ok(unsafe {
+            self.device.create_command_pool(
+                &vk::CommandPoolCreateInfo::default().queue_family_index(family),
+                None,
+            )?
+        })
+    }
+
+    /// Submits `cbs` as frame `frame` (its last submit) and waits for them.
+    pub fn submit(&self, frame: u64, cbs: &[vk::CommandBuffer]) -> Result<(), Error> {
+        let d = &self.device;
         let mut boundary = vk::FrameBoundaryEXT::default()
             .flags(vk::FrameBoundaryFlagsEXT::FRAME_END)
             .frame_id(frame);
-        let mut submit = vk::SubmitInfo::default().command_buffers(&cbs);
+        let mut submit = vk::SubmitInfo::default().command_buffers(cbs);
         if self.frame_boundary {
             submit = submit.push_next(&mut boundary);
         }
@@ -508,7 +535,6 @@ impl Gpu {
             d.queue_submit(self.queue, &[submit], fence)?;
             d.wait_for_fences(&[fence], true, u64::MAX)?;
             d.destroy_fence(fence, None);
-            d.free_command_buffers(self.pool, &cbs);
         }
         Ok(())
     }

@@ -8,6 +8,8 @@
 //!   count, from host-written argument and count buffers.
 //! - `storm`: 10,000 draws a frame, each with push constants and a descriptor bind.
 //! - `tessellation`: patches through tessellation and a geometry shader.
+//! - `threads`: four threads record command buffers at once, 2,500 draws each, submitted
+//!   together.
 
 mod gpu;
 
@@ -25,7 +27,7 @@ const PATCH_TESE: &[u8] = include_bytes!("../../shaders/patch.tese.spv");
 const SHRINK_GEOM: &[u8] = include_bytes!("../../shaders/shrink.geom.spv");
 
 /// The scenes by name.
-pub const SCENES: [&str; 4] = ["multiview", "indirect", "storm", "tessellation"];
+pub const SCENES: [&str; 5] = ["multiview", "indirect", "storm", "tessellation", "threads"];
 
 /// What a scene asked the GPU to do, per frame and in total.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -83,6 +85,7 @@ pub fn run(name: &str, frames: u64) -> Result<Issued, Error> {
         "indirect" => c"macroscope-scene-indirect",
         "storm" => c"macroscope-scene-storm",
         "tessellation" => c"macroscope-scene-tessellation",
+        "threads" => c"macroscope-scene-threads",
         _ => return Err(format!("no scene `{name}` (one of {})", SCENES.join(", ")).into()),
     };
     let mut gpu = Gpu::new(app)?;
@@ -95,6 +98,7 @@ pub fn run(name: &str, frames: u64) -> Result<Issued, Error> {
         "multiview" => multiview(&mut gpu, frames, &mut issued)?,
         "indirect" => indirect(&mut gpu, frames, &mut issued)?,
         "storm" => storm(&mut gpu, frames, &mut issued)?,
+        "threads" => threads(&mut gpu, frames, &mut issued)?,
         _ => tessellation(&mut gpu, frames, &mut issued)?,
     }
     Ok(issued)
@@ -364,6 +368,79 @@ fn tessellation(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), E
             }
             d.cmd_end_render_pass(cb);
         })?;
+    }
+    Ok(())
+}
+
+/// Recording threads in the `threads` scene, and draws each records a frame.
+pub const THREADS: usize = 4;
+/// Draws each thread records a frame.
+pub const THREAD_DRAWS: u32 = 2_500;
+
+fn threads(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+    let SinglePass {
+        layout,
+        sets,
+        pass,
+        framebuffer,
+        pipeline,
+    } = single_pass(gpu, &COLORED, vk::PrimitiveTopology::TRIANGLE_LIST)?;
+    let pools: Vec<vk::CommandPool> = (0..THREADS)
+        .map(|_| gpu.command_pool())
+        .collect::<Result<_, _>>()?;
+    let gpu: &Gpu = gpu;
+    for frame in 0..frames {
+        // Each thread records into its own pool's command buffer, all at once.
+        let cbs: Vec<vk::CommandBuffer> = std::thread::scope(|s| {
+            let workers: Vec<_> = pools
+                .iter()
+                .enumerate()
+                .map(|(t, pool)| {
+                    let sets = &sets;
+                    s.spawn(move || -> Result<vk::CommandBuffer, String> {
+                        let d = &gpu.device;
+                        let cb = gpu.begin(*pool).map_err(|e| e.to_string())?;
+                        unsafe {
+                            gpu.begin_pass(cb, pass, framebuffer);
+                            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+                            d.cmd_bind_descriptor_sets(
+                                cb,
+                                vk::PipelineBindPoint::GRAPHICS,
+                                layout,
+                                0,
+                                &sets[t % 2..t % 2 + 1],
+                                &[],
+                            );
+                            for i in 0..THREAD_DRAWS {
+                                let x = (i % 50) as f32 / 25.0 - 1.0;
+                                gpu.place(cb, layout, x, t as f32 / 2.0 - 1.0, 0.02);
+                                d.cmd_draw(cb, 3, 1, 0, 0);
+                            }
+                            d.cmd_end_render_pass(cb);
+                            d.end_command_buffer(cb).map_err(|e| e.to_string())?;
+                        }
+                        Ok(cb)
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join()
+                        .map_err(|_| "a recording thread panicked".to_string())?
+                })
+                .collect::<Result<Vec<_>, String>>()
+        })?;
+        for _ in 0..THREADS as u32 * THREAD_DRAWS {
+            issued.draw("CmdDraw", 0);
+        }
+        gpu.submit(frame, &cbs)?;
+        for (pool, cb) in pools.iter().zip(&cbs) {
+            unsafe { gpu.device.free_command_buffers(*pool, &[*cb]) };
+        }
+    }
+    for pool in pools {
+        unsafe { gpu.device.destroy_command_pool(pool, None) };
     }
     Ok(())
 }
