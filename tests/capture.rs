@@ -103,6 +103,27 @@ fn chained_structures(trace: &Path) -> usize {
     n
 }
 
+/// The byte sizes of what the structures in parameter `param` of `command` point to.
+fn nested_sizes(trace: &Path, command: &str, param: usize) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    for chunk in TraceReader::open(trace).unwrap() {
+        let chunk = chunk.unwrap();
+        for r in chunk.records() {
+            let Some(c) = r.call_as_vulkan_call() else {
+                continue;
+            };
+            if c.command() != Some(command) {
+                continue;
+            }
+            let p = c.params().unwrap().get(param);
+            for n in p.nested().into_iter().flatten() {
+                sizes.push(n.bytes().map_or(0, |b| b.len()));
+            }
+        }
+    }
+    sizes
+}
+
 /// The generically recorded calls: command name and each parameter's bytes.
 fn generic_calls(trace: &Path) -> Vec<(String, Vec<Vec<u8>>)> {
     let mut calls = Vec::new();
@@ -198,6 +219,10 @@ fn vkcube_captures_100_frames_that_read_back_validate_and_replay() {
     assert_eq!(bytes.len(), 24, "one VkViewport");
     let width = f32::from_le_bytes(bytes[8..12].try_into().unwrap());
     assert_eq!(width, 500.0);
+
+    // Pointers inside structures are followed: vkcube's descriptor writes carry the
+    // uniform buffer's VkDescriptorBufferInfo (buffer, offset, range: 24 bytes).
+    assert!(nested_sizes(&trace, "vkUpdateDescriptorSets", 2).contains(&24));
 
     // Replay: one row per draw vkcube submitted, on both MME generations.
     let results = dir.path().join("cube.msr");

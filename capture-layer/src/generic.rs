@@ -141,3 +141,28 @@ pub unsafe fn chained<T>(ptr: *const T, count: usize) -> VulkanParamT {
     }
     p
 }
+
+/// `param` (the `count` structures at `ptr`) with what each structure's pointer members
+/// point to, read by `nested`: for each element in turn, its members in order.
+///
+/// # Safety
+/// A non-null `ptr` must point to `count` valid structures.
+pub unsafe fn with_nested<T>(
+    mut param: VulkanParamT,
+    ptr: *const T,
+    count: usize,
+    nested: unsafe fn(&T) -> Vec<VulkanParamT>,
+) -> VulkanParamT {
+    if ptr.is_null() || count == 0 {
+        return param;
+    }
+    let mut all = Vec::new();
+    for i in 0..count.min(MAX_NESTED_ELEMENTS) {
+        all.extend(nested(&*ptr.add(i)));
+    }
+    param.nested = Some(all);
+    param
+}
+
+/// The most array elements whose nested pointers are followed.
+const MAX_NESTED_ELEMENTS: usize = 4096;

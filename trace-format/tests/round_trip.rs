@@ -624,6 +624,9 @@ fn one_of_each() -> Vec<CallT> {
                         chain: Some(vec![mk!(VulkanParamT {
                             value: 1_000_053_001,
                             bytes: Some(vec![7; 16])
+                        })]),
+                        nested: Some(vec![mk!(VulkanParamT {
+                            bytes: Some(vec![9; 24])
                         })])
                     })
                 ])

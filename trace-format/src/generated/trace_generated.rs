@@ -20102,6 +20102,7 @@ impl<'a> VulkanParam<'a> {
   pub const VT_VALUE: ::flatbuffers::VOffsetT = 4;
   pub const VT_BYTES: ::flatbuffers::VOffsetT = 6;
   pub const VT_CHAIN: ::flatbuffers::VOffsetT = 8;
+  pub const VT_NESTED: ::flatbuffers::VOffsetT = 10;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -20114,6 +20115,7 @@ impl<'a> VulkanParam<'a> {
   ) -> ::flatbuffers::WIPOffset<VulkanParam<'bldr>> {
     let mut builder = VulkanParamBuilder::new(_fbb);
     builder.add_value(args.value);
+    if let Some(x) = args.nested { builder.add_nested(x); }
     if let Some(x) = args.chain { builder.add_chain(x); }
     if let Some(x) = args.bytes { builder.add_bytes(x); }
     builder.finish()
@@ -20127,10 +20129,14 @@ impl<'a> VulkanParam<'a> {
     let chain = self.chain().map(|x| {
       x.iter().map(|t| t.unpack()).collect()
     });
+    let nested = self.nested().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
     VulkanParamT {
       value,
       bytes,
       chain,
+      nested,
     }
   }
 
@@ -20158,6 +20164,16 @@ impl<'a> VulkanParam<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam>>>>(VulkanParam::VT_CHAIN, None)}
   }
+  /// For structures with pointer members: what each points to, encoded like a
+  /// parameter (arrays by their length member, strings, single structures), for each
+  /// element in turn, its pointer members in declaration order.
+  #[inline]
+  pub fn nested(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam<'a>>>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam>>>>(VulkanParam::VT_NESTED, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for VulkanParam<'_> {
@@ -20169,6 +20185,7 @@ impl ::flatbuffers::Verifiable for VulkanParam<'_> {
      .visit_field::<u64>("value", Self::VT_VALUE, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("bytes", Self::VT_BYTES, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<VulkanParam>>>>("chain", Self::VT_CHAIN, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<VulkanParam>>>>("nested", Self::VT_NESTED, false)?
      .finish();
     Ok(())
   }
@@ -20177,6 +20194,7 @@ pub struct VulkanParamArgs<'a> {
     pub value: u64,
     pub bytes: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
     pub chain: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam<'a>>>>>,
+    pub nested: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam<'a>>>>>,
 }
 impl<'a> Default for VulkanParamArgs<'a> {
   #[inline]
@@ -20185,6 +20203,7 @@ impl<'a> Default for VulkanParamArgs<'a> {
       value: 0,
       bytes: None,
       chain: None,
+      nested: None,
     }
   }
 }
@@ -20194,7 +20213,7 @@ impl Serialize for VulkanParam<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("VulkanParam", 3)?;
+    let mut s = serializer.serialize_struct("VulkanParam", 4)?;
       s.serialize_field("value", &self.value())?;
       if let Some(f) = self.bytes() {
         s.serialize_field("bytes", &f)?;
@@ -20205,6 +20224,11 @@ impl Serialize for VulkanParam<'_> {
         s.serialize_field("chain", &f)?;
       } else {
         s.skip_field("chain")?;
+      }
+      if let Some(f) = self.nested() {
+        s.serialize_field("nested", &f)?;
+      } else {
+        s.skip_field("nested")?;
       }
     s.end()
   }
@@ -20228,6 +20252,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> VulkanParamBuilder<'a, 'b, A>
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(VulkanParam::VT_CHAIN, chain);
   }
   #[inline]
+  pub fn add_nested(&mut self, nested: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<VulkanParam<'b >>>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(VulkanParam::VT_NESTED, nested);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> VulkanParamBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     VulkanParamBuilder {
@@ -20248,6 +20276,7 @@ impl ::core::fmt::Debug for VulkanParam<'_> {
       ds.field("value", &self.value());
       ds.field("bytes", &self.bytes());
       ds.field("chain", &self.chain());
+      ds.field("nested", &self.nested());
       ds.finish()
   }
 }
@@ -20257,6 +20286,7 @@ pub struct VulkanParamT {
   pub value: u64,
   pub bytes: Option<alloc::vec::Vec<u8>>,
   pub chain: Option<alloc::vec::Vec<VulkanParamT>>,
+  pub nested: Option<alloc::vec::Vec<VulkanParamT>>,
 }
 impl Default for VulkanParamT {
   fn default() -> Self {
@@ -20264,6 +20294,7 @@ impl Default for VulkanParamT {
       value: 0,
       bytes: None,
       chain: None,
+      nested: None,
     }
   }
 }
@@ -20279,10 +20310,14 @@ impl VulkanParamT {
     let chain = self.chain.as_ref().map(|x|{
       let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack(_fbb)).collect();_fbb.create_vector(&w)
     });
+    let nested = self.nested.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack(_fbb)).collect();_fbb.create_vector(&w)
+    });
     VulkanParam::create(_fbb, &VulkanParamArgs{
       value,
       bytes,
       chain,
+      nested,
     })
   }
 }
