@@ -7,7 +7,7 @@ use trace_format::generated::trace::*;
 
 use super::util::{find_in_chain, handles, slice};
 use crate::dispatch::{self, DeviceData};
-use crate::recorder::{record, Scope};
+use crate::recorder::{record, record_with, Scope};
 
 /// Records a command-buffer call built by `build`.
 fn command(build: impl FnOnce() -> CallT) {
@@ -32,6 +32,21 @@ macro_rules! command_hook {
 /// A function name given with its terminating NUL.
 fn c_name(name: &'static str) -> &'static std::ffi::CStr {
     std::ffi::CStr::from_bytes_with_nul(name.as_bytes()).unwrap_or(c"")
+}
+
+/// As `command_hook!`, recording through the trace builder directly (no allocation per
+/// call): for the commands programs issue by the thousand.
+macro_rules! fast_command_hook {
+    ($(#[$doc:meta])* $hook:ident($cb:ident $(, $arg:ident: $ty:ty)*) => $table:ident.$field:ident, |$fbb:ident| $record:expr) => {
+        $(#[$doc])*
+        pub unsafe extern "system" fn $hook($cb: vk::CommandBuffer $(, $arg: $ty)*) {
+            let Some(d) = dispatch::device_of($cb) else {
+                return;
+            };
+            (d.fns.$table().$field)($cb $(, $arg)*);
+            record_with(Scope::Command, 0, |$fbb| $record);
+        }
+    };
 }
 
 /// Calls the next layer's extension function `name` of type `F` through `call`.
@@ -127,7 +142,7 @@ command_hook!(
     })))
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdBindDescriptorSets`.
     cmd_bind_descriptor_sets(
         cb,
@@ -139,14 +154,19 @@ command_hook!(
         dynamic_count: u32,
         dynamic_offsets: *const u32
     ) => fp_v1_0.cmd_bind_descriptor_sets,
-    CallT::CmdBindDescriptorSets(Box::new(table!(CmdBindDescriptorSetsT {
-        command_buffer: cb.as_raw(),
-        pipeline_bind_point: point.as_raw() as u32,
-        layout: layout.as_raw(),
-        first_set,
-        descriptor_sets: Some(handles(sets, set_count)),
-        dynamic_offsets: Some(slice(dynamic_offsets, dynamic_count).to_vec()),
-    })))
+    |fbb| {
+        let sets: Vec<u64> = slice(sets, set_count).iter().map(|s| s.as_raw()).collect();
+        let args = CmdBindDescriptorSetsArgs {
+            command_buffer: cb.as_raw(),
+            pipeline_bind_point: point.as_raw() as u32,
+            layout: layout.as_raw(),
+            first_set,
+            descriptor_sets: Some(fbb.create_vector(&sets)),
+            dynamic_offsets: Some(fbb.create_vector(slice(dynamic_offsets, dynamic_count))),
+        };
+        let call = CmdBindDescriptorSets::create(fbb, &args);
+        (Call::CmdBindDescriptorSets, call.as_union_value())
+    }
 );
 
 command_hook!(
@@ -177,7 +197,7 @@ command_hook!(
     })))
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdPushConstants`.
     cmd_push_constants(
         cb,
@@ -187,28 +207,35 @@ command_hook!(
         size: u32,
         values: *const std::ffi::c_void
     ) => fp_v1_0.cmd_push_constants,
-    CallT::CmdPushConstants(Box::new(table!(CmdPushConstantsT {
-        command_buffer: cb.as_raw(),
-        layout: layout.as_raw(),
-        stage_flags: stages.as_raw(),
-        offset,
-        data: Some(slice(values as *const u8, size).to_vec()),
-    })))
+    |fbb| {
+        let args = CmdPushConstantsArgs {
+            command_buffer: cb.as_raw(),
+            layout: layout.as_raw(),
+            stage_flags: stages.as_raw(),
+            offset,
+            data: Some(fbb.create_vector(slice(values as *const u8, size))),
+        };
+        let call = CmdPushConstants::create(fbb, &args);
+        (Call::CmdPushConstants, call.as_union_value())
+    }
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdDraw`.
     cmd_draw(cb, vertex_count: u32, instance_count: u32, first_vertex: u32, first_instance: u32) => fp_v1_0.cmd_draw,
-    CallT::CmdDraw(Box::new(table!(CmdDrawT {
-        command_buffer: cb.as_raw(),
-        vertex_count,
-        instance_count,
-        first_vertex,
-        first_instance,
-    })))
+    |fbb| {
+        let args = CmdDrawArgs {
+            command_buffer: cb.as_raw(),
+            vertex_count,
+            instance_count,
+            first_vertex,
+            first_instance,
+        };
+        (Call::CmdDraw, CmdDraw::create(fbb, &args).as_union_value())
+    }
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdDrawIndexed`.
     cmd_draw_indexed(
         cb,
@@ -218,14 +245,17 @@ command_hook!(
         vertex_offset: i32,
         first_instance: u32
     ) => fp_v1_0.cmd_draw_indexed,
-    CallT::CmdDrawIndexed(Box::new(table!(CmdDrawIndexedT {
-        command_buffer: cb.as_raw(),
-        index_count,
-        instance_count,
-        first_index,
-        vertex_offset,
-        first_instance,
-    })))
+    |fbb| {
+        let args = CmdDrawIndexedArgs {
+            command_buffer: cb.as_raw(),
+            index_count,
+            instance_count,
+            first_index,
+            vertex_offset,
+            first_instance,
+        };
+        (Call::CmdDrawIndexed, CmdDrawIndexed::create(fbb, &args).as_union_value())
+    }
 );
 
 command_hook!(

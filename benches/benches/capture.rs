@@ -1,0 +1,55 @@
+//! The capture layer's own cost per recorded call, apart from any driver: taking the
+//! trace lock and encoding a `vkCmdDraw` into the trace builder (the path hot commands
+//! take), against building it through the flatbuffers object API (the path the other
+//! typed hooks take). The trace is written to a temporary file as in a real capture.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use macroscope_capture::recorder::{self, Scope};
+use trace_format::generated::trace::{Call, CallT, CmdDraw, CmdDrawArgs, CmdDrawT};
+
+fn bench(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    // The recorder reads its settings from the environment once, as the layer does.
+    std::env::set_var("MACROSCOPE_CAPTURE_FILE", dir.path().join("bench.mscope"));
+    std::env::set_var("MACROSCOPE_LOG", "off");
+    recorder::start();
+    assert!(recorder::recording());
+
+    let mut group = c.benchmark_group("capture_record_draw");
+    group.throughput(Throughput::Elements(1));
+    let mut n = 0u32;
+    group.bench_function("builder", |b| {
+        b.iter(|| {
+            n = n.wrapping_add(1);
+            recorder::record_with(Scope::Command, 0, |fbb| {
+                let args = CmdDrawArgs {
+                    command_buffer: 0x55aa,
+                    vertex_count: black_box(n),
+                    instance_count: 1,
+                    first_vertex: 0,
+                    first_instance: 0,
+                };
+                (Call::CmdDraw, CmdDraw::create(fbb, &args).as_union_value())
+            })
+        })
+    });
+    group.bench_function("object_api", |b| {
+        b.iter(|| {
+            n = n.wrapping_add(1);
+            recorder::record(Scope::Command, 0, || {
+                let mut draw = CmdDrawT::default();
+                draw.command_buffer = 0x55aa;
+                draw.vertex_count = black_box(n);
+                draw.instance_count = 1;
+                Some(CallT::CmdDraw(Box::new(draw)))
+            })
+        })
+    });
+    group.finish();
+    recorder::finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
