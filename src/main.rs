@@ -34,6 +34,8 @@ enum Command {
     Capture(commands::capture::Args),
     /// Replay a trace through the bundled NVK model and write per-draw results.
     Replay(commands::replay::Args),
+    /// List a trace's shader modules and what the driver's SPIR-V passes find in them.
+    Shaders(commands::shaders::Args),
     /// Write a synthetic trace shaped like real frames, for trying the tools.
     Sample(commands::sample::Args),
 }
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         Command::Sample(args) => commands::sample::run(&args),
         Command::Tui(args) => commands::browse::run(&args),
         Command::Capture(args) => commands::capture::run(&args),
+        Command::Shaders(args) => commands::shaders::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -344,3 +344,37 @@ fn report_compare_and_export_on_replayed_results() {
         .count();
     assert_eq!(slices, 3 * 1000);
 }
+
+#[test]
+fn shaders_lists_modules_with_what_the_passes_find_and_dumps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/samples/multiview-nvidia.mscope"
+    );
+    let dump = dir.path().join("spv");
+    let out = macroscope(&["shaders", trace, "--dump", dump.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("Vertex") && text.contains("Fragment"),
+        "{text}"
+    );
+    assert!(text.contains("lowered 1 load(s)"), "{text}");
+    let mut files: Vec<String> = std::fs::read_dir(&dump)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert!(files.iter().any(|f| f.ends_with(".view-index.spv")));
+    let tess = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/samples/tessellation-nvidia.mscope"
+    );
+    let text = stdout(&macroscope(&["shaders", tess]));
+    assert!(
+        text.contains("Geometry") && text.contains("unknown (loops)"),
+        "{text}"
+    );
+}

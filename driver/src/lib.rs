@@ -17,3 +17,4 @@ pub mod gpu;
 pub mod mme;
 pub mod nvk;
 pub mod push;
+pub mod spirv;

@@ -7,6 +7,7 @@ pub mod dump;
 pub mod info;
 pub mod replay;
 pub mod sample;
+pub mod shaders;
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,0 +1,56 @@
+//! SPIR-V the driver compiles: what a module uses ([`analyze`]) and the passes that
+//! rewrite it for the hardware model ([`view_index`]). Modules are read and written with
+//! rspirv; a pass that cannot handle a module leaves it unchanged and says why.
+
+pub mod analysis;
+pub mod view_index;
+
+pub use analysis::{analyze, Findings, GsVertexCount};
+
+use rspirv::binary::Assemble;
+use rspirv::dr::{Instruction, Module, Operand};
+use rspirv::spirv::{Decoration, Op, Word};
+
+/// Why a module could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("not a SPIR-V module: {0}")]
+pub struct SpirvError(pub String);
+
+/// Parses SPIR-V words.
+pub fn load(words: &[u32]) -> Result<Module, SpirvError> {
+    rspirv::dr::load_words(words).map_err(|e| SpirvError(e.to_string()))
+}
+
+/// The module's words.
+pub fn words(module: &Module) -> Vec<u32> {
+    module.assemble()
+}
+
+/// The id operand at `i`, if it is one.
+pub(crate) fn id(inst: &Instruction, i: usize) -> Option<Word> {
+    match inst.operands.get(i) {
+        Some(Operand::IdRef(id)) => Some(*id),
+        _ => None,
+    }
+}
+
+/// Ids carrying `decoration` (with its first extra operand, if any, equal to `value`).
+pub(crate) fn decorated(module: &Module, decoration: Decoration) -> Vec<(Word, Option<Operand>)> {
+    module
+        .annotations
+        .iter()
+        .filter(|a| a.class.opcode == Op::Decorate)
+        .filter(|a| matches!(a.operands.get(1), Some(Operand::Decoration(d)) if *d == decoration))
+        .filter_map(|a| Some((id(a, 0)?, a.operands.get(2).cloned())))
+        .collect()
+}
+
+/// A fresh id, raising the module's bound.
+pub(crate) fn fresh_id(module: &mut Module) -> Word {
+    let header = module
+        .header
+        .get_or_insert_with(|| rspirv::dr::ModuleHeader::new(1));
+    let id = header.bound;
+    header.bound += 1;
+    id
+}

@@ -1,0 +1,165 @@
+//! The SPIR-V analysis and the ViewIndex pass on shaders compiled from GLSL (the scenes'
+//! and the test shaders beside this file) and on every module of the traces captured on
+//! NVIDIA's driver; every output is checked by spirv-val.
+//!
+//! Needs glslangValidator and spirv-val; without them the tests say so and pass, unless
+//! MACROSCOPE_REQUIRE_VULKAN is set (scripts/test sets it, after installing them).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use driver::spirv::view_index::{lower, Outcome};
+use driver::spirv::{analyze, load, words, GsVertexCount};
+
+fn have(tool: &str) -> bool {
+    Command::new(tool).arg("--version").output().is_ok()
+}
+
+fn ready() -> bool {
+    if have("spirv-val") && have("glslangValidator") {
+        return true;
+    }
+    assert!(
+        std::env::var_os("MACROSCOPE_REQUIRE_VULKAN").is_none(),
+        "spirv-val and glslangValidator are required here"
+    );
+    eprintln!("skipping: spirv-val or glslangValidator is missing");
+    false
+}
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+}
+
+/// SPIR-V compiled from GLSL by glslangValidator.
+fn compile(source: &Path) -> Vec<u32> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.spv");
+    let status = Command::new("glslangValidator")
+        .args(["-V", "--target-env", "vulkan1.1", "-o"])
+        .arg(&out)
+        .arg(source)
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{status:?}");
+    spv(&std::fs::read(out).unwrap())
+}
+
+fn spv(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .collect()
+}
+
+/// spirv-val's verdict on `words` (Vulkan 1.1 rules).
+fn valid(words: &[u32]) -> Result<(), String> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.spv");
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    std::fs::write(&path, bytes).unwrap();
+    let out = Command::new("spirv-val")
+        .args(["--target-env", "vulkan1.1"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[test]
+fn view_index_loads_become_root_table_loads_and_validate() {
+    if !ready() {
+        return;
+    }
+    let original = spv(&std::fs::read(repo("benches/shaders/view.frag.spv")).unwrap());
+    let mut module = load(&original).unwrap();
+    let before = analyze(&module);
+    assert_eq!(before.stages, ["Fragment"]);
+    assert!(before.view_index);
+    let ubo_before = before.ubo_loads_constant;
+    assert_eq!(lower(&mut module), Outcome::Lowered(1));
+    let lowered = words(&module);
+    valid(&lowered).unwrap();
+    let after = analyze(&load(&lowered).unwrap());
+    assert!(!after.view_index);
+    // The view index now comes from the root table: one more constant uniform load.
+    assert_eq!(after.ubo_loads_constant, ubo_before + 1);
+    let text = format!("{:?}", load(&lowered).unwrap().capabilities);
+    assert!(!text.contains("MultiView"), "{text}");
+    // A module without ViewIndex is left as it is.
+    let color = spv(&std::fs::read(repo("benches/shaders/color.frag.spv")).unwrap());
+    let mut m = load(&color).unwrap();
+    assert_eq!(lower(&mut m), Outcome::Unchanged("no ViewIndex"));
+    // Word for word, but for the header's generator id (rspirv writes its own).
+    assert_eq!(words(&m)[3..], color[3..]);
+}
+
+#[test]
+fn uniform_loads_are_told_constant_or_dynamic() {
+    if !ready() {
+        return;
+    }
+    let f = analyze(&load(&compile(&repo("driver/tests/shaders/dynamic_ubo.frag"))).unwrap());
+    assert!(f.ubo_loads_dynamic >= 1, "{f:?}");
+    assert!(f.ubo_loads_constant >= 1, "{f:?}");
+    let color = analyze(
+        &load(&spv(
+            &std::fs::read(repo("benches/shaders/color.frag.spv")).unwrap()
+        ))
+        .unwrap(),
+    );
+    assert_eq!((color.ubo_loads_constant, color.ubo_loads_dynamic), (1, 0));
+}
+
+#[test]
+fn geometry_vertex_counts_are_static_only_on_one_path() {
+    if !ready() {
+        return;
+    }
+    let count = |path: &str| analyze(&load(&compile(&repo(path))).unwrap()).gs_vertex_count;
+    assert_eq!(
+        count("driver/tests/shaders/straight.geom"),
+        Some(GsVertexCount::Static(4))
+    );
+    assert!(matches!(
+        count("driver/tests/shaders/data_loop.geom"),
+        Some(GsVertexCount::Unknown(_))
+    ));
+    assert_eq!(count("benches/shaders/tri.vert"), None);
+}
+
+#[test]
+fn every_module_of_the_nvidia_traces_analyzes_and_lowers_to_valid_spirv() {
+    if !ready() {
+        return;
+    }
+    let mut modules = 0;
+    let mut lowered = 0;
+    for name in ["multiview", "indirect", "storm", "tessellation"] {
+        let trace = repo(&format!("samples/{name}-nvidia.mscope"));
+        for chunk in trace_format::TraceReader::open(&trace).unwrap() {
+            for r in chunk.unwrap().records() {
+                let Some(m) = r.call_as_create_shader_module() else {
+                    continue;
+                };
+                let code: Vec<u32> = m.code().unwrap().iter().collect();
+                let mut module = load(&code).unwrap();
+                assert!(!analyze(&module).stages.is_empty());
+                if let Outcome::Lowered(_) = lower(&mut module) {
+                    lowered += 1;
+                }
+                valid(&words(&module)).unwrap();
+                modules += 1;
+            }
+        }
+    }
+    assert!(modules >= 8, "{modules}");
+    assert_eq!(
+        lowered, 1,
+        "the multiview scene's fragment shader reads ViewIndex"
+    );
+}
