@@ -130,6 +130,19 @@ fn geometry_vertex_counts_are_static_only_on_one_path() {
         Some(GsVertexCount::Unknown(_))
     ));
     assert_eq!(count("benches/shaders/tri.vert"), None);
+    // The scene's shrink shader: `for (int i = 0; i < 3; i++) EmitVertex();`.
+    let shrink = analyze(
+        &load(&spv(&std::fs::read(repo(
+            "benches/shaders/shrink.geom.spv",
+        ))
+        .unwrap()))
+        .unwrap(),
+    );
+    assert_eq!(shrink.gs_vertex_count, Some(GsVertexCount::Static(3)));
+    assert_eq!(
+        count("driver/tests/shaders/counted_loop.geom"),
+        Some(GsVertexCount::Static(2 + 3 * 5))
+    );
 }
 
 #[test]

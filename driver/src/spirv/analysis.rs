@@ -161,7 +161,8 @@ fn geometry_entry(module: &Module) -> Option<Word> {
         .and_then(|e| id(e, 1))
 }
 
-/// Vertices the geometry function emits, when its code has one path.
+/// Vertices the geometry function emits, when the code decides it alone: one path, or
+/// one counted loop with a constant start, bound and step (as GLSL's `for` compiles).
 fn gs_vertex_count(module: &Module, function: Word) -> GsVertexCount {
     let Some(f) = module
         .functions
@@ -179,15 +180,85 @@ fn gs_vertex_count(module: &Module, function: Word) -> GsVertexCount {
     if ops().any(|o| o == Op::FunctionCall) {
         return GsVertexCount::Unknown("calls functions");
     }
-    if ops().any(|o| o == Op::LoopMerge) {
-        return GsVertexCount::Unknown("loops");
+    let emits = |b: &rspirv::dr::Block| {
+        b.instructions
+            .iter()
+            .filter(|i| matches!(i.class.opcode, Op::EmitVertex | Op::EmitStreamVertex))
+            .count() as u32
+    };
+    let loops = ops().filter(|o| *o == Op::LoopMerge).count();
+    let conditionals = ops()
+        .filter(|o| matches!(o, Op::BranchConditional | Op::Switch))
+        .count();
+    match (loops, conditionals) {
+        (0, 0) => GsVertexCount::Static(f.blocks.iter().map(emits).sum()),
+        (0, _) => GsVertexCount::Unknown("branches"),
+        (1, 1) => match counted_loop(module, f) {
+            Some((header, merge, trips)) => {
+                let inside: u32 = f.blocks[header..merge].iter().map(emits).sum();
+                let outside: u32 = f.blocks[..header]
+                    .iter()
+                    .chain(&f.blocks[merge..])
+                    .map(emits)
+                    .sum();
+                GsVertexCount::Static(outside + trips * inside)
+            }
+            None => GsVertexCount::Unknown("a loop whose trip count depends on data"),
+        },
+        _ => GsVertexCount::Unknown("loops with branches"),
     }
-    if ops().any(|o| matches!(o, Op::BranchConditional | Op::Switch)) {
-        return GsVertexCount::Unknown("branches");
+}
+
+/// For a function with one loop: the header's and merge block's positions and the trip
+/// count, when the loop counts a function variable from a constant to a constant bound
+/// by a constant step.
+fn counted_loop(module: &Module, f: &rspirv::dr::Function) -> Option<(usize, usize, u32)> {
+    let constant = |id: Word| -> Option<i64> {
+        let c = module
+            .types_global_values
+            .iter()
+            .find(|i| i.class.opcode == Op::Constant && i.result_id == Some(id))?;
+        match c.operands.first()? {
+            Operand::LiteralBit32(v) => Some(i64::from(*v as i32)),
+            _ => None,
+        }
+    };
+    let position = |label: Word| {
+        f.blocks
+            .iter()
+            .position(|b| b.label.as_ref().and_then(|l| l.result_id) == Some(label))
+    };
+    let all = || f.blocks.iter().flat_map(|b| b.instructions.iter());
+    let merge_inst = all().find(|i| i.class.opcode == Op::LoopMerge)?;
+    let header = f.blocks.iter().position(|b| {
+        b.instructions
+            .iter()
+            .any(|i| i.class.opcode == Op::LoopMerge)
+    })?;
+    let merge = position(id(merge_inst, 0)?)?;
+    // The exit test: `cond = cmp (load var) constant` then a conditional branch.
+    let branch = all().find(|i| i.class.opcode == Op::BranchConditional)?;
+    let cond = all().find(|i| i.result_id == id(branch, 0))?;
+    let load = all().find(|i| i.result_id == id(cond, 0) && i.class.opcode == Op::Load)?;
+    let var = id(load, 0)?;
+    let bound = constant(id(cond, 1)?)?;
+    // The variable is stored twice: a constant before the loop, `var + step` in it.
+    let stores: Vec<_> = all()
+        .filter(|i| i.class.opcode == Op::Store && id(i, 0) == Some(var))
+        .collect();
+    if stores.len() != 2 {
+        return None;
     }
-    GsVertexCount::Static(
-        ops()
-            .filter(|o| matches!(o, Op::EmitVertex | Op::EmitStreamVertex))
-            .count() as u32,
-    )
+    let start = constant(id(stores[0], 1)?)?;
+    let add = all().find(|i| i.result_id == id(stores[1], 1) && i.class.opcode == Op::IAdd)?;
+    let step = constant(id(add, 1)?)?;
+    if step <= 0 {
+        return None;
+    }
+    let trips = match cond.class.opcode {
+        Op::SLessThan | Op::ULessThan => (bound - start + step - 1).div_euclid(step),
+        Op::SLessThanEqual | Op::ULessThanEqual => (bound - start + step).div_euclid(step),
+        _ => return None,
+    };
+    Some((header, merge, u32::try_from(trips.max(0)).ok()?))
 }
