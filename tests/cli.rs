@@ -372,7 +372,18 @@ fn shaders_lists_modules_with_what_the_passes_find_and_dumps_them() {
         env!("CARGO_MANIFEST_DIR"),
         "/samples/tessellation-nvidia.mscope"
     );
-    let text = stdout(&macroscope(&["shaders", tess]));
+    let tess_dump = dir.path().join("tess");
+    let text = stdout(&macroscope(&[
+        "shaders",
+        tess,
+        "--dump",
+        tess_dump.to_str().unwrap(),
+    ]));
+    assert!(std::fs::read_dir(&tess_dump).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .ends_with(".gs-count.spv")));
     // The shrink shader emits three vertices in a counted loop.
     let geometry = text.lines().find(|l| l.contains("Geometry")).unwrap();
     assert!(geometry.trim_end().ends_with(" 3"), "{text}");

@@ -176,3 +176,37 @@ fn every_module_of_the_nvidia_traces_analyzes_and_lowers_to_valid_spirv() {
         "the multiview scene's fragment shader reads ViewIndex"
     );
 }
+
+#[test]
+fn geometry_emits_become_counted_and_validate() {
+    use driver::spirv::gs_count;
+    if !ready() {
+        return;
+    }
+    for (path, emits) in [
+        ("driver/tests/shaders/straight.geom", 4),
+        ("driver/tests/shaders/counted_loop.geom", 5),
+        ("driver/tests/shaders/data_loop.geom", 1),
+        ("driver/tests/shaders/overflow.geom", 1),
+        ("benches/shaders/shrink.geom", 1),
+    ] {
+        let mut module = load(&compile(&repo(path))).unwrap();
+        match gs_count::lower(&mut module) {
+            gs_count::Outcome::Counted { emits: n, .. } => assert_eq!(n, emits, "{path}"),
+            other => panic!("{path}: {other:?}"),
+        }
+        let lowered = words(&module);
+        valid(&lowered).unwrap_or_else(|e| panic!("{path}: {e}"));
+        // Every emit now sits behind the counter's test.
+        let text = format!("{:?}", load(&lowered).unwrap().debug_names);
+        assert!(text.contains("gs_vertex_count"), "{path}");
+    }
+    let mut fragment = load(&spv(
+        &std::fs::read(repo("benches/shaders/color.frag.spv")).unwrap()
+    ))
+    .unwrap();
+    assert_eq!(
+        gs_count::lower(&mut fragment),
+        gs_count::Outcome::Unchanged("not a geometry shader")
+    );
+}

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
+use driver::spirv::gs_count;
 use driver::spirv::view_index::{lower, Outcome};
 use driver::spirv::{analyze, load, words, GsVertexCount};
 use trace_format::{ReadOptions, TraceReader};
@@ -14,8 +15,8 @@ use trace_format::{ReadOptions, TraceReader};
 pub struct Args {
     /// A trace (.mscope).
     trace: PathBuf,
-    /// Write each module (`module-SEQ.spv`) and its lowered form
-    /// (`module-SEQ.view-index.spv`) into this folder.
+    /// Write each module (`module-SEQ.spv`) and its lowered forms
+    /// (`module-SEQ.view-index.spv`, `module-SEQ.gs-count.spv`) into this folder.
     #[arg(long, value_name = "DIR")]
     dump: Option<PathBuf>,
 }
@@ -80,6 +81,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                         dir.join(format!("module-{seq}.view-index.spv")),
                         bytes(&lowered),
                     )?;
+                }
+                if found.gs_vertex_count.is_some() {
+                    if let gs_count::Outcome::Counted { .. } = gs_count::lower(&mut module) {
+                        std::fs::write(
+                            dir.join(format!("module-{seq}.gs-count.spv")),
+                            bytes(&words(&module)),
+                        )?;
+                    }
                 }
             }
         }

@@ -3,6 +3,7 @@
 //! rspirv; a pass that cannot handle a module leaves it unchanged and says why.
 
 pub mod analysis;
+pub mod gs_count;
 pub mod view_index;
 
 pub use analysis::{analyze, Findings, GsVertexCount};
@@ -52,5 +53,25 @@ pub(crate) fn fresh_id(module: &mut Module) -> Word {
         .get_or_insert_with(|| rspirv::dr::ModuleHeader::new(1));
     let id = header.bound;
     header.bound += 1;
+    id
+}
+
+/// The id of the first global instruction (type, constant, variable) `matches` accepts,
+/// or of one `make` appends.
+pub(crate) fn global(
+    module: &mut Module,
+    matches: impl Fn(&Instruction) -> bool,
+    make: impl FnOnce(Word) -> Instruction,
+) -> Word {
+    if let Some(id) = module
+        .types_global_values
+        .iter()
+        .find(|i| matches(i))
+        .and_then(|i| i.result_id)
+    {
+        return id;
+    }
+    let id = fresh_id(module);
+    module.types_global_values.push(make(id));
     id
 }

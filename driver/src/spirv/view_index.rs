@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{BuiltIn, Capability, Decoration, Op, StorageClass, Word};
 
-use super::{decorated, fresh_id, id};
+use super::{decorated, fresh_id, global, id};
 use crate::nvk::root;
 
 /// The descriptor set the root descriptor table is bound at in lowered shaders.
@@ -52,7 +52,7 @@ pub fn lower(module: &mut Module) -> Outcome {
         return Outcome::Unchanged("ViewIndex is used other than by loads");
     }
 
-    let uint = find_or_add(
+    let uint = global(
         module,
         |i| {
             i.class.opcode == Op::TypeInt
@@ -67,7 +67,7 @@ pub fn lower(module: &mut Module) -> Outcome {
             )
         },
     );
-    let ptr_uint = find_or_add(
+    let ptr_uint = global(
         module,
         |i| {
             i.class.opcode == Op::TypePointer
@@ -89,7 +89,7 @@ pub fn lower(module: &mut Module) -> Outcome {
             )
         },
     );
-    let zero = find_or_add(
+    let zero = global(
         module,
         |i| {
             i.class.opcode == Op::Constant
@@ -250,23 +250,4 @@ pub fn lower(module: &mut Module) -> Outcome {
         .extensions
         .retain(|e| e.operands != [Operand::LiteralString("SPV_KHR_multiview".into())]);
     Outcome::Lowered(lowered)
-}
-
-/// The id of the first global instruction `matches` accepts, or of one `make` adds.
-fn find_or_add(
-    module: &mut Module,
-    matches: impl Fn(&Instruction) -> bool,
-    make: impl FnOnce(Word) -> Instruction,
-) -> Word {
-    if let Some(id) = module
-        .types_global_values
-        .iter()
-        .find(|i| matches(i))
-        .and_then(|i| i.result_id)
-    {
-        return id;
-    }
-    let id = fresh_id(module);
-    module.types_global_values.push(make(id));
-    id
 }
