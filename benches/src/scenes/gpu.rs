@@ -167,7 +167,9 @@ impl Gpu {
                     .mip_levels(1)
                     .array_layers(LAYERS)
                     .samples(vk::SampleCountFlags::TYPE_1)
-                    .usage(vk::ImageUsageFlags::COLOR_ATTACHMENT),
+                    .usage(
+                        vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
+                    ),
                 None,
             )?
         };

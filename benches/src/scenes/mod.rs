@@ -17,11 +17,14 @@ use std::collections::BTreeMap;
 
 use ash::vk;
 
-pub use gpu::{Error, Gpu};
+pub use gpu::{Buffer, Error, Gpu, LAYERS, SIZE};
 
-const TRI_VERT: &[u8] = include_bytes!("../../shaders/tri.vert.spv");
-const COLOR_FRAG: &[u8] = include_bytes!("../../shaders/color.frag.spv");
-const VIEW_FRAG: &[u8] = include_bytes!("../../shaders/view.frag.spv");
+/// The scenes' vertex shader: a triangle placed by push constants.
+pub const TRI_VERT: &[u8] = include_bytes!("../../shaders/tri.vert.spv");
+/// A fragment shader writing the bound tint.
+pub const COLOR_FRAG: &[u8] = include_bytes!("../../shaders/color.frag.spv");
+/// A fragment shader shading each view differently (reads ViewIndex).
+pub const VIEW_FRAG: &[u8] = include_bytes!("../../shaders/view.frag.spv");
 const PATCH_TESC: &[u8] = include_bytes!("../../shaders/patch.tesc.spv");
 const PATCH_TESE: &[u8] = include_bytes!("../../shaders/patch.tese.spv");
 const SHRINK_GEOM: &[u8] = include_bytes!("../../shaders/shrink.geom.spv");

@@ -1,0 +1,347 @@
+//! The driver's SPIR-V passes, run on lavapipe: a shader lowered by a pass renders what
+//! the original renders.
+//!
+//! ViewIndex: the scenes' multiview fragment shader, rendered once under a 4-view render
+//! pass, against its lowered form rendered once per layer without multiview with the
+//! root table (set 7, binding 0) holding that layer's view index: the four layers agree
+//! byte for byte.
+//!
+//! Needs a Vulkan device (lavapipe here); without one the test says so and passes,
+//! unless MACROSCOPE_REQUIRE_VULKAN is set (scripts/test sets it).
+
+use ash::vk;
+use benches::scenes::{self, Gpu, LAYERS, SIZE};
+use driver::spirv::view_index::{lower, Outcome, ROOT_TABLE_BINDING, ROOT_TABLE_SET};
+use driver::spirv::{load, words};
+
+const LAYER_BYTES: u64 = (SIZE * SIZE * 4) as u64;
+
+fn gpu() -> Option<Gpu> {
+    match Gpu::new(c"macroscope-shader-passes") {
+        Ok(gpu) => Some(gpu),
+        Err(e) => {
+            assert!(
+                std::env::var_os("MACROSCOPE_REQUIRE_VULKAN").is_none(),
+                "no Vulkan device: {e}"
+            );
+            eprintln!("skipping: no Vulkan device ({e})");
+            None
+        }
+    }
+}
+
+/// Copies `layers` layers of the colour target from `first` into `dst` at `offset`.
+unsafe fn read_back(
+    gpu: &Gpu,
+    cb: vk::CommandBuffer,
+    first: u32,
+    layers: u32,
+    dst: vk::Buffer,
+    offset: u64,
+) {
+    let d = &gpu.device;
+    let range = vk::ImageSubresourceRange {
+        aspect_mask: vk::ImageAspectFlags::COLOR,
+        base_mip_level: 0,
+        level_count: 1,
+        base_array_layer: first,
+        layer_count: layers,
+    };
+    let barrier = vk::ImageMemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::COLOR_ATTACHMENT_WRITE)
+        .dst_access_mask(vk::AccessFlags::TRANSFER_READ)
+        .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+        .new_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
+        .image(gpu.color)
+        .subresource_range(range);
+    d.cmd_pipeline_barrier(
+        cb,
+        vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
+        vk::PipelineStageFlags::TRANSFER,
+        vk::DependencyFlags::empty(),
+        &[],
+        &[],
+        &[barrier],
+    );
+    let region = vk::BufferImageCopy::default()
+        .buffer_offset(offset)
+        .image_subresource(vk::ImageSubresourceLayers {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            mip_level: 0,
+            base_array_layer: first,
+            layer_count: layers,
+        })
+        .image_extent(vk::Extent3D {
+            width: SIZE,
+            height: SIZE,
+            depth: 1,
+        });
+    d.cmd_copy_image_to_buffer(
+        cb,
+        gpu.color,
+        vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+        dst,
+        &[region],
+    );
+}
+
+#[test]
+fn lowered_view_index_renders_what_multiview_renders() {
+    let Some(mut gpu) = gpu() else { return };
+    let tint_bytes: Vec<u8> = [0.9f32, 0.6, 0.3, 1.0]
+        .iter()
+        .flat_map(|f| f.to_le_bytes())
+        .collect();
+    let tint = gpu
+        .buffer(vk::BufferUsageFlags::UNIFORM_BUFFER, &tint_bytes)
+        .unwrap();
+    let original_out = gpu
+        .buffer(
+            vk::BufferUsageFlags::TRANSFER_DST,
+            &vec![0; (LAYER_BYTES * u64::from(LAYERS)) as usize],
+        )
+        .unwrap();
+    let lowered_out = gpu
+        .buffer(
+            vk::BufferUsageFlags::TRANSFER_DST,
+            &vec![0; (LAYER_BYTES * u64::from(LAYERS)) as usize],
+        )
+        .unwrap();
+    let vert = gpu.module(scenes::TRI_VERT).unwrap();
+
+    // The original: one draw under view mask 0b1111.
+    let (layout, sets) = gpu.layout(&[&tint]).unwrap();
+    let frag = gpu.module(scenes::VIEW_FRAG).unwrap();
+    let stages = [
+        (vk::ShaderStageFlags::VERTEX, vert),
+        (vk::ShaderStageFlags::FRAGMENT, frag),
+    ];
+    let (multiview, mv_fb) = gpu.render_pass(&[0b1111]).unwrap();
+    let pipeline = gpu
+        .pipeline(
+            layout,
+            multiview,
+            0,
+            &stages,
+            vk::PrimitiveTopology::TRIANGLE_LIST,
+        )
+        .unwrap();
+    let d = gpu.device.clone();
+    gpu.frame(0, |cb| unsafe {
+        gpu.begin_pass(cb, multiview, mv_fb);
+        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+        d.cmd_bind_descriptor_sets(
+            cb,
+            vk::PipelineBindPoint::GRAPHICS,
+            layout,
+            0,
+            &sets[..1],
+            &[],
+        );
+        gpu.place(cb, layout, 0.0, 0.0, 0.8);
+        d.cmd_draw(cb, 3, 1, 0, 0);
+        d.cmd_end_render_pass(cb);
+        read_back(&gpu, cb, 0, LAYERS, original_out.buffer, 0);
+    })
+    .unwrap();
+
+    // The lowered shader: no multiview; the view index from the root table.
+    let words_in: Vec<u32> = scenes::VIEW_FRAG
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .collect();
+    let mut module = load(&words_in).unwrap();
+    assert_eq!(lower(&mut module), Outcome::Lowered(1));
+    let lowered: Vec<u8> = words(&module)
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let lowered_frag = gpu.module(&lowered).unwrap();
+    let root = gpu
+        .buffer(vk::BufferUsageFlags::UNIFORM_BUFFER, &[0; 256])
+        .unwrap();
+    let (root_layout, root_sets) = unsafe { root_table_layout(&gpu, &tint, &root) };
+    let (single, _) = gpu.render_pass(&[0]).unwrap();
+    let stages = [
+        (vk::ShaderStageFlags::VERTEX, vert),
+        (vk::ShaderStageFlags::FRAGMENT, lowered_frag),
+    ];
+    let lowered_pipeline = gpu
+        .pipeline(
+            root_layout,
+            single,
+            0,
+            &stages,
+            vk::PrimitiveTopology::TRIANGLE_LIST,
+        )
+        .unwrap();
+    for layer in 0..LAYERS {
+        let (view, fb) = unsafe { layer_framebuffer(&gpu, single, layer) };
+        // SAFETY: the mapping holds 256 bytes; the GPU is idle between frames.
+        unsafe {
+            std::ptr::copy_nonoverlapping(layer.to_le_bytes().as_ptr(), root.mapped.add(12), 4)
+        };
+        gpu.frame(u64::from(layer) + 1, |cb| unsafe {
+            gpu.begin_pass(cb, single, fb);
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, lowered_pipeline);
+            d.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::GRAPHICS,
+                root_layout,
+                0,
+                &root_sets[..1],
+                &[],
+            );
+            d.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::GRAPHICS,
+                root_layout,
+                ROOT_TABLE_SET,
+                &root_sets[1..],
+                &[],
+            );
+            gpu.place(cb, root_layout, 0.0, 0.0, 0.8);
+            d.cmd_draw(cb, 3, 1, 0, 0);
+            d.cmd_end_render_pass(cb);
+            read_back(
+                &gpu,
+                cb,
+                layer,
+                1,
+                lowered_out.buffer,
+                u64::from(layer) * LAYER_BYTES,
+            );
+        })
+        .unwrap();
+        unsafe {
+            d.destroy_framebuffer(fb, None);
+            d.destroy_image_view(view, None);
+        }
+    }
+
+    let bytes = |b: &scenes::Buffer| unsafe {
+        std::slice::from_raw_parts(b.mapped, (LAYER_BYTES * u64::from(LAYERS)) as usize).to_vec()
+    };
+    let (a, b) = (bytes(&original_out), bytes(&lowered_out));
+    let layer =
+        |v: &[u8], l: u64| v[(l * LAYER_BYTES) as usize..((l + 1) * LAYER_BYTES) as usize].to_vec();
+    for l in 0..u64::from(LAYERS) {
+        assert!(layer(&a, l) == layer(&b, l), "layer {l} differs");
+    }
+    // The layers differ from each other: the view index reached the shader.
+    assert!(layer(&a, 0) != layer(&a, 3));
+    unsafe {
+        d.destroy_pipeline_layout(root_layout, None);
+    }
+}
+
+/// A pipeline layout with the tint at set 0, empty sets 1 to 6 and the root table at
+/// set 7; descriptor sets for set 0 and set 7.
+unsafe fn root_table_layout(
+    gpu: &Gpu,
+    tint: &scenes::Buffer,
+    root: &scenes::Buffer,
+) -> (vk::PipelineLayout, Vec<vk::DescriptorSet>) {
+    let d = &gpu.device;
+    let ubo = [vk::DescriptorSetLayoutBinding::default()
+        .binding(ROOT_TABLE_BINDING)
+        .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+        .descriptor_count(1)
+        .stage_flags(vk::ShaderStageFlags::FRAGMENT)];
+    let with_ubo = d
+        .create_descriptor_set_layout(
+            &vk::DescriptorSetLayoutCreateInfo::default().bindings(&ubo),
+            None,
+        )
+        .unwrap();
+    let empty = d
+        .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default(), None)
+        .unwrap();
+    let mut set_layouts = vec![with_ubo];
+    set_layouts.extend(std::iter::repeat_n(empty, ROOT_TABLE_SET as usize - 1));
+    set_layouts.push(with_ubo);
+    let ranges = [vk::PushConstantRange {
+        stage_flags: vk::ShaderStageFlags::VERTEX,
+        offset: 0,
+        size: 16,
+    }];
+    let layout = d
+        .create_pipeline_layout(
+            &vk::PipelineLayoutCreateInfo::default()
+                .set_layouts(&set_layouts)
+                .push_constant_ranges(&ranges),
+            None,
+        )
+        .unwrap();
+    let sizes = [vk::DescriptorPoolSize {
+        ty: vk::DescriptorType::UNIFORM_BUFFER,
+        descriptor_count: 2,
+    }];
+    let pool = d
+        .create_descriptor_pool(
+            &vk::DescriptorPoolCreateInfo::default()
+                .max_sets(2)
+                .pool_sizes(&sizes),
+            None,
+        )
+        .unwrap();
+    let sets = d
+        .allocate_descriptor_sets(
+            &vk::DescriptorSetAllocateInfo::default()
+                .descriptor_pool(pool)
+                .set_layouts(&[with_ubo, with_ubo]),
+        )
+        .unwrap();
+    for (set, buffer) in sets.iter().zip([tint.buffer, root.buffer]) {
+        let info = [vk::DescriptorBufferInfo {
+            buffer,
+            offset: 0,
+            range: vk::WHOLE_SIZE,
+        }];
+        let write = vk::WriteDescriptorSet::default()
+            .dst_set(*set)
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+            .buffer_info(&info);
+        d.update_descriptor_sets(&[write], &[]);
+    }
+    (layout, sets)
+}
+
+/// A framebuffer of `pass` over layer `layer` of the colour target alone.
+unsafe fn layer_framebuffer(
+    gpu: &Gpu,
+    pass: vk::RenderPass,
+    layer: u32,
+) -> (vk::ImageView, vk::Framebuffer) {
+    let d = &gpu.device;
+    let view = d
+        .create_image_view(
+            &vk::ImageViewCreateInfo::default()
+                .image(gpu.color)
+                .view_type(vk::ImageViewType::TYPE_2D)
+                .format(vk::Format::R8G8B8A8_UNORM)
+                .subresource_range(vk::ImageSubresourceRange {
+                    aspect_mask: vk::ImageAspectFlags::COLOR,
+                    base_mip_level: 0,
+                    level_count: 1,
+                    base_array_layer: layer,
+                    layer_count: 1,
+                }),
+            None,
+        )
+        .unwrap();
+    let views = [view];
+    let fb = d
+        .create_framebuffer(
+            &vk::FramebufferCreateInfo::default()
+                .render_pass(pass)
+                .attachments(&views)
+                .width(SIZE)
+                .height(SIZE)
+                .layers(1),
+            None,
+        )
+        .unwrap();
+    (view, fb)
+}
