@@ -9,6 +9,11 @@
 //! Geometry vertex counting: a GS that tries to emit six vertices with a maximum of
 //! three, counted, renders what the same GS emitting only its three renders.
 //!
+//! Pass-through TCS: patches tessellated with the synthesized TCS, its levels in push
+//! constants, make as many primitives (a pipeline-statistics query of clipping
+//! invocations) as with a hand-written TCS of the same levels, and one a patch at
+//! levels 1.
+//!
 //! Needs a Vulkan device (lavapipe here) and glslangValidator; without them the tests
 //! say so and pass, unless MACROSCOPE_REQUIRE_VULKAN is set (scripts/test sets it).
 
@@ -461,4 +466,109 @@ fn a_counted_geometry_shader_emits_exactly_its_maximum() {
         lowered == reference,
         "the counted shader drew something else"
     );
+}
+
+/// Primitives reaching the clipper when `patches` patches go through `tcs` (with push
+/// constants `levels`, inner[2] then outer[4]) and the tessellation scene's TES.
+fn primitives(gpu: &mut Gpu, tcs: &[u8], levels: [f32; 6], patches: u32) -> u64 {
+    let d = gpu.device.clone();
+    let ranges = [vk::PushConstantRange {
+        stage_flags: vk::ShaderStageFlags::TESSELLATION_CONTROL,
+        offset: 0,
+        size: 24,
+    }];
+    let layout = unsafe {
+        d.create_pipeline_layout(
+            &vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges),
+            None,
+        )
+    }
+    .unwrap();
+    let tese = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/patch.tese.spv"),
+    )
+    .unwrap();
+    let stages = [
+        (
+            vk::ShaderStageFlags::VERTEX,
+            gpu.module(&compile("patch.vert").unwrap()).unwrap(),
+        ),
+        (
+            vk::ShaderStageFlags::TESSELLATION_CONTROL,
+            gpu.module(tcs).unwrap(),
+        ),
+        (
+            vk::ShaderStageFlags::TESSELLATION_EVALUATION,
+            gpu.module(&tese).unwrap(),
+        ),
+        (
+            vk::ShaderStageFlags::FRAGMENT,
+            gpu.module(&compile("white.frag").unwrap()).unwrap(),
+        ),
+    ];
+    let (pass, fb) = gpu.render_pass(&[0]).unwrap();
+    let pipeline = gpu
+        .pipeline(layout, pass, 0, &stages, vk::PrimitiveTopology::PATCH_LIST)
+        .unwrap();
+    let pool = unsafe {
+        d.create_query_pool(
+            &vk::QueryPoolCreateInfo::default()
+                .query_type(vk::QueryType::PIPELINE_STATISTICS)
+                .query_count(1)
+                .pipeline_statistics(vk::QueryPipelineStatisticFlags::CLIPPING_INVOCATIONS),
+            None,
+        )
+    }
+    .unwrap();
+    let bytes: Vec<u8> = levels.iter().flat_map(|f| f.to_le_bytes()).collect();
+    gpu.frame(0, |cb| unsafe {
+        d.cmd_reset_query_pool(cb, pool, 0, 1);
+        gpu.begin_pass(cb, pass, fb);
+        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+        d.cmd_push_constants(
+            cb,
+            layout,
+            vk::ShaderStageFlags::TESSELLATION_CONTROL,
+            0,
+            &bytes,
+        );
+        d.cmd_begin_query(cb, pool, 0, vk::QueryControlFlags::empty());
+        d.cmd_draw(cb, 3 * patches, 1, 0, 0);
+        d.cmd_end_query(cb, pool, 0);
+        d.cmd_end_render_pass(cb);
+    })
+    .unwrap();
+    let mut count = [0u64; 1];
+    unsafe {
+        d.get_query_pool_results(
+            pool,
+            0,
+            &mut count,
+            vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+        )
+        .unwrap();
+        d.destroy_query_pool(pool, None);
+        d.destroy_pipeline_layout(layout, None);
+    }
+    count[0]
+}
+
+#[test]
+fn the_pass_through_tcs_tessellates_as_its_push_constants_say() {
+    use driver::spirv::passthrough_tcs::synthesize;
+    let Some(reference) = compile("levels.tesc") else {
+        return;
+    };
+    let Some(mut gpu) = gpu() else { return };
+    let synthesized: Vec<u8> = words(&synthesize(3, &[]).unwrap())
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    // Levels 1 everywhere: one triangle a patch.
+    assert_eq!(primitives(&mut gpu, &synthesized, [1.0; 6], 5), 5);
+    // The hand-written TCS's levels, through push constants: as many primitives.
+    let levels = [3.0, 1.0, 2.0, 3.0, 4.0, 1.0];
+    let expected = primitives(&mut gpu, &reference, [0.0; 6], 2);
+    assert!(expected > 2, "{expected}");
+    assert_eq!(primitives(&mut gpu, &synthesized, levels, 2), expected);
 }

@@ -210,3 +210,47 @@ fn geometry_emits_become_counted_and_validate() {
         gs_count::Outcome::Unchanged("not a geometry shader")
     );
 }
+
+#[test]
+fn a_synthesized_pass_through_tcs_validates() {
+    use driver::spirv::passthrough_tcs::{synthesize, VertexOutput};
+    if !ready() {
+        return;
+    }
+    for (patch, outputs) in [
+        (3, vec![]),
+        (
+            4,
+            vec![
+                VertexOutput {
+                    location: 0,
+                    components: 4,
+                },
+                VertexOutput {
+                    location: 2,
+                    components: 1,
+                },
+            ],
+        ),
+        (
+            1,
+            vec![VertexOutput {
+                location: 1,
+                components: 3,
+            }],
+        ),
+    ] {
+        let module = synthesize(patch, &outputs).unwrap();
+        valid(&words(&module)).unwrap_or_else(|e| panic!("patch {patch}: {e}"));
+        assert_eq!(analyze(&module).stages, ["TessellationControl"]);
+    }
+    assert!(synthesize(0, &[]).is_err());
+    assert!(synthesize(
+        3,
+        &[VertexOutput {
+            location: 0,
+            components: 5
+        }]
+    )
+    .is_err());
+}

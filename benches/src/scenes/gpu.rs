@@ -95,7 +95,8 @@ impl Gpu {
         let features = vk::PhysicalDeviceFeatures::default()
             .tessellation_shader(true)
             .geometry_shader(true)
-            .multi_draw_indirect(true);
+            .multi_draw_indirect(true)
+            .pipeline_statistics_query(true);
         let mut v11 = vk::PhysicalDeviceVulkan11Features::default()
             .multiview(true)
             .multiview_geometry_shader(true)
