@@ -14,6 +14,10 @@
 //! invocations) as with a hand-written TCS of the same levels, and one a patch at
 //! levels 1.
 //!
+//! UBO access chains: a fragment shader summing a uniform array in a loop (dynamic
+//! indices) and scaling by a constant-indexed member renders the same image after the
+//! pass.
+//!
 //! Needs a Vulkan device (lavapipe here) and glslangValidator; without them the tests
 //! say so and pass, unless MACROSCOPE_REQUIRE_VULKAN is set (scripts/test sets it).
 
@@ -571,4 +575,87 @@ fn the_pass_through_tcs_tessellates_as_its_push_constants_say() {
     let expected = primitives(&mut gpu, &reference, [0.0; 6], 2);
     assert!(expected > 2, "{expected}");
     assert_eq!(primitives(&mut gpu, &synthesized, levels, 2), expected);
+}
+
+/// Draws the scenes' triangle with fragment shader `frag` and the uniform data `ubo`,
+/// and reads back layer 0.
+fn render_with_ubo(gpu: &mut Gpu, frag: &[u8], ubo: &[u8]) -> Vec<u8> {
+    let data = gpu
+        .buffer(vk::BufferUsageFlags::UNIFORM_BUFFER, ubo)
+        .unwrap();
+    let out = gpu
+        .buffer(
+            vk::BufferUsageFlags::TRANSFER_DST,
+            &vec![0; LAYER_BYTES as usize],
+        )
+        .unwrap();
+    let (layout, sets) = gpu.layout(&[&data]).unwrap();
+    let stages = [
+        (
+            vk::ShaderStageFlags::VERTEX,
+            gpu.module(scenes::TRI_VERT).unwrap(),
+        ),
+        (vk::ShaderStageFlags::FRAGMENT, gpu.module(frag).unwrap()),
+    ];
+    let (pass, fb) = gpu.render_pass(&[0]).unwrap();
+    let pipeline = gpu
+        .pipeline(
+            layout,
+            pass,
+            0,
+            &stages,
+            vk::PrimitiveTopology::TRIANGLE_LIST,
+        )
+        .unwrap();
+    let d = gpu.device.clone();
+    gpu.frame(0, |cb| unsafe {
+        gpu.begin_pass(cb, pass, fb);
+        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+        d.cmd_bind_descriptor_sets(
+            cb,
+            vk::PipelineBindPoint::GRAPHICS,
+            layout,
+            0,
+            &sets[..1],
+            &[],
+        );
+        gpu.place(cb, layout, 0.0, 0.0, 0.8);
+        d.cmd_draw(cb, 3, 1, 0, 0);
+        d.cmd_end_render_pass(cb);
+        read_back(gpu, cb, 0, 1, out.buffer, 0);
+    })
+    .unwrap();
+    unsafe { std::slice::from_raw_parts(out.mapped, LAYER_BYTES as usize).to_vec() }
+}
+
+#[test]
+fn ubo_chains_render_what_the_original_renders() {
+    use driver::spirv::ubo_chains;
+    let Some(original) = compile("dynamic_ubo.frag") else {
+        return;
+    };
+    let Some(mut gpu) = gpu() else { return };
+    // colors[4] (std140: 16 bytes apart) then scale at byte 64.
+    let mut ubo: Vec<f32> = vec![
+        0.1, 0.0, 0.05, 0.25, 0.0, 0.2, 0.0, 0.25, 0.05, 0.0, 0.3, 0.25, 0.1, 0.1, 0.0, 0.25,
+    ];
+    ubo.extend([1.5, 0.0, 0.0, 0.0]);
+    let bytes: Vec<u8> = ubo.iter().flat_map(|f| f.to_le_bytes()).collect();
+    let words_in: Vec<u32> = original
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .collect();
+    let mut module = load(&words_in).unwrap();
+    assert!(matches!(
+        ubo_chains::lower(&mut module),
+        ubo_chains::Outcome::Lowered(2)
+    ));
+    let lowered: Vec<u8> = words(&module)
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let before = render_with_ubo(&mut gpu, &original, &bytes);
+    let after = render_with_ubo(&mut gpu, &lowered, &bytes);
+    assert!(before.iter().any(|b| *b != 0 && *b != 255), "nothing drawn");
+    assert!(before == after, "the lowered shader renders differently");
 }

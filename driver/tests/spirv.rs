@@ -146,7 +146,7 @@ fn geometry_vertex_counts_are_static_only_on_one_path() {
 }
 
 #[test]
-fn every_module_of_the_nvidia_traces_analyzes_and_lowers_to_valid_spirv() {
+fn every_module_of_the_nvidia_traces_goes_through_the_passes_to_valid_spirv() {
     if !ready() {
         return;
     }
@@ -165,6 +165,9 @@ fn every_module_of_the_nvidia_traces_analyzes_and_lowers_to_valid_spirv() {
                 if let Outcome::Lowered(_) = lower(&mut module) {
                     lowered += 1;
                 }
+                valid(&words(&module)).unwrap();
+                // And the UBO pass over the result: still valid.
+                driver::spirv::ubo_chains::lower(&mut module);
                 valid(&words(&module)).unwrap();
                 modules += 1;
             }
@@ -253,4 +256,36 @@ fn a_synthesized_pass_through_tcs_validates() {
         }]
     )
     .is_err());
+}
+
+#[test]
+fn ubo_loads_become_per_component_chains_and_validate() {
+    use driver::spirv::ubo_chains;
+    if !ready() {
+        return;
+    }
+    let sources = [
+        compile(&repo("driver/tests/shaders/dynamic_ubo.frag")),
+        spv(&std::fs::read(repo("benches/shaders/color.frag.spv")).unwrap()),
+        spv(&std::fs::read(repo("benches/shaders/view.frag.spv")).unwrap()),
+        compile(&repo("driver/tests/shaders/data_loop.geom")),
+    ];
+    for (n, code) in sources.iter().enumerate() {
+        let mut module = load(code).unwrap();
+        let before = analyze(&module);
+        let loads = before.ubo_loads_constant + before.ubo_loads_dynamic;
+        assert_eq!(
+            ubo_chains::lower(&mut module),
+            ubo_chains::Outcome::Lowered(loads),
+            "shader {n}"
+        );
+        let lowered = words(&module);
+        valid(&lowered).unwrap_or_else(|e| panic!("shader {n}: {e}"));
+        // Every load now reads one scalar through a constant-free chain of the view.
+        let after = analyze(&load(&lowered).unwrap());
+        assert!(
+            after.ubo_loads_constant + after.ubo_loads_dynamic >= loads,
+            "shader {n}"
+        );
+    }
 }

@@ -103,7 +103,7 @@ pub fn analyze(module: &Module) -> Findings {
 
 /// Variables of the Uniform storage class whose type is a Block-decorated structure
 /// (or an array of them).
-fn uniform_block_variables(module: &Module) -> Vec<Word> {
+pub(crate) fn uniform_block_variables(module: &Module) -> Vec<Word> {
     let blocks: HashSet<Word> = decorated(module, Decoration::Block)
         .into_iter()
         .map(|(id, _)| id)

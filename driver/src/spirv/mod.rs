@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod gs_count;
 pub mod passthrough_tcs;
+pub mod ubo_chains;
 pub mod view_index;
 
 pub use analysis::{analyze, Findings, GsVertexCount};
