@@ -144,6 +144,18 @@ fn generic_calls(trace: &Path) -> Vec<(String, Vec<Vec<u8>>)> {
     calls
 }
 
+/// Runs the driver's SPIR-V passes over `words` (ViewIndex, geometry counting, UBO
+/// chains, one after another) and checks each output with spirv-val.
+fn passes_validate(dir: &Path, words: &[u32]) {
+    use driver::spirv::{gs_count, load, ubo_chains, view_index, words as assemble};
+    let mut module = load(words).unwrap();
+    view_index::lower(&mut module);
+    gs_count::lower(&mut module);
+    ubo_chains::lower(&mut module);
+    let v = spirv_val(dir, &assemble(&module));
+    assert!(v.status.success(), "spirv-val after the passes: {v:?}");
+}
+
 fn spirv_val(dir: &Path, words: &[u32]) -> Output {
     let path = dir.join("module.spv");
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -195,6 +207,7 @@ fn vkcube_captures_100_frames_that_read_back_validate_and_replay() {
     for m in &modules {
         let v = spirv_val(dir.path(), m);
         assert!(v.status.success(), "spirv-val: {v:?}");
+        passes_validate(dir.path(), m);
     }
 
     // Every other command is recorded generically, with its parameters: vkcube's
@@ -295,6 +308,7 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
     for m in &modules {
         let v = spirv_val(dir.path(), m);
         assert!(v.status.success(), "spirv-val on Zink's SPIR-V: {v:?}");
+        passes_validate(dir.path(), m);
     }
     let results = dir.path().join("gears.msr");
     let r = Command::new(env!("CARGO_BIN_EXE_macroscope"))
