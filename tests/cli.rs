@@ -366,8 +366,11 @@ fn shaders_lists_modules_with_what_the_passes_find_and_dumps_them() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     files.sort();
-    assert_eq!(files.len(), 3, "{files:?}");
+    // Two modules, the fragment shader's ViewIndex and UBO lowered forms.
+    assert_eq!(files.len(), 4, "{files:?}");
     assert!(files.iter().any(|f| f.ends_with(".view-index.spv")));
+    assert!(files.iter().any(|f| f.ends_with(".ubo.spv")));
+    assert!(text.contains("1 chained"), "{text}");
     let tess = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/samples/tessellation-nvidia.mscope"

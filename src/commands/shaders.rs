@@ -5,9 +5,9 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use driver::spirv::gs_count;
 use driver::spirv::view_index::{lower, Outcome};
 use driver::spirv::{analyze, load, words, GsVertexCount};
+use driver::spirv::{gs_count, ubo_chains};
 use trace_format::{ReadOptions, TraceReader};
 
 /// Arguments of `macroscope shaders`.
@@ -16,7 +16,7 @@ pub struct Args {
     /// A trace (.mscope).
     trace: PathBuf,
     /// Write each module (`module-SEQ.spv`) and its lowered forms
-    /// (`module-SEQ.view-index.spv`, `module-SEQ.gs-count.spv`) into this folder.
+    /// (`module-SEQ.view-index.spv`, `.gs-count.spv`, `.ubo.spv`) into this folder.
     #[arg(long, value_name = "DIR")]
     dump: Option<PathBuf>,
 }
@@ -29,8 +29,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
     writeln!(
         out,
-        "{:>8}  {:<22} {:>8}  {:<18} {:>12}  gs vertices",
-        "call", "stages", "bytes", "view index", "ubo c/d"
+        "{:>8}  {:<22} {:>8}  {:<18} {:>8}  {:<14} gs vertices",
+        "call", "stages", "bytes", "view index", "ubo c/d", "ubo pass"
     )?;
     let mut failure = None;
     for chunk in TraceReader::open_with(&args.trace, &ReadOptions::parallel())? {
@@ -60,6 +60,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 Outcome::Unchanged("no ViewIndex") => "-".to_string(),
                 Outcome::Unchanged(why) => format!("kept: {why}"),
             };
+            let mut ubo_module = load(&code)?;
+            let (ubo, ubo_lowered) = match ubo_chains::lower(&mut ubo_module) {
+                ubo_chains::Outcome::Lowered(n) => (format!("{n} chained"), Some(ubo_module)),
+                ubo_chains::Outcome::Unchanged("no uniform blocks") => ("-".to_string(), None),
+                ubo_chains::Outcome::Unchanged(why) => (format!("kept: {why}"), None),
+            };
             let gs = match &found.gs_vertex_count {
                 None => "-".to_string(),
                 Some(GsVertexCount::Static(n)) => n.to_string(),
@@ -67,7 +73,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             };
             writeln!(
                 out,
-                "{seq:>8}  {:<22} {:>8}  {view:<18} {:>12}  {gs}",
+                "{seq:>8}  {:<22} {:>8}  {view:<18} {:>8}  {ubo:<14} {gs}",
                 found.stages.join(","),
                 code.len() * 4,
                 format!("{}/{}", found.ubo_loads_constant, found.ubo_loads_dynamic),
@@ -80,6 +86,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     std::fs::write(
                         dir.join(format!("module-{seq}.view-index.spv")),
                         bytes(&lowered),
+                    )?;
+                }
+                if let Some(ubo) = &ubo_lowered {
+                    std::fs::write(
+                        dir.join(format!("module-{seq}.ubo.spv")),
+                        bytes(&words(ubo)),
                     )?;
                 }
                 if found.gs_vertex_count.is_some() {
