@@ -146,6 +146,20 @@ pub fn lower(module: &mut Module) -> Outcome {
     if vars.is_empty() {
         return Outcome::Unchanged("no uniform blocks");
     }
+    // Matrix columns are taken 16 bytes apart (std140's column-major layout).
+    let odd_matrix = module.annotations.iter().any(|a| {
+        a.class.opcode == Op::MemberDecorate
+            && match a.operands.get(2) {
+                Some(Operand::Decoration(Decoration::RowMajor)) => true,
+                Some(Operand::Decoration(Decoration::MatrixStride)) => {
+                    !matches!(a.operands.get(3), Some(Operand::LiteralBit32(16)))
+                }
+                _ => false,
+            }
+    });
+    if odd_matrix {
+        return Outcome::Unchanged("a row-major matrix or a matrix stride other than 16");
+    }
     // Each block: its struct type and size.
     let mut blocks: HashMap<Word, (Word, u32)> = HashMap::new();
     {
