@@ -7,7 +7,7 @@
 use rspirv::dr::{Block, Instruction, Module, Operand};
 use rspirv::spirv::{ExecutionMode, ExecutionModel, Op, SelectionControl, StorageClass, Word};
 
-use super::{fresh_id, global, id};
+use super::{fresh_id, global, id, pointer_type, uint_constant, uint_type};
 
 /// What the pass did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,71 +79,19 @@ pub fn lower(module: &mut Module) -> Outcome {
     }
 
     // Types and constants: uint, bool, 0, 1, the maximum; a private uint counter.
-    let uint = global(
-        module,
-        |i| {
-            i.class.opcode == Op::TypeInt
-                && i.operands == [Operand::LiteralBit32(32), Operand::LiteralBit32(0)]
-        },
-        |id| {
-            Instruction::new(
-                Op::TypeInt,
-                None,
-                Some(id),
-                vec![Operand::LiteralBit32(32), Operand::LiteralBit32(0)],
-            )
-        },
-    );
+    let uint = uint_type(module);
     let boolean = global(
         module,
         |i| i.class.opcode == Op::TypeBool,
         |id| Instruction::new(Op::TypeBool, None, Some(id), vec![]),
     );
-    let constant = |module: &mut Module, v: u32| {
-        global(
-            module,
-            |i| {
-                i.class.opcode == Op::Constant
-                    && i.result_type == Some(uint)
-                    && i.operands == [Operand::LiteralBit32(v)]
-            },
-            |id| {
-                Instruction::new(
-                    Op::Constant,
-                    Some(uint),
-                    Some(id),
-                    vec![Operand::LiteralBit32(v)],
-                )
-            },
-        )
-    };
+    let constant = uint_constant;
     let (zero, one, limit) = (
         constant(module, 0),
         constant(module, 1),
         constant(module, max),
     );
-    let ptr = global(
-        module,
-        |i| {
-            i.class.opcode == Op::TypePointer
-                && i.operands
-                    == [
-                        Operand::StorageClass(StorageClass::Private),
-                        Operand::IdRef(uint),
-                    ]
-        },
-        |id| {
-            Instruction::new(
-                Op::TypePointer,
-                None,
-                Some(id),
-                vec![
-                    Operand::StorageClass(StorageClass::Private),
-                    Operand::IdRef(uint),
-                ],
-            )
-        },
-    );
+    let ptr = pointer_type(module, StorageClass::Private, uint);
     let counter = fresh_id(module);
     module.types_global_values.push(Instruction::new(
         Op::Variable,

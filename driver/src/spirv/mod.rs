@@ -12,7 +12,7 @@ pub use analysis::{analyze, Findings, GsVertexCount};
 
 use rspirv::binary::Assemble;
 use rspirv::dr::{Instruction, Module, Operand};
-use rspirv::spirv::{Decoration, Op, Word};
+use rspirv::spirv::{Decoration, Op, StorageClass, Word};
 
 /// Why a module could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -76,4 +76,35 @@ pub(crate) fn global(
     let id = fresh_id(module);
     module.types_global_values.push(make(id));
     id
+}
+
+/// The module's 32-bit unsigned integer type, added if it has none.
+pub(crate) fn uint_type(module: &mut Module) -> Word {
+    let operands = [Operand::LiteralBit32(32), Operand::LiteralBit32(0)];
+    global(
+        module,
+        |i| i.class.opcode == Op::TypeInt && i.operands == operands,
+        |id| Instruction::new(Op::TypeInt, None, Some(id), operands.to_vec()),
+    )
+}
+
+/// A 32-bit unsigned integer constant.
+pub(crate) fn uint_constant(module: &mut Module, value: u32) -> Word {
+    let uint = uint_type(module);
+    let operands = [Operand::LiteralBit32(value)];
+    global(
+        module,
+        |i| i.class.opcode == Op::Constant && i.result_type == Some(uint) && i.operands == operands,
+        |id| Instruction::new(Op::Constant, Some(uint), Some(id), operands.to_vec()),
+    )
+}
+
+/// A pointer type to `pointee` in `storage`.
+pub(crate) fn pointer_type(module: &mut Module, storage: StorageClass, pointee: Word) -> Word {
+    let operands = [Operand::StorageClass(storage), Operand::IdRef(pointee)];
+    global(
+        module,
+        |i| i.class.opcode == Op::TypePointer && i.operands == operands,
+        |id| Instruction::new(Op::TypePointer, None, Some(id), operands.to_vec()),
+    )
 }

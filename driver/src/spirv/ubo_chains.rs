@@ -10,7 +10,7 @@ use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{Decoration, Op, StorageClass, Word};
 
 use super::analysis::uniform_block_variables;
-use super::{fresh_id, global, id};
+use super::{fresh_id, global, id, pointer_type, uint_constant, uint_type};
 
 /// What the pass did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -254,21 +254,7 @@ pub fn lower(module: &mut Module) -> Outcome {
     }
 
     // The uvec4 view: struct { uvec4 base[N]; } with the block's decorations.
-    let uint = global(
-        module,
-        |i| {
-            i.class.opcode == Op::TypeInt
-                && i.operands == [Operand::LiteralBit32(32), Operand::LiteralBit32(0)]
-        },
-        |id| {
-            Instruction::new(
-                Op::TypeInt,
-                None,
-                Some(id),
-                vec![Operand::LiteralBit32(32), Operand::LiteralBit32(0)],
-            )
-        },
-    );
+    let uint = uint_type(module);
     let uvec4 = global(
         module,
         |i| {
@@ -284,46 +270,8 @@ pub fn lower(module: &mut Module) -> Outcome {
             )
         },
     );
-    let uconst = |module: &mut Module, v: u32| {
-        global(
-            module,
-            |i| {
-                i.class.opcode == Op::Constant
-                    && i.result_type == Some(uint)
-                    && i.operands == [Operand::LiteralBit32(v)]
-            },
-            |id| {
-                Instruction::new(
-                    Op::Constant,
-                    Some(uint),
-                    Some(id),
-                    vec![Operand::LiteralBit32(v)],
-                )
-            },
-        )
-    };
-    let ptr_uint = global(
-        module,
-        |i| {
-            i.class.opcode == Op::TypePointer
-                && i.operands
-                    == [
-                        Operand::StorageClass(StorageClass::Uniform),
-                        Operand::IdRef(uint),
-                    ]
-        },
-        |id| {
-            Instruction::new(
-                Op::TypePointer,
-                None,
-                Some(id),
-                vec![
-                    Operand::StorageClass(StorageClass::Uniform),
-                    Operand::IdRef(uint),
-                ],
-            )
-        },
-    );
+    let uconst = uint_constant;
+    let ptr_uint = pointer_type(module, StorageClass::Uniform, uint);
     let (c0, c4, c16) = (uconst(module, 0), uconst(module, 4), uconst(module, 16));
     let mut view_of: HashMap<Word, Word> = HashMap::new();
     let mut vars_sorted: Vec<Word> = blocks.keys().copied().collect();
@@ -602,22 +550,7 @@ fn as_uint(
     index: Word,
 ) -> Word {
     if let Some(v) = types.constant(index) {
-        return global(
-            module,
-            |i| {
-                i.class.opcode == Op::Constant
-                    && i.result_type == Some(uint)
-                    && i.operands == [Operand::LiteralBit32(v)]
-            },
-            |id| {
-                Instruction::new(
-                    Op::Constant,
-                    Some(uint),
-                    Some(id),
-                    vec![Operand::LiteralBit32(v)],
-                )
-            },
-        );
+        return uint_constant(module, v);
     }
     // The index's type, from the module as it was before the rewrite.
     let ty = types

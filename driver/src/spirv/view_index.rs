@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{BuiltIn, Capability, Decoration, Op, StorageClass, Word};
 
-use super::{decorated, fresh_id, global, id};
+use super::{decorated, fresh_id, id, pointer_type, uint_constant, uint_type};
 use crate::nvk::root;
 
 /// The descriptor set the root descriptor table is bound at in lowered shaders.
@@ -52,59 +52,9 @@ pub fn lower(module: &mut Module) -> Outcome {
         return Outcome::Unchanged("ViewIndex is used other than by loads");
     }
 
-    let uint = global(
-        module,
-        |i| {
-            i.class.opcode == Op::TypeInt
-                && i.operands == [Operand::LiteralBit32(32), Operand::LiteralBit32(0)]
-        },
-        |id| {
-            Instruction::new(
-                Op::TypeInt,
-                None,
-                Some(id),
-                vec![Operand::LiteralBit32(32), Operand::LiteralBit32(0)],
-            )
-        },
-    );
-    let ptr_uint = global(
-        module,
-        |i| {
-            i.class.opcode == Op::TypePointer
-                && i.operands
-                    == [
-                        Operand::StorageClass(StorageClass::Uniform),
-                        Operand::IdRef(uint),
-                    ]
-        },
-        |id| {
-            Instruction::new(
-                Op::TypePointer,
-                None,
-                Some(id),
-                vec![
-                    Operand::StorageClass(StorageClass::Uniform),
-                    Operand::IdRef(uint),
-                ],
-            )
-        },
-    );
-    let zero = global(
-        module,
-        |i| {
-            i.class.opcode == Op::Constant
-                && i.result_type == Some(uint)
-                && i.operands == [Operand::LiteralBit32(0)]
-        },
-        |id| {
-            Instruction::new(
-                Op::Constant,
-                Some(uint),
-                Some(id),
-                vec![Operand::LiteralBit32(0)],
-            )
-        },
-    );
+    let uint = uint_type(module);
+    let ptr_uint = pointer_type(module, StorageClass::Uniform, uint);
+    let zero = uint_constant(module, 0);
     // struct RootTable { uint view_index; } at draw.view_index's offset.
     let table = fresh_id(module);
     let ptr_table = fresh_id(module);
