@@ -383,62 +383,6 @@ fn compile(name: &str) -> Option<Vec<u8>> {
     }
 }
 
-/// Renders one point through `geometry` and reads back layer 0.
-fn render_point(gpu: &mut Gpu, geometry: &[u8]) -> Vec<u8> {
-    let tint_bytes: Vec<u8> = [0.2f32, 0.8, 0.4, 1.0]
-        .iter()
-        .flat_map(|f| f.to_le_bytes())
-        .collect();
-    let tint = gpu
-        .buffer(vk::BufferUsageFlags::UNIFORM_BUFFER, &tint_bytes)
-        .unwrap();
-    let out = gpu
-        .buffer(
-            vk::BufferUsageFlags::TRANSFER_DST,
-            &vec![0; LAYER_BYTES as usize],
-        )
-        .unwrap();
-    let (layout, sets) = gpu.layout(&[&tint]).unwrap();
-    let stages = [
-        (
-            vk::ShaderStageFlags::VERTEX,
-            gpu.module(scenes::TRI_VERT).unwrap(),
-        ),
-        (
-            vk::ShaderStageFlags::GEOMETRY,
-            gpu.module(geometry).unwrap(),
-        ),
-        (
-            vk::ShaderStageFlags::FRAGMENT,
-            gpu.module(scenes::COLOR_FRAG).unwrap(),
-        ),
-    ];
-    let (pass, fb) = gpu.render_pass(&[0]).unwrap();
-    let pipeline = gpu
-        .pipeline(layout, pass, 0, &stages, vk::PrimitiveTopology::POINT_LIST)
-        .unwrap();
-    let d = gpu.device.clone();
-    gpu.frame(0, |cb| unsafe {
-        gpu.begin_pass(cb, pass, fb);
-        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
-        d.cmd_bind_descriptor_sets(
-            cb,
-            vk::PipelineBindPoint::GRAPHICS,
-            layout,
-            0,
-            &sets[..1],
-            &[],
-        );
-        // Vertex 0 of the scenes' triangle sits at (-1, -1) × scale + offset: the centre.
-        gpu.place(cb, layout, 0.0, 0.0, 0.0);
-        d.cmd_draw(cb, 1, 1, 0, 0);
-        d.cmd_end_render_pass(cb);
-        read_back(gpu, cb, 0, 1, out.buffer, 0);
-    })
-    .unwrap();
-    unsafe { std::slice::from_raw_parts(out.mapped, LAYER_BYTES as usize).to_vec() }
-}
-
 #[test]
 fn a_counted_geometry_shader_emits_exactly_its_maximum() {
     use driver::spirv::gs_count;
@@ -577,57 +521,6 @@ fn the_pass_through_tcs_tessellates_as_its_push_constants_say() {
     assert_eq!(primitives(&mut gpu, &synthesized, levels, 2), expected);
 }
 
-/// Draws the scenes' triangle with fragment shader `frag` and the uniform data `ubo`,
-/// and reads back layer 0.
-fn render_with_ubo(gpu: &mut Gpu, frag: &[u8], ubo: &[u8]) -> Vec<u8> {
-    let data = gpu
-        .buffer(vk::BufferUsageFlags::UNIFORM_BUFFER, ubo)
-        .unwrap();
-    let out = gpu
-        .buffer(
-            vk::BufferUsageFlags::TRANSFER_DST,
-            &vec![0; LAYER_BYTES as usize],
-        )
-        .unwrap();
-    let (layout, sets) = gpu.layout(&[&data]).unwrap();
-    let stages = [
-        (
-            vk::ShaderStageFlags::VERTEX,
-            gpu.module(scenes::TRI_VERT).unwrap(),
-        ),
-        (vk::ShaderStageFlags::FRAGMENT, gpu.module(frag).unwrap()),
-    ];
-    let (pass, fb) = gpu.render_pass(&[0]).unwrap();
-    let pipeline = gpu
-        .pipeline(
-            layout,
-            pass,
-            0,
-            &stages,
-            vk::PrimitiveTopology::TRIANGLE_LIST,
-        )
-        .unwrap();
-    let d = gpu.device.clone();
-    gpu.frame(0, |cb| unsafe {
-        gpu.begin_pass(cb, pass, fb);
-        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
-        d.cmd_bind_descriptor_sets(
-            cb,
-            vk::PipelineBindPoint::GRAPHICS,
-            layout,
-            0,
-            &sets[..1],
-            &[],
-        );
-        gpu.place(cb, layout, 0.0, 0.0, 0.8);
-        d.cmd_draw(cb, 3, 1, 0, 0);
-        d.cmd_end_render_pass(cb);
-        read_back(gpu, cb, 0, 1, out.buffer, 0);
-    })
-    .unwrap();
-    unsafe { std::slice::from_raw_parts(out.mapped, LAYER_BYTES as usize).to_vec() }
-}
-
 #[test]
 fn ubo_chains_render_what_the_original_renders() {
     use driver::spirv::ubo_chains;
@@ -654,8 +547,91 @@ fn ubo_chains_render_what_the_original_renders() {
         .iter()
         .flat_map(|w| w.to_le_bytes())
         .collect();
-    let before = render_with_ubo(&mut gpu, &original, &bytes);
-    let after = render_with_ubo(&mut gpu, &lowered, &bytes);
+    let triangle = |gpu: &mut Gpu, frag: &[u8]| {
+        let shaders = [(vk::ShaderStageFlags::FRAGMENT, frag)];
+        render(
+            gpu,
+            &shaders,
+            &bytes,
+            vk::PrimitiveTopology::TRIANGLE_LIST,
+            3,
+            0.8,
+        )
+    };
+    let before = triangle(&mut gpu, &original);
+    let after = triangle(&mut gpu, &lowered);
     assert!(before.iter().any(|b| *b != 0 && *b != 255), "nothing drawn");
     assert!(before == after, "the lowered shader renders differently");
+}
+
+/// Draws `vertices` vertices of `topology` once through `shaders` (the scenes' vertex
+/// shader first, its triangle scaled by `scale`) with `ubo` at set 0, and reads back
+/// layer 0.
+fn render(
+    gpu: &mut Gpu,
+    shaders: &[(vk::ShaderStageFlags, &[u8])],
+    ubo: &[u8],
+    topology: vk::PrimitiveTopology,
+    vertices: u32,
+    scale: f32,
+) -> Vec<u8> {
+    let data = gpu
+        .buffer(vk::BufferUsageFlags::UNIFORM_BUFFER, ubo)
+        .unwrap();
+    let out = gpu
+        .buffer(
+            vk::BufferUsageFlags::TRANSFER_DST,
+            &vec![0; LAYER_BYTES as usize],
+        )
+        .unwrap();
+    let (layout, sets) = gpu.layout(&[&data]).unwrap();
+    let mut stages = vec![(
+        vk::ShaderStageFlags::VERTEX,
+        gpu.module(scenes::TRI_VERT).unwrap(),
+    )];
+    for (stage, spirv) in shaders {
+        stages.push((*stage, gpu.module(spirv).unwrap()));
+    }
+    let (pass, fb) = gpu.render_pass(&[0]).unwrap();
+    let pipeline = gpu.pipeline(layout, pass, 0, &stages, topology).unwrap();
+    let d = gpu.device.clone();
+    gpu.frame(0, |cb| unsafe {
+        gpu.begin_pass(cb, pass, fb);
+        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+        d.cmd_bind_descriptor_sets(
+            cb,
+            vk::PipelineBindPoint::GRAPHICS,
+            layout,
+            0,
+            &sets[..1],
+            &[],
+        );
+        gpu.place(cb, layout, 0.0, 0.0, scale);
+        d.cmd_draw(cb, vertices, 1, 0, 0);
+        d.cmd_end_render_pass(cb);
+        read_back(gpu, cb, 0, 1, out.buffer, 0);
+    })
+    .unwrap();
+    unsafe { std::slice::from_raw_parts(out.mapped, LAYER_BYTES as usize).to_vec() }
+}
+
+/// One point through `geometry` (the scenes' colour shader after it).
+fn render_point(gpu: &mut Gpu, geometry: &[u8]) -> Vec<u8> {
+    let tint: Vec<u8> = [0.2f32, 0.8, 0.4, 1.0]
+        .iter()
+        .flat_map(|f| f.to_le_bytes())
+        .collect();
+    // Vertex 0 of the scenes' triangle sits at (-1, -1) × scale + offset: the centre.
+    let shaders = [
+        (vk::ShaderStageFlags::GEOMETRY, geometry),
+        (vk::ShaderStageFlags::FRAGMENT, scenes::COLOR_FRAG),
+    ];
+    render(
+        gpu,
+        &shaders,
+        &tint,
+        vk::PrimitiveTopology::POINT_LIST,
+        1,
+        0.0,
+    )
 }
