@@ -81,7 +81,16 @@ impl Metric {
     }
 }
 
-/// A draw kind's name.
+/// A draw kind's name: the Vulkan command the row comes from.
 pub fn kind_name(kind: DrawKind) -> &'static str {
-    kind.variant_name().unwrap_or("unknown")
+    match kind {
+        DrawKind::Draw => "vkCmdDraw",
+        DrawKind::DrawIndexed => "vkCmdDrawIndexed",
+        DrawKind::DrawIndirect => "vkCmdDrawIndirect",
+        DrawKind::DrawIndexedIndirect => "vkCmdDrawIndexedIndirect",
+        DrawKind::DrawIndirectCount => "vkCmdDrawIndirectCount",
+        DrawKind::DrawIndexedIndirectCount => "vkCmdDrawIndexedIndirectCount",
+        DrawKind::DrawIndirectByteCount => "vkCmdDrawIndirectByteCountEXT",
+        _ => "unknown draw kind",
+    }
 }

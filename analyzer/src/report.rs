@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::path::Path;
 
 use hdrhistogram::Histogram;
-use trace_format::generated::results::{DrawRow, RunInfoT};
+use trace_format::generated::results::{DrawRow, RunInfoT, RunTotalsT};
 use trace_format::{ReadOptions, ResultsReader, SkippedCall};
 
 use crate::metrics::{kind_name, Metric};
@@ -31,9 +31,14 @@ impl GroupBy {
             GroupBy::Kind => kind_name(row.kind()).to_string(),
             GroupBy::ViewCount => format!("{:02} views", row.view_count()),
             GroupBy::Pipeline => format!("pipeline {:#x}", row.pipeline()),
-            GroupBy::Frame => format!("frame {:06}", row.frame()),
+            GroupBy::Frame => frame_key(row.frame()),
         }
     }
+}
+
+/// A frame's group name.
+fn frame_key(frame: u32) -> String {
+    format!("frame {frame:06}")
 }
 
 /// Totals of one group.
@@ -80,6 +85,19 @@ pub struct Report {
     pub frames: BTreeMap<u32, GroupTotals>,
     /// Totals per view count, for the view-count plot.
     pub view_counts: BTreeMap<u8, GroupTotals>,
+    /// What the replay covered (frames, recorded and executed commands), where the
+    /// file says.
+    pub totals: Option<RunTotalsT>,
+}
+
+impl Report {
+    /// Whether a frame number is past the program's last frame: rows of the calls
+    /// after its last frame boundary (teardown).
+    pub fn is_teardown(&self, frame: u32) -> bool {
+        self.totals
+            .as_ref()
+            .is_some_and(|t| t.frames > 0 && u64::from(frame) >= t.frames)
+    }
 }
 
 fn add(g: &mut GroupTotals, row: &DrawRow) {
@@ -115,6 +133,7 @@ impl Report {
             skipped: Vec::new(),
             frames: BTreeMap::new(),
             view_counts: BTreeMap::new(),
+            totals: None,
         };
         let mut top: BinaryHeap<Reverse<TopDraw>> = BinaryHeap::with_capacity(top_n + 1);
         let mut group_key_cache: Option<(u64, String)> = None;
@@ -124,6 +143,7 @@ impl Report {
                 report.run = Some(run.unpack());
             }
             report.skipped.extend(chunk.skipped_calls());
+            report.totals = chunk.totals().or(report.totals.take());
             report.submits += chunk.submits().count() as u64;
             for row in chunk.draws() {
                 report.draws += 1;
@@ -161,10 +181,30 @@ impl Report {
             }
         }
         report.histograms = histograms;
+        if group_by == GroupBy::Frame {
+            report.fold_teardown_group();
+        }
         let mut top: Vec<TopDraw> = top.into_iter().map(|Reverse(t)| t).collect();
         top.sort_by(|a, b| b.value.cmp(&a.value).then(a.seq.cmp(&b.seq)));
         report.top = top;
         Ok(report)
+    }
+
+    /// Puts the frame groups past the program's last frame into one `teardown` group.
+    fn fold_teardown_group(&mut self) {
+        let teardown: Vec<u32> = self
+            .frames
+            .keys()
+            .copied()
+            .filter(|f| self.is_teardown(*f))
+            .collect();
+        for frame in teardown {
+            if let Some(g) = self.groups.remove(&frame_key(frame)) {
+                let t = self.groups.entry("teardown".to_string()).or_default();
+                t.draws += g.draws;
+                t.sums.iter_mut().zip(g.sums).for_each(|(a, b)| *a += b);
+            }
+        }
     }
 
     /// The histogram of `metric`.

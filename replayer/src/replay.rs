@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use driver::gpu::{Gpu, GpuError};
 use driver::mme::Arch;
 use driver::nvk::{CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs};
-use trace_format::generated::results::{self, DrawRow, MmeArch, RunInfoT, SubmitRow};
+use trace_format::generated::results::{self, DrawRow, MmeArch, RunInfoT, RunTotalsT, SubmitRow};
 use trace_format::generated::trace::{Call, Record};
+use trace_format::names;
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
 use crate::commands::{self, Cmd, DrawArgs};
@@ -64,8 +65,15 @@ pub enum ReplayError {
 /// What a replay did.
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
-    /// Frames seen.
+    /// Frames the program rendered: the trace's frame boundaries. Calls after the
+    /// last one are teardown, not a frame.
     pub frames: u64,
+    /// Submits after the last frame boundary (teardown), among `submits`.
+    pub teardown_submits: u64,
+    /// `vkCmd*` calls the trace records.
+    pub recorded_commands: u64,
+    /// Of those, the ones the driver model executed.
+    pub executed_commands: u64,
     /// API draws executed (per repetition).
     pub draws: u64,
     /// Hardware draws started (per repetition).
@@ -114,6 +122,9 @@ pub fn replay(
             break;
         }
         summary.frames = pass.frames;
+        summary.teardown_submits = pass.teardown_submits;
+        summary.recorded_commands = pass.recorded_commands;
+        summary.executed_commands = pass.recorded_commands - pass.skipped_commands;
         summary.draws = pass.draws;
         summary.hw_draws = pass.hw_draws;
         summary.mme_instructions = pass.mme_instructions;
@@ -137,6 +148,11 @@ pub fn replay(
             needed,
         })
         .collect();
+    let mut totals = RunTotalsT::default();
+    totals.frames = summary.frames;
+    totals.recorded_commands = summary.recorded_commands;
+    totals.executed_commands = summary.executed_commands;
+    writer.set_totals(totals);
     writer.finish(&summary.skipped)?;
     summary.wall = start.elapsed();
     outcome.map(|()| summary)
@@ -232,8 +248,15 @@ pub(crate) struct Pass<'o> {
     objects: Objects,
     recording: HashMap<u64, Vec<Cmd>>,
     skipped: BTreeMap<String, (u64, bool)>,
+    /// Calls skipped so far, of every name.
+    skips: u64,
     frame: u64,
+    /// Frame boundaries seen.
     frames: u64,
+    /// Submits since the last frame boundary: teardown, once the trace ends.
+    teardown_submits: u64,
+    recorded_commands: u64,
+    skipped_commands: u64,
     submits: u64,
     draws: u64,
     hw_draws: u64,
@@ -289,7 +312,6 @@ fn not_needed(call: Call) -> bool {
             | Call::CmdBindVertexBuffers
             | Call::CmdBindIndexBuffer
             | Call::QueuePresent
-            | Call::FrameBoundary
             | Call::CmdEndConditionalRendering
     )
 }
@@ -309,8 +331,12 @@ impl<'o> Pass<'o> {
             objects: Objects::default(),
             recording: HashMap::new(),
             skipped: BTreeMap::new(),
+            skips: 0,
             frame: 0,
             frames: 0,
+            teardown_submits: 0,
+            recorded_commands: 0,
+            skipped_commands: 0,
             submits: 0,
             draws: 0,
             hw_draws: 0,
@@ -321,6 +347,7 @@ impl<'o> Pass<'o> {
     }
 
     fn skip(&mut self, name: &str, needed: bool) {
+        self.skips += 1;
         // Skipped calls come by the thousand: allocate the name only the first time.
         match self.skipped.get_mut(name) {
             Some(entry) => entry.0 += 1,
@@ -341,7 +368,6 @@ impl<'o> Pass<'o> {
         for chunk in reader {
             let chunk = chunk?;
             self.frame = chunk.header().first_frame;
-            self.frames = self.frames.max(self.frame + 1);
             for record in chunk.records() {
                 self.record(&record, sink)?;
                 if self.watch.as_ref().is_some_and(|w| w.found.is_some()) {
@@ -356,9 +382,32 @@ impl<'o> Pass<'o> {
         Ok(())
     }
 
+    /// Takes one record, counting the `vkCmd*` calls among them and those skipped.
     fn record(&mut self, record: &Record<'_>, sink: &mut dyn RowSink) -> Result<(), ReplayError> {
+        let is_command = match record.call_as_vulkan_call() {
+            Some(c) => c.command().is_some_and(names::is_recorded_command),
+            None => names::is_recorded_command(&names::call_name(record.call_type())),
+        };
+        let skips = self.skips;
+        self.take(record, sink)?;
+        if is_command {
+            self.recorded_commands += 1;
+            if self.skips != skips {
+                self.skipped_commands += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, record: &Record<'_>, sink: &mut dyn RowSink) -> Result<(), ReplayError> {
         let call = record.call_type();
         match call {
+            Call::FrameBoundary => {
+                self.frames += 1;
+                // Submits count as teardown until a frame boundary follows them.
+                self.teardown_submits = 0;
+                self.skip(&names::call_name(call), false);
+            }
             Call::AllocateMemory => {
                 if let Some(c) = record.call_as_allocate_memory() {
                     self.objects.allocate_memory(c.memory(), c.size());
@@ -371,7 +420,7 @@ impl<'o> Pass<'o> {
                             let bytes = c.data().map(|d| d.bytes()).unwrap_or(&[]);
                             self.gpu.state.memory.write_bytes(addr, bytes);
                         }
-                        None => self.skip("MemoryContents (memory never allocated)", true),
+                        None => self.skip("memory contents (memory never allocated)", true),
                     }
                 }
             }
@@ -438,13 +487,13 @@ impl<'o> Pass<'o> {
                 }
             }
             Call::CmdBeginConditionalRendering => self.skip(
-                "CmdBeginConditionalRendering (not modelled: the draws it guards all run)",
+                "vkCmdBeginConditionalRenderingEXT (not modelled: the draws it guards all run)",
                 true,
             ),
-            _ if not_needed(call) => self.skip(call.variant_name().unwrap_or("?"), false),
+            _ if not_needed(call) => self.skip(&names::record_name(record).0, false),
             _ => match commands::from_record(record) {
                 Some((cb, cmd)) => self.recording.entry(cb).or_default().push(cmd),
-                None => self.skip(&format!("unknown call type {}", call.0), true),
+                None => self.skip(&names::call_name(call), true),
             },
         }
         Ok(())
@@ -475,6 +524,7 @@ impl<'o> Pass<'o> {
             result?;
         }
         self.submits += 1;
+        self.teardown_submits += 1;
         let row = SubmitRow::new(
             seq,
             self.frame as u32,
@@ -555,7 +605,7 @@ impl<'o> Pass<'o> {
                     data,
                 } => match self.objects.buffer_addr(*buffer, *offset) {
                     Some(addr) => self.gpu.state.memory.write_bytes(addr, data),
-                    None => self.skip("CmdUpdateBuffer (buffer never bound)", true),
+                    None => self.skip("vkCmdUpdateBuffer (buffer never bound)", true),
                 },
                 Cmd::Draw { seq, kind, args } => draw = self.encode_draw(enc, *seq, *kind, args),
                 Cmd::BeginQuery { pool, query } => {
@@ -593,7 +643,7 @@ impl<'o> Pass<'o> {
                         enc.copy_query_pool_results(&p, *first, *count, dst, *stride, *flags)
                     });
                     if copied.is_none() {
-                        self.skip("CmdCopyQueryPoolResults (not modelled on this MME)", true);
+                        self.skip("vkCmdCopyQueryPoolResults (not modelled on this MME)", true);
                     }
                 }
                 Cmd::ExecuteCommands { command_buffers } => {

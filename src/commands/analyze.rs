@@ -69,7 +69,19 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
             run.repetitions
         )?;
     }
-    writeln!(out, "{} draws, {} submits\n", report.draws, report.submits)?;
+    match &report.totals {
+        Some(t) => writeln!(
+            out,
+            "{} frames, {} draws, {} submits; the driver model executed {} of {} recorded vkCmd* calls ({:.1}%)\n",
+            t.frames,
+            report.draws,
+            report.submits,
+            t.executed_commands,
+            t.recorded_commands,
+            super::info::share(t.executed_commands, t.recorded_commands)
+        )?,
+        None => writeln!(out, "{} draws, {} submits\n", report.draws, report.submits)?,
+    }
     write!(out, "{:<18} {:>12}", "metric", "mean")?;
     for (_, name) in PERCENTILES {
         write!(out, " {name:>12}")?;
@@ -84,15 +96,16 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
         writeln!(out, "  {}", m.unit())?;
     }
     writeln!(out, "\nby {:?}:", args.by)?;
+    let width = report.groups.keys().map(String::len).max().unwrap_or(0).max(24);
     writeln!(
         out,
-        "{:<24} {:>10} {:>16} {:>12} {:>12} {:>14}",
+        "{:<width$} {:>10} {:>16} {:>12} {:>12} {:>14}",
         "group", "draws", "mme-instructions", "dwords", "hw-draws", "execute-ns"
     )?;
     for (key, g) in &report.groups {
         writeln!(
             out,
-            "{key:<24} {:>10} {:>16} {:>12} {:>12} {:>14}",
+            "{key:<width$} {:>10} {:>16} {:>12} {:>12} {:>14}",
             g.draws, g.sums[0], g.sums[2], g.sums[3], g.sums[5]
         )?;
     }
@@ -103,10 +116,15 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
             args.metric.name()
         )?;
         for t in &report.top {
+            let frame = if report.is_teardown(t.frame) {
+                "teardown".to_string()
+            } else {
+                format!("frame {}", t.frame)
+            };
             writeln!(
                 out,
-                "  #{:<10} frame {:<6} {:<28} view mask {:#010x} {:>12}",
-                t.seq, t.frame, t.kind, t.view_mask, t.value
+                "  #{:<10} {frame:<12} {:<29} view mask {:#010x} {:>12}",
+                t.seq, t.kind, t.view_mask, t.value
             )?;
         }
     }

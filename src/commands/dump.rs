@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 use trace_format::{ReadOptions, TraceReader};
 
-use super::info::record_name;
+use trace_format::names;
 use super::FrameRange;
 
 /// Arguments of `macroscope dump`.
@@ -46,7 +46,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 .get_mut("call")
                 .map(Value::take)
                 .unwrap_or(Value::Null);
-            let name = record_name(&record);
+            let (name, _) = names::record_name(&record);
             if args.json {
                 let line = serde_json::json!({
                     "seq": envelope.seq(),

@@ -4,11 +4,13 @@
 //! found, and on a torn or corrupt chunk prints the summary of the good part before the
 //! error, which names the byte offset.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
 use trace_format::generated::results::MmeArch;
 use trace_format::generated::trace::Call;
+use trace_format::names::{self, RecordClass};
 use trace_format::{ErrorKind, ReadOptions, ResultsReader, TraceReader};
 
 /// Arguments of `macroscope info`.
@@ -35,8 +37,13 @@ struct Totals {
     records: u64,
     compressed: u64,
     uncompressed: u64,
-    frames_done: u64,
-    last_frame: Option<u64>,
+    /// Frame boundaries: the frames the program rendered.
+    frames: u64,
+    /// Records before the first submit.
+    setup: u64,
+    /// Records after the last frame boundary.
+    after_last_frame: u64,
+    submitted: bool,
 }
 
 fn trace_info(mut reader: TraceReader) -> anyhow::Result<()> {
@@ -46,7 +53,7 @@ fn trace_info(mut reader: TraceReader) -> anyhow::Result<()> {
     let footer = container.index().map(<[_]>::len);
     let version = container.header().version;
     let mut totals = Totals::default();
-    let mut per_call: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut per_name: BTreeMap<(RecordClass, String), u64> = BTreeMap::new();
     let mut failure = None;
     for chunk in &mut reader {
         let chunk = match chunk {
@@ -61,12 +68,24 @@ fn trace_info(mut reader: TraceReader) -> anyhow::Result<()> {
         totals.records += u64::from(header.record_count);
         totals.compressed += u64::from(header.compressed_len);
         totals.uncompressed += u64::from(header.uncompressed_len);
-        totals.last_frame = Some(header.first_frame);
         for record in chunk.records() {
             let call = record.call_type();
-            *per_call.entry(record_name(&record)).or_default() += 1;
+            let (name, class) = names::record_name(&record);
+            match per_name.get_mut(&(class, name.to_string())) {
+                Some(count) => *count += 1,
+                None => {
+                    per_name.insert((class, name.into_owned()), 1);
+                }
+            }
+            totals.submitted |= call == Call::QueueSubmit;
+            if !totals.submitted {
+                totals.setup += 1;
+            }
             if call == Call::FrameBoundary {
-                totals.frames_done += 1;
+                totals.frames += 1;
+                totals.after_last_frame = 0;
+            } else {
+                totals.after_last_frame += 1;
             }
         }
     }
@@ -83,13 +102,30 @@ fn trace_info(mut reader: TraceReader) -> anyhow::Result<()> {
         )?,
     }
     writeln!(out, "chunks:      {}", totals.chunks)?;
-    let partial = totals.last_frame.is_some_and(|f| f >= totals.frames_done);
+    // A finished capture's calls after the last frame are its teardown; a capture cut
+    // off (no footer) was inside a frame it never finished.
+    let cut_off = footer.is_none() || failure.is_some();
+    if cut_off && totals.after_last_frame > 0 {
+        writeln!(
+            out,
+            "frames:      {} complete, 1 partial (cut off after {} records)",
+            totals.frames, totals.after_last_frame
+        )?;
+    } else {
+        writeln!(out, "frames:      {}", totals.frames)?;
+    }
     writeln!(
         out,
-        "frames:      {}{}",
-        totals.frames_done,
-        if partial { " complete, 1 partial" } else { "" }
+        "setup:       {} records before the first submit",
+        totals.setup
     )?;
+    if !cut_off && totals.frames > 0 {
+        writeln!(
+            out,
+            "teardown:    {} records after the last frame",
+            totals.after_last_frame
+        )?;
+    }
     writeln!(out, "records:     {}", totals.records)?;
     let ratio = if totals.compressed == 0 {
         0.0
@@ -101,11 +137,24 @@ fn trace_info(mut reader: TraceReader) -> anyhow::Result<()> {
         "payload:     {} bytes uncompressed, {} compressed (ratio {ratio:.2}:1)",
         totals.uncompressed, totals.compressed
     )?;
-    writeln!(out, "calls:")?;
-    let mut calls: Vec<(String, u64)> = per_call.into_iter().collect();
-    calls.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    for (call, count) in calls {
-        writeln!(out, "  {call:<36} {count:>10}")?;
+    let width = per_name.keys().map(|(_, name)| name.len()).max().unwrap_or(0);
+    for (class, title) in [
+        (RecordClass::Command, "commands:"),
+        (RecordClass::Other, "other records:"),
+    ] {
+        let mut rows: Vec<(&str, u64)> = per_name
+            .iter()
+            .filter(|((c, _), _)| *c == class)
+            .map(|((_, name), count)| (name.as_str(), *count))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        writeln!(out, "{title}")?;
+        for (name, count) in rows {
+            writeln!(out, "  {name:<width$} {count:>10}")?;
+        }
     }
     out.flush()?;
     match failure {
@@ -115,29 +164,13 @@ fn trace_info(mut reader: TraceReader) -> anyhow::Result<()> {
     }
 }
 
-/// A record's name: its call's, or for a call recorded generically the Vulkan
-/// command's (`vkCmdSetViewport`).
-pub fn record_name(record: &trace_format::generated::trace::Record<'_>) -> String {
-    match record.call_as_vulkan_call().and_then(|c| c.command()) {
-        Some(command) => command.to_string(),
-        None => call_name(record.call_type()),
-    }
-}
-
-/// The call's name, or a note that this build does not know it.
-pub fn call_name(call: Call) -> String {
-    match call.variant_name() {
-        Some(name) => name.to_string(),
-        None => format!("<unknown call type {}>", call.0),
-    }
-}
-
 fn results_info(mut reader: ResultsReader) -> anyhow::Result<()> {
     let container = reader.container();
     let path = container.path().to_path_buf();
     let file_len = container.file_len();
     let (mut draws, mut submits, mut chunks) = (0u64, 0u64, 0u64);
     let mut run = None;
+    let mut totals = None;
     let mut skipped = Vec::new();
     let mut failure = None;
     for chunk in &mut reader {
@@ -156,6 +189,7 @@ fn results_info(mut reader: ResultsReader) -> anyhow::Result<()> {
             run = Some(info.unpack());
         }
         skipped.extend(chunk.skipped_calls());
+        totals = chunk.totals().or(totals);
     }
     let mut out = io::stdout().lock();
     writeln!(out, "file:        {}", path.display())?;
@@ -182,19 +216,30 @@ fn results_info(mut reader: ResultsReader) -> anyhow::Result<()> {
         writeln!(out, "mme:         {arch}")?;
         writeln!(out, "repetitions: {}", run.repetitions)?;
     }
+    if let Some(totals) = &totals {
+        writeln!(out, "frames:      {}", totals.frames)?;
+        writeln!(
+            out,
+            "executed:    {} of {} recorded vkCmd* calls ({:.1}%)",
+            totals.executed_commands,
+            totals.recorded_commands,
+            share(totals.executed_commands, totals.recorded_commands)
+        )?;
+    }
     writeln!(out, "draw rows:   {draws}")?;
     writeln!(out, "submit rows: {submits}")?;
+    skipped.sort_by(|a, b| b.count.cmp(&a.count).then(a.name.cmp(&b.name)));
+    if !skipped.is_empty() {
+        writeln!(out, "skipped calls:")?;
+    }
+    let width = skipped.iter().map(|c| c.name.len()).max().unwrap_or(0);
     for call in skipped {
         let why = if call.needed {
             "not modelled"
         } else {
             "not needed"
         };
-        writeln!(
-            out,
-            "  skipped {:<28} {:>10} ({why})",
-            call.name, call.count
-        )?;
+        writeln!(out, "  {:<width$} {:>10}  {why}", call.name, call.count)?;
     }
     out.flush()?;
     match failure {
@@ -202,5 +247,14 @@ fn results_info(mut reader: ResultsReader) -> anyhow::Result<()> {
             "the results file is damaged; the summary above covers what precedes the damage",
         )),
         None => Ok(()),
+    }
+}
+
+/// `part` as a percentage of `whole`; 100 when there is nothing to cover.
+pub fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        100.0
+    } else {
+        part as f64 * 100.0 / whole as f64
     }
 }

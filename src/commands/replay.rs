@@ -1,13 +1,14 @@
 //! `macroscope replay`: a trace through the bundled NVK model, into a results file.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
-use anyhow::Context;
 use driver::mme::Arch;
 use indicatif::{ProgressBar, ProgressStyle};
-use replayer::{replay, ReplayOptions};
-use trace_format::ReadOptions;
+use replayer::{replay, ReplayOptions, Summary};
+use trace_format::names;
+use trace_format::{ReadOptions, ResultsReader, SkippedCall};
 
 use super::FrameRange;
 
@@ -37,7 +38,13 @@ pub struct Args {
     /// Replay the whole trace this many times (timings per repetition; counts must agree).
     #[arg(long, default_value_t = 1)]
     repeat: u32,
+    /// List every call the model skipped, not only the most frequent.
+    #[arg(short, long)]
+    verbose: bool,
 }
+
+/// Skipped calls listed without `--verbose`.
+const TOP_SKIPPED: usize = 8;
 
 /// Replays, with a progress bar on a terminal, and prints the summary.
 pub fn run(args: &Args) -> anyhow::Result<()> {
@@ -77,28 +84,30 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             bar.set_position(pass_base + pos);
         }
     };
+    let started = SystemTime::now();
     let result = replay(&args.trace, &output, &options, &mut progress);
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let summary = result.with_context(|| {
-        format!(
-            "replaying {} (results so far are in {})",
-            args.trace.display(),
-            output.display()
-        )
-    })?;
-    for call in summary.skipped.iter().filter(|c| c.needed) {
-        eprintln!(
-            "macroscope: warning: {} × {} could not be modelled",
-            call.count, call.name
-        );
-    }
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(e) => {
+            let context = match rows_written_since(&output, started) {
+                Some(rows) => format!(
+                    "replaying {} (the {rows} rows before the error are in {})",
+                    args.trace.display(),
+                    output.display()
+                ),
+                None => format!("replaying {}", args.trace.display()),
+            };
+            return Err(anyhow::Error::new(e).context(context));
+        }
+    };
     println!(
-        "replayed {} on {}: {} frames, {} submits, {} draws, {} hardware draws, {} MME instructions, {} repetition(s) in {:.2?} -> {}",
+        "replayed {} on {}: {}, {} submits, {} draws, {} hardware draws, {} MME instructions, {} repetition(s) in {:.2?} -> {}",
         args.trace.display(),
         options.arch.name(),
-        summary.frames,
+        frames_phrase(&summary),
         summary.submits,
         summary.draws,
         summary.hw_draws,
@@ -107,5 +116,80 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         summary.wall,
         output.display()
     );
+    print_coverage(&summary, args.verbose);
     Ok(())
+}
+
+/// "3 frames", with the submits after the last frame named as teardown.
+fn frames_phrase(summary: &Summary) -> String {
+    let frames = plural(summary.frames, "frame");
+    match (summary.frames, summary.teardown_submits) {
+        (_, 0) => frames,
+        (0, n) => format!("{frames} (no frame boundary: {} outside any frame)", plural(n, "submit")),
+        (_, n) => format!("{frames} + teardown ({})", plural(n, "submit")),
+    }
+}
+
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// The share of recorded `vkCmd*` calls the model executed, and what it skipped:
+/// the most frequent names, or all of them with `verbose`.
+fn print_coverage(summary: &Summary, verbose: bool) {
+    let (executed, recorded) = (summary.executed_commands, summary.recorded_commands);
+    let share = super::info::share(executed, recorded);
+    println!(
+        "driver model executed {executed} of {recorded} recorded vkCmd* calls ({share:.1}%)"
+    );
+    let mut skipped: Vec<&SkippedCall> = summary.skipped.iter().collect();
+    skipped.sort_by(|a, b| b.count.cmp(&a.count).then(a.name.cmp(&b.name)));
+    // Without -v: the skipped vkCmd* calls the share counts, the most frequent first.
+    let (shown, rest): (Vec<&SkippedCall>, Vec<&SkippedCall>) = if verbose {
+        (skipped, Vec::new())
+    } else {
+        let (mut commands, mut rest): (Vec<_>, Vec<_>) = skipped
+            .into_iter()
+            .partition(|c| names::is_recorded_command(&c.name));
+        if commands.len() > TOP_SKIPPED {
+            rest.extend(commands.split_off(TOP_SKIPPED));
+        }
+        (commands, rest)
+    };
+    if !shown.is_empty() {
+        println!(
+            "skipped {}, by count:",
+            if verbose { "calls" } else { "vkCmd* calls" }
+        );
+    }
+    let width = shown.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    for call in &shown {
+        let why = if call.needed { "not modelled" } else { "not needed" };
+        println!("  {:<width$} {:>10}  {why}", call.name, call.count);
+    }
+    if !rest.is_empty() {
+        let calls: u64 = rest.iter().map(|c| c.count).sum();
+        println!(
+            "  and {calls} other calls skipped under {} names (-v lists them all)",
+            rest.len()
+        );
+    }
+}
+
+/// The rows a results file written since `since` holds, when it exists and holds some.
+fn rows_written_since(path: &Path, since: SystemTime) -> Option<u64> {
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    if modified < since {
+        return None;
+    }
+    let mut rows = 0u64;
+    for chunk in ResultsReader::open(path).ok()? {
+        let Ok(chunk) = chunk else { break };
+        rows += (chunk.draws().count() + chunk.submits().count()) as u64;
+    }
+    (rows > 0).then_some(rows)
 }

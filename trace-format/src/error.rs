@@ -200,8 +200,11 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {
+    /// The cause behind the kind's own cause: the message above already says the
+    /// kind and its immediate cause (`No such file or directory`), so a chain
+    /// printed cause by cause says each once.
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.kind.source()
+        self.kind.source().and_then(std::error::Error::source)
     }
 }
 

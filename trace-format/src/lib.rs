@@ -20,6 +20,7 @@ extern crate alloc;
 pub mod container;
 pub mod error;
 pub mod generated;
+pub mod names;
 pub mod results;
 pub mod synthetic;
 pub mod trace;

@@ -4,7 +4,8 @@
 //! Rows are fixed-size flatbuffers structs, written in chunks of a bounded number of
 //! rows, so a replay of millions of draws streams out in bounded memory and a reader
 //! walks the rows without allocating per row. The run's metadata travels in the first
-//! chunk, the counts of calls the replay skipped in the last.
+//! chunk; the counts of calls the replay skipped and the run's totals (frames, the
+//! share of recorded commands executed) in the last.
 
 use std::path::Path;
 
@@ -16,7 +17,8 @@ use crate::container::{
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::generated::results::{
-    CallCount, CallCountArgs, DrawRow, ResultsBatch, ResultsBatchArgs, RunInfoT, SubmitRow,
+    CallCount, CallCountArgs, DrawRow, ResultsBatch, ResultsBatchArgs, RunInfoT, RunTotalsT,
+    SubmitRow,
 };
 use crate::trace::{verifier_options, ReadOptions};
 use crate::wire::Content;
@@ -40,6 +42,7 @@ pub struct ResultsWriter {
     out: ContainerWriter,
     fbb: FlatBufferBuilder<'static>,
     run: Option<RunInfoT>,
+    totals: Option<RunTotalsT>,
     draws: Vec<DrawRow>,
     submits: Vec<SubmitRow>,
     frame: u64,
@@ -52,6 +55,7 @@ impl ResultsWriter {
             out: ContainerWriter::create(path, Content::Results, options)?,
             fbb: FlatBufferBuilder::with_capacity(2 << 20),
             run: Some(run),
+            totals: None,
             draws: Vec::with_capacity(ROWS_PER_CHUNK),
             submits: Vec::new(),
             frame: 0,
@@ -72,23 +76,30 @@ impl ResultsWriter {
         self.flush_if_full()
     }
 
-    /// Writes the remaining rows, the skipped-call counts and the footer.
+    /// Sets the run's totals, written into the last chunk by [`finish`](Self::finish).
+    pub fn set_totals(&mut self, totals: RunTotalsT) {
+        self.totals = Some(totals);
+    }
+
+    /// Writes the remaining rows, the skipped-call counts, the totals and the footer.
     pub fn finish(mut self, skipped: &[SkippedCall]) -> Result<WriterStats> {
-        self.write_chunk(skipped)?;
+        let totals = self.totals.take();
+        self.write_chunk(skipped, totals.as_ref())?;
         let frames = self.frame + 1;
         self.out.finish(frames)
     }
 
     fn flush_if_full(&mut self) -> Result<()> {
         if self.draws.len() + self.submits.len() >= ROWS_PER_CHUNK {
-            self.write_chunk(&[])?;
+            self.write_chunk(&[], None)?;
         }
         Ok(())
     }
 
-    fn write_chunk(&mut self, skipped: &[SkippedCall]) -> Result<()> {
+    fn write_chunk(&mut self, skipped: &[SkippedCall], totals: Option<&RunTotalsT>) -> Result<()> {
         let fbb = &mut self.fbb;
         let run = self.run.take().map(|run| run.pack(fbb));
+        let totals = totals.map(|t| t.pack(fbb));
         let draws = fbb.create_vector(&self.draws);
         let submits = fbb.create_vector(&self.submits);
         let skipped_calls = (!skipped.is_empty()).then(|| {
@@ -115,6 +126,7 @@ impl ResultsWriter {
                 draws: Some(draws),
                 submits: Some(submits),
                 skipped_calls,
+                totals,
             },
         );
         fbb.finish_minimal(batch);
@@ -187,6 +199,11 @@ impl ResultsChunk {
     /// The chunk's submit rows.
     pub fn submits(&self) -> impl Iterator<Item = &SubmitRow> + '_ {
         self.batch().submits().into_iter().flatten()
+    }
+
+    /// The run's totals, present in the last chunk of files that have them.
+    pub fn totals(&self) -> Option<RunTotalsT> {
+        self.batch().totals().map(|t| t.unpack())
     }
 
     /// The skipped-call counts, present in the last chunk.

@@ -273,6 +273,11 @@ impl App {
         Ok(app)
     }
 
+    /// How a frame of the shown file reads: `frame 3`, or `teardown`.
+    pub fn frame_label(&mut self, frame: u32) -> String {
+        self.shown().index.get().frame_label(frame)
+    }
+
     /// The source whose rows the table shows.
     pub fn shown(&mut self) -> &mut Source {
         match (&mut self.b, self.mode) {

@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 
 use analyzer::Metric;
 use hdrhistogram::Histogram;
-use trace_format::generated::results::{DrawRow, RunInfoT, SubmitRow};
+use trace_format::generated::results::{DrawRow, RunInfoT, RunTotalsT, SubmitRow};
 use trace_format::{ReadOptions, ResultsReader};
 
 /// Where one chunk's draw rows sit among all the file's draw rows.
@@ -82,6 +82,8 @@ pub struct Index {
     pub done: bool,
     /// Why it stopped early, when it did; what came before stays browsable.
     pub error: Option<String>,
+    /// What the replay covered, once the last chunk is read (files that have it).
+    pub totals: Option<RunTotalsT>,
 }
 
 impl Index {
@@ -101,6 +103,16 @@ impl Index {
             chunks_total: None,
             done: false,
             error: None,
+            totals: None,
+        }
+    }
+
+    /// How a frame number reads: `frame 3`, or `teardown` for the rows of calls after
+    /// the program's last frame.
+    pub fn frame_label(&self, frame: u32) -> String {
+        match &self.totals {
+            Some(t) if t.frames > 0 && u64::from(frame) >= t.frames => "teardown".to_string(),
+            _ => format!("frame {frame}"),
         }
     }
 
@@ -292,6 +304,9 @@ fn build(reader: ResultsReader, shared: &Mutex<Index>, stop: &AtomicBool) {
         }
         for row in chunk.submits() {
             index.add_submit(row);
+        }
+        if let Some(totals) = chunk.totals() {
+            index.totals = Some(totals);
         }
         index.chunks_read += 1;
     }

@@ -42,7 +42,14 @@ pub enum TuiError {
     Format(#[from] trace_format::Error),
     /// The terminal failed.
     #[error("terminal: {0}")]
-    Terminal(#[from] io::Error),
+    Terminal(io::Error),
+}
+
+// Not `#[from]`: the message says the cause already, so it is not also a `source`.
+impl From<io::Error> for TuiError {
+    fn from(e: io::Error) -> Self {
+        TuiError::Terminal(e)
+    }
 }
 
 impl TuiError {

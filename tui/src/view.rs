@@ -10,7 +10,6 @@ use ratatui::widgets::{
     Bar, BarChart, BarGroup, Block, Borders, Cell, Clear, Paragraph, Row, Table,
 };
 use ratatui::Frame;
-use trace_format::generated::results::DrawKind;
 
 use crate::app::{App, Mode, Pane};
 use crate::filter::{field_names, host_ns};
@@ -23,7 +22,7 @@ const IMPROVED: Color = Color::Green;
 const ACCENT: Color = Color::Yellow;
 
 /// Widths of the draw table's columns.
-const COLUMNS: [u16; 11] = [8, 4, 13, 6, 5, 5, 7, 7, 6, 4, 10];
+const COLUMNS: [u16; 11] = [8, 4, 29, 6, 5, 5, 7, 7, 6, 4, 10];
 /// Width of the draw table's Δ column, shown comparing.
 const DELTA_COLUMN: u16 = 12;
 /// The draw table's width: columns, the gaps between them and the borders.
@@ -36,20 +35,6 @@ const TABLE_WIDTH: u16 = {
     }
     sum + COLUMNS.len() as u16 - 1 + 2
 };
-
-/// The short name of a draw command, for the table.
-pub fn kind_label(kind: DrawKind) -> &'static str {
-    match kind {
-        DrawKind::Draw => "draw",
-        DrawKind::DrawIndexed => "indexed",
-        DrawKind::DrawIndirect => "indirect",
-        DrawKind::DrawIndexedIndirect => "idx-indirect",
-        DrawKind::DrawIndirectCount => "ind-count",
-        DrawKind::DrawIndexedIndirectCount => "idx-ind-count",
-        DrawKind::DrawIndirectByteCount => "byte-count",
-        _ => "unknown",
-    }
-}
 
 fn mask_label(mask: u32) -> String {
     match mask {
@@ -244,8 +229,8 @@ impl App {
             .filter(|f| f.frame == self.frame)
             .map_or(0, |f| f.draws);
         let mut caption = format!(
-            "frame {} of {} · {} draws · {} {}",
-            self.frame,
+            "{} of {} · {} draws · {} {}",
+            self.frame_label(self.frame),
             frames.len(),
             format::count(draws),
             metric.name(),
@@ -289,7 +274,8 @@ impl App {
 
     fn draw_submits(&mut self, frame: &mut Frame<'_>, area: Rect, summary: Option<&FrameSummary>) {
         let submits = summary.map_or(&[][..], |f| f.submits.as_slice());
-        let title = format!(" Submits of frame {} ({}) ", self.frame, submits.len());
+        let label = self.frame_label(self.frame);
+        let title = format!(" Submits of {label} ({}) ", submits.len());
         let block = pane_block(self, Pane::Submits, title);
         let header = Row::new([
             "submit", "seq", "draws", "hw draws", "mme", "dwords", "queries", "host ns",
@@ -346,9 +332,9 @@ impl App {
             format!(" · filter `{}`", self.filter.text())
         };
         let total = summary.map_or(0, |f| f.draws);
+        let label = self.frame_label(self.frame);
         let title = format!(
-            " Draws of frame {} · {} of {} · sort {sort}{filter} ",
-            self.frame,
+            " Draws of {label} · {} of {} · sort {sort}{filter} ",
             format::count(self.rows.len() as u64),
             format::count(total),
         );
@@ -380,7 +366,7 @@ impl App {
             let mut cells = vec![
                 Cell::from(row.seq().to_string()),
                 Cell::from(row.submit().to_string()),
-                Cell::from(kind_label(row.kind())),
+                Cell::from(analyzer::metrics::kind_name(row.kind())),
                 Cell::from(mask_label(row.view_mask())),
                 Cell::from(row.view_count().to_string()),
                 Cell::from(format::count(row.instance_count().into())),
@@ -433,9 +419,9 @@ impl App {
         let bold = Style::default().add_modifier(Modifier::BOLD);
         let mut lines = vec![
             Line::from(format!(
-                "{} · frame {} · submit {} · pipeline {:#x}",
+                "{} · {} · submit {} · pipeline {:#x}",
                 analyzer::metrics::kind_name(row.kind()),
-                row.frame(),
+                self.frame_label(row.frame()),
                 row.submit(),
                 row.pipeline()
             )),

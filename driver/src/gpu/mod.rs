@@ -100,11 +100,14 @@ pub struct ExecCost {
 }
 
 /// Why execution stopped.
+///
+/// Each variant's message already says its cause, so none is also a `source`: a
+/// chain printed cause by cause says each once.
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
     /// The push buffer is malformed.
     #[error("push buffer: {0}")]
-    Push(#[from] ParseError),
+    Push(ParseError),
     /// A macro failed.
     #[error(transparent)]
     Macro(#[from] RunError),
@@ -116,6 +119,12 @@ pub enum GpuError {
         /// What is wrong.
         problem: String,
     },
+}
+
+impl From<ParseError> for GpuError {
+    fn from(e: ParseError) -> Self {
+        GpuError::Push(e)
+    }
 }
 
 enum Executable {

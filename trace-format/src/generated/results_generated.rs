@@ -2237,6 +2237,196 @@ impl RunInfoT {
     })
   }
 }
+pub enum RunTotalsOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// What the whole replay covered, in the last chunk (absent from files written
+/// before it was added).
+pub struct RunTotals<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for RunTotals<'a> {
+  type Inner = RunTotals<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> RunTotals<'a> {
+  pub const VT_FRAMES: ::flatbuffers::VOffsetT = 4;
+  pub const VT_RECORDED_COMMANDS: ::flatbuffers::VOffsetT = 6;
+  pub const VT_EXECUTED_COMMANDS: ::flatbuffers::VOffsetT = 8;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    RunTotals { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args RunTotalsArgs
+  ) -> ::flatbuffers::WIPOffset<RunTotals<'bldr>> {
+    let mut builder = RunTotalsBuilder::new(_fbb);
+    builder.add_executed_commands(args.executed_commands);
+    builder.add_recorded_commands(args.recorded_commands);
+    builder.add_frames(args.frames);
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> RunTotalsT {
+    let frames = self.frames();
+    let recorded_commands = self.recorded_commands();
+    let executed_commands = self.executed_commands();
+    RunTotalsT {
+      frames,
+      recorded_commands,
+      executed_commands,
+    }
+  }
+
+  /// Frames the trace's program rendered: its frame boundaries. Rows of a later
+  /// frame number come from the calls after the last boundary (teardown).
+  #[inline]
+  pub fn frames(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(RunTotals::VT_FRAMES, Some(0)).unwrap()}
+  }
+  /// `vkCmd*` calls the trace records.
+  #[inline]
+  pub fn recorded_commands(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(RunTotals::VT_RECORDED_COMMANDS, Some(0)).unwrap()}
+  }
+  /// Of those, the ones the driver model executed.
+  #[inline]
+  pub fn executed_commands(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(RunTotals::VT_EXECUTED_COMMANDS, Some(0)).unwrap()}
+  }
+}
+
+impl ::flatbuffers::Verifiable for RunTotals<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<u64>("frames", Self::VT_FRAMES, false)?
+     .visit_field::<u64>("recorded_commands", Self::VT_RECORDED_COMMANDS, false)?
+     .visit_field::<u64>("executed_commands", Self::VT_EXECUTED_COMMANDS, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct RunTotalsArgs {
+    pub frames: u64,
+    pub recorded_commands: u64,
+    pub executed_commands: u64,
+}
+impl<'a> Default for RunTotalsArgs {
+  #[inline]
+  fn default() -> Self {
+    RunTotalsArgs {
+      frames: 0,
+      recorded_commands: 0,
+      executed_commands: 0,
+    }
+  }
+}
+
+impl Serialize for RunTotals<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("RunTotals", 3)?;
+      s.serialize_field("frames", &self.frames())?;
+      s.serialize_field("recorded_commands", &self.recorded_commands())?;
+      s.serialize_field("executed_commands", &self.executed_commands())?;
+    s.end()
+  }
+}
+
+pub struct RunTotalsBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> RunTotalsBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_frames(&mut self, frames: u64) {
+    self.fbb_.push_slot::<u64>(RunTotals::VT_FRAMES, frames, 0);
+  }
+  #[inline]
+  pub fn add_recorded_commands(&mut self, recorded_commands: u64) {
+    self.fbb_.push_slot::<u64>(RunTotals::VT_RECORDED_COMMANDS, recorded_commands, 0);
+  }
+  #[inline]
+  pub fn add_executed_commands(&mut self, executed_commands: u64) {
+    self.fbb_.push_slot::<u64>(RunTotals::VT_EXECUTED_COMMANDS, executed_commands, 0);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> RunTotalsBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    RunTotalsBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<RunTotals<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for RunTotals<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("RunTotals");
+      ds.field("frames", &self.frames());
+      ds.field("recorded_commands", &self.recorded_commands());
+      ds.field("executed_commands", &self.executed_commands());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunTotalsT {
+  pub frames: u64,
+  pub recorded_commands: u64,
+  pub executed_commands: u64,
+}
+impl Default for RunTotalsT {
+  fn default() -> Self {
+    Self {
+      frames: 0,
+      recorded_commands: 0,
+      executed_commands: 0,
+    }
+  }
+}
+impl RunTotalsT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<RunTotals<'b>> {
+    let frames = self.frames;
+    let recorded_commands = self.recorded_commands;
+    let executed_commands = self.executed_commands;
+    RunTotals::create(_fbb, &RunTotalsArgs{
+      frames,
+      recorded_commands,
+      executed_commands,
+    })
+  }
+}
 pub enum ResultsBatchOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
@@ -2257,6 +2447,7 @@ impl<'a> ResultsBatch<'a> {
   pub const VT_DRAWS: ::flatbuffers::VOffsetT = 6;
   pub const VT_SUBMITS: ::flatbuffers::VOffsetT = 8;
   pub const VT_SKIPPED_CALLS: ::flatbuffers::VOffsetT = 10;
+  pub const VT_TOTALS: ::flatbuffers::VOffsetT = 12;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -2268,6 +2459,7 @@ impl<'a> ResultsBatch<'a> {
     args: &'args ResultsBatchArgs<'args>
   ) -> ::flatbuffers::WIPOffset<ResultsBatch<'bldr>> {
     let mut builder = ResultsBatchBuilder::new(_fbb);
+    if let Some(x) = args.totals { builder.add_totals(x); }
     if let Some(x) = args.skipped_calls { builder.add_skipped_calls(x); }
     if let Some(x) = args.submits { builder.add_submits(x); }
     if let Some(x) = args.draws { builder.add_draws(x); }
@@ -2288,11 +2480,15 @@ impl<'a> ResultsBatch<'a> {
     let skipped_calls = self.skipped_calls().map(|x| {
       x.iter().map(|t| t.unpack()).collect()
     });
+    let totals = self.totals().map(|x| {
+      alloc::boxed::Box::new(x.unpack())
+    });
     ResultsBatchT {
       run,
       draws,
       submits,
       skipped_calls,
+      totals,
     }
   }
 
@@ -2324,6 +2520,13 @@ impl<'a> ResultsBatch<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CallCount>>>>(ResultsBatch::VT_SKIPPED_CALLS, None)}
   }
+  #[inline]
+  pub fn totals(&self) -> Option<RunTotals<'a>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<RunTotals>>(ResultsBatch::VT_TOTALS, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
@@ -2336,6 +2539,7 @@ impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawRow>>>("draws", Self::VT_DRAWS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, SubmitRow>>>("submits", Self::VT_SUBMITS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<CallCount>>>>("skipped_calls", Self::VT_SKIPPED_CALLS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<RunTotals>>("totals", Self::VT_TOTALS, false)?
      .finish();
     Ok(())
   }
@@ -2345,6 +2549,7 @@ pub struct ResultsBatchArgs<'a> {
     pub draws: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawRow>>>,
     pub submits: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, SubmitRow>>>,
     pub skipped_calls: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CallCount<'a>>>>>,
+    pub totals: Option<::flatbuffers::WIPOffset<RunTotals<'a>>>,
 }
 impl<'a> Default for ResultsBatchArgs<'a> {
   #[inline]
@@ -2354,6 +2559,7 @@ impl<'a> Default for ResultsBatchArgs<'a> {
       draws: None,
       submits: None,
       skipped_calls: None,
+      totals: None,
     }
   }
 }
@@ -2363,7 +2569,7 @@ impl Serialize for ResultsBatch<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("ResultsBatch", 4)?;
+    let mut s = serializer.serialize_struct("ResultsBatch", 5)?;
       if let Some(f) = self.run() {
         s.serialize_field("run", &f)?;
       } else {
@@ -2383,6 +2589,11 @@ impl Serialize for ResultsBatch<'_> {
         s.serialize_field("skipped_calls", &f)?;
       } else {
         s.skip_field("skipped_calls")?;
+      }
+      if let Some(f) = self.totals() {
+        s.serialize_field("totals", &f)?;
+      } else {
+        s.skip_field("totals")?;
       }
     s.end()
   }
@@ -2410,6 +2621,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ResultsBatchBuilder<'a, 'b, A
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_SKIPPED_CALLS, skipped_calls);
   }
   #[inline]
+  pub fn add_totals(&mut self, totals: ::flatbuffers::WIPOffset<RunTotals<'b >>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<RunTotals>>(ResultsBatch::VT_TOTALS, totals);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ResultsBatchBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     ResultsBatchBuilder {
@@ -2431,6 +2646,7 @@ impl ::core::fmt::Debug for ResultsBatch<'_> {
       ds.field("draws", &self.draws());
       ds.field("submits", &self.submits());
       ds.field("skipped_calls", &self.skipped_calls());
+      ds.field("totals", &self.totals());
       ds.finish()
   }
 }
@@ -2441,6 +2657,7 @@ pub struct ResultsBatchT {
   pub draws: Option<alloc::vec::Vec<DrawRowT>>,
   pub submits: Option<alloc::vec::Vec<SubmitRowT>>,
   pub skipped_calls: Option<alloc::vec::Vec<CallCountT>>,
+  pub totals: Option<alloc::boxed::Box<RunTotalsT>>,
 }
 impl Default for ResultsBatchT {
   fn default() -> Self {
@@ -2449,6 +2666,7 @@ impl Default for ResultsBatchT {
       draws: None,
       submits: None,
       skipped_calls: None,
+      totals: None,
     }
   }
 }
@@ -2469,11 +2687,15 @@ impl ResultsBatchT {
     let skipped_calls = self.skipped_calls.as_ref().map(|x|{
       let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack(_fbb)).collect();_fbb.create_vector(&w)
     });
+    let totals = self.totals.as_ref().map(|x|{
+      x.pack(_fbb)
+    });
     ResultsBatch::create(_fbb, &ResultsBatchArgs{
       run,
       draws,
       submits,
       skipped_calls,
+      totals,
     })
   }
 }

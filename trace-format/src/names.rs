@@ -1,0 +1,197 @@
+//! The one name a user reads for each record: the Vulkan command's name for calls,
+//! typed or generic, and a name that cannot be mistaken for a command for the records
+//! that are not calls.
+//!
+//! A typed record stands for a command family: `vkQueueSubmit` and `vkQueueSubmit2`
+//! are both a `QueueSubmit` record, `vkCmdBeginRenderPass2` a `CmdBeginRenderPass`,
+//! multi-draws their draws. Such a record is named by the family's first form
+//! (`vkQueueSubmit`), except where the record says which form it was
+//! (`vkCreateRenderPass2`). A destroyed object is named by the `vkDestroy*` command
+//! of its object type.
+
+use std::borrow::Cow;
+
+use crate::generated::trace::{Call, Record};
+
+/// What kind of record a name belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RecordClass {
+    /// A Vulkan command the program called.
+    Command,
+    /// Something the layer recorded that is not a call: memory contents, a frame
+    /// boundary, what the physical device reported.
+    Other,
+}
+
+/// A record's name and class.
+pub fn record_name<'a>(record: &Record<'a>) -> (Cow<'a, str>, RecordClass) {
+    let call = record.call_type();
+    let name = match call {
+        Call::VulkanCall => match record.call_as_vulkan_call().and_then(|c| c.command()) {
+            Some(command) => Cow::Borrowed(command),
+            None => Cow::Borrowed("vkUnknownCommand"),
+        },
+        Call::DestroyObject => Cow::Borrowed(
+            record
+                .call_as_destroy_object()
+                .map_or("vkDestroyObject", |d| destroy_command(d.object_type())),
+        ),
+        Call::CreateRenderPass
+            if record
+                .call_as_create_render_pass()
+                .is_some_and(|c| c.version() == 2) =>
+        {
+            Cow::Borrowed("vkCreateRenderPass2")
+        }
+        _ => call_name(call),
+    };
+    (name, class_of(call))
+}
+
+/// Whether records of this call type are Vulkan commands.
+pub fn class_of(call: Call) -> RecordClass {
+    match call {
+        Call::NONE | Call::MemoryContents | Call::FrameBoundary | Call::PhysicalDeviceInfo => {
+            RecordClass::Other
+        }
+        _ => RecordClass::Command,
+    }
+}
+
+/// The name of a call type, without looking at the record: the Vulkan command of a
+/// typed record, or what a non-call record is. Unknown types (from a newer version)
+/// are named by their number.
+pub fn call_name(call: Call) -> Cow<'static, str> {
+    let name = match call {
+        Call::CreateInstance => "vkCreateInstance",
+        Call::DestroyInstance => "vkDestroyInstance",
+        Call::PhysicalDeviceInfo => "physical device info",
+        Call::CreateDevice => "vkCreateDevice",
+        Call::DestroyDevice => "vkDestroyDevice",
+        Call::GetDeviceQueue => "vkGetDeviceQueue",
+        Call::AllocateMemory => "vkAllocateMemory",
+        Call::FreeMemory => "vkFreeMemory",
+        Call::MapMemory => "vkMapMemory",
+        Call::UnmapMemory => "vkUnmapMemory",
+        Call::FlushMappedMemoryRanges => "vkFlushMappedMemoryRanges",
+        Call::MemoryContents => "memory contents",
+        Call::CreateBuffer => "vkCreateBuffer",
+        Call::BindBufferMemory => "vkBindBufferMemory",
+        Call::CreateImage => "vkCreateImage",
+        Call::BindImageMemory => "vkBindImageMemory",
+        Call::CreateImageView => "vkCreateImageView",
+        Call::DestroyObject => "vkDestroyObject",
+        Call::CreateRenderPass => "vkCreateRenderPass",
+        Call::CreateFramebuffer => "vkCreateFramebuffer",
+        Call::CmdBeginRenderPass => "vkCmdBeginRenderPass",
+        Call::CmdNextSubpass => "vkCmdNextSubpass",
+        Call::CmdEndRenderPass => "vkCmdEndRenderPass",
+        Call::CmdBeginRendering => "vkCmdBeginRendering",
+        Call::CmdEndRendering => "vkCmdEndRendering",
+        Call::CreateShaderModule => "vkCreateShaderModule",
+        Call::CreatePipelineLayout => "vkCreatePipelineLayout",
+        Call::CreateGraphicsPipelines => "vkCreateGraphicsPipelines",
+        Call::CreateCommandPool => "vkCreateCommandPool",
+        Call::AllocateCommandBuffers => "vkAllocateCommandBuffers",
+        Call::BeginCommandBuffer => "vkBeginCommandBuffer",
+        Call::EndCommandBuffer => "vkEndCommandBuffer",
+        Call::ResetCommandBuffer => "vkResetCommandBuffer",
+        Call::CmdExecuteCommands => "vkCmdExecuteCommands",
+        Call::CmdBindPipeline => "vkCmdBindPipeline",
+        Call::CmdBindDescriptorSets => "vkCmdBindDescriptorSets",
+        Call::CmdBindVertexBuffers => "vkCmdBindVertexBuffers",
+        Call::CmdBindIndexBuffer => "vkCmdBindIndexBuffer",
+        Call::CmdPushConstants => "vkCmdPushConstants",
+        Call::CmdDraw => "vkCmdDraw",
+        Call::CmdDrawIndexed => "vkCmdDrawIndexed",
+        Call::CmdDrawIndirect => "vkCmdDrawIndirect",
+        Call::CmdDrawIndexedIndirect => "vkCmdDrawIndexedIndirect",
+        Call::CmdDrawIndirectCount => "vkCmdDrawIndirectCount",
+        Call::CmdDrawIndexedIndirectCount => "vkCmdDrawIndexedIndirectCount",
+        Call::CmdDrawIndirectByteCount => "vkCmdDrawIndirectByteCountEXT",
+        Call::CreateQueryPool => "vkCreateQueryPool",
+        Call::CmdBeginQuery => "vkCmdBeginQuery",
+        Call::CmdEndQuery => "vkCmdEndQuery",
+        Call::CmdWriteTimestamp => "vkCmdWriteTimestamp",
+        Call::CmdResetQueryPool => "vkCmdResetQueryPool",
+        Call::CmdCopyQueryPoolResults => "vkCmdCopyQueryPoolResults",
+        Call::QueueSubmit => "vkQueueSubmit",
+        Call::QueuePresent => "vkQueuePresentKHR",
+        Call::FrameBoundary => "frame boundary",
+        Call::CmdSetPrimitiveTopology => "vkCmdSetPrimitiveTopology",
+        Call::CmdUpdateBuffer => "vkCmdUpdateBuffer",
+        Call::CmdBeginConditionalRendering => "vkCmdBeginConditionalRenderingEXT",
+        Call::CmdEndConditionalRendering => "vkCmdEndConditionalRenderingEXT",
+        Call::VulkanCall => "vkUnknownCommand",
+        Call::NONE => "empty record",
+        other => return Cow::Owned(format!("unknown record type {}", other.0)),
+    };
+    Cow::Borrowed(name)
+}
+
+/// The `vkDestroy*` (or `vkFree*`) command that destroys an object of this
+/// `VkObjectType`.
+pub fn destroy_command(object_type: u32) -> &'static str {
+    match object_type {
+        1 => "vkDestroyInstance",
+        3 => "vkDestroyDevice",
+        5 => "vkDestroySemaphore",
+        6 => "vkFreeCommandBuffers",
+        7 => "vkDestroyFence",
+        8 => "vkFreeMemory",
+        9 => "vkDestroyBuffer",
+        10 => "vkDestroyImage",
+        11 => "vkDestroyEvent",
+        12 => "vkDestroyQueryPool",
+        13 => "vkDestroyBufferView",
+        14 => "vkDestroyImageView",
+        15 => "vkDestroyShaderModule",
+        16 => "vkDestroyPipelineCache",
+        17 => "vkDestroyPipelineLayout",
+        18 => "vkDestroyRenderPass",
+        19 => "vkDestroyPipeline",
+        20 => "vkDestroyDescriptorSetLayout",
+        21 => "vkDestroySampler",
+        22 => "vkDestroyDescriptorPool",
+        23 => "vkFreeDescriptorSets",
+        24 => "vkDestroyFramebuffer",
+        25 => "vkDestroyCommandPool",
+        1_000_000_000 => "vkDestroySurfaceKHR",
+        1_000_001_000 => "vkDestroySwapchainKHR",
+        1_000_085_000 => "vkDestroyDescriptorUpdateTemplate",
+        1_000_156_000 => "vkDestroySamplerYcbcrConversion",
+        1_000_295_000 => "vkDestroyPrivateDataSlot",
+        _ => "vkDestroyObject",
+    }
+}
+
+/// Whether a Vulkan command name records commands into a command buffer (`vkCmd*`).
+pub fn is_recorded_command(name: &str) -> bool {
+    name.starts_with("vkCmd")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_known_call_type_has_a_vulkan_name_or_a_non_command_name() {
+        for call in Call::ENUM_VALUES {
+            let name = call_name(*call);
+            match class_of(*call) {
+                RecordClass::Command => assert!(name.starts_with("vk"), "{name}"),
+                RecordClass::Other => {
+                    assert!(!name.starts_with("vk") && name.contains(' '), "{name}")
+                }
+            }
+        }
+        assert_eq!(call_name(Call(250)), "unknown record type 250");
+    }
+
+    #[test]
+    fn destroyed_objects_are_named_by_their_destroy_command() {
+        assert_eq!(destroy_command(9), "vkDestroyBuffer");
+        assert_eq!(destroy_command(25), "vkDestroyCommandPool");
+        assert_eq!(destroy_command(4242), "vkDestroyObject");
+    }
+}
