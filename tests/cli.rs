@@ -1,4 +1,6 @@
-//! The `macroscope` binary as a user runs it: sample, info, dump, and bad input.
+//! The `macroscope` binary as a user runs it: sample, info, dump, replay, report and
+//! bad input; on synthetic traces and on a scene captured through the layer (the
+//! NVIDIA-captured multiview sample).
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -49,7 +51,7 @@ fn info_summarizes_a_sample_trace() {
     // 500 draws a frame: 7 in 10 indexed.
     let indexed = text
         .lines()
-        .find(|l| l.trim_start().starts_with("CmdDrawIndexed "))
+        .find(|l| l.trim_start().starts_with("vkCmdDrawIndexed "))
         .unwrap();
     assert_eq!(indexed.split_whitespace().nth(1), Some("1400"), "{text}");
     assert!(text.contains("ratio "), "{text}");
@@ -70,7 +72,7 @@ fn dump_json_gives_one_object_per_record_and_frames_select() {
     }
     let boundaries: Vec<_> = lines
         .iter()
-        .filter(|l| l["call"] == "FrameBoundary")
+        .filter(|l| l["call"] == "frame boundary")
         .map(|l| l["args"]["frame"].clone())
         .collect();
     assert_eq!(boundaries, vec![0, 1, 2]);
@@ -85,7 +87,7 @@ fn dump_json_gives_one_object_per_record_and_frames_select() {
         frame1.len(),
         lines.iter().filter(|l| l["frame"] == 1).count()
     );
-    assert_eq!(frame1.last().unwrap()["call"], "FrameBoundary");
+    assert_eq!(frame1.last().unwrap()["call"], "frame boundary");
 
     let text = macroscope(&["dump", "--frames", "2", &path]);
     assert!(stdout(&text).lines().all(|l| l.contains(" frame 2 ")));
@@ -249,13 +251,21 @@ fn replay_writes_results_and_prints_a_summary() {
         stdout(&info)
     );
 
+    // Cut inside the first chunk: nothing replayed, so no results file is named.
     let bytes = std::fs::read(&path).unwrap();
     let cut = dir.path().join("cut.mscope");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     let bad = macroscope(&["replay", cut.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(!stderr(&bad).contains("r.msr"), "{}", stderr(&bad));
+    // Cut in the last of 4 frames: the rows of the whole ones are kept, and named.
+    let longer = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(sample(longer.path(), 4)).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() * 7 / 8]).unwrap();
+    let bad = macroscope(&["replay", cut.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     assert!(
-        stderr(&bad).contains("results so far are in"),
+        stderr(&bad).contains("rows before the error are in") && stderr(&bad).contains("r.msr"),
         "{}",
         stderr(&bad)
     );
@@ -390,4 +400,170 @@ fn shaders_lists_modules_with_what_the_passes_find_and_dumps_them() {
     // The shrink shader emits three vertices in a counted loop.
     let geometry = text.lines().find(|l| l.contains("Geometry")).unwrap();
     assert!(geometry.trim_end().ends_with(" 3"), "{text}");
+}
+
+/// The multiview scene as captured through the layer on NVIDIA's driver: 3 frames.
+const CAPTURED_SCENE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/samples/multiview-nvidia.mscope"
+);
+
+/// The lines of `text` after the one equal to `title`, up to the next unindented one.
+fn section<'t>(text: &'t str, title: &str) -> Vec<&'t str> {
+    text.lines()
+        .skip_while(|l| *l != title)
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect()
+}
+
+#[test]
+fn info_names_commands_as_vulkan_does_and_sets_other_records_apart() {
+    let out = macroscope(&["info", CAPTURED_SCENE]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let commands = section(&text, "commands:");
+    let others = section(&text, "other records:");
+    assert!(commands.len() > 20, "{text}");
+    for line in &commands {
+        assert!(line.trim_start().starts_with("vk"), "{line}");
+    }
+    // Typed and generic records alike: draws, submits, destroyed objects.
+    for name in [
+        "vkCmdDraw ",
+        "vkQueueSubmit ",
+        "vkDestroyPipeline ",
+        "vkCreateRenderPass ",
+    ] {
+        assert!(
+            commands.iter().any(|l| l.trim_start().starts_with(name)),
+            "{name}: {text}"
+        );
+    }
+    let other_names: Vec<&str> = others
+        .iter()
+        .map(|l| l.trim().rsplit_once(' ').unwrap().0.trim_end())
+        .collect();
+    assert!(other_names.contains(&"frame boundary"), "{text}");
+    assert!(other_names.contains(&"memory contents"), "{text}");
+    assert!(other_names.iter().all(|n| !n.starts_with("vk")), "{text}");
+    // Counts by count, in one column sized to the longest name.
+    let ends: Vec<usize> = commands.iter().chain(&others).map(|l| l.len()).collect();
+    assert!(ends.iter().all(|e| *e == ends[0]), "{text}");
+    let counts: Vec<u64> = commands
+        .iter()
+        .map(|l| l.split_whitespace().last().unwrap().parse().unwrap())
+        .collect();
+    assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{text}");
+}
+
+#[test]
+fn frames_are_the_frames_the_program_rendered_in_info_replay_and_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = stdout(&macroscope(&["info", CAPTURED_SCENE]));
+    assert!(info.contains("frames:      3\n"), "{info}");
+    assert!(info.contains("setup:       "), "{info}");
+    assert!(info.contains("teardown:    "), "{info}");
+    assert!(!info.contains("partial"), "{info}");
+
+    let results = dir.path().join("mv.msr").display().to_string();
+    let replay = macroscope(&["replay", CAPTURED_SCENE, "-o", &results]);
+    assert!(replay.status.success(), "{}", stderr(&replay));
+    let text = stdout(&replay);
+    assert!(
+        text.contains("on turing: 3 frames, 3 submits, 18 draws"),
+        "{text}"
+    );
+
+    let report = stdout(&macroscope(&["report", &results, "--by", "frame"]));
+    assert!(report.contains("3 frames, 18 draws, 3 submits"), "{report}");
+    assert!(
+        report.contains("frame 000002") && !report.contains("frame 000003"),
+        "{report}"
+    );
+    assert!(report.contains("vkCmdDraw "), "{report}");
+    let results_info = stdout(&macroscope(&["info", &results]));
+    assert!(results_info.contains("frames:      3\n"), "{results_info}");
+}
+
+#[test]
+fn replay_says_how_much_of_the_trace_the_model_executed_and_what_it_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("mv.msr").display().to_string();
+    let replay = macroscope(&["replay", CAPTURED_SCENE, "-o", &results]);
+    let text = stdout(&replay);
+    let coverage = text
+        .lines()
+        .find(|l| l.starts_with("driver model executed "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let words: Vec<&str> = coverage.split_whitespace().collect();
+    let (executed, recorded): (u64, u64) = (words[3].parse().unwrap(), words[5].parse().unwrap());
+    assert!(0 < executed && executed < recorded, "{coverage}");
+    // The scene binds descriptor sets the model does not execute yet: the top skip.
+    let skipped = section(&text, "skipped vkCmd* calls, by count:");
+    assert!(
+        skipped[0]
+            .trim_start()
+            .starts_with("vkCmdBindDescriptorSets "),
+        "{text}"
+    );
+    let skipped_commands: u64 = skipped
+        .iter()
+        .filter(|l| l.trim_start().starts_with("vk"))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(skipped_commands, recorded - executed, "{text}");
+    assert!(text.contains("(-v lists them all)"), "{text}");
+
+    let verbose = stdout(&macroscope(&[
+        "replay",
+        CAPTURED_SCENE,
+        "-o",
+        &results,
+        "-v",
+    ]));
+    let all = section(&verbose, "skipped calls, by count:");
+    assert!(
+        all.iter()
+            .any(|l| l.trim_start().starts_with("vkDestroyPipeline ")),
+        "{verbose}"
+    );
+    assert!(
+        all.iter()
+            .any(|l| l.trim_start().starts_with("frame boundary ")),
+        "{verbose}"
+    );
+    assert!(!verbose.contains("-v lists"), "{verbose}");
+}
+
+#[test]
+fn errors_say_each_cause_once_and_point_only_at_results_that_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nonexistent.mscope").display().to_string();
+    let info = macroscope(&["info", &missing]);
+    assert_eq!(info.status.code(), Some(1));
+    let err = stderr(&info);
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    assert!(err.contains("nonexistent.mscope"), "{err}");
+
+    let out = dir.path().join("out.msr");
+    let replay = macroscope(&["replay", &missing, "-o", out.to_str().unwrap()]);
+    assert_eq!(replay.status.code(), Some(1));
+    let err = stderr(&replay);
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    assert!(!err.contains("out.msr"), "no results were written: {err}");
+    assert!(!out.exists());
+
+    // A results file left by an earlier run is not this run's.
+    std::fs::copy(sample(dir.path(), 1), dir.path().join("old.mscope")).unwrap();
+    let first = macroscope(&[
+        "replay",
+        &dir.path().join("old.mscope").display().to_string(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    std::thread::sleep(Duration::from_millis(20));
+    let again = macroscope(&["replay", &missing, "-o", out.to_str().unwrap()]);
+    assert!(!stderr(&again).contains("out.msr"), "{}", stderr(&again));
 }

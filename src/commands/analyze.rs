@@ -96,7 +96,13 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
         writeln!(out, "  {}", m.unit())?;
     }
     writeln!(out, "\nby {:?}:", args.by)?;
-    let width = report.groups.keys().map(String::len).max().unwrap_or(0).max(24);
+    let width = report
+        .groups
+        .keys()
+        .map(String::len)
+        .max()
+        .unwrap_or(0)
+        .max(24);
     writeln!(
         out,
         "{:<width$} {:>10} {:>16} {:>12} {:>12} {:>14}",

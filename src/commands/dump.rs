@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use serde_json::Value;
 use trace_format::{ReadOptions, TraceReader};
 
-use trace_format::names;
 use super::FrameRange;
+use trace_format::names;
 
 /// Arguments of `macroscope dump`.
 #[derive(clap::Args)]

@@ -137,7 +137,11 @@ fn trace_info(mut reader: TraceReader) -> anyhow::Result<()> {
         "payload:     {} bytes uncompressed, {} compressed (ratio {ratio:.2}:1)",
         totals.uncompressed, totals.compressed
     )?;
-    let width = per_name.keys().map(|(_, name)| name.len()).max().unwrap_or(0);
+    let width = per_name
+        .keys()
+        .map(|(_, name)| name.len())
+        .max()
+        .unwrap_or(0);
     for (class, title) in [
         (RecordClass::Command, "commands:"),
         (RecordClass::Other, "other records:"),

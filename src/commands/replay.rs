@@ -125,7 +125,10 @@ fn frames_phrase(summary: &Summary) -> String {
     let frames = plural(summary.frames, "frame");
     match (summary.frames, summary.teardown_submits) {
         (_, 0) => frames,
-        (0, n) => format!("{frames} (no frame boundary: {} outside any frame)", plural(n, "submit")),
+        (0, n) => format!(
+            "{frames} (no frame boundary: {} outside any frame)",
+            plural(n, "submit")
+        ),
         (_, n) => format!("{frames} + teardown ({})", plural(n, "submit")),
     }
 }
@@ -143,9 +146,7 @@ fn plural(n: u64, word: &str) -> String {
 fn print_coverage(summary: &Summary, verbose: bool) {
     let (executed, recorded) = (summary.executed_commands, summary.recorded_commands);
     let share = super::info::share(executed, recorded);
-    println!(
-        "driver model executed {executed} of {recorded} recorded vkCmd* calls ({share:.1}%)"
-    );
+    println!("driver model executed {executed} of {recorded} recorded vkCmd* calls ({share:.1}%)");
     let mut skipped: Vec<&SkippedCall> = summary.skipped.iter().collect();
     skipped.sort_by(|a, b| b.count.cmp(&a.count).then(a.name.cmp(&b.name)));
     // Without -v: the skipped vkCmd* calls the share counts, the most frequent first.
@@ -168,7 +169,11 @@ fn print_coverage(summary: &Summary, verbose: bool) {
     }
     let width = shown.iter().map(|c| c.name.len()).max().unwrap_or(0);
     for call in &shown {
-        let why = if call.needed { "not modelled" } else { "not needed" };
+        let why = if call.needed {
+            "not modelled"
+        } else {
+            "not needed"
+        };
         println!("  {:<width$} {:>10}  {why}", call.name, call.count);
     }
     if !rest.is_empty() {
