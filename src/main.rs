@@ -48,9 +48,11 @@ fn main() -> ExitCode {
         Command::Replay(args) => commands::replay::run(&args),
         Command::Report(args) => commands::analyze::report(&args),
         Command::Export(args) => commands::analyze::export(&args),
+        // For `git bisect run`: 0 good, 1 bad, 125 skip (cannot tell), 2 bad input.
         Command::Compare(args) => match commands::analyze::compare(&args) {
-            Ok(true) => return ExitCode::from(1),
-            Ok(false) => Ok(()),
+            Ok(analyzer::compare::Verdict::Regressed) => return ExitCode::from(1),
+            Ok(analyzer::compare::Verdict::Inconclusive) => return ExitCode::from(125),
+            Ok(analyzer::compare::Verdict::Ok) => Ok(()),
             Err(e) => Err(e),
         },
         Command::Sample(args) => commands::sample::run(&args),

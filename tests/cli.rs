@@ -567,3 +567,45 @@ fn errors_say_each_cause_once_and_point_only_at_results_that_exist() {
     let again = macroscope(&["replay", &missing, "-o", out.to_str().unwrap()]);
     assert!(!stderr(&again).contains("out.msr"), "{}", stderr(&again));
 }
+
+#[test]
+fn compare_judges_counts_exactly_and_calls_timings_of_one_repetition_inconclusive() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    // Pairs of replays of the same trace by the same build: never a regression, by
+    // default and at threshold 0.
+    for pair in 0..5 {
+        let (a, b) = (at(&format!("a{pair}.msr")), at(&format!("b{pair}.msr")));
+        for out in [&a, &b] {
+            let run = macroscope(&["replay", CAPTURED_SCENE, "-o", out]);
+            assert!(run.status.success(), "{}", stderr(&run));
+        }
+        for extra in [&[][..], &["--threshold", "0"][..]] {
+            let mut args = vec!["compare", a.as_str(), b.as_str()];
+            args.extend_from_slice(extra);
+            let same = macroscope(&args);
+            assert_eq!(same.status.code(), Some(0), "{}", stdout(&same));
+        }
+    }
+    // A timing with one repetition a side cannot be judged: exit 125 for git bisect.
+    let timing = macroscope(&[
+        "compare",
+        &at("a0.msr"),
+        &at("b0.msr"),
+        "--metric",
+        "execute-ns",
+    ]);
+    assert_eq!(timing.status.code(), Some(125), "{}", stdout(&timing));
+    assert!(
+        stdout(&timing).contains("inconclusive"),
+        "{}",
+        stdout(&timing)
+    );
+    // The Fermi MME runs more instructions for the same draws: a count regression.
+    let fermi = at("f.msr");
+    let run = macroscope(&["replay", CAPTURED_SCENE, "-o", &fermi, "--mme", "fermi"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let worse = macroscope(&["compare", &at("a0.msr"), &fermi]);
+    assert_eq!(worse.status.code(), Some(1), "{}", stdout(&worse));
+    assert!(stdout(&worse).contains("REGRESSED"), "{}", stdout(&worse));
+}

@@ -1,7 +1,10 @@
 //! `compare`: two runs metric by metric, with a verdict `git bisect run` can use.
 //!
 //! Counts are deterministic, so they are compared exactly (the first repetition's
-//! totals). Host timings vary, so each repetition's total is one sample: the change of
+//! totals): any growth past the count threshold (0 by default) is a regression, and
+//! they are what is compared unless timings are asked for. Host timings vary, so each
+//! repetition's total is one sample: with fewer than [`MIN_TIMING_REPETITIONS`] on
+//! either side a timing is `inconclusive`, never `regressed`; with enough, the change of
 //! the median is reported with a 95% bootstrap interval, and a timing regresses only
 //! when the whole interval lies past the threshold.
 
@@ -12,6 +15,33 @@ use trace_format::{ReadOptions, ResultsReader};
 
 use crate::metrics::Metric;
 use crate::AnalyzeError;
+
+/// Repetitions each side needs before a timing can be judged: below this a bootstrap
+/// over per-repetition totals gives an interval that says nothing (one sample gives a
+/// zero-width "interval").
+pub const MIN_TIMING_REPETITIONS: usize = 5;
+
+/// What a comparison says of a metric, or of a whole run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Not worse past the threshold.
+    Ok,
+    /// Too few samples to judge (timings with few repetitions).
+    Inconclusive,
+    /// Worse past the threshold.
+    Regressed,
+}
+
+impl Verdict {
+    /// The word `compare` prints.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::Regressed => "REGRESSED",
+        }
+    }
+}
 
 /// One metric of a comparison.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,8 +56,10 @@ pub struct MetricComparison {
     pub change_pct: f64,
     /// For timings: the 95% bootstrap interval of the change, in percent.
     pub interval_pct: Option<(f64, f64)>,
-    /// Whether this metric regressed past the threshold.
-    pub regressed: bool,
+    /// What the comparison says of this metric.
+    pub verdict: Verdict,
+    /// Repetitions on each side (timings are judged on these).
+    pub repetitions: (usize, usize),
 }
 
 /// A whole comparison.
@@ -35,14 +67,43 @@ pub struct MetricComparison {
 pub struct Comparison {
     /// Per metric.
     pub metrics: Vec<MetricComparison>,
-    /// The threshold used, in percent.
-    pub threshold_pct: f64,
+    /// The thresholds used, in percent.
+    pub thresholds: Thresholds,
 }
 
 impl Comparison {
     /// Whether any metric regressed.
     pub fn regressed(&self) -> bool {
-        self.metrics.iter().any(|m| m.regressed)
+        self.verdict() == Verdict::Regressed
+    }
+
+    /// The run's verdict: regressed if any metric did, else inconclusive if any metric
+    /// could not be judged, else ok.
+    pub fn verdict(&self) -> Verdict {
+        self.metrics
+            .iter()
+            .map(|m| m.verdict)
+            .max()
+            .unwrap_or(Verdict::Ok)
+    }
+}
+
+/// How much worse a metric may get before it regresses, in percent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Thresholds {
+    /// For exact counts.
+    pub counts_pct: f64,
+    /// For timings: the lower end of the change's interval must lie past this.
+    pub timings_pct: f64,
+}
+
+impl Default for Thresholds {
+    /// Any growth of a count; 2% for timings.
+    fn default() -> Self {
+        Thresholds {
+            counts_pct: 0.0,
+            timings_pct: 2.0,
+        }
     }
 }
 
@@ -118,16 +179,21 @@ fn bootstrap(base: &[f64], new: &[f64]) -> (f64, f64) {
     )
 }
 
-/// Compares `new` against `base` on `metrics` (all when empty).
+/// Compares `new` against `base` on `metrics` (every exact count when empty).
 pub fn compare(
     base: &Path,
     new: &Path,
     metrics: &[Metric],
-    threshold_pct: f64,
+    thresholds: Thresholds,
 ) -> Result<Comparison, AnalyzeError> {
     let (a, b) = (totals(base)?, totals(new)?);
+    let repetitions = (a.len(), b.len());
     let metrics = if metrics.is_empty() {
-        Metric::ALL.to_vec()
+        Metric::ALL
+            .iter()
+            .copied()
+            .filter(|m| !m.is_timing())
+            .collect()
     } else {
         metrics.to_vec()
     };
@@ -140,14 +206,21 @@ pub fn compare(
         let row = if metric.is_timing() {
             let (mut x, mut y) = (column(&a, i), column(&b, i));
             let (bm, nm) = (median(&mut x), median(&mut y));
-            let interval = bootstrap(&x, &y);
+            let enough = x.len().min(y.len()) >= MIN_TIMING_REPETITIONS;
+            let interval = enough.then(|| bootstrap(&x, &y));
+            let verdict = match interval {
+                None => Verdict::Inconclusive,
+                Some((lo, _)) if lo > thresholds.timings_pct => Verdict::Regressed,
+                Some(_) => Verdict::Ok,
+            };
             MetricComparison {
                 metric,
                 base: bm,
                 new: nm,
                 change_pct: change(bm, nm),
-                interval_pct: Some(interval),
-                regressed: interval.0 > threshold_pct,
+                interval_pct: interval,
+                verdict,
+                repetitions,
             }
         } else {
             let (x, y) = (column(&a, i)[0], column(&b, i)[0]);
@@ -158,13 +231,18 @@ pub fn compare(
                 new: y,
                 change_pct: c,
                 interval_pct: None,
-                regressed: c > threshold_pct,
+                verdict: if c > thresholds.counts_pct {
+                    Verdict::Regressed
+                } else {
+                    Verdict::Ok
+                },
+                repetitions,
             }
         };
         rows.push(row);
     }
     Ok(Comparison {
         metrics: rows,
-        threshold_pct,
+        thresholds,
     })
 }

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use analyzer::compare::compare;
+use analyzer::compare::{compare, Thresholds, Verdict};
 use analyzer::export::{export, Format};
 use analyzer::{GroupBy, Metric, Report};
 use trace_format::generated::results::{DrawKind, DrawRow, MmeArch, RunInfoT};
@@ -68,7 +68,7 @@ fn percentiles_and_breakdowns_match_the_rows() {
     assert_eq!(h.value_at_quantile(0.5), mme[499]);
     assert_eq!(h.value_at_quantile(0.9), mme[899]);
     assert_eq!(h.max(), 149);
-    let indexed = &report.groups["DrawIndexed"];
+    let indexed = &report.groups["vkCmdDrawIndexed"];
     assert_eq!(indexed.draws, 334);
     let want: u64 = (0..1000u64)
         .filter(|s| s % 3 == 0)
@@ -87,25 +87,27 @@ fn percentiles_and_breakdowns_match_the_rows() {
 #[test]
 fn compare_flags_ten_percent_more_mme_and_passes_an_identical_run() {
     let dir = tempfile::tempdir().unwrap();
-    let base = results(dir.path(), "base.msr", 500, 3, 1.0);
-    let same = results(dir.path(), "same.msr", 500, 3, 1.0);
+    let base = results(dir.path(), "base.msr", 500, 5, 1.0);
+    let same = results(dir.path(), "same.msr", 500, 5, 1.0);
     let worse = results(dir.path(), "worse.msr", 500, 3, 1.1);
-    let ok = compare(&base, &same, &[], 2.0).unwrap();
-    assert!(!ok.regressed(), "{ok:?}");
-    let bad = compare(&base, &worse, &[Metric::MmeInstructions], 2.0).unwrap();
+    let ok = compare(&base, &same, &[], Thresholds::default()).unwrap();
+    assert_eq!(ok.verdict(), Verdict::Ok, "{ok:?}");
+    let bad = compare(
+        &base,
+        &worse,
+        &[Metric::MmeInstructions],
+        Thresholds::default(),
+    )
+    .unwrap();
     assert!(bad.regressed());
     assert!(
         (bad.metrics[0].change_pct - 10.0).abs() < 0.5,
         "{:?}",
         bad.metrics[0]
     );
-    // Timings carry an interval; identical runs' interval holds zero.
-    let t = ok
-        .metrics
-        .iter()
-        .find(|m| m.metric == Metric::MmeNs)
-        .unwrap();
-    let (lo, hi) = t.interval_pct.unwrap();
+    // Timings, when asked for, carry an interval; identical runs' interval holds zero.
+    let timed = compare(&base, &same, &[Metric::MmeNs], Thresholds::default()).unwrap();
+    let (lo, hi) = timed.metrics[0].interval_pct.unwrap();
     assert!(lo <= 0.0 && hi >= 0.0, "{lo} {hi}");
 }
 
@@ -127,7 +129,7 @@ fn exports_have_one_row_or_slice_per_draw() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(rows.len(), 100);
-    assert_eq!(rows[3]["kind"], "DrawIndexed");
+    assert_eq!(rows[3]["kind"], "vkCmdDrawIndexed");
 
     let mut trace = Vec::new();
     export(&path, Format::Perfetto, &mut trace).unwrap();
@@ -194,4 +196,30 @@ fn plots_are_valid_svg_and_png_with_their_titles_and_series() {
         ab.contains("base against new") && ab.contains("\nbase\n") && ab.contains("\nnew\n"),
         "two labelled series"
     );
+}
+
+#[test]
+fn timings_are_judged_only_with_enough_repetitions_and_counts_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = results(dir.path(), "one.msr", 200, 1, 1.0);
+    let other = results(dir.path(), "other.msr", 200, 1, 1.0);
+    // By default only the exact counts: an identical replay passes even at threshold 0.
+    let counts = compare(&one, &other, &[], Thresholds::default()).unwrap();
+    assert_eq!(counts.verdict(), Verdict::Ok, "{counts:?}");
+    assert!(counts.metrics.iter().all(|m| !m.metric.is_timing()));
+    // One repetition a side: a timing cannot be judged, whatever it did.
+    let timing = compare(&one, &other, &[Metric::EncodeNs], Thresholds::default()).unwrap();
+    assert_eq!(timing.verdict(), Verdict::Inconclusive, "{timing:?}");
+    assert_eq!(timing.metrics[0].interval_pct, None);
+    // Five a side: judged, with an interval (the rows' timings drift by repetition
+    // the same way on both sides, so no regression).
+    let five = results(dir.path(), "five.msr", 200, 5, 1.0);
+    let again = results(dir.path(), "again.msr", 200, 5, 1.0);
+    let judged = compare(&five, &again, &[Metric::MmeNs], Thresholds::default()).unwrap();
+    assert_eq!(judged.verdict(), Verdict::Ok, "{judged:?}");
+    assert!(judged.metrics[0].interval_pct.is_some());
+    // One more MME instruction anywhere is a count regression.
+    let more = results(dir.path(), "more.msr", 200, 1, 1.01);
+    let c = compare(&one, &more, &[], Thresholds::default()).unwrap();
+    assert_eq!(c.verdict(), Verdict::Regressed, "{c:?}");
 }

@@ -195,7 +195,7 @@ fn storm_and_tessellation_scenes_replay_every_draw() {
 
 #[test]
 fn the_analyzer_on_real_scene_results() {
-    use analyzer::compare::compare;
+    use analyzer::compare::{compare, Thresholds};
     use analyzer::export::{export, Format};
     use analyzer::{GroupBy, Metric, Report};
     if !ready() {
@@ -246,8 +246,10 @@ fn the_analyzer_on_real_scene_results() {
     // Compare: the same replay passes; the Fermi MME, which runs more instructions
     // for the same draws, is flagged; hardware draws agree exactly.
     let counts = [Metric::MmeInstructions, Metric::HwDraws];
-    assert!(!compare(&turing, &again, &counts, 2.0).unwrap().regressed());
-    let worse = compare(&turing, &fermi, &counts, 2.0).unwrap();
+    assert!(!compare(&turing, &again, &counts, Thresholds::default())
+        .unwrap()
+        .regressed());
+    let worse = compare(&turing, &fermi, &counts, Thresholds::default()).unwrap();
     assert!(worse.regressed(), "{worse:?}");
     assert!(worse.metrics[0].change_pct > 10.0, "{:?}", worse.metrics[0]);
     assert_eq!(worse.metrics[1].change_pct, 0.0);

@@ -3,7 +3,7 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use analyzer::compare::compare as compare_runs;
+use analyzer::compare::{compare as compare_runs, Thresholds, Verdict, MIN_TIMING_REPETITIONS};
 use analyzer::export::{export as export_rows, Format};
 use analyzer::report::PERCENTILES;
 use analyzer::{GroupBy, Metric, Report};
@@ -149,23 +149,37 @@ pub struct CompareArgs {
     base: PathBuf,
     /// The results to judge.
     new: PathBuf,
-    /// Metrics to compare (all when none is given).
+    /// Metrics to compare (every exact count when none is given; timings only when
+    /// named, and judged only with at least 5 repetitions a side).
     #[arg(long = "metric", value_parser = metric)]
     metrics: Vec<Metric>,
-    /// A metric regresses when it grows by more than this many percent.
+    /// A timing regresses when its change's interval lies wholly past this many percent.
     #[arg(long, default_value_t = 2.0)]
     threshold: f64,
+    /// A count regresses when it grows by more than this many percent (by default, any
+    /// growth).
+    #[arg(long, default_value_t = 0.0)]
+    count_threshold: f64,
     /// Also write the compared metrics' distributions, overlaid, into this folder.
     #[arg(long)]
     plot: Option<PathBuf>,
 }
 
-/// Prints the comparison; `Ok(true)` when something regressed.
-pub fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
-    if args.threshold.is_nan() || args.threshold < 0.0 {
-        return Err(BadInput(format!("threshold {} is not a percentage", args.threshold)).into());
+/// Prints the comparison and returns its verdict.
+pub fn compare(args: &CompareArgs) -> anyhow::Result<Verdict> {
+    for (name, value) in [
+        ("threshold", args.threshold),
+        ("count threshold", args.count_threshold),
+    ] {
+        if value.is_nan() || value < 0.0 {
+            return Err(BadInput(format!("{name} {value} is not a percentage")).into());
+        }
     }
-    let c = compare_runs(&args.base, &args.new, &args.metrics, args.threshold)?;
+    let thresholds = Thresholds {
+        counts_pct: args.count_threshold,
+        timings_pct: args.threshold,
+    };
+    let c = compare_runs(&args.base, &args.new, &args.metrics, thresholds)?;
     let mut out = io::stdout().lock();
     writeln!(
         out,
@@ -173,18 +187,22 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
         "metric", "base", "new", "change", "95% interval"
     )?;
     for m in &c.metrics {
-        let interval = m.interval_pct.map_or("exact".to_string(), |(lo, hi)| {
-            format!("[{lo:+.1}%, {hi:+.1}%]")
-        });
-        let verdict = if m.regressed { "REGRESSED" } else { "ok" };
+        let interval = match m.interval_pct {
+            Some((lo, hi)) => format!("[{lo:+.1}%, {hi:+.1}%]"),
+            None if m.metric.is_timing() => {
+                format!("{} vs {} repetitions", m.repetitions.0, m.repetitions.1)
+            }
+            None => "exact".to_string(),
+        };
         writeln!(
             out,
-            "{:<18} {:>16.0} {:>16.0} {:>+9.2}% {:>22}  {verdict}",
+            "{:<18} {:>16.0} {:>16.0} {:>+9.2}% {:>22}  {}",
             m.metric.name(),
             m.base,
             m.new,
             m.change_pct,
-            interval
+            interval,
+            m.verdict.word()
         )?;
     }
     if let Some(dir) = &args.plot {
@@ -195,18 +213,20 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
         }
         writeln!(out, "wrote the A/B plots to {}", dir.display())?;
     }
-    let regressed = c.regressed();
+    let verdict = c.verdict();
+    let summary = match verdict {
+        Verdict::Ok => "no regression".to_string(),
+        Verdict::Regressed => "regression".to_string(),
+        Verdict::Inconclusive => format!(
+            "inconclusive: timings need at least {MIN_TIMING_REPETITIONS} repetitions a side (replay --repeat)"
+        ),
+    };
     writeln!(
         out,
-        "{} (threshold {:.1}%)",
-        if regressed {
-            "regression"
-        } else {
-            "no regression"
-        },
-        c.threshold_pct
+        "{summary} (counts: any growth past {:.1}%; timings: past {:.1}%)",
+        thresholds.counts_pct, thresholds.timings_pct
     )?;
-    Ok(regressed)
+    Ok(verdict)
 }
 
 /// Export formats.

@@ -201,7 +201,7 @@ fn filter_keeps_only_matching_draws() {
     assert!(text.contains("filter `indexed mme>=256`"), "{text}");
     for cells in table_lines(&text) {
         assert!(
-            cells[2] == "indexed" || cells[2] == "idx-indirect",
+            cells[2] == "vkCmdDrawIndexed" || cells[2] == "vkCmdDrawIndexedIndirect",
             "{cells:?}"
         );
     }
