@@ -158,6 +158,24 @@ impl PushBuffer {
             .push(MethodHeader::new(HeaderKind::Immediate, subc, mthd, data).0);
     }
 
+    /// Writes `data` to consecutive methods from `mthd` under a header of its own, as
+    /// NVK's `P_MTHD` followed by its data words does.
+    pub fn inc(&mut self, subc: u8, mthd: u16, data: &[u32]) {
+        self.open = None;
+        self.mthds(subc, mthd, data);
+    }
+
+    /// Writes one value the way NVK's `P_IMMD` does: inside the header when it fits in
+    /// 13 bits, else as a one-word method.
+    pub fn immd_or_mthd(&mut self, subc: u8, mthd: u16, data: u32) {
+        if data <= MAX_COUNT {
+            self.immd(subc, mthd, data);
+        } else {
+            self.open = None;
+            self.mthd(subc, mthd, data);
+        }
+    }
+
     /// Writes every word of `data` to the same method.
     pub fn non_inc(&mut self, subc: u8, mthd: u16, data: &[u32]) {
         self.open = None;

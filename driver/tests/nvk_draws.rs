@@ -330,8 +330,19 @@ fn per_draw_costs_are_reported() {
         let setup = enc.finish();
         gpu.execute(setup.words()).unwrap();
         let mut enc = CommandEncoder::new(&device);
+        // The command buffer's first draw flushes its whole graphics state first.
+        let first = enc.draw(3, 2, 0, 0);
+        assert!(first.state.total_dwords() > 0, "{first:?}");
+        let flushed = gpu.execute_measured(enc.take_push().words()).unwrap();
+        assert_eq!(
+            flushed.methods,
+            flushed.macro_methods + 6 + first.state.total_methods() as u64,
+            "the state's methods, then the six parameters"
+        );
+        // The next draw, with nothing changed, is the draw macro alone.
         let recorded = enc.draw(3, 2, 0, 0);
         let cost = gpu.execute_measured(enc.finish().words()).unwrap();
+        assert_eq!(recorded.state.total_dwords(), 0);
         assert_eq!(
             recorded.dwords, 7,
             "one increment-once header and six parameters"

@@ -11,6 +11,8 @@
 #![deny(missing_docs)]
 
 pub mod commands;
+mod generated;
+pub mod generic;
 mod inspect;
 pub mod objects;
 mod replay;

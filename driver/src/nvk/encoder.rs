@@ -4,6 +4,7 @@
 //! queries it emitted, for the replayer's per-draw costs.
 
 use super::query::{QueryPool, QueryType};
+use super::state::{GraphicsState, StateCost};
 use super::{Device, Macro, Scratch};
 use crate::class::{
     self, Begin, InstanceId, PipelineLocation, PrimitiveOp, Report, ReportSemaphoreD,
@@ -90,6 +91,8 @@ pub struct Recorded {
     pub queries: u32,
     /// Zero queries emitted for the other views of a multiview query.
     pub zero_queries: u32,
+    /// Of `dwords`, what the graphics-state flush before a draw wrote, by group.
+    pub state: StateCost,
 }
 
 /// Encodes one command buffer.
@@ -100,6 +103,8 @@ pub struct CommandEncoder<'d> {
     subpass: usize,
     view_mask: u32,
     topology: PrimitiveOp,
+    state: GraphicsState,
+    color_attachments: u32,
 }
 
 impl<'d> CommandEncoder<'d> {
@@ -112,6 +117,8 @@ impl<'d> CommandEncoder<'d> {
             subpass: 0,
             view_mask: 0,
             topology: PrimitiveOp::Triangles,
+            state: GraphicsState::new(),
+            color_attachments: 1,
         }
     }
 
@@ -142,6 +149,23 @@ impl<'d> CommandEncoder<'d> {
     /// The view mask in effect.
     pub fn view_mask(&self) -> u32 {
         self.view_mask
+    }
+
+    /// The graphics state, for the `vkCmdSet*` commands and pipeline binds to set.
+    pub fn state_mut(&mut self) -> &mut GraphicsState {
+        &mut self.state
+    }
+
+    /// The colour attachments of the render pass or rendering in progress (the blend
+    /// state is flushed per attachment).
+    pub fn set_color_attachments(&mut self, count: u32) {
+        self.color_attachments = count;
+    }
+
+    /// Flushes the dirty graphics state before a draw (NVK's
+    /// nvk_cmd_flush_gfx_dynamic_state, called from nvk_cmd_flush_gfx_state).
+    fn flush_gfx_state(&mut self) -> StateCost {
+        self.state.flush(&mut self.push, self.color_attachments)
     }
 
     fn recorded(&self, before: usize) -> Recorded {
@@ -241,6 +265,7 @@ impl<'d> CommandEncoder<'d> {
         first_instance: u32,
     ) -> Recorded {
         let before = self.push.len();
+        let state = self.flush_gfx_state();
         let params = [
             self.begin_word(),
             0,
@@ -250,7 +275,10 @@ impl<'d> CommandEncoder<'d> {
             first_instance,
         ];
         self.call(Macro::Draw, &params);
-        self.recorded(before)
+        Recorded {
+            state,
+            ..self.recorded(before)
+        }
     }
 
     /// vkCmdDrawIndexed.
@@ -263,6 +291,7 @@ impl<'d> CommandEncoder<'d> {
         first_instance: u32,
     ) -> Recorded {
         let before = self.push.len();
+        let state = self.flush_gfx_state();
         let params = [
             self.begin_word(),
             0,
@@ -273,7 +302,10 @@ impl<'d> CommandEncoder<'d> {
             first_instance,
         ];
         self.call(Macro::DrawIndexed, &params);
-        self.recorded(before)
+        Recorded {
+            state,
+            ..self.recorded(before)
+        }
     }
 
     /// The indirect draws. Turing reads the commands (and count) from memory in the
@@ -286,6 +318,7 @@ impl<'d> CommandEncoder<'d> {
         memory: &Memory,
     ) -> Recorded {
         let before = self.push.len();
+        let state = self.flush_gfx_state();
         let begin = self.begin_word();
         let m = kind.macro_();
         match self.device.arch() {
@@ -318,7 +351,10 @@ impl<'d> CommandEncoder<'d> {
                 self.call(m, &params);
             }
         }
-        self.recorded(before)
+        Recorded {
+            state,
+            ..self.recorded(before)
+        }
     }
 
     /// vkCmdDrawIndirectByteCountEXT.
@@ -332,6 +368,7 @@ impl<'d> CommandEncoder<'d> {
         memory: &Memory,
     ) -> Recorded {
         let before = self.push.len();
+        let state = self.flush_gfx_state();
         self.push
             .mthd(SUBC_3D, class::SET_DRAW_AUTO_START, counter_offset);
         self.push
@@ -342,7 +379,10 @@ impl<'d> CommandEncoder<'d> {
             Arch::Fermi => params.push(memory.read_u32(counter_addr)),
         }
         self.call(Macro::DrawIndirectByteCount, &params);
-        self.recorded(before)
+        Recorded {
+            state,
+            ..self.recorded(before)
+        }
     }
 
     /// One report-semaphore write: address, payload, operation.

@@ -13,6 +13,7 @@ mod encoder;
 mod macros;
 pub mod query;
 pub mod root;
+pub mod state;
 
 pub use device::{upload_macro, Device, DeviceError};
 pub use encoder::{CommandEncoder, DrawKind, IndirectArgs, Recorded};

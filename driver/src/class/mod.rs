@@ -1,9 +1,13 @@
 //! The 3D class: method addresses (byte offsets into the class's method space), their
 //! fields packed by name, and the class numbers from Fermi to Hopper with the MME each
 //! uses. Sources: NVIDIA's class headers (cl9097.h, clc597.h) as gathered in
-//! `shared/reference/nv-facts.md` §2.
+//! `shared/reference/nv-facts.md` §2; the graphics-state methods (`state.rs`)
+//! from `clc597.h`.
 
 use crate::mme::Arch;
+
+mod state;
+pub use state::*;
 
 /// `0x3400 /* SET_MME_SHADOW_SCRATCH(0) */`: the first shadow scratch register; slot
 /// `i` is at `0x3400 + 4·i`.

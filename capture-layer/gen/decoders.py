@@ -1,0 +1,356 @@
+"""Writes replayer/src/generated/decode.rs: a typed decoder for the `VulkanCall` record of
+every command buffer command (`vkCmd*`) the capture layer's generated hooks record.
+
+It reads the registry as commands.py parsed it (`g`, that module), and mirrors how
+commands.py's `encode` and `member_encoding` recorded each parameter: scalars and handles
+as `value`; arrays and single structures as their bytes in C layout (laid out here with
+C's rules: each member at its alignment, the structure padded to its largest); what a
+structure's pointer members point to in `nested`, for each element in turn.
+
+Structures are decoded member by member into plain Rust structures (no ash types: the
+replayer does not depend on ash); a member that is a pointer keeps its address. A
+command with a parameter this cannot lay out (bitfields, platform types) gets no
+decoder, and the replayer names it as not decoded.
+"""
+
+import re
+
+SCALARS = {
+    "uint8_t": (1, "u8"), "int8_t": (1, "i8"), "uint16_t": (2, "u16"), "int16_t": (2, "i16"),
+    "uint32_t": (4, "u32"), "int32_t": (4, "i32"), "uint64_t": (8, "u64"), "int64_t": (8, "i64"),
+    "size_t": (8, "u64"), "float": (4, "f32"), "double": (8, "f64"), "int": (4, "i32"),
+    "char": (1, "u8"), "VkBool32": (4, "u32"), "VkDeviceSize": (8, "u64"),
+    "VkDeviceAddress": (8, "u64"), "VkSampleMask": (4, "u32"), "VkFlags": (4, "u32"),
+    "VkFlags64": (8, "u64"),
+}
+
+
+class Unsupported(Exception):
+    """A type this decoder cannot lay out."""
+
+
+def write(out, g):
+    root = g.root
+    types = {}
+    for t in root.find("types").findall("type"):
+        if not g.vulkan_api(t):
+            continue
+        name = t.get("name") or t.findtext("name")
+        if name:
+            types.setdefault(name, t)
+    constants = {}
+    wide_bits = set()
+    for enums in root.findall("enums"):
+        if enums.get("name") == "API Constants":
+            for e in enums.findall("enum"):
+                if e.get("value"):
+                    constants[e.get("name")] = e.get("value")
+        if enums.get("bitwidth") == "64":
+            wide_bits.add(enums.get("name"))
+
+    def resolve(name):
+        return g.resolve(name)
+
+    def scalar(base):
+        """(size, rust type) of a non-structure type, or None for a structure."""
+        base = resolve(base)
+        if base in SCALARS:
+            return SCALARS[base]
+        if base.startswith("PFN_"):
+            return (8, "u64")
+        t = types.get(base)
+        cat = (t.get("category") if t is not None else None) or g.categories.get(base, "")
+        if cat == "handle":
+            return (8, "u64")
+        if cat == "enum":
+            return (8, "u64") if base in wide_bits else (4, "u32")
+        if cat == "bitmask":
+            under = t.findtext("type") if t is not None else "VkFlags"
+            return SCALARS.get(under, (4, "u32"))
+        if cat in ("struct", "union"):
+            return None
+        raise Unsupported(base)
+
+    layouts = {}  # struct name -> (size, align, members, is_union)
+    rust_names = {}
+
+    def rust_name(vk):
+        return vk[2:] if vk.startswith("Vk") else vk
+
+    def member_text(m):
+        """A member's declaration, without its comment."""
+        parts = [m.text or ""]
+        for child in m:
+            if child.tag != "comment":
+                parts.append("".join(child.itertext()))
+            parts.append(child.tail or "")
+        return "".join(parts)
+
+    def array_len(text):
+        m = re.search(r"\[(\w+)\]", text)
+        if not m:
+            return None
+        n = m.group(1)
+        try:
+            return int(constants.get(n, n).rstrip("U"), 0)
+        except ValueError:
+            raise Unsupported("array size " + n)
+
+    def layout(name):
+        """Size, alignment and members [(field, rust type, offset, kind, elem)] of a structure."""
+        name = resolve(name)
+        if name in layouts:
+            if layouts[name] is None:
+                raise Unsupported(name + " (recursive)")
+            return layouts[name]
+        layouts[name] = None
+        t = types.get(name)
+        if t is None or t.get("category") not in ("struct", "union"):
+            raise Unsupported(name)
+        is_union = t.get("category") == "union"
+        members = []
+        offset = size = 0
+        align = 1
+        for m in t.findall("member"):
+            if not g.vulkan_api(m):
+                continue
+            text = member_text(m)
+            if re.search(r":\s*\d+\s*$", text.strip()):
+                raise Unsupported(name + " (bitfields)")
+            base = m.findtext("type")
+            field = g.snake(m.findtext("name"))
+            depth = (m.find("type").tail or "").count("*")
+            mname = m.findtext("name")
+            count = array_len(text[text.rindex(mname) + len(mname):])
+            if depth:
+                msize, malign, rust, kind = 8, 8, "u64", "scalar"
+            else:
+                sc = scalar(base)
+                if sc:
+                    msize, rust = sc
+                    malign, kind = msize, "scalar"
+                else:
+                    msize, malign, _, _ = layout(base)
+                    rust, kind = rust_name(resolve(base)), "struct"
+            elem = rust
+            if count:
+                rust = f"[{rust}; {count}]"
+                msize *= count
+            if is_union:
+                offset = 0
+            else:
+                offset = (offset + malign - 1) // malign * malign
+            members.append((field, rust, offset, kind, elem, count))
+            align = max(align, malign)
+            size = max(size, offset + msize) if is_union else offset + msize
+            if not is_union:
+                offset += msize
+        size = (size + align - 1) // align * align
+        layouts[name] = (size, align, members, is_union)
+        return layouts[name]
+
+    # ---------------------------------------------------------------- parameters
+    decoders = []  # (command, struct name, fields, decode lines)
+    used_structs = set()
+    nested_structs = {}  # struct -> [(field, rust type, decode expression)]
+
+    def nested_fields(struct):
+        """Fields of what `struct`'s pointer members point to, as the capture recorded them."""
+        if struct in nested_structs:
+            return nested_structs[struct]
+        t = g.struct_elements[struct]
+        members = [m for m in t.findall("member") if g.vulkan_api(m)]
+        siblings = {m.findtext("name") for m in members}
+        fields = []
+        for m in members:
+            enc = g.member_encoding(m, siblings)
+            if enc is None:
+                continue
+            field = g.snake(m.findtext("name"))
+            base = m.findtext("type")
+            if enc.startswith("strings("):
+                fields.append((field, "Vec<String>", "strings(p)"))
+            elif enc.startswith("string("):
+                fields.append((field, "String", "string(p)"))
+            elif enc.startswith("bytes_of("):
+                fields.append((field, "Vec<u8>", "p.bytes().map(|b| b.bytes().to_vec()).unwrap_or_default()"))
+            elif enc.startswith("elements("):
+                sc = scalar(base)
+                if sc:
+                    fields.append((field, f"Vec<{sc[1]}>", f"scalars::<{sc[1]}>(p, {sc[0]}, {q(field)})?"))
+                else:
+                    layout(base)
+                    used_structs.add(resolve(base))
+                    r = rust_name(resolve(base))
+                    fields.append((field, f"Vec<{r}>", f"structs(p, {r}::SIZE, {r}::read, {q(field)})?"))
+            else:
+                fields.append((field, "u64", "p.value()"))
+        nested_structs[struct] = fields
+        return fields
+
+    def q(s):
+        return '"' + s + '"'
+
+    def field_name(p):
+        """A parameter's field: its snake-case name, without the `p`/`pp` of pointers."""
+        if p.depth and re.match(r"pp?[A-Z]", p.name):
+            return g.snake(re.sub(r"^pp?", "", p.name))
+        return p.var
+
+    commands = [c for c in g.device if c[0].startswith("vkCmd")]
+    skipped = []
+    for name, level, ret, params in commands:
+        try:
+            fields = []
+            lines = []
+            by_name = {p.name: p for p in params}
+            for i, p in enumerate(params):
+                f = field_name(p)
+                get = f"param(params, {i}, {q(f)})?"
+                if p.array:
+                    sc = scalar(p.base)
+                    if not sc:
+                        raise Unsupported(p.base)
+                    n = int(constants.get(p.array, p.array))
+                    fields.append((f, f"[{sc[1]}; {n}]"))
+                    lines.append(f"{f}: fixed::<{sc[1]}, {n}>({get}, {sc[0]}, {q(f)})?")
+                elif p.depth == 0:
+                    if p.kind == "struct":
+                        layout(p.base)
+                        used_structs.add(resolve(p.base))
+                        r = rust_name(resolve(p.base))
+                        fields.append((f, r))
+                        lines.append(f"{f}: one_struct({get}, {r}::SIZE, {r}::read, {q(f)})?")
+                    elif p.kind == "float":
+                        fields.append((f, "f32"))
+                        lines.append(f"{f}: f64::from_bits({get}.value()) as f32")
+                    else:
+                        sc = scalar(p.base)
+                        fields.append((f, sc[1]))
+                        lines.append(f"{f}: {get}.value() as {sc[1]}")
+                elif p.depth == 1 and p.base == "char":
+                    fields.append((f, "String"))
+                    lines.append(f"{f}: string({get})")
+                elif p.depth == 1 and p.base == "void":
+                    fields.append((f, "Vec<u8>"))
+                    lines.append(f"{f}: {get}.bytes().map(|b| b.bytes().to_vec()).unwrap_or_default()")
+                elif p.depth == 1 and p.kind != "fn":
+                    counted = g.length_expr(p, params) is not None
+                    sc = scalar(p.base)
+                    if sc:
+                        fields.append((f, f"Vec<{sc[1]}>"))
+                        lines.append(f"{f}: scalars::<{sc[1]}>({get}, {sc[0]}, {q(f)})?")
+                    else:
+                        layout(p.base)
+                        base = resolve(p.base)
+                        used_structs.add(base)
+                        r = rust_name(base)
+                        fields.append((f, f"Vec<{r}>"))
+                        lines.append(f"{f}: structs({get}, {r}::SIZE, {r}::read, {q(f)})?")
+                        if base in g.nested:
+                            nf = nested_fields(base)
+                            fields.append((f + "_nested", f"Vec<{r}Nested>"))
+                            lines.append(f"{f}_nested: nested({get}, {len(nf)}, {r}Nested::read, {q(f)})?")
+                    if not counted and not sc:
+                        pass  # a single structure: a vector of 0 or 1
+                    # The count parameter, when it is one of ours, must agree.
+                    spec = (p.len or "").split(",")[0]
+                    if spec in by_name and by_name[spec].depth == 0:
+                        lines.append(f"#check {f} {g.snake(spec)}")
+                else:
+                    fields.append((f, "u64"))
+                    lines.append(f"{f}: {get}.value()")
+            decoders.append((name, fields, lines, len(params)))
+        except Unsupported as e:
+            skipped.append((name, str(e)))
+
+    # ---------------------------------------------------------------- output
+    out.write(f"// Generated by capture-layer/gen/commands.py --decoders from vk.xml (header version {g.vk_version}); do not edit.\n")
+    out.write("// Regenerate: scripts/regen-vk-registry\n\n")
+    out.write("//! Typed decoders of the `VulkanCall` records of command buffer commands.\n\n")
+    out.write("#![allow(clippy::all, clippy::pedantic, missing_docs, dead_code, unused_imports)]\n\n")
+    out.write("use trace_format::generated::trace::{VulkanCall, VulkanParam};\n\n")
+    out.write("use crate::generic::read::{fixed, nested, one_struct, param, scalars, string, strings, structs, DecodeError, Field};\n\n")
+
+    # Every structure laid out, those inside the parameters' structures too.
+    for struct in sorted(n for n, l in layouts.items() if l is not None):
+        size, align, members, is_union = layouts[struct]
+        r = rust_name(struct)
+        kind = "union, every member read from offset 0" if is_union else "as laid out in C"
+        out.write(f"/// `{struct}`, {kind} ({size} bytes).\n")
+        out.write("#[derive(Clone, Copy, Debug, PartialEq)]\n")
+        out.write(f"pub struct {r} {{\n")
+        for field, rust, offset, kind, elem, count in members:
+            out.write(f"    pub {field}: {rust},\n")
+        out.write("}\n\n")
+        out.write(f"impl {r} {{\n    /// Its size in bytes.\n    pub const SIZE: usize = {size};\n\n")
+        out.write("    /// Reads it from `b`, at least `SIZE` bytes.\n")
+        out.write("    pub fn read(b: &[u8]) -> Self {\n        Self {\n")
+        for field, rust, offset, kind, elem, count in members:
+            if count:
+                esize = (layouts[resolve("Vk" + elem)][0] if kind == "struct" else SCALARS_BY_RUST[elem])
+                if kind == "struct":
+                    out.write(f"            {field}: std::array::from_fn(|i| {elem}::read(b.get({offset} + i * {esize}..).unwrap_or(&[]))),\n")
+                else:
+                    out.write(f"            {field}: std::array::from_fn(|i| <{elem}>::field(b, {offset} + i * {esize})),\n")
+            elif kind == "struct":
+                out.write(f"            {field}: {rust}::read(b.get({offset}..).unwrap_or(&[])),\n")
+            else:
+                out.write(f"            {field}: <{rust}>::field(b, {offset}),\n")
+        out.write("        }\n    }\n}\n\n")
+
+    for struct, fields in sorted(nested_structs.items()):
+        r = rust_name(struct)
+        out.write(f"/// What a `{struct}`'s pointer members point to.\n")
+        out.write("#[derive(Clone, Debug, PartialEq)]\n")
+        out.write(f"pub struct {r}Nested {{\n")
+        for field, rust, _ in fields:
+            out.write(f"    pub {field}: {rust},\n")
+        out.write("}\n\n")
+        out.write(f"impl {r}Nested {{\n    /// Reads the members from their {len(fields)} recorded parameters.\n")
+        out.write("    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {\n")
+        for i, (field, rust, expr) in enumerate(fields):
+            out.write(f"        let p = params.get({i}).copied().ok_or(DecodeError::missing({q(field)}))?;\n")
+            out.write(f"        let {field} = {expr};\n")
+        out.write(f"        Ok(Self {{ {', '.join(f for f, _, _ in fields)} }})\n    }}\n}}\n\n")
+
+    for name, fields, lines, count in decoders:
+        r = name[2:]
+        out.write(f"/// `{name}`'s parameters.\n#[derive(Clone, Debug, PartialEq)]\npub struct {r} {{\n")
+        for f, t in fields:
+            out.write(f"    pub {f}: {t},\n")
+        out.write("}\n\n")
+        out.write(f"impl {r} {{\n    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {{\n")
+        out.write(f"        if params.len() != {count} {{\n            return Err(DecodeError::arity(params.len(), {count}));\n        }}\n")
+        checks = [l for l in lines if l.startswith("#check")]
+        inits = [l for l in lines if not l.startswith("#check")]
+        out.write("        let decoded = Self {\n")
+        for l in inits:
+            out.write(f"            {l},\n")
+        out.write("        };\n")
+        for c in checks:
+            _, field, counter = c.split()
+            out.write(f"        DecodeError::check_count(decoded.{field}.len(), decoded.{counter} as usize, {q(field)})?;\n")
+        out.write("        Ok(decoded)\n    }\n}\n\n")
+
+    out.write("/// A command buffer command, decoded.\n#[derive(Clone, Debug, PartialEq)]\npub enum GenericCmd {\n")
+    for name, _, _, _ in decoders:
+        out.write(f"    /// `{name}`.\n    {name[2:]}({name[2:]}),\n")
+    out.write("}\n\n")
+    out.write("/// Decodes `call`: `Ok(None)` when it is no command buffer command with a decoder.\n")
+    out.write("pub fn decode(call: &VulkanCall<'_>) -> Result<Option<GenericCmd>, DecodeError> {\n")
+    out.write("    let params: Vec<VulkanParam<'_>> = call.params().map(|p| p.iter().collect()).unwrap_or_default();\n")
+    out.write("    let params = params.as_slice();\n")
+    out.write("    let command = call.command().unwrap_or_default();\n")
+    out.write("    let decoded = match command {\n")
+    for name, _, _, _ in decoders:
+        out.write(f"        \"{name}\" => GenericCmd::{name[2:]}({name[2:]}::decode(params)?),\n")
+    out.write("        _ => return Ok(None),\n    };\n    Ok(Some(decoded))\n}\n\n")
+    out.write("/// Command buffer commands recorded generically that have no decoder, and why.\n")
+    out.write("pub const NOT_DECODED: &[(&str, &str)] = &[\n")
+    for name, why in skipped:
+        out.write(f"    (\"{name}\", \"{why}\"),\n")
+    out.write("];\n")
+
+
+SCALARS_BY_RUST = {"u8": 1, "i8": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4, "u64": 8, "i64": 8, "f32": 4, "f64": 8}

@@ -1,0 +1,138 @@
+//! 3D-class methods of the graphics state NVK's `nvk_flush_*_state` functions set:
+//! viewports and scissors, the rasterizer, depth and stencil, colour blending, input
+//! assembly and multisampling. Offsets from NVIDIA's class header for TURING_A
+//! (`clc597.h`; the same in every 3D class from Fermi on unless noted). Arrays take their
+//! index through the `const fn`s below.
+
+/// `0x037c /* SET_RASTER_ENABLE */`: 0 discards every primitive before rasterization.
+pub const SET_RASTER_ENABLE: u16 = 0x037c;
+/// `0x0740 /* SET_RASTER_INPUT */`: the transform-feedback stream that is rasterized.
+pub const SET_RASTER_INPUT: u16 = 0x0740;
+
+/// `0x0a00 /* SET_VIEWPORT_SCALE_X(0) */`; viewport `j` at `+ 32·j`, followed by
+/// SCALE_Y, SCALE_Z, OFFSET_X, OFFSET_Y, OFFSET_Z and COORDINATE_SWIZZLE.
+pub const SET_VIEWPORT_SCALE_X: u16 = 0x0a00;
+/// `0x0a18 /* SET_VIEWPORT_COORDINATE_SWIZZLE(0) */` (MAXWELL_B and later).
+pub const SET_VIEWPORT_COORDINATE_SWIZZLE: u16 = 0x0a18;
+/// `0x0c00 /* SET_VIEWPORT_CLIP_HORIZONTAL(0) */`; viewport `j` at `+ 16·j`, followed by
+/// CLIP_VERTICAL, CLIP_MIN_Z and CLIP_MAX_Z.
+pub const SET_VIEWPORT_CLIP_HORIZONTAL: u16 = 0x0c00;
+/// `0x0d7c /* SET_VIEWPORT_Z_CLIP */`: 0 zero to +w, 1 −w to +w.
+pub const SET_VIEWPORT_Z_CLIP: u16 = 0x0d7c;
+/// `0x0dac /* SET_FRONT_POLYGON_MODE */`; BACK_POLYGON_MODE follows.
+pub const SET_FRONT_POLYGON_MODE: u16 = 0x0dac;
+/// `0x0dc0 /* SET_POLY_OFFSET_POINT */`; POLY_OFFSET_LINE and POLY_OFFSET_FILL follow.
+pub const SET_POLY_OFFSET_POINT: u16 = 0x0dc0;
+/// `0x0dcc /* SET_PATCH */`: control points per patch.
+pub const SET_PATCH: u16 = 0x0dcc;
+/// `0x0e00 /* SET_SCISSOR_ENABLE(0) */`; scissor `j` at `+ 16·j`, followed by
+/// SCISSOR_HORIZONTAL and SCISSOR_VERTICAL.
+pub const SET_SCISSOR_ENABLE: u16 = 0x0e00;
+/// `0x0f54 /* SET_BACK_STENCIL_FUNC_REF */`.
+pub const SET_BACK_STENCIL_FUNC_REF: u16 = 0x0f54;
+/// `0x0f58 /* SET_BACK_STENCIL_MASK */`.
+pub const SET_BACK_STENCIL_MASK: u16 = 0x0f58;
+/// `0x0f5c /* SET_BACK_STENCIL_FUNC_MASK */`.
+pub const SET_BACK_STENCIL_FUNC_MASK: u16 = 0x0f5c;
+/// `0x0f9c /* SET_DEPTH_BOUNDS_MIN */`; DEPTH_BOUNDS_MAX follows.
+pub const SET_DEPTH_BOUNDS_MIN: u16 = 0x0f9c;
+/// `0x0fbc /* SET_SAMPLE_MASK_X0_Y0 */`; X1_Y0, X0_Y1 and X1_Y1 follow.
+pub const SET_SAMPLE_MASK_X0_Y0: u16 = 0x0fbc;
+/// `0x1110 /* SET_DEPTH_BIAS_CONTROL */`: whether the bias unit depends on the depth format.
+pub const SET_DEPTH_BIAS_CONTROL: u16 = 0x1110;
+/// `0x12cc /* SET_DEPTH_TEST */`.
+pub const SET_DEPTH_TEST: u16 = 0x12cc;
+/// `0x12e8 /* SET_DEPTH_WRITE */`.
+pub const SET_DEPTH_WRITE: u16 = 0x12e8;
+/// `0x130c /* SET_DEPTH_FUNC */`: `0x200 | VkCompareOp` (the OGL encodings).
+pub const SET_DEPTH_FUNC: u16 = 0x130c;
+/// `0x131c /* SET_BLEND_CONST_RED */`; GREEN, BLUE and ALPHA follow.
+pub const SET_BLEND_CONST_RED: u16 = 0x131c;
+/// `0x1360 /* SET_BLEND(0) */`: blending enabled for colour target `i` at `+ 4·i`.
+pub const SET_BLEND: u16 = 0x1360;
+/// `0x1380 /* SET_STENCIL_TEST */`.
+pub const SET_STENCIL_TEST: u16 = 0x1380;
+/// `0x1384 /* SET_STENCIL_OP_FAIL */`; OP_ZFAIL, OP_ZPASS and FUNC follow.
+pub const SET_STENCIL_OP_FAIL: u16 = 0x1384;
+/// `0x1394 /* SET_STENCIL_FUNC_REF */`.
+pub const SET_STENCIL_FUNC_REF: u16 = 0x1394;
+/// `0x1398 /* SET_STENCIL_FUNC_MASK */`.
+pub const SET_STENCIL_FUNC_MASK: u16 = 0x1398;
+/// `0x139c /* SET_STENCIL_MASK */`.
+pub const SET_STENCIL_MASK: u16 = 0x139c;
+/// `0x13b0 /* SET_LINE_WIDTH_FLOAT */`; ALIASED_LINE_WIDTH_FLOAT follows.
+pub const SET_LINE_WIDTH_FLOAT: u16 = 0x13b0;
+/// `0x1418 /* SET_LINE_MULTISAMPLE_OVERRIDE */`.
+pub const SET_LINE_MULTISAMPLE_OVERRIDE: u16 = 0x1418;
+/// `0x153c /* SET_ANTI_ALIAS_ALPHA_CONTROL */`: alpha to coverage bit 0, alpha to one bit 4.
+pub const SET_ANTI_ALIAS_ALPHA_CONTROL: u16 = 0x153c;
+/// `0x156c /* SET_SLOPE_SCALE_DEPTH_BIAS */`.
+pub const SET_SLOPE_SCALE_DEPTH_BIAS: u16 = 0x156c;
+/// `0x1570 /* SET_ANTI_ALIASED_LINE */`.
+pub const SET_ANTI_ALIASED_LINE: u16 = 0x1570;
+/// `0x1598 /* SET_BACK_STENCIL_OP_FAIL */`; OP_ZFAIL, OP_ZPASS and FUNC follow.
+pub const SET_BACK_STENCIL_OP_FAIL: u16 = 0x1598;
+/// `0x15bc /* SET_DEPTH_BIAS */`.
+pub const SET_DEPTH_BIAS: u16 = 0x15bc;
+/// `0x1644 /* SET_DA_PRIMITIVE_RESTART */`; DA_PRIMITIVE_RESTART_INDEX follows.
+pub const SET_DA_PRIMITIVE_RESTART: u16 = 0x1644;
+/// `0x166c /* SET_LINE_STIPPLE */`.
+pub const SET_LINE_STIPPLE: u16 = 0x166c;
+/// `0x1680 /* SET_LINE_STIPPLE_PARAMETERS */`: factor − 1 in 7:0, pattern in 23:8.
+pub const SET_LINE_STIPPLE_PARAMETERS: u16 = 0x1680;
+/// `0x1684 /* SET_PROVOKING_VERTEX */`: 0 first, 1 last.
+pub const SET_PROVOKING_VERTEX: u16 = 0x1684;
+/// `0x187c /* SET_DEPTH_BIAS_CLAMP */`.
+pub const SET_DEPTH_BIAS_CLAMP: u16 = 0x187c;
+/// `0x1918 /* OGL_SET_CULL */`.
+pub const OGL_SET_CULL: u16 = 0x1918;
+/// `0x191c /* OGL_SET_FRONT_FACE */`: CW 0x900, CCW 0x901 (GL's sense, so Vulkan's reversed).
+pub const OGL_SET_FRONT_FACE: u16 = 0x191c;
+/// `0x1920 /* OGL_SET_CULL_FACE */`: FRONT 0x404, BACK 0x405, FRONT_AND_BACK 0x408.
+pub const OGL_SET_CULL_FACE: u16 = 0x1920;
+/// `0x193c /* SET_VIEWPORT_CLIP_CONTROL */` (VOLTA_A's layout).
+pub const SET_VIEWPORT_CLIP_CONTROL: u16 = 0x193c;
+/// `0x19bc /* SET_DEPTH_BOUNDS_TEST */`.
+pub const SET_DEPTH_BOUNDS_TEST: u16 = 0x19bc;
+/// `0x19c4 /* SET_LOGIC_OP */`.
+pub const SET_LOGIC_OP: u16 = 0x19c4;
+/// `0x19c8 /* SET_LOGIC_OP_FUNC */`: `0x1500 | VkLogicOp`.
+pub const SET_LOGIC_OP_FUNC: u16 = 0x19c8;
+/// `0x1e00 /* SET_BLEND_PER_TARGET_SEPARATE_FOR_ALPHA(0) */`; target `j` at `+ 32·j`,
+/// followed by COLOR_OP, COLOR_SOURCE_COEFF, COLOR_DEST_COEFF, ALPHA_OP,
+/// ALPHA_SOURCE_COEFF and ALPHA_DEST_COEFF.
+pub const SET_BLEND_PER_TARGET_SEPARATE_FOR_ALPHA: u16 = 0x1e00;
+
+/// `SET_VIEWPORT_SCALE_X(j)`.
+pub const fn set_viewport_scale_x(j: u16) -> u16 {
+    SET_VIEWPORT_SCALE_X + 32 * j
+}
+
+/// `SET_VIEWPORT_COORDINATE_SWIZZLE(j)`.
+pub const fn set_viewport_coordinate_swizzle(j: u16) -> u16 {
+    SET_VIEWPORT_COORDINATE_SWIZZLE + 32 * j
+}
+
+/// `SET_VIEWPORT_CLIP_HORIZONTAL(j)`.
+pub const fn set_viewport_clip_horizontal(j: u16) -> u16 {
+    SET_VIEWPORT_CLIP_HORIZONTAL + 16 * j
+}
+
+/// `SET_SCISSOR_ENABLE(j)`.
+pub const fn set_scissor_enable(j: u16) -> u16 {
+    SET_SCISSOR_ENABLE + 16 * j
+}
+
+/// `SET_BLEND(i)`.
+pub const fn set_blend(i: u16) -> u16 {
+    SET_BLEND + 4 * i
+}
+
+/// `SET_BLEND_PER_TARGET_SEPARATE_FOR_ALPHA(j)`.
+pub const fn set_blend_per_target(j: u16) -> u16 {
+    SET_BLEND_PER_TARGET_SEPARATE_FOR_ALPHA + 32 * j
+}
+
+/// The viewport swizzle NVK sets: X, Y, Z and W to themselves (POS_X 0, POS_Y 2,
+/// POS_Z 4, POS_W 6 in 2:0, 6:4, 10:8, 14:12).
+pub const VIEWPORT_SWIZZLE_IDENTITY: u32 = 0 | (2 << 4) | (4 << 8) | (6 << 12);

@@ -1,0 +1,982 @@
+//! The dynamic graphics state, as NVK keeps it: every value a pipeline or a
+//! `vkCmdSet*` command sets, a dirty bit per value, and the flush that turns the dirty
+//! values into 3D-class methods when a draw needs them.
+//!
+//! Data flows: setters ([`GraphicsState::set_viewports`] and the rest, mirroring Mesa's
+//! `vk_cmd_set_*`) store a value and mark it dirty only when it differs from the one
+//! held, so an unchanged state costs nothing; [`GraphicsState::flush`] (NVK's
+//! `nvk_cmd_flush_gfx_dynamic_state`) runs each group's flush in NVK's order — vertex
+//! input, input assembly, tessellation, viewport, rasterizer, multisample, depth and
+//! stencil, colour blend — each pushing methods for its dirty bits only, then clears
+//! them. What each group wrote is counted per [`StateGroup`], so a draw's cost can be
+//! split by the state it flushed.
+
+mod cb;
+mod ds;
+mod ia;
+mod ms;
+mod rs;
+mod vp;
+
+use crate::push::{self, PushBuffer};
+
+/// The most viewports and scissors NVK exposes (`NVK_MAX_VIEWPORTS`).
+pub const MAX_VIEWPORTS: usize = 16;
+/// The most colour attachments (`NVK_MAX_RTS`).
+pub const MAX_RTS: usize = 8;
+
+/// A value of the dynamic state, as Mesa's `MESA_VK_DYNAMIC_*` names them: each has a
+/// dirty bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum StateBit {
+    IaPrimitiveTopology,
+    IaPrimitiveRestartEnable,
+    TsPatchControlPoints,
+    VpViewportCount,
+    VpViewports,
+    VpScissorCount,
+    VpScissors,
+    VpDepthClipNegativeOneToOne,
+    RsRasterizerDiscardEnable,
+    RsDepthClampEnable,
+    RsDepthClipEnable,
+    RsPolygonMode,
+    RsCullMode,
+    RsFrontFace,
+    RsProvokingVertex,
+    RsDepthBiasEnable,
+    RsDepthBiasFactors,
+    RsLineWidth,
+    RsLineMode,
+    RsLineStippleEnable,
+    RsLineStipple,
+    RsRasterizationStream,
+    MsSampleMask,
+    MsAlphaToCoverageEnable,
+    MsAlphaToOneEnable,
+    DsDepthTestEnable,
+    DsDepthWriteEnable,
+    DsDepthCompareOp,
+    DsDepthBoundsTestEnable,
+    DsDepthBoundsTestBounds,
+    DsStencilTestEnable,
+    DsStencilOp,
+    DsStencilCompareMask,
+    DsStencilWriteMask,
+    DsStencilReference,
+    CbLogicOpEnable,
+    CbLogicOp,
+    CbBlendEnables,
+    CbBlendEquations,
+    CbBlendConstants,
+}
+
+impl StateBit {
+    /// Every bit.
+    pub const ALL: [StateBit; 40] = [
+        StateBit::IaPrimitiveTopology,
+        StateBit::IaPrimitiveRestartEnable,
+        StateBit::TsPatchControlPoints,
+        StateBit::VpViewportCount,
+        StateBit::VpViewports,
+        StateBit::VpScissorCount,
+        StateBit::VpScissors,
+        StateBit::VpDepthClipNegativeOneToOne,
+        StateBit::RsRasterizerDiscardEnable,
+        StateBit::RsDepthClampEnable,
+        StateBit::RsDepthClipEnable,
+        StateBit::RsPolygonMode,
+        StateBit::RsCullMode,
+        StateBit::RsFrontFace,
+        StateBit::RsProvokingVertex,
+        StateBit::RsDepthBiasEnable,
+        StateBit::RsDepthBiasFactors,
+        StateBit::RsLineWidth,
+        StateBit::RsLineMode,
+        StateBit::RsLineStippleEnable,
+        StateBit::RsLineStipple,
+        StateBit::RsRasterizationStream,
+        StateBit::MsSampleMask,
+        StateBit::MsAlphaToCoverageEnable,
+        StateBit::MsAlphaToOneEnable,
+        StateBit::DsDepthTestEnable,
+        StateBit::DsDepthWriteEnable,
+        StateBit::DsDepthCompareOp,
+        StateBit::DsDepthBoundsTestEnable,
+        StateBit::DsDepthBoundsTestBounds,
+        StateBit::DsStencilTestEnable,
+        StateBit::DsStencilOp,
+        StateBit::DsStencilCompareMask,
+        StateBit::DsStencilWriteMask,
+        StateBit::DsStencilReference,
+        StateBit::CbLogicOpEnable,
+        StateBit::CbLogicOp,
+        StateBit::CbBlendEnables,
+        StateBit::CbBlendEquations,
+        StateBit::CbBlendConstants,
+    ];
+
+    fn mask(self) -> u64 {
+        1 << self as u32
+    }
+
+    /// The bits a `VkDynamicState` makes dynamic in a pipeline (none for the states this
+    /// model does not hold).
+    pub fn of_vk_dynamic_state(state: u32) -> &'static [StateBit] {
+        use StateBit::*;
+        match state {
+            0 => &[VpViewports],
+            1 => &[VpScissors],
+            2 => &[RsLineWidth],
+            3 => &[RsDepthBiasFactors],
+            4 => &[CbBlendConstants],
+            5 => &[DsDepthBoundsTestBounds],
+            6 => &[DsStencilCompareMask],
+            7 => &[DsStencilWriteMask],
+            8 => &[DsStencilReference],
+            1_000_259_000 => &[RsLineStipple],
+            1_000_267_000 => &[RsCullMode],
+            1_000_267_001 => &[RsFrontFace],
+            1_000_267_002 => &[IaPrimitiveTopology],
+            1_000_267_003 => &[VpViewportCount, VpViewports],
+            1_000_267_004 => &[VpScissorCount, VpScissors],
+            1_000_267_006 => &[DsDepthTestEnable],
+            1_000_267_007 => &[DsDepthWriteEnable],
+            1_000_267_008 => &[DsDepthCompareOp],
+            1_000_267_009 => &[DsDepthBoundsTestEnable],
+            1_000_267_010 => &[DsStencilTestEnable],
+            1_000_267_011 => &[DsStencilOp],
+            1_000_377_000 => &[TsPatchControlPoints],
+            1_000_377_001 => &[RsRasterizerDiscardEnable],
+            1_000_377_002 => &[RsDepthBiasEnable],
+            1_000_377_003 => &[CbLogicOp],
+            1_000_377_004 => &[IaPrimitiveRestartEnable],
+            1_000_455_003 => &[RsDepthClampEnable],
+            1_000_455_004 => &[RsPolygonMode],
+            1_000_455_006 => &[MsSampleMask],
+            1_000_455_007 => &[MsAlphaToCoverageEnable],
+            1_000_455_008 => &[MsAlphaToOneEnable],
+            1_000_455_009 => &[CbLogicOpEnable],
+            1_000_455_010 => &[CbBlendEnables],
+            1_000_455_011 => &[CbBlendEquations],
+            1_000_455_013 => &[RsRasterizationStream],
+            1_000_455_016 => &[RsDepthClipEnable],
+            1_000_455_018 => &[RsLineMode],
+            1_000_455_019 => &[RsLineStippleEnable],
+            1_000_455_020 => &[VpDepthClipNegativeOneToOne],
+            1_000_455_015 => &[RsProvokingVertex],
+            _ => &[],
+        }
+    }
+}
+
+/// Dirty bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dirty(u64);
+
+impl Dirty {
+    /// Every bit set.
+    pub fn all() -> Self {
+        Dirty(StateBit::ALL.iter().fold(0, |m, b| m | b.mask()))
+    }
+
+    /// Whether `bit` is set.
+    pub fn has(self, bit: StateBit) -> bool {
+        self.0 & bit.mask() != 0
+    }
+
+    /// Whether any of `bits` is set.
+    pub fn any(self, bits: &[StateBit]) -> bool {
+        bits.iter().any(|b| self.has(*b))
+    }
+
+    /// Sets `bit`.
+    pub fn set(&mut self, bit: StateBit) {
+        self.0 |= bit.mask();
+    }
+
+    /// Whether no bit is set.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// `VkViewport`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[allow(missing_docs)]
+pub struct Viewport {
+    pub x: f32,
+    pub y: f32,
+    pub width: f32,
+    pub height: f32,
+    pub min_depth: f32,
+    pub max_depth: f32,
+}
+
+/// `VkRect2D`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct Rect {
+    pub x: i32,
+    pub y: i32,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// One face's `VkStencilOpState` operations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct StencilOps {
+    pub fail: u32,
+    pub pass: u32,
+    pub depth_fail: u32,
+    pub compare: u32,
+}
+
+/// One colour attachment's `VkColorBlendEquationEXT`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct BlendEquation {
+    pub src_color_blend_factor: u32,
+    pub dst_color_blend_factor: u32,
+    pub color_blend_op: u32,
+    pub src_alpha_blend_factor: u32,
+    pub dst_alpha_blend_factor: u32,
+    pub alpha_blend_op: u32,
+}
+
+/// Front and back values of a stencil setting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct Faces<T> {
+    pub front: T,
+    pub back: T,
+}
+
+/// The values, with Vulkan's defaults (Mesa's `vk_default_dynamic_graphics_state`
+/// where they are not zero).
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub struct DynamicState {
+    pub topology: u32,
+    pub primitive_restart_enable: bool,
+    pub patch_control_points: u32,
+    pub viewports: Vec<Viewport>,
+    pub scissors: Vec<Rect>,
+    pub depth_clip_negative_one_to_one: bool,
+    pub rasterizer_discard_enable: bool,
+    pub depth_clamp_enable: bool,
+    /// `None`: follows depth clamp (`VK_EXT_depth_clip_enable` not used).
+    pub depth_clip_enable: Option<bool>,
+    pub polygon_mode: u32,
+    pub cull_mode: u32,
+    pub front_face: u32,
+    pub provoking_vertex: u32,
+    pub depth_bias_enable: bool,
+    /// Constant, clamp, slope.
+    pub depth_bias: [f32; 3],
+    pub line_width: f32,
+    pub line_mode: u32,
+    pub line_stipple_enable: bool,
+    /// Factor, pattern.
+    pub line_stipple: (u32, u16),
+    pub rasterization_stream: u32,
+    pub sample_mask: u32,
+    pub alpha_to_coverage_enable: bool,
+    pub alpha_to_one_enable: bool,
+    pub depth_test_enable: bool,
+    pub depth_write_enable: bool,
+    pub depth_compare_op: u32,
+    pub depth_bounds_test_enable: bool,
+    pub depth_bounds: (f32, f32),
+    pub stencil_test_enable: bool,
+    pub stencil_ops: Faces<StencilOps>,
+    pub stencil_compare_mask: Faces<u32>,
+    pub stencil_write_mask: Faces<u32>,
+    pub stencil_reference: Faces<u32>,
+    pub logic_op_enable: bool,
+    pub logic_op: u32,
+    pub blend_enables: [bool; MAX_RTS],
+    pub blend_equations: [BlendEquation; MAX_RTS],
+    pub blend_constants: [f32; 4],
+}
+
+impl Default for DynamicState {
+    fn default() -> Self {
+        DynamicState {
+            topology: 3, // VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST
+            primitive_restart_enable: false,
+            patch_control_points: 0,
+            viewports: Vec::new(),
+            scissors: Vec::new(),
+            depth_clip_negative_one_to_one: false,
+            rasterizer_discard_enable: false,
+            depth_clamp_enable: false,
+            depth_clip_enable: None,
+            polygon_mode: 0,
+            cull_mode: 0,
+            front_face: 0,
+            provoking_vertex: 0,
+            depth_bias_enable: false,
+            depth_bias: [0.0; 3],
+            line_width: 1.0,
+            line_mode: 0,
+            line_stipple_enable: false,
+            line_stipple: (1, 0xffff),
+            rasterization_stream: 0,
+            sample_mask: 0xffff_ffff,
+            alpha_to_coverage_enable: false,
+            alpha_to_one_enable: false,
+            depth_test_enable: false,
+            depth_write_enable: false,
+            depth_compare_op: 0,
+            depth_bounds_test_enable: false,
+            depth_bounds: (0.0, 1.0),
+            stencil_test_enable: false,
+            stencil_ops: Faces::default(),
+            stencil_compare_mask: Faces::default(),
+            stencil_write_mask: Faces::default(),
+            stencil_reference: Faces::default(),
+            logic_op_enable: false,
+            logic_op: 0,
+            blend_enables: [false; MAX_RTS],
+            blend_equations: [BlendEquation::default(); MAX_RTS],
+            blend_constants: [0.0; 4],
+        }
+    }
+}
+
+/// The groups a draw's state cost is split into, as results show them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StateGroup {
+    /// Vertex input, input assembly and tessellation (`nvk_flush_vi/ia/ts_state`).
+    VertexInput,
+    /// Viewports and scissors (`nvk_flush_vp_state`).
+    Viewport,
+    /// The rasterizer and multisampling (`nvk_flush_rs/ms_state`).
+    Rasterizer,
+    /// Depth and stencil (`nvk_flush_ds_state`).
+    DepthStencil,
+    /// Colour blending and logic ops (`nvk_flush_cb_state`).
+    Blend,
+}
+
+impl StateGroup {
+    /// Every group, in flush order.
+    pub const ALL: [StateGroup; 5] = [
+        StateGroup::VertexInput,
+        StateGroup::Viewport,
+        StateGroup::Rasterizer,
+        StateGroup::DepthStencil,
+        StateGroup::Blend,
+    ];
+
+    /// Its name in results and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            StateGroup::VertexInput => "vertex-input",
+            StateGroup::Viewport => "viewport",
+            StateGroup::Rasterizer => "rasterizer",
+            StateGroup::DepthStencil => "depth-stencil",
+            StateGroup::Blend => "blend",
+        }
+    }
+}
+
+/// What one flush wrote, per group.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StateCost {
+    /// Methods written, in [`StateGroup::ALL`] order.
+    pub methods: [u32; 5],
+    /// Push-buffer dwords written, likewise.
+    pub dwords: [u32; 5],
+}
+
+impl StateCost {
+    /// Dwords over every group.
+    pub fn total_dwords(&self) -> u32 {
+        self.dwords.iter().sum()
+    }
+
+    /// Methods over every group.
+    pub fn total_methods(&self) -> u32 {
+        self.methods.iter().sum()
+    }
+
+    fn add(&mut self, group: StateGroup, words: &[u32]) {
+        let i = StateGroup::ALL
+            .iter()
+            .position(|g| *g == group)
+            .unwrap_or(0);
+        self.dwords[i] += words.len() as u32;
+        self.methods[i] += push::parse(words).filter(Result::is_ok).count() as u32;
+    }
+}
+
+/// The graphics state of one command buffer.
+#[derive(Clone, Debug)]
+pub struct GraphicsState {
+    /// The values.
+    pub dynamic: DynamicState,
+    dirty: Dirty,
+    /// The bound pipeline, and the bits it made dynamic.
+    pipeline: Option<(u64, Dirty)>,
+}
+
+impl Default for GraphicsState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Stores `value` in `field` and marks `bit` dirty when it differs (Mesa's
+/// `SET_DYN_VALUE`).
+fn set<T: PartialEq>(dirty: &mut Dirty, bit: StateBit, field: &mut T, value: T) {
+    if *field != value {
+        *field = value;
+        dirty.set(bit);
+    }
+}
+
+impl GraphicsState {
+    /// A new command buffer's state: the defaults, every bit dirty, as NVK's
+    /// `nvk_cmd_buffer_begin_graphics` leaves it (nothing carries over from another
+    /// command buffer).
+    pub fn new() -> Self {
+        GraphicsState {
+            dynamic: DynamicState::default(),
+            dirty: Dirty::all(),
+            pipeline: None,
+        }
+    }
+
+    /// The dirty bits.
+    pub fn dirty(&self) -> Dirty {
+        self.dirty
+    }
+
+    /// vkCmdBindPipeline for graphics: the pipeline's static state replaces what it
+    /// does not make dynamic (Mesa's `vk_cmd_set_dynamic_graphics_state`).
+    ///
+    /// The trace does not record a pipeline's static state values, only which states
+    /// it makes dynamic: binding another pipeline is taken to change every state it
+    /// keeps static (marked dirty, its values placeholders), and binding the same one
+    /// again to change nothing. The methods and their count are NVK's; the values they
+    /// carry for static state are not the pipeline's.
+    pub fn bind_pipeline(&mut self, pipeline: u64, dynamic_states: &[u32]) {
+        if self.pipeline.map(|(p, _)| p) == Some(pipeline) {
+            return;
+        }
+        let mut dynamic = Dirty::default();
+        for state in dynamic_states {
+            for bit in StateBit::of_vk_dynamic_state(*state) {
+                dynamic.set(*bit);
+            }
+        }
+        for bit in StateBit::ALL {
+            if !dynamic.has(bit) {
+                self.dirty.set(bit);
+            }
+        }
+        self.pipeline = Some((pipeline, dynamic));
+    }
+
+    /// vkCmdSetPrimitiveTopology (and a pipeline's topology).
+    pub fn set_topology(&mut self, topology: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::IaPrimitiveTopology,
+            &mut self.dynamic.topology,
+            topology,
+        );
+    }
+
+    /// vkCmdSetPrimitiveRestartEnable.
+    pub fn set_primitive_restart_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::IaPrimitiveRestartEnable,
+            &mut self.dynamic.primitive_restart_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetPatchControlPointsEXT.
+    pub fn set_patch_control_points(&mut self, points: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::TsPatchControlPoints,
+            &mut self.dynamic.patch_control_points,
+            points,
+        );
+    }
+
+    /// vkCmdSetViewport: `viewports` from `first`.
+    pub fn set_viewports(&mut self, first: u32, viewports: &[Viewport]) {
+        let first = (first as usize).min(MAX_VIEWPORTS);
+        let end = (first + viewports.len()).min(MAX_VIEWPORTS);
+        let mut all = self.dynamic.viewports.clone();
+        if all.len() < end {
+            all.resize(end, Viewport::default());
+        }
+        all[first..end].copy_from_slice(&viewports[..end - first]);
+        set(
+            &mut self.dirty,
+            StateBit::VpViewports,
+            &mut self.dynamic.viewports,
+            all,
+        );
+    }
+
+    /// vkCmdSetViewportWithCount.
+    pub fn set_viewports_with_count(&mut self, viewports: &[Viewport]) {
+        let viewports = &viewports[..viewports.len().min(MAX_VIEWPORTS)];
+        if self.dynamic.viewports.len() != viewports.len() {
+            self.dirty.set(StateBit::VpViewportCount);
+        }
+        set(
+            &mut self.dirty,
+            StateBit::VpViewports,
+            &mut self.dynamic.viewports,
+            viewports.to_vec(),
+        );
+    }
+
+    /// vkCmdSetScissor: `scissors` from `first`.
+    pub fn set_scissors(&mut self, first: u32, scissors: &[Rect]) {
+        let first = (first as usize).min(MAX_VIEWPORTS);
+        let end = (first + scissors.len()).min(MAX_VIEWPORTS);
+        let mut all = self.dynamic.scissors.clone();
+        if all.len() < end {
+            all.resize(end, Rect::default());
+        }
+        all[first..end].copy_from_slice(&scissors[..end - first]);
+        set(
+            &mut self.dirty,
+            StateBit::VpScissors,
+            &mut self.dynamic.scissors,
+            all,
+        );
+    }
+
+    /// vkCmdSetScissorWithCount.
+    pub fn set_scissors_with_count(&mut self, scissors: &[Rect]) {
+        let scissors = &scissors[..scissors.len().min(MAX_VIEWPORTS)];
+        if self.dynamic.scissors.len() != scissors.len() {
+            self.dirty.set(StateBit::VpScissorCount);
+        }
+        set(
+            &mut self.dirty,
+            StateBit::VpScissors,
+            &mut self.dynamic.scissors,
+            scissors.to_vec(),
+        );
+    }
+
+    /// vkCmdSetDepthClipNegativeOneToOneEXT.
+    pub fn set_depth_clip_negative_one_to_one(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::VpDepthClipNegativeOneToOne,
+            &mut self.dynamic.depth_clip_negative_one_to_one,
+            enable,
+        );
+    }
+
+    /// vkCmdSetRasterizerDiscardEnable.
+    pub fn set_rasterizer_discard_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::RsRasterizerDiscardEnable,
+            &mut self.dynamic.rasterizer_discard_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetDepthClampEnableEXT.
+    pub fn set_depth_clamp_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::RsDepthClampEnable,
+            &mut self.dynamic.depth_clamp_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetDepthClipEnableEXT.
+    pub fn set_depth_clip_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::RsDepthClipEnable,
+            &mut self.dynamic.depth_clip_enable,
+            Some(enable),
+        );
+    }
+
+    /// vkCmdSetPolygonModeEXT.
+    pub fn set_polygon_mode(&mut self, mode: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::RsPolygonMode,
+            &mut self.dynamic.polygon_mode,
+            mode,
+        );
+    }
+
+    /// vkCmdSetCullMode.
+    pub fn set_cull_mode(&mut self, mode: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::RsCullMode,
+            &mut self.dynamic.cull_mode,
+            mode,
+        );
+    }
+
+    /// vkCmdSetFrontFace.
+    pub fn set_front_face(&mut self, face: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::RsFrontFace,
+            &mut self.dynamic.front_face,
+            face,
+        );
+    }
+
+    /// vkCmdSetProvokingVertexModeEXT.
+    pub fn set_provoking_vertex(&mut self, mode: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::RsProvokingVertex,
+            &mut self.dynamic.provoking_vertex,
+            mode,
+        );
+    }
+
+    /// vkCmdSetDepthBiasEnable.
+    pub fn set_depth_bias_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::RsDepthBiasEnable,
+            &mut self.dynamic.depth_bias_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetDepthBias: constant factor, clamp, slope factor.
+    pub fn set_depth_bias(&mut self, constant: f32, clamp: f32, slope: f32) {
+        set(
+            &mut self.dirty,
+            StateBit::RsDepthBiasFactors,
+            &mut self.dynamic.depth_bias,
+            [constant, clamp, slope],
+        );
+    }
+
+    /// vkCmdSetLineWidth.
+    pub fn set_line_width(&mut self, width: f32) {
+        set(
+            &mut self.dirty,
+            StateBit::RsLineWidth,
+            &mut self.dynamic.line_width,
+            width,
+        );
+    }
+
+    /// vkCmdSetLineRasterizationModeEXT.
+    pub fn set_line_mode(&mut self, mode: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::RsLineMode,
+            &mut self.dynamic.line_mode,
+            mode,
+        );
+    }
+
+    /// vkCmdSetLineStippleEnableEXT.
+    pub fn set_line_stipple_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::RsLineStippleEnable,
+            &mut self.dynamic.line_stipple_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetLineStipple: factor and pattern.
+    pub fn set_line_stipple(&mut self, factor: u32, pattern: u16) {
+        set(
+            &mut self.dirty,
+            StateBit::RsLineStipple,
+            &mut self.dynamic.line_stipple,
+            (factor, pattern),
+        );
+    }
+
+    /// vkCmdSetRasterizationStreamEXT.
+    pub fn set_rasterization_stream(&mut self, stream: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::RsRasterizationStream,
+            &mut self.dynamic.rasterization_stream,
+            stream,
+        );
+    }
+
+    /// vkCmdSetSampleMaskEXT (the first word of the mask).
+    pub fn set_sample_mask(&mut self, mask: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::MsSampleMask,
+            &mut self.dynamic.sample_mask,
+            mask,
+        );
+    }
+
+    /// vkCmdSetAlphaToCoverageEnableEXT.
+    pub fn set_alpha_to_coverage_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::MsAlphaToCoverageEnable,
+            &mut self.dynamic.alpha_to_coverage_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetAlphaToOneEnableEXT.
+    pub fn set_alpha_to_one_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::MsAlphaToOneEnable,
+            &mut self.dynamic.alpha_to_one_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetDepthTestEnable.
+    pub fn set_depth_test_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::DsDepthTestEnable,
+            &mut self.dynamic.depth_test_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetDepthWriteEnable.
+    pub fn set_depth_write_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::DsDepthWriteEnable,
+            &mut self.dynamic.depth_write_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetDepthCompareOp.
+    pub fn set_depth_compare_op(&mut self, op: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::DsDepthCompareOp,
+            &mut self.dynamic.depth_compare_op,
+            op,
+        );
+    }
+
+    /// vkCmdSetDepthBoundsTestEnable.
+    pub fn set_depth_bounds_test_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::DsDepthBoundsTestEnable,
+            &mut self.dynamic.depth_bounds_test_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetDepthBounds.
+    pub fn set_depth_bounds(&mut self, min: f32, max: f32) {
+        set(
+            &mut self.dirty,
+            StateBit::DsDepthBoundsTestBounds,
+            &mut self.dynamic.depth_bounds,
+            (min, max),
+        );
+    }
+
+    /// vkCmdSetStencilTestEnable.
+    pub fn set_stencil_test_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::DsStencilTestEnable,
+            &mut self.dynamic.stencil_test_enable,
+            enable,
+        );
+    }
+
+    /// The faces a `VkStencilFaceFlags` names: front (bit 0), back (bit 1).
+    fn faces<T: Copy>(current: Faces<T>, face_mask: u32, value: T) -> Faces<T> {
+        Faces {
+            front: if face_mask & 1 != 0 {
+                value
+            } else {
+                current.front
+            },
+            back: if face_mask & 2 != 0 {
+                value
+            } else {
+                current.back
+            },
+        }
+    }
+
+    /// vkCmdSetStencilOp.
+    pub fn set_stencil_op(&mut self, face_mask: u32, ops: StencilOps) {
+        let value = Self::faces(self.dynamic.stencil_ops, face_mask, ops);
+        set(
+            &mut self.dirty,
+            StateBit::DsStencilOp,
+            &mut self.dynamic.stencil_ops,
+            value,
+        );
+    }
+
+    /// vkCmdSetStencilCompareMask.
+    pub fn set_stencil_compare_mask(&mut self, face_mask: u32, mask: u32) {
+        let value = Self::faces(self.dynamic.stencil_compare_mask, face_mask, mask);
+        set(
+            &mut self.dirty,
+            StateBit::DsStencilCompareMask,
+            &mut self.dynamic.stencil_compare_mask,
+            value,
+        );
+    }
+
+    /// vkCmdSetStencilWriteMask.
+    pub fn set_stencil_write_mask(&mut self, face_mask: u32, mask: u32) {
+        let value = Self::faces(self.dynamic.stencil_write_mask, face_mask, mask);
+        set(
+            &mut self.dirty,
+            StateBit::DsStencilWriteMask,
+            &mut self.dynamic.stencil_write_mask,
+            value,
+        );
+    }
+
+    /// vkCmdSetStencilReference.
+    pub fn set_stencil_reference(&mut self, face_mask: u32, reference: u32) {
+        let value = Self::faces(self.dynamic.stencil_reference, face_mask, reference);
+        set(
+            &mut self.dirty,
+            StateBit::DsStencilReference,
+            &mut self.dynamic.stencil_reference,
+            value,
+        );
+    }
+
+    /// vkCmdSetLogicOpEnableEXT.
+    pub fn set_logic_op_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::CbLogicOpEnable,
+            &mut self.dynamic.logic_op_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetLogicOpEXT.
+    pub fn set_logic_op(&mut self, op: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::CbLogicOp,
+            &mut self.dynamic.logic_op,
+            op,
+        );
+    }
+
+    /// vkCmdSetColorBlendEnableEXT: `enables` from attachment `first`.
+    pub fn set_blend_enables(&mut self, first: u32, enables: &[bool]) {
+        let mut all = self.dynamic.blend_enables;
+        for (i, e) in enables.iter().enumerate() {
+            if let Some(slot) = all.get_mut(first as usize + i) {
+                *slot = *e;
+            }
+        }
+        set(
+            &mut self.dirty,
+            StateBit::CbBlendEnables,
+            &mut self.dynamic.blend_enables,
+            all,
+        );
+    }
+
+    /// vkCmdSetColorBlendEquationEXT: `equations` from attachment `first`.
+    pub fn set_blend_equations(&mut self, first: u32, equations: &[BlendEquation]) {
+        let mut all = self.dynamic.blend_equations;
+        for (i, e) in equations.iter().enumerate() {
+            if let Some(slot) = all.get_mut(first as usize + i) {
+                *slot = *e;
+            }
+        }
+        set(
+            &mut self.dirty,
+            StateBit::CbBlendEquations,
+            &mut self.dynamic.blend_equations,
+            all,
+        );
+    }
+
+    /// vkCmdSetBlendConstants.
+    pub fn set_blend_constants(&mut self, constants: [f32; 4]) {
+        set(
+            &mut self.dirty,
+            StateBit::CbBlendConstants,
+            &mut self.dynamic.blend_constants,
+            constants,
+        );
+    }
+
+    /// Pushes the methods of every dirty value and clears the dirty bits; returns what
+    /// each group wrote. `color_attachments` is the render pass's colour attachment
+    /// count (the blend state is per attachment).
+    ///
+    /// Mirrors nvk_cmd_flush_gfx_dynamic_state: nvk_flush_vi_state (vertex input is
+    /// not modelled yet), nvk_flush_ia_state, nvk_flush_ts_state, nvk_flush_vp_state,
+    /// nvk_flush_rs_state, nvk_flush_fsr_state (not modelled: fragment shading rate is
+    /// never set by the traces this replays), nvk_flush_ms_state, nvk_flush_ds_state,
+    /// nvk_flush_cb_state.
+    pub fn flush(&mut self, p: &mut PushBuffer, color_attachments: u32) -> StateCost {
+        let mut cost = StateCost::default();
+        if self.dirty.is_empty() {
+            return cost;
+        }
+        let (d, dyn_) = (self.dirty, &self.dynamic);
+        let mut group = |group: StateGroup, p: &mut PushBuffer, f: &dyn Fn(&mut PushBuffer)| {
+            let before = p.len();
+            f(p);
+            cost.add(group, &p.words()[before..]);
+        };
+        group(StateGroup::VertexInput, p, &|p| {
+            ia::flush_ia_state(p, d, dyn_);
+            ia::flush_ts_state(p, d, dyn_);
+        });
+        group(StateGroup::Viewport, p, &|p| vp::flush_vp_state(p, d, dyn_));
+        group(StateGroup::Rasterizer, p, &|p| {
+            rs::flush_rs_state(p, d, dyn_);
+            ms::flush_ms_state(p, d, dyn_);
+        });
+        group(StateGroup::DepthStencil, p, &|p| {
+            ds::flush_ds_state(p, d, dyn_)
+        });
+        group(StateGroup::Blend, p, &|p| {
+            cb::flush_cb_state(p, d, dyn_, color_attachments)
+        });
+        self.dirty = Dirty::default();
+        cost
+    }
+}
+
+/// A float's bits, as NVK's `fui`.
+fn fui(f: f32) -> u32 {
+    f.to_bits()
+}

@@ -1,0 +1,246 @@
+//! NVK's graphics state through the encoder, on both MME generations: the methods a
+//! dynamic-state change puts before the next draw, in NVK's order and with NVK's
+//! values (`nvk_flush_*_state`), an unchanged state never re-emitted, and the cost
+//! split by state group.
+
+use driver::class;
+use driver::mme::Arch;
+use driver::nvk::state::{Rect, StateGroup, StencilOps, Viewport};
+use driver::nvk::{CommandEncoder, Device};
+use driver::push::{self, MethodWrite};
+
+/// The method writes of `words`.
+fn methods(words: &[u32]) -> Vec<(u16, u32)> {
+    push::parse(words)
+        .map(|w| {
+            let MethodWrite { mthd, data, .. } = w.expect("the encoder's words parse");
+            (mthd, data)
+        })
+        .collect()
+}
+
+/// An encoder whose first draw has already flushed the initial state, so what a test
+/// sets next is all the next draw flushes.
+fn settled(device: &Device) -> CommandEncoder<'_> {
+    let mut enc = CommandEncoder::new(device);
+    enc.draw(3, 1, 0, 0);
+    enc.take_push();
+    enc
+}
+
+/// The state methods `enc`'s next draw emits, before its macro call.
+fn next_draw_state(enc: &mut CommandEncoder<'_>) -> Vec<(u16, u32)> {
+    let recorded = enc.draw(3, 1, 0, 0);
+    let words = enc.take_push();
+    let all = methods(words.words());
+    let state = recorded.state.total_methods() as usize;
+    assert!(
+        all[state].0 >= class::CALL_MME_MACRO,
+        "the draw macro follows the state: {all:x?}"
+    );
+    all[..state].to_vec()
+}
+
+const ARCHES: [Arch; 2] = [Arch::Turing, Arch::Fermi];
+
+#[test]
+fn a_viewport_change_emits_nvk_viewport_methods_once() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        let vp = Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: 640.0,
+            height: 480.0,
+            min_depth: 0.0,
+            max_depth: 1.0,
+        };
+        enc.state_mut().set_viewports(0, &[vp]);
+        let f = |v: f32| v.to_bits();
+        assert_eq!(
+            next_draw_state(&mut enc),
+            vec![
+                (class::set_viewport_scale_x(0), f(320.0)),
+                (class::set_viewport_scale_x(0) + 4, f(240.0)),
+                (class::set_viewport_scale_x(0) + 8, f(1.0)),
+                (class::set_viewport_scale_x(0) + 12, f(320.0)),
+                (class::set_viewport_scale_x(0) + 16, f(240.0)),
+                (class::set_viewport_scale_x(0) + 20, f(0.0)),
+                (class::set_viewport_clip_horizontal(0), 640 << 16),
+                (class::set_viewport_clip_horizontal(0) + 4, 480 << 16),
+                (class::set_viewport_clip_horizontal(0) + 8, f(0.0)),
+                (class::set_viewport_clip_horizontal(0) + 12, f(1.0)),
+                (
+                    class::set_viewport_coordinate_swizzle(0),
+                    class::VIEWPORT_SWIZZLE_IDENTITY
+                ),
+            ],
+            "{arch:?}"
+        );
+        // The same viewport again changes nothing: the next draw emits no state.
+        enc.state_mut().set_viewports(0, &[vp]);
+        assert_eq!(next_draw_state(&mut enc), vec![], "{arch:?}");
+    }
+}
+
+#[test]
+fn scissors_depth_stencil_and_raster_state_take_nvk_encodings() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        let s = enc.state_mut();
+        s.set_scissors(
+            0,
+            &[Rect {
+                x: 8,
+                y: 16,
+                width: 100,
+                height: 50,
+            }],
+        );
+        s.set_depth_test_enable(true);
+        s.set_depth_compare_op(3); // VK_COMPARE_OP_LESS_OR_EQUAL
+        s.set_cull_mode(2); // VK_CULL_MODE_BACK_BIT
+        s.set_front_face(1); // VK_FRONT_FACE_CLOCKWISE
+        s.set_stencil_op(
+            3,
+            StencilOps {
+                fail: 0,
+                pass: 2,
+                depth_fail: 1,
+                compare: 7,
+            },
+        );
+        let got = next_draw_state(&mut enc);
+        // In NVK's flush order: viewport group, rasterizer, then depth/stencil.
+        assert_eq!(
+            got,
+            vec![
+                (class::set_scissor_enable(0), 1),
+                (class::set_scissor_enable(0) + 4, 8 | (108 << 16)),
+                (class::set_scissor_enable(0) + 8, 16 | (66 << 16)),
+                (class::OGL_SET_CULL, 1),
+                (class::OGL_SET_CULL_FACE, 0x405),
+                (class::OGL_SET_FRONT_FACE, 0x900),
+                (class::SET_DEPTH_TEST, 1),
+                (class::SET_DEPTH_FUNC, 0x203),
+                (class::SET_STENCIL_OP_FAIL, 1),
+                (class::SET_STENCIL_OP_FAIL + 4, 2),
+                (class::SET_STENCIL_OP_FAIL + 8, 3),
+                (class::SET_STENCIL_OP_FAIL + 12, 0x207),
+                (class::SET_BACK_STENCIL_OP_FAIL, 1),
+                (class::SET_BACK_STENCIL_OP_FAIL + 4, 2),
+                (class::SET_BACK_STENCIL_OP_FAIL + 8, 3),
+                (class::SET_BACK_STENCIL_OP_FAIL + 12, 0x207),
+            ],
+            "{arch:?}"
+        );
+    }
+}
+
+#[test]
+fn a_draw_s_state_cost_is_split_by_group() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        enc.state_mut().set_blend_constants([0.5, 0.25, 0.0, 1.0]);
+        enc.state_mut().set_depth_write_enable(true);
+        let recorded = enc.draw(3, 1, 0, 0);
+        let group = |g: StateGroup| {
+            let i = StateGroup::ALL.iter().position(|x| *x == g).unwrap();
+            (recorded.state.methods[i], recorded.state.dwords[i])
+        };
+        // Four blend constants under one header; one immediate depth write.
+        assert_eq!(group(StateGroup::Blend), (4, 5), "{arch:?}");
+        assert_eq!(group(StateGroup::DepthStencil), (1, 1), "{arch:?}");
+        assert_eq!(group(StateGroup::Viewport), (0, 0), "{arch:?}");
+        assert_eq!(recorded.dwords as u32, 6 + 7, "state, then the draw macro");
+    }
+}
+
+#[test]
+fn binding_a_pipeline_re_emits_only_what_it_keeps_static() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        // Every state of this model dynamic except the blend constants (VkDynamicState 4).
+        let all_but_blend_constants: Vec<u32> = [
+            0,
+            1,
+            2,
+            3,
+            5,
+            6,
+            7,
+            8,
+            1_000_259_000,
+            1_000_267_000,
+            1_000_267_001,
+            1_000_267_002,
+            1_000_267_003,
+            1_000_267_004,
+            1_000_267_006,
+            1_000_267_007,
+            1_000_267_008,
+            1_000_267_009,
+            1_000_267_010,
+            1_000_267_011,
+            1_000_377_000,
+            1_000_377_001,
+            1_000_377_002,
+            1_000_377_003,
+            1_000_377_004,
+            1_000_455_003,
+            1_000_455_004,
+            1_000_455_006,
+            1_000_455_007,
+            1_000_455_008,
+            1_000_455_009,
+            1_000_455_010,
+            1_000_455_011,
+            1_000_455_013,
+            1_000_455_015,
+            1_000_455_016,
+            1_000_455_018,
+            1_000_455_019,
+            1_000_455_020,
+        ]
+        .to_vec();
+        enc.state_mut().bind_pipeline(7, &all_but_blend_constants);
+        let got = next_draw_state(&mut enc);
+        assert_eq!(
+            got.iter().map(|(m, _)| *m).collect::<Vec<_>>(),
+            (0..4)
+                .map(|i| class::SET_BLEND_CONST_RED + 4 * i)
+                .collect::<Vec<_>>(),
+            "{arch:?}"
+        );
+        // The same pipeline again: nothing.
+        enc.state_mut().bind_pipeline(7, &all_but_blend_constants);
+        assert_eq!(next_draw_state(&mut enc), vec![], "{arch:?}");
+    }
+}
+
+#[test]
+fn the_first_draw_of_a_command_buffer_flushes_every_group() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = CommandEncoder::new(&device);
+        let first = enc.draw(3, 1, 0, 0);
+        for (i, g) in StateGroup::ALL.iter().enumerate() {
+            assert!(first.state.dwords[i] > 0, "{arch:?} {g:?}: {first:?}");
+        }
+        // No scissors set: all 16 are disabled, one immediate each.
+        let words = enc.finish();
+        let disabled = methods(words.words())
+            .into_iter()
+            .filter(|(m, d)| {
+                (class::SET_SCISSOR_ENABLE..class::set_scissor_enable(16)).contains(m)
+                    && (m - class::SET_SCISSOR_ENABLE) % 16 == 0
+                    && *d == 0
+            })
+            .count();
+        assert_eq!(disabled, 16, "{arch:?}");
+    }
+}

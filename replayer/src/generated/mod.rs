@@ -1,0 +1,4 @@
+//! Code generated from the Vulkan registry (`scripts/regen-vk-registry`); do not edit.
+
+#[rustfmt::skip]
+pub mod decode;
