@@ -135,4 +135,4 @@ pub const fn set_blend_per_target(j: u16) -> u16 {
 
 /// The viewport swizzle NVK sets: X, Y, Z and W to themselves (POS_X 0, POS_Y 2,
 /// POS_Z 4, POS_W 6 in 2:0, 6:4, 10:8, 14:12).
-pub const VIEWPORT_SWIZZLE_IDENTITY: u32 = 0 | (2 << 4) | (4 << 8) | (6 << 12);
+pub const VIEWPORT_SWIZZLE_IDENTITY: u32 = (2 << 4) | (4 << 8) | (6 << 12);
