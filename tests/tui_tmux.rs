@@ -151,8 +151,12 @@ fn tui_browses_filters_sorts_compares_and_quits_with_the_terminal_intact() {
         screen.contains(&format!("{} methods: ", row.methods())),
         "every method the row counts is in the stream:\n{screen}"
     );
+    // The state the draw flushed, one line per group, then the draw macro's call.
+    assert!(screen.contains("push  state: viewport ×"), "{screen}");
     assert!(screen.contains("push  CALL_MME_MACRO("), "{screen}");
-    assert!(screen.contains("macro BEGIN"), "{screen}");
+    // The focus is on the stream: scroll down to the hardware draws the macro begins.
+    tmux.keys(&["j"; 12]);
+    tmux.wait_for("macro BEGIN");
     tmux.keys(&["Tab", "Tab", "Tab"]); // detail → histogram → frames → submits
     tmux.keys(&["Tab"]); // → draws
 

@@ -337,6 +337,15 @@ def write(out, g):
     for name, _, _, _ in decoders:
         out.write(f"    /// `{name}`.\n    {name[2:]}({name[2:]}),\n")
     out.write("}\n\n")
+    out.write("impl GenericCmd {\n    /// The command buffer it is recorded into (every `vkCmd*` command's first parameter).\n")
+    out.write("    pub fn command_buffer(&self) -> u64 {\n        match self {\n")
+    for name, _, _, _ in decoders:
+        out.write(f"            GenericCmd::{name[2:]}(c) => c.command_buffer,\n")
+    out.write("        }\n    }\n\n")
+    out.write("    /// The Vulkan command's name.\n    pub fn name(&self) -> &'static str {\n        match self {\n")
+    for name, _, _, _ in decoders:
+        out.write(f"            GenericCmd::{name[2:]}(_) => \"{name}\",\n")
+    out.write("        }\n    }\n}\n\n")
     out.write("/// Decodes `call`: `Ok(None)` when it is no command buffer command with a decoder.\n")
     out.write("pub fn decode(call: &VulkanCall<'_>) -> Result<Option<GenericCmd>, DecodeError> {\n")
     out.write("    let params: Vec<VulkanParam<'_>> = call.params().map(|p| p.iter().collect()).unwrap_or_default();\n")

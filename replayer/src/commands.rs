@@ -4,6 +4,8 @@
 use driver::nvk::DrawKind;
 use trace_format::generated::trace::{Call, Record};
 
+use crate::generic::GenericCmd;
+
 /// The arguments of a draw, as the trace recorded them. Fields are named after the
 /// Vulkan commands' parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,7 +46,7 @@ pub enum DrawArgs {
 }
 
 /// One recorded command the driver model executes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[allow(missing_docs)]
 pub enum Cmd {
     BeginRenderPass {
@@ -54,6 +56,7 @@ pub enum Cmd {
     EndRenderPass,
     BeginRendering {
         view_mask: u32,
+        color_attachments: u32,
     },
     EndRendering,
     BindPipeline {
@@ -105,6 +108,8 @@ pub enum Cmd {
         offset: u64,
         data: Vec<u8>,
     },
+    /// A command recorded generically, decoded (see [`crate::generic`]).
+    Generic(Box<GenericCmd>),
 }
 
 /// An indirect draw's command: the four calls' tables differ in type, not in fields
@@ -176,6 +181,7 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
                 c.command_buffer(),
                 Cmd::BeginRendering {
                     view_mask: c.view_mask(),
+                    color_attachments: c.color_attachments().map_or(0, |a| a.len() as u32),
                 },
             )
         }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use driver::class;
 use driver::gpu::LoggedMethod;
+use driver::nvk::state::{StateCost, StateGroup};
 use driver::nvk::Macro;
 
 use crate::replay::{Discard, Pass, Watch};
@@ -21,6 +22,9 @@ pub struct DrawInspection {
     pub dwords: u64,
     /// MME instructions its macro executed.
     pub mme_instructions: u64,
+    /// What the state flush before the draw wrote, by group: the stream's first
+    /// methods, in [`StateGroup::ALL`] order.
+    pub state: StateCost,
     /// Every method executed, in order.
     pub methods: Vec<LoggedMethod>,
 }
@@ -37,10 +41,22 @@ pub struct MethodRun {
 }
 
 impl DrawInspection {
-    /// The stream with consecutive writes of one method folded together.
+    /// The stream with the flushed state folded into one run per state group
+    /// (`state: viewport`), and consecutive writes of one method folded together.
     pub fn runs(&self) -> Vec<MethodRun> {
         let mut runs: Vec<MethodRun> = Vec::new();
-        for m in &self.methods {
+        let mut skip = 0;
+        for (group, count) in StateGroup::ALL.iter().zip(self.state.methods) {
+            if count > 0 {
+                runs.push(MethodRun {
+                    name: format!("state: {}", group.name()),
+                    from_macro: false,
+                    count,
+                });
+                skip += count as usize;
+            }
+        }
+        for m in self.methods.iter().skip(skip) {
             let name = method_label(m.mthd);
             match runs.last_mut() {
                 Some(last) if last.name == name && last.from_macro == m.from_macro => {

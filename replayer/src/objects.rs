@@ -11,12 +11,25 @@ use driver::nvk::{QueryPool, QueryType};
 const HEAP_BASE: u64 = 0x10_0000_0000;
 
 /// A graphics pipeline as the driver model needs it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pipeline {
     /// BEGIN's topology.
     pub topology: PrimitiveOp,
+    /// `VkPrimitiveTopology`.
+    pub vk_topology: u32,
     /// `VkPipelineRenderingCreateInfo.viewMask`.
     pub view_mask: u32,
+    /// The `VkDynamicState`s it leaves to commands.
+    pub dynamic_states: Vec<u32>,
+}
+
+/// A render pass as the driver model needs it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RenderPass {
+    /// Each subpass's view mask.
+    pub view_masks: Vec<u32>,
+    /// The most colour attachments a subpass writes.
+    pub color_attachments: u32,
 }
 
 /// Every object the replay tracks, by the trace's handle ids.
@@ -25,8 +38,8 @@ pub struct Objects {
     next_addr: u64,
     memories: HashMap<u64, u64>,
     buffers: HashMap<u64, u64>,
-    /// Render passes' per-subpass view masks.
-    pub render_passes: HashMap<u64, Vec<u32>>,
+    /// Render passes.
+    pub render_passes: HashMap<u64, RenderPass>,
     /// Graphics pipelines.
     pub pipelines: HashMap<u64, Pipeline>,
     /// Query pools, placed in GPU memory.

@@ -8,15 +8,18 @@ use std::time::{Duration, Instant};
 
 use driver::gpu::{Gpu, GpuError};
 use driver::mme::Arch;
-use driver::nvk::{CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs};
+use driver::nvk::state::StateCost;
+use driver::nvk::{CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs, Recorded};
 use trace_format::generated::results::{self, DrawRow, MmeArch, RunInfoT, RunTotalsT, SubmitRow};
 use trace_format::generated::trace::{Call, Record};
 use trace_format::names;
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
 use crate::commands::{self, Cmd, DrawArgs};
+use crate::execute;
+use crate::generic;
 use crate::inspect::DrawInspection;
-use crate::objects::{self, Objects, Pipeline};
+use crate::objects::{self, Objects, Pipeline, RenderPass};
 
 /// How to replay.
 #[derive(Clone, Debug)]
@@ -308,9 +311,6 @@ fn not_needed(call: Call) -> bool {
             | Call::AllocateCommandBuffers
             | Call::EndCommandBuffer
             | Call::ResetCommandBuffer
-            | Call::CmdBindDescriptorSets
-            | Call::CmdBindVertexBuffers
-            | Call::CmdBindIndexBuffer
             | Call::QueuePresent
             | Call::CmdEndConditionalRendering
     )
@@ -431,11 +431,16 @@ impl<'o> Pass<'o> {
             }
             Call::CreateRenderPass => {
                 if let Some(c) = record.call_as_create_render_pass() {
-                    let masks = c
-                        .subpasses()
-                        .map(|s| s.iter().map(|s| s.view_mask()).collect())
-                        .unwrap_or_default();
-                    self.objects.render_passes.insert(c.render_pass(), masks);
+                    let subpasses: Vec<_> = c.subpasses().into_iter().flatten().collect();
+                    let pass = RenderPass {
+                        view_masks: subpasses.iter().map(|s| s.view_mask()).collect(),
+                        color_attachments: subpasses
+                            .iter()
+                            .map(|s| s.color_attachments().map_or(0, |a| a.len() as u32))
+                            .max()
+                            .unwrap_or(0),
+                    };
+                    self.objects.render_passes.insert(c.render_pass(), pass);
                 }
             }
             Call::CreateGraphicsPipelines => {
@@ -443,7 +448,12 @@ impl<'o> Pass<'o> {
                     for p in c.pipelines().into_iter().flatten() {
                         let pipeline = Pipeline {
                             topology: objects::topology(p.topology()),
+                            vk_topology: p.topology(),
                             view_mask: p.rendering().map_or(0, |r| r.view_mask()),
+                            dynamic_states: p
+                                .dynamic_states()
+                                .map(|d| d.iter().collect())
+                                .unwrap_or_default(),
                         };
                         self.objects.pipelines.insert(p.pipeline(), pipeline);
                     }
@@ -477,13 +487,7 @@ impl<'o> Pass<'o> {
             }
             Call::VulkanCall => {
                 if let Some(c) = record.call_as_vulkan_call() {
-                    let name = c.command().unwrap_or("?");
-                    // Work the driver model does not execute: draws and dispatches of
-                    // other kinds are named as needed; everything else is not needed.
-                    let needed = ["vkCmdDraw", "vkCmdDispatch", "vkCmdTraceRays"]
-                        .iter()
-                        .any(|p| name.starts_with(p));
-                    self.skip(name, needed);
+                    self.take_generic(&c);
                 }
             }
             Call::CmdBeginConditionalRendering => self.skip(
@@ -491,12 +495,35 @@ impl<'o> Pass<'o> {
                 true,
             ),
             _ if not_needed(call) => self.skip(&names::record_name(record).0, false),
+            // Executed by NVK, not by this model yet.
+            Call::CmdBindDescriptorSets | Call::CmdBindVertexBuffers | Call::CmdBindIndexBuffer => {
+                self.skip(&names::call_name(call), true)
+            }
             _ => match commands::from_record(record) {
                 Some((cb, cmd)) => self.recording.entry(cb).or_default().push(cmd),
                 None => self.skip(&names::call_name(call), true),
             },
         }
         Ok(())
+    }
+
+    /// A command recorded generically: decoded and recorded into its command buffer
+    /// when the model executes it, else counted as skipped with the reason.
+    fn take_generic(&mut self, call: &trace_format::generated::trace::VulkanCall<'_>) {
+        let name = call.command().unwrap_or("vkUnknownCommand");
+        match generic::decode(call) {
+            Ok(Some(cmd)) if execute::is_modelled(&cmd) => self
+                .recording
+                .entry(cmd.command_buffer())
+                .or_default()
+                .push(Cmd::Generic(Box::new(cmd))),
+            // A command buffer command the model does not execute yet.
+            Ok(Some(cmd)) => self.skip(cmd.name(), true),
+            // No decoder: not a command buffer command (setup, sync, queries of the
+            // device), which changes nothing the model executes.
+            Ok(None) => self.skip(name, names::is_recorded_command(name)),
+            Err(e) => self.skip(&format!("{name} (does not decode: {e})"), true),
+        }
     }
 
     fn submit(
@@ -567,13 +594,14 @@ impl<'o> Pass<'o> {
             let mut draw = None;
             match cmd {
                 Cmd::BeginRenderPass { render_pass } => {
-                    let masks = self
+                    let pass = self
                         .objects
                         .render_passes
                         .get(render_pass)
                         .cloned()
                         .unwrap_or_default();
-                    enc.begin_render_pass(&masks);
+                    enc.set_color_attachments(pass.color_attachments);
+                    enc.begin_render_pass(&pass.view_masks);
                 }
                 Cmd::NextSubpass => {
                     enc.next_subpass();
@@ -581,7 +609,11 @@ impl<'o> Pass<'o> {
                 Cmd::EndRenderPass => {
                     enc.end_render_pass();
                 }
-                Cmd::BeginRendering { view_mask } => {
+                Cmd::BeginRendering {
+                    view_mask,
+                    color_attachments,
+                } => {
+                    enc.set_color_attachments(*color_attachments);
                     enc.begin_rendering(*view_mask);
                 }
                 Cmd::EndRendering => {
@@ -589,8 +621,11 @@ impl<'o> Pass<'o> {
                 }
                 Cmd::BindPipeline { pipeline: p } => {
                     pipeline = *p;
-                    if let Some(p) = self.objects.pipelines.get(p) {
-                        enc.set_topology(p.topology);
+                    if let Some(bound) = self.objects.pipelines.get(p) {
+                        enc.set_topology(bound.topology);
+                        let state = enc.state_mut();
+                        state.bind_pipeline(*p, &bound.dynamic_states);
+                        state.set_topology(bound.vk_topology);
                     }
                 }
                 Cmd::PushConstants { offset, data } => {
@@ -598,7 +633,9 @@ impl<'o> Pass<'o> {
                 }
                 Cmd::SetTopology { topology } => {
                     enc.set_topology(objects::topology(*topology));
+                    enc.state_mut().set_topology(*topology);
                 }
+                Cmd::Generic(cmd) => execute::execute(enc, cmd),
                 Cmd::UpdateBuffer {
                     buffer,
                     offset,
@@ -678,6 +715,7 @@ impl<'o> Pass<'o> {
                 if let Some(w) = &mut self.watch {
                     w.found = Some(DrawInspection {
                         seq,
+                        state: draw.as_ref().map(|d| d.state).unwrap_or_default(),
                         view_mask: enc.view_mask(),
                         dwords: words.len() as u64,
                         mme_instructions: cost.mme_instructions,
@@ -760,12 +798,13 @@ impl<'o> Pass<'o> {
         args: &DrawArgs,
     ) -> Option<DrawShape> {
         let memory = &self.gpu.state.memory;
-        let shape = |instance_count, element_count, indirect_draw_count| DrawShape {
+        let shape = |instance_count, element_count, indirect_draw_count, r: Recorded| DrawShape {
             seq,
             kind: results_kind(kind),
             instance_count,
             element_count,
             indirect_draw_count,
+            state: r.state,
         };
         match *args {
             DrawArgs::Direct {
@@ -774,8 +813,8 @@ impl<'o> Pass<'o> {
                 first_vertex,
                 first_instance,
             } => {
-                enc.draw(vertex_count, instance_count, first_vertex, first_instance);
-                Some(shape(instance_count, vertex_count, 1))
+                let r = enc.draw(vertex_count, instance_count, first_vertex, first_instance);
+                Some(shape(instance_count, vertex_count, 1, r))
             }
             DrawArgs::Indexed {
                 index_count,
@@ -784,14 +823,14 @@ impl<'o> Pass<'o> {
                 vertex_offset,
                 first_instance,
             } => {
-                enc.draw_indexed(
+                let r = enc.draw_indexed(
                     index_count,
                     instance_count,
                     first_index,
                     vertex_offset,
                     first_instance,
                 );
-                Some(shape(instance_count, index_count, 1))
+                Some(shape(instance_count, index_count, 1, r))
             }
             DrawArgs::Indirect {
                 buffer,
@@ -817,7 +856,7 @@ impl<'o> Pass<'o> {
                 let draws = count_addr.map_or(draw_count, |a| memory.read_u32(a).min(draw_count));
                 let element_count = memory.read_u32(addr);
                 let instance_count = memory.read_u32(addr + 4);
-                enc.draw_indirect(
+                let r = enc.draw_indirect(
                     kind,
                     IndirectArgs {
                         addr,
@@ -827,7 +866,7 @@ impl<'o> Pass<'o> {
                     },
                     memory,
                 );
-                Some(shape(instance_count, element_count, draws))
+                Some(shape(instance_count, element_count, draws, r))
             }
             DrawArgs::ByteCount {
                 instance_count,
@@ -846,7 +885,7 @@ impl<'o> Pass<'o> {
                 };
                 let bytes = memory.read_u32(addr).saturating_sub(counter_offset);
                 let vertices = bytes.checked_div(vertex_stride).unwrap_or(0);
-                enc.draw_indirect_byte_count(
+                let r = enc.draw_indirect_byte_count(
                     instance_count,
                     first_instance,
                     addr,
@@ -854,7 +893,7 @@ impl<'o> Pass<'o> {
                     vertex_stride,
                     memory,
                 );
-                Some(shape(instance_count, vertices, 1))
+                Some(shape(instance_count, vertices, 1, r))
             }
         }
     }
@@ -867,6 +906,8 @@ struct DrawShape {
     instance_count: u32,
     element_count: u32,
     indirect_draw_count: u32,
+    /// What the state flush before it wrote, by group.
+    state: StateCost,
 }
 
 fn results_kind(kind: DrawKind) -> results::DrawKind {

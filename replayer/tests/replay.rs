@@ -196,8 +196,13 @@ fn inspecting_a_draw_gives_the_method_stream_its_row_counts() {
                 .filter(|m| m.from_macro && m.mthd == driver::class::BEGIN)
                 .count() as u32;
             assert_eq!(begins, row.hw_draws());
+            // The state the draw flushed (pushed methods), then the draw macro's call.
             let runs = found.runs();
-            assert!(runs[0].name.starts_with("CALL_MME_MACRO("), "{runs:?}");
+            let call = runs
+                .iter()
+                .position(|r| r.name.starts_with("CALL_MME_MACRO("))
+                .unwrap_or_else(|| panic!("{runs:?}"));
+            assert!(runs[..call].iter().all(|r| !r.from_macro), "{runs:?}");
             let folded: u32 = runs.iter().map(|r| r.count).sum();
             assert_eq!(folded as usize, found.methods.len());
         }
@@ -210,33 +215,77 @@ fn inspecting_a_draw_gives_the_method_stream_its_row_counts() {
 }
 
 #[test]
-fn generically_recorded_calls_are_counted_by_command_and_draws_named_as_needed() {
-    use trace_format::generated::trace::{CallT, VulkanCallT};
+fn generic_records_execute_when_they_decode_and_are_skipped_with_the_reason_when_not() {
+    use trace_format::generated::trace::{CallT, VulkanCallT, VulkanParamT};
     use trace_format::trace::CallMeta;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("generic.mscope");
     let mut w = TraceWriter::create(&path, &WriterOptions::default()).unwrap();
-    for command in [
-        "vkCmdSetViewport",
-        "vkCmdSetViewport",
-        "vkCmdDrawMeshTasksEXT",
-    ] {
+    let value = |v: u64| {
+        let mut p = VulkanParamT::default();
+        p.value = v;
+        p
+    };
+    let call = |command: &str, params: Vec<VulkanParamT>| {
         let mut call = VulkanCallT::default();
         call.command = Some(command.into());
-        w.append(CallMeta::default(), &CallT::VulkanCall(Box::new(call)))
-            .unwrap();
+        call.params = Some(params);
+        CallT::VulkanCall(Box::new(call))
+    };
+    // vkCmdSetViewport(cb, 0, 1, {0, 0, 64, 32, 0, 1}): decodes and executes.
+    let mut viewport = value(0);
+    viewport.bytes = Some(
+        [0.0f32, 0.0, 64.0, 32.0, 0.0, 1.0]
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect(),
+    );
+    let good = call(
+        "vkCmdSetViewport",
+        vec![value(7), value(0), value(1), viewport],
+    );
+    // Its count says 2 but one viewport is recorded; and one with no parameters at all.
+    let mut short = value(0);
+    short.bytes = Some(vec![0; 24]);
+    let miscounted = call(
+        "vkCmdSetViewport",
+        vec![value(7), value(0), value(2), short],
+    );
+    let empty = call("vkCmdSetViewport", Vec::new());
+    for c in [
+        &good,
+        &miscounted,
+        &empty,
+        &empty,
+        &call(
+            "vkCmdDrawMeshTasksEXT",
+            vec![value(7), value(1), value(1), value(1)],
+        ),
+    ] {
+        w.append(CallMeta::default(), c).unwrap();
     }
     w.end_frame(CallMeta::default()).unwrap();
     w.finish().unwrap();
     let out = dir.path().join("r.msr");
     let summary = replay(&path, &out, &options(Arch::Turing), &mut |_, _| {}).unwrap();
-    let find = |name: &str| summary.skipped.iter().find(|s| s.name == name).unwrap();
-    assert_eq!(
-        (
-            find("vkCmdSetViewport").count,
-            find("vkCmdSetViewport").needed
-        ),
-        (2, false)
+    let find = |name: &str| {
+        summary
+            .skipped
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("{name}: {:?}", summary.skipped))
+    };
+    let count = find(
+        "vkCmdSetViewport (does not decode: parameter `viewports` holds 1 elements, its count says 2)",
     );
+    assert_eq!((count.count, count.needed), (1, true));
+    let arity =
+        find("vkCmdSetViewport (does not decode: 0 parameters recorded, the command has 4)");
+    assert_eq!((arity.count, arity.needed), (2, true));
     assert!(find("vkCmdDrawMeshTasksEXT").needed);
+    assert_eq!(
+        (summary.recorded_commands, summary.executed_commands),
+        (5, 1),
+        "the well-formed vkCmdSetViewport executed"
+    );
 }

@@ -421,7 +421,7 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
             "LOAD_CONSTANT_BUFFER(i)"
         }
         m if (SET_MME_SHADOW_SCRATCH..CALL_MME_MACRO).contains(&m) => "SET_MME_SHADOW_SCRATCH(i)",
-        _ => return None,
+        m => return state::method_name(m),
     })
 }
 

@@ -136,3 +136,118 @@ pub const fn set_blend_per_target(j: u16) -> u16 {
 /// The viewport swizzle NVK sets: X, Y, Z and W to themselves (POS_X 0, POS_Y 2,
 /// POS_Z 4, POS_W 6 in 2:0, 6:4, 10:8, 14:12).
 pub const VIEWPORT_SWIZZLE_IDENTITY: u32 = (2 << 4) | (4 << 8) | (6 << 12);
+
+/// The class header's name of a graphics-state method, array methods with their
+/// index as `(j)`.
+pub fn method_name(mthd: u16) -> Option<&'static str> {
+    const VIEWPORT: [&str; 7] = [
+        "SET_VIEWPORT_SCALE_X(j)",
+        "SET_VIEWPORT_SCALE_Y(j)",
+        "SET_VIEWPORT_SCALE_Z(j)",
+        "SET_VIEWPORT_OFFSET_X(j)",
+        "SET_VIEWPORT_OFFSET_Y(j)",
+        "SET_VIEWPORT_OFFSET_Z(j)",
+        "SET_VIEWPORT_COORDINATE_SWIZZLE(j)",
+    ];
+    const CLIP: [&str; 4] = [
+        "SET_VIEWPORT_CLIP_HORIZONTAL(j)",
+        "SET_VIEWPORT_CLIP_VERTICAL(j)",
+        "SET_VIEWPORT_CLIP_MIN_Z(j)",
+        "SET_VIEWPORT_CLIP_MAX_Z(j)",
+    ];
+    const SCISSOR: [&str; 3] = [
+        "SET_SCISSOR_ENABLE(j)",
+        "SET_SCISSOR_HORIZONTAL(j)",
+        "SET_SCISSOR_VERTICAL(j)",
+    ];
+    const BLEND_PER_TARGET: [&str; 7] = [
+        "SET_BLEND_PER_TARGET_SEPARATE_FOR_ALPHA(j)",
+        "SET_BLEND_PER_TARGET_COLOR_OP(j)",
+        "SET_BLEND_PER_TARGET_COLOR_SOURCE_COEFF(j)",
+        "SET_BLEND_PER_TARGET_COLOR_DEST_COEFF(j)",
+        "SET_BLEND_PER_TARGET_ALPHA_OP(j)",
+        "SET_BLEND_PER_TARGET_ALPHA_SOURCE_COEFF(j)",
+        "SET_BLEND_PER_TARGET_ALPHA_DEST_COEFF(j)",
+    ];
+    let in_array = |base: u16, stride: u16, count: u16, names: &[&'static str]| {
+        (base..base + stride * count)
+            .contains(&mthd)
+            .then(|| names.get(usize::from((mthd - base) % stride / 4)).copied())
+            .flatten()
+    };
+    if let Some(name) = in_array(SET_VIEWPORT_SCALE_X, 32, 16, &VIEWPORT)
+        .or_else(|| in_array(SET_VIEWPORT_CLIP_HORIZONTAL, 16, 16, &CLIP))
+        .or_else(|| in_array(SET_SCISSOR_ENABLE, 16, 16, &SCISSOR))
+        .or_else(|| {
+            in_array(
+                SET_BLEND_PER_TARGET_SEPARATE_FOR_ALPHA,
+                32,
+                8,
+                &BLEND_PER_TARGET,
+            )
+        })
+        .or_else(|| in_array(SET_BLEND, 4, 8, &["SET_BLEND(i)"]))
+    {
+        return Some(name);
+    }
+    Some(match mthd {
+        SET_RASTER_ENABLE => "SET_RASTER_ENABLE",
+        SET_RASTER_INPUT => "SET_RASTER_INPUT",
+        SET_VIEWPORT_Z_CLIP => "SET_VIEWPORT_Z_CLIP",
+        SET_FRONT_POLYGON_MODE => "SET_FRONT_POLYGON_MODE",
+        0x0db0 => "SET_BACK_POLYGON_MODE",
+        SET_POLY_OFFSET_POINT => "SET_POLY_OFFSET_POINT",
+        0x0dc4 => "SET_POLY_OFFSET_LINE",
+        0x0dc8 => "SET_POLY_OFFSET_FILL",
+        SET_PATCH => "SET_PATCH",
+        SET_BACK_STENCIL_FUNC_REF => "SET_BACK_STENCIL_FUNC_REF",
+        SET_BACK_STENCIL_MASK => "SET_BACK_STENCIL_MASK",
+        SET_BACK_STENCIL_FUNC_MASK => "SET_BACK_STENCIL_FUNC_MASK",
+        SET_DEPTH_BOUNDS_MIN => "SET_DEPTH_BOUNDS_MIN",
+        0x0fa0 => "SET_DEPTH_BOUNDS_MAX",
+        SET_SAMPLE_MASK_X0_Y0 => "SET_SAMPLE_MASK_X0_Y0",
+        0x0fc0 => "SET_SAMPLE_MASK_X1_Y0",
+        0x0fc4 => "SET_SAMPLE_MASK_X0_Y1",
+        0x0fc8 => "SET_SAMPLE_MASK_X1_Y1",
+        SET_DEPTH_BIAS_CONTROL => "SET_DEPTH_BIAS_CONTROL",
+        SET_DEPTH_TEST => "SET_DEPTH_TEST",
+        SET_DEPTH_WRITE => "SET_DEPTH_WRITE",
+        SET_DEPTH_FUNC => "SET_DEPTH_FUNC",
+        SET_BLEND_CONST_RED => "SET_BLEND_CONST_RED",
+        0x1320 => "SET_BLEND_CONST_GREEN",
+        0x1324 => "SET_BLEND_CONST_BLUE",
+        0x1328 => "SET_BLEND_CONST_ALPHA",
+        SET_STENCIL_TEST => "SET_STENCIL_TEST",
+        SET_STENCIL_OP_FAIL => "SET_STENCIL_OP_FAIL",
+        0x1388 => "SET_STENCIL_OP_ZFAIL",
+        0x138c => "SET_STENCIL_OP_ZPASS",
+        0x1390 => "SET_STENCIL_FUNC",
+        SET_STENCIL_FUNC_REF => "SET_STENCIL_FUNC_REF",
+        SET_STENCIL_FUNC_MASK => "SET_STENCIL_FUNC_MASK",
+        SET_STENCIL_MASK => "SET_STENCIL_MASK",
+        SET_LINE_WIDTH_FLOAT => "SET_LINE_WIDTH_FLOAT",
+        0x13b4 => "SET_ALIASED_LINE_WIDTH_FLOAT",
+        SET_LINE_MULTISAMPLE_OVERRIDE => "SET_LINE_MULTISAMPLE_OVERRIDE",
+        SET_ANTI_ALIAS_ALPHA_CONTROL => "SET_ANTI_ALIAS_ALPHA_CONTROL",
+        SET_SLOPE_SCALE_DEPTH_BIAS => "SET_SLOPE_SCALE_DEPTH_BIAS",
+        SET_ANTI_ALIASED_LINE => "SET_ANTI_ALIASED_LINE",
+        SET_BACK_STENCIL_OP_FAIL => "SET_BACK_STENCIL_OP_FAIL",
+        0x159c => "SET_BACK_STENCIL_OP_ZFAIL",
+        0x15a0 => "SET_BACK_STENCIL_OP_ZPASS",
+        0x15a4 => "SET_BACK_STENCIL_FUNC",
+        SET_DEPTH_BIAS => "SET_DEPTH_BIAS",
+        SET_DA_PRIMITIVE_RESTART => "SET_DA_PRIMITIVE_RESTART",
+        SET_LINE_STIPPLE => "SET_LINE_STIPPLE",
+        SET_LINE_STIPPLE_PARAMETERS => "SET_LINE_STIPPLE_PARAMETERS",
+        SET_PROVOKING_VERTEX => "SET_PROVOKING_VERTEX",
+        SET_DEPTH_BIAS_CLAMP => "SET_DEPTH_BIAS_CLAMP",
+        OGL_SET_CULL => "OGL_SET_CULL",
+        OGL_SET_FRONT_FACE => "OGL_SET_FRONT_FACE",
+        OGL_SET_CULL_FACE => "OGL_SET_CULL_FACE",
+        SET_VIEWPORT_CLIP_CONTROL => "SET_VIEWPORT_CLIP_CONTROL",
+        SET_DEPTH_BOUNDS_TEST => "SET_DEPTH_BOUNDS_TEST",
+        SET_LOGIC_OP => "SET_LOGIC_OP",
+        SET_LOGIC_OP_FUNC => "SET_LOGIC_OP_FUNC",
+        _ => return None,
+    })
+}
