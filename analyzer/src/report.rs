@@ -7,6 +7,7 @@ use std::path::Path;
 
 use hdrhistogram::Histogram;
 use trace_format::generated::results::{DrawRow, RunInfoT, RunTotalsT};
+use trace_format::results::{state_group_costs, STATE_GROUPS};
 use trace_format::{ReadOptions, ResultsReader, SkippedCall};
 
 use crate::metrics::{kind_name, Metric};
@@ -23,6 +24,8 @@ pub enum GroupBy {
     Pipeline,
     /// The frame.
     Frame,
+    /// The state groups the draws' flushes emitted (see [`Report::state_groups`]).
+    StateGroup,
 }
 
 impl GroupBy {
@@ -32,6 +35,7 @@ impl GroupBy {
             GroupBy::ViewCount => format!("{:02} views", row.view_count()),
             GroupBy::Pipeline => format!("pipeline {:#x}", row.pipeline()),
             GroupBy::Frame => frame_key(row.frame()),
+            GroupBy::StateGroup => String::new(),
         }
     }
 }
@@ -88,7 +92,43 @@ pub struct Report {
     /// What the replay covered (frames, recorded and executed commands), where the
     /// file says.
     pub totals: Option<RunTotalsT>,
+    /// Per state group ([`STATE_GROUPS`] order), then the draw macro's own share: what
+    /// every draw's flush emitted.
+    pub state_groups: [StateGroupTotals; 6],
+    /// Whether the file holds state costs (files from before them do not).
+    pub has_state: bool,
 }
+
+/// What one state group cost over all draws.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StateGroupTotals {
+    /// Draws whose flush emitted something of it.
+    pub draws: u64,
+    /// Methods.
+    pub methods: u64,
+    /// Push-buffer dwords.
+    pub dwords: u64,
+}
+
+impl StateGroupTotals {
+    fn add(&mut self, methods: u64, dwords: u64) {
+        if methods > 0 || dwords > 0 {
+            self.draws += 1;
+        }
+        self.methods += methods;
+        self.dwords += dwords;
+    }
+}
+
+/// The names of [`Report::state_groups`]' rows.
+pub const STATE_GROUP_ROWS: [&str; 6] = [
+    STATE_GROUPS[0],
+    STATE_GROUPS[1],
+    STATE_GROUPS[2],
+    STATE_GROUPS[3],
+    STATE_GROUPS[4],
+    "draw macro",
+];
 
 impl Report {
     /// Whether a frame number is past the program's last frame: rows of the calls
@@ -134,6 +174,8 @@ impl Report {
             frames: BTreeMap::new(),
             view_counts: BTreeMap::new(),
             totals: None,
+            state_groups: [StateGroupTotals::default(); 6],
+            has_state: false,
         };
         let mut top: BinaryHeap<Reverse<TopDraw>> = BinaryHeap::with_capacity(top_n + 1);
         let mut group_key_cache: Option<(u64, String)> = None;
@@ -145,8 +187,19 @@ impl Report {
             report.skipped.extend(chunk.skipped_calls());
             report.totals = chunk.totals().or(report.totals.take());
             report.submits += chunk.submits().count() as u64;
-            for row in chunk.draws() {
+            report.has_state |= chunk.batch().draw_states().is_some();
+            for (i, row) in chunk.draws().enumerate() {
                 report.draws += 1;
+                let (mut state_methods, mut state_dwords) = (0u64, 0u64);
+                for (g, (m, d)) in state_group_costs(&chunk.draw_state(i)).iter().enumerate() {
+                    report.state_groups[g].add(u64::from(*m), u64::from(*d));
+                    state_methods += u64::from(*m);
+                    state_dwords += u64::from(*d);
+                }
+                report.state_groups[5].add(
+                    u64::from(row.methods()).saturating_sub(state_methods),
+                    u64::from(row.pushbuf_dwords()).saturating_sub(state_dwords),
+                );
                 for (h, m) in histograms.iter_mut().zip(Metric::ALL) {
                     h.saturating_record(m.of(row));
                 }
@@ -160,7 +213,9 @@ impl Report {
                         s
                     }
                 };
-                add(report.groups.entry(key).or_default(), row);
+                if group_by != GroupBy::StateGroup {
+                    add(report.groups.entry(key).or_default(), row);
+                }
                 add(report.frames.entry(row.frame()).or_default(), row);
                 add(report.view_counts.entry(row.view_count()).or_default(), row);
                 if top_n > 0 {
@@ -220,6 +275,7 @@ fn group_raw_key(group_by: GroupBy, row: &DrawRow) -> u64 {
         GroupBy::ViewCount => row.view_count().into(),
         GroupBy::Pipeline => row.pipeline(),
         GroupBy::Frame => row.frame().into(),
+        GroupBy::StateGroup => 0,
     }
 }
 

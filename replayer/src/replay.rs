@@ -10,7 +10,9 @@ use driver::gpu::{Gpu, GpuError};
 use driver::mme::Arch;
 use driver::nvk::state::StateCost;
 use driver::nvk::{CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs, Recorded};
-use trace_format::generated::results::{self, DrawRow, MmeArch, RunInfoT, RunTotalsT, SubmitRow};
+use trace_format::generated::results::{
+    self, DrawRow, DrawState, MmeArch, RunInfoT, RunTotalsT, SubmitRow,
+};
 use trace_format::generated::trace::{Call, Record};
 use trace_format::names;
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
@@ -206,14 +208,14 @@ impl Fnv {
 /// Where replay rows go.
 pub(crate) trait RowSink {
     /// Takes a draw row.
-    fn draw(&mut self, row: DrawRow) -> Result<(), trace_format::Error>;
+    fn draw(&mut self, row: DrawRow, state: DrawState) -> Result<(), trace_format::Error>;
     /// Takes a submit row.
     fn submit(&mut self, row: SubmitRow) -> Result<(), trace_format::Error>;
 }
 
 impl RowSink for ResultsWriter {
-    fn draw(&mut self, row: DrawRow) -> Result<(), trace_format::Error> {
-        self.push_draw(row)
+    fn draw(&mut self, row: DrawRow, state: DrawState) -> Result<(), trace_format::Error> {
+        self.push_draw_with_state(row, state)
     }
 
     fn submit(&mut self, row: SubmitRow) -> Result<(), trace_format::Error> {
@@ -225,7 +227,7 @@ impl RowSink for ResultsWriter {
 pub(crate) struct Discard;
 
 impl RowSink for Discard {
-    fn draw(&mut self, _: DrawRow) -> Result<(), trace_format::Error> {
+    fn draw(&mut self, _: DrawRow, _: DrawState) -> Result<(), trace_format::Error> {
         Ok(())
     }
 
@@ -764,7 +766,7 @@ impl<'o> Pass<'o> {
                     multiview_ns,
                     0,
                 );
-                sink.draw(row)?;
+                sink.draw(row, draw_state(&d.state))?;
                 totals.draws += 1;
                 totals.hw_draws += cost.hw_draws as u32;
                 totals.encode_ns += encode_ns;
@@ -897,6 +899,12 @@ impl<'o> Pass<'o> {
             }
         }
     }
+}
+
+/// A flush's cost as the results file holds it.
+fn draw_state(cost: &StateCost) -> DrawState {
+    let (m, d) = (cost.methods, cost.dwords);
+    DrawState::new(m[0], d[0], m[1], d[1], m[2], d[2], m[3], d[3], m[4], d[4])
 }
 
 /// What a draw row needs to know about the API draw.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use analyzer::compare::{compare as compare_runs, Thresholds, Verdict, MIN_TIMING_REPETITIONS};
 use analyzer::export::{export as export_rows, Format};
-use analyzer::report::PERCENTILES;
+use analyzer::report::{PERCENTILES, STATE_GROUP_ROWS};
 use analyzer::{GroupBy, Metric, Report};
 
 use super::BadInput;
@@ -28,6 +28,8 @@ enum By {
     Pipeline,
     /// The frame.
     Frame,
+    /// The graphics state the draws' flushes emitted, by group.
+    StateGroup,
 }
 
 /// Arguments of `macroscope report`.
@@ -56,6 +58,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
         By::ViewCount => GroupBy::ViewCount,
         By::Pipeline => GroupBy::Pipeline,
         By::Frame => GroupBy::Frame,
+        By::StateGroup => GroupBy::StateGroup,
     };
     let report = Report::build(&args.results, by, args.top, args.metric)?;
     let mut out = BufWriter::new(io::stdout().lock());
@@ -96,24 +99,22 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
         writeln!(out, "  {}", m.unit())?;
     }
     writeln!(out, "\nby {:?}:", args.by)?;
-    let width = report
-        .groups
-        .keys()
-        .map(String::len)
-        .max()
-        .unwrap_or(0)
-        .max(24);
-    writeln!(
-        out,
-        "{:<width$} {:>10} {:>16} {:>12} {:>12} {:>14}",
-        "group", "draws", "mme-instructions", "dwords", "hw-draws", "execute-ns"
-    )?;
-    for (key, g) in &report.groups {
+    if by == GroupBy::StateGroup {
+        write_state_groups(&mut out, &report)?;
+    } else {
+        let width = report.groups.keys().map(String::len).max().unwrap_or(0).max(24);
         writeln!(
             out,
-            "{key:<width$} {:>10} {:>16} {:>12} {:>12} {:>14}",
-            g.draws, g.sums[0], g.sums[2], g.sums[3], g.sums[5]
+            "{:<width$} {:>10} {:>16} {:>12} {:>12} {:>14}",
+            "group", "draws", "mme-instructions", "dwords", "hw-draws", "execute-ns"
         )?;
+        for (key, g) in &report.groups {
+            writeln!(
+                out,
+                "{key:<width$} {:>10} {:>16} {:>12} {:>12} {:>14}",
+                g.draws, g.sums[0], g.sums[2], g.sums[3], g.sums[5]
+            )?;
+        }
     }
     if !report.top.is_empty() {
         writeln!(
@@ -139,6 +140,37 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
         writeln!(out, "\nwrote {} plots to {}", files.len(), dir.display())?;
     }
     out.flush()?;
+    Ok(())
+}
+
+/// The state groups' table: what the draws' flushes emitted per group, and the draw
+/// macros' own share.
+fn write_state_groups(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    if !report.has_state {
+        writeln!(
+            out,
+            "(this results file holds no state costs: it was made by an older version)"
+        )?;
+        return Ok(());
+    }
+    let all_dwords: u64 = report.state_groups.iter().map(|g| g.dwords).sum();
+    writeln!(
+        out,
+        "{:<16} {:>10} {:>12} {:>12} {:>8}",
+        "group", "draws", "methods", "dwords", "share"
+    )?;
+    for (name, g) in STATE_GROUP_ROWS.iter().zip(&report.state_groups) {
+        let share = if all_dwords == 0 {
+            0.0
+        } else {
+            g.dwords as f64 * 100.0 / all_dwords as f64
+        };
+        writeln!(
+            out,
+            "{name:<16} {:>10} {:>12} {:>12} {share:>7.1}%",
+            g.draws, g.methods, g.dwords
+        )?;
+    }
     Ok(())
 }
 

@@ -17,11 +17,31 @@ use crate::container::{
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::generated::results::{
-    CallCount, CallCountArgs, DrawRow, ResultsBatch, ResultsBatchArgs, RunInfoT, RunTotalsT,
-    SubmitRow,
+    CallCount, CallCountArgs, DrawRow, DrawState, ResultsBatch, ResultsBatchArgs, RunInfoT,
+    RunTotalsT, SubmitRow,
 };
 use crate::trace::{verifier_options, ReadOptions};
 use crate::wire::Content;
+
+/// The state groups a draw's flush is split into, in [`DrawState`]'s field order.
+pub const STATE_GROUPS: [&str; 5] = [
+    "vertex-input",
+    "viewport",
+    "rasterizer",
+    "depth-stencil",
+    "blend",
+];
+
+/// A [`DrawState`]'s `(methods, dwords)` per group, in [`STATE_GROUPS`] order.
+pub fn state_group_costs(s: &DrawState) -> [(u32, u32); 5] {
+    [
+        (s.vertex_input_methods(), s.vertex_input_dwords()),
+        (s.viewport_methods(), s.viewport_dwords()),
+        (s.rasterizer_methods(), s.rasterizer_dwords()),
+        (s.depth_stencil_methods(), s.depth_stencil_dwords()),
+        (s.blend_methods(), s.blend_dwords()),
+    ]
+}
 
 /// Rows per chunk: about 1.5 MiB of draw rows.
 pub const ROWS_PER_CHUNK: usize = 16 * 1024;
@@ -44,6 +64,8 @@ pub struct ResultsWriter {
     run: Option<RunInfoT>,
     totals: Option<RunTotalsT>,
     draws: Vec<DrawRow>,
+    /// One per draw row; written only when one of the chunk's is not zero.
+    draw_states: Vec<DrawState>,
     submits: Vec<SubmitRow>,
     frame: u64,
 }
@@ -57,6 +79,7 @@ impl ResultsWriter {
             run: Some(run),
             totals: None,
             draws: Vec::with_capacity(ROWS_PER_CHUNK),
+            draw_states: Vec::with_capacity(ROWS_PER_CHUNK),
             submits: Vec::new(),
             frame: 0,
         })
@@ -64,8 +87,14 @@ impl ResultsWriter {
 
     /// Appends a draw row.
     pub fn push_draw(&mut self, row: DrawRow) -> Result<()> {
+        self.push_draw_with_state(row, DrawState::default())
+    }
+
+    /// Appends a draw row with what its state flush emitted.
+    pub fn push_draw_with_state(&mut self, row: DrawRow, state: DrawState) -> Result<()> {
         self.frame = self.frame.max(row.frame().into());
         self.draws.push(row);
+        self.draw_states.push(state);
         self.flush_if_full()
     }
 
@@ -101,6 +130,8 @@ impl ResultsWriter {
         let run = self.run.take().map(|run| run.pack(fbb));
         let totals = totals.map(|t| t.pack(fbb));
         let draws = fbb.create_vector(&self.draws);
+        let any_state = self.draw_states.iter().any(|s| *s != DrawState::default());
+        let draw_states = any_state.then(|| fbb.create_vector(&self.draw_states));
         let submits = fbb.create_vector(&self.submits);
         let skipped_calls = (!skipped.is_empty()).then(|| {
             let items: Vec<_> = skipped
@@ -127,6 +158,7 @@ impl ResultsWriter {
                 submits: Some(submits),
                 skipped_calls,
                 totals,
+                draw_states,
             },
         );
         fbb.finish_minimal(batch);
@@ -148,6 +180,7 @@ impl ResultsWriter {
             ends_frame: false,
         };
         self.draws.clear();
+        self.draw_states.clear();
         self.submits.clear();
         self.out.write_chunk(payload, 0, meta)
     }
@@ -194,6 +227,14 @@ impl ResultsChunk {
     /// The chunk's draw rows.
     pub fn draws(&self) -> impl Iterator<Item = &DrawRow> + '_ {
         self.batch().draws().into_iter().flatten()
+    }
+
+    /// What draw row `i`'s state flush emitted (zero in files without it).
+    pub fn draw_state(&self, i: usize) -> DrawState {
+        self.batch()
+            .draw_states()
+            .filter(|s| i < s.len())
+            .map_or_else(DrawState::default, |s| *s.get(i))
     }
 
     /// The chunk's submit rows.

@@ -5,7 +5,7 @@ use std::path::Path;
 use analyzer::Metric;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
-use trace_format::generated::results::DrawRow;
+use trace_format::generated::results::{DrawRow, DrawState};
 
 use crate::filter::{host_ns, Filter};
 use crate::index::{FrameSummary, Index, IndexBuilder};
@@ -36,6 +36,12 @@ impl Source {
     pub fn row(&mut self, row: u64) -> Option<DrawRow> {
         let index = self.index.get();
         self.store.row(&index, row)
+    }
+
+    /// What row `row`'s state flush emitted, if indexed and readable.
+    pub fn state(&mut self, row: u64) -> Option<DrawState> {
+        let index = self.index.get();
+        self.store.state(&index, row)
     }
 }
 

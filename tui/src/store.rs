@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use trace_format::generated::results::DrawRow;
+use trace_format::generated::results::{DrawRow, DrawState};
 use trace_format::{ResultsChunk, ResultsReader};
 
 use crate::index::Index;
@@ -39,6 +39,14 @@ impl RowStore {
         let draws = chunk.batch().draws()?;
         let i = usize::try_from(row - span.first_row).ok()?;
         (i < draws.len()).then(|| *draws.get(i))
+    }
+
+    /// What draw row `row`'s state flush emitted (zero in files without it).
+    pub fn state(&mut self, index: &Index, row: u64) -> Option<DrawState> {
+        let span = *index.chunk_of(row)?;
+        let chunk = self.chunk(span.offset, span.ordinal)?;
+        let i = usize::try_from(row - span.first_row).ok()?;
+        Some(chunk.draw_state(i))
     }
 
     /// Rows `first..first + count`, fewer where the index ends.

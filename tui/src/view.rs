@@ -10,6 +10,7 @@ use ratatui::widgets::{
     Bar, BarChart, BarGroup, Block, Borders, Cell, Clear, Paragraph, Row, Table,
 };
 use ratatui::Frame;
+use trace_format::results::{state_group_costs, STATE_GROUPS};
 
 use crate::app::{App, Mode, Pane};
 use crate::filter::{field_names, host_ns};
@@ -469,6 +470,17 @@ impl App {
         ];
         for (name, value, base) in counts {
             lines.push(value_line(name, value, base, false));
+        }
+        // The state the draw's flush emitted, by group (the rest is the draw macro's).
+        let state = self.shown().state(global).unwrap_or_default();
+        let groups = state_group_costs(&state);
+        if groups.iter().any(|(m, _)| *m > 0) {
+            lines.push(Line::from(Span::styled("state flushed (methods / dwords)", bold)));
+            for (name, (methods, dwords)) in STATE_GROUPS.iter().zip(groups) {
+                if methods > 0 {
+                    lines.push(Line::from(format!("  {name:<24} {methods:>6} / {dwords}")));
+                }
+            }
         }
         lines.push(Line::from(Span::styled("host time", bold)));
         let times: [(&str, u64, Option<u64>); 4] = [

@@ -1111,6 +1111,456 @@ impl DrawRowT {
   }
 }
 
+/// What the graphics-state flush before a draw emitted, by state group: the methods
+/// and push-buffer dwords of each (part of the draw row's `methods` and
+/// `pushbuf_dwords`; the rest is the draw macro's call and what it emitted).
+// struct DrawState, aligned to 4
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct DrawState(pub [u8; 40]);
+impl Default for DrawState { 
+  fn default() -> Self { 
+    Self([0; 40])
+  }
+}
+impl ::core::fmt::Debug for DrawState {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("DrawState")
+      .field("vertex_input_methods", &self.vertex_input_methods())
+      .field("vertex_input_dwords", &self.vertex_input_dwords())
+      .field("viewport_methods", &self.viewport_methods())
+      .field("viewport_dwords", &self.viewport_dwords())
+      .field("rasterizer_methods", &self.rasterizer_methods())
+      .field("rasterizer_dwords", &self.rasterizer_dwords())
+      .field("depth_stencil_methods", &self.depth_stencil_methods())
+      .field("depth_stencil_dwords", &self.depth_stencil_dwords())
+      .field("blend_methods", &self.blend_methods())
+      .field("blend_dwords", &self.blend_dwords())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for DrawState {}
+impl<'a> ::flatbuffers::Follow<'a> for DrawState {
+  type Inner = &'a DrawState;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a DrawState>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a DrawState {
+  type Inner = &'a DrawState;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<DrawState>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for DrawState {
+    type Output = DrawState;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const DrawState as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(4)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for DrawState {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl Serialize for DrawState {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("DrawState", 10)?;
+      s.serialize_field("vertex_input_methods", &self.vertex_input_methods())?;
+      s.serialize_field("vertex_input_dwords", &self.vertex_input_dwords())?;
+      s.serialize_field("viewport_methods", &self.viewport_methods())?;
+      s.serialize_field("viewport_dwords", &self.viewport_dwords())?;
+      s.serialize_field("rasterizer_methods", &self.rasterizer_methods())?;
+      s.serialize_field("rasterizer_dwords", &self.rasterizer_dwords())?;
+      s.serialize_field("depth_stencil_methods", &self.depth_stencil_methods())?;
+      s.serialize_field("depth_stencil_dwords", &self.depth_stencil_dwords())?;
+      s.serialize_field("blend_methods", &self.blend_methods())?;
+      s.serialize_field("blend_dwords", &self.blend_dwords())?;
+    s.end()
+  }
+}
+
+impl<'a> DrawState {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    vertex_input_methods: u32,
+    vertex_input_dwords: u32,
+    viewport_methods: u32,
+    viewport_dwords: u32,
+    rasterizer_methods: u32,
+    rasterizer_dwords: u32,
+    depth_stencil_methods: u32,
+    depth_stencil_dwords: u32,
+    blend_methods: u32,
+    blend_dwords: u32,
+  ) -> Self {
+    let mut s = Self([0; 40]);
+    s.set_vertex_input_methods(vertex_input_methods);
+    s.set_vertex_input_dwords(vertex_input_dwords);
+    s.set_viewport_methods(viewport_methods);
+    s.set_viewport_dwords(viewport_dwords);
+    s.set_rasterizer_methods(rasterizer_methods);
+    s.set_rasterizer_dwords(rasterizer_dwords);
+    s.set_depth_stencil_methods(depth_stencil_methods);
+    s.set_depth_stencil_dwords(depth_stencil_dwords);
+    s.set_blend_methods(blend_methods);
+    s.set_blend_dwords(blend_dwords);
+    s
+  }
+
+  pub fn vertex_input_methods(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_vertex_input_methods(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn vertex_input_dwords(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[4..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_vertex_input_dwords(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[4..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn viewport_methods(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[8..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_viewport_methods(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[8..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn viewport_dwords(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[12..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_viewport_dwords(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[12..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn rasterizer_methods(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[16..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_rasterizer_methods(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[16..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn rasterizer_dwords(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[20..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_rasterizer_dwords(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[20..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn depth_stencil_methods(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[24..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_depth_stencil_methods(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[24..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn depth_stencil_dwords(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[28..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_depth_stencil_dwords(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[28..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn blend_methods(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[32..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_blend_methods(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[32..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn blend_dwords(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[36..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_blend_dwords(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[36..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn unpack(&self) -> DrawStateT {
+    DrawStateT {
+      vertex_input_methods: self.vertex_input_methods(),
+      vertex_input_dwords: self.vertex_input_dwords(),
+      viewport_methods: self.viewport_methods(),
+      viewport_dwords: self.viewport_dwords(),
+      rasterizer_methods: self.rasterizer_methods(),
+      rasterizer_dwords: self.rasterizer_dwords(),
+      depth_stencil_methods: self.depth_stencil_methods(),
+      depth_stencil_dwords: self.depth_stencil_dwords(),
+      blend_methods: self.blend_methods(),
+      blend_dwords: self.blend_dwords(),
+    }
+  }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DrawStateT {
+  pub vertex_input_methods: u32,
+  pub vertex_input_dwords: u32,
+  pub viewport_methods: u32,
+  pub viewport_dwords: u32,
+  pub rasterizer_methods: u32,
+  pub rasterizer_dwords: u32,
+  pub depth_stencil_methods: u32,
+  pub depth_stencil_dwords: u32,
+  pub blend_methods: u32,
+  pub blend_dwords: u32,
+}
+impl DrawStateT {
+  pub fn pack(&self) -> DrawState {
+    DrawState::new(
+      self.vertex_input_methods,
+      self.vertex_input_dwords,
+      self.viewport_methods,
+      self.viewport_dwords,
+      self.rasterizer_methods,
+      self.rasterizer_dwords,
+      self.depth_stencil_methods,
+      self.depth_stencil_dwords,
+      self.blend_methods,
+      self.blend_dwords,
+    )
+  }
+}
+
 /// Totals for one queue submit.
 // struct SubmitRow, aligned to 8
 #[repr(transparent)]
@@ -2448,6 +2898,7 @@ impl<'a> ResultsBatch<'a> {
   pub const VT_SUBMITS: ::flatbuffers::VOffsetT = 8;
   pub const VT_SKIPPED_CALLS: ::flatbuffers::VOffsetT = 10;
   pub const VT_TOTALS: ::flatbuffers::VOffsetT = 12;
+  pub const VT_DRAW_STATES: ::flatbuffers::VOffsetT = 14;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -2459,6 +2910,7 @@ impl<'a> ResultsBatch<'a> {
     args: &'args ResultsBatchArgs<'args>
   ) -> ::flatbuffers::WIPOffset<ResultsBatch<'bldr>> {
     let mut builder = ResultsBatchBuilder::new(_fbb);
+    if let Some(x) = args.draw_states { builder.add_draw_states(x); }
     if let Some(x) = args.totals { builder.add_totals(x); }
     if let Some(x) = args.skipped_calls { builder.add_skipped_calls(x); }
     if let Some(x) = args.submits { builder.add_submits(x); }
@@ -2483,12 +2935,16 @@ impl<'a> ResultsBatch<'a> {
     let totals = self.totals().map(|x| {
       alloc::boxed::Box::new(x.unpack())
     });
+    let draw_states = self.draw_states().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
     ResultsBatchT {
       run,
       draws,
       submits,
       skipped_calls,
       totals,
+      draw_states,
     }
   }
 
@@ -2527,6 +2983,15 @@ impl<'a> ResultsBatch<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<RunTotals>>(ResultsBatch::VT_TOTALS, None)}
   }
+  /// One per draw row, in the same order (absent from files written before it was
+  /// added: read as zero).
+  #[inline]
+  pub fn draw_states(&self) -> Option<::flatbuffers::Vector<'a, DrawState>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, DrawState>>>(ResultsBatch::VT_DRAW_STATES, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
@@ -2540,6 +3005,7 @@ impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, SubmitRow>>>("submits", Self::VT_SUBMITS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<CallCount>>>>("skipped_calls", Self::VT_SKIPPED_CALLS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<RunTotals>>("totals", Self::VT_TOTALS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawState>>>("draw_states", Self::VT_DRAW_STATES, false)?
      .finish();
     Ok(())
   }
@@ -2550,6 +3016,7 @@ pub struct ResultsBatchArgs<'a> {
     pub submits: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, SubmitRow>>>,
     pub skipped_calls: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CallCount<'a>>>>>,
     pub totals: Option<::flatbuffers::WIPOffset<RunTotals<'a>>>,
+    pub draw_states: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawState>>>,
 }
 impl<'a> Default for ResultsBatchArgs<'a> {
   #[inline]
@@ -2560,6 +3027,7 @@ impl<'a> Default for ResultsBatchArgs<'a> {
       submits: None,
       skipped_calls: None,
       totals: None,
+      draw_states: None,
     }
   }
 }
@@ -2569,7 +3037,7 @@ impl Serialize for ResultsBatch<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("ResultsBatch", 5)?;
+    let mut s = serializer.serialize_struct("ResultsBatch", 6)?;
       if let Some(f) = self.run() {
         s.serialize_field("run", &f)?;
       } else {
@@ -2594,6 +3062,11 @@ impl Serialize for ResultsBatch<'_> {
         s.serialize_field("totals", &f)?;
       } else {
         s.skip_field("totals")?;
+      }
+      if let Some(f) = self.draw_states() {
+        s.serialize_field("draw_states", &f)?;
+      } else {
+        s.skip_field("draw_states")?;
       }
     s.end()
   }
@@ -2625,6 +3098,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ResultsBatchBuilder<'a, 'b, A
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<RunTotals>>(ResultsBatch::VT_TOTALS, totals);
   }
   #[inline]
+  pub fn add_draw_states(&mut self, draw_states: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , DrawState>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAW_STATES, draw_states);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ResultsBatchBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     ResultsBatchBuilder {
@@ -2647,6 +3124,7 @@ impl ::core::fmt::Debug for ResultsBatch<'_> {
       ds.field("submits", &self.submits());
       ds.field("skipped_calls", &self.skipped_calls());
       ds.field("totals", &self.totals());
+      ds.field("draw_states", &self.draw_states());
       ds.finish()
   }
 }
@@ -2658,6 +3136,7 @@ pub struct ResultsBatchT {
   pub submits: Option<alloc::vec::Vec<SubmitRowT>>,
   pub skipped_calls: Option<alloc::vec::Vec<CallCountT>>,
   pub totals: Option<alloc::boxed::Box<RunTotalsT>>,
+  pub draw_states: Option<alloc::vec::Vec<DrawStateT>>,
 }
 impl Default for ResultsBatchT {
   fn default() -> Self {
@@ -2667,6 +3146,7 @@ impl Default for ResultsBatchT {
       submits: None,
       skipped_calls: None,
       totals: None,
+      draw_states: None,
     }
   }
 }
@@ -2690,12 +3170,16 @@ impl ResultsBatchT {
     let totals = self.totals.as_ref().map(|x|{
       x.pack(_fbb)
     });
+    let draw_states = self.draw_states.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
+    });
     ResultsBatch::create(_fbb, &ResultsBatchArgs{
       run,
       draws,
       submits,
       skipped_calls,
       totals,
+      draw_states,
     })
   }
 }
