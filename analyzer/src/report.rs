@@ -94,7 +94,7 @@ pub struct Report {
     pub totals: Option<RunTotalsT>,
     /// Per state group ([`STATE_GROUPS`] order), then the draw macro's own share: what
     /// every draw's flush emitted.
-    pub state_groups: [StateGroupTotals; 6],
+    pub state_groups: [StateGroupTotals; 7],
     /// Whether the file holds state costs (files from before them do not).
     pub has_state: bool,
 }
@@ -121,12 +121,13 @@ impl StateGroupTotals {
 }
 
 /// The names of [`Report::state_groups`]' rows.
-pub const STATE_GROUP_ROWS: [&str; 6] = [
+pub const STATE_GROUP_ROWS: [&str; 7] = [
     STATE_GROUPS[0],
     STATE_GROUPS[1],
     STATE_GROUPS[2],
     STATE_GROUPS[3],
     STATE_GROUPS[4],
+    STATE_GROUPS[5],
     "draw macro",
 ];
 
@@ -174,7 +175,7 @@ impl Report {
             frames: BTreeMap::new(),
             view_counts: BTreeMap::new(),
             totals: None,
-            state_groups: [StateGroupTotals::default(); 6],
+            state_groups: [StateGroupTotals::default(); 7],
             has_state: false,
         };
         let mut top: BinaryHeap<Reverse<TopDraw>> = BinaryHeap::with_capacity(top_n + 1);
@@ -196,7 +197,7 @@ impl Report {
                     state_methods += u64::from(*m);
                     state_dwords += u64::from(*d);
                 }
-                report.state_groups[5].add(
+                report.state_groups[6].add(
                     u64::from(row.methods()).saturating_sub(state_methods),
                     u64::from(row.pushbuf_dwords()).saturating_sub(state_dwords),
                 );

@@ -228,8 +228,14 @@ fn the_first_draw_of_a_command_buffer_flushes_every_group() {
         let device = Device::for_arch(arch);
         let mut enc = CommandEncoder::new(&device);
         let first = enc.draw(3, 1, 0, 0);
+        // Every group the flush emits (root table updates come with their commands).
         for (i, g) in StateGroup::ALL.iter().enumerate() {
-            assert!(first.state.dwords[i] > 0, "{arch:?} {g:?}: {first:?}");
+            let flushed = *g != StateGroup::Descriptors;
+            assert_eq!(
+                first.state.dwords[i] > 0,
+                flushed,
+                "{arch:?} {g:?}: {first:?}"
+            );
         }
         // No scissors set: all 16 are disabled, one immediate each.
         let words = enc.finish();
@@ -242,5 +248,57 @@ fn the_first_draw_of_a_command_buffer_flushes_every_group() {
             })
             .count();
         assert_eq!(disabled, 16, "{arch:?}");
+    }
+}
+
+#[test]
+fn descriptor_binds_and_push_constants_write_the_root_table_as_nvk_pushes_it() {
+    use driver::nvk::root;
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        // A new set at 1 with one dynamic offset: the set's address, the dynamic buffer,
+        // then every set's first dynamic buffer, each under its own increment-once header.
+        let first = enc.bind_descriptor_sets(1, &[0xabcd_0000_1234], &[256]);
+        let words = enc.take_push();
+        let lcb = class::LOAD_CONSTANT_BUFFER;
+        let offset = class::LOAD_CONSTANT_BUFFER_OFFSET;
+        assert_eq!(
+            methods(words.words()),
+            vec![
+                (offset, root::DESCRIPTOR_SETS + 8),
+                (lcb, 0x1234),
+                (lcb, 0xabcd),
+                (offset, root::DYNAMIC_BUFFERS),
+                (lcb, 256),
+                (lcb, 0),
+                (lcb, 0),
+                (lcb, 0),
+                (offset, root::SET_DYNAMIC_BUFFER_START),
+                // Sets 2..8 start after the one dynamic buffer.
+                (lcb, 0x0101_0000),
+                (lcb, 0x0101_0101),
+            ],
+            "{arch:?}"
+        );
+        assert_eq!(first.dwords, 4 + 6 + 4, "{arch:?}");
+        // The same set again: its address is not rewritten.
+        let again = enc.bind_descriptor_sets(1, &[0xabcd_0000_1234], &[256]);
+        assert_eq!(again.dwords, 6 + 4, "{arch:?}");
+        enc.take_push();
+        // Push constants: one header, the offset, the words.
+        let pc = enc.push_constants(8, &[1, 2, 3]);
+        let words = enc.take_push();
+        assert_eq!(pc.dwords, 5, "{arch:?}");
+        assert_eq!(
+            methods(words.words()),
+            vec![
+                (offset, root::PUSH_CONSTANTS + 8),
+                (lcb, 1),
+                (lcb, 2),
+                (lcb, 3)
+            ],
+            "{arch:?}"
+        );
     }
 }

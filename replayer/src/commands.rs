@@ -66,6 +66,12 @@ pub enum Cmd {
         offset: u32,
         data: Vec<u32>,
     },
+    BindDescriptorSets {
+        bind_point: u32,
+        first_set: u32,
+        sets: Vec<u64>,
+        dynamic_offsets: Vec<u32>,
+    },
     Draw {
         seq: u64,
         kind: DrawKind,
@@ -215,6 +221,24 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
                     buffer: c.buffer(),
                     offset: c.offset(),
                     data: c.data().map(|d| d.bytes().to_vec()).unwrap_or_default(),
+                },
+            )
+        }
+        Call::CmdBindDescriptorSets => {
+            let c = record.call_as_cmd_bind_descriptor_sets()?;
+            (
+                c.command_buffer(),
+                Cmd::BindDescriptorSets {
+                    bind_point: c.pipeline_bind_point(),
+                    first_set: c.first_set(),
+                    sets: c
+                        .descriptor_sets()
+                        .map(|v| v.iter().collect())
+                        .unwrap_or_default(),
+                    dynamic_offsets: c
+                        .dynamic_offsets()
+                        .map(|v| v.iter().collect())
+                        .unwrap_or_default(),
                 },
             )
         }
@@ -379,4 +403,15 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
         }
         _ => return None,
     })
+}
+
+impl Cmd {
+    /// Whether NVK pushes it as root descriptor table updates, which results count with
+    /// the draw that follows (the `descriptors` state group).
+    pub fn updates_root_table(&self) -> bool {
+        matches!(
+            self,
+            Cmd::PushConstants { .. } | Cmd::BindDescriptorSets { .. }
+        )
+    }
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use driver::gpu::{Gpu, GpuError};
 use driver::mme::Arch;
-use driver::nvk::state::StateCost;
+use driver::nvk::state::{StateCost, StateGroup};
 use driver::nvk::{CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs, Recorded};
 use trace_format::generated::results::{
     self, DrawRow, DrawState, MmeArch, RunInfoT, RunTotalsT, SubmitRow,
@@ -253,6 +253,8 @@ pub(crate) struct Pass<'o> {
     objects: Objects,
     recording: HashMap<u64, Vec<Cmd>>,
     skipped: BTreeMap<String, (u64, bool)>,
+    /// Methods and dwords of root table updates since the last draw, for the next one.
+    pending_root: (u64, u64),
     /// Calls skipped so far, of every name.
     skips: u64,
     frame: u64,
@@ -333,6 +335,7 @@ impl<'o> Pass<'o> {
             objects: Objects::default(),
             recording: HashMap::new(),
             skipped: BTreeMap::new(),
+            pending_root: (0, 0),
             skips: 0,
             frame: 0,
             frames: 0,
@@ -497,8 +500,16 @@ impl<'o> Pass<'o> {
                 true,
             ),
             _ if not_needed(call) => self.skip(&names::record_name(record).0, false),
+            // Compute descriptors come with compute, not modelled yet.
+            Call::CmdBindDescriptorSets
+                if record
+                    .call_as_cmd_bind_descriptor_sets()
+                    .is_some_and(|c| c.pipeline_bind_point() != 0) =>
+            {
+                self.skip("vkCmdBindDescriptorSets (compute bind point)", true)
+            }
             // Executed by NVK, not by this model yet.
-            Call::CmdBindDescriptorSets | Call::CmdBindVertexBuffers | Call::CmdBindIndexBuffer => {
+            Call::CmdBindVertexBuffers | Call::CmdBindIndexBuffer => {
                 self.skip(&names::call_name(call), true)
             }
             _ => match commands::from_record(record) {
@@ -548,6 +559,8 @@ impl<'o> Pass<'o> {
             let cmds = self.recording.remove(cb).unwrap_or_default();
             let device = self.device.clone();
             let mut enc = CommandEncoder::new(&device);
+            // Root table updates after a command buffer's last draw belong to no draw.
+            self.pending_root = (0, 0);
             let result = self.execute(&mut enc, &cmds, submit, &mut totals, sink, 0);
             self.recording.insert(*cb, cmds);
             result?;
@@ -593,7 +606,7 @@ impl<'o> Pass<'o> {
             );
             let t0 = timed.then(Instant::now);
             let mut recorded = None;
-            let mut draw = None;
+            let mut draw: Option<DrawShape> = None;
             match cmd {
                 Cmd::BeginRenderPass { render_pass } => {
                     let pass = self
@@ -632,6 +645,17 @@ impl<'o> Pass<'o> {
                 }
                 Cmd::PushConstants { offset, data } => {
                     enc.push_constants(*offset, data);
+                }
+                Cmd::BindDescriptorSets {
+                    bind_point,
+                    first_set,
+                    sets,
+                    dynamic_offsets,
+                } => {
+                    // Compute descriptors come with compute (not modelled yet).
+                    if *bind_point == 0 {
+                        enc.bind_descriptor_sets(*first_set, sets, dynamic_offsets);
+                    }
                 }
                 Cmd::SetTopology { topology } => {
                     enc.set_topology(objects::topology(*topology));
@@ -700,26 +724,49 @@ impl<'o> Pass<'o> {
             let t1 = t0.map(|_| Instant::now());
             let words = enc.take_push();
             let seq = draw.as_ref().map_or(0, |d: &DrawShape| d.seq);
-            let watched = draw.is_some()
-                && self
-                    .watch
-                    .as_ref()
-                    .is_some_and(|w| w.ordinal == self.draws && w.found.is_none());
-            if watched {
-                self.gpu.state.method_log = Some(Vec::new());
-            }
+            // The watched draw's stream begins with the root table updates before it.
+            let next_is_watched = self
+                .watch
+                .as_ref()
+                .is_some_and(|w| w.ordinal == self.draws && w.found.is_none());
+            let logged = next_is_watched && (draw.is_some() || cmd.updates_root_table());
+            let paused = if logged {
+                self.gpu.state.method_log.get_or_insert_with(Vec::new);
+                None
+            } else {
+                self.gpu.state.method_log.take()
+            };
             let cost = self
                 .gpu
                 .execute_measured(words.words())
                 .map_err(|source| ReplayError::Gpu { seq, source })?;
-            if watched {
+            if paused.is_some() {
+                self.gpu.state.method_log = paused;
+            }
+            if cmd.updates_root_table() {
+                self.pending_root.0 += cost.methods;
+                self.pending_root.1 += words.len() as u64;
+            }
+            let (pending_methods, pending_dwords) = if draw.is_some() {
+                std::mem::take(&mut self.pending_root)
+            } else {
+                (0, 0)
+            };
+            if let Some(d) = draw.as_mut() {
+                d.state.add_group(
+                    StateGroup::Descriptors,
+                    pending_methods as u32,
+                    pending_dwords as u32,
+                );
+            }
+            if logged && draw.is_some() {
                 let methods = self.gpu.state.method_log.take().unwrap_or_default();
                 if let Some(w) = &mut self.watch {
                     w.found = Some(DrawInspection {
                         seq,
                         state: draw.as_ref().map(|d| d.state).unwrap_or_default(),
                         view_mask: enc.view_mask(),
-                        dwords: words.len() as u64,
+                        dwords: words.len() as u64 + pending_dwords,
                         mme_instructions: cost.mme_instructions,
                         methods,
                     });
@@ -756,8 +803,8 @@ impl<'o> Pass<'o> {
                     d.element_count,
                     d.indirect_draw_count,
                     cost.mme_instructions.min(u64::from(u32::MAX)) as u32,
-                    cost.methods.min(u64::from(u32::MAX)) as u32,
-                    words.len() as u32,
+                    (cost.methods + pending_methods).min(u64::from(u32::MAX)) as u32,
+                    (words.len() as u64 + pending_dwords).min(u64::from(u32::MAX)) as u32,
                     cost.hw_draws as u32,
                     0,
                     0,
@@ -778,8 +825,8 @@ impl<'o> Pass<'o> {
                 for v in [
                     d.seq,
                     cost.mme_instructions,
-                    cost.methods,
-                    words.len() as u64,
+                    cost.methods + pending_methods,
+                    words.len() as u64 + pending_dwords,
                     cost.hw_draws,
                 ] {
                     f.u64(v);
@@ -904,7 +951,9 @@ impl<'o> Pass<'o> {
 /// A flush's cost as the results file holds it.
 fn draw_state(cost: &StateCost) -> DrawState {
     let (m, d) = (cost.methods, cost.dwords);
-    DrawState::new(m[0], d[0], m[1], d[1], m[2], d[2], m[3], d[3], m[4], d[4])
+    DrawState::new(
+        m[0], d[0], m[1], d[1], m[2], d[2], m[3], d[3], m[4], d[4], m[5], d[5],
+    )
 }
 
 /// What a draw row needs to know about the API draw.

@@ -102,7 +102,13 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
     if by == GroupBy::StateGroup {
         write_state_groups(&mut out, &report)?;
     } else {
-        let width = report.groups.keys().map(String::len).max().unwrap_or(0).max(24);
+        let width = report
+            .groups
+            .keys()
+            .map(String::len)
+            .max()
+            .unwrap_or(0)
+            .max(24);
         writeln!(
             out,
             "{:<width$} {:>10} {:>16} {:>12} {:>12} {:>14}",

@@ -24,22 +24,24 @@ use crate::trace::{verifier_options, ReadOptions};
 use crate::wire::Content;
 
 /// The state groups a draw's flush is split into, in [`DrawState`]'s field order.
-pub const STATE_GROUPS: [&str; 5] = [
+pub const STATE_GROUPS: [&str; 6] = [
     "vertex-input",
     "viewport",
     "rasterizer",
     "depth-stencil",
     "blend",
+    "descriptors",
 ];
 
 /// A [`DrawState`]'s `(methods, dwords)` per group, in [`STATE_GROUPS`] order.
-pub fn state_group_costs(s: &DrawState) -> [(u32, u32); 5] {
+pub fn state_group_costs(s: &DrawState) -> [(u32, u32); 6] {
     [
         (s.vertex_input_methods(), s.vertex_input_dwords()),
         (s.viewport_methods(), s.viewport_dwords()),
         (s.rasterizer_methods(), s.rasterizer_dwords()),
         (s.depth_stencil_methods(), s.depth_stencil_dwords()),
         (s.blend_methods(), s.blend_dwords()),
+        (s.descriptors_methods(), s.descriptors_dwords()),
     ]
 }
 

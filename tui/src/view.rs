@@ -475,7 +475,10 @@ impl App {
         let state = self.shown().state(global).unwrap_or_default();
         let groups = state_group_costs(&state);
         if groups.iter().any(|(m, _)| *m > 0) {
-            lines.push(Line::from(Span::styled("state flushed (methods / dwords)", bold)));
+            lines.push(Line::from(Span::styled(
+                "state flushed (methods / dwords)",
+                bold,
+            )));
             for (name, (methods, dwords)) in STATE_GROUPS.iter().zip(groups) {
                 if methods > 0 {
                     lines.push(Line::from(format!("  {name:<24} {methods:>6} / {dwords}")));

@@ -3,6 +3,7 @@
 //! Every command returns what it [`Recorded`]: the push-buffer dwords it wrote and the
 //! queries it emitted, for the replayer's per-draw costs.
 
+use super::descriptors::DescriptorState;
 use super::query::{QueryPool, QueryType};
 use super::state::{GraphicsState, StateCost};
 use super::{Device, Macro, Scratch};
@@ -98,13 +99,14 @@ pub struct Recorded {
 /// Encodes one command buffer.
 pub struct CommandEncoder<'d> {
     device: &'d Device,
-    push: PushBuffer,
+    pub(super) push: PushBuffer,
     subpass_masks: Vec<u32>,
     subpass: usize,
     view_mask: u32,
     topology: PrimitiveOp,
     state: GraphicsState,
     color_attachments: u32,
+    pub(super) descriptors: DescriptorState,
 }
 
 impl<'d> CommandEncoder<'d> {
@@ -119,6 +121,7 @@ impl<'d> CommandEncoder<'d> {
             topology: PrimitiveOp::Triangles,
             state: GraphicsState::new(),
             color_attachments: 1,
+            descriptors: DescriptorState::default(),
         }
     }
 
@@ -168,7 +171,7 @@ impl<'d> CommandEncoder<'d> {
         self.state.flush(&mut self.push, self.color_attachments)
     }
 
-    fn recorded(&self, before: usize) -> Recorded {
+    pub(super) fn recorded(&self, before: usize) -> Recorded {
         Recorded {
             dwords: self.push.len() - before,
             ..Recorded::default()
@@ -225,21 +228,6 @@ impl<'d> CommandEncoder<'d> {
     /// The topology of the bound pipeline (BEGIN's OP).
     pub fn set_topology(&mut self, op: PrimitiveOp) {
         self.topology = op;
-    }
-
-    /// vkCmdPushConstants: the bytes go to the root table's push constants.
-    pub fn push_constants(&mut self, offset: u32, data: &[u32]) -> Recorded {
-        let before = self.push.len();
-        self.push.mthd(
-            SUBC_3D,
-            class::LOAD_CONSTANT_BUFFER_OFFSET,
-            super::root::PUSH_CONSTANTS + offset,
-        );
-        for (i, word) in data.iter().enumerate() {
-            self.push
-                .mthd(SUBC_3D, class::load_constant_buffer(i as u16 % 16), *word);
-        }
-        self.recorded(before)
     }
 
     fn begin_word(&self) -> u32 {

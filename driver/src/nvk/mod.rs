@@ -7,6 +7,7 @@
 //! semaphores. The [`gpu`](crate::gpu) model executes the result.
 
 pub mod copy_queries;
+mod descriptors;
 mod device;
 mod draw;
 mod encoder;
@@ -15,6 +16,7 @@ pub mod query;
 pub mod root;
 pub mod state;
 
+pub use descriptors::DescriptorState;
 pub use device::{upload_macro, Device, DeviceError};
 pub use encoder::{CommandEncoder, DrawKind, IndirectArgs, Recorded};
 pub use macros::Macro;

@@ -1,7 +1,10 @@
 //! The root descriptor table: constant buffer 0 of every shader stage, written with
 //! `LOAD_CONSTANT_BUFFER_OFFSET` + `LOAD_CONSTANT_BUFFER`. One early NVK layout
 //! (nv-facts §6): the draw parameters first, then push constants, descriptor set
-//! addresses and dynamic buffers.
+//! addresses and dynamic buffers; and, as NVK today keeps it in the table, each set's
+//! first dynamic buffer after them. (NVK today has 32 sets of 16-byte addresses and
+//! 256 bytes of push constants; this layout keeps the early sizes, which the SPIR-V
+//! passes' `draw.view_index` offset shares.)
 
 /// Size of the table in bytes.
 pub const SIZE: u32 = 0x500;
@@ -21,3 +24,12 @@ pub const PUSH_CONSTANTS_SIZE: u32 = 128;
 pub const DESCRIPTOR_SETS: u32 = 160;
 /// Dynamic buffers, 64 × 16 bytes.
 pub const DYNAMIC_BUFFERS: u32 = 224;
+/// Descriptor sets the table holds addresses for (`NVK_MAX_SETS` of this layout).
+pub const MAX_SETS: usize = 8;
+/// Dynamic buffers the table holds (`NVK_MAX_DYNAMIC_BUFFERS`).
+pub const MAX_DYNAMIC_BUFFERS: usize = 64;
+/// Bytes of one dynamic buffer descriptor.
+pub const DYNAMIC_BUFFER_SIZE: u32 = 16;
+/// `set_dynamic_buffer_start`: a byte per set, the index of its first dynamic buffer.
+pub const SET_DYNAMIC_BUFFER_START: u32 =
+    DYNAMIC_BUFFERS + MAX_DYNAMIC_BUFFERS as u32 * DYNAMIC_BUFFER_SIZE;

@@ -1111,16 +1111,17 @@ impl DrawRowT {
   }
 }
 
-/// What the graphics-state flush before a draw emitted, by state group: the methods
-/// and push-buffer dwords of each (part of the draw row's `methods` and
-/// `pushbuf_dwords`; the rest is the draw macro's call and what it emitted).
+/// What the graphics-state flush before a draw emitted, by state group, and the root
+/// table updates pushed since the previous draw: the methods and push-buffer dwords of
+/// each (part of the draw row's `methods` and `pushbuf_dwords`; the rest is the draw
+/// macro's call and what it emitted).
 // struct DrawState, aligned to 4
 #[repr(transparent)]
 #[derive(Clone, Copy, PartialEq)]
-pub struct DrawState(pub [u8; 40]);
+pub struct DrawState(pub [u8; 48]);
 impl Default for DrawState { 
   fn default() -> Self { 
-    Self([0; 40])
+    Self([0; 48])
   }
 }
 impl ::core::fmt::Debug for DrawState {
@@ -1136,6 +1137,8 @@ impl ::core::fmt::Debug for DrawState {
       .field("depth_stencil_dwords", &self.depth_stencil_dwords())
       .field("blend_methods", &self.blend_methods())
       .field("blend_dwords", &self.blend_dwords())
+      .field("descriptors_methods", &self.descriptors_methods())
+      .field("descriptors_dwords", &self.descriptors_dwords())
       .finish()
   }
 }
@@ -1182,7 +1185,7 @@ impl Serialize for DrawState {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("DrawState", 10)?;
+    let mut s = serializer.serialize_struct("DrawState", 12)?;
       s.serialize_field("vertex_input_methods", &self.vertex_input_methods())?;
       s.serialize_field("vertex_input_dwords", &self.vertex_input_dwords())?;
       s.serialize_field("viewport_methods", &self.viewport_methods())?;
@@ -1193,6 +1196,8 @@ impl Serialize for DrawState {
       s.serialize_field("depth_stencil_dwords", &self.depth_stencil_dwords())?;
       s.serialize_field("blend_methods", &self.blend_methods())?;
       s.serialize_field("blend_dwords", &self.blend_dwords())?;
+      s.serialize_field("descriptors_methods", &self.descriptors_methods())?;
+      s.serialize_field("descriptors_dwords", &self.descriptors_dwords())?;
     s.end()
   }
 }
@@ -1210,8 +1215,10 @@ impl<'a> DrawState {
     depth_stencil_dwords: u32,
     blend_methods: u32,
     blend_dwords: u32,
+    descriptors_methods: u32,
+    descriptors_dwords: u32,
   ) -> Self {
-    let mut s = Self([0; 40]);
+    let mut s = Self([0; 48]);
     s.set_vertex_input_methods(vertex_input_methods);
     s.set_vertex_input_dwords(vertex_input_dwords);
     s.set_viewport_methods(viewport_methods);
@@ -1222,6 +1229,8 @@ impl<'a> DrawState {
     s.set_depth_stencil_dwords(depth_stencil_dwords);
     s.set_blend_methods(blend_methods);
     s.set_blend_dwords(blend_dwords);
+    s.set_descriptors_methods(descriptors_methods);
+    s.set_descriptors_dwords(descriptors_dwords);
     s
   }
 
@@ -1515,6 +1524,66 @@ impl<'a> DrawState {
     }
   }
 
+  /// Root descriptor table updates (descriptor sets, dynamic buffers, push constants)
+  /// NVK pushed since the previous draw.
+  pub fn descriptors_methods(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[40..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_descriptors_methods(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[40..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn descriptors_dwords(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[44..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_descriptors_dwords(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[44..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
   pub fn unpack(&self) -> DrawStateT {
     DrawStateT {
       vertex_input_methods: self.vertex_input_methods(),
@@ -1527,6 +1596,8 @@ impl<'a> DrawState {
       depth_stencil_dwords: self.depth_stencil_dwords(),
       blend_methods: self.blend_methods(),
       blend_dwords: self.blend_dwords(),
+      descriptors_methods: self.descriptors_methods(),
+      descriptors_dwords: self.descriptors_dwords(),
     }
   }
 }
@@ -1543,6 +1614,8 @@ pub struct DrawStateT {
   pub depth_stencil_dwords: u32,
   pub blend_methods: u32,
   pub blend_dwords: u32,
+  pub descriptors_methods: u32,
+  pub descriptors_dwords: u32,
 }
 impl DrawStateT {
   pub fn pack(&self) -> DrawState {
@@ -1557,6 +1630,8 @@ impl DrawStateT {
       self.depth_stencil_dwords,
       self.blend_methods,
       self.blend_dwords,
+      self.descriptors_methods,
+      self.descriptors_dwords,
     )
   }
 }

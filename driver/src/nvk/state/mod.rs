@@ -360,16 +360,21 @@ pub enum StateGroup {
     DepthStencil,
     /// Colour blending and logic ops (`nvk_flush_cb_state`).
     Blend,
+    /// Root descriptor table updates: descriptor sets, dynamic buffers and push
+    /// constants. NVK pushes them when they are bound; results count them with the
+    /// draw that follows.
+    Descriptors,
 }
 
 impl StateGroup {
     /// Every group, in flush order.
-    pub const ALL: [StateGroup; 5] = [
+    pub const ALL: [StateGroup; 6] = [
         StateGroup::VertexInput,
         StateGroup::Viewport,
         StateGroup::Rasterizer,
         StateGroup::DepthStencil,
         StateGroup::Blend,
+        StateGroup::Descriptors,
     ];
 
     /// Its name in results and reports.
@@ -380,6 +385,7 @@ impl StateGroup {
             StateGroup::Rasterizer => "rasterizer",
             StateGroup::DepthStencil => "depth-stencil",
             StateGroup::Blend => "blend",
+            StateGroup::Descriptors => "descriptors",
         }
     }
 }
@@ -388,9 +394,9 @@ impl StateGroup {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StateCost {
     /// Methods written, in [`StateGroup::ALL`] order.
-    pub methods: [u32; 5],
+    pub methods: [u32; 6],
     /// Push-buffer dwords written, likewise.
-    pub dwords: [u32; 5],
+    pub dwords: [u32; 6],
 }
 
 impl StateCost {
@@ -405,12 +411,18 @@ impl StateCost {
     }
 
     fn add(&mut self, group: StateGroup, words: &[u32]) {
+        let methods = push::parse(words).filter(Result::is_ok).count() as u32;
+        self.add_group(group, methods, words.len() as u32);
+    }
+
+    /// Adds `methods` and `dwords` to `group`.
+    pub fn add_group(&mut self, group: StateGroup, methods: u32, dwords: u32) {
         let i = StateGroup::ALL
             .iter()
             .position(|g| *g == group)
             .unwrap_or(0);
-        self.dwords[i] += words.len() as u32;
-        self.methods[i] += push::parse(words).filter(Result::is_ok).count() as u32;
+        self.methods[i] += methods;
+        self.dwords[i] += dwords;
     }
 }
 

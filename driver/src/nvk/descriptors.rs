@@ -1,0 +1,97 @@
+//! Descriptor sets, dynamic buffers and push constants: what binding them writes into
+//! the root descriptor table, pushed at once as NVK does for graphics
+//! (`nvk_cmd_flush_gfx_root_desc`: `LOAD_CONSTANT_BUFFER_OFFSET` and the changed
+//! dwords under one increment-once header).
+//!
+//! The trace has no GPU addresses for descriptor sets or the contents of their dynamic
+//! buffer descriptors: a set's handle stands in for its address and a dynamic offset
+//! for its descriptor. The methods and dwords are NVK's; those values are placeholders.
+
+use super::encoder::{CommandEncoder, Recorded};
+use super::root;
+use crate::class;
+use crate::push::SUBC_3D;
+
+/// The bound sets of the graphics bind point, as NVK's `nvk_descriptor_state` keeps them
+/// (the root table's copy is what the GPU reads).
+#[derive(Clone, Debug, Default)]
+pub struct DescriptorState {
+    sets: [u64; root::MAX_SETS],
+    set_dynamic_buffer_start: [u8; root::MAX_SETS],
+}
+
+impl CommandEncoder<'_> {
+    /// Writes `words` into the root table at byte `offset`. Mirrors
+    /// nvk_cmd_flush_gfx_root_desc: one increment-once header, the offset, the words.
+    fn flush_root(&mut self, offset: u32, words: &[u32]) {
+        let mut data = Vec::with_capacity(1 + words.len());
+        data.push(offset & !3);
+        data.extend_from_slice(words);
+        self.push
+            .inc_once(SUBC_3D, class::LOAD_CONSTANT_BUFFER_OFFSET, &data);
+    }
+
+    /// vkCmdPushConstants: the bytes go to the root table's push constants. Mirrors
+    /// nvk_push_constants (nvk_descriptor_state_set_root_array on `push`).
+    pub fn push_constants(&mut self, offset: u32, data: &[u32]) -> Recorded {
+        let before = self.push.len();
+        let room = (root::PUSH_CONSTANTS_SIZE.saturating_sub(offset) / 4) as usize;
+        let data = &data[..data.len().min(room)];
+        self.flush_root(root::PUSH_CONSTANTS + offset, data);
+        self.recorded(before)
+    }
+
+    /// vkCmdBindDescriptorSets for graphics: `sets` from `first_set`, with their
+    /// dynamic offsets. Mirrors nvk_bind_descriptor_sets: a set's root address is
+    /// written only when another set was bound there; the dynamic buffers of the bound
+    /// sets (one per dynamic offset) are written from the first set's start; every
+    /// set's first dynamic buffer is written last. Which constant buffers the bind
+    /// dirties for the next draw depends on the shaders' constant-buffer maps, which
+    /// come from compiled shaders the trace does not have: not modelled.
+    pub fn bind_descriptor_sets(
+        &mut self,
+        first_set: u32,
+        sets: &[u64],
+        dynamic_offsets: &[u32],
+    ) -> Recorded {
+        let before = self.push.len();
+        let first = (first_set as usize).min(root::MAX_SETS);
+        let sets = &sets[..sets.len().min(root::MAX_SETS - first)];
+        for (i, set) in sets.iter().enumerate() {
+            let s = first + i;
+            if self.descriptors.sets[s] != *set {
+                self.descriptors.sets[s] = *set;
+                let offset = root::DESCRIPTOR_SETS + 8 * s as u32;
+                self.flush_root(offset, &[*set as u32, (*set >> 32) as u32]);
+            }
+        }
+        // Dynamic buffers: from the first set's start, one per dynamic offset.
+        let start =
+            usize::from(self.descriptors.set_dynamic_buffer_start[first.min(root::MAX_SETS - 1)]);
+        let count = dynamic_offsets
+            .len()
+            .min(root::MAX_DYNAMIC_BUFFERS.saturating_sub(start));
+        let words: Vec<u32> = dynamic_offsets[..count]
+            .iter()
+            .flat_map(|offset| [*offset, 0, 0, 0])
+            .collect();
+        self.flush_root(
+            root::DYNAMIC_BUFFERS + root::DYNAMIC_BUFFER_SIZE * start as u32,
+            &words,
+        );
+        // The bound sets' dynamic buffers follow one another (the set layouts' counts
+        // are not in the trace: all go to the first set), and every later set starts
+        // after them.
+        let end = (start + count) as u8;
+        for s in first + 1..root::MAX_SETS {
+            self.descriptors.set_dynamic_buffer_start[s] = end;
+        }
+        let starts = self.descriptors.set_dynamic_buffer_start;
+        let words: Vec<u32> = starts
+            .chunks(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        self.flush_root(root::SET_DYNAMIC_BUFFER_START, &words);
+        self.recorded(before)
+    }
+}
