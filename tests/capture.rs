@@ -323,6 +323,38 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
     // The trace was cut off mid-chunk: the replay ends at the damage, results readable.
     let text = String::from_utf8_lossy(&r.stdout);
     assert!(text.contains("draws") || !r.status.success(), "{r:?}");
+    if r.status.success() {
+        // The share of vkCmd* calls executed, and every skipped one named (-v): the
+        // skipped vkCmd* counts add up to what was not executed.
+        let verbose = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+            .args([
+                "replay",
+                "-v",
+                trace.to_str().unwrap(),
+                "-o",
+                results.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&verbose.stdout);
+        let coverage = text
+            .lines()
+            .find(|l| l.starts_with("driver model executed "))
+            .unwrap_or_else(|| panic!("{text}"));
+        let words: Vec<&str> = coverage.split_whitespace().collect();
+        let executed: u64 = words[3].parse().unwrap();
+        let recorded: u64 = words[5].parse().unwrap();
+        assert!(executed > 0 && executed <= recorded, "{coverage}");
+        let skipped: u64 = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("vkCmd"))
+            .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(skipped, recorded - executed, "{text}");
+        // Zink sets its dynamic state through vkCmdSet*: the model executes those.
+        assert!(!text.contains("vkCmdSetViewportWithCount"), "{text}");
+        assert!(!text.contains("vkCmdSetDepthTestEnable "), "{text}");
+    }
     let report = Command::new(env!("CARGO_BIN_EXE_macroscope"))
         .args(["report", results.to_str().unwrap()])
         .output()

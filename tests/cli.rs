@@ -498,21 +498,11 @@ fn replay_says_how_much_of_the_trace_the_model_executed_and_what_it_skipped() {
         .unwrap_or_else(|| panic!("{text}"));
     let words: Vec<&str> = coverage.split_whitespace().collect();
     let (executed, recorded): (u64, u64) = (words[3].parse().unwrap(), words[5].parse().unwrap());
-    assert!(0 < executed && executed < recorded, "{coverage}");
-    // The scene binds descriptor sets the model does not execute yet: the top skip.
-    let skipped = section(&text, "skipped vkCmd* calls, by count:");
-    assert!(
-        skipped[0]
-            .trim_start()
-            .starts_with("vkCmdBindDescriptorSets "),
-        "{text}"
-    );
-    let skipped_commands: u64 = skipped
-        .iter()
-        .filter(|l| l.trim_start().starts_with("vk"))
-        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
-        .sum();
-    assert_eq!(skipped_commands, recorded - executed, "{text}");
+    // The multiview scene's command buffers hold only what the model executes.
+    assert!(recorded > 100 && executed == recorded, "{coverage}");
+    assert!(coverage.ends_with("(100.0%)"), "{coverage}");
+    assert!(!text.contains("skipped vkCmd* calls"), "{text}");
+    // The calls that are no commands (setup, teardown, frame ends) are summed up.
     assert!(text.contains("(-v lists them all)"), "{text}");
 
     let verbose = stdout(&macroscope(&[
