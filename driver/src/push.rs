@@ -187,6 +187,20 @@ impl PushBuffer {
         }
     }
 
+    /// Writes `first` to `mthd` and `rest` to the method after it under one
+    /// increment-once header, as [`inc_once`](Self::inc_once) does with `first` prepended.
+    pub fn inc_once_with(&mut self, subc: u8, mthd: u16, first: u32, rest: &[u32]) {
+        self.open = None;
+        let take = rest.len().min(MAX_COUNT as usize - 1);
+        self.words
+            .push(MethodHeader::new(HeaderKind::IncrementOnce, subc, mthd, 1 + take as u32).0);
+        self.words.push(first);
+        self.words.extend_from_slice(&rest[..take]);
+        if take < rest.len() {
+            self.non_inc(subc, mthd + 4, &rest[take..]);
+        }
+    }
+
     /// Writes the first word to `mthd` and the rest to the method after it, as a call of
     /// MME macro `j` does (`CALL_MME_MACRO(j)` then `CALL_MME_DATA(j)`).
     pub fn inc_once(&mut self, subc: u8, mthd: u16, data: &[u32]) {

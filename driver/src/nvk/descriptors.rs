@@ -24,11 +24,12 @@ impl CommandEncoder<'_> {
     /// Writes `words` into the root table at byte `offset`. Mirrors
     /// nvk_cmd_flush_gfx_root_desc: one increment-once header, the offset, the words.
     fn flush_root(&mut self, offset: u32, words: &[u32]) {
-        let mut data = Vec::with_capacity(1 + words.len());
-        data.push(offset & !3);
-        data.extend_from_slice(words);
-        self.push
-            .inc_once(SUBC_3D, class::LOAD_CONSTANT_BUFFER_OFFSET, &data);
+        self.push.inc_once_with(
+            SUBC_3D,
+            class::LOAD_CONSTANT_BUFFER_OFFSET,
+            offset & !3,
+            words,
+        );
     }
 
     /// vkCmdPushConstants: the bytes go to the root table's push constants. Mirrors
@@ -71,13 +72,13 @@ impl CommandEncoder<'_> {
         let count = dynamic_offsets
             .len()
             .min(root::MAX_DYNAMIC_BUFFERS.saturating_sub(start));
-        let words: Vec<u32> = dynamic_offsets[..count]
-            .iter()
-            .flat_map(|offset| [*offset, 0, 0, 0])
-            .collect();
+        let mut words = [0u32; 4 * root::MAX_DYNAMIC_BUFFERS];
+        for (i, offset) in dynamic_offsets[..count].iter().enumerate() {
+            words[4 * i] = *offset;
+        }
         self.flush_root(
             root::DYNAMIC_BUFFERS + root::DYNAMIC_BUFFER_SIZE * start as u32,
-            &words,
+            &words[..4 * count],
         );
         // The bound sets' dynamic buffers follow one another (the set layouts' counts
         // are not in the trace: all go to the first set), and every later set starts
@@ -87,10 +88,10 @@ impl CommandEncoder<'_> {
             self.descriptors.set_dynamic_buffer_start[s] = end;
         }
         let starts = self.descriptors.set_dynamic_buffer_start;
-        let words: Vec<u32> = starts
-            .chunks(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        let mut words = [0u32; root::MAX_SETS / 4];
+        for (word, b) in words.iter_mut().zip(starts.chunks_exact(4)) {
+            *word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
         self.flush_root(root::SET_DYNAMIC_BUFFER_START, &words);
         self.recorded(before)
     }
