@@ -103,6 +103,23 @@ pub const SET_LOGIC_OP_FUNC: u16 = 0x19c8;
 /// ALPHA_SOURCE_COEFF and ALPHA_DEST_COEFF.
 pub const SET_BLEND_PER_TARGET_SEPARATE_FOR_ALPHA: u16 = 0x1e00;
 
+/// `0x0238 /* SET_INDEX_BUFFER_SIZE_A */` (TURING_A): size bits 39:32; `_B` follows.
+pub const SET_INDEX_BUFFER_SIZE_A: u16 = 0x0238;
+/// `0x0600 /* SET_VERTEX_STREAM_SIZE_A(0) */` (TURING_A): stream `j` at `+ 8·j`, `_B` after.
+pub const SET_VERTEX_STREAM_SIZE_A: u16 = 0x0600;
+/// `0x1648 /* SET_DA_PRIMITIVE_RESTART_INDEX */`.
+pub const SET_DA_PRIMITIVE_RESTART_INDEX: u16 = 0x1648;
+/// `0x17c8 /* SET_INDEX_BUFFER_A */`: address bits 39:32; B (low), and before Turing
+/// C and D (the limit address), follow.
+pub const SET_INDEX_BUFFER_A: u16 = 0x17c8;
+/// `0x17d8 /* SET_INDEX_BUFFER_E */`: index size (one byte 0, two 1, four 2).
+pub const SET_INDEX_BUFFER_E: u16 = 0x17d8;
+/// `0x1c04 /* SET_VERTEX_STREAM_A_LOCATION_A(0) */`: stream `j` at `+ 16·j`; `_B` follows.
+pub const SET_VERTEX_STREAM_A_LOCATION_A: u16 = 0x1c04;
+/// `0x1f00 /* SET_VERTEX_STREAM_LIMIT_A_A(0) */` (before Turing, `clc397.h`): stream `j`
+/// at `+ 8·j`; `_B` follows.
+pub const SET_VERTEX_STREAM_LIMIT_A_A: u16 = 0x1f00;
+
 /// `SET_VIEWPORT_SCALE_X(j)`.
 pub const fn set_viewport_scale_x(j: u16) -> u16 {
     SET_VIEWPORT_SCALE_X + 32 * j
@@ -190,7 +207,50 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
     {
         return Some(name);
     }
+    let streams = |base: u16, stride: u16, names: &[&'static str]| {
+        (base..base + stride * 32)
+            .contains(&mthd)
+            .then(|| names.get(usize::from((mthd - base) % stride / 4)).copied())
+            .flatten()
+    };
+    if let Some(name) = streams(
+        SET_VERTEX_STREAM_SIZE_A,
+        8,
+        &["SET_VERTEX_STREAM_SIZE_A(j)", "SET_VERTEX_STREAM_SIZE_B(j)"],
+    )
+    .or_else(|| {
+        streams(
+            0x1c00,
+            16,
+            &[
+                "SET_VERTEX_STREAM_A_FORMAT(j)",
+                "SET_VERTEX_STREAM_A_LOCATION_A(j)",
+                "SET_VERTEX_STREAM_A_LOCATION_B(j)",
+                "SET_VERTEX_STREAM_A_FREQUENCY(j)",
+            ],
+        )
+    })
+    .or_else(|| {
+        streams(
+            SET_VERTEX_STREAM_LIMIT_A_A,
+            8,
+            &[
+                "SET_VERTEX_STREAM_LIMIT_A_A(j)",
+                "SET_VERTEX_STREAM_LIMIT_A_B(j)",
+            ],
+        )
+    }) {
+        return Some(name);
+    }
     Some(match mthd {
+        SET_INDEX_BUFFER_SIZE_A => "SET_INDEX_BUFFER_SIZE_A",
+        0x023c => "SET_INDEX_BUFFER_SIZE_B",
+        SET_DA_PRIMITIVE_RESTART_INDEX => "SET_DA_PRIMITIVE_RESTART_INDEX",
+        SET_INDEX_BUFFER_A => "SET_INDEX_BUFFER_A",
+        0x17cc => "SET_INDEX_BUFFER_B",
+        0x17d0 => "SET_INDEX_BUFFER_C",
+        0x17d4 => "SET_INDEX_BUFFER_D",
+        SET_INDEX_BUFFER_E => "SET_INDEX_BUFFER_E",
         SET_RASTER_ENABLE => "SET_RASTER_ENABLE",
         SET_RASTER_INPUT => "SET_RASTER_INPUT",
         SET_VIEWPORT_Z_CLIP => "SET_VIEWPORT_Z_CLIP",

@@ -40,6 +40,8 @@ pub struct Device {
 impl Device {
     /// The model's root table address.
     pub const ROOT_TABLE_ADDR: u64 = 0x1_0000_0000;
+    /// The model's zero page, where pre-Turing binds empty vertex and index buffers.
+    pub const ZERO_PAGE_ADDR: u64 = 0x1_0001_0000;
 
     /// A device of 3D class `class` (e.g. TURING_A), if the class is known.
     pub fn new(class: u16) -> Option<Device> {
@@ -111,6 +113,12 @@ impl Device {
             class::set_mme_shadow_scratch(Scratch::ViewMask as u16),
             0,
         );
+        for (slot, word) in [
+            (Scratch::ZeroAddrHi, (Self::ZERO_PAGE_ADDR >> 32) as u32),
+            (Scratch::ZeroAddrLo, Self::ZERO_PAGE_ADDR as u32),
+        ] {
+            p.mthd(SUBC_3D, class::set_mme_shadow_scratch(slot as u16), word);
+        }
         Ok(p)
     }
 }

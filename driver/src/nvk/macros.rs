@@ -22,11 +22,15 @@ pub enum Macro {
     DrawIndirectByteCount = 8,
     /// vkCmdCopyQueryPoolResults, one query per call (Turing only).
     CopyQueryResults = 9,
+    /// vkCmdBindIndexBuffer (NVK's `BIND_IB`).
+    BindIb = 10,
+    /// vkCmdBindVertexBuffers, one binding per call (NVK's `BIND_VB`).
+    BindVb = 11,
 }
 
 impl Macro {
     /// Every macro, in id order.
-    pub const ALL: [Macro; 8] = [
+    pub const ALL: [Macro; 10] = [
         Macro::Draw,
         Macro::DrawIndexed,
         Macro::DrawIndirect,
@@ -35,6 +39,8 @@ impl Macro {
         Macro::DrawIndexedIndirectCount,
         Macro::DrawIndirectByteCount,
         Macro::CopyQueryResults,
+        Macro::BindIb,
+        Macro::BindVb,
     ];
 
     /// Whether the macro exists for `arch` (pre-Turing MMEs cannot read memory).
@@ -65,6 +71,8 @@ impl Macro {
             Macro::DrawIndexedIndirectCount => draw::indirect(&mut b, true, true),
             Macro::DrawIndirectByteCount => draw::byte_count(&mut b),
             Macro::CopyQueryResults => super::copy_queries::build(&mut b),
+            Macro::BindIb => super::bind::bind_ib(&mut b),
+            Macro::BindVb => super::bind::bind_vb(&mut b),
         }
         b.finish()
     }
@@ -80,6 +88,8 @@ impl Macro {
             Macro::DrawIndexedIndirectCount => "draw_indexed_indirect_count",
             Macro::DrawIndirectByteCount => "draw_indirect_byte_count",
             Macro::CopyQueryResults => "copy_query_results",
+            Macro::BindIb => "bind_ib",
+            Macro::BindVb => "bind_vb",
         }
     }
 }

@@ -6,6 +6,7 @@
 //! view mask in shadow scratch for the macros to loop over, queries become report
 //! semaphores. The [`gpu`](crate::gpu) model executes the result.
 
+mod bind;
 pub mod copy_queries;
 mod descriptors;
 mod device;
@@ -43,6 +44,11 @@ pub enum Scratch {
     DrawInstanceCount = 7,
     /// The first instance of the draw in progress (spilled on pre-Turing).
     DrawFirstInstance = 8,
+    /// High word of a zero page's address: pre-Turing binds an empty vertex or index
+    /// buffer there (NVK's `ZERO_ADDR_HI`).
+    ZeroAddrHi = 9,
+    /// Low word of the zero page's address (`ZERO_ADDR_LO`).
+    ZeroAddrLo = 10,
 }
 
 /// The largest view count NVK exposes (`maxMultiviewViewCount`): the view mask is 32 bits.

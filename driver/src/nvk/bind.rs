@@ -1,0 +1,137 @@
+//! Vertex and index buffers: NVK binds them through macros, so the address and size
+//! reach the hardware the same way whether the command buffer wrote them or an
+//! indirect generated-commands buffer did.
+
+use super::encoder::{CommandEncoder, Recorded};
+use super::{Macro, Scratch};
+use crate::class;
+use crate::mme::{Alu64Op, Arch, Builder, Cmp, Value};
+use crate::push::SUBC_3D;
+
+/// `VkIndexType` and DXGI index formats the `BIND_IB` macro knows, with their
+/// primitive-restart index and `SET_INDEX_BUFFER_E` size.
+const INDEX_FORMATS: [(u32, u32, u32); 4] = [
+    (1, 0xffff, 1),           // VK_INDEX_TYPE_UINT16
+    (57, 0xffff, 1),          // DXGI_FORMAT_R16_UINT
+    (1_000_265_000, 0xff, 0), // VK_INDEX_TYPE_UINT8_KHR
+    (62, 0xff, 0),            // DXGI_FORMAT_R8_UINT
+];
+
+/// Loads a 64-bit address and a size; a null address binds nothing (size 0), and
+/// before Turing an empty binding points at the zero page.
+fn load_range(b: &mut Builder) -> (Value, Value, Value) {
+    let hi = b.load();
+    let lo = b.load();
+    let size = b.load();
+    let or = b.or(lo, hi);
+    b.if_(Cmp::Eq, or, Value::Zero, |b| b.mov_to(size, Value::Zero));
+    b.free_reg(or);
+    if b.arch() == Arch::Fermi {
+        b.if_(Cmp::Eq, size, Value::Zero, |b| {
+            b.load_scratch_to(hi, Scratch::ZeroAddrHi as u16);
+            b.load_scratch_to(lo, Scratch::ZeroAddrLo as u16);
+        });
+    }
+    (hi, lo, size)
+}
+
+/// Before Turing the hardware takes the last byte's address: `addr + size − 1`.
+fn to_limit(b: &mut Builder, hi: Value, lo: Value, size: Value) {
+    b.alu64_to(Alu64Op::Add, [lo, hi], [lo, hi], [size, Value::Zero]);
+    b.alu64_to(
+        Alu64Op::Add,
+        [lo, hi],
+        [lo, hi],
+        [Value::Imm(u32::MAX), Value::Imm(u32::MAX)],
+    );
+}
+
+/// The `BIND_IB` macro: `addr_hi, addr_lo, size, index_type`. Mirrors nvk_mme_bind_ib.
+pub fn bind_ib(b: &mut Builder) {
+    let (hi, lo, size) = load_range(b);
+    b.mthd(class::SET_INDEX_BUFFER_A);
+    b.emit(hi);
+    b.emit(lo);
+    if b.arch() == Arch::Turing {
+        b.mthd(class::SET_INDEX_BUFFER_SIZE_A);
+        b.emit(Value::Zero);
+        b.emit(size);
+    } else {
+        // SET_INDEX_BUFFER_C and D follow B.
+        to_limit(b, hi, lo, size);
+        b.emit(hi);
+        b.emit(lo);
+    }
+    for v in [hi, lo, size] {
+        b.free_reg(v);
+    }
+    let format = b.load();
+    let restart = b.mov(Value::Imm(u32::MAX));
+    let index_size = b.mov(Value::Imm(2)); // four bytes
+    for (fmt, restart_index, size) in INDEX_FORMATS {
+        b.if_(Cmp::Eq, format, Value::Imm(fmt), |b| {
+            b.mov_to(restart, Value::Imm(restart_index));
+            b.mov_to(index_size, Value::Imm(size));
+        });
+    }
+    b.mthd(class::SET_DA_PRIMITIVE_RESTART_INDEX);
+    b.emit(restart);
+    b.mthd(class::SET_INDEX_BUFFER_E);
+    b.emit(index_size);
+}
+
+/// The `BIND_VB` macro: `vb_idx, addr_hi, addr_lo, size`. Mirrors nvk_mme_bind_vb.
+pub fn bind_vb(b: &mut Builder) {
+    let idx = b.load();
+    let (hi, lo, size) = load_range(b);
+    let idx4 = b.sll(idx, Value::Imm(2));
+    b.mthd_arr(class::SET_VERTEX_STREAM_A_LOCATION_A, idx4);
+    b.free_reg(idx4);
+    b.emit(hi);
+    b.emit(lo);
+    if b.arch() == Arch::Turing {
+        let idx2 = b.sll(idx, Value::Imm(1));
+        b.mthd_arr(class::SET_VERTEX_STREAM_SIZE_A, idx2);
+        b.free_reg(idx2);
+        b.emit(Value::Zero);
+        b.emit(size);
+    } else {
+        to_limit(b, hi, lo, size);
+        let idx2 = b.sll(idx, Value::Imm(1));
+        b.mthd_arr(class::SET_VERTEX_STREAM_LIMIT_A_A, idx2);
+        b.free_reg(idx2);
+        b.emit(hi);
+        b.emit(lo);
+    }
+    for v in [idx, hi, lo, size] {
+        b.free_reg(v);
+    }
+}
+
+impl CommandEncoder<'_> {
+    /// vkCmdBindIndexBuffer(2): the `BIND_IB` macro with the range and the index type.
+    /// Mirrors nvk_CmdBindIndexBuffer2KHR.
+    pub fn bind_index_buffer(&mut self, addr: u64, size: u32, index_type: u32) -> Recorded {
+        let before = self.push.len();
+        self.push.inc_once(
+            SUBC_3D,
+            class::call_mme_macro(Macro::BindIb.id()),
+            &[(addr >> 32) as u32, addr as u32, size, index_type],
+        );
+        self.recorded(before)
+    }
+
+    /// vkCmdBindVertexBuffers(2): one `BIND_VB` call per binding (address, size).
+    /// Mirrors nvk_CmdBindVertexBuffers2 / nvk_cmd_bind_vertex_buffer.
+    pub fn bind_vertex_buffers(&mut self, first: u32, ranges: &[(u64, u32)]) -> Recorded {
+        let before = self.push.len();
+        for (i, (addr, size)) in ranges.iter().enumerate() {
+            self.push.inc_once(
+                SUBC_3D,
+                class::call_mme_macro(Macro::BindVb.id()),
+                &[first + i as u32, (addr >> 32) as u32, *addr as u32, *size],
+            );
+        }
+        self.recorded(before)
+    }
+}

@@ -1,0 +1,169 @@
+//! NVK's vertex- and index-buffer macros (`BIND_VB`, `BIND_IB`) on both MME
+//! generations: NVK's own test cases for `BIND_VB` (`nvk_mme_bind_vb_tests`: initial
+//! scratch, parameters, and its check of the methods), and the index buffer's size,
+//! limit, restart index and index size per format, as data rows run by one runner.
+
+use driver::class;
+use driver::gpu::Gpu;
+use driver::mme::Arch;
+use driver::nvk::{CommandEncoder, Device, Macro, Scratch};
+use driver::push::{PushBuffer, SUBC_3D};
+
+/// Runs `m` with `params` after writing `init` (scratch slot, value) on `arch`; returns
+/// the methods the macro emitted.
+fn run(arch: Arch, init: &[(Scratch, u32)], m: Macro, params: &[u32]) -> Vec<(u16, u32)> {
+    let device = Device::for_arch(arch);
+    let mut gpu = Gpu::new(arch);
+    gpu.execute(device.init_push().unwrap().words()).unwrap();
+    let mut p = PushBuffer::new();
+    for (slot, value) in init {
+        p.mthd(SUBC_3D, class::set_mme_shadow_scratch(*slot as u16), *value);
+    }
+    gpu.execute(p.words()).unwrap();
+    let mut call = PushBuffer::new();
+    call.inc_once(SUBC_3D, class::call_mme_macro(m.id()), params);
+    gpu.state.method_log = Some(Vec::new());
+    gpu.execute(call.words()).unwrap();
+    gpu.state
+        .method_log
+        .take()
+        .unwrap()
+        .into_iter()
+        .filter(|w| w.from_macro)
+        .map(|w| (w.mthd, w.data))
+        .collect()
+}
+
+const ZERO_PAGE: [(Scratch, u32); 2] = [
+    (Scratch::ZeroAddrHi, 0xff3),
+    (Scratch::ZeroAddrLo, 0xff35_6000),
+];
+
+/// NVK's nvk_mme_bind_vb_test_check, for stream 3.
+fn check_bind_vb(arch: Arch, init: &[(Scratch, u32)], params: [u32; 4], got: &[(u16, u32)]) {
+    let [vb, hi, lo, mut size] = params;
+    if hi == 0 && lo == 0 {
+        size = 0;
+    }
+    let location = class::SET_VERTEX_STREAM_A_LOCATION_A + 16 * vb as u16;
+    assert_eq!((got[0].0, got[1].0), (location, location + 4), "{arch:?}");
+    match arch {
+        Arch::Turing => {
+            assert_eq!((got[0].1, got[1].1), (hi, lo), "{arch:?}");
+            let size_a = class::SET_VERTEX_STREAM_SIZE_A + 8 * 3;
+            assert_eq!(got[2..4], [(size_a, 0), (size_a + 4, size)], "{arch:?}");
+        }
+        Arch::Fermi => {
+            let mut addr = (u64::from(hi) << 32) | u64::from(lo);
+            if size == 0 {
+                addr = (u64::from(init[0].1) << 32) | u64::from(init[1].1);
+            }
+            assert_eq!(
+                (got[0].1, got[1].1),
+                ((addr >> 32) as u32, addr as u32),
+                "{arch:?}"
+            );
+            let limit = (addr + u64::from(size)).wrapping_sub(1);
+            let limit_a = class::SET_VERTEX_STREAM_LIMIT_A_A + 8 * 3;
+            assert_eq!(
+                got[2..4],
+                [(limit_a, (limit >> 32) as u32), (limit_a + 4, limit as u32)],
+                "{arch:?}"
+            );
+        }
+    }
+    assert_eq!(got.len(), 4, "{arch:?}: {got:x?}");
+}
+
+#[test]
+fn bind_vb_passes_nvk_s_test_cases_on_both_generations() {
+    // nvk_mme_bind_vb_tests: (initial scratch, parameters).
+    let cases: [(&[(Scratch, u32)], [u32; 4]); 3] = [
+        (&[], [3, 0xff3, 0xff4a_b000, 0x10000]),
+        (&ZERO_PAGE, [3, 0xff3, 0xff4a_b000, 0]),
+        (&ZERO_PAGE, [3, 0, 0, 0x800]),
+    ];
+    for arch in [Arch::Turing, Arch::Fermi] {
+        for (init, params) in cases {
+            let got = run(arch, init, Macro::BindVb, &params);
+            check_bind_vb(arch, init, params, &got);
+        }
+    }
+}
+
+#[test]
+fn bind_ib_sets_the_range_restart_index_and_index_size() {
+    // (index type, restart index, SET_INDEX_BUFFER_E).
+    let formats = [
+        (0, u32::MAX, 2),         // VK_INDEX_TYPE_UINT32
+        (1, 0xffff, 1),           // VK_INDEX_TYPE_UINT16
+        (1_000_265_000, 0xff, 0), // VK_INDEX_TYPE_UINT8_KHR
+        (57, 0xffff, 1),          // DXGI_FORMAT_R16_UINT
+        (62, 0xff, 0),            // DXGI_FORMAT_R8_UINT
+    ];
+    for arch in [Arch::Turing, Arch::Fermi] {
+        for (format, restart, size_code) in formats {
+            let got = run(
+                arch,
+                &ZERO_PAGE,
+                Macro::BindIb,
+                &[0x12, 0x3400_0000, 0x600, format],
+            );
+            let a = class::SET_INDEX_BUFFER_A;
+            let range = match arch {
+                Arch::Turing => vec![
+                    (a, 0x12),
+                    (a + 4, 0x3400_0000),
+                    (class::SET_INDEX_BUFFER_SIZE_A, 0),
+                    (class::SET_INDEX_BUFFER_SIZE_A + 4, 0x600),
+                ],
+                // A, B, then the limit address in C, D.
+                Arch::Fermi => vec![
+                    (a, 0x12),
+                    (a + 4, 0x3400_0000),
+                    (a + 8, 0x12),
+                    (a + 12, 0x3400_05ff),
+                ],
+            };
+            let mut want = range;
+            want.push((class::SET_DA_PRIMITIVE_RESTART_INDEX, restart));
+            want.push((class::SET_INDEX_BUFFER_E, size_code));
+            assert_eq!(got, want, "{arch:?} format {format}");
+        }
+        // A null buffer binds nothing: size 0, and before Turing the zero page.
+        let got = run(arch, &ZERO_PAGE, Macro::BindIb, &[0, 0, 0x600, 0]);
+        match arch {
+            Arch::Turing => assert_eq!(got[3], (class::SET_INDEX_BUFFER_SIZE_A + 4, 0)),
+            Arch::Fermi => assert_eq!(
+                got[0..2],
+                [
+                    (class::SET_INDEX_BUFFER_A, 0xff3),
+                    (class::SET_INDEX_BUFFER_A + 4, 0xff35_6000)
+                ]
+            ),
+        }
+    }
+}
+
+#[test]
+fn the_encoder_binds_each_vertex_buffer_with_one_macro_call() {
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let device = Device::for_arch(arch);
+        let mut enc = CommandEncoder::new(&device);
+        let r = enc.bind_vertex_buffers(1, &[(0x1_0000, 256), (0x2_0000, 512)]);
+        // Two increment-once headers with four parameters each.
+        assert_eq!(r.dwords, 10, "{arch:?}");
+        let r = enc.bind_index_buffer(0x3_0000, 1024, 1);
+        assert_eq!(r.dwords, 5, "{arch:?}");
+        let mut gpu = Gpu::new(arch);
+        gpu.execute(device.init_push().unwrap().words()).unwrap();
+        let cost = gpu.execute_measured(enc.finish().words()).unwrap();
+        assert!(cost.mme_instructions > 0, "{arch:?}");
+        assert_eq!(
+            gpu.state
+                .shadow(class::SET_VERTEX_STREAM_A_LOCATION_A + 16 * 2 + 4),
+            0x2_0000,
+            "{arch:?}"
+        );
+    }
+}
