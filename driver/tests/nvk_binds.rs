@@ -34,6 +34,9 @@ fn run(arch: Arch, init: &[(Scratch, u32)], m: Macro, params: &[u32]) -> Vec<(u1
         .collect()
 }
 
+/// Shadow scratch written before a macro runs.
+type Init = &'static [(Scratch, u32)];
+
 const ZERO_PAGE: [(Scratch, u32); 2] = [
     (Scratch::ZeroAddrHi, 0xff3),
     (Scratch::ZeroAddrLo, 0xff35_6000),
@@ -78,7 +81,7 @@ fn check_bind_vb(arch: Arch, init: &[(Scratch, u32)], params: [u32; 4], got: &[(
 #[test]
 fn bind_vb_passes_nvk_s_test_cases_on_both_generations() {
     // nvk_mme_bind_vb_tests: (initial scratch, parameters).
-    let cases: [(&[(Scratch, u32)], [u32; 4]); 3] = [
+    let cases: [(Init, [u32; 4]); 3] = [
         (&[], [3, 0xff3, 0xff4a_b000, 0x10000]),
         (&ZERO_PAGE, [3, 0xff3, 0xff4a_b000, 0]),
         (&ZERO_PAGE, [3, 0, 0, 0x800]),
