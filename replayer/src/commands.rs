@@ -1,6 +1,7 @@
 //! Recorded commands: what a command buffer holds until it is submitted, taken out of
 //! the trace's records (which live only as long as their chunk).
 
+use driver::nvk::state::StateGroup;
 use driver::nvk::DrawKind;
 use trace_format::generated::trace::{Call, Record};
 
@@ -65,6 +66,16 @@ pub enum Cmd {
     PushConstants {
         offset: u32,
         data: Vec<u32>,
+    },
+    BindVertexBuffers {
+        first_binding: u32,
+        buffers: Vec<u64>,
+        offsets: Vec<u64>,
+    },
+    BindIndexBuffer {
+        buffer: u64,
+        offset: u64,
+        index_type: u32,
     },
     BindDescriptorSets {
         bind_point: u32,
@@ -221,6 +232,28 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
                     buffer: c.buffer(),
                     offset: c.offset(),
                     data: c.data().map(|d| d.bytes().to_vec()).unwrap_or_default(),
+                },
+            )
+        }
+        Call::CmdBindVertexBuffers => {
+            let c = record.call_as_cmd_bind_vertex_buffers()?;
+            (
+                c.command_buffer(),
+                Cmd::BindVertexBuffers {
+                    first_binding: c.first_binding(),
+                    buffers: c.buffers().map(|v| v.iter().collect()).unwrap_or_default(),
+                    offsets: c.offsets().map(|v| v.iter().collect()).unwrap_or_default(),
+                },
+            )
+        }
+        Call::CmdBindIndexBuffer => {
+            let c = record.call_as_cmd_bind_index_buffer()?;
+            (
+                c.command_buffer(),
+                Cmd::BindIndexBuffer {
+                    buffer: c.buffer(),
+                    offset: c.offset(),
+                    index_type: c.index_type(),
                 },
             )
         }
@@ -406,12 +439,18 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
 }
 
 impl Cmd {
-    /// Whether NVK pushes it as root descriptor table updates, which results count with
-    /// the draw that follows (the `descriptors` state group).
-    pub fn updates_root_table(&self) -> bool {
-        matches!(
-            self,
-            Cmd::PushConstants { .. } | Cmd::BindDescriptorSets { .. }
-        )
+    /// The state group of a bind NVK pushes when it is recorded, which results count
+    /// with the draw that follows: root table updates (`descriptors`), vertex and index
+    /// buffers (`vertex-input`).
+    pub fn bind_group(&self) -> Option<StateGroup> {
+        match self {
+            Cmd::PushConstants { .. } | Cmd::BindDescriptorSets { .. } => {
+                Some(StateGroup::Descriptors)
+            }
+            Cmd::BindVertexBuffers { .. } | Cmd::BindIndexBuffer { .. } => {
+                Some(StateGroup::VertexInput)
+            }
+            _ => None,
+        }
     }
 }

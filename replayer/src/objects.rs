@@ -38,6 +38,7 @@ pub struct Objects {
     next_addr: u64,
     memories: HashMap<u64, u64>,
     buffers: HashMap<u64, u64>,
+    buffer_sizes: HashMap<u64, u64>,
     /// Render passes.
     pub render_passes: HashMap<u64, RenderPass>,
     /// Graphics pipelines.
@@ -72,6 +73,26 @@ impl Objects {
     pub fn bind_buffer(&mut self, buffer: u64, memory: u64, offset: u64) {
         if let Some(addr) = self.memory_addr(memory, offset) {
             self.buffers.insert(buffer, addr);
+        }
+    }
+
+    /// vkCreateBuffer.
+    pub fn create_buffer(&mut self, buffer: u64, size: u64) {
+        self.buffer_sizes.insert(buffer, size);
+    }
+
+    /// The address and size of `buffer` from `offset` (to its end, as VK_WHOLE_SIZE
+    /// binds it), or a null range when it is not bound to memory.
+    pub fn buffer_range(&self, buffer: u64, offset: u64) -> (u64, u32) {
+        match self.buffer_addr(buffer, offset) {
+            Some(addr) => {
+                let size = self.buffer_sizes.get(&buffer).copied().unwrap_or(0);
+                (
+                    addr,
+                    size.saturating_sub(offset).min(u64::from(u32::MAX)) as u32,
+                )
+            }
+            None => (0, 0),
         }
     }
 

@@ -253,8 +253,8 @@ pub(crate) struct Pass<'o> {
     objects: Objects,
     recording: HashMap<u64, Vec<Cmd>>,
     skipped: BTreeMap<String, (u64, bool)>,
-    /// Methods and dwords of root table updates since the last draw, for the next one.
-    pending_root: (u64, u64),
+    /// What binds pushed since the last draw, for the next one.
+    pending: Pending,
     /// Calls skipped so far, of every name.
     skips: u64,
     frame: u64,
@@ -303,7 +303,6 @@ fn not_needed(call: Call) -> bool {
             | Call::MapMemory
             | Call::UnmapMemory
             | Call::FlushMappedMemoryRanges
-            | Call::CreateBuffer
             | Call::CreateImage
             | Call::BindImageMemory
             | Call::CreateImageView
@@ -335,7 +334,7 @@ impl<'o> Pass<'o> {
             objects: Objects::default(),
             recording: HashMap::new(),
             skipped: BTreeMap::new(),
-            pending_root: (0, 0),
+            pending: Pending::default(),
             skips: 0,
             frame: 0,
             frames: 0,
@@ -429,6 +428,11 @@ impl<'o> Pass<'o> {
                     }
                 }
             }
+            Call::CreateBuffer => {
+                if let Some(c) = record.call_as_create_buffer() {
+                    self.objects.create_buffer(c.buffer(), c.size());
+                }
+            }
             Call::BindBufferMemory => {
                 if let Some(c) = record.call_as_bind_buffer_memory() {
                     self.objects.bind_buffer(c.buffer(), c.memory(), c.offset());
@@ -508,10 +512,6 @@ impl<'o> Pass<'o> {
             {
                 self.skip("vkCmdBindDescriptorSets (compute bind point)", true)
             }
-            // Executed by NVK, not by this model yet.
-            Call::CmdBindVertexBuffers | Call::CmdBindIndexBuffer => {
-                self.skip(&names::call_name(call), true)
-            }
             _ => match commands::from_record(record) {
                 Some((cb, cmd)) => self.recording.entry(cb).or_default().push(cmd),
                 None => self.skip(&names::call_name(call), true),
@@ -559,8 +559,8 @@ impl<'o> Pass<'o> {
             let cmds = self.recording.remove(cb).unwrap_or_default();
             let device = self.device.clone();
             let mut enc = CommandEncoder::new(&device);
-            // Root table updates after a command buffer's last draw belong to no draw.
-            self.pending_root = (0, 0);
+            // Binds after a command buffer's last draw belong to no draw.
+            self.pending = Pending::default();
             let result = self.execute(&mut enc, &cmds, submit, &mut totals, sink, 0);
             self.recording.insert(*cb, cmds);
             result?;
@@ -646,6 +646,26 @@ impl<'o> Pass<'o> {
                 Cmd::PushConstants { offset, data } => {
                     enc.push_constants(*offset, data);
                 }
+                Cmd::BindVertexBuffers {
+                    first_binding,
+                    buffers,
+                    offsets,
+                } => {
+                    let ranges: Vec<(u64, u32)> = buffers
+                        .iter()
+                        .zip(offsets)
+                        .map(|(b, o)| self.objects.buffer_range(*b, *o))
+                        .collect();
+                    enc.bind_vertex_buffers(*first_binding, &ranges);
+                }
+                Cmd::BindIndexBuffer {
+                    buffer,
+                    offset,
+                    index_type,
+                } => {
+                    let (addr, size) = self.objects.buffer_range(*buffer, *offset);
+                    enc.bind_index_buffer(addr, size, *index_type);
+                }
                 Cmd::BindDescriptorSets {
                     bind_point,
                     first_set,
@@ -729,7 +749,7 @@ impl<'o> Pass<'o> {
                 .watch
                 .as_ref()
                 .is_some_and(|w| w.ordinal == self.draws && w.found.is_none());
-            let logged = next_is_watched && (draw.is_some() || cmd.updates_root_table());
+            let logged = next_is_watched && (draw.is_some() || cmd.bind_group().is_some());
             let paused = if logged {
                 self.gpu.state.method_log.get_or_insert_with(Vec::new);
                 None
@@ -743,22 +763,26 @@ impl<'o> Pass<'o> {
             if paused.is_some() {
                 self.gpu.state.method_log = paused;
             }
-            if cmd.updates_root_table() {
-                self.pending_root.0 += cost.methods;
-                self.pending_root.1 += words.len() as u64;
+            if let Some(group) = cmd.bind_group() {
+                self.pending
+                    .cost
+                    .add_group(group, cost.methods as u32, words.len() as u32);
+                self.pending.mme_instructions += cost.mme_instructions;
             }
-            let (pending_methods, pending_dwords) = if draw.is_some() {
-                std::mem::take(&mut self.pending_root)
+            let pending = if draw.is_some() {
+                std::mem::take(&mut self.pending)
             } else {
-                (0, 0)
+                Pending::default()
             };
+            let pending_methods = u64::from(pending.cost.total_methods());
+            let pending_dwords = u64::from(pending.cost.total_dwords());
             if let Some(d) = draw.as_mut() {
-                d.state.add_group(
-                    StateGroup::Descriptors,
-                    pending_methods as u32,
-                    pending_dwords as u32,
-                );
+                for (i, group) in StateGroup::ALL.iter().enumerate() {
+                    d.state
+                        .add_group(*group, pending.cost.methods[i], pending.cost.dwords[i]);
+                }
             }
+            let mme_instructions = cost.mme_instructions + pending.mme_instructions;
             if logged && draw.is_some() {
                 let methods = self.gpu.state.method_log.take().unwrap_or_default();
                 if let Some(w) = &mut self.watch {
@@ -767,7 +791,7 @@ impl<'o> Pass<'o> {
                         state: draw.as_ref().map(|d| d.state).unwrap_or_default(),
                         view_mask: enc.view_mask(),
                         dwords: words.len() as u64 + pending_dwords,
-                        mme_instructions: cost.mme_instructions,
+                        mme_instructions,
                         methods,
                     });
                 }
@@ -802,7 +826,7 @@ impl<'o> Pass<'o> {
                     d.instance_count,
                     d.element_count,
                     d.indirect_draw_count,
-                    cost.mme_instructions.min(u64::from(u32::MAX)) as u32,
+                    mme_instructions.min(u64::from(u32::MAX)) as u32,
                     (cost.methods + pending_methods).min(u64::from(u32::MAX)) as u32,
                     (words.len() as u64 + pending_dwords).min(u64::from(u32::MAX)) as u32,
                     cost.hw_draws as u32,
@@ -824,7 +848,7 @@ impl<'o> Pass<'o> {
                 let mut f = Fnv(self.fingerprint);
                 for v in [
                     d.seq,
-                    cost.mme_instructions,
+                    mme_instructions,
                     cost.methods + pending_methods,
                     words.len() as u64 + pending_dwords,
                     cost.hw_draws,
@@ -946,6 +970,14 @@ impl<'o> Pass<'o> {
             }
         }
     }
+}
+
+/// What binds pushed since the last draw (NVK pushes them when they are recorded):
+/// counted with the next draw's row.
+#[derive(Default)]
+struct Pending {
+    cost: StateCost,
+    mme_instructions: u64,
 }
 
 /// A flush's cost as the results file holds it.
