@@ -170,3 +170,100 @@ fn the_encoder_binds_each_vertex_buffer_with_one_macro_call() {
         );
     }
 }
+
+/// Runs `m` with `params` after writing the methods `init`; returns what it emitted.
+fn run_after_methods(arch: Arch, init: &[(u16, u32)], m: Macro, params: &[u32]) -> Vec<(u16, u32)> {
+    let device = Device::for_arch(arch);
+    let mut gpu = Gpu::new(arch);
+    gpu.execute(device.init_push().unwrap().words()).unwrap();
+    let mut p = PushBuffer::new();
+    for (mthd, value) in init {
+        p.mthd(SUBC_3D, *mthd, *value);
+    }
+    gpu.execute(p.words()).unwrap();
+    let mut call = PushBuffer::new();
+    call.inc_once(SUBC_3D, class::call_mme_macro(m.id()), params);
+    gpu.state.method_log = Some(Vec::new());
+    gpu.execute(call.words()).unwrap();
+    gpu.state
+        .method_log
+        .take()
+        .unwrap()
+        .into_iter()
+        .filter(|w| w.from_macro)
+        .map(|w| (w.mthd, w.data))
+        .collect()
+}
+
+#[test]
+fn set_vb_enables_rewrites_only_the_streams_whose_bit_changed() {
+    let format = |j: u16| class::SET_VERTEX_STREAM_A_FORMAT + 16 * j;
+    let scratch = class::set_mme_shadow_scratch(Scratch::VbEnables as u16);
+    for arch in [Arch::Turing, Arch::Fermi] {
+        // Streams 0 and 2 enabled (bit 12 set, strides 16, 32, 48); now 1 and 2.
+        let init = [
+            (scratch, 0b101),
+            (format(0), 0x1000 | 16),
+            (format(1), 32),
+            (format(2), 0x1000 | 48),
+        ];
+        let got = run_after_methods(arch, &init, Macro::SetVbEnables, &[0b110]);
+        assert_eq!(
+            got,
+            vec![(scratch, 0b110), (format(0), 16), (format(1), 0x1000 | 32)],
+            "{arch:?}"
+        );
+    }
+}
+
+#[test]
+fn set_vb_stride_writes_a_stream_s_format_only_when_its_stride_changes() {
+    let format = class::SET_VERTEX_STREAM_A_FORMAT + 16 * 2;
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let init = [(format, 0x1000 | 48)];
+        let changed = run_after_methods(arch, &init, Macro::SetVbStride, &[(2 << 16) | 64]);
+        assert_eq!(changed, vec![(format, 0x1000 | 64)], "{arch:?}");
+        let same = run_after_methods(arch, &init, Macro::SetVbStride, &[(2 << 16) | 48]);
+        assert_eq!(same, vec![], "{arch:?}");
+    }
+}
+
+#[test]
+fn vertex_input_flushes_enables_attributes_and_strides_before_the_draw() {
+    use driver::nvk::state::{VertexAttribute, VertexBinding};
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let device = Device::for_arch(arch);
+        let mut enc = CommandEncoder::new(&device);
+        enc.draw(3, 1, 0, 0);
+        enc.take_push();
+        let bindings = [VertexBinding {
+            binding: 0,
+            stride: 20,
+            input_rate: 0,
+            divisor: 1,
+        }];
+        let attributes = [
+            VertexAttribute {
+                location: 0,
+                binding: 0,
+                format: 106,
+                offset: 0,
+            },
+            VertexAttribute {
+                location: 1,
+                binding: 0,
+                format: 103,
+                offset: 12,
+            },
+        ];
+        enc.state_mut().set_vertex_input(&bindings, &attributes);
+        let first = enc.draw(3, 1, 0, 0);
+        // SET_VB_ENABLES (2), two attributes (2 each), instancing and divisor (1 each),
+        // SET_VB_STRIDE (2); then the draw macro.
+        assert_eq!(first.state.dwords[0], 2 + 4 + 2 + 2, "{arch:?}");
+        enc.take_push();
+        // The same input again: nothing.
+        enc.state_mut().set_vertex_input(&bindings, &attributes);
+        assert_eq!(enc.draw(3, 1, 0, 0).state.dwords[0], 0, "{arch:?}");
+    }
+}

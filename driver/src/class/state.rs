@@ -120,6 +120,17 @@ pub const SET_VERTEX_STREAM_A_LOCATION_A: u16 = 0x1c04;
 /// at `+ 8·j`; `_B` follows.
 pub const SET_VERTEX_STREAM_LIMIT_A_A: u16 = 0x1f00;
 
+/// `0x1160 /* SET_VERTEX_ATTRIBUTE_A(0) */`: attribute `i` at `+ 4·i` (stream 4:0,
+/// offset 20:7, component bit widths 26:21, numerical type 29:27, swap R and B 31).
+pub const SET_VERTEX_ATTRIBUTE_A: u16 = 0x1160;
+/// `0x1880 /* SET_VERTEX_STREAM_INSTANCE_A(0) */`: per-instance stream `i` at `+ 4·i`.
+pub const SET_VERTEX_STREAM_INSTANCE_A: u16 = 0x1880;
+/// `0x1c00 /* SET_VERTEX_STREAM_A_FORMAT(0) */`: stream `j` at `+ 16·j` (stride 11:0,
+/// enable 12).
+pub const SET_VERTEX_STREAM_A_FORMAT: u16 = 0x1c00;
+/// `0x1c0c /* SET_VERTEX_STREAM_A_FREQUENCY(0) */`: stream `j` at `+ 16·j`.
+pub const SET_VERTEX_STREAM_A_FREQUENCY: u16 = 0x1c0c;
+
 /// `SET_VIEWPORT_SCALE_X(j)`.
 pub const fn set_viewport_scale_x(j: u16) -> u16 {
     SET_VIEWPORT_SCALE_X + 32 * j
@@ -238,6 +249,22 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
                 "SET_VERTEX_STREAM_LIMIT_A_A(j)",
                 "SET_VERTEX_STREAM_LIMIT_A_B(j)",
             ],
+        )
+    }) {
+        return Some(name);
+    }
+    if let Some(name) = in_array(
+        SET_VERTEX_ATTRIBUTE_A,
+        4,
+        32,
+        &["SET_VERTEX_ATTRIBUTE_A(i)"],
+    )
+    .or_else(|| {
+        in_array(
+            SET_VERTEX_STREAM_INSTANCE_A,
+            4,
+            32,
+            &["SET_VERTEX_STREAM_INSTANCE_A(i)"],
         )
     }) {
         return Some(name);

@@ -5,7 +5,7 @@
 use super::encoder::{CommandEncoder, Recorded};
 use super::{Macro, Scratch};
 use crate::class;
-use crate::mme::{Alu64Op, Arch, Builder, Cmp, Value};
+use crate::mme::{Alu64Op, AluOp, Arch, Builder, Cmp, Value};
 use crate::push::SUBC_3D;
 
 /// `VkIndexType` and DXGI index formats the `BIND_IB` macro knows, with their
@@ -133,5 +133,51 @@ impl CommandEncoder<'_> {
             );
         }
         self.recorded(before)
+    }
+}
+
+/// The `SET_VB_ENABLES` macro: `enables`, a bit per vertex stream. Only the streams
+/// whose bit changed since the last call get their `SET_VERTEX_STREAM_A_FORMAT`
+/// rewritten, its enable bit (12) set from the mask. Mirrors nvk_mme_set_vb_enables.
+pub fn set_vb_enables(b: &mut Builder) {
+    let enables = b.load();
+    let old = b.load_scratch(Scratch::VbEnables as u16);
+    b.store_scratch(Scratch::VbEnables as u16, enables);
+    let changed = b.xor(enables, old);
+    b.free_reg(old);
+    let idx4 = b.mov(Value::Zero);
+    b.while_(Cmp::Ne, changed, Value::Zero, |b| {
+        let bit = b.and(changed, Value::Imm(1));
+        b.if_(Cmp::Ne, bit, Value::Zero, |b| {
+            let state = b.state_arr(class::SET_VERTEX_STREAM_A_FORMAT, idx4);
+            b.merge_to(state, state, enables, 12, 1, 0);
+            b.mthd_arr(class::SET_VERTEX_STREAM_A_FORMAT, idx4);
+            b.emit(state);
+            b.free_reg(state);
+        });
+        b.free_reg(bit);
+        b.add_to(idx4, idx4, Value::Imm(4));
+        b.alu_to(AluOp::Srl, changed, changed, Value::Imm(1));
+        b.alu_to(AluOp::Srl, enables, enables, Value::Imm(1));
+    });
+    for v in [enables, changed, idx4] {
+        b.free_reg(v);
+    }
+}
+
+/// The `SET_VB_STRIDE` macro: `vb_idx << 16 | stride`. Rewrites the stream's
+/// `SET_VERTEX_STREAM_A_FORMAT` only when the stride changes it. Mirrors
+/// nvk_mme_set_vb_stride.
+pub fn set_vb_stride(b: &mut Builder) {
+    let param = b.load();
+    let idx4 = b.merge(Value::Zero, param, 2, 5, 16);
+    let state = b.state_arr(class::SET_VERTEX_STREAM_A_FORMAT, idx4);
+    let new_state = b.merge(state, param, 0, 12, 0);
+    b.if_(Cmp::Ne, state, new_state, |b| {
+        b.mthd_arr(class::SET_VERTEX_STREAM_A_FORMAT, idx4);
+        b.emit(new_state);
+    });
+    for v in [param, idx4, state, new_state] {
+        b.free_reg(v);
     }
 }

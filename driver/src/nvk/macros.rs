@@ -26,11 +26,15 @@ pub enum Macro {
     BindIb = 10,
     /// vkCmdBindVertexBuffers, one binding per call (NVK's `BIND_VB`).
     BindVb = 11,
+    /// The enabled vertex streams (NVK's `SET_VB_ENABLES`).
+    SetVbEnables = 12,
+    /// One vertex stream's stride (NVK's `SET_VB_STRIDE`).
+    SetVbStride = 13,
 }
 
 impl Macro {
     /// Every macro, in id order.
-    pub const ALL: [Macro; 10] = [
+    pub const ALL: [Macro; 12] = [
         Macro::Draw,
         Macro::DrawIndexed,
         Macro::DrawIndirect,
@@ -41,6 +45,8 @@ impl Macro {
         Macro::CopyQueryResults,
         Macro::BindIb,
         Macro::BindVb,
+        Macro::SetVbEnables,
+        Macro::SetVbStride,
     ];
 
     /// Whether the macro exists for `arch` (pre-Turing MMEs cannot read memory).
@@ -73,6 +79,8 @@ impl Macro {
             Macro::CopyQueryResults => super::copy_queries::build(&mut b),
             Macro::BindIb => super::bind::bind_ib(&mut b),
             Macro::BindVb => super::bind::bind_vb(&mut b),
+            Macro::SetVbEnables => super::bind::set_vb_enables(&mut b),
+            Macro::SetVbStride => super::bind::set_vb_stride(&mut b),
         }
         b.finish()
     }
@@ -90,6 +98,8 @@ impl Macro {
             Macro::CopyQueryResults => "copy_query_results",
             Macro::BindIb => "bind_ib",
             Macro::BindVb => "bind_vb",
+            Macro::SetVbEnables => "set_vb_enables",
+            Macro::SetVbStride => "set_vb_stride",
         }
     }
 }

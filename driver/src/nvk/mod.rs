@@ -49,6 +49,9 @@ pub enum Scratch {
     ZeroAddrHi = 9,
     /// Low word of the zero page's address (`ZERO_ADDR_LO`).
     ZeroAddrLo = 10,
+    /// The vertex streams enabled (`VB_ENABLES`), for `SET_VB_ENABLES` to change only
+    /// the streams whose bit changed.
+    VbEnables = 11,
 }
 
 /// The largest view count NVK exposes (`maxMultiviewViewCount`): the view mask is 32 bits.

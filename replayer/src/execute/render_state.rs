@@ -2,7 +2,9 @@
 //! encoder's [`GraphicsState`](driver::nvk::state::GraphicsState), which marks what
 //! changed dirty; the next draw's flush emits the methods.
 
-use driver::nvk::state::{BlendEquation, Rect, StencilOps, Viewport};
+use driver::nvk::state::{
+    BlendEquation, Rect, StencilOps, VertexAttribute, VertexBinding, Viewport,
+};
 use driver::nvk::CommandEncoder;
 
 use crate::generated::decode as vk;
@@ -178,6 +180,26 @@ fn set(enc: &mut Option<&mut CommandEncoder<'_>>, cmd: &GenericCmd) -> bool {
         C::CmdSetProvokingVertexModeEXT(c) => {
             on!(s => s.set_provoking_vertex(c.provoking_vertex_mode))
         }
+        C::CmdSetVertexInputEXT(c) => on!(s => s.set_vertex_input(
+            &c.vertex_binding_descriptions
+                .iter()
+                .map(|b| VertexBinding {
+                    binding: b.binding,
+                    stride: b.stride,
+                    input_rate: b.input_rate,
+                    divisor: b.divisor,
+                })
+                .collect::<Vec<_>>(),
+            &c.vertex_attribute_descriptions
+                .iter()
+                .map(|a| VertexAttribute {
+                    location: a.location,
+                    binding: a.binding,
+                    format: a.format,
+                    offset: a.offset,
+                })
+                .collect::<Vec<_>>()
+        )),
         // NVK sets the sample layout from this only when the render pass has no
         // attachments (nvk_flush_ms_state); with attachments it emits nothing.
         C::CmdSetRasterizationSamplesEXT(_) => true,

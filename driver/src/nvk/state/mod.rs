@@ -16,6 +16,7 @@ mod ds;
 mod ia;
 mod ms;
 mod rs;
+mod vi;
 mod vp;
 
 use crate::push::{self, PushBuffer};
@@ -30,6 +31,9 @@ pub const MAX_RTS: usize = 8;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[allow(missing_docs)]
 pub enum StateBit {
+    ViBindingsValid,
+    Vi,
+    ViBindingStrides,
     IaPrimitiveTopology,
     IaPrimitiveRestartEnable,
     TsPatchControlPoints,
@@ -74,7 +78,10 @@ pub enum StateBit {
 
 impl StateBit {
     /// Every bit.
-    pub const ALL: [StateBit; 40] = [
+    pub const ALL: [StateBit; 43] = [
+        StateBit::ViBindingsValid,
+        StateBit::Vi,
+        StateBit::ViBindingStrides,
         StateBit::IaPrimitiveTopology,
         StateBit::IaPrimitiveRestartEnable,
         StateBit::TsPatchControlPoints,
@@ -141,6 +148,8 @@ impl StateBit {
             1_000_267_002 => &[IaPrimitiveTopology],
             1_000_267_003 => &[VpViewportCount, VpViewports],
             1_000_267_004 => &[VpScissorCount, VpScissors],
+            1_000_267_005 => &[ViBindingStrides],
+            1_000_352_000 => &[ViBindingsValid, Vi, ViBindingStrides],
             1_000_267_006 => &[DsDepthTestEnable],
             1_000_267_007 => &[DsDepthWriteEnable],
             1_000_267_008 => &[DsDepthCompareOp],
@@ -202,6 +211,44 @@ impl Dirty {
     }
 }
 
+/// One vertex attribute (`VkVertexInputAttributeDescription2EXT`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct VertexAttribute {
+    pub location: u32,
+    pub binding: u32,
+    pub format: u32,
+    pub offset: u32,
+}
+
+/// One vertex binding (`VkVertexInputBindingDescription2EXT`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct VertexBinding {
+    pub binding: u32,
+    pub stride: u32,
+    /// `VkVertexInputRate`: 0 per vertex, 1 per instance.
+    pub input_rate: u32,
+    pub divisor: u32,
+}
+
+/// The vertex input state (Mesa's `vk_vertex_input_state` and the binding strides).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct VertexInput {
+    pub attributes: Vec<VertexAttribute>,
+    pub bindings: Vec<VertexBinding>,
+}
+
+impl VertexInput {
+    /// A bit per binding in use.
+    pub fn bindings_valid(&self) -> u32 {
+        self.bindings
+            .iter()
+            .fold(0, |m, b| m | 1u32.checked_shl(b.binding).unwrap_or(0))
+    }
+}
+
 /// `VkViewport`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[allow(missing_docs)]
@@ -259,6 +306,7 @@ pub struct Faces<T> {
 #[derive(Clone, Debug, PartialEq)]
 #[allow(missing_docs)]
 pub struct DynamicState {
+    pub vertex_input: VertexInput,
     pub topology: u32,
     pub primitive_restart_enable: bool,
     pub patch_control_points: u32,
@@ -305,6 +353,7 @@ pub struct DynamicState {
 impl Default for DynamicState {
     fn default() -> Self {
         DynamicState {
+            vertex_input: VertexInput::default(),
             topology: 3, // VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST
             primitive_restart_enable: false,
             patch_control_points: 0,
@@ -492,6 +541,30 @@ impl GraphicsState {
             }
         }
         self.pipeline = Some((pipeline, dynamic));
+    }
+
+    /// vkCmdSetVertexInputEXT: the bindings and attributes replace the current ones.
+    /// Mirrors vk_cmd_set_vertex_input's dirty bits: the valid bindings, the
+    /// attributes and bindings, and the strides, each when it changed.
+    pub fn set_vertex_input(&mut self, bindings: &[VertexBinding], attributes: &[VertexAttribute]) {
+        let new = VertexInput {
+            attributes: attributes.to_vec(),
+            bindings: bindings.to_vec(),
+        };
+        let old = &self.dynamic.vertex_input;
+        if old.bindings_valid() != new.bindings_valid() {
+            self.dirty.set(StateBit::ViBindingsValid);
+        }
+        let strides = |v: &VertexInput| v.bindings.iter().map(|b| b.stride).collect::<Vec<_>>();
+        if strides(old) != strides(&new) {
+            self.dirty.set(StateBit::ViBindingStrides);
+        }
+        set(
+            &mut self.dirty,
+            StateBit::Vi,
+            &mut self.dynamic.vertex_input,
+            new,
+        );
     }
 
     /// vkCmdSetPrimitiveTopology (and a pipeline's topology).
@@ -952,8 +1025,8 @@ impl GraphicsState {
     /// each group wrote. `color_attachments` is the render pass's colour attachment
     /// count (the blend state is per attachment).
     ///
-    /// Mirrors nvk_cmd_flush_gfx_dynamic_state: nvk_flush_vi_state (vertex input is
-    /// not modelled yet), nvk_flush_ia_state, nvk_flush_ts_state, nvk_flush_vp_state,
+    /// Mirrors nvk_cmd_flush_gfx_dynamic_state: nvk_flush_vi_state,
+    /// nvk_flush_ia_state, nvk_flush_ts_state, nvk_flush_vp_state,
     /// nvk_flush_rs_state, nvk_flush_fsr_state (not modelled: fragment shading rate is
     /// never set by the traces this replays), nvk_flush_ms_state, nvk_flush_ds_state,
     /// nvk_flush_cb_state.
@@ -969,6 +1042,7 @@ impl GraphicsState {
             cost.add(group, &p.words()[before..]);
         };
         group(StateGroup::VertexInput, p, &|p| {
+            vi::flush_vi_state(p, d, dyn_);
             ia::flush_ia_state(p, d, dyn_);
             ia::flush_ts_state(p, d, dyn_);
         });
