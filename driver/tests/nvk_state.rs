@@ -205,6 +205,8 @@ fn binding_a_pipeline_re_emits_only_what_it_keeps_static() {
             1_000_455_018,
             1_000_455_019,
             1_000_455_020,
+            1_000_267_005,
+            1_000_352_000,
         ]
         .to_vec();
         enc.state_mut().bind_pipeline(7, &all_but_blend_constants);
