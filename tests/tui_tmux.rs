@@ -155,7 +155,7 @@ fn tui_browses_filters_sorts_compares_and_quits_with_the_terminal_intact() {
     assert!(screen.contains("push  state: viewport ×"), "{screen}");
     assert!(screen.contains("push  CALL_MME_MACRO("), "{screen}");
     // The focus is on the stream: scroll down to the hardware draws the macro begins.
-    tmux.keys(&["j"; 12]);
+    tmux.keys(&["j"; 16]);
     tmux.wait_for("macro BEGIN");
     tmux.keys(&["Tab", "Tab", "Tab"]); // detail → histogram → frames → submits
     tmux.keys(&["Tab"]); // → draws

@@ -22,8 +22,11 @@ pub struct DrawInspection {
     pub dwords: u64,
     /// MME instructions its macro executed.
     pub mme_instructions: u64,
-    /// What the state flush before the draw wrote, by group: the stream's first
-    /// methods, in [`StateGroup::ALL`] order.
+    /// What the binds since the previous draw pushed (vertex and index buffers, root
+    /// table updates), by group: the stream's first methods, in the order recorded.
+    pub binds: StateCost,
+    /// What the state flush before the draw wrote, by group: the methods after the
+    /// binds', in [`StateGroup::ALL`] order.
     pub state: StateCost,
     /// Every method executed, in order.
     pub methods: Vec<LoggedMethod>,
@@ -41,11 +44,27 @@ pub struct MethodRun {
 }
 
 impl DrawInspection {
-    /// The stream with the flushed state folded into one run per state group
-    /// (`state: viewport`), and consecutive writes of one method folded together.
+    /// The stream with the binds before the draw folded into one run, the flushed state
+    /// into one run per state group (`state: viewport`), and consecutive writes of one
+    /// method folded together.
     pub fn runs(&self) -> Vec<MethodRun> {
         let mut runs: Vec<MethodRun> = Vec::new();
         let mut skip = 0;
+        let binds = self.binds.total_methods();
+        if binds > 0 {
+            let groups: Vec<String> = StateGroup::ALL
+                .iter()
+                .zip(self.binds.methods)
+                .filter(|(_, m)| *m > 0)
+                .map(|(g, m)| format!("{} {m}", g.name()))
+                .collect();
+            runs.push(MethodRun {
+                name: format!("binds since the last draw ({})", groups.join(", ")),
+                from_macro: false,
+                count: binds,
+            });
+            skip += binds as usize;
+        }
         for (group, count) in StateGroup::ALL.iter().zip(self.state.methods) {
             if count > 0 {
                 runs.push(MethodRun {

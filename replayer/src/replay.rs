@@ -776,18 +776,21 @@ impl<'o> Pass<'o> {
             };
             let pending_methods = u64::from(pending.cost.total_methods());
             let pending_dwords = u64::from(pending.cost.total_dwords());
-            if let Some(d) = draw.as_mut() {
+            // The row carries the binds and the flush together.
+            let row_state = draw.as_ref().map(|d| {
+                let mut state = d.state;
                 for (i, group) in StateGroup::ALL.iter().enumerate() {
-                    d.state
-                        .add_group(*group, pending.cost.methods[i], pending.cost.dwords[i]);
+                    state.add_group(*group, pending.cost.methods[i], pending.cost.dwords[i]);
                 }
-            }
+                state
+            });
             let mme_instructions = cost.mme_instructions + pending.mme_instructions;
             if logged && draw.is_some() {
                 let methods = self.gpu.state.method_log.take().unwrap_or_default();
                 if let Some(w) = &mut self.watch {
                     w.found = Some(DrawInspection {
                         seq,
+                        binds: pending.cost,
                         state: draw.as_ref().map(|d| d.state).unwrap_or_default(),
                         view_mask: enc.view_mask(),
                         dwords: words.len() as u64 + pending_dwords,
@@ -837,7 +840,7 @@ impl<'o> Pass<'o> {
                     multiview_ns,
                     0,
                 );
-                sink.draw(row, draw_state(&d.state))?;
+                sink.draw(row, draw_state(&row_state.unwrap_or_default()))?;
                 totals.draws += 1;
                 totals.hw_draws += cost.hw_draws as u32;
                 totals.encode_ns += encode_ns;
