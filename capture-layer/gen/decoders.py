@@ -197,7 +197,16 @@ def write(out, g):
             return g.snake(re.sub(r"^pp?", "", p.name))
         return p.var
 
-    commands = [c for c in g.device if c[0].startswith("vkCmd")]
+    # Aliases (vkCmdPipelineBarrier2KHR) decode into their command's structure.
+    commands = []
+    aliases = {}  # decoded name -> canonical name
+    for c in g.device:
+        if not c[0].startswith("vkCmd"):
+            continue
+        canonical = g.alias_of.get(c[0], c[0])
+        aliases[c[0]] = canonical
+        if canonical not in [x[0] for x in commands]:
+            commands.append((canonical,) + tuple(c[1:]))
     skipped = []
     for name, level, ret, params in commands:
         try:
@@ -342,7 +351,7 @@ def write(out, g):
     for name, _, _, _ in decoders:
         out.write(f"            GenericCmd::{name[2:]}(c) => c.command_buffer,\n")
     out.write("        }\n    }\n\n")
-    out.write("    /// The Vulkan command's name.\n    pub fn name(&self) -> &'static str {\n        match self {\n")
+    out.write("    /// The Vulkan command's name (an alias's command: `vkCmdPipelineBarrier2` for\n    /// `vkCmdPipelineBarrier2KHR`).\n    pub fn name(&self) -> &'static str {\n        match self {\n")
     for name, _, _, _ in decoders:
         out.write(f"            GenericCmd::{name[2:]}(_) => \"{name}\",\n")
     out.write("        }\n    }\n}\n\n")
@@ -352,10 +361,13 @@ def write(out, g):
     out.write("    let params = params.as_slice();\n")
     out.write("    let command = call.command().unwrap_or_default();\n")
     out.write("    let decoded = match command {\n")
-    for name, _, _, _ in decoders:
-        out.write(f"        \"{name}\" => GenericCmd::{name[2:]}({name[2:]}::decode(params)?),\n")
+    decoded = {name for name, _, _, _ in decoders}
+    for alias, name in sorted(aliases.items(), key=lambda kv: (kv[1], kv[0])):
+        if name in decoded:
+            out.write(f"        \"{alias}\" => GenericCmd::{name[2:]}({name[2:]}::decode(params)?),\n")
     out.write("        _ => return Ok(None),\n    };\n    Ok(Some(decoded))\n}\n\n")
     out.write("/// Command buffer commands recorded generically that have no decoder, and why.\n")
+    skipped = [(a, why) for a, n in sorted(aliases.items()) for (k, why) in skipped if k == n]
     out.write("pub const NOT_DECODED: &[(&str, &str)] = &[\n")
     for name, why in skipped:
         out.write(f"    (\"{name}\", \"{why}\"),\n")

@@ -304,3 +304,61 @@ fn descriptor_binds_and_push_constants_write_the_root_table_as_nvk_pushes_it() {
         );
     }
 }
+
+#[test]
+fn barriers_push_nvk_s_waits_and_invalidations() {
+    use driver::nvk::Barrier;
+    use driver::push::{SUBC_3D, SUBC_COMPUTE};
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = CommandEncoder::new(&device);
+        // Colour output → fragment shader reads: wait for idle, invalidate textures.
+        enc.pipeline_barrier(&[Barrier {
+            src_stages: 0x400,
+            src_access: 0x100,
+            dst_stages: 0x80,
+            dst_access: 0x20,
+        }]);
+        let words = enc.take_push();
+        let writes: Vec<_> = push::parse(words.words()).map(Result::unwrap).collect();
+        let got: Vec<(u8, u16, u32)> = writes.iter().map(|w| (w.subc, w.mthd, w.data)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (SUBC_3D, class::WAIT_FOR_IDLE, 0),
+                (SUBC_3D, class::INVALIDATE_TEXTURE_DATA_CACHE_NO_WFI, 0),
+            ],
+            "{arch:?}"
+        );
+        assert_eq!(words.len(), 2, "two immediates");
+        // Compute storage writes → indirect reads: flush on compute, the MME's data
+        // and the compute QMDs invalidated; MME_DMA_SYSMEMBAR on Turing only.
+        enc.pipeline_barrier(&[Barrier {
+            src_stages: 0x800,
+            src_access: 0x40,
+            dst_stages: 0x2,
+            dst_access: 0x1,
+        }]);
+        let words = enc.take_push();
+        let got: Vec<(u8, u16)> = push::parse(words.words())
+            .map(|w| w.map(|w| (w.subc, w.mthd)).unwrap())
+            .collect();
+        let mut want = vec![
+            (SUBC_COMPUTE, class::INVALIDATE_SHADER_CACHES),
+            (SUBC_3D, class::SET_REFERENCE),
+        ];
+        if arch == Arch::Turing {
+            want.push((SUBC_3D, class::MME_DMA_SYSMEMBAR));
+        }
+        want.push((SUBC_COMPUTE, class::INVALIDATE_SKED_CACHES));
+        assert_eq!(got, want, "{arch:?}");
+        // An execution dependency alone pushes nothing.
+        let r = enc.pipeline_barrier(&[Barrier {
+            src_stages: 0x10000,
+            src_access: 0,
+            dst_stages: 0x10000,
+            dst_access: 0,
+        }]);
+        assert_eq!(r.dwords, 0, "{arch:?}");
+    }
+}

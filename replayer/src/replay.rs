@@ -531,7 +531,7 @@ impl<'o> Pass<'o> {
                 .or_default()
                 .push(Cmd::Generic(Box::new(cmd))),
             // A command buffer command the model does not execute yet.
-            Ok(Some(cmd)) => self.skip(cmd.name(), true),
+            Ok(Some(_)) => self.skip(name, true),
             // No decoder: not a command buffer command (setup, sync, queries of the
             // device), which changes nothing the model executes.
             Ok(None) => self.skip(name, names::is_recorded_command(name)),

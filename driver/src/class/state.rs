@@ -131,6 +131,23 @@ pub const SET_VERTEX_STREAM_A_FORMAT: u16 = 0x1c00;
 /// `0x1c0c /* SET_VERTEX_STREAM_A_FREQUENCY(0) */`: stream `j` at `+ 16·j`.
 pub const SET_VERTEX_STREAM_A_FREQUENCY: u16 = 0x1c0c;
 
+/// `0x0050 /* NV906F_SET_REFERENCE */`: a channel (host) method NVK sends on the 3D
+/// subchannel to wait for the MME's data reads to drain.
+pub const SET_REFERENCE: u16 = 0x0050;
+/// `0x0110 /* WAIT_FOR_IDLE */`.
+pub const WAIT_FOR_IDLE: u16 = 0x0110;
+/// `0x021c /* INVALIDATE_SHADER_CACHES */` (3D and compute classes): instruction 0,
+/// data 4, flush data 2, constant 12.
+pub const INVALIDATE_SHADER_CACHES: u16 = 0x021c;
+/// `0x0298 /* INVALIDATE_SKED_CACHES */` (compute class, MAXWELL_COMPUTE_B and later).
+pub const INVALIDATE_SKED_CACHES: u16 = 0x0298;
+/// `0x056c /* MME_DMA_SYSMEMBAR */` (TURING_A).
+pub const MME_DMA_SYSMEMBAR: u16 = 0x056c;
+/// `0x0da4 /* INVALIDATE_SHADER_CACHES_NO_WFI */`: global data 4, constant 12.
+pub const INVALIDATE_SHADER_CACHES_NO_WFI: u16 = 0x0da4;
+/// `0x1288 /* INVALIDATE_TEXTURE_DATA_CACHE_NO_WFI */`: lines 0 (ALL 0).
+pub const INVALIDATE_TEXTURE_DATA_CACHE_NO_WFI: u16 = 0x1288;
+
 /// `SET_VIEWPORT_SCALE_X(j)`.
 pub const fn set_viewport_scale_x(j: u16) -> u16 {
     SET_VIEWPORT_SCALE_X + 32 * j
@@ -270,6 +287,12 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
         return Some(name);
     }
     Some(match mthd {
+        SET_REFERENCE => "SET_REFERENCE",
+        WAIT_FOR_IDLE => "WAIT_FOR_IDLE",
+        INVALIDATE_SHADER_CACHES => "INVALIDATE_SHADER_CACHES",
+        MME_DMA_SYSMEMBAR => "MME_DMA_SYSMEMBAR",
+        INVALIDATE_SHADER_CACHES_NO_WFI => "INVALIDATE_SHADER_CACHES_NO_WFI",
+        INVALIDATE_TEXTURE_DATA_CACHE_NO_WFI => "INVALIDATE_TEXTURE_DATA_CACHE_NO_WFI",
         SET_INDEX_BUFFER_SIZE_A => "SET_INDEX_BUFFER_SIZE_A",
         0x023c => "SET_INDEX_BUFFER_SIZE_B",
         SET_DA_PRIMITIVE_RESTART_INDEX => "SET_DA_PRIMITIVE_RESTART_INDEX",

@@ -154,6 +154,11 @@ impl<'d> CommandEncoder<'d> {
         self.view_mask
     }
 
+    /// The device's MME generation.
+    pub(super) fn device_arch(&self) -> Arch {
+        self.device.arch()
+    }
+
     /// The graphics state, for the `vkCmdSet*` commands and pipeline binds to set.
     pub fn state_mut(&mut self) -> &mut GraphicsState {
         &mut self.state

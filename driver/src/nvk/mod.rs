@@ -16,12 +16,14 @@ mod macros;
 pub mod query;
 pub mod root;
 pub mod state;
+mod sync;
 
 pub use descriptors::DescriptorState;
 pub use device::{upload_macro, Device, DeviceError};
 pub use encoder::{CommandEncoder, DrawKind, IndirectArgs, Recorded};
 pub use macros::Macro;
 pub use query::{QueryPool, QueryType};
+pub use sync::Barrier;
 
 /// The shadow scratch slots NVK's macros use (`SET_MME_SHADOW_SCRATCH(i)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

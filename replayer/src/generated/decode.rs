@@ -4015,56 +4015,6 @@ impl CmdCuLaunchKernelNVX {
     }
 }
 
-/// `vkCmdSetDeviceMaskKHR`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetDeviceMaskKHR {
-    pub command_buffer: u64,
-    pub device_mask: u32,
-}
-
-impl CmdSetDeviceMaskKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            device_mask: param(params, 1, "device_mask")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdDispatchBaseKHR`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdDispatchBaseKHR {
-    pub command_buffer: u64,
-    pub base_group_x: u32,
-    pub base_group_y: u32,
-    pub base_group_z: u32,
-    pub group_count_x: u32,
-    pub group_count_y: u32,
-    pub group_count_z: u32,
-}
-
-impl CmdDispatchBaseKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 7 {
-            return Err(DecodeError::arity(params.len(), 7));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            base_group_x: param(params, 1, "base_group_x")?.value() as u32,
-            base_group_y: param(params, 2, "base_group_y")?.value() as u32,
-            base_group_z: param(params, 3, "base_group_z")?.value() as u32,
-            group_count_x: param(params, 4, "group_count_x")?.value() as u32,
-            group_count_y: param(params, 5, "group_count_y")?.value() as u32,
-            group_count_z: param(params, 6, "group_count_z")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
 /// `vkCmdPushDescriptorSetKHR`'s parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CmdPushDescriptorSetKHR {
@@ -4949,254 +4899,6 @@ impl CmdSetLineStippleEXT {
     }
 }
 
-/// `vkCmdSetCullModeEXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetCullModeEXT {
-    pub command_buffer: u64,
-    pub cull_mode: u32,
-}
-
-impl CmdSetCullModeEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            cull_mode: param(params, 1, "cull_mode")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdSetFrontFaceEXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetFrontFaceEXT {
-    pub command_buffer: u64,
-    pub front_face: u32,
-}
-
-impl CmdSetFrontFaceEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            front_face: param(params, 1, "front_face")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdSetViewportWithCountEXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetViewportWithCountEXT {
-    pub command_buffer: u64,
-    pub viewport_count: u32,
-    pub viewports: Vec<Viewport>,
-}
-
-impl CmdSetViewportWithCountEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 3 {
-            return Err(DecodeError::arity(params.len(), 3));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            viewport_count: param(params, 1, "viewport_count")?.value() as u32,
-            viewports: structs(param(params, 2, "viewports")?, Viewport::SIZE, Viewport::read, "viewports")?,
-        };
-        DecodeError::check_count(decoded.viewports.len(), decoded.viewport_count as usize, "viewports")?;
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdSetScissorWithCountEXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetScissorWithCountEXT {
-    pub command_buffer: u64,
-    pub scissor_count: u32,
-    pub scissors: Vec<Rect2D>,
-}
-
-impl CmdSetScissorWithCountEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 3 {
-            return Err(DecodeError::arity(params.len(), 3));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            scissor_count: param(params, 1, "scissor_count")?.value() as u32,
-            scissors: structs(param(params, 2, "scissors")?, Rect2D::SIZE, Rect2D::read, "scissors")?,
-        };
-        DecodeError::check_count(decoded.scissors.len(), decoded.scissor_count as usize, "scissors")?;
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdBindVertexBuffers2EXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdBindVertexBuffers2EXT {
-    pub command_buffer: u64,
-    pub first_binding: u32,
-    pub binding_count: u32,
-    pub buffers: Vec<u64>,
-    pub offsets: Vec<u64>,
-    pub sizes: Vec<u64>,
-    pub strides: Vec<u64>,
-}
-
-impl CmdBindVertexBuffers2EXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 7 {
-            return Err(DecodeError::arity(params.len(), 7));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            first_binding: param(params, 1, "first_binding")?.value() as u32,
-            binding_count: param(params, 2, "binding_count")?.value() as u32,
-            buffers: scalars::<u64>(param(params, 3, "buffers")?, 8, "buffers")?,
-            offsets: scalars::<u64>(param(params, 4, "offsets")?, 8, "offsets")?,
-            sizes: scalars::<u64>(param(params, 5, "sizes")?, 8, "sizes")?,
-            strides: scalars::<u64>(param(params, 6, "strides")?, 8, "strides")?,
-        };
-        DecodeError::check_count(decoded.buffers.len(), decoded.binding_count as usize, "buffers")?;
-        DecodeError::check_count(decoded.offsets.len(), decoded.binding_count as usize, "offsets")?;
-        DecodeError::check_count(decoded.sizes.len(), decoded.binding_count as usize, "sizes")?;
-        DecodeError::check_count(decoded.strides.len(), decoded.binding_count as usize, "strides")?;
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdSetDepthTestEnableEXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetDepthTestEnableEXT {
-    pub command_buffer: u64,
-    pub depth_test_enable: u32,
-}
-
-impl CmdSetDepthTestEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            depth_test_enable: param(params, 1, "depth_test_enable")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdSetDepthWriteEnableEXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetDepthWriteEnableEXT {
-    pub command_buffer: u64,
-    pub depth_write_enable: u32,
-}
-
-impl CmdSetDepthWriteEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            depth_write_enable: param(params, 1, "depth_write_enable")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdSetDepthCompareOpEXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetDepthCompareOpEXT {
-    pub command_buffer: u64,
-    pub depth_compare_op: u32,
-}
-
-impl CmdSetDepthCompareOpEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            depth_compare_op: param(params, 1, "depth_compare_op")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdSetDepthBoundsTestEnableEXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetDepthBoundsTestEnableEXT {
-    pub command_buffer: u64,
-    pub depth_bounds_test_enable: u32,
-}
-
-impl CmdSetDepthBoundsTestEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            depth_bounds_test_enable: param(params, 1, "depth_bounds_test_enable")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdSetStencilTestEnableEXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetStencilTestEnableEXT {
-    pub command_buffer: u64,
-    pub stencil_test_enable: u32,
-}
-
-impl CmdSetStencilTestEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            stencil_test_enable: param(params, 1, "stencil_test_enable")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdSetStencilOpEXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetStencilOpEXT {
-    pub command_buffer: u64,
-    pub face_mask: u32,
-    pub fail_op: u32,
-    pub pass_op: u32,
-    pub depth_fail_op: u32,
-    pub compare_op: u32,
-}
-
-impl CmdSetStencilOpEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 6 {
-            return Err(DecodeError::arity(params.len(), 6));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            face_mask: param(params, 1, "face_mask")?.value() as u32,
-            fail_op: param(params, 2, "fail_op")?.value() as u32,
-            pass_op: param(params, 3, "pass_op")?.value() as u32,
-            depth_fail_op: param(params, 4, "depth_fail_op")?.value() as u32,
-            compare_op: param(params, 5, "compare_op")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
 /// `vkCmdPreprocessGeneratedCommandsNV`'s parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CmdPreprocessGeneratedCommandsNV {
@@ -5262,102 +4964,6 @@ impl CmdBindPipelineShaderGroupNV {
             pipeline_bind_point: param(params, 1, "pipeline_bind_point")?.value() as u32,
             pipeline: param(params, 2, "pipeline")?.value() as u64,
             group_index: param(params, 3, "group_index")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdSetEvent2KHR`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetEvent2KHR {
-    pub command_buffer: u64,
-    pub event: u64,
-    pub dependency_info: Vec<DependencyInfo>,
-    pub dependency_info_nested: Vec<DependencyInfoNested>,
-}
-
-impl CmdSetEvent2KHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 3 {
-            return Err(DecodeError::arity(params.len(), 3));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            event: param(params, 1, "event")?.value() as u64,
-            dependency_info: structs(param(params, 2, "dependency_info")?, DependencyInfo::SIZE, DependencyInfo::read, "dependency_info")?,
-            dependency_info_nested: nested(param(params, 2, "dependency_info")?, 3, DependencyInfoNested::read, "dependency_info")?,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdResetEvent2KHR`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdResetEvent2KHR {
-    pub command_buffer: u64,
-    pub event: u64,
-    pub stage_mask: u64,
-}
-
-impl CmdResetEvent2KHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 3 {
-            return Err(DecodeError::arity(params.len(), 3));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            event: param(params, 1, "event")?.value() as u64,
-            stage_mask: param(params, 2, "stage_mask")?.value() as u64,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdWaitEvents2KHR`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdWaitEvents2KHR {
-    pub command_buffer: u64,
-    pub event_count: u32,
-    pub events: Vec<u64>,
-    pub dependency_infos: Vec<DependencyInfo>,
-    pub dependency_infos_nested: Vec<DependencyInfoNested>,
-}
-
-impl CmdWaitEvents2KHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 4 {
-            return Err(DecodeError::arity(params.len(), 4));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            event_count: param(params, 1, "event_count")?.value() as u32,
-            events: scalars::<u64>(param(params, 2, "events")?, 8, "events")?,
-            dependency_infos: structs(param(params, 3, "dependency_infos")?, DependencyInfo::SIZE, DependencyInfo::read, "dependency_infos")?,
-            dependency_infos_nested: nested(param(params, 3, "dependency_infos")?, 3, DependencyInfoNested::read, "dependency_infos")?,
-        };
-        DecodeError::check_count(decoded.events.len(), decoded.event_count as usize, "events")?;
-        DecodeError::check_count(decoded.dependency_infos.len(), decoded.event_count as usize, "dependency_infos")?;
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdPipelineBarrier2KHR`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdPipelineBarrier2KHR {
-    pub command_buffer: u64,
-    pub dependency_info: Vec<DependencyInfo>,
-    pub dependency_info_nested: Vec<DependencyInfoNested>,
-}
-
-impl CmdPipelineBarrier2KHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            dependency_info: structs(param(params, 1, "dependency_info")?, DependencyInfo::SIZE, DependencyInfo::read, "dependency_info")?,
-            dependency_info_nested: nested(param(params, 1, "dependency_info")?, 3, DependencyInfoNested::read, "dependency_info")?,
         };
         Ok(decoded)
     }
@@ -5570,138 +5176,6 @@ impl CmdDrawMeshTasksIndirectCountEXT {
     }
 }
 
-/// `vkCmdCopyBuffer2KHR`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdCopyBuffer2KHR {
-    pub command_buffer: u64,
-    pub copy_buffer_info: Vec<CopyBufferInfo2>,
-    pub copy_buffer_info_nested: Vec<CopyBufferInfo2Nested>,
-}
-
-impl CmdCopyBuffer2KHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            copy_buffer_info: structs(param(params, 1, "copy_buffer_info")?, CopyBufferInfo2::SIZE, CopyBufferInfo2::read, "copy_buffer_info")?,
-            copy_buffer_info_nested: nested(param(params, 1, "copy_buffer_info")?, 1, CopyBufferInfo2Nested::read, "copy_buffer_info")?,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdCopyImage2KHR`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdCopyImage2KHR {
-    pub command_buffer: u64,
-    pub copy_image_info: Vec<CopyImageInfo2>,
-    pub copy_image_info_nested: Vec<CopyImageInfo2Nested>,
-}
-
-impl CmdCopyImage2KHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            copy_image_info: structs(param(params, 1, "copy_image_info")?, CopyImageInfo2::SIZE, CopyImageInfo2::read, "copy_image_info")?,
-            copy_image_info_nested: nested(param(params, 1, "copy_image_info")?, 1, CopyImageInfo2Nested::read, "copy_image_info")?,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdCopyBufferToImage2KHR`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdCopyBufferToImage2KHR {
-    pub command_buffer: u64,
-    pub copy_buffer_to_image_info: Vec<CopyBufferToImageInfo2>,
-    pub copy_buffer_to_image_info_nested: Vec<CopyBufferToImageInfo2Nested>,
-}
-
-impl CmdCopyBufferToImage2KHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            copy_buffer_to_image_info: structs(param(params, 1, "copy_buffer_to_image_info")?, CopyBufferToImageInfo2::SIZE, CopyBufferToImageInfo2::read, "copy_buffer_to_image_info")?,
-            copy_buffer_to_image_info_nested: nested(param(params, 1, "copy_buffer_to_image_info")?, 1, CopyBufferToImageInfo2Nested::read, "copy_buffer_to_image_info")?,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdCopyImageToBuffer2KHR`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdCopyImageToBuffer2KHR {
-    pub command_buffer: u64,
-    pub copy_image_to_buffer_info: Vec<CopyImageToBufferInfo2>,
-    pub copy_image_to_buffer_info_nested: Vec<CopyImageToBufferInfo2Nested>,
-}
-
-impl CmdCopyImageToBuffer2KHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            copy_image_to_buffer_info: structs(param(params, 1, "copy_image_to_buffer_info")?, CopyImageToBufferInfo2::SIZE, CopyImageToBufferInfo2::read, "copy_image_to_buffer_info")?,
-            copy_image_to_buffer_info_nested: nested(param(params, 1, "copy_image_to_buffer_info")?, 1, CopyImageToBufferInfo2Nested::read, "copy_image_to_buffer_info")?,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdBlitImage2KHR`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdBlitImage2KHR {
-    pub command_buffer: u64,
-    pub blit_image_info: Vec<BlitImageInfo2>,
-    pub blit_image_info_nested: Vec<BlitImageInfo2Nested>,
-}
-
-impl CmdBlitImage2KHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            blit_image_info: structs(param(params, 1, "blit_image_info")?, BlitImageInfo2::SIZE, BlitImageInfo2::read, "blit_image_info")?,
-            blit_image_info_nested: nested(param(params, 1, "blit_image_info")?, 1, BlitImageInfo2Nested::read, "blit_image_info")?,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdResolveImage2KHR`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdResolveImage2KHR {
-    pub command_buffer: u64,
-    pub resolve_image_info: Vec<ResolveImageInfo2>,
-    pub resolve_image_info_nested: Vec<ResolveImageInfo2Nested>,
-}
-
-impl CmdResolveImage2KHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            resolve_image_info: structs(param(params, 1, "resolve_image_info")?, ResolveImageInfo2::SIZE, ResolveImageInfo2::read, "resolve_image_info")?,
-            resolve_image_info_nested: nested(param(params, 1, "resolve_image_info")?, 1, ResolveImageInfo2Nested::read, "resolve_image_info")?,
-        };
-        Ok(decoded)
-    }
-}
-
 /// `vkCmdSetVertexInputEXT`'s parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CmdSetVertexInputEXT {
@@ -5790,46 +5264,6 @@ impl CmdSetPatchControlPointsEXT {
     }
 }
 
-/// `vkCmdSetRasterizerDiscardEnableEXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetRasterizerDiscardEnableEXT {
-    pub command_buffer: u64,
-    pub rasterizer_discard_enable: u32,
-}
-
-impl CmdSetRasterizerDiscardEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            rasterizer_discard_enable: param(params, 1, "rasterizer_discard_enable")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdSetDepthBiasEnableEXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetDepthBiasEnableEXT {
-    pub command_buffer: u64,
-    pub depth_bias_enable: u32,
-}
-
-impl CmdSetDepthBiasEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            depth_bias_enable: param(params, 1, "depth_bias_enable")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
 /// `vkCmdSetLogicOpEXT`'s parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CmdSetLogicOpEXT {
@@ -5845,26 +5279,6 @@ impl CmdSetLogicOpEXT {
         let decoded = Self {
             command_buffer: param(params, 0, "command_buffer")?.value() as u64,
             logic_op: param(params, 1, "logic_op")?.value() as u32,
-        };
-        Ok(decoded)
-    }
-}
-
-/// `vkCmdSetPrimitiveRestartEnableEXT`'s parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdSetPrimitiveRestartEnableEXT {
-    pub command_buffer: u64,
-    pub primitive_restart_enable: u32,
-}
-
-impl CmdSetPrimitiveRestartEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
-        if params.len() != 2 {
-            return Err(DecodeError::arity(params.len(), 2));
-        }
-        let decoded = Self {
-            command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            primitive_restart_enable: param(params, 1, "primitive_restart_enable")?.value() as u32,
         };
         Ok(decoded)
     }
@@ -6972,10 +6386,6 @@ pub enum GenericCmd {
     CmdEndQueryIndexedEXT(CmdEndQueryIndexedEXT),
     /// `vkCmdCuLaunchKernelNVX`.
     CmdCuLaunchKernelNVX(CmdCuLaunchKernelNVX),
-    /// `vkCmdSetDeviceMaskKHR`.
-    CmdSetDeviceMaskKHR(CmdSetDeviceMaskKHR),
-    /// `vkCmdDispatchBaseKHR`.
-    CmdDispatchBaseKHR(CmdDispatchBaseKHR),
     /// `vkCmdPushDescriptorSetKHR`.
     CmdPushDescriptorSetKHR(CmdPushDescriptorSetKHR),
     /// `vkCmdPushDescriptorSetWithTemplateKHR`.
@@ -7046,42 +6456,12 @@ pub enum GenericCmd {
     CmdSetFragmentShadingRateKHR(CmdSetFragmentShadingRateKHR),
     /// `vkCmdSetLineStippleEXT`.
     CmdSetLineStippleEXT(CmdSetLineStippleEXT),
-    /// `vkCmdSetCullModeEXT`.
-    CmdSetCullModeEXT(CmdSetCullModeEXT),
-    /// `vkCmdSetFrontFaceEXT`.
-    CmdSetFrontFaceEXT(CmdSetFrontFaceEXT),
-    /// `vkCmdSetViewportWithCountEXT`.
-    CmdSetViewportWithCountEXT(CmdSetViewportWithCountEXT),
-    /// `vkCmdSetScissorWithCountEXT`.
-    CmdSetScissorWithCountEXT(CmdSetScissorWithCountEXT),
-    /// `vkCmdBindVertexBuffers2EXT`.
-    CmdBindVertexBuffers2EXT(CmdBindVertexBuffers2EXT),
-    /// `vkCmdSetDepthTestEnableEXT`.
-    CmdSetDepthTestEnableEXT(CmdSetDepthTestEnableEXT),
-    /// `vkCmdSetDepthWriteEnableEXT`.
-    CmdSetDepthWriteEnableEXT(CmdSetDepthWriteEnableEXT),
-    /// `vkCmdSetDepthCompareOpEXT`.
-    CmdSetDepthCompareOpEXT(CmdSetDepthCompareOpEXT),
-    /// `vkCmdSetDepthBoundsTestEnableEXT`.
-    CmdSetDepthBoundsTestEnableEXT(CmdSetDepthBoundsTestEnableEXT),
-    /// `vkCmdSetStencilTestEnableEXT`.
-    CmdSetStencilTestEnableEXT(CmdSetStencilTestEnableEXT),
-    /// `vkCmdSetStencilOpEXT`.
-    CmdSetStencilOpEXT(CmdSetStencilOpEXT),
     /// `vkCmdPreprocessGeneratedCommandsNV`.
     CmdPreprocessGeneratedCommandsNV(CmdPreprocessGeneratedCommandsNV),
     /// `vkCmdExecuteGeneratedCommandsNV`.
     CmdExecuteGeneratedCommandsNV(CmdExecuteGeneratedCommandsNV),
     /// `vkCmdBindPipelineShaderGroupNV`.
     CmdBindPipelineShaderGroupNV(CmdBindPipelineShaderGroupNV),
-    /// `vkCmdSetEvent2KHR`.
-    CmdSetEvent2KHR(CmdSetEvent2KHR),
-    /// `vkCmdResetEvent2KHR`.
-    CmdResetEvent2KHR(CmdResetEvent2KHR),
-    /// `vkCmdWaitEvents2KHR`.
-    CmdWaitEvents2KHR(CmdWaitEvents2KHR),
-    /// `vkCmdPipelineBarrier2KHR`.
-    CmdPipelineBarrier2KHR(CmdPipelineBarrier2KHR),
     /// `vkCmdWriteBufferMarker2AMD`.
     CmdWriteBufferMarker2AMD(CmdWriteBufferMarker2AMD),
     /// `vkCmdBindDescriptorBuffersEXT`.
@@ -7098,18 +6478,6 @@ pub enum GenericCmd {
     CmdDrawMeshTasksIndirectEXT(CmdDrawMeshTasksIndirectEXT),
     /// `vkCmdDrawMeshTasksIndirectCountEXT`.
     CmdDrawMeshTasksIndirectCountEXT(CmdDrawMeshTasksIndirectCountEXT),
-    /// `vkCmdCopyBuffer2KHR`.
-    CmdCopyBuffer2KHR(CmdCopyBuffer2KHR),
-    /// `vkCmdCopyImage2KHR`.
-    CmdCopyImage2KHR(CmdCopyImage2KHR),
-    /// `vkCmdCopyBufferToImage2KHR`.
-    CmdCopyBufferToImage2KHR(CmdCopyBufferToImage2KHR),
-    /// `vkCmdCopyImageToBuffer2KHR`.
-    CmdCopyImageToBuffer2KHR(CmdCopyImageToBuffer2KHR),
-    /// `vkCmdBlitImage2KHR`.
-    CmdBlitImage2KHR(CmdBlitImage2KHR),
-    /// `vkCmdResolveImage2KHR`.
-    CmdResolveImage2KHR(CmdResolveImage2KHR),
     /// `vkCmdSetVertexInputEXT`.
     CmdSetVertexInputEXT(CmdSetVertexInputEXT),
     /// `vkCmdSubpassShadingHUAWEI`.
@@ -7118,14 +6486,8 @@ pub enum GenericCmd {
     CmdBindInvocationMaskHUAWEI(CmdBindInvocationMaskHUAWEI),
     /// `vkCmdSetPatchControlPointsEXT`.
     CmdSetPatchControlPointsEXT(CmdSetPatchControlPointsEXT),
-    /// `vkCmdSetRasterizerDiscardEnableEXT`.
-    CmdSetRasterizerDiscardEnableEXT(CmdSetRasterizerDiscardEnableEXT),
-    /// `vkCmdSetDepthBiasEnableEXT`.
-    CmdSetDepthBiasEnableEXT(CmdSetDepthBiasEnableEXT),
     /// `vkCmdSetLogicOpEXT`.
     CmdSetLogicOpEXT(CmdSetLogicOpEXT),
-    /// `vkCmdSetPrimitiveRestartEnableEXT`.
-    CmdSetPrimitiveRestartEnableEXT(CmdSetPrimitiveRestartEnableEXT),
     /// `vkCmdSetColorWriteEnableEXT`.
     CmdSetColorWriteEnableEXT(CmdSetColorWriteEnableEXT),
     /// `vkCmdTraceRaysIndirect2KHR`.
@@ -7282,8 +6644,6 @@ impl GenericCmd {
             GenericCmd::CmdBeginQueryIndexedEXT(c) => c.command_buffer,
             GenericCmd::CmdEndQueryIndexedEXT(c) => c.command_buffer,
             GenericCmd::CmdCuLaunchKernelNVX(c) => c.command_buffer,
-            GenericCmd::CmdSetDeviceMaskKHR(c) => c.command_buffer,
-            GenericCmd::CmdDispatchBaseKHR(c) => c.command_buffer,
             GenericCmd::CmdPushDescriptorSetKHR(c) => c.command_buffer,
             GenericCmd::CmdPushDescriptorSetWithTemplateKHR(c) => c.command_buffer,
             GenericCmd::CmdSetViewportWScalingNV(c) => c.command_buffer,
@@ -7319,24 +6679,9 @@ impl GenericCmd {
             GenericCmd::CmdSetPerformanceOverrideINTEL(c) => c.command_buffer,
             GenericCmd::CmdSetFragmentShadingRateKHR(c) => c.command_buffer,
             GenericCmd::CmdSetLineStippleEXT(c) => c.command_buffer,
-            GenericCmd::CmdSetCullModeEXT(c) => c.command_buffer,
-            GenericCmd::CmdSetFrontFaceEXT(c) => c.command_buffer,
-            GenericCmd::CmdSetViewportWithCountEXT(c) => c.command_buffer,
-            GenericCmd::CmdSetScissorWithCountEXT(c) => c.command_buffer,
-            GenericCmd::CmdBindVertexBuffers2EXT(c) => c.command_buffer,
-            GenericCmd::CmdSetDepthTestEnableEXT(c) => c.command_buffer,
-            GenericCmd::CmdSetDepthWriteEnableEXT(c) => c.command_buffer,
-            GenericCmd::CmdSetDepthCompareOpEXT(c) => c.command_buffer,
-            GenericCmd::CmdSetDepthBoundsTestEnableEXT(c) => c.command_buffer,
-            GenericCmd::CmdSetStencilTestEnableEXT(c) => c.command_buffer,
-            GenericCmd::CmdSetStencilOpEXT(c) => c.command_buffer,
             GenericCmd::CmdPreprocessGeneratedCommandsNV(c) => c.command_buffer,
             GenericCmd::CmdExecuteGeneratedCommandsNV(c) => c.command_buffer,
             GenericCmd::CmdBindPipelineShaderGroupNV(c) => c.command_buffer,
-            GenericCmd::CmdSetEvent2KHR(c) => c.command_buffer,
-            GenericCmd::CmdResetEvent2KHR(c) => c.command_buffer,
-            GenericCmd::CmdWaitEvents2KHR(c) => c.command_buffer,
-            GenericCmd::CmdPipelineBarrier2KHR(c) => c.command_buffer,
             GenericCmd::CmdWriteBufferMarker2AMD(c) => c.command_buffer,
             GenericCmd::CmdBindDescriptorBuffersEXT(c) => c.command_buffer,
             GenericCmd::CmdSetDescriptorBufferOffsetsEXT(c) => c.command_buffer,
@@ -7345,20 +6690,11 @@ impl GenericCmd {
             GenericCmd::CmdDrawMeshTasksEXT(c) => c.command_buffer,
             GenericCmd::CmdDrawMeshTasksIndirectEXT(c) => c.command_buffer,
             GenericCmd::CmdDrawMeshTasksIndirectCountEXT(c) => c.command_buffer,
-            GenericCmd::CmdCopyBuffer2KHR(c) => c.command_buffer,
-            GenericCmd::CmdCopyImage2KHR(c) => c.command_buffer,
-            GenericCmd::CmdCopyBufferToImage2KHR(c) => c.command_buffer,
-            GenericCmd::CmdCopyImageToBuffer2KHR(c) => c.command_buffer,
-            GenericCmd::CmdBlitImage2KHR(c) => c.command_buffer,
-            GenericCmd::CmdResolveImage2KHR(c) => c.command_buffer,
             GenericCmd::CmdSetVertexInputEXT(c) => c.command_buffer,
             GenericCmd::CmdSubpassShadingHUAWEI(c) => c.command_buffer,
             GenericCmd::CmdBindInvocationMaskHUAWEI(c) => c.command_buffer,
             GenericCmd::CmdSetPatchControlPointsEXT(c) => c.command_buffer,
-            GenericCmd::CmdSetRasterizerDiscardEnableEXT(c) => c.command_buffer,
-            GenericCmd::CmdSetDepthBiasEnableEXT(c) => c.command_buffer,
             GenericCmd::CmdSetLogicOpEXT(c) => c.command_buffer,
-            GenericCmd::CmdSetPrimitiveRestartEnableEXT(c) => c.command_buffer,
             GenericCmd::CmdSetColorWriteEnableEXT(c) => c.command_buffer,
             GenericCmd::CmdTraceRaysIndirect2KHR(c) => c.command_buffer,
             GenericCmd::CmdBuildMicromapsEXT(c) => c.command_buffer,
@@ -7407,7 +6743,8 @@ impl GenericCmd {
         }
     }
 
-    /// The Vulkan command's name.
+    /// The Vulkan command's name (an alias's command: `vkCmdPipelineBarrier2` for
+    /// `vkCmdPipelineBarrier2KHR`).
     pub fn name(&self) -> &'static str {
         match self {
             GenericCmd::CmdSetViewport(_) => "vkCmdSetViewport",
@@ -7470,8 +6807,6 @@ impl GenericCmd {
             GenericCmd::CmdBeginQueryIndexedEXT(_) => "vkCmdBeginQueryIndexedEXT",
             GenericCmd::CmdEndQueryIndexedEXT(_) => "vkCmdEndQueryIndexedEXT",
             GenericCmd::CmdCuLaunchKernelNVX(_) => "vkCmdCuLaunchKernelNVX",
-            GenericCmd::CmdSetDeviceMaskKHR(_) => "vkCmdSetDeviceMaskKHR",
-            GenericCmd::CmdDispatchBaseKHR(_) => "vkCmdDispatchBaseKHR",
             GenericCmd::CmdPushDescriptorSetKHR(_) => "vkCmdPushDescriptorSetKHR",
             GenericCmd::CmdPushDescriptorSetWithTemplateKHR(_) => "vkCmdPushDescriptorSetWithTemplateKHR",
             GenericCmd::CmdSetViewportWScalingNV(_) => "vkCmdSetViewportWScalingNV",
@@ -7507,24 +6842,9 @@ impl GenericCmd {
             GenericCmd::CmdSetPerformanceOverrideINTEL(_) => "vkCmdSetPerformanceOverrideINTEL",
             GenericCmd::CmdSetFragmentShadingRateKHR(_) => "vkCmdSetFragmentShadingRateKHR",
             GenericCmd::CmdSetLineStippleEXT(_) => "vkCmdSetLineStippleEXT",
-            GenericCmd::CmdSetCullModeEXT(_) => "vkCmdSetCullModeEXT",
-            GenericCmd::CmdSetFrontFaceEXT(_) => "vkCmdSetFrontFaceEXT",
-            GenericCmd::CmdSetViewportWithCountEXT(_) => "vkCmdSetViewportWithCountEXT",
-            GenericCmd::CmdSetScissorWithCountEXT(_) => "vkCmdSetScissorWithCountEXT",
-            GenericCmd::CmdBindVertexBuffers2EXT(_) => "vkCmdBindVertexBuffers2EXT",
-            GenericCmd::CmdSetDepthTestEnableEXT(_) => "vkCmdSetDepthTestEnableEXT",
-            GenericCmd::CmdSetDepthWriteEnableEXT(_) => "vkCmdSetDepthWriteEnableEXT",
-            GenericCmd::CmdSetDepthCompareOpEXT(_) => "vkCmdSetDepthCompareOpEXT",
-            GenericCmd::CmdSetDepthBoundsTestEnableEXT(_) => "vkCmdSetDepthBoundsTestEnableEXT",
-            GenericCmd::CmdSetStencilTestEnableEXT(_) => "vkCmdSetStencilTestEnableEXT",
-            GenericCmd::CmdSetStencilOpEXT(_) => "vkCmdSetStencilOpEXT",
             GenericCmd::CmdPreprocessGeneratedCommandsNV(_) => "vkCmdPreprocessGeneratedCommandsNV",
             GenericCmd::CmdExecuteGeneratedCommandsNV(_) => "vkCmdExecuteGeneratedCommandsNV",
             GenericCmd::CmdBindPipelineShaderGroupNV(_) => "vkCmdBindPipelineShaderGroupNV",
-            GenericCmd::CmdSetEvent2KHR(_) => "vkCmdSetEvent2KHR",
-            GenericCmd::CmdResetEvent2KHR(_) => "vkCmdResetEvent2KHR",
-            GenericCmd::CmdWaitEvents2KHR(_) => "vkCmdWaitEvents2KHR",
-            GenericCmd::CmdPipelineBarrier2KHR(_) => "vkCmdPipelineBarrier2KHR",
             GenericCmd::CmdWriteBufferMarker2AMD(_) => "vkCmdWriteBufferMarker2AMD",
             GenericCmd::CmdBindDescriptorBuffersEXT(_) => "vkCmdBindDescriptorBuffersEXT",
             GenericCmd::CmdSetDescriptorBufferOffsetsEXT(_) => "vkCmdSetDescriptorBufferOffsetsEXT",
@@ -7533,20 +6853,11 @@ impl GenericCmd {
             GenericCmd::CmdDrawMeshTasksEXT(_) => "vkCmdDrawMeshTasksEXT",
             GenericCmd::CmdDrawMeshTasksIndirectEXT(_) => "vkCmdDrawMeshTasksIndirectEXT",
             GenericCmd::CmdDrawMeshTasksIndirectCountEXT(_) => "vkCmdDrawMeshTasksIndirectCountEXT",
-            GenericCmd::CmdCopyBuffer2KHR(_) => "vkCmdCopyBuffer2KHR",
-            GenericCmd::CmdCopyImage2KHR(_) => "vkCmdCopyImage2KHR",
-            GenericCmd::CmdCopyBufferToImage2KHR(_) => "vkCmdCopyBufferToImage2KHR",
-            GenericCmd::CmdCopyImageToBuffer2KHR(_) => "vkCmdCopyImageToBuffer2KHR",
-            GenericCmd::CmdBlitImage2KHR(_) => "vkCmdBlitImage2KHR",
-            GenericCmd::CmdResolveImage2KHR(_) => "vkCmdResolveImage2KHR",
             GenericCmd::CmdSetVertexInputEXT(_) => "vkCmdSetVertexInputEXT",
             GenericCmd::CmdSubpassShadingHUAWEI(_) => "vkCmdSubpassShadingHUAWEI",
             GenericCmd::CmdBindInvocationMaskHUAWEI(_) => "vkCmdBindInvocationMaskHUAWEI",
             GenericCmd::CmdSetPatchControlPointsEXT(_) => "vkCmdSetPatchControlPointsEXT",
-            GenericCmd::CmdSetRasterizerDiscardEnableEXT(_) => "vkCmdSetRasterizerDiscardEnableEXT",
-            GenericCmd::CmdSetDepthBiasEnableEXT(_) => "vkCmdSetDepthBiasEnableEXT",
             GenericCmd::CmdSetLogicOpEXT(_) => "vkCmdSetLogicOpEXT",
-            GenericCmd::CmdSetPrimitiveRestartEnableEXT(_) => "vkCmdSetPrimitiveRestartEnableEXT",
             GenericCmd::CmdSetColorWriteEnableEXT(_) => "vkCmdSetColorWriteEnableEXT",
             GenericCmd::CmdTraceRaysIndirect2KHR(_) => "vkCmdTraceRaysIndirect2KHR",
             GenericCmd::CmdBuildMicromapsEXT(_) => "vkCmdBuildMicromapsEXT",
@@ -7602,188 +6913,188 @@ pub fn decode(call: &VulkanCall<'_>) -> Result<Option<GenericCmd>, DecodeError> 
     let params = params.as_slice();
     let command = call.command().unwrap_or_default();
     let decoded = match command {
-        "vkCmdSetViewport" => GenericCmd::CmdSetViewport(CmdSetViewport::decode(params)?),
-        "vkCmdSetScissor" => GenericCmd::CmdSetScissor(CmdSetScissor::decode(params)?),
-        "vkCmdSetLineWidth" => GenericCmd::CmdSetLineWidth(CmdSetLineWidth::decode(params)?),
-        "vkCmdSetDepthBias" => GenericCmd::CmdSetDepthBias(CmdSetDepthBias::decode(params)?),
-        "vkCmdSetBlendConstants" => GenericCmd::CmdSetBlendConstants(CmdSetBlendConstants::decode(params)?),
-        "vkCmdSetDepthBounds" => GenericCmd::CmdSetDepthBounds(CmdSetDepthBounds::decode(params)?),
-        "vkCmdSetStencilCompareMask" => GenericCmd::CmdSetStencilCompareMask(CmdSetStencilCompareMask::decode(params)?),
-        "vkCmdSetStencilWriteMask" => GenericCmd::CmdSetStencilWriteMask(CmdSetStencilWriteMask::decode(params)?),
-        "vkCmdSetStencilReference" => GenericCmd::CmdSetStencilReference(CmdSetStencilReference::decode(params)?),
-        "vkCmdDispatch" => GenericCmd::CmdDispatch(CmdDispatch::decode(params)?),
-        "vkCmdDispatchIndirect" => GenericCmd::CmdDispatchIndirect(CmdDispatchIndirect::decode(params)?),
-        "vkCmdCopyBuffer" => GenericCmd::CmdCopyBuffer(CmdCopyBuffer::decode(params)?),
-        "vkCmdCopyImage" => GenericCmd::CmdCopyImage(CmdCopyImage::decode(params)?),
+        "vkCmdBeginDebugUtilsLabelEXT" => GenericCmd::CmdBeginDebugUtilsLabelEXT(CmdBeginDebugUtilsLabelEXT::decode(params)?),
+        "vkCmdBeginQueryIndexedEXT" => GenericCmd::CmdBeginQueryIndexedEXT(CmdBeginQueryIndexedEXT::decode(params)?),
+        "vkCmdBeginTransformFeedbackEXT" => GenericCmd::CmdBeginTransformFeedbackEXT(CmdBeginTransformFeedbackEXT::decode(params)?),
+        "vkCmdBindDescriptorBufferEmbeddedSamplersEXT" => GenericCmd::CmdBindDescriptorBufferEmbeddedSamplersEXT(CmdBindDescriptorBufferEmbeddedSamplersEXT::decode(params)?),
+        "vkCmdBindDescriptorBuffersEXT" => GenericCmd::CmdBindDescriptorBuffersEXT(CmdBindDescriptorBuffersEXT::decode(params)?),
+        "vkCmdBindInvocationMaskHUAWEI" => GenericCmd::CmdBindInvocationMaskHUAWEI(CmdBindInvocationMaskHUAWEI::decode(params)?),
+        "vkCmdBindPipelineShaderGroupNV" => GenericCmd::CmdBindPipelineShaderGroupNV(CmdBindPipelineShaderGroupNV::decode(params)?),
+        "vkCmdBindShadingRateImageNV" => GenericCmd::CmdBindShadingRateImageNV(CmdBindShadingRateImageNV::decode(params)?),
+        "vkCmdBindTransformFeedbackBuffersEXT" => GenericCmd::CmdBindTransformFeedbackBuffersEXT(CmdBindTransformFeedbackBuffersEXT::decode(params)?),
+        "vkCmdBindVertexBuffers2" => GenericCmd::CmdBindVertexBuffers2(CmdBindVertexBuffers2::decode(params)?),
+        "vkCmdBindVertexBuffers2EXT" => GenericCmd::CmdBindVertexBuffers2(CmdBindVertexBuffers2::decode(params)?),
         "vkCmdBlitImage" => GenericCmd::CmdBlitImage(CmdBlitImage::decode(params)?),
-        "vkCmdCopyBufferToImage" => GenericCmd::CmdCopyBufferToImage(CmdCopyBufferToImage::decode(params)?),
-        "vkCmdCopyImageToBuffer" => GenericCmd::CmdCopyImageToBuffer(CmdCopyImageToBuffer::decode(params)?),
-        "vkCmdFillBuffer" => GenericCmd::CmdFillBuffer(CmdFillBuffer::decode(params)?),
+        "vkCmdBlitImage2" => GenericCmd::CmdBlitImage2(CmdBlitImage2::decode(params)?),
+        "vkCmdBlitImage2KHR" => GenericCmd::CmdBlitImage2(CmdBlitImage2::decode(params)?),
+        "vkCmdBuildAccelerationStructureNV" => GenericCmd::CmdBuildAccelerationStructureNV(CmdBuildAccelerationStructureNV::decode(params)?),
+        "vkCmdBuildAccelerationStructuresIndirectKHR" => GenericCmd::CmdBuildAccelerationStructuresIndirectKHR(CmdBuildAccelerationStructuresIndirectKHR::decode(params)?),
+        "vkCmdBuildAccelerationStructuresKHR" => GenericCmd::CmdBuildAccelerationStructuresKHR(CmdBuildAccelerationStructuresKHR::decode(params)?),
+        "vkCmdBuildMicromapsEXT" => GenericCmd::CmdBuildMicromapsEXT(CmdBuildMicromapsEXT::decode(params)?),
+        "vkCmdClearAttachments" => GenericCmd::CmdClearAttachments(CmdClearAttachments::decode(params)?),
         "vkCmdClearColorImage" => GenericCmd::CmdClearColorImage(CmdClearColorImage::decode(params)?),
         "vkCmdClearDepthStencilImage" => GenericCmd::CmdClearDepthStencilImage(CmdClearDepthStencilImage::decode(params)?),
-        "vkCmdClearAttachments" => GenericCmd::CmdClearAttachments(CmdClearAttachments::decode(params)?),
-        "vkCmdResolveImage" => GenericCmd::CmdResolveImage(CmdResolveImage::decode(params)?),
-        "vkCmdSetEvent" => GenericCmd::CmdSetEvent(CmdSetEvent::decode(params)?),
-        "vkCmdResetEvent" => GenericCmd::CmdResetEvent(CmdResetEvent::decode(params)?),
-        "vkCmdWaitEvents" => GenericCmd::CmdWaitEvents(CmdWaitEvents::decode(params)?),
-        "vkCmdPipelineBarrier" => GenericCmd::CmdPipelineBarrier(CmdPipelineBarrier::decode(params)?),
-        "vkCmdSetDeviceMask" => GenericCmd::CmdSetDeviceMask(CmdSetDeviceMask::decode(params)?),
-        "vkCmdDispatchBase" => GenericCmd::CmdDispatchBase(CmdDispatchBase::decode(params)?),
-        "vkCmdSetEvent2" => GenericCmd::CmdSetEvent2(CmdSetEvent2::decode(params)?),
-        "vkCmdResetEvent2" => GenericCmd::CmdResetEvent2(CmdResetEvent2::decode(params)?),
-        "vkCmdWaitEvents2" => GenericCmd::CmdWaitEvents2(CmdWaitEvents2::decode(params)?),
-        "vkCmdPipelineBarrier2" => GenericCmd::CmdPipelineBarrier2(CmdPipelineBarrier2::decode(params)?),
+        "vkCmdCopyAccelerationStructureKHR" => GenericCmd::CmdCopyAccelerationStructureKHR(CmdCopyAccelerationStructureKHR::decode(params)?),
+        "vkCmdCopyAccelerationStructureNV" => GenericCmd::CmdCopyAccelerationStructureNV(CmdCopyAccelerationStructureNV::decode(params)?),
+        "vkCmdCopyAccelerationStructureToMemoryKHR" => GenericCmd::CmdCopyAccelerationStructureToMemoryKHR(CmdCopyAccelerationStructureToMemoryKHR::decode(params)?),
+        "vkCmdCopyBuffer" => GenericCmd::CmdCopyBuffer(CmdCopyBuffer::decode(params)?),
         "vkCmdCopyBuffer2" => GenericCmd::CmdCopyBuffer2(CmdCopyBuffer2::decode(params)?),
-        "vkCmdCopyImage2" => GenericCmd::CmdCopyImage2(CmdCopyImage2::decode(params)?),
+        "vkCmdCopyBuffer2KHR" => GenericCmd::CmdCopyBuffer2(CmdCopyBuffer2::decode(params)?),
+        "vkCmdCopyBufferToImage" => GenericCmd::CmdCopyBufferToImage(CmdCopyBufferToImage::decode(params)?),
         "vkCmdCopyBufferToImage2" => GenericCmd::CmdCopyBufferToImage2(CmdCopyBufferToImage2::decode(params)?),
+        "vkCmdCopyBufferToImage2KHR" => GenericCmd::CmdCopyBufferToImage2(CmdCopyBufferToImage2::decode(params)?),
+        "vkCmdCopyImage" => GenericCmd::CmdCopyImage(CmdCopyImage::decode(params)?),
+        "vkCmdCopyImage2" => GenericCmd::CmdCopyImage2(CmdCopyImage2::decode(params)?),
+        "vkCmdCopyImage2KHR" => GenericCmd::CmdCopyImage2(CmdCopyImage2::decode(params)?),
+        "vkCmdCopyImageToBuffer" => GenericCmd::CmdCopyImageToBuffer(CmdCopyImageToBuffer::decode(params)?),
         "vkCmdCopyImageToBuffer2" => GenericCmd::CmdCopyImageToBuffer2(CmdCopyImageToBuffer2::decode(params)?),
-        "vkCmdBlitImage2" => GenericCmd::CmdBlitImage2(CmdBlitImage2::decode(params)?),
-        "vkCmdResolveImage2" => GenericCmd::CmdResolveImage2(CmdResolveImage2::decode(params)?),
-        "vkCmdSetCullMode" => GenericCmd::CmdSetCullMode(CmdSetCullMode::decode(params)?),
-        "vkCmdSetFrontFace" => GenericCmd::CmdSetFrontFace(CmdSetFrontFace::decode(params)?),
-        "vkCmdSetViewportWithCount" => GenericCmd::CmdSetViewportWithCount(CmdSetViewportWithCount::decode(params)?),
-        "vkCmdSetScissorWithCount" => GenericCmd::CmdSetScissorWithCount(CmdSetScissorWithCount::decode(params)?),
-        "vkCmdBindVertexBuffers2" => GenericCmd::CmdBindVertexBuffers2(CmdBindVertexBuffers2::decode(params)?),
-        "vkCmdSetDepthTestEnable" => GenericCmd::CmdSetDepthTestEnable(CmdSetDepthTestEnable::decode(params)?),
-        "vkCmdSetDepthWriteEnable" => GenericCmd::CmdSetDepthWriteEnable(CmdSetDepthWriteEnable::decode(params)?),
-        "vkCmdSetDepthCompareOp" => GenericCmd::CmdSetDepthCompareOp(CmdSetDepthCompareOp::decode(params)?),
-        "vkCmdSetDepthBoundsTestEnable" => GenericCmd::CmdSetDepthBoundsTestEnable(CmdSetDepthBoundsTestEnable::decode(params)?),
-        "vkCmdSetStencilTestEnable" => GenericCmd::CmdSetStencilTestEnable(CmdSetStencilTestEnable::decode(params)?),
-        "vkCmdSetStencilOp" => GenericCmd::CmdSetStencilOp(CmdSetStencilOp::decode(params)?),
-        "vkCmdSetRasterizerDiscardEnable" => GenericCmd::CmdSetRasterizerDiscardEnable(CmdSetRasterizerDiscardEnable::decode(params)?),
-        "vkCmdSetDepthBiasEnable" => GenericCmd::CmdSetDepthBiasEnable(CmdSetDepthBiasEnable::decode(params)?),
-        "vkCmdSetPrimitiveRestartEnable" => GenericCmd::CmdSetPrimitiveRestartEnable(CmdSetPrimitiveRestartEnable::decode(params)?),
+        "vkCmdCopyImageToBuffer2KHR" => GenericCmd::CmdCopyImageToBuffer2(CmdCopyImageToBuffer2::decode(params)?),
+        "vkCmdCopyMemoryIndirectNV" => GenericCmd::CmdCopyMemoryIndirectNV(CmdCopyMemoryIndirectNV::decode(params)?),
+        "vkCmdCopyMemoryToAccelerationStructureKHR" => GenericCmd::CmdCopyMemoryToAccelerationStructureKHR(CmdCopyMemoryToAccelerationStructureKHR::decode(params)?),
+        "vkCmdCopyMemoryToImageIndirectNV" => GenericCmd::CmdCopyMemoryToImageIndirectNV(CmdCopyMemoryToImageIndirectNV::decode(params)?),
+        "vkCmdCopyMemoryToMicromapEXT" => GenericCmd::CmdCopyMemoryToMicromapEXT(CmdCopyMemoryToMicromapEXT::decode(params)?),
+        "vkCmdCopyMicromapEXT" => GenericCmd::CmdCopyMicromapEXT(CmdCopyMicromapEXT::decode(params)?),
+        "vkCmdCopyMicromapToMemoryEXT" => GenericCmd::CmdCopyMicromapToMemoryEXT(CmdCopyMicromapToMemoryEXT::decode(params)?),
+        "vkCmdCuLaunchKernelNVX" => GenericCmd::CmdCuLaunchKernelNVX(CmdCuLaunchKernelNVX::decode(params)?),
         "vkCmdDebugMarkerBeginEXT" => GenericCmd::CmdDebugMarkerBeginEXT(CmdDebugMarkerBeginEXT::decode(params)?),
         "vkCmdDebugMarkerEndEXT" => GenericCmd::CmdDebugMarkerEndEXT(CmdDebugMarkerEndEXT::decode(params)?),
         "vkCmdDebugMarkerInsertEXT" => GenericCmd::CmdDebugMarkerInsertEXT(CmdDebugMarkerInsertEXT::decode(params)?),
-        "vkCmdBindTransformFeedbackBuffersEXT" => GenericCmd::CmdBindTransformFeedbackBuffersEXT(CmdBindTransformFeedbackBuffersEXT::decode(params)?),
-        "vkCmdBeginTransformFeedbackEXT" => GenericCmd::CmdBeginTransformFeedbackEXT(CmdBeginTransformFeedbackEXT::decode(params)?),
-        "vkCmdEndTransformFeedbackEXT" => GenericCmd::CmdEndTransformFeedbackEXT(CmdEndTransformFeedbackEXT::decode(params)?),
-        "vkCmdBeginQueryIndexedEXT" => GenericCmd::CmdBeginQueryIndexedEXT(CmdBeginQueryIndexedEXT::decode(params)?),
-        "vkCmdEndQueryIndexedEXT" => GenericCmd::CmdEndQueryIndexedEXT(CmdEndQueryIndexedEXT::decode(params)?),
-        "vkCmdCuLaunchKernelNVX" => GenericCmd::CmdCuLaunchKernelNVX(CmdCuLaunchKernelNVX::decode(params)?),
-        "vkCmdSetDeviceMaskKHR" => GenericCmd::CmdSetDeviceMaskKHR(CmdSetDeviceMaskKHR::decode(params)?),
-        "vkCmdDispatchBaseKHR" => GenericCmd::CmdDispatchBaseKHR(CmdDispatchBaseKHR::decode(params)?),
-        "vkCmdPushDescriptorSetKHR" => GenericCmd::CmdPushDescriptorSetKHR(CmdPushDescriptorSetKHR::decode(params)?),
-        "vkCmdPushDescriptorSetWithTemplateKHR" => GenericCmd::CmdPushDescriptorSetWithTemplateKHR(CmdPushDescriptorSetWithTemplateKHR::decode(params)?),
-        "vkCmdSetViewportWScalingNV" => GenericCmd::CmdSetViewportWScalingNV(CmdSetViewportWScalingNV::decode(params)?),
-        "vkCmdSetDiscardRectangleEXT" => GenericCmd::CmdSetDiscardRectangleEXT(CmdSetDiscardRectangleEXT::decode(params)?),
-        "vkCmdBeginDebugUtilsLabelEXT" => GenericCmd::CmdBeginDebugUtilsLabelEXT(CmdBeginDebugUtilsLabelEXT::decode(params)?),
-        "vkCmdEndDebugUtilsLabelEXT" => GenericCmd::CmdEndDebugUtilsLabelEXT(CmdEndDebugUtilsLabelEXT::decode(params)?),
-        "vkCmdInsertDebugUtilsLabelEXT" => GenericCmd::CmdInsertDebugUtilsLabelEXT(CmdInsertDebugUtilsLabelEXT::decode(params)?),
-        "vkCmdSetSampleLocationsEXT" => GenericCmd::CmdSetSampleLocationsEXT(CmdSetSampleLocationsEXT::decode(params)?),
-        "vkCmdBuildAccelerationStructuresKHR" => GenericCmd::CmdBuildAccelerationStructuresKHR(CmdBuildAccelerationStructuresKHR::decode(params)?),
-        "vkCmdBuildAccelerationStructuresIndirectKHR" => GenericCmd::CmdBuildAccelerationStructuresIndirectKHR(CmdBuildAccelerationStructuresIndirectKHR::decode(params)?),
-        "vkCmdCopyAccelerationStructureKHR" => GenericCmd::CmdCopyAccelerationStructureKHR(CmdCopyAccelerationStructureKHR::decode(params)?),
-        "vkCmdCopyAccelerationStructureToMemoryKHR" => GenericCmd::CmdCopyAccelerationStructureToMemoryKHR(CmdCopyAccelerationStructureToMemoryKHR::decode(params)?),
-        "vkCmdCopyMemoryToAccelerationStructureKHR" => GenericCmd::CmdCopyMemoryToAccelerationStructureKHR(CmdCopyMemoryToAccelerationStructureKHR::decode(params)?),
-        "vkCmdWriteAccelerationStructuresPropertiesKHR" => GenericCmd::CmdWriteAccelerationStructuresPropertiesKHR(CmdWriteAccelerationStructuresPropertiesKHR::decode(params)?),
-        "vkCmdTraceRaysKHR" => GenericCmd::CmdTraceRaysKHR(CmdTraceRaysKHR::decode(params)?),
-        "vkCmdTraceRaysIndirectKHR" => GenericCmd::CmdTraceRaysIndirectKHR(CmdTraceRaysIndirectKHR::decode(params)?),
-        "vkCmdSetRayTracingPipelineStackSizeKHR" => GenericCmd::CmdSetRayTracingPipelineStackSizeKHR(CmdSetRayTracingPipelineStackSizeKHR::decode(params)?),
-        "vkCmdBindShadingRateImageNV" => GenericCmd::CmdBindShadingRateImageNV(CmdBindShadingRateImageNV::decode(params)?),
-        "vkCmdSetViewportShadingRatePaletteNV" => GenericCmd::CmdSetViewportShadingRatePaletteNV(CmdSetViewportShadingRatePaletteNV::decode(params)?),
-        "vkCmdSetCoarseSampleOrderNV" => GenericCmd::CmdSetCoarseSampleOrderNV(CmdSetCoarseSampleOrderNV::decode(params)?),
-        "vkCmdBuildAccelerationStructureNV" => GenericCmd::CmdBuildAccelerationStructureNV(CmdBuildAccelerationStructureNV::decode(params)?),
-        "vkCmdCopyAccelerationStructureNV" => GenericCmd::CmdCopyAccelerationStructureNV(CmdCopyAccelerationStructureNV::decode(params)?),
-        "vkCmdTraceRaysNV" => GenericCmd::CmdTraceRaysNV(CmdTraceRaysNV::decode(params)?),
-        "vkCmdWriteAccelerationStructuresPropertiesNV" => GenericCmd::CmdWriteAccelerationStructuresPropertiesNV(CmdWriteAccelerationStructuresPropertiesNV::decode(params)?),
-        "vkCmdWriteBufferMarkerAMD" => GenericCmd::CmdWriteBufferMarkerAMD(CmdWriteBufferMarkerAMD::decode(params)?),
-        "vkCmdDrawMeshTasksNV" => GenericCmd::CmdDrawMeshTasksNV(CmdDrawMeshTasksNV::decode(params)?),
-        "vkCmdDrawMeshTasksIndirectNV" => GenericCmd::CmdDrawMeshTasksIndirectNV(CmdDrawMeshTasksIndirectNV::decode(params)?),
-        "vkCmdDrawMeshTasksIndirectCountNV" => GenericCmd::CmdDrawMeshTasksIndirectCountNV(CmdDrawMeshTasksIndirectCountNV::decode(params)?),
-        "vkCmdSetExclusiveScissorNV" => GenericCmd::CmdSetExclusiveScissorNV(CmdSetExclusiveScissorNV::decode(params)?),
-        "vkCmdSetCheckpointNV" => GenericCmd::CmdSetCheckpointNV(CmdSetCheckpointNV::decode(params)?),
-        "vkCmdSetPerformanceMarkerINTEL" => GenericCmd::CmdSetPerformanceMarkerINTEL(CmdSetPerformanceMarkerINTEL::decode(params)?),
-        "vkCmdSetPerformanceStreamMarkerINTEL" => GenericCmd::CmdSetPerformanceStreamMarkerINTEL(CmdSetPerformanceStreamMarkerINTEL::decode(params)?),
-        "vkCmdSetPerformanceOverrideINTEL" => GenericCmd::CmdSetPerformanceOverrideINTEL(CmdSetPerformanceOverrideINTEL::decode(params)?),
-        "vkCmdSetFragmentShadingRateKHR" => GenericCmd::CmdSetFragmentShadingRateKHR(CmdSetFragmentShadingRateKHR::decode(params)?),
-        "vkCmdSetLineStippleEXT" => GenericCmd::CmdSetLineStippleEXT(CmdSetLineStippleEXT::decode(params)?),
-        "vkCmdSetCullModeEXT" => GenericCmd::CmdSetCullModeEXT(CmdSetCullModeEXT::decode(params)?),
-        "vkCmdSetFrontFaceEXT" => GenericCmd::CmdSetFrontFaceEXT(CmdSetFrontFaceEXT::decode(params)?),
-        "vkCmdSetViewportWithCountEXT" => GenericCmd::CmdSetViewportWithCountEXT(CmdSetViewportWithCountEXT::decode(params)?),
-        "vkCmdSetScissorWithCountEXT" => GenericCmd::CmdSetScissorWithCountEXT(CmdSetScissorWithCountEXT::decode(params)?),
-        "vkCmdBindVertexBuffers2EXT" => GenericCmd::CmdBindVertexBuffers2EXT(CmdBindVertexBuffers2EXT::decode(params)?),
-        "vkCmdSetDepthTestEnableEXT" => GenericCmd::CmdSetDepthTestEnableEXT(CmdSetDepthTestEnableEXT::decode(params)?),
-        "vkCmdSetDepthWriteEnableEXT" => GenericCmd::CmdSetDepthWriteEnableEXT(CmdSetDepthWriteEnableEXT::decode(params)?),
-        "vkCmdSetDepthCompareOpEXT" => GenericCmd::CmdSetDepthCompareOpEXT(CmdSetDepthCompareOpEXT::decode(params)?),
-        "vkCmdSetDepthBoundsTestEnableEXT" => GenericCmd::CmdSetDepthBoundsTestEnableEXT(CmdSetDepthBoundsTestEnableEXT::decode(params)?),
-        "vkCmdSetStencilTestEnableEXT" => GenericCmd::CmdSetStencilTestEnableEXT(CmdSetStencilTestEnableEXT::decode(params)?),
-        "vkCmdSetStencilOpEXT" => GenericCmd::CmdSetStencilOpEXT(CmdSetStencilOpEXT::decode(params)?),
-        "vkCmdPreprocessGeneratedCommandsNV" => GenericCmd::CmdPreprocessGeneratedCommandsNV(CmdPreprocessGeneratedCommandsNV::decode(params)?),
-        "vkCmdExecuteGeneratedCommandsNV" => GenericCmd::CmdExecuteGeneratedCommandsNV(CmdExecuteGeneratedCommandsNV::decode(params)?),
-        "vkCmdBindPipelineShaderGroupNV" => GenericCmd::CmdBindPipelineShaderGroupNV(CmdBindPipelineShaderGroupNV::decode(params)?),
-        "vkCmdSetEvent2KHR" => GenericCmd::CmdSetEvent2KHR(CmdSetEvent2KHR::decode(params)?),
-        "vkCmdResetEvent2KHR" => GenericCmd::CmdResetEvent2KHR(CmdResetEvent2KHR::decode(params)?),
-        "vkCmdWaitEvents2KHR" => GenericCmd::CmdWaitEvents2KHR(CmdWaitEvents2KHR::decode(params)?),
-        "vkCmdPipelineBarrier2KHR" => GenericCmd::CmdPipelineBarrier2KHR(CmdPipelineBarrier2KHR::decode(params)?),
-        "vkCmdWriteBufferMarker2AMD" => GenericCmd::CmdWriteBufferMarker2AMD(CmdWriteBufferMarker2AMD::decode(params)?),
-        "vkCmdBindDescriptorBuffersEXT" => GenericCmd::CmdBindDescriptorBuffersEXT(CmdBindDescriptorBuffersEXT::decode(params)?),
-        "vkCmdSetDescriptorBufferOffsetsEXT" => GenericCmd::CmdSetDescriptorBufferOffsetsEXT(CmdSetDescriptorBufferOffsetsEXT::decode(params)?),
-        "vkCmdBindDescriptorBufferEmbeddedSamplersEXT" => GenericCmd::CmdBindDescriptorBufferEmbeddedSamplersEXT(CmdBindDescriptorBufferEmbeddedSamplersEXT::decode(params)?),
-        "vkCmdSetFragmentShadingRateEnumNV" => GenericCmd::CmdSetFragmentShadingRateEnumNV(CmdSetFragmentShadingRateEnumNV::decode(params)?),
-        "vkCmdDrawMeshTasksEXT" => GenericCmd::CmdDrawMeshTasksEXT(CmdDrawMeshTasksEXT::decode(params)?),
-        "vkCmdDrawMeshTasksIndirectEXT" => GenericCmd::CmdDrawMeshTasksIndirectEXT(CmdDrawMeshTasksIndirectEXT::decode(params)?),
-        "vkCmdDrawMeshTasksIndirectCountEXT" => GenericCmd::CmdDrawMeshTasksIndirectCountEXT(CmdDrawMeshTasksIndirectCountEXT::decode(params)?),
-        "vkCmdCopyBuffer2KHR" => GenericCmd::CmdCopyBuffer2KHR(CmdCopyBuffer2KHR::decode(params)?),
-        "vkCmdCopyImage2KHR" => GenericCmd::CmdCopyImage2KHR(CmdCopyImage2KHR::decode(params)?),
-        "vkCmdCopyBufferToImage2KHR" => GenericCmd::CmdCopyBufferToImage2KHR(CmdCopyBufferToImage2KHR::decode(params)?),
-        "vkCmdCopyImageToBuffer2KHR" => GenericCmd::CmdCopyImageToBuffer2KHR(CmdCopyImageToBuffer2KHR::decode(params)?),
-        "vkCmdBlitImage2KHR" => GenericCmd::CmdBlitImage2KHR(CmdBlitImage2KHR::decode(params)?),
-        "vkCmdResolveImage2KHR" => GenericCmd::CmdResolveImage2KHR(CmdResolveImage2KHR::decode(params)?),
-        "vkCmdSetVertexInputEXT" => GenericCmd::CmdSetVertexInputEXT(CmdSetVertexInputEXT::decode(params)?),
-        "vkCmdSubpassShadingHUAWEI" => GenericCmd::CmdSubpassShadingHUAWEI(CmdSubpassShadingHUAWEI::decode(params)?),
-        "vkCmdBindInvocationMaskHUAWEI" => GenericCmd::CmdBindInvocationMaskHUAWEI(CmdBindInvocationMaskHUAWEI::decode(params)?),
-        "vkCmdSetPatchControlPointsEXT" => GenericCmd::CmdSetPatchControlPointsEXT(CmdSetPatchControlPointsEXT::decode(params)?),
-        "vkCmdSetRasterizerDiscardEnableEXT" => GenericCmd::CmdSetRasterizerDiscardEnableEXT(CmdSetRasterizerDiscardEnableEXT::decode(params)?),
-        "vkCmdSetDepthBiasEnableEXT" => GenericCmd::CmdSetDepthBiasEnableEXT(CmdSetDepthBiasEnableEXT::decode(params)?),
-        "vkCmdSetLogicOpEXT" => GenericCmd::CmdSetLogicOpEXT(CmdSetLogicOpEXT::decode(params)?),
-        "vkCmdSetPrimitiveRestartEnableEXT" => GenericCmd::CmdSetPrimitiveRestartEnableEXT(CmdSetPrimitiveRestartEnableEXT::decode(params)?),
-        "vkCmdSetColorWriteEnableEXT" => GenericCmd::CmdSetColorWriteEnableEXT(CmdSetColorWriteEnableEXT::decode(params)?),
-        "vkCmdTraceRaysIndirect2KHR" => GenericCmd::CmdTraceRaysIndirect2KHR(CmdTraceRaysIndirect2KHR::decode(params)?),
-        "vkCmdBuildMicromapsEXT" => GenericCmd::CmdBuildMicromapsEXT(CmdBuildMicromapsEXT::decode(params)?),
-        "vkCmdCopyMicromapEXT" => GenericCmd::CmdCopyMicromapEXT(CmdCopyMicromapEXT::decode(params)?),
-        "vkCmdCopyMicromapToMemoryEXT" => GenericCmd::CmdCopyMicromapToMemoryEXT(CmdCopyMicromapToMemoryEXT::decode(params)?),
-        "vkCmdCopyMemoryToMicromapEXT" => GenericCmd::CmdCopyMemoryToMicromapEXT(CmdCopyMemoryToMicromapEXT::decode(params)?),
-        "vkCmdWriteMicromapsPropertiesEXT" => GenericCmd::CmdWriteMicromapsPropertiesEXT(CmdWriteMicromapsPropertiesEXT::decode(params)?),
+        "vkCmdDecompressMemoryIndirectCountNV" => GenericCmd::CmdDecompressMemoryIndirectCountNV(CmdDecompressMemoryIndirectCountNV::decode(params)?),
+        "vkCmdDecompressMemoryNV" => GenericCmd::CmdDecompressMemoryNV(CmdDecompressMemoryNV::decode(params)?),
+        "vkCmdDispatch" => GenericCmd::CmdDispatch(CmdDispatch::decode(params)?),
+        "vkCmdDispatchBase" => GenericCmd::CmdDispatchBase(CmdDispatchBase::decode(params)?),
+        "vkCmdDispatchBaseKHR" => GenericCmd::CmdDispatchBase(CmdDispatchBase::decode(params)?),
+        "vkCmdDispatchIndirect" => GenericCmd::CmdDispatchIndirect(CmdDispatchIndirect::decode(params)?),
         "vkCmdDrawClusterHUAWEI" => GenericCmd::CmdDrawClusterHUAWEI(CmdDrawClusterHUAWEI::decode(params)?),
         "vkCmdDrawClusterIndirectHUAWEI" => GenericCmd::CmdDrawClusterIndirectHUAWEI(CmdDrawClusterIndirectHUAWEI::decode(params)?),
-        "vkCmdCopyMemoryIndirectNV" => GenericCmd::CmdCopyMemoryIndirectNV(CmdCopyMemoryIndirectNV::decode(params)?),
-        "vkCmdCopyMemoryToImageIndirectNV" => GenericCmd::CmdCopyMemoryToImageIndirectNV(CmdCopyMemoryToImageIndirectNV::decode(params)?),
-        "vkCmdDecompressMemoryNV" => GenericCmd::CmdDecompressMemoryNV(CmdDecompressMemoryNV::decode(params)?),
-        "vkCmdDecompressMemoryIndirectCountNV" => GenericCmd::CmdDecompressMemoryIndirectCountNV(CmdDecompressMemoryIndirectCountNV::decode(params)?),
-        "vkCmdSetTessellationDomainOriginEXT" => GenericCmd::CmdSetTessellationDomainOriginEXT(CmdSetTessellationDomainOriginEXT::decode(params)?),
-        "vkCmdSetDepthClampEnableEXT" => GenericCmd::CmdSetDepthClampEnableEXT(CmdSetDepthClampEnableEXT::decode(params)?),
-        "vkCmdSetPolygonModeEXT" => GenericCmd::CmdSetPolygonModeEXT(CmdSetPolygonModeEXT::decode(params)?),
-        "vkCmdSetRasterizationSamplesEXT" => GenericCmd::CmdSetRasterizationSamplesEXT(CmdSetRasterizationSamplesEXT::decode(params)?),
-        "vkCmdSetSampleMaskEXT" => GenericCmd::CmdSetSampleMaskEXT(CmdSetSampleMaskEXT::decode(params)?),
+        "vkCmdDrawMeshTasksEXT" => GenericCmd::CmdDrawMeshTasksEXT(CmdDrawMeshTasksEXT::decode(params)?),
+        "vkCmdDrawMeshTasksIndirectCountEXT" => GenericCmd::CmdDrawMeshTasksIndirectCountEXT(CmdDrawMeshTasksIndirectCountEXT::decode(params)?),
+        "vkCmdDrawMeshTasksIndirectCountNV" => GenericCmd::CmdDrawMeshTasksIndirectCountNV(CmdDrawMeshTasksIndirectCountNV::decode(params)?),
+        "vkCmdDrawMeshTasksIndirectEXT" => GenericCmd::CmdDrawMeshTasksIndirectEXT(CmdDrawMeshTasksIndirectEXT::decode(params)?),
+        "vkCmdDrawMeshTasksIndirectNV" => GenericCmd::CmdDrawMeshTasksIndirectNV(CmdDrawMeshTasksIndirectNV::decode(params)?),
+        "vkCmdDrawMeshTasksNV" => GenericCmd::CmdDrawMeshTasksNV(CmdDrawMeshTasksNV::decode(params)?),
+        "vkCmdEndDebugUtilsLabelEXT" => GenericCmd::CmdEndDebugUtilsLabelEXT(CmdEndDebugUtilsLabelEXT::decode(params)?),
+        "vkCmdEndQueryIndexedEXT" => GenericCmd::CmdEndQueryIndexedEXT(CmdEndQueryIndexedEXT::decode(params)?),
+        "vkCmdEndTransformFeedbackEXT" => GenericCmd::CmdEndTransformFeedbackEXT(CmdEndTransformFeedbackEXT::decode(params)?),
+        "vkCmdExecuteGeneratedCommandsNV" => GenericCmd::CmdExecuteGeneratedCommandsNV(CmdExecuteGeneratedCommandsNV::decode(params)?),
+        "vkCmdFillBuffer" => GenericCmd::CmdFillBuffer(CmdFillBuffer::decode(params)?),
+        "vkCmdInsertDebugUtilsLabelEXT" => GenericCmd::CmdInsertDebugUtilsLabelEXT(CmdInsertDebugUtilsLabelEXT::decode(params)?),
+        "vkCmdOpticalFlowExecuteNV" => GenericCmd::CmdOpticalFlowExecuteNV(CmdOpticalFlowExecuteNV::decode(params)?),
+        "vkCmdPipelineBarrier" => GenericCmd::CmdPipelineBarrier(CmdPipelineBarrier::decode(params)?),
+        "vkCmdPipelineBarrier2" => GenericCmd::CmdPipelineBarrier2(CmdPipelineBarrier2::decode(params)?),
+        "vkCmdPipelineBarrier2KHR" => GenericCmd::CmdPipelineBarrier2(CmdPipelineBarrier2::decode(params)?),
+        "vkCmdPreprocessGeneratedCommandsNV" => GenericCmd::CmdPreprocessGeneratedCommandsNV(CmdPreprocessGeneratedCommandsNV::decode(params)?),
+        "vkCmdPushDescriptorSetKHR" => GenericCmd::CmdPushDescriptorSetKHR(CmdPushDescriptorSetKHR::decode(params)?),
+        "vkCmdPushDescriptorSetWithTemplateKHR" => GenericCmd::CmdPushDescriptorSetWithTemplateKHR(CmdPushDescriptorSetWithTemplateKHR::decode(params)?),
+        "vkCmdResetEvent" => GenericCmd::CmdResetEvent(CmdResetEvent::decode(params)?),
+        "vkCmdResetEvent2" => GenericCmd::CmdResetEvent2(CmdResetEvent2::decode(params)?),
+        "vkCmdResetEvent2KHR" => GenericCmd::CmdResetEvent2(CmdResetEvent2::decode(params)?),
+        "vkCmdResolveImage" => GenericCmd::CmdResolveImage(CmdResolveImage::decode(params)?),
+        "vkCmdResolveImage2" => GenericCmd::CmdResolveImage2(CmdResolveImage2::decode(params)?),
+        "vkCmdResolveImage2KHR" => GenericCmd::CmdResolveImage2(CmdResolveImage2::decode(params)?),
         "vkCmdSetAlphaToCoverageEnableEXT" => GenericCmd::CmdSetAlphaToCoverageEnableEXT(CmdSetAlphaToCoverageEnableEXT::decode(params)?),
         "vkCmdSetAlphaToOneEnableEXT" => GenericCmd::CmdSetAlphaToOneEnableEXT(CmdSetAlphaToOneEnableEXT::decode(params)?),
-        "vkCmdSetLogicOpEnableEXT" => GenericCmd::CmdSetLogicOpEnableEXT(CmdSetLogicOpEnableEXT::decode(params)?),
+        "vkCmdSetBlendConstants" => GenericCmd::CmdSetBlendConstants(CmdSetBlendConstants::decode(params)?),
+        "vkCmdSetCheckpointNV" => GenericCmd::CmdSetCheckpointNV(CmdSetCheckpointNV::decode(params)?),
+        "vkCmdSetCoarseSampleOrderNV" => GenericCmd::CmdSetCoarseSampleOrderNV(CmdSetCoarseSampleOrderNV::decode(params)?),
+        "vkCmdSetColorBlendAdvancedEXT" => GenericCmd::CmdSetColorBlendAdvancedEXT(CmdSetColorBlendAdvancedEXT::decode(params)?),
         "vkCmdSetColorBlendEnableEXT" => GenericCmd::CmdSetColorBlendEnableEXT(CmdSetColorBlendEnableEXT::decode(params)?),
         "vkCmdSetColorBlendEquationEXT" => GenericCmd::CmdSetColorBlendEquationEXT(CmdSetColorBlendEquationEXT::decode(params)?),
+        "vkCmdSetColorWriteEnableEXT" => GenericCmd::CmdSetColorWriteEnableEXT(CmdSetColorWriteEnableEXT::decode(params)?),
         "vkCmdSetColorWriteMaskEXT" => GenericCmd::CmdSetColorWriteMaskEXT(CmdSetColorWriteMaskEXT::decode(params)?),
-        "vkCmdSetRasterizationStreamEXT" => GenericCmd::CmdSetRasterizationStreamEXT(CmdSetRasterizationStreamEXT::decode(params)?),
         "vkCmdSetConservativeRasterizationModeEXT" => GenericCmd::CmdSetConservativeRasterizationModeEXT(CmdSetConservativeRasterizationModeEXT::decode(params)?),
-        "vkCmdSetExtraPrimitiveOverestimationSizeEXT" => GenericCmd::CmdSetExtraPrimitiveOverestimationSizeEXT(CmdSetExtraPrimitiveOverestimationSizeEXT::decode(params)?),
-        "vkCmdSetDepthClipEnableEXT" => GenericCmd::CmdSetDepthClipEnableEXT(CmdSetDepthClipEnableEXT::decode(params)?),
-        "vkCmdSetSampleLocationsEnableEXT" => GenericCmd::CmdSetSampleLocationsEnableEXT(CmdSetSampleLocationsEnableEXT::decode(params)?),
-        "vkCmdSetColorBlendAdvancedEXT" => GenericCmd::CmdSetColorBlendAdvancedEXT(CmdSetColorBlendAdvancedEXT::decode(params)?),
-        "vkCmdSetProvokingVertexModeEXT" => GenericCmd::CmdSetProvokingVertexModeEXT(CmdSetProvokingVertexModeEXT::decode(params)?),
-        "vkCmdSetLineRasterizationModeEXT" => GenericCmd::CmdSetLineRasterizationModeEXT(CmdSetLineRasterizationModeEXT::decode(params)?),
-        "vkCmdSetLineStippleEnableEXT" => GenericCmd::CmdSetLineStippleEnableEXT(CmdSetLineStippleEnableEXT::decode(params)?),
-        "vkCmdSetDepthClipNegativeOneToOneEXT" => GenericCmd::CmdSetDepthClipNegativeOneToOneEXT(CmdSetDepthClipNegativeOneToOneEXT::decode(params)?),
-        "vkCmdSetViewportWScalingEnableNV" => GenericCmd::CmdSetViewportWScalingEnableNV(CmdSetViewportWScalingEnableNV::decode(params)?),
-        "vkCmdSetViewportSwizzleNV" => GenericCmd::CmdSetViewportSwizzleNV(CmdSetViewportSwizzleNV::decode(params)?),
-        "vkCmdSetCoverageToColorEnableNV" => GenericCmd::CmdSetCoverageToColorEnableNV(CmdSetCoverageToColorEnableNV::decode(params)?),
-        "vkCmdSetCoverageToColorLocationNV" => GenericCmd::CmdSetCoverageToColorLocationNV(CmdSetCoverageToColorLocationNV::decode(params)?),
         "vkCmdSetCoverageModulationModeNV" => GenericCmd::CmdSetCoverageModulationModeNV(CmdSetCoverageModulationModeNV::decode(params)?),
         "vkCmdSetCoverageModulationTableEnableNV" => GenericCmd::CmdSetCoverageModulationTableEnableNV(CmdSetCoverageModulationTableEnableNV::decode(params)?),
         "vkCmdSetCoverageModulationTableNV" => GenericCmd::CmdSetCoverageModulationTableNV(CmdSetCoverageModulationTableNV::decode(params)?),
-        "vkCmdSetShadingRateImageEnableNV" => GenericCmd::CmdSetShadingRateImageEnableNV(CmdSetShadingRateImageEnableNV::decode(params)?),
-        "vkCmdSetRepresentativeFragmentTestEnableNV" => GenericCmd::CmdSetRepresentativeFragmentTestEnableNV(CmdSetRepresentativeFragmentTestEnableNV::decode(params)?),
         "vkCmdSetCoverageReductionModeNV" => GenericCmd::CmdSetCoverageReductionModeNV(CmdSetCoverageReductionModeNV::decode(params)?),
-        "vkCmdOpticalFlowExecuteNV" => GenericCmd::CmdOpticalFlowExecuteNV(CmdOpticalFlowExecuteNV::decode(params)?),
+        "vkCmdSetCoverageToColorEnableNV" => GenericCmd::CmdSetCoverageToColorEnableNV(CmdSetCoverageToColorEnableNV::decode(params)?),
+        "vkCmdSetCoverageToColorLocationNV" => GenericCmd::CmdSetCoverageToColorLocationNV(CmdSetCoverageToColorLocationNV::decode(params)?),
+        "vkCmdSetCullMode" => GenericCmd::CmdSetCullMode(CmdSetCullMode::decode(params)?),
+        "vkCmdSetCullModeEXT" => GenericCmd::CmdSetCullMode(CmdSetCullMode::decode(params)?),
+        "vkCmdSetDepthBias" => GenericCmd::CmdSetDepthBias(CmdSetDepthBias::decode(params)?),
+        "vkCmdSetDepthBiasEnable" => GenericCmd::CmdSetDepthBiasEnable(CmdSetDepthBiasEnable::decode(params)?),
+        "vkCmdSetDepthBiasEnableEXT" => GenericCmd::CmdSetDepthBiasEnable(CmdSetDepthBiasEnable::decode(params)?),
+        "vkCmdSetDepthBounds" => GenericCmd::CmdSetDepthBounds(CmdSetDepthBounds::decode(params)?),
+        "vkCmdSetDepthBoundsTestEnable" => GenericCmd::CmdSetDepthBoundsTestEnable(CmdSetDepthBoundsTestEnable::decode(params)?),
+        "vkCmdSetDepthBoundsTestEnableEXT" => GenericCmd::CmdSetDepthBoundsTestEnable(CmdSetDepthBoundsTestEnable::decode(params)?),
+        "vkCmdSetDepthClampEnableEXT" => GenericCmd::CmdSetDepthClampEnableEXT(CmdSetDepthClampEnableEXT::decode(params)?),
+        "vkCmdSetDepthClipEnableEXT" => GenericCmd::CmdSetDepthClipEnableEXT(CmdSetDepthClipEnableEXT::decode(params)?),
+        "vkCmdSetDepthClipNegativeOneToOneEXT" => GenericCmd::CmdSetDepthClipNegativeOneToOneEXT(CmdSetDepthClipNegativeOneToOneEXT::decode(params)?),
+        "vkCmdSetDepthCompareOp" => GenericCmd::CmdSetDepthCompareOp(CmdSetDepthCompareOp::decode(params)?),
+        "vkCmdSetDepthCompareOpEXT" => GenericCmd::CmdSetDepthCompareOp(CmdSetDepthCompareOp::decode(params)?),
+        "vkCmdSetDepthTestEnable" => GenericCmd::CmdSetDepthTestEnable(CmdSetDepthTestEnable::decode(params)?),
+        "vkCmdSetDepthTestEnableEXT" => GenericCmd::CmdSetDepthTestEnable(CmdSetDepthTestEnable::decode(params)?),
+        "vkCmdSetDepthWriteEnable" => GenericCmd::CmdSetDepthWriteEnable(CmdSetDepthWriteEnable::decode(params)?),
+        "vkCmdSetDepthWriteEnableEXT" => GenericCmd::CmdSetDepthWriteEnable(CmdSetDepthWriteEnable::decode(params)?),
+        "vkCmdSetDescriptorBufferOffsetsEXT" => GenericCmd::CmdSetDescriptorBufferOffsetsEXT(CmdSetDescriptorBufferOffsetsEXT::decode(params)?),
+        "vkCmdSetDeviceMask" => GenericCmd::CmdSetDeviceMask(CmdSetDeviceMask::decode(params)?),
+        "vkCmdSetDeviceMaskKHR" => GenericCmd::CmdSetDeviceMask(CmdSetDeviceMask::decode(params)?),
+        "vkCmdSetDiscardRectangleEXT" => GenericCmd::CmdSetDiscardRectangleEXT(CmdSetDiscardRectangleEXT::decode(params)?),
+        "vkCmdSetEvent" => GenericCmd::CmdSetEvent(CmdSetEvent::decode(params)?),
+        "vkCmdSetEvent2" => GenericCmd::CmdSetEvent2(CmdSetEvent2::decode(params)?),
+        "vkCmdSetEvent2KHR" => GenericCmd::CmdSetEvent2(CmdSetEvent2::decode(params)?),
+        "vkCmdSetExclusiveScissorNV" => GenericCmd::CmdSetExclusiveScissorNV(CmdSetExclusiveScissorNV::decode(params)?),
+        "vkCmdSetExtraPrimitiveOverestimationSizeEXT" => GenericCmd::CmdSetExtraPrimitiveOverestimationSizeEXT(CmdSetExtraPrimitiveOverestimationSizeEXT::decode(params)?),
+        "vkCmdSetFragmentShadingRateEnumNV" => GenericCmd::CmdSetFragmentShadingRateEnumNV(CmdSetFragmentShadingRateEnumNV::decode(params)?),
+        "vkCmdSetFragmentShadingRateKHR" => GenericCmd::CmdSetFragmentShadingRateKHR(CmdSetFragmentShadingRateKHR::decode(params)?),
+        "vkCmdSetFrontFace" => GenericCmd::CmdSetFrontFace(CmdSetFrontFace::decode(params)?),
+        "vkCmdSetFrontFaceEXT" => GenericCmd::CmdSetFrontFace(CmdSetFrontFace::decode(params)?),
+        "vkCmdSetLineRasterizationModeEXT" => GenericCmd::CmdSetLineRasterizationModeEXT(CmdSetLineRasterizationModeEXT::decode(params)?),
+        "vkCmdSetLineStippleEXT" => GenericCmd::CmdSetLineStippleEXT(CmdSetLineStippleEXT::decode(params)?),
+        "vkCmdSetLineStippleEnableEXT" => GenericCmd::CmdSetLineStippleEnableEXT(CmdSetLineStippleEnableEXT::decode(params)?),
+        "vkCmdSetLineWidth" => GenericCmd::CmdSetLineWidth(CmdSetLineWidth::decode(params)?),
+        "vkCmdSetLogicOpEXT" => GenericCmd::CmdSetLogicOpEXT(CmdSetLogicOpEXT::decode(params)?),
+        "vkCmdSetLogicOpEnableEXT" => GenericCmd::CmdSetLogicOpEnableEXT(CmdSetLogicOpEnableEXT::decode(params)?),
+        "vkCmdSetPatchControlPointsEXT" => GenericCmd::CmdSetPatchControlPointsEXT(CmdSetPatchControlPointsEXT::decode(params)?),
+        "vkCmdSetPerformanceMarkerINTEL" => GenericCmd::CmdSetPerformanceMarkerINTEL(CmdSetPerformanceMarkerINTEL::decode(params)?),
+        "vkCmdSetPerformanceOverrideINTEL" => GenericCmd::CmdSetPerformanceOverrideINTEL(CmdSetPerformanceOverrideINTEL::decode(params)?),
+        "vkCmdSetPerformanceStreamMarkerINTEL" => GenericCmd::CmdSetPerformanceStreamMarkerINTEL(CmdSetPerformanceStreamMarkerINTEL::decode(params)?),
+        "vkCmdSetPolygonModeEXT" => GenericCmd::CmdSetPolygonModeEXT(CmdSetPolygonModeEXT::decode(params)?),
+        "vkCmdSetPrimitiveRestartEnable" => GenericCmd::CmdSetPrimitiveRestartEnable(CmdSetPrimitiveRestartEnable::decode(params)?),
+        "vkCmdSetPrimitiveRestartEnableEXT" => GenericCmd::CmdSetPrimitiveRestartEnable(CmdSetPrimitiveRestartEnable::decode(params)?),
+        "vkCmdSetProvokingVertexModeEXT" => GenericCmd::CmdSetProvokingVertexModeEXT(CmdSetProvokingVertexModeEXT::decode(params)?),
+        "vkCmdSetRasterizationSamplesEXT" => GenericCmd::CmdSetRasterizationSamplesEXT(CmdSetRasterizationSamplesEXT::decode(params)?),
+        "vkCmdSetRasterizationStreamEXT" => GenericCmd::CmdSetRasterizationStreamEXT(CmdSetRasterizationStreamEXT::decode(params)?),
+        "vkCmdSetRasterizerDiscardEnable" => GenericCmd::CmdSetRasterizerDiscardEnable(CmdSetRasterizerDiscardEnable::decode(params)?),
+        "vkCmdSetRasterizerDiscardEnableEXT" => GenericCmd::CmdSetRasterizerDiscardEnable(CmdSetRasterizerDiscardEnable::decode(params)?),
+        "vkCmdSetRayTracingPipelineStackSizeKHR" => GenericCmd::CmdSetRayTracingPipelineStackSizeKHR(CmdSetRayTracingPipelineStackSizeKHR::decode(params)?),
+        "vkCmdSetRepresentativeFragmentTestEnableNV" => GenericCmd::CmdSetRepresentativeFragmentTestEnableNV(CmdSetRepresentativeFragmentTestEnableNV::decode(params)?),
+        "vkCmdSetSampleLocationsEXT" => GenericCmd::CmdSetSampleLocationsEXT(CmdSetSampleLocationsEXT::decode(params)?),
+        "vkCmdSetSampleLocationsEnableEXT" => GenericCmd::CmdSetSampleLocationsEnableEXT(CmdSetSampleLocationsEnableEXT::decode(params)?),
+        "vkCmdSetSampleMaskEXT" => GenericCmd::CmdSetSampleMaskEXT(CmdSetSampleMaskEXT::decode(params)?),
+        "vkCmdSetScissor" => GenericCmd::CmdSetScissor(CmdSetScissor::decode(params)?),
+        "vkCmdSetScissorWithCount" => GenericCmd::CmdSetScissorWithCount(CmdSetScissorWithCount::decode(params)?),
+        "vkCmdSetScissorWithCountEXT" => GenericCmd::CmdSetScissorWithCount(CmdSetScissorWithCount::decode(params)?),
+        "vkCmdSetShadingRateImageEnableNV" => GenericCmd::CmdSetShadingRateImageEnableNV(CmdSetShadingRateImageEnableNV::decode(params)?),
+        "vkCmdSetStencilCompareMask" => GenericCmd::CmdSetStencilCompareMask(CmdSetStencilCompareMask::decode(params)?),
+        "vkCmdSetStencilOp" => GenericCmd::CmdSetStencilOp(CmdSetStencilOp::decode(params)?),
+        "vkCmdSetStencilOpEXT" => GenericCmd::CmdSetStencilOp(CmdSetStencilOp::decode(params)?),
+        "vkCmdSetStencilReference" => GenericCmd::CmdSetStencilReference(CmdSetStencilReference::decode(params)?),
+        "vkCmdSetStencilTestEnable" => GenericCmd::CmdSetStencilTestEnable(CmdSetStencilTestEnable::decode(params)?),
+        "vkCmdSetStencilTestEnableEXT" => GenericCmd::CmdSetStencilTestEnable(CmdSetStencilTestEnable::decode(params)?),
+        "vkCmdSetStencilWriteMask" => GenericCmd::CmdSetStencilWriteMask(CmdSetStencilWriteMask::decode(params)?),
+        "vkCmdSetTessellationDomainOriginEXT" => GenericCmd::CmdSetTessellationDomainOriginEXT(CmdSetTessellationDomainOriginEXT::decode(params)?),
+        "vkCmdSetVertexInputEXT" => GenericCmd::CmdSetVertexInputEXT(CmdSetVertexInputEXT::decode(params)?),
+        "vkCmdSetViewport" => GenericCmd::CmdSetViewport(CmdSetViewport::decode(params)?),
+        "vkCmdSetViewportShadingRatePaletteNV" => GenericCmd::CmdSetViewportShadingRatePaletteNV(CmdSetViewportShadingRatePaletteNV::decode(params)?),
+        "vkCmdSetViewportSwizzleNV" => GenericCmd::CmdSetViewportSwizzleNV(CmdSetViewportSwizzleNV::decode(params)?),
+        "vkCmdSetViewportWScalingEnableNV" => GenericCmd::CmdSetViewportWScalingEnableNV(CmdSetViewportWScalingEnableNV::decode(params)?),
+        "vkCmdSetViewportWScalingNV" => GenericCmd::CmdSetViewportWScalingNV(CmdSetViewportWScalingNV::decode(params)?),
+        "vkCmdSetViewportWithCount" => GenericCmd::CmdSetViewportWithCount(CmdSetViewportWithCount::decode(params)?),
+        "vkCmdSetViewportWithCountEXT" => GenericCmd::CmdSetViewportWithCount(CmdSetViewportWithCount::decode(params)?),
+        "vkCmdSubpassShadingHUAWEI" => GenericCmd::CmdSubpassShadingHUAWEI(CmdSubpassShadingHUAWEI::decode(params)?),
+        "vkCmdTraceRaysIndirect2KHR" => GenericCmd::CmdTraceRaysIndirect2KHR(CmdTraceRaysIndirect2KHR::decode(params)?),
+        "vkCmdTraceRaysIndirectKHR" => GenericCmd::CmdTraceRaysIndirectKHR(CmdTraceRaysIndirectKHR::decode(params)?),
+        "vkCmdTraceRaysKHR" => GenericCmd::CmdTraceRaysKHR(CmdTraceRaysKHR::decode(params)?),
+        "vkCmdTraceRaysNV" => GenericCmd::CmdTraceRaysNV(CmdTraceRaysNV::decode(params)?),
+        "vkCmdWaitEvents" => GenericCmd::CmdWaitEvents(CmdWaitEvents::decode(params)?),
+        "vkCmdWaitEvents2" => GenericCmd::CmdWaitEvents2(CmdWaitEvents2::decode(params)?),
+        "vkCmdWaitEvents2KHR" => GenericCmd::CmdWaitEvents2(CmdWaitEvents2::decode(params)?),
+        "vkCmdWriteAccelerationStructuresPropertiesKHR" => GenericCmd::CmdWriteAccelerationStructuresPropertiesKHR(CmdWriteAccelerationStructuresPropertiesKHR::decode(params)?),
+        "vkCmdWriteAccelerationStructuresPropertiesNV" => GenericCmd::CmdWriteAccelerationStructuresPropertiesNV(CmdWriteAccelerationStructuresPropertiesNV::decode(params)?),
+        "vkCmdWriteBufferMarker2AMD" => GenericCmd::CmdWriteBufferMarker2AMD(CmdWriteBufferMarker2AMD::decode(params)?),
+        "vkCmdWriteBufferMarkerAMD" => GenericCmd::CmdWriteBufferMarkerAMD(CmdWriteBufferMarkerAMD::decode(params)?),
+        "vkCmdWriteMicromapsPropertiesEXT" => GenericCmd::CmdWriteMicromapsPropertiesEXT(CmdWriteMicromapsPropertiesEXT::decode(params)?),
         _ => return Ok(None),
     };
     Ok(Some(decoded))
