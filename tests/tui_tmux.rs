@@ -75,6 +75,18 @@ impl Tmux {
         self.tmux(&["capture-pane", "-p", "-t", "0"])
     }
 
+    /// Scrolls the focused pane down a line at a time until the screen shows `text`.
+    fn scroll_until(&self, text: &str) {
+        for _ in 0..80 {
+            if self.screen().contains(text) {
+                return;
+            }
+            self.keys(&["j"]);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.wait_for(text);
+    }
+
     /// Waits until the screen shows `text`, and returns the screen.
     fn wait_for(&self, text: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -151,12 +163,15 @@ fn tui_browses_filters_sorts_compares_and_quits_with_the_terminal_intact() {
         screen.contains(&format!("{} methods: ", row.methods())),
         "every method the row counts is in the stream:\n{screen}"
     );
-    // The state the draw flushed, one line per group, then the draw macro's call.
-    assert!(screen.contains("push  state: viewport ×"), "{screen}");
-    assert!(screen.contains("push  CALL_MME_MACRO("), "{screen}");
-    // The focus is on the stream: scroll down to the hardware draws the macro begins.
-    tmux.keys(&["j"; 16]);
-    tmux.wait_for("macro BEGIN");
+    // The focus is on the draw's pane: scrolling down, the state the draw flushed (a
+    // line per group), the draw macro's call, and the hardware draws it begins.
+    for line in [
+        "push  state: viewport ×",
+        "push  CALL_MME_MACRO(",
+        "macro BEGIN",
+    ] {
+        tmux.scroll_until(line);
+    }
     tmux.keys(&["Tab", "Tab", "Tab"]); // detail → histogram → frames → submits
     tmux.keys(&["Tab"]); // → draws
 

@@ -207,6 +207,8 @@ fn binding_a_pipeline_re_emits_only_what_it_keeps_static() {
             1_000_455_020,
             1_000_267_005,
             1_000_352_000,
+            1_000_455_012,
+            1_000_381_000,
         ]
         .to_vec();
         enc.state_mut().bind_pipeline(7, &all_but_blend_constants);
@@ -360,5 +362,50 @@ fn barriers_push_nvk_s_waits_and_invalidations() {
             dst_access: 0,
         }]);
         assert_eq!(r.dwords, 0, "{arch:?}");
+    }
+}
+
+#[test]
+fn write_masks_go_through_set_write_mask_on_both_generations() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut gpu = driver::gpu::Gpu::new(arch);
+        gpu.execute(device.init_push().unwrap().words()).unwrap();
+        let mut enc = settled(&device);
+        enc.set_color_attachments(2);
+        enc.state_mut().set_write_masks(0, &[0xf, 0x3]);
+        let r = enc.draw(3, 1, 0, 0);
+        // One call: increment-once header, the count and the mask.
+        let blend = StateGroup::ALL
+            .iter()
+            .position(|g| *g == StateGroup::Blend)
+            .unwrap();
+        assert_eq!(r.state.dwords[blend], 3, "{arch:?}");
+        gpu.state.method_log = Some(Vec::new());
+        gpu.execute(enc.finish().words()).unwrap();
+        let from_macro: Vec<(u16, u32)> = gpu
+            .state
+            .method_log
+            .take()
+            .unwrap()
+            .into_iter()
+            .filter(|m| {
+                m.from_macro
+                    && (m.mthd == class::SET_SINGLE_CT_WRITE_CONTROL
+                        || (class::SET_CT_WRITE..class::SET_CT_WRITE + 32).contains(&m.mthd))
+            })
+            .map(|m| (m.mthd, m.data))
+            .collect();
+        // R, G, B, A to bits 0, 4, 8, 12 per target; NVK's common-mask test (mask + 0xf
+        // against the first target's bits) never holds, so single-target control is 0.
+        assert_eq!(
+            from_macro,
+            vec![
+                (class::SET_CT_WRITE, 0x1111),
+                (class::SET_CT_WRITE + 4, 0x0011),
+                (class::SET_SINGLE_CT_WRITE_CONTROL, 0),
+            ],
+            "{arch:?}"
+        );
     }
 }

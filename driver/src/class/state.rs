@@ -148,6 +148,13 @@ pub const INVALIDATE_SHADER_CACHES_NO_WFI: u16 = 0x0da4;
 /// `0x1288 /* INVALIDATE_TEXTURE_DATA_CACHE_NO_WFI */`: lines 0 (ALL 0).
 pub const INVALIDATE_TEXTURE_DATA_CACHE_NO_WFI: u16 = 0x1288;
 
+/// `0x0f90 /* SET_SINGLE_CT_WRITE_CONTROL */`: 1 when every target takes target 0's
+/// write mask.
+pub const SET_SINGLE_CT_WRITE_CONTROL: u16 = 0x0f90;
+/// `0x1a00 /* SET_CT_WRITE(0) */`: target `i`'s write mask at `+ 4·i` (R 0, G 4, B 8,
+/// A 12).
+pub const SET_CT_WRITE: u16 = 0x1a00;
+
 /// `SET_VIEWPORT_SCALE_X(j)`.
 pub const fn set_viewport_scale_x(j: u16) -> u16 {
     SET_VIEWPORT_SCALE_X + 32 * j
@@ -286,7 +293,11 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
     }) {
         return Some(name);
     }
+    if let Some(name) = in_array(SET_CT_WRITE, 4, 8, &["SET_CT_WRITE(i)"]) {
+        return Some(name);
+    }
     Some(match mthd {
+        SET_SINGLE_CT_WRITE_CONTROL => "SET_SINGLE_CT_WRITE_CONTROL",
         SET_REFERENCE => "SET_REFERENCE",
         WAIT_FOR_IDLE => "WAIT_FOR_IDLE",
         INVALIDATE_SHADER_CACHES => "INVALIDATE_SHADER_CACHES",

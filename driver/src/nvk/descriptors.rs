@@ -18,9 +18,49 @@ use crate::push::SUBC_3D;
 pub struct DescriptorState {
     sets: [u64; root::MAX_SETS],
     set_dynamic_buffer_start: [u8; root::MAX_SETS],
+    /// Push descriptor sets changed since the last draw (NVK's `push_dirty`).
+    push_dirty: u32,
+    /// Where the next push set's data goes in the model's upload memory.
+    upload_next: u64,
 }
 
+/// The model's command-buffer upload memory, where push descriptor sets are copied
+/// (`nvk_cmd_buffer_upload_data`).
+const UPLOAD_BASE: u64 = 0x1_0002_0000;
+/// Bytes of a push descriptor set (`NVK_PUSH_DESCRIPTOR_SET_SIZE`).
+const PUSH_DESCRIPTOR_SET_SIZE: u64 = 32 * 16;
+
 impl CommandEncoder<'_> {
+    /// vkCmdPushDescriptorSet(WithTemplate) for graphics into `set`: the set becomes a
+    /// push set, written to the root table at the next draw. Mirrors
+    /// nvk_cmd_push_descriptors (the descriptors' contents go to a CPU copy NVK
+    /// uploads at the draw; the upload is a copy, not push-buffer work).
+    pub fn push_descriptor_set(&mut self, set: u32) -> Recorded {
+        let before = self.push.len();
+        if (set as usize) < root::MAX_SETS {
+            self.descriptors.push_dirty |= 1 << set;
+        }
+        self.recorded(before)
+    }
+
+    /// Writes each changed push set's uploaded address into the root table. Mirrors
+    /// nvk_cmd_buffer_flush_push_descriptors, the first step of nvk_cmd_flush_gfx_state.
+    pub(super) fn flush_push_descriptors(&mut self) {
+        let mut dirty = std::mem::take(&mut self.descriptors.push_dirty);
+        while dirty != 0 {
+            let set = dirty.trailing_zeros() as usize;
+            dirty &= dirty - 1;
+            if self.descriptors.upload_next == 0 {
+                self.descriptors.upload_next = UPLOAD_BASE;
+            }
+            let addr = self.descriptors.upload_next;
+            self.descriptors.upload_next += PUSH_DESCRIPTOR_SET_SIZE;
+            self.descriptors.sets[set] = addr;
+            let offset = root::DESCRIPTOR_SETS + 8 * set as u32;
+            self.flush_root(offset, &[addr as u32, (addr >> 32) as u32]);
+        }
+    }
+
     /// Writes `words` into the root table at byte `offset`. Mirrors
     /// nvk_cmd_flush_gfx_root_desc: one increment-once header, the offset, the words.
     fn flush_root(&mut self, offset: u32, words: &[u32]) {

@@ -5,7 +5,7 @@
 
 use super::descriptors::DescriptorState;
 use super::query::{QueryPool, QueryType};
-use super::state::{GraphicsState, StateCost};
+use super::state::{GraphicsState, StateCost, StateGroup};
 use super::{Device, Macro, Scratch};
 use crate::class::{
     self, Begin, InstanceId, PipelineLocation, PrimitiveOp, Report, ReportSemaphoreD,
@@ -170,10 +170,19 @@ impl<'d> CommandEncoder<'d> {
         self.color_attachments = count;
     }
 
-    /// Flushes the dirty graphics state before a draw (NVK's
-    /// nvk_cmd_flush_gfx_dynamic_state, called from nvk_cmd_flush_gfx_state).
+    /// Flushes what a draw needs before it (NVK's nvk_cmd_flush_gfx_state): the push
+    /// descriptor sets, then the dirty dynamic state. (Shaders and constant-buffer
+    /// rebinds, its last two steps, need compiled shaders: not modelled.)
     fn flush_gfx_state(&mut self) -> StateCost {
-        self.state.flush(&mut self.push, self.color_attachments)
+        let before = self.push.len();
+        self.flush_push_descriptors();
+        let mut cost = StateCost::default();
+        cost.add_words(StateGroup::Descriptors, &self.push.words()[before..]);
+        let flushed = self.state.flush(&mut self.push, self.color_attachments);
+        for (i, group) in StateGroup::ALL.iter().enumerate() {
+            cost.add_group(*group, flushed.methods[i], flushed.dwords[i]);
+        }
+        cost
     }
 
     pub(super) fn recorded(&self, before: usize) -> Recorded {

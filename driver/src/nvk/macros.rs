@@ -30,11 +30,13 @@ pub enum Macro {
     SetVbEnables = 12,
     /// One vertex stream's stride (NVK's `SET_VB_STRIDE`).
     SetVbStride = 13,
+    /// The colour targets' write masks (NVK's `SET_WRITE_MASK`).
+    SetWriteMask = 14,
 }
 
 impl Macro {
     /// Every macro, in id order.
-    pub const ALL: [Macro; 12] = [
+    pub const ALL: [Macro; 13] = [
         Macro::Draw,
         Macro::DrawIndexed,
         Macro::DrawIndirect,
@@ -47,6 +49,7 @@ impl Macro {
         Macro::BindVb,
         Macro::SetVbEnables,
         Macro::SetVbStride,
+        Macro::SetWriteMask,
     ];
 
     /// Whether the macro exists for `arch` (pre-Turing MMEs cannot read memory).
@@ -81,6 +84,7 @@ impl Macro {
             Macro::BindVb => super::bind::bind_vb(&mut b),
             Macro::SetVbEnables => super::bind::set_vb_enables(&mut b),
             Macro::SetVbStride => super::bind::set_vb_stride(&mut b),
+            Macro::SetWriteMask => super::state::set_write_mask(&mut b),
         }
         b.finish()
     }
@@ -100,6 +104,7 @@ impl Macro {
             Macro::BindVb => "bind_vb",
             Macro::SetVbEnables => "set_vb_enables",
             Macro::SetVbStride => "set_vb_stride",
+            Macro::SetWriteMask => "set_write_mask",
         }
     }
 }

@@ -1,10 +1,12 @@
 //! Commands recorded generically, executed on the driver model, one file per command
 //! group as NVK splits its sources: `render_state` (the `vkCmdSet*` dynamic state,
-//! `nvk_cmd_draw.c`'s setters), `sync` (barriers, `nvk_cmd_buffer.c`).
+//! `nvk_cmd_draw.c`'s setters), `sync` (barriers, `nvk_cmd_buffer.c`), `descriptors`
+//! (push descriptors).
 //!
 //! Whether a command is executed is decided when it is recorded ([`is_modelled`]), so
 //! the replay counts what it skips once; [`execute`] applies it at submit.
 
+mod descriptors;
 mod render_state;
 mod sync;
 
@@ -14,10 +16,10 @@ use crate::generic::GenericCmd;
 
 /// Executes `cmd` on `enc` (a command [`is_modelled`] said yes to).
 pub fn execute(enc: &mut CommandEncoder<'_>, cmd: &GenericCmd) {
-    let _ = render_state::apply(enc, cmd) || sync::apply(enc, cmd);
+    let _ = render_state::apply(enc, cmd) || sync::apply(enc, cmd) || descriptors::apply(enc, cmd);
 }
 
 /// Whether the model executes commands of `cmd`'s kind.
 pub fn is_modelled(cmd: &GenericCmd) -> bool {
-    render_state::handles(cmd) || sync::handles(cmd)
+    render_state::handles(cmd) || sync::handles(cmd) || descriptors::handles(cmd)
 }

@@ -200,6 +200,12 @@ fn set(enc: &mut Option<&mut CommandEncoder<'_>>, cmd: &GenericCmd) -> bool {
                 })
                 .collect::<Vec<_>>()
         )),
+        C::CmdSetColorWriteMaskEXT(c) => {
+            on!(s => s.set_write_masks(c.first_attachment, &c.color_write_masks))
+        }
+        C::CmdSetColorWriteEnableEXT(c) => on!(s => s.set_color_write_enables(
+            &c.color_write_enables.iter().map(|e| *e != 0).collect::<Vec<_>>()
+        )),
         // NVK sets the sample layout from this only when the render pass has no
         // attachments (nvk_flush_ms_state); with attachments it emits nothing.
         C::CmdSetRasterizationSamplesEXT(_) => true,

@@ -2,6 +2,8 @@
 
 use super::{fui, Dirty, DynamicState, StateBit, MAX_RTS};
 use crate::class;
+use crate::mme::{AluOp, Builder, Cmp, Value};
+use crate::nvk::Macro;
 use crate::push::{PushBuffer, SUBC_3D};
 
 /// `VkBlendOp` (the core five) as the 3D class's OGL blend operation.
@@ -24,8 +26,8 @@ fn blend_factor(factor: u32) -> u32 {
     FACTORS.get(factor as usize).copied().unwrap_or(0x4000)
 }
 
-/// Mirrors nvk_flush_cb_state for `attachments` colour attachments (the write masks'
-/// `SET_WRITE_MASK` macro and the attachment location map are not modelled yet).
+/// Mirrors nvk_flush_cb_state for `attachments` colour attachments (the attachment
+/// location map, `SET_CT_SELECT`, is not modelled yet).
 pub(super) fn flush_cb_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState, attachments: u32) {
     let attachments = (attachments as usize).min(MAX_RTS);
     if d.has(StateBit::CbLogicOpEnable) {
@@ -60,8 +62,54 @@ pub(super) fn flush_cb_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState, att
             );
         }
     }
+    if d.any(&[StateBit::CbWriteMasks, StateBit::CbColorWriteEnables]) {
+        // Each attachment's four bits: enabled, its own mask, present in the render
+        // pass (every one of `attachments`), mapped to a location (the identity map).
+        let mut mask = 0u32;
+        for a in 0..attachments {
+            if s.color_write_enables & (1 << a) != 0 {
+                mask |= (s.write_masks[a] & 0xf) << (4 * a);
+            }
+        }
+        p.inc_once(
+            SUBC_3D,
+            class::call_mme_macro(Macro::SetWriteMask.id()),
+            &[attachments as u32, mask],
+        );
+    }
     if d.has(StateBit::CbBlendConstants) {
         let c = s.blend_constants.map(fui);
         p.inc(SUBC_3D, class::SET_BLEND_CONST_RED, &c);
+    }
+}
+
+/// The `SET_WRITE_MASK` macro: `count, mask` (four bits per attachment). Writes each
+/// attachment's `SET_CT_WRITE` with its four bits spread to bits 0, 4, 8 and 12, then
+/// `SET_SINGLE_CT_WRITE_CONTROL`. Mirrors nvk_mme_set_write_mask, including its test
+/// for a common mask (`mask + 0xf` against the first attachment's bits).
+pub(crate) fn set_write_mask(b: &mut Builder) {
+    let count = b.load();
+    let mask = b.load();
+    let common = b.mov(Value::Imm(1));
+    let first = b.and(mask, Value::Imm(0xf));
+    let i = b.mov(Value::Zero);
+    b.while_(Cmp::Ne, i, count, |b| {
+        let val = b.merge(Value::Zero, mask, 0, 1, 0);
+        b.merge_to(val, val, mask, 4, 1, 1);
+        b.merge_to(val, val, mask, 8, 1, 2);
+        b.merge_to(val, val, mask, 12, 1, 3);
+        b.mthd_arr(class::SET_CT_WRITE, i);
+        b.emit(val);
+        b.free_reg(val);
+        let temp = b.add(mask, Value::Imm(0xf));
+        b.if_(Cmp::Ne, first, temp, |b| b.mov_to(common, Value::Zero));
+        b.free_reg(temp);
+        b.alu_to(AluOp::Srl, mask, mask, Value::Imm(4));
+        b.add_to(i, i, Value::Imm(1));
+    });
+    b.mthd(class::SET_SINGLE_CT_WRITE_CONTROL);
+    b.emit(common);
+    for v in [count, mask, common, first, i] {
+        b.free_reg(v);
     }
 }

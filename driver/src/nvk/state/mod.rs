@@ -21,6 +21,8 @@ mod vp;
 
 use crate::push::{self, PushBuffer};
 
+pub(crate) use cb::set_write_mask;
+
 /// The most viewports and scissors NVK exposes (`NVK_MAX_VIEWPORTS`).
 pub const MAX_VIEWPORTS: usize = 16;
 /// The most colour attachments (`NVK_MAX_RTS`).
@@ -73,12 +75,14 @@ pub enum StateBit {
     CbLogicOp,
     CbBlendEnables,
     CbBlendEquations,
+    CbWriteMasks,
+    CbColorWriteEnables,
     CbBlendConstants,
 }
 
 impl StateBit {
     /// Every bit.
-    pub const ALL: [StateBit; 43] = [
+    pub const ALL: [StateBit; 45] = [
         StateBit::ViBindingsValid,
         StateBit::Vi,
         StateBit::ViBindingStrides,
@@ -121,6 +125,8 @@ impl StateBit {
         StateBit::CbLogicOp,
         StateBit::CbBlendEnables,
         StateBit::CbBlendEquations,
+        StateBit::CbWriteMasks,
+        StateBit::CbColorWriteEnables,
         StateBit::CbBlendConstants,
     ];
 
@@ -169,6 +175,8 @@ impl StateBit {
             1_000_455_009 => &[CbLogicOpEnable],
             1_000_455_010 => &[CbBlendEnables],
             1_000_455_011 => &[CbBlendEquations],
+            1_000_455_012 => &[CbWriteMasks],
+            1_000_381_000 => &[CbColorWriteEnables],
             1_000_455_013 => &[RsRasterizationStream],
             1_000_455_016 => &[RsDepthClipEnable],
             1_000_455_018 => &[RsLineMode],
@@ -347,6 +355,10 @@ pub struct DynamicState {
     pub logic_op: u32,
     pub blend_enables: [bool; MAX_RTS],
     pub blend_equations: [BlendEquation; MAX_RTS],
+    /// Each attachment's `VkColorComponentFlags`.
+    pub write_masks: [u32; MAX_RTS],
+    /// A bit per attachment whose writes are enabled.
+    pub color_write_enables: u32,
     pub blend_constants: [f32; 4],
 }
 
@@ -391,6 +403,8 @@ impl Default for DynamicState {
             logic_op: 0,
             blend_enables: [false; MAX_RTS],
             blend_equations: [BlendEquation::default(); MAX_RTS],
+            write_masks: [0xf; MAX_RTS],
+            color_write_enables: 0xff,
             blend_constants: [0.0; 4],
         }
     }
@@ -459,7 +473,8 @@ impl StateCost {
         self.methods.iter().sum()
     }
 
-    fn add(&mut self, group: StateGroup, words: &[u32]) {
+    /// Adds the methods and dwords of `words` to `group`.
+    pub fn add_words(&mut self, group: StateGroup, words: &[u32]) {
         let methods = push::parse(words).filter(Result::is_ok).count() as u32;
         self.add_group(group, methods, words.len() as u32);
     }
@@ -1011,6 +1026,37 @@ impl GraphicsState {
         );
     }
 
+    /// vkCmdSetColorWriteMaskEXT: `masks` from attachment `first`.
+    pub fn set_write_masks(&mut self, first: u32, masks: &[u32]) {
+        let mut all = self.dynamic.write_masks;
+        for (i, m) in masks.iter().enumerate() {
+            if let Some(slot) = all.get_mut(first as usize + i) {
+                *slot = *m & 0xf;
+            }
+        }
+        set(
+            &mut self.dirty,
+            StateBit::CbWriteMasks,
+            &mut self.dynamic.write_masks,
+            all,
+        );
+    }
+
+    /// vkCmdSetColorWriteEnableEXT: one flag per attachment from the first.
+    pub fn set_color_write_enables(&mut self, enables: &[bool]) {
+        let bits = enables
+            .iter()
+            .take(MAX_RTS)
+            .enumerate()
+            .fold(0, |m, (i, e)| m | (u32::from(*e) << i));
+        set(
+            &mut self.dirty,
+            StateBit::CbColorWriteEnables,
+            &mut self.dynamic.color_write_enables,
+            bits,
+        );
+    }
+
     /// vkCmdSetBlendConstants.
     pub fn set_blend_constants(&mut self, constants: [f32; 4]) {
         set(
@@ -1039,7 +1085,7 @@ impl GraphicsState {
         let mut group = |group: StateGroup, p: &mut PushBuffer, f: &dyn Fn(&mut PushBuffer)| {
             let before = p.len();
             f(p);
-            cost.add(group, &p.words()[before..]);
+            cost.add_words(group, &p.words()[before..]);
         };
         group(StateGroup::VertexInput, p, &|p| {
             vi::flush_vi_state(p, d, dyn_);
