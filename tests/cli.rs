@@ -599,3 +599,48 @@ fn compare_judges_counts_exactly_and_calls_timings_of_one_repetition_inconclusiv
     assert_eq!(worse.status.code(), Some(1), "{}", stdout(&worse));
     assert!(stdout(&worse).contains("REGRESSED"), "{}", stdout(&worse));
 }
+
+#[test]
+fn report_by_state_group_splits_the_draws_cost_and_names_older_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("mv.msr").display().to_string();
+    let run = macroscope(&["replay", CAPTURED_SCENE, "-o", &results]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let report = stdout(&macroscope(&["report", &results, "--by", "state-group"]));
+    let rows = section_rows(&report, "group ");
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "vertex-input",
+            "viewport",
+            "rasterizer",
+            "depth-stencil",
+            "blend",
+            "descriptors",
+            "draw"
+        ],
+        "{report}"
+    );
+    // The multiview scene binds descriptor sets and pushes constants before its draws.
+    let descriptors = rows.iter().find(|r| r.starts_with("descriptors")).unwrap();
+    let dwords: u64 = descriptors
+        .split_whitespace()
+        .nth(3)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(dwords > 0, "{report}");
+}
+
+/// The lines after the header starting with `header`, up to the first blank one.
+fn section_rows<'t>(text: &'t str, header: &str) -> Vec<&'t str> {
+    text.lines()
+        .skip_while(|l| !l.starts_with(header))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .collect()
+}

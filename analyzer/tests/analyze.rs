@@ -223,3 +223,17 @@ fn timings_are_judged_only_with_enough_repetitions_and_counts_by_default() {
     let c = compare(&one, &more, &[], Thresholds::default()).unwrap();
     assert_eq!(c.verdict(), Verdict::Regressed, "{c:?}");
 }
+
+#[test]
+fn results_without_state_costs_read_as_made_by_an_older_version() {
+    let dir = tempfile::tempdir().unwrap();
+    // Written without draw states, as files from before they existed.
+    let path = results(dir.path(), "old.msr", 100, 1, 1.0);
+    let report = Report::build(&path, GroupBy::StateGroup, 0, Metric::MmeInstructions).unwrap();
+    assert!(!report.has_state);
+    assert_eq!(report.draws, 100);
+    // Every dword is the draw macro's.
+    let macro_row = report.state_groups.last().unwrap();
+    assert_eq!(macro_row.dwords, 100 * 7);
+    assert!(report.state_groups[..6].iter().all(|g| g.dwords == 0));
+}

@@ -123,3 +123,67 @@ fn nvidia_storm_sample_replays_ten_thousand_draws_a_frame() {
         assert_eq!(draws.iter().filter(|d| d.frame() == frame).count(), 10_000);
     }
 }
+
+/// The storm sample's draws with what their flush and binds cost, by group.
+fn storm_states(arch: Arch) -> Vec<(DrawRow, [(u32, u32); 6])> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.msr");
+    let options = ReplayOptions {
+        arch,
+        frames: None,
+        repeat: 1,
+        read: ReadOptions::default(),
+    };
+    replay(&sample("storm"), &out, &options, &mut |_, _| {}).unwrap();
+    let mut rows = Vec::new();
+    for chunk in ResultsReader::open(&out).unwrap() {
+        let chunk = chunk.unwrap();
+        for (i, row) in chunk.draws().enumerate() {
+            let state = trace_format::results::state_group_costs(&chunk.draw_state(i));
+            rows.push((*row, state));
+        }
+    }
+    rows
+}
+
+#[test]
+fn storm_draws_carry_their_descriptor_binds_and_an_unchanged_state_costs_nothing() {
+    let descriptors = trace_format::results::STATE_GROUPS
+        .iter()
+        .position(|g| *g == "descriptors")
+        .unwrap();
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let rows = storm_states(arch);
+        assert_eq!(rows.len(), 30_000);
+        // Every storm draw follows a push-constant update and a descriptor set bind:
+        // their root-table writes are the draw's `descriptors` share.
+        for (row, state) in &rows {
+            assert!(state[descriptors].1 > 0, "{arch:?}: {state:?}");
+            let flushed: u32 = state.iter().map(|(_, d)| d).sum();
+            assert!(
+                row.pushbuf_dwords() > flushed,
+                "the draw macro's call comes on top"
+            );
+        }
+        // The first draw of a command buffer flushes the whole dynamic state; the
+        // others, with nothing changed, flush nothing but what their binds wrote.
+        let per_frame = 10_000;
+        for (i, (_, state)) in rows.iter().enumerate() {
+            let dynamic: u32 = state
+                .iter()
+                .enumerate()
+                .filter(|(g, _)| *g != descriptors)
+                .map(|(_, (_, d))| d)
+                .sum();
+            if i % per_frame == 0 {
+                assert!(dynamic > 0, "{arch:?} draw {i}");
+            } else {
+                assert_eq!(dynamic, 0, "{arch:?} draw {i}: {state:?}");
+            }
+        }
+        // Without the binds, a draw is the draw macro's 7 dwords, as before.
+        let (row, state) = rows[1];
+        let binds: u32 = state.iter().map(|(_, d)| d).sum();
+        assert_eq!(row.pushbuf_dwords() - binds, 7, "{arch:?}");
+    }
+}
