@@ -372,3 +372,21 @@ fn push_constants_land_in_the_root_table() {
         .collect();
     assert_eq!(got, vec![0x11, 0x22, 0x33]);
 }
+
+#[test]
+fn a_macro_that_fails_is_named_as_nvk_names_it() {
+    // A draw macro run out of parameters stops; the error names `draw`, not its id.
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let device = Device::for_arch(arch);
+        let mut gpu = gpu(&device);
+        let mut p = driver::push::PushBuffer::new();
+        p.inc_once(
+            driver::push::SUBC_3D,
+            driver::class::call_mme_macro(driver::nvk::Macro::Draw.id()),
+            &[0],
+        );
+        let err = gpu.execute(p.words()).unwrap_err().to_string();
+        assert!(err.contains("`draw`"), "{arch:?}: {err}");
+        assert_eq!(driver::gpu::macro_name(250), "macro 250");
+    }
+}

@@ -112,7 +112,7 @@ pub enum GpuError {
     #[error(transparent)]
     Macro(#[from] RunError),
     /// A macro was called that was never loaded, or its words do not decode.
-    #[error("macro {id}: {problem}")]
+    #[error("macro {}: {problem}", macro_name(*id))]
     BadMacro {
         /// The macro id.
         id: u16,
@@ -125,6 +125,15 @@ impl From<ParseError> for GpuError {
     fn from(e: ParseError) -> Self {
         GpuError::Push(e)
     }
+}
+
+/// A macro's name for people: NVK's (`draw`) where the id is one of the model's
+/// macros, its number otherwise.
+pub fn macro_name(id: u16) -> String {
+    crate::nvk::Macro::ALL
+        .iter()
+        .find(|m| m.id() == id)
+        .map_or_else(|| format!("macro {id}"), |m| m.name().to_string())
 }
 
 enum Executable {
@@ -186,7 +195,7 @@ impl MacroStore {
                 .min()
                 .unwrap_or(self.ram.len());
             let words = self.ram.get(start..end.max(start)).unwrap_or(&[]);
-            let name = format!("macro {id}");
+            let name = macro_name(id);
             let exe = match self.arch {
                 Arch::Turing => Executable::Turing(
                     tu104::Sim::new(&name, &words[..words.len() / 3 * 3])
