@@ -267,3 +267,27 @@ fn vertex_input_flushes_enables_attributes_and_strides_before_the_draw() {
         assert_eq!(enc.draw(3, 1, 0, 0).state.dwords[0], 0, "{arch:?}");
     }
 }
+
+#[test]
+fn set_tess_params_passes_nvk_s_test_cases_on_both_generations() {
+    let scratch = class::set_mme_shadow_scratch(Scratch::TessParams as u16);
+    let tess = class::SET_TESSELLATION_PARAMETERS;
+    // nvk_mme_set_tess_params_tests: (initial TESS_PARAMS, parameter, expected methods).
+    type Case = (u32, u32, Vec<(u16, u32)>);
+    let cases: [Case; 4] = [
+        // Nothing changes: nothing written.
+        (0, 0xffff_0000, vec![]),
+        // TRIANGLE, INTEGER, TRIANGLES_CW, upper left.
+        (0, 0xffff_0201, vec![(scratch, 0x0201), (tess, 0x0201)]),
+        // Lower left flips CW to CCW...
+        (0x0201, 0x1000_1000, vec![(scratch, 0x1201), (tess, 0x0301)]),
+        // ... and CCW to CW.
+        (0x0301, 0x1000_1000, vec![(scratch, 0x1301), (tess, 0x0201)]),
+    ];
+    for arch in [Arch::Turing, Arch::Fermi] {
+        for (init, param, want) in &cases {
+            let got = run_after_methods(arch, &[(scratch, *init)], Macro::SetTessParams, &[*param]);
+            assert_eq!(&got, want, "{arch:?} init {init:#x} param {param:#x}");
+        }
+    }
+}

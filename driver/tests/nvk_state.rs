@@ -165,52 +165,10 @@ fn binding_a_pipeline_re_emits_only_what_it_keeps_static() {
         let device = Device::for_arch(arch);
         let mut enc = settled(&device);
         // Every state of this model dynamic except the blend constants (VkDynamicState 4).
-        let all_but_blend_constants: Vec<u32> = [
-            0,
-            1,
-            2,
-            3,
-            5,
-            6,
-            7,
-            8,
-            1_000_259_000,
-            1_000_267_000,
-            1_000_267_001,
-            1_000_267_002,
-            1_000_267_003,
-            1_000_267_004,
-            1_000_267_006,
-            1_000_267_007,
-            1_000_267_008,
-            1_000_267_009,
-            1_000_267_010,
-            1_000_267_011,
-            1_000_377_000,
-            1_000_377_001,
-            1_000_377_002,
-            1_000_377_003,
-            1_000_377_004,
-            1_000_455_003,
-            1_000_455_004,
-            1_000_455_006,
-            1_000_455_007,
-            1_000_455_008,
-            1_000_455_009,
-            1_000_455_010,
-            1_000_455_011,
-            1_000_455_013,
-            1_000_455_015,
-            1_000_455_016,
-            1_000_455_018,
-            1_000_455_019,
-            1_000_455_020,
-            1_000_267_005,
-            1_000_352_000,
-            1_000_455_012,
-            1_000_381_000,
-        ]
-        .to_vec();
+        let all_but_blend_constants: Vec<u32> = driver::nvk::state::StateBit::VK_DYNAMIC_STATES
+            .into_iter()
+            .filter(|s| *s != 4)
+            .collect();
         enc.state_mut().bind_pipeline(7, &all_but_blend_constants);
         let got = next_draw_state(&mut enc);
         assert_eq!(

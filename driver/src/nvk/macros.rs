@@ -32,11 +32,13 @@ pub enum Macro {
     SetVbStride = 13,
     /// The colour targets' write masks (NVK's `SET_WRITE_MASK`).
     SetWriteMask = 14,
+    /// The tessellation parameters (NVK's `SET_TESS_PARAMS`).
+    SetTessParams = 15,
 }
 
 impl Macro {
     /// Every macro, in id order.
-    pub const ALL: [Macro; 13] = [
+    pub const ALL: [Macro; 14] = [
         Macro::Draw,
         Macro::DrawIndexed,
         Macro::DrawIndirect,
@@ -50,6 +52,7 @@ impl Macro {
         Macro::SetVbEnables,
         Macro::SetVbStride,
         Macro::SetWriteMask,
+        Macro::SetTessParams,
     ];
 
     /// Whether the macro exists for `arch` (pre-Turing MMEs cannot read memory).
@@ -85,6 +88,7 @@ impl Macro {
             Macro::SetVbEnables => super::bind::set_vb_enables(&mut b),
             Macro::SetVbStride => super::bind::set_vb_stride(&mut b),
             Macro::SetWriteMask => super::state::set_write_mask(&mut b),
+            Macro::SetTessParams => super::state::set_tess_params(&mut b),
         }
         b.finish()
     }
@@ -105,6 +109,7 @@ impl Macro {
             Macro::SetVbEnables => "set_vb_enables",
             Macro::SetVbStride => "set_vb_stride",
             Macro::SetWriteMask => "set_write_mask",
+            Macro::SetTessParams => "set_tess_params",
         }
     }
 }

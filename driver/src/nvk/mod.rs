@@ -54,6 +54,9 @@ pub enum Scratch {
     /// The vertex streams enabled (`VB_ENABLES`), for `SET_VB_ENABLES` to change only
     /// the streams whose bit changed.
     VbEnables = 11,
+    /// The tessellation parameters last set, with the lower-left origin at bit 12
+    /// (`TESS_PARAMS`).
+    TessParams = 12,
 }
 
 /// The largest view count NVK exposes (`maxMultiviewViewCount`): the view mask is 32 bits.

@@ -200,6 +200,9 @@ fn set(enc: &mut Option<&mut CommandEncoder<'_>>, cmd: &GenericCmd) -> bool {
                 })
                 .collect::<Vec<_>>()
         )),
+        C::CmdSetTessellationDomainOriginEXT(c) => {
+            on!(s => s.set_domain_origin(c.domain_origin))
+        }
         C::CmdSetColorWriteMaskEXT(c) => {
             on!(s => s.set_write_masks(c.first_attachment, &c.color_write_masks))
         }

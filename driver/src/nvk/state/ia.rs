@@ -2,7 +2,63 @@
 
 use super::{Dirty, DynamicState, StateBit};
 use crate::class;
+use crate::mme::{Builder, Cmp, Value};
+use crate::nvk::{Macro, Scratch};
 use crate::push::{PushBuffer, SUBC_3D};
+
+/// `nak_ts_prims`: the output primitives a lower-left origin flips.
+const PRIMS_TRIANGLES_CW: u32 = 2;
+const PRIMS_TRIANGLES_CCW: u32 = 3;
+
+/// A value and the mask of its bits as NVK's masked macros take them
+/// (`nvk_mme_val_mask`: mask in the high half).
+pub fn val_mask(value: u32, mask: u32) -> u32 {
+    (mask << 16) | (value & mask & 0xffff)
+}
+
+/// `old` with the bits the high half of `value_mask` selects replaced from its low
+/// half. Mirrors nvk_mme_set_masked.
+fn set_masked(b: &mut Builder, old: Value, value_mask: Value) -> Value {
+    let mask = b.merge(Value::Zero, value_mask, 0, 16, 16);
+    let new = b.and_not(old, mask);
+    let masked = b.and(value_mask, mask);
+    b.free_reg(mask);
+    let out = b.or(new, masked);
+    b.free_reg(new);
+    b.free_reg(masked);
+    out
+}
+
+/// The `SET_TESS_PARAMS` macro: one masked value of the tessellation parameters
+/// (domain, spacing, primitives; the lower-left origin at bit 12). When they change,
+/// stores them and writes `SET_TESSELLATION_PARAMETERS`, flipping the triangles'
+/// winding for a lower-left origin. Mirrors nvk_mme_set_tess_params.
+pub(crate) fn set_tess_params(b: &mut Builder) {
+    let value_mask = b.load();
+    let old = b.load_scratch(Scratch::TessParams as u16);
+    let params = set_masked(b, old, value_mask);
+    b.free_reg(value_mask);
+    b.if_(Cmp::Ne, params, old, |b| {
+        b.free_reg(old);
+        b.store_scratch(Scratch::TessParams as u16, params);
+        let lower_left = b.merge(Value::Zero, params, 0, 1, 12);
+        b.merge_to(params, Value::Zero, params, 0, 12, 0);
+        b.if_(Cmp::Ne, lower_left, Value::Zero, |b| {
+            let prims = b.merge(Value::Zero, params, 0, 4, 8);
+            b.if_(Cmp::Eq, prims, Value::Imm(PRIMS_TRIANGLES_CW), |b| {
+                b.merge_to(params, params, Value::Imm(PRIMS_TRIANGLES_CCW), 8, 4, 0);
+            });
+            b.if_(Cmp::Eq, prims, Value::Imm(PRIMS_TRIANGLES_CCW), |b| {
+                b.merge_to(params, params, Value::Imm(PRIMS_TRIANGLES_CW), 8, 4, 0);
+            });
+            b.free_reg(prims);
+        });
+        b.free_reg(lower_left);
+        b.mthd(class::SET_TESSELLATION_PARAMETERS);
+        b.emit(params);
+    });
+    b.free_reg(params);
+}
 
 /// Mirrors nvk_flush_ia_state's primitive restart. The topology takes no method here in
 /// this model: the draw macros take the BEGIN word as a parameter (the 2023 layout the
@@ -17,11 +73,20 @@ pub(super) fn flush_ia_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
     }
 }
 
-/// Mirrors nvk_flush_ts_state's patch size (the domain origin's `SET_TESS_PARAMS` macro
-/// is not modelled yet).
+/// Mirrors nvk_flush_ts_state: the patch size, and the domain origin through the
+/// `SET_TESS_PARAMS` macro (its bit 12 alone).
 pub(super) fn flush_ts_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
     if d.has(StateBit::TsPatchControlPoints) {
         // The hardware takes no 0: at least 1 when dirty but never set.
         p.immd_or_mthd(SUBC_3D, class::SET_PATCH, s.patch_control_points.max(1));
+    }
+    if d.has(StateBit::TsDomainOrigin) {
+        // VK_TESSELLATION_DOMAIN_ORIGIN_LOWER_LEFT is 1.
+        let lower_left = u32::from(s.domain_origin == 1) << 12;
+        p.inc_once(
+            SUBC_3D,
+            class::call_mme_macro(Macro::SetTessParams.id()),
+            &[val_mask(lower_left, 1 << 12)],
+        );
     }
 }

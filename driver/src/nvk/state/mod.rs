@@ -22,6 +22,8 @@ mod vp;
 use crate::push::{self, PushBuffer};
 
 pub(crate) use cb::set_write_mask;
+pub(crate) use ia::set_tess_params;
+pub use ia::val_mask;
 
 /// The most viewports and scissors NVK exposes (`NVK_MAX_VIEWPORTS`).
 pub const MAX_VIEWPORTS: usize = 16;
@@ -39,6 +41,7 @@ pub enum StateBit {
     IaPrimitiveTopology,
     IaPrimitiveRestartEnable,
     TsPatchControlPoints,
+    TsDomainOrigin,
     VpViewportCount,
     VpViewports,
     VpScissorCount,
@@ -82,13 +85,14 @@ pub enum StateBit {
 
 impl StateBit {
     /// Every bit.
-    pub const ALL: [StateBit; 45] = [
+    pub const ALL: [StateBit; 46] = [
         StateBit::ViBindingsValid,
         StateBit::Vi,
         StateBit::ViBindingStrides,
         StateBit::IaPrimitiveTopology,
         StateBit::IaPrimitiveRestartEnable,
         StateBit::TsPatchControlPoints,
+        StateBit::TsDomainOrigin,
         StateBit::VpViewportCount,
         StateBit::VpViewports,
         StateBit::VpScissorCount,
@@ -134,6 +138,55 @@ impl StateBit {
         1 << self as u32
     }
 
+    /// Every `VkDynamicState` whose bits this model holds.
+    pub const VK_DYNAMIC_STATES: [u32; 45] = [
+        0,
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7,
+        8,
+        1_000_259_000,
+        1_000_267_000,
+        1_000_267_001,
+        1_000_267_002,
+        1_000_267_003,
+        1_000_267_004,
+        1_000_267_005,
+        1_000_352_000,
+        1_000_267_006,
+        1_000_267_007,
+        1_000_267_008,
+        1_000_267_009,
+        1_000_267_010,
+        1_000_267_011,
+        1_000_377_000,
+        1_000_455_002,
+        1_000_377_001,
+        1_000_377_002,
+        1_000_377_003,
+        1_000_377_004,
+        1_000_455_003,
+        1_000_455_004,
+        1_000_455_006,
+        1_000_455_007,
+        1_000_455_008,
+        1_000_455_009,
+        1_000_455_010,
+        1_000_455_011,
+        1_000_455_012,
+        1_000_381_000,
+        1_000_455_013,
+        1_000_455_016,
+        1_000_455_018,
+        1_000_455_019,
+        1_000_455_020,
+        1_000_455_015,
+    ];
+
     /// The bits a `VkDynamicState` makes dynamic in a pipeline (none for the states this
     /// model does not hold).
     pub fn of_vk_dynamic_state(state: u32) -> &'static [StateBit] {
@@ -163,6 +216,7 @@ impl StateBit {
             1_000_267_010 => &[DsStencilTestEnable],
             1_000_267_011 => &[DsStencilOp],
             1_000_377_000 => &[TsPatchControlPoints],
+            1_000_455_002 => &[TsDomainOrigin],
             1_000_377_001 => &[RsRasterizerDiscardEnable],
             1_000_377_002 => &[RsDepthBiasEnable],
             1_000_377_003 => &[CbLogicOp],
@@ -318,6 +372,8 @@ pub struct DynamicState {
     pub topology: u32,
     pub primitive_restart_enable: bool,
     pub patch_control_points: u32,
+    /// `VkTessellationDomainOrigin`: 0 upper left, 1 lower left.
+    pub domain_origin: u32,
     pub viewports: Vec<Viewport>,
     pub scissors: Vec<Rect>,
     pub depth_clip_negative_one_to_one: bool,
@@ -369,6 +425,7 @@ impl Default for DynamicState {
             topology: 3, // VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST
             primitive_restart_enable: false,
             patch_control_points: 0,
+            domain_origin: 0,
             viewports: Vec::new(),
             scissors: Vec::new(),
             depth_clip_negative_one_to_one: false,
@@ -609,6 +666,16 @@ impl GraphicsState {
             StateBit::TsPatchControlPoints,
             &mut self.dynamic.patch_control_points,
             points,
+        );
+    }
+
+    /// vkCmdSetTessellationDomainOriginEXT.
+    pub fn set_domain_origin(&mut self, origin: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::TsDomainOrigin,
+            &mut self.dynamic.domain_origin,
+            origin,
         );
     }
 
