@@ -291,3 +291,84 @@ fn set_tess_params_passes_nvk_s_test_cases_on_both_generations() {
         }
     }
 }
+
+#[test]
+fn set_anti_alias_passes_nvk_s_test_cases_on_both_generations() {
+    use driver::nvk::root;
+    let s = |slot: Scratch| class::set_mme_shadow_scratch(slot as u16);
+    let aa = s(Scratch::AntiAlias);
+    let two = |i: u16| class::set_mme_shadow_scratch(Scratch::SampleMasks2Pass0 as u16 + i);
+    let four = |i: u16| class::set_mme_shadow_scratch(Scratch::SampleMasks4Pass0 as u16 + i);
+    let lcb = |i: u16| class::load_constant_buffer(i);
+    // As NVK's cases list them: LOAD_CONSTANT_BUFFER(0) to (3), the method advancing.
+    let masks = |words: [u32; 4]| -> Vec<(u16, u32)> {
+        let mut v = vec![(class::LOAD_CONSTANT_BUFFER_OFFSET, root::DRAW_SAMPLE_MASKS)];
+        v.extend((0..4).zip(words).map(|(i, w)| (lcb(i), w)));
+        v
+    };
+    let one_sample_a_pass = [0x02_0001, 0x08_0004, 0x20_0010, 0x80_0040];
+    // nvk_mme_set_anti_alias_tests: (initial scratch, parameter, expected methods).
+    type Case = (Vec<(u16, u32)>, u32, Vec<(u16, u32)>);
+    let cases: Vec<Case> = vec![
+        // No change: nothing.
+        (vec![(aa, 0)], 0xffff_0000, vec![]),
+        // Single sample, minSampleShading 1.0.
+        (
+            vec![(aa, 0xf)],
+            0xffff_0000,
+            [
+                vec![(aa, 0), (class::SET_HYBRID_ANTI_ALIAS_CONTROL, 0x1)],
+                masks(one_sample_a_pass),
+            ]
+            .concat(),
+        ),
+        // Single sample, minSampleShading 0.25.
+        (
+            vec![(aa, 0xf)],
+            0xffff_0002,
+            [
+                vec![(aa, 0x2), (class::SET_HYBRID_ANTI_ALIAS_CONTROL, 0x1)],
+                masks(one_sample_a_pass),
+            ]
+            .concat(),
+        ),
+        // 8 samples, minSampleShading 0.5: four passes.
+        (
+            vec![
+                (aa, 0x1),
+                (four(0), 0x03_0003),
+                (four(1), 0x0c_000c),
+                (four(2), 0x30_0030),
+                (four(3), 0xc0_00c0),
+            ],
+            0x00f0_0030,
+            [
+                vec![(aa, 0x31), (class::SET_HYBRID_ANTI_ALIAS_CONTROL, 0x14)],
+                masks([0x03_0003, 0x0c_000c, 0x30_0030, 0xc0_00c0]),
+            ]
+            .concat(),
+        ),
+        // 8 samples, minSampleShading 0.25: two passes.
+        (
+            vec![
+                (aa, 0x30),
+                (two(0), 0x0f_000f),
+                (two(1), 0x0f_000f),
+                (two(2), 0xf0_00f0),
+                (two(3), 0xf0_00f0),
+            ],
+            0x000f_0002,
+            [
+                vec![(aa, 0x32), (class::SET_HYBRID_ANTI_ALIAS_CONTROL, 0x12)],
+                masks([0x0f_000f, 0x0f_000f, 0xf0_00f0, 0xf0_00f0]),
+            ]
+            .concat(),
+        ),
+    ];
+    for arch in [Arch::Turing, Arch::Fermi] {
+        for (init, param, want) in &cases {
+            let got = run_after_methods(arch, init, Macro::SetAntiAlias, &[*param]);
+            assert_eq!(&got, want, "{arch:?} param {param:#x}");
+        }
+    }
+}

@@ -7,6 +7,9 @@
 /// `0x0320 /* SET_TESSELLATION_PARAMETERS */`: domain 3:0, spacing 7:4, output
 /// primitives 11:8.
 pub const SET_TESSELLATION_PARAMETERS: u16 = 0x0320;
+/// `0x0754 /* SET_HYBRID_ANTI_ALIAS_CONTROL */`: passes 3:0, centroid 4 (per
+/// fragment 0, per pass 1).
+pub const SET_HYBRID_ANTI_ALIAS_CONTROL: u16 = 0x0754;
 /// `0x037c /* SET_RASTER_ENABLE */`: 0 discards every primitive before rasterization.
 pub const SET_RASTER_ENABLE: u16 = 0x037c;
 /// `0x0740 /* SET_RASTER_INPUT */`: the transform-feedback stream that is rasterized.
@@ -302,6 +305,7 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
     Some(match mthd {
         SET_SINGLE_CT_WRITE_CONTROL => "SET_SINGLE_CT_WRITE_CONTROL",
         SET_TESSELLATION_PARAMETERS => "SET_TESSELLATION_PARAMETERS",
+        SET_HYBRID_ANTI_ALIAS_CONTROL => "SET_HYBRID_ANTI_ALIAS_CONTROL",
         SET_REFERENCE => "SET_REFERENCE",
         WAIT_FOR_IDLE => "WAIT_FOR_IDLE",
         INVALIDATE_SHADER_CACHES => "INVALIDATE_SHADER_CACHES",

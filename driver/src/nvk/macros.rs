@@ -34,11 +34,13 @@ pub enum Macro {
     SetWriteMask = 14,
     /// The tessellation parameters (NVK's `SET_TESS_PARAMS`).
     SetTessParams = 15,
+    /// Sample shading's passes and masks (NVK's `SET_ANTI_ALIAS`).
+    SetAntiAlias = 16,
 }
 
 impl Macro {
     /// Every macro, in id order.
-    pub const ALL: [Macro; 14] = [
+    pub const ALL: [Macro; 15] = [
         Macro::Draw,
         Macro::DrawIndexed,
         Macro::DrawIndirect,
@@ -53,6 +55,7 @@ impl Macro {
         Macro::SetVbStride,
         Macro::SetWriteMask,
         Macro::SetTessParams,
+        Macro::SetAntiAlias,
     ];
 
     /// Whether the macro exists for `arch` (pre-Turing MMEs cannot read memory).
@@ -89,6 +92,7 @@ impl Macro {
             Macro::SetVbStride => super::bind::set_vb_stride(&mut b),
             Macro::SetWriteMask => super::state::set_write_mask(&mut b),
             Macro::SetTessParams => super::state::set_tess_params(&mut b),
+            Macro::SetAntiAlias => super::state::set_anti_alias(&mut b),
         }
         b.finish()
     }
@@ -110,6 +114,7 @@ impl Macro {
             Macro::SetVbStride => "set_vb_stride",
             Macro::SetWriteMask => "set_write_mask",
             Macro::SetTessParams => "set_tess_params",
+            Macro::SetAntiAlias => "set_anti_alias",
         }
     }
 }

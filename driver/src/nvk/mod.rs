@@ -57,6 +57,14 @@ pub enum Scratch {
     /// The tessellation parameters last set, with the lower-left origin at bit 12
     /// (`TESS_PARAMS`).
     TessParams = 12,
+    /// The anti-aliasing state: minimum sample shading's log2 reciprocal in 3:0, the
+    /// sample count's log2 in 7:4 (`ANTI_ALIAS`).
+    AntiAlias = 13,
+    /// The sample masks of two-pass sample shading, two samples a slot
+    /// (`SAMPLE_MASKS_2PASS_0..3`).
+    SampleMasks2Pass0 = 14,
+    /// The sample masks of four-pass sample shading (`SAMPLE_MASKS_4PASS_0..3`).
+    SampleMasks4Pass0 = 18,
 }
 
 /// The largest view count NVK exposes (`maxMultiviewViewCount`): the view mask is 32 bits.

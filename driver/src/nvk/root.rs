@@ -16,6 +16,9 @@ pub const DRAW_BASE_INSTANCE: u32 = 4;
 pub const DRAW_ID: u32 = 8;
 /// `draw.view_index`: what shaders' ViewIndex loads read.
 pub const DRAW_VIEW_INDEX: u32 = 12;
+/// `draw.sample_masks`: eight 16-bit sample masks, one per sample, for sample
+/// shading (in the draw section's padding in this layout).
+pub const DRAW_SAMPLE_MASKS: u32 = 16;
 /// Push constants, 128 bytes.
 pub const PUSH_CONSTANTS: u32 = 32;
 /// Push-constant bytes.

@@ -24,6 +24,7 @@ use crate::push::{self, PushBuffer};
 pub(crate) use cb::set_write_mask;
 pub(crate) use ia::set_tess_params;
 pub use ia::val_mask;
+pub(crate) use ms::set_anti_alias;
 
 /// The most viewports and scissors NVK exposes (`NVK_MAX_VIEWPORTS`).
 pub const MAX_VIEWPORTS: usize = 16;
