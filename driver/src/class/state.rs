@@ -161,6 +161,21 @@ pub const SET_SINGLE_CT_WRITE_CONTROL: u16 = 0x0f90;
 /// A 12).
 pub const SET_CT_WRITE: u16 = 0x1a00;
 
+/// `0x0d6c /* SET_CLEAR_RECT_HORIZONTAL */`: xmin 15:0, xmax 31:16; VERTICAL follows.
+pub const SET_CLEAR_RECT_HORIZONTAL: u16 = 0x0d6c;
+/// `0x0d80 /* SET_COLOR_CLEAR_VALUE(0) */`: four words.
+pub const SET_COLOR_CLEAR_VALUE: u16 = 0x0d80;
+/// `0x0d90 /* SET_Z_CLEAR_VALUE */`.
+pub const SET_Z_CLEAR_VALUE: u16 = 0x0d90;
+/// `0x0da0 /* SET_STENCIL_CLEAR_VALUE */`.
+pub const SET_STENCIL_CLEAR_VALUE: u16 = 0x0da0;
+/// `0x10f8 /* SET_CLEAR_SURFACE_CONTROL */`: respect stencil mask 0, use clear rect 4,
+/// use scissor 0 8, use viewport clip 0 12.
+pub const SET_CLEAR_SURFACE_CONTROL: u16 = 0x10f8;
+/// `0x19d0 /* CLEAR_SURFACE */`: Z 0, stencil 1, R/G/B/A 2–5, MRT select 9:6, RT array
+/// index 25:10. Writing it clears.
+pub const CLEAR_SURFACE: u16 = 0x19d0;
+
 /// `SET_VIEWPORT_SCALE_X(j)`.
 pub const fn set_viewport_scale_x(j: u16) -> u16 {
     SET_VIEWPORT_SCALE_X + 32 * j
@@ -304,6 +319,14 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
     }
     Some(match mthd {
         SET_SINGLE_CT_WRITE_CONTROL => "SET_SINGLE_CT_WRITE_CONTROL",
+        SET_CLEAR_RECT_HORIZONTAL => "SET_CLEAR_RECT_HORIZONTAL",
+        0x0d70 => "SET_CLEAR_RECT_VERTICAL",
+        SET_COLOR_CLEAR_VALUE => "SET_COLOR_CLEAR_VALUE(0)",
+        0x0d84..=0x0d8c => "SET_COLOR_CLEAR_VALUE(i)",
+        SET_Z_CLEAR_VALUE => "SET_Z_CLEAR_VALUE",
+        SET_STENCIL_CLEAR_VALUE => "SET_STENCIL_CLEAR_VALUE",
+        SET_CLEAR_SURFACE_CONTROL => "SET_CLEAR_SURFACE_CONTROL",
+        CLEAR_SURFACE => "CLEAR_SURFACE",
         SET_TESSELLATION_PARAMETERS => "SET_TESSELLATION_PARAMETERS",
         SET_HYBRID_ANTI_ALIAS_CONTROL => "SET_HYBRID_ANTI_ALIAS_CONTROL",
         SET_REFERENCE => "SET_REFERENCE",

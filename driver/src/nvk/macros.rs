@@ -36,11 +36,13 @@ pub enum Macro {
     SetTessParams = 15,
     /// Sample shading's passes and masks (NVK's `SET_ANTI_ALIAS`).
     SetAntiAlias = 16,
+    /// vkCmdClearAttachments: one surface clear per view or layer (NVK's `CLEAR`).
+    Clear = 17,
 }
 
 impl Macro {
     /// Every macro, in id order.
-    pub const ALL: [Macro; 15] = [
+    pub const ALL: [Macro; 16] = [
         Macro::Draw,
         Macro::DrawIndexed,
         Macro::DrawIndirect,
@@ -56,6 +58,7 @@ impl Macro {
         Macro::SetWriteMask,
         Macro::SetTessParams,
         Macro::SetAntiAlias,
+        Macro::Clear,
     ];
 
     /// Whether the macro exists for `arch` (pre-Turing MMEs cannot read memory).
@@ -93,6 +96,7 @@ impl Macro {
             Macro::SetWriteMask => super::state::set_write_mask(&mut b),
             Macro::SetTessParams => super::state::set_tess_params(&mut b),
             Macro::SetAntiAlias => super::state::set_anti_alias(&mut b),
+            Macro::Clear => super::clear::clear(&mut b),
         }
         b.finish()
     }
@@ -115,6 +119,7 @@ impl Macro {
             Macro::SetWriteMask => "set_write_mask",
             Macro::SetTessParams => "set_tess_params",
             Macro::SetAntiAlias => "set_anti_alias",
+            Macro::Clear => "clear",
         }
     }
 }

@@ -7,6 +7,7 @@
 //! semaphores. The [`gpu`](crate::gpu) model executes the result.
 
 mod bind;
+pub mod clear;
 pub mod copy_queries;
 mod descriptors;
 mod device;
