@@ -12,26 +12,11 @@ use driver::push::{PushBuffer, SUBC_3D};
 /// Runs `m` with `params` after writing `init` (scratch slot, value) on `arch`; returns
 /// the methods the macro emitted.
 fn run(arch: Arch, init: &[(Scratch, u32)], m: Macro, params: &[u32]) -> Vec<(u16, u32)> {
-    let device = Device::for_arch(arch);
-    let mut gpu = Gpu::new(arch);
-    gpu.execute(device.init_push().unwrap().words()).unwrap();
-    let mut p = PushBuffer::new();
-    for (slot, value) in init {
-        p.mthd(SUBC_3D, class::set_mme_shadow_scratch(*slot as u16), *value);
-    }
-    gpu.execute(p.words()).unwrap();
-    let mut call = PushBuffer::new();
-    call.inc_once(SUBC_3D, class::call_mme_macro(m.id()), params);
-    gpu.state.method_log = Some(Vec::new());
-    gpu.execute(call.words()).unwrap();
-    gpu.state
-        .method_log
-        .take()
-        .unwrap()
-        .into_iter()
-        .filter(|w| w.from_macro)
-        .map(|w| (w.mthd, w.data))
-        .collect()
+    let init: Vec<(u16, u32)> = init
+        .iter()
+        .map(|(slot, value)| (class::set_mme_shadow_scratch(*slot as u16), *value))
+        .collect();
+    run_after_methods(arch, &init, m, params)
 }
 
 /// Shadow scratch written before a macro runs.
