@@ -1,5 +1,6 @@
 //! Input assembly and tessellation.
 
+use super::set_masked;
 use super::{Dirty, DynamicState, StateBit};
 use crate::class;
 use crate::mme::{Builder, Cmp, Value};
@@ -14,19 +15,6 @@ const PRIMS_TRIANGLES_CCW: u32 = 3;
 /// (`nvk_mme_val_mask`: mask in the high half).
 pub fn val_mask(value: u32, mask: u32) -> u32 {
     (mask << 16) | (value & mask & 0xffff)
-}
-
-/// `old` with the bits the high half of `value_mask` selects replaced from its low
-/// half. Mirrors nvk_mme_set_masked.
-fn set_masked(b: &mut Builder, old: Value, value_mask: Value) -> Value {
-    let mask = b.merge(Value::Zero, value_mask, 0, 16, 16);
-    let new = b.and_not(old, mask);
-    let masked = b.and(value_mask, mask);
-    b.free_reg(mask);
-    let out = b.or(new, masked);
-    b.free_reg(new);
-    b.free_reg(masked);
-    out
 }
 
 /// The `SET_TESS_PARAMS` macro: one masked value of the tessellation parameters

@@ -19,6 +19,7 @@ mod rs;
 mod vi;
 mod vp;
 
+use crate::mme::{AluOp, Builder, Value};
 use crate::push::{self, PushBuffer};
 
 pub(crate) use cb::set_write_mask;
@@ -1174,6 +1175,18 @@ impl GraphicsState {
         self.dirty = Dirty::default();
         cost
     }
+}
+
+/// `old` with the bits the high half of `value_mask` selects replaced from its low
+/// half, in a new register (the masked macros' update). Mirrors nvk_mme_set_masked.
+fn set_masked(b: &mut Builder, old: Value, value_mask: Value) -> Value {
+    let mask = b.merge(Value::Zero, value_mask, 0, 16, 16);
+    let kept = b.and_not(old, mask);
+    b.alu_to(AluOp::And, mask, value_mask, mask);
+    let new = b.or(kept, mask);
+    b.free_reg(mask);
+    b.free_reg(kept);
+    new
 }
 
 /// A float's bits, as NVK's `fui`.

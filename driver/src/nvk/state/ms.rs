@@ -1,8 +1,9 @@
 //! Multisampling.
 
+use super::set_masked;
 use super::{Dirty, DynamicState, StateBit};
 use crate::class;
-use crate::mme::{AluOp, Arch, Builder, Cmp, Value};
+use crate::mme::{Arch, Builder, Cmp, Value};
 use crate::nvk::{root, Scratch};
 use crate::push::{PushBuffer, SUBC_3D};
 
@@ -33,13 +34,8 @@ pub(super) fn flush_ms_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
 pub(crate) fn set_anti_alias(b: &mut Builder) {
     let value_mask = b.load();
     let old = b.load_scratch(Scratch::AntiAlias as u16);
-    let mask = b.merge(Value::Zero, value_mask, 0, 16, 16);
-    let kept = b.and_not(old, mask);
-    b.alu_to(AluOp::And, mask, value_mask, mask);
-    let anti_alias = b.or(kept, mask);
-    for v in [mask, kept, value_mask] {
-        b.free_reg(v);
-    }
+    let anti_alias = set_masked(b, old, value_mask);
+    b.free_reg(value_mask);
     b.if_(Cmp::Ne, anti_alias, old, |b| {
         b.free_reg(old);
         b.store_scratch(Scratch::AntiAlias as u16, anti_alias);
