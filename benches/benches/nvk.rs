@@ -5,7 +5,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use driver::gpu::Gpu;
 use driver::mme::Arch;
-use driver::nvk::{CommandEncoder, Device};
+use driver::nvk::{CommandEncoder, Device, RenderingInfo};
 
 const DRAWS: u32 = 1000;
 
@@ -20,7 +20,7 @@ fn bench(c: &mut Criterion) {
             group.bench_function(format!("{}/mask_{mask:#b}", arch.name()), |b| {
                 b.iter(|| {
                     let mut enc = CommandEncoder::new(&device);
-                    enc.begin_rendering(mask);
+                    enc.begin_rendering(&RenderingInfo::views(mask));
                     for i in 0..DRAWS {
                         enc.draw(3, 1, i, 0);
                     }

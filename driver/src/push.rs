@@ -12,6 +12,8 @@ use std::fmt;
 pub const SUBC_3D: u8 = 0;
 /// The compute class's subchannel in NVK's channels.
 pub const SUBC_COMPUTE: u8 = 1;
+/// The copy engine's subchannel in NVK's channels.
+pub const SUBC_COPY: u8 = 4;
 /// The largest count (or immediate) a header holds.
 pub const MAX_COUNT: u32 = 0x1fff;
 

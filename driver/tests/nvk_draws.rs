@@ -4,7 +4,7 @@
 
 use driver::gpu::{Gpu, GpuError, HwDraw, Memory};
 use driver::mme::Arch;
-use driver::nvk::{CommandEncoder, Device, DrawKind, IndirectArgs};
+use driver::nvk::{CommandEncoder, Device, DrawKind, IndirectArgs, RenderingInfo};
 
 const MASKS: [u32; 7] = [0, 1, 0b11, 0b1111, 8, 0x8001, 0xffff_ffff];
 const INSTANCES: [u32; 3] = [0, 1, 3];
@@ -97,7 +97,7 @@ fn check(arch: Arch, kind: DrawKind, mask: u32, instances: u32) -> Result<Vec<Hw
     let device = Device::for_arch(arch);
     let mut gpu = gpu(&device);
     let mut enc = CommandEncoder::new(&device);
-    enc.begin_rendering(mask);
+    enc.begin_rendering(&RenderingInfo::views(mask));
     record(&mut enc, &mut gpu.state.memory, kind, instances);
     enc.end_rendering();
     gpu.execute(enc.finish().words())
@@ -155,14 +155,12 @@ fn a_render_pass_with_subpass_masks_5_10_5_10() {
         let mut gpu = gpu(&device);
         let mut enc = CommandEncoder::new(&device);
         let masks = [5u32, 10, 5, 10];
-        enc.begin_render_pass(&masks);
-        for s in 0..4 {
-            if s > 0 {
-                enc.next_subpass();
-            }
-            enc.draw(4, 1, 4 * s, 0);
+        // Mesa's common render-pass code begins one rendering a subpass.
+        for (s, mask) in masks.iter().enumerate() {
+            enc.begin_rendering(&RenderingInfo::views(*mask));
+            enc.draw(4, 1, 4 * s as u32, 0);
+            enc.end_rendering();
         }
-        enc.end_render_pass();
         gpu.execute(enc.finish().words()).unwrap();
         let layers: Vec<(u32, u32)> = gpu.state.draws.iter().map(|d| (d.first, d.layer)).collect();
         assert_eq!(
@@ -201,7 +199,7 @@ fn indirect_draws_run_every_command_with_its_draw_index() {
             // The count buffer says 3; the maximum says 5: three draws.
             gpu.state.memory.write_u32(COUNT_ADDR, 3);
             let mut enc = CommandEncoder::new(&device);
-            enc.begin_rendering(0b11);
+            enc.begin_rendering(&RenderingInfo::views(0b11));
             let count_addr = (kind == DrawKind::DrawIndexedIndirectCount).then_some(COUNT_ADDR);
             let draw_count = if count_addr.is_some() { 5 } else { 3 };
             enc.draw_indirect(
@@ -283,7 +281,7 @@ fn regression_view_loop_before_the_parameter_loads_is_caught() {
         driver::nvk::upload_macro(&mut p, Macro::Draw.id(), 0x3000, &words);
         gpu.execute(p.words()).unwrap();
         let mut enc = CommandEncoder::new(&device);
-        enc.begin_rendering(0b1111);
+        enc.begin_rendering(&RenderingInfo::views(0b1111));
         enc.draw(6, 1, 9, 0);
         let result = gpu.execute(enc.finish().words());
         let caught = match result {
@@ -303,7 +301,7 @@ fn macros_fit_pre_turing_registers_and_instruction_counts_differ() {
         let device = Device::for_arch(arch);
         let mut gpu = gpu(&device);
         let mut enc = CommandEncoder::new(&device);
-        enc.begin_rendering(0b1111);
+        enc.begin_rendering(&RenderingInfo::views(0b1111));
         enc.draw(3, 8, 0, 0);
         gpu.execute(enc.finish().words()).unwrap();
         assert_eq!(gpu.state.draws.len(), 32);
@@ -326,7 +324,7 @@ fn per_draw_costs_are_reported() {
         let device = Device::for_arch(arch);
         let mut gpu = gpu(&device);
         let mut enc = CommandEncoder::new(&device);
-        enc.begin_rendering(0b11);
+        enc.begin_rendering(&RenderingInfo::views(0b11));
         let setup = enc.finish();
         gpu.execute(setup.words()).unwrap();
         let mut enc = CommandEncoder::new(&device);

@@ -3,7 +3,7 @@
 
 use driver::gpu::Gpu;
 use driver::mme::Arch;
-use driver::nvk::{CommandEncoder, Device, QueryPool, QueryType};
+use driver::nvk::{CommandEncoder, Device, QueryPool, QueryType, RenderingInfo};
 
 const POOL_ADDR: u64 = 0x40_0000;
 
@@ -31,7 +31,7 @@ fn run(arch: Arch, kind: QueryType, mask: u32, q: u32) -> (Gpu, QueryPool, drive
     let mut enc = CommandEncoder::new(&device);
     enc.reset_query_pool(&pool, 0, 8);
     let reset_writes = 8;
-    enc.begin_rendering(mask);
+    enc.begin_rendering(&RenderingInfo::views(mask));
     let recorded = if kind == QueryType::Timestamp {
         enc.draw(6, 1, 0, 0);
         enc.write_timestamp(&pool, q)
@@ -149,7 +149,7 @@ fn copy_results_writes_what_a_reader_of_the_pool_sees() {
     };
     let mut enc = CommandEncoder::new(&device);
     enc.reset_query_pool(&pool, 0, 8);
-    enc.begin_rendering(0b1111);
+    enc.begin_rendering(&RenderingInfo::views(0b1111));
     enc.begin_query(&pool, 2);
     enc.draw(6, 1, 0, 0);
     enc.end_query(&pool, 2);

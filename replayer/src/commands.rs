@@ -1,6 +1,7 @@
 //! Recorded commands: what a command buffer holds until it is submitted, taken out of
 //! the trace's records (which live only as long as their chunk).
 
+use driver::nvk::rendering::RenderArea;
 use driver::nvk::state::StateGroup;
 use driver::nvk::DrawKind;
 use trace_format::generated::trace::{Call, Record};
@@ -46,20 +47,80 @@ pub enum DrawArgs {
     },
 }
 
+/// One attachment of vkCmdBeginRendering as recorded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RenderingAttachmentCmd {
+    /// The image view (0 for none).
+    pub view: u64,
+    /// `VkAttachmentLoadOp`.
+    pub load_op: u32,
+    /// The clear value's four words.
+    pub clear: [u32; 4],
+    /// `VkResolveModeFlagBits` (0 for none).
+    pub resolve_mode: u32,
+}
+
+impl RenderingAttachmentCmd {
+    fn from_table(a: Option<trace_format::generated::trace::RenderingAttachment<'_>>) -> Self {
+        a.map_or_else(Self::default, |a| RenderingAttachmentCmd {
+            view: a.image_view(),
+            load_op: a.load_op(),
+            clear: a
+                .clear_value()
+                .map_or([0; 4], |v| [v.w0(), v.w1(), v.w2(), v.w3()]),
+            resolve_mode: a.resolve_mode(),
+        })
+    }
+}
+
+/// vkCmdBeginRendering as recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RenderingCmd {
+    /// `VkRenderingFlags`.
+    pub flags: u32,
+    /// The render area.
+    pub area: RenderArea,
+    /// Layers.
+    pub layer_count: u32,
+    /// The view mask.
+    pub view_mask: u32,
+    /// The colour attachments.
+    pub colors: Vec<RenderingAttachmentCmd>,
+    /// The depth attachment.
+    pub depth: RenderingAttachmentCmd,
+    /// The stencil attachment.
+    pub stencil: RenderingAttachmentCmd,
+}
+
+fn render_area(r: Option<&trace_format::generated::trace::Rect2D>) -> RenderArea {
+    r.map_or_else(RenderArea::default, |r| RenderArea {
+        x: r.offset().x(),
+        y: r.offset().y(),
+        width: r.extent().width(),
+        height: r.extent().height(),
+    })
+}
+
 /// One recorded command the driver model executes.
 #[derive(Clone, Debug, PartialEq)]
 #[allow(missing_docs)]
 pub enum Cmd {
     BeginRenderPass {
         render_pass: u64,
+        framebuffer: u64,
+        area: RenderArea,
+        clear_values: Vec<[u32; 4]>,
     },
     NextSubpass,
     EndRenderPass,
-    BeginRendering {
-        view_mask: u32,
-        color_attachments: u32,
-    },
+    BeginRendering(Box<RenderingCmd>),
     EndRendering,
+    BeginConditionalRendering {
+        buffer: u64,
+        offset: u64,
+        inverted: bool,
+    },
+    EndConditionalRendering,
     BindPipeline {
         pipeline: u64,
     },
@@ -181,6 +242,14 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
                 c.command_buffer(),
                 Cmd::BeginRenderPass {
                     render_pass: c.render_pass(),
+                    framebuffer: c.framebuffer(),
+                    area: render_area(c.render_area()),
+                    clear_values: c
+                        .clear_values()
+                        .into_iter()
+                        .flatten()
+                        .map(|v| [v.w0(), v.w1(), v.w2(), v.w3()])
+                        .collect(),
                 },
             )
         }
@@ -194,17 +263,43 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
         ),
         Call::CmdBeginRendering => {
             let c = record.call_as_cmd_begin_rendering()?;
-            (
-                c.command_buffer(),
-                Cmd::BeginRendering {
-                    view_mask: c.view_mask(),
-                    color_attachments: c.color_attachments().map_or(0, |a| a.len() as u32),
-                },
-            )
+            let rendering = RenderingCmd {
+                flags: c.flags(),
+                area: render_area(c.render_area()),
+                layer_count: c.layer_count(),
+                view_mask: c.view_mask(),
+                colors: c
+                    .color_attachments()
+                    .into_iter()
+                    .flatten()
+                    .map(|a| RenderingAttachmentCmd::from_table(Some(a)))
+                    .collect(),
+                depth: RenderingAttachmentCmd::from_table(c.depth_attachment()),
+                stencil: RenderingAttachmentCmd::from_table(c.stencil_attachment()),
+            };
+            (c.command_buffer(), Cmd::BeginRendering(Box::new(rendering)))
         }
         Call::CmdEndRendering => (
             record.call_as_cmd_end_rendering()?.command_buffer(),
             Cmd::EndRendering,
+        ),
+        Call::CmdBeginConditionalRendering => {
+            let c = record.call_as_cmd_begin_conditional_rendering()?;
+            (
+                c.command_buffer(),
+                Cmd::BeginConditionalRendering {
+                    buffer: c.buffer(),
+                    offset: c.offset(),
+                    // VK_CONDITIONAL_RENDERING_INVERTED_BIT_EXT.
+                    inverted: c.flags() & 1 != 0,
+                },
+            )
+        }
+        Call::CmdEndConditionalRendering => (
+            record
+                .call_as_cmd_end_conditional_rendering()?
+                .command_buffer(),
+            Cmd::EndConditionalRendering,
         ),
         Call::CmdBindPipeline => {
             let c = record.call_as_cmd_bind_pipeline()?;

@@ -7,6 +7,7 @@ use driver::class;
 use driver::gpu::LoggedMethod;
 use driver::nvk::state::{StateCost, StateGroup};
 use driver::nvk::Macro;
+use driver::push::SUBC_3D;
 
 use crate::replay::{Discard, Pass, Watch};
 use crate::{ReplayError, ReplayOptions};
@@ -76,7 +77,7 @@ impl DrawInspection {
             }
         }
         for m in self.methods.iter().skip(skip) {
-            let name = method_label(m.mthd);
+            let name = method_label(m.subc, m.mthd);
             match runs.last_mut() {
                 Some(last) if last.name == name && last.from_macro == m.from_macro => {
                     last.count += 1
@@ -93,8 +94,15 @@ impl DrawInspection {
 }
 
 /// A method's name for people: the class header's name where the model knows it, the
-/// macro it calls for `CALL_MME_MACRO`/`CALL_MME_DATA`, its offset otherwise.
-pub fn method_label(mthd: u16) -> String {
+/// macro it calls for `CALL_MME_MACRO`/`CALL_MME_DATA`, its offset otherwise (with
+/// its subchannel when that is not the 3D class's).
+pub fn method_label(subc: u8, mthd: u16) -> String {
+    if subc != SUBC_3D {
+        return class::method_name_on(subc, mthd).map_or_else(
+            || format!("subchannel {subc} method {mthd:#06x}"),
+            |name| format!("{name} (subchannel {subc})"),
+        );
+    }
     if (class::CALL_MME_MACRO..0x4000).contains(&mthd) {
         let id = (mthd - class::CALL_MME_MACRO) / 8;
         let what = if mthd % 8 == 0 { "MACRO" } else { "DATA" };

@@ -1,10 +1,14 @@
 //! The objects a replay rebuilds from the trace: memory placed in the GPU model's
-//! address space, buffers bound into it, render passes with their view masks, pipelines
-//! with their topology, query pools.
+//! address space, buffers and images bound into it, image views and framebuffers,
+//! render passes with their attachments and subpasses, pipelines with their topology,
+//! query pools.
 
 use std::collections::HashMap;
 
 use driver::class::PrimitiveOp;
+use driver::nvk::image::{Image, ViewRange};
+use driver::nvk::rendering::{ColorAttachment, DepthStencilAttachment, RenderArea};
+use driver::nvk::RenderingInfo;
 use driver::nvk::{QueryPool, QueryType};
 
 /// Where replayed allocations start in the model's address space.
@@ -23,13 +27,55 @@ pub struct Pipeline {
     pub dynamic_states: Vec<u32>,
 }
 
+/// The format taken for a view the trace never created: `VK_FORMAT_B8G8R8A8_UNORM`.
+const FALLBACK_FORMAT: u32 = 44;
+
+/// `VK_ATTACHMENT_UNUSED`.
+pub const ATTACHMENT_UNUSED: u32 = u32::MAX;
+/// `VK_ATTACHMENT_LOAD_OP_CLEAR`.
+pub const LOAD_OP_CLEAR: u32 = 1;
+
+/// A render pass attachment's description.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PassAttachment {
+    /// `VkFormat`.
+    pub format: u32,
+    /// `VkAttachmentLoadOp` of colour or depth.
+    pub load_op: u32,
+    /// `VkAttachmentLoadOp` of stencil.
+    pub stencil_load_op: u32,
+}
+
+/// A subpass: the attachments it renders to, by index into the pass's.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Subpass {
+    /// Its view mask; 0 without multiview.
+    pub view_mask: u32,
+    /// Colour attachments ([`ATTACHMENT_UNUSED`] where unused).
+    pub colors: Vec<u32>,
+    /// Whether each colour attachment resolves.
+    pub resolves: Vec<bool>,
+    /// The depth/stencil attachment.
+    pub depth_stencil: Option<u32>,
+}
+
 /// A render pass as the driver model needs it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RenderPass {
-    /// Each subpass's view mask.
-    pub view_masks: Vec<u32>,
-    /// The most colour attachments a subpass writes.
-    pub color_attachments: u32,
+    /// The attachments.
+    pub attachments: Vec<PassAttachment>,
+    /// The subpasses.
+    pub subpasses: Vec<Subpass>,
+}
+
+impl RenderPass {
+    /// The first subpass that uses attachment `a`: its load op applies there (Mesa's
+    /// common render-pass code clears an attachment where it is first used).
+    fn first_use(&self, a: u32) -> Option<usize> {
+        self.subpasses
+            .iter()
+            .position(|s| s.colors.contains(&a) || s.depth_stencil == Some(a))
+    }
 }
 
 /// Every object the replay tracks, by the trace's handle ids.
@@ -39,6 +85,10 @@ pub struct Objects {
     memories: HashMap<u64, u64>,
     buffers: HashMap<u64, u64>,
     buffer_sizes: HashMap<u64, u64>,
+    scratch: u64,
+    images: HashMap<u64, Image>,
+    image_views: HashMap<u64, (u64, ViewRange)>,
+    framebuffers: HashMap<u64, Vec<u64>>,
     /// Render passes.
     pub render_passes: HashMap<u64, RenderPass>,
     /// Graphics pipelines.
@@ -101,6 +151,128 @@ impl Objects {
         self.buffers.get(&buffer).map(|base| base + offset)
     }
 
+    /// A 4 KiB scratch area of the replay's own (where NVK would allocate in the
+    /// command buffer: conditional rendering's 64-bit predicate copy).
+    pub fn scratch(&mut self) -> u64 {
+        if self.scratch == 0 {
+            self.scratch = self.place(4096);
+        }
+        self.scratch
+    }
+
+    /// vkCreateImage.
+    pub fn create_image(&mut self, image: u64, desc: Image) {
+        self.images.insert(image, desc);
+    }
+
+    /// vkBindImageMemory.
+    pub fn bind_image(&mut self, image: u64, memory: u64, offset: u64) {
+        let addr = self.memory_addr(memory, offset);
+        if let (Some(desc), Some(addr)) = (self.images.get_mut(&image), addr) {
+            desc.addr = addr;
+        }
+    }
+
+    /// vkCreateImageView.
+    pub fn create_image_view(&mut self, view: u64, image: u64, range: ViewRange) {
+        self.image_views.insert(view, (image, range));
+    }
+
+    /// vkCreateFramebuffer: its attachments' views.
+    pub fn create_framebuffer(&mut self, framebuffer: u64, views: Vec<u64>) {
+        self.framebuffers.insert(framebuffer, views);
+    }
+
+    /// The image and subresource `view` shows, for a rendering of `area`. An image the
+    /// trace never created (a swapchain's) is taken as a single-sampled, optimally
+    /// tiled image of the view's format covering the render area, at address 0.
+    pub fn view_target(&self, view: u64, area: &RenderArea) -> Option<(Image, ViewRange)> {
+        if view == 0 {
+            return None;
+        }
+        let (image, range) = self.image_views.get(&view).copied().unwrap_or((
+            0,
+            ViewRange {
+                format: FALLBACK_FORMAT,
+                ..ViewRange::default()
+            },
+        ));
+        let image = self.images.get(&image).copied().unwrap_or(Image {
+            format: range.format,
+            extent: [
+                (area.x.max(0) as u32).saturating_add(area.width).max(1),
+                (area.y.max(0) as u32).saturating_add(area.height).max(1),
+                1,
+            ],
+            array_layers: 1,
+            samples: 1,
+            linear: false,
+            three_d: false,
+            addr: 0,
+        });
+        Some((image, range))
+    }
+
+    /// The rendering Mesa's common render-pass code begins for subpass `index` of
+    /// `pass` on `framebuffer`: the subpass's attachments, each loaded with its load
+    /// op where the pass first uses it (and kept otherwise).
+    pub fn subpass_rendering(
+        &self,
+        pass: &RenderPass,
+        framebuffer: u64,
+        index: usize,
+        area: RenderArea,
+        clear_values: &[[u32; 4]],
+    ) -> RenderingInfo {
+        let Some(subpass) = pass.subpasses.get(index) else {
+            return RenderingInfo::views(0);
+        };
+        let views = self.framebuffers.get(&framebuffer);
+        let first_here = |a: u32| pass.first_use(a) == Some(index);
+        let clear_of = |a: u32, op: u32| {
+            (op == LOAD_OP_CLEAR && first_here(a))
+                .then(|| clear_values.get(a as usize).copied().unwrap_or_default())
+        };
+        let target = |a: u32| {
+            let view = views.and_then(|v| v.get(a as usize)).copied()?;
+            self.view_target(view, &area)
+        };
+        let colors = subpass
+            .colors
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| {
+                let desc = pass.attachments.get(a as usize)?;
+                let (image, view) = target(a)?;
+                Some(ColorAttachment {
+                    image,
+                    view,
+                    clear: clear_of(a, desc.load_op),
+                    resolve: subpass.resolves.get(i).copied().unwrap_or(false),
+                })
+            })
+            .collect();
+        let depth_stencil = subpass.depth_stencil.and_then(|a| {
+            let desc = pass.attachments.get(a as usize)?;
+            let (image, view) = target(a)?;
+            Some(DepthStencilAttachment {
+                image,
+                view,
+                depth_clear: clear_of(a, desc.load_op).map(|v| v[0]),
+                stencil_clear: clear_of(a, desc.stencil_load_op).map(|v| v[1]),
+                resolve: false,
+            })
+        });
+        RenderingInfo {
+            flags: 0,
+            area,
+            layer_count: 1,
+            view_mask: subpass.view_mask,
+            colors,
+            depth_stencil,
+        }
+    }
+
     /// vkCreateQueryPool.
     pub fn create_query_pool(&mut self, pool: u64, query_type: u32, count: u32, statistics: u32) {
         let kind = match query_type {
@@ -133,5 +305,50 @@ pub fn topology(vk: u32) -> PrimitiveOp {
         9 => PrimitiveOp::TrianglestripAdjcy,
         10 => PrimitiveOp::Patch,
         _ => PrimitiveOp::Triangles,
+    }
+}
+
+/// A render pass from its vkCreateRenderPass(2) record.
+pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> RenderPass {
+    let attachments = c
+        .attachments()
+        .into_iter()
+        .flatten()
+        .map(|a| PassAttachment {
+            format: a.format(),
+            load_op: a.load_op(),
+            stencil_load_op: a.stencil_load_op(),
+        })
+        .collect();
+    let subpasses = c
+        .subpasses()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            let resolves: Vec<bool> = s
+                .resolve_attachments()
+                .into_iter()
+                .flatten()
+                .map(|r| r.attachment() != ATTACHMENT_UNUSED)
+                .collect();
+            Subpass {
+                view_mask: s.view_mask(),
+                colors: s
+                    .color_attachments()
+                    .into_iter()
+                    .flatten()
+                    .map(|r| r.attachment())
+                    .collect(),
+                resolves,
+                depth_stencil: s
+                    .depth_stencil_attachment()
+                    .map(|r| r.attachment())
+                    .filter(|a| *a != ATTACHMENT_UNUSED),
+            }
+        })
+        .collect();
+    RenderPass {
+        attachments,
+        subpasses,
     }
 }

@@ -17,11 +17,14 @@ use trace_format::generated::trace::{Call, Record};
 use trace_format::names;
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
-use crate::commands::{self, Cmd, DrawArgs};
+use crate::commands::{self, Cmd, DrawArgs, RenderingCmd};
 use crate::execute;
 use crate::generic;
 use crate::inspect::DrawInspection;
 use crate::objects::{self, Objects, Pipeline, RenderPass};
+use driver::nvk::image::{Image, ViewRange};
+use driver::nvk::rendering::{ColorAttachment, DepthStencilAttachment, RenderArea};
+use driver::nvk::RenderingInfo;
 
 /// How to replay.
 #[derive(Clone, Debug)]
@@ -289,6 +292,16 @@ struct SubmitTotals {
     query_ns: u64,
 }
 
+/// The render pass a command buffer is inside: Mesa's common render-pass code begins
+/// one rendering per subpass.
+struct ActivePass {
+    pass: RenderPass,
+    framebuffer: u64,
+    subpass: usize,
+    area: RenderArea,
+    clear_values: Vec<[u32; 4]>,
+}
+
 /// The calls a replay does not need: they change nothing the driver model executes.
 fn not_needed(call: Call) -> bool {
     matches!(
@@ -303,11 +316,7 @@ fn not_needed(call: Call) -> bool {
             | Call::MapMemory
             | Call::UnmapMemory
             | Call::FlushMappedMemoryRanges
-            | Call::CreateImage
-            | Call::BindImageMemory
-            | Call::CreateImageView
             | Call::DestroyObject
-            | Call::CreateFramebuffer
             | Call::CreateShaderModule
             | Call::CreatePipelineLayout
             | Call::CreateCommandPool
@@ -315,7 +324,6 @@ fn not_needed(call: Call) -> bool {
             | Call::EndCommandBuffer
             | Call::ResetCommandBuffer
             | Call::QueuePresent
-            | Call::CmdEndConditionalRendering
     )
 }
 
@@ -440,16 +448,52 @@ impl<'o> Pass<'o> {
             }
             Call::CreateRenderPass => {
                 if let Some(c) = record.call_as_create_render_pass() {
-                    let subpasses: Vec<_> = c.subpasses().into_iter().flatten().collect();
-                    let pass = RenderPass {
-                        view_masks: subpasses.iter().map(|s| s.view_mask()).collect(),
-                        color_attachments: subpasses
-                            .iter()
-                            .map(|s| s.color_attachments().map_or(0, |a| a.len() as u32))
-                            .max()
-                            .unwrap_or(0),
+                    self.objects
+                        .render_passes
+                        .insert(c.render_pass(), objects::render_pass(&c));
+                }
+            }
+            Call::CreateImage => {
+                if let Some(c) = record.call_as_create_image() {
+                    let extent = c
+                        .extent()
+                        .map_or([1, 1, 1], |e| [e.width(), e.height(), e.depth()]);
+                    let image = Image {
+                        format: c.format(),
+                        extent,
+                        array_layers: c.array_layers(),
+                        samples: c.samples(),
+                        // VK_IMAGE_TILING_LINEAR, VK_IMAGE_TYPE_3D.
+                        linear: c.tiling() == 1,
+                        three_d: c.image_type() == 2,
+                        addr: 0,
                     };
-                    self.objects.render_passes.insert(c.render_pass(), pass);
+                    self.objects.create_image(c.image(), image);
+                }
+            }
+            Call::BindImageMemory => {
+                if let Some(c) = record.call_as_bind_image_memory() {
+                    self.objects.bind_image(c.image(), c.memory(), c.offset());
+                }
+            }
+            Call::CreateImageView => {
+                if let Some(c) = record.call_as_create_image_view() {
+                    let range = ViewRange {
+                        format: c.format(),
+                        base_mip_level: c.base_mip_level(),
+                        base_array_layer: c.base_array_layer(),
+                    };
+                    self.objects
+                        .create_image_view(c.image_view(), c.image(), range);
+                }
+            }
+            Call::CreateFramebuffer => {
+                if let Some(c) = record.call_as_create_framebuffer() {
+                    let views = c
+                        .attachments()
+                        .map(|a| a.iter().collect())
+                        .unwrap_or_default();
+                    self.objects.create_framebuffer(c.framebuffer(), views);
                 }
             }
             Call::CreateGraphicsPipelines => {
@@ -499,10 +543,6 @@ impl<'o> Pass<'o> {
                     self.take_generic(&c);
                 }
             }
-            Call::CmdBeginConditionalRendering => self.skip(
-                "vkCmdBeginConditionalRenderingEXT (not modelled: the draws it guards all run)",
-                true,
-            ),
             _ if not_needed(call) => self.skip(&names::record_name(record).0, false),
             // Compute descriptors come with compute, not modelled yet.
             Call::CmdBindDescriptorSets
@@ -598,6 +638,7 @@ impl<'o> Pass<'o> {
         depth: u32,
     ) -> Result<(), ReplayError> {
         let mut pipeline = 0u64;
+        let mut active_pass: Option<ActivePass> = None;
         for cmd in cmds {
             // Only draws' and queries' host times are reported; the rest go untimed.
             let timed = matches!(
@@ -608,31 +649,66 @@ impl<'o> Pass<'o> {
             let mut recorded = None;
             let mut draw: Option<DrawShape> = None;
             match cmd {
-                Cmd::BeginRenderPass { render_pass } => {
+                Cmd::BeginRenderPass {
+                    render_pass,
+                    framebuffer,
+                    area,
+                    clear_values,
+                } => {
                     let pass = self
                         .objects
                         .render_passes
                         .get(render_pass)
                         .cloned()
                         .unwrap_or_default();
-                    enc.set_color_attachments(pass.color_attachments);
-                    enc.begin_render_pass(&pass.view_masks);
+                    let info =
+                        self.objects
+                            .subpass_rendering(&pass, *framebuffer, 0, *area, clear_values);
+                    enc.begin_rendering(&info);
+                    active_pass = Some(ActivePass {
+                        pass,
+                        framebuffer: *framebuffer,
+                        subpass: 0,
+                        area: *area,
+                        clear_values: clear_values.clone(),
+                    });
                 }
                 Cmd::NextSubpass => {
-                    enc.next_subpass();
+                    enc.end_rendering();
+                    if let Some(a) = &mut active_pass {
+                        a.subpass += 1;
+                        let info = self.objects.subpass_rendering(
+                            &a.pass,
+                            a.framebuffer,
+                            a.subpass,
+                            a.area,
+                            &a.clear_values,
+                        );
+                        enc.begin_rendering(&info);
+                    }
                 }
                 Cmd::EndRenderPass => {
-                    enc.end_render_pass();
+                    enc.end_rendering();
+                    active_pass = None;
                 }
-                Cmd::BeginRendering {
-                    view_mask,
-                    color_attachments,
-                } => {
-                    enc.set_color_attachments(*color_attachments);
-                    enc.begin_rendering(*view_mask);
+                Cmd::BeginRendering(r) => {
+                    let info = self.rendering_info(r);
+                    enc.begin_rendering(&info);
                 }
                 Cmd::EndRendering => {
                     enc.end_rendering();
+                }
+                Cmd::BeginConditionalRendering {
+                    buffer,
+                    offset,
+                    inverted,
+                } => {
+                    let addr = self.objects.buffer_addr(*buffer, *offset).unwrap_or(0);
+                    let scratch = self.objects.scratch();
+                    enc.begin_conditional_rendering(addr, *inverted, scratch);
+                }
+                Cmd::EndConditionalRendering => {
+                    enc.end_conditional_rendering();
                 }
                 Cmd::BindPipeline { pipeline: p } => {
                     pipeline = *p;
@@ -863,6 +939,49 @@ impl<'o> Pass<'o> {
             enc.recycle_push(words);
         }
         Ok(())
+    }
+
+    /// The driver model's rendering info for a recorded vkCmdBeginRendering.
+    fn rendering_info(&self, r: &RenderingCmd) -> RenderingInfo {
+        let colors = r
+            .colors
+            .iter()
+            .map(|a| {
+                let (image, view) = self.objects.view_target(a.view, &r.area)?;
+                Some(ColorAttachment {
+                    image,
+                    view,
+                    clear: (a.load_op == objects::LOAD_OP_CLEAR).then_some(a.clear),
+                    resolve: a.resolve_mode != 0,
+                })
+            })
+            .collect();
+        // One image holds both aspects; the depth view if there is one.
+        let ds_view = if r.depth.view != 0 {
+            r.depth.view
+        } else {
+            r.stencil.view
+        };
+        let depth_stencil = self
+            .objects
+            .view_target(ds_view, &r.area)
+            .map(|(image, view)| DepthStencilAttachment {
+                image,
+                view,
+                depth_clear: (r.depth.view != 0 && r.depth.load_op == objects::LOAD_OP_CLEAR)
+                    .then_some(r.depth.clear[0]),
+                stencil_clear: (r.stencil.view != 0 && r.stencil.load_op == objects::LOAD_OP_CLEAR)
+                    .then_some(r.stencil.clear[1]),
+                resolve: r.depth.resolve_mode != 0 || r.stencil.resolve_mode != 0,
+            });
+        RenderingInfo {
+            flags: r.flags,
+            area: r.area,
+            layer_count: r.layer_count,
+            view_mask: r.view_mask,
+            colors,
+            depth_stencil,
+        }
     }
 
     /// Encodes one draw; `None` when it cannot be (an unbound indirect buffer).

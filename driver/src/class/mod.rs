@@ -1,13 +1,16 @@
 //! The 3D class: method addresses (byte offsets into the class's method space), their
 //! fields packed by name, and the class numbers from Fermi to Hopper with the MME each
 //! uses. Sources: NVIDIA's class headers (cl9097.h, clc597.h) as gathered in
-//! `shared/reference/nv-facts.md` §2; the graphics-state methods (`state.rs`)
-//! from `clc597.h`.
+//! `shared/reference/nv-facts.md` §2; the graphics-state methods (`state.rs`) and render targets
+//! (`targets.rs`) from `clc597.h`; the copy engine (`copy.rs`) from `clc5b5.h`.
 
 use crate::mme::Arch;
 
+pub mod copy;
 mod state;
+mod targets;
 pub use state::*;
+pub use targets::*;
 
 /// `0x3400 /* SET_MME_SHADOW_SCRATCH(0) */`: the first shadow scratch register; slot
 /// `i` is at `0x3400 + 4·i`.
@@ -421,8 +424,18 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
             "LOAD_CONSTANT_BUFFER(i)"
         }
         m if (SET_MME_SHADOW_SCRATCH..CALL_MME_MACRO).contains(&m) => "SET_MME_SHADOW_SCRATCH(i)",
-        m => return state::method_name(m),
+        m => return state::method_name(m).or_else(|| targets::method_name(m)),
     })
+}
+
+/// The class header's name of `mthd` on subchannel `subc` (the 3D class on NVK's 3D
+/// subchannel, the copy engine on its own; compute methods by offset only).
+pub fn method_name_on(subc: u8, mthd: u16) -> Option<&'static str> {
+    match subc {
+        crate::push::SUBC_3D => method_name(mthd),
+        crate::push::SUBC_COPY => copy::method_name(mthd),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

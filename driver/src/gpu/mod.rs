@@ -244,6 +244,8 @@ pub struct GpuState {
 /// One method write, as [`GpuState::method_log`] records it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoggedMethod {
+    /// The subchannel, which names the class ([`push::SUBC_3D`] and so on).
+    pub subc: u8,
     /// Method offset.
     pub mthd: u16,
     /// Its data.
@@ -339,6 +341,7 @@ impl Gpu {
             self.state.counters.push_methods += 1;
             if let Some(log) = &mut self.state.method_log {
                 log.push(LoggedMethod {
+                    subc: write.subc,
                     mthd: write.mthd,
                     data: write.data,
                     from_macro: false,
@@ -422,6 +425,7 @@ impl GpuState {
         if self.in_macro {
             if let Some(log) = &mut self.method_log {
                 log.push(LoggedMethod {
+                    subc: push::SUBC_3D,
                     mthd,
                     data,
                     from_macro: true,

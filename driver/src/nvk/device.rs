@@ -116,6 +116,9 @@ impl Device {
         for (slot, word) in [
             (Scratch::ZeroAddrHi, (Self::ZERO_PAGE_ADDR >> 32) as u32),
             (Scratch::ZeroAddrLo, Self::ZERO_PAGE_ADDR as u32),
+            // nvk_mme_anti_alias_init: a valid value nothing sets, so that the
+            // first SET_ANTI_ALIAS that sets anything runs.
+            (Scratch::AntiAlias, 0xf),
         ] {
             p.mthd(SUBC_3D, class::set_mme_shadow_scratch(slot as u16), word);
         }

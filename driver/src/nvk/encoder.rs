@@ -5,6 +5,7 @@
 
 use super::descriptors::DescriptorState;
 use super::query::{QueryPool, QueryType};
+use super::rendering::RenderingEnd;
 use super::state::{GraphicsState, StateCost, StateGroup};
 use super::{Device, Macro, Scratch};
 use crate::class::{
@@ -100,9 +101,8 @@ pub struct Recorded {
 pub struct CommandEncoder<'d> {
     device: &'d Device,
     pub(super) push: PushBuffer,
-    subpass_masks: Vec<u32>,
-    subpass: usize,
     view_mask: u32,
+    pub(super) rendering_end: RenderingEnd,
     topology: PrimitiveOp,
     state: GraphicsState,
     color_attachments: u32,
@@ -115,9 +115,8 @@ impl<'d> CommandEncoder<'d> {
         CommandEncoder {
             device,
             push: PushBuffer::new(),
-            subpass_masks: Vec::new(),
-            subpass: 0,
             view_mask: 0,
+            rendering_end: RenderingEnd::default(),
             topology: PrimitiveOp::Triangles,
             state: GraphicsState::new(),
             color_attachments: 1,
@@ -192,51 +191,15 @@ impl<'d> CommandEncoder<'d> {
         }
     }
 
-    fn set_view_mask(&mut self, mask: u32) {
+    /// The view mask into shadow scratch, for the draw, clear and query macros to loop
+    /// over.
+    pub(super) fn set_view_mask(&mut self, mask: u32) {
         self.view_mask = mask;
-        self.push.mthd(
+        self.push.immd_or_mthd(
             SUBC_3D,
             class::set_mme_shadow_scratch(Scratch::ViewMask as u16),
             mask,
         );
-    }
-
-    /// vkCmdBeginRenderPass, with each subpass's view mask
-    /// (VkRenderPassMultiviewCreateInfo; all zero without multiview).
-    pub fn begin_render_pass(&mut self, subpass_view_masks: &[u32]) -> Recorded {
-        let before = self.push.len();
-        self.subpass_masks = subpass_view_masks.to_vec();
-        self.subpass = 0;
-        self.set_view_mask(self.subpass_masks.first().copied().unwrap_or(0));
-        self.recorded(before)
-    }
-
-    /// vkCmdNextSubpass.
-    pub fn next_subpass(&mut self) -> Recorded {
-        let before = self.push.len();
-        self.subpass += 1;
-        self.set_view_mask(self.subpass_masks.get(self.subpass).copied().unwrap_or(0));
-        self.recorded(before)
-    }
-
-    /// vkCmdEndRenderPass.
-    pub fn end_render_pass(&mut self) -> Recorded {
-        let before = self.push.len();
-        self.subpass_masks.clear();
-        self.set_view_mask(0);
-        self.recorded(before)
-    }
-
-    /// vkCmdBeginRendering with `VkRenderingInfo.viewMask`.
-    pub fn begin_rendering(&mut self, view_mask: u32) -> Recorded {
-        let before = self.push.len();
-        self.set_view_mask(view_mask);
-        self.recorded(before)
-    }
-
-    /// vkCmdEndRendering.
-    pub fn end_rendering(&mut self) -> Recorded {
-        self.end_render_pass()
     }
 
     /// The topology of the bound pipeline (BEGIN's OP).

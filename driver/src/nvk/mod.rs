@@ -2,8 +2,9 @@
 //!
 //! [`Device`] holds the GPU generation and uploads every [`Macro`] through the MME RAM
 //! methods. A [`CommandEncoder`] turns Vulkan commands into a push buffer: draws become
-//! `CALL_MME_MACRO` with their parameters, render passes and dynamic rendering set the
-//! view mask in shadow scratch for the macros to loop over, queries become report
+//! `CALL_MME_MACRO` with their parameters, dynamic rendering (render passes reach it as
+//! one rendering a subpass) binds the targets and sets the view mask in shadow scratch
+//! for the macros to loop over, queries become report
 //! semaphores. The [`gpu`](crate::gpu) model executes the result.
 
 mod bind;
@@ -13,8 +14,10 @@ mod descriptors;
 mod device;
 mod draw;
 mod encoder;
+pub mod image;
 mod macros;
 pub mod query;
+pub mod rendering;
 pub mod root;
 pub mod state;
 mod sync;
@@ -24,6 +27,7 @@ pub use device::{upload_macro, Device, DeviceError};
 pub use encoder::{CommandEncoder, DrawKind, IndirectArgs, Recorded};
 pub use macros::Macro;
 pub use query::{QueryPool, QueryType};
+pub use rendering::RenderingInfo;
 pub use sync::Barrier;
 
 /// The shadow scratch slots NVK's macros use (`SET_MME_SHADOW_SCRATCH(i)`).

@@ -617,6 +617,29 @@ impl GraphicsState {
         self.pipeline = Some((pipeline, dynamic));
     }
 
+    /// Beginning rendering marks the states that depend on the attachments dirty:
+    /// colour write enables, blend enables and equations and write masks (the colour
+    /// attachment count), the depth and stencil test enables (the depth/stencil
+    /// format), and depth clamp and clip. Mirrors nvk_cmd_buffer_dirty_render_pass
+    /// (the rasterization samples and colour attachment map it also marks are not
+    /// part of this model's state).
+    pub fn dirty_render_pass(&mut self) {
+        for bit in [
+            StateBit::CbColorWriteEnables,
+            StateBit::CbBlendEnables,
+            StateBit::CbBlendEquations,
+            StateBit::CbWriteMasks,
+            StateBit::DsDepthTestEnable,
+            StateBit::DsDepthWriteEnable,
+            StateBit::DsDepthBoundsTestEnable,
+            StateBit::DsStencilTestEnable,
+            StateBit::RsDepthClampEnable,
+            StateBit::RsDepthClipEnable,
+        ] {
+            self.dirty.set(bit);
+        }
+    }
+
     /// vkCmdSetVertexInputEXT: the bindings and attributes replace the current ones.
     /// Mirrors vk_cmd_set_vertex_input's dirty bits: the valid bindings, the
     /// attributes and bindings, and the strides, each when it changed.

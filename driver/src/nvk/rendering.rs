@@ -1,0 +1,445 @@
+//! Beginning and ending rendering (`nvk_cmd_draw.c`): the colour and depth/stencil
+//! targets, the surface clip, the sample layout, load-op clears and the resolve's
+//! cache invalidation; conditional rendering's predicate (`nvk_cmd_draw.c`'s
+//! conditional-rendering entry points).
+//!
+//! Render passes reach NVK as dynamic rendering (Mesa's common render-pass code begins
+//! one rendering per subpass), so a replay calls [`CommandEncoder::begin_rendering`]
+//! for both.
+
+use super::clear::{ClearAttachment, ClearRect};
+use super::encoder::{CommandEncoder, Recorded};
+use super::image::{Image, TargetFormat, ViewRange};
+use super::state::val_mask;
+use super::{Macro, Scratch};
+use crate::class::copy::{self, LaunchDma, RemapComponents, RemapSource};
+use crate::class::{self, RenderEnableMode, RenderEnableOverride};
+use crate::push::{SUBC_3D, SUBC_COMPUTE, SUBC_COPY};
+
+/// Colour targets NVK binds at every rendering (`NVK_MAX_RTS`).
+pub const MAX_RTS: u32 = 8;
+
+/// `VK_RENDERING_SUSPENDING_BIT`.
+pub const RENDERING_SUSPENDING: u32 = 0x2;
+/// `VK_RENDERING_RESUMING_BIT`.
+pub const RENDERING_RESUMING: u32 = 0x4;
+
+/// `VkRect2D`: the render area.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct RenderArea {
+    pub x: i32,
+    pub y: i32,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// A colour attachment of a rendering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColorAttachment {
+    /// The image its view shows.
+    pub image: Image,
+    /// The view's format and first level and layer.
+    pub view: ViewRange,
+    /// The clear value's four words, for `VK_ATTACHMENT_LOAD_OP_CLEAR`.
+    pub clear: Option<[u32; 4]>,
+    /// Whether it resolves at the end (a resolve mode other than NONE).
+    pub resolve: bool,
+}
+
+/// The depth/stencil attachment of a rendering (one image for both aspects).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DepthStencilAttachment {
+    /// The image its view shows.
+    pub image: Image,
+    /// The view's format and first level and layer.
+    pub view: ViewRange,
+    /// The depth clear value's bits, for a depth `LOAD_OP_CLEAR`.
+    pub depth_clear: Option<u32>,
+    /// The stencil clear value, for a stencil `LOAD_OP_CLEAR`.
+    pub stencil_clear: Option<u32>,
+    /// Whether depth or stencil resolves at the end.
+    pub resolve: bool,
+}
+
+/// `VkRenderingInfo` as the model needs it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RenderingInfo {
+    /// `VkRenderingFlags` (suspending and resuming matter).
+    pub flags: u32,
+    /// The render area.
+    pub area: RenderArea,
+    /// Layers rendered without multiview.
+    pub layer_count: u32,
+    /// The view mask; 0 without multiview.
+    pub view_mask: u32,
+    /// The colour attachments, `None` where the view is null.
+    pub colors: Vec<Option<ColorAttachment>>,
+    /// The depth/stencil attachment.
+    pub depth_stencil: Option<DepthStencilAttachment>,
+}
+
+impl RenderingInfo {
+    /// A rendering with no attachments and `view_mask`, as a shader writing only to
+    /// storage would begin.
+    pub fn views(view_mask: u32) -> Self {
+        RenderingInfo {
+            layer_count: 1,
+            view_mask,
+            ..RenderingInfo::default()
+        }
+    }
+
+    /// Layers the targets are bound with: up to the last view with multiview.
+    fn target_layers(&self) -> u32 {
+        if self.view_mask != 0 {
+            32 - self.view_mask.leading_zeros()
+        } else {
+            self.layer_count
+        }
+    }
+}
+
+/// What ending a rendering needs from its beginning.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct RenderingEnd {
+    flags: u32,
+    resolve: bool,
+}
+
+/// `SET_ANTI_ALIAS`'s samples mode and the two- and four-pass sample masks NVK keeps
+/// in scratch for a sample count (NIL's sample layout for it: 2X1_D3D for 2, 2X2 for
+/// 4, 4X2_D3D for 8).
+fn sample_layout(samples: u32) -> (u32, [u32; 4], [u32; 4]) {
+    match samples {
+        2 => (5, [0; 4], [0; 4]),
+        4 => (2, [0x000a_0005, 0x000a_0005, 0, 0], [0; 4]),
+        s if s >= 8 => (
+            4,
+            [0x003a_00c5, 0x003a_00c5, 0x003a_003a, 0x00c5_00c5],
+            [0x0012_0081, 0x0028_0044, 0x0028_0012, 0x0081_0044],
+        ),
+        _ => (0, [0; 4], [0; 4]),
+    }
+}
+
+impl CommandEncoder<'_> {
+    /// vkCmdBeginRendering. Mirrors nvk_CmdBeginRendering: the view mask into scratch,
+    /// the surface clip, all eight colour targets (null ones bound disabled, so no
+    /// pointer is left from an earlier rendering), the depth target or none, the
+    /// sample layout when there is an attachment, then the load-op clears through
+    /// vkCmdClearAttachments' path with rendering forced on. Not modelled: the
+    /// fragment-shading-rate surface (its methods are not in the public class
+    /// headers) and linear images' shadow copies.
+    pub fn begin_rendering(&mut self, info: &RenderingInfo) -> Recorded {
+        let before = self.push.len();
+        self.rendering_end = RenderingEnd {
+            flags: info.flags,
+            resolve: info.colors.iter().flatten().any(|c| c.resolve)
+                || info.depth_stencil.is_some_and(|d| d.resolve),
+        };
+        self.set_color_attachments(info.colors.len() as u32);
+        self.state_mut().dirty_render_pass();
+        self.set_view_mask(info.view_mask);
+        let area = info.area;
+        self.push.inc(
+            SUBC_3D,
+            class::SET_SURFACE_CLIP_HORIZONTAL,
+            &[
+                (area.x as u32 & 0xffff) | (area.width << 16),
+                (area.y as u32 & 0xffff) | (area.height << 16),
+            ],
+        );
+        let layers = info.target_layers();
+        let mut samples = None;
+        for i in 0..MAX_RTS {
+            match info.colors.get(i as usize).copied().flatten() {
+                Some(c) => {
+                    samples = Some(c.image.samples);
+                    self.bind_color_target(i, &c, layers);
+                }
+                None => self.bind_null_color_target(i, layers),
+            }
+        }
+        match info.depth_stencil {
+            Some(ds) => {
+                samples = Some(ds.image.samples);
+                self.bind_depth_target(&ds, layers);
+            }
+            None => self.push.immd_or_mthd(SUBC_3D, class::SET_ZT_SELECT, 0),
+        }
+        if let Some(samples) = samples {
+            self.set_sample_layout(samples);
+        }
+        if info.flags & RENDERING_RESUMING == 0 {
+            self.load_op_clears(info);
+        }
+        self.recorded(before)
+    }
+
+    fn bind_color_target(&mut self, i: u32, c: &ColorAttachment, layers: u32) {
+        let level = c.image.level(c.view.base_mip_level);
+        let format = TargetFormat::of_vk(c.view.format);
+        let addr = c.image.addr
+            + level.offset
+            + u64::from(c.view.base_array_layer) * u64::from(level.array_stride);
+        let words = if c.image.linear {
+            // LAYOUT_PITCH: the width is the row pitch in bytes.
+            [
+                (addr >> 32) as u32,
+                addr as u32,
+                level.row_stride,
+                level.height,
+                format.hw,
+                class::COLOR_TARGET_MEMORY_LAYOUT_PITCH,
+                1,
+                0,
+                0,
+            ]
+        } else {
+            let third = if c.image.three_d {
+                class::COLOR_TARGET_MEMORY_THIRD_DIMENSION_IS_DEPTH
+            } else {
+                0
+            };
+            [
+                (addr >> 32) as u32,
+                addr as u32,
+                level.row_stride / format.bytes.max(1),
+                level.height,
+                format.hw,
+                (level.block_height_log2 << 4) | third,
+                layers,
+                level.array_stride >> 2,
+                0,
+            ]
+        };
+        self.push
+            .inc(SUBC_3D, class::set_color_target_a(i as u16), &words);
+        // NIL leaves colour images uncompressed.
+        self.push
+            .immd_or_mthd(SUBC_3D, class::set_color_compression(i as u16), 0);
+    }
+
+    fn bind_null_color_target(&mut self, i: u32, layers: u32) {
+        self.push.inc(
+            SUBC_3D,
+            class::set_color_target_a(i as u16),
+            &[
+                0,
+                0,
+                64,
+                0,
+                class::COLOR_TARGET_FORMAT_DISABLED,
+                0,
+                layers,
+                0,
+                0,
+            ],
+        );
+        self.push
+            .immd_or_mthd(SUBC_3D, class::set_color_compression(i as u16), 1);
+    }
+
+    fn bind_depth_target(&mut self, ds: &DepthStencilAttachment, layers: u32) {
+        let level = ds.image.level(ds.view.base_mip_level);
+        let format = TargetFormat::of_vk(ds.view.format);
+        let addr = ds.image.addr + level.offset;
+        self.push.inc(
+            SUBC_3D,
+            class::SET_ZT_A,
+            &[
+                (addr >> 32) as u32,
+                addr as u32,
+                format.hw,
+                level.block_height_log2 << 4,
+                level.array_stride >> 2,
+            ],
+        );
+        self.push.immd_or_mthd(SUBC_3D, class::SET_ZT_SELECT, 1);
+        self.push.inc(
+            SUBC_3D,
+            class::SET_ZT_SIZE_A,
+            &[
+                level.row_stride / format.bytes.max(1),
+                level.height,
+                (ds.view.base_array_layer + layers) & 0xffff,
+            ],
+        );
+        self.push
+            .immd_or_mthd(SUBC_3D, class::SET_ZT_LAYER, ds.view.base_array_layer);
+        self.push.immd_or_mthd(SUBC_3D, class::SET_Z_COMPRESSION, 0);
+        // Every class the model runs is MAXWELL_B or later.
+        self.push.immd_or_mthd(SUBC_3D, class::SET_ZT_SPARSE, 0);
+    }
+
+    /// Mirrors nvk_cmd_set_sample_layout: the samples mode, the sample masks of two-
+    /// and four-pass sample shading into scratch, then the `SET_ANTI_ALIAS` macro with
+    /// the sample count.
+    fn set_sample_layout(&mut self, samples: u32) {
+        let (mode, two_pass, four_pass) = sample_layout(samples);
+        self.push.immd_or_mthd(SUBC_3D, class::SET_ANTI_ALIAS, mode);
+        self.push.inc(
+            SUBC_3D,
+            class::set_mme_shadow_scratch(Scratch::SampleMasks2Pass0 as u16),
+            &two_pass,
+        );
+        self.push.inc(
+            SUBC_3D,
+            class::set_mme_shadow_scratch(Scratch::SampleMasks4Pass0 as u16),
+            &four_pass,
+        );
+        let samples_log2 = samples.max(1).ilog2().min(4);
+        self.push.inc_once(
+            SUBC_3D,
+            class::call_mme_macro(Macro::SetAntiAlias.id()),
+            &[val_mask(samples_log2 << 4, 0xf0)],
+        );
+    }
+
+    /// The load-op clears: one clear of the render area for every attachment that
+    /// loads with CLEAR, with rendering forced on around it.
+    fn load_op_clears(&mut self, info: &RenderingInfo) {
+        let mut clears: Vec<ClearAttachment> = info
+            .colors
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                let value = c.as_ref()?.clear?;
+                Some(ClearAttachment {
+                    aspect_mask: 1,
+                    color_attachment: i as u32,
+                    value,
+                })
+            })
+            .collect();
+        if let Some(ds) = info.depth_stencil {
+            let mut att = ClearAttachment::default();
+            if let Some(depth) = ds.depth_clear {
+                att.aspect_mask |= 2;
+                att.value[0] = depth;
+            }
+            if let Some(stencil) = ds.stencil_clear {
+                att.aspect_mask |= 4;
+                att.value[1] = stencil;
+            }
+            if att.aspect_mask != 0 {
+                clears.push(att);
+            }
+        }
+        if clears.is_empty() {
+            return;
+        }
+        let rect = ClearRect {
+            x: info.area.x,
+            y: info.area.y,
+            width: info.area.width,
+            height: info.area.height,
+            base_array_layer: 0,
+            layer_count: if info.view_mask != 0 {
+                1
+            } else {
+                info.layer_count
+            },
+        };
+        self.push.mthd(
+            SUBC_3D,
+            class::SET_RENDER_ENABLE_OVERRIDE,
+            RenderEnableOverride::AlwaysRender as u32,
+        );
+        self.clear_attachments(&clears, &[rect]);
+        self.push.mthd(
+            SUBC_3D,
+            class::SET_RENDER_ENABLE_OVERRIDE,
+            RenderEnableOverride::UseRenderEnable as u32,
+        );
+    }
+
+    /// vkCmdEndRendering. Mirrors nvk_CmdEndRendering: with a resolve (and not
+    /// suspending), the texture cache is invalidated before the resolve. The resolve
+    /// itself is NVK's meta path (a draw with internal shaders per attachment): not
+    /// modelled.
+    pub fn end_rendering(&mut self) -> Recorded {
+        let before = self.push.len();
+        let end = std::mem::take(&mut self.rendering_end);
+        if end.resolve && end.flags & RENDERING_SUSPENDING == 0 {
+            self.push
+                .immd_or_mthd(SUBC_3D, class::INVALIDATE_TEXTURE_DATA_CACHE, 0);
+        }
+        self.set_view_mask(0);
+        self.recorded(before)
+    }
+
+    /// vkCmdBeginConditionalRenderingEXT with the predicate at `addr`. Mirrors
+    /// nvk_CmdBeginConditionalRenderingEXT: the hardware compares 64 bits, so the copy
+    /// engine first copies the 32-bit predicate into both halves of `scratch` (a
+    /// 16-byte-aligned temporary NVK allocates in the command buffer); then the 3D and
+    /// compute classes render if it is (or, `inverted`, is not) non-zero.
+    pub fn begin_conditional_rendering(
+        &mut self,
+        addr: u64,
+        inverted: bool,
+        scratch: u64,
+    ) -> Recorded {
+        let before = self.push.len();
+        self.push.inc(
+            SUBC_COPY,
+            copy::OFFSET_IN_UPPER,
+            &[
+                (addr >> 32) as u32,
+                addr as u32,
+                (scratch >> 32) as u32,
+                scratch as u32,
+                4,
+                4,
+                4,
+                1,
+            ],
+        );
+        let remap = RemapComponents {
+            dst: [
+                RemapSource::SrcX,
+                RemapSource::SrcX,
+                RemapSource::NoWrite,
+                RemapSource::NoWrite,
+            ],
+            component_size: 1,
+            src_components: 1,
+            dst_components: 2,
+        };
+        self.push
+            .immd_or_mthd(SUBC_COPY, copy::SET_REMAP_COMPONENTS, remap.pack());
+        let launch = LaunchDma {
+            pipelined: true,
+            flush: true,
+            src_pitch: true,
+            dst_pitch: true,
+            multi_line: true,
+            remap: true,
+        };
+        self.push
+            .immd_or_mthd(SUBC_COPY, copy::LAUNCH_DMA, launch.pack());
+        let mode = if inverted {
+            RenderEnableMode::RenderIfEqual
+        } else {
+            RenderEnableMode::RenderIfNotEqual
+        };
+        self.set_render_enable(scratch, mode);
+        self.recorded(before)
+    }
+
+    /// vkCmdEndConditionalRenderingEXT: rendering on again in both classes. Mirrors
+    /// nvk_CmdEndConditionalRenderingEXT.
+    pub fn end_conditional_rendering(&mut self) -> Recorded {
+        let before = self.push.len();
+        self.set_render_enable(0, RenderEnableMode::True);
+        self.recorded(before)
+    }
+
+    fn set_render_enable(&mut self, addr: u64, mode: RenderEnableMode) {
+        let words = [(addr >> 32) as u32, addr as u32 & 0xffff_fff0, mode as u32];
+        self.push.inc(SUBC_3D, class::SET_RENDER_ENABLE_A, &words);
+        self.push
+            .inc(SUBC_COMPUTE, class::SET_RENDER_ENABLE_A, &words);
+    }
+}

@@ -1,0 +1,321 @@
+//! Beginning and ending rendering as NVK emits it (nvk_CmdBeginRendering,
+//! nvk_CmdEndRendering, the conditional-rendering entry points), run on both MME
+//! generations: the method stream a render pass's begin writes, its load-op clears
+//! through the `CLEAR` macro, the resolve's cache invalidation, and the copy-engine
+//! predicate copy of conditional rendering.
+
+use driver::class::{self, copy};
+use driver::gpu::{Gpu, LoggedMethod};
+use driver::mme::Arch;
+use driver::nvk::image::{Image, ViewRange};
+use driver::nvk::rendering::{ColorAttachment, DepthStencilAttachment, RenderArea};
+use driver::nvk::{CommandEncoder, Device, Macro, RenderingInfo, Scratch};
+use driver::push::{SUBC_3D, SUBC_COMPUTE, SUBC_COPY};
+
+const B8G8R8A8_UNORM: u32 = 44;
+const D32_SFLOAT: u32 = 126;
+
+fn image(format: u32, samples: u32) -> Image {
+    Image {
+        format,
+        extent: [640, 480, 1],
+        array_layers: 4,
+        samples,
+        linear: false,
+        three_d: false,
+        addr: 0x20_0000_0000,
+    }
+}
+
+fn color(clear: Option<[u32; 4]>, resolve: bool) -> ColorAttachment {
+    ColorAttachment {
+        image: image(B8G8R8A8_UNORM, 1),
+        view: ViewRange {
+            format: B8G8R8A8_UNORM,
+            ..ViewRange::default()
+        },
+        clear,
+        resolve,
+    }
+}
+
+fn depth(clear: Option<u32>) -> DepthStencilAttachment {
+    DepthStencilAttachment {
+        image: image(D32_SFLOAT, 1),
+        view: ViewRange {
+            format: D32_SFLOAT,
+            ..ViewRange::default()
+        },
+        depth_clear: clear,
+        stencil_clear: None,
+        resolve: false,
+    }
+}
+
+fn rendering(view_mask: u32, colors: Vec<Option<ColorAttachment>>) -> RenderingInfo {
+    RenderingInfo {
+        flags: 0,
+        area: RenderArea {
+            x: 0,
+            y: 0,
+            width: 640,
+            height: 480,
+        },
+        layer_count: 1,
+        view_mask,
+        colors,
+        depth_stencil: Some(depth(Some(1.0f32.to_bits()))),
+    }
+}
+
+/// Executes what `record` encodes on `arch`; returns every method write, pushed or
+/// macro-emitted.
+fn run(arch: Arch, record: impl FnOnce(&mut CommandEncoder<'_>)) -> Vec<LoggedMethod> {
+    let device = Device::for_arch(arch);
+    let mut gpu = Gpu::new(arch);
+    gpu.execute(device.init_push().unwrap().words()).unwrap();
+    let mut enc = CommandEncoder::new(&device);
+    record(&mut enc);
+    gpu.state.method_log = Some(Vec::new());
+    gpu.execute(enc.finish().words()).unwrap();
+    gpu.state.method_log.take().unwrap()
+}
+
+fn writes_of(log: &[LoggedMethod], subc: u8, mthd: u16) -> Vec<u32> {
+    log.iter()
+        .filter(|m| m.subc == subc && m.mthd == mthd)
+        .map(|m| m.data)
+        .collect()
+}
+
+#[test]
+fn a_rendering_binds_eight_colour_targets_the_depth_target_and_the_sample_layout() {
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let info = rendering(0, vec![Some(color(None, false))]);
+        let log = run(arch, |enc| {
+            enc.begin_rendering(&info);
+        });
+        let pushed: Vec<u16> = log
+            .iter()
+            .filter(|m| !m.from_macro)
+            .map(|m| m.mthd)
+            .collect();
+        // The view mask, then the surface clip.
+        assert_eq!(
+            pushed[..3],
+            [
+                class::set_mme_shadow_scratch(Scratch::ViewMask as u16),
+                class::SET_SURFACE_CLIP_HORIZONTAL,
+                class::SET_SURFACE_CLIP_HORIZONTAL + 4,
+            ],
+            "{arch:?}"
+        );
+        assert_eq!(writes_of(&log, SUBC_3D, 0x0ff4), [640 << 16], "{arch:?}");
+        // All eight targets, each with its nine methods and its compression.
+        for i in 0..8u16 {
+            let a = class::set_color_target_a(i);
+            for m in 0..class::COLOR_TARGET_METHODS as u16 {
+                assert_eq!(
+                    writes_of(&log, SUBC_3D, a + 4 * m).len(),
+                    1,
+                    "{arch:?} RT {i}"
+                );
+            }
+            let format = writes_of(&log, SUBC_3D, a + 16)[0];
+            let compression = writes_of(&log, SUBC_3D, class::set_color_compression(i));
+            if i == 0 {
+                // B8G8R8A8_UNORM is A8R8G8B8; a 640-wide row is 640 elements.
+                assert_eq!(format, 0xcf, "{arch:?}");
+                assert_eq!(writes_of(&log, SUBC_3D, a + 8), [640], "{arch:?}");
+                assert_eq!(writes_of(&log, SUBC_3D, a)[0], 0x20, "{arch:?}");
+                assert_eq!(compression, [0], "{arch:?}");
+            } else {
+                assert_eq!(format, class::COLOR_TARGET_FORMAT_DISABLED, "{arch:?}");
+                assert_eq!(compression, [1], "{arch:?}");
+            }
+        }
+        // The depth target: ZF32, selected, its size and layer.
+        assert_eq!(
+            writes_of(&log, SUBC_3D, class::SET_ZT_A + 8),
+            [0x0a],
+            "{arch:?}"
+        );
+        assert_eq!(
+            writes_of(&log, SUBC_3D, class::SET_ZT_SELECT),
+            [1],
+            "{arch:?}"
+        );
+        assert_eq!(
+            writes_of(&log, SUBC_3D, class::SET_ZT_SIZE_A + 8),
+            [1],
+            "{arch:?}"
+        );
+        // One sample: mode 1X1 and the SET_ANTI_ALIAS macro, which finds the state
+        // a new command buffer has and emits nothing.
+        assert_eq!(
+            writes_of(&log, SUBC_3D, class::SET_ANTI_ALIAS),
+            [0],
+            "{arch:?}"
+        );
+        let call = class::call_mme_macro(Macro::SetAntiAlias.id());
+        assert_eq!(writes_of(&log, SUBC_3D, call), [0xf0 << 16], "{arch:?}");
+        assert!(
+            !log.iter()
+                .any(|m| m.from_macro && m.mthd == class::SET_HYBRID_ANTI_ALIAS_CONTROL),
+            "{arch:?}"
+        );
+        // With the depth target's load op CLEAR: rendering forced on around one
+        // CLEAR_SURFACE of depth.
+        assert_eq!(
+            writes_of(&log, SUBC_3D, class::SET_RENDER_ENABLE_OVERRIDE),
+            [1, 0],
+            "{arch:?}"
+        );
+        assert_eq!(
+            writes_of(&log, SUBC_3D, class::CLEAR_SURFACE),
+            [0b1],
+            "{arch:?}"
+        );
+    }
+}
+
+#[test]
+fn load_op_clears_go_through_the_clear_macro_once_per_view() {
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let info = rendering(
+            0b101,
+            vec![
+                Some(color(Some([1, 2, 3, 4]), false)),
+                None,
+                Some(color(Some([5, 6, 7, 8]), false)),
+            ],
+        );
+        let log = run(arch, |enc| {
+            enc.begin_rendering(&info);
+        });
+        // Targets span the views up to the last one: 3 layers.
+        assert_eq!(
+            writes_of(&log, SUBC_3D, class::set_color_target_a(0) + 24),
+            [3],
+            "{arch:?}"
+        );
+        // Attachment 0 with depth, then attachment 2; each for views 0 and 2.
+        let clears = writes_of(&log, SUBC_3D, class::CLEAR_SURFACE);
+        let layer = |payload: u32| payload >> 10;
+        let target = |payload: u32| (payload >> 6) & 0xf;
+        assert_eq!(clears.len(), 4, "{arch:?}");
+        assert_eq!(
+            clears
+                .iter()
+                .map(|p| (target(*p), layer(*p), p & 1))
+                .collect::<Vec<_>>(),
+            [(0, 0, 1), (0, 2, 1), (2, 0, 0), (2, 2, 0)],
+            "{arch:?}"
+        );
+        assert_eq!(
+            writes_of(&log, SUBC_3D, class::SET_COLOR_CLEAR_VALUE),
+            [1, 5],
+            "{arch:?}"
+        );
+    }
+}
+
+#[test]
+fn a_resumed_rendering_does_not_clear_and_a_resolve_invalidates_the_texture_cache() {
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let mut resumed = rendering(0, vec![Some(color(Some([0; 4]), true))]);
+        resumed.flags = driver::nvk::rendering::RENDERING_RESUMING;
+        let log = run(arch, |enc| {
+            enc.begin_rendering(&resumed);
+            enc.end_rendering();
+        });
+        assert!(writes_of(&log, SUBC_3D, class::CLEAR_SURFACE).is_empty());
+        assert_eq!(
+            writes_of(&log, SUBC_3D, class::INVALIDATE_TEXTURE_DATA_CACHE),
+            [0],
+            "{arch:?}"
+        );
+        let plain = rendering(0, vec![Some(color(None, false))]);
+        let log = run(arch, |enc| {
+            enc.begin_rendering(&plain);
+            enc.end_rendering();
+        });
+        assert!(writes_of(&log, SUBC_3D, class::INVALIDATE_TEXTURE_DATA_CACHE).is_empty());
+    }
+}
+
+#[test]
+fn a_rendering_makes_the_next_draw_flush_blend_and_depth_state_again() {
+    let device = Device::for_arch(Arch::Turing);
+    let mut enc = CommandEncoder::new(&device);
+    let info = rendering(0, vec![Some(color(None, false))]);
+    enc.begin_rendering(&info);
+    enc.draw(3, 1, 0, 0);
+    let second = enc.draw(3, 1, 0, 0);
+    enc.end_rendering();
+    enc.begin_rendering(&info);
+    let after_rendering = enc.draw(3, 1, 0, 0);
+    assert_eq!(second.state.total_dwords(), 0, "nothing changed");
+    assert!(
+        after_rendering.state.dwords[4] > 0 && after_rendering.state.dwords[3] > 0,
+        "blend and depth/stencil re-emitted: {:?}",
+        after_rendering.state
+    );
+}
+
+#[test]
+fn conditional_rendering_copies_the_predicate_and_sets_both_classes() {
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let log = run(arch, |enc| {
+            enc.begin_conditional_rendering(0x30_0000_0040, false, 0x40_0000_0000);
+            enc.draw(3, 1, 0, 0);
+            enc.end_conditional_rendering();
+        });
+        assert_eq!(
+            writes_of(&log, SUBC_COPY, copy::OFFSET_IN_UPPER),
+            [0x30],
+            "{arch:?}"
+        );
+        assert_eq!(
+            writes_of(&log, SUBC_COPY, copy::LAUNCH_DMA),
+            [0x785],
+            "{arch:?}"
+        );
+        // RENDER_IF_NOT_EQUAL, then TRUE at the end, on the 3D and compute classes.
+        for subc in [SUBC_3D, SUBC_COMPUTE] {
+            assert_eq!(
+                writes_of(&log, subc, class::SET_RENDER_ENABLE_A + 8),
+                [4, 1],
+                "{arch:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_sample_layout_follows_the_attachments_samples() {
+    let mut info = rendering(0, vec![Some(color(None, false))]);
+    if let Some(c) = &mut info.colors[0] {
+        c.image.samples = 4;
+    }
+    if let Some(d) = &mut info.depth_stencil {
+        d.image.samples = 4;
+    }
+    let log = run(Arch::Turing, |enc| {
+        enc.begin_rendering(&info);
+    });
+    // 2X2, its two-pass masks in scratch, and SET_ANTI_ALIAS with log2(4) at 7:4.
+    assert_eq!(writes_of(&log, SUBC_3D, class::SET_ANTI_ALIAS), [2]);
+    let masks = class::set_mme_shadow_scratch(Scratch::SampleMasks2Pass0 as u16);
+    assert_eq!(writes_of(&log, SUBC_3D, masks), [0x000a_0005]);
+    let call = class::call_mme_macro(Macro::SetAntiAlias.id());
+    assert_eq!(writes_of(&log, SUBC_3D, call), [(0xf0 << 16) | 0x20]);
+    // Four samples in one pass: the hybrid control says one pass.
+    assert_eq!(
+        log.iter()
+            .filter(|m| m.from_macro && m.mthd == class::SET_HYBRID_ANTI_ALIAS_CONTROL)
+            .map(|m| m.data)
+            .collect::<Vec<_>>(),
+        [1]
+    );
+}
