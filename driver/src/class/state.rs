@@ -161,6 +161,12 @@ pub const SET_SINGLE_CT_WRITE_CONTROL: u16 = 0x0f90;
 /// A 12).
 pub const SET_CT_WRITE: u16 = 0x1a00;
 
+/// `0x02b4 /* SEND_PCAS_A */` (compute class): launches the QMD at this address
+/// shifted right by 8.
+pub const SEND_PCAS_A: u16 = 0x02b4;
+/// `0x02bc /* SEND_SIGNALING_PCAS_B */` (compute class): invalidate 0, schedule 1.
+pub const SEND_SIGNALING_PCAS_B: u16 = 0x02bc;
+
 /// `0x0d6c /* SET_CLEAR_RECT_HORIZONTAL */`: xmin 15:0, xmax 31:16; VERTICAL follows.
 pub const SET_CLEAR_RECT_HORIZONTAL: u16 = 0x0d6c;
 /// `0x0d80 /* SET_COLOR_CLEAR_VALUE(0) */`: four words.

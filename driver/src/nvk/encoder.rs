@@ -5,6 +5,7 @@
 
 use super::descriptors::DescriptorState;
 use super::query::{QueryPool, QueryType};
+use super::dispatch::ComputeState;
 use super::rendering::RenderingEnd;
 use super::state::{GraphicsState, StateCost, StateGroup};
 use super::{Device, Macro, Scratch};
@@ -95,6 +96,9 @@ pub struct Recorded {
     pub zero_queries: u32,
     /// Of `dwords`, what the graphics-state flush before a draw wrote, by group.
     pub state: StateCost,
+    /// Words the command had written into GPU memory by the CPU (a dispatch's root
+    /// table and QMD).
+    pub memory_words: u32,
 }
 
 /// Encodes one command buffer.
@@ -103,6 +107,7 @@ pub struct CommandEncoder<'d> {
     pub(super) push: PushBuffer,
     view_mask: u32,
     pub(super) rendering_end: RenderingEnd,
+    pub(super) compute: ComputeState,
     topology: PrimitiveOp,
     state: GraphicsState,
     color_attachments: u32,
@@ -117,6 +122,7 @@ impl<'d> CommandEncoder<'d> {
             push: PushBuffer::new(),
             view_mask: 0,
             rendering_end: RenderingEnd::default(),
+            compute: ComputeState::default(),
             topology: PrimitiveOp::Triangles,
             state: GraphicsState::new(),
             color_attachments: 1,

@@ -38,11 +38,17 @@ pub enum Macro {
     SetAntiAlias = 16,
     /// vkCmdClearAttachments: one surface clear per view or layer (NVK's `CLEAR`).
     Clear = 17,
+    /// Adds a dispatch's invocations to the compute statistic (NVK's
+    /// `ADD_CS_INVOCATIONS`).
+    AddCsInvocations = 18,
+    /// An indirect dispatch's group counts into the root table and QMD (NVK's
+    /// `DISPATCH_INDIRECT`).
+    DispatchIndirect = 19,
 }
 
 impl Macro {
     /// Every macro, in id order.
-    pub const ALL: [Macro; 16] = [
+    pub const ALL: [Macro; 18] = [
         Macro::Draw,
         Macro::DrawIndexed,
         Macro::DrawIndirect,
@@ -59,6 +65,8 @@ impl Macro {
         Macro::SetTessParams,
         Macro::SetAntiAlias,
         Macro::Clear,
+        Macro::AddCsInvocations,
+        Macro::DispatchIndirect,
     ];
 
     /// Whether the macro exists for `arch` (pre-Turing MMEs cannot read memory).
@@ -97,6 +105,8 @@ impl Macro {
             Macro::SetTessParams => super::state::set_tess_params(&mut b),
             Macro::SetAntiAlias => super::state::set_anti_alias(&mut b),
             Macro::Clear => super::clear::clear(&mut b),
+            Macro::AddCsInvocations => super::dispatch::add_cs_invocations(&mut b),
+            Macro::DispatchIndirect => super::dispatch::dispatch_indirect(&mut b),
         }
         b.finish()
     }
@@ -120,6 +130,8 @@ impl Macro {
             Macro::SetTessParams => "set_tess_params",
             Macro::SetAntiAlias => "set_anti_alias",
             Macro::Clear => "clear",
+            Macro::AddCsInvocations => "add_cs_invocations",
+            Macro::DispatchIndirect => "dispatch_indirect",
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod clear;
 pub mod copy_queries;
 mod descriptors;
 mod device;
+pub mod dispatch;
 mod draw;
 mod encoder;
 pub mod image;
@@ -70,6 +71,15 @@ pub enum Scratch {
     SampleMasks2Pass0 = 14,
     /// The sample masks of four-pass sample shading (`SAMPLE_MASKS_4PASS_0..3`).
     SampleMasks4Pass0 = 18,
+    /// An address a macro writes through and restores (`STORE_ADDR_HI`).
+    StoreAddrHi = 22,
+    /// Its low word (`STORE_ADDR_LO`).
+    StoreAddrLo = 23,
+    /// Before Turing, a multiply's first operand, kept while the shift-and-add loop
+    /// consumes it (`UMUL_X`).
+    UmulX = 24,
+    /// The second operand (`UMUL_Y_HI`).
+    UmulY = 25,
 }
 
 /// The largest view count NVK exposes (`maxMultiviewViewCount`): the view mask is 32 bits.

@@ -16,6 +16,11 @@ pub const DRAW_BASE_INSTANCE: u32 = 4;
 pub const DRAW_ID: u32 = 8;
 /// `draw.view_index`: what shaders' ViewIndex loads read.
 pub const DRAW_VIEW_INDEX: u32 = 12;
+/// `cs.base_group`: the first workgroup of a compute dispatch (the compute table
+/// overlays the draw section).
+pub const CS_BASE_GROUP: u32 = 0;
+/// `cs.group_count`: the workgroup counts of a compute dispatch.
+pub const CS_GROUP_COUNT: u32 = 12;
 /// `draw.sample_masks`: eight 16-bit sample masks, one per sample, for sample
 /// shading (in the draw section's padding in this layout).
 pub const DRAW_SAMPLE_MASKS: u32 = 16;

@@ -1,0 +1,277 @@
+//! Compute dispatches as NVK encodes them (`nvk_cmd_dispatch.c`): the compute root
+//! table and the QMD (the launch descriptor) uploaded to GPU memory, the invocation
+//! count added up by `ADD_CS_INVOCATIONS` for pipeline statistics, and the launch
+//! (`SEND_PCAS_A`, `SEND_SIGNALING_PCAS_B`) on the compute class; indirect dispatches
+//! through `DISPATCH_INDIRECT`, which writes the group counts read from memory into the
+//! root table and the QMD before the launch.
+
+use super::encoder::{CommandEncoder, Recorded};
+use super::{root, Macro, Scratch};
+use crate::class;
+use crate::gpu::Memory;
+use crate::mme::{Alu64Op, AluOp, Arch, Builder, Cmp, Value};
+use crate::push::{SUBC_3D, SUBC_COMPUTE};
+
+/// Dwords of the QMD NVK builds and uploads for every dispatch (`uint32_t qmd[128]`).
+pub const QMD_DWORDS: u32 = 128;
+/// Byte offset of `CTA_RASTER_WIDTH` in the QMD (bit 384; HEIGHT and DEPTH follow a
+/// word apart from QMD version 02_02 on, the version of every class the model runs).
+const QMD_CTA_RASTER_WIDTH: u32 = 48;
+/// `SEND_SIGNALING_PCAS_B`: invalidate (bit 0) and schedule (bit 1).
+const PCAS_B_INVALIDATE_SCHEDULE: u32 = 0b11;
+/// `SET_MME_DATA_FIFO_CONFIG`'s `FIFO_SIZE_SIZE_4KB`.
+const MME_DATA_FIFO_4KB: u32 = 1;
+/// The report-semaphore D word of a one-word release: what `mme_store_global` writes.
+const RELEASE_ONE_WORD: u32 = 0x1000_0000;
+/// Workgroup invocations taken when the trace does not say (the compute shader's
+/// `LocalSize` lives in SPIR-V the replay does not compile).
+pub const UNKNOWN_LOCAL_SIZE: u32 = 64;
+
+/// The compute state of a command buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ComputeState {
+    /// Invocations per workgroup of the bound compute pipeline.
+    pub local_size: u32,
+    /// Where the next upload goes in the model's command-buffer upload memory.
+    upload_next: u64,
+}
+
+/// The model's upload memory for compute root tables and QMDs (after the push
+/// descriptors').
+const UPLOAD_BASE: u64 = 0x1_0040_0000;
+/// Bytes of upload memory the model cycles through.
+const UPLOAD_SIZE: u64 = 0x40_0000;
+
+impl ComputeState {
+    /// Allocates `bytes` of upload memory, `align`-aligned (nvk_cmd_buffer_upload_alloc).
+    fn upload(&mut self, bytes: u64, align: u64) -> u64 {
+        let offset = self.upload_next.next_multiple_of(align);
+        let offset = if offset + bytes > UPLOAD_SIZE { 0 } else { offset };
+        self.upload_next = offset + bytes;
+        UPLOAD_BASE + offset
+    }
+}
+
+/// Writes `v` to the 64-bit address in `addr` with a one-word release
+/// (mme_store_global).
+fn store_global(b: &mut Builder, addr: [Value; 2], v: Value) {
+    b.mthd(class::SET_REPORT_SEMAPHORE_A);
+    b.emit(addr[1]);
+    b.emit(addr[0]);
+    b.emit(v);
+    b.emit(Value::Imm(RELEASE_ONE_WORD));
+}
+
+/// Writes `x`, `y`, `z` to three words at `offset` from the address in `addr` (low,
+/// high), which it keeps in scratch and restores (mme_store_global_vec3).
+fn store_global_vec3(b: &mut Builder, addr: [Value; 2], offset: u32, xyz: [Value; 3]) {
+    b.mthd(class::set_mme_shadow_scratch(Scratch::StoreAddrHi as u16));
+    b.emit(addr[1]);
+    b.emit(addr[0]);
+    if offset != 0 {
+        b.alu64_to(Alu64Op::Add, addr, addr, [Value::Imm(offset), Value::Zero]);
+    }
+    for (i, v) in xyz.into_iter().enumerate() {
+        if i > 0 {
+            b.alu64_to(Alu64Op::Add, addr, addr, [Value::Imm(4), Value::Zero]);
+        }
+        store_global(b, addr, v);
+    }
+    b.load_scratch_to(addr[1], Scratch::StoreAddrHi as u16);
+    b.load_scratch_to(addr[0], Scratch::StoreAddrLo as u16);
+}
+
+/// Adds the 64-bit `count` (low, high) to the invocation count in scratch
+/// (nvk_build_mme_add_cs_invocations).
+fn add_cs_invocations_to_scratch(b: &mut Builder, count: [Value; 2]) {
+    let hi = b.load_scratch(Scratch::CsInvocationsHi as u16);
+    let lo = b.load_scratch(Scratch::CsInvocationsLo as u16);
+    b.alu64_to(Alu64Op::Add, [lo, hi], [lo, hi], count);
+    b.mthd(class::set_mme_shadow_scratch(Scratch::CsInvocationsHi as u16));
+    b.emit(hi);
+    b.emit(lo);
+    b.free_reg(hi);
+    b.free_reg(lo);
+}
+
+/// The `ADD_CS_INVOCATIONS` macro: a 64-bit count (high, low) added to the
+/// compute-invocation statistic. Mirrors nvk_mme_add_cs_invocations.
+pub fn add_cs_invocations(b: &mut Builder) {
+    let hi = b.load();
+    let lo = b.load();
+    add_cs_invocations_to_scratch(b, [lo, hi]);
+    b.free_reg(hi);
+    b.free_reg(lo);
+}
+
+/// `x * y`, low 32 bits, in a new register: Turing's multiply, or before Turing (no
+/// multiply instruction) shift-and-add with the operands kept in scratch, as NVK's
+/// mme_fermi_umul_32x32_32. `x` and `y` are consumed.
+fn umul(b: &mut Builder, x: Value, y: Value) -> Value {
+    if b.arch() == Arch::Turing {
+        let product = b.mul(x, y);
+        b.free_reg(x);
+        b.free_reg(y);
+        return product;
+    }
+    b.mthd(class::set_mme_shadow_scratch(Scratch::UmulX as u16));
+    b.emit(x);
+    b.emit(y);
+    let product = b.mov(Value::Zero);
+    b.while_(Cmp::Ne, x, Value::Zero, |b| {
+        let lsb = b.and(x, Value::Imm(1));
+        b.if_(Cmp::Ne, lsb, Value::Zero, |b| b.add_to(product, product, y));
+        b.free_reg(lsb);
+        b.alu_to(AluOp::Srl, x, x, Value::Imm(1));
+        b.alu_to(AluOp::Sll, y, y, Value::Imm(1));
+    });
+    b.free_reg(x);
+    b.free_reg(y);
+    product
+}
+
+/// The `DISPATCH_INDIRECT` macro: the group counts (read from memory on Turing, pushed
+/// before it), the root table's address (their copy goes to its `cs.group_count`), the
+/// QMD's address (its CTA raster size), the local size; adds the invocations to the
+/// statistic. Mirrors nvk_mme_dispatch_indirect, except that the invocation product
+/// is 32 bits wide (NVK multiplies to 64).
+pub fn dispatch_indirect(b: &mut Builder) {
+    let xyz = if b.arch() == Arch::Turing {
+        let hi = b.load();
+        let lo = b.load();
+        b.read_fifoed(hi, lo, Value::Imm(3));
+        b.free_reg(hi);
+        b.free_reg(lo);
+        [b.load(), b.load(), b.load()]
+    } else {
+        [b.load(), b.load(), b.load()]
+    };
+    // The root table's copy, then the QMD's.
+    for offset in [root::CS_GROUP_COUNT, QMD_CTA_RASTER_WIDTH] {
+        let hi = b.load();
+        let lo = b.load();
+        store_global_vec3(b, [lo, hi], offset, xyz);
+        b.free_reg(hi);
+        b.free_reg(lo);
+    }
+    let [x, y, z] = xyz;
+    let yz = umul(b, y, z);
+    let local_size = b.load();
+    let x_local = umul(b, x, local_size);
+    let count = umul(b, yz, x_local);
+    add_cs_invocations_to_scratch(b, [count, Value::Zero]);
+    b.free_reg(count);
+}
+
+impl CommandEncoder<'_> {
+    /// vkCmdBindPipeline for compute: nothing is pushed until a dispatch (NVK's
+    /// nvk_cmd_bind_compute_pipeline); the pipeline's workgroup size is kept.
+    pub fn bind_compute_pipeline(&mut self, local_size: u32) {
+        self.compute.local_size = local_size;
+    }
+
+    /// Uploads the compute root table and the QMD (nvk_flush_compute_state); returns
+    /// their addresses.
+    fn flush_compute_state(&mut self) -> (u64, u64) {
+        let root_addr = self.compute.upload(u64::from(root::SIZE), 256);
+        let qmd_addr = self.compute.upload(u64::from(QMD_DWORDS) * 4, 256);
+        (root_addr, qmd_addr)
+    }
+
+    fn local_size(&self) -> u32 {
+        if self.compute.local_size == 0 {
+            UNKNOWN_LOCAL_SIZE
+        } else {
+            self.compute.local_size
+        }
+    }
+
+    fn launch(&mut self, qmd_addr: u64) {
+        self.push
+            .mthd(SUBC_COMPUTE, class::SEND_PCAS_A, (qmd_addr >> 8) as u32);
+        self.push.immd_or_mthd(
+            SUBC_COMPUTE,
+            class::SEND_SIGNALING_PCAS_B,
+            PCAS_B_INVALIDATE_SCHEDULE,
+        );
+    }
+
+    /// vkCmdDispatchBase (vkCmdDispatch from group 0). Mirrors nvk_CmdDispatchBase:
+    /// the root table and QMD uploads, `ADD_CS_INVOCATIONS` with the invocation count,
+    /// the launch.
+    pub fn dispatch(&mut self, groups: [u32; 3]) -> Recorded {
+        let before = self.push.len();
+        let (_, qmd_addr) = self.flush_compute_state();
+        let invocations = u64::from(self.local_size())
+            * u64::from(groups[0])
+            * u64::from(groups[1])
+            * u64::from(groups[2]);
+        self.push.inc_once(
+            SUBC_3D,
+            class::call_mme_macro(Macro::AddCsInvocations.id()),
+            &[(invocations >> 32) as u32, invocations as u32],
+        );
+        self.launch(qmd_addr);
+        Recorded {
+            memory_words: root::SIZE / 4 + QMD_DWORDS,
+            ..self.recorded(before)
+        }
+    }
+
+    /// vkCmdDispatchIndirect with its command at `addr`. Mirrors
+    /// nvk_CmdDispatchIndirect: on Turing the macro reads the group counts itself
+    /// (after the MME data FIFO is configured); before Turing the command streamer
+    /// stalls and pushes them from memory as the macro's first parameters.
+    pub fn dispatch_indirect(&mut self, addr: u64, memory: &Memory) -> Recorded {
+        let before = self.push.len();
+        let (root_addr, qmd_addr) = self.flush_compute_state();
+        let tail = [
+            (root_addr >> 32) as u32,
+            root_addr as u32,
+            (qmd_addr >> 32) as u32,
+            qmd_addr as u32,
+            self.local_size(),
+        ];
+        let call = class::call_mme_macro(Macro::DispatchIndirect.id());
+        match self.device_arch() {
+            Arch::Turing => {
+                self.push.immd_or_mthd(
+                    SUBC_3D,
+                    class::SET_MME_DATA_FIFO_CONFIG,
+                    MME_DATA_FIFO_4KB,
+                );
+                let mut params = vec![(addr >> 32) as u32, addr as u32];
+                params.extend(tail);
+                self.push.inc_once(SUBC_3D, call, &params);
+            }
+            Arch::Fermi => {
+                self.push.immd_or_mthd(SUBC_3D, class::SET_REFERENCE, 0);
+                let mut params: Vec<u32> = (0..3).map(|i| memory.read_u32(addr + 4 * i)).collect();
+                params.extend(tail);
+                self.push.inc_once(SUBC_3D, call, &params);
+            }
+        }
+        self.launch(qmd_addr);
+        Recorded {
+            memory_words: root::SIZE / 4 + QMD_DWORDS,
+            ..self.recorded(before)
+        }
+    }
+
+    /// Enters NVK's meta path on compute (nvk_meta_begin_compute): rendering forced on
+    /// for the compute class.
+    pub fn meta_begin_compute(&mut self) -> Recorded {
+        let before = self.push.len();
+        self.push
+            .immd(SUBC_COMPUTE, class::SET_RENDER_ENABLE_OVERRIDE, 1);
+        self.recorded(before)
+    }
+
+    /// Leaves NVK's meta path on compute (nvk_meta_end_compute).
+    pub fn meta_end_compute(&mut self) -> Recorded {
+        let before = self.push.len();
+        self.push
+            .immd(SUBC_COMPUTE, class::SET_RENDER_ENABLE_OVERRIDE, 0);
+        self.recorded(before)
+    }
+}
