@@ -1,6 +1,6 @@
 //! The per-draw metrics a results file holds.
 
-use trace_format::generated::results::{DrawKind, DrawRow};
+use trace_format::generated::results::DrawRow;
 
 /// A per-draw metric.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -81,16 +81,5 @@ impl Metric {
     }
 }
 
-/// A draw kind's name: the Vulkan command the row comes from.
-pub fn kind_name(kind: DrawKind) -> &'static str {
-    match kind {
-        DrawKind::Draw => "vkCmdDraw",
-        DrawKind::DrawIndexed => "vkCmdDrawIndexed",
-        DrawKind::DrawIndirect => "vkCmdDrawIndirect",
-        DrawKind::DrawIndexedIndirect => "vkCmdDrawIndexedIndirect",
-        DrawKind::DrawIndirectCount => "vkCmdDrawIndirectCount",
-        DrawKind::DrawIndexedIndirectCount => "vkCmdDrawIndexedIndirectCount",
-        DrawKind::DrawIndirectByteCount => "vkCmdDrawIndirectByteCountEXT",
-        _ => "unknown draw kind",
-    }
-}
+/// A row kind's name: the Vulkan command the row comes from.
+pub use trace_format::names::row_kind_name as kind_name;

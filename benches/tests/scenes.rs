@@ -320,3 +320,64 @@ fn threads_recording_at_once_get_one_total_order() {
     assert_eq!(draws.len() as u64, frames * per_frame);
     assert!(submits.iter().all(|s| u64::from(s.draws()) == per_frame));
 }
+
+#[test]
+fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
+    use trace_format::generated::results::DrawKind;
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let frames = 3;
+    let (trace, issued) = capture(dir.path(), "compute", frames);
+    let mut indirect_mme = Vec::new();
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let (rows, submits) = replayed(dir.path(), &trace, arch);
+        let count = |kind: DrawKind| rows.iter().filter(|r| r.kind() == kind).count() as u64;
+        for (kind, command) in [
+            (DrawKind::Dispatch, "CmdDispatch"),
+            (DrawKind::DispatchIndirect, "CmdDispatchIndirect"),
+            (DrawKind::CopyBuffer, "CmdCopyBuffer"),
+            (DrawKind::FillBuffer, "CmdFillBuffer"),
+        ] {
+            assert_eq!(
+                count(kind),
+                issued.count("draws", command),
+                "{arch:?} {command}"
+            );
+        }
+        // Workgroups: 16, 8, 4 direct; 3 read from the indirect buffer; the meta copy
+        // of 4 KiB moves 16 bytes an invocation in 128-invocation groups: 2.
+        let groups = |kind: DrawKind| {
+            rows.iter()
+                .filter(|r| r.kind() == kind)
+                .map(|r| r.element_count())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(groups(DrawKind::Dispatch)[..3], [16, 8, 4], "{arch:?}");
+        assert!(groups(DrawKind::DispatchIndirect).iter().all(|g| *g == 3));
+        assert!(groups(DrawKind::CopyBuffer).iter().all(|g| *g == 2));
+        for r in &rows {
+            assert!(
+                r.mme_instructions() > 0 && r.pushbuf_dwords() > 0,
+                "{arch:?}"
+            );
+            assert_eq!(r.hw_draws(), 0, "{arch:?}");
+        }
+        // The barriers between dispatches are in the submits' totals, not in a row.
+        let row_dwords: u64 = rows.iter().map(|r| u64::from(r.pushbuf_dwords())).sum();
+        let submit_dwords: u64 = submits.iter().map(|s| s.pushbuf_dwords()).sum();
+        assert!(
+            submit_dwords > row_dwords,
+            "{submit_dwords} vs {row_dwords}"
+        );
+        indirect_mme.push(
+            rows.iter()
+                .find(|r| r.kind() == DrawKind::DispatchIndirect)
+                .map(|r| r.mme_instructions())
+                .unwrap(),
+        );
+    }
+    // DISPATCH_INDIRECT multiplies in hardware on Turing, in a loop before it.
+    assert!(indirect_mme[1] > indirect_mme[0], "{indirect_mme:?}");
+}

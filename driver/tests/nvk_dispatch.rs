@@ -79,11 +79,21 @@ fn an_indirect_dispatch_writes_the_group_counts_into_the_root_table_and_the_qmd(
         let at = if arch == Arch::Turing { 2 } else { 3 };
         let addr = |i: usize| (u64::from(params[at + i]) << 32) | u64::from(params[at + i + 1]);
         let (root_addr, qmd_addr) = (addr(0), addr(2));
-        let read = |a: u64| (0..3).map(|i| gpu.state.memory.read_u32(a + 4 * i)).collect::<Vec<_>>();
-        assert_eq!(read(root_addr + u64::from(root::CS_GROUP_COUNT)), [3, 5, 7], "{arch:?}");
+        let read = |a: u64| {
+            (0..3)
+                .map(|i| gpu.state.memory.read_u32(a + 4 * i))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            read(root_addr + u64::from(root::CS_GROUP_COUNT)),
+            [3, 5, 7],
+            "{arch:?}"
+        );
         assert_eq!(read(qmd_addr + 48), [3, 5, 7], "{arch:?}");
         // The address the macro wrote through was restored: the launch follows.
-        assert!(log.iter().any(|m| m.subc == SUBC_COMPUTE && m.mthd == class::SEND_PCAS_A));
+        assert!(log
+            .iter()
+            .any(|m| m.subc == SUBC_COMPUTE && m.mthd == class::SEND_PCAS_A));
     }
 }
 

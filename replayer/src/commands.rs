@@ -122,9 +122,11 @@ pub enum Cmd {
     },
     EndConditionalRendering,
     BindPipeline {
+        bind_point: u32,
         pipeline: u64,
     },
     PushConstants {
+        stages: u32,
         offset: u32,
         data: Vec<u32>,
     },
@@ -186,8 +188,66 @@ pub enum Cmd {
         offset: u64,
         data: Vec<u8>,
     },
+    /// Compute work: a dispatch, or a transfer NVK records as one (its meta path).
+    Dispatch {
+        seq: u64,
+        args: DispatchArgs,
+    },
     /// A command recorded generically, decoded (see [`crate::generic`]).
     Generic(Box<GenericCmd>),
+}
+
+/// The arguments of compute work, as the trace recorded them. Fields are named after
+/// the Vulkan commands' parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum DispatchArgs {
+    /// vkCmdDispatch, vkCmdDispatchBase: the workgroup counts.
+    Direct([u32; 3]),
+    /// vkCmdDispatchIndirect.
+    Indirect { buffer: u64, offset: u64 },
+    /// vkCmdCopyBuffer(2): each region's source offset, destination offset and size.
+    CopyBuffer(Vec<[u64; 3]>),
+    /// vkCmdFillBuffer.
+    FillBuffer { buffer: u64, offset: u64, size: u64 },
+}
+
+impl DispatchArgs {
+    /// The compute work `cmd` asks for, if it is a dispatch or a transfer NVK records
+    /// as one.
+    pub fn of_generic(cmd: &GenericCmd) -> Option<DispatchArgs> {
+        Some(match cmd {
+            GenericCmd::CmdDispatch(c) => {
+                DispatchArgs::Direct([c.group_count_x, c.group_count_y, c.group_count_z])
+            }
+            GenericCmd::CmdDispatchBase(c) => {
+                DispatchArgs::Direct([c.group_count_x, c.group_count_y, c.group_count_z])
+            }
+            GenericCmd::CmdDispatchIndirect(c) => DispatchArgs::Indirect {
+                buffer: c.buffer,
+                offset: c.offset,
+            },
+            GenericCmd::CmdCopyBuffer(c) => DispatchArgs::CopyBuffer(
+                c.regions
+                    .iter()
+                    .map(|r| [r.src_offset, r.dst_offset, r.size])
+                    .collect(),
+            ),
+            GenericCmd::CmdCopyBuffer2(c) => DispatchArgs::CopyBuffer(
+                c.copy_buffer_info_nested
+                    .iter()
+                    .flat_map(|n| &n.p_regions)
+                    .map(|r| [r.src_offset, r.dst_offset, r.size])
+                    .collect(),
+            ),
+            GenericCmd::CmdFillBuffer(c) => DispatchArgs::FillBuffer {
+                buffer: c.dst_buffer,
+                offset: c.dst_offset,
+                size: c.size,
+            },
+            _ => return None,
+        })
+    }
 }
 
 /// An indirect draw's command: the four calls' tables differ in type, not in fields
@@ -306,6 +366,7 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
             (
                 c.command_buffer(),
                 Cmd::BindPipeline {
+                    bind_point: c.pipeline_bind_point(),
                     pipeline: c.pipeline(),
                 },
             )
@@ -381,6 +442,7 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
             (
                 c.command_buffer(),
                 Cmd::PushConstants {
+                    stages: c.stage_flags(),
                     offset: c.offset(),
                     data: data.collect(),
                 },

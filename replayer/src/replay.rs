@@ -17,7 +17,7 @@ use trace_format::generated::trace::{Call, Record};
 use trace_format::names;
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
-use crate::commands::{self, Cmd, DrawArgs, RenderingCmd};
+use crate::commands::{self, Cmd, DispatchArgs, DrawArgs, RenderingCmd};
 use crate::execute;
 use crate::generic;
 use crate::inspect::DrawInspection;
@@ -84,6 +84,9 @@ pub struct Summary {
     pub executed_commands: u64,
     /// API draws executed (per repetition).
     pub draws: u64,
+    /// Compute rows executed (per repetition): dispatches, and the transfers NVK
+    /// records as dispatches.
+    pub dispatches: u64,
     /// Hardware draws started (per repetition).
     pub hw_draws: u64,
     /// MME instructions executed (per repetition).
@@ -133,7 +136,8 @@ pub fn replay(
         summary.teardown_submits = pass.teardown_submits;
         summary.recorded_commands = pass.recorded_commands;
         summary.executed_commands = pass.recorded_commands - pass.skipped_commands;
-        summary.draws = pass.draws;
+        summary.draws = pass.draws - pass.dispatches;
+        summary.dispatches = pass.dispatches;
         summary.hw_draws = pass.hw_draws;
         summary.mme_instructions = pass.mme_instructions;
         summary.submits = pass.submits;
@@ -268,7 +272,9 @@ pub(crate) struct Pass<'o> {
     recorded_commands: u64,
     skipped_commands: u64,
     submits: u64,
+    /// Rows written: draws and compute rows (the watch's ordinal).
     draws: u64,
+    dispatches: u64,
     hw_draws: u64,
     mme_instructions: u64,
     fingerprint: u64,
@@ -291,6 +297,22 @@ struct SubmitTotals {
     multiview_ns: u64,
     query_ns: u64,
 }
+
+/// Whether rows of `kind` are compute work rather than draws.
+fn is_compute_kind(kind: results::DrawKind) -> bool {
+    matches!(
+        kind,
+        results::DrawKind::Dispatch
+            | results::DrawKind::DispatchIndirect
+            | results::DrawKind::CopyBuffer
+            | results::DrawKind::FillBuffer
+    )
+}
+
+/// `VK_SHADER_STAGE_ALL_GRAPHICS`.
+const VK_SHADER_STAGE_ALL_GRAPHICS: u32 = 0x1f;
+/// The workgroup size of NVK's meta compute shaders (`optimal_wg_size`).
+const META_WORKGROUP_SIZE: u64 = 128;
 
 /// The render pass a command buffer is inside: Mesa's common render-pass code begins
 /// one rendering per subpass.
@@ -351,6 +373,7 @@ impl<'o> Pass<'o> {
             skipped_commands: 0,
             submits: 0,
             draws: 0,
+            dispatches: 0,
             hw_draws: 0,
             mme_instructions: 0,
             fingerprint: Fnv::default().0,
@@ -540,18 +563,10 @@ impl<'o> Pass<'o> {
             }
             Call::VulkanCall => {
                 if let Some(c) = record.call_as_vulkan_call() {
-                    self.take_generic(&c);
+                    self.take_generic(record.envelope().seq(), &c);
                 }
             }
             _ if not_needed(call) => self.skip(&names::record_name(record).0, false),
-            // Compute descriptors come with compute, not modelled yet.
-            Call::CmdBindDescriptorSets
-                if record
-                    .call_as_cmd_bind_descriptor_sets()
-                    .is_some_and(|c| c.pipeline_bind_point() != 0) =>
-            {
-                self.skip("vkCmdBindDescriptorSets (compute bind point)", true)
-            }
             _ => match commands::from_record(record) {
                 Some((cb, cmd)) => self.recording.entry(cb).or_default().push(cmd),
                 None => self.skip(&names::call_name(call), true),
@@ -562,9 +577,18 @@ impl<'o> Pass<'o> {
 
     /// A command recorded generically: decoded and recorded into its command buffer
     /// when the model executes it, else counted as skipped with the reason.
-    fn take_generic(&mut self, call: &trace_format::generated::trace::VulkanCall<'_>) {
+    fn take_generic(&mut self, seq: u64, call: &trace_format::generated::trace::VulkanCall<'_>) {
         let name = call.command().unwrap_or("vkUnknownCommand");
         match generic::decode(call) {
+            Ok(Some(cmd)) if DispatchArgs::of_generic(&cmd).is_some() => {
+                let cb = cmd.command_buffer();
+                if let Some(args) = DispatchArgs::of_generic(&cmd) {
+                    self.recording
+                        .entry(cb)
+                        .or_default()
+                        .push(Cmd::Dispatch { seq, args });
+                }
+            }
             Ok(Some(cmd)) if execute::is_modelled(&cmd) => self
                 .recording
                 .entry(cmd.command_buffer())
@@ -643,7 +667,10 @@ impl<'o> Pass<'o> {
             // Only draws' and queries' host times are reported; the rest go untimed.
             let timed = matches!(
                 cmd,
-                Cmd::Draw { .. } | Cmd::EndQuery { .. } | Cmd::WriteTimestamp { .. }
+                Cmd::Draw { .. }
+                    | Cmd::Dispatch { .. }
+                    | Cmd::EndQuery { .. }
+                    | Cmd::WriteTimestamp { .. }
             );
             let t0 = timed.then(Instant::now);
             let mut recorded = None;
@@ -710,7 +737,16 @@ impl<'o> Pass<'o> {
                 Cmd::EndConditionalRendering => {
                     enc.end_conditional_rendering();
                 }
-                Cmd::BindPipeline { pipeline: p } => {
+                Cmd::BindPipeline {
+                    bind_point,
+                    pipeline: p,
+                } if *bind_point != 0 => {
+                    // The compute shader's workgroup size is in SPIR-V the replay does
+                    // not compile.
+                    let _ = p;
+                    enc.bind_compute_pipeline(0);
+                }
+                Cmd::BindPipeline { pipeline: p, .. } => {
                     pipeline = *p;
                     if let Some(bound) = self.objects.pipelines.get(p) {
                         enc.set_topology(bound.topology);
@@ -719,8 +755,15 @@ impl<'o> Pass<'o> {
                         state.set_topology(bound.vk_topology);
                     }
                 }
-                Cmd::PushConstants { offset, data } => {
-                    enc.push_constants(*offset, data);
+                Cmd::PushConstants {
+                    stages,
+                    offset,
+                    data,
+                } => {
+                    // Compute's go to the compute root table, uploaded at dispatch.
+                    if stages & VK_SHADER_STAGE_ALL_GRAPHICS != 0 {
+                        enc.push_constants(*offset, data);
+                    }
                 }
                 Cmd::BindVertexBuffers {
                     first_binding,
@@ -748,7 +791,8 @@ impl<'o> Pass<'o> {
                     sets,
                     dynamic_offsets,
                 } => {
-                    // Compute descriptors come with compute (not modelled yet).
+                    // Compute descriptors live in the compute root table, uploaded
+                    // whole at each dispatch: binding them pushes nothing.
                     if *bind_point == 0 {
                         enc.bind_descriptor_sets(*first_set, sets, dynamic_offsets);
                     }
@@ -767,6 +811,7 @@ impl<'o> Pass<'o> {
                     None => self.skip("vkCmdUpdateBuffer (buffer never bound)", true),
                 },
                 Cmd::Draw { seq, kind, args } => draw = self.encode_draw(enc, *seq, *kind, args),
+                Cmd::Dispatch { seq, args } => draw = Some(self.encode_dispatch(enc, *seq, args)),
                 Cmd::BeginQuery { pool, query } => {
                     if let Some(p) = self.objects.query_pools.get(pool).copied() {
                         enc.begin_query(&p, *query);
@@ -923,6 +968,9 @@ impl<'o> Pass<'o> {
                 totals.mme_ns += exec_ns;
                 totals.multiview_ns += multiview_ns;
                 self.draws += 1;
+                if is_compute_kind(d.kind) {
+                    self.dispatches += 1;
+                }
                 self.hw_draws += cost.hw_draws;
                 let mut f = Fnv(self.fingerprint);
                 for v in [
@@ -939,6 +987,72 @@ impl<'o> Pass<'o> {
             enc.recycle_push(words);
         }
         Ok(())
+    }
+
+    /// Encodes compute work: a dispatch, or the dispatches NVK's meta path records for
+    /// a buffer copy or fill (Mesa's vk_meta_copy_buffer and vk_meta_fill_buffer: one
+    /// dispatch of 128-invocation workgroups per region, each invocation moving 16
+    /// bytes where offsets and size allow, else 4, else 1), between
+    /// nvk_meta_begin_compute and nvk_meta_end_compute.
+    fn encode_dispatch(
+        &mut self,
+        enc: &mut CommandEncoder<'_>,
+        seq: u64,
+        args: &DispatchArgs,
+    ) -> DrawShape {
+        let memory = &self.gpu.state.memory;
+        let shape = |kind, workgroups: u64, dispatches: u32, r: Recorded| DrawShape {
+            seq,
+            kind,
+            instance_count: 1,
+            element_count: workgroups.min(u64::from(u32::MAX)) as u32,
+            indirect_draw_count: dispatches,
+            state: r.state,
+        };
+        let meta = |enc: &mut CommandEncoder<'_>, kind, regions: &[[u64; 3]]| {
+            enc.meta_begin_compute();
+            let mut groups = 0u64;
+            for [src, dst, size] in regions {
+                let chunk = [16u64, 4, 1]
+                    .into_iter()
+                    .find(|c| (src | dst | size) % c == 0)
+                    .unwrap_or(1);
+                let g = size.div_ceil(chunk).div_ceil(META_WORKGROUP_SIZE);
+                let g = g.clamp(1, u64::from(u32::MAX)) as u32;
+                enc.dispatch_meta([g, 1, 1], META_WORKGROUP_SIZE as u32);
+                groups += u64::from(g);
+            }
+            let r = enc.meta_end_compute();
+            shape(kind, groups, regions.len() as u32, r)
+        };
+        match args {
+            DispatchArgs::Direct(groups) => {
+                let r = enc.dispatch(*groups);
+                let n = groups.iter().map(|g| u64::from(*g)).product();
+                shape(results::DrawKind::Dispatch, n, 1, r)
+            }
+            DispatchArgs::Indirect { buffer, offset } => {
+                let addr = self.objects.buffer_addr(*buffer, *offset).unwrap_or(0);
+                let groups: u64 = (0..3)
+                    .map(|i| u64::from(memory.read_u32(addr + 4 * i)))
+                    .product();
+                let r = enc.dispatch_indirect(addr, memory);
+                shape(results::DrawKind::DispatchIndirect, groups, 1, r)
+            }
+            DispatchArgs::CopyBuffer(regions) => meta(enc, results::DrawKind::CopyBuffer, regions),
+            DispatchArgs::FillBuffer {
+                buffer,
+                offset,
+                size,
+            } => {
+                let size = if *size == u64::MAX {
+                    u64::from(self.objects.buffer_range(*buffer, *offset).1)
+                } else {
+                    *size
+                };
+                meta(enc, results::DrawKind::FillBuffer, &[[0, *offset, size]])
+            }
+        }
     }
 
     /// The driver model's rendering info for a recorded vkCmdBeginRendering.

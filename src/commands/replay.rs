@@ -104,12 +104,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
     };
     println!(
-        "replayed {} on {}: {}, {} submits, {} draws, {} hardware draws, {} MME instructions, {} repetition(s) in {:.2?} -> {}",
+        "replayed {} on {}: {}, {} submits, {} draws{}, {} hardware draws, {} MME instructions, {} repetition(s) in {:.2?} -> {}",
         args.trace.display(),
         options.arch.name(),
         frames_phrase(&summary),
         summary.submits,
         summary.draws,
+        if summary.dispatches > 0 {
+            format!(", {} dispatches", summary.dispatches)
+        } else {
+            String::new()
+        },
         summary.hw_draws,
         summary.mme_instructions,
         options.repeat,

@@ -11,6 +11,7 @@
 
 use std::borrow::Cow;
 
+use crate::generated::results::DrawKind;
 use crate::generated::trace::{Call, Record};
 
 /// What kind of record a name belongs to.
@@ -58,6 +59,25 @@ pub fn class_of(call: Call) -> RecordClass {
     }
 }
 
+/// The Vulkan command a results row of `kind` comes from (one table for the trace's
+/// draw calls and the results' rows).
+pub fn row_kind_name(kind: DrawKind) -> &'static str {
+    match kind {
+        DrawKind::Draw => "vkCmdDraw",
+        DrawKind::DrawIndexed => "vkCmdDrawIndexed",
+        DrawKind::DrawIndirect => "vkCmdDrawIndirect",
+        DrawKind::DrawIndexedIndirect => "vkCmdDrawIndexedIndirect",
+        DrawKind::DrawIndirectCount => "vkCmdDrawIndirectCount",
+        DrawKind::DrawIndexedIndirectCount => "vkCmdDrawIndexedIndirectCount",
+        DrawKind::DrawIndirectByteCount => "vkCmdDrawIndirectByteCountEXT",
+        DrawKind::Dispatch => "vkCmdDispatch",
+        DrawKind::DispatchIndirect => "vkCmdDispatchIndirect",
+        DrawKind::CopyBuffer => "vkCmdCopyBuffer",
+        DrawKind::FillBuffer => "vkCmdFillBuffer",
+        _ => "unknown row kind",
+    }
+}
+
 /// The name of a call type, without looking at the record: the Vulkan command of a
 /// typed record, or what a non-call record is. Unknown types (from a newer version)
 /// are named by their number.
@@ -102,13 +122,13 @@ pub fn call_name(call: Call) -> Cow<'static, str> {
         Call::CmdBindVertexBuffers => "vkCmdBindVertexBuffers",
         Call::CmdBindIndexBuffer => "vkCmdBindIndexBuffer",
         Call::CmdPushConstants => "vkCmdPushConstants",
-        Call::CmdDraw => "vkCmdDraw",
-        Call::CmdDrawIndexed => "vkCmdDrawIndexed",
-        Call::CmdDrawIndirect => "vkCmdDrawIndirect",
-        Call::CmdDrawIndexedIndirect => "vkCmdDrawIndexedIndirect",
-        Call::CmdDrawIndirectCount => "vkCmdDrawIndirectCount",
-        Call::CmdDrawIndexedIndirectCount => "vkCmdDrawIndexedIndirectCount",
-        Call::CmdDrawIndirectByteCount => "vkCmdDrawIndirectByteCountEXT",
+        Call::CmdDraw => row_kind_name(DrawKind::Draw),
+        Call::CmdDrawIndexed => row_kind_name(DrawKind::DrawIndexed),
+        Call::CmdDrawIndirect => row_kind_name(DrawKind::DrawIndirect),
+        Call::CmdDrawIndexedIndirect => row_kind_name(DrawKind::DrawIndexedIndirect),
+        Call::CmdDrawIndirectCount => row_kind_name(DrawKind::DrawIndirectCount),
+        Call::CmdDrawIndexedIndirectCount => row_kind_name(DrawKind::DrawIndexedIndirectCount),
+        Call::CmdDrawIndirectByteCount => row_kind_name(DrawKind::DrawIndirectByteCount),
         Call::CreateQueryPool => "vkCreateQueryPool",
         Call::CmdBeginQuery => "vkCmdBeginQuery",
         Call::CmdEndQuery => "vkCmdEndQuery",

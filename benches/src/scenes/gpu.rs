@@ -394,6 +394,83 @@ impl Gpu {
         Ok((layout, sets))
     }
 
+    /// A compute pipeline running `spirv` on one storage buffer (set 0, binding 0):
+    /// its layout, the descriptor set pointing at `storage`, and the pipeline.
+    pub fn compute_pipeline(
+        &mut self,
+        spirv: &[u8],
+        storage: &Buffer,
+    ) -> Result<(vk::PipelineLayout, vk::DescriptorSet, vk::Pipeline), Error> {
+        let module = self.module(spirv)?;
+        let d = &self.device;
+        let binding = [vk::DescriptorSetLayoutBinding::default()
+            .binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(1)
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+        let set_layout = unsafe {
+            d.create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
+                None,
+            )?
+        };
+        let set_layouts = [set_layout];
+        let layout = unsafe {
+            d.create_pipeline_layout(
+                &vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts),
+                None,
+            )?
+        };
+        let sizes = [vk::DescriptorPoolSize {
+            ty: vk::DescriptorType::STORAGE_BUFFER,
+            descriptor_count: 1,
+        }];
+        let pool = unsafe {
+            d.create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .max_sets(1)
+                    .pool_sizes(&sizes),
+                None,
+            )?
+        };
+        let set = unsafe {
+            d.allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default()
+                    .descriptor_pool(pool)
+                    .set_layouts(&set_layouts),
+            )?[0]
+        };
+        let info = [vk::DescriptorBufferInfo {
+            buffer: storage.buffer,
+            offset: 0,
+            range: vk::WHOLE_SIZE,
+        }];
+        let write = vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .buffer_info(&info);
+        unsafe { d.update_descriptor_sets(&[write], &[]) };
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(c"main");
+        let info = vk::ComputePipelineCreateInfo::default()
+            .stage(stage)
+            .layout(layout);
+        let pipeline = unsafe {
+            d.create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
+                .map_err(|(_, e)| e)?[0]
+        };
+        self.garbage.extend([
+            Garbage::DescriptorPool(pool),
+            Garbage::SetLayout(set_layout),
+            Garbage::Layout(layout),
+            Garbage::Pipeline(pipeline),
+        ]);
+        Ok((layout, set, pipeline))
+    }
+
     /// A graphics pipeline for subpass `subpass` of `pass` with these stages.
     pub fn pipeline(
         &mut self,

@@ -10,6 +10,8 @@
 //! - `tessellation`: patches through tessellation and a geometry shader.
 //! - `threads`: four threads record command buffers at once, 2,500 draws each, submitted
 //!   together.
+//! - `compute`: a dispatch-heavy frame: three dispatches with barriers between them, an
+//!   indirect dispatch, a buffer copy and a fill.
 
 mod gpu;
 
@@ -28,16 +30,25 @@ pub const VIEW_FRAG: &[u8] = include_bytes!("../../shaders/view.frag.spv");
 const PATCH_TESC: &[u8] = include_bytes!("../../shaders/patch.tesc.spv");
 const PATCH_TESE: &[u8] = include_bytes!("../../shaders/patch.tese.spv");
 const SHRINK_GEOM: &[u8] = include_bytes!("../../shaders/shrink.geom.spv");
+const DOUBLE_COMP: &[u8] = include_bytes!("../../shaders/double.comp.spv");
 
 /// The scenes by name.
-pub const SCENES: [&str; 5] = ["multiview", "indirect", "storm", "tessellation", "threads"];
+pub const SCENES: [&str; 6] = [
+    "multiview",
+    "indirect",
+    "storm",
+    "tessellation",
+    "threads",
+    "compute",
+];
 
 /// What a scene asked the GPU to do, per frame and in total.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Issued {
     /// Frames rendered.
     pub frames: u64,
-    /// API draws by command name (`CmdDraw`, `CmdDrawIndexedIndirectCount`...).
+    /// API draws by command name (`CmdDraw`, `CmdDrawIndexedIndirectCount`...), and
+    /// compute work (`CmdDispatch`, `CmdCopyBuffer`...).
     pub draws: BTreeMap<&'static str, u64>,
     /// Draws by the view mask they ran under.
     pub view_masks: BTreeMap<u32, u64>,
@@ -89,6 +100,7 @@ pub fn run(name: &str, frames: u64) -> Result<Issued, Error> {
         "storm" => c"macroscope-scene-storm",
         "tessellation" => c"macroscope-scene-tessellation",
         "threads" => c"macroscope-scene-threads",
+        "compute" => c"macroscope-scene-compute",
         _ => return Err(format!("no scene `{name}` (one of {})", SCENES.join(", ")).into()),
     };
     let mut gpu = Gpu::new(app)?;
@@ -102,6 +114,7 @@ pub fn run(name: &str, frames: u64) -> Result<Issued, Error> {
         "indirect" => indirect(&mut gpu, frames, &mut issued)?,
         "storm" => storm(&mut gpu, frames, &mut issued)?,
         "threads" => threads(&mut gpu, frames, &mut issued)?,
+        "compute" => compute(&mut gpu, frames, &mut issued)?,
         _ => tessellation(&mut gpu, frames, &mut issued)?,
     }
     Ok(issued)
@@ -444,6 +457,73 @@ fn threads(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error>
     }
     for pool in pools {
         unsafe { gpu.device.destroy_command_pool(pool, None) };
+    }
+    Ok(())
+}
+
+/// Words in the compute scene's storage buffers.
+const COMPUTE_WORDS: u32 = 1024;
+
+fn compute(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+        | vk::BufferUsageFlags::TRANSFER_SRC
+        | vk::BufferUsageFlags::TRANSFER_DST;
+    let data: Vec<u32> = (0..COMPUTE_WORDS).collect();
+    let storage = gpu.buffer(usage, &words(&data))?;
+    let copy = gpu.buffer(usage, &words(&vec![0; 2 * COMPUTE_WORDS as usize]))?;
+    // One VkDispatchIndirectCommand: 3 × 1 × 1 workgroups.
+    let indirect = gpu.buffer(vk::BufferUsageFlags::INDIRECT_BUFFER, &words(&[3, 1, 1]))?;
+    let (layout, set, pipeline) = gpu.compute_pipeline(DOUBLE_COMP, &storage)?;
+    let d = gpu.device.clone();
+    let barrier = |cb, src, dst, dst_access| unsafe {
+        let memory = [vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+            .dst_access_mask(dst_access)];
+        d.cmd_pipeline_barrier(
+            cb,
+            src,
+            dst,
+            vk::DependencyFlags::empty(),
+            &memory,
+            &[],
+            &[],
+        );
+    };
+    let cs = vk::PipelineStageFlags::COMPUTE_SHADER;
+    let rw = vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE;
+    for frame in 0..frames {
+        gpu.frame(frame, |cb| unsafe {
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
+            d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, layout, 0, &[set], &[]);
+            for groups in [16, 8, 4] {
+                d.cmd_dispatch(cb, groups, 1, 1);
+                issued.draw("CmdDispatch", 0);
+                barrier(cb, cs, cs, rw);
+            }
+            d.cmd_dispatch_indirect(cb, indirect.buffer, 0);
+            issued.draw("CmdDispatchIndirect", 0);
+            barrier(
+                cb,
+                cs,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::AccessFlags::TRANSFER_READ,
+            );
+            let region = vk::BufferCopy {
+                src_offset: 0,
+                dst_offset: 0,
+                size: u64::from(COMPUTE_WORDS) * 4,
+            };
+            d.cmd_copy_buffer(cb, storage.buffer, copy.buffer, &[region]);
+            issued.draw("CmdCopyBuffer", 0);
+            d.cmd_fill_buffer(
+                cb,
+                copy.buffer,
+                u64::from(COMPUTE_WORDS) * 4,
+                vk::WHOLE_SIZE,
+                0xdead_beef,
+            );
+            issued.draw("CmdFillBuffer", 0);
+        })?;
     }
     Ok(())
 }

@@ -46,7 +46,11 @@ impl ComputeState {
     /// Allocates `bytes` of upload memory, `align`-aligned (nvk_cmd_buffer_upload_alloc).
     fn upload(&mut self, bytes: u64, align: u64) -> u64 {
         let offset = self.upload_next.next_multiple_of(align);
-        let offset = if offset + bytes > UPLOAD_SIZE { 0 } else { offset };
+        let offset = if offset + bytes > UPLOAD_SIZE {
+            0
+        } else {
+            offset
+        };
         self.upload_next = offset + bytes;
         UPLOAD_BASE + offset
     }
@@ -87,7 +91,9 @@ fn add_cs_invocations_to_scratch(b: &mut Builder, count: [Value; 2]) {
     let hi = b.load_scratch(Scratch::CsInvocationsHi as u16);
     let lo = b.load_scratch(Scratch::CsInvocationsLo as u16);
     b.alu64_to(Alu64Op::Add, [lo, hi], [lo, hi], count);
-    b.mthd(class::set_mme_shadow_scratch(Scratch::CsInvocationsHi as u16));
+    b.mthd(class::set_mme_shadow_scratch(
+        Scratch::CsInvocationsHi as u16,
+    ));
     b.emit(hi);
     b.emit(lo);
     b.free_reg(hi);
@@ -218,6 +224,17 @@ impl CommandEncoder<'_> {
         }
     }
 
+    /// A dispatch of NVK's meta path, with its own shader's workgroup size; the bound
+    /// pipeline's comes back after it (nvk_meta_begin_compute saves the compute state,
+    /// nvk_meta_end_compute restores it).
+    pub fn dispatch_meta(&mut self, groups: [u32; 3], local_size: u32) -> Recorded {
+        let saved = self.compute.local_size;
+        self.compute.local_size = local_size;
+        let recorded = self.dispatch(groups);
+        self.compute.local_size = saved;
+        recorded
+    }
+
     /// vkCmdDispatchIndirect with its command at `addr`. Mirrors
     /// nvk_CmdDispatchIndirect: on Turing the macro reads the group counts itself
     /// (after the MME data FIFO is configured); before Turing the command streamer
@@ -235,11 +252,8 @@ impl CommandEncoder<'_> {
         let call = class::call_mme_macro(Macro::DispatchIndirect.id());
         match self.device_arch() {
             Arch::Turing => {
-                self.push.immd_or_mthd(
-                    SUBC_3D,
-                    class::SET_MME_DATA_FIFO_CONFIG,
-                    MME_DATA_FIFO_4KB,
-                );
+                self.push
+                    .immd_or_mthd(SUBC_3D, class::SET_MME_DATA_FIFO_CONFIG, MME_DATA_FIFO_4KB);
                 let mut params = vec![(addr >> 32) as u32, addr as u32];
                 params.extend(tail);
                 self.push.inc_once(SUBC_3D, call, &params);

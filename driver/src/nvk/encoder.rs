@@ -4,8 +4,8 @@
 //! queries it emitted, for the replayer's per-draw costs.
 
 use super::descriptors::DescriptorState;
-use super::query::{QueryPool, QueryType};
 use super::dispatch::ComputeState;
+use super::query::{QueryPool, QueryType};
 use super::rendering::RenderingEnd;
 use super::state::{GraphicsState, StateCost, StateGroup};
 use super::{Device, Macro, Scratch};

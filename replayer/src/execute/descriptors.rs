@@ -6,8 +6,9 @@ use driver::nvk::CommandEncoder;
 
 use crate::generic::GenericCmd;
 
-/// The set a push-descriptor command writes, for graphics (`None` for other commands,
-/// and for the compute bind point, which comes with compute).
+/// The set a push-descriptor command writes: `Some(Some(set))` for graphics,
+/// `Some(None)` for compute (its root table is uploaded whole at each dispatch, so
+/// nothing is pushed), `None` for other commands.
 fn push_set(cmd: &GenericCmd) -> Option<Option<u32>> {
     match cmd {
         GenericCmd::CmdPushDescriptorSetKHR(c) => {
@@ -21,7 +22,7 @@ fn push_set(cmd: &GenericCmd) -> Option<Option<u32>> {
 
 /// Whether `cmd` is a push-descriptor command this group executes.
 pub(super) fn handles(cmd: &GenericCmd) -> bool {
-    matches!(push_set(cmd), Some(Some(_)))
+    push_set(cmd).is_some()
 }
 
 /// Records `cmd`'s push set; `false` when it is not this group's.
@@ -31,6 +32,7 @@ pub(super) fn apply(enc: &mut CommandEncoder<'_>, cmd: &GenericCmd) -> bool {
             enc.push_descriptor_set(set);
             true
         }
-        _ => false,
+        Some(None) => true,
+        None => false,
     }
 }

@@ -22,10 +22,10 @@ pub mod results {
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_DRAW_KIND: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_DRAW_KIND: u8 = 6;
+pub const ENUM_MAX_DRAW_KIND: u8 = 10;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 7] = [
+pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 11] = [
   DrawKind::Draw,
   DrawKind::DrawIndexed,
   DrawKind::DrawIndirect,
@@ -33,6 +33,10 @@ pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 7] = [
   DrawKind::DrawIndirectCount,
   DrawKind::DrawIndexedIndirectCount,
   DrawKind::DrawIndirectByteCount,
+  DrawKind::Dispatch,
+  DrawKind::DispatchIndirect,
+  DrawKind::CopyBuffer,
+  DrawKind::FillBuffer,
 ];
 
 /// Which API command a draw row comes from.
@@ -48,9 +52,18 @@ impl DrawKind {
   pub const DrawIndirectCount: Self = Self(4);
   pub const DrawIndexedIndirectCount: Self = Self(5);
   pub const DrawIndirectByteCount: Self = Self(6);
+  /// vkCmdDispatch and vkCmdDispatchBase: a row of a compute dispatch
+  /// (`element_count` its workgroups, `instance_count` 1).
+  pub const Dispatch: Self = Self(7);
+  /// vkCmdDispatchIndirect.
+  pub const DispatchIndirect: Self = Self(8);
+  /// vkCmdCopyBuffer(2): NVK's meta copy, the dispatch it records.
+  pub const CopyBuffer: Self = Self(9);
+  /// vkCmdFillBuffer: NVK's meta fill, the dispatch it records.
+  pub const FillBuffer: Self = Self(10);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 6;
+  pub const ENUM_MAX: u8 = 10;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Draw,
     Self::DrawIndexed,
@@ -59,6 +72,10 @@ impl DrawKind {
     Self::DrawIndirectCount,
     Self::DrawIndexedIndirectCount,
     Self::DrawIndirectByteCount,
+    Self::Dispatch,
+    Self::DispatchIndirect,
+    Self::CopyBuffer,
+    Self::FillBuffer,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -70,6 +87,10 @@ impl DrawKind {
       Self::DrawIndirectCount => Some("DrawIndirectCount"),
       Self::DrawIndexedIndirectCount => Some("DrawIndexedIndirectCount"),
       Self::DrawIndirectByteCount => Some("DrawIndirectByteCount"),
+      Self::Dispatch => Some("Dispatch"),
+      Self::DispatchIndirect => Some("DispatchIndirect"),
+      Self::CopyBuffer => Some("CopyBuffer"),
+      Self::FillBuffer => Some("FillBuffer"),
       _ => None,
     }
   }
