@@ -644,3 +644,39 @@ fn section_rows<'t>(text: &'t str, header: &str) -> Vec<&'t str> {
         .take_while(|l| !l.trim().is_empty())
         .collect()
 }
+
+#[test]
+fn replay_strict_fails_naming_the_first_call_the_model_could_not_execute() {
+    use trace_format::generated::trace::{CallT, VulkanCallT, VulkanParamT};
+    use trace_format::trace::CallMeta;
+    use trace_format::{TraceWriter, WriterOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("odd.mscope");
+    let mut w = TraceWriter::create(&trace, &WriterOptions::default()).unwrap();
+    let mut call = VulkanCallT::default();
+    call.command = Some("vkCmdSetViewport".into());
+    // Four parameters, one viewport counted and its bytes missing: it does not decode.
+    let mut params: Vec<VulkanParamT> = (0..4).map(|_| VulkanParamT::default()).collect();
+    params[2].value = 1;
+    call.params = Some(params);
+    w.append(CallMeta::default(), &CallT::VulkanCall(Box::new(call)))
+        .unwrap();
+    w.end_frame(CallMeta::default()).unwrap();
+    w.finish().unwrap();
+    let (trace, results) = (
+        trace.display().to_string(),
+        dir.path().join("odd.msr").display().to_string(),
+    );
+
+    let lenient = macroscope(&["replay", &trace, "-o", &results]);
+    assert!(lenient.status.success(), "{}", stderr(&lenient));
+    let strict = macroscope(&["replay", &trace, "-o", &results, "--strict"]);
+    assert_eq!(strict.status.code(), Some(2), "{}", stderr(&strict));
+    let why = stderr(&strict);
+    assert!(
+        why.contains("--strict") && why.contains("vkCmdSetViewport (does not decode"),
+        "{why}"
+    );
+    // The results are written all the same.
+    assert!(Path::new(&results).is_file());
+}

@@ -19,4 +19,4 @@ pub mod objects;
 mod replay;
 
 pub use inspect::{inspect_draw, method_label, DrawInspection, MethodRun};
-pub use replay::{replay, ReplayError, ReplayOptions, Summary};
+pub use replay::{replay, ReplayError, ReplayOptions, Summary, Unmodelled};

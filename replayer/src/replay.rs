@@ -70,6 +70,16 @@ pub enum ReplayError {
     },
 }
 
+/// A call the replay needed and the driver model could not execute.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unmodelled {
+    /// The record's sequence number (for a command skipped when its command buffer
+    /// was submitted, the submit's).
+    pub seq: u64,
+    /// The command, with the reason where there is one.
+    pub name: String,
+}
+
 /// What a replay did.
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
@@ -95,6 +105,9 @@ pub struct Summary {
     pub submits: u64,
     /// Calls not executed: not needed, or needed but not modelled.
     pub skipped: Vec<SkippedCall>,
+    /// The first call the replay needed and the model could not execute, for
+    /// `replay --strict`.
+    pub first_unmodelled: Option<Unmodelled>,
     /// Wall time of the whole replay.
     pub wall: Duration,
 }
@@ -136,6 +149,7 @@ pub fn replay(
         summary.teardown_submits = pass.teardown_submits;
         summary.recorded_commands = pass.recorded_commands;
         summary.executed_commands = pass.recorded_commands - pass.skipped_commands;
+        summary.first_unmodelled = pass.first_unmodelled.take();
         summary.draws = pass.draws - pass.dispatches;
         summary.dispatches = pass.dispatches;
         summary.hw_draws = pass.hw_draws;
@@ -272,6 +286,10 @@ pub(crate) struct Pass<'o> {
     recorded_commands: u64,
     skipped_commands: u64,
     submits: u64,
+    /// The record being taken.
+    current_seq: u64,
+    /// The first call the replay needed and could not model.
+    first_unmodelled: Option<Unmodelled>,
     /// Rows written: draws and compute rows (the watch's ordinal).
     draws: u64,
     dispatches: u64,
@@ -372,6 +390,8 @@ impl<'o> Pass<'o> {
             recorded_commands: 0,
             skipped_commands: 0,
             submits: 0,
+            current_seq: 0,
+            first_unmodelled: None,
             draws: 0,
             dispatches: 0,
             hw_draws: 0,
@@ -383,6 +403,12 @@ impl<'o> Pass<'o> {
 
     fn skip(&mut self, name: &str, needed: bool) {
         self.skips += 1;
+        if needed && self.first_unmodelled.is_none() {
+            self.first_unmodelled = Some(Unmodelled {
+                seq: self.current_seq,
+                name: name.to_string(),
+            });
+        }
         // Skipped calls come by the thousand: allocate the name only the first time.
         match self.skipped.get_mut(name) {
             Some(entry) => entry.0 += 1,
@@ -424,6 +450,7 @@ impl<'o> Pass<'o> {
             None => names::is_recorded_command(&names::call_name(record.call_type())),
         };
         let skips = self.skips;
+        self.current_seq = record.envelope().seq();
         self.take(record, sink)?;
         if is_command {
             self.recorded_commands += 1;

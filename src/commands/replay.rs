@@ -10,7 +10,7 @@ use replayer::{replay, ReplayOptions, Summary};
 use trace_format::names;
 use trace_format::{ReadOptions, ResultsReader, SkippedCall};
 
-use super::FrameRange;
+use super::{BadInput, FrameRange};
 
 /// The MME to simulate.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -41,6 +41,10 @@ pub struct Args {
     /// List every call the model skipped, not only the most frequent.
     #[arg(short, long)]
     verbose: bool,
+    /// Fail (exit 2) when the driver model could not execute a call the replay
+    /// needed, naming the first; the results are still written.
+    #[arg(long)]
+    strict: bool,
 }
 
 /// Skipped calls listed without `--verbose`.
@@ -122,6 +126,21 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         output.display()
     );
     print_coverage(&summary, args.verbose);
+    if args.strict {
+        if let Some(first) = &summary.first_unmodelled {
+            let needed: u64 = summary
+                .skipped
+                .iter()
+                .filter(|s| s.needed)
+                .map(|s| s.count)
+                .sum();
+            return Err(BadInput(format!(
+                "--strict: the driver model could not execute {} (call #{}), the first of {needed} such call(s); `replay -v` lists them",
+                first.name, first.seq
+            ))
+            .into());
+        }
+    }
     Ok(())
 }
 
