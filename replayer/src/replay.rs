@@ -688,6 +688,8 @@ impl<'o> Pass<'o> {
         sink: &mut dyn RowSink,
         depth: u32,
     ) -> Result<(), ReplayError> {
+        enc.begin_command_buffer(depth == 0);
+        self.execute_untimed(enc, totals)?;
         let mut pipeline = 0u64;
         let mut active_pass: Option<ActivePass> = None;
         for cmd in cmds {
@@ -878,14 +880,21 @@ impl<'o> Pass<'o> {
                     }
                 }
                 Cmd::ExecuteCommands { command_buffers } => {
+                    // NVK encodes a secondary on its own (its state starts unknown)
+                    // and chains its pushes; the primary's state is unknown after.
                     if depth < 4 {
+                        let (view_mask, colors) = enc.rendering();
                         for cb in command_buffers {
                             let secondary = self.recording.remove(cb).unwrap_or_default();
+                            let device = self.device.clone();
+                            let mut sec = CommandEncoder::new(&device);
+                            sec.inherit_rendering(view_mask, colors);
                             let result =
-                                self.execute(enc, &secondary, submit, totals, sink, depth + 1);
+                                self.execute(&mut sec, &secondary, submit, totals, sink, depth + 1);
                             self.recording.insert(*cb, secondary);
                             result?;
                         }
+                        enc.invalidate_state();
                     }
                 }
             }
@@ -1013,6 +1022,29 @@ impl<'o> Pass<'o> {
             }
             enc.recycle_push(words);
         }
+        Ok(())
+    }
+
+    /// Executes what `enc` holds that belongs to no row (a command buffer's beginning),
+    /// into the submit's totals.
+    fn execute_untimed(
+        &mut self,
+        enc: &mut CommandEncoder<'_>,
+        totals: &mut SubmitTotals,
+    ) -> Result<(), ReplayError> {
+        let words = enc.take_push();
+        let cost = self
+            .gpu
+            .execute_measured(words.words())
+            .map_err(|source| ReplayError::Gpu {
+                seq: self.current_seq,
+                source,
+            })?;
+        totals.methods += cost.methods;
+        totals.dwords += words.len() as u64;
+        totals.mme_instructions += cost.mme_instructions;
+        self.mme_instructions += cost.mme_instructions;
+        enc.recycle_push(words);
         Ok(())
     }
 

@@ -289,3 +289,64 @@ fn generic_records_execute_when_they_decode_and_are_skipped_with_the_reason_when
         "the well-formed vkCmdSetViewport executed"
     );
 }
+
+#[test]
+fn a_secondary_command_buffer_starts_with_unknown_state_and_leaves_the_primary_so() {
+    use trace_format::generated::trace::{
+        BeginCommandBufferT, CallT, CmdDrawT, CmdExecuteCommandsT, QueueSubmitT, SubmitInfoT,
+    };
+    use trace_format::trace::CallMeta;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("secondary.mscope");
+    let mut w = TraceWriter::create(&path, &WriterOptions::default()).unwrap();
+    let (primary, secondary) = (1u64, 2u64);
+    let begin = |cb| {
+        let mut c = BeginCommandBufferT::default();
+        c.command_buffer = cb;
+        CallT::BeginCommandBuffer(Box::new(c))
+    };
+    let draw = |cb| {
+        let mut c = CmdDrawT::default();
+        c.command_buffer = cb;
+        c.vertex_count = 3;
+        c.instance_count = 1;
+        CallT::CmdDraw(Box::new(c))
+    };
+    let mut execute = CmdExecuteCommandsT::default();
+    execute.command_buffer = primary;
+    execute.command_buffers = Some(vec![secondary]);
+    let mut info = SubmitInfoT::default();
+    info.command_buffers = Some(vec![primary]);
+    let mut submit = QueueSubmitT::default();
+    submit.submits = Some(vec![info]);
+    let calls = [
+        begin(secondary),
+        draw(secondary),
+        begin(primary),
+        draw(primary),
+        draw(primary),
+        CallT::CmdExecuteCommands(Box::new(execute)),
+        draw(primary),
+        CallT::QueueSubmit(Box::new(submit)),
+    ];
+    for c in &calls {
+        w.append(CallMeta::default(), c).unwrap();
+    }
+    w.end_frame(CallMeta::default()).unwrap();
+    w.finish().unwrap();
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let out = dir.path().join("r.msr");
+        replay(&path, &out, &options(arch), &mut |_, _| {}).unwrap();
+        let (rows, submits) = rows(&out);
+        let dwords: Vec<u32> = rows.iter().map(|r| r.pushbuf_dwords()).collect();
+        assert_eq!(dwords.len(), 4, "{arch:?}");
+        // The primary's second draw flushes nothing; the secondary's draw and the
+        // primary's draw after it flush the whole state again.
+        assert!(dwords[1] < dwords[0], "{arch:?} {dwords:?}");
+        assert_eq!(dwords[2], dwords[0], "{arch:?} {dwords:?}");
+        assert_eq!(dwords[3], dwords[0], "{arch:?} {dwords:?}");
+        // The submit covers the rows and both command buffers' beginnings.
+        let rows_total: u64 = dwords.iter().map(|d| u64::from(*d)).sum();
+        assert!(submits[0].pushbuf_dwords() > rows_total, "{arch:?}");
+    }
+}

@@ -3,6 +3,8 @@
 //! remap constants, and semaphores. NVK binds it on its own subchannel
 //! ([`SUBC_COPY`](crate::push::SUBC_COPY)).
 
+/// `0x0100 /* NOP */`: a parameter word, ignored.
+pub const NOP: u16 = 0x0100;
 /// `0x0240 /* SET_SEMAPHORE_A */`: address high; B (low) and PAYLOAD follow.
 pub const SET_SEMAPHORE_A: u16 = 0x0240;
 /// `0x0300 /* LAUNCH_DMA */`: starts the transfer the methods before it describe.
@@ -139,6 +141,7 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
             .filter(|n| !n.is_empty());
     }
     Some(match mthd {
+        NOP => "NOP",
         SET_SEMAPHORE_A => "SET_SEMAPHORE_A",
         0x0244 => "SET_SEMAPHORE_B",
         0x0248 => "SET_SEMAPHORE_PAYLOAD",

@@ -161,6 +161,11 @@ pub const SET_SINGLE_CT_WRITE_CONTROL: u16 = 0x0f90;
 /// A 12).
 pub const SET_CT_WRITE: u16 = 0x1a00;
 
+/// `0x1424 /* INVALIDATE_SAMPLER_CACHE_NO_WFI */` (3D and compute): lines 0 (ALL 0);
+/// on the 3D class `INVALIDATE_TEXTURE_HEADER_CACHE_NO_WFI` follows at `0x1428`.
+pub const INVALIDATE_SAMPLER_CACHE_NO_WFI: u16 = 0x1424;
+/// `0x0244 /* INVALIDATE_TEXTURE_HEADER_CACHE_NO_WFI */` on the compute class.
+pub const COMPUTE_INVALIDATE_TEXTURE_HEADER_CACHE_NO_WFI: u16 = 0x0244;
 /// `0x02b4 /* SEND_PCAS_A */` (compute class): launches the QMD at this address
 /// shifted right by 8.
 pub const SEND_PCAS_A: u16 = 0x02b4;

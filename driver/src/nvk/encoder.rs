@@ -15,7 +15,7 @@ use crate::class::{
 };
 use crate::gpu::Memory;
 use crate::mme::Arch;
-use crate::push::{PushBuffer, SUBC_3D};
+use crate::push::{PushBuffer, SUBC_3D, SUBC_COMPUTE, SUBC_COPY};
 
 /// The seven draw commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -128,6 +128,56 @@ impl<'d> CommandEncoder<'d> {
             color_attachments: 1,
             descriptors: DescriptorState::default(),
         }
+    }
+
+    /// vkBeginCommandBuffer. Mirrors nvk_BeginCommandBuffer: a copy-engine NOP so
+    /// there is something to submit, then for a primary command buffer the compute
+    /// class's SKED, sampler and texture-header cache invalidations
+    /// (nvk_cmd_buffer_begin_compute) and the 3D class's sampler, texture-header and
+    /// constant cache invalidations (nvk_cmd_buffer_begin_graphics).
+    pub fn begin_command_buffer(&mut self, primary: bool) -> Recorded {
+        let before = self.push.len();
+        self.push.mthd(SUBC_COPY, class::copy::NOP, 0);
+        if primary {
+            self.push
+                .immd_or_mthd(SUBC_COMPUTE, class::INVALIDATE_SKED_CACHES, 0);
+            self.push
+                .immd_or_mthd(SUBC_COMPUTE, class::INVALIDATE_SAMPLER_CACHE_NO_WFI, 0);
+            self.push.immd_or_mthd(
+                SUBC_COMPUTE,
+                class::COMPUTE_INVALIDATE_TEXTURE_HEADER_CACHE_NO_WFI,
+                0,
+            );
+            self.push
+                .inc(SUBC_3D, class::INVALIDATE_SAMPLER_CACHE_NO_WFI, &[0, 0]);
+            // CONSTANT (bit 12).
+            self.push
+                .immd_or_mthd(SUBC_3D, class::INVALIDATE_SHADER_CACHES_NO_WFI, 1 << 12);
+        }
+        self.recorded(before)
+    }
+
+    /// A secondary command buffer begun inside a render pass takes the rendering's view
+    /// mask and attachment count from its inheritance info, pushing nothing (NVK's
+    /// nvk_cmd_buffer_begin_graphics for `RENDER_PASS_CONTINUE`).
+    pub fn inherit_rendering(&mut self, view_mask: u32, color_attachments: u32) {
+        self.view_mask = view_mask;
+        self.color_attachments = color_attachments;
+    }
+
+    /// What the encoder knows of the rendering in progress: its view mask and colour
+    /// attachment count.
+    pub fn rendering(&self) -> (u32, u32) {
+        (self.view_mask, self.color_attachments)
+    }
+
+    /// After vkCmdExecuteCommands every state the primary tracks is unknown: all of it
+    /// is dirty, descriptors and the compute state forgotten, the rendering kept.
+    /// Mirrors nvk_cmd_invalidate_graphics_state and nvk_cmd_invalidate_compute_state.
+    pub fn invalidate_state(&mut self) {
+        self.state = GraphicsState::new();
+        self.descriptors = DescriptorState::default();
+        self.compute = ComputeState::default();
     }
 
     /// The push buffer so far.
