@@ -157,7 +157,7 @@ fn copy_results_writes_what_a_reader_of_the_pool_sees() {
     // Queries 1..7, 64-bit results with availability, 16 bytes apart.
     let flags = RESULT_64_BIT | RESULT_WITH_AVAILABILITY;
     let recorded = enc
-        .copy_query_pool_results(&pool, 1, 6, DST, 16, flags)
+        .copy_query_pool_results_mme(&pool, 1, 6, DST, 16, flags)
         .expect("Turing copies");
     assert!(recorded.dwords > 0);
     gpu.execute(enc.finish().words()).unwrap();
@@ -174,7 +174,7 @@ fn copy_results_writes_what_a_reader_of_the_pool_sees() {
     // 32-bit results with PARTIAL: written even when unavailable.
     let mut enc = CommandEncoder::new(&device);
     let flags = RESULT_PARTIAL | RESULT_WITH_AVAILABILITY;
-    enc.copy_query_pool_results(&pool, 2, 1, DST + 0x1000, 8, flags)
+    enc.copy_query_pool_results_mme(&pool, 2, 1, DST + 0x1000, 8, flags)
         .unwrap();
     gpu.execute(enc.finish().words()).unwrap();
     let mem = &gpu.state.memory;
@@ -194,7 +194,7 @@ fn copy_results_of_timestamps() {
     };
     let mut enc = CommandEncoder::new(&device);
     enc.write_timestamp(&pool, 0);
-    enc.copy_query_pool_results(
+    enc.copy_query_pool_results_mme(
         &pool,
         0,
         1,
@@ -210,15 +210,41 @@ fn copy_results_of_timestamps() {
 }
 
 #[test]
-fn copy_results_is_not_modelled_before_turing() {
-    let (device, _) = setup(Arch::Fermi);
-    let pool = QueryPool {
-        addr: POOL_ADDR,
-        kind: QueryType::Occlusion,
-        count: 1,
-    };
-    let mut enc = CommandEncoder::new(&device);
-    assert!(enc
-        .copy_query_pool_results(&pool, 0, 1, DST, 8, 0)
-        .is_none());
+fn copy_results_dispatch_nvks_copy_shader_on_both_generations() {
+    use driver::class;
+    use driver::nvk::copy_queries::RESULT_WAIT;
+    use driver::push::SUBC_COMPUTE;
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let (device, mut gpu) = setup(arch);
+        let pool = QueryPool {
+            addr: POOL_ADDR,
+            kind: QueryType::Occlusion,
+            count: 40,
+        };
+        let mut enc = CommandEncoder::new(&device);
+        // The MME path reads memory: Turing only.
+        assert_eq!(
+            enc.copy_query_pool_results_mme(&pool, 0, 1, DST, 8, 0)
+                .is_some(),
+            arch == Arch::Turing
+        );
+        let mut enc = CommandEncoder::new(&device);
+        let plain = enc.copy_query_pool_results(&pool, 0, 33, 0);
+        // Override on, SEND_PCAS_A, SEND_SIGNALING_PCAS_B, override off.
+        assert_eq!(plain.dwords, 5, "{arch:?}");
+        // With WAIT: a host semaphore acquire (header and four words) per query first.
+        let waiting = enc.copy_query_pool_results(&pool, 0, 3, RESULT_WAIT);
+        assert_eq!(waiting.dwords, 3 * 5 + 5, "{arch:?}");
+        gpu.state.method_log = Some(Vec::new());
+        gpu.execute(enc.finish().words()).unwrap();
+        let launches = gpu
+            .state
+            .method_log
+            .take()
+            .unwrap()
+            .iter()
+            .filter(|m| m.subc == SUBC_COMPUTE && m.mthd == class::SEND_PCAS_A)
+            .count();
+        assert_eq!(launches, 2, "{arch:?}");
+    }
 }

@@ -161,6 +161,13 @@ pub const SET_SINGLE_CT_WRITE_CONTROL: u16 = 0x0f90;
 /// A 12).
 pub const SET_CT_WRITE: u16 = 0x1a00;
 
+/// `0x0010 /* NV906F_SEMAPHOREA */`: a channel (host) semaphore, sent on the 3D
+/// subchannel: address high, then B (low >> 2), C (payload), D (operation).
+pub const HOST_SEMAPHORE_A: u16 = 0x0010;
+/// `NV906F_SEMAPHORED` for an acquire that waits until the word is at least the
+/// payload: `OPERATION_ACQ_GEQ` (4), `ACQUIRE_SWITCH_ENABLED` (12), `RELEASE_SIZE_4BYTE`
+/// (24).
+pub const HOST_SEMAPHORE_ACQ_GEQ_SWITCH_4BYTE: u32 = 4 | (1 << 12) | (1 << 24);
 /// `0x1424 /* INVALIDATE_SAMPLER_CACHE_NO_WFI */` (3D and compute): lines 0 (ALL 0);
 /// on the 3D class `INVALIDATE_TEXTURE_HEADER_CACHE_NO_WFI` follows at `0x1428`.
 pub const INVALIDATE_SAMPLER_CACHE_NO_WFI: u16 = 0x1424;

@@ -272,6 +272,25 @@ impl CommandEncoder<'_> {
         }
     }
 
+    /// A dispatch of one of NVK's internal shaders with its push data in the root
+    /// table (nvk_cmd_dispatch_shader → nvk_cmd_dispatch_with_root): the root table
+    /// and QMD uploads, then the launch with rendering forced on around it (internal
+    /// shaders ignore conditional rendering); no invocation statistic.
+    /// `_groups` go into the uploaded root table, which the model does not write.
+    pub fn dispatch_internal(&mut self, _groups: [u32; 3]) -> Recorded {
+        let before = self.push.len();
+        let (_, qmd_addr) = self.flush_compute_state();
+        self.push
+            .immd(SUBC_COMPUTE, class::SET_RENDER_ENABLE_OVERRIDE, 1);
+        self.launch(qmd_addr);
+        self.push
+            .immd(SUBC_COMPUTE, class::SET_RENDER_ENABLE_OVERRIDE, 0);
+        Recorded {
+            memory_words: root::SIZE / 4 + QMD_DWORDS,
+            ..self.recorded(before)
+        }
+    }
+
     /// Enters NVK's meta path on compute (nvk_meta_begin_compute): rendering forced on
     /// for the compute class.
     pub fn meta_begin_compute(&mut self) -> Recorded {

@@ -531,10 +531,11 @@ impl<'d> CommandEncoder<'d> {
         views.saturating_sub(1)
     }
 
-    /// vkCmdCopyQueryPoolResults: one Turing macro call per query (see
-    /// `copy_queries`). `None` before Turing, where the model has no way to read the
-    /// results on the GPU.
-    pub fn copy_query_pool_results(
+    /// vkCmdCopyQueryPoolResults as NVK's MME path did it: one Turing macro call per
+    /// query (see `copy_queries`), which writes the results the model's memory holds.
+    /// `None` before Turing, where an MME cannot read memory. NVK today copies with a
+    /// compute shader instead ([`CommandEncoder::copy_query_pool_results`]).
+    pub fn copy_query_pool_results_mme(
         &mut self,
         pool: &QueryPool,
         first: u32,
@@ -576,6 +577,41 @@ impl<'d> CommandEncoder<'d> {
             self.call(Macro::CopyQueryResults, &params);
         }
         Some(self.recorded(before))
+    }
+
+    /// vkCmdCopyQueryPoolResults. Mirrors nvk_CmdCopyQueryPoolResults: with
+    /// `VK_QUERY_RESULT_WAIT_BIT`, a host semaphore acquire per query (waiting for its
+    /// availability word to reach 1), then nvk_meta_copy_query_pool_results, NVK's
+    /// copy shader dispatched over the queries, 32 a workgroup, on every generation.
+    /// The shader's writes are not modelled (the model runs no shaders).
+    pub fn copy_query_pool_results(
+        &mut self,
+        pool: &QueryPool,
+        first: u32,
+        count: u32,
+        flags: u32,
+    ) -> Recorded {
+        let before = self.push.len();
+        if flags & super::copy_queries::RESULT_WAIT != 0 {
+            for q in first..first.saturating_add(count).min(pool.count) {
+                let avail = pool.available_addr(q);
+                self.push.inc(
+                    SUBC_3D,
+                    class::HOST_SEMAPHORE_A,
+                    &[
+                        (avail >> 32) as u32,
+                        (avail as u32) >> 2,
+                        1,
+                        class::HOST_SEMAPHORE_ACQ_GEQ_SWITCH_4BYTE,
+                    ],
+                );
+            }
+        }
+        let recorded = self.dispatch_internal([count.div_ceil(32).max(1), 1, 1]);
+        Recorded {
+            memory_words: recorded.memory_words,
+            ..self.recorded(before)
+        }
     }
 
     /// vkCmdResetQueryPool: availability released as 0.
