@@ -380,4 +380,16 @@ fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
     }
     // DISPATCH_INDIRECT multiplies in hardware on Turing, in a loop before it.
     assert!(indirect_mme[1] > indirect_mme[0], "{indirect_mme:?}");
+    // Every command, barriers and events included, is executed (`replay --strict`).
+    let out = dir.path().join("strict.msr");
+    let options = ReplayOptions {
+        arch: Arch::Turing,
+        frames: None,
+        repeat: 1,
+        read: ReadOptions::default(),
+    };
+    let summary = replay(&trace, &out, &options, &mut |_, _| {}).unwrap();
+    assert_eq!(summary.first_unmodelled, None);
+    assert_eq!(summary.executed_commands, summary.recorded_commands);
+    assert!(summary.recorded_commands >= frames * 12, "{summary:?}");
 }

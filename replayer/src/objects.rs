@@ -27,6 +27,9 @@ pub struct Pipeline {
     pub dynamic_states: Vec<u32>,
 }
 
+/// Events placed in one block of the model's memory.
+const EVENTS_PER_BLOCK: usize = 4096;
+
 /// The format taken for a view the trace never created: `VK_FORMAT_B8G8R8A8_UNORM`.
 const FALLBACK_FORMAT: u32 = 44;
 
@@ -86,6 +89,8 @@ pub struct Objects {
     buffers: HashMap<u64, u64>,
     buffer_sizes: HashMap<u64, u64>,
     scratch: u64,
+    events: HashMap<u64, u64>,
+    event_block: u64,
     images: HashMap<u64, Image>,
     image_views: HashMap<u64, (u64, ViewRange)>,
     framebuffers: HashMap<u64, Vec<u64>>,
@@ -158,6 +163,20 @@ impl Objects {
             self.scratch = self.place(4096);
         }
         self.scratch
+    }
+
+    /// The GPU address of `event`'s word: 16 bytes each, placed the first time an
+    /// event is used (vkCreateEvent is not recorded as a typed record).
+    pub fn event_addr(&mut self, event: u64) -> u64 {
+        if let Some(addr) = self.events.get(&event) {
+            return *addr;
+        }
+        if self.events.len() % EVENTS_PER_BLOCK == 0 {
+            self.event_block = self.place(EVENTS_PER_BLOCK as u64 * 16);
+        }
+        let addr = self.event_block + (self.events.len() % EVENTS_PER_BLOCK) as u64 * 16;
+        self.events.insert(event, addr);
+        addr
     }
 
     /// vkCreateImage.

@@ -830,7 +830,7 @@ impl<'o> Pass<'o> {
                     enc.set_topology(objects::topology(*topology));
                     enc.state_mut().set_topology(*topology);
                 }
-                Cmd::Generic(cmd) => execute::execute(enc, cmd),
+                Cmd::Generic(cmd) => execute::execute(enc, cmd, &mut self.objects),
                 Cmd::UpdateBuffer {
                     buffer,
                     offset,

@@ -52,6 +52,7 @@ enum Garbage {
     RenderPass(vk::RenderPass),
     Framebuffer(vk::Framebuffer),
     QueryPool(vk::QueryPool),
+    Event(vk::Event),
 }
 
 /// A host-visible buffer, mapped.
@@ -471,6 +472,16 @@ impl Gpu {
         Ok((layout, set, pipeline))
     }
 
+    /// An event, unset.
+    pub fn event(&mut self) -> Result<vk::Event, Error> {
+        let event = unsafe {
+            self.device
+                .create_event(&vk::EventCreateInfo::default(), None)?
+        };
+        self.garbage.push(Garbage::Event(event));
+        Ok(event)
+    }
+
     /// A graphics pipeline for subpass `subpass` of `pass` with these stages.
     pub fn pipeline(
         &mut self,
@@ -687,6 +698,7 @@ impl Drop for Gpu {
                     Garbage::RenderPass(p) => d.destroy_render_pass(p, None),
                     Garbage::Framebuffer(f) => d.destroy_framebuffer(f, None),
                     Garbage::QueryPool(p) => d.destroy_query_pool(p, None),
+                    Garbage::Event(e) => d.destroy_event(e, None),
                 }
             }
             d.destroy_command_pool(self.pool, None);

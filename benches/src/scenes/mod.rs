@@ -11,7 +11,7 @@
 //! - `threads`: four threads record command buffers at once, 2,500 draws each, submitted
 //!   together.
 //! - `compute`: a dispatch-heavy frame: three dispatches with barriers between them, an
-//!   indirect dispatch, a buffer copy and a fill.
+//!   indirect dispatch, an event set after it and waited on, a buffer copy and a fill.
 
 mod gpu;
 
@@ -474,6 +474,7 @@ fn compute(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error>
     // One VkDispatchIndirectCommand: 3 × 1 × 1 workgroups.
     let indirect = gpu.buffer(vk::BufferUsageFlags::INDIRECT_BUFFER, &words(&[3, 1, 1]))?;
     let (layout, set, pipeline) = gpu.compute_pipeline(DOUBLE_COMP, &storage)?;
+    let event = gpu.event()?;
     let d = gpu.device.clone();
     let barrier = |cb, src, dst, dst_access| unsafe {
         let memory = [vk::MemoryBarrier::default()
@@ -502,11 +503,20 @@ fn compute(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error>
             }
             d.cmd_dispatch_indirect(cb, indirect.buffer, 0);
             issued.draw("CmdDispatchIndirect", 0);
-            barrier(
+            // The copy waits for the dispatches through an event.
+            d.cmd_reset_event(cb, event, vk::PipelineStageFlags::TOP_OF_PIPE);
+            d.cmd_set_event(cb, event, cs);
+            let memory = [vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                .dst_access_mask(vk::AccessFlags::TRANSFER_READ)];
+            d.cmd_wait_events(
                 cb,
+                &[event],
                 cs,
                 vk::PipelineStageFlags::TRANSFER,
-                vk::AccessFlags::TRANSFER_READ,
+                &memory,
+                &[],
+                &[],
             );
             let region = vk::BufferCopy {
                 src_offset: 0,

@@ -15,6 +15,7 @@ mod device;
 pub mod dispatch;
 mod draw;
 mod encoder;
+pub mod events;
 pub mod image;
 mod macros;
 pub mod query;

@@ -230,7 +230,7 @@ impl CommandEncoder<'_> {
     }
 
     /// Mirrors nvk_cmd_flush_wait_dep.
-    fn flush_wait_dep(&mut self, barriers: &[Barrier], wait: bool) {
+    pub(super) fn flush_wait_dep(&mut self, barriers: &[Barrier], wait: bool) {
         let b = barriers
             .iter()
             .fold(0, |b, d| b | flushes_waits(d.src_stages, d.src_access));
@@ -253,7 +253,7 @@ impl CommandEncoder<'_> {
     /// invalidations with `SHADER_DATA & CONSTANT` — two different bits, so
     /// `INVALIDATE_SHADER_CACHES_NO_WFI` is never pushed; the model does as NVK does
     /// (the two bits are still worked out, as NVK does).
-    fn invalidate_deps(&mut self, barriers: &[Barrier]) {
+    pub(super) fn invalidate_deps(&mut self, barriers: &[Barrier]) {
         let b = barriers
             .iter()
             .fold(0, |b, d| b | invalidates(d.dst_stages, d.dst_access));

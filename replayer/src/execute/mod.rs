@@ -1,6 +1,6 @@
 //! Commands recorded generically, executed on the driver model, one file per command
 //! group as NVK splits its sources: `render_state` (the `vkCmdSet*` dynamic state,
-//! `nvk_cmd_draw.c`'s setters), `sync` (barriers, `nvk_cmd_buffer.c`), `descriptors`
+//! `nvk_cmd_draw.c`'s setters), `sync` (barriers, `nvk_cmd_buffer.c`, and events, `nvk_event.c`), `descriptors`
 //! (push descriptors), `rendering` (clears inside rendering, `nvk_cmd_clear.c`).
 //!
 //! Whether a command is executed is decided when it is recorded ([`is_modelled`]), so
@@ -14,11 +14,13 @@ mod sync;
 use driver::nvk::CommandEncoder;
 
 use crate::generic::GenericCmd;
+use crate::objects::Objects;
 
-/// Executes `cmd` on `enc` (a command [`is_modelled`] said yes to).
-pub fn execute(enc: &mut CommandEncoder<'_>, cmd: &GenericCmd) {
+/// Executes `cmd` on `enc` (a command [`is_modelled`] said yes to); `objects` gives
+/// the GPU addresses of what it names.
+pub fn execute(enc: &mut CommandEncoder<'_>, cmd: &GenericCmd, objects: &mut Objects) {
     let _ = render_state::apply(enc, cmd)
-        || sync::apply(enc, cmd)
+        || sync::apply(enc, cmd, objects)
         || descriptors::apply(enc, cmd)
         || rendering::apply(enc, cmd);
 }
