@@ -339,6 +339,7 @@ fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
             (DrawKind::DispatchIndirect, "CmdDispatchIndirect"),
             (DrawKind::CopyBuffer, "CmdCopyBuffer"),
             (DrawKind::FillBuffer, "CmdFillBuffer"),
+            (DrawKind::ClearColorImage, "CmdClearColorImage"),
         ] {
             assert_eq!(
                 count(kind),

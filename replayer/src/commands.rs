@@ -1,6 +1,7 @@
 //! Recorded commands: what a command buffer holds until it is submitted, taken out of
 //! the trace's records (which live only as long as their chunk).
 
+use driver::nvk::clear::{ClearAttachment, ClearRect};
 use driver::nvk::rendering::RenderArea;
 use driver::nvk::state::StateGroup;
 use driver::nvk::DrawKind;
@@ -188,20 +189,21 @@ pub enum Cmd {
         offset: u64,
         data: Vec<u8>,
     },
-    /// Compute work: a dispatch, or a transfer NVK records as one (its meta path).
-    Dispatch {
+    /// Work other than a draw that gets a row of its own: a dispatch, a transfer NVK
+    /// records as one (its meta path), a clear.
+    Work {
         seq: u64,
-        args: DispatchArgs,
+        args: WorkArgs,
     },
     /// A command recorded generically, decoded (see [`crate::generic`]).
     Generic(Box<GenericCmd>),
 }
 
-/// The arguments of compute work, as the trace recorded them. Fields are named after
-/// the Vulkan commands' parameters.
+/// The arguments of work other than a draw, as the trace recorded them. Fields are
+/// named after the Vulkan commands' parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[allow(missing_docs)]
-pub enum DispatchArgs {
+pub enum WorkArgs {
     /// vkCmdDispatch, vkCmdDispatchBase: the workgroup counts.
     Direct([u32; 3]),
     /// vkCmdDispatchIndirect.
@@ -210,44 +212,112 @@ pub enum DispatchArgs {
     CopyBuffer(Vec<[u64; 3]>),
     /// vkCmdFillBuffer.
     FillBuffer { buffer: u64, offset: u64, size: u64 },
+    /// vkCmdClearAttachments.
+    ClearAttachments {
+        attachments: Vec<ClearAttachment>,
+        rects: Vec<ClearRect>,
+    },
+    /// vkCmdClearColorImage and vkCmdClearDepthStencilImage: the clear value's words
+    /// (depth's bits then stencil for depth/stencil), and each range's aspects, first
+    /// level, level count, first layer and layer count.
+    ClearImage {
+        image: u64,
+        depth_stencil: bool,
+        value: [u32; 4],
+        ranges: Vec<[u32; 5]>,
+    },
 }
 
-impl DispatchArgs {
-    /// The compute work `cmd` asks for, if it is a dispatch or a transfer NVK records
-    /// as one.
-    pub fn of_generic(cmd: &GenericCmd) -> Option<DispatchArgs> {
+impl WorkArgs {
+    /// The work `cmd` asks for, if it is a dispatch, a transfer NVK records as one, or
+    /// a clear.
+    pub fn of_generic(cmd: &GenericCmd) -> Option<WorkArgs> {
         Some(match cmd {
             GenericCmd::CmdDispatch(c) => {
-                DispatchArgs::Direct([c.group_count_x, c.group_count_y, c.group_count_z])
+                WorkArgs::Direct([c.group_count_x, c.group_count_y, c.group_count_z])
             }
             GenericCmd::CmdDispatchBase(c) => {
-                DispatchArgs::Direct([c.group_count_x, c.group_count_y, c.group_count_z])
+                WorkArgs::Direct([c.group_count_x, c.group_count_y, c.group_count_z])
             }
-            GenericCmd::CmdDispatchIndirect(c) => DispatchArgs::Indirect {
+            GenericCmd::CmdDispatchIndirect(c) => WorkArgs::Indirect {
                 buffer: c.buffer,
                 offset: c.offset,
             },
-            GenericCmd::CmdCopyBuffer(c) => DispatchArgs::CopyBuffer(
+            GenericCmd::CmdCopyBuffer(c) => WorkArgs::CopyBuffer(
                 c.regions
                     .iter()
                     .map(|r| [r.src_offset, r.dst_offset, r.size])
                     .collect(),
             ),
-            GenericCmd::CmdCopyBuffer2(c) => DispatchArgs::CopyBuffer(
+            GenericCmd::CmdCopyBuffer2(c) => WorkArgs::CopyBuffer(
                 c.copy_buffer_info_nested
                     .iter()
                     .flat_map(|n| &n.p_regions)
                     .map(|r| [r.src_offset, r.dst_offset, r.size])
                     .collect(),
             ),
-            GenericCmd::CmdFillBuffer(c) => DispatchArgs::FillBuffer {
+            GenericCmd::CmdFillBuffer(c) => WorkArgs::FillBuffer {
                 buffer: c.dst_buffer,
                 offset: c.dst_offset,
                 size: c.size,
             },
+            GenericCmd::CmdClearAttachments(c) => WorkArgs::ClearAttachments {
+                attachments: c
+                    .attachments
+                    .iter()
+                    .map(|a| ClearAttachment {
+                        aspect_mask: a.aspect_mask,
+                        color_attachment: a.color_attachment,
+                        // VkClearValue's raw words: colour, or depth's bits then stencil.
+                        value: a.clear_value.color.uint32,
+                    })
+                    .collect(),
+                rects: c
+                    .rects
+                    .iter()
+                    .map(|r| ClearRect {
+                        x: r.rect.offset.x,
+                        y: r.rect.offset.y,
+                        width: r.rect.extent.width,
+                        height: r.rect.extent.height,
+                        base_array_layer: r.base_array_layer,
+                        layer_count: r.layer_count,
+                    })
+                    .collect(),
+            },
+            GenericCmd::CmdClearColorImage(c) => WorkArgs::ClearImage {
+                image: c.image,
+                depth_stencil: false,
+                value: c.color.first().map_or([0; 4], |v| v.uint32),
+                ranges: ranges(&c.ranges),
+            },
+            GenericCmd::CmdClearDepthStencilImage(c) => WorkArgs::ClearImage {
+                image: c.image,
+                depth_stencil: true,
+                value: c
+                    .depth_stencil
+                    .first()
+                    .map_or([0; 4], |v| [v.depth.to_bits(), v.stencil, 0, 0]),
+                ranges: ranges(&c.ranges),
+            },
             _ => return None,
         })
     }
+}
+
+fn ranges(ranges: &[crate::generated::decode::ImageSubresourceRange]) -> Vec<[u32; 5]> {
+    ranges
+        .iter()
+        .map(|r| {
+            [
+                r.aspect_mask,
+                r.base_mip_level,
+                r.level_count,
+                r.base_array_layer,
+                r.layer_count,
+            ]
+        })
+        .collect()
 }
 
 /// An indirect draw's command: the four calls' tables differ in type, not in fields

@@ -184,6 +184,11 @@ impl Objects {
         self.images.insert(image, desc);
     }
 
+    /// What the trace said of `image`.
+    pub fn image(&self, image: u64) -> Option<Image> {
+        self.images.get(&image).copied()
+    }
+
     /// vkBindImageMemory.
     pub fn bind_image(&mut self, image: u64, memory: u64, offset: u64) {
         let addr = self.memory_addr(memory, offset);

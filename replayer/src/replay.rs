@@ -17,7 +17,7 @@ use trace_format::generated::trace::{Call, Record};
 use trace_format::names;
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
-use crate::commands::{self, Cmd, DispatchArgs, DrawArgs, RenderingCmd};
+use crate::commands::{self, Cmd, DrawArgs, RenderingCmd, WorkArgs};
 use crate::execute;
 use crate::generic;
 use crate::inspect::DrawInspection;
@@ -97,6 +97,9 @@ pub struct Summary {
     /// Compute rows executed (per repetition): dispatches, and the transfers NVK
     /// records as dispatches.
     pub dispatches: u64,
+    /// Clear rows executed (per repetition): vkCmdClearAttachments and the image
+    /// clears.
+    pub clears: u64,
     /// Hardware draws started (per repetition).
     pub hw_draws: u64,
     /// MME instructions executed (per repetition).
@@ -150,8 +153,9 @@ pub fn replay(
         summary.recorded_commands = pass.recorded_commands;
         summary.executed_commands = pass.recorded_commands - pass.skipped_commands;
         summary.first_unmodelled = pass.first_unmodelled.take();
-        summary.draws = pass.draws - pass.dispatches;
+        summary.draws = pass.draws - pass.dispatches - pass.clears;
         summary.dispatches = pass.dispatches;
+        summary.clears = pass.clears;
         summary.hw_draws = pass.hw_draws;
         summary.mme_instructions = pass.mme_instructions;
         summary.submits = pass.submits;
@@ -293,6 +297,7 @@ pub(crate) struct Pass<'o> {
     /// Rows written: draws and compute rows (the watch's ordinal).
     draws: u64,
     dispatches: u64,
+    clears: u64,
     hw_draws: u64,
     mme_instructions: u64,
     fingerprint: u64,
@@ -316,7 +321,8 @@ struct SubmitTotals {
     query_ns: u64,
 }
 
-/// Whether rows of `kind` are compute work rather than draws.
+/// Whether rows of `kind` are compute work (dispatches, and the transfers NVK records
+/// as dispatches).
 fn is_compute_kind(kind: results::DrawKind) -> bool {
     matches!(
         kind,
@@ -324,6 +330,16 @@ fn is_compute_kind(kind: results::DrawKind) -> bool {
             | results::DrawKind::DispatchIndirect
             | results::DrawKind::CopyBuffer
             | results::DrawKind::FillBuffer
+    )
+}
+
+/// Whether rows of `kind` are clears.
+fn is_clear_kind(kind: results::DrawKind) -> bool {
+    matches!(
+        kind,
+        results::DrawKind::ClearAttachments
+            | results::DrawKind::ClearColorImage
+            | results::DrawKind::ClearDepthStencilImage
     )
 }
 
@@ -394,6 +410,7 @@ impl<'o> Pass<'o> {
             first_unmodelled: None,
             draws: 0,
             dispatches: 0,
+            clears: 0,
             hw_draws: 0,
             mme_instructions: 0,
             fingerprint: Fnv::default().0,
@@ -607,13 +624,13 @@ impl<'o> Pass<'o> {
     fn take_generic(&mut self, seq: u64, call: &trace_format::generated::trace::VulkanCall<'_>) {
         let name = call.command().unwrap_or("vkUnknownCommand");
         match generic::decode(call) {
-            Ok(Some(cmd)) if DispatchArgs::of_generic(&cmd).is_some() => {
+            Ok(Some(cmd)) if WorkArgs::of_generic(&cmd).is_some() => {
                 let cb = cmd.command_buffer();
-                if let Some(args) = DispatchArgs::of_generic(&cmd) {
+                if let Some(args) = WorkArgs::of_generic(&cmd) {
                     self.recording
                         .entry(cb)
                         .or_default()
-                        .push(Cmd::Dispatch { seq, args });
+                        .push(Cmd::Work { seq, args });
                 }
             }
             Ok(Some(cmd)) if execute::is_modelled(&cmd) => self
@@ -697,7 +714,7 @@ impl<'o> Pass<'o> {
             let timed = matches!(
                 cmd,
                 Cmd::Draw { .. }
-                    | Cmd::Dispatch { .. }
+                    | Cmd::Work { .. }
                     | Cmd::EndQuery { .. }
                     | Cmd::WriteTimestamp { .. }
             );
@@ -840,7 +857,7 @@ impl<'o> Pass<'o> {
                     None => self.skip("vkCmdUpdateBuffer (buffer never bound)", true),
                 },
                 Cmd::Draw { seq, kind, args } => draw = self.encode_draw(enc, *seq, *kind, args),
-                Cmd::Dispatch { seq, args } => draw = Some(self.encode_dispatch(enc, *seq, args)),
+                Cmd::Work { seq, args } => draw = Some(self.encode_work(enc, *seq, args)),
                 Cmd::BeginQuery { pool, query } => {
                     if let Some(p) = self.objects.query_pools.get(pool).copied() {
                         enc.begin_query(&p, *query);
@@ -1000,6 +1017,9 @@ impl<'o> Pass<'o> {
                 if is_compute_kind(d.kind) {
                     self.dispatches += 1;
                 }
+                if is_clear_kind(d.kind) {
+                    self.clears += 1;
+                }
                 self.hw_draws += cost.hw_draws;
                 let mut f = Fnv(self.fingerprint);
                 for v in [
@@ -1046,11 +1066,11 @@ impl<'o> Pass<'o> {
     /// dispatch of 128-invocation workgroups per region, each invocation moving 16
     /// bytes where offsets and size allow, else 4, else 1), between
     /// nvk_meta_begin_compute and nvk_meta_end_compute.
-    fn encode_dispatch(
+    fn encode_work(
         &mut self,
         enc: &mut CommandEncoder<'_>,
         seq: u64,
-        args: &DispatchArgs,
+        args: &WorkArgs,
     ) -> DrawShape {
         let memory = &self.gpu.state.memory;
         let shape = |kind, workgroups: u64, dispatches: u32, r: Recorded| DrawShape {
@@ -1078,12 +1098,12 @@ impl<'o> Pass<'o> {
             shape(kind, groups, regions.len() as u32, r)
         };
         match args {
-            DispatchArgs::Direct(groups) => {
+            WorkArgs::Direct(groups) => {
                 let r = enc.dispatch(*groups);
                 let n = groups.iter().map(|g| u64::from(*g)).product();
                 shape(results::DrawKind::Dispatch, n, 1, r)
             }
-            DispatchArgs::Indirect { buffer, offset } => {
+            WorkArgs::Indirect { buffer, offset } => {
                 let addr = self.objects.buffer_addr(*buffer, *offset).unwrap_or(0);
                 let groups: u64 = (0..3)
                     .map(|i| u64::from(memory.read_u32(addr + 4 * i)))
@@ -1091,8 +1111,26 @@ impl<'o> Pass<'o> {
                 let r = enc.dispatch_indirect(addr, memory);
                 shape(results::DrawKind::DispatchIndirect, groups, 1, r)
             }
-            DispatchArgs::CopyBuffer(regions) => meta(enc, results::DrawKind::CopyBuffer, regions),
-            DispatchArgs::FillBuffer {
+            WorkArgs::CopyBuffer(regions) => meta(enc, results::DrawKind::CopyBuffer, regions),
+            WorkArgs::ClearAttachments { attachments, rects } => {
+                let r = enc.clear_attachments(attachments, rects);
+                shape(results::DrawKind::ClearAttachments, 0, 0, r)
+            }
+            WorkArgs::ClearImage {
+                image,
+                depth_stencil,
+                value,
+                ranges,
+            } => {
+                let r = self.clear_image(enc, *image, *depth_stencil, *value, ranges);
+                let kind = if *depth_stencil {
+                    results::DrawKind::ClearDepthStencilImage
+                } else {
+                    results::DrawKind::ClearColorImage
+                };
+                shape(kind, 0, 0, r)
+            }
+            WorkArgs::FillBuffer {
                 buffer,
                 offset,
                 size,
@@ -1105,6 +1143,84 @@ impl<'o> Pass<'o> {
                 meta(enc, results::DrawKind::FillBuffer, &[[0, *offset, size]])
             }
         }
+    }
+
+    /// vkCmdClearColorImage and vkCmdClearDepthStencilImage as nvk_cmd_clear.c's
+    /// clear_image does them: for every range and mip level, a rendering of the level
+    /// with the image as its only attachment, loaded with CLEAR, begun and ended. An
+    /// image the trace never created is taken as a 1×1 one of its kind.
+    fn clear_image(
+        &self,
+        enc: &mut CommandEncoder<'_>,
+        image: u64,
+        depth_stencil: bool,
+        value: [u32; 4],
+        ranges: &[[u32; 5]],
+    ) -> Recorded {
+        let desc = self.objects.image(image).unwrap_or(Image {
+            format: if depth_stencil { 126 } else { 44 },
+            extent: [1, 1, 1],
+            array_layers: 1,
+            samples: 1,
+            linear: false,
+            three_d: false,
+            addr: 0,
+        });
+        let mut total = Recorded::default();
+        for &[aspects, base_level, levels, base_layer, layers] in ranges {
+            // VK_REMAINING_MIP_LEVELS and VK_REMAINING_ARRAY_LAYERS.
+            let levels = if levels == u32::MAX {
+                16
+            } else {
+                levels.min(16)
+            };
+            let layers = if layers == u32::MAX {
+                desc.array_layers.saturating_sub(base_layer).max(1)
+            } else {
+                layers
+            };
+            for level in base_level..base_level.saturating_add(levels) {
+                let (w, h) = (desc.extent[0] >> level, desc.extent[1] >> level);
+                if w == 0 && h == 0 {
+                    break;
+                }
+                let view = ViewRange {
+                    format: desc.format,
+                    base_mip_level: level,
+                    base_array_layer: base_layer,
+                };
+                let mut info = RenderingInfo {
+                    area: RenderArea {
+                        x: 0,
+                        y: 0,
+                        width: w.max(1),
+                        height: h.max(1),
+                    },
+                    layer_count: layers,
+                    ..RenderingInfo::default()
+                };
+                if depth_stencil {
+                    info.depth_stencil = Some(DepthStencilAttachment {
+                        image: desc,
+                        view,
+                        depth_clear: (aspects & 2 != 0).then_some(value[0]),
+                        stencil_clear: (aspects & 4 != 0).then_some(value[1]),
+                        resolve: false,
+                    });
+                } else {
+                    info.colors = vec![Some(ColorAttachment {
+                        image: desc,
+                        view,
+                        clear: Some(value),
+                        resolve: false,
+                    })];
+                }
+                for r in [enc.begin_rendering(&info), enc.end_rendering()] {
+                    total.dwords += r.dwords;
+                }
+            }
+        }
+        total
     }
 
     /// The driver model's rendering info for a recorded vkCmdBeginRendering.

@@ -114,11 +114,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         frames_phrase(&summary),
         summary.submits,
         summary.draws,
-        if summary.dispatches > 0 {
-            format!(", {} dispatches", summary.dispatches)
-        } else {
-            String::new()
-        },
+        [
+            (summary.dispatches, "dispatches and transfers"),
+            (summary.clears, "clears")
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!(", {n} {what}"))
+        .collect::<String>(),
         summary.hw_draws,
         summary.mme_instructions,
         options.repeat,

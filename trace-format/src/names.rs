@@ -74,6 +74,9 @@ pub fn row_kind_name(kind: DrawKind) -> &'static str {
         DrawKind::DispatchIndirect => "vkCmdDispatchIndirect",
         DrawKind::CopyBuffer => "vkCmdCopyBuffer",
         DrawKind::FillBuffer => "vkCmdFillBuffer",
+        DrawKind::ClearAttachments => "vkCmdClearAttachments",
+        DrawKind::ClearColorImage => "vkCmdClearColorImage",
+        DrawKind::ClearDepthStencilImage => "vkCmdClearDepthStencilImage",
         _ => "unknown row kind",
     }
 }

@@ -170,7 +170,9 @@ impl Gpu {
                     .array_layers(LAYERS)
                     .samples(vk::SampleCountFlags::TYPE_1)
                     .usage(
-                        vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
+                        vk::ImageUsageFlags::COLOR_ATTACHMENT
+                            | vk::ImageUsageFlags::TRANSFER_SRC
+                            | vk::ImageUsageFlags::TRANSFER_DST,
                     ),
                 None,
             )?

@@ -11,7 +11,8 @@
 //! - `threads`: four threads record command buffers at once, 2,500 draws each, submitted
 //!   together.
 //! - `compute`: a dispatch-heavy frame: three dispatches with barriers between them, an
-//!   indirect dispatch, an event set after it and waited on, a buffer copy and a fill.
+//!   indirect dispatch, an event set after it and waited on, a buffer copy and a fill,
+//!   and a clear of the colour target.
 
 mod gpu;
 
@@ -492,8 +493,42 @@ fn compute(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error>
     };
     let cs = vk::PipelineStageFlags::COMPUTE_SHADER;
     let rw = vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE;
+    let color = gpu.color;
+    let whole = vk::ImageSubresourceRange {
+        aspect_mask: vk::ImageAspectFlags::COLOR,
+        base_mip_level: 0,
+        level_count: 1,
+        base_array_layer: 0,
+        layer_count: vk::REMAINING_ARRAY_LAYERS,
+    };
     for frame in 0..frames {
         gpu.frame(frame, |cb| unsafe {
+            let to_transfer = [vk::ImageMemoryBarrier::default()
+                .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                .old_layout(vk::ImageLayout::UNDEFINED)
+                .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+                .image(color)
+                .subresource_range(whole)];
+            d.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &to_transfer,
+            );
+            let clear = vk::ClearColorValue {
+                float32: [0.25, 0.5, 0.75, 1.0],
+            };
+            d.cmd_clear_color_image(
+                cb,
+                color,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &clear,
+                &[whole],
+            );
+            issued.draw("CmdClearColorImage", 0);
             d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
             d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, layout, 0, &[set], &[]);
             for groups in [16, 8, 4] {

@@ -1,14 +1,14 @@
 //! Commands recorded generically, executed on the driver model, one file per command
 //! group as NVK splits its sources: `render_state` (the `vkCmdSet*` dynamic state,
 //! `nvk_cmd_draw.c`'s setters), `sync` (barriers, `nvk_cmd_buffer.c`, and events, `nvk_event.c`), `descriptors`
-//! (push descriptors), `rendering` (clears inside rendering, `nvk_cmd_clear.c`).
+//! (push descriptors). (Dispatches, transfers and clears get rows of their own: see
+//! [`crate::commands::WorkArgs`].)
 //!
 //! Whether a command is executed is decided when it is recorded ([`is_modelled`]), so
 //! the replay counts what it skips once; [`execute`] applies it at submit.
 
 mod descriptors;
 mod render_state;
-mod rendering;
 mod sync;
 
 use driver::nvk::CommandEncoder;
@@ -21,14 +21,10 @@ use crate::objects::Objects;
 pub fn execute(enc: &mut CommandEncoder<'_>, cmd: &GenericCmd, objects: &mut Objects) {
     let _ = render_state::apply(enc, cmd)
         || sync::apply(enc, cmd, objects)
-        || descriptors::apply(enc, cmd)
-        || rendering::apply(enc, cmd);
+        || descriptors::apply(enc, cmd);
 }
 
 /// Whether the model executes commands of `cmd`'s kind.
 pub fn is_modelled(cmd: &GenericCmd) -> bool {
-    render_state::handles(cmd)
-        || sync::handles(cmd)
-        || descriptors::handles(cmd)
-        || rendering::handles(cmd)
+    render_state::handles(cmd) || sync::handles(cmd) || descriptors::handles(cmd)
 }

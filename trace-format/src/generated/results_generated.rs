@@ -22,10 +22,10 @@ pub mod results {
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_DRAW_KIND: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_DRAW_KIND: u8 = 10;
+pub const ENUM_MAX_DRAW_KIND: u8 = 13;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 11] = [
+pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 14] = [
   DrawKind::Draw,
   DrawKind::DrawIndexed,
   DrawKind::DrawIndirect,
@@ -37,6 +37,9 @@ pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 11] = [
   DrawKind::DispatchIndirect,
   DrawKind::CopyBuffer,
   DrawKind::FillBuffer,
+  DrawKind::ClearAttachments,
+  DrawKind::ClearColorImage,
+  DrawKind::ClearDepthStencilImage,
 ];
 
 /// Which API command a draw row comes from.
@@ -61,9 +64,15 @@ impl DrawKind {
   pub const CopyBuffer: Self = Self(9);
   /// vkCmdFillBuffer: NVK's meta fill, the dispatch it records.
   pub const FillBuffer: Self = Self(10);
+  /// vkCmdClearAttachments: clears inside rendering through the CLEAR macro.
+  pub const ClearAttachments: Self = Self(11);
+  /// vkCmdClearColorImage: a rendering with a load-op clear per mip level.
+  pub const ClearColorImage: Self = Self(12);
+  /// vkCmdClearDepthStencilImage: the same for depth and stencil.
+  pub const ClearDepthStencilImage: Self = Self(13);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 10;
+  pub const ENUM_MAX: u8 = 13;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Draw,
     Self::DrawIndexed,
@@ -76,6 +85,9 @@ impl DrawKind {
     Self::DispatchIndirect,
     Self::CopyBuffer,
     Self::FillBuffer,
+    Self::ClearAttachments,
+    Self::ClearColorImage,
+    Self::ClearDepthStencilImage,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -91,6 +103,9 @@ impl DrawKind {
       Self::DispatchIndirect => Some("DispatchIndirect"),
       Self::CopyBuffer => Some("CopyBuffer"),
       Self::FillBuffer => Some("FillBuffer"),
+      Self::ClearAttachments => Some("ClearAttachments"),
+      Self::ClearColorImage => Some("ClearColorImage"),
+      Self::ClearDepthStencilImage => Some("ClearDepthStencilImage"),
       _ => None,
     }
   }
