@@ -187,3 +187,29 @@ fn storm_draws_carry_their_descriptor_binds_and_an_unchanged_state_costs_nothing
         assert_eq!(row.pushbuf_dwords() - binds, 7, "{arch:?}");
     }
 }
+
+#[test]
+fn the_compute_sample_replays_every_command_as_rows_on_both_generations() {
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let (summary, rows, submits) = run("compute", arch);
+        // Barriers, events, binds: every command executed.
+        assert_eq!(summary.first_unmodelled, None, "{arch:?}");
+        assert_eq!(summary.executed_commands, summary.recorded_commands);
+        assert_eq!(
+            (summary.draws, summary.dispatches, summary.clears),
+            (0, 18, 3)
+        );
+        let count = |kind: DrawKind| rows.iter().filter(|r| r.kind() == kind).count();
+        assert_eq!(count(DrawKind::Dispatch), 9, "{arch:?}");
+        assert_eq!(count(DrawKind::DispatchIndirect), 3, "{arch:?}");
+        assert_eq!(count(DrawKind::CopyBuffer), 3, "{arch:?}");
+        assert_eq!(count(DrawKind::FillBuffer), 3, "{arch:?}");
+        assert_eq!(count(DrawKind::ClearColorImage), 3, "{arch:?}");
+        // The indirect dispatches read 3 × 1 × 1 workgroups from captured memory.
+        assert!(rows
+            .iter()
+            .filter(|r| r.kind() == DrawKind::DispatchIndirect)
+            .all(|r| r.element_count() == 3));
+        assert_eq!(submits.len(), 3, "{arch:?}");
+    }
+}
