@@ -26,10 +26,15 @@ impl Hasher for PageHasher {
     }
 }
 
-/// Sparse, dword-addressed memory.
+/// Sparse, dword-addressed memory. Pages live in a vector, found through an index by
+/// page number; the last page touched is remembered, as a replay writes and reads the
+/// same few pages (the root table, the query pool) over and over.
 #[derive(Clone, Debug, Default)]
 pub struct Memory {
-    pages: HashMap<u64, Box<[u32; PAGE_DWORDS]>, BuildHasherDefault<PageHasher>>,
+    pages: Vec<Box<[u32; PAGE_DWORDS]>>,
+    index: HashMap<u64, usize, BuildHasherDefault<PageHasher>>,
+    /// The last page found: its number and its place in `pages`.
+    last: std::cell::Cell<Option<(u64, usize)>>,
 }
 
 impl Memory {
@@ -40,18 +45,37 @@ impl Memory {
 
     /// The dword at `addr` (which must be 4-aligned; the low bits are ignored).
     pub fn read_u32(&self, addr: u64) -> u32 {
-        self.pages
-            .get(&(addr >> 12))
-            .map_or(0, |p| p[((addr >> 2) as usize) & (PAGE_DWORDS - 1)])
+        self.find(addr >> 12).map_or(0, |i| {
+            self.pages[i][((addr >> 2) as usize) & (PAGE_DWORDS - 1)]
+        })
+    }
+
+    /// The place of page `page` in `pages`, if it was ever written.
+    fn find(&self, page: u64) -> Option<usize> {
+        match self.last.get() {
+            Some((p, i)) if p == page => Some(i),
+            _ => {
+                let i = *self.index.get(&page)?;
+                self.last.set(Some((page, i)));
+                Some(i)
+            }
+        }
     }
 
     /// Writes the dword at `addr`.
     pub fn write_u32(&mut self, addr: u64, value: u32) {
-        let page = self
-            .pages
-            .entry(addr >> 12)
-            .or_insert_with(|| Box::new([0; PAGE_DWORDS]));
-        page[((addr >> 2) as usize) & (PAGE_DWORDS - 1)] = value;
+        let page = addr >> 12;
+        let i = match self.find(page) {
+            Some(i) => i,
+            None => {
+                self.pages.push(Box::new([0; PAGE_DWORDS]));
+                let i = self.pages.len() - 1;
+                self.index.insert(page, i);
+                self.last.set(Some((page, i)));
+                i
+            }
+        };
+        self.pages[i][((addr >> 2) as usize) & (PAGE_DWORDS - 1)] = value;
     }
 
     /// The u64 at `addr` (low dword first).
@@ -104,7 +128,7 @@ impl Memory {
 
     /// Whether anything was ever written in the page holding `addr`.
     pub fn is_mapped(&self, addr: u64) -> bool {
-        self.pages.contains_key(&(addr >> 12))
+        self.index.contains_key(&(addr >> 12))
     }
 }
 

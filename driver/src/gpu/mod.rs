@@ -259,7 +259,8 @@ pub struct Gpu {
     /// The state.
     pub state: GpuState,
     macros: MacroStore,
-    pending_call: Option<(u16, Vec<u32>)>,
+    /// The macro called whose parameters are still coming.
+    pending_call: Option<u16>,
     /// The last macro call's cost.
     pub last_macro: Option<MacroRun>,
     budget: u64,
@@ -356,11 +357,11 @@ impl Gpu {
                 let id = (mthd - class::CALL_MME_MACRO) / 8;
                 if mthd % 8 == 0 {
                     self.flush_call()?;
-                    self.pending_call = Some((id, vec![write.data]));
-                } else if let Some((pending, params)) = &mut self.pending_call {
-                    if *pending == id {
-                        params.push(write.data);
-                    }
+                    self.pending_call = Some(id);
+                    self.state.params.clear();
+                    self.state.params.push_back(write.data);
+                } else if self.pending_call == Some(id) {
+                    self.state.params.push_back(write.data);
                 }
                 continue;
             }
@@ -373,11 +374,11 @@ impl Gpu {
     }
 
     fn flush_call(&mut self) -> Result<(), GpuError> {
-        let Some((id, params)) = self.pending_call.take() else {
+        let Some(id) = self.pending_call.take() else {
             return Ok(());
         };
+        // The parameters were gathered into `state.params` as they came.
         let state = &mut self.state;
-        state.params = params.into();
         state.in_macro = true;
         state.first_layer_at = None;
         let methods_before = state.counters.macro_methods;
