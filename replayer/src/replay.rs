@@ -847,7 +847,9 @@ impl<'o> Pass<'o> {
                     enc.set_topology(objects::topology(*topology));
                     enc.state_mut().set_topology(*topology);
                 }
-                Cmd::Generic(cmd) => execute::execute(enc, cmd, &mut self.objects),
+                Cmd::Generic(cmd) => {
+                    execute::execute(enc, cmd, &mut self.objects, &self.gpu.state.memory)
+                }
                 Cmd::UpdateBuffer {
                     buffer,
                     offset,

@@ -109,6 +109,9 @@ pub const BEGIN: u16 = 0x1618;
 pub const END: u16 = 0x1614;
 /// `0x0d74 /* SET_VERTEX_ARRAY_START */`.
 pub const SET_VERTEX_ARRAY_START: u16 = 0x0d74;
+/// `0x123c /* DRAW_AUTO */`: writing a transform-feedback byte count starts a draw of
+/// `(count − SET_DRAW_AUTO_START) / SET_DRAW_AUTO_STRIDE` vertices from vertex 0.
+pub const DRAW_AUTO: u16 = 0x123c;
 /// `0x0d78 /* DRAW_VERTEX_ARRAY */`: writing the vertex count starts a draw.
 pub const DRAW_VERTEX_ARRAY: u16 = 0x0d78;
 
@@ -211,6 +214,9 @@ pub enum Report {
     VtgPrimitivesOut = 0x12,
     PsInvocations = 0x13,
     ZpassPixelCnt64 = 0x15,
+    /// The bytes a transform-feedback buffer has been written (its `SUB_REPORT`, bits
+    /// 7:5, says which buffer).
+    StreamingByteCount = 0x1a,
 }
 
 impl Report {
@@ -223,6 +229,7 @@ impl Report {
             0x12 => Report::VtgPrimitivesOut,
             0x13 => Report::PsInvocations,
             0x15 => Report::ZpassPixelCnt64,
+            0x1a => Report::StreamingByteCount,
             _ => return None,
         })
     }
@@ -409,6 +416,7 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
         END => "END",
         SET_VERTEX_ARRAY_START => "SET_VERTEX_ARRAY_START",
         DRAW_VERTEX_ARRAY => "DRAW_VERTEX_ARRAY",
+        DRAW_AUTO => "DRAW_AUTO",
         DRAW_INDEX_BUFFER => "DRAW_INDEX_BUFFER",
         SET_INDEX_BUFFER_F => "SET_INDEX_BUFFER_F",
         SET_GLOBAL_BASE_VERTEX_INDEX => "SET_GLOBAL_BASE_VERTEX_INDEX",

@@ -1,5 +1,6 @@
-//! Render targets, the surface clip and conditional rendering (`clc597.h`): what
-//! beginning a render pass or dynamic rendering binds.
+//! Render targets, the surface clip, conditional rendering and transform-feedback
+//! buffers (`clc597.h`): what beginning a render pass, dynamic rendering or transform
+//! feedback binds.
 
 /// `0x0800 /* SET_COLOR_TARGET_A(0) */`: target `j`'s nine methods (A, B, WIDTH,
 /// HEIGHT, FORMAT, MEMORY, THIRD_DIMENSION, ARRAY_PITCH, LAYER) at `+ 64·j`.
@@ -33,6 +34,19 @@ pub const INVALIDATE_TEXTURE_DATA_CACHE: u16 = 0x1338;
 pub const SET_RENDER_ENABLE_A: u16 = 0x1550;
 /// `0x1944 /* SET_RENDER_ENABLE_OVERRIDE */`: mode 1:0.
 pub const SET_RENDER_ENABLE_OVERRIDE: u16 = 0x1944;
+
+/// `0x0380 /* SET_STREAM_OUT_BUFFER_ENABLE(0) */`: transform-feedback buffer `j`'s
+/// ENABLE, ADDRESS_A, ADDRESS_B, SIZE and LOAD_WRITE_POINTER at `+ 32·j`.
+pub const SET_STREAM_OUT_BUFFER_ENABLE: u16 = 0x0380;
+/// `0x0390 /* SET_STREAM_OUT_BUFFER_LOAD_WRITE_POINTER(0) */`.
+pub const SET_STREAM_OUT_BUFFER_LOAD_WRITE_POINTER: u16 = 0x0390;
+/// `0x0744 /* SET_STREAM_OUTPUT */`: enable 0.
+pub const SET_STREAM_OUTPUT: u16 = 0x0744;
+
+/// `SET_STREAM_OUT_BUFFER_ENABLE(j)`.
+pub const fn set_stream_out_buffer_enable(j: u16) -> u16 {
+    SET_STREAM_OUT_BUFFER_ENABLE + 32 * j
+}
 
 /// `SET_COLOR_TARGET_A(j)`.
 pub const fn set_color_target_a(j: u16) -> u16 {
@@ -91,6 +105,18 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
             .get(usize::from((mthd - SET_COLOR_TARGET_A) % 64 / 4))
             .copied();
     }
+    if (SET_STREAM_OUT_BUFFER_ENABLE..set_stream_out_buffer_enable(4)).contains(&mthd) {
+        const XFB: [&str; 5] = [
+            "SET_STREAM_OUT_BUFFER_ENABLE(j)",
+            "SET_STREAM_OUT_BUFFER_ADDRESS_A(j)",
+            "SET_STREAM_OUT_BUFFER_ADDRESS_B(j)",
+            "SET_STREAM_OUT_BUFFER_SIZE(j)",
+            "SET_STREAM_OUT_BUFFER_LOAD_WRITE_POINTER(j)",
+        ];
+        return XFB
+            .get(usize::from((mthd - SET_STREAM_OUT_BUFFER_ENABLE) % 32 / 4))
+            .copied();
+    }
     if (SET_COLOR_COMPRESSION..set_color_compression(8)).contains(&mthd) {
         return Some("SET_COLOR_COMPRESSION(i)");
     }
@@ -115,6 +141,7 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
         0x1554 => "SET_RENDER_ENABLE_B",
         0x1558 => "SET_RENDER_ENABLE_C",
         SET_RENDER_ENABLE_OVERRIDE => "SET_RENDER_ENABLE_OVERRIDE",
+        SET_STREAM_OUTPUT => "SET_STREAM_OUTPUT",
         _ => return None,
     })
 }

@@ -473,8 +473,19 @@ impl GpuState {
                     _ => self.instance,
                 };
             }
-            class::DRAW_VERTEX_ARRAY => self.start_draw(false, class::SET_VERTEX_ARRAY_START, data),
-            class::DRAW_INDEX_BUFFER => self.start_draw(true, class::SET_INDEX_BUFFER_F, data),
+            class::DRAW_VERTEX_ARRAY => {
+                self.start_draw(false, self.shadow(class::SET_VERTEX_ARRAY_START), data)
+            }
+            class::DRAW_INDEX_BUFFER => {
+                self.start_draw(true, self.shadow(class::SET_INDEX_BUFFER_F), data)
+            }
+            class::DRAW_AUTO => {
+                // The hardware's division of the byte count.
+                let start = self.shadow(class::SET_DRAW_AUTO_START);
+                let stride = self.shadow(class::SET_DRAW_AUTO_STRIDE);
+                let count = data.saturating_sub(start).checked_div(stride).unwrap_or(0);
+                self.start_draw(false, 0, count)
+            }
             class::SET_ZPASS_PIXEL_COUNT => self.zpass_enabled = data != 0,
             class::SET_REPORT_SEMAPHORE_D => self.report(data),
             class::END
@@ -498,7 +509,7 @@ impl GpuState {
         }
     }
 
-    fn start_draw(&mut self, indexed: bool, first_mthd: u16, count: u32) {
+    fn start_draw(&mut self, indexed: bool, first: u32, count: u32) {
         let view_index = self
             .memory
             .read_u32(self.root_addr + u64::from(root::DRAW_VIEW_INDEX));
@@ -509,7 +520,7 @@ impl GpuState {
             view_index,
             input_attachment_layer: if multiview { view_index } else { self.rt_layer },
             count,
-            first: self.shadow(first_mthd),
+            first,
             instance: self.instance,
             base_vertex: self.shadow(class::SET_GLOBAL_BASE_VERTEX_INDEX),
             base_instance: self.shadow(class::SET_GLOBAL_BASE_INSTANCE_INDEX),

@@ -96,57 +96,31 @@ pub fn spliced(b: &mut Builder, indexed: bool) {
     });
 }
 
-/// vkCmdDrawIndirectByteCountEXT: `begin, instance_count, first_instance,` then the
-/// transform-feedback counter (on Turing its address, read with READ_FIFOED; before
-/// Turing the value itself, spliced). The counter offset and vertex stride come from
-/// `SET_DRAW_AUTO_START` and `SET_DRAW_AUTO_STRIDE`. NVK leaves the division to the
-/// hardware's DRAW_AUTO; this model divides in the macro (32 shift-subtract steps) and
-/// draws with DRAW_VERTEX_ARRAY, so the vertex count is visible to the GPU model.
-pub fn byte_count(b: &mut Builder) {
+/// The `XFB_DRAW_INDIRECT` macro, vkCmdDrawIndirectByteCountEXT's: `begin,
+/// instance_count, first_instance,` then the transform-feedback counter (on Turing its
+/// address, read with READ_FIFOED; before Turing the value itself, pushed from
+/// memory). Every instance of every view is a BEGIN, `DRAW_AUTO` with the counter
+/// and END: the hardware divides the bytes past `SET_DRAW_AUTO_START` by
+/// `SET_DRAW_AUTO_STRIDE`. Mirrors nvk_mme_xfb_draw_indirect (with BEGIN a parameter,
+/// as the model's other draw macros take it).
+pub fn xfb_draw_indirect(b: &mut Builder) {
     b.load_to_scratch(Scratch::DrawBegin as u16);
     b.load_to_scratch(Scratch::DrawInstanceCount as u16);
     b.load_to_scratch(Scratch::DrawFirstInstance as u16);
-    let bytes = if b.arch() == Arch::Turing {
+    if b.arch() == Arch::Turing {
         let hi = b.load();
         let lo = b.load();
         b.read_fifoed(hi, lo, Value::Imm(1));
         b.free_reg(hi);
         b.free_reg(lo);
-        b.load()
-    } else {
-        b.load()
-    };
-    let start = b.state(class::SET_DRAW_AUTO_START);
-    b.if_(Cmp::Ltu, bytes, start, |b| b.mov_to(bytes, start));
-    b.sub_to(bytes, bytes, start);
-    b.free_reg(start);
-    let stride = b.state(class::SET_DRAW_AUTO_STRIDE);
-    let count = udiv(b, bytes, stride);
-    b.free_reg(stride);
+    }
+    let counter = b.load();
     b.store_scratch(Scratch::DrawIdx as u16, Value::Zero);
     let first_instance = b.load_scratch(Scratch::DrawFirstInstance as u16);
     write_draw_parameters(b, Value::Zero, first_instance);
     b.free_reg(first_instance);
-    views(b, false, count, Value::Zero);
-    b.free_reg(count);
-}
-
-/// `n / d` by restoring division, leaving the quotient in `n`'s register.
-fn udiv(b: &mut Builder, n: Value, d: Value) -> Value {
-    let r = b.mov(Value::Zero);
-    b.loop_(Value::Imm(32), |b| {
-        let top = b.srl(n, Value::Imm(31));
-        b.add_to(r, r, r);
-        b.alu_to(crate::mme::AluOp::Or, r, r, top);
-        b.free_reg(top);
-        b.add_to(n, n, n);
-        b.if_(Cmp::Geu, r, d, |b| {
-            b.sub_to(r, r, d);
-            b.add_to(n, n, Value::Imm(1));
-        });
-    });
-    b.free_reg(r);
-    n
+    views(b, Launch::Auto, counter, Value::Zero);
+    b.free_reg(counter);
 }
 
 fn next_draw_index(b: &mut Builder) {
@@ -169,7 +143,7 @@ fn load_and_draw(b: &mut Builder, indexed: bool) {
     if let Some(v) = vertex_offset {
         b.free_reg(v);
     }
-    views(b, indexed, count, first);
+    views(b, Launch::of(indexed), count, first);
     b.free_reg(count);
     b.free_reg(first);
 }
@@ -194,11 +168,11 @@ fn write_draw_parameters(b: &mut Builder, base_vertex: Value, first_instance: Va
 
 /// With a zero view mask, the instance loop once; otherwise once per set bit, in
 /// ascending order, after pointing `draw.view_index` and `SET_RT_LAYER` at the bit.
-pub fn views(b: &mut Builder, indexed: bool, count: Value, first: Value) {
+pub fn views(b: &mut Builder, launch: Launch, count: Value, first: Value) {
     let mask = b.load_scratch(Scratch::ViewMask as u16);
     b.if_(Cmp::Eq, mask, Value::Zero, |b| {
         b.free_reg(mask);
-        instance_loop(b, indexed, count, first);
+        instance_loop(b, launch, count, first);
     });
     b.realloc_reg(mask);
     b.load_scratch_to(mask, Scratch::ViewMask as u16);
@@ -212,7 +186,7 @@ pub fn views(b: &mut Builder, indexed: bool, count: Value, first: Value) {
             b.if_(Cmp::Ne, has_view, Value::Zero, |b| {
                 b.free_reg(has_view);
                 emit_view_index(b, view);
-                instance_loop(b, indexed, count, first);
+                instance_loop(b, launch, count, first);
             });
             b.add_to(view, view, Value::Imm(1));
         });
@@ -230,22 +204,52 @@ pub fn emit_view_index(b: &mut Builder, view: Value) {
     b.emit(view);
 }
 
-/// One BEGIN / first / count / END per instance; instances after the first say
+/// How a hardware draw is started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Launch {
+    /// `SET_VERTEX_ARRAY_START` (first) and `DRAW_VERTEX_ARRAY` (count).
+    Array,
+    /// `SET_INDEX_BUFFER_F` (first) and `DRAW_INDEX_BUFFER` (count).
+    Indexed,
+    /// `DRAW_AUTO` with the transform-feedback byte count (first unused).
+    Auto,
+}
+
+impl Launch {
+    /// The array or indexed launch.
+    pub fn of(indexed: bool) -> Launch {
+        if indexed {
+            Launch::Indexed
+        } else {
+            Launch::Array
+        }
+    }
+}
+
+/// One BEGIN / launch / END per instance; instances after the first say
 /// INSTANCE_ID = SUBSEQUENT. An instance count of 0 draws nothing.
-pub fn instance_loop(b: &mut Builder, indexed: bool, count: Value, first: Value) {
+pub fn instance_loop(b: &mut Builder, launch: Launch, count: Value, first: Value) {
     let instances = b.load_scratch(Scratch::DrawInstanceCount as u16);
     let begin = b.load_scratch(Scratch::DrawBegin as u16);
     b.loop_(instances, |b| {
         b.free_reg(instances);
         b.mthd(class::BEGIN);
         b.emit(begin);
-        b.mthd(if indexed {
-            class::SET_INDEX_BUFFER_F
-        } else {
-            class::SET_VERTEX_ARRAY_START
-        });
-        b.emit(first);
-        b.emit(count);
+        match launch {
+            Launch::Array | Launch::Indexed => {
+                b.mthd(if launch == Launch::Indexed {
+                    class::SET_INDEX_BUFFER_F
+                } else {
+                    class::SET_VERTEX_ARRAY_START
+                });
+                b.emit(first);
+                b.emit(count);
+            }
+            Launch::Auto => {
+                b.mthd(class::DRAW_AUTO);
+                b.emit(count);
+            }
+        }
         b.mthd(class::END);
         b.emit(Value::Zero);
         b.merge_to(

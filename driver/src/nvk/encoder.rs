@@ -57,7 +57,7 @@ impl DrawKind {
             DrawKind::DrawIndexedIndirect => Macro::DrawIndexedIndirect,
             DrawKind::DrawIndirectCount => Macro::DrawIndirectCount,
             DrawKind::DrawIndexedIndirectCount => Macro::DrawIndexedIndirectCount,
-            DrawKind::DrawIndirectByteCount => Macro::DrawIndirectByteCount,
+            DrawKind::DrawIndirectByteCount => Macro::XfbDrawIndirect,
         }
     }
 
@@ -391,15 +391,15 @@ impl<'d> CommandEncoder<'d> {
         let before = self.push.len();
         let state = self.flush_gfx_state();
         self.push
-            .mthd(SUBC_3D, class::SET_DRAW_AUTO_START, counter_offset);
+            .immd_or_mthd(SUBC_3D, class::SET_DRAW_AUTO_START, counter_offset);
         self.push
-            .mthd(SUBC_3D, class::SET_DRAW_AUTO_STRIDE, vertex_stride);
+            .immd_or_mthd(SUBC_3D, class::SET_DRAW_AUTO_STRIDE, vertex_stride);
         let mut params = vec![self.begin_word(), instance_count, first_instance];
         match self.device.arch() {
             Arch::Turing => params.extend([(counter_addr >> 32) as u32, counter_addr as u32]),
             Arch::Fermi => params.push(memory.read_u32(counter_addr)),
         }
-        self.call(Macro::DrawIndirectByteCount, &params);
+        self.call(Macro::XfbDrawIndirect, &params);
         Recorded {
             state,
             ..self.recorded(before)

@@ -18,8 +18,8 @@ pub enum Macro {
     DrawIndirectCount = 6,
     /// vkCmdDrawIndexedIndirectCount.
     DrawIndexedIndirectCount = 7,
-    /// vkCmdDrawIndirectByteCountEXT.
-    DrawIndirectByteCount = 8,
+    /// vkCmdDrawIndirectByteCountEXT (NVK's `XFB_DRAW_INDIRECT`).
+    XfbDrawIndirect = 8,
     /// vkCmdCopyQueryPoolResults, one query per call (Turing only).
     CopyQueryResults = 9,
     /// vkCmdBindIndexBuffer (NVK's `BIND_IB`).
@@ -44,18 +44,21 @@ pub enum Macro {
     /// An indirect dispatch's group counts into the root table and QMD (NVK's
     /// `DISPATCH_INDIRECT`).
     DispatchIndirect = 19,
+    /// Loads a transform-feedback buffer's write pointer from its counter (NVK's
+    /// `XFB_COUNTER_LOAD`).
+    XfbCounterLoad = 20,
 }
 
 impl Macro {
     /// Every macro, in id order.
-    pub const ALL: [Macro; 18] = [
+    pub const ALL: [Macro; 19] = [
         Macro::Draw,
         Macro::DrawIndexed,
         Macro::DrawIndirect,
         Macro::DrawIndexedIndirect,
         Macro::DrawIndirectCount,
         Macro::DrawIndexedIndirectCount,
-        Macro::DrawIndirectByteCount,
+        Macro::XfbDrawIndirect,
         Macro::CopyQueryResults,
         Macro::BindIb,
         Macro::BindVb,
@@ -67,6 +70,7 @@ impl Macro {
         Macro::Clear,
         Macro::AddCsInvocations,
         Macro::DispatchIndirect,
+        Macro::XfbCounterLoad,
     ];
 
     /// Whether the macro exists for `arch` (pre-Turing MMEs cannot read memory).
@@ -95,7 +99,7 @@ impl Macro {
             Macro::DrawIndexedIndirect => draw::indirect(&mut b, true, false),
             Macro::DrawIndirectCount => draw::indirect(&mut b, false, true),
             Macro::DrawIndexedIndirectCount => draw::indirect(&mut b, true, true),
-            Macro::DrawIndirectByteCount => draw::byte_count(&mut b),
+            Macro::XfbDrawIndirect => draw::xfb_draw_indirect(&mut b),
             Macro::CopyQueryResults => super::copy_queries::build(&mut b),
             Macro::BindIb => super::bind::bind_ib(&mut b),
             Macro::BindVb => super::bind::bind_vb(&mut b),
@@ -107,6 +111,7 @@ impl Macro {
             Macro::Clear => super::clear::clear(&mut b),
             Macro::AddCsInvocations => super::dispatch::add_cs_invocations(&mut b),
             Macro::DispatchIndirect => super::dispatch::dispatch_indirect(&mut b),
+            Macro::XfbCounterLoad => super::xfb::xfb_counter_load(&mut b),
         }
         b.finish()
     }
@@ -120,7 +125,7 @@ impl Macro {
             Macro::DrawIndexedIndirect => "draw_indexed_indirect",
             Macro::DrawIndirectCount => "draw_indirect_count",
             Macro::DrawIndexedIndirectCount => "draw_indexed_indirect_count",
-            Macro::DrawIndirectByteCount => "draw_indirect_byte_count",
+            Macro::XfbDrawIndirect => "xfb_draw_indirect",
             Macro::CopyQueryResults => "copy_query_results",
             Macro::BindIb => "bind_ib",
             Macro::BindVb => "bind_vb",
@@ -132,6 +137,7 @@ impl Macro {
             Macro::Clear => "clear",
             Macro::AddCsInvocations => "add_cs_invocations",
             Macro::DispatchIndirect => "dispatch_indirect",
+            Macro::XfbCounterLoad => "xfb_counter_load",
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod rendering;
 pub mod root;
 pub mod state;
 mod sync;
+mod xfb;
 
 pub use descriptors::DescriptorState;
 pub use device::{upload_macro, Device, DeviceError};
