@@ -248,3 +248,82 @@ fn copy_results_dispatch_nvks_copy_shader_on_both_generations() {
         assert_eq!(launches, 2, "{arch:?}");
     }
 }
+
+/// Every report-semaphore D word `enc`'s commands push on the 3D class, in order.
+fn report_words(gpu: &mut Gpu, enc: CommandEncoder<'_>) -> Vec<u32> {
+    use driver::class;
+    gpu.state.method_log = Some(Vec::new());
+    gpu.execute(enc.finish().words()).unwrap();
+    gpu.state
+        .method_log
+        .take()
+        .unwrap()
+        .iter()
+        .filter(|m| m.subc == 0 && m.mthd == class::SET_REPORT_SEMAPHORE_D)
+        .map(|m| m.data)
+        .collect()
+}
+
+#[test]
+fn every_pipeline_statistic_reports_what_nvk_reports_for_it() {
+    use driver::nvk::Scratch;
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let (device, mut gpu) = setup(arch);
+        // All eleven statistics, compute invocations last.
+        let pool = QueryPool {
+            addr: POOL_ADDR,
+            kind: QueryType::PipelineStatistics(0x7ff),
+            count: 1,
+        };
+        let mut enc = CommandEncoder::new(&device);
+        enc.begin_query(&pool, 0);
+        enc.bind_compute_pipeline(16);
+        enc.dispatch([2, 1, 1]);
+        enc.end_query(&pool, 0);
+        let words = report_words(&mut gpu, enc);
+        let report = |w: u32| (w >> 23) & 0x1f;
+        let location = |w: u32| (w >> 12) & 0xf;
+        // Ten 3D statistics at begin (compute's goes through WRITE_CS_INVOCATIONS).
+        let reports: Vec<u32> = words[..10].iter().map(|w| report(*w)).collect();
+        assert_eq!(
+            reports,
+            [1, 3, 5, 7, 9, 0xf, 0x11, 0x13, 0x1b, 0x1d],
+            "{arch:?}"
+        );
+        // Data assembler, vertex shader, ..., tessellation.
+        assert_eq!(location(words[0]), 1, "{arch:?}");
+        assert_eq!(location(words[7]), 0xa, "{arch:?}");
+        // The compute statistic's end value: the invocations counted since.
+        let end = pool.report_addr(0, 2 * 10 + 1);
+        assert_eq!(gpu.state.memory.read_u32(end), 32, "{arch:?}");
+        assert_eq!(gpu.state.scratch(Scratch::CsInvocationsLo), 32, "{arch:?}");
+    }
+}
+
+#[test]
+fn transform_feedback_and_primitives_generated_queries_report_their_stream() {
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let (device, mut gpu) = setup(arch);
+        let mut enc = CommandEncoder::new(&device);
+        let xfb = QueryPool {
+            addr: POOL_ADDR,
+            kind: QueryType::TransformFeedbackStream,
+            count: 1,
+        };
+        let generated = QueryPool {
+            addr: POOL_ADDR + 0x1000,
+            kind: QueryType::PrimitivesGenerated,
+            count: 1,
+        };
+        enc.begin_query_indexed(&xfb, 0, 2);
+        enc.begin_query_indexed(&generated, 0, 3);
+        let words = report_words(&mut gpu, enc);
+        let report_stream = |w: u32| ((w >> 23) & 0x1f, (w >> 5) & 7);
+        assert_eq!(
+            words.iter().map(|w| report_stream(*w)).collect::<Vec<_>>(),
+            [(0xb, 2), (0xd, 2), (0x12, 3)],
+            "{arch:?}"
+        );
+        assert_eq!(xfb.reports_per_query(), 4);
+    }
+}

@@ -48,6 +48,24 @@ pub enum DrawArgs {
     },
 }
 
+/// The typed command of a generically recorded one the replay gives its own command
+/// (the indexed queries, which count among the submit's queries).
+pub fn typed_of_generic(cmd: &GenericCmd) -> Option<Cmd> {
+    Some(match cmd {
+        GenericCmd::CmdBeginQueryIndexedEXT(c) => Cmd::BeginQuery {
+            pool: c.query_pool,
+            query: c.query,
+            index: c.index,
+        },
+        GenericCmd::CmdEndQueryIndexedEXT(c) => Cmd::EndQuery {
+            pool: c.query_pool,
+            query: c.query,
+            index: c.index,
+        },
+        _ => return None,
+    })
+}
+
 /// One attachment of vkCmdBeginRendering as recorded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RenderingAttachmentCmd {
@@ -152,13 +170,17 @@ pub enum Cmd {
         kind: DrawKind,
         args: DrawArgs,
     },
+    /// vkCmdBeginQuery, and vkCmdBeginQueryIndexedEXT with its stream `index`.
     BeginQuery {
         pool: u64,
         query: u32,
+        index: u32,
     },
+    /// vkCmdEndQuery, and vkCmdEndQueryIndexedEXT.
     EndQuery {
         pool: u64,
         query: u32,
+        index: u32,
     },
     WriteTimestamp {
         pool: u64,
@@ -601,6 +623,7 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
                 Cmd::BeginQuery {
                     pool: c.query_pool(),
                     query: c.query(),
+                    index: 0,
                 },
             )
         }
@@ -611,6 +634,7 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
                 Cmd::EndQuery {
                     pool: c.query_pool(),
                     query: c.query(),
+                    index: 0,
                 },
             )
         }

@@ -299,11 +299,8 @@ impl Objects {
 
     /// vkCreateQueryPool.
     pub fn create_query_pool(&mut self, pool: u64, query_type: u32, count: u32, statistics: u32) {
-        let kind = match query_type {
-            1 => QueryType::PipelineStatistics(statistics),
-            2 => QueryType::Timestamp,
-            _ => QueryType::Occlusion,
-        };
+        // A type NVK does not support is taken as occlusion.
+        let kind = QueryType::of_vk(query_type, statistics).unwrap_or(QueryType::Occlusion);
         let count = count.min(1 << 20);
         let mut query_pool = QueryPool {
             addr: 0,

@@ -633,6 +633,12 @@ impl<'o> Pass<'o> {
                         .push(Cmd::Work { seq, args });
                 }
             }
+            Ok(Some(cmd)) if commands::typed_of_generic(&cmd).is_some() => {
+                let cb = cmd.command_buffer();
+                if let Some(typed) = commands::typed_of_generic(&cmd) {
+                    self.recording.entry(cb).or_default().push(typed);
+                }
+            }
             Ok(Some(cmd)) if execute::is_modelled(&cmd) => self
                 .recording
                 .entry(cmd.command_buffer())
@@ -860,14 +866,14 @@ impl<'o> Pass<'o> {
                 },
                 Cmd::Draw { seq, kind, args } => draw = self.encode_draw(enc, *seq, *kind, args),
                 Cmd::Work { seq, args } => draw = Some(self.encode_work(enc, *seq, args)),
-                Cmd::BeginQuery { pool, query } => {
+                Cmd::BeginQuery { pool, query, index } => {
                     if let Some(p) = self.objects.query_pools.get(pool).copied() {
-                        enc.begin_query(&p, *query);
+                        enc.begin_query_indexed(&p, *query, *index);
                     }
                 }
-                Cmd::EndQuery { pool, query } => {
+                Cmd::EndQuery { pool, query, index } => {
                     if let Some(p) = self.objects.query_pools.get(pool).copied() {
-                        recorded = Some(enc.end_query(&p, *query));
+                        recorded = Some(enc.end_query_indexed(&p, *query, *index));
                     }
                 }
                 Cmd::WriteTimestamp { pool, query } => {

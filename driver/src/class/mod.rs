@@ -203,33 +203,51 @@ pub enum PipelineLocation {
     All = 0xf,
 }
 
-/// `SET_REPORT_SEMAPHORE_D.REPORT`: what a four-word report writes.
+/// `SET_REPORT_SEMAPHORE_D.REPORT`: what a four-word report writes. (`SUB_REPORT`,
+/// bits 7:5, picks the stream or buffer of the streaming reports; it is OR'ed into
+/// the packed word where NVK sets it.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(missing_docs)]
 pub enum Report {
     None = 0,
+    DaVerticesGenerated = 1,
+    DaPrimitivesGenerated = 3,
     VsInvocations = 5,
+    GsInvocations = 7,
+    GsPrimitivesGenerated = 9,
     StreamingPrimitivesSucceeded = 0xb,
     StreamingPrimitivesNeeded = 0xd,
+    ClipperInvocations = 0xf,
+    ClipperPrimitivesGenerated = 0x11,
     VtgPrimitivesOut = 0x12,
     PsInvocations = 0x13,
     ZpassPixelCnt64 = 0x15,
     /// The bytes a transform-feedback buffer has been written (its `SUB_REPORT`, bits
     /// 7:5, says which buffer).
     StreamingByteCount = 0x1a,
+    TiInvocations = 0x1b,
+    TsInvocations = 0x1d,
 }
 
 impl Report {
     fn from_bits(bits: u32) -> Option<Report> {
         Some(match bits {
             0 => Report::None,
+            1 => Report::DaVerticesGenerated,
+            3 => Report::DaPrimitivesGenerated,
             5 => Report::VsInvocations,
+            7 => Report::GsInvocations,
+            9 => Report::GsPrimitivesGenerated,
             0xb => Report::StreamingPrimitivesSucceeded,
             0xd => Report::StreamingPrimitivesNeeded,
+            0xf => Report::ClipperInvocations,
+            0x11 => Report::ClipperPrimitivesGenerated,
             0x12 => Report::VtgPrimitivesOut,
             0x13 => Report::PsInvocations,
             0x15 => Report::ZpassPixelCnt64,
             0x1a => Report::StreamingByteCount,
+            0x1b => Report::TiInvocations,
+            0x1d => Report::TsInvocations,
             _ => return None,
         })
     }

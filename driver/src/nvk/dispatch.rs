@@ -110,6 +110,31 @@ pub fn add_cs_invocations(b: &mut Builder) {
     b.free_reg(lo);
 }
 
+/// The `WRITE_CS_INVOCATIONS` macro: the compute-invocation statistic in scratch
+/// written, low word then high, to the address given (a pipeline-statistics query's
+/// report). Mirrors nvk_mme_write_cs_invocations.
+pub fn write_cs_invocations(b: &mut Builder) {
+    let hi = b.load();
+    let lo = b.load();
+    let count_hi = b.state(class::set_mme_shadow_scratch(
+        Scratch::CsInvocationsHi as u16,
+    ));
+    let count_lo = b.state(class::set_mme_shadow_scratch(
+        Scratch::CsInvocationsLo as u16,
+    ));
+    store_global(b, [lo, hi], count_lo);
+    b.alu64_to(
+        Alu64Op::Add,
+        [lo, hi],
+        [lo, hi],
+        [Value::Imm(4), Value::Zero],
+    );
+    store_global(b, [lo, hi], count_hi);
+    for v in [hi, lo, count_hi, count_lo] {
+        b.free_reg(v);
+    }
+}
+
 /// `x * y`, low 32 bits, in a new register: Turing's multiply, or before Turing (no
 /// multiply instruction) shift-and-add with the operands kept in scratch, as NVK's
 /// mme_fermi_umul_32x32_32. `x` and `y` are consumed.

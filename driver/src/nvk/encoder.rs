@@ -85,6 +85,56 @@ pub struct IndirectArgs {
     pub count_addr: Option<u64>,
 }
 
+/// NVK's pipeline statistics in `VkQueryPipelineStatisticFlagBits` order
+/// (nvk_3d_stat_queries): each bit's pipeline location and report, or `None` for
+/// compute invocations, which `WRITE_CS_INVOCATIONS` writes from scratch.
+const STATISTICS: [(u32, Option<(PipelineLocation, Report)>); 11] = [
+    (
+        0,
+        Some((PipelineLocation::DataAssembler, Report::DaVerticesGenerated)),
+    ),
+    (
+        1,
+        Some((
+            PipelineLocation::DataAssembler,
+            Report::DaPrimitivesGenerated,
+        )),
+    ),
+    (
+        2,
+        Some((PipelineLocation::VertexShader, Report::VsInvocations)),
+    ),
+    (
+        3,
+        Some((PipelineLocation::GeometryShader, Report::GsInvocations)),
+    ),
+    (
+        4,
+        Some((
+            PipelineLocation::GeometryShader,
+            Report::GsPrimitivesGenerated,
+        )),
+    ),
+    (5, Some((PipelineLocation::Vpc, Report::ClipperInvocations))),
+    (
+        6,
+        Some((PipelineLocation::Vpc, Report::ClipperPrimitivesGenerated)),
+    ),
+    (
+        7,
+        Some((PipelineLocation::PixelShader, Report::PsInvocations)),
+    ),
+    (
+        8,
+        Some((PipelineLocation::TessellationInit, Report::TiInvocations)),
+    ),
+    (
+        9,
+        Some((PipelineLocation::Tessellation, Report::TsInvocations)),
+    ),
+    (10, None),
+];
+
 /// What a command wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Recorded {
@@ -416,15 +466,38 @@ impl<'d> CommandEncoder<'d> {
     }
 
     fn report(&mut self, addr: u64, report: Report) {
+        self.report_at(addr, report, PipelineLocation::All, 0, 0);
+    }
+
+    /// A four-word report of `report` at `location`, with `payload` and `sub_report`
+    /// (the stream or buffer, bits 7:5), the flush before it skipped, as NVK's query
+    /// reports are.
+    fn report_at(
+        &mut self,
+        addr: u64,
+        report: Report,
+        location: PipelineLocation,
+        payload: u32,
+        sub_report: u32,
+    ) {
         let d = ReportSemaphoreD {
             operation: SemaphoreOperation::ReportOnly,
             flush_disable: true,
             release_after_writes: false,
-            pipeline_location: PipelineLocation::All,
+            pipeline_location: location,
             report,
             structure_size: StructureSize::FourWords,
         };
-        self.semaphore(addr, 0, d);
+        self.push.mthds(
+            SUBC_3D,
+            class::SET_REPORT_SEMAPHORE_A,
+            &[
+                (addr >> 32) as u32,
+                addr as u32,
+                payload,
+                d.pack() | ((sub_report & 7) << 5),
+            ],
+        );
     }
 
     fn release_word(&mut self, addr: u64, value: u32) {
@@ -439,19 +512,9 @@ impl<'d> CommandEncoder<'d> {
         self.semaphore(addr, value, d);
     }
 
-    fn statistic_reports(flags: u32) -> impl Iterator<Item = Report> {
-        // VkQueryPipelineStatisticFlagBits: bit 2 vertex shader invocations, bit 7
-        // fragment shader invocations; the rest as primitives out, in this model.
-        (0..32)
-            .filter(move |bit| flags & (1 << bit) != 0)
-            .map(|bit| match bit {
-                2 => Report::VsInvocations,
-                7 => Report::PsInvocations,
-                _ => Report::VtgPrimitivesOut,
-            })
-    }
-
-    fn query_reports(&mut self, pool: &QueryPool, q: u32, end: u32) {
+    /// Mirrors nvk_cmd_begin_end_query: a query's reports, at its begin (`end` 0) or
+    /// end (`end` 1); `index` is the stream of the indexed queries.
+    fn query_reports(&mut self, pool: &QueryPool, q: u32, index: u32, end: u32) {
         match pool.kind {
             QueryType::Occlusion => {
                 self.push
@@ -460,25 +523,64 @@ impl<'d> CommandEncoder<'d> {
             }
             QueryType::Timestamp => self.report(pool.report_addr(q, 0), Report::None),
             QueryType::PipelineStatistics(flags) => {
-                for (i, report) in Self::statistic_reports(flags).enumerate() {
-                    self.report(pool.report_addr(q, 2 * i as u32 + end), report);
+                let enabled = STATISTICS.iter().filter(|(bit, _)| flags & (1 << bit) != 0);
+                for (i, (_, stat)) in enabled.enumerate() {
+                    let addr = pool.report_addr(q, 2 * i as u32 + end);
+                    match stat {
+                        Some((location, report)) => {
+                            self.report_at(addr, *report, *location, 0, 0);
+                        }
+                        None => self.push.inc_once(
+                            SUBC_3D,
+                            class::call_mme_macro(Macro::WriteCsInvocations.id()),
+                            &[(addr >> 32) as u32, addr as u32],
+                        ),
+                    }
                 }
             }
+            QueryType::TransformFeedbackStream => {
+                let reports = [
+                    Report::StreamingPrimitivesSucceeded,
+                    Report::StreamingPrimitivesNeeded,
+                ];
+                for (i, report) in reports.into_iter().enumerate() {
+                    let addr = pool.report_addr(q, 2 * i as u32 + end);
+                    self.report_at(addr, report, PipelineLocation::StreamingOutput, 0, index);
+                }
+            }
+            QueryType::PrimitivesGenerated => self.report_at(
+                pool.report_addr(q, end),
+                Report::VtgPrimitivesOut,
+                PipelineLocation::StreamingOutput,
+                1,
+                index,
+            ),
         }
     }
 
     /// vkCmdBeginQuery.
     pub fn begin_query(&mut self, pool: &QueryPool, q: u32) -> Recorded {
+        self.begin_query_indexed(pool, q, 0)
+    }
+
+    /// vkCmdBeginQueryIndexedEXT: `index` is the stream of a transform-feedback or
+    /// primitives-generated query. Mirrors nvk_CmdBeginQueryIndexedEXT.
+    pub fn begin_query_indexed(&mut self, pool: &QueryPool, q: u32, index: u32) -> Recorded {
         let before = self.push.len();
-        self.query_reports(pool, q, 0);
+        self.query_reports(pool, q, index, 0);
         self.recorded(before)
     }
 
     /// vkCmdEndQuery: the end report, availability, and under multiview the other
     /// views' queries.
     pub fn end_query(&mut self, pool: &QueryPool, q: u32) -> Recorded {
+        self.end_query_indexed(pool, q, 0)
+    }
+
+    /// vkCmdEndQueryIndexedEXT. Mirrors nvk_CmdEndQueryIndexedEXT.
+    pub fn end_query_indexed(&mut self, pool: &QueryPool, q: u32, index: u32) -> Recorded {
         let before = self.push.len();
-        self.query_reports(pool, q, 1);
+        self.query_reports(pool, q, index, 1);
         self.make_available(pool, q);
         let zero_queries = self.zero_other_views(pool, q);
         Recorded {

@@ -47,11 +47,14 @@ pub enum Macro {
     /// Loads a transform-feedback buffer's write pointer from its counter (NVK's
     /// `XFB_COUNTER_LOAD`).
     XfbCounterLoad = 20,
+    /// Writes the compute-invocation statistic into a query report (NVK's
+    /// `WRITE_CS_INVOCATIONS`).
+    WriteCsInvocations = 21,
 }
 
 impl Macro {
     /// Every macro, in id order.
-    pub const ALL: [Macro; 19] = [
+    pub const ALL: [Macro; 20] = [
         Macro::Draw,
         Macro::DrawIndexed,
         Macro::DrawIndirect,
@@ -71,6 +74,7 @@ impl Macro {
         Macro::AddCsInvocations,
         Macro::DispatchIndirect,
         Macro::XfbCounterLoad,
+        Macro::WriteCsInvocations,
     ];
 
     /// Whether the macro exists for `arch` (pre-Turing MMEs cannot read memory).
@@ -112,6 +116,7 @@ impl Macro {
             Macro::AddCsInvocations => super::dispatch::add_cs_invocations(&mut b),
             Macro::DispatchIndirect => super::dispatch::dispatch_indirect(&mut b),
             Macro::XfbCounterLoad => super::xfb::xfb_counter_load(&mut b),
+            Macro::WriteCsInvocations => super::dispatch::write_cs_invocations(&mut b),
         }
         b.finish()
     }
@@ -138,6 +143,7 @@ impl Macro {
             Macro::AddCsInvocations => "add_cs_invocations",
             Macro::DispatchIndirect => "dispatch_indirect",
             Macro::XfbCounterLoad => "xfb_counter_load",
+            Macro::WriteCsInvocations => "write_cs_invocations",
         }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Pool memory: an availability word per query at `4·query`, then from
 //! `align(4·count, 16)` the reports, each `{u64 value, u64 timestamp}`: two per
-//! occlusion query (begin, end), one per timestamp, two per enabled statistic.
+//! occlusion or primitives-generated query (begin, end), one per timestamp, two per
+//! enabled statistic, four per transform-feedback stream query (written and needed).
 
 use crate::gpu::Memory;
 
@@ -15,6 +16,25 @@ pub enum QueryType {
     Timestamp,
     /// Pipeline statistics, with VkQueryPipelineStatisticFlags.
     PipelineStatistics(u32),
+    /// Transform-feedback primitives written and needed, of one stream.
+    TransformFeedbackStream,
+    /// Primitives generated, of one stream.
+    PrimitivesGenerated,
+}
+
+impl QueryType {
+    /// The type of `VkQueryType` `query_type` (with the statistics a pipeline-statistics
+    /// pool counts); `None` for a type NVK does not support.
+    pub fn of_vk(query_type: u32, statistics: u32) -> Option<QueryType> {
+        Some(match query_type {
+            0 => QueryType::Occlusion,
+            1 => QueryType::PipelineStatistics(statistics),
+            2 => QueryType::Timestamp,
+            1_000_028_004 => QueryType::TransformFeedbackStream,
+            1_000_382_000 => QueryType::PrimitivesGenerated,
+            _ => return None,
+        })
+    }
 }
 
 /// A query pool in GPU memory.
@@ -40,6 +60,8 @@ impl QueryPool {
             QueryType::Occlusion => 2,
             QueryType::Timestamp => 1,
             QueryType::PipelineStatistics(flags) => 2 * flags.count_ones(),
+            QueryType::TransformFeedbackStream => 4,
+            QueryType::PrimitivesGenerated => 2,
         }
     }
 
