@@ -161,6 +161,11 @@ pub const SET_SINGLE_CT_WRITE_CONTROL: u16 = 0x0f90;
 /// A 12).
 pub const SET_CT_WRITE: u16 = 0x1a00;
 
+/// `0x0100 /* NO_OPERATION */`.
+pub const NO_OPERATION: u16 = 0x0100;
+/// `0x2310 /* SET_FALCON04 */`: hands the firmware's falcon a private-register write
+/// (value and mask in the scratch slots before it); the falcon answers in scratch.
+pub const SET_FALCON04: u16 = 0x2310;
 /// `0x0010 /* NV906F_SEMAPHOREA */`: a channel (host) semaphore, sent on the 3D
 /// subchannel: address high, then B (low >> 2), C (payload), D (operation).
 pub const HOST_SEMAPHORE_A: u16 = 0x0010;
@@ -348,6 +353,8 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
         SET_TESSELLATION_PARAMETERS => "SET_TESSELLATION_PARAMETERS",
         SET_HYBRID_ANTI_ALIAS_CONTROL => "SET_HYBRID_ANTI_ALIAS_CONTROL",
         SET_REFERENCE => "SET_REFERENCE",
+        NO_OPERATION => "NO_OPERATION",
+        SET_FALCON04 => "SET_FALCON04",
         WAIT_FOR_IDLE => "WAIT_FOR_IDLE",
         INVALIDATE_SHADER_CACHES => "INVALIDATE_SHADER_CACHES",
         MME_DMA_SYSMEMBAR => "MME_DMA_SYSMEMBAR",

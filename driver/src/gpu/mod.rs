@@ -487,6 +487,12 @@ impl GpuState {
                 self.start_draw(false, 0, count)
             }
             class::SET_ZPASS_PIXEL_COUNT => self.zpass_enabled = data != 0,
+            // The firmware's falcon does the private-register write and answers 1.
+            class::SET_FALCON04 => {
+                self.shadow
+                    [usize::from(class::set_mme_shadow_scratch(Scratch::Falcon0 as u16) >> 2)] = 1;
+            }
+            class::NO_OPERATION | class::WAIT_FOR_IDLE => {}
             class::SET_REPORT_SEMAPHORE_D => self.report(data),
             class::END
             | class::SET_VERTEX_ARRAY_START

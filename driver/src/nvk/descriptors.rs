@@ -30,6 +30,21 @@ const UPLOAD_BASE: u64 = 0x1_0002_0000;
 /// Bytes of a push descriptor set (`NVK_PUSH_DESCRIPTOR_SET_SIZE`).
 const PUSH_DESCRIPTOR_SET_SIZE: u64 = 32 * 16;
 
+/// The `SELECT_CB0` macro: constant buffer 0 (the root table) selected again from the
+/// address kept in scratch. Mirrors nvk_mme_select_cb0.
+pub(crate) fn select_cb0(b: &mut crate::mme::Builder) {
+    use super::Scratch;
+    use crate::mme::Value;
+    let hi = b.load_scratch(Scratch::Cb0AddrHi as u16);
+    let lo = b.load_scratch(Scratch::Cb0AddrLo as u16);
+    b.mthd(crate::class::SET_CONSTANT_BUFFER_SELECTOR_A);
+    b.emit(Value::Imm(root::SIZE));
+    b.emit(hi);
+    b.emit(lo);
+    b.free_reg(hi);
+    b.free_reg(lo);
+}
+
 impl CommandEncoder<'_> {
     /// vkCmdPushDescriptorSet(WithTemplate) for graphics into `set`: the set becomes a
     /// push set, written to the root table at the next draw. Mirrors

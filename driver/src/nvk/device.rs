@@ -2,7 +2,7 @@
 //! uploaded through the MME RAM methods, the root descriptor table bound as constant
 //! buffer 0 of every stage.
 
-use super::{root, Macro, Scratch};
+use super::{Macro, Scratch};
 use crate::class::{self, Class3d};
 use crate::mme::{fermi, tu104, Arch, BuildError, LowerError};
 use crate::push::{PushBuffer, SUBC_3D};
@@ -93,17 +93,17 @@ impl Device {
             upload_macro(&mut p, m.id(), start, &words);
             start += words.len() as u32;
         }
-        p.mthd(SUBC_3D, class::SET_CONSTANT_BUFFER_SELECTOR_A, root::SIZE);
-        p.mthd(
+        // CB0's address kept in scratch, then selected by SELECT_CB0, as NVK's
+        // nvk_push_draw_state_init leaves it selected.
+        p.inc(
             SUBC_3D,
-            class::SET_CONSTANT_BUFFER_SELECTOR_B,
-            (self.root_table_addr >> 32) as u32,
+            class::set_mme_shadow_scratch(Scratch::Cb0AddrHi as u16),
+            &[
+                (self.root_table_addr >> 32) as u32,
+                self.root_table_addr as u32,
+            ],
         );
-        p.mthd(
-            SUBC_3D,
-            class::SET_CONSTANT_BUFFER_SELECTOR_C,
-            self.root_table_addr as u32,
-        );
+        p.inc_once(SUBC_3D, class::call_mme_macro(Macro::SelectCb0.id()), &[0]);
         for group in 0..5 {
             // Valid, shader slot 0.
             p.mthd(SUBC_3D, class::BIND_GROUP_CONSTANT_BUFFER + 32 * group, 1);

@@ -50,11 +50,22 @@ pub enum Macro {
     /// Writes the compute-invocation statistic into a query report (NVK's
     /// `WRITE_CS_INVOCATIONS`).
     WriteCsInvocations = 21,
+    /// Selects constant buffer 0, the root table, again (NVK's `SELECT_CB0`).
+    SelectCb0 = 22,
+    /// Writes a private register through the firmware (NVK's `SET_PRIV_REG`).
+    SetPrivReg = 23,
+    /// The conservative rasterization state, before Volta (NVK's
+    /// `SET_CONSERVATIVE_RASTER_STATE`).
+    SetConservativeRasterState = 24,
+    /// A viewport's min and max Z, before Volta (NVK's `SET_VIEWPORT_MIN_MAX_Z`).
+    SetViewportMinMaxZ = 25,
+    /// Depth clamping on or off, before Volta (NVK's `SET_Z_CLAMP`).
+    SetZClamp = 26,
 }
 
 impl Macro {
     /// Every macro, in id order.
-    pub const ALL: [Macro; 20] = [
+    pub const ALL: [Macro; 25] = [
         Macro::Draw,
         Macro::DrawIndexed,
         Macro::DrawIndirect,
@@ -75,6 +86,11 @@ impl Macro {
         Macro::DispatchIndirect,
         Macro::XfbCounterLoad,
         Macro::WriteCsInvocations,
+        Macro::SelectCb0,
+        Macro::SetPrivReg,
+        Macro::SetConservativeRasterState,
+        Macro::SetViewportMinMaxZ,
+        Macro::SetZClamp,
     ];
 
     /// Whether the macro exists for `arch` (pre-Turing MMEs cannot read memory).
@@ -117,6 +133,13 @@ impl Macro {
             Macro::DispatchIndirect => super::dispatch::dispatch_indirect(&mut b),
             Macro::XfbCounterLoad => super::xfb::xfb_counter_load(&mut b),
             Macro::WriteCsInvocations => super::dispatch::write_cs_invocations(&mut b),
+            Macro::SelectCb0 => super::descriptors::select_cb0(&mut b),
+            Macro::SetPrivReg => super::priv_reg::set_priv_reg(&mut b),
+            Macro::SetConservativeRasterState => {
+                super::priv_reg::set_conservative_raster_state(&mut b)
+            }
+            Macro::SetViewportMinMaxZ => super::state::set_viewport_min_max_z(&mut b),
+            Macro::SetZClamp => super::state::set_z_clamp(&mut b),
         }
         b.finish()
     }
@@ -144,6 +167,11 @@ impl Macro {
             Macro::DispatchIndirect => "dispatch_indirect",
             Macro::XfbCounterLoad => "xfb_counter_load",
             Macro::WriteCsInvocations => "write_cs_invocations",
+            Macro::SelectCb0 => "select_cb0",
+            Macro::SetPrivReg => "set_priv_reg",
+            Macro::SetConservativeRasterState => "set_conservative_raster_state",
+            Macro::SetViewportMinMaxZ => "set_viewport_min_max_z",
+            Macro::SetZClamp => "set_z_clamp",
         }
     }
 }

@@ -18,6 +18,7 @@ mod encoder;
 pub mod events;
 pub mod image;
 mod macros;
+mod priv_reg;
 pub mod query;
 pub mod rendering;
 pub mod root;
@@ -82,6 +83,20 @@ pub enum Scratch {
     UmulX = 24,
     /// The second operand (`UMUL_Y_HI`).
     UmulY = 25,
+    /// Whether depth clamping is on (`Z_CLAMP`), for the pre-Volta Z clamp macros.
+    ZClamp = 26,
+    /// What the firmware's falcon answers a private-register write through
+    /// (`FALCON_0..2`).
+    Falcon0 = 27,
+    /// The conservative-rasterization state last set (`CONSERVATIVE_RASTER_STATE`).
+    ConservativeRasterState = 30,
+    /// High word of constant buffer 0's address (`CB0_ADDR_HI`); the low word follows.
+    Cb0AddrHi = 31,
+    /// Low word (`CB0_ADDR_LO`).
+    Cb0AddrLo = 32,
+    /// Viewport 0's min Z (`VIEWPORT0_MIN_Z`); its max Z follows, then viewport 1's...
+    /// two slots a viewport, sixteen viewports.
+    Viewport0MinZ = 33,
 }
 
 /// The largest view count NVK exposes (`maxMultiviewViewCount`): the view mask is 32 bits.

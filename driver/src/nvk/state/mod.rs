@@ -26,6 +26,7 @@ pub(crate) use cb::set_write_mask;
 pub(crate) use ia::set_tess_params;
 pub use ia::val_mask;
 pub(crate) use ms::set_anti_alias;
+pub(crate) use vp::{set_viewport_min_max_z, set_z_clamp};
 
 /// The most viewports and scissors NVK exposes (`NVK_MAX_VIEWPORTS`).
 pub const MAX_VIEWPORTS: usize = 16;

@@ -2,6 +2,8 @@
 
 use super::{fui, Dirty, DynamicState, StateBit, MAX_VIEWPORTS};
 use crate::class;
+use crate::mme::{AluOp, Builder, Cmp, Value};
+use crate::nvk::Scratch;
 use crate::push::{PushBuffer, SUBC_3D};
 
 /// The largest scissor coordinate (`nvk_image_max_dimension` for 2D images).
@@ -81,4 +83,84 @@ pub(super) fn flush_vp_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
             );
         }
     }
+}
+
+/// `SET_VIEWPORT_CLIP_MIN_Z(0)`; MAX_Z follows; viewport `j` at `+ 16·j`.
+const VIEWPORT_CLIP_MIN_Z: u16 = 0x0c08;
+/// `-INFINITY` and `+INFINITY` as floats' bits.
+const MINUS_INF: u32 = 0xff80_0000;
+const PLUS_INF: u32 = 0x7f80_0000;
+
+/// The `SET_VIEWPORT_MIN_MAX_Z` macro (pre-Volta classes, where
+/// `SET_VIEWPORT_CLIP_CONTROL` has no Z clip range): a viewport's index, min and max Z,
+/// kept in scratch, and written as its clip range while Z clamping is on. Mirrors
+/// nvk_mme_set_viewport_min_max_z.
+pub(crate) fn set_viewport_min_max_z(b: &mut Builder) {
+    let vp = b.load();
+    let min_z = b.load();
+    let max_z = b.load();
+    // Two scratch slots a viewport.
+    b.alu_to(AluOp::Sll, vp, vp, Value::Imm(1));
+    b.mthd_arr(
+        class::set_mme_shadow_scratch(Scratch::Viewport0MinZ as u16),
+        vp,
+    );
+    b.emit(min_z);
+    b.emit(max_z);
+    let z_clamp = b.load_scratch(Scratch::ZClamp as u16);
+    b.if_(Cmp::Ne, z_clamp, Value::Zero, |b| {
+        // Four methods a viewport.
+        b.alu_to(AluOp::Sll, vp, vp, Value::Imm(1));
+        b.mthd_arr(VIEWPORT_CLIP_MIN_Z, vp);
+        b.emit(min_z);
+        b.emit(max_z);
+    });
+    for v in [z_clamp, vp, min_z, max_z] {
+        b.free_reg(v);
+    }
+}
+
+/// The `SET_Z_CLAMP` macro (pre-Volta classes): when the clamp changes, every
+/// viewport's clip range becomes its kept min and max Z (clamp on) or ±∞ (clamp off).
+/// Mirrors nvk_mme_set_z_clamp.
+pub(crate) fn set_z_clamp(b: &mut Builder) {
+    let z_clamp = b.load();
+    let old = b.load_scratch(Scratch::ZClamp as u16);
+    b.if_(Cmp::Ne, z_clamp, old, |b| {
+        b.store_scratch(Scratch::ZClamp as u16, z_clamp);
+        b.if_(Cmp::Ne, z_clamp, Value::Zero, |b| {
+            let i2 = b.mov(Value::Zero);
+            b.while_(Cmp::Ne, i2, Value::Imm(MAX_VIEWPORTS as u32 * 2), |b| {
+                let min_z = b.state_arr(
+                    class::set_mme_shadow_scratch(Scratch::Viewport0MinZ as u16),
+                    i2,
+                );
+                let max_z = b.state_arr(
+                    class::set_mme_shadow_scratch(Scratch::Viewport0MinZ as u16 + 1),
+                    i2,
+                );
+                let i4 = b.sll(i2, Value::Imm(1));
+                b.mthd_arr(VIEWPORT_CLIP_MIN_Z, i4);
+                b.emit(min_z);
+                b.emit(max_z);
+                for v in [i4, min_z, max_z] {
+                    b.free_reg(v);
+                }
+                b.add_to(i2, i2, Value::Imm(2));
+            });
+            b.free_reg(i2);
+        });
+        b.if_(Cmp::Eq, z_clamp, Value::Zero, |b| {
+            let i4 = b.mov(Value::Zero);
+            b.while_(Cmp::Ne, i4, Value::Imm(MAX_VIEWPORTS as u32 * 4), |b| {
+                b.mthd_arr(VIEWPORT_CLIP_MIN_Z, i4);
+                b.emit(Value::Imm(MINUS_INF));
+                b.emit(Value::Imm(PLUS_INF));
+                b.add_to(i4, i4, Value::Imm(4));
+            });
+            b.free_reg(i4);
+        });
+    });
+    b.free_reg(old);
+    b.free_reg(z_clamp);
 }
