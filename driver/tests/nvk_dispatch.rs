@@ -118,3 +118,29 @@ fn the_meta_path_forces_compute_rendering_on_and_back() {
         .collect();
     assert_eq!(overrides, [1, 0]);
 }
+
+#[test]
+fn update_buffer_is_one_copy_engine_line_from_uploaded_data() {
+    use driver::class::copy;
+    use driver::push::SUBC_COPY;
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let device = Device::for_arch(arch);
+        let mut gpu = gpu(&device, arch);
+        let mut enc = CommandEncoder::new(&device);
+        let r = enc.update_buffer(0x30_0000_0040, 100);
+        // OFFSET_IN..OUT (header and 4), LINE_LENGTH_IN and LINE_COUNT (3), LAUNCH_DMA.
+        assert_eq!(r.dwords, 5 + 3 + 1, "{arch:?}");
+        assert_eq!(r.memory_words, 25, "{arch:?}");
+        gpu.state.method_log = Some(Vec::new());
+        gpu.execute(enc.finish().words()).unwrap();
+        let log: Vec<LoggedMethod> = gpu.state.method_log.take().unwrap();
+        let copy_writes: Vec<(u16, u32)> = log
+            .iter()
+            .filter(|m| m.subc == SUBC_COPY)
+            .map(|m| (m.mthd, m.data))
+            .collect();
+        assert_eq!(copy_writes[2], (copy::OFFSET_OUT_UPPER, 0x30), "{arch:?}");
+        assert_eq!(copy_writes[4], (copy::LINE_LENGTH_IN, 100), "{arch:?}");
+        assert_eq!(copy_writes.last().map(|w| w.0), Some(copy::LAUNCH_DMA));
+    }
+}

@@ -861,7 +861,11 @@ impl<'o> Pass<'o> {
                     offset,
                     data,
                 } => match self.objects.buffer_addr(*buffer, *offset) {
-                    Some(addr) => self.gpu.state.memory.write_bytes(addr, data),
+                    Some(addr) => {
+                        enc.update_buffer(addr, data.len().min(u32::MAX as usize) as u32);
+                        // The copy's effect, for later indirect reads.
+                        self.gpu.state.memory.write_bytes(addr, data);
+                    }
                     None => self.skip("vkCmdUpdateBuffer (buffer never bound)", true),
                 },
                 Cmd::Draw { seq, kind, args } => draw = self.encode_draw(enc, *seq, *kind, args),

@@ -24,6 +24,7 @@ pub mod rendering;
 pub mod root;
 pub mod state;
 mod sync;
+mod transfer;
 mod xfb;
 
 pub use descriptors::DescriptorState;
