@@ -340,6 +340,9 @@ fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
             (DrawKind::CopyBuffer, "CmdCopyBuffer"),
             (DrawKind::FillBuffer, "CmdFillBuffer"),
             (DrawKind::ClearColorImage, "CmdClearColorImage"),
+            (DrawKind::BlitImage, "CmdBlitImage"),
+            (DrawKind::CopyImageToBuffer, "CmdCopyImageToBuffer"),
+            (DrawKind::CopyBufferToImage, "CmdCopyBufferToImage"),
         ] {
             assert_eq!(
                 count(kind),
@@ -363,8 +366,19 @@ fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
                 r.mme_instructions() > 0 && r.pushbuf_dwords() > 0,
                 "{arch:?}"
             );
-            assert_eq!(r.hw_draws(), 0, "{arch:?}");
+            // The blit is NVK's meta draw: one rectangle; the rest draw nothing.
+            let draws = u32::from(r.kind() == DrawKind::BlitImage);
+            assert_eq!(r.hw_draws(), draws, "{arch:?} {:?}", r.kind());
         }
+        // A 64 × 64 layer of 4-byte texels in 16 × 8 tiles: 4 × 8 workgroups.
+        assert!(groups(DrawKind::CopyImageToBuffer).iter().all(|g| *g == 32));
+        // The clear binds eight colour targets and no depth target, then clears the
+        // image's layers through the CLEAR macro.
+        let clear = rows
+            .iter()
+            .find(|r| r.kind() == DrawKind::ClearColorImage)
+            .unwrap();
+        assert!(clear.pushbuf_dwords() > 8 * 11, "{arch:?}");
         // The barriers between dispatches are in the submits' totals, not in a row.
         let row_dwords: u64 = rows.iter().map(|r| u64::from(r.pushbuf_dwords())).sum();
         let submit_dwords: u64 = submits.iter().map(|s| s.pushbuf_dwords()).sum();

@@ -239,6 +239,15 @@ pub enum WorkArgs {
         attachments: Vec<ClearAttachment>,
         rects: Vec<ClearRect>,
     },
+    /// An image copy, blit or resolve, or a copy between a buffer and an image: the
+    /// images (0 where the side is a buffer) and each region's image side (the
+    /// destination image, or the image of a buffer copy).
+    ImageTransfer {
+        op: ImageOp,
+        src: u64,
+        dst: u64,
+        regions: Vec<ImageRegion>,
+    },
     /// vkCmdClearColorImage and vkCmdClearDepthStencilImage: the clear value's words
     /// (depth's bits then stencil for depth/stencil), and each range's aspects, first
     /// level, level count, first layer and layer count.
@@ -322,9 +331,222 @@ impl WorkArgs {
                     .map_or([0; 4], |v| [v.depth.to_bits(), v.stencil, 0, 0]),
                 ranges: ranges(&c.ranges),
             },
-            _ => return None,
+            other => return image_transfer(other),
         })
     }
+}
+
+/// Which image transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum ImageOp {
+    CopyImage,
+    CopyBufferToImage,
+    CopyImageToBuffer,
+    BlitImage,
+    ResolveImage,
+}
+
+/// One region of an image transfer, on its image side: mip level, first layer, layer
+/// count, offset and extent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct ImageRegion {
+    pub level: u32,
+    pub base_layer: u32,
+    pub layers: u32,
+    pub offset: [i32; 3],
+    pub extent: [u32; 3],
+}
+
+impl ImageRegion {
+    fn new(
+        sub: &crate::generated::decode::ImageSubresourceLayers,
+        offset: &crate::generated::decode::Offset3D,
+        extent: [u32; 3],
+    ) -> Self {
+        ImageRegion {
+            level: sub.mip_level,
+            base_layer: sub.base_array_layer,
+            layers: sub.layer_count,
+            offset: [offset.x, offset.y, offset.z],
+            extent,
+        }
+    }
+
+    /// A blit's destination region from its two corners.
+    fn between(
+        sub: &crate::generated::decode::ImageSubresourceLayers,
+        corners: &[crate::generated::decode::Offset3D; 2],
+    ) -> Self {
+        let [a, b] = corners;
+        let lo = crate::generated::decode::Offset3D {
+            x: a.x.min(b.x),
+            y: a.y.min(b.y),
+            z: a.z.min(b.z),
+        };
+        let extent = [
+            a.x.abs_diff(b.x),
+            a.y.abs_diff(b.y),
+            a.z.abs_diff(b.z).max(1),
+        ];
+        Self::new(sub, &lo, extent)
+    }
+}
+
+fn extent(e: &crate::generated::decode::Extent3D) -> [u32; 3] {
+    [e.width, e.height, e.depth]
+}
+
+/// The image transfer `cmd` asks for, if it is one.
+fn image_transfer(cmd: &GenericCmd) -> Option<WorkArgs> {
+    let (op, src, dst, regions): (ImageOp, u64, u64, Vec<ImageRegion>) = match cmd {
+        GenericCmd::CmdCopyImage(c) => (
+            ImageOp::CopyImage,
+            c.src_image,
+            c.dst_image,
+            c.regions
+                .iter()
+                .map(|r| ImageRegion::new(&r.dst_subresource, &r.dst_offset, extent(&r.extent)))
+                .collect(),
+        ),
+        GenericCmd::CmdCopyImage2(c) => {
+            let info = c.copy_image_info.first()?;
+            let regions = c.copy_image_info_nested.iter().flat_map(|n| &n.p_regions);
+            (
+                ImageOp::CopyImage,
+                info.src_image,
+                info.dst_image,
+                regions
+                    .map(|r| ImageRegion::new(&r.dst_subresource, &r.dst_offset, extent(&r.extent)))
+                    .collect(),
+            )
+        }
+        GenericCmd::CmdBlitImage(c) => (
+            ImageOp::BlitImage,
+            c.src_image,
+            c.dst_image,
+            c.regions
+                .iter()
+                .map(|r| ImageRegion::between(&r.dst_subresource, &r.dst_offsets))
+                .collect(),
+        ),
+        GenericCmd::CmdBlitImage2(c) => {
+            let info = c.blit_image_info.first()?;
+            let regions = c.blit_image_info_nested.iter().flat_map(|n| &n.p_regions);
+            (
+                ImageOp::BlitImage,
+                info.src_image,
+                info.dst_image,
+                regions
+                    .map(|r| ImageRegion::between(&r.dst_subresource, &r.dst_offsets))
+                    .collect(),
+            )
+        }
+        GenericCmd::CmdResolveImage(c) => (
+            ImageOp::ResolveImage,
+            c.src_image,
+            c.dst_image,
+            c.regions
+                .iter()
+                .map(|r| ImageRegion::new(&r.dst_subresource, &r.dst_offset, extent(&r.extent)))
+                .collect(),
+        ),
+        GenericCmd::CmdResolveImage2(c) => {
+            let info = c.resolve_image_info.first()?;
+            let regions = c
+                .resolve_image_info_nested
+                .iter()
+                .flat_map(|n| &n.p_regions);
+            (
+                ImageOp::ResolveImage,
+                info.src_image,
+                info.dst_image,
+                regions
+                    .map(|r| ImageRegion::new(&r.dst_subresource, &r.dst_offset, extent(&r.extent)))
+                    .collect(),
+            )
+        }
+        GenericCmd::CmdCopyBufferToImage(c) => (
+            ImageOp::CopyBufferToImage,
+            0,
+            c.dst_image,
+            c.regions
+                .iter()
+                .map(|r| {
+                    ImageRegion::new(
+                        &r.image_subresource,
+                        &r.image_offset,
+                        extent(&r.image_extent),
+                    )
+                })
+                .collect(),
+        ),
+        GenericCmd::CmdCopyBufferToImage2(c) => {
+            let info = c.copy_buffer_to_image_info.first()?;
+            let regions = c
+                .copy_buffer_to_image_info_nested
+                .iter()
+                .flat_map(|n| &n.p_regions);
+            (
+                ImageOp::CopyBufferToImage,
+                0,
+                info.dst_image,
+                regions
+                    .map(|r| {
+                        ImageRegion::new(
+                            &r.image_subresource,
+                            &r.image_offset,
+                            extent(&r.image_extent),
+                        )
+                    })
+                    .collect(),
+            )
+        }
+        GenericCmd::CmdCopyImageToBuffer(c) => (
+            ImageOp::CopyImageToBuffer,
+            c.src_image,
+            0,
+            c.regions
+                .iter()
+                .map(|r| {
+                    ImageRegion::new(
+                        &r.image_subresource,
+                        &r.image_offset,
+                        extent(&r.image_extent),
+                    )
+                })
+                .collect(),
+        ),
+        GenericCmd::CmdCopyImageToBuffer2(c) => {
+            let info = c.copy_image_to_buffer_info.first()?;
+            let regions = c
+                .copy_image_to_buffer_info_nested
+                .iter()
+                .flat_map(|n| &n.p_regions);
+            (
+                ImageOp::CopyImageToBuffer,
+                info.src_image,
+                0,
+                regions
+                    .map(|r| {
+                        ImageRegion::new(
+                            &r.image_subresource,
+                            &r.image_offset,
+                            extent(&r.image_extent),
+                        )
+                    })
+                    .collect(),
+            )
+        }
+        _ => return None,
+    };
+    Some(WorkArgs::ImageTransfer {
+        op,
+        src,
+        dst,
+        regions,
+    })
 }
 
 fn ranges(ranges: &[crate::generated::decode::ImageSubresourceRange]) -> Vec<[u32; 5]> {

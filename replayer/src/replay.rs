@@ -17,12 +17,12 @@ use trace_format::generated::trace::{Call, Record};
 use trace_format::names;
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
-use crate::commands::{self, Cmd, DrawArgs, RenderingCmd, WorkArgs};
+use crate::commands::{self, Cmd, DrawArgs, ImageOp, ImageRegion, RenderingCmd, WorkArgs};
 use crate::execute;
 use crate::generic;
 use crate::inspect::DrawInspection;
 use crate::objects::{self, Objects, Pipeline, RenderPass};
-use driver::nvk::image::{Image, ViewRange};
+use driver::nvk::image::{Image, TargetFormat, ViewRange};
 use driver::nvk::rendering::{ColorAttachment, DepthStencilAttachment, RenderArea};
 use driver::nvk::RenderingInfo;
 
@@ -321,8 +321,8 @@ struct SubmitTotals {
     query_ns: u64,
 }
 
-/// Whether rows of `kind` are compute work (dispatches, and the transfers NVK records
-/// as dispatches).
+/// Whether rows of `kind` are compute work or transfers (dispatches, and the copies,
+/// blits and resolves NVK records as dispatches or meta draws).
 fn is_compute_kind(kind: results::DrawKind) -> bool {
     matches!(
         kind,
@@ -330,6 +330,11 @@ fn is_compute_kind(kind: results::DrawKind) -> bool {
             | results::DrawKind::DispatchIndirect
             | results::DrawKind::CopyBuffer
             | results::DrawKind::FillBuffer
+            | results::DrawKind::CopyImage
+            | results::DrawKind::CopyBufferToImage
+            | results::DrawKind::CopyImageToBuffer
+            | results::DrawKind::BlitImage
+            | results::DrawKind::ResolveImage
     )
 }
 
@@ -1124,6 +1129,22 @@ impl<'o> Pass<'o> {
                 shape(results::DrawKind::DispatchIndirect, groups, 1, r)
             }
             WorkArgs::CopyBuffer(regions) => meta(enc, results::DrawKind::CopyBuffer, regions),
+            WorkArgs::ImageTransfer {
+                op,
+                src,
+                dst,
+                regions,
+            } => {
+                let (r, groups) = self.image_transfer(enc, *op, *src, *dst, regions);
+                let kind = match op {
+                    ImageOp::CopyImage => results::DrawKind::CopyImage,
+                    ImageOp::CopyBufferToImage => results::DrawKind::CopyBufferToImage,
+                    ImageOp::CopyImageToBuffer => results::DrawKind::CopyImageToBuffer,
+                    ImageOp::BlitImage => results::DrawKind::BlitImage,
+                    ImageOp::ResolveImage => results::DrawKind::ResolveImage,
+                };
+                shape(kind, groups, regions.len() as u32, r)
+            }
             WorkArgs::ClearAttachments { attachments, rects } => {
                 let r = enc.clear_attachments(attachments, rects);
                 shape(results::DrawKind::ClearAttachments, 0, 0, r)
@@ -1155,6 +1176,111 @@ impl<'o> Pass<'o> {
                 meta(enc, results::DrawKind::FillBuffer, &[[0, *offset, size]])
             }
         }
+    }
+
+    /// An image copy, blit or resolve, or a buffer↔image copy, as NVK's meta paths
+    /// record it (nvk_cmd_meta.c): buffer↔image copies, and image copies involving
+    /// depth/stencil, as compute dispatches (vk_meta's compute copies: one dispatch a
+    /// region, in workgroups of one GOB-shaped tile of at least 128 texels); colour
+    /// image copies, blits and resolves as the graphics path (a rendering of the
+    /// destination and a rectangle per layer for each region). Returns what it wrote
+    /// and the workgroups it dispatched.
+    fn image_transfer(
+        &self,
+        enc: &mut CommandEncoder<'_>,
+        op: ImageOp,
+        src: u64,
+        dst: u64,
+        regions: &[ImageRegion],
+    ) -> (Recorded, u64) {
+        let image = |handle: u64| {
+            self.objects.image(handle).unwrap_or(Image {
+                format: 44,
+                extent: [1, 1, 1],
+                array_layers: 1,
+                samples: 1,
+                linear: false,
+                three_d: false,
+                addr: 0,
+            })
+        };
+        let image_side = if dst != 0 { image(dst) } else { image(src) };
+        let depth = |i: &Image| TargetFormat::of_vk(i.format).depth_stencil;
+        let compute = match op {
+            ImageOp::CopyBufferToImage | ImageOp::CopyImageToBuffer => true,
+            ImageOp::CopyImage => depth(&image(src)) || depth(&image(dst)),
+            ImageOp::BlitImage | ImageOp::ResolveImage => false,
+        };
+        let layers_of = |r: &ImageRegion| {
+            if r.layers == u32::MAX {
+                image_side.array_layers.saturating_sub(r.base_layer).max(1)
+            } else {
+                r.layers.max(1)
+            }
+        };
+        let mut total = Recorded::default();
+        let mut add = |r: Recorded| total.dwords += r.dwords;
+        let mut groups = 0u64;
+        if compute {
+            add(enc.meta_begin_compute());
+            let bpp = TargetFormat::of_vk(image_side.format).bytes.max(1);
+            let (tile_w, tile_h) = if image_side.linear {
+                (128, 1)
+            } else {
+                let w = (64 / bpp).max(1);
+                (w, 8u32.max(128 / w))
+            };
+            for r in regions {
+                let g = [
+                    r.extent[0].div_ceil(tile_w).max(1),
+                    r.extent[1].div_ceil(tile_h).max(1),
+                    r.extent[2].max(1).saturating_mul(layers_of(r)),
+                ];
+                add(enc.dispatch_meta(g, tile_w * tile_h));
+                groups += g.iter().map(|g| u64::from(*g)).product::<u64>();
+            }
+            add(enc.meta_end_compute());
+        } else {
+            add(enc.meta_begin_gfx());
+            let dst_image = image(dst);
+            for r in regions {
+                let view = ViewRange {
+                    format: dst_image.format,
+                    base_mip_level: r.level,
+                    base_array_layer: r.base_layer,
+                };
+                let layers = layers_of(r);
+                let mut info = RenderingInfo {
+                    area: RenderArea {
+                        x: r.offset[0],
+                        y: r.offset[1],
+                        width: r.extent[0],
+                        height: r.extent[1],
+                    },
+                    layer_count: layers,
+                    ..RenderingInfo::default()
+                };
+                if depth(&dst_image) {
+                    info.depth_stencil = Some(DepthStencilAttachment {
+                        image: dst_image,
+                        view,
+                        depth_clear: None,
+                        stencil_clear: None,
+                        resolve: false,
+                    });
+                } else {
+                    info.colors = vec![Some(ColorAttachment {
+                        image: dst_image,
+                        view,
+                        clear: None,
+                        resolve: false,
+                    })];
+                }
+                add(enc.meta_draw_region(&info, layers));
+            }
+            add(enc.meta_end_gfx());
+        }
+        (total, groups)
     }
 
     /// vkCmdClearColorImage and vkCmdClearDepthStencilImage as nvk_cmd_clear.c's

@@ -77,6 +77,11 @@ pub fn row_kind_name(kind: DrawKind) -> &'static str {
         DrawKind::ClearAttachments => "vkCmdClearAttachments",
         DrawKind::ClearColorImage => "vkCmdClearColorImage",
         DrawKind::ClearDepthStencilImage => "vkCmdClearDepthStencilImage",
+        DrawKind::CopyImage => "vkCmdCopyImage",
+        DrawKind::CopyBufferToImage => "vkCmdCopyBufferToImage",
+        DrawKind::CopyImageToBuffer => "vkCmdCopyImageToBuffer",
+        DrawKind::BlitImage => "vkCmdBlitImage",
+        DrawKind::ResolveImage => "vkCmdResolveImage",
         _ => "unknown row kind",
     }
 }

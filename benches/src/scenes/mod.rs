@@ -12,7 +12,8 @@
 //!   together.
 //! - `compute`: a dispatch-heavy frame: three dispatches with barriers between them, an
 //!   indirect dispatch, an event set after it and waited on, a buffer copy and a fill,
-//!   and a clear of the colour target.
+//!   a clear of the colour target, a blit between its layers and copies between it and
+//!   a buffer.
 
 mod gpu;
 
@@ -493,6 +494,21 @@ fn compute(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error>
     };
     let cs = vk::PipelineStageFlags::COMPUTE_SHADER;
     let rw = vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE;
+    let readback = gpu.buffer(usage, &vec![0; (SIZE * SIZE * 4) as usize])?;
+    let transfer_barrier = |cb| unsafe {
+        let memory = [vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE)];
+        d.cmd_pipeline_barrier(
+            cb,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::DependencyFlags::empty(),
+            &memory,
+            &[],
+            &[],
+        );
+    };
     let color = gpu.color;
     let whole = vk::ImageSubresourceRange {
         aspect_mask: vk::ImageAspectFlags::COLOR,
@@ -506,7 +522,7 @@ fn compute(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error>
             let to_transfer = [vk::ImageMemoryBarrier::default()
                 .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
                 .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+                .new_layout(vk::ImageLayout::GENERAL)
                 .image(color)
                 .subresource_range(whole)];
             d.cmd_pipeline_barrier(
@@ -521,14 +537,64 @@ fn compute(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error>
             let clear = vk::ClearColorValue {
                 float32: [0.25, 0.5, 0.75, 1.0],
             };
-            d.cmd_clear_color_image(
+            d.cmd_clear_color_image(cb, color, vk::ImageLayout::GENERAL, &clear, &[whole]);
+            issued.draw("CmdClearColorImage", 0);
+            transfer_barrier(cb);
+            // Layer 0 blitted into layer 1 at half size, read back into a buffer,
+            // and the buffer written into layer 2.
+            let layer = |l: u32| vk::ImageSubresourceLayers {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                mip_level: 0,
+                base_array_layer: l,
+                layer_count: 1,
+            };
+            let corner = |v: i32| vk::Offset3D { x: v, y: v, z: 1 };
+            let blit = vk::ImageBlit {
+                src_subresource: layer(0),
+                src_offsets: [vk::Offset3D::default(), corner(SIZE as i32)],
+                dst_subresource: layer(1),
+                dst_offsets: [vk::Offset3D::default(), corner(SIZE as i32 / 2)],
+            };
+            d.cmd_blit_image(
                 cb,
                 color,
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                &clear,
-                &[whole],
+                vk::ImageLayout::GENERAL,
+                color,
+                vk::ImageLayout::GENERAL,
+                &[blit],
+                vk::Filter::LINEAR,
             );
-            issued.draw("CmdClearColorImage", 0);
+            issued.draw("CmdBlitImage", 0);
+            transfer_barrier(cb);
+            let whole_layer = |l: u32| vk::BufferImageCopy {
+                buffer_offset: 0,
+                buffer_row_length: 0,
+                buffer_image_height: 0,
+                image_subresource: layer(l),
+                image_offset: vk::Offset3D::default(),
+                image_extent: vk::Extent3D {
+                    width: SIZE,
+                    height: SIZE,
+                    depth: 1,
+                },
+            };
+            d.cmd_copy_image_to_buffer(
+                cb,
+                color,
+                vk::ImageLayout::GENERAL,
+                readback.buffer,
+                &[whole_layer(1)],
+            );
+            issued.draw("CmdCopyImageToBuffer", 0);
+            transfer_barrier(cb);
+            d.cmd_copy_buffer_to_image(
+                cb,
+                readback.buffer,
+                color,
+                vk::ImageLayout::GENERAL,
+                &[whole_layer(2)],
+            );
+            issued.draw("CmdCopyBufferToImage", 0);
             d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
             d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, layout, 0, &[set], &[]);
             for groups in [16, 8, 4] {

@@ -161,6 +161,11 @@ pub const SET_SINGLE_CT_WRITE_CONTROL: u16 = 0x0f90;
 /// A 12).
 pub const SET_CT_WRITE: u16 = 0x1a00;
 
+/// `0x0124 /* SET_MME_SHADOW_RAM_CONTROL */`: mode 1:0 (track 0, track with filter 1,
+/// passthrough 2, replay 3).
+pub const SET_MME_SHADOW_RAM_CONTROL: u16 = 0x0124;
+/// `0x0d68 /* SET_STATISTICS_COUNTER */`: each pipeline statistic's enable.
+pub const SET_STATISTICS_COUNTER: u16 = 0x0d68;
 /// `0x0100 /* NO_OPERATION */`.
 pub const NO_OPERATION: u16 = 0x0100;
 /// `0x2310 /* SET_FALCON04 */`: hands the firmware's falcon a private-register write
@@ -354,6 +359,8 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
         SET_HYBRID_ANTI_ALIAS_CONTROL => "SET_HYBRID_ANTI_ALIAS_CONTROL",
         SET_REFERENCE => "SET_REFERENCE",
         NO_OPERATION => "NO_OPERATION",
+        SET_MME_SHADOW_RAM_CONTROL => "SET_MME_SHADOW_RAM_CONTROL",
+        SET_STATISTICS_COUNTER => "SET_STATISTICS_COUNTER",
         SET_FALCON04 => "SET_FALCON04",
         WAIT_FOR_IDLE => "WAIT_FOR_IDLE",
         INVALIDATE_SHADER_CACHES => "INVALIDATE_SHADER_CACHES",

@@ -492,7 +492,10 @@ impl GpuState {
                 self.shadow
                     [usize::from(class::set_mme_shadow_scratch(Scratch::Falcon0 as u16) >> 2)] = 1;
             }
-            class::NO_OPERATION | class::WAIT_FOR_IDLE => {}
+            class::NO_OPERATION
+            | class::WAIT_FOR_IDLE
+            | class::SET_MME_SHADOW_RAM_CONTROL
+            | class::SET_STATISTICS_COUNTER => {}
             class::SET_REPORT_SEMAPHORE_D => self.report(data),
             class::END
             | class::SET_VERTEX_ARRAY_START

@@ -22,6 +22,9 @@ pub struct DescriptorState {
     push_dirty: u32,
     /// Where the next push set's data goes in the model's upload memory.
     upload_next: u64,
+    /// The push constants as the root table holds them (NVK's `root.push`), for the
+    /// meta path to write back.
+    push_constants: [u32; (root::PUSH_CONSTANTS_SIZE / 4) as usize],
 }
 
 /// The model's command-buffer upload memory, where push descriptor sets are copied
@@ -56,6 +59,19 @@ impl CommandEncoder<'_> {
             self.descriptors.push_dirty |= 1 << set;
         }
         self.recorded(before)
+    }
+
+    /// Writes the push constants and each set's first dynamic buffer back into the root
+    /// table, as nvk_meta_end_gfx restores them after the meta path's own.
+    pub(super) fn restore_push_constants(&mut self) {
+        let words = self.descriptors.push_constants;
+        self.flush_root(root::PUSH_CONSTANTS, &words);
+        let starts = self.descriptors.set_dynamic_buffer_start;
+        let packed: Vec<u32> = starts
+            .chunks(4)
+            .map(|c| c.iter().rev().fold(0, |w, b| (w << 8) | u32::from(*b)))
+            .collect();
+        self.flush_root(root::SET_DYNAMIC_BUFFER_START, &packed);
     }
 
     /// Writes each changed push set's uploaded address into the root table. Mirrors
@@ -93,6 +109,14 @@ impl CommandEncoder<'_> {
         let before = self.push.len();
         let room = (root::PUSH_CONSTANTS_SIZE.saturating_sub(offset) / 4) as usize;
         let data = &data[..data.len().min(room)];
+        let first = (offset / 4) as usize;
+        if let Some(kept) = self
+            .descriptors
+            .push_constants
+            .get_mut(first..first + data.len())
+        {
+            kept.copy_from_slice(data);
+        }
         self.flush_root(root::PUSH_CONSTANTS + offset, data);
         self.recorded(before)
     }

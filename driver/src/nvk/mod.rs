@@ -18,6 +18,7 @@ mod encoder;
 pub mod events;
 pub mod image;
 mod macros;
+mod meta;
 mod priv_reg;
 pub mod query;
 pub mod rendering;

@@ -22,10 +22,10 @@ pub mod results {
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_DRAW_KIND: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_DRAW_KIND: u8 = 13;
+pub const ENUM_MAX_DRAW_KIND: u8 = 18;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 14] = [
+pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 19] = [
   DrawKind::Draw,
   DrawKind::DrawIndexed,
   DrawKind::DrawIndirect,
@@ -40,6 +40,11 @@ pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 14] = [
   DrawKind::ClearAttachments,
   DrawKind::ClearColorImage,
   DrawKind::ClearDepthStencilImage,
+  DrawKind::CopyImage,
+  DrawKind::CopyBufferToImage,
+  DrawKind::CopyImageToBuffer,
+  DrawKind::BlitImage,
+  DrawKind::ResolveImage,
 ];
 
 /// Which API command a draw row comes from.
@@ -70,9 +75,19 @@ impl DrawKind {
   pub const ClearColorImage: Self = Self(12);
   /// vkCmdClearDepthStencilImage: the same for depth and stencil.
   pub const ClearDepthStencilImage: Self = Self(13);
+  /// vkCmdCopyImage(2): NVK's meta copy, a rendering and a draw per region.
+  pub const CopyImage: Self = Self(14);
+  /// vkCmdCopyBufferToImage(2): NVK's meta compute copy.
+  pub const CopyBufferToImage: Self = Self(15);
+  /// vkCmdCopyImageToBuffer(2): NVK's meta compute copy.
+  pub const CopyImageToBuffer: Self = Self(16);
+  /// vkCmdBlitImage(2): NVK's meta blit, a rendering and a draw per region.
+  pub const BlitImage: Self = Self(17);
+  /// vkCmdResolveImage(2): NVK's meta resolve, a rendering and a draw per region.
+  pub const ResolveImage: Self = Self(18);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 13;
+  pub const ENUM_MAX: u8 = 18;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Draw,
     Self::DrawIndexed,
@@ -88,6 +103,11 @@ impl DrawKind {
     Self::ClearAttachments,
     Self::ClearColorImage,
     Self::ClearDepthStencilImage,
+    Self::CopyImage,
+    Self::CopyBufferToImage,
+    Self::CopyImageToBuffer,
+    Self::BlitImage,
+    Self::ResolveImage,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -106,6 +126,11 @@ impl DrawKind {
       Self::ClearAttachments => Some("ClearAttachments"),
       Self::ClearColorImage => Some("ClearColorImage"),
       Self::ClearDepthStencilImage => Some("ClearDepthStencilImage"),
+      Self::CopyImage => Some("CopyImage"),
+      Self::CopyBufferToImage => Some("CopyBufferToImage"),
+      Self::CopyImageToBuffer => Some("CopyImageToBuffer"),
+      Self::BlitImage => Some("BlitImage"),
+      Self::ResolveImage => Some("ResolveImage"),
       _ => None,
     }
   }

@@ -618,6 +618,12 @@ impl GraphicsState {
         self.pipeline = Some((pipeline, dynamic));
     }
 
+    /// Every state dirty again, values kept: after NVK's meta path, which restores the
+    /// application's dynamic state with every set state dirty (nvk_meta_end_gfx).
+    pub fn invalidate(&mut self) {
+        self.dirty = Dirty::all();
+    }
+
     /// Beginning rendering marks the states that depend on the attachments dirty:
     /// colour write enables, blend enables and equations and write masks (the colour
     /// attachment count), the depth and stencil test enables (the depth/stencil
