@@ -205,6 +205,13 @@ fn the_compute_sample_replays_every_command_as_rows_on_both_generations() {
         assert_eq!(count(DrawKind::CopyBuffer), 3, "{arch:?}");
         assert_eq!(count(DrawKind::FillBuffer), 3, "{arch:?}");
         assert_eq!(count(DrawKind::ClearColorImage), 3, "{arch:?}");
+        for kind in [
+            DrawKind::BlitImage,
+            DrawKind::CopyImageToBuffer,
+            DrawKind::CopyBufferToImage,
+        ] {
+            assert_eq!(count(kind), 3, "{arch:?} {kind:?}");
+        }
         // The indirect dispatches read 3 × 1 × 1 workgroups from captured memory.
         assert!(rows
             .iter()
