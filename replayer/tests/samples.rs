@@ -197,7 +197,7 @@ fn the_compute_sample_replays_every_command_as_rows_on_both_generations() {
         assert_eq!(summary.executed_commands, summary.recorded_commands);
         assert_eq!(
             (summary.draws, summary.dispatches, summary.clears),
-            (0, 18, 3)
+            (0, 27, 3)
         );
         let count = |kind: DrawKind| rows.iter().filter(|r| r.kind() == kind).count();
         assert_eq!(count(DrawKind::Dispatch), 9, "{arch:?}");
