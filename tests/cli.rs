@@ -680,3 +680,64 @@ fn replay_strict_fails_naming_the_first_call_the_model_could_not_execute() {
     // The results are written all the same.
     assert!(Path::new(&results).is_file());
 }
+
+#[test]
+fn a_runaway_draw_fails_alone_and_strict_makes_it_fatal() {
+    use trace_format::generated::trace::{
+        BeginCommandBufferT, CallT, CmdDrawT, QueueSubmitT, SubmitInfoT,
+    };
+    use trace_format::trace::CallMeta;
+    use trace_format::{TraceWriter, WriterOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("runaway.mscope");
+    let mut w = TraceWriter::create(&trace, &WriterOptions::default()).unwrap();
+    let mut begin = BeginCommandBufferT::default();
+    begin.command_buffer = 1;
+    let mut calls = vec![CallT::BeginCommandBuffer(Box::new(begin))];
+    for instances in [u32::MAX, 1] {
+        let mut draw = CmdDrawT::default();
+        draw.command_buffer = 1;
+        draw.vertex_count = 3;
+        draw.instance_count = instances;
+        calls.push(CallT::CmdDraw(Box::new(draw)));
+    }
+    let mut info = SubmitInfoT::default();
+    info.command_buffers = Some(vec![1]);
+    let mut submit = QueueSubmitT::default();
+    submit.submits = Some(vec![info]);
+    calls.push(CallT::QueueSubmit(Box::new(submit)));
+    for c in &calls {
+        w.append(CallMeta::default(), c).unwrap();
+    }
+    w.end_frame(CallMeta::default()).unwrap();
+    w.finish().unwrap();
+    let (trace, results) = (
+        trace.display().to_string(),
+        dir.path().join("runaway.msr").display().to_string(),
+    );
+    let args = ["replay", &trace, "-o", &results, "--mme-budget", "200000"];
+
+    let replay = macroscope(&args);
+    assert!(replay.status.success(), "{}", stderr(&replay));
+    let text = stdout(&replay);
+    assert!(text.contains("2 draws"), "{text}");
+    assert!(
+        text.contains("1 call(s) could not be finished")
+            && text.contains("1 × past its instruction budget")
+            && text.contains("macro `draw`"),
+        "{text}"
+    );
+    let report = stdout(&macroscope(&["report", &results]));
+    assert!(
+        report.contains("1 row(s) are calls the GPU model could not finish"),
+        "{report}"
+    );
+
+    let strict = macroscope(&[&args[..], &["--strict"]].concat());
+    assert_eq!(strict.status.code(), Some(2), "{}", stderr(&strict));
+    assert!(
+        stderr(&strict).contains("could not finish call #"),
+        "{}",
+        stderr(&strict)
+    );
+}

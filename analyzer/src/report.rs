@@ -97,6 +97,8 @@ pub struct Report {
     pub state_groups: [StateGroupTotals; 7],
     /// Whether the file holds state costs (files from before them do not).
     pub has_state: bool,
+    /// Rows whose call the GPU model could not finish, and the first one's reason.
+    pub failed_rows: (u64, Option<String>),
 }
 
 /// What one state group cost over all draws.
@@ -177,6 +179,7 @@ impl Report {
             totals: None,
             state_groups: [StateGroupTotals::default(); 7],
             has_state: false,
+            failed_rows: (0, None),
         };
         let mut top: BinaryHeap<Reverse<TopDraw>> = BinaryHeap::with_capacity(top_n + 1);
         let mut group_key_cache: Option<(u64, String)> = None;
@@ -189,6 +192,10 @@ impl Report {
             report.totals = chunk.totals().or(report.totals.take());
             report.submits += chunk.submits().count() as u64;
             report.has_state |= chunk.batch().draw_states().is_some();
+            for (_, error) in chunk.draw_errors() {
+                report.failed_rows.0 += 1;
+                report.failed_rows.1.get_or_insert(error);
+            }
             for (i, row) in chunk.draws().enumerate() {
                 report.draws += 1;
                 let (mut state_methods, mut state_dwords) = (0u64, 0u64);

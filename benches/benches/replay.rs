@@ -65,6 +65,7 @@ fn replay_group(
             frames: None,
             repeat: 1,
             read: threads,
+            mme_budget: replayer::DEFAULT_MME_BUDGET,
         };
         group.bench_function(format!("{prefix}/{name}"), |b| {
             b.iter(|| black_box(replay(trace, out, &options, &mut |_, _| {}).unwrap()))

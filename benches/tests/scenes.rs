@@ -86,6 +86,7 @@ fn replayed(dir: &Path, trace: &Path, arch: Arch) -> (Vec<DrawRow>, Vec<SubmitRo
         frames: None,
         repeat: 1,
         read: ReadOptions::default(),
+        mme_budget: replayer::DEFAULT_MME_BUDGET,
     };
     replay(trace, &out, &options, &mut |_, _| {}).unwrap();
     let (mut draws, mut submits) = (Vec::new(), Vec::new());
@@ -210,6 +211,7 @@ fn the_analyzer_on_real_scene_results() {
             frames: None,
             repeat: 3,
             read: ReadOptions::default(),
+            mme_budget: replayer::DEFAULT_MME_BUDGET,
         };
         replay(&trace, &out, &options, &mut |_, _| {}).unwrap();
         out
@@ -402,6 +404,7 @@ fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
         frames: None,
         repeat: 1,
         read: ReadOptions::default(),
+        mme_budget: replayer::DEFAULT_MME_BUDGET,
     };
     let summary = replay(&trace, &out, &options, &mut |_, _| {}).unwrap();
     assert_eq!(summary.first_unmodelled, None);

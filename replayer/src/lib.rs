@@ -19,4 +19,6 @@ pub mod objects;
 mod replay;
 
 pub use inspect::{inspect_draw, method_label, DrawInspection, MethodRun};
-pub use replay::{replay, ReplayError, ReplayOptions, Summary, Unmodelled};
+pub use replay::{
+    replay, FailedCalls, ReplayError, ReplayOptions, Summary, Unmodelled, DEFAULT_MME_BUDGET,
+};

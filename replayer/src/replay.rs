@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use driver::gpu::{Gpu, GpuError};
 use driver::mme::Arch;
+use driver::mme::{RunError, RunErrorKind, DEFAULT_BUDGET};
 use driver::nvk::state::{StateCost, StateGroup};
 use driver::nvk::{CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs, Recorded};
 use trace_format::generated::results::{
@@ -37,6 +38,32 @@ pub struct ReplayOptions {
     pub repeat: u32,
     /// Threads reading the trace ahead.
     pub read: ReadOptions,
+    /// The most MME instructions one call may run ([`DEFAULT_MME_BUDGET`]); a draw's
+    /// own budget follows the hardware draws it asks for, up to this.
+    pub mme_budget: u64,
+}
+
+/// The default ceiling on one call's MME instructions: about a quarter of a billion,
+/// seconds of simulation, far past any draw a program issues short of billions of
+/// instances.
+pub const DEFAULT_MME_BUDGET: u64 = 1 << 28;
+
+/// A draw's MME budget: this much for the call's own work...
+const DRAW_BUDGET_BASE: u64 = 100_000;
+/// ...and this much per hardware draw it asks for (instances × views × commands; the
+/// instance loop runs about a dozen instructions a hardware draw).
+const DRAW_BUDGET_PER_HW_DRAW: u64 = 256;
+
+/// Calls the GPU model could not finish, by why.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FailedCalls {
+    /// The kind of failure (`past its instruction budget`, ...).
+    pub reason: String,
+    /// How many calls failed so.
+    pub count: u64,
+    /// The first one's sequence number (for a command, its submit's when it failed at
+    /// the submit) and the whole message.
+    pub first: (u64, String),
 }
 
 /// Why a replay stopped.
@@ -111,6 +138,8 @@ pub struct Summary {
     /// The first call the replay needed and the model could not execute, for
     /// `replay --strict`.
     pub first_unmodelled: Option<Unmodelled>,
+    /// Calls the GPU model could not finish (their rows say so), by why.
+    pub failed: Vec<FailedCalls>,
     /// Wall time of the whole replay.
     pub wall: Duration,
 }
@@ -153,6 +182,7 @@ pub fn replay(
         summary.recorded_commands = pass.recorded_commands;
         summary.executed_commands = pass.recorded_commands - pass.skipped_commands;
         summary.first_unmodelled = pass.first_unmodelled.take();
+        summary.failed = pass.failed.values().cloned().collect();
         summary.draws = pass.draws - pass.dispatches - pass.clears;
         summary.dispatches = pass.dispatches;
         summary.clears = pass.clears;
@@ -234,6 +264,13 @@ impl Fnv {
 pub(crate) trait RowSink {
     /// Takes a draw row.
     fn draw(&mut self, row: DrawRow, state: DrawState) -> Result<(), trace_format::Error>;
+    /// Takes a draw row whose call the GPU model could not finish, with why.
+    fn failed_draw(
+        &mut self,
+        row: DrawRow,
+        state: DrawState,
+        error: &str,
+    ) -> Result<(), trace_format::Error>;
     /// Takes a submit row.
     fn submit(&mut self, row: SubmitRow) -> Result<(), trace_format::Error>;
 }
@@ -241,6 +278,15 @@ pub(crate) trait RowSink {
 impl RowSink for ResultsWriter {
     fn draw(&mut self, row: DrawRow, state: DrawState) -> Result<(), trace_format::Error> {
         self.push_draw_with_state(row, state)
+    }
+
+    fn failed_draw(
+        &mut self,
+        row: DrawRow,
+        state: DrawState,
+        error: &str,
+    ) -> Result<(), trace_format::Error> {
+        self.push_failed_draw(row, state, error)
     }
 
     fn submit(&mut self, row: SubmitRow) -> Result<(), trace_format::Error> {
@@ -253,6 +299,15 @@ pub(crate) struct Discard;
 
 impl RowSink for Discard {
     fn draw(&mut self, _: DrawRow, _: DrawState) -> Result<(), trace_format::Error> {
+        Ok(())
+    }
+
+    fn failed_draw(
+        &mut self,
+        _: DrawRow,
+        _: DrawState,
+        _: &str,
+    ) -> Result<(), trace_format::Error> {
         Ok(())
     }
 
@@ -294,6 +349,8 @@ pub(crate) struct Pass<'o> {
     current_seq: u64,
     /// The first call the replay needed and could not model.
     first_unmodelled: Option<Unmodelled>,
+    /// Calls the GPU model could not finish, by kind of failure.
+    failed: BTreeMap<&'static str, FailedCalls>,
     /// Rows written: draws and compute rows (the watch's ordinal).
     draws: u64,
     dispatches: u64,
@@ -319,6 +376,18 @@ struct SubmitTotals {
     mme_ns: u64,
     multiview_ns: u64,
     query_ns: u64,
+}
+
+/// The MME budget of `d` under `view_mask`: a base plus a share per hardware draw it
+/// asks for (views × instances × commands; an indirect draw's first command's instances
+/// stand for all), at most `ceiling`.
+fn draw_budget(d: &DrawShape, view_mask: u32, ceiling: u64) -> u64 {
+    let hw_draws = u64::from(view_mask.count_ones().max(1))
+        * u64::from(d.instance_count.max(1))
+        * u64::from(d.indirect_draw_count.max(1));
+    DRAW_BUDGET_BASE
+        .saturating_add(hw_draws.saturating_mul(DRAW_BUDGET_PER_HW_DRAW))
+        .min(ceiling)
 }
 
 /// Whether rows of `kind` are compute work or transfers (dispatches, and the copies,
@@ -392,6 +461,8 @@ impl<'o> Pass<'o> {
     pub(crate) fn new(options: &'o ReplayOptions, repetition: u16) -> Result<Self, ReplayError> {
         let device = Device::for_arch(options.arch);
         let mut gpu = Gpu::new(options.arch);
+        // Rows need the count of hardware draws, not a record of each.
+        gpu.state.record_draws = false;
         let init = device.init_push()?;
         gpu.execute(init.words())
             .map_err(|source| ReplayError::Gpu { seq: 0, source })?;
@@ -413,6 +484,7 @@ impl<'o> Pass<'o> {
             submits: 0,
             current_seq: 0,
             first_unmodelled: None,
+            failed: BTreeMap::new(),
             draws: 0,
             dispatches: 0,
             clears: 0,
@@ -421,6 +493,27 @@ impl<'o> Pass<'o> {
             fingerprint: Fnv::default().0,
             watch: None,
         })
+    }
+
+    /// Records a call the GPU model could not finish; returns the message for its row.
+    fn fail(&mut self, seq: u64, error: &GpuError) -> String {
+        let reason = match error {
+            GpuError::Macro(RunError {
+                kind: RunErrorKind::BudgetExceeded { .. },
+                ..
+            }) => "past its instruction budget",
+            GpuError::Macro(_) => "a macro failed",
+            GpuError::Push(_) => "a malformed push buffer",
+            GpuError::BadMacro { .. } => "a macro that is not loaded",
+        };
+        let message = error.to_string();
+        let entry = self.failed.entry(reason).or_insert_with(|| FailedCalls {
+            reason: reason.to_string(),
+            count: 0,
+            first: (seq, message.clone()),
+        });
+        entry.count += 1;
+        message
     }
 
     fn skip(&mut self, name: &str, needed: bool) {
@@ -940,10 +1033,16 @@ impl<'o> Pass<'o> {
             } else {
                 self.gpu.state.method_log.take()
             };
-            let cost = self
-                .gpu
-                .execute_measured(words.words())
-                .map_err(|source| ReplayError::Gpu { seq, source })?;
+            let budget = match &draw {
+                Some(d) => draw_budget(d, enc.view_mask(), self.options.mme_budget),
+                None => self.options.mme_budget.min(DEFAULT_BUDGET),
+            };
+            self.gpu.set_macro_budget(budget);
+            let (cost, outcome) = self.gpu.execute_partial(words.words());
+            let failure = outcome.err().map(|e| {
+                let at = if seq != 0 { seq } else { self.current_seq };
+                self.fail(at, &e)
+            });
             if paused.is_some() {
                 self.gpu.state.method_log = paused;
             }
@@ -1024,7 +1123,11 @@ impl<'o> Pass<'o> {
                     multiview_ns,
                     0,
                 );
-                sink.draw(row, draw_state(&row_state.unwrap_or_default()))?;
+                let state = draw_state(&row_state.unwrap_or_default());
+                match &failure {
+                    Some(error) => sink.failed_draw(row, state, error)?,
+                    None => sink.draw(row, state)?,
+                }
                 totals.draws += 1;
                 totals.hw_draws += cost.hw_draws as u32;
                 totals.encode_ns += encode_ns;

@@ -30,6 +30,7 @@ fn options(arch: Arch) -> ReplayOptions {
         frames: None,
         repeat: 1,
         read: ReadOptions::parallel(),
+        mme_budget: replayer::DEFAULT_MME_BUDGET,
     }
 }
 
@@ -348,5 +349,89 @@ fn a_secondary_command_buffer_starts_with_unknown_state_and_leaves_the_primary_s
         // The submit covers the rows and both command buffers' beginnings.
         let rows_total: u64 = dwords.iter().map(|d| u64::from(*d)).sum();
         assert!(submits[0].pushbuf_dwords() > rows_total, "{arch:?}");
+    }
+}
+
+/// A trace of one command buffer under view mask 0b1111 with draws of these instance
+/// counts, submitted once.
+fn instanced_trace(path: &Path, instances: &[u32]) {
+    use trace_format::generated::trace::{
+        BeginCommandBufferT, CallT, CmdBeginRenderingT, CmdDrawT, QueueSubmitT, SubmitInfoT,
+    };
+    use trace_format::trace::CallMeta;
+    let mut w = TraceWriter::create(path, &WriterOptions::default()).unwrap();
+    let mut begin = BeginCommandBufferT::default();
+    begin.command_buffer = 1;
+    let mut rendering = CmdBeginRenderingT::default();
+    rendering.command_buffer = 1;
+    rendering.view_mask = 0b1111;
+    rendering.layer_count = 1;
+    let mut calls = vec![
+        CallT::BeginCommandBuffer(Box::new(begin)),
+        CallT::CmdBeginRendering(Box::new(rendering)),
+    ];
+    for n in instances {
+        let mut draw = CmdDrawT::default();
+        draw.command_buffer = 1;
+        draw.vertex_count = 3;
+        draw.instance_count = *n;
+        calls.push(CallT::CmdDraw(Box::new(draw)));
+    }
+    let mut info = SubmitInfoT::default();
+    info.command_buffers = Some(vec![1]);
+    let mut submit = QueueSubmitT::default();
+    submit.submits = Some(vec![info]);
+    calls.push(CallT::QueueSubmit(Box::new(submit)));
+    for c in &calls {
+        w.append(CallMeta::default(), c).unwrap();
+    }
+    w.end_frame(CallMeta::default()).unwrap();
+    w.finish().unwrap();
+}
+
+#[test]
+fn a_million_instance_draw_replays_and_a_runaway_one_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.mscope");
+    // A million instances and the default ceiling in a release build (`cargo test
+    // --release` prints the times); a debug build simulates ~20 times slower, so it
+    // scales both down.
+    let (big, ceiling) = if cfg!(debug_assertions) {
+        (50_000, 4_000_000)
+    } else {
+        (1_000_000, replayer::DEFAULT_MME_BUDGET)
+    };
+    instanced_trace(&path, &[big, u32::MAX, 2]);
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let out = dir.path().join("r.msr");
+        let mut options = options(arch);
+        options.mme_budget = ceiling;
+        let started = std::time::Instant::now();
+        let summary = replay(&path, &out, &options, &mut |_, _| {}).unwrap();
+        eprintln!("{arch:?}: {:?}", started.elapsed());
+        let (rows, _) = rows(&out);
+        let hw: Vec<u32> = rows.iter().map(|r| r.hw_draws()).collect();
+        // Four views of a million instances; the runaway draw stopped partway; the
+        // last draw whole.
+        assert_eq!(hw[0], 4 * big, "{arch:?}");
+        assert!(hw[1] < u32::MAX, "{arch:?}");
+        assert_eq!(hw[2], 8, "{arch:?}");
+        assert_eq!(summary.failed.len(), 1, "{arch:?}");
+        assert_eq!(summary.failed[0].count, 1, "{arch:?}");
+        assert_eq!(summary.failed[0].reason, "past its instruction budget");
+        assert!(
+            summary.failed[0].first.1.contains("draw"),
+            "the macro is named: {}",
+            summary.failed[0].first.1
+        );
+        // The failed row says why; the others do not.
+        let chunk = trace_format::ResultsReader::open(&out)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        let errors = chunk.draw_errors();
+        assert_eq!(errors.len(), 1, "{arch:?}");
+        assert_eq!(errors[0].0, 1, "{arch:?}");
     }
 }

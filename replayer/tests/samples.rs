@@ -22,6 +22,7 @@ fn run(name: &str, arch: Arch) -> (Summary, Vec<DrawRow>, Vec<SubmitRow>) {
         frames: None,
         repeat: 1,
         read: ReadOptions::default(),
+        mme_budget: replayer::DEFAULT_MME_BUDGET,
     };
     let summary = replay(&sample(name), &out, &options, &mut |_, _| {}).unwrap();
     let (mut draws, mut submits) = (Vec::new(), Vec::new());
@@ -133,6 +134,7 @@ fn storm_states(arch: Arch) -> Vec<(DrawRow, [(u32, u32); 6])> {
         frames: None,
         repeat: 1,
         read: ReadOptions::default(),
+        mme_budget: replayer::DEFAULT_MME_BUDGET,
     };
     replay(&sample("storm"), &out, &options, &mut |_, _| {}).unwrap();
     let mut rows = Vec::new();

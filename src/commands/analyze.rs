@@ -85,6 +85,12 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
         )?,
         None => writeln!(out, "{} draws, {} submits\n", report.draws, report.submits)?,
     }
+    if let (n @ 1.., Some(first)) = &report.failed_rows {
+        writeln!(
+            out,
+            "{n} row(s) are calls the GPU model could not finish (first: {first})\n"
+        )?;
+    }
     write!(out, "{:<18} {:>12}", "metric", "mean")?;
     for (_, name) in PERCENTILES {
         write!(out, " {name:>12}")?;

@@ -51,6 +51,7 @@ impl DrawTracer for ReplayTracer {
                 .then_some((run.frames_first, run.frames_last)),
             repeat: 1,
             read: ReadOptions::parallel(),
+            mme_budget: replayer::DEFAULT_MME_BUDGET,
         };
         let found = inspect_draw(trace, &options, ordinal)
             .map_err(|e| format!("{}: {e}", trace.display()))?;

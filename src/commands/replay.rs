@@ -42,9 +42,13 @@ pub struct Args {
     #[arg(short, long)]
     verbose: bool,
     /// Fail (exit 2) when the driver model could not execute a call the replay
-    /// needed, naming the first; the results are still written.
+    /// needed, or could not finish one, naming the first; the results are still written.
     #[arg(long)]
     strict: bool,
+    /// The most MME instructions one call may run; a draw's own budget follows the
+    /// hardware draws it asks for, up to this.
+    #[arg(long, default_value_t = replayer::DEFAULT_MME_BUDGET)]
+    mme_budget: u64,
 }
 
 /// Skipped calls listed without `--verbose`.
@@ -64,6 +68,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         frames: args.frames.map(|f| (f.first, f.last)),
         repeat: args.repeat.max(1),
         read: ReadOptions::parallel(),
+        mme_budget: args.mme_budget,
     };
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = ProgressBar::new(0);
@@ -129,7 +134,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         output.display()
     );
     print_coverage(&summary, args.verbose);
+    print_failures(&summary);
     if args.strict {
+        if let Some(f) = summary.failed.first() {
+            return Err(BadInput(format!(
+                "--strict: the driver model could not finish call #{}: {}",
+                f.first.0, f.first.1
+            ))
+            .into());
+        }
         if let Some(first) = &summary.first_unmodelled {
             let needed: u64 = summary
                 .skipped
@@ -145,6 +158,23 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The calls the GPU model could not finish, by why (their rows say so too).
+fn print_failures(summary: &Summary) {
+    let total: u64 = summary.failed.iter().map(|f| f.count).sum();
+    if total == 0 {
+        return;
+    }
+    println!(
+        "{total} call(s) could not be finished; their rows are marked and the replay went on:"
+    );
+    for f in &summary.failed {
+        println!(
+            "  {} × {} (first: call #{}: {})",
+            f.count, f.reason, f.first.0, f.first.1
+        );
+    }
 }
 
 /// "3 frames", with the submits after the last frame named as teardown.

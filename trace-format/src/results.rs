@@ -17,8 +17,8 @@ use crate::container::{
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::generated::results::{
-    CallCount, CallCountArgs, DrawRow, DrawState, ResultsBatch, ResultsBatchArgs, RunInfoT,
-    RunTotalsT, SubmitRow,
+    CallCount, CallCountArgs, DrawRow, DrawState, ResultsBatch, ResultsBatchArgs, RowError,
+    RowErrorArgs, RunInfoT, RunTotalsT, SubmitRow,
 };
 use crate::trace::{verifier_options, ReadOptions};
 use crate::wire::Content;
@@ -68,6 +68,8 @@ pub struct ResultsWriter {
     draws: Vec<DrawRow>,
     /// One per draw row; written only when one of the chunk's is not zero.
     draw_states: Vec<DrawState>,
+    /// The chunk's failed draw rows: index and reason.
+    draw_errors: Vec<(u32, String)>,
     submits: Vec<SubmitRow>,
     frame: u64,
 }
@@ -82,6 +84,7 @@ impl ResultsWriter {
             totals: None,
             draws: Vec::with_capacity(ROWS_PER_CHUNK),
             draw_states: Vec::with_capacity(ROWS_PER_CHUNK),
+            draw_errors: Vec::new(),
             submits: Vec::new(),
             frame: 0,
         })
@@ -98,6 +101,13 @@ impl ResultsWriter {
         self.draws.push(row);
         self.draw_states.push(state);
         self.flush_if_full()
+    }
+
+    /// Appends a draw row whose call the GPU model could not finish, with why.
+    pub fn push_failed_draw(&mut self, row: DrawRow, state: DrawState, error: &str) -> Result<()> {
+        self.draw_errors
+            .push((self.draws.len() as u32, error.to_string()));
+        self.push_draw_with_state(row, state)
     }
 
     /// Appends a submit row.
@@ -135,6 +145,23 @@ impl ResultsWriter {
         let any_state = self.draw_states.iter().any(|s| *s != DrawState::default());
         let draw_states = any_state.then(|| fbb.create_vector(&self.draw_states));
         let submits = fbb.create_vector(&self.submits);
+        let draw_errors = (!self.draw_errors.is_empty()).then(|| {
+            let items: Vec<_> = self
+                .draw_errors
+                .iter()
+                .map(|(row, error)| {
+                    let error = fbb.create_string(error);
+                    RowError::create(
+                        fbb,
+                        &RowErrorArgs {
+                            row: *row,
+                            error: Some(error),
+                        },
+                    )
+                })
+                .collect();
+            fbb.create_vector(&items)
+        });
         let skipped_calls = (!skipped.is_empty()).then(|| {
             let items: Vec<_> = skipped
                 .iter()
@@ -161,6 +188,7 @@ impl ResultsWriter {
                 skipped_calls,
                 totals,
                 draw_states,
+                draw_errors,
             },
         );
         fbb.finish_minimal(batch);
@@ -183,6 +211,7 @@ impl ResultsWriter {
         };
         self.draws.clear();
         self.draw_states.clear();
+        self.draw_errors.clear();
         self.submits.clear();
         self.out.write_chunk(payload, 0, meta)
     }
@@ -237,6 +266,25 @@ impl ResultsChunk {
             .draw_states()
             .filter(|s| i < s.len())
             .map_or_else(DrawState::default, |s| *s.get(i))
+    }
+
+    /// Why draw row `i`'s call failed, if it did.
+    pub fn draw_error(&self, i: usize) -> Option<&str> {
+        self.batch()
+            .draw_errors()?
+            .iter()
+            .find(|e| e.row() as usize == i)
+            .and_then(|e| e.error())
+    }
+
+    /// The chunk's failed draw rows: index and reason.
+    pub fn draw_errors(&self) -> Vec<(usize, String)> {
+        self.batch()
+            .draw_errors()
+            .into_iter()
+            .flatten()
+            .map(|e| (e.row() as usize, e.error().unwrap_or("").to_string()))
+            .collect()
     }
 
     /// The chunk's submit rows.

@@ -38,6 +38,7 @@ fn fixture() -> Fixture {
             frames: None,
             repeat: 1,
             read: ReadOptions::default(),
+            mme_budget: replayer::DEFAULT_MME_BUDGET,
         };
         replay(&trace, &out, &options, &mut |_, _| {}).unwrap();
         results.push(out);

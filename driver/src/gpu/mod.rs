@@ -14,7 +14,7 @@ pub use memory::Memory;
 use std::collections::BTreeMap;
 
 use crate::class::{self, InstanceId, Report, ReportSemaphoreD, SemaphoreOperation, StructureSize};
-use crate::mme::{fermi, tu104, Arch, Machine, RunError, DEFAULT_BUDGET};
+use crate::mme::{fermi, tu104, Arch, Machine, RunError, RunErrorKind, DEFAULT_BUDGET};
 use crate::nvk::{root, Scratch};
 use crate::push::{self, ParseError};
 
@@ -82,6 +82,8 @@ pub struct Counters {
     pub mme_instructions: u64,
     /// Macro calls.
     pub macro_calls: u64,
+    /// Hardware draws started.
+    pub hw_draws: u64,
 }
 
 /// What executing one push buffer cost, as the replayer reports it per draw.
@@ -228,8 +230,11 @@ pub struct GpuState {
     clock: u64,
     params: std::collections::VecDeque<u32>,
     first_layer_at: Option<std::time::Instant>,
-    /// Every draw started, in order.
+    /// Every draw started, in order, while `record_draws` is on (tests inspect them;
+    /// a replay counts them only, so that memory does not grow with hardware draws).
     pub draws: Vec<HwDraw>,
+    /// Whether each hardware draw is kept in `draws` (on by default).
+    pub record_draws: bool,
     /// Every report or semaphore write, in order.
     pub reports: Vec<ReportWrite>,
     /// Methods the model does not know, with how often each was written.
@@ -286,6 +291,7 @@ impl Gpu {
                 params: Default::default(),
                 first_layer_at: None,
                 draws: Vec::new(),
+                record_draws: true,
                 reports: Vec::new(),
                 unknown_methods: BTreeMap::new(),
                 counters: Counters::default(),
@@ -318,21 +324,30 @@ impl Gpu {
 
     /// Executes a push buffer and returns what it cost.
     pub fn execute_measured(&mut self, words: &[u32]) -> Result<ExecCost, GpuError> {
-        let (before, draws, reports) = (
-            self.state.counters,
-            self.state.draws.len(),
-            self.state.reports.len(),
-        );
-        self.execute(words)?;
+        let (cost, outcome) = self.execute_partial(words);
+        outcome.map(|()| cost)
+    }
+
+    /// Executes a push buffer; returns what it cost, also when it stopped on an error
+    /// (then the cost of what ran before it stopped, a macro past its budget counting
+    /// the budget's instructions), and how it ended.
+    pub fn execute_partial(&mut self, words: &[u32]) -> (ExecCost, Result<(), GpuError>) {
+        let (before, reports) = (self.state.counters, self.state.reports.len());
+        let outcome = self.execute(words);
+        if outcome.is_err() {
+            // A macro that failed leaves its parameters and call behind.
+            self.pending_call = None;
+        }
         let after = self.state.counters;
-        Ok(ExecCost {
+        let cost = ExecCost {
             mme_instructions: after.mme_instructions - before.mme_instructions,
             methods: (after.push_methods + after.macro_methods)
                 - (before.push_methods + before.macro_methods),
             macro_methods: after.macro_methods - before.macro_methods,
-            hw_draws: (self.state.draws.len() - draws) as u64,
+            hw_draws: after.hw_draws - before.hw_draws,
             reports: (self.state.reports.len() - reports) as u64,
-        })
+        };
+        (cost, outcome)
     }
 
     /// Executes a push buffer.
@@ -391,6 +406,13 @@ impl Gpu {
             .first_layer_at
             .take()
             .map_or(0, |t| t.elapsed().as_nanos() as u64);
+        if let Err(RunError {
+            kind: RunErrorKind::BudgetExceeded { budget },
+            ..
+        }) = &result
+        {
+            state.counters.mme_instructions += budget;
+        }
         let stats = result?;
         state.counters.mme_instructions += stats.instructions;
         state.counters.macro_calls += 1;
@@ -519,6 +541,14 @@ impl GpuState {
     }
 
     fn start_draw(&mut self, indexed: bool, first: u32, count: u32) {
+        self.counters.hw_draws += 1;
+        if self.zpass_enabled {
+            // The model's pixel counter: every vertex a fragment.
+            self.zpass_count += u64::from(count);
+        }
+        if !self.record_draws {
+            return;
+        }
         let view_index = self
             .memory
             .read_u32(self.root_addr + u64::from(root::DRAW_VIEW_INDEX));
@@ -538,10 +568,6 @@ impl GpuState {
                 .read_u32(self.root_addr + u64::from(root::DRAW_ID)),
             begin: self.begin,
         });
-        if self.zpass_enabled {
-            // The model's pixel counter: every vertex a fragment.
-            self.zpass_count += u64::from(count);
-        }
     }
 
     fn report(&mut self, word: u32) {
@@ -573,7 +599,7 @@ impl GpuState {
                     Report::ZpassPixelCnt64 => self.zpass_count,
                     Report::None => u64::from(payload),
                     // The model's pipeline statistics: counted draws.
-                    _ => self.draws.len() as u64,
+                    _ => self.counters.hw_draws,
                 };
                 self.memory.write_u64(addr, value);
                 self.memory.write_u64(addr + 8, self.clock);

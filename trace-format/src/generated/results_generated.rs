@@ -2325,6 +2325,178 @@ impl SubmitRowT {
   }
 }
 
+pub enum RowErrorOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// A row whose call the GPU model could not finish (a macro past its instruction
+/// budget, a malformed push buffer...): its counts are what ran before the failure.
+pub struct RowError<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for RowError<'a> {
+  type Inner = RowError<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> RowError<'a> {
+  pub const VT_ROW: ::flatbuffers::VOffsetT = 4;
+  pub const VT_ERROR: ::flatbuffers::VOffsetT = 6;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    RowError { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args RowErrorArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<RowError<'bldr>> {
+    let mut builder = RowErrorBuilder::new(_fbb);
+    if let Some(x) = args.error { builder.add_error(x); }
+    builder.add_row(args.row);
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> RowErrorT {
+    let row = self.row();
+    let error = self.error().map(|x| {
+      alloc::string::ToString::to_string(x)
+    });
+    RowErrorT {
+      row,
+      error,
+    }
+  }
+
+  /// The draw row's index in its chunk.
+  #[inline]
+  pub fn row(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(RowError::VT_ROW, Some(0)).unwrap()}
+  }
+  /// Why, for people.
+  #[inline]
+  pub fn error(&self) -> Option<&'a str> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(RowError::VT_ERROR, None)}
+  }
+}
+
+impl ::flatbuffers::Verifiable for RowError<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<u32>("row", Self::VT_ROW, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("error", Self::VT_ERROR, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct RowErrorArgs<'a> {
+    pub row: u32,
+    pub error: Option<::flatbuffers::WIPOffset<&'a str>>,
+}
+impl<'a> Default for RowErrorArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    RowErrorArgs {
+      row: 0,
+      error: None,
+    }
+  }
+}
+
+impl Serialize for RowError<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("RowError", 2)?;
+      s.serialize_field("row", &self.row())?;
+      if let Some(f) = self.error() {
+        s.serialize_field("error", &f)?;
+      } else {
+        s.skip_field("error")?;
+      }
+    s.end()
+  }
+}
+
+pub struct RowErrorBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> RowErrorBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_row(&mut self, row: u32) {
+    self.fbb_.push_slot::<u32>(RowError::VT_ROW, row, 0);
+  }
+  #[inline]
+  pub fn add_error(&mut self, error: ::flatbuffers::WIPOffset<&'b  str>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(RowError::VT_ERROR, error);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> RowErrorBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    RowErrorBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<RowError<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for RowError<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("RowError");
+      ds.field("row", &self.row());
+      ds.field("error", &self.error());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowErrorT {
+  pub row: u32,
+  pub error: Option<alloc::string::String>,
+}
+impl Default for RowErrorT {
+  fn default() -> Self {
+    Self {
+      row: 0,
+      error: None,
+    }
+  }
+}
+impl RowErrorT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<RowError<'b>> {
+    let row = self.row;
+    let error = self.error.as_ref().map(|x|{
+      _fbb.create_string(x)
+    });
+    RowError::create(_fbb, &RowErrorArgs{
+      row,
+      error,
+    })
+  }
+}
 pub enum CallCountOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
@@ -3035,6 +3207,7 @@ impl<'a> ResultsBatch<'a> {
   pub const VT_SKIPPED_CALLS: ::flatbuffers::VOffsetT = 10;
   pub const VT_TOTALS: ::flatbuffers::VOffsetT = 12;
   pub const VT_DRAW_STATES: ::flatbuffers::VOffsetT = 14;
+  pub const VT_DRAW_ERRORS: ::flatbuffers::VOffsetT = 16;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -3046,6 +3219,7 @@ impl<'a> ResultsBatch<'a> {
     args: &'args ResultsBatchArgs<'args>
   ) -> ::flatbuffers::WIPOffset<ResultsBatch<'bldr>> {
     let mut builder = ResultsBatchBuilder::new(_fbb);
+    if let Some(x) = args.draw_errors { builder.add_draw_errors(x); }
     if let Some(x) = args.draw_states { builder.add_draw_states(x); }
     if let Some(x) = args.totals { builder.add_totals(x); }
     if let Some(x) = args.skipped_calls { builder.add_skipped_calls(x); }
@@ -3074,6 +3248,9 @@ impl<'a> ResultsBatch<'a> {
     let draw_states = self.draw_states().map(|x| {
       x.iter().map(|t| t.unpack()).collect()
     });
+    let draw_errors = self.draw_errors().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
     ResultsBatchT {
       run,
       draws,
@@ -3081,6 +3258,7 @@ impl<'a> ResultsBatch<'a> {
       skipped_calls,
       totals,
       draw_states,
+      draw_errors,
     }
   }
 
@@ -3128,6 +3306,14 @@ impl<'a> ResultsBatch<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, DrawState>>>(ResultsBatch::VT_DRAW_STATES, None)}
   }
+  /// The chunk's draw rows that failed (absent when none did).
+  #[inline]
+  pub fn draw_errors(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<RowError<'a>>>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<RowError>>>>(ResultsBatch::VT_DRAW_ERRORS, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
@@ -3142,6 +3328,7 @@ impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<CallCount>>>>("skipped_calls", Self::VT_SKIPPED_CALLS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<RunTotals>>("totals", Self::VT_TOTALS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawState>>>("draw_states", Self::VT_DRAW_STATES, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<RowError>>>>("draw_errors", Self::VT_DRAW_ERRORS, false)?
      .finish();
     Ok(())
   }
@@ -3153,6 +3340,7 @@ pub struct ResultsBatchArgs<'a> {
     pub skipped_calls: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CallCount<'a>>>>>,
     pub totals: Option<::flatbuffers::WIPOffset<RunTotals<'a>>>,
     pub draw_states: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawState>>>,
+    pub draw_errors: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<RowError<'a>>>>>,
 }
 impl<'a> Default for ResultsBatchArgs<'a> {
   #[inline]
@@ -3164,6 +3352,7 @@ impl<'a> Default for ResultsBatchArgs<'a> {
       skipped_calls: None,
       totals: None,
       draw_states: None,
+      draw_errors: None,
     }
   }
 }
@@ -3173,7 +3362,7 @@ impl Serialize for ResultsBatch<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("ResultsBatch", 6)?;
+    let mut s = serializer.serialize_struct("ResultsBatch", 7)?;
       if let Some(f) = self.run() {
         s.serialize_field("run", &f)?;
       } else {
@@ -3203,6 +3392,11 @@ impl Serialize for ResultsBatch<'_> {
         s.serialize_field("draw_states", &f)?;
       } else {
         s.skip_field("draw_states")?;
+      }
+      if let Some(f) = self.draw_errors() {
+        s.serialize_field("draw_errors", &f)?;
+      } else {
+        s.skip_field("draw_errors")?;
       }
     s.end()
   }
@@ -3238,6 +3432,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ResultsBatchBuilder<'a, 'b, A
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAW_STATES, draw_states);
   }
   #[inline]
+  pub fn add_draw_errors(&mut self, draw_errors: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<RowError<'b >>>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAW_ERRORS, draw_errors);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ResultsBatchBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     ResultsBatchBuilder {
@@ -3261,6 +3459,7 @@ impl ::core::fmt::Debug for ResultsBatch<'_> {
       ds.field("skipped_calls", &self.skipped_calls());
       ds.field("totals", &self.totals());
       ds.field("draw_states", &self.draw_states());
+      ds.field("draw_errors", &self.draw_errors());
       ds.finish()
   }
 }
@@ -3273,6 +3472,7 @@ pub struct ResultsBatchT {
   pub skipped_calls: Option<alloc::vec::Vec<CallCountT>>,
   pub totals: Option<alloc::boxed::Box<RunTotalsT>>,
   pub draw_states: Option<alloc::vec::Vec<DrawStateT>>,
+  pub draw_errors: Option<alloc::vec::Vec<RowErrorT>>,
 }
 impl Default for ResultsBatchT {
   fn default() -> Self {
@@ -3283,6 +3483,7 @@ impl Default for ResultsBatchT {
       skipped_calls: None,
       totals: None,
       draw_states: None,
+      draw_errors: None,
     }
   }
 }
@@ -3309,6 +3510,9 @@ impl ResultsBatchT {
     let draw_states = self.draw_states.as_ref().map(|x|{
       let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
     });
+    let draw_errors = self.draw_errors.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack(_fbb)).collect();_fbb.create_vector(&w)
+    });
     ResultsBatch::create(_fbb, &ResultsBatchArgs{
       run,
       draws,
@@ -3316,6 +3520,7 @@ impl ResultsBatchT {
       skipped_calls,
       totals,
       draw_states,
+      draw_errors,
     })
   }
 }
