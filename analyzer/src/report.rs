@@ -7,6 +7,7 @@ use std::path::Path;
 
 use hdrhistogram::Histogram;
 use trace_format::generated::results::{DrawRow, RunInfoT, RunTotalsT};
+use trace_format::names::is_draw_kind;
 use trace_format::results::{state_group_costs, STATE_GROUPS};
 use trace_format::{ReadOptions, ResultsReader, SkippedCall};
 
@@ -99,6 +100,9 @@ pub struct Report {
     pub has_state: bool,
     /// Rows whose call the GPU model could not finish, and the first one's reason.
     pub failed_rows: (u64, Option<String>),
+    /// Rows of other commands than draws (dispatches, transfers, clears, barriers):
+    /// counted in the groups and frames, not in the draws' histograms and top list.
+    pub other_rows: u64,
 }
 
 /// What one state group cost over all draws.
@@ -180,6 +184,7 @@ impl Report {
             state_groups: [StateGroupTotals::default(); 7],
             has_state: false,
             failed_rows: (0, None),
+            other_rows: 0,
         };
         let mut top: BinaryHeap<Reverse<TopDraw>> = BinaryHeap::with_capacity(top_n + 1);
         let mut group_key_cache: Option<(u64, String)> = None;
@@ -197,6 +202,17 @@ impl Report {
                 report.failed_rows.1.get_or_insert(error);
             }
             for (i, row) in chunk.draws().enumerate() {
+                if !is_draw_kind(row.kind()) {
+                    // Dispatches, transfers, clears and barriers: in the groups and the
+                    // frames' totals, not in the draws' histograms and top list.
+                    report.other_rows += 1;
+                    if group_by != GroupBy::StateGroup {
+                        let key = group_by.key(row);
+                        add(report.groups.entry(key).or_default(), row);
+                    }
+                    add(report.frames.entry(row.frame()).or_default(), row);
+                    continue;
+                }
                 report.draws += 1;
                 let (mut state_methods, mut state_dwords) = (0u64, 0u64);
                 for (g, (m, d)) in state_group_costs(&chunk.draw_state(i)).iter().enumerate() {

@@ -363,7 +363,16 @@ fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
         assert_eq!(groups(DrawKind::Dispatch)[..3], [16, 8, 4], "{arch:?}");
         assert!(groups(DrawKind::DispatchIndirect).iter().all(|g| *g == 3));
         assert!(groups(DrawKind::CopyBuffer).iter().all(|g| *g == 2));
-        for r in &rows {
+        // Barriers are rows too: seven a frame (one before the clear, three between
+        // dispatches, three between transfers), some of them pushing waits and
+        // invalidations.
+        let barriers: Vec<&DrawRow> = rows
+            .iter()
+            .filter(|r| r.kind() == DrawKind::PipelineBarrier)
+            .collect();
+        assert_eq!(barriers.len() as u64, 7 * frames, "{arch:?}");
+        assert!(barriers.iter().any(|r| r.pushbuf_dwords() > 0), "{arch:?}");
+        for r in rows.iter().filter(|r| r.kind() != DrawKind::PipelineBarrier) {
             assert!(
                 r.mme_instructions() > 0 && r.pushbuf_dwords() > 0,
                 "{arch:?}"

@@ -4,6 +4,7 @@
 use driver::nvk::clear::{ClearAttachment, ClearRect};
 use driver::nvk::rendering::RenderArea;
 use driver::nvk::state::StateGroup;
+use driver::nvk::Barrier;
 use driver::nvk::DrawKind;
 use trace_format::generated::trace::{Call, Record};
 
@@ -234,6 +235,8 @@ pub enum WorkArgs {
     CopyBuffer(Vec<[u64; 3]>),
     /// vkCmdFillBuffer.
     FillBuffer { buffer: u64, offset: u64, size: u64 },
+    /// vkCmdPipelineBarrier(2): its memory dependencies.
+    PipelineBarrier(Vec<Barrier>),
     /// vkCmdClearAttachments.
     ClearAttachments {
         attachments: Vec<ClearAttachment>,
@@ -260,8 +263,8 @@ pub enum WorkArgs {
 }
 
 impl WorkArgs {
-    /// The work `cmd` asks for, if it is a dispatch, a transfer NVK records as one, or
-    /// a clear.
+    /// The work `cmd` asks for, if it is a dispatch, a transfer, a clear or a pipeline
+    /// barrier.
     pub fn of_generic(cmd: &GenericCmd) -> Option<WorkArgs> {
         Some(match cmd {
             GenericCmd::CmdDispatch(c) => {
@@ -331,7 +334,12 @@ impl WorkArgs {
                     .map_or([0; 4], |v| [v.depth.to_bits(), v.stencil, 0, 0]),
                 ranges: ranges(&c.ranges),
             },
-            other => return image_transfer(other),
+            other => {
+                if let Some(barriers) = crate::execute::sync::pipeline_barriers(other) {
+                    return Some(WorkArgs::PipelineBarrier(barriers));
+                }
+                return image_transfer(other);
+            }
         })
     }
 }

@@ -127,6 +127,8 @@ pub struct Summary {
     /// Clear rows executed (per repetition): vkCmdClearAttachments and the image
     /// clears.
     pub clears: u64,
+    /// Pipeline barrier rows executed (per repetition).
+    pub barriers: u64,
     /// Hardware draws started (per repetition).
     pub hw_draws: u64,
     /// MME instructions executed (per repetition).
@@ -183,9 +185,10 @@ pub fn replay(
         summary.executed_commands = pass.recorded_commands - pass.skipped_commands;
         summary.first_unmodelled = pass.first_unmodelled.take();
         summary.failed = pass.failed.values().cloned().collect();
-        summary.draws = pass.draws - pass.dispatches - pass.clears;
+        summary.draws = pass.draws - pass.dispatches - pass.clears - pass.barriers;
         summary.dispatches = pass.dispatches;
         summary.clears = pass.clears;
+        summary.barriers = pass.barriers;
         summary.hw_draws = pass.hw_draws;
         summary.mme_instructions = pass.mme_instructions;
         summary.submits = pass.submits;
@@ -355,6 +358,7 @@ pub(crate) struct Pass<'o> {
     draws: u64,
     dispatches: u64,
     clears: u64,
+    barriers: u64,
     hw_draws: u64,
     mme_instructions: u64,
     fingerprint: u64,
@@ -488,6 +492,7 @@ impl<'o> Pass<'o> {
             draws: 0,
             dispatches: 0,
             clears: 0,
+            barriers: 0,
             hw_draws: 0,
             mme_instructions: 0,
             fingerprint: Fnv::default().0,
@@ -1140,6 +1145,9 @@ impl<'o> Pass<'o> {
                 if is_clear_kind(d.kind) {
                     self.clears += 1;
                 }
+                if d.kind == results::DrawKind::PipelineBarrier {
+                    self.barriers += 1;
+                }
                 self.hw_draws += cost.hw_draws;
                 let mut f = Fnv(self.fingerprint);
                 for v in [
@@ -1247,6 +1255,10 @@ impl<'o> Pass<'o> {
                     ImageOp::ResolveImage => results::DrawKind::ResolveImage,
                 };
                 shape(kind, groups, regions.len() as u32, r)
+            }
+            WorkArgs::PipelineBarrier(barriers) => {
+                let r = enc.pipeline_barrier(barriers);
+                shape(results::DrawKind::PipelineBarrier, 0, 0, r)
             }
             WorkArgs::ClearAttachments { attachments, rects } => {
                 let r = enc.clear_attachments(attachments, rects);

@@ -72,10 +72,18 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
             run.repetitions
         )?;
     }
+    let others = if report.other_rows > 0 {
+        format!(
+            " and {} rows of other commands (dispatches, transfers, clears, barriers: see --by kind)",
+            report.other_rows
+        )
+    } else {
+        String::new()
+    };
     match &report.totals {
         Some(t) => writeln!(
             out,
-            "{} frames, {} draws, {} submits; the driver model executed {} of {} recorded vkCmd* calls ({:.1}%)\n",
+            "{} frames, {} draws{others}, {} submits; the driver model executed {} of {} recorded vkCmd* calls ({:.1}%)\n",
             t.frames,
             report.draws,
             report.submits,
@@ -83,7 +91,11 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
             t.recorded_commands,
             super::info::share(t.executed_commands, t.recorded_commands)
         )?,
-        None => writeln!(out, "{} draws, {} submits\n", report.draws, report.submits)?,
+        None => writeln!(
+            out,
+            "{} draws{others}, {} submits\n",
+            report.draws, report.submits
+        )?,
     }
     if let (n @ 1.., Some(first)) = &report.failed_rows {
         writeln!(

@@ -121,7 +121,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         summary.draws,
         [
             (summary.dispatches, "dispatches and transfers"),
-            (summary.clears, "clears")
+            (summary.clears, "clears"),
+            (summary.barriers, "barriers")
         ]
         .iter()
         .filter(|(n, _)| *n > 0)

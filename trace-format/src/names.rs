@@ -82,8 +82,15 @@ pub fn row_kind_name(kind: DrawKind) -> &'static str {
         DrawKind::CopyImageToBuffer => "vkCmdCopyImageToBuffer",
         DrawKind::BlitImage => "vkCmdBlitImage",
         DrawKind::ResolveImage => "vkCmdResolveImage",
+        DrawKind::PipelineBarrier => "vkCmdPipelineBarrier",
         _ => "unknown row kind",
     }
+}
+
+/// Whether results rows of `kind` are draws (as opposed to dispatches, transfers,
+/// clears and barriers, which get rows of their own kinds).
+pub fn is_draw_kind(kind: DrawKind) -> bool {
+    (DrawKind::Draw.0..=DrawKind::DrawIndirectByteCount.0).contains(&kind.0)
 }
 
 /// The name of a call type, without looking at the record: the Vulkan command of a

@@ -10,7 +10,7 @@
 
 mod descriptors;
 mod render_state;
-mod sync;
+pub(crate) mod sync;
 mod xfb;
 
 use driver::nvk::CommandEncoder;

@@ -1,6 +1,6 @@
-//! Synchronization: pipeline barriers (`nvk_cmd_buffer.c`'s `nvk_CmdPipelineBarrier2`)
-//! and events (`nvk_event.c`); the version-1 commands go through Mesa's common
-//! conversion to the version-2 ones.
+//! Synchronization: events (`nvk_event.c`), and the dependencies of pipeline barriers
+//! (`nvk_cmd_buffer.c`'s `nvk_CmdPipelineBarrier2`), which get rows of their own; the
+//! version-1 commands go through Mesa's common conversion to the version-2 ones.
 
 use driver::nvk::{Barrier, CommandEncoder};
 
@@ -10,13 +10,27 @@ use crate::generated::decode::{
 use crate::generic::GenericCmd;
 use crate::objects::Objects;
 
-/// Whether `cmd` is a barrier or event command this group executes.
+/// The memory dependencies of a pipeline barrier command (which gets a row of its
+/// own), `None` for other commands.
+pub(crate) fn pipeline_barriers(cmd: &GenericCmd) -> Option<Vec<Barrier>> {
+    Some(match cmd {
+        GenericCmd::CmdPipelineBarrier2(c) => dependency_barriers(&c.dependency_info_nested),
+        GenericCmd::CmdPipelineBarrier(c) => v1_barriers(
+            c.src_stage_mask,
+            c.dst_stage_mask,
+            &c.memory_barriers,
+            &c.buffer_memory_barriers,
+            &c.image_memory_barriers,
+        ),
+        _ => return None,
+    })
+}
+
+/// Whether `cmd` is an event command this group executes.
 pub(super) fn handles(cmd: &GenericCmd) -> bool {
     matches!(
         cmd,
-        GenericCmd::CmdPipelineBarrier(_)
-            | GenericCmd::CmdPipelineBarrier2(_)
-            | GenericCmd::CmdSetEvent(_)
+        GenericCmd::CmdSetEvent(_)
             | GenericCmd::CmdSetEvent2(_)
             | GenericCmd::CmdResetEvent(_)
             | GenericCmd::CmdResetEvent2(_)
@@ -25,21 +39,9 @@ pub(super) fn handles(cmd: &GenericCmd) -> bool {
     )
 }
 
-/// Pushes `cmd`; `false` when it is not this group's.
+/// Pushes the event command `cmd`; `false` when it is not this group's.
 pub(super) fn apply(enc: &mut CommandEncoder<'_>, cmd: &GenericCmd, objects: &mut Objects) -> bool {
     match cmd {
-        GenericCmd::CmdPipelineBarrier2(c) => {
-            enc.pipeline_barrier(&dependency_barriers(&c.dependency_info_nested));
-        }
-        GenericCmd::CmdPipelineBarrier(c) => {
-            enc.pipeline_barrier(&v1_barriers(
-                c.src_stage_mask,
-                c.dst_stage_mask,
-                &c.memory_barriers,
-                &c.buffer_memory_barriers,
-                &c.image_memory_barriers,
-            ));
-        }
         GenericCmd::CmdSetEvent2(c) => {
             let barriers = dependency_barriers(&c.dependency_info_nested);
             let stages = barriers.iter().fold(0, |s, b| s | b.src_stages);

@@ -22,10 +22,10 @@ pub mod results {
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_DRAW_KIND: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_DRAW_KIND: u8 = 18;
+pub const ENUM_MAX_DRAW_KIND: u8 = 19;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 19] = [
+pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 20] = [
   DrawKind::Draw,
   DrawKind::DrawIndexed,
   DrawKind::DrawIndirect,
@@ -45,6 +45,7 @@ pub const ENUM_VALUES_DRAW_KIND: [DrawKind; 19] = [
   DrawKind::CopyImageToBuffer,
   DrawKind::BlitImage,
   DrawKind::ResolveImage,
+  DrawKind::PipelineBarrier,
 ];
 
 /// Which API command a draw row comes from.
@@ -85,9 +86,11 @@ impl DrawKind {
   pub const BlitImage: Self = Self(17);
   /// vkCmdResolveImage(2): NVK's meta resolve, a rendering and a draw per region.
   pub const ResolveImage: Self = Self(18);
+  /// vkCmdPipelineBarrier(2): the waits, flushes and invalidations NVK pushes.
+  pub const PipelineBarrier: Self = Self(19);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 18;
+  pub const ENUM_MAX: u8 = 19;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Draw,
     Self::DrawIndexed,
@@ -108,6 +111,7 @@ impl DrawKind {
     Self::CopyImageToBuffer,
     Self::BlitImage,
     Self::ResolveImage,
+    Self::PipelineBarrier,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -131,6 +135,7 @@ impl DrawKind {
       Self::CopyImageToBuffer => Some("CopyImageToBuffer"),
       Self::BlitImage => Some("BlitImage"),
       Self::ResolveImage => Some("ResolveImage"),
+      Self::PipelineBarrier => Some("PipelineBarrier"),
       _ => None,
     }
   }
