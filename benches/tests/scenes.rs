@@ -372,7 +372,10 @@ fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
             .collect();
         assert_eq!(barriers.len() as u64, 7 * frames, "{arch:?}");
         assert!(barriers.iter().any(|r| r.pushbuf_dwords() > 0), "{arch:?}");
-        for r in rows.iter().filter(|r| r.kind() != DrawKind::PipelineBarrier) {
+        for r in rows
+            .iter()
+            .filter(|r| r.kind() != DrawKind::PipelineBarrier)
+        {
             assert!(
                 r.mme_instructions() > 0 && r.pushbuf_dwords() > 0,
                 "{arch:?}"

@@ -265,31 +265,28 @@ impl Fnv {
 
 /// Where replay rows go.
 pub(crate) trait RowSink {
-    /// Takes a draw row.
-    fn draw(&mut self, row: DrawRow, state: DrawState) -> Result<(), trace_format::Error>;
-    /// Takes a draw row whose call the GPU model could not finish, with why.
-    fn failed_draw(
+    /// Takes a row, with the words the CPU wrote into GPU memory for it, and why its
+    /// call could not be finished where it could not.
+    fn row(
         &mut self,
         row: DrawRow,
         state: DrawState,
-        error: &str,
+        memory_words: u32,
+        error: Option<&str>,
     ) -> Result<(), trace_format::Error>;
     /// Takes a submit row.
     fn submit(&mut self, row: SubmitRow) -> Result<(), trace_format::Error>;
 }
 
 impl RowSink for ResultsWriter {
-    fn draw(&mut self, row: DrawRow, state: DrawState) -> Result<(), trace_format::Error> {
-        self.push_draw_with_state(row, state)
-    }
-
-    fn failed_draw(
+    fn row(
         &mut self,
         row: DrawRow,
         state: DrawState,
-        error: &str,
+        memory_words: u32,
+        error: Option<&str>,
     ) -> Result<(), trace_format::Error> {
-        self.push_failed_draw(row, state, error)
+        self.push_row(row, state, memory_words, error)
     }
 
     fn submit(&mut self, row: SubmitRow) -> Result<(), trace_format::Error> {
@@ -301,15 +298,12 @@ impl RowSink for ResultsWriter {
 pub(crate) struct Discard;
 
 impl RowSink for Discard {
-    fn draw(&mut self, _: DrawRow, _: DrawState) -> Result<(), trace_format::Error> {
-        Ok(())
-    }
-
-    fn failed_draw(
+    fn row(
         &mut self,
         _: DrawRow,
         _: DrawState,
-        _: &str,
+        _: u32,
+        _: Option<&str>,
     ) -> Result<(), trace_format::Error> {
         Ok(())
     }
@@ -1129,10 +1123,7 @@ impl<'o> Pass<'o> {
                     0,
                 );
                 let state = draw_state(&row_state.unwrap_or_default());
-                match &failure {
-                    Some(error) => sink.failed_draw(row, state, error)?,
-                    None => sink.draw(row, state)?,
-                }
+                sink.row(row, state, d.memory_words, failure.as_deref())?;
                 totals.draws += 1;
                 totals.hw_draws += cost.hw_draws as u32;
                 totals.encode_ns += encode_ns;
@@ -1208,10 +1199,11 @@ impl<'o> Pass<'o> {
             element_count: workgroups.min(u64::from(u32::MAX)) as u32,
             indirect_draw_count: dispatches,
             state: r.state,
+            memory_words: r.memory_words,
         };
         let meta = |enc: &mut CommandEncoder<'_>, kind, regions: &[[u64; 3]]| {
             enc.meta_begin_compute();
-            let mut groups = 0u64;
+            let (mut groups, mut memory_words) = (0u64, 0u32);
             for [src, dst, size] in regions {
                 let chunk = [16u64, 4, 1]
                     .into_iter()
@@ -1219,10 +1211,15 @@ impl<'o> Pass<'o> {
                     .unwrap_or(1);
                 let g = size.div_ceil(chunk).div_ceil(META_WORKGROUP_SIZE);
                 let g = g.clamp(1, u64::from(u32::MAX)) as u32;
-                enc.dispatch_meta([g, 1, 1], META_WORKGROUP_SIZE as u32);
+                memory_words += enc
+                    .dispatch_meta([g, 1, 1], META_WORKGROUP_SIZE as u32)
+                    .memory_words;
                 groups += u64::from(g);
             }
-            let r = enc.meta_end_compute();
+            let r = Recorded {
+                memory_words,
+                ..enc.meta_end_compute()
+            };
             shape(kind, groups, regions.len() as u32, r)
         };
         match args {
@@ -1334,7 +1331,10 @@ impl<'o> Pass<'o> {
             }
         };
         let mut total = Recorded::default();
-        let mut add = |r: Recorded| total.dwords += r.dwords;
+        let mut add = |r: Recorded| {
+            total.dwords += r.dwords;
+            total.memory_words += r.memory_words;
+        };
         let mut groups = 0u64;
         if compute {
             add(enc.meta_begin_compute());
@@ -1535,6 +1535,7 @@ impl<'o> Pass<'o> {
             element_count,
             indirect_draw_count,
             state: r.state,
+            memory_words: r.memory_words,
         };
         match *args {
             DrawArgs::Direct {
@@ -1654,6 +1655,8 @@ struct DrawShape {
     indirect_draw_count: u32,
     /// What the state flush before it wrote, by group.
     state: StateCost,
+    /// Words the CPU wrote into GPU memory for it.
+    memory_words: u32,
 }
 
 fn results_kind(kind: DrawKind) -> results::DrawKind {

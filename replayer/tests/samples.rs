@@ -221,4 +221,32 @@ fn the_compute_sample_replays_every_command_as_rows_on_both_generations() {
             .all(|r| r.element_count() == 3));
         assert_eq!(submits.len(), 3, "{arch:?}");
     }
+    // A dispatch row carries the words NVK uploads for it: the root table (0x500
+    // bytes) and the 128-word QMD.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.msr");
+    let options = ReplayOptions {
+        arch: Arch::Turing,
+        frames: None,
+        repeat: 1,
+        read: ReadOptions::default(),
+        mme_budget: replayer::DEFAULT_MME_BUDGET,
+    };
+    replay(&sample("compute"), &out, &options, &mut |_, _| {}).unwrap();
+    let mut checked = 0;
+    for chunk in ResultsReader::open(&out).unwrap() {
+        let chunk = chunk.unwrap();
+        for (i, row) in chunk.draws().enumerate() {
+            let words = chunk.draw_memory_words(i);
+            match row.kind() {
+                DrawKind::Dispatch | DrawKind::DispatchIndirect => {
+                    assert_eq!(words, 0x500 / 4 + 128);
+                    checked += 1;
+                }
+                DrawKind::ClearColorImage | DrawKind::PipelineBarrier => assert_eq!(words, 0),
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(checked, 12);
 }

@@ -70,6 +70,8 @@ pub struct ResultsWriter {
     draw_states: Vec<DrawState>,
     /// The chunk's failed draw rows: index and reason.
     draw_errors: Vec<(u32, String)>,
+    /// One per draw row: words the CPU wrote into GPU memory for it.
+    draw_memory_words: Vec<u32>,
     submits: Vec<SubmitRow>,
     frame: u64,
 }
@@ -85,6 +87,7 @@ impl ResultsWriter {
             draws: Vec::with_capacity(ROWS_PER_CHUNK),
             draw_states: Vec::with_capacity(ROWS_PER_CHUNK),
             draw_errors: Vec::new(),
+            draw_memory_words: Vec::with_capacity(ROWS_PER_CHUNK),
             submits: Vec::new(),
             frame: 0,
         })
@@ -97,17 +100,32 @@ impl ResultsWriter {
 
     /// Appends a draw row with what its state flush emitted.
     pub fn push_draw_with_state(&mut self, row: DrawRow, state: DrawState) -> Result<()> {
-        self.frame = self.frame.max(row.frame().into());
-        self.draws.push(row);
-        self.draw_states.push(state);
-        self.flush_if_full()
+        self.push_row(row, state, 0, None)
     }
 
     /// Appends a draw row whose call the GPU model could not finish, with why.
     pub fn push_failed_draw(&mut self, row: DrawRow, state: DrawState, error: &str) -> Result<()> {
-        self.draw_errors
-            .push((self.draws.len() as u32, error.to_string()));
-        self.push_draw_with_state(row, state)
+        self.push_row(row, state, 0, Some(error))
+    }
+
+    /// Appends a row with what its state flush emitted, the words the CPU wrote into
+    /// GPU memory for it, and why its call could not be finished where it could not.
+    pub fn push_row(
+        &mut self,
+        row: DrawRow,
+        state: DrawState,
+        memory_words: u32,
+        error: Option<&str>,
+    ) -> Result<()> {
+        if let Some(error) = error {
+            self.draw_errors
+                .push((self.draws.len() as u32, error.to_string()));
+        }
+        self.frame = self.frame.max(row.frame().into());
+        self.draws.push(row);
+        self.draw_states.push(state);
+        self.draw_memory_words.push(memory_words);
+        self.flush_if_full()
     }
 
     /// Appends a submit row.
@@ -145,6 +163,11 @@ impl ResultsWriter {
         let any_state = self.draw_states.iter().any(|s| *s != DrawState::default());
         let draw_states = any_state.then(|| fbb.create_vector(&self.draw_states));
         let submits = fbb.create_vector(&self.submits);
+        let draw_memory_words = self
+            .draw_memory_words
+            .iter()
+            .any(|w| *w != 0)
+            .then(|| fbb.create_vector(&self.draw_memory_words));
         let draw_errors = (!self.draw_errors.is_empty()).then(|| {
             let items: Vec<_> = self
                 .draw_errors
@@ -189,6 +212,7 @@ impl ResultsWriter {
                 totals,
                 draw_states,
                 draw_errors,
+                draw_memory_words,
             },
         );
         fbb.finish_minimal(batch);
@@ -212,6 +236,7 @@ impl ResultsWriter {
         self.draws.clear();
         self.draw_states.clear();
         self.draw_errors.clear();
+        self.draw_memory_words.clear();
         self.submits.clear();
         self.out.write_chunk(payload, 0, meta)
     }
@@ -266,6 +291,15 @@ impl ResultsChunk {
             .draw_states()
             .filter(|s| i < s.len())
             .map_or_else(DrawState::default, |s| *s.get(i))
+    }
+
+    /// The words the CPU wrote into GPU memory for draw row `i` (zero in files without
+    /// them).
+    pub fn draw_memory_words(&self, i: usize) -> u32 {
+        self.batch()
+            .draw_memory_words()
+            .filter(|w| i < w.len())
+            .map_or(0, |w| w.get(i))
     }
 
     /// Why draw row `i`'s call failed, if it did.

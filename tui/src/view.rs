@@ -613,23 +613,29 @@ impl App {
             format!(" {} ", self.shown_label()),
             Style::default().fg(Color::Black).bg(ACCENT),
         )];
-        let (path, rows, progress, error) = self.with_index(|i| {
+        let (path, rows, progress, error, coverage) = self.with_index(|i| {
             let progress = if i.done {
                 None
             } else {
                 Some(i.chunks_total.map_or(0, |t| i.chunks_read * 100 / t.max(1)))
             };
+            let coverage = i
+                .totals
+                .as_ref()
+                .filter(|t| t.recorded_commands > 0)
+                .map(|t| t.executed_commands as f64 * 100.0 / t.recorded_commands as f64);
             (
                 i.path.display().to_string(),
                 i.rows,
                 progress,
                 i.error.clone(),
+                coverage,
             )
         });
-        spans.push(Span::raw(format!(
-            " {path} · {} draws",
-            format::count(rows)
-        )));
+        spans.push(Span::raw(format!(" {path} · {} rows", format::count(rows))));
+        if let Some(share) = coverage {
+            spans.push(Span::raw(format!(" · {share:.1}% of vkCmd* modelled")));
+        }
         if let Some(p) = progress {
             spans.push(Span::styled(
                 format!(" · indexing {p}%"),

@@ -152,9 +152,11 @@ fn first_screen_shows_frames_submits_and_the_first_draws() {
         "{text}"
     );
     assert!(
-        text.contains(&format!("{} draws", tui::format::count(rows.len() as u64))),
+        text.contains(&format!("{} rows", tui::format::count(rows.len() as u64))),
         "{text}"
     );
+    // The share of the trace's commands the driver model executed, as `replay` said.
+    assert!(text.contains("100.0% of vkCmd* modelled"), "{text}");
 }
 
 #[test]

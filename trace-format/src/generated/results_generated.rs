@@ -3213,6 +3213,7 @@ impl<'a> ResultsBatch<'a> {
   pub const VT_TOTALS: ::flatbuffers::VOffsetT = 12;
   pub const VT_DRAW_STATES: ::flatbuffers::VOffsetT = 14;
   pub const VT_DRAW_ERRORS: ::flatbuffers::VOffsetT = 16;
+  pub const VT_DRAW_MEMORY_WORDS: ::flatbuffers::VOffsetT = 18;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -3224,6 +3225,7 @@ impl<'a> ResultsBatch<'a> {
     args: &'args ResultsBatchArgs<'args>
   ) -> ::flatbuffers::WIPOffset<ResultsBatch<'bldr>> {
     let mut builder = ResultsBatchBuilder::new(_fbb);
+    if let Some(x) = args.draw_memory_words { builder.add_draw_memory_words(x); }
     if let Some(x) = args.draw_errors { builder.add_draw_errors(x); }
     if let Some(x) = args.draw_states { builder.add_draw_states(x); }
     if let Some(x) = args.totals { builder.add_totals(x); }
@@ -3256,6 +3258,9 @@ impl<'a> ResultsBatch<'a> {
     let draw_errors = self.draw_errors().map(|x| {
       x.iter().map(|t| t.unpack()).collect()
     });
+    let draw_memory_words = self.draw_memory_words().map(|x| {
+      x.into_iter().collect()
+    });
     ResultsBatchT {
       run,
       draws,
@@ -3264,6 +3269,7 @@ impl<'a> ResultsBatch<'a> {
       totals,
       draw_states,
       draw_errors,
+      draw_memory_words,
     }
   }
 
@@ -3319,6 +3325,16 @@ impl<'a> ResultsBatch<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<RowError>>>>(ResultsBatch::VT_DRAW_ERRORS, None)}
   }
+  /// One per draw row, in the same order: words the CPU wrote into GPU memory for it
+  /// (a dispatch's root table and QMD); absent when all are zero, and from files
+  /// written before it was added.
+  #[inline]
+  pub fn draw_memory_words(&self) -> Option<::flatbuffers::Vector<'a, u32>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u32>>>(ResultsBatch::VT_DRAW_MEMORY_WORDS, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
@@ -3334,6 +3350,7 @@ impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<RunTotals>>("totals", Self::VT_TOTALS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawState>>>("draw_states", Self::VT_DRAW_STATES, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<RowError>>>>("draw_errors", Self::VT_DRAW_ERRORS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("draw_memory_words", Self::VT_DRAW_MEMORY_WORDS, false)?
      .finish();
     Ok(())
   }
@@ -3346,6 +3363,7 @@ pub struct ResultsBatchArgs<'a> {
     pub totals: Option<::flatbuffers::WIPOffset<RunTotals<'a>>>,
     pub draw_states: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawState>>>,
     pub draw_errors: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<RowError<'a>>>>>,
+    pub draw_memory_words: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
 }
 impl<'a> Default for ResultsBatchArgs<'a> {
   #[inline]
@@ -3358,6 +3376,7 @@ impl<'a> Default for ResultsBatchArgs<'a> {
       totals: None,
       draw_states: None,
       draw_errors: None,
+      draw_memory_words: None,
     }
   }
 }
@@ -3367,7 +3386,7 @@ impl Serialize for ResultsBatch<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("ResultsBatch", 7)?;
+    let mut s = serializer.serialize_struct("ResultsBatch", 8)?;
       if let Some(f) = self.run() {
         s.serialize_field("run", &f)?;
       } else {
@@ -3402,6 +3421,11 @@ impl Serialize for ResultsBatch<'_> {
         s.serialize_field("draw_errors", &f)?;
       } else {
         s.skip_field("draw_errors")?;
+      }
+      if let Some(f) = self.draw_memory_words() {
+        s.serialize_field("draw_memory_words", &f)?;
+      } else {
+        s.skip_field("draw_memory_words")?;
       }
     s.end()
   }
@@ -3441,6 +3465,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ResultsBatchBuilder<'a, 'b, A
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAW_ERRORS, draw_errors);
   }
   #[inline]
+  pub fn add_draw_memory_words(&mut self, draw_memory_words: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u32>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAW_MEMORY_WORDS, draw_memory_words);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ResultsBatchBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     ResultsBatchBuilder {
@@ -3465,6 +3493,7 @@ impl ::core::fmt::Debug for ResultsBatch<'_> {
       ds.field("totals", &self.totals());
       ds.field("draw_states", &self.draw_states());
       ds.field("draw_errors", &self.draw_errors());
+      ds.field("draw_memory_words", &self.draw_memory_words());
       ds.finish()
   }
 }
@@ -3478,6 +3507,7 @@ pub struct ResultsBatchT {
   pub totals: Option<alloc::boxed::Box<RunTotalsT>>,
   pub draw_states: Option<alloc::vec::Vec<DrawStateT>>,
   pub draw_errors: Option<alloc::vec::Vec<RowErrorT>>,
+  pub draw_memory_words: Option<alloc::vec::Vec<u32>>,
 }
 impl Default for ResultsBatchT {
   fn default() -> Self {
@@ -3489,6 +3519,7 @@ impl Default for ResultsBatchT {
       totals: None,
       draw_states: None,
       draw_errors: None,
+      draw_memory_words: None,
     }
   }
 }
@@ -3518,6 +3549,9 @@ impl ResultsBatchT {
     let draw_errors = self.draw_errors.as_ref().map(|x|{
       let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack(_fbb)).collect();_fbb.create_vector(&w)
     });
+    let draw_memory_words = self.draw_memory_words.as_ref().map(|x|{
+      _fbb.create_vector(x)
+    });
     ResultsBatch::create(_fbb, &ResultsBatchArgs{
       run,
       draws,
@@ -3526,6 +3560,7 @@ impl ResultsBatchT {
       totals,
       draw_states,
       draw_errors,
+      draw_memory_words,
     })
   }
 }
