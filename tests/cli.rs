@@ -741,3 +741,46 @@ fn a_runaway_draw_fails_alone_and_strict_makes_it_fatal() {
         stderr(&strict)
     );
 }
+
+#[test]
+fn compare_says_where_the_change_is_as_text_markdown_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    let (turing, again, fermi) = (at("t.msr"), at("t2.msr"), at("f.msr"));
+    for (out, mme) in [(&turing, "turing"), (&again, "turing"), (&fermi, "fermi")] {
+        let run = macroscope(&["replay", CAPTURED_SCENE, "-o", out, "--mme", mme]);
+        assert!(run.status.success(), "{}", stderr(&run));
+    }
+    // The Fermi MME: every draw hurt in MME instructions, grouped and listed.
+    let json = macroscope(&["compare", &turing, &fermi, "--format", "json", "--top", "3"]);
+    assert_eq!(json.status.code(), Some(1), "{}", stderr(&json));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(v["verdict"], "regressed");
+    let changed = &v["changes"]["metrics"];
+    assert_eq!(changed.as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(changed[0]["metric"], "mme-instructions");
+    let by_kind = changed[0]["groups"]["kind"].as_array().unwrap();
+    let draws: u64 = by_kind.iter().map(|g| g["hurt"].as_u64().unwrap()).sum();
+    let helped: u64 = by_kind.iter().map(|g| g["helped"].as_u64().unwrap()).sum();
+    assert!(draws > 0 && helped == 0, "{v}");
+    assert_eq!(changed[0]["top"].as_array().map(Vec::len), Some(3), "{v}");
+    assert!(changed[0]["top"][0]["new"].as_u64() > changed[0]["top"][0]["base"].as_u64());
+    assert_eq!(v["changes"]["added_count"], 0);
+
+    let markdown = stdout(&macroscope(&[
+        "compare", &turing, &fermi, "--format", "markdown",
+    ]));
+    assert!(
+        markdown.starts_with("### macroscope compare: REGRESSED")
+            && markdown.contains("| group | helped | hurt | base | new | change |")
+            && markdown.contains("Largest changes:"),
+        "{markdown}"
+    );
+
+    // Two replays by the same build: nothing changed, nothing to list.
+    let same = macroscope(&["compare", &turing, &again, "--format", "json"]);
+    assert_eq!(same.status.code(), Some(0), "{}", stdout(&same));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&same)).unwrap();
+    assert_eq!(v["verdict"], "ok");
+    assert_eq!(v["changes"]["metrics"].as_array().map(Vec::len), Some(0));
+}

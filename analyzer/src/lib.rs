@@ -9,6 +9,7 @@
 
 #![deny(missing_docs)]
 
+pub mod changes;
 pub mod compare;
 pub mod export;
 pub mod metrics;

@@ -3,7 +3,11 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use analyzer::compare::{compare as compare_runs, Thresholds, Verdict, MIN_TIMING_REPETITIONS};
+use analyzer::changes::{changes, Changes};
+use analyzer::compare::{
+    compare as compare_runs, Comparison, MetricComparison, Thresholds, Verdict,
+    MIN_TIMING_REPETITIONS,
+};
 use analyzer::export::{export as export_rows, Format};
 use analyzer::report::{PERCENTILES, STATE_GROUP_ROWS};
 use analyzer::{GroupBy, Metric, Report};
@@ -219,6 +223,23 @@ pub struct CompareArgs {
     /// Also write the compared metrics' distributions, overlaid, into this folder.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// How to print: text, markdown (for a CI comment) or json (for tools).
+    #[arg(long, value_enum, default_value = "text")]
+    format: CompareFormat,
+    /// Rows listed per changed metric, largest change first.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+}
+
+/// `compare`'s output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum CompareFormat {
+    /// Aligned columns.
+    Text,
+    /// Tables for an issue or CI comment.
+    Markdown,
+    /// One JSON object.
+    Json,
 }
 
 /// Prints the comparison and returns its verdict.
@@ -236,20 +257,26 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Verdict> {
         timings_pct: args.threshold,
     };
     let c = compare_runs(&args.base, &args.new, &args.metrics, thresholds)?;
+    let compared: Vec<Metric> = c.metrics.iter().map(|m| m.metric).collect();
+    let where_ = changes(&args.base, &args.new, &compared, args.top)?;
     let mut out = io::stdout().lock();
+    match args.format {
+        CompareFormat::Json => {
+            write_json(&mut out, &c, &where_)?;
+            return Ok(c.verdict());
+        }
+        CompareFormat::Markdown => {
+            write_markdown(&mut out, &c, &where_)?;
+            return Ok(c.verdict());
+        }
+        CompareFormat::Text => {}
+    }
     writeln!(
         out,
         "{:<18} {:>16} {:>16} {:>10} {:>22}  verdict",
         "metric", "base", "new", "change", "95% interval"
     )?;
     for m in &c.metrics {
-        let interval = match m.interval_pct {
-            Some((lo, hi)) => format!("[{lo:+.1}%, {hi:+.1}%]"),
-            None if m.metric.is_timing() => {
-                format!("{} vs {} repetitions", m.repetitions.0, m.repetitions.1)
-            }
-            None => "exact".to_string(),
-        };
         writeln!(
             out,
             "{:<18} {:>16.0} {:>16.0} {:>+9.2}% {:>22}  {}",
@@ -257,10 +284,11 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Verdict> {
             m.base,
             m.new,
             m.change_pct,
-            interval,
+            interval_text(m),
             m.verdict.word()
         )?;
     }
+    write_changes_text(&mut out, &where_)?;
     if let Some(dir) = &args.plot {
         let base = Report::build(&args.base, GroupBy::Kind, 0, Metric::MmeInstructions)?;
         let new = Report::build(&args.new, GroupBy::Kind, 0, Metric::MmeInstructions)?;
@@ -269,20 +297,183 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Verdict> {
         }
         writeln!(out, "wrote the A/B plots to {}", dir.display())?;
     }
-    let verdict = c.verdict();
-    let summary = match verdict {
+    writeln!(out, "{}", summary_line(&c))?;
+    Ok(c.verdict())
+}
+
+/// The interval column: the bootstrap's, the repetitions a timing lacked, or `exact`.
+fn interval_text(m: &MetricComparison) -> String {
+    match m.interval_pct {
+        Some((lo, hi)) => format!("[{lo:+.1}%, {hi:+.1}%]"),
+        None if m.metric.is_timing() => {
+            format!("{} vs {} repetitions", m.repetitions.0, m.repetitions.1)
+        }
+        None => "exact".to_string(),
+    }
+}
+
+/// The verdict in words, with the thresholds.
+fn summary_line(c: &Comparison) -> String {
+    let summary = match c.verdict() {
         Verdict::Ok => "no regression".to_string(),
         Verdict::Regressed => "regression".to_string(),
         Verdict::Inconclusive => format!(
             "inconclusive: timings need at least {MIN_TIMING_REPETITIONS} repetitions a side (replay --repeat)"
         ),
     };
-    writeln!(
-        out,
+    format!(
         "{summary} (counts: any growth past {:.1}%; timings: past {:.1}%)",
-        thresholds.counts_pct, thresholds.timings_pct
-    )?;
-    Ok(verdict)
+        c.thresholds.counts_pct, c.thresholds.timings_pct
+    )
+}
+
+fn signed_change(base: u64, new: u64) -> String {
+    let d = new as i128 - base as i128;
+    if base == 0 {
+        format!("{d:+}")
+    } else {
+        format!("{d:+} ({:+.2}%)", d as f64 * 100.0 / base as f64)
+    }
+}
+
+/// Where the counts changed: per metric, helped/hurt by group, the top rows; then the
+/// rows only one side has.
+fn write_changes_text(out: &mut impl Write, w: &Changes) -> anyhow::Result<()> {
+    for m in &w.metrics {
+        writeln!(out, "\nwhere {} changed:", m.metric)?;
+        for (by, groups) in &m.groups {
+            writeln!(
+                out,
+                "  by {by}:\n    {:<36} {:>8} {:>8} {:>14} {:>14}  change",
+                "group", "helped", "hurt", "base", "new"
+            )?;
+            for g in groups {
+                writeln!(
+                    out,
+                    "    {:<36} {:>8} {:>8} {:>14} {:>14}  {}",
+                    g.group,
+                    g.helped,
+                    g.hurt,
+                    g.base,
+                    g.new,
+                    signed_change(g.base, g.new)
+                )?;
+            }
+        }
+        writeln!(out, "  largest changes:")?;
+        for r in &m.top {
+            writeln!(
+                out,
+                "    #{:<10} frame {:<6} {:<32} {:>10} -> {:<10} {}",
+                r.seq,
+                r.frame,
+                r.kind,
+                r.base,
+                r.new,
+                signed_change(r.base, r.new)
+            )?;
+        }
+    }
+    if w.added_count + w.removed_count > 0 {
+        writeln!(
+            out,
+            "\nrows only in the new run: {} {:?}; only in the base run: {} {:?}",
+            w.added_count, w.added, w.removed_count, w.removed
+        )?;
+    }
+    Ok(())
+}
+
+/// The comparison as Markdown tables, for an issue or a CI comment.
+fn write_markdown(out: &mut impl Write, c: &Comparison, w: &Changes) -> anyhow::Result<()> {
+    writeln!(out, "### macroscope compare: {}\n", c.verdict().word())?;
+    writeln!(out, "| metric | base | new | change | interval | verdict |")?;
+    writeln!(out, "|---|---:|---:|---:|---|---|")?;
+    for m in &c.metrics {
+        writeln!(
+            out,
+            "| {} | {:.0} | {:.0} | {:+.2}% | {} | {} |",
+            m.metric.name(),
+            m.base,
+            m.new,
+            m.change_pct,
+            interval_text(m),
+            m.verdict.word()
+        )?;
+    }
+    for m in &w.metrics {
+        writeln!(out, "\n#### Where `{}` changed\n", m.metric)?;
+        for (by, groups) in &m.groups {
+            writeln!(out, "By {by}:\n")?;
+            writeln!(out, "| group | helped | hurt | base | new | change |")?;
+            writeln!(out, "|---|---:|---:|---:|---:|---:|")?;
+            for g in groups {
+                writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    g.group,
+                    g.helped,
+                    g.hurt,
+                    g.base,
+                    g.new,
+                    signed_change(g.base, g.new)
+                )?;
+            }
+            writeln!(out)?;
+        }
+        writeln!(out, "Largest changes:\n")?;
+        writeln!(out, "| row | frame | command | base | new | change |")?;
+        writeln!(out, "|---:|---:|---|---:|---:|---:|")?;
+        for r in &m.top {
+            writeln!(
+                out,
+                "| #{} | {} | {} | {} | {} | {} |",
+                r.seq,
+                r.frame,
+                r.kind,
+                r.base,
+                r.new,
+                signed_change(r.base, r.new)
+            )?;
+        }
+    }
+    if w.added_count + w.removed_count > 0 {
+        writeln!(
+            out,
+            "\nRows only in the new run: {}; only in the base run: {}.",
+            w.added_count, w.removed_count
+        )?;
+    }
+    writeln!(out, "\n{}", summary_line(c))?;
+    Ok(())
+}
+
+/// The comparison as one JSON object.
+fn write_json(out: &mut impl Write, c: &Comparison, w: &Changes) -> anyhow::Result<()> {
+    let metrics: Vec<serde_json::Value> = c
+        .metrics
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "metric": m.metric.name(),
+                "base": m.base,
+                "new": m.new,
+                "change_pct": m.change_pct,
+                "interval_pct": m.interval_pct.map(|(lo, hi)| [lo, hi]),
+                "repetitions": [m.repetitions.0, m.repetitions.1],
+                "verdict": m.verdict.word().to_lowercase(),
+            })
+        })
+        .collect();
+    let value = serde_json::json!({
+        "verdict": c.verdict().word().to_lowercase(),
+        "thresholds_pct": { "counts": c.thresholds.counts_pct, "timings": c.thresholds.timings_pct },
+        "metrics": metrics,
+        "changes": w,
+    });
+    serde_json::to_writer_pretty(&mut *out, &value)?;
+    writeln!(out)?;
+    Ok(())
 }
 
 /// Export formats.
