@@ -1,10 +1,19 @@
 //! Where a comparison's change is: each row of the first repetition matched with its
-//! counterpart by sequence number (two replays of one trace), and for each compared
-//! count whose total moved, the rows helped and hurt by group (row kind, view count,
-//! pipeline), the largest per-row changes, and the rows only one side has. fossil-db's
-//! report is the model: totals, helped/hurt counts, the top changed items.
+//! counterpart, and for each compared count whose total moved, the rows helped and hurt
+//! by group (row kind, view count, pipeline), the largest per-row changes, and the rows
+//! only one side has. fossil-db's report is the model: totals, helped/hurt counts, the
+//! top changed items.
+//!
+//! Rows are matched by sequence number when both runs replayed the same trace (the
+//! same file digest). Otherwise — the program before and after an update, a capture
+//! from another machine — they are matched frame by frame by the longest common
+//! subsequence of their identities (command, view mask, instances, elements, indirect
+//! commands), so that an inserted or removed row shows as added or removed instead of
+//! shifting every later one. (Pipeline handles differ between captures, so they are not
+//! part of the identity. Frames whose two sides multiply to more than
+//! [`LCS_CELLS`] cells are matched by position.)
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use trace_format::generated::results::{DrawKind, DrawRow};
@@ -21,7 +30,12 @@ struct RowKey {
     view_count: u8,
     pipeline: u64,
     values: [u64; 7],
+    /// What the program asked for, the same in two captures of the same draw.
+    identity: (u8, u32, u32, u32, u32),
 }
+
+/// The most cells the per-frame longest-common-subsequence table may have.
+pub const LCS_CELLS: usize = 16 << 20;
 
 impl RowKey {
     fn of(row: &DrawRow) -> Self {
@@ -35,6 +49,13 @@ impl RowKey {
             view_count: row.view_count(),
             pipeline: row.pipeline(),
             values,
+            identity: (
+                row.kind().0,
+                row.view_mask(),
+                row.instance_count(),
+                row.element_count(),
+                row.indirect_draw_count(),
+            ),
         }
     }
 }
@@ -42,16 +63,120 @@ impl RowKey {
 /// How a row is grouped: its group's name.
 type GroupKey = fn(&RowKey) -> String;
 
-/// The first repetition's rows by sequence number.
-fn rows(path: &Path) -> Result<HashMap<u64, RowKey>, AnalyzeError> {
-    let mut rows = HashMap::new();
+/// Rows by sequence number, in order.
+type Rows = Vec<(u64, RowKey)>;
+
+/// A results file's first repetition: the trace's digest, and its rows in order.
+fn rows(path: &Path) -> Result<(Option<String>, Rows), AnalyzeError> {
+    let (mut digest, mut rows) = (None, Vec::new());
     for chunk in ResultsReader::open_with(path, &ReadOptions::parallel())? {
         let chunk = chunk?;
+        if let Some(run) = chunk.batch().run() {
+            digest = run.trace_hash().map(str::to_string);
+        }
         for row in chunk.draws().filter(|r| r.repetition() == 0) {
-            rows.insert(row.seq(), RowKey::of(row));
+            rows.push((row.seq(), RowKey::of(row)));
         }
     }
-    Ok(rows)
+    Ok((digest, rows))
+}
+
+/// Pairs of indices into `a` and `b` (each in order) of the longest common subsequence
+/// of their identities.
+fn lcs(a: &[(u64, RowKey)], b: &[(u64, RowKey)]) -> Vec<(usize, usize)> {
+    let (n, m) = (a.len(), b.len());
+    if n.saturating_mul(m) > LCS_CELLS {
+        return (0..n.min(m)).map(|i| (i, i)).collect();
+    }
+    // lengths[i][j]: the LCS of a[i..] and b[j..].
+    let mut lengths = vec![0u32; (n + 1) * (m + 1)];
+    let at = |i: usize, j: usize| i * (m + 1) + j;
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lengths[at(i, j)] = if a[i].1.identity == b[j].1.identity {
+                lengths[at(i + 1, j + 1)] + 1
+            } else {
+                lengths[at(i + 1, j)].max(lengths[at(i, j + 1)])
+            };
+        }
+    }
+    let (mut i, mut j, mut pairs) = (0, 0, Vec::new());
+    while i < n && j < m {
+        if a[i].1.identity == b[j].1.identity {
+            pairs.push((i, j));
+            i += 1;
+            j += 1;
+        } else if lengths[at(i + 1, j)] >= lengths[at(i, j + 1)] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    pairs
+}
+
+/// Matched rows (`a`'s sequence number with both keys), and the sequence numbers only
+/// `a` and only `b` have.
+type Matching<'a> = (Vec<(u64, &'a RowKey, &'a RowKey)>, Vec<u64>, Vec<u64>);
+
+/// Matches the rows of two runs: by sequence number when they replayed the same trace,
+/// else frame by frame by the longest common subsequence.
+fn matching<'a>(a: &'a [(u64, RowKey)], b: &'a [(u64, RowKey)], same_trace: bool) -> Matching<'a> {
+    let (mut matched, mut only_a, mut only_b) = (Vec::new(), Vec::new(), Vec::new());
+    if same_trace {
+        let by_seq: HashMap<u64, &RowKey> = b.iter().map(|(s, k)| (*s, k)).collect();
+        let seqs_a: HashSet<u64> = a.iter().map(|(s, _)| *s).collect();
+        for (seq, x) in a {
+            match by_seq.get(seq) {
+                Some(y) => matched.push((*seq, x, *y)),
+                None => only_a.push(*seq),
+            }
+        }
+        only_b.extend(b.iter().map(|(s, _)| *s).filter(|s| !seqs_a.contains(s)));
+        return (matched, only_a, only_b);
+    }
+    let frames = |rows: &'a [(u64, RowKey)]| {
+        let mut by_frame: BTreeMap<u32, Vec<(u64, RowKey)>> = BTreeMap::new();
+        for r in rows {
+            by_frame.entry(r.1.frame).or_default().push(*r);
+        }
+        by_frame
+    };
+    let (fa, fb) = (frames(a), frames(b));
+    let index = |rows: &'a [(u64, RowKey)]| -> HashMap<u64, &'a RowKey> {
+        rows.iter().map(|(s, k)| (*s, k)).collect()
+    };
+    let (ia, ib) = (index(a), index(b));
+    let empty = Vec::new();
+    let all_frames: BTreeSet<u32> = fa.keys().chain(fb.keys()).copied().collect();
+    for frame in all_frames {
+        let (ra, rb) = (
+            fa.get(&frame).unwrap_or(&empty),
+            fb.get(&frame).unwrap_or(&empty),
+        );
+        let pairs = lcs(ra, rb);
+        let (mut used_a, mut used_b) = (vec![false; ra.len()], vec![false; rb.len()]);
+        for (i, j) in pairs {
+            used_a[i] = true;
+            used_b[j] = true;
+            if let (Some(x), Some(y)) = (ia.get(&ra[i].0), ib.get(&rb[j].0)) {
+                matched.push((ra[i].0, *x, *y));
+            }
+        }
+        only_a.extend(
+            ra.iter()
+                .zip(&used_a)
+                .filter(|(_, u)| !**u)
+                .map(|(r, _)| r.0),
+        );
+        only_b.extend(
+            rb.iter()
+                .zip(&used_b)
+                .filter(|(_, u)| !**u)
+                .map(|(r, _)| r.0),
+        );
+    }
+    (matched, only_a, only_b)
 }
 
 /// Rows of one group that got better, worse, or stayed.
@@ -103,14 +228,16 @@ pub struct MetricChanges {
 pub struct Changes {
     /// Per compared count whose total moved.
     pub metrics: Vec<MetricChanges>,
-    /// Rows only the new run has (their sequence numbers, the first few).
+    /// Rows only the new run has (their sequence numbers in its trace, the first few).
     pub added: Vec<u64>,
-    /// Rows only the base run has.
+    /// Rows only the base run has (in its trace).
     pub removed: Vec<u64>,
     /// How many rows only the new run has.
     pub added_count: u64,
     /// How many rows only the base run has.
     pub removed_count: u64,
+    /// How rows were matched: `sequence` (one trace) or `identity` (two captures).
+    pub matched_by: String,
 }
 
 /// Rows listed by sequence number in `added` and `removed`.
@@ -124,20 +251,19 @@ pub fn changes(
     metrics: &[Metric],
     top_n: usize,
 ) -> Result<Changes, AnalyzeError> {
-    let (a, b) = (rows(base)?, rows(new)?);
-    let mut out = Changes::default();
-    let mut removed: Vec<u64> = a.keys().filter(|s| !b.contains_key(s)).copied().collect();
-    let mut added: Vec<u64> = b.keys().filter(|s| !a.contains_key(s)).copied().collect();
+    let ((digest_a, a), (digest_b, b)) = (rows(base)?, rows(new)?);
+    let same_trace = digest_a.is_some() && digest_a == digest_b;
+    let mut out = Changes {
+        matched_by: if same_trace { "sequence" } else { "identity" }.to_string(),
+        ..Changes::default()
+    };
+    let (mut matched, mut removed, mut added) = matching(&a, &b, same_trace);
     removed.sort_unstable();
     added.sort_unstable();
     out.removed_count = removed.len() as u64;
     out.added_count = added.len() as u64;
     out.removed = removed.into_iter().take(LISTED).collect();
     out.added = added.into_iter().take(LISTED).collect();
-    let mut matched: Vec<(u64, &RowKey, &RowKey)> = a
-        .iter()
-        .filter_map(|(seq, x)| b.get(seq).map(|y| (*seq, x, y)))
-        .collect();
     matched.sort_unstable_by_key(|(seq, _, _)| *seq);
     for metric in metrics.iter().filter(|m| !m.is_timing()) {
         let i = Metric::ALL.iter().position(|m| m == metric).unwrap_or(0);

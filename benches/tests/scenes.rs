@@ -45,6 +45,11 @@ impl Issued {
 
 /// Runs `scene` for `frames` frames under the capture layer.
 fn capture(dir: &Path, scene: &str, frames: u64) -> (PathBuf, Issued) {
+    capture_with(dir, scene, frames, &[])
+}
+
+/// Runs `scene` for `frames` frames with the scene's `options` under the capture layer.
+fn capture_with(dir: &Path, scene: &str, frames: u64, options: &[&str]) -> (PathBuf, Issued) {
     let manifests = dir.join("layer");
     std::fs::create_dir_all(&manifests).unwrap();
     std::fs::write(
@@ -55,6 +60,7 @@ fn capture(dir: &Path, scene: &str, frames: u64) -> (PathBuf, Issued) {
     let trace = dir.join(format!("{scene}.mscope"));
     let out = Command::new(env!("CARGO_BIN_EXE_scene"))
         .args([scene, &frames.to_string()])
+        .args(options)
         .env("VK_ADD_LAYER_PATH", &manifests)
         .env("VK_INSTANCE_LAYERS", "VK_LAYER_MACROSCOPE_capture")
         .env("MACROSCOPE_CAPTURE_FILE", &trace)
@@ -422,4 +428,49 @@ fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
     assert_eq!(summary.first_unmodelled, None);
     assert_eq!(summary.executed_commands, summary.recorded_commands);
     assert!(summary.recorded_commands >= frames * 12, "{summary:?}");
+}
+
+#[test]
+fn two_captures_differing_by_one_draw_match_every_other_draw() {
+    use analyzer::changes::changes;
+    use analyzer::Metric;
+    if !ready() {
+        return;
+    }
+    let (plain_dir, extra_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (plain, _) = capture(plain_dir.path(), "multiview", 3);
+    let (extra, issued) = capture_with(extra_dir.path(), "multiview", 3, &["--extra-draw"]);
+    assert_eq!(issued.count("view_masks", "15"), 3 * 2 + 1);
+    let replay_to = |trace: &Path, dir: &Path| {
+        let out = dir.join("r.msr");
+        let options = ReplayOptions {
+            arch: Arch::Turing,
+            frames: None,
+            repeat: 1,
+            read: ReadOptions::default(),
+            mme_budget: replayer::DEFAULT_MME_BUDGET,
+        };
+        replay(trace, &out, &options, &mut |_, _| {}).unwrap();
+        out
+    };
+    let (a, b) = (
+        replay_to(&plain, plain_dir.path()),
+        replay_to(&extra, extra_dir.path()),
+    );
+    let counts: Vec<Metric> = Metric::ALL.into_iter().filter(|m| !m.is_timing()).collect();
+    let found = changes(&a, &b, &counts, 10).unwrap();
+    // Two captures: matched by what each draw is, frame by frame. The extra draw is
+    // the one added row; every other row matches its counterpart with no change.
+    assert_eq!(found.matched_by, "identity");
+    assert_eq!(
+        (found.added_count, found.removed_count),
+        (1, 0),
+        "{found:?}"
+    );
+    assert!(found.metrics.is_empty(), "{found:?}");
+    // The same trace replayed twice: matched by sequence number.
+    let again = replay_to(&plain, extra_dir.path());
+    let same = changes(&a, &again, &counts, 10).unwrap();
+    assert_eq!(same.matched_by, "sequence");
+    assert_eq!((same.added_count, same.removed_count), (0, 0));
 }

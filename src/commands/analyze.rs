@@ -339,6 +339,12 @@ fn signed_change(base: u64, new: u64) -> String {
 /// Where the counts changed: per metric, helped/hurt by group, the top rows; then the
 /// rows only one side has.
 fn write_changes_text(out: &mut impl Write, w: &Changes) -> anyhow::Result<()> {
+    if w.matched_by == "identity" {
+        writeln!(
+            out,
+            "\nthe runs replayed different traces: rows matched frame by frame by what they draw"
+        )?;
+    }
     for m in &w.metrics {
         writeln!(out, "\nwhere {} changed:", m.metric)?;
         for (by, groups) in &m.groups {

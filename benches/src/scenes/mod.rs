@@ -94,8 +94,21 @@ impl Issued {
     }
 }
 
+/// Variations of a scene, for tests that compare two captures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SceneOptions {
+    /// One more draw in frame 1 (the multiview scene: after its first draw), so that
+    /// two captures differ by exactly one draw.
+    pub extra_draw: bool,
+}
+
 /// Runs scene `name` for `frames` frames.
 pub fn run(name: &str, frames: u64) -> Result<Issued, Error> {
+    run_with(name, frames, SceneOptions::default())
+}
+
+/// Runs scene `name` for `frames` frames with `options`.
+pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued, Error> {
     let app = match name {
         "multiview" => c"macroscope-scene-multiview",
         "indirect" => c"macroscope-scene-indirect",
@@ -112,7 +125,7 @@ pub fn run(name: &str, frames: u64) -> Result<Issued, Error> {
         ..Issued::default()
     };
     match name {
-        "multiview" => multiview(&mut gpu, frames, &mut issued)?,
+        "multiview" => multiview(&mut gpu, frames, options, &mut issued)?,
         "indirect" => indirect(&mut gpu, frames, &mut issued)?,
         "storm" => storm(&mut gpu, frames, &mut issued)?,
         "threads" => threads(&mut gpu, frames, &mut issued)?,
@@ -136,7 +149,12 @@ fn tints(gpu: &mut Gpu) -> Result<[gpu::Buffer; 2], Error> {
     ])
 }
 
-fn multiview(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+fn multiview(
+    gpu: &mut Gpu,
+    frames: u64,
+    options: SceneOptions,
+    issued: &mut Issued,
+) -> Result<(), Error> {
     let [a, b] = tints(gpu)?;
     let (layout, sets) = gpu.layout(&[&a, &b])?;
     let vert = gpu.module(TRI_VERT)?;
@@ -180,6 +198,10 @@ fn multiview(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Erro
             issued.draw("CmdDraw", 0b1111);
             d.cmd_end_query(cb, occlusion, 0);
             issued.query("occlusion");
+            if options.extra_draw && frame == 1 {
+                d.cmd_draw(cb, 6, 2, 0, 0);
+                issued.draw("CmdDraw", 0b1111);
+            }
             gpu.place(cb, layout, 0.3, 0.3, 0.2);
             d.cmd_draw(cb, 3, 2, 0, 0);
             issued.draw("CmdDraw", 0b1111);
