@@ -115,6 +115,19 @@ fn lcs(a: &[(u64, RowKey)], b: &[(u64, RowKey)]) -> Vec<(usize, usize)> {
     pairs
 }
 
+/// For each of `a`'s rows, the index of its counterpart among `b`'s — the same frame
+/// of two different captures — by the longest common subsequence of what they ask for;
+/// `None` for a row only `a` has.
+pub fn match_rows(a: &[DrawRow], b: &[DrawRow]) -> Vec<Option<usize>> {
+    let keys =
+        |rows: &[DrawRow]| -> Rows { rows.iter().map(|r| (r.seq(), RowKey::of(r))).collect() };
+    let mut out = vec![None; a.len()];
+    for (i, j) in lcs(&keys(a), &keys(b)) {
+        out[i] = Some(j);
+    }
+    out
+}
+
 /// Matched rows (`a`'s sequence number with both keys), and the sequence numbers only
 /// `a` and only `b` have.
 type Matching<'a> = (Vec<(u64, &'a RowKey, &'a RowKey)>, Vec<u64>, Vec<u64>);

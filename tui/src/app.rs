@@ -195,6 +195,10 @@ pub struct Areas {
     pub histogram: Rect,
 }
 
+/// A frame's matching between two traces: the (repetition, frame) it is of, A's rows'
+/// counterparts in B (offsets in the frame), and how many of B's rows have none.
+type FrameMatch = ((u16, u32), Vec<Option<u64>>, u64);
+
 /// The browser.
 pub struct App {
     /// The results.
@@ -238,6 +242,11 @@ pub struct App {
     pub areas: Areas,
     /// Whether to quit.
     pub quit: bool,
+    /// Whether A and B were replayed from different traces: their rows are matched by
+    /// what they draw, not by position.
+    different_traces: bool,
+    /// For the selected frame of two different traces: A's rows' counterparts in B.
+    frame_match: Option<FrameMatch>,
 }
 
 impl App {
@@ -273,8 +282,11 @@ impl App {
             inspector: Inspector::default(),
             areas: Areas::default(),
             quit: false,
+            different_traces: false,
+            frame_match: None,
         };
         app.message = app.baseline_warning();
+        app.different_traces = app.message.is_some();
         app.refresh_rows();
         Ok(app)
     }
@@ -312,7 +324,7 @@ impl App {
         };
         let (ha, hb) = (hash(&self.a), hash(b));
         (ha.is_some() && hb.is_some() && ha != hb).then(|| {
-            "warning: A and B were replayed from different traces; draws are matched by position"
+            "A and B were replayed from different traces: draws are matched by what they draw"
                 .to_string()
         })
     }
@@ -409,7 +421,48 @@ impl App {
         RowSet::List(keyed.into_iter().map(|(_, row)| row).collect())
     }
 
-    /// The baseline's rows matching A's rows `first..first + count` of the selected frame.
+    /// Where A's rows of the selected frame are in B's, by offset in the frame: the
+    /// same offset for two replays of one trace; for two traces, the longest common
+    /// subsequence of what the rows draw (computed once a frame).
+    fn counterpart(&mut self, offset: u64) -> Option<u64> {
+        if !self.different_traces {
+            return Some(offset);
+        }
+        let key = (self.repetition, self.frame);
+        if self.frame_match.as_ref().map(|m| m.0) != Some(key) {
+            let a_index = self.a.index.get();
+            let a_frame = a_index.frame(key.0, key.1)?;
+            let a_rows = self
+                .a
+                .store
+                .rows(&a_index, a_frame.first_row, a_frame.draws);
+            let b = self.b.as_mut()?;
+            let b_index = b.index.get();
+            let b_frame = b_index.frame(key.0, key.1)?;
+            let b_rows = b.store.rows(&b_index, b_frame.first_row, b_frame.draws);
+            let matched = analyzer::changes::match_rows(&a_rows, &b_rows);
+            let used = matched.iter().flatten().count() as u64;
+            let removed = (b_rows.len() as u64).saturating_sub(used);
+            let offsets = matched.into_iter().map(|m| m.map(|j| j as u64)).collect();
+            self.frame_match = Some((key, offsets, removed));
+        }
+        self.frame_match
+            .as_ref()
+            .and_then(|m| m.1.get(offset as usize).copied().flatten())
+    }
+
+    /// For two different traces: how many of the selected frame's B rows match none of
+    /// A's (removed draws).
+    pub fn removed_in_frame(&mut self) -> Option<u64> {
+        if !self.different_traces || self.b.is_none() {
+            return None;
+        }
+        let _ = self.counterpart(0);
+        self.frame_match.as_ref().map(|m| m.2)
+    }
+
+    /// The baseline's rows matching A's rows `first..first + count` of the selected frame
+    /// (a default row where A's has no counterpart).
     fn baseline_rows_at(&mut self, first: u64, count: u64) -> Vec<DrawRow> {
         let (repetition, frame) = (self.repetition, self.frame);
         let a_first = self
@@ -418,6 +471,9 @@ impl App {
             .get()
             .frame(repetition, frame)
             .map_or(0, |f| f.first_row);
+        let offsets: Vec<Option<u64>> = (first..first + count)
+            .map(|g| self.counterpart(g.saturating_sub(a_first)))
+            .collect();
         let Some(b) = &mut self.b else {
             return Vec::new();
         };
@@ -425,25 +481,32 @@ impl App {
         let Some(bf) = index.frame(repetition, frame) else {
             return Vec::new();
         };
-        let offset = first.saturating_sub(a_first);
-        let n = count.min(bf.draws.saturating_sub(offset));
-        b.store.rows(&index, bf.first_row + offset, n)
+        offsets
+            .into_iter()
+            .map(|o| {
+                o.filter(|o| *o < bf.draws)
+                    .and_then(|o| b.store.row(&index, bf.first_row + o))
+                    .unwrap_or_default()
+            })
+            .collect()
     }
 
-    /// The baseline row at the position of A's row `row`, when both sides have it and
-    /// their sequence numbers agree.
+    /// The baseline row matching A's row `row`: at the same position with the same
+    /// sequence number (one trace), or its counterpart by what it draws (two traces).
+    /// `None` for a draw only A has.
     pub fn baseline_row(&mut self, row: &DrawRow, global: u64) -> Option<DrawRow> {
         let (repetition, frame) = (self.repetition, self.frame);
         let a_first = self.a.index.get().frame(repetition, frame)?.first_row;
+        let offset = self.counterpart(global.checked_sub(a_first)?)?;
+        let different = self.different_traces;
         let b = self.b.as_mut()?;
         let index = b.index.get();
         let bf = index.frame(repetition, frame)?;
-        let offset = global.checked_sub(a_first)?;
         if offset >= bf.draws {
             return None;
         }
         let other = b.store.row(&index, bf.first_row + offset)?;
-        (other.seq() == row.seq()).then_some(other)
+        (different || other.seq() == row.seq()).then_some(other)
     }
 
     /// The frames of the shown source's repetition.

@@ -334,8 +334,13 @@ impl App {
         };
         let total = summary.map_or(0, |f| f.draws);
         let label = self.frame_label(self.frame);
+        // Two different traces: the baseline's draws that match none of A's.
+        let removed = match self.removed_in_frame() {
+            Some(n) if delta && n > 0 => format!(" · {n} only in B"),
+            _ => String::new(),
+        };
         let title = format!(
-            " Draws of {label} · {} of {} · sort {sort}{filter} ",
+            " Draws of {label} · {} of {} · sort {sort}{filter}{removed} ",
             format::count(self.rows.len() as u64),
             format::count(total),
         );
@@ -384,7 +389,8 @@ impl App {
                         Cell::from(signed(i128::from(x) - i128::from(y), metric.is_timing()))
                             .style(delta_style(x, y))
                     }
-                    None => Cell::from("no match"),
+                    // A draw B has not: inserted since the baseline.
+                    None => Cell::from("added").style(Style::default().fg(REGRESSED)),
                 });
             }
             let mut r = Row::new(cells);

@@ -428,3 +428,74 @@ fn the_mouse_wheel_scrolls_the_pane_under_the_pointer() {
     // Focus stays where the keyboard left it.
     assert_eq!(app.focus, Pane::Draws);
 }
+
+/// A results file of one frame whose draws draw `elements` vertices each, costing ten
+/// MME instructions a vertex, as replayed from the trace with digest `hash`.
+fn one_frame_results(path: &Path, hash: &str, elements: &[u32]) {
+    use trace_format::generated::results::{RunInfoT, SubmitRow};
+    use trace_format::ResultsWriter;
+    let mut run = RunInfoT::default();
+    run.trace_hash = Some(hash.to_string());
+    run.repetitions = 1;
+    let mut w = ResultsWriter::create(path, run, &WriterOptions::default()).unwrap();
+    for (i, e) in elements.iter().enumerate() {
+        let row = DrawRow::new(
+            10 + i as u64,
+            0,
+            0,
+            0,
+            0,
+            DrawKind::Draw,
+            1,
+            0,
+            1,
+            *e,
+            1,
+            10 * e,
+            4,
+            8,
+            1,
+            0,
+            0,
+            5,
+            6,
+            0,
+            0,
+        );
+        w.push_draw(row).unwrap();
+    }
+    let n = elements.len() as u32;
+    w.push_submit(SubmitRow::new(99, 0, 0, 0, n, n, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        .unwrap();
+    w.finish(&[]).unwrap();
+}
+
+#[test]
+fn a_baseline_from_another_trace_matches_draws_by_what_they_draw() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.msr"), dir.path().join("b.msr"));
+    // A has one draw more than B, third in the frame.
+    one_frame_results(&a, "after", &[3, 4, 99, 5, 6]);
+    one_frame_results(&b, "before", &[3, 4, 5, 6]);
+    let mut app = open(&a, Some(&b));
+    assert!(
+        screen(&mut app).contains("different traces: draws are matched by what they draw"),
+        "{}",
+        screen(&mut app)
+    );
+    press(&mut app, "bb");
+    assert_eq!(app.mode, Mode::Delta);
+    let text = screen(&mut app);
+    let deltas: Vec<String> = table_lines(&text)
+        .iter()
+        .map(|cells| cells.last().cloned().unwrap_or_default())
+        .collect();
+    // Every other draw finds its counterpart with no change; the inserted one is added.
+    assert_eq!(deltas, ["0", "0", "added", "0", "0"], "{text}");
+
+    // The other way round, B's extra draw is counted in the title.
+    let mut app = open(&b, Some(&a));
+    press(&mut app, "bb");
+    let text = screen(&mut app);
+    assert!(text.contains("1 only in B"), "{text}");
+}
