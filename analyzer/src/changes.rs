@@ -1,8 +1,8 @@
 //! Where a comparison's change is: each row of the first repetition matched with its
 //! counterpart, and for each compared count whose total moved, the rows helped and hurt
-//! by group (row kind, view count, pipeline), the largest per-row changes, and the rows
-//! only one side has. fossil-db's report is the model: totals, helped/hurt counts, the
-//! top changed items.
+//! by group (row kind, view count, pipeline; methods and dwords also by state group),
+//! the largest per-row changes, and the rows only one side has. fossil-db's report is
+//! the model: totals, helped/hurt counts, the top changed items.
 //!
 //! Rows are matched by sequence number when both runs replayed the same trace (the
 //! same file digest). Otherwise — the program before and after an update, a capture
@@ -16,7 +16,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use trace_format::generated::results::{DrawKind, DrawRow};
+use trace_format::generated::results::{DrawKind, DrawRow, DrawState};
+use trace_format::results::{state_group_costs, STATE_GROUPS};
 use trace_format::{ReadOptions, ResultsReader};
 
 use crate::metrics::{kind_name, Metric};
@@ -32,17 +33,30 @@ struct RowKey {
     values: [u64; 7],
     /// What the program asked for, the same in two captures of the same draw.
     identity: (u8, u32, u32, u32, u32),
+    /// Methods and dwords by state group, then the rest (the draw macro's own).
+    state: [(u64, u64); 7],
 }
 
 /// The most cells the per-frame longest-common-subsequence table may have.
 pub const LCS_CELLS: usize = 16 << 20;
 
 impl RowKey {
-    fn of(row: &DrawRow) -> Self {
+    fn of(row: &DrawRow, state: &DrawState) -> Self {
         let mut values = [0; 7];
         for (v, m) in values.iter_mut().zip(Metric::ALL) {
             *v = m.of(row);
         }
+        let mut groups = [(0u64, 0u64); 7];
+        let (mut methods, mut dwords) = (0u64, 0u64);
+        for (g, (m, d)) in groups.iter_mut().zip(state_group_costs(state)) {
+            *g = (u64::from(m), u64::from(d));
+            methods += u64::from(m);
+            dwords += u64::from(d);
+        }
+        groups[6] = (
+            u64::from(row.methods()).saturating_sub(methods),
+            u64::from(row.pushbuf_dwords()).saturating_sub(dwords),
+        );
         RowKey {
             frame: row.frame(),
             kind: row.kind().0,
@@ -56,6 +70,7 @@ impl RowKey {
                 row.element_count(),
                 row.indirect_draw_count(),
             ),
+            state: groups,
         }
     }
 }
@@ -74,8 +89,10 @@ fn rows(path: &Path) -> Result<(Option<String>, Rows), AnalyzeError> {
         if let Some(run) = chunk.batch().run() {
             digest = run.trace_hash().map(str::to_string);
         }
-        for row in chunk.draws().filter(|r| r.repetition() == 0) {
-            rows.push((row.seq(), RowKey::of(row)));
+        for (i, row) in chunk.draws().enumerate() {
+            if row.repetition() == 0 {
+                rows.push((row.seq(), RowKey::of(row, &chunk.draw_state(i))));
+            }
         }
     }
     Ok((digest, rows))
@@ -119,8 +136,11 @@ fn lcs(a: &[(u64, RowKey)], b: &[(u64, RowKey)]) -> Vec<(usize, usize)> {
 /// of two different captures — by the longest common subsequence of what they ask for;
 /// `None` for a row only `a` has.
 pub fn match_rows(a: &[DrawRow], b: &[DrawRow]) -> Vec<Option<usize>> {
-    let keys =
-        |rows: &[DrawRow]| -> Rows { rows.iter().map(|r| (r.seq(), RowKey::of(r))).collect() };
+    let keys = |rows: &[DrawRow]| -> Rows {
+        rows.iter()
+            .map(|r| (r.seq(), RowKey::of(r, &DrawState::default())))
+            .collect()
+    };
     let mut out = vec![None; a.len()];
     for (i, j) in lcs(&keys(a), &keys(b)) {
         out[i] = Some(j);
@@ -309,6 +329,45 @@ pub fn changes(
                 .collect();
             list.sort_by_key(|g| std::cmp::Reverse(g.new.abs_diff(g.base)));
             groups.insert(by.to_string(), list);
+        }
+        // Methods and dwords also by state group: which part of the rows moved.
+        let part = match metric {
+            Metric::Methods => Some(0),
+            Metric::PushbufDwords => Some(1),
+            _ => None,
+        };
+        if let Some(part) = part {
+            let names = STATE_GROUPS.iter().copied().chain(["draw macro"]);
+            let mut list: Vec<GroupChange> = names
+                .enumerate()
+                .map(|(g, name)| {
+                    let mut change = GroupChange {
+                        group: name.to_string(),
+                        ..GroupChange::default()
+                    };
+                    for (_, x, y) in &matched {
+                        let pick = |k: &RowKey| {
+                            if part == 0 {
+                                k.state[g].0
+                            } else {
+                                k.state[g].1
+                            }
+                        };
+                        let (u, v) = (pick(x), pick(y));
+                        change.base += u;
+                        change.new += v;
+                        match v.cmp(&u) {
+                            std::cmp::Ordering::Less => change.helped += 1,
+                            std::cmp::Ordering::Greater => change.hurt += 1,
+                            std::cmp::Ordering::Equal => change.unchanged += 1,
+                        }
+                    }
+                    change
+                })
+                .filter(|g| g.helped + g.hurt > 0)
+                .collect();
+            list.sort_by_key(|g| std::cmp::Reverse(g.new.abs_diff(g.base)));
+            groups.insert("state group".to_string(), list);
         }
         let mut top: Vec<RowChange> = matched
             .iter()

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use analyzer::compare::{compare, Thresholds, Verdict};
 use analyzer::export::{export, Format};
 use analyzer::{GroupBy, Metric, Report};
-use trace_format::generated::results::{DrawKind, DrawRow, MmeArch, RunInfoT};
+use trace_format::generated::results::{DrawKind, DrawRow, DrawState, MmeArch, RunInfoT};
 use trace_format::{ResultsWriter, WriterOptions};
 
 /// `draws` rows per repetition; MME instructions scaled by `mme_scale`, timings jittered
@@ -236,4 +236,67 @@ fn results_without_state_costs_read_as_made_by_an_older_version() {
     let macro_row = report.state_groups.last().unwrap();
     assert_eq!(macro_row.dwords, 100 * 7);
     assert!(report.state_groups[..6].iter().all(|g| g.dwords == 0));
+}
+
+/// Rows whose blend state costs `blend_dwords` more on every fifth draw.
+fn results_with_blend(dir: &Path, name: &str, blend_dwords: u32) -> PathBuf {
+    let path = dir.join(name);
+    let mut run = RunInfoT::default();
+    run.mme_arch = MmeArch::Turing;
+    run.repetitions = 1;
+    let mut w = ResultsWriter::create(&path, run, &WriterOptions::default()).unwrap();
+    for seq in 0..50u64 {
+        let extra = if seq % 5 == 0 { blend_dwords } else { 0 };
+        // 2 vertex-input methods in 6 dwords, blend 1 method in 2 dwords (+ extra).
+        let state = DrawState::new(2, 6, 0, 0, 0, 0, 0, 0, 1, 2 + extra, 0, 0);
+        let row = DrawRow::new(
+            seq,
+            0x10,
+            0,
+            0,
+            0,
+            DrawKind::Draw,
+            1,
+            1,
+            1,
+            3,
+            1,
+            100,
+            3 + 4 + 1,
+            8 + 7 + extra,
+            1,
+            0,
+            0,
+            1000,
+            5000,
+            100,
+            0,
+        );
+        w.push_draw_with_state(row, state).unwrap();
+    }
+    w.finish(&[]).unwrap();
+    path
+}
+
+#[test]
+fn compare_says_which_state_group_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = results_with_blend(dir.path(), "a.msr", 0);
+    let new = results_with_blend(dir.path(), "b.msr", 4);
+    let c = compare(&base, &new, &[], Thresholds::default()).unwrap();
+    assert_eq!(c.verdict(), Verdict::Regressed);
+    let counts: Vec<Metric> = c.metrics.iter().map(|m| m.metric).collect();
+    let found = analyzer::changes::changes(&base, &new, &counts, 5).unwrap();
+    let dwords = found
+        .metrics
+        .iter()
+        .find(|m| m.metric == "dwords")
+        .expect("dwords moved");
+    // Only the blend group moved, on ten draws; the draw macro's own dwords did not.
+    let groups = &dwords.groups["state group"];
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    assert_eq!(groups[0].group, "blend");
+    assert_eq!((groups[0].hurt, groups[0].helped), (10, 0));
+    assert_eq!(groups[0].new - groups[0].base, 40);
+    assert!(found.metrics.iter().all(|m| m.metric != "methods"));
 }

@@ -1,6 +1,9 @@
 //! Every macro NVK loads, registered in one exhaustive `match`.
 
+use std::sync::atomic::{AtomicU16, Ordering};
+
 use super::draw;
+
 use crate::mme::{Arch, BuildError, Builder, Program};
 
 /// NVK's macros, by id.
@@ -63,6 +66,17 @@ pub enum Macro {
     SetZClamp = 26,
 }
 
+/// The macro this process builds longer (its id + 1; 0 for none).
+static LENGTHENED: AtomicU16 = AtomicU16::new(0);
+
+/// From now on in this process, builds `m` with an instruction or two more at its start
+/// (`None`: as it is). A stand-in for a build of the driver model with a changed macro,
+/// for tests of what `compare` says of one; devices made after it use it.
+#[doc(hidden)]
+pub fn lengthen_for_tests(m: Option<Macro>) {
+    LENGTHENED.store(m.map_or(0, |m| m.id() + 1), Ordering::Relaxed);
+}
+
 impl Macro {
     /// Every macro, in id order.
     pub const ALL: [Macro; 25] = [
@@ -106,6 +120,12 @@ impl Macro {
     /// Builds the macro for `arch`.
     pub fn build(self, arch: Arch) -> Result<Program, BuildError> {
         let mut b = Builder::new(arch);
+        if LENGTHENED.load(Ordering::Relaxed) == self.id() + 1 {
+            // The stand-in for a changed build: one more instruction at every call.
+            let pad = b.mov(crate::mme::Value::Imm(0x1234));
+            b.mov_to(pad, crate::mme::Value::Imm(0x5678));
+            b.free_reg(pad);
+        }
         match self {
             Macro::Draw => draw::direct(&mut b, false),
             Macro::DrawIndexed => draw::direct(&mut b, true),

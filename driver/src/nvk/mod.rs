@@ -31,7 +31,7 @@ mod xfb;
 pub use descriptors::DescriptorState;
 pub use device::{upload_macro, Device, DeviceError};
 pub use encoder::{CommandEncoder, DrawKind, IndirectArgs, Recorded};
-pub use macros::Macro;
+pub use macros::{lengthen_for_tests, Macro};
 pub use query::{QueryPool, QueryType};
 pub use rendering::RenderingInfo;
 pub use sync::Barrier;
