@@ -366,6 +366,13 @@ def write(out, g):
         if name in decoded:
             out.write(f"        \"{alias}\" => GenericCmd::{name[2:]}({name[2:]}::decode(params)?),\n")
     out.write("        _ => return Ok(None),\n    };\n    Ok(Some(decoded))\n}\n\n")
+    out.write("/// Every command name `decode` decodes (aliases included), with its parameter count.\n")
+    out.write("pub const DECODED: &[(&str, usize)] = &[\n")
+    counts = {name: count for name, _, _, count in decoders}
+    for alias, name in sorted(aliases.items(), key=lambda kv: (kv[1], kv[0])):
+        if name in decoded:
+            out.write(f"    (\"{alias}\", {counts[name]}),\n")
+    out.write("];\n\n")
     out.write("/// Command buffer commands recorded generically that have no decoder, and why.\n")
     skipped = [(a, why) for a, n in sorted(aliases.items()) for (k, why) in skipped if k == n]
     out.write("pub const NOT_DECODED: &[(&str, &str)] = &[\n")

@@ -109,7 +109,9 @@ impl Objects {
         }
         let addr = self.next_addr;
         // 64 KiB-aligned, with a guard gap.
-        self.next_addr += size.saturating_add(0x1_ffff) & !0xffff;
+        self.next_addr = self
+            .next_addr
+            .wrapping_add(size.saturating_add(0x1_ffff) & !0xffff);
         addr
     }
 
@@ -121,7 +123,9 @@ impl Objects {
 
     /// The GPU address of `offset` in `memory`.
     pub fn memory_addr(&self, memory: u64, offset: u64) -> Option<u64> {
-        self.memories.get(&memory).map(|base| base + offset)
+        self.memories
+            .get(&memory)
+            .map(|base| base.wrapping_add(offset))
     }
 
     /// vkBindBufferMemory.
@@ -151,9 +155,12 @@ impl Objects {
         }
     }
 
-    /// The GPU address of `offset` in `buffer`, if it is bound.
+    /// The GPU address of `offset` in `buffer`, if it is bound (wrapping, as GPU
+    /// addresses do: an offset past the buffer is the GPU model's to reject).
     pub fn buffer_addr(&self, buffer: u64, offset: u64) -> Option<u64> {
-        self.buffers.get(&buffer).map(|base| base + offset)
+        self.buffers
+            .get(&buffer)
+            .map(|base| base.wrapping_add(offset))
     }
 
     /// A 4 KiB scratch area of the replay's own (where NVK would allocate in the

@@ -2,15 +2,17 @@
 //! each submit encode and execute them on the GPU model, one command at a time, timing
 //! each and writing a row per draw and per submit.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use driver::gpu::{Gpu, GpuError};
+use driver::gpu::{ExecCost, Gpu, GpuError};
 use driver::mme::Arch;
 use driver::mme::{RunError, RunErrorKind, DEFAULT_BUDGET};
 use driver::nvk::state::{StateCost, StateGroup};
-use driver::nvk::{CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs, Recorded};
+use driver::nvk::{
+    CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs, QueryPool, Recorded,
+};
 use trace_format::generated::results::{
     self, DrawRow, DrawState, MmeArch, RunInfoT, RunTotalsT, SubmitRow,
 };
@@ -348,6 +350,10 @@ pub(crate) struct Pass<'o> {
     first_unmodelled: Option<Unmodelled>,
     /// Calls the GPU model could not finish, by kind of failure.
     failed: BTreeMap<&'static str, FailedCalls>,
+    /// Draws (by sequence number) that ran past their budget: a later submit of their
+    /// command buffer marks them failed again without running them, so a trace's work
+    /// stays bounded by what it holds.
+    runaway: HashMap<u64, String>,
     /// Rows written: draws and compute rows (the watch's ordinal).
     draws: u64,
     dispatches: u64,
@@ -455,6 +461,25 @@ fn not_needed(call: Call) -> bool {
     )
 }
 
+/// The most parameter words a pre-Turing indirect draw's macro call gathers from
+/// memory (64 MiB of them).
+const MAX_INDIRECT_PARAM_WORDS: u64 = 1 << 24;
+
+/// Why a call failed, as `replay` counts failures.
+const BUDGET_EXCEEDED: &str = "past its instruction budget";
+
+fn failure_reason(error: &GpuError) -> &'static str {
+    match error {
+        GpuError::Macro(RunError {
+            kind: RunErrorKind::BudgetExceeded { .. },
+            ..
+        }) => BUDGET_EXCEEDED,
+        GpuError::Macro(_) => "a macro failed",
+        GpuError::Push(_) => "a malformed push buffer",
+        GpuError::BadMacro { .. } => "a macro that is not loaded",
+    }
+}
+
 impl<'o> Pass<'o> {
     pub(crate) fn new(options: &'o ReplayOptions, repetition: u16) -> Result<Self, ReplayError> {
         let device = Device::for_arch(options.arch);
@@ -483,6 +508,7 @@ impl<'o> Pass<'o> {
             current_seq: 0,
             first_unmodelled: None,
             failed: BTreeMap::new(),
+            runaway: HashMap::new(),
             draws: 0,
             dispatches: 0,
             clears: 0,
@@ -496,23 +522,34 @@ impl<'o> Pass<'o> {
 
     /// Records a call the GPU model could not finish; returns the message for its row.
     fn fail(&mut self, seq: u64, error: &GpuError) -> String {
-        let reason = match error {
-            GpuError::Macro(RunError {
-                kind: RunErrorKind::BudgetExceeded { .. },
-                ..
-            }) => "past its instruction budget",
-            GpuError::Macro(_) => "a macro failed",
-            GpuError::Push(_) => "a malformed push buffer",
-            GpuError::BadMacro { .. } => "a macro that is not loaded",
-        };
         let message = error.to_string();
+        self.count_failure(failure_reason(error), seq, &message);
+        message
+    }
+
+    fn count_failure(&mut self, reason: &'static str, seq: u64, message: &str) {
         let entry = self.failed.entry(reason).or_insert_with(|| FailedCalls {
             reason: reason.to_string(),
             count: 0,
-            first: (seq, message.clone()),
+            first: (seq, message.to_string()),
         });
         entry.count += 1;
-        message
+    }
+
+    /// The pool a query command names, if queries `first..first + count` are in it;
+    /// else the call is skipped with why.
+    fn query_pool(&mut self, pool: u64, first: u32, count: u32, name: &str) -> Option<QueryPool> {
+        match self.objects.query_pools.get(&pool).copied() {
+            Some(p) if p.holds(first, count) => Some(p),
+            Some(_) => {
+                self.skip(&format!("{name} (queries past the pool)"), true);
+                None
+            }
+            None => {
+                self.skip(&format!("{name} (pool never created)"), true);
+                None
+            }
+        }
     }
 
     fn skip(&mut self, name: &str, needed: bool) {
@@ -765,7 +802,17 @@ impl<'o> Pass<'o> {
         }
         let submit = self.submits as u32;
         let mut totals = SubmitTotals::default();
+        let mut listed = HashSet::new();
         for cb in command_buffers {
+            if !listed.insert(*cb) {
+                // Legal only with SIMULTANEOUS_USE, and rare: run once, so that a
+                // submit's work stays bounded by the command buffers it holds.
+                self.skip(
+                    "vkQueueSubmit (a command buffer listed again: run once)",
+                    true,
+                );
+                continue;
+            }
             // Taken out while it runs, then put back: it may be submitted again.
             let cmds = self.recording.remove(cb).unwrap_or_default();
             let device = self.device.clone();
@@ -968,22 +1015,22 @@ impl<'o> Pass<'o> {
                 Cmd::Draw { seq, kind, args } => draw = self.encode_draw(enc, *seq, *kind, args),
                 Cmd::Work { seq, args } => draw = Some(self.encode_work(enc, *seq, args)),
                 Cmd::BeginQuery { pool, query, index } => {
-                    if let Some(p) = self.objects.query_pools.get(pool).copied() {
+                    if let Some(p) = self.query_pool(*pool, *query, 1, "vkCmdBeginQuery") {
                         enc.begin_query_indexed(&p, *query, *index);
                     }
                 }
                 Cmd::EndQuery { pool, query, index } => {
-                    if let Some(p) = self.objects.query_pools.get(pool).copied() {
+                    if let Some(p) = self.query_pool(*pool, *query, 1, "vkCmdEndQuery") {
                         recorded = Some(enc.end_query_indexed(&p, *query, *index));
                     }
                 }
                 Cmd::WriteTimestamp { pool, query } => {
-                    if let Some(p) = self.objects.query_pools.get(pool).copied() {
+                    if let Some(p) = self.query_pool(*pool, *query, 1, "vkCmdWriteTimestamp") {
                         recorded = Some(enc.write_timestamp(&p, *query));
                     }
                 }
                 Cmd::ResetQueryPool { pool, first, count } => {
-                    if let Some(p) = self.objects.query_pools.get(pool).copied() {
+                    if let Some(p) = self.query_pool(*pool, *first, *count, "vkCmdResetQueryPool") {
                         enc.reset_query_pool(&p, *first, *count);
                     }
                 }
@@ -994,7 +1041,9 @@ impl<'o> Pass<'o> {
                     flags,
                     ..
                 } => {
-                    if let Some(p) = self.objects.query_pools.get(pool).copied() {
+                    if let Some(p) =
+                        self.query_pool(*pool, *first, *count, "vkCmdCopyQueryPoolResults")
+                    {
                         enc.copy_query_pool_results(&p, *first, *count, *flags);
                     }
                 }
@@ -1037,11 +1086,25 @@ impl<'o> Pass<'o> {
                 None => self.options.mme_budget.min(DEFAULT_BUDGET),
             };
             self.gpu.set_macro_budget(budget);
-            let (cost, outcome) = self.gpu.execute_partial(words.words());
-            let failure = outcome.err().map(|e| {
-                let at = if seq != 0 { seq } else { self.current_seq };
-                self.fail(at, &e)
-            });
+            let (cost, failure) = match self.runaway.get(&seq) {
+                Some(message) if seq != 0 => {
+                    let message = message.clone();
+                    self.count_failure(BUDGET_EXCEEDED, seq, &message);
+                    (ExecCost::default(), Some(message))
+                }
+                _ => {
+                    let (cost, outcome) = self.gpu.execute_partial(words.words());
+                    let failure = outcome.err().map(|e| {
+                        let at = if seq != 0 { seq } else { self.current_seq };
+                        let message = self.fail(at, &e);
+                        if seq != 0 && failure_reason(&e) == BUDGET_EXCEEDED {
+                            self.runaway.insert(seq, message.clone());
+                        }
+                        message
+                    });
+                    (cost, failure)
+                }
+            };
             if paused.is_some() {
                 self.gpu.state.method_log = paused;
             }
@@ -1225,14 +1288,16 @@ impl<'o> Pass<'o> {
         match args {
             WorkArgs::Direct(groups) => {
                 let r = enc.dispatch(*groups);
-                let n = groups.iter().map(|g| u64::from(*g)).product();
+                let n = groups
+                    .iter()
+                    .fold(1u64, |n, g| n.saturating_mul(u64::from(*g)));
                 shape(results::DrawKind::Dispatch, n, 1, r)
             }
             WorkArgs::Indirect { buffer, offset } => {
                 let addr = self.objects.buffer_addr(*buffer, *offset).unwrap_or(0);
-                let groups: u64 = (0..3)
-                    .map(|i| u64::from(memory.read_u32(addr + 4 * i)))
-                    .product();
+                let groups = (0..3).fold(1u64, |n, i| {
+                    n.saturating_mul(u64::from(memory.read_u32(addr.wrapping_add(4 * i))))
+                });
                 let r = enc.dispatch_indirect(addr, memory);
                 shape(results::DrawKind::DispatchIndirect, groups, 1, r)
             }
@@ -1585,8 +1650,22 @@ impl<'o> Pass<'o> {
                     None => None,
                 };
                 let draws = count_addr.map_or(draw_count, |a| memory.read_u32(a).min(draw_count));
+                if self.options.arch == Arch::Fermi {
+                    // Before Turing the commands are the macro's parameters: one word
+                    // at least one instruction, so a call with more than the budget
+                    // allows cannot finish; beyond a bound, they are not gathered.
+                    let per_draw = if kind.indexed() { 5 } else { 4 };
+                    let words = u64::from(draws) * u64::from((stride / 4).max(per_draw));
+                    if words > self.options.mme_budget.min(MAX_INDIRECT_PARAM_WORDS) {
+                        self.skip(
+                            "indirect draw with more parameter words than a macro call may run",
+                            true,
+                        );
+                        return None;
+                    }
+                }
                 let element_count = memory.read_u32(addr);
-                let instance_count = memory.read_u32(addr + 4);
+                let instance_count = memory.read_u32(addr.wrapping_add(4));
                 let r = enc.draw_indirect(
                     kind,
                     IndirectArgs {

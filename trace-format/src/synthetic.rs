@@ -53,6 +53,34 @@ const QUERY_POOL: u64 = 0x50;
 const COMMAND_POOL: u64 = 0x60;
 const COMMAND_BUFFER: u64 = 0x61;
 
+/// The handles the synthetic trace creates, for tests that build records on top of it.
+pub mod handles {
+    /// The queue its submits go to.
+    pub const QUEUE: u64 = super::QUEUE;
+    /// The command buffer its frames record into and submit.
+    pub const COMMAND_BUFFER: u64 = super::COMMAND_BUFFER;
+    /// Every handle it creates (pipelines and descriptor sets: their first).
+    pub const ALL: [u64; 17] = [
+        super::INSTANCE,
+        super::PHYSICAL_DEVICE,
+        super::DEVICE,
+        super::QUEUE,
+        super::MEMORY,
+        super::VERTEX_BUFFER,
+        super::INDEX_BUFFER,
+        super::INDIRECT_BUFFER,
+        super::RENDER_PASS,
+        super::FRAMEBUFFER,
+        super::LAYOUT,
+        super::PIPELINE_BASE,
+        super::PIPELINE_BASE + 1,
+        super::DESCRIPTOR_SET_BASE,
+        super::QUERY_POOL,
+        super::COMMAND_POOL,
+        super::COMMAND_BUFFER,
+    ];
+}
+
 const VK_FORMAT_B8G8R8A8_UNORM: u32 = 44;
 /// Where the indirect buffer lives in its memory.
 const INDIRECT_OFFSET: u64 = 32 << 20;

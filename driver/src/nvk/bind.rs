@@ -8,6 +8,9 @@ use crate::class;
 use crate::mme::{Alu64Op, AluOp, Arch, Builder, Cmp, Value};
 use crate::push::SUBC_3D;
 
+/// Vertex buffer bindings NVK exposes (`NVK_MAX_VBS`, maxVertexInputBindings).
+pub const MAX_VERTEX_BUFFERS: u32 = 32;
+
 /// `VkIndexType` and DXGI index formats the `BIND_IB` macro knows, with their
 /// primitive-restart index and `SET_INDEX_BUFFER_E` size.
 const INDEX_FORMATS: [(u32, u32, u32); 4] = [
@@ -122,14 +125,15 @@ impl CommandEncoder<'_> {
     }
 
     /// vkCmdBindVertexBuffers(2): one `BIND_VB` call per binding (address, size).
-    /// Mirrors nvk_CmdBindVertexBuffers2 / nvk_cmd_bind_vertex_buffer.
+    /// Mirrors nvk_CmdBindVertexBuffers2 / nvk_cmd_bind_vertex_buffer. Bindings past
+    /// the [`MAX_VERTEX_BUFFERS`] NVK exposes are not pushed (Vulkan forbids them).
     pub fn bind_vertex_buffers(&mut self, first: u32, ranges: &[(u64, u32)]) -> Recorded {
         let before = self.push.len();
-        for (i, (addr, size)) in ranges.iter().enumerate() {
+        for (binding, (addr, size)) in (first..MAX_VERTEX_BUFFERS).zip(ranges) {
             self.push.inc_once(
                 SUBC_3D,
                 class::call_mme_macro(Macro::BindVb.id()),
-                &[first + i as u32, (addr >> 32) as u32, *addr as u32, *size],
+                &[binding, (addr >> 32) as u32, *addr as u32, *size],
             );
         }
         self.recorded(before)

@@ -107,6 +107,10 @@ impl CommandEncoder<'_> {
     /// nvk_push_constants (nvk_descriptor_state_set_root_array on `push`).
     pub fn push_constants(&mut self, offset: u32, data: &[u32]) -> Recorded {
         let before = self.push.len();
+        if offset >= root::PUSH_CONSTANTS_SIZE {
+            // Past the push constants (Vulkan forbids it): nothing to write.
+            return self.recorded(before);
+        }
         let room = (root::PUSH_CONSTANTS_SIZE.saturating_sub(offset) / 4) as usize;
         let data = &data[..data.len().min(room)];
         let first = (offset / 4) as usize;

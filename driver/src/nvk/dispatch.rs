@@ -233,10 +233,11 @@ impl CommandEncoder<'_> {
     pub fn dispatch(&mut self, groups: [u32; 3]) -> Recorded {
         let before = self.push.len();
         let (_, qmd_addr) = self.flush_compute_state();
+        // 64 bits, wrapping as NVK's C arithmetic does.
         let invocations = u64::from(self.local_size())
-            * u64::from(groups[0])
-            * u64::from(groups[1])
-            * u64::from(groups[2]);
+            .wrapping_mul(u64::from(groups[0]))
+            .wrapping_mul(u64::from(groups[1]))
+            .wrapping_mul(u64::from(groups[2]));
         self.push.inc_once(
             SUBC_3D,
             class::call_mme_macro(Macro::AddCsInvocations.id()),

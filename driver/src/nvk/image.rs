@@ -133,16 +133,12 @@ impl Image {
             let w = (self.extent[0] >> m).max(1).saturating_mul(sx);
             let h = (self.extent[1] >> m).max(1).saturating_mul(sy);
             let (row_stride, block_height_log2, rows) = if self.linear {
-                (w.saturating_mul(bytes).next_multiple_of(128), 0, h)
+                (round_up(w.saturating_mul(bytes), 128), 0, h)
             } else {
                 let gobs_high = h.div_ceil(GOB_HEIGHT).max(1);
                 let log2 = gobs_high.next_power_of_two().trailing_zeros().min(5);
-                let rows = h.next_multiple_of(GOB_HEIGHT << log2);
-                (
-                    w.saturating_mul(bytes).next_multiple_of(GOB_WIDTH),
-                    log2,
-                    rows,
-                )
+                let rows = round_up(h, GOB_HEIGHT << log2);
+                (round_up(w.saturating_mul(bytes), GOB_WIDTH), log2, rows)
             };
             let size = u64::from(row_stride) * u64::from(rows);
             level = Some(Level {
@@ -163,7 +159,7 @@ impl Image {
         });
         // Layers hold every level; the stride is the whole chain, 4 KiB aligned.
         level.array_stride =
-            u32::try_from(self.chain_size().next_multiple_of(4096)).unwrap_or(!0xfff);
+            u32::try_from(self.chain_size().saturating_add(0xfff) & !0xfff).unwrap_or(!0xfff);
         level
     }
 
@@ -176,8 +172,16 @@ impl Image {
             .map(|m| {
                 let w = u64::from((self.extent[0] >> m).max(1)) * u64::from(sx);
                 let h = u64::from((self.extent[1] >> m).max(1)) * u64::from(sy);
-                (w * bytes).next_multiple_of(64) * h.next_multiple_of(8)
+                (w * bytes)
+                    .next_multiple_of(64)
+                    .saturating_mul(h.next_multiple_of(8))
             })
-            .sum()
+            .fold(0, u64::saturating_add)
     }
+}
+
+/// `x` rounded up to a multiple of `m` (a power of two), saturating: an image past
+/// Vulkan's size limits (a hostile trace's) lays out at the largest multiple.
+fn round_up(x: u32, m: u32) -> u32 {
+    x.checked_next_multiple_of(m).unwrap_or(!(m - 1))
 }

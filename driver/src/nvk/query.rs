@@ -51,7 +51,13 @@ pub struct QueryPool {
 impl QueryPool {
     /// Where query `q`'s availability word is.
     pub fn available_addr(&self, q: u32) -> u64 {
-        self.addr + 4 * u64::from(q)
+        self.addr.wrapping_add(4 * u64::from(q))
+    }
+
+    /// Whether queries `first..first + count` are in the pool (the replayer skips a
+    /// call naming others: NVK would write past the pool).
+    pub fn holds(&self, first: u32, count: u32) -> bool {
+        u64::from(first) + u64::from(count) <= u64::from(self.count)
     }
 
     /// Reports per query.
@@ -67,8 +73,10 @@ impl QueryPool {
 
     /// Where report `i` of query `q` is.
     pub fn report_addr(&self, q: u32, i: u32) -> u64 {
-        let reports = self.addr + u64::from((self.count * 4).next_multiple_of(16));
-        reports + 16 * u64::from(q * self.reports_per_query() + i)
+        // In 64 bits: a pool's count and a query index come from the trace.
+        let reports = self.addr + (4 * u64::from(self.count)).next_multiple_of(16);
+        let report = u64::from(q) * u64::from(self.reports_per_query()) + u64::from(i);
+        reports.wrapping_add(16 * report)
     }
 
     /// Bytes the pool spans.

@@ -9,5 +9,5 @@
 
 pub mod read;
 
-pub use crate::generated::decode::{decode, GenericCmd, NOT_DECODED};
+pub use crate::generated::decode::{decode, GenericCmd, DECODED, NOT_DECODED};
 pub use read::DecodeError;
