@@ -146,45 +146,32 @@ fn batch_payload(seed: u64) -> Vec<u8> {
 
 /// Runs `input` through `target` in this thread, with scratch files under `dir`.
 pub fn run_one(target: Target, input: &[u8], dir: &Path) -> Outcome {
+    guarded(|| {
+        let file = dir.join("input.bin");
+        let written = match target {
+            Target::TraceBytes => fs::write(&file, input).map(|()| read_trace(&file)),
+            Target::ResultsBytes => fs::write(&file, input).map(|()| read_results(&file)),
+            Target::TracePayload => write_payload(&file, input).map(|()| {
+                read_trace(&file);
+                replay_both(&file, dir);
+            }),
+            Target::Records => write_fuzzed(&file, input, MAX_FUZZED_RECORDS)
+                .map_err(std::io::Error::other)
+                .map(|_| replay_both(&file, dir)),
+        };
+        // A scratch file that cannot be written is no finding; the bound is the input's.
+        let _ = written;
+        fs::metadata(&file).map_or(input.len() as u64, |m| m.len())
+    })
+}
+
+/// Runs `f` with its panics caught and what this thread allocates measured against
+/// the bound for the file length `f` returns.
+pub fn guarded(f: impl FnOnce() -> u64) -> Outcome {
     let start = alloc::held();
     alloc::reset_peak();
-    let mut file_len = input.len() as u64;
-    let result = catch_unwind(AssertUnwindSafe(|| -> anyhow::Result<()> {
-        let file = dir.join("input.bin");
-        match target {
-            Target::TraceBytes => {
-                fs::write(&file, input)?;
-                read_trace(&file);
-            }
-            Target::ResultsBytes => {
-                fs::write(&file, input)?;
-                read_results(&file);
-            }
-            Target::TracePayload => {
-                let mut w =
-                    ContainerWriter::create(&file, Content::Trace, &WriterOptions::default())?;
-                let meta = ChunkMeta {
-                    record_count: CALLS.len() as u32,
-                    first_seq: 0,
-                    first_frame: 0,
-                    ends_frame: true,
-                };
-                w.write_chunk(input.to_vec(), 0, meta)?;
-                w.finish(1)?;
-                file_len = fs::metadata(&file)?.len();
-                read_trace(&file);
-                replay_both(&file, dir);
-            }
-            Target::Records => {
-                write_fuzzed(&file, input, MAX_FUZZED_RECORDS)?;
-                file_len = fs::metadata(&file)?.len();
-                replay_both(&file, dir);
-            }
-        }
-        Ok(())
-    }));
-    match result {
-        Ok(_) => {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(file_len) => {
             let used = alloc::peak_since(start);
             let bound = ALLOC_BASE + ALLOC_PER_INPUT_BYTE * file_len;
             if used > bound {
@@ -201,6 +188,23 @@ pub fn run_one(target: Target, input: &[u8], dir: &Path) -> Outcome {
                 .unwrap_or_else(|| "a panic without a message".into()),
         ),
     }
+}
+
+/// Writes `payload` as the one chunk of a trace, checksums and all.
+fn write_payload(file: &Path, payload: &[u8]) -> std::io::Result<()> {
+    let chunk = || -> trace_format::Result<()> {
+        let mut w = ContainerWriter::create(file, Content::Trace, &WriterOptions::default())?;
+        let meta = ChunkMeta {
+            record_count: CALLS.len() as u32,
+            first_seq: 0,
+            first_frame: 0,
+            ends_frame: true,
+        };
+        w.write_chunk(payload.to_vec(), 0, meta)?;
+        w.finish(1)?;
+        Ok(())
+    };
+    chunk().map_err(std::io::Error::other)
 }
 
 /// Reads every record of a trace, names it and formats it, with and without read-ahead.
