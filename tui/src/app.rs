@@ -45,6 +45,14 @@ impl Source {
     }
 }
 
+impl Source {
+    /// Why row `row`'s call could not be finished (a macro past its budget...), if so.
+    pub fn error(&mut self, row: u64) -> Option<String> {
+        let index = self.index.get();
+        self.store.error(&index, row)
+    }
+}
+
 /// The panes, in Tab order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pane {

@@ -49,6 +49,14 @@ impl RowStore {
         Some(chunk.draw_state(i))
     }
 
+    /// Why row `row`'s call could not be finished, if it could not.
+    pub fn error(&mut self, index: &Index, row: u64) -> Option<String> {
+        let span = *index.chunk_of(row)?;
+        let chunk = self.chunk(span.offset, span.ordinal)?;
+        let i = usize::try_from(row - span.first_row).ok()?;
+        chunk.draw_error(i).map(str::to_string)
+    }
+
     /// Rows `first..first + count`, fewer where the index ends.
     pub fn rows(&mut self, index: &Index, first: u64, count: u64) -> Vec<DrawRow> {
         (first..first.saturating_add(count))

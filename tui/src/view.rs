@@ -369,10 +369,17 @@ impl App {
             } else {
                 None
             };
+            // A row whose call failed is marked by its kind: `!` and the failure colour.
+            let failed = self.shown().error(global).is_some();
+            let kind = analyzer::metrics::kind_name(row.kind());
             let mut cells = vec![
                 Cell::from(row.seq().to_string()),
                 Cell::from(row.submit().to_string()),
-                Cell::from(analyzer::metrics::kind_name(row.kind())),
+                if failed {
+                    Cell::from(format!("!{kind}")).style(Style::default().fg(REGRESSED))
+                } else {
+                    Cell::from(kind)
+                },
                 Cell::from(mask_label(row.view_mask())),
                 Cell::from(row.view_count().to_string()),
                 Cell::from(format::count(row.instance_count().into())),
@@ -440,8 +447,14 @@ impl App {
                 format::count(row.element_count().into()),
                 row.indirect_draw_count()
             )),
-            Line::from(Span::styled("counts", bold)),
         ];
+        if let Some(error) = self.shown().error(global) {
+            lines.push(Line::from(Span::styled(
+                format!("failed: {error} (counts are what ran before)"),
+                Style::default().fg(REGRESSED).add_modifier(Modifier::BOLD),
+            )));
+        }
+        lines.push(Line::from(Span::styled("counts", bold)));
         let counts: [(&str, u64, Option<u64>); 6] = [
             (
                 "MME instructions",
@@ -544,6 +557,7 @@ impl App {
         }
         let paragraph = Paragraph::new(lines)
             .block(block)
+            .wrap(ratatui::widgets::Wrap { trim: false })
             .scroll((self.detail_scroll, 0));
         frame.render_widget(paragraph, area);
     }

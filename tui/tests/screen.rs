@@ -499,3 +499,34 @@ fn a_baseline_from_another_trace_matches_draws_by_what_they_draw() {
     let text = screen(&mut app);
     assert!(text.contains("1 only in B"), "{text}");
 }
+
+#[test]
+fn a_row_whose_call_failed_is_marked_and_its_detail_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("small.mscope");
+    let writer = TraceWriter::create(&trace, &WriterOptions::default()).unwrap();
+    let shape = SyntheticShape {
+        frames: 1,
+        draws_per_frame: 6,
+        view_mask: 0b11,
+    };
+    write_synthetic(writer, &shape).unwrap();
+    let out = dir.path().join("tight.msr");
+    let options = ReplayOptions {
+        arch: Arch::Turing,
+        frames: None,
+        repeat: 1,
+        read: ReadOptions::default(),
+        // Too few instructions for any draw macro to finish.
+        mme_budget: 20,
+    };
+    replay(&trace, &out, &options, &mut |_, _| {}).unwrap();
+    let mut app = open(&out, None);
+    // Wide enough that the reason fits on one line of the detail pane.
+    let text = screen_of_size(&mut app, 400, 50);
+    assert!(text.contains("!vkCmd"), "{text}");
+    assert!(
+        text.contains("failed: macro `") && text.contains("budget of 20 instructions"),
+        "{text}"
+    );
+}
