@@ -16,7 +16,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use trace_format::generated::results::{DrawKind, DrawRow, DrawState};
+use trace_format::generated::results::{DrawKind, DrawRow};
+use trace_format::results::RowState;
 use trace_format::results::{state_group_costs, STATE_GROUPS};
 use trace_format::{ReadOptions, ResultsReader};
 
@@ -34,26 +35,26 @@ struct RowKey {
     /// What the program asked for, the same in two captures of the same draw.
     identity: (u8, u32, u32, u32, u32),
     /// Methods and dwords by state group, then the rest (the draw macro's own).
-    state: [(u64, u64); 7],
+    state: [(u64, u64); STATE_GROUPS.len() + 1],
 }
 
 /// The most cells the per-frame longest-common-subsequence table may have.
 pub const LCS_CELLS: usize = 16 << 20;
 
 impl RowKey {
-    fn of(row: &DrawRow, state: &DrawState) -> Self {
+    fn of(row: &DrawRow, state: &RowState) -> Self {
         let mut values = [0; 7];
         for (v, m) in values.iter_mut().zip(Metric::ALL) {
             *v = m.of(row);
         }
-        let mut groups = [(0u64, 0u64); 7];
+        let mut groups = [(0u64, 0u64); STATE_GROUPS.len() + 1];
         let (mut methods, mut dwords) = (0u64, 0u64);
         for (g, (m, d)) in groups.iter_mut().zip(state_group_costs(state)) {
             *g = (u64::from(m), u64::from(d));
             methods += u64::from(m);
             dwords += u64::from(d);
         }
-        groups[6] = (
+        groups[STATE_GROUPS.len()] = (
             u64::from(row.methods()).saturating_sub(methods),
             u64::from(row.pushbuf_dwords()).saturating_sub(dwords),
         );
@@ -138,7 +139,7 @@ fn lcs(a: &[(u64, RowKey)], b: &[(u64, RowKey)]) -> Vec<(usize, usize)> {
 pub fn match_rows(a: &[DrawRow], b: &[DrawRow]) -> Vec<Option<usize>> {
     let keys = |rows: &[DrawRow]| -> Rows {
         rows.iter()
-            .map(|r| (r.seq(), RowKey::of(r, &DrawState::default())))
+            .map(|r| (r.seq(), RowKey::of(r, &RowState::default())))
             .collect()
     };
     let mut out = vec![None; a.len()];

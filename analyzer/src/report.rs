@@ -95,7 +95,7 @@ pub struct Report {
     pub totals: Option<RunTotalsT>,
     /// Per state group ([`STATE_GROUPS`] order), then the draw macro's own share: what
     /// every draw's flush emitted.
-    pub state_groups: [StateGroupTotals; 7],
+    pub state_groups: [StateGroupTotals; STATE_GROUP_ROWS.len()],
     /// Whether the file holds state costs (files from before them do not).
     pub has_state: bool,
     /// Rows whose call the GPU model could not finish, and the first one's reason.
@@ -127,15 +127,20 @@ impl StateGroupTotals {
 }
 
 /// The names of [`Report::state_groups`]' rows.
-pub const STATE_GROUP_ROWS: [&str; 7] = [
+pub const STATE_GROUP_ROWS: [&str; STATE_GROUPS.len() + 1] = [
     STATE_GROUPS[0],
     STATE_GROUPS[1],
     STATE_GROUPS[2],
     STATE_GROUPS[3],
     STATE_GROUPS[4],
     STATE_GROUPS[5],
+    STATE_GROUPS[6],
+    STATE_GROUPS[7],
     "draw macro",
 ];
+
+/// The row of [`STATE_GROUP_ROWS`] that is the draw macro's own share.
+const DRAW_MACRO_ROW: usize = STATE_GROUPS.len();
 
 impl Report {
     /// Whether a frame number is past the program's last frame: rows of the calls
@@ -181,7 +186,7 @@ impl Report {
             frames: BTreeMap::new(),
             view_counts: BTreeMap::new(),
             totals: None,
-            state_groups: [StateGroupTotals::default(); 7],
+            state_groups: [StateGroupTotals::default(); STATE_GROUP_ROWS.len()],
             has_state: false,
             failed_rows: (0, None),
             other_rows: 0,
@@ -196,7 +201,8 @@ impl Report {
             report.skipped.extend(chunk.skipped_calls());
             report.totals = chunk.totals().or(report.totals.take());
             report.submits += chunk.submits().count() as u64;
-            report.has_state |= chunk.batch().draw_states().is_some();
+            report.has_state |=
+                chunk.batch().draw_states().is_some() || chunk.batch().draw_bind_states().is_some();
             for (_, error) in chunk.draw_errors() {
                 report.failed_rows.0 += 1;
                 report.failed_rows.1.get_or_insert(error);
@@ -220,7 +226,7 @@ impl Report {
                     state_methods += u64::from(*m);
                     state_dwords += u64::from(*d);
                 }
-                report.state_groups[6].add(
+                report.state_groups[DRAW_MACRO_ROW].add(
                     u64::from(row.methods()).saturating_sub(state_methods),
                     u64::from(row.pushbuf_dwords()).saturating_sub(state_dwords),
                 );

@@ -6,6 +6,7 @@ use analyzer::compare::{compare, Thresholds, Verdict};
 use analyzer::export::{export, Format};
 use analyzer::{GroupBy, Metric, Report};
 use trace_format::generated::results::{DrawKind, DrawRow, DrawState, MmeArch, RunInfoT};
+use trace_format::results::RowState;
 use trace_format::{ResultsWriter, WriterOptions};
 
 /// `draws` rows per repetition; MME instructions scaled by `mme_scale`, timings jittered
@@ -248,7 +249,10 @@ fn results_with_blend(dir: &Path, name: &str, blend_dwords: u32) -> PathBuf {
     for seq in 0..50u64 {
         let extra = if seq % 5 == 0 { blend_dwords } else { 0 };
         // 2 vertex-input methods in 6 dwords, blend 1 method in 2 dwords (+ extra).
-        let state = DrawState::new(2, 6, 0, 0, 0, 0, 0, 0, 1, 2 + extra, 0, 0);
+        let state = RowState {
+            state: DrawState::new(2, 6, 0, 0, 0, 0, 0, 0, 1, 2 + extra, 0, 0),
+            ..RowState::default()
+        };
         let row = DrawRow::new(
             seq,
             0x10,

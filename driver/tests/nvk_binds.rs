@@ -278,6 +278,31 @@ fn set_tess_params_passes_nvk_s_test_cases_on_both_generations() {
 }
 
 #[test]
+fn set_shading_rate_control_passes_nvk_s_test_cases_on_turing() {
+    let scratch = class::set_mme_shadow_scratch(Scratch::ShadingRateControl as u16);
+    // nvk_mme_set_shading_rate_control_tests: (initial scratch, parameter); NVK's
+    // check wants the scratch stored, then all sixteen viewports' control written
+    // with both bits' AND.
+    for (param, stored, enable) in [(0x0003_0003, 3, 1), (0x0003_0001, 1, 0)] {
+        let got = run_after_methods(
+            Arch::Turing,
+            &[(scratch, 0)],
+            Macro::SetShadingRateControl,
+            &[param],
+        );
+        let mut want = vec![(scratch, stored)];
+        want.extend((0..16).map(|j| {
+            (
+                class::SET_VARIABLE_PIXEL_RATE_SHADING_CONTROL + 16 * j,
+                enable,
+            )
+        }));
+        assert_eq!(got, want, "param {param:#x}");
+    }
+    assert!(!Macro::SetShadingRateControl.available_on(Arch::Fermi));
+}
+
+#[test]
 fn set_anti_alias_passes_nvk_s_test_cases_on_both_generations() {
     use driver::nvk::root;
     let s = |slot: Scratch| class::set_mme_shadow_scratch(slot as u16);

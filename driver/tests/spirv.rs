@@ -289,3 +289,64 @@ fn ubo_loads_become_per_component_chains_and_validate() {
         );
     }
 }
+
+#[test]
+fn an_entry_points_interface_is_what_nvk_compiles_into_its_command_stream() {
+    use driver::spirv::interface::{interfaces, DescriptorUse, Stage, TessParams, XfbBuffer};
+    if !ready() {
+        return;
+    }
+    let read = |name: &str| {
+        let code = compile(&repo(&format!("driver/tests/shaders/{name}")));
+        let found = interfaces(&load(&code).unwrap());
+        assert_eq!(found.len(), 1, "{name}");
+        found.into_iter().next().unwrap()
+    };
+
+    let (entry, stage, fs) = read("interface.frag");
+    assert_eq!((entry.as_str(), stage), ("main", Stage::Fragment));
+    assert_eq!(
+        fs.descriptors,
+        [
+            DescriptorUse::UniformBuffer { set: 0, binding: 2 },
+            DescriptorUse::DescriptorSet { set: 1 },
+        ]
+    );
+    assert!(fs.early_fragment_tests && fs.writes_depth && fs.uses_sample_shading);
+    assert!(!fs.post_depth_coverage);
+
+    let (_, stage, vs) = read("captured.vert");
+    assert_eq!(stage, Stage::Vertex);
+    assert!(vs.writes_layer);
+    assert_eq!((vs.clip_distances, vs.cull_distances), (2, 1));
+    // Position at dword 0..4 and the colour at 4..8 of buffer 1.
+    assert_eq!(
+        vs.xfb[1],
+        XfbBuffer {
+            stream: 0,
+            attr_count: 8,
+            stride: 32
+        }
+    );
+    assert_eq!(vs.xfb[0], XfbBuffer::default());
+
+    let (_, stage, tes) = read("isolines.tese");
+    assert_eq!(stage, Stage::TessEval);
+    assert_eq!(
+        tes.tess,
+        Some(TessParams {
+            domain: 0,
+            spacing: 1,
+            prims: 1
+        })
+    );
+
+    // What the storm scene's shaders read: the colour from set 0's uniform buffer.
+    let (_, _, color) = read("../../../benches/shaders/color.frag");
+    assert_eq!(
+        color.descriptors,
+        [DescriptorUse::UniformBuffer { set: 0, binding: 0 }]
+    );
+    let (_, _, white) = read("white.frag");
+    assert!(white.descriptors.is_empty());
+}

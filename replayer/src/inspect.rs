@@ -46,11 +46,11 @@ pub struct MethodRun {
 
 impl DrawInspection {
     /// The stream with the binds before the draw folded into one run, the flushed state
-    /// into one run per state group (`state: viewport`), and consecutive writes of one
-    /// method folded together.
+    /// into one run per state group (`state: viewport`; what a macro the group calls
+    /// emits is part of its run), and consecutive writes of one method folded together.
     pub fn runs(&self) -> Vec<MethodRun> {
-        let mut runs: Vec<MethodRun> = Vec::new();
-        let mut skip = 0;
+        // The pushed methods each leading run takes, in stream order.
+        let mut quotas: Vec<(String, u32)> = Vec::new();
         let binds = self.binds.total_methods();
         if binds > 0 {
             let groups: Vec<String> = StateGroup::ALL
@@ -59,24 +59,50 @@ impl DrawInspection {
                 .filter(|(_, m)| *m > 0)
                 .map(|(g, m)| format!("{} {m}", g.name()))
                 .collect();
-            runs.push(MethodRun {
-                name: format!("binds since the last draw ({})", groups.join(", ")),
-                from_macro: false,
-                count: binds,
-            });
-            skip += binds as usize;
+            quotas.push((
+                format!("binds since the last draw ({})", groups.join(", ")),
+                binds,
+            ));
         }
         for (group, count) in StateGroup::ALL.iter().zip(self.state.methods) {
             if count > 0 {
-                runs.push(MethodRun {
-                    name: format!("state: {}", group.name()),
-                    from_macro: false,
-                    count,
-                });
-                skip += count as usize;
+                quotas.push((format!("state: {}", group.name()), count));
             }
         }
-        for m in self.methods.iter().skip(skip) {
+        let mut quotas = quotas.into_iter().peekable();
+        let mut left = 0u32;
+        let mut runs: Vec<MethodRun> = Vec::new();
+        // The draw's own macro call ends what the groups can take.
+        let draw_call = self
+            .methods
+            .iter()
+            .rposition(|m| !m.from_macro && m.subc == SUBC_3D && is_macro_call(m.mthd))
+            .unwrap_or(self.methods.len());
+        for (i, m) in self.methods.iter().enumerate() {
+            if i >= draw_call {
+                left = 0;
+                quotas = Vec::new().into_iter().peekable();
+            }
+            if left == 0 && !m.from_macro {
+                if let Some((name, count)) = quotas.next() {
+                    runs.push(MethodRun {
+                        name,
+                        from_macro: false,
+                        count: 0,
+                    });
+                    left = count;
+                }
+            }
+            if left > 0 || (m.from_macro && quotas.peek().is_some()) {
+                // Inside a group: its pushed methods and what its macros emit.
+                if let Some(last) = runs.last_mut() {
+                    last.count += 1;
+                    if !m.from_macro {
+                        left -= 1;
+                    }
+                    continue;
+                }
+            }
             let name = method_label(m.subc, m.mthd);
             match runs.last_mut() {
                 Some(last) if last.name == name && last.from_macro == m.from_macro => {
@@ -91,6 +117,11 @@ impl DrawInspection {
         }
         runs
     }
+}
+
+/// Whether `mthd` is `CALL_MME_MACRO(j)` (not its data).
+fn is_macro_call(mthd: u16) -> bool {
+    (class::CALL_MME_MACRO..0x4000).contains(&mthd) && mthd % 8 == 0
 }
 
 /// A method's name for people: the class header's name where the model knows it, the

@@ -17,6 +17,7 @@ pub mod generic;
 mod inspect;
 pub mod objects;
 mod replay;
+mod shaders;
 
 pub use inspect::{inspect_draw, method_label, DrawInspection, MethodRun};
 pub use replay::{

@@ -25,6 +25,8 @@ pub struct Pipeline {
     pub view_mask: u32,
     /// The `VkDynamicState`s it leaves to commands.
     pub dynamic_states: Vec<u32>,
+    /// Its shaders, by stage (vertex ... fragment).
+    pub shaders: [Option<std::sync::Arc<driver::nvk::shader::Shader>>; 5],
 }
 
 /// Events placed in one block of the model's memory.

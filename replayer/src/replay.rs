@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::shaders::{Shaders, StageInfo};
 use driver::gpu::{ExecCost, Gpu, GpuError};
 use driver::mme::Arch;
 use driver::mme::{RunError, RunErrorKind, DEFAULT_BUDGET};
@@ -13,11 +14,10 @@ use driver::nvk::state::{StateCost, StateGroup};
 use driver::nvk::{
     CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs, QueryPool, Recorded,
 };
-use trace_format::generated::results::{
-    self, DrawRow, DrawState, MmeArch, RunInfoT, RunTotalsT, SubmitRow,
-};
+use trace_format::generated::results::{self, DrawRow, MmeArch, RunInfoT, RunTotalsT, SubmitRow};
 use trace_format::generated::trace::{Call, Record};
 use trace_format::names;
+use trace_format::results::RowState;
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
 use crate::commands::{self, Cmd, DrawArgs, ImageOp, ImageRegion, RenderingCmd, WorkArgs};
@@ -272,7 +272,7 @@ pub(crate) trait RowSink {
     fn row(
         &mut self,
         row: DrawRow,
-        state: DrawState,
+        state: RowState,
         memory_words: u32,
         error: Option<&str>,
     ) -> Result<(), trace_format::Error>;
@@ -284,7 +284,7 @@ impl RowSink for ResultsWriter {
     fn row(
         &mut self,
         row: DrawRow,
-        state: DrawState,
+        state: RowState,
         memory_words: u32,
         error: Option<&str>,
     ) -> Result<(), trace_format::Error> {
@@ -303,7 +303,7 @@ impl RowSink for Discard {
     fn row(
         &mut self,
         _: DrawRow,
-        _: DrawState,
+        _: RowState,
         _: u32,
         _: Option<&str>,
     ) -> Result<(), trace_format::Error> {
@@ -330,6 +330,7 @@ pub(crate) struct Pass<'o> {
     device: Device,
     gpu: Gpu,
     objects: Objects,
+    shaders: Shaders,
     recording: HashMap<u64, Vec<Cmd>>,
     skipped: BTreeMap<String, (u64, bool)>,
     /// What binds pushed since the last draw, for the next one.
@@ -451,7 +452,6 @@ fn not_needed(call: Call) -> bool {
             | Call::UnmapMemory
             | Call::FlushMappedMemoryRanges
             | Call::DestroyObject
-            | Call::CreateShaderModule
             | Call::CreatePipelineLayout
             | Call::CreateCommandPool
             | Call::AllocateCommandBuffers
@@ -495,6 +495,7 @@ impl<'o> Pass<'o> {
             device,
             gpu,
             objects: Objects::default(),
+            shaders: Shaders::default(),
             recording: HashMap::new(),
             skipped: BTreeMap::new(),
             pending: Pending::default(),
@@ -697,10 +698,31 @@ impl<'o> Pass<'o> {
                     self.objects.create_framebuffer(c.framebuffer(), views);
                 }
             }
+            Call::CreateShaderModule => {
+                if let Some(c) = record.call_as_create_shader_module() {
+                    let code: Vec<u32> = c.code().map(|w| w.iter().collect()).unwrap_or_default();
+                    self.shaders.create_module(c.shader_module(), &code);
+                }
+            }
             Call::CreateGraphicsPipelines => {
                 if let Some(c) = record.call_as_create_graphics_pipelines() {
                     for p in c.pipelines().into_iter().flatten() {
+                        let stages: Vec<StageInfo<'_>> = p
+                            .stages()
+                            .into_iter()
+                            .flatten()
+                            .map(|s| StageInfo {
+                                stage: s.stage(),
+                                module: s.module(),
+                                entry: s.entry_point().unwrap_or("main"),
+                                specialization: s
+                                    .specialization_data()
+                                    .map_or(&[][..], |d| d.bytes()),
+                            })
+                            .collect();
+                        let shaders = self.shaders.pipeline_shaders(&stages, self.options.arch);
                         let pipeline = Pipeline {
+                            shaders,
                             topology: objects::topology(p.topology()),
                             vk_topology: p.topology(),
                             view_mask: p.rendering().map_or(0, |r| r.view_mask()),
@@ -946,6 +968,7 @@ impl<'o> Pass<'o> {
                     pipeline = *p;
                     if let Some(bound) = self.objects.pipelines.get(p) {
                         enc.set_topology(bound.topology);
+                        enc.bind_graphics_shaders(&bound.shaders);
                         let state = enc.state_mut();
                         state.bind_pipeline(*p, &bound.dynamic_states);
                         state.set_topology(bound.vk_topology);
@@ -1718,11 +1741,8 @@ struct Pending {
 }
 
 /// A flush's cost as the results file holds it.
-fn draw_state(cost: &StateCost) -> DrawState {
-    let (m, d) = (cost.methods, cost.dwords);
-    DrawState::new(
-        m[0], d[0], m[1], d[1], m[2], d[2], m[3], d[3], m[4], d[4], m[5], d[5],
-    )
+fn draw_state(cost: &StateCost) -> RowState {
+    RowState::from_groups(std::array::from_fn(|i| (cost.methods[i], cost.dwords[i])))
 }
 
 /// What a draw row needs to know about the API draw.

@@ -126,7 +126,7 @@ fn nvidia_storm_sample_replays_ten_thousand_draws_a_frame() {
 }
 
 /// The storm sample's draws with what their flush and binds cost, by group.
-fn storm_states(arch: Arch) -> Vec<(DrawRow, [(u32, u32); 6])> {
+fn storm_states(arch: Arch) -> Vec<(DrawRow, [(u32, u32); 8])> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.msr");
     let options = ReplayOptions {
@@ -150,10 +150,17 @@ fn storm_states(arch: Arch) -> Vec<(DrawRow, [(u32, u32); 6])> {
 
 #[test]
 fn storm_draws_carry_their_descriptor_binds_and_an_unchanged_state_costs_nothing() {
-    let descriptors = trace_format::results::STATE_GROUPS
-        .iter()
-        .position(|g| *g == "descriptors")
-        .unwrap();
+    let group = |name: &str| {
+        trace_format::results::STATE_GROUPS
+            .iter()
+            .position(|g| *g == name)
+            .unwrap()
+    };
+    let (descriptors, shaders, constant_buffers) = (
+        group("descriptors"),
+        group("shaders"),
+        group("constant-buffers"),
+    );
     for arch in [Arch::Turing, Arch::Fermi] {
         let rows = storm_states(arch);
         assert_eq!(rows.len(), 30_000);
@@ -167,20 +174,27 @@ fn storm_draws_carry_their_descriptor_binds_and_an_unchanged_state_costs_nothing
                 "the draw macro's call comes on top"
             );
         }
-        // The first draw of a command buffer flushes the whole dynamic state; the
-        // others, with nothing changed, flush nothing but what their binds wrote.
+        // The first draw of a command buffer flushes the whole dynamic state and binds
+        // the shaders; the others, with nothing changed, flush nothing but what their
+        // binds wrote and the constant buffers the set bind made stale: on Turing the
+        // fragment shader's uniform buffer, rebound from its descriptor
+        // (BIND_CBUF_DESC, then SELECT_CB0: 4 methods, 6 dwords); before Turing NVK
+        // reads uniform buffers from memory and rebinds nothing.
         let per_frame = 10_000;
         for (i, (_, state)) in rows.iter().enumerate() {
             let dynamic: u32 = state
                 .iter()
                 .enumerate()
-                .filter(|(g, _)| *g != descriptors)
+                .filter(|(g, _)| *g != descriptors && *g != constant_buffers)
                 .map(|(_, (_, d))| d)
                 .sum();
             if i % per_frame == 0 {
                 assert!(dynamic > 0, "{arch:?} draw {i}");
+                assert!(state[shaders].0 > 0, "{arch:?} draw {i}: {state:?}");
             } else {
                 assert_eq!(dynamic, 0, "{arch:?} draw {i}: {state:?}");
+                let expected = if arch == Arch::Turing { (4, 6) } else { (0, 0) };
+                assert_eq!(state[constant_buffers], expected, "{arch:?} draw {i}");
             }
         }
         // Without the binds, a draw is the draw macro's 7 dwords, as before.

@@ -17,24 +17,51 @@ use crate::container::{
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::generated::results::{
-    CallCount, CallCountArgs, DrawRow, DrawState, ResultsBatch, ResultsBatchArgs, RowError,
-    RowErrorArgs, RunInfoT, RunTotalsT, SubmitRow,
+    CallCount, CallCountArgs, DrawBindState, DrawRow, DrawState, ResultsBatch, ResultsBatchArgs,
+    RowError, RowErrorArgs, RunInfoT, RunTotalsT, SubmitRow,
 };
 use crate::trace::{verifier_options, ReadOptions};
 use crate::wire::Content;
 
-/// The state groups a draw's flush is split into, in [`DrawState`]'s field order.
-pub const STATE_GROUPS: [&str; 6] = [
+/// The state groups a draw's flush is split into: [`DrawState`]'s fields, then
+/// [`DrawBindState`]'s.
+pub const STATE_GROUPS: [&str; 8] = [
     "vertex-input",
     "viewport",
     "rasterizer",
     "depth-stencil",
     "blend",
     "descriptors",
+    "shaders",
+    "constant-buffers",
 ];
 
-/// A [`DrawState`]'s `(methods, dwords)` per group, in [`STATE_GROUPS`] order.
-pub fn state_group_costs(s: &DrawState) -> [(u32, u32); 6] {
+/// What the flush before one row emitted, by state group: the two parallel per-row
+/// structs of a results chunk.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RowState {
+    /// The dynamic state and root table updates.
+    pub state: DrawState,
+    /// The shader and constant-buffer binds.
+    pub bind: DrawBindState,
+}
+
+impl RowState {
+    /// Built from `(methods, dwords)` per group, in [`STATE_GROUPS`] order.
+    pub fn from_groups(g: [(u32, u32); 8]) -> Self {
+        RowState {
+            state: DrawState::new(
+                g[0].0, g[0].1, g[1].0, g[1].1, g[2].0, g[2].1, g[3].0, g[3].1, g[4].0, g[4].1,
+                g[5].0, g[5].1,
+            ),
+            bind: DrawBindState::new(g[6].0, g[6].1, g[7].0, g[7].1),
+        }
+    }
+}
+
+/// A row's `(methods, dwords)` per group, in [`STATE_GROUPS`] order.
+pub fn state_group_costs(r: &RowState) -> [(u32, u32); 8] {
+    let (s, b) = (&r.state, &r.bind);
     [
         (s.vertex_input_methods(), s.vertex_input_dwords()),
         (s.viewport_methods(), s.viewport_dwords()),
@@ -42,6 +69,8 @@ pub fn state_group_costs(s: &DrawState) -> [(u32, u32); 6] {
         (s.depth_stencil_methods(), s.depth_stencil_dwords()),
         (s.blend_methods(), s.blend_dwords()),
         (s.descriptors_methods(), s.descriptors_dwords()),
+        (b.shaders_methods(), b.shaders_dwords()),
+        (b.constant_buffers_methods(), b.constant_buffers_dwords()),
     ]
 }
 
@@ -68,6 +97,8 @@ pub struct ResultsWriter {
     draws: Vec<DrawRow>,
     /// One per draw row; written only when one of the chunk's is not zero.
     draw_states: Vec<DrawState>,
+    /// One per draw row, likewise.
+    draw_bind_states: Vec<DrawBindState>,
     /// The chunk's failed draw rows: index and reason.
     draw_errors: Vec<(u32, String)>,
     /// One per draw row: words the CPU wrote into GPU memory for it.
@@ -86,6 +117,7 @@ impl ResultsWriter {
             totals: None,
             draws: Vec::with_capacity(ROWS_PER_CHUNK),
             draw_states: Vec::with_capacity(ROWS_PER_CHUNK),
+            draw_bind_states: Vec::with_capacity(ROWS_PER_CHUNK),
             draw_errors: Vec::new(),
             draw_memory_words: Vec::with_capacity(ROWS_PER_CHUNK),
             submits: Vec::new(),
@@ -95,16 +127,16 @@ impl ResultsWriter {
 
     /// Appends a draw row.
     pub fn push_draw(&mut self, row: DrawRow) -> Result<()> {
-        self.push_draw_with_state(row, DrawState::default())
+        self.push_draw_with_state(row, RowState::default())
     }
 
     /// Appends a draw row with what its state flush emitted.
-    pub fn push_draw_with_state(&mut self, row: DrawRow, state: DrawState) -> Result<()> {
+    pub fn push_draw_with_state(&mut self, row: DrawRow, state: RowState) -> Result<()> {
         self.push_row(row, state, 0, None)
     }
 
     /// Appends a draw row whose call the GPU model could not finish, with why.
-    pub fn push_failed_draw(&mut self, row: DrawRow, state: DrawState, error: &str) -> Result<()> {
+    pub fn push_failed_draw(&mut self, row: DrawRow, state: RowState, error: &str) -> Result<()> {
         self.push_row(row, state, 0, Some(error))
     }
 
@@ -113,7 +145,7 @@ impl ResultsWriter {
     pub fn push_row(
         &mut self,
         row: DrawRow,
-        state: DrawState,
+        state: RowState,
         memory_words: u32,
         error: Option<&str>,
     ) -> Result<()> {
@@ -123,7 +155,8 @@ impl ResultsWriter {
         }
         self.frame = self.frame.max(row.frame().into());
         self.draws.push(row);
-        self.draw_states.push(state);
+        self.draw_states.push(state.state);
+        self.draw_bind_states.push(state.bind);
         self.draw_memory_words.push(memory_words);
         self.flush_if_full()
     }
@@ -162,6 +195,11 @@ impl ResultsWriter {
         let draws = fbb.create_vector(&self.draws);
         let any_state = self.draw_states.iter().any(|s| *s != DrawState::default());
         let draw_states = any_state.then(|| fbb.create_vector(&self.draw_states));
+        let any_bind = self
+            .draw_bind_states
+            .iter()
+            .any(|s| *s != DrawBindState::default());
+        let draw_bind_states = any_bind.then(|| fbb.create_vector(&self.draw_bind_states));
         let submits = fbb.create_vector(&self.submits);
         let draw_memory_words = self
             .draw_memory_words
@@ -213,6 +251,7 @@ impl ResultsWriter {
                 draw_states,
                 draw_errors,
                 draw_memory_words,
+                draw_bind_states,
             },
         );
         fbb.finish_minimal(batch);
@@ -235,6 +274,7 @@ impl ResultsWriter {
         };
         self.draws.clear();
         self.draw_states.clear();
+        self.draw_bind_states.clear();
         self.draw_errors.clear();
         self.draw_memory_words.clear();
         self.submits.clear();
@@ -286,11 +326,18 @@ impl ResultsChunk {
     }
 
     /// What draw row `i`'s state flush emitted (zero in files without it).
-    pub fn draw_state(&self, i: usize) -> DrawState {
-        self.batch()
-            .draw_states()
-            .filter(|s| i < s.len())
-            .map_or_else(DrawState::default, |s| *s.get(i))
+    pub fn draw_state(&self, i: usize) -> RowState {
+        let batch = self.batch();
+        RowState {
+            state: batch
+                .draw_states()
+                .filter(|s| i < s.len())
+                .map_or_else(DrawState::default, |s| *s.get(i)),
+            bind: batch
+                .draw_bind_states()
+                .filter(|s| i < s.len())
+                .map_or_else(DrawBindState::default, |s| *s.get(i)),
+        }
     }
 
     /// The words the CPU wrote into GPU memory for draw row `i` (zero in files without

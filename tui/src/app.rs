@@ -5,7 +5,8 @@ use std::path::Path;
 use analyzer::Metric;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
-use trace_format::generated::results::{DrawRow, DrawState};
+use trace_format::generated::results::DrawRow;
+use trace_format::results::RowState;
 
 use crate::filter::{host_ns, Filter};
 use crate::index::{FrameSummary, Index, IndexBuilder};
@@ -39,7 +40,7 @@ impl Source {
     }
 
     /// What row `row`'s state flush emitted, if indexed and readable.
-    pub fn state(&mut self, row: u64) -> Option<DrawState> {
+    pub fn state(&mut self, row: u64) -> Option<RowState> {
         let index = self.index.get();
         self.store.state(&index, row)
     }

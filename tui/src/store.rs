@@ -4,7 +4,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use trace_format::generated::results::{DrawRow, DrawState};
+use trace_format::generated::results::DrawRow;
+use trace_format::results::RowState;
 use trace_format::{ResultsChunk, ResultsReader};
 
 use crate::index::Index;
@@ -42,7 +43,7 @@ impl RowStore {
     }
 
     /// What draw row `row`'s state flush emitted (zero in files without it).
-    pub fn state(&mut self, index: &Index, row: u64) -> Option<DrawState> {
+    pub fn state(&mut self, index: &Index, row: u64) -> Option<RowState> {
         let span = *index.chunk_of(row)?;
         let chunk = self.chunk(span.offset, span.ordinal)?;
         let i = usize::try_from(row - span.first_row).ok()?;

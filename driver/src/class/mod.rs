@@ -2,13 +2,15 @@
 //! fields packed by name, and the class numbers from Fermi to Hopper with the MME each
 //! uses. Sources: NVIDIA's class headers (cl9097.h, clc597.h) as gathered in
 //! `shared/reference/nv-facts.md` §2; the graphics-state methods (`state.rs`) and render targets
-//! (`targets.rs`) from `clc597.h`; the copy engine (`copy.rs`) from `clc5b5.h`.
+//! (`targets.rs`) and shader programs (`shaders.rs`) from `clc597.h`; the copy engine (`copy.rs`) from `clc5b5.h`.
 
 use crate::mme::Arch;
 
 pub mod copy;
+mod shaders;
 mod state;
 mod targets;
+pub use shaders::*;
 pub use state::*;
 pub use targets::*;
 
@@ -450,7 +452,11 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
             "LOAD_CONSTANT_BUFFER(i)"
         }
         m if (SET_MME_SHADOW_SCRATCH..CALL_MME_MACRO).contains(&m) => "SET_MME_SHADOW_SCRATCH(i)",
-        m => return state::method_name(m).or_else(|| targets::method_name(m)),
+        m => {
+            return state::method_name(m)
+                .or_else(|| targets::method_name(m))
+                .or_else(|| shaders::method_name(m))
+        }
     })
 }
 

@@ -20,6 +20,8 @@ pub struct DescriptorState {
     set_dynamic_buffer_start: [u8; root::MAX_SETS],
     /// Push descriptor sets changed since the last draw (NVK's `push_dirty`).
     push_dirty: u32,
+    /// Sets that are push sets (`NVK_DESCRIPTOR_SET_TYPE_PUSH`), one bit a set.
+    push_sets: u32,
     /// Where the next push set's data goes in the model's upload memory.
     upload_next: u64,
     /// The push constants as the root table holds them (NVK's `root.push`), for the
@@ -31,7 +33,7 @@ pub struct DescriptorState {
 /// (`nvk_cmd_buffer_upload_data`).
 const UPLOAD_BASE: u64 = 0x1_0002_0000;
 /// Bytes of a push descriptor set (`NVK_PUSH_DESCRIPTOR_SET_SIZE`).
-const PUSH_DESCRIPTOR_SET_SIZE: u64 = 32 * 16;
+pub(super) const PUSH_DESCRIPTOR_SET_SIZE: u64 = 32 * 16;
 
 /// The `SELECT_CB0` macro: constant buffer 0 (the root table) selected again from the
 /// address kept in scratch. Mirrors nvk_mme_select_cb0.
@@ -50,15 +52,30 @@ pub(crate) fn select_cb0(b: &mut crate::mme::Builder) {
 
 impl CommandEncoder<'_> {
     /// vkCmdPushDescriptorSet(WithTemplate) for graphics into `set`: the set becomes a
-    /// push set, written to the root table at the next draw. Mirrors
-    /// nvk_cmd_push_descriptors (the descriptors' contents go to a CPU copy NVK
-    /// uploads at the draw; the upload is a copy, not push-buffer work).
+    /// push set, written to the root table at the next draw, and the constant buffers
+    /// read from it are rebound then. Mirrors nvk_cmd_push_descriptors and
+    /// nvk_push_descriptor_set (the descriptors' contents go to a CPU copy NVK uploads
+    /// at the draw; the upload is a copy, not push-buffer work). NVK dirties the
+    /// stages the command names; both commands reach it with every graphics stage.
     pub fn push_descriptor_set(&mut self, set: u32) -> Recorded {
         let before = self.push.len();
         if (set as usize) < root::MAX_SETS {
             self.descriptors.push_dirty |= 1 << set;
+            self.descriptors.push_sets |= 1 << set;
+            self.dirty_cbufs_for_descriptors(ALL_GRAPHICS_STAGES, set, set + 1);
         }
         self.recorded(before)
+    }
+
+    /// Set `set`'s address in the root table and whether it is a push set.
+    pub(super) fn descriptor_set(&self, set: u32) -> (u64, bool) {
+        let addr = self
+            .descriptors
+            .sets
+            .get(set as usize)
+            .copied()
+            .unwrap_or(0);
+        (addr, self.descriptors.push_sets >> set.min(31) & 1 != 0)
     }
 
     /// Writes the push constants and each set's first dynamic buffer back into the root
@@ -129,9 +146,9 @@ impl CommandEncoder<'_> {
     /// dynamic offsets. Mirrors nvk_bind_descriptor_sets: a set's root address is
     /// written only when another set was bound there; the dynamic buffers of the bound
     /// sets (one per dynamic offset) are written from the first set's start; every
-    /// set's first dynamic buffer is written last. Which constant buffers the bind
-    /// dirties for the next draw depends on the shaders' constant-buffer maps, which
-    /// come from compiled shaders the trace does not have: not modelled.
+    /// set's first dynamic buffer is written last; the constant buffers read from the
+    /// bound sets are rebound at the next draw (nvk_cmd_dirty_cbufs_for_descriptors,
+    /// every graphics stage, as vkCmdBindDescriptorSets names them).
     pub fn bind_descriptor_sets(
         &mut self,
         first_set: u32,
@@ -143,7 +160,9 @@ impl CommandEncoder<'_> {
         let sets = &sets[..sets.len().min(root::MAX_SETS - first)];
         for (i, set) in sets.iter().enumerate() {
             let s = first + i;
-            if self.descriptors.sets[s] != *set {
+            let was_push = self.descriptors.push_sets & (1 << s) != 0;
+            self.descriptors.push_sets &= !(1 << s);
+            if self.descriptors.sets[s] != *set || was_push {
                 self.descriptors.sets[s] = *set;
                 let offset = root::DESCRIPTOR_SETS + 8 * s as u32;
                 self.flush_root(offset, &[*set as u32, (*set >> 32) as u32]);
@@ -176,6 +195,11 @@ impl CommandEncoder<'_> {
             *word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         }
         self.flush_root(root::SET_DYNAMIC_BUFFER_START, &words);
+        let end = first + sets.len();
+        self.dirty_cbufs_for_descriptors(ALL_GRAPHICS_STAGES, first as u32, end as u32);
         self.recorded(before)
     }
 }
+
+/// `VK_SHADER_STAGE_ALL_GRAPHICS`.
+const ALL_GRAPHICS_STAGES: u32 = 0x1f;

@@ -3,6 +3,7 @@
 //! Every command returns what it [`Recorded`]: the push-buffer dwords it wrote and the
 //! queries it emitted, for the replayer's per-draw costs.
 
+use super::cbuf::ShaderState;
 use super::descriptors::DescriptorState;
 use super::dispatch::ComputeState;
 use super::query::{QueryPool, QueryType};
@@ -162,6 +163,7 @@ pub struct CommandEncoder<'d> {
     state: GraphicsState,
     color_attachments: u32,
     pub(super) descriptors: DescriptorState,
+    pub(super) shaders: ShaderState,
 }
 
 impl<'d> CommandEncoder<'d> {
@@ -177,6 +179,7 @@ impl<'d> CommandEncoder<'d> {
             state: GraphicsState::new(),
             color_attachments: 1,
             descriptors: DescriptorState::default(),
+            shaders: ShaderState::default(),
         }
     }
 
@@ -228,6 +231,7 @@ impl<'d> CommandEncoder<'d> {
         self.state = GraphicsState::new();
         self.descriptors = DescriptorState::default();
         self.compute = ComputeState::default();
+        self.forget_shaders();
     }
 
     /// The push buffer so far.
@@ -275,9 +279,9 @@ impl<'d> CommandEncoder<'d> {
         self.color_attachments = count;
     }
 
-    /// Flushes what a draw needs before it (NVK's nvk_cmd_flush_gfx_state): the push
-    /// descriptor sets, then the dirty dynamic state. (Shaders and constant-buffer
-    /// rebinds, its last two steps, need compiled shaders: not modelled.)
+    /// Flushes what a draw needs before it. Mirrors nvk_cmd_flush_gfx_state: the push
+    /// descriptor sets, the dirty dynamic state, the shaders bound since the last
+    /// draw, then the constant buffers they read that changed.
     fn flush_gfx_state(&mut self) -> StateCost {
         let before = self.push.len();
         self.flush_push_descriptors();
@@ -287,6 +291,12 @@ impl<'d> CommandEncoder<'d> {
         for (i, group) in StateGroup::ALL.iter().enumerate() {
             cost.add_group(*group, flushed.methods[i], flushed.dwords[i]);
         }
+        let before = self.push.len();
+        self.flush_gfx_shaders();
+        cost.add_words(StateGroup::Shaders, &self.push.words()[before..]);
+        let before = self.push.len();
+        self.flush_gfx_cbufs();
+        cost.add_words(StateGroup::ConstantBuffers, &self.push.words()[before..]);
         cost
     }
 

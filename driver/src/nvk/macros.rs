@@ -64,6 +64,12 @@ pub enum Macro {
     SetViewportMinMaxZ = 25,
     /// Depth clamping on or off, before Volta (NVK's `SET_Z_CLAMP`).
     SetZClamp = 26,
+    /// The shading-rate control of every viewport, Turing and later (NVK's
+    /// `SET_SHADING_RATE_CONTROL`).
+    SetShadingRateControl = 27,
+    /// Binds a uniform buffer from its descriptor to a constant-buffer slot (NVK's
+    /// `BIND_CBUF_DESC`).
+    BindCbufDesc = 28,
 }
 
 /// The macro this process builds longer (its id + 1; 0 for none).
@@ -79,7 +85,7 @@ pub fn lengthen_for_tests(m: Option<Macro>) {
 
 impl Macro {
     /// Every macro, in id order.
-    pub const ALL: [Macro; 25] = [
+    pub const ALL: [Macro; 27] = [
         Macro::Draw,
         Macro::DrawIndexed,
         Macro::DrawIndirect,
@@ -105,11 +111,14 @@ impl Macro {
         Macro::SetConservativeRasterState,
         Macro::SetViewportMinMaxZ,
         Macro::SetZClamp,
+        Macro::SetShadingRateControl,
+        Macro::BindCbufDesc,
     ];
 
     /// Whether the macro exists for `arch` (pre-Turing MMEs cannot read memory).
     pub fn available_on(self, arch: Arch) -> bool {
-        self != Macro::CopyQueryResults || arch == Arch::Turing
+        !matches!(self, Macro::CopyQueryResults | Macro::SetShadingRateControl)
+            || arch == Arch::Turing
     }
 
     /// The macro's id (its `CALL_MME_MACRO` index).
@@ -160,6 +169,8 @@ impl Macro {
             }
             Macro::SetViewportMinMaxZ => super::state::set_viewport_min_max_z(&mut b),
             Macro::SetZClamp => super::state::set_z_clamp(&mut b),
+            Macro::SetShadingRateControl => super::shader::set_shading_rate_control(&mut b),
+            Macro::BindCbufDesc => super::cbuf::bind_cbuf_desc(&mut b),
         }
         b.finish()
     }
@@ -192,6 +203,8 @@ impl Macro {
             Macro::SetConservativeRasterState => "set_conservative_raster_state",
             Macro::SetViewportMinMaxZ => "set_viewport_min_max_z",
             Macro::SetZClamp => "set_z_clamp",
+            Macro::SetShadingRateControl => "set_shading_rate_control",
+            Macro::BindCbufDesc => "bind_cbuf_desc",
         }
     }
 }

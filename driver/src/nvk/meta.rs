@@ -1,9 +1,9 @@
 //! NVK's graphics meta path (`nvk_cmd_meta.c`): image copies, blits and resolves drawn
 //! with internal shaders. The bracket saves and restores the application's state
 //! (`nvk_meta_begin_gfx`, `nvk_meta_end_gfx`); between them, each region is a rendering
-//! of the destination with one rectangle drawn per layer (Mesa's vk_meta). The
-//! internal shaders' binds are not modelled (the model has no shaders); the rendering,
-//! the dynamic state the meta pipeline leaves to commands and the draw are.
+//! of the destination with one rectangle drawn per layer (Mesa's vk_meta): the
+//! rendering, vk_meta's shaders (their binds and constant buffers), the dynamic state
+//! its pipeline leaves to commands and the draw.
 
 use super::encoder::{CommandEncoder, Recorded};
 use super::rendering::RenderingInfo;
@@ -46,6 +46,7 @@ impl CommandEncoder<'_> {
         let before = self.push.len();
         self.begin_rendering(info);
         let area = info.area;
+        self.bind_meta_shaders();
         let state = self.state_mut();
         state.bind_pipeline(META_PIPELINE, &META_DYNAMIC_STATES);
         state.set_viewports(
@@ -74,12 +75,13 @@ impl CommandEncoder<'_> {
     }
 
     /// Mirrors nvk_meta_end_gfx: every state the application had set is dirty again
-    /// (its next draw flushes it), the push constants are written back into the root
+    /// (its next draw flushes it), its shaders are bound again, the push constants are written back into the root
     /// table, then the shadow RAM replays the saved methods and the bracket's
     /// overrides are undone.
     pub fn meta_end_gfx(&mut self) -> Recorded {
         let before = self.push.len();
         self.state_mut().invalidate();
+        self.restore_meta_shaders();
         self.restore_push_constants();
         for (mthd, value) in [
             (class::SET_MME_SHADOW_RAM_CONTROL, SHADOW_REPLAY),

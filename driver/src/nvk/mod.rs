@@ -8,6 +8,7 @@
 //! semaphores. The [`gpu`](crate::gpu) model executes the result.
 
 mod bind;
+mod cbuf;
 pub mod clear;
 pub mod copy_queries;
 mod descriptors;
@@ -23,11 +24,13 @@ mod priv_reg;
 pub mod query;
 pub mod rendering;
 pub mod root;
+pub mod shader;
 pub mod state;
 mod sync;
 mod transfer;
 mod xfb;
 
+pub use cbuf::ShaderState;
 pub use descriptors::DescriptorState;
 pub use device::{upload_macro, Device, DeviceError};
 pub use encoder::{CommandEncoder, DrawKind, IndirectArgs, Recorded};
@@ -99,6 +102,9 @@ pub enum Scratch {
     /// Viewport 0's min Z (`VIEWPORT0_MIN_Z`); its max Z follows, then viewport 1's...
     /// two slots a viewport, sixteen viewports.
     Viewport0MinZ = 33,
+    /// The shading-rate control last set (`SHADING_RATE_CONTROL`): bit 0 the
+    /// application's enable, bit 1 clear when sample shading needs every sample.
+    ShadingRateControl = 65,
 }
 
 /// The largest view count NVK exposes (`maxMultiviewViewCount`): the view mask is 32 bits.

@@ -4,6 +4,7 @@
 
 pub mod analysis;
 pub mod gs_count;
+pub mod interface;
 pub mod passthrough_tcs;
 pub mod ubo_chains;
 pub mod view_index;

@@ -1702,6 +1702,241 @@ impl DrawStateT {
   }
 }
 
+/// What binding shaders and constant buffers before a draw emitted (part of the draw
+/// row's `methods` and `pushbuf_dwords`, like [DrawState]'s groups).
+// struct DrawBindState, aligned to 4
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct DrawBindState(pub [u8; 16]);
+impl Default for DrawBindState { 
+  fn default() -> Self { 
+    Self([0; 16])
+  }
+}
+impl ::core::fmt::Debug for DrawBindState {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("DrawBindState")
+      .field("shaders_methods", &self.shaders_methods())
+      .field("shaders_dwords", &self.shaders_dwords())
+      .field("constant_buffers_methods", &self.constant_buffers_methods())
+      .field("constant_buffers_dwords", &self.constant_buffers_dwords())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for DrawBindState {}
+impl<'a> ::flatbuffers::Follow<'a> for DrawBindState {
+  type Inner = &'a DrawBindState;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a DrawBindState>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a DrawBindState {
+  type Inner = &'a DrawBindState;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<DrawBindState>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for DrawBindState {
+    type Output = DrawBindState;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const DrawBindState as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(4)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for DrawBindState {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl Serialize for DrawBindState {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("DrawBindState", 4)?;
+      s.serialize_field("shaders_methods", &self.shaders_methods())?;
+      s.serialize_field("shaders_dwords", &self.shaders_dwords())?;
+      s.serialize_field("constant_buffers_methods", &self.constant_buffers_methods())?;
+      s.serialize_field("constant_buffers_dwords", &self.constant_buffers_dwords())?;
+    s.end()
+  }
+}
+
+impl<'a> DrawBindState {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    shaders_methods: u32,
+    shaders_dwords: u32,
+    constant_buffers_methods: u32,
+    constant_buffers_dwords: u32,
+  ) -> Self {
+    let mut s = Self([0; 16]);
+    s.set_shaders_methods(shaders_methods);
+    s.set_shaders_dwords(shaders_dwords);
+    s.set_constant_buffers_methods(constant_buffers_methods);
+    s.set_constant_buffers_dwords(constant_buffers_dwords);
+    s
+  }
+
+  /// The shaders bound since the previous draw (`nvk_cmd_flush_gfx_shaders`).
+  pub fn shaders_methods(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_shaders_methods(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn shaders_dwords(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[4..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_shaders_dwords(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[4..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  /// Constant buffers rebound for them (`nvk_cmd_flush_gfx_cbufs`).
+  pub fn constant_buffers_methods(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[8..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_constant_buffers_methods(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[8..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn constant_buffers_dwords(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[12..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_constant_buffers_dwords(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[12..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn unpack(&self) -> DrawBindStateT {
+    DrawBindStateT {
+      shaders_methods: self.shaders_methods(),
+      shaders_dwords: self.shaders_dwords(),
+      constant_buffers_methods: self.constant_buffers_methods(),
+      constant_buffers_dwords: self.constant_buffers_dwords(),
+    }
+  }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DrawBindStateT {
+  pub shaders_methods: u32,
+  pub shaders_dwords: u32,
+  pub constant_buffers_methods: u32,
+  pub constant_buffers_dwords: u32,
+}
+impl DrawBindStateT {
+  pub fn pack(&self) -> DrawBindState {
+    DrawBindState::new(
+      self.shaders_methods,
+      self.shaders_dwords,
+      self.constant_buffers_methods,
+      self.constant_buffers_dwords,
+    )
+  }
+}
+
 /// Totals for one queue submit.
 // struct SubmitRow, aligned to 8
 #[repr(transparent)]
@@ -3214,6 +3449,7 @@ impl<'a> ResultsBatch<'a> {
   pub const VT_DRAW_STATES: ::flatbuffers::VOffsetT = 14;
   pub const VT_DRAW_ERRORS: ::flatbuffers::VOffsetT = 16;
   pub const VT_DRAW_MEMORY_WORDS: ::flatbuffers::VOffsetT = 18;
+  pub const VT_DRAW_BIND_STATES: ::flatbuffers::VOffsetT = 20;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -3225,6 +3461,7 @@ impl<'a> ResultsBatch<'a> {
     args: &'args ResultsBatchArgs<'args>
   ) -> ::flatbuffers::WIPOffset<ResultsBatch<'bldr>> {
     let mut builder = ResultsBatchBuilder::new(_fbb);
+    if let Some(x) = args.draw_bind_states { builder.add_draw_bind_states(x); }
     if let Some(x) = args.draw_memory_words { builder.add_draw_memory_words(x); }
     if let Some(x) = args.draw_errors { builder.add_draw_errors(x); }
     if let Some(x) = args.draw_states { builder.add_draw_states(x); }
@@ -3261,6 +3498,9 @@ impl<'a> ResultsBatch<'a> {
     let draw_memory_words = self.draw_memory_words().map(|x| {
       x.into_iter().collect()
     });
+    let draw_bind_states = self.draw_bind_states().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
     ResultsBatchT {
       run,
       draws,
@@ -3270,6 +3510,7 @@ impl<'a> ResultsBatch<'a> {
       draw_states,
       draw_errors,
       draw_memory_words,
+      draw_bind_states,
     }
   }
 
@@ -3335,6 +3576,15 @@ impl<'a> ResultsBatch<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u32>>>(ResultsBatch::VT_DRAW_MEMORY_WORDS, None)}
   }
+  /// One per draw row, in the same order: its shader and constant-buffer binds;
+  /// absent when all are zero, and from files written before it was added.
+  #[inline]
+  pub fn draw_bind_states(&self) -> Option<::flatbuffers::Vector<'a, DrawBindState>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, DrawBindState>>>(ResultsBatch::VT_DRAW_BIND_STATES, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
@@ -3351,6 +3601,7 @@ impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawState>>>("draw_states", Self::VT_DRAW_STATES, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<RowError>>>>("draw_errors", Self::VT_DRAW_ERRORS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("draw_memory_words", Self::VT_DRAW_MEMORY_WORDS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawBindState>>>("draw_bind_states", Self::VT_DRAW_BIND_STATES, false)?
      .finish();
     Ok(())
   }
@@ -3364,6 +3615,7 @@ pub struct ResultsBatchArgs<'a> {
     pub draw_states: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawState>>>,
     pub draw_errors: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<RowError<'a>>>>>,
     pub draw_memory_words: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
+    pub draw_bind_states: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawBindState>>>,
 }
 impl<'a> Default for ResultsBatchArgs<'a> {
   #[inline]
@@ -3377,6 +3629,7 @@ impl<'a> Default for ResultsBatchArgs<'a> {
       draw_states: None,
       draw_errors: None,
       draw_memory_words: None,
+      draw_bind_states: None,
     }
   }
 }
@@ -3386,7 +3639,7 @@ impl Serialize for ResultsBatch<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("ResultsBatch", 8)?;
+    let mut s = serializer.serialize_struct("ResultsBatch", 9)?;
       if let Some(f) = self.run() {
         s.serialize_field("run", &f)?;
       } else {
@@ -3426,6 +3679,11 @@ impl Serialize for ResultsBatch<'_> {
         s.serialize_field("draw_memory_words", &f)?;
       } else {
         s.skip_field("draw_memory_words")?;
+      }
+      if let Some(f) = self.draw_bind_states() {
+        s.serialize_field("draw_bind_states", &f)?;
+      } else {
+        s.skip_field("draw_bind_states")?;
       }
     s.end()
   }
@@ -3469,6 +3727,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ResultsBatchBuilder<'a, 'b, A
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAW_MEMORY_WORDS, draw_memory_words);
   }
   #[inline]
+  pub fn add_draw_bind_states(&mut self, draw_bind_states: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , DrawBindState>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAW_BIND_STATES, draw_bind_states);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ResultsBatchBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     ResultsBatchBuilder {
@@ -3494,6 +3756,7 @@ impl ::core::fmt::Debug for ResultsBatch<'_> {
       ds.field("draw_states", &self.draw_states());
       ds.field("draw_errors", &self.draw_errors());
       ds.field("draw_memory_words", &self.draw_memory_words());
+      ds.field("draw_bind_states", &self.draw_bind_states());
       ds.finish()
   }
 }
@@ -3508,6 +3771,7 @@ pub struct ResultsBatchT {
   pub draw_states: Option<alloc::vec::Vec<DrawStateT>>,
   pub draw_errors: Option<alloc::vec::Vec<RowErrorT>>,
   pub draw_memory_words: Option<alloc::vec::Vec<u32>>,
+  pub draw_bind_states: Option<alloc::vec::Vec<DrawBindStateT>>,
 }
 impl Default for ResultsBatchT {
   fn default() -> Self {
@@ -3520,6 +3784,7 @@ impl Default for ResultsBatchT {
       draw_states: None,
       draw_errors: None,
       draw_memory_words: None,
+      draw_bind_states: None,
     }
   }
 }
@@ -3552,6 +3817,9 @@ impl ResultsBatchT {
     let draw_memory_words = self.draw_memory_words.as_ref().map(|x|{
       _fbb.create_vector(x)
     });
+    let draw_bind_states = self.draw_bind_states.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
+    });
     ResultsBatch::create(_fbb, &ResultsBatchArgs{
       run,
       draws,
@@ -3561,6 +3829,7 @@ impl ResultsBatchT {
       draw_states,
       draw_errors,
       draw_memory_words,
+      draw_bind_states,
     })
   }
 }

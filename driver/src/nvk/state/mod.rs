@@ -487,17 +487,23 @@ pub enum StateGroup {
     /// constants. NVK pushes them when they are bound; results count them with the
     /// draw that follows.
     Descriptors,
+    /// The shaders bound since the previous draw (`nvk_cmd_flush_gfx_shaders`).
+    Shaders,
+    /// Constant buffers rebound for the shaders (`nvk_cmd_flush_gfx_cbufs`).
+    ConstantBuffers,
 }
 
 impl StateGroup {
     /// Every group, in flush order.
-    pub const ALL: [StateGroup; 6] = [
+    pub const ALL: [StateGroup; 8] = [
         StateGroup::VertexInput,
         StateGroup::Viewport,
         StateGroup::Rasterizer,
         StateGroup::DepthStencil,
         StateGroup::Blend,
         StateGroup::Descriptors,
+        StateGroup::Shaders,
+        StateGroup::ConstantBuffers,
     ];
 
     /// Its name in results and reports.
@@ -509,6 +515,8 @@ impl StateGroup {
             StateGroup::DepthStencil => "depth-stencil",
             StateGroup::Blend => "blend",
             StateGroup::Descriptors => "descriptors",
+            StateGroup::Shaders => "shaders",
+            StateGroup::ConstantBuffers => "constant-buffers",
         }
     }
 }
@@ -517,9 +525,9 @@ impl StateGroup {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StateCost {
     /// Methods written, in [`StateGroup::ALL`] order.
-    pub methods: [u32; 6],
+    pub methods: [u32; 8],
     /// Push-buffer dwords written, likewise.
-    pub dwords: [u32; 6],
+    pub dwords: [u32; 8],
 }
 
 impl StateCost {
@@ -1209,7 +1217,7 @@ impl GraphicsState {
 
 /// `old` with the bits the high half of `value_mask` selects replaced from its low
 /// half, in a new register (the masked macros' update). Mirrors nvk_mme_set_masked.
-fn set_masked(b: &mut Builder, old: Value, value_mask: Value) -> Value {
+pub(crate) fn set_masked(b: &mut Builder, old: Value, value_mask: Value) -> Value {
     let mask = b.merge(Value::Zero, value_mask, 0, 16, 16);
     let kept = b.and_not(old, mask);
     b.alu_to(AluOp::And, mask, value_mask, mask);

@@ -1,0 +1,295 @@
+//! Graphics shaders as NVK's command stream sees them: the constant buffers each reads
+//! (its `nvk_cbuf_map`) and the methods binding it pushes (`nvk_shader_fill_push`),
+//! made from what the SPIR-V says ([`crate::spirv::interface`]).
+//!
+//! The trace has no compiled code: a shader's program address and register count are
+//! placeholders (the address from the shader's identity, 32 registers); the methods
+//! and their count are NVK's.
+
+use super::macros::Macro;
+use super::state::set_masked;
+use super::Scratch;
+use crate::class;
+use crate::mme::{Arch, Builder, Cmp, Value};
+use crate::push::{PushBuffer, SUBC_3D};
+use crate::spirv::interface::{DescriptorUse, Interface, Stage};
+
+/// Constant buffers a graphics shader can bind (`max_cbuf_bindings`).
+pub const MAX_CBUFS: usize = 16;
+
+/// The five graphics stages, in NVK's constant-buffer group order
+/// (`nvk_cbuf_binding_for_stage`: vertex 0 ... fragment 4).
+pub const GRAPHICS_STAGES: [Stage; 5] = [
+    Stage::Vertex,
+    Stage::TessControl,
+    Stage::TessEval,
+    Stage::Geometry,
+    Stage::Fragment,
+];
+
+/// A stage's index in [`GRAPHICS_STAGES`] (its constant-buffer group), if graphics.
+pub fn group_of(stage: Stage) -> Option<usize> {
+    GRAPHICS_STAGES.iter().position(|s| *s == stage)
+}
+
+/// `SET_PIPELINE_SHADER`'s type for a stage (`mesa_to_nv9097_shader_type`).
+fn pipeline_type(group: usize) -> u32 {
+    group as u32 + 1
+}
+
+/// One constant-buffer slot of a shader (NVK's `nvk_cbuf`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Cbuf {
+    /// Nothing bound (`NVK_CBUF_TYPE_INVALID`).
+    #[default]
+    Invalid,
+    /// The root descriptor table, always slot 0 (`NVK_CBUF_TYPE_ROOT_DESC`).
+    Root,
+    /// A descriptor set's descriptors (`NVK_CBUF_TYPE_DESC_SET`).
+    DescriptorSet {
+        /// The set.
+        set: u32,
+    },
+    /// A uniform buffer through its descriptor (`NVK_CBUF_TYPE_UBO_DESC`).
+    UniformBuffer {
+        /// The set.
+        set: u32,
+        /// Where its descriptor is in the set, in bytes (the binding's placeholder
+        /// offset: 16 bytes a binding).
+        offset: u32,
+    },
+}
+
+impl Cbuf {
+    /// The descriptor set it reads, if any.
+    pub fn set(self) -> Option<u32> {
+        match self {
+            Cbuf::DescriptorSet { set } | Cbuf::UniformBuffer { set, .. } => Some(set),
+            Cbuf::Invalid | Cbuf::Root => None,
+        }
+    }
+}
+
+/// A compiled graphics shader.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shader {
+    /// Its stage's constant-buffer group ([`GRAPHICS_STAGES`] index).
+    pub group: usize,
+    /// Its constant buffers, slot 0 the root table.
+    pub cbufs: Vec<Cbuf>,
+    /// What binding it pushes (`push_dw`).
+    pub push: Vec<u32>,
+    /// Where the part pushed only for the last vertex-pipeline stage starts
+    /// (`push_dw_count`; the end is `vtgm_push_dw_count`).
+    pub vtgm_start: usize,
+}
+
+/// Registers a shader is taken to use (the compiled count is not in the trace).
+const PLACEHOLDER_GPRS: u32 = 32;
+/// Where the model places shader programs.
+const SHADER_HEAP: u64 = 0x2_0000_0000;
+
+impl Shader {
+    /// The shader `interface` describes, for stage `stage`, on a device whose MME is
+    /// `arch`; `identity` places its program. `None` for compute or an unknown stage.
+    /// Mirrors nvk_compile_shader's parts the command stream sees: build_cbuf_map
+    /// (nvk_nir_lower_descriptors.c) and nvk_shader_fill_push.
+    pub fn new(stage: Stage, interface: &Interface, arch: Arch, identity: u64) -> Option<Shader> {
+        let group = group_of(stage)?;
+        let cbufs = cbuf_map(interface, arch);
+        let program = SHADER_HEAP + (identity & 0xffff_ff00);
+        let (push, vtgm_start) = fill_push(stage, group, interface, arch, program);
+        Some(Shader {
+            group,
+            cbufs,
+            push,
+            vtgm_start,
+        })
+    }
+
+    /// Whether the shader is the kind whose last instance in the vertex pipeline
+    /// pushes clip, layer and transform-feedback state (vertex, tessellation
+    /// evaluation, geometry: NVK's `NVK_SHADER_STAGE_VTGM_BITS`).
+    pub fn is_vtgm(&self) -> bool {
+        matches!(self.group, 0 | 2 | 3)
+    }
+}
+
+/// Mirrors build_cbuf_map: the root table in slot 0, then each uniform buffer and each
+/// set whose descriptors the shader loads, up to sixteen. Before Turing NVK leaves
+/// uniform buffers out (binding them from their descriptors would split the push
+/// buffer at every draw): the shader reads them from memory. NVK orders the rest by a
+/// use count; the model by first use.
+fn cbuf_map(interface: &Interface, arch: Arch) -> Vec<Cbuf> {
+    let mut cbufs = vec![Cbuf::Root];
+    for used in &interface.descriptors {
+        if cbufs.len() >= MAX_CBUFS {
+            break;
+        }
+        let cbuf = match *used {
+            DescriptorUse::UniformBuffer { set, binding } => {
+                if arch != Arch::Turing {
+                    continue;
+                }
+                Cbuf::UniformBuffer {
+                    set,
+                    offset: binding.saturating_mul(16),
+                }
+            }
+            DescriptorUse::DescriptorSet { set } => Cbuf::DescriptorSet { set },
+        };
+        if !cbufs.contains(&cbuf) {
+            cbufs.push(cbuf);
+        }
+    }
+    cbufs
+}
+
+/// Mirrors nvk_shader_fill_push for a VOLTA_A-or-later class: the pipeline slot (enable
+/// and type, program address, register count and binding group), the tessellation
+/// parameters of an evaluation shader, a fragment shader's subtiling, early-Z,
+/// post-depth coverage, Z-cull bounds, shading-rate (Turing) and sample-shading
+/// state, then — for the vertex-pipeline stages — the layer control, user clip planes
+/// and the four transform-feedback buffers' layout. Returns the words and where the
+/// vertex-pipeline part starts.
+fn fill_push(
+    stage: Stage,
+    group: usize,
+    f: &Interface,
+    arch: Arch,
+    program: u64,
+) -> (Vec<u32>, usize) {
+    let mut p = PushBuffer::new();
+    let ty = pipeline_type(group);
+    let slot = class::PIPELINE_SLOT_STRIDE * ty as u16;
+    p.immd_or_mthd(
+        SUBC_3D,
+        class::SET_PIPELINE_SHADER + slot,
+        class::pipeline_shader(true, ty),
+    );
+    p.inc(
+        SUBC_3D,
+        class::SET_PIPELINE_PROGRAM_ADDRESS_A + slot,
+        &[(program >> 32) as u32, program as u32],
+    );
+    p.inc(
+        SUBC_3D,
+        class::SET_PIPELINE_REGISTER_COUNT + slot,
+        &[PLACEHOLDER_GPRS, group as u32],
+    );
+    if stage == Stage::TessEval {
+        let t = f.tess.unwrap_or_default();
+        let params = u32::from(t.domain) | u32::from(t.spacing) << 4 | u32::from(t.prims) << 8;
+        p.inc_once(
+            SUBC_3D,
+            class::call_mme_macro(Macro::SetTessParams.id()),
+            &[super::state::val_mask(params, 0x0fff)],
+        );
+    }
+    if stage == Stage::Fragment {
+        // Fractions of the register file, pixel output buffer, triangle RAM and quads.
+        let knob_a = 0x10 | 0x40 << 8 | 0x16 << 16 | 0x20 << 24;
+        p.inc(SUBC_3D, class::SET_SUBTILING_PERF_KNOB_A, &[knob_a, 0x20]);
+        p.immd_or_mthd(
+            SUBC_3D,
+            class::SET_API_MANDATED_EARLY_Z,
+            u32::from(f.early_fragment_tests),
+        );
+        p.immd_or_mthd(
+            SUBC_3D,
+            class::SET_POST_Z_PS_IMASK,
+            u32::from(f.post_depth_coverage),
+        );
+        let unbounded = u32::from(f.writes_depth);
+        p.immd_or_mthd(SUBC_3D, class::SET_ZCULL_BOUNDS, unbounded | unbounded << 4);
+        if arch == Arch::Turing {
+            // Sample shading turns the shading rate off: bit 1 clear.
+            let value = u32::from(!f.uses_sample_shading) << 1;
+            p.inc_once(
+                SUBC_3D,
+                class::call_mme_macro(Macro::SetShadingRateControl.id()),
+                &[super::state::val_mask(value, 1 << 1)],
+            );
+        }
+        // nvk_mme_anti_alias_min_sample_shading: log2(floor(1 / minSampleShading)),
+        // 1/mss clamped to 1..16 — 0 for per-sample shading, 4 for none (the
+        // pipeline's own minimum is not in the trace).
+        let rcp_mss_log2 = if f.uses_sample_shading { 0 } else { 4 };
+        p.inc_once(
+            SUBC_3D,
+            class::call_mme_macro(Macro::SetAntiAlias.id()),
+            &[super::state::val_mask(rcp_mss_log2, 0xf)],
+        );
+    }
+    let vtgm_start = p.len();
+    if !matches!(stage, Stage::Fragment | Stage::TessControl) {
+        // CONTROL 16: the geometry shader (any stage) selects the layer.
+        p.immd_or_mthd(
+            SUBC_3D,
+            class::SET_RT_LAYER,
+            u32::from(f.writes_layer) << 16,
+        );
+        let clip = (1u32 << f.clip_distances) - 1;
+        let cull = ((1u32 << f.cull_distances) - 1) << f.clip_distances;
+        let planes = (clip | cull) & 0xff;
+        p.immd_or_mthd(SUBC_3D, class::SET_USER_CLIP_ENABLE, planes);
+        let ops = (0..8)
+            .filter(|i| cull >> i & 1 != 0)
+            .fold(0, |w, i| w | 1 << (4 * i));
+        p.immd_or_mthd(SUBC_3D, class::SET_USER_CLIP_OP, ops);
+        for (b, xfb) in f.xfb.iter().enumerate() {
+            p.inc(
+                SUBC_3D,
+                class::SET_STREAM_OUT_CONTROL_STREAM + 16 * b as u16,
+                &[u32::from(xfb.stream), u32::from(xfb.attr_count), xfb.stride],
+            );
+            if xfb.attr_count > 0 {
+                // The captured attributes' indices, four to a dword (the model's are
+                // placeholders: the outputs' order).
+                let words: Vec<u32> = (0..u32::from(xfb.attr_count).div_ceil(4))
+                    .map(|w| {
+                        (0..4).fold(0, |acc, i| {
+                            let index = (4 * w + i) & 0xff;
+                            acc | index << (8 * i)
+                        })
+                    })
+                    .collect();
+                p.inc(
+                    SUBC_3D,
+                    class::SET_STREAM_OUT_LAYOUT_SELECT + 128 * b as u16,
+                    &words,
+                );
+            }
+        }
+    }
+    (p.words().to_vec(), vtgm_start)
+}
+
+/// The `SET_SHADING_RATE_CONTROL` macro (Turing): one masked value of the shading-rate
+/// control (bit 0 the application's enable, bit 1 clear when sample shading needs
+/// every sample). When it changes, stores it and writes all sixteen viewports'
+/// `SET_VARIABLE_PIXEL_RATE_SHADING_CONTROL` with both bits' AND. Mirrors
+/// nvk_mme_set_shading_rate_control.
+pub(crate) fn set_shading_rate_control(b: &mut Builder) {
+    let value_mask = b.load();
+    let old = b.load_scratch(Scratch::ShadingRateControl as u16);
+    let control = set_masked(b, old, value_mask);
+    b.free_reg(value_mask);
+    b.if_(Cmp::Ne, control, old, |b| {
+        b.free_reg(old);
+        b.store_scratch(Scratch::ShadingRateControl as u16, control);
+        let enable = b.merge(Value::Zero, control, 0, 1, 0);
+        let enable2 = b.merge(Value::Zero, control, 0, 1, 1);
+        b.alu_to(crate::mme::AluOp::And, enable, enable, enable2);
+        b.free_reg(enable2);
+        let i = b.mov(Value::Zero);
+        b.while_(Cmp::Ne, i, Value::Imm(16 * 4), |b| {
+            b.mthd_arr(class::SET_VARIABLE_PIXEL_RATE_SHADING_CONTROL, i);
+            b.emit(enable);
+            b.add_to(i, i, Value::Imm(4));
+        });
+        b.free_reg(i);
+        b.free_reg(enable);
+    });
+    b.free_reg(control);
+}

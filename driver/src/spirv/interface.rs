@@ -1,0 +1,530 @@
+//! What compiling an entry point decides that NVK's command stream depends on: the
+//! constant buffers the shader reads through (`nvk_nir_lower_descriptors.c`'s
+//! `build_cbuf_map`), and the execution modes and built-ins that
+//! `nvk_shader_fill_push` turns into methods (tessellation parameters, early fragment
+//! tests, depth writes, sample shading, the layer and clip/cull outputs, transform
+//! feedback).
+//!
+//! NVK reads these from NIR after its own passes; the model reads them from the
+//! SPIR-V, which names the same things before compilation. Where a compiler would
+//! drop what the code never reaches (an unused built-in), the model keeps it.
+
+use std::collections::{HashMap, HashSet};
+
+use rspirv::dr::{Instruction, Module, Operand};
+use rspirv::spirv::{BuiltIn, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word};
+
+use super::id;
+
+/// The stage an entry point runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// Vertex shader.
+    Vertex,
+    /// Tessellation control shader.
+    TessControl,
+    /// Tessellation evaluation shader.
+    TessEval,
+    /// Geometry shader.
+    Geometry,
+    /// Fragment shader.
+    Fragment,
+    /// Compute shader (or any stage NVK's graphics pipeline does not bind).
+    Compute,
+}
+
+impl Stage {
+    /// The stage of a `VkShaderStageFlagBits` bit, if it is one of the five graphics
+    /// stages or compute.
+    pub fn from_vk(bit: u32) -> Option<Stage> {
+        Some(match bit {
+            0x1 => Stage::Vertex,
+            0x2 => Stage::TessControl,
+            0x4 => Stage::TessEval,
+            0x8 => Stage::Geometry,
+            0x10 => Stage::Fragment,
+            0x20 => Stage::Compute,
+            _ => return None,
+        })
+    }
+
+    fn from_model(model: ExecutionModel) -> Stage {
+        match model {
+            ExecutionModel::Vertex => Stage::Vertex,
+            ExecutionModel::TessellationControl => Stage::TessControl,
+            ExecutionModel::TessellationEvaluation => Stage::TessEval,
+            ExecutionModel::Geometry => Stage::Geometry,
+            ExecutionModel::Fragment => Stage::Fragment,
+            _ => Stage::Compute,
+        }
+    }
+}
+
+/// How a shader reaches a descriptor set's resources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DescriptorUse {
+    /// A uniform buffer at `(set, binding)`, read through constant offsets: NVK binds
+    /// it as a constant buffer of its own (`NVK_CBUF_TYPE_UBO_DESC`).
+    UniformBuffer {
+        /// Descriptor set.
+        set: u32,
+        /// Binding.
+        binding: u32,
+    },
+    /// Textures, images, samplers or storage buffers of `set`: NVK binds the set's
+    /// descriptors as a constant buffer to load them from (`NVK_CBUF_TYPE_DESC_SET`).
+    DescriptorSet {
+        /// Descriptor set.
+        set: u32,
+    },
+}
+
+/// `SET_TESSELLATION_PARAMETERS`' fields as NAK fills them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TessParams {
+    /// `NAK_TS_DOMAIN_*`: isolines 0, triangles 1, quads 2.
+    pub domain: u8,
+    /// `NAK_TS_SPACING_*`: integer 0, fractional odd 1, fractional even 2.
+    pub spacing: u8,
+    /// `NAK_TS_PRIMS_*`: points 0, lines 1, clockwise triangles 2, counter-clockwise 3.
+    pub prims: u8,
+}
+
+/// One transform-feedback buffer's layout (NAK's `nak_xfb_info` for buffer `b`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct XfbBuffer {
+    /// The vertex stream it captures.
+    pub stream: u8,
+    /// Dwords per vertex written (the last written dword + 1).
+    pub attr_count: u8,
+    /// Bytes per vertex.
+    pub stride: u32,
+}
+
+/// What one entry point's compile decides for the command stream.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Interface {
+    /// The descriptors it reads, in first-use order, each once.
+    pub descriptors: Vec<DescriptorUse>,
+    /// Tessellation parameters from its execution modes (a control or evaluation
+    /// shader; `None` when it sets none).
+    pub tess: Option<TessParams>,
+    /// Whether it writes `Layer`.
+    pub writes_layer: bool,
+    /// Clip distances written (planes `0..clip`).
+    pub clip_distances: u8,
+    /// Cull distances written (planes after the clip distances).
+    pub cull_distances: u8,
+    /// Transform-feedback buffers.
+    pub xfb: [XfbBuffer; 4],
+    /// `EarlyFragmentTests`.
+    pub early_fragment_tests: bool,
+    /// `PostDepthCoverage`.
+    pub post_depth_coverage: bool,
+    /// Whether it writes `FragDepth`.
+    pub writes_depth: bool,
+    /// Whether it reads `SampleId` or `SamplePosition`, or has `Sample` inputs.
+    pub uses_sample_shading: bool,
+}
+
+/// Every entry point of `module`: its name, stage and [`Interface`].
+pub fn interfaces(module: &Module) -> Vec<(String, Stage, Interface)> {
+    let facts = ModuleFacts::new(module);
+    module
+        .entry_points
+        .iter()
+        .filter_map(|e| {
+            let Some(Operand::ExecutionModel(model)) = e.operands.first() else {
+                return None;
+            };
+            let function = id(e, 1)?;
+            let Some(Operand::LiteralString(name)) = e.operands.get(2) else {
+                return None;
+            };
+            let stage = Stage::from_model(*model);
+            Some((
+                name.clone(),
+                stage,
+                facts.interface(module, stage, function),
+            ))
+        })
+        .collect()
+}
+
+/// One decoration of a target: `(member or None, decoration, first literal)`.
+type Decorated = (Option<u32>, Decoration, Option<u32>);
+
+/// What the module says once, for every entry point.
+struct ModuleFacts {
+    /// Decorations by target.
+    decorations: HashMap<Word, Vec<Decorated>>,
+    /// Type instructions by id.
+    types: HashMap<Word, Instruction>,
+    /// Integer constants by id.
+    constants: HashMap<Word, u32>,
+    /// Global variables: id → (storage class, pointee type).
+    variables: HashMap<Word, (StorageClass, Word)>,
+    /// Variables some function instruction refers to.
+    used: HashSet<Word>,
+}
+
+impl ModuleFacts {
+    fn new(module: &Module) -> Self {
+        let mut decorations: HashMap<Word, Vec<_>> = HashMap::new();
+        for a in &module.annotations {
+            let (target, member, at) = match a.class.opcode {
+                Op::Decorate => (id(a, 0), None, 1),
+                Op::MemberDecorate => (
+                    id(a, 0),
+                    match a.operands.get(1) {
+                        Some(Operand::LiteralBit32(m)) => Some(*m),
+                        _ => None,
+                    },
+                    2,
+                ),
+                _ => continue,
+            };
+            let (Some(target), Some(Operand::Decoration(d))) = (target, a.operands.get(at)) else {
+                continue;
+            };
+            let literal = match a.operands.get(at + 1) {
+                Some(Operand::LiteralBit32(v)) => Some(*v),
+                Some(Operand::BuiltIn(b)) => Some(*b as u32),
+                _ => None,
+            };
+            decorations
+                .entry(target)
+                .or_default()
+                .push((member, *d, literal));
+        }
+        let mut types = HashMap::new();
+        let mut constants = HashMap::new();
+        let mut variables = HashMap::new();
+        for i in &module.types_global_values {
+            let Some(result) = i.result_id else { continue };
+            match i.class.opcode {
+                Op::Constant | Op::SpecConstant => {
+                    if let Some(Operand::LiteralBit32(v)) = i.operands.first() {
+                        constants.insert(result, *v);
+                    }
+                }
+                Op::Variable => {
+                    let pointee = i
+                        .result_type
+                        .and_then(|t| module_pointee(module, t))
+                        .unwrap_or(0);
+                    if let Some(Operand::StorageClass(class)) = i.operands.first() {
+                        variables.insert(result, (*class, pointee));
+                    }
+                }
+                _ => {
+                    types.insert(result, i.clone());
+                }
+            }
+        }
+        let used = module
+            .functions
+            .iter()
+            .flat_map(|f| f.blocks.iter())
+            .flat_map(|b| b.instructions.iter())
+            .flat_map(|i| i.operands.iter())
+            .filter_map(|o| match o {
+                Operand::IdRef(r) if variables.contains_key(r) => Some(*r),
+                _ => None,
+            })
+            .collect();
+        ModuleFacts {
+            decorations,
+            types,
+            constants,
+            variables,
+            used,
+        }
+    }
+
+    fn decoration(&self, target: Word, member: Option<u32>, d: Decoration) -> Option<u32> {
+        self.decorations
+            .get(&target)?
+            .iter()
+            .find(|(m, dd, _)| *m == member && *dd == d)
+            .map(|(_, _, v)| v.unwrap_or(0))
+    }
+
+    fn has_decoration(&self, target: Word, d: Decoration) -> bool {
+        self.decorations
+            .get(&target)
+            .is_some_and(|list| list.iter().any(|(m, dd, _)| m.is_none() && *dd == d))
+    }
+
+    /// Whether `target` (or a member of it) carries built-in `b`; the array length of
+    /// what carries it (1 when not an array).
+    fn builtin_length(&self, variable: Word, pointee: Word, b: BuiltIn) -> Option<u32> {
+        let is = |list: &Vec<Decorated>, member: Option<u32>| {
+            list.iter()
+                .any(|(m, d, v)| *m == member && *d == Decoration::BuiltIn && *v == Some(b as u32))
+        };
+        if self.decorations.get(&variable).is_some_and(|l| is(l, None)) {
+            return Some(self.array_length(pointee));
+        }
+        // A member of the block the variable holds (or an array of that block).
+        let block = self.element_type(pointee);
+        let list = self.decorations.get(&block)?;
+        let member = list
+            .iter()
+            .find(|(m, d, v)| m.is_some() && *d == Decoration::BuiltIn && *v == Some(b as u32))?
+            .0?;
+        let member_type = match &self.types.get(&block)?.operands.get(member as usize)? {
+            Operand::IdRef(t) => *t,
+            _ => return Some(1),
+        };
+        Some(self.array_length(member_type))
+    }
+
+    /// An array type's length (1 for anything else).
+    fn array_length(&self, ty: Word) -> u32 {
+        match self.types.get(&ty) {
+            Some(t) if t.class.opcode == Op::TypeArray => id(t, 1)
+                .and_then(|c| self.constants.get(&c).copied())
+                .unwrap_or(1),
+            _ => 1,
+        }
+    }
+
+    /// The element of an array type (the type itself otherwise).
+    fn element_type(&self, ty: Word) -> Word {
+        match self.types.get(&ty) {
+            Some(t) if matches!(t.class.opcode, Op::TypeArray | Op::TypeRuntimeArray) => {
+                id(t, 0).unwrap_or(ty)
+            }
+            _ => ty,
+        }
+    }
+
+    /// 32-bit components in a value of `ty` (bounded depth; 64-bit scalars count 2).
+    fn components(&self, ty: Word, depth: u32) -> u32 {
+        let Some(t) = self.types.get(&ty) else {
+            return 1;
+        };
+        if depth > 8 {
+            return 1;
+        }
+        match t.class.opcode {
+            Op::TypeFloat | Op::TypeInt => match t.operands.first() {
+                Some(Operand::LiteralBit32(64)) => 2,
+                _ => 1,
+            },
+            Op::TypeVector | Op::TypeMatrix => {
+                let n = match t.operands.get(1) {
+                    Some(Operand::LiteralBit32(n)) => *n,
+                    _ => 1,
+                };
+                n.saturating_mul(id(t, 0).map_or(1, |e| self.components(e, depth + 1)))
+            }
+            Op::TypeArray => self
+                .array_length(ty)
+                .saturating_mul(id(t, 0).map_or(1, |e| self.components(e, depth + 1))),
+            Op::TypeStruct => t
+                .operands
+                .iter()
+                .filter_map(|o| match o {
+                    Operand::IdRef(m) => Some(self.components(*m, depth + 1)),
+                    _ => None,
+                })
+                .fold(0u32, u32::saturating_add),
+            _ => 1,
+        }
+    }
+
+    fn interface(&self, module: &Module, stage: Stage, function: Word) -> Interface {
+        let mut f = Interface::default();
+        let modes: Vec<(ExecutionMode, &Instruction)> = module
+            .execution_modes
+            .iter()
+            .filter(|m| id(m, 0) == Some(function))
+            .filter_map(|m| match m.operands.get(1) {
+                Some(Operand::ExecutionMode(mode)) => Some((*mode, m)),
+                _ => None,
+            })
+            .collect();
+        let has = |mode: ExecutionMode| modes.iter().any(|(m, _)| *m == mode);
+        if matches!(stage, Stage::TessControl | Stage::TessEval) {
+            f.tess = tess_params(&has);
+        }
+        f.early_fragment_tests = has(ExecutionMode::EarlyFragmentTests);
+        f.post_depth_coverage = has(ExecutionMode::PostDepthCoverage);
+
+        let mut variables: Vec<(&Word, &(StorageClass, Word))> = self.variables.iter().collect();
+        variables.sort_by_key(|(v, _)| **v);
+        for (var, (class, pointee)) in variables {
+            let var = *var;
+            match class {
+                StorageClass::Output if stage != Stage::Fragment => {
+                    if self.builtin_length(var, *pointee, BuiltIn::Layer).is_some() {
+                        f.writes_layer = true;
+                    }
+                    if let Some(n) = self.builtin_length(var, *pointee, BuiltIn::ClipDistance) {
+                        f.clip_distances = n.min(8) as u8;
+                    }
+                    if let Some(n) = self.builtin_length(var, *pointee, BuiltIn::CullDistance) {
+                        f.cull_distances = n.min(8) as u8;
+                    }
+                    self.add_xfb(&mut f, var, *pointee);
+                }
+                StorageClass::Output => {
+                    let depth = self.builtin_length(var, *pointee, BuiltIn::FragDepth);
+                    f.writes_depth |= depth.is_some();
+                }
+                StorageClass::Input if stage == Stage::Fragment => {
+                    let builtin = |b| self.builtin_length(var, *pointee, b).is_some();
+                    f.uses_sample_shading |= builtin(BuiltIn::SampleId)
+                        || builtin(BuiltIn::SamplePosition)
+                        || self.has_decoration(var, Decoration::Sample);
+                }
+                _ => {}
+            }
+        }
+        f.descriptors = self.descriptor_uses(module);
+        f
+    }
+
+    /// Adds an output's transform-feedback capture, if it has one.
+    fn add_xfb(&self, f: &mut Interface, var: Word, pointee: Word) {
+        let buffer_of = |target: Word, member: Option<u32>| {
+            self.decoration(target, member, Decoration::XfbBuffer)
+        };
+        let mut add = |buffer: u32, stride: Option<u32>, stream: u32, offset: u32, ty: Word| {
+            let Some(b) = f.xfb.get_mut(buffer as usize) else {
+                return;
+            };
+            if let Some(s) = stride {
+                b.stride = s;
+            }
+            b.stream = stream.min(3) as u8;
+            let end = (offset / 4).saturating_add(self.components(ty, 0));
+            b.attr_count = b.attr_count.max(end.min(128) as u8);
+        };
+        // A variable is captured when it has an offset (GLSL's xfb_offset).
+        let var_buffer = buffer_of(var, None);
+        let var_stride = self.decoration(var, None, Decoration::XfbStride);
+        if let (Some(buffer), Some(offset)) =
+            (var_buffer, self.decoration(var, None, Decoration::Offset))
+        {
+            let stream = self.decoration(var, None, Decoration::Stream).unwrap_or(0);
+            add(buffer, var_stride, stream, offset, pointee);
+            return;
+        }
+        // Members of an output block captured one by one.
+        let block = self.element_type(pointee);
+        let Some(t) = self.types.get(&block) else {
+            return;
+        };
+        if t.class.opcode != Op::TypeStruct {
+            return;
+        }
+        let var_buffer = var_buffer.or_else(|| buffer_of(block, None));
+        for (m, operand) in t.operands.iter().enumerate() {
+            let Operand::IdRef(ty) = operand else {
+                continue;
+            };
+            let member = Some(m as u32);
+            let Some(buffer) = buffer_of(block, member).or(var_buffer) else {
+                continue;
+            };
+            let Some(offset) = self.decoration(block, member, Decoration::Offset) else {
+                continue;
+            };
+            let stride = self
+                .decoration(block, member, Decoration::XfbStride)
+                .or(var_stride);
+            let stream = self
+                .decoration(block, member, Decoration::Stream)
+                .unwrap_or(0);
+            add(buffer, stride, stream, offset, *ty);
+        }
+    }
+
+    /// The descriptors the functions refer to, in variable order, each once: uniform
+    /// buffers by binding, everything else by set.
+    fn descriptor_uses(&self, module: &Module) -> Vec<DescriptorUse> {
+        let mut uses = Vec::new();
+        let mut order: Vec<Word> = module
+            .types_global_values
+            .iter()
+            .filter(|i| i.class.opcode == Op::Variable)
+            .filter_map(|i| i.result_id)
+            .filter(|v| self.used.contains(v))
+            .collect();
+        order.dedup();
+        for var in order {
+            let Some((class, pointee)) = self.variables.get(&var) else {
+                continue;
+            };
+            let Some(set) = self.decoration(var, None, Decoration::DescriptorSet) else {
+                continue;
+            };
+            let binding = self.decoration(var, None, Decoration::Binding).unwrap_or(0);
+            let block = self.element_type(*pointee);
+            let is_ubo =
+                *class == StorageClass::Uniform && self.has_decoration(block, Decoration::Block);
+            let found = if is_ubo {
+                DescriptorUse::UniformBuffer { set, binding }
+            } else if matches!(
+                class,
+                StorageClass::Uniform | StorageClass::StorageBuffer | StorageClass::UniformConstant
+            ) {
+                DescriptorUse::DescriptorSet { set }
+            } else {
+                continue;
+            };
+            if !uses.contains(&found) {
+                uses.push(found);
+            }
+        }
+        uses
+    }
+}
+
+/// The pointee of pointer type `ty`.
+fn module_pointee(module: &Module, ty: Word) -> Option<Word> {
+    module
+        .types_global_values
+        .iter()
+        .find(|i| i.result_id == Some(ty) && i.class.opcode == Op::TypePointer)
+        .and_then(|i| id(i, 1))
+}
+
+/// The tessellation parameters a shader's modes set, as NAK maps them (its triangle
+/// winding is the opposite of SPIR-V's vertex order, for the lower-left origin NVK
+/// flips afterwards).
+fn tess_params(has: &dyn Fn(ExecutionMode) -> bool) -> Option<TessParams> {
+    let domain = if has(ExecutionMode::Isolines) {
+        0
+    } else if has(ExecutionMode::Triangles) {
+        1
+    } else if has(ExecutionMode::Quads) {
+        2
+    } else {
+        return None;
+    };
+    let spacing = if has(ExecutionMode::SpacingFractionalOdd) {
+        1
+    } else if has(ExecutionMode::SpacingFractionalEven) {
+        2
+    } else {
+        0
+    };
+    let prims = if has(ExecutionMode::PointMode) {
+        0
+    } else if domain == 0 {
+        1
+    } else if has(ExecutionMode::VertexOrderCw) {
+        3
+    } else {
+        2
+    };
+    Some(TessParams {
+        domain,
+        spacing,
+        prims,
+    })
+}

@@ -1,0 +1,257 @@
+//! Shader and constant-buffer binds through the encoder, on both MME generations: what
+//! a draw pushes after a pipeline bind (`nvk_cmd_flush_gfx_shaders`: each changed
+//! stage's words, disabled slots, the last vertex-pipeline stage's clip and
+//! transform-feedback state) and after descriptor changes (`nvk_cmd_flush_gfx_cbufs`:
+//! direct binds, `BIND_CBUF_DESC`, `SELECT_CB0`), counted in their state groups.
+
+use std::sync::Arc;
+
+use driver::class;
+use driver::gpu::Gpu;
+use driver::mme::Arch;
+use driver::nvk::shader::Shader;
+use driver::nvk::state::StateGroup;
+use driver::nvk::{CommandEncoder, Device, Macro, Recorded};
+use driver::push::{self, MethodWrite};
+use driver::spirv::interface::{DescriptorUse, Interface, Stage, XfbBuffer};
+
+const ARCHES: [Arch; 2] = [Arch::Turing, Arch::Fermi];
+
+fn methods(words: &[u32]) -> Vec<(u16, u32)> {
+    push::parse(words)
+        .map(|w| {
+            let MethodWrite { mthd, data, .. } = w.expect("the encoder's words parse");
+            (mthd, data)
+        })
+        .collect()
+}
+
+fn shader(stage: Stage, interface: Interface, arch: Arch, id: u64) -> Option<Arc<Shader>> {
+    Some(Arc::new(
+        Shader::new(stage, &interface, arch, id << 8).unwrap(),
+    ))
+}
+
+/// A vertex shader and a fragment shader reading a uniform buffer at set 0 binding 1
+/// and textures of set 1.
+fn pipeline(arch: Arch, fragment_id: u64) -> [Option<Arc<Shader>>; 5] {
+    let fs = Interface {
+        descriptors: vec![
+            DescriptorUse::UniformBuffer { set: 0, binding: 1 },
+            DescriptorUse::DescriptorSet { set: 1 },
+        ],
+        ..Interface::default()
+    };
+    [
+        shader(Stage::Vertex, Interface::default(), arch, 1),
+        None,
+        None,
+        None,
+        shader(Stage::Fragment, fs, arch, fragment_id),
+    ]
+}
+
+/// The draw's words and what it recorded.
+fn draw(enc: &mut CommandEncoder<'_>) -> (Vec<(u16, u32)>, Recorded) {
+    let recorded = enc.draw(3, 1, 0, 0);
+    let words = enc.take_push();
+    (methods(words.words()), recorded)
+}
+
+fn group(r: &Recorded, g: StateGroup) -> (u32, u32) {
+    let i = StateGroup::ALL.iter().position(|x| *x == g).unwrap();
+    (r.state.methods[i], r.state.dwords[i])
+}
+
+fn slot(ty: u16) -> u16 {
+    class::SET_PIPELINE_SHADER + class::PIPELINE_SLOT_STRIDE * ty
+}
+
+#[test]
+fn binding_a_pipeline_pushes_its_shaders_once() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = CommandEncoder::new(&device);
+        enc.bind_graphics_shaders(&pipeline(arch, 2));
+        let (m, r) = draw(&mut enc);
+        // Vertex in slot 1 and pixel in slot 5, enabled, each with its program address,
+        // register count and binding group.
+        assert!(m.contains(&(slot(1), 1 | 1 << 4)), "{arch:?} {m:x?}");
+        assert!(m.contains(&(slot(5), 1 | 5 << 4)), "{arch:?}");
+        assert!(m.contains(&(class::SET_PIPELINE_BINDING + 64 * 5, 4)));
+        assert!(m
+            .iter()
+            .any(|(mt, _)| *mt == class::SET_PIPELINE_PROGRAM_ADDRESS_A + 64));
+        // The fragment shader's state; the vertex shader's clip and stream-out layout.
+        assert!(m.contains(&(class::SET_API_MANDATED_EARLY_Z, 0)));
+        assert!(m.iter().any(|(mt, _)| *mt == class::SET_ZCULL_BOUNDS));
+        assert!(m.contains(&(class::SET_USER_CLIP_ENABLE, 0)));
+        let stream_out = m
+            .iter()
+            .filter(|(mt, _)| (0x0700..0x0740).contains(mt))
+            .count();
+        assert_eq!(stream_out, 12, "four buffers, three methods each");
+        let shaders = group(&r, StateGroup::Shaders);
+        assert!(shaders.0 > 20, "{arch:?} {shaders:?}");
+
+        // The same shaders again: nothing.
+        enc.bind_graphics_shaders(&pipeline(arch, 2));
+        let (m, r) = draw(&mut enc);
+        assert_eq!(group(&r, StateGroup::Shaders), (0, 0));
+        assert!(!m.iter().any(|(mt, _)| *mt == slot(1) || *mt == slot(5)));
+    }
+}
+
+#[test]
+fn a_pipeline_sharing_the_vertex_shader_pushes_only_the_fragment_shader() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = CommandEncoder::new(&device);
+        let first = pipeline(arch, 2);
+        enc.bind_graphics_shaders(&first);
+        draw(&mut enc);
+        let mut second = pipeline(arch, 3);
+        second[0] = first[0].clone();
+        enc.bind_graphics_shaders(&second);
+        let (m, _) = draw(&mut enc);
+        assert!(m.iter().any(|(mt, _)| *mt == slot(5)), "{arch:?}");
+        assert!(!m.iter().any(|(mt, _)| *mt == slot(1)), "{arch:?}");
+        // No vertex-pipeline stage changed: no clip or stream-out state.
+        assert!(!m.iter().any(|(mt, _)| *mt == class::SET_USER_CLIP_ENABLE));
+    }
+}
+
+#[test]
+fn dropping_a_geometry_shader_disables_its_slot_and_the_vertex_shader_takes_over() {
+    let arch = Arch::Turing;
+    let device = Device::for_arch(arch);
+    let mut enc = CommandEncoder::new(&device);
+    let mut with_gs = pipeline(arch, 2);
+    let gs = Interface {
+        writes_layer: true,
+        xfb: [
+            XfbBuffer {
+                stream: 0,
+                attr_count: 6,
+                stride: 24,
+            },
+            XfbBuffer::default(),
+            XfbBuffer::default(),
+            XfbBuffer::default(),
+        ],
+        ..Interface::default()
+    };
+    with_gs[3] = shader(Stage::Geometry, gs, arch, 9);
+    enc.bind_graphics_shaders(&with_gs);
+    let (m, _) = draw(&mut enc);
+    // The geometry shader is the last vertex-pipeline stage: it selects the layer and
+    // captures six dwords into buffer 0 (two layout words).
+    assert!(m.contains(&(class::SET_RT_LAYER, 1 << 16)), "{m:x?}");
+    assert!(m.contains(&(0x0704, 6)));
+    assert_eq!(
+        m.iter()
+            .filter(|(mt, _)| (0x2800..0x2880).contains(mt))
+            .count(),
+        2
+    );
+    enc.bind_graphics_shaders(&pipeline(arch, 2));
+    let (m, _) = draw(&mut enc);
+    assert!(m.contains(&(slot(4), 4 << 4)), "slot 4 disabled: {m:x?}");
+    assert!(m.contains(&(class::SET_RT_LAYER, 0)));
+}
+
+#[test]
+fn a_push_descriptor_set_rebinds_the_uniform_buffer_read_from_it() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = CommandEncoder::new(&device);
+        enc.bind_graphics_shaders(&pipeline(arch, 2));
+        draw(&mut enc);
+        enc.push_descriptor_set(0);
+        let (m, r) = draw(&mut enc);
+        let selects = m
+            .iter()
+            .filter(|(mt, _)| *mt == class::SET_CONSTANT_BUFFER_SELECTOR_A)
+            .count();
+        let binds: Vec<u32> = m
+            .iter()
+            .filter(|(mt, _)| *mt == class::BIND_GROUP_CONSTANT_BUFFER + 32 * 4)
+            .map(|(_, d)| *d)
+            .collect();
+        let select_cb0 = class::call_mme_macro(Macro::SelectCb0.id());
+        match arch {
+            // Slot 1 of the fragment group, valid, from the push set's copy.
+            Arch::Turing => {
+                assert_eq!(binds, [1 | 1 << 4], "{m:x?}");
+                assert_eq!(selects, 1);
+                assert!(m.iter().any(|(mt, _)| *mt == select_cb0));
+                assert!(group(&r, StateGroup::ConstantBuffers).0 >= 4);
+            }
+            // Before Turing NVK maps no uniform buffer: nothing to rebind.
+            Arch::Fermi => {
+                assert!(binds.is_empty(), "{m:x?}");
+                assert_eq!(group(&r, StateGroup::ConstantBuffers), (0, 0));
+            }
+        }
+        // Unchanged since: nothing.
+        let (_, r) = draw(&mut enc);
+        assert_eq!(group(&r, StateGroup::ConstantBuffers), (0, 0), "{arch:?}");
+    }
+}
+
+#[test]
+fn a_bound_set_rebinds_its_descriptors_and_on_turing_its_uniform_buffer_through_the_macro() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = CommandEncoder::new(&device);
+        enc.bind_graphics_shaders(&pipeline(arch, 2));
+        draw(&mut enc);
+        enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[]);
+        let (m, _) = draw(&mut enc);
+        let bind_cbuf_desc = class::call_mme_macro(Macro::BindCbufDesc.id());
+        let macro_calls = m.iter().filter(|(mt, _)| *mt == bind_cbuf_desc).count();
+        // Set 1's descriptors, bound directly.
+        let slot_of_set_1 = if arch == Arch::Turing { 2 } else { 1 };
+        assert!(
+            m.contains(&(
+                class::BIND_GROUP_CONSTANT_BUFFER + 32 * 4,
+                1 | slot_of_set_1 << 4
+            )),
+            "{arch:?} {m:x?}"
+        );
+        assert_eq!(macro_calls, usize::from(arch == Arch::Turing), "{arch:?}");
+    }
+}
+
+#[test]
+fn the_gpu_model_runs_the_new_macros() {
+    let arch = Arch::Turing;
+    let device = Device::for_arch(arch);
+    let mut gpu = Gpu::new(arch);
+    gpu.execute(device.init_push().unwrap().words()).unwrap();
+    let mut enc = CommandEncoder::new(&device);
+    enc.bind_graphics_shaders(&pipeline(arch, 2));
+    enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[]);
+    enc.draw(3, 1, 0, 0);
+    let words = enc.take_push();
+    gpu.state.method_log = Some(Vec::new());
+    gpu.execute(words.words()).unwrap();
+    // BIND_CBUF_DESC read a zero descriptor: slot 1 bound as invalid, and the
+    // fragment shader's shading-rate control wrote all sixteen viewports.
+    let writes: Vec<(u16, u32)> = gpu
+        .state
+        .method_log
+        .take()
+        .unwrap()
+        .into_iter()
+        .map(|w| (w.mthd, w.data))
+        .collect();
+    assert!(writes.contains(&(class::BIND_GROUP_CONSTANT_BUFFER + 32 * 4, 1 << 4)));
+    assert_eq!(
+        writes
+            .iter()
+            .filter(|(m, _)| (0x2a00..0x2b00).contains(m))
+            .count(),
+        16
+    );
+}

@@ -1,0 +1,122 @@
+//! Shader modules and the graphics shaders pipelines are built from: each module's
+//! entry points read once from its SPIR-V, and one [`Shader`] per distinct compile
+//! (module contents, entry point, stage, specialization data), shared by every
+//! pipeline that compiles the same — as NVK's shader cache shares them, so binding
+//! another pipeline with the same vertex shader does not rebind it.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use driver::mme::Arch;
+use driver::nvk::shader::{group_of, Shader};
+use driver::spirv::interface::{interfaces, Interface, Stage};
+
+/// One entry point of a module.
+type Entry = (String, Stage, Interface);
+
+/// What makes two compiles the same: the module's hash, the entry point, the stage
+/// bit and the specialization data's hash.
+type CompileKey = (u64, String, u32, u64);
+
+/// A module as the replay keeps it.
+#[derive(Debug)]
+struct Module {
+    /// Its words' hash: two modules with the same code compile alike.
+    hash: u64,
+    entries: Vec<Entry>,
+}
+
+/// One stage of a graphics pipeline, as the trace records it.
+pub struct StageInfo<'a> {
+    /// `VkShaderStageFlagBits`.
+    pub stage: u32,
+    /// The module handle.
+    pub module: u64,
+    /// The entry point's name.
+    pub entry: &'a str,
+    /// The specialization constants' data.
+    pub specialization: &'a [u8],
+}
+
+/// The modules created and the shaders compiled from them.
+#[derive(Debug, Default)]
+pub struct Shaders {
+    modules: HashMap<u64, Module>,
+    compiled: HashMap<CompileKey, Arc<Shader>>,
+}
+
+impl Shaders {
+    /// vkCreateShaderModule: reads the module's entry points. A module that does not
+    /// parse has none (its pipelines' stages compile to shaders that read only the
+    /// root table).
+    pub fn create_module(&mut self, handle: u64, code: &[u32]) {
+        let mut hasher = DefaultHasher::new();
+        code.hash(&mut hasher);
+        let entries = driver::spirv::load(code)
+            .map(|m| interfaces(&m))
+            .unwrap_or_default();
+        self.modules.insert(
+            handle,
+            Module {
+                hash: hasher.finish(),
+                entries,
+            },
+        );
+    }
+
+    /// The graphics shaders a pipeline of `stages` binds, by constant-buffer group
+    /// (vertex ... fragment). A tessellation evaluation shader without tessellation
+    /// modes takes the control shader's (SPIR-V lets either declare them).
+    pub fn pipeline_shaders(
+        &mut self,
+        stages: &[StageInfo<'_>],
+        arch: Arch,
+    ) -> [Option<Arc<Shader>>; 5] {
+        let mut found: [Option<(Stage, Interface, CompileKey)>; 5] = Default::default();
+        for s in stages {
+            let Some(stage) = Stage::from_vk(s.stage) else {
+                continue;
+            };
+            let Some(group) = group_of(stage) else {
+                continue;
+            };
+            let module = self.modules.get(&s.module);
+            let interface = module
+                .and_then(|m| {
+                    m.entries
+                        .iter()
+                        .find(|(name, st, _)| name == s.entry && *st == stage)
+                        .or_else(|| m.entries.iter().find(|(_, st, _)| *st == stage))
+                })
+                .map(|(_, _, i)| i.clone())
+                .unwrap_or_default();
+            let mut spec = DefaultHasher::new();
+            s.specialization.hash(&mut spec);
+            let key = (
+                module.map_or(s.module, |m| m.hash),
+                s.entry.to_string(),
+                s.stage,
+                spec.finish(),
+            );
+            found[group] = Some((stage, interface, key));
+        }
+        if let (Some(tcs), Some(tes)) = (found[1].clone(), found[2].as_mut()) {
+            if tes.1.tess.is_none() {
+                tes.1.tess = tcs.1.tess;
+            }
+        }
+        found.map(|f| {
+            let (stage, interface, key) = f?;
+            if let Some(shader) = self.compiled.get(&key) {
+                return Some(shader.clone());
+            }
+            let mut identity = DefaultHasher::new();
+            key.hash(&mut identity);
+            let shader = Arc::new(Shader::new(stage, &interface, arch, identity.finish())?);
+            self.compiled.insert(key, shader.clone());
+            Some(shader)
+        })
+    }
+}
