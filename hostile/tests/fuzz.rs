@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use hostile::alloc::Counting;
-use hostile::fuzz::{fuzz, guarded, run_one, Budget, Outcome, Target, ALLOC_BASE};
+use hostile::fuzz::{fuzz, guarded, run_one, scratch_dir, Budget, Outcome, Target, ALLOC_BASE};
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
@@ -29,7 +29,7 @@ fn inputs(target: Target) -> u64 {
 fn every_target_survives_its_fixed_inputs() {
     std::panic::set_hook(Box::new(|_| {}));
     for target in Target::ALL {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = scratch_dir().unwrap();
         let budget = Budget::Inputs(inputs(target));
         let report = fuzz(target, 1, budget, dir.path(), None).unwrap();
         assert_eq!(report.inputs, inputs(target));

@@ -45,7 +45,7 @@ fn main() -> ExitCode {
     let share = Duration::from_secs_f64(args.minutes.max(0.0) * 60.0 / targets.len() as f64);
     let mut found = 0;
     for (i, target) in targets.into_iter().enumerate() {
-        let dir = match tempfile::tempdir() {
+        let dir = match hostile::fuzz::scratch_dir() {
             Ok(d) => d,
             Err(e) => {
                 eprintln!("error: a scratch folder: {e}");
