@@ -221,7 +221,7 @@ fn load_op_clears_go_through_the_clear_macro_once_per_view() {
 }
 
 #[test]
-fn a_resumed_rendering_does_not_clear_and_a_resolve_invalidates_the_texture_cache() {
+fn a_resumed_rendering_does_not_clear_and_a_resolve_invalidates_the_texture_cache_and_draws() {
     for arch in [Arch::Turing, Arch::Fermi] {
         let mut resumed = rendering(0, vec![Some(color(Some([0; 4]), true))]);
         resumed.flags = driver::nvk::rendering::RENDERING_RESUMING;
@@ -235,12 +235,20 @@ fn a_resumed_rendering_does_not_clear_and_a_resolve_invalidates_the_texture_cach
             [0],
             "{arch:?}"
         );
+        // nvk_meta_resolve_rendering: vk_meta's shaders bound (vertex and pixel slots)
+        // and one rectangle drawn into the resolve target, inside the meta bracket.
+        assert_eq!(writes_of(&log, SUBC_3D, class::BEGIN).len(), 1, "{arch:?}");
+        let shader_slot = |ty: u16| class::SET_PIPELINE_SHADER + class::PIPELINE_SLOT_STRIDE * ty;
+        assert_eq!(writes_of(&log, SUBC_3D, shader_slot(1)), [1 | 1 << 4]);
+        assert_eq!(writes_of(&log, SUBC_3D, shader_slot(5)), [1 | 5 << 4]);
+        assert!(!writes_of(&log, SUBC_3D, class::SET_MME_SHADOW_RAM_CONTROL).is_empty());
         let plain = rendering(0, vec![Some(color(None, false))]);
         let log = run(arch, |enc| {
             enc.begin_rendering(&plain);
             enc.end_rendering();
         });
         assert!(writes_of(&log, SUBC_3D, class::INVALIDATE_TEXTURE_DATA_CACHE).is_empty());
+        assert!(writes_of(&log, SUBC_3D, class::BEGIN).is_empty());
     }
 }
 

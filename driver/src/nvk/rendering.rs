@@ -101,10 +101,62 @@ impl RenderingInfo {
 }
 
 /// What ending a rendering needs from its beginning.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct RenderingEnd {
     flags: u32,
     resolve: bool,
+    /// What the resolve draws into: one single-sample rendering per resolving
+    /// attachment (the resolve views are not in the model's rendering info; the
+    /// attachment's own image, one sample a pixel, stands in for each), and the layers.
+    resolves: Vec<RenderingInfo>,
+    layers: u32,
+}
+
+impl RenderingEnd {
+    fn of(info: &RenderingInfo) -> Self {
+        let target = |colors, depth_stencil| RenderingInfo {
+            area: info.area,
+            layer_count: info.target_layers(),
+            colors,
+            depth_stencil,
+            ..RenderingInfo::default()
+        };
+        let single = |image: Image| Image {
+            samples: 1,
+            ..image
+        };
+        let mut resolves: Vec<RenderingInfo> = info
+            .colors
+            .iter()
+            .flatten()
+            .filter(|c| c.resolve)
+            .map(|c| {
+                let color = ColorAttachment {
+                    image: single(c.image),
+                    clear: None,
+                    resolve: false,
+                    ..*c
+                };
+                target(vec![Some(color)], None)
+            })
+            .collect();
+        if let Some(d) = info.depth_stencil.filter(|d| d.resolve) {
+            let ds = DepthStencilAttachment {
+                image: single(d.image),
+                depth_clear: None,
+                stencil_clear: None,
+                resolve: false,
+                ..d
+            };
+            resolves.push(target(Vec::new(), Some(ds)));
+        }
+        RenderingEnd {
+            flags: info.flags,
+            resolve: !resolves.is_empty(),
+            resolves,
+            layers: info.target_layers(),
+        }
+    }
 }
 
 /// `SET_ANTI_ALIAS`'s samples mode and the two- and four-pass sample masks NVK keeps
@@ -133,11 +185,7 @@ impl CommandEncoder<'_> {
     /// headers) and linear images' shadow copies.
     pub fn begin_rendering(&mut self, info: &RenderingInfo) -> Recorded {
         let before = self.push.len();
-        self.rendering_end = RenderingEnd {
-            flags: info.flags,
-            resolve: info.colors.iter().flatten().any(|c| c.resolve)
-                || info.depth_stencil.is_some_and(|d| d.resolve),
-        };
+        self.rendering_end = RenderingEnd::of(info);
         self.set_color_attachments(info.colors.len() as u32);
         self.state_mut().dirty_render_pass();
         self.set_view_mask(info.view_mask);
@@ -356,17 +404,22 @@ impl CommandEncoder<'_> {
     }
 
     /// vkCmdEndRendering. Mirrors nvk_CmdEndRendering: with a resolve (and not
-    /// suspending), the texture cache is invalidated before the resolve. The resolve
-    /// itself is NVK's meta path (a draw with internal shaders per attachment): not
-    /// modelled.
+    /// suspending), the texture cache is invalidated, then nvk_meta_resolve_rendering
+    /// resolves each attachment inside NVK's meta bracket: vk_meta's resolve is a
+    /// rendering of the resolve target with a rectangle drawn per layer.
     pub fn end_rendering(&mut self) -> Recorded {
         let before = self.push.len();
         let end = std::mem::take(&mut self.rendering_end);
+        self.set_view_mask(0);
         if end.resolve && end.flags & RENDERING_SUSPENDING == 0 {
             self.push
                 .immd_or_mthd(SUBC_3D, class::INVALIDATE_TEXTURE_DATA_CACHE, 0);
+            self.meta_begin_gfx();
+            for target in &end.resolves {
+                self.meta_draw_region(target, end.layers);
+            }
+            self.meta_end_gfx();
         }
-        self.set_view_mask(0);
         self.recorded(before)
     }
 
