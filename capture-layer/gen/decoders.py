@@ -1,5 +1,6 @@
 """Writes replayer/src/generated/decode.rs: a typed decoder for the `VulkanCall` record of
-every command buffer command (`vkCmd*`) the capture layer's generated hooks record.
+every command buffer command (`vkCmd*`) the capture layer's generated hooks record, and
+of the few set-up commands the replay needs (`SETUP`).
 
 It reads the registry as commands.py parsed it (`g`, that module), and mirrors how
 commands.py's `encode` and `member_encoding` recorded each parameter: scalars and handles
@@ -201,7 +202,7 @@ def write(out, g):
     commands = []
     aliases = {}  # decoded name -> canonical name
     for c in g.device:
-        if not c[0].startswith("vkCmd"):
+        if not c[0].startswith("vkCmd") and c[0] not in SETUP:
             continue
         canonical = g.alias_of.get(c[0], c[0])
         aliases[c[0]] = canonical
@@ -342,6 +343,8 @@ def write(out, g):
             out.write(f"        DecodeError::check_count(decoded.{field}.len(), decoded.{counter} as usize, {q(field)})?;\n")
         out.write("        Ok(decoded)\n    }\n}\n\n")
 
+    setup_decoders = [d for d in decoders if d[0] in SETUP]
+    decoders = [d for d in decoders if d[0] not in SETUP]
     out.write("/// A command buffer command, decoded.\n#[derive(Clone, Debug, PartialEq)]\npub enum GenericCmd {\n")
     for name, _, _, _ in decoders:
         out.write(f"    /// `{name}`.\n    {name[2:]}({name[2:]}),\n")
@@ -373,6 +376,23 @@ def write(out, g):
         if name in decoded:
             out.write(f"    (\"{alias}\", {counts[name]}),\n")
     out.write("];\n\n")
+    out.write("/// A set-up command the replay needs, decoded.\n#[derive(Clone, Debug, PartialEq)]\npub enum GenericSetup {\n")
+    for name, _, _, _ in setup_decoders:
+        out.write(f"    /// `{name}`.\n    {name[2:]}({name[2:]}),\n")
+    out.write("}\n\n")
+    out.write("/// Decodes `call`: `Ok(None)` when it is no set-up command with a decoder.\n")
+    out.write("pub fn decode_setup(call: &VulkanCall<'_>) -> Result<Option<GenericSetup>, DecodeError> {\n")
+    out.write("    let params: Vec<VulkanParam<'_>> = call.params().map(|p| p.iter().collect()).unwrap_or_default();\n")
+    out.write("    let params = params.as_slice();\n")
+    out.write("    let decoded = match call.command().unwrap_or_default() {\n")
+    for name, _, _, _ in setup_decoders:
+        out.write(f"        \"{name}\" => GenericSetup::{name[2:]}({name[2:]}::decode(params)?),\n")
+    out.write("        _ => return Ok(None),\n    };\n    Ok(Some(decoded))\n}\n\n")
+    out.write("/// Every set-up command name `decode_setup` decodes, with its parameter count.\n")
+    out.write("pub const DECODED_SETUP: &[(&str, usize)] = &[\n")
+    for name, _, _, count in setup_decoders:
+        out.write(f"    (\"{name}\", {count}),\n")
+    out.write("];\n\n")
     out.write("/// Command buffer commands recorded generically that have no decoder, and why.\n")
     skipped = [(a, why) for a, n in sorted(aliases.items()) for (k, why) in skipped if k == n]
     out.write("pub const NOT_DECODED: &[(&str, &str)] = &[\n")
@@ -380,5 +400,9 @@ def write(out, g):
         out.write(f"    (\"{name}\", \"{why}\"),\n")
     out.write("];\n")
 
+
+# Set-up commands recorded generically whose parameters the replay needs: descriptor
+# set layouts (binding types and counts: dynamic buffers, uniform buffers).
+SETUP = ["vkCreateDescriptorSetLayout"]
 
 SCALARS_BY_RUST = {"u8": 1, "i8": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4, "u64": 8, "i64": 8, "f32": 4, "f64": 8}

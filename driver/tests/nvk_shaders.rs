@@ -9,7 +9,8 @@ use std::sync::Arc;
 use driver::class;
 use driver::gpu::Gpu;
 use driver::mme::Arch;
-use driver::nvk::shader::Shader;
+use driver::nvk::root;
+use driver::nvk::shader::{Shader, UniformBufferKind};
 use driver::nvk::state::StateGroup;
 use driver::nvk::{CommandEncoder, Device, Macro, Recorded};
 use driver::push::{self, MethodWrite};
@@ -26,9 +27,11 @@ fn methods(words: &[u32]) -> Vec<(u16, u32)> {
         .collect()
 }
 
+/// A shader whose uniform buffers the pipeline layout declares `UNIFORM_BUFFER`.
 fn shader(stage: Stage, interface: Interface, arch: Arch, id: u64) -> Option<Arc<Shader>> {
+    let declared = |_, _| UniformBufferKind::Descriptor;
     Some(Arc::new(
-        Shader::new(stage, &interface, arch, id << 8).unwrap(),
+        Shader::new(stage, &interface, arch, id << 8, &declared).unwrap(),
     ))
 }
 
@@ -206,7 +209,7 @@ fn a_bound_set_rebinds_its_descriptors_and_on_turing_its_uniform_buffer_through_
         let mut enc = CommandEncoder::new(&device);
         enc.bind_graphics_shaders(&pipeline(arch, 2));
         draw(&mut enc);
-        enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[]);
+        enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[], None);
         let (m, _) = draw(&mut enc);
         let bind_cbuf_desc = class::call_mme_macro(Macro::BindCbufDesc.id());
         let macro_calls = m.iter().filter(|(mt, _)| *mt == bind_cbuf_desc).count();
@@ -231,7 +234,7 @@ fn the_gpu_model_runs_the_new_macros() {
     gpu.execute(device.init_push().unwrap().words()).unwrap();
     let mut enc = CommandEncoder::new(&device);
     enc.bind_graphics_shaders(&pipeline(arch, 2));
-    enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[]);
+    enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[], None);
     enc.draw(3, 1, 0, 0);
     let words = enc.take_push();
     gpu.state.method_log = Some(Vec::new());
@@ -254,4 +257,72 @@ fn the_gpu_model_runs_the_new_macros() {
             .count(),
         16
     );
+}
+
+#[test]
+fn a_dynamic_uniform_buffer_is_bound_from_the_root_table_on_both_generations() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = CommandEncoder::new(&device);
+        let fs = Interface {
+            descriptors: vec![DescriptorUse::UniformBuffer { set: 0, binding: 1 }],
+            ..Interface::default()
+        };
+        // The pipeline layout declares set 0 binding 1 UNIFORM_BUFFER_DYNAMIC.
+        let declared = |set, binding| match (set, binding) {
+            (0, 1) => UniformBufferKind::Dynamic { index: 0 },
+            _ => UniformBufferKind::Descriptor,
+        };
+        let shaders = [
+            shader(Stage::Vertex, Interface::default(), arch, 1),
+            None,
+            None,
+            None,
+            Some(Arc::new(
+                Shader::new(Stage::Fragment, &fs, arch, 7 << 8, &declared).unwrap(),
+            )),
+        ];
+        enc.bind_graphics_shaders(&shaders);
+        draw(&mut enc);
+        enc.bind_descriptor_sets(0, &[0x10_0000_0000], &[256], Some(&[1]));
+        let (m, _) = draw(&mut enc);
+        // Bound directly (the CPU knows the dynamic buffer), no macro, then SELECT_CB0.
+        assert!(
+            m.contains(&(class::BIND_GROUP_CONSTANT_BUFFER + 32 * 4, 1 | 1 << 4)),
+            "{arch:?} {m:x?}"
+        );
+        let bind_cbuf_desc = class::call_mme_macro(Macro::BindCbufDesc.id());
+        assert!(!m.iter().any(|(mt, _)| *mt == bind_cbuf_desc), "{arch:?}");
+        assert!(m
+            .iter()
+            .any(|(mt, _)| *mt == class::call_mme_macro(Macro::SelectCb0.id())));
+    }
+}
+
+#[test]
+fn each_bound_set_starts_after_the_previous_sets_dynamic_buffers() {
+    let device = Device::for_arch(Arch::Turing);
+    let mut enc = CommandEncoder::new(&device);
+    // Set 0 has two dynamic buffers, set 1 one (their layouts say so).
+    let r = enc.bind_descriptor_sets(
+        0,
+        &[0x10_0000_0000, 0x10_0001_0000],
+        &[0, 64, 128],
+        Some(&[2, 1]),
+    );
+    assert!(r.dwords > 0);
+    let words = enc.take_push();
+    let m = methods(words.words());
+    // The root table's set_dynamic_buffer_start: 0, 2, then 3 for every later set.
+    let at = m
+        .iter()
+        .position(|w| {
+            *w == (
+                class::LOAD_CONSTANT_BUFFER_OFFSET,
+                root::SET_DYNAMIC_BUFFER_START,
+            )
+        })
+        .unwrap_or_else(|| panic!("{m:x?}"));
+    assert_eq!(m[at + 1].1, u32::from_le_bytes([0, 2, 3, 3]), "{m:x?}");
+    assert_eq!(m[at + 2].1, u32::from_le_bytes([3, 3, 3, 3]));
 }

@@ -63,11 +63,12 @@ pub fn cases(random: u64) -> Vec<Case> {
     cases
 }
 
-/// The generic commands the replayer decodes, with their parameter counts, and one it
-/// does not know.
+/// The generic commands the replayer decodes (command buffer and set-up commands), with
+/// their parameter counts, and one it does not know.
 fn generic_commands() -> Vec<(String, usize)> {
     let mut commands: Vec<(String, usize)> = replayer::generic::DECODED
         .iter()
+        .chain(replayer::generic::DECODED_SETUP)
         .map(|&(name, arity)| (name.to_string(), arity))
         .collect();
     commands.push(("vkCmdNoSuchCommandEXT".into(), 3));

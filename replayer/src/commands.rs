@@ -162,6 +162,8 @@ pub enum Cmd {
     },
     BindDescriptorSets {
         bind_point: u32,
+        /// The pipeline layout the sets are bound with.
+        layout: u64,
         first_set: u32,
         sets: Vec<u64>,
         dynamic_offsets: Vec<u32>,
@@ -741,6 +743,7 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
                 c.command_buffer(),
                 Cmd::BindDescriptorSets {
                     bind_point: c.pipeline_bind_point(),
+                    layout: c.layout(),
                     first_set: c.first_set(),
                     sets: c
                         .descriptor_sets()

@@ -15,6 +15,7 @@ mod execute;
 mod generated;
 pub mod generic;
 mod inspect;
+mod layouts;
 pub mod objects;
 mod replay;
 mod shaders;

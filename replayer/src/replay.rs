@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::generic::GenericSetup;
+use crate::layouts::Layouts;
 use crate::shaders::{Shaders, StageInfo};
 use driver::gpu::{ExecCost, Gpu, GpuError};
 use driver::mme::Arch;
@@ -331,6 +333,7 @@ pub(crate) struct Pass<'o> {
     gpu: Gpu,
     objects: Objects,
     shaders: Shaders,
+    layouts: Layouts,
     recording: HashMap<u64, Vec<Cmd>>,
     skipped: BTreeMap<String, (u64, bool)>,
     /// What binds pushed since the last draw, for the next one.
@@ -452,7 +455,6 @@ fn not_needed(call: Call) -> bool {
             | Call::UnmapMemory
             | Call::FlushMappedMemoryRanges
             | Call::DestroyObject
-            | Call::CreatePipelineLayout
             | Call::CreateCommandPool
             | Call::AllocateCommandBuffers
             | Call::EndCommandBuffer
@@ -496,6 +498,7 @@ impl<'o> Pass<'o> {
             gpu,
             objects: Objects::default(),
             shaders: Shaders::default(),
+            layouts: Layouts::default(),
             recording: HashMap::new(),
             skipped: BTreeMap::new(),
             pending: Pending::default(),
@@ -698,6 +701,16 @@ impl<'o> Pass<'o> {
                     self.objects.create_framebuffer(c.framebuffer(), views);
                 }
             }
+            Call::CreatePipelineLayout => {
+                if let Some(c) = record.call_as_create_pipeline_layout() {
+                    let sets = c
+                        .set_layouts()
+                        .map(|v| v.iter().collect())
+                        .unwrap_or_default();
+                    self.layouts
+                        .create_pipeline_layout(c.pipeline_layout(), sets);
+                }
+            }
             Call::CreateShaderModule => {
                 if let Some(c) = record.call_as_create_shader_module() {
                     let code: Vec<u32> = c.code().map(|w| w.iter().collect()).unwrap_or_default();
@@ -720,7 +733,12 @@ impl<'o> Pass<'o> {
                                     .map_or(&[][..], |d| d.bytes()),
                             })
                             .collect();
-                        let shaders = self.shaders.pipeline_shaders(&stages, self.options.arch);
+                        let shaders = self.shaders.pipeline_shaders(
+                            &stages,
+                            self.options.arch,
+                            p.layout(),
+                            &self.layouts,
+                        );
                         let pipeline = Pipeline {
                             shaders,
                             topology: objects::topology(p.topology()),
@@ -779,6 +797,14 @@ impl<'o> Pass<'o> {
     /// when the model executes it, else counted as skipped with the reason.
     fn take_generic(&mut self, seq: u64, call: &trace_format::generated::trace::VulkanCall<'_>) {
         let name = call.command().unwrap_or("vkUnknownCommand");
+        match generic::decode_setup(call) {
+            Ok(Some(GenericSetup::CreateDescriptorSetLayout(c))) => {
+                self.layouts.create_set_layout(&c);
+                return self.skip(name, false);
+            }
+            Ok(None) => {}
+            Err(e) => return self.skip(&format!("{name} (does not decode: {e})"), false),
+        }
         match generic::decode(call) {
             Ok(Some(cmd)) if WorkArgs::of_generic(&cmd).is_some() => {
                 let cb = cmd.command_buffer();
@@ -1006,6 +1032,7 @@ impl<'o> Pass<'o> {
                 }
                 Cmd::BindDescriptorSets {
                     bind_point,
+                    layout,
                     first_set,
                     sets,
                     dynamic_offsets,
@@ -1013,7 +1040,15 @@ impl<'o> Pass<'o> {
                     // Compute descriptors live in the compute root table, uploaded
                     // whole at each dispatch: binding them pushes nothing.
                     if *bind_point == 0 {
-                        enc.bind_descriptor_sets(*first_set, sets, dynamic_offsets);
+                        let counts = self
+                            .layouts
+                            .dynamic_buffers(*layout, *first_set, sets.len());
+                        enc.bind_descriptor_sets(
+                            *first_set,
+                            sets,
+                            dynamic_offsets,
+                            counts.as_deref(),
+                        );
                     }
                 }
                 Cmd::SetTopology { topology } => {

@@ -10,15 +10,18 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use driver::mme::Arch;
-use driver::nvk::shader::{group_of, Shader};
+use driver::nvk::shader::{group_of, Shader, UniformBufferKind};
 use driver::spirv::interface::{interfaces, Interface, Stage};
+
+use crate::layouts::Layouts;
 
 /// One entry point of a module.
 type Entry = (String, Stage, Interface);
 
 /// What makes two compiles the same: the module's hash, the entry point, the stage
-/// bit and the specialization data's hash.
-type CompileKey = (u64, String, u32, u64);
+/// bit, the specialization data's hash and the pipeline layout's (its set layouts
+/// decide how uniform buffers are bound).
+type CompileKey = (u64, String, u32, u64, u64);
 
 /// A module as the replay keeps it.
 #[derive(Debug)]
@@ -73,6 +76,8 @@ impl Shaders {
         &mut self,
         stages: &[StageInfo<'_>],
         arch: Arch,
+        layout: u64,
+        layouts: &Layouts,
     ) -> [Option<Arc<Shader>>; 5] {
         let mut found: [Option<(Stage, Interface, CompileKey)>; 5] = Default::default();
         for s in stages {
@@ -99,6 +104,7 @@ impl Shaders {
                 s.entry.to_string(),
                 s.stage,
                 spec.finish(),
+                layouts.content_hash(layout),
             );
             found[group] = Some((stage, interface, key));
         }
@@ -114,7 +120,18 @@ impl Shaders {
             }
             let mut identity = DefaultHasher::new();
             key.hash(&mut identity);
-            let shader = Arc::new(Shader::new(stage, &interface, arch, identity.finish())?);
+            let uniform_buffer = |set: u32, binding: u32| {
+                layouts
+                    .set(layout, set)
+                    .map_or(UniformBufferKind::Descriptor, |l| l.uniform_buffer(binding))
+            };
+            let shader = Arc::new(Shader::new(
+                stage,
+                &interface,
+                arch,
+                identity.finish(),
+                &uniform_buffer,
+            )?);
             self.compiled.insert(key, shader.clone());
             Some(shader)
         })

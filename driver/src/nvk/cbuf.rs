@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::encoder::CommandEncoder;
 use super::macros::Macro;
-use super::shader::{Cbuf, Shader, GRAPHICS_STAGES, MAX_CBUFS};
+use super::shader::{Cbuf, Shader, UniformBufferKind, GRAPHICS_STAGES, MAX_CBUFS};
 use crate::class;
 use crate::mme::{Arch, Builder, Cmp, Value};
 use crate::push::SUBC_3D;
@@ -111,11 +111,21 @@ impl CommandEncoder<'_> {
             ..Interface::default()
         };
         let shaders = [
-            Shader::new(Stage::Vertex, &vertex, arch, META_VERTEX_SHADER).map(Arc::new),
+            Shader::new(Stage::Vertex, &vertex, arch, META_VERTEX_SHADER, &|_, _| {
+                UniformBufferKind::Descriptor
+            })
+            .map(Arc::new),
             None,
             None,
             None,
-            Shader::new(Stage::Fragment, &fragment, arch, META_FRAGMENT_SHADER).map(Arc::new),
+            Shader::new(
+                Stage::Fragment,
+                &fragment,
+                arch,
+                META_FRAGMENT_SHADER,
+                &|_, _| UniformBufferKind::Descriptor,
+            )
+            .map(Arc::new),
         ];
         self.bind_graphics_shaders(&shaders);
     }
@@ -265,6 +275,17 @@ impl CommandEncoder<'_> {
                     (_, false) => PLACEHOLDER_SET_SIZE,
                 };
                 Some((addr, size))
+            }
+            Cbuf::DynamicUniformBuffer { set, index } => {
+                // The root table's dynamic buffer: bound (a placeholder address, the
+                // largest size) once its set is.
+                let (addr, _) = self.descriptor_set(set);
+                let ubo = PLACEHOLDER_UBO_ADDR + (u64::from(set) << 24) + (u64::from(index) << 16);
+                Some(if addr == 0 {
+                    (0, 0)
+                } else {
+                    (ubo, MAX_CBUF_SIZE)
+                })
             }
             Cbuf::UniformBuffer { set, offset } => {
                 let (_, push) = self.descriptor_set(set);

@@ -143,17 +143,21 @@ impl CommandEncoder<'_> {
     }
 
     /// vkCmdBindDescriptorSets for graphics: `sets` from `first_set`, with their
-    /// dynamic offsets. Mirrors nvk_bind_descriptor_sets: a set's root address is
-    /// written only when another set was bound there; the dynamic buffers of the bound
-    /// sets (one per dynamic offset) are written from the first set's start; every
-    /// set's first dynamic buffer is written last; the constant buffers read from the
-    /// bound sets are rebound at the next draw (nvk_cmd_dirty_cbufs_for_descriptors,
-    /// every graphics stage, as vkCmdBindDescriptorSets names them).
+    /// dynamic offsets and, where the trace holds the pipeline layout, each set's
+    /// dynamic buffer count. Mirrors nvk_bind_descriptor_sets: a set's root address is
+    /// written only when another set was bound there; each bound set's dynamic buffers
+    /// start where the previous set's end (without the counts, all go to the first
+    /// set), are written from the first set's start (one per dynamic offset), and
+    /// every later set starts after them; every set's first dynamic buffer is written
+    /// last; the constant buffers read from the bound sets are rebound at the next draw
+    /// (nvk_cmd_dirty_cbufs_for_descriptors, every graphics stage, as
+    /// vkCmdBindDescriptorSets names them).
     pub fn bind_descriptor_sets(
         &mut self,
         first_set: u32,
         sets: &[u64],
         dynamic_offsets: &[u32],
+        dynamic_counts: Option<&[u32]>,
     ) -> Recorded {
         let before = self.push.len();
         let first = (first_set as usize).min(root::MAX_SETS);
@@ -182,12 +186,21 @@ impl CommandEncoder<'_> {
             root::DYNAMIC_BUFFERS + root::DYNAMIC_BUFFER_SIZE * start as u32,
             &words[..4 * count],
         );
-        // The bound sets' dynamic buffers follow one another (the set layouts' counts
-        // are not in the trace: all go to the first set), and every later set starts
-        // after them.
-        let end = (start + count) as u8;
-        for s in first + 1..root::MAX_SETS {
-            self.descriptors.set_dynamic_buffer_start[s] = end;
+        // Each bound set starts where the previous one's dynamic buffers end.
+        let mut end = start;
+        for i in 0..sets.len() {
+            let s = first + i;
+            self.descriptors.set_dynamic_buffer_start[s] = end.min(u8::MAX.into()) as u8;
+            end = match dynamic_counts {
+                Some(counts) => end + counts.get(i).copied().unwrap_or(0) as usize,
+                // Without the layouts every dynamic buffer goes to the first set.
+                None if i == 0 => start + count,
+                None => end,
+            }
+            .min(root::MAX_DYNAMIC_BUFFERS);
+        }
+        for s in first + sets.len()..root::MAX_SETS {
+            self.descriptors.set_dynamic_buffer_start[s] = end as u8;
         }
         let starts = self.descriptors.set_dynamic_buffer_start;
         let mut words = [0u32; root::MAX_SETS / 4];

@@ -50,6 +50,14 @@ pub enum Cbuf {
         /// The set.
         set: u32,
     },
+    /// A dynamic uniform buffer, from the root table's dynamic buffers
+    /// (`NVK_CBUF_TYPE_DYNAMIC_UBO`).
+    DynamicUniformBuffer {
+        /// The set.
+        set: u32,
+        /// Its index among the set's dynamic buffers.
+        index: u32,
+    },
     /// A uniform buffer through its descriptor (`NVK_CBUF_TYPE_UBO_DESC`).
     UniformBuffer {
         /// The set.
@@ -64,10 +72,28 @@ impl Cbuf {
     /// The descriptor set it reads, if any.
     pub fn set(self) -> Option<u32> {
         match self {
-            Cbuf::DescriptorSet { set } | Cbuf::UniformBuffer { set, .. } => Some(set),
+            Cbuf::DescriptorSet { set }
+            | Cbuf::UniformBuffer { set, .. }
+            | Cbuf::DynamicUniformBuffer { set, .. } => Some(set),
             Cbuf::Invalid | Cbuf::Root => None,
         }
     }
+}
+
+/// How a uniform buffer's binding is declared in its set layout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UniformBufferKind {
+    /// `UNIFORM_BUFFER` (or unknown: the trace holds no layout): read through its
+    /// descriptor.
+    #[default]
+    Descriptor,
+    /// `UNIFORM_BUFFER_DYNAMIC`, `index` among the set's dynamic buffers.
+    Dynamic {
+        /// Its index among the set's dynamic buffers (`dynamic_buffer_index`).
+        index: u32,
+    },
+    /// `INLINE_UNIFORM_BLOCK`: its bytes are in the set itself.
+    Inline,
 }
 
 /// A compiled graphics shader.
@@ -91,12 +117,19 @@ const SHADER_HEAP: u64 = 0x2_0000_0000;
 
 impl Shader {
     /// The shader `interface` describes, for stage `stage`, on a device whose MME is
-    /// `arch`; `identity` places its program. `None` for compute or an unknown stage.
-    /// Mirrors nvk_compile_shader's parts the command stream sees: build_cbuf_map
-    /// (nvk_nir_lower_descriptors.c) and nvk_shader_fill_push.
-    pub fn new(stage: Stage, interface: &Interface, arch: Arch, identity: u64) -> Option<Shader> {
+    /// `arch`; `identity` places its program, `uniform_buffer` says how the pipeline
+    /// layout declares a uniform buffer's `(set, binding)`. `None` for compute or an
+    /// unknown stage. Mirrors nvk_compile_shader's parts the command stream sees:
+    /// build_cbuf_map (nvk_nir_lower_descriptors.c) and nvk_shader_fill_push.
+    pub fn new(
+        stage: Stage,
+        interface: &Interface,
+        arch: Arch,
+        identity: u64,
+        uniform_buffer: &dyn Fn(u32, u32) -> UniformBufferKind,
+    ) -> Option<Shader> {
         let group = group_of(stage)?;
-        let cbufs = cbuf_map(interface, arch);
+        let cbufs = cbuf_map(interface, arch, uniform_buffer);
         let program = SHADER_HEAP + (identity & 0xffff_ff00);
         let (push, vtgm_start) = fill_push(stage, group, interface, arch, program);
         Some(Shader {
@@ -115,27 +148,32 @@ impl Shader {
     }
 }
 
-/// Mirrors build_cbuf_map: the root table in slot 0, then each uniform buffer and each
-/// set whose descriptors the shader loads, up to sixteen. Before Turing NVK leaves
-/// uniform buffers out (binding them from their descriptors would split the push
-/// buffer at every draw): the shader reads them from memory. NVK orders the rest by a
-/// use count; the model by first use.
-fn cbuf_map(interface: &Interface, arch: Arch) -> Vec<Cbuf> {
+/// Mirrors build_cbuf_map (and ubo_deref_to_cbuf): the root table in slot 0, then each
+/// uniform buffer and each set whose descriptors the shader loads, up to sixteen: a
+/// dynamic uniform buffer from the root table, an inline block from its set, any other
+/// through its descriptor — which NVK leaves out before Turing (binding from a
+/// descriptor would split the push buffer at every draw): the shader reads those from
+/// memory. NVK orders the rest by a use count; the model by first use.
+fn cbuf_map(
+    interface: &Interface,
+    arch: Arch,
+    uniform_buffer: &dyn Fn(u32, u32) -> UniformBufferKind,
+) -> Vec<Cbuf> {
     let mut cbufs = vec![Cbuf::Root];
     for used in &interface.descriptors {
         if cbufs.len() >= MAX_CBUFS {
             break;
         }
         let cbuf = match *used {
-            DescriptorUse::UniformBuffer { set, binding } => {
-                if arch != Arch::Turing {
-                    continue;
-                }
-                Cbuf::UniformBuffer {
+            DescriptorUse::UniformBuffer { set, binding } => match uniform_buffer(set, binding) {
+                UniformBufferKind::Dynamic { index } => Cbuf::DynamicUniformBuffer { set, index },
+                UniformBufferKind::Inline => Cbuf::DescriptorSet { set },
+                UniformBufferKind::Descriptor if arch != Arch::Turing => continue,
+                UniformBufferKind::Descriptor => Cbuf::UniformBuffer {
                     set,
                     offset: binding.saturating_mul(16),
-                }
-            }
+                },
+            },
             DescriptorUse::DescriptorSet { set } => Cbuf::DescriptorSet { set },
         };
         if !cbufs.contains(&cbuf) {

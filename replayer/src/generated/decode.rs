@@ -207,6 +207,34 @@ impl AccelerationStructureInfoNV {
     }
 }
 
+/// `VkAllocationCallbacks`, as laid out in C (48 bytes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AllocationCallbacks {
+    pub p_user_data: u64,
+    pub pfn_allocation: u64,
+    pub pfn_reallocation: u64,
+    pub pfn_free: u64,
+    pub pfn_internal_allocation: u64,
+    pub pfn_internal_free: u64,
+}
+
+impl AllocationCallbacks {
+    /// Its size in bytes.
+    pub const SIZE: usize = 48;
+
+    /// Reads it from `b`, at least `SIZE` bytes.
+    pub fn read(b: &[u8]) -> Self {
+        Self {
+            p_user_data: <u64>::field(b, 0),
+            pfn_allocation: <u64>::field(b, 8),
+            pfn_reallocation: <u64>::field(b, 16),
+            pfn_free: <u64>::field(b, 24),
+            pfn_internal_allocation: <u64>::field(b, 32),
+            pfn_internal_free: <u64>::field(b, 40),
+        }
+    }
+}
+
 /// `VkBlitImageInfo2`, as laid out in C (64 bytes).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BlitImageInfo2 {
@@ -1119,6 +1147,58 @@ impl DescriptorImageInfo {
             sampler: <u64>::field(b, 0),
             image_view: <u64>::field(b, 8),
             image_layout: <u32>::field(b, 16),
+        }
+    }
+}
+
+/// `VkDescriptorSetLayoutBinding`, as laid out in C (24 bytes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DescriptorSetLayoutBinding {
+    pub binding: u32,
+    pub descriptor_type: u32,
+    pub descriptor_count: u32,
+    pub stage_flags: u32,
+    pub p_immutable_samplers: u64,
+}
+
+impl DescriptorSetLayoutBinding {
+    /// Its size in bytes.
+    pub const SIZE: usize = 24;
+
+    /// Reads it from `b`, at least `SIZE` bytes.
+    pub fn read(b: &[u8]) -> Self {
+        Self {
+            binding: <u32>::field(b, 0),
+            descriptor_type: <u32>::field(b, 4),
+            descriptor_count: <u32>::field(b, 8),
+            stage_flags: <u32>::field(b, 12),
+            p_immutable_samplers: <u64>::field(b, 16),
+        }
+    }
+}
+
+/// `VkDescriptorSetLayoutCreateInfo`, as laid out in C (32 bytes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DescriptorSetLayoutCreateInfo {
+    pub s_type: u32,
+    pub p_next: u64,
+    pub flags: u32,
+    pub binding_count: u32,
+    pub p_bindings: u64,
+}
+
+impl DescriptorSetLayoutCreateInfo {
+    /// Its size in bytes.
+    pub const SIZE: usize = 32;
+
+    /// Reads it from `b`, at least `SIZE` bytes.
+    pub fn read(b: &[u8]) -> Self {
+        Self {
+            s_type: <u32>::field(b, 0),
+            p_next: <u64>::field(b, 8),
+            flags: <u32>::field(b, 16),
+            binding_count: <u32>::field(b, 20),
+            p_bindings: <u64>::field(b, 24),
         }
     }
 }
@@ -2270,6 +2350,21 @@ impl AccelerationStructureInfoNVNested {
     }
 }
 
+/// What a `VkAllocationCallbacks`'s pointer members point to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AllocationCallbacksNested {
+    pub p_user_data: u64,
+}
+
+impl AllocationCallbacksNested {
+    /// Reads the members from their 1 recorded parameters.
+    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+        let p = params.get(0).copied().ok_or(DecodeError::missing("p_user_data"))?;
+        let p_user_data = p.value();
+        Ok(Self { p_user_data })
+    }
+}
+
 /// What a `VkBlitImageInfo2`'s pointer members point to.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BlitImageInfo2Nested {
@@ -2429,6 +2524,21 @@ impl DependencyInfoNested {
     }
 }
 
+/// What a `VkDescriptorSetLayoutCreateInfo`'s pointer members point to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DescriptorSetLayoutCreateInfoNested {
+    pub p_bindings: Vec<DescriptorSetLayoutBinding>,
+}
+
+impl DescriptorSetLayoutCreateInfoNested {
+    /// Reads the members from their 1 recorded parameters.
+    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+        let p = params.get(0).copied().ok_or(DecodeError::missing("p_bindings"))?;
+        let p_bindings = structs(p, DescriptorSetLayoutBinding::SIZE, DescriptorSetLayoutBinding::read, "p_bindings")?;
+        Ok(Self { p_bindings })
+    }
+}
+
 /// What a `VkGeneratedCommandsInfoNV`'s pointer members point to.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GeneratedCommandsInfoNVNested {
@@ -2540,6 +2650,34 @@ impl WriteDescriptorSetNested {
         let p = params.get(2).copied().ok_or(DecodeError::missing("p_texel_buffer_view"))?;
         let p_texel_buffer_view = scalars::<u64>(p, 8, "p_texel_buffer_view")?;
         Ok(Self { p_image_info, p_buffer_info, p_texel_buffer_view })
+    }
+}
+
+/// `vkCreateDescriptorSetLayout`'s parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CreateDescriptorSetLayout {
+    pub device: u64,
+    pub create_info: Vec<DescriptorSetLayoutCreateInfo>,
+    pub create_info_nested: Vec<DescriptorSetLayoutCreateInfoNested>,
+    pub allocator: Vec<AllocationCallbacks>,
+    pub allocator_nested: Vec<AllocationCallbacksNested>,
+    pub set_layout: Vec<u64>,
+}
+
+impl CreateDescriptorSetLayout {
+    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+        if params.len() != 4 {
+            return Err(DecodeError::arity(params.len(), 4));
+        }
+        let decoded = Self {
+            device: param(params, 0, "device")?.value() as u64,
+            create_info: structs(param(params, 1, "create_info")?, DescriptorSetLayoutCreateInfo::SIZE, DescriptorSetLayoutCreateInfo::read, "create_info")?,
+            create_info_nested: nested(param(params, 1, "create_info")?, 1, DescriptorSetLayoutCreateInfoNested::read, "create_info")?,
+            allocator: structs(param(params, 2, "allocator")?, AllocationCallbacks::SIZE, AllocationCallbacks::read, "allocator")?,
+            allocator_nested: nested(param(params, 2, "allocator")?, 1, AllocationCallbacksNested::read, "allocator")?,
+            set_layout: scalars::<u64>(param(params, 3, "set_layout")?, 8, "set_layout")?,
+        };
+        Ok(decoded)
     }
 }
 
@@ -7284,6 +7422,29 @@ pub const DECODED: &[(&str, usize)] = &[
     ("vkCmdWriteBufferMarker2AMD", 5),
     ("vkCmdWriteBufferMarkerAMD", 5),
     ("vkCmdWriteMicromapsPropertiesEXT", 6),
+];
+
+/// A set-up command the replay needs, decoded.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GenericSetup {
+    /// `vkCreateDescriptorSetLayout`.
+    CreateDescriptorSetLayout(CreateDescriptorSetLayout),
+}
+
+/// Decodes `call`: `Ok(None)` when it is no set-up command with a decoder.
+pub fn decode_setup(call: &VulkanCall<'_>) -> Result<Option<GenericSetup>, DecodeError> {
+    let params: Vec<VulkanParam<'_>> = call.params().map(|p| p.iter().collect()).unwrap_or_default();
+    let params = params.as_slice();
+    let decoded = match call.command().unwrap_or_default() {
+        "vkCreateDescriptorSetLayout" => GenericSetup::CreateDescriptorSetLayout(CreateDescriptorSetLayout::decode(params)?),
+        _ => return Ok(None),
+    };
+    Ok(Some(decoded))
+}
+
+/// Every set-up command name `decode_setup` decodes, with its parameter count.
+pub const DECODED_SETUP: &[(&str, usize)] = &[
+    ("vkCreateDescriptorSetLayout", 4),
 ];
 
 /// Command buffer commands recorded generically that have no decoder, and why.

@@ -9,5 +9,7 @@
 
 pub mod read;
 
-pub use crate::generated::decode::{decode, GenericCmd, DECODED, NOT_DECODED};
+pub use crate::generated::decode::{
+    decode, decode_setup, GenericCmd, GenericSetup, DECODED, DECODED_SETUP, NOT_DECODED,
+};
 pub use read::DecodeError;

@@ -1,0 +1,184 @@
+//! Descriptor set layouts and pipeline layouts, as far as NVK's command stream depends
+//! on them: which uniform buffers are dynamic (bound from the root table's dynamic
+//! buffers, with their index there) or inline blocks (read from the set itself), and
+//! how many dynamic buffers each set has (where the next set's start in the root
+//! table). `vkCreateDescriptorSetLayout` is recorded generically and decoded by the
+//! generated `decode_setup`; `vkCreatePipelineLayout` is a typed record.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use driver::nvk::shader::UniformBufferKind;
+
+use crate::generated::decode::CreateDescriptorSetLayout;
+
+/// `VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC`.
+const UNIFORM_BUFFER_DYNAMIC: u32 = 8;
+/// `VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC`.
+const STORAGE_BUFFER_DYNAMIC: u32 = 9;
+/// `VK_DESCRIPTOR_TYPE_INLINE_UNIFORM_BLOCK`.
+const INLINE_UNIFORM_BLOCK: u32 = 1_000_138_000;
+
+/// The most bindings a set layout is read with (NVK's limits are far below).
+const MAX_BINDINGS: usize = 4096;
+
+/// One set layout: its bindings' types and counts, by binding number.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SetLayout {
+    /// `(binding, descriptor type, descriptor count)`, sorted by binding.
+    bindings: Vec<(u32, u32, u32)>,
+}
+
+impl SetLayout {
+    fn is_dynamic(ty: u32) -> bool {
+        matches!(ty, UNIFORM_BUFFER_DYNAMIC | STORAGE_BUFFER_DYNAMIC)
+    }
+
+    /// Dynamic buffers the set holds (`dynamic_buffer_count`).
+    pub fn dynamic_buffers(&self) -> u32 {
+        self.bindings
+            .iter()
+            .filter(|(_, ty, _)| Self::is_dynamic(*ty))
+            .fold(0u32, |n, (_, _, count)| n.saturating_add(*count))
+    }
+
+    /// How a uniform buffer at `binding` is bound: dynamic ones with their index among
+    /// the set's dynamic buffers (NVK's `dynamic_buffer_index`: bindings in number
+    /// order), inline blocks from the set.
+    pub fn uniform_buffer(&self, binding: u32) -> UniformBufferKind {
+        let mut index = 0u32;
+        for (b, ty, count) in &self.bindings {
+            if *b == binding {
+                return match *ty {
+                    UNIFORM_BUFFER_DYNAMIC => UniformBufferKind::Dynamic { index },
+                    INLINE_UNIFORM_BLOCK => UniformBufferKind::Inline,
+                    _ => UniformBufferKind::Descriptor,
+                };
+            }
+            if Self::is_dynamic(*ty) {
+                index = index.saturating_add(*count);
+            }
+        }
+        UniformBufferKind::Descriptor
+    }
+}
+
+/// The layouts the trace created.
+#[derive(Debug, Default)]
+pub struct Layouts {
+    sets: HashMap<u64, SetLayout>,
+    pipelines: HashMap<u64, Vec<u64>>,
+}
+
+impl Layouts {
+    /// vkCreateDescriptorSetLayout, decoded.
+    pub fn create_set_layout(&mut self, c: &CreateDescriptorSetLayout) {
+        let Some(&handle) = c.set_layout.first() else {
+            return;
+        };
+        let mut bindings: Vec<(u32, u32, u32)> = c
+            .create_info_nested
+            .first()
+            .map(|n| {
+                n.p_bindings
+                    .iter()
+                    .take(MAX_BINDINGS)
+                    .map(|b| (b.binding, b.descriptor_type, b.descriptor_count))
+                    .collect()
+            })
+            .unwrap_or_default();
+        bindings.sort_unstable();
+        self.sets.insert(handle, SetLayout { bindings });
+    }
+
+    /// vkCreatePipelineLayout: its set layouts, set by set.
+    pub fn create_pipeline_layout(&mut self, handle: u64, set_layouts: Vec<u64>) {
+        self.pipelines.insert(handle, set_layouts);
+    }
+
+    /// What in pipeline layout `layout` a shader's compile depends on, as a hash: its
+    /// set layouts' bindings (two layouts alike hash alike; one the trace does not
+    /// hold hashes as no sets).
+    pub fn content_hash(&self, layout: u64) -> u64 {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        for set in self.pipelines.get(&layout).into_iter().flatten() {
+            self.sets.get(set).map(|l| &l.bindings).hash(&mut hasher);
+        }
+        hasher.finish()
+    }
+
+    /// Set `set`'s layout in pipeline layout `layout`, if the trace holds both.
+    pub fn set(&self, layout: u64, set: u32) -> Option<&SetLayout> {
+        let handle = *self.pipelines.get(&layout)?.get(set as usize)?;
+        self.sets.get(&handle)
+    }
+
+    /// The dynamic buffers of each of `count` sets from `first`, in pipeline layout
+    /// `layout`; `None` when the trace does not hold the layouts.
+    pub fn dynamic_buffers(&self, layout: u64, first: u32, count: usize) -> Option<Vec<u32>> {
+        let sets = self.pipelines.get(&layout)?;
+        (0..count)
+            .map(|i| {
+                let handle = *sets.get(first as usize + i)?;
+                Some(self.sets.get(&handle)?.dynamic_buffers())
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generated::decode::{
+        DescriptorSetLayoutBinding, DescriptorSetLayoutCreateInfoNested,
+    };
+
+    fn binding(
+        binding: u32,
+        descriptor_type: u32,
+        descriptor_count: u32,
+    ) -> DescriptorSetLayoutBinding {
+        DescriptorSetLayoutBinding {
+            binding,
+            descriptor_type,
+            descriptor_count,
+            stage_flags: 0x1f,
+            p_immutable_samplers: 0,
+        }
+    }
+
+    #[test]
+    fn dynamic_buffers_are_counted_and_indexed_in_binding_order() {
+        let mut layouts = Layouts::default();
+        let create = CreateDescriptorSetLayout {
+            device: 1,
+            create_info: Vec::new(),
+            // Out of order, as an application may list them.
+            create_info_nested: vec![DescriptorSetLayoutCreateInfoNested {
+                p_bindings: vec![
+                    binding(3, UNIFORM_BUFFER_DYNAMIC, 1),
+                    binding(0, STORAGE_BUFFER_DYNAMIC, 2),
+                    binding(1, 6, 1),
+                    binding(2, INLINE_UNIFORM_BLOCK, 64),
+                ],
+            }],
+            allocator: Vec::new(),
+            allocator_nested: Vec::new(),
+            set_layout: vec![0x51],
+        };
+        layouts.create_set_layout(&create);
+        layouts.create_pipeline_layout(0x77, vec![0x51, 0x51]);
+        let set = layouts.set(0x77, 1).unwrap();
+        assert_eq!(set.dynamic_buffers(), 3);
+        assert_eq!(
+            set.uniform_buffer(3),
+            UniformBufferKind::Dynamic { index: 2 }
+        );
+        assert_eq!(set.uniform_buffer(1), UniformBufferKind::Descriptor);
+        assert_eq!(set.uniform_buffer(2), UniformBufferKind::Inline);
+        assert_eq!(layouts.dynamic_buffers(0x77, 0, 2), Some(vec![3, 3]));
+        // A layout or set the trace does not hold: unknown.
+        assert_eq!(layouts.dynamic_buffers(0x77, 1, 2), None);
+        assert_eq!(layouts.dynamic_buffers(0x99, 0, 1), None);
+    }
+}
