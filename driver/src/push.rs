@@ -238,6 +238,13 @@ impl PushBuffer {
         self.open = None;
     }
 
+    /// Closes the open incrementing header: the next write starts a header of its own,
+    /// as every NVK function that pushes starts its own (so what one state group pushes
+    /// never continues another's header).
+    pub fn close_header(&mut self) {
+        self.open = None;
+    }
+
     /// Appends words already encoded (another buffer's).
     pub fn extend(&mut self, words: &[u32]) {
         self.open = None;

@@ -46,10 +46,10 @@ pub struct MethodRun {
 
 impl DrawInspection {
     /// The stream with the binds before the draw folded into one run, the flushed state
-    /// into one run per state group (`state: viewport`; what a macro the group calls
-    /// emits is part of its run), and consecutive writes of one method folded together.
+    /// into one run per state group (`state: viewport`; the group's counts take in what
+    /// the macros it calls emit), and consecutive writes of one method folded together.
     pub fn runs(&self) -> Vec<MethodRun> {
-        // The pushed methods each leading run takes, in stream order.
+        // The methods each leading run takes, in stream order.
         let mut quotas: Vec<(String, u32)> = Vec::new();
         let binds = self.binds.total_methods();
         if binds > 0 {
@@ -64,12 +64,13 @@ impl DrawInspection {
                 binds,
             ));
         }
-        for (group, count) in StateGroup::ALL.iter().zip(self.state.methods) {
+        for group in StateGroup::FLUSH_ORDER {
+            let count = self.state.methods[group.index()];
             if count > 0 {
                 quotas.push((format!("state: {}", group.name()), count));
             }
         }
-        let mut quotas = quotas.into_iter().peekable();
+        let mut quotas = quotas.into_iter();
         let mut left = 0u32;
         let mut runs: Vec<MethodRun> = Vec::new();
         // The draw's own macro call ends what the groups can take.
@@ -81,9 +82,9 @@ impl DrawInspection {
         for (i, m) in self.methods.iter().enumerate() {
             if i >= draw_call {
                 left = 0;
-                quotas = Vec::new().into_iter().peekable();
+                quotas = Vec::new().into_iter();
             }
-            if left == 0 && !m.from_macro {
+            if left == 0 {
                 if let Some((name, count)) = quotas.next() {
                     runs.push(MethodRun {
                         name,
@@ -93,13 +94,11 @@ impl DrawInspection {
                     left = count;
                 }
             }
-            if left > 0 || (m.from_macro && quotas.peek().is_some()) {
-                // Inside a group: its pushed methods and what its macros emit.
+            if left > 0 {
+                // Inside a group: its pushed methods and what its macros emitted.
                 if let Some(last) = runs.last_mut() {
                     last.count += 1;
-                    if !m.from_macro {
-                        left -= 1;
-                    }
+                    left -= 1;
                     continue;
                 }
             }

@@ -799,8 +799,7 @@ impl<'o> Pass<'o> {
         let name = call.command().unwrap_or("vkUnknownCommand");
         match generic::decode_setup(call) {
             Ok(Some(GenericSetup::CreateDescriptorSetLayout(c))) => {
-                self.layouts.create_set_layout(&c);
-                return self.skip(name, false);
+                return self.layouts.create_set_layout(&c);
             }
             Ok(None) => {}
             Err(e) => return self.skip(&format!("{name} (does not decode: {e})"), false),
@@ -1151,7 +1150,14 @@ impl<'o> Pass<'o> {
                     (ExecCost::default(), Some(message))
                 }
                 _ => {
-                    let (cost, outcome) = self.gpu.execute_partial(words.words());
+                    let (cost, outcome) = match &mut draw {
+                        // A draw's groups run one by one, so that what the macros a
+                        // group calls emit counts in that group.
+                        Some(d) if names::is_draw_kind(d.kind) => {
+                            execute_draw(&mut self.gpu, words.words(), &mut d.state)
+                        }
+                        _ => self.gpu.execute_partial(words.words()),
+                    };
                     let failure = outcome.err().map(|e| {
                         let at = if seq != 0 { seq } else { self.current_seq };
                         let message = self.fail(at, &e);
@@ -1778,6 +1784,39 @@ struct Pending {
 /// A flush's cost as the results file holds it.
 fn draw_state(cost: &StateCost) -> RowState {
     RowState::from_groups(std::array::from_fn(|i| (cost.methods[i], cost.dwords[i])))
+}
+
+/// Executes a draw's words group by group as the encoder laid them out
+/// ([`StateGroup::FLUSH_ORDER`], then the draw's own call), and replaces each group's
+/// method count in `state` with the methods it executed: pushed and emitted by the
+/// macros it called. Returns the whole cost and how it ended.
+fn execute_draw(
+    gpu: &mut Gpu,
+    words: &[u32],
+    state: &mut StateCost,
+) -> (ExecCost, Result<(), GpuError>) {
+    let mut total = ExecCost::default();
+    let mut at = 0usize;
+    for group in StateGroup::FLUSH_ORDER {
+        let i = group.index();
+        let len = state.dwords[i] as usize;
+        let Some(segment) = words.get(at..at + len) else {
+            break;
+        };
+        at += len;
+        if segment.is_empty() {
+            continue;
+        }
+        let (cost, outcome) = gpu.execute_partial(segment);
+        total.add(cost);
+        state.methods[i] = cost.methods as u32;
+        if outcome.is_err() {
+            return (total, outcome);
+        }
+    }
+    let (cost, outcome) = gpu.execute_partial(words.get(at..).unwrap_or(&[]));
+    total.add(cost);
+    (total, outcome)
 }
 
 /// What a draw row needs to know about the API draw.

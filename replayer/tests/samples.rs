@@ -178,8 +178,10 @@ fn storm_draws_carry_their_descriptor_binds_and_an_unchanged_state_costs_nothing
         // the shaders; the others, with nothing changed, flush nothing but what their
         // binds wrote and the constant buffers the set bind made stale: on Turing the
         // fragment shader's uniform buffer, rebound from its descriptor
-        // (BIND_CBUF_DESC, then SELECT_CB0: 4 methods, 6 dwords); before Turing NVK
-        // reads uniform buffers from memory and rebinds nothing.
+        // (BIND_CBUF_DESC, then SELECT_CB0: 4 methods pushed in 6 dwords, and the 7
+        // those macros emit — the READ_FIFOED set-up, the bind, the root table's
+        // selector again); before Turing NVK reads uniform buffers from memory and
+        // rebinds nothing.
         let per_frame = 10_000;
         for (i, (_, state)) in rows.iter().enumerate() {
             let dynamic: u32 = state
@@ -193,7 +195,11 @@ fn storm_draws_carry_their_descriptor_binds_and_an_unchanged_state_costs_nothing
                 assert!(state[shaders].0 > 0, "{arch:?} draw {i}: {state:?}");
             } else {
                 assert_eq!(dynamic, 0, "{arch:?} draw {i}: {state:?}");
-                let expected = if arch == Arch::Turing { (4, 6) } else { (0, 0) };
+                let expected = if arch == Arch::Turing {
+                    (11, 6)
+                } else {
+                    (0, 0)
+                };
                 assert_eq!(state[constant_buffers], expected, "{arch:?} draw {i}");
             }
         }

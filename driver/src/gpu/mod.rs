@@ -101,6 +101,17 @@ pub struct ExecCost {
     pub reports: u64,
 }
 
+impl ExecCost {
+    /// Adds what another execution cost.
+    pub fn add(&mut self, other: ExecCost) {
+        self.mme_instructions += other.mme_instructions;
+        self.methods += other.methods;
+        self.macro_methods += other.macro_methods;
+        self.hw_draws += other.hw_draws;
+        self.reports += other.reports;
+    }
+}
+
 /// Why execution stopped.
 ///
 /// Each variant's message already says its cause, so none is also a `source`: a

@@ -283,6 +283,8 @@ impl<'d> CommandEncoder<'d> {
     /// descriptor sets, the dirty dynamic state, the shaders bound since the last
     /// draw, then the constant buffers they read that changed.
     fn flush_gfx_state(&mut self) -> StateCost {
+        // Each group's words start headers of their own (see `StateGroup::FLUSH_ORDER`).
+        self.push.close_header();
         let before = self.push.len();
         self.flush_push_descriptors();
         let mut cost = StateCost::default();
@@ -291,9 +293,11 @@ impl<'d> CommandEncoder<'d> {
         for (i, group) in StateGroup::ALL.iter().enumerate() {
             cost.add_group(*group, flushed.methods[i], flushed.dwords[i]);
         }
+        self.push.close_header();
         let before = self.push.len();
         self.flush_gfx_shaders();
         cost.add_words(StateGroup::Shaders, &self.push.words()[before..]);
+        self.push.close_header();
         let before = self.push.len();
         self.flush_gfx_cbufs();
         cost.add_words(StateGroup::ConstantBuffers, &self.push.words()[before..]);

@@ -506,6 +506,25 @@ impl StateGroup {
         StateGroup::ConstantBuffers,
     ];
 
+    /// The groups in the order a draw's words hold them: the push descriptor sets, the
+    /// dynamic state, the shaders, the constant buffers (nvk_cmd_flush_gfx_state's
+    /// order), then the draw's own call. Each group's words start headers of their own.
+    pub const FLUSH_ORDER: [StateGroup; 8] = [
+        StateGroup::Descriptors,
+        StateGroup::VertexInput,
+        StateGroup::Viewport,
+        StateGroup::Rasterizer,
+        StateGroup::DepthStencil,
+        StateGroup::Blend,
+        StateGroup::Shaders,
+        StateGroup::ConstantBuffers,
+    ];
+
+    /// Its index in [`StateGroup::ALL`].
+    pub fn index(self) -> usize {
+        StateGroup::ALL.iter().position(|g| *g == self).unwrap_or(0)
+    }
+
     /// Its name in results and reports.
     pub fn name(self) -> &'static str {
         match self {
@@ -1190,6 +1209,7 @@ impl GraphicsState {
         }
         let (d, dyn_) = (self.dirty, &self.dynamic);
         let mut group = |group: StateGroup, p: &mut PushBuffer, f: &dyn Fn(&mut PushBuffer)| {
+            p.close_header();
             let before = p.len();
             f(p);
             cost.add_words(group, &p.words()[before..]);
