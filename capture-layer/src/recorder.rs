@@ -72,6 +72,9 @@ fn thread_id() -> u64 {
     ID.with(|id| *id)
 }
 
+/// How long frames may share one chunk.
+const CHUNK_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Opens the trace, unless it is open or capture stopped.
 pub fn start() {
     let mut state = state();
@@ -81,6 +84,9 @@ pub fn start() {
     let s = settings();
     let options = WriterOptions {
         compression_level: s.compression_level,
+        // Small frames share a chunk (zstd sees what repeats between them); a program
+        // killed mid-capture loses at most the last second.
+        chunk_max_age: Some(CHUNK_MAX_AGE),
         ..WriterOptions::default()
     };
     match TraceWriter::create(&s.file, &options) {

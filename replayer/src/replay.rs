@@ -621,6 +621,9 @@ impl<'o> Pass<'o> {
         match call {
             Call::FrameBoundary => {
                 self.frames += 1;
+                // The records after it belong to the next frame (a chunk may hold
+                // several).
+                self.frame += 1;
                 // Submits count as teardown until a frame boundary follows them.
                 self.teardown_submits = 0;
                 self.skip(&names::call_name(call), false);

@@ -157,6 +157,42 @@ fn a_frame_range_executes_only_its_submits() {
 }
 
 #[test]
+fn frames_that_share_a_chunk_replay_as_their_own_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.mscope");
+    let options_shared = WriterOptions {
+        // Every frame in one chunk.
+        chunk_max_age: Some(std::time::Duration::from_secs(3600)),
+        ..WriterOptions::default()
+    };
+    let shape = SyntheticShape {
+        frames: 3,
+        draws_per_frame: 20,
+        view_mask: 0,
+    };
+    let stats = write_synthetic(TraceWriter::create(&path, &options_shared).unwrap(), &shape)
+        .unwrap();
+    assert_eq!(stats.chunks, 1);
+    let out = dir.path().join("r.msr");
+    replay(&path, &out, &options(Arch::Turing), &mut |_, _| {}).unwrap();
+    let (draws, submits) = rows(&out);
+    let per_frame: Vec<usize> = (0..3)
+        .map(|f| draws.iter().filter(|d| d.frame() == f).count())
+        .collect();
+    assert_eq!(per_frame, [20, 20, 20]);
+    assert_eq!(submits.len(), 3);
+    // A frame range picks the frame out of the shared chunk.
+    let opts = ReplayOptions {
+        frames: Some((1, 1)),
+        ..options(Arch::Turing)
+    };
+    replay(&path, &out, &opts, &mut |_, _| {}).unwrap();
+    let (draws, _) = rows(&out);
+    assert_eq!(draws.len(), 20);
+    assert!(draws.iter().all(|d| d.frame() == 1));
+}
+
+#[test]
 fn a_damaged_trace_stops_the_replay_and_the_results_so_far_stay_readable() {
     let dir = tempfile::tempdir().unwrap();
     let t = trace(dir.path(), 0b1);

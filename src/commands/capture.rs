@@ -185,9 +185,10 @@ fn summarize(trace: &Path) -> anyhow::Result<()> {
     let mut reader = ContainerReader::open(trace, Content::Trace)?;
     let index = reader.scan_index()?;
     let calls: u64 = index.iter().map(|e| u64::from(e.record_count)).sum();
-    let frames = reader
-        .footer_frame_count()
-        .unwrap_or_else(|| trace_format::trace::frames_begun(&index));
+    let frames = match reader.footer_frame_count() {
+        Some(frames) => frames,
+        None => trace_format::TraceReader::open(trace)?.frames_begun()?,
+    };
     let finished = if reader.index().is_some() {
         ""
     } else {

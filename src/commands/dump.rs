@@ -5,6 +5,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use serde_json::Value;
+use trace_format::generated::trace::Call;
 use trace_format::{ReadOptions, TraceReader};
 
 use super::FrameRange;
@@ -33,13 +34,21 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         reader.seek_to_frame(range.first)?;
     }
     let mut out = BufWriter::new(io::stdout().lock());
-    for chunk in reader {
+    'chunks: for chunk in reader {
         let chunk = chunk?;
-        let frame = chunk.header().first_frame;
-        if args.frames.is_some_and(|r| frame > r.last) {
-            break;
-        }
+        // A chunk may hold several frames: count its frame boundaries.
+        let mut next_frame = chunk.header().first_frame;
         for record in chunk.records() {
+            let frame = next_frame;
+            if record.call_type() == Call::FrameBoundary {
+                next_frame += 1;
+            }
+            if args.frames.is_some_and(|r| frame > r.last) {
+                break 'chunks;
+            }
+            if args.frames.is_some_and(|r| frame < r.first) {
+                continue;
+            }
             let envelope = record.envelope();
             let mut value = serde_json::to_value(record)?;
             let call = value

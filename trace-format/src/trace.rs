@@ -7,6 +7,7 @@
 //! nothing per record.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 
@@ -62,6 +63,9 @@ pub struct TraceWriter {
     frame: u64,
     chunk_first_seq: u64,
     chunk_first_frame: u64,
+    /// When the open chunk got its first record.
+    chunk_opened: Instant,
+    chunk_max_age: Option<Duration>,
 }
 
 impl TraceWriter {
@@ -77,6 +81,8 @@ impl TraceWriter {
             frame: 0,
             chunk_first_seq: 0,
             chunk_first_frame: 0,
+            chunk_opened: Instant::now(),
+            chunk_max_age: options.chunk_max_age,
         })
     }
 
@@ -109,6 +115,9 @@ impl TraceWriter {
         if self.pending.is_empty() {
             self.chunk_first_seq = seq;
             self.chunk_first_frame = self.frame;
+            if self.chunk_max_age.is_some() {
+                self.chunk_opened = Instant::now();
+            }
         }
         self.pending.push(record);
         self.next_seq += 1;
@@ -137,14 +146,18 @@ impl TraceWriter {
     }
 
     /// Records the end of the current frame (a `FrameBoundary` record), closes the chunk
-    /// there, and starts the next frame.
+    /// there (with `chunk_max_age`, once the chunk is that old), and starts the next
+    /// frame.
     pub fn end_frame(&mut self, meta: CallMeta) -> Result<u64> {
         let frame = self.frame;
         let seq = self.append_with(meta, |fbb| {
             let boundary = FrameBoundary::create(fbb, &FrameBoundaryArgs { frame });
             (Call::FrameBoundary, boundary.as_union_value())
         })?;
-        if !self.pending.is_empty() {
+        let old_enough = self
+            .chunk_max_age
+            .is_none_or(|age| self.chunk_opened.elapsed() >= age);
+        if !self.pending.is_empty() && old_enough {
             self.close_chunk(true)?;
         }
         self.frame += 1;
@@ -283,32 +296,57 @@ impl TraceReader {
         self.stream.container()
     }
 
-    /// Positions the reader at the first chunk of `frame`, using the footer index or,
-    /// without one, a scan of the chunk headers. Chunks end at frame boundaries, so every
-    /// record of a chunk belongs to the chunk's `first_frame`.
+    /// Positions the reader at the chunk where `frame` begins, using the footer index
+    /// or, without one, a scan of the chunk headers. A chunk may hold several frames
+    /// (`WriterOptions::chunk_max_age`): the records before `frame` in that chunk belong
+    /// to earlier ones — count the frame boundaries from the chunk's `first_frame`.
     pub fn seek_to_frame(&mut self, frame: u64) -> Result<()> {
+        let index = self.stream.container_mut().scan_index()?;
+        let frames = self.frames_begun_in(&index)?;
+        let ordinal = index.iter().rposition(|e| e.first_frame <= frame);
         let inner = self.stream.container_mut();
-        let index = inner.scan_index()?;
-        match index.iter().position(|e| e.first_frame >= frame) {
-            Some(ordinal) if index[ordinal].first_frame == frame => {
+        match ordinal {
+            Some(ordinal) if frame < frames => {
                 inner.seek_to(&index[ordinal], ordinal as u64);
                 Ok(())
             }
             _ => Err(Error::new(
                 inner.path(),
                 Location::File,
-                ErrorKind::NoSuchFrame {
-                    frame,
-                    frames: frames_begun(&index),
-                },
+                ErrorKind::NoSuchFrame { frame, frames },
             )),
         }
     }
-}
 
-/// Frames with at least one record in a file, from its index.
-pub fn frames_begun(index: &[IndexEntry]) -> u64 {
-    index.last().map_or(0, |e| e.first_frame + 1)
+    /// Frames with at least one record: the last chunk's first frame plus the frame
+    /// boundaries it holds (and one for records after its last boundary). Leaves the
+    /// reader after that chunk.
+    pub fn frames_begun(&mut self) -> Result<u64> {
+        let index = self.stream.container_mut().scan_index()?;
+        self.frames_begun_in(&index)
+    }
+
+    fn frames_begun_in(&mut self, index: &[IndexEntry]) -> Result<u64> {
+        let Some(last) = index.last() else {
+            return Ok(0);
+        };
+        self.stream
+            .container_mut()
+            .seek_to(last, index.len() as u64 - 1);
+        let Some(chunk) = self.stream.next() else {
+            return Ok(last.first_frame + 1);
+        };
+        let (mut frames, mut trailing) = (last.first_frame, true);
+        for record in chunk?.records() {
+            if record.call_type() == Call::FrameBoundary {
+                frames += 1;
+                trailing = false;
+            } else {
+                trailing = true;
+            }
+        }
+        Ok(frames + u64::from(trailing))
+    }
 }
 
 impl Iterator for TraceReader {

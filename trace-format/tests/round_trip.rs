@@ -710,6 +710,52 @@ fn frames_close_chunks_and_the_index_finds_them() {
 }
 
 #[test]
+fn frames_share_a_chunk_until_it_is_old_enough_and_seeking_finds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.mscope");
+    let options = WriterOptions {
+        chunk_max_age: Some(std::time::Duration::from_secs(3600)),
+        ..Default::default()
+    };
+    let mut writer = TraceWriter::create(&path, &options).unwrap();
+    for frame in 0..5u32 {
+        let call = call!(CmdDraw, CmdDrawT { vertex_count: frame });
+        writer.append(CallMeta::default(), &call).unwrap();
+        writer.end_frame(CallMeta::default()).unwrap();
+    }
+    let stats = writer.finish().unwrap();
+    assert_eq!(stats.chunks, 1, "five small frames in one chunk");
+    let mut reader = TraceReader::open(&path).unwrap();
+    assert_eq!(reader.frames_begun().unwrap(), 5);
+    reader.seek_to_frame(3).unwrap();
+    let chunk = reader.next().unwrap().unwrap();
+    // The chunk holds frames 0 to 4: frame 3's draw follows three boundaries.
+    assert_eq!(chunk.header().first_frame, 0);
+    let mut frame = 0;
+    let mut found = None;
+    for record in chunk.records() {
+        if let Some(draw) = record.call_as_cmd_draw() {
+            if frame == 3 {
+                found = Some(draw.vertex_count());
+            }
+        }
+        if record.call_as_frame_boundary().is_some() {
+            frame += 1;
+        }
+    }
+    assert_eq!(found, Some(3));
+    assert!(reader.seek_to_frame(5).is_err());
+
+    // Without an age, a chunk a frame, as before.
+    let path = dir.path().join("each.mscope");
+    let mut writer = TraceWriter::create(&path, &WriterOptions::default()).unwrap();
+    for _ in 0..5 {
+        writer.end_frame(CallMeta::default()).unwrap();
+    }
+    assert_eq!(writer.finish().unwrap().chunks, 5);
+}
+
+#[test]
 fn chunks_close_at_the_size_bound() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.mscope");

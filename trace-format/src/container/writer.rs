@@ -23,8 +23,15 @@ pub struct WriterOptions {
     /// Finished chunks that may wait for the background thread before the caller
     /// blocks. Bounds the writer's memory at about `queue_depth × chunk_target_bytes`.
     pub queue_depth: usize,
-    /// A chunk is closed once its payload reaches this size (and at every frame end).
+    /// A chunk is closed once its payload reaches this size (and at a frame end, see
+    /// `chunk_max_age`).
     pub chunk_target_bytes: usize,
+    /// How frames share chunks. `None`: a chunk ends at every frame boundary. `Some(age)`:
+    /// a chunk ends at the first frame boundary once it holds `age` of recording (or at
+    /// `chunk_target_bytes`), so small frames are compressed together — a program
+    /// killed mid-capture loses at most that much. Readers number records' frames by
+    /// counting frame boundaries from the chunk's first frame either way.
+    pub chunk_max_age: Option<std::time::Duration>,
 }
 
 impl Default for WriterOptions {
@@ -33,6 +40,7 @@ impl Default for WriterOptions {
             compression_level: 3,
             queue_depth: 8,
             chunk_target_bytes: 1 << 20,
+            chunk_max_age: None,
         }
     }
 }
