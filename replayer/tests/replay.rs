@@ -170,8 +170,8 @@ fn frames_that_share_a_chunk_replay_as_their_own_frames() {
         draws_per_frame: 20,
         view_mask: 0,
     };
-    let stats = write_synthetic(TraceWriter::create(&path, &options_shared).unwrap(), &shape)
-        .unwrap();
+    let stats =
+        write_synthetic(TraceWriter::create(&path, &options_shared).unwrap(), &shape).unwrap();
     assert_eq!(stats.chunks, 1);
     let out = dir.path().join("r.msr");
     replay(&path, &out, &options(Arch::Turing), &mut |_, _| {}).unwrap();

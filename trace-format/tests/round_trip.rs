@@ -719,7 +719,12 @@ fn frames_share_a_chunk_until_it_is_old_enough_and_seeking_finds_them() {
     };
     let mut writer = TraceWriter::create(&path, &options).unwrap();
     for frame in 0..5u32 {
-        let call = call!(CmdDraw, CmdDrawT { vertex_count: frame });
+        let call = call!(
+            CmdDraw,
+            CmdDrawT {
+                vertex_count: frame
+            }
+        );
         writer.append(CallMeta::default(), &call).unwrap();
         writer.end_frame(CallMeta::default()).unwrap();
     }
