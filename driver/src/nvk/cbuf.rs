@@ -44,6 +44,8 @@ pub struct ShaderState {
     groups: [CbufGroup; 5],
     /// The application's shaders while the meta path draws with its own.
     saved: Option<[Option<Arc<Shader>>; 5]>,
+    /// vk_meta's shaders, made at the first meta draw.
+    meta: Option<[Option<Arc<Shader>>; 5]>,
 }
 
 impl ShaderState {
@@ -102,31 +104,11 @@ impl CommandEncoder<'_> {
             self.shaders.saved = Some(self.shaders.bound());
         }
         let arch = self.device_arch();
-        let vertex = Interface {
-            writes_layer: true,
-            ..Interface::default()
-        };
-        let fragment = Interface {
-            descriptors: vec![DescriptorUse::DescriptorSet { set: 0 }],
-            ..Interface::default()
-        };
-        let shaders = [
-            Shader::new(Stage::Vertex, &vertex, arch, META_VERTEX_SHADER, &|_, _| {
-                UniformBufferKind::Descriptor
-            })
-            .map(Arc::new),
-            None,
-            None,
-            None,
-            Shader::new(
-                Stage::Fragment,
-                &fragment,
-                arch,
-                META_FRAGMENT_SHADER,
-                &|_, _| UniformBufferKind::Descriptor,
-            )
-            .map(Arc::new),
-        ];
+        let shaders = self
+            .shaders
+            .meta
+            .get_or_insert_with(|| meta_shaders(arch))
+            .clone();
         self.bind_graphics_shaders(&shaders);
     }
 
@@ -307,6 +289,35 @@ impl CommandEncoder<'_> {
             _ => 0,
         }
     }
+}
+
+/// vk_meta's shaders, as NVK compiles them for its meta draws: a vertex shader that
+/// writes the layer and a fragment shader that reads its source through push
+/// descriptor set 0.
+fn meta_shaders(arch: Arch) -> [Option<Arc<Shader>>; 5] {
+    let vertex = Interface {
+        writes_layer: true,
+        ..Interface::default()
+    };
+    let fragment = Interface {
+        descriptors: vec![DescriptorUse::DescriptorSet { set: 0 }],
+        ..Interface::default()
+    };
+    let declared = |_, _| UniformBufferKind::Descriptor;
+    [
+        Shader::new(Stage::Vertex, &vertex, arch, META_VERTEX_SHADER, &declared).map(Arc::new),
+        None,
+        None,
+        None,
+        Shader::new(
+            Stage::Fragment,
+            &fragment,
+            arch,
+            META_FRAGMENT_SHADER,
+            &declared,
+        )
+        .map(Arc::new),
+    ]
 }
 
 /// The `BIND_CBUF_DESC` macro: a group and slot (`group | slot << 4`), then a uniform
