@@ -1,8 +1,8 @@
 //! Where a comparison's change is: each row of the first repetition matched with its
 //! counterpart, and for each compared count whose total moved, the rows helped and hurt
-//! by group (row kind, view count, pipeline; methods and dwords also by state group),
-//! the largest per-row changes, and the rows only one side has. fossil-db's report is
-//! the model: totals, helped/hurt counts, the top changed items.
+//! by group (row kind, view count, pipeline; methods, dwords and MME instructions also by
+//! state group), the largest per-row changes, and the rows only one side has. fossil-db's
+//! report is the model: totals, helped/hurt counts, the top changed items.
 //!
 //! Rows are matched by sequence number when both runs replayed the same trace (the
 //! same file digest). Otherwise — the program before and after an update, a capture
@@ -34,8 +34,9 @@ struct RowKey {
     values: [u64; 7],
     /// What the program asked for, the same in two captures of the same draw.
     identity: (u8, u32, u32, u32, u32),
-    /// Methods and dwords by state group, then the rest (the draw macro's own).
-    state: [(u64, u64); STATE_GROUPS.len() + 1],
+    /// Methods, dwords and MME instructions by state group, then the rest (the draw
+    /// macro's own).
+    state: [[u64; 3]; STATE_GROUPS.len() + 1],
 }
 
 /// The most cells the per-frame longest-common-subsequence table may have.
@@ -47,17 +48,19 @@ impl RowKey {
         for (v, m) in values.iter_mut().zip(Metric::ALL) {
             *v = m.of(row);
         }
-        let mut groups = [(0u64, 0u64); STATE_GROUPS.len() + 1];
-        let (mut methods, mut dwords) = (0u64, 0u64);
-        for (g, (m, d)) in groups.iter_mut().zip(state_group_costs(state)) {
-            *g = (u64::from(m), u64::from(d));
-            methods += u64::from(m);
-            dwords += u64::from(d);
+        let mut groups = [[0u64; 3]; STATE_GROUPS.len() + 1];
+        let mut sums = [0u64; 3];
+        for (g, c) in groups.iter_mut().zip(state_group_costs(state)) {
+            *g = [c.methods, c.dwords, c.mme].map(u64::from);
+            for (s, v) in sums.iter_mut().zip(*g) {
+                *s += v;
+            }
         }
-        groups[STATE_GROUPS.len()] = (
-            u64::from(row.methods()).saturating_sub(methods),
-            u64::from(row.pushbuf_dwords()).saturating_sub(dwords),
-        );
+        groups[STATE_GROUPS.len()] = [
+            u64::from(row.methods()).saturating_sub(sums[0]),
+            u64::from(row.pushbuf_dwords()).saturating_sub(sums[1]),
+            u64::from(row.mme_instructions()).saturating_sub(sums[2]),
+        ];
         RowKey {
             frame: row.frame(),
             kind: row.kind().0,
@@ -331,10 +334,12 @@ pub fn changes(
             list.sort_by_key(|g| std::cmp::Reverse(g.new.abs_diff(g.base)));
             groups.insert(by.to_string(), list);
         }
-        // Methods and dwords also by state group: which part of the rows moved.
+        // Methods, dwords and MME instructions also by state group: which part of the
+        // rows moved.
         let part = match metric {
             Metric::Methods => Some(0),
             Metric::PushbufDwords => Some(1),
+            Metric::MmeInstructions => Some(2),
             _ => None,
         };
         if let Some(part) = part {
@@ -347,13 +352,7 @@ pub fn changes(
                         ..GroupChange::default()
                     };
                     for (_, x, y) in &matched {
-                        let pick = |k: &RowKey| {
-                            if part == 0 {
-                                k.state[g].0
-                            } else {
-                                k.state[g].1
-                            }
-                        };
+                        let pick = |k: &RowKey| k.state[g][part];
                         let (u, v) = (pick(x), pick(y));
                         change.base += u;
                         change.new += v;

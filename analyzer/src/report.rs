@@ -114,15 +114,18 @@ pub struct StateGroupTotals {
     pub methods: u64,
     /// Push-buffer dwords.
     pub dwords: u64,
+    /// MME instructions its macros ran.
+    pub mme_instructions: u64,
 }
 
 impl StateGroupTotals {
-    fn add(&mut self, methods: u64, dwords: u64) {
+    fn add(&mut self, methods: u64, dwords: u64, mme_instructions: u64) {
         if methods > 0 || dwords > 0 {
             self.draws += 1;
         }
         self.methods += methods;
         self.dwords += dwords;
+        self.mme_instructions += mme_instructions;
     }
 }
 
@@ -220,15 +223,18 @@ impl Report {
                     continue;
                 }
                 report.draws += 1;
-                let (mut state_methods, mut state_dwords) = (0u64, 0u64);
-                for (g, (m, d)) in state_group_costs(&chunk.draw_state(i)).iter().enumerate() {
-                    report.state_groups[g].add(u64::from(*m), u64::from(*d));
-                    state_methods += u64::from(*m);
-                    state_dwords += u64::from(*d);
+                let [mut state_methods, mut state_dwords, mut state_mme] = [0u64; 3];
+                for (g, c) in state_group_costs(&chunk.draw_state(i)).iter().enumerate() {
+                    let [m, d, x] = [c.methods, c.dwords, c.mme].map(u64::from);
+                    report.state_groups[g].add(m, d, x);
+                    state_methods += m;
+                    state_dwords += d;
+                    state_mme += x;
                 }
                 report.state_groups[DRAW_MACRO_ROW].add(
                     u64::from(row.methods()).saturating_sub(state_methods),
                     u64::from(row.pushbuf_dwords()).saturating_sub(state_dwords),
+                    u64::from(row.mme_instructions()).saturating_sub(state_mme),
                 );
                 for (h, m) in histograms.iter_mut().zip(Metric::ALL) {
                     h.saturating_record(m.of(row));

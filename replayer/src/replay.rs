@@ -19,7 +19,7 @@ use driver::nvk::{
 use trace_format::generated::results::{self, DrawRow, MmeArch, RunInfoT, RunTotalsT, SubmitRow};
 use trace_format::generated::trace::{Call, Record};
 use trace_format::names;
-use trace_format::results::RowState;
+use trace_format::results::{GroupCost, RowState};
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
 use crate::commands::{self, Cmd, DrawArgs, ImageOp, ImageRegion, RenderingCmd, WorkArgs};
@@ -1179,6 +1179,7 @@ impl<'o> Pass<'o> {
                 self.pending
                     .cost
                     .add_group(group, cost.methods as u32, words.len() as u32);
+                self.pending.cost.add_mme(group, cost.mme_instructions);
                 self.pending.mme_instructions += cost.mme_instructions;
             }
             let pending = if draw.is_some() {
@@ -1193,6 +1194,7 @@ impl<'o> Pass<'o> {
                 let mut state = d.state;
                 for (i, group) in StateGroup::ALL.iter().enumerate() {
                     state.add_group(*group, pending.cost.methods[i], pending.cost.dwords[i]);
+                    state.add_mme(*group, pending.cost.mme_instructions[i].into());
                 }
                 state
             });
@@ -1786,13 +1788,18 @@ struct Pending {
 
 /// A flush's cost as the results file holds it.
 fn draw_state(cost: &StateCost) -> RowState {
-    RowState::from_groups(std::array::from_fn(|i| (cost.methods[i], cost.dwords[i])))
+    RowState::from_groups(std::array::from_fn(|i| GroupCost {
+        methods: cost.methods[i],
+        dwords: cost.dwords[i],
+        mme: cost.mme_instructions[i],
+    }))
 }
 
 /// Executes a draw's words group by group as the encoder laid them out
 /// ([`StateGroup::FLUSH_ORDER`], then the draw's own call), and replaces each group's
-/// method count in `state` with the methods it executed: pushed and emitted by the
-/// macros it called. Returns the whole cost and how it ended.
+/// method count in `state` with the methods it executed (pushed and emitted by the
+/// macros it called) and records the MME instructions its macros ran. Returns the
+/// whole cost and how it ended.
 fn execute_draw(
     gpu: &mut Gpu,
     words: &[u32],
@@ -1813,6 +1820,7 @@ fn execute_draw(
         let (cost, outcome) = gpu.execute_partial(segment);
         total.add(cost);
         state.methods[i] = cost.methods as u32;
+        state.mme_instructions[i] = cost.mme_instructions.min(u64::from(u32::MAX)) as u32;
         if outcome.is_err() {
             return (total, outcome);
         }

@@ -141,7 +141,8 @@ fn storm_states(arch: Arch) -> Vec<(DrawRow, [(u32, u32); 8])> {
     for chunk in ResultsReader::open(&out).unwrap() {
         let chunk = chunk.unwrap();
         for (i, row) in chunk.draws().enumerate() {
-            let state = trace_format::results::state_group_costs(&chunk.draw_state(i));
+            let state = trace_format::results::state_group_costs(&chunk.draw_state(i))
+                .map(|c| (c.methods, c.dwords));
             rows.push((*row, state));
         }
     }
@@ -269,4 +270,34 @@ fn the_compute_sample_replays_every_command_as_rows_on_both_generations() {
         }
     }
     assert_eq!(checked, 12);
+}
+
+#[test]
+fn a_storm_draw_s_mme_instructions_are_split_between_its_groups_and_its_macro() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.msr");
+    let options = ReplayOptions {
+        arch: Arch::Turing,
+        frames: None,
+        repeat: 1,
+        read: ReadOptions::default(),
+        mme_budget: replayer::DEFAULT_MME_BUDGET,
+    };
+    replay(&sample("storm"), &out, &options, &mut |_, _| {}).unwrap();
+    let chunk = ResultsReader::open(&out).unwrap().next().unwrap().unwrap();
+    let row = *chunk.draws().nth(1).unwrap();
+    let groups = trace_format::results::state_group_costs(&chunk.draw_state(1));
+    let cbufs = trace_format::results::STATE_GROUPS
+        .iter()
+        .position(|g| *g == "constant-buffers")
+        .unwrap();
+    // BIND_CBUF_DESC and SELECT_CB0 run for the constant-buffer group; the draw macro
+    // runs the rest of the row's instructions.
+    assert!(groups[cbufs].mme > 0, "{groups:?}");
+    let in_groups: u32 = groups.iter().map(|c| c.mme).sum();
+    assert!(in_groups < row.mme_instructions(), "{groups:?}");
+    assert!(groups
+        .iter()
+        .enumerate()
+        .all(|(g, c)| g == cbufs || c.mme == 0));
 }

@@ -184,8 +184,8 @@ fn write_state_groups(out: &mut impl Write, report: &Report) -> io::Result<()> {
     let all_dwords: u64 = report.state_groups.iter().map(|g| g.dwords).sum();
     writeln!(
         out,
-        "{:<16} {:>10} {:>12} {:>12} {:>8}",
-        "group", "draws", "methods", "dwords", "share"
+        "{:<16} {:>10} {:>12} {:>12} {:>8} {:>12}",
+        "group", "draws", "methods", "dwords", "share", "mme"
     )?;
     for (name, g) in STATE_GROUP_ROWS.iter().zip(&report.state_groups) {
         let share = if all_dwords == 0 {
@@ -195,8 +195,8 @@ fn write_state_groups(out: &mut impl Write, report: &Report) -> io::Result<()> {
         };
         writeln!(
             out,
-            "{name:<16} {:>10} {:>12} {:>12} {share:>7.1}%",
-            g.draws, g.methods, g.dwords
+            "{name:<16} {:>10} {:>12} {:>12} {share:>7.1}% {:>12}",
+            g.draws, g.methods, g.dwords, g.mme_instructions
         )?;
     }
     Ok(())

@@ -17,8 +17,8 @@ use crate::container::{
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::generated::results::{
-    CallCount, CallCountArgs, DrawBindState, DrawRow, DrawState, ResultsBatch, ResultsBatchArgs,
-    RowError, RowErrorArgs, RunInfoT, RunTotalsT, SubmitRow,
+    CallCount, CallCountArgs, DrawBindState, DrawRow, DrawState, DrawStateMme, ResultsBatch,
+    ResultsBatchArgs, RowError, RowErrorArgs, RunInfoT, RunTotalsT, SubmitRow,
 };
 use crate::trace::{verifier_options, ReadOptions};
 use crate::wire::Content;
@@ -36,7 +36,7 @@ pub const STATE_GROUPS: [&str; 8] = [
     "constant-buffers",
 ];
 
-/// What the flush before one row emitted, by state group: the two parallel per-row
+/// What the flush before one row emitted, by state group: the three parallel per-row
 /// structs of a results chunk.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RowState {
@@ -44,33 +44,84 @@ pub struct RowState {
     pub state: DrawState,
     /// The shader and constant-buffer binds.
     pub bind: DrawBindState,
+    /// The MME instructions of every group.
+    pub mme: DrawStateMme,
+}
+
+/// One state group's cost in one row.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupCost {
+    /// Methods executed: pushed, and emitted by the macros the group called.
+    pub methods: u32,
+    /// Push-buffer dwords.
+    pub dwords: u32,
+    /// MME instructions the group's macros ran.
+    pub mme: u32,
 }
 
 impl RowState {
-    /// Built from `(methods, dwords)` per group, in [`STATE_GROUPS`] order.
-    pub fn from_groups(g: [(u32, u32); 8]) -> Self {
+    /// Built from each group's cost, in [`STATE_GROUPS`] order.
+    pub fn from_groups(g: [GroupCost; 8]) -> Self {
         RowState {
             state: DrawState::new(
-                g[0].0, g[0].1, g[1].0, g[1].1, g[2].0, g[2].1, g[3].0, g[3].1, g[4].0, g[4].1,
-                g[5].0, g[5].1,
+                g[0].methods,
+                g[0].dwords,
+                g[1].methods,
+                g[1].dwords,
+                g[2].methods,
+                g[2].dwords,
+                g[3].methods,
+                g[3].dwords,
+                g[4].methods,
+                g[4].dwords,
+                g[5].methods,
+                g[5].dwords,
             ),
-            bind: DrawBindState::new(g[6].0, g[6].1, g[7].0, g[7].1),
+            bind: DrawBindState::new(g[6].methods, g[6].dwords, g[7].methods, g[7].dwords),
+            mme: DrawStateMme::new(
+                g[0].mme, g[1].mme, g[2].mme, g[3].mme, g[4].mme, g[5].mme, g[6].mme, g[7].mme,
+            ),
         }
     }
 }
 
-/// A row's `(methods, dwords)` per group, in [`STATE_GROUPS`] order.
-pub fn state_group_costs(r: &RowState) -> [(u32, u32); 8] {
-    let (s, b) = (&r.state, &r.bind);
+/// A row's cost per group, in [`STATE_GROUPS`] order.
+pub fn state_group_costs(r: &RowState) -> [GroupCost; 8] {
+    let (s, b, m) = (&r.state, &r.bind, &r.mme);
+    let cost = |methods, dwords, mme| GroupCost {
+        methods,
+        dwords,
+        mme,
+    };
     [
-        (s.vertex_input_methods(), s.vertex_input_dwords()),
-        (s.viewport_methods(), s.viewport_dwords()),
-        (s.rasterizer_methods(), s.rasterizer_dwords()),
-        (s.depth_stencil_methods(), s.depth_stencil_dwords()),
-        (s.blend_methods(), s.blend_dwords()),
-        (s.descriptors_methods(), s.descriptors_dwords()),
-        (b.shaders_methods(), b.shaders_dwords()),
-        (b.constant_buffers_methods(), b.constant_buffers_dwords()),
+        cost(
+            s.vertex_input_methods(),
+            s.vertex_input_dwords(),
+            m.vertex_input(),
+        ),
+        cost(s.viewport_methods(), s.viewport_dwords(), m.viewport()),
+        cost(
+            s.rasterizer_methods(),
+            s.rasterizer_dwords(),
+            m.rasterizer(),
+        ),
+        cost(
+            s.depth_stencil_methods(),
+            s.depth_stencil_dwords(),
+            m.depth_stencil(),
+        ),
+        cost(s.blend_methods(), s.blend_dwords(), m.blend()),
+        cost(
+            s.descriptors_methods(),
+            s.descriptors_dwords(),
+            m.descriptors(),
+        ),
+        cost(b.shaders_methods(), b.shaders_dwords(), m.shaders()),
+        cost(
+            b.constant_buffers_methods(),
+            b.constant_buffers_dwords(),
+            m.constant_buffers(),
+        ),
     ]
 }
 
@@ -99,6 +150,8 @@ pub struct ResultsWriter {
     draw_states: Vec<DrawState>,
     /// One per draw row, likewise.
     draw_bind_states: Vec<DrawBindState>,
+    /// One per draw row, likewise.
+    draw_state_mme: Vec<DrawStateMme>,
     /// The chunk's failed draw rows: index and reason.
     draw_errors: Vec<(u32, String)>,
     /// One per draw row: words the CPU wrote into GPU memory for it.
@@ -118,6 +171,7 @@ impl ResultsWriter {
             draws: Vec::with_capacity(ROWS_PER_CHUNK),
             draw_states: Vec::with_capacity(ROWS_PER_CHUNK),
             draw_bind_states: Vec::with_capacity(ROWS_PER_CHUNK),
+            draw_state_mme: Vec::with_capacity(ROWS_PER_CHUNK),
             draw_errors: Vec::new(),
             draw_memory_words: Vec::with_capacity(ROWS_PER_CHUNK),
             submits: Vec::new(),
@@ -157,6 +211,7 @@ impl ResultsWriter {
         self.draws.push(row);
         self.draw_states.push(state.state);
         self.draw_bind_states.push(state.bind);
+        self.draw_state_mme.push(state.mme);
         self.draw_memory_words.push(memory_words);
         self.flush_if_full()
     }
@@ -200,6 +255,11 @@ impl ResultsWriter {
             .iter()
             .any(|s| *s != DrawBindState::default());
         let draw_bind_states = any_bind.then(|| fbb.create_vector(&self.draw_bind_states));
+        let any_mme = self
+            .draw_state_mme
+            .iter()
+            .any(|s| *s != DrawStateMme::default());
+        let draw_state_mme = any_mme.then(|| fbb.create_vector(&self.draw_state_mme));
         let submits = fbb.create_vector(&self.submits);
         let draw_memory_words = self
             .draw_memory_words
@@ -252,6 +312,7 @@ impl ResultsWriter {
                 draw_errors,
                 draw_memory_words,
                 draw_bind_states,
+                draw_state_mme,
             },
         );
         fbb.finish_minimal(batch);
@@ -275,6 +336,7 @@ impl ResultsWriter {
         self.draws.clear();
         self.draw_states.clear();
         self.draw_bind_states.clear();
+        self.draw_state_mme.clear();
         self.draw_errors.clear();
         self.draw_memory_words.clear();
         self.submits.clear();
@@ -337,6 +399,10 @@ impl ResultsChunk {
                 .draw_bind_states()
                 .filter(|s| i < s.len())
                 .map_or_else(DrawBindState::default, |s| *s.get(i)),
+            mme: batch
+                .draw_state_mme()
+                .filter(|s| i < s.len())
+                .map_or_else(DrawStateMme::default, |s| *s.get(i)),
         }
     }
 

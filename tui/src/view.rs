@@ -493,14 +493,17 @@ impl App {
         // The state the draw's flush emitted, by group (the rest is the draw macro's).
         let state = self.shown().state(global).unwrap_or_default();
         let groups = state_group_costs(&state);
-        if groups.iter().any(|(m, _)| *m > 0) {
+        if groups.iter().any(|c| c.methods > 0) {
             lines.push(Line::from(Span::styled(
-                "state flushed (methods / dwords)",
+                "state flushed (methods / dwords / MME instructions)",
                 bold,
             )));
-            for (name, (methods, dwords)) in STATE_GROUPS.iter().zip(groups) {
-                if methods > 0 {
-                    lines.push(Line::from(format!("  {name:<24} {methods:>6} / {dwords}")));
+            for (name, c) in STATE_GROUPS.iter().zip(groups) {
+                if c.methods > 0 {
+                    lines.push(Line::from(format!(
+                        "  {name:<24} {:>6} / {} / {}",
+                        c.methods, c.dwords, c.mme
+                    )));
                 }
             }
         }

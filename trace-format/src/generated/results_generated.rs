@@ -1937,6 +1937,383 @@ impl DrawBindStateT {
   }
 }
 
+/// The MME instructions each state group's macros ran before a draw (part of the draw
+/// row's `mme_instructions`; the rest is the draw macro's own).
+// struct DrawStateMme, aligned to 4
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct DrawStateMme(pub [u8; 32]);
+impl Default for DrawStateMme { 
+  fn default() -> Self { 
+    Self([0; 32])
+  }
+}
+impl ::core::fmt::Debug for DrawStateMme {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("DrawStateMme")
+      .field("vertex_input", &self.vertex_input())
+      .field("viewport", &self.viewport())
+      .field("rasterizer", &self.rasterizer())
+      .field("depth_stencil", &self.depth_stencil())
+      .field("blend", &self.blend())
+      .field("descriptors", &self.descriptors())
+      .field("shaders", &self.shaders())
+      .field("constant_buffers", &self.constant_buffers())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for DrawStateMme {}
+impl<'a> ::flatbuffers::Follow<'a> for DrawStateMme {
+  type Inner = &'a DrawStateMme;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a DrawStateMme>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a DrawStateMme {
+  type Inner = &'a DrawStateMme;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<DrawStateMme>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for DrawStateMme {
+    type Output = DrawStateMme;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const DrawStateMme as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(4)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for DrawStateMme {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl Serialize for DrawStateMme {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("DrawStateMme", 8)?;
+      s.serialize_field("vertex_input", &self.vertex_input())?;
+      s.serialize_field("viewport", &self.viewport())?;
+      s.serialize_field("rasterizer", &self.rasterizer())?;
+      s.serialize_field("depth_stencil", &self.depth_stencil())?;
+      s.serialize_field("blend", &self.blend())?;
+      s.serialize_field("descriptors", &self.descriptors())?;
+      s.serialize_field("shaders", &self.shaders())?;
+      s.serialize_field("constant_buffers", &self.constant_buffers())?;
+    s.end()
+  }
+}
+
+impl<'a> DrawStateMme {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    vertex_input: u32,
+    viewport: u32,
+    rasterizer: u32,
+    depth_stencil: u32,
+    blend: u32,
+    descriptors: u32,
+    shaders: u32,
+    constant_buffers: u32,
+  ) -> Self {
+    let mut s = Self([0; 32]);
+    s.set_vertex_input(vertex_input);
+    s.set_viewport(viewport);
+    s.set_rasterizer(rasterizer);
+    s.set_depth_stencil(depth_stencil);
+    s.set_blend(blend);
+    s.set_descriptors(descriptors);
+    s.set_shaders(shaders);
+    s.set_constant_buffers(constant_buffers);
+    s
+  }
+
+  pub fn vertex_input(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_vertex_input(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn viewport(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[4..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_viewport(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[4..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn rasterizer(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[8..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_rasterizer(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[8..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn depth_stencil(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[12..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_depth_stencil(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[12..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn blend(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[16..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_blend(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[16..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn descriptors(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[20..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_descriptors(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[20..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn shaders(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[24..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_shaders(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[24..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn constant_buffers(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[28..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_constant_buffers(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[28..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn unpack(&self) -> DrawStateMmeT {
+    DrawStateMmeT {
+      vertex_input: self.vertex_input(),
+      viewport: self.viewport(),
+      rasterizer: self.rasterizer(),
+      depth_stencil: self.depth_stencil(),
+      blend: self.blend(),
+      descriptors: self.descriptors(),
+      shaders: self.shaders(),
+      constant_buffers: self.constant_buffers(),
+    }
+  }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DrawStateMmeT {
+  pub vertex_input: u32,
+  pub viewport: u32,
+  pub rasterizer: u32,
+  pub depth_stencil: u32,
+  pub blend: u32,
+  pub descriptors: u32,
+  pub shaders: u32,
+  pub constant_buffers: u32,
+}
+impl DrawStateMmeT {
+  pub fn pack(&self) -> DrawStateMme {
+    DrawStateMme::new(
+      self.vertex_input,
+      self.viewport,
+      self.rasterizer,
+      self.depth_stencil,
+      self.blend,
+      self.descriptors,
+      self.shaders,
+      self.constant_buffers,
+    )
+  }
+}
+
 /// Totals for one queue submit.
 // struct SubmitRow, aligned to 8
 #[repr(transparent)]
@@ -3450,6 +3827,7 @@ impl<'a> ResultsBatch<'a> {
   pub const VT_DRAW_ERRORS: ::flatbuffers::VOffsetT = 16;
   pub const VT_DRAW_MEMORY_WORDS: ::flatbuffers::VOffsetT = 18;
   pub const VT_DRAW_BIND_STATES: ::flatbuffers::VOffsetT = 20;
+  pub const VT_DRAW_STATE_MME: ::flatbuffers::VOffsetT = 22;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -3461,6 +3839,7 @@ impl<'a> ResultsBatch<'a> {
     args: &'args ResultsBatchArgs<'args>
   ) -> ::flatbuffers::WIPOffset<ResultsBatch<'bldr>> {
     let mut builder = ResultsBatchBuilder::new(_fbb);
+    if let Some(x) = args.draw_state_mme { builder.add_draw_state_mme(x); }
     if let Some(x) = args.draw_bind_states { builder.add_draw_bind_states(x); }
     if let Some(x) = args.draw_memory_words { builder.add_draw_memory_words(x); }
     if let Some(x) = args.draw_errors { builder.add_draw_errors(x); }
@@ -3501,6 +3880,9 @@ impl<'a> ResultsBatch<'a> {
     let draw_bind_states = self.draw_bind_states().map(|x| {
       x.iter().map(|t| t.unpack()).collect()
     });
+    let draw_state_mme = self.draw_state_mme().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
     ResultsBatchT {
       run,
       draws,
@@ -3511,6 +3893,7 @@ impl<'a> ResultsBatch<'a> {
       draw_errors,
       draw_memory_words,
       draw_bind_states,
+      draw_state_mme,
     }
   }
 
@@ -3585,6 +3968,15 @@ impl<'a> ResultsBatch<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, DrawBindState>>>(ResultsBatch::VT_DRAW_BIND_STATES, None)}
   }
+  /// One per draw row, in the same order: the MME instructions of each state group;
+  /// absent when all are zero, and from files written before it was added.
+  #[inline]
+  pub fn draw_state_mme(&self) -> Option<::flatbuffers::Vector<'a, DrawStateMme>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, DrawStateMme>>>(ResultsBatch::VT_DRAW_STATE_MME, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
@@ -3602,6 +3994,7 @@ impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<RowError>>>>("draw_errors", Self::VT_DRAW_ERRORS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("draw_memory_words", Self::VT_DRAW_MEMORY_WORDS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawBindState>>>("draw_bind_states", Self::VT_DRAW_BIND_STATES, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawStateMme>>>("draw_state_mme", Self::VT_DRAW_STATE_MME, false)?
      .finish();
     Ok(())
   }
@@ -3616,6 +4009,7 @@ pub struct ResultsBatchArgs<'a> {
     pub draw_errors: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<RowError<'a>>>>>,
     pub draw_memory_words: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
     pub draw_bind_states: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawBindState>>>,
+    pub draw_state_mme: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawStateMme>>>,
 }
 impl<'a> Default for ResultsBatchArgs<'a> {
   #[inline]
@@ -3630,6 +4024,7 @@ impl<'a> Default for ResultsBatchArgs<'a> {
       draw_errors: None,
       draw_memory_words: None,
       draw_bind_states: None,
+      draw_state_mme: None,
     }
   }
 }
@@ -3639,7 +4034,7 @@ impl Serialize for ResultsBatch<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("ResultsBatch", 9)?;
+    let mut s = serializer.serialize_struct("ResultsBatch", 10)?;
       if let Some(f) = self.run() {
         s.serialize_field("run", &f)?;
       } else {
@@ -3684,6 +4079,11 @@ impl Serialize for ResultsBatch<'_> {
         s.serialize_field("draw_bind_states", &f)?;
       } else {
         s.skip_field("draw_bind_states")?;
+      }
+      if let Some(f) = self.draw_state_mme() {
+        s.serialize_field("draw_state_mme", &f)?;
+      } else {
+        s.skip_field("draw_state_mme")?;
       }
     s.end()
   }
@@ -3731,6 +4131,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ResultsBatchBuilder<'a, 'b, A
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAW_BIND_STATES, draw_bind_states);
   }
   #[inline]
+  pub fn add_draw_state_mme(&mut self, draw_state_mme: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , DrawStateMme>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAW_STATE_MME, draw_state_mme);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ResultsBatchBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     ResultsBatchBuilder {
@@ -3757,6 +4161,7 @@ impl ::core::fmt::Debug for ResultsBatch<'_> {
       ds.field("draw_errors", &self.draw_errors());
       ds.field("draw_memory_words", &self.draw_memory_words());
       ds.field("draw_bind_states", &self.draw_bind_states());
+      ds.field("draw_state_mme", &self.draw_state_mme());
       ds.finish()
   }
 }
@@ -3772,6 +4177,7 @@ pub struct ResultsBatchT {
   pub draw_errors: Option<alloc::vec::Vec<RowErrorT>>,
   pub draw_memory_words: Option<alloc::vec::Vec<u32>>,
   pub draw_bind_states: Option<alloc::vec::Vec<DrawBindStateT>>,
+  pub draw_state_mme: Option<alloc::vec::Vec<DrawStateMmeT>>,
 }
 impl Default for ResultsBatchT {
   fn default() -> Self {
@@ -3785,6 +4191,7 @@ impl Default for ResultsBatchT {
       draw_errors: None,
       draw_memory_words: None,
       draw_bind_states: None,
+      draw_state_mme: None,
     }
   }
 }
@@ -3820,6 +4227,9 @@ impl ResultsBatchT {
     let draw_bind_states = self.draw_bind_states.as_ref().map(|x|{
       let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
     });
+    let draw_state_mme = self.draw_state_mme.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
+    });
     ResultsBatch::create(_fbb, &ResultsBatchArgs{
       run,
       draws,
@@ -3830,6 +4240,7 @@ impl ResultsBatchT {
       draw_errors,
       draw_memory_words,
       draw_bind_states,
+      draw_state_mme,
     })
   }
 }

@@ -547,6 +547,9 @@ pub struct StateCost {
     pub methods: [u32; 8],
     /// Push-buffer dwords written, likewise.
     pub dwords: [u32; 8],
+    /// MME instructions the group's macros ran, likewise: filled in by whoever executes
+    /// the words (the encoder cannot know), zero until then.
+    pub mme_instructions: [u32; 8],
 }
 
 impl StateCost {
@@ -564,6 +567,13 @@ impl StateCost {
     pub fn add_words(&mut self, group: StateGroup, words: &[u32]) {
         let methods = push::parse(words).filter(Result::is_ok).count() as u32;
         self.add_group(group, methods, words.len() as u32);
+    }
+
+    /// Adds `instructions` MME instructions to `group`.
+    pub fn add_mme(&mut self, group: StateGroup, instructions: u64) {
+        let i = group.index();
+        self.mme_instructions[i] =
+            self.mme_instructions[i].saturating_add(instructions.min(u64::from(u32::MAX)) as u32);
     }
 
     /// Adds `methods` and `dwords` to `group`.
