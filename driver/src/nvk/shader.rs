@@ -7,7 +7,7 @@
 //! and their count are NVK's.
 
 use super::macros::Macro;
-use super::state::set_masked;
+use super::state::on_masked_scratch_change;
 use super::Scratch;
 use crate::class;
 use crate::mme::{Arch, Builder, Cmp, Value};
@@ -309,13 +309,7 @@ fn fill_push(
 /// `SET_VARIABLE_PIXEL_RATE_SHADING_CONTROL` with both bits' AND. Mirrors
 /// nvk_mme_set_shading_rate_control.
 pub(crate) fn set_shading_rate_control(b: &mut Builder) {
-    let value_mask = b.load();
-    let old = b.load_scratch(Scratch::ShadingRateControl as u16);
-    let control = set_masked(b, old, value_mask);
-    b.free_reg(value_mask);
-    b.if_(Cmp::Ne, control, old, |b| {
-        b.free_reg(old);
-        b.store_scratch(Scratch::ShadingRateControl as u16, control);
+    let control = on_masked_scratch_change(b, Scratch::ShadingRateControl, |b, control| {
         let enable = b.merge(Value::Zero, control, 0, 1, 0);
         let enable2 = b.merge(Value::Zero, control, 0, 1, 1);
         b.alu_to(crate::mme::AluOp::And, enable, enable, enable2);

@@ -19,7 +19,8 @@ mod rs;
 mod vi;
 mod vp;
 
-use crate::mme::{AluOp, Builder, Value};
+use crate::mme::{AluOp, Builder, Cmp, Value};
+use crate::nvk::Scratch;
 use crate::push::{self, PushBuffer};
 
 pub(crate) use cb::set_write_mask;
@@ -1245,9 +1246,31 @@ impl GraphicsState {
     }
 }
 
+/// The masked-state macros' common shape (nvk_mme_set_tess_params,
+/// nvk_mme_set_anti_alias, nvk_mme_set_shading_rate_control): loads one masked value,
+/// merges it into scratch `slot` ([`set_masked`]), and when that changes the value,
+/// stores it and runs `changed` with it. Returns the merged value's register, still
+/// allocated unless `changed` freed it.
+pub(crate) fn on_masked_scratch_change(
+    b: &mut Builder,
+    slot: Scratch,
+    changed: impl FnOnce(&mut Builder, Value),
+) -> Value {
+    let value_mask = b.load();
+    let old = b.load_scratch(slot as u16);
+    let new = set_masked(b, old, value_mask);
+    b.free_reg(value_mask);
+    b.if_(Cmp::Ne, new, old, |b| {
+        b.free_reg(old);
+        b.store_scratch(slot as u16, new);
+        changed(b, new);
+    });
+    new
+}
+
 /// `old` with the bits the high half of `value_mask` selects replaced from its low
 /// half, in a new register (the masked macros' update). Mirrors nvk_mme_set_masked.
-pub(crate) fn set_masked(b: &mut Builder, old: Value, value_mask: Value) -> Value {
+fn set_masked(b: &mut Builder, old: Value, value_mask: Value) -> Value {
     let mask = b.merge(Value::Zero, value_mask, 0, 16, 16);
     let kept = b.and_not(old, mask);
     b.alu_to(AluOp::And, mask, value_mask, mask);

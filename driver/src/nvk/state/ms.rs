@@ -1,6 +1,6 @@
 //! Multisampling.
 
-use super::set_masked;
+use super::on_masked_scratch_change;
 use super::{Dirty, DynamicState, StateBit};
 use crate::class;
 use crate::mme::{Arch, Builder, Cmp, Value};
@@ -32,13 +32,7 @@ pub(super) fn flush_ms_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
 /// alone with one sample a pass, all of them with one pass, else the masks kept in
 /// scratch for two or four passes. Mirrors nvk_mme_set_anti_alias.
 pub(crate) fn set_anti_alias(b: &mut Builder) {
-    let value_mask = b.load();
-    let old = b.load_scratch(Scratch::AntiAlias as u16);
-    let anti_alias = set_masked(b, old, value_mask);
-    b.free_reg(value_mask);
-    b.if_(Cmp::Ne, anti_alias, old, |b| {
-        b.free_reg(old);
-        b.store_scratch(Scratch::AntiAlias as u16, anti_alias);
+    on_masked_scratch_change(b, Scratch::AntiAlias, |b, anti_alias| {
         let rcp_mss_log2 = b.merge(Value::Zero, anti_alias, 0, 4, 0);
         let samples_log2 = b.merge(Value::Zero, anti_alias, 0, 4, 4);
         b.free_reg(anti_alias);
