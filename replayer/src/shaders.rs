@@ -108,10 +108,9 @@ impl Shaders {
             );
             found[group] = Some((stage, interface, key));
         }
-        if let (Some(tcs), Some(tes)) = (found[1].clone(), found[2].as_mut()) {
-            if tes.1.tess.is_none() {
-                tes.1.tess = tcs.1.tess;
-            }
+        let control_tess = found[1].as_ref().and_then(|(_, tcs, _)| tcs.tess);
+        if let Some((_, tes, _)) = found[2].as_mut() {
+            tes.tess = tes.tess.or(control_tess);
         }
         found.map(|f| {
             let (stage, interface, key) = f?;

@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use super::encoder::CommandEncoder;
 use super::macros::Macro;
-use super::shader::{Cbuf, Shader, UniformBufferKind, GRAPHICS_STAGES, MAX_CBUFS};
+use super::shader::{
+    pipeline_type, Cbuf, Shader, UniformBufferKind, GRAPHICS_STAGES, MAX_CBUFS, VTGM_GROUPS,
+};
 use crate::class;
 use crate::mme::{Arch, Builder, Cmp, Value};
 use crate::push::SUBC_3D;
@@ -144,7 +146,7 @@ impl CommandEncoder<'_> {
             let shaders = &mut self.shaders;
             match shaders.shaders[g].clone() {
                 None => {
-                    let ty = g as u32 + 1;
+                    let ty = pipeline_type(g);
                     let slot = class::PIPELINE_SLOT_STRIDE * ty as u16;
                     self.push.immd_or_mthd(
                         SUBC_3D,
@@ -164,8 +166,7 @@ impl CommandEncoder<'_> {
                 }
             }
         }
-        // Vertex, tessellation evaluation and geometry: NVK_SHADER_STAGE_VTGM_BITS.
-        if dirty & 0b1101 != 0 {
+        if dirty & VTGM_GROUPS != 0 {
             let last = self.shaders.shaders.iter().flatten().rfind(|s| s.is_vtgm());
             if let Some(last) = last.cloned() {
                 self.push.extend(&last.push[last.vtgm_start..]);

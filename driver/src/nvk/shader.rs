@@ -32,8 +32,12 @@ pub fn group_of(stage: Stage) -> Option<usize> {
     GRAPHICS_STAGES.iter().position(|s| *s == stage)
 }
 
+/// The vertex-pipeline stages' groups (vertex, tessellation evaluation, geometry: NVK's
+/// `NVK_SHADER_STAGE_VTGM_BITS`), one bit a group.
+pub const VTGM_GROUPS: u8 = 0b1101;
+
 /// `SET_PIPELINE_SHADER`'s type for a stage (`mesa_to_nv9097_shader_type`).
-fn pipeline_type(group: usize) -> u32 {
+pub(super) fn pipeline_type(group: usize) -> u32 {
     group as u32 + 1
 }
 
@@ -144,7 +148,7 @@ impl Shader {
     /// pushes clip, layer and transform-feedback state (vertex, tessellation
     /// evaluation, geometry: NVK's `NVK_SHADER_STAGE_VTGM_BITS`).
     pub fn is_vtgm(&self) -> bool {
-        matches!(self.group, 0 | 2 | 3)
+        VTGM_GROUPS >> self.group & 1 != 0
     }
 }
 

@@ -209,9 +209,12 @@ impl ModuleFacts {
                     }
                 }
                 Op::Variable => {
+                    // Its pointer type came before it (SPIR-V declares before use).
                     let pointee = i
                         .result_type
-                        .and_then(|t| module_pointee(module, t))
+                        .and_then(|t| types.get(&t))
+                        .filter(|t: &&Instruction| t.class.opcode == Op::TypePointer)
+                        .and_then(|t| id(t, 1))
                         .unwrap_or(0);
                     if let Some(Operand::StorageClass(class)) = i.operands.first() {
                         variables.insert(result, (*class, pointee));
@@ -447,14 +450,12 @@ impl ModuleFacts {
     /// buffers by binding, everything else by set.
     fn descriptor_uses(&self, module: &Module) -> Vec<DescriptorUse> {
         let mut uses = Vec::new();
-        let mut order: Vec<Word> = module
+        let order = module
             .types_global_values
             .iter()
             .filter(|i| i.class.opcode == Op::Variable)
             .filter_map(|i| i.result_id)
-            .filter(|v| self.used.contains(v))
-            .collect();
-        order.dedup();
+            .filter(|v| self.used.contains(v));
         for var in order {
             let Some((class, pointee)) = self.variables.get(&var) else {
                 continue;
@@ -482,15 +483,6 @@ impl ModuleFacts {
         }
         uses
     }
-}
-
-/// The pointee of pointer type `ty`.
-fn module_pointee(module: &Module, ty: Word) -> Option<Word> {
-    module
-        .types_global_values
-        .iter()
-        .find(|i| i.result_id == Some(ty) && i.class.opcode == Op::TypePointer)
-        .and_then(|i| id(i, 1))
 }
 
 /// The tessellation parameters a shader's modes set, as NAK maps them (its triangle

@@ -579,10 +579,7 @@ impl StateCost {
 
     /// Adds `methods` and `dwords` to `group`.
     pub fn add_group(&mut self, group: StateGroup, methods: u32, dwords: u32) {
-        let i = StateGroup::ALL
-            .iter()
-            .position(|g| *g == group)
-            .unwrap_or(0);
+        let i = group.index();
         self.methods[i] += methods;
         self.dwords[i] += dwords;
     }
