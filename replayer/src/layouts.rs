@@ -5,7 +5,7 @@
 //! table). `vkCreateDescriptorSetLayout` is recorded generically and decoded by the
 //! generated `decode_setup`; `vkCreatePipelineLayout` is a typed record.
 
-use std::collections::HashMap;
+use crate::handles::HandleMap;
 use std::hash::{Hash, Hasher};
 
 use driver::nvk::shader::UniformBufferKind;
@@ -66,8 +66,8 @@ impl SetLayout {
 /// The layouts the trace created.
 #[derive(Debug, Default)]
 pub struct Layouts {
-    sets: HashMap<u64, SetLayout>,
-    pipelines: HashMap<u64, Vec<u64>>,
+    sets: HandleMap<SetLayout>,
+    pipelines: HandleMap<Vec<u64>>,
 }
 
 impl Layouts {

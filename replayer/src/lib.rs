@@ -14,6 +14,7 @@ pub mod commands;
 mod execute;
 mod generated;
 pub mod generic;
+mod handles;
 mod inspect;
 mod layouts;
 pub mod objects;

@@ -3,7 +3,7 @@
 //! render passes with their attachments and subpasses, pipelines with their topology,
 //! query pools.
 
-use std::collections::HashMap;
+use crate::handles::HandleMap;
 
 use driver::class::PrimitiveOp;
 use driver::nvk::image::{Image, ViewRange};
@@ -87,21 +87,21 @@ impl RenderPass {
 #[derive(Debug, Default)]
 pub struct Objects {
     next_addr: u64,
-    memories: HashMap<u64, u64>,
-    buffers: HashMap<u64, u64>,
-    buffer_sizes: HashMap<u64, u64>,
+    memories: HandleMap<u64>,
+    buffers: HandleMap<u64>,
+    buffer_sizes: HandleMap<u64>,
     scratch: u64,
-    events: HashMap<u64, u64>,
+    events: HandleMap<u64>,
     event_block: u64,
-    images: HashMap<u64, Image>,
-    image_views: HashMap<u64, (u64, ViewRange)>,
-    framebuffers: HashMap<u64, Vec<u64>>,
+    images: HandleMap<Image>,
+    image_views: HandleMap<(u64, ViewRange)>,
+    framebuffers: HandleMap<Vec<u64>>,
     /// Render passes.
-    pub render_passes: HashMap<u64, RenderPass>,
+    pub render_passes: HandleMap<RenderPass>,
     /// Graphics pipelines.
-    pub pipelines: HashMap<u64, Pipeline>,
+    pub pipelines: HandleMap<Pipeline>,
     /// Query pools, placed in GPU memory.
-    pub query_pools: HashMap<u64, QueryPool>,
+    pub query_pools: HandleMap<QueryPool>,
 }
 
 impl Objects {

@@ -2,7 +2,9 @@
 //! each submit encode and execute them on the GPU model, one command at a time, timing
 //! each and writing a row per draw and per submit.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
+
+use crate::handles::HandleMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -334,7 +336,7 @@ pub(crate) struct Pass<'o> {
     objects: Objects,
     shaders: Shaders,
     layouts: Layouts,
-    recording: HashMap<u64, Vec<Cmd>>,
+    recording: HandleMap<Vec<Cmd>>,
     skipped: BTreeMap<String, (u64, bool)>,
     /// What binds pushed since the last draw, for the next one.
     pending: Pending,
@@ -357,7 +359,7 @@ pub(crate) struct Pass<'o> {
     /// Draws (by sequence number) that ran past their budget: a later submit of their
     /// command buffer marks them failed again without running them, so a trace's work
     /// stays bounded by what it holds.
-    runaway: HashMap<u64, String>,
+    runaway: HandleMap<String>,
     /// Rows written: draws and compute rows (the watch's ordinal).
     draws: u64,
     dispatches: u64,
@@ -499,7 +501,7 @@ impl<'o> Pass<'o> {
             objects: Objects::default(),
             shaders: Shaders::default(),
             layouts: Layouts::default(),
-            recording: HashMap::new(),
+            recording: HandleMap::default(),
             skipped: BTreeMap::new(),
             pending: Pending::default(),
             skips: 0,
@@ -512,7 +514,7 @@ impl<'o> Pass<'o> {
             current_seq: 0,
             first_unmodelled: None,
             failed: BTreeMap::new(),
-            runaway: HashMap::new(),
+            runaway: HandleMap::default(),
             draws: 0,
             dispatches: 0,
             clears: 0,
@@ -1146,8 +1148,14 @@ impl<'o> Pass<'o> {
                 None => self.options.mme_budget.min(DEFAULT_BUDGET),
             };
             self.gpu.set_macro_budget(budget);
-            let (cost, failure) = match self.runaway.get(&seq) {
-                Some(message) if seq != 0 => {
+            // Most replays have no runaway draw: no lookup per command then.
+            let runaway = if seq == 0 || self.runaway.is_empty() {
+                None
+            } else {
+                self.runaway.get(&seq)
+            };
+            let (cost, failure) = match runaway {
+                Some(message) => {
                     let message = message.clone();
                     self.count_failure(BUDGET_EXCEEDED, seq, &message);
                     (ExecCost::default(), Some(message))

@@ -161,7 +161,8 @@ struct MacroStore {
     ram_ptr: usize,
     starts: BTreeMap<u16, usize>,
     start_ptr: u16,
-    decoded: BTreeMap<u16, Executable>,
+    /// Decoded macros by id, filled on first call.
+    decoded: Vec<Option<Executable>>,
 }
 
 impl MacroStore {
@@ -193,7 +194,8 @@ impl MacroStore {
     }
 
     fn get(&mut self, id: u16) -> Result<&Executable, GpuError> {
-        if !self.decoded.contains_key(&id) {
+        let slot = usize::from(id);
+        if self.decoded.get(slot).is_none_or(Option::is_none) {
             let bad = |problem: String| GpuError::BadMacro { id, problem };
             let start = *self
                 .starts
@@ -218,9 +220,17 @@ impl MacroStore {
                     fermi::Sim::new(&name, words).map_err(|e| bad(e.to_string()))?,
                 ),
             };
-            self.decoded.insert(id, exe);
+            if self.decoded.len() <= slot {
+                self.decoded.resize_with(slot + 1, || None);
+            }
+            self.decoded[slot] = Some(exe);
         }
-        Ok(&self.decoded[&id])
+        self.decoded[slot]
+            .as_ref()
+            .ok_or_else(|| GpuError::BadMacro {
+                id,
+                problem: "was never decoded".into(),
+            })
     }
 }
 
@@ -248,8 +258,6 @@ pub struct GpuState {
     pub record_draws: bool,
     /// Every report or semaphore write, in order.
     pub reports: Vec<ReportWrite>,
-    /// Methods the model does not know, with how often each was written.
-    pub unknown_methods: BTreeMap<u16, u64>,
     /// Running totals.
     pub counters: Counters,
     /// When set, every method executed is appended here, pushed and macro-emitted.
@@ -304,7 +312,6 @@ impl Gpu {
                 draws: Vec::new(),
                 record_draws: true,
                 reports: Vec::new(),
-                unknown_methods: BTreeMap::new(),
                 counters: Counters::default(),
                 method_log: None,
                 in_macro: false,
@@ -315,7 +322,7 @@ impl Gpu {
                 ram_ptr: 0,
                 starts: BTreeMap::new(),
                 start_ptr: 0,
-                decoded: BTreeMap::new(),
+                decoded: Vec::new(),
             },
             pending_call: None,
             last_macro: None,
@@ -374,8 +381,8 @@ impl Gpu {
                     from_macro: false,
                 });
             }
+            // Other classes' methods (copy, compute) are counted, not executed.
             if write.subc != push::SUBC_3D {
-                *self.state.unknown_methods.entry(write.mthd).or_default() += 1;
                 continue;
             }
             let mthd = write.mthd;
@@ -485,12 +492,12 @@ impl GpuState {
             m if (class::BIND_GROUP_CONSTANT_BUFFER
                 ..class::BIND_GROUP_CONSTANT_BUFFER + 5 * 32)
                 .contains(&m)
-                && m % 32 == 0x10 =>
-            {
+                && m % 32 == 0x10
                 // Valid, shader slot 0: NVK binds the root descriptor table there.
-                if data & 1 != 0 && (data >> 4) & 0x1f == 0 {
-                    self.root_addr = self.cb_addr;
-                }
+                && data & 1 != 0
+                && (data >> 4) & 0x1f == 0 =>
+            {
+                self.root_addr = self.cb_addr;
             }
             class::SET_RT_LAYER => {
                 self.rt_layer = data & 0xffff;
@@ -525,29 +532,10 @@ impl GpuState {
                 self.shadow
                     [usize::from(class::set_mme_shadow_scratch(Scratch::Falcon0 as u16) >> 2)] = 1;
             }
-            class::NO_OPERATION
-            | class::WAIT_FOR_IDLE
-            | class::SET_MME_SHADOW_RAM_CONTROL
-            | class::SET_STATISTICS_COUNTER => {}
             class::SET_REPORT_SEMAPHORE_D => self.report(data),
-            class::END
-            | class::SET_VERTEX_ARRAY_START
-            | class::SET_INDEX_BUFFER_F
-            | class::SET_GLOBAL_BASE_VERTEX_INDEX
-            | class::SET_GLOBAL_BASE_INSTANCE_INDEX
-            | class::SET_VERTEX_ID_BASE
-            | class::SET_REPORT_SEMAPHORE_A
-            | class::SET_REPORT_SEMAPHORE_B
-            | class::SET_REPORT_SEMAPHORE_C
-            | class::FLUSH_PENDING_WRITES
-            | class::SET_DRAW_AUTO_START
-            | class::SET_DRAW_AUTO_STRIDE
-            | class::SET_MME_MEM_ADDRESS_A
-            | class::SET_MME_MEM_ADDRESS_B
-            | class::MME_DMA_READ_FIFOED
-            | class::SET_MME_DATA_FIFO_CONFIG => {}
-            m if (class::SET_MME_SHADOW_SCRATCH..class::CALL_MME_MACRO).contains(&m) => {}
-            m => *self.unknown_methods.entry(m).or_default() += 1,
+            // The rest (draw parameters, report addresses, MME memory reads, no-ops and
+            // the state methods) is what the shadow above keeps.
+            _ => {}
         }
     }
 
@@ -585,11 +573,8 @@ impl GpuState {
         let addr = (u64::from(self.shadow(class::SET_REPORT_SEMAPHORE_A) & 0xff) << 32)
             | u64::from(self.shadow(class::SET_REPORT_SEMAPHORE_B));
         let payload = self.shadow(class::SET_REPORT_SEMAPHORE_C);
+        // A word that names no operation the class has writes nothing.
         let Some(d) = ReportSemaphoreD::unpack(word) else {
-            *self
-                .unknown_methods
-                .entry(class::SET_REPORT_SEMAPHORE_D)
-                .or_default() += 1;
             return;
         };
         if d.operation == SemaphoreOperation::Acquire || d.operation == SemaphoreOperation::Trap {

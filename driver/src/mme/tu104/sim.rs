@@ -1,5 +1,6 @@
-//! The Turing simulator: decodes the words once, then runs a `match` loop over the
-//! instructions against a [`Machine`].
+//! The Turing simulator: decodes the words once into a form the loop can run without
+//! re-reading encodings (every operand resolved to a register slot or a constant), then
+//! runs a `match` loop over the instructions against a [`Machine`].
 //!
 //! Per instruction: LOAD0 then LOAD1 take a parameter each if anything reads them; the
 //! predicate picks which of ALU0, ALU1, out0, out1 run, in that order; an `end_next`
@@ -13,46 +14,164 @@ use crate::mme::DecodeError;
 
 const DATA_RAM_DWORDS: usize = 0xc00;
 
+/// Register-file slots beside r0–r23 (ZERO and the immediates become constants): a slot
+/// that swallows discarded results, the two loaded parameters, and the two ALU results
+/// (what method outputs read).
+const SLOT_DISCARD: u8 = 25;
+const SLOT_LOAD: [u8; 2] = [28, 29];
+const SLOT_ALU_RES: [u8; 2] = [30, 31];
+
+/// Part-enable bits, in the order an instruction runs them.
+const RUN_ALU: [u8; 2] = [1, 2];
+const RUN_OUT: [u8; 2] = [4, 8];
+
 /// A decoded Turing macro, ready to run.
 #[derive(Clone, Debug)]
 pub struct Sim {
     name: String,
     insts: Vec<Inst>,
-    prepared: Vec<Prepared>,
+    code: Vec<Compiled>,
 }
 
-/// What the loop needs to know about an instruction, worked out once at decode time.
+/// An operand as the loop reads it: a register-file slot, or a value known at decode
+/// time (the immediates in their source forms, ZERO).
 #[derive(Clone, Copy, Debug)]
-struct Prepared {
-    /// Parameters to load: LOAD0, then LOAD1.
-    loads: [bool; 2],
-    /// Parts that run when the predicate is zero / non-zero.
-    enabled: [[bool; 4]; 2],
-    predicated: bool,
-    /// ALU slots holding the NOP encoding (ADD ZERO, ZERO into ZERO), whose only effects
-    /// are a zero result and a clear carry.
-    nop_alu: [bool; 2],
+enum Operand {
+    Slot(u8),
+    Const(u32),
 }
 
-impl Prepared {
+/// One ALU slot with its operands resolved.
+#[derive(Clone, Copy, Debug)]
+struct AluSlot {
+    op: AluOp,
+    /// The register-file slot the result goes to (`SLOT_DISCARD` when not a GPR).
+    dst: u8,
+    x: Operand,
+    y: Operand,
+    imm: u16,
+    /// The NOP encoding (ADD ZERO, ZERO into ZERO): only a zero result and a clear carry.
+    nop: bool,
+}
+
+/// One method output with its sources resolved; `None` where the part is absent.
+#[derive(Clone, Copy, Debug)]
+struct OutSlot {
+    mthd: Option<Operand>,
+    emit: Option<Operand>,
+}
+
+/// An instruction as the loop runs it, worked out once at decode time.
+#[derive(Clone, Copy, Debug)]
+struct Compiled {
+    /// Bit `i` set: load parameter `i` (LOAD0, then LOAD1).
+    loads: u8,
+    /// The predicate's operand, for predicated instructions.
+    pred: Option<Operand>,
+    /// The parts that run (`RUN_*` bits) when the predicate is zero / non-zero.
+    enabled: [u8; 2],
+    end_next: bool,
+    alu: [AluSlot; 2],
+    out: [OutSlot; 2],
+}
+
+fn sign_extend(imm: u16) -> u32 {
+    imm as i16 as i32 as u32
+}
+
+fn imm32(inst: &Inst) -> u32 {
+    (u32::from(inst.imm[0]) << 16) | u32::from(inst.imm[1])
+}
+
+/// `src` as ALU `alu` of `inst` reads it.
+fn operand(inst: &Inst, alu: usize, src: Src) -> Operand {
+    match src {
+        Src::ZERO => Operand::Const(0),
+        Src::IMM => Operand::Const(sign_extend(inst.imm[alu])),
+        Src::IMMPAIR => Operand::Const(sign_extend(inst.imm[1 - alu])),
+        Src::IMM32 => Operand::Const(imm32(inst)),
+        Src::LOAD0 => Operand::Slot(SLOT_LOAD[0]),
+        Src::LOAD1 => Operand::Slot(SLOT_LOAD[1]),
+        // Decoding admits codes below 30 only: the rest are r0–r23.
+        Src(r) => Operand::Slot(r),
+    }
+}
+
+fn out_operand(inst: &Inst, src: OutSrc) -> Option<Operand> {
+    Some(match src {
+        OutSrc::None => return None,
+        OutSrc::Alu0 => Operand::Slot(SLOT_ALU_RES[0]),
+        OutSrc::Alu1 => Operand::Slot(SLOT_ALU_RES[1]),
+        OutSrc::Load0 => Operand::Slot(SLOT_LOAD[0]),
+        OutSrc::Load1 => Operand::Slot(SLOT_LOAD[1]),
+        OutSrc::Imm0 => Operand::Const(u32::from(inst.imm[0])),
+        OutSrc::Imm1 => Operand::Const(u32::from(inst.imm[1])),
+        OutSrc::ImmHigh0 => Operand::Const(u32::from(inst.imm[0]) >> 12),
+        OutSrc::ImmHigh1 => Operand::Const(u32::from(inst.imm[1]) >> 12),
+        OutSrc::Imm32 => Operand::Const(imm32(inst)),
+    })
+}
+
+fn reads(inst: &Inst, src: Src) -> bool {
+    inst.pred == src && inst.pred_mode.0 != 0 || inst.alu.iter().any(|a| a.src.contains(&src))
+}
+
+fn outputs(inst: &Inst, out: OutSrc) -> bool {
+    inst.out.iter().any(|o| o.mthd == out || o.emit == out)
+}
+
+fn enable_bits(parts: [bool; 4]) -> u8 {
+    let bits = [RUN_ALU[0], RUN_ALU[1], RUN_OUT[0], RUN_OUT[1]];
+    parts
+        .iter()
+        .zip(bits)
+        .filter(|(on, _)| **on)
+        .fold(0, |acc, (_, bit)| acc | bit)
+}
+
+impl Compiled {
     fn new(inst: &Inst) -> Self {
-        Prepared {
-            loads: [
-                reads(inst, Src::LOAD0) || outputs(inst, OutSrc::Load0),
-                reads(inst, Src::LOAD1) || outputs(inst, OutSrc::Load1),
+        let load0 = reads(inst, Src::LOAD0) || outputs(inst, OutSrc::Load0);
+        let load1 = reads(inst, Src::LOAD1) || outputs(inst, OutSrc::Load1);
+        let alu = std::array::from_fn(|i| {
+            let a = &inst.alu[i];
+            AluSlot {
+                op: a.op,
+                dst: if a.dst.is_gpr() {
+                    a.dst.0
+                } else {
+                    SLOT_DISCARD
+                },
+                x: operand(inst, i, a.src[0]),
+                y: operand(inst, i, a.src[1]),
+                imm: inst.imm[i],
+                nop: a.is_nop(),
+            }
+        });
+        let out = std::array::from_fn(|i| OutSlot {
+            mthd: out_operand(inst, inst.out[i].mthd),
+            emit: out_operand(inst, inst.out[i].emit),
+        });
+        Compiled {
+            loads: u8::from(load0) | (u8::from(load1) << 1),
+            pred: (inst.pred_mode.0 != 0).then(|| operand(inst, 0, inst.pred)),
+            enabled: [
+                enable_bits(inst.pred_mode.enabled(0)),
+                enable_bits(inst.pred_mode.enabled(1)),
             ],
-            enabled: [inst.pred_mode.enabled(0), inst.pred_mode.enabled(1)],
-            predicated: inst.pred_mode.0 != 0,
-            nop_alu: [inst.alu[0].is_nop(), inst.alu[1].is_nop()],
+            end_next: inst.end_next,
+            alu,
+            out,
         }
     }
 }
 
+/// A running macro's registers and the rest of its state.
 struct State {
-    regs: [u32; 24],
-    load: [u32; 2],
-    alu_res: [u32; 2],
+    /// r0–r23, then the slots named by the `SLOT_*` constants.
+    slots: [u32; 32],
     carry: u32,
+    /// The method the next emit writes, and its increment.
     mthd: Option<(u16, u16)>,
     params: ParamStream,
     data_ram: Vec<u32>,
@@ -61,19 +180,21 @@ struct State {
     loop_end: usize,
 }
 
-fn sign_extend(imm: u16) -> u32 {
-    imm as i16 as i32 as u32
-}
+/// What `step` gives back for an instruction that ends the macro (a branch to the end).
+const STOP: i64 = i64::MIN;
+
+/// Why an instruction failed, boxed so that a step's result fits in two registers.
+type StepError = Box<RunErrorKind>;
 
 impl Sim {
     /// Decodes `words` (3 per instruction) of the macro called `name`.
     pub fn new(name: &str, words: &[u32]) -> Result<Self, DecodeError> {
         let insts = decode(words)?;
-        let prepared = insts.iter().map(Prepared::new).collect();
+        let code = insts.iter().map(Compiled::new).collect();
         Ok(Sim {
             name: name.to_string(),
             insts,
-            prepared,
+            code,
         })
     }
 
@@ -85,9 +206,7 @@ impl Sim {
     /// Runs the macro against `m`, stopping with an error past `budget` instructions.
     pub fn run(&self, m: &mut impl Machine, budget: u64) -> Result<RunStats, RunError> {
         let mut s = State {
-            regs: [0; 24],
-            load: [0; 2],
-            alu_res: [0; 2],
+            slots: [0; 32],
             carry: 0,
             mthd: None,
             params: ParamStream::default(),
@@ -108,25 +227,22 @@ impl Sim {
             if executed >= budget {
                 return Err(fail(ip, RunErrorKind::BudgetExceeded { budget }));
             }
-            let (Some(inst), Some(prepared)) = (self.insts.get(ip), self.prepared.get(ip)) else {
+            let Some(inst) = self.code.get(ip) else {
                 return Err(fail(ip, RunErrorKind::FellOffEnd));
             };
             executed += 1;
-            let step = s
-                .step(inst, prepared, ip, m)
-                .map_err(|kind| fail(ip, kind))?;
-            if ending || step.stop {
+            let mut next = s.step(inst, ip, m).map_err(|kind| fail(ip, *kind))?;
+            if ending || next == STOP {
                 return Ok(RunStats {
                     instructions: executed,
                 });
             }
             ending = inst.end_next;
-            let mut next = step.next;
             if s.loop_count > 0 && ip == s.loop_end {
                 s.loop_count -= 1;
                 next = s.loop_start as i64 + 1;
             }
-            if next < 0 || next as usize >= self.insts.len() {
+            if next < 0 || next as usize >= self.code.len() {
                 return Err(fail(ip, RunErrorKind::JumpOutOfRange { target: next }));
             }
             ip = next as usize;
@@ -134,29 +250,12 @@ impl Sim {
     }
 }
 
-struct Step {
-    next: i64,
-    stop: bool,
-}
-
-fn reads(inst: &Inst, src: Src) -> bool {
-    inst.pred == src && inst.pred_mode.0 != 0 || inst.alu.iter().any(|a| a.src.contains(&src))
-}
-
-fn outputs(inst: &Inst, out: OutSrc) -> bool {
-    inst.out.iter().any(|o| o.mthd == out || o.emit == out)
-}
-
 impl State {
-    fn src(&self, inst: &Inst, alu: usize, src: Src) -> u32 {
-        match src {
-            Src::ZERO => 0,
-            Src::IMM => sign_extend(inst.imm[alu]),
-            Src::IMMPAIR => sign_extend(inst.imm[1 - alu]),
-            Src::IMM32 => (u32::from(inst.imm[0]) << 16) | u32::from(inst.imm[1]),
-            Src::LOAD0 => self.load[0],
-            Src::LOAD1 => self.load[1],
-            Src(r) => self.regs[usize::from(r)],
+    #[inline(always)]
+    fn read(&self, operand: Operand) -> u32 {
+        match operand {
+            Operand::Slot(slot) => self.slots[usize::from(slot & 31)],
+            Operand::Const(value) => value,
         }
     }
 
@@ -168,71 +267,55 @@ impl State {
         &mut self.data_ram
     }
 
-    fn out(&self, inst: &Inst, src: OutSrc) -> u32 {
-        match src {
-            OutSrc::None => 0,
-            OutSrc::Alu0 => self.alu_res[0],
-            OutSrc::Alu1 => self.alu_res[1],
-            OutSrc::Load0 => self.load[0],
-            OutSrc::Load1 => self.load[1],
-            OutSrc::Imm0 => u32::from(inst.imm[0]),
-            OutSrc::Imm1 => u32::from(inst.imm[1]),
-            OutSrc::ImmHigh0 => u32::from(inst.imm[0]) >> 12,
-            OutSrc::ImmHigh1 => u32::from(inst.imm[1]) >> 12,
-            OutSrc::Imm32 => (u32::from(inst.imm[0]) << 16) | u32::from(inst.imm[1]),
-        }
-    }
-
-    fn step(
-        &mut self,
-        inst: &Inst,
-        prepared: &Prepared,
-        ip: usize,
-        m: &mut impl Machine,
-    ) -> Result<Step, RunErrorKind> {
-        for (slot, wanted) in self.load.iter_mut().zip(prepared.loads) {
-            if wanted {
-                *slot = self.params.next(m).ok_or(RunErrorKind::ParamsExhausted)?;
+    #[inline(always)]
+    fn step(&mut self, inst: &Compiled, ip: usize, m: &mut impl Machine) -> Result<i64, StepError> {
+        if inst.loads != 0 {
+            for (i, slot) in SLOT_LOAD.into_iter().enumerate() {
+                if inst.loads & (1 << i) != 0 {
+                    self.slots[usize::from(slot)] =
+                        self.params.next(m).ok_or(RunErrorKind::ParamsExhausted)?;
+                }
             }
         }
-        let enabled = if prepared.predicated {
-            prepared.enabled[usize::from(self.src(inst, 0, inst.pred) != 0)]
-        } else {
-            prepared.enabled[0]
+        let enabled = match inst.pred {
+            Some(pred) => inst.enabled[usize::from(self.read(pred) != 0)],
+            None => inst.enabled[0],
         };
-        let mut step = Step {
-            next: ip as i64 + 1,
-            stop: false,
-        };
-        let [alu0, alu1, out0, out1] = enabled;
-        for (i, run) in [alu0, alu1].into_iter().enumerate() {
-            if run && prepared.nop_alu[i] {
-                self.alu_res[i] = 0;
+        let mut next = ip as i64 + 1;
+        for i in 0..2 {
+            if enabled & RUN_ALU[i] == 0 {
+                continue;
+            }
+            let alu = &inst.alu[i];
+            let res = if alu.nop {
                 self.carry = 0;
-            } else if run {
-                self.alu(inst, i, ip, &mut step, m)?;
+                0
+            } else {
+                self.alu(alu, ip, &mut next, m)?
+            };
+            self.slots[usize::from(SLOT_ALU_RES[i])] = res;
+            self.slots[usize::from(alu.dst & 31)] = res;
+        }
+        for (bit, out) in RUN_OUT.into_iter().zip(&inst.out) {
+            if enabled & bit != 0 {
+                self.output(out, m)?;
             }
         }
-        for (i, run) in [out0, out1].into_iter().enumerate() {
-            if run {
-                self.output(inst, i, m)?;
-            }
-        }
-        Ok(step)
+        Ok(next)
     }
 
+    /// Runs one ALU slot and returns its result.
+    #[inline(always)]
     fn alu(
         &mut self,
-        inst: &Inst,
-        i: usize,
+        alu: &AluSlot,
         ip: usize,
-        step: &mut Step,
+        next: &mut i64,
         m: &mut impl Machine,
-    ) -> Result<(), RunErrorKind> {
-        let alu = &inst.alu[i];
-        let x = self.src(inst, i, alu.src[0]);
-        let y = self.src(inst, i, alu.src[1]);
-        let res = match alu.op {
+    ) -> Result<u32, StepError> {
+        let x = self.read(alu.x);
+        let y = self.read(alu.y);
+        Ok(match alu.op {
             AluOp::Add => {
                 let r = x.wrapping_add(y);
                 self.carry = u32::from(r < x);
@@ -258,9 +341,9 @@ impl State {
             }
             AluOp::Extended => {
                 if (x, y) != (0x1000, 1) {
-                    return Err(RunErrorKind::Illegal(format!(
+                    return Err(Box::new(RunErrorKind::Illegal(format!(
                         "unknown extended op ({x:#x}, {y:#x})"
-                    )));
+                    ))));
                 }
                 self.params
                     .barrier(m)
@@ -276,7 +359,7 @@ impl State {
             AluOp::Or => x | y,
             AluOp::Xor => x ^ y,
             AluOp::Merge => {
-                let imm = u32::from(inst.imm[i]);
+                let imm = u32::from(alu.imm);
                 let (dst_pos, bits, src_pos) =
                     ((imm >> 10) & 0x3f, ((imm >> 5) & 0x1f) as u8, imm & 0x1f);
                 let mask = crate::mme::mask(bits);
@@ -291,11 +374,15 @@ impl State {
             AluOp::State => m.state((x.wrapping_add(y).wrapping_mul(4) & 0x3ffc) as u16),
             AluOp::Loop => {
                 if self.loop_count != 0 {
-                    return Err(RunErrorKind::Illegal("LOOP inside a running LOOP".into()));
+                    return Err(Box::new(RunErrorKind::Illegal(
+                        "LOOP inside a running LOOP".into(),
+                    )));
                 }
-                let length = usize::from(inst.imm[i]);
+                let length = usize::from(alu.imm);
                 if length < 2 {
-                    return Err(RunErrorKind::Illegal(format!("LOOP of length {length}")));
+                    return Err(Box::new(RunErrorKind::Illegal(format!(
+                        "LOOP of length {length}"
+                    ))));
                 }
                 self.loop_count = x.max(1) - 1;
                 self.loop_start = ip;
@@ -303,7 +390,10 @@ impl State {
                 0
             }
             AluOp::Jal => {
-                step.next = ip as i64 + i64::from(inst.imm[i] & 0x7fff);
+                // A stop the other ALU took stays.
+                if *next != STOP {
+                    *next = ip as i64 + i64::from(alu.imm & 0x7fff);
+                }
                 0
             }
             AluOp::Blt | AluOp::Bltu | AluOp::Ble | AluOp::Bleu | AluOp::Beq => {
@@ -314,13 +404,13 @@ impl State {
                     AluOp::Bleu => x <= y,
                     _ => x == y,
                 };
-                let imm = inst.imm[i];
+                let imm = alu.imm;
                 if holds == (imm & 0x8000 != 0) {
                     let offset = imm & 0x1fff;
                     if offset == 0x1000 {
-                        step.stop = true;
-                    } else {
-                        step.next = ip as i64 + i64::from(((u32::from(offset) << 19) as i32) >> 19);
+                        *next = STOP;
+                    } else if *next != STOP {
+                        *next = ip as i64 + i64::from(((u32::from(offset) << 19) as i32) >> 19);
                     }
                 }
                 0
@@ -336,22 +426,17 @@ impl State {
                     .ok_or(RunErrorKind::DataRamOutOfRange { index: x })? = y;
                 0
             }
-        };
-        self.alu_res[i] = res;
-        if alu.dst.is_gpr() {
-            self.regs[usize::from(alu.dst.0)] = res;
-        }
-        Ok(())
+        })
     }
 
-    fn output(&mut self, inst: &Inst, i: usize, m: &mut impl Machine) -> Result<(), RunErrorKind> {
-        let out = inst.out[i];
-        if out.mthd != OutSrc::None {
-            let v = self.out(inst, out.mthd);
+    #[inline(always)]
+    fn output(&mut self, out: &OutSlot, m: &mut impl Machine) -> Result<(), StepError> {
+        if let Some(src) = out.mthd {
+            let v = self.read(src);
             self.mthd = Some((((v & 0xfff) << 2) as u16, ((v >> 12) & 0xf) as u16));
         }
-        if out.emit != OutSrc::None {
-            let data = self.out(inst, out.emit);
+        if let Some(src) = out.emit {
+            let data = self.read(src);
             let (mthd, inc) = self.mthd.ok_or(RunErrorKind::EmitWithoutMethod)?;
             self.params.observe(mthd, data);
             m.mthd(mthd, data);
