@@ -152,6 +152,7 @@ pub fn run_one(target: Target, input: &[u8], dir: &Path) -> Outcome {
             Target::TraceBytes => fs::write(&file, input).map(|()| read_trace(&file)),
             Target::ResultsBytes => fs::write(&file, input).map(|()| read_results(&file)),
             Target::TracePayload => write_payload(&file, input).map(|()| {
+                same_verdict_as_flatbuffers(input);
                 read_trace(&file);
                 replay_both(&file, dir);
             }),
@@ -188,6 +189,20 @@ pub fn guarded(f: impl FnOnce() -> u64) -> Outcome {
                 .unwrap_or_else(|| "a panic without a message".into()),
         ),
     }
+}
+
+/// Checks that the reader's payload verifier judges `payload` as flatbuffers' own
+/// verifier does (a disagreement is a finding: the reader reads verified payloads
+/// unchecked).
+fn same_verdict_as_flatbuffers(payload: &[u8]) {
+    let ours = trace_format::verify::verify_trace_payload(payload);
+    let opts = trace_format::verify::verifier_options(payload.len());
+    let theirs = flatbuffers::root_with_opts::<RecordBatch>(&opts, payload);
+    assert_eq!(
+        ours.is_ok(),
+        theirs.is_ok(),
+        "the payload verifier disagrees with flatbuffers': ours {ours:?}, theirs {theirs:?}"
+    );
 }
 
 /// Writes `payload` as the one chunk of a trace, checksums and all.

@@ -115,9 +115,9 @@ pub enum ErrorKind {
         /// Size zstd produced.
         actual: u64,
     },
-    /// The flatbuffers verifier rejected the payload.
+    /// The payload verifier rejected the payload.
     #[error("invalid flatbuffer: {0}")]
-    InvalidFlatbuffer(#[from] flatbuffers::InvalidFlatbuffer),
+    InvalidFlatbuffer(#[from] Box<crate::verify::Invalid>),
     /// The chunk holds another number of records than its header says.
     #[error("holds {actual} records, header declares {declared}")]
     RecordCount {

@@ -24,6 +24,7 @@ pub mod names;
 pub mod results;
 pub mod synthetic;
 pub mod trace;
+pub mod verify;
 pub mod wire;
 
 pub use container::{WriterOptions, WriterStats};

@@ -20,7 +20,7 @@ use crate::generated::results::{
     CallCount, CallCountArgs, DrawBindState, DrawRow, DrawState, DrawStateMme, ResultsBatch,
     ResultsBatchArgs, RowError, RowErrorArgs, RunInfoT, RunTotalsT, SubmitRow,
 };
-use crate::trace::{verifier_options, ReadOptions};
+use crate::trace::ReadOptions;
 use crate::wire::Content;
 
 /// The state groups a draw's flush is split into: [`DrawState`]'s fields, then
@@ -353,9 +353,9 @@ pub struct ResultsChunk {
 impl ResultsChunk {
     fn verify(raw: RawChunk, path: &Path) -> Result<Self> {
         let err = |kind: ErrorKind| Error::new(path, raw.location(), kind);
-        let opts = verifier_options(raw.payload.len());
-        let batch = flatbuffers::root_with_opts::<ResultsBatch>(&opts, &raw.payload)
-            .map_err(|e| err(e.into()))?;
+        crate::verify::verify_results_payload(&raw.payload).map_err(|e| err(e.into()))?;
+        // SAFETY: verified just above against the schema's layout.
+        let batch = unsafe { flatbuffers::root_unchecked::<ResultsBatch>(&raw.payload) };
         let actual =
             (batch.draws().map_or(0, |d| d.len()) + batch.submits().map_or(0, |s| s.len())) as u64;
         let declared = u64::from(raw.header.record_count);

@@ -196,17 +196,6 @@ impl TraceWriter {
     }
 }
 
-/// Limits the flatbuffers verifier applies to one chunk's payload.
-pub(crate) fn verifier_options(payload_len: usize) -> flatbuffers::VerifierOptions {
-    flatbuffers::VerifierOptions {
-        max_depth: 32,
-        // A table costs at least 4 bytes (its vtable offset).
-        max_tables: payload_len / 4 + 1,
-        max_apparent_size: payload_len.saturating_mul(4).max(1 << 20),
-        ignore_missing_null_terminator: false,
-    }
-}
-
 /// One verified chunk of a trace.
 #[derive(Debug)]
 pub struct TraceChunk {
@@ -216,9 +205,9 @@ pub struct TraceChunk {
 impl TraceChunk {
     fn verify(raw: RawChunk, path: &Path) -> Result<Self> {
         let err = |kind: ErrorKind| Error::new(path, raw.location(), kind);
-        let opts = verifier_options(raw.payload.len());
-        let batch = flatbuffers::root_with_opts::<RecordBatch>(&opts, &raw.payload)
-            .map_err(|e| err(e.into()))?;
+        crate::verify::verify_trace_payload(&raw.payload).map_err(|e| err(e.into()))?;
+        // SAFETY: verified just above against the schema's layout.
+        let batch = unsafe { flatbuffers::root_unchecked::<RecordBatch>(&raw.payload) };
         let actual = batch.records().map_or(0, |r| r.len()) as u64;
         let declared = u64::from(raw.header.record_count);
         if actual != declared {

@@ -898,3 +898,144 @@ fn a_trace_is_not_a_results_file() {
         "{err}"
     );
 }
+
+/// Every payload of `path`, decompressed and checksummed.
+fn payloads(path: &std::path::Path, content: trace_format::Content) -> Vec<Vec<u8>> {
+    let mut reader = trace_format::container::ContainerReader::open(path, content).unwrap();
+    let mut out = Vec::new();
+    while let Some(chunk) = reader.next_chunk() {
+        out.push(chunk.unwrap().payload);
+    }
+    out
+}
+
+/// A deterministic xorshift generator, so that a failure names a reproducible case.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// `payload` changed in one of the ways a damaged or hostile file is: a byte flipped or
+/// replaced, a word (often an offset) nudged or replaced, the end cut off.
+fn mutate(payload: &[u8], rng: &mut Rng) -> Vec<u8> {
+    let mut m = payload.to_vec();
+    for _ in 0..1 + rng.below(3) {
+        let at = rng.below(m.len());
+        let word = at & !3;
+        match rng.below(6) {
+            0 => m[at] ^= 1 << rng.below(8),
+            1 => m[at] = rng.next() as u8,
+            2 | 3 if word + 4 <= m.len() => {
+                let old = u32::from_le_bytes(m[word..word + 4].try_into().unwrap());
+                let delta = [4u32, 8, 2, 1, 0x100, 0x8000_0000][rng.below(6)];
+                let new = if rng.below(2) == 0 {
+                    old.wrapping_add(delta)
+                } else {
+                    old.wrapping_sub(delta)
+                };
+                m[word..word + 4].copy_from_slice(&new.to_le_bytes());
+            }
+            4 if word + 4 <= m.len() => {
+                let value = [0u32, 1, 0xffff_ffff, 0x7fff_ffff, rng.next() as u32][rng.below(5)];
+                m[word..word + 4].copy_from_slice(&value.to_le_bytes());
+            }
+            _ => m.truncate(at),
+        }
+        if m.is_empty() {
+            break;
+        }
+    }
+    m
+}
+
+#[test]
+fn the_payload_verifier_accepts_exactly_what_flatbuffers_accepts() {
+    use trace_format::generated::results::ResultsBatch;
+    use trace_format::verify::{verifier_options, verify_results_payload, verify_trace_payload};
+    use trace_format::Content;
+
+    let dir = tempfile::tempdir().unwrap();
+    // Every record type, the captures in samples/, and a results file with every table.
+    let trace = dir.path().join("all.mscope");
+    let mut writer = TraceWriter::create(&trace, &WriterOptions::default()).unwrap();
+    for call in one_of_each() {
+        writer.append(CallMeta::default(), &call).unwrap();
+    }
+    writer.finish().unwrap();
+    let mut traces = payloads(&trace, Content::Trace);
+    let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+    for name in ["multiview", "indirect", "tessellation", "compute"] {
+        let path = samples.join(format!("{name}-nvidia.mscope"));
+        traces.extend(payloads(&path, Content::Trace));
+    }
+    let results = dir.path().join("r.msr");
+    let mut writer =
+        ResultsWriter::create(&results, RunInfoT::default(), &WriterOptions::default()).unwrap();
+    for seq in 0..50 {
+        writer.push_draw(row(seq, 0, 1)).unwrap();
+    }
+    let skipped = [SkippedCall {
+        name: "vkCmdDispatch".into(),
+        count: 7,
+        needed: true,
+    }];
+    writer.finish(&skipped).unwrap();
+    let results = payloads(&results, Content::Results);
+
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let (mut accepted, mut rejected) = (0, 0);
+    for (payload, is_trace) in traces
+        .iter()
+        .map(|p| (p, true))
+        .chain(results.iter().map(|p| (p, false)))
+    {
+        for case in 0..3_000 {
+            let m = if case == 0 {
+                payload.clone()
+            } else {
+                mutate(payload, &mut rng)
+            };
+            let opts = verifier_options(m.len());
+            let (ours, theirs) = if is_trace {
+                (
+                    verify_trace_payload(&m).map_err(|e| e.to_string()),
+                    flatbuffers::root_with_opts::<RecordBatch>(&opts, &m).map(drop),
+                )
+            } else {
+                (
+                    verify_results_payload(&m).map_err(|e| e.to_string()),
+                    flatbuffers::root_with_opts::<ResultsBatch>(&opts, &m).map(drop),
+                )
+            };
+            if case == 0 {
+                assert!(ours.is_ok(), "an unchanged payload is rejected: {ours:?}");
+            }
+            assert_eq!(
+                ours.is_ok(),
+                theirs.is_ok(),
+                "case {case} of a {}-byte payload: ours {ours:?}, flatbuffers {theirs:?}",
+                payload.len()
+            );
+            if ours.is_ok() {
+                accepted += 1;
+            } else {
+                rejected += 1;
+            }
+        }
+    }
+    // The mutations reach both verdicts often enough to compare them.
+    assert!(
+        accepted > 1_000 && rejected > 1_000,
+        "{accepted} accepted, {rejected} rejected"
+    );
+}
