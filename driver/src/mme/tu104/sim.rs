@@ -31,6 +31,65 @@ pub struct Sim {
     name: String,
     insts: Vec<Inst>,
     code: Vec<Compiled>,
+    /// Each instruction as the loop runs it: the parts that do something, in order.
+    ops: Vec<Op>,
+    /// Instruction `i`'s ops are `ops[spans[i].0..spans[i].1]`.
+    spans: Vec<(u32, u32)>,
+}
+
+/// One part of an instruction, for the loop to run without re-deciding what runs.
+/// Unpredicated instructions become a list of these (a NOP ALU, a move, the method
+/// outputs that exist); predicated ones run whole through [`Op::Predicated`].
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    /// Loads the next parameter into a `SLOT_LOAD` slot.
+    Load { slot: u8 },
+    /// ALU `i` holding the NOP encoding: a zero result and a clear carry.
+    Nop { i: u8 },
+    /// ALU `i` adding zero to `x` (how NVK's macros move values): the result is `x`
+    /// and the carry clear.
+    Move { i: u8, dst: u8, x: Operand },
+    /// ALU `i`, any operation.
+    Alu { i: u8, alu: AluSlot },
+    /// Selects the method the next emit writes.
+    Mthd { src: Operand },
+    /// Emits a value to the selected method.
+    Emit { src: Operand },
+    /// The whole instruction, predicated: parts chosen by the predicate at run time.
+    Predicated,
+}
+
+impl Op {
+    /// The ops of `c`, appended to `ops`.
+    fn compile(c: &Compiled, ops: &mut Vec<Op>) {
+        if c.pred.is_some() {
+            ops.push(Op::Predicated);
+            return;
+        }
+        for (i, slot) in SLOT_LOAD.into_iter().enumerate() {
+            if c.loads & (1 << i) != 0 {
+                ops.push(Op::Load { slot });
+            }
+        }
+        for (i, alu) in c.alu.iter().enumerate() {
+            let i = i as u8;
+            ops.push(match (alu.op, alu.x, alu.y) {
+                _ if alu.nop => Op::Nop { i },
+                (AluOp::Add, x, Operand::Const(0)) | (AluOp::Add, Operand::Const(0), x) => {
+                    Op::Move { i, dst: alu.dst, x }
+                }
+                _ => Op::Alu { i, alu: *alu },
+            });
+        }
+        for out in &c.out {
+            if let Some(src) = out.mthd {
+                ops.push(Op::Mthd { src });
+            }
+            if let Some(src) = out.emit {
+                ops.push(Op::Emit { src });
+            }
+        }
+    }
 }
 
 /// An operand as the loop reads it: a register-file slot, or a value known at decode
@@ -190,11 +249,22 @@ impl Sim {
     /// Decodes `words` (3 per instruction) of the macro called `name`.
     pub fn new(name: &str, words: &[u32]) -> Result<Self, DecodeError> {
         let insts = decode(words)?;
-        let code = insts.iter().map(Compiled::new).collect();
+        let code: Vec<Compiled> = insts.iter().map(Compiled::new).collect();
+        let mut ops = Vec::new();
+        let spans = code
+            .iter()
+            .map(|c| {
+                let start = ops.len() as u32;
+                Op::compile(c, &mut ops);
+                (start, ops.len() as u32)
+            })
+            .collect();
         Ok(Sim {
             name: name.to_string(),
             insts,
             code,
+            ops,
+            spans,
         })
     }
 
@@ -227,11 +297,14 @@ impl Sim {
             if executed >= budget {
                 return Err(fail(ip, RunErrorKind::BudgetExceeded { budget }));
             }
-            let Some(inst) = self.code.get(ip) else {
+            let (Some(inst), Some(&(start, end))) = (self.code.get(ip), self.spans.get(ip)) else {
                 return Err(fail(ip, RunErrorKind::FellOffEnd));
             };
             executed += 1;
-            let mut next = s.step(inst, ip, m).map_err(|kind| fail(ip, *kind))?;
+            let ops = self.ops.get(start as usize..end as usize).unwrap_or(&[]);
+            let mut next = s
+                .run_ops(ops, inst, ip, m)
+                .map_err(|kind| fail(ip, *kind))?;
             if ending || next == STOP {
                 return Ok(RunStats {
                     instructions: executed,
@@ -251,6 +324,46 @@ impl Sim {
 }
 
 impl State {
+    /// Runs instruction `ip`'s ops (`inst` is the instruction, for a predicated one) and
+    /// returns where control goes next.
+    #[inline(always)]
+    fn run_ops(
+        &mut self,
+        ops: &[Op],
+        inst: &Compiled,
+        ip: usize,
+        m: &mut impl Machine,
+    ) -> Result<i64, StepError> {
+        let mut next = ip as i64 + 1;
+        for op in ops {
+            match *op {
+                Op::Load { slot } => {
+                    self.slots[usize::from(slot & 31)] =
+                        self.params.next(m).ok_or(RunErrorKind::ParamsExhausted)?;
+                }
+                Op::Nop { i } => {
+                    self.carry = 0;
+                    self.slots[usize::from(SLOT_ALU_RES[usize::from(i & 1)])] = 0;
+                }
+                Op::Move { i, dst, x } => {
+                    let value = self.read(x);
+                    self.carry = 0;
+                    self.slots[usize::from(SLOT_ALU_RES[usize::from(i & 1)])] = value;
+                    self.slots[usize::from(dst & 31)] = value;
+                }
+                Op::Alu { i, ref alu } => {
+                    let value = self.alu(alu, ip, &mut next, m)?;
+                    self.slots[usize::from(SLOT_ALU_RES[usize::from(i & 1)])] = value;
+                    self.slots[usize::from(alu.dst & 31)] = value;
+                }
+                Op::Mthd { src } => self.select_method(src),
+                Op::Emit { src } => self.emit(src, m)?,
+                Op::Predicated => next = self.step(inst, ip, m)?,
+            }
+        }
+        Ok(next)
+    }
+
     #[inline(always)]
     fn read(&self, operand: Operand) -> u32 {
         match operand {
@@ -432,16 +545,29 @@ impl State {
     #[inline(always)]
     fn output(&mut self, out: &OutSlot, m: &mut impl Machine) -> Result<(), StepError> {
         if let Some(src) = out.mthd {
-            let v = self.read(src);
-            self.mthd = Some((((v & 0xfff) << 2) as u16, ((v >> 12) & 0xf) as u16));
+            self.select_method(src);
         }
         if let Some(src) = out.emit {
-            let data = self.read(src);
-            let (mthd, inc) = self.mthd.ok_or(RunErrorKind::EmitWithoutMethod)?;
-            self.params.observe(mthd, data);
-            m.mthd(mthd, data);
-            self.mthd = Some(((mthd + 4 * inc) & 0x3ffc, inc));
+            self.emit(src, m)?;
         }
+        Ok(())
+    }
+
+    /// Selects the method (low 12 bits, as a dword index) and its increment (bits 15:12).
+    #[inline(always)]
+    fn select_method(&mut self, src: Operand) {
+        let v = self.read(src);
+        self.mthd = Some((((v & 0xfff) << 2) as u16, ((v >> 12) & 0xf) as u16));
+    }
+
+    /// Writes `src`'s value to the selected method, then steps the method on.
+    #[inline(always)]
+    fn emit(&mut self, src: Operand, m: &mut impl Machine) -> Result<(), StepError> {
+        let data = self.read(src);
+        let (mthd, inc) = self.mthd.ok_or(RunErrorKind::EmitWithoutMethod)?;
+        self.params.observe(mthd, data);
+        m.mthd(mthd, data);
+        self.mthd = Some(((mthd + 4 * inc) & 0x3ffc, inc));
         Ok(())
     }
 }
