@@ -289,7 +289,10 @@ pub fn changes(
     top_n: usize,
 ) -> Result<Changes, AnalyzeError> {
     let ((digest_a, a), (digest_b, b)) = (rows(base)?, rows(new)?);
-    let same_trace = digest_a.is_some() && digest_a == digest_b;
+    let same_trace = match (&digest_a, &digest_b) {
+        (Some(a), Some(b)) => trace_format::results::same_trace(a, b) == Some(true),
+        _ => false,
+    };
     let mut out = Changes {
         matched_by: if same_trace { "sequence" } else { "identity" }.to_string(),
         ..Changes::default()

@@ -227,7 +227,10 @@ pub fn replay(
     outcome.map(|()| summary)
 }
 
-/// FNV-1a over the file's bytes, as hex.
+/// The trace file's digest, `crc32:CRC:LENGTH` (CRC-32 of its bytes, hex, and its length
+/// in bytes): what tells two results files replayed from the same trace. Earlier
+/// versions wrote `fnv1a64:…`; [`trace_format::results::same_trace`] does not compare
+/// digests of different kinds.
 fn file_hash(path: &Path) -> Result<String, trace_format::Error> {
     use std::io::Read;
     let io = |e| {
@@ -238,19 +241,22 @@ fn file_hash(path: &Path) -> Result<String, trace_format::Error> {
         )
     };
     let mut file = std::fs::File::open(path).map_err(io)?;
-    let mut hash = Fnv::default();
+    let mut crc = crc32fast::Hasher::new();
+    let mut len = 0u64;
     let mut buf = vec![0u8; 1 << 16];
     loop {
         let n = file.read(&mut buf).map_err(io)?;
         if n == 0 {
             break;
         }
-        buf[..n].iter().for_each(|b| hash.byte(*b));
+        crc.update(&buf[..n]);
+        len += n as u64;
     }
-    Ok(format!("fnv1a64:{:016x}", hash.0))
+    Ok(format!("crc32:{:08x}:{len}", crc.finalize()))
 }
 
-/// FNV-1a 64.
+/// The repetition fingerprint: FNV's prime applied a word at a time over each draw's
+/// counts.
 struct Fnv(u64);
 
 impl Default for Fnv {
@@ -260,12 +266,10 @@ impl Default for Fnv {
 }
 
 impl Fnv {
-    fn byte(&mut self, b: u8) {
-        self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-
+    /// Mixes in a whole word at once: each step is a bijection of both the state and
+    /// the word, so a single differing word always changes the result.
     fn u64(&mut self, v: u64) {
-        v.to_le_bytes().iter().for_each(|b| self.byte(*b));
+        self.0 = (self.0 ^ v).wrapping_mul(0x0100_0000_01b3).rotate_left(23);
     }
 }
 

@@ -125,6 +125,14 @@ pub fn state_group_costs(r: &RowState) -> [GroupCost; 8] {
     ]
 }
 
+/// Whether two results files' trace digests (`RunInfo::trace_hash`) name the same
+/// trace: `None` when they are of different kinds (versions before `crc32:` wrote
+/// `fnv1a64:`), which says nothing either way.
+pub fn same_trace(a: &str, b: &str) -> Option<bool> {
+    let kind = |d: &str| d.split(':').next().unwrap_or_default().to_string();
+    (kind(a) == kind(b)).then(|| a == b)
+}
+
 /// Rows per chunk: about 1.5 MiB of draw rows.
 pub const ROWS_PER_CHUNK: usize = 16 * 1024;
 

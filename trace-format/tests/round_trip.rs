@@ -1039,3 +1039,21 @@ fn the_payload_verifier_accepts_exactly_what_flatbuffers_accepts() {
         "{accepted} accepted, {rejected} rejected"
     );
 }
+
+#[test]
+fn trace_digests_compare_only_within_their_kind() {
+    use trace_format::results::same_trace;
+    assert_eq!(
+        same_trace("crc32:0a0b0c0d:100", "crc32:0a0b0c0d:100"),
+        Some(true)
+    );
+    assert_eq!(
+        same_trace("crc32:0a0b0c0d:100", "crc32:0a0b0c0d:101"),
+        Some(false)
+    );
+    // A results file written before the digest changed says nothing either way.
+    assert_eq!(
+        same_trace("fnv1a64:0123456789abcdef", "crc32:0a0b0c0d:100"),
+        None
+    );
+}

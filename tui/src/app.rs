@@ -331,8 +331,8 @@ impl App {
                 .as_ref()
                 .and_then(|r| r.trace_hash.clone())
         };
-        let (ha, hb) = (hash(&self.a), hash(b));
-        (ha.is_some() && hb.is_some() && ha != hb).then(|| {
+        let (ha, hb) = (hash(&self.a)?, hash(b)?);
+        (trace_format::results::same_trace(&ha, &hb) == Some(false)).then(|| {
             "A and B were replayed from different traces: draws are matched by what they draw"
                 .to_string()
         })

@@ -475,8 +475,8 @@ fn a_baseline_from_another_trace_matches_draws_by_what_they_draw() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.msr"), dir.path().join("b.msr"));
     // A has one draw more than B, third in the frame.
-    one_frame_results(&a, "after", &[3, 4, 99, 5, 6]);
-    one_frame_results(&b, "before", &[3, 4, 5, 6]);
+    one_frame_results(&a, "crc32:0000aaaa:100", &[3, 4, 99, 5, 6]);
+    one_frame_results(&b, "crc32:0000bbbb:90", &[3, 4, 5, 6]);
     let mut app = open(&a, Some(&b));
     assert!(
         screen(&mut app).contains("different traces: draws are matched by what they draw"),

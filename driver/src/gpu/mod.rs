@@ -389,7 +389,9 @@ impl Gpu {
             if (class::CALL_MME_MACRO..0x4000).contains(&mthd) {
                 let id = (mthd - class::CALL_MME_MACRO) / 8;
                 if mthd % 8 == 0 {
-                    self.flush_call()?;
+                    if self.pending_call.is_some() {
+                        self.flush_call()?;
+                    }
                     self.pending_call = Some(id);
                     self.state.params.clear();
                     self.state.params.push_back(write.data);
@@ -398,7 +400,9 @@ impl Gpu {
                 }
                 continue;
             }
-            self.flush_call()?;
+            if self.pending_call.is_some() {
+                self.flush_call()?;
+            }
             if !self.macros.method(mthd, write.data) {
                 self.state.method(mthd, write.data);
             }
