@@ -15,6 +15,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
+pub mod bindings;
 pub mod dispatch;
 pub mod extensions;
 pub mod ffi;

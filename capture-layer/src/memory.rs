@@ -7,9 +7,12 @@
 //!
 //! The cost is a second copy of every mapped range and a compare of every mapped byte
 //! per submit, and a second look at the pages that changed: no page faults, no guard
-//! pages, and writes the program makes through any pointer are seen.
+//! pages, and writes the program makes through any pointer are seen. Bytes bound to
+//! optimal-tiling images are the driver's and left out ([`crate::bindings`]).
 
 use std::collections::HashMap;
+
+use crate::bindings::{visible_parts, Bindings};
 
 /// Bytes compared as a unit.
 pub const PAGE: usize = 4096;
@@ -55,6 +58,8 @@ pub struct Change {
 pub struct MappedMemory {
     sizes: HashMap<u64, u64>,
     maps: HashMap<u64, Mapping>,
+    /// What is bound where: the bytes of optimal-tiling images are not compared.
+    pub bindings: Bindings,
 }
 
 impl MappedMemory {
@@ -115,6 +120,7 @@ impl MappedMemory {
     pub fn freed(&mut self, memory: u64) -> Vec<Change> {
         let out = self.unmapped(memory);
         self.sizes.remove(&memory);
+        self.bindings.freed(memory);
         out
     }
 
@@ -123,46 +129,62 @@ impl MappedMemory {
             return;
         };
         let len = m.shadow.len();
-        // SAFETY: `mapped`'s caller keeps `len` bytes at `ptr` readable while mapped.
-        let live = unsafe { std::slice::from_raw_parts(m.ptr.0, len) };
         // The part of the mapping the range covers, in mapping-relative bytes.
         let start = offset.saturating_sub(m.offset).min(len as u64) as usize;
         let end = offset
             .saturating_add(size)
             .saturating_sub(m.offset)
             .min(len as u64) as usize;
-        let first_page = start / PAGE;
-        let mut run: Option<(usize, usize)> = None;
-        let mut flush = |run: (usize, usize), shadow: &mut [u8]| {
-            let (a, b) = run;
-            shadow[a..b].copy_from_slice(&live[a..b]);
-            out.push(Change {
-                memory,
-                offset: m.offset + a as u64,
-                data: live[a..b].to_vec(),
-            });
-        };
-        let mut page = first_page * PAGE;
-        while page < end {
-            let (a, b) = (page.max(start), (page + PAGE).min(end));
-            if live[a..b] != m.shadow[a..b] {
-                for (s, e) in changed_ranges(&live[a..b], &m.shadow[a..b]) {
-                    let (s, e) = (a + s, a + e);
-                    run = match run {
-                        Some((rs, re)) if s < re + MERGE_GAP => Some((rs, e)),
-                        Some(r) => {
-                            flush(r, &mut m.shadow);
-                            Some((s, e))
-                        }
-                        None => Some((s, e)),
-                    };
-                }
+        let relative = |at: u64| at.saturating_sub(m.offset).min(len as u64) as usize;
+        let hidden: Vec<(usize, usize)> = self
+            .bindings
+            .hidden(memory)
+            .iter()
+            .map(|&(s, e)| (relative(s), relative(e)))
+            .filter(|(s, e)| s < e)
+            .collect();
+        for (a, b) in visible_parts(start, end, &hidden) {
+            scan(memory, m, a, b, out);
+        }
+    }
+}
+
+/// Finds the changes in mapping-relative bytes `start..end` of `m`, into `out` and into
+/// its shadow.
+fn scan(memory: u64, m: &mut Mapping, start: usize, end: usize, out: &mut Vec<Change>) {
+    let len = m.shadow.len();
+    // SAFETY: `mapped`'s caller keeps `len` bytes at `ptr` readable while mapped.
+    let live = unsafe { std::slice::from_raw_parts(m.ptr.0, len) };
+    let mut run: Option<(usize, usize)> = None;
+    let mut flush = |run: (usize, usize), shadow: &mut [u8]| {
+        let (a, b) = run;
+        shadow[a..b].copy_from_slice(&live[a..b]);
+        out.push(Change {
+            memory,
+            offset: m.offset + a as u64,
+            data: live[a..b].to_vec(),
+        });
+    };
+    let mut page = start / PAGE * PAGE;
+    while page < end {
+        let (a, b) = (page.max(start), (page + PAGE).min(end));
+        if live[a..b] != m.shadow[a..b] {
+            for (s, e) in changed_ranges(&live[a..b], &m.shadow[a..b]) {
+                let (s, e) = (a + s, a + e);
+                run = match run {
+                    Some((rs, re)) if s < re + MERGE_GAP => Some((rs, e)),
+                    Some(r) => {
+                        flush(r, &mut m.shadow);
+                        Some((s, e))
+                    }
+                    None => Some((s, e)),
+                };
             }
-            page += PAGE;
         }
-        if let Some(r) = run {
-            flush(r, &mut m.shadow);
-        }
+        page += PAGE;
+    }
+    if let Some(r) = run {
+        flush(r, &mut m.shadow);
     }
 }
 

@@ -211,7 +211,22 @@ pub unsafe extern "system" fn create_buffer(
     r
 }
 
-fn bind_buffer(device: vk::Device, buffer: vk::Buffer, memory: vk::DeviceMemory, offset: u64) {
+/// Records a buffer's binding, and notes where it lies for the mapped-memory tracker.
+///
+/// # Safety
+/// `buffer` must be a buffer of `d`'s device, just bound.
+unsafe fn bind_buffer(
+    d: &DeviceData,
+    device: vk::Device,
+    buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    offset: u64,
+) {
+    let mut reqs = vk::MemoryRequirements::default();
+    (d.fns.fp_v1_0().get_buffer_memory_requirements)(device, buffer, &mut reqs);
+    lock_mapped(d)
+        .bindings
+        .bound(memory.as_raw(), buffer.as_raw(), offset, reqs.size);
     record(Scope::Setup, 0, || {
         Some(CallT::BindBufferMemory(Box::new(table!(
             BindBufferMemoryT {
@@ -236,7 +251,7 @@ pub unsafe extern "system" fn bind_buffer_memory(
     };
     let r = (d.fns.fp_v1_0().bind_buffer_memory)(device, buffer, memory, offset);
     if r == vk::Result::SUCCESS {
-        bind_buffer(device, buffer, memory, offset);
+        bind_buffer(&d, device, buffer, memory, offset);
     }
     r
 }
@@ -253,7 +268,7 @@ pub unsafe extern "system" fn bind_buffer_memory2(
     let r = (d.fns.fp_v1_1().bind_buffer_memory2)(device, count, infos);
     if r == vk::Result::SUCCESS {
         for i in slice(infos, count) {
-            bind_buffer(device, i.buffer, i.memory, i.memory_offset);
+            bind_buffer(&d, device, i.buffer, i.memory, i.memory_offset);
         }
     }
     r
@@ -272,6 +287,9 @@ pub unsafe extern "system" fn create_image(
     let r = (d.fns.fp_v1_0().create_image)(device, info, allocator, out);
     if r == vk::Result::SUCCESS {
         let i = &*info;
+        if i.tiling == vk::ImageTiling::OPTIMAL {
+            lock_mapped(&d).bindings.optimal_image((*out).as_raw());
+        }
         record(Scope::Setup, r.as_raw(), || {
             Some(CallT::CreateImage(Box::new(table!(CreateImageT {
                 device: device.as_raw(),
@@ -294,7 +312,22 @@ pub unsafe extern "system" fn create_image(
     r
 }
 
-fn bind_image(device: vk::Device, image: vk::Image, memory: vk::DeviceMemory, offset: u64) {
+/// Records an image's binding, and notes where it lies for the mapped-memory tracker.
+///
+/// # Safety
+/// `image` must be an image of `d`'s device, just bound.
+unsafe fn bind_image(
+    d: &DeviceData,
+    device: vk::Device,
+    image: vk::Image,
+    memory: vk::DeviceMemory,
+    offset: u64,
+) {
+    let mut reqs = vk::MemoryRequirements::default();
+    (d.fns.fp_v1_0().get_image_memory_requirements)(device, image, &mut reqs);
+    lock_mapped(d)
+        .bindings
+        .bound(memory.as_raw(), image.as_raw(), offset, reqs.size);
     record(Scope::Setup, 0, || {
         Some(CallT::BindImageMemory(Box::new(table!(BindImageMemoryT {
             device: device.as_raw(),
@@ -317,7 +350,7 @@ pub unsafe extern "system" fn bind_image_memory(
     };
     let r = (d.fns.fp_v1_0().bind_image_memory)(device, image, memory, offset);
     if r == vk::Result::SUCCESS {
-        bind_image(device, image, memory, offset);
+        bind_image(&d, device, image, memory, offset);
     }
     r
 }
@@ -334,7 +367,7 @@ pub unsafe extern "system" fn bind_image_memory2(
     let r = (d.fns.fp_v1_1().bind_image_memory2)(device, count, infos);
     if r == vk::Result::SUCCESS {
         for i in slice(infos, count) {
-            bind_image(device, i.image, i.memory, i.memory_offset);
+            bind_image(&d, device, i.image, i.memory, i.memory_offset);
         }
     }
     r
@@ -547,6 +580,12 @@ pub unsafe extern "system" fn create_query_pool(
     r
 }
 
+/// The device's mapped-memory tracker, locked (a panic elsewhere while it was held
+/// leaves it usable).
+fn lock_mapped(d: &DeviceData) -> std::sync::MutexGuard<'_, crate::memory::MappedMemory> {
+    d.mapped.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn destroyed(device: vk::Device, object_type: vk::ObjectType, handle: u64) {
     if handle != 0 {
         record(Scope::Setup, 0, || {
@@ -573,6 +612,9 @@ macro_rules! destroy_hooks {
                 return;
             };
             destroyed(device, vk::ObjectType::$object, object.as_raw());
+            if matches!(vk::ObjectType::$object, vk::ObjectType::BUFFER | vk::ObjectType::IMAGE) {
+                lock_mapped(&d).bindings.unbound(object.as_raw());
+            }
             (d.fns.fp_v1_0().$field)(device, object, allocator);
         }
     )*};
