@@ -217,8 +217,20 @@ impl Gpu {
 
     /// A mapped host-visible buffer of `size` bytes for `usage`, filled with `data`.
     pub fn buffer(&mut self, usage: vk::BufferUsageFlags, data: &[u8]) -> Result<Buffer, Error> {
+        let buffer = self.mapped_buffer(usage, data.len().max(16) as u64)?;
+        // SAFETY: the mapping holds at least `size` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buffer.mapped, data.len()) };
+        Ok(buffer)
+    }
+
+    /// A host-visible, coherent buffer of `size` bytes, mapped whole for the rest of
+    /// the scene (its contents start as the driver gives them).
+    pub fn mapped_buffer(
+        &mut self,
+        usage: vk::BufferUsageFlags,
+        size: u64,
+    ) -> Result<Buffer, Error> {
         let d = &self.device;
-        let size = data.len().max(16) as u64;
         let buffer = unsafe {
             d.create_buffer(
                 &vk::BufferCreateInfo::default().size(size).usage(usage),
@@ -239,8 +251,6 @@ impl Gpu {
         let mapped =
             unsafe { d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())? }
                 as *mut u8;
-        // SAFETY: the mapping holds at least `size` bytes.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), mapped, data.len()) };
         self.garbage
             .extend([Garbage::Memory(memory), Garbage::Buffer(buffer)]);
         Ok(Buffer {

@@ -14,6 +14,8 @@
 //!   indirect dispatch, an event set after it and waited on, a buffer copy and a fill,
 //!   a clear of the colour target, a blit between its layers and copies between it and
 //!   a buffer.
+//! - `mapped`: 512 MiB of vertex buffer persistently mapped, 1 MiB of it written a
+//!   frame (a different MiB each frame) and drawn from, 16 draws binding 64 KiB each.
 
 mod gpu;
 
@@ -35,13 +37,14 @@ const SHRINK_GEOM: &[u8] = include_bytes!("../../shaders/shrink.geom.spv");
 const DOUBLE_COMP: &[u8] = include_bytes!("../../shaders/double.comp.spv");
 
 /// The scenes by name.
-pub const SCENES: [&str; 6] = [
+pub const SCENES: [&str; 7] = [
     "multiview",
     "indirect",
     "storm",
     "tessellation",
     "threads",
     "compute",
+    "mapped",
 ];
 
 /// What a scene asked the GPU to do, per frame and in total.
@@ -116,6 +119,7 @@ pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued
         "tessellation" => c"macroscope-scene-tessellation",
         "threads" => c"macroscope-scene-threads",
         "compute" => c"macroscope-scene-compute",
+        "mapped" => c"macroscope-scene-mapped",
         _ => return Err(format!("no scene `{name}` (one of {})", SCENES.join(", ")).into()),
     };
     let mut gpu = Gpu::new(app)?;
@@ -130,6 +134,7 @@ pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued
         "storm" => storm(&mut gpu, frames, &mut issued)?,
         "threads" => threads(&mut gpu, frames, &mut issued)?,
         "compute" => compute(&mut gpu, frames, &mut issued)?,
+        "mapped" => mapped(&mut gpu, frames, &mut issued)?,
         _ => tessellation(&mut gpu, frames, &mut issued)?,
     }
     Ok(issued)
@@ -364,6 +369,58 @@ fn storm(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
                 let x = (i % 100) as f32 / 50.0 - 1.0;
                 let y = (i / 100) as f32 / 50.0 - 1.0;
                 gpu.place(cb, layout, x, y, 0.01);
+                d.cmd_draw(cb, 3, 1, 0, 0);
+                issued.draw("CmdDraw", 0);
+            }
+            d.cmd_end_render_pass(cb);
+        })?;
+    }
+    Ok(())
+}
+
+/// The `mapped` scene's persistently mapped vertex memory, and what it writes a frame.
+pub const MAPPED_BYTES: u64 = 512 << 20;
+/// Bytes the `mapped` scene writes a frame.
+pub const MAPPED_WRITE: u64 = 1 << 20;
+const MAPPED_DRAWS: u64 = 16;
+
+fn mapped(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+    let SinglePass {
+        layout,
+        sets,
+        pass,
+        framebuffer: fb,
+        pipeline,
+    } = single_pass(gpu, &COLORED, vk::PrimitiveTopology::TRIANGLE_LIST)?;
+    let vertices = gpu.mapped_buffer(vk::BufferUsageFlags::VERTEX_BUFFER, MAPPED_BYTES)?;
+    let d = gpu.device.clone();
+    let slices = MAPPED_BYTES / MAPPED_WRITE;
+    for frame in 0..frames {
+        // This frame's MiB: the frame number in every word, as a program streaming
+        // vertex data would rewrite a region each frame.
+        let at = frame % slices * MAPPED_WRITE;
+        let words = MAPPED_WRITE as usize / 4;
+        // SAFETY: `at + MAPPED_WRITE` is within the mapping, which stays mapped.
+        let region =
+            unsafe { std::slice::from_raw_parts_mut(vertices.mapped.add(at as usize).cast::<u32>(), words) };
+        for (i, w) in region.iter_mut().enumerate() {
+            *w = (frame as u32) ^ (i as u32);
+        }
+        gpu.frame(frame, |cb| unsafe {
+            gpu.begin_pass(cb, pass, fb);
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+            d.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::GRAPHICS,
+                layout,
+                0,
+                &sets[..1],
+                &[],
+            );
+            for i in 0..MAPPED_DRAWS {
+                let offset = at + i * (MAPPED_WRITE / MAPPED_DRAWS);
+                d.cmd_bind_vertex_buffers(cb, 0, &[vertices.buffer], &[offset]);
+                gpu.place(cb, layout, i as f32 / 8.0 - 1.0, 0.0, 0.1);
                 d.cmd_draw(cb, 3, 1, 0, 0);
                 issued.draw("CmdDraw", 0);
             }
