@@ -26,6 +26,7 @@ pub mod hooks;
 pub mod memory;
 pub mod recorder;
 pub mod settings;
+pub mod write_watch;
 
 use std::ffi::{c_char, CStr};
 

@@ -13,6 +13,18 @@
 use std::collections::HashMap;
 
 use crate::bindings::{visible_parts, Bindings};
+use crate::write_watch::Watch;
+
+/// How host writes to mapped memory are found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tracking {
+    /// Every mapped byte compared with the shadow at each look.
+    #[default]
+    Compare,
+    /// Pages write-protected, and only those written compared ([`crate::write_watch`]);
+    /// a mapping that cannot be protected is compared whole.
+    Protect,
+}
 
 /// Bytes compared as a unit.
 pub const PAGE: usize = 4096;
@@ -34,6 +46,8 @@ struct Mapping {
     offset: u64,
     /// What the trace holds of it.
     shadow: Vec<u8>,
+    /// The page protection that finds its written pages, when it is watched.
+    watch: Option<Watch>,
 }
 
 /// A pointer into mapped memory, owned by the device that mapped it.
@@ -60,9 +74,18 @@ pub struct MappedMemory {
     maps: HashMap<u64, Mapping>,
     /// What is bound where: the bytes of optimal-tiling images are not compared.
     pub bindings: Bindings,
+    tracking: Tracking,
 }
 
 impl MappedMemory {
+    /// Tracking that finds host writes the `tracking` way.
+    pub fn with_tracking(tracking: Tracking) -> Self {
+        MappedMemory {
+            tracking,
+            ..Default::default()
+        }
+    }
+
     /// Notes an allocation's size, to resolve `VK_WHOLE_SIZE` mappings.
     pub fn allocated(&mut self, memory: u64, size: u64) {
         self.sizes.insert(memory, size);
@@ -78,7 +101,15 @@ impl MappedMemory {
     /// # Safety
     /// `ptr` must stay readable for `len` bytes until [`Self::unmapped`] or
     /// [`Self::freed`] is called for `memory`.
-    pub unsafe fn mapped(&mut self, memory: u64, offset: u64, len: usize, ptr: *const u8) {
+    /// Whether the mapping is watched by page protection (else compared whole).
+    pub unsafe fn mapped(&mut self, memory: u64, offset: u64, len: usize, ptr: *const u8) -> bool {
+        // Any earlier mapping of it goes first (its pages unprotected).
+        self.maps.remove(&memory);
+        let watch = match self.tracking {
+            Tracking::Protect => Watch::new(ptr, len),
+            Tracking::Compare => None,
+        };
+        let watched = watch.is_some();
         self.maps.insert(
             memory,
             Mapping {
@@ -86,8 +117,10 @@ impl MappedMemory {
                 offset,
                 // Zeros: the first look records every byte the program has written.
                 shadow: vec![0; len],
+                watch,
             },
         );
+        watched
     }
 
     /// The changes in every mapping since the last look.
@@ -143,8 +176,22 @@ impl MappedMemory {
             .map(|&(s, e)| (relative(s), relative(e)))
             .filter(|(s, e)| s < e)
             .collect();
-        for (a, b) in visible_parts(start, end, &hidden) {
-            scan(memory, m, a, b, out);
+        // A watched mapping is compared where it was written: every page written since
+        // the last look, also outside a flushed range (taking them re-protects them,
+        // so none may be left for later).
+        let wanted = match &m.watch {
+            Some(watch) => watch
+                .take_dirty()
+                .into_iter()
+                .map(|(a, b)| (a.min(len), b.min(len)))
+                .filter(|(a, b)| a < b)
+                .collect(),
+            None => vec![(start, end)],
+        };
+        for (from, to) in wanted {
+            for (a, b) in visible_parts(from, to, &hidden) {
+                scan(memory, m, a, b, out);
+            }
         }
     }
 }
@@ -209,6 +256,67 @@ fn changed_ranges(live: &[u8], shadow: &[u8]) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn protected_mappings_find_the_bytes_written_from_any_thread() {
+        let len = 64 * PAGE;
+        // SAFETY: an anonymous read-write mapping, unmapped at the end.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED);
+        let at = base as usize;
+        let write = |offset: usize, value: u8| {
+            // SAFETY: within the mapping.
+            unsafe { *((at + offset) as *mut u8) = value }
+        };
+        let mut mm = MappedMemory::with_tracking(Tracking::Protect);
+        // SAFETY: the mapping outlives the tracking of it.
+        assert!(unsafe { mm.mapped(3, 0, len, base as *const u8) });
+        // Four threads write a persistent mapping at once.
+        std::thread::scope(|s| {
+            for t in 0..4usize {
+                s.spawn(move || write(t * 16 * PAGE + 100 + t, t as u8 + 1));
+            }
+        });
+        let found: Vec<(u64, Vec<u8>)> = mm
+            .changes()
+            .into_iter()
+            .map(|c| (c.offset, c.data))
+            .collect();
+        assert_eq!(
+            found,
+            (0..4u64)
+                .map(|t| (t * 16 * PAGE as u64 + 96, {
+                    let mut w = vec![0u8; 8];
+                    w[4 + t as usize] = t as u8 + 1;
+                    w
+                }))
+                .collect::<Vec<_>>()
+        );
+        // A write after a flush of another range is found by the flush or the next look.
+        write(40 * PAGE, 9);
+        let flushed = mm.changes_in(3, 0, 8);
+        let later = mm.changes();
+        let all: Vec<u64> = flushed.iter().chain(&later).map(|c| c.offset).collect();
+        assert_eq!(all, [40 * PAGE as u64]);
+        // Rewriting a byte with what it held records nothing.
+        write(40 * PAGE, 9);
+        assert!(mm.changes().is_empty());
+        let last = mm.unmapped(3);
+        assert!(last.is_empty());
+        // Unwatched, the pages are writable as before.
+        write(41 * PAGE, 1);
+        // SAFETY: mapped above.
+        unsafe { libc::munmap(base, len) };
+    }
 
     #[test]
     fn changed_bytes_are_found_merged_and_found_once() {

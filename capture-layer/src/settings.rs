@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use crate::memory::Tracking;
+
 /// How loudly the layer logs to standard error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LogLevel {
@@ -26,6 +28,9 @@ pub struct Settings {
     pub compression_level: i32,
     /// `MACROSCOPE_LOG`.
     pub log: LogLevel,
+    /// `MACROSCOPE_CAPTURE_MEMORY`: `protect` (the default) or `compare`, how host
+    /// writes to mapped memory are found.
+    pub memory: Tracking,
 }
 
 impl Settings {
@@ -75,11 +80,22 @@ impl Settings {
                 LogLevel::Error
             }
         };
+        let memory = match lookup("MACROSCOPE_CAPTURE_MEMORY").as_deref() {
+            None | Some("protect") => Tracking::Protect,
+            Some("compare") => Tracking::Compare,
+            Some(other) => {
+                problems.push(format!(
+                    "MACROSCOPE_CAPTURE_MEMORY=`{other}` is not protect or compare: protecting"
+                ));
+                Tracking::Protect
+            }
+        };
         let settings = Settings {
             file,
             frames,
             compression_level,
             log,
+            memory,
         };
         (settings, problems)
     }

@@ -401,8 +401,9 @@ fn mapped(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> 
         let at = frame % slices * MAPPED_WRITE;
         let words = MAPPED_WRITE as usize / 4;
         // SAFETY: `at + MAPPED_WRITE` is within the mapping, which stays mapped.
-        let region =
-            unsafe { std::slice::from_raw_parts_mut(vertices.mapped.add(at as usize).cast::<u32>(), words) };
+        let region = unsafe {
+            std::slice::from_raw_parts_mut(vertices.mapped.add(at as usize).cast::<u32>(), words)
+        };
         for (i, w) in region.iter_mut().enumerate() {
             *w = (frame as u32) ^ (i as u32);
         }

@@ -247,7 +247,9 @@ pub unsafe extern "system" fn create_device(
             next_gdpa,
             fns,
             ext,
-            mapped: Default::default(),
+            mapped: std::sync::Mutex::new(crate::memory::MappedMemory::with_tracking(
+                crate::recorder::settings().memory,
+            )),
             emulates_frame_boundary,
             generated: DEVICE_COMMANDS
                 .iter()

@@ -116,8 +116,9 @@ pub unsafe extern "system" fn map_memory(
         };
         // SAFETY: the driver keeps `len` bytes at `*out` mapped until unmap or free,
         // both of which this layer sees first.
-        mapped.mapped(memory.as_raw(), offset, len as usize, *out as *const u8);
+        let watched = mapped.mapped(memory.as_raw(), offset, len as usize, *out as *const u8);
         drop(mapped);
+        note_tracking(watched);
         record(Scope::Setup, r.as_raw(), || {
             Some(CallT::MapMemory(Box::new(table!(MapMemoryT {
                 device: device.as_raw(),
@@ -578,6 +579,29 @@ pub unsafe extern "system" fn create_query_pool(
         });
     }
     r
+}
+
+/// Logs, once, how host writes to mapped memory are found: by page protection, or by
+/// comparison (asked for, or where a mapping could not be protected).
+fn note_tracking(watched: bool) {
+    use crate::memory::Tracking;
+    use crate::settings::LogLevel;
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static SAID: AtomicU8 = AtomicU8::new(0);
+    let (bit, message) = match (crate::recorder::settings().memory, watched) {
+        (Tracking::Protect, true) => (1, "mapped memory: written pages found by page protection"),
+        (Tracking::Protect, false) => (
+            2,
+            "mapped memory: a mapping could not be write-protected; comparing it whole",
+        ),
+        (Tracking::Compare, _) => (
+            4,
+            "mapped memory: every mapped byte compared at each submit",
+        ),
+    };
+    if SAID.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
+        crate::recorder::log(LogLevel::Info, message);
+    }
 }
 
 /// The device's mapped-memory tracker, locked (a panic elsewhere while it was held

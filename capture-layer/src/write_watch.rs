@@ -1,0 +1,328 @@
+//! Host writes to mapped memory found by page protection: a watched range is made
+//! read-only, the first write to each page faults, and the fault handler marks the page
+//! dirty and makes it writable again, so the program goes on at full speed until the
+//! next look. At a submit, flush or unmap only the dirty pages are compared with the
+//! shadow: the cost follows the pages the program writes, not the bytes it maps (a
+//! program keeping hundreds of MiB mapped pays for what it touches).
+//!
+//! The handler chains to the program's own for every fault outside a watched range
+//! (and to the default action where there was none). Taking dirty pages back re-protects
+//! them before reading: a write racing with the look either lands before it (and is
+//! seen by the comparison) or faults after it (and is seen at the next).
+//!
+//! What it cannot see: writes the kernel makes for the program (a `read(2)` into mapped
+//! memory fails with `EFAULT` instead). `MACROSCOPE_CAPTURE_MEMORY=compare` switches to
+//! the comparison of every mapped byte ([`crate::memory`]) for such programs; the layer
+//! also falls back to it when the handler cannot be installed or a range cannot be
+//! protected, and says which it uses in its log.
+
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// Bytes per watched page.
+pub fn page_size() -> usize {
+    static SIZE: OnceLock<usize> = OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    *SIZE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as usize,
+        _ => 4096,
+    })
+}
+
+/// Watched ranges the fault handler can look up without a lock.
+const SLOTS: usize = 1024;
+
+struct Slot {
+    /// First byte (page-aligned); 0 when the slot is free.
+    start: AtomicUsize,
+    /// Pages watched.
+    pages: AtomicUsize,
+    /// One bit per page, set when the page was written.
+    dirty: AtomicPtr<AtomicU64>,
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const FREE: Slot = Slot {
+    start: AtomicUsize::new(0),
+    pages: AtomicUsize::new(0),
+    dirty: AtomicPtr::new(std::ptr::null_mut()),
+};
+
+static SLOTS_IN_USE: [Slot; SLOTS] = [FREE; SLOTS];
+/// Handlers running now: a slot's bitmap is freed only when none is.
+static IN_HANDLER: AtomicUsize = AtomicUsize::new(0);
+/// Serializes taking and giving back slots.
+static REGISTRY: Mutex<()> = Mutex::new(());
+/// The action that was installed for SIGSEGV before ours.
+static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
+
+/// Installs the fault handler once; false when it cannot be.
+fn install() -> bool {
+    static INSTALLED: OnceLock<bool> = OnceLock::new();
+    *INSTALLED.get_or_init(|| {
+        // SAFETY: a zeroed sigaction is a valid value to fill; the handler is
+        // async-signal-safe in what it does (atomics, mprotect, chaining).
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_fault as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut action.sa_mask);
+            let mut previous: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGSEGV, &action, &mut previous) != 0 {
+                return false;
+            }
+            let _ = PREVIOUS.set(previous);
+        }
+        true
+    })
+}
+
+extern "C" fn on_fault(
+    signal: libc::c_int,
+    info: *mut libc::siginfo_t,
+    context: *mut libc::c_void,
+) {
+    IN_HANDLER.fetch_add(1, Ordering::SeqCst);
+    // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
+    let addr = unsafe { (*info).si_addr() } as usize;
+    let page = page_size();
+    for slot in &SLOTS_IN_USE {
+        let start = slot.start.load(Ordering::Acquire);
+        if start == 0 || addr < start {
+            continue;
+        }
+        let index = (addr - start) / page;
+        if index >= slot.pages.load(Ordering::Acquire) {
+            continue;
+        }
+        let dirty = slot.dirty.load(Ordering::Acquire);
+        if dirty.is_null() {
+            continue;
+        }
+        // SAFETY: the bitmap holds a bit for every page of the slot and is not freed
+        // while a handler runs; the page lies in the watched (mapped) range.
+        unsafe {
+            (*dirty.add(index / 64)).fetch_or(1 << (index % 64), Ordering::SeqCst);
+            libc::mprotect(
+                (start + index * page) as *mut libc::c_void,
+                page,
+                libc::PROT_READ | libc::PROT_WRITE,
+            );
+        }
+        IN_HANDLER.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
+    IN_HANDLER.fetch_sub(1, Ordering::SeqCst);
+    chain(signal, info, context);
+}
+
+/// Hands a fault that is not ours to the action installed before us.
+fn chain(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+    let Some(previous) = PREVIOUS.get() else {
+        return;
+    };
+    let handler = previous.sa_sigaction;
+    // SAFETY: calling the program's own handler as the kernel would have; restoring
+    // the default action makes the faulting instruction fault again and end the
+    // process as it would have without us.
+    unsafe {
+        if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+            libc::sigaction(signal, previous, std::ptr::null_mut());
+        } else if previous.sa_flags & libc::SA_SIGINFO != 0 {
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                std::mem::transmute(handler);
+            f(signal, info, context);
+        } else {
+            let f: extern "C" fn(libc::c_int) = std::mem::transmute(handler);
+            f(signal);
+        }
+    }
+}
+
+/// A watched range: while it lives, its pages fault on their first write.
+#[derive(Debug)]
+pub struct Watch {
+    slot: usize,
+    start: usize,
+    pages: usize,
+    /// Offset of the watched range's first byte in its first page.
+    lead: usize,
+}
+
+impl Watch {
+    /// Watches the `len` bytes at `ptr` (the pages that hold them); `None` where the
+    /// handler cannot be installed, no slot is free or the pages cannot be protected.
+    ///
+    /// # Safety
+    /// The bytes must stay mapped until the watch is dropped, and nothing else may
+    /// change the protection of their pages meanwhile.
+    pub unsafe fn new(ptr: *const u8, len: usize) -> Option<Watch> {
+        if len == 0 || !install() {
+            return None;
+        }
+        let page = page_size();
+        let start = ptr as usize / page * page;
+        let end = (ptr as usize).checked_add(len)?.div_ceil(page) * page;
+        let pages = (end - start) / page;
+        let _registry = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = SLOTS_IN_USE
+            .iter()
+            .position(|s| s.start.load(Ordering::Acquire) == 0)?;
+        let bitmap: Box<[AtomicU64]> = (0..pages.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        let s = &SLOTS_IN_USE[slot];
+        s.pages.store(pages, Ordering::Release);
+        s.dirty
+            .store(Box::into_raw(bitmap).cast(), Ordering::Release);
+        s.start.store(start, Ordering::Release);
+        if libc::mprotect(start as *mut libc::c_void, end - start, libc::PROT_READ) != 0 {
+            release(slot, start, end - start);
+            return None;
+        }
+        Some(Watch {
+            slot,
+            start,
+            pages,
+            lead: ptr as usize - start,
+        })
+    }
+
+    /// The pages written since the last call, as byte ranges relative to the watched
+    /// pointer (clipped to it at the front), in order; they are read-only again when
+    /// this returns, so a later write faults and is found by the next call.
+    pub fn take_dirty(&self) -> Vec<(usize, usize)> {
+        let page = page_size();
+        let dirty = SLOTS_IN_USE[self.slot].dirty.load(Ordering::Acquire);
+        let mut out = Vec::new();
+        for word in 0..self.pages.div_ceil(64) {
+            // SAFETY: the bitmap lives as long as this watch.
+            let bits = unsafe { (*dirty.add(word)).swap(0, Ordering::SeqCst) };
+            let mut rest = bits;
+            while rest != 0 {
+                let bit = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                let index = word * 64 + bit;
+                let at = self.start + index * page;
+                // SAFETY: the page is in the watched range, mapped while we live.
+                unsafe { libc::mprotect(at as *mut libc::c_void, page, libc::PROT_READ) };
+                let from = (index * page).saturating_sub(self.lead);
+                let to = ((index + 1) * page).saturating_sub(self.lead);
+                match out.last_mut() {
+                    Some((_, end)) if *end == from => *end = to,
+                    _ => out.push((from, to)),
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _registry = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+        release(self.slot, self.start, self.pages * page_size());
+    }
+}
+
+/// Makes the pages writable again, frees the slot and, once no handler runs, its bitmap.
+fn release(slot: usize, start: usize, len: usize) {
+    let s = &SLOTS_IN_USE[slot];
+    // SAFETY: the range was mapped read-write before it was watched.
+    unsafe {
+        libc::mprotect(
+            start as *mut libc::c_void,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+        )
+    };
+    s.start.store(0, Ordering::SeqCst);
+    while IN_HANDLER.load(Ordering::SeqCst) != 0 {
+        std::thread::yield_now();
+    }
+    let words = s.pages.load(Ordering::Acquire).div_ceil(64);
+    let dirty = s.dirty.swap(std::ptr::null_mut(), Ordering::SeqCst);
+    if !dirty.is_null() {
+        // SAFETY: made by `Watch::new` from a boxed slice of `words` words; no
+        // handler can still hold it.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(dirty, words)) });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Anonymous read-write pages, unmapped on drop.
+    struct Pages(*mut u8, usize);
+
+    impl Pages {
+        fn new(len: usize) -> Pages {
+            // SAFETY: an anonymous private mapping.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            assert_ne!(p, libc::MAP_FAILED);
+            Pages(p.cast(), len)
+        }
+    }
+
+    impl Drop for Pages {
+        fn drop(&mut self) {
+            // SAFETY: mapped by `new`.
+            unsafe { libc::munmap(self.0.cast(), self.1) };
+        }
+    }
+
+    #[test]
+    fn written_pages_are_found_once_and_watched_again() {
+        let page = page_size();
+        let mem = Pages::new(8 * page);
+        // SAFETY: the pages stay mapped for the watch's life.
+        let watch = unsafe { Watch::new(mem.0, 8 * page) }.expect("protection works here");
+        assert!(watch.take_dirty().is_empty());
+        // SAFETY: in bounds of the mapping; the writes fault once and go through.
+        unsafe {
+            *mem.0.add(10) = 1;
+            *mem.0.add(page + 3) = 2;
+            *mem.0.add(5 * page) = 3;
+            *mem.0.add(5 * page + 7) = 4;
+        }
+        assert_eq!(watch.take_dirty(), [(0, 2 * page), (5 * page, 6 * page)]);
+        assert!(watch.take_dirty().is_empty(), "taken pages are clean");
+        // SAFETY: as above.
+        unsafe { *mem.0.add(5 * page + 9) = 5 };
+        assert_eq!(watch.take_dirty(), [(5 * page, 6 * page)]);
+        // SAFETY: as above.
+        assert_eq!(unsafe { *mem.0.add(5 * page + 7) }, 4);
+        drop(watch);
+        // Unwatched, the pages are writable as before.
+        // SAFETY: as above.
+        unsafe { *mem.0.add(2 * page) = 6 };
+    }
+
+    #[test]
+    fn writes_from_other_threads_are_seen() {
+        let page = page_size();
+        let mem = Pages::new(64 * page);
+        // SAFETY: the pages stay mapped for the watch's life.
+        let watch = unsafe { Watch::new(mem.0, 64 * page) }.expect("protection works here");
+        let base = mem.0 as usize;
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                s.spawn(move || {
+                    for i in 0..16 {
+                        // SAFETY: within the mapping.
+                        unsafe { *((base + (t * 16 + i) * page + t) as *mut u8) = 1 };
+                    }
+                });
+            }
+        });
+        assert_eq!(watch.take_dirty(), [(0, 64 * page)]);
+    }
+}
