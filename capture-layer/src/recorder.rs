@@ -75,6 +75,12 @@ fn thread_id() -> u64 {
 /// How long frames may share one chunk.
 const CHUNK_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Threads compressing the trace: one core in four of the machine's, leaving the rest
+/// to the program, from one to four.
+fn compression_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| (n.get() / 4).clamp(1, 4))
+}
+
 /// Opens the trace, unless it is open or capture stopped.
 pub fn start() {
     let mut state = state();
@@ -87,6 +93,7 @@ pub fn start() {
         // Small frames share a chunk (zstd sees what repeats between them); a program
         // killed mid-capture loses at most the last second.
         chunk_max_age: Some(CHUNK_MAX_AGE),
+        compression_threads: compression_threads(),
         ..WriterOptions::default()
     };
     match TraceWriter::create(&s.file, &options) {

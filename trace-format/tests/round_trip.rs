@@ -791,6 +791,50 @@ fn chunks_close_at_the_size_bound() {
     assert_eq!(next, 2000);
 }
 
+#[test]
+fn chunks_compressed_on_several_threads_are_written_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("parallel.mscope");
+    let options = WriterOptions {
+        chunk_target_bytes: 2048,
+        compression_threads: 4,
+        queue_depth: 3,
+        ..Default::default()
+    };
+    let mut writer = TraceWriter::create(&path, &options).unwrap();
+    for i in 0..20_000 {
+        writer
+            .append(
+                CallMeta::default(),
+                &call!(CmdDraw, CmdDrawT { vertex_count: i }),
+            )
+            .unwrap();
+    }
+    let stats = writer.finish().unwrap();
+    assert!(stats.chunks > 100, "{} chunks", stats.chunks);
+    // In order, gapless, and the footer's index agrees with the chunks.
+    let reader = TraceReader::open(&path).unwrap();
+    let (mut next, mut chunks) = (0, 0u64);
+    for chunk in reader {
+        let chunk = chunk.unwrap();
+        assert_eq!(chunk.ordinal(), chunks);
+        assert_eq!(chunk.header().first_seq, next as u64);
+        chunks += 1;
+        for record in chunk.records() {
+            assert_eq!(record.call_as_cmd_draw().unwrap().vertex_count(), next);
+            next += 1;
+        }
+    }
+    assert_eq!((next, chunks), (20_000, stats.chunks));
+    let container =
+        trace_format::container::ContainerReader::open(&path, trace_format::Content::Trace)
+            .unwrap();
+    assert_eq!(
+        container.index().map(|i| i.len() as u64),
+        Some(stats.chunks)
+    );
+}
+
 fn row(seq: u64, frame: u32, repetition: u16) -> DrawRow {
     DrawRow::new(
         seq,

@@ -1,12 +1,16 @@
-//! Writing a container. The caller hands over finished payloads; a background thread
-//! compresses them, writes each chunk with one `write_all`, and at `finish` writes the
-//! footer index. A process killed at any point leaves every chunk written so far whole
-//! and readable (at worst the last one is torn, which readers report and stop at).
+//! Writing a container. The caller hands over finished payloads; compression threads
+//! (one or more) compress them, and a writer thread writes each chunk, in the order the
+//! caller gave them, with one `write_all`, and at `finish` the footer index. A process
+//! killed at any point leaves every chunk written so far whole and readable (at worst
+//! the last one is torn, which readers report and stop at). Memory stays bounded: the
+//! queue to the compressors and the one to the writer hold `queue_depth` chunks each.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crate::error::{Error, ErrorKind, Location, Result};
@@ -32,6 +36,9 @@ pub struct WriterOptions {
     /// killed mid-capture loses at most that much. Readers number records' frames by
     /// counting frame boundaries from the chunk's first frame either way.
     pub chunk_max_age: Option<std::time::Duration>,
+    /// Threads compressing chunks (at least one). Chunks are written in the order they
+    /// were given whichever thread compressed them.
+    pub compression_threads: usize,
 }
 
 impl Default for WriterOptions {
@@ -41,6 +48,7 @@ impl Default for WriterOptions {
             queue_depth: 8,
             chunk_target_bytes: 1 << 20,
             chunk_max_age: None,
+            compression_threads: 1,
         }
     }
 }
@@ -71,21 +79,36 @@ pub struct WriterStats {
     pub file_bytes: u64,
 }
 
-enum Message {
-    Chunk {
-        payload: Vec<u8>,
-        start: usize,
-        meta: ChunkMeta,
-    },
-    Finish {
-        frame_count: u64,
-    },
+/// A payload for a compression thread, with its place in the file.
+struct Job {
+    ticket: u64,
+    payload: Vec<u8>,
+    start: usize,
+    meta: ChunkMeta,
 }
 
-/// Streams chunks to a file through a background compression thread.
+/// What the writer thread takes: compressed chunks in any order, then the end.
+enum Written {
+    Chunk(Result<Compressed>),
+    Finish { frame_count: u64, chunks: u64 },
+}
+
+/// A compressed chunk, header and all, ready to write.
+struct Compressed {
+    ticket: u64,
+    bytes: Vec<u8>,
+    meta: ChunkMeta,
+    flags: u32,
+    uncompressed_len: u64,
+}
+
+/// Streams chunks to a file through background compression and writer threads.
 pub struct ContainerWriter {
     path: PathBuf,
-    jobs: Option<SyncSender<Message>>,
+    jobs: Option<SyncSender<Job>>,
+    next_ticket: u64,
+    compressors: Vec<JoinHandle<()>>,
+    written: Option<SyncSender<Written>>,
     recycled: Receiver<Vec<u8>>,
     thread: Option<JoinHandle<Result<WriterStats>>>,
 }
@@ -97,17 +120,34 @@ impl ContainerWriter {
         let mut file = File::create(path).map_err(io_err)?;
         file.write_all(&FileHeader::new(content).to_bytes())
             .map_err(io_err)?;
-        let (jobs, job_rx) = mpsc::sync_channel(options.queue_depth.max(1));
-        let (recycle_tx, recycled) = mpsc::sync_channel(options.queue_depth.max(1) + 1);
-        let level = options.compression_level;
+        let depth = options.queue_depth.max(1);
+        let (jobs, job_rx) = mpsc::sync_channel::<Job>(depth);
+        let (written, written_rx) = mpsc::sync_channel(depth);
+        let (recycle_tx, recycled) = mpsc::sync_channel(depth + 1);
         let thread_path = path.to_path_buf();
         let thread = std::thread::Builder::new()
             .name("macroscope-writer".into())
-            .spawn(move || Background::new(file, thread_path, level)?.run(job_rx, recycle_tx))
+            .spawn(move || Background::new(file, thread_path).run(written_rx))
             .map_err(io_err)?;
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let mut compressors = Vec::new();
+        for i in 0..options.compression_threads.max(1) {
+            let compressor =
+                zstd::bulk::Compressor::new(options.compression_level).map_err(io_err)?;
+            let (job_rx, written, recycle) = (job_rx.clone(), written.clone(), recycle_tx.clone());
+            let path = path.to_path_buf();
+            let handle = std::thread::Builder::new()
+                .name(format!("macroscope-zstd-{i}"))
+                .spawn(move || compress_jobs(compressor, &path, &job_rx, &written, &recycle))
+                .map_err(io_err)?;
+            compressors.push(handle);
+        }
         Ok(ContainerWriter {
             path: path.to_path_buf(),
             jobs: Some(jobs),
+            next_ticket: 0,
+            compressors,
+            written: Some(written),
             recycled,
             thread: Some(thread),
         })
@@ -132,39 +172,54 @@ impl ContainerWriter {
                 },
             ));
         }
-        self.send(Message::Chunk {
+        let job = Job {
+            ticket: self.next_ticket,
             payload,
             start,
             meta,
-        })
-    }
-
-    /// A buffer the background thread is done with, for the caller to reuse.
-    pub fn recycled_buffer(&mut self) -> Option<Vec<u8>> {
-        self.recycled.try_recv().ok()
-    }
-
-    /// Writes the footer index, waits for the background thread, and returns totals.
-    pub fn finish(mut self, frame_count: u64) -> Result<WriterStats> {
-        self.send(Message::Finish { frame_count })?;
-        self.jobs = None;
-        self.join()
-    }
-
-    fn send(&mut self, message: Message) -> Result<()> {
+        };
         let sent = match &self.jobs {
-            Some(jobs) => jobs.send(message).is_ok(),
+            Some(jobs) => jobs.send(job).is_ok(),
             None => false,
         };
         if sent {
+            self.next_ticket += 1;
             return Ok(());
         }
-        // The thread has stopped: its own error says why.
-        self.jobs = None;
+        // The threads have stopped: the writer's own error says why.
+        self.stop_compressors();
+        self.written = None;
         Err(self
             .join()
             .err()
             .unwrap_or_else(|| Error::new(&self.path, Location::File, ErrorKind::WriterGone)))
+    }
+
+    /// A buffer the background threads are done with, for the caller to reuse.
+    pub fn recycled_buffer(&mut self) -> Option<Vec<u8>> {
+        self.recycled.try_recv().ok()
+    }
+
+    /// Writes the footer index, waits for the background threads, and returns totals.
+    pub fn finish(mut self, frame_count: u64) -> Result<WriterStats> {
+        self.stop_compressors();
+        let finish = Written::Finish {
+            frame_count,
+            chunks: self.next_ticket,
+        };
+        if let Some(written) = self.written.take() {
+            // A writer that has stopped says why when joined.
+            let _ = written.send(finish);
+        }
+        self.join()
+    }
+
+    /// Closes the compressors' queue and waits until they have handed on every chunk.
+    fn stop_compressors(&mut self) {
+        self.jobs = None;
+        for handle in self.compressors.drain(..) {
+            let _ = handle.join();
+        }
     }
 
     fn join(&mut self) -> Result<WriterStats> {
@@ -181,54 +236,117 @@ impl ContainerWriter {
 
 impl Drop for ContainerWriter {
     fn drop(&mut self) {
-        // Not finished: let the thread write what it was given, without a footer, as a
-        // killed process would leave it.
-        self.jobs = None;
+        // Not finished: let the threads write what they were given, without a footer,
+        // as a killed process would leave it.
+        self.stop_compressors();
+        self.written = None;
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
     }
 }
 
-/// The background thread's state.
+/// A compression thread: takes jobs until the queue closes, hands each compressed chunk
+/// to the writer (stopping when the writer has stopped).
+fn compress_jobs(
+    mut compressor: zstd::bulk::Compressor<'static>,
+    path: &Path,
+    jobs: &Mutex<Receiver<Job>>,
+    written: &SyncSender<Written>,
+    recycle: &SyncSender<Vec<u8>>,
+) {
+    loop {
+        let job = match jobs.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => return,
+        };
+        let Ok(job) = job else {
+            return;
+        };
+        let result = compress(&mut compressor, path, &job);
+        let _ = recycle.try_send(job.payload);
+        if written.send(Written::Chunk(result)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Compresses a job's payload into a whole chunk: header, then the zstd frame.
+fn compress(
+    compressor: &mut zstd::bulk::Compressor<'static>,
+    path: &Path,
+    job: &Job,
+) -> Result<Compressed> {
+    let data = job.payload.get(job.start..).unwrap_or(&[]);
+    let bound = zstd::zstd_safe::compress_bound(data.len());
+    let mut out = vec![0u8; CHUNK_HEADER_LEN + bound];
+    let compressed_len = compressor
+        .compress_to_buffer(data, &mut out[CHUNK_HEADER_LEN..])
+        .map_err(|e| Error::new(path, Location::File, ErrorKind::Io(e)))?;
+    out.truncate(CHUNK_HEADER_LEN + compressed_len);
+    let meta = job.meta;
+    let mut header = ChunkHeader {
+        flags: if meta.ends_frame { CHUNK_ENDS_FRAME } else { 0 },
+        compressed_len: compressed_len as u32,
+        uncompressed_len: data.len() as u32,
+        record_count: meta.record_count,
+        crc32: 0,
+        first_seq: meta.first_seq,
+        first_frame: meta.first_frame,
+    };
+    header.crc32 = header.compute_crc(&out[CHUNK_HEADER_LEN..]);
+    out[..CHUNK_HEADER_LEN].copy_from_slice(&header.to_bytes());
+    Ok(Compressed {
+        ticket: job.ticket,
+        bytes: out,
+        meta,
+        flags: header.flags,
+        uncompressed_len: data.len() as u64,
+    })
+}
+
+/// The writer thread's state.
 struct Background {
     file: File,
     path: PathBuf,
-    compressor: zstd::bulk::Compressor<'static>,
-    out: Vec<u8>,
     index: Vec<IndexEntry>,
     offset: u64,
     stats: WriterStats,
+    /// Chunks compressed ahead of their turn, by ticket.
+    early: BTreeMap<u64, Compressed>,
 }
 
 impl Background {
-    fn new(file: File, path: PathBuf, level: i32) -> Result<Self> {
-        let compressor = zstd::bulk::Compressor::new(level)
-            .map_err(|e| Error::new(&path, Location::File, ErrorKind::Io(e)))?;
-        Ok(Background {
+    fn new(file: File, path: PathBuf) -> Self {
+        Background {
             file,
             path,
-            compressor,
-            out: Vec::new(),
             index: Vec::new(),
             offset: FILE_HEADER_LEN as u64,
             stats: WriterStats::default(),
-        })
+            early: BTreeMap::new(),
+        }
     }
 
-    fn run(mut self, jobs: Receiver<Message>, recycle: SyncSender<Vec<u8>>) -> Result<WriterStats> {
-        for message in jobs {
+    /// Writes chunks in ticket order as they come; at the end, the footer once every
+    /// chunk is written. Stops at the first error.
+    fn run(mut self, written: Receiver<Written>) -> Result<WriterStats> {
+        for message in written {
             match message {
-                Message::Chunk {
-                    payload,
-                    start,
-                    meta,
-                } => {
-                    self.write_chunk(&payload[start..], meta)?;
-                    let _ = recycle.try_send(payload);
+                Written::Chunk(chunk) => {
+                    let chunk = chunk?;
+                    self.early.insert(chunk.ticket, chunk);
+                    while let Some(next) = self.early.remove(&self.stats.chunks) {
+                        self.write_chunk(next)?;
+                    }
                 }
-                Message::Finish { frame_count } => {
-                    self.write_footer(frame_count)?;
+                Written::Finish {
+                    frame_count,
+                    chunks,
+                } => {
+                    if self.stats.chunks == chunks {
+                        self.write_footer(frame_count)?;
+                    }
                     break;
                 }
             }
@@ -237,44 +355,26 @@ impl Background {
         Ok(self.stats)
     }
 
-    fn write_chunk(&mut self, data: &[u8], meta: ChunkMeta) -> Result<()> {
+    fn write_chunk(&mut self, chunk: Compressed) -> Result<()> {
         let location = Location::Chunk {
             index: self.stats.chunks,
             offset: self.offset,
         };
-        let bound = zstd::zstd_safe::compress_bound(data.len());
-        self.out.clear();
-        self.out.resize(CHUNK_HEADER_LEN + bound, 0);
-        let compressed_len = self
-            .compressor
-            .compress_to_buffer(data, &mut self.out[CHUNK_HEADER_LEN..])
-            .map_err(|e| Error::new(&self.path, location, ErrorKind::Io(e)))?;
-        self.out.truncate(CHUNK_HEADER_LEN + compressed_len);
-        let mut header = ChunkHeader {
-            flags: if meta.ends_frame { CHUNK_ENDS_FRAME } else { 0 },
-            compressed_len: compressed_len as u32,
-            uncompressed_len: data.len() as u32,
-            record_count: meta.record_count,
-            crc32: 0,
-            first_seq: meta.first_seq,
-            first_frame: meta.first_frame,
-        };
-        header.crc32 = header.compute_crc(&self.out[CHUNK_HEADER_LEN..]);
-        self.out[..CHUNK_HEADER_LEN].copy_from_slice(&header.to_bytes());
         self.file
-            .write_all(&self.out)
+            .write_all(&chunk.bytes)
             .map_err(|e| Error::new(&self.path, location, ErrorKind::Io(e)))?;
+        let meta = chunk.meta;
         self.index.push(IndexEntry {
             offset: self.offset,
             first_seq: meta.first_seq,
             first_frame: meta.first_frame,
             record_count: meta.record_count,
-            flags: header.flags,
+            flags: chunk.flags,
         });
-        self.offset += self.out.len() as u64;
+        self.offset += chunk.bytes.len() as u64;
         self.stats.chunks += 1;
         self.stats.records += u64::from(meta.record_count);
-        self.stats.uncompressed_bytes += data.len() as u64;
+        self.stats.uncompressed_bytes += chunk.uncompressed_len;
         Ok(())
     }
 
