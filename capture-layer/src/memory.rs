@@ -240,8 +240,17 @@ fn scan(memory: u64, m: &mut Mapping, start: usize, end: usize, out: &mut Vec<Ch
 fn changed_ranges(live: &[u8], shadow: &[u8]) -> Vec<(usize, usize)> {
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     let mut at = 0;
+    // Whole words compared as integers (a slice compare would call memcmp for each).
+    let word = |b: &[u8]| match <[u8; WORD]>::try_from(b) {
+        Ok(w) => Some(u64::from_ne_bytes(w)),
+        Err(_) => None,
+    };
     for (l, s) in live.chunks(WORD).zip(shadow.chunks(WORD)) {
-        if l != s {
+        let differs = match (word(l), word(s)) {
+            (Some(a), Some(b)) => a != b,
+            _ => l != s,
+        };
+        if differs {
             let end = at + l.len();
             match ranges.last_mut() {
                 Some((_, e)) if at < *e + MERGE_GAP => *e = end,

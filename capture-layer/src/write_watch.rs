@@ -32,6 +32,9 @@ pub fn page_size() -> usize {
 /// Watched ranges the fault handler can look up without a lock.
 const SLOTS: usize = 1024;
 
+/// Pages marked and opened by one fault (an aligned group of them).
+const GROUP: usize = 16;
+
 struct Slot {
     /// First byte (page-aligned); 0 when the slot is free.
     start: AtomicUsize,
@@ -99,13 +102,20 @@ extern "C" fn on_fault(
         if dirty.is_null() {
             continue;
         }
-        // SAFETY: the bitmap holds a bit for every page of the slot and is not freed
-        // while a handler runs; the page lies in the watched (mapped) range.
+        // The aligned group of pages around the fault is marked and opened at once:
+        // a program writing a block sequentially faults once a group, not once a page.
+        let pages = slot.pages.load(Ordering::Acquire);
+        let first = index / GROUP * GROUP;
+        let last = (first + GROUP).min(pages);
+        let mask = (u64::MAX >> (64 - (last - first))) << (first % 64);
+        // SAFETY: the bitmap holds a bit for every page of the slot (a group never
+        // spans two words: 64 is a multiple of GROUP) and is not freed while a handler
+        // runs; the pages lie in the watched (mapped) range.
         unsafe {
-            (*dirty.add(index / 64)).fetch_or(1 << (index % 64), Ordering::SeqCst);
+            (*dirty.add(first / 64)).fetch_or(mask, Ordering::SeqCst);
             libc::mprotect(
-                (start + index * page) as *mut libc::c_void,
-                page,
+                (start + first * page) as *mut libc::c_void,
+                (last - first) * page,
                 libc::PROT_READ | libc::PROT_WRITE,
             );
         }
@@ -192,27 +202,40 @@ impl Watch {
     pub fn take_dirty(&self) -> Vec<(usize, usize)> {
         let page = page_size();
         let dirty = SLOTS_IN_USE[self.slot].dirty.load(Ordering::Acquire);
-        let mut out = Vec::new();
+        // Runs of dirty pages, by page index.
+        let mut runs: Vec<(usize, usize)> = Vec::new();
         for word in 0..self.pages.div_ceil(64) {
             // SAFETY: the bitmap lives as long as this watch.
             let bits = unsafe { (*dirty.add(word)).swap(0, Ordering::SeqCst) };
             let mut rest = bits;
             while rest != 0 {
-                let bit = rest.trailing_zeros() as usize;
+                let index = word * 64 + rest.trailing_zeros() as usize;
                 rest &= rest - 1;
-                let index = word * 64 + bit;
-                let at = self.start + index * page;
-                // SAFETY: the page is in the watched range, mapped while we live.
-                unsafe { libc::mprotect(at as *mut libc::c_void, page, libc::PROT_READ) };
-                let from = (index * page).saturating_sub(self.lead);
-                let to = ((index + 1) * page).saturating_sub(self.lead);
-                match out.last_mut() {
-                    Some((_, end)) if *end == from => *end = to,
-                    _ => out.push((from, to)),
+                match runs.last_mut() {
+                    Some((_, end)) if *end == index => *end = index + 1,
+                    _ => runs.push((index, index + 1)),
                 }
             }
         }
-        out
+        for &(first, end) in &runs {
+            let at = self.start + first * page;
+            // SAFETY: the pages are in the watched range, mapped while we live.
+            unsafe {
+                libc::mprotect(
+                    at as *mut libc::c_void,
+                    (end - first) * page,
+                    libc::PROT_READ,
+                )
+            };
+        }
+        runs.into_iter()
+            .map(|(first, end)| {
+                (
+                    (first * page).saturating_sub(self.lead),
+                    (end * page).saturating_sub(self.lead),
+                )
+            })
+            .collect()
     }
 }
 
@@ -282,28 +305,45 @@ mod tests {
     #[test]
     fn written_pages_are_found_once_and_watched_again() {
         let page = page_size();
-        let mem = Pages::new(8 * page);
+        let mem = Pages::new(64 * page);
         // SAFETY: the pages stay mapped for the watch's life.
-        let watch = unsafe { Watch::new(mem.0, 8 * page) }.expect("protection works here");
+        let watch = unsafe { Watch::new(mem.0, 64 * page) }.expect("protection works here");
         assert!(watch.take_dirty().is_empty());
-        // SAFETY: in bounds of the mapping; the writes fault once and go through.
+        // SAFETY: in bounds of the mapping; the writes fault once a group and go through.
         unsafe {
             *mem.0.add(10) = 1;
             *mem.0.add(page + 3) = 2;
-            *mem.0.add(5 * page) = 3;
-            *mem.0.add(5 * page + 7) = 4;
+            *mem.0.add(40 * page) = 3;
+            *mem.0.add(40 * page + 7) = 4;
         }
-        assert_eq!(watch.take_dirty(), [(0, 2 * page), (5 * page, 6 * page)]);
+        // A fault opens its aligned group of GROUP pages.
+        let group = GROUP * page;
+        assert_eq!(watch.take_dirty(), [(0, group), (2 * group, 3 * group)]);
         assert!(watch.take_dirty().is_empty(), "taken pages are clean");
         // SAFETY: as above.
-        unsafe { *mem.0.add(5 * page + 9) = 5 };
-        assert_eq!(watch.take_dirty(), [(5 * page, 6 * page)]);
+        unsafe { *mem.0.add(40 * page + 9) = 5 };
+        assert_eq!(watch.take_dirty(), [(2 * group, 3 * group)]);
         // SAFETY: as above.
-        assert_eq!(unsafe { *mem.0.add(5 * page + 7) }, 4);
+        assert_eq!(unsafe { *mem.0.add(40 * page + 7) }, 4);
         drop(watch);
         // Unwatched, the pages are writable as before.
         // SAFETY: as above.
         unsafe { *mem.0.add(2 * page) = 6 };
+    }
+
+    #[test]
+    fn a_short_watch_clips_its_groups() {
+        let page = page_size();
+        let mem = Pages::new(8 * page);
+        // SAFETY: the pages stay mapped for the watch's life.
+        let watch = unsafe { Watch::new(mem.0, 5 * page) }.expect("protection works here");
+        // SAFETY: in bounds of the watched range.
+        unsafe { *mem.0.add(4 * page) = 1 };
+        assert_eq!(watch.take_dirty(), [(0, 5 * page)]);
+        // Past the watched pages, nothing faults or is found.
+        // SAFETY: in bounds of the mapping.
+        unsafe { *mem.0.add(6 * page) = 1 };
+        assert!(watch.take_dirty().is_empty());
     }
 
     #[test]
