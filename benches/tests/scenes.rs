@@ -43,6 +43,75 @@ impl Issued {
     }
 }
 
+#[test]
+fn a_capture_whose_disk_fills_stops_with_one_line_and_the_program_runs_on() {
+    use std::os::unix::process::CommandExt;
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("layer");
+    std::fs::create_dir_all(&manifests).unwrap();
+    std::fs::write(
+        manifests.join("VkLayer_macroscope_capture.json"),
+        macroscope_capture::manifest(&layer_library()),
+    )
+    .unwrap();
+    let trace = dir.path().join("full.mscope");
+    // The file may not grow past 3 MiB: writes past it fail as on a full disk (with
+    // SIGXFSZ ignored, the write returns an error instead of killing the program).
+    let limit = 3 << 20;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_scene"));
+    command
+        .args(["storm", "20"])
+        .env("VK_ADD_LAYER_PATH", &manifests)
+        .env("VK_INSTANCE_LAYERS", "VK_LAYER_MACROSCOPE_capture")
+        .env("MACROSCOPE_CAPTURE_FILE", &trace);
+    // SAFETY: between fork and exec the child only calls signal and setrlimit, both
+    // async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let rlimit = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            match libc::setrlimit(libc::RLIMIT_FSIZE, &rlimit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        })
+    };
+    let out = command.output().unwrap();
+    // The program ran to its end and drew every frame.
+    assert!(out.status.success(), "{out:?}");
+    let issued: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(issued["draws"]["CmdDraw"], 200_000, "{issued}");
+    // One line says capture stopped, and why.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("macroscope-capture:"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].contains("capture stopped") && lines[0].contains("the program runs on"),
+        "{stderr}"
+    );
+    // The trace reads up to its last whole chunk.
+    assert!(std::fs::metadata(&trace).unwrap().len() <= limit);
+    let (mut chunks, mut records) = (0, 0);
+    for chunk in TraceReader::open(&trace).unwrap() {
+        let Ok(chunk) = chunk else { break };
+        chunks += 1;
+        records += chunk.records().count();
+    }
+    assert!(
+        chunks >= 2 && records > 10_000,
+        "{chunks} chunks, {records} records"
+    );
+}
+
 /// Runs `scene` for `frames` frames under the capture layer.
 fn capture(dir: &Path, scene: &str, frames: u64) -> (PathBuf, Issued) {
     capture_with(dir, scene, frames, &[])

@@ -250,7 +250,11 @@ fn stop(state: &mut State, why: &str) {
         LogLevel::Error,
         &format!("{why}; the program runs on without capture"),
     );
-    finish_locked(state);
+    // One line says why: finishing after a write error (a full disk) fails the same
+    // way, and the chunks written so far stay readable without a footer.
+    if let State::Recording(r) = std::mem::replace(state, State::Stopped) {
+        let _ = r.writer.finish();
+    }
 }
 
 /// Runs `f`, turning a panic into a stop of capture rather than an unwind into the
