@@ -269,18 +269,8 @@ mod tests {
     #[test]
     fn protected_mappings_find_the_bytes_written_from_any_thread() {
         let len = 64 * PAGE;
-        // SAFETY: an anonymous read-write mapping, unmapped at the end.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(base, libc::MAP_FAILED);
+        let pages = crate::write_watch::Pages::new(len);
+        let base = pages.0;
         let at = base as usize;
         let write = |offset: usize, value: u8| {
             // SAFETY: within the mapping.
@@ -323,8 +313,6 @@ mod tests {
         assert!(last.is_empty());
         // Unwatched, the pages are writable as before.
         write(41 * PAGE, 1);
-        // SAFETY: mapped above.
-        unsafe { libc::munmap(base, len) };
     }
 
     #[test]

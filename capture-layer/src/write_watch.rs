@@ -270,37 +270,41 @@ fn release(slot: usize, start: usize, len: usize) {
     }
 }
 
+/// Anonymous read-write pages for tests, unmapped on drop.
+#[cfg(test)]
+pub(crate) struct Pages(pub *mut u8, pub usize);
+
+#[cfg(test)]
+impl Pages {
+    /// `len` bytes of fresh pages.
+    pub fn new(len: usize) -> Pages {
+        // SAFETY: an anonymous private mapping.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        Pages(p.cast(), len)
+    }
+}
+
+#[cfg(test)]
+impl Drop for Pages {
+    fn drop(&mut self) {
+        // SAFETY: mapped by `new`.
+        unsafe { libc::munmap(self.0.cast(), self.1) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Anonymous read-write pages, unmapped on drop.
-    struct Pages(*mut u8, usize);
-
-    impl Pages {
-        fn new(len: usize) -> Pages {
-            // SAFETY: an anonymous private mapping.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            assert_ne!(p, libc::MAP_FAILED);
-            Pages(p.cast(), len)
-        }
-    }
-
-    impl Drop for Pages {
-        fn drop(&mut self) {
-            // SAFETY: mapped by `new`.
-            unsafe { libc::munmap(self.0.cast(), self.1) };
-        }
-    }
 
     #[test]
     fn written_pages_are_found_once_and_watched_again() {

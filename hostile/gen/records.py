@@ -7,8 +7,12 @@ put one field at a time at an extreme).
 Usage: records.py trace-format/schema/trace.fbs > hostile/src/generated.rs
 """
 
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../trace-format/gen"))
+import fbs  # noqa: E402
 
 SCALARS = {"ulong": "u64", "uint": "u32", "int": "i32", "ubyte": "u8", "bool": "bool",
            "ushort": "u16", "short": "i16", "long": "i64", "byte": "i8", "float": "f32",
@@ -18,20 +22,12 @@ SPECIAL = {"VulkanCall": "vulkan_call"}
 
 
 def parse(text):
-    text = re.sub(r"//[^\n]*", "", text)
-    structs, tables, union = {}, {}, []
-    for kind, name, body in re.findall(r"\b(struct|table)\s+(\w+)\s*\{([^}]*)\}", text):
-        fields = []
-        for decl in body.split(";"):
-            decl = decl.strip()
-            if not decl:
-                continue
-            m = re.match(r"(\w+)\s*:\s*(\[?\w+\]?)", decl)
-            fields.append((m.group(1), m.group(2)))
-        (structs if kind == "struct" else tables)[name] = fields
-    m = re.search(r"union\s+Call\s*\{([^}]*)\}", text)
-    union = [c.strip() for c in m.group(1).split(",") if c.strip()]
-    return structs, tables, union
+    """The schema's structs and tables as (name, type) fields, and the Call union."""
+    schema = fbs.parse(text)
+    strip = lambda fields: [(n, t) for n, t, _ in fields]
+    structs = {k: strip(v) for k, v in schema.structs.items()}
+    tables = {k: strip(v) for k, v in schema.tables.items()}
+    return structs, tables, schema.unions["Call"]
 
 
 def snake(name):

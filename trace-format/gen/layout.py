@@ -7,41 +7,21 @@ union), in the order flatc's own verifier visits them.
 Usage: layout.py SCHEMA.fbs NAME > trace-format/src/generated/NAME_layout.rs
 """
 
-import re
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fbs import parse  # noqa: E402
 
 SCALARS = {"bool": 1, "byte": 1, "ubyte": 1, "short": 2, "ushort": 2, "int": 4,
            "uint": 4, "float": 4, "long": 8, "ulong": 8, "double": 8}
 
 
-def parse(text):
-    text = re.sub(r"//[^\n]*", "", text)
-    enums = {n: t for n, t in re.findall(r"\benum\s+(\w+)\s*:\s*(\w+)\s*\{", text)}
-    structs, tables, unions = {}, {}, {}
-    for kind, name, body in re.findall(r"\b(struct|table)\s+(\w+)\s*\{([^}]*)\}", text):
-        fields = []
-        for decl in body.split(";"):
-            decl = decl.strip()
-            if not decl:
-                continue
-            m = re.match(r"(\w+)\s*:\s*(\[?\w+\]?)\s*(?:=\s*[-\w.]+)?\s*(\(([^)]*)\))?\s*$", decl)
-            if not m:
-                sys.exit(f"{name}: cannot read field declaration `{decl}`")
-            attrs = [a.strip() for a in (m.group(4) or "").split(",") if a.strip()]
-            unknown = [a for a in attrs if a != "required"]
-            if unknown:
-                sys.exit(f"{name}.{m.group(1)}: attribute(s) {unknown} not supported")
-            fields.append((m.group(1), m.group(2), "required" in attrs))
-        (structs if kind == "struct" else tables)[name] = fields
-    for name, body in re.findall(r"\bunion\s+(\w+)\s*\{([^}]*)\}", text):
-        unions[name] = [c.strip() for c in body.split(",") if c.strip()]
-    root = re.search(r"\broot_type\s+(\w+)\s*;", text).group(1)
-    return enums, structs, tables, unions, root
-
-
 def main():
     schema, name = sys.argv[1], sys.argv[2]
-    enums, structs, tables, unions, root = parse(open(schema).read())
+    parsed = parse(open(schema).read())
+    enums, structs, tables, unions, root = (
+        parsed.enums, parsed.structs, parsed.tables, parsed.unions, parsed.root)
 
     layout = {}
 
