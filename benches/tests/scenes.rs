@@ -34,6 +34,18 @@ fn ready() -> bool {
     false
 }
 
+/// A folder under `dir` holding the capture layer's manifest, for `VK_ADD_LAYER_PATH`.
+fn layer_manifests(dir: &Path) -> PathBuf {
+    let manifests = dir.join("layer");
+    std::fs::create_dir_all(&manifests).unwrap();
+    std::fs::write(
+        manifests.join("VkLayer_macroscope_capture.json"),
+        macroscope_capture::manifest(&layer_library()),
+    )
+    .unwrap();
+    manifests
+}
+
 /// What the scene printed it issued, as JSON.
 struct Issued(serde_json::Value);
 
@@ -50,13 +62,7 @@ fn a_capture_whose_disk_fills_stops_with_one_line_and_the_program_runs_on() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let manifests = dir.path().join("layer");
-    std::fs::create_dir_all(&manifests).unwrap();
-    std::fs::write(
-        manifests.join("VkLayer_macroscope_capture.json"),
-        macroscope_capture::manifest(&layer_library()),
-    )
-    .unwrap();
+    let manifests = layer_manifests(dir.path());
     let trace = dir.path().join("full.mscope");
     // The file may not grow past 3 MiB: writes past it fail as on a full disk (with
     // SIGXFSZ ignored, the write returns an error instead of killing the program).
@@ -119,13 +125,7 @@ fn capture(dir: &Path, scene: &str, frames: u64) -> (PathBuf, Issued) {
 
 /// Runs `scene` for `frames` frames with the scene's `options` under the capture layer.
 fn capture_with(dir: &Path, scene: &str, frames: u64, options: &[&str]) -> (PathBuf, Issued) {
-    let manifests = dir.join("layer");
-    std::fs::create_dir_all(&manifests).unwrap();
-    std::fs::write(
-        manifests.join("VkLayer_macroscope_capture.json"),
-        macroscope_capture::manifest(&layer_library()),
-    )
-    .unwrap();
+    let manifests = layer_manifests(dir);
     let trace = dir.join(format!("{scene}.mscope"));
     let out = Command::new(env!("CARGO_BIN_EXE_scene"))
         .args([scene, &frames.to_string()])

@@ -1,4 +1,5 @@
-//! Maps keyed by the trace's handles.
+//! Maps keyed by the trace's handles (and other 64-bit keys it gives, such as sequence
+//! numbers).
 //!
 //! Every recorded command looks up its command buffer, every bind its objects: the
 //! lookups are on the replay's hot path. Handles are pointers or small counters, which a
@@ -7,5 +8,6 @@
 
 use std::collections::HashMap;
 
-/// A map from a Vulkan handle (as the trace records it) to `V`.
+/// A map from a Vulkan handle (as the trace records it), or another 64-bit key from the
+/// trace, to `V`.
 pub type HandleMap<V> = HashMap<u64, V, foldhash::fast::RandomState>;

@@ -3,8 +3,6 @@
 //! each and writing a row per draw and per submit.
 
 use std::collections::{BTreeMap, HashSet};
-
-use crate::handles::HandleMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -27,6 +25,7 @@ use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterO
 use crate::commands::{self, Cmd, DrawArgs, ImageOp, ImageRegion, RenderingCmd, WorkArgs};
 use crate::execute;
 use crate::generic;
+use crate::handles::HandleMap;
 use crate::inspect::DrawInspection;
 use crate::objects::{self, Objects, Pipeline, RenderPass};
 use driver::nvk::image::{Image, TargetFormat, ViewRange};

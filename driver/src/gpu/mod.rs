@@ -193,45 +193,48 @@ impl MacroStore {
         true
     }
 
+    /// Macro `id`, decoded on its first call.
     fn get(&mut self, id: u16) -> Result<&Executable, GpuError> {
         let slot = usize::from(id);
-        if self.decoded.get(slot).is_none_or(Option::is_none) {
-            let bad = |problem: String| GpuError::BadMacro { id, problem };
-            let start = *self
-                .starts
-                .get(&id)
-                .ok_or_else(|| bad("was never loaded".into()))?;
-            // A macro runs to the start of the next one (or the end of the RAM).
-            let end = self
-                .starts
-                .values()
-                .copied()
-                .filter(|s| *s > start)
-                .min()
-                .unwrap_or(self.ram.len());
-            let words = self.ram.get(start..end.max(start)).unwrap_or(&[]);
-            let name = macro_name(id);
-            let exe = match self.arch {
-                Arch::Turing => Executable::Turing(
-                    tu104::Sim::new(&name, &words[..words.len() / 3 * 3])
-                        .map_err(|e| bad(e.to_string()))?,
-                ),
-                Arch::Fermi => Executable::Fermi(
-                    fermi::Sim::new(&name, words).map_err(|e| bad(e.to_string()))?,
-                ),
-            };
-            if self.decoded.len() <= slot {
-                self.decoded.resize_with(slot + 1, || None);
-            }
-            self.decoded[slot] = Some(exe);
+        if self.decoded.len() <= slot {
+            self.decoded.resize_with(slot + 1, || None);
         }
-        self.decoded[slot]
-            .as_ref()
-            .ok_or_else(|| GpuError::BadMacro {
-                id,
-                problem: "was never decoded".into(),
-            })
+        match &mut self.decoded[slot] {
+            Some(exe) => Ok(exe),
+            empty => Ok(empty.insert(decode_macro(self.arch, &self.ram, &self.starts, id)?)),
+        }
     }
+}
+
+/// Decodes macro `id` from the instruction RAM: it runs from its start address to the
+/// next macro's start (or the end of the RAM).
+fn decode_macro(
+    arch: Arch,
+    ram: &[u32],
+    starts: &BTreeMap<u16, usize>,
+    id: u16,
+) -> Result<Executable, GpuError> {
+    let bad = |problem: String| GpuError::BadMacro { id, problem };
+    let start = *starts
+        .get(&id)
+        .ok_or_else(|| bad("was never loaded".into()))?;
+    let end = starts
+        .values()
+        .copied()
+        .filter(|s| *s > start)
+        .min()
+        .unwrap_or(ram.len());
+    let words = ram.get(start..end.max(start)).unwrap_or(&[]);
+    let name = macro_name(id);
+    Ok(match arch {
+        Arch::Turing => Executable::Turing(
+            tu104::Sim::new(&name, &words[..words.len() / 3 * 3])
+                .map_err(|e| bad(e.to_string()))?,
+        ),
+        Arch::Fermi => {
+            Executable::Fermi(fermi::Sim::new(&name, words).map_err(|e| bad(e.to_string()))?)
+        }
+    })
 }
 
 /// The 3D state and everything the methods write.

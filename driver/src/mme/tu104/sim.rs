@@ -1,6 +1,8 @@
 //! The Turing simulator: decodes the words once into a form the loop can run without
 //! re-reading encodings (every operand resolved to a register slot or a constant), then
-//! runs a `match` loop over the instructions against a [`Machine`].
+//! runs a `match` loop against a [`Machine`]. An unpredicated instruction runs as the
+//! list of its parts that do something ([`Op`]); a predicated one runs whole, its parts
+//! chosen by the predicate (`State::step`).
 //!
 //! Per instruction: LOAD0 then LOAD1 take a parameter each if anything reads them; the
 //! predicate picks which of ALU0, ALU1, out0, out1 run, in that order; an `end_next`
