@@ -22,6 +22,7 @@ fn a_hundred_pairs_of_replays_by_one_build_never_regress() {
         repeat: 1,
         read: ReadOptions::default(),
         mme_budget: DEFAULT_MME_BUDGET,
+        remember_macro_runs: true,
     };
     let zero = Thresholds {
         counts_pct: 0.0,

@@ -26,6 +26,7 @@ fn a_draw_macro_one_instruction_longer_is_flagged_with_its_draws() {
             repeat: 1,
             read: ReadOptions::default(),
             mme_budget: DEFAULT_MME_BUDGET,
+            remember_macro_runs: true,
         };
         let (base, new) = (dir.path().join("base.msr"), dir.path().join("new.msr"));
         lengthen_for_tests(None);

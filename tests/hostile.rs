@@ -99,6 +99,7 @@ fn replay_in_thread(what: &str, trace: &Path, out: &Path, arch: Arch) -> (bool, 
             repeat: 1,
             read: ReadOptions { threads: 0 },
             mme_budget: MME_BUDGET,
+            remember_macro_runs: true,
         };
         replay(&trace, &out, &options, &mut |_, _| {}).is_ok()
     });

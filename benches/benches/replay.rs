@@ -72,6 +72,7 @@ fn replay_group(
             repeat: 1,
             read: threads,
             mme_budget: replayer::DEFAULT_MME_BUDGET,
+            remember_macro_runs: true,
         };
         group.bench_function(format!("{prefix}/{name}"), |b| {
             b.iter(|| black_box(replay(trace, out, &options, &mut |_, _| {}).unwrap()))

@@ -162,6 +162,7 @@ fn replayed(dir: &Path, trace: &Path, arch: Arch) -> (Vec<DrawRow>, Vec<SubmitRo
         repeat: 1,
         read: ReadOptions::default(),
         mme_budget: replayer::DEFAULT_MME_BUDGET,
+        remember_macro_runs: true,
     };
     replay(trace, &out, &options, &mut |_, _| {}).unwrap();
     let (mut draws, mut submits) = (Vec::new(), Vec::new());
@@ -287,6 +288,7 @@ fn the_analyzer_on_real_scene_results() {
             repeat: 3,
             read: ReadOptions::default(),
             mme_budget: replayer::DEFAULT_MME_BUDGET,
+            remember_macro_runs: true,
         };
         replay(&trace, &out, &options, &mut |_, _| {}).unwrap();
         out
@@ -492,6 +494,7 @@ fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
         repeat: 1,
         read: ReadOptions::default(),
         mme_budget: replayer::DEFAULT_MME_BUDGET,
+        remember_macro_runs: true,
     };
     let summary = replay(&trace, &out, &options, &mut |_, _| {}).unwrap();
     assert_eq!(summary.first_unmodelled, None);
@@ -518,6 +521,7 @@ fn two_captures_differing_by_one_draw_match_every_other_draw() {
             repeat: 1,
             read: ReadOptions::default(),
             mme_budget: replayer::DEFAULT_MME_BUDGET,
+            remember_macro_runs: true,
         };
         replay(trace, &out, &options, &mut |_, _| {}).unwrap();
         out

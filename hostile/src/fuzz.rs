@@ -113,6 +113,7 @@ fn options(arch: Arch) -> ReplayOptions {
         repeat: 1,
         read: ReadOptions { threads: 0 },
         mme_budget: FUZZ_MME_BUDGET,
+        remember_macro_runs: true,
     }
 }
 

@@ -46,6 +46,10 @@ pub struct ReplayOptions {
     /// The most MME instructions one call may run ([`DEFAULT_MME_BUDGET`]); a draw's
     /// own budget follows the hardware draws it asks for, up to this.
     pub mme_budget: u64,
+    /// Whether a macro call that repeats one seen before (the same macro, parameters and
+    /// state read) replays what that run emitted instead of being simulated again; the
+    /// results are the same either way ([`driver::gpu::Gpu::set_macro_memo`]).
+    pub remember_macro_runs: bool,
 }
 
 /// The default ceiling on one call's MME instructions: about a quarter of a billion,
@@ -491,6 +495,7 @@ impl<'o> Pass<'o> {
     pub(crate) fn new(options: &'o ReplayOptions, repetition: u16) -> Result<Self, ReplayError> {
         let device = Device::for_arch(options.arch);
         let mut gpu = Gpu::new(options.arch);
+        gpu.set_macro_memo(options.remember_macro_runs);
         // Rows need the count of hardware draws, not a record of each.
         gpu.state.record_draws = false;
         let init = device.init_push()?;

@@ -31,6 +31,7 @@ fn options(arch: Arch) -> ReplayOptions {
         repeat: 1,
         read: ReadOptions::parallel(),
         mme_budget: replayer::DEFAULT_MME_BUDGET,
+        remember_macro_runs: true,
     }
 }
 

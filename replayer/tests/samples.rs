@@ -15,6 +15,16 @@ fn sample(name: &str) -> PathBuf {
 }
 
 fn run(name: &str, arch: Arch) -> (Summary, Vec<DrawRow>, Vec<SubmitRow>) {
+    run_remembering(name, arch, true)
+}
+
+/// Replays sample `name`, with repeated macro calls replayed from remembered runs or
+/// every call simulated.
+fn run_remembering(
+    name: &str,
+    arch: Arch,
+    remember_macro_runs: bool,
+) -> (Summary, Vec<DrawRow>, Vec<SubmitRow>) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.msr");
     let options = ReplayOptions {
@@ -23,6 +33,7 @@ fn run(name: &str, arch: Arch) -> (Summary, Vec<DrawRow>, Vec<SubmitRow>) {
         repeat: 1,
         read: ReadOptions::default(),
         mme_budget: replayer::DEFAULT_MME_BUDGET,
+        remember_macro_runs,
     };
     let summary = replay(&sample(name), &out, &options, &mut |_, _| {}).unwrap();
     let (mut draws, mut submits) = (Vec::new(), Vec::new());
@@ -135,6 +146,7 @@ fn storm_states(arch: Arch) -> Vec<(DrawRow, [(u32, u32); 8])> {
         repeat: 1,
         read: ReadOptions::default(),
         mme_budget: replayer::DEFAULT_MME_BUDGET,
+        remember_macro_runs: true,
     };
     replay(&sample("storm"), &out, &options, &mut |_, _| {}).unwrap();
     let mut rows = Vec::new();
@@ -252,6 +264,7 @@ fn the_compute_sample_replays_every_command_as_rows_on_both_generations() {
         repeat: 1,
         read: ReadOptions::default(),
         mme_budget: replayer::DEFAULT_MME_BUDGET,
+        remember_macro_runs: true,
     };
     replay(&sample("compute"), &out, &options, &mut |_, _| {}).unwrap();
     let mut checked = 0;
@@ -282,6 +295,7 @@ fn a_storm_draw_s_mme_instructions_are_split_between_its_groups_and_its_macro() 
         repeat: 1,
         read: ReadOptions::default(),
         mme_budget: replayer::DEFAULT_MME_BUDGET,
+        remember_macro_runs: true,
     };
     replay(&sample("storm"), &out, &options, &mut |_, _| {}).unwrap();
     let chunk = ResultsReader::open(&out).unwrap().next().unwrap().unwrap();
@@ -300,4 +314,32 @@ fn a_storm_draw_s_mme_instructions_are_split_between_its_groups_and_its_macro() 
         .iter()
         .enumerate()
         .all(|(g, c)| g == cbufs || c.mme == 0));
+}
+
+#[test]
+fn remembered_macro_runs_give_the_rows_that_simulating_every_call_gives() {
+    for name in ["multiview", "indirect", "storm", "compute", "tessellation"] {
+        for arch in [Arch::Turing, Arch::Fermi] {
+            let [simulated, remembered] = [false, true].map(|remember| {
+                let (summary, mut draws, mut submits) = run_remembering(name, arch, remember);
+                // Host times differ from run to run; everything else must not.
+                for d in &mut draws {
+                    d.set_encode_ns(0);
+                    d.set_mme_ns(0);
+                    d.set_multiview_ns(0);
+                    d.set_query_ns(0);
+                }
+                for s in &mut submits {
+                    s.set_encode_ns(0);
+                    s.set_mme_ns(0);
+                    s.set_multiview_ns(0);
+                    s.set_query_ns(0);
+                }
+                let counts = [summary.draws, summary.hw_draws, summary.mme_instructions];
+                (counts, draws, submits)
+            });
+            assert!(!simulated.1.is_empty(), "{name}");
+            assert_eq!(remembered, simulated, "{name} on {arch:?}");
+        }
+    }
 }

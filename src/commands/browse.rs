@@ -52,6 +52,7 @@ impl DrawTracer for ReplayTracer {
             repeat: 1,
             read: ReadOptions::parallel(),
             mme_budget: replayer::DEFAULT_MME_BUDGET,
+            remember_macro_runs: true,
         };
         let found = inspect_draw(trace, &options, ordinal)
             .map_err(|e| format!("{}: {e}", trace.display()))?;

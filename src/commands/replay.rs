@@ -49,6 +49,11 @@ pub struct Args {
     /// hardware draws it asks for, up to this.
     #[arg(long, default_value_t = replayer::DEFAULT_MME_BUDGET)]
     mme_budget: u64,
+    /// Run every macro call on the simulator, also one that repeats a call seen before
+    /// (the same macro, parameters and state read), which is otherwise replayed from
+    /// what it emitted then. The counts are the same either way; this is for checking.
+    #[arg(long)]
+    simulate_every_macro: bool,
 }
 
 /// Skipped calls listed without `--verbose`.
@@ -69,6 +74,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         repeat: args.repeat.max(1),
         read: ReadOptions::parallel(),
         mme_budget: args.mme_budget,
+        remember_macro_runs: !args.simulate_every_macro,
     };
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = ProgressBar::new(0);

@@ -39,6 +39,7 @@ fn fixture() -> Fixture {
             repeat: 1,
             read: ReadOptions::default(),
             mme_budget: replayer::DEFAULT_MME_BUDGET,
+            remember_macro_runs: true,
         };
         replay(&trace, &out, &options, &mut |_, _| {}).unwrap();
         results.push(out);
@@ -519,6 +520,7 @@ fn a_row_whose_call_failed_is_marked_and_its_detail_says_why() {
         read: ReadOptions::default(),
         // Too few instructions for any draw macro to finish.
         mme_budget: 20,
+        remember_macro_runs: true,
     };
     replay(&trace, &out, &options, &mut |_, _| {}).unwrap();
     let mut app = open(&out, None);

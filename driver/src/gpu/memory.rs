@@ -35,6 +35,8 @@ pub struct Memory {
     index: HashMap<u64, usize, BuildHasherDefault<PageHasher>>,
     /// The last page found: its number and its place in `pages`.
     last: std::cell::Cell<Option<(u64, usize)>>,
+    /// Dwords written so far (so that a reader can tell whether anything changed).
+    writes: u64,
 }
 
 impl Memory {
@@ -48,6 +50,12 @@ impl Memory {
         self.find(addr >> 12).map_or(0, |i| {
             self.pages[i][((addr >> 2) as usize) & (PAGE_DWORDS - 1)]
         })
+    }
+
+    /// How many dwords have been written since the memory was made: unchanged between
+    /// two looks, nothing was written in between.
+    pub fn writes(&self) -> u64 {
+        self.writes
     }
 
     /// The place of page `page` in `pages`, if it was ever written.
@@ -76,6 +84,7 @@ impl Memory {
             }
         };
         self.pages[i][((addr >> 2) as usize) & (PAGE_DWORDS - 1)] = value;
+        self.writes += 1;
     }
 
     /// The u64 at `addr` (low dword first).

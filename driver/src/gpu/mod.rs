@@ -7,14 +7,17 @@
 //! data from its [`Memory`], and records every draw the hardware would start and every
 //! report or semaphore write. Unknown methods are counted, not fatal.
 
+mod memo;
 mod memory;
 
 pub use memory::Memory;
 
+use memo::{MacroMemo, Recorder};
+
 use std::collections::BTreeMap;
 
 use crate::class::{self, InstanceId, Report, ReportSemaphoreD, SemaphoreOperation, StructureSize};
-use crate::mme::{fermi, tu104, Arch, Machine, RunError, RunErrorKind, DEFAULT_BUDGET};
+use crate::mme::{fermi, tu104, Arch, Machine, RunError, RunErrorKind, RunStats, DEFAULT_BUDGET};
 use crate::nvk::{root, Scratch};
 use crate::push::{self, ParseError};
 
@@ -206,6 +209,30 @@ impl MacroStore {
     }
 }
 
+/// Runs macro `id` on its simulator against `state`, recording the run into `memo`
+/// where that is worth it.
+fn run_macro(
+    exe: &Executable,
+    state: &mut GpuState,
+    memo: Option<&mut MacroMemo>,
+    id: u16,
+    budget: u64,
+) -> Result<RunStats, RunError> {
+    let Some(memo) = memo.filter(|m| m.recording(id)) else {
+        return match exe {
+            Executable::Turing(sim) => sim.run(state, budget),
+            Executable::Fermi(sim) => sim.run(state, budget),
+        };
+    };
+    let mut rec = Recorder::new(state);
+    let stats = match exe {
+        Executable::Turing(sim) => sim.run(&mut rec, budget),
+        Executable::Fermi(sim) => sim.run(&mut rec, budget),
+    }?;
+    memo.remember(id, &rec, stats.instructions);
+    Ok(stats)
+}
+
 /// Decodes macro `id` from the instruction RAM: it runs from its start address to the
 /// next macro's start (or the end of the RAM).
 fn decode_macro(
@@ -252,7 +279,9 @@ pub struct GpuState {
     zpass_enabled: bool,
     zpass_count: u64,
     clock: u64,
-    params: std::collections::VecDeque<u32>,
+    /// The pending macro call's parameters, and how many the macro has loaded.
+    params: Vec<u32>,
+    params_loaded: usize,
     first_layer_at: Option<std::time::Instant>,
     /// Every draw started, in order, while `record_draws` is on (tests inspect them;
     /// a replay counts them only, so that memory does not grow with hardware draws).
@@ -291,6 +320,8 @@ pub struct Gpu {
     /// The last macro call's cost.
     pub last_macro: Option<MacroRun>,
     budget: u64,
+    /// Remembered macro runs; `None` when every call is simulated.
+    memo: Option<MacroMemo>,
 }
 
 impl Gpu {
@@ -310,7 +341,8 @@ impl Gpu {
                 zpass_enabled: false,
                 zpass_count: 0,
                 clock: 0,
-                params: Default::default(),
+                params: Vec::new(),
+                params_loaded: 0,
                 first_layer_at: None,
                 draws: Vec::new(),
                 record_draws: true,
@@ -330,7 +362,21 @@ impl Gpu {
             pending_call: None,
             last_macro: None,
             budget: DEFAULT_BUDGET,
+            memo: Some(MacroMemo::new()),
         }
+    }
+
+    /// Macro calls replayed from a remembered run rather than simulated, since the model
+    /// was made.
+    pub fn remembered_calls(&self) -> u64 {
+        self.memo.as_ref().map_or(0, MacroMemo::hits)
+    }
+
+    /// Whether a macro call that repeats one seen before (the same macro, parameters and
+    /// state it reads) replays the methods it emitted rather than running the simulator
+    /// again (on by default; the outcome is the same either way, see [`memo`]).
+    pub fn set_macro_memo(&mut self, on: bool) {
+        self.memo = on.then(MacroMemo::new);
     }
 
     /// The MME instruction set.
@@ -397,9 +443,10 @@ impl Gpu {
                     }
                     self.pending_call = Some(id);
                     self.state.params.clear();
-                    self.state.params.push_back(write.data);
+                    self.state.params_loaded = 0;
+                    self.state.params.push(write.data);
                 } else if self.pending_call == Some(id) {
-                    self.state.params.push_back(write.data);
+                    self.state.params.push(write.data);
                 }
                 continue;
             }
@@ -422,9 +469,19 @@ impl Gpu {
         state.in_macro = true;
         state.first_layer_at = None;
         let methods_before = state.counters.macro_methods;
-        let result = match self.macros.get(id)? {
-            Executable::Turing(sim) => sim.run(state, self.budget),
-            Executable::Fermi(sim) => sim.run(state, self.budget),
+        let remembered = self
+            .memo
+            .as_mut()
+            .and_then(|memo| memo.replay(id, state, self.budget));
+        let result = match remembered {
+            Some(instructions) => Ok(RunStats { instructions }),
+            None => run_macro(
+                self.macros.get(id)?,
+                state,
+                self.memo.as_mut(),
+                id,
+                self.budget,
+            ),
         };
         state.in_macro = false;
         let view_loop_ns = state
@@ -618,7 +675,9 @@ impl GpuState {
 
 impl Machine for GpuState {
     fn param(&mut self) -> Option<u32> {
-        self.params.pop_front()
+        let p = self.params.get(self.params_loaded).copied();
+        self.params_loaded += usize::from(p.is_some());
+        p
     }
 
     fn state(&mut self, mthd: u16) -> u32 {

@@ -1,0 +1,244 @@
+//! Macro calls remembered by what they read, so that a call seen before is not simulated
+//! again.
+//!
+//! A macro run is a pure function of its parameters, the shadowed state it reads and the
+//! memory it reads through `MME_DMA_READ_FIFOED` (NVK's `bind_cbuf_desc` reads the
+//! descriptor so): the simulators keep nothing between calls. A recorded run keeps its
+//! parameters, each state word it read before writing it and each memory dword it read
+//! (with the values it read) and the methods it emitted, in order. A later call with the
+//! same parameters whose state and memory hold the same values at those places would read
+//! the same values at every step (a word the run wrote first reads what the run wrote,
+//! the same on the same path), take the same path and emit the same methods. Memory is
+//! the exception to "the same path writes the same places": a constant-buffer load lands
+//! where the model's constant-buffer offset points, which is not among what a run reads;
+//! so a run that reads memory after anything wrote memory during it is not remembered.
+//! For a remembered run the model replays the emitted methods
+//! through [`GpuState::mthd`] (so every side effect of a method, from constant-buffer
+//! loads to draws and reports, happens as it would) and counts the recorded instructions.
+//!
+//! Storm-shaped command streams call the same few macros with the same parameters
+//! thousands of times a frame; there a call costs a lookup, a few compares and its
+//! methods. Memory stays bounded: the table is cleared when it holds
+//! [`MacroMemo::MAX_ENTRIES`] runs, and runs longer than [`MacroMemo::MAX_EMITS`]
+//! methods (a 32-view loop) are simulated each time. A macro whose calls rarely repeat
+//! stops being recorded after a trial, so a stream of unique calls pays little for it.
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use crate::mme::Machine;
+
+use super::GpuState;
+
+/// A remembered run of one macro.
+struct Run {
+    id: u16,
+    params: Box<[u32]>,
+    /// State words (shadow indices) read before the run wrote them, and what they held.
+    reads: Box<[(u16, u32)]>,
+    /// Memory dwords read, and what they held.
+    memory_reads: Box<[(u64, u32)]>,
+    /// The methods emitted, in order.
+    emits: Box<[(u16, u32)]>,
+    instructions: u64,
+}
+
+/// How often a macro's calls were found remembered: a macro whose calls do not repeat
+/// is no longer recorded.
+#[derive(Clone, Copy, Default)]
+struct Usage {
+    calls: u32,
+    hits: u32,
+}
+
+impl Usage {
+    /// Calls a macro is recorded for before its hit rate decides.
+    const TRIAL: u32 = 64;
+
+    fn worth_recording(self) -> bool {
+        self.calls < Self::TRIAL || self.hits * 4 >= self.calls
+    }
+
+    fn count(&mut self, hit: bool) {
+        if self.calls == u32::MAX {
+            *self = Usage::default();
+        }
+        self.calls += 1;
+        self.hits += u32::from(hit);
+    }
+}
+
+/// Remembered macro runs, by macro id and parameters.
+pub(super) struct MacroMemo {
+    runs: HashMap<u64, Vec<Run>, foldhash::fast::RandomState>,
+    entries: usize,
+    usage: Vec<Usage>,
+    hasher: foldhash::fast::RandomState,
+    hits: u64,
+}
+
+impl MacroMemo {
+    /// Remembered runs at most; the table is cleared when it is full.
+    pub(super) const MAX_ENTRIES: usize = 4096;
+    /// Methods a remembered run emits at most.
+    pub(super) const MAX_EMITS: usize = 256;
+    /// State words a remembered run reads at most.
+    const MAX_READS: usize = 64;
+    /// Runs kept for one macro and parameter list (differing in the state they read).
+    const MAX_VARIANTS: usize = 4;
+
+    pub(super) fn new() -> Self {
+        MacroMemo {
+            runs: HashMap::default(),
+            entries: 0,
+            usage: Vec::new(),
+            hasher: foldhash::fast::RandomState::default(),
+            hits: 0,
+        }
+    }
+
+    /// Calls replayed from a remembered run so far.
+    pub(super) fn hits(&self) -> u64 {
+        self.hits
+    }
+
+    fn key(&self, id: u16, params: &[u32]) -> u64 {
+        self.hasher.hash_one((id, params))
+    }
+
+    /// Replays a remembered run of macro `id` on the pending parameters whose reads
+    /// match `state`, if there is one within `budget`; returns its instruction count.
+    pub(super) fn replay(&mut self, id: u16, state: &mut GpuState, budget: u64) -> Option<u64> {
+        let params = state.params.as_slice();
+        let key = self.key(id, params);
+        let run = self.runs.get(&key).and_then(|runs| {
+            runs.iter().find(|r| {
+                r.id == id
+                    && r.instructions <= budget
+                    && *r.params == *params
+                    && r.reads
+                        .iter()
+                        .all(|&(i, v)| state.shadow[usize::from(i)] == v)
+                    && r.memory_reads
+                        .iter()
+                        .all(|&(a, v)| state.memory.read_u32(a) == v)
+            })
+        });
+        usage_of(&mut self.usage, id).count(run.is_some());
+        let run = run?;
+        self.hits += 1;
+        state.params_loaded = state.params.len();
+        for &(mthd, data) in run.emits.iter() {
+            state.mthd(mthd, data);
+        }
+        Some(run.instructions)
+    }
+
+    /// Whether calls of macro `id` are worth recording.
+    pub(super) fn recording(&self, id: u16) -> bool {
+        let usage = self.usage.get(usize::from(id)).copied();
+        usage.unwrap_or_default().worth_recording()
+    }
+
+    /// Remembers a finished run of macro `id`.
+    pub(super) fn remember(&mut self, id: u16, rec: &Recorder<'_>, instructions: u64) {
+        let params = rec.state.params.as_slice();
+        if rec.unrememberable
+            || rec.emits.len() > Self::MAX_EMITS
+            || rec.reads.len() + rec.memory_reads.len() > Self::MAX_READS
+        {
+            return;
+        }
+        if self.entries >= Self::MAX_ENTRIES {
+            self.runs.clear();
+            self.entries = 0;
+        }
+        let key = self.key(id, params);
+        let runs = self.runs.entry(key).or_default();
+        if runs.len() >= Self::MAX_VARIANTS {
+            runs.remove(0);
+            self.entries -= 1;
+        }
+        runs.push(Run {
+            id,
+            params: params.into(),
+            reads: rec.reads.as_slice().into(),
+            memory_reads: rec.memory_reads.as_slice().into(),
+            emits: rec.emits.as_slice().into(),
+            instructions,
+        });
+        self.entries += 1;
+    }
+}
+
+/// Macro `id`'s entry in `usage`.
+fn usage_of(usage: &mut Vec<Usage>, id: u16) -> &mut Usage {
+    let slot = usize::from(id);
+    if usage.len() <= slot {
+        usage.resize(slot + 1, Usage::default());
+    }
+    &mut usage[slot]
+}
+
+/// A [`Machine`] that runs a macro against the GPU state and notes what a
+/// [`MacroMemo`] needs to remember the run.
+pub(super) struct Recorder<'a> {
+    pub(super) state: &'a mut GpuState,
+    reads: Vec<(u16, u32)>,
+    memory_reads: Vec<(u64, u32)>,
+    emits: Vec<(u16, u32)>,
+    /// Memory's write count when the run began.
+    memory_writes: u64,
+    /// The run read memory after something wrote it during the run.
+    unrememberable: bool,
+}
+
+impl<'a> Recorder<'a> {
+    pub(super) fn new(state: &'a mut GpuState) -> Self {
+        Recorder {
+            memory_writes: state.memory.writes(),
+            state,
+            reads: Vec::new(),
+            memory_reads: Vec::new(),
+            emits: Vec::new(),
+            unrememberable: false,
+        }
+    }
+}
+
+/// The shadow index of a method.
+fn shadow_index(mthd: u16) -> u16 {
+    (mthd >> 2) & 0xfff
+}
+
+impl Machine for Recorder<'_> {
+    fn param(&mut self) -> Option<u32> {
+        self.state.param()
+    }
+
+    fn state(&mut self, mthd: u16) -> u32 {
+        let value = self.state.state(mthd);
+        let index = shadow_index(mthd);
+        let seen = self.reads.iter().any(|&(i, _)| i == index)
+            || self.emits.iter().any(|&(m, _)| shadow_index(m) == index);
+        if !seen {
+            self.reads.push((index, value));
+        }
+        value
+    }
+
+    fn mthd(&mut self, mthd: u16, data: u32) {
+        self.emits.push((mthd, data));
+        self.state.mthd(mthd, data);
+    }
+
+    fn read_u32(&mut self, addr: u64) -> Option<u32> {
+        let value = self.state.read_u32(addr);
+        if self.state.memory.writes() != self.memory_writes {
+            self.unrememberable = true;
+        } else if let Some(v) = value {
+            self.memory_reads.push((addr, v));
+        }
+        value
+    }
+}
