@@ -1,14 +1,27 @@
-//! The trace being written: one per process, shared by every thread. A lock gives every
-//! call its place in one total order; the calling thread only encodes, and the trace
-//! writer compresses and writes on its own thread.
+//! The trace being written: one per process, fed by every thread without a shared lock
+//! on the hot path.
+//!
+//! A recorded call takes its place in the trace's one total order from an atomic
+//! sequence counter, inside the hook, before the call returns to the program: whatever
+//! the program orders after a call (a handle passed to another thread, a command buffer
+//! submitted after it was ended) gets a later number. The calling thread encodes the
+//! record into its own block (under its own lock, which only a collecting thread ever
+//! contends for) and hands the block to the [`Sequencer`] when it fills; the sequencer
+//! appends records by number. Submits, presents, the end of capture and a sequencer
+//! holding too much collect every thread's block: every number below the counter's value
+//! at the collection is then in hand (a thread takes its number while holding its block's
+//! lock), so the trace is gapless up to it. The trace writer compresses and writes on its
+//! own threads.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
-use trace_format::generated::trace::CallT;
+use trace_format::generated::trace::{Call, CallT, FrameBoundary, FrameBoundaryArgs};
+use trace_format::record_block::{RecordBlock, RecordEncoder};
+use trace_format::sequencer::Sequencer;
 use trace_format::trace::CallMeta;
 use trace_format::{TraceWriter, WriterOptions};
 
@@ -27,22 +40,62 @@ pub enum Scope {
     Frame,
 }
 
-struct Recorder {
-    writer: TraceWriter,
-    start: Instant,
-    frames: Option<(u64, u64)>,
-    frame: u64,
-    calls: u64,
-}
+const NOT_STARTED: u8 = 0;
+const RECORDING: u8 = 1;
+const STOPPED: u8 = 2;
 
-enum State {
-    NotStarted,
-    Recording(Box<Recorder>),
-    Stopped,
-}
-
-static STATE: Mutex<State> = Mutex::new(State::NotStarted);
+/// Whether the trace is open: read by every call without a lock.
+static STATUS: AtomicU8 = AtomicU8::new(NOT_STARTED);
+/// The next sequence number.
+static SEQ: AtomicU64 = AtomicU64::new(0);
+/// The frame being recorded (for the frame window).
+static FRAME: AtomicU64 = AtomicU64::new(0);
+/// When capture started: record timestamps count from it.
+static START: OnceLock<Instant> = OnceLock::new();
+/// The trace's writer and the blocks waiting to be merged into it.
+static SHARED: Mutex<Option<Sequencer>> = Mutex::new(None);
+/// Every recording thread's block, for collection.
+static THREADS: Mutex<Vec<Arc<Mutex<ThreadBlock>>>> = Mutex::new(Vec::new());
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
+
+/// A block is handed to the sequencer when it holds this many bytes.
+const BLOCK_BYTES: usize = 64 * 1024;
+/// Every thread's block is collected when the sequencer holds this many bytes waiting
+/// for an earlier record (a thread that went quiet with records in its block).
+const HELD_BYTES_LIMIT: usize = 16 * 1024 * 1024;
+
+/// What one thread records into.
+#[derive(Default)]
+struct ThreadBlock {
+    encoder: RecordEncoder,
+    block: RecordBlock,
+}
+
+/// The calling thread's block, registered for collection while the thread lives.
+struct LocalBlock(Arc<Mutex<ThreadBlock>>);
+
+impl LocalBlock {
+    fn register() -> Self {
+        let block = Arc::new(Mutex::new(ThreadBlock::default()));
+        lock(&THREADS).push(Arc::clone(&block));
+        LocalBlock(block)
+    }
+}
+
+impl Drop for LocalBlock {
+    /// A thread that ends hands over what it recorded.
+    fn drop(&mut self) {
+        let block = std::mem::take(&mut lock(&self.0).block);
+        lock(&THREADS).retain(|b| !Arc::ptr_eq(b, &self.0));
+        hand_over(block);
+    }
+}
+
+thread_local!(static LOCAL: LocalBlock = LocalBlock::register());
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// The layer's settings, read from the environment at first use.
 pub fn settings() -> &'static Settings {
@@ -62,10 +115,6 @@ pub fn log(level: LogLevel, message: &str) {
     }
 }
 
-fn state() -> MutexGuard<'static, State> {
-    STATE.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn thread_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     thread_local!(static ID: u64 = NEXT.fetch_add(1, Ordering::Relaxed));
@@ -83,8 +132,8 @@ fn compression_threads() -> usize {
 
 /// Opens the trace, unless it is open or capture stopped.
 pub fn start() {
-    let mut state = state();
-    if !matches!(*state, State::NotStarted) {
+    let mut shared = lock(&SHARED);
+    if STATUS.load(Ordering::Acquire) != NOT_STARTED {
         return;
     }
     let s = settings();
@@ -102,60 +151,60 @@ pub fn start() {
                 LogLevel::Info,
                 &format!("capturing into {}", s.file.display()),
             );
-            *state = State::Recording(Box::new(Recorder {
-                writer,
-                start: Instant::now(),
-                frames: s.frames,
-                frame: 0,
-                calls: 0,
-            }));
+            START.get_or_init(Instant::now);
+            *shared = Some(Sequencer::new(writer));
+            STATUS.store(RECORDING, Ordering::Release);
             register_exit_hook();
         }
         Err(e) => {
             log(LogLevel::Error, &format!("capture disabled: {e}"));
-            *state = State::Stopped;
+            STATUS.store(STOPPED, Ordering::Release);
         }
     }
 }
 
 /// Whether calls are being recorded (for work that only recording needs).
 pub fn recording() -> bool {
-    matches!(*state(), State::Recording(_))
+    STATUS.load(Ordering::Acquire) == RECORDING
 }
 
-/// Records the call `build` makes, if `scope` is wanted now. `build` runs under the
-/// lock, so calls land in the trace in the order they were made. Any failure (or a
+/// The envelope of a call made now, with result `result`.
+fn meta(result: i32) -> CallMeta {
+    let start = START.get_or_init(Instant::now);
+    CallMeta {
+        thread_id: thread_id(),
+        timestamp_ns: start.elapsed().as_nanos() as u64,
+        result,
+    }
+}
+
+/// Records the call `build` makes, if `scope` is wanted now. `build` runs first, outside
+/// any lock; the call takes its place in the order when it is encoded. Any failure (or a
 /// panic in `build`) stops capture with one log line; the program runs on.
 pub fn record(scope: Scope, result: i32, build: impl FnOnce() -> Option<CallT>) {
-    let mut state = state();
-    let State::Recording(r) = &mut *state else {
-        return;
-    };
-    if !wanted(r, scope) {
+    if !recording() || !wanted(scope) {
         return;
     }
-    let meta = CallMeta {
-        thread_id: thread_id(),
-        timestamp_ns: r.start.elapsed().as_nanos() as u64,
-        result,
+    let call = match catch_unwind(AssertUnwindSafe(build)) {
+        Ok(Some(call)) => call,
+        Ok(None) => return,
+        Err(_) => return stop("capture stopped: an internal error while encoding a call"),
     };
-    let outcome = catch_unwind(AssertUnwindSafe(|| match build() {
-        Some(call) => r.writer.append(meta, &call).map(|_| ()),
-        None => Ok(()),
-    }));
-    match outcome {
-        Ok(Ok(())) => r.calls += 1,
-        Ok(Err(e)) => stop(&mut state, &format!("capture stopped: {e}")),
-        Err(_) => stop(
-            &mut state,
-            "capture stopped: an internal error while encoding a call",
-        ),
+    let call_type = call.call_type();
+    if call_type == Call::NONE {
+        return stop("capture stopped: an internal error: a call without a type");
     }
+    record_with(scope, result, |fbb| {
+        let offset = call
+            .pack(fbb)
+            .expect("a call other than NONE packs to a table");
+        (call_type, offset)
+    });
 }
 
-/// Records the call `build` writes straight into the trace's builder: the fast path for
-/// the commands a program issues by the thousand, with no allocation per call. As
-/// [`record`] otherwise.
+/// Records the call `build` writes straight into the calling thread's encoder: the fast
+/// path for the commands a program issues by the thousand, with no allocation and no
+/// shared lock per call. As [`record`] otherwise.
 pub fn record_with<F>(scope: Scope, result: i32, build: F)
 where
     F: FnOnce(
@@ -165,95 +214,201 @@ where
         WIPOffset<UnionWIPOffset>,
     ),
 {
-    let mut state = state();
-    let State::Recording(r) = &mut *state else {
-        return;
-    };
-    if !wanted(r, scope) {
+    if !recording() || !wanted(scope) {
         return;
     }
-    let meta = CallMeta {
-        thread_id: thread_id(),
-        timestamp_ns: r.start.elapsed().as_nanos() as u64,
-        result,
-    };
-    let outcome = catch_unwind(AssertUnwindSafe(|| r.writer.append_with(meta, build)));
+    let meta = meta(result);
+    let mut build = Some(build);
+    let outcome = LOCAL.try_with(|local| {
+        let mut guard = lock(&local.0);
+        let ThreadBlock { encoder, block } = &mut *guard;
+        let seq = SEQ.fetch_add(1, Ordering::SeqCst);
+        let encoded = catch_unwind(AssertUnwindSafe(|| {
+            if let Some(build) = build.take() {
+                block.push(encoder.encode(seq, meta, build));
+            }
+        }));
+        let full = block.len_bytes() >= BLOCK_BYTES;
+        let block = full.then(|| std::mem::take(block));
+        drop(guard);
+        (encoded.is_ok(), block)
+    });
     match outcome {
-        Ok(Ok(_)) => r.calls += 1,
-        Ok(Err(e)) => stop(&mut state, &format!("capture stopped: {e}")),
-        Err(_) => stop(
-            &mut state,
-            "capture stopped: an internal error while encoding a call",
-        ),
+        Ok((true, Some(block))) => hand_over(block),
+        Ok((true, None)) => {}
+        Ok((false, _)) => stop("capture stopped: an internal error while encoding a call"),
+        // The thread is ending and its block is gone: append under the shared lock.
+        Err(_) => {
+            if let Some(build) = build {
+                record_unregistered(meta, build);
+            }
+        }
+    }
+}
+
+/// Records a call made by a thread whose block is gone (during its end), in order, under
+/// the shared lock that collections take.
+fn record_unregistered<F>(meta: CallMeta, build: F)
+where
+    F: FnOnce(&mut FlatBufferBuilder<'static>) -> (Call, WIPOffset<UnionWIPOffset>),
+{
+    let mut shared = lock(&SHARED);
+    let Some(sequencer) = shared.as_mut() else {
+        return;
+    };
+    let mut block = RecordBlock::new();
+    let seq = SEQ.fetch_add(1, Ordering::SeqCst);
+    let encoded = catch_unwind(AssertUnwindSafe(|| {
+        block.push(RecordEncoder::new().encode(seq, meta, build));
+    }));
+    let outcome = match encoded {
+        Ok(()) => sequencer.add(block).map_err(|e| e.to_string()),
+        Err(_) => Err("an internal error while encoding a call".into()),
+    };
+    if let Err(e) = outcome {
+        stop_locked(&mut shared, &format!("capture stopped: {e}"));
+    }
+}
+
+/// Gives a full block to the sequencer; collects every thread's block when the
+/// sequencer holds too much waiting for an earlier record.
+fn hand_over(block: RecordBlock) {
+    let mut shared = lock(&SHARED);
+    let Some(sequencer) = shared.as_mut() else {
+        return;
+    };
+    let mut outcome = sequencer.add(block);
+    if outcome.is_ok() && sequencer.held_bytes() > HELD_BYTES_LIMIT {
+        outcome = collect(sequencer);
+    }
+    if let Err(e) = outcome {
+        stop_locked(&mut shared, &format!("capture stopped: {e}"));
+    }
+}
+
+/// Takes every thread's block into the sequencer. Every sequence number below the
+/// counter's value when this starts is then in the sequencer (a thread takes its number
+/// while holding its block's lock), so the trace is written up to it.
+fn collect(sequencer: &mut Sequencer) -> trace_format::Result<()> {
+    let _ = SEQ.load(Ordering::SeqCst);
+    let threads: Vec<_> = lock(&THREADS).clone();
+    for thread in threads {
+        let block = std::mem::take(&mut lock(&thread).block);
+        sequencer.add(block)?;
+    }
+    Ok(())
+}
+
+/// Brings the trace up to date with every call recorded so far, on every thread: at
+/// submits, so that a trace cut short holds what the program submitted.
+pub fn sync() {
+    let mut shared = lock(&SHARED);
+    let Some(sequencer) = shared.as_mut() else {
+        return;
+    };
+    if let Err(e) = collect(sequencer) {
+        stop_locked(&mut shared, &format!("capture stopped: {e}"));
     }
 }
 
 /// Whether `scope` is recorded now, given the frame window.
-fn wanted(r: &Recorder, scope: Scope) -> bool {
-    match (scope, r.frames) {
+fn wanted(scope: Scope) -> bool {
+    let frame = FRAME.load(Ordering::Relaxed);
+    match (scope, settings().frames) {
         (_, None) | (Scope::Setup, _) => true,
-        (Scope::Command, Some((_, last))) => r.frame <= last,
-        (Scope::Frame, Some((first, last))) => (first..=last).contains(&r.frame),
+        (Scope::Command, Some((_, last))) => frame <= last,
+        (Scope::Frame, Some((first, last))) => (first..=last).contains(&frame),
     }
 }
 
-/// Ends the frame in progress (at a present); past the window's last frame, the trace
-/// is finished.
+/// Ends the frame in progress (at a present): a frame-boundary record after every call
+/// recorded so far on any thread; past the window's last frame, the trace is finished.
 pub fn end_frame() {
-    let mut state = state();
-    let State::Recording(r) = &mut *state else {
+    let mut shared = lock(&SHARED);
+    let Some(sequencer) = shared.as_mut() else {
         return;
     };
-    let meta = CallMeta {
-        thread_id: thread_id(),
-        timestamp_ns: r.start.elapsed().as_nanos() as u64,
-        result: 0,
-    };
-    if let Err(e) = r.writer.end_frame(meta) {
-        stop(&mut state, &format!("capture stopped: {e}"));
+    let meta = meta(0);
+    // Frame numbers and sequence numbers of boundaries ascend together: both are taken
+    // under the shared lock.
+    let frame = FRAME.load(Ordering::Relaxed);
+    let seq = SEQ.fetch_add(1, Ordering::SeqCst);
+    let mut block = RecordBlock::new();
+    block.push(RecordEncoder::new().encode(seq, meta, |fbb| {
+        let boundary = FrameBoundary::create(fbb, &FrameBoundaryArgs { frame });
+        (Call::FrameBoundary, boundary.as_union_value())
+    }));
+    let outcome = sequencer.add(block).and_then(|()| collect(sequencer));
+    if let Err(e) = outcome {
+        stop_locked(&mut shared, &format!("capture stopped: {e}"));
         return;
     }
-    r.frame += 1;
-    if r.frames.is_some_and(|(_, last)| r.frame > last) {
-        finish_locked(&mut state);
+    FRAME.store(frame + 1, Ordering::Relaxed);
+    if settings().frames.is_some_and(|(_, last)| frame + 1 > last) {
+        finish_locked(&mut shared);
     }
 }
 
 /// Finishes the trace (footer and all); later calls are not recorded.
 pub fn finish() {
-    finish_locked(&mut state());
+    finish_locked(&mut lock(&SHARED));
 }
 
-fn finish_locked(state: &mut State) {
-    if let State::Recording(r) = std::mem::replace(state, State::Stopped) {
-        let (frame, calls) = (r.frame, r.calls);
-        match r.writer.finish() {
-            Ok(stats) => log(
-                LogLevel::Info,
-                &format!(
-                    "trace finished: {} calls, {} frames, {} bytes in {}",
-                    calls,
-                    frame,
-                    stats.file_bytes,
-                    settings().file.display()
-                ),
-            ),
-            Err(e) => log(LogLevel::Error, &format!("finishing the trace failed: {e}")),
-        }
+fn finish_locked(shared: &mut Option<Sequencer>) {
+    let Some(mut sequencer) = shared.take() else {
+        return;
+    };
+    STATUS.store(STOPPED, Ordering::Release);
+    if let Err(e) = collect(&mut sequencer) {
+        log(LogLevel::Error, &format!("finishing the trace failed: {e}"));
     }
+    if let Some((next, first)) = sequencer.waiting_for() {
+        log(
+            LogLevel::Error,
+            &format!(
+                "records {next} to {} never arrived; the trace ends before them",
+                first - 1
+            ),
+        );
+    }
+    let (records, frames) = {
+        let w = sequencer.writer();
+        (w.next_seq(), w.frame())
+    };
+    match sequencer.finish() {
+        Ok(stats) => log(
+            LogLevel::Info,
+            &format!(
+                "trace finished: {} calls, {} frames, {} bytes in {}",
+                records - frames,
+                frames,
+                stats.file_bytes,
+                settings().file.display()
+            ),
+        ),
+        Err(e) => log(LogLevel::Error, &format!("finishing the trace failed: {e}")),
+    }
+}
+
+/// Stops capture after an error, keeping what was written.
+fn stop(why: &str) {
+    stop_locked(&mut lock(&SHARED), why);
 }
 
 /// Stops capture after an error, keeping what was written: the writer is finished so
 /// every call recorded so far stays readable.
-fn stop(state: &mut State, why: &str) {
+fn stop_locked(shared: &mut Option<Sequencer>, why: &str) {
+    if STATUS.swap(STOPPED, Ordering::AcqRel) == STOPPED {
+        return;
+    }
     log(
         LogLevel::Error,
         &format!("{why}; the program runs on without capture"),
     );
     // One line says why: finishing after a write error (a full disk) fails the same
     // way, and the chunks written so far stay readable without a footer.
-    if let State::Recording(r) = std::mem::replace(state, State::Stopped) {
-        let _ = r.writer.finish();
+    if let Some(sequencer) = shared.take() {
+        let _ = sequencer.finish();
     }
 }
 
@@ -261,7 +416,7 @@ fn stop(state: &mut State, why: &str) {
 /// program (which would abort it).
 pub fn guard(f: impl FnOnce()) {
     if catch_unwind(AssertUnwindSafe(f)).is_err() {
-        stop(&mut state(), "capture stopped: an internal error");
+        stop("capture stopped: an internal error");
     }
 }
 

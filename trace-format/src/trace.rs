@@ -1,8 +1,8 @@
 //! Trace files: writing records into chunks, and reading them back verified.
 //!
-//! The writer builds records straight into a flatbuffers builder for the current
-//! chunk; when the chunk reaches its size target or a frame ends, the finished bytes go
-//! to the container's background thread for compression. The reader hands out one
+//! The writer encodes each record on its own and gathers the bytes for the current
+//! chunk ([`crate::record_block`]); when the chunk reaches its size target or a frame
+//! ends, the chunk goes to the container's background threads for compression. The reader hands out one
 //! verified [`TraceChunk`] at a time; its records borrow from it, so reading copies
 //! nothing per record.
 
@@ -16,10 +16,8 @@ use crate::container::{
     ChunkMeta, ContainerReader, ContainerWriter, RawChunk, WriterOptions, WriterStats,
 };
 use crate::error::{Error, ErrorKind, Location, Result};
-use crate::generated::trace::{
-    Call, CallT, Envelope, FrameBoundary, FrameBoundaryArgs, Record, RecordArgs, RecordBatch,
-    RecordBatchArgs,
-};
+use crate::generated::trace::{Call, CallT, FrameBoundary, FrameBoundaryArgs, Record, RecordBatch};
+use crate::record_block::{ChunkBody, EncodedRecord, RecordEncoder};
 use crate::wire::{Content, IndexEntry};
 
 /// The envelope fields a caller supplies with each call; the writer adds the sequence
@@ -56,8 +54,10 @@ pub struct CallMeta {
 /// ```
 pub struct TraceWriter {
     out: ContainerWriter,
-    fbb: FlatBufferBuilder<'static>,
-    pending: Vec<WIPOffset<Record<'static>>>,
+    /// The encoder [`append_with`](Self::append_with) uses.
+    encoder: RecordEncoder,
+    /// The open chunk's records.
+    body: ChunkBody,
     target_bytes: usize,
     next_seq: u64,
     frame: u64,
@@ -71,11 +71,10 @@ pub struct TraceWriter {
 impl TraceWriter {
     /// Creates a trace at `path`.
     pub fn create(path: &Path, options: &WriterOptions) -> Result<Self> {
-        let capacity = options.chunk_target_bytes + options.chunk_target_bytes / 4;
         Ok(TraceWriter {
             out: ContainerWriter::create(path, Content::Trace, options)?,
-            fbb: FlatBufferBuilder::with_capacity(capacity),
-            pending: Vec::new(),
+            encoder: RecordEncoder::new(),
+            body: ChunkBody::default(),
             target_bytes: options.chunk_target_bytes,
             next_seq: 0,
             frame: 0,
@@ -91,40 +90,60 @@ impl TraceWriter {
         self.frame
     }
 
-    /// Appends one call built by `build` straight into the chunk's builder, and returns
-    /// its sequence number. The fast path: nothing is allocated per call.
+    /// The sequence number the next record must carry.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Appends one call built by `build`, and returns its sequence number. The fast
+    /// path: the call is built straight into a reused builder, nothing is allocated
+    /// per call.
     pub fn append_with<F>(&mut self, meta: CallMeta, build: F) -> Result<u64>
     where
         F: FnOnce(&mut FlatBufferBuilder<'static>) -> (Call, WIPOffset<UnionWIPOffset>),
     {
         let seq = self.next_seq;
-        let (call_type, call) = build(&mut self.fbb);
-        let record = Record::create(
-            &mut self.fbb,
-            &RecordArgs {
-                envelope: Some(&Envelope::new(
-                    seq,
-                    meta.thread_id,
-                    meta.timestamp_ns,
-                    meta.result,
+        let mut encoder = std::mem::take(&mut self.encoder);
+        let outcome = self.append_encoded(encoder.encode(seq, meta, build));
+        self.encoder = encoder;
+        outcome.map(|()| seq)
+    }
+
+    /// Appends a record encoded elsewhere (by [`RecordEncoder`], on any thread). Its
+    /// sequence number must be the next one: records are appended in one gapless order.
+    /// A frame boundary ends the frame as [`end_frame`](Self::end_frame) does.
+    pub fn append_encoded(&mut self, record: EncodedRecord<'_>) -> Result<()> {
+        if record.seq != self.next_seq {
+            return Err(Error::new(
+                self.out.path(),
+                Location::File,
+                ErrorKind::Unsupported(format!(
+                    "record {} appended where record {} belongs",
+                    record.seq, self.next_seq
                 )),
-                call_type,
-                call: Some(call),
-            },
-        );
-        if self.pending.is_empty() {
-            self.chunk_first_seq = seq;
+            ));
+        }
+        if self.body.len() == 0 {
+            self.chunk_first_seq = record.seq;
             self.chunk_first_frame = self.frame;
             if self.chunk_max_age.is_some() {
                 self.chunk_opened = Instant::now();
             }
         }
-        self.pending.push(record);
+        self.body.push(record.bytes);
         self.next_seq += 1;
-        if self.fbb.unfinished_data().len() >= self.target_bytes {
+        if record.frame_boundary {
+            let old_enough = self
+                .chunk_max_age
+                .is_none_or(|age| self.chunk_opened.elapsed() >= age);
+            if old_enough {
+                self.close_chunk(true)?;
+            }
+            self.frame += 1;
+        } else if self.body.len_bytes() >= self.target_bytes {
             self.close_chunk(false)?;
         }
-        Ok(seq)
+        Ok(())
     }
 
     /// Appends one call given as an owned value.
@@ -150,48 +169,29 @@ impl TraceWriter {
     /// frame.
     pub fn end_frame(&mut self, meta: CallMeta) -> Result<u64> {
         let frame = self.frame;
-        let seq = self.append_with(meta, |fbb| {
+        self.append_with(meta, |fbb| {
             let boundary = FrameBoundary::create(fbb, &FrameBoundaryArgs { frame });
             (Call::FrameBoundary, boundary.as_union_value())
-        })?;
-        let old_enough = self
-            .chunk_max_age
-            .is_none_or(|age| self.chunk_opened.elapsed() >= age);
-        if !self.pending.is_empty() && old_enough {
-            self.close_chunk(true)?;
-        }
-        self.frame += 1;
-        Ok(seq)
+        })
     }
 
     /// Writes what is pending and the footer index; returns the file's totals.
     pub fn finish(mut self) -> Result<WriterStats> {
-        if !self.pending.is_empty() {
+        if self.body.len() != 0 {
             self.close_chunk(false)?;
         }
         self.out.finish(self.frame)
     }
 
     fn close_chunk(&mut self, ends_frame: bool) -> Result<()> {
-        let records = self.fbb.create_vector(&self.pending);
-        let batch = RecordBatch::create(
-            &mut self.fbb,
-            &RecordBatchArgs {
-                records: Some(records),
-            },
-        );
-        self.fbb.finish_minimal(batch);
-        let mut payload = self.out.recycled_buffer().unwrap_or_default();
-        payload.clear();
-        payload.extend_from_slice(self.fbb.finished_data());
-        self.fbb.reset();
         let meta = ChunkMeta {
-            record_count: self.pending.len() as u32,
+            record_count: self.body.len() as u32,
             first_seq: self.chunk_first_seq,
             first_frame: self.chunk_first_frame,
             ends_frame,
         };
-        self.pending.clear();
+        let mut payload = self.out.recycled_buffer().unwrap_or_default();
+        self.body.finish_into(&mut payload);
         self.out.write_chunk(payload, 0, meta)
     }
 }

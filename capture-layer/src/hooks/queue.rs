@@ -47,6 +47,8 @@ pub unsafe extern "system" fn queue_submit(
             fence: fence.as_raw(),
         }))))
     });
+    // What other threads recorded before the submit goes into the trace with it.
+    recorder::sync();
     // Frame-boundary markers: noted, and taken off where the layer provides them.
     let mut ends_frame = false;
     let mut down: Vec<vk::SubmitInfo> = slice(submits, count).to_vec();
@@ -96,6 +98,8 @@ unsafe fn submit2(queue: vk::Queue, count: u32, submits: *const vk::SubmitInfo2,
             fence: fence.as_raw(),
         }))))
     });
+    // What other threads recorded before the submit goes into the trace with it.
+    recorder::sync();
 }
 
 /// Hooks for `vkQueueSubmit2`, core and KHR.

@@ -1,0 +1,218 @@
+//! Records encoded one at a time, each a self-contained flatbuffer, and the chunk layout
+//! that gathers them.
+//!
+//! A trace chunk's payload is one `RecordBatch` whose `records` vector points at the
+//! records' tables. The writer does not build the chunk in one flatbuffers builder: each
+//! record is finished on its own (a root offset, its table, its vtable, its strings and
+//! vectors) and its bytes are placed, eight-byte aligned, after a small hand-made head
+//! (the root offset, the batch's vtable and table, and the vector of offsets). A record
+//! so encoded can be made on any thread and moved into any chunk, which is what lets the
+//! capture layer's threads encode without a shared lock (see [`crate::sequencer`]). The
+//! payload is an ordinary flatbuffer: every offset points forward, every object keeps
+//! its alignment, and the reader and its verifier see no difference.
+
+use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
+
+use crate::generated::trace::{Call, Envelope, Record, RecordArgs};
+use crate::trace::CallMeta;
+
+/// The alignment every record's bytes start at (the largest any trace object needs:
+/// the envelope's 64-bit fields).
+const RECORD_ALIGN: usize = 8;
+
+/// Bytes of the chunk head before the offsets: the root offset, the batch's vtable
+/// (three u16: its size, the table's size, the `records` field's place), two bytes of
+/// padding, the batch table (its vtable offset and the `records` offset) and the
+/// vector's length.
+const HEAD_BYTES: usize = 4 + 6 + 2 + 8 + 4;
+
+/// One record's encoding: a finished flatbuffer whose root is a `Record`.
+#[derive(Clone, Copy, Debug)]
+pub struct EncodedRecord<'a> {
+    /// Its sequence number.
+    pub seq: u64,
+    /// Whether it is a `FrameBoundary`.
+    pub frame_boundary: bool,
+    /// The finished bytes.
+    pub bytes: &'a [u8],
+}
+
+/// Encodes records one at a time, reusing one builder.
+pub struct RecordEncoder {
+    fbb: FlatBufferBuilder<'static>,
+}
+
+impl Default for RecordEncoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RecordEncoder {
+    /// An encoder with a small builder (it grows to the largest record).
+    pub fn new() -> Self {
+        RecordEncoder {
+            fbb: FlatBufferBuilder::with_capacity(256),
+        }
+    }
+
+    /// Encodes the call `build` makes, with sequence number `seq` and `meta`'s envelope.
+    pub fn encode<F>(&mut self, seq: u64, meta: CallMeta, build: F) -> EncodedRecord<'_>
+    where
+        F: FnOnce(&mut FlatBufferBuilder<'static>) -> (Call, WIPOffset<UnionWIPOffset>),
+    {
+        self.fbb.reset();
+        let (call_type, call) = build(&mut self.fbb);
+        let record = Record::create(
+            &mut self.fbb,
+            &RecordArgs {
+                envelope: Some(&Envelope::new(
+                    seq,
+                    meta.thread_id,
+                    meta.timestamp_ns,
+                    meta.result,
+                )),
+                call_type,
+                call: Some(call),
+            },
+        );
+        self.fbb.finish_minimal(record);
+        EncodedRecord {
+            seq,
+            frame_boundary: call_type == Call::FrameBoundary,
+            bytes: self.fbb.finished_data(),
+        }
+    }
+}
+
+/// Where one record of a [`RecordBlock`] lies.
+#[derive(Clone, Copy, Debug)]
+struct BlockEntry {
+    seq: u64,
+    start: u32,
+    end: u32,
+    frame_boundary: bool,
+}
+
+/// Records one thread encoded, in ascending sequence order, waiting to be merged into
+/// the trace; taken out by [`RecordBlock::pop`] in that order.
+#[derive(Debug, Default)]
+pub struct RecordBlock {
+    bytes: Vec<u8>,
+    entries: Vec<BlockEntry>,
+    /// The first entry not yet taken out.
+    next: usize,
+}
+
+impl RecordBlock {
+    /// An empty block.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends `record`, whose sequence number must be above every one in the block.
+    pub fn push(&mut self, record: EncodedRecord<'_>) {
+        debug_assert!(self.entries.last().is_none_or(|e| e.seq < record.seq));
+        let start = self.bytes.len().next_multiple_of(RECORD_ALIGN);
+        self.bytes.resize(start, 0);
+        self.bytes.extend_from_slice(record.bytes);
+        self.entries.push(BlockEntry {
+            seq: record.seq,
+            start: start as u32,
+            end: self.bytes.len() as u32,
+            frame_boundary: record.frame_boundary,
+        });
+    }
+
+    /// Encoded bytes held.
+    pub fn len_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether every record has been taken out (or none was put in).
+    pub fn is_empty(&self) -> bool {
+        self.next == self.entries.len()
+    }
+
+    /// The sequence number of the next record [`pop`](Self::pop) gives.
+    pub fn peek_seq(&self) -> Option<u64> {
+        self.entries.get(self.next).map(|e| e.seq)
+    }
+
+    /// Takes out the next record.
+    pub fn pop(&mut self) -> Option<EncodedRecord<'_>> {
+        let e = *self.entries.get(self.next)?;
+        self.next += 1;
+        Some(EncodedRecord {
+            seq: e.seq,
+            frame_boundary: e.frame_boundary,
+            bytes: &self.bytes[e.start as usize..e.end as usize],
+        })
+    }
+
+    /// Empties the block, keeping its memory.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.entries.clear();
+        self.next = 0;
+    }
+}
+
+/// A chunk's records being gathered: their bytes and where each record's table lies.
+#[derive(Debug, Default)]
+pub(crate) struct ChunkBody {
+    bytes: Vec<u8>,
+    /// Each record's table, as an offset into `bytes`.
+    tables: Vec<u32>,
+}
+
+impl ChunkBody {
+    /// Appends one record's bytes.
+    pub(crate) fn push(&mut self, record: &[u8]) {
+        let start = self.bytes.len().next_multiple_of(RECORD_ALIGN);
+        self.bytes.resize(start, 0);
+        self.bytes.extend_from_slice(record);
+        let root = record
+            .get(..4)
+            .map_or(0, |r| u32::from_le_bytes([r[0], r[1], r[2], r[3]]));
+        self.tables.push(start as u32 + root);
+    }
+
+    /// Records held.
+    pub(crate) fn len(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// Bytes held.
+    pub(crate) fn len_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Writes the chunk payload (the head, then the records) into `out`, and empties
+    /// the body.
+    pub(crate) fn finish_into(&mut self, out: &mut Vec<u8>) {
+        let n = self.tables.len();
+        let base = (HEAD_BYTES + 4 * n).next_multiple_of(RECORD_ALIGN);
+        out.clear();
+        out.reserve(base + self.bytes.len());
+        // The root offset, to the batch table at 12.
+        out.extend_from_slice(&12u32.to_le_bytes());
+        // The batch's vtable at 4: 6 bytes long, a table of 8 bytes, `records` at 4.
+        for half in [6u16, 8, 4, 0] {
+            out.extend_from_slice(&half.to_le_bytes());
+        }
+        // The table at 12: its vtable 8 bytes before it; `records` at 20 (16 + 4).
+        out.extend_from_slice(&8i32.to_le_bytes());
+        out.extend_from_slice(&4u32.to_le_bytes());
+        // The vector at 20, its offsets from 24 on.
+        out.extend_from_slice(&(n as u32).to_le_bytes());
+        for (i, table) in self.tables.iter().enumerate() {
+            let at = HEAD_BYTES + 4 * i;
+            out.extend_from_slice(&((base + *table as usize - at) as u32).to_le_bytes());
+        }
+        out.resize(base, 0);
+        out.extend_from_slice(&self.bytes);
+        self.bytes.clear();
+        self.tables.clear();
+    }
+}
