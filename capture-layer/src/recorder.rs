@@ -286,11 +286,11 @@ fn hand_over(block: RecordBlock) {
     }
 }
 
-/// Takes every thread's block into the sequencer. Every sequence number below the
-/// counter's value when this starts is then in the sequencer (a thread takes its number
-/// while holding its block's lock), so the trace is written up to it.
+/// Takes every thread's block into the sequencer. Every sequence number taken before
+/// this starts is then in the sequencer (a thread takes its number while holding its
+/// block's lock, so a collection waits for an encoding under way), and the trace is
+/// written up to the last of them.
 fn collect(sequencer: &mut Sequencer) -> trace_format::Result<()> {
-    let _ = SEQ.load(Ordering::SeqCst);
     let threads: Vec<_> = lock(&THREADS).clone();
     for thread in threads {
         let block = std::mem::take(&mut lock(&thread).block);
