@@ -256,18 +256,25 @@ where
     let Some(sequencer) = shared.as_mut() else {
         return;
     };
-    let mut block = RecordBlock::new();
-    let seq = SEQ.fetch_add(1, Ordering::SeqCst);
-    let encoded = catch_unwind(AssertUnwindSafe(|| {
-        block.push(RecordEncoder::new().encode(seq, meta, build));
-    }));
-    let outcome = match encoded {
-        Ok(()) => sequencer.add(block).map_err(|e| e.to_string()),
-        Err(_) => Err("an internal error while encoding a call".into()),
-    };
-    if let Err(e) = outcome {
+    if let Err(e) = append_locked(sequencer, meta, build) {
         stop_locked(&mut shared, &format!("capture stopped: {e}"));
     }
+}
+
+/// Takes a sequence number and appends the call `build` makes straight to the
+/// sequencer, whose lock the caller holds (as every collection does, so the number and
+/// the record cannot be split by one).
+fn append_locked<F>(sequencer: &mut Sequencer, meta: CallMeta, build: F) -> Result<(), String>
+where
+    F: FnOnce(&mut FlatBufferBuilder<'static>) -> (Call, WIPOffset<UnionWIPOffset>),
+{
+    let mut block = RecordBlock::new();
+    let seq = SEQ.fetch_add(1, Ordering::SeqCst);
+    catch_unwind(AssertUnwindSafe(|| {
+        block.push(RecordEncoder::new().encode(seq, meta, build));
+    }))
+    .map_err(|_| "an internal error while encoding a call".to_string())?;
+    sequencer.add(block).map_err(|e| e.to_string())
 }
 
 /// Gives a full block to the sequencer; collects every thread's block when the
@@ -332,13 +339,11 @@ pub fn end_frame() {
     // Frame numbers and sequence numbers of boundaries ascend together: both are taken
     // under the shared lock.
     let frame = FRAME.load(Ordering::Relaxed);
-    let seq = SEQ.fetch_add(1, Ordering::SeqCst);
-    let mut block = RecordBlock::new();
-    block.push(RecordEncoder::new().encode(seq, meta, |fbb| {
+    let outcome = append_locked(sequencer, meta, |fbb| {
         let boundary = FrameBoundary::create(fbb, &FrameBoundaryArgs { frame });
         (Call::FrameBoundary, boundary.as_union_value())
-    }));
-    let outcome = sequencer.add(block).and_then(|()| collect(sequencer));
+    })
+    .and_then(|()| collect(sequencer).map_err(|e| e.to_string()));
     if let Err(e) = outcome {
         stop_locked(&mut shared, &format!("capture stopped: {e}"));
         return;

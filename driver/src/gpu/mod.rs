@@ -157,6 +157,16 @@ enum Executable {
     Fermi(fermi::Sim),
 }
 
+impl Executable {
+    /// Runs the macro on its simulator against `m`.
+    fn run(&self, m: &mut impl Machine, budget: u64) -> Result<RunStats, RunError> {
+        match self {
+            Executable::Turing(sim) => sim.run(m, budget),
+            Executable::Fermi(sim) => sim.run(m, budget),
+        }
+    }
+}
+
 /// The instruction and start-address RAMs, and the macros decoded from them.
 struct MacroStore {
     arch: Arch,
@@ -219,16 +229,10 @@ fn run_macro(
     budget: u64,
 ) -> Result<RunStats, RunError> {
     let Some(memo) = memo.filter(|m| m.recording(id)) else {
-        return match exe {
-            Executable::Turing(sim) => sim.run(state, budget),
-            Executable::Fermi(sim) => sim.run(state, budget),
-        };
+        return exe.run(state, budget);
     };
     let mut rec = Recorder::new(state);
-    let stats = match exe {
-        Executable::Turing(sim) => sim.run(&mut rec, budget),
-        Executable::Fermi(sim) => sim.run(&mut rec, budget),
-    }?;
+    let stats = exe.run(&mut rec, budget)?;
     memo.remember(id, &rec, stats.instructions);
     Ok(stats)
 }
