@@ -1136,6 +1136,11 @@ impl<'o> Pass<'o> {
                     }
                 }
             }
+            if draw.is_none() && recorded.is_none() && enc.push_is_empty() {
+                // A bind or state change that pushed nothing (NVK defers most to the
+                // next draw's flush): nothing to execute, count or log.
+                continue;
+            }
             let t1 = t0.map(|_| Instant::now());
             let words = enc.take_push();
             let seq = draw.as_ref().map_or(0, |d: &DrawShape| d.seq);

@@ -244,6 +244,11 @@ impl<'d> CommandEncoder<'d> {
         self.push
     }
 
+    /// Whether nothing was written since the last [`take_push`](Self::take_push).
+    pub fn push_is_empty(&self) -> bool {
+        self.push.is_empty()
+    }
+
     /// Takes the words written so far, leaving an empty buffer (and no open header) for
     /// what follows: a replay executes each command's words on their own.
     pub fn take_push(&mut self) -> PushBuffer {
