@@ -3,8 +3,12 @@
 //! same for an instance and its physical devices, and for a device and its queues and
 //! command buffers).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_void, CStr};
+use std::ops::Deref;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use ash::vk;
@@ -81,6 +85,41 @@ impl DeviceData {
 
 static INSTANCES: RwLock<Option<HashMap<usize, Arc<InstanceData>>>> = RwLock::new(None);
 static DEVICES: RwLock<Option<HashMap<usize, Arc<DeviceData>>>> = RwLock::new(None);
+/// Changes whenever a device is added or removed: a thread's remembered device is good
+/// while it holds the value it was remembered at.
+static DEVICES_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// A device's data shared by one thread's calls: the `Rc` counts this thread's users
+/// without the atomic that every thread's clones of the `Arc` would contend for.
+#[allow(clippy::redundant_allocation)]
+type ThreadShared = Rc<Arc<DeviceData>>;
+
+/// The device a thread looked up last, with the epoch and key it was found at.
+struct LastDevice {
+    epoch: u64,
+    key: usize,
+    data: ThreadShared,
+}
+
+thread_local! {
+    /// Each thread's last device lookup: a program records commands into one device's
+    /// command buffers call after call, and finding them again in the shared map would
+    /// touch the map's lock and the data's reference count, both shared by every
+    /// recording thread, at every call.
+    static LAST_DEVICE: RefCell<Option<LastDevice>> = const { RefCell::new(None) };
+}
+
+/// A device's data for the length of a call, from the calling thread's last lookup
+/// (counted without atomics, so threads do not contend for it).
+pub struct DeviceRef(ThreadShared);
+
+impl Deref for DeviceRef {
+    type Target = DeviceData;
+
+    fn deref(&self) -> &DeviceData {
+        &self.0
+    }
+}
 
 /// Registers `data` under `key`.
 pub fn add_instance(key: usize, data: InstanceData) {
@@ -108,12 +147,15 @@ pub fn add_device(key: usize, data: DeviceData) {
     let mut map = DEVICES.write().unwrap_or_else(|e| e.into_inner());
     map.get_or_insert_with(HashMap::new)
         .insert(key, Arc::new(data));
+    DEVICES_EPOCH.fetch_add(1, Ordering::Release);
 }
 
-/// Forgets the device under `key`.
+/// Forgets the device under `key`. A thread that looked it up last keeps its data
+/// until its next lookup or its end (the next lookup sees the epoch changed).
 pub fn remove_device(key: usize) {
     let mut map = DEVICES.write().unwrap_or_else(|e| e.into_inner());
     map.get_or_insert_with(HashMap::new).remove(&key);
+    DEVICES_EPOCH.fetch_add(1, Ordering::Release);
 }
 
 /// The device (or queue's, or command buffer's device) with dispatch key `key`.
@@ -122,12 +164,37 @@ pub fn device(key: usize) -> Option<Arc<DeviceData>> {
     map.as_ref()?.get(&key).cloned()
 }
 
-/// The device data of a dispatchable device-level handle.
+/// The device data of a dispatchable device-level handle: the calling thread's last
+/// lookup when it is for the same device and no device was added or removed since, else
+/// found in the shared map and remembered.
 ///
 /// # Safety
 /// `handle` must be a live device, queue or command buffer.
-pub unsafe fn device_of<H: Handle>(handle: H) -> Option<Arc<DeviceData>> {
-    device(key(handle))
+pub unsafe fn device_of<H: Handle>(handle: H) -> Option<DeviceRef> {
+    let key = key(handle);
+    // Read before the map: a device added or removed after this read changes the epoch,
+    // so what is remembered below is looked up again next time.
+    let epoch = DEVICES_EPOCH.load(Ordering::Acquire);
+    let remembered = LAST_DEVICE.try_with(|last| {
+        let last = last.try_borrow().ok()?;
+        let last = last.as_ref()?;
+        (last.epoch == epoch && last.key == key).then(|| DeviceRef(Rc::clone(&last.data)))
+    });
+    if let Ok(Some(found)) = remembered {
+        return Some(found);
+    }
+    let data = Rc::new(device(key)?);
+    // A thread that is ending has no slot left: it looks up every time.
+    let _ = LAST_DEVICE.try_with(|last| {
+        if let Ok(mut last) = last.try_borrow_mut() {
+            *last = Some(LastDevice {
+                epoch,
+                key,
+                data: Rc::clone(&data),
+            });
+        }
+    });
+    Some(DeviceRef(data))
 }
 
 /// The instance data of an instance or physical device.

@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
-use trace_format::generated::trace::{Call, CallT, FrameBoundary, FrameBoundaryArgs};
+use trace_format::direct::DirectField;
+use trace_format::generated::trace::{Call, CallT};
 use trace_format::record_block::{RecordBlock, RecordEncoder};
 use trace_format::sequencer::Sequencer;
 use trace_format::trace::CallMeta;
@@ -207,25 +208,42 @@ pub fn record(scope: Scope, result: i32, build: impl FnOnce() -> Option<CallT>) 
 /// shared lock per call. As [`record`] otherwise.
 pub fn record_with<F>(scope: Scope, result: i32, build: F)
 where
-    F: FnOnce(
-        &mut FlatBufferBuilder<'static>,
-    ) -> (
-        trace_format::generated::trace::Call,
-        WIPOffset<UnionWIPOffset>,
-    ),
+    F: FnOnce(&mut FlatBufferBuilder<'static>) -> (Call, WIPOffset<UnionWIPOffset>),
+{
+    record_into(scope, result, |encoder, block, seq, meta| {
+        block.push(encoder.encode(seq, meta, build));
+    });
+}
+
+/// Records a call of `call_type` whose table holds `fields`, laid out straight into the
+/// calling thread's block without a flatbuffers builder (see [`trace_format::direct`]):
+/// the fastest path, for calls of scalars and scalar arrays. As [`record`] otherwise.
+#[inline(always)]
+pub fn record_direct(scope: Scope, result: i32, call_type: Call, fields: &[DirectField<'_>]) {
+    record_into(scope, result, |_, block, seq, meta| {
+        block.push_direct(seq, meta, call_type, fields);
+    });
+}
+
+/// Takes a sequence number for a call made now and has `push` put its record into the
+/// calling thread's block, if `scope` is wanted now.
+#[inline(always)]
+fn record_into<P>(scope: Scope, result: i32, push: P)
+where
+    P: FnOnce(&mut RecordEncoder, &mut RecordBlock, u64, CallMeta),
 {
     if !recording() || !wanted(scope) {
         return;
     }
     let meta = meta(result);
-    let mut build = Some(build);
+    let mut push = Some(push);
     let outcome = LOCAL.try_with(|local| {
         let mut guard = lock(&local.0);
         let ThreadBlock { encoder, block } = &mut *guard;
         let seq = SEQ.fetch_add(1, Ordering::SeqCst);
         let encoded = catch_unwind(AssertUnwindSafe(|| {
-            if let Some(build) = build.take() {
-                block.push(encoder.encode(seq, meta, build));
+            if let Some(push) = push.take() {
+                push(encoder, block, seq, meta);
             }
         }));
         let full = block.len_bytes() >= BLOCK_BYTES;
@@ -239,8 +257,8 @@ where
         Ok((false, _)) => stop("capture stopped: an internal error while encoding a call"),
         // The thread is ending and its block is gone: append under the shared lock.
         Err(_) => {
-            if let Some(build) = build {
-                record_unregistered(meta, build);
+            if let Some(push) = push {
+                record_unregistered(meta, push);
             }
         }
     }
@@ -248,30 +266,30 @@ where
 
 /// Records a call made by a thread whose block is gone (during its end), in order, under
 /// the shared lock that collections take.
-fn record_unregistered<F>(meta: CallMeta, build: F)
+fn record_unregistered<P>(meta: CallMeta, push: P)
 where
-    F: FnOnce(&mut FlatBufferBuilder<'static>) -> (Call, WIPOffset<UnionWIPOffset>),
+    P: FnOnce(&mut RecordEncoder, &mut RecordBlock, u64, CallMeta),
 {
     let mut shared = lock(&SHARED);
     let Some(sequencer) = shared.as_mut() else {
         return;
     };
-    if let Err(e) = append_locked(sequencer, meta, build) {
+    if let Err(e) = append_locked(sequencer, meta, push) {
         stop_locked(&mut shared, &format!("capture stopped: {e}"));
     }
 }
 
-/// Takes a sequence number and appends the call `build` makes straight to the
+/// Takes a sequence number and appends the call `push` encodes straight to the
 /// sequencer, whose lock the caller holds (as every collection does, so the number and
 /// the record cannot be split by one).
-fn append_locked<F>(sequencer: &mut Sequencer, meta: CallMeta, build: F) -> Result<(), String>
+fn append_locked<P>(sequencer: &mut Sequencer, meta: CallMeta, push: P) -> Result<(), String>
 where
-    F: FnOnce(&mut FlatBufferBuilder<'static>) -> (Call, WIPOffset<UnionWIPOffset>),
+    P: FnOnce(&mut RecordEncoder, &mut RecordBlock, u64, CallMeta),
 {
     let mut block = RecordBlock::new();
     let seq = SEQ.fetch_add(1, Ordering::SeqCst);
     catch_unwind(AssertUnwindSafe(|| {
-        block.push(RecordEncoder::new().encode(seq, meta, build));
+        push(&mut RecordEncoder::new(), &mut block, seq, meta);
     }))
     .map_err(|_| "an internal error while encoding a call".to_string())?;
     sequencer.add(block).map_err(|e| e.to_string())
@@ -339,9 +357,8 @@ pub fn end_frame() {
     // Frame numbers and sequence numbers of boundaries ascend together: both are taken
     // under the shared lock.
     let frame = FRAME.load(Ordering::Relaxed);
-    let outcome = append_locked(sequencer, meta, |fbb| {
-        let boundary = FrameBoundary::create(fbb, &FrameBoundaryArgs { frame });
-        (Call::FrameBoundary, boundary.as_union_value())
+    let outcome = append_locked(sequencer, meta, |_, block, seq, meta| {
+        block.push_direct(seq, meta, Call::FrameBoundary, &[DirectField::U64(frame)]);
     })
     .and_then(|()| collect(sequencer).map_err(|e| e.to_string()));
     if let Err(e) = outcome {

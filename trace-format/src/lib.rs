@@ -18,6 +18,7 @@
 extern crate alloc;
 
 pub mod container;
+pub mod direct;
 pub mod error;
 pub mod generated;
 pub mod names;

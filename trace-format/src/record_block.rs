@@ -13,6 +13,7 @@
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 
+use crate::direct::{append_direct, DirectField};
 use crate::generated::trace::{Call, Envelope, Record, RecordArgs};
 use crate::trace::CallMeta;
 
@@ -121,6 +122,26 @@ impl RecordBlock {
             start: start as u32,
             end: self.bytes.len() as u32,
             frame_boundary: record.frame_boundary,
+        });
+    }
+
+    /// Appends a record of `call_type` laid out directly from `fields` (see
+    /// [`crate::direct`]), with sequence number `seq` (above every one in the block).
+    #[inline(always)]
+    pub fn push_direct(
+        &mut self,
+        seq: u64,
+        meta: CallMeta,
+        call_type: Call,
+        fields: &[DirectField<'_>],
+    ) {
+        debug_assert!(self.entries.last().is_none_or(|e| e.seq < seq));
+        let start = append_direct(&mut self.bytes, seq, meta, call_type, fields);
+        self.entries.push(BlockEntry {
+            seq,
+            start: start as u32,
+            end: self.bytes.len() as u32,
+            frame_boundary: call_type == Call::FrameBoundary,
         });
     }
 

@@ -5,9 +5,11 @@ use ash::vk;
 use ash::vk::Handle;
 use trace_format::generated::trace::*;
 
-use super::util::{find_in_chain, handles, slice};
+use trace_format::direct::DirectField as F;
+
+use super::util::{find_in_chain, handles, raw_handles, slice};
 use crate::dispatch::{self, DeviceData};
-use crate::recorder::{record, record_with, Scope};
+use crate::recorder::{self, record, record_direct, Scope};
 
 /// Records a command-buffer call built by `build`.
 fn command(build: impl FnOnce() -> CallT) {
@@ -34,17 +36,20 @@ fn c_name(name: &'static str) -> &'static std::ffi::CStr {
     std::ffi::CStr::from_bytes_with_nul(name.as_bytes()).unwrap_or(c"")
 }
 
-/// As `command_hook!`, recording through the trace builder directly (no allocation per
-/// call): for the commands programs issue by the thousand.
+/// As `command_hook!`, recording a call of `$call` whose table holds the fields
+/// `$fields` (in schema order), laid out straight into the calling thread's block (no
+/// builder, no allocation): for the commands programs issue by the thousand.
 macro_rules! fast_command_hook {
-    ($(#[$doc:meta])* $hook:ident($cb:ident $(, $arg:ident: $ty:ty)*) => $table:ident.$field:ident, |$fbb:ident| $record:expr) => {
+    ($(#[$doc:meta])* $hook:ident($cb:ident $(, $arg:ident: $ty:ty)*) => $table:ident.$field:ident, $call:ident [$($value:expr),* $(,)?]) => {
         $(#[$doc])*
         pub unsafe extern "system" fn $hook($cb: vk::CommandBuffer $(, $arg: $ty)*) {
             let Some(d) = dispatch::device_of($cb) else {
                 return;
             };
             (d.fns.$table().$field)($cb $(, $arg)*);
-            record_with(Scope::Command, 0, |$fbb| $record);
+            if recorder::recording() {
+                record_direct(Scope::Command, 0, Call::$call, &[$($value),*]);
+            }
         }
     };
 }
@@ -132,14 +137,10 @@ command_hook!(
     })))
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdBindPipeline`.
     cmd_bind_pipeline(cb, point: vk::PipelineBindPoint, pipeline: vk::Pipeline) => fp_v1_0.cmd_bind_pipeline,
-    CallT::CmdBindPipeline(Box::new(table!(CmdBindPipelineT {
-        command_buffer: cb.as_raw(),
-        pipeline_bind_point: point.as_raw() as u32,
-        pipeline: pipeline.as_raw(),
-    })))
+    CmdBindPipeline [F::U64(cb.as_raw()), F::U32(point.as_raw() as u32), F::U64(pipeline.as_raw())]
 );
 
 fast_command_hook!(
@@ -154,22 +155,17 @@ fast_command_hook!(
         dynamic_count: u32,
         dynamic_offsets: *const u32
     ) => fp_v1_0.cmd_bind_descriptor_sets,
-    |fbb| {
-        let sets: Vec<u64> = slice(sets, set_count).iter().map(|s| s.as_raw()).collect();
-        let args = CmdBindDescriptorSetsArgs {
-            command_buffer: cb.as_raw(),
-            pipeline_bind_point: point.as_raw() as u32,
-            layout: layout.as_raw(),
-            first_set,
-            descriptor_sets: Some(fbb.create_vector(&sets)),
-            dynamic_offsets: Some(fbb.create_vector(slice(dynamic_offsets, dynamic_count))),
-        };
-        let call = CmdBindDescriptorSets::create(fbb, &args);
-        (Call::CmdBindDescriptorSets, call.as_union_value())
-    }
+    CmdBindDescriptorSets [
+        F::U64(cb.as_raw()),
+        F::U32(point.as_raw() as u32),
+        F::U64(layout.as_raw()),
+        F::U32(first_set),
+        F::U64s(raw_handles(sets, set_count)),
+        F::U32s(slice(dynamic_offsets, dynamic_count)),
+    ]
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdBindVertexBuffers`.
     cmd_bind_vertex_buffers(
         cb,
@@ -178,23 +174,23 @@ command_hook!(
         buffers: *const vk::Buffer,
         offsets: *const vk::DeviceSize
     ) => fp_v1_0.cmd_bind_vertex_buffers,
-    CallT::CmdBindVertexBuffers(Box::new(table!(CmdBindVertexBuffersT {
-        command_buffer: cb.as_raw(),
-        first_binding: first,
-        buffers: Some(handles(buffers, count)),
-        offsets: Some(slice(offsets, count).to_vec()),
-    })))
+    CmdBindVertexBuffers [
+        F::U64(cb.as_raw()),
+        F::U32(first),
+        F::U64s(raw_handles(buffers, count)),
+        F::U64s(slice(offsets, count)),
+    ]
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdBindIndexBuffer`.
     cmd_bind_index_buffer(cb, buffer: vk::Buffer, offset: vk::DeviceSize, index_type: vk::IndexType) => fp_v1_0.cmd_bind_index_buffer,
-    CallT::CmdBindIndexBuffer(Box::new(table!(CmdBindIndexBufferT {
-        command_buffer: cb.as_raw(),
-        buffer: buffer.as_raw(),
-        offset,
-        index_type: index_type.as_raw() as u32,
-    })))
+    CmdBindIndexBuffer [
+        F::U64(cb.as_raw()),
+        F::U64(buffer.as_raw()),
+        F::U64(offset),
+        F::U32(index_type.as_raw() as u32),
+    ]
 );
 
 fast_command_hook!(
@@ -207,32 +203,25 @@ fast_command_hook!(
         size: u32,
         values: *const std::ffi::c_void
     ) => fp_v1_0.cmd_push_constants,
-    |fbb| {
-        let args = CmdPushConstantsArgs {
-            command_buffer: cb.as_raw(),
-            layout: layout.as_raw(),
-            stage_flags: stages.as_raw(),
-            offset,
-            data: Some(fbb.create_vector(slice(values as *const u8, size))),
-        };
-        let call = CmdPushConstants::create(fbb, &args);
-        (Call::CmdPushConstants, call.as_union_value())
-    }
+    CmdPushConstants [
+        F::U64(cb.as_raw()),
+        F::U64(layout.as_raw()),
+        F::U32(stages.as_raw()),
+        F::U32(offset),
+        F::Bytes(slice(values as *const u8, size)),
+    ]
 );
 
 fast_command_hook!(
     /// `vkCmdDraw`.
     cmd_draw(cb, vertex_count: u32, instance_count: u32, first_vertex: u32, first_instance: u32) => fp_v1_0.cmd_draw,
-    |fbb| {
-        let args = CmdDrawArgs {
-            command_buffer: cb.as_raw(),
-            vertex_count,
-            instance_count,
-            first_vertex,
-            first_instance,
-        };
-        (Call::CmdDraw, CmdDraw::create(fbb, &args).as_union_value())
-    }
+    CmdDraw [
+        F::U64(cb.as_raw()),
+        F::U32(vertex_count),
+        F::U32(instance_count),
+        F::U32(first_vertex),
+        F::U32(first_instance),
+    ]
 );
 
 fast_command_hook!(
@@ -245,41 +234,38 @@ fast_command_hook!(
         vertex_offset: i32,
         first_instance: u32
     ) => fp_v1_0.cmd_draw_indexed,
-    |fbb| {
-        let args = CmdDrawIndexedArgs {
-            command_buffer: cb.as_raw(),
-            index_count,
-            instance_count,
-            first_index,
-            vertex_offset,
-            first_instance,
-        };
-        (Call::CmdDrawIndexed, CmdDrawIndexed::create(fbb, &args).as_union_value())
-    }
+    CmdDrawIndexed [
+        F::U64(cb.as_raw()),
+        F::U32(index_count),
+        F::U32(instance_count),
+        F::U32(first_index),
+        F::I32(vertex_offset),
+        F::U32(first_instance),
+    ]
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdDrawIndirect`.
     cmd_draw_indirect(cb, buffer: vk::Buffer, offset: vk::DeviceSize, draw_count: u32, stride: u32) => fp_v1_0.cmd_draw_indirect,
-    CallT::CmdDrawIndirect(Box::new(table!(CmdDrawIndirectT {
-        command_buffer: cb.as_raw(),
-        buffer: buffer.as_raw(),
-        offset,
-        draw_count,
-        stride,
-    })))
+    CmdDrawIndirect [
+        F::U64(cb.as_raw()),
+        F::U64(buffer.as_raw()),
+        F::U64(offset),
+        F::U32(draw_count),
+        F::U32(stride),
+    ]
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdDrawIndexedIndirect`.
     cmd_draw_indexed_indirect(cb, buffer: vk::Buffer, offset: vk::DeviceSize, draw_count: u32, stride: u32) => fp_v1_0.cmd_draw_indexed_indirect,
-    CallT::CmdDrawIndexedIndirect(Box::new(table!(CmdDrawIndexedIndirectT {
-        command_buffer: cb.as_raw(),
-        buffer: buffer.as_raw(),
-        offset,
-        draw_count,
-        stride,
-    })))
+    CmdDrawIndexedIndirect [
+        F::U64(cb.as_raw()),
+        F::U64(buffer.as_raw()),
+        F::U64(offset),
+        F::U32(draw_count),
+        F::U32(stride),
+    ]
 );
 
 // The arguments of the Vulkan command, as it takes them.
@@ -294,29 +280,24 @@ fn indirect_count(
     max_draw_count: u32,
     stride: u32,
 ) {
-    command(|| {
-        if indexed {
-            CallT::CmdDrawIndexedIndirectCount(Box::new(table!(CmdDrawIndexedIndirectCountT {
-                command_buffer: cb.as_raw(),
-                buffer: buffer.as_raw(),
-                offset,
-                count_buffer: count_buffer.as_raw(),
-                count_buffer_offset: count_offset,
-                max_draw_count,
-                stride,
-            })))
-        } else {
-            CallT::CmdDrawIndirectCount(Box::new(table!(CmdDrawIndirectCountT {
-                command_buffer: cb.as_raw(),
-                buffer: buffer.as_raw(),
-                offset,
-                count_buffer: count_buffer.as_raw(),
-                count_buffer_offset: count_offset,
-                max_draw_count,
-                stride,
-            })))
-        }
-    });
+    let call = match indexed {
+        true => Call::CmdDrawIndexedIndirectCount,
+        false => Call::CmdDrawIndirectCount,
+    };
+    record_direct(
+        Scope::Command,
+        0,
+        call,
+        &[
+            F::U64(cb.as_raw()),
+            F::U64(buffer.as_raw()),
+            F::U64(offset),
+            F::U64(count_buffer.as_raw()),
+            F::U64(count_offset),
+            F::U32(max_draw_count),
+            F::U32(stride),
+        ],
+    );
 }
 
 /// Hooks for the indirect-count draws, core and by their extension names.

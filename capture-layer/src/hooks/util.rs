@@ -16,6 +16,16 @@ pub unsafe fn slice<'a, T>(ptr: *const T, len: u32) -> &'a [T] {
     }
 }
 
+/// Non-dispatchable handles as their raw values, without copying them (ash's handles
+/// are transparent `u64`s).
+///
+/// # Safety
+/// As [`slice`].
+pub unsafe fn raw_handles<'a, H: Handle + Copy>(ptr: *const H, len: u32) -> &'a [u64] {
+    const { assert!(std::mem::size_of::<H>() == std::mem::size_of::<u64>()) };
+    slice(ptr.cast::<u64>(), len)
+}
+
 /// A C string, or `None` when null.
 ///
 /// # Safety

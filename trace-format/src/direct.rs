@@ -1,0 +1,276 @@
+//! Records of the commands a program issues by the thousand, laid out byte by byte
+//! without a flatbuffers builder.
+//!
+//! A builder writes back to front, searches the vtables it wrote for one to share and
+//! keeps its own buffer; for a call table of scalars and scalar vectors none of that is
+//! needed. [`append_direct`] writes the same flatbuffer a builder would accept (a
+//! `Record` root, its envelope, the call's table with every field given, then the
+//! vectors), front to back, straight into the buffer it goes to: the record block of the
+//! calling thread. Readers and the verifier see an ordinary record (a test decodes both
+//! encodings of every field kind and compares them).
+//!
+//! Layout, from the record's 8-aligned start: the root offset; the `Record` vtable; its
+//! table (the vtable offset, the 8-aligned envelope, the call's offset, the call type);
+//! the call's vtable; its table (the vtable offset, then the 8-byte fields, then the
+//! 4-byte fields and vector offsets, so every field is aligned to its size); each vector
+//! (its length, then its elements aligned to their size).
+
+use std::sync::OnceLock;
+
+use crate::generated::trace::Call;
+use crate::generated::trace_layout::TABLES;
+use crate::trace::CallMeta;
+use crate::verify::Kind;
+
+/// One field of a call table, in the schema's field order.
+#[derive(Clone, Copy, Debug)]
+pub enum DirectField<'a> {
+    /// A `ulong` (handles, sizes, offsets).
+    U64(u64),
+    /// A `uint`.
+    U32(u32),
+    /// An `int`.
+    I32(i32),
+    /// A `[ubyte]`.
+    Bytes(&'a [u8]),
+    /// A `[uint]`.
+    U32s(&'a [u32]),
+    /// A `[ulong]`.
+    U64s(&'a [u64]),
+}
+
+impl DirectField<'_> {
+    /// Bytes the field takes inline in the table.
+    fn inline_size(&self) -> usize {
+        match self {
+            DirectField::U64(_) => 8,
+            _ => 4,
+        }
+    }
+}
+
+/// Fields a direct record's call table has at most.
+pub const MAX_DIRECT_FIELDS: usize = 16;
+
+/// Where the `Record` table starts, from the record's start: after the root offset
+/// (4 bytes), the 10-byte vtable and padding that puts the envelope at 24.
+const RECORD_TABLE: usize = 20;
+/// The `Record` table's inline bytes: its vtable offset, the envelope (32), the call's
+/// offset (4), the call type (1) and padding.
+const RECORD_TABLE_BYTES: usize = 44;
+/// Where the call's vtable starts, from the record's start.
+const CALL_VTABLE: usize = RECORD_TABLE + RECORD_TABLE_BYTES;
+
+/// Bytes of a record before its vectors at most: the root offset, the `Record` vtable
+/// and table, the call's vtable (up to [`MAX_DIRECT_FIELDS`] entries) and table.
+const HEAD_MAX: usize = CALL_VTABLE + 4 + 2 * MAX_DIRECT_FIELDS + 4 + 4 + 8 * MAX_DIRECT_FIELDS;
+
+/// The fixed part of a call type's records: every byte before the vectors but the
+/// envelope and the field values, and where the fields go.
+struct Head {
+    bytes: [u8; HEAD_MAX],
+    len: usize,
+    /// Each field's place, from the record's start.
+    field_at: [u16; MAX_DIRECT_FIELDS],
+}
+
+impl Head {
+    /// The head of records of `call_type` with fields of the kinds of `fields`.
+    fn new(call_type: Call, fields: &[DirectField<'_>]) -> Self {
+        // The call table's place: after its vtable, 4 bytes before an 8-byte boundary
+        // when it holds 8-byte fields (so they are aligned after the vtable offset).
+        let vtable_len = 4 + 2 * fields.len();
+        let has_u64 = fields.iter().any(|f| f.inline_size() == 8);
+        let mut table = (CALL_VTABLE + vtable_len).next_multiple_of(4);
+        if has_u64 && (table + 4) % 8 != 0 {
+            table += 4;
+        }
+        // Each field's place in the table: 8-byte fields first.
+        let mut field_at = [0u16; MAX_DIRECT_FIELDS];
+        let mut at = 4;
+        for size in [8, 4] {
+            for (i, field) in fields.iter().enumerate() {
+                if field.inline_size() == size {
+                    field_at[i] = at as u16;
+                    at += size;
+                }
+            }
+        }
+        let table_len = at;
+        let mut head = Head {
+            bytes: [0; HEAD_MAX],
+            len: table + table_len,
+            field_at: [0; MAX_DIRECT_FIELDS],
+        };
+        let buf = &mut head.bytes;
+        // The root offset and the Record vtable: 10 bytes, the table's size, the
+        // envelope at 4, the call type at 40, the call at 36.
+        put(buf, 0, &(RECORD_TABLE as u32).to_le_bytes());
+        for (i, half) in [10u16, RECORD_TABLE_BYTES as u16, 4, 40, 36]
+            .iter()
+            .enumerate()
+        {
+            put(buf, 4 + 2 * i, &half.to_le_bytes());
+        }
+        // The Record table: its vtable 16 bytes before it, the envelope (left to each
+        // record), the call's offset and type.
+        put(
+            buf,
+            RECORD_TABLE,
+            &((RECORD_TABLE - 4) as i32).to_le_bytes(),
+        );
+        let call_offset_at = RECORD_TABLE + 36;
+        put(
+            buf,
+            call_offset_at,
+            &((table - call_offset_at) as u32).to_le_bytes(),
+        );
+        buf[RECORD_TABLE + 40] = call_type.0;
+        // The call's vtable, and its table's vtable offset.
+        put(buf, CALL_VTABLE, &(vtable_len as u16).to_le_bytes());
+        put(buf, CALL_VTABLE + 2, &(table_len as u16).to_le_bytes());
+        for (i, at) in field_at[..fields.len()].iter().enumerate() {
+            put(buf, CALL_VTABLE + 4 + 2 * i, &at.to_le_bytes());
+            head.field_at[i] = (table + usize::from(*at)) as u16;
+        }
+        put(buf, table, &((table - CALL_VTABLE) as i32).to_le_bytes());
+        head
+    }
+}
+
+/// Each call type's head, made at its first record.
+static HEADS: [OnceLock<Head>; 256] = [const { OnceLock::new() }; 256];
+
+/// Appends a record of `call_type` whose call table holds `fields` (by field id, every
+/// one present) to `out`, starting at the next 8-byte boundary; returns where it starts.
+/// A call type's fields must be of the same kinds at every call (the schema's: checked
+/// in debug builds).
+///
+/// # Panics
+/// With more than [`MAX_DIRECT_FIELDS`] fields (a programming error: the callers pass
+/// fixed lists).
+pub fn append_direct(
+    out: &mut Vec<u8>,
+    seq: u64,
+    meta: CallMeta,
+    call_type: Call,
+    fields: &[DirectField<'_>],
+) -> usize {
+    assert!(fields.len() <= MAX_DIRECT_FIELDS, "too many direct fields");
+    debug_assert_eq!(schema_mismatch(call_type, fields), None);
+    let head = HEADS[usize::from(call_type.0)].get_or_init(|| Head::new(call_type, fields));
+    let start = out.len().next_multiple_of(8);
+
+    // Each vector's place after the head: its length 4-aligned, its elements aligned to
+    // their size.
+    let mut vector_at = [0u32; MAX_DIRECT_FIELDS];
+    let mut end = head.len;
+    for (i, field) in fields.iter().enumerate() {
+        let (bytes, align) = match field {
+            DirectField::Bytes(b) => (b.len(), 1),
+            DirectField::U32s(v) => (4 * v.len(), 4),
+            DirectField::U64s(v) => (8 * v.len(), 8),
+            _ => continue,
+        };
+        let mut length_at = end.next_multiple_of(4);
+        if align == 8 && (length_at + 4) % 8 != 0 {
+            length_at += 4;
+        }
+        vector_at[i] = length_at as u32;
+        end = length_at + 4 + bytes;
+    }
+
+    out.resize(start + end, 0);
+    let buf = &mut out[start..];
+    buf[..head.len].copy_from_slice(&head.bytes[..head.len]);
+    put(buf, RECORD_TABLE + 4, &seq.to_le_bytes());
+    put(buf, RECORD_TABLE + 12, &meta.thread_id.to_le_bytes());
+    put(buf, RECORD_TABLE + 20, &meta.timestamp_ns.to_le_bytes());
+    put(buf, RECORD_TABLE + 28, &meta.result.to_le_bytes());
+    for (i, field) in fields.iter().enumerate() {
+        let at = usize::from(head.field_at[i]);
+        let vector = vector_at[i] as usize;
+        match *field {
+            DirectField::U64(v) => put(buf, at, &v.to_le_bytes()),
+            DirectField::U32(v) => put(buf, at, &v.to_le_bytes()),
+            DirectField::I32(v) => put(buf, at, &v.to_le_bytes()),
+            DirectField::Bytes(b) => {
+                put_vector_head(buf, at, vector, b.len());
+                put(buf, vector + 4, b);
+            }
+            DirectField::U32s(v) => {
+                put_vector_head(buf, at, vector, v.len());
+                for (j, x) in v.iter().enumerate() {
+                    put(buf, vector + 4 + 4 * j, &x.to_le_bytes());
+                }
+            }
+            DirectField::U64s(v) => {
+                put_vector_head(buf, at, vector, v.len());
+                for (j, x) in v.iter().enumerate() {
+                    put(buf, vector + 4 + 8 * j, &x.to_le_bytes());
+                }
+            }
+        }
+    }
+    start
+}
+
+/// Writes `bytes` at `at`.
+#[inline(always)]
+fn put(buf: &mut [u8], at: usize, bytes: &[u8]) {
+    buf[at..at + bytes.len()].copy_from_slice(bytes);
+}
+
+/// Writes the offset at `field` to the vector at `vector`, and the vector's length.
+#[inline(always)]
+fn put_vector_head(buf: &mut [u8], field: usize, vector: usize, len: usize) {
+    put(buf, field, &((vector - field) as u32).to_le_bytes());
+    put(buf, vector, &(len as u32).to_le_bytes());
+}
+
+/// How `fields` differ from the schema's table for `call_type`, if they do: a field
+/// missing, extra, or of another kind or size.
+pub fn schema_mismatch(call_type: Call, fields: &[DirectField<'_>]) -> Option<String> {
+    let record = TABLES.iter().find(|t| t.name == "Record")?;
+    let members = record.fields.iter().find_map(|f| match f.kind {
+        Kind::Union(members) => Some(members),
+        _ => None,
+    })?;
+    let Some(&table) = usize::from(call_type.0)
+        .checked_sub(1)
+        .and_then(|i| members.get(i))
+    else {
+        return Some(format!("call type {} is not in the schema", call_type.0));
+    };
+    let table = &TABLES[usize::from(table)];
+    if table.fields.len() != fields.len() {
+        return Some(format!(
+            "{}: {} fields given, the schema has {}",
+            table.name,
+            fields.len(),
+            table.fields.len()
+        ));
+    }
+    for field in table.fields {
+        let index = usize::from(field.voffset.saturating_sub(4) / 2);
+        let given = fields.get(index);
+        let fits = matches!(
+            (field.kind, given),
+            (Kind::Inline { size: 8, .. }, Some(DirectField::U64(_)))
+                | (
+                    Kind::Inline { size: 4, .. },
+                    Some(DirectField::U32(_) | DirectField::I32(_))
+                )
+                | (Kind::Vector { size: 1, .. }, Some(DirectField::Bytes(_)))
+                | (Kind::Vector { size: 4, .. }, Some(DirectField::U32s(_)))
+                | (Kind::Vector { size: 8, .. }, Some(DirectField::U64s(_)))
+        );
+        if !fits {
+            return Some(format!(
+                "{}.{}: the schema's {:?}, given {:?}",
+                table.name, field.name, field.kind, given
+            ));
+        }
+    }
+    None
+}
