@@ -1,7 +1,8 @@
-//! The capture layer's own cost per recorded call, apart from any driver: encoding a
-//! `vkCmdDraw` straight into the calling thread's encoder (the path hot commands take),
-//! against building it through the flatbuffers object API (the path the other typed
-//! hooks take), and the first path from four threads at once (their calls per second
+//! The capture layer's own cost per recorded call, apart from any driver: laying a
+//! `vkCmdDraw` out straight into the calling thread's block (`direct`, the path hot
+//! commands take), against encoding it with a flatbuffers builder (`builder`) and
+//! building it through the object API (`object_api`, the path the other typed hooks
+//! take), and the direct path from four threads at once (their calls per second
 //! together: no lock is shared on the hot path). The trace is written to a temporary
 //! file as in a real capture.
 
@@ -9,6 +10,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use macroscope_capture::recorder::{self, Scope};
+use trace_format::direct::DirectField;
 use trace_format::generated::trace::{Call, CallT, CmdDraw, CmdDrawArgs, CmdDrawT};
 
 fn bench(c: &mut Criterion) {
@@ -22,6 +24,17 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("capture_record_draw");
     group.throughput(Throughput::Elements(1));
     let mut n = 0u32;
+    group.bench_function("direct", |b| {
+        b.iter(|| {
+            n = n.wrapping_add(1);
+            recorder::record_direct(
+                Scope::Command,
+                0,
+                Call::CmdDraw,
+                &draw(0x55aa, black_box(n)),
+            );
+        })
+    });
     group.bench_function("builder", |b| {
         b.iter(|| {
             n = n.wrapping_add(1);
@@ -49,23 +62,15 @@ fn bench(c: &mut Criterion) {
             })
         })
     });
-    group.bench_function("builder_four_threads", |b| {
+    group.bench_function("direct_four_threads", |b| {
         b.iter_custom(|iters| {
             let start = std::time::Instant::now();
             std::thread::scope(|s| {
                 for t in 0..4u64 {
                     s.spawn(move || {
                         for i in (t..iters).step_by(4) {
-                            recorder::record_with(Scope::Command, 0, |fbb| {
-                                let args = CmdDrawArgs {
-                                    command_buffer: 0x55aa + t,
-                                    vertex_count: black_box(i as u32),
-                                    instance_count: 1,
-                                    first_vertex: 0,
-                                    first_instance: 0,
-                                };
-                                (Call::CmdDraw, CmdDraw::create(fbb, &args).as_union_value())
-                            })
+                            let fields = draw(0x55aa + t, black_box(i as u32));
+                            recorder::record_direct(Scope::Command, 0, Call::CmdDraw, &fields);
                         }
                     });
                 }
@@ -75,6 +80,17 @@ fn bench(c: &mut Criterion) {
     });
     group.finish();
     recorder::finish();
+}
+
+/// A `vkCmdDraw`'s fields, in schema order.
+fn draw(command_buffer: u64, vertex_count: u32) -> [DirectField<'static>; 5] {
+    [
+        DirectField::U64(command_buffer),
+        DirectField::U32(vertex_count),
+        DirectField::U32(1),
+        DirectField::U32(0),
+        DirectField::U32(0),
+    ]
 }
 
 criterion_group!(benches, bench);

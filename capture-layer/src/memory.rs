@@ -46,6 +46,10 @@ struct Mapping {
     offset: u64,
     /// What the trace holds of it.
     shadow: Vec<u8>,
+    /// One bit per shadow page, set once the page was written: an unwritten page holds
+    /// zeros and is compared without being read (reading it would map a page only to
+    /// fault again when it is written).
+    shadow_written: Vec<u64>,
     /// The page protection that finds its written pages, when it is watched.
     watch: Option<Watch>,
 }
@@ -56,16 +60,12 @@ struct SendPtr(*const u8);
 // SAFETY: the pointer is only read, under the device's lock, while the memory is mapped.
 unsafe impl Send for SendPtr {}
 
-/// A changed range of one allocation.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Change {
-    /// The allocation.
-    pub memory: u64,
-    /// Offset in the allocation.
-    pub offset: u64,
-    /// The bytes there now.
-    pub data: Vec<u8>,
-}
+/// Where found changes go: the allocation, the offset in it, and the bytes there now
+/// (read from the mapping, so no copy is made of them).
+pub type ChangeSink<'a> = dyn FnMut(u64, u64, &[u8]) + 'a;
+
+/// Zeros, what a shadow page never written holds.
+static ZERO_PAGE: [u8; PAGE] = [0; PAGE];
 
 /// Every mapped range of one device.
 #[derive(Default)]
@@ -117,47 +117,43 @@ impl MappedMemory {
                 offset,
                 // Zeros: the first look records every byte the program has written.
                 shadow: vec![0; len],
+                shadow_written: vec![0; len.div_ceil(PAGE).div_ceil(64)],
                 watch,
             },
         );
         watched
     }
 
-    /// The changes in every mapping since the last look.
-    pub fn changes(&mut self) -> Vec<Change> {
-        let mut out = Vec::new();
+    /// Gives `out` the changes in every mapping since the last look.
+    pub fn changes(&mut self, out: &mut ChangeSink<'_>) {
         let mut memories: Vec<u64> = self.maps.keys().copied().collect();
         memories.sort_unstable();
         for memory in memories {
-            self.changes_of(memory, 0, u64::MAX, &mut out);
+            self.changes_of(memory, 0, u64::MAX, out);
         }
-        out
     }
 
-    /// The changes in `memory`'s mapping within `offset..offset + size` since the last look.
-    pub fn changes_in(&mut self, memory: u64, offset: u64, size: u64) -> Vec<Change> {
-        let mut out = Vec::new();
-        self.changes_of(memory, offset, size, &mut out);
-        out
+    /// Gives `out` the changes in `memory`'s mapping within `offset..offset + size` since
+    /// the last look.
+    pub fn changes_in(&mut self, memory: u64, offset: u64, size: u64, out: &mut ChangeSink<'_>) {
+        self.changes_of(memory, offset, size, out);
     }
 
-    /// Forgets `memory`'s mapping, returning what changed in it since the last look.
-    pub fn unmapped(&mut self, memory: u64) -> Vec<Change> {
-        let mut out = Vec::new();
-        self.changes_of(memory, 0, u64::MAX, &mut out);
+    /// Forgets `memory`'s mapping, giving `out` what changed in it since the last look.
+    pub fn unmapped(&mut self, memory: u64, out: &mut ChangeSink<'_>) {
+        self.changes_of(memory, 0, u64::MAX, out);
         self.maps.remove(&memory);
-        out
     }
 
-    /// Forgets `memory` altogether (it is being freed, which unmaps it).
-    pub fn freed(&mut self, memory: u64) -> Vec<Change> {
-        let out = self.unmapped(memory);
+    /// Forgets `memory` altogether (it is being freed, which unmaps it), giving `out`
+    /// what changed in it since the last look.
+    pub fn freed(&mut self, memory: u64, out: &mut ChangeSink<'_>) {
+        self.unmapped(memory, out);
         self.sizes.remove(&memory);
         self.bindings.freed(memory);
-        out
     }
 
-    fn changes_of(&mut self, memory: u64, offset: u64, size: u64, out: &mut Vec<Change>) {
+    fn changes_of(&mut self, memory: u64, offset: u64, size: u64, out: &mut ChangeSink<'_>) {
         let Some(m) = self.maps.get_mut(&memory) else {
             return;
         };
@@ -198,30 +194,33 @@ impl MappedMemory {
 
 /// Finds the changes in mapping-relative bytes `start..end` of `m`, into `out` and into
 /// its shadow.
-fn scan(memory: u64, m: &mut Mapping, start: usize, end: usize, out: &mut Vec<Change>) {
+fn scan(memory: u64, m: &mut Mapping, start: usize, end: usize, out: &mut ChangeSink<'_>) {
     let len = m.shadow.len();
     // SAFETY: `mapped`'s caller keeps `len` bytes at `ptr` readable while mapped.
     let live = unsafe { std::slice::from_raw_parts(m.ptr.0, len) };
     let mut run: Option<(usize, usize)> = None;
-    let mut flush = |run: (usize, usize), shadow: &mut [u8]| {
-        let (a, b) = run;
-        shadow[a..b].copy_from_slice(&live[a..b]);
-        out.push(Change {
-            memory,
-            offset: m.offset + a as u64,
-            data: live[a..b].to_vec(),
-        });
+    let mut flush = |(a, b): (usize, usize), m: &mut Mapping| {
+        m.shadow[a..b].copy_from_slice(&live[a..b]);
+        for page in a / PAGE..b.div_ceil(PAGE) {
+            m.shadow_written[page / 64] |= 1 << (page % 64);
+        }
+        out(memory, m.offset + a as u64, &live[a..b]);
     };
     let mut page = start / PAGE * PAGE;
     while page < end {
         let (a, b) = (page.max(start), (page + PAGE).min(end));
-        if live[a..b] != m.shadow[a..b] {
-            for (s, e) in changed_ranges(&live[a..b], &m.shadow[a..b]) {
+        let index = page / PAGE;
+        let shadow = match m.shadow_written[index / 64] & (1 << (index % 64)) {
+            0 => &ZERO_PAGE[..b - a],
+            _ => &m.shadow[a..b],
+        };
+        if live[a..b] != *shadow {
+            for (s, e) in changed_ranges(&live[a..b], shadow) {
                 let (s, e) = (a + s, a + e);
                 run = match run {
                     Some((rs, re)) if s < re + MERGE_GAP => Some((rs, e)),
                     Some(r) => {
-                        flush(r, &mut m.shadow);
+                        flush(r, m);
                         Some((s, e))
                     }
                     None => Some((s, e)),
@@ -231,7 +230,7 @@ fn scan(memory: u64, m: &mut Mapping, start: usize, end: usize, out: &mut Vec<Ch
         page += PAGE;
     }
     if let Some(r) = run {
-        flush(r, &mut m.shadow);
+        flush(r, m);
     }
 }
 
@@ -266,6 +265,25 @@ fn changed_ranges(live: &[u8], shadow: &[u8]) -> Vec<(usize, usize)> {
 mod tests {
     use super::*;
 
+    /// A change found: where, and the bytes.
+    #[derive(Debug, PartialEq)]
+    struct Change {
+        offset: u64,
+        data: Vec<u8>,
+    }
+
+    /// What `look` gives its sink.
+    fn look_with(look: impl FnOnce(&mut ChangeSink<'_>)) -> Vec<Change> {
+        let mut out = Vec::new();
+        look(&mut |_, offset, data| {
+            out.push(Change {
+                offset,
+                data: data.to_vec(),
+            })
+        });
+        out
+    }
+
     #[test]
     fn protected_mappings_find_the_bytes_written_from_any_thread() {
         let len = 64 * PAGE;
@@ -285,8 +303,7 @@ mod tests {
                 s.spawn(move || write(t * 16 * PAGE + 100 + t, t as u8 + 1));
             }
         });
-        let found: Vec<(u64, Vec<u8>)> = mm
-            .changes()
+        let found: Vec<(u64, Vec<u8>)> = look_with(|o| mm.changes(o))
             .into_iter()
             .map(|c| (c.offset, c.data))
             .collect();
@@ -302,14 +319,14 @@ mod tests {
         );
         // A write after a flush of another range is found by the flush or the next look.
         write(40 * PAGE, 9);
-        let flushed = mm.changes_in(3, 0, 8);
-        let later = mm.changes();
+        let flushed = look_with(|o| mm.changes_in(3, 0, 8, o));
+        let later = look_with(|o| mm.changes(o));
         let all: Vec<u64> = flushed.iter().chain(&later).map(|c| c.offset).collect();
         assert_eq!(all, [40 * PAGE as u64]);
         // Rewriting a byte with what it held records nothing.
         write(40 * PAGE, 9);
-        assert!(mm.changes().is_empty());
-        let last = mm.unmapped(3);
+        assert!(look_with(|o| mm.changes(o)).is_empty());
+        let last = look_with(|o| mm.unmapped(3, o));
         assert!(last.is_empty());
         // Unwatched, the pages are writable as before.
         write(41 * PAGE, 1);
@@ -322,12 +339,15 @@ mod tests {
         mm.allocated(7, 6 * PAGE as u64);
         // SAFETY: `bytes` outlives the mapping and is not reallocated.
         unsafe { mm.mapped(7, PAGE as u64, bytes.len(), bytes.as_ptr()) };
-        assert!(mm.changes().is_empty(), "zeros are what the shadow holds");
+        assert!(
+            look_with(|o| mm.changes(o)).is_empty(),
+            "zeros are what the shadow holds"
+        );
         bytes[10] = 1;
         bytes[40] = 5;
         bytes[PAGE + 5] = 2;
         bytes[3 * PAGE + 1] = 3;
-        let changes = mm.changes();
+        let changes = look_with(|o| mm.changes(o));
         // Bytes 10 and 40 share a range (closer than MERGE_GAP), words of eight.
         let found: Vec<(u64, usize)> = changes.iter().map(|c| (c.offset, c.data.len())).collect();
         let base = PAGE as u64;
@@ -343,24 +363,24 @@ mod tests {
         assert_eq!(changes[0].data[32], 5);
         assert_eq!(changes[2].data[1], 3);
         assert!(
-            mm.changes().is_empty(),
+            look_with(|o| mm.changes(o)).is_empty(),
             "recorded changes are not recorded again"
         );
         // Rewriting a byte with what it held records nothing.
         bytes[10] = 1;
-        assert!(mm.changes().is_empty());
+        assert!(look_with(|o| mm.changes(o)).is_empty());
         bytes[2 * PAGE + 15] = 9;
         // A flush of a range elsewhere sees nothing; one covering the write sees it.
-        assert!(mm.changes_in(7, PAGE as u64, 100).is_empty());
-        let c = mm.changes_in(7, 3 * PAGE as u64 + 10, 20);
+        assert!(look_with(|o| mm.changes_in(7, PAGE as u64, 100, o)).is_empty());
+        let c = look_with(|o| mm.changes_in(7, 3 * PAGE as u64 + 10, 20, o));
         assert_eq!((c[0].offset, c[0].data.len()), (3 * PAGE as u64 + 10, 8));
         // Writes at the end of one page and the start of the next: one range.
         bytes[2 * PAGE - 1] = 6;
         bytes[2 * PAGE + 2] = 7;
-        let c = mm.unmapped(7);
+        let c = look_with(|o| mm.unmapped(7, o));
         assert_eq!(c.len(), 1);
         assert_eq!((c[0].offset, c[0].data.len()), (3 * PAGE as u64 - 8, 16));
-        assert!(mm.changes().is_empty());
+        assert!(look_with(|o| mm.changes(o)).is_empty());
         assert_eq!(mm.size_of(7), Some(6 * PAGE as u64));
     }
 }

@@ -6,34 +6,31 @@ use std::ffi::c_void;
 
 use ash::vk;
 use ash::vk::Handle;
+use trace_format::direct::DirectField as F;
 use trace_format::generated::trace::*;
 
 use super::util::{handles, slice};
 use crate::dispatch::{self, DeviceData};
-use crate::memory::Change;
-use crate::recorder::{record, Scope};
+use crate::recorder::{record, record_direct, Scope};
 
-/// Records memory changes found by the mapped-memory tracker.
-pub fn record_changes(changes: Vec<Change>) {
-    for c in changes {
-        record(Scope::Setup, 0, move || {
-            Some(CallT::MemoryContents(Box::new(table!(MemoryContentsT {
-                memory: c.memory,
-                offset: c.offset,
-                data: Some(c.data),
-            }))))
-        });
-    }
+/// Records a change the mapped-memory tracker found: `data` now at `offset` of
+/// `memory`, laid out straight from the mapping into the trace.
+fn record_change(memory: u64, offset: u64, data: &[u8]) {
+    record_direct(
+        Scope::Setup,
+        0,
+        Call::MemoryContents,
+        &[F::U64(memory), F::U64(offset), F::Bytes(data)],
+    );
 }
 
 /// Records what changed in every mapping of `device` since the last look.
 pub fn record_all_changes(device: &DeviceData) {
-    let changes = device
+    device
         .mapped
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .changes();
-    record_changes(changes);
+        .changes(&mut record_change);
 }
 
 /// `vkAllocateMemory`.
@@ -75,12 +72,10 @@ pub unsafe extern "system" fn free_memory(
         return;
     };
     if memory != vk::DeviceMemory::null() {
-        let changes = d
-            .mapped
+        d.mapped
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .freed(memory.as_raw());
-        record_changes(changes);
+            .freed(memory.as_raw(), &mut record_change);
         record(Scope::Setup, 0, || {
             Some(CallT::FreeMemory(Box::new(table!(FreeMemoryT {
                 device: device.as_raw(),
@@ -137,12 +132,10 @@ pub unsafe extern "system" fn unmap_memory(device: vk::Device, memory: vk::Devic
     let Some(d) = dispatch::device_of(device) else {
         return;
     };
-    let changes = d
-        .mapped
+    d.mapped
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .unmapped(memory.as_raw());
-    record_changes(changes);
+        .unmapped(memory.as_raw(), &mut record_change);
     record(Scope::Setup, 0, || {
         Some(CallT::UnmapMemory(Box::new(table!(UnmapMemoryT {
             device: device.as_raw(),
@@ -163,12 +156,10 @@ pub unsafe extern "system" fn flush_mapped_memory_ranges(
     };
     let ranges = slice(ranges, count);
     for r in ranges {
-        let changes = d
-            .mapped
+        d.mapped
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .changes_in(r.memory.as_raw(), r.offset, r.size);
-        record_changes(changes);
+            .changes_in(r.memory.as_raw(), r.offset, r.size, &mut record_change);
     }
     record(Scope::Setup, 0, || {
         Some(CallT::FlushMappedMemoryRanges(Box::new(table!(
