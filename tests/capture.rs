@@ -51,15 +51,22 @@ fn layer_library() -> PathBuf {
     Path::new(env!("CARGO_BIN_EXE_macroscope")).with_file_name("libmacroscope_capture.so")
 }
 
+/// `xvfb-run` on a server number of its own: the tests start several at once, and
+/// `xvfb-run -a` picks the first free number without holding it, so two started
+/// together can pick the same one and one of them fails to start its server.
+fn xvfb_run() -> Command {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let server = 100 + (std::process::id() % 500) * 16 + n % 16;
+    let mut c = Command::new("xvfb-run");
+    c.args(["-n", &server.to_string(), "-s", "-screen 0 640x480x24"]);
+    c
+}
+
 /// `macroscope ARGS` under a virtual X server.
 fn under_xvfb(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new("xvfb-run");
-    c.args([
-        "-a",
-        "-s",
-        "-screen 0 640x480x24",
-        env!("CARGO_BIN_EXE_macroscope"),
-    ]);
+    let mut c = xvfb_run();
+    c.arg(env!("CARGO_BIN_EXE_macroscope"));
     c.args(args);
     for (k, v) in env {
         c.env(k, v);
@@ -448,15 +455,8 @@ fn a_capture_killed_mid_run_reads_back_to_its_last_whole_chunk() {
     }
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("killed.mscope");
-    let mut child = Command::new("xvfb-run")
-        .args([
-            "-a",
-            "-s",
-            "-screen 0 640x480x24",
-            "vkcube",
-            "--c",
-            "100000",
-        ])
+    let mut child = xvfb_run()
+        .args(["vkcube", "--c", "100000"])
         .env("VK_ADD_LAYER_PATH", manifest_dir(dir.path()))
         .env("VK_INSTANCE_LAYERS", "VK_LAYER_MACROSCOPE_capture")
         .env("MACROSCOPE_CAPTURE_FILE", &trace)
@@ -531,16 +531,8 @@ fn the_validation_layer_sees_nothing_wrong_with_ours_above_or_below_it() {
     let dir = tempfile::tempdir().unwrap();
     let layers = manifest_dir(dir.path());
     let run = |order: &str| {
-        let out = Command::new("xvfb-run")
-            .args([
-                "-a",
-                "-s",
-                "-screen 0 640x480x24",
-                "vkcube",
-                "--c",
-                "30",
-                "--validate",
-            ])
+        let out = xvfb_run()
+            .args(["vkcube", "--c", "30", "--validate"])
             .env("VK_ADD_LAYER_PATH", &layers)
             .env("VK_INSTANCE_LAYERS", order)
             .env("MACROSCOPE_CAPTURE_FILE", dir.path().join("v.mscope"))
@@ -560,16 +552,16 @@ fn the_validation_layer_sees_nothing_wrong_with_ours_above_or_below_it() {
             })
             .map(str::to_string)
             .collect();
-        (out.status.success(), messages)
+        (out.status.success().then_some(()).ok_or(text), messages)
     };
     let (ok, baseline) = run("VK_LAYER_KHRONOS_validation");
-    assert!(ok);
+    assert!(ok.is_ok(), "{ok:?}");
     for order in [
         "VK_LAYER_KHRONOS_validation:VK_LAYER_MACROSCOPE_capture",
         "VK_LAYER_MACROSCOPE_capture:VK_LAYER_KHRONOS_validation",
     ] {
         let (ok, messages) = run(order);
-        assert!(ok, "{order}");
+        assert!(ok.is_ok(), "{order}: {ok:?}");
         let ours: Vec<_> = messages.iter().filter(|m| !baseline.contains(m)).collect();
         assert!(
             ours.is_empty(),
