@@ -16,6 +16,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod bindings;
+pub mod clock;
 pub mod dispatch;
 pub mod extensions;
 pub mod ffi;

@@ -16,7 +16,6 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::Instant;
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 use trace_format::direct::DirectField;
@@ -26,6 +25,7 @@ use trace_format::sequencer::Sequencer;
 use trace_format::trace::CallMeta;
 use trace_format::{TraceWriter, WriterOptions};
 
+use crate::clock;
 use crate::settings::{LogLevel, Settings};
 
 /// When a call is worth recording, given the frame window.
@@ -51,8 +51,6 @@ static STATUS: AtomicU8 = AtomicU8::new(NOT_STARTED);
 static SEQ: AtomicU64 = AtomicU64::new(0);
 /// The frame being recorded (for the frame window).
 static FRAME: AtomicU64 = AtomicU64::new(0);
-/// When capture started: record timestamps count from it.
-static START: OnceLock<Instant> = OnceLock::new();
 /// The trace's writer and the blocks waiting to be merged into it.
 static SHARED: Mutex<Option<Sequencer>> = Mutex::new(None);
 /// Every recording thread's block, for collection.
@@ -152,7 +150,7 @@ pub fn start() {
                 LogLevel::Info,
                 &format!("capturing into {}", s.file.display()),
             );
-            START.get_or_init(Instant::now);
+            clock::start();
             *shared = Some(Sequencer::new(writer));
             STATUS.store(RECORDING, Ordering::Release);
             register_exit_hook();
@@ -171,10 +169,9 @@ pub fn recording() -> bool {
 
 /// The envelope of a call made now, with result `result`.
 fn meta(result: i32) -> CallMeta {
-    let start = START.get_or_init(Instant::now);
     CallMeta {
         thread_id: thread_id(),
-        timestamp_ns: start.elapsed().as_nanos() as u64,
+        timestamp_ns: clock::now_ns(),
         result,
     }
 }

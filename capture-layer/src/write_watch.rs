@@ -178,11 +178,10 @@ impl Watch {
         let slot = SLOTS_IN_USE
             .iter()
             .position(|s| s.start.load(Ordering::Acquire) == 0)?;
-        let bitmap: Box<[AtomicU64]> = (0..pages.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        let bitmap = Bitmap::map(pages)?;
         let s = &SLOTS_IN_USE[slot];
         s.pages.store(pages, Ordering::Release);
-        s.dirty
-            .store(Box::into_raw(bitmap).cast(), Ordering::Release);
+        s.dirty.store(bitmap, Ordering::Release);
         s.start.store(start, Ordering::Release);
         if libc::mprotect(start as *mut libc::c_void, end - start, libc::PROT_READ) != 0 {
             release(slot, start, end - start);
@@ -261,12 +260,48 @@ fn release(slot: usize, start: usize, len: usize) {
     while IN_HANDLER.load(Ordering::SeqCst) != 0 {
         std::thread::yield_now();
     }
-    let words = s.pages.load(Ordering::Acquire).div_ceil(64);
+    let pages = s.pages.load(Ordering::Acquire);
     let dirty = s.dirty.swap(std::ptr::null_mut(), Ordering::SeqCst);
     if !dirty.is_null() {
-        // SAFETY: made by `Watch::new` from a boxed slice of `words` words; no
-        // handler can still hold it.
-        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(dirty, words)) });
+        // SAFETY: made by `Bitmap::map` for `pages` pages; no handler can still hold it.
+        unsafe { Bitmap::free(dirty, pages) };
+    }
+}
+
+/// A watched range's dirty bits, in pages of their own. A mapping need not start or end
+/// on a page boundary (lavapipe's come from the heap), so the pages protected for it can
+/// hold other heap objects; a bitmap among them would fault in the handler that writes
+/// it. Pages mapped for the bitmap alone hold nothing a watch protects.
+struct Bitmap;
+
+impl Bitmap {
+    /// Bytes of the bitmap for `pages` pages, whole pages.
+    fn bytes(pages: usize) -> usize {
+        (pages.div_ceil(64) * 8).div_ceil(page_size()) * page_size()
+    }
+
+    /// Zeroed bits for `pages` pages; `None` when they cannot be mapped.
+    fn map(pages: usize) -> Option<*mut AtomicU64> {
+        // SAFETY: an anonymous private mapping, zero-filled by the kernel.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                Self::bytes(pages),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        (p != libc::MAP_FAILED).then_some(p.cast())
+    }
+
+    /// Unmaps the bits `map` made for `pages` pages.
+    ///
+    /// # Safety
+    /// `bits` must come from `map(pages)` and no longer be used.
+    unsafe fn free(bits: *mut AtomicU64, pages: usize) {
+        libc::munmap(bits.cast(), Self::bytes(pages));
     }
 }
 
