@@ -13,8 +13,10 @@
 //! lock), so the trace is gapless up to it. The trace writer compresses and writes on its
 //! own threads.
 
+use std::cell::UnsafeCell;
+use std::ops::{Deref, DerefMut};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
@@ -54,7 +56,7 @@ static FRAME: AtomicU64 = AtomicU64::new(0);
 /// The trace's writer and the blocks waiting to be merged into it.
 static SHARED: Mutex<Option<Sequencer>> = Mutex::new(None);
 /// Every recording thread's block, for collection.
-static THREADS: Mutex<Vec<Arc<Mutex<ThreadBlock>>>> = Mutex::new(Vec::new());
+static THREADS: Mutex<Vec<Arc<BlockLock<ThreadBlock>>>> = Mutex::new(Vec::new());
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
 
 /// A block is handed to the sequencer when it holds this many bytes.
@@ -68,14 +70,103 @@ const HELD_BYTES_LIMIT: usize = 16 * 1024 * 1024;
 struct ThreadBlock {
     encoder: RecordEncoder,
     block: RecordBlock,
+    /// The thread's id in the trace.
+    thread_id: u64,
+    /// The clock's last reading on this thread.
+    clock_ns: u64,
+    /// Commands recorded since that reading.
+    commands_since_clock: u32,
+}
+
+/// A thread reads the clock at every call but commands, and at every
+/// `CLOCK_EVERY`th command: reading it costs more than the rest of recording a
+/// command on a virtual machine, and the commands between readings are microseconds
+/// apart. Those commands carry the last reading.
+const CLOCK_EVERY: u32 = 16;
+
+impl ThreadBlock {
+    /// The envelope of a call of `scope` made now, with result `result`.
+    fn meta(&mut self, scope: Scope, result: i32) -> CallMeta {
+        if scope != Scope::Command || self.commands_since_clock == 0 {
+            self.clock_ns = clock::now_ns();
+        }
+        if scope == Scope::Command {
+            self.commands_since_clock = (self.commands_since_clock + 1) % CLOCK_EVERY;
+        }
+        CallMeta {
+            thread_id: self.thread_id,
+            timestamp_ns: self.clock_ns,
+            result,
+        }
+    }
+}
+
+/// A lock its owner thread takes at every call and other threads only to collect: taking
+/// it is one atomic exchange and releasing it a plain store (a `Mutex` releases with an
+/// exchange too, which a recording thread would pay at every call); a thread that finds
+/// it taken yields until it is free (the owner holds it while it encodes one record).
+struct BlockLock<T> {
+    taken: AtomicBool,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: the value is only reached through a guard, which one thread holds at a time.
+unsafe impl<T: Send> Sync for BlockLock<T> {}
+
+impl<T> BlockLock<T> {
+    fn new(value: T) -> Self {
+        BlockLock {
+            taken: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    fn lock(&self) -> BlockGuard<'_, T> {
+        while self
+            .taken
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::thread::yield_now();
+        }
+        BlockGuard(self)
+    }
+}
+
+/// The value of a taken [`BlockLock`]; dropping it releases the lock.
+struct BlockGuard<'a, T>(&'a BlockLock<T>);
+
+impl<T> Deref for BlockGuard<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: this guard holds the lock.
+        unsafe { &*self.0.value.get() }
+    }
+}
+
+impl<T> DerefMut for BlockGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: this guard holds the lock.
+        unsafe { &mut *self.0.value.get() }
+    }
+}
+
+impl<T> Drop for BlockGuard<'_, T> {
+    fn drop(&mut self) {
+        self.0.taken.store(false, Ordering::Release);
+    }
 }
 
 /// The calling thread's block, registered for collection while the thread lives.
-struct LocalBlock(Arc<Mutex<ThreadBlock>>);
+struct LocalBlock(Arc<BlockLock<ThreadBlock>>);
 
 impl LocalBlock {
     fn register() -> Self {
-        let block = Arc::new(Mutex::new(ThreadBlock::default()));
+        let block = Arc::new(BlockLock::new(ThreadBlock {
+            thread_id: thread_id(),
+            ..ThreadBlock::default()
+        }));
         lock(&THREADS).push(Arc::clone(&block));
         LocalBlock(block)
     }
@@ -84,7 +175,7 @@ impl LocalBlock {
 impl Drop for LocalBlock {
     /// A thread that ends hands over what it recorded.
     fn drop(&mut self) {
-        let block = std::mem::take(&mut lock(&self.0).block);
+        let block = std::mem::take(&mut self.0.lock().block);
         lock(&THREADS).retain(|b| !Arc::ptr_eq(b, &self.0));
         hand_over(block);
     }
@@ -232,11 +323,11 @@ where
     if !recording() || !wanted(scope) {
         return;
     }
-    let meta = meta(result);
     let mut push = Some(push);
     let outcome = LOCAL.try_with(|local| {
-        let mut guard = lock(&local.0);
-        let ThreadBlock { encoder, block } = &mut *guard;
+        let mut guard = local.0.lock();
+        let meta = guard.meta(scope, result);
+        let ThreadBlock { encoder, block, .. } = &mut *guard;
         let seq = SEQ.fetch_add(1, Ordering::SeqCst);
         let encoded = catch_unwind(AssertUnwindSafe(|| {
             if let Some(push) = push.take() {
@@ -255,7 +346,7 @@ where
         // The thread is ending and its block is gone: append under the shared lock.
         Err(_) => {
             if let Some(push) = push {
-                record_unregistered(meta, push);
+                record_unregistered(meta(result), push);
             }
         }
     }
@@ -315,7 +406,7 @@ fn hand_over(block: RecordBlock) {
 fn collect(sequencer: &mut Sequencer) -> trace_format::Result<()> {
     let threads: Vec<_> = lock(&THREADS).clone();
     for thread in threads {
-        let block = std::mem::take(&mut lock(&thread).block);
+        let block = std::mem::take(&mut thread.lock().block);
         sequencer.add(block)?;
     }
     Ok(())
