@@ -19,6 +19,7 @@ use std::sync::OnceLock;
 
 use crate::generated::trace::Call;
 use crate::generated::trace_layout::TABLES;
+use crate::record_block::RECORD_ALIGN;
 use crate::trace::CallMeta;
 use crate::verify::Kind;
 
@@ -159,7 +160,7 @@ pub fn append_direct(
     assert!(fields.len() <= MAX_DIRECT_FIELDS, "too many direct fields");
     debug_assert_eq!(schema_mismatch(call_type, fields), None);
     let head = HEADS[usize::from(call_type.0)].get_or_init(|| Head::new(call_type, fields));
-    let start = out.len().next_multiple_of(8);
+    let start = out.len().next_multiple_of(RECORD_ALIGN);
 
     // Each vector's place after the head: its length 4-aligned, its elements aligned to
     // their size.

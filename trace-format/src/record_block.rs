@@ -19,7 +19,7 @@ use crate::trace::CallMeta;
 
 /// The alignment every record's bytes start at (the largest any trace object needs:
 /// the envelope's 64-bit fields).
-const RECORD_ALIGN: usize = 8;
+pub(crate) const RECORD_ALIGN: usize = 8;
 
 /// Bytes of the chunk head before the offsets: the root offset, the batch's vtable
 /// (three u16: its size, the table's size, the `records` field's place), two bytes of

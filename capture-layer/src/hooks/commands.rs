@@ -9,7 +9,7 @@ use trace_format::direct::DirectField as F;
 
 use super::util::{find_in_chain, handles, raw_handles, slice};
 use crate::dispatch::{self, DeviceData};
-use crate::recorder::{self, record, record_direct, Scope};
+use crate::recorder::{record, record_direct, Scope};
 
 /// Records a command-buffer call built by `build`.
 fn command(build: impl FnOnce() -> CallT) {
@@ -47,9 +47,7 @@ macro_rules! fast_command_hook {
                 return;
             };
             (d.fns.$table().$field)($cb $(, $arg)*);
-            if recorder::recording() {
-                record_direct(Scope::Command, 0, Call::$call, &[$($value),*]);
-            }
+            record_direct(Scope::Command, 0, Call::$call, &[$($value),*]);
         }
     };
 }
