@@ -171,11 +171,15 @@ fn binding_a_pipeline_re_emits_only_what_it_keeps_static() {
             .collect();
         enc.state_mut().bind_pipeline(7, &all_but_blend_constants);
         let got = next_draw_state(&mut enc);
+        // The render pass's attachments (MESA_VK_DYNAMIC_RP_ATTACHMENTS) are pipeline
+        // state no VkDynamicState makes dynamic: the write masks are set again, then
+        // the blend constants.
+        let write_mask = class::call_mme_macro(driver::nvk::Macro::SetWriteMask.id());
+        let mut want = vec![write_mask, write_mask + 4];
+        want.extend((0..4).map(|i| class::SET_BLEND_CONST_RED + 4 * i));
         assert_eq!(
             got.iter().map(|(m, _)| *m).collect::<Vec<_>>(),
-            (0..4)
-                .map(|i| class::SET_BLEND_CONST_RED + 4 * i)
-                .collect::<Vec<_>>(),
+            want,
             "{arch:?}"
         );
         // The same pipeline again: nothing.
@@ -337,12 +341,13 @@ fn write_masks_go_through_set_write_mask_on_both_generations() {
         enc.set_color_attachments(2);
         enc.state_mut().set_write_masks(0, &[0xf, 0x3]);
         let r = enc.draw(3, 1, 0, 0);
-        // One call: increment-once header, the count and the mask.
+        // One call (increment-once header, the count and the mask), then the targets
+        // selected again for the new attachment count (SET_CT_SELECT, one word).
         let blend = StateGroup::ALL
             .iter()
             .position(|g| *g == StateGroup::Blend)
             .unwrap();
-        assert_eq!(r.state.dwords[blend], 3, "{arch:?}");
+        assert_eq!(r.state.dwords[blend], 3 + 2, "{arch:?}");
         gpu.state.method_log = Some(Vec::new());
         gpu.execute(enc.finish().words()).unwrap();
         let from_macro: Vec<(u16, u32)> = gpu
@@ -369,5 +374,163 @@ fn write_masks_go_through_set_write_mask_on_both_generations() {
             ],
             "{arch:?}"
         );
+    }
+}
+
+#[test]
+fn dynamic_state_numbers_follow_the_registry() {
+    use driver::nvk::state::StateBit::*;
+    // VkDynamicState values as vk.xml numbers them (extension 456's offsets for the
+    // extended dynamic state 3 ones), with the bits Mesa gives each.
+    let registry: [(&str, u32, &[driver::nvk::state::StateBit]); 12] = [
+        (
+            "RASTERIZATION_SAMPLES_EXT",
+            1_000_455_005,
+            &[MsRasterizationSamples],
+        ),
+        (
+            "CONSERVATIVE_RASTERIZATION_MODE_EXT",
+            1_000_455_014,
+            &[RsConservativeMode],
+        ),
+        (
+            "EXTRA_PRIMITIVE_OVERESTIMATION_SIZE_EXT",
+            1_000_455_015,
+            &[RsExtraPrimitiveOverestimationSize],
+        ),
+        ("DEPTH_CLIP_ENABLE_EXT", 1_000_455_016, &[RsDepthClipEnable]),
+        (
+            "SAMPLE_LOCATIONS_ENABLE_EXT",
+            1_000_455_017,
+            &[MsSampleLocationsEnable],
+        ),
+        ("COLOR_BLEND_ADVANCED_EXT", 1_000_455_018, &[]),
+        (
+            "PROVOKING_VERTEX_MODE_EXT",
+            1_000_455_019,
+            &[RsProvokingVertex],
+        ),
+        ("LINE_RASTERIZATION_MODE_EXT", 1_000_455_020, &[RsLineMode]),
+        (
+            "LINE_STIPPLE_ENABLE_EXT",
+            1_000_455_021,
+            &[RsLineStippleEnable],
+        ),
+        (
+            "DEPTH_CLIP_NEGATIVE_ONE_TO_ONE_EXT",
+            1_000_455_022,
+            &[VpDepthClipNegativeOneToOne],
+        ),
+        ("SAMPLE_LOCATIONS_EXT", 1_000_143_000, &[MsSampleLocations]),
+        ("FRAGMENT_SHADING_RATE_KHR", 1_000_226_000, &[Fsr]),
+    ];
+    for (name, value, bits) in registry {
+        assert_eq!(
+            driver::nvk::state::StateBit::of_vk_dynamic_state(value),
+            bits,
+            "VK_DYNAMIC_STATE_{name}"
+        );
+    }
+}
+
+#[test]
+fn a_new_attachment_count_selects_the_color_targets_once() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        enc.set_color_attachments(3);
+        let got = next_draw_state(&mut enc);
+        // Three locations, each its own target; the five past them take the targets
+        // not used yet, in order (NVK's ffs(~att_used)).
+        let want = 3 | (0..8).fold(0, |w, l| w | (l << (4 + 3 * l)));
+        assert!(
+            got.contains(&(class::SET_CT_SELECT, want)),
+            "{arch:?}: {got:x?}"
+        );
+        assert_eq!(next_draw_state(&mut enc), vec![], "{arch:?}: unchanged");
+    }
+}
+
+#[test]
+fn the_rasterization_samples_set_the_sample_layout_and_locations() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        enc.state_mut().set_rasterization_samples(4);
+        let got = next_draw_state(&mut enc);
+        // No attachment gives the rendering a sample count, so the draw sets the
+        // sample layout (2X2) first.
+        assert_eq!(got[0], (class::SET_ANTI_ALIAS, 2), "{arch:?}");
+        // The standard 4x locations in sixteenths: (6,2), (14,6), (2,10), (10,14).
+        let locations = 0xea_a2_6e_26;
+        let root = got
+            .iter()
+            .position(|m| {
+                *m == (
+                    class::LOAD_CONSTANT_BUFFER_OFFSET,
+                    driver::nvk::root::DRAW_SAMPLE_LOCATIONS,
+                )
+            })
+            .expect("the root table's sample locations");
+        assert_eq!(got[root + 1].1, locations, "{arch:?}");
+        assert_eq!(got[root + 2].1, 0, "{arch:?}");
+        let positions: Vec<(u16, u32)> = (0..4)
+            .map(|i| (class::SET_ANTI_ALIAS_SAMPLE_POSITIONS + 4 * i, locations))
+            .collect();
+        assert_eq!(got[root + 3..root + 7], positions[..], "{arch:?}");
+        assert_eq!(next_draw_state(&mut enc), vec![], "{arch:?}: unchanged");
+    }
+}
+
+#[test]
+fn conservative_rasterization_is_enabled_and_disabled() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        enc.state_mut().set_conservative_mode(1);
+        enc.state_mut().set_extra_primitive_overestimation_size(0.5);
+        // Bloat 2 (half a pixel in quarters), pre-snap both, a 512 uncertainty region.
+        assert_eq!(
+            next_draw_state(&mut enc),
+            vec![
+                (
+                    class::SET_CONSERVATIVE_RASTER_CONTROL,
+                    2 | (1 << 8) | (1 << 12) | (3 << 16)
+                ),
+                (class::SET_CONSERVATIVE_RASTER, 1),
+            ],
+            "{arch:?}"
+        );
+        enc.state_mut().set_conservative_mode(0);
+        assert_eq!(
+            next_draw_state(&mut enc),
+            vec![(class::SET_CONSERVATIVE_RASTER, 0)],
+            "{arch:?}"
+        );
+    }
+}
+
+#[test]
+fn a_fragment_shading_rate_is_set_on_turing_only() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        // 2x2 fragments, both combiners KEEP: every index maps to PS_X1_PER_2X2 (8).
+        enc.state_mut().set_fragment_shading_rate((2, 2), [0, 0]);
+        let got = next_draw_state(&mut enc);
+        if arch == Arch::Fermi {
+            assert_eq!(got, vec![], "VOLTA_A has no variable-rate shading");
+            continue;
+        }
+        assert_eq!(got.len(), 16 * 2 + 1, "{got:x?}");
+        for j in 0..16u16 {
+            let a = class::set_variable_pixel_rate_shading_index_to_rate_a(j);
+            assert_eq!(got[2 * j as usize], (a, 0x8888_8888));
+            assert_eq!(got[2 * j as usize + 1], (a + 4, 0x8888_8888));
+        }
+        let call = class::call_mme_macro(driver::nvk::Macro::SetShadingRateControl.id());
+        assert_eq!(got[32], (call, 0x0001_0001), "the macro turns it on");
+        enc.state_mut().set_fragment_shading_rate((1, 1), [0, 0]);
+        assert_eq!(next_draw_state(&mut enc), vec![(call, 0x0001_0000)]);
     }
 }

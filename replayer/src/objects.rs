@@ -95,13 +95,26 @@ pub struct Objects {
     event_block: u64,
     images: HandleMap<Image>,
     image_views: HandleMap<(u64, ViewRange)>,
-    framebuffers: HandleMap<Vec<u64>>,
+    framebuffers: HandleMap<Framebuffer>,
     /// Render passes.
     pub render_passes: HandleMap<RenderPass>,
     /// Graphics pipelines.
     pub pipelines: HandleMap<Pipeline>,
     /// Query pools, placed in GPU memory.
     pub query_pools: HandleMap<QueryPool>,
+}
+
+/// A framebuffer: its attachments' views and its size.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Framebuffer {
+    /// The image views, by attachment index.
+    pub views: Vec<u64>,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Layers.
+    pub layers: u32,
 }
 
 impl Objects {
@@ -212,8 +225,22 @@ impl Objects {
     }
 
     /// vkCreateFramebuffer: its attachments' views.
-    pub fn create_framebuffer(&mut self, framebuffer: u64, views: Vec<u64>) {
-        self.framebuffers.insert(framebuffer, views);
+    pub fn create_framebuffer(&mut self, framebuffer: u64, fb: Framebuffer) {
+        self.framebuffers.insert(framebuffer, fb);
+    }
+
+    /// A framebuffer's whole area and its layers, as a secondary command buffer that
+    /// continues a render pass resumes it.
+    pub fn framebuffer_area(&self, framebuffer: u64) -> Option<(RenderArea, u32)> {
+        self.framebuffers.get(&framebuffer).map(|fb| {
+            let area = RenderArea {
+                x: 0,
+                y: 0,
+                width: fb.width,
+                height: fb.height,
+            };
+            (area, fb.layers.max(1))
+        })
     }
 
     /// The image and subresource `view` shows, for a rendering of `area`. An image the
@@ -260,7 +287,7 @@ impl Objects {
         let Some(subpass) = pass.subpasses.get(index) else {
             return RenderingInfo::views(0);
         };
-        let views = self.framebuffers.get(&framebuffer);
+        let views = self.framebuffers.get(&framebuffer).map(|fb| &fb.views);
         let first_here = |a: u32| pass.first_use(a) == Some(index);
         let clear_of = |a: u32, op: u32| {
             (op == LOAD_OP_CLEAR && first_here(a))

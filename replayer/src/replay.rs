@@ -29,7 +29,9 @@ use crate::handles::HandleMap;
 use crate::inspect::DrawInspection;
 use crate::objects::{self, Objects, Pipeline, RenderPass};
 use driver::nvk::image::{Image, TargetFormat, ViewRange};
-use driver::nvk::rendering::{ColorAttachment, DepthStencilAttachment, RenderArea};
+use driver::nvk::rendering::{
+    ColorAttachment, DepthStencilAttachment, RenderArea, RENDERING_RESUMING,
+};
 use driver::nvk::RenderingInfo;
 
 /// How to replay.
@@ -344,6 +346,10 @@ pub(crate) struct Pass<'o> {
     shaders: Shaders,
     layouts: Layouts,
     recording: HandleMap<Vec<Cmd>>,
+    /// How each command buffer began (what a secondary inherits).
+    begins: HandleMap<SecondaryBegin>,
+    /// The rendering the secondary about to run resumes, right after it begins.
+    resume: Option<RenderingInfo>,
     skipped: BTreeMap<String, (u64, bool)>,
     /// What binds pushed since the last draw, for the next one.
     pending: Pending,
@@ -510,6 +516,8 @@ impl<'o> Pass<'o> {
             shaders: Shaders::default(),
             layouts: Layouts::default(),
             recording: HandleMap::default(),
+            begins: HandleMap::default(),
+            resume: None,
             skipped: BTreeMap::new(),
             pending: Pending::default(),
             skips: 0,
@@ -707,11 +715,16 @@ impl<'o> Pass<'o> {
             }
             Call::CreateFramebuffer => {
                 if let Some(c) = record.call_as_create_framebuffer() {
-                    let views = c
-                        .attachments()
-                        .map(|a| a.iter().collect())
-                        .unwrap_or_default();
-                    self.objects.create_framebuffer(c.framebuffer(), views);
+                    let fb = objects::Framebuffer {
+                        views: c
+                            .attachments()
+                            .map(|a| a.iter().collect())
+                            .unwrap_or_default(),
+                        width: c.width(),
+                        height: c.height(),
+                        layers: c.layers(),
+                    };
+                    self.objects.create_framebuffer(c.framebuffer(), fb);
                 }
             }
             Call::CreatePipelineLayout => {
@@ -779,6 +792,8 @@ impl<'o> Pass<'o> {
             Call::BeginCommandBuffer => {
                 if let Some(c) = record.call_as_begin_command_buffer() {
                     self.recording.insert(c.command_buffer(), Vec::new());
+                    let begin = SecondaryBegin::of(&c);
+                    self.begins.insert(c.command_buffer(), begin);
                 }
             }
             Call::QueueSubmit => {
@@ -916,6 +931,9 @@ impl<'o> Pass<'o> {
         depth: u32,
     ) -> Result<(), ReplayError> {
         enc.begin_command_buffer(depth == 0);
+        if let Some(info) = self.resume.take() {
+            enc.begin_rendering(&info);
+        }
         self.execute_untimed(enc, totals)?;
         let mut pipeline = 0u64;
         let mut active_pass: Option<ActivePass> = None;
@@ -1126,7 +1144,7 @@ impl<'o> Pass<'o> {
                             let secondary = self.recording.remove(cb).unwrap_or_default();
                             let device = self.device.clone();
                             let mut sec = CommandEncoder::new(&device);
-                            sec.inherit_rendering(view_mask, colors);
+                            self.begin_secondary(&mut sec, *cb, view_mask, colors);
                             let result =
                                 self.execute(&mut sec, &secondary, submit, totals, sink, depth + 1);
                             self.recording.insert(*cb, secondary);
@@ -1632,6 +1650,56 @@ impl<'o> Pass<'o> {
     }
 
     /// The driver model's rendering info for a recorded vkCmdBeginRendering.
+    /// How secondary `cb` begins, as nvk_cmd_buffer_begin_graphics does: one that
+    /// continues a render pass whose framebuffer it names resumes that subpass's
+    /// rendering over the whole framebuffer (Mesa's
+    /// vk_get_command_buffer_inheritance_as_rendering_resume: every attachment loaded,
+    /// nothing cleared), pushed right after it begins; one that continues a rendering
+    /// without a framebuffer takes the rendering's view mask and attachment count,
+    /// pushing nothing; any other starts with no rendering. A secondary whose beginning
+    /// the trace does not hold is taken to continue the rendering it is executed in
+    /// (`view_mask`, `colors`).
+    fn begin_secondary(
+        &mut self,
+        sec: &mut CommandEncoder<'_>,
+        cb: u64,
+        view_mask: u32,
+        colors: u32,
+    ) {
+        let Some(begin) = self.begins.get(&cb).copied() else {
+            return sec.inherit_rendering(view_mask, colors);
+        };
+        if !begin.continues_render_pass {
+            return;
+        }
+        let pass = self.objects.render_passes.get(&begin.render_pass);
+        match (pass, self.objects.framebuffer_area(begin.framebuffer)) {
+            (Some(pass), Some((area, layers))) => {
+                let mut info = self.objects.subpass_rendering(
+                    pass,
+                    begin.framebuffer,
+                    begin.subpass as usize,
+                    area,
+                    &[],
+                );
+                info.flags |= RENDERING_RESUMING;
+                if info.view_mask == 0 {
+                    info.layer_count = layers;
+                }
+                self.resume = Some(info);
+            }
+            (pass, _) => {
+                let subpass = pass.and_then(|p| p.subpasses.get(begin.subpass as usize));
+                let colors = subpass.map_or(colors, |s| s.colors.len() as u32);
+                let view_mask = match begin.view_mask {
+                    0 => subpass.map_or(view_mask, |s| s.view_mask),
+                    m => m,
+                };
+                sec.inherit_rendering(view_mask, colors);
+            }
+        }
+    }
+
     fn rendering_info(&self, r: &RenderingCmd) -> RenderingInfo {
         let colors = r
             .colors
@@ -1801,6 +1869,32 @@ impl<'o> Pass<'o> {
 
 /// What binds pushed since the last draw (NVK pushes them when they are recorded):
 /// counted with the next draw's row.
+/// What a command buffer's vkBeginCommandBuffer says a secondary inherits.
+#[derive(Clone, Copy, Debug, Default)]
+struct SecondaryBegin {
+    /// `VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT`.
+    continues_render_pass: bool,
+    render_pass: u64,
+    subpass: u32,
+    framebuffer: u64,
+    /// `VkCommandBufferInheritanceRenderingInfo::viewMask`.
+    view_mask: u32,
+}
+
+impl SecondaryBegin {
+    fn of(c: &trace_format::generated::trace::BeginCommandBuffer<'_>) -> Self {
+        const RENDER_PASS_CONTINUE: u32 = 0x2;
+        let inheritance = c.inheritance();
+        SecondaryBegin {
+            continues_render_pass: c.flags() & RENDER_PASS_CONTINUE != 0,
+            render_pass: inheritance.map_or(0, |i| i.render_pass()),
+            subpass: inheritance.map_or(0, |i| i.subpass()),
+            framebuffer: inheritance.map_or(0, |i| i.framebuffer()),
+            view_mask: inheritance.map_or(0, |i| i.rendering_view_mask()),
+        }
+    }
+}
+
 #[derive(Default)]
 struct Pending {
     cost: StateCost,

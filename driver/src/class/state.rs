@@ -204,6 +204,32 @@ pub const SET_CLEAR_SURFACE_CONTROL: u16 = 0x10f8;
 /// index 25:10. Writing it clears.
 pub const CLEAR_SURFACE: u16 = 0x19d0;
 
+/// `0x121c /* SET_CT_SELECT */`: target count 3:0, then the colour target each
+/// location writes, three bits each from bit 4 (TARGET0 6:4 … TARGET7 27:25).
+pub const SET_CT_SELECT: u16 = 0x121c;
+/// `0x11e0 /* SET_ANTI_ALIAS_SAMPLE_POSITIONS(0) */` (MAXWELL_B and later): four words,
+/// each four samples' positions in 1/16 pixel (X 3:0, Y 7:4, and so on).
+pub const SET_ANTI_ALIAS_SAMPLE_POSITIONS: u16 = 0x11e0;
+/// `0x1148 /* SET_CONSERVATIVE_RASTER */` (MAXWELL_B and later): enable 0.
+pub const SET_CONSERVATIVE_RASTER: u16 = 0x1148;
+/// `0x0230 /* SET_CONSERVATIVE_RASTER_CONTROL */` (VOLTA_A and later): extra primitive
+/// bloat 3:0, copy inner to outer 4, triangle snap mode 10:8, line and point snap mode
+/// 14:12, uncertainty region size 19:16.
+pub const SET_CONSERVATIVE_RASTER_CONTROL: u16 = 0x0230;
+/// `0x2a04 /* SET_VARIABLE_PIXEL_RATE_SHADING_INDEX_TO_RATE_A(0) */` (TURING_A): shading
+/// rate index `j`'s rates for attachment rates 0–7, four bits each, at `+ 16·j`;
+/// `_B(j)` (rates 8–15) follows at `+ 4`.
+pub const SET_VARIABLE_PIXEL_RATE_SHADING_INDEX_TO_RATE_A: u16 = 0x2a04;
+/// `0x12a8 /* SET_SHADING_RATE_INDEX_SURFACE_ADDRESS_A(0) */` (TURING_A): the
+/// fragment-shading-rate attachment; ADDRESS_B, SIZE_A, SIZE_B, LAYER, ARRAY_PITCH,
+/// BLOCK_SIZE and ALLOCATED_SIZE follow (eight methods).
+pub const SET_SHADING_RATE_INDEX_SURFACE_ADDRESS_A: u16 = 0x12a8;
+
+/// `SET_VARIABLE_PIXEL_RATE_SHADING_INDEX_TO_RATE_A(j)`.
+pub const fn set_variable_pixel_rate_shading_index_to_rate_a(j: u16) -> u16 {
+    SET_VARIABLE_PIXEL_RATE_SHADING_INDEX_TO_RATE_A + 16 * j
+}
+
 /// `SET_VIEWPORT_SCALE_X(j)`.
 pub const fn set_viewport_scale_x(j: u16) -> u16 {
     SET_VIEWPORT_SCALE_X + 32 * j
@@ -288,6 +314,42 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
             )
         })
         .or_else(|| in_array(SET_BLEND, 4, 8, &["SET_BLEND(i)"]))
+        .or_else(|| {
+            in_array(
+                SET_ANTI_ALIAS_SAMPLE_POSITIONS,
+                4,
+                4,
+                &["SET_ANTI_ALIAS_SAMPLE_POSITIONS(i)"],
+            )
+        })
+        .or_else(|| {
+            in_array(
+                SET_VARIABLE_PIXEL_RATE_SHADING_INDEX_TO_RATE_A,
+                16,
+                16,
+                &[
+                    "SET_VARIABLE_PIXEL_RATE_SHADING_INDEX_TO_RATE_A(j)",
+                    "SET_VARIABLE_PIXEL_RATE_SHADING_INDEX_TO_RATE_B(j)",
+                ],
+            )
+        })
+        .or_else(|| {
+            in_array(
+                SET_SHADING_RATE_INDEX_SURFACE_ADDRESS_A,
+                32,
+                1,
+                &[
+                    "SET_SHADING_RATE_INDEX_SURFACE_ADDRESS_A(j)",
+                    "SET_SHADING_RATE_INDEX_SURFACE_ADDRESS_B(j)",
+                    "SET_SHADING_RATE_INDEX_SURFACE_SIZE_A(j)",
+                    "SET_SHADING_RATE_INDEX_SURFACE_SIZE_B(j)",
+                    "SET_SHADING_RATE_INDEX_SURFACE_LAYER(j)",
+                    "SET_SHADING_RATE_INDEX_SURFACE_ARRAY_PITCH(j)",
+                    "SET_SHADING_RATE_INDEX_SURFACE_BLOCK_SIZE(j)",
+                    "SET_SHADING_RATE_INDEX_SURFACE_ALLOCATED_SIZE(j)",
+                ],
+            )
+        })
     {
         return Some(name);
     }
@@ -377,6 +439,9 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
         SET_INDEX_BUFFER_E => "SET_INDEX_BUFFER_E",
         SET_RASTER_ENABLE => "SET_RASTER_ENABLE",
         SET_RASTER_INPUT => "SET_RASTER_INPUT",
+        SET_CT_SELECT => "SET_CT_SELECT",
+        SET_CONSERVATIVE_RASTER => "SET_CONSERVATIVE_RASTER",
+        SET_CONSERVATIVE_RASTER_CONTROL => "SET_CONSERVATIVE_RASTER_CONTROL",
         SET_VIEWPORT_Z_CLIP => "SET_VIEWPORT_Z_CLIP",
         SET_FRONT_POLYGON_MODE => "SET_FRONT_POLYGON_MODE",
         0x0db0 => "SET_BACK_POLYGON_MODE",

@@ -8,7 +8,7 @@ use super::descriptors::DescriptorState;
 use super::dispatch::ComputeState;
 use super::query::{QueryPool, QueryType};
 use super::rendering::RenderingEnd;
-use super::state::{GraphicsState, StateCost, StateGroup};
+use super::state::{identity_locations, FlushContext, GraphicsState, StateCost, StateGroup};
 use super::{Device, Macro, Scratch};
 use crate::class::{
     self, Begin, InstanceId, PipelineLocation, PrimitiveOp, Report, ReportSemaphoreD,
@@ -162,6 +162,9 @@ pub struct CommandEncoder<'d> {
     topology: PrimitiveOp,
     state: GraphicsState,
     color_attachments: u32,
+    /// The rendering's sample count from its attachments, 0 with none (NVK's
+    /// `render->samples`).
+    pub(super) render_samples: u32,
     pub(super) descriptors: DescriptorState,
     pub(super) shaders: ShaderState,
 }
@@ -178,6 +181,7 @@ impl<'d> CommandEncoder<'d> {
             topology: PrimitiveOp::Triangles,
             state: GraphicsState::new(),
             color_attachments: 1,
+            render_samples: 0,
             descriptors: DescriptorState::default(),
             shaders: ShaderState::default(),
         }
@@ -212,10 +216,14 @@ impl<'d> CommandEncoder<'d> {
 
     /// A secondary command buffer begun inside a render pass takes the rendering's view
     /// mask and attachment count from its inheritance info, pushing nothing (NVK's
-    /// nvk_cmd_buffer_begin_graphics for `RENDER_PASS_CONTINUE`).
+    /// nvk_cmd_buffer_begin_graphics for `RENDER_PASS_CONTINUE` without a framebuffer:
+    /// the inherited sample count, taken as one, and each attachment at its own
+    /// location, all of it dirty).
     pub fn inherit_rendering(&mut self, view_mask: u32, color_attachments: u32) {
         self.view_mask = view_mask;
-        self.color_attachments = color_attachments;
+        self.set_color_attachments(color_attachments);
+        self.render_samples = 1;
+        self.state.dirty_render_pass();
     }
 
     /// What the encoder knows of the rendering in progress: its view mask and colour
@@ -280,8 +288,14 @@ impl<'d> CommandEncoder<'d> {
 
     /// The colour attachments of the render pass or rendering in progress (the blend
     /// state is flushed per attachment).
+    ///
+    /// Each attachment is mapped to its own location, as vkCmdBeginRendering does
+    /// (vk_cmd_set_rendering_attachment_locations): a different count is a different
+    /// map, and the next draw selects the targets again (`SET_CT_SELECT`).
     pub fn set_color_attachments(&mut self, count: u32) {
         self.color_attachments = count;
+        self.state
+            .set_color_attachment_locations(&identity_locations(count));
     }
 
     /// Flushes what a draw needs before it. Mirrors nvk_cmd_flush_gfx_state: the push
@@ -294,7 +308,12 @@ impl<'d> CommandEncoder<'d> {
         self.flush_push_descriptors();
         let mut cost = StateCost::default();
         cost.add_words(StateGroup::Descriptors, &self.push.words()[before..]);
-        let flushed = self.state.flush(&mut self.push, self.color_attachments);
+        let ctx = FlushContext {
+            color_attachments: self.color_attachments,
+            render_samples: self.render_samples,
+            turing: self.device.arch() == Arch::Turing,
+        };
+        let flushed = self.state.flush(&mut self.push, ctx);
         for (i, group) in StateGroup::ALL.iter().enumerate() {
             cost.add_group(*group, flushed.methods[i], flushed.dwords[i]);
         }

@@ -10,10 +10,9 @@
 use super::clear::{ClearAttachment, ClearRect};
 use super::encoder::{CommandEncoder, Recorded};
 use super::image::{Image, TargetFormat, ViewRange};
-use super::state::val_mask;
-use super::{Macro, Scratch};
 use crate::class::copy::{self, LaunchDma, RemapComponents, RemapSource};
 use crate::class::{self, RenderEnableMode, RenderEnableOverride};
+use crate::mme::Arch;
 use crate::push::{SUBC_3D, SUBC_COMPUTE, SUBC_COPY};
 
 /// Colour targets NVK binds at every rendering (`NVK_MAX_RTS`).
@@ -159,22 +158,6 @@ impl RenderingEnd {
     }
 }
 
-/// `SET_ANTI_ALIAS`'s samples mode and the two- and four-pass sample masks NVK keeps
-/// in scratch for a sample count (NIL's sample layout for it: 2X1_D3D for 2, 2X2 for
-/// 4, 4X2_D3D for 8).
-fn sample_layout(samples: u32) -> (u32, [u32; 4], [u32; 4]) {
-    match samples {
-        2 => (5, [0; 4], [0; 4]),
-        4 => (2, [0x000a_0005, 0x000a_0005, 0, 0], [0; 4]),
-        s if s >= 8 => (
-            4,
-            [0x003a_00c5, 0x003a_00c5, 0x003a_003a, 0x00c5_00c5],
-            [0x0012_0081, 0x0028_0044, 0x0028_0012, 0x0081_0044],
-        ),
-        _ => (0, [0; 4], [0; 4]),
-    }
-}
-
 impl CommandEncoder<'_> {
     /// vkCmdBeginRendering. Mirrors nvk_CmdBeginRendering: the view mask into scratch,
     /// the surface clip, all eight colour targets (null ones bound disabled, so no
@@ -216,8 +199,18 @@ impl CommandEncoder<'_> {
             }
             None => self.push.immd_or_mthd(SUBC_3D, class::SET_ZT_SELECT, 0),
         }
+        if self.device_arch() == Arch::Turing {
+            // No fragment-shading-rate attachment in the model's renderings: NVK binds
+            // a null index surface. VOLTA_A has no such methods.
+            self.push.inc(
+                SUBC_3D,
+                class::SET_SHADING_RATE_INDEX_SURFACE_ADDRESS_A,
+                &[0; 8],
+            );
+        }
+        self.render_samples = samples.unwrap_or(0);
         if let Some(samples) = samples {
-            self.set_sample_layout(samples);
+            super::state::push_sample_layout(&mut self.push, samples);
         }
         if info.flags & RENDERING_RESUMING == 0 {
             self.load_op_clears(info);
@@ -321,30 +314,6 @@ impl CommandEncoder<'_> {
         self.push.immd_or_mthd(SUBC_3D, class::SET_ZT_SPARSE, 0);
     }
 
-    /// Mirrors nvk_cmd_set_sample_layout: the samples mode, the sample masks of two-
-    /// and four-pass sample shading into scratch, then the `SET_ANTI_ALIAS` macro with
-    /// the sample count.
-    fn set_sample_layout(&mut self, samples: u32) {
-        let (mode, two_pass, four_pass) = sample_layout(samples);
-        self.push.immd_or_mthd(SUBC_3D, class::SET_ANTI_ALIAS, mode);
-        self.push.inc(
-            SUBC_3D,
-            class::set_mme_shadow_scratch(Scratch::SampleMasks2Pass0 as u16),
-            &two_pass,
-        );
-        self.push.inc(
-            SUBC_3D,
-            class::set_mme_shadow_scratch(Scratch::SampleMasks4Pass0 as u16),
-            &four_pass,
-        );
-        let samples_log2 = samples.max(1).ilog2().min(4);
-        self.push.inc_once(
-            SUBC_3D,
-            class::call_mme_macro(Macro::SetAntiAlias.id()),
-            &[val_mask(samples_log2 << 4, 0xf0)],
-        );
-    }
-
     /// The load-op clears: one clear of the render area for every attachment that
     /// loads with CLEAR, with rendering forced on around it.
     fn load_op_clears(&mut self, info: &RenderingInfo) {
@@ -410,6 +379,7 @@ impl CommandEncoder<'_> {
     pub fn end_rendering(&mut self) -> Recorded {
         let before = self.push.len();
         let end = std::mem::take(&mut self.rendering_end);
+        self.render_samples = 0;
         self.set_view_mask(0);
         if end.resolve && end.flags & RENDERING_SUSPENDING == 0 {
             self.push

@@ -41,3 +41,8 @@ pub const DYNAMIC_BUFFER_SIZE: u32 = 16;
 /// `set_dynamic_buffer_start`: a byte per set, the index of its first dynamic buffer.
 pub const SET_DYNAMIC_BUFFER_START: u32 =
     DYNAMIC_BUFFERS + MAX_DYNAMIC_BUFFERS as u32 * DYNAMIC_BUFFER_SIZE;
+/// `draw.sample_locations`: eight one-byte sample locations (X 3:0, Y 7:4 in
+/// sixteenths of a pixel) for shaders that read them. NVK keeps them in its draw
+/// section, before the sample masks; this layout has no room there, so they follow
+/// `set_dynamic_buffer_start` (the count of words written is the same).
+pub const DRAW_SAMPLE_LOCATIONS: u32 = SET_DYNAMIC_BUFFER_START + MAX_SETS as u32;

@@ -3,7 +3,7 @@
 //! changed dirty; the next draw's flush emits the methods.
 
 use driver::nvk::state::{
-    BlendEquation, Rect, StencilOps, VertexAttribute, VertexBinding, Viewport,
+    BlendEquation, Rect, SampleLocations, StencilOps, VertexAttribute, VertexBinding, Viewport,
 };
 use driver::nvk::CommandEncoder;
 
@@ -38,6 +38,26 @@ fn blend_equation(e: &vk::ColorBlendEquationEXT) -> BlendEquation {
         src_alpha_blend_factor: e.src_alpha_blend_factor,
         dst_alpha_blend_factor: e.dst_alpha_blend_factor,
         alpha_blend_op: e.alpha_blend_op,
+    }
+}
+
+/// `VkSampleLocationsInfoEXT` with its locations (recorded one structure deeper).
+fn sample_locations(c: &vk::CmdSetSampleLocationsEXT) -> SampleLocations {
+    let info = c.sample_locations_info.first();
+    let locations = c
+        .sample_locations_info_nested
+        .first()
+        .map(|n| n.p_sample_locations.iter().map(|l| (l.x, l.y)).collect())
+        .unwrap_or_default();
+    SampleLocations {
+        per_pixel: info.map_or(0, |i| i.sample_locations_per_pixel),
+        grid: info.map_or((1, 1), |i| {
+            (
+                i.sample_location_grid_size.width,
+                i.sample_location_grid_size.height,
+            )
+        }),
+        locations,
     }
 }
 
@@ -209,9 +229,24 @@ fn set(enc: &mut Option<&mut CommandEncoder<'_>>, cmd: &GenericCmd) -> bool {
         C::CmdSetColorWriteEnableEXT(c) => on!(s => s.set_color_write_enables(
             &c.color_write_enables.iter().map(|e| *e != 0).collect::<Vec<_>>()
         )),
-        // NVK sets the sample layout from this only when the render pass has no
-        // attachments (nvk_flush_ms_state); with attachments it emits nothing.
-        C::CmdSetRasterizationSamplesEXT(_) => true,
+        C::CmdSetRasterizationSamplesEXT(c) => {
+            on!(s => s.set_rasterization_samples(c.rasterization_samples))
+        }
+        C::CmdSetSampleLocationsEnableEXT(c) => {
+            on!(s => s.set_sample_locations_enable(c.sample_locations_enable != 0))
+        }
+        C::CmdSetSampleLocationsEXT(c) => on!(s => s.set_sample_locations(sample_locations(c))),
+        C::CmdSetConservativeRasterizationModeEXT(c) => {
+            on!(s => s.set_conservative_mode(c.conservative_rasterization_mode))
+        }
+        C::CmdSetExtraPrimitiveOverestimationSizeEXT(c) => on!(s => s
+            .set_extra_primitive_overestimation_size(c.extra_primitive_overestimation_size)),
+        C::CmdSetFragmentShadingRateKHR(c) => on!(s => s.set_fragment_shading_rate(
+            c.fragment_size
+                .first()
+                .map_or((1, 1), |e| (e.width, e.height)),
+            c.combiner_ops
+        )),
         _ => false,
     }
 }

@@ -1,6 +1,6 @@
 //! Colour blending.
 
-use super::{fui, Dirty, DynamicState, StateBit, MAX_RTS};
+use super::{fui, Dirty, DynamicState, StateBit, ATTACHMENT_UNUSED, MAX_RTS};
 use crate::class;
 use crate::mme::{AluOp, Builder, Cmp, Value};
 use crate::nvk::Macro;
@@ -26,8 +26,7 @@ fn blend_factor(factor: u32) -> u32 {
     FACTORS.get(factor as usize).copied().unwrap_or(0x4000)
 }
 
-/// Mirrors nvk_flush_cb_state for `attachments` colour attachments (the attachment
-/// location map, `SET_CT_SELECT`, is not modelled yet).
+/// Mirrors nvk_flush_cb_state for `attachments` colour attachments.
 pub(super) fn flush_cb_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState, attachments: u32) {
     let attachments = (attachments as usize).min(MAX_RTS);
     if d.has(StateBit::CbLogicOpEnable) {
@@ -62,12 +61,18 @@ pub(super) fn flush_cb_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState, att
             );
         }
     }
-    if d.any(&[StateBit::CbWriteMasks, StateBit::CbColorWriteEnables]) {
+    if d.any(&[
+        StateBit::CbWriteMasks,
+        StateBit::CbColorWriteEnables,
+        StateBit::RpAttachments,
+        StateBit::ColorAttachmentMap,
+    ]) {
         // Each attachment's four bits: enabled, its own mask, present in the render
-        // pass (every one of `attachments`), mapped to a location (the identity map).
+        // pass (every one of `attachments`: the trace does not give the pipeline's
+        // attachment formats apart from the rendering's), and mapped to a location.
         let mut mask = 0u32;
         for a in 0..attachments {
-            if s.color_write_enables & (1 << a) != 0 {
+            if s.color_write_enables & (1 << a) != 0 && s.color_map[a] != ATTACHMENT_UNUSED {
                 mask |= (s.write_masks[a] & 0xf) << (4 * a);
             }
         }
@@ -77,10 +82,43 @@ pub(super) fn flush_cb_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState, att
             &[attachments as u32, mask],
         );
     }
+    if d.has(StateBit::ColorAttachmentMap) {
+        p.immd_or_mthd(SUBC_3D, class::SET_CT_SELECT, ct_select(&s.color_map));
+    }
     if d.has(StateBit::CbBlendConstants) {
         let c = s.blend_constants.map(fui);
         p.inc(SUBC_3D, class::SET_BLEND_CONST_RED, &c);
     }
+}
+
+/// `SET_CT_SELECT` for a colour attachment map: each location's colour target (the
+/// attachment mapped there; a location no attachment maps to takes the first
+/// attachment not yet used, which BeginRendering bound as a real or a null target),
+/// and the count up to the last location used. Mirrors nvk_flush_cb_state's
+/// `COLOR_ATTACHMENT_MAP` part.
+fn ct_select(color_map: &[u8; MAX_RTS]) -> u32 {
+    let mut location_target = [None; MAX_RTS];
+    let mut used = 0u32;
+    let mut max_location = 0;
+    for (a, location) in color_map.iter().enumerate() {
+        if *location == ATTACHMENT_UNUSED {
+            continue;
+        }
+        used |= 1 << a;
+        let l = usize::from(*location).min(MAX_RTS - 1);
+        location_target[l] = Some(a as u32);
+        max_location = max_location.max(l as u32);
+    }
+    let mut word = max_location + 1;
+    for (l, target) in location_target.iter().enumerate() {
+        let target = target.unwrap_or_else(|| {
+            let a = (!used).trailing_zeros().min(MAX_RTS as u32 - 1);
+            used |= 1 << a;
+            a
+        });
+        word |= target << (4 + 3 * l);
+    }
+    word
 }
 
 /// The `SET_WRITE_MASK` macro: `count, mask` (four bits per attachment). Writes each

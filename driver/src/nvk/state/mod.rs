@@ -26,7 +26,7 @@ use crate::push::{self, PushBuffer};
 pub(crate) use cb::set_write_mask;
 pub(crate) use ia::set_tess_params;
 pub use ia::val_mask;
-pub(crate) use ms::set_anti_alias;
+pub(crate) use ms::{push_sample_layout, set_anti_alias};
 pub(crate) use vp::{set_viewport_min_max_z, set_z_clamp};
 
 /// The most viewports and scissors NVK exposes (`NVK_MAX_VIEWPORTS`).
@@ -85,11 +85,19 @@ pub enum StateBit {
     CbWriteMasks,
     CbColorWriteEnables,
     CbBlendConstants,
+    MsRasterizationSamples,
+    MsSampleLocations,
+    MsSampleLocationsEnable,
+    RsConservativeMode,
+    RsExtraPrimitiveOverestimationSize,
+    Fsr,
+    ColorAttachmentMap,
+    RpAttachments,
 }
 
 impl StateBit {
     /// Every bit.
-    pub const ALL: [StateBit; 46] = [
+    pub const ALL: [StateBit; 54] = [
         StateBit::ViBindingsValid,
         StateBit::Vi,
         StateBit::ViBindingStrides,
@@ -136,14 +144,27 @@ impl StateBit {
         StateBit::CbWriteMasks,
         StateBit::CbColorWriteEnables,
         StateBit::CbBlendConstants,
+        StateBit::MsRasterizationSamples,
+        StateBit::MsSampleLocations,
+        StateBit::MsSampleLocationsEnable,
+        StateBit::RsConservativeMode,
+        StateBit::RsExtraPrimitiveOverestimationSize,
+        StateBit::Fsr,
+        StateBit::ColorAttachmentMap,
+        StateBit::RpAttachments,
     ];
+
+    /// The bits that are not a pipeline's: the colour attachment map comes from the
+    /// rendering (`VkRenderingAttachmentLocationInfoKHR`), so binding a pipeline leaves
+    /// it as it is.
+    const NOT_PIPELINE_STATE: [StateBit; 1] = [StateBit::ColorAttachmentMap];
 
     fn mask(self) -> u64 {
         1 << self as u32
     }
 
     /// Every `VkDynamicState` whose bits this model holds.
-    pub const VK_DYNAMIC_STATES: [u32; 45] = [
+    pub const VK_DYNAMIC_STATES: [u32; 51] = [
         0,
         1,
         2,
@@ -185,10 +206,16 @@ impl StateBit {
         1_000_381_000,
         1_000_455_013,
         1_000_455_016,
-        1_000_455_018,
-        1_000_455_019,
         1_000_455_020,
+        1_000_455_021,
+        1_000_455_022,
+        1_000_455_019,
+        1_000_455_005,
+        1_000_143_000,
+        1_000_455_017,
+        1_000_455_014,
         1_000_455_015,
+        1_000_226_000,
     ];
 
     /// The bits a `VkDynamicState` makes dynamic in a pipeline (none for the states this
@@ -237,10 +264,16 @@ impl StateBit {
             1_000_381_000 => &[CbColorWriteEnables],
             1_000_455_013 => &[RsRasterizationStream],
             1_000_455_016 => &[RsDepthClipEnable],
-            1_000_455_018 => &[RsLineMode],
-            1_000_455_019 => &[RsLineStippleEnable],
-            1_000_455_020 => &[VpDepthClipNegativeOneToOne],
-            1_000_455_015 => &[RsProvokingVertex],
+            1_000_455_020 => &[RsLineMode],
+            1_000_455_021 => &[RsLineStippleEnable],
+            1_000_455_022 => &[VpDepthClipNegativeOneToOne],
+            1_000_455_019 => &[RsProvokingVertex],
+            1_000_455_005 => &[MsRasterizationSamples],
+            1_000_143_000 => &[MsSampleLocations],
+            1_000_455_017 => &[MsSampleLocationsEnable],
+            1_000_455_014 => &[RsConservativeMode],
+            1_000_455_015 => &[RsExtraPrimitiveOverestimationSize],
+            1_000_226_000 => &[Fsr],
             _ => &[],
         }
     }
@@ -420,6 +453,35 @@ pub struct DynamicState {
     /// A bit per attachment whose writes are enabled.
     pub color_write_enables: u32,
     pub blend_constants: [f32; 4],
+    /// `VkSampleCountFlagBits` of the rasterization (0 while unknown).
+    pub rasterization_samples: u32,
+    pub sample_locations_enable: bool,
+    /// The custom sample locations (`vkCmdSetSampleLocationsEXT`).
+    pub sample_locations: SampleLocations,
+    /// `VkConservativeRasterizationModeEXT`: 0 disabled, 1 over-, 2 underestimate.
+    pub conservative_mode: u32,
+    pub extra_primitive_overestimation_size: f32,
+    /// `vkCmdSetFragmentShadingRateKHR`'s fragment size and two combiner operations.
+    pub fragment_shading_rate: ((u32, u32), [u32; 2]),
+    /// Each colour attachment's location, [`ATTACHMENT_UNUSED`] where it has none
+    /// (Mesa's `cal.color_map`).
+    pub color_map: [u8; MAX_RTS],
+}
+
+/// A colour attachment without a location in [`DynamicState::color_map`]
+/// (`MESA_VK_ATTACHMENT_UNUSED`).
+pub const ATTACHMENT_UNUSED: u8 = 0xff;
+
+/// `VkSampleLocationsInfoEXT`: the locations of a pixel grid, `per_pixel` a pixel,
+/// each in `[0, 1)`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SampleLocations {
+    /// Samples a pixel.
+    pub per_pixel: u32,
+    /// The grid's width and height in pixels.
+    pub grid: (u32, u32),
+    /// The locations, row by row, `per_pixel` a pixel.
+    pub locations: Vec<(f32, f32)>,
 }
 
 impl Default for DynamicState {
@@ -467,8 +529,46 @@ impl Default for DynamicState {
             write_masks: [0xf; MAX_RTS],
             color_write_enables: 0xff,
             blend_constants: [0.0; 4],
+            rasterization_samples: 1,
+            sample_locations_enable: false,
+            sample_locations: SampleLocations::default(),
+            conservative_mode: 0,
+            extra_primitive_overestimation_size: 0.0,
+            fragment_shading_rate: ((1, 1), [0, 0]),
+            color_map: identity_color_map(1),
         }
     }
+}
+
+/// The attachment map a rendering with `count` colour attachments starts with: each
+/// attachment at its own location (vk_cmd_set_rendering_attachment_locations with no
+/// locations given).
+pub fn identity_color_map(count: u32) -> [u8; MAX_RTS] {
+    std::array::from_fn(|a| {
+        if (a as u32) < count {
+            a as u8
+        } else {
+            ATTACHMENT_UNUSED
+        }
+    })
+}
+
+/// Each of `count` attachments at its own location.
+pub fn identity_locations(count: u32) -> Vec<Option<u32>> {
+    (0..count.min(MAX_RTS as u32)).map(Some).collect()
+}
+
+/// What a flush needs from outside the dynamic state: the rendering in progress and
+/// the GPU generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlushContext {
+    /// The rendering's colour attachment count (the blend state is per attachment).
+    pub color_attachments: u32,
+    /// The rendering's sample count from its attachments; 0 when it has none (NVK's
+    /// `render->samples`: then the draw sets the sample layout).
+    pub render_samples: u32,
+    /// Whether the class is TURING_A (fragment shading rate exists only there).
+    pub turing: bool,
 }
 
 /// The groups a draw's state cost is split into, as results show them.
@@ -646,7 +746,7 @@ impl GraphicsState {
             }
         }
         for bit in StateBit::ALL {
-            if !dynamic.has(bit) {
+            if !dynamic.has(bit) && !StateBit::NOT_PIPELINE_STATE.contains(&bit) {
                 self.dirty.set(bit);
             }
         }
@@ -662,9 +762,9 @@ impl GraphicsState {
     /// Beginning rendering marks the states that depend on the attachments dirty:
     /// colour write enables, blend enables and equations and write masks (the colour
     /// attachment count), the depth and stencil test enables (the depth/stencil
-    /// format), and depth clamp and clip. Mirrors nvk_cmd_buffer_dirty_render_pass
-    /// (the rasterization samples and colour attachment map it also marks are not
-    /// part of this model's state).
+    /// format), the rasterization samples (the sample layout is set at the draw when
+    /// the rendering has no attachment), the colour attachment map, and depth clamp
+    /// and clip. Mirrors nvk_cmd_buffer_dirty_render_pass.
     pub fn dirty_render_pass(&mut self) {
         for bit in [
             StateBit::CbColorWriteEnables,
@@ -677,9 +777,89 @@ impl GraphicsState {
             StateBit::DsStencilTestEnable,
             StateBit::RsDepthClampEnable,
             StateBit::RsDepthClipEnable,
+            StateBit::MsRasterizationSamples,
+            StateBit::ColorAttachmentMap,
         ] {
             self.dirty.set(bit);
         }
+    }
+
+    /// The colour attachment locations of a rendering: `locations[a]` for attachment
+    /// `a` (`None`: no location), the attachments past them without one. Mirrors
+    /// vk_cmd_set_rendering_attachment_locations (which vkCmdBeginRendering calls with
+    /// each attachment at its own location).
+    pub fn set_color_attachment_locations(&mut self, locations: &[Option<u32>]) {
+        let map = std::array::from_fn(|a| match locations.get(a).copied().flatten() {
+            Some(l) if (l as usize) < MAX_RTS => l as u8,
+            _ => ATTACHMENT_UNUSED,
+        });
+        set(
+            &mut self.dirty,
+            StateBit::ColorAttachmentMap,
+            &mut self.dynamic.color_map,
+            map,
+        );
+    }
+
+    /// vkCmdSetRasterizationSamplesEXT.
+    pub fn set_rasterization_samples(&mut self, samples: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::MsRasterizationSamples,
+            &mut self.dynamic.rasterization_samples,
+            samples,
+        );
+    }
+
+    /// vkCmdSetSampleLocationsEnableEXT.
+    pub fn set_sample_locations_enable(&mut self, enable: bool) {
+        set(
+            &mut self.dirty,
+            StateBit::MsSampleLocationsEnable,
+            &mut self.dynamic.sample_locations_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetSampleLocationsEXT.
+    pub fn set_sample_locations(&mut self, locations: SampleLocations) {
+        set(
+            &mut self.dirty,
+            StateBit::MsSampleLocations,
+            &mut self.dynamic.sample_locations,
+            locations,
+        );
+    }
+
+    /// vkCmdSetConservativeRasterizationModeEXT.
+    pub fn set_conservative_mode(&mut self, mode: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::RsConservativeMode,
+            &mut self.dynamic.conservative_mode,
+            mode,
+        );
+    }
+
+    /// vkCmdSetExtraPrimitiveOverestimationSizeEXT.
+    pub fn set_extra_primitive_overestimation_size(&mut self, size: f32) {
+        set(
+            &mut self.dirty,
+            StateBit::RsExtraPrimitiveOverestimationSize,
+            &mut self.dynamic.extra_primitive_overestimation_size,
+            size,
+        );
+    }
+
+    /// vkCmdSetFragmentShadingRateKHR: the fragment size and the two combiner
+    /// operations.
+    pub fn set_fragment_shading_rate(&mut self, size: (u32, u32), combiner_ops: [u32; 2]) {
+        set(
+            &mut self.dirty,
+            StateBit::Fsr,
+            &mut self.dynamic.fragment_shading_rate,
+            (size, combiner_ops),
+        );
     }
 
     /// vkCmdSetVertexInputEXT: the bindings and attributes replace the current ones.
@@ -1202,15 +1382,13 @@ impl GraphicsState {
     }
 
     /// Pushes the methods of every dirty value and clears the dirty bits; returns what
-    /// each group wrote. `color_attachments` is the render pass's colour attachment
-    /// count (the blend state is per attachment).
+    /// each group wrote, for the rendering `ctx` describes.
     ///
     /// Mirrors nvk_cmd_flush_gfx_dynamic_state: nvk_flush_vi_state,
     /// nvk_flush_ia_state, nvk_flush_ts_state, nvk_flush_vp_state,
-    /// nvk_flush_rs_state, nvk_flush_fsr_state (not modelled: fragment shading rate is
-    /// never set by the traces this replays), nvk_flush_ms_state, nvk_flush_ds_state,
-    /// nvk_flush_cb_state.
-    pub fn flush(&mut self, p: &mut PushBuffer, color_attachments: u32) -> StateCost {
+    /// nvk_flush_rs_state, nvk_flush_fsr_state, nvk_flush_ms_state,
+    /// nvk_flush_ds_state, nvk_flush_cb_state.
+    pub fn flush(&mut self, p: &mut PushBuffer, ctx: FlushContext) -> StateCost {
         let mut cost = StateCost::default();
         if self.dirty.is_empty() {
             return cost;
@@ -1230,13 +1408,16 @@ impl GraphicsState {
         group(StateGroup::Viewport, p, &|p| vp::flush_vp_state(p, d, dyn_));
         group(StateGroup::Rasterizer, p, &|p| {
             rs::flush_rs_state(p, d, dyn_);
-            ms::flush_ms_state(p, d, dyn_);
+            if ctx.turing {
+                rs::flush_fsr_state(p, d, dyn_);
+            }
+            ms::flush_ms_state(p, d, dyn_, ctx.render_samples);
         });
         group(StateGroup::DepthStencil, p, &|p| {
             ds::flush_ds_state(p, d, dyn_)
         });
         group(StateGroup::Blend, p, &|p| {
-            cb::flush_cb_state(p, d, dyn_, color_attachments)
+            cb::flush_cb_state(p, d, dyn_, ctx.color_attachments)
         });
         self.dirty = Dirty::default();
         cost

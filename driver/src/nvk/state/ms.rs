@@ -1,16 +1,21 @@
 //! Multisampling.
 
 use super::on_masked_scratch_change;
-use super::{Dirty, DynamicState, StateBit};
+use super::{val_mask, Dirty, DynamicState, SampleLocations, StateBit};
 use crate::class;
 use crate::mme::{Arch, Builder, Cmp, Value};
-use crate::nvk::{root, Scratch};
+use crate::nvk::{root, Macro, Scratch};
 use crate::push::{PushBuffer, SUBC_3D};
 
-/// Mirrors nvk_flush_ms_state's alpha-to-coverage/one and sample mask (the sample
-/// layout and locations follow the render pass's sample count, which the trace does
-/// not give this model: not modelled).
-pub(super) fn flush_ms_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
+/// Mirrors nvk_flush_ms_state: the sample layout when the rendering has no attachment
+/// to take it from (`render_samples` 0), alpha to coverage/one, the sample locations
+/// (the root table's `draw.sample_locations` and, MAXWELL_B and later,
+/// `SET_ANTI_ALIAS_SAMPLE_POSITIONS`), then the sample mask.
+pub(super) fn flush_ms_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState, render_samples: u32) {
+    if d.has(StateBit::MsRasterizationSamples) && render_samples == 0 {
+        // At least one sample: rasterizer discard may leave the count unset.
+        push_sample_layout(p, s.rasterization_samples.max(1));
+    }
     if d.any(&[
         StateBit::MsAlphaToCoverageEnable,
         StateBit::MsAlphaToOneEnable,
@@ -19,10 +24,142 @@ pub(super) fn flush_ms_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
             u32::from(s.alpha_to_coverage_enable) | (u32::from(s.alpha_to_one_enable) << 4);
         p.immd_or_mthd(SUBC_3D, class::SET_ANTI_ALIAS_ALPHA_CONTROL, control);
     }
+    if d.any(&[
+        StateBit::MsRasterizationSamples,
+        StateBit::MsSampleLocations,
+        StateBit::MsSampleLocationsEnable,
+    ]) {
+        flush_sample_locations(p, s);
+    }
     if d.has(StateBit::MsSampleMask) {
         let m = s.sample_mask & 0xffff;
         p.inc(SUBC_3D, class::SET_SAMPLE_MASK_X0_Y0, &[m, m, m, m]);
     }
+}
+
+/// Vulkan's standard sample locations for a sample count (one pixel), the
+/// `vk_standard_sample_locations_state` NVK falls back to.
+fn standard_sample_locations(samples: u32) -> SampleLocations {
+    const ONE: [(f32, f32); 1] = [(0.5, 0.5)];
+    const TWO: [(f32, f32); 2] = [(0.75, 0.75), (0.25, 0.25)];
+    const FOUR: [(f32, f32); 4] = [
+        (0.375, 0.125),
+        (0.875, 0.375),
+        (0.125, 0.625),
+        (0.625, 0.875),
+    ];
+    const EIGHT: [(f32, f32); 8] = [
+        (0.5625, 0.3125),
+        (0.4375, 0.6875),
+        (0.8125, 0.5625),
+        (0.3125, 0.1875),
+        (0.1875, 0.8125),
+        (0.0625, 0.4375),
+        (0.6875, 0.9375),
+        (0.9375, 0.0625),
+    ];
+    let locations: &[(f32, f32)] = match samples {
+        2 => &TWO,
+        4 => &FOUR,
+        s if s >= 8 => &EIGHT,
+        _ => &ONE,
+    };
+    SampleLocations {
+        per_pixel: locations.len() as u32,
+        grid: (1, 1),
+        locations: locations.to_vec(),
+    }
+}
+
+/// A location as NAK's `nak_sample_location`: X in 3:0 and Y in 7:4, sixteenths of a
+/// pixel clamped to 15.
+fn nak_sample_location((x, y): (f32, f32)) -> u32 {
+    let u4 = |v: f32| (v * 16.0).clamp(0.0, 15.0) as u32;
+    u4(x) | (u4(y) << 4)
+}
+
+/// The root table's eight sample locations (a byte each) and the hardware's sixteen
+/// positions of a 2x2 pixel quad. Mirrors nvk_flush_ms_state's sample-locations part:
+/// the custom locations when enabled, else the standard ones for the rasterization
+/// samples; the root table written as nvk_descriptor_state_set_root_array does for
+/// graphics (nvk_cmd_flush_gfx_root_desc).
+fn flush_sample_locations(p: &mut PushBuffer, s: &DynamicState) {
+    let standard;
+    let sl = if s.sample_locations_enable && s.sample_locations.per_pixel > 0 {
+        &s.sample_locations
+    } else {
+        standard = standard_sample_locations(s.rasterization_samples.max(1));
+        &standard
+    };
+    let per_pixel = sl.per_pixel.clamp(1, 8) as usize;
+    let location = |i: usize| sl.locations.get(i).copied().unwrap_or((0.5, 0.5));
+    let bytes: [u32; 8] = std::array::from_fn(|i| {
+        if i < per_pixel {
+            nak_sample_location(location(i))
+        } else {
+            0
+        }
+    });
+    let word = |b: &[u32]| b.iter().enumerate().fold(0, |w, (i, v)| w | v << (8 * i));
+    p.inc_once_with(
+        SUBC_3D,
+        class::LOAD_CONSTANT_BUFFER_OFFSET,
+        root::DRAW_SAMPLE_LOCATIONS,
+        &[word(&bytes[..4]), word(&bytes[4..])],
+    );
+    let (grid_w, grid_h) = (sl.grid.0.max(1) as usize, sl.grid.1.max(1) as usize);
+    let positions: [u32; 16] = std::array::from_fn(|n| {
+        let (sample, pixel) = (n % per_pixel, n / per_pixel);
+        let (x, y) = ((pixel % 2) % grid_w, (pixel / 2) % grid_h);
+        nak_sample_location(location((x + y * grid_w) * per_pixel + sample))
+    });
+    let words: [u32; 4] = std::array::from_fn(|i| {
+        positions[i * 4..i * 4 + 4]
+            .iter()
+            .enumerate()
+            .fold(0, |w, (j, v)| w | v << (8 * j))
+    });
+    p.inc(SUBC_3D, class::SET_ANTI_ALIAS_SAMPLE_POSITIONS, &words);
+}
+
+/// `SET_ANTI_ALIAS`'s samples mode and the two- and four-pass sample masks NVK keeps
+/// in scratch for a sample count (NIL's sample layout for it: 2X1_D3D for 2, 2X2 for
+/// 4, 4X2_D3D for 8).
+fn sample_layout(samples: u32) -> (u32, [u32; 4], [u32; 4]) {
+    match samples {
+        2 => (5, [0; 4], [0; 4]),
+        4 => (2, [0x000a_0005, 0x000a_0005, 0, 0], [0; 4]),
+        s if s >= 8 => (
+            4,
+            [0x003a_00c5, 0x003a_00c5, 0x003a_003a, 0x00c5_00c5],
+            [0x0012_0081, 0x0028_0044, 0x0028_0012, 0x0081_0044],
+        ),
+        _ => (0, [0; 4], [0; 4]),
+    }
+}
+
+/// Mirrors nvk_cmd_set_sample_layout: the samples mode, the sample masks of two- and
+/// four-pass sample shading into scratch, then the `SET_ANTI_ALIAS` macro with the
+/// sample count.
+pub(crate) fn push_sample_layout(p: &mut PushBuffer, samples: u32) {
+    let (mode, two_pass, four_pass) = sample_layout(samples);
+    p.immd_or_mthd(SUBC_3D, class::SET_ANTI_ALIAS, mode);
+    p.inc(
+        SUBC_3D,
+        class::set_mme_shadow_scratch(Scratch::SampleMasks2Pass0 as u16),
+        &two_pass,
+    );
+    p.inc(
+        SUBC_3D,
+        class::set_mme_shadow_scratch(Scratch::SampleMasks4Pass0 as u16),
+        &four_pass,
+    );
+    let samples_log2 = samples.max(1).ilog2().min(4);
+    p.inc_once(
+        SUBC_3D,
+        class::call_mme_macro(Macro::SetAntiAlias.id()),
+        &[val_mask(samples_log2 << 4, 0xf0)],
+    );
 }
 
 /// The `SET_ANTI_ALIAS` macro: one masked value of the anti-aliasing state (minimum

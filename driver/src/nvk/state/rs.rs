@@ -1,7 +1,8 @@
 //! The rasterizer.
 
-use super::{fui, Dirty, DynamicState, StateBit};
+use super::{fui, val_mask, Dirty, DynamicState, StateBit};
 use crate::class;
+use crate::nvk::Macro;
 use crate::push::{PushBuffer, SUBC_3D};
 
 /// `SET_VIEWPORT_CLIP_CONTROL` as NVK packs it on VOLTA_A and later, for a depth
@@ -109,4 +110,86 @@ pub(super) fn flush_rs_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
     if d.has(StateBit::RsRasterizationStream) {
         p.immd_or_mthd(SUBC_3D, class::SET_RASTER_INPUT, s.rasterization_stream);
     }
+    if d.any(&[
+        StateBit::RsConservativeMode,
+        StateBit::RsExtraPrimitiveOverestimationSize,
+    ]) {
+        flush_conservative(p, s);
+    }
+}
+
+/// Conservative rasterization on VOLTA_A and later (both classes the model runs):
+/// disabled is one method; otherwise `SET_CONSERVATIVE_RASTER_CONTROL` (the extra
+/// primitive bloat in quarter pixels, at most 3; underestimation copies the inner
+/// coverage to the outer; pre-snap modes; a 512 uncertainty region) then the enable.
+/// Mirrors nvk_flush_rs_state's conservative-mode part (before Volta NVK goes through
+/// the `SET_CONSERVATIVE_RASTER_STATE` macro instead).
+fn flush_conservative(p: &mut PushBuffer, s: &DynamicState) {
+    if s.conservative_mode == 0 {
+        p.immd_or_mthd(SUBC_3D, class::SET_CONSERVATIVE_RASTER, 0);
+        return;
+    }
+    // MIN2(3, size * 4), truncated to an integer as NVK's uint32_t does.
+    let bloat = (s.extra_primitive_overestimation_size * 4.0).clamp(0.0, 3.0) as u32;
+    let underestimate = u32::from(s.conservative_mode == 2);
+    let control = bloat | (underestimate << 4) | (1 << 8) | (1 << 12) | (3 << 16);
+    p.immd_or_mthd(SUBC_3D, class::SET_CONSERVATIVE_RASTER_CONTROL, control);
+    p.immd_or_mthd(SUBC_3D, class::SET_CONSERVATIVE_RASTER, 1);
+}
+
+/// `VkFragmentShadingRateCombinerOpKHR` applied to two log2 rates (width, height).
+/// Mirrors nvk_combine_fs_log2_rates.
+fn combine_log2_rates(op: u32, a: (u32, u32), b: (u32, u32)) -> (u32, u32) {
+    match op {
+        1 => b,                            // REPLACE
+        2 => (a.0.min(b.0), a.1.min(b.1)), // MIN
+        3 => (a.0.max(b.0), a.1.max(b.1)), // MAX
+        4 => (a.0 + b.0, a.1 + b.1),       // MUL
+        _ => a,                            // KEEP
+    }
+}
+
+/// A log2 fragment size as the hardware's shading rate (`PS_X1_PER_*_RASTER_PIXELS`),
+/// each side clamped to 4 and the rates it lacks (1x4, 4x1…) taken as the next one it
+/// has. Mirrors vk_to_nvc597_shading_rate_log2.
+fn shading_rate(log2: (u32, u32)) -> u32 {
+    const RATES: [u32; 16] = [5, 7, 7, 7, 6, 8, 0xa, 0xa, 6, 9, 0xb, 0xb, 6, 9, 0xb, 0xb];
+    let (w, h) = (log2.0.min(2), log2.1.min(2));
+    RATES[((w << 2) | h) as usize]
+}
+
+/// Fragment shading rate (TURING_A): disabled, the `SET_SHADING_RATE_CONTROL` macro
+/// turns it off; otherwise each of the 16 primitive rates gets its 16 attachment
+/// rates (`SET_VARIABLE_PIXEL_RATE_SHADING_INDEX_TO_RATE_A/B(j)`, combined as the two
+/// combiner operations say), then the macro turns it on. Mirrors nvk_flush_fsr_state.
+pub(super) fn flush_fsr_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
+    if !d.has(StateBit::Fsr) {
+        return;
+    }
+    let ((width, height), ops) = s.fragment_shading_rate;
+    let disabled = (width, height) == (1, 1) && ops == [0, 0];
+    let call = class::call_mme_macro(Macro::SetShadingRateControl.id());
+    if disabled {
+        p.inc_once(SUBC_3D, call, &[val_mask(0, 1)]);
+        return;
+    }
+    let state = (width.max(1).ilog2(), height.max(1).ilog2());
+    for prim in 0..16u32 {
+        let prim_rate = combine_log2_rates(ops[0], state, ((prim >> 2) & 3, prim & 3));
+        let rates: [u32; 16] = std::array::from_fn(|att| {
+            let att = att as u32;
+            shading_rate(combine_log2_rates(
+                ops[1],
+                prim_rate,
+                ((att >> 2) & 3, att & 3),
+            ))
+        });
+        let pack = |r: &[u32]| r.iter().enumerate().fold(0, |w, (i, v)| w | v << (4 * i));
+        p.inc(
+            SUBC_3D,
+            class::set_variable_pixel_rate_shading_index_to_rate_a(prim as u16),
+            &[pack(&rates[..8]), pack(&rates[8..])],
+        );
+    }
+    p.inc_once(SUBC_3D, call, &[val_mask(1, 1)]);
 }
