@@ -472,3 +472,104 @@ fn a_million_instance_draw_replays_and_a_runaway_one_fails_alone() {
         assert_eq!(errors[0].0, 1, "{arch:?}");
     }
 }
+
+/// A render pass of one colour attachment, a 64x32 framebuffer, and a secondary begun
+/// with `flags` and that render pass and framebuffer inherited, executed inside the
+/// pass by a primary; returns the submit's push-buffer dwords and the secondary's
+/// draw's dwords.
+fn replay_secondary_in_render_pass(dir: &Path, flags: u32, arch: Arch) -> (u64, u32) {
+    use trace_format::generated::trace::{
+        AttachmentDescriptionT, AttachmentReferenceT, BeginCommandBufferT, CallT,
+        CmdBeginRenderPassT, CmdDrawT, CmdEndRenderPassT, CmdExecuteCommandsT,
+        CommandBufferInheritanceT, CreateFramebufferT, CreateRenderPassT, QueueSubmitT, Rect2DT,
+        SubmitInfoT, SubpassDescriptionT,
+    };
+    use trace_format::trace::CallMeta;
+    let path = dir.join(format!("secondary-{flags}.mscope"));
+    let mut w = TraceWriter::create(&path, &WriterOptions::default()).unwrap();
+    let (primary, secondary, pass, fb) = (1u64, 2u64, 10u64, 11u64);
+    let mut render_pass = CreateRenderPassT::default();
+    render_pass.render_pass = pass;
+    render_pass.attachments = Some(vec![AttachmentDescriptionT {
+        format: 44, // VK_FORMAT_B8G8R8A8_UNORM
+        samples: 1,
+        ..Default::default()
+    }]);
+    let mut subpass = SubpassDescriptionT::default();
+    subpass.color_attachments = Some(vec![AttachmentReferenceT {
+        attachment: 0,
+        layout: 2,
+        aspect_mask: 0,
+    }]);
+    render_pass.subpasses = Some(vec![subpass]);
+    let mut framebuffer = CreateFramebufferT::default();
+    framebuffer.framebuffer = fb;
+    framebuffer.render_pass = pass;
+    framebuffer.attachments = Some(vec![20]);
+    (framebuffer.width, framebuffer.height, framebuffer.layers) = (64, 32, 1);
+    let mut inheritance = CommandBufferInheritanceT::default();
+    (inheritance.render_pass, inheritance.framebuffer) = (pass, fb);
+    let mut begin_secondary = BeginCommandBufferT::default();
+    begin_secondary.command_buffer = secondary;
+    begin_secondary.flags = flags;
+    begin_secondary.inheritance = Some(Box::new(inheritance));
+    let mut begin_primary = BeginCommandBufferT::default();
+    begin_primary.command_buffer = primary;
+    let mut draw = CmdDrawT::default();
+    draw.command_buffer = secondary;
+    (draw.vertex_count, draw.instance_count) = (3, 1);
+    let mut begin_pass = CmdBeginRenderPassT::default();
+    begin_pass.command_buffer = primary;
+    begin_pass.render_pass = pass;
+    begin_pass.framebuffer = fb;
+    let mut area = Rect2DT::default();
+    (area.extent.width, area.extent.height) = (64, 32);
+    begin_pass.render_area = Some(area);
+    let mut end_pass = CmdEndRenderPassT::default();
+    end_pass.command_buffer = primary;
+    let mut execute = CmdExecuteCommandsT::default();
+    execute.command_buffer = primary;
+    execute.command_buffers = Some(vec![secondary]);
+    let mut info = SubmitInfoT::default();
+    info.command_buffers = Some(vec![primary]);
+    let mut submit = QueueSubmitT::default();
+    submit.submits = Some(vec![info]);
+    let calls = [
+        CallT::CreateRenderPass(Box::new(render_pass)),
+        CallT::CreateFramebuffer(Box::new(framebuffer)),
+        CallT::BeginCommandBuffer(Box::new(begin_secondary)),
+        CallT::CmdDraw(Box::new(draw)),
+        CallT::BeginCommandBuffer(Box::new(begin_primary)),
+        CallT::CmdBeginRenderPass(Box::new(begin_pass)),
+        CallT::CmdExecuteCommands(Box::new(execute)),
+        CallT::CmdEndRenderPass(Box::new(end_pass)),
+        CallT::QueueSubmit(Box::new(submit)),
+    ];
+    for c in &calls {
+        w.append(CallMeta::default(), c).unwrap();
+    }
+    w.end_frame(CallMeta::default()).unwrap();
+    w.finish().unwrap();
+    let out = dir.join("r.msr");
+    replay(&path, &out, &options(arch), &mut |_, _| {}).unwrap();
+    let (rows, submits) = rows(&out);
+    assert_eq!(rows.len(), 1, "the secondary's draw");
+    (submits[0].pushbuf_dwords(), rows[0].pushbuf_dwords())
+}
+
+#[test]
+fn a_secondary_continuing_a_render_pass_resumes_its_rendering() {
+    const RENDER_PASS_CONTINUE: u32 = 0x2;
+    let dir = tempfile::tempdir().unwrap();
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let (resumed, resumed_draw) =
+            replay_secondary_in_render_pass(dir.path(), RENDER_PASS_CONTINUE, arch);
+        let (alone, alone_draw) = replay_secondary_in_render_pass(dir.path(), 0, arch);
+        // Resuming pushes the subpass's rendering again in the secondary (eight colour
+        // targets of ten words each at least), with no clear.
+        assert!(resumed >= alone + 80, "{arch:?}: {resumed} vs {alone}");
+        // Its attachment gives the rendering a sample count: the draw does not set the
+        // sample layout (13 words) that a secondary outside any rendering must.
+        assert_eq!(resumed_draw + 13, alone_draw, "{arch:?}");
+    }
+}
