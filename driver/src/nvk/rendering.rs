@@ -162,10 +162,11 @@ impl CommandEncoder<'_> {
     /// vkCmdBeginRendering. Mirrors nvk_CmdBeginRendering: the view mask into scratch,
     /// the surface clip, all eight colour targets (null ones bound disabled, so no
     /// pointer is left from an earlier rendering), the depth target or none, the
-    /// sample layout when there is an attachment, then the load-op clears through
-    /// vkCmdClearAttachments' path with rendering forced on. Not modelled: the
-    /// fragment-shading-rate surface (its methods are not in the public class
-    /// headers) and linear images' shadow copies.
+    /// null fragment-shading-rate index surface on Turing (the model's renderings have
+    /// no such attachment), the sample layout when there is an attachment, then the
+    /// load-op clears through vkCmdClearAttachments' path with rendering forced on.
+    /// Each colour attachment is mapped to its own location. Not modelled: linear
+    /// images' tiled shadow copies (nvk_linear_render_copy).
     pub fn begin_rendering(&mut self, info: &RenderingInfo) -> Recorded {
         let before = self.push.len();
         self.rendering_end = RenderingEnd::of(info);
