@@ -171,15 +171,11 @@ fn binding_a_pipeline_re_emits_only_what_it_keeps_static() {
             .collect();
         enc.state_mut().bind_pipeline(7, &all_but_blend_constants);
         let got = next_draw_state(&mut enc);
-        // The render pass's attachments (MESA_VK_DYNAMIC_RP_ATTACHMENTS) are pipeline
-        // state no VkDynamicState makes dynamic: the write masks are set again, then
-        // the blend constants.
-        let write_mask = class::call_mme_macro(driver::nvk::Macro::SetWriteMask.id());
-        let mut want = vec![write_mask, write_mask + 4];
-        want.extend((0..4).map(|i| class::SET_BLEND_CONST_RED + 4 * i));
         assert_eq!(
             got.iter().map(|(m, _)| *m).collect::<Vec<_>>(),
-            want,
+            (0..4)
+                .map(|i| class::SET_BLEND_CONST_RED + 4 * i)
+                .collect::<Vec<_>>(),
             "{arch:?}"
         );
         // The same pipeline again: nothing.
@@ -532,5 +528,52 @@ fn a_fragment_shading_rate_is_set_on_turing_only() {
         assert_eq!(got[32], (call, 0x0001_0001), "the macro turns it on");
         enc.state_mut().set_fragment_shading_rate((1, 1), [0, 0]);
         assert_eq!(next_draw_state(&mut enc), vec![(call, 0x0001_0000)]);
+    }
+}
+
+#[test]
+fn a_pipeline_without_an_attachment_masks_its_writes() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        enc.set_color_attachments(2);
+        next_draw_state(&mut enc);
+        // A pipeline whose rendering has a format for attachment 0 only.
+        enc.state_mut().set_rp_attachments(0b01);
+        let write_mask = class::call_mme_macro(driver::nvk::Macro::SetWriteMask.id());
+        assert_eq!(
+            next_draw_state(&mut enc),
+            vec![(write_mask, 2), (write_mask + 4, 0xf)],
+            "{arch:?}: attachment 1 writes nothing"
+        );
+        enc.state_mut().set_rp_attachments(0b01);
+        assert_eq!(next_draw_state(&mut enc), vec![], "{arch:?}: unchanged");
+    }
+}
+
+#[test]
+fn a_pipeline_resets_the_states_the_trace_holds_no_value_for() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        enc.state_mut().bind_pipeline(1, &[1_000_455_014]);
+        enc.state_mut().set_conservative_mode(1);
+        next_draw_state(&mut enc);
+        // A pipeline that keeps conservative rasterization static turns it off (the
+        // default: the trace has no VkPipelineRasterizationConservativeStateCreateInfoEXT).
+        enc.state_mut().bind_pipeline(2, &[]);
+        let got = next_draw_state(&mut enc);
+        assert!(
+            got.contains(&(class::SET_CONSERVATIVE_RASTER, 0)),
+            "{arch:?}: {got:x?}"
+        );
+        // Another pipeline keeping it static leaves it off: nothing for it.
+        enc.state_mut().bind_pipeline(3, &[]);
+        let got = next_draw_state(&mut enc);
+        assert!(
+            !got.iter()
+                .any(|(m, _)| *m == class::SET_CONSERVATIVE_RASTER),
+            "{arch:?}: {got:x?}"
+        );
     }
 }

@@ -23,6 +23,9 @@ pub struct Pipeline {
     pub vk_topology: u32,
     /// `VkPipelineRenderingCreateInfo.viewMask`.
     pub view_mask: u32,
+    /// A bit per colour attachment format `VkPipelineRenderingCreateInfo` gives (not
+    /// `VK_FORMAT_UNDEFINED`); `None` for a render-pass pipeline.
+    pub rp_attachments: Option<u32>,
     /// The `VkDynamicState`s it leaves to commands.
     pub dynamic_states: Vec<u32>,
     /// Its shaders, by stage (vertex ... fragment).

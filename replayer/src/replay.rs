@@ -770,6 +770,18 @@ impl<'o> Pass<'o> {
                             topology: objects::topology(p.topology()),
                             vk_topology: p.topology(),
                             view_mask: p.rendering().map_or(0, |r| r.view_mask()),
+                            rp_attachments: p.rendering().filter(|_| p.render_pass() == 0).map(
+                                |r| {
+                                    r.color_attachment_formats()
+                                        .into_iter()
+                                        .flatten()
+                                        .enumerate()
+                                        .filter(|(_, f)| *f != 0)
+                                        .fold(0u32, |m, (i, _)| {
+                                            m | 1u32.checked_shl(i as u32).unwrap_or(0)
+                                        })
+                                },
+                            ),
                             dynamic_states: p
                                 .dynamic_states()
                                 .map(|d| d.iter().collect())
@@ -1027,6 +1039,9 @@ impl<'o> Pass<'o> {
                         enc.bind_graphics_shaders(&bound.shaders);
                         let state = enc.state_mut();
                         state.bind_pipeline(*p, &bound.dynamic_states);
+                        if let Some(mask) = bound.rp_attachments {
+                            state.set_rp_attachments(mask);
+                        }
                         state.set_topology(bound.vk_topology);
                     }
                 }

@@ -67,12 +67,15 @@ pub(super) fn flush_cb_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState, att
         StateBit::RpAttachments,
         StateBit::ColorAttachmentMap,
     ]) {
-        // Each attachment's four bits: enabled, its own mask, present in the render
-        // pass (every one of `attachments`: the trace does not give the pipeline's
-        // attachment formats apart from the rendering's), and mapped to a location.
+        // Each attachment's four bits: enabled, its own mask, present in the
+        // pipeline's render pass, and mapped to a location.
         let mut mask = 0u32;
         for a in 0..attachments {
-            if s.color_write_enables & (1 << a) != 0 && s.color_map[a] != ATTACHMENT_UNUSED {
+            let bit = 1 << a;
+            if s.color_write_enables & bit != 0
+                && s.rp_attachments & bit != 0
+                && s.color_map[a] != ATTACHMENT_UNUSED
+            {
                 mask |= (s.write_masks[a] & 0xf) << (4 * a);
             }
         }

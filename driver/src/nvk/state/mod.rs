@@ -154,10 +154,25 @@ impl StateBit {
         StateBit::RpAttachments,
     ];
 
-    /// The bits that are not a pipeline's: the colour attachment map comes from the
-    /// rendering (`VkRenderingAttachmentLocationInfoKHR`), so binding a pipeline leaves
-    /// it as it is.
-    const NOT_PIPELINE_STATE: [StateBit; 1] = [StateBit::ColorAttachmentMap];
+    /// The bits [`GraphicsState::bind_pipeline`] does not take as changed: the colour
+    /// attachment map comes from the rendering (`VkRenderingAttachmentLocationInfoKHR`);
+    /// the rasterization samples are taken as the rendering's (the trace does not
+    /// record a pipeline's multisample state) and the render pass's attachments as set
+    /// by [`GraphicsState::set_rp_attachments`]; sample locations, conservative
+    /// rasterization and fragment shading rate take Vulkan's defaults (the trace does
+    /// not record the structures that would set them), each dirty only if that
+    /// differs from what is held, as Mesa's `vk_cmd_set_dynamic_graphics_state`
+    /// compares.
+    const NOT_TAKEN_AS_CHANGED: [StateBit; 8] = [
+        StateBit::ColorAttachmentMap,
+        StateBit::MsRasterizationSamples,
+        StateBit::RpAttachments,
+        StateBit::MsSampleLocations,
+        StateBit::MsSampleLocationsEnable,
+        StateBit::RsConservativeMode,
+        StateBit::RsExtraPrimitiveOverestimationSize,
+        StateBit::Fsr,
+    ];
 
     fn mask(self) -> u64 {
         1 << self as u32
@@ -466,6 +481,9 @@ pub struct DynamicState {
     /// Each colour attachment's location, [`ATTACHMENT_UNUSED`] where it has none
     /// (Mesa's `cal.color_map`).
     pub color_map: [u8; MAX_RTS],
+    /// A bit per colour attachment the bound pipeline's render pass has (Mesa's
+    /// `rp.attachments`, colour bits).
+    pub rp_attachments: u32,
 }
 
 /// A colour attachment without a location in [`DynamicState::color_map`]
@@ -536,6 +554,7 @@ impl Default for DynamicState {
             extra_primitive_overestimation_size: 0.0,
             fragment_shading_rate: ((1, 1), [0, 0]),
             color_map: identity_color_map(1),
+            rp_attachments: (1 << MAX_RTS) - 1,
         }
     }
 }
@@ -746,9 +765,28 @@ impl GraphicsState {
             }
         }
         for bit in StateBit::ALL {
-            if !dynamic.has(bit) && !StateBit::NOT_PIPELINE_STATE.contains(&bit) {
+            if !dynamic.has(bit) && !StateBit::NOT_TAKEN_AS_CHANGED.contains(&bit) {
                 self.dirty.set(bit);
             }
+        }
+        let defaults = DynamicState::default();
+        if !dynamic.has(StateBit::MsSampleLocationsEnable) {
+            self.set_sample_locations_enable(defaults.sample_locations_enable);
+        }
+        if !dynamic.has(StateBit::MsSampleLocations) {
+            self.set_sample_locations(defaults.sample_locations);
+        }
+        if !dynamic.has(StateBit::RsConservativeMode) {
+            self.set_conservative_mode(defaults.conservative_mode);
+        }
+        if !dynamic.has(StateBit::RsExtraPrimitiveOverestimationSize) {
+            self.set_extra_primitive_overestimation_size(
+                defaults.extra_primitive_overestimation_size,
+            );
+        }
+        if !dynamic.has(StateBit::Fsr) {
+            let (size, ops) = defaults.fragment_shading_rate;
+            self.set_fragment_shading_rate(size, ops);
         }
         self.pipeline = Some((pipeline, dynamic));
     }
@@ -798,6 +836,17 @@ impl GraphicsState {
             StateBit::ColorAttachmentMap,
             &mut self.dynamic.color_map,
             map,
+        );
+    }
+
+    /// The colour attachments of the bound pipeline's render pass, a bit each (from
+    /// `VkPipelineRenderingCreateInfo`'s formats: Mesa's `rp.attachments`).
+    pub fn set_rp_attachments(&mut self, mask: u32) {
+        set(
+            &mut self.dirty,
+            StateBit::RpAttachments,
+            &mut self.dynamic.rp_attachments,
+            mask,
         );
     }
 
