@@ -113,12 +113,7 @@ fn flush_sample_locations(p: &mut PushBuffer, s: &DynamicState) {
         let (x, y) = ((pixel % 2) % grid_w, (pixel / 2) % grid_h);
         nak_sample_location(location((x + y * grid_w) * per_pixel + sample))
     });
-    let words: [u32; 4] = std::array::from_fn(|i| {
-        positions[i * 4..i * 4 + 4]
-            .iter()
-            .enumerate()
-            .fold(0, |w, (j, v)| w | v << (8 * j))
-    });
+    let words: [u32; 4] = std::array::from_fn(|i| word(&positions[i * 4..i * 4 + 4]));
     p.inc(SUBC_3D, class::SET_ANTI_ALIAS_SAMPLE_POSITIONS, &words);
 }
 
