@@ -107,6 +107,17 @@ pub struct Objects {
     pub query_pools: HandleMap<QueryPool>,
 }
 
+/// A bit per colour attachment whose format is not `VK_FORMAT_UNDEFINED` (Mesa's
+/// `rp.attachments` colour bits for a dynamic-rendering pipeline).
+pub fn attachment_mask(formats: impl IntoIterator<Item = u32>) -> u32 {
+    formats
+        .into_iter()
+        .take(32)
+        .enumerate()
+        .filter(|(_, f)| *f != 0)
+        .fold(0, |m, (i, _)| m | 1 << i)
+}
+
 /// A framebuffer: its attachments' views and its size.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Framebuffer {

@@ -772,14 +772,9 @@ impl<'o> Pass<'o> {
                             view_mask: p.rendering().map_or(0, |r| r.view_mask()),
                             rp_attachments: p.rendering().filter(|_| p.render_pass() == 0).map(
                                 |r| {
-                                    r.color_attachment_formats()
-                                        .into_iter()
-                                        .flatten()
-                                        .enumerate()
-                                        .filter(|(_, f)| *f != 0)
-                                        .fold(0u32, |m, (i, _)| {
-                                            m | 1u32.checked_shl(i as u32).unwrap_or(0)
-                                        })
+                                    objects::attachment_mask(
+                                        r.color_attachment_formats().into_iter().flatten(),
+                                    )
                                 },
                             ),
                             dynamic_states: p
