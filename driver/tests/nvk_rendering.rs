@@ -36,6 +36,8 @@ fn color(clear: Option<[u32; 4]>, resolve: bool) -> ColorAttachment {
         },
         clear,
         resolve,
+        loads: clear.is_none(),
+        stores: true,
     }
 }
 
@@ -326,4 +328,156 @@ fn the_sample_layout_follows_the_attachments_samples() {
             .collect::<Vec<_>>(),
         [1]
     );
+}
+
+/// A linear 640×480 B8G8R8A8 colour attachment (rows of 2,560 bytes).
+fn linear_color(loads: bool, stores: bool) -> ColorAttachment {
+    let mut c = color(None, false);
+    c.image.linear = true;
+    c.image.array_layers = 1;
+    c.loads = loads;
+    c.stores = stores;
+    c
+}
+
+/// A rendering of the render area (16, 8) 256×128.
+fn partial(colors: Vec<Option<ColorAttachment>>, depth_stencil: bool) -> RenderingInfo {
+    RenderingInfo {
+        area: RenderArea {
+            x: 16,
+            y: 8,
+            width: 256,
+            height: 128,
+        },
+        depth_stencil: depth_stencil.then(|| depth(None)),
+        ..rendering(0, colors)
+    }
+}
+
+#[test]
+fn a_linear_target_beside_a_depth_target_renders_through_its_tiled_shadow() {
+    const SHADOW: u64 = 0x20_0000_0000 + driver::nvk::image::LINEAR_SHADOW_OFFSET;
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let info = partial(vec![Some(linear_color(true, true))], true);
+        let log = run(arch, |enc| {
+            enc.begin_rendering(&info);
+            enc.draw(3, 1, 0, 0);
+            enc.end_rendering();
+        });
+        // The target is the block-linear shadow (32 GOBs high for 480 rows).
+        let target = class::set_color_target_a(0);
+        assert_eq!(writes_of(&log, SUBC_3D, target), [(SHADOW >> 32) as u32]);
+        assert_eq!(writes_of(&log, SUBC_3D, target + 4), [SHADOW as u32]);
+        assert_eq!(writes_of(&log, SUBC_3D, target + 20), [5 << 4], "{arch:?}");
+        // nvk_linear_render_copy in, then out: four-byte elements as one component,
+        // the linear side's address at the area's origin, the tiled side's block,
+        // size and origin, non-pipelined launches with remapping.
+        assert_eq!(
+            writes_of(&log, SUBC_COPY, copy::SET_REMAP_COMPONENTS),
+            [0x0003_3210, 0x0003_3210]
+        );
+        let origin = 0x20_0000_0000u64 + 16 * 4 + 8 * 2560;
+        let lines = |src: u64, dst: u64| {
+            [
+                (src >> 32) as u32,
+                src as u32,
+                (dst >> 32) as u32,
+                dst as u32,
+                2560,
+                2560,
+                256,
+                128,
+            ]
+        };
+        let transfers: Vec<u32> = (0..8)
+            .flat_map(|i| writes_of(&log, SUBC_COPY, copy::OFFSET_IN_UPPER + 4 * i))
+            .collect();
+        let mut expected = Vec::new();
+        for i in 0..8 {
+            expected.push(lines(origin, SHADOW)[i]);
+            expected.push(lines(SHADOW, origin)[i]);
+        }
+        assert_eq!(transfers, expected, "{arch:?}");
+        let block = [0x1050, 640, 480, 1, 0];
+        for (base, origin_x) in [
+            (copy::SET_DST_BLOCK_SIZE, copy::DST_ORIGIN_X),
+            (copy::SET_SRC_BLOCK_SIZE, copy::SRC_ORIGIN_X),
+        ] {
+            let written: Vec<u32> = (0..5)
+                .flat_map(|i| writes_of(&log, SUBC_COPY, base + 4 * i))
+                .collect();
+            assert_eq!(written, block, "{arch:?}");
+            assert_eq!(writes_of(&log, SUBC_COPY, origin_x), [16]);
+            assert_eq!(writes_of(&log, SUBC_COPY, origin_x + 4), [8]);
+        }
+        assert_eq!(
+            writes_of(&log, SUBC_COPY, copy::LAUNCH_DMA),
+            [0x686, 0x706],
+            "{arch:?}"
+        );
+        // In before the draw, out after it (in push-buffer order: a macro runs when
+        // its call's parameters end).
+        let at = |subc: u8, mthd: u16| {
+            log.iter()
+                .filter(|m| !m.from_macro)
+                .enumerate()
+                .filter(|(_, m)| m.subc == subc && m.mthd == mthd)
+                .map(|(i, _)| i)
+                .collect::<Vec<_>>()
+        };
+        let launches = at(SUBC_COPY, copy::LAUNCH_DMA);
+        let draws = at(SUBC_3D, class::call_mme_macro(Macro::Draw.id()));
+        assert!(
+            launches[0] < draws[0] && draws[0] < launches[1],
+            "{arch:?}: {launches:?} {draws:?}"
+        );
+    }
+}
+
+#[test]
+fn a_rendering_of_linear_targets_alone_renders_to_them_and_copies_nothing() {
+    let info = partial(vec![Some(linear_color(true, true))], false);
+    let log = run(Arch::Turing, |enc| {
+        enc.begin_rendering(&info);
+        enc.end_rendering();
+    });
+    let target = class::set_color_target_a(0);
+    assert_eq!(writes_of(&log, SUBC_3D, target), [0x20]);
+    assert_eq!(
+        writes_of(&log, SUBC_3D, target + 8),
+        [2560],
+        "the row pitch"
+    );
+    assert_eq!(
+        writes_of(&log, SUBC_3D, target + 20),
+        [class::COLOR_TARGET_MEMORY_LAYOUT_PITCH]
+    );
+    assert!(log.iter().all(|m| m.subc != SUBC_COPY));
+}
+
+#[test]
+fn a_shadowed_target_is_copied_only_where_it_loads_and_stores() {
+    let launches = |info: &RenderingInfo| {
+        let log = run(Arch::Turing, |enc| {
+            enc.begin_rendering(info);
+            enc.end_rendering();
+        });
+        writes_of(&log, SUBC_COPY, copy::LAUNCH_DMA)
+    };
+    // DONT_CARE in, STORE out: only the copy back.
+    assert_eq!(
+        launches(&partial(vec![Some(linear_color(false, true))], true)),
+        [0x706]
+    );
+    // LOAD in, DONT_CARE out: only the copy in.
+    assert_eq!(
+        launches(&partial(vec![Some(linear_color(true, false))], true)),
+        [0x686]
+    );
+    // A resuming rendering does not load, a suspending one does not store.
+    let mut resumed = partial(vec![Some(linear_color(true, true))], true);
+    resumed.flags = driver::nvk::rendering::RENDERING_RESUMING;
+    assert_eq!(launches(&resumed), [0x706]);
+    resumed.flags |= driver::nvk::rendering::RENDERING_SUSPENDING;
+    assert!(launches(&resumed).is_empty());
 }

@@ -74,6 +74,8 @@ pub struct RenderingAttachmentCmd {
     pub view: u64,
     /// `VkAttachmentLoadOp`.
     pub load_op: u32,
+    /// `VkAttachmentStoreOp`.
+    pub store_op: u32,
     /// The clear value's four words.
     pub clear: [u32; 4],
     /// `VkResolveModeFlagBits` (0 for none).
@@ -85,6 +87,7 @@ impl RenderingAttachmentCmd {
         a.map_or_else(Self::default, |a| RenderingAttachmentCmd {
             view: a.image_view(),
             load_op: a.load_op(),
+            store_op: a.store_op(),
             clear: a
                 .clear_value()
                 .map_or([0; 4], |v| [v.w0(), v.w1(), v.w2(), v.w3()]),

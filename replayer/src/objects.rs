@@ -40,8 +40,12 @@ const FALLBACK_FORMAT: u32 = 44;
 
 /// `VK_ATTACHMENT_UNUSED`.
 pub const ATTACHMENT_UNUSED: u32 = u32::MAX;
+/// `VK_ATTACHMENT_LOAD_OP_LOAD`.
+pub const LOAD_OP_LOAD: u32 = 0;
 /// `VK_ATTACHMENT_LOAD_OP_CLEAR`.
 pub const LOAD_OP_CLEAR: u32 = 1;
+/// `VK_ATTACHMENT_STORE_OP_STORE`.
+pub const STORE_OP_STORE: u32 = 0;
 
 /// A render pass attachment's description.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,6 +54,8 @@ pub struct PassAttachment {
     pub format: u32,
     /// `VkAttachmentLoadOp` of colour or depth.
     pub load_op: u32,
+    /// `VkAttachmentStoreOp` of colour or depth.
+    pub store_op: u32,
     /// `VkAttachmentLoadOp` of stencil.
     pub stencil_load_op: u32,
 }
@@ -67,6 +73,13 @@ pub struct Subpass {
     pub depth_stencil: Option<u32>,
 }
 
+impl Subpass {
+    /// Whether it renders to attachment `a`.
+    fn uses(&self, a: u32) -> bool {
+        self.colors.contains(&a) || self.depth_stencil == Some(a)
+    }
+}
+
 /// A render pass as the driver model needs it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RenderPass {
@@ -80,9 +93,13 @@ impl RenderPass {
     /// The first subpass that uses attachment `a`: its load op applies there (Mesa's
     /// common render-pass code clears an attachment where it is first used).
     fn first_use(&self, a: u32) -> Option<usize> {
-        self.subpasses
-            .iter()
-            .position(|s| s.colors.contains(&a) || s.depth_stencil == Some(a))
+        self.subpasses.iter().position(|s| s.uses(a))
+    }
+
+    /// The last subpass that uses attachment `a`: its store op applies there (earlier
+    /// subpasses store it for the next).
+    fn last_use(&self, a: u32) -> Option<usize> {
+        self.subpasses.iter().rposition(|s| s.uses(a))
     }
 }
 
@@ -289,7 +306,8 @@ impl Objects {
 
     /// The rendering Mesa's common render-pass code begins for subpass `index` of
     /// `pass` on `framebuffer`: the subpass's attachments, each loaded with its load
-    /// op where the pass first uses it (and kept otherwise).
+    /// op where the pass first uses it (and loaded otherwise), stored with its store
+    /// op where the pass last uses it (and stored otherwise).
     pub fn subpass_rendering(
         &self,
         pass: &RenderPass,
@@ -303,6 +321,7 @@ impl Objects {
         };
         let views = self.framebuffers.get(&framebuffer).map(|fb| &fb.views);
         let first_here = |a: u32| pass.first_use(a) == Some(index);
+        let last_here = |a: u32| pass.last_use(a) == Some(index);
         let clear_of = |a: u32, op: u32| {
             (op == LOAD_OP_CLEAR && first_here(a))
                 .then(|| clear_values.get(a as usize).copied().unwrap_or_default())
@@ -323,6 +342,8 @@ impl Objects {
                     view,
                     clear: clear_of(a, desc.load_op),
                     resolve: subpass.resolves.get(i).copied().unwrap_or(false),
+                    loads: !first_here(a) || desc.load_op == LOAD_OP_LOAD,
+                    stores: !last_here(a) || desc.store_op == STORE_OP_STORE,
                 })
             })
             .collect();
@@ -388,6 +409,7 @@ pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> 
         .map(|a| PassAttachment {
             format: a.format(),
             load_op: a.load_op(),
+            store_op: a.store_op(),
             stencil_load_op: a.stencil_load_op(),
         })
         .collect();

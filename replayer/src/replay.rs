@@ -1572,6 +1572,8 @@ impl<'o> Pass<'o> {
                         view,
                         clear: None,
                         resolve: false,
+                        loads: true,
+                        stores: true,
                     })];
                 }
                 add(enc.meta_draw_region(&info, layers));
@@ -1649,6 +1651,8 @@ impl<'o> Pass<'o> {
                         view,
                         clear: Some(value),
                         resolve: false,
+                        loads: false,
+                        stores: true,
                     })];
                 }
                 for r in [enc.begin_rendering(&info), enc.end_rendering()] {
@@ -1721,6 +1725,8 @@ impl<'o> Pass<'o> {
                     view,
                     clear: (a.load_op == objects::LOAD_OP_CLEAR).then_some(a.clear),
                     resolve: a.resolve_mode != 0,
+                    loads: a.load_op == objects::LOAD_OP_LOAD,
+                    stores: a.store_op == objects::STORE_OP_STORE,
                 })
             })
             .collect();

@@ -27,6 +27,18 @@ pub const SET_DST_BLOCK_SIZE: u16 = 0x070c;
 /// `0x0728 /* SET_SRC_BLOCK_SIZE */`: SRC_WIDTH, SRC_HEIGHT, SRC_DEPTH, SRC_LAYER,
 /// SRC_ORIGIN follow.
 pub const SET_SRC_BLOCK_SIZE: u16 = 0x0728;
+/// `0x0744 /* SRC_ORIGIN_X */` (PASCAL_DMA_COPY_B on): a block-linear source's
+/// origin in bytes (or remapped elements); SRC_ORIGIN_Y follows.
+pub const SRC_ORIGIN_X: u16 = 0x0744;
+/// `0x074c /* DST_ORIGIN_X */` (PASCAL_DMA_COPY_B on): DST_ORIGIN_Y follows.
+pub const DST_ORIGIN_X: u16 = 0x074c;
+
+/// `SET_SRC_BLOCK_SIZE` / `SET_DST_BLOCK_SIZE` of a block-linear surface one GOB wide
+/// and deep, `height_log2` GOBs high, with Fermi's eight-row GOBs: height at 7:4,
+/// GOB_HEIGHT_FERMI_8 (1) at 15:12.
+pub fn block_size(height_log2: u32) -> u32 {
+    ((height_log2 & 0xf) << 4) | (1 << 12)
+}
 
 /// `LAUNCH_DMA`'s fields that NVK sets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,6 +78,10 @@ pub enum RemapSource {
     SrcX = 0,
     /// `SRC_Y`.
     SrcY = 1,
+    /// `SRC_Z`.
+    SrcZ = 2,
+    /// `SRC_W`.
+    SrcW = 3,
     /// `CONST_A`.
     ConstA = 4,
     /// `NO_WRITE`.
@@ -150,6 +166,10 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
         0x0704 => "SET_REMAP_CONST_B",
         SET_REMAP_COMPONENTS => "SET_REMAP_COMPONENTS",
         0x073c => "SET_SRC_ORIGIN",
+        SRC_ORIGIN_X => "SRC_ORIGIN_X",
+        0x0748 => "SRC_ORIGIN_Y",
+        DST_ORIGIN_X => "DST_ORIGIN_X",
+        0x0750 => "DST_ORIGIN_Y",
         _ => return None,
     })
 }
@@ -190,5 +210,12 @@ mod tests {
         assert_eq!(method_name(0x041c), Some("LINE_COUNT"));
         assert_eq!(method_name(0x0738), Some("SET_SRC_LAYER"));
         assert_eq!(method_name(0x0724), None);
+        assert_eq!(method_name(0x0750), Some("DST_ORIGIN_Y"));
+    }
+
+    #[test]
+    fn block_size_packs_height_and_gob_height() {
+        // Four GOBs high (FOUR_GOBS = 2), GOB_HEIGHT_FERMI_8.
+        assert_eq!(block_size(2), 0x1020);
     }
 }

@@ -106,6 +106,12 @@ pub struct Level {
     pub array_stride: u32,
 }
 
+/// Where the model places a linear image's tiled shadow: this far past the image.
+/// NVK allocates the shadow itself (`ensure_linear_tiled_shadow_mem_locked`), at an
+/// address the trace cannot show; the offset is a placeholder, the methods that
+/// address it are NVK's.
+pub const LINEAR_SHADOW_OFFSET: u64 = 1 << 40;
+
 /// GOB width in bytes.
 const GOB_WIDTH: u32 = 64;
 /// GOB height in rows.
@@ -120,6 +126,16 @@ impl Image {
             8 => (4, 2),
             16 => (4, 4),
             _ => (1, 1),
+        }
+    }
+
+    /// The block-linear copy NVK renders to in place of this linear image when a
+    /// rendering cannot render to it directly (`nvk_image`'s `linear_tiled_shadow`).
+    pub fn tiled_shadow(&self) -> Image {
+        Image {
+            linear: false,
+            addr: self.addr.wrapping_add(LINEAR_SHADOW_OFFSET),
+            ..*self
         }
     }
 

@@ -44,6 +44,10 @@ pub struct ColorAttachment {
     pub clear: Option<[u32; 4]>,
     /// Whether it resolves at the end (a resolve mode other than NONE).
     pub resolve: bool,
+    /// `VK_ATTACHMENT_LOAD_OP_LOAD`: its contents are read at the beginning.
+    pub loads: bool,
+    /// `VK_ATTACHMENT_STORE_OP_STORE`: its contents are written back at the end.
+    pub stores: bool,
 }
 
 /// The depth/stencil attachment of a rendering (one image for both aspects).
@@ -97,12 +101,40 @@ impl RenderingInfo {
             self.layer_count
         }
     }
+
+    /// Whether the hardware renders straight to every colour attachment: no
+    /// depth/stencil, and every colour target linear with its level 128-byte aligned
+    /// in address and row stride. Mirrors nvk_rendering_linear. When it does not, a
+    /// linear attachment is rendered through its tiled shadow.
+    fn renders_linear(&self) -> bool {
+        self.depth_stencil.is_none()
+            && self.colors.iter().flatten().all(|c| {
+                let level = c.image.level(c.view.base_mip_level);
+                c.image.linear
+                    && c.image.addr.wrapping_add(level.offset) % 128 == 0
+                    && level.row_stride % 128 == 0
+            })
+    }
+
+    /// The colour attachments rendered through their tiled shadows, by index.
+    fn shadowed(&self) -> impl Iterator<Item = (usize, &ColorAttachment)> {
+        let linear = self.renders_linear();
+        self.colors
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, c)| Some((i, c.as_ref()?)))
+            .filter(move |(_, c)| !linear && c.image.linear)
+    }
 }
 
 /// What ending a rendering needs from its beginning.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct RenderingEnd {
     flags: u32,
+    area: RenderArea,
+    /// Linear attachments rendered through tiled shadows that store their contents:
+    /// copied back at the end.
+    shadow_stores: Vec<ColorAttachment>,
     resolve: bool,
     /// What the resolve draws into: one single-sample rendering per resolving
     /// attachment (the resolve views are not in the model's rendering info; the
@@ -134,6 +166,8 @@ impl RenderingEnd {
                     image: single(c.image),
                     clear: None,
                     resolve: false,
+                    loads: false,
+                    stores: true,
                     ..*c
                 };
                 target(vec![Some(color)], None)
@@ -151,6 +185,12 @@ impl RenderingEnd {
         }
         RenderingEnd {
             flags: info.flags,
+            area: info.area,
+            shadow_stores: info
+                .shadowed()
+                .filter(|(_, c)| c.stores)
+                .map(|(_, c)| *c)
+                .collect(),
             resolve: !resolves.is_empty(),
             resolves,
             layers: info.target_layers(),
@@ -165,8 +205,9 @@ impl CommandEncoder<'_> {
     /// null fragment-shading-rate index surface on Turing (the model's renderings have
     /// no such attachment), the sample layout when there is an attachment, then the
     /// load-op clears through vkCmdClearAttachments' path with rendering forced on.
-    /// Each colour attachment is mapped to its own location. Not modelled: linear
-    /// images' tiled shadow copies (nvk_linear_render_copy).
+    /// Each colour attachment is mapped to its own location. A linear attachment the
+    /// hardware cannot render to directly (nvk_rendering_linear) is bound as its tiled
+    /// shadow, and one that loads is first copied into it (nvk_linear_render_copy).
     pub fn begin_rendering(&mut self, info: &RenderingInfo) -> Recorded {
         let before = self.push.len();
         self.rendering_end = RenderingEnd::of(info);
@@ -183,11 +224,15 @@ impl CommandEncoder<'_> {
             ],
         );
         let layers = info.target_layers();
+        let linear = info.renders_linear();
         let mut samples = None;
         for i in 0..MAX_RTS {
             match info.colors.get(i as usize).copied().flatten() {
-                Some(c) => {
+                Some(mut c) => {
                     samples = Some(c.image.samples);
+                    if !linear && c.image.linear {
+                        c.image = c.image.tiled_shadow();
+                    }
                     self.bind_color_target(i, &c, layers);
                 }
                 None => self.bind_null_color_target(i, layers),
@@ -214,6 +259,9 @@ impl CommandEncoder<'_> {
             super::state::push_sample_layout(&mut self.push, samples);
         }
         if info.flags & RENDERING_RESUMING == 0 {
+            for (_, c) in info.shadowed().filter(|(_, c)| c.loads) {
+                self.linear_render_copy(c, &info.area, true);
+            }
             self.load_op_clears(info);
         }
         self.recorded(before)
@@ -373,13 +421,20 @@ impl CommandEncoder<'_> {
         );
     }
 
-    /// vkCmdEndRendering. Mirrors nvk_CmdEndRendering: with a resolve (and not
-    /// suspending), the texture cache is invalidated, then nvk_meta_resolve_rendering
+    /// vkCmdEndRendering. Mirrors nvk_CmdEndRendering: unless suspending, each linear
+    /// attachment rendered through its tiled shadow that stores is copied back
+    /// (nvk_linear_render_copy); with a resolve (and not suspending), the texture
+    /// cache is invalidated, then nvk_meta_resolve_rendering
     /// resolves each attachment inside NVK's meta bracket: vk_meta's resolve is a
     /// rendering of the resolve target with a rectangle drawn per layer.
     pub fn end_rendering(&mut self) -> Recorded {
         let before = self.push.len();
         let end = std::mem::take(&mut self.rendering_end);
+        if end.flags & RENDERING_SUSPENDING == 0 {
+            for c in &end.shadow_stores {
+                self.linear_render_copy(c, &end.area, false);
+            }
+        }
         self.render_samples = 0;
         self.set_view_mask(0);
         if end.resolve && end.flags & RENDERING_SUSPENDING == 0 {
