@@ -14,7 +14,7 @@ use crate::values::Values;
 pub const MAX_DEPTH: u32 = 3;
 
 /// Every field of every table, `(table, field)`, by field id.
-pub const FIELDS: [(&str, &str); 324] = [
+pub const FIELDS: [(&str, &str); 326] = [
     ("AllocateCommandBuffers", "device"),
     ("AllocateCommandBuffers", "command_pool"),
     ("AllocateCommandBuffers", "level"),
@@ -267,6 +267,8 @@ pub const FIELDS: [(&str, &str); 324] = [
     ("GraphicsPipeline", "subpass"),
     ("GraphicsPipeline", "rendering"),
     ("GraphicsPipeline", "dynamic_states"),
+    ("GraphicsPipeline", "libraries"),
+    ("GraphicsPipeline", "library_parts"),
     ("MapMemory", "device"),
     ("MapMemory", "memory"),
     ("MapMemory", "offset"),
@@ -409,16 +411,16 @@ pub const CALLS: [&str; 60] = [
 pub const CALL_FIELDS: [&[u16]; 60] = [
     &[8, 9, 10, 11, 12, 198, 199, 200, 201],
     &[225],
-    &[260, 261, 262, 263, 264, 265, 266, 267, 268, 269, 270],
+    &[262, 263, 264, 265, 266, 267, 268, 269, 270, 271, 272],
     &[158, 159, 160, 161, 162, 163, 164, 229, 230],
     &[224],
     &[237, 238, 239, 240],
     &[4, 5, 6, 7],
     &[235, 236],
-    &[252, 253, 254, 255, 256],
-    &[316, 317],
+    &[254, 255, 256, 257, 258],
+    &[318, 319],
     &[232, 233],
-    &[257, 258, 259],
+    &[259, 260, 261],
     &[149, 150, 151, 152, 153],
     &[16, 17, 18, 19],
     &[176, 177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187],
@@ -426,27 +428,27 @@ pub const CALL_FIELDS: [&[u16]; 60] = [
     &[188, 189, 190, 191, 192, 193, 194, 195, 196, 197],
     &[226, 227, 228],
     &[
-        213, 214, 215, 216, 217, 218, 219, 308, 309, 310, 311, 312, 313, 314, 315,
+        213, 214, 215, 216, 217, 218, 219, 310, 311, 312, 313, 314, 315, 316, 317,
     ],
     &[165, 166, 167, 168, 169, 170, 171, 172],
     &[32, 33, 34, 35, 36, 37],
     &[121, 122],
     &[117],
     &[
-        38, 39, 40, 41, 42, 43, 44, 45, 285, 286, 287, 288, 289, 290, 291, 292,
+        38, 39, 40, 41, 42, 43, 44, 45, 287, 288, 289, 290, 291, 292, 293, 294,
     ],
     &[118],
     &[220, 221, 222, 223],
     &[202, 203, 204, 205, 206],
     &[
-        173, 174, 175, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 271, 272, 273, 274,
-        295, 296, 297, 298, 299, 300, 301, 302, 303,
+        173, 174, 175, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 252, 253, 273, 274,
+        275, 276, 297, 298, 299, 300, 301, 302, 303, 304, 305,
     ],
     &[154, 155, 156, 157],
     &[0, 1, 2, 3],
     &[13, 14, 15, 142, 143, 144, 145, 146, 147, 148],
     &[231],
-    &[293, 294],
+    &[295, 296],
     &[119, 120],
     &[56, 57, 58],
     &[46, 47, 48, 49, 50, 51],
@@ -466,14 +468,14 @@ pub const CALL_FIELDS: [&[u16]; 60] = [
     &[138, 139, 140, 141],
     &[128, 129, 130, 131],
     &[63, 64, 65, 66, 67, 68, 69, 70],
-    &[279, 280, 281, 304, 305, 306, 307],
-    &[275, 276, 277, 278],
+    &[281, 282, 283, 306, 307, 308, 309],
+    &[277, 278, 279, 280],
     &[234],
     &[132, 133],
     &[134, 135, 136, 137],
     &[24, 25, 26, 27],
     &[113],
-    &[318, 319, 320, 321, 322, 323],
+    &[320, 321, 322, 323, 324, 325],
 ];
 
 /// Builds call `index` (a `CALLS` index) from `v`.
@@ -1871,6 +1873,9 @@ pub fn graphics_pipeline(
     let n = v.len(251);
     let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(251)).collect();
     let dynamic_states = Some(fbb.create_vector(&items));
+    let n = v.len(252);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(252)).collect();
+    let libraries = Some(fbb.create_vector(&items));
     GraphicsPipeline::create(
         fbb,
         &GraphicsPipelineArgs {
@@ -1885,6 +1890,8 @@ pub fn graphics_pipeline(
             subpass: v.scalar::<u32>(249),
             rendering,
             dynamic_states,
+            libraries,
+            library_parts: v.scalar::<u32>(253),
         },
     )
 }
@@ -1898,11 +1905,11 @@ pub fn map_memory(
     MapMemory::create(
         fbb,
         &MapMemoryArgs {
-            device: v.scalar::<u64>(252),
-            memory: v.scalar::<u64>(253),
-            offset: v.scalar::<u64>(254),
-            size: v.scalar::<u64>(255),
-            flags: v.scalar::<u32>(256),
+            device: v.scalar::<u64>(254),
+            memory: v.scalar::<u64>(255),
+            offset: v.scalar::<u64>(256),
+            size: v.scalar::<u64>(257),
+            flags: v.scalar::<u32>(258),
         },
     )
 }
@@ -1913,14 +1920,14 @@ pub fn memory_contents(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<MemoryContents<'static>> {
-    let n = v.len(259);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(259)).collect();
+    let n = v.len(261);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(261)).collect();
     let data = Some(fbb.create_vector(&items));
     MemoryContents::create(
         fbb,
         &MemoryContentsArgs {
-            memory: v.scalar::<u64>(257),
-            offset: v.scalar::<u64>(258),
+            memory: v.scalar::<u64>(259),
+            offset: v.scalar::<u64>(260),
             data,
         },
     )
@@ -1932,26 +1939,26 @@ pub fn physical_device_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PhysicalDeviceInfo<'static>> {
-    let device_name = v.string(264);
+    let device_name = v.string(266);
     let device_name = Some(fbb.create_string(&device_name));
-    let driver_name = v.string(267);
+    let driver_name = v.string(269);
     let driver_name = Some(fbb.create_string(&driver_name));
-    let driver_info = v.string(268);
+    let driver_info = v.string(270);
     let driver_info = Some(fbb.create_string(&driver_info));
     PhysicalDeviceInfo::create(
         fbb,
         &PhysicalDeviceInfoArgs {
-            physical_device: v.scalar::<u64>(260),
-            vendor_id: v.scalar::<u32>(261),
-            device_id: v.scalar::<u32>(262),
-            device_type: v.scalar::<u32>(263),
+            physical_device: v.scalar::<u64>(262),
+            vendor_id: v.scalar::<u32>(263),
+            device_id: v.scalar::<u32>(264),
+            device_type: v.scalar::<u32>(265),
             device_name,
-            api_version: v.scalar::<u32>(265),
-            driver_version: v.scalar::<u32>(266),
+            api_version: v.scalar::<u32>(267),
+            driver_version: v.scalar::<u32>(268),
             driver_name,
             driver_info,
-            max_multiview_view_count: v.scalar::<u32>(269),
-            max_multiview_instance_index: v.scalar::<u32>(270),
+            max_multiview_view_count: v.scalar::<u32>(271),
+            max_multiview_instance_index: v.scalar::<u32>(272),
         },
     )
 }
@@ -1962,16 +1969,16 @@ pub fn pipeline_rendering(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineRendering<'static>> {
-    let n = v.len(272);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(272)).collect();
+    let n = v.len(274);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(274)).collect();
     let color_attachment_formats = Some(fbb.create_vector(&items));
     PipelineRendering::create(
         fbb,
         &PipelineRenderingArgs {
-            view_mask: v.scalar::<u32>(271),
+            view_mask: v.scalar::<u32>(273),
             color_attachment_formats,
-            depth_attachment_format: v.scalar::<u32>(273),
-            stencil_attachment_format: v.scalar::<u32>(274),
+            depth_attachment_format: v.scalar::<u32>(275),
+            stencil_attachment_format: v.scalar::<u32>(276),
         },
     )
 }
@@ -1982,19 +1989,19 @@ pub fn queue_present(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<QueuePresent<'static>> {
-    let n = v.len(276);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(276)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
-    let n = v.len(277);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(277)).collect();
-    let swapchains = Some(fbb.create_vector(&items));
     let n = v.len(278);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(278)).collect();
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(278)).collect();
+    let wait_semaphores = Some(fbb.create_vector(&items));
+    let n = v.len(279);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(279)).collect();
+    let swapchains = Some(fbb.create_vector(&items));
+    let n = v.len(280);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(280)).collect();
     let image_indices = Some(fbb.create_vector(&items));
     QueuePresent::create(
         fbb,
         &QueuePresentArgs {
-            queue: v.scalar::<u64>(275),
+            queue: v.scalar::<u64>(277),
             wait_semaphores,
             swapchains,
             image_indices,
@@ -2009,7 +2016,7 @@ pub fn queue_submit(
     depth: u32,
 ) -> WIPOffset<QueueSubmit<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(280, depth)
+        v.table_len(282, depth)
     } else {
         0
     };
@@ -2020,9 +2027,9 @@ pub fn queue_submit(
     QueueSubmit::create(
         fbb,
         &QueueSubmitArgs {
-            queue: v.scalar::<u64>(279),
+            queue: v.scalar::<u64>(281),
             submits,
-            fence: v.scalar::<u64>(281),
+            fence: v.scalar::<u64>(283),
         },
     )
 }
@@ -2033,24 +2040,24 @@ pub fn rendering_attachment(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<RenderingAttachment<'static>> {
-    let clear_value = v.present(292).then(|| {
+    let clear_value = v.present(294).then(|| {
         ClearValue::new(
-            v.scalar::<u32>(292),
-            v.scalar::<u32>(292),
-            v.scalar::<u32>(292),
-            v.scalar::<u32>(292),
+            v.scalar::<u32>(294),
+            v.scalar::<u32>(294),
+            v.scalar::<u32>(294),
+            v.scalar::<u32>(294),
         )
     });
     RenderingAttachment::create(
         fbb,
         &RenderingAttachmentArgs {
-            image_view: v.scalar::<u64>(285),
-            image_layout: v.scalar::<u32>(286),
-            resolve_mode: v.scalar::<u32>(287),
-            resolve_image_view: v.scalar::<u64>(288),
-            resolve_image_layout: v.scalar::<u32>(289),
-            load_op: v.scalar::<u32>(290),
-            store_op: v.scalar::<u32>(291),
+            image_view: v.scalar::<u64>(287),
+            image_layout: v.scalar::<u32>(288),
+            resolve_mode: v.scalar::<u32>(289),
+            resolve_image_view: v.scalar::<u64>(290),
+            resolve_image_layout: v.scalar::<u32>(291),
+            load_op: v.scalar::<u32>(292),
+            store_op: v.scalar::<u32>(293),
             clear_value: clear_value.as_ref(),
         },
     )
@@ -2065,8 +2072,8 @@ pub fn reset_command_buffer(
     ResetCommandBuffer::create(
         fbb,
         &ResetCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(293),
-            flags: v.scalar::<u32>(294),
+            command_buffer: v.scalar::<u64>(295),
+            flags: v.scalar::<u32>(296),
         },
     )
 }
@@ -2077,10 +2084,10 @@ pub fn shader_stage(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<ShaderStage<'static>> {
-    let entry_point = v.string(298);
+    let entry_point = v.string(300);
     let entry_point = Some(fbb.create_string(&entry_point));
     let n = if depth < MAX_DEPTH {
-        v.table_len(299, depth)
+        v.table_len(301, depth)
     } else {
         0
     };
@@ -2090,15 +2097,15 @@ pub fn shader_stage(
     let specialization_entries: Option<
         WIPOffset<Vector<'static, ForwardsUOffset<SpecializationEntry<'static>>>>,
     > = Some(fbb.create_vector(&items));
-    let n = v.len(300);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(300)).collect();
+    let n = v.len(302);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(302)).collect();
     let specialization_data = Some(fbb.create_vector(&items));
     ShaderStage::create(
         fbb,
         &ShaderStageArgs {
-            flags: v.scalar::<u32>(295),
-            stage: v.scalar::<u32>(296),
-            module: v.scalar::<u64>(297),
+            flags: v.scalar::<u32>(297),
+            stage: v.scalar::<u32>(298),
+            module: v.scalar::<u64>(299),
             entry_point,
             specialization_entries,
             specialization_data,
@@ -2115,9 +2122,9 @@ pub fn specialization_entry(
     SpecializationEntry::create(
         fbb,
         &SpecializationEntryArgs {
-            constant_id: v.scalar::<u32>(301),
-            offset: v.scalar::<u32>(302),
-            size: v.scalar::<u64>(303),
+            constant_id: v.scalar::<u32>(303),
+            offset: v.scalar::<u32>(304),
+            size: v.scalar::<u64>(305),
         },
     )
 }
@@ -2128,17 +2135,17 @@ pub fn submit_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubmitInfo<'static>> {
-    let n = v.len(304);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(304)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
-    let n = v.len(305);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(305)).collect();
-    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
     let n = v.len(306);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(306)).collect();
-    let command_buffers = Some(fbb.create_vector(&items));
+    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(307);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(307)).collect();
+    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
+    let n = v.len(308);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(308)).collect();
+    let command_buffers = Some(fbb.create_vector(&items));
+    let n = v.len(309);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(309)).collect();
     let signal_semaphores = Some(fbb.create_vector(&items));
     SubmitInfo::create(
         fbb,
@@ -2157,28 +2164,6 @@ pub fn subpass_description(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubpassDescription<'static>> {
-    let n = v.len(311);
-    let items: Vec<AttachmentReference> = (0..n)
-        .map(|_| {
-            AttachmentReference::new(
-                v.scalar::<u32>(311),
-                v.scalar::<u32>(311),
-                v.scalar::<u32>(311),
-            )
-        })
-        .collect();
-    let input_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(312);
-    let items: Vec<AttachmentReference> = (0..n)
-        .map(|_| {
-            AttachmentReference::new(
-                v.scalar::<u32>(312),
-                v.scalar::<u32>(312),
-                v.scalar::<u32>(312),
-            )
-        })
-        .collect();
-    let color_attachments = Some(fbb.create_vector(&items));
     let n = v.len(313);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
@@ -2189,23 +2174,45 @@ pub fn subpass_description(
             )
         })
         .collect();
+    let input_attachments = Some(fbb.create_vector(&items));
+    let n = v.len(314);
+    let items: Vec<AttachmentReference> = (0..n)
+        .map(|_| {
+            AttachmentReference::new(
+                v.scalar::<u32>(314),
+                v.scalar::<u32>(314),
+                v.scalar::<u32>(314),
+            )
+        })
+        .collect();
+    let color_attachments = Some(fbb.create_vector(&items));
+    let n = v.len(315);
+    let items: Vec<AttachmentReference> = (0..n)
+        .map(|_| {
+            AttachmentReference::new(
+                v.scalar::<u32>(315),
+                v.scalar::<u32>(315),
+                v.scalar::<u32>(315),
+            )
+        })
+        .collect();
     let resolve_attachments = Some(fbb.create_vector(&items));
-    let depth_stencil_attachment = v.present(314).then(|| {
+    let depth_stencil_attachment = v.present(316).then(|| {
         AttachmentReference::new(
-            v.scalar::<u32>(314),
-            v.scalar::<u32>(314),
-            v.scalar::<u32>(314),
+            v.scalar::<u32>(316),
+            v.scalar::<u32>(316),
+            v.scalar::<u32>(316),
         )
     });
-    let n = v.len(315);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(315)).collect();
+    let n = v.len(317);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(317)).collect();
     let preserve_attachments = Some(fbb.create_vector(&items));
     SubpassDescription::create(
         fbb,
         &SubpassDescriptionArgs {
-            flags: v.scalar::<u32>(308),
-            pipeline_bind_point: v.scalar::<u32>(309),
-            view_mask: v.scalar::<u32>(310),
+            flags: v.scalar::<u32>(310),
+            pipeline_bind_point: v.scalar::<u32>(311),
+            view_mask: v.scalar::<u32>(312),
             input_attachments,
             color_attachments,
             resolve_attachments,
@@ -2224,8 +2231,8 @@ pub fn unmap_memory(
     UnmapMemory::create(
         fbb,
         &UnmapMemoryArgs {
-            device: v.scalar::<u64>(316),
-            memory: v.scalar::<u64>(317),
+            device: v.scalar::<u64>(318),
+            memory: v.scalar::<u64>(319),
         },
     )
 }
@@ -2245,11 +2252,11 @@ pub fn vulkan_param(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<VulkanParam<'static>> {
-    let n = v.len(321);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(321)).collect();
+    let n = v.len(323);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(323)).collect();
     let bytes = Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(322, depth)
+        v.table_len(324, depth)
     } else {
         0
     };
@@ -2258,7 +2265,7 @@ pub fn vulkan_param(
     let chain: Option<WIPOffset<Vector<'static, ForwardsUOffset<VulkanParam<'static>>>>> =
         Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(323, depth)
+        v.table_len(325, depth)
     } else {
         0
     };
@@ -2269,7 +2276,7 @@ pub fn vulkan_param(
     VulkanParam::create(
         fbb,
         &VulkanParamArgs {
-            value: v.scalar::<u64>(320),
+            value: v.scalar::<u64>(322),
             bytes,
             chain,
             nested,

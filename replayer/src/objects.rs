@@ -30,6 +30,76 @@ pub struct Pipeline {
     pub dynamic_states: Vec<u32>,
     /// Its shaders, by stage (vertex ... fragment).
     pub shaders: [Option<std::sync::Arc<driver::nvk::shader::Shader>>; 5],
+    /// The parts of a graphics pipeline it defines itself ([`PipelinePart`] bits):
+    /// all of them for a complete pipeline, fewer for a library.
+    pub parts: u32,
+}
+
+/// The parts of a graphics pipeline a library may hold
+/// (`VkGraphicsPipelineLibraryFlagBitsEXT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum PipelinePart {
+    /// Vertex input and input assembly: the topology.
+    VertexInput = 0x1,
+    /// The vertex, tessellation and geometry shaders and rasterization.
+    PreRasterization = 0x2,
+    /// The fragment shader, depth/stencil and multisampling.
+    FragmentShader = 0x4,
+    /// Colour blending and the attachments' formats.
+    FragmentOutput = 0x8,
+}
+
+impl PipelinePart {
+    /// Every part: what a complete pipeline defines.
+    pub const ALL: u32 = 0xf;
+
+    /// The parts a pipeline recorded with `library_parts` and `has_libraries` defines
+    /// itself: its `VkGraphicsPipelineLibraryCreateInfoEXT` flags, else every part
+    /// (those its libraries hold are then taken from them).
+    pub fn own(library_parts: u32, has_libraries: bool) -> u32 {
+        match (library_parts, has_libraries) {
+            (0, false) => Self::ALL,
+            (parts, _) => parts & Self::ALL,
+        }
+    }
+}
+
+impl Pipeline {
+    /// Whether it defines `part` itself.
+    fn defines(&self, part: PipelinePart) -> bool {
+        self.parts & part as u32 != 0
+    }
+
+    /// The pipeline linked from `self` (its own parts) and `libraries`, as
+    /// `vk_graphics_pipeline_state_fill` merges them: each part from whichever defines
+    /// it (the pipeline first), its shaders slot by slot, the dynamic states of all.
+    pub fn link<'a>(mut self, libraries: impl IntoIterator<Item = &'a Pipeline>) -> Pipeline {
+        for lib in libraries {
+            if lib.defines(PipelinePart::VertexInput) && !self.defines(PipelinePart::VertexInput) {
+                self.topology = lib.topology;
+                self.vk_topology = lib.vk_topology;
+            }
+            if lib.defines(PipelinePart::FragmentOutput)
+                && !self.defines(PipelinePart::FragmentOutput)
+            {
+                self.rp_attachments = lib.rp_attachments;
+            }
+            self.view_mask |= lib.view_mask;
+            for (mine, theirs) in self.shaders.iter_mut().zip(&lib.shaders) {
+                if mine.is_none() {
+                    mine.clone_from(theirs);
+                }
+            }
+            for state in &lib.dynamic_states {
+                if !self.dynamic_states.contains(state) {
+                    self.dynamic_states.push(*state);
+                }
+            }
+            self.parts |= lib.parts;
+        }
+        self
+    }
 }
 
 /// Events placed in one block of the model's memory.
@@ -443,5 +513,45 @@ pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> 
     RenderPass {
         attachments,
         subpasses,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part_of(parts: u32, vk_topology: u32, dynamic_states: &[u32]) -> Pipeline {
+        Pipeline {
+            topology: topology(vk_topology),
+            vk_topology,
+            view_mask: 0,
+            rp_attachments: (parts & PipelinePart::FragmentOutput as u32 != 0).then_some(0b11),
+            dynamic_states: dynamic_states.to_vec(),
+            shaders: Default::default(),
+            parts,
+        }
+    }
+
+    #[test]
+    fn a_linked_pipeline_takes_each_part_from_the_library_defining_it() {
+        const LINE_STRIP: u32 = 2;
+        const POINT_LIST: u32 = 0;
+        // The shaders' library says POINT_LIST (its ignored input assembly); the
+        // vertex input library says LINE_STRIP.
+        let vertex_input = part_of(PipelinePart::VertexInput as u32, LINE_STRIP, &[0]);
+        let shaders = part_of(0x2 | 0x4, POINT_LIST, &[0, 1]);
+        let output = part_of(PipelinePart::FragmentOutput as u32, POINT_LIST, &[4]);
+        let linked = part_of(PipelinePart::own(0, true), POINT_LIST, &[]).link([
+            &shaders,
+            &vertex_input,
+            &output,
+        ]);
+        assert_eq!(linked.vk_topology, LINE_STRIP);
+        assert_eq!(linked.topology, PrimitiveOp::LineStrip);
+        assert_eq!(linked.rp_attachments, Some(0b11));
+        assert_eq!(linked.dynamic_states, [0, 1, 4]);
+        assert_eq!(linked.parts, PipelinePart::ALL);
+        // A pipeline with no libraries defines every part itself.
+        assert_eq!(PipelinePart::own(0, false), PipelinePart::ALL);
     }
 }

@@ -27,7 +27,7 @@ use crate::execute;
 use crate::generic;
 use crate::handles::HandleMap;
 use crate::inspect::DrawInspection;
-use crate::objects::{self, Objects, Pipeline, RenderPass};
+use crate::objects::{self, Objects, Pipeline, PipelinePart, RenderPass};
 use driver::nvk::image::{Image, TargetFormat, ViewRange};
 use driver::nvk::rendering::{
     ColorAttachment, DepthStencilAttachment, RenderArea, RENDERING_RESUMING,
@@ -574,6 +574,32 @@ impl<'o> Pass<'o> {
         }
     }
 
+    /// `pipeline` linked from the libraries its record names; a library the trace
+    /// never created is counted as a skip (the first one's sequence number is kept),
+    /// and the pipeline keeps what the others give.
+    fn link_libraries(
+        &mut self,
+        pipeline: Pipeline,
+        libraries: impl IntoIterator<Item = u64>,
+    ) -> Pipeline {
+        let mut found = Vec::new();
+        for handle in libraries {
+            match self.objects.pipelines.get(&handle) {
+                Some(lib) => found.push(lib.clone()),
+                // One reason for every such handle: a hostile trace's thousands of
+                // made-up handles stay one entry.
+                None => self.skip(
+                    "vkCreateGraphicsPipelines (a pipeline library the trace never created)",
+                    true,
+                ),
+            }
+        }
+        if found.is_empty() {
+            return pipeline;
+        }
+        pipeline.link(&found)
+    }
+
     fn skip(&mut self, name: &str, needed: bool) {
         self.skips += 1;
         if needed && self.first_unmodelled.is_none() {
@@ -781,7 +807,13 @@ impl<'o> Pass<'o> {
                                 .dynamic_states()
                                 .map(|d| d.iter().collect())
                                 .unwrap_or_default(),
+                            parts: PipelinePart::own(
+                                p.library_parts(),
+                                p.libraries().is_some_and(|l| !l.is_empty()),
+                            ),
                         };
+                        let pipeline =
+                            self.link_libraries(pipeline, p.libraries().into_iter().flatten());
                         self.objects.pipelines.insert(p.pipeline(), pipeline);
                     }
                 }

@@ -10,6 +10,12 @@ use ash::vk;
 /// last submit carries a `VkFrameBoundaryEXT`, so a capture knows where frames end
 /// without a swapchain.
 const FRAME_BOUNDARY: &CStr = c"VK_EXT_frame_boundary";
+/// `VK_EXT_graphics_pipeline_library` and the extension it needs: pipelines linked from
+/// separately made parts, where the device offers them.
+const PIPELINE_LIBRARY: [&CStr; 2] = [
+    c"VK_KHR_pipeline_library",
+    c"VK_EXT_graphics_pipeline_library",
+];
 
 /// Side of the square colour target.
 pub const SIZE: u32 = 64;
@@ -31,6 +37,8 @@ pub struct Gpu {
     memory_props: vk::PhysicalDeviceMemoryProperties,
     /// Whether frames are marked with `VK_EXT_frame_boundary`.
     pub frame_boundary: bool,
+    /// Whether graphics pipeline libraries are enabled.
+    pub pipeline_libraries: bool,
     /// Nanoseconds per timestamp tick.
     pub timestamp_period: f32,
     pub color: vk::Image,
@@ -53,6 +61,16 @@ enum Garbage {
     Framebuffer(vk::Framebuffer),
     QueryPool(vk::QueryPool),
     Event(vk::Event),
+}
+
+/// What [`Gpu::make_pipeline`] makes.
+struct PipelineMaking<'a> {
+    stages: &'a [(vk::ShaderStageFlags, vk::ShaderModule)],
+    topology: vk::PrimitiveTopology,
+    /// The parts of a library; `None` for a pipeline.
+    library: Option<vk::GraphicsPipelineLibraryFlagsEXT>,
+    /// The libraries a pipeline is linked from.
+    libraries: &'a [vk::Pipeline],
 }
 
 /// A host-visible buffer, mapped.
@@ -86,13 +104,22 @@ impl Gpu {
             .position(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS))
             .ok_or("no graphics queue")? as u32;
         let extensions = unsafe { instance.enumerate_device_extension_properties(physical)? };
-        let frame_boundary = extensions
-            .iter()
-            .any(|e| e.extension_name_as_c_str() == Ok(FRAME_BOUNDARY));
+        let offered = |name: &CStr| {
+            extensions
+                .iter()
+                .any(|e| e.extension_name_as_c_str() == Ok(name))
+        };
+        let frame_boundary = offered(FRAME_BOUNDARY);
+        let pipeline_libraries = PIPELINE_LIBRARY.iter().all(|e| offered(e));
         let mut enabled = Vec::new();
         if frame_boundary {
             enabled.push(FRAME_BOUNDARY.as_ptr());
         }
+        if pipeline_libraries {
+            enabled.extend(PIPELINE_LIBRARY.iter().map(|e| e.as_ptr()));
+        }
+        let mut libraries = vk::PhysicalDeviceGraphicsPipelineLibraryFeaturesEXT::default()
+            .graphics_pipeline_library(true);
         let features = vk::PhysicalDeviceFeatures::default()
             .tessellation_shader(true)
             .geometry_shader(true)
@@ -107,12 +134,15 @@ impl Gpu {
         let queues = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(family)
             .queue_priorities(&priorities)];
-        let info = vk::DeviceCreateInfo::default()
+        let mut info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
             .enabled_extension_names(&enabled)
             .enabled_features(&features)
             .push_next(&mut v11)
             .push_next(&mut v12);
+        if pipeline_libraries {
+            info = info.push_next(&mut libraries);
+        }
         let device = unsafe { instance.create_device(physical, &info, None)? };
         let queue = unsafe { device.get_device_queue(family, 0) };
         let pool = unsafe {
@@ -134,6 +164,7 @@ impl Gpu {
             pool,
             memory_props,
             frame_boundary,
+            pipeline_libraries,
             timestamp_period: props.limits.timestamp_period,
             color: vk::Image::null(),
             color_view: vk::ImageView::null(),
@@ -503,6 +534,72 @@ impl Gpu {
         stages: &[(vk::ShaderStageFlags, vk::ShaderModule)],
         topology: vk::PrimitiveTopology,
     ) -> Result<vk::Pipeline, Error> {
+        let whole = PipelineMaking {
+            stages,
+            topology,
+            library: None,
+            libraries: &[],
+        };
+        self.make_pipeline(layout, pass, subpass, whole)
+    }
+
+    /// The same pipeline as [`Gpu::pipeline`] makes, linked from three libraries made
+    /// apart (`VK_EXT_graphics_pipeline_library`): vertex input; the shaders (with
+    /// rasterization and multisampling); the fragment output.
+    pub fn linked_pipeline(
+        &mut self,
+        layout: vk::PipelineLayout,
+        pass: vk::RenderPass,
+        subpass: u32,
+        stages: &[(vk::ShaderStageFlags, vk::ShaderModule)],
+        topology: vk::PrimitiveTopology,
+    ) -> Result<vk::Pipeline, Error> {
+        if !self.pipeline_libraries {
+            return Err("the device offers no VK_EXT_graphics_pipeline_library".into());
+        }
+        use vk::GraphicsPipelineLibraryFlagsEXT as Part;
+        let mut libraries = Vec::new();
+        for (part, stages) in [
+            (Part::VERTEX_INPUT_INTERFACE, &[][..]),
+            (
+                Part::PRE_RASTERIZATION_SHADERS | Part::FRAGMENT_SHADER,
+                stages,
+            ),
+            (Part::FRAGMENT_OUTPUT_INTERFACE, &[][..]),
+        ] {
+            let library = PipelineMaking {
+                stages,
+                topology,
+                library: Some(part),
+                libraries: &[],
+            };
+            libraries.push(self.make_pipeline(layout, pass, subpass, library)?);
+        }
+        let linked = PipelineMaking {
+            stages: &[],
+            topology,
+            library: None,
+            libraries: &libraries,
+        };
+        self.make_pipeline(layout, pass, subpass, linked)
+    }
+
+    /// A pipeline, a library of one or more parts of one, or one linked from
+    /// libraries, as `making` says; every state structure is given (those of parts the
+    /// pipeline does not define are ignored).
+    fn make_pipeline(
+        &mut self,
+        layout: vk::PipelineLayout,
+        pass: vk::RenderPass,
+        subpass: u32,
+        making: PipelineMaking<'_>,
+    ) -> Result<vk::Pipeline, Error> {
+        let PipelineMaking {
+            stages,
+            topology,
+            library,
+            libraries,
+        } = making;
         let stage_infos: Vec<_> = stages
             .iter()
             .map(|(stage, module)| {
@@ -556,6 +653,17 @@ impl Gpu {
             .subpass(subpass);
         if topology == vk::PrimitiveTopology::PATCH_LIST {
             info = info.tessellation_state(&tessellation);
+        }
+        let mut parts = vk::GraphicsPipelineLibraryCreateInfoEXT::default();
+        if let Some(part) = library {
+            parts = parts.flags(part);
+            info = info
+                .flags(vk::PipelineCreateFlags::LIBRARY_KHR)
+                .push_next(&mut parts);
+        }
+        let mut linked = vk::PipelineLibraryCreateInfoKHR::default().libraries(libraries);
+        if !libraries.is_empty() {
+            info = info.push_next(&mut linked);
         }
         let pipeline = unsafe {
             self.device

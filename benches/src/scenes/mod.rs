@@ -16,6 +16,8 @@
 //!   a buffer.
 //! - `mapped`: 512 MiB of vertex buffer persistently mapped, 1 MiB of it written a
 //!   frame (a different MiB each frame) and drawn from, 16 draws binding 64 KiB each.
+//! - `libraries`: one draw a frame, even frames with a pipeline made whole, odd frames
+//!   with the same pipeline linked from three graphics pipeline libraries.
 
 mod gpu;
 
@@ -37,7 +39,7 @@ const SHRINK_GEOM: &[u8] = include_bytes!("../../shaders/shrink.geom.spv");
 const DOUBLE_COMP: &[u8] = include_bytes!("../../shaders/double.comp.spv");
 
 /// The scenes by name.
-pub const SCENES: [&str; 7] = [
+pub const SCENES: [&str; 8] = [
     "multiview",
     "indirect",
     "storm",
@@ -45,6 +47,7 @@ pub const SCENES: [&str; 7] = [
     "threads",
     "compute",
     "mapped",
+    "libraries",
 ];
 
 /// What a scene asked the GPU to do, per frame and in total.
@@ -120,6 +123,7 @@ pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued
         "threads" => c"macroscope-scene-threads",
         "compute" => c"macroscope-scene-compute",
         "mapped" => c"macroscope-scene-mapped",
+        "libraries" => c"macroscope-scene-libraries",
         _ => return Err(format!("no scene `{name}` (one of {})", SCENES.join(", ")).into()),
     };
     let mut gpu = Gpu::new(app)?;
@@ -135,6 +139,7 @@ pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued
         "threads" => threads(&mut gpu, frames, &mut issued)?,
         "compute" => compute(&mut gpu, frames, &mut issued)?,
         "mapped" => mapped(&mut gpu, frames, &mut issued)?,
+        "libraries" => libraries(&mut gpu, frames, &mut issued)?,
         _ => tessellation(&mut gpu, frames, &mut issued)?,
     }
     Ok(issued)
@@ -372,6 +377,43 @@ fn storm(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
                 d.cmd_draw(cb, 3, 1, 0, 0);
                 issued.draw("CmdDraw", 0);
             }
+            d.cmd_end_render_pass(cb);
+        })?;
+    }
+    Ok(())
+}
+
+fn libraries(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+    let tri = vk::PrimitiveTopology::TRIANGLE_LIST;
+    let SinglePass {
+        layout,
+        sets,
+        pass,
+        framebuffer: fb,
+        pipeline: whole,
+    } = single_pass(gpu, &COLORED, tri)?;
+    let stages = COLORED
+        .iter()
+        .map(|(stage, spirv)| Ok((*stage, gpu.module(spirv)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let linked = gpu.linked_pipeline(layout, pass, 0, &stages, tri)?;
+    let d = gpu.device.clone();
+    for frame in 0..frames {
+        let pipeline = if frame % 2 == 0 { whole } else { linked };
+        gpu.frame(frame, |cb| unsafe {
+            gpu.begin_pass(cb, pass, fb);
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+            d.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::GRAPHICS,
+                layout,
+                0,
+                &sets[..1],
+                &[],
+            );
+            gpu.place(cb, layout, 0.0, 0.0, 0.5);
+            d.cmd_draw(cb, 3, 1, 0, 0);
+            issued.draw("CmdDraw", 0);
             d.cmd_end_render_pass(cb);
         })?;
     }

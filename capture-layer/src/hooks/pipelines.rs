@@ -1,5 +1,6 @@
 //! Render passes (both versions, with their multiview view masks) and graphics
-//! pipelines (stages, topology, dynamic rendering's view mask).
+//! pipelines (stages, topology, dynamic rendering's view mask, the libraries a pipeline
+//! is linked from and the parts a library defines).
 
 use ash::vk;
 use ash::vk::Handle;
@@ -281,7 +282,34 @@ unsafe fn stage(s: &vk::PipelineShaderStageCreateInfo) -> ShaderStageT {
     })
 }
 
+/// `VK_GRAPHICS_PIPELINE_LIBRARY_VERTEX_INPUT_INTERFACE_BIT_EXT`.
+const VERTEX_INPUT_INTERFACE: u32 = 0x1;
+/// `VK_GRAPHICS_PIPELINE_LIBRARY_PRE_RASTERIZATION_SHADERS_BIT_EXT`.
+const PRE_RASTERIZATION_SHADERS: u32 = 0x2;
+/// `VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_SHADER_BIT_EXT`.
+const FRAGMENT_SHADER: u32 = 0x4;
+
 unsafe fn pipeline(p: &vk::GraphicsPipelineCreateInfo, handle: vk::Pipeline) -> GraphicsPipelineT {
+    let libraries = find_in_chain::<vk::PipelineLibraryCreateInfoKHR>(
+        p.p_next,
+        vk::StructureType::PIPELINE_LIBRARY_CREATE_INFO_KHR,
+    )
+    .map_or(&[][..], |l| slice(l.p_libraries, l.library_count));
+    let library_parts = find_in_chain::<vk::GraphicsPipelineLibraryCreateInfoEXT>(
+        p.p_next,
+        vk::StructureType::GRAPHICS_PIPELINE_LIBRARY_CREATE_INFO_EXT,
+    )
+    .map_or(0, |g| g.flags.as_raw());
+    // A state structure of a part the pipeline takes from elsewhere is ignored by the
+    // implementation and need not be a valid pointer: read only the parts it defines
+    // (all of them for a pipeline neither a library nor linked from any).
+    let defines = |part: u32| {
+        if library_parts != 0 {
+            library_parts & part != 0
+        } else {
+            libraries.is_empty()
+        }
+    };
     let rendering = find_in_chain::<vk::PipelineRenderingCreateInfo>(
         p.p_next,
         vk::StructureType::PIPELINE_RENDERING_CREATE_INFO,
@@ -299,22 +327,28 @@ unsafe fn pipeline(p: &vk::GraphicsPipelineCreateInfo, handle: vk::Pipeline) -> 
             stencil_attachment_format: r.stencil_attachment_format.as_raw() as u32,
         }))
     });
-    let assembly = p.p_input_assembly_state.as_ref();
+    let assembly = p
+        .p_input_assembly_state
+        .as_ref()
+        .filter(|_| defines(VERTEX_INPUT_INTERFACE));
+    let tessellation = p
+        .p_tessellation_state
+        .as_ref()
+        .filter(|_| defines(PRE_RASTERIZATION_SHADERS));
     table!(GraphicsPipelineT {
         pipeline: handle.as_raw(),
         flags: p.flags.as_raw(),
-        stages: Some(
+        stages: Some(if defines(PRE_RASTERIZATION_SHADERS | FRAGMENT_SHADER) {
             slice(p.p_stages, p.stage_count)
                 .iter()
                 .map(|s| stage(s))
                 .collect()
-        ),
+        } else {
+            Vec::new()
+        }),
         topology: assembly.map_or(0, |a| a.topology.as_raw() as u32),
         primitive_restart_enable: assembly.is_some_and(|a| a.primitive_restart_enable != 0),
-        patch_control_points: p
-            .p_tessellation_state
-            .as_ref()
-            .map_or(0, |t| t.patch_control_points),
+        patch_control_points: tessellation.map_or(0, |t| t.patch_control_points),
         layout: p.layout.as_raw(),
         render_pass: p.render_pass.as_raw(),
         subpass: p.subpass,
@@ -325,6 +359,8 @@ unsafe fn pipeline(p: &vk::GraphicsPipelineCreateInfo, handle: vk::Pipeline) -> 
                 .map(|s| s.as_raw() as u32)
                 .collect()
         })),
+        libraries: Some(libraries.iter().map(|l| l.as_raw()).collect()),
+        library_parts,
     })
 }
 

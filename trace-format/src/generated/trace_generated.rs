@@ -12336,6 +12336,8 @@ impl<'a> GraphicsPipeline<'a> {
   pub const VT_SUBPASS: ::flatbuffers::VOffsetT = 20;
   pub const VT_RENDERING: ::flatbuffers::VOffsetT = 22;
   pub const VT_DYNAMIC_STATES: ::flatbuffers::VOffsetT = 24;
+  pub const VT_LIBRARIES: ::flatbuffers::VOffsetT = 26;
+  pub const VT_LIBRARY_PARTS: ::flatbuffers::VOffsetT = 28;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -12350,6 +12352,8 @@ impl<'a> GraphicsPipeline<'a> {
     builder.add_render_pass(args.render_pass);
     builder.add_layout(args.layout);
     builder.add_pipeline(args.pipeline);
+    builder.add_library_parts(args.library_parts);
+    if let Some(x) = args.libraries { builder.add_libraries(x); }
     if let Some(x) = args.dynamic_states { builder.add_dynamic_states(x); }
     if let Some(x) = args.rendering { builder.add_rendering(x); }
     builder.add_subpass(args.subpass);
@@ -12379,6 +12383,10 @@ impl<'a> GraphicsPipeline<'a> {
     let dynamic_states = self.dynamic_states().map(|x| {
       x.into_iter().collect()
     });
+    let libraries = self.libraries().map(|x| {
+      x.into_iter().collect()
+    });
+    let library_parts = self.library_parts();
     GraphicsPipelineT {
       pipeline,
       flags,
@@ -12391,6 +12399,8 @@ impl<'a> GraphicsPipeline<'a> {
       subpass,
       rendering,
       dynamic_states,
+      libraries,
+      library_parts,
     }
   }
 
@@ -12471,6 +12481,23 @@ impl<'a> GraphicsPipeline<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u32>>>(GraphicsPipeline::VT_DYNAMIC_STATES, None)}
   }
+  /// VkPipelineLibraryCreateInfoKHR: the libraries a pipeline is linked from.
+  #[inline]
+  pub fn libraries(&self) -> Option<::flatbuffers::Vector<'a, u64>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u64>>>(GraphicsPipeline::VT_LIBRARIES, None)}
+  }
+  /// VkGraphicsPipelineLibraryCreateInfoEXT.flags: the parts a library (or a pipeline
+  /// linked from libraries) defines itself; 0 without the structure.
+  #[inline]
+  pub fn library_parts(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(GraphicsPipeline::VT_LIBRARY_PARTS, Some(0)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for GraphicsPipeline<'_> {
@@ -12490,6 +12517,8 @@ impl ::flatbuffers::Verifiable for GraphicsPipeline<'_> {
      .visit_field::<u32>("subpass", Self::VT_SUBPASS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<PipelineRendering>>("rendering", Self::VT_RENDERING, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("dynamic_states", Self::VT_DYNAMIC_STATES, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u64>>>("libraries", Self::VT_LIBRARIES, false)?
+     .visit_field::<u32>("library_parts", Self::VT_LIBRARY_PARTS, false)?
      .finish();
     Ok(())
   }
@@ -12506,6 +12535,8 @@ pub struct GraphicsPipelineArgs<'a> {
     pub subpass: u32,
     pub rendering: Option<::flatbuffers::WIPOffset<PipelineRendering<'a>>>,
     pub dynamic_states: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
+    pub libraries: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u64>>>,
+    pub library_parts: u32,
 }
 impl<'a> Default for GraphicsPipelineArgs<'a> {
   #[inline]
@@ -12522,6 +12553,8 @@ impl<'a> Default for GraphicsPipelineArgs<'a> {
       subpass: 0,
       rendering: None,
       dynamic_states: None,
+      libraries: None,
+      library_parts: 0,
     }
   }
 }
@@ -12531,7 +12564,7 @@ impl Serialize for GraphicsPipeline<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("GraphicsPipeline", 11)?;
+    let mut s = serializer.serialize_struct("GraphicsPipeline", 13)?;
       s.serialize_field("pipeline", &self.pipeline())?;
       s.serialize_field("flags", &self.flags())?;
       if let Some(f) = self.stages() {
@@ -12555,6 +12588,12 @@ impl Serialize for GraphicsPipeline<'_> {
       } else {
         s.skip_field("dynamic_states")?;
       }
+      if let Some(f) = self.libraries() {
+        s.serialize_field("libraries", &f)?;
+      } else {
+        s.skip_field("libraries")?;
+      }
+      s.serialize_field("library_parts", &self.library_parts())?;
     s.end()
   }
 }
@@ -12609,6 +12648,14 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> GraphicsPipelineBuilder<'a, '
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(GraphicsPipeline::VT_DYNAMIC_STATES, dynamic_states);
   }
   #[inline]
+  pub fn add_libraries(&mut self, libraries: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u64>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(GraphicsPipeline::VT_LIBRARIES, libraries);
+  }
+  #[inline]
+  pub fn add_library_parts(&mut self, library_parts: u32) {
+    self.fbb_.push_slot::<u32>(GraphicsPipeline::VT_LIBRARY_PARTS, library_parts, 0);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> GraphicsPipelineBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     GraphicsPipelineBuilder {
@@ -12637,6 +12684,8 @@ impl ::core::fmt::Debug for GraphicsPipeline<'_> {
       ds.field("subpass", &self.subpass());
       ds.field("rendering", &self.rendering());
       ds.field("dynamic_states", &self.dynamic_states());
+      ds.field("libraries", &self.libraries());
+      ds.field("library_parts", &self.library_parts());
       ds.finish()
   }
 }
@@ -12654,6 +12703,8 @@ pub struct GraphicsPipelineT {
   pub subpass: u32,
   pub rendering: Option<alloc::boxed::Box<PipelineRenderingT>>,
   pub dynamic_states: Option<alloc::vec::Vec<u32>>,
+  pub libraries: Option<alloc::vec::Vec<u64>>,
+  pub library_parts: u32,
 }
 impl Default for GraphicsPipelineT {
   fn default() -> Self {
@@ -12669,6 +12720,8 @@ impl Default for GraphicsPipelineT {
       subpass: 0,
       rendering: None,
       dynamic_states: None,
+      libraries: None,
+      library_parts: 0,
     }
   }
 }
@@ -12694,6 +12747,10 @@ impl GraphicsPipelineT {
     let dynamic_states = self.dynamic_states.as_ref().map(|x|{
       _fbb.create_vector(x)
     });
+    let libraries = self.libraries.as_ref().map(|x|{
+      _fbb.create_vector(x)
+    });
+    let library_parts = self.library_parts;
     GraphicsPipeline::create(_fbb, &GraphicsPipelineArgs{
       pipeline,
       flags,
@@ -12706,6 +12763,8 @@ impl GraphicsPipelineT {
       subpass,
       rendering,
       dynamic_states,
+      libraries,
+      library_parts,
     })
   }
 }

@@ -1786,6 +1786,18 @@ pub(crate) static TABLES: [Table; 73] = [
                 required: false,
                 kind: Kind::Vector { size: 4, align: 4 },
             },
+            Field {
+                name: "libraries",
+                voffset: 26,
+                required: false,
+                kind: Kind::Vector { size: 8, align: 8 },
+            },
+            Field {
+                name: "library_parts",
+                voffset: 28,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
         ],
     },
     Table {
