@@ -548,9 +548,22 @@ fn two_captures_differing_by_one_draw_match_every_other_draw() {
     assert_eq!((same.added_count, same.removed_count), (0, 0));
 }
 
-/// The pipelines the trace's vkCreateGraphicsPipelines records made: each one's parts
-/// and how many libraries it is linked from.
-fn pipelines_made(trace: &Path) -> Vec<(u32, usize)> {
+/// What the trace's vkCreateGraphicsPipelines records say of each pipeline made.
+#[derive(Debug, PartialEq)]
+struct PipelineMade {
+    /// The parts it defines (`VkGraphicsPipelineLibraryCreateInfoEXT`).
+    parts: u32,
+    /// The libraries it is linked from.
+    libraries: usize,
+    /// Its recorded viewports' widths (from the pre-rasterization part).
+    viewport_widths: Vec<f32>,
+    /// Its recorded attachments' write masks (from the fragment output part).
+    write_masks: Vec<u32>,
+    /// Its recorded sample count (from either fragment part).
+    samples: u32,
+}
+
+fn pipelines_made(trace: &Path) -> Vec<PipelineMade> {
     let mut made = Vec::new();
     for chunk in TraceReader::open(trace).unwrap() {
         for r in chunk.unwrap().records() {
@@ -558,7 +571,24 @@ fn pipelines_made(trace: &Path) -> Vec<(u32, usize)> {
                 continue;
             };
             for p in c.pipelines().into_iter().flatten() {
-                made.push((p.library_parts(), p.libraries().map_or(0, |l| l.len())));
+                let state = p.state().unwrap();
+                made.push(PipelineMade {
+                    parts: p.library_parts(),
+                    libraries: p.libraries().map_or(0, |l| l.len()),
+                    viewport_widths: state
+                        .viewports()
+                        .into_iter()
+                        .flatten()
+                        .map(|v| v.width())
+                        .collect(),
+                    write_masks: state
+                        .blend_attachments()
+                        .into_iter()
+                        .flatten()
+                        .map(|a| a.color_write_mask())
+                        .collect(),
+                    samples: state.rasterization_samples(),
+                });
             }
         }
     }
@@ -574,10 +604,25 @@ fn a_pipeline_linked_from_libraries_replays_as_the_same_pipeline_made_whole() {
     let frames = 5;
     let (trace, issued) = capture(dir.path(), "libraries", frames);
     assert_draws_match(&trace, &issued, frames);
-    // The whole pipeline, the three libraries with their parts, the linked pipeline.
+    // The whole pipeline, the three libraries with their parts, the linked pipeline;
+    // each with the static state of the parts it defines (a 64-pixel viewport, one
+    // attachment writing RGBA, one sample), none of the others'.
+    let made = |parts, libraries, viewport: bool, blend: bool, samples| PipelineMade {
+        parts,
+        libraries,
+        viewport_widths: if viewport { vec![64.0] } else { vec![] },
+        write_masks: if blend { vec![0xf] } else { vec![] },
+        samples,
+    };
     assert_eq!(
         pipelines_made(&trace),
-        [(0, 0), (0x1, 0), (0x2 | 0x4, 0), (0x8, 0), (0, 3)]
+        [
+            made(0, 0, true, true, 1),
+            made(0x1, 0, false, false, 0),
+            made(0x2 | 0x4, 0, true, false, 1),
+            made(0x8, 0, false, true, 1),
+            made(0, 3, false, false, 0),
+        ]
     );
     for arch in [Arch::Turing, Arch::Fermi] {
         let (draws, _) = replayed(dir.path(), &trace, arch);

@@ -577,3 +577,46 @@ fn a_pipeline_resets_the_states_the_trace_holds_no_value_for() {
         );
     }
 }
+
+#[test]
+fn a_pipeline_with_the_same_static_state_emits_nothing_and_one_that_differs_only_its_change() {
+    use driver::nvk::state::DynamicState;
+    const CULL_BACK: u32 = 2;
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        let values = DynamicState {
+            cull_mode: CULL_BACK,
+            depth_test_enable: true,
+            depth_write_enable: true,
+            ..DynamicState::default()
+        };
+        enc.state_mut().bind_pipeline_with_state(1, &[], &values);
+        let first = next_draw_state(&mut enc);
+        assert!(
+            first.contains(&(class::OGL_SET_CULL, 1)),
+            "{arch:?}: {first:x?}"
+        );
+        // Another pipeline with the same values: Mesa copies them, nothing changed.
+        enc.state_mut().bind_pipeline_with_state(2, &[], &values);
+        assert_eq!(next_draw_state(&mut enc), vec![], "{arch:?}");
+        // One that culls nothing: the cull enable alone.
+        let no_cull = DynamicState {
+            cull_mode: 0,
+            ..values.clone()
+        };
+        enc.state_mut().bind_pipeline_with_state(3, &[], &no_cull);
+        assert_eq!(
+            next_draw_state(&mut enc),
+            vec![(class::OGL_SET_CULL, 0)],
+            "{arch:?}"
+        );
+        // A pipeline that makes the cull mode dynamic keeps what the command set.
+        enc.state_mut().set_cull_mode(CULL_BACK);
+        next_draw_state(&mut enc);
+        const CULL_MODE: u32 = 1_000_267_000;
+        enc.state_mut()
+            .bind_pipeline_with_state(4, &[CULL_MODE], &no_cull);
+        assert_eq!(next_draw_state(&mut enc), vec![], "{arch:?}");
+    }
+}

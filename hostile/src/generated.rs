@@ -14,7 +14,7 @@ use crate::values::Values;
 pub const MAX_DEPTH: u32 = 3;
 
 /// Every field of every table, `(table, field)`, by field id.
-pub const FIELDS: [(&str, &str); 326] = [
+pub const FIELDS: [(&str, &str); 370] = [
     ("AllocateCommandBuffers", "device"),
     ("AllocateCommandBuffers", "command_pool"),
     ("AllocateCommandBuffers", "level"),
@@ -269,6 +269,7 @@ pub const FIELDS: [(&str, &str); 326] = [
     ("GraphicsPipeline", "dynamic_states"),
     ("GraphicsPipeline", "libraries"),
     ("GraphicsPipeline", "library_parts"),
+    ("GraphicsPipeline", "state"),
     ("MapMemory", "device"),
     ("MapMemory", "memory"),
     ("MapMemory", "offset"),
@@ -292,6 +293,49 @@ pub const FIELDS: [(&str, &str); 326] = [
     ("PipelineRendering", "color_attachment_formats"),
     ("PipelineRendering", "depth_attachment_format"),
     ("PipelineRendering", "stencil_attachment_format"),
+    ("PipelineState", "vertex_bindings"),
+    ("PipelineState", "vertex_attributes"),
+    ("PipelineState", "domain_origin"),
+    ("PipelineState", "viewports"),
+    ("PipelineState", "scissors"),
+    ("PipelineState", "depth_clip_negative_one_to_one"),
+    ("PipelineState", "depth_clamp_enable"),
+    ("PipelineState", "rasterizer_discard_enable"),
+    ("PipelineState", "polygon_mode"),
+    ("PipelineState", "cull_mode"),
+    ("PipelineState", "front_face"),
+    ("PipelineState", "depth_bias_enable"),
+    ("PipelineState", "depth_bias_constant"),
+    ("PipelineState", "depth_bias_clamp"),
+    ("PipelineState", "depth_bias_slope"),
+    ("PipelineState", "line_width"),
+    ("PipelineState", "depth_clip"),
+    ("PipelineState", "provoking_vertex"),
+    ("PipelineState", "line_mode"),
+    ("PipelineState", "line_stipple_enable"),
+    ("PipelineState", "line_stipple_factor"),
+    ("PipelineState", "line_stipple_pattern"),
+    ("PipelineState", "rasterization_stream"),
+    ("PipelineState", "conservative_mode"),
+    ("PipelineState", "extra_primitive_overestimation_size"),
+    ("PipelineState", "rasterization_samples"),
+    ("PipelineState", "sample_mask"),
+    ("PipelineState", "alpha_to_coverage_enable"),
+    ("PipelineState", "alpha_to_one_enable"),
+    ("PipelineState", "depth_test_enable"),
+    ("PipelineState", "depth_write_enable"),
+    ("PipelineState", "depth_compare_op"),
+    ("PipelineState", "depth_bounds_test_enable"),
+    ("PipelineState", "min_depth_bounds"),
+    ("PipelineState", "max_depth_bounds"),
+    ("PipelineState", "stencil_test_enable"),
+    ("PipelineState", "stencil_front"),
+    ("PipelineState", "stencil_back"),
+    ("PipelineState", "logic_op_enable"),
+    ("PipelineState", "logic_op"),
+    ("PipelineState", "blend_attachments"),
+    ("PipelineState", "blend_constants"),
+    ("PipelineState", "color_write_enables"),
     ("QueuePresent", "queue"),
     ("QueuePresent", "wait_semaphores"),
     ("QueuePresent", "swapchains"),
@@ -411,16 +455,16 @@ pub const CALLS: [&str; 60] = [
 pub const CALL_FIELDS: [&[u16]; 60] = [
     &[8, 9, 10, 11, 12, 198, 199, 200, 201],
     &[225],
-    &[262, 263, 264, 265, 266, 267, 268, 269, 270, 271, 272],
+    &[263, 264, 265, 266, 267, 268, 269, 270, 271, 272, 273],
     &[158, 159, 160, 161, 162, 163, 164, 229, 230],
     &[224],
     &[237, 238, 239, 240],
     &[4, 5, 6, 7],
     &[235, 236],
-    &[254, 255, 256, 257, 258],
-    &[318, 319],
+    &[255, 256, 257, 258, 259],
+    &[362, 363],
     &[232, 233],
-    &[259, 260, 261],
+    &[260, 261, 262],
     &[149, 150, 151, 152, 153],
     &[16, 17, 18, 19],
     &[176, 177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187],
@@ -428,27 +472,30 @@ pub const CALL_FIELDS: [&[u16]; 60] = [
     &[188, 189, 190, 191, 192, 193, 194, 195, 196, 197],
     &[226, 227, 228],
     &[
-        213, 214, 215, 216, 217, 218, 219, 310, 311, 312, 313, 314, 315, 316, 317,
+        213, 214, 215, 216, 217, 218, 219, 354, 355, 356, 357, 358, 359, 360, 361,
     ],
     &[165, 166, 167, 168, 169, 170, 171, 172],
     &[32, 33, 34, 35, 36, 37],
     &[121, 122],
     &[117],
     &[
-        38, 39, 40, 41, 42, 43, 44, 45, 287, 288, 289, 290, 291, 292, 293, 294,
+        38, 39, 40, 41, 42, 43, 44, 45, 331, 332, 333, 334, 335, 336, 337, 338,
     ],
     &[118],
     &[220, 221, 222, 223],
     &[202, 203, 204, 205, 206],
     &[
-        173, 174, 175, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 252, 253, 273, 274,
-        275, 276, 297, 298, 299, 300, 301, 302, 303, 304, 305,
+        173, 174, 175, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 274,
+        275, 276, 277, 278, 279, 280, 281, 282, 283, 284, 285, 286, 287, 288, 289, 290, 291, 292,
+        293, 294, 295, 296, 297, 298, 299, 300, 301, 302, 303, 304, 305, 306, 307, 308, 309, 310,
+        311, 312, 313, 314, 315, 316, 317, 318, 319, 320, 341, 342, 343, 344, 345, 346, 347, 348,
+        349,
     ],
     &[154, 155, 156, 157],
     &[0, 1, 2, 3],
     &[13, 14, 15, 142, 143, 144, 145, 146, 147, 148],
     &[231],
-    &[295, 296],
+    &[339, 340],
     &[119, 120],
     &[56, 57, 58],
     &[46, 47, 48, 49, 50, 51],
@@ -468,14 +515,14 @@ pub const CALL_FIELDS: [&[u16]; 60] = [
     &[138, 139, 140, 141],
     &[128, 129, 130, 131],
     &[63, 64, 65, 66, 67, 68, 69, 70],
-    &[281, 282, 283, 306, 307, 308, 309],
-    &[277, 278, 279, 280],
+    &[325, 326, 327, 350, 351, 352, 353],
+    &[321, 322, 323, 324],
     &[234],
     &[132, 133],
     &[134, 135, 136, 137],
     &[24, 25, 26, 27],
     &[113],
-    &[320, 321, 322, 323, 324, 325],
+    &[364, 365, 366, 367, 368, 369],
 ];
 
 /// Builds call `index` (a `CALLS` index) from `v`.
@@ -1876,6 +1923,7 @@ pub fn graphics_pipeline(
     let n = v.len(252);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(252)).collect();
     let libraries = Some(fbb.create_vector(&items));
+    let state = (depth < MAX_DEPTH && v.present(254)).then(|| pipeline_state(fbb, v, depth + 1));
     GraphicsPipeline::create(
         fbb,
         &GraphicsPipelineArgs {
@@ -1892,6 +1940,7 @@ pub fn graphics_pipeline(
             dynamic_states,
             libraries,
             library_parts: v.scalar::<u32>(253),
+            state,
         },
     )
 }
@@ -1905,11 +1954,11 @@ pub fn map_memory(
     MapMemory::create(
         fbb,
         &MapMemoryArgs {
-            device: v.scalar::<u64>(254),
-            memory: v.scalar::<u64>(255),
-            offset: v.scalar::<u64>(256),
-            size: v.scalar::<u64>(257),
-            flags: v.scalar::<u32>(258),
+            device: v.scalar::<u64>(255),
+            memory: v.scalar::<u64>(256),
+            offset: v.scalar::<u64>(257),
+            size: v.scalar::<u64>(258),
+            flags: v.scalar::<u32>(259),
         },
     )
 }
@@ -1920,14 +1969,14 @@ pub fn memory_contents(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<MemoryContents<'static>> {
-    let n = v.len(261);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(261)).collect();
+    let n = v.len(262);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(262)).collect();
     let data = Some(fbb.create_vector(&items));
     MemoryContents::create(
         fbb,
         &MemoryContentsArgs {
-            memory: v.scalar::<u64>(259),
-            offset: v.scalar::<u64>(260),
+            memory: v.scalar::<u64>(260),
+            offset: v.scalar::<u64>(261),
             data,
         },
     )
@@ -1939,26 +1988,26 @@ pub fn physical_device_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PhysicalDeviceInfo<'static>> {
-    let device_name = v.string(266);
+    let device_name = v.string(267);
     let device_name = Some(fbb.create_string(&device_name));
-    let driver_name = v.string(269);
+    let driver_name = v.string(270);
     let driver_name = Some(fbb.create_string(&driver_name));
-    let driver_info = v.string(270);
+    let driver_info = v.string(271);
     let driver_info = Some(fbb.create_string(&driver_info));
     PhysicalDeviceInfo::create(
         fbb,
         &PhysicalDeviceInfoArgs {
-            physical_device: v.scalar::<u64>(262),
-            vendor_id: v.scalar::<u32>(263),
-            device_id: v.scalar::<u32>(264),
-            device_type: v.scalar::<u32>(265),
+            physical_device: v.scalar::<u64>(263),
+            vendor_id: v.scalar::<u32>(264),
+            device_id: v.scalar::<u32>(265),
+            device_type: v.scalar::<u32>(266),
             device_name,
-            api_version: v.scalar::<u32>(267),
-            driver_version: v.scalar::<u32>(268),
+            api_version: v.scalar::<u32>(268),
+            driver_version: v.scalar::<u32>(269),
             driver_name,
             driver_info,
-            max_multiview_view_count: v.scalar::<u32>(271),
-            max_multiview_instance_index: v.scalar::<u32>(272),
+            max_multiview_view_count: v.scalar::<u32>(272),
+            max_multiview_instance_index: v.scalar::<u32>(273),
         },
     )
 }
@@ -1969,16 +2018,161 @@ pub fn pipeline_rendering(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineRendering<'static>> {
-    let n = v.len(274);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(274)).collect();
+    let n = v.len(275);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(275)).collect();
     let color_attachment_formats = Some(fbb.create_vector(&items));
     PipelineRendering::create(
         fbb,
         &PipelineRenderingArgs {
-            view_mask: v.scalar::<u32>(273),
+            view_mask: v.scalar::<u32>(274),
             color_attachment_formats,
-            depth_attachment_format: v.scalar::<u32>(275),
-            stencil_attachment_format: v.scalar::<u32>(276),
+            depth_attachment_format: v.scalar::<u32>(276),
+            stencil_attachment_format: v.scalar::<u32>(277),
+        },
+    )
+}
+
+/// A `PipelineState`.
+pub fn pipeline_state(
+    fbb: &mut FlatBufferBuilder<'static>,
+    v: &mut Values,
+    depth: u32,
+) -> WIPOffset<PipelineState<'static>> {
+    let n = v.len(278);
+    let items: Vec<VertexBinding> = (0..n)
+        .map(|_| {
+            VertexBinding::new(
+                v.scalar::<u32>(278),
+                v.scalar::<u32>(278),
+                v.scalar::<u32>(278),
+                v.scalar::<u32>(278),
+            )
+        })
+        .collect();
+    let vertex_bindings = Some(fbb.create_vector(&items));
+    let n = v.len(279);
+    let items: Vec<VertexAttribute> = (0..n)
+        .map(|_| {
+            VertexAttribute::new(
+                v.scalar::<u32>(279),
+                v.scalar::<u32>(279),
+                v.scalar::<u32>(279),
+                v.scalar::<u32>(279),
+            )
+        })
+        .collect();
+    let vertex_attributes = Some(fbb.create_vector(&items));
+    let n = v.len(281);
+    let items: Vec<Viewport> = (0..n)
+        .map(|_| {
+            Viewport::new(
+                v.scalar::<f32>(281),
+                v.scalar::<f32>(281),
+                v.scalar::<f32>(281),
+                v.scalar::<f32>(281),
+                v.scalar::<f32>(281),
+                v.scalar::<f32>(281),
+            )
+        })
+        .collect();
+    let viewports = Some(fbb.create_vector(&items));
+    let n = v.len(282);
+    let items: Vec<Rect2D> = (0..n)
+        .map(|_| {
+            Rect2D::new(
+                &Offset2D::new(v.scalar::<i32>(282), v.scalar::<i32>(282)),
+                &Extent2D::new(v.scalar::<u32>(282), v.scalar::<u32>(282)),
+            )
+        })
+        .collect();
+    let scissors = Some(fbb.create_vector(&items));
+    let stencil_front = v.present(314).then(|| {
+        StencilFace::new(
+            v.scalar::<u32>(314),
+            v.scalar::<u32>(314),
+            v.scalar::<u32>(314),
+            v.scalar::<u32>(314),
+            v.scalar::<u32>(314),
+            v.scalar::<u32>(314),
+            v.scalar::<u32>(314),
+        )
+    });
+    let stencil_back = v.present(315).then(|| {
+        StencilFace::new(
+            v.scalar::<u32>(315),
+            v.scalar::<u32>(315),
+            v.scalar::<u32>(315),
+            v.scalar::<u32>(315),
+            v.scalar::<u32>(315),
+            v.scalar::<u32>(315),
+            v.scalar::<u32>(315),
+        )
+    });
+    let n = v.len(318);
+    let items: Vec<BlendAttachment> = (0..n)
+        .map(|_| {
+            BlendAttachment::new(
+                v.scalar::<bool>(318),
+                v.scalar::<u32>(318),
+                v.scalar::<u32>(318),
+                v.scalar::<u32>(318),
+                v.scalar::<u32>(318),
+                v.scalar::<u32>(318),
+                v.scalar::<u32>(318),
+                v.scalar::<u32>(318),
+            )
+        })
+        .collect();
+    let blend_attachments = Some(fbb.create_vector(&items));
+    let n = v.len(319);
+    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(319)).collect();
+    let blend_constants = Some(fbb.create_vector(&items));
+    PipelineState::create(
+        fbb,
+        &PipelineStateArgs {
+            vertex_bindings,
+            vertex_attributes,
+            domain_origin: v.scalar::<u32>(280),
+            viewports,
+            scissors,
+            depth_clip_negative_one_to_one: v.scalar::<bool>(283),
+            depth_clamp_enable: v.scalar::<bool>(284),
+            rasterizer_discard_enable: v.scalar::<bool>(285),
+            polygon_mode: v.scalar::<u32>(286),
+            cull_mode: v.scalar::<u32>(287),
+            front_face: v.scalar::<u32>(288),
+            depth_bias_enable: v.scalar::<bool>(289),
+            depth_bias_constant: v.scalar::<f32>(290),
+            depth_bias_clamp: v.scalar::<f32>(291),
+            depth_bias_slope: v.scalar::<f32>(292),
+            line_width: v.scalar::<f32>(293),
+            depth_clip: v.scalar::<u8>(294),
+            provoking_vertex: v.scalar::<u32>(295),
+            line_mode: v.scalar::<u32>(296),
+            line_stipple_enable: v.scalar::<bool>(297),
+            line_stipple_factor: v.scalar::<u32>(298),
+            line_stipple_pattern: v.scalar::<u32>(299),
+            rasterization_stream: v.scalar::<u32>(300),
+            conservative_mode: v.scalar::<u32>(301),
+            extra_primitive_overestimation_size: v.scalar::<f32>(302),
+            rasterization_samples: v.scalar::<u32>(303),
+            sample_mask: v.scalar::<u32>(304),
+            alpha_to_coverage_enable: v.scalar::<bool>(305),
+            alpha_to_one_enable: v.scalar::<bool>(306),
+            depth_test_enable: v.scalar::<bool>(307),
+            depth_write_enable: v.scalar::<bool>(308),
+            depth_compare_op: v.scalar::<u32>(309),
+            depth_bounds_test_enable: v.scalar::<bool>(310),
+            min_depth_bounds: v.scalar::<f32>(311),
+            max_depth_bounds: v.scalar::<f32>(312),
+            stencil_test_enable: v.scalar::<bool>(313),
+            stencil_front: stencil_front.as_ref(),
+            stencil_back: stencil_back.as_ref(),
+            logic_op_enable: v.scalar::<bool>(316),
+            logic_op: v.scalar::<u32>(317),
+            blend_attachments,
+            blend_constants,
+            color_write_enables: v.scalar::<u32>(320),
         },
     )
 }
@@ -1989,19 +2183,19 @@ pub fn queue_present(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<QueuePresent<'static>> {
-    let n = v.len(278);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(278)).collect();
+    let n = v.len(322);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(322)).collect();
     let wait_semaphores = Some(fbb.create_vector(&items));
-    let n = v.len(279);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(279)).collect();
+    let n = v.len(323);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(323)).collect();
     let swapchains = Some(fbb.create_vector(&items));
-    let n = v.len(280);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(280)).collect();
+    let n = v.len(324);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(324)).collect();
     let image_indices = Some(fbb.create_vector(&items));
     QueuePresent::create(
         fbb,
         &QueuePresentArgs {
-            queue: v.scalar::<u64>(277),
+            queue: v.scalar::<u64>(321),
             wait_semaphores,
             swapchains,
             image_indices,
@@ -2016,7 +2210,7 @@ pub fn queue_submit(
     depth: u32,
 ) -> WIPOffset<QueueSubmit<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(282, depth)
+        v.table_len(326, depth)
     } else {
         0
     };
@@ -2027,9 +2221,9 @@ pub fn queue_submit(
     QueueSubmit::create(
         fbb,
         &QueueSubmitArgs {
-            queue: v.scalar::<u64>(281),
+            queue: v.scalar::<u64>(325),
             submits,
-            fence: v.scalar::<u64>(283),
+            fence: v.scalar::<u64>(327),
         },
     )
 }
@@ -2040,24 +2234,24 @@ pub fn rendering_attachment(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<RenderingAttachment<'static>> {
-    let clear_value = v.present(294).then(|| {
+    let clear_value = v.present(338).then(|| {
         ClearValue::new(
-            v.scalar::<u32>(294),
-            v.scalar::<u32>(294),
-            v.scalar::<u32>(294),
-            v.scalar::<u32>(294),
+            v.scalar::<u32>(338),
+            v.scalar::<u32>(338),
+            v.scalar::<u32>(338),
+            v.scalar::<u32>(338),
         )
     });
     RenderingAttachment::create(
         fbb,
         &RenderingAttachmentArgs {
-            image_view: v.scalar::<u64>(287),
-            image_layout: v.scalar::<u32>(288),
-            resolve_mode: v.scalar::<u32>(289),
-            resolve_image_view: v.scalar::<u64>(290),
-            resolve_image_layout: v.scalar::<u32>(291),
-            load_op: v.scalar::<u32>(292),
-            store_op: v.scalar::<u32>(293),
+            image_view: v.scalar::<u64>(331),
+            image_layout: v.scalar::<u32>(332),
+            resolve_mode: v.scalar::<u32>(333),
+            resolve_image_view: v.scalar::<u64>(334),
+            resolve_image_layout: v.scalar::<u32>(335),
+            load_op: v.scalar::<u32>(336),
+            store_op: v.scalar::<u32>(337),
             clear_value: clear_value.as_ref(),
         },
     )
@@ -2072,8 +2266,8 @@ pub fn reset_command_buffer(
     ResetCommandBuffer::create(
         fbb,
         &ResetCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(295),
-            flags: v.scalar::<u32>(296),
+            command_buffer: v.scalar::<u64>(339),
+            flags: v.scalar::<u32>(340),
         },
     )
 }
@@ -2084,10 +2278,10 @@ pub fn shader_stage(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<ShaderStage<'static>> {
-    let entry_point = v.string(300);
+    let entry_point = v.string(344);
     let entry_point = Some(fbb.create_string(&entry_point));
     let n = if depth < MAX_DEPTH {
-        v.table_len(301, depth)
+        v.table_len(345, depth)
     } else {
         0
     };
@@ -2097,15 +2291,15 @@ pub fn shader_stage(
     let specialization_entries: Option<
         WIPOffset<Vector<'static, ForwardsUOffset<SpecializationEntry<'static>>>>,
     > = Some(fbb.create_vector(&items));
-    let n = v.len(302);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(302)).collect();
+    let n = v.len(346);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(346)).collect();
     let specialization_data = Some(fbb.create_vector(&items));
     ShaderStage::create(
         fbb,
         &ShaderStageArgs {
-            flags: v.scalar::<u32>(297),
-            stage: v.scalar::<u32>(298),
-            module: v.scalar::<u64>(299),
+            flags: v.scalar::<u32>(341),
+            stage: v.scalar::<u32>(342),
+            module: v.scalar::<u64>(343),
             entry_point,
             specialization_entries,
             specialization_data,
@@ -2122,9 +2316,9 @@ pub fn specialization_entry(
     SpecializationEntry::create(
         fbb,
         &SpecializationEntryArgs {
-            constant_id: v.scalar::<u32>(303),
-            offset: v.scalar::<u32>(304),
-            size: v.scalar::<u64>(305),
+            constant_id: v.scalar::<u32>(347),
+            offset: v.scalar::<u32>(348),
+            size: v.scalar::<u64>(349),
         },
     )
 }
@@ -2135,17 +2329,17 @@ pub fn submit_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubmitInfo<'static>> {
-    let n = v.len(306);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(306)).collect();
+    let n = v.len(350);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(350)).collect();
     let wait_semaphores = Some(fbb.create_vector(&items));
-    let n = v.len(307);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(307)).collect();
+    let n = v.len(351);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(351)).collect();
     let wait_dst_stage_masks = Some(fbb.create_vector(&items));
-    let n = v.len(308);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(308)).collect();
+    let n = v.len(352);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(352)).collect();
     let command_buffers = Some(fbb.create_vector(&items));
-    let n = v.len(309);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(309)).collect();
+    let n = v.len(353);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(353)).collect();
     let signal_semaphores = Some(fbb.create_vector(&items));
     SubmitInfo::create(
         fbb,
@@ -2164,55 +2358,55 @@ pub fn subpass_description(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubpassDescription<'static>> {
-    let n = v.len(313);
+    let n = v.len(357);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
             AttachmentReference::new(
-                v.scalar::<u32>(313),
-                v.scalar::<u32>(313),
-                v.scalar::<u32>(313),
+                v.scalar::<u32>(357),
+                v.scalar::<u32>(357),
+                v.scalar::<u32>(357),
             )
         })
         .collect();
     let input_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(314);
+    let n = v.len(358);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
             AttachmentReference::new(
-                v.scalar::<u32>(314),
-                v.scalar::<u32>(314),
-                v.scalar::<u32>(314),
+                v.scalar::<u32>(358),
+                v.scalar::<u32>(358),
+                v.scalar::<u32>(358),
             )
         })
         .collect();
     let color_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(315);
+    let n = v.len(359);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
             AttachmentReference::new(
-                v.scalar::<u32>(315),
-                v.scalar::<u32>(315),
-                v.scalar::<u32>(315),
+                v.scalar::<u32>(359),
+                v.scalar::<u32>(359),
+                v.scalar::<u32>(359),
             )
         })
         .collect();
     let resolve_attachments = Some(fbb.create_vector(&items));
-    let depth_stencil_attachment = v.present(316).then(|| {
+    let depth_stencil_attachment = v.present(360).then(|| {
         AttachmentReference::new(
-            v.scalar::<u32>(316),
-            v.scalar::<u32>(316),
-            v.scalar::<u32>(316),
+            v.scalar::<u32>(360),
+            v.scalar::<u32>(360),
+            v.scalar::<u32>(360),
         )
     });
-    let n = v.len(317);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(317)).collect();
+    let n = v.len(361);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(361)).collect();
     let preserve_attachments = Some(fbb.create_vector(&items));
     SubpassDescription::create(
         fbb,
         &SubpassDescriptionArgs {
-            flags: v.scalar::<u32>(310),
-            pipeline_bind_point: v.scalar::<u32>(311),
-            view_mask: v.scalar::<u32>(312),
+            flags: v.scalar::<u32>(354),
+            pipeline_bind_point: v.scalar::<u32>(355),
+            view_mask: v.scalar::<u32>(356),
             input_attachments,
             color_attachments,
             resolve_attachments,
@@ -2231,8 +2425,8 @@ pub fn unmap_memory(
     UnmapMemory::create(
         fbb,
         &UnmapMemoryArgs {
-            device: v.scalar::<u64>(318),
-            memory: v.scalar::<u64>(319),
+            device: v.scalar::<u64>(362),
+            memory: v.scalar::<u64>(363),
         },
     )
 }
@@ -2252,11 +2446,11 @@ pub fn vulkan_param(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<VulkanParam<'static>> {
-    let n = v.len(323);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(323)).collect();
+    let n = v.len(367);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(367)).collect();
     let bytes = Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(324, depth)
+        v.table_len(368, depth)
     } else {
         0
     };
@@ -2265,7 +2459,7 @@ pub fn vulkan_param(
     let chain: Option<WIPOffset<Vector<'static, ForwardsUOffset<VulkanParam<'static>>>>> =
         Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(325, depth)
+        v.table_len(369, depth)
     } else {
         0
     };
@@ -2276,7 +2470,7 @@ pub fn vulkan_param(
     VulkanParam::create(
         fbb,
         &VulkanParamArgs {
-            value: v.scalar::<u64>(322),
+            value: v.scalar::<u64>(366),
             bytes,
             chain,
             nested,

@@ -18,6 +18,7 @@ mod handles;
 mod inspect;
 mod layouts;
 pub mod objects;
+mod pipeline_state;
 mod replay;
 mod shaders;
 

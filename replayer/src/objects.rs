@@ -15,7 +15,7 @@ use driver::nvk::{QueryPool, QueryType};
 const HEAP_BASE: u64 = 0x10_0000_0000;
 
 /// A graphics pipeline as the driver model needs it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Pipeline {
     /// BEGIN's topology.
     pub topology: PrimitiveOp,
@@ -33,6 +33,8 @@ pub struct Pipeline {
     /// The parts of a graphics pipeline it defines itself ([`PipelinePart`] bits):
     /// all of them for a complete pipeline, fewer for a library.
     pub parts: u32,
+    /// Its static state values; `None` when the trace predates their recording.
+    pub state: Option<Box<driver::nvk::state::DynamicState>>,
 }
 
 /// The parts of a graphics pipeline a library may hold
@@ -54,6 +56,14 @@ impl PipelinePart {
     /// Every part: what a complete pipeline defines.
     pub const ALL: u32 = 0xf;
 
+    /// The parts, one by one.
+    pub const EACH: [PipelinePart; 4] = [
+        PipelinePart::VertexInput,
+        PipelinePart::PreRasterization,
+        PipelinePart::FragmentShader,
+        PipelinePart::FragmentOutput,
+    ];
+
     /// The parts a pipeline recorded with `library_parts` and `has_libraries` defines
     /// itself: its `VkGraphicsPipelineLibraryCreateInfoEXT` flags, else every part
     /// (those its libraries hold are then taken from them).
@@ -72,10 +82,21 @@ impl Pipeline {
     }
 
     /// The pipeline linked from `self` (its own parts) and `libraries`, as
-    /// `vk_graphics_pipeline_state_fill` merges them: each part from whichever defines
-    /// it (the pipeline first), its shaders slot by slot, the dynamic states of all.
+    /// `vk_graphics_pipeline_state_fill` merges them: each part (and its static state)
+    /// from whichever defines it (the pipeline first), its shaders slot by slot, the
+    /// dynamic states of all.
     pub fn link<'a>(mut self, libraries: impl IntoIterator<Item = &'a Pipeline>) -> Pipeline {
         for lib in libraries {
+            for part in PipelinePart::EACH {
+                if lib.defines(part) && !self.defines(part) {
+                    if let (Some(mine), Some(theirs)) = (&mut self.state, &lib.state) {
+                        crate::pipeline_state::take_part(mine, theirs, part);
+                    }
+                }
+            }
+            if lib.state.is_none() {
+                self.state = None;
+            }
             if lib.defines(PipelinePart::VertexInput) && !self.defines(PipelinePart::VertexInput) {
                 self.topology = lib.topology;
                 self.vk_topology = lib.vk_topology;
@@ -529,6 +550,7 @@ mod tests {
             dynamic_states: dynamic_states.to_vec(),
             shaders: Default::default(),
             parts,
+            state: None,
         }
     }
 

@@ -811,6 +811,7 @@ impl<'o> Pass<'o> {
                                 p.library_parts(),
                                 p.libraries().is_some_and(|l| !l.is_empty()),
                             ),
+                            state: crate::pipeline_state::static_state(&p).map(Box::new),
                         };
                         let pipeline =
                             self.link_libraries(pipeline, p.libraries().into_iter().flatten());
@@ -1065,11 +1066,18 @@ impl<'o> Pass<'o> {
                         enc.set_topology(bound.topology);
                         enc.bind_graphics_shaders(&bound.shaders);
                         let state = enc.state_mut();
-                        state.bind_pipeline(*p, &bound.dynamic_states);
+                        match &bound.state {
+                            Some(values) => {
+                                state.bind_pipeline_with_state(*p, &bound.dynamic_states, values)
+                            }
+                            None => {
+                                state.bind_pipeline(*p, &bound.dynamic_states);
+                                state.set_topology(bound.vk_topology);
+                            }
+                        }
                         if let Some(mask) = bound.rp_attachments {
                             state.set_rp_attachments(mask);
                         }
-                        state.set_topology(bound.vk_topology);
                     }
                 }
                 Cmd::PushConstants {

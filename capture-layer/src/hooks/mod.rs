@@ -20,6 +20,7 @@ macro_rules! table {
 pub mod commands;
 pub mod instance;
 pub mod objects;
+mod pipeline_state;
 pub mod pipelines;
 pub mod queue;
 mod util;

@@ -1,11 +1,14 @@
 //! Render passes (both versions, with their multiview view masks) and graphics
-//! pipelines (stages, topology, dynamic rendering's view mask, the libraries a pipeline
-//! is linked from and the parts a library defines).
+//! pipelines (stages, topology, dynamic rendering's view mask, static state, the
+//! libraries a pipeline is linked from and the parts a library defines).
 
 use ash::vk;
 use ash::vk::Handle;
 use trace_format::generated::trace::*;
 
+use super::pipeline_state::{
+    pipeline_state, FRAGMENT_SHADER, PRE_RASTERIZATION_SHADERS, VERTEX_INPUT_INTERFACE,
+};
 use super::util::{find_in_chain, slice, string};
 use crate::dispatch;
 use crate::recorder::{record, Scope};
@@ -282,13 +285,6 @@ unsafe fn stage(s: &vk::PipelineShaderStageCreateInfo) -> ShaderStageT {
     })
 }
 
-/// `VK_GRAPHICS_PIPELINE_LIBRARY_VERTEX_INPUT_INTERFACE_BIT_EXT`.
-const VERTEX_INPUT_INTERFACE: u32 = 0x1;
-/// `VK_GRAPHICS_PIPELINE_LIBRARY_PRE_RASTERIZATION_SHADERS_BIT_EXT`.
-const PRE_RASTERIZATION_SHADERS: u32 = 0x2;
-/// `VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_SHADER_BIT_EXT`.
-const FRAGMENT_SHADER: u32 = 0x4;
-
 unsafe fn pipeline(p: &vk::GraphicsPipelineCreateInfo, handle: vk::Pipeline) -> GraphicsPipelineT {
     let libraries = find_in_chain::<vk::PipelineLibraryCreateInfoKHR>(
         p.p_next,
@@ -327,6 +323,12 @@ unsafe fn pipeline(p: &vk::GraphicsPipelineCreateInfo, handle: vk::Pipeline) -> 
             stencil_attachment_format: r.stencil_attachment_format.as_raw() as u32,
         }))
     });
+    let dynamic_states: Vec<u32> = p.p_dynamic_state.as_ref().map_or_else(Vec::new, |d| {
+        slice(d.p_dynamic_states, d.dynamic_state_count)
+            .iter()
+            .map(|s| s.as_raw() as u32)
+            .collect()
+    });
     let assembly = p
         .p_input_assembly_state
         .as_ref()
@@ -353,12 +355,8 @@ unsafe fn pipeline(p: &vk::GraphicsPipelineCreateInfo, handle: vk::Pipeline) -> 
         render_pass: p.render_pass.as_raw(),
         subpass: p.subpass,
         rendering,
-        dynamic_states: Some(p.p_dynamic_state.as_ref().map_or_else(Vec::new, |d| {
-            slice(d.p_dynamic_states, d.dynamic_state_count)
-                .iter()
-                .map(|s| s.as_raw() as u32)
-                .collect()
-        })),
+        state: Some(Box::new(pipeline_state(p, defines, &dynamic_states))),
+        dynamic_states: Some(dynamic_states),
         libraries: Some(libraries.iter().map(|l| l.as_raw()).collect()),
         library_parts,
     })

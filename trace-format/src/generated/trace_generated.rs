@@ -4075,6 +4075,1491 @@ impl SubpassDependencyT {
   }
 }
 
+/// VkVertexInputBindingDescription, with VkVertexInputBindingDivisorDescriptionEXT's
+/// divisor (1 without one).
+// struct VertexBinding, aligned to 4
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct VertexBinding(pub [u8; 16]);
+impl Default for VertexBinding { 
+  fn default() -> Self { 
+    Self([0; 16])
+  }
+}
+impl ::core::fmt::Debug for VertexBinding {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("VertexBinding")
+      .field("binding", &self.binding())
+      .field("stride", &self.stride())
+      .field("input_rate", &self.input_rate())
+      .field("divisor", &self.divisor())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for VertexBinding {}
+impl<'a> ::flatbuffers::Follow<'a> for VertexBinding {
+  type Inner = &'a VertexBinding;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a VertexBinding>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a VertexBinding {
+  type Inner = &'a VertexBinding;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<VertexBinding>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for VertexBinding {
+    type Output = VertexBinding;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const VertexBinding as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(4)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for VertexBinding {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl Serialize for VertexBinding {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("VertexBinding", 4)?;
+      s.serialize_field("binding", &self.binding())?;
+      s.serialize_field("stride", &self.stride())?;
+      s.serialize_field("input_rate", &self.input_rate())?;
+      s.serialize_field("divisor", &self.divisor())?;
+    s.end()
+  }
+}
+
+impl<'a> VertexBinding {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    binding: u32,
+    stride: u32,
+    input_rate: u32,
+    divisor: u32,
+  ) -> Self {
+    let mut s = Self([0; 16]);
+    s.set_binding(binding);
+    s.set_stride(stride);
+    s.set_input_rate(input_rate);
+    s.set_divisor(divisor);
+    s
+  }
+
+  pub fn binding(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_binding(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn stride(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[4..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_stride(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[4..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn input_rate(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[8..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_input_rate(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[8..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn divisor(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[12..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_divisor(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[12..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn unpack(&self) -> VertexBindingT {
+    VertexBindingT {
+      binding: self.binding(),
+      stride: self.stride(),
+      input_rate: self.input_rate(),
+      divisor: self.divisor(),
+    }
+  }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct VertexBindingT {
+  pub binding: u32,
+  pub stride: u32,
+  pub input_rate: u32,
+  pub divisor: u32,
+}
+impl VertexBindingT {
+  pub fn pack(&self) -> VertexBinding {
+    VertexBinding::new(
+      self.binding,
+      self.stride,
+      self.input_rate,
+      self.divisor,
+    )
+  }
+}
+
+/// VkVertexInputAttributeDescription.
+// struct VertexAttribute, aligned to 4
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct VertexAttribute(pub [u8; 16]);
+impl Default for VertexAttribute { 
+  fn default() -> Self { 
+    Self([0; 16])
+  }
+}
+impl ::core::fmt::Debug for VertexAttribute {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("VertexAttribute")
+      .field("location", &self.location())
+      .field("binding", &self.binding())
+      .field("format", &self.format())
+      .field("offset", &self.offset())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for VertexAttribute {}
+impl<'a> ::flatbuffers::Follow<'a> for VertexAttribute {
+  type Inner = &'a VertexAttribute;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a VertexAttribute>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a VertexAttribute {
+  type Inner = &'a VertexAttribute;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<VertexAttribute>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for VertexAttribute {
+    type Output = VertexAttribute;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const VertexAttribute as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(4)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for VertexAttribute {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl Serialize for VertexAttribute {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("VertexAttribute", 4)?;
+      s.serialize_field("location", &self.location())?;
+      s.serialize_field("binding", &self.binding())?;
+      s.serialize_field("format", &self.format())?;
+      s.serialize_field("offset", &self.offset())?;
+    s.end()
+  }
+}
+
+impl<'a> VertexAttribute {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    location: u32,
+    binding: u32,
+    format: u32,
+    offset: u32,
+  ) -> Self {
+    let mut s = Self([0; 16]);
+    s.set_location(location);
+    s.set_binding(binding);
+    s.set_format(format);
+    s.set_offset(offset);
+    s
+  }
+
+  pub fn location(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_location(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn binding(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[4..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_binding(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[4..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn format(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[8..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_format(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[8..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn offset(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[12..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_offset(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[12..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn unpack(&self) -> VertexAttributeT {
+    VertexAttributeT {
+      location: self.location(),
+      binding: self.binding(),
+      format: self.format(),
+      offset: self.offset(),
+    }
+  }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct VertexAttributeT {
+  pub location: u32,
+  pub binding: u32,
+  pub format: u32,
+  pub offset: u32,
+}
+impl VertexAttributeT {
+  pub fn pack(&self) -> VertexAttribute {
+    VertexAttribute::new(
+      self.location,
+      self.binding,
+      self.format,
+      self.offset,
+    )
+  }
+}
+
+/// VkViewport.
+// struct Viewport, aligned to 4
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct Viewport(pub [u8; 24]);
+impl Default for Viewport { 
+  fn default() -> Self { 
+    Self([0; 24])
+  }
+}
+impl ::core::fmt::Debug for Viewport {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("Viewport")
+      .field("x", &self.x())
+      .field("y", &self.y())
+      .field("width", &self.width())
+      .field("height", &self.height())
+      .field("min_depth", &self.min_depth())
+      .field("max_depth", &self.max_depth())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for Viewport {}
+impl<'a> ::flatbuffers::Follow<'a> for Viewport {
+  type Inner = &'a Viewport;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a Viewport>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a Viewport {
+  type Inner = &'a Viewport;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<Viewport>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for Viewport {
+    type Output = Viewport;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const Viewport as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(4)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for Viewport {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl Serialize for Viewport {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("Viewport", 6)?;
+      s.serialize_field("x", &self.x())?;
+      s.serialize_field("y", &self.y())?;
+      s.serialize_field("width", &self.width())?;
+      s.serialize_field("height", &self.height())?;
+      s.serialize_field("min_depth", &self.min_depth())?;
+      s.serialize_field("max_depth", &self.max_depth())?;
+    s.end()
+  }
+}
+
+impl<'a> Viewport {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    x: f32,
+    y: f32,
+    width: f32,
+    height: f32,
+    min_depth: f32,
+    max_depth: f32,
+  ) -> Self {
+    let mut s = Self([0; 24]);
+    s.set_x(x);
+    s.set_y(y);
+    s.set_width(width);
+    s.set_height(height);
+    s.set_min_depth(min_depth);
+    s.set_max_depth(max_depth);
+    s
+  }
+
+  pub fn x(&self) -> f32 {
+    let mut mem = ::core::mem::MaybeUninit::<<f32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<f32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_x(&mut self, x: f32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<f32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn y(&self) -> f32 {
+    let mut mem = ::core::mem::MaybeUninit::<<f32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[4..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<f32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_y(&mut self, x: f32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[4..].as_mut_ptr(),
+        ::core::mem::size_of::<<f32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn width(&self) -> f32 {
+    let mut mem = ::core::mem::MaybeUninit::<<f32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[8..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<f32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_width(&mut self, x: f32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[8..].as_mut_ptr(),
+        ::core::mem::size_of::<<f32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn height(&self) -> f32 {
+    let mut mem = ::core::mem::MaybeUninit::<<f32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[12..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<f32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_height(&mut self, x: f32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[12..].as_mut_ptr(),
+        ::core::mem::size_of::<<f32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn min_depth(&self) -> f32 {
+    let mut mem = ::core::mem::MaybeUninit::<<f32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[16..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<f32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_min_depth(&mut self, x: f32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[16..].as_mut_ptr(),
+        ::core::mem::size_of::<<f32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn max_depth(&self) -> f32 {
+    let mut mem = ::core::mem::MaybeUninit::<<f32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[20..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<f32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_max_depth(&mut self, x: f32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[20..].as_mut_ptr(),
+        ::core::mem::size_of::<<f32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn unpack(&self) -> ViewportT {
+    ViewportT {
+      x: self.x(),
+      y: self.y(),
+      width: self.width(),
+      height: self.height(),
+      min_depth: self.min_depth(),
+      max_depth: self.max_depth(),
+    }
+  }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ViewportT {
+  pub x: f32,
+  pub y: f32,
+  pub width: f32,
+  pub height: f32,
+  pub min_depth: f32,
+  pub max_depth: f32,
+}
+impl ViewportT {
+  pub fn pack(&self) -> Viewport {
+    Viewport::new(
+      self.x,
+      self.y,
+      self.width,
+      self.height,
+      self.min_depth,
+      self.max_depth,
+    )
+  }
+}
+
+/// VkStencilOpState.
+// struct StencilFace, aligned to 4
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct StencilFace(pub [u8; 28]);
+impl Default for StencilFace { 
+  fn default() -> Self { 
+    Self([0; 28])
+  }
+}
+impl ::core::fmt::Debug for StencilFace {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("StencilFace")
+      .field("fail_op", &self.fail_op())
+      .field("pass_op", &self.pass_op())
+      .field("depth_fail_op", &self.depth_fail_op())
+      .field("compare_op", &self.compare_op())
+      .field("compare_mask", &self.compare_mask())
+      .field("write_mask", &self.write_mask())
+      .field("reference", &self.reference())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for StencilFace {}
+impl<'a> ::flatbuffers::Follow<'a> for StencilFace {
+  type Inner = &'a StencilFace;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a StencilFace>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a StencilFace {
+  type Inner = &'a StencilFace;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<StencilFace>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for StencilFace {
+    type Output = StencilFace;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const StencilFace as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(4)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for StencilFace {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl Serialize for StencilFace {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("StencilFace", 7)?;
+      s.serialize_field("fail_op", &self.fail_op())?;
+      s.serialize_field("pass_op", &self.pass_op())?;
+      s.serialize_field("depth_fail_op", &self.depth_fail_op())?;
+      s.serialize_field("compare_op", &self.compare_op())?;
+      s.serialize_field("compare_mask", &self.compare_mask())?;
+      s.serialize_field("write_mask", &self.write_mask())?;
+      s.serialize_field("reference", &self.reference())?;
+    s.end()
+  }
+}
+
+impl<'a> StencilFace {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    fail_op: u32,
+    pass_op: u32,
+    depth_fail_op: u32,
+    compare_op: u32,
+    compare_mask: u32,
+    write_mask: u32,
+    reference: u32,
+  ) -> Self {
+    let mut s = Self([0; 28]);
+    s.set_fail_op(fail_op);
+    s.set_pass_op(pass_op);
+    s.set_depth_fail_op(depth_fail_op);
+    s.set_compare_op(compare_op);
+    s.set_compare_mask(compare_mask);
+    s.set_write_mask(write_mask);
+    s.set_reference(reference);
+    s
+  }
+
+  pub fn fail_op(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_fail_op(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn pass_op(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[4..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_pass_op(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[4..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn depth_fail_op(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[8..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_depth_fail_op(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[8..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn compare_op(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[12..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_compare_op(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[12..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn compare_mask(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[16..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_compare_mask(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[16..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn write_mask(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[20..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_write_mask(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[20..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn reference(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[24..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_reference(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[24..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn unpack(&self) -> StencilFaceT {
+    StencilFaceT {
+      fail_op: self.fail_op(),
+      pass_op: self.pass_op(),
+      depth_fail_op: self.depth_fail_op(),
+      compare_op: self.compare_op(),
+      compare_mask: self.compare_mask(),
+      write_mask: self.write_mask(),
+      reference: self.reference(),
+    }
+  }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StencilFaceT {
+  pub fail_op: u32,
+  pub pass_op: u32,
+  pub depth_fail_op: u32,
+  pub compare_op: u32,
+  pub compare_mask: u32,
+  pub write_mask: u32,
+  pub reference: u32,
+}
+impl StencilFaceT {
+  pub fn pack(&self) -> StencilFace {
+    StencilFace::new(
+      self.fail_op,
+      self.pass_op,
+      self.depth_fail_op,
+      self.compare_op,
+      self.compare_mask,
+      self.write_mask,
+      self.reference,
+    )
+  }
+}
+
+/// VkPipelineColorBlendAttachmentState.
+// struct BlendAttachment, aligned to 4
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct BlendAttachment(pub [u8; 32]);
+impl Default for BlendAttachment { 
+  fn default() -> Self { 
+    Self([0; 32])
+  }
+}
+impl ::core::fmt::Debug for BlendAttachment {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("BlendAttachment")
+      .field("blend_enable", &self.blend_enable())
+      .field("src_color_blend_factor", &self.src_color_blend_factor())
+      .field("dst_color_blend_factor", &self.dst_color_blend_factor())
+      .field("color_blend_op", &self.color_blend_op())
+      .field("src_alpha_blend_factor", &self.src_alpha_blend_factor())
+      .field("dst_alpha_blend_factor", &self.dst_alpha_blend_factor())
+      .field("alpha_blend_op", &self.alpha_blend_op())
+      .field("color_write_mask", &self.color_write_mask())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for BlendAttachment {}
+impl<'a> ::flatbuffers::Follow<'a> for BlendAttachment {
+  type Inner = &'a BlendAttachment;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a BlendAttachment>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a BlendAttachment {
+  type Inner = &'a BlendAttachment;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<BlendAttachment>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for BlendAttachment {
+    type Output = BlendAttachment;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const BlendAttachment as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(4)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for BlendAttachment {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl Serialize for BlendAttachment {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("BlendAttachment", 8)?;
+      s.serialize_field("blend_enable", &self.blend_enable())?;
+      s.serialize_field("src_color_blend_factor", &self.src_color_blend_factor())?;
+      s.serialize_field("dst_color_blend_factor", &self.dst_color_blend_factor())?;
+      s.serialize_field("color_blend_op", &self.color_blend_op())?;
+      s.serialize_field("src_alpha_blend_factor", &self.src_alpha_blend_factor())?;
+      s.serialize_field("dst_alpha_blend_factor", &self.dst_alpha_blend_factor())?;
+      s.serialize_field("alpha_blend_op", &self.alpha_blend_op())?;
+      s.serialize_field("color_write_mask", &self.color_write_mask())?;
+    s.end()
+  }
+}
+
+impl<'a> BlendAttachment {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    blend_enable: bool,
+    src_color_blend_factor: u32,
+    dst_color_blend_factor: u32,
+    color_blend_op: u32,
+    src_alpha_blend_factor: u32,
+    dst_alpha_blend_factor: u32,
+    alpha_blend_op: u32,
+    color_write_mask: u32,
+  ) -> Self {
+    let mut s = Self([0; 32]);
+    s.set_blend_enable(blend_enable);
+    s.set_src_color_blend_factor(src_color_blend_factor);
+    s.set_dst_color_blend_factor(dst_color_blend_factor);
+    s.set_color_blend_op(color_blend_op);
+    s.set_src_alpha_blend_factor(src_alpha_blend_factor);
+    s.set_dst_alpha_blend_factor(dst_alpha_blend_factor);
+    s.set_alpha_blend_op(alpha_blend_op);
+    s.set_color_write_mask(color_write_mask);
+    s
+  }
+
+  pub fn blend_enable(&self) -> bool {
+    let mut mem = ::core::mem::MaybeUninit::<<bool as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<bool as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_blend_enable(&mut self, x: bool) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<bool as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn src_color_blend_factor(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[4..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_src_color_blend_factor(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[4..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn dst_color_blend_factor(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[8..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_dst_color_blend_factor(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[8..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn color_blend_op(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[12..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_color_blend_op(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[12..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn src_alpha_blend_factor(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[16..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_src_alpha_blend_factor(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[16..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn dst_alpha_blend_factor(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[20..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_dst_alpha_blend_factor(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[20..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn alpha_blend_op(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[24..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_alpha_blend_op(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[24..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn color_write_mask(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[28..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_color_write_mask(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[28..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn unpack(&self) -> BlendAttachmentT {
+    BlendAttachmentT {
+      blend_enable: self.blend_enable(),
+      src_color_blend_factor: self.src_color_blend_factor(),
+      dst_color_blend_factor: self.dst_color_blend_factor(),
+      color_blend_op: self.color_blend_op(),
+      src_alpha_blend_factor: self.src_alpha_blend_factor(),
+      dst_alpha_blend_factor: self.dst_alpha_blend_factor(),
+      alpha_blend_op: self.alpha_blend_op(),
+      color_write_mask: self.color_write_mask(),
+    }
+  }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BlendAttachmentT {
+  pub blend_enable: bool,
+  pub src_color_blend_factor: u32,
+  pub dst_color_blend_factor: u32,
+  pub color_blend_op: u32,
+  pub src_alpha_blend_factor: u32,
+  pub dst_alpha_blend_factor: u32,
+  pub alpha_blend_op: u32,
+  pub color_write_mask: u32,
+}
+impl BlendAttachmentT {
+  pub fn pack(&self) -> BlendAttachment {
+    BlendAttachment::new(
+      self.blend_enable,
+      self.src_color_blend_factor,
+      self.dst_color_blend_factor,
+      self.color_blend_op,
+      self.src_alpha_blend_factor,
+      self.dst_alpha_blend_factor,
+      self.alpha_blend_op,
+      self.color_write_mask,
+    )
+  }
+}
+
 /// What every record carries besides its call. A struct, so the verifier checks it
 /// as one fixed-size field.
 // struct Envelope, aligned to 8
@@ -12309,6 +13794,1224 @@ impl PipelineRenderingT {
     })
   }
 }
+pub enum PipelineStateOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// A graphics pipeline's static state: what the state structures of the parts it
+/// defines set (and the extension structures chained to them). A state the pipeline
+/// makes dynamic is recorded as the structure says and ignored by the replay.
+pub struct PipelineState<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for PipelineState<'a> {
+  type Inner = PipelineState<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> PipelineState<'a> {
+  pub const VT_VERTEX_BINDINGS: ::flatbuffers::VOffsetT = 4;
+  pub const VT_VERTEX_ATTRIBUTES: ::flatbuffers::VOffsetT = 6;
+  pub const VT_DOMAIN_ORIGIN: ::flatbuffers::VOffsetT = 8;
+  pub const VT_VIEWPORTS: ::flatbuffers::VOffsetT = 10;
+  pub const VT_SCISSORS: ::flatbuffers::VOffsetT = 12;
+  pub const VT_DEPTH_CLIP_NEGATIVE_ONE_TO_ONE: ::flatbuffers::VOffsetT = 14;
+  pub const VT_DEPTH_CLAMP_ENABLE: ::flatbuffers::VOffsetT = 16;
+  pub const VT_RASTERIZER_DISCARD_ENABLE: ::flatbuffers::VOffsetT = 18;
+  pub const VT_POLYGON_MODE: ::flatbuffers::VOffsetT = 20;
+  pub const VT_CULL_MODE: ::flatbuffers::VOffsetT = 22;
+  pub const VT_FRONT_FACE: ::flatbuffers::VOffsetT = 24;
+  pub const VT_DEPTH_BIAS_ENABLE: ::flatbuffers::VOffsetT = 26;
+  pub const VT_DEPTH_BIAS_CONSTANT: ::flatbuffers::VOffsetT = 28;
+  pub const VT_DEPTH_BIAS_CLAMP: ::flatbuffers::VOffsetT = 30;
+  pub const VT_DEPTH_BIAS_SLOPE: ::flatbuffers::VOffsetT = 32;
+  pub const VT_LINE_WIDTH: ::flatbuffers::VOffsetT = 34;
+  pub const VT_DEPTH_CLIP: ::flatbuffers::VOffsetT = 36;
+  pub const VT_PROVOKING_VERTEX: ::flatbuffers::VOffsetT = 38;
+  pub const VT_LINE_MODE: ::flatbuffers::VOffsetT = 40;
+  pub const VT_LINE_STIPPLE_ENABLE: ::flatbuffers::VOffsetT = 42;
+  pub const VT_LINE_STIPPLE_FACTOR: ::flatbuffers::VOffsetT = 44;
+  pub const VT_LINE_STIPPLE_PATTERN: ::flatbuffers::VOffsetT = 46;
+  pub const VT_RASTERIZATION_STREAM: ::flatbuffers::VOffsetT = 48;
+  pub const VT_CONSERVATIVE_MODE: ::flatbuffers::VOffsetT = 50;
+  pub const VT_EXTRA_PRIMITIVE_OVERESTIMATION_SIZE: ::flatbuffers::VOffsetT = 52;
+  pub const VT_RASTERIZATION_SAMPLES: ::flatbuffers::VOffsetT = 54;
+  pub const VT_SAMPLE_MASK: ::flatbuffers::VOffsetT = 56;
+  pub const VT_ALPHA_TO_COVERAGE_ENABLE: ::flatbuffers::VOffsetT = 58;
+  pub const VT_ALPHA_TO_ONE_ENABLE: ::flatbuffers::VOffsetT = 60;
+  pub const VT_DEPTH_TEST_ENABLE: ::flatbuffers::VOffsetT = 62;
+  pub const VT_DEPTH_WRITE_ENABLE: ::flatbuffers::VOffsetT = 64;
+  pub const VT_DEPTH_COMPARE_OP: ::flatbuffers::VOffsetT = 66;
+  pub const VT_DEPTH_BOUNDS_TEST_ENABLE: ::flatbuffers::VOffsetT = 68;
+  pub const VT_MIN_DEPTH_BOUNDS: ::flatbuffers::VOffsetT = 70;
+  pub const VT_MAX_DEPTH_BOUNDS: ::flatbuffers::VOffsetT = 72;
+  pub const VT_STENCIL_TEST_ENABLE: ::flatbuffers::VOffsetT = 74;
+  pub const VT_STENCIL_FRONT: ::flatbuffers::VOffsetT = 76;
+  pub const VT_STENCIL_BACK: ::flatbuffers::VOffsetT = 78;
+  pub const VT_LOGIC_OP_ENABLE: ::flatbuffers::VOffsetT = 80;
+  pub const VT_LOGIC_OP: ::flatbuffers::VOffsetT = 82;
+  pub const VT_BLEND_ATTACHMENTS: ::flatbuffers::VOffsetT = 84;
+  pub const VT_BLEND_CONSTANTS: ::flatbuffers::VOffsetT = 86;
+  pub const VT_COLOR_WRITE_ENABLES: ::flatbuffers::VOffsetT = 88;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    PipelineState { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args PipelineStateArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<PipelineState<'bldr>> {
+    let mut builder = PipelineStateBuilder::new(_fbb);
+    builder.add_color_write_enables(args.color_write_enables);
+    if let Some(x) = args.blend_constants { builder.add_blend_constants(x); }
+    if let Some(x) = args.blend_attachments { builder.add_blend_attachments(x); }
+    builder.add_logic_op(args.logic_op);
+    if let Some(x) = args.stencil_back { builder.add_stencil_back(x); }
+    if let Some(x) = args.stencil_front { builder.add_stencil_front(x); }
+    builder.add_max_depth_bounds(args.max_depth_bounds);
+    builder.add_min_depth_bounds(args.min_depth_bounds);
+    builder.add_depth_compare_op(args.depth_compare_op);
+    builder.add_sample_mask(args.sample_mask);
+    builder.add_rasterization_samples(args.rasterization_samples);
+    builder.add_extra_primitive_overestimation_size(args.extra_primitive_overestimation_size);
+    builder.add_conservative_mode(args.conservative_mode);
+    builder.add_rasterization_stream(args.rasterization_stream);
+    builder.add_line_stipple_pattern(args.line_stipple_pattern);
+    builder.add_line_stipple_factor(args.line_stipple_factor);
+    builder.add_line_mode(args.line_mode);
+    builder.add_provoking_vertex(args.provoking_vertex);
+    builder.add_line_width(args.line_width);
+    builder.add_depth_bias_slope(args.depth_bias_slope);
+    builder.add_depth_bias_clamp(args.depth_bias_clamp);
+    builder.add_depth_bias_constant(args.depth_bias_constant);
+    builder.add_front_face(args.front_face);
+    builder.add_cull_mode(args.cull_mode);
+    builder.add_polygon_mode(args.polygon_mode);
+    if let Some(x) = args.scissors { builder.add_scissors(x); }
+    if let Some(x) = args.viewports { builder.add_viewports(x); }
+    builder.add_domain_origin(args.domain_origin);
+    if let Some(x) = args.vertex_attributes { builder.add_vertex_attributes(x); }
+    if let Some(x) = args.vertex_bindings { builder.add_vertex_bindings(x); }
+    builder.add_logic_op_enable(args.logic_op_enable);
+    builder.add_stencil_test_enable(args.stencil_test_enable);
+    builder.add_depth_bounds_test_enable(args.depth_bounds_test_enable);
+    builder.add_depth_write_enable(args.depth_write_enable);
+    builder.add_depth_test_enable(args.depth_test_enable);
+    builder.add_alpha_to_one_enable(args.alpha_to_one_enable);
+    builder.add_alpha_to_coverage_enable(args.alpha_to_coverage_enable);
+    builder.add_line_stipple_enable(args.line_stipple_enable);
+    builder.add_depth_clip(args.depth_clip);
+    builder.add_depth_bias_enable(args.depth_bias_enable);
+    builder.add_rasterizer_discard_enable(args.rasterizer_discard_enable);
+    builder.add_depth_clamp_enable(args.depth_clamp_enable);
+    builder.add_depth_clip_negative_one_to_one(args.depth_clip_negative_one_to_one);
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> PipelineStateT {
+    let vertex_bindings = self.vertex_bindings().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
+    let vertex_attributes = self.vertex_attributes().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
+    let domain_origin = self.domain_origin();
+    let viewports = self.viewports().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
+    let scissors = self.scissors().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
+    let depth_clip_negative_one_to_one = self.depth_clip_negative_one_to_one();
+    let depth_clamp_enable = self.depth_clamp_enable();
+    let rasterizer_discard_enable = self.rasterizer_discard_enable();
+    let polygon_mode = self.polygon_mode();
+    let cull_mode = self.cull_mode();
+    let front_face = self.front_face();
+    let depth_bias_enable = self.depth_bias_enable();
+    let depth_bias_constant = self.depth_bias_constant();
+    let depth_bias_clamp = self.depth_bias_clamp();
+    let depth_bias_slope = self.depth_bias_slope();
+    let line_width = self.line_width();
+    let depth_clip = self.depth_clip();
+    let provoking_vertex = self.provoking_vertex();
+    let line_mode = self.line_mode();
+    let line_stipple_enable = self.line_stipple_enable();
+    let line_stipple_factor = self.line_stipple_factor();
+    let line_stipple_pattern = self.line_stipple_pattern();
+    let rasterization_stream = self.rasterization_stream();
+    let conservative_mode = self.conservative_mode();
+    let extra_primitive_overestimation_size = self.extra_primitive_overestimation_size();
+    let rasterization_samples = self.rasterization_samples();
+    let sample_mask = self.sample_mask();
+    let alpha_to_coverage_enable = self.alpha_to_coverage_enable();
+    let alpha_to_one_enable = self.alpha_to_one_enable();
+    let depth_test_enable = self.depth_test_enable();
+    let depth_write_enable = self.depth_write_enable();
+    let depth_compare_op = self.depth_compare_op();
+    let depth_bounds_test_enable = self.depth_bounds_test_enable();
+    let min_depth_bounds = self.min_depth_bounds();
+    let max_depth_bounds = self.max_depth_bounds();
+    let stencil_test_enable = self.stencil_test_enable();
+    let stencil_front = self.stencil_front().map(|x| {
+      x.unpack()
+    });
+    let stencil_back = self.stencil_back().map(|x| {
+      x.unpack()
+    });
+    let logic_op_enable = self.logic_op_enable();
+    let logic_op = self.logic_op();
+    let blend_attachments = self.blend_attachments().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
+    let blend_constants = self.blend_constants().map(|x| {
+      x.into_iter().collect()
+    });
+    let color_write_enables = self.color_write_enables();
+    PipelineStateT {
+      vertex_bindings,
+      vertex_attributes,
+      domain_origin,
+      viewports,
+      scissors,
+      depth_clip_negative_one_to_one,
+      depth_clamp_enable,
+      rasterizer_discard_enable,
+      polygon_mode,
+      cull_mode,
+      front_face,
+      depth_bias_enable,
+      depth_bias_constant,
+      depth_bias_clamp,
+      depth_bias_slope,
+      line_width,
+      depth_clip,
+      provoking_vertex,
+      line_mode,
+      line_stipple_enable,
+      line_stipple_factor,
+      line_stipple_pattern,
+      rasterization_stream,
+      conservative_mode,
+      extra_primitive_overestimation_size,
+      rasterization_samples,
+      sample_mask,
+      alpha_to_coverage_enable,
+      alpha_to_one_enable,
+      depth_test_enable,
+      depth_write_enable,
+      depth_compare_op,
+      depth_bounds_test_enable,
+      min_depth_bounds,
+      max_depth_bounds,
+      stencil_test_enable,
+      stencil_front,
+      stencil_back,
+      logic_op_enable,
+      logic_op,
+      blend_attachments,
+      blend_constants,
+      color_write_enables,
+    }
+  }
+
+  #[inline]
+  pub fn vertex_bindings(&self) -> Option<::flatbuffers::Vector<'a, VertexBinding>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, VertexBinding>>>(PipelineState::VT_VERTEX_BINDINGS, None)}
+  }
+  #[inline]
+  pub fn vertex_attributes(&self) -> Option<::flatbuffers::Vector<'a, VertexAttribute>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, VertexAttribute>>>(PipelineState::VT_VERTEX_ATTRIBUTES, None)}
+  }
+  /// VkPipelineTessellationDomainOriginStateCreateInfo (0 upper left without it).
+  #[inline]
+  pub fn domain_origin(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_DOMAIN_ORIGIN, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn viewports(&self) -> Option<::flatbuffers::Vector<'a, Viewport>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, Viewport>>>(PipelineState::VT_VIEWPORTS, None)}
+  }
+  #[inline]
+  pub fn scissors(&self) -> Option<::flatbuffers::Vector<'a, Rect2D>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, Rect2D>>>(PipelineState::VT_SCISSORS, None)}
+  }
+  /// VkPipelineViewportDepthClipControlCreateInfoEXT.negativeOneToOne.
+  #[inline]
+  pub fn depth_clip_negative_one_to_one(&self) -> bool {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<bool>(PipelineState::VT_DEPTH_CLIP_NEGATIVE_ONE_TO_ONE, Some(false)).unwrap()}
+  }
+  #[inline]
+  pub fn depth_clamp_enable(&self) -> bool {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<bool>(PipelineState::VT_DEPTH_CLAMP_ENABLE, Some(false)).unwrap()}
+  }
+  #[inline]
+  pub fn rasterizer_discard_enable(&self) -> bool {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<bool>(PipelineState::VT_RASTERIZER_DISCARD_ENABLE, Some(false)).unwrap()}
+  }
+  #[inline]
+  pub fn polygon_mode(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_POLYGON_MODE, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn cull_mode(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_CULL_MODE, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn front_face(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_FRONT_FACE, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn depth_bias_enable(&self) -> bool {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<bool>(PipelineState::VT_DEPTH_BIAS_ENABLE, Some(false)).unwrap()}
+  }
+  #[inline]
+  pub fn depth_bias_constant(&self) -> f32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<f32>(PipelineState::VT_DEPTH_BIAS_CONSTANT, Some(0.0)).unwrap()}
+  }
+  #[inline]
+  pub fn depth_bias_clamp(&self) -> f32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<f32>(PipelineState::VT_DEPTH_BIAS_CLAMP, Some(0.0)).unwrap()}
+  }
+  #[inline]
+  pub fn depth_bias_slope(&self) -> f32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<f32>(PipelineState::VT_DEPTH_BIAS_SLOPE, Some(0.0)).unwrap()}
+  }
+  #[inline]
+  pub fn line_width(&self) -> f32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<f32>(PipelineState::VT_LINE_WIDTH, Some(0.0)).unwrap()}
+  }
+  /// VkPipelineRasterizationDepthClipStateCreateInfoEXT: 0 without it, else 1 + enable.
+  #[inline]
+  pub fn depth_clip(&self) -> u8 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u8>(PipelineState::VT_DEPTH_CLIP, Some(0)).unwrap()}
+  }
+  /// VkPipelineRasterizationProvokingVertexStateCreateInfoEXT.
+  #[inline]
+  pub fn provoking_vertex(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_PROVOKING_VERTEX, Some(0)).unwrap()}
+  }
+  /// VkPipelineRasterizationLineStateCreateInfoEXT.
+  #[inline]
+  pub fn line_mode(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_LINE_MODE, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn line_stipple_enable(&self) -> bool {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<bool>(PipelineState::VT_LINE_STIPPLE_ENABLE, Some(false)).unwrap()}
+  }
+  #[inline]
+  pub fn line_stipple_factor(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_LINE_STIPPLE_FACTOR, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn line_stipple_pattern(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_LINE_STIPPLE_PATTERN, Some(0)).unwrap()}
+  }
+  /// VkPipelineRasterizationStateStreamCreateInfoEXT.
+  #[inline]
+  pub fn rasterization_stream(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_RASTERIZATION_STREAM, Some(0)).unwrap()}
+  }
+  /// VkPipelineRasterizationConservativeStateCreateInfoEXT.
+  #[inline]
+  pub fn conservative_mode(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_CONSERVATIVE_MODE, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn extra_primitive_overestimation_size(&self) -> f32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<f32>(PipelineState::VT_EXTRA_PRIMITIVE_OVERESTIMATION_SIZE, Some(0.0)).unwrap()}
+  }
+  #[inline]
+  pub fn rasterization_samples(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_RASTERIZATION_SAMPLES, Some(0)).unwrap()}
+  }
+  /// The first word of pSampleMask (all ones without one).
+  #[inline]
+  pub fn sample_mask(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_SAMPLE_MASK, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn alpha_to_coverage_enable(&self) -> bool {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<bool>(PipelineState::VT_ALPHA_TO_COVERAGE_ENABLE, Some(false)).unwrap()}
+  }
+  #[inline]
+  pub fn alpha_to_one_enable(&self) -> bool {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<bool>(PipelineState::VT_ALPHA_TO_ONE_ENABLE, Some(false)).unwrap()}
+  }
+  #[inline]
+  pub fn depth_test_enable(&self) -> bool {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<bool>(PipelineState::VT_DEPTH_TEST_ENABLE, Some(false)).unwrap()}
+  }
+  #[inline]
+  pub fn depth_write_enable(&self) -> bool {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<bool>(PipelineState::VT_DEPTH_WRITE_ENABLE, Some(false)).unwrap()}
+  }
+  #[inline]
+  pub fn depth_compare_op(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_DEPTH_COMPARE_OP, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn depth_bounds_test_enable(&self) -> bool {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<bool>(PipelineState::VT_DEPTH_BOUNDS_TEST_ENABLE, Some(false)).unwrap()}
+  }
+  #[inline]
+  pub fn min_depth_bounds(&self) -> f32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<f32>(PipelineState::VT_MIN_DEPTH_BOUNDS, Some(0.0)).unwrap()}
+  }
+  #[inline]
+  pub fn max_depth_bounds(&self) -> f32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<f32>(PipelineState::VT_MAX_DEPTH_BOUNDS, Some(0.0)).unwrap()}
+  }
+  #[inline]
+  pub fn stencil_test_enable(&self) -> bool {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<bool>(PipelineState::VT_STENCIL_TEST_ENABLE, Some(false)).unwrap()}
+  }
+  #[inline]
+  pub fn stencil_front(&self) -> Option<&'a StencilFace> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<StencilFace>(PipelineState::VT_STENCIL_FRONT, None)}
+  }
+  #[inline]
+  pub fn stencil_back(&self) -> Option<&'a StencilFace> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<StencilFace>(PipelineState::VT_STENCIL_BACK, None)}
+  }
+  #[inline]
+  pub fn logic_op_enable(&self) -> bool {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<bool>(PipelineState::VT_LOGIC_OP_ENABLE, Some(false)).unwrap()}
+  }
+  #[inline]
+  pub fn logic_op(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_LOGIC_OP, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn blend_attachments(&self) -> Option<::flatbuffers::Vector<'a, BlendAttachment>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, BlendAttachment>>>(PipelineState::VT_BLEND_ATTACHMENTS, None)}
+  }
+  #[inline]
+  pub fn blend_constants(&self) -> Option<::flatbuffers::Vector<'a, f32>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, f32>>>(PipelineState::VT_BLEND_CONSTANTS, None)}
+  }
+  /// VkPipelineColorWriteCreateInfoEXT: a bit per attachment (all without it).
+  #[inline]
+  pub fn color_write_enables(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PipelineState::VT_COLOR_WRITE_ENABLES, Some(0)).unwrap()}
+  }
+}
+
+impl ::flatbuffers::Verifiable for PipelineState<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, VertexBinding>>>("vertex_bindings", Self::VT_VERTEX_BINDINGS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, VertexAttribute>>>("vertex_attributes", Self::VT_VERTEX_ATTRIBUTES, false)?
+     .visit_field::<u32>("domain_origin", Self::VT_DOMAIN_ORIGIN, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, Viewport>>>("viewports", Self::VT_VIEWPORTS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, Rect2D>>>("scissors", Self::VT_SCISSORS, false)?
+     .visit_field::<bool>("depth_clip_negative_one_to_one", Self::VT_DEPTH_CLIP_NEGATIVE_ONE_TO_ONE, false)?
+     .visit_field::<bool>("depth_clamp_enable", Self::VT_DEPTH_CLAMP_ENABLE, false)?
+     .visit_field::<bool>("rasterizer_discard_enable", Self::VT_RASTERIZER_DISCARD_ENABLE, false)?
+     .visit_field::<u32>("polygon_mode", Self::VT_POLYGON_MODE, false)?
+     .visit_field::<u32>("cull_mode", Self::VT_CULL_MODE, false)?
+     .visit_field::<u32>("front_face", Self::VT_FRONT_FACE, false)?
+     .visit_field::<bool>("depth_bias_enable", Self::VT_DEPTH_BIAS_ENABLE, false)?
+     .visit_field::<f32>("depth_bias_constant", Self::VT_DEPTH_BIAS_CONSTANT, false)?
+     .visit_field::<f32>("depth_bias_clamp", Self::VT_DEPTH_BIAS_CLAMP, false)?
+     .visit_field::<f32>("depth_bias_slope", Self::VT_DEPTH_BIAS_SLOPE, false)?
+     .visit_field::<f32>("line_width", Self::VT_LINE_WIDTH, false)?
+     .visit_field::<u8>("depth_clip", Self::VT_DEPTH_CLIP, false)?
+     .visit_field::<u32>("provoking_vertex", Self::VT_PROVOKING_VERTEX, false)?
+     .visit_field::<u32>("line_mode", Self::VT_LINE_MODE, false)?
+     .visit_field::<bool>("line_stipple_enable", Self::VT_LINE_STIPPLE_ENABLE, false)?
+     .visit_field::<u32>("line_stipple_factor", Self::VT_LINE_STIPPLE_FACTOR, false)?
+     .visit_field::<u32>("line_stipple_pattern", Self::VT_LINE_STIPPLE_PATTERN, false)?
+     .visit_field::<u32>("rasterization_stream", Self::VT_RASTERIZATION_STREAM, false)?
+     .visit_field::<u32>("conservative_mode", Self::VT_CONSERVATIVE_MODE, false)?
+     .visit_field::<f32>("extra_primitive_overestimation_size", Self::VT_EXTRA_PRIMITIVE_OVERESTIMATION_SIZE, false)?
+     .visit_field::<u32>("rasterization_samples", Self::VT_RASTERIZATION_SAMPLES, false)?
+     .visit_field::<u32>("sample_mask", Self::VT_SAMPLE_MASK, false)?
+     .visit_field::<bool>("alpha_to_coverage_enable", Self::VT_ALPHA_TO_COVERAGE_ENABLE, false)?
+     .visit_field::<bool>("alpha_to_one_enable", Self::VT_ALPHA_TO_ONE_ENABLE, false)?
+     .visit_field::<bool>("depth_test_enable", Self::VT_DEPTH_TEST_ENABLE, false)?
+     .visit_field::<bool>("depth_write_enable", Self::VT_DEPTH_WRITE_ENABLE, false)?
+     .visit_field::<u32>("depth_compare_op", Self::VT_DEPTH_COMPARE_OP, false)?
+     .visit_field::<bool>("depth_bounds_test_enable", Self::VT_DEPTH_BOUNDS_TEST_ENABLE, false)?
+     .visit_field::<f32>("min_depth_bounds", Self::VT_MIN_DEPTH_BOUNDS, false)?
+     .visit_field::<f32>("max_depth_bounds", Self::VT_MAX_DEPTH_BOUNDS, false)?
+     .visit_field::<bool>("stencil_test_enable", Self::VT_STENCIL_TEST_ENABLE, false)?
+     .visit_field::<StencilFace>("stencil_front", Self::VT_STENCIL_FRONT, false)?
+     .visit_field::<StencilFace>("stencil_back", Self::VT_STENCIL_BACK, false)?
+     .visit_field::<bool>("logic_op_enable", Self::VT_LOGIC_OP_ENABLE, false)?
+     .visit_field::<u32>("logic_op", Self::VT_LOGIC_OP, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, BlendAttachment>>>("blend_attachments", Self::VT_BLEND_ATTACHMENTS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, f32>>>("blend_constants", Self::VT_BLEND_CONSTANTS, false)?
+     .visit_field::<u32>("color_write_enables", Self::VT_COLOR_WRITE_ENABLES, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct PipelineStateArgs<'a> {
+    pub vertex_bindings: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, VertexBinding>>>,
+    pub vertex_attributes: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, VertexAttribute>>>,
+    pub domain_origin: u32,
+    pub viewports: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, Viewport>>>,
+    pub scissors: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, Rect2D>>>,
+    pub depth_clip_negative_one_to_one: bool,
+    pub depth_clamp_enable: bool,
+    pub rasterizer_discard_enable: bool,
+    pub polygon_mode: u32,
+    pub cull_mode: u32,
+    pub front_face: u32,
+    pub depth_bias_enable: bool,
+    pub depth_bias_constant: f32,
+    pub depth_bias_clamp: f32,
+    pub depth_bias_slope: f32,
+    pub line_width: f32,
+    pub depth_clip: u8,
+    pub provoking_vertex: u32,
+    pub line_mode: u32,
+    pub line_stipple_enable: bool,
+    pub line_stipple_factor: u32,
+    pub line_stipple_pattern: u32,
+    pub rasterization_stream: u32,
+    pub conservative_mode: u32,
+    pub extra_primitive_overestimation_size: f32,
+    pub rasterization_samples: u32,
+    pub sample_mask: u32,
+    pub alpha_to_coverage_enable: bool,
+    pub alpha_to_one_enable: bool,
+    pub depth_test_enable: bool,
+    pub depth_write_enable: bool,
+    pub depth_compare_op: u32,
+    pub depth_bounds_test_enable: bool,
+    pub min_depth_bounds: f32,
+    pub max_depth_bounds: f32,
+    pub stencil_test_enable: bool,
+    pub stencil_front: Option<&'a StencilFace>,
+    pub stencil_back: Option<&'a StencilFace>,
+    pub logic_op_enable: bool,
+    pub logic_op: u32,
+    pub blend_attachments: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, BlendAttachment>>>,
+    pub blend_constants: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, f32>>>,
+    pub color_write_enables: u32,
+}
+impl<'a> Default for PipelineStateArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    PipelineStateArgs {
+      vertex_bindings: None,
+      vertex_attributes: None,
+      domain_origin: 0,
+      viewports: None,
+      scissors: None,
+      depth_clip_negative_one_to_one: false,
+      depth_clamp_enable: false,
+      rasterizer_discard_enable: false,
+      polygon_mode: 0,
+      cull_mode: 0,
+      front_face: 0,
+      depth_bias_enable: false,
+      depth_bias_constant: 0.0,
+      depth_bias_clamp: 0.0,
+      depth_bias_slope: 0.0,
+      line_width: 0.0,
+      depth_clip: 0,
+      provoking_vertex: 0,
+      line_mode: 0,
+      line_stipple_enable: false,
+      line_stipple_factor: 0,
+      line_stipple_pattern: 0,
+      rasterization_stream: 0,
+      conservative_mode: 0,
+      extra_primitive_overestimation_size: 0.0,
+      rasterization_samples: 0,
+      sample_mask: 0,
+      alpha_to_coverage_enable: false,
+      alpha_to_one_enable: false,
+      depth_test_enable: false,
+      depth_write_enable: false,
+      depth_compare_op: 0,
+      depth_bounds_test_enable: false,
+      min_depth_bounds: 0.0,
+      max_depth_bounds: 0.0,
+      stencil_test_enable: false,
+      stencil_front: None,
+      stencil_back: None,
+      logic_op_enable: false,
+      logic_op: 0,
+      blend_attachments: None,
+      blend_constants: None,
+      color_write_enables: 0,
+    }
+  }
+}
+
+impl Serialize for PipelineState<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("PipelineState", 43)?;
+      if let Some(f) = self.vertex_bindings() {
+        s.serialize_field("vertex_bindings", &f)?;
+      } else {
+        s.skip_field("vertex_bindings")?;
+      }
+      if let Some(f) = self.vertex_attributes() {
+        s.serialize_field("vertex_attributes", &f)?;
+      } else {
+        s.skip_field("vertex_attributes")?;
+      }
+      s.serialize_field("domain_origin", &self.domain_origin())?;
+      if let Some(f) = self.viewports() {
+        s.serialize_field("viewports", &f)?;
+      } else {
+        s.skip_field("viewports")?;
+      }
+      if let Some(f) = self.scissors() {
+        s.serialize_field("scissors", &f)?;
+      } else {
+        s.skip_field("scissors")?;
+      }
+      s.serialize_field("depth_clip_negative_one_to_one", &self.depth_clip_negative_one_to_one())?;
+      s.serialize_field("depth_clamp_enable", &self.depth_clamp_enable())?;
+      s.serialize_field("rasterizer_discard_enable", &self.rasterizer_discard_enable())?;
+      s.serialize_field("polygon_mode", &self.polygon_mode())?;
+      s.serialize_field("cull_mode", &self.cull_mode())?;
+      s.serialize_field("front_face", &self.front_face())?;
+      s.serialize_field("depth_bias_enable", &self.depth_bias_enable())?;
+      s.serialize_field("depth_bias_constant", &self.depth_bias_constant())?;
+      s.serialize_field("depth_bias_clamp", &self.depth_bias_clamp())?;
+      s.serialize_field("depth_bias_slope", &self.depth_bias_slope())?;
+      s.serialize_field("line_width", &self.line_width())?;
+      s.serialize_field("depth_clip", &self.depth_clip())?;
+      s.serialize_field("provoking_vertex", &self.provoking_vertex())?;
+      s.serialize_field("line_mode", &self.line_mode())?;
+      s.serialize_field("line_stipple_enable", &self.line_stipple_enable())?;
+      s.serialize_field("line_stipple_factor", &self.line_stipple_factor())?;
+      s.serialize_field("line_stipple_pattern", &self.line_stipple_pattern())?;
+      s.serialize_field("rasterization_stream", &self.rasterization_stream())?;
+      s.serialize_field("conservative_mode", &self.conservative_mode())?;
+      s.serialize_field("extra_primitive_overestimation_size", &self.extra_primitive_overestimation_size())?;
+      s.serialize_field("rasterization_samples", &self.rasterization_samples())?;
+      s.serialize_field("sample_mask", &self.sample_mask())?;
+      s.serialize_field("alpha_to_coverage_enable", &self.alpha_to_coverage_enable())?;
+      s.serialize_field("alpha_to_one_enable", &self.alpha_to_one_enable())?;
+      s.serialize_field("depth_test_enable", &self.depth_test_enable())?;
+      s.serialize_field("depth_write_enable", &self.depth_write_enable())?;
+      s.serialize_field("depth_compare_op", &self.depth_compare_op())?;
+      s.serialize_field("depth_bounds_test_enable", &self.depth_bounds_test_enable())?;
+      s.serialize_field("min_depth_bounds", &self.min_depth_bounds())?;
+      s.serialize_field("max_depth_bounds", &self.max_depth_bounds())?;
+      s.serialize_field("stencil_test_enable", &self.stencil_test_enable())?;
+      if let Some(f) = self.stencil_front() {
+        s.serialize_field("stencil_front", &f)?;
+      } else {
+        s.skip_field("stencil_front")?;
+      }
+      if let Some(f) = self.stencil_back() {
+        s.serialize_field("stencil_back", &f)?;
+      } else {
+        s.skip_field("stencil_back")?;
+      }
+      s.serialize_field("logic_op_enable", &self.logic_op_enable())?;
+      s.serialize_field("logic_op", &self.logic_op())?;
+      if let Some(f) = self.blend_attachments() {
+        s.serialize_field("blend_attachments", &f)?;
+      } else {
+        s.skip_field("blend_attachments")?;
+      }
+      if let Some(f) = self.blend_constants() {
+        s.serialize_field("blend_constants", &f)?;
+      } else {
+        s.skip_field("blend_constants")?;
+      }
+      s.serialize_field("color_write_enables", &self.color_write_enables())?;
+    s.end()
+  }
+}
+
+pub struct PipelineStateBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> PipelineStateBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_vertex_bindings(&mut self, vertex_bindings: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , VertexBinding>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(PipelineState::VT_VERTEX_BINDINGS, vertex_bindings);
+  }
+  #[inline]
+  pub fn add_vertex_attributes(&mut self, vertex_attributes: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , VertexAttribute>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(PipelineState::VT_VERTEX_ATTRIBUTES, vertex_attributes);
+  }
+  #[inline]
+  pub fn add_domain_origin(&mut self, domain_origin: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_DOMAIN_ORIGIN, domain_origin, 0);
+  }
+  #[inline]
+  pub fn add_viewports(&mut self, viewports: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , Viewport>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(PipelineState::VT_VIEWPORTS, viewports);
+  }
+  #[inline]
+  pub fn add_scissors(&mut self, scissors: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , Rect2D>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(PipelineState::VT_SCISSORS, scissors);
+  }
+  #[inline]
+  pub fn add_depth_clip_negative_one_to_one(&mut self, depth_clip_negative_one_to_one: bool) {
+    self.fbb_.push_slot::<bool>(PipelineState::VT_DEPTH_CLIP_NEGATIVE_ONE_TO_ONE, depth_clip_negative_one_to_one, false);
+  }
+  #[inline]
+  pub fn add_depth_clamp_enable(&mut self, depth_clamp_enable: bool) {
+    self.fbb_.push_slot::<bool>(PipelineState::VT_DEPTH_CLAMP_ENABLE, depth_clamp_enable, false);
+  }
+  #[inline]
+  pub fn add_rasterizer_discard_enable(&mut self, rasterizer_discard_enable: bool) {
+    self.fbb_.push_slot::<bool>(PipelineState::VT_RASTERIZER_DISCARD_ENABLE, rasterizer_discard_enable, false);
+  }
+  #[inline]
+  pub fn add_polygon_mode(&mut self, polygon_mode: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_POLYGON_MODE, polygon_mode, 0);
+  }
+  #[inline]
+  pub fn add_cull_mode(&mut self, cull_mode: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_CULL_MODE, cull_mode, 0);
+  }
+  #[inline]
+  pub fn add_front_face(&mut self, front_face: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_FRONT_FACE, front_face, 0);
+  }
+  #[inline]
+  pub fn add_depth_bias_enable(&mut self, depth_bias_enable: bool) {
+    self.fbb_.push_slot::<bool>(PipelineState::VT_DEPTH_BIAS_ENABLE, depth_bias_enable, false);
+  }
+  #[inline]
+  pub fn add_depth_bias_constant(&mut self, depth_bias_constant: f32) {
+    self.fbb_.push_slot::<f32>(PipelineState::VT_DEPTH_BIAS_CONSTANT, depth_bias_constant, 0.0);
+  }
+  #[inline]
+  pub fn add_depth_bias_clamp(&mut self, depth_bias_clamp: f32) {
+    self.fbb_.push_slot::<f32>(PipelineState::VT_DEPTH_BIAS_CLAMP, depth_bias_clamp, 0.0);
+  }
+  #[inline]
+  pub fn add_depth_bias_slope(&mut self, depth_bias_slope: f32) {
+    self.fbb_.push_slot::<f32>(PipelineState::VT_DEPTH_BIAS_SLOPE, depth_bias_slope, 0.0);
+  }
+  #[inline]
+  pub fn add_line_width(&mut self, line_width: f32) {
+    self.fbb_.push_slot::<f32>(PipelineState::VT_LINE_WIDTH, line_width, 0.0);
+  }
+  #[inline]
+  pub fn add_depth_clip(&mut self, depth_clip: u8) {
+    self.fbb_.push_slot::<u8>(PipelineState::VT_DEPTH_CLIP, depth_clip, 0);
+  }
+  #[inline]
+  pub fn add_provoking_vertex(&mut self, provoking_vertex: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_PROVOKING_VERTEX, provoking_vertex, 0);
+  }
+  #[inline]
+  pub fn add_line_mode(&mut self, line_mode: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_LINE_MODE, line_mode, 0);
+  }
+  #[inline]
+  pub fn add_line_stipple_enable(&mut self, line_stipple_enable: bool) {
+    self.fbb_.push_slot::<bool>(PipelineState::VT_LINE_STIPPLE_ENABLE, line_stipple_enable, false);
+  }
+  #[inline]
+  pub fn add_line_stipple_factor(&mut self, line_stipple_factor: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_LINE_STIPPLE_FACTOR, line_stipple_factor, 0);
+  }
+  #[inline]
+  pub fn add_line_stipple_pattern(&mut self, line_stipple_pattern: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_LINE_STIPPLE_PATTERN, line_stipple_pattern, 0);
+  }
+  #[inline]
+  pub fn add_rasterization_stream(&mut self, rasterization_stream: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_RASTERIZATION_STREAM, rasterization_stream, 0);
+  }
+  #[inline]
+  pub fn add_conservative_mode(&mut self, conservative_mode: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_CONSERVATIVE_MODE, conservative_mode, 0);
+  }
+  #[inline]
+  pub fn add_extra_primitive_overestimation_size(&mut self, extra_primitive_overestimation_size: f32) {
+    self.fbb_.push_slot::<f32>(PipelineState::VT_EXTRA_PRIMITIVE_OVERESTIMATION_SIZE, extra_primitive_overestimation_size, 0.0);
+  }
+  #[inline]
+  pub fn add_rasterization_samples(&mut self, rasterization_samples: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_RASTERIZATION_SAMPLES, rasterization_samples, 0);
+  }
+  #[inline]
+  pub fn add_sample_mask(&mut self, sample_mask: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_SAMPLE_MASK, sample_mask, 0);
+  }
+  #[inline]
+  pub fn add_alpha_to_coverage_enable(&mut self, alpha_to_coverage_enable: bool) {
+    self.fbb_.push_slot::<bool>(PipelineState::VT_ALPHA_TO_COVERAGE_ENABLE, alpha_to_coverage_enable, false);
+  }
+  #[inline]
+  pub fn add_alpha_to_one_enable(&mut self, alpha_to_one_enable: bool) {
+    self.fbb_.push_slot::<bool>(PipelineState::VT_ALPHA_TO_ONE_ENABLE, alpha_to_one_enable, false);
+  }
+  #[inline]
+  pub fn add_depth_test_enable(&mut self, depth_test_enable: bool) {
+    self.fbb_.push_slot::<bool>(PipelineState::VT_DEPTH_TEST_ENABLE, depth_test_enable, false);
+  }
+  #[inline]
+  pub fn add_depth_write_enable(&mut self, depth_write_enable: bool) {
+    self.fbb_.push_slot::<bool>(PipelineState::VT_DEPTH_WRITE_ENABLE, depth_write_enable, false);
+  }
+  #[inline]
+  pub fn add_depth_compare_op(&mut self, depth_compare_op: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_DEPTH_COMPARE_OP, depth_compare_op, 0);
+  }
+  #[inline]
+  pub fn add_depth_bounds_test_enable(&mut self, depth_bounds_test_enable: bool) {
+    self.fbb_.push_slot::<bool>(PipelineState::VT_DEPTH_BOUNDS_TEST_ENABLE, depth_bounds_test_enable, false);
+  }
+  #[inline]
+  pub fn add_min_depth_bounds(&mut self, min_depth_bounds: f32) {
+    self.fbb_.push_slot::<f32>(PipelineState::VT_MIN_DEPTH_BOUNDS, min_depth_bounds, 0.0);
+  }
+  #[inline]
+  pub fn add_max_depth_bounds(&mut self, max_depth_bounds: f32) {
+    self.fbb_.push_slot::<f32>(PipelineState::VT_MAX_DEPTH_BOUNDS, max_depth_bounds, 0.0);
+  }
+  #[inline]
+  pub fn add_stencil_test_enable(&mut self, stencil_test_enable: bool) {
+    self.fbb_.push_slot::<bool>(PipelineState::VT_STENCIL_TEST_ENABLE, stencil_test_enable, false);
+  }
+  #[inline]
+  pub fn add_stencil_front(&mut self, stencil_front: &StencilFace) {
+    self.fbb_.push_slot_always::<&StencilFace>(PipelineState::VT_STENCIL_FRONT, stencil_front);
+  }
+  #[inline]
+  pub fn add_stencil_back(&mut self, stencil_back: &StencilFace) {
+    self.fbb_.push_slot_always::<&StencilFace>(PipelineState::VT_STENCIL_BACK, stencil_back);
+  }
+  #[inline]
+  pub fn add_logic_op_enable(&mut self, logic_op_enable: bool) {
+    self.fbb_.push_slot::<bool>(PipelineState::VT_LOGIC_OP_ENABLE, logic_op_enable, false);
+  }
+  #[inline]
+  pub fn add_logic_op(&mut self, logic_op: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_LOGIC_OP, logic_op, 0);
+  }
+  #[inline]
+  pub fn add_blend_attachments(&mut self, blend_attachments: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , BlendAttachment>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(PipelineState::VT_BLEND_ATTACHMENTS, blend_attachments);
+  }
+  #[inline]
+  pub fn add_blend_constants(&mut self, blend_constants: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , f32>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(PipelineState::VT_BLEND_CONSTANTS, blend_constants);
+  }
+  #[inline]
+  pub fn add_color_write_enables(&mut self, color_write_enables: u32) {
+    self.fbb_.push_slot::<u32>(PipelineState::VT_COLOR_WRITE_ENABLES, color_write_enables, 0);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> PipelineStateBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    PipelineStateBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<PipelineState<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for PipelineState<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("PipelineState");
+      ds.field("vertex_bindings", &self.vertex_bindings());
+      ds.field("vertex_attributes", &self.vertex_attributes());
+      ds.field("domain_origin", &self.domain_origin());
+      ds.field("viewports", &self.viewports());
+      ds.field("scissors", &self.scissors());
+      ds.field("depth_clip_negative_one_to_one", &self.depth_clip_negative_one_to_one());
+      ds.field("depth_clamp_enable", &self.depth_clamp_enable());
+      ds.field("rasterizer_discard_enable", &self.rasterizer_discard_enable());
+      ds.field("polygon_mode", &self.polygon_mode());
+      ds.field("cull_mode", &self.cull_mode());
+      ds.field("front_face", &self.front_face());
+      ds.field("depth_bias_enable", &self.depth_bias_enable());
+      ds.field("depth_bias_constant", &self.depth_bias_constant());
+      ds.field("depth_bias_clamp", &self.depth_bias_clamp());
+      ds.field("depth_bias_slope", &self.depth_bias_slope());
+      ds.field("line_width", &self.line_width());
+      ds.field("depth_clip", &self.depth_clip());
+      ds.field("provoking_vertex", &self.provoking_vertex());
+      ds.field("line_mode", &self.line_mode());
+      ds.field("line_stipple_enable", &self.line_stipple_enable());
+      ds.field("line_stipple_factor", &self.line_stipple_factor());
+      ds.field("line_stipple_pattern", &self.line_stipple_pattern());
+      ds.field("rasterization_stream", &self.rasterization_stream());
+      ds.field("conservative_mode", &self.conservative_mode());
+      ds.field("extra_primitive_overestimation_size", &self.extra_primitive_overestimation_size());
+      ds.field("rasterization_samples", &self.rasterization_samples());
+      ds.field("sample_mask", &self.sample_mask());
+      ds.field("alpha_to_coverage_enable", &self.alpha_to_coverage_enable());
+      ds.field("alpha_to_one_enable", &self.alpha_to_one_enable());
+      ds.field("depth_test_enable", &self.depth_test_enable());
+      ds.field("depth_write_enable", &self.depth_write_enable());
+      ds.field("depth_compare_op", &self.depth_compare_op());
+      ds.field("depth_bounds_test_enable", &self.depth_bounds_test_enable());
+      ds.field("min_depth_bounds", &self.min_depth_bounds());
+      ds.field("max_depth_bounds", &self.max_depth_bounds());
+      ds.field("stencil_test_enable", &self.stencil_test_enable());
+      ds.field("stencil_front", &self.stencil_front());
+      ds.field("stencil_back", &self.stencil_back());
+      ds.field("logic_op_enable", &self.logic_op_enable());
+      ds.field("logic_op", &self.logic_op());
+      ds.field("blend_attachments", &self.blend_attachments());
+      ds.field("blend_constants", &self.blend_constants());
+      ds.field("color_write_enables", &self.color_write_enables());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct PipelineStateT {
+  pub vertex_bindings: Option<alloc::vec::Vec<VertexBindingT>>,
+  pub vertex_attributes: Option<alloc::vec::Vec<VertexAttributeT>>,
+  pub domain_origin: u32,
+  pub viewports: Option<alloc::vec::Vec<ViewportT>>,
+  pub scissors: Option<alloc::vec::Vec<Rect2DT>>,
+  pub depth_clip_negative_one_to_one: bool,
+  pub depth_clamp_enable: bool,
+  pub rasterizer_discard_enable: bool,
+  pub polygon_mode: u32,
+  pub cull_mode: u32,
+  pub front_face: u32,
+  pub depth_bias_enable: bool,
+  pub depth_bias_constant: f32,
+  pub depth_bias_clamp: f32,
+  pub depth_bias_slope: f32,
+  pub line_width: f32,
+  pub depth_clip: u8,
+  pub provoking_vertex: u32,
+  pub line_mode: u32,
+  pub line_stipple_enable: bool,
+  pub line_stipple_factor: u32,
+  pub line_stipple_pattern: u32,
+  pub rasterization_stream: u32,
+  pub conservative_mode: u32,
+  pub extra_primitive_overestimation_size: f32,
+  pub rasterization_samples: u32,
+  pub sample_mask: u32,
+  pub alpha_to_coverage_enable: bool,
+  pub alpha_to_one_enable: bool,
+  pub depth_test_enable: bool,
+  pub depth_write_enable: bool,
+  pub depth_compare_op: u32,
+  pub depth_bounds_test_enable: bool,
+  pub min_depth_bounds: f32,
+  pub max_depth_bounds: f32,
+  pub stencil_test_enable: bool,
+  pub stencil_front: Option<StencilFaceT>,
+  pub stencil_back: Option<StencilFaceT>,
+  pub logic_op_enable: bool,
+  pub logic_op: u32,
+  pub blend_attachments: Option<alloc::vec::Vec<BlendAttachmentT>>,
+  pub blend_constants: Option<alloc::vec::Vec<f32>>,
+  pub color_write_enables: u32,
+}
+impl Default for PipelineStateT {
+  fn default() -> Self {
+    Self {
+      vertex_bindings: None,
+      vertex_attributes: None,
+      domain_origin: 0,
+      viewports: None,
+      scissors: None,
+      depth_clip_negative_one_to_one: false,
+      depth_clamp_enable: false,
+      rasterizer_discard_enable: false,
+      polygon_mode: 0,
+      cull_mode: 0,
+      front_face: 0,
+      depth_bias_enable: false,
+      depth_bias_constant: 0.0,
+      depth_bias_clamp: 0.0,
+      depth_bias_slope: 0.0,
+      line_width: 0.0,
+      depth_clip: 0,
+      provoking_vertex: 0,
+      line_mode: 0,
+      line_stipple_enable: false,
+      line_stipple_factor: 0,
+      line_stipple_pattern: 0,
+      rasterization_stream: 0,
+      conservative_mode: 0,
+      extra_primitive_overestimation_size: 0.0,
+      rasterization_samples: 0,
+      sample_mask: 0,
+      alpha_to_coverage_enable: false,
+      alpha_to_one_enable: false,
+      depth_test_enable: false,
+      depth_write_enable: false,
+      depth_compare_op: 0,
+      depth_bounds_test_enable: false,
+      min_depth_bounds: 0.0,
+      max_depth_bounds: 0.0,
+      stencil_test_enable: false,
+      stencil_front: None,
+      stencil_back: None,
+      logic_op_enable: false,
+      logic_op: 0,
+      blend_attachments: None,
+      blend_constants: None,
+      color_write_enables: 0,
+    }
+  }
+}
+impl PipelineStateT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<PipelineState<'b>> {
+    let vertex_bindings = self.vertex_bindings.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
+    });
+    let vertex_attributes = self.vertex_attributes.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
+    });
+    let domain_origin = self.domain_origin;
+    let viewports = self.viewports.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
+    });
+    let scissors = self.scissors.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
+    });
+    let depth_clip_negative_one_to_one = self.depth_clip_negative_one_to_one;
+    let depth_clamp_enable = self.depth_clamp_enable;
+    let rasterizer_discard_enable = self.rasterizer_discard_enable;
+    let polygon_mode = self.polygon_mode;
+    let cull_mode = self.cull_mode;
+    let front_face = self.front_face;
+    let depth_bias_enable = self.depth_bias_enable;
+    let depth_bias_constant = self.depth_bias_constant;
+    let depth_bias_clamp = self.depth_bias_clamp;
+    let depth_bias_slope = self.depth_bias_slope;
+    let line_width = self.line_width;
+    let depth_clip = self.depth_clip;
+    let provoking_vertex = self.provoking_vertex;
+    let line_mode = self.line_mode;
+    let line_stipple_enable = self.line_stipple_enable;
+    let line_stipple_factor = self.line_stipple_factor;
+    let line_stipple_pattern = self.line_stipple_pattern;
+    let rasterization_stream = self.rasterization_stream;
+    let conservative_mode = self.conservative_mode;
+    let extra_primitive_overestimation_size = self.extra_primitive_overestimation_size;
+    let rasterization_samples = self.rasterization_samples;
+    let sample_mask = self.sample_mask;
+    let alpha_to_coverage_enable = self.alpha_to_coverage_enable;
+    let alpha_to_one_enable = self.alpha_to_one_enable;
+    let depth_test_enable = self.depth_test_enable;
+    let depth_write_enable = self.depth_write_enable;
+    let depth_compare_op = self.depth_compare_op;
+    let depth_bounds_test_enable = self.depth_bounds_test_enable;
+    let min_depth_bounds = self.min_depth_bounds;
+    let max_depth_bounds = self.max_depth_bounds;
+    let stencil_test_enable = self.stencil_test_enable;
+    let stencil_front_tmp = self.stencil_front.as_ref().map(|x| x.pack());
+    let stencil_front = stencil_front_tmp.as_ref();
+    let stencil_back_tmp = self.stencil_back.as_ref().map(|x| x.pack());
+    let stencil_back = stencil_back_tmp.as_ref();
+    let logic_op_enable = self.logic_op_enable;
+    let logic_op = self.logic_op;
+    let blend_attachments = self.blend_attachments.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
+    });
+    let blend_constants = self.blend_constants.as_ref().map(|x|{
+      _fbb.create_vector(x)
+    });
+    let color_write_enables = self.color_write_enables;
+    PipelineState::create(_fbb, &PipelineStateArgs{
+      vertex_bindings,
+      vertex_attributes,
+      domain_origin,
+      viewports,
+      scissors,
+      depth_clip_negative_one_to_one,
+      depth_clamp_enable,
+      rasterizer_discard_enable,
+      polygon_mode,
+      cull_mode,
+      front_face,
+      depth_bias_enable,
+      depth_bias_constant,
+      depth_bias_clamp,
+      depth_bias_slope,
+      line_width,
+      depth_clip,
+      provoking_vertex,
+      line_mode,
+      line_stipple_enable,
+      line_stipple_factor,
+      line_stipple_pattern,
+      rasterization_stream,
+      conservative_mode,
+      extra_primitive_overestimation_size,
+      rasterization_samples,
+      sample_mask,
+      alpha_to_coverage_enable,
+      alpha_to_one_enable,
+      depth_test_enable,
+      depth_write_enable,
+      depth_compare_op,
+      depth_bounds_test_enable,
+      min_depth_bounds,
+      max_depth_bounds,
+      stencil_test_enable,
+      stencil_front,
+      stencil_back,
+      logic_op_enable,
+      logic_op,
+      blend_attachments,
+      blend_constants,
+      color_write_enables,
+    })
+  }
+}
 pub enum GraphicsPipelineOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
@@ -12338,6 +15041,7 @@ impl<'a> GraphicsPipeline<'a> {
   pub const VT_DYNAMIC_STATES: ::flatbuffers::VOffsetT = 24;
   pub const VT_LIBRARIES: ::flatbuffers::VOffsetT = 26;
   pub const VT_LIBRARY_PARTS: ::flatbuffers::VOffsetT = 28;
+  pub const VT_STATE: ::flatbuffers::VOffsetT = 30;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -12352,6 +15056,7 @@ impl<'a> GraphicsPipeline<'a> {
     builder.add_render_pass(args.render_pass);
     builder.add_layout(args.layout);
     builder.add_pipeline(args.pipeline);
+    if let Some(x) = args.state { builder.add_state(x); }
     builder.add_library_parts(args.library_parts);
     if let Some(x) = args.libraries { builder.add_libraries(x); }
     if let Some(x) = args.dynamic_states { builder.add_dynamic_states(x); }
@@ -12387,6 +15092,9 @@ impl<'a> GraphicsPipeline<'a> {
       x.into_iter().collect()
     });
     let library_parts = self.library_parts();
+    let state = self.state().map(|x| {
+      alloc::boxed::Box::new(x.unpack())
+    });
     GraphicsPipelineT {
       pipeline,
       flags,
@@ -12401,6 +15109,7 @@ impl<'a> GraphicsPipeline<'a> {
       dynamic_states,
       libraries,
       library_parts,
+      state,
     }
   }
 
@@ -12498,6 +15207,14 @@ impl<'a> GraphicsPipeline<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u32>(GraphicsPipeline::VT_LIBRARY_PARTS, Some(0)).unwrap()}
   }
+  /// Its static state; absent in traces made before it was recorded.
+  #[inline]
+  pub fn state(&self) -> Option<PipelineState<'a>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<PipelineState>>(GraphicsPipeline::VT_STATE, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for GraphicsPipeline<'_> {
@@ -12519,6 +15236,7 @@ impl ::flatbuffers::Verifiable for GraphicsPipeline<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("dynamic_states", Self::VT_DYNAMIC_STATES, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u64>>>("libraries", Self::VT_LIBRARIES, false)?
      .visit_field::<u32>("library_parts", Self::VT_LIBRARY_PARTS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<PipelineState>>("state", Self::VT_STATE, false)?
      .finish();
     Ok(())
   }
@@ -12537,6 +15255,7 @@ pub struct GraphicsPipelineArgs<'a> {
     pub dynamic_states: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
     pub libraries: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u64>>>,
     pub library_parts: u32,
+    pub state: Option<::flatbuffers::WIPOffset<PipelineState<'a>>>,
 }
 impl<'a> Default for GraphicsPipelineArgs<'a> {
   #[inline]
@@ -12555,6 +15274,7 @@ impl<'a> Default for GraphicsPipelineArgs<'a> {
       dynamic_states: None,
       libraries: None,
       library_parts: 0,
+      state: None,
     }
   }
 }
@@ -12564,7 +15284,7 @@ impl Serialize for GraphicsPipeline<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("GraphicsPipeline", 13)?;
+    let mut s = serializer.serialize_struct("GraphicsPipeline", 14)?;
       s.serialize_field("pipeline", &self.pipeline())?;
       s.serialize_field("flags", &self.flags())?;
       if let Some(f) = self.stages() {
@@ -12594,6 +15314,11 @@ impl Serialize for GraphicsPipeline<'_> {
         s.skip_field("libraries")?;
       }
       s.serialize_field("library_parts", &self.library_parts())?;
+      if let Some(f) = self.state() {
+        s.serialize_field("state", &f)?;
+      } else {
+        s.skip_field("state")?;
+      }
     s.end()
   }
 }
@@ -12656,6 +15381,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> GraphicsPipelineBuilder<'a, '
     self.fbb_.push_slot::<u32>(GraphicsPipeline::VT_LIBRARY_PARTS, library_parts, 0);
   }
   #[inline]
+  pub fn add_state(&mut self, state: ::flatbuffers::WIPOffset<PipelineState<'b >>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<PipelineState>>(GraphicsPipeline::VT_STATE, state);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> GraphicsPipelineBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     GraphicsPipelineBuilder {
@@ -12686,6 +15415,7 @@ impl ::core::fmt::Debug for GraphicsPipeline<'_> {
       ds.field("dynamic_states", &self.dynamic_states());
       ds.field("libraries", &self.libraries());
       ds.field("library_parts", &self.library_parts());
+      ds.field("state", &self.state());
       ds.finish()
   }
 }
@@ -12705,6 +15435,7 @@ pub struct GraphicsPipelineT {
   pub dynamic_states: Option<alloc::vec::Vec<u32>>,
   pub libraries: Option<alloc::vec::Vec<u64>>,
   pub library_parts: u32,
+  pub state: Option<alloc::boxed::Box<PipelineStateT>>,
 }
 impl Default for GraphicsPipelineT {
   fn default() -> Self {
@@ -12722,6 +15453,7 @@ impl Default for GraphicsPipelineT {
       dynamic_states: None,
       libraries: None,
       library_parts: 0,
+      state: None,
     }
   }
 }
@@ -12751,6 +15483,9 @@ impl GraphicsPipelineT {
       _fbb.create_vector(x)
     });
     let library_parts = self.library_parts;
+    let state = self.state.as_ref().map(|x|{
+      x.pack(_fbb)
+    });
     GraphicsPipeline::create(_fbb, &GraphicsPipelineArgs{
       pipeline,
       flags,
@@ -12765,6 +15500,7 @@ impl GraphicsPipelineT {
       dynamic_states,
       libraries,
       library_parts,
+      state,
     })
   }
 }

@@ -6,10 +6,10 @@
 use crate::verify::{Field, Kind, Table};
 
 /// The schema's root table, an index into [`TABLES`].
-pub(crate) const ROOT: usize = 63;
+pub(crate) const ROOT: usize = 64;
 
 /// Every table, by name.
-pub(crate) static TABLES: [Table; 73] = [
+pub(crate) static TABLES: [Table; 74] = [
     Table {
         name: "AllocateCommandBuffers",
         fields: &[
@@ -320,19 +320,19 @@ pub(crate) static TABLES: [Table; 73] = [
                 name: "color_attachments",
                 voffset: 14,
                 required: false,
-                kind: Kind::Tables(64),
+                kind: Kind::Tables(65),
             },
             Field {
                 name: "depth_attachment",
                 voffset: 16,
                 required: false,
-                kind: Kind::Table(64),
+                kind: Kind::Table(65),
             },
             Field {
                 name: "stencil_attachment",
                 voffset: 18,
                 required: false,
-                kind: Kind::Table(64),
+                kind: Kind::Table(65),
             },
         ],
     },
@@ -1533,7 +1533,7 @@ pub(crate) static TABLES: [Table; 73] = [
                 name: "subpasses",
                 voffset: 12,
                 required: false,
-                kind: Kind::Tables(69),
+                kind: Kind::Tables(70),
             },
             Field {
                 name: "dependencies",
@@ -1736,7 +1736,7 @@ pub(crate) static TABLES: [Table; 73] = [
                 name: "stages",
                 voffset: 8,
                 required: false,
-                kind: Kind::Tables(66),
+                kind: Kind::Tables(67),
             },
             Field {
                 name: "topology",
@@ -1797,6 +1797,12 @@ pub(crate) static TABLES: [Table; 73] = [
                 voffset: 28,
                 required: false,
                 kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "state",
+                voffset: 30,
+                required: false,
+                kind: Kind::Table(60),
             },
         ],
     },
@@ -1959,6 +1965,269 @@ pub(crate) static TABLES: [Table; 73] = [
         ],
     },
     Table {
+        name: "PipelineState",
+        fields: &[
+            Field {
+                name: "vertex_bindings",
+                voffset: 4,
+                required: false,
+                kind: Kind::Vector { size: 16, align: 1 },
+            },
+            Field {
+                name: "vertex_attributes",
+                voffset: 6,
+                required: false,
+                kind: Kind::Vector { size: 16, align: 1 },
+            },
+            Field {
+                name: "domain_origin",
+                voffset: 8,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "viewports",
+                voffset: 10,
+                required: false,
+                kind: Kind::Vector { size: 24, align: 1 },
+            },
+            Field {
+                name: "scissors",
+                voffset: 12,
+                required: false,
+                kind: Kind::Vector { size: 16, align: 1 },
+            },
+            Field {
+                name: "depth_clip_negative_one_to_one",
+                voffset: 14,
+                required: false,
+                kind: Kind::Inline { size: 1, align: 1 },
+            },
+            Field {
+                name: "depth_clamp_enable",
+                voffset: 16,
+                required: false,
+                kind: Kind::Inline { size: 1, align: 1 },
+            },
+            Field {
+                name: "rasterizer_discard_enable",
+                voffset: 18,
+                required: false,
+                kind: Kind::Inline { size: 1, align: 1 },
+            },
+            Field {
+                name: "polygon_mode",
+                voffset: 20,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "cull_mode",
+                voffset: 22,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "front_face",
+                voffset: 24,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "depth_bias_enable",
+                voffset: 26,
+                required: false,
+                kind: Kind::Inline { size: 1, align: 1 },
+            },
+            Field {
+                name: "depth_bias_constant",
+                voffset: 28,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "depth_bias_clamp",
+                voffset: 30,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "depth_bias_slope",
+                voffset: 32,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "line_width",
+                voffset: 34,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "depth_clip",
+                voffset: 36,
+                required: false,
+                kind: Kind::Inline { size: 1, align: 1 },
+            },
+            Field {
+                name: "provoking_vertex",
+                voffset: 38,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "line_mode",
+                voffset: 40,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "line_stipple_enable",
+                voffset: 42,
+                required: false,
+                kind: Kind::Inline { size: 1, align: 1 },
+            },
+            Field {
+                name: "line_stipple_factor",
+                voffset: 44,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "line_stipple_pattern",
+                voffset: 46,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "rasterization_stream",
+                voffset: 48,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "conservative_mode",
+                voffset: 50,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "extra_primitive_overestimation_size",
+                voffset: 52,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "rasterization_samples",
+                voffset: 54,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "sample_mask",
+                voffset: 56,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "alpha_to_coverage_enable",
+                voffset: 58,
+                required: false,
+                kind: Kind::Inline { size: 1, align: 1 },
+            },
+            Field {
+                name: "alpha_to_one_enable",
+                voffset: 60,
+                required: false,
+                kind: Kind::Inline { size: 1, align: 1 },
+            },
+            Field {
+                name: "depth_test_enable",
+                voffset: 62,
+                required: false,
+                kind: Kind::Inline { size: 1, align: 1 },
+            },
+            Field {
+                name: "depth_write_enable",
+                voffset: 64,
+                required: false,
+                kind: Kind::Inline { size: 1, align: 1 },
+            },
+            Field {
+                name: "depth_compare_op",
+                voffset: 66,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "depth_bounds_test_enable",
+                voffset: 68,
+                required: false,
+                kind: Kind::Inline { size: 1, align: 1 },
+            },
+            Field {
+                name: "min_depth_bounds",
+                voffset: 70,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "max_depth_bounds",
+                voffset: 72,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "stencil_test_enable",
+                voffset: 74,
+                required: false,
+                kind: Kind::Inline { size: 1, align: 1 },
+            },
+            Field {
+                name: "stencil_front",
+                voffset: 76,
+                required: false,
+                kind: Kind::Inline { size: 28, align: 1 },
+            },
+            Field {
+                name: "stencil_back",
+                voffset: 78,
+                required: false,
+                kind: Kind::Inline { size: 28, align: 1 },
+            },
+            Field {
+                name: "logic_op_enable",
+                voffset: 80,
+                required: false,
+                kind: Kind::Inline { size: 1, align: 1 },
+            },
+            Field {
+                name: "logic_op",
+                voffset: 82,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "blend_attachments",
+                voffset: 84,
+                required: false,
+                kind: Kind::Vector { size: 32, align: 1 },
+            },
+            Field {
+                name: "blend_constants",
+                voffset: 86,
+                required: false,
+                kind: Kind::Vector { size: 4, align: 4 },
+            },
+            Field {
+                name: "color_write_enables",
+                voffset: 88,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+        ],
+    },
+    Table {
         name: "QueuePresent",
         fields: &[
             Field {
@@ -2000,7 +2269,7 @@ pub(crate) static TABLES: [Table; 73] = [
                 name: "submits",
                 voffset: 6,
                 required: false,
-                kind: Kind::Tables(68),
+                kind: Kind::Tables(69),
             },
             Field {
                 name: "fence",
@@ -2024,9 +2293,9 @@ pub(crate) static TABLES: [Table; 73] = [
                 voffset: 8,
                 required: false,
                 kind: Kind::Union(&[
-                    41, 47, 58, 36, 46, 54, 1, 53, 56, 70, 51, 57, 34, 4, 39, 5, 40, 48, 44, 37, 8,
-                    27, 24, 9, 25, 45, 42, 38, 35, 0, 3, 50, 65, 26, 12, 10, 13, 11, 28, 15, 16,
-                    19, 17, 21, 18, 20, 43, 7, 23, 32, 29, 14, 61, 60, 52, 30, 31, 6, 22, 71,
+                    41, 47, 58, 36, 46, 54, 1, 53, 56, 71, 51, 57, 34, 4, 39, 5, 40, 48, 44, 37, 8,
+                    27, 24, 9, 25, 45, 42, 38, 35, 0, 3, 50, 66, 26, 12, 10, 13, 11, 28, 15, 16,
+                    19, 17, 21, 18, 20, 43, 7, 23, 32, 29, 14, 62, 61, 52, 30, 31, 6, 22, 72,
                 ]),
             },
         ],
@@ -2037,7 +2306,7 @@ pub(crate) static TABLES: [Table; 73] = [
             name: "records",
             voffset: 4,
             required: false,
-            kind: Kind::Tables(62),
+            kind: Kind::Tables(63),
         }],
     },
     Table {
@@ -2141,7 +2410,7 @@ pub(crate) static TABLES: [Table; 73] = [
                 name: "specialization_entries",
                 voffset: 12,
                 required: false,
-                kind: Kind::Tables(67),
+                kind: Kind::Tables(68),
             },
             Field {
                 name: "specialization_data",
@@ -2286,7 +2555,7 @@ pub(crate) static TABLES: [Table; 73] = [
                 name: "params",
                 voffset: 6,
                 required: false,
-                kind: Kind::Tables(72),
+                kind: Kind::Tables(73),
             },
         ],
     },
@@ -2309,13 +2578,13 @@ pub(crate) static TABLES: [Table; 73] = [
                 name: "chain",
                 voffset: 8,
                 required: false,
-                kind: Kind::Tables(72),
+                kind: Kind::Tables(73),
             },
             Field {
                 name: "nested",
                 voffset: 10,
                 required: false,
-                kind: Kind::Tables(72),
+                kind: Kind::Tables(73),
             },
         ],
     },

@@ -722,6 +722,17 @@ impl Default for GraphicsState {
 
 /// Stores `value` in `field` and marks `bit` dirty when it differs (Mesa's
 /// `SET_DYN_VALUE`).
+/// The state bits `VkDynamicState`s `states` leave to commands.
+fn dynamic_bits(states: &[u32]) -> Dirty {
+    let mut dynamic = Dirty::default();
+    for state in states {
+        for bit in StateBit::of_vk_dynamic_state(*state) {
+            dynamic.set(*bit);
+        }
+    }
+    dynamic
+}
+
 fn set<T: PartialEq>(dirty: &mut Dirty, bit: StateBit, field: &mut T, value: T) {
     if *field != value {
         *field = value;
@@ -746,11 +757,219 @@ impl GraphicsState {
         self.dirty
     }
 
-    /// vkCmdBindPipeline for graphics: the pipeline's static state replaces what it
-    /// does not make dynamic (Mesa's `vk_cmd_set_dynamic_graphics_state`).
-    ///
-    /// The trace does not record a pipeline's static state values, only which states
-    /// it makes dynamic: binding another pipeline is taken to change every state it
+    /// vkCmdBindPipeline for graphics, with the pipeline's static state values: each
+    /// state it does not make dynamic is set to its value, and is dirty only where
+    /// that differs from what is held (Mesa's `vk_cmd_set_dynamic_graphics_state`,
+    /// which copies the pipeline's state over the command buffer's and marks what
+    /// changed). Binding the same pipeline again changes nothing.
+    pub fn bind_pipeline_with_state(
+        &mut self,
+        pipeline: u64,
+        dynamic_states: &[u32],
+        state: &DynamicState,
+    ) {
+        if self.pipeline.map(|(p, _)| p) == Some(pipeline) {
+            return;
+        }
+        let dynamic = dynamic_bits(dynamic_states);
+        self.apply_static(state, dynamic);
+        self.pipeline = Some((pipeline, dynamic));
+    }
+
+    /// Each state `dynamic` leaves static set to its value in `s`.
+    fn apply_static(&mut self, s: &DynamicState, dynamic: Dirty) {
+        let keeps = |bit: StateBit| !dynamic.has(bit);
+        if keeps(StateBit::Vi) {
+            let mut bindings = s.vertex_input.bindings.clone();
+            if !keeps(StateBit::ViBindingStrides) {
+                // The strides come from vkCmdBindVertexBuffers2: keep those held.
+                for b in &mut bindings {
+                    b.stride = self
+                        .dynamic
+                        .vertex_input
+                        .bindings
+                        .iter()
+                        .find(|h| h.binding == b.binding)
+                        .map_or(b.stride, |h| h.stride);
+                }
+            }
+            self.set_vertex_input(&bindings, &s.vertex_input.attributes);
+        }
+        if keeps(StateBit::IaPrimitiveTopology) {
+            self.set_topology(s.topology);
+        }
+        if keeps(StateBit::IaPrimitiveRestartEnable) {
+            self.set_primitive_restart_enable(s.primitive_restart_enable);
+        }
+        if keeps(StateBit::TsPatchControlPoints) {
+            self.set_patch_control_points(s.patch_control_points);
+        }
+        if keeps(StateBit::TsDomainOrigin) {
+            self.set_domain_origin(s.domain_origin);
+        }
+        if keeps(StateBit::VpViewports) && keeps(StateBit::VpViewportCount) {
+            self.set_viewports_with_count(&s.viewports);
+        }
+        if keeps(StateBit::VpScissors) && keeps(StateBit::VpScissorCount) {
+            self.set_scissors_with_count(&s.scissors);
+        }
+        if keeps(StateBit::VpDepthClipNegativeOneToOne) {
+            self.set_depth_clip_negative_one_to_one(s.depth_clip_negative_one_to_one);
+        }
+        if keeps(StateBit::RsRasterizerDiscardEnable) {
+            self.set_rasterizer_discard_enable(s.rasterizer_discard_enable);
+        }
+        if keeps(StateBit::RsDepthClampEnable) {
+            self.set_depth_clamp_enable(s.depth_clamp_enable);
+        }
+        if keeps(StateBit::RsDepthClipEnable) {
+            set(
+                &mut self.dirty,
+                StateBit::RsDepthClipEnable,
+                &mut self.dynamic.depth_clip_enable,
+                s.depth_clip_enable,
+            );
+        }
+        if keeps(StateBit::RsPolygonMode) {
+            self.set_polygon_mode(s.polygon_mode);
+        }
+        if keeps(StateBit::RsCullMode) {
+            self.set_cull_mode(s.cull_mode);
+        }
+        if keeps(StateBit::RsFrontFace) {
+            self.set_front_face(s.front_face);
+        }
+        if keeps(StateBit::RsProvokingVertex) {
+            self.set_provoking_vertex(s.provoking_vertex);
+        }
+        if keeps(StateBit::RsDepthBiasEnable) {
+            self.set_depth_bias_enable(s.depth_bias_enable);
+        }
+        if keeps(StateBit::RsDepthBiasFactors) {
+            let [constant, clamp, slope] = s.depth_bias;
+            self.set_depth_bias(constant, clamp, slope);
+        }
+        if keeps(StateBit::RsLineWidth) {
+            self.set_line_width(s.line_width);
+        }
+        if keeps(StateBit::RsLineMode) {
+            self.set_line_mode(s.line_mode);
+        }
+        if keeps(StateBit::RsLineStippleEnable) {
+            self.set_line_stipple_enable(s.line_stipple_enable);
+        }
+        if keeps(StateBit::RsLineStipple) {
+            self.set_line_stipple(s.line_stipple.0, s.line_stipple.1);
+        }
+        if keeps(StateBit::RsRasterizationStream) {
+            self.set_rasterization_stream(s.rasterization_stream);
+        }
+        if keeps(StateBit::RsConservativeMode) {
+            self.set_conservative_mode(s.conservative_mode);
+        }
+        if keeps(StateBit::RsExtraPrimitiveOverestimationSize) {
+            self.set_extra_primitive_overestimation_size(s.extra_primitive_overestimation_size);
+        }
+        if keeps(StateBit::MsRasterizationSamples) && s.rasterization_samples != 0 {
+            self.set_rasterization_samples(s.rasterization_samples);
+        }
+        if keeps(StateBit::MsSampleMask) {
+            self.set_sample_mask(s.sample_mask);
+        }
+        if keeps(StateBit::MsAlphaToCoverageEnable) {
+            self.set_alpha_to_coverage_enable(s.alpha_to_coverage_enable);
+        }
+        if keeps(StateBit::MsAlphaToOneEnable) {
+            self.set_alpha_to_one_enable(s.alpha_to_one_enable);
+        }
+        if keeps(StateBit::MsSampleLocationsEnable) {
+            self.set_sample_locations_enable(s.sample_locations_enable);
+        }
+        if keeps(StateBit::MsSampleLocations) {
+            self.set_sample_locations(s.sample_locations.clone());
+        }
+        if keeps(StateBit::DsDepthTestEnable) {
+            self.set_depth_test_enable(s.depth_test_enable);
+        }
+        if keeps(StateBit::DsDepthWriteEnable) {
+            self.set_depth_write_enable(s.depth_write_enable);
+        }
+        if keeps(StateBit::DsDepthCompareOp) {
+            self.set_depth_compare_op(s.depth_compare_op);
+        }
+        if keeps(StateBit::DsDepthBoundsTestEnable) {
+            self.set_depth_bounds_test_enable(s.depth_bounds_test_enable);
+        }
+        if keeps(StateBit::DsDepthBoundsTestBounds) {
+            self.set_depth_bounds(s.depth_bounds.0, s.depth_bounds.1);
+        }
+        if keeps(StateBit::DsStencilTestEnable) {
+            self.set_stencil_test_enable(s.stencil_test_enable);
+        }
+        // vkCmdSetStencil*'s face masks: front 1, back 2.
+        let faces = [
+            (
+                1,
+                s.stencil_ops.front,
+                s.stencil_compare_mask.front,
+                s.stencil_write_mask.front,
+                s.stencil_reference.front,
+            ),
+            (
+                2,
+                s.stencil_ops.back,
+                s.stencil_compare_mask.back,
+                s.stencil_write_mask.back,
+                s.stencil_reference.back,
+            ),
+        ];
+        for (face, ops, compare, write, reference) in faces {
+            if keeps(StateBit::DsStencilOp) {
+                self.set_stencil_op(face, ops);
+            }
+            if keeps(StateBit::DsStencilCompareMask) {
+                self.set_stencil_compare_mask(face, compare);
+            }
+            if keeps(StateBit::DsStencilWriteMask) {
+                self.set_stencil_write_mask(face, write);
+            }
+            if keeps(StateBit::DsStencilReference) {
+                self.set_stencil_reference(face, reference);
+            }
+        }
+        if keeps(StateBit::CbLogicOpEnable) {
+            self.set_logic_op_enable(s.logic_op_enable);
+        }
+        if keeps(StateBit::CbLogicOp) {
+            self.set_logic_op(s.logic_op);
+        }
+        if keeps(StateBit::CbBlendEnables) {
+            self.set_blend_enables(0, &s.blend_enables);
+        }
+        if keeps(StateBit::CbBlendEquations) {
+            self.set_blend_equations(0, &s.blend_equations);
+        }
+        if keeps(StateBit::CbWriteMasks) {
+            self.set_write_masks(0, &s.write_masks);
+        }
+        if keeps(StateBit::CbColorWriteEnables) {
+            let enables: Vec<bool> = (0..MAX_RTS)
+                .map(|i| s.color_write_enables & 1 << i != 0)
+                .collect();
+            self.set_color_write_enables(&enables);
+        }
+        if keeps(StateBit::CbBlendConstants) {
+            self.set_blend_constants(s.blend_constants);
+        }
+        if keeps(StateBit::Fsr) {
+            let (size, ops) = s.fragment_shading_rate;
+            self.set_fragment_shading_rate(size, ops);
+        }
+    }
+
+    /// vkCmdBindPipeline for graphics when the trace holds no static state values for
+    /// the pipeline (traces made before they were recorded), only which states it
+    /// makes dynamic: binding another pipeline is taken to change every state it
     /// keeps static (marked dirty, its values placeholders), and binding the same one
     /// again to change nothing. The methods and their count are NVK's; the values they
     /// carry for static state are not the pipeline's.
@@ -758,12 +977,7 @@ impl GraphicsState {
         if self.pipeline.map(|(p, _)| p) == Some(pipeline) {
             return;
         }
-        let mut dynamic = Dirty::default();
-        for state in dynamic_states {
-            for bit in StateBit::of_vk_dynamic_state(*state) {
-                dynamic.set(*bit);
-            }
-        }
+        let dynamic = dynamic_bits(dynamic_states);
         for bit in StateBit::ALL {
             if !dynamic.has(bit) && !StateBit::NOT_TAKEN_AS_CHANGED.contains(&bit) {
                 self.dirty.set(bit);
