@@ -106,15 +106,10 @@ pub fn static_state(p: &GraphicsPipeline<'_>) -> Option<DynamicState> {
             height: r.extent().height(),
         })
         .collect();
-    for (face, recorded) in [
-        (&mut s.stencil_ops.front, r.stencil_front()),
-        (&mut s.stencil_ops.back, r.stencil_back()),
-    ] {
-        if let Some(f) = recorded {
-            *face = stencil_ops(f);
-        }
-    }
+    // The layer records both faces or neither.
     if let (Some(front), Some(back)) = (r.stencil_front(), r.stencil_back()) {
+        s.stencil_ops.front = stencil_ops(front);
+        s.stencil_ops.back = stencil_ops(back);
         s.stencil_compare_mask.front = front.compare_mask();
         s.stencil_compare_mask.back = back.compare_mask();
         s.stencil_write_mask.front = front.write_mask();

@@ -477,6 +477,25 @@ fn a_million_instance_draw_replays_and_a_runaway_one_fails_alone() {
 /// with `flags` and that render pass and framebuffer inherited, executed inside the
 /// pass by a primary; returns the submit's push-buffer dwords and the secondary's
 /// draw's dwords.
+/// Writes `calls` as a one-frame trace at `path` and replays it on `arch` into a
+/// results file beside it; returns its rows.
+fn replay_one_frame(
+    path: &Path,
+    calls: &[trace_format::generated::trace::CallT],
+    arch: Arch,
+) -> (Vec<DrawRow>, Vec<SubmitRow>) {
+    use trace_format::trace::CallMeta;
+    let mut w = TraceWriter::create(path, &WriterOptions::default()).unwrap();
+    for c in calls {
+        w.append(CallMeta::default(), c).unwrap();
+    }
+    w.end_frame(CallMeta::default()).unwrap();
+    w.finish().unwrap();
+    let out = path.with_extension("msr");
+    replay(path, &out, &options(arch), &mut |_, _| {}).unwrap();
+    rows(&out)
+}
+
 fn replay_secondary_in_render_pass(dir: &Path, flags: u32, arch: Arch) -> (u64, u32) {
     use trace_format::generated::trace::{
         AttachmentDescriptionT, AttachmentReferenceT, BeginCommandBufferT, CallT,
@@ -484,9 +503,7 @@ fn replay_secondary_in_render_pass(dir: &Path, flags: u32, arch: Arch) -> (u64, 
         CommandBufferInheritanceT, CreateFramebufferT, CreateRenderPassT, QueueSubmitT, Rect2DT,
         SubmitInfoT, SubpassDescriptionT,
     };
-    use trace_format::trace::CallMeta;
     let path = dir.join(format!("secondary-{flags}.mscope"));
-    let mut w = TraceWriter::create(&path, &WriterOptions::default()).unwrap();
     let (primary, secondary, pass, fb) = (1u64, 2u64, 10u64, 11u64);
     let mut render_pass = CreateRenderPassT::default();
     render_pass.render_pass = pass;
@@ -545,14 +562,7 @@ fn replay_secondary_in_render_pass(dir: &Path, flags: u32, arch: Arch) -> (u64, 
         CallT::CmdEndRenderPass(Box::new(end_pass)),
         CallT::QueueSubmit(Box::new(submit)),
     ];
-    for c in &calls {
-        w.append(CallMeta::default(), c).unwrap();
-    }
-    w.end_frame(CallMeta::default()).unwrap();
-    w.finish().unwrap();
-    let out = dir.join("r.msr");
-    replay(&path, &out, &options(arch), &mut |_, _| {}).unwrap();
-    let (rows, submits) = rows(&out);
+    let (rows, submits) = replay_one_frame(&path, &calls, arch);
     assert_eq!(rows.len(), 1, "the secondary's draw");
     (submits[0].pushbuf_dwords(), rows[0].pushbuf_dwords())
 }
@@ -582,10 +592,8 @@ fn replay_render_pass_on(dir: &Path, tiling: u32, depth: bool, store_op: u32) ->
         CmdBeginRenderPassT, CmdEndRenderPassT, CreateFramebufferT, CreateImageT, CreateImageViewT,
         CreateRenderPassT, Extent3DT, QueueSubmitT, Rect2DT, SubmitInfoT, SubpassDescriptionT,
     };
-    use trace_format::trace::CallMeta;
     const D32_SFLOAT: u32 = 126;
     let path = dir.join(format!("linear-{tiling}-{depth}-{store_op}.mscope"));
-    let mut w = TraceWriter::create(&path, &WriterOptions::default()).unwrap();
     let (cmd, pass, fb) = (1u64, 10u64, 11u64);
     let mut calls = Vec::new();
     for (image, view, format, tiling) in [(30, 20, 44, tiling), (31, 21, D32_SFLOAT, 0)] {
@@ -660,14 +668,7 @@ fn replay_render_pass_on(dir: &Path, tiling: u32, depth: bool, store_op: u32) ->
         CallT::CmdEndRenderPass(Box::new(end_pass)),
         CallT::QueueSubmit(Box::new(submit)),
     ]);
-    for c in &calls {
-        w.append(CallMeta::default(), c).unwrap();
-    }
-    w.end_frame(CallMeta::default()).unwrap();
-    w.finish().unwrap();
-    let out = dir.join("r.msr");
-    replay(&path, &out, &options(Arch::Turing), &mut |_, _| {}).unwrap();
-    rows(&out).1[0].pushbuf_dwords()
+    replay_one_frame(&path, &calls, Arch::Turing).1[0].pushbuf_dwords()
 }
 
 #[test]

@@ -116,14 +116,13 @@ impl RenderingInfo {
             })
     }
 
-    /// The colour attachments rendered through their tiled shadows, by index.
-    fn shadowed(&self) -> impl Iterator<Item = (usize, &ColorAttachment)> {
-        let linear = self.renders_linear();
+    /// The colour attachments rendered through their tiled shadows, given whether
+    /// the rendering [renders linear](Self::renders_linear).
+    fn shadowed(&self, linear: bool) -> impl Iterator<Item = &ColorAttachment> {
         self.colors
             .iter()
-            .enumerate()
-            .filter_map(move |(i, c)| Some((i, c.as_ref()?)))
-            .filter(move |(_, c)| !linear && c.image.linear)
+            .flatten()
+            .filter(move |c| !linear && c.image.linear)
     }
 }
 
@@ -144,7 +143,7 @@ pub(super) struct RenderingEnd {
 }
 
 impl RenderingEnd {
-    fn of(info: &RenderingInfo) -> Self {
+    fn of(info: &RenderingInfo, linear: bool) -> Self {
         let target = |colors, depth_stencil| RenderingInfo {
             area: info.area,
             layer_count: info.target_layers(),
@@ -187,9 +186,9 @@ impl RenderingEnd {
             flags: info.flags,
             area: info.area,
             shadow_stores: info
-                .shadowed()
-                .filter(|(_, c)| c.stores)
-                .map(|(_, c)| *c)
+                .shadowed(linear)
+                .filter(|c| c.stores)
+                .copied()
                 .collect(),
             resolve: !resolves.is_empty(),
             resolves,
@@ -210,7 +209,8 @@ impl CommandEncoder<'_> {
     /// shadow, and one that loads is first copied into it (nvk_linear_render_copy).
     pub fn begin_rendering(&mut self, info: &RenderingInfo) -> Recorded {
         let before = self.push.len();
-        self.rendering_end = RenderingEnd::of(info);
+        let linear = info.renders_linear();
+        self.rendering_end = RenderingEnd::of(info, linear);
         self.set_color_attachments(info.colors.len() as u32);
         self.state_mut().dirty_render_pass();
         self.set_view_mask(info.view_mask);
@@ -224,7 +224,6 @@ impl CommandEncoder<'_> {
             ],
         );
         let layers = info.target_layers();
-        let linear = info.renders_linear();
         let mut samples = None;
         for i in 0..MAX_RTS {
             match info.colors.get(i as usize).copied().flatten() {
@@ -259,7 +258,7 @@ impl CommandEncoder<'_> {
             super::state::push_sample_layout(&mut self.push, samples);
         }
         if info.flags & RENDERING_RESUMING == 0 {
-            for (_, c) in info.shadowed().filter(|(_, c)| c.loads) {
+            for c in info.shadowed(linear).filter(|c| c.loads) {
                 self.linear_render_copy(c, &info.area, true);
             }
             self.load_op_clears(info);
