@@ -638,3 +638,67 @@ fn a_pipeline_linked_from_libraries_replays_as_the_same_pipeline_made_whole() {
         }
     }
 }
+
+#[test]
+fn every_byte_the_mapped_scene_writes_is_in_the_trace_before_its_submit() {
+    use benches::scenes::{MAPPED_BYTES, MAPPED_WRITE};
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let frames = 5;
+    let (trace, _) = capture(dir.path(), "mapped", frames);
+    // The persistently mapped memory, and the contents recorded into it so far.
+    let mut memory = None;
+    let mut bound_at = 0;
+    let mut contents: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut submits = 0u64;
+    for chunk in TraceReader::open(&trace).unwrap() {
+        for r in chunk.unwrap().records() {
+            if let Some(a) = r.call_as_allocate_memory() {
+                if a.size() >= MAPPED_BYTES {
+                    memory = Some(a.memory());
+                }
+            } else if let Some(b) = r.call_as_bind_buffer_memory() {
+                if Some(b.memory()) == memory {
+                    bound_at = b.offset();
+                }
+            } else if let Some(c) = r.call_as_memory_contents() {
+                if Some(c.memory()) == memory {
+                    let data = c.data().map(|d| d.bytes().to_vec()).unwrap_or_default();
+                    contents.push((c.offset(), data));
+                }
+            } else if r.call_as_queue_submit().is_some() {
+                // What the trace holds of this frame's MiB, applied in order.
+                let frame = submits;
+                let start = bound_at + frame * MAPPED_WRITE;
+                let mut region = vec![0u8; MAPPED_WRITE as usize];
+                for (offset, data) in &contents {
+                    let end = offset + data.len() as u64;
+                    let (from, to) = ((*offset).max(start), end.min(start + MAPPED_WRITE));
+                    if from < to {
+                        region[(from - start) as usize..(to - start) as usize].copy_from_slice(
+                            &data[(from - offset) as usize..(to - offset) as usize],
+                        );
+                    }
+                }
+                let words: Vec<u32> = region
+                    .chunks_exact(4)
+                    .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+                    .collect();
+                let wrong = words
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, w)| **w != (frame as u32) ^ (*i as u32))
+                    .count();
+                assert_eq!(
+                    wrong, 0,
+                    "frame {frame}: {wrong} words differ at its submit"
+                );
+                submits += 1;
+            }
+        }
+    }
+    assert!(memory.is_some(), "no allocation of the mapped scene's size");
+    assert_eq!(submits, frames);
+}

@@ -25,6 +25,7 @@ pub mod generated;
 pub mod generic;
 pub mod hooks;
 pub mod memory;
+pub mod merger;
 pub mod recorder;
 pub mod settings;
 pub mod write_watch;

@@ -50,6 +50,9 @@ struct Mapping {
     /// zeros and is compared without being read (reading it would map a page only to
     /// fault again when it is written).
     shadow_written: Vec<u64>,
+    /// One bit per page of a watched mapping, set once its changes went into the trace
+    /// while its shadow page was left unwritten (see [`scan`]).
+    recorded_unshadowed: Vec<u64>,
     /// The page protection that finds its written pages, when it is watched.
     watch: Option<Watch>,
 }
@@ -118,6 +121,7 @@ impl MappedMemory {
                 // Zeros: the first look records every byte the program has written.
                 shadow: vec![0; len],
                 shadow_written: vec![0; len.div_ceil(PAGE).div_ceil(64)],
+                recorded_unshadowed: vec![0; len.div_ceil(PAGE).div_ceil(64)],
                 watch,
             },
         );
@@ -192,39 +196,78 @@ impl MappedMemory {
     }
 }
 
+/// Whether bit `index` of `bits` is set.
+fn bit(bits: &[u64], index: usize) -> bool {
+    bits[index / 64] & (1 << (index % 64)) != 0
+}
+
+/// Sets bit `index` of `bits` to `value`.
+fn set_bit(bits: &mut [u64], index: usize, value: bool) {
+    let mask = 1 << (index % 64);
+    if value {
+        bits[index / 64] |= mask;
+    } else {
+        bits[index / 64] &= !mask;
+    }
+}
+
 /// Finds the changes in mapping-relative bytes `start..end` of `m`, into `out` and into
 /// its shadow.
+///
+/// A watched mapping's page is shadowed from its second write on: the first time it is
+/// written, its changes (against zeros) go into the trace and its shadow page stays
+/// unwritten; the next time it is written, it goes into the trace whole and into the
+/// shadow; from then on it is compared with the shadow. A program streaming through a
+/// large mapping writes most pages once between wraps, and writing a shadow page costs
+/// a page fault the first time: that fault is now paid only by pages written again.
+/// An unwatched mapping is compared whole at every look, so its pages are shadowed at
+/// once (a page recorded whole at every look would fill the trace).
 fn scan(memory: u64, m: &mut Mapping, start: usize, end: usize, out: &mut ChangeSink<'_>) {
     let len = m.shadow.len();
+    let watched = m.watch.is_some();
     // SAFETY: `mapped`'s caller keeps `len` bytes at `ptr` readable while mapped.
     let live = unsafe { std::slice::from_raw_parts(m.ptr.0, len) };
     let mut run: Option<(usize, usize)> = None;
     let mut flush = |(a, b): (usize, usize), m: &mut Mapping| {
-        m.shadow[a..b].copy_from_slice(&live[a..b]);
         for page in a / PAGE..b.div_ceil(PAGE) {
-            m.shadow_written[page / 64] |= 1 << (page % 64);
+            let (from, to) = ((page * PAGE).max(a), ((page + 1) * PAGE).min(b));
+            if watched && !bit(&m.shadow_written, page) && !bit(&m.recorded_unshadowed, page) {
+                set_bit(&mut m.recorded_unshadowed, page, true);
+            } else {
+                m.shadow[from..to].copy_from_slice(&live[from..to]);
+                set_bit(&mut m.shadow_written, page, true);
+                set_bit(&mut m.recorded_unshadowed, page, false);
+            }
         }
         out(memory, m.offset + a as u64, &live[a..b]);
+    };
+    let mut extend = |run: &mut Option<(usize, usize)>, (s, e): (usize, usize), m: &mut Mapping| {
+        *run = match *run {
+            Some((rs, re)) if s < re + MERGE_GAP => Some((rs, e.max(re))),
+            Some(r) => {
+                flush(r, m);
+                Some((s, e))
+            }
+            None => Some((s, e)),
+        };
     };
     let mut page = start / PAGE * PAGE;
     while page < end {
         let (a, b) = (page.max(start), (page + PAGE).min(end));
         let index = page / PAGE;
-        let shadow = match m.shadow_written[index / 64] & (1 << (index % 64)) {
-            0 => &ZERO_PAGE[..b - a],
-            _ => &m.shadow[a..b],
-        };
-        if live[a..b] != *shadow {
-            for (s, e) in changed_ranges(&live[a..b], shadow) {
-                let (s, e) = (a + s, a + e);
-                run = match run {
-                    Some((rs, re)) if s < re + MERGE_GAP => Some((rs, e)),
-                    Some(r) => {
-                        flush(r, m);
-                        Some((s, e))
-                    }
-                    None => Some((s, e)),
-                };
+        if bit(&m.recorded_unshadowed, index) {
+            // What the trace holds of it is not known here: all of it goes again.
+            extend(&mut run, (a, b), m);
+        } else {
+            let shadow = if bit(&m.shadow_written, index) {
+                &m.shadow[a..b]
+            } else {
+                &ZERO_PAGE[..b - a]
+            };
+            if live[a..b] != *shadow {
+                for (s, e) in changed_ranges(&live[a..b], shadow) {
+                    extend(&mut run, (a + s, a + e), m);
+                }
             }
         }
         page += PAGE;
@@ -234,31 +277,83 @@ fn scan(memory: u64, m: &mut Mapping, start: usize, end: usize, out: &mut Change
     }
 }
 
-/// The ranges where `live` differs from `shadow` (equal lengths), word by word, those
-/// closer than [`MERGE_GAP`] merged.
+/// The ranges where `live` differs from `shadow` (equal lengths), to the word, those
+/// closer than [`MERGE_GAP`] merged. Blocks of [`BLOCK`] bytes are compared whole (eight
+/// words folded into one, which the compiler makes vector code); words are looked at
+/// only in the blocks where a range begins or ends.
 fn changed_ranges(live: &[u8], shadow: &[u8]) -> Vec<(usize, usize)> {
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    let mut ranges = Vec::new();
+    // The open range: where it starts, and the last block that differed in it.
+    let mut open: Option<(usize, usize)> = None;
+    let end_in = |block: usize| block + last_differing_word(&live[block..], &shadow[block..]);
     let mut at = 0;
-    // Whole words compared as integers (a slice compare would call memcmp for each).
-    let word = |b: &[u8]| match <[u8; WORD]>::try_from(b) {
-        Ok(w) => Some(u64::from_ne_bytes(w)),
-        Err(_) => None,
-    };
-    for (l, s) in live.chunks(WORD).zip(shadow.chunks(WORD)) {
-        let differs = match (word(l), word(s)) {
-            (Some(a), Some(b)) => a != b,
-            _ => l != s,
-        };
-        if differs {
-            let end = at + l.len();
-            match ranges.last_mut() {
-                Some((_, e)) if at < *e + MERGE_GAP => *e = end,
-                _ => ranges.push((at, end)),
-            }
+    while at < live.len() {
+        let end = (at + BLOCK).min(live.len());
+        if block_differs(&live[at..end], &shadow[at..end]) {
+            let start = at + first_differing_word(&live[at..end], &shadow[at..end]);
+            open = match open {
+                // Within the gap however the two blocks' words lie, or found so.
+                Some((from, last)) if at + BLOCK < last + MERGE_GAP => Some((from, at)),
+                Some((from, last)) if start < end_in(last) + MERGE_GAP => Some((from, at)),
+                Some((from, last)) => {
+                    ranges.push((from, end_in(last)));
+                    Some((start, at))
+                }
+                None => Some((start, at)),
+            };
         }
-        at += l.len();
+        at = end;
+    }
+    if let Some((from, last)) = open {
+        ranges.push((from, end_in(last)));
     }
     ranges
+}
+
+/// Bytes compared as one block by [`changed_ranges`].
+const BLOCK: usize = 64;
+
+/// Whether two blocks of equal length differ.
+#[inline(always)]
+fn block_differs(a: &[u8], b: &[u8]) -> bool {
+    match (<&[u8; BLOCK]>::try_from(a), <&[u8; BLOCK]>::try_from(b)) {
+        (Ok(a), Ok(b)) => {
+            let mut diff = 0u64;
+            for i in 0..BLOCK / WORD {
+                diff |= word_at(a, i) ^ word_at(b, i);
+            }
+            diff != 0
+        }
+        _ => a != b,
+    }
+}
+
+#[inline(always)]
+fn word_at(block: &[u8; BLOCK], i: usize) -> u64 {
+    let mut w = [0u8; WORD];
+    w.copy_from_slice(&block[i * WORD..(i + 1) * WORD]);
+    u64::from_ne_bytes(w)
+}
+
+/// Where the first differing word of `a` and `b` starts (0 when none differs).
+fn first_differing_word(a: &[u8], b: &[u8]) -> usize {
+    a.chunks(WORD)
+        .zip(b.chunks(WORD))
+        .position(|(x, y)| x != y)
+        .map_or(0, |i| i * WORD)
+}
+
+/// Where the last differing word within the first block of `a` and `b` ends.
+fn last_differing_word(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len()).min(BLOCK);
+    let words = n.div_ceil(WORD);
+    (0..words)
+        .rev()
+        .find(|&i| {
+            let end = ((i + 1) * WORD).min(n);
+            a[i * WORD..end] != b[i * WORD..end]
+        })
+        .map_or(0, |i| ((i + 1) * WORD).min(n))
 }
 
 #[cfg(test)]
@@ -321,11 +416,35 @@ mod tests {
         write(40 * PAGE, 9);
         let flushed = look_with(|o| mm.changes_in(3, 0, 8, o));
         let later = look_with(|o| mm.changes(o));
-        let all: Vec<u64> = flushed.iter().chain(&later).map(|c| c.offset).collect();
-        assert_eq!(all, [40 * PAGE as u64]);
-        // Rewriting a byte with what it held records nothing.
+        let all: Vec<(u64, usize)> = flushed
+            .iter()
+            .chain(&later)
+            .map(|c| (c.offset, c.data.len()))
+            .collect();
+        // Page 32 shares the fault's group of pages with page 40, so it was looked at
+        // again: written once before, it goes into the trace whole this once.
+        assert_eq!(all, [(32 * PAGE as u64, PAGE), (40 * PAGE as u64, 8)]);
+        // The second write to a page records the page whole (its shadow was left
+        // unwritten after the first); its neighbours, written never, record nothing.
+        write(40 * PAGE, 9);
+        let second = look_with(|o| mm.changes(o));
+        assert_eq!(second.len(), 1);
+        assert_eq!(
+            (second[0].offset, second[0].data.len()),
+            (40 * PAGE as u64, PAGE)
+        );
+        assert_eq!(second[0].data[0], 9);
+        // From then on the page is compared with its shadow: rewriting a byte with what
+        // it held records nothing, a change records its word.
         write(40 * PAGE, 9);
         assert!(look_with(|o| mm.changes(o)).is_empty());
+        write(40 * PAGE + 17, 4);
+        let third = look_with(|o| mm.changes(o));
+        assert_eq!(third.len(), 1);
+        assert_eq!(
+            (third[0].offset, third[0].data.len()),
+            (40 * PAGE as u64 + 16, 8)
+        );
         let last = look_with(|o| mm.unmapped(3, o));
         assert!(last.is_empty());
         // Unwatched, the pages are writable as before.
@@ -382,5 +501,52 @@ mod tests {
         assert_eq!((c[0].offset, c[0].data.len()), (3 * PAGE as u64 - 8, 16));
         assert!(look_with(|o| mm.changes(o)).is_empty());
         assert_eq!(mm.size_of(7), Some(6 * PAGE as u64));
+    }
+
+    /// The rule [`changed_ranges`] keeps, word by word: each differing word, merged
+    /// with the range before it when it starts less than [`MERGE_GAP`] after its end.
+    fn changed_words(live: &[u8], shadow: &[u8]) -> Vec<(usize, usize)> {
+        let mut ranges: Vec<(usize, usize)> = Vec::new();
+        for (i, (l, s)) in live.chunks(WORD).zip(shadow.chunks(WORD)).enumerate() {
+            if l != s {
+                let (at, end) = (i * WORD, i * WORD + l.len());
+                match ranges.last_mut() {
+                    Some((_, e)) if at < *e + MERGE_GAP => *e = end,
+                    _ => ranges.push((at, end)),
+                }
+            }
+        }
+        ranges
+    }
+
+    #[test]
+    fn ranges_found_by_blocks_are_those_found_word_by_word() {
+        // Sparse and dense writes, gaps on both sides of MERGE_GAP and block edges,
+        // lengths that end mid-block and mid-word.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..400 {
+            let len = 1 + (next() % (3 * PAGE as u64)) as usize;
+            let shadow: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let mut live = shadow.clone();
+            let writes = next() % 12;
+            for _ in 0..writes {
+                let at = (next() % len as u64) as usize;
+                let run = 1 + (next() % [1, 8, 70, 1100, 2100][case % 5]) as usize;
+                for b in &mut live[at..(at + run).min(len)] {
+                    *b = b.wrapping_add(1);
+                }
+            }
+            assert_eq!(
+                changed_ranges(&live, &shadow),
+                changed_words(&live, &shadow),
+                "case {case}, {len} bytes"
+            );
+        }
     }
 }

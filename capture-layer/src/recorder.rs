@@ -6,12 +6,13 @@
 //! the program orders after a call (a handle passed to another thread, a command buffer
 //! submitted after it was ended) gets a later number. The calling thread encodes the
 //! record into its own block (under its own lock, which only a collecting thread ever
-//! contends for) and hands the block to the [`Sequencer`] when it fills; the sequencer
-//! appends records by number. Submits, presents, the end of capture and a sequencer
-//! holding too much collect every thread's block: every number below the counter's value
-//! at the collection is then in hand (a thread takes its number while holding its block's
-//! lock), so the trace is gapless up to it. The trace writer compresses and writes on its
-//! own threads.
+//! contends for) and, when the block fills, hands it to the merger thread
+//! ([`crate::merger`]) through a bounded queue and takes an emptied one from its pool.
+//! The merger appends records by number. Submits, presents, the end of capture and a
+//! merger holding too much collect every thread's block: every number below the
+//! counter's value at the collection is then handed over (a thread takes its number
+//! while holding its block's lock), so the trace is gapless up to it. The trace writer
+//! compresses and writes on its own threads.
 
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
@@ -25,6 +26,8 @@ use trace_format::generated::trace::{Call, CallT};
 use trace_format::record_block::{RecordBlock, RecordEncoder};
 use trace_format::sequencer::Sequencer;
 use trace_format::trace::CallMeta;
+
+use crate::merger::{self, BlockSender, Merger};
 use trace_format::{TraceWriter, WriterOptions};
 
 use crate::clock;
@@ -53,17 +56,22 @@ static STATUS: AtomicU8 = AtomicU8::new(NOT_STARTED);
 static SEQ: AtomicU64 = AtomicU64::new(0);
 /// The frame being recorded (for the frame window).
 static FRAME: AtomicU64 = AtomicU64::new(0);
-/// The trace's writer and the blocks waiting to be merged into it.
-static SHARED: Mutex<Option<Sequencer>> = Mutex::new(None);
+/// The merger thread, while the trace is open. Its lock orders frame ends, the end of
+/// capture and stops; recording threads never take it.
+static SHARED: Mutex<Option<Merger>> = Mutex::new(None);
+/// Hands blocks to the merger thread (set when the trace opens).
+static SENDER: OnceLock<BlockSender> = OnceLock::new();
 /// Every recording thread's block, for collection.
 static THREADS: Mutex<Vec<Arc<BlockLock<ThreadBlock>>>> = Mutex::new(Vec::new());
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
 
-/// A block is handed to the sequencer when it holds this many bytes.
+/// A block is handed to the merger when it holds this many bytes.
 const BLOCK_BYTES: usize = 64 * 1024;
-/// Every thread's block is collected when the sequencer holds this many bytes waiting
-/// for an earlier record (a thread that went quiet with records in its block).
-const HELD_BYTES_LIMIT: usize = 16 * 1024 * 1024;
+/// The room a new block is made with: a full block's bytes and the record that fills it.
+const BLOCK_CAPACITY: usize = BLOCK_BYTES + 16 * 1024;
+/// A record with more bytes than this in its vectors (mapped memory's contents) makes
+/// room for itself in one step.
+const LARGE_RECORD: usize = 4096;
 
 /// What one thread records into.
 #[derive(Default)]
@@ -165,6 +173,7 @@ impl LocalBlock {
     fn register() -> Self {
         let block = Arc::new(BlockLock::new(ThreadBlock {
             thread_id: thread_id(),
+            block: merger::fresh_block(BLOCK_CAPACITY),
             ..ThreadBlock::default()
         }));
         lock(&THREADS).push(Arc::clone(&block));
@@ -235,14 +244,22 @@ pub fn start() {
         compression_threads: compression_threads(),
         ..WriterOptions::default()
     };
-    match TraceWriter::create(&s.file, &options) {
-        Ok(writer) => {
+    let hooks = merger::Hooks {
+        collect,
+        stop: stop_from_merger,
+    };
+    let opened = TraceWriter::create(&s.file, &options)
+        .map_err(|e| e.to_string())
+        .and_then(|writer| Merger::spawn(Sequencer::new(writer), hooks).map_err(|e| e.to_string()));
+    match opened {
+        Ok(merger) => {
             log(
                 LogLevel::Info,
                 &format!("capturing into {}", s.file.display()),
             );
             clock::start();
-            *shared = Some(Sequencer::new(writer));
+            let _ = SENDER.set(merger.sender());
+            *shared = Some(merger);
             STATUS.store(RECORDING, Ordering::Release);
             register_exit_hook();
         }
@@ -309,8 +326,22 @@ where
 #[inline(always)]
 pub fn record_direct(scope: Scope, result: i32, call_type: Call, fields: &[DirectField<'_>]) {
     record_into(scope, result, |_, block, seq, meta| {
+        let vectors: usize = fields.iter().map(vector_bytes).sum();
+        if vectors > LARGE_RECORD {
+            block.reserve(vectors + 1024);
+        }
         block.push_direct(seq, meta, call_type, fields);
     });
+}
+
+/// Bytes of a direct field's vector (none for a scalar).
+fn vector_bytes(field: &DirectField<'_>) -> usize {
+    match field {
+        DirectField::Bytes(b) => b.len(),
+        DirectField::U32s(v) => 4 * v.len(),
+        DirectField::U64s(v) => 8 * v.len(),
+        DirectField::U64(_) | DirectField::U32(_) | DirectField::I32(_) => 0,
+    }
 }
 
 /// Takes a sequence number for a call made now and has `push` put its record into the
@@ -335,7 +366,7 @@ where
             }
         }));
         let full = block.len_bytes() >= BLOCK_BYTES;
-        let block = full.then(|| std::mem::take(block));
+        let block = full.then(|| std::mem::replace(block, merger::fresh_block(BLOCK_CAPACITY)));
         drop(guard);
         (encoded.is_ok(), block)
     });
@@ -343,84 +374,68 @@ where
         Ok((true, Some(block))) => hand_over(block),
         Ok((true, None)) => {}
         Ok((false, _)) => stop("capture stopped: an internal error while encoding a call"),
-        // The thread is ending and its block is gone: append under the shared lock.
+        // The thread is ending and its block is gone: its record goes over alone.
         Err(_) => {
             if let Some(push) = push {
-                record_unregistered(meta(result), push);
+                record_alone(meta(result), push);
             }
         }
     }
 }
 
-/// Records a call made by a thread whose block is gone (during its end), in order, under
-/// the shared lock that collections take.
-fn record_unregistered<P>(meta: CallMeta, push: P)
-where
-    P: FnOnce(&mut RecordEncoder, &mut RecordBlock, u64, CallMeta),
-{
-    let mut shared = lock(&SHARED);
-    let Some(sequencer) = shared.as_mut() else {
-        return;
-    };
-    if let Err(e) = append_locked(sequencer, meta, push) {
-        stop_locked(&mut shared, &format!("capture stopped: {e}"));
-    }
-}
-
-/// Takes a sequence number and appends the call `push` encodes straight to the
-/// sequencer, whose lock the caller holds (as every collection does, so the number and
-/// the record cannot be split by one).
-fn append_locked<P>(sequencer: &mut Sequencer, meta: CallMeta, push: P) -> Result<(), String>
+/// Takes a sequence number and hands over the call `push` encodes in a block of its
+/// own: for a thread whose block is gone (during its end), and for frame boundaries.
+fn record_alone<P>(meta: CallMeta, push: P)
 where
     P: FnOnce(&mut RecordEncoder, &mut RecordBlock, u64, CallMeta),
 {
     let mut block = RecordBlock::new();
     let seq = SEQ.fetch_add(1, Ordering::SeqCst);
-    catch_unwind(AssertUnwindSafe(|| {
+    match catch_unwind(AssertUnwindSafe(|| {
         push(&mut RecordEncoder::new(), &mut block, seq, meta);
-    }))
-    .map_err(|_| "an internal error while encoding a call".to_string())?;
-    sequencer.add(block).map_err(|e| e.to_string())
+    })) {
+        Ok(()) => hand_over(block),
+        Err(_) => stop("capture stopped: an internal error while encoding a call"),
+    }
 }
 
-/// Gives a full block to the sequencer; collects every thread's block when the
-/// sequencer holds too much waiting for an earlier record.
+/// Hands a block to the merger thread (waiting while its queue is full).
 fn hand_over(block: RecordBlock) {
-    let mut shared = lock(&SHARED);
-    let Some(sequencer) = shared.as_mut() else {
-        return;
-    };
-    let mut outcome = sequencer.add(block);
-    if outcome.is_ok() && sequencer.held_bytes() > HELD_BYTES_LIMIT {
-        outcome = collect(sequencer);
-    }
-    if let Err(e) = outcome {
-        stop_locked(&mut shared, &format!("capture stopped: {e}"));
+    if let Some(sender) = SENDER.get() {
+        sender.send(block);
     }
 }
 
-/// Takes every thread's block into the sequencer. Every sequence number taken before
-/// this starts is then in the sequencer (a thread takes its number while holding its
-/// block's lock, so a collection waits for an encoding under way), and the trace is
-/// written up to the last of them.
-fn collect(sequencer: &mut Sequencer) -> trace_format::Result<()> {
+/// Takes every thread's block, leaving each an emptied one. Every sequence number taken
+/// before this starts is then in the blocks returned or handed over already (a thread
+/// takes its number while holding its block's lock, so a collection waits for an
+/// encoding under way).
+fn collect() -> Vec<RecordBlock> {
     let threads: Vec<_> = lock(&THREADS).clone();
+    let mut blocks = Vec::with_capacity(threads.len());
     for thread in threads {
-        let block = std::mem::take(&mut thread.lock().block);
-        sequencer.add(block)?;
+        let mut guard = thread.lock();
+        if guard.block.len_bytes() > 0 {
+            let block = std::mem::replace(&mut guard.block, merger::fresh_block(BLOCK_CAPACITY));
+            drop(guard);
+            blocks.push(block);
+        }
     }
-    Ok(())
+    blocks
 }
 
-/// Brings the trace up to date with every call recorded so far, on every thread: at
-/// submits, so that a trace cut short holds what the program submitted.
+/// Hands every thread's block to the merger: at submits, so that the trace is brought
+/// up to date with every call recorded so far, on every thread.
 pub fn sync() {
-    let mut shared = lock(&SHARED);
-    let Some(sequencer) = shared.as_mut() else {
-        return;
-    };
-    if let Err(e) = collect(sequencer) {
-        stop_locked(&mut shared, &format!("capture stopped: {e}"));
+    if recording() {
+        hand_over_all();
+    }
+}
+
+/// Hands every thread's block to the merger.
+fn hand_over_all() {
+    for block in collect() {
+        hand_over(block);
     }
 }
 
@@ -438,21 +453,16 @@ fn wanted(scope: Scope) -> bool {
 /// recorded so far on any thread; past the window's last frame, the trace is finished.
 pub fn end_frame() {
     let mut shared = lock(&SHARED);
-    let Some(sequencer) = shared.as_mut() else {
+    if shared.is_none() || !recording() {
         return;
-    };
-    let meta = meta(0);
+    }
     // Frame numbers and sequence numbers of boundaries ascend together: both are taken
     // under the shared lock.
     let frame = FRAME.load(Ordering::Relaxed);
-    let outcome = append_locked(sequencer, meta, |_, block, seq, meta| {
+    record_alone(meta(0), |_, block, seq, meta| {
         block.push_direct(seq, meta, Call::FrameBoundary, &[DirectField::U64(frame)]);
-    })
-    .and_then(|()| collect(sequencer).map_err(|e| e.to_string()));
-    if let Err(e) = outcome {
-        stop_locked(&mut shared, &format!("capture stopped: {e}"));
-        return;
-    }
+    });
+    sync();
     FRAME.store(frame + 1, Ordering::Relaxed);
     if settings().frames.is_some_and(|(_, last)| frame + 1 > last) {
         finish_locked(&mut shared);
@@ -464,39 +474,26 @@ pub fn finish() {
     finish_locked(&mut lock(&SHARED));
 }
 
-fn finish_locked(shared: &mut Option<Sequencer>) {
-    let Some(mut sequencer) = shared.take() else {
+fn finish_locked(shared: &mut Option<Merger>) {
+    let Some(merger) = shared.take() else {
         return;
     };
     STATUS.store(STOPPED, Ordering::Release);
-    if let Err(e) = collect(&mut sequencer) {
-        log(LogLevel::Error, &format!("finishing the trace failed: {e}"));
-    }
-    if let Some((next, first)) = sequencer.waiting_for() {
-        log(
-            LogLevel::Error,
-            &format!(
-                "records {next} to {} never arrived; the trace ends before them",
-                first - 1
-            ),
-        );
-    }
-    let (records, frames) = {
-        let w = sequencer.writer();
-        (w.next_seq(), w.frame())
-    };
-    match sequencer.finish() {
-        Ok(stats) => log(
+    hand_over_all();
+    match merger.finish() {
+        Some(Ok(done)) => log(
             LogLevel::Info,
             &format!(
                 "trace finished: {} calls, {} frames, {} bytes in {}",
-                records - frames,
-                frames,
-                stats.file_bytes,
+                done.records - done.frames,
+                done.frames,
+                done.stats.file_bytes,
                 settings().file.display()
             ),
         ),
-        Err(e) => log(LogLevel::Error, &format!("finishing the trace failed: {e}")),
+        Some(Err(e)) => log(LogLevel::Error, &format!("finishing the trace failed: {e}")),
+        // The merger stopped after an error and said so.
+        None => {}
     }
 }
 
@@ -505,9 +502,9 @@ fn stop(why: &str) {
     stop_locked(&mut lock(&SHARED), why);
 }
 
-/// Stops capture after an error, keeping what was written: the writer is finished so
+/// Stops capture after an error, keeping what was written: the trace is finished so
 /// every call recorded so far stays readable.
-fn stop_locked(shared: &mut Option<Sequencer>, why: &str) {
+fn stop_locked(shared: &mut Option<Merger>, why: &str) {
     if STATUS.swap(STOPPED, Ordering::AcqRel) == STOPPED {
         return;
     }
@@ -517,8 +514,19 @@ fn stop_locked(shared: &mut Option<Sequencer>, why: &str) {
     );
     // One line says why: finishing after a write error (a full disk) fails the same
     // way, and the chunks written so far stay readable without a footer.
-    if let Some(sequencer) = shared.take() {
-        let _ = sequencer.finish();
+    if let Some(merger) = shared.take() {
+        let _ = merger.finish();
+    }
+}
+
+/// Stops capture after an error on the merger thread, which finishes the trace itself
+/// (it must not wait on the shared lock: a thread holding it may wait on the merger).
+fn stop_from_merger(why: &str) {
+    if STATUS.swap(STOPPED, Ordering::AcqRel) != STOPPED {
+        log(
+            LogLevel::Error,
+            &format!("{why}; the program runs on without capture"),
+        );
     }
 }
 

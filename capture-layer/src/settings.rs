@@ -4,6 +4,11 @@ use std::path::PathBuf;
 
 use crate::memory::Tracking;
 
+/// The zstd level a trace is compressed at unless `MACROSCOPE_CAPTURE_LEVEL` says
+/// otherwise: the fastest, for compression that keeps up with the program (on the
+/// scenes' traces level 3 compressed no better: storm 4.4 MiB at 3, 4.2 at 1).
+pub const DEFAULT_LEVEL: i32 = 1;
+
 /// How loudly the layer logs to standard error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LogLevel {
@@ -56,16 +61,14 @@ impl Settings {
             }
         });
         let compression_level = match lookup("MACROSCOPE_CAPTURE_LEVEL") {
-            None => 3,
-            Some(l) => {
-                match l.parse::<i32>() {
-                    Ok(level) if (-7..=19).contains(&level) => level,
-                    _ => {
-                        problems.push(format!("MACROSCOPE_CAPTURE_LEVEL=`{l}` is not a zstd level from -7 to 19: using 3"));
-                        3
-                    }
+            None => DEFAULT_LEVEL,
+            Some(l) => match l.parse::<i32>() {
+                Ok(level) if (-7..=19).contains(&level) => level,
+                _ => {
+                    problems.push(format!("MACROSCOPE_CAPTURE_LEVEL=`{l}` is not a zstd level from -7 to 19: using {DEFAULT_LEVEL}"));
+                    DEFAULT_LEVEL
                 }
-            }
+            },
         };
         let log = match lookup("MACROSCOPE_LOG").as_deref() {
             None => LogLevel::Error,
@@ -138,13 +141,13 @@ mod tests {
         let (s, problems) = settings(&[
             ("MACROSCOPE_CAPTURE_FILE", "/tmp/x.mscope"),
             ("MACROSCOPE_CAPTURE_FRAMES", "10-20"),
-            ("MACROSCOPE_CAPTURE_LEVEL", "1"),
+            ("MACROSCOPE_CAPTURE_LEVEL", "5"),
             ("MACROSCOPE_LOG", "info"),
         ]);
         assert!(problems.is_empty());
         assert_eq!(s.file, PathBuf::from("/tmp/x.mscope"));
         assert_eq!(s.frames, Some((10, 20)));
-        assert_eq!(s.compression_level, 1);
+        assert_eq!(s.compression_level, 5);
         assert_eq!(s.log, LogLevel::Info);
 
         let (s, problems) = settings(&[
@@ -154,7 +157,7 @@ mod tests {
         ]);
         assert_eq!(problems.len(), 3, "{problems:?}");
         assert_eq!(s.frames, None);
-        assert_eq!(s.compression_level, 3);
+        assert_eq!(s.compression_level, DEFAULT_LEVEL);
         assert!(s
             .file
             .to_string_lossy()

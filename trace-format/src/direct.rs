@@ -181,9 +181,13 @@ pub fn append_direct(
         end = length_at + 4 + bytes;
     }
 
-    out.resize(start + end, 0);
+    // The head and the scalars in place, then each vector appended after its padding:
+    // nothing is written twice (a large vector, mapped memory's contents, is copied
+    // once, not zero-filled first).
+    out.reserve(end + RECORD_ALIGN);
+    out.resize(start + head.len, 0);
     let buf = &mut out[start..];
-    buf[..head.len].copy_from_slice(&head.bytes[..head.len]);
+    buf.copy_from_slice(&head.bytes[..head.len]);
     put(buf, RECORD_TABLE + 4, &seq.to_le_bytes());
     put(buf, RECORD_TABLE + 12, &meta.thread_id.to_le_bytes());
     put(buf, RECORD_TABLE + 20, &meta.timestamp_ns.to_le_bytes());
@@ -191,28 +195,38 @@ pub fn append_direct(
     for (i, field) in fields.iter().enumerate() {
         let at = usize::from(head.field_at[i]);
         let vector = vector_at[i] as usize;
+        let len = match *field {
+            DirectField::U64(v) => {
+                put(&mut out[start..], at, &v.to_le_bytes());
+                continue;
+            }
+            DirectField::U32(v) => {
+                put(&mut out[start..], at, &v.to_le_bytes());
+                continue;
+            }
+            DirectField::I32(v) => {
+                put(&mut out[start..], at, &v.to_le_bytes());
+                continue;
+            }
+            DirectField::Bytes(b) => b.len(),
+            DirectField::U32s(v) => v.len(),
+            DirectField::U64s(v) => v.len(),
+        };
+        put(&mut out[start..], at, &((vector - at) as u32).to_le_bytes());
+        out.resize(start + vector, 0);
+        out.extend_from_slice(&(len as u32).to_le_bytes());
         match *field {
-            DirectField::U64(v) => put(buf, at, &v.to_le_bytes()),
-            DirectField::U32(v) => put(buf, at, &v.to_le_bytes()),
-            DirectField::I32(v) => put(buf, at, &v.to_le_bytes()),
-            DirectField::Bytes(b) => {
-                put_vector_head(buf, at, vector, b.len());
-                put(buf, vector + 4, b);
-            }
-            DirectField::U32s(v) => {
-                put_vector_head(buf, at, vector, v.len());
-                for (j, x) in v.iter().enumerate() {
-                    put(buf, vector + 4 + 4 * j, &x.to_le_bytes());
-                }
-            }
-            DirectField::U64s(v) => {
-                put_vector_head(buf, at, vector, v.len());
-                for (j, x) in v.iter().enumerate() {
-                    put(buf, vector + 4 + 8 * j, &x.to_le_bytes());
-                }
-            }
+            DirectField::Bytes(b) => out.extend_from_slice(b),
+            DirectField::U32s(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+            DirectField::U64s(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+            _ => {}
         }
     }
+    out.resize(start + end, 0);
     start
 }
 
@@ -220,13 +234,6 @@ pub fn append_direct(
 #[inline(always)]
 fn put(buf: &mut [u8], at: usize, bytes: &[u8]) {
     buf[at..at + bytes.len()].copy_from_slice(bytes);
-}
-
-/// Writes the offset at `field` to the vector at `vector`, and the vector's length.
-#[inline(always)]
-fn put_vector_head(buf: &mut [u8], field: usize, vector: usize, len: usize) {
-    put(buf, field, &((vector - field) as u32).to_le_bytes());
-    put(buf, vector, &(len as u32).to_le_bytes());
 }
 
 /// How `fields` differ from the schema's table for `call_type`, if they do: a field

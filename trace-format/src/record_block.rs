@@ -111,6 +111,27 @@ impl RecordBlock {
         Self::default()
     }
 
+    /// An empty block with room for `bytes` of records.
+    pub fn with_capacity(bytes: usize) -> Self {
+        RecordBlock {
+            bytes: Vec::with_capacity(bytes),
+            // Hot commands take about 80 bytes each.
+            entries: Vec::with_capacity(bytes / 64),
+            next: 0,
+        }
+    }
+
+    /// Bytes the block holds room for.
+    pub fn capacity_bytes(&self) -> usize {
+        self.bytes.capacity()
+    }
+
+    /// Makes room for a record of about `bytes` more (one reallocation for a large
+    /// record rather than a doubling per power of two).
+    pub fn reserve(&mut self, bytes: usize) {
+        self.bytes.reserve(bytes + RECORD_ALIGN);
+    }
+
     /// Appends `record`, whose sequence number must be above every one in the block.
     pub fn push(&mut self, record: EncodedRecord<'_>) {
         debug_assert!(self.entries.last().is_none_or(|e| e.seq < record.seq));

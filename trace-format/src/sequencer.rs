@@ -19,6 +19,8 @@ pub struct Sequencer {
     /// Blocks with records not yet appended.
     blocks: Vec<RecordBlock>,
     held_bytes: usize,
+    /// Blocks whose every record was appended, for the caller to reuse.
+    spent: Vec<RecordBlock>,
 }
 
 impl Sequencer {
@@ -28,6 +30,7 @@ impl Sequencer {
             writer,
             blocks: Vec::new(),
             held_bytes: 0,
+            spent: Vec::new(),
         }
     }
 
@@ -69,8 +72,15 @@ impl Sequencer {
             if block.is_empty() {
                 let block = self.blocks.swap_remove(i);
                 self.held_bytes -= block.len_bytes();
+                self.spent.push(block);
             }
         }
+    }
+
+    /// The blocks whose every record has been appended since the last call, to be
+    /// reused (their memory is kept; [`RecordBlock::clear`] empties them).
+    pub fn take_spent(&mut self) -> Vec<RecordBlock> {
+        std::mem::take(&mut self.spent)
     }
 
     /// The sequence numbers missing before the first held record: what the trace waits
