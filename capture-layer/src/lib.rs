@@ -26,6 +26,7 @@ pub mod generic;
 pub mod hooks;
 pub mod memory;
 pub mod merger;
+pub mod owned_cell;
 pub mod recorder;
 pub mod settings;
 pub mod write_watch;

@@ -5,19 +5,18 @@
 //! sequence counter, inside the hook, before the call returns to the program: whatever
 //! the program orders after a call (a handle passed to another thread, a command buffer
 //! submitted after it was ended) gets a later number. The calling thread encodes the
-//! record into its own block (under its own lock, which only a collecting thread ever
-//! contends for) and, when the block fills, hands it to the merger thread
+//! record into its own block (entered without a locked instruction of its own, see
+//! [`crate::owned_cell`]) and, when the block fills, hands it to the merger thread
 //! ([`crate::merger`]) through a bounded queue and takes an emptied one from its pool.
 //! The merger appends records by number. Submits, presents, the end of capture and a
 //! merger holding too much collect every thread's block: every number below the
 //! counter's value at the collection is then handed over (a thread takes its number
-//! while holding its block's lock), so the trace is gapless up to it. The trace writer
+//! inside its block; a call that stepped back for the collection follows in its thread's
+//! next block), so the trace is gapless up to it. The trace writer
 //! compresses and writes on its own threads.
 
-use std::cell::UnsafeCell;
-use std::ops::{Deref, DerefMut};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
@@ -28,6 +27,7 @@ use trace_format::sequencer::Sequencer;
 use trace_format::trace::CallMeta;
 
 use crate::merger::{self, BlockSender, Merger};
+use crate::owned_cell::OwnedCell;
 use trace_format::{TraceWriter, WriterOptions};
 
 use crate::clock;
@@ -62,7 +62,7 @@ static SHARED: Mutex<Option<Merger>> = Mutex::new(None);
 /// Hands blocks to the merger thread (set when the trace opens).
 static SENDER: OnceLock<BlockSender> = OnceLock::new();
 /// Every recording thread's block, for collection.
-static THREADS: Mutex<Vec<Arc<BlockLock<ThreadBlock>>>> = Mutex::new(Vec::new());
+static THREADS: Mutex<Vec<Arc<OwnedCell<ThreadBlock>>>> = Mutex::new(Vec::new());
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
 
 /// A block is handed to the merger when it holds this many bytes.
@@ -109,69 +109,12 @@ impl ThreadBlock {
     }
 }
 
-/// A lock its owner thread takes at every call and other threads only to collect: taking
-/// it is one atomic exchange and releasing it a plain store (a `Mutex` releases with an
-/// exchange too, which a recording thread would pay at every call); a thread that finds
-/// it taken yields until it is free (the owner holds it while it encodes one record).
-struct BlockLock<T> {
-    taken: AtomicBool,
-    value: UnsafeCell<T>,
-}
-
-// SAFETY: the value is only reached through a guard, which one thread holds at a time.
-unsafe impl<T: Send> Sync for BlockLock<T> {}
-
-impl<T> BlockLock<T> {
-    fn new(value: T) -> Self {
-        BlockLock {
-            taken: AtomicBool::new(false),
-            value: UnsafeCell::new(value),
-        }
-    }
-
-    fn lock(&self) -> BlockGuard<'_, T> {
-        while self
-            .taken
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            std::thread::yield_now();
-        }
-        BlockGuard(self)
-    }
-}
-
-/// The value of a taken [`BlockLock`]; dropping it releases the lock.
-struct BlockGuard<'a, T>(&'a BlockLock<T>);
-
-impl<T> Deref for BlockGuard<'_, T> {
-    type Target = T;
-
-    fn deref(&self) -> &T {
-        // SAFETY: this guard holds the lock.
-        unsafe { &*self.0.value.get() }
-    }
-}
-
-impl<T> DerefMut for BlockGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: this guard holds the lock.
-        unsafe { &mut *self.0.value.get() }
-    }
-}
-
-impl<T> Drop for BlockGuard<'_, T> {
-    fn drop(&mut self) {
-        self.0.taken.store(false, Ordering::Release);
-    }
-}
-
 /// The calling thread's block, registered for collection while the thread lives.
-struct LocalBlock(Arc<BlockLock<ThreadBlock>>);
+struct LocalBlock(Arc<OwnedCell<ThreadBlock>>);
 
 impl LocalBlock {
     fn register() -> Self {
-        let block = Arc::new(BlockLock::new(ThreadBlock {
+        let block = Arc::new(OwnedCell::new(ThreadBlock {
             thread_id: thread_id(),
             block: merger::fresh_block(BLOCK_CAPACITY),
             ..ThreadBlock::default()
@@ -184,7 +127,7 @@ impl LocalBlock {
 impl Drop for LocalBlock {
     /// A thread that ends hands over what it recorded.
     fn drop(&mut self) {
-        let block = std::mem::take(&mut self.0.lock().block);
+        let block = std::mem::take(&mut self.0.collect().block);
         lock(&THREADS).retain(|b| !Arc::ptr_eq(b, &self.0));
         hand_over(block);
     }
@@ -356,10 +299,9 @@ where
     }
     let mut push = Some(push);
     let outcome = LOCAL.try_with(|local| {
-        let mut guard = local.0.lock();
+        let (mut guard, seq) = local.0.enter(|| SEQ.fetch_add(1, Ordering::SeqCst));
         let meta = guard.meta(scope, result);
         let ThreadBlock { encoder, block, .. } = &mut *guard;
-        let seq = SEQ.fetch_add(1, Ordering::SeqCst);
         let encoded = catch_unwind(AssertUnwindSafe(|| {
             if let Some(push) = push.take() {
                 push(encoder, block, seq, meta);
@@ -408,13 +350,14 @@ fn hand_over(block: RecordBlock) {
 
 /// Takes every thread's block, leaving each an emptied one. Every sequence number taken
 /// before this starts is then in the blocks returned or handed over already (a thread
-/// takes its number while holding its block's lock, so a collection waits for an
-/// encoding under way).
+/// takes its number inside its block, so a collection waits for an encoding under way),
+/// but for a call that stepped back for the collection: its record goes into its
+/// thread's next block, and the merger waits for it.
 fn collect() -> Vec<RecordBlock> {
     let threads: Vec<_> = lock(&THREADS).clone();
     let mut blocks = Vec::with_capacity(threads.len());
     for thread in threads {
-        let mut guard = thread.lock();
+        let mut guard = thread.collect();
         if guard.block.len_bytes() > 0 {
             let block = std::mem::replace(&mut guard.block, merger::fresh_block(BLOCK_CAPACITY));
             drop(guard);

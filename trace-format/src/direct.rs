@@ -184,10 +184,18 @@ pub fn append_direct(
     // The head and the scalars in place, then each vector appended after its padding:
     // nothing is written twice (a large vector, mapped memory's contents, is copied
     // once, not zero-filled first).
-    out.reserve(end + RECORD_ALIGN);
-    out.resize(start + head.len, 0);
+    out.reserve(end.max(HEAD_COPY) + RECORD_ALIGN);
+    pad_to(out, start);
+    if head.len <= HEAD_COPY {
+        // A copy of a constant size is a few vector moves, not a call to memcpy (and
+        // the memset before it): on the NVIDIA machine the layer's calls into libc's
+        // small copies took as long as the rest of recording a call.
+        out.extend_from_slice(&head.bytes[..HEAD_COPY]);
+        out.truncate(start + head.len);
+    } else {
+        out.extend_from_slice(&head.bytes[..head.len]);
+    }
     let buf = &mut out[start..];
-    buf.copy_from_slice(&head.bytes[..head.len]);
     put(buf, RECORD_TABLE + 4, &seq.to_le_bytes());
     put(buf, RECORD_TABLE + 12, &meta.thread_id.to_le_bytes());
     put(buf, RECORD_TABLE + 20, &meta.timestamp_ns.to_le_bytes());
@@ -213,7 +221,7 @@ pub fn append_direct(
             DirectField::U64s(v) => v.len(),
         };
         put(&mut out[start..], at, &((vector - at) as u32).to_le_bytes());
-        out.resize(start + vector, 0);
+        pad_to(out, start + vector);
         out.extend_from_slice(&(len as u32).to_le_bytes());
         match *field {
             DirectField::Bytes(b) => out.extend_from_slice(b),
@@ -226,8 +234,20 @@ pub fn append_direct(
             _ => {}
         }
     }
-    out.resize(start + end, 0);
+    pad_to(out, start + end);
     start
+}
+
+/// Bytes of a record's head copied in one constant-size move when the head fits (the
+/// head's bytes past its length are zeros, and are cut off again).
+const HEAD_COPY: usize = 128;
+
+/// Appends zeros up to `len` (a few bytes of padding: a loop, not a call to memset).
+#[inline(always)]
+fn pad_to(out: &mut Vec<u8>, len: usize) {
+    while out.len() < len {
+        out.push(0);
+    }
 }
 
 /// Writes `bytes` at `at`.

@@ -1,0 +1,189 @@
+//! A value one thread uses at every call and other threads take now and then: a
+//! recording thread's block, which collectors take at submits.
+//!
+//! A lock taken with an atomic exchange at every call costs a recording thread as much
+//! as the rest of its bookkeeping: a locked instruction waits for the stores before it
+//! (the record just written) to drain, and the thread takes its sequence number with
+//! another one right after. Here the owner announces itself with a plain store and lets
+//! the locked instruction it executes anyway (taking the sequence number) order that
+//! store before its look at the collectors' flag; a collector raises its flag, fences,
+//! and waits while the owner is inside. Of two that enter at once, at least one sees the
+//! other (the store-buffer pattern, a full fence on each side): the owner steps back
+//! until the collector is done, or the collector waits for the owner.
+//!
+//! On x86-64 a locked read-modify-write is a full fence (Intel SDM vol. 3, 9.2.2: reads
+//! and writes are not reordered with locked instructions), so the owner pays no fence of
+//! its own; elsewhere [`OwnedCell::enter`] adds one.
+
+use std::cell::UnsafeCell;
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
+
+/// A value its owner thread enters without a locked instruction of its own, and that
+/// collectors take exclusively.
+pub struct OwnedCell<T> {
+    /// Set by the owner while it uses the value.
+    owner_inside: AtomicBool,
+    /// Set by a collector while it uses the value (collectors exclude each other with it).
+    collecting: AtomicBool,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: the value is only reached through a guard, and the protocol above lets one
+// guard exist at a time.
+unsafe impl<T: Send> Sync for OwnedCell<T> {}
+
+impl<T> OwnedCell<T> {
+    /// A cell holding `value`.
+    pub fn new(value: T) -> Self {
+        OwnedCell {
+            owner_inside: AtomicBool::new(false),
+            collecting: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    /// Enters as the owner: runs `ordering_rmw`, which must perform a `SeqCst`
+    /// read-modify-write (its result is returned with the guard), between announcing the
+    /// owner and looking for a collector. Only the one owner thread may call this.
+    #[inline(always)]
+    pub fn enter<R>(&self, ordering_rmw: impl FnOnce() -> R) -> (OwnerGuard<'_, T>, R) {
+        self.owner_inside.store(true, Ordering::Relaxed);
+        let result = ordering_rmw();
+        #[cfg(not(target_arch = "x86_64"))]
+        fence(Ordering::SeqCst);
+        if self.collecting.load(Ordering::Acquire) {
+            self.wait_for_collector();
+        }
+        (OwnerGuard(self), result)
+    }
+
+    /// Steps back while a collector holds the value, then enters again.
+    #[cold]
+    fn wait_for_collector(&self) {
+        loop {
+            self.owner_inside.store(false, Ordering::Release);
+            while self.collecting.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+            self.owner_inside.store(true, Ordering::Relaxed);
+            fence(Ordering::SeqCst);
+            if !self.collecting.load(Ordering::Acquire) {
+                return;
+            }
+        }
+    }
+
+    /// Takes the value as a collector (any thread, the owner's too), waiting for the
+    /// owner to leave and for other collectors.
+    pub fn collect(&self) -> CollectorGuard<'_, T> {
+        while self
+            .collecting
+            .compare_exchange_weak(false, true, Ordering::SeqCst, Ordering::Relaxed)
+            .is_err()
+        {
+            std::thread::yield_now();
+        }
+        fence(Ordering::SeqCst);
+        while self.owner_inside.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+        CollectorGuard(self)
+    }
+}
+
+/// The owner inside its cell; dropping it leaves.
+pub struct OwnerGuard<'a, T>(&'a OwnedCell<T>);
+
+/// A collector holding a cell; dropping it lets the owner in again.
+pub struct CollectorGuard<'a, T>(&'a OwnedCell<T>);
+
+macro_rules! guard_access {
+    ($guard:ident, $flag:ident) => {
+        impl<T> Deref for $guard<'_, T> {
+            type Target = T;
+
+            fn deref(&self) -> &T {
+                // SAFETY: this guard is the one access the protocol allows now.
+                unsafe { &*self.0.value.get() }
+            }
+        }
+
+        impl<T> DerefMut for $guard<'_, T> {
+            fn deref_mut(&mut self) -> &mut T {
+                // SAFETY: as for `deref`, and `&mut self` makes it unique.
+                unsafe { &mut *self.0.value.get() }
+            }
+        }
+
+        impl<T> Drop for $guard<'_, T> {
+            fn drop(&mut self) {
+                self.0.$flag.store(false, Ordering::Release);
+            }
+        }
+    };
+}
+
+guard_access!(OwnerGuard, owner_inside);
+guard_access!(CollectorGuard, collecting);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+    use std::sync::Arc;
+
+    /// Spins a while, to widen the windows the protocol must keep apart.
+    fn pause() {
+        for _ in 0..64 {
+            std::hint::spin_loop();
+        }
+    }
+
+    #[test]
+    fn owner_and_collectors_never_hold_the_value_at_once() {
+        // The owner counts up in two steps (a collector between them would see them
+        // differ, or change under it); collectors on two threads take what was counted.
+        let cell = Arc::new(OwnedCell::new((0u64, 0u64)));
+        let seq = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let collectors: Vec<_> = (0..2)
+            .map(|_| {
+                let (cell, stop) = (Arc::clone(&cell), Arc::clone(&stop));
+                std::thread::spawn(move || {
+                    let mut taken = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        {
+                            let mut guard = cell.collect();
+                            let counts = &mut *guard;
+                            let seen = *counts;
+                            pause();
+                            assert!(
+                                seen.0 == seen.1 && seen == *counts,
+                                "a collector saw the owner inside: {seen:?} then {counts:?}"
+                            );
+                            taken += std::mem::take(&mut counts.0);
+                            counts.1 = 0;
+                        }
+                        std::thread::yield_now();
+                    }
+                    taken
+                })
+            })
+            .collect();
+        let rounds = 100_000;
+        for _ in 0..rounds {
+            let (mut guard, _) = cell.enter(|| seq.fetch_add(1, Ordering::SeqCst));
+            let counts = &mut *guard;
+            counts.0 += 1;
+            pause();
+            counts.1 += 1;
+            drop(guard);
+            pause();
+        }
+        stop.store(true, Ordering::Relaxed);
+        let taken: u64 = collectors.into_iter().map(|c| c.join().unwrap()).sum();
+        let left = (*cell.collect()).0;
+        assert_eq!(taken + left, rounds, "every count was taken once");
+    }
+}
