@@ -1,14 +1,14 @@
 //! Host writes to mapped memory, found by comparison: each mapping keeps a shadow copy
-//! of what the trace already holds, and at a submit, a flush or an unmap the mapped
-//! bytes are compared with it page by page; within a changed page the bytes that
-//! changed are found eight at a time, and those ranges (merged where less than
-//! [`MERGE_GAP`] bytes apart, across pages too) go into the trace and into the shadow.
-//! A rewrite that left the bytes equal records nothing.
+//! of what the trace already holds, and at a submit, a flush or an unmap the pages the
+//! program wrote (found by page protection, [`crate::write_watch`]; every page where a
+//! mapping cannot be protected) are compared with it; within a changed page the changed
+//! bytes are found by 64-byte blocks and words, and those ranges (merged where less
+//! than [`MERGE_GAP`] bytes apart, across pages too) go into the trace and into the
+//! shadow. A rewrite that left the bytes equal records nothing. A watched page is
+//! shadowed from its second write on (see [`scan`]).
 //!
-//! The cost is a second copy of every mapped range and a compare of every mapped byte
-//! per submit, and a second look at the pages that changed: no page faults, no guard
-//! pages, and writes the program makes through any pointer are seen. Bytes bound to
-//! optimal-tiling images are the driver's and left out ([`crate::bindings`]).
+//! Bytes bound to optimal-tiling images are the driver's and left out
+//! ([`crate::bindings`]).
 
 use std::collections::HashMap;
 
