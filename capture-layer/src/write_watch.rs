@@ -42,6 +42,8 @@ struct Slot {
     pages: AtomicUsize,
     /// One bit per page, set when the page was written.
     dirty: AtomicPtr<AtomicU64>,
+    /// Faults handled for it.
+    faults: AtomicU64,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -49,6 +51,7 @@ const FREE: Slot = Slot {
     start: AtomicUsize::new(0),
     pages: AtomicUsize::new(0),
     dirty: AtomicPtr::new(std::ptr::null_mut()),
+    faults: AtomicU64::new(0),
 };
 
 static SLOTS_IN_USE: [Slot; SLOTS] = [FREE; SLOTS];
@@ -104,11 +107,22 @@ extern "C" fn on_fault(
         }
         // The aligned group of pages around the fault is marked and opened at once:
         // a program writing a block sequentially faults once a group, not once a page.
+        // One writing forward (the page before the group was written since the last
+        // look) gets the rest of the bitmap word's pages opened too: a program streaming
+        // a MiB into a mapping faults 5 times, not 16.
         let pages = slot.pages.load(Ordering::Acquire);
         let first = index / GROUP * GROUP;
-        let last = (first + GROUP).min(pages);
+        let mut last = (first + GROUP).min(pages);
+        if let Some(before) = first.checked_sub(1) {
+            // SAFETY: as for the bitmap below; `before` is a page of the slot.
+            let word = unsafe { (*dirty.add(before / 64)).load(Ordering::Relaxed) };
+            if word & (1 << (before % 64)) != 0 {
+                last = ((first / 64 + 1) * 64).min(pages);
+            }
+        }
+        slot.faults.fetch_add(1, Ordering::Relaxed);
         let mask = (u64::MAX >> (64 - (last - first))) << (first % 64);
-        // SAFETY: the bitmap holds a bit for every page of the slot (a group never
+        // SAFETY: the bitmap holds a bit for every page of the slot (what is opened never
         // spans two words: 64 is a multiple of GROUP) and is not freed while a handler
         // runs; the pages lie in the watched (mapped) range.
         unsafe {
@@ -182,6 +196,7 @@ impl Watch {
         let s = &SLOTS_IN_USE[slot];
         s.pages.store(pages, Ordering::Release);
         s.dirty.store(bitmap, Ordering::Release);
+        s.faults.store(0, Ordering::Relaxed);
         s.start.store(start, Ordering::Release);
         if libc::mprotect(start as *mut libc::c_void, end - start, libc::PROT_READ) != 0 {
             release(slot, start, end - start);
@@ -193,6 +208,11 @@ impl Watch {
             pages,
             lead: ptr as usize - start,
         })
+    }
+
+    /// Faults its pages took (each a first write to a protected group of pages).
+    pub fn faults(&self) -> u64 {
+        SLOTS_IN_USE[self.slot].faults.load(Ordering::Relaxed)
     }
 
     /// The pages written since the last call, as byte ranges relative to the watched
@@ -368,6 +388,28 @@ mod tests {
         // Unwatched, the pages are writable as before.
         // SAFETY: as above.
         unsafe { *mem.0.add(2 * page) = 6 };
+    }
+
+    #[test]
+    fn a_program_writing_forward_faults_once_a_word_of_pages() {
+        let page = page_size();
+        let pages = 256;
+        let mem = Pages::new(pages * page);
+        // SAFETY: the pages stay mapped for the watch's life.
+        let watch = unsafe { Watch::new(mem.0, pages * page) }.expect("protection works here");
+        // SAFETY: in bounds of the mapping; each write faults or goes through.
+        unsafe { std::ptr::write_bytes(mem.0, 7, pages * page) };
+        // Groups 0 and 16 fault, then one fault opens each 64-page word: 64, 128, 192.
+        assert_eq!(watch.faults(), 5);
+        assert_eq!(watch.take_dirty(), [(0, pages * page)]);
+        // A write far ahead of what was written (nothing before it dirty) opens one
+        // group again.
+        // SAFETY: as above.
+        unsafe { *mem.0.add(100 * page) = 1 };
+        assert_eq!(watch.take_dirty(), [(96 * page, 112 * page)]);
+        // SAFETY: as above.
+        unsafe { *mem.0.add(129 * page) = 1 };
+        assert_eq!(watch.take_dirty(), [(128 * page, 144 * page)]);
     }
 
     #[test]
