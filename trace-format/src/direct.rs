@@ -162,29 +162,10 @@ pub fn append_direct(
     let head = HEADS[usize::from(call_type.0)].get_or_init(|| Head::new(call_type, fields));
     let start = out.len().next_multiple_of(RECORD_ALIGN);
 
-    // Each vector's place after the head: its length 4-aligned, its elements aligned to
-    // their size.
-    let mut vector_at = [0u32; MAX_DIRECT_FIELDS];
-    let mut end = head.len;
-    for (i, field) in fields.iter().enumerate() {
-        let (bytes, align) = match field {
-            DirectField::Bytes(b) => (b.len(), 1),
-            DirectField::U32s(v) => (4 * v.len(), 4),
-            DirectField::U64s(v) => (8 * v.len(), 8),
-            _ => continue,
-        };
-        let mut length_at = end.next_multiple_of(4);
-        if align == 8 && (length_at + 4) % 8 != 0 {
-            length_at += 4;
-        }
-        vector_at[i] = length_at as u32;
-        end = length_at + 4 + bytes;
-    }
-
-    // The head and the scalars in place, then each vector appended after its padding:
-    // nothing is written twice (a large vector, mapped memory's contents, is copied
-    // once, not zero-filled first).
-    out.reserve(end.max(HEAD_COPY) + RECORD_ALIGN);
+    // The head and the scalars in place, then each vector appended after its padding,
+    // in one pass: nothing is written twice (a large vector, mapped memory's contents,
+    // is copied once, not zero-filled first).
+    out.reserve(HEAD_COPY + RECORD_ALIGN);
     pad_to(out, start);
     if head.len <= HEAD_COPY {
         // A copy of a constant size is a few vector moves, not a call to memcpy (and
@@ -202,40 +183,45 @@ pub fn append_direct(
     put(buf, RECORD_TABLE + 28, &meta.result.to_le_bytes());
     for (i, field) in fields.iter().enumerate() {
         let at = usize::from(head.field_at[i]);
-        let vector = vector_at[i] as usize;
-        let len = match *field {
-            DirectField::U64(v) => {
-                put(&mut out[start..], at, &v.to_le_bytes());
-                continue;
-            }
-            DirectField::U32(v) => {
-                put(&mut out[start..], at, &v.to_le_bytes());
-                continue;
-            }
-            DirectField::I32(v) => {
-                put(&mut out[start..], at, &v.to_le_bytes());
-                continue;
-            }
-            DirectField::Bytes(b) => b.len(),
-            DirectField::U32s(v) => v.len(),
-            DirectField::U64s(v) => v.len(),
-        };
-        put(&mut out[start..], at, &((vector - at) as u32).to_le_bytes());
-        pad_to(out, start + vector);
-        out.extend_from_slice(&(len as u32).to_le_bytes());
         match *field {
-            DirectField::Bytes(b) => out.extend_from_slice(b),
-            DirectField::U32s(v) => v
-                .iter()
-                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-            DirectField::U64s(v) => v
-                .iter()
-                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-            _ => {}
+            DirectField::U64(v) => put(&mut out[start..], at, &v.to_le_bytes()),
+            DirectField::U32(v) => put(&mut out[start..], at, &v.to_le_bytes()),
+            DirectField::I32(v) => put(&mut out[start..], at, &v.to_le_bytes()),
+            DirectField::Bytes(b) => {
+                push_vector(out, start, at, b.len(), 1);
+                out.extend_from_slice(b);
+            }
+            DirectField::U32s(v) => {
+                push_vector(out, start, at, v.len(), 4);
+                v.iter()
+                    .for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+            }
+            DirectField::U64s(v) => {
+                push_vector(out, start, at, v.len(), 8);
+                v.iter()
+                    .for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+            }
         }
     }
-    pad_to(out, start + end);
     start
+}
+
+/// Starts a vector of `len` elements of `align` bytes at the end of the record that
+/// begins at `start`: its length 4-aligned, its elements aligned to their size, and the
+/// table's field at `at` pointing to it.
+#[inline(always)]
+fn push_vector(out: &mut Vec<u8>, start: usize, at: usize, len: usize, align: usize) {
+    let mut length_at = (out.len() - start).next_multiple_of(4);
+    if align == 8 && (length_at + 4) % 8 != 0 {
+        length_at += 4;
+    }
+    pad_to(out, start + length_at);
+    put(
+        &mut out[start..],
+        at,
+        &((length_at - at) as u32).to_le_bytes(),
+    );
+    out.extend_from_slice(&(len as u32).to_le_bytes());
 }
 
 /// Bytes of a record's head copied in one constant-size move when the head fits (the
