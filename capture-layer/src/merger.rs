@@ -66,7 +66,6 @@ pub struct Merger {
 }
 
 /// Blocks emptied by the merger, for the recording threads.
-#[derive(Default)]
 struct Pool {
     blocks: Vec<RecordBlock>,
     /// Their capacities together.
