@@ -290,16 +290,20 @@ fn changed_ranges(live: &[u8], shadow: &[u8]) -> Vec<(usize, usize)> {
     while at < live.len() {
         let end = (at + BLOCK).min(live.len());
         if block_differs(&live[at..end], &shadow[at..end]) {
-            let start = at + first_differing_word(&live[at..end], &shadow[at..end]);
             open = match open {
-                // Within the gap however the two blocks' words lie, or found so.
+                // Within the gap however the two blocks' words lie: no word looked at.
                 Some((from, last)) if at + BLOCK < last + MERGE_GAP => Some((from, at)),
-                Some((from, last)) if start < end_in(last) + MERGE_GAP => Some((from, at)),
-                Some((from, last)) => {
-                    ranges.push((from, end_in(last)));
-                    Some((start, at))
+                open => {
+                    let start = at + first_differing_word(&live[at..end], &shadow[at..end]);
+                    match open {
+                        Some((from, last)) if start < end_in(last) + MERGE_GAP => Some((from, at)),
+                        Some((from, last)) => {
+                            ranges.push((from, end_in(last)));
+                            Some((start, at))
+                        }
+                        None => Some((start, at)),
+                    }
                 }
-                None => Some((start, at)),
             };
         }
         at = end;

@@ -69,9 +69,6 @@ static SETTINGS: OnceLock<Settings> = OnceLock::new();
 const BLOCK_BYTES: usize = 64 * 1024;
 /// The room a new block is made with: a full block's bytes and the record that fills it.
 const BLOCK_CAPACITY: usize = BLOCK_BYTES + 16 * 1024;
-/// A record with more bytes than this in its vectors (mapped memory's contents) makes
-/// room for itself in one step.
-const LARGE_RECORD: usize = 4096;
 
 /// What one thread records into.
 #[derive(Default)]
@@ -269,22 +266,8 @@ where
 #[inline(always)]
 pub fn record_direct(scope: Scope, result: i32, call_type: Call, fields: &[DirectField<'_>]) {
     record_into(scope, result, |_, block, seq, meta| {
-        let vectors: usize = fields.iter().map(vector_bytes).sum();
-        if vectors > LARGE_RECORD {
-            block.reserve(vectors + 1024);
-        }
         block.push_direct(seq, meta, call_type, fields);
     });
-}
-
-/// Bytes of a direct field's vector (none for a scalar).
-fn vector_bytes(field: &DirectField<'_>) -> usize {
-    match field {
-        DirectField::Bytes(b) => b.len(),
-        DirectField::U32s(v) => 4 * v.len(),
-        DirectField::U64s(v) => 8 * v.len(),
-        DirectField::U64(_) | DirectField::U32(_) | DirectField::I32(_) => 0,
-    }
 }
 
 /// Takes a sequence number for a call made now and has `push` put its record into the
@@ -422,7 +405,7 @@ fn finish_locked(shared: &mut Option<Merger>) {
         return;
     };
     STATUS.store(STOPPED, Ordering::Release);
-    hand_over_all();
+    // The merger collects every thread's block itself once it has merged its queue.
     match merger.finish() {
         Some(Ok(done)) => log(
             LogLevel::Info,

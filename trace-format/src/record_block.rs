@@ -126,12 +126,6 @@ impl RecordBlock {
         self.bytes.capacity()
     }
 
-    /// Makes room for a record of about `bytes` more (one reallocation for a large
-    /// record rather than a doubling per power of two).
-    pub fn reserve(&mut self, bytes: usize) {
-        self.bytes.reserve(bytes + RECORD_ALIGN);
-    }
-
     /// Appends `record`, whose sequence number must be above every one in the block.
     pub fn push(&mut self, record: EncodedRecord<'_>) {
         debug_assert!(self.entries.last().is_none_or(|e| e.seq < record.seq));
