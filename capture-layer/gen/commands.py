@@ -11,7 +11,9 @@ The commands hooked by hand are read from capture-layer/src/hooks/mod.rs.
 
 With --decoders it writes instead replayer/src/generated/decode.rs: for every command
 buffer command these hooks record, a typed decoder of its `VulkanCall` record (see
-decoders.py), so that capture and replay read the parameters the same way.
+decoders.py), so that capture and replay read the parameters the same way. With
+--device-calls it writes replayer/src/generated/device_calls.rs: for every command these
+hooks record, its replay on a real device (see device_calls.py).
 
 Usage: commands.py HOOKS_MOD_RS [VK_XML] [--decoders] > capture-layer/src/generated/commands.rs
 """
@@ -417,5 +419,9 @@ if __name__ == "__main__":
         import decoders
 
         decoders.write(sys.stdout, sys.modules[__name__])
+    elif "--device-calls" in sys.argv:
+        import device_calls
+
+        device_calls.write(sys.stdout, sys.modules[__name__])
     else:
         write_hooks(sys.stdout)

@@ -16,139 +16,14 @@ decoder, and the replayer names it as not decoded.
 
 import re
 
-SCALARS = {
-    "uint8_t": (1, "u8"), "int8_t": (1, "i8"), "uint16_t": (2, "u16"), "int16_t": (2, "i16"),
-    "uint32_t": (4, "u32"), "int32_t": (4, "i32"), "uint64_t": (8, "u64"), "int64_t": (8, "i64"),
-    "size_t": (8, "u64"), "float": (4, "f32"), "double": (8, "f64"), "int": (4, "i32"),
-    "char": (1, "u8"), "VkBool32": (4, "u32"), "VkDeviceSize": (8, "u64"),
-    "VkDeviceAddress": (8, "u64"), "VkSampleMask": (4, "u32"), "VkFlags": (4, "u32"),
-    "VkFlags64": (8, "u64"),
-}
-
-
-class Unsupported(Exception):
-    """A type this decoder cannot lay out."""
+import layouts
+from layouts import SCALARS, Unsupported
 
 
 def write(out, g):
-    root = g.root
-    types = {}
-    for t in root.find("types").findall("type"):
-        if not g.vulkan_api(t):
-            continue
-        name = t.get("name") or t.findtext("name")
-        if name:
-            types.setdefault(name, t)
-    constants = {}
-    wide_bits = set()
-    for enums in root.findall("enums"):
-        if enums.get("name") == "API Constants":
-            for e in enums.findall("enum"):
-                if e.get("value"):
-                    constants[e.get("name")] = e.get("value")
-        if enums.get("bitwidth") == "64":
-            wide_bits.add(enums.get("name"))
-
-    def resolve(name):
-        return g.resolve(name)
-
-    def scalar(base):
-        """(size, rust type) of a non-structure type, or None for a structure."""
-        base = resolve(base)
-        if base in SCALARS:
-            return SCALARS[base]
-        if base.startswith("PFN_"):
-            return (8, "u64")
-        t = types.get(base)
-        cat = (t.get("category") if t is not None else None) or g.categories.get(base, "")
-        if cat == "handle":
-            return (8, "u64")
-        if cat == "enum":
-            return (8, "u64") if base in wide_bits else (4, "u32")
-        if cat == "bitmask":
-            under = t.findtext("type") if t is not None else "VkFlags"
-            return SCALARS.get(under, (4, "u32"))
-        if cat in ("struct", "union"):
-            return None
-        raise Unsupported(base)
-
-    layouts = {}  # struct name -> (size, align, members, is_union)
-    rust_names = {}
-
-    def rust_name(vk):
-        return vk[2:] if vk.startswith("Vk") else vk
-
-    def member_text(m):
-        """A member's declaration, without its comment."""
-        parts = [m.text or ""]
-        for child in m:
-            if child.tag != "comment":
-                parts.append("".join(child.itertext()))
-            parts.append(child.tail or "")
-        return "".join(parts)
-
-    def array_len(text):
-        m = re.search(r"\[(\w+)\]", text)
-        if not m:
-            return None
-        n = m.group(1)
-        try:
-            return int(constants.get(n, n).rstrip("U"), 0)
-        except ValueError:
-            raise Unsupported("array size " + n)
-
-    def layout(name):
-        """Size, alignment and members [(field, rust type, offset, kind, elem)] of a structure."""
-        name = resolve(name)
-        if name in layouts:
-            if layouts[name] is None:
-                raise Unsupported(name + " (recursive)")
-            return layouts[name]
-        layouts[name] = None
-        t = types.get(name)
-        if t is None or t.get("category") not in ("struct", "union"):
-            raise Unsupported(name)
-        is_union = t.get("category") == "union"
-        members = []
-        offset = size = 0
-        align = 1
-        for m in t.findall("member"):
-            if not g.vulkan_api(m):
-                continue
-            text = member_text(m)
-            if re.search(r":\s*\d+\s*$", text.strip()):
-                raise Unsupported(name + " (bitfields)")
-            base = m.findtext("type")
-            field = g.snake(m.findtext("name"))
-            depth = (m.find("type").tail or "").count("*")
-            mname = m.findtext("name")
-            count = array_len(text[text.rindex(mname) + len(mname):])
-            if depth:
-                msize, malign, rust, kind = 8, 8, "u64", "scalar"
-            else:
-                sc = scalar(base)
-                if sc:
-                    msize, rust = sc
-                    malign, kind = msize, "scalar"
-                else:
-                    msize, malign, _, _ = layout(base)
-                    rust, kind = rust_name(resolve(base)), "struct"
-            elem = rust
-            if count:
-                rust = f"[{rust}; {count}]"
-                msize *= count
-            if is_union:
-                offset = 0
-            else:
-                offset = (offset + malign - 1) // malign * malign
-            members.append((field, rust, offset, kind, elem, count))
-            align = max(align, malign)
-            size = max(size, offset + msize) if is_union else offset + msize
-            if not is_union:
-                offset += msize
-        size = (size + align - 1) // align * align
-        layouts[name] = (size, align, members, is_union)
-        return layouts[name]
+    lay = layouts.Layouts(g)
+    constants, layouts_of, scalar, layout = lay.constants, lay.layouts, lay.scalar, lay.layout
+    rust_name, resolve = layouts.rust_name, g.resolve
 
     # ---------------------------------------------------------------- parameters
     decoders = []  # (command, struct name, fields, decode lines)
@@ -283,8 +158,8 @@ def write(out, g):
     out.write("use crate::generic::read::{fixed, nested, one_struct, param, scalars, string, strings, structs, DecodeError, Field};\n\n")
 
     # Every structure laid out, those inside the parameters' structures too.
-    for struct in sorted(n for n, l in layouts.items() if l is not None):
-        size, align, members, is_union = layouts[struct]
+    for struct in sorted(n for n, l in layouts_of.items() if l is not None):
+        size, align, members, is_union = layouts_of[struct]
         r = rust_name(struct)
         kind = "union, every member read from offset 0" if is_union else "as laid out in C"
         out.write(f"/// `{struct}`, {kind} ({size} bytes).\n")
@@ -298,7 +173,7 @@ def write(out, g):
         out.write("    pub fn read(b: &[u8]) -> Self {\n        Self {\n")
         for field, rust, offset, kind, elem, count in members:
             if count:
-                esize = (layouts[resolve("Vk" + elem)][0] if kind == "struct" else SCALARS_BY_RUST[elem])
+                esize = (layouts_of[resolve("Vk" + elem)][0] if kind == "struct" else SCALARS_BY_RUST[elem])
                 if kind == "struct":
                     out.write(f"            {field}: std::array::from_fn(|i| {elem}::read(b.get({offset} + i * {esize}..).unwrap_or(&[]))),\n")
                 else:

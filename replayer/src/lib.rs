@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 pub mod commands;
+pub mod device;
 mod execute;
 mod generated;
 pub mod generic;

@@ -54,6 +54,20 @@ pub struct Args {
     /// what it emitted then. The counts are the same either way; this is for checking.
     #[arg(long)]
     simulate_every_macro: bool,
+    /// Replay on a real Vulkan device through the system's loader instead of the
+    /// driver model: every object recreated, command buffers recorded and submitted
+    /// in trace order, swapchains replaced by offscreen images.
+    #[arg(long)]
+    device: bool,
+    /// With --device: the physical device to use, by its place in the loader's list.
+    #[arg(long, requires = "device")]
+    gpu: Option<usize>,
+    /// With --device: write each presented frame into this folder as a PNG.
+    #[arg(long, requires = "device")]
+    dump_frames: Option<PathBuf>,
+    /// With --device: read every presented frame back and print its checksum.
+    #[arg(long, requires = "device")]
+    frame_checksums: bool,
 }
 
 /// Skipped calls listed without `--verbose`.
@@ -61,6 +75,9 @@ const TOP_SKIPPED: usize = 8;
 
 /// Replays, with a progress bar on a terminal, and prints the summary.
 pub fn run(args: &Args) -> anyhow::Result<()> {
+    if args.device {
+        return run_on_device(args);
+    }
     let output = args
         .output
         .clone()
@@ -261,4 +278,63 @@ fn rows_written_since(path: &Path, since: SystemTime) -> Option<u64> {
         rows += (chunk.draws().count() + chunk.submits().count()) as u64;
     }
     (rows > 0).then_some(rows)
+}
+
+/// `replay --device`: the trace on a real Vulkan device.
+fn run_on_device(args: &Args) -> anyhow::Result<()> {
+    let options = replayer::device::DeviceOptions {
+        gpu: args.gpu,
+        dump_frames: args.dump_frames.clone(),
+        read_frames: args.frame_checksums,
+    };
+    let summary = replayer::device::replay_on_device(&args.trace, &options, &mut |_, _| {})
+        .map_err(|e| {
+            let bad_input = matches!(&e, replayer::device::DeviceError::Format(f) if f.is_bad_input())
+                || matches!(&e, replayer::device::DeviceError::Missing { .. });
+            let message = format!("replaying {} on a device: {e}", args.trace.display());
+            if bad_input {
+                anyhow::Error::new(BadInput(message))
+            } else {
+                anyhow::anyhow!(message)
+            }
+        })?;
+    println!(
+        "replayed {} on {}: {} calls, {} submits, {} frames read back in {:.2?}",
+        args.trace.display(),
+        summary.device,
+        summary.calls,
+        summary.submits,
+        summary.frames.len(),
+        summary.wall
+    );
+    if args.frame_checksums {
+        for f in &summary.frames {
+            println!(
+                "frame {:>6}  #{:<10} crc32 {:08x}",
+                f.frame, f.seq, f.checksum
+            );
+        }
+    }
+    if let Some(dir) = &args.dump_frames {
+        println!(
+            "{} frames written to {}",
+            summary.frames.len(),
+            dir.display()
+        );
+    }
+    if !summary.skipped.is_empty() {
+        let listed: Vec<String> = summary
+            .skipped
+            .iter()
+            .map(|(n, c)| format!("{n} ×{c}"))
+            .collect();
+        println!("answered without the device: {}", listed.join(", "));
+    }
+    if summary.unknown_handles > 0 {
+        println!(
+            "{} handle(s) inside structures named objects the trace never created; replaced by null",
+            summary.unknown_handles
+        );
+    }
+    Ok(())
 }

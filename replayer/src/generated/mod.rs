@@ -2,3 +2,5 @@
 
 #[rustfmt::skip]
 pub mod decode;
+#[rustfmt::skip]
+pub mod device_calls;

@@ -1,0 +1,367 @@
+//! Swapchains replayed offscreen: each swapchain image is an image of the same format,
+//! size and usage (plus transfer source); a present copies the presented image out
+//! when frames are checked or dumped, and hashes it.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use ash::vk;
+
+use super::memory::Memory;
+use super::DeviceError;
+
+/// A swapchain as the replay stands it in.
+pub struct Swapchain {
+    /// Its images' format.
+    pub format: vk::Format,
+    /// Their size.
+    pub extent: vk::Extent2D,
+    /// Their usage, as the program asked.
+    pub usage: vk::ImageUsageFlags,
+    /// The images, in the program's order.
+    pub images: Vec<(vk::Image, vk::DeviceMemory)>,
+}
+
+/// `VkSwapchainCreateInfoKHR`'s members the replay uses, from its recorded bytes.
+pub fn swapchain_of(bytes: &[u8]) -> Option<Swapchain> {
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_le_bytes)
+    };
+    Some(Swapchain {
+        format: vk::Format::from_raw(word(36)? as i32),
+        extent: vk::Extent2D {
+            width: word(44)?,
+            height: word(48)?,
+        },
+        usage: vk::ImageUsageFlags::from_raw(word(56)?),
+        images: Vec::new(),
+    })
+}
+
+/// Creates `count` images standing in for a swapchain's.
+pub fn create_images(
+    device: &ash::Device,
+    memory: &Memory,
+    s: &mut Swapchain,
+    count: usize,
+    seq: u64,
+) -> Result<(), DeviceError> {
+    let fail = |what: &str, e: vk::Result| DeviceError::Call {
+        seq,
+        command: format!("vkGetSwapchainImagesKHR ({what})"),
+        reason: e.to_string(),
+    };
+    while s.images.len() < count {
+        let info = vk::ImageCreateInfo::default()
+            .image_type(vk::ImageType::TYPE_2D)
+            .format(s.format)
+            .extent(vk::Extent3D {
+                width: s.extent.width,
+                height: s.extent.height,
+                depth: 1,
+            })
+            .mip_levels(1)
+            .array_layers(1)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(s.usage | vk::ImageUsageFlags::TRANSFER_SRC);
+        // SAFETY: a live device; `info` lives across the calls.
+        unsafe {
+            let image = device
+                .create_image(&info, None)
+                .map_err(|e| fail("an image", e))?;
+            let req = device.get_image_memory_requirements(image);
+            let type_index =
+                memory
+                    .local_type(req.memory_type_bits)
+                    .ok_or_else(|| DeviceError::Missing {
+                        what: "a memory type for the swapchain's images".into(),
+                        seq: Some(seq),
+                    })?;
+            let alloc = vk::MemoryAllocateInfo::default()
+                .allocation_size(req.size)
+                .memory_type_index(type_index);
+            let mem = device
+                .allocate_memory(&alloc, None)
+                .map_err(|e| fail("memory", e))?;
+            device
+                .bind_image_memory(image, mem, 0)
+                .map_err(|e| fail("binding", e))?;
+            s.images.push((image, mem));
+        }
+    }
+    Ok(())
+}
+
+/// Bytes per pixel of the formats frames are read back in.
+fn texel_size(format: vk::Format) -> Option<u64> {
+    Some(match format {
+        vk::Format::B8G8R8A8_UNORM
+        | vk::Format::B8G8R8A8_SRGB
+        | vk::Format::R8G8B8A8_UNORM
+        | vk::Format::R8G8B8A8_SRGB
+        | vk::Format::A2B10G10R10_UNORM_PACK32
+        | vk::Format::A2R10G10B10_UNORM_PACK32 => 4,
+        vk::Format::R16G16B16A16_SFLOAT | vk::Format::R16G16B16A16_UNORM => 8,
+        vk::Format::R5G6B5_UNORM_PACK16 | vk::Format::B5G6R5_UNORM_PACK16 => 2,
+        _ => return None,
+    })
+}
+
+/// One frame read back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameImage {
+    /// Its width and height.
+    pub extent: (u32, u32),
+    /// Its format.
+    pub format: vk::Format,
+    /// Its texels, rows packed.
+    pub texels: Vec<u8>,
+}
+
+impl FrameImage {
+    /// The frame's checksum: CRC-32 of its packed texels.
+    pub fn checksum(&self) -> u32 {
+        crc32fast::hash(&self.texels)
+    }
+
+    /// Writes it as an 8-bit RGBA PNG (formats with 4 bytes of 8-bit channels).
+    pub fn write_png(&self, path: &Path) -> Result<(), String> {
+        let bgra = matches!(
+            self.format,
+            vk::Format::B8G8R8A8_UNORM | vk::Format::B8G8R8A8_SRGB
+        );
+        let rgba = matches!(
+            self.format,
+            vk::Format::R8G8B8A8_UNORM | vk::Format::R8G8B8A8_SRGB
+        );
+        if !bgra && !rgba {
+            return Err(format!(
+                "frames of format {:?} are not written as PNG",
+                self.format
+            ));
+        }
+        let mut pixels = self.texels.clone();
+        for px in pixels.chunks_exact_mut(4) {
+            if bgra {
+                px.swap(0, 2);
+            }
+            // Presented alpha is not shown: write the picture opaque.
+            px[3] = 255;
+        }
+        let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut encoder =
+            png::Encoder::new(std::io::BufWriter::new(file), self.extent.0, self.extent.1);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder
+            .write_header()
+            .and_then(|mut w| w.write_image_data(&pixels))
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// What reading frames back needs: a command pool, a buffer and a fence, made once.
+pub struct Readback {
+    pool: vk::CommandPool,
+    fence: vk::Fence,
+    buffer: Option<(vk::Buffer, vk::DeviceMemory, *mut u8, u64)>,
+}
+
+impl Readback {
+    /// Creates the pool and fence on `family`.
+    pub fn new(device: &ash::Device, family: u32) -> Result<Self, vk::Result> {
+        // SAFETY: a live device.
+        unsafe {
+            let pool = device.create_command_pool(
+                &vk::CommandPoolCreateInfo::default()
+                    .queue_family_index(family)
+                    .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+                None,
+            )?;
+            let fence = device.create_fence(&vk::FenceCreateInfo::default(), None)?;
+            Ok(Readback {
+                pool,
+                fence,
+                buffer: None,
+            })
+        }
+    }
+
+    /// Copies presented `image` of swapchain `s` (in the present layout, left in it)
+    /// out and returns its texels.
+    pub fn read(
+        &mut self,
+        device: &ash::Device,
+        queue: vk::Queue,
+        memory: &Memory,
+        image: vk::Image,
+        s: &Swapchain,
+    ) -> Result<FrameImage, String> {
+        let (layout, format, extent) = (vk::ImageLayout::PRESENT_SRC_KHR, s.format, s.extent);
+        let texel = texel_size(format)
+            .ok_or_else(|| format!("frames of format {format:?} cannot be read back"))?;
+        let size = u64::from(extent.width) * u64::from(extent.height) * texel;
+        // SAFETY: a live device and queue; every object below is the replay's own.
+        unsafe {
+            if self.buffer.is_none_or(|b| b.3 < size) {
+                if let Some((buffer, mem, _, _)) = self.buffer.take() {
+                    device.destroy_buffer(buffer, None);
+                    device.free_memory(mem, None);
+                }
+                let buffer = device
+                    .create_buffer(
+                        &vk::BufferCreateInfo::default()
+                            .size(size)
+                            .usage(vk::BufferUsageFlags::TRANSFER_DST),
+                        None,
+                    )
+                    .map_err(|e| e.to_string())?;
+                let req = device.get_buffer_memory_requirements(buffer);
+                let type_index = memory
+                    .host_type(req.memory_type_bits)
+                    .ok_or("no host-visible memory for reading frames back")?;
+                let mem = device
+                    .allocate_memory(
+                        &vk::MemoryAllocateInfo::default()
+                            .allocation_size(req.size)
+                            .memory_type_index(type_index),
+                        None,
+                    )
+                    .map_err(|e| e.to_string())?;
+                device
+                    .bind_buffer_memory(buffer, mem, 0)
+                    .map_err(|e| e.to_string())?;
+                let mapped = device
+                    .map_memory(mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                    .map_err(|e| e.to_string())? as *mut u8;
+                self.buffer = Some((buffer, mem, mapped, size));
+            }
+            let Some((buffer, _, mapped, _)) = self.buffer else {
+                return Err("no readback buffer".into());
+            };
+            let cmd = device
+                .allocate_command_buffers(
+                    &vk::CommandBufferAllocateInfo::default()
+                        .command_pool(self.pool)
+                        .command_buffer_count(1),
+                )
+                .map_err(|e| e.to_string())?[0];
+            device
+                .begin_command_buffer(
+                    cmd,
+                    &vk::CommandBufferBeginInfo::default()
+                        .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+                )
+                .map_err(|e| e.to_string())?;
+            let range = vk::ImageSubresourceRange {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                base_mip_level: 0,
+                level_count: 1,
+                base_array_layer: 0,
+                layer_count: 1,
+            };
+            let barrier = |from, to, src, dst| {
+                vk::ImageMemoryBarrier::default()
+                    .old_layout(from)
+                    .new_layout(to)
+                    .src_access_mask(src)
+                    .dst_access_mask(dst)
+                    .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .image(image)
+                    .subresource_range(range)
+            };
+            device.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &[barrier(
+                    layout,
+                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                    vk::AccessFlags::MEMORY_WRITE,
+                    vk::AccessFlags::TRANSFER_READ,
+                )],
+            );
+            let region = vk::BufferImageCopy::default()
+                .image_subresource(vk::ImageSubresourceLayers {
+                    aspect_mask: vk::ImageAspectFlags::COLOR,
+                    mip_level: 0,
+                    base_array_layer: 0,
+                    layer_count: 1,
+                })
+                .image_extent(vk::Extent3D {
+                    width: extent.width,
+                    height: extent.height,
+                    depth: 1,
+                });
+            device.cmd_copy_image_to_buffer(
+                cmd,
+                image,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                buffer,
+                &[region],
+            );
+            device.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[vk::MemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                    .dst_access_mask(vk::AccessFlags::HOST_READ)],
+                &[],
+                &[barrier(
+                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                    layout,
+                    vk::AccessFlags::TRANSFER_READ,
+                    vk::AccessFlags::MEMORY_READ,
+                )],
+            );
+            device.end_command_buffer(cmd).map_err(|e| e.to_string())?;
+            let cmds = [cmd];
+            device
+                .queue_submit(
+                    queue,
+                    &[vk::SubmitInfo::default().command_buffers(&cmds)],
+                    self.fence,
+                )
+                .map_err(|e| e.to_string())?;
+            device
+                .wait_for_fences(&[self.fence], true, u64::MAX)
+                .map_err(|e| e.to_string())?;
+            device
+                .reset_fences(&[self.fence])
+                .map_err(|e| e.to_string())?;
+            device.free_command_buffers(self.pool, &cmds);
+            let texels = std::slice::from_raw_parts(mapped, size as usize).to_vec();
+            Ok(FrameImage {
+                extent: (extent.width, extent.height),
+                format,
+                texels,
+            })
+        }
+    }
+
+    /// Destroys what it made.
+    pub fn destroy(&mut self, device: &ash::Device) {
+        // SAFETY: the device is idle.
+        unsafe {
+            if let Some((buffer, mem, _, _)) = self.buffer.take() {
+                device.destroy_buffer(buffer, None);
+                device.free_memory(mem, None);
+            }
+            device.destroy_fence(self.fence, None);
+            device.destroy_command_pool(self.pool, None);
+        }
+    }
+}
+
+/// Every swapchain, by recorded id.
+pub type Swapchains = HashMap<u64, Swapchain>;

@@ -1,0 +1,489 @@
+//! The `device` back end: a trace replayed on a real Vulkan device through ash and the
+//! system's loader.
+//!
+//! Every object the trace made is made again on the replay device, its recorded id
+//! mapped to the new handle (`call::Handles`); memory is allocated in a type of the
+//! same kind (`memory`), captured contents written into it as the trace gives them;
+//! command buffers are recorded and submitted in trace order. Records of typed calls
+//! are replayed here by hand; generic records (`VulkanCall`) by the functions generated
+//! from the registry (`generated::device_calls`), which rebuild each parameter with the
+//! replay's handles (`patch`).
+//!
+//! Submits run one at a time: each waits for the queue to finish, so the semaphores a
+//! program chains its submits with are not needed (timeline semaphore values are not
+//! in the trace) and are left out. Swapchains are replaced by offscreen images
+//! (`frames`); a present reads the presented image back when frames are dumped or
+//! checked.
+
+pub mod call;
+mod frames;
+mod memory;
+pub mod patch;
+mod pipelines;
+mod setup;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use ash::vk;
+use ash::vk::Handle;
+use trace_format::generated::trace::{Call, Record, VulkanParam};
+use trace_format::{names, ReadOptions, TraceReader};
+
+use crate::generated::device_calls::{self, Disposition};
+use call::{CallContext, Functions, Handles};
+use patch::Arena;
+
+pub use frames::FrameImage;
+
+/// How to replay on a device.
+#[derive(Clone, Debug, Default)]
+pub struct DeviceOptions {
+    /// The physical device, by its place in the loader's list (default the first).
+    pub gpu: Option<usize>,
+    /// Where to write each presented frame as a PNG.
+    pub dump_frames: Option<PathBuf>,
+    /// Whether to read every presented frame back and checksum it.
+    pub read_frames: bool,
+}
+
+/// Why a device replay stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// The trace could not be read.
+    #[error(transparent)]
+    Format(#[from] trace_format::Error),
+    /// The Vulkan loader or the device could not be set up.
+    #[error("{0}")]
+    Setup(String),
+    /// The replay device lacks what the trace needs.
+    #[error("{}the replay device has no {what}", seq.map(|s| format!("call #{s}: ")).unwrap_or_default())]
+    Missing {
+        /// What.
+        what: String,
+        /// The call that needed it.
+        seq: Option<u64>,
+    },
+    /// A call failed or could not be rebuilt.
+    #[error("call #{seq} ({command}): {reason}")]
+    Call {
+        /// Its sequence number.
+        seq: u64,
+        /// The command.
+        command: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl DeviceError {
+    fn call(seq: u64, command: &str, e: impl std::fmt::Display) -> Self {
+        DeviceError::Call {
+            seq,
+            command: command.to_string(),
+            reason: e.to_string(),
+        }
+    }
+}
+
+/// One presented frame, as replayed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// The frame number (the trace's frame boundaries count from 0).
+    pub frame: u64,
+    /// The present's sequence number.
+    pub seq: u64,
+    /// CRC-32 of the presented image's texels.
+    pub checksum: u32,
+}
+
+/// What a device replay did.
+#[derive(Clone, Debug, Default)]
+pub struct DeviceSummary {
+    /// The replay device's name.
+    pub device: String,
+    /// Records replayed by calling the device.
+    pub calls: u64,
+    /// Generic records answered without a call (queries of the capture device,
+    /// surfaces, waits a serialized replay does not need), by command.
+    pub skipped: BTreeMap<String, u64>,
+    /// Queue submits.
+    pub submits: u64,
+    /// Frames presented.
+    pub frames: Vec<Frame>,
+    /// Handles inside structures that named objects the replay never made (replaced
+    /// by null; programs leave ignored members stale).
+    pub unknown_handles: u64,
+    /// Wall time.
+    pub wall: Duration,
+}
+
+/// Commands a serialized replay answers without calling: every submit already waited
+/// for its work, and timeline values are not in the trace.
+const SERIAL_NO_OPS: &[&str] = &[
+    "vkWaitSemaphores",
+    "vkWaitSemaphoresKHR",
+    "vkSignalSemaphore",
+    "vkSignalSemaphoreKHR",
+    "vkGetSemaphoreCounterValue",
+    "vkGetSemaphoreCounterValueKHR",
+    "vkQueueWaitIdle",
+    "vkDeviceWaitIdle",
+];
+
+/// The replay's Vulkan objects and state.
+struct Replay {
+    entry: ash::Entry,
+    instance: Option<ash::Instance>,
+    physical: vk::PhysicalDevice,
+    family: u32,
+    device: Option<ash::Device>,
+    queue: vk::Queue,
+    functions: Option<Functions>,
+    handles: Handles,
+    arena: Arena,
+    memory: Option<memory::Memory>,
+    captured_memory_properties: Option<Vec<u8>>,
+    swapchains: frames::Swapchains,
+    readback: Option<frames::Readback>,
+    options: DeviceOptions,
+    summary: DeviceSummary,
+    frame: u64,
+}
+
+/// Replays `trace` on a Vulkan device. The device is destroyed on every path.
+pub fn replay_on_device(
+    trace: &Path,
+    options: &DeviceOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<DeviceSummary, DeviceError> {
+    let start = Instant::now();
+    // SAFETY: loading the system's Vulkan loader.
+    let entry = unsafe { ash::Entry::load() }
+        .map_err(|e| DeviceError::Setup(format!("loading the Vulkan loader: {e}")))?;
+    if let Some(dir) = &options.dump_frames {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| DeviceError::Setup(format!("{}: {e}", dir.display())))?;
+    }
+    let mut replay = Replay {
+        entry,
+        instance: None,
+        physical: vk::PhysicalDevice::null(),
+        family: 0,
+        device: None,
+        queue: vk::Queue::null(),
+        functions: None,
+        handles: Handles::default(),
+        arena: Arena::default(),
+        memory: None,
+        captured_memory_properties: None,
+        swapchains: Default::default(),
+        readback: None,
+        options: options.clone(),
+        summary: DeviceSummary::default(),
+        frame: 0,
+    };
+    let result = replay.run(trace, progress);
+    replay.destroy();
+    let mut summary = std::mem::take(&mut replay.summary);
+    summary.unknown_handles = replay.arena.unknown_handles;
+    summary.wall = start.elapsed();
+    result.map(|()| summary)
+}
+
+impl Replay {
+    fn run(&mut self, trace: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<(), DeviceError> {
+        let reader = TraceReader::open_with(trace, &ReadOptions::parallel())?;
+        let total = reader.container().file_len();
+        for chunk in reader {
+            let chunk = chunk?;
+            for record in chunk.records() {
+                self.take(&record)?;
+            }
+            progress(
+                chunk.offset() + u64::from(chunk.header().compressed_len),
+                total,
+            );
+        }
+        if let Some(device) = &self.device {
+            // SAFETY: a live device.
+            unsafe { device.device_wait_idle() }
+                .map_err(|e| DeviceError::Setup(format!("vkDeviceWaitIdle: {e}")))?;
+        }
+        Ok(())
+    }
+
+    fn device(&self, seq: u64) -> Result<&ash::Device, DeviceError> {
+        self.device.as_ref().ok_or(DeviceError::Call {
+            seq,
+            command: "a device command".into(),
+            reason: "before vkCreateDevice".into(),
+        })
+    }
+
+    fn handle<H: Handle>(&self, id: u64, seq: u64, command: &str) -> Result<H, DeviceError> {
+        self.handles
+            .typed(id)
+            .map_err(|e| DeviceError::call(seq, command, e))
+    }
+
+    fn take(&mut self, record: &Record<'_>) -> Result<(), DeviceError> {
+        let seq = record.envelope().seq();
+        let call = record.call_type();
+        let name = names::call_name(call);
+        match call {
+            Call::CreateInstance => {
+                let c = record
+                    .call_as_create_instance()
+                    .ok_or_else(|| DeviceError::call(seq, &name, "empty record"))?;
+                let instance = setup::create_instance(&self.entry, &c)?;
+                self.physical = setup::pick_physical_device(&instance, self.options.gpu)?;
+                self.family = setup::queue_family(&instance, self.physical)?;
+                self.summary.device = setup::device_name(&instance, self.physical);
+                self.handles.insert(
+                    vk::ObjectType::INSTANCE,
+                    c.instance(),
+                    instance.handle().as_raw(),
+                );
+                self.functions = Some(Functions::new(&self.entry, instance.handle()));
+                self.instance = Some(instance);
+            }
+            Call::PhysicalDeviceInfo => {
+                if let Some(c) = record.call_as_physical_device_info() {
+                    self.handles.insert(
+                        vk::ObjectType::PHYSICAL_DEVICE,
+                        c.physical_device(),
+                        self.physical.as_raw(),
+                    );
+                }
+            }
+            Call::CreateDevice => {
+                let c = record
+                    .call_as_create_device()
+                    .ok_or_else(|| DeviceError::call(seq, &name, "empty record"))?;
+                let instance = self
+                    .instance
+                    .as_ref()
+                    .ok_or_else(|| DeviceError::call(seq, &name, "before vkCreateInstance"))?;
+                self.handles.insert(
+                    vk::ObjectType::PHYSICAL_DEVICE,
+                    c.physical_device(),
+                    self.physical.as_raw(),
+                );
+                let device = setup::create_device(instance, self.physical, self.family, &c, seq)?;
+                // SAFETY: a live instance and device.
+                unsafe {
+                    self.memory = Some(memory::Memory::new(
+                        instance.get_physical_device_memory_properties(self.physical),
+                    ));
+                    self.queue = device.get_device_queue(self.family, 0);
+                }
+                if let (Some(m), Some(bytes)) = (&mut self.memory, &self.captured_memory_properties)
+                {
+                    m.set_captured_properties(bytes);
+                }
+                self.handles
+                    .insert(vk::ObjectType::DEVICE, c.device(), device.handle().as_raw());
+                if let Some(f) = &mut self.functions {
+                    f.device = device.handle();
+                }
+                self.readback = Some(
+                    frames::Readback::new(&device, self.family)
+                        .map_err(|e| DeviceError::call(seq, &name, e))?,
+                );
+                self.device = Some(device);
+            }
+            Call::GetDeviceQueue => {
+                if let Some(c) = record.call_as_get_device_queue() {
+                    self.handles
+                        .insert(vk::ObjectType::QUEUE, c.queue(), self.queue.as_raw());
+                }
+            }
+            Call::FrameBoundary => self.frame += 1,
+            Call::VulkanCall => {
+                if let Some(c) = record.call_as_vulkan_call() {
+                    self.generic(seq, record.envelope().result(), &c)?;
+                }
+                return Ok(());
+            }
+            Call::DestroyInstance
+            | Call::DestroyDevice
+            | Call::MapMemory
+            | Call::UnmapMemory
+            | Call::FlushMappedMemoryRanges => {}
+            _ => self.typed(seq, &name, record)?,
+        }
+        self.summary.calls += 1;
+        Ok(())
+    }
+
+    /// A generic record: replayed by its generated function, by hand, or answered.
+    fn generic(
+        &mut self,
+        seq: u64,
+        result: i32,
+        c: &trace_format::generated::trace::VulkanCall<'_>,
+    ) -> Result<(), DeviceError> {
+        let name = c.command().unwrap_or_default();
+        let params: Vec<VulkanParam<'_>> =
+            c.params().map(|p| p.iter().collect()).unwrap_or_default();
+        if name == "vkGetPhysicalDeviceMemoryProperties"
+            || name == "vkGetPhysicalDeviceMemoryProperties2"
+            || name == "vkGetPhysicalDeviceMemoryProperties2KHR"
+        {
+            if let Some(bytes) = params.get(1).and_then(|p| p.bytes()) {
+                // The 2 variant's structure holds the properties after sType and pNext.
+                let skip = if name.ends_with("Properties") { 0 } else { 16 };
+                let b = bytes.bytes().get(skip..).unwrap_or(&[]).to_vec();
+                if let Some(m) = &mut self.memory {
+                    m.set_captured_properties(&b);
+                }
+                self.captured_memory_properties = Some(b);
+            }
+        }
+        if SERIAL_NO_OPS.contains(&name) {
+            *self.summary.skipped.entry(name.to_string()).or_default() += 1;
+            return Ok(());
+        }
+        match device_calls::disposition(name) {
+            Disposition::Skipped => {
+                *self.summary.skipped.entry(name.to_string()).or_default() += 1;
+                Ok(())
+            }
+            Disposition::Hand => self.by_hand(seq, name, &params),
+            Disposition::NotReplayable(why) => Err(DeviceError::call(
+                seq,
+                name,
+                format!("not replayable: {why}"),
+            )),
+            Disposition::Unknown => Err(DeviceError::call(seq, name, "an unknown command")),
+            Disposition::Generated => {
+                let functions = self
+                    .functions
+                    .as_mut()
+                    .ok_or_else(|| DeviceError::call(seq, name, "before vkCreateInstance"))?;
+                self.arena.clear();
+                let mut cx = CallContext {
+                    handles: &mut self.handles,
+                    functions,
+                    arena: &mut self.arena,
+                    recorded_result: result,
+                };
+                // SAFETY: the handles in the record map to live objects of the replay.
+                unsafe { device_calls::replay(&mut cx, name, &params) }
+                    .map_err(|e| DeviceError::call(seq, name, e))?;
+                self.arena.clear();
+                self.summary.calls += 1;
+                Ok(())
+            }
+        }
+    }
+
+    /// The generic records the replay answers by hand: swapchains and their images.
+    fn by_hand(&mut self, seq: u64, name: &str, p: &[VulkanParam<'_>]) -> Result<(), DeviceError> {
+        let bytes = |i: usize| {
+            p.get(i)
+                .and_then(|p| p.bytes())
+                .map_or(&[][..], |b| b.bytes())
+        };
+        let id_at = |b: &[u8], i: usize| {
+            b.get(i * 8..i * 8 + 8)
+                .and_then(|s| s.try_into().ok())
+                .map_or(0, u64::from_le_bytes)
+        };
+        match name {
+            "vkCreateSwapchainKHR" => {
+                let s = frames::swapchain_of(bytes(1)).ok_or_else(|| {
+                    DeviceError::call(seq, name, "a short VkSwapchainCreateInfoKHR")
+                })?;
+                self.swapchains.insert(id_at(bytes(3), 0), s);
+            }
+            "vkGetSwapchainImagesKHR" => {
+                let ids = bytes(3);
+                if ids.is_empty() {
+                    return Ok(());
+                }
+                let swapchain = p.get(1).map_or(0, |p| p.value());
+                let device = self
+                    .device
+                    .as_ref()
+                    .ok_or_else(|| DeviceError::call(seq, name, "before vkCreateDevice"))?;
+                let memory = self
+                    .memory
+                    .as_ref()
+                    .ok_or_else(|| DeviceError::call(seq, name, "before vkCreateDevice"))?;
+                let s = self
+                    .swapchains
+                    .get_mut(&swapchain)
+                    .ok_or_else(|| DeviceError::call(seq, name, "an unknown swapchain"))?;
+                frames::create_images(device, memory, s, ids.len() / 8, seq)?;
+                for (i, (image, _)) in s.images.iter().enumerate() {
+                    self.handles
+                        .insert(vk::ObjectType::IMAGE, id_at(ids, i), image.as_raw());
+                }
+            }
+            "vkAcquireNextImageKHR" => {
+                // The image is free at once: signal the fence the program waits on.
+                let fence: vk::Fence = self.handle(p.get(4).map_or(0, |p| p.value()), seq, name)?;
+                if fence != vk::Fence::null() {
+                    let device = self.device(seq)?;
+                    // SAFETY: a live queue and fence.
+                    unsafe { device.queue_submit(self.queue, &[], fence) }
+                        .map_err(|e| DeviceError::call(seq, name, e))?;
+                }
+            }
+            "vkDestroySwapchainKHR" => {
+                let id = p.get(1).map_or(0, |p| p.value());
+                if let (Some(s), Some(device)) = (self.swapchains.remove(&id), &self.device) {
+                    // SAFETY: the program destroyed the swapchain after its last use.
+                    unsafe {
+                        device.device_wait_idle().ok();
+                        for (image, mem) in s.images {
+                            device.destroy_image(image, None);
+                            device.free_memory(mem, None);
+                        }
+                    }
+                }
+            }
+            _ => {
+                return Err(DeviceError::call(
+                    seq,
+                    name,
+                    "not replayable on a device yet",
+                ))
+            }
+        }
+        self.summary.calls += 1;
+        Ok(())
+    }
+
+    fn destroy(&mut self) {
+        if let Some(device) = self.device.take() {
+            // SAFETY: the device is destroyed last, after waiting for its work; objects
+            // the program left alive go with it.
+            unsafe {
+                device.device_wait_idle().ok();
+                if let Some(mut r) = self.readback.take() {
+                    r.destroy(&device);
+                }
+                for (_, s) in self.swapchains.drain() {
+                    for (image, mem) in s.images {
+                        device.destroy_image(image, None);
+                        device.free_memory(mem, None);
+                    }
+                }
+                if let Some(mut m) = self.memory.take() {
+                    m.destroy(&device);
+                }
+                device.destroy_device(None);
+            }
+        }
+        if let Some(instance) = self.instance.take() {
+            // SAFETY: its device is gone.
+            unsafe { instance.destroy_instance(None) };
+        }
+    }
+}
+
+mod typed;

@@ -1,0 +1,230 @@
+//! The replay's instance and device: created on the system's Vulkan loader with what
+//! the trace enabled, where the replay device has it.
+
+use std::ffi::{CStr, CString};
+
+use ash::vk;
+use trace_format::generated::trace::{CreateDevice, CreateInstance};
+
+use super::DeviceError;
+
+/// Instance extensions the replay never needs: presentation happens offscreen.
+fn presentation_only(name: &str) -> bool {
+    name.contains("surface") || name.contains("display") || name == "VK_KHR_portability_enumeration"
+}
+
+/// Creates the instance the trace created, without its presentation extensions.
+pub fn create_instance(
+    entry: &ash::Entry,
+    c: &CreateInstance<'_>,
+) -> Result<ash::Instance, DeviceError> {
+    // SAFETY: plain queries of the loader.
+    let available = unsafe { entry.enumerate_instance_extension_properties(None) }
+        .map_err(|e| DeviceError::Setup(format!("listing instance extensions: {e}")))?;
+    let has = |name: &str| {
+        available.iter().any(|p| {
+            p.extension_name_as_c_str()
+                .is_ok_and(|n| n.to_bytes() == name.as_bytes())
+        })
+    };
+    let mut names = Vec::new();
+    for name in c.enabled_extensions().iter().flatten() {
+        if presentation_only(name) {
+            continue;
+        }
+        if !has(name) {
+            return Err(DeviceError::Missing {
+                what: format!("instance extension {name}"),
+                seq: None,
+            });
+        }
+        names.push(
+            CString::new(name)
+                .map_err(|_| DeviceError::Setup(format!("extension name {name:?}")))?,
+        );
+    }
+    // SAFETY: a plain query of the loader.
+    let loader_version = unsafe { entry.try_enumerate_instance_version() }
+        .ok()
+        .flatten()
+        .unwrap_or(vk::API_VERSION_1_0);
+    let wanted = c
+        .application()
+        .map_or(vk::API_VERSION_1_0, |a| a.api_version())
+        .max(vk::API_VERSION_1_3);
+    let pointers: Vec<*const i8> = names.iter().map(|n| n.as_ptr()).collect();
+    let app = vk::ApplicationInfo::default()
+        .application_name(c"macroscope replay")
+        .api_version(wanted.min(loader_version));
+    let info = vk::InstanceCreateInfo::default()
+        .application_info(&app)
+        .enabled_extension_names(&pointers);
+    // SAFETY: `info` and what it points to live across the call.
+    unsafe { entry.create_instance(&info, None) }
+        .map_err(|e| DeviceError::Setup(format!("vkCreateInstance: {e}")))
+}
+
+/// The physical device to replay on: `--gpu N`, else the first.
+pub fn pick_physical_device(
+    instance: &ash::Instance,
+    gpu: Option<usize>,
+) -> Result<vk::PhysicalDevice, DeviceError> {
+    // SAFETY: a plain query of a live instance.
+    let devices = unsafe { instance.enumerate_physical_devices() }
+        .map_err(|e| DeviceError::Setup(format!("vkEnumeratePhysicalDevices: {e}")))?;
+    let index = gpu.unwrap_or(0);
+    devices.get(index).copied().ok_or_else(|| {
+        DeviceError::Setup(format!(
+            "no GPU {index}: the loader lists {} device(s)",
+            devices.len()
+        ))
+    })
+}
+
+/// The name of a physical device.
+pub fn device_name(instance: &ash::Instance, physical: vk::PhysicalDevice) -> String {
+    // SAFETY: a plain query of a live physical device.
+    let props = unsafe { instance.get_physical_device_properties(physical) };
+    props
+        .device_name_as_c_str()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The queue family every captured queue replays on: the first with graphics and compute.
+pub fn queue_family(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+) -> Result<u32, DeviceError> {
+    // SAFETY: a plain query of a live physical device.
+    let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
+    families
+        .iter()
+        .position(|f| {
+            f.queue_flags
+                .contains(vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE)
+        })
+        .map(|i| i as u32)
+        .ok_or_else(|| DeviceError::Missing {
+            what: "a queue family with graphics and compute".into(),
+            seq: None,
+        })
+}
+
+/// Device extensions the capture layer itself provides: their information is in the
+/// trace already (frame boundaries are records of their own).
+const LAYER_EXTENSIONS: &[&str] = &["VK_EXT_frame_boundary"];
+
+/// Creates the device the trace created: its extensions (each must be there; the
+/// swapchain's is kept where the device has it), and every feature the device has
+/// but robust buffer access (which changes what the GPU does and costs).
+pub fn create_device(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+    family: u32,
+    c: &CreateDevice<'_>,
+    seq: u64,
+) -> Result<ash::Device, DeviceError> {
+    // SAFETY: plain queries of a live physical device.
+    let available = unsafe { instance.enumerate_device_extension_properties(physical) }
+        .map_err(|e| DeviceError::Setup(format!("listing device extensions: {e}")))?;
+    let has = |name: &str| {
+        available.iter().any(|p| {
+            p.extension_name_as_c_str()
+                .is_ok_and(|n| n.to_bytes() == name.as_bytes())
+        })
+    };
+    let mut names: Vec<CString> = Vec::new();
+    let mut missing = Vec::new();
+    for name in c.enabled_extensions().iter().flatten() {
+        if LAYER_EXTENSIONS.contains(&name) {
+            continue;
+        }
+        if has(name) {
+            names.push(
+                CString::new(name)
+                    .map_err(|_| DeviceError::Setup(format!("extension name {name:?}")))?,
+            );
+        } else if name != "VK_KHR_swapchain" {
+            missing.push(name.to_string());
+        }
+    }
+    if !missing.is_empty() {
+        return Err(DeviceError::Missing {
+            what: format!("device extension {}", missing.join(", ")),
+            seq: Some(seq),
+        });
+    }
+    let enabled = |name: &CStr| names.iter().any(|n| n.as_c_str() == name);
+    // Every feature the device has, in the structures of the core versions and of
+    // the extensions enabled whose features programs use most.
+    let mut v11 = vk::PhysicalDeviceVulkan11Features::default();
+    let mut v12 = vk::PhysicalDeviceVulkan12Features::default();
+    let mut v13 = vk::PhysicalDeviceVulkan13Features::default();
+    let mut eds = vk::PhysicalDeviceExtendedDynamicStateFeaturesEXT::default();
+    let mut eds2 = vk::PhysicalDeviceExtendedDynamicState2FeaturesEXT::default();
+    let mut eds3 = vk::PhysicalDeviceExtendedDynamicState3FeaturesEXT::default();
+    let mut vertex_input = vk::PhysicalDeviceVertexInputDynamicStateFeaturesEXT::default();
+    let mut color_write = vk::PhysicalDeviceColorWriteEnableFeaturesEXT::default();
+    let mut line = vk::PhysicalDeviceLineRasterizationFeaturesEXT::default();
+    let mut provoking = vk::PhysicalDeviceProvokingVertexFeaturesEXT::default();
+    let mut depth_clip = vk::PhysicalDeviceDepthClipEnableFeaturesEXT::default();
+    let mut xfb = vk::PhysicalDeviceTransformFeedbackFeaturesEXT::default();
+    let mut conditional = vk::PhysicalDeviceConditionalRenderingFeaturesEXT::default();
+    let mut gpl = vk::PhysicalDeviceGraphicsPipelineLibraryFeaturesEXT::default();
+    let mut border = vk::PhysicalDeviceCustomBorderColorFeaturesEXT::default();
+    let mut uint8 = vk::PhysicalDeviceIndexTypeUint8FeaturesEXT::default();
+    let mut multi_draw = vk::PhysicalDeviceMultiDrawFeaturesEXT::default();
+    let mut features = vk::PhysicalDeviceFeatures2::default();
+    // SAFETY: a plain query of a live physical device.
+    let version = unsafe { instance.get_physical_device_properties(physical) }.api_version;
+    {
+        let mut chain = features.push_next(&mut v11);
+        if version >= vk::API_VERSION_1_2 {
+            chain = chain.push_next(&mut v12);
+        }
+        if version >= vk::API_VERSION_1_3 {
+            chain = chain.push_next(&mut v13);
+        }
+        macro_rules! with {
+            ($ext:expr, $s:expr) => {
+                if enabled($ext) {
+                    chain = chain.push_next($s);
+                }
+            };
+        }
+        with!(c"VK_EXT_extended_dynamic_state", &mut eds);
+        with!(c"VK_EXT_extended_dynamic_state2", &mut eds2);
+        with!(c"VK_EXT_extended_dynamic_state3", &mut eds3);
+        with!(c"VK_EXT_vertex_input_dynamic_state", &mut vertex_input);
+        with!(c"VK_EXT_color_write_enable", &mut color_write);
+        with!(c"VK_EXT_line_rasterization", &mut line);
+        with!(c"VK_EXT_provoking_vertex", &mut provoking);
+        with!(c"VK_EXT_depth_clip_enable", &mut depth_clip);
+        with!(c"VK_EXT_transform_feedback", &mut xfb);
+        with!(c"VK_EXT_conditional_rendering", &mut conditional);
+        with!(c"VK_EXT_graphics_pipeline_library", &mut gpl);
+        with!(c"VK_EXT_custom_border_color", &mut border);
+        with!(c"VK_EXT_index_type_uint8", &mut uint8);
+        with!(c"VK_EXT_multi_draw", &mut multi_draw);
+        features = chain;
+    }
+    // SAFETY: `features` heads a chain of live structures.
+    unsafe { instance.get_physical_device_features2(physical, &mut features) };
+    features.features.robust_buffer_access = vk::FALSE;
+    let priorities = [1.0f32];
+    let queues = [vk::DeviceQueueCreateInfo::default()
+        .queue_family_index(family)
+        .queue_priorities(&priorities)];
+    let pointers: Vec<*const i8> = names.iter().map(|n| n.as_ptr()).collect();
+    let info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&queues)
+        .enabled_extension_names(&pointers)
+        .push_next(&mut features);
+    // SAFETY: `info` and its chain live across the call.
+    unsafe { instance.create_device(physical, &info, None) }.map_err(|e| DeviceError::Call {
+        seq,
+        command: "vkCreateDevice".into(),
+        reason: e.to_string(),
+    })
+}

@@ -1,0 +1,754 @@
+//! The typed records replayed by hand: objects' lifetimes, memory, and the commands the
+//! capture layer records in its own tables.
+
+use ash::vk;
+use ash::vk::Handle;
+use trace_format::generated::trace::{Call, Record, RenderingAttachment};
+
+use super::{frames, pipelines, DeviceError, Frame, Replay};
+
+/// A recorded `VkClearValue` as the union's four words.
+fn clear_value(c: &trace_format::generated::trace::ClearValue) -> vk::ClearValue {
+    vk::ClearValue {
+        color: vk::ClearColorValue {
+            uint32: [c.w0(), c.w1(), c.w2(), c.w3()],
+        },
+    }
+}
+
+fn rect(r: &trace_format::generated::trace::Rect2D) -> vk::Rect2D {
+    vk::Rect2D {
+        offset: vk::Offset2D {
+            x: r.offset().x(),
+            y: r.offset().y(),
+        },
+        extent: vk::Extent2D {
+            width: r.extent().width(),
+            height: r.extent().height(),
+        },
+    }
+}
+
+macro_rules! get {
+    ($record:expr, $as:ident, $seq:expr, $name:expr) => {
+        $record
+            .$as()
+            .ok_or_else(|| DeviceError::call($seq, $name, "an empty record"))?
+    };
+}
+
+impl Replay {
+    /// Replays typed record `record`.
+    pub(super) fn typed(
+        &mut self,
+        seq: u64,
+        name: &str,
+        record: &Record<'_>,
+    ) -> Result<(), DeviceError> {
+        let fail = |e: vk::Result| DeviceError::call(seq, name, e);
+        let device = self.device(seq)?.clone();
+        // SAFETY (every call below): `device` is live; handles come from the replay's
+        // map, so they name live objects of it; what the create infos point to lives
+        // across each call.
+        unsafe {
+            match record.call_type() {
+                Call::AllocateMemory => {
+                    let c = get!(record, call_as_allocate_memory, seq, name);
+                    let memory = self
+                        .memory
+                        .as_mut()
+                        .ok_or_else(|| DeviceError::call(seq, name, "no device"))?;
+                    memory.allocate(&device, c.memory(), c.size(), c.memory_type_index(), seq)?;
+                }
+                Call::FreeMemory => {
+                    let c = get!(record, call_as_free_memory, seq, name);
+                    if let Some(m) = &mut self.memory {
+                        m.free(&device, c.memory());
+                    }
+                }
+                Call::MemoryContents => {
+                    let c = get!(record, call_as_memory_contents, seq, name);
+                    let data = c.data().map_or(&[][..], |d| d.bytes());
+                    let written = self
+                        .memory
+                        .as_mut()
+                        .is_some_and(|m| m.write(c.memory(), c.offset(), data));
+                    if !written {
+                        return Err(DeviceError::call(
+                            seq,
+                            name,
+                            format!("{} bytes at {} of memory {:#x}: not mapped on the replay device, or past its end", data.len(), c.offset(), c.memory()),
+                        ));
+                    }
+                }
+                Call::CreateBuffer => {
+                    let c = get!(record, call_as_create_buffer, seq, name);
+                    let info = vk::BufferCreateInfo::default()
+                        .flags(vk::BufferCreateFlags::from_raw(c.flags()))
+                        .size(c.size())
+                        .usage(vk::BufferUsageFlags::from_raw(c.usage()));
+                    let b = device.create_buffer(&info, None).map_err(fail)?;
+                    self.handles
+                        .insert(vk::ObjectType::BUFFER, c.buffer(), b.as_raw());
+                }
+                Call::BindBufferMemory => {
+                    let c = get!(record, call_as_bind_buffer_memory, seq, name);
+                    let buffer: vk::Buffer = self.handle(c.buffer(), seq, name)?;
+                    let req = device.get_buffer_memory_requirements(buffer);
+                    let memory = self
+                        .memory
+                        .as_mut()
+                        .ok_or_else(|| DeviceError::call(seq, name, "no device"))?;
+                    let (mem, offset) = memory.place(&device, c.memory(), c.offset(), req, seq)?;
+                    device
+                        .bind_buffer_memory(buffer, mem, offset)
+                        .map_err(fail)?;
+                }
+                Call::CreateImage => {
+                    let c = get!(record, call_as_create_image, seq, name);
+                    let e = c.extent();
+                    let info = vk::ImageCreateInfo::default()
+                        .flags(vk::ImageCreateFlags::from_raw(c.flags()))
+                        .image_type(vk::ImageType::from_raw(c.image_type() as i32))
+                        .format(vk::Format::from_raw(c.format() as i32))
+                        .extent(vk::Extent3D {
+                            width: e.map_or(1, |e| e.width()),
+                            height: e.map_or(1, |e| e.height()),
+                            depth: e.map_or(1, |e| e.depth()),
+                        })
+                        .mip_levels(c.mip_levels())
+                        .array_layers(c.array_layers())
+                        .samples(vk::SampleCountFlags::from_raw(c.samples()))
+                        .tiling(vk::ImageTiling::from_raw(c.tiling() as i32))
+                        .usage(vk::ImageUsageFlags::from_raw(c.usage()))
+                        .initial_layout(vk::ImageLayout::from_raw(c.initial_layout() as i32));
+                    let i = device.create_image(&info, None).map_err(fail)?;
+                    self.handles
+                        .insert(vk::ObjectType::IMAGE, c.image(), i.as_raw());
+                }
+                Call::BindImageMemory => {
+                    let c = get!(record, call_as_bind_image_memory, seq, name);
+                    let image: vk::Image = self.handle(c.image(), seq, name)?;
+                    let req = device.get_image_memory_requirements(image);
+                    let memory = self
+                        .memory
+                        .as_mut()
+                        .ok_or_else(|| DeviceError::call(seq, name, "no device"))?;
+                    let (mem, offset) = memory.place(&device, c.memory(), c.offset(), req, seq)?;
+                    device.bind_image_memory(image, mem, offset).map_err(fail)?;
+                }
+                Call::CreateImageView => {
+                    let c = get!(record, call_as_create_image_view, seq, name);
+                    let info = vk::ImageViewCreateInfo::default()
+                        .image(self.handle(c.image(), seq, name)?)
+                        .view_type(vk::ImageViewType::from_raw(c.view_type() as i32))
+                        .format(vk::Format::from_raw(c.format() as i32))
+                        .subresource_range(vk::ImageSubresourceRange {
+                            aspect_mask: vk::ImageAspectFlags::from_raw(c.aspect_mask()),
+                            base_mip_level: c.base_mip_level(),
+                            level_count: c.level_count(),
+                            base_array_layer: c.base_array_layer(),
+                            layer_count: c.layer_count(),
+                        });
+                    let v = device.create_image_view(&info, None).map_err(fail)?;
+                    self.handles
+                        .insert(vk::ObjectType::IMAGE_VIEW, c.image_view(), v.as_raw());
+                }
+                Call::DestroyObject => {
+                    let c = get!(record, call_as_destroy_object, seq, name);
+                    self.destroy_object(
+                        &device,
+                        vk::ObjectType::from_raw(c.object_type() as i32),
+                        c.handle(),
+                    );
+                }
+                Call::CreateRenderPass => {
+                    let c = get!(record, call_as_create_render_pass, seq, name);
+                    let rp = pipelines::create_render_pass(&device, &c).map_err(fail)?;
+                    self.handles
+                        .insert(vk::ObjectType::RENDER_PASS, c.render_pass(), rp.as_raw());
+                }
+                Call::CreateFramebuffer => {
+                    let c = get!(record, call_as_create_framebuffer, seq, name);
+                    let views: Vec<vk::ImageView> = c
+                        .attachments()
+                        .iter()
+                        .flatten()
+                        .map(|v| self.handle(v, seq, name))
+                        .collect::<Result<_, _>>()?;
+                    let mut info = vk::FramebufferCreateInfo::default()
+                        .flags(vk::FramebufferCreateFlags::from_raw(c.flags()))
+                        .render_pass(self.handle(c.render_pass(), seq, name)?)
+                        .width(c.width())
+                        .height(c.height())
+                        .layers(c.layers());
+                    info.attachment_count = c.attachments().map_or(0, |a| a.len() as u32);
+                    if !views.is_empty() {
+                        info.p_attachments = views.as_ptr();
+                    }
+                    let fb = device.create_framebuffer(&info, None).map_err(fail)?;
+                    self.handles
+                        .insert(vk::ObjectType::FRAMEBUFFER, c.framebuffer(), fb.as_raw());
+                }
+                Call::CreateShaderModule => {
+                    let c = get!(record, call_as_create_shader_module, seq, name);
+                    let code: Vec<u32> = c.code().map(|c| c.iter().collect()).unwrap_or_default();
+                    let info = vk::ShaderModuleCreateInfo::default().code(&code);
+                    let m = device.create_shader_module(&info, None).map_err(fail)?;
+                    self.handles.insert(
+                        vk::ObjectType::SHADER_MODULE,
+                        c.shader_module(),
+                        m.as_raw(),
+                    );
+                }
+                Call::CreatePipelineLayout => {
+                    let c = get!(record, call_as_create_pipeline_layout, seq, name);
+                    let sets: Vec<vk::DescriptorSetLayout> = c
+                        .set_layouts()
+                        .iter()
+                        .flatten()
+                        .map(|s| self.handle(s, seq, name))
+                        .collect::<Result<_, _>>()?;
+                    let ranges: Vec<vk::PushConstantRange> = c
+                        .push_constant_ranges()
+                        .iter()
+                        .flatten()
+                        .map(|r| vk::PushConstantRange {
+                            stage_flags: vk::ShaderStageFlags::from_raw(r.stage_flags()),
+                            offset: r.offset(),
+                            size: r.size(),
+                        })
+                        .collect();
+                    let info = vk::PipelineLayoutCreateInfo::default()
+                        .flags(vk::PipelineLayoutCreateFlags::from_raw(c.flags()))
+                        .set_layouts(&sets)
+                        .push_constant_ranges(&ranges);
+                    let l = device.create_pipeline_layout(&info, None).map_err(fail)?;
+                    self.handles.insert(
+                        vk::ObjectType::PIPELINE_LAYOUT,
+                        c.pipeline_layout(),
+                        l.as_raw(),
+                    );
+                }
+                Call::CreateGraphicsPipelines => {
+                    let c = get!(record, call_as_create_graphics_pipelines, seq, name);
+                    for p in c.pipelines().iter().flatten() {
+                        let pipeline =
+                            pipelines::create_graphics_pipeline(&device, &self.handles, &p)
+                                .map_err(|e| DeviceError::call(seq, name, e))?;
+                        self.handles.insert(
+                            vk::ObjectType::PIPELINE,
+                            p.pipeline(),
+                            pipeline.as_raw(),
+                        );
+                    }
+                }
+                Call::CreateCommandPool => {
+                    let c = get!(record, call_as_create_command_pool, seq, name);
+                    let info = vk::CommandPoolCreateInfo::default()
+                        .flags(vk::CommandPoolCreateFlags::from_raw(c.flags()))
+                        .queue_family_index(self.family);
+                    let pool = device.create_command_pool(&info, None).map_err(fail)?;
+                    self.handles.insert(
+                        vk::ObjectType::COMMAND_POOL,
+                        c.command_pool(),
+                        pool.as_raw(),
+                    );
+                }
+                Call::AllocateCommandBuffers => {
+                    let c = get!(record, call_as_allocate_command_buffers, seq, name);
+                    let ids: Vec<u64> = c
+                        .command_buffers()
+                        .map(|v| v.iter().collect())
+                        .unwrap_or_default();
+                    let info = vk::CommandBufferAllocateInfo::default()
+                        .command_pool(self.handle(c.command_pool(), seq, name)?)
+                        .level(vk::CommandBufferLevel::from_raw(c.level() as i32))
+                        .command_buffer_count(ids.len() as u32);
+                    let buffers = device.allocate_command_buffers(&info).map_err(fail)?;
+                    for (id, b) in ids.iter().zip(buffers) {
+                        self.handles
+                            .insert(vk::ObjectType::COMMAND_BUFFER, *id, b.as_raw());
+                    }
+                }
+                Call::BeginCommandBuffer => {
+                    let c = get!(record, call_as_begin_command_buffer, seq, name);
+                    let cb: vk::CommandBuffer = self.handle(c.command_buffer(), seq, name)?;
+                    let mut inheritance = vk::CommandBufferInheritanceInfo::default();
+                    if let Some(i) = c.inheritance() {
+                        inheritance = inheritance
+                            .render_pass(self.handle(i.render_pass(), seq, name)?)
+                            .subpass(i.subpass())
+                            .framebuffer(self.handle(i.framebuffer(), seq, name)?)
+                            .occlusion_query_enable(i.occlusion_query_enable())
+                            .query_flags(vk::QueryControlFlags::from_raw(i.query_flags()))
+                            .pipeline_statistics(vk::QueryPipelineStatisticFlags::from_raw(
+                                i.pipeline_statistics(),
+                            ));
+                    }
+                    let info = vk::CommandBufferBeginInfo::default()
+                        .flags(vk::CommandBufferUsageFlags::from_raw(c.flags()))
+                        .inheritance_info(&inheritance);
+                    device.begin_command_buffer(cb, &info).map_err(fail)?;
+                }
+                Call::EndCommandBuffer => {
+                    let c = get!(record, call_as_end_command_buffer, seq, name);
+                    device
+                        .end_command_buffer(self.handle(c.command_buffer(), seq, name)?)
+                        .map_err(fail)?;
+                }
+                Call::ResetCommandBuffer => {
+                    let c = get!(record, call_as_reset_command_buffer, seq, name);
+                    device
+                        .reset_command_buffer(
+                            self.handle(c.command_buffer(), seq, name)?,
+                            vk::CommandBufferResetFlags::from_raw(c.flags()),
+                        )
+                        .map_err(fail)?;
+                }
+                Call::CmdExecuteCommands => {
+                    let c = get!(record, call_as_cmd_execute_commands, seq, name);
+                    let secondaries: Vec<vk::CommandBuffer> = c
+                        .command_buffers()
+                        .iter()
+                        .flatten()
+                        .map(|b| self.handle(b, seq, name))
+                        .collect::<Result<_, _>>()?;
+                    device.cmd_execute_commands(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        &secondaries,
+                    );
+                }
+                Call::CmdBeginRenderPass => {
+                    let c = get!(record, call_as_cmd_begin_render_pass, seq, name);
+                    let clears: Vec<vk::ClearValue> =
+                        c.clear_values().iter().flatten().map(clear_value).collect();
+                    let mut info = vk::RenderPassBeginInfo::default()
+                        .render_pass(self.handle(c.render_pass(), seq, name)?)
+                        .framebuffer(self.handle(c.framebuffer(), seq, name)?)
+                        .clear_values(&clears);
+                    if let Some(r) = c.render_area() {
+                        info = info.render_area(rect(r));
+                    }
+                    device.cmd_begin_render_pass(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        &info,
+                        vk::SubpassContents::from_raw(c.contents() as i32),
+                    );
+                }
+                Call::CmdNextSubpass => {
+                    let c = get!(record, call_as_cmd_next_subpass, seq, name);
+                    device.cmd_next_subpass(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        vk::SubpassContents::from_raw(c.contents() as i32),
+                    );
+                }
+                Call::CmdEndRenderPass => {
+                    let c = get!(record, call_as_cmd_end_render_pass, seq, name);
+                    device.cmd_end_render_pass(self.handle(c.command_buffer(), seq, name)?);
+                }
+                Call::CmdBeginRendering => {
+                    let c = get!(record, call_as_cmd_begin_rendering, seq, name);
+                    let attachment = |a: RenderingAttachment<'_>| -> Result<
+                        vk::RenderingAttachmentInfo<'static>,
+                        DeviceError,
+                    > {
+                        let mut info = vk::RenderingAttachmentInfo::default()
+                            .image_view(self.handle(a.image_view(), seq, name)?)
+                            .image_layout(vk::ImageLayout::from_raw(a.image_layout() as i32))
+                            .resolve_mode(vk::ResolveModeFlags::from_raw(a.resolve_mode()))
+                            .resolve_image_view(self.handle(a.resolve_image_view(), seq, name)?)
+                            .resolve_image_layout(vk::ImageLayout::from_raw(
+                                a.resolve_image_layout() as i32,
+                            ))
+                            .load_op(vk::AttachmentLoadOp::from_raw(a.load_op() as i32))
+                            .store_op(vk::AttachmentStoreOp::from_raw(a.store_op() as i32));
+                        if let Some(v) = a.clear_value() {
+                            info = info.clear_value(clear_value(v));
+                        }
+                        Ok(info)
+                    };
+                    let colors: Vec<_> = c
+                        .color_attachments()
+                        .iter()
+                        .flatten()
+                        .map(attachment)
+                        .collect::<Result<_, _>>()?;
+                    let depth = c.depth_attachment().map(attachment).transpose()?;
+                    let stencil = c.stencil_attachment().map(attachment).transpose()?;
+                    let mut info = vk::RenderingInfo::default()
+                        .flags(vk::RenderingFlags::from_raw(c.flags()))
+                        .layer_count(c.layer_count())
+                        .view_mask(c.view_mask())
+                        .color_attachments(&colors);
+                    if let Some(r) = c.render_area() {
+                        info = info.render_area(rect(r));
+                    }
+                    if let Some(d) = &depth {
+                        info = info.depth_attachment(d);
+                    }
+                    if let Some(s) = &stencil {
+                        info = info.stencil_attachment(s);
+                    }
+                    device.cmd_begin_rendering(self.handle(c.command_buffer(), seq, name)?, &info);
+                }
+                Call::CmdEndRendering => {
+                    let c = get!(record, call_as_cmd_end_rendering, seq, name);
+                    device.cmd_end_rendering(self.handle(c.command_buffer(), seq, name)?);
+                }
+                Call::CmdBindPipeline => {
+                    let c = get!(record, call_as_cmd_bind_pipeline, seq, name);
+                    device.cmd_bind_pipeline(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        vk::PipelineBindPoint::from_raw(c.pipeline_bind_point() as i32),
+                        self.handle(c.pipeline(), seq, name)?,
+                    );
+                }
+                Call::CmdBindDescriptorSets => {
+                    let c = get!(record, call_as_cmd_bind_descriptor_sets, seq, name);
+                    let sets: Vec<vk::DescriptorSet> = c
+                        .descriptor_sets()
+                        .iter()
+                        .flatten()
+                        .map(|s| self.handle(s, seq, name))
+                        .collect::<Result<_, _>>()?;
+                    let offsets: Vec<u32> = c
+                        .dynamic_offsets()
+                        .map(|o| o.iter().collect())
+                        .unwrap_or_default();
+                    device.cmd_bind_descriptor_sets(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        vk::PipelineBindPoint::from_raw(c.pipeline_bind_point() as i32),
+                        self.handle(c.layout(), seq, name)?,
+                        c.first_set(),
+                        &sets,
+                        &offsets,
+                    );
+                }
+                Call::CmdBindVertexBuffers => {
+                    let c = get!(record, call_as_cmd_bind_vertex_buffers, seq, name);
+                    let buffers: Vec<vk::Buffer> = c
+                        .buffers()
+                        .iter()
+                        .flatten()
+                        .map(|b| self.handle(b, seq, name))
+                        .collect::<Result<_, _>>()?;
+                    let offsets: Vec<u64> =
+                        c.offsets().map(|o| o.iter().collect()).unwrap_or_default();
+                    if offsets.len() != buffers.len() {
+                        return Err(DeviceError::call(
+                            seq,
+                            name,
+                            "buffers and offsets differ in number",
+                        ));
+                    }
+                    device.cmd_bind_vertex_buffers(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        c.first_binding(),
+                        &buffers,
+                        &offsets,
+                    );
+                }
+                Call::CmdBindIndexBuffer => {
+                    let c = get!(record, call_as_cmd_bind_index_buffer, seq, name);
+                    device.cmd_bind_index_buffer(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        self.handle(c.buffer(), seq, name)?,
+                        c.offset(),
+                        vk::IndexType::from_raw(c.index_type() as i32),
+                    );
+                }
+                Call::CmdPushConstants => {
+                    let c = get!(record, call_as_cmd_push_constants, seq, name);
+                    device.cmd_push_constants(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        self.handle(c.layout(), seq, name)?,
+                        vk::ShaderStageFlags::from_raw(c.stage_flags()),
+                        c.offset(),
+                        c.data().map_or(&[][..], |d| d.bytes()),
+                    );
+                }
+                Call::CmdDraw => {
+                    let c = get!(record, call_as_cmd_draw, seq, name);
+                    device.cmd_draw(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        c.vertex_count(),
+                        c.instance_count(),
+                        c.first_vertex(),
+                        c.first_instance(),
+                    );
+                }
+                Call::CmdDrawIndexed => {
+                    let c = get!(record, call_as_cmd_draw_indexed, seq, name);
+                    device.cmd_draw_indexed(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        c.index_count(),
+                        c.instance_count(),
+                        c.first_index(),
+                        c.vertex_offset(),
+                        c.first_instance(),
+                    );
+                }
+                Call::CmdDrawIndirect => {
+                    let c = get!(record, call_as_cmd_draw_indirect, seq, name);
+                    device.cmd_draw_indirect(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        self.handle(c.buffer(), seq, name)?,
+                        c.offset(),
+                        c.draw_count(),
+                        c.stride(),
+                    );
+                }
+                Call::CmdDrawIndexedIndirect => {
+                    let c = get!(record, call_as_cmd_draw_indexed_indirect, seq, name);
+                    device.cmd_draw_indexed_indirect(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        self.handle(c.buffer(), seq, name)?,
+                        c.offset(),
+                        c.draw_count(),
+                        c.stride(),
+                    );
+                }
+                Call::CmdDrawIndirectCount => {
+                    let c = get!(record, call_as_cmd_draw_indirect_count, seq, name);
+                    device.cmd_draw_indirect_count(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        self.handle(c.buffer(), seq, name)?,
+                        c.offset(),
+                        self.handle(c.count_buffer(), seq, name)?,
+                        c.count_buffer_offset(),
+                        c.max_draw_count(),
+                        c.stride(),
+                    );
+                }
+                Call::CmdDrawIndexedIndirectCount => {
+                    let c = get!(record, call_as_cmd_draw_indexed_indirect_count, seq, name);
+                    device.cmd_draw_indexed_indirect_count(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        self.handle(c.buffer(), seq, name)?,
+                        c.offset(),
+                        self.handle(c.count_buffer(), seq, name)?,
+                        c.count_buffer_offset(),
+                        c.max_draw_count(),
+                        c.stride(),
+                    );
+                }
+                Call::CreateQueryPool => {
+                    let c = get!(record, call_as_create_query_pool, seq, name);
+                    let info = vk::QueryPoolCreateInfo::default()
+                        .flags(vk::QueryPoolCreateFlags::from_raw(c.flags()))
+                        .query_type(vk::QueryType::from_raw(c.query_type() as i32))
+                        .query_count(c.query_count())
+                        .pipeline_statistics(vk::QueryPipelineStatisticFlags::from_raw(
+                            c.pipeline_statistics(),
+                        ));
+                    let pool = device.create_query_pool(&info, None).map_err(fail)?;
+                    self.handles
+                        .insert(vk::ObjectType::QUERY_POOL, c.query_pool(), pool.as_raw());
+                }
+                Call::CmdBeginQuery => {
+                    let c = get!(record, call_as_cmd_begin_query, seq, name);
+                    device.cmd_begin_query(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        self.handle(c.query_pool(), seq, name)?,
+                        c.query(),
+                        vk::QueryControlFlags::from_raw(c.flags()),
+                    );
+                }
+                Call::CmdEndQuery => {
+                    let c = get!(record, call_as_cmd_end_query, seq, name);
+                    device.cmd_end_query(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        self.handle(c.query_pool(), seq, name)?,
+                        c.query(),
+                    );
+                }
+                Call::CmdWriteTimestamp => {
+                    let c = get!(record, call_as_cmd_write_timestamp, seq, name);
+                    device.cmd_write_timestamp(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        vk::PipelineStageFlags::from_raw(c.pipeline_stage() as u32),
+                        self.handle(c.query_pool(), seq, name)?,
+                        c.query(),
+                    );
+                }
+                Call::CmdResetQueryPool => {
+                    let c = get!(record, call_as_cmd_reset_query_pool, seq, name);
+                    device.cmd_reset_query_pool(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        self.handle(c.query_pool(), seq, name)?,
+                        c.first_query(),
+                        c.query_count(),
+                    );
+                }
+                Call::CmdCopyQueryPoolResults => {
+                    let c = get!(record, call_as_cmd_copy_query_pool_results, seq, name);
+                    device.cmd_copy_query_pool_results(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        self.handle(c.query_pool(), seq, name)?,
+                        c.first_query(),
+                        c.query_count(),
+                        self.handle(c.dst_buffer(), seq, name)?,
+                        c.dst_offset(),
+                        c.stride(),
+                        vk::QueryResultFlags::from_raw(c.flags()),
+                    );
+                }
+                Call::CmdSetPrimitiveTopology => {
+                    let c = get!(record, call_as_cmd_set_primitive_topology, seq, name);
+                    device.cmd_set_primitive_topology(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        vk::PrimitiveTopology::from_raw(c.topology() as i32),
+                    );
+                }
+                Call::CmdUpdateBuffer => {
+                    let c = get!(record, call_as_cmd_update_buffer, seq, name);
+                    device.cmd_update_buffer(
+                        self.handle(c.command_buffer(), seq, name)?,
+                        self.handle(c.buffer(), seq, name)?,
+                        c.offset(),
+                        c.data().map_or(&[][..], |d| d.bytes()),
+                    );
+                }
+                Call::QueueSubmit => {
+                    let c = get!(record, call_as_queue_submit, seq, name);
+                    let mut batches: Vec<Vec<vk::CommandBuffer>> = Vec::new();
+                    for s in c.submits().iter().flatten() {
+                        batches.push(
+                            s.command_buffers()
+                                .iter()
+                                .flatten()
+                                .map(|b| self.handle(b, seq, name))
+                                .collect::<Result<_, _>>()?,
+                        );
+                    }
+                    let infos: Vec<vk::SubmitInfo> = batches
+                        .iter()
+                        .map(|b| vk::SubmitInfo::default().command_buffers(b))
+                        .collect();
+                    let fence: vk::Fence = self.handle(c.fence(), seq, name)?;
+                    device
+                        .queue_submit(self.queue, &infos, fence)
+                        .map_err(fail)?;
+                    device.queue_wait_idle(self.queue).map_err(fail)?;
+                    self.summary.submits += 1;
+                }
+                Call::QueuePresent => {
+                    let c = get!(record, call_as_queue_present, seq, name);
+                    let swapchains: Vec<u64> = c
+                        .swapchains()
+                        .map(|s| s.iter().collect())
+                        .unwrap_or_default();
+                    let indices: Vec<u32> = c
+                        .image_indices()
+                        .map(|s| s.iter().collect())
+                        .unwrap_or_default();
+                    if self.options.read_frames || self.options.dump_frames.is_some() {
+                        for (s, i) in swapchains.iter().zip(&indices) {
+                            self.present(&device, seq, *s, *i)?;
+                        }
+                    }
+                }
+                Call::CmdDrawIndirectByteCount
+                | Call::CmdBeginConditionalRendering
+                | Call::CmdEndConditionalRendering => {
+                    return Err(DeviceError::call(
+                        seq,
+                        name,
+                        "not replayable on a device yet",
+                    ));
+                }
+                _ => return Err(DeviceError::call(seq, name, "an unknown record")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads presented image `index` of swapchain `id` back, checksums it and dumps it.
+    fn present(
+        &mut self,
+        device: &ash::Device,
+        seq: u64,
+        id: u64,
+        index: u32,
+    ) -> Result<(), DeviceError> {
+        let s = self
+            .swapchains
+            .get(&id)
+            .ok_or_else(|| DeviceError::call(seq, "vkQueuePresentKHR", "an unknown swapchain"))?;
+        let (image, _) = *s.images.get(index as usize).ok_or_else(|| {
+            DeviceError::call(
+                seq,
+                "vkQueuePresentKHR",
+                format!("image {index} of a swapchain of {}", s.images.len()),
+            )
+        })?;
+        let memory = self
+            .memory
+            .as_ref()
+            .ok_or_else(|| DeviceError::call(seq, "vkQueuePresentKHR", "no device"))?;
+        let readback = self
+            .readback
+            .as_mut()
+            .ok_or_else(|| DeviceError::call(seq, "vkQueuePresentKHR", "no device"))?;
+        let frame: frames::FrameImage = readback
+            .read(device, self.queue, memory, image, s)
+            .map_err(|e| DeviceError::call(seq, "vkQueuePresentKHR", e))?;
+        if let Some(dir) = &self.options.dump_frames {
+            frame
+                .write_png(&dir.join(format!("frame-{:06}.png", self.frame)))
+                .map_err(|e| DeviceError::call(seq, "vkQueuePresentKHR", e))?;
+        }
+        self.summary.frames.push(Frame {
+            frame: self.frame,
+            seq,
+            checksum: frame.checksum(),
+        });
+        Ok(())
+    }
+
+    /// Destroys an object the program destroyed.
+    ///
+    /// # Safety
+    /// The program destroyed it, so nothing in flight uses it (submits are waited for).
+    unsafe fn destroy_object(&mut self, device: &ash::Device, ty: vk::ObjectType, id: u64) {
+        let Some(raw) = self.handles.remove(ty, id) else {
+            return;
+        };
+        match ty {
+            vk::ObjectType::BUFFER => device.destroy_buffer(vk::Buffer::from_raw(raw), None),
+            // Swapchain images are the replay's own, destroyed with their swapchain.
+            vk::ObjectType::IMAGE
+                if !self
+                    .swapchains
+                    .values()
+                    .any(|s| s.images.iter().any(|(i, _)| i.as_raw() == raw)) =>
+            {
+                device.destroy_image(vk::Image::from_raw(raw), None)
+            }
+            vk::ObjectType::IMAGE_VIEW => {
+                device.destroy_image_view(vk::ImageView::from_raw(raw), None)
+            }
+            vk::ObjectType::RENDER_PASS => {
+                device.destroy_render_pass(vk::RenderPass::from_raw(raw), None)
+            }
+            vk::ObjectType::FRAMEBUFFER => {
+                device.destroy_framebuffer(vk::Framebuffer::from_raw(raw), None)
+            }
+            vk::ObjectType::SHADER_MODULE => {
+                device.destroy_shader_module(vk::ShaderModule::from_raw(raw), None)
+            }
+            vk::ObjectType::PIPELINE_LAYOUT => {
+                device.destroy_pipeline_layout(vk::PipelineLayout::from_raw(raw), None)
+            }
+            vk::ObjectType::PIPELINE => device.destroy_pipeline(vk::Pipeline::from_raw(raw), None),
+            vk::ObjectType::COMMAND_POOL => {
+                device.destroy_command_pool(vk::CommandPool::from_raw(raw), None)
+            }
+            vk::ObjectType::QUERY_POOL => {
+                device.destroy_query_pool(vk::QueryPool::from_raw(raw), None)
+            }
+            _ => {}
+        }
+    }
+}
