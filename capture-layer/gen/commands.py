@@ -224,12 +224,30 @@ for t in root.find("types").findall("type"):
         struct_elements[t.get("name")] = t
 
 
+def has_pointers(struct):
+    """Whether a structure has pointer members other than `pNext`."""
+    t = struct_elements.get(struct)
+    if t is None or "Video" in struct:
+        return False
+    for m in t.findall("member"):
+        if vulkan_api(m) and (m.find("type").tail or "").count("*") and m.findtext("name") != "pNext":
+            return True
+    return False
+
+
 def member_encoding(m, siblings):
-    """How a pointer member of a structure `s` is recorded, or None if it is no pointer."""
+    """How a member of a structure `s` that holds or embeds pointers is recorded, or
+    None for plain data. Structures pointed to are recorded with what their own
+    pointers point to; an embedded structure with pointers becomes a group of them."""
     type_el = m.find("type")
     base, name = type_el.text, m.findtext("name")
     depth = (type_el.tail or "").count("*")
-    if depth == 0 or name == "pNext":
+    if depth == 0:
+        inner = resolve(base)
+        if inner in struct_elements and has_pointers(inner) and not m.findtext("enum"):
+            return f"group(nested_{inner}(&s.{snake(name)}))"
+        return None
+    if name == "pNext":
         return None
     field = "s." + snake(name)
     spec = (m.get("len") or "").split(",")[0]
@@ -246,7 +264,10 @@ def member_encoding(m, siblings):
         return f"bytes_of({field} as *const u8, {count})" if count else f"value({field} as u64)"
     if spec and count is None:
         return f"value({field} as u64)"
-    return f"elements({field}, {count or f'usize::from(!{field}.is_null())'})"
+    n = count or f"usize::from(!{field}.is_null())"
+    if has_pointers(resolve(base)):
+        return f"with_nested(elements({field}, {n}), {field}, {n}, nested_{resolve(base)})"
+    return f"elements({field}, {n})"
 
 
 nested = {}  # struct name -> list of encodings, in member order
@@ -357,7 +378,7 @@ def write_hooks(out):
     out.write("// Regenerate: scripts/regen-vk-registry\n\n")
     out.write("#![allow(non_snake_case, deprecated, unused_imports, unused_unsafe, clippy::all, clippy::pedantic)]\n\n")
     out.write("use ash::vk;\nuse ash::vk::Handle;\n\n")
-    out.write("use crate::generic::{bytes_of, chained, device_next, elements, instance_next, record, string, strings, value, with_nested};\n")
+    out.write("use crate::generic::{bytes_of, chained, device_next, elements, group, instance_next, record, string, strings, value, with_nested};\n")
     out.write("use trace_format::generated::trace::VulkanParamT;\n")
     out.write("use crate::hooks::Hook;\nuse crate::recorder::Scope;\n\n")
     for title, group in (("INSTANCE", instance), ("DEVICE", device)):
@@ -390,6 +411,19 @@ def write_hooks(out):
                 out.write("    r\n")
             out.write("}\n\n")
 
+    # Nested functions call those of the structures they point to or embed.
+    changed = True
+    while changed:
+        changed = False
+        for name in list(used_nested) + [c for c in chained if c in nested and "Video" not in c]:
+            for e in nested.get(name, []):
+                for ref in re.findall(r"nested_(Vk\w+)", e):
+                    if ref not in used_nested:
+                        used_nested.add(ref)
+                        changed = True
+    for name in chained:
+        if name in nested and "Video" not in name:
+            used_nested.add(name)
     for name, encodings in sorted(nested.items()):
         if name not in used_nested:
             continue
@@ -406,6 +440,13 @@ def write_hooks(out):
         if struct in NOT_IN_ASH or "Video" in struct:
             continue
         out.write(f"        vk::StructureType::{value[len('VK_STRUCTURE_TYPE_'):]} => std::mem::size_of::<vk::{struct[2:]}>(),\n")
+    out.write("        _ => return None,\n    })\n}\n\n")
+    out.write("/// What the pointer members of a chained structure point to, by its `sType`.\n")
+    out.write("///\n/// # Safety\n/// `s` must point to a valid structure of that type.\n")
+    out.write("pub unsafe fn chain_nested(s_type: vk::StructureType, s: *const std::ffi::c_void) -> Option<Vec<VulkanParamT>> {\n    Some(match s_type {\n")
+    for struct, value in sorted(chained.items(), key=lambda kv: kv[1]):
+        if struct in nested and "Video" not in struct:
+            out.write(f"        vk::StructureType::{value[len('VK_STRUCTURE_TYPE_'):]} => nested_{struct}(&*(s as *const vk::{struct[2:]})),\n")
     out.write("        _ => return None,\n    })\n}\n\n")
     out.write("/// Every generated hook, for `vkGetInstanceProcAddr` and `vkGetDeviceProcAddr`.\n")
     out.write(f"pub static HOOKS: [Hook; {len(generated)}] = [\n")

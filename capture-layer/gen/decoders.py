@@ -44,6 +44,8 @@ def write(out, g):
                 continue
             field = g.snake(m.findtext("name"))
             base = m.findtext("type")
+            if enc.startswith("with_nested("):
+                enc = enc[len("with_nested("):]
             if enc.startswith("strings("):
                 fields.append((field, "Vec<String>", "strings(p)"))
             elif enc.startswith("string("):

@@ -91,7 +91,7 @@ def write(out, g):
                     target = "Target::String"
                 elif enc.startswith("bytes_of("):
                     target = "Target::Bytes"
-                elif enc.startswith("elements("):
+                elif enc.startswith("elements(") or enc.startswith("with_nested("):
                     try:
                         target = element_target(m.base)
                     except Unsupported:
@@ -100,6 +100,13 @@ def write(out, g):
                     entries.append(f"Member::Unrecorded {{ offset: {m.offset}, name: \"{m.name}\" }}")
                 else:
                     entries.append(f"Member::Pointer {{ offset: {m.offset}, nested: {index}, target: {target}, name: \"{m.name}\" }}")
+                continue
+            enc = g.member_encoding(m.element, siblings) if t is not None else None
+            if enc is not None and enc.startswith("group("):
+                index = nested_index
+                nested_index += 1
+                inner = g.resolve(m.base)
+                entries.append(f"Member::Group {{ offset: {m.offset}, nested: {index}, layout: &{need(inner)} }}")
                 continue
             count = m.count or 1
             ty = object_type(m.base)

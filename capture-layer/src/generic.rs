@@ -131,6 +131,9 @@ pub unsafe fn chained<T>(ptr: *const T, count: usize) -> VulkanParamT {
             let size = crate::generated::commands::struct_size(s.s_type).unwrap_or(0);
             let mut link = bytes_of(next as *const u8, size);
             link.value = ((i as u64) << 32) | u64::from(s.s_type.as_raw() as u32);
+            if size > 0 {
+                link.nested = crate::generated::commands::chain_nested(s.s_type, next.cast());
+            }
             chain.push(link);
             next = s.p_next;
             depth += 1;
@@ -162,6 +165,13 @@ pub unsafe fn with_nested<T>(
     }
     param.nested = Some(all);
     param
+}
+
+/// What an embedded structure's pointer members point to, as one parameter.
+pub fn group(nested: Vec<VulkanParamT>) -> VulkanParamT {
+    let mut p = value(0);
+    p.nested = Some(nested);
+    p
 }
 
 /// The most array elements whose nested pointers are followed.

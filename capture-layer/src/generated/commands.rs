@@ -6,7 +6,7 @@
 use ash::vk;
 use ash::vk::Handle;
 
-use crate::generic::{bytes_of, chained, device_next, elements, instance_next, record, string, strings, value, with_nested};
+use crate::generic::{bytes_of, chained, device_next, elements, group, instance_next, record, string, strings, value, with_nested};
 use trace_format::generated::trace::VulkanParamT;
 use crate::hooks::Hook;
 use crate::recorder::Scope;
@@ -1464,7 +1464,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR(physical_
         vec![
             value(physical_device.as_raw()),
             elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            chained(p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            with_nested(chained(p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }), p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, nested_VkDisplayProperties2KHR),
         ]
     });
     r
@@ -2187,7 +2187,7 @@ pub unsafe extern "system" fn vkCreateComputePipelines(device: vk::Device, pipel
             value(device.as_raw()),
             value(pipeline_cache.as_raw()),
             value(create_info_count as u64),
-            chained(p_create_infos as *const vk::ComputePipelineCreateInfo, create_info_count as usize),
+            with_nested(chained(p_create_infos as *const vk::ComputePipelineCreateInfo, create_info_count as usize), p_create_infos as *const vk::ComputePipelineCreateInfo, create_info_count as usize, nested_VkComputePipelineCreateInfo),
             with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
             elements(p_pipelines as *const vk::Pipeline, create_info_count as usize),
         ]
@@ -5185,7 +5185,7 @@ pub unsafe extern "system" fn vkCreateAccelerationStructureNV(device: vk::Device
     record(Scope::Setup, r.as_raw(), "vkCreateAccelerationStructureNV", || {
         vec![
             value(device.as_raw()),
-            chained(p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null())),
+            with_nested(chained(p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null())), p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null()), nested_VkAccelerationStructureCreateInfoNV),
             with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
             elements(p_acceleration_structure as *const vk::AccelerationStructureNV, usize::from(!p_acceleration_structure.is_null())),
         ]
@@ -7978,10 +7978,25 @@ unsafe fn nested_VkAccelerationStructureBuildGeometryInfoKHR(s: &vk::Acceleratio
     ]
 }
 
+/// What `VkAccelerationStructureCreateInfoNV`'s pointer members point to, in member order.
+unsafe fn nested_VkAccelerationStructureCreateInfoNV(s: &vk::AccelerationStructureCreateInfoNV) -> Vec<VulkanParamT> {
+    vec![
+        group(nested_VkAccelerationStructureInfoNV(&s.info)),
+    ]
+}
+
 /// What `VkAccelerationStructureInfoNV`'s pointer members point to, in member order.
 unsafe fn nested_VkAccelerationStructureInfoNV(s: &vk::AccelerationStructureInfoNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_geometries, s.geometry_count as usize),
+    ]
+}
+
+/// What `VkAccelerationStructureTrianglesOpacityMicromapEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkAccelerationStructureTrianglesOpacityMicromapEXT(s: &vk::AccelerationStructureTrianglesOpacityMicromapEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_usage_counts, s.usage_counts_count as usize),
+        value(s.pp_usage_counts as u64),
     ]
 }
 
@@ -7999,6 +8014,21 @@ unsafe fn nested_VkAllocationCallbacks(s: &vk::AllocationCallbacks) -> Vec<Vulka
     ]
 }
 
+/// What `VkApplicationInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkApplicationInfo(s: &vk::ApplicationInfo) -> Vec<VulkanParamT> {
+    vec![
+        string(s.p_application_name),
+        string(s.p_engine_name),
+    ]
+}
+
+/// What `VkAttachmentSampleCountInfoAMD`'s pointer members point to, in member order.
+unsafe fn nested_VkAttachmentSampleCountInfoAMD(s: &vk::AttachmentSampleCountInfoAMD) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_color_attachment_samples, s.color_attachment_count as usize),
+    ]
+}
+
 /// What `VkBindAccelerationStructureMemoryInfoNV`'s pointer members point to, in member order.
 unsafe fn nested_VkBindAccelerationStructureMemoryInfoNV(s: &vk::BindAccelerationStructureMemoryInfoNV) -> Vec<VulkanParamT> {
     vec![
@@ -8006,13 +8036,28 @@ unsafe fn nested_VkBindAccelerationStructureMemoryInfoNV(s: &vk::BindAcceleratio
     ]
 }
 
+/// What `VkBindBufferMemoryDeviceGroupInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkBindBufferMemoryDeviceGroupInfo(s: &vk::BindBufferMemoryDeviceGroupInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_device_indices, s.device_index_count as usize),
+    ]
+}
+
+/// What `VkBindImageMemoryDeviceGroupInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkBindImageMemoryDeviceGroupInfo(s: &vk::BindImageMemoryDeviceGroupInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_device_indices, s.device_index_count as usize),
+        elements(s.p_split_instance_bind_regions, s.split_instance_bind_region_count as usize),
+    ]
+}
+
 /// What `VkBindSparseInfo`'s pointer members point to, in member order.
 unsafe fn nested_VkBindSparseInfo(s: &vk::BindSparseInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_wait_semaphores, s.wait_semaphore_count as usize),
-        elements(s.p_buffer_binds, s.buffer_bind_count as usize),
-        elements(s.p_image_opaque_binds, s.image_opaque_bind_count as usize),
-        elements(s.p_image_binds, s.image_bind_count as usize),
+        with_nested(elements(s.p_buffer_binds, s.buffer_bind_count as usize), s.p_buffer_binds, s.buffer_bind_count as usize, nested_VkSparseBufferMemoryBindInfo),
+        with_nested(elements(s.p_image_opaque_binds, s.image_opaque_bind_count as usize), s.p_image_opaque_binds, s.image_opaque_bind_count as usize, nested_VkSparseImageOpaqueMemoryBindInfo),
+        with_nested(elements(s.p_image_binds, s.image_bind_count as usize), s.p_image_binds, s.image_bind_count as usize, nested_VkSparseImageMemoryBindInfo),
         elements(s.p_signal_semaphores, s.signal_semaphore_count as usize),
     ]
 }
@@ -8021,6 +8066,20 @@ unsafe fn nested_VkBindSparseInfo(s: &vk::BindSparseInfo) -> Vec<VulkanParamT> {
 unsafe fn nested_VkBlitImageInfo2(s: &vk::BlitImageInfo2) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_regions, s.region_count as usize),
+    ]
+}
+
+/// What `VkBufferConstraintsInfoFUCHSIA`'s pointer members point to, in member order.
+unsafe fn nested_VkBufferConstraintsInfoFUCHSIA(s: &vk::BufferConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
+    vec![
+        group(nested_VkBufferCreateInfo(&s.create_info)),
+    ]
+}
+
+/// What `VkBufferCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkBufferCreateInfo(s: &vk::BufferCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_queue_family_indices, s.queue_family_index_count as usize),
     ]
 }
 
@@ -8042,6 +8101,34 @@ unsafe fn nested_VkCheckpointDataNV(s: &vk::CheckpointDataNV) -> Vec<VulkanParam
 unsafe fn nested_VkCoarseSampleOrderCustomNV(s: &vk::CoarseSampleOrderCustomNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_sample_locations, s.sample_location_count as usize),
+    ]
+}
+
+/// What `VkCommandBufferBeginInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkCommandBufferBeginInfo(s: &vk::CommandBufferBeginInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_inheritance_info, usize::from(!s.p_inheritance_info.is_null())),
+    ]
+}
+
+/// What `VkCommandBufferInheritanceRenderingInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkCommandBufferInheritanceRenderingInfo(s: &vk::CommandBufferInheritanceRenderingInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_color_attachment_formats, s.color_attachment_count as usize),
+    ]
+}
+
+/// What `VkCommandBufferInheritanceViewportScissorInfoNV`'s pointer members point to, in member order.
+unsafe fn nested_VkCommandBufferInheritanceViewportScissorInfoNV(s: &vk::CommandBufferInheritanceViewportScissorInfoNV) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_viewport_depths, usize::from(!s.p_viewport_depths.is_null())),
+    ]
+}
+
+/// What `VkComputePipelineCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkComputePipelineCreateInfo(s: &vk::ComputePipelineCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        group(nested_VkPipelineShaderStageCreateInfo(&s.stage)),
     ]
 }
 
@@ -8095,6 +8182,14 @@ unsafe fn nested_VkCuModuleCreateInfoNVX(s: &vk::CuModuleCreateInfoNVX) -> Vec<V
     ]
 }
 
+/// What `VkD3D12FenceSubmitInfoKHR`'s pointer members point to, in member order.
+unsafe fn nested_VkD3D12FenceSubmitInfoKHR(s: &vk::D3D12FenceSubmitInfoKHR) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_wait_semaphore_values, s.wait_semaphore_values_count as usize),
+        elements(s.p_signal_semaphore_values, s.signal_semaphore_values_count as usize),
+    ]
+}
+
 /// What `VkDebugMarkerMarkerInfoEXT`'s pointer members point to, in member order.
 unsafe fn nested_VkDebugMarkerMarkerInfoEXT(s: &vk::DebugMarkerMarkerInfoEXT) -> Vec<VulkanParamT> {
     vec![
@@ -8135,9 +8230,9 @@ unsafe fn nested_VkDebugUtilsMessengerCallbackDataEXT(s: &vk::DebugUtilsMessenge
     vec![
         string(s.p_message_id_name),
         string(s.p_message),
-        elements(s.p_queue_labels, s.queue_label_count as usize),
-        elements(s.p_cmd_buf_labels, s.cmd_buf_label_count as usize),
-        elements(s.p_objects, s.object_count as usize),
+        with_nested(elements(s.p_queue_labels, s.queue_label_count as usize), s.p_queue_labels, s.queue_label_count as usize, nested_VkDebugUtilsLabelEXT),
+        with_nested(elements(s.p_cmd_buf_labels, s.cmd_buf_label_count as usize), s.p_cmd_buf_labels, s.cmd_buf_label_count as usize, nested_VkDebugUtilsLabelEXT),
+        with_nested(elements(s.p_objects, s.object_count as usize), s.p_objects, s.object_count as usize, nested_VkDebugUtilsObjectNameInfoEXT),
     ]
 }
 
@@ -8185,10 +8280,31 @@ unsafe fn nested_VkDescriptorSetAllocateInfo(s: &vk::DescriptorSetAllocateInfo) 
     ]
 }
 
+/// What `VkDescriptorSetLayoutBinding`'s pointer members point to, in member order.
+unsafe fn nested_VkDescriptorSetLayoutBinding(s: &vk::DescriptorSetLayoutBinding) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_immutable_samplers, s.descriptor_count as usize),
+    ]
+}
+
+/// What `VkDescriptorSetLayoutBindingFlagsCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkDescriptorSetLayoutBindingFlagsCreateInfo(s: &vk::DescriptorSetLayoutBindingFlagsCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_binding_flags, s.binding_count as usize),
+    ]
+}
+
 /// What `VkDescriptorSetLayoutCreateInfo`'s pointer members point to, in member order.
 unsafe fn nested_VkDescriptorSetLayoutCreateInfo(s: &vk::DescriptorSetLayoutCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_bindings, s.binding_count as usize),
+        with_nested(elements(s.p_bindings, s.binding_count as usize), s.p_bindings, s.binding_count as usize, nested_VkDescriptorSetLayoutBinding),
+    ]
+}
+
+/// What `VkDescriptorSetVariableDescriptorCountAllocateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkDescriptorSetVariableDescriptorCountAllocateInfo(s: &vk::DescriptorSetVariableDescriptorCountAllocateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_descriptor_counts, s.descriptor_set_count as usize),
     ]
 }
 
@@ -8202,7 +8318,24 @@ unsafe fn nested_VkDescriptorUpdateTemplateCreateInfo(s: &vk::DescriptorUpdateTe
 /// What `VkDeviceBufferMemoryRequirements`'s pointer members point to, in member order.
 unsafe fn nested_VkDeviceBufferMemoryRequirements(s: &vk::DeviceBufferMemoryRequirements) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_create_info, usize::from(!s.p_create_info.is_null())),
+        with_nested(elements(s.p_create_info, usize::from(!s.p_create_info.is_null())), s.p_create_info, usize::from(!s.p_create_info.is_null()), nested_VkBufferCreateInfo),
+    ]
+}
+
+/// What `VkDeviceCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkDeviceCreateInfo(s: &vk::DeviceCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        with_nested(elements(s.p_queue_create_infos, s.queue_create_info_count as usize), s.p_queue_create_infos, s.queue_create_info_count as usize, nested_VkDeviceQueueCreateInfo),
+        strings(s.pp_enabled_layer_names, s.enabled_layer_count as usize),
+        strings(s.pp_enabled_extension_names, s.enabled_extension_count as usize),
+        elements(s.p_enabled_features, usize::from(!s.p_enabled_features.is_null())),
+    ]
+}
+
+/// What `VkDeviceDeviceMemoryReportCreateInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkDeviceDeviceMemoryReportCreateInfoEXT(s: &vk::DeviceDeviceMemoryReportCreateInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        value(s.p_user_data as u64),
     ]
 }
 
@@ -8215,10 +8348,61 @@ unsafe fn nested_VkDeviceFaultInfoEXT(s: &vk::DeviceFaultInfoEXT) -> Vec<VulkanP
     ]
 }
 
+/// What `VkDeviceGroupDeviceCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkDeviceGroupDeviceCreateInfo(s: &vk::DeviceGroupDeviceCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_physical_devices, s.physical_device_count as usize),
+    ]
+}
+
+/// What `VkDeviceGroupPresentInfoKHR`'s pointer members point to, in member order.
+unsafe fn nested_VkDeviceGroupPresentInfoKHR(s: &vk::DeviceGroupPresentInfoKHR) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_device_masks, s.swapchain_count as usize),
+    ]
+}
+
+/// What `VkDeviceGroupRenderPassBeginInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkDeviceGroupRenderPassBeginInfo(s: &vk::DeviceGroupRenderPassBeginInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_device_render_areas, s.device_render_area_count as usize),
+    ]
+}
+
+/// What `VkDeviceGroupSubmitInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkDeviceGroupSubmitInfo(s: &vk::DeviceGroupSubmitInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_wait_semaphore_device_indices, s.wait_semaphore_count as usize),
+        elements(s.p_command_buffer_device_masks, s.command_buffer_count as usize),
+        elements(s.p_signal_semaphore_device_indices, s.signal_semaphore_count as usize),
+    ]
+}
+
 /// What `VkDeviceImageMemoryRequirements`'s pointer members point to, in member order.
 unsafe fn nested_VkDeviceImageMemoryRequirements(s: &vk::DeviceImageMemoryRequirements) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_create_info, usize::from(!s.p_create_info.is_null())),
+        with_nested(elements(s.p_create_info, usize::from(!s.p_create_info.is_null())), s.p_create_info, usize::from(!s.p_create_info.is_null()), nested_VkImageCreateInfo),
+    ]
+}
+
+/// What `VkDeviceQueueCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkDeviceQueueCreateInfo(s: &vk::DeviceQueueCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_queue_priorities, s.queue_count as usize),
+    ]
+}
+
+/// What `VkDirectDriverLoadingListLUNARG`'s pointer members point to, in member order.
+unsafe fn nested_VkDirectDriverLoadingListLUNARG(s: &vk::DirectDriverLoadingListLUNARG) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_drivers, s.driver_count as usize),
+    ]
+}
+
+/// What `VkDisplayProperties2KHR`'s pointer members point to, in member order.
+unsafe fn nested_VkDisplayProperties2KHR(s: &vk::DisplayProperties2KHR) -> Vec<VulkanParamT> {
+    vec![
+        group(nested_VkDisplayPropertiesKHR(&s.display_properties)),
     ]
 }
 
@@ -8229,6 +8413,48 @@ unsafe fn nested_VkDisplayPropertiesKHR(s: &vk::DisplayPropertiesKHR) -> Vec<Vul
     ]
 }
 
+/// What `VkDrmFormatModifierPropertiesList2EXT`'s pointer members point to, in member order.
+unsafe fn nested_VkDrmFormatModifierPropertiesList2EXT(s: &vk::DrmFormatModifierPropertiesList2EXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_drm_format_modifier_properties, s.drm_format_modifier_count as usize),
+    ]
+}
+
+/// What `VkDrmFormatModifierPropertiesListEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkDrmFormatModifierPropertiesListEXT(s: &vk::DrmFormatModifierPropertiesListEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_drm_format_modifier_properties, s.drm_format_modifier_count as usize),
+    ]
+}
+
+/// What `VkFragmentShadingRateAttachmentInfoKHR`'s pointer members point to, in member order.
+unsafe fn nested_VkFragmentShadingRateAttachmentInfoKHR(s: &vk::FragmentShadingRateAttachmentInfoKHR) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_fragment_shading_rate_attachment, usize::from(!s.p_fragment_shading_rate_attachment.is_null())),
+    ]
+}
+
+/// What `VkFramebufferAttachmentImageInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkFramebufferAttachmentImageInfo(s: &vk::FramebufferAttachmentImageInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_view_formats, s.view_format_count as usize),
+    ]
+}
+
+/// What `VkFramebufferAttachmentsCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkFramebufferAttachmentsCreateInfo(s: &vk::FramebufferAttachmentsCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        with_nested(elements(s.p_attachment_image_infos, s.attachment_image_info_count as usize), s.p_attachment_image_infos, s.attachment_image_info_count as usize, nested_VkFramebufferAttachmentImageInfo),
+    ]
+}
+
+/// What `VkFramebufferCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkFramebufferCreateInfo(s: &vk::FramebufferCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_attachments, s.attachment_count as usize),
+    ]
+}
+
 /// What `VkGeneratedCommandsInfoNV`'s pointer members point to, in member order.
 unsafe fn nested_VkGeneratedCommandsInfoNV(s: &vk::GeneratedCommandsInfoNV) -> Vec<VulkanParamT> {
     vec![
@@ -8236,11 +8462,116 @@ unsafe fn nested_VkGeneratedCommandsInfoNV(s: &vk::GeneratedCommandsInfoNV) -> V
     ]
 }
 
+/// What `VkGraphicsPipelineCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkGraphicsPipelineCreateInfo(s: &vk::GraphicsPipelineCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        with_nested(elements(s.p_stages, s.stage_count as usize), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
+        with_nested(elements(s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null())), s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), nested_VkPipelineVertexInputStateCreateInfo),
+        elements(s.p_input_assembly_state, usize::from(!s.p_input_assembly_state.is_null())),
+        elements(s.p_tessellation_state, usize::from(!s.p_tessellation_state.is_null())),
+        with_nested(elements(s.p_viewport_state, usize::from(!s.p_viewport_state.is_null())), s.p_viewport_state, usize::from(!s.p_viewport_state.is_null()), nested_VkPipelineViewportStateCreateInfo),
+        elements(s.p_rasterization_state, usize::from(!s.p_rasterization_state.is_null())),
+        with_nested(elements(s.p_multisample_state, usize::from(!s.p_multisample_state.is_null())), s.p_multisample_state, usize::from(!s.p_multisample_state.is_null()), nested_VkPipelineMultisampleStateCreateInfo),
+        elements(s.p_depth_stencil_state, usize::from(!s.p_depth_stencil_state.is_null())),
+        with_nested(elements(s.p_color_blend_state, usize::from(!s.p_color_blend_state.is_null())), s.p_color_blend_state, usize::from(!s.p_color_blend_state.is_null()), nested_VkPipelineColorBlendStateCreateInfo),
+        with_nested(elements(s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null())), s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), nested_VkPipelineDynamicStateCreateInfo),
+    ]
+}
+
+/// What `VkGraphicsPipelineShaderGroupsCreateInfoNV`'s pointer members point to, in member order.
+unsafe fn nested_VkGraphicsPipelineShaderGroupsCreateInfoNV(s: &vk::GraphicsPipelineShaderGroupsCreateInfoNV) -> Vec<VulkanParamT> {
+    vec![
+        with_nested(elements(s.p_groups, s.group_count as usize), s.p_groups, s.group_count as usize, nested_VkGraphicsShaderGroupCreateInfoNV),
+        elements(s.p_pipelines, s.pipeline_count as usize),
+    ]
+}
+
+/// What `VkGraphicsShaderGroupCreateInfoNV`'s pointer members point to, in member order.
+unsafe fn nested_VkGraphicsShaderGroupCreateInfoNV(s: &vk::GraphicsShaderGroupCreateInfoNV) -> Vec<VulkanParamT> {
+    vec![
+        with_nested(elements(s.p_stages, s.stage_count as usize), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
+        with_nested(elements(s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null())), s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), nested_VkPipelineVertexInputStateCreateInfo),
+        elements(s.p_tessellation_state, usize::from(!s.p_tessellation_state.is_null())),
+    ]
+}
+
+/// What `VkIOSSurfaceCreateInfoMVK`'s pointer members point to, in member order.
+unsafe fn nested_VkIOSSurfaceCreateInfoMVK(s: &vk::IOSSurfaceCreateInfoMVK) -> Vec<VulkanParamT> {
+    vec![
+        value(s.p_view as u64),
+    ]
+}
+
+/// What `VkImageCompressionControlEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkImageCompressionControlEXT(s: &vk::ImageCompressionControlEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_fixed_rate_flags, s.compression_control_plane_count as usize),
+    ]
+}
+
+/// What `VkImageConstraintsInfoFUCHSIA`'s pointer members point to, in member order.
+unsafe fn nested_VkImageConstraintsInfoFUCHSIA(s: &vk::ImageConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
+    vec![
+        with_nested(elements(s.p_format_constraints, s.format_constraints_count as usize), s.p_format_constraints, s.format_constraints_count as usize, nested_VkImageFormatConstraintsInfoFUCHSIA),
+    ]
+}
+
+/// What `VkImageCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkImageCreateInfo(s: &vk::ImageCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_queue_family_indices, s.queue_family_index_count as usize),
+    ]
+}
+
+/// What `VkImageDrmFormatModifierExplicitCreateInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkImageDrmFormatModifierExplicitCreateInfoEXT(s: &vk::ImageDrmFormatModifierExplicitCreateInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_plane_layouts, s.drm_format_modifier_plane_count as usize),
+    ]
+}
+
+/// What `VkImageDrmFormatModifierListCreateInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkImageDrmFormatModifierListCreateInfoEXT(s: &vk::ImageDrmFormatModifierListCreateInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_drm_format_modifiers, s.drm_format_modifier_count as usize),
+    ]
+}
+
+/// What `VkImageFormatConstraintsInfoFUCHSIA`'s pointer members point to, in member order.
+unsafe fn nested_VkImageFormatConstraintsInfoFUCHSIA(s: &vk::ImageFormatConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
+    vec![
+        group(nested_VkImageCreateInfo(&s.image_create_info)),
+        elements(s.p_color_spaces, s.color_space_count as usize),
+    ]
+}
+
+/// What `VkImageFormatListCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkImageFormatListCreateInfo(s: &vk::ImageFormatListCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_view_formats, s.view_format_count as usize),
+    ]
+}
+
+/// What `VkImportMemoryHostPointerInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkImportMemoryHostPointerInfoEXT(s: &vk::ImportMemoryHostPointerInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        value(s.p_host_pointer as u64),
+    ]
+}
+
 /// What `VkIndirectCommandsLayoutCreateInfoNV`'s pointer members point to, in member order.
 unsafe fn nested_VkIndirectCommandsLayoutCreateInfoNV(s: &vk::IndirectCommandsLayoutCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_tokens, s.token_count as usize),
+        with_nested(elements(s.p_tokens, s.token_count as usize), s.p_tokens, s.token_count as usize, nested_VkIndirectCommandsLayoutTokenNV),
         elements(s.p_stream_strides, s.stream_count as usize),
+    ]
+}
+
+/// What `VkIndirectCommandsLayoutTokenNV`'s pointer members point to, in member order.
+unsafe fn nested_VkIndirectCommandsLayoutTokenNV(s: &vk::IndirectCommandsLayoutTokenNV) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_index_types, s.index_type_count as usize),
+        elements(s.p_index_type_values, s.index_type_count as usize),
     ]
 }
 
@@ -8248,6 +8579,22 @@ unsafe fn nested_VkIndirectCommandsLayoutCreateInfoNV(s: &vk::IndirectCommandsLa
 unsafe fn nested_VkInitializePerformanceApiInfoINTEL(s: &vk::InitializePerformanceApiInfoINTEL) -> Vec<VulkanParamT> {
     vec![
         value(s.p_user_data as u64),
+    ]
+}
+
+/// What `VkInstanceCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkInstanceCreateInfo(s: &vk::InstanceCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        with_nested(elements(s.p_application_info, usize::from(!s.p_application_info.is_null())), s.p_application_info, usize::from(!s.p_application_info.is_null()), nested_VkApplicationInfo),
+        strings(s.pp_enabled_layer_names, s.enabled_layer_count as usize),
+        strings(s.pp_enabled_extension_names, s.enabled_extension_count as usize),
+    ]
+}
+
+/// What `VkMacOSSurfaceCreateInfoMVK`'s pointer members point to, in member order.
+unsafe fn nested_VkMacOSSurfaceCreateInfoMVK(s: &vk::MacOSSurfaceCreateInfoMVK) -> Vec<VulkanParamT> {
+    vec![
+        value(s.p_view as u64),
     ]
 }
 
@@ -8266,10 +8613,52 @@ unsafe fn nested_VkMicromapVersionInfoEXT(s: &vk::MicromapVersionInfoEXT) -> Vec
     ]
 }
 
+/// What `VkMutableDescriptorTypeCreateInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkMutableDescriptorTypeCreateInfoEXT(s: &vk::MutableDescriptorTypeCreateInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        with_nested(elements(s.p_mutable_descriptor_type_lists, s.mutable_descriptor_type_list_count as usize), s.p_mutable_descriptor_type_lists, s.mutable_descriptor_type_list_count as usize, nested_VkMutableDescriptorTypeListEXT),
+    ]
+}
+
+/// What `VkMutableDescriptorTypeListEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkMutableDescriptorTypeListEXT(s: &vk::MutableDescriptorTypeListEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_descriptor_types, s.descriptor_type_count as usize),
+    ]
+}
+
+/// What `VkNativeBufferANDROID`'s pointer members point to, in member order.
+unsafe fn nested_VkNativeBufferANDROID(s: &vk::NativeBufferANDROID) -> Vec<VulkanParamT> {
+    vec![
+        value(s.handle as u64),
+    ]
+}
+
+/// What `VkOpaqueCaptureDescriptorDataCreateInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkOpaqueCaptureDescriptorDataCreateInfoEXT(s: &vk::OpaqueCaptureDescriptorDataCreateInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        value(s.opaque_capture_descriptor_data as u64),
+    ]
+}
+
 /// What `VkOpticalFlowExecuteInfoNV`'s pointer members point to, in member order.
 unsafe fn nested_VkOpticalFlowExecuteInfoNV(s: &vk::OpticalFlowExecuteInfoNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_regions, s.region_count as usize),
+    ]
+}
+
+/// What `VkOpticalFlowSessionCreatePrivateDataInfoNV`'s pointer members point to, in member order.
+unsafe fn nested_VkOpticalFlowSessionCreatePrivateDataInfoNV(s: &vk::OpticalFlowSessionCreatePrivateDataInfoNV) -> Vec<VulkanParamT> {
+    vec![
+        value(s.p_private_data as u64),
+    ]
+}
+
+/// What `VkPhysicalDeviceImageDrmFormatModifierInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkPhysicalDeviceImageDrmFormatModifierInfoEXT(s: &vk::PhysicalDeviceImageDrmFormatModifierInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_queue_family_indices, s.queue_family_index_count as usize),
     ]
 }
 
@@ -8280,10 +8669,200 @@ unsafe fn nested_VkPipelineCacheCreateInfo(s: &vk::PipelineCacheCreateInfo) -> V
     ]
 }
 
+/// What `VkPipelineColorBlendStateCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineColorBlendStateCreateInfo(s: &vk::PipelineColorBlendStateCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_attachments, s.attachment_count as usize),
+    ]
+}
+
+/// What `VkPipelineColorWriteCreateInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineColorWriteCreateInfoEXT(s: &vk::PipelineColorWriteCreateInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_color_write_enables, s.attachment_count as usize),
+    ]
+}
+
+/// What `VkPipelineCoverageModulationStateCreateInfoNV`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineCoverageModulationStateCreateInfoNV(s: &vk::PipelineCoverageModulationStateCreateInfoNV) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_coverage_modulation_table, s.coverage_modulation_table_count as usize),
+    ]
+}
+
+/// What `VkPipelineCreationFeedbackCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineCreationFeedbackCreateInfo(s: &vk::PipelineCreationFeedbackCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_pipeline_creation_feedback, usize::from(!s.p_pipeline_creation_feedback.is_null())),
+        elements(s.p_pipeline_stage_creation_feedbacks, s.pipeline_stage_creation_feedback_count as usize),
+    ]
+}
+
+/// What `VkPipelineDiscardRectangleStateCreateInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineDiscardRectangleStateCreateInfoEXT(s: &vk::PipelineDiscardRectangleStateCreateInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_discard_rectangles, s.discard_rectangle_count as usize),
+    ]
+}
+
+/// What `VkPipelineDynamicStateCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineDynamicStateCreateInfo(s: &vk::PipelineDynamicStateCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_dynamic_states, s.dynamic_state_count as usize),
+    ]
+}
+
 /// What `VkPipelineExecutableInternalRepresentationKHR`'s pointer members point to, in member order.
 unsafe fn nested_VkPipelineExecutableInternalRepresentationKHR(s: &vk::PipelineExecutableInternalRepresentationKHR) -> Vec<VulkanParamT> {
     vec![
         bytes_of(s.p_data as *const u8, s.data_size as usize),
+    ]
+}
+
+/// What `VkPipelineLayoutCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineLayoutCreateInfo(s: &vk::PipelineLayoutCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_set_layouts, s.set_layout_count as usize),
+        elements(s.p_push_constant_ranges, s.push_constant_range_count as usize),
+    ]
+}
+
+/// What `VkPipelineLibraryCreateInfoKHR`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineLibraryCreateInfoKHR(s: &vk::PipelineLibraryCreateInfoKHR) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_libraries, s.library_count as usize),
+    ]
+}
+
+/// What `VkPipelineMultisampleStateCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineMultisampleStateCreateInfo(s: &vk::PipelineMultisampleStateCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        value(s.p_sample_mask as u64),
+    ]
+}
+
+/// What `VkPipelineRenderingCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineRenderingCreateInfo(s: &vk::PipelineRenderingCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_color_attachment_formats, s.color_attachment_count as usize),
+    ]
+}
+
+/// What `VkPipelineSampleLocationsStateCreateInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineSampleLocationsStateCreateInfoEXT(s: &vk::PipelineSampleLocationsStateCreateInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        group(nested_VkSampleLocationsInfoEXT(&s.sample_locations_info)),
+    ]
+}
+
+/// What `VkPipelineShaderStageCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineShaderStageCreateInfo(s: &vk::PipelineShaderStageCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        string(s.p_name),
+        with_nested(elements(s.p_specialization_info, usize::from(!s.p_specialization_info.is_null())), s.p_specialization_info, usize::from(!s.p_specialization_info.is_null()), nested_VkSpecializationInfo),
+    ]
+}
+
+/// What `VkPipelineShaderStageModuleIdentifierCreateInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineShaderStageModuleIdentifierCreateInfoEXT(s: &vk::PipelineShaderStageModuleIdentifierCreateInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_identifier, s.identifier_size as usize),
+    ]
+}
+
+/// What `VkPipelineVertexInputDivisorStateCreateInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineVertexInputDivisorStateCreateInfoEXT(s: &vk::PipelineVertexInputDivisorStateCreateInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_vertex_binding_divisors, s.vertex_binding_divisor_count as usize),
+    ]
+}
+
+/// What `VkPipelineVertexInputStateCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineVertexInputStateCreateInfo(s: &vk::PipelineVertexInputStateCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_vertex_binding_descriptions, s.vertex_binding_description_count as usize),
+        elements(s.p_vertex_attribute_descriptions, s.vertex_attribute_description_count as usize),
+    ]
+}
+
+/// What `VkPipelineViewportCoarseSampleOrderStateCreateInfoNV`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineViewportCoarseSampleOrderStateCreateInfoNV(s: &vk::PipelineViewportCoarseSampleOrderStateCreateInfoNV) -> Vec<VulkanParamT> {
+    vec![
+        with_nested(elements(s.p_custom_sample_orders, s.custom_sample_order_count as usize), s.p_custom_sample_orders, s.custom_sample_order_count as usize, nested_VkCoarseSampleOrderCustomNV),
+    ]
+}
+
+/// What `VkPipelineViewportExclusiveScissorStateCreateInfoNV`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineViewportExclusiveScissorStateCreateInfoNV(s: &vk::PipelineViewportExclusiveScissorStateCreateInfoNV) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_exclusive_scissors, s.exclusive_scissor_count as usize),
+    ]
+}
+
+/// What `VkPipelineViewportShadingRateImageStateCreateInfoNV`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineViewportShadingRateImageStateCreateInfoNV(s: &vk::PipelineViewportShadingRateImageStateCreateInfoNV) -> Vec<VulkanParamT> {
+    vec![
+        with_nested(elements(s.p_shading_rate_palettes, s.viewport_count as usize), s.p_shading_rate_palettes, s.viewport_count as usize, nested_VkShadingRatePaletteNV),
+    ]
+}
+
+/// What `VkPipelineViewportStateCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineViewportStateCreateInfo(s: &vk::PipelineViewportStateCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_viewports, s.viewport_count as usize),
+        elements(s.p_scissors, s.scissor_count as usize),
+    ]
+}
+
+/// What `VkPipelineViewportSwizzleStateCreateInfoNV`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineViewportSwizzleStateCreateInfoNV(s: &vk::PipelineViewportSwizzleStateCreateInfoNV) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_viewport_swizzles, s.viewport_count as usize),
+    ]
+}
+
+/// What `VkPipelineViewportWScalingStateCreateInfoNV`'s pointer members point to, in member order.
+unsafe fn nested_VkPipelineViewportWScalingStateCreateInfoNV(s: &vk::PipelineViewportWScalingStateCreateInfoNV) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_viewport_w_scalings, s.viewport_count as usize),
+    ]
+}
+
+/// What `VkPresentIdKHR`'s pointer members point to, in member order.
+unsafe fn nested_VkPresentIdKHR(s: &vk::PresentIdKHR) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_present_ids, s.swapchain_count as usize),
+    ]
+}
+
+/// What `VkPresentInfoKHR`'s pointer members point to, in member order.
+unsafe fn nested_VkPresentInfoKHR(s: &vk::PresentInfoKHR) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_wait_semaphores, s.wait_semaphore_count as usize),
+        elements(s.p_swapchains, s.swapchain_count as usize),
+        elements(s.p_image_indices, s.swapchain_count as usize),
+        elements(s.p_results, s.swapchain_count as usize),
+    ]
+}
+
+/// What `VkPresentRegionKHR`'s pointer members point to, in member order.
+unsafe fn nested_VkPresentRegionKHR(s: &vk::PresentRegionKHR) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_rectangles, s.rectangle_count as usize),
+    ]
+}
+
+/// What `VkPresentRegionsKHR`'s pointer members point to, in member order.
+unsafe fn nested_VkPresentRegionsKHR(s: &vk::PresentRegionsKHR) -> Vec<VulkanParamT> {
+    vec![
+        with_nested(elements(s.p_regions, s.swapchain_count as usize), s.p_regions, s.swapchain_count as usize, nested_VkPresentRegionKHR),
+    ]
+}
+
+/// What `VkPresentTimesInfoGOOGLE`'s pointer members point to, in member order.
+unsafe fn nested_VkPresentTimesInfoGOOGLE(s: &vk::PresentTimesInfoGOOGLE) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_times, s.swapchain_count as usize),
     ]
 }
 
@@ -8297,19 +8876,26 @@ unsafe fn nested_VkQueryPoolPerformanceCreateInfoKHR(s: &vk::QueryPoolPerformanc
 /// What `VkRayTracingPipelineCreateInfoKHR`'s pointer members point to, in member order.
 unsafe fn nested_VkRayTracingPipelineCreateInfoKHR(s: &vk::RayTracingPipelineCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_stages, s.stage_count as usize),
-        elements(s.p_groups, s.group_count as usize),
-        elements(s.p_library_info, usize::from(!s.p_library_info.is_null())),
+        with_nested(elements(s.p_stages, s.stage_count as usize), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
+        with_nested(elements(s.p_groups, s.group_count as usize), s.p_groups, s.group_count as usize, nested_VkRayTracingShaderGroupCreateInfoKHR),
+        with_nested(elements(s.p_library_info, usize::from(!s.p_library_info.is_null())), s.p_library_info, usize::from(!s.p_library_info.is_null()), nested_VkPipelineLibraryCreateInfoKHR),
         elements(s.p_library_interface, usize::from(!s.p_library_interface.is_null())),
-        elements(s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null())),
+        with_nested(elements(s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null())), s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), nested_VkPipelineDynamicStateCreateInfo),
     ]
 }
 
 /// What `VkRayTracingPipelineCreateInfoNV`'s pointer members point to, in member order.
 unsafe fn nested_VkRayTracingPipelineCreateInfoNV(s: &vk::RayTracingPipelineCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_stages, s.stage_count as usize),
+        with_nested(elements(s.p_stages, s.stage_count as usize), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
         elements(s.p_groups, s.group_count as usize),
+    ]
+}
+
+/// What `VkRayTracingShaderGroupCreateInfoKHR`'s pointer members point to, in member order.
+unsafe fn nested_VkRayTracingShaderGroupCreateInfoKHR(s: &vk::RayTracingShaderGroupCreateInfoKHR) -> Vec<VulkanParamT> {
+    vec![
+        value(s.p_shader_group_capture_replay_handle as u64),
     ]
 }
 
@@ -8317,6 +8903,77 @@ unsafe fn nested_VkRayTracingPipelineCreateInfoNV(s: &vk::RayTracingPipelineCrea
 unsafe fn nested_VkReleaseSwapchainImagesInfoEXT(s: &vk::ReleaseSwapchainImagesInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_image_indices, s.image_index_count as usize),
+    ]
+}
+
+/// What `VkRenderPassAttachmentBeginInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkRenderPassAttachmentBeginInfo(s: &vk::RenderPassAttachmentBeginInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_attachments, s.attachment_count as usize),
+    ]
+}
+
+/// What `VkRenderPassBeginInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkRenderPassBeginInfo(s: &vk::RenderPassBeginInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_clear_values, s.clear_value_count as usize),
+    ]
+}
+
+/// What `VkRenderPassCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkRenderPassCreateInfo(s: &vk::RenderPassCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_attachments, s.attachment_count as usize),
+        with_nested(elements(s.p_subpasses, s.subpass_count as usize), s.p_subpasses, s.subpass_count as usize, nested_VkSubpassDescription),
+        elements(s.p_dependencies, s.dependency_count as usize),
+    ]
+}
+
+/// What `VkRenderPassCreateInfo2`'s pointer members point to, in member order.
+unsafe fn nested_VkRenderPassCreateInfo2(s: &vk::RenderPassCreateInfo2) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_attachments, s.attachment_count as usize),
+        with_nested(elements(s.p_subpasses, s.subpass_count as usize), s.p_subpasses, s.subpass_count as usize, nested_VkSubpassDescription2),
+        elements(s.p_dependencies, s.dependency_count as usize),
+        elements(s.p_correlated_view_masks, s.correlated_view_mask_count as usize),
+    ]
+}
+
+/// What `VkRenderPassCreationFeedbackCreateInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkRenderPassCreationFeedbackCreateInfoEXT(s: &vk::RenderPassCreationFeedbackCreateInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_render_pass_feedback, usize::from(!s.p_render_pass_feedback.is_null())),
+    ]
+}
+
+/// What `VkRenderPassInputAttachmentAspectCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkRenderPassInputAttachmentAspectCreateInfo(s: &vk::RenderPassInputAttachmentAspectCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_aspect_references, s.aspect_reference_count as usize),
+    ]
+}
+
+/// What `VkRenderPassMultiviewCreateInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkRenderPassMultiviewCreateInfo(s: &vk::RenderPassMultiviewCreateInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_view_masks, s.subpass_count as usize),
+        elements(s.p_view_offsets, s.dependency_count as usize),
+        elements(s.p_correlation_masks, s.correlation_mask_count as usize),
+    ]
+}
+
+/// What `VkRenderPassSampleLocationsBeginInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkRenderPassSampleLocationsBeginInfoEXT(s: &vk::RenderPassSampleLocationsBeginInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_attachment_initial_sample_locations, s.attachment_initial_sample_locations_count as usize),
+        elements(s.p_post_subpass_sample_locations, s.post_subpass_sample_locations_count as usize),
+    ]
+}
+
+/// What `VkRenderPassSubpassFeedbackCreateInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkRenderPassSubpassFeedbackCreateInfoEXT(s: &vk::RenderPassSubpassFeedbackCreateInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_subpass_feedback, usize::from(!s.p_subpass_feedback.is_null())),
     ]
 }
 
@@ -8365,6 +9022,97 @@ unsafe fn nested_VkShadingRatePaletteNV(s: &vk::ShadingRatePaletteNV) -> Vec<Vul
     ]
 }
 
+/// What `VkSparseBufferMemoryBindInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkSparseBufferMemoryBindInfo(s: &vk::SparseBufferMemoryBindInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_binds, s.bind_count as usize),
+    ]
+}
+
+/// What `VkSparseImageMemoryBindInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkSparseImageMemoryBindInfo(s: &vk::SparseImageMemoryBindInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_binds, s.bind_count as usize),
+    ]
+}
+
+/// What `VkSparseImageOpaqueMemoryBindInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkSparseImageOpaqueMemoryBindInfo(s: &vk::SparseImageOpaqueMemoryBindInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_binds, s.bind_count as usize),
+    ]
+}
+
+/// What `VkSpecializationInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkSpecializationInfo(s: &vk::SpecializationInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_map_entries, s.map_entry_count as usize),
+        bytes_of(s.p_data as *const u8, s.data_size as usize),
+    ]
+}
+
+/// What `VkSubmitInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkSubmitInfo(s: &vk::SubmitInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_wait_semaphores, s.wait_semaphore_count as usize),
+        elements(s.p_wait_dst_stage_mask, s.wait_semaphore_count as usize),
+        elements(s.p_command_buffers, s.command_buffer_count as usize),
+        elements(s.p_signal_semaphores, s.signal_semaphore_count as usize),
+    ]
+}
+
+/// What `VkSubmitInfo2`'s pointer members point to, in member order.
+unsafe fn nested_VkSubmitInfo2(s: &vk::SubmitInfo2) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_wait_semaphore_infos, s.wait_semaphore_info_count as usize),
+        elements(s.p_command_buffer_infos, s.command_buffer_info_count as usize),
+        elements(s.p_signal_semaphore_infos, s.signal_semaphore_info_count as usize),
+    ]
+}
+
+/// What `VkSubpassDescription`'s pointer members point to, in member order.
+unsafe fn nested_VkSubpassDescription(s: &vk::SubpassDescription) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_input_attachments, s.input_attachment_count as usize),
+        elements(s.p_color_attachments, s.color_attachment_count as usize),
+        elements(s.p_resolve_attachments, s.color_attachment_count as usize),
+        elements(s.p_depth_stencil_attachment, usize::from(!s.p_depth_stencil_attachment.is_null())),
+        elements(s.p_preserve_attachments, s.preserve_attachment_count as usize),
+    ]
+}
+
+/// What `VkSubpassDescription2`'s pointer members point to, in member order.
+unsafe fn nested_VkSubpassDescription2(s: &vk::SubpassDescription2) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_input_attachments, s.input_attachment_count as usize),
+        elements(s.p_color_attachments, s.color_attachment_count as usize),
+        elements(s.p_resolve_attachments, s.color_attachment_count as usize),
+        elements(s.p_depth_stencil_attachment, usize::from(!s.p_depth_stencil_attachment.is_null())),
+        elements(s.p_preserve_attachments, s.preserve_attachment_count as usize),
+    ]
+}
+
+/// What `VkSubpassDescriptionDepthStencilResolve`'s pointer members point to, in member order.
+unsafe fn nested_VkSubpassDescriptionDepthStencilResolve(s: &vk::SubpassDescriptionDepthStencilResolve) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_depth_stencil_resolve_attachment, usize::from(!s.p_depth_stencil_resolve_attachment.is_null())),
+    ]
+}
+
+/// What `VkSubpassFragmentDensityMapOffsetEndInfoQCOM`'s pointer members point to, in member order.
+unsafe fn nested_VkSubpassFragmentDensityMapOffsetEndInfoQCOM(s: &vk::SubpassFragmentDensityMapOffsetEndInfoQCOM) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_fragment_density_offsets, s.fragment_density_offset_count as usize),
+    ]
+}
+
+/// What `VkSurfacePresentModeCompatibilityEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkSurfacePresentModeCompatibilityEXT(s: &vk::SurfacePresentModeCompatibilityEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_present_modes, s.present_mode_count as usize),
+    ]
+}
+
 /// What `VkSwapchainCreateInfoKHR`'s pointer members point to, in member order.
 unsafe fn nested_VkSwapchainCreateInfoKHR(s: &vk::SwapchainCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
@@ -8372,10 +9120,61 @@ unsafe fn nested_VkSwapchainCreateInfoKHR(s: &vk::SwapchainCreateInfoKHR) -> Vec
     ]
 }
 
+/// What `VkSwapchainPresentFenceInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkSwapchainPresentFenceInfoEXT(s: &vk::SwapchainPresentFenceInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_fences, s.swapchain_count as usize),
+    ]
+}
+
+/// What `VkSwapchainPresentModeInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkSwapchainPresentModeInfoEXT(s: &vk::SwapchainPresentModeInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_present_modes, s.swapchain_count as usize),
+    ]
+}
+
+/// What `VkSwapchainPresentModesCreateInfoEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkSwapchainPresentModesCreateInfoEXT(s: &vk::SwapchainPresentModesCreateInfoEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_present_modes, s.present_mode_count as usize),
+    ]
+}
+
+/// What `VkTimelineSemaphoreSubmitInfo`'s pointer members point to, in member order.
+unsafe fn nested_VkTimelineSemaphoreSubmitInfo(s: &vk::TimelineSemaphoreSubmitInfo) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_wait_semaphore_values, s.wait_semaphore_value_count as usize),
+        elements(s.p_signal_semaphore_values, s.signal_semaphore_value_count as usize),
+    ]
+}
+
 /// What `VkValidationCacheCreateInfoEXT`'s pointer members point to, in member order.
 unsafe fn nested_VkValidationCacheCreateInfoEXT(s: &vk::ValidationCacheCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         bytes_of(s.p_initial_data as *const u8, s.initial_data_size as usize),
+    ]
+}
+
+/// What `VkValidationFeaturesEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkValidationFeaturesEXT(s: &vk::ValidationFeaturesEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_enabled_validation_features, s.enabled_validation_feature_count as usize),
+        elements(s.p_disabled_validation_features, s.disabled_validation_feature_count as usize),
+    ]
+}
+
+/// What `VkValidationFlagsEXT`'s pointer members point to, in member order.
+unsafe fn nested_VkValidationFlagsEXT(s: &vk::ValidationFlagsEXT) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_disabled_validation_checks, s.disabled_validation_check_count as usize),
+    ]
+}
+
+/// What `VkViSurfaceCreateInfoNN`'s pointer members point to, in member order.
+unsafe fn nested_VkViSurfaceCreateInfoNN(s: &vk::ViSurfaceCreateInfoNN) -> Vec<VulkanParamT> {
+    vec![
+        value(s.window as u64),
     ]
 }
 
@@ -8387,12 +9186,55 @@ unsafe fn nested_VkWaylandSurfaceCreateInfoKHR(s: &vk::WaylandSurfaceCreateInfoK
     ]
 }
 
+/// What `VkWin32KeyedMutexAcquireReleaseInfoKHR`'s pointer members point to, in member order.
+unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoKHR(s: &vk::Win32KeyedMutexAcquireReleaseInfoKHR) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_acquire_syncs, s.acquire_count as usize),
+        elements(s.p_acquire_keys, s.acquire_count as usize),
+        elements(s.p_acquire_timeouts, s.acquire_count as usize),
+        elements(s.p_release_syncs, s.release_count as usize),
+        elements(s.p_release_keys, s.release_count as usize),
+    ]
+}
+
+/// What `VkWin32KeyedMutexAcquireReleaseInfoNV`'s pointer members point to, in member order.
+unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoNV(s: &vk::Win32KeyedMutexAcquireReleaseInfoNV) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_acquire_syncs, s.acquire_count as usize),
+        elements(s.p_acquire_keys, s.acquire_count as usize),
+        elements(s.p_acquire_timeout_milliseconds, s.acquire_count as usize),
+        elements(s.p_release_syncs, s.release_count as usize),
+        elements(s.p_release_keys, s.release_count as usize),
+    ]
+}
+
 /// What `VkWriteDescriptorSet`'s pointer members point to, in member order.
 unsafe fn nested_VkWriteDescriptorSet(s: &vk::WriteDescriptorSet) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_image_info, s.descriptor_count as usize),
         elements(s.p_buffer_info, s.descriptor_count as usize),
         elements(s.p_texel_buffer_view, s.descriptor_count as usize),
+    ]
+}
+
+/// What `VkWriteDescriptorSetAccelerationStructureKHR`'s pointer members point to, in member order.
+unsafe fn nested_VkWriteDescriptorSetAccelerationStructureKHR(s: &vk::WriteDescriptorSetAccelerationStructureKHR) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_acceleration_structures, s.acceleration_structure_count as usize),
+    ]
+}
+
+/// What `VkWriteDescriptorSetAccelerationStructureNV`'s pointer members point to, in member order.
+unsafe fn nested_VkWriteDescriptorSetAccelerationStructureNV(s: &vk::WriteDescriptorSetAccelerationStructureNV) -> Vec<VulkanParamT> {
+    vec![
+        elements(s.p_acceleration_structures, s.acceleration_structure_count as usize),
+    ]
+}
+
+/// What `VkWriteDescriptorSetInlineUniformBlock`'s pointer members point to, in member order.
+unsafe fn nested_VkWriteDescriptorSetInlineUniformBlock(s: &vk::WriteDescriptorSetInlineUniformBlock) -> Vec<VulkanParamT> {
+    vec![
+        bytes_of(s.p_data as *const u8, s.data_size as usize),
     ]
 }
 
@@ -9105,6 +9947,174 @@ pub fn struct_size(s_type: vk::StructureType) -> Option<usize> {
         vk::StructureType::WRITE_DESCRIPTOR_SET_INLINE_UNIFORM_BLOCK => std::mem::size_of::<vk::WriteDescriptorSetInlineUniformBlock>(),
         vk::StructureType::XCB_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::XcbSurfaceCreateInfoKHR>(),
         vk::StructureType::XLIB_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::XlibSurfaceCreateInfoKHR>(),
+        _ => return None,
+    })
+}
+
+/// What the pointer members of a chained structure point to, by its `sType`.
+///
+/// # Safety
+/// `s` must point to a valid structure of that type.
+pub unsafe fn chain_nested(s_type: vk::StructureType, s: *const std::ffi::c_void) -> Option<Vec<VulkanParamT>> {
+    Some(match s_type {
+        vk::StructureType::ACCELERATION_STRUCTURE_BUILD_GEOMETRY_INFO_KHR => nested_VkAccelerationStructureBuildGeometryInfoKHR(&*(s as *const vk::AccelerationStructureBuildGeometryInfoKHR)),
+        vk::StructureType::ACCELERATION_STRUCTURE_CREATE_INFO_NV => nested_VkAccelerationStructureCreateInfoNV(&*(s as *const vk::AccelerationStructureCreateInfoNV)),
+        vk::StructureType::ACCELERATION_STRUCTURE_INFO_NV => nested_VkAccelerationStructureInfoNV(&*(s as *const vk::AccelerationStructureInfoNV)),
+        vk::StructureType::ACCELERATION_STRUCTURE_TRIANGLES_OPACITY_MICROMAP_EXT => nested_VkAccelerationStructureTrianglesOpacityMicromapEXT(&*(s as *const vk::AccelerationStructureTrianglesOpacityMicromapEXT)),
+        vk::StructureType::ACCELERATION_STRUCTURE_VERSION_INFO_KHR => nested_VkAccelerationStructureVersionInfoKHR(&*(s as *const vk::AccelerationStructureVersionInfoKHR)),
+        vk::StructureType::APPLICATION_INFO => nested_VkApplicationInfo(&*(s as *const vk::ApplicationInfo)),
+        vk::StructureType::ATTACHMENT_SAMPLE_COUNT_INFO_AMD => nested_VkAttachmentSampleCountInfoAMD(&*(s as *const vk::AttachmentSampleCountInfoAMD)),
+        vk::StructureType::BIND_ACCELERATION_STRUCTURE_MEMORY_INFO_NV => nested_VkBindAccelerationStructureMemoryInfoNV(&*(s as *const vk::BindAccelerationStructureMemoryInfoNV)),
+        vk::StructureType::BIND_BUFFER_MEMORY_DEVICE_GROUP_INFO => nested_VkBindBufferMemoryDeviceGroupInfo(&*(s as *const vk::BindBufferMemoryDeviceGroupInfo)),
+        vk::StructureType::BIND_IMAGE_MEMORY_DEVICE_GROUP_INFO => nested_VkBindImageMemoryDeviceGroupInfo(&*(s as *const vk::BindImageMemoryDeviceGroupInfo)),
+        vk::StructureType::BIND_SPARSE_INFO => nested_VkBindSparseInfo(&*(s as *const vk::BindSparseInfo)),
+        vk::StructureType::BLIT_IMAGE_INFO_2 => nested_VkBlitImageInfo2(&*(s as *const vk::BlitImageInfo2)),
+        vk::StructureType::BUFFER_CONSTRAINTS_INFO_FUCHSIA => nested_VkBufferConstraintsInfoFUCHSIA(&*(s as *const vk::BufferConstraintsInfoFUCHSIA)),
+        vk::StructureType::BUFFER_CREATE_INFO => nested_VkBufferCreateInfo(&*(s as *const vk::BufferCreateInfo)),
+        vk::StructureType::CHECKPOINT_DATA_2_NV => nested_VkCheckpointData2NV(&*(s as *const vk::CheckpointData2NV)),
+        vk::StructureType::CHECKPOINT_DATA_NV => nested_VkCheckpointDataNV(&*(s as *const vk::CheckpointDataNV)),
+        vk::StructureType::COMMAND_BUFFER_BEGIN_INFO => nested_VkCommandBufferBeginInfo(&*(s as *const vk::CommandBufferBeginInfo)),
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_RENDERING_INFO => nested_VkCommandBufferInheritanceRenderingInfo(&*(s as *const vk::CommandBufferInheritanceRenderingInfo)),
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_VIEWPORT_SCISSOR_INFO_NV => nested_VkCommandBufferInheritanceViewportScissorInfoNV(&*(s as *const vk::CommandBufferInheritanceViewportScissorInfoNV)),
+        vk::StructureType::COMPUTE_PIPELINE_CREATE_INFO => nested_VkComputePipelineCreateInfo(&*(s as *const vk::ComputePipelineCreateInfo)),
+        vk::StructureType::COPY_BUFFER_INFO_2 => nested_VkCopyBufferInfo2(&*(s as *const vk::CopyBufferInfo2)),
+        vk::StructureType::COPY_BUFFER_TO_IMAGE_INFO_2 => nested_VkCopyBufferToImageInfo2(&*(s as *const vk::CopyBufferToImageInfo2)),
+        vk::StructureType::COPY_IMAGE_INFO_2 => nested_VkCopyImageInfo2(&*(s as *const vk::CopyImageInfo2)),
+        vk::StructureType::COPY_IMAGE_TO_BUFFER_INFO_2 => nested_VkCopyImageToBufferInfo2(&*(s as *const vk::CopyImageToBufferInfo2)),
+        vk::StructureType::CU_FUNCTION_CREATE_INFO_NVX => nested_VkCuFunctionCreateInfoNVX(&*(s as *const vk::CuFunctionCreateInfoNVX)),
+        vk::StructureType::CU_LAUNCH_INFO_NVX => nested_VkCuLaunchInfoNVX(&*(s as *const vk::CuLaunchInfoNVX)),
+        vk::StructureType::CU_MODULE_CREATE_INFO_NVX => nested_VkCuModuleCreateInfoNVX(&*(s as *const vk::CuModuleCreateInfoNVX)),
+        vk::StructureType::D3D12_FENCE_SUBMIT_INFO_KHR => nested_VkD3D12FenceSubmitInfoKHR(&*(s as *const vk::D3D12FenceSubmitInfoKHR)),
+        vk::StructureType::DEBUG_MARKER_MARKER_INFO_EXT => nested_VkDebugMarkerMarkerInfoEXT(&*(s as *const vk::DebugMarkerMarkerInfoEXT)),
+        vk::StructureType::DEBUG_MARKER_OBJECT_NAME_INFO_EXT => nested_VkDebugMarkerObjectNameInfoEXT(&*(s as *const vk::DebugMarkerObjectNameInfoEXT)),
+        vk::StructureType::DEBUG_MARKER_OBJECT_TAG_INFO_EXT => nested_VkDebugMarkerObjectTagInfoEXT(&*(s as *const vk::DebugMarkerObjectTagInfoEXT)),
+        vk::StructureType::DEBUG_REPORT_CALLBACK_CREATE_INFO_EXT => nested_VkDebugReportCallbackCreateInfoEXT(&*(s as *const vk::DebugReportCallbackCreateInfoEXT)),
+        vk::StructureType::DEBUG_UTILS_LABEL_EXT => nested_VkDebugUtilsLabelEXT(&*(s as *const vk::DebugUtilsLabelEXT)),
+        vk::StructureType::DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT => nested_VkDebugUtilsMessengerCallbackDataEXT(&*(s as *const vk::DebugUtilsMessengerCallbackDataEXT)),
+        vk::StructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => nested_VkDebugUtilsMessengerCreateInfoEXT(&*(s as *const vk::DebugUtilsMessengerCreateInfoEXT)),
+        vk::StructureType::DEBUG_UTILS_OBJECT_NAME_INFO_EXT => nested_VkDebugUtilsObjectNameInfoEXT(&*(s as *const vk::DebugUtilsObjectNameInfoEXT)),
+        vk::StructureType::DEBUG_UTILS_OBJECT_TAG_INFO_EXT => nested_VkDebugUtilsObjectTagInfoEXT(&*(s as *const vk::DebugUtilsObjectTagInfoEXT)),
+        vk::StructureType::DEPENDENCY_INFO => nested_VkDependencyInfo(&*(s as *const vk::DependencyInfo)),
+        vk::StructureType::DESCRIPTOR_POOL_CREATE_INFO => nested_VkDescriptorPoolCreateInfo(&*(s as *const vk::DescriptorPoolCreateInfo)),
+        vk::StructureType::DESCRIPTOR_SET_ALLOCATE_INFO => nested_VkDescriptorSetAllocateInfo(&*(s as *const vk::DescriptorSetAllocateInfo)),
+        vk::StructureType::DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO => nested_VkDescriptorSetLayoutBindingFlagsCreateInfo(&*(s as *const vk::DescriptorSetLayoutBindingFlagsCreateInfo)),
+        vk::StructureType::DESCRIPTOR_SET_LAYOUT_CREATE_INFO => nested_VkDescriptorSetLayoutCreateInfo(&*(s as *const vk::DescriptorSetLayoutCreateInfo)),
+        vk::StructureType::DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO => nested_VkDescriptorSetVariableDescriptorCountAllocateInfo(&*(s as *const vk::DescriptorSetVariableDescriptorCountAllocateInfo)),
+        vk::StructureType::DESCRIPTOR_UPDATE_TEMPLATE_CREATE_INFO => nested_VkDescriptorUpdateTemplateCreateInfo(&*(s as *const vk::DescriptorUpdateTemplateCreateInfo)),
+        vk::StructureType::DEVICE_BUFFER_MEMORY_REQUIREMENTS => nested_VkDeviceBufferMemoryRequirements(&*(s as *const vk::DeviceBufferMemoryRequirements)),
+        vk::StructureType::DEVICE_CREATE_INFO => nested_VkDeviceCreateInfo(&*(s as *const vk::DeviceCreateInfo)),
+        vk::StructureType::DEVICE_DEVICE_MEMORY_REPORT_CREATE_INFO_EXT => nested_VkDeviceDeviceMemoryReportCreateInfoEXT(&*(s as *const vk::DeviceDeviceMemoryReportCreateInfoEXT)),
+        vk::StructureType::DEVICE_FAULT_INFO_EXT => nested_VkDeviceFaultInfoEXT(&*(s as *const vk::DeviceFaultInfoEXT)),
+        vk::StructureType::DEVICE_GROUP_DEVICE_CREATE_INFO => nested_VkDeviceGroupDeviceCreateInfo(&*(s as *const vk::DeviceGroupDeviceCreateInfo)),
+        vk::StructureType::DEVICE_GROUP_PRESENT_INFO_KHR => nested_VkDeviceGroupPresentInfoKHR(&*(s as *const vk::DeviceGroupPresentInfoKHR)),
+        vk::StructureType::DEVICE_GROUP_RENDER_PASS_BEGIN_INFO => nested_VkDeviceGroupRenderPassBeginInfo(&*(s as *const vk::DeviceGroupRenderPassBeginInfo)),
+        vk::StructureType::DEVICE_GROUP_SUBMIT_INFO => nested_VkDeviceGroupSubmitInfo(&*(s as *const vk::DeviceGroupSubmitInfo)),
+        vk::StructureType::DEVICE_IMAGE_MEMORY_REQUIREMENTS => nested_VkDeviceImageMemoryRequirements(&*(s as *const vk::DeviceImageMemoryRequirements)),
+        vk::StructureType::DEVICE_QUEUE_CREATE_INFO => nested_VkDeviceQueueCreateInfo(&*(s as *const vk::DeviceQueueCreateInfo)),
+        vk::StructureType::DIRECT_DRIVER_LOADING_LIST_LUNARG => nested_VkDirectDriverLoadingListLUNARG(&*(s as *const vk::DirectDriverLoadingListLUNARG)),
+        vk::StructureType::DISPLAY_PROPERTIES_2_KHR => nested_VkDisplayProperties2KHR(&*(s as *const vk::DisplayProperties2KHR)),
+        vk::StructureType::DRM_FORMAT_MODIFIER_PROPERTIES_LIST_2_EXT => nested_VkDrmFormatModifierPropertiesList2EXT(&*(s as *const vk::DrmFormatModifierPropertiesList2EXT)),
+        vk::StructureType::DRM_FORMAT_MODIFIER_PROPERTIES_LIST_EXT => nested_VkDrmFormatModifierPropertiesListEXT(&*(s as *const vk::DrmFormatModifierPropertiesListEXT)),
+        vk::StructureType::FRAGMENT_SHADING_RATE_ATTACHMENT_INFO_KHR => nested_VkFragmentShadingRateAttachmentInfoKHR(&*(s as *const vk::FragmentShadingRateAttachmentInfoKHR)),
+        vk::StructureType::FRAMEBUFFER_ATTACHMENTS_CREATE_INFO => nested_VkFramebufferAttachmentsCreateInfo(&*(s as *const vk::FramebufferAttachmentsCreateInfo)),
+        vk::StructureType::FRAMEBUFFER_ATTACHMENT_IMAGE_INFO => nested_VkFramebufferAttachmentImageInfo(&*(s as *const vk::FramebufferAttachmentImageInfo)),
+        vk::StructureType::FRAMEBUFFER_CREATE_INFO => nested_VkFramebufferCreateInfo(&*(s as *const vk::FramebufferCreateInfo)),
+        vk::StructureType::GENERATED_COMMANDS_INFO_NV => nested_VkGeneratedCommandsInfoNV(&*(s as *const vk::GeneratedCommandsInfoNV)),
+        vk::StructureType::GRAPHICS_PIPELINE_CREATE_INFO => nested_VkGraphicsPipelineCreateInfo(&*(s as *const vk::GraphicsPipelineCreateInfo)),
+        vk::StructureType::GRAPHICS_PIPELINE_SHADER_GROUPS_CREATE_INFO_NV => nested_VkGraphicsPipelineShaderGroupsCreateInfoNV(&*(s as *const vk::GraphicsPipelineShaderGroupsCreateInfoNV)),
+        vk::StructureType::GRAPHICS_SHADER_GROUP_CREATE_INFO_NV => nested_VkGraphicsShaderGroupCreateInfoNV(&*(s as *const vk::GraphicsShaderGroupCreateInfoNV)),
+        vk::StructureType::IMAGE_COMPRESSION_CONTROL_EXT => nested_VkImageCompressionControlEXT(&*(s as *const vk::ImageCompressionControlEXT)),
+        vk::StructureType::IMAGE_CONSTRAINTS_INFO_FUCHSIA => nested_VkImageConstraintsInfoFUCHSIA(&*(s as *const vk::ImageConstraintsInfoFUCHSIA)),
+        vk::StructureType::IMAGE_CREATE_INFO => nested_VkImageCreateInfo(&*(s as *const vk::ImageCreateInfo)),
+        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_EXPLICIT_CREATE_INFO_EXT => nested_VkImageDrmFormatModifierExplicitCreateInfoEXT(&*(s as *const vk::ImageDrmFormatModifierExplicitCreateInfoEXT)),
+        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_LIST_CREATE_INFO_EXT => nested_VkImageDrmFormatModifierListCreateInfoEXT(&*(s as *const vk::ImageDrmFormatModifierListCreateInfoEXT)),
+        vk::StructureType::IMAGE_FORMAT_CONSTRAINTS_INFO_FUCHSIA => nested_VkImageFormatConstraintsInfoFUCHSIA(&*(s as *const vk::ImageFormatConstraintsInfoFUCHSIA)),
+        vk::StructureType::IMAGE_FORMAT_LIST_CREATE_INFO => nested_VkImageFormatListCreateInfo(&*(s as *const vk::ImageFormatListCreateInfo)),
+        vk::StructureType::IMPORT_MEMORY_HOST_POINTER_INFO_EXT => nested_VkImportMemoryHostPointerInfoEXT(&*(s as *const vk::ImportMemoryHostPointerInfoEXT)),
+        vk::StructureType::INDIRECT_COMMANDS_LAYOUT_CREATE_INFO_NV => nested_VkIndirectCommandsLayoutCreateInfoNV(&*(s as *const vk::IndirectCommandsLayoutCreateInfoNV)),
+        vk::StructureType::INDIRECT_COMMANDS_LAYOUT_TOKEN_NV => nested_VkIndirectCommandsLayoutTokenNV(&*(s as *const vk::IndirectCommandsLayoutTokenNV)),
+        vk::StructureType::INITIALIZE_PERFORMANCE_API_INFO_INTEL => nested_VkInitializePerformanceApiInfoINTEL(&*(s as *const vk::InitializePerformanceApiInfoINTEL)),
+        vk::StructureType::INSTANCE_CREATE_INFO => nested_VkInstanceCreateInfo(&*(s as *const vk::InstanceCreateInfo)),
+        vk::StructureType::IOS_SURFACE_CREATE_INFO_MVK => nested_VkIOSSurfaceCreateInfoMVK(&*(s as *const vk::IOSSurfaceCreateInfoMVK)),
+        vk::StructureType::MACOS_SURFACE_CREATE_INFO_MVK => nested_VkMacOSSurfaceCreateInfoMVK(&*(s as *const vk::MacOSSurfaceCreateInfoMVK)),
+        vk::StructureType::MICROMAP_BUILD_INFO_EXT => nested_VkMicromapBuildInfoEXT(&*(s as *const vk::MicromapBuildInfoEXT)),
+        vk::StructureType::MICROMAP_VERSION_INFO_EXT => nested_VkMicromapVersionInfoEXT(&*(s as *const vk::MicromapVersionInfoEXT)),
+        vk::StructureType::MUTABLE_DESCRIPTOR_TYPE_CREATE_INFO_EXT => nested_VkMutableDescriptorTypeCreateInfoEXT(&*(s as *const vk::MutableDescriptorTypeCreateInfoEXT)),
+        vk::StructureType::NATIVE_BUFFER_ANDROID => nested_VkNativeBufferANDROID(&*(s as *const vk::NativeBufferANDROID)),
+        vk::StructureType::OPAQUE_CAPTURE_DESCRIPTOR_DATA_CREATE_INFO_EXT => nested_VkOpaqueCaptureDescriptorDataCreateInfoEXT(&*(s as *const vk::OpaqueCaptureDescriptorDataCreateInfoEXT)),
+        vk::StructureType::OPTICAL_FLOW_EXECUTE_INFO_NV => nested_VkOpticalFlowExecuteInfoNV(&*(s as *const vk::OpticalFlowExecuteInfoNV)),
+        vk::StructureType::OPTICAL_FLOW_SESSION_CREATE_PRIVATE_DATA_INFO_NV => nested_VkOpticalFlowSessionCreatePrivateDataInfoNV(&*(s as *const vk::OpticalFlowSessionCreatePrivateDataInfoNV)),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT => nested_VkPhysicalDeviceImageDrmFormatModifierInfoEXT(&*(s as *const vk::PhysicalDeviceImageDrmFormatModifierInfoEXT)),
+        vk::StructureType::PIPELINE_CACHE_CREATE_INFO => nested_VkPipelineCacheCreateInfo(&*(s as *const vk::PipelineCacheCreateInfo)),
+        vk::StructureType::PIPELINE_COLOR_BLEND_STATE_CREATE_INFO => nested_VkPipelineColorBlendStateCreateInfo(&*(s as *const vk::PipelineColorBlendStateCreateInfo)),
+        vk::StructureType::PIPELINE_COLOR_WRITE_CREATE_INFO_EXT => nested_VkPipelineColorWriteCreateInfoEXT(&*(s as *const vk::PipelineColorWriteCreateInfoEXT)),
+        vk::StructureType::PIPELINE_COVERAGE_MODULATION_STATE_CREATE_INFO_NV => nested_VkPipelineCoverageModulationStateCreateInfoNV(&*(s as *const vk::PipelineCoverageModulationStateCreateInfoNV)),
+        vk::StructureType::PIPELINE_CREATION_FEEDBACK_CREATE_INFO => nested_VkPipelineCreationFeedbackCreateInfo(&*(s as *const vk::PipelineCreationFeedbackCreateInfo)),
+        vk::StructureType::PIPELINE_DISCARD_RECTANGLE_STATE_CREATE_INFO_EXT => nested_VkPipelineDiscardRectangleStateCreateInfoEXT(&*(s as *const vk::PipelineDiscardRectangleStateCreateInfoEXT)),
+        vk::StructureType::PIPELINE_DYNAMIC_STATE_CREATE_INFO => nested_VkPipelineDynamicStateCreateInfo(&*(s as *const vk::PipelineDynamicStateCreateInfo)),
+        vk::StructureType::PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR => nested_VkPipelineExecutableInternalRepresentationKHR(&*(s as *const vk::PipelineExecutableInternalRepresentationKHR)),
+        vk::StructureType::PIPELINE_LAYOUT_CREATE_INFO => nested_VkPipelineLayoutCreateInfo(&*(s as *const vk::PipelineLayoutCreateInfo)),
+        vk::StructureType::PIPELINE_LIBRARY_CREATE_INFO_KHR => nested_VkPipelineLibraryCreateInfoKHR(&*(s as *const vk::PipelineLibraryCreateInfoKHR)),
+        vk::StructureType::PIPELINE_MULTISAMPLE_STATE_CREATE_INFO => nested_VkPipelineMultisampleStateCreateInfo(&*(s as *const vk::PipelineMultisampleStateCreateInfo)),
+        vk::StructureType::PIPELINE_RENDERING_CREATE_INFO => nested_VkPipelineRenderingCreateInfo(&*(s as *const vk::PipelineRenderingCreateInfo)),
+        vk::StructureType::PIPELINE_SAMPLE_LOCATIONS_STATE_CREATE_INFO_EXT => nested_VkPipelineSampleLocationsStateCreateInfoEXT(&*(s as *const vk::PipelineSampleLocationsStateCreateInfoEXT)),
+        vk::StructureType::PIPELINE_SHADER_STAGE_CREATE_INFO => nested_VkPipelineShaderStageCreateInfo(&*(s as *const vk::PipelineShaderStageCreateInfo)),
+        vk::StructureType::PIPELINE_SHADER_STAGE_MODULE_IDENTIFIER_CREATE_INFO_EXT => nested_VkPipelineShaderStageModuleIdentifierCreateInfoEXT(&*(s as *const vk::PipelineShaderStageModuleIdentifierCreateInfoEXT)),
+        vk::StructureType::PIPELINE_VERTEX_INPUT_DIVISOR_STATE_CREATE_INFO_EXT => nested_VkPipelineVertexInputDivisorStateCreateInfoEXT(&*(s as *const vk::PipelineVertexInputDivisorStateCreateInfoEXT)),
+        vk::StructureType::PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO => nested_VkPipelineVertexInputStateCreateInfo(&*(s as *const vk::PipelineVertexInputStateCreateInfo)),
+        vk::StructureType::PIPELINE_VIEWPORT_COARSE_SAMPLE_ORDER_STATE_CREATE_INFO_NV => nested_VkPipelineViewportCoarseSampleOrderStateCreateInfoNV(&*(s as *const vk::PipelineViewportCoarseSampleOrderStateCreateInfoNV)),
+        vk::StructureType::PIPELINE_VIEWPORT_EXCLUSIVE_SCISSOR_STATE_CREATE_INFO_NV => nested_VkPipelineViewportExclusiveScissorStateCreateInfoNV(&*(s as *const vk::PipelineViewportExclusiveScissorStateCreateInfoNV)),
+        vk::StructureType::PIPELINE_VIEWPORT_SHADING_RATE_IMAGE_STATE_CREATE_INFO_NV => nested_VkPipelineViewportShadingRateImageStateCreateInfoNV(&*(s as *const vk::PipelineViewportShadingRateImageStateCreateInfoNV)),
+        vk::StructureType::PIPELINE_VIEWPORT_STATE_CREATE_INFO => nested_VkPipelineViewportStateCreateInfo(&*(s as *const vk::PipelineViewportStateCreateInfo)),
+        vk::StructureType::PIPELINE_VIEWPORT_SWIZZLE_STATE_CREATE_INFO_NV => nested_VkPipelineViewportSwizzleStateCreateInfoNV(&*(s as *const vk::PipelineViewportSwizzleStateCreateInfoNV)),
+        vk::StructureType::PIPELINE_VIEWPORT_W_SCALING_STATE_CREATE_INFO_NV => nested_VkPipelineViewportWScalingStateCreateInfoNV(&*(s as *const vk::PipelineViewportWScalingStateCreateInfoNV)),
+        vk::StructureType::PRESENT_ID_KHR => nested_VkPresentIdKHR(&*(s as *const vk::PresentIdKHR)),
+        vk::StructureType::PRESENT_INFO_KHR => nested_VkPresentInfoKHR(&*(s as *const vk::PresentInfoKHR)),
+        vk::StructureType::PRESENT_REGIONS_KHR => nested_VkPresentRegionsKHR(&*(s as *const vk::PresentRegionsKHR)),
+        vk::StructureType::PRESENT_TIMES_INFO_GOOGLE => nested_VkPresentTimesInfoGOOGLE(&*(s as *const vk::PresentTimesInfoGOOGLE)),
+        vk::StructureType::QUERY_POOL_PERFORMANCE_CREATE_INFO_KHR => nested_VkQueryPoolPerformanceCreateInfoKHR(&*(s as *const vk::QueryPoolPerformanceCreateInfoKHR)),
+        vk::StructureType::RAY_TRACING_PIPELINE_CREATE_INFO_KHR => nested_VkRayTracingPipelineCreateInfoKHR(&*(s as *const vk::RayTracingPipelineCreateInfoKHR)),
+        vk::StructureType::RAY_TRACING_PIPELINE_CREATE_INFO_NV => nested_VkRayTracingPipelineCreateInfoNV(&*(s as *const vk::RayTracingPipelineCreateInfoNV)),
+        vk::StructureType::RAY_TRACING_SHADER_GROUP_CREATE_INFO_KHR => nested_VkRayTracingShaderGroupCreateInfoKHR(&*(s as *const vk::RayTracingShaderGroupCreateInfoKHR)),
+        vk::StructureType::RELEASE_SWAPCHAIN_IMAGES_INFO_EXT => nested_VkReleaseSwapchainImagesInfoEXT(&*(s as *const vk::ReleaseSwapchainImagesInfoEXT)),
+        vk::StructureType::RENDERING_INFO => nested_VkRenderingInfo(&*(s as *const vk::RenderingInfo)),
+        vk::StructureType::RENDER_PASS_ATTACHMENT_BEGIN_INFO => nested_VkRenderPassAttachmentBeginInfo(&*(s as *const vk::RenderPassAttachmentBeginInfo)),
+        vk::StructureType::RENDER_PASS_BEGIN_INFO => nested_VkRenderPassBeginInfo(&*(s as *const vk::RenderPassBeginInfo)),
+        vk::StructureType::RENDER_PASS_CREATE_INFO => nested_VkRenderPassCreateInfo(&*(s as *const vk::RenderPassCreateInfo)),
+        vk::StructureType::RENDER_PASS_CREATE_INFO_2 => nested_VkRenderPassCreateInfo2(&*(s as *const vk::RenderPassCreateInfo2)),
+        vk::StructureType::RENDER_PASS_CREATION_FEEDBACK_CREATE_INFO_EXT => nested_VkRenderPassCreationFeedbackCreateInfoEXT(&*(s as *const vk::RenderPassCreationFeedbackCreateInfoEXT)),
+        vk::StructureType::RENDER_PASS_INPUT_ATTACHMENT_ASPECT_CREATE_INFO => nested_VkRenderPassInputAttachmentAspectCreateInfo(&*(s as *const vk::RenderPassInputAttachmentAspectCreateInfo)),
+        vk::StructureType::RENDER_PASS_MULTIVIEW_CREATE_INFO => nested_VkRenderPassMultiviewCreateInfo(&*(s as *const vk::RenderPassMultiviewCreateInfo)),
+        vk::StructureType::RENDER_PASS_SAMPLE_LOCATIONS_BEGIN_INFO_EXT => nested_VkRenderPassSampleLocationsBeginInfoEXT(&*(s as *const vk::RenderPassSampleLocationsBeginInfoEXT)),
+        vk::StructureType::RENDER_PASS_SUBPASS_FEEDBACK_CREATE_INFO_EXT => nested_VkRenderPassSubpassFeedbackCreateInfoEXT(&*(s as *const vk::RenderPassSubpassFeedbackCreateInfoEXT)),
+        vk::StructureType::RESOLVE_IMAGE_INFO_2 => nested_VkResolveImageInfo2(&*(s as *const vk::ResolveImageInfo2)),
+        vk::StructureType::SAMPLE_LOCATIONS_INFO_EXT => nested_VkSampleLocationsInfoEXT(&*(s as *const vk::SampleLocationsInfoEXT)),
+        vk::StructureType::SEMAPHORE_WAIT_INFO => nested_VkSemaphoreWaitInfo(&*(s as *const vk::SemaphoreWaitInfo)),
+        vk::StructureType::SHADER_MODULE_CREATE_INFO => nested_VkShaderModuleCreateInfo(&*(s as *const vk::ShaderModuleCreateInfo)),
+        vk::StructureType::SUBMIT_INFO => nested_VkSubmitInfo(&*(s as *const vk::SubmitInfo)),
+        vk::StructureType::SUBMIT_INFO_2 => nested_VkSubmitInfo2(&*(s as *const vk::SubmitInfo2)),
+        vk::StructureType::SUBPASS_DESCRIPTION_2 => nested_VkSubpassDescription2(&*(s as *const vk::SubpassDescription2)),
+        vk::StructureType::SUBPASS_DESCRIPTION_DEPTH_STENCIL_RESOLVE => nested_VkSubpassDescriptionDepthStencilResolve(&*(s as *const vk::SubpassDescriptionDepthStencilResolve)),
+        vk::StructureType::SUBPASS_FRAGMENT_DENSITY_MAP_OFFSET_END_INFO_QCOM => nested_VkSubpassFragmentDensityMapOffsetEndInfoQCOM(&*(s as *const vk::SubpassFragmentDensityMapOffsetEndInfoQCOM)),
+        vk::StructureType::SURFACE_PRESENT_MODE_COMPATIBILITY_EXT => nested_VkSurfacePresentModeCompatibilityEXT(&*(s as *const vk::SurfacePresentModeCompatibilityEXT)),
+        vk::StructureType::SWAPCHAIN_CREATE_INFO_KHR => nested_VkSwapchainCreateInfoKHR(&*(s as *const vk::SwapchainCreateInfoKHR)),
+        vk::StructureType::SWAPCHAIN_PRESENT_FENCE_INFO_EXT => nested_VkSwapchainPresentFenceInfoEXT(&*(s as *const vk::SwapchainPresentFenceInfoEXT)),
+        vk::StructureType::SWAPCHAIN_PRESENT_MODES_CREATE_INFO_EXT => nested_VkSwapchainPresentModesCreateInfoEXT(&*(s as *const vk::SwapchainPresentModesCreateInfoEXT)),
+        vk::StructureType::SWAPCHAIN_PRESENT_MODE_INFO_EXT => nested_VkSwapchainPresentModeInfoEXT(&*(s as *const vk::SwapchainPresentModeInfoEXT)),
+        vk::StructureType::TIMELINE_SEMAPHORE_SUBMIT_INFO => nested_VkTimelineSemaphoreSubmitInfo(&*(s as *const vk::TimelineSemaphoreSubmitInfo)),
+        vk::StructureType::VALIDATION_CACHE_CREATE_INFO_EXT => nested_VkValidationCacheCreateInfoEXT(&*(s as *const vk::ValidationCacheCreateInfoEXT)),
+        vk::StructureType::VALIDATION_FEATURES_EXT => nested_VkValidationFeaturesEXT(&*(s as *const vk::ValidationFeaturesEXT)),
+        vk::StructureType::VALIDATION_FLAGS_EXT => nested_VkValidationFlagsEXT(&*(s as *const vk::ValidationFlagsEXT)),
+        vk::StructureType::VI_SURFACE_CREATE_INFO_NN => nested_VkViSurfaceCreateInfoNN(&*(s as *const vk::ViSurfaceCreateInfoNN)),
+        vk::StructureType::WAYLAND_SURFACE_CREATE_INFO_KHR => nested_VkWaylandSurfaceCreateInfoKHR(&*(s as *const vk::WaylandSurfaceCreateInfoKHR)),
+        vk::StructureType::WIN32_KEYED_MUTEX_ACQUIRE_RELEASE_INFO_KHR => nested_VkWin32KeyedMutexAcquireReleaseInfoKHR(&*(s as *const vk::Win32KeyedMutexAcquireReleaseInfoKHR)),
+        vk::StructureType::WIN32_KEYED_MUTEX_ACQUIRE_RELEASE_INFO_NV => nested_VkWin32KeyedMutexAcquireReleaseInfoNV(&*(s as *const vk::Win32KeyedMutexAcquireReleaseInfoNV)),
+        vk::StructureType::WRITE_DESCRIPTOR_SET => nested_VkWriteDescriptorSet(&*(s as *const vk::WriteDescriptorSet)),
+        vk::StructureType::WRITE_DESCRIPTOR_SET_ACCELERATION_STRUCTURE_KHR => nested_VkWriteDescriptorSetAccelerationStructureKHR(&*(s as *const vk::WriteDescriptorSetAccelerationStructureKHR)),
+        vk::StructureType::WRITE_DESCRIPTOR_SET_ACCELERATION_STRUCTURE_NV => nested_VkWriteDescriptorSetAccelerationStructureNV(&*(s as *const vk::WriteDescriptorSetAccelerationStructureNV)),
+        vk::StructureType::WRITE_DESCRIPTOR_SET_INLINE_UNIFORM_BLOCK => nested_VkWriteDescriptorSetInlineUniformBlock(&*(s as *const vk::WriteDescriptorSetInlineUniformBlock)),
+        vk::StructureType::XCB_SURFACE_CREATE_INFO_KHR => nested_VkXcbSurfaceCreateInfoKHR(&*(s as *const vk::XcbSurfaceCreateInfoKHR)),
+        vk::StructureType::XLIB_SURFACE_CREATE_INFO_KHR => nested_VkXlibSurfaceCreateInfoKHR(&*(s as *const vk::XlibSurfaceCreateInfoKHR)),
         _ => return None,
     })
 }

@@ -56,7 +56,17 @@ pub enum Member {
         /// The member's name, for messages.
         name: &'static str,
     },
-    /// Embedded structures that hold handles or pointers.
+    /// An embedded structure with pointer members: what they point to is the
+    /// `nested`-th nested parameter's own nested parameters.
+    Group {
+        /// Byte offset in the structure.
+        offset: usize,
+        /// Which of the element's nested parameters holds the group.
+        nested: usize,
+        /// The embedded structure's layout.
+        layout: &'static Layout,
+    },
+    /// Embedded structures that hold handles (and no recorded pointers).
     Inline {
         /// Byte offset of the first.
         offset: usize,
@@ -250,7 +260,12 @@ impl Arena {
                 let per_element = layout
                     .members
                     .iter()
-                    .filter(|m| matches!(m, Member::Pointer { .. } | Member::Unrecorded { .. }))
+                    .filter(|m| {
+                        matches!(
+                            m,
+                            Member::Pointer { .. } | Member::Unrecorded { .. } | Member::Group { .. }
+                        )
+                    })
                     .count();
                 let chain: Vec<VulkanParam<'_>> =
                     p.chain().map(|c| c.iter().collect()).unwrap_or_default();
@@ -312,7 +327,7 @@ impl Arena {
                 } => {
                     let recorded = (at.add(offset) as *const u64).read_unaligned();
                     let new = match nested.get(index) {
-                        Some(p) => self.build(*p, target, false, remap, name)?,
+                        Some(p) => self.build(*p, target, true, remap, name)?,
                         None if recorded == 0 => std::ptr::null_mut(),
                         None => {
                             return Err(PatchError::Unrecorded {
@@ -330,6 +345,18 @@ impl Arena {
                             member: name,
                         });
                     }
+                }
+                Member::Group {
+                    offset,
+                    nested: index,
+                    layout: inner,
+                } => {
+                    let group: Vec<VulkanParam<'_>> = nested
+                        .get(index)
+                        .and_then(|g| g.nested())
+                        .map(|n| n.iter().collect())
+                        .unwrap_or_default();
+                    self.patch_struct(at.add(offset), inner, &group, &[], remap)?;
                 }
                 Member::Inline {
                     offset,
@@ -364,10 +391,11 @@ impl Arena {
                 continue;
             }
             let ptr = self.copy(&bytes[..layout.size]);
+            let nested: Vec<VulkanParam<'_>> = link.nested().map(|n| n.iter().collect()).unwrap_or_default();
             // SAFETY: `ptr` holds one whole structure of `layout`.
             unsafe {
                 (ptr.add(8) as *mut u64).write_unaligned(0);
-                self.patch_struct(ptr, layout, &[], &[], remap)?;
+                self.patch_struct(ptr, layout, &nested, &[], remap)?;
                 (ptr.add(8) as *mut u64).write_unaligned(head as u64);
             }
             head = ptr;

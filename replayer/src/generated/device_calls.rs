@@ -43,7 +43,7 @@ pub static L_ACCELERATION_STRUCTURE_CREATE_INFO_KHR: Layout = Layout { name: "Vk
 /// `VkAccelerationStructureCreateInfoNV` (64 bytes).
 pub static L_ACCELERATION_STRUCTURE_CREATE_INFO_NV: Layout = Layout { name: "VkAccelerationStructureCreateInfoNV", size: 64, members: &[
     Member::Next { offset: 8 },
-    Member::Inline { offset: 24, count: 1, stride: 40, layout: &L_ACCELERATION_STRUCTURE_INFO_NV },
+    Member::Group { offset: 24, nested: 0, layout: &L_ACCELERATION_STRUCTURE_INFO_NV },
 ] };
 
 /// `VkAccelerationStructureDeviceAddressInfoKHR` (24 bytes).
@@ -210,7 +210,7 @@ pub static L_ATTACHMENT_SAMPLE_COUNT_INFO_AMD: Layout = Layout { name: "VkAttach
 
 /// `VkAttachmentSampleLocationsEXT` (48 bytes).
 pub static L_ATTACHMENT_SAMPLE_LOCATIONS_EXT: Layout = Layout { name: "VkAttachmentSampleLocationsEXT", size: 48, members: &[
-    Member::Inline { offset: 8, count: 1, stride: 40, layout: &L_SAMPLE_LOCATIONS_INFO_EXT },
+    Member::Group { offset: 8, nested: 0, layout: &L_SAMPLE_LOCATIONS_INFO_EXT },
 ] };
 
 /// `VkBaseOutStructure` (16 bytes).
@@ -314,7 +314,7 @@ pub static L_BUFFER_COLLECTION_PROPERTIES_FUCHSIA: Layout = Layout { name: "VkBu
 /// `VkBufferConstraintsInfoFUCHSIA` (120 bytes).
 pub static L_BUFFER_CONSTRAINTS_INFO_FUCHSIA: Layout = Layout { name: "VkBufferConstraintsInfoFUCHSIA", size: 120, members: &[
     Member::Next { offset: 8 },
-    Member::Inline { offset: 16, count: 1, stride: 56, layout: &L_BUFFER_CREATE_INFO },
+    Member::Group { offset: 16, nested: 0, layout: &L_BUFFER_CREATE_INFO },
     Member::Inline { offset: 80, count: 1, stride: 40, layout: &L_BUFFER_COLLECTION_CONSTRAINTS_INFO_FUCHSIA },
 ] };
 
@@ -491,7 +491,7 @@ pub static L_COMMAND_POOL_CREATE_INFO: Layout = Layout { name: "VkCommandPoolCre
 /// `VkComputePipelineCreateInfo` (96 bytes).
 pub static L_COMPUTE_PIPELINE_CREATE_INFO: Layout = Layout { name: "VkComputePipelineCreateInfo", size: 96, members: &[
     Member::Next { offset: 8 },
-    Member::Inline { offset: 24, count: 1, stride: 48, layout: &L_PIPELINE_SHADER_STAGE_CREATE_INFO },
+    Member::Group { offset: 24, nested: 0, layout: &L_PIPELINE_SHADER_STAGE_CREATE_INFO },
     Member::Handle { offset: 72, count: 1, ty: vk::ObjectType::PIPELINE_LAYOUT },
     Member::Handle { offset: 80, count: 1, ty: vk::ObjectType::PIPELINE },
 ] };
@@ -1060,7 +1060,7 @@ pub static L_DISPLAY_PRESENT_INFO_KHR: Layout = Layout { name: "VkDisplayPresent
 /// `VkDisplayProperties2KHR` (64 bytes).
 pub static L_DISPLAY_PROPERTIES2_KHR: Layout = Layout { name: "VkDisplayProperties2KHR", size: 64, members: &[
     Member::Next { offset: 8 },
-    Member::Inline { offset: 16, count: 1, stride: 48, layout: &L_DISPLAY_PROPERTIES_KHR },
+    Member::Group { offset: 16, nested: 0, layout: &L_DISPLAY_PROPERTIES_KHR },
 ] };
 
 /// `VkDisplayPropertiesKHR` (48 bytes).
@@ -1402,8 +1402,8 @@ pub static L_IMAGE_DRM_FORMAT_MODIFIER_PROPERTIES_EXT: Layout = Layout { name: "
 /// `VkImageFormatConstraintsInfoFUCHSIA` (136 bytes).
 pub static L_IMAGE_FORMAT_CONSTRAINTS_INFO_FUCHSIA: Layout = Layout { name: "VkImageFormatConstraintsInfoFUCHSIA", size: 136, members: &[
     Member::Next { offset: 8 },
-    Member::Inline { offset: 16, count: 1, stride: 88, layout: &L_IMAGE_CREATE_INFO },
-    Member::Pointer { offset: 128, nested: 0, target: Target::Structs(&L_SYSMEM_COLOR_SPACE_FUCHSIA), name: "pColorSpaces" },
+    Member::Group { offset: 16, nested: 0, layout: &L_IMAGE_CREATE_INFO },
+    Member::Pointer { offset: 128, nested: 1, target: Target::Structs(&L_SYSMEM_COLOR_SPACE_FUCHSIA), name: "pColorSpaces" },
 ] };
 
 /// `VkImageFormatListCreateInfo` (32 bytes).
@@ -3232,7 +3232,7 @@ pub static L_PIPELINE_ROBUSTNESS_CREATE_INFO_EXT: Layout = Layout { name: "VkPip
 /// `VkPipelineSampleLocationsStateCreateInfoEXT` (64 bytes).
 pub static L_PIPELINE_SAMPLE_LOCATIONS_STATE_CREATE_INFO_EXT: Layout = Layout { name: "VkPipelineSampleLocationsStateCreateInfoEXT", size: 64, members: &[
     Member::Next { offset: 8 },
-    Member::Inline { offset: 24, count: 1, stride: 40, layout: &L_SAMPLE_LOCATIONS_INFO_EXT },
+    Member::Group { offset: 24, nested: 0, layout: &L_SAMPLE_LOCATIONS_INFO_EXT },
 ] };
 
 /// `VkPipelineShaderStageCreateInfo` (48 bytes).
@@ -3851,7 +3851,7 @@ pub static L_SUBPASS_RESOLVE_PERFORMANCE_QUERY_EXT: Layout = Layout { name: "VkS
 
 /// `VkSubpassSampleLocationsEXT` (48 bytes).
 pub static L_SUBPASS_SAMPLE_LOCATIONS_EXT: Layout = Layout { name: "VkSubpassSampleLocationsEXT", size: 48, members: &[
-    Member::Inline { offset: 8, count: 1, stride: 40, layout: &L_SAMPLE_LOCATIONS_INFO_EXT },
+    Member::Group { offset: 8, nested: 0, layout: &L_SAMPLE_LOCATIONS_INFO_EXT },
 ] };
 
 /// `VkSubpassShadingPipelineCreateInfoHUAWEI` (32 bytes).
@@ -5123,7 +5123,7 @@ unsafe fn create_compute_pipelines(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
     let a1 = vk::PipelineCache::from_raw(cx.handle(vk::ObjectType::PIPELINE_CACHE, p[1].value())?);
     let a2 = p[2].value() as u32;
-    let a3 = cx.input(p[3], Target::Structs(&L_COMPUTE_PIPELINE_CREATE_INFO), "pCreateInfos")? as *const vk::ComputePipelineCreateInfo;
+    let a3 = cx.input_nested(p[3], Target::Structs(&L_COMPUTE_PIPELINE_CREATE_INFO), "pCreateInfos")? as *const vk::ComputePipelineCreateInfo;
     let a4 = std::ptr::null();
     let (a5, a5_room) = cx.output(p[5], Target::Handles(vk::ObjectType::PIPELINE), "pPipelines")?;
     let a5 = a5 as *mut vk::Pipeline;
@@ -7352,7 +7352,7 @@ unsafe fn create_acceleration_structure_nv(cx: &mut CallContext<'_>, p: &[Vulkan
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateAccelerationStructureNV = cx.device_fn(c"vkCreateAccelerationStructureNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
-    let a1 = cx.input(p[1], Target::Structs(&L_ACCELERATION_STRUCTURE_CREATE_INFO_NV), "pCreateInfo")? as *const vk::AccelerationStructureCreateInfoNV;
+    let a1 = cx.input_nested(p[1], Target::Structs(&L_ACCELERATION_STRUCTURE_CREATE_INFO_NV), "pCreateInfo")? as *const vk::AccelerationStructureCreateInfoNV;
     let a2 = std::ptr::null();
     let (a3, a3_room) = cx.output(p[3], Target::Handles(vk::ObjectType::ACCELERATION_STRUCTURE_NV), "pAccelerationStructure")?;
     let a3 = a3 as *mut vk::AccelerationStructureNV;
