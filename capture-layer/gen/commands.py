@@ -179,6 +179,8 @@ def length_expr(p, params):
 def encode(p, params):
     """The Rust expression of a `VulkanParamT` for `p`."""
     v = p.var
+    if p.name == "pData" and any(q.name == "descriptorUpdateTemplate" for q in params):
+        return f"crate::templates::data(descriptor_update_template, {v})"
     if p.array:
         return f"bytes_of({v} as *const u8, std::mem::size_of::<[{p.rust}; {p.array}]>())"
     if p.depth == 0:
@@ -404,6 +406,10 @@ def write_hooks(out):
             out.write(f"    let Some(next) = {next_fn}::<{pfn(name)}>({first}, {slot}) else {{\n        {fallback};\n    }};\n")
             result = "r" if rt else "()"
             out.write(f"    let {'r' if rt else '_r'} = next({call_args});\n")
+            if alias_of.get(name, name) == "vkCreateDescriptorUpdateTemplate":
+                out.write("    if r == vk::Result::SUCCESS {\n        crate::templates::created(*p_descriptor_update_template, p_create_info);\n    }\n")
+            if alias_of.get(name, name) == "vkDestroyDescriptorUpdateTemplate":
+                out.write("    crate::templates::destroyed(descriptor_update_template);\n")
             res_code = "r.as_raw()" if rt == "vk::Result" else "0"
             encoded = ",\n            ".join(encode(p, params) for p in params)
             out.write(f"    record(Scope::{scope}, {res_code}, \"{name}\", || {{\n        vec![\n            {encoded},\n        ]\n    }});\n")

@@ -29,6 +29,7 @@ pub mod merger;
 pub mod owned_cell;
 pub mod recorder;
 pub mod settings;
+pub mod templates;
 pub mod write_watch;
 
 use std::ffi::{c_char, CStr};

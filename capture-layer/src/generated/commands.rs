@@ -2976,6 +2976,9 @@ pub unsafe extern "system" fn vkCreateDescriptorUpdateTemplate(device: vk::Devic
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_descriptor_update_template);
+    if r == vk::Result::SUCCESS {
+        crate::templates::created(*p_descriptor_update_template, p_create_info);
+    }
     record(Scope::Setup, r.as_raw(), "vkCreateDescriptorUpdateTemplate", || {
         vec![
             value(device.as_raw()),
@@ -2993,6 +2996,7 @@ pub unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate(device: vk::Devi
         return;
     };
     let _r = next(device, descriptor_update_template, p_allocator);
+    crate::templates::destroyed(descriptor_update_template);
     record(Scope::Setup, 0, "vkDestroyDescriptorUpdateTemplate", || {
         vec![
             value(device.as_raw()),
@@ -3013,7 +3017,7 @@ pub unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate(device: vk::Devi
             value(device.as_raw()),
             value(descriptor_set.as_raw()),
             value(descriptor_update_template.as_raw()),
-            value(p_data as u64),
+            crate::templates::data(descriptor_update_template, p_data),
         ]
     });
 }
@@ -4181,7 +4185,7 @@ pub unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplateKHR(command_buff
             value(descriptor_update_template.as_raw()),
             value(layout.as_raw()),
             value(set as u64),
-            value(p_data as u64),
+            crate::templates::data(descriptor_update_template, p_data),
         ]
     });
 }
@@ -4192,6 +4196,9 @@ pub unsafe extern "system" fn vkCreateDescriptorUpdateTemplateKHR(device: vk::De
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_descriptor_update_template);
+    if r == vk::Result::SUCCESS {
+        crate::templates::created(*p_descriptor_update_template, p_create_info);
+    }
     record(Scope::Setup, r.as_raw(), "vkCreateDescriptorUpdateTemplateKHR", || {
         vec![
             value(device.as_raw()),
@@ -4209,6 +4216,7 @@ pub unsafe extern "system" fn vkDestroyDescriptorUpdateTemplateKHR(device: vk::D
         return;
     };
     let _r = next(device, descriptor_update_template, p_allocator);
+    crate::templates::destroyed(descriptor_update_template);
     record(Scope::Setup, 0, "vkDestroyDescriptorUpdateTemplateKHR", || {
         vec![
             value(device.as_raw()),
@@ -4229,7 +4237,7 @@ pub unsafe extern "system" fn vkUpdateDescriptorSetWithTemplateKHR(device: vk::D
             value(device.as_raw()),
             value(descriptor_set.as_raw()),
             value(descriptor_update_template.as_raw()),
-            value(p_data as u64),
+            crate::templates::data(descriptor_update_template, p_data),
         ]
     });
 }

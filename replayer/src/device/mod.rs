@@ -21,6 +21,7 @@ mod memory;
 pub mod patch;
 mod pipelines;
 mod setup;
+mod templates;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -32,7 +33,7 @@ use trace_format::generated::trace::{Call, Record, VulkanParam};
 use trace_format::{names, ReadOptions, TraceReader};
 
 use crate::generated::device_calls::{self, Disposition};
-use call::{CallContext, Functions, Handles};
+use call::{CallContext, CallError, Functions, Handles};
 use patch::Arena;
 
 pub use frames::FrameImage;
@@ -146,6 +147,7 @@ struct Replay {
     memory: Option<memory::Memory>,
     captured_memory_properties: Option<Vec<u8>>,
     swapchains: frames::Swapchains,
+    templates: templates::Templates,
     readback: Option<frames::Readback>,
     options: DeviceOptions,
     summary: DeviceSummary,
@@ -179,6 +181,7 @@ pub fn replay_on_device(
         memory: None,
         captured_memory_properties: None,
         swapchains: Default::default(),
+        templates: Default::default(),
         readback: None,
         options: options.clone(),
         summary: DeviceSummary::default(),
@@ -374,6 +377,11 @@ impl Replay {
                 unsafe { device_calls::replay(&mut cx, name, &params) }
                     .map_err(|e| DeviceError::call(seq, name, e))?;
                 self.arena.clear();
+                if name.starts_with("vkCreateDescriptorUpdateTemplate") {
+                    if let Some((id, entries)) = templates::created(&params) {
+                        self.templates.insert(id, entries);
+                    }
+                }
                 self.summary.calls += 1;
                 Ok(())
             }
@@ -446,6 +454,12 @@ impl Replay {
                     }
                 }
             }
+            "vkCmdPushDescriptorSetWithTemplateKHR" | "vkCmdPushDescriptorSetWithTemplate" => {
+                self.template_update(seq, name, p, 1, 4)?;
+            }
+            "vkUpdateDescriptorSetWithTemplate" | "vkUpdateDescriptorSetWithTemplateKHR" => {
+                self.template_update(seq, name, p, 2, 3)?;
+            }
             _ => {
                 return Err(DeviceError::call(
                     seq,
@@ -455,6 +469,77 @@ impl Replay {
             }
         }
         self.summary.calls += 1;
+        Ok(())
+    }
+
+    /// A template update (`vkUpdateDescriptorSetWithTemplate`, `vkCmdPushDescriptorSetWithTemplate`):
+    /// its data rebuilt by the template's entries; the template is parameter
+    /// `template_at`, the data `data_at`.
+    fn template_update(
+        &mut self,
+        seq: u64,
+        name: &str,
+        p: &[VulkanParam<'_>],
+        template_at: usize,
+        data_at: usize,
+    ) -> Result<(), DeviceError> {
+        let fail = |e: CallError| DeviceError::call(seq, name, e);
+        let template_id = p.get(template_at).map_or(0, |p| p.value());
+        let entries =
+            self.templates.get(&template_id).cloned().ok_or_else(|| {
+                DeviceError::call(seq, name, "an unknown descriptor update template")
+            })?;
+        let data = *p
+            .get(data_at)
+            .ok_or_else(|| DeviceError::call(seq, name, "a short record"))?;
+        let functions = self
+            .functions
+            .as_mut()
+            .ok_or_else(|| DeviceError::call(seq, name, "before vkCreateInstance"))?;
+        self.arena.clear();
+        let mut cx = CallContext {
+            handles: &mut self.handles,
+            functions,
+            arena: &mut self.arena,
+            recorded_result: 0,
+        };
+        let value = |i: usize| p.get(i).map_or(0, |p| p.value());
+        let template = vk::DescriptorUpdateTemplate::from_raw(
+            cx.handle(vk::ObjectType::DESCRIPTOR_UPDATE_TEMPLATE, template_id)
+                .map_err(fail)?,
+        );
+        let data = templates::rebuild(&mut cx, &entries, data).map_err(fail)?;
+        // SAFETY: the handles are the replay's live objects; `data` lives in the arena
+        // until it is cleared below.
+        unsafe {
+            if template_at == 1 {
+                let f: vk::PFN_vkCmdPushDescriptorSetWithTemplateKHR = cx
+                    .device_fn(c"vkCmdPushDescriptorSetWithTemplateKHR")
+                    .map_err(fail)?;
+                let cb = vk::CommandBuffer::from_raw(
+                    cx.handle(vk::ObjectType::COMMAND_BUFFER, value(0))
+                        .map_err(fail)?,
+                );
+                let layout = vk::PipelineLayout::from_raw(
+                    cx.handle(vk::ObjectType::PIPELINE_LAYOUT, value(2))
+                        .map_err(fail)?,
+                );
+                f(cb, template, layout, value(3) as u32, data);
+            } else {
+                let f: vk::PFN_vkUpdateDescriptorSetWithTemplate = cx
+                    .device_fn(c"vkUpdateDescriptorSetWithTemplate")
+                    .map_err(fail)?;
+                let device = vk::Device::from_raw(
+                    cx.handle(vk::ObjectType::DEVICE, value(0)).map_err(fail)?,
+                );
+                let set = vk::DescriptorSet::from_raw(
+                    cx.handle(vk::ObjectType::DESCRIPTOR_SET, value(1))
+                        .map_err(fail)?,
+                );
+                f(device, set, template, data);
+            }
+        }
+        self.arena.clear();
         Ok(())
     }
 

@@ -263,7 +263,9 @@ impl Arena {
                     .filter(|m| {
                         matches!(
                             m,
-                            Member::Pointer { .. } | Member::Unrecorded { .. } | Member::Group { .. }
+                            Member::Pointer { .. }
+                                | Member::Unrecorded { .. }
+                                | Member::Group { .. }
                         )
                     })
                     .count();
@@ -391,7 +393,10 @@ impl Arena {
                 continue;
             }
             let ptr = self.copy(&bytes[..layout.size]);
-            let nested: Vec<VulkanParam<'_>> = link.nested().map(|n| n.iter().collect()).unwrap_or_default();
+            let nested: Vec<VulkanParam<'_>> = link
+                .nested()
+                .map(|n| n.iter().collect())
+                .unwrap_or_default();
             // SAFETY: `ptr` holds one whole structure of `layout`.
             unsafe {
                 (ptr.add(8) as *mut u64).write_unaligned(0);
