@@ -405,7 +405,20 @@ def write_hooks(out):
             out.write(f"pub unsafe extern \"system\" fn {name}({args}){arrow} {{\n")
             out.write(f"    let Some(next) = {next_fn}::<{pfn(name)}>({first}, {slot}) else {{\n        {fallback};\n    }};\n")
             result = "r" if rt else "()"
-            out.write(f"    let {'r' if rt else '_r'} = next({call_args});\n")
+            if name == "vkCreateSwapchainKHR":
+                out.write("    let mut adjusted = vk::SwapchainCreateInfoKHR::default();\n")
+                out.write("    let mut r = next(device, crate::frame_checksums::swapchain_info(p_create_info, &mut adjusted), p_allocator, p_swapchain);\n")
+                out.write("    let copyable = r == vk::Result::SUCCESS && crate::frame_checksums::enabled();\n")
+                out.write("    if r != vk::Result::SUCCESS && crate::frame_checksums::enabled() {\n")
+                out.write("        // The surface does not allow copying its images: no checksums for it.\n")
+                out.write("        r = next(device, p_create_info, p_allocator, p_swapchain);\n    }\n")
+                out.write("    if r == vk::Result::SUCCESS {\n        crate::frame_checksums::swapchain_created(*p_swapchain, p_create_info, copyable);\n    }\n")
+            else:
+                out.write(f"    let {'r' if rt else '_r'} = next({call_args});\n")
+            if name == "vkGetSwapchainImagesKHR":
+                out.write("    if r == vk::Result::SUCCESS || r == vk::Result::INCOMPLETE {\n        crate::frame_checksums::swapchain_images(swapchain, p_swapchain_image_count, p_swapchain_images);\n    }\n")
+            if name == "vkDestroySwapchainKHR":
+                out.write("    crate::frame_checksums::swapchain_destroyed(swapchain);\n")
             if alias_of.get(name, name) == "vkCreateDescriptorUpdateTemplate":
                 out.write("    if r == vk::Result::SUCCESS {\n        crate::templates::created(*p_descriptor_update_template, p_create_info);\n    }\n")
             if alias_of.get(name, name) == "vkDestroyDescriptorUpdateTemplate":

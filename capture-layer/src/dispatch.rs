@@ -55,6 +55,9 @@ pub struct DeviceData {
     pub emulates_frame_boundary: bool,
     /// The next layer's functions for the generated device-level hooks, by slot.
     pub generated: Vec<vk::PFN_vkVoidFunction>,
+    /// The memory types that are host-visible and coherent, a bit each (for the
+    /// layer's own read-back buffers).
+    pub host_memory_types: u32,
 }
 
 impl DeviceData {

@@ -21,6 +21,7 @@ pub mod dispatch;
 pub mod extensions;
 pub mod ffi;
 pub mod frame_boundary;
+pub mod frame_checksums;
 pub mod generated;
 pub mod generic;
 pub mod hooks;

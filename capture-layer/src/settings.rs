@@ -36,6 +36,9 @@ pub struct Settings {
     /// `MACROSCOPE_CAPTURE_MEMORY`: `protect` (the default) or `compare`, how host
     /// writes to mapped memory are found.
     pub memory: Tracking,
+    /// `MACROSCOPE_CAPTURE_FRAME_CHECKSUMS`: `1` (the default) reads every presented
+    /// image back and records its checksum; `0` does not.
+    pub frame_checksums: bool,
 }
 
 impl Settings {
@@ -93,12 +96,23 @@ impl Settings {
                 Tracking::Protect
             }
         };
+        let frame_checksums = match lookup("MACROSCOPE_CAPTURE_FRAME_CHECKSUMS").as_deref() {
+            None | Some("1") => true,
+            Some("0") => false,
+            Some(other) => {
+                problems.push(format!(
+                    "MACROSCOPE_CAPTURE_FRAME_CHECKSUMS=`{other}` is not 0 or 1: checksumming"
+                ));
+                true
+            }
+        };
         let settings = Settings {
             file,
             frames,
             compression_level,
             log,
             memory,
+            frame_checksums,
         };
         (settings, problems)
     }

@@ -14,7 +14,7 @@ use crate::values::Values;
 pub const MAX_DEPTH: u32 = 3;
 
 /// Every field of every table, `(table, field)`, by field id.
-pub const FIELDS: [(&str, &str); 370] = [
+pub const FIELDS: [(&str, &str); 376] = [
     ("AllocateCommandBuffers", "device"),
     ("AllocateCommandBuffers", "command_pool"),
     ("AllocateCommandBuffers", "level"),
@@ -250,6 +250,12 @@ pub const FIELDS: [(&str, &str); 370] = [
     ("FlushMappedMemoryRanges", "device"),
     ("FlushMappedMemoryRanges", "ranges"),
     ("FrameBoundary", "frame"),
+    ("FrameChecksum", "swapchain"),
+    ("FrameChecksum", "image_index"),
+    ("FrameChecksum", "width"),
+    ("FrameChecksum", "height"),
+    ("FrameChecksum", "format"),
+    ("FrameChecksum", "crc32"),
     ("FreeMemory", "device"),
     ("FreeMemory", "memory"),
     ("GetDeviceQueue", "device"),
@@ -388,7 +394,7 @@ pub const FIELDS: [(&str, &str); 370] = [
 ];
 
 /// The `Call` union's members, in union order.
-pub const CALLS: [&str; 60] = [
+pub const CALLS: [&str; 61] = [
     "CreateInstance",
     "DestroyInstance",
     "PhysicalDeviceInfo",
@@ -449,22 +455,23 @@ pub const CALLS: [&str; 60] = [
     "CmdBeginConditionalRendering",
     "CmdEndConditionalRendering",
     "VulkanCall",
+    "FrameChecksum",
 ];
 
 /// The field ids each call's record reaches, by `CALLS` index.
-pub const CALL_FIELDS: [&[u16]; 60] = [
+pub const CALL_FIELDS: [&[u16]; 61] = [
     &[8, 9, 10, 11, 12, 198, 199, 200, 201],
     &[225],
-    &[263, 264, 265, 266, 267, 268, 269, 270, 271, 272, 273],
+    &[269, 270, 271, 272, 273, 274, 275, 276, 277, 278, 279],
     &[158, 159, 160, 161, 162, 163, 164, 229, 230],
     &[224],
-    &[237, 238, 239, 240],
+    &[243, 244, 245, 246],
     &[4, 5, 6, 7],
-    &[235, 236],
-    &[255, 256, 257, 258, 259],
-    &[362, 363],
+    &[241, 242],
+    &[261, 262, 263, 264, 265],
+    &[368, 369],
     &[232, 233],
-    &[260, 261, 262],
+    &[266, 267, 268],
     &[149, 150, 151, 152, 153],
     &[16, 17, 18, 19],
     &[176, 177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187],
@@ -472,30 +479,30 @@ pub const CALL_FIELDS: [&[u16]; 60] = [
     &[188, 189, 190, 191, 192, 193, 194, 195, 196, 197],
     &[226, 227, 228],
     &[
-        213, 214, 215, 216, 217, 218, 219, 354, 355, 356, 357, 358, 359, 360, 361,
+        213, 214, 215, 216, 217, 218, 219, 360, 361, 362, 363, 364, 365, 366, 367,
     ],
     &[165, 166, 167, 168, 169, 170, 171, 172],
     &[32, 33, 34, 35, 36, 37],
     &[121, 122],
     &[117],
     &[
-        38, 39, 40, 41, 42, 43, 44, 45, 331, 332, 333, 334, 335, 336, 337, 338,
+        38, 39, 40, 41, 42, 43, 44, 45, 337, 338, 339, 340, 341, 342, 343, 344,
     ],
     &[118],
     &[220, 221, 222, 223],
     &[202, 203, 204, 205, 206],
     &[
-        173, 174, 175, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 274,
-        275, 276, 277, 278, 279, 280, 281, 282, 283, 284, 285, 286, 287, 288, 289, 290, 291, 292,
-        293, 294, 295, 296, 297, 298, 299, 300, 301, 302, 303, 304, 305, 306, 307, 308, 309, 310,
-        311, 312, 313, 314, 315, 316, 317, 318, 319, 320, 341, 342, 343, 344, 345, 346, 347, 348,
-        349,
+        173, 174, 175, 247, 248, 249, 250, 251, 252, 253, 254, 255, 256, 257, 258, 259, 260, 280,
+        281, 282, 283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298,
+        299, 300, 301, 302, 303, 304, 305, 306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316,
+        317, 318, 319, 320, 321, 322, 323, 324, 325, 326, 347, 348, 349, 350, 351, 352, 353, 354,
+        355,
     ],
     &[154, 155, 156, 157],
     &[0, 1, 2, 3],
     &[13, 14, 15, 142, 143, 144, 145, 146, 147, 148],
     &[231],
-    &[339, 340],
+    &[345, 346],
     &[119, 120],
     &[56, 57, 58],
     &[46, 47, 48, 49, 50, 51],
@@ -515,14 +522,15 @@ pub const CALL_FIELDS: [&[u16]; 60] = [
     &[138, 139, 140, 141],
     &[128, 129, 130, 131],
     &[63, 64, 65, 66, 67, 68, 69, 70],
-    &[325, 326, 327, 350, 351, 352, 353],
-    &[321, 322, 323, 324],
+    &[331, 332, 333, 356, 357, 358, 359],
+    &[327, 328, 329, 330],
     &[234],
     &[132, 133],
     &[134, 135, 136, 137],
     &[24, 25, 26, 27],
     &[113],
-    &[364, 365, 366, 367, 368, 369],
+    &[370, 371, 372, 373, 374, 375],
+    &[235, 236, 237, 238, 239, 240],
 ];
 
 /// Builds call `index` (a `CALLS` index) from `v`.
@@ -748,6 +756,10 @@ pub fn build_call(
             cmd_end_conditional_rendering(fbb, v, 0).as_union_value(),
         ),
         59 => (Call::VulkanCall, vulkan_call(fbb, v, 0).as_union_value()),
+        60 => (
+            Call::FrameChecksum,
+            frame_checksum(fbb, v, 0).as_union_value(),
+        ),
         _ => (
             Call::FrameBoundary,
             frame_boundary(fbb, v, 0).as_union_value(),
@@ -1868,6 +1880,25 @@ pub fn frame_boundary(
     )
 }
 
+/// A `FrameChecksum`.
+pub fn frame_checksum(
+    fbb: &mut FlatBufferBuilder<'static>,
+    v: &mut Values,
+    depth: u32,
+) -> WIPOffset<FrameChecksum<'static>> {
+    FrameChecksum::create(
+        fbb,
+        &FrameChecksumArgs {
+            swapchain: v.scalar::<u64>(235),
+            image_index: v.scalar::<u32>(236),
+            width: v.scalar::<u32>(237),
+            height: v.scalar::<u32>(238),
+            format: v.scalar::<u32>(239),
+            crc32: v.scalar::<u32>(240),
+        },
+    )
+}
+
 /// A `FreeMemory`.
 pub fn free_memory(
     fbb: &mut FlatBufferBuilder<'static>,
@@ -1877,8 +1908,8 @@ pub fn free_memory(
     FreeMemory::create(
         fbb,
         &FreeMemoryArgs {
-            device: v.scalar::<u64>(235),
-            memory: v.scalar::<u64>(236),
+            device: v.scalar::<u64>(241),
+            memory: v.scalar::<u64>(242),
         },
     )
 }
@@ -1892,10 +1923,10 @@ pub fn get_device_queue(
     GetDeviceQueue::create(
         fbb,
         &GetDeviceQueueArgs {
-            device: v.scalar::<u64>(237),
-            queue_family_index: v.scalar::<u32>(238),
-            queue_index: v.scalar::<u32>(239),
-            queue: v.scalar::<u64>(240),
+            device: v.scalar::<u64>(243),
+            queue_family_index: v.scalar::<u32>(244),
+            queue_index: v.scalar::<u32>(245),
+            queue: v.scalar::<u64>(246),
         },
     )
 }
@@ -1907,7 +1938,7 @@ pub fn graphics_pipeline(
     depth: u32,
 ) -> WIPOffset<GraphicsPipeline<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(243, depth)
+        v.table_len(249, depth)
     } else {
         0
     };
@@ -1916,30 +1947,30 @@ pub fn graphics_pipeline(
     let stages: Option<WIPOffset<Vector<'static, ForwardsUOffset<ShaderStage<'static>>>>> =
         Some(fbb.create_vector(&items));
     let rendering =
-        (depth < MAX_DEPTH && v.present(250)).then(|| pipeline_rendering(fbb, v, depth + 1));
-    let n = v.len(251);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(251)).collect();
+        (depth < MAX_DEPTH && v.present(256)).then(|| pipeline_rendering(fbb, v, depth + 1));
+    let n = v.len(257);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(257)).collect();
     let dynamic_states = Some(fbb.create_vector(&items));
-    let n = v.len(252);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(252)).collect();
+    let n = v.len(258);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(258)).collect();
     let libraries = Some(fbb.create_vector(&items));
-    let state = (depth < MAX_DEPTH && v.present(254)).then(|| pipeline_state(fbb, v, depth + 1));
+    let state = (depth < MAX_DEPTH && v.present(260)).then(|| pipeline_state(fbb, v, depth + 1));
     GraphicsPipeline::create(
         fbb,
         &GraphicsPipelineArgs {
-            pipeline: v.scalar::<u64>(241),
-            flags: v.scalar::<u32>(242),
+            pipeline: v.scalar::<u64>(247),
+            flags: v.scalar::<u32>(248),
             stages,
-            topology: v.scalar::<u32>(244),
-            primitive_restart_enable: v.scalar::<bool>(245),
-            patch_control_points: v.scalar::<u32>(246),
-            layout: v.scalar::<u64>(247),
-            render_pass: v.scalar::<u64>(248),
-            subpass: v.scalar::<u32>(249),
+            topology: v.scalar::<u32>(250),
+            primitive_restart_enable: v.scalar::<bool>(251),
+            patch_control_points: v.scalar::<u32>(252),
+            layout: v.scalar::<u64>(253),
+            render_pass: v.scalar::<u64>(254),
+            subpass: v.scalar::<u32>(255),
             rendering,
             dynamic_states,
             libraries,
-            library_parts: v.scalar::<u32>(253),
+            library_parts: v.scalar::<u32>(259),
             state,
         },
     )
@@ -1954,11 +1985,11 @@ pub fn map_memory(
     MapMemory::create(
         fbb,
         &MapMemoryArgs {
-            device: v.scalar::<u64>(255),
-            memory: v.scalar::<u64>(256),
-            offset: v.scalar::<u64>(257),
-            size: v.scalar::<u64>(258),
-            flags: v.scalar::<u32>(259),
+            device: v.scalar::<u64>(261),
+            memory: v.scalar::<u64>(262),
+            offset: v.scalar::<u64>(263),
+            size: v.scalar::<u64>(264),
+            flags: v.scalar::<u32>(265),
         },
     )
 }
@@ -1969,14 +2000,14 @@ pub fn memory_contents(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<MemoryContents<'static>> {
-    let n = v.len(262);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(262)).collect();
+    let n = v.len(268);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(268)).collect();
     let data = Some(fbb.create_vector(&items));
     MemoryContents::create(
         fbb,
         &MemoryContentsArgs {
-            memory: v.scalar::<u64>(260),
-            offset: v.scalar::<u64>(261),
+            memory: v.scalar::<u64>(266),
+            offset: v.scalar::<u64>(267),
             data,
         },
     )
@@ -1988,26 +2019,26 @@ pub fn physical_device_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PhysicalDeviceInfo<'static>> {
-    let device_name = v.string(267);
+    let device_name = v.string(273);
     let device_name = Some(fbb.create_string(&device_name));
-    let driver_name = v.string(270);
+    let driver_name = v.string(276);
     let driver_name = Some(fbb.create_string(&driver_name));
-    let driver_info = v.string(271);
+    let driver_info = v.string(277);
     let driver_info = Some(fbb.create_string(&driver_info));
     PhysicalDeviceInfo::create(
         fbb,
         &PhysicalDeviceInfoArgs {
-            physical_device: v.scalar::<u64>(263),
-            vendor_id: v.scalar::<u32>(264),
-            device_id: v.scalar::<u32>(265),
-            device_type: v.scalar::<u32>(266),
+            physical_device: v.scalar::<u64>(269),
+            vendor_id: v.scalar::<u32>(270),
+            device_id: v.scalar::<u32>(271),
+            device_type: v.scalar::<u32>(272),
             device_name,
-            api_version: v.scalar::<u32>(268),
-            driver_version: v.scalar::<u32>(269),
+            api_version: v.scalar::<u32>(274),
+            driver_version: v.scalar::<u32>(275),
             driver_name,
             driver_info,
-            max_multiview_view_count: v.scalar::<u32>(272),
-            max_multiview_instance_index: v.scalar::<u32>(273),
+            max_multiview_view_count: v.scalar::<u32>(278),
+            max_multiview_instance_index: v.scalar::<u32>(279),
         },
     )
 }
@@ -2018,16 +2049,16 @@ pub fn pipeline_rendering(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineRendering<'static>> {
-    let n = v.len(275);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(275)).collect();
+    let n = v.len(281);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(281)).collect();
     let color_attachment_formats = Some(fbb.create_vector(&items));
     PipelineRendering::create(
         fbb,
         &PipelineRenderingArgs {
-            view_mask: v.scalar::<u32>(274),
+            view_mask: v.scalar::<u32>(280),
             color_attachment_formats,
-            depth_attachment_format: v.scalar::<u32>(276),
-            stencil_attachment_format: v.scalar::<u32>(277),
+            depth_attachment_format: v.scalar::<u32>(282),
+            stencil_attachment_format: v.scalar::<u32>(283),
         },
     )
 }
@@ -2038,141 +2069,141 @@ pub fn pipeline_state(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineState<'static>> {
-    let n = v.len(278);
+    let n = v.len(284);
     let items: Vec<VertexBinding> = (0..n)
         .map(|_| {
             VertexBinding::new(
-                v.scalar::<u32>(278),
-                v.scalar::<u32>(278),
-                v.scalar::<u32>(278),
-                v.scalar::<u32>(278),
+                v.scalar::<u32>(284),
+                v.scalar::<u32>(284),
+                v.scalar::<u32>(284),
+                v.scalar::<u32>(284),
             )
         })
         .collect();
     let vertex_bindings = Some(fbb.create_vector(&items));
-    let n = v.len(279);
+    let n = v.len(285);
     let items: Vec<VertexAttribute> = (0..n)
         .map(|_| {
             VertexAttribute::new(
-                v.scalar::<u32>(279),
-                v.scalar::<u32>(279),
-                v.scalar::<u32>(279),
-                v.scalar::<u32>(279),
+                v.scalar::<u32>(285),
+                v.scalar::<u32>(285),
+                v.scalar::<u32>(285),
+                v.scalar::<u32>(285),
             )
         })
         .collect();
     let vertex_attributes = Some(fbb.create_vector(&items));
-    let n = v.len(281);
+    let n = v.len(287);
     let items: Vec<Viewport> = (0..n)
         .map(|_| {
             Viewport::new(
-                v.scalar::<f32>(281),
-                v.scalar::<f32>(281),
-                v.scalar::<f32>(281),
-                v.scalar::<f32>(281),
-                v.scalar::<f32>(281),
-                v.scalar::<f32>(281),
+                v.scalar::<f32>(287),
+                v.scalar::<f32>(287),
+                v.scalar::<f32>(287),
+                v.scalar::<f32>(287),
+                v.scalar::<f32>(287),
+                v.scalar::<f32>(287),
             )
         })
         .collect();
     let viewports = Some(fbb.create_vector(&items));
-    let n = v.len(282);
+    let n = v.len(288);
     let items: Vec<Rect2D> = (0..n)
         .map(|_| {
             Rect2D::new(
-                &Offset2D::new(v.scalar::<i32>(282), v.scalar::<i32>(282)),
-                &Extent2D::new(v.scalar::<u32>(282), v.scalar::<u32>(282)),
+                &Offset2D::new(v.scalar::<i32>(288), v.scalar::<i32>(288)),
+                &Extent2D::new(v.scalar::<u32>(288), v.scalar::<u32>(288)),
             )
         })
         .collect();
     let scissors = Some(fbb.create_vector(&items));
-    let stencil_front = v.present(314).then(|| {
+    let stencil_front = v.present(320).then(|| {
         StencilFace::new(
-            v.scalar::<u32>(314),
-            v.scalar::<u32>(314),
-            v.scalar::<u32>(314),
-            v.scalar::<u32>(314),
-            v.scalar::<u32>(314),
-            v.scalar::<u32>(314),
-            v.scalar::<u32>(314),
+            v.scalar::<u32>(320),
+            v.scalar::<u32>(320),
+            v.scalar::<u32>(320),
+            v.scalar::<u32>(320),
+            v.scalar::<u32>(320),
+            v.scalar::<u32>(320),
+            v.scalar::<u32>(320),
         )
     });
-    let stencil_back = v.present(315).then(|| {
+    let stencil_back = v.present(321).then(|| {
         StencilFace::new(
-            v.scalar::<u32>(315),
-            v.scalar::<u32>(315),
-            v.scalar::<u32>(315),
-            v.scalar::<u32>(315),
-            v.scalar::<u32>(315),
-            v.scalar::<u32>(315),
-            v.scalar::<u32>(315),
+            v.scalar::<u32>(321),
+            v.scalar::<u32>(321),
+            v.scalar::<u32>(321),
+            v.scalar::<u32>(321),
+            v.scalar::<u32>(321),
+            v.scalar::<u32>(321),
+            v.scalar::<u32>(321),
         )
     });
-    let n = v.len(318);
+    let n = v.len(324);
     let items: Vec<BlendAttachment> = (0..n)
         .map(|_| {
             BlendAttachment::new(
-                v.scalar::<bool>(318),
-                v.scalar::<u32>(318),
-                v.scalar::<u32>(318),
-                v.scalar::<u32>(318),
-                v.scalar::<u32>(318),
-                v.scalar::<u32>(318),
-                v.scalar::<u32>(318),
-                v.scalar::<u32>(318),
+                v.scalar::<bool>(324),
+                v.scalar::<u32>(324),
+                v.scalar::<u32>(324),
+                v.scalar::<u32>(324),
+                v.scalar::<u32>(324),
+                v.scalar::<u32>(324),
+                v.scalar::<u32>(324),
+                v.scalar::<u32>(324),
             )
         })
         .collect();
     let blend_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(319);
-    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(319)).collect();
+    let n = v.len(325);
+    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(325)).collect();
     let blend_constants = Some(fbb.create_vector(&items));
     PipelineState::create(
         fbb,
         &PipelineStateArgs {
             vertex_bindings,
             vertex_attributes,
-            domain_origin: v.scalar::<u32>(280),
+            domain_origin: v.scalar::<u32>(286),
             viewports,
             scissors,
-            depth_clip_negative_one_to_one: v.scalar::<bool>(283),
-            depth_clamp_enable: v.scalar::<bool>(284),
-            rasterizer_discard_enable: v.scalar::<bool>(285),
-            polygon_mode: v.scalar::<u32>(286),
-            cull_mode: v.scalar::<u32>(287),
-            front_face: v.scalar::<u32>(288),
-            depth_bias_enable: v.scalar::<bool>(289),
-            depth_bias_constant: v.scalar::<f32>(290),
-            depth_bias_clamp: v.scalar::<f32>(291),
-            depth_bias_slope: v.scalar::<f32>(292),
-            line_width: v.scalar::<f32>(293),
-            depth_clip: v.scalar::<u8>(294),
-            provoking_vertex: v.scalar::<u32>(295),
-            line_mode: v.scalar::<u32>(296),
-            line_stipple_enable: v.scalar::<bool>(297),
-            line_stipple_factor: v.scalar::<u32>(298),
-            line_stipple_pattern: v.scalar::<u32>(299),
-            rasterization_stream: v.scalar::<u32>(300),
-            conservative_mode: v.scalar::<u32>(301),
-            extra_primitive_overestimation_size: v.scalar::<f32>(302),
-            rasterization_samples: v.scalar::<u32>(303),
-            sample_mask: v.scalar::<u32>(304),
-            alpha_to_coverage_enable: v.scalar::<bool>(305),
-            alpha_to_one_enable: v.scalar::<bool>(306),
-            depth_test_enable: v.scalar::<bool>(307),
-            depth_write_enable: v.scalar::<bool>(308),
-            depth_compare_op: v.scalar::<u32>(309),
-            depth_bounds_test_enable: v.scalar::<bool>(310),
-            min_depth_bounds: v.scalar::<f32>(311),
-            max_depth_bounds: v.scalar::<f32>(312),
-            stencil_test_enable: v.scalar::<bool>(313),
+            depth_clip_negative_one_to_one: v.scalar::<bool>(289),
+            depth_clamp_enable: v.scalar::<bool>(290),
+            rasterizer_discard_enable: v.scalar::<bool>(291),
+            polygon_mode: v.scalar::<u32>(292),
+            cull_mode: v.scalar::<u32>(293),
+            front_face: v.scalar::<u32>(294),
+            depth_bias_enable: v.scalar::<bool>(295),
+            depth_bias_constant: v.scalar::<f32>(296),
+            depth_bias_clamp: v.scalar::<f32>(297),
+            depth_bias_slope: v.scalar::<f32>(298),
+            line_width: v.scalar::<f32>(299),
+            depth_clip: v.scalar::<u8>(300),
+            provoking_vertex: v.scalar::<u32>(301),
+            line_mode: v.scalar::<u32>(302),
+            line_stipple_enable: v.scalar::<bool>(303),
+            line_stipple_factor: v.scalar::<u32>(304),
+            line_stipple_pattern: v.scalar::<u32>(305),
+            rasterization_stream: v.scalar::<u32>(306),
+            conservative_mode: v.scalar::<u32>(307),
+            extra_primitive_overestimation_size: v.scalar::<f32>(308),
+            rasterization_samples: v.scalar::<u32>(309),
+            sample_mask: v.scalar::<u32>(310),
+            alpha_to_coverage_enable: v.scalar::<bool>(311),
+            alpha_to_one_enable: v.scalar::<bool>(312),
+            depth_test_enable: v.scalar::<bool>(313),
+            depth_write_enable: v.scalar::<bool>(314),
+            depth_compare_op: v.scalar::<u32>(315),
+            depth_bounds_test_enable: v.scalar::<bool>(316),
+            min_depth_bounds: v.scalar::<f32>(317),
+            max_depth_bounds: v.scalar::<f32>(318),
+            stencil_test_enable: v.scalar::<bool>(319),
             stencil_front: stencil_front.as_ref(),
             stencil_back: stencil_back.as_ref(),
-            logic_op_enable: v.scalar::<bool>(316),
-            logic_op: v.scalar::<u32>(317),
+            logic_op_enable: v.scalar::<bool>(322),
+            logic_op: v.scalar::<u32>(323),
             blend_attachments,
             blend_constants,
-            color_write_enables: v.scalar::<u32>(320),
+            color_write_enables: v.scalar::<u32>(326),
         },
     )
 }
@@ -2183,19 +2214,19 @@ pub fn queue_present(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<QueuePresent<'static>> {
-    let n = v.len(322);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(322)).collect();
+    let n = v.len(328);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(328)).collect();
     let wait_semaphores = Some(fbb.create_vector(&items));
-    let n = v.len(323);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(323)).collect();
+    let n = v.len(329);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(329)).collect();
     let swapchains = Some(fbb.create_vector(&items));
-    let n = v.len(324);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(324)).collect();
+    let n = v.len(330);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(330)).collect();
     let image_indices = Some(fbb.create_vector(&items));
     QueuePresent::create(
         fbb,
         &QueuePresentArgs {
-            queue: v.scalar::<u64>(321),
+            queue: v.scalar::<u64>(327),
             wait_semaphores,
             swapchains,
             image_indices,
@@ -2210,7 +2241,7 @@ pub fn queue_submit(
     depth: u32,
 ) -> WIPOffset<QueueSubmit<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(326, depth)
+        v.table_len(332, depth)
     } else {
         0
     };
@@ -2221,9 +2252,9 @@ pub fn queue_submit(
     QueueSubmit::create(
         fbb,
         &QueueSubmitArgs {
-            queue: v.scalar::<u64>(325),
+            queue: v.scalar::<u64>(331),
             submits,
-            fence: v.scalar::<u64>(327),
+            fence: v.scalar::<u64>(333),
         },
     )
 }
@@ -2234,24 +2265,24 @@ pub fn rendering_attachment(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<RenderingAttachment<'static>> {
-    let clear_value = v.present(338).then(|| {
+    let clear_value = v.present(344).then(|| {
         ClearValue::new(
-            v.scalar::<u32>(338),
-            v.scalar::<u32>(338),
-            v.scalar::<u32>(338),
-            v.scalar::<u32>(338),
+            v.scalar::<u32>(344),
+            v.scalar::<u32>(344),
+            v.scalar::<u32>(344),
+            v.scalar::<u32>(344),
         )
     });
     RenderingAttachment::create(
         fbb,
         &RenderingAttachmentArgs {
-            image_view: v.scalar::<u64>(331),
-            image_layout: v.scalar::<u32>(332),
-            resolve_mode: v.scalar::<u32>(333),
-            resolve_image_view: v.scalar::<u64>(334),
-            resolve_image_layout: v.scalar::<u32>(335),
-            load_op: v.scalar::<u32>(336),
-            store_op: v.scalar::<u32>(337),
+            image_view: v.scalar::<u64>(337),
+            image_layout: v.scalar::<u32>(338),
+            resolve_mode: v.scalar::<u32>(339),
+            resolve_image_view: v.scalar::<u64>(340),
+            resolve_image_layout: v.scalar::<u32>(341),
+            load_op: v.scalar::<u32>(342),
+            store_op: v.scalar::<u32>(343),
             clear_value: clear_value.as_ref(),
         },
     )
@@ -2266,8 +2297,8 @@ pub fn reset_command_buffer(
     ResetCommandBuffer::create(
         fbb,
         &ResetCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(339),
-            flags: v.scalar::<u32>(340),
+            command_buffer: v.scalar::<u64>(345),
+            flags: v.scalar::<u32>(346),
         },
     )
 }
@@ -2278,10 +2309,10 @@ pub fn shader_stage(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<ShaderStage<'static>> {
-    let entry_point = v.string(344);
+    let entry_point = v.string(350);
     let entry_point = Some(fbb.create_string(&entry_point));
     let n = if depth < MAX_DEPTH {
-        v.table_len(345, depth)
+        v.table_len(351, depth)
     } else {
         0
     };
@@ -2291,15 +2322,15 @@ pub fn shader_stage(
     let specialization_entries: Option<
         WIPOffset<Vector<'static, ForwardsUOffset<SpecializationEntry<'static>>>>,
     > = Some(fbb.create_vector(&items));
-    let n = v.len(346);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(346)).collect();
+    let n = v.len(352);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(352)).collect();
     let specialization_data = Some(fbb.create_vector(&items));
     ShaderStage::create(
         fbb,
         &ShaderStageArgs {
-            flags: v.scalar::<u32>(341),
-            stage: v.scalar::<u32>(342),
-            module: v.scalar::<u64>(343),
+            flags: v.scalar::<u32>(347),
+            stage: v.scalar::<u32>(348),
+            module: v.scalar::<u64>(349),
             entry_point,
             specialization_entries,
             specialization_data,
@@ -2316,9 +2347,9 @@ pub fn specialization_entry(
     SpecializationEntry::create(
         fbb,
         &SpecializationEntryArgs {
-            constant_id: v.scalar::<u32>(347),
-            offset: v.scalar::<u32>(348),
-            size: v.scalar::<u64>(349),
+            constant_id: v.scalar::<u32>(353),
+            offset: v.scalar::<u32>(354),
+            size: v.scalar::<u64>(355),
         },
     )
 }
@@ -2329,17 +2360,17 @@ pub fn submit_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubmitInfo<'static>> {
-    let n = v.len(350);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(350)).collect();
+    let n = v.len(356);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(356)).collect();
     let wait_semaphores = Some(fbb.create_vector(&items));
-    let n = v.len(351);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(351)).collect();
+    let n = v.len(357);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(357)).collect();
     let wait_dst_stage_masks = Some(fbb.create_vector(&items));
-    let n = v.len(352);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(352)).collect();
+    let n = v.len(358);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(358)).collect();
     let command_buffers = Some(fbb.create_vector(&items));
-    let n = v.len(353);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(353)).collect();
+    let n = v.len(359);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(359)).collect();
     let signal_semaphores = Some(fbb.create_vector(&items));
     SubmitInfo::create(
         fbb,
@@ -2358,55 +2389,55 @@ pub fn subpass_description(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubpassDescription<'static>> {
-    let n = v.len(357);
+    let n = v.len(363);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
             AttachmentReference::new(
-                v.scalar::<u32>(357),
-                v.scalar::<u32>(357),
-                v.scalar::<u32>(357),
+                v.scalar::<u32>(363),
+                v.scalar::<u32>(363),
+                v.scalar::<u32>(363),
             )
         })
         .collect();
     let input_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(358);
+    let n = v.len(364);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
             AttachmentReference::new(
-                v.scalar::<u32>(358),
-                v.scalar::<u32>(358),
-                v.scalar::<u32>(358),
+                v.scalar::<u32>(364),
+                v.scalar::<u32>(364),
+                v.scalar::<u32>(364),
             )
         })
         .collect();
     let color_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(359);
+    let n = v.len(365);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
             AttachmentReference::new(
-                v.scalar::<u32>(359),
-                v.scalar::<u32>(359),
-                v.scalar::<u32>(359),
+                v.scalar::<u32>(365),
+                v.scalar::<u32>(365),
+                v.scalar::<u32>(365),
             )
         })
         .collect();
     let resolve_attachments = Some(fbb.create_vector(&items));
-    let depth_stencil_attachment = v.present(360).then(|| {
+    let depth_stencil_attachment = v.present(366).then(|| {
         AttachmentReference::new(
-            v.scalar::<u32>(360),
-            v.scalar::<u32>(360),
-            v.scalar::<u32>(360),
+            v.scalar::<u32>(366),
+            v.scalar::<u32>(366),
+            v.scalar::<u32>(366),
         )
     });
-    let n = v.len(361);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(361)).collect();
+    let n = v.len(367);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(367)).collect();
     let preserve_attachments = Some(fbb.create_vector(&items));
     SubpassDescription::create(
         fbb,
         &SubpassDescriptionArgs {
-            flags: v.scalar::<u32>(354),
-            pipeline_bind_point: v.scalar::<u32>(355),
-            view_mask: v.scalar::<u32>(356),
+            flags: v.scalar::<u32>(360),
+            pipeline_bind_point: v.scalar::<u32>(361),
+            view_mask: v.scalar::<u32>(362),
             input_attachments,
             color_attachments,
             resolve_attachments,
@@ -2425,8 +2456,8 @@ pub fn unmap_memory(
     UnmapMemory::create(
         fbb,
         &UnmapMemoryArgs {
-            device: v.scalar::<u64>(362),
-            memory: v.scalar::<u64>(363),
+            device: v.scalar::<u64>(368),
+            memory: v.scalar::<u64>(369),
         },
     )
 }
@@ -2446,11 +2477,11 @@ pub fn vulkan_param(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<VulkanParam<'static>> {
-    let n = v.len(367);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(367)).collect();
+    let n = v.len(373);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(373)).collect();
     let bytes = Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(368, depth)
+        v.table_len(374, depth)
     } else {
         0
     };
@@ -2459,7 +2490,7 @@ pub fn vulkan_param(
     let chain: Option<WIPOffset<Vector<'static, ForwardsUOffset<VulkanParam<'static>>>>> =
         Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(369, depth)
+        v.table_len(375, depth)
     } else {
         0
     };
@@ -2470,7 +2501,7 @@ pub fn vulkan_param(
     VulkanParam::create(
         fbb,
         &VulkanParamArgs {
-            value: v.scalar::<u64>(366),
+            value: v.scalar::<u64>(372),
             bytes,
             chain,
             nested,

@@ -68,6 +68,10 @@ pub struct Args {
     /// With --device: read every presented frame back and print its checksum.
     #[arg(long, requires = "device")]
     frame_checksums: bool,
+    /// With --device: compare every presented frame with the checksum the capture
+    /// recorded; exit 1 when one differs.
+    #[arg(long, requires = "device")]
+    check_frames: bool,
 }
 
 /// Skipped calls listed without `--verbose`.
@@ -285,7 +289,7 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
     let options = replayer::device::DeviceOptions {
         gpu: args.gpu,
         dump_frames: args.dump_frames.clone(),
-        read_frames: args.frame_checksums,
+        read_frames: args.frame_checksums || args.check_frames,
     };
     let summary = replayer::device::replay_on_device(&args.trace, &options, &mut |_, _| {})
         .map_err(|e| {
@@ -330,6 +334,9 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
             .collect();
         println!("answered without the device: {}", listed.join(", "));
     }
+    if args.check_frames {
+        return check_frames(&summary);
+    }
     if summary.unknown_handles > 0 {
         println!(
             "{} handle(s) inside structures named objects the trace never created; replaced by null",
@@ -337,4 +344,54 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// `--check-frames`: every replayed frame against its captured checksum.
+fn check_frames(summary: &replayer::device::DeviceSummary) -> anyhow::Result<()> {
+    if summary.captured_checksums == 0 {
+        return Err(BadInput(
+            "--check-frames: the trace holds no frame checksums (captured with MACROSCOPE_CAPTURE_FRAME_CHECKSUMS=0, by an older layer, or presenting nothing)".into(),
+        )
+        .into());
+    }
+    let checked: Vec<_> = summary
+        .frames
+        .iter()
+        .filter(|f| f.captured.is_some())
+        .collect();
+    let differing: Vec<_> = checked
+        .iter()
+        .filter(|f| f.matches() == Some(false))
+        .collect();
+    for f in differing.iter().take(20) {
+        println!(
+            "frame {} (#{}) differs: replayed crc32 {:08x}, captured {:08x}",
+            f.frame,
+            f.seq,
+            f.checksum,
+            f.captured.unwrap_or_default()
+        );
+    }
+    println!(
+        "frames checked: {} of {} match the capture{}",
+        checked.len() - differing.len(),
+        checked.len(),
+        if summary.captured_checksums as usize > checked.len() {
+            format!(
+                " ({} captured checksums had no replayed frame)",
+                summary.captured_checksums as usize - checked.len()
+            )
+        } else {
+            String::new()
+        }
+    );
+    if differing.is_empty() && summary.captured_checksums as usize == checked.len() {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!(
+            "{} of {} frames differ from the capture",
+            differing.len(),
+            checked.len()
+        ))
+    }
 }

@@ -52,9 +52,11 @@ pub fn record_name<'a>(record: &Record<'a>) -> (Cow<'a, str>, RecordClass) {
 /// Whether records of this call type are Vulkan commands.
 pub fn class_of(call: Call) -> RecordClass {
     match call {
-        Call::NONE | Call::MemoryContents | Call::FrameBoundary | Call::PhysicalDeviceInfo => {
-            RecordClass::Other
-        }
+        Call::NONE
+        | Call::MemoryContents
+        | Call::FrameBoundary
+        | Call::FrameChecksum
+        | Call::PhysicalDeviceInfo => RecordClass::Other,
         _ => RecordClass::Command,
     }
 }
@@ -153,6 +155,7 @@ pub fn call_name(call: Call) -> Cow<'static, str> {
         Call::QueueSubmit => "vkQueueSubmit",
         Call::QueuePresent => "vkQueuePresentKHR",
         Call::FrameBoundary => "frame boundary",
+        Call::FrameChecksum => "frame checksum",
         Call::CmdSetPrimitiveTopology => "vkCmdSetPrimitiveTopology",
         Call::CmdUpdateBuffer => "vkCmdUpdateBuffer",
         Call::CmdBeginConditionalRendering => "vkCmdBeginConditionalRenderingEXT",

@@ -3614,7 +3614,16 @@ pub unsafe extern "system" fn vkCreateSwapchainKHR(device: vk::Device, p_create_
     let Some(next) = device_next::<vk::PFN_vkCreateSwapchainKHR>(device, 118) else {
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
-    let r = next(device, p_create_info, p_allocator, p_swapchain);
+    let mut adjusted = vk::SwapchainCreateInfoKHR::default();
+    let mut r = next(device, crate::frame_checksums::swapchain_info(p_create_info, &mut adjusted), p_allocator, p_swapchain);
+    let copyable = r == vk::Result::SUCCESS && crate::frame_checksums::enabled();
+    if r != vk::Result::SUCCESS && crate::frame_checksums::enabled() {
+        // The surface does not allow copying its images: no checksums for it.
+        r = next(device, p_create_info, p_allocator, p_swapchain);
+    }
+    if r == vk::Result::SUCCESS {
+        crate::frame_checksums::swapchain_created(*p_swapchain, p_create_info, copyable);
+    }
     record(Scope::Setup, r.as_raw(), "vkCreateSwapchainKHR", || {
         vec![
             value(device.as_raw()),
@@ -3632,6 +3641,7 @@ pub unsafe extern "system" fn vkDestroySwapchainKHR(device: vk::Device, swapchai
         return;
     };
     let _r = next(device, swapchain, p_allocator);
+    crate::frame_checksums::swapchain_destroyed(swapchain);
     record(Scope::Setup, 0, "vkDestroySwapchainKHR", || {
         vec![
             value(device.as_raw()),
@@ -3647,6 +3657,9 @@ pub unsafe extern "system" fn vkGetSwapchainImagesKHR(device: vk::Device, swapch
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain, p_swapchain_image_count, p_swapchain_images);
+    if r == vk::Result::SUCCESS || r == vk::Result::INCOMPLETE {
+        crate::frame_checksums::swapchain_images(swapchain, p_swapchain_image_count, p_swapchain_images);
+    }
     record(Scope::Setup, r.as_raw(), "vkGetSwapchainImagesKHR", || {
         vec![
             value(device.as_raw()),

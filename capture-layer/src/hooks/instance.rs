@@ -255,6 +255,7 @@ pub unsafe extern "system" fn create_device(
                 .iter()
                 .map(|name| next_gdpa(device, name.as_ptr()))
                 .collect(),
+            host_memory_types: host_memory_types(&instance, physical_device),
         },
     );
     record(Scope::Setup, 0, || {
@@ -378,6 +379,7 @@ pub unsafe extern "system" fn destroy_device(
     let Some(data) = dispatch::device(key) else {
         return;
     };
+    crate::frame_checksums::device_destroyed(&data);
     record(Scope::Setup, 0, || {
         Some(CallT::DestroyDevice(Box::new(table!(DestroyDeviceT {
             device: device.as_raw(),
@@ -419,7 +421,22 @@ pub unsafe extern "system" fn get_device_queue2(
     );
 }
 
+/// The memory types of `physical` that are host-visible and coherent, a bit each.
+unsafe fn host_memory_types(
+    instance: &dispatch::InstanceData,
+    physical: vk::PhysicalDevice,
+) -> u32 {
+    let props = instance.fns.get_physical_device_memory_properties(physical);
+    let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+    props.memory_types[..props.memory_type_count.min(32) as usize]
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.property_flags.contains(wanted))
+        .fold(0, |bits, (i, _)| bits | 1 << i)
+}
+
 unsafe fn record_queue(device: vk::Device, family: u32, index: u32, queue: vk::Queue) {
+    crate::frame_checksums::queue_family(queue, family);
     record(Scope::Setup, 0, || {
         Some(CallT::GetDeviceQueue(Box::new(table!(GetDeviceQueueT {
             device: device.as_raw(),

@@ -95,8 +95,19 @@ pub struct Frame {
     pub frame: u64,
     /// The present's sequence number.
     pub seq: u64,
+    /// The swapchain presented to (its recorded id).
+    pub swapchain: u64,
     /// CRC-32 of the presented image's texels.
     pub checksum: u32,
+    /// What the capture layer recorded for it, where it did.
+    pub captured: Option<u32>,
+}
+
+impl Frame {
+    /// Whether the replay drew what the program did (`None` without a recorded checksum).
+    pub fn matches(&self) -> Option<bool> {
+        self.captured.map(|c| c == self.checksum)
+    }
 }
 
 /// What a device replay did.
@@ -111,8 +122,10 @@ pub struct DeviceSummary {
     pub skipped: BTreeMap<String, u64>,
     /// Queue submits.
     pub submits: u64,
-    /// Frames presented.
+    /// Frames presented and read back.
     pub frames: Vec<Frame>,
+    /// Frame checksums the trace holds.
+    pub captured_checksums: u64,
     /// Handles inside structures that named objects the replay never made (replaced
     /// by null; programs leave ignored members stale).
     pub unknown_handles: u64,
@@ -304,6 +317,22 @@ impl Replay {
                 }
             }
             Call::FrameBoundary => self.frame += 1,
+            Call::FrameChecksum => {
+                if let Some(c) = record.call_as_frame_checksum() {
+                    self.summary.captured_checksums += 1;
+                    let frame = self.frame;
+                    if let Some(f) = self
+                        .summary
+                        .frames
+                        .iter_mut()
+                        .rev()
+                        .find(|f| f.frame == frame && f.swapchain == c.swapchain())
+                    {
+                        f.captured = Some(c.crc32());
+                    }
+                }
+                return Ok(());
+            }
             Call::VulkanCall => {
                 if let Some(c) = record.call_as_vulkan_call() {
                     self.generic(seq, record.envelope().result(), &c)?;

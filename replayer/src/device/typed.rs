@@ -702,7 +702,9 @@ impl Replay {
         self.summary.frames.push(Frame {
             frame: self.frame,
             seq,
+            swapchain: id,
             checksum: frame.checksum(),
+            captured: None,
         });
         Ok(())
     }

@@ -22,10 +22,10 @@ pub mod trace {
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_CALL: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_CALL: u8 = 60;
+pub const ENUM_MAX_CALL: u8 = 61;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_CALL: [Call; 61] = [
+pub const ENUM_VALUES_CALL: [Call; 62] = [
   Call::NONE,
   Call::CreateInstance,
   Call::DestroyInstance,
@@ -87,6 +87,7 @@ pub const ENUM_VALUES_CALL: [Call; 61] = [
   Call::CmdBeginConditionalRendering,
   Call::CmdEndConditionalRendering,
   Call::VulkanCall,
+  Call::FrameChecksum,
 ];
 
 /// Every call a trace can hold. Append only: ids are the file format.
@@ -156,9 +157,10 @@ impl Call {
   pub const CmdBeginConditionalRendering: Self = Self(58);
   pub const CmdEndConditionalRendering: Self = Self(59);
   pub const VulkanCall: Self = Self(60);
+  pub const FrameChecksum: Self = Self(61);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 60;
+  pub const ENUM_MAX: u8 = 61;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::NONE,
     Self::CreateInstance,
@@ -221,6 +223,7 @@ impl Call {
     Self::CmdBeginConditionalRendering,
     Self::CmdEndConditionalRendering,
     Self::VulkanCall,
+    Self::FrameChecksum,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -286,6 +289,7 @@ impl Call {
       Self::CmdBeginConditionalRendering => Some("CmdBeginConditionalRendering"),
       Self::CmdEndConditionalRendering => Some("CmdEndConditionalRendering"),
       Self::VulkanCall => Some("VulkanCall"),
+      Self::FrameChecksum => Some("FrameChecksum"),
       _ => None,
     }
   }
@@ -435,6 +439,7 @@ pub enum CallT {
   CmdBeginConditionalRendering(alloc::boxed::Box<CmdBeginConditionalRenderingT>),
   CmdEndConditionalRendering(alloc::boxed::Box<CmdEndConditionalRenderingT>),
   VulkanCall(alloc::boxed::Box<VulkanCallT>),
+  FrameChecksum(alloc::boxed::Box<FrameChecksumT>),
 }
 impl Default for CallT {
   fn default() -> Self {
@@ -505,6 +510,7 @@ impl CallT {
       Self::CmdBeginConditionalRendering(_) => Call::CmdBeginConditionalRendering,
       Self::CmdEndConditionalRendering(_) => Call::CmdEndConditionalRendering,
       Self::VulkanCall(_) => Call::VulkanCall,
+      Self::FrameChecksum(_) => Call::FrameChecksum,
     }
   }
   pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(&self, fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>) -> Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>> {
@@ -570,6 +576,7 @@ impl CallT {
       Self::CmdBeginConditionalRendering(v) => Some(v.pack(fbb).as_union_value()),
       Self::CmdEndConditionalRendering(v) => Some(v.pack(fbb).as_union_value()),
       Self::VulkanCall(v) => Some(v.pack(fbb).as_union_value()),
+      Self::FrameChecksum(v) => Some(v.pack(fbb).as_union_value()),
     }
   }
   /// If the union variant matches, return the owned CreateInstanceT, setting the union to NONE.
@@ -1831,6 +1838,27 @@ impl CallT {
   /// If the union variant matches, return a mutable reference to the VulkanCallT.
   pub fn as_vulkan_call_mut(&mut self) -> Option<&mut VulkanCallT> {
     if let Self::VulkanCall(v) = self { Some(v.as_mut()) } else { None }
+  }
+  /// If the union variant matches, return the owned FrameChecksumT, setting the union to NONE.
+  pub fn take_frame_checksum(&mut self) -> Option<alloc::boxed::Box<FrameChecksumT>> {
+    if let Self::FrameChecksum(_) = self {
+      let v = ::core::mem::replace(self, Self::NONE);
+      if let Self::FrameChecksum(w) = v {
+        Some(w)
+      } else {
+        unreachable!()
+      }
+    } else {
+      None
+    }
+  }
+  /// If the union variant matches, return a reference to the FrameChecksumT.
+  pub fn as_frame_checksum(&self) -> Option<&FrameChecksumT> {
+    if let Self::FrameChecksum(v) = self { Some(v.as_ref()) } else { None }
+  }
+  /// If the union variant matches, return a mutable reference to the FrameChecksumT.
+  pub fn as_frame_checksum_mut(&mut self) -> Option<&mut FrameChecksumT> {
+    if let Self::FrameChecksum(v) = self { Some(v.as_mut()) } else { None }
   }
 }
 // struct Extent2D, aligned to 4
@@ -22874,6 +22902,264 @@ impl CmdEndConditionalRenderingT {
     })
   }
 }
+pub enum FrameChecksumOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// What a presented image held: CRC-32 of its texels (rows packed, mip 0, layer 0),
+/// read back by the capture layer before the present, for a replay to compare with.
+pub struct FrameChecksum<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for FrameChecksum<'a> {
+  type Inner = FrameChecksum<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> FrameChecksum<'a> {
+  pub const VT_SWAPCHAIN: ::flatbuffers::VOffsetT = 4;
+  pub const VT_IMAGE_INDEX: ::flatbuffers::VOffsetT = 6;
+  pub const VT_WIDTH: ::flatbuffers::VOffsetT = 8;
+  pub const VT_HEIGHT: ::flatbuffers::VOffsetT = 10;
+  pub const VT_FORMAT: ::flatbuffers::VOffsetT = 12;
+  pub const VT_CRC32: ::flatbuffers::VOffsetT = 14;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    FrameChecksum { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args FrameChecksumArgs
+  ) -> ::flatbuffers::WIPOffset<FrameChecksum<'bldr>> {
+    let mut builder = FrameChecksumBuilder::new(_fbb);
+    builder.add_swapchain(args.swapchain);
+    builder.add_crc32(args.crc32);
+    builder.add_format(args.format);
+    builder.add_height(args.height);
+    builder.add_width(args.width);
+    builder.add_image_index(args.image_index);
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> FrameChecksumT {
+    let swapchain = self.swapchain();
+    let image_index = self.image_index();
+    let width = self.width();
+    let height = self.height();
+    let format = self.format();
+    let crc32 = self.crc32();
+    FrameChecksumT {
+      swapchain,
+      image_index,
+      width,
+      height,
+      format,
+      crc32,
+    }
+  }
+
+  #[inline]
+  pub fn swapchain(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(FrameChecksum::VT_SWAPCHAIN, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn image_index(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(FrameChecksum::VT_IMAGE_INDEX, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn width(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(FrameChecksum::VT_WIDTH, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn height(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(FrameChecksum::VT_HEIGHT, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn format(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(FrameChecksum::VT_FORMAT, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn crc32(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(FrameChecksum::VT_CRC32, Some(0)).unwrap()}
+  }
+}
+
+impl ::flatbuffers::Verifiable for FrameChecksum<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<u64>("swapchain", Self::VT_SWAPCHAIN, false)?
+     .visit_field::<u32>("image_index", Self::VT_IMAGE_INDEX, false)?
+     .visit_field::<u32>("width", Self::VT_WIDTH, false)?
+     .visit_field::<u32>("height", Self::VT_HEIGHT, false)?
+     .visit_field::<u32>("format", Self::VT_FORMAT, false)?
+     .visit_field::<u32>("crc32", Self::VT_CRC32, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct FrameChecksumArgs {
+    pub swapchain: u64,
+    pub image_index: u32,
+    pub width: u32,
+    pub height: u32,
+    pub format: u32,
+    pub crc32: u32,
+}
+impl<'a> Default for FrameChecksumArgs {
+  #[inline]
+  fn default() -> Self {
+    FrameChecksumArgs {
+      swapchain: 0,
+      image_index: 0,
+      width: 0,
+      height: 0,
+      format: 0,
+      crc32: 0,
+    }
+  }
+}
+
+impl Serialize for FrameChecksum<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("FrameChecksum", 6)?;
+      s.serialize_field("swapchain", &self.swapchain())?;
+      s.serialize_field("image_index", &self.image_index())?;
+      s.serialize_field("width", &self.width())?;
+      s.serialize_field("height", &self.height())?;
+      s.serialize_field("format", &self.format())?;
+      s.serialize_field("crc32", &self.crc32())?;
+    s.end()
+  }
+}
+
+pub struct FrameChecksumBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> FrameChecksumBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_swapchain(&mut self, swapchain: u64) {
+    self.fbb_.push_slot::<u64>(FrameChecksum::VT_SWAPCHAIN, swapchain, 0);
+  }
+  #[inline]
+  pub fn add_image_index(&mut self, image_index: u32) {
+    self.fbb_.push_slot::<u32>(FrameChecksum::VT_IMAGE_INDEX, image_index, 0);
+  }
+  #[inline]
+  pub fn add_width(&mut self, width: u32) {
+    self.fbb_.push_slot::<u32>(FrameChecksum::VT_WIDTH, width, 0);
+  }
+  #[inline]
+  pub fn add_height(&mut self, height: u32) {
+    self.fbb_.push_slot::<u32>(FrameChecksum::VT_HEIGHT, height, 0);
+  }
+  #[inline]
+  pub fn add_format(&mut self, format: u32) {
+    self.fbb_.push_slot::<u32>(FrameChecksum::VT_FORMAT, format, 0);
+  }
+  #[inline]
+  pub fn add_crc32(&mut self, crc32: u32) {
+    self.fbb_.push_slot::<u32>(FrameChecksum::VT_CRC32, crc32, 0);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> FrameChecksumBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    FrameChecksumBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<FrameChecksum<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for FrameChecksum<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("FrameChecksum");
+      ds.field("swapchain", &self.swapchain());
+      ds.field("image_index", &self.image_index());
+      ds.field("width", &self.width());
+      ds.field("height", &self.height());
+      ds.field("format", &self.format());
+      ds.field("crc32", &self.crc32());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameChecksumT {
+  pub swapchain: u64,
+  pub image_index: u32,
+  pub width: u32,
+  pub height: u32,
+  pub format: u32,
+  pub crc32: u32,
+}
+impl Default for FrameChecksumT {
+  fn default() -> Self {
+    Self {
+      swapchain: 0,
+      image_index: 0,
+      width: 0,
+      height: 0,
+      format: 0,
+      crc32: 0,
+    }
+  }
+}
+impl FrameChecksumT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<FrameChecksum<'b>> {
+    let swapchain = self.swapchain;
+    let image_index = self.image_index;
+    let width = self.width;
+    let height = self.height;
+    let format = self.format;
+    let crc32 = self.crc32;
+    FrameChecksum::create(_fbb, &FrameChecksumArgs{
+      swapchain,
+      image_index,
+      width,
+      height,
+      format,
+      crc32,
+    })
+  }
+}
 pub enum VulkanParamOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
@@ -23636,6 +23922,11 @@ impl<'a> Record<'a> {
       Call::VulkanCall => CallT::VulkanCall(alloc::boxed::Box::new(
         self.call_as_vulkan_call()
             .expect("Invalid union table, expected `Call::VulkanCall`.")
+            .unpack()
+      )),
+      Call::FrameChecksum => CallT::FrameChecksum(alloc::boxed::Box::new(
+        self.call_as_frame_checksum()
+            .expect("Invalid union table, expected `Call::FrameChecksum`.")
             .unpack()
       )),
       _ => CallT::NONE,
@@ -24567,6 +24858,21 @@ impl<'a> Record<'a> {
     }
   }
 
+  #[inline]
+  #[allow(non_snake_case)]
+  pub fn call_as_frame_checksum(&self) -> Option<FrameChecksum<'a>> {
+    if self.call_type() == Call::FrameChecksum {
+      self.call().map(|t| {
+       // Safety:
+       // Created from a valid Table for this object
+       // Which contains a valid union in this slot
+       unsafe { FrameChecksum::init_from_table(t) }
+     })
+    } else {
+      None
+    }
+  }
+
 }
 
 impl ::flatbuffers::Verifiable for Record<'_> {
@@ -24638,6 +24944,7 @@ impl ::flatbuffers::Verifiable for Record<'_> {
           Call::CmdBeginConditionalRendering => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CmdBeginConditionalRendering>>("Call::CmdBeginConditionalRendering", pos),
           Call::CmdEndConditionalRendering => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CmdEndConditionalRendering>>("Call::CmdEndConditionalRendering", pos),
           Call::VulkanCall => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<VulkanCall>>("Call::VulkanCall", pos),
+          Call::FrameChecksum => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<FrameChecksum>>("Call::FrameChecksum", pos),
           _ => Ok(()),
         }
      })?
@@ -24969,6 +25276,11 @@ impl Serialize for Record<'_> {
           Call::VulkanCall => {
             let f = self.call_as_vulkan_call()
               .expect("Invalid union table, expected `Call::VulkanCall`.");
+            s.serialize_field("call", &f)?;
+          }
+          Call::FrameChecksum => {
+            let f = self.call_as_frame_checksum()
+              .expect("Invalid union table, expected `Call::FrameChecksum`.");
             s.serialize_field("call", &f)?;
           }
         _ => unimplemented!(),
@@ -25431,6 +25743,13 @@ impl ::core::fmt::Debug for Record<'_> {
         },
         Call::VulkanCall => {
           if let Some(x) = self.call_as_vulkan_call() {
+            ds.field("call", &x)
+          } else {
+            ds.field("call", &"InvalidFlatbuffer: Union discriminant does not match value.")
+          }
+        },
+        Call::FrameChecksum => {
+          if let Some(x) = self.call_as_frame_checksum() {
             ds.field("call", &x)
           } else {
             ds.field("call", &"InvalidFlatbuffer: Union discriminant does not match value.")

@@ -6,10 +6,10 @@
 use crate::verify::{Field, Kind, Table};
 
 /// The schema's root table, an index into [`TABLES`].
-pub(crate) const ROOT: usize = 64;
+pub(crate) const ROOT: usize = 65;
 
 /// Every table, by name.
-pub(crate) static TABLES: [Table; 74] = [
+pub(crate) static TABLES: [Table; 75] = [
     Table {
         name: "AllocateCommandBuffers",
         fields: &[
@@ -320,19 +320,19 @@ pub(crate) static TABLES: [Table; 74] = [
                 name: "color_attachments",
                 voffset: 14,
                 required: false,
-                kind: Kind::Tables(65),
+                kind: Kind::Tables(66),
             },
             Field {
                 name: "depth_attachment",
                 voffset: 16,
                 required: false,
-                kind: Kind::Table(65),
+                kind: Kind::Table(66),
             },
             Field {
                 name: "stencil_attachment",
                 voffset: 18,
                 required: false,
-                kind: Kind::Table(65),
+                kind: Kind::Table(66),
             },
         ],
     },
@@ -1251,7 +1251,7 @@ pub(crate) static TABLES: [Table; 74] = [
                 name: "pipelines",
                 voffset: 8,
                 required: false,
-                kind: Kind::Tables(55),
+                kind: Kind::Tables(56),
             },
         ],
     },
@@ -1533,7 +1533,7 @@ pub(crate) static TABLES: [Table; 74] = [
                 name: "subpasses",
                 voffset: 12,
                 required: false,
-                kind: Kind::Tables(70),
+                kind: Kind::Tables(71),
             },
             Field {
                 name: "dependencies",
@@ -1672,6 +1672,47 @@ pub(crate) static TABLES: [Table; 74] = [
         }],
     },
     Table {
+        name: "FrameChecksum",
+        fields: &[
+            Field {
+                name: "swapchain",
+                voffset: 4,
+                required: false,
+                kind: Kind::Inline { size: 8, align: 8 },
+            },
+            Field {
+                name: "image_index",
+                voffset: 6,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "width",
+                voffset: 8,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "height",
+                voffset: 10,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "format",
+                voffset: 12,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "crc32",
+                voffset: 14,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+        ],
+    },
+    Table {
         name: "FreeMemory",
         fields: &[
             Field {
@@ -1736,7 +1777,7 @@ pub(crate) static TABLES: [Table; 74] = [
                 name: "stages",
                 voffset: 8,
                 required: false,
-                kind: Kind::Tables(67),
+                kind: Kind::Tables(68),
             },
             Field {
                 name: "topology",
@@ -1778,7 +1819,7 @@ pub(crate) static TABLES: [Table; 74] = [
                 name: "rendering",
                 voffset: 22,
                 required: false,
-                kind: Kind::Table(59),
+                kind: Kind::Table(60),
             },
             Field {
                 name: "dynamic_states",
@@ -1802,7 +1843,7 @@ pub(crate) static TABLES: [Table; 74] = [
                 name: "state",
                 voffset: 30,
                 required: false,
-                kind: Kind::Table(60),
+                kind: Kind::Table(61),
             },
         ],
     },
@@ -2269,7 +2310,7 @@ pub(crate) static TABLES: [Table; 74] = [
                 name: "submits",
                 voffset: 6,
                 required: false,
-                kind: Kind::Tables(69),
+                kind: Kind::Tables(70),
             },
             Field {
                 name: "fence",
@@ -2293,9 +2334,9 @@ pub(crate) static TABLES: [Table; 74] = [
                 voffset: 8,
                 required: false,
                 kind: Kind::Union(&[
-                    41, 47, 58, 36, 46, 54, 1, 53, 56, 71, 51, 57, 34, 4, 39, 5, 40, 48, 44, 37, 8,
-                    27, 24, 9, 25, 45, 42, 38, 35, 0, 3, 50, 66, 26, 12, 10, 13, 11, 28, 15, 16,
-                    19, 17, 21, 18, 20, 43, 7, 23, 32, 29, 14, 62, 61, 52, 30, 31, 6, 22, 72,
+                    41, 47, 59, 36, 46, 55, 1, 54, 57, 72, 51, 58, 34, 4, 39, 5, 40, 48, 44, 37, 8,
+                    27, 24, 9, 25, 45, 42, 38, 35, 0, 3, 50, 67, 26, 12, 10, 13, 11, 28, 15, 16,
+                    19, 17, 21, 18, 20, 43, 7, 23, 32, 29, 14, 63, 62, 52, 30, 31, 6, 22, 73, 53,
                 ]),
             },
         ],
@@ -2306,7 +2347,7 @@ pub(crate) static TABLES: [Table; 74] = [
             name: "records",
             voffset: 4,
             required: false,
-            kind: Kind::Tables(63),
+            kind: Kind::Tables(64),
         }],
     },
     Table {
@@ -2410,7 +2451,7 @@ pub(crate) static TABLES: [Table; 74] = [
                 name: "specialization_entries",
                 voffset: 12,
                 required: false,
-                kind: Kind::Tables(68),
+                kind: Kind::Tables(69),
             },
             Field {
                 name: "specialization_data",
@@ -2555,7 +2596,7 @@ pub(crate) static TABLES: [Table; 74] = [
                 name: "params",
                 voffset: 6,
                 required: false,
-                kind: Kind::Tables(73),
+                kind: Kind::Tables(74),
             },
         ],
     },
@@ -2578,13 +2619,13 @@ pub(crate) static TABLES: [Table; 74] = [
                 name: "chain",
                 voffset: 8,
                 required: false,
-                kind: Kind::Tables(73),
+                kind: Kind::Tables(74),
             },
             Field {
                 name: "nested",
                 voffset: 10,
                 required: false,
-                kind: Kind::Tables(73),
+                kind: Kind::Tables(74),
             },
         ],
     },
