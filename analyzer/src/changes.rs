@@ -16,10 +16,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use trace_format::generated::results::{DrawKind, DrawRow};
+use trace_format::generated::results::DrawKind;
 use trace_format::results::RowState;
 use trace_format::results::{state_group_costs, STATE_GROUPS};
-use trace_format::{ReadOptions, ResultsReader};
+use trace_format::{ReadOptions, ResultsReader, Row};
 
 use crate::metrics::{kind_name, Metric};
 use crate::AnalyzeError;
@@ -31,7 +31,7 @@ struct RowKey {
     kind: u8,
     view_count: u8,
     pipeline: u64,
-    values: [u64; 7],
+    values: [u64; Metric::ALL.len()],
     /// What the program asked for, the same in two captures of the same draw.
     identity: (u8, u32, u32, u32, u32),
     /// Methods, dwords and MME instructions by state group, then the rest (the draw
@@ -43,8 +43,8 @@ struct RowKey {
 pub const LCS_CELLS: usize = 16 << 20;
 
 impl RowKey {
-    fn of(row: &DrawRow, state: &RowState) -> Self {
-        let mut values = [0; 7];
+    fn of(row: &Row, state: &RowState) -> Self {
+        let mut values = [0; Metric::ALL.len()];
         for (v, m) in values.iter_mut().zip(Metric::ALL) {
             *v = m.of(row);
         }
@@ -93,7 +93,8 @@ fn rows(path: &Path) -> Result<(Option<String>, Rows), AnalyzeError> {
         if let Some(run) = chunk.batch().run() {
             digest = run.trace_hash().map(str::to_string);
         }
-        for (i, row) in chunk.draws().enumerate() {
+        for (i, row) in chunk.rows().enumerate() {
+            let row = &row;
             if row.repetition() == 0 {
                 rows.push((row.seq(), RowKey::of(row, &chunk.draw_state(i))));
             }
@@ -139,8 +140,8 @@ fn lcs(a: &[(u64, RowKey)], b: &[(u64, RowKey)]) -> Vec<(usize, usize)> {
 /// For each of `a`'s rows, the index of its counterpart among `b`'s — the same frame
 /// of two different captures — by the longest common subsequence of what they ask for;
 /// `None` for a row only `a` has.
-pub fn match_rows(a: &[DrawRow], b: &[DrawRow]) -> Vec<Option<usize>> {
-    let keys = |rows: &[DrawRow]| -> Rows {
+pub fn match_rows(a: &[Row], b: &[Row]) -> Vec<Option<usize>> {
+    let keys = |rows: &[Row]| -> Rows {
         rows.iter()
             .map(|r| (r.seq(), RowKey::of(r, &RowState::default())))
             .collect()

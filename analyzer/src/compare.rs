@@ -108,11 +108,12 @@ impl Default for Thresholds {
 }
 
 /// Totals per repetition, in [`Metric::ALL`] order.
-fn totals(path: &Path) -> Result<BTreeMap<u16, [u64; 7]>, AnalyzeError> {
-    let mut per_rep: BTreeMap<u16, [u64; 7]> = BTreeMap::new();
+fn totals(path: &Path) -> Result<BTreeMap<u16, [u64; Metric::ALL.len()]>, AnalyzeError> {
+    let mut per_rep: BTreeMap<u16, [u64; Metric::ALL.len()]> = BTreeMap::new();
     for chunk in ResultsReader::open_with(path, &ReadOptions::parallel())? {
         let chunk = chunk?;
-        for row in chunk.draws() {
+        for row in chunk.rows() {
+            let row = &row;
             let sums = per_rep.entry(row.repetition()).or_default();
             for (s, m) in sums.iter_mut().zip(Metric::ALL) {
                 *s += m.of(row);
@@ -197,7 +198,7 @@ pub fn compare(
     } else {
         metrics.to_vec()
     };
-    let column = |t: &BTreeMap<u16, [u64; 7]>, i: usize| -> Vec<f64> {
+    let column = |t: &BTreeMap<u16, [u64; Metric::ALL.len()]>, i: usize| -> Vec<f64> {
         t.values().map(|s| s[i] as f64).collect()
     };
     let mut rows = Vec::new();

@@ -1,6 +1,6 @@
 //! The per-draw metrics a results file holds.
 
-use trace_format::generated::results::DrawRow;
+use trace_format::Row;
 
 /// A per-draw metric.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -19,11 +19,13 @@ pub enum Metric {
     MmeNs,
     /// Host time in the macro's multiview loop.
     MultiviewNs,
+    /// GPU time of the draw on a real device (`replay --device --gpu-timing`).
+    GpuNs,
 }
 
 impl Metric {
     /// Every metric.
-    pub const ALL: [Metric; 7] = [
+    pub const ALL: [Metric; 8] = [
         Metric::MmeInstructions,
         Metric::Methods,
         Metric::PushbufDwords,
@@ -31,6 +33,7 @@ impl Metric {
         Metric::EncodeNs,
         Metric::MmeNs,
         Metric::MultiviewNs,
+        Metric::GpuNs,
     ];
 
     /// The name used on the command line.
@@ -43,6 +46,7 @@ impl Metric {
             Metric::EncodeNs => "encode-ns",
             Metric::MmeNs => "execute-ns",
             Metric::MultiviewNs => "multiview-ns",
+            Metric::GpuNs => "gpu-ns",
         }
     }
 
@@ -58,17 +62,20 @@ impl Metric {
             Metric::Methods => "methods",
             Metric::PushbufDwords => "dwords",
             Metric::HwDraws => "draws",
-            Metric::EncodeNs | Metric::MmeNs | Metric::MultiviewNs => "ns",
+            Metric::EncodeNs | Metric::MmeNs | Metric::MultiviewNs | Metric::GpuNs => "ns",
         }
     }
 
     /// Host timings vary run to run; counts do not.
     pub fn is_timing(self) -> bool {
-        matches!(self, Metric::EncodeNs | Metric::MmeNs | Metric::MultiviewNs)
+        matches!(
+            self,
+            Metric::EncodeNs | Metric::MmeNs | Metric::MultiviewNs | Metric::GpuNs
+        )
     }
 
     /// The metric's value in a row.
-    pub fn of(self, row: &DrawRow) -> u64 {
+    pub fn of(self, row: &Row) -> u64 {
         match self {
             Metric::MmeInstructions => row.mme_instructions().into(),
             Metric::Methods => row.methods().into(),
@@ -77,6 +84,7 @@ impl Metric {
             Metric::EncodeNs => row.encode_ns(),
             Metric::MmeNs => row.mme_ns(),
             Metric::MultiviewNs => row.multiview_ns(),
+            Metric::GpuNs => row.gpu_ns,
         }
     }
 }

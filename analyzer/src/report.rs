@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 use trace_format::generated::results::{DrawRow, RunInfoT, RunTotalsT};
 use trace_format::names::is_draw_kind;
 use trace_format::results::{state_group_costs, STATE_GROUPS};
-use trace_format::{ReadOptions, ResultsReader, SkippedCall};
+use trace_format::{ReadOptions, ResultsReader, Row, SkippedCall};
 
 use crate::metrics::{kind_name, Metric};
 use crate::AnalyzeError;
@@ -52,7 +52,7 @@ pub struct GroupTotals {
     /// Draws in the group.
     pub draws: u64,
     /// Sums per metric, in [`Metric::ALL`] order.
-    pub sums: [u64; 7],
+    pub sums: [u64; Metric::ALL.len()],
 }
 
 /// One of the costliest draws.
@@ -155,7 +155,7 @@ impl Report {
     }
 }
 
-fn add(g: &mut GroupTotals, row: &DrawRow) {
+fn add(g: &mut GroupTotals, row: &Row) {
     g.draws += 1;
     for (sum, m) in g.sums.iter_mut().zip(Metric::ALL) {
         *sum += m.of(row);
@@ -210,7 +210,8 @@ impl Report {
                 report.failed_rows.0 += 1;
                 report.failed_rows.1.get_or_insert(error);
             }
-            for (i, row) in chunk.draws().enumerate() {
+            for (i, row) in chunk.rows().enumerate() {
+                let row = &row;
                 if !is_draw_kind(row.kind()) {
                     // Dispatches, transfers, clears and barriers: in the groups and the
                     // frames' totals, not in the draws' histograms and top list.

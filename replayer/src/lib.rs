@@ -25,5 +25,6 @@ mod shaders;
 
 pub use inspect::{inspect_draw, method_label, DrawInspection, MethodRun};
 pub use replay::{
-    replay, FailedCalls, ReplayError, ReplayOptions, Summary, Unmodelled, DEFAULT_MME_BUDGET,
+    replay, replay_with_gpu_times, FailedCalls, GpuTimes, ReplayError, ReplayOptions, Summary,
+    Unmodelled, DEFAULT_MME_BUDGET,
 };

@@ -2,7 +2,7 @@
 //! each submit encode and execute them on the GPU model, one command at a time, timing
 //! each and writing a row per draw and per submit.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -157,12 +157,27 @@ pub struct Summary {
     pub wall: Duration,
 }
 
+/// GPU times of draws replayed on a device, by (submit record, draw record): one per
+/// execution of the draw in that submit, in order.
+pub type GpuTimes = HashMap<(u64, u64), Vec<u64>>;
+
 /// Replays `trace` into the results file `out`. `progress` hears `(bytes read, file size)`.
 /// On an error the rows written so far are finished into a readable file.
 pub fn replay(
     trace: &Path,
     out: &Path,
     options: &ReplayOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Summary, ReplayError> {
+    replay_with_gpu_times(trace, out, options, None, progress)
+}
+
+/// [`replay`], with each draw row's GPU time from a device replay of the same trace.
+pub fn replay_with_gpu_times(
+    trace: &Path,
+    out: &Path,
+    options: &ReplayOptions,
+    gpu_times: Option<&GpuTimes>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Summary, ReplayError> {
     let start = Instant::now();
@@ -184,6 +199,7 @@ pub fn replay(
     let mut outcome = Ok(());
     for repetition in 0..options.repeat.max(1) {
         let mut pass = Pass::new(options, repetition as u16)?;
+        pass.gpu_times = gpu_times;
         let result = pass.run(trace, &mut writer, progress);
         skipped = pass.skipped;
         if let Err(e) = result {
@@ -288,6 +304,7 @@ pub(crate) trait RowSink {
         state: RowState,
         memory_words: u32,
         error: Option<&str>,
+        gpu_ns: u64,
     ) -> Result<(), trace_format::Error>;
     /// Takes a submit row.
     fn submit(&mut self, row: SubmitRow) -> Result<(), trace_format::Error>;
@@ -300,8 +317,9 @@ impl RowSink for ResultsWriter {
         state: RowState,
         memory_words: u32,
         error: Option<&str>,
+        gpu_ns: u64,
     ) -> Result<(), trace_format::Error> {
-        self.push_row(row, state, memory_words, error)
+        self.push_timed_row(row, state, memory_words, error, gpu_ns)
     }
 
     fn submit(&mut self, row: SubmitRow) -> Result<(), trace_format::Error> {
@@ -319,6 +337,7 @@ impl RowSink for Discard {
         _: RowState,
         _: u32,
         _: Option<&str>,
+        _: u64,
     ) -> Result<(), trace_format::Error> {
         Ok(())
     }
@@ -365,6 +384,9 @@ pub(crate) struct Pass<'o> {
     submits: u64,
     /// The record being taken.
     current_seq: u64,
+    /// GPU times from a device replay, and how many of each draw's were taken.
+    gpu_times: Option<&'o GpuTimes>,
+    gpu_taken: HashMap<(u64, u64), usize>,
     /// The first call the replay needed and could not model.
     first_unmodelled: Option<Unmodelled>,
     /// Calls the GPU model could not finish, by kind of failure.
@@ -498,6 +520,22 @@ fn failure_reason(error: &GpuError) -> &'static str {
 }
 
 impl<'o> Pass<'o> {
+    /// The next GPU time of draw `seq` in the submit being executed (0 without one).
+    fn gpu_ns(&mut self, seq: u64) -> u64 {
+        let Some(times) = self.gpu_times else {
+            return 0;
+        };
+        let key = (self.current_seq, seq);
+        let taken = self.gpu_taken.entry(key).or_default();
+        let ns = times
+            .get(&key)
+            .and_then(|t| t.get(*taken))
+            .copied()
+            .unwrap_or(0);
+        *taken += 1;
+        ns
+    }
+
     pub(crate) fn new(options: &'o ReplayOptions, repetition: u16) -> Result<Self, ReplayError> {
         let device = Device::for_arch(options.arch);
         let mut gpu = Gpu::new(options.arch);
@@ -528,6 +566,8 @@ impl<'o> Pass<'o> {
             skipped_commands: 0,
             submits: 0,
             current_seq: 0,
+            gpu_times: None,
+            gpu_taken: HashMap::new(),
             first_unmodelled: None,
             failed: BTreeMap::new(),
             runaway: HandleMap::default(),
@@ -1344,7 +1384,8 @@ impl<'o> Pass<'o> {
                     0,
                 );
                 let state = draw_state(&row_state.unwrap_or_default());
-                sink.row(row, state, d.memory_words, failure.as_deref())?;
+                let gpu_ns = self.gpu_ns(d.seq);
+                sink.row(row, state, d.memory_words, failure.as_deref(), gpu_ns)?;
                 totals.draws += 1;
                 totals.hw_draws += cost.hw_draws as u32;
                 totals.encode_ns += encode_ns;

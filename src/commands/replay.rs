@@ -72,6 +72,10 @@ pub struct Args {
     /// recorded; exit 1 when one differs.
     #[arg(long, requires = "device")]
     check_frames: bool,
+    /// With --device: time every draw on the GPU between two timestamp queries and
+    /// write the results file with `gpu-ns` beside the driver model's counts.
+    #[arg(long, requires = "device")]
+    gpu_timing: bool,
 }
 
 /// Skipped calls listed without `--verbose`.
@@ -290,6 +294,7 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
         gpu: args.gpu,
         dump_frames: args.dump_frames.clone(),
         read_frames: args.frame_checksums || args.check_frames,
+        gpu_timing: args.gpu_timing,
     };
     let summary = replayer::device::replay_on_device(&args.trace, &options, &mut |_, _| {})
         .map_err(|e| {
@@ -333,6 +338,9 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
             .map(|(n, c)| format!("{n} ×{c}"))
             .collect();
         println!("answered without the device: {}", listed.join(", "));
+    }
+    if args.gpu_timing {
+        write_gpu_timing(args, &summary)?;
     }
     if args.check_frames {
         return check_frames(&summary);
@@ -394,4 +402,59 @@ fn check_frames(summary: &replayer::device::DeviceSummary) -> anyhow::Result<()>
             checked.len()
         ))
     }
+}
+
+/// `--gpu-timing`: the driver model's replay of the same trace, its draw rows carrying
+/// the GPU times the device replay measured.
+fn write_gpu_timing(args: &Args, summary: &replayer::device::DeviceSummary) -> anyhow::Result<()> {
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| args.trace.with_extension("msr"));
+    let mut times = replayer::GpuTimes::new();
+    for t in &summary.gpu_times {
+        times.entry((t.submit_seq, t.seq)).or_default().push(t.ns);
+    }
+    let options = ReplayOptions {
+        arch: match args.mme {
+            Mme::Turing => Arch::Turing,
+            Mme::Fermi => Arch::Fermi,
+        },
+        frames: args.frames.map(|f| (f.first, f.last)),
+        repeat: 1,
+        read: ReadOptions::parallel(),
+        mme_budget: args.mme_budget,
+        remember_macro_runs: !args.simulate_every_macro,
+    };
+    let model = replayer::replay_with_gpu_times(
+        &args.trace,
+        &output,
+        &options,
+        Some(&times),
+        &mut |_, _| {},
+    )
+    .map_err(|e| {
+        anyhow::Error::new(e).context(format!(
+            "replaying {} through the driver model",
+            args.trace.display()
+        ))
+    })?;
+    let mut sorted: Vec<u64> = summary.gpu_times.iter().map(|t| t.ns).collect();
+    sorted.sort_unstable();
+    let at = |q: f64| {
+        sorted
+            .get(((sorted.len() as f64 - 1.0) * q).round() as usize)
+            .copied()
+            .unwrap_or(0)
+    };
+    println!(
+        "{} draw executions timed on the GPU: median {} ns, p90 {} ns, max {} ns; {} model rows -> {}",
+        sorted.len(),
+        at(0.5),
+        at(0.9),
+        sorted.last().copied().unwrap_or(0),
+        model.draws + model.dispatches + model.clears + model.barriers,
+        output.display()
+    );
+    Ok(())
 }

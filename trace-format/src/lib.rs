@@ -32,6 +32,6 @@ pub mod wire;
 
 pub use container::{WriterOptions, WriterStats};
 pub use error::{Error, ErrorKind, Location, Result};
-pub use results::{ResultsChunk, ResultsReader, ResultsWriter, SkippedCall};
+pub use results::{ResultsChunk, ResultsReader, ResultsWriter, Row, SkippedCall};
 pub use trace::{CallMeta, ReadOptions, TraceChunk, TraceReader, TraceWriter};
 pub use wire::Content;

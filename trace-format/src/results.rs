@@ -164,6 +164,7 @@ pub struct ResultsWriter {
     draw_errors: Vec<(u32, String)>,
     /// One per draw row: words the CPU wrote into GPU memory for it.
     draw_memory_words: Vec<u32>,
+    draw_gpu_ns: Vec<u64>,
     submits: Vec<SubmitRow>,
     frame: u64,
 }
@@ -182,6 +183,7 @@ impl ResultsWriter {
             draw_state_mme: Vec::with_capacity(ROWS_PER_CHUNK),
             draw_errors: Vec::new(),
             draw_memory_words: Vec::with_capacity(ROWS_PER_CHUNK),
+            draw_gpu_ns: Vec::with_capacity(ROWS_PER_CHUNK),
             submits: Vec::new(),
             frame: 0,
         })
@@ -211,6 +213,19 @@ impl ResultsWriter {
         memory_words: u32,
         error: Option<&str>,
     ) -> Result<()> {
+        self.push_timed_row(row, state, memory_words, error, 0)
+    }
+
+    /// [`push_row`](Self::push_row) with the draw's GPU time (0: not timed).
+    pub fn push_timed_row(
+        &mut self,
+        row: DrawRow,
+        state: RowState,
+        memory_words: u32,
+        error: Option<&str>,
+        gpu_ns: u64,
+    ) -> Result<()> {
+        self.draw_gpu_ns.push(gpu_ns);
         if let Some(error) = error {
             self.draw_errors
                 .push((self.draws.len() as u32, error.to_string()));
@@ -274,6 +289,11 @@ impl ResultsWriter {
             .iter()
             .any(|w| *w != 0)
             .then(|| fbb.create_vector(&self.draw_memory_words));
+        let draw_gpu_ns = self
+            .draw_gpu_ns
+            .iter()
+            .any(|w| *w != 0)
+            .then(|| fbb.create_vector(&self.draw_gpu_ns));
         let draw_errors = (!self.draw_errors.is_empty()).then(|| {
             let items: Vec<_> = self
                 .draw_errors
@@ -319,6 +339,7 @@ impl ResultsWriter {
                 draw_states,
                 draw_errors,
                 draw_memory_words,
+                draw_gpu_ns,
                 draw_bind_states,
                 draw_state_mme,
             },
@@ -347,6 +368,7 @@ impl ResultsWriter {
         self.draw_state_mme.clear();
         self.draw_errors.clear();
         self.draw_memory_words.clear();
+        self.draw_gpu_ns.clear();
         self.submits.clear();
         self.out.write_chunk(payload, 0, meta)
     }
@@ -423,6 +445,24 @@ impl ResultsChunk {
             .map_or(0, |w| w.get(i))
     }
 
+    /// Draw row `i`'s GPU time from a device replay (zero when it was not timed).
+    pub fn draw_gpu_ns(&self, i: usize) -> u64 {
+        self.batch()
+            .draw_gpu_ns()
+            .filter(|w| i < w.len())
+            .map_or(0, |w| w.get(i))
+    }
+
+    /// The chunk's draw rows, each with what lies beside it in the parallel vectors
+    /// the metrics read.
+    pub fn rows(&self) -> impl Iterator<Item = Row> + '_ {
+        let gpu = self.batch().draw_gpu_ns();
+        self.draws().enumerate().map(move |(i, draw)| Row {
+            draw: *draw,
+            gpu_ns: gpu.filter(|g| i < g.len()).map_or(0, |g| g.get(i)),
+        })
+    }
+
     /// Why draw row `i`'s call failed, if it did.
     pub fn draw_error(&self, i: usize) -> Option<&str> {
         self.batch()
@@ -464,6 +504,30 @@ impl ResultsChunk {
                 needed: !c.modelled(),
             })
             .collect()
+    }
+}
+
+/// A draw row with its GPU time (which lies in a vector of its own, so that files
+/// without it keep their row layout).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Row {
+    /// The row.
+    pub draw: DrawRow,
+    /// GPU nanoseconds from `replay --device --gpu-timing`; 0 when not timed.
+    pub gpu_ns: u64,
+}
+
+impl std::ops::Deref for Row {
+    type Target = DrawRow;
+
+    fn deref(&self) -> &DrawRow {
+        &self.draw
+    }
+}
+
+impl From<DrawRow> for Row {
+    fn from(draw: DrawRow) -> Self {
+        Row { draw, gpu_ns: 0 }
     }
 }
 

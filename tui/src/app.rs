@@ -7,6 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use ratatui::layout::{Position, Rect};
 use trace_format::generated::results::DrawRow;
 use trace_format::results::RowState;
+use trace_format::Row;
 
 use crate::filter::{host_ns, Filter};
 use crate::index::{FrameSummary, Index, IndexBuilder};
@@ -34,7 +35,7 @@ impl Source {
     }
 
     /// Row `row`, if indexed and readable.
-    pub fn row(&mut self, row: u64) -> Option<DrawRow> {
+    pub fn row(&mut self, row: u64) -> Option<Row> {
         let index = self.index.get();
         self.store.row(&index, row)
     }
@@ -472,7 +473,7 @@ impl App {
 
     /// The baseline's rows matching A's rows `first..first + count` of the selected frame
     /// (a default row where A's has no counterpart).
-    fn baseline_rows_at(&mut self, first: u64, count: u64) -> Vec<DrawRow> {
+    fn baseline_rows_at(&mut self, first: u64, count: u64) -> Vec<Row> {
         let (repetition, frame) = (self.repetition, self.frame);
         let a_first = self
             .a
@@ -503,7 +504,7 @@ impl App {
     /// The baseline row matching A's row `row`: at the same position with the same
     /// sequence number (one trace), or its counterpart by what it draws (two traces).
     /// `None` for a draw only A has.
-    pub fn baseline_row(&mut self, row: &DrawRow, global: u64) -> Option<DrawRow> {
+    pub fn baseline_row(&mut self, row: &DrawRow, global: u64) -> Option<Row> {
         let (repetition, frame) = (self.repetition, self.frame);
         let a_first = self.a.index.get().frame(repetition, frame)?.first_row;
         let offset = self.counterpart(global.checked_sub(a_first)?)?;
@@ -525,7 +526,7 @@ impl App {
     }
 
     /// The selected draw: its global row and the row.
-    pub fn selected_row(&mut self) -> Option<(u64, DrawRow)> {
+    pub fn selected_row(&mut self) -> Option<(u64, Row)> {
         let global = self.rows.get(self.selected)?;
         let row = self.shown().row(global)?;
         Some((global, row))

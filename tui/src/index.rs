@@ -11,8 +11,8 @@ use std::thread::JoinHandle;
 
 use analyzer::Metric;
 use hdrhistogram::Histogram;
-use trace_format::generated::results::{DrawRow, RunInfoT, RunTotalsT, SubmitRow};
-use trace_format::{ReadOptions, ResultsReader};
+use trace_format::generated::results::{RunInfoT, RunTotalsT, SubmitRow};
+use trace_format::{ReadOptions, ResultsReader, Row};
 
 /// Where one chunk's draw rows sit among all the file's draw rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub struct FrameSummary {
     /// Its draw rows (consecutive from `first_row`).
     pub draws: u64,
     /// Sums per metric, in [`Metric::ALL`] order.
-    pub sums: [u64; 7],
+    pub sums: [u64; Metric::ALL.len()],
     /// Its submits, in order.
     pub submits: Vec<SubmitRow>,
 }
@@ -149,7 +149,7 @@ impl Index {
         self.histograms.get(metric_slot(metric))
     }
 
-    fn add_draw(&mut self, row: &DrawRow) {
+    fn add_draw(&mut self, row: &Row) {
         let key = (row.repetition(), row.frame());
         if self.frames.last().map(FrameSummary::key) != Some(key) {
             self.frames.push(FrameSummary {
@@ -157,7 +157,7 @@ impl Index {
                 frame: key.1,
                 first_row: self.rows,
                 draws: 0,
-                sums: [0; 7],
+                sums: [0; Metric::ALL.len()],
                 submits: Vec::new(),
             });
         }
@@ -187,7 +187,7 @@ impl Index {
                         frame: key.1,
                         first_row,
                         draws: 0,
-                        sums: [0; 7],
+                        sums: [0; Metric::ALL.len()],
                         submits: vec![*row],
                     },
                 );
@@ -299,8 +299,8 @@ fn build(reader: ResultsReader, shared: &Mutex<Index>, stop: &AtomicBool) {
             };
             index.chunks.push(span);
         }
-        for row in chunk.draws() {
-            index.add_draw(row);
+        for row in chunk.rows() {
+            index.add_draw(&row);
         }
         for row in chunk.submits() {
             index.add_submit(row);

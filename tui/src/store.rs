@@ -4,9 +4,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use trace_format::generated::results::DrawRow;
 use trace_format::results::RowState;
-use trace_format::{ResultsChunk, ResultsReader};
+use trace_format::{ResultsChunk, ResultsReader, Row};
 
 use crate::index::Index;
 
@@ -34,12 +33,15 @@ impl RowStore {
 
     /// Draw row `row`, reading its chunk if it is not cached; `None` when the index
     /// does not reach it yet or its chunk cannot be read.
-    pub fn row(&mut self, index: &Index, row: u64) -> Option<DrawRow> {
+    pub fn row(&mut self, index: &Index, row: u64) -> Option<Row> {
         let span = *index.chunk_of(row)?;
         let chunk = self.chunk(span.offset, span.ordinal)?;
         let draws = chunk.batch().draws()?;
         let i = usize::try_from(row - span.first_row).ok()?;
-        (i < draws.len()).then(|| *draws.get(i))
+        (i < draws.len()).then(|| Row {
+            draw: *draws.get(i),
+            gpu_ns: chunk.draw_gpu_ns(i),
+        })
     }
 
     /// What draw row `row`'s state flush emitted (zero in files without it).
@@ -59,7 +61,7 @@ impl RowStore {
     }
 
     /// Rows `first..first + count`, fewer where the index ends.
-    pub fn rows(&mut self, index: &Index, first: u64, count: u64) -> Vec<DrawRow> {
+    pub fn rows(&mut self, index: &Index, first: u64, count: u64) -> Vec<Row> {
         (first..first.saturating_add(count))
             .map_while(|r| self.row(index, r))
             .collect()

@@ -22,6 +22,7 @@ pub mod patch;
 mod pipelines;
 mod setup;
 mod templates;
+mod timing;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,7 @@ use call::{CallContext, CallError, Functions, Handles};
 use patch::Arena;
 
 pub use frames::FrameImage;
+pub use timing::DrawTime;
 
 /// How to replay on a device.
 #[derive(Clone, Debug, Default)]
@@ -47,6 +49,8 @@ pub struct DeviceOptions {
     pub dump_frames: Option<PathBuf>,
     /// Whether to read every presented frame back and checksum it.
     pub read_frames: bool,
+    /// Whether to time every draw on the GPU with timestamp queries.
+    pub gpu_timing: bool,
 }
 
 /// Why a device replay stopped.
@@ -126,6 +130,8 @@ pub struct DeviceSummary {
     pub frames: Vec<Frame>,
     /// Frame checksums the trace holds.
     pub captured_checksums: u64,
+    /// With `gpu_timing`: every draw execution's GPU time, in submit order.
+    pub gpu_times: Vec<DrawTime>,
     /// Handles inside structures that named objects the replay never made (replaced
     /// by null; programs leave ignored members stale).
     pub unknown_handles: u64,
@@ -146,6 +152,14 @@ const SERIAL_NO_OPS: &[&str] = &[
     "vkDeviceWaitIdle",
 ];
 
+/// Generically recorded commands that are timed like draws (the compute ones).
+const TIMED_COMMANDS: &[&str] = &[
+    "vkCmdDispatch",
+    "vkCmdDispatchBase",
+    "vkCmdDispatchBaseKHR",
+    "vkCmdDispatchIndirect",
+];
+
 /// The replay's Vulkan objects and state.
 struct Replay {
     entry: ash::Entry,
@@ -161,6 +175,9 @@ struct Replay {
     captured_memory_properties: Option<Vec<u8>>,
     swapchains: frames::Swapchains,
     templates: templates::Templates,
+    timing: Option<timing::Timing>,
+    render_pass_views: std::collections::HashMap<u64, Vec<u32>>,
+    subpasses: std::collections::HashMap<u64, (Vec<u32>, usize)>,
     readback: Option<frames::Readback>,
     options: DeviceOptions,
     summary: DeviceSummary,
@@ -195,6 +212,9 @@ pub fn replay_on_device(
         captured_memory_properties: None,
         swapchains: Default::default(),
         templates: Default::default(),
+        timing: None,
+        render_pass_views: Default::default(),
+        subpasses: Default::default(),
         readback: None,
         options: options.clone(),
         summary: DeviceSummary::default(),
@@ -304,6 +324,26 @@ impl Replay {
                 if let Some(f) = &mut self.functions {
                     f.device = device.handle();
                 }
+                if self.options.gpu_timing {
+                    // SAFETY: plain queries of a live physical device.
+                    let (bits, period) = unsafe {
+                        let families =
+                            instance.get_physical_device_queue_family_properties(self.physical);
+                        let props = instance.get_physical_device_properties(self.physical);
+                        (
+                            families
+                                .get(self.family as usize)
+                                .map_or(0, |f| f.timestamp_valid_bits),
+                            props.limits.timestamp_period,
+                        )
+                    };
+                    self.timing = Some(timing::Timing::new(bits, period).map_err(|e| {
+                        DeviceError::Missing {
+                            what: e,
+                            seq: Some(seq),
+                        }
+                    })?);
+                }
                 self.readback = Some(
                     frames::Readback::new(&device, self.family)
                         .map_err(|e| DeviceError::call(seq, &name, e))?,
@@ -391,6 +431,19 @@ impl Replay {
             )),
             Disposition::Unknown => Err(DeviceError::call(seq, name, "an unknown command")),
             Disposition::Generated => {
+                let timed = match (&self.timing, &self.device) {
+                    (Some(_), Some(_)) if TIMED_COMMANDS.contains(&name) => {
+                        let id = params.first().map_or(0, |p| p.value());
+                        Some(self.handle::<vk::CommandBuffer>(id, seq, name)?)
+                    }
+                    _ => None,
+                };
+                if let (Some(cb), Some(t), Some(device)) =
+                    (timed, self.timing.as_mut(), &self.device)
+                {
+                    t.before(device, cb, seq)
+                        .map_err(|e| DeviceError::call(seq, name, e))?;
+                }
                 let functions = self
                     .functions
                     .as_mut()
@@ -406,6 +459,11 @@ impl Replay {
                 unsafe { device_calls::replay(&mut cx, name, &params) }
                     .map_err(|e| DeviceError::call(seq, name, e))?;
                 self.arena.clear();
+                if let (Some(cb), Some(t), Some(device)) =
+                    (timed, self.timing.as_mut(), &self.device)
+                {
+                    t.after(device, cb);
+                }
                 if name.starts_with("vkCreateDescriptorUpdateTemplate") {
                     if let Some((id, entries)) = templates::created(&params) {
                         self.templates.insert(id, entries);
@@ -580,6 +638,9 @@ impl Replay {
                 device.device_wait_idle().ok();
                 if let Some(mut r) = self.readback.take() {
                     r.destroy(&device);
+                }
+                if let Some(mut t) = self.timing.take() {
+                    t.destroy(&device);
                 }
                 for (_, s) in self.swapchains.drain() {
                     for (image, mem) in s.images {

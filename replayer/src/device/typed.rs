@@ -47,6 +47,14 @@ impl Replay {
     ) -> Result<(), DeviceError> {
         let fail = |e: vk::Result| DeviceError::call(seq, name, e);
         let device = self.device(seq)?.clone();
+        let timed = match &self.timing {
+            Some(_) => self.timed_draw(record, seq, name)?,
+            None => None,
+        };
+        if let (Some(cb), Some(t)) = (timed, self.timing.as_mut()) {
+            t.before(&device, cb, seq).map_err(fail)?;
+        }
+        self.view_tracking(record, seq, name)?;
         // SAFETY (every call below): `device` is live; handles come from the replay's
         // map, so they name live objects of it; what the create infos point to lives
         // across each call.
@@ -627,10 +635,18 @@ impl Replay {
                         .map(|b| vk::SubmitInfo::default().command_buffers(b))
                         .collect();
                     let fence: vk::Fence = self.handle(c.fence(), seq, name)?;
+                    let all: Vec<vk::CommandBuffer> = batches.concat();
+                    if let Some(t) = &self.timing {
+                        t.prepare(&device, &all);
+                    }
                     device
                         .queue_submit(self.queue, &infos, fence)
                         .map_err(fail)?;
                     device.queue_wait_idle(self.queue).map_err(fail)?;
+                    if let Some(t) = &self.timing {
+                        t.collect(&device, seq, &all, &mut self.summary.gpu_times)
+                            .map_err(fail)?;
+                    }
                     self.summary.submits += 1;
                 }
                 Call::QueuePresent => {
@@ -660,6 +676,121 @@ impl Replay {
                 }
                 _ => return Err(DeviceError::call(seq, name, "an unknown record")),
             }
+        }
+        if let (Some(cb), Some(t)) = (timed, self.timing.as_mut()) {
+            t.after(&device, cb);
+        }
+        Ok(())
+    }
+
+    /// The command buffer of a draw the replay times.
+    fn timed_draw(
+        &self,
+        record: &Record<'_>,
+        seq: u64,
+        name: &str,
+    ) -> Result<Option<vk::CommandBuffer>, DeviceError> {
+        let id = match record.call_type() {
+            Call::CmdDraw => record.call_as_cmd_draw().map(|c| c.command_buffer()),
+            Call::CmdDrawIndexed => record
+                .call_as_cmd_draw_indexed()
+                .map(|c| c.command_buffer()),
+            Call::CmdDrawIndirect => record
+                .call_as_cmd_draw_indirect()
+                .map(|c| c.command_buffer()),
+            Call::CmdDrawIndexedIndirect => record
+                .call_as_cmd_draw_indexed_indirect()
+                .map(|c| c.command_buffer()),
+            Call::CmdDrawIndirectCount => record
+                .call_as_cmd_draw_indirect_count()
+                .map(|c| c.command_buffer()),
+            Call::CmdDrawIndexedIndirectCount => record
+                .call_as_cmd_draw_indexed_indirect_count()
+                .map(|c| c.command_buffer()),
+            _ => None,
+        };
+        id.map(|id| self.handle(id, seq, name)).transpose()
+    }
+
+    /// Follows the views of each command buffer's render pass instance, and forgets a
+    /// command buffer's timed draws when it is recorded again.
+    fn view_tracking(
+        &mut self,
+        record: &Record<'_>,
+        seq: u64,
+        name: &str,
+    ) -> Result<(), DeviceError> {
+        if let Some(c) = record.call_as_create_render_pass() {
+            let masks = c
+                .subpasses()
+                .iter()
+                .flatten()
+                .map(|s| s.view_mask())
+                .collect();
+            self.render_pass_views.insert(c.render_pass(), masks);
+            return Ok(());
+        }
+        let Some(t) = self.timing.as_mut() else {
+            return Ok(());
+        };
+        let handles = &self.handles;
+        let cb_of = |id: u64| {
+            handles
+                .typed::<vk::CommandBuffer>(id)
+                .map_err(|e| DeviceError::call(seq, name, e))
+        };
+        match record.call_type() {
+            Call::BeginCommandBuffer => {
+                if let Some(c) = record.call_as_begin_command_buffer() {
+                    let cb = cb_of(c.command_buffer())?;
+                    t.begin(cb);
+                    if let Some(i) = c.inheritance() {
+                        let mask = self
+                            .render_pass_views
+                            .get(&i.render_pass())
+                            .and_then(|m| m.get(i.subpass() as usize).copied())
+                            .unwrap_or(i.rendering_view_mask());
+                        t.set_views(cb, mask);
+                    }
+                }
+            }
+            Call::CmdBeginRenderPass => {
+                if let Some(c) = record.call_as_cmd_begin_render_pass() {
+                    let cb = cb_of(c.command_buffer())?;
+                    let masks = self
+                        .render_pass_views
+                        .get(&c.render_pass())
+                        .cloned()
+                        .unwrap_or_default();
+                    t.set_views(cb, masks.first().copied().unwrap_or(0));
+                    self.subpasses.insert(c.command_buffer(), (masks, 0));
+                }
+            }
+            Call::CmdNextSubpass => {
+                if let Some(c) = record.call_as_cmd_next_subpass() {
+                    let cb = cb_of(c.command_buffer())?;
+                    if let Some((masks, index)) = self.subpasses.get_mut(&c.command_buffer()) {
+                        *index += 1;
+                        t.set_views(cb, masks.get(*index).copied().unwrap_or(0));
+                    }
+                }
+            }
+            Call::CmdBeginRendering => {
+                if let Some(c) = record.call_as_cmd_begin_rendering() {
+                    t.set_views(cb_of(c.command_buffer())?, c.view_mask());
+                }
+            }
+            Call::CmdEndRenderPass => {
+                if let Some(c) = record.call_as_cmd_end_render_pass() {
+                    t.set_views(cb_of(c.command_buffer())?, 0);
+                }
+            }
+            Call::CmdEndRendering => {
+                if let Some(c) = record.call_as_cmd_end_rendering() {
+                    t.set_views(cb_of(c.command_buffer())?, 0);
+                }
+            }
+            _ => {}
         }
         Ok(())
     }

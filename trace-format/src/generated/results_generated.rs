@@ -3828,6 +3828,7 @@ impl<'a> ResultsBatch<'a> {
   pub const VT_DRAW_MEMORY_WORDS: ::flatbuffers::VOffsetT = 18;
   pub const VT_DRAW_BIND_STATES: ::flatbuffers::VOffsetT = 20;
   pub const VT_DRAW_STATE_MME: ::flatbuffers::VOffsetT = 22;
+  pub const VT_DRAW_GPU_NS: ::flatbuffers::VOffsetT = 24;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -3839,6 +3840,7 @@ impl<'a> ResultsBatch<'a> {
     args: &'args ResultsBatchArgs<'args>
   ) -> ::flatbuffers::WIPOffset<ResultsBatch<'bldr>> {
     let mut builder = ResultsBatchBuilder::new(_fbb);
+    if let Some(x) = args.draw_gpu_ns { builder.add_draw_gpu_ns(x); }
     if let Some(x) = args.draw_state_mme { builder.add_draw_state_mme(x); }
     if let Some(x) = args.draw_bind_states { builder.add_draw_bind_states(x); }
     if let Some(x) = args.draw_memory_words { builder.add_draw_memory_words(x); }
@@ -3883,6 +3885,9 @@ impl<'a> ResultsBatch<'a> {
     let draw_state_mme = self.draw_state_mme().map(|x| {
       x.iter().map(|t| t.unpack()).collect()
     });
+    let draw_gpu_ns = self.draw_gpu_ns().map(|x| {
+      x.into_iter().collect()
+    });
     ResultsBatchT {
       run,
       draws,
@@ -3894,6 +3899,7 @@ impl<'a> ResultsBatch<'a> {
       draw_memory_words,
       draw_bind_states,
       draw_state_mme,
+      draw_gpu_ns,
     }
   }
 
@@ -3977,6 +3983,17 @@ impl<'a> ResultsBatch<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, DrawStateMme>>>(ResultsBatch::VT_DRAW_STATE_MME, None)}
   }
+  /// One per draw row, in the same order: GPU nanoseconds between the timestamps
+  /// around the draw when it was replayed on a device (`replay --device
+  /// --gpu-timing`); absent when no draw was timed, and from files written before it
+  /// was added.
+  #[inline]
+  pub fn draw_gpu_ns(&self) -> Option<::flatbuffers::Vector<'a, u64>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u64>>>(ResultsBatch::VT_DRAW_GPU_NS, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
@@ -3995,6 +4012,7 @@ impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("draw_memory_words", Self::VT_DRAW_MEMORY_WORDS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawBindState>>>("draw_bind_states", Self::VT_DRAW_BIND_STATES, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawStateMme>>>("draw_state_mme", Self::VT_DRAW_STATE_MME, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u64>>>("draw_gpu_ns", Self::VT_DRAW_GPU_NS, false)?
      .finish();
     Ok(())
   }
@@ -4010,6 +4028,7 @@ pub struct ResultsBatchArgs<'a> {
     pub draw_memory_words: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
     pub draw_bind_states: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawBindState>>>,
     pub draw_state_mme: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawStateMme>>>,
+    pub draw_gpu_ns: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u64>>>,
 }
 impl<'a> Default for ResultsBatchArgs<'a> {
   #[inline]
@@ -4025,6 +4044,7 @@ impl<'a> Default for ResultsBatchArgs<'a> {
       draw_memory_words: None,
       draw_bind_states: None,
       draw_state_mme: None,
+      draw_gpu_ns: None,
     }
   }
 }
@@ -4034,7 +4054,7 @@ impl Serialize for ResultsBatch<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("ResultsBatch", 10)?;
+    let mut s = serializer.serialize_struct("ResultsBatch", 11)?;
       if let Some(f) = self.run() {
         s.serialize_field("run", &f)?;
       } else {
@@ -4084,6 +4104,11 @@ impl Serialize for ResultsBatch<'_> {
         s.serialize_field("draw_state_mme", &f)?;
       } else {
         s.skip_field("draw_state_mme")?;
+      }
+      if let Some(f) = self.draw_gpu_ns() {
+        s.serialize_field("draw_gpu_ns", &f)?;
+      } else {
+        s.skip_field("draw_gpu_ns")?;
       }
     s.end()
   }
@@ -4135,6 +4160,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ResultsBatchBuilder<'a, 'b, A
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAW_STATE_MME, draw_state_mme);
   }
   #[inline]
+  pub fn add_draw_gpu_ns(&mut self, draw_gpu_ns: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u64>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAW_GPU_NS, draw_gpu_ns);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ResultsBatchBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     ResultsBatchBuilder {
@@ -4162,6 +4191,7 @@ impl ::core::fmt::Debug for ResultsBatch<'_> {
       ds.field("draw_memory_words", &self.draw_memory_words());
       ds.field("draw_bind_states", &self.draw_bind_states());
       ds.field("draw_state_mme", &self.draw_state_mme());
+      ds.field("draw_gpu_ns", &self.draw_gpu_ns());
       ds.finish()
   }
 }
@@ -4178,6 +4208,7 @@ pub struct ResultsBatchT {
   pub draw_memory_words: Option<alloc::vec::Vec<u32>>,
   pub draw_bind_states: Option<alloc::vec::Vec<DrawBindStateT>>,
   pub draw_state_mme: Option<alloc::vec::Vec<DrawStateMmeT>>,
+  pub draw_gpu_ns: Option<alloc::vec::Vec<u64>>,
 }
 impl Default for ResultsBatchT {
   fn default() -> Self {
@@ -4192,6 +4223,7 @@ impl Default for ResultsBatchT {
       draw_memory_words: None,
       draw_bind_states: None,
       draw_state_mme: None,
+      draw_gpu_ns: None,
     }
   }
 }
@@ -4230,6 +4262,9 @@ impl ResultsBatchT {
     let draw_state_mme = self.draw_state_mme.as_ref().map(|x|{
       let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
     });
+    let draw_gpu_ns = self.draw_gpu_ns.as_ref().map(|x|{
+      _fbb.create_vector(x)
+    });
     ResultsBatch::create(_fbb, &ResultsBatchArgs{
       run,
       draws,
@@ -4241,6 +4276,7 @@ impl ResultsBatchT {
       draw_memory_words,
       draw_bind_states,
       draw_state_mme,
+      draw_gpu_ns,
     })
   }
 }

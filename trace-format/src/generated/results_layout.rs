@@ -99,6 +99,12 @@ pub(crate) static TABLES: [Table; 5] = [
                 required: false,
                 kind: Kind::Vector { size: 32, align: 1 },
             },
+            Field {
+                name: "draw_gpu_ns",
+                voffset: 24,
+                required: false,
+                kind: Kind::Vector { size: 8, align: 8 },
+            },
         ],
     },
     Table {
