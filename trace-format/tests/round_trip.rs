@@ -632,6 +632,17 @@ fn one_of_each() -> Vec<CallT> {
                 ])
             }
         ),
+        call!(
+            FrameChecksum,
+            mk!(FrameChecksumT {
+                swapchain: 21,
+                image_index: 2,
+                width: 500,
+                height: 500,
+                format: 44,
+                crc32: 0xdead_beef
+            })
+        ),
     ]
 }
 

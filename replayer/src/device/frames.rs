@@ -78,7 +78,7 @@ pub fn create_images(
                 memory
                     .local_type(req.memory_type_bits)
                     .ok_or_else(|| DeviceError::Missing {
-                        what: "a memory type for the swapchain's images".into(),
+                        what: "memory type for the swapchain's images".into(),
                         seq: Some(seq),
                     })?;
             let alloc = vk::MemoryAllocateInfo::default()

@@ -110,7 +110,7 @@ impl Memory {
             self.pick_type(captured, u32::MAX)
                 .ok_or_else(|| DeviceError::Missing {
                     what: format!(
-                        "a memory type like the capture's type {captured_type} ({captured:?})"
+                        "memory type like the capture's type {captured_type} ({captured:?})"
                     ),
                     seq: Some(seq),
                 })?;
@@ -225,12 +225,21 @@ impl Memory {
         if fits {
             return Ok((a.memory, offset));
         }
+        // Host-visible like the captured allocation where the resource allows it
+        // (its contents then follow what the trace writes), else any type it allows:
+        // an image in device-local memory only is not written by the host.
         let captured = self.properties.memory_types[a.type_index as usize].property_flags;
         let type_index = self
             .pick_type(Some(captured), requirements.memory_type_bits)
+            .or_else(|| {
+                self.pick_type(
+                    Some(vk::MemoryPropertyFlags::DEVICE_LOCAL),
+                    requirements.memory_type_bits,
+                )
+            })
             .ok_or_else(|| DeviceError::Missing {
                 what: format!(
-                    "a memory type among {:#b} for a resource",
+                    "memory type among {:#b} for a resource",
                     requirements.memory_type_bits
                 ),
                 seq: Some(seq),

@@ -337,12 +337,8 @@ impl Replay {
                             props.limits.timestamp_period,
                         )
                     };
-                    self.timing = Some(timing::Timing::new(bits, period).map_err(|e| {
-                        DeviceError::Missing {
-                            what: e,
-                            seq: Some(seq),
-                        }
-                    })?);
+                    self.timing =
+                        Some(timing::Timing::new(bits, period).map_err(DeviceError::Setup)?);
                 }
                 self.readback = Some(
                     frames::Readback::new(&device, self.family)

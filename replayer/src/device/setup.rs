@@ -106,7 +106,7 @@ pub fn queue_family(
         })
         .map(|i| i as u32)
         .ok_or_else(|| DeviceError::Missing {
-            what: "a queue family with graphics and compute".into(),
+            what: "queue family with graphics and compute".into(),
             seq: None,
         })
 }
