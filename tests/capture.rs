@@ -265,6 +265,33 @@ fn vkcube_captures_100_frames_that_read_back_validate_and_replay() {
             "{text}"
         );
     }
+
+    // The layer checksummed every presented frame; replayed on this device, the trace
+    // draws the same 100 frames, bit for bit.
+    assert_eq!(counts["FrameChecksum"], 100, "{counts:?}");
+    assert_frames_match(&trace, 100);
+}
+
+/// `replay --device --check-frames` on `trace`: it succeeds, every one of the
+/// `frames` frames checked matches.
+fn assert_frames_match(trace: &Path, frames: u64) {
+    let r = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .args([
+            "replay",
+            "--device",
+            "--check-frames",
+            trace.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(r.status.success(), "{r:?}");
+    assert!(
+        text.contains(&format!(
+            "frames checked: {frames} of {frames} match the capture"
+        )),
+        "{text}"
+    );
 }
 
 #[test]
@@ -381,6 +408,12 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
         .unwrap();
     assert!(report.status.success(), "{report:?}");
     assert!(String::from_utf8_lossy(&report.stdout).contains("DrawIndexed"));
+
+    // Replayed on this device, the frames Zink presented come out as captured.
+    let (counts, _) = read(&trace);
+    let frames = counts["FrameChecksum"];
+    assert!(frames > 0, "{counts:?}");
+    assert_frames_match(&trace, frames);
 }
 
 /// Memory-contents records that land on an optimal-tiling image's bytes (the first

@@ -702,3 +702,61 @@ fn every_byte_the_mapped_scene_writes_is_in_the_trace_before_its_submit() {
     assert!(memory.is_some(), "no allocation of the mapped scene's size");
     assert_eq!(submits, frames);
 }
+
+#[test]
+fn every_scene_replays_on_this_device_with_each_draw_and_dispatch_timed() {
+    use replayer::device::{replay_on_device, DeviceOptions};
+    use trace_format::generated::results::DrawKind;
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let options = DeviceOptions {
+        gpu_timing: true,
+        ..DeviceOptions::default()
+    };
+    for (scene, frames) in [
+        ("multiview", 2),
+        ("indirect", 2),
+        ("storm", 1),
+        ("tessellation", 2),
+        ("compute", 2),
+        ("threads", 2),
+        ("mapped", 2),
+        ("libraries", 2),
+    ] {
+        let (trace, _) = capture(dir.path(), scene, frames);
+        let device = replay_on_device(&trace, &options, &mut |_, _| {})
+            .unwrap_or_else(|e| panic!("{scene}: {e}"));
+        // What the driver model replays of the same trace: one row per draw and
+        // dispatch (and per copy, fill, clear and barrier, which are not timed).
+        let (rows, _) = replayed(dir.path(), &trace, Arch::Turing);
+        let timed_kinds = |k: DrawKind| {
+            k.0 <= DrawKind::DrawIndirectByteCount.0
+                || k == DrawKind::Dispatch
+                || k == DrawKind::DispatchIndirect
+        };
+        let expected = rows.iter().filter(|r| timed_kinds(r.kind())).count();
+        assert!(expected > 0, "{scene}");
+        assert_eq!(
+            device.gpu_times.len(),
+            expected,
+            "{scene}: {:?}",
+            device.gpu_times.first()
+        );
+        let row_seqs: std::collections::BTreeSet<u64> = rows
+            .iter()
+            .filter(|r| timed_kinds(r.kind()))
+            .map(|r| r.seq())
+            .collect();
+        for t in &device.gpu_times {
+            assert!(t.ns > 0, "{scene}: draw #{} took no GPU time", t.seq);
+            assert!(row_seqs.contains(&t.seq), "{scene}: #{} is no draw", t.seq);
+        }
+        assert!(
+            device.submits >= frames,
+            "{scene}: {} submits",
+            device.submits
+        );
+    }
+}

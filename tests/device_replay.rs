@@ -1,0 +1,179 @@
+//! `replay --device` on this machine's Vulkan device (lavapipe in CI): the NVIDIA
+//! captures in `samples/` replay here with their memory types remapped, every draw
+//! timed; the timings reach `report`; a trace asking for what the device lacks fails
+//! with the object and the call before anything is submitted.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use trace_format::generated::results::DrawKind;
+use trace_format::generated::trace::{Call, CallT};
+use trace_format::trace::CallMeta;
+use trace_format::{ResultsReader, TraceReader, TraceWriter, WriterOptions};
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("samples/{name}-nvidia.mscope"))
+}
+
+fn ready() -> bool {
+    if Path::new("/usr/share/vulkan/icd.d").is_dir() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("MACROSCOPE_REQUIRE_VULKAN").is_none(),
+        "device replay tests must run here but no Vulkan driver is installed"
+    );
+    eprintln!("skipping the device replay tests: no Vulkan driver");
+    false
+}
+
+fn macroscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Whether rows of `kind` are timed on the device (draws and dispatches; the copies,
+/// fills, clears and barriers the model also writes rows for are not).
+fn timed(kind: DrawKind) -> bool {
+    kind.0 <= DrawKind::DrawIndirectByteCount.0
+        || kind == DrawKind::Dispatch
+        || kind == DrawKind::DispatchIndirect
+}
+
+#[test]
+fn the_nvidia_samples_replay_here_with_every_draw_and_dispatch_timed() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["multiview", "indirect", "storm", "tessellation", "compute"] {
+        let results = dir.path().join(format!("{name}.msr"));
+        let out = macroscope(&[
+            "replay",
+            "--device",
+            "--gpu-timing",
+            sample(name).to_str().unwrap(),
+            "-o",
+            results.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{name}: {out:?}");
+        let (mut timed_rows, mut untimed) = (0, 0);
+        for chunk in ResultsReader::open(&results).unwrap() {
+            for row in chunk.unwrap().rows() {
+                if timed(row.kind()) {
+                    timed_rows += 1;
+                    if row.gpu_ns == 0 {
+                        untimed += 1;
+                    }
+                }
+            }
+        }
+        assert!(timed_rows > 0, "{name}");
+        assert_eq!(
+            untimed, 0,
+            "{name}: {untimed} of {timed_rows} draws have no gpu-ns"
+        );
+    }
+}
+
+#[test]
+fn gpu_timing_of_the_storm_scene_gives_each_draw_a_gpu_time_that_report_shows() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("storm.msr");
+    let out = macroscope(&[
+        "replay",
+        "--device",
+        "--gpu-timing",
+        sample("storm").to_str().unwrap(),
+        "-o",
+        results.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("30000 draw executions timed on the GPU"),
+        "{text}"
+    );
+    let mut draws = 0;
+    for chunk in ResultsReader::open(&results).unwrap() {
+        for row in chunk.unwrap().rows() {
+            assert!(row.gpu_ns > 0, "draw #{} has no gpu-ns", row.seq());
+            draws += 1;
+        }
+    }
+    assert_eq!(draws, 30_000);
+    let report = macroscope(&["report", results.to_str().unwrap(), "--metric", "gpu-ns"]);
+    assert!(report.status.success(), "{report:?}");
+    let text = String::from_utf8_lossy(&report.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("gpu-ns"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let p50: u64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!(p50 > 0, "{line}");
+    assert!(text.contains("costliest draws by gpu-ns"), "{text}");
+}
+
+/// `trace` rewritten with its device created with `extension` enabled as well.
+fn with_extension(trace: &Path, out: &Path, extension: &str) -> u64 {
+    let mut writer = TraceWriter::create(out, &WriterOptions::default()).unwrap();
+    let mut create_device_seq = 0;
+    for chunk in TraceReader::open(trace).unwrap() {
+        for record in chunk.unwrap().records() {
+            let e = record.envelope();
+            let meta = CallMeta {
+                thread_id: e.thread_id(),
+                timestamp_ns: e.timestamp_ns(),
+                result: e.result(),
+            };
+            if record.call_type() == Call::FrameBoundary {
+                writer.end_frame(meta).unwrap();
+                continue;
+            }
+            let mut call = record.unpack().call;
+            if let CallT::CreateDevice(c) = &mut call {
+                c.enabled_extensions
+                    .get_or_insert_with(Vec::new)
+                    .push(extension.to_string());
+                create_device_seq = writer.next_seq();
+            }
+            writer.append(meta, &call).unwrap();
+        }
+    }
+    writer.finish().unwrap();
+    create_device_seq
+}
+
+#[test]
+fn a_trace_needing_an_extension_the_device_lacks_fails_naming_it_before_any_submit() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let edited = dir.path().join("needs-more.mscope");
+    // Lavapipe has no NVIDIA ray tracing.
+    let seq = with_extension(&sample("multiview"), &edited, "VK_NV_ray_tracing");
+    let out = macroscope(&[
+        "replay",
+        "--device",
+        "--check-frames",
+        edited.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "call #{seq}: the replay device has no device extension VK_NV_ray_tracing"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("submits"),
+        "{out:?}"
+    );
+}
