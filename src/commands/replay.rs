@@ -1,6 +1,6 @@
 //! `macroscope replay`: a trace through the bundled NVK model, into a results file.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -290,6 +290,7 @@ fn rows_written_since(path: &Path, since: SystemTime) -> Option<u64> {
 
 /// `replay --device`: the trace on a real Vulkan device.
 fn run_on_device(args: &Args) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
     let options = replayer::device::DeviceOptions {
         gpu: args.gpu,
         dump_frames: args.dump_frames.clone(),
@@ -307,7 +308,8 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
                 anyhow::anyhow!(message)
             }
         })?;
-    println!(
+    writeln!(
+        out,
         "replayed {} on {}: {} calls, {} submits, {} frames read back in {:.2?}",
         args.trace.display(),
         summary.device,
@@ -315,21 +317,23 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
         summary.submits,
         summary.frames.len(),
         summary.wall
-    );
+    )?;
     if args.frame_checksums {
         for f in &summary.frames {
-            println!(
+            writeln!(
+                out,
                 "frame {:>6}  #{:<10} crc32 {:08x}",
                 f.frame, f.seq, f.checksum
-            );
+            )?;
         }
     }
     if let Some(dir) = &args.dump_frames {
-        println!(
+        writeln!(
+            out,
             "{} frames written to {}",
             summary.frames.len(),
             dir.display()
-        );
+        )?;
     }
     if !summary.skipped.is_empty() {
         let listed: Vec<String> = summary
@@ -337,25 +341,29 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
             .iter()
             .map(|(n, c)| format!("{n} ×{c}"))
             .collect();
-        println!("answered without the device: {}", listed.join(", "));
+        writeln!(out, "answered without the device: {}", listed.join(", "))?;
     }
     if args.gpu_timing {
-        write_gpu_timing(args, &summary)?;
+        write_gpu_timing(&mut out, args, &summary)?;
     }
     if args.check_frames {
-        return check_frames(&summary);
+        return check_frames(&mut out, &summary);
     }
     if summary.unknown_handles > 0 {
-        println!(
+        writeln!(
+        out,
             "{} handle(s) inside structures named objects the trace never created; replaced by null",
             summary.unknown_handles
-        );
+        )?;
     }
     Ok(())
 }
 
 /// `--check-frames`: every replayed frame against its captured checksum.
-fn check_frames(summary: &replayer::device::DeviceSummary) -> anyhow::Result<()> {
+fn check_frames(
+    out: &mut impl Write,
+    summary: &replayer::device::DeviceSummary,
+) -> anyhow::Result<()> {
     if summary.captured_checksums == 0 {
         return Err(BadInput(
             "--check-frames: the trace holds no frame checksums (captured with MACROSCOPE_CAPTURE_FRAME_CHECKSUMS=0, by an older layer, or presenting nothing)".into(),
@@ -372,15 +380,17 @@ fn check_frames(summary: &replayer::device::DeviceSummary) -> anyhow::Result<()>
         .filter(|f| f.matches() == Some(false))
         .collect();
     for f in differing.iter().take(20) {
-        println!(
+        writeln!(
+            out,
             "frame {} (#{}) differs: replayed crc32 {:08x}, captured {:08x}",
             f.frame,
             f.seq,
             f.checksum,
             f.captured.unwrap_or_default()
-        );
+        )?;
     }
-    println!(
+    writeln!(
+        out,
         "frames checked: {} of {} match the capture{}",
         checked.len() - differing.len(),
         checked.len(),
@@ -392,7 +402,7 @@ fn check_frames(summary: &replayer::device::DeviceSummary) -> anyhow::Result<()>
         } else {
             String::new()
         }
-    );
+    )?;
     if differing.is_empty() && summary.captured_checksums as usize == checked.len() {
         Ok(())
     } else {
@@ -406,7 +416,11 @@ fn check_frames(summary: &replayer::device::DeviceSummary) -> anyhow::Result<()>
 
 /// `--gpu-timing`: the driver model's replay of the same trace, its draw rows carrying
 /// the GPU times the device replay measured.
-fn write_gpu_timing(args: &Args, summary: &replayer::device::DeviceSummary) -> anyhow::Result<()> {
+fn write_gpu_timing(
+    out: &mut impl Write,
+    args: &Args,
+    summary: &replayer::device::DeviceSummary,
+) -> anyhow::Result<()> {
     let output = args
         .output
         .clone()
@@ -447,7 +461,8 @@ fn write_gpu_timing(args: &Args, summary: &replayer::device::DeviceSummary) -> a
             .copied()
             .unwrap_or(0)
     };
-    println!(
+    writeln!(
+        out,
         "{} draw executions timed on the GPU: median {} ns, p90 {} ns, max {} ns; {} model rows -> {}",
         sorted.len(),
         at(0.5),
@@ -455,6 +470,6 @@ fn write_gpu_timing(args: &Args, summary: &replayer::device::DeviceSummary) -> a
         sorted.last().copied().unwrap_or(0),
         model.draws + model.dispatches + model.clears + model.barriers,
         output.display()
-    );
+    )?;
     Ok(())
 }
