@@ -269,12 +269,15 @@ fn vkcube_captures_100_frames_that_read_back_validate_and_replay() {
     // The layer checksummed every presented frame; replayed on this device, the trace
     // draws the same 100 frames, bit for bit.
     assert_eq!(counts["FrameChecksum"], 100, "{counts:?}");
-    assert_frames_match(&trace, 100);
+    assert_frames_match(&trace, 100, &[]);
+    // Looped twice over frames 10-19 (after the ten before them): each pass starts
+    // from the memory the first found, and draws the same frames again.
+    assert_frames_match(&trace, 30, &["--loop", "2", "--frames", "10-19"]);
 }
 
-/// `replay --device --check-frames` on `trace`: it succeeds, every one of the
-/// `frames` frames checked matches.
-fn assert_frames_match(trace: &Path, frames: u64) {
+/// `replay --device --check-frames` on `trace` (with `extra` arguments): it succeeds,
+/// every one of the `frames` frames checked matches.
+fn assert_frames_match(trace: &Path, frames: u64, extra: &[&str]) {
     let r = Command::new(env!("CARGO_BIN_EXE_macroscope"))
         .args([
             "replay",
@@ -282,6 +285,7 @@ fn assert_frames_match(trace: &Path, frames: u64) {
             "--check-frames",
             trace.to_str().unwrap(),
         ])
+        .args(extra)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&r.stdout);
@@ -413,7 +417,7 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
     let (counts, _) = read(&trace);
     let frames = counts["FrameChecksum"];
     assert!(frames > 0, "{counts:?}");
-    assert_frames_match(&trace, frames);
+    assert_frames_match(&trace, frames, &[]);
 }
 
 /// Memory-contents records that land on an optimal-tiling image's bytes (the first

@@ -119,6 +119,45 @@ fn gpu_timing_of_the_storm_scene_gives_each_draw_a_gpu_time_that_report_shows() 
     assert!(text.contains("costliest draws by gpu-ns"), "{text}");
 }
 
+#[test]
+fn looping_the_frames_times_every_pass_and_writes_each_as_a_repetition() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("storm.msr");
+    let out = macroscope(&[
+        "replay",
+        "--device",
+        "--gpu-timing",
+        "--loop",
+        "3",
+        sample("storm").to_str().unwrap(),
+        "-o",
+        results.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("pass 0 (warm-up): 30000 draw executions"),
+        "{text}"
+    );
+    assert!(text.contains("passes 1-2: 60000 draw executions"), "{text}");
+    let mut per_repetition = [0u32; 3];
+    for chunk in ResultsReader::open(&results).unwrap() {
+        for row in chunk.unwrap().rows() {
+            assert!(
+                row.gpu_ns > 0,
+                "draw #{} of repetition {}",
+                row.seq(),
+                row.repetition()
+            );
+            per_repetition[usize::from(row.repetition())] += 1;
+        }
+    }
+    assert_eq!(per_repetition, [30_000; 3]);
+}
+
 /// `trace` rewritten with its device created with `extension` enabled as well.
 fn with_extension(trace: &Path, out: &Path, extension: &str) -> u64 {
     let mut writer = TraceWriter::create(out, &WriterOptions::default()).unwrap();

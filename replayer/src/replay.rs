@@ -157,9 +157,10 @@ pub struct Summary {
     pub wall: Duration,
 }
 
-/// GPU times of draws replayed on a device, by (submit record, draw record): one per
-/// execution of the draw in that submit, in order.
-pub type GpuTimes = HashMap<(u64, u64), Vec<u64>>;
+/// GPU times of draws replayed on a device, by (pass over the frames, submit record,
+/// draw record): one per execution of the draw in that submit, in order. Repetition
+/// `r` of the model's replay takes pass `r`'s.
+pub type GpuTimes = HashMap<(u32, u64, u64), Vec<u64>>;
 
 /// Replays `trace` into the results file `out`. `progress` hears `(bytes read, file size)`.
 /// On an error the rows written so far are finished into a readable file.
@@ -386,7 +387,7 @@ pub(crate) struct Pass<'o> {
     current_seq: u64,
     /// GPU times from a device replay, and how many of each draw's were taken.
     gpu_times: Option<&'o GpuTimes>,
-    gpu_taken: HashMap<(u64, u64), usize>,
+    gpu_taken: HashMap<(u32, u64, u64), usize>,
     /// The first call the replay needed and could not model.
     first_unmodelled: Option<Unmodelled>,
     /// Calls the GPU model could not finish, by kind of failure.
@@ -525,7 +526,7 @@ impl<'o> Pass<'o> {
         let Some(times) = self.gpu_times else {
             return 0;
         };
-        let key = (self.current_seq, seq);
+        let key = (u32::from(self.repetition), self.current_seq, seq);
         let taken = self.gpu_taken.entry(key).or_default();
         let ns = times
             .get(&key)

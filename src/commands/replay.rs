@@ -76,6 +76,16 @@ pub struct Args {
     /// write the results file with `gpu-ns` beside the driver model's counts.
     #[arg(long, requires = "device")]
     gpu_timing: bool,
+    /// With --device: replay the frames (--frames, else all) this many times; the
+    /// first pass makes the objects and warms caches and is reported apart. With
+    /// --gpu-timing, pass N's times are repetition N's in the results.
+    #[arg(
+        long = "loop",
+        value_name = "N",
+        requires = "device",
+        default_value_t = 1
+    )]
+    loops: u32,
 }
 
 /// Skipped calls listed without `--verbose`.
@@ -296,6 +306,8 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
         dump_frames: args.dump_frames.clone(),
         read_frames: args.frame_checksums || args.check_frames,
         gpu_timing: args.gpu_timing,
+        frames: args.frames.map(|f| (f.first, f.last)),
+        loops: args.loops.max(1),
     };
     let summary = replayer::device::replay_on_device(&args.trace, &options, &mut |_, _| {})
         .map_err(|e| {
@@ -427,7 +439,10 @@ fn write_gpu_timing(
         .unwrap_or_else(|| args.trace.with_extension("msr"));
     let mut times = replayer::GpuTimes::new();
     for t in &summary.gpu_times {
-        times.entry((t.submit_seq, t.seq)).or_default().push(t.ns);
+        times
+            .entry((t.pass, t.submit_seq, t.seq))
+            .or_default()
+            .push(t.ns);
     }
     let options = ReplayOptions {
         arch: match args.mme {
@@ -435,7 +450,7 @@ fn write_gpu_timing(
             Mme::Fermi => Arch::Fermi,
         },
         frames: args.frames.map(|f| (f.first, f.last)),
-        repeat: 1,
+        repeat: args.loops.max(1),
         read: ReadOptions::parallel(),
         mme_budget: args.mme_budget,
         remember_macro_runs: !args.simulate_every_macro,
@@ -453,21 +468,50 @@ fn write_gpu_timing(
             args.trace.display()
         ))
     })?;
-    let mut sorted: Vec<u64> = summary.gpu_times.iter().map(|t| t.ns).collect();
-    sorted.sort_unstable();
-    let at = |q: f64| {
-        sorted
-            .get(((sorted.len() as f64 - 1.0) * q).round() as usize)
-            .copied()
-            .unwrap_or(0)
+    // The first pass warms caches: with --loop it is reported apart from the others.
+    let times = |wanted: &dyn Fn(u32) -> bool| -> Vec<u64> {
+        let mut t: Vec<u64> = summary
+            .gpu_times
+            .iter()
+            .filter(|t| wanted(t.pass))
+            .map(|t| t.ns)
+            .collect();
+        t.sort_unstable();
+        t
     };
+    let groups = if args.loops > 1 {
+        vec![
+            ("pass 0 (warm-up): ".to_string(), times(&|p| p == 0)),
+            (
+                match args.loops {
+                    2 => "pass 1: ".to_string(),
+                    n => format!("passes 1-{}: ", n - 1),
+                },
+                times(&|p| p > 0),
+            ),
+        ]
+    } else {
+        vec![(String::new(), times(&|_| true))]
+    };
+    for (label, sorted) in groups {
+        let at = |q: f64| {
+            sorted
+                .get(((sorted.len() as f64 - 1.0) * q).round() as usize)
+                .copied()
+                .unwrap_or(0)
+        };
+        writeln!(
+            out,
+            "{label}{} draw executions timed on the GPU: median {} ns, p90 {} ns, max {} ns",
+            sorted.len(),
+            at(0.5),
+            at(0.9),
+            sorted.last().copied().unwrap_or(0),
+        )?;
+    }
     writeln!(
         out,
-        "{} draw executions timed on the GPU: median {} ns, p90 {} ns, max {} ns; {} model rows -> {}",
-        sorted.len(),
-        at(0.5),
-        at(0.9),
-        sorted.last().copied().unwrap_or(0),
+        "{} model rows with their gpu-ns -> {}",
         model.draws + model.dispatches + model.clears + model.barriers,
         output.display()
     )?;

@@ -44,6 +44,8 @@ pub enum CallError {
 #[derive(Default)]
 pub struct Handles {
     map: HashMap<(i32, u64), u64>,
+    /// While set, every insertion is also noted here (for loops over frames).
+    pub log: Option<Vec<(vk::ObjectType, u64, u64)>>,
 }
 
 impl Handles {
@@ -51,6 +53,9 @@ impl Handles {
     pub fn insert(&mut self, ty: vk::ObjectType, id: u64, handle: u64) {
         if id != 0 {
             self.map.insert((ty.as_raw(), id), handle);
+            if let Some(log) = &mut self.log {
+                log.push((ty, id, handle));
+            }
         }
     }
 

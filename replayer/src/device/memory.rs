@@ -259,6 +259,40 @@ impl Memory {
         Ok((memory, 0))
     }
 
+    /// The contents of every host-visible allocation, by id: what a loop over frames
+    /// starts each pass from.
+    pub fn snapshot(&self) -> HashMap<u64, Vec<u8>> {
+        self.allocations
+            .iter()
+            .filter_map(|(id, a)| {
+                let mapped = a.mapped?;
+                // SAFETY: the whole allocation is mapped.
+                Some((
+                    *id,
+                    unsafe { std::slice::from_raw_parts(mapped, a.size as usize) }.to_vec(),
+                ))
+            })
+            .collect()
+    }
+
+    /// Puts every host-visible allocation back as `snapshot` holds it; one made after
+    /// the snapshot goes back to zeros, as the capture found it (its first contents in
+    /// the trace are its changes against zeros).
+    pub fn restore(&mut self, snapshot: &HashMap<u64, Vec<u8>>) {
+        let ids: Vec<u64> = self.allocations.keys().copied().collect();
+        for id in ids {
+            let size = self.allocations[&id].size as usize;
+            match snapshot.get(&id) {
+                Some(bytes) => {
+                    self.write(id, 0, bytes);
+                }
+                None => {
+                    self.write(id, 0, &vec![0; size]);
+                }
+            }
+        }
+    }
+
     /// Frees everything.
     pub fn destroy(&mut self, device: &ash::Device) {
         for (_, a) in self.allocations.drain() {

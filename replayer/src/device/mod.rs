@@ -51,6 +51,12 @@ pub struct DeviceOptions {
     pub read_frames: bool,
     /// Whether to time every draw on the GPU with timestamp queries.
     pub gpu_timing: bool,
+    /// The frames to replay (inclusive; the rest of the trace after them is left out).
+    pub frames: Option<(u64, u64)>,
+    /// How many times to replay those frames (the whole trace's frames without
+    /// `frames`): the first pass makes the objects and warms caches, the others only
+    /// record, submit and present again. 0 and 1 replay once.
+    pub loops: u32,
 }
 
 /// Why a device replay stopped.
@@ -69,6 +75,19 @@ pub enum DeviceError {
         what: String,
         /// The call that needed it.
         seq: Option<u64>,
+    },
+    /// A call failed in a pass over looped frames after the first: those frames use
+    /// objects they destroy (or make) themselves.
+    #[error("frames {first}-{last} do not replay again (pass {pass}): {source}; loop over frames whose objects live through them")]
+    Loop {
+        /// The pass.
+        pass: u32,
+        /// The first looped frame.
+        first: u64,
+        /// The last.
+        last: u64,
+        /// What failed.
+        source: Box<DeviceError>,
     },
     /// A call failed or could not be rebuilt.
     #[error("call #{seq} ({command}): {reason}")]
@@ -99,6 +118,8 @@ pub struct Frame {
     pub frame: u64,
     /// The present's sequence number.
     pub seq: u64,
+    /// The pass over looped frames that presented it (0 without `loops`).
+    pub pass: u32,
     /// The swapchain presented to (its recorded id).
     pub swapchain: u64,
     /// CRC-32 of the presented image's texels.
@@ -152,6 +173,64 @@ const SERIAL_NO_OPS: &[&str] = &[
     "vkDeviceWaitIdle",
 ];
 
+/// The frames a trace ends: its frame boundaries.
+fn frame_count(trace: &Path) -> Result<u64, DeviceError> {
+    let mut frames = 0;
+    for chunk in TraceReader::open_with(trace, &ReadOptions::parallel())? {
+        frames += chunk?
+            .records()
+            .filter(|r| r.call_type() == Call::FrameBoundary)
+            .count() as u64;
+    }
+    Ok(frames)
+}
+
+/// Whether a record makes, binds or destroys an object: taken once, in the first pass
+/// over looped frames (the later passes reuse the objects).
+fn is_lifetime_record(record: &Record<'_>) -> bool {
+    match record.call_type() {
+        Call::VulkanCall => record
+            .call_as_vulkan_call()
+            .and_then(|c| c.command())
+            .is_some_and(|name| {
+                [
+                    "vkCreate",
+                    "vkDestroy",
+                    "vkAllocate",
+                    "vkFree",
+                    "vkBind",
+                    "vkGetSwapchainImages",
+                ]
+                .iter()
+                .any(|p| name.starts_with(p))
+                    || (name.starts_with("vkGet") && name.contains("MemoryRequirements"))
+            }),
+        Call::CreateInstance
+        | Call::DestroyInstance
+        | Call::PhysicalDeviceInfo
+        | Call::CreateDevice
+        | Call::DestroyDevice
+        | Call::GetDeviceQueue
+        | Call::AllocateMemory
+        | Call::FreeMemory
+        | Call::CreateBuffer
+        | Call::BindBufferMemory
+        | Call::CreateImage
+        | Call::BindImageMemory
+        | Call::CreateImageView
+        | Call::DestroyObject
+        | Call::CreateRenderPass
+        | Call::CreateFramebuffer
+        | Call::CreateShaderModule
+        | Call::CreatePipelineLayout
+        | Call::CreateGraphicsPipelines
+        | Call::CreateCommandPool
+        | Call::AllocateCommandBuffers
+        | Call::CreateQueryPool => true,
+        _ => false,
+    }
+}
+
 /// Generically recorded commands that are timed like draws (the compute ones).
 const TIMED_COMMANDS: &[&str] = &[
     "vkCmdDispatch",
@@ -182,6 +261,13 @@ struct Replay {
     options: DeviceOptions,
     summary: DeviceSummary,
     frame: u64,
+    /// The pass over the looped frames (0 for the first).
+    pass: u32,
+    /// Set once looped frames begin: objects the program destroys are kept until the
+    /// end, since the next pass uses them again.
+    keep_objects: bool,
+    /// In looped frames: the objects each record made, by its sequence number.
+    made_by: std::collections::HashMap<u64, Vec<(vk::ObjectType, u64, u64)>>,
 }
 
 /// Replays `trace` on a Vulkan device. The device is destroyed on every path.
@@ -219,6 +305,9 @@ pub fn replay_on_device(
         options: options.clone(),
         summary: DeviceSummary::default(),
         frame: 0,
+        pass: 0,
+        keep_objects: false,
+        made_by: Default::default(),
     };
     let result = replay.run(trace, progress);
     replay.destroy();
@@ -232,15 +321,93 @@ impl Replay {
     fn run(&mut self, trace: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<(), DeviceError> {
         let reader = TraceReader::open_with(trace, &ReadOptions::parallel())?;
         let total = reader.container().file_len();
-        for chunk in reader {
+        let looping = self.options.loops > 1;
+        let (first, last) = match self.options.frames {
+            Some(range) => range,
+            // Every frame, without what follows the last one (teardown).
+            None if looping => (0, frame_count(trace)?.saturating_sub(1)),
+            None => (0, u64::MAX),
+        };
+        let bounded = looping || self.options.frames.is_some();
+        // The chunks holding the looped frames, kept for the passes after the first.
+        let mut kept = Vec::new();
+        // Host-visible memory as the first looped frame found it: each pass starts from it.
+        let mut snapshot = None;
+        'chunks: for chunk in reader {
             let chunk = chunk?;
+            let chunk_first_frame = chunk.header().first_frame;
+            let mut past_last = false;
             for record in chunk.records() {
+                if bounded && self.frame > last {
+                    past_last = true;
+                    break;
+                }
+                if looping && snapshot.is_none() && self.frame >= first {
+                    snapshot = Some(
+                        self.memory
+                            .as_ref()
+                            .map(memory::Memory::snapshot)
+                            .unwrap_or_default(),
+                    );
+                    // From here on objects live through the passes, and each pass
+                    // maps the ids its records made as the first pass did.
+                    self.keep_objects = true;
+                    self.handles.log = Some(Vec::new());
+                }
                 self.take(&record)?;
+                if let Some(log) = self.handles.log.as_mut().filter(|l| !l.is_empty()) {
+                    self.made_by
+                        .insert(record.envelope().seq(), std::mem::take(log));
+                }
             }
             progress(
                 chunk.offset() + u64::from(chunk.header().compressed_len),
                 total,
             );
+            if looping && self.frame >= first && chunk_first_frame <= last {
+                kept.push(chunk);
+            }
+            if past_last {
+                break 'chunks;
+            }
+        }
+        for pass in 1..self.options.loops {
+            self.pass = pass;
+            self.frame = first;
+            if let (Some(m), Some(snapshot)) = (self.memory.as_mut(), &snapshot) {
+                m.restore(snapshot);
+            }
+            for chunk in &kept {
+                let mut frame = chunk.header().first_frame;
+                for record in chunk.records() {
+                    let boundary = record.call_type() == Call::FrameBoundary;
+                    if frame >= first && frame <= last {
+                        if is_lifetime_record(&record) {
+                            // The object the first pass made for this record stands
+                            // for it again (a program reuses ids once it destroyed
+                            // their objects).
+                            for &(ty, id, handle) in self
+                                .made_by
+                                .get(&record.envelope().seq())
+                                .into_iter()
+                                .flatten()
+                            {
+                                self.handles.insert(ty, id, handle);
+                            }
+                        } else {
+                            self.take(&record).map_err(|e| DeviceError::Loop {
+                                pass,
+                                first,
+                                last,
+                                source: Box::new(e),
+                            })?;
+                        }
+                    }
+                    if boundary {
+                        frame += 1;
+                    }
+                }
+            }
         }
         if let Some(device) = &self.device {
             // SAFETY: a live device.
@@ -409,6 +576,10 @@ impl Replay {
                 }
                 self.captured_memory_properties = Some(b);
             }
+        }
+        if self.keep_objects && (name.starts_with("vkDestroy") || name.starts_with("vkFree")) {
+            *self.summary.skipped.entry(name.to_string()).or_default() += 1;
+            return Ok(());
         }
         if SERIAL_NO_OPS.contains(&name) {
             *self.summary.skipped.entry(name.to_string()).or_default() += 1;

@@ -44,6 +44,8 @@ pub struct Timing {
 /// One timed execution of a draw.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DrawTime {
+    /// The pass over looped frames (0 without loops: the first pass warms caches).
+    pub pass: u32,
     /// The submit that executed it.
     pub submit_seq: u64,
     /// The draw's record.
@@ -160,6 +162,7 @@ impl Timing {
     pub fn collect(
         &self,
         device: &ash::Device,
+        pass: u32,
         submit_seq: u64,
         cbs: &[vk::CommandBuffer],
         out: &mut Vec<DrawTime>,
@@ -185,6 +188,7 @@ impl Timing {
                 }
                 let ticks = end[0].wrapping_sub(start[0]) & self.mask;
                 out.push(DrawTime {
+                    pass,
                     submit_seq,
                     seq: s.seq,
                     ns: (ticks as f64 * self.period).round() as u64,

@@ -68,6 +68,8 @@ impl Replay {
                         .ok_or_else(|| DeviceError::call(seq, name, "no device"))?;
                     memory.allocate(&device, c.memory(), c.size(), c.memory_type_index(), seq)?;
                 }
+                Call::FreeMemory if self.keep_objects => {}
+                Call::DestroyObject if self.keep_objects => {}
                 Call::FreeMemory => {
                     let c = get!(record, call_as_free_memory, seq, name);
                     if let Some(m) = &mut self.memory {
@@ -644,7 +646,7 @@ impl Replay {
                         .map_err(fail)?;
                     device.queue_wait_idle(self.queue).map_err(fail)?;
                     if let Some(t) = &self.timing {
-                        t.collect(&device, seq, &all, &mut self.summary.gpu_times)
+                        t.collect(&device, self.pass, seq, &all, &mut self.summary.gpu_times)
                             .map_err(fail)?;
                     }
                     self.summary.submits += 1;
@@ -833,6 +835,7 @@ impl Replay {
         self.summary.frames.push(Frame {
             frame: self.frame,
             seq,
+            pass: self.pass,
             swapchain: id,
             checksum: frame.checksum(),
             captured: None,
