@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use trace_format::generated::results::DrawKind;
-use trace_format::generated::trace::{Call, CallT};
+use trace_format::generated::trace::{Call, CallT, VulkanParamT};
 use trace_format::trace::CallMeta;
 use trace_format::{ResultsReader, TraceReader, TraceWriter, WriterOptions};
 
@@ -158,8 +158,17 @@ fn looping_the_frames_times_every_pass_and_writes_each_as_a_repetition() {
     assert_eq!(per_repetition, [30_000; 3]);
 }
 
-/// `trace` rewritten with its device created with `extension` enabled as well.
-fn with_extension(trace: &Path, out: &Path, extension: &str) -> u64 {
+/// How a test changes a trace's device creation.
+enum Edit<'a> {
+    /// One more extension enabled.
+    Extension(&'a str),
+    /// The core feature at this byte offset of `VkPhysicalDeviceFeatures` enabled.
+    Feature(usize),
+}
+
+/// `trace` rewritten with its device created as `edit` says; returns the sequence
+/// number of its `vkCreateDevice`.
+fn with_device_edit(trace: &Path, out: &Path, edit: Edit<'_>) -> u64 {
     let mut writer = TraceWriter::create(out, &WriterOptions::default()).unwrap();
     let mut create_device_seq = 0;
     for chunk in TraceReader::open(trace).unwrap() {
@@ -176,9 +185,30 @@ fn with_extension(trace: &Path, out: &Path, extension: &str) -> u64 {
             }
             let mut call = record.unpack().call;
             if let CallT::CreateDevice(c) = &mut call {
-                c.enabled_extensions
-                    .get_or_insert_with(Vec::new)
-                    .push(extension.to_string());
+                match edit {
+                    Edit::Extension(name) => c
+                        .enabled_extensions
+                        .get_or_insert_with(Vec::new)
+                        .push(name.to_string()),
+                    Edit::Feature(offset) => {
+                        // VkDeviceCreateInfo's nested parameters: queue infos, layer
+                        // names, extension names, pEnabledFeatures (220 bytes).
+                        let mut features = vec![0u8; 220];
+                        features[offset..offset + 4].copy_from_slice(&1u32.to_le_bytes());
+                        let mut info = VulkanParamT::default();
+                        info.bytes = Some(vec![0; 72]);
+                        let mut enabled = VulkanParamT::default();
+                        enabled.value = 1;
+                        enabled.bytes = Some(features);
+                        info.nested = Some(vec![
+                            VulkanParamT::default(),
+                            VulkanParamT::default(),
+                            VulkanParamT::default(),
+                            enabled,
+                        ]);
+                        c.create_info = Some(Box::new(info));
+                    }
+                }
                 create_device_seq = writer.next_seq();
             }
             writer.append(meta, &call).unwrap();
@@ -196,7 +226,11 @@ fn a_trace_needing_an_extension_the_device_lacks_fails_naming_it_before_any_subm
     let dir = tempfile::tempdir().unwrap();
     let edited = dir.path().join("needs-more.mscope");
     // Lavapipe has no NVIDIA ray tracing.
-    let seq = with_extension(&sample("multiview"), &edited, "VK_NV_ray_tracing");
+    let seq = with_device_edit(
+        &sample("multiview"),
+        &edited,
+        Edit::Extension("VK_NV_ray_tracing"),
+    );
     let out = macroscope(&[
         "replay",
         "--device",
@@ -208,6 +242,30 @@ fn a_trace_needing_an_extension_the_device_lacks_fails_naming_it_before_any_subm
     assert!(
         stderr.contains(&format!(
             "call #{seq}: the replay device has no device extension VK_NV_ray_tracing"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("submits"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_trace_needing_a_feature_the_device_lacks_fails_naming_it_before_any_submit() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let edited = dir.path().join("needs-sparse.mscope");
+    // VkPhysicalDeviceFeatures.sparseBinding, at byte 176: lavapipe has none.
+    let seq = with_device_edit(&sample("storm"), &edited, Edit::Feature(176));
+    let out = macroscope(&["replay", "--device", edited.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "call #{seq}: the replay device has no feature VkPhysicalDeviceFeatures.sparseBinding"
         )),
         "{stderr}"
     );

@@ -448,7 +448,7 @@ def write_hooks(out):
             continue
         body = ",\n        ".join(encodings)
         out.write(f"/// What `{name}`'s pointer members point to, in member order.\n")
-        out.write(f"unsafe fn nested_{name}(s: &vk::{name[2:]}) -> Vec<VulkanParamT> {{\n    vec![\n        {body},\n    ]\n}}\n\n")
+        out.write(f"pub(crate) unsafe fn nested_{name}(s: &vk::{name[2:]}) -> Vec<VulkanParamT> {{\n    vec![\n        {body},\n    ]\n}}\n\n")
 
     # Structure types ash 0.38 does not define (renamed or dropped after this registry);
     # video structures are left out with the video extensions.

@@ -279,6 +279,39 @@ def write(out, g):
     for value, struct in s_types:
         out.write(f"        vk::StructureType::{value[len('VK_STRUCTURE_TYPE_'):]} => &{emitted[struct]},\n")
     out.write("        _ => return None,\n    })\n}\n\n")
+    # Feature structures: each VkBool32 member's name by offset, for naming a feature
+    # the replay device lacks.
+    features = []
+    for t in g.root.find("types").findall("type"):
+        if t.get("category") != "struct" or t.get("alias") or not g.vulkan_api(t):
+            continue
+        name = t.get("name")
+        if "VkPhysicalDeviceFeatures2" not in (t.get("structextends") or "").split(",") or "Video" in name:
+            continue
+        if name not in g.chained:
+            continue
+        try:
+            lay.layout(name)
+        except Unsupported:
+            continue
+        members = [(m.offset, m.name) for m in lay.members[name] if m.base == "VkBool32" and not m.count]
+        features.append((g.chained[name], name, members))
+    lay.layout("VkPhysicalDeviceFeatures")
+    core = [(m.offset, m.name) for m in lay.members["VkPhysicalDeviceFeatures"]]
+    out.write("/// The name of the feature at byte `offset` of the feature structure `s_type` names\n")
+    out.write("/// (`None` for `VkPhysicalDeviceFeatures` itself, which has no `sType`).\n")
+    out.write("pub fn feature_name(s_type: Option<i32>, offset: usize) -> Option<(&'static str, &'static str)> {\n")
+    out.write("    let Some(s_type) = s_type else {\n        return Some((\"VkPhysicalDeviceFeatures\", match offset {\n")
+    for offset, member in core:
+        out.write(f"            {offset} => \"{member}\",\n")
+    out.write("            _ => return None,\n        }));\n    };\n")
+    out.write("    Some(match vk::StructureType::from_raw(s_type) {\n")
+    for value, struct, members in sorted(features):
+        if not members:
+            continue
+        arms = " ".join(f"{o} => \"{n}\"," for o, n in members)
+        out.write(f"        vk::StructureType::{value[len('VK_STRUCTURE_TYPE_'):]} => (\"{struct}\", match offset {{ {arms} _ => return None }}),\n")
+    out.write("        _ => return None,\n    })\n}\n\n")
     for name, fname, lines in functions:
         out.write(f"/// `{name}`.\nunsafe fn {fname}(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {{\n")
         for l in lines:

@@ -14,7 +14,7 @@ use crate::values::Values;
 pub const MAX_DEPTH: u32 = 3;
 
 /// Every field of every table, `(table, field)`, by field id.
-pub const FIELDS: [(&str, &str); 376] = [
+pub const FIELDS: [(&str, &str); 377] = [
     ("AllocateCommandBuffers", "device"),
     ("AllocateCommandBuffers", "command_pool"),
     ("AllocateCommandBuffers", "level"),
@@ -180,6 +180,7 @@ pub const FIELDS: [(&str, &str); 376] = [
     ("CreateDevice", "multiview"),
     ("CreateDevice", "multiview_geometry_shader"),
     ("CreateDevice", "multiview_tessellation_shader"),
+    ("CreateDevice", "create_info"),
     ("CreateFramebuffer", "device"),
     ("CreateFramebuffer", "framebuffer"),
     ("CreateFramebuffer", "flags"),
@@ -460,49 +461,51 @@ pub const CALLS: [&str; 61] = [
 
 /// The field ids each call's record reaches, by `CALLS` index.
 pub const CALL_FIELDS: [&[u16]; 61] = [
-    &[8, 9, 10, 11, 12, 198, 199, 200, 201],
+    &[8, 9, 10, 11, 12, 199, 200, 201, 202],
+    &[226],
+    &[270, 271, 272, 273, 274, 275, 276, 277, 278, 279, 280],
+    &[
+        158, 159, 160, 161, 162, 163, 164, 165, 230, 231, 373, 374, 375, 376,
+    ],
     &[225],
-    &[269, 270, 271, 272, 273, 274, 275, 276, 277, 278, 279],
-    &[158, 159, 160, 161, 162, 163, 164, 229, 230],
-    &[224],
-    &[243, 244, 245, 246],
+    &[244, 245, 246, 247],
     &[4, 5, 6, 7],
-    &[241, 242],
-    &[261, 262, 263, 264, 265],
-    &[368, 369],
-    &[232, 233],
-    &[266, 267, 268],
+    &[242, 243],
+    &[262, 263, 264, 265, 266],
+    &[369, 370],
+    &[233, 234],
+    &[267, 268, 269],
     &[149, 150, 151, 152, 153],
     &[16, 17, 18, 19],
-    &[176, 177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187],
+    &[177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188],
     &[20, 21, 22, 23],
-    &[188, 189, 190, 191, 192, 193, 194, 195, 196, 197],
-    &[226, 227, 228],
+    &[189, 190, 191, 192, 193, 194, 195, 196, 197, 198],
+    &[227, 228, 229],
     &[
-        213, 214, 215, 216, 217, 218, 219, 360, 361, 362, 363, 364, 365, 366, 367,
+        214, 215, 216, 217, 218, 219, 220, 361, 362, 363, 364, 365, 366, 367, 368,
     ],
-    &[165, 166, 167, 168, 169, 170, 171, 172],
+    &[166, 167, 168, 169, 170, 171, 172, 173],
     &[32, 33, 34, 35, 36, 37],
     &[121, 122],
     &[117],
     &[
-        38, 39, 40, 41, 42, 43, 44, 45, 337, 338, 339, 340, 341, 342, 343, 344,
+        38, 39, 40, 41, 42, 43, 44, 45, 338, 339, 340, 341, 342, 343, 344, 345,
     ],
     &[118],
-    &[220, 221, 222, 223],
-    &[202, 203, 204, 205, 206],
+    &[221, 222, 223, 224],
+    &[203, 204, 205, 206, 207],
     &[
-        173, 174, 175, 247, 248, 249, 250, 251, 252, 253, 254, 255, 256, 257, 258, 259, 260, 280,
-        281, 282, 283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298,
-        299, 300, 301, 302, 303, 304, 305, 306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316,
-        317, 318, 319, 320, 321, 322, 323, 324, 325, 326, 347, 348, 349, 350, 351, 352, 353, 354,
-        355,
+        174, 175, 176, 248, 249, 250, 251, 252, 253, 254, 255, 256, 257, 258, 259, 260, 261, 281,
+        282, 283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299,
+        300, 301, 302, 303, 304, 305, 306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317,
+        318, 319, 320, 321, 322, 323, 324, 325, 326, 327, 348, 349, 350, 351, 352, 353, 354, 355,
+        356,
     ],
     &[154, 155, 156, 157],
     &[0, 1, 2, 3],
     &[13, 14, 15, 142, 143, 144, 145, 146, 147, 148],
-    &[231],
-    &[345, 346],
+    &[232],
+    &[346, 347],
     &[119, 120],
     &[56, 57, 58],
     &[46, 47, 48, 49, 50, 51],
@@ -516,21 +519,21 @@ pub const CALL_FIELDS: [&[u16]; 61] = [
     &[106, 107, 108, 109, 110, 111, 112],
     &[87, 88, 89, 90, 91, 92, 93],
     &[99, 100, 101, 102, 103, 104, 105],
-    &[207, 208, 209, 210, 211, 212],
+    &[208, 209, 210, 211, 212, 213],
     &[28, 29, 30, 31],
     &[114, 115, 116],
     &[138, 139, 140, 141],
     &[128, 129, 130, 131],
     &[63, 64, 65, 66, 67, 68, 69, 70],
-    &[331, 332, 333, 356, 357, 358, 359],
-    &[327, 328, 329, 330],
-    &[234],
+    &[332, 333, 334, 357, 358, 359, 360],
+    &[328, 329, 330, 331],
+    &[235],
     &[132, 133],
     &[134, 135, 136, 137],
     &[24, 25, 26, 27],
     &[113],
-    &[370, 371, 372, 373, 374, 375],
-    &[235, 236, 237, 238, 239, 240],
+    &[371, 372, 373, 374, 375, 376],
+    &[236, 237, 238, 239, 240, 241],
 ];
 
 /// Builds call `index` (a `CALLS` index) from `v`.
@@ -1483,6 +1486,8 @@ pub fn create_device(
     let items: Vec<String> = (0..n).map(|_| v.string(161)).collect();
     let items: Vec<WIPOffset<&str>> = items.iter().map(|s| fbb.create_string(s)).collect();
     let enabled_extensions = Some(fbb.create_vector(&items));
+    let create_info =
+        (depth < MAX_DEPTH && v.present(165)).then(|| vulkan_param(fbb, v, depth + 1));
     CreateDevice::create(
         fbb,
         &CreateDeviceArgs {
@@ -1493,6 +1498,7 @@ pub fn create_device(
             multiview: v.scalar::<bool>(162),
             multiview_geometry_shader: v.scalar::<bool>(163),
             multiview_tessellation_shader: v.scalar::<bool>(164),
+            create_info,
         },
     )
 }
@@ -1503,20 +1509,20 @@ pub fn create_framebuffer(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreateFramebuffer<'static>> {
-    let n = v.len(169);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(169)).collect();
+    let n = v.len(170);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(170)).collect();
     let attachments = Some(fbb.create_vector(&items));
     CreateFramebuffer::create(
         fbb,
         &CreateFramebufferArgs {
-            device: v.scalar::<u64>(165),
-            framebuffer: v.scalar::<u64>(166),
-            flags: v.scalar::<u32>(167),
-            render_pass: v.scalar::<u64>(168),
+            device: v.scalar::<u64>(166),
+            framebuffer: v.scalar::<u64>(167),
+            flags: v.scalar::<u32>(168),
+            render_pass: v.scalar::<u64>(169),
             attachments,
-            width: v.scalar::<u32>(170),
-            height: v.scalar::<u32>(171),
-            layers: v.scalar::<u32>(172),
+            width: v.scalar::<u32>(171),
+            height: v.scalar::<u32>(172),
+            layers: v.scalar::<u32>(173),
         },
     )
 }
@@ -1528,7 +1534,7 @@ pub fn create_graphics_pipelines(
     depth: u32,
 ) -> WIPOffset<CreateGraphicsPipelines<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(175, depth)
+        v.table_len(176, depth)
     } else {
         0
     };
@@ -1540,8 +1546,8 @@ pub fn create_graphics_pipelines(
     CreateGraphicsPipelines::create(
         fbb,
         &CreateGraphicsPipelinesArgs {
-            device: v.scalar::<u64>(173),
-            pipeline_cache: v.scalar::<u64>(174),
+            device: v.scalar::<u64>(174),
+            pipeline_cache: v.scalar::<u64>(175),
             pipelines,
         },
     )
@@ -1553,28 +1559,28 @@ pub fn create_image(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreateImage<'static>> {
-    let extent = v.present(181).then(|| {
+    let extent = v.present(182).then(|| {
         Extent3D::new(
-            v.scalar::<u32>(181),
-            v.scalar::<u32>(181),
-            v.scalar::<u32>(181),
+            v.scalar::<u32>(182),
+            v.scalar::<u32>(182),
+            v.scalar::<u32>(182),
         )
     });
     CreateImage::create(
         fbb,
         &CreateImageArgs {
-            device: v.scalar::<u64>(176),
-            image: v.scalar::<u64>(177),
-            flags: v.scalar::<u32>(178),
-            image_type: v.scalar::<u32>(179),
-            format: v.scalar::<u32>(180),
+            device: v.scalar::<u64>(177),
+            image: v.scalar::<u64>(178),
+            flags: v.scalar::<u32>(179),
+            image_type: v.scalar::<u32>(180),
+            format: v.scalar::<u32>(181),
             extent: extent.as_ref(),
-            mip_levels: v.scalar::<u32>(182),
-            array_layers: v.scalar::<u32>(183),
-            samples: v.scalar::<u32>(184),
-            tiling: v.scalar::<u32>(185),
-            usage: v.scalar::<u32>(186),
-            initial_layout: v.scalar::<u32>(187),
+            mip_levels: v.scalar::<u32>(183),
+            array_layers: v.scalar::<u32>(184),
+            samples: v.scalar::<u32>(185),
+            tiling: v.scalar::<u32>(186),
+            usage: v.scalar::<u32>(187),
+            initial_layout: v.scalar::<u32>(188),
         },
     )
 }
@@ -1588,16 +1594,16 @@ pub fn create_image_view(
     CreateImageView::create(
         fbb,
         &CreateImageViewArgs {
-            device: v.scalar::<u64>(188),
-            image_view: v.scalar::<u64>(189),
-            image: v.scalar::<u64>(190),
-            view_type: v.scalar::<u32>(191),
-            format: v.scalar::<u32>(192),
-            aspect_mask: v.scalar::<u32>(193),
-            base_mip_level: v.scalar::<u32>(194),
-            level_count: v.scalar::<u32>(195),
-            base_array_layer: v.scalar::<u32>(196),
-            layer_count: v.scalar::<u32>(197),
+            device: v.scalar::<u64>(189),
+            image_view: v.scalar::<u64>(190),
+            image: v.scalar::<u64>(191),
+            view_type: v.scalar::<u32>(192),
+            format: v.scalar::<u32>(193),
+            aspect_mask: v.scalar::<u32>(194),
+            base_mip_level: v.scalar::<u32>(195),
+            level_count: v.scalar::<u32>(196),
+            base_array_layer: v.scalar::<u32>(197),
+            layer_count: v.scalar::<u32>(198),
         },
     )
 }
@@ -1609,19 +1615,19 @@ pub fn create_instance(
     depth: u32,
 ) -> WIPOffset<CreateInstance<'static>> {
     let application =
-        (depth < MAX_DEPTH && v.present(199)).then(|| application_info(fbb, v, depth + 1));
-    let n = v.len(200);
-    let items: Vec<String> = (0..n).map(|_| v.string(200)).collect();
-    let items: Vec<WIPOffset<&str>> = items.iter().map(|s| fbb.create_string(s)).collect();
-    let enabled_layers = Some(fbb.create_vector(&items));
+        (depth < MAX_DEPTH && v.present(200)).then(|| application_info(fbb, v, depth + 1));
     let n = v.len(201);
     let items: Vec<String> = (0..n).map(|_| v.string(201)).collect();
+    let items: Vec<WIPOffset<&str>> = items.iter().map(|s| fbb.create_string(s)).collect();
+    let enabled_layers = Some(fbb.create_vector(&items));
+    let n = v.len(202);
+    let items: Vec<String> = (0..n).map(|_| v.string(202)).collect();
     let items: Vec<WIPOffset<&str>> = items.iter().map(|s| fbb.create_string(s)).collect();
     let enabled_extensions = Some(fbb.create_vector(&items));
     CreateInstance::create(
         fbb,
         &CreateInstanceArgs {
-            instance: v.scalar::<u64>(198),
+            instance: v.scalar::<u64>(199),
             application,
             enabled_layers,
             enabled_extensions,
@@ -1635,16 +1641,16 @@ pub fn create_pipeline_layout(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreatePipelineLayout<'static>> {
-    let n = v.len(205);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(205)).collect();
-    let set_layouts = Some(fbb.create_vector(&items));
     let n = v.len(206);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(206)).collect();
+    let set_layouts = Some(fbb.create_vector(&items));
+    let n = v.len(207);
     let items: Vec<PushConstantRange> = (0..n)
         .map(|_| {
             PushConstantRange::new(
-                v.scalar::<u32>(206),
-                v.scalar::<u32>(206),
-                v.scalar::<u32>(206),
+                v.scalar::<u32>(207),
+                v.scalar::<u32>(207),
+                v.scalar::<u32>(207),
             )
         })
         .collect();
@@ -1652,9 +1658,9 @@ pub fn create_pipeline_layout(
     CreatePipelineLayout::create(
         fbb,
         &CreatePipelineLayoutArgs {
-            device: v.scalar::<u64>(202),
-            pipeline_layout: v.scalar::<u64>(203),
-            flags: v.scalar::<u32>(204),
+            device: v.scalar::<u64>(203),
+            pipeline_layout: v.scalar::<u64>(204),
+            flags: v.scalar::<u32>(205),
             set_layouts,
             push_constant_ranges,
         },
@@ -1670,12 +1676,12 @@ pub fn create_query_pool(
     CreateQueryPool::create(
         fbb,
         &CreateQueryPoolArgs {
-            device: v.scalar::<u64>(207),
-            query_pool: v.scalar::<u64>(208),
-            flags: v.scalar::<u32>(209),
-            query_type: v.scalar::<u32>(210),
-            query_count: v.scalar::<u32>(211),
-            pipeline_statistics: v.scalar::<u32>(212),
+            device: v.scalar::<u64>(208),
+            query_pool: v.scalar::<u64>(209),
+            flags: v.scalar::<u32>(210),
+            query_type: v.scalar::<u32>(211),
+            query_count: v.scalar::<u32>(212),
+            pipeline_statistics: v.scalar::<u32>(213),
         },
     )
 }
@@ -1686,25 +1692,25 @@ pub fn create_render_pass(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreateRenderPass<'static>> {
-    let n = v.len(216);
+    let n = v.len(217);
     let items: Vec<AttachmentDescription> = (0..n)
         .map(|_| {
             AttachmentDescription::new(
-                v.scalar::<u32>(216),
-                v.scalar::<u32>(216),
-                v.scalar::<u32>(216),
-                v.scalar::<u32>(216),
-                v.scalar::<u32>(216),
-                v.scalar::<u32>(216),
-                v.scalar::<u32>(216),
-                v.scalar::<u32>(216),
-                v.scalar::<u32>(216),
+                v.scalar::<u32>(217),
+                v.scalar::<u32>(217),
+                v.scalar::<u32>(217),
+                v.scalar::<u32>(217),
+                v.scalar::<u32>(217),
+                v.scalar::<u32>(217),
+                v.scalar::<u32>(217),
+                v.scalar::<u32>(217),
+                v.scalar::<u32>(217),
             )
         })
         .collect();
     let attachments = Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(217, depth)
+        v.table_len(218, depth)
     } else {
         0
     };
@@ -1714,31 +1720,31 @@ pub fn create_render_pass(
     let subpasses: Option<
         WIPOffset<Vector<'static, ForwardsUOffset<SubpassDescription<'static>>>>,
     > = Some(fbb.create_vector(&items));
-    let n = v.len(218);
+    let n = v.len(219);
     let items: Vec<SubpassDependency> = (0..n)
         .map(|_| {
             SubpassDependency::new(
-                v.scalar::<u32>(218),
-                v.scalar::<u32>(218),
-                v.scalar::<u64>(218),
-                v.scalar::<u64>(218),
-                v.scalar::<u64>(218),
-                v.scalar::<u64>(218),
-                v.scalar::<u32>(218),
-                v.scalar::<i32>(218),
+                v.scalar::<u32>(219),
+                v.scalar::<u32>(219),
+                v.scalar::<u64>(219),
+                v.scalar::<u64>(219),
+                v.scalar::<u64>(219),
+                v.scalar::<u64>(219),
+                v.scalar::<u32>(219),
+                v.scalar::<i32>(219),
             )
         })
         .collect();
     let dependencies = Some(fbb.create_vector(&items));
-    let n = v.len(219);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(219)).collect();
+    let n = v.len(220);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(220)).collect();
     let correlation_masks = Some(fbb.create_vector(&items));
     CreateRenderPass::create(
         fbb,
         &CreateRenderPassArgs {
-            device: v.scalar::<u64>(213),
-            render_pass: v.scalar::<u64>(214),
-            version: v.scalar::<u8>(215),
+            device: v.scalar::<u64>(214),
+            render_pass: v.scalar::<u64>(215),
+            version: v.scalar::<u8>(216),
             attachments,
             subpasses,
             dependencies,
@@ -1753,15 +1759,15 @@ pub fn create_shader_module(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreateShaderModule<'static>> {
-    let n = v.len(223);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(223)).collect();
+    let n = v.len(224);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(224)).collect();
     let code = Some(fbb.create_vector(&items));
     CreateShaderModule::create(
         fbb,
         &CreateShaderModuleArgs {
-            device: v.scalar::<u64>(220),
-            shader_module: v.scalar::<u64>(221),
-            flags: v.scalar::<u32>(222),
+            device: v.scalar::<u64>(221),
+            shader_module: v.scalar::<u64>(222),
+            flags: v.scalar::<u32>(223),
             code,
         },
     )
@@ -1776,7 +1782,7 @@ pub fn destroy_device(
     DestroyDevice::create(
         fbb,
         &DestroyDeviceArgs {
-            device: v.scalar::<u64>(224),
+            device: v.scalar::<u64>(225),
         },
     )
 }
@@ -1790,7 +1796,7 @@ pub fn destroy_instance(
     DestroyInstance::create(
         fbb,
         &DestroyInstanceArgs {
-            instance: v.scalar::<u64>(225),
+            instance: v.scalar::<u64>(226),
         },
     )
 }
@@ -1804,9 +1810,9 @@ pub fn destroy_object(
     DestroyObject::create(
         fbb,
         &DestroyObjectArgs {
-            device: v.scalar::<u64>(226),
-            object_type: v.scalar::<u32>(227),
-            handle: v.scalar::<u64>(228),
+            device: v.scalar::<u64>(227),
+            object_type: v.scalar::<u32>(228),
+            handle: v.scalar::<u64>(229),
         },
     )
 }
@@ -1820,8 +1826,8 @@ pub fn device_queue_create_info(
     DeviceQueueCreateInfo::create(
         fbb,
         &DeviceQueueCreateInfoArgs {
-            queue_family_index: v.scalar::<u32>(229),
-            queue_count: v.scalar::<u32>(230),
+            queue_family_index: v.scalar::<u32>(230),
+            queue_count: v.scalar::<u32>(231),
         },
     )
 }
@@ -1835,7 +1841,7 @@ pub fn end_command_buffer(
     EndCommandBuffer::create(
         fbb,
         &EndCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(231),
+            command_buffer: v.scalar::<u64>(232),
         },
     )
 }
@@ -1846,13 +1852,13 @@ pub fn flush_mapped_memory_ranges(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<FlushMappedMemoryRanges<'static>> {
-    let n = v.len(233);
+    let n = v.len(234);
     let items: Vec<MemoryRange> = (0..n)
         .map(|_| {
             MemoryRange::new(
-                v.scalar::<u64>(233),
-                v.scalar::<u64>(233),
-                v.scalar::<u64>(233),
+                v.scalar::<u64>(234),
+                v.scalar::<u64>(234),
+                v.scalar::<u64>(234),
             )
         })
         .collect();
@@ -1860,7 +1866,7 @@ pub fn flush_mapped_memory_ranges(
     FlushMappedMemoryRanges::create(
         fbb,
         &FlushMappedMemoryRangesArgs {
-            device: v.scalar::<u64>(232),
+            device: v.scalar::<u64>(233),
             ranges,
         },
     )
@@ -1875,7 +1881,7 @@ pub fn frame_boundary(
     FrameBoundary::create(
         fbb,
         &FrameBoundaryArgs {
-            frame: v.scalar::<u64>(234),
+            frame: v.scalar::<u64>(235),
         },
     )
 }
@@ -1889,12 +1895,12 @@ pub fn frame_checksum(
     FrameChecksum::create(
         fbb,
         &FrameChecksumArgs {
-            swapchain: v.scalar::<u64>(235),
-            image_index: v.scalar::<u32>(236),
-            width: v.scalar::<u32>(237),
-            height: v.scalar::<u32>(238),
-            format: v.scalar::<u32>(239),
-            crc32: v.scalar::<u32>(240),
+            swapchain: v.scalar::<u64>(236),
+            image_index: v.scalar::<u32>(237),
+            width: v.scalar::<u32>(238),
+            height: v.scalar::<u32>(239),
+            format: v.scalar::<u32>(240),
+            crc32: v.scalar::<u32>(241),
         },
     )
 }
@@ -1908,8 +1914,8 @@ pub fn free_memory(
     FreeMemory::create(
         fbb,
         &FreeMemoryArgs {
-            device: v.scalar::<u64>(241),
-            memory: v.scalar::<u64>(242),
+            device: v.scalar::<u64>(242),
+            memory: v.scalar::<u64>(243),
         },
     )
 }
@@ -1923,10 +1929,10 @@ pub fn get_device_queue(
     GetDeviceQueue::create(
         fbb,
         &GetDeviceQueueArgs {
-            device: v.scalar::<u64>(243),
-            queue_family_index: v.scalar::<u32>(244),
-            queue_index: v.scalar::<u32>(245),
-            queue: v.scalar::<u64>(246),
+            device: v.scalar::<u64>(244),
+            queue_family_index: v.scalar::<u32>(245),
+            queue_index: v.scalar::<u32>(246),
+            queue: v.scalar::<u64>(247),
         },
     )
 }
@@ -1938,7 +1944,7 @@ pub fn graphics_pipeline(
     depth: u32,
 ) -> WIPOffset<GraphicsPipeline<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(249, depth)
+        v.table_len(250, depth)
     } else {
         0
     };
@@ -1947,30 +1953,30 @@ pub fn graphics_pipeline(
     let stages: Option<WIPOffset<Vector<'static, ForwardsUOffset<ShaderStage<'static>>>>> =
         Some(fbb.create_vector(&items));
     let rendering =
-        (depth < MAX_DEPTH && v.present(256)).then(|| pipeline_rendering(fbb, v, depth + 1));
-    let n = v.len(257);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(257)).collect();
-    let dynamic_states = Some(fbb.create_vector(&items));
+        (depth < MAX_DEPTH && v.present(257)).then(|| pipeline_rendering(fbb, v, depth + 1));
     let n = v.len(258);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(258)).collect();
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(258)).collect();
+    let dynamic_states = Some(fbb.create_vector(&items));
+    let n = v.len(259);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(259)).collect();
     let libraries = Some(fbb.create_vector(&items));
-    let state = (depth < MAX_DEPTH && v.present(260)).then(|| pipeline_state(fbb, v, depth + 1));
+    let state = (depth < MAX_DEPTH && v.present(261)).then(|| pipeline_state(fbb, v, depth + 1));
     GraphicsPipeline::create(
         fbb,
         &GraphicsPipelineArgs {
-            pipeline: v.scalar::<u64>(247),
-            flags: v.scalar::<u32>(248),
+            pipeline: v.scalar::<u64>(248),
+            flags: v.scalar::<u32>(249),
             stages,
-            topology: v.scalar::<u32>(250),
-            primitive_restart_enable: v.scalar::<bool>(251),
-            patch_control_points: v.scalar::<u32>(252),
-            layout: v.scalar::<u64>(253),
-            render_pass: v.scalar::<u64>(254),
-            subpass: v.scalar::<u32>(255),
+            topology: v.scalar::<u32>(251),
+            primitive_restart_enable: v.scalar::<bool>(252),
+            patch_control_points: v.scalar::<u32>(253),
+            layout: v.scalar::<u64>(254),
+            render_pass: v.scalar::<u64>(255),
+            subpass: v.scalar::<u32>(256),
             rendering,
             dynamic_states,
             libraries,
-            library_parts: v.scalar::<u32>(259),
+            library_parts: v.scalar::<u32>(260),
             state,
         },
     )
@@ -1985,11 +1991,11 @@ pub fn map_memory(
     MapMemory::create(
         fbb,
         &MapMemoryArgs {
-            device: v.scalar::<u64>(261),
-            memory: v.scalar::<u64>(262),
-            offset: v.scalar::<u64>(263),
-            size: v.scalar::<u64>(264),
-            flags: v.scalar::<u32>(265),
+            device: v.scalar::<u64>(262),
+            memory: v.scalar::<u64>(263),
+            offset: v.scalar::<u64>(264),
+            size: v.scalar::<u64>(265),
+            flags: v.scalar::<u32>(266),
         },
     )
 }
@@ -2000,14 +2006,14 @@ pub fn memory_contents(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<MemoryContents<'static>> {
-    let n = v.len(268);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(268)).collect();
+    let n = v.len(269);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(269)).collect();
     let data = Some(fbb.create_vector(&items));
     MemoryContents::create(
         fbb,
         &MemoryContentsArgs {
-            memory: v.scalar::<u64>(266),
-            offset: v.scalar::<u64>(267),
+            memory: v.scalar::<u64>(267),
+            offset: v.scalar::<u64>(268),
             data,
         },
     )
@@ -2019,26 +2025,26 @@ pub fn physical_device_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PhysicalDeviceInfo<'static>> {
-    let device_name = v.string(273);
+    let device_name = v.string(274);
     let device_name = Some(fbb.create_string(&device_name));
-    let driver_name = v.string(276);
+    let driver_name = v.string(277);
     let driver_name = Some(fbb.create_string(&driver_name));
-    let driver_info = v.string(277);
+    let driver_info = v.string(278);
     let driver_info = Some(fbb.create_string(&driver_info));
     PhysicalDeviceInfo::create(
         fbb,
         &PhysicalDeviceInfoArgs {
-            physical_device: v.scalar::<u64>(269),
-            vendor_id: v.scalar::<u32>(270),
-            device_id: v.scalar::<u32>(271),
-            device_type: v.scalar::<u32>(272),
+            physical_device: v.scalar::<u64>(270),
+            vendor_id: v.scalar::<u32>(271),
+            device_id: v.scalar::<u32>(272),
+            device_type: v.scalar::<u32>(273),
             device_name,
-            api_version: v.scalar::<u32>(274),
-            driver_version: v.scalar::<u32>(275),
+            api_version: v.scalar::<u32>(275),
+            driver_version: v.scalar::<u32>(276),
             driver_name,
             driver_info,
-            max_multiview_view_count: v.scalar::<u32>(278),
-            max_multiview_instance_index: v.scalar::<u32>(279),
+            max_multiview_view_count: v.scalar::<u32>(279),
+            max_multiview_instance_index: v.scalar::<u32>(280),
         },
     )
 }
@@ -2049,16 +2055,16 @@ pub fn pipeline_rendering(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineRendering<'static>> {
-    let n = v.len(281);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(281)).collect();
+    let n = v.len(282);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(282)).collect();
     let color_attachment_formats = Some(fbb.create_vector(&items));
     PipelineRendering::create(
         fbb,
         &PipelineRenderingArgs {
-            view_mask: v.scalar::<u32>(280),
+            view_mask: v.scalar::<u32>(281),
             color_attachment_formats,
-            depth_attachment_format: v.scalar::<u32>(282),
-            stencil_attachment_format: v.scalar::<u32>(283),
+            depth_attachment_format: v.scalar::<u32>(283),
+            stencil_attachment_format: v.scalar::<u32>(284),
         },
     )
 }
@@ -2069,66 +2075,55 @@ pub fn pipeline_state(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineState<'static>> {
-    let n = v.len(284);
+    let n = v.len(285);
     let items: Vec<VertexBinding> = (0..n)
         .map(|_| {
             VertexBinding::new(
-                v.scalar::<u32>(284),
-                v.scalar::<u32>(284),
-                v.scalar::<u32>(284),
-                v.scalar::<u32>(284),
+                v.scalar::<u32>(285),
+                v.scalar::<u32>(285),
+                v.scalar::<u32>(285),
+                v.scalar::<u32>(285),
             )
         })
         .collect();
     let vertex_bindings = Some(fbb.create_vector(&items));
-    let n = v.len(285);
+    let n = v.len(286);
     let items: Vec<VertexAttribute> = (0..n)
         .map(|_| {
             VertexAttribute::new(
-                v.scalar::<u32>(285),
-                v.scalar::<u32>(285),
-                v.scalar::<u32>(285),
-                v.scalar::<u32>(285),
+                v.scalar::<u32>(286),
+                v.scalar::<u32>(286),
+                v.scalar::<u32>(286),
+                v.scalar::<u32>(286),
             )
         })
         .collect();
     let vertex_attributes = Some(fbb.create_vector(&items));
-    let n = v.len(287);
+    let n = v.len(288);
     let items: Vec<Viewport> = (0..n)
         .map(|_| {
             Viewport::new(
-                v.scalar::<f32>(287),
-                v.scalar::<f32>(287),
-                v.scalar::<f32>(287),
-                v.scalar::<f32>(287),
-                v.scalar::<f32>(287),
-                v.scalar::<f32>(287),
+                v.scalar::<f32>(288),
+                v.scalar::<f32>(288),
+                v.scalar::<f32>(288),
+                v.scalar::<f32>(288),
+                v.scalar::<f32>(288),
+                v.scalar::<f32>(288),
             )
         })
         .collect();
     let viewports = Some(fbb.create_vector(&items));
-    let n = v.len(288);
+    let n = v.len(289);
     let items: Vec<Rect2D> = (0..n)
         .map(|_| {
             Rect2D::new(
-                &Offset2D::new(v.scalar::<i32>(288), v.scalar::<i32>(288)),
-                &Extent2D::new(v.scalar::<u32>(288), v.scalar::<u32>(288)),
+                &Offset2D::new(v.scalar::<i32>(289), v.scalar::<i32>(289)),
+                &Extent2D::new(v.scalar::<u32>(289), v.scalar::<u32>(289)),
             )
         })
         .collect();
     let scissors = Some(fbb.create_vector(&items));
-    let stencil_front = v.present(320).then(|| {
-        StencilFace::new(
-            v.scalar::<u32>(320),
-            v.scalar::<u32>(320),
-            v.scalar::<u32>(320),
-            v.scalar::<u32>(320),
-            v.scalar::<u32>(320),
-            v.scalar::<u32>(320),
-            v.scalar::<u32>(320),
-        )
-    });
-    let stencil_back = v.present(321).then(|| {
+    let stencil_front = v.present(321).then(|| {
         StencilFace::new(
             v.scalar::<u32>(321),
             v.scalar::<u32>(321),
@@ -2139,71 +2134,82 @@ pub fn pipeline_state(
             v.scalar::<u32>(321),
         )
     });
-    let n = v.len(324);
+    let stencil_back = v.present(322).then(|| {
+        StencilFace::new(
+            v.scalar::<u32>(322),
+            v.scalar::<u32>(322),
+            v.scalar::<u32>(322),
+            v.scalar::<u32>(322),
+            v.scalar::<u32>(322),
+            v.scalar::<u32>(322),
+            v.scalar::<u32>(322),
+        )
+    });
+    let n = v.len(325);
     let items: Vec<BlendAttachment> = (0..n)
         .map(|_| {
             BlendAttachment::new(
-                v.scalar::<bool>(324),
-                v.scalar::<u32>(324),
-                v.scalar::<u32>(324),
-                v.scalar::<u32>(324),
-                v.scalar::<u32>(324),
-                v.scalar::<u32>(324),
-                v.scalar::<u32>(324),
-                v.scalar::<u32>(324),
+                v.scalar::<bool>(325),
+                v.scalar::<u32>(325),
+                v.scalar::<u32>(325),
+                v.scalar::<u32>(325),
+                v.scalar::<u32>(325),
+                v.scalar::<u32>(325),
+                v.scalar::<u32>(325),
+                v.scalar::<u32>(325),
             )
         })
         .collect();
     let blend_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(325);
-    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(325)).collect();
+    let n = v.len(326);
+    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(326)).collect();
     let blend_constants = Some(fbb.create_vector(&items));
     PipelineState::create(
         fbb,
         &PipelineStateArgs {
             vertex_bindings,
             vertex_attributes,
-            domain_origin: v.scalar::<u32>(286),
+            domain_origin: v.scalar::<u32>(287),
             viewports,
             scissors,
-            depth_clip_negative_one_to_one: v.scalar::<bool>(289),
-            depth_clamp_enable: v.scalar::<bool>(290),
-            rasterizer_discard_enable: v.scalar::<bool>(291),
-            polygon_mode: v.scalar::<u32>(292),
-            cull_mode: v.scalar::<u32>(293),
-            front_face: v.scalar::<u32>(294),
-            depth_bias_enable: v.scalar::<bool>(295),
-            depth_bias_constant: v.scalar::<f32>(296),
-            depth_bias_clamp: v.scalar::<f32>(297),
-            depth_bias_slope: v.scalar::<f32>(298),
-            line_width: v.scalar::<f32>(299),
-            depth_clip: v.scalar::<u8>(300),
-            provoking_vertex: v.scalar::<u32>(301),
-            line_mode: v.scalar::<u32>(302),
-            line_stipple_enable: v.scalar::<bool>(303),
-            line_stipple_factor: v.scalar::<u32>(304),
-            line_stipple_pattern: v.scalar::<u32>(305),
-            rasterization_stream: v.scalar::<u32>(306),
-            conservative_mode: v.scalar::<u32>(307),
-            extra_primitive_overestimation_size: v.scalar::<f32>(308),
-            rasterization_samples: v.scalar::<u32>(309),
-            sample_mask: v.scalar::<u32>(310),
-            alpha_to_coverage_enable: v.scalar::<bool>(311),
-            alpha_to_one_enable: v.scalar::<bool>(312),
-            depth_test_enable: v.scalar::<bool>(313),
-            depth_write_enable: v.scalar::<bool>(314),
-            depth_compare_op: v.scalar::<u32>(315),
-            depth_bounds_test_enable: v.scalar::<bool>(316),
-            min_depth_bounds: v.scalar::<f32>(317),
-            max_depth_bounds: v.scalar::<f32>(318),
-            stencil_test_enable: v.scalar::<bool>(319),
+            depth_clip_negative_one_to_one: v.scalar::<bool>(290),
+            depth_clamp_enable: v.scalar::<bool>(291),
+            rasterizer_discard_enable: v.scalar::<bool>(292),
+            polygon_mode: v.scalar::<u32>(293),
+            cull_mode: v.scalar::<u32>(294),
+            front_face: v.scalar::<u32>(295),
+            depth_bias_enable: v.scalar::<bool>(296),
+            depth_bias_constant: v.scalar::<f32>(297),
+            depth_bias_clamp: v.scalar::<f32>(298),
+            depth_bias_slope: v.scalar::<f32>(299),
+            line_width: v.scalar::<f32>(300),
+            depth_clip: v.scalar::<u8>(301),
+            provoking_vertex: v.scalar::<u32>(302),
+            line_mode: v.scalar::<u32>(303),
+            line_stipple_enable: v.scalar::<bool>(304),
+            line_stipple_factor: v.scalar::<u32>(305),
+            line_stipple_pattern: v.scalar::<u32>(306),
+            rasterization_stream: v.scalar::<u32>(307),
+            conservative_mode: v.scalar::<u32>(308),
+            extra_primitive_overestimation_size: v.scalar::<f32>(309),
+            rasterization_samples: v.scalar::<u32>(310),
+            sample_mask: v.scalar::<u32>(311),
+            alpha_to_coverage_enable: v.scalar::<bool>(312),
+            alpha_to_one_enable: v.scalar::<bool>(313),
+            depth_test_enable: v.scalar::<bool>(314),
+            depth_write_enable: v.scalar::<bool>(315),
+            depth_compare_op: v.scalar::<u32>(316),
+            depth_bounds_test_enable: v.scalar::<bool>(317),
+            min_depth_bounds: v.scalar::<f32>(318),
+            max_depth_bounds: v.scalar::<f32>(319),
+            stencil_test_enable: v.scalar::<bool>(320),
             stencil_front: stencil_front.as_ref(),
             stencil_back: stencil_back.as_ref(),
-            logic_op_enable: v.scalar::<bool>(322),
-            logic_op: v.scalar::<u32>(323),
+            logic_op_enable: v.scalar::<bool>(323),
+            logic_op: v.scalar::<u32>(324),
             blend_attachments,
             blend_constants,
-            color_write_enables: v.scalar::<u32>(326),
+            color_write_enables: v.scalar::<u32>(327),
         },
     )
 }
@@ -2214,19 +2220,19 @@ pub fn queue_present(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<QueuePresent<'static>> {
-    let n = v.len(328);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(328)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(329);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(329)).collect();
-    let swapchains = Some(fbb.create_vector(&items));
+    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(330);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(330)).collect();
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(330)).collect();
+    let swapchains = Some(fbb.create_vector(&items));
+    let n = v.len(331);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(331)).collect();
     let image_indices = Some(fbb.create_vector(&items));
     QueuePresent::create(
         fbb,
         &QueuePresentArgs {
-            queue: v.scalar::<u64>(327),
+            queue: v.scalar::<u64>(328),
             wait_semaphores,
             swapchains,
             image_indices,
@@ -2241,7 +2247,7 @@ pub fn queue_submit(
     depth: u32,
 ) -> WIPOffset<QueueSubmit<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(332, depth)
+        v.table_len(333, depth)
     } else {
         0
     };
@@ -2252,9 +2258,9 @@ pub fn queue_submit(
     QueueSubmit::create(
         fbb,
         &QueueSubmitArgs {
-            queue: v.scalar::<u64>(331),
+            queue: v.scalar::<u64>(332),
             submits,
-            fence: v.scalar::<u64>(333),
+            fence: v.scalar::<u64>(334),
         },
     )
 }
@@ -2265,24 +2271,24 @@ pub fn rendering_attachment(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<RenderingAttachment<'static>> {
-    let clear_value = v.present(344).then(|| {
+    let clear_value = v.present(345).then(|| {
         ClearValue::new(
-            v.scalar::<u32>(344),
-            v.scalar::<u32>(344),
-            v.scalar::<u32>(344),
-            v.scalar::<u32>(344),
+            v.scalar::<u32>(345),
+            v.scalar::<u32>(345),
+            v.scalar::<u32>(345),
+            v.scalar::<u32>(345),
         )
     });
     RenderingAttachment::create(
         fbb,
         &RenderingAttachmentArgs {
-            image_view: v.scalar::<u64>(337),
-            image_layout: v.scalar::<u32>(338),
-            resolve_mode: v.scalar::<u32>(339),
-            resolve_image_view: v.scalar::<u64>(340),
-            resolve_image_layout: v.scalar::<u32>(341),
-            load_op: v.scalar::<u32>(342),
-            store_op: v.scalar::<u32>(343),
+            image_view: v.scalar::<u64>(338),
+            image_layout: v.scalar::<u32>(339),
+            resolve_mode: v.scalar::<u32>(340),
+            resolve_image_view: v.scalar::<u64>(341),
+            resolve_image_layout: v.scalar::<u32>(342),
+            load_op: v.scalar::<u32>(343),
+            store_op: v.scalar::<u32>(344),
             clear_value: clear_value.as_ref(),
         },
     )
@@ -2297,8 +2303,8 @@ pub fn reset_command_buffer(
     ResetCommandBuffer::create(
         fbb,
         &ResetCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(345),
-            flags: v.scalar::<u32>(346),
+            command_buffer: v.scalar::<u64>(346),
+            flags: v.scalar::<u32>(347),
         },
     )
 }
@@ -2309,10 +2315,10 @@ pub fn shader_stage(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<ShaderStage<'static>> {
-    let entry_point = v.string(350);
+    let entry_point = v.string(351);
     let entry_point = Some(fbb.create_string(&entry_point));
     let n = if depth < MAX_DEPTH {
-        v.table_len(351, depth)
+        v.table_len(352, depth)
     } else {
         0
     };
@@ -2322,15 +2328,15 @@ pub fn shader_stage(
     let specialization_entries: Option<
         WIPOffset<Vector<'static, ForwardsUOffset<SpecializationEntry<'static>>>>,
     > = Some(fbb.create_vector(&items));
-    let n = v.len(352);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(352)).collect();
+    let n = v.len(353);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(353)).collect();
     let specialization_data = Some(fbb.create_vector(&items));
     ShaderStage::create(
         fbb,
         &ShaderStageArgs {
-            flags: v.scalar::<u32>(347),
-            stage: v.scalar::<u32>(348),
-            module: v.scalar::<u64>(349),
+            flags: v.scalar::<u32>(348),
+            stage: v.scalar::<u32>(349),
+            module: v.scalar::<u64>(350),
             entry_point,
             specialization_entries,
             specialization_data,
@@ -2347,9 +2353,9 @@ pub fn specialization_entry(
     SpecializationEntry::create(
         fbb,
         &SpecializationEntryArgs {
-            constant_id: v.scalar::<u32>(353),
-            offset: v.scalar::<u32>(354),
-            size: v.scalar::<u64>(355),
+            constant_id: v.scalar::<u32>(354),
+            offset: v.scalar::<u32>(355),
+            size: v.scalar::<u64>(356),
         },
     )
 }
@@ -2360,17 +2366,17 @@ pub fn submit_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubmitInfo<'static>> {
-    let n = v.len(356);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(356)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(357);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(357)).collect();
-    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
+    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(358);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(358)).collect();
-    let command_buffers = Some(fbb.create_vector(&items));
+    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
     let n = v.len(359);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(359)).collect();
+    let command_buffers = Some(fbb.create_vector(&items));
+    let n = v.len(360);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(360)).collect();
     let signal_semaphores = Some(fbb.create_vector(&items));
     SubmitInfo::create(
         fbb,
@@ -2389,17 +2395,6 @@ pub fn subpass_description(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubpassDescription<'static>> {
-    let n = v.len(363);
-    let items: Vec<AttachmentReference> = (0..n)
-        .map(|_| {
-            AttachmentReference::new(
-                v.scalar::<u32>(363),
-                v.scalar::<u32>(363),
-                v.scalar::<u32>(363),
-            )
-        })
-        .collect();
-    let input_attachments = Some(fbb.create_vector(&items));
     let n = v.len(364);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
@@ -2410,7 +2405,7 @@ pub fn subpass_description(
             )
         })
         .collect();
-    let color_attachments = Some(fbb.create_vector(&items));
+    let input_attachments = Some(fbb.create_vector(&items));
     let n = v.len(365);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
@@ -2421,23 +2416,34 @@ pub fn subpass_description(
             )
         })
         .collect();
+    let color_attachments = Some(fbb.create_vector(&items));
+    let n = v.len(366);
+    let items: Vec<AttachmentReference> = (0..n)
+        .map(|_| {
+            AttachmentReference::new(
+                v.scalar::<u32>(366),
+                v.scalar::<u32>(366),
+                v.scalar::<u32>(366),
+            )
+        })
+        .collect();
     let resolve_attachments = Some(fbb.create_vector(&items));
-    let depth_stencil_attachment = v.present(366).then(|| {
+    let depth_stencil_attachment = v.present(367).then(|| {
         AttachmentReference::new(
-            v.scalar::<u32>(366),
-            v.scalar::<u32>(366),
-            v.scalar::<u32>(366),
+            v.scalar::<u32>(367),
+            v.scalar::<u32>(367),
+            v.scalar::<u32>(367),
         )
     });
-    let n = v.len(367);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(367)).collect();
+    let n = v.len(368);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(368)).collect();
     let preserve_attachments = Some(fbb.create_vector(&items));
     SubpassDescription::create(
         fbb,
         &SubpassDescriptionArgs {
-            flags: v.scalar::<u32>(360),
-            pipeline_bind_point: v.scalar::<u32>(361),
-            view_mask: v.scalar::<u32>(362),
+            flags: v.scalar::<u32>(361),
+            pipeline_bind_point: v.scalar::<u32>(362),
+            view_mask: v.scalar::<u32>(363),
             input_attachments,
             color_attachments,
             resolve_attachments,
@@ -2456,8 +2462,8 @@ pub fn unmap_memory(
     UnmapMemory::create(
         fbb,
         &UnmapMemoryArgs {
-            device: v.scalar::<u64>(368),
-            memory: v.scalar::<u64>(369),
+            device: v.scalar::<u64>(369),
+            memory: v.scalar::<u64>(370),
         },
     )
 }
@@ -2477,11 +2483,11 @@ pub fn vulkan_param(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<VulkanParam<'static>> {
-    let n = v.len(373);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(373)).collect();
+    let n = v.len(374);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(374)).collect();
     let bytes = Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(374, depth)
+        v.table_len(375, depth)
     } else {
         0
     };
@@ -2490,7 +2496,7 @@ pub fn vulkan_param(
     let chain: Option<WIPOffset<Vector<'static, ForwardsUOffset<VulkanParam<'static>>>>> =
         Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(375, depth)
+        v.table_len(376, depth)
     } else {
         0
     };
@@ -2501,7 +2507,7 @@ pub fn vulkan_param(
     VulkanParam::create(
         fbb,
         &VulkanParamArgs {
-            value: v.scalar::<u64>(372),
+            value: v.scalar::<u64>(373),
             bytes,
             chain,
             nested,

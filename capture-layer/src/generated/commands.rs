@@ -7992,7 +7992,7 @@ pub unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM(device: vk
 }
 
 /// What `VkAccelerationStructureBuildGeometryInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkAccelerationStructureBuildGeometryInfoKHR(s: &vk::AccelerationStructureBuildGeometryInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkAccelerationStructureBuildGeometryInfoKHR(s: &vk::AccelerationStructureBuildGeometryInfoKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_geometries, s.geometry_count as usize),
         value(s.pp_geometries as u64),
@@ -8000,21 +8000,21 @@ unsafe fn nested_VkAccelerationStructureBuildGeometryInfoKHR(s: &vk::Acceleratio
 }
 
 /// What `VkAccelerationStructureCreateInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkAccelerationStructureCreateInfoNV(s: &vk::AccelerationStructureCreateInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkAccelerationStructureCreateInfoNV(s: &vk::AccelerationStructureCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
         group(nested_VkAccelerationStructureInfoNV(&s.info)),
     ]
 }
 
 /// What `VkAccelerationStructureInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkAccelerationStructureInfoNV(s: &vk::AccelerationStructureInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkAccelerationStructureInfoNV(s: &vk::AccelerationStructureInfoNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_geometries, s.geometry_count as usize),
     ]
 }
 
 /// What `VkAccelerationStructureTrianglesOpacityMicromapEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkAccelerationStructureTrianglesOpacityMicromapEXT(s: &vk::AccelerationStructureTrianglesOpacityMicromapEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkAccelerationStructureTrianglesOpacityMicromapEXT(s: &vk::AccelerationStructureTrianglesOpacityMicromapEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_usage_counts, s.usage_counts_count as usize),
         value(s.pp_usage_counts as u64),
@@ -8022,21 +8022,21 @@ unsafe fn nested_VkAccelerationStructureTrianglesOpacityMicromapEXT(s: &vk::Acce
 }
 
 /// What `VkAccelerationStructureVersionInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkAccelerationStructureVersionInfoKHR(s: &vk::AccelerationStructureVersionInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkAccelerationStructureVersionInfoKHR(s: &vk::AccelerationStructureVersionInfoKHR) -> Vec<VulkanParamT> {
     vec![
         value(s.p_version_data as u64),
     ]
 }
 
 /// What `VkAllocationCallbacks`'s pointer members point to, in member order.
-unsafe fn nested_VkAllocationCallbacks(s: &vk::AllocationCallbacks) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkAllocationCallbacks(s: &vk::AllocationCallbacks) -> Vec<VulkanParamT> {
     vec![
         value(s.p_user_data as u64),
     ]
 }
 
 /// What `VkApplicationInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkApplicationInfo(s: &vk::ApplicationInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkApplicationInfo(s: &vk::ApplicationInfo) -> Vec<VulkanParamT> {
     vec![
         string(s.p_application_name),
         string(s.p_engine_name),
@@ -8044,28 +8044,28 @@ unsafe fn nested_VkApplicationInfo(s: &vk::ApplicationInfo) -> Vec<VulkanParamT>
 }
 
 /// What `VkAttachmentSampleCountInfoAMD`'s pointer members point to, in member order.
-unsafe fn nested_VkAttachmentSampleCountInfoAMD(s: &vk::AttachmentSampleCountInfoAMD) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkAttachmentSampleCountInfoAMD(s: &vk::AttachmentSampleCountInfoAMD) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_color_attachment_samples, s.color_attachment_count as usize),
     ]
 }
 
 /// What `VkBindAccelerationStructureMemoryInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkBindAccelerationStructureMemoryInfoNV(s: &vk::BindAccelerationStructureMemoryInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkBindAccelerationStructureMemoryInfoNV(s: &vk::BindAccelerationStructureMemoryInfoNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_device_indices, s.device_index_count as usize),
     ]
 }
 
 /// What `VkBindBufferMemoryDeviceGroupInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkBindBufferMemoryDeviceGroupInfo(s: &vk::BindBufferMemoryDeviceGroupInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkBindBufferMemoryDeviceGroupInfo(s: &vk::BindBufferMemoryDeviceGroupInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_device_indices, s.device_index_count as usize),
     ]
 }
 
 /// What `VkBindImageMemoryDeviceGroupInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkBindImageMemoryDeviceGroupInfo(s: &vk::BindImageMemoryDeviceGroupInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkBindImageMemoryDeviceGroupInfo(s: &vk::BindImageMemoryDeviceGroupInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_device_indices, s.device_index_count as usize),
         elements(s.p_split_instance_bind_regions, s.split_instance_bind_region_count as usize),
@@ -8073,7 +8073,7 @@ unsafe fn nested_VkBindImageMemoryDeviceGroupInfo(s: &vk::BindImageMemoryDeviceG
 }
 
 /// What `VkBindSparseInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkBindSparseInfo(s: &vk::BindSparseInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkBindSparseInfo(s: &vk::BindSparseInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_wait_semaphores, s.wait_semaphore_count as usize),
         with_nested(elements(s.p_buffer_binds, s.buffer_bind_count as usize), s.p_buffer_binds, s.buffer_bind_count as usize, nested_VkSparseBufferMemoryBindInfo),
@@ -8084,112 +8084,112 @@ unsafe fn nested_VkBindSparseInfo(s: &vk::BindSparseInfo) -> Vec<VulkanParamT> {
 }
 
 /// What `VkBlitImageInfo2`'s pointer members point to, in member order.
-unsafe fn nested_VkBlitImageInfo2(s: &vk::BlitImageInfo2) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkBlitImageInfo2(s: &vk::BlitImageInfo2) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_regions, s.region_count as usize),
     ]
 }
 
 /// What `VkBufferConstraintsInfoFUCHSIA`'s pointer members point to, in member order.
-unsafe fn nested_VkBufferConstraintsInfoFUCHSIA(s: &vk::BufferConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkBufferConstraintsInfoFUCHSIA(s: &vk::BufferConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
     vec![
         group(nested_VkBufferCreateInfo(&s.create_info)),
     ]
 }
 
 /// What `VkBufferCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkBufferCreateInfo(s: &vk::BufferCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkBufferCreateInfo(s: &vk::BufferCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_queue_family_indices, s.queue_family_index_count as usize),
     ]
 }
 
 /// What `VkCheckpointData2NV`'s pointer members point to, in member order.
-unsafe fn nested_VkCheckpointData2NV(s: &vk::CheckpointData2NV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkCheckpointData2NV(s: &vk::CheckpointData2NV) -> Vec<VulkanParamT> {
     vec![
         value(s.p_checkpoint_marker as u64),
     ]
 }
 
 /// What `VkCheckpointDataNV`'s pointer members point to, in member order.
-unsafe fn nested_VkCheckpointDataNV(s: &vk::CheckpointDataNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkCheckpointDataNV(s: &vk::CheckpointDataNV) -> Vec<VulkanParamT> {
     vec![
         value(s.p_checkpoint_marker as u64),
     ]
 }
 
 /// What `VkCoarseSampleOrderCustomNV`'s pointer members point to, in member order.
-unsafe fn nested_VkCoarseSampleOrderCustomNV(s: &vk::CoarseSampleOrderCustomNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkCoarseSampleOrderCustomNV(s: &vk::CoarseSampleOrderCustomNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_sample_locations, s.sample_location_count as usize),
     ]
 }
 
 /// What `VkCommandBufferBeginInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkCommandBufferBeginInfo(s: &vk::CommandBufferBeginInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkCommandBufferBeginInfo(s: &vk::CommandBufferBeginInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_inheritance_info, usize::from(!s.p_inheritance_info.is_null())),
     ]
 }
 
 /// What `VkCommandBufferInheritanceRenderingInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkCommandBufferInheritanceRenderingInfo(s: &vk::CommandBufferInheritanceRenderingInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkCommandBufferInheritanceRenderingInfo(s: &vk::CommandBufferInheritanceRenderingInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_color_attachment_formats, s.color_attachment_count as usize),
     ]
 }
 
 /// What `VkCommandBufferInheritanceViewportScissorInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkCommandBufferInheritanceViewportScissorInfoNV(s: &vk::CommandBufferInheritanceViewportScissorInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkCommandBufferInheritanceViewportScissorInfoNV(s: &vk::CommandBufferInheritanceViewportScissorInfoNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_viewport_depths, usize::from(!s.p_viewport_depths.is_null())),
     ]
 }
 
 /// What `VkComputePipelineCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkComputePipelineCreateInfo(s: &vk::ComputePipelineCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkComputePipelineCreateInfo(s: &vk::ComputePipelineCreateInfo) -> Vec<VulkanParamT> {
     vec![
         group(nested_VkPipelineShaderStageCreateInfo(&s.stage)),
     ]
 }
 
 /// What `VkCopyBufferInfo2`'s pointer members point to, in member order.
-unsafe fn nested_VkCopyBufferInfo2(s: &vk::CopyBufferInfo2) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkCopyBufferInfo2(s: &vk::CopyBufferInfo2) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_regions, s.region_count as usize),
     ]
 }
 
 /// What `VkCopyBufferToImageInfo2`'s pointer members point to, in member order.
-unsafe fn nested_VkCopyBufferToImageInfo2(s: &vk::CopyBufferToImageInfo2) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkCopyBufferToImageInfo2(s: &vk::CopyBufferToImageInfo2) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_regions, s.region_count as usize),
     ]
 }
 
 /// What `VkCopyImageInfo2`'s pointer members point to, in member order.
-unsafe fn nested_VkCopyImageInfo2(s: &vk::CopyImageInfo2) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkCopyImageInfo2(s: &vk::CopyImageInfo2) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_regions, s.region_count as usize),
     ]
 }
 
 /// What `VkCopyImageToBufferInfo2`'s pointer members point to, in member order.
-unsafe fn nested_VkCopyImageToBufferInfo2(s: &vk::CopyImageToBufferInfo2) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkCopyImageToBufferInfo2(s: &vk::CopyImageToBufferInfo2) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_regions, s.region_count as usize),
     ]
 }
 
 /// What `VkCuFunctionCreateInfoNVX`'s pointer members point to, in member order.
-unsafe fn nested_VkCuFunctionCreateInfoNVX(s: &vk::CuFunctionCreateInfoNVX) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkCuFunctionCreateInfoNVX(s: &vk::CuFunctionCreateInfoNVX) -> Vec<VulkanParamT> {
     vec![
         string(s.p_name),
     ]
 }
 
 /// What `VkCuLaunchInfoNVX`'s pointer members point to, in member order.
-unsafe fn nested_VkCuLaunchInfoNVX(s: &vk::CuLaunchInfoNVX) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkCuLaunchInfoNVX(s: &vk::CuLaunchInfoNVX) -> Vec<VulkanParamT> {
     vec![
         value(s.p_params as u64),
         value(s.p_extras as u64),
@@ -8197,14 +8197,14 @@ unsafe fn nested_VkCuLaunchInfoNVX(s: &vk::CuLaunchInfoNVX) -> Vec<VulkanParamT>
 }
 
 /// What `VkCuModuleCreateInfoNVX`'s pointer members point to, in member order.
-unsafe fn nested_VkCuModuleCreateInfoNVX(s: &vk::CuModuleCreateInfoNVX) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkCuModuleCreateInfoNVX(s: &vk::CuModuleCreateInfoNVX) -> Vec<VulkanParamT> {
     vec![
         bytes_of(s.p_data as *const u8, s.data_size as usize),
     ]
 }
 
 /// What `VkD3D12FenceSubmitInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkD3D12FenceSubmitInfoKHR(s: &vk::D3D12FenceSubmitInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkD3D12FenceSubmitInfoKHR(s: &vk::D3D12FenceSubmitInfoKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_wait_semaphore_values, s.wait_semaphore_values_count as usize),
         elements(s.p_signal_semaphore_values, s.signal_semaphore_values_count as usize),
@@ -8212,42 +8212,42 @@ unsafe fn nested_VkD3D12FenceSubmitInfoKHR(s: &vk::D3D12FenceSubmitInfoKHR) -> V
 }
 
 /// What `VkDebugMarkerMarkerInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkDebugMarkerMarkerInfoEXT(s: &vk::DebugMarkerMarkerInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDebugMarkerMarkerInfoEXT(s: &vk::DebugMarkerMarkerInfoEXT) -> Vec<VulkanParamT> {
     vec![
         string(s.p_marker_name),
     ]
 }
 
 /// What `VkDebugMarkerObjectNameInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkDebugMarkerObjectNameInfoEXT(s: &vk::DebugMarkerObjectNameInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDebugMarkerObjectNameInfoEXT(s: &vk::DebugMarkerObjectNameInfoEXT) -> Vec<VulkanParamT> {
     vec![
         string(s.p_object_name),
     ]
 }
 
 /// What `VkDebugMarkerObjectTagInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkDebugMarkerObjectTagInfoEXT(s: &vk::DebugMarkerObjectTagInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDebugMarkerObjectTagInfoEXT(s: &vk::DebugMarkerObjectTagInfoEXT) -> Vec<VulkanParamT> {
     vec![
         bytes_of(s.p_tag as *const u8, s.tag_size as usize),
     ]
 }
 
 /// What `VkDebugReportCallbackCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkDebugReportCallbackCreateInfoEXT(s: &vk::DebugReportCallbackCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDebugReportCallbackCreateInfoEXT(s: &vk::DebugReportCallbackCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         value(s.p_user_data as u64),
     ]
 }
 
 /// What `VkDebugUtilsLabelEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkDebugUtilsLabelEXT(s: &vk::DebugUtilsLabelEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDebugUtilsLabelEXT(s: &vk::DebugUtilsLabelEXT) -> Vec<VulkanParamT> {
     vec![
         string(s.p_label_name),
     ]
 }
 
 /// What `VkDebugUtilsMessengerCallbackDataEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkDebugUtilsMessengerCallbackDataEXT(s: &vk::DebugUtilsMessengerCallbackDataEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDebugUtilsMessengerCallbackDataEXT(s: &vk::DebugUtilsMessengerCallbackDataEXT) -> Vec<VulkanParamT> {
     vec![
         string(s.p_message_id_name),
         string(s.p_message),
@@ -8258,28 +8258,28 @@ unsafe fn nested_VkDebugUtilsMessengerCallbackDataEXT(s: &vk::DebugUtilsMessenge
 }
 
 /// What `VkDebugUtilsMessengerCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkDebugUtilsMessengerCreateInfoEXT(s: &vk::DebugUtilsMessengerCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDebugUtilsMessengerCreateInfoEXT(s: &vk::DebugUtilsMessengerCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         value(s.p_user_data as u64),
     ]
 }
 
 /// What `VkDebugUtilsObjectNameInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkDebugUtilsObjectNameInfoEXT(s: &vk::DebugUtilsObjectNameInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDebugUtilsObjectNameInfoEXT(s: &vk::DebugUtilsObjectNameInfoEXT) -> Vec<VulkanParamT> {
     vec![
         string(s.p_object_name),
     ]
 }
 
 /// What `VkDebugUtilsObjectTagInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkDebugUtilsObjectTagInfoEXT(s: &vk::DebugUtilsObjectTagInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDebugUtilsObjectTagInfoEXT(s: &vk::DebugUtilsObjectTagInfoEXT) -> Vec<VulkanParamT> {
     vec![
         bytes_of(s.p_tag as *const u8, s.tag_size as usize),
     ]
 }
 
 /// What `VkDependencyInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkDependencyInfo(s: &vk::DependencyInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDependencyInfo(s: &vk::DependencyInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_memory_barriers, s.memory_barrier_count as usize),
         elements(s.p_buffer_memory_barriers, s.buffer_memory_barrier_count as usize),
@@ -8288,63 +8288,63 @@ unsafe fn nested_VkDependencyInfo(s: &vk::DependencyInfo) -> Vec<VulkanParamT> {
 }
 
 /// What `VkDescriptorPoolCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkDescriptorPoolCreateInfo(s: &vk::DescriptorPoolCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDescriptorPoolCreateInfo(s: &vk::DescriptorPoolCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_pool_sizes, s.pool_size_count as usize),
     ]
 }
 
 /// What `VkDescriptorSetAllocateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkDescriptorSetAllocateInfo(s: &vk::DescriptorSetAllocateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDescriptorSetAllocateInfo(s: &vk::DescriptorSetAllocateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_set_layouts, s.descriptor_set_count as usize),
     ]
 }
 
 /// What `VkDescriptorSetLayoutBinding`'s pointer members point to, in member order.
-unsafe fn nested_VkDescriptorSetLayoutBinding(s: &vk::DescriptorSetLayoutBinding) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDescriptorSetLayoutBinding(s: &vk::DescriptorSetLayoutBinding) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_immutable_samplers, s.descriptor_count as usize),
     ]
 }
 
 /// What `VkDescriptorSetLayoutBindingFlagsCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkDescriptorSetLayoutBindingFlagsCreateInfo(s: &vk::DescriptorSetLayoutBindingFlagsCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDescriptorSetLayoutBindingFlagsCreateInfo(s: &vk::DescriptorSetLayoutBindingFlagsCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_binding_flags, s.binding_count as usize),
     ]
 }
 
 /// What `VkDescriptorSetLayoutCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkDescriptorSetLayoutCreateInfo(s: &vk::DescriptorSetLayoutCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDescriptorSetLayoutCreateInfo(s: &vk::DescriptorSetLayoutCreateInfo) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_bindings, s.binding_count as usize), s.p_bindings, s.binding_count as usize, nested_VkDescriptorSetLayoutBinding),
     ]
 }
 
 /// What `VkDescriptorSetVariableDescriptorCountAllocateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkDescriptorSetVariableDescriptorCountAllocateInfo(s: &vk::DescriptorSetVariableDescriptorCountAllocateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDescriptorSetVariableDescriptorCountAllocateInfo(s: &vk::DescriptorSetVariableDescriptorCountAllocateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_descriptor_counts, s.descriptor_set_count as usize),
     ]
 }
 
 /// What `VkDescriptorUpdateTemplateCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkDescriptorUpdateTemplateCreateInfo(s: &vk::DescriptorUpdateTemplateCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDescriptorUpdateTemplateCreateInfo(s: &vk::DescriptorUpdateTemplateCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_descriptor_update_entries, s.descriptor_update_entry_count as usize),
     ]
 }
 
 /// What `VkDeviceBufferMemoryRequirements`'s pointer members point to, in member order.
-unsafe fn nested_VkDeviceBufferMemoryRequirements(s: &vk::DeviceBufferMemoryRequirements) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDeviceBufferMemoryRequirements(s: &vk::DeviceBufferMemoryRequirements) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_create_info, usize::from(!s.p_create_info.is_null())), s.p_create_info, usize::from(!s.p_create_info.is_null()), nested_VkBufferCreateInfo),
     ]
 }
 
 /// What `VkDeviceCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkDeviceCreateInfo(s: &vk::DeviceCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDeviceCreateInfo(s: &vk::DeviceCreateInfo) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_queue_create_infos, s.queue_create_info_count as usize), s.p_queue_create_infos, s.queue_create_info_count as usize, nested_VkDeviceQueueCreateInfo),
         strings(s.pp_enabled_layer_names, s.enabled_layer_count as usize),
@@ -8354,14 +8354,14 @@ unsafe fn nested_VkDeviceCreateInfo(s: &vk::DeviceCreateInfo) -> Vec<VulkanParam
 }
 
 /// What `VkDeviceDeviceMemoryReportCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkDeviceDeviceMemoryReportCreateInfoEXT(s: &vk::DeviceDeviceMemoryReportCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDeviceDeviceMemoryReportCreateInfoEXT(s: &vk::DeviceDeviceMemoryReportCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         value(s.p_user_data as u64),
     ]
 }
 
 /// What `VkDeviceFaultInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkDeviceFaultInfoEXT(s: &vk::DeviceFaultInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDeviceFaultInfoEXT(s: &vk::DeviceFaultInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_address_infos, usize::from(!s.p_address_infos.is_null())),
         elements(s.p_vendor_infos, usize::from(!s.p_vendor_infos.is_null())),
@@ -8370,28 +8370,28 @@ unsafe fn nested_VkDeviceFaultInfoEXT(s: &vk::DeviceFaultInfoEXT) -> Vec<VulkanP
 }
 
 /// What `VkDeviceGroupDeviceCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkDeviceGroupDeviceCreateInfo(s: &vk::DeviceGroupDeviceCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDeviceGroupDeviceCreateInfo(s: &vk::DeviceGroupDeviceCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_physical_devices, s.physical_device_count as usize),
     ]
 }
 
 /// What `VkDeviceGroupPresentInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkDeviceGroupPresentInfoKHR(s: &vk::DeviceGroupPresentInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDeviceGroupPresentInfoKHR(s: &vk::DeviceGroupPresentInfoKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_device_masks, s.swapchain_count as usize),
     ]
 }
 
 /// What `VkDeviceGroupRenderPassBeginInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkDeviceGroupRenderPassBeginInfo(s: &vk::DeviceGroupRenderPassBeginInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDeviceGroupRenderPassBeginInfo(s: &vk::DeviceGroupRenderPassBeginInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_device_render_areas, s.device_render_area_count as usize),
     ]
 }
 
 /// What `VkDeviceGroupSubmitInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkDeviceGroupSubmitInfo(s: &vk::DeviceGroupSubmitInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDeviceGroupSubmitInfo(s: &vk::DeviceGroupSubmitInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_wait_semaphore_device_indices, s.wait_semaphore_count as usize),
         elements(s.p_command_buffer_device_masks, s.command_buffer_count as usize),
@@ -8400,91 +8400,91 @@ unsafe fn nested_VkDeviceGroupSubmitInfo(s: &vk::DeviceGroupSubmitInfo) -> Vec<V
 }
 
 /// What `VkDeviceImageMemoryRequirements`'s pointer members point to, in member order.
-unsafe fn nested_VkDeviceImageMemoryRequirements(s: &vk::DeviceImageMemoryRequirements) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDeviceImageMemoryRequirements(s: &vk::DeviceImageMemoryRequirements) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_create_info, usize::from(!s.p_create_info.is_null())), s.p_create_info, usize::from(!s.p_create_info.is_null()), nested_VkImageCreateInfo),
     ]
 }
 
 /// What `VkDeviceQueueCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkDeviceQueueCreateInfo(s: &vk::DeviceQueueCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDeviceQueueCreateInfo(s: &vk::DeviceQueueCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_queue_priorities, s.queue_count as usize),
     ]
 }
 
 /// What `VkDirectDriverLoadingListLUNARG`'s pointer members point to, in member order.
-unsafe fn nested_VkDirectDriverLoadingListLUNARG(s: &vk::DirectDriverLoadingListLUNARG) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDirectDriverLoadingListLUNARG(s: &vk::DirectDriverLoadingListLUNARG) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_drivers, s.driver_count as usize),
     ]
 }
 
 /// What `VkDisplayProperties2KHR`'s pointer members point to, in member order.
-unsafe fn nested_VkDisplayProperties2KHR(s: &vk::DisplayProperties2KHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDisplayProperties2KHR(s: &vk::DisplayProperties2KHR) -> Vec<VulkanParamT> {
     vec![
         group(nested_VkDisplayPropertiesKHR(&s.display_properties)),
     ]
 }
 
 /// What `VkDisplayPropertiesKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkDisplayPropertiesKHR(s: &vk::DisplayPropertiesKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDisplayPropertiesKHR(s: &vk::DisplayPropertiesKHR) -> Vec<VulkanParamT> {
     vec![
         string(s.display_name),
     ]
 }
 
 /// What `VkDrmFormatModifierPropertiesList2EXT`'s pointer members point to, in member order.
-unsafe fn nested_VkDrmFormatModifierPropertiesList2EXT(s: &vk::DrmFormatModifierPropertiesList2EXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDrmFormatModifierPropertiesList2EXT(s: &vk::DrmFormatModifierPropertiesList2EXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_drm_format_modifier_properties, s.drm_format_modifier_count as usize),
     ]
 }
 
 /// What `VkDrmFormatModifierPropertiesListEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkDrmFormatModifierPropertiesListEXT(s: &vk::DrmFormatModifierPropertiesListEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkDrmFormatModifierPropertiesListEXT(s: &vk::DrmFormatModifierPropertiesListEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_drm_format_modifier_properties, s.drm_format_modifier_count as usize),
     ]
 }
 
 /// What `VkFragmentShadingRateAttachmentInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkFragmentShadingRateAttachmentInfoKHR(s: &vk::FragmentShadingRateAttachmentInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkFragmentShadingRateAttachmentInfoKHR(s: &vk::FragmentShadingRateAttachmentInfoKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_fragment_shading_rate_attachment, usize::from(!s.p_fragment_shading_rate_attachment.is_null())),
     ]
 }
 
 /// What `VkFramebufferAttachmentImageInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkFramebufferAttachmentImageInfo(s: &vk::FramebufferAttachmentImageInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkFramebufferAttachmentImageInfo(s: &vk::FramebufferAttachmentImageInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_view_formats, s.view_format_count as usize),
     ]
 }
 
 /// What `VkFramebufferAttachmentsCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkFramebufferAttachmentsCreateInfo(s: &vk::FramebufferAttachmentsCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkFramebufferAttachmentsCreateInfo(s: &vk::FramebufferAttachmentsCreateInfo) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_attachment_image_infos, s.attachment_image_info_count as usize), s.p_attachment_image_infos, s.attachment_image_info_count as usize, nested_VkFramebufferAttachmentImageInfo),
     ]
 }
 
 /// What `VkFramebufferCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkFramebufferCreateInfo(s: &vk::FramebufferCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkFramebufferCreateInfo(s: &vk::FramebufferCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_attachments, s.attachment_count as usize),
     ]
 }
 
 /// What `VkGeneratedCommandsInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkGeneratedCommandsInfoNV(s: &vk::GeneratedCommandsInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkGeneratedCommandsInfoNV(s: &vk::GeneratedCommandsInfoNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_streams, s.stream_count as usize),
     ]
 }
 
 /// What `VkGraphicsPipelineCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkGraphicsPipelineCreateInfo(s: &vk::GraphicsPipelineCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkGraphicsPipelineCreateInfo(s: &vk::GraphicsPipelineCreateInfo) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_stages, s.stage_count as usize), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
         with_nested(elements(s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null())), s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), nested_VkPipelineVertexInputStateCreateInfo),
@@ -8500,7 +8500,7 @@ unsafe fn nested_VkGraphicsPipelineCreateInfo(s: &vk::GraphicsPipelineCreateInfo
 }
 
 /// What `VkGraphicsPipelineShaderGroupsCreateInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkGraphicsPipelineShaderGroupsCreateInfoNV(s: &vk::GraphicsPipelineShaderGroupsCreateInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkGraphicsPipelineShaderGroupsCreateInfoNV(s: &vk::GraphicsPipelineShaderGroupsCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_groups, s.group_count as usize), s.p_groups, s.group_count as usize, nested_VkGraphicsShaderGroupCreateInfoNV),
         elements(s.p_pipelines, s.pipeline_count as usize),
@@ -8508,7 +8508,7 @@ unsafe fn nested_VkGraphicsPipelineShaderGroupsCreateInfoNV(s: &vk::GraphicsPipe
 }
 
 /// What `VkGraphicsShaderGroupCreateInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkGraphicsShaderGroupCreateInfoNV(s: &vk::GraphicsShaderGroupCreateInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkGraphicsShaderGroupCreateInfoNV(s: &vk::GraphicsShaderGroupCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_stages, s.stage_count as usize), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
         with_nested(elements(s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null())), s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), nested_VkPipelineVertexInputStateCreateInfo),
@@ -8517,49 +8517,49 @@ unsafe fn nested_VkGraphicsShaderGroupCreateInfoNV(s: &vk::GraphicsShaderGroupCr
 }
 
 /// What `VkIOSSurfaceCreateInfoMVK`'s pointer members point to, in member order.
-unsafe fn nested_VkIOSSurfaceCreateInfoMVK(s: &vk::IOSSurfaceCreateInfoMVK) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkIOSSurfaceCreateInfoMVK(s: &vk::IOSSurfaceCreateInfoMVK) -> Vec<VulkanParamT> {
     vec![
         value(s.p_view as u64),
     ]
 }
 
 /// What `VkImageCompressionControlEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkImageCompressionControlEXT(s: &vk::ImageCompressionControlEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkImageCompressionControlEXT(s: &vk::ImageCompressionControlEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_fixed_rate_flags, s.compression_control_plane_count as usize),
     ]
 }
 
 /// What `VkImageConstraintsInfoFUCHSIA`'s pointer members point to, in member order.
-unsafe fn nested_VkImageConstraintsInfoFUCHSIA(s: &vk::ImageConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkImageConstraintsInfoFUCHSIA(s: &vk::ImageConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_format_constraints, s.format_constraints_count as usize), s.p_format_constraints, s.format_constraints_count as usize, nested_VkImageFormatConstraintsInfoFUCHSIA),
     ]
 }
 
 /// What `VkImageCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkImageCreateInfo(s: &vk::ImageCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkImageCreateInfo(s: &vk::ImageCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_queue_family_indices, s.queue_family_index_count as usize),
     ]
 }
 
 /// What `VkImageDrmFormatModifierExplicitCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkImageDrmFormatModifierExplicitCreateInfoEXT(s: &vk::ImageDrmFormatModifierExplicitCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkImageDrmFormatModifierExplicitCreateInfoEXT(s: &vk::ImageDrmFormatModifierExplicitCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_plane_layouts, s.drm_format_modifier_plane_count as usize),
     ]
 }
 
 /// What `VkImageDrmFormatModifierListCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkImageDrmFormatModifierListCreateInfoEXT(s: &vk::ImageDrmFormatModifierListCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkImageDrmFormatModifierListCreateInfoEXT(s: &vk::ImageDrmFormatModifierListCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_drm_format_modifiers, s.drm_format_modifier_count as usize),
     ]
 }
 
 /// What `VkImageFormatConstraintsInfoFUCHSIA`'s pointer members point to, in member order.
-unsafe fn nested_VkImageFormatConstraintsInfoFUCHSIA(s: &vk::ImageFormatConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkImageFormatConstraintsInfoFUCHSIA(s: &vk::ImageFormatConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
     vec![
         group(nested_VkImageCreateInfo(&s.image_create_info)),
         elements(s.p_color_spaces, s.color_space_count as usize),
@@ -8567,21 +8567,21 @@ unsafe fn nested_VkImageFormatConstraintsInfoFUCHSIA(s: &vk::ImageFormatConstrai
 }
 
 /// What `VkImageFormatListCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkImageFormatListCreateInfo(s: &vk::ImageFormatListCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkImageFormatListCreateInfo(s: &vk::ImageFormatListCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_view_formats, s.view_format_count as usize),
     ]
 }
 
 /// What `VkImportMemoryHostPointerInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkImportMemoryHostPointerInfoEXT(s: &vk::ImportMemoryHostPointerInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkImportMemoryHostPointerInfoEXT(s: &vk::ImportMemoryHostPointerInfoEXT) -> Vec<VulkanParamT> {
     vec![
         value(s.p_host_pointer as u64),
     ]
 }
 
 /// What `VkIndirectCommandsLayoutCreateInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkIndirectCommandsLayoutCreateInfoNV(s: &vk::IndirectCommandsLayoutCreateInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkIndirectCommandsLayoutCreateInfoNV(s: &vk::IndirectCommandsLayoutCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_tokens, s.token_count as usize), s.p_tokens, s.token_count as usize, nested_VkIndirectCommandsLayoutTokenNV),
         elements(s.p_stream_strides, s.stream_count as usize),
@@ -8589,7 +8589,7 @@ unsafe fn nested_VkIndirectCommandsLayoutCreateInfoNV(s: &vk::IndirectCommandsLa
 }
 
 /// What `VkIndirectCommandsLayoutTokenNV`'s pointer members point to, in member order.
-unsafe fn nested_VkIndirectCommandsLayoutTokenNV(s: &vk::IndirectCommandsLayoutTokenNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkIndirectCommandsLayoutTokenNV(s: &vk::IndirectCommandsLayoutTokenNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_index_types, s.index_type_count as usize),
         elements(s.p_index_type_values, s.index_type_count as usize),
@@ -8597,14 +8597,14 @@ unsafe fn nested_VkIndirectCommandsLayoutTokenNV(s: &vk::IndirectCommandsLayoutT
 }
 
 /// What `VkInitializePerformanceApiInfoINTEL`'s pointer members point to, in member order.
-unsafe fn nested_VkInitializePerformanceApiInfoINTEL(s: &vk::InitializePerformanceApiInfoINTEL) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkInitializePerformanceApiInfoINTEL(s: &vk::InitializePerformanceApiInfoINTEL) -> Vec<VulkanParamT> {
     vec![
         value(s.p_user_data as u64),
     ]
 }
 
 /// What `VkInstanceCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkInstanceCreateInfo(s: &vk::InstanceCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkInstanceCreateInfo(s: &vk::InstanceCreateInfo) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_application_info, usize::from(!s.p_application_info.is_null())), s.p_application_info, usize::from(!s.p_application_info.is_null()), nested_VkApplicationInfo),
         strings(s.pp_enabled_layer_names, s.enabled_layer_count as usize),
@@ -8613,14 +8613,14 @@ unsafe fn nested_VkInstanceCreateInfo(s: &vk::InstanceCreateInfo) -> Vec<VulkanP
 }
 
 /// What `VkMacOSSurfaceCreateInfoMVK`'s pointer members point to, in member order.
-unsafe fn nested_VkMacOSSurfaceCreateInfoMVK(s: &vk::MacOSSurfaceCreateInfoMVK) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkMacOSSurfaceCreateInfoMVK(s: &vk::MacOSSurfaceCreateInfoMVK) -> Vec<VulkanParamT> {
     vec![
         value(s.p_view as u64),
     ]
 }
 
 /// What `VkMicromapBuildInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkMicromapBuildInfoEXT(s: &vk::MicromapBuildInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkMicromapBuildInfoEXT(s: &vk::MicromapBuildInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_usage_counts, s.usage_counts_count as usize),
         value(s.pp_usage_counts as u64),
@@ -8628,91 +8628,91 @@ unsafe fn nested_VkMicromapBuildInfoEXT(s: &vk::MicromapBuildInfoEXT) -> Vec<Vul
 }
 
 /// What `VkMicromapVersionInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkMicromapVersionInfoEXT(s: &vk::MicromapVersionInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkMicromapVersionInfoEXT(s: &vk::MicromapVersionInfoEXT) -> Vec<VulkanParamT> {
     vec![
         value(s.p_version_data as u64),
     ]
 }
 
 /// What `VkMutableDescriptorTypeCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkMutableDescriptorTypeCreateInfoEXT(s: &vk::MutableDescriptorTypeCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkMutableDescriptorTypeCreateInfoEXT(s: &vk::MutableDescriptorTypeCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_mutable_descriptor_type_lists, s.mutable_descriptor_type_list_count as usize), s.p_mutable_descriptor_type_lists, s.mutable_descriptor_type_list_count as usize, nested_VkMutableDescriptorTypeListEXT),
     ]
 }
 
 /// What `VkMutableDescriptorTypeListEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkMutableDescriptorTypeListEXT(s: &vk::MutableDescriptorTypeListEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkMutableDescriptorTypeListEXT(s: &vk::MutableDescriptorTypeListEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_descriptor_types, s.descriptor_type_count as usize),
     ]
 }
 
 /// What `VkNativeBufferANDROID`'s pointer members point to, in member order.
-unsafe fn nested_VkNativeBufferANDROID(s: &vk::NativeBufferANDROID) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkNativeBufferANDROID(s: &vk::NativeBufferANDROID) -> Vec<VulkanParamT> {
     vec![
         value(s.handle as u64),
     ]
 }
 
 /// What `VkOpaqueCaptureDescriptorDataCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkOpaqueCaptureDescriptorDataCreateInfoEXT(s: &vk::OpaqueCaptureDescriptorDataCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkOpaqueCaptureDescriptorDataCreateInfoEXT(s: &vk::OpaqueCaptureDescriptorDataCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         value(s.opaque_capture_descriptor_data as u64),
     ]
 }
 
 /// What `VkOpticalFlowExecuteInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkOpticalFlowExecuteInfoNV(s: &vk::OpticalFlowExecuteInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkOpticalFlowExecuteInfoNV(s: &vk::OpticalFlowExecuteInfoNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_regions, s.region_count as usize),
     ]
 }
 
 /// What `VkOpticalFlowSessionCreatePrivateDataInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkOpticalFlowSessionCreatePrivateDataInfoNV(s: &vk::OpticalFlowSessionCreatePrivateDataInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkOpticalFlowSessionCreatePrivateDataInfoNV(s: &vk::OpticalFlowSessionCreatePrivateDataInfoNV) -> Vec<VulkanParamT> {
     vec![
         value(s.p_private_data as u64),
     ]
 }
 
 /// What `VkPhysicalDeviceImageDrmFormatModifierInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkPhysicalDeviceImageDrmFormatModifierInfoEXT(s: &vk::PhysicalDeviceImageDrmFormatModifierInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPhysicalDeviceImageDrmFormatModifierInfoEXT(s: &vk::PhysicalDeviceImageDrmFormatModifierInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_queue_family_indices, s.queue_family_index_count as usize),
     ]
 }
 
 /// What `VkPipelineCacheCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineCacheCreateInfo(s: &vk::PipelineCacheCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineCacheCreateInfo(s: &vk::PipelineCacheCreateInfo) -> Vec<VulkanParamT> {
     vec![
         bytes_of(s.p_initial_data as *const u8, s.initial_data_size as usize),
     ]
 }
 
 /// What `VkPipelineColorBlendStateCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineColorBlendStateCreateInfo(s: &vk::PipelineColorBlendStateCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineColorBlendStateCreateInfo(s: &vk::PipelineColorBlendStateCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_attachments, s.attachment_count as usize),
     ]
 }
 
 /// What `VkPipelineColorWriteCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineColorWriteCreateInfoEXT(s: &vk::PipelineColorWriteCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineColorWriteCreateInfoEXT(s: &vk::PipelineColorWriteCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_color_write_enables, s.attachment_count as usize),
     ]
 }
 
 /// What `VkPipelineCoverageModulationStateCreateInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineCoverageModulationStateCreateInfoNV(s: &vk::PipelineCoverageModulationStateCreateInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineCoverageModulationStateCreateInfoNV(s: &vk::PipelineCoverageModulationStateCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_coverage_modulation_table, s.coverage_modulation_table_count as usize),
     ]
 }
 
 /// What `VkPipelineCreationFeedbackCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineCreationFeedbackCreateInfo(s: &vk::PipelineCreationFeedbackCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineCreationFeedbackCreateInfo(s: &vk::PipelineCreationFeedbackCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_pipeline_creation_feedback, usize::from(!s.p_pipeline_creation_feedback.is_null())),
         elements(s.p_pipeline_stage_creation_feedbacks, s.pipeline_stage_creation_feedback_count as usize),
@@ -8720,28 +8720,28 @@ unsafe fn nested_VkPipelineCreationFeedbackCreateInfo(s: &vk::PipelineCreationFe
 }
 
 /// What `VkPipelineDiscardRectangleStateCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineDiscardRectangleStateCreateInfoEXT(s: &vk::PipelineDiscardRectangleStateCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineDiscardRectangleStateCreateInfoEXT(s: &vk::PipelineDiscardRectangleStateCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_discard_rectangles, s.discard_rectangle_count as usize),
     ]
 }
 
 /// What `VkPipelineDynamicStateCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineDynamicStateCreateInfo(s: &vk::PipelineDynamicStateCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineDynamicStateCreateInfo(s: &vk::PipelineDynamicStateCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_dynamic_states, s.dynamic_state_count as usize),
     ]
 }
 
 /// What `VkPipelineExecutableInternalRepresentationKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineExecutableInternalRepresentationKHR(s: &vk::PipelineExecutableInternalRepresentationKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineExecutableInternalRepresentationKHR(s: &vk::PipelineExecutableInternalRepresentationKHR) -> Vec<VulkanParamT> {
     vec![
         bytes_of(s.p_data as *const u8, s.data_size as usize),
     ]
 }
 
 /// What `VkPipelineLayoutCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineLayoutCreateInfo(s: &vk::PipelineLayoutCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineLayoutCreateInfo(s: &vk::PipelineLayoutCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_set_layouts, s.set_layout_count as usize),
         elements(s.p_push_constant_ranges, s.push_constant_range_count as usize),
@@ -8749,35 +8749,35 @@ unsafe fn nested_VkPipelineLayoutCreateInfo(s: &vk::PipelineLayoutCreateInfo) ->
 }
 
 /// What `VkPipelineLibraryCreateInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineLibraryCreateInfoKHR(s: &vk::PipelineLibraryCreateInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineLibraryCreateInfoKHR(s: &vk::PipelineLibraryCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_libraries, s.library_count as usize),
     ]
 }
 
 /// What `VkPipelineMultisampleStateCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineMultisampleStateCreateInfo(s: &vk::PipelineMultisampleStateCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineMultisampleStateCreateInfo(s: &vk::PipelineMultisampleStateCreateInfo) -> Vec<VulkanParamT> {
     vec![
         value(s.p_sample_mask as u64),
     ]
 }
 
 /// What `VkPipelineRenderingCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineRenderingCreateInfo(s: &vk::PipelineRenderingCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineRenderingCreateInfo(s: &vk::PipelineRenderingCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_color_attachment_formats, s.color_attachment_count as usize),
     ]
 }
 
 /// What `VkPipelineSampleLocationsStateCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineSampleLocationsStateCreateInfoEXT(s: &vk::PipelineSampleLocationsStateCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineSampleLocationsStateCreateInfoEXT(s: &vk::PipelineSampleLocationsStateCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         group(nested_VkSampleLocationsInfoEXT(&s.sample_locations_info)),
     ]
 }
 
 /// What `VkPipelineShaderStageCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineShaderStageCreateInfo(s: &vk::PipelineShaderStageCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineShaderStageCreateInfo(s: &vk::PipelineShaderStageCreateInfo) -> Vec<VulkanParamT> {
     vec![
         string(s.p_name),
         with_nested(elements(s.p_specialization_info, usize::from(!s.p_specialization_info.is_null())), s.p_specialization_info, usize::from(!s.p_specialization_info.is_null()), nested_VkSpecializationInfo),
@@ -8785,21 +8785,21 @@ unsafe fn nested_VkPipelineShaderStageCreateInfo(s: &vk::PipelineShaderStageCrea
 }
 
 /// What `VkPipelineShaderStageModuleIdentifierCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineShaderStageModuleIdentifierCreateInfoEXT(s: &vk::PipelineShaderStageModuleIdentifierCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineShaderStageModuleIdentifierCreateInfoEXT(s: &vk::PipelineShaderStageModuleIdentifierCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_identifier, s.identifier_size as usize),
     ]
 }
 
 /// What `VkPipelineVertexInputDivisorStateCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineVertexInputDivisorStateCreateInfoEXT(s: &vk::PipelineVertexInputDivisorStateCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineVertexInputDivisorStateCreateInfoEXT(s: &vk::PipelineVertexInputDivisorStateCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_vertex_binding_divisors, s.vertex_binding_divisor_count as usize),
     ]
 }
 
 /// What `VkPipelineVertexInputStateCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineVertexInputStateCreateInfo(s: &vk::PipelineVertexInputStateCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineVertexInputStateCreateInfo(s: &vk::PipelineVertexInputStateCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_vertex_binding_descriptions, s.vertex_binding_description_count as usize),
         elements(s.p_vertex_attribute_descriptions, s.vertex_attribute_description_count as usize),
@@ -8807,28 +8807,28 @@ unsafe fn nested_VkPipelineVertexInputStateCreateInfo(s: &vk::PipelineVertexInpu
 }
 
 /// What `VkPipelineViewportCoarseSampleOrderStateCreateInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineViewportCoarseSampleOrderStateCreateInfoNV(s: &vk::PipelineViewportCoarseSampleOrderStateCreateInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineViewportCoarseSampleOrderStateCreateInfoNV(s: &vk::PipelineViewportCoarseSampleOrderStateCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_custom_sample_orders, s.custom_sample_order_count as usize), s.p_custom_sample_orders, s.custom_sample_order_count as usize, nested_VkCoarseSampleOrderCustomNV),
     ]
 }
 
 /// What `VkPipelineViewportExclusiveScissorStateCreateInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineViewportExclusiveScissorStateCreateInfoNV(s: &vk::PipelineViewportExclusiveScissorStateCreateInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineViewportExclusiveScissorStateCreateInfoNV(s: &vk::PipelineViewportExclusiveScissorStateCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_exclusive_scissors, s.exclusive_scissor_count as usize),
     ]
 }
 
 /// What `VkPipelineViewportShadingRateImageStateCreateInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineViewportShadingRateImageStateCreateInfoNV(s: &vk::PipelineViewportShadingRateImageStateCreateInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineViewportShadingRateImageStateCreateInfoNV(s: &vk::PipelineViewportShadingRateImageStateCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_shading_rate_palettes, s.viewport_count as usize), s.p_shading_rate_palettes, s.viewport_count as usize, nested_VkShadingRatePaletteNV),
     ]
 }
 
 /// What `VkPipelineViewportStateCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineViewportStateCreateInfo(s: &vk::PipelineViewportStateCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineViewportStateCreateInfo(s: &vk::PipelineViewportStateCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_viewports, s.viewport_count as usize),
         elements(s.p_scissors, s.scissor_count as usize),
@@ -8836,28 +8836,28 @@ unsafe fn nested_VkPipelineViewportStateCreateInfo(s: &vk::PipelineViewportState
 }
 
 /// What `VkPipelineViewportSwizzleStateCreateInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineViewportSwizzleStateCreateInfoNV(s: &vk::PipelineViewportSwizzleStateCreateInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineViewportSwizzleStateCreateInfoNV(s: &vk::PipelineViewportSwizzleStateCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_viewport_swizzles, s.viewport_count as usize),
     ]
 }
 
 /// What `VkPipelineViewportWScalingStateCreateInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkPipelineViewportWScalingStateCreateInfoNV(s: &vk::PipelineViewportWScalingStateCreateInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPipelineViewportWScalingStateCreateInfoNV(s: &vk::PipelineViewportWScalingStateCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_viewport_w_scalings, s.viewport_count as usize),
     ]
 }
 
 /// What `VkPresentIdKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkPresentIdKHR(s: &vk::PresentIdKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPresentIdKHR(s: &vk::PresentIdKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_present_ids, s.swapchain_count as usize),
     ]
 }
 
 /// What `VkPresentInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkPresentInfoKHR(s: &vk::PresentInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPresentInfoKHR(s: &vk::PresentInfoKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_wait_semaphores, s.wait_semaphore_count as usize),
         elements(s.p_swapchains, s.swapchain_count as usize),
@@ -8867,35 +8867,35 @@ unsafe fn nested_VkPresentInfoKHR(s: &vk::PresentInfoKHR) -> Vec<VulkanParamT> {
 }
 
 /// What `VkPresentRegionKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkPresentRegionKHR(s: &vk::PresentRegionKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPresentRegionKHR(s: &vk::PresentRegionKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_rectangles, s.rectangle_count as usize),
     ]
 }
 
 /// What `VkPresentRegionsKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkPresentRegionsKHR(s: &vk::PresentRegionsKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPresentRegionsKHR(s: &vk::PresentRegionsKHR) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_regions, s.swapchain_count as usize), s.p_regions, s.swapchain_count as usize, nested_VkPresentRegionKHR),
     ]
 }
 
 /// What `VkPresentTimesInfoGOOGLE`'s pointer members point to, in member order.
-unsafe fn nested_VkPresentTimesInfoGOOGLE(s: &vk::PresentTimesInfoGOOGLE) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkPresentTimesInfoGOOGLE(s: &vk::PresentTimesInfoGOOGLE) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_times, s.swapchain_count as usize),
     ]
 }
 
 /// What `VkQueryPoolPerformanceCreateInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkQueryPoolPerformanceCreateInfoKHR(s: &vk::QueryPoolPerformanceCreateInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkQueryPoolPerformanceCreateInfoKHR(s: &vk::QueryPoolPerformanceCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_counter_indices, s.counter_index_count as usize),
     ]
 }
 
 /// What `VkRayTracingPipelineCreateInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkRayTracingPipelineCreateInfoKHR(s: &vk::RayTracingPipelineCreateInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkRayTracingPipelineCreateInfoKHR(s: &vk::RayTracingPipelineCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_stages, s.stage_count as usize), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
         with_nested(elements(s.p_groups, s.group_count as usize), s.p_groups, s.group_count as usize, nested_VkRayTracingShaderGroupCreateInfoKHR),
@@ -8906,7 +8906,7 @@ unsafe fn nested_VkRayTracingPipelineCreateInfoKHR(s: &vk::RayTracingPipelineCre
 }
 
 /// What `VkRayTracingPipelineCreateInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkRayTracingPipelineCreateInfoNV(s: &vk::RayTracingPipelineCreateInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkRayTracingPipelineCreateInfoNV(s: &vk::RayTracingPipelineCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
         with_nested(elements(s.p_stages, s.stage_count as usize), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
         elements(s.p_groups, s.group_count as usize),
@@ -8914,35 +8914,35 @@ unsafe fn nested_VkRayTracingPipelineCreateInfoNV(s: &vk::RayTracingPipelineCrea
 }
 
 /// What `VkRayTracingShaderGroupCreateInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkRayTracingShaderGroupCreateInfoKHR(s: &vk::RayTracingShaderGroupCreateInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkRayTracingShaderGroupCreateInfoKHR(s: &vk::RayTracingShaderGroupCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
         value(s.p_shader_group_capture_replay_handle as u64),
     ]
 }
 
 /// What `VkReleaseSwapchainImagesInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkReleaseSwapchainImagesInfoEXT(s: &vk::ReleaseSwapchainImagesInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkReleaseSwapchainImagesInfoEXT(s: &vk::ReleaseSwapchainImagesInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_image_indices, s.image_index_count as usize),
     ]
 }
 
 /// What `VkRenderPassAttachmentBeginInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkRenderPassAttachmentBeginInfo(s: &vk::RenderPassAttachmentBeginInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkRenderPassAttachmentBeginInfo(s: &vk::RenderPassAttachmentBeginInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_attachments, s.attachment_count as usize),
     ]
 }
 
 /// What `VkRenderPassBeginInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkRenderPassBeginInfo(s: &vk::RenderPassBeginInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkRenderPassBeginInfo(s: &vk::RenderPassBeginInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_clear_values, s.clear_value_count as usize),
     ]
 }
 
 /// What `VkRenderPassCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkRenderPassCreateInfo(s: &vk::RenderPassCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkRenderPassCreateInfo(s: &vk::RenderPassCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_attachments, s.attachment_count as usize),
         with_nested(elements(s.p_subpasses, s.subpass_count as usize), s.p_subpasses, s.subpass_count as usize, nested_VkSubpassDescription),
@@ -8951,7 +8951,7 @@ unsafe fn nested_VkRenderPassCreateInfo(s: &vk::RenderPassCreateInfo) -> Vec<Vul
 }
 
 /// What `VkRenderPassCreateInfo2`'s pointer members point to, in member order.
-unsafe fn nested_VkRenderPassCreateInfo2(s: &vk::RenderPassCreateInfo2) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkRenderPassCreateInfo2(s: &vk::RenderPassCreateInfo2) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_attachments, s.attachment_count as usize),
         with_nested(elements(s.p_subpasses, s.subpass_count as usize), s.p_subpasses, s.subpass_count as usize, nested_VkSubpassDescription2),
@@ -8961,21 +8961,21 @@ unsafe fn nested_VkRenderPassCreateInfo2(s: &vk::RenderPassCreateInfo2) -> Vec<V
 }
 
 /// What `VkRenderPassCreationFeedbackCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkRenderPassCreationFeedbackCreateInfoEXT(s: &vk::RenderPassCreationFeedbackCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkRenderPassCreationFeedbackCreateInfoEXT(s: &vk::RenderPassCreationFeedbackCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_render_pass_feedback, usize::from(!s.p_render_pass_feedback.is_null())),
     ]
 }
 
 /// What `VkRenderPassInputAttachmentAspectCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkRenderPassInputAttachmentAspectCreateInfo(s: &vk::RenderPassInputAttachmentAspectCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkRenderPassInputAttachmentAspectCreateInfo(s: &vk::RenderPassInputAttachmentAspectCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_aspect_references, s.aspect_reference_count as usize),
     ]
 }
 
 /// What `VkRenderPassMultiviewCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkRenderPassMultiviewCreateInfo(s: &vk::RenderPassMultiviewCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkRenderPassMultiviewCreateInfo(s: &vk::RenderPassMultiviewCreateInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_view_masks, s.subpass_count as usize),
         elements(s.p_view_offsets, s.dependency_count as usize),
@@ -8984,7 +8984,7 @@ unsafe fn nested_VkRenderPassMultiviewCreateInfo(s: &vk::RenderPassMultiviewCrea
 }
 
 /// What `VkRenderPassSampleLocationsBeginInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkRenderPassSampleLocationsBeginInfoEXT(s: &vk::RenderPassSampleLocationsBeginInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkRenderPassSampleLocationsBeginInfoEXT(s: &vk::RenderPassSampleLocationsBeginInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_attachment_initial_sample_locations, s.attachment_initial_sample_locations_count as usize),
         elements(s.p_post_subpass_sample_locations, s.post_subpass_sample_locations_count as usize),
@@ -8992,14 +8992,14 @@ unsafe fn nested_VkRenderPassSampleLocationsBeginInfoEXT(s: &vk::RenderPassSampl
 }
 
 /// What `VkRenderPassSubpassFeedbackCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkRenderPassSubpassFeedbackCreateInfoEXT(s: &vk::RenderPassSubpassFeedbackCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkRenderPassSubpassFeedbackCreateInfoEXT(s: &vk::RenderPassSubpassFeedbackCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_subpass_feedback, usize::from(!s.p_subpass_feedback.is_null())),
     ]
 }
 
 /// What `VkRenderingInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkRenderingInfo(s: &vk::RenderingInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkRenderingInfo(s: &vk::RenderingInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_color_attachments, s.color_attachment_count as usize),
         elements(s.p_depth_attachment, usize::from(!s.p_depth_attachment.is_null())),
@@ -9008,21 +9008,21 @@ unsafe fn nested_VkRenderingInfo(s: &vk::RenderingInfo) -> Vec<VulkanParamT> {
 }
 
 /// What `VkResolveImageInfo2`'s pointer members point to, in member order.
-unsafe fn nested_VkResolveImageInfo2(s: &vk::ResolveImageInfo2) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkResolveImageInfo2(s: &vk::ResolveImageInfo2) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_regions, s.region_count as usize),
     ]
 }
 
 /// What `VkSampleLocationsInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkSampleLocationsInfoEXT(s: &vk::SampleLocationsInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSampleLocationsInfoEXT(s: &vk::SampleLocationsInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_sample_locations, s.sample_locations_count as usize),
     ]
 }
 
 /// What `VkSemaphoreWaitInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkSemaphoreWaitInfo(s: &vk::SemaphoreWaitInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSemaphoreWaitInfo(s: &vk::SemaphoreWaitInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_semaphores, s.semaphore_count as usize),
         elements(s.p_values, s.semaphore_count as usize),
@@ -9030,42 +9030,42 @@ unsafe fn nested_VkSemaphoreWaitInfo(s: &vk::SemaphoreWaitInfo) -> Vec<VulkanPar
 }
 
 /// What `VkShaderModuleCreateInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkShaderModuleCreateInfo(s: &vk::ShaderModuleCreateInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkShaderModuleCreateInfo(s: &vk::ShaderModuleCreateInfo) -> Vec<VulkanParamT> {
     vec![
         value(s.p_code as u64),
     ]
 }
 
 /// What `VkShadingRatePaletteNV`'s pointer members point to, in member order.
-unsafe fn nested_VkShadingRatePaletteNV(s: &vk::ShadingRatePaletteNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkShadingRatePaletteNV(s: &vk::ShadingRatePaletteNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_shading_rate_palette_entries, s.shading_rate_palette_entry_count as usize),
     ]
 }
 
 /// What `VkSparseBufferMemoryBindInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkSparseBufferMemoryBindInfo(s: &vk::SparseBufferMemoryBindInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSparseBufferMemoryBindInfo(s: &vk::SparseBufferMemoryBindInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_binds, s.bind_count as usize),
     ]
 }
 
 /// What `VkSparseImageMemoryBindInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkSparseImageMemoryBindInfo(s: &vk::SparseImageMemoryBindInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSparseImageMemoryBindInfo(s: &vk::SparseImageMemoryBindInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_binds, s.bind_count as usize),
     ]
 }
 
 /// What `VkSparseImageOpaqueMemoryBindInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkSparseImageOpaqueMemoryBindInfo(s: &vk::SparseImageOpaqueMemoryBindInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSparseImageOpaqueMemoryBindInfo(s: &vk::SparseImageOpaqueMemoryBindInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_binds, s.bind_count as usize),
     ]
 }
 
 /// What `VkSpecializationInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkSpecializationInfo(s: &vk::SpecializationInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSpecializationInfo(s: &vk::SpecializationInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_map_entries, s.map_entry_count as usize),
         bytes_of(s.p_data as *const u8, s.data_size as usize),
@@ -9073,7 +9073,7 @@ unsafe fn nested_VkSpecializationInfo(s: &vk::SpecializationInfo) -> Vec<VulkanP
 }
 
 /// What `VkSubmitInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkSubmitInfo(s: &vk::SubmitInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSubmitInfo(s: &vk::SubmitInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_wait_semaphores, s.wait_semaphore_count as usize),
         elements(s.p_wait_dst_stage_mask, s.wait_semaphore_count as usize),
@@ -9083,7 +9083,7 @@ unsafe fn nested_VkSubmitInfo(s: &vk::SubmitInfo) -> Vec<VulkanParamT> {
 }
 
 /// What `VkSubmitInfo2`'s pointer members point to, in member order.
-unsafe fn nested_VkSubmitInfo2(s: &vk::SubmitInfo2) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSubmitInfo2(s: &vk::SubmitInfo2) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_wait_semaphore_infos, s.wait_semaphore_info_count as usize),
         elements(s.p_command_buffer_infos, s.command_buffer_info_count as usize),
@@ -9092,7 +9092,7 @@ unsafe fn nested_VkSubmitInfo2(s: &vk::SubmitInfo2) -> Vec<VulkanParamT> {
 }
 
 /// What `VkSubpassDescription`'s pointer members point to, in member order.
-unsafe fn nested_VkSubpassDescription(s: &vk::SubpassDescription) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSubpassDescription(s: &vk::SubpassDescription) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_input_attachments, s.input_attachment_count as usize),
         elements(s.p_color_attachments, s.color_attachment_count as usize),
@@ -9103,7 +9103,7 @@ unsafe fn nested_VkSubpassDescription(s: &vk::SubpassDescription) -> Vec<VulkanP
 }
 
 /// What `VkSubpassDescription2`'s pointer members point to, in member order.
-unsafe fn nested_VkSubpassDescription2(s: &vk::SubpassDescription2) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSubpassDescription2(s: &vk::SubpassDescription2) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_input_attachments, s.input_attachment_count as usize),
         elements(s.p_color_attachments, s.color_attachment_count as usize),
@@ -9114,56 +9114,56 @@ unsafe fn nested_VkSubpassDescription2(s: &vk::SubpassDescription2) -> Vec<Vulka
 }
 
 /// What `VkSubpassDescriptionDepthStencilResolve`'s pointer members point to, in member order.
-unsafe fn nested_VkSubpassDescriptionDepthStencilResolve(s: &vk::SubpassDescriptionDepthStencilResolve) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSubpassDescriptionDepthStencilResolve(s: &vk::SubpassDescriptionDepthStencilResolve) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_depth_stencil_resolve_attachment, usize::from(!s.p_depth_stencil_resolve_attachment.is_null())),
     ]
 }
 
 /// What `VkSubpassFragmentDensityMapOffsetEndInfoQCOM`'s pointer members point to, in member order.
-unsafe fn nested_VkSubpassFragmentDensityMapOffsetEndInfoQCOM(s: &vk::SubpassFragmentDensityMapOffsetEndInfoQCOM) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSubpassFragmentDensityMapOffsetEndInfoQCOM(s: &vk::SubpassFragmentDensityMapOffsetEndInfoQCOM) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_fragment_density_offsets, s.fragment_density_offset_count as usize),
     ]
 }
 
 /// What `VkSurfacePresentModeCompatibilityEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkSurfacePresentModeCompatibilityEXT(s: &vk::SurfacePresentModeCompatibilityEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSurfacePresentModeCompatibilityEXT(s: &vk::SurfacePresentModeCompatibilityEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_present_modes, s.present_mode_count as usize),
     ]
 }
 
 /// What `VkSwapchainCreateInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkSwapchainCreateInfoKHR(s: &vk::SwapchainCreateInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSwapchainCreateInfoKHR(s: &vk::SwapchainCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_queue_family_indices, s.queue_family_index_count as usize),
     ]
 }
 
 /// What `VkSwapchainPresentFenceInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkSwapchainPresentFenceInfoEXT(s: &vk::SwapchainPresentFenceInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSwapchainPresentFenceInfoEXT(s: &vk::SwapchainPresentFenceInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_fences, s.swapchain_count as usize),
     ]
 }
 
 /// What `VkSwapchainPresentModeInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkSwapchainPresentModeInfoEXT(s: &vk::SwapchainPresentModeInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSwapchainPresentModeInfoEXT(s: &vk::SwapchainPresentModeInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_present_modes, s.swapchain_count as usize),
     ]
 }
 
 /// What `VkSwapchainPresentModesCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkSwapchainPresentModesCreateInfoEXT(s: &vk::SwapchainPresentModesCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkSwapchainPresentModesCreateInfoEXT(s: &vk::SwapchainPresentModesCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_present_modes, s.present_mode_count as usize),
     ]
 }
 
 /// What `VkTimelineSemaphoreSubmitInfo`'s pointer members point to, in member order.
-unsafe fn nested_VkTimelineSemaphoreSubmitInfo(s: &vk::TimelineSemaphoreSubmitInfo) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkTimelineSemaphoreSubmitInfo(s: &vk::TimelineSemaphoreSubmitInfo) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_wait_semaphore_values, s.wait_semaphore_value_count as usize),
         elements(s.p_signal_semaphore_values, s.signal_semaphore_value_count as usize),
@@ -9171,14 +9171,14 @@ unsafe fn nested_VkTimelineSemaphoreSubmitInfo(s: &vk::TimelineSemaphoreSubmitIn
 }
 
 /// What `VkValidationCacheCreateInfoEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkValidationCacheCreateInfoEXT(s: &vk::ValidationCacheCreateInfoEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkValidationCacheCreateInfoEXT(s: &vk::ValidationCacheCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
         bytes_of(s.p_initial_data as *const u8, s.initial_data_size as usize),
     ]
 }
 
 /// What `VkValidationFeaturesEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkValidationFeaturesEXT(s: &vk::ValidationFeaturesEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkValidationFeaturesEXT(s: &vk::ValidationFeaturesEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_enabled_validation_features, s.enabled_validation_feature_count as usize),
         elements(s.p_disabled_validation_features, s.disabled_validation_feature_count as usize),
@@ -9186,21 +9186,21 @@ unsafe fn nested_VkValidationFeaturesEXT(s: &vk::ValidationFeaturesEXT) -> Vec<V
 }
 
 /// What `VkValidationFlagsEXT`'s pointer members point to, in member order.
-unsafe fn nested_VkValidationFlagsEXT(s: &vk::ValidationFlagsEXT) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkValidationFlagsEXT(s: &vk::ValidationFlagsEXT) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_disabled_validation_checks, s.disabled_validation_check_count as usize),
     ]
 }
 
 /// What `VkViSurfaceCreateInfoNN`'s pointer members point to, in member order.
-unsafe fn nested_VkViSurfaceCreateInfoNN(s: &vk::ViSurfaceCreateInfoNN) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkViSurfaceCreateInfoNN(s: &vk::ViSurfaceCreateInfoNN) -> Vec<VulkanParamT> {
     vec![
         value(s.window as u64),
     ]
 }
 
 /// What `VkWaylandSurfaceCreateInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkWaylandSurfaceCreateInfoKHR(s: &vk::WaylandSurfaceCreateInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkWaylandSurfaceCreateInfoKHR(s: &vk::WaylandSurfaceCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.display, usize::from(!s.display.is_null())),
         elements(s.surface, usize::from(!s.surface.is_null())),
@@ -9208,7 +9208,7 @@ unsafe fn nested_VkWaylandSurfaceCreateInfoKHR(s: &vk::WaylandSurfaceCreateInfoK
 }
 
 /// What `VkWin32KeyedMutexAcquireReleaseInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoKHR(s: &vk::Win32KeyedMutexAcquireReleaseInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoKHR(s: &vk::Win32KeyedMutexAcquireReleaseInfoKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_acquire_syncs, s.acquire_count as usize),
         elements(s.p_acquire_keys, s.acquire_count as usize),
@@ -9219,7 +9219,7 @@ unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoKHR(s: &vk::Win32KeyedMutexA
 }
 
 /// What `VkWin32KeyedMutexAcquireReleaseInfoNV`'s pointer members point to, in member order.
-unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoNV(s: &vk::Win32KeyedMutexAcquireReleaseInfoNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoNV(s: &vk::Win32KeyedMutexAcquireReleaseInfoNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_acquire_syncs, s.acquire_count as usize),
         elements(s.p_acquire_keys, s.acquire_count as usize),
@@ -9230,7 +9230,7 @@ unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoNV(s: &vk::Win32KeyedMutexAc
 }
 
 /// What `VkWriteDescriptorSet`'s pointer members point to, in member order.
-unsafe fn nested_VkWriteDescriptorSet(s: &vk::WriteDescriptorSet) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkWriteDescriptorSet(s: &vk::WriteDescriptorSet) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_image_info, s.descriptor_count as usize),
         elements(s.p_buffer_info, s.descriptor_count as usize),
@@ -9239,35 +9239,35 @@ unsafe fn nested_VkWriteDescriptorSet(s: &vk::WriteDescriptorSet) -> Vec<VulkanP
 }
 
 /// What `VkWriteDescriptorSetAccelerationStructureKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkWriteDescriptorSetAccelerationStructureKHR(s: &vk::WriteDescriptorSetAccelerationStructureKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkWriteDescriptorSetAccelerationStructureKHR(s: &vk::WriteDescriptorSetAccelerationStructureKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_acceleration_structures, s.acceleration_structure_count as usize),
     ]
 }
 
 /// What `VkWriteDescriptorSetAccelerationStructureNV`'s pointer members point to, in member order.
-unsafe fn nested_VkWriteDescriptorSetAccelerationStructureNV(s: &vk::WriteDescriptorSetAccelerationStructureNV) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkWriteDescriptorSetAccelerationStructureNV(s: &vk::WriteDescriptorSetAccelerationStructureNV) -> Vec<VulkanParamT> {
     vec![
         elements(s.p_acceleration_structures, s.acceleration_structure_count as usize),
     ]
 }
 
 /// What `VkWriteDescriptorSetInlineUniformBlock`'s pointer members point to, in member order.
-unsafe fn nested_VkWriteDescriptorSetInlineUniformBlock(s: &vk::WriteDescriptorSetInlineUniformBlock) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkWriteDescriptorSetInlineUniformBlock(s: &vk::WriteDescriptorSetInlineUniformBlock) -> Vec<VulkanParamT> {
     vec![
         bytes_of(s.p_data as *const u8, s.data_size as usize),
     ]
 }
 
 /// What `VkXcbSurfaceCreateInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkXcbSurfaceCreateInfoKHR(s: &vk::XcbSurfaceCreateInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkXcbSurfaceCreateInfoKHR(s: &vk::XcbSurfaceCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.connection, usize::from(!s.connection.is_null())),
     ]
 }
 
 /// What `VkXlibSurfaceCreateInfoKHR`'s pointer members point to, in member order.
-unsafe fn nested_VkXlibSurfaceCreateInfoKHR(s: &vk::XlibSurfaceCreateInfoKHR) -> Vec<VulkanParamT> {
+pub(crate) unsafe fn nested_VkXlibSurfaceCreateInfoKHR(s: &vk::XlibSurfaceCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
         elements(s.dpy, usize::from(!s.dpy.is_null())),
     ]

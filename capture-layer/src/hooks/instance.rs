@@ -283,6 +283,12 @@ pub unsafe extern "system" fn create_device(
             multiview: multiview.0,
             multiview_geometry_shader: multiview.1,
             multiview_tessellation_shader: multiview.2,
+            create_info: Some(Box::new(crate::generic::with_nested(
+                crate::generic::chained(info, 1),
+                info,
+                1,
+                crate::generated::commands::nested_VkDeviceCreateInfo,
+            ))),
         }))))
     });
     result

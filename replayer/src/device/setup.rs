@@ -7,6 +7,7 @@ use ash::vk;
 use trace_format::generated::trace::{CreateDevice, CreateInstance};
 
 use super::DeviceError;
+use crate::generated::device_calls::feature_name;
 
 /// Instance extensions the replay never needs: presentation happens offscreen.
 fn presentation_only(name: &str) -> bool {
@@ -155,6 +156,19 @@ pub fn create_device(
             seq: Some(seq),
         });
     }
+    if let Some(info) = c.create_info() {
+        if let Some(recorded) = RecordedFeatures::of(&info) {
+            let mut chain = recorded.chain();
+            let missing = recorded.missing(instance, physical);
+            if !missing.is_empty() {
+                return Err(DeviceError::Missing {
+                    what: format!("feature {}", missing.join(", ")),
+                    seq: Some(seq),
+                });
+            }
+            return create(instance, physical, family, &names, chain.head(), seq);
+        }
+    }
     let enabled = |name: &CStr| names.iter().any(|n| n.as_c_str() == name);
     // Every feature the device has, in the structures of the core versions and of
     // the extensions enabled whose features programs use most.
@@ -212,19 +226,183 @@ pub fn create_device(
     // SAFETY: `features` heads a chain of live structures.
     unsafe { instance.get_physical_device_features2(physical, &mut features) };
     features.features.robust_buffer_access = vk::FALSE;
+    create(
+        instance,
+        physical,
+        family,
+        &names,
+        (&mut features as *mut vk::PhysicalDeviceFeatures2).cast(),
+        seq,
+    )
+}
+
+/// `vkCreateDevice` with one queue of `family`, extensions `names` and the feature
+/// chain at `features`.
+fn create(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+    family: u32,
+    names: &[CString],
+    features: *mut std::ffi::c_void,
+    seq: u64,
+) -> Result<ash::Device, DeviceError> {
     let priorities = [1.0f32];
     let queues = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(family)
         .queue_priorities(&priorities)];
     let pointers: Vec<*const i8> = names.iter().map(|n| n.as_ptr()).collect();
-    let info = vk::DeviceCreateInfo::default()
+    let mut info = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queues)
-        .enabled_extension_names(&pointers)
-        .push_next(&mut features);
+        .enabled_extension_names(&pointers);
+    info.p_next = features;
     // SAFETY: `info` and its chain live across the call.
     unsafe { instance.create_device(physical, &info, None) }.map_err(|e| DeviceError::Call {
         seq,
         command: "vkCreateDevice".into(),
         reason: e.to_string(),
     })
+}
+
+/// The features a program enabled, as its `VkDeviceCreateInfo` recorded them: the
+/// core ones (`pEnabledFeatures`, or a chained `VkPhysicalDeviceFeatures2`'s) and every
+/// chained feature structure.
+struct RecordedFeatures {
+    core: Vec<u8>,
+    /// Feature structures, by `sType`, whole (their `pNext` is relinked).
+    chained: Vec<(i32, Vec<u8>)>,
+}
+
+/// A chain of feature structures in storage of its own.
+struct FeatureChain {
+    blocks: Vec<Vec<u64>>,
+}
+
+impl FeatureChain {
+    /// The chain's first structure (a `VkPhysicalDeviceFeatures2`).
+    fn head(&mut self) -> *mut std::ffi::c_void {
+        self.blocks[0].as_mut_ptr().cast()
+    }
+}
+
+/// The size of `VkPhysicalDeviceFeatures`.
+const CORE_FEATURES: usize = std::mem::size_of::<vk::PhysicalDeviceFeatures>();
+
+impl RecordedFeatures {
+    fn of(info: &trace_format::generated::trace::VulkanParam<'_>) -> Option<Self> {
+        let nested: Vec<_> = info
+            .nested()
+            .map(|n| n.iter().collect())
+            .unwrap_or_default();
+        let mut core = nested
+            .get(3)
+            .and_then(|p| p.bytes())
+            .map(|b| b.bytes().to_vec())
+            .filter(|b| b.len() == CORE_FEATURES);
+        let mut chained = Vec::new();
+        for link in info.chain().iter().flatten() {
+            let s_type = link.value() as u32 as i32;
+            let bytes = link.bytes().map(|b| b.bytes().to_vec()).unwrap_or_default();
+            if s_type == vk::StructureType::PHYSICAL_DEVICE_FEATURES_2.as_raw() {
+                core = bytes.get(16..16 + CORE_FEATURES).map(<[u8]>::to_vec);
+            } else if bytes.len() > 16 && feature_name(Some(s_type), 16).is_some() {
+                chained.push((s_type, bytes));
+            }
+        }
+        Some(RecordedFeatures {
+            core: core.unwrap_or_else(|| vec![0; CORE_FEATURES]),
+            chained,
+        })
+    }
+
+    /// The structures linked: a `VkPhysicalDeviceFeatures2` holding the core features,
+    /// then the chained ones; with `zeroed`, every feature off (for a query).
+    fn build(&self, zeroed: bool) -> FeatureChain {
+        let mut head = vk::PhysicalDeviceFeatures2::default();
+        let block = |bytes: &[u8]| {
+            let mut b = vec![0u64; bytes.len().div_ceil(8)];
+            // SAFETY: `b` has room for `bytes`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    b.as_mut_ptr().cast::<u8>(),
+                    bytes.len(),
+                )
+            };
+            b
+        };
+        let mut blocks = Vec::new();
+        // SAFETY: `head` is plain data; its bytes are copied whole.
+        let head_bytes = unsafe {
+            std::slice::from_raw_parts(
+                (&mut head as *mut vk::PhysicalDeviceFeatures2).cast::<u8>(),
+                std::mem::size_of::<vk::PhysicalDeviceFeatures2>(),
+            )
+        };
+        let mut h = head_bytes.to_vec();
+        if !zeroed {
+            h[16..16 + CORE_FEATURES].copy_from_slice(&self.core);
+        }
+        blocks.push(block(&h));
+        for (_, bytes) in &self.chained {
+            let mut b = bytes.clone();
+            if zeroed {
+                b[16..].fill(0);
+            }
+            blocks.push(block(&b));
+        }
+        // Link each to the next.
+        for i in 0..blocks.len() {
+            let next = blocks
+                .get_mut(i + 1)
+                .map_or(std::ptr::null_mut(), |b| b.as_mut_ptr());
+            blocks[i][1] = next as u64;
+        }
+        FeatureChain { blocks }
+    }
+
+    fn chain(&self) -> FeatureChain {
+        self.build(false)
+    }
+
+    /// The features enabled that `physical` lacks, named.
+    fn missing(&self, instance: &ash::Instance, physical: vk::PhysicalDevice) -> Vec<String> {
+        let mut supported = self.build(true);
+        // SAFETY: the chain is made of whole feature structures, linked.
+        unsafe {
+            instance.get_physical_device_features2(
+                physical,
+                &mut *supported.head().cast::<vk::PhysicalDeviceFeatures2>(),
+            )
+        };
+        let word = |b: &[u64], at: usize| {
+            // SAFETY: `at` lies within the block (callers stay under its size).
+            unsafe {
+                b.as_ptr()
+                    .cast::<u8>()
+                    .add(at)
+                    .cast::<u32>()
+                    .read_unaligned()
+            }
+        };
+        let mut missing = Vec::new();
+        for at in (0..CORE_FEATURES).step_by(4) {
+            let wanted = u32::from_le_bytes(self.core[at..at + 4].try_into().unwrap_or_default());
+            if wanted != 0 && word(&supported.blocks[0], 16 + at) == 0 {
+                if let Some((s, m)) = feature_name(None, at) {
+                    missing.push(format!("{s}.{m}"));
+                }
+            }
+        }
+        for ((s_type, bytes), block) in self.chained.iter().zip(&supported.blocks[1..]) {
+            for at in (16..bytes.len().saturating_sub(3)).step_by(4) {
+                let wanted = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default());
+                if let Some((s, m)) = feature_name(Some(*s_type), at) {
+                    if wanted != 0 && word(block, at) == 0 {
+                        missing.push(format!("{s}.{m}"));
+                    }
+                }
+            }
+        }
+        missing
+    }
 }

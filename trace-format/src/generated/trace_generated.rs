@@ -7025,6 +7025,7 @@ impl<'a> CreateDevice<'a> {
   pub const VT_MULTIVIEW: ::flatbuffers::VOffsetT = 12;
   pub const VT_MULTIVIEW_GEOMETRY_SHADER: ::flatbuffers::VOffsetT = 14;
   pub const VT_MULTIVIEW_TESSELLATION_SHADER: ::flatbuffers::VOffsetT = 16;
+  pub const VT_CREATE_INFO: ::flatbuffers::VOffsetT = 18;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -7038,6 +7039,7 @@ impl<'a> CreateDevice<'a> {
     let mut builder = CreateDeviceBuilder::new(_fbb);
     builder.add_device(args.device);
     builder.add_physical_device(args.physical_device);
+    if let Some(x) = args.create_info { builder.add_create_info(x); }
     if let Some(x) = args.enabled_extensions { builder.add_enabled_extensions(x); }
     if let Some(x) = args.queues { builder.add_queues(x); }
     builder.add_multiview_tessellation_shader(args.multiview_tessellation_shader);
@@ -7058,6 +7060,9 @@ impl<'a> CreateDevice<'a> {
     let multiview = self.multiview();
     let multiview_geometry_shader = self.multiview_geometry_shader();
     let multiview_tessellation_shader = self.multiview_tessellation_shader();
+    let create_info = self.create_info().map(|x| {
+      alloc::boxed::Box::new(x.unpack())
+    });
     CreateDeviceT {
       physical_device,
       device,
@@ -7066,6 +7071,7 @@ impl<'a> CreateDevice<'a> {
       multiview,
       multiview_geometry_shader,
       multiview_tessellation_shader,
+      create_info,
     }
   }
 
@@ -7119,6 +7125,16 @@ impl<'a> CreateDevice<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<bool>(CreateDevice::VT_MULTIVIEW_TESSELLATION_SHADER, Some(false)).unwrap()}
   }
+  /// The whole VkDeviceCreateInfo as a generic parameter (its bytes, its pNext chain,
+  /// what its pointers point to): the features the program enabled, for a replay on
+  /// a device. Absent from traces made before it was recorded.
+  #[inline]
+  pub fn create_info(&self) -> Option<VulkanParam<'a>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<VulkanParam>>(CreateDevice::VT_CREATE_INFO, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for CreateDevice<'_> {
@@ -7134,6 +7150,7 @@ impl ::flatbuffers::Verifiable for CreateDevice<'_> {
      .visit_field::<bool>("multiview", Self::VT_MULTIVIEW, false)?
      .visit_field::<bool>("multiview_geometry_shader", Self::VT_MULTIVIEW_GEOMETRY_SHADER, false)?
      .visit_field::<bool>("multiview_tessellation_shader", Self::VT_MULTIVIEW_TESSELLATION_SHADER, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<VulkanParam>>("create_info", Self::VT_CREATE_INFO, false)?
      .finish();
     Ok(())
   }
@@ -7146,6 +7163,7 @@ pub struct CreateDeviceArgs<'a> {
     pub multiview: bool,
     pub multiview_geometry_shader: bool,
     pub multiview_tessellation_shader: bool,
+    pub create_info: Option<::flatbuffers::WIPOffset<VulkanParam<'a>>>,
 }
 impl<'a> Default for CreateDeviceArgs<'a> {
   #[inline]
@@ -7158,6 +7176,7 @@ impl<'a> Default for CreateDeviceArgs<'a> {
       multiview: false,
       multiview_geometry_shader: false,
       multiview_tessellation_shader: false,
+      create_info: None,
     }
   }
 }
@@ -7167,7 +7186,7 @@ impl Serialize for CreateDevice<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("CreateDevice", 7)?;
+    let mut s = serializer.serialize_struct("CreateDevice", 8)?;
       s.serialize_field("physical_device", &self.physical_device())?;
       s.serialize_field("device", &self.device())?;
       if let Some(f) = self.queues() {
@@ -7183,6 +7202,11 @@ impl Serialize for CreateDevice<'_> {
       s.serialize_field("multiview", &self.multiview())?;
       s.serialize_field("multiview_geometry_shader", &self.multiview_geometry_shader())?;
       s.serialize_field("multiview_tessellation_shader", &self.multiview_tessellation_shader())?;
+      if let Some(f) = self.create_info() {
+        s.serialize_field("create_info", &f)?;
+      } else {
+        s.skip_field("create_info")?;
+      }
     s.end()
   }
 }
@@ -7221,6 +7245,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CreateDeviceBuilder<'a, 'b, A
     self.fbb_.push_slot::<bool>(CreateDevice::VT_MULTIVIEW_TESSELLATION_SHADER, multiview_tessellation_shader, false);
   }
   #[inline]
+  pub fn add_create_info(&mut self, create_info: ::flatbuffers::WIPOffset<VulkanParam<'b >>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<VulkanParam>>(CreateDevice::VT_CREATE_INFO, create_info);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CreateDeviceBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     CreateDeviceBuilder {
@@ -7245,6 +7273,7 @@ impl ::core::fmt::Debug for CreateDevice<'_> {
       ds.field("multiview", &self.multiview());
       ds.field("multiview_geometry_shader", &self.multiview_geometry_shader());
       ds.field("multiview_tessellation_shader", &self.multiview_tessellation_shader());
+      ds.field("create_info", &self.create_info());
       ds.finish()
   }
 }
@@ -7258,6 +7287,7 @@ pub struct CreateDeviceT {
   pub multiview: bool,
   pub multiview_geometry_shader: bool,
   pub multiview_tessellation_shader: bool,
+  pub create_info: Option<alloc::boxed::Box<VulkanParamT>>,
 }
 impl Default for CreateDeviceT {
   fn default() -> Self {
@@ -7269,6 +7299,7 @@ impl Default for CreateDeviceT {
       multiview: false,
       multiview_geometry_shader: false,
       multiview_tessellation_shader: false,
+      create_info: None,
     }
   }
 }
@@ -7288,6 +7319,9 @@ impl CreateDeviceT {
     let multiview = self.multiview;
     let multiview_geometry_shader = self.multiview_geometry_shader;
     let multiview_tessellation_shader = self.multiview_tessellation_shader;
+    let create_info = self.create_info.as_ref().map(|x|{
+      x.pack(_fbb)
+    });
     CreateDevice::create(_fbb, &CreateDeviceArgs{
       physical_device,
       device,
@@ -7296,6 +7330,7 @@ impl CreateDeviceT {
       multiview,
       multiview_geometry_shader,
       multiview_tessellation_shader,
+      create_info,
     })
   }
 }

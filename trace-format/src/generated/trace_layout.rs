@@ -1177,6 +1177,12 @@ pub(crate) static TABLES: [Table; 75] = [
                 required: false,
                 kind: Kind::Inline { size: 1, align: 1 },
             },
+            Field {
+                name: "create_info",
+                voffset: 18,
+                required: false,
+                kind: Kind::Table(74),
+            },
         ],
     },
     Table {
