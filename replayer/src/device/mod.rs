@@ -231,6 +231,9 @@ fn is_lifetime_record(record: &Record<'_>) -> bool {
     }
 }
 
+/// The most images a swapchain stands in for (a hostile count would allocate without end).
+const MAX_SWAPCHAIN_IMAGES: usize = 64;
+
 /// Generically recorded commands that are timed like draws (the compute ones).
 const TIMED_COMMANDS: &[&str] = &[
     "vkCmdDispatch",
@@ -679,7 +682,11 @@ impl Replay {
                     .swapchains
                     .get_mut(&swapchain)
                     .ok_or_else(|| DeviceError::call(seq, name, "an unknown swapchain"))?;
-                frames::create_images(device, memory, s, ids.len() / 8, seq)?;
+                let count = ids.len() / 8;
+                if count > MAX_SWAPCHAIN_IMAGES {
+                    return Err(DeviceError::call(seq, name, format!("{count} swapchain images (at most {MAX_SWAPCHAIN_IMAGES} are replayed)")));
+                }
+                frames::create_images(device, memory, s, count, seq)?;
                 for (i, (image, _)) in s.images.iter().enumerate() {
                     self.handles
                         .insert(vk::ObjectType::IMAGE, id_at(ids, i), image.as_raw());
