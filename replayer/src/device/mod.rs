@@ -24,17 +24,18 @@ mod setup;
 mod templates;
 mod timing;
 
+use looping::{frame_count, is_lifetime_record};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use ash::vk;
 use ash::vk::Handle;
-use trace_format::generated::trace::{Call, Record, VulkanParam};
+use trace_format::generated::trace::{Call, Record};
 use trace_format::{names, ReadOptions, TraceReader};
 
-use crate::generated::device_calls::{self, Disposition};
-use call::{CallContext, CallError, Functions, Handles};
+use call::{Functions, Handles};
 use patch::Arena;
 
 pub use frames::FrameImage;
@@ -159,88 +160,6 @@ pub struct DeviceSummary {
     /// Wall time.
     pub wall: Duration,
 }
-
-/// Commands a serialized replay answers without calling: every submit already waited
-/// for its work, and timeline values are not in the trace.
-const SERIAL_NO_OPS: &[&str] = &[
-    "vkWaitSemaphores",
-    "vkWaitSemaphoresKHR",
-    "vkSignalSemaphore",
-    "vkSignalSemaphoreKHR",
-    "vkGetSemaphoreCounterValue",
-    "vkGetSemaphoreCounterValueKHR",
-    "vkQueueWaitIdle",
-    "vkDeviceWaitIdle",
-];
-
-/// The frames a trace ends: its frame boundaries.
-fn frame_count(trace: &Path) -> Result<u64, DeviceError> {
-    let mut frames = 0;
-    for chunk in TraceReader::open_with(trace, &ReadOptions::parallel())? {
-        frames += chunk?
-            .records()
-            .filter(|r| r.call_type() == Call::FrameBoundary)
-            .count() as u64;
-    }
-    Ok(frames)
-}
-
-/// Whether a record makes, binds or destroys an object: taken once, in the first pass
-/// over looped frames (the later passes reuse the objects).
-fn is_lifetime_record(record: &Record<'_>) -> bool {
-    match record.call_type() {
-        Call::VulkanCall => record
-            .call_as_vulkan_call()
-            .and_then(|c| c.command())
-            .is_some_and(|name| {
-                [
-                    "vkCreate",
-                    "vkDestroy",
-                    "vkAllocate",
-                    "vkFree",
-                    "vkBind",
-                    "vkGetSwapchainImages",
-                ]
-                .iter()
-                .any(|p| name.starts_with(p))
-                    || (name.starts_with("vkGet") && name.contains("MemoryRequirements"))
-            }),
-        Call::CreateInstance
-        | Call::DestroyInstance
-        | Call::PhysicalDeviceInfo
-        | Call::CreateDevice
-        | Call::DestroyDevice
-        | Call::GetDeviceQueue
-        | Call::AllocateMemory
-        | Call::FreeMemory
-        | Call::CreateBuffer
-        | Call::BindBufferMemory
-        | Call::CreateImage
-        | Call::BindImageMemory
-        | Call::CreateImageView
-        | Call::DestroyObject
-        | Call::CreateRenderPass
-        | Call::CreateFramebuffer
-        | Call::CreateShaderModule
-        | Call::CreatePipelineLayout
-        | Call::CreateGraphicsPipelines
-        | Call::CreateCommandPool
-        | Call::AllocateCommandBuffers
-        | Call::CreateQueryPool => true,
-        _ => false,
-    }
-}
-
-/// The most images a swapchain stands in for (a hostile count would allocate without end).
-const MAX_SWAPCHAIN_IMAGES: usize = 64;
-
-/// Generically recorded commands that are timed like draws (the compute ones).
-const TIMED_COMMANDS: &[&str] = &[
-    "vkCmdDispatch",
-    "vkCmdDispatchBase",
-    "vkCmdDispatchBaseKHR",
-    "vkCmdDispatchIndirect",
-];
 
 /// The replay's Vulkan objects and state.
 struct Replay {
@@ -556,254 +475,6 @@ impl Replay {
         Ok(())
     }
 
-    /// A generic record: replayed by its generated function, by hand, or answered.
-    fn generic(
-        &mut self,
-        seq: u64,
-        result: i32,
-        c: &trace_format::generated::trace::VulkanCall<'_>,
-    ) -> Result<(), DeviceError> {
-        let name = c.command().unwrap_or_default();
-        let params: Vec<VulkanParam<'_>> =
-            c.params().map(|p| p.iter().collect()).unwrap_or_default();
-        if name == "vkGetPhysicalDeviceMemoryProperties"
-            || name == "vkGetPhysicalDeviceMemoryProperties2"
-            || name == "vkGetPhysicalDeviceMemoryProperties2KHR"
-        {
-            if let Some(bytes) = params.get(1).and_then(|p| p.bytes()) {
-                // The 2 variant's structure holds the properties after sType and pNext.
-                let skip = if name.ends_with("Properties") { 0 } else { 16 };
-                let b = bytes.bytes().get(skip..).unwrap_or(&[]).to_vec();
-                if let Some(m) = &mut self.memory {
-                    m.set_captured_properties(&b);
-                }
-                self.captured_memory_properties = Some(b);
-            }
-        }
-        if self.keep_objects && (name.starts_with("vkDestroy") || name.starts_with("vkFree")) {
-            *self.summary.skipped.entry(name.to_string()).or_default() += 1;
-            return Ok(());
-        }
-        if SERIAL_NO_OPS.contains(&name) {
-            *self.summary.skipped.entry(name.to_string()).or_default() += 1;
-            return Ok(());
-        }
-        match device_calls::disposition(name) {
-            Disposition::Skipped => {
-                *self.summary.skipped.entry(name.to_string()).or_default() += 1;
-                Ok(())
-            }
-            Disposition::Hand => self.by_hand(seq, name, &params),
-            Disposition::NotReplayable(why) => Err(DeviceError::call(
-                seq,
-                name,
-                format!("not replayable: {why}"),
-            )),
-            Disposition::Unknown => Err(DeviceError::call(seq, name, "an unknown command")),
-            Disposition::Generated => {
-                let timed = match (&self.timing, &self.device) {
-                    (Some(_), Some(_)) if TIMED_COMMANDS.contains(&name) => {
-                        let id = params.first().map_or(0, |p| p.value());
-                        Some(self.handle::<vk::CommandBuffer>(id, seq, name)?)
-                    }
-                    _ => None,
-                };
-                if let (Some(cb), Some(t), Some(device)) =
-                    (timed, self.timing.as_mut(), &self.device)
-                {
-                    t.before(device, cb, seq)
-                        .map_err(|e| DeviceError::call(seq, name, e))?;
-                }
-                let functions = self
-                    .functions
-                    .as_mut()
-                    .ok_or_else(|| DeviceError::call(seq, name, "before vkCreateInstance"))?;
-                self.arena.clear();
-                let mut cx = CallContext {
-                    handles: &mut self.handles,
-                    functions,
-                    arena: &mut self.arena,
-                    recorded_result: result,
-                };
-                // SAFETY: the handles in the record map to live objects of the replay.
-                unsafe { device_calls::replay(&mut cx, name, &params) }
-                    .map_err(|e| DeviceError::call(seq, name, e))?;
-                self.arena.clear();
-                if let (Some(cb), Some(t), Some(device)) =
-                    (timed, self.timing.as_mut(), &self.device)
-                {
-                    t.after(device, cb);
-                }
-                if name.starts_with("vkCreateDescriptorUpdateTemplate") {
-                    if let Some((id, entries)) = templates::created(&params) {
-                        self.templates.insert(id, entries);
-                    }
-                }
-                self.summary.calls += 1;
-                Ok(())
-            }
-        }
-    }
-
-    /// The generic records the replay answers by hand: swapchains and their images.
-    fn by_hand(&mut self, seq: u64, name: &str, p: &[VulkanParam<'_>]) -> Result<(), DeviceError> {
-        let bytes = |i: usize| {
-            p.get(i)
-                .and_then(|p| p.bytes())
-                .map_or(&[][..], |b| b.bytes())
-        };
-        let id_at = |b: &[u8], i: usize| {
-            b.get(i * 8..i * 8 + 8)
-                .and_then(|s| s.try_into().ok())
-                .map_or(0, u64::from_le_bytes)
-        };
-        match name {
-            "vkCreateSwapchainKHR" => {
-                let s = frames::swapchain_of(bytes(1)).ok_or_else(|| {
-                    DeviceError::call(seq, name, "a short VkSwapchainCreateInfoKHR")
-                })?;
-                self.swapchains.insert(id_at(bytes(3), 0), s);
-            }
-            "vkGetSwapchainImagesKHR" => {
-                let ids = bytes(3);
-                if ids.is_empty() {
-                    return Ok(());
-                }
-                let swapchain = p.get(1).map_or(0, |p| p.value());
-                let device = self
-                    .device
-                    .as_ref()
-                    .ok_or_else(|| DeviceError::call(seq, name, "before vkCreateDevice"))?;
-                let memory = self
-                    .memory
-                    .as_ref()
-                    .ok_or_else(|| DeviceError::call(seq, name, "before vkCreateDevice"))?;
-                let s = self
-                    .swapchains
-                    .get_mut(&swapchain)
-                    .ok_or_else(|| DeviceError::call(seq, name, "an unknown swapchain"))?;
-                let count = ids.len() / 8;
-                if count > MAX_SWAPCHAIN_IMAGES {
-                    return Err(DeviceError::call(seq, name, format!("{count} swapchain images (at most {MAX_SWAPCHAIN_IMAGES} are replayed)")));
-                }
-                frames::create_images(device, memory, s, count, seq)?;
-                for (i, (image, _)) in s.images.iter().enumerate() {
-                    self.handles
-                        .insert(vk::ObjectType::IMAGE, id_at(ids, i), image.as_raw());
-                }
-            }
-            "vkAcquireNextImageKHR" => {
-                // The image is free at once: signal the fence the program waits on.
-                let fence: vk::Fence = self.handle(p.get(4).map_or(0, |p| p.value()), seq, name)?;
-                if fence != vk::Fence::null() {
-                    let device = self.device(seq)?;
-                    // SAFETY: a live queue and fence.
-                    unsafe { device.queue_submit(self.queue, &[], fence) }
-                        .map_err(|e| DeviceError::call(seq, name, e))?;
-                }
-            }
-            "vkDestroySwapchainKHR" => {
-                let id = p.get(1).map_or(0, |p| p.value());
-                if let (Some(s), Some(device)) = (self.swapchains.remove(&id), &self.device) {
-                    // SAFETY: the program destroyed the swapchain after its last use.
-                    unsafe {
-                        device.device_wait_idle().ok();
-                        for (image, mem) in s.images {
-                            device.destroy_image(image, None);
-                            device.free_memory(mem, None);
-                        }
-                    }
-                }
-            }
-            "vkCmdPushDescriptorSetWithTemplateKHR" | "vkCmdPushDescriptorSetWithTemplate" => {
-                self.template_update(seq, name, p, 1, 4)?;
-            }
-            "vkUpdateDescriptorSetWithTemplate" | "vkUpdateDescriptorSetWithTemplateKHR" => {
-                self.template_update(seq, name, p, 2, 3)?;
-            }
-            _ => {
-                return Err(DeviceError::call(
-                    seq,
-                    name,
-                    "not replayable on a device yet",
-                ))
-            }
-        }
-        self.summary.calls += 1;
-        Ok(())
-    }
-
-    /// A template update (`vkUpdateDescriptorSetWithTemplate`, `vkCmdPushDescriptorSetWithTemplate`):
-    /// its data rebuilt by the template's entries; the template is parameter
-    /// `template_at`, the data `data_at`.
-    fn template_update(
-        &mut self,
-        seq: u64,
-        name: &str,
-        p: &[VulkanParam<'_>],
-        template_at: usize,
-        data_at: usize,
-    ) -> Result<(), DeviceError> {
-        let fail = |e: CallError| DeviceError::call(seq, name, e);
-        let template_id = p.get(template_at).map_or(0, |p| p.value());
-        let entries =
-            self.templates.get(&template_id).cloned().ok_or_else(|| {
-                DeviceError::call(seq, name, "an unknown descriptor update template")
-            })?;
-        let data = *p
-            .get(data_at)
-            .ok_or_else(|| DeviceError::call(seq, name, "a short record"))?;
-        let functions = self
-            .functions
-            .as_mut()
-            .ok_or_else(|| DeviceError::call(seq, name, "before vkCreateInstance"))?;
-        self.arena.clear();
-        let mut cx = CallContext {
-            handles: &mut self.handles,
-            functions,
-            arena: &mut self.arena,
-            recorded_result: 0,
-        };
-        let value = |i: usize| p.get(i).map_or(0, |p| p.value());
-        let template = vk::DescriptorUpdateTemplate::from_raw(
-            cx.handle(vk::ObjectType::DESCRIPTOR_UPDATE_TEMPLATE, template_id)
-                .map_err(fail)?,
-        );
-        let data = templates::rebuild(&mut cx, &entries, data).map_err(fail)?;
-        // SAFETY: the handles are the replay's live objects; `data` lives in the arena
-        // until it is cleared below.
-        unsafe {
-            if template_at == 1 {
-                let f: vk::PFN_vkCmdPushDescriptorSetWithTemplateKHR = cx
-                    .device_fn(c"vkCmdPushDescriptorSetWithTemplateKHR")
-                    .map_err(fail)?;
-                let cb = vk::CommandBuffer::from_raw(
-                    cx.handle(vk::ObjectType::COMMAND_BUFFER, value(0))
-                        .map_err(fail)?,
-                );
-                let layout = vk::PipelineLayout::from_raw(
-                    cx.handle(vk::ObjectType::PIPELINE_LAYOUT, value(2))
-                        .map_err(fail)?,
-                );
-                f(cb, template, layout, value(3) as u32, data);
-            } else {
-                let f: vk::PFN_vkUpdateDescriptorSetWithTemplate = cx
-                    .device_fn(c"vkUpdateDescriptorSetWithTemplate")
-                    .map_err(fail)?;
-                let device = vk::Device::from_raw(
-                    cx.handle(vk::ObjectType::DEVICE, value(0)).map_err(fail)?,
-                );
-                let set = vk::DescriptorSet::from_raw(
-                    cx.handle(vk::ObjectType::DESCRIPTOR_SET, value(1))
-                        .map_err(fail)?,
-                );
-                f(device, set, template, data);
-            }
-        }
-        self.arena.clear();
-        Ok(())
-    }
-
     fn destroy(&mut self) {
         if let Some(device) = self.device.take() {
             // SAFETY: the device is destroyed last, after waiting for its work; objects
@@ -835,4 +506,16 @@ impl Replay {
     }
 }
 
+/// The typed record `$record` as its table (`$as`), or an error naming the call.
+macro_rules! get {
+    ($record:expr, $as:ident, $seq:expr, $name:expr) => {
+        $record
+            .$as()
+            .ok_or_else(|| DeviceError::call($seq, $name, "an empty record"))?
+    };
+}
+
+mod commands;
+mod generic;
+mod looping;
 mod typed;

@@ -1,0 +1,66 @@
+//! Looping over frames: which records the passes after the first take again.
+
+use std::path::Path;
+
+use trace_format::generated::trace::{Call, Record};
+use trace_format::{ReadOptions, TraceReader};
+
+use super::DeviceError;
+
+/// The frames a trace ends: its frame boundaries.
+pub(super) fn frame_count(trace: &Path) -> Result<u64, DeviceError> {
+    let mut frames = 0;
+    for chunk in TraceReader::open_with(trace, &ReadOptions::parallel())? {
+        frames += chunk?
+            .records()
+            .filter(|r| r.call_type() == Call::FrameBoundary)
+            .count() as u64;
+    }
+    Ok(frames)
+}
+
+/// Whether a record makes, binds or destroys an object: taken once, in the first pass
+/// over looped frames (the later passes reuse the objects).
+pub(super) fn is_lifetime_record(record: &Record<'_>) -> bool {
+    match record.call_type() {
+        Call::VulkanCall => record
+            .call_as_vulkan_call()
+            .and_then(|c| c.command())
+            .is_some_and(|name| {
+                [
+                    "vkCreate",
+                    "vkDestroy",
+                    "vkAllocate",
+                    "vkFree",
+                    "vkBind",
+                    "vkGetSwapchainImages",
+                ]
+                .iter()
+                .any(|p| name.starts_with(p))
+                    || (name.starts_with("vkGet") && name.contains("MemoryRequirements"))
+            }),
+        Call::CreateInstance
+        | Call::DestroyInstance
+        | Call::PhysicalDeviceInfo
+        | Call::CreateDevice
+        | Call::DestroyDevice
+        | Call::GetDeviceQueue
+        | Call::AllocateMemory
+        | Call::FreeMemory
+        | Call::CreateBuffer
+        | Call::BindBufferMemory
+        | Call::CreateImage
+        | Call::BindImageMemory
+        | Call::CreateImageView
+        | Call::DestroyObject
+        | Call::CreateRenderPass
+        | Call::CreateFramebuffer
+        | Call::CreateShaderModule
+        | Call::CreatePipelineLayout
+        | Call::CreateGraphicsPipelines
+        | Call::CreateCommandPool
+        | Call::AllocateCommandBuffers
+        | Call::CreateQueryPool => true,
+        _ => false,
+    }
+}
