@@ -142,21 +142,6 @@ pub fn swapchain_destroyed(swapchain: vk::SwapchainKHR) {
     with_state(|s| s.swapchains.remove(&swapchain.as_raw()));
 }
 
-/// Bytes per texel of the formats read back.
-fn texel_size(format: vk::Format) -> Option<u64> {
-    Some(match format {
-        vk::Format::B8G8R8A8_UNORM
-        | vk::Format::B8G8R8A8_SRGB
-        | vk::Format::R8G8B8A8_UNORM
-        | vk::Format::R8G8B8A8_SRGB
-        | vk::Format::A2B10G10R10_UNORM_PACK32
-        | vk::Format::A2R10G10B10_UNORM_PACK32 => 4,
-        vk::Format::R16G16B16A16_SFLOAT | vk::Format::R16G16B16A16_UNORM => 8,
-        vk::Format::R5G6B5_UNORM_PACK16 | vk::Format::B5G6R5_UNORM_PACK16 => 2,
-        _ => return None,
-    })
-}
-
 /// Reads the presented images back and records their checksums; returns whether it
 /// did (the rendering is then finished, and the present need not wait).
 ///
@@ -185,7 +170,7 @@ pub unsafe fn at_present(d: &DeviceData, queue: vk::Queue, info: &vk::PresentInf
         };
         let (Some(&image), Some(texel), true) = (
             sc.images.get(*index as usize),
-            texel_size(sc.format),
+            trace_format::frame_checksum::texel_size(sc.format.as_raw() as u32),
             sc.copyable,
         ) else {
             continue;
@@ -203,7 +188,7 @@ pub unsafe fn at_present(d: &DeviceData, queue: vk::Queue, info: &vk::PresentInf
             Ok(texels) => {
                 waited = true;
                 let (format, extent) = (sc.format, sc.extent);
-                let crc32 = crc32fast::hash(texels);
+                let crc32 = trace_format::frame_checksum::checksum(texels);
                 recorder::record(Scope::Frame, 0, || {
                     let mut t = FrameChecksumT::default();
                     t.swapchain = swapchain.as_raw();

@@ -20,6 +20,7 @@ extern crate alloc;
 pub mod container;
 pub mod direct;
 pub mod error;
+pub mod frame_checksum;
 pub mod generated;
 pub mod names;
 pub mod record_block;

@@ -14,7 +14,8 @@ fn clear_value(c: &trace_format::generated::trace::ClearValue) -> vk::ClearValue
     }
 }
 
-fn rect(r: &trace_format::generated::trace::Rect2D) -> vk::Rect2D {
+/// A recorded `VkRect2D`.
+pub(super) fn rect(r: &trace_format::generated::trace::Rect2D) -> vk::Rect2D {
     vk::Rect2D {
         offset: vk::Offset2D {
             x: r.offset().x(),

@@ -96,21 +96,6 @@ pub fn create_images(
     Ok(())
 }
 
-/// Bytes per pixel of the formats frames are read back in.
-fn texel_size(format: vk::Format) -> Option<u64> {
-    Some(match format {
-        vk::Format::B8G8R8A8_UNORM
-        | vk::Format::B8G8R8A8_SRGB
-        | vk::Format::R8G8B8A8_UNORM
-        | vk::Format::R8G8B8A8_SRGB
-        | vk::Format::A2B10G10R10_UNORM_PACK32
-        | vk::Format::A2R10G10B10_UNORM_PACK32 => 4,
-        vk::Format::R16G16B16A16_SFLOAT | vk::Format::R16G16B16A16_UNORM => 8,
-        vk::Format::R5G6B5_UNORM_PACK16 | vk::Format::B5G6R5_UNORM_PACK16 => 2,
-        _ => return None,
-    })
-}
-
 /// One frame read back.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameImage {
@@ -125,7 +110,7 @@ pub struct FrameImage {
 impl FrameImage {
     /// The frame's checksum: CRC-32 of its packed texels.
     pub fn checksum(&self) -> u32 {
-        crc32fast::hash(&self.texels)
+        trace_format::frame_checksum::checksum(&self.texels)
     }
 
     /// Writes it as an 8-bit RGBA PNG (formats with 4 bytes of 8-bit channels).
@@ -202,7 +187,7 @@ impl Readback {
         s: &Swapchain,
     ) -> Result<FrameImage, String> {
         let (layout, format, extent) = (vk::ImageLayout::PRESENT_SRC_KHR, s.format, s.extent);
-        let texel = texel_size(format)
+        let texel = trace_format::frame_checksum::texel_size(format.as_raw() as u32)
             .ok_or_else(|| format!("frames of format {format:?} cannot be read back"))?;
         let size = u64::from(extent.width) * u64::from(extent.height) * texel;
         // SAFETY: a live device and queue; every object below is the replay's own.

@@ -35,6 +35,27 @@ const TIMED_COMMANDS: &[&str] = &[
 ];
 
 impl Replay {
+    /// What a replay function needs for call `seq` of `name`, which returned
+    /// `recorded_result` in the capture; the arena emptied.
+    fn call_context(
+        &mut self,
+        seq: u64,
+        name: &str,
+        recorded_result: i32,
+    ) -> Result<CallContext<'_>, DeviceError> {
+        let functions = self
+            .functions
+            .as_mut()
+            .ok_or_else(|| DeviceError::call(seq, name, "before vkCreateInstance"))?;
+        self.arena.clear();
+        Ok(CallContext {
+            handles: &mut self.handles,
+            functions,
+            arena: &mut self.arena,
+            recorded_result,
+        })
+    }
+
     /// A generic record: replayed by its generated function, by hand, or answered.
     pub(super) fn generic(
         &mut self,
@@ -93,17 +114,7 @@ impl Replay {
                     t.before(device, cb, seq)
                         .map_err(|e| DeviceError::call(seq, name, e))?;
                 }
-                let functions = self
-                    .functions
-                    .as_mut()
-                    .ok_or_else(|| DeviceError::call(seq, name, "before vkCreateInstance"))?;
-                self.arena.clear();
-                let mut cx = CallContext {
-                    handles: &mut self.handles,
-                    functions,
-                    arena: &mut self.arena,
-                    recorded_result: result,
-                };
+                let mut cx = self.call_context(seq, name, result)?;
                 // SAFETY: the handles in the record map to live objects of the replay.
                 unsafe { device_calls::replay(&mut cx, name, &params) }
                     .map_err(|e| DeviceError::call(seq, name, e))?;
@@ -232,17 +243,7 @@ impl Replay {
         let data = *p
             .get(data_at)
             .ok_or_else(|| DeviceError::call(seq, name, "a short record"))?;
-        let functions = self
-            .functions
-            .as_mut()
-            .ok_or_else(|| DeviceError::call(seq, name, "before vkCreateInstance"))?;
-        self.arena.clear();
-        let mut cx = CallContext {
-            handles: &mut self.handles,
-            functions,
-            arena: &mut self.arena,
-            recorded_result: 0,
-        };
+        let mut cx = self.call_context(seq, name, 0)?;
         let value = |i: usize| p.get(i).map_or(0, |p| p.value());
         let template = vk::DescriptorUpdateTemplate::from_raw(
             cx.handle(vk::ObjectType::DESCRIPTOR_UPDATE_TEMPLATE, template_id)

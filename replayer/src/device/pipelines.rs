@@ -273,16 +273,7 @@ pub unsafe fn create_graphics_pipeline(
         .and_then(|s| s.scissors())
         .iter()
         .flatten()
-        .map(|r| vk::Rect2D {
-            offset: vk::Offset2D {
-                x: r.offset().x(),
-                y: r.offset().y(),
-            },
-            extent: vk::Extent2D {
-                width: r.extent().width(),
-                height: r.extent().height(),
-            },
-        })
+        .map(super::commands::rect)
         .collect();
     let mut viewport = vk::PipelineViewportStateCreateInfo::default();
     if is_dynamic(vk::DynamicState::VIEWPORT_WITH_COUNT) {
