@@ -158,16 +158,18 @@ fn looping_the_frames_times_every_pass_and_writes_each_as_a_repetition() {
     assert_eq!(per_repetition, [30_000; 3]);
 }
 
-/// How a test changes a trace's device creation.
+/// How a test changes a trace.
 enum Edit<'a> {
-    /// One more extension enabled.
+    /// One more extension enabled on the device.
     Extension(&'a str),
     /// The core feature at this byte offset of `VkPhysicalDeviceFeatures` enabled.
     Feature(usize),
+    /// The first `vkCreateDescriptorSetLayout`'s create info cut short by a byte.
+    ShortCreateInfo,
 }
 
-/// `trace` rewritten with its device created as `edit` says; returns the sequence
-/// number of its `vkCreateDevice`.
+/// `trace` rewritten as `edit` says; returns the sequence number of the record it
+/// changed.
 fn with_device_edit(trace: &Path, out: &Path, edit: Edit<'_>) -> u64 {
     let mut writer = TraceWriter::create(out, &WriterOptions::default()).unwrap();
     let mut create_device_seq = 0;
@@ -184,12 +186,22 @@ fn with_device_edit(trace: &Path, out: &Path, edit: Edit<'_>) -> u64 {
                 continue;
             }
             let mut call = record.unpack().call;
+            if let (CallT::VulkanCall(c), Edit::ShortCreateInfo) = (&mut call, &edit) {
+                if c.command.as_deref() == Some("vkCreateDescriptorSetLayout")
+                    && create_device_seq == 0
+                {
+                    let info = &mut c.params.as_mut().unwrap()[1];
+                    info.bytes.as_mut().unwrap().pop();
+                    create_device_seq = writer.next_seq();
+                }
+            }
             if let CallT::CreateDevice(c) = &mut call {
                 match edit {
                     Edit::Extension(name) => c
                         .enabled_extensions
                         .get_or_insert_with(Vec::new)
                         .push(name.to_string()),
+                    Edit::ShortCreateInfo => {}
                     Edit::Feature(offset) => {
                         // VkDeviceCreateInfo's nested parameters: queue infos, layer
                         // names, extension names, pEnabledFeatures (220 bytes).
@@ -209,7 +221,9 @@ fn with_device_edit(trace: &Path, out: &Path, edit: Edit<'_>) -> u64 {
                         c.create_info = Some(Box::new(info));
                     }
                 }
-                create_device_seq = writer.next_seq();
+                if !matches!(edit, Edit::ShortCreateInfo) {
+                    create_device_seq = writer.next_seq();
+                }
             }
             writer.append(meta, &call).unwrap();
         }
@@ -272,5 +286,25 @@ fn a_trace_needing_a_feature_the_device_lacks_fails_naming_it_before_any_submit(
     assert!(
         !String::from_utf8_lossy(&out.stdout).contains("submits"),
         "{out:?}"
+    );
+}
+
+#[test]
+fn a_malformed_record_fails_naming_the_call_and_parameter_and_exits_2() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let edited = dir.path().join("short.mscope");
+    let seq = with_device_edit(&sample("storm"), &edited, Edit::ShortCreateInfo);
+    assert!(seq > 0);
+    let out = macroscope(&["replay", "--device", edited.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "call #{seq} (vkCreateDescriptorSetLayout): `pCreateInfo`: 31 bytes are not a whole number of VkDescriptorSetLayoutCreateInfo (32 bytes each)"
+        )),
+        "{stderr}"
     );
 }

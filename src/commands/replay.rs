@@ -311,8 +311,7 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
     };
     let summary = replayer::device::replay_on_device(&args.trace, &options, &mut |_, _| {})
         .map_err(|e| {
-            let bad_input = matches!(&e, replayer::device::DeviceError::Format(f) if f.is_bad_input())
-                || matches!(&e, replayer::device::DeviceError::Missing { .. });
+            let bad_input = e.is_bad_input();
             let message = format!("replaying {} on a device: {e}", args.trace.display());
             if bad_input {
                 anyhow::Error::new(BadInput(message))

@@ -40,6 +40,16 @@ pub enum CallError {
     Failed(vk::Result),
 }
 
+impl CallError {
+    /// Whether the record is at fault (rather than the device).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            CallError::Arity { .. } | CallError::UnknownHandle { .. } | CallError::Patch(_)
+        )
+    }
+}
+
 /// Recorded ids of every object the replay created, with the replay's handles.
 #[derive(Default)]
 pub struct Handles {

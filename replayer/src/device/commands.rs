@@ -173,7 +173,7 @@ impl Replay {
                     let offsets: Vec<u64> =
                         c.offsets().map(|o| o.iter().collect()).unwrap_or_default();
                     if offsets.len() != buffers.len() {
-                        return Err(DeviceError::call(
+                        return Err(DeviceError::bad(
                             seq,
                             name,
                             "buffers and offsets differ in number",

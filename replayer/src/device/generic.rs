@@ -99,7 +99,7 @@ impl Replay {
                 name,
                 format!("not replayable: {why}"),
             )),
-            Disposition::Unknown => Err(DeviceError::call(seq, name, "an unknown command")),
+            Disposition::Unknown => Err(DeviceError::bad(seq, name, "an unknown command")),
             Disposition::Generated => {
                 let timed = match (&self.timing, &self.device) {
                     (Some(_), Some(_)) if TIMED_COMMANDS.contains(&name) => {
@@ -117,7 +117,7 @@ impl Replay {
                 let mut cx = self.call_context(seq, name, result)?;
                 // SAFETY: the handles in the record map to live objects of the replay.
                 unsafe { device_calls::replay(&mut cx, name, &params) }
-                    .map_err(|e| DeviceError::call(seq, name, e))?;
+                    .map_err(|e| DeviceError::of_call(seq, name, e))?;
                 self.arena.clear();
                 if let (Some(cb), Some(t), Some(device)) =
                     (timed, self.timing.as_mut(), &self.device)
@@ -150,7 +150,7 @@ impl Replay {
         match name {
             "vkCreateSwapchainKHR" => {
                 let s = frames::swapchain_of(bytes(1)).ok_or_else(|| {
-                    DeviceError::call(seq, name, "a short VkSwapchainCreateInfoKHR")
+                    DeviceError::bad(seq, name, "a short VkSwapchainCreateInfoKHR")
                 })?;
                 self.swapchains.insert(id_at(bytes(3), 0), s);
             }
@@ -171,7 +171,7 @@ impl Replay {
                 let s = self
                     .swapchains
                     .get_mut(&swapchain)
-                    .ok_or_else(|| DeviceError::call(seq, name, "an unknown swapchain"))?;
+                    .ok_or_else(|| DeviceError::bad(seq, name, "an unknown swapchain"))?;
                 let count = ids.len() / 8;
                 if count > MAX_SWAPCHAIN_IMAGES {
                     return Err(DeviceError::call(seq, name, format!("{count} swapchain images (at most {MAX_SWAPCHAIN_IMAGES} are replayed)")));
@@ -234,15 +234,15 @@ impl Replay {
         template_at: usize,
         data_at: usize,
     ) -> Result<(), DeviceError> {
-        let fail = |e: CallError| DeviceError::call(seq, name, e);
+        let fail = |e: CallError| DeviceError::of_call(seq, name, e);
         let template_id = p.get(template_at).map_or(0, |p| p.value());
         let entries =
             self.templates.get(&template_id).cloned().ok_or_else(|| {
-                DeviceError::call(seq, name, "an unknown descriptor update template")
+                DeviceError::bad(seq, name, "an unknown descriptor update template")
             })?;
         let data = *p
             .get(data_at)
-            .ok_or_else(|| DeviceError::call(seq, name, "a short record"))?;
+            .ok_or_else(|| DeviceError::bad(seq, name, "a short record"))?;
         let mut cx = self.call_context(seq, name, 0)?;
         let value = |i: usize| p.get(i).map_or(0, |p| p.value());
         let template = vk::DescriptorUpdateTemplate::from_raw(

@@ -35,7 +35,7 @@ use ash::vk::Handle;
 use trace_format::generated::trace::{Call, Record};
 use trace_format::{names, ReadOptions, TraceReader};
 
-use call::{Functions, Handles};
+use call::{CallError, Functions, Handles};
 use patch::Arena;
 
 pub use frames::FrameImage;
@@ -90,7 +90,17 @@ pub enum DeviceError {
         /// What failed.
         source: Box<DeviceError>,
     },
-    /// A call failed or could not be rebuilt.
+    /// A record is malformed: a short or missing parameter, a handle never created.
+    #[error("call #{seq} ({command}): {reason}")]
+    BadRecord {
+        /// Its sequence number.
+        seq: u64,
+        /// The command.
+        command: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A call failed on the device, or the replay cannot make it.
     #[error("call #{seq} ({command}): {reason}")]
     Call {
         /// Its sequence number.
@@ -108,6 +118,34 @@ impl DeviceError {
             seq,
             command: command.to_string(),
             reason: e.to_string(),
+        }
+    }
+
+    fn bad(seq: u64, command: &str, e: impl std::fmt::Display) -> Self {
+        DeviceError::BadRecord {
+            seq,
+            command: command.to_string(),
+            reason: e.to_string(),
+        }
+    }
+
+    /// A replay function's error: the record's fault, or the device's.
+    fn of_call(seq: u64, command: &str, e: CallError) -> Self {
+        if e.is_bad_input() {
+            DeviceError::bad(seq, command, e)
+        } else {
+            DeviceError::call(seq, command, e)
+        }
+    }
+
+    /// Whether the trace is at fault (a malformed record), or lacks what the device
+    /// has not (a missing extension, feature or memory type): exit code 2.
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            DeviceError::Format(e) => e.is_bad_input(),
+            DeviceError::BadRecord { .. } | DeviceError::Missing { .. } => true,
+            DeviceError::Loop { source, .. } => source.is_bad_input(),
+            DeviceError::Setup(_) | DeviceError::Call { .. } => false,
         }
     }
 }
@@ -350,7 +388,7 @@ impl Replay {
     fn handle<H: Handle>(&self, id: u64, seq: u64, command: &str) -> Result<H, DeviceError> {
         self.handles
             .typed(id)
-            .map_err(|e| DeviceError::call(seq, command, e))
+            .map_err(|e| DeviceError::of_call(seq, command, e))
     }
 
     fn take(&mut self, record: &Record<'_>) -> Result<(), DeviceError> {
@@ -511,7 +549,7 @@ macro_rules! get {
     ($record:expr, $as:ident, $seq:expr, $name:expr) => {
         $record
             .$as()
-            .ok_or_else(|| DeviceError::call($seq, $name, "an empty record"))?
+            .ok_or_else(|| DeviceError::bad($seq, $name, "an empty record"))?
     };
 }
 

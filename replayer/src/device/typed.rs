@@ -215,7 +215,7 @@ impl Replay {
                     for p in c.pipelines().iter().flatten() {
                         let pipeline =
                             pipelines::create_graphics_pipeline(&device, &self.handles, &p)
-                                .map_err(|e| DeviceError::call(seq, name, e))?;
+                                .map_err(|e| DeviceError::of_call(seq, name, e))?;
                         self.handles.insert(
                             vk::ObjectType::PIPELINE,
                             p.pipeline(),
@@ -419,7 +419,7 @@ impl Replay {
         let cb_of = |id: u64| {
             handles
                 .typed::<vk::CommandBuffer>(id)
-                .map_err(|e| DeviceError::call(seq, name, e))
+                .map_err(|e| DeviceError::of_call(seq, name, e))
         };
         match record.call_type() {
             Call::BeginCommandBuffer => {
@@ -488,7 +488,7 @@ impl Replay {
         let s = self
             .swapchains
             .get(&id)
-            .ok_or_else(|| DeviceError::call(seq, "vkQueuePresentKHR", "an unknown swapchain"))?;
+            .ok_or_else(|| DeviceError::bad(seq, "vkQueuePresentKHR", "an unknown swapchain"))?;
         let (image, _) = *s.images.get(index as usize).ok_or_else(|| {
             DeviceError::call(
                 seq,
