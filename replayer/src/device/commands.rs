@@ -334,6 +334,46 @@ impl Replay {
                         c.data().map_or(&[][..], |d| d.bytes()),
                     );
                 }
+                Call::CmdDrawIndirectByteCount => {
+                    let c = get!(record, call_as_cmd_draw_indirect_byte_count, seq, name);
+                    let cb = self.handle(c.command_buffer(), seq, name)?;
+                    let buffer = self.handle(c.counter_buffer(), seq, name)?;
+                    let mut cx = self.call_context(seq, name, 0)?;
+                    let f: vk::PFN_vkCmdDrawIndirectByteCountEXT = cx
+                        .device_fn(c"vkCmdDrawIndirectByteCountEXT")
+                        .map_err(|e| DeviceError::of_call(seq, name, e))?;
+                    f(
+                        cb,
+                        c.instance_count(),
+                        c.first_instance(),
+                        buffer,
+                        c.counter_buffer_offset(),
+                        c.counter_offset(),
+                        c.vertex_stride(),
+                    );
+                }
+                Call::CmdBeginConditionalRendering => {
+                    let c = get!(record, call_as_cmd_begin_conditional_rendering, seq, name);
+                    let cb = self.handle(c.command_buffer(), seq, name)?;
+                    let info = vk::ConditionalRenderingBeginInfoEXT::default()
+                        .buffer(self.handle(c.buffer(), seq, name)?)
+                        .offset(c.offset())
+                        .flags(vk::ConditionalRenderingFlagsEXT::from_raw(c.flags()));
+                    let mut cx = self.call_context(seq, name, 0)?;
+                    let f: vk::PFN_vkCmdBeginConditionalRenderingEXT = cx
+                        .device_fn(c"vkCmdBeginConditionalRenderingEXT")
+                        .map_err(|e| DeviceError::of_call(seq, name, e))?;
+                    f(cb, &info);
+                }
+                Call::CmdEndConditionalRendering => {
+                    let c = get!(record, call_as_cmd_end_conditional_rendering, seq, name);
+                    let cb = self.handle(c.command_buffer(), seq, name)?;
+                    let mut cx = self.call_context(seq, name, 0)?;
+                    let f: vk::PFN_vkCmdEndConditionalRenderingEXT = cx
+                        .device_fn(c"vkCmdEndConditionalRenderingEXT")
+                        .map_err(|e| DeviceError::of_call(seq, name, e))?;
+                    f(cb);
+                }
                 _ => return Ok(false),
             }
         }

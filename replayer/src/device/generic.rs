@@ -37,7 +37,7 @@ const TIMED_COMMANDS: &[&str] = &[
 impl Replay {
     /// What a replay function needs for call `seq` of `name`, which returned
     /// `recorded_result` in the capture; the arena emptied.
-    fn call_context(
+    pub(super) fn call_context(
         &mut self,
         seq: u64,
         name: &str,

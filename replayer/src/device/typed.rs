@@ -346,15 +346,6 @@ impl Replay {
                         }
                     }
                 }
-                Call::CmdDrawIndirectByteCount
-                | Call::CmdBeginConditionalRendering
-                | Call::CmdEndConditionalRendering => {
-                    return Err(DeviceError::call(
-                        seq,
-                        name,
-                        "not replayable on a device yet",
-                    ));
-                }
                 _ if self.command(&device, seq, name, record)? => {}
                 _ => return Err(DeviceError::call(seq, name, "an unknown record")),
             }
@@ -388,6 +379,9 @@ impl Replay {
                 .map(|c| c.command_buffer()),
             Call::CmdDrawIndexedIndirectCount => record
                 .call_as_cmd_draw_indexed_indirect_count()
+                .map(|c| c.command_buffer()),
+            Call::CmdDrawIndirectByteCount => record
+                .call_as_cmd_draw_indirect_byte_count()
                 .map(|c| c.command_buffer()),
             _ => None,
         };
