@@ -166,6 +166,8 @@ enum Edit<'a> {
     Feature(usize),
     /// The first `vkCreateDescriptorSetLayout`'s create info cut short by a byte.
     ShortCreateInfo,
+    /// The first image made in this `VkFormat`.
+    ImageFormat(u32),
 }
 
 /// `trace` rewritten as `edit` says; returns the sequence number of the record it
@@ -195,13 +197,19 @@ fn with_device_edit(trace: &Path, out: &Path, edit: Edit<'_>) -> u64 {
                     create_device_seq = writer.next_seq();
                 }
             }
+            if let (CallT::CreateImage(c), Edit::ImageFormat(format)) = (&mut call, &edit) {
+                if create_device_seq == 0 {
+                    c.format = *format;
+                    create_device_seq = writer.next_seq();
+                }
+            }
             if let CallT::CreateDevice(c) = &mut call {
                 match edit {
                     Edit::Extension(name) => c
                         .enabled_extensions
                         .get_or_insert_with(Vec::new)
                         .push(name.to_string()),
-                    Edit::ShortCreateInfo => {}
+                    Edit::ShortCreateInfo | Edit::ImageFormat(_) => {}
                     Edit::Feature(offset) => {
                         // VkDeviceCreateInfo's nested parameters: queue infos, layer
                         // names, extension names, pEnabledFeatures (220 bytes).
@@ -221,7 +229,7 @@ fn with_device_edit(trace: &Path, out: &Path, edit: Edit<'_>) -> u64 {
                         c.create_info = Some(Box::new(info));
                     }
                 }
-                if !matches!(edit, Edit::ShortCreateInfo) {
+                if matches!(edit, Edit::Extension(_) | Edit::Feature(_)) {
                     create_device_seq = writer.next_seq();
                 }
             }
@@ -306,5 +314,30 @@ fn a_malformed_record_fails_naming_the_call_and_parameter_and_exits_2() {
             "call #{seq} (vkCreateDescriptorSetLayout): `pCreateInfo`: 31 bytes are not a whole number of VkDescriptorSetLayoutCreateInfo (32 bytes each)"
         )),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_trace_making_an_image_the_device_cannot_fails_naming_it_before_anything_runs() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let edited = dir.path().join("astc.mscope");
+    // VK_FORMAT_ASTC_4x4_UNORM_BLOCK: lavapipe has no ASTC render targets.
+    let seq = with_device_edit(&sample("multiview"), &edited, Edit::ImageFormat(157));
+    assert!(seq > 0);
+    let out = macroscope(&["replay", "--device", edited.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "call #{seq}: the replay device has no format ASTC_4X4_UNORM_BLOCK"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("submits"),
+        "{out:?}"
     );
 }

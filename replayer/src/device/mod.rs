@@ -20,6 +20,7 @@ mod frames;
 mod memory;
 pub mod patch;
 mod pipelines;
+mod precheck;
 mod setup;
 mod templates;
 mod timing;
@@ -221,6 +222,8 @@ struct Replay {
     options: DeviceOptions,
     summary: DeviceSummary,
     frame: u64,
+    /// The trace, for checks before the replay starts.
+    trace: Option<std::path::PathBuf>,
     /// The pass over the looped frames (0 for the first).
     pass: u32,
     /// Set once looped frames begin: objects the program destroys are kept until the
@@ -265,6 +268,7 @@ pub fn replay_on_device(
         options: options.clone(),
         summary: DeviceSummary::default(),
         frame: 0,
+        trace: Some(trace.to_path_buf()),
         pass: 0,
         keep_objects: false,
         made_by: Default::default(),
@@ -411,6 +415,10 @@ impl Replay {
                 );
                 self.functions = Some(Functions::new(&self.entry, instance.handle()));
                 self.instance = Some(instance);
+                // Before anything runs: can this device make every image?
+                if let (Some(trace), Some(instance)) = (&self.trace, &self.instance) {
+                    precheck::check(trace, instance, self.physical)?;
+                }
             }
             Call::PhysicalDeviceInfo => {
                 if let Some(c) = record.call_as_physical_device_info() {

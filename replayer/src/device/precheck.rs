@@ -1,0 +1,86 @@
+//! What the trace will create, checked against the replay device before anything is
+//! submitted: every image's format with its type, tiling, usage and flags.
+
+use std::path::Path;
+
+use ash::vk;
+use trace_format::generated::trace::Call;
+use trace_format::{ReadOptions, TraceReader};
+
+use super::DeviceError;
+
+/// One image the trace creates.
+struct ImageUse {
+    seq: u64,
+    format: vk::Format,
+    ty: vk::ImageType,
+    tiling: vk::ImageTiling,
+    usage: vk::ImageUsageFlags,
+    flags: vk::ImageCreateFlags,
+}
+
+/// Every image the trace creates, as its records say.
+fn images(trace: &Path) -> Result<Vec<ImageUse>, DeviceError> {
+    let mut out = Vec::new();
+    for chunk in TraceReader::open_with(trace, &ReadOptions::parallel())? {
+        for record in chunk?.records() {
+            if record.call_type() != Call::CreateImage {
+                continue;
+            }
+            if let Some(c) = record.call_as_create_image() {
+                out.push(ImageUse {
+                    seq: record.envelope().seq(),
+                    format: vk::Format::from_raw(c.format() as i32),
+                    ty: vk::ImageType::from_raw(c.image_type() as i32),
+                    tiling: vk::ImageTiling::from_raw(c.tiling() as i32),
+                    usage: vk::ImageUsageFlags::from_raw(c.usage()),
+                    flags: vk::ImageCreateFlags::from_raw(c.flags()),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Checks that `physical` can make every image `trace` creates; the first it cannot
+/// make is named with its call.
+pub fn check(
+    trace: &Path,
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+) -> Result<(), DeviceError> {
+    let mut seen = std::collections::HashSet::new();
+    for image in images(trace)? {
+        let key = (
+            image.format,
+            image.ty,
+            image.tiling,
+            image.usage,
+            image.flags,
+        );
+        if !seen.insert(key) {
+            continue;
+        }
+        // SAFETY: a plain query of a live physical device.
+        let supported = unsafe {
+            instance.get_physical_device_image_format_properties(
+                physical,
+                image.format,
+                image.ty,
+                image.tiling,
+                image.usage,
+                image.flags,
+            )
+        };
+        if supported.is_err() {
+            return Err(DeviceError::Missing {
+                what: format!(
+                    "format {:?} for a {:?} {:?} image used as {:?}",
+                    image.format, image.ty, image.tiling, image.usage
+                ),
+                seq: Some(image.seq),
+            });
+        }
+    }
+    Ok(())
+}
