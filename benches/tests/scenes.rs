@@ -704,7 +704,7 @@ fn every_byte_the_mapped_scene_writes_is_in_the_trace_before_its_submit() {
 }
 
 #[test]
-fn every_scene_replays_on_this_device_with_each_draw_and_dispatch_timed() {
+fn every_scene_replays_on_this_device_with_its_frames_as_captured_and_each_draw_timed() {
     use replayer::device::{replay_on_device, DeviceOptions};
     use trace_format::generated::results::DrawKind;
     if !ready() {
@@ -713,12 +713,13 @@ fn every_scene_replays_on_this_device_with_each_draw_and_dispatch_timed() {
     let dir = tempfile::tempdir().unwrap();
     let options = DeviceOptions {
         gpu_timing: true,
+        read_frames: true,
         ..DeviceOptions::default()
     };
     for (scene, frames) in [
         ("multiview", 2),
         ("indirect", 2),
-        ("storm", 1),
+        ("storm", 2),
         ("tessellation", 2),
         ("compute", 2),
         ("threads", 2),
@@ -758,5 +759,18 @@ fn every_scene_replays_on_this_device_with_each_draw_and_dispatch_timed() {
             "{scene}: {} submits",
             device.submits
         );
+        // The scenes name their colour target at each frame boundary: the layer
+        // checksums it from the second frame on (the first starts its layout
+        // tracking), and the replay draws it bit for bit.
+        assert_eq!(device.captured_checksums, frames - 1, "{scene}");
+        assert_eq!(device.frames.len() as u64, frames - 1, "{scene}");
+        for f in &device.frames {
+            assert_eq!(
+                f.matches(),
+                Some(true),
+                "{scene}: frame {} differs",
+                f.frame
+            );
+        }
     }
 }

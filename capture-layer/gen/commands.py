@@ -419,6 +419,10 @@ def write_hooks(out):
                 out.write("    if r == vk::Result::SUCCESS || r == vk::Result::INCOMPLETE {\n        crate::frame_checksums::swapchain_images(swapchain, p_swapchain_image_count, p_swapchain_images);\n    }\n")
             if name == "vkDestroySwapchainKHR":
                 out.write("    crate::frame_checksums::swapchain_destroyed(swapchain);\n")
+            if name == "vkCmdPipelineBarrier":
+                out.write("    crate::image_layouts::image_barriers(command_buffer, p_image_memory_barriers, image_memory_barrier_count);\n")
+            if alias_of.get(name, name) == "vkCmdPipelineBarrier2":
+                out.write("    crate::image_layouts::dependency_info(command_buffer, p_dependency_info);\n")
             if alias_of.get(name, name) == "vkCreateDescriptorUpdateTemplate":
                 out.write("    if r == vk::Result::SUCCESS {\n        crate::templates::created(*p_descriptor_update_template, p_create_info);\n    }\n")
             if alias_of.get(name, name) == "vkDestroyDescriptorUpdateTemplate":

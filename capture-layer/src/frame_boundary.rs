@@ -26,19 +26,37 @@ pub fn properties() -> vk::ExtensionProperties {
     p
 }
 
-/// Whether a chain's frame-boundary marker ends a frame, and the chain with a leading
-/// marker taken off.
+/// What a chain's frame-boundary marker says: whether it ends a frame, and the images
+/// it names as the frame's result.
+#[derive(Debug, Default)]
+pub struct Marker {
+    /// The submit ends a frame.
+    pub ends: bool,
+    /// The images holding the frame's result.
+    pub images: Vec<vk::Image>,
+}
+
+/// What a chain's frame-boundary marker says, and the chain with a leading marker taken
+/// off.
 ///
 /// # Safety
 /// `chain` must be a valid `pNext` chain.
-pub unsafe fn find(chain: *const c_void) -> (bool, *const c_void) {
-    let mut ends = false;
+pub unsafe fn find(chain: *const c_void) -> (Marker, *const c_void) {
+    let mut found = Marker::default();
     let mut p = chain;
     while !p.is_null() {
         let base = &*(p as *const vk::BaseInStructure);
         if base.s_type == vk::StructureType::FRAME_BOUNDARY_EXT {
             let marker = &*(p as *const vk::FrameBoundaryEXT);
-            ends |= marker.flags.contains(vk::FrameBoundaryFlagsEXT::FRAME_END);
+            if marker.flags.contains(vk::FrameBoundaryFlagsEXT::FRAME_END) {
+                found.ends = true;
+                if !marker.p_images.is_null() {
+                    found.images.extend_from_slice(std::slice::from_raw_parts(
+                        marker.p_images,
+                        marker.image_count as usize,
+                    ));
+                }
+            }
         }
         p = base.p_next as *const c_void;
     }
@@ -49,5 +67,5 @@ pub unsafe fn find(chain: *const c_void) -> (bool, *const c_void) {
     } else {
         chain
     };
-    (ends, rest)
+    (found, rest)
 }

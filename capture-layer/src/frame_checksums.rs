@@ -184,7 +184,13 @@ pub unsafe fn at_present(d: &DeviceData, queue: vk::Queue, info: &vk::PresentInf
             }
         };
         let wait_now = if waited { &[][..] } else { waits };
-        match read(d, queue, reader, image, sc.extent, texel, wait_now) {
+        let source = Source {
+            image,
+            layout: vk::ImageLayout::PRESENT_SRC_KHR,
+            extent: sc.extent,
+            texel,
+        };
+        match read(d, queue, reader, &source, wait_now) {
             Ok(texels) => {
                 waited = true;
                 let (format, extent) = (sc.format, sc.extent);
@@ -207,6 +213,67 @@ pub unsafe fn at_present(d: &DeviceData, queue: vk::Queue, info: &vk::PresentInf
         }
     }
     waited
+}
+
+/// At a submit that ends a frame and names `images` (`VkFrameBoundaryEXT`): reads each
+/// back after the submit and records its checksum, where its layout after the submit is
+/// known and it can be copied from. The first such boundary starts following layouts,
+/// so its images are checksummed from the next frame on.
+///
+/// # Safety
+/// `queue` must be the queue just submitted to; `images` live images of the device.
+pub unsafe fn at_boundary(d: &DeviceData, queue: vk::Queue, images: &[vk::Image]) {
+    if !enabled() || images.is_empty() {
+        return;
+    }
+    crate::image_layouts::start();
+    let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    let state = guard.get_or_insert_with(State::default);
+    let Some(&family) = state.queue_families.get(&queue.as_raw()) else {
+        return;
+    };
+    for &image in images {
+        let (Some(info), Some(layout)) = (
+            crate::image_layouts::image_info(image),
+            crate::image_layouts::layout_of(image),
+        ) else {
+            continue;
+        };
+        let Some(texel) = trace_format::frame_checksum::texel_size(info.format.as_raw() as u32)
+        else {
+            continue;
+        };
+        if !info.copyable {
+            continue;
+        }
+        let size = u64::from(info.extent.width) * u64::from(info.extent.height) * texel;
+        let reader = match reader(d, &mut state.readers, family, size) {
+            Ok(r) => r,
+            Err(e) => return give_up(&e.to_string()),
+        };
+        let source = Source {
+            image,
+            layout,
+            extent: info.extent,
+            texel,
+        };
+        match read(d, queue, reader, &source, &[]) {
+            Ok(texels) => {
+                let crc32 = trace_format::frame_checksum::checksum(texels);
+                recorder::record(Scope::Frame, 0, || {
+                    let mut t = FrameChecksumT::default();
+                    t.image = image.as_raw();
+                    t.layout = layout.as_raw() as u32;
+                    t.width = info.extent.width;
+                    t.height = info.extent.height;
+                    t.format = info.format.as_raw() as u32;
+                    t.crc32 = crc32;
+                    Some(CallT::FrameChecksum(Box::new(t)))
+                });
+            }
+            Err(e) => return give_up(&e.to_string()),
+        }
+    }
 }
 
 /// The device's reader on `family`, with room for `size` bytes.
@@ -278,17 +345,28 @@ unsafe fn destroy_reader(d: &DeviceData, r: Reader) {
     f.destroy_command_pool(r.pool, None);
 }
 
-/// Copies `image` (in the present layout, left in it) out after `waits` and returns its
-/// texels.
+/// An image to read back: in `layout`, and left in it.
+struct Source {
+    image: vk::Image,
+    layout: vk::ImageLayout,
+    extent: vk::Extent2D,
+    texel: u64,
+}
+
+/// Copies `source` out after `waits` and returns its texels.
 unsafe fn read<'r>(
     d: &DeviceData,
     queue: vk::Queue,
     r: &'r Reader,
-    image: vk::Image,
-    extent: vk::Extent2D,
-    texel: u64,
+    source: &Source,
     waits: &[vk::Semaphore],
 ) -> Result<&'r [u8], vk::Result> {
+    let Source {
+        image,
+        layout,
+        extent,
+        texel,
+    } = *source;
     let f = &d.fns;
     let cb = f.allocate_command_buffers(
         &vk::CommandBufferAllocateInfo::default()
@@ -319,7 +397,7 @@ unsafe fn read<'r>(
             .image(image)
             .subresource_range(range)
     };
-    let present = vk::ImageLayout::PRESENT_SRC_KHR;
+    let present = layout;
     let transfer = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
     f.cmd_pipeline_barrier(
         cb,

@@ -25,6 +25,7 @@ pub mod frame_checksums;
 pub mod generated;
 pub mod generic;
 pub mod hooks;
+pub mod image_layouts;
 pub mod memory;
 pub mod merger;
 pub mod owned_cell;

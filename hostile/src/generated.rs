@@ -14,7 +14,7 @@ use crate::values::Values;
 pub const MAX_DEPTH: u32 = 3;
 
 /// Every field of every table, `(table, field)`, by field id.
-pub const FIELDS: [(&str, &str); 377] = [
+pub const FIELDS: [(&str, &str); 379] = [
     ("AllocateCommandBuffers", "device"),
     ("AllocateCommandBuffers", "command_pool"),
     ("AllocateCommandBuffers", "level"),
@@ -257,6 +257,8 @@ pub const FIELDS: [(&str, &str); 377] = [
     ("FrameChecksum", "height"),
     ("FrameChecksum", "format"),
     ("FrameChecksum", "crc32"),
+    ("FrameChecksum", "image"),
+    ("FrameChecksum", "layout"),
     ("FreeMemory", "device"),
     ("FreeMemory", "memory"),
     ("GetDeviceQueue", "device"),
@@ -463,18 +465,18 @@ pub const CALLS: [&str; 61] = [
 pub const CALL_FIELDS: [&[u16]; 61] = [
     &[8, 9, 10, 11, 12, 199, 200, 201, 202],
     &[226],
-    &[270, 271, 272, 273, 274, 275, 276, 277, 278, 279, 280],
+    &[272, 273, 274, 275, 276, 277, 278, 279, 280, 281, 282],
     &[
-        158, 159, 160, 161, 162, 163, 164, 165, 230, 231, 373, 374, 375, 376,
+        158, 159, 160, 161, 162, 163, 164, 165, 230, 231, 375, 376, 377, 378,
     ],
     &[225],
-    &[244, 245, 246, 247],
+    &[246, 247, 248, 249],
     &[4, 5, 6, 7],
-    &[242, 243],
-    &[262, 263, 264, 265, 266],
-    &[369, 370],
+    &[244, 245],
+    &[264, 265, 266, 267, 268],
+    &[371, 372],
     &[233, 234],
-    &[267, 268, 269],
+    &[269, 270, 271],
     &[149, 150, 151, 152, 153],
     &[16, 17, 18, 19],
     &[177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188],
@@ -482,30 +484,30 @@ pub const CALL_FIELDS: [&[u16]; 61] = [
     &[189, 190, 191, 192, 193, 194, 195, 196, 197, 198],
     &[227, 228, 229],
     &[
-        214, 215, 216, 217, 218, 219, 220, 361, 362, 363, 364, 365, 366, 367, 368,
+        214, 215, 216, 217, 218, 219, 220, 363, 364, 365, 366, 367, 368, 369, 370,
     ],
     &[166, 167, 168, 169, 170, 171, 172, 173],
     &[32, 33, 34, 35, 36, 37],
     &[121, 122],
     &[117],
     &[
-        38, 39, 40, 41, 42, 43, 44, 45, 338, 339, 340, 341, 342, 343, 344, 345,
+        38, 39, 40, 41, 42, 43, 44, 45, 340, 341, 342, 343, 344, 345, 346, 347,
     ],
     &[118],
     &[221, 222, 223, 224],
     &[203, 204, 205, 206, 207],
     &[
-        174, 175, 176, 248, 249, 250, 251, 252, 253, 254, 255, 256, 257, 258, 259, 260, 261, 281,
-        282, 283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299,
-        300, 301, 302, 303, 304, 305, 306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317,
-        318, 319, 320, 321, 322, 323, 324, 325, 326, 327, 348, 349, 350, 351, 352, 353, 354, 355,
-        356,
+        174, 175, 176, 250, 251, 252, 253, 254, 255, 256, 257, 258, 259, 260, 261, 262, 263, 283,
+        284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299, 300, 301,
+        302, 303, 304, 305, 306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317, 318, 319,
+        320, 321, 322, 323, 324, 325, 326, 327, 328, 329, 350, 351, 352, 353, 354, 355, 356, 357,
+        358,
     ],
     &[154, 155, 156, 157],
     &[0, 1, 2, 3],
     &[13, 14, 15, 142, 143, 144, 145, 146, 147, 148],
     &[232],
-    &[346, 347],
+    &[348, 349],
     &[119, 120],
     &[56, 57, 58],
     &[46, 47, 48, 49, 50, 51],
@@ -525,15 +527,15 @@ pub const CALL_FIELDS: [&[u16]; 61] = [
     &[138, 139, 140, 141],
     &[128, 129, 130, 131],
     &[63, 64, 65, 66, 67, 68, 69, 70],
-    &[332, 333, 334, 357, 358, 359, 360],
-    &[328, 329, 330, 331],
+    &[334, 335, 336, 359, 360, 361, 362],
+    &[330, 331, 332, 333],
     &[235],
     &[132, 133],
     &[134, 135, 136, 137],
     &[24, 25, 26, 27],
     &[113],
-    &[371, 372, 373, 374, 375, 376],
-    &[236, 237, 238, 239, 240, 241],
+    &[373, 374, 375, 376, 377, 378],
+    &[236, 237, 238, 239, 240, 241, 242, 243],
 ];
 
 /// Builds call `index` (a `CALLS` index) from `v`.
@@ -1901,6 +1903,8 @@ pub fn frame_checksum(
             height: v.scalar::<u32>(239),
             format: v.scalar::<u32>(240),
             crc32: v.scalar::<u32>(241),
+            image: v.scalar::<u64>(242),
+            layout: v.scalar::<u32>(243),
         },
     )
 }
@@ -1914,8 +1918,8 @@ pub fn free_memory(
     FreeMemory::create(
         fbb,
         &FreeMemoryArgs {
-            device: v.scalar::<u64>(242),
-            memory: v.scalar::<u64>(243),
+            device: v.scalar::<u64>(244),
+            memory: v.scalar::<u64>(245),
         },
     )
 }
@@ -1929,10 +1933,10 @@ pub fn get_device_queue(
     GetDeviceQueue::create(
         fbb,
         &GetDeviceQueueArgs {
-            device: v.scalar::<u64>(244),
-            queue_family_index: v.scalar::<u32>(245),
-            queue_index: v.scalar::<u32>(246),
-            queue: v.scalar::<u64>(247),
+            device: v.scalar::<u64>(246),
+            queue_family_index: v.scalar::<u32>(247),
+            queue_index: v.scalar::<u32>(248),
+            queue: v.scalar::<u64>(249),
         },
     )
 }
@@ -1944,7 +1948,7 @@ pub fn graphics_pipeline(
     depth: u32,
 ) -> WIPOffset<GraphicsPipeline<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(250, depth)
+        v.table_len(252, depth)
     } else {
         0
     };
@@ -1953,30 +1957,30 @@ pub fn graphics_pipeline(
     let stages: Option<WIPOffset<Vector<'static, ForwardsUOffset<ShaderStage<'static>>>>> =
         Some(fbb.create_vector(&items));
     let rendering =
-        (depth < MAX_DEPTH && v.present(257)).then(|| pipeline_rendering(fbb, v, depth + 1));
-    let n = v.len(258);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(258)).collect();
+        (depth < MAX_DEPTH && v.present(259)).then(|| pipeline_rendering(fbb, v, depth + 1));
+    let n = v.len(260);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(260)).collect();
     let dynamic_states = Some(fbb.create_vector(&items));
-    let n = v.len(259);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(259)).collect();
+    let n = v.len(261);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(261)).collect();
     let libraries = Some(fbb.create_vector(&items));
-    let state = (depth < MAX_DEPTH && v.present(261)).then(|| pipeline_state(fbb, v, depth + 1));
+    let state = (depth < MAX_DEPTH && v.present(263)).then(|| pipeline_state(fbb, v, depth + 1));
     GraphicsPipeline::create(
         fbb,
         &GraphicsPipelineArgs {
-            pipeline: v.scalar::<u64>(248),
-            flags: v.scalar::<u32>(249),
+            pipeline: v.scalar::<u64>(250),
+            flags: v.scalar::<u32>(251),
             stages,
-            topology: v.scalar::<u32>(251),
-            primitive_restart_enable: v.scalar::<bool>(252),
-            patch_control_points: v.scalar::<u32>(253),
-            layout: v.scalar::<u64>(254),
-            render_pass: v.scalar::<u64>(255),
-            subpass: v.scalar::<u32>(256),
+            topology: v.scalar::<u32>(253),
+            primitive_restart_enable: v.scalar::<bool>(254),
+            patch_control_points: v.scalar::<u32>(255),
+            layout: v.scalar::<u64>(256),
+            render_pass: v.scalar::<u64>(257),
+            subpass: v.scalar::<u32>(258),
             rendering,
             dynamic_states,
             libraries,
-            library_parts: v.scalar::<u32>(260),
+            library_parts: v.scalar::<u32>(262),
             state,
         },
     )
@@ -1991,11 +1995,11 @@ pub fn map_memory(
     MapMemory::create(
         fbb,
         &MapMemoryArgs {
-            device: v.scalar::<u64>(262),
-            memory: v.scalar::<u64>(263),
-            offset: v.scalar::<u64>(264),
-            size: v.scalar::<u64>(265),
-            flags: v.scalar::<u32>(266),
+            device: v.scalar::<u64>(264),
+            memory: v.scalar::<u64>(265),
+            offset: v.scalar::<u64>(266),
+            size: v.scalar::<u64>(267),
+            flags: v.scalar::<u32>(268),
         },
     )
 }
@@ -2006,14 +2010,14 @@ pub fn memory_contents(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<MemoryContents<'static>> {
-    let n = v.len(269);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(269)).collect();
+    let n = v.len(271);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(271)).collect();
     let data = Some(fbb.create_vector(&items));
     MemoryContents::create(
         fbb,
         &MemoryContentsArgs {
-            memory: v.scalar::<u64>(267),
-            offset: v.scalar::<u64>(268),
+            memory: v.scalar::<u64>(269),
+            offset: v.scalar::<u64>(270),
             data,
         },
     )
@@ -2025,26 +2029,26 @@ pub fn physical_device_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PhysicalDeviceInfo<'static>> {
-    let device_name = v.string(274);
+    let device_name = v.string(276);
     let device_name = Some(fbb.create_string(&device_name));
-    let driver_name = v.string(277);
+    let driver_name = v.string(279);
     let driver_name = Some(fbb.create_string(&driver_name));
-    let driver_info = v.string(278);
+    let driver_info = v.string(280);
     let driver_info = Some(fbb.create_string(&driver_info));
     PhysicalDeviceInfo::create(
         fbb,
         &PhysicalDeviceInfoArgs {
-            physical_device: v.scalar::<u64>(270),
-            vendor_id: v.scalar::<u32>(271),
-            device_id: v.scalar::<u32>(272),
-            device_type: v.scalar::<u32>(273),
+            physical_device: v.scalar::<u64>(272),
+            vendor_id: v.scalar::<u32>(273),
+            device_id: v.scalar::<u32>(274),
+            device_type: v.scalar::<u32>(275),
             device_name,
-            api_version: v.scalar::<u32>(275),
-            driver_version: v.scalar::<u32>(276),
+            api_version: v.scalar::<u32>(277),
+            driver_version: v.scalar::<u32>(278),
             driver_name,
             driver_info,
-            max_multiview_view_count: v.scalar::<u32>(279),
-            max_multiview_instance_index: v.scalar::<u32>(280),
+            max_multiview_view_count: v.scalar::<u32>(281),
+            max_multiview_instance_index: v.scalar::<u32>(282),
         },
     )
 }
@@ -2055,16 +2059,16 @@ pub fn pipeline_rendering(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineRendering<'static>> {
-    let n = v.len(282);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(282)).collect();
+    let n = v.len(284);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(284)).collect();
     let color_attachment_formats = Some(fbb.create_vector(&items));
     PipelineRendering::create(
         fbb,
         &PipelineRenderingArgs {
-            view_mask: v.scalar::<u32>(281),
+            view_mask: v.scalar::<u32>(283),
             color_attachment_formats,
-            depth_attachment_format: v.scalar::<u32>(283),
-            stencil_attachment_format: v.scalar::<u32>(284),
+            depth_attachment_format: v.scalar::<u32>(285),
+            stencil_attachment_format: v.scalar::<u32>(286),
         },
     )
 }
@@ -2075,141 +2079,141 @@ pub fn pipeline_state(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineState<'static>> {
-    let n = v.len(285);
+    let n = v.len(287);
     let items: Vec<VertexBinding> = (0..n)
         .map(|_| {
             VertexBinding::new(
-                v.scalar::<u32>(285),
-                v.scalar::<u32>(285),
-                v.scalar::<u32>(285),
-                v.scalar::<u32>(285),
+                v.scalar::<u32>(287),
+                v.scalar::<u32>(287),
+                v.scalar::<u32>(287),
+                v.scalar::<u32>(287),
             )
         })
         .collect();
     let vertex_bindings = Some(fbb.create_vector(&items));
-    let n = v.len(286);
+    let n = v.len(288);
     let items: Vec<VertexAttribute> = (0..n)
         .map(|_| {
             VertexAttribute::new(
-                v.scalar::<u32>(286),
-                v.scalar::<u32>(286),
-                v.scalar::<u32>(286),
-                v.scalar::<u32>(286),
+                v.scalar::<u32>(288),
+                v.scalar::<u32>(288),
+                v.scalar::<u32>(288),
+                v.scalar::<u32>(288),
             )
         })
         .collect();
     let vertex_attributes = Some(fbb.create_vector(&items));
-    let n = v.len(288);
+    let n = v.len(290);
     let items: Vec<Viewport> = (0..n)
         .map(|_| {
             Viewport::new(
-                v.scalar::<f32>(288),
-                v.scalar::<f32>(288),
-                v.scalar::<f32>(288),
-                v.scalar::<f32>(288),
-                v.scalar::<f32>(288),
-                v.scalar::<f32>(288),
+                v.scalar::<f32>(290),
+                v.scalar::<f32>(290),
+                v.scalar::<f32>(290),
+                v.scalar::<f32>(290),
+                v.scalar::<f32>(290),
+                v.scalar::<f32>(290),
             )
         })
         .collect();
     let viewports = Some(fbb.create_vector(&items));
-    let n = v.len(289);
+    let n = v.len(291);
     let items: Vec<Rect2D> = (0..n)
         .map(|_| {
             Rect2D::new(
-                &Offset2D::new(v.scalar::<i32>(289), v.scalar::<i32>(289)),
-                &Extent2D::new(v.scalar::<u32>(289), v.scalar::<u32>(289)),
+                &Offset2D::new(v.scalar::<i32>(291), v.scalar::<i32>(291)),
+                &Extent2D::new(v.scalar::<u32>(291), v.scalar::<u32>(291)),
             )
         })
         .collect();
     let scissors = Some(fbb.create_vector(&items));
-    let stencil_front = v.present(321).then(|| {
+    let stencil_front = v.present(323).then(|| {
         StencilFace::new(
-            v.scalar::<u32>(321),
-            v.scalar::<u32>(321),
-            v.scalar::<u32>(321),
-            v.scalar::<u32>(321),
-            v.scalar::<u32>(321),
-            v.scalar::<u32>(321),
-            v.scalar::<u32>(321),
+            v.scalar::<u32>(323),
+            v.scalar::<u32>(323),
+            v.scalar::<u32>(323),
+            v.scalar::<u32>(323),
+            v.scalar::<u32>(323),
+            v.scalar::<u32>(323),
+            v.scalar::<u32>(323),
         )
     });
-    let stencil_back = v.present(322).then(|| {
+    let stencil_back = v.present(324).then(|| {
         StencilFace::new(
-            v.scalar::<u32>(322),
-            v.scalar::<u32>(322),
-            v.scalar::<u32>(322),
-            v.scalar::<u32>(322),
-            v.scalar::<u32>(322),
-            v.scalar::<u32>(322),
-            v.scalar::<u32>(322),
+            v.scalar::<u32>(324),
+            v.scalar::<u32>(324),
+            v.scalar::<u32>(324),
+            v.scalar::<u32>(324),
+            v.scalar::<u32>(324),
+            v.scalar::<u32>(324),
+            v.scalar::<u32>(324),
         )
     });
-    let n = v.len(325);
+    let n = v.len(327);
     let items: Vec<BlendAttachment> = (0..n)
         .map(|_| {
             BlendAttachment::new(
-                v.scalar::<bool>(325),
-                v.scalar::<u32>(325),
-                v.scalar::<u32>(325),
-                v.scalar::<u32>(325),
-                v.scalar::<u32>(325),
-                v.scalar::<u32>(325),
-                v.scalar::<u32>(325),
-                v.scalar::<u32>(325),
+                v.scalar::<bool>(327),
+                v.scalar::<u32>(327),
+                v.scalar::<u32>(327),
+                v.scalar::<u32>(327),
+                v.scalar::<u32>(327),
+                v.scalar::<u32>(327),
+                v.scalar::<u32>(327),
+                v.scalar::<u32>(327),
             )
         })
         .collect();
     let blend_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(326);
-    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(326)).collect();
+    let n = v.len(328);
+    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(328)).collect();
     let blend_constants = Some(fbb.create_vector(&items));
     PipelineState::create(
         fbb,
         &PipelineStateArgs {
             vertex_bindings,
             vertex_attributes,
-            domain_origin: v.scalar::<u32>(287),
+            domain_origin: v.scalar::<u32>(289),
             viewports,
             scissors,
-            depth_clip_negative_one_to_one: v.scalar::<bool>(290),
-            depth_clamp_enable: v.scalar::<bool>(291),
-            rasterizer_discard_enable: v.scalar::<bool>(292),
-            polygon_mode: v.scalar::<u32>(293),
-            cull_mode: v.scalar::<u32>(294),
-            front_face: v.scalar::<u32>(295),
-            depth_bias_enable: v.scalar::<bool>(296),
-            depth_bias_constant: v.scalar::<f32>(297),
-            depth_bias_clamp: v.scalar::<f32>(298),
-            depth_bias_slope: v.scalar::<f32>(299),
-            line_width: v.scalar::<f32>(300),
-            depth_clip: v.scalar::<u8>(301),
-            provoking_vertex: v.scalar::<u32>(302),
-            line_mode: v.scalar::<u32>(303),
-            line_stipple_enable: v.scalar::<bool>(304),
-            line_stipple_factor: v.scalar::<u32>(305),
-            line_stipple_pattern: v.scalar::<u32>(306),
-            rasterization_stream: v.scalar::<u32>(307),
-            conservative_mode: v.scalar::<u32>(308),
-            extra_primitive_overestimation_size: v.scalar::<f32>(309),
-            rasterization_samples: v.scalar::<u32>(310),
-            sample_mask: v.scalar::<u32>(311),
-            alpha_to_coverage_enable: v.scalar::<bool>(312),
-            alpha_to_one_enable: v.scalar::<bool>(313),
-            depth_test_enable: v.scalar::<bool>(314),
-            depth_write_enable: v.scalar::<bool>(315),
-            depth_compare_op: v.scalar::<u32>(316),
-            depth_bounds_test_enable: v.scalar::<bool>(317),
-            min_depth_bounds: v.scalar::<f32>(318),
-            max_depth_bounds: v.scalar::<f32>(319),
-            stencil_test_enable: v.scalar::<bool>(320),
+            depth_clip_negative_one_to_one: v.scalar::<bool>(292),
+            depth_clamp_enable: v.scalar::<bool>(293),
+            rasterizer_discard_enable: v.scalar::<bool>(294),
+            polygon_mode: v.scalar::<u32>(295),
+            cull_mode: v.scalar::<u32>(296),
+            front_face: v.scalar::<u32>(297),
+            depth_bias_enable: v.scalar::<bool>(298),
+            depth_bias_constant: v.scalar::<f32>(299),
+            depth_bias_clamp: v.scalar::<f32>(300),
+            depth_bias_slope: v.scalar::<f32>(301),
+            line_width: v.scalar::<f32>(302),
+            depth_clip: v.scalar::<u8>(303),
+            provoking_vertex: v.scalar::<u32>(304),
+            line_mode: v.scalar::<u32>(305),
+            line_stipple_enable: v.scalar::<bool>(306),
+            line_stipple_factor: v.scalar::<u32>(307),
+            line_stipple_pattern: v.scalar::<u32>(308),
+            rasterization_stream: v.scalar::<u32>(309),
+            conservative_mode: v.scalar::<u32>(310),
+            extra_primitive_overestimation_size: v.scalar::<f32>(311),
+            rasterization_samples: v.scalar::<u32>(312),
+            sample_mask: v.scalar::<u32>(313),
+            alpha_to_coverage_enable: v.scalar::<bool>(314),
+            alpha_to_one_enable: v.scalar::<bool>(315),
+            depth_test_enable: v.scalar::<bool>(316),
+            depth_write_enable: v.scalar::<bool>(317),
+            depth_compare_op: v.scalar::<u32>(318),
+            depth_bounds_test_enable: v.scalar::<bool>(319),
+            min_depth_bounds: v.scalar::<f32>(320),
+            max_depth_bounds: v.scalar::<f32>(321),
+            stencil_test_enable: v.scalar::<bool>(322),
             stencil_front: stencil_front.as_ref(),
             stencil_back: stencil_back.as_ref(),
-            logic_op_enable: v.scalar::<bool>(323),
-            logic_op: v.scalar::<u32>(324),
+            logic_op_enable: v.scalar::<bool>(325),
+            logic_op: v.scalar::<u32>(326),
             blend_attachments,
             blend_constants,
-            color_write_enables: v.scalar::<u32>(327),
+            color_write_enables: v.scalar::<u32>(329),
         },
     )
 }
@@ -2220,19 +2224,19 @@ pub fn queue_present(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<QueuePresent<'static>> {
-    let n = v.len(329);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(329)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
-    let n = v.len(330);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(330)).collect();
-    let swapchains = Some(fbb.create_vector(&items));
     let n = v.len(331);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(331)).collect();
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(331)).collect();
+    let wait_semaphores = Some(fbb.create_vector(&items));
+    let n = v.len(332);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(332)).collect();
+    let swapchains = Some(fbb.create_vector(&items));
+    let n = v.len(333);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(333)).collect();
     let image_indices = Some(fbb.create_vector(&items));
     QueuePresent::create(
         fbb,
         &QueuePresentArgs {
-            queue: v.scalar::<u64>(328),
+            queue: v.scalar::<u64>(330),
             wait_semaphores,
             swapchains,
             image_indices,
@@ -2247,7 +2251,7 @@ pub fn queue_submit(
     depth: u32,
 ) -> WIPOffset<QueueSubmit<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(333, depth)
+        v.table_len(335, depth)
     } else {
         0
     };
@@ -2258,9 +2262,9 @@ pub fn queue_submit(
     QueueSubmit::create(
         fbb,
         &QueueSubmitArgs {
-            queue: v.scalar::<u64>(332),
+            queue: v.scalar::<u64>(334),
             submits,
-            fence: v.scalar::<u64>(334),
+            fence: v.scalar::<u64>(336),
         },
     )
 }
@@ -2271,24 +2275,24 @@ pub fn rendering_attachment(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<RenderingAttachment<'static>> {
-    let clear_value = v.present(345).then(|| {
+    let clear_value = v.present(347).then(|| {
         ClearValue::new(
-            v.scalar::<u32>(345),
-            v.scalar::<u32>(345),
-            v.scalar::<u32>(345),
-            v.scalar::<u32>(345),
+            v.scalar::<u32>(347),
+            v.scalar::<u32>(347),
+            v.scalar::<u32>(347),
+            v.scalar::<u32>(347),
         )
     });
     RenderingAttachment::create(
         fbb,
         &RenderingAttachmentArgs {
-            image_view: v.scalar::<u64>(338),
-            image_layout: v.scalar::<u32>(339),
-            resolve_mode: v.scalar::<u32>(340),
-            resolve_image_view: v.scalar::<u64>(341),
-            resolve_image_layout: v.scalar::<u32>(342),
-            load_op: v.scalar::<u32>(343),
-            store_op: v.scalar::<u32>(344),
+            image_view: v.scalar::<u64>(340),
+            image_layout: v.scalar::<u32>(341),
+            resolve_mode: v.scalar::<u32>(342),
+            resolve_image_view: v.scalar::<u64>(343),
+            resolve_image_layout: v.scalar::<u32>(344),
+            load_op: v.scalar::<u32>(345),
+            store_op: v.scalar::<u32>(346),
             clear_value: clear_value.as_ref(),
         },
     )
@@ -2303,8 +2307,8 @@ pub fn reset_command_buffer(
     ResetCommandBuffer::create(
         fbb,
         &ResetCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(346),
-            flags: v.scalar::<u32>(347),
+            command_buffer: v.scalar::<u64>(348),
+            flags: v.scalar::<u32>(349),
         },
     )
 }
@@ -2315,10 +2319,10 @@ pub fn shader_stage(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<ShaderStage<'static>> {
-    let entry_point = v.string(351);
+    let entry_point = v.string(353);
     let entry_point = Some(fbb.create_string(&entry_point));
     let n = if depth < MAX_DEPTH {
-        v.table_len(352, depth)
+        v.table_len(354, depth)
     } else {
         0
     };
@@ -2328,15 +2332,15 @@ pub fn shader_stage(
     let specialization_entries: Option<
         WIPOffset<Vector<'static, ForwardsUOffset<SpecializationEntry<'static>>>>,
     > = Some(fbb.create_vector(&items));
-    let n = v.len(353);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(353)).collect();
+    let n = v.len(355);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(355)).collect();
     let specialization_data = Some(fbb.create_vector(&items));
     ShaderStage::create(
         fbb,
         &ShaderStageArgs {
-            flags: v.scalar::<u32>(348),
-            stage: v.scalar::<u32>(349),
-            module: v.scalar::<u64>(350),
+            flags: v.scalar::<u32>(350),
+            stage: v.scalar::<u32>(351),
+            module: v.scalar::<u64>(352),
             entry_point,
             specialization_entries,
             specialization_data,
@@ -2353,9 +2357,9 @@ pub fn specialization_entry(
     SpecializationEntry::create(
         fbb,
         &SpecializationEntryArgs {
-            constant_id: v.scalar::<u32>(354),
-            offset: v.scalar::<u32>(355),
-            size: v.scalar::<u64>(356),
+            constant_id: v.scalar::<u32>(356),
+            offset: v.scalar::<u32>(357),
+            size: v.scalar::<u64>(358),
         },
     )
 }
@@ -2366,17 +2370,17 @@ pub fn submit_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubmitInfo<'static>> {
-    let n = v.len(357);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(357)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
-    let n = v.len(358);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(358)).collect();
-    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
     let n = v.len(359);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(359)).collect();
-    let command_buffers = Some(fbb.create_vector(&items));
+    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(360);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(360)).collect();
+    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
+    let n = v.len(361);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(361)).collect();
+    let command_buffers = Some(fbb.create_vector(&items));
+    let n = v.len(362);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(362)).collect();
     let signal_semaphores = Some(fbb.create_vector(&items));
     SubmitInfo::create(
         fbb,
@@ -2395,28 +2399,6 @@ pub fn subpass_description(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubpassDescription<'static>> {
-    let n = v.len(364);
-    let items: Vec<AttachmentReference> = (0..n)
-        .map(|_| {
-            AttachmentReference::new(
-                v.scalar::<u32>(364),
-                v.scalar::<u32>(364),
-                v.scalar::<u32>(364),
-            )
-        })
-        .collect();
-    let input_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(365);
-    let items: Vec<AttachmentReference> = (0..n)
-        .map(|_| {
-            AttachmentReference::new(
-                v.scalar::<u32>(365),
-                v.scalar::<u32>(365),
-                v.scalar::<u32>(365),
-            )
-        })
-        .collect();
-    let color_attachments = Some(fbb.create_vector(&items));
     let n = v.len(366);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
@@ -2427,23 +2409,45 @@ pub fn subpass_description(
             )
         })
         .collect();
+    let input_attachments = Some(fbb.create_vector(&items));
+    let n = v.len(367);
+    let items: Vec<AttachmentReference> = (0..n)
+        .map(|_| {
+            AttachmentReference::new(
+                v.scalar::<u32>(367),
+                v.scalar::<u32>(367),
+                v.scalar::<u32>(367),
+            )
+        })
+        .collect();
+    let color_attachments = Some(fbb.create_vector(&items));
+    let n = v.len(368);
+    let items: Vec<AttachmentReference> = (0..n)
+        .map(|_| {
+            AttachmentReference::new(
+                v.scalar::<u32>(368),
+                v.scalar::<u32>(368),
+                v.scalar::<u32>(368),
+            )
+        })
+        .collect();
     let resolve_attachments = Some(fbb.create_vector(&items));
-    let depth_stencil_attachment = v.present(367).then(|| {
+    let depth_stencil_attachment = v.present(369).then(|| {
         AttachmentReference::new(
-            v.scalar::<u32>(367),
-            v.scalar::<u32>(367),
-            v.scalar::<u32>(367),
+            v.scalar::<u32>(369),
+            v.scalar::<u32>(369),
+            v.scalar::<u32>(369),
         )
     });
-    let n = v.len(368);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(368)).collect();
+    let n = v.len(370);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(370)).collect();
     let preserve_attachments = Some(fbb.create_vector(&items));
     SubpassDescription::create(
         fbb,
         &SubpassDescriptionArgs {
-            flags: v.scalar::<u32>(361),
-            pipeline_bind_point: v.scalar::<u32>(362),
-            view_mask: v.scalar::<u32>(363),
+            flags: v.scalar::<u32>(363),
+            pipeline_bind_point: v.scalar::<u32>(364),
+            view_mask: v.scalar::<u32>(365),
             input_attachments,
             color_attachments,
             resolve_attachments,
@@ -2462,8 +2466,8 @@ pub fn unmap_memory(
     UnmapMemory::create(
         fbb,
         &UnmapMemoryArgs {
-            device: v.scalar::<u64>(369),
-            memory: v.scalar::<u64>(370),
+            device: v.scalar::<u64>(371),
+            memory: v.scalar::<u64>(372),
         },
     )
 }
@@ -2483,11 +2487,11 @@ pub fn vulkan_param(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<VulkanParam<'static>> {
-    let n = v.len(374);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(374)).collect();
+    let n = v.len(376);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(376)).collect();
     let bytes = Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(375, depth)
+        v.table_len(377, depth)
     } else {
         0
     };
@@ -2496,7 +2500,7 @@ pub fn vulkan_param(
     let chain: Option<WIPOffset<Vector<'static, ForwardsUOffset<VulkanParam<'static>>>>> =
         Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(376, depth)
+        v.table_len(378, depth)
     } else {
         0
     };
@@ -2507,7 +2511,7 @@ pub fn vulkan_param(
     VulkanParam::create(
         fbb,
         &VulkanParamArgs {
-            value: v.scalar::<u64>(373),
+            value: v.scalar::<u64>(375),
             bytes,
             chain,
             nested,

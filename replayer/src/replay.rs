@@ -498,6 +498,7 @@ fn not_needed(call: Call) -> bool {
             | Call::EndCommandBuffer
             | Call::ResetCommandBuffer
             | Call::QueuePresent
+            | Call::FrameChecksum
     )
 }
 

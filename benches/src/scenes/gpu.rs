@@ -734,9 +734,14 @@ impl Gpu {
     /// Submits `cbs` as frame `frame` (its last submit) and waits for them.
     pub fn submit(&self, frame: u64, cbs: &[vk::CommandBuffer]) -> Result<(), Error> {
         let d = &self.device;
+        // The colour target is the frame's result: a capture checksums it.
+        let shown = [self.color];
         let mut boundary = vk::FrameBoundaryEXT::default()
             .flags(vk::FrameBoundaryFlagsEXT::FRAME_END)
             .frame_id(frame);
+        if self.color != vk::Image::null() {
+            boundary = boundary.images(&shown);
+        }
         let mut submit = vk::SubmitInfo::default().command_buffers(cbs);
         if self.frame_boundary {
             submit = submit.push_next(&mut boundary);

@@ -2811,6 +2811,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, src_stage_mask, dst_stage_mask, dependency_flags, memory_barrier_count, p_memory_barriers, buffer_memory_barrier_count, p_buffer_memory_barriers, image_memory_barrier_count, p_image_memory_barriers);
+    crate::image_layouts::image_barriers(command_buffer, p_image_memory_barriers, image_memory_barrier_count);
     record(Scope::Command, 0, "vkCmdPipelineBarrier", || {
         vec![
             value(command_buffer.as_raw()),
@@ -3264,6 +3265,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier2(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, p_dependency_info);
+    crate::image_layouts::dependency_info(command_buffer, p_dependency_info);
     record(Scope::Command, 0, "vkCmdPipelineBarrier2", || {
         vec![
             value(command_buffer.as_raw()),
@@ -6414,6 +6416,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier2KHR(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, p_dependency_info);
+    crate::image_layouts::dependency_info(command_buffer, p_dependency_info);
     record(Scope::Command, 0, "vkCmdPipelineBarrier2KHR", || {
         vec![
             value(command_buffer.as_raw()),

@@ -69,6 +69,7 @@ pub unsafe extern "system" fn begin_command_buffer(
     };
     let r = (d.fns.fp_v1_0().begin_command_buffer)(cb, info);
     if r == vk::Result::SUCCESS {
+        crate::image_layouts::begin(cb);
         let i = &*info;
         command(|| {
             let inheritance = i.p_inheritance_info.as_ref().map(|h| {
@@ -377,6 +378,7 @@ unsafe fn begin_render_pass_call(
     b: &vk::RenderPassBeginInfo,
     contents: vk::SubpassContents,
 ) -> CallT {
+    crate::image_layouts::render_pass_begun(cb, b.render_pass, b.framebuffer);
     let area = b.render_area;
     CallT::CmdBeginRenderPass(Box::new(table!(CmdBeginRenderPassT {
         command_buffer: cb.as_raw(),

@@ -282,6 +282,7 @@ pub unsafe extern "system" fn create_image(
         if i.tiling == vk::ImageTiling::OPTIMAL {
             lock_mapped(&d).bindings.optimal_image((*out).as_raw());
         }
+        crate::image_layouts::image_created(*out, i);
         record(Scope::Setup, r.as_raw(), || {
             Some(CallT::CreateImage(Box::new(table!(CreateImageT {
                 device: device.as_raw(),
@@ -378,6 +379,7 @@ pub unsafe extern "system" fn create_image_view(
     let r = (d.fns.fp_v1_0().create_image_view)(device, info, allocator, out);
     if r == vk::Result::SUCCESS {
         let i = &*info;
+        crate::image_layouts::view_created(*out, i.image);
         let range = i.subresource_range;
         record(Scope::Setup, r.as_raw(), || {
             Some(CallT::CreateImageView(Box::new(table!(CreateImageViewT {
@@ -410,6 +412,12 @@ pub unsafe extern "system" fn create_framebuffer(
     let r = (d.fns.fp_v1_0().create_framebuffer)(device, info, allocator, out);
     if r == vk::Result::SUCCESS {
         let i = &*info;
+        if !i.flags.contains(vk::FramebufferCreateFlags::IMAGELESS) {
+            crate::image_layouts::framebuffer_created(
+                *out,
+                slice(i.p_attachments, i.attachment_count),
+            );
+        }
         record(Scope::Setup, r.as_raw(), || {
             Some(CallT::CreateFramebuffer(Box::new(table!(
                 CreateFramebufferT {

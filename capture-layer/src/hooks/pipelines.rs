@@ -68,6 +68,12 @@ pub unsafe extern "system" fn create_render_pass(
         return r;
     }
     let i = &*info;
+    crate::image_layouts::render_pass_created(
+        *out,
+        slice(i.p_attachments, i.attachment_count)
+            .iter()
+            .map(|a| a.final_layout),
+    );
     record(Scope::Setup, r.as_raw(), || {
         let multiview = find_in_chain::<vk::RenderPassMultiviewCreateInfo>(
             i.p_next,
@@ -153,6 +159,12 @@ unsafe fn record_render_pass2(
     i: &vk::RenderPassCreateInfo2,
     pass: vk::RenderPass,
 ) {
+    crate::image_layouts::render_pass_created(
+        pass,
+        slice(i.p_attachments, i.attachment_count)
+            .iter()
+            .map(|a| a.final_layout),
+    );
     record(Scope::Setup, 0, || {
         let subpasses = slice(i.p_subpasses, i.subpass_count)
             .iter()

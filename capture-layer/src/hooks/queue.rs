@@ -51,16 +51,24 @@ pub unsafe extern "system" fn queue_submit(
     recorder::sync();
     // Frame-boundary markers: noted, and taken off where the layer provides them.
     let mut ends_frame = false;
+    let mut shown = Vec::new();
     let mut down: Vec<vk::SubmitInfo> = slice(submits, count).to_vec();
     for s in &mut down {
-        let (ends, rest) = frame_boundary::find(s.p_next);
-        ends_frame |= ends;
+        let (marker, rest) = frame_boundary::find(s.p_next);
+        ends_frame |= marker.ends;
+        shown.extend(marker.images);
         if d.emulates_frame_boundary {
             s.p_next = rest;
         }
     }
     let r = (d.fns.fp_v1_0().queue_submit)(queue, count, down.as_ptr(), fence);
+    crate::image_layouts::submitted(
+        down.iter()
+            .flat_map(|s| slice(s.p_command_buffers, s.command_buffer_count))
+            .copied(),
+    );
     if ends_frame {
+        crate::frame_checksums::at_boundary(&d, queue, &shown);
         recorder::end_frame();
     }
     r
@@ -121,16 +129,24 @@ macro_rules! submit2_hooks {
             record_all_changes(&d);
             submit2(queue, count, submits, fence);
             let mut ends_frame = false;
+            let mut shown = Vec::new();
             let mut down: Vec<vk::SubmitInfo2> = slice(submits, count).to_vec();
             for s in &mut down {
-                let (ends, rest) = frame_boundary::find(s.p_next);
-                ends_frame |= ends;
+                let (marker, rest) = frame_boundary::find(s.p_next);
+                ends_frame |= marker.ends;
+                shown.extend(marker.images);
                 if d.emulates_frame_boundary {
                     s.p_next = rest;
                 }
             }
             let r = next(queue, count, down.as_ptr(), fence);
+            crate::image_layouts::submitted(
+                down.iter()
+                    .flat_map(|s| slice(s.p_command_buffer_infos, s.command_buffer_info_count))
+                    .map(|c| c.command_buffer),
+            );
             if ends_frame {
+                crate::frame_checksums::at_boundary(&d, queue, &shown);
                 recorder::end_frame();
             }
             r

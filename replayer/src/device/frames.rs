@@ -96,6 +96,19 @@ pub fn create_images(
     Ok(())
 }
 
+/// An image a frame showed: where it is, in what layout, format and size.
+#[derive(Clone, Copy, Debug)]
+pub struct Shown {
+    /// The image.
+    pub image: vk::Image,
+    /// Its layout now (it is left in it).
+    pub layout: vk::ImageLayout,
+    /// Its format.
+    pub format: vk::Format,
+    /// Its first mip level's size.
+    pub extent: vk::Extent2D,
+}
+
 /// One frame read back.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameImage {
@@ -176,17 +189,20 @@ impl Readback {
         }
     }
 
-    /// Copies presented `image` of swapchain `s` (in the present layout, left in it)
-    /// out and returns its texels.
+    /// Copies `shown` (left in its layout) out and returns its texels.
     pub fn read(
         &mut self,
         device: &ash::Device,
         queue: vk::Queue,
         memory: &Memory,
-        image: vk::Image,
-        s: &Swapchain,
+        shown: &Shown,
     ) -> Result<FrameImage, String> {
-        let (layout, format, extent) = (vk::ImageLayout::PRESENT_SRC_KHR, s.format, s.extent);
+        let Shown {
+            image,
+            layout,
+            format,
+            extent,
+        } = *shown;
         let texel = trace_format::frame_checksum::texel_size(format.as_raw() as u32)
             .ok_or_else(|| format!("frames of format {format:?} cannot be read back"))?;
         let size = u64::from(extent.width) * u64::from(extent.height) * texel;

@@ -489,7 +489,15 @@ impl Replay {
             }
             Call::FrameBoundary => self.frame += 1,
             Call::FrameChecksum => {
-                if let Some(c) = record.call_as_frame_checksum() {
+                let c = record.call_as_frame_checksum();
+                if let Some(c) = c.filter(|c| c.image() != 0) {
+                    // An offscreen frame: read the image it names back now.
+                    self.summary.captured_checksums += 1;
+                    if self.options.read_frames || self.options.dump_frames.is_some() {
+                        let device = self.device(seq)?.clone();
+                        self.offscreen_frame(&device, seq, &c)?;
+                    }
+                } else if let Some(c) = c {
                     self.summary.captured_checksums += 1;
                     let frame = self.frame;
                     if let Some(f) = self

@@ -472,7 +472,7 @@ impl Replay {
     }
 
     /// Reads presented image `index` of swapchain `id` back, checksums it and dumps it.
-    fn present(
+    pub(super) fn present(
         &mut self,
         device: &ash::Device,
         seq: u64,
@@ -484,37 +484,85 @@ impl Replay {
             .get(&id)
             .ok_or_else(|| DeviceError::bad(seq, "vkQueuePresentKHR", "an unknown swapchain"))?;
         let (image, _) = *s.images.get(index as usize).ok_or_else(|| {
-            DeviceError::call(
+            DeviceError::bad(
                 seq,
                 "vkQueuePresentKHR",
                 format!("image {index} of a swapchain of {}", s.images.len()),
             )
         })?;
-        let memory = self
-            .memory
-            .as_ref()
-            .ok_or_else(|| DeviceError::call(seq, "vkQueuePresentKHR", "no device"))?;
-        let readback = self
-            .readback
-            .as_mut()
-            .ok_or_else(|| DeviceError::call(seq, "vkQueuePresentKHR", "no device"))?;
-        let frame: frames::FrameImage = readback
-            .read(device, self.queue, memory, image, s)
-            .map_err(|e| DeviceError::call(seq, "vkQueuePresentKHR", e))?;
-        if let Some(dir) = &self.options.dump_frames {
-            frame
-                .write_png(&dir.join(format!("frame-{:06}.png", self.frame)))
-                .map_err(|e| DeviceError::call(seq, "vkQueuePresentKHR", e))?;
-        }
+        let shown = frames::Shown {
+            image,
+            layout: vk::ImageLayout::PRESENT_SRC_KHR,
+            format: s.format,
+            extent: s.extent,
+        };
+        let checksum = self.show(device, seq, "vkQueuePresentKHR", &shown)?;
         self.summary.frames.push(Frame {
             frame: self.frame,
             seq,
             pass: self.pass,
             swapchain: id,
-            checksum: frame.checksum(),
+            checksum,
             captured: None,
         });
         Ok(())
+    }
+
+    /// An offscreen frame's checksum record: the image it names read back in the
+    /// recorded layout, checksummed, dumped, and compared with the record.
+    pub(super) fn offscreen_frame(
+        &mut self,
+        device: &ash::Device,
+        seq: u64,
+        c: &trace_format::generated::trace::FrameChecksum<'_>,
+    ) -> Result<(), DeviceError> {
+        let name = "frame checksum";
+        let shown = frames::Shown {
+            image: self.handle(c.image(), seq, name)?,
+            layout: vk::ImageLayout::from_raw(c.layout() as i32),
+            format: vk::Format::from_raw(c.format() as i32),
+            extent: vk::Extent2D {
+                width: c.width(),
+                height: c.height(),
+            },
+        };
+        let checksum = self.show(device, seq, name, &shown)?;
+        self.summary.frames.push(Frame {
+            frame: self.frame,
+            seq,
+            pass: self.pass,
+            swapchain: 0,
+            checksum,
+            captured: Some(c.crc32()),
+        });
+        Ok(())
+    }
+
+    /// Reads `shown` back, dumps it where asked, and returns its checksum.
+    fn show(
+        &mut self,
+        device: &ash::Device,
+        seq: u64,
+        name: &str,
+        shown: &frames::Shown,
+    ) -> Result<u32, DeviceError> {
+        let memory = self
+            .memory
+            .as_ref()
+            .ok_or_else(|| DeviceError::call(seq, name, "no device"))?;
+        let readback = self
+            .readback
+            .as_mut()
+            .ok_or_else(|| DeviceError::call(seq, name, "no device"))?;
+        let frame = readback
+            .read(device, self.queue, memory, shown)
+            .map_err(|e| DeviceError::call(seq, name, e))?;
+        if let Some(dir) = &self.options.dump_frames {
+            frame
+                .write_png(&dir.join(format!("frame-{:06}.png", self.frame)))
+                .map_err(|e| DeviceError::call(seq, name, e))?;
+        }
+        Ok(frame.checksum())
     }
 
     /// Destroys an object the program destroyed.

@@ -22940,8 +22940,10 @@ impl CmdEndConditionalRenderingT {
 pub enum FrameChecksumOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
-/// What a presented image held: CRC-32 of its texels (rows packed, mip 0, layer 0),
-/// read back by the capture layer before the present, for a replay to compare with.
+/// What a frame showed: CRC-32 of an image's texels (rows packed, mip 0, layer 0), read
+/// back by the capture layer, for a replay to compare with. Either a presented image
+/// (`swapchain` and `image_index`, read before the present) or the image an offscreen
+/// program names at a frame boundary (`image`, read after the submit, in `layout`).
 pub struct FrameChecksum<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }
@@ -22961,6 +22963,8 @@ impl<'a> FrameChecksum<'a> {
   pub const VT_HEIGHT: ::flatbuffers::VOffsetT = 10;
   pub const VT_FORMAT: ::flatbuffers::VOffsetT = 12;
   pub const VT_CRC32: ::flatbuffers::VOffsetT = 14;
+  pub const VT_IMAGE: ::flatbuffers::VOffsetT = 16;
+  pub const VT_LAYOUT: ::flatbuffers::VOffsetT = 18;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -22972,7 +22976,9 @@ impl<'a> FrameChecksum<'a> {
     args: &'args FrameChecksumArgs
   ) -> ::flatbuffers::WIPOffset<FrameChecksum<'bldr>> {
     let mut builder = FrameChecksumBuilder::new(_fbb);
+    builder.add_image(args.image);
     builder.add_swapchain(args.swapchain);
+    builder.add_layout(args.layout);
     builder.add_crc32(args.crc32);
     builder.add_format(args.format);
     builder.add_height(args.height);
@@ -22988,6 +22994,8 @@ impl<'a> FrameChecksum<'a> {
     let height = self.height();
     let format = self.format();
     let crc32 = self.crc32();
+    let image = self.image();
+    let layout = self.layout();
     FrameChecksumT {
       swapchain,
       image_index,
@@ -22995,6 +23003,8 @@ impl<'a> FrameChecksum<'a> {
       height,
       format,
       crc32,
+      image,
+      layout,
     }
   }
 
@@ -23040,6 +23050,20 @@ impl<'a> FrameChecksum<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u32>(FrameChecksum::VT_CRC32, Some(0)).unwrap()}
   }
+  #[inline]
+  pub fn image(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(FrameChecksum::VT_IMAGE, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn layout(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(FrameChecksum::VT_LAYOUT, Some(0)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for FrameChecksum<'_> {
@@ -23054,6 +23078,8 @@ impl ::flatbuffers::Verifiable for FrameChecksum<'_> {
      .visit_field::<u32>("height", Self::VT_HEIGHT, false)?
      .visit_field::<u32>("format", Self::VT_FORMAT, false)?
      .visit_field::<u32>("crc32", Self::VT_CRC32, false)?
+     .visit_field::<u64>("image", Self::VT_IMAGE, false)?
+     .visit_field::<u32>("layout", Self::VT_LAYOUT, false)?
      .finish();
     Ok(())
   }
@@ -23065,6 +23091,8 @@ pub struct FrameChecksumArgs {
     pub height: u32,
     pub format: u32,
     pub crc32: u32,
+    pub image: u64,
+    pub layout: u32,
 }
 impl<'a> Default for FrameChecksumArgs {
   #[inline]
@@ -23076,6 +23104,8 @@ impl<'a> Default for FrameChecksumArgs {
       height: 0,
       format: 0,
       crc32: 0,
+      image: 0,
+      layout: 0,
     }
   }
 }
@@ -23085,13 +23115,15 @@ impl Serialize for FrameChecksum<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("FrameChecksum", 6)?;
+    let mut s = serializer.serialize_struct("FrameChecksum", 8)?;
       s.serialize_field("swapchain", &self.swapchain())?;
       s.serialize_field("image_index", &self.image_index())?;
       s.serialize_field("width", &self.width())?;
       s.serialize_field("height", &self.height())?;
       s.serialize_field("format", &self.format())?;
       s.serialize_field("crc32", &self.crc32())?;
+      s.serialize_field("image", &self.image())?;
+      s.serialize_field("layout", &self.layout())?;
     s.end()
   }
 }
@@ -23126,6 +23158,14 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> FrameChecksumBuilder<'a, 'b, 
     self.fbb_.push_slot::<u32>(FrameChecksum::VT_CRC32, crc32, 0);
   }
   #[inline]
+  pub fn add_image(&mut self, image: u64) {
+    self.fbb_.push_slot::<u64>(FrameChecksum::VT_IMAGE, image, 0);
+  }
+  #[inline]
+  pub fn add_layout(&mut self, layout: u32) {
+    self.fbb_.push_slot::<u32>(FrameChecksum::VT_LAYOUT, layout, 0);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> FrameChecksumBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     FrameChecksumBuilder {
@@ -23149,6 +23189,8 @@ impl ::core::fmt::Debug for FrameChecksum<'_> {
       ds.field("height", &self.height());
       ds.field("format", &self.format());
       ds.field("crc32", &self.crc32());
+      ds.field("image", &self.image());
+      ds.field("layout", &self.layout());
       ds.finish()
   }
 }
@@ -23161,6 +23203,8 @@ pub struct FrameChecksumT {
   pub height: u32,
   pub format: u32,
   pub crc32: u32,
+  pub image: u64,
+  pub layout: u32,
 }
 impl Default for FrameChecksumT {
   fn default() -> Self {
@@ -23171,6 +23215,8 @@ impl Default for FrameChecksumT {
       height: 0,
       format: 0,
       crc32: 0,
+      image: 0,
+      layout: 0,
     }
   }
 }
@@ -23185,6 +23231,8 @@ impl FrameChecksumT {
     let height = self.height;
     let format = self.format;
     let crc32 = self.crc32;
+    let image = self.image;
+    let layout = self.layout;
     FrameChecksum::create(_fbb, &FrameChecksumArgs{
       swapchain,
       image_index,
@@ -23192,6 +23240,8 @@ impl FrameChecksumT {
       height,
       format,
       crc32,
+      image,
+      layout,
     })
   }
 }

@@ -1716,6 +1716,18 @@ pub(crate) static TABLES: [Table; 75] = [
                 required: false,
                 kind: Kind::Inline { size: 4, align: 4 },
             },
+            Field {
+                name: "image",
+                voffset: 16,
+                required: false,
+                kind: Kind::Inline { size: 8, align: 8 },
+            },
+            Field {
+                name: "layout",
+                voffset: 18,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
         ],
     },
     Table {
