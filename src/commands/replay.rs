@@ -134,7 +134,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             bar.set_position(pass_base + pos);
         }
     };
-    let started = SystemTime::now();
+    let before = file_stamp(&output);
     let result = replay(&args.trace, &output, &options, &mut progress);
     if let Some(bar) = &bar {
         bar.finish_and_clear();
@@ -142,7 +142,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let summary = match result {
         Ok(summary) => summary,
         Err(e) => {
-            let context = match rows_written_since(&output, started) {
+            let context = match rows_written_since(&output, before) {
                 Some(rows) => format!(
                     "replaying {} (the {rows} rows before the error are in {})",
                     args.trace.display(),
@@ -284,10 +284,19 @@ fn print_coverage(summary: &Summary, verbose: bool) {
     }
 }
 
-/// The rows a results file written since `since` holds, when it exists and holds some.
-fn rows_written_since(path: &Path, since: SystemTime) -> Option<u64> {
-    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
-    if modified < since {
+/// A file's modification time and length, where it exists.
+fn file_stamp(path: &Path) -> Option<(SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// The rows the results file at `path` holds, when the replay wrote it (it is not as
+/// `before` found it) and it holds some.
+fn rows_written_since(path: &Path, before: Option<(SystemTime, u64)>) -> Option<u64> {
+    // A file the replay did not touch is as it was (the file system's clock is too
+    // coarse to compare its time with the replay's start).
+    let now = file_stamp(path)?;
+    if before == Some(now) {
         return None;
     }
     let mut rows = 0u64;
