@@ -111,14 +111,10 @@ pub struct Functions {
 
 impl Functions {
     /// Functions of `instance` (and later of a device).
-    pub fn new(entry: &ash::Entry, instance: vk::Instance) -> Self {
+    pub fn new(entry: &ash::Entry, instance: &ash::Instance) -> Self {
         let get_instance_proc_addr = entry.static_fn().get_instance_proc_addr;
-        // SAFETY: the loader answers for any live instance.
-        let get_device_proc_addr = unsafe {
-            let f = get_instance_proc_addr(instance, c"vkGetDeviceProcAddr".as_ptr());
-            std::mem::transmute::<vk::PFN_vkVoidFunction, Option<vk::PFN_vkGetDeviceProcAddr>>(f)
-        }
-        .expect("the loader always has vkGetDeviceProcAddr");
+        let get_device_proc_addr = instance.fp_v1_0().get_device_proc_addr;
+        let instance = instance.handle();
         Functions {
             get_instance_proc_addr,
             get_device_proc_addr,

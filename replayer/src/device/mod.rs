@@ -413,7 +413,7 @@ impl Replay {
                     c.instance(),
                     instance.handle().as_raw(),
                 );
-                self.functions = Some(Functions::new(&self.entry, instance.handle()));
+                self.functions = Some(Functions::new(&self.entry, &instance));
                 self.instance = Some(instance);
                 // Before anything runs: can this device make every image?
                 if let (Some(trace), Some(instance)) = (&self.trace, &self.instance) {
