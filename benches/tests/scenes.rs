@@ -723,6 +723,7 @@ fn every_scene_replays_on_this_device_with_its_frames_as_captured_and_each_draw_
         ("tessellation", 2),
         ("compute", 2),
         ("threads", 2),
+        ("secondary", 2),
         ("mapped", 2),
         ("libraries", 2),
     ] {

@@ -762,6 +762,18 @@ impl Gpu {
         pass: vk::RenderPass,
         framebuffer: vk::Framebuffer,
     ) {
+        self.begin_pass_with(cb, pass, framebuffer, vk::SubpassContents::INLINE);
+    }
+
+    /// Begins `pass` on `framebuffer`, clearing the target, its first subpass's commands
+    /// `contents` (inline, or in secondary command buffers).
+    pub fn begin_pass_with(
+        &self,
+        cb: vk::CommandBuffer,
+        pass: vk::RenderPass,
+        framebuffer: vk::Framebuffer,
+        contents: vk::SubpassContents,
+    ) {
         let clear = [vk::ClearValue {
             color: vk::ClearColorValue {
                 float32: [0.0, 0.0, 0.0, 1.0],
@@ -778,10 +790,42 @@ impl Gpu {
                 },
             })
             .clear_values(&clear);
-        unsafe {
-            self.device
-                .cmd_begin_render_pass(cb, &info, vk::SubpassContents::INLINE)
+        unsafe { self.device.cmd_begin_render_pass(cb, &info, contents) };
+    }
+
+    /// A secondary command buffer from `pool`, begun to continue subpass 0 of `pass`
+    /// on `framebuffer`.
+    pub fn begin_secondary(
+        &self,
+        pool: vk::CommandPool,
+        pass: vk::RenderPass,
+        framebuffer: vk::Framebuffer,
+    ) -> Result<vk::CommandBuffer, Error> {
+        let d = &self.device;
+        let cb = unsafe {
+            d.allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(pool)
+                    .level(vk::CommandBufferLevel::SECONDARY)
+                    .command_buffer_count(1),
+            )?[0]
         };
+        let inheritance = vk::CommandBufferInheritanceInfo::default()
+            .render_pass(pass)
+            .subpass(0)
+            .framebuffer(framebuffer);
+        unsafe {
+            d.begin_command_buffer(
+                cb,
+                &vk::CommandBufferBeginInfo::default()
+                    .flags(
+                        vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT
+                            | vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE,
+                    )
+                    .inheritance_info(&inheritance),
+            )?
+        };
+        Ok(cb)
     }
 
     /// Places the next triangle: push constants of offset and scale.

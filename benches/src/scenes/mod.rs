@@ -39,12 +39,13 @@ const SHRINK_GEOM: &[u8] = include_bytes!("../../shaders/shrink.geom.spv");
 const DOUBLE_COMP: &[u8] = include_bytes!("../../shaders/double.comp.spv");
 
 /// The scenes by name.
-pub const SCENES: [&str; 8] = [
+pub const SCENES: [&str; 9] = [
     "multiview",
     "indirect",
     "storm",
     "tessellation",
     "threads",
+    "secondary",
     "compute",
     "mapped",
     "libraries",
@@ -121,6 +122,7 @@ pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued
         "storm" => c"macroscope-scene-storm",
         "tessellation" => c"macroscope-scene-tessellation",
         "threads" => c"macroscope-scene-threads",
+        "secondary" => c"macroscope-scene-secondary",
         "compute" => c"macroscope-scene-compute",
         "mapped" => c"macroscope-scene-mapped",
         "libraries" => c"macroscope-scene-libraries",
@@ -137,6 +139,7 @@ pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued
         "indirect" => indirect(&mut gpu, frames, &mut issued)?,
         "storm" => storm(&mut gpu, frames, &mut issued)?,
         "threads" => threads(&mut gpu, frames, &mut issued)?,
+        "secondary" => secondary(&mut gpu, frames, &mut issued)?,
         "compute" => compute(&mut gpu, frames, &mut issued)?,
         "mapped" => mapped(&mut gpu, frames, &mut issued)?,
         "libraries" => libraries(&mut gpu, frames, &mut issued)?,
@@ -584,6 +587,94 @@ fn threads(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error>
     }
     Ok(())
 }
+
+/// Threads recording secondary command buffers at once, one render pass of a primary
+/// executing them all: how engines spread a frame's draws over threads.
+fn secondary(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+    let SinglePass {
+        layout,
+        sets,
+        pass,
+        framebuffer,
+        pipeline,
+    } = single_pass(gpu, &COLORED, vk::PrimitiveTopology::TRIANGLE_LIST)?;
+    let pools: Vec<vk::CommandPool> = (0..THREADS)
+        .map(|_| gpu.command_pool())
+        .collect::<Result<_, _>>()?;
+    let primary_pool = gpu.command_pool()?;
+    let gpu: &Gpu = gpu;
+    for frame in 0..frames {
+        let secondaries: Vec<vk::CommandBuffer> = std::thread::scope(|s| {
+            let workers: Vec<_> = pools
+                .iter()
+                .enumerate()
+                .map(|(t, pool)| {
+                    let sets = &sets;
+                    s.spawn(move || -> Result<vk::CommandBuffer, String> {
+                        let d = &gpu.device;
+                        let cb = gpu
+                            .begin_secondary(*pool, pass, framebuffer)
+                            .map_err(|e| e.to_string())?;
+                        unsafe {
+                            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+                            d.cmd_bind_descriptor_sets(
+                                cb,
+                                vk::PipelineBindPoint::GRAPHICS,
+                                layout,
+                                0,
+                                &sets[t % 2..t % 2 + 1],
+                                &[],
+                            );
+                            for i in 0..SECONDARY_DRAWS {
+                                let x = (i % 50) as f32 / 25.0 - 1.0;
+                                gpu.place(cb, layout, x, t as f32 / 2.0 - 1.0, 0.02);
+                                d.cmd_draw(cb, 3, 1, 0, 0);
+                            }
+                            d.end_command_buffer(cb).map_err(|e| e.to_string())?;
+                        }
+                        Ok(cb)
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join()
+                        .map_err(|_| "a recording thread panicked".to_string())?
+                })
+                .collect::<Result<Vec<_>, String>>()
+        })?;
+        for _ in 0..THREADS as u32 * SECONDARY_DRAWS {
+            issued.draw("CmdDraw", 0);
+        }
+        let primary = gpu.begin(primary_pool)?;
+        unsafe {
+            gpu.begin_pass_with(
+                primary,
+                pass,
+                framebuffer,
+                vk::SubpassContents::SECONDARY_COMMAND_BUFFERS,
+            );
+            gpu.device.cmd_execute_commands(primary, &secondaries);
+            gpu.device.cmd_end_render_pass(primary);
+            gpu.device.end_command_buffer(primary)?;
+        }
+        gpu.submit(frame, &[primary])?;
+        unsafe {
+            gpu.device.free_command_buffers(primary_pool, &[primary]);
+            for (pool, cb) in pools.iter().zip(&secondaries) {
+                gpu.device.free_command_buffers(*pool, &[*cb]);
+            }
+        }
+    }
+    for pool in pools.into_iter().chain([primary_pool]) {
+        unsafe { gpu.device.destroy_command_pool(pool, None) };
+    }
+    Ok(())
+}
+
+/// Draws each thread of the secondary scene records.
+const SECONDARY_DRAWS: u32 = 250;
 
 /// Words in the compute scene's storage buffers.
 const COMPUTE_WORDS: u32 = 1024;

@@ -51,10 +51,11 @@ impl Replay {
                         .flatten()
                         .map(|b| self.handle(b, seq, name))
                         .collect::<Result<_, _>>()?;
-                    device.cmd_execute_commands(
-                        self.handle(c.command_buffer(), seq, name)?,
-                        &secondaries,
-                    );
+                    let primary = self.handle(c.command_buffer(), seq, name)?;
+                    device.cmd_execute_commands(primary, &secondaries);
+                    if let Some(t) = self.timing.as_mut() {
+                        t.execute(primary, &secondaries);
+                    }
                 }
                 Call::CmdBeginRenderPass => {
                     let c = get!(record, call_as_cmd_begin_render_pass, seq, name);

@@ -35,6 +35,8 @@ pub struct Timing {
     slots: HashMap<u64, Vec<Slot>>,
     /// Per command buffer: views of the render pass instance it is recording (1 outside).
     views: HashMap<u64, u32>,
+    /// Per primary command buffer: the secondaries it executes, in order.
+    executes: HashMap<u64, Vec<u64>>,
     /// Nanoseconds per timestamp tick.
     period: f64,
     /// Mask of the timestamps' valid bits.
@@ -68,6 +70,7 @@ impl Timing {
             next: POOL_SIZE,
             slots: HashMap::new(),
             views: HashMap::new(),
+            executes: HashMap::new(),
             period: f64::from(period),
             mask: if valid_bits >= 64 {
                 u64::MAX
@@ -81,6 +84,31 @@ impl Timing {
     pub fn begin(&mut self, cb: vk::CommandBuffer) {
         self.slots.remove(&cb.as_raw());
         self.views.remove(&cb.as_raw());
+        self.executes.remove(&cb.as_raw());
+    }
+
+    /// `primary` executes `secondaries` (their draws are timed within it).
+    pub fn execute(&mut self, primary: vk::CommandBuffer, secondaries: &[vk::CommandBuffer]) {
+        self.executes
+            .entry(primary.as_raw())
+            .or_default()
+            .extend(secondaries.iter().map(|s| s.as_raw()));
+    }
+
+    /// The slots of `cbs` in execution order, the draws of the secondaries a primary
+    /// executes after the primary's own (a secondary's draws run where it is executed,
+    /// but the order of two command buffers' slots does not change their times).
+    fn slots_of<'a>(&'a self, cbs: &'a [vk::CommandBuffer]) -> impl Iterator<Item = &'a Slot> + 'a {
+        cbs.iter().flat_map(move |cb| {
+            let own = self.slots.get(&cb.as_raw()).into_iter().flatten();
+            let executed = self
+                .executes
+                .get(&cb.as_raw())
+                .into_iter()
+                .flatten()
+                .flat_map(move |s| self.slots.get(s).into_iter().flatten());
+            own.chain(executed)
+        })
     }
 
     /// A render pass instance of `views` views begins (or a subpass; 0 outside one).
@@ -150,11 +178,9 @@ impl Timing {
 
     /// Before a submit of `cbs`: their queries reset from the host.
     pub fn prepare(&self, device: &ash::Device, cbs: &[vk::CommandBuffer]) {
-        for cb in cbs {
-            for s in self.slots.get(&cb.as_raw()).into_iter().flatten() {
-                // SAFETY: the queries are not in use: the previous submit finished.
-                unsafe { device.reset_query_pool(self.pools[s.pool], s.first, 2 * s.width) };
-            }
+        for s in self.slots_of(cbs) {
+            // SAFETY: the queries are not in use: the previous submit finished.
+            unsafe { device.reset_query_pool(self.pools[s.pool], s.first, 2 * s.width) };
         }
     }
 
@@ -167,8 +193,8 @@ impl Timing {
         cbs: &[vk::CommandBuffer],
         out: &mut Vec<DrawTime>,
     ) -> Result<(), vk::Result> {
-        for cb in cbs {
-            for s in self.slots.get(&cb.as_raw()).into_iter().flatten() {
+        {
+            for s in self.slots_of(cbs) {
                 let mut start = [0u64; 1];
                 let mut end = [0u64; 1];
                 // SAFETY: the submit finished; both queries were written by it.
