@@ -419,6 +419,8 @@ def write_hooks(out):
                 out.write("    if r == vk::Result::SUCCESS || r == vk::Result::INCOMPLETE {\n        crate::frame_checksums::swapchain_images(swapchain, p_swapchain_image_count, p_swapchain_images);\n    }\n")
             if name == "vkDestroySwapchainKHR":
                 out.write("    crate::frame_checksums::swapchain_destroyed(swapchain);\n")
+            if name == "vkFreeCommandBuffers":
+                out.write("    crate::image_layouts::freed(p_command_buffers, command_buffer_count);\n")
             if name == "vkCmdPipelineBarrier":
                 out.write("    crate::image_layouts::image_barriers(command_buffer, p_image_memory_barriers, image_memory_barrier_count);\n")
             if alias_of.get(name, name) == "vkCmdPipelineBarrier2":

@@ -99,6 +99,42 @@ pub fn render_pass_created(
     with(|s| s.pass_final_layouts.insert(pass.as_raw(), layouts));
 }
 
+/// Forgets a destroyed image, view, framebuffer or render pass (so the notes do not
+/// grow with a program that makes and destroys them every frame).
+pub fn destroyed(ty: vk::ObjectType, handle: u64) {
+    match ty {
+        vk::ObjectType::IMAGE => with(|s| {
+            s.images.remove(&handle);
+            s.current.remove(&handle);
+        }),
+        vk::ObjectType::IMAGE_VIEW => with(|s| {
+            s.view_image.remove(&handle);
+        }),
+        vk::ObjectType::FRAMEBUFFER => with(|s| {
+            s.framebuffer_views.remove(&handle);
+        }),
+        vk::ObjectType::RENDER_PASS => with(|s| {
+            s.pass_final_layouts.remove(&handle);
+        }),
+        _ => {}
+    }
+}
+
+/// Forgets freed command buffers' notes.
+///
+/// # Safety
+/// `cbs` must point to `count` handles (or be null).
+pub unsafe fn freed(cbs: *const vk::CommandBuffer, count: u32) {
+    if tracking() && !cbs.is_null() {
+        let cbs = std::slice::from_raw_parts(cbs, count as usize);
+        with(|s| {
+            for cb in cbs {
+                s.pending.remove(&cb.as_raw());
+            }
+        });
+    }
+}
+
 /// A command buffer begins recording: its earlier notes are dropped.
 pub fn begin(cb: vk::CommandBuffer) {
     if tracking() {

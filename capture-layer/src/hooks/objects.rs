@@ -635,6 +635,7 @@ macro_rules! destroy_hooks {
                 return;
             };
             destroyed(device, vk::ObjectType::$object, object.as_raw());
+            crate::image_layouts::destroyed(vk::ObjectType::$object, object.as_raw());
             if matches!(vk::ObjectType::$object, vk::ObjectType::BUFFER | vk::ObjectType::IMAGE) {
                 lock_mapped(&d).bindings.unbound(object.as_raw());
             }
