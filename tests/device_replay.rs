@@ -240,36 +240,50 @@ fn with_device_edit(trace: &Path, out: &Path, edit: Edit<'_>) -> u64 {
     create_device_seq
 }
 
+/// `replay --device` (with `extra` arguments) on `trace` made by `edit` of `sample`:
+/// exit 2, stderr naming the changed call with `message` after `call #SEQ`; with
+/// `before_submits`, nothing replayed (no summary).
+fn assert_refused(
+    sample_name: &str,
+    edit: Edit<'_>,
+    extra: &[&str],
+    message: &str,
+    before_submits: bool,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let edited = dir.path().join("edited.mscope");
+    let seq = with_device_edit(&sample(sample_name), &edited, edit);
+    assert!(seq > 0);
+    let mut args = vec!["replay", "--device"];
+    args.extend_from_slice(extra);
+    args.push(edited.to_str().unwrap());
+    let out = macroscope(&args);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("call #{seq}{message}")),
+        "{stderr}"
+    );
+    if before_submits {
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("submits"),
+            "{out:?}"
+        );
+    }
+}
+
 #[test]
 fn a_trace_needing_an_extension_the_device_lacks_fails_naming_it_before_any_submit() {
     if !ready() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let edited = dir.path().join("needs-more.mscope");
     // Lavapipe has no NVIDIA ray tracing.
-    let seq = with_device_edit(
-        &sample("multiview"),
-        &edited,
+    assert_refused(
+        "multiview",
         Edit::Extension("VK_NV_ray_tracing"),
-    );
-    let out = macroscope(&[
-        "replay",
-        "--device",
-        "--check-frames",
-        edited.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains(&format!(
-            "call #{seq}: the replay device has no device extension VK_NV_ray_tracing"
-        )),
-        "{stderr}"
-    );
-    assert!(
-        !String::from_utf8_lossy(&out.stdout).contains("submits"),
-        "{out:?}"
+        &["--check-frames"],
+        ": the replay device has no device extension VK_NV_ray_tracing",
+        true,
     );
 }
 
@@ -278,22 +292,13 @@ fn a_trace_needing_a_feature_the_device_lacks_fails_naming_it_before_any_submit(
     if !ready() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let edited = dir.path().join("needs-sparse.mscope");
     // VkPhysicalDeviceFeatures.sparseBinding, at byte 176: lavapipe has none.
-    let seq = with_device_edit(&sample("storm"), &edited, Edit::Feature(176));
-    let out = macroscope(&["replay", "--device", edited.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains(&format!(
-            "call #{seq}: the replay device has no feature VkPhysicalDeviceFeatures.sparseBinding"
-        )),
-        "{stderr}"
-    );
-    assert!(
-        !String::from_utf8_lossy(&out.stdout).contains("submits"),
-        "{out:?}"
+    assert_refused(
+        "storm",
+        Edit::Feature(176),
+        &[],
+        ": the replay device has no feature VkPhysicalDeviceFeatures.sparseBinding",
+        true,
     );
 }
 
@@ -302,18 +307,12 @@ fn a_malformed_record_fails_naming_the_call_and_parameter_and_exits_2() {
     if !ready() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let edited = dir.path().join("short.mscope");
-    let seq = with_device_edit(&sample("storm"), &edited, Edit::ShortCreateInfo);
-    assert!(seq > 0);
-    let out = macroscope(&["replay", "--device", edited.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains(&format!(
-            "call #{seq} (vkCreateDescriptorSetLayout): `pCreateInfo`: 31 bytes are not a whole number of VkDescriptorSetLayoutCreateInfo (32 bytes each)"
-        )),
-        "{stderr}"
+    assert_refused(
+        "storm",
+        Edit::ShortCreateInfo,
+        &[],
+        " (vkCreateDescriptorSetLayout): `pCreateInfo`: 31 bytes are not a whole number of VkDescriptorSetLayoutCreateInfo (32 bytes each)",
+        false,
     );
 }
 
@@ -322,22 +321,12 @@ fn a_trace_making_an_image_the_device_cannot_fails_naming_it_before_anything_run
     if !ready() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let edited = dir.path().join("astc.mscope");
     // VK_FORMAT_ASTC_4x4_UNORM_BLOCK: lavapipe has no ASTC render targets.
-    let seq = with_device_edit(&sample("multiview"), &edited, Edit::ImageFormat(157));
-    assert!(seq > 0);
-    let out = macroscope(&["replay", "--device", edited.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains(&format!(
-            "call #{seq}: the replay device has no format ASTC_4X4_UNORM_BLOCK"
-        )),
-        "{stderr}"
-    );
-    assert!(
-        !String::from_utf8_lossy(&out.stdout).contains("submits"),
-        "{out:?}"
+    assert_refused(
+        "multiview",
+        Edit::ImageFormat(157),
+        &[],
+        ": the replay device has no format ASTC_4X4_UNORM_BLOCK",
+        true,
     );
 }

@@ -520,60 +520,79 @@ pub const THREADS: usize = 4;
 /// Draws each thread records a frame.
 pub const THREAD_DRAWS: u32 = 2_500;
 
+/// One command buffer per pool, each recorded on a thread of its own, all at once:
+/// `begin` makes thread `t`'s command buffer (in a render pass), then the thread binds
+/// the pipeline and its tint and records `draws` placed triangles, and `end` ends it.
+fn record_on_threads(
+    gpu: &Gpu,
+    pools: &[vk::CommandPool],
+    pass: &SinglePass,
+    draws: u32,
+    begin: impl Fn(vk::CommandPool) -> Result<vk::CommandBuffer, Error> + Sync,
+    end: impl Fn(vk::CommandBuffer) + Sync,
+) -> Result<Vec<vk::CommandBuffer>, Error> {
+    let (begin, end) = (&begin, &end);
+    let cbs = std::thread::scope(|s| {
+        let workers: Vec<_> = pools
+            .iter()
+            .enumerate()
+            .map(|(t, pool)| {
+                s.spawn(move || -> Result<vk::CommandBuffer, String> {
+                    let d = &gpu.device;
+                    let cb = begin(*pool).map_err(|e| e.to_string())?;
+                    unsafe {
+                        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pass.pipeline);
+                        d.cmd_bind_descriptor_sets(
+                            cb,
+                            vk::PipelineBindPoint::GRAPHICS,
+                            pass.layout,
+                            0,
+                            &pass.sets[t % 2..t % 2 + 1],
+                            &[],
+                        );
+                        for i in 0..draws {
+                            let x = (i % 50) as f32 / 25.0 - 1.0;
+                            gpu.place(cb, pass.layout, x, t as f32 / 2.0 - 1.0, 0.02);
+                            d.cmd_draw(cb, 3, 1, 0, 0);
+                        }
+                        end(cb);
+                        d.end_command_buffer(cb).map_err(|e| e.to_string())?;
+                    }
+                    Ok(cb)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .map_err(|_| "a recording thread panicked".to_string())?
+            })
+            .collect::<Result<Vec<_>, String>>()
+    })?;
+    Ok(cbs)
+}
+
 fn threads(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
-    let SinglePass {
-        layout,
-        sets,
-        pass,
-        framebuffer,
-        pipeline,
-    } = single_pass(gpu, &COLORED, vk::PrimitiveTopology::TRIANGLE_LIST)?;
+    let single = single_pass(gpu, &COLORED, vk::PrimitiveTopology::TRIANGLE_LIST)?;
     let pools: Vec<vk::CommandPool> = (0..THREADS)
         .map(|_| gpu.command_pool())
         .collect::<Result<_, _>>()?;
     let gpu: &Gpu = gpu;
     for frame in 0..frames {
         // Each thread records into its own pool's command buffer, all at once.
-        let cbs: Vec<vk::CommandBuffer> = std::thread::scope(|s| {
-            let workers: Vec<_> = pools
-                .iter()
-                .enumerate()
-                .map(|(t, pool)| {
-                    let sets = &sets;
-                    s.spawn(move || -> Result<vk::CommandBuffer, String> {
-                        let d = &gpu.device;
-                        let cb = gpu.begin(*pool).map_err(|e| e.to_string())?;
-                        unsafe {
-                            gpu.begin_pass(cb, pass, framebuffer);
-                            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
-                            d.cmd_bind_descriptor_sets(
-                                cb,
-                                vk::PipelineBindPoint::GRAPHICS,
-                                layout,
-                                0,
-                                &sets[t % 2..t % 2 + 1],
-                                &[],
-                            );
-                            for i in 0..THREAD_DRAWS {
-                                let x = (i % 50) as f32 / 25.0 - 1.0;
-                                gpu.place(cb, layout, x, t as f32 / 2.0 - 1.0, 0.02);
-                                d.cmd_draw(cb, 3, 1, 0, 0);
-                            }
-                            d.cmd_end_render_pass(cb);
-                            d.end_command_buffer(cb).map_err(|e| e.to_string())?;
-                        }
-                        Ok(cb)
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .map(|w| {
-                    w.join()
-                        .map_err(|_| "a recording thread panicked".to_string())?
-                })
-                .collect::<Result<Vec<_>, String>>()
-        })?;
+        let cbs = record_on_threads(
+            gpu,
+            &pools,
+            &single,
+            THREAD_DRAWS,
+            |pool| {
+                let cb = gpu.begin(pool)?;
+                gpu.begin_pass(cb, single.pass, single.framebuffer);
+                Ok(cb)
+            },
+            |cb| unsafe { gpu.device.cmd_end_render_pass(cb) },
+        )?;
         for _ in 0..THREADS as u32 * THREAD_DRAWS {
             issued.draw("CmdDraw", 0);
         }
@@ -591,59 +610,22 @@ fn threads(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error>
 /// Threads recording secondary command buffers at once, one render pass of a primary
 /// executing them all: how engines spread a frame's draws over threads.
 fn secondary(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
-    let SinglePass {
-        layout,
-        sets,
-        pass,
-        framebuffer,
-        pipeline,
-    } = single_pass(gpu, &COLORED, vk::PrimitiveTopology::TRIANGLE_LIST)?;
+    let single = single_pass(gpu, &COLORED, vk::PrimitiveTopology::TRIANGLE_LIST)?;
+    let (pass, framebuffer) = (single.pass, single.framebuffer);
     let pools: Vec<vk::CommandPool> = (0..THREADS)
         .map(|_| gpu.command_pool())
         .collect::<Result<_, _>>()?;
     let primary_pool = gpu.command_pool()?;
     let gpu: &Gpu = gpu;
     for frame in 0..frames {
-        let secondaries: Vec<vk::CommandBuffer> = std::thread::scope(|s| {
-            let workers: Vec<_> = pools
-                .iter()
-                .enumerate()
-                .map(|(t, pool)| {
-                    let sets = &sets;
-                    s.spawn(move || -> Result<vk::CommandBuffer, String> {
-                        let d = &gpu.device;
-                        let cb = gpu
-                            .begin_secondary(*pool, pass, framebuffer)
-                            .map_err(|e| e.to_string())?;
-                        unsafe {
-                            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
-                            d.cmd_bind_descriptor_sets(
-                                cb,
-                                vk::PipelineBindPoint::GRAPHICS,
-                                layout,
-                                0,
-                                &sets[t % 2..t % 2 + 1],
-                                &[],
-                            );
-                            for i in 0..SECONDARY_DRAWS {
-                                let x = (i % 50) as f32 / 25.0 - 1.0;
-                                gpu.place(cb, layout, x, t as f32 / 2.0 - 1.0, 0.02);
-                                d.cmd_draw(cb, 3, 1, 0, 0);
-                            }
-                            d.end_command_buffer(cb).map_err(|e| e.to_string())?;
-                        }
-                        Ok(cb)
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .map(|w| {
-                    w.join()
-                        .map_err(|_| "a recording thread panicked".to_string())?
-                })
-                .collect::<Result<Vec<_>, String>>()
-        })?;
+        let secondaries = record_on_threads(
+            gpu,
+            &pools,
+            &single,
+            SECONDARY_DRAWS,
+            |pool| gpu.begin_secondary(pool, pass, framebuffer),
+            |_| {},
+        )?;
         for _ in 0..THREADS as u32 * SECONDARY_DRAWS {
             issued.draw("CmdDraw", 0);
         }
