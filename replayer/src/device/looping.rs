@@ -1,23 +1,6 @@
 //! Looping over frames: which records the passes after the first take again.
 
-use std::path::Path;
-
 use trace_format::generated::trace::{Call, Record};
-use trace_format::{ReadOptions, TraceReader};
-
-use super::DeviceError;
-
-/// The frames a trace ends: its frame boundaries.
-pub(super) fn frame_count(trace: &Path) -> Result<u64, DeviceError> {
-    let mut frames = 0;
-    for chunk in TraceReader::open_with(trace, &ReadOptions::parallel())? {
-        frames += chunk?
-            .records()
-            .filter(|r| r.call_type() == Call::FrameBoundary)
-            .count() as u64;
-    }
-    Ok(frames)
-}
 
 /// Whether a record makes, binds or destroys an object: taken once, in the first pass
 /// over looped frames (the later passes reuse the objects).

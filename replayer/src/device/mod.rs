@@ -25,7 +25,7 @@ mod setup;
 mod templates;
 mod timing;
 
-use looping::{frame_count, is_lifetime_record};
+use looping::is_lifetime_record;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -222,8 +222,8 @@ struct Replay {
     options: DeviceOptions,
     summary: DeviceSummary,
     frame: u64,
-    /// The trace, for checks before the replay starts.
-    trace: Option<std::path::PathBuf>,
+    /// What the look over the whole trace before the replay found.
+    prescan: precheck::Prescan,
     /// The pass over the looped frames (0 for the first).
     pass: u32,
     /// Set once looped frames begin: objects the program destroys are kept until the
@@ -268,7 +268,7 @@ pub fn replay_on_device(
         options: options.clone(),
         summary: DeviceSummary::default(),
         frame: 0,
-        trace: Some(trace.to_path_buf()),
+        prescan: precheck::Prescan::default(),
         pass: 0,
         keep_objects: false,
         made_by: Default::default(),
@@ -283,13 +283,14 @@ pub fn replay_on_device(
 
 impl Replay {
     fn run(&mut self, trace: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<(), DeviceError> {
+        self.prescan = precheck::scan(trace)?;
         let reader = TraceReader::open_with(trace, &ReadOptions::parallel())?;
         let total = reader.container().file_len();
         let looping = self.options.loops > 1;
         let (first, last) = match self.options.frames {
             Some(range) => range,
             // Every frame, without what follows the last one (teardown).
-            None if looping => (0, frame_count(trace)?.saturating_sub(1)),
+            None if looping => (0, self.prescan.frames.saturating_sub(1)),
             None => (0, u64::MAX),
         };
         let bounded = looping || self.options.frames.is_some();
@@ -416,8 +417,8 @@ impl Replay {
                 self.functions = Some(Functions::new(&self.entry, &instance));
                 self.instance = Some(instance);
                 // Before anything runs: can this device make every image?
-                if let (Some(trace), Some(instance)) = (&self.trace, &self.instance) {
-                    precheck::check(trace, instance, self.physical)?;
+                if let Some(instance) = &self.instance {
+                    precheck::check(&self.prescan, instance, self.physical)?;
                 }
             }
             Call::PhysicalDeviceInfo => {

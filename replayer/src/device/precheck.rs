@@ -1,5 +1,6 @@
-//! What the trace will create, checked against the replay device before anything is
-//! submitted: every image's format with its type, tiling, usage and flags.
+//! One look over the whole trace before the replay: every image it will create, checked
+//! against the replay device before anything is submitted (format with type, tiling,
+//! usage and flags), and how many frames it ends (for loops over every frame).
 
 use std::path::Path;
 
@@ -19,16 +20,28 @@ struct ImageUse {
     flags: vk::ImageCreateFlags,
 }
 
-/// Every image the trace creates, as its records say.
-fn images(trace: &Path) -> Result<Vec<ImageUse>, DeviceError> {
-    let mut out = Vec::new();
+/// What the look over the trace found.
+#[derive(Default)]
+pub struct Prescan {
+    images: Vec<ImageUse>,
+    /// The frames the trace ends: its frame boundaries.
+    pub frames: u64,
+}
+
+/// Reads the whole trace once for what the replay must know before it starts.
+pub fn scan(trace: &Path) -> Result<Prescan, DeviceError> {
+    let mut out = Prescan::default();
     for chunk in TraceReader::open_with(trace, &ReadOptions::parallel())? {
         for record in chunk?.records() {
+            if record.call_type() == Call::FrameBoundary {
+                out.frames += 1;
+                continue;
+            }
             if record.call_type() != Call::CreateImage {
                 continue;
             }
             if let Some(c) = record.call_as_create_image() {
-                out.push(ImageUse {
+                out.images.push(ImageUse {
                     seq: record.envelope().seq(),
                     format: vk::Format::from_raw(c.format() as i32),
                     ty: vk::ImageType::from_raw(c.image_type() as i32),
@@ -42,15 +55,15 @@ fn images(trace: &Path) -> Result<Vec<ImageUse>, DeviceError> {
     Ok(out)
 }
 
-/// Checks that `physical` can make every image `trace` creates; the first it cannot
-/// make is named with its call.
+/// Checks that `physical` can make every image the trace creates; the first it
+/// cannot make is named with its call.
 pub fn check(
-    trace: &Path,
+    prescan: &Prescan,
     instance: &ash::Instance,
     physical: vk::PhysicalDevice,
 ) -> Result<(), DeviceError> {
     let mut seen = std::collections::HashSet::new();
-    for image in images(trace)? {
+    for image in &prescan.images {
         let key = (
             image.format,
             image.ty,
