@@ -13,6 +13,7 @@
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 
+use crate::compact::{append_compact, decode};
 use crate::direct::{append_direct, DirectField};
 use crate::generated::trace::{Call, Envelope, Record, RecordArgs};
 use crate::trace::CallMeta;
@@ -93,6 +94,28 @@ struct BlockEntry {
     start: u32,
     end: u32,
     frame_boundary: bool,
+    /// Whether the bytes are a compact record ([`crate::compact`]), laid out as a
+    /// flatbuffer when taken out.
+    compact: bool,
+}
+
+/// A compact record in a block that does not read back: the block's bytes were
+/// damaged (the recording thread wrote them, so this is a defect, reported rather than
+/// guessed at).
+#[derive(Debug)]
+pub struct MalformedRecord {
+    /// The record's sequence number.
+    pub seq: u64,
+}
+
+impl std::fmt::Display for MalformedRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "record {} of a recording block does not read back",
+            self.seq
+        )
+    }
 }
 
 /// Records one thread encoded, in ascending sequence order, waiting to be merged into
@@ -103,6 +126,8 @@ pub struct RecordBlock {
     entries: Vec<BlockEntry>,
     /// The first entry not yet taken out.
     next: usize,
+    /// The flatbuffer of the compact record taken out last.
+    expanded: Vec<u8>,
 }
 
 impl RecordBlock {
@@ -115,9 +140,10 @@ impl RecordBlock {
     pub fn with_capacity(bytes: usize) -> Self {
         RecordBlock {
             bytes: Vec::with_capacity(bytes),
-            // Hot commands take about 80 bytes each.
-            entries: Vec::with_capacity(bytes / 64),
+            // Hot commands take about 56 bytes each.
+            entries: Vec::with_capacity(bytes / 48),
             next: 0,
+            expanded: Vec::new(),
         }
     }
 
@@ -137,11 +163,14 @@ impl RecordBlock {
             start: start as u32,
             end: self.bytes.len() as u32,
             frame_boundary: record.frame_boundary,
+            compact: false,
         });
     }
 
-    /// Appends a record of `call_type` laid out directly from `fields` (see
-    /// [`crate::direct`]), with sequence number `seq` (above every one in the block).
+    /// Appends a record of `call_type` holding `fields` (see [`crate::direct`]), with
+    /// sequence number `seq` (above every one in the block). It is kept compact
+    /// ([`crate::compact`]) and laid out as a flatbuffer when [`pop`](Self::pop) takes
+    /// it out: on the merging thread, not the recording one.
     #[inline(always)]
     pub fn push_direct(
         &mut self,
@@ -151,12 +180,13 @@ impl RecordBlock {
         fields: &[DirectField<'_>],
     ) {
         debug_assert!(self.entries.last().is_none_or(|e| e.seq < seq));
-        let start = append_direct(&mut self.bytes, seq, meta, call_type, fields);
+        let start = append_compact(&mut self.bytes, meta, call_type, fields);
         self.entries.push(BlockEntry {
             seq,
             start: start as u32,
             end: self.bytes.len() as u32,
             frame_boundary: call_type == Call::FrameBoundary,
+            compact: true,
         });
     }
 
@@ -175,15 +205,32 @@ impl RecordBlock {
         self.entries.get(self.next).map(|e| e.seq)
     }
 
-    /// Takes out the next record.
-    pub fn pop(&mut self) -> Option<EncodedRecord<'_>> {
+    /// Takes out the next record, as a finished flatbuffer.
+    pub fn pop(&mut self) -> Option<Result<EncodedRecord<'_>, MalformedRecord>> {
         let e = *self.entries.get(self.next)?;
         self.next += 1;
-        Some(EncodedRecord {
+        let stored = &self.bytes[e.start as usize..e.end as usize];
+        let bytes = if e.compact {
+            let Some(d) = decode(stored) else {
+                return Some(Err(MalformedRecord { seq: e.seq }));
+            };
+            self.expanded.clear();
+            append_direct(
+                &mut self.expanded,
+                e.seq,
+                d.meta,
+                d.call_type,
+                &d.fields[..d.len],
+            );
+            &self.expanded[..]
+        } else {
+            stored
+        };
+        Some(Ok(EncodedRecord {
             seq: e.seq,
             frame_boundary: e.frame_boundary,
-            bytes: &self.bytes[e.start as usize..e.end as usize],
-        })
+            bytes,
+        }))
     }
 
     /// Empties the block, keeping its memory.

@@ -90,6 +90,11 @@ impl TraceWriter {
         self.frame
     }
 
+    /// The file being written.
+    pub fn path(&self) -> &std::path::Path {
+        self.out.path()
+    }
+
     /// The sequence number the next record must carry.
     pub fn next_seq(&self) -> u64 {
         self.next_seq
