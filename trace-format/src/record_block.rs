@@ -35,7 +35,10 @@ pub struct EncodedRecord<'a> {
     pub seq: u64,
     /// Whether it is a `FrameBoundary`.
     pub frame_boundary: bool,
-    /// The finished bytes.
+    /// Whether `bytes` is a compact record ([`crate::compact`]), laid out as a
+    /// flatbuffer when its chunk is written; else a finished flatbuffer.
+    pub compact: bool,
+    /// The record's bytes.
     pub bytes: &'a [u8],
 }
 
@@ -82,6 +85,7 @@ impl RecordEncoder {
         EncodedRecord {
             seq,
             frame_boundary: call_type == Call::FrameBoundary,
+            compact: false,
             bytes: self.fbb.finished_data(),
         }
     }
@@ -99,9 +103,8 @@ struct BlockEntry {
     compact: bool,
 }
 
-/// A compact record in a block that does not read back: the block's bytes were
-/// damaged (the recording thread wrote them, so this is a defect, reported rather than
-/// guessed at).
+/// A compact record that does not read back: its bytes were damaged (the recording
+/// thread wrote them, so this is a defect, reported rather than guessed at).
 #[derive(Debug)]
 pub struct MalformedRecord {
     /// The record's sequence number.
@@ -126,8 +129,6 @@ pub struct RecordBlock {
     entries: Vec<BlockEntry>,
     /// The first entry not yet taken out.
     next: usize,
-    /// The flatbuffer of the compact record taken out last.
-    expanded: Vec<u8>,
 }
 
 impl RecordBlock {
@@ -143,7 +144,6 @@ impl RecordBlock {
             // Hot commands take about 56 bytes each.
             entries: Vec::with_capacity(bytes / 48),
             next: 0,
-            expanded: Vec::new(),
         }
     }
 
@@ -163,14 +163,14 @@ impl RecordBlock {
             start: start as u32,
             end: self.bytes.len() as u32,
             frame_boundary: record.frame_boundary,
-            compact: false,
+            compact: record.compact,
         });
     }
 
     /// Appends a record of `call_type` holding `fields` (see [`crate::direct`]), with
     /// sequence number `seq` (above every one in the block). It is kept compact
-    /// ([`crate::compact`]) and laid out as a flatbuffer when [`pop`](Self::pop) takes
-    /// it out: on the merging thread, not the recording one.
+    /// ([`crate::compact`]) until its chunk is written, and laid out as a flatbuffer
+    /// there: on a compression thread, not the recording one.
     #[inline(always)]
     pub fn push_direct(
         &mut self,
@@ -205,32 +205,16 @@ impl RecordBlock {
         self.entries.get(self.next).map(|e| e.seq)
     }
 
-    /// Takes out the next record, as a finished flatbuffer.
-    pub fn pop(&mut self) -> Option<Result<EncodedRecord<'_>, MalformedRecord>> {
+    /// Takes out the next record.
+    pub fn pop(&mut self) -> Option<EncodedRecord<'_>> {
         let e = *self.entries.get(self.next)?;
         self.next += 1;
-        let stored = &self.bytes[e.start as usize..e.end as usize];
-        let bytes = if e.compact {
-            let Some(d) = decode(stored) else {
-                return Some(Err(MalformedRecord { seq: e.seq }));
-            };
-            self.expanded.clear();
-            append_direct(
-                &mut self.expanded,
-                e.seq,
-                d.meta,
-                d.call_type,
-                &d.fields[..d.len],
-            );
-            &self.expanded[..]
-        } else {
-            stored
-        };
-        Some(Ok(EncodedRecord {
+        Some(EncodedRecord {
             seq: e.seq,
             frame_boundary: e.frame_boundary,
-            bytes,
-        }))
+            compact: e.compact,
+            bytes: &self.bytes[e.start as usize..e.end as usize],
+        })
     }
 
     /// Empties the block, keeping its memory.
@@ -241,29 +225,44 @@ impl RecordBlock {
     }
 }
 
-/// A chunk's records being gathered: their bytes and where each record's table lies.
+/// Where one record of a [`ChunkBody`] lies, and how it is stored.
+#[derive(Clone, Copy, Debug)]
+struct BodyEntry {
+    start: u32,
+    end: u32,
+    seq: u64,
+    compact: bool,
+}
+
+/// A chunk's records being gathered, as they were stored: compact or finished. The
+/// merging thread only appends their bytes; [`finish_into`](Self::finish_into), on the
+/// compression thread that takes the chunk, lays out the payload.
 #[derive(Debug, Default)]
 pub(crate) struct ChunkBody {
     bytes: Vec<u8>,
-    /// Each record's table, as an offset into `bytes`.
+    entries: Vec<BodyEntry>,
+    /// Each laid-out record's table, as an offset into the payload (reused from chunk
+    /// to chunk).
     tables: Vec<u32>,
 }
 
 impl ChunkBody {
     /// Appends one record's bytes.
-    pub(crate) fn push(&mut self, record: &[u8]) {
+    pub(crate) fn push(&mut self, record: EncodedRecord<'_>) {
         let start = self.bytes.len().next_multiple_of(RECORD_ALIGN);
         self.bytes.resize(start, 0);
-        self.bytes.extend_from_slice(record);
-        let root = record
-            .get(..4)
-            .map_or(0, |r| u32::from_le_bytes([r[0], r[1], r[2], r[3]]));
-        self.tables.push(start as u32 + root);
+        self.bytes.extend_from_slice(record.bytes);
+        self.entries.push(BodyEntry {
+            start: start as u32,
+            end: self.bytes.len() as u32,
+            seq: record.seq,
+            compact: record.compact,
+        });
     }
 
     /// Records held.
     pub(crate) fn len(&self) -> usize {
-        self.tables.len()
+        self.entries.len()
     }
 
     /// Bytes held.
@@ -271,31 +270,55 @@ impl ChunkBody {
         self.bytes.len()
     }
 
-    /// Writes the chunk payload (the head, then the records) into `out`, and empties
-    /// the body.
-    pub(crate) fn finish_into(&mut self, out: &mut Vec<u8>) {
-        let n = self.tables.len();
+    /// Writes the chunk payload into `out`: the head, then each record laid out as a
+    /// flatbuffer after it (compact ones expanded), in one pass; empties the body.
+    pub(crate) fn finish_into(&mut self, out: &mut Vec<u8>) -> Result<(), MalformedRecord> {
+        let laid_out = self.lay_out_after_head(out);
+        self.bytes.clear();
+        self.entries.clear();
+        laid_out
+    }
+
+    fn lay_out_after_head(&mut self, out: &mut Vec<u8>) -> Result<(), MalformedRecord> {
+        let n = self.entries.len();
         let base = (HEAD_BYTES + 4 * n).next_multiple_of(RECORD_ALIGN);
         out.clear();
-        out.reserve(base + self.bytes.len());
-        // The root offset, to the batch table at 12.
-        out.extend_from_slice(&12u32.to_le_bytes());
-        // The batch's vtable at 4: 6 bytes long, a table of 8 bytes, `records` at 4.
-        for half in [6u16, 8, 4, 0] {
-            out.extend_from_slice(&half.to_le_bytes());
+        out.reserve(base + self.bytes.len() * 2);
+        out.resize(base, 0);
+        self.tables.clear();
+        for e in &self.entries {
+            let stored = &self.bytes[e.start as usize..e.end as usize];
+            let start = if e.compact {
+                let d = decode(stored).ok_or(MalformedRecord { seq: e.seq })?;
+                append_direct(out, e.seq, d.meta, d.call_type, &d.fields[..d.len])
+            } else {
+                let start = out.len().next_multiple_of(RECORD_ALIGN);
+                out.resize(start, 0);
+                out.extend_from_slice(stored);
+                start
+            };
+            let root = out[start..]
+                .get(..4)
+                .map_or(0, |r| u32::from_le_bytes([r[0], r[1], r[2], r[3]]));
+            self.tables.push(start as u32 + root);
         }
-        // The table at 12: its vtable 8 bytes before it; `records` at 20 (16 + 4).
-        out.extend_from_slice(&8i32.to_le_bytes());
-        out.extend_from_slice(&4u32.to_le_bytes());
-        // The vector at 20, its offsets from 24 on.
-        out.extend_from_slice(&(n as u32).to_le_bytes());
+        // The head: the root offset, to the batch table at 12; the batch's vtable at 4
+        // (6 bytes long, a table of 8 bytes, `records` at 4); the table at 12, its
+        // vtable 8 bytes before it, `records` at 20 (16 + 4); the vector at 20, its
+        // offsets from 24 on.
+        let mut head = Vec::with_capacity(HEAD_BYTES);
+        head.extend_from_slice(&12u32.to_le_bytes());
+        for half in [6u16, 8, 4, 0] {
+            head.extend_from_slice(&half.to_le_bytes());
+        }
+        head.extend_from_slice(&8i32.to_le_bytes());
+        head.extend_from_slice(&4u32.to_le_bytes());
+        head.extend_from_slice(&(n as u32).to_le_bytes());
+        out[..HEAD_BYTES].copy_from_slice(&head);
         for (i, table) in self.tables.iter().enumerate() {
             let at = HEAD_BYTES + 4 * i;
-            out.extend_from_slice(&((base + *table as usize - at) as u32).to_le_bytes());
+            out[at..at + 4].copy_from_slice(&((*table as usize - at) as u32).to_le_bytes());
         }
-        out.resize(base, 0);
-        out.extend_from_slice(&self.bytes);
-        self.bytes.clear();
-        self.tables.clear();
+        Ok(())
     }
 }

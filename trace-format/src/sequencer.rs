@@ -11,7 +11,7 @@
 //! a limit).
 
 use crate::record_block::RecordBlock;
-use crate::{Error, ErrorKind, Location, Result, TraceWriter, WriterStats};
+use crate::{Result, TraceWriter, WriterStats};
 
 /// Puts the records of many blocks into one [`TraceWriter`] in sequence order.
 pub struct Sequencer {
@@ -64,13 +64,6 @@ impl Sequencer {
             let block = &mut self.blocks[i];
             // A block's records ascend: take the run that continues the order.
             while let Some(record) = block.pop() {
-                let record = record.map_err(|e| {
-                    Error::new(
-                        self.writer.path(),
-                        Location::File,
-                        ErrorKind::Unsupported(e.to_string()),
-                    )
-                })?;
                 self.writer.append_encoded(record)?;
                 if block.peek_seq() != Some(self.writer.next_seq()) {
                     break;

@@ -7,6 +7,7 @@
 //! nothing per record.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
@@ -58,6 +59,8 @@ pub struct TraceWriter {
     encoder: RecordEncoder,
     /// The open chunk's records.
     body: ChunkBody,
+    /// Bodies the compression threads have laid out, for reuse.
+    spare_bodies: Arc<Mutex<Vec<ChunkBody>>>,
     target_bytes: usize,
     next_seq: u64,
     frame: u64,
@@ -75,6 +78,7 @@ impl TraceWriter {
             out: ContainerWriter::create(path, Content::Trace, options)?,
             encoder: RecordEncoder::new(),
             body: ChunkBody::default(),
+            spare_bodies: Arc::default(),
             target_bytes: options.chunk_target_bytes,
             next_seq: 0,
             frame: 0,
@@ -135,7 +139,7 @@ impl TraceWriter {
                 self.chunk_opened = Instant::now();
             }
         }
-        self.body.push(record.bytes);
+        self.body.push(record);
         self.next_seq += 1;
         if record.frame_boundary {
             let old_enough = self
@@ -195,10 +199,28 @@ impl TraceWriter {
             first_frame: self.chunk_first_frame,
             ends_frame,
         };
-        let mut payload = self.out.recycled_buffer().unwrap_or_default();
-        self.body.finish_into(&mut payload);
-        self.out.write_chunk(payload, 0, meta)
+        // The records are laid out (compact ones expanded) on the compression thread
+        // that takes the chunk, not on the thread appending them.
+        let pool = Arc::clone(&self.spare_bodies);
+        let spare = lock(&pool).pop().unwrap_or_default();
+        let mut body = std::mem::replace(&mut self.body, spare);
+        let lay_out = move |out: &mut Vec<u8>| {
+            let laid_out = body.finish_into(out).map_err(|e| e.to_string());
+            let mut spare = lock(&pool);
+            if spare.len() < SPARE_BODIES {
+                spare.push(body);
+            }
+            laid_out
+        };
+        self.out.write_chunk_laid_out(Box::new(lay_out), meta)
     }
+}
+
+/// Chunk bodies kept for reuse (each holds a chunk's memory twice over).
+const SPARE_BODIES: usize = 4;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One verified chunk of a trace.

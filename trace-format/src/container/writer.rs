@@ -79,11 +79,23 @@ pub struct WriterStats {
     pub file_bytes: u64,
 }
 
+/// Lays a chunk's payload out into the buffer given, on the compression thread that
+/// takes the chunk (so that work runs beside the thread that gathered it); an `Err`
+/// says what went wrong, and stops the file there.
+pub type LayOut = Box<dyn FnOnce(&mut Vec<u8>) -> std::result::Result<(), String> + Send>;
+
+/// A chunk's payload as handed to the compression threads.
+enum Payload {
+    /// Ready: the bytes from `start` on.
+    Ready { bytes: Vec<u8>, start: usize },
+    /// To be laid out first.
+    Deferred(LayOut),
+}
+
 /// A payload for a compression thread, with its place in the file.
 struct Job {
     ticket: u64,
-    payload: Vec<u8>,
-    start: usize,
+    payload: Payload,
     meta: ChunkMeta,
 }
 
@@ -162,20 +174,39 @@ impl ContainerWriter {
     pub fn write_chunk(&mut self, payload: Vec<u8>, start: usize, meta: ChunkMeta) -> Result<()> {
         let len = payload.len().saturating_sub(start);
         if len > MAX_CHUNK_UNCOMPRESSED as usize {
-            return Err(Error::new(
-                &self.path,
-                Location::File,
-                ErrorKind::SizeLimit {
-                    what: "chunk payload",
-                    declared: len as u64,
-                    limit: MAX_CHUNK_UNCOMPRESSED.into(),
-                },
-            ));
+            return Err(self.too_large(len));
         }
+        self.queue(
+            Payload::Ready {
+                bytes: payload,
+                start,
+            },
+            meta,
+        )
+    }
+
+    /// Queues one chunk whose payload `lay_out` writes, on the compression thread that
+    /// takes it. Blocks only while the queue is full.
+    pub fn write_chunk_laid_out(&mut self, lay_out: LayOut, meta: ChunkMeta) -> Result<()> {
+        self.queue(Payload::Deferred(lay_out), meta)
+    }
+
+    fn too_large(&self, len: usize) -> Error {
+        Error::new(
+            &self.path,
+            Location::File,
+            ErrorKind::SizeLimit {
+                what: "chunk payload",
+                declared: len as u64,
+                limit: MAX_CHUNK_UNCOMPRESSED.into(),
+            },
+        )
+    }
+
+    fn queue(&mut self, payload: Payload, meta: ChunkMeta) -> Result<()> {
         let job = Job {
             ticket: self.next_ticket,
             payload,
-            start,
             meta,
         };
         let sent = match &self.jobs {
@@ -255,6 +286,8 @@ fn compress_jobs(
     written: &SyncSender<Written>,
     recycle: &SyncSender<Vec<u8>>,
 ) {
+    // Deferred payloads are laid out here, into one buffer kept from job to job.
+    let mut laid_out = Vec::new();
     loop {
         let job = match jobs.lock() {
             Ok(rx) => rx.recv(),
@@ -263,8 +296,31 @@ fn compress_jobs(
         let Ok(job) = job else {
             return;
         };
-        let result = compress(&mut compressor, path, &job);
-        let _ = recycle.try_send(job.payload);
+        let result = match job.payload {
+            Payload::Ready { bytes, start } => {
+                let data = bytes.get(start..).unwrap_or(&[]);
+                let result = compress(&mut compressor, path, job.ticket, job.meta, data);
+                let _ = recycle.try_send(bytes);
+                result
+            }
+            Payload::Deferred(lay_out) => match lay_out(&mut laid_out) {
+                Ok(()) if laid_out.len() > MAX_CHUNK_UNCOMPRESSED as usize => Err(Error::new(
+                    path,
+                    Location::File,
+                    ErrorKind::SizeLimit {
+                        what: "chunk payload",
+                        declared: laid_out.len() as u64,
+                        limit: MAX_CHUNK_UNCOMPRESSED.into(),
+                    },
+                )),
+                Ok(()) => compress(&mut compressor, path, job.ticket, job.meta, &laid_out),
+                Err(why) => Err(Error::new(
+                    path,
+                    Location::File,
+                    ErrorKind::Unsupported(why),
+                )),
+            },
+        };
         if written.send(Written::Chunk(result)).is_err() {
             return;
         }
@@ -275,16 +331,16 @@ fn compress_jobs(
 fn compress(
     compressor: &mut zstd::bulk::Compressor<'static>,
     path: &Path,
-    job: &Job,
+    ticket: u64,
+    meta: ChunkMeta,
+    data: &[u8],
 ) -> Result<Compressed> {
-    let data = job.payload.get(job.start..).unwrap_or(&[]);
     let bound = zstd::zstd_safe::compress_bound(data.len());
     let mut out = vec![0u8; CHUNK_HEADER_LEN + bound];
     let compressed_len = compressor
         .compress_to_buffer(data, &mut out[CHUNK_HEADER_LEN..])
         .map_err(|e| Error::new(path, Location::File, ErrorKind::Io(e)))?;
     out.truncate(CHUNK_HEADER_LEN + compressed_len);
-    let meta = job.meta;
     let mut header = ChunkHeader {
         flags: if meta.ends_frame { CHUNK_ENDS_FRAME } else { 0 },
         compressed_len: compressed_len as u32,
@@ -297,7 +353,7 @@ fn compress(
     header.crc32 = header.compute_crc(&out[CHUNK_HEADER_LEN..]);
     out[..CHUNK_HEADER_LEN].copy_from_slice(&header.to_bytes());
     Ok(Compressed {
-        ticket: job.ticket,
+        ticket,
         bytes: out,
         meta,
         flags: header.flags,
