@@ -10,14 +10,23 @@
 //! submits, presents, the end of capture, and when [`Sequencer::held_bytes`] grows past
 //! a limit).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use crate::record_block::RecordBlock;
 use crate::{Result, TraceWriter, WriterStats};
 
 /// Puts the records of many blocks into one [`TraceWriter`] in sequence order.
 pub struct Sequencer {
     writer: TraceWriter,
-    /// Blocks with records not yet appended.
-    blocks: Vec<RecordBlock>,
+    /// Blocks with records not yet appended; `None` marks a free slot.
+    blocks: Vec<Option<RecordBlock>>,
+    /// Free slots of `blocks`.
+    free: Vec<usize>,
+    /// Each held block's first record's number and its slot, smallest first: with
+    /// several threads recording, their numbers interleave call by call, and the next
+    /// record is found here in O(log blocks) rather than by a look at every block.
+    heads: BinaryHeap<Reverse<(u64, usize)>>,
     held_bytes: usize,
     /// Blocks whose every record was appended, for the caller to reuse.
     spent: Vec<RecordBlock>,
@@ -29,6 +38,8 @@ impl Sequencer {
         Sequencer {
             writer,
             blocks: Vec::new(),
+            free: Vec::new(),
+            heads: BinaryHeap::new(),
             held_bytes: 0,
             spent: Vec::new(),
         }
@@ -41,11 +52,21 @@ impl Sequencer {
 
     /// Takes `block`'s records and appends every record that is next in order.
     pub fn add(&mut self, block: RecordBlock) -> Result<()> {
-        if block.is_empty() {
+        let Some(first) = block.peek_seq() else {
             return Ok(());
-        }
+        };
         self.held_bytes += block.len_bytes();
-        self.blocks.push(block);
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.blocks[slot] = Some(block);
+                slot
+            }
+            None => {
+                self.blocks.push(Some(block));
+                self.blocks.len() - 1
+            }
+        };
+        self.heads.push(Reverse((first, slot)));
         self.drain()
     }
 
@@ -56,12 +77,14 @@ impl Sequencer {
 
     /// Appends records while the next sequence number is at the head of a held block.
     fn drain(&mut self) -> Result<()> {
-        loop {
-            let next = self.writer.next_seq();
-            let Some(i) = self.blocks.iter().position(|b| b.peek_seq() == Some(next)) else {
+        while let Some(&Reverse((first, slot))) = self.heads.peek() {
+            if first != self.writer.next_seq() {
                 return Ok(());
+            }
+            self.heads.pop();
+            let Some(block) = self.blocks[slot].as_mut() else {
+                continue;
             };
-            let block = &mut self.blocks[i];
             // A block's records ascend: take the run that continues the order.
             while let Some(record) = block.pop() {
                 self.writer.append_encoded(record)?;
@@ -69,12 +92,18 @@ impl Sequencer {
                     break;
                 }
             }
-            if block.is_empty() {
-                let block = self.blocks.swap_remove(i);
-                self.held_bytes -= block.len_bytes();
-                self.spent.push(block);
+            match block.peek_seq() {
+                Some(next) => self.heads.push(Reverse((next, slot))),
+                None => {
+                    if let Some(block) = self.blocks[slot].take() {
+                        self.held_bytes -= block.len_bytes();
+                        self.spent.push(block);
+                    }
+                    self.free.push(slot);
+                }
             }
         }
+        Ok(())
     }
 
     /// The blocks whose every record has been appended since the last call, to be
@@ -86,8 +115,8 @@ impl Sequencer {
     /// The sequence numbers missing before the first held record: what the trace waits
     /// for. `None` when nothing is held.
     pub fn waiting_for(&self) -> Option<(u64, u64)> {
-        let first = self.blocks.iter().filter_map(RecordBlock::peek_seq).min()?;
-        Some((self.writer.next_seq(), first))
+        let Reverse((first, _)) = self.heads.peek()?;
+        Some((self.writer.next_seq(), *first))
     }
 
     /// Finishes the trace. Records still held behind a gap that no block filled
