@@ -1,9 +1,9 @@
 //! The thread that merges the recording threads' blocks into the trace.
 //!
 //! Recording threads hand their full blocks over through a bounded queue and go on: the
-//! merge by sequence number ([`Sequencer`]), the copy into the open chunk and the chunk's
-//! layout run here, not on the program's threads, and no lock is shared by every
-//! recording thread. A full queue makes the handing thread wait (back-pressure: the
+//! merge by sequence number ([`Sequencer`]) and the copy into the open chunk run here
+//! (the chunk's layout, compact records expanded, on the compression thread that takes
+//! it), not on the program's threads, and no lock is shared by every recording thread. A full queue makes the handing thread wait (back-pressure: the
 //! layer's memory stays bounded whatever the program records). Emptied blocks go back to
 //! a pool the recording threads take from, so a thread's next block is already
 //! allocated and its pages already touched.
