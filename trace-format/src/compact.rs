@@ -76,8 +76,8 @@ pub(crate) fn append_compact(
     put(start + 16, &meta.thread_id.to_le_bytes());
     put(start + 24, &meta.timestamp_ns.to_le_bytes());
     let mut len = HEADER;
-    let mut vectors = false;
-    for field in fields {
+    let mut first_vector = None;
+    for (i, field) in fields.iter().enumerate() {
         match *field {
             DirectField::U64(v) => {
                 put(start + len, &v.to_le_bytes());
@@ -93,28 +93,24 @@ pub(crate) fn append_compact(
             }
             // Vectors, and the fields after them, are appended below.
             _ => {
-                vectors = true;
+                first_vector = Some(i);
                 break;
             }
         }
     }
     // SAFETY: every byte up to `start + len` was written above.
     unsafe { out.set_len(start + len) };
-    if vectors {
-        append_vectors(out, start, fields);
+    if let Some(i) = first_vector {
+        append_vectors(out, start, &fields[i..]);
     }
     start
 }
 
-/// Appends the fields of a compact record from its first vector on (the scalars
-/// before it are written already).
+/// Appends `fields`, a compact record's fields from its first vector on (the scalars
+/// before it are written already), to the record that begins at `start`.
 #[inline(never)]
 fn append_vectors(out: &mut Vec<u8>, start: usize, fields: &[DirectField<'_>]) {
-    let first_vector = fields
-        .iter()
-        .position(|f| kind_code(f) >= 4)
-        .unwrap_or(fields.len());
-    for field in &fields[first_vector..] {
+    for field in fields {
         match *field {
             DirectField::U64(v) => out.extend_from_slice(&v.to_le_bytes()),
             DirectField::U32(v) => out.extend_from_slice(&v.to_le_bytes()),

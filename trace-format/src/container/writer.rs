@@ -174,7 +174,7 @@ impl ContainerWriter {
     pub fn write_chunk(&mut self, payload: Vec<u8>, start: usize, meta: ChunkMeta) -> Result<()> {
         let len = payload.len().saturating_sub(start);
         if len > MAX_CHUNK_UNCOMPRESSED as usize {
-            return Err(self.too_large(len));
+            return Err(too_large(&self.path, len));
         }
         self.queue(
             Payload::Ready {
@@ -189,18 +189,6 @@ impl ContainerWriter {
     /// takes it. Blocks only while the queue is full.
     pub fn write_chunk_laid_out(&mut self, lay_out: LayOut, meta: ChunkMeta) -> Result<()> {
         self.queue(Payload::Deferred(lay_out), meta)
-    }
-
-    fn too_large(&self, len: usize) -> Error {
-        Error::new(
-            &self.path,
-            Location::File,
-            ErrorKind::SizeLimit {
-                what: "chunk payload",
-                declared: len as u64,
-                limit: MAX_CHUNK_UNCOMPRESSED.into(),
-            },
-        )
     }
 
     fn queue(&mut self, payload: Payload, meta: ChunkMeta) -> Result<()> {
@@ -277,6 +265,19 @@ impl Drop for ContainerWriter {
     }
 }
 
+/// The error for a chunk payload of `len` bytes, over the format's bound.
+fn too_large(path: &Path, len: usize) -> Error {
+    Error::new(
+        path,
+        Location::File,
+        ErrorKind::SizeLimit {
+            what: "chunk payload",
+            declared: len as u64,
+            limit: MAX_CHUNK_UNCOMPRESSED.into(),
+        },
+    )
+}
+
 /// A compression thread: takes jobs until the queue closes, hands each compressed chunk
 /// to the writer (stopping when the writer has stopped).
 fn compress_jobs(
@@ -304,15 +305,9 @@ fn compress_jobs(
                 result
             }
             Payload::Deferred(lay_out) => match lay_out(&mut laid_out) {
-                Ok(()) if laid_out.len() > MAX_CHUNK_UNCOMPRESSED as usize => Err(Error::new(
-                    path,
-                    Location::File,
-                    ErrorKind::SizeLimit {
-                        what: "chunk payload",
-                        declared: laid_out.len() as u64,
-                        limit: MAX_CHUNK_UNCOMPRESSED.into(),
-                    },
-                )),
+                Ok(()) if laid_out.len() > MAX_CHUNK_UNCOMPRESSED as usize => {
+                    Err(too_large(path, laid_out.len()))
+                }
                 Ok(()) => compress(&mut compressor, path, job.ticket, job.meta, &laid_out),
                 Err(why) => Err(Error::new(
                     path,
