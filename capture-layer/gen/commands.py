@@ -380,7 +380,7 @@ def write_hooks(out):
     out.write("// Regenerate: scripts/regen-vk-registry\n\n")
     out.write("#![allow(non_snake_case, deprecated, unused_imports, unused_unsafe, clippy::all, clippy::pedantic)]\n\n")
     out.write("use ash::vk;\nuse ash::vk::Handle;\n\n")
-    out.write("use crate::generic::{bytes_of, chained, device_next, elements, group, instance_next, record, string, strings, value, with_nested};\n")
+    out.write("use crate::generic::{bytes_of, chained, device_next, elements, group, instance_next, record, record_command, string, strings, value, with_nested};\n")
     out.write("use trace_format::generated::trace::VulkanParamT;\n")
     out.write("use crate::hooks::Hook;\nuse crate::recorder::Scope;\n\n")
     for title, group in (("INSTANCE", instance), ("DEVICE", device)):
@@ -431,7 +431,11 @@ def write_hooks(out):
                 out.write("    crate::templates::destroyed(descriptor_update_template);\n")
             res_code = "r.as_raw()" if rt == "vk::Result" else "0"
             encoded = ",\n            ".join(encode(p, params) for p in params)
-            out.write(f"    record(Scope::{scope}, {res_code}, \"{name}\", || {{\n        vec![\n            {encoded},\n        ]\n    }});\n")
+            # Commands take their place by their command buffer (see recorder.rs); the
+            # few that return a result are recorded as numbered calls.
+            command = scope == "Command" and not rt
+            recorder = f"record_command({first}, " if command else f"record(Scope::{scope}, {res_code}, "
+            out.write(f"    {recorder}\"{name}\", || {{\n        vec![\n            {encoded},\n        ]\n    }});\n")
             if rt:
                 out.write("    r\n")
             out.write("}\n\n")

@@ -14,6 +14,7 @@ use std::sync::{Arc, RwLock};
 use ash::vk;
 use ash::vk::Handle;
 
+use crate::cache_line::CacheLine;
 use crate::memory::MappedMemory;
 
 /// The loader's dispatch key of a dispatchable handle.
@@ -90,7 +91,8 @@ static INSTANCES: RwLock<Option<HashMap<usize, Arc<InstanceData>>>> = RwLock::ne
 static DEVICES: RwLock<Option<HashMap<usize, Arc<DeviceData>>>> = RwLock::new(None);
 /// Changes whenever a device is added or removed: a thread's remembered device is good
 /// while it holds the value it was remembered at.
-static DEVICES_EPOCH: AtomicU64 = AtomicU64::new(0);
+/// Read by every call: kept off the lines of the counters that calls write.
+static DEVICES_EPOCH: CacheLine<AtomicU64> = CacheLine(AtomicU64::new(0));
 
 /// A device's data shared by one thread's calls: the `Rc` counts this thread's users
 /// without the atomic that every thread's clones of the `Arc` would contend for.

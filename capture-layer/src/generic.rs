@@ -47,6 +47,21 @@ pub fn record(scope: Scope, result: i32, name: &str, params: impl FnOnce() -> Ve
     });
 }
 
+/// Records the command `name`, recorded into `command_buffer`, with the parameters
+/// `params` makes, in its command buffer's order (see [`recorder::record_command`]).
+pub fn record_command(
+    command_buffer: vk::CommandBuffer,
+    name: &str,
+    params: impl FnOnce() -> Vec<VulkanParamT>,
+) {
+    recorder::record_command(command_buffer.as_raw(), || {
+        let mut call = VulkanCallT::default();
+        call.command = Some(name.to_string());
+        call.params = Some(params());
+        Some(CallT::VulkanCall(Box::new(call)))
+    });
+}
+
 /// A scalar or handle.
 pub fn value(v: u64) -> VulkanParamT {
     let mut p = VulkanParamT::default();

@@ -16,7 +16,9 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod bindings;
+pub mod cache_line;
 pub mod clock;
+pub mod command_buffers;
 pub mod dispatch;
 pub mod extensions;
 pub mod ffi;

@@ -1,32 +1,35 @@
 //! The thread that merges the recording threads' blocks into the trace.
 //!
-//! Recording threads hand their full blocks over through a bounded queue and go on: the
-//! merge by sequence number ([`Sequencer`]) and the copy into the open chunk run here
-//! (the chunk's layout, compact records expanded, on the compression thread that takes
-//! it), not on the program's threads, and no lock is shared by every recording thread. A full queue makes the handing thread wait (back-pressure: the
-//! layer's memory stays bounded whatever the program records). Emptied blocks go back to
-//! a pool the recording threads take from, so a thread's next block is already
+//! Recording threads hand their full blocks over through a queue without waiting (a
+//! thread hands its block over before it leaves it, so a collection that follows finds
+//! the block on its way: see `recorder.rs`), and then wait while too many blocks are in
+//! flight ([`wait_for_room`]: back-pressure keeps the layer's memory bounded whatever
+//! the program records). The merge by order key ([`Sequencer`]) and the copy into the
+//! open chunk run here (the chunk's layout, compact records expanded, on the
+//! compression thread that takes it), not on the program's threads. Emptied blocks go
+//! back to a pool the recording threads take from, so a thread's next block is already
 //! allocated and its pages already touched.
 //!
-//! When the sequencer holds too many bytes waiting for an earlier record (a thread that
-//! went quiet with records in its block), this thread collects every recording thread's
-//! block itself. Any error stops capture with one log line; what was written stays
-//! readable.
+//! Records are written once a collection releases them. When the sequencer holds too
+//! many bytes (threads recording long without a submit), this thread collects every
+//! recording thread's block itself. Any error stops capture with one log line; what
+//! was written stays readable.
 
-use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TryRecvError};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use trace_format::record_block::RecordBlock;
 use trace_format::sequencer::Sequencer;
 use trace_format::{Result, WriterStats};
 
-/// Blocks that may wait in the queue before a handing thread waits.
+/// Blocks that may be in flight before a handing thread waits.
 const QUEUE_BLOCKS: usize = 64;
-/// Every thread's block is collected when the sequencer holds this many bytes waiting
-/// for an earlier record.
-const HELD_BYTES_LIMIT: usize = 16 * 1024 * 1024;
+/// Every thread's block is collected when the sequencer holds this many bytes not yet
+/// released.
+const HELD_BYTES_LIMIT: usize = 8 * 1024 * 1024;
 /// The most bytes of emptied blocks kept for reuse.
 const POOL_BYTES: usize = 8 << 20;
 /// A block that grew past this (it took a large record: mapped memory's contents) is
@@ -37,11 +40,15 @@ const POOL_MAX_CAPACITY: usize = 2 << 20;
 enum Message {
     /// Records to merge.
     Block(RecordBlock),
+    /// A collection that read the numbered-call counter at this value has handed over
+    /// every record keyed below it ([`Sequencer::release`]).
+    Release(u64),
     /// Finish the trace and say how it went.
     Finish(SyncSender<Result<Finished>>),
 }
 
-/// A finished trace's totals.
+/// A finished trace's totals, and where capture spent its time off the program's
+/// threads (or made them wait).
 pub struct Finished {
     /// What the container writer counted.
     pub stats: WriterStats,
@@ -49,20 +56,97 @@ pub struct Finished {
     pub records: u64,
     /// Frames ended.
     pub frames: u64,
+    /// Time the merger thread spent merging (and collecting) rather than waiting.
+    pub merging: Duration,
+    /// Times a program's thread waited to hand a block over (the queue full), and how
+    /// long in all.
+    pub hand_over_waits: (u64, Duration),
+}
+
+/// Hand-overs that found too many blocks in flight, and the nanoseconds they waited in
+/// all.
+static HAND_OVER_WAITS: AtomicU64 = AtomicU64::new(0);
+static HAND_OVER_WAIT_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Blocks handed over and not yet taken by the merger, and the handing threads waiting
+/// for that to fall.
+struct InFlight {
+    blocks: AtomicUsize,
+    waiting: AtomicUsize,
+    /// Set when the merger thread has ended: nobody waits any more.
+    closed: AtomicBool,
+    lock: Mutex<()>,
+    room: Condvar,
+}
+
+static IN_FLIGHT: InFlight = InFlight {
+    blocks: AtomicUsize::new(0),
+    waiting: AtomicUsize::new(0),
+    closed: AtomicBool::new(false),
+    lock: Mutex::new(()),
+    room: Condvar::new(),
+};
+
+impl InFlight {
+    /// The merger took a block: wakes the waiting threads once there is room.
+    fn taken(&self) {
+        let before = self.blocks.fetch_sub(1, Ordering::AcqRel);
+        if before <= QUEUE_BLOCKS + 1 && self.waiting.load(Ordering::Acquire) > 0 {
+            self.wake();
+        }
+    }
+
+    /// The merger thread ended.
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.wake();
+    }
+
+    fn wake(&self) {
+        let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.room.notify_all();
+    }
+
+    fn full(&self) -> bool {
+        self.blocks.load(Ordering::Acquire) > QUEUE_BLOCKS && !self.closed.load(Ordering::Acquire)
+    }
+}
+
+/// Waits, after handing a block over, while too many blocks are in flight: never inside
+/// a recording block, so a collection never waits on it.
+pub fn wait_for_room() {
+    if !IN_FLIGHT.full() {
+        return;
+    }
+    let start = Instant::now();
+    IN_FLIGHT.waiting.fetch_add(1, Ordering::AcqRel);
+    let mut held = IN_FLIGHT.lock.lock().unwrap_or_else(|e| e.into_inner());
+    while IN_FLIGHT.full() {
+        // The timeout covers a wake-up between the look and the wait.
+        held = match IN_FLIGHT.room.wait_timeout(held, Duration::from_millis(1)) {
+            Ok((held, _)) => held,
+            Err(e) => e.into_inner().0,
+        };
+    }
+    drop(held);
+    IN_FLIGHT.waiting.fetch_sub(1, Ordering::AcqRel);
+    let waited = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    HAND_OVER_WAITS.fetch_add(1, Ordering::Relaxed);
+    HAND_OVER_WAIT_NS.fetch_add(waited, Ordering::Relaxed);
 }
 
 /// What the merger needs from the recorder: every recording thread's block, and how to
 /// stop capture after an error.
 pub struct Hooks {
-    /// Takes every recording thread's block.
-    pub collect: fn() -> Vec<RecordBlock>,
+    /// Collects every recording thread's block: hands them over, then a release.
+    pub collect: fn(),
     /// Stops capture with this reason (the merger finishes the trace itself).
     pub stop: fn(&str),
 }
 
 /// The merger thread and the queue to it.
 pub struct Merger {
-    queue: SyncSender<Message>,
+    queue: Sender<Message>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -114,10 +198,13 @@ fn recycle(blocks: Vec<RecordBlock>) {
 impl Merger {
     /// Starts the merger thread, appending to `sequencer`.
     pub fn spawn(sequencer: Sequencer, hooks: Hooks) -> std::io::Result<Self> {
-        let (queue, messages) = mpsc::sync_channel(QUEUE_BLOCKS);
+        let (queue, messages) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("macroscope-merge".into())
-            .spawn(move || run(sequencer, &messages, &hooks))?;
+            .spawn(move || {
+                run(sequencer, &messages, &hooks);
+                IN_FLIGHT.close();
+            })?;
         Ok(Merger {
             queue,
             thread: Some(thread),
@@ -146,24 +233,41 @@ impl Merger {
 
 /// Hands blocks to the merger thread.
 #[derive(Clone)]
-pub struct BlockSender(SyncSender<Message>);
+pub struct BlockSender(Sender<Message>);
 
 impl BlockSender {
-    /// Queues `block` for merging (waiting while the queue is full). A block handed
-    /// over after the merger stopped is dropped: capture has stopped then.
+    /// Queues `block` for merging, without waiting (the caller waits for room with
+    /// [`wait_for_room`] once it has left its block). A block handed over after the
+    /// merger stopped is dropped: capture has stopped then.
     pub fn send(&self, block: RecordBlock) {
-        if !block.is_empty() {
-            let _ = self.0.send(Message::Block(block));
+        if block.is_empty() {
+            return;
         }
+        IN_FLIGHT.blocks.fetch_add(1, Ordering::AcqRel);
+        if self.0.send(Message::Block(block)).is_err() {
+            IN_FLIGHT.blocks.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Tells the merger that every record keyed below numbered call `counter` has been
+    /// handed over.
+    pub fn release(&self, counter: u64) {
+        let _ = self.0.send(Message::Release(counter));
     }
 }
 
 /// The merger thread: merges blocks until told to finish or an error stops it.
 fn run(mut sequencer: Sequencer, messages: &Receiver<Message>, hooks: &Hooks) {
+    let mut merging = Duration::ZERO;
+    // A collection this thread asked for and whose release has not come yet.
+    let mut collecting = false;
     while let Some(message) = next_message(messages) {
         match message {
-            Message::Block(block) => {
-                if let Err(e) = merge(&mut sequencer, block, hooks) {
+            Message::Block(_) | Message::Release(_) => {
+                let start = Instant::now();
+                let merged = merge(&mut sequencer, message, hooks, &mut collecting);
+                merging += start.elapsed();
+                if let Err(e) = merged {
                     (hooks.stop)(&format!("capture stopped: {e}"));
                     // One line says why; the chunks written so far stay readable.
                     let _ = sequencer.finish();
@@ -171,7 +275,7 @@ fn run(mut sequencer: Sequencer, messages: &Receiver<Message>, hooks: &Hooks) {
                 }
             }
             Message::Finish(reply) => {
-                let _ = reply.send(finish(sequencer, hooks));
+                let _ = reply.send(finish(sequencer, messages, hooks, merging));
                 return;
             }
         }
@@ -205,29 +309,56 @@ fn next_message(messages: &Receiver<Message>) -> Option<Message> {
     }
 }
 
-/// Merges `block`; collects every thread's block when too much waits on a gap.
-fn merge(sequencer: &mut Sequencer, block: RecordBlock, hooks: &Hooks) -> Result<()> {
-    sequencer.add(block)?;
-    if sequencer.held_bytes() > HELD_BYTES_LIMIT {
-        for block in (hooks.collect)() {
+/// Merges a block or applies a release; collects every thread's block when too much
+/// waits for one (once: until that collection's release arrives).
+fn merge(
+    sequencer: &mut Sequencer,
+    message: Message,
+    hooks: &Hooks,
+    collecting: &mut bool,
+) -> Result<()> {
+    match message {
+        Message::Block(block) => {
+            IN_FLIGHT.taken();
             sequencer.add(block)?;
+            if sequencer.held_bytes() > HELD_BYTES_LIMIT && !*collecting {
+                // The blocks and the release come back through the queue, after every
+                // block handed over before them.
+                *collecting = true;
+                (hooks.collect)();
+            }
         }
+        Message::Release(counter) => {
+            *collecting = false;
+            sequencer.release(counter)?;
+        }
+        Message::Finish(_) => {}
     }
     recycle(sequencer.take_spent());
     Ok(())
 }
 
-/// Finishes the trace once every block handed over is merged.
-fn finish(mut sequencer: Sequencer, hooks: &Hooks) -> Result<Finished> {
-    for block in (hooks.collect)() {
-        sequencer.add(block)?;
+/// Finishes the trace once every block handed over is merged: collects every thread's
+/// block, merges what the queue holds, and writes every record but those behind a
+/// numbered call that never arrived.
+fn finish(
+    mut sequencer: Sequencer,
+    messages: &Receiver<Message>,
+    hooks: &Hooks,
+    merging: Duration,
+) -> Result<Finished> {
+    (hooks.collect)();
+    let mut collecting = true;
+    while let Ok(message) = messages.try_recv() {
+        merge(&mut sequencer, message, hooks, &mut collecting)?;
     }
-    if let Some((next, first)) = sequencer.waiting_for() {
+    sequencer.release_all()?;
+    if let Some((missing, held)) = sequencer.waiting_for() {
         crate::recorder::log(
             crate::settings::LogLevel::Error,
             &format!(
-                "records {next} to {} never arrived; the trace ends before them",
-                first - 1
+                "numbered call {missing} never arrived; the trace ends before it \
+                 ({held} later records not written)"
             ),
         );
     }
@@ -240,5 +371,10 @@ fn finish(mut sequencer: Sequencer, hooks: &Hooks) -> Result<Finished> {
         stats,
         records,
         frames,
+        merging,
+        hand_over_waits: (
+            HAND_OVER_WAITS.load(Ordering::Relaxed),
+            Duration::from_nanos(HAND_OVER_WAIT_NS.load(Ordering::Relaxed)),
+        ),
     })
 }

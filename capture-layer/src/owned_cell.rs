@@ -1,19 +1,15 @@
 //! A value one thread uses at every call and other threads take now and then: a
 //! recording thread's block, which collectors take at submits.
 //!
-//! A lock taken with an atomic exchange at every call costs a recording thread as much
-//! as the rest of its bookkeeping: a locked instruction waits for the stores before it
-//! (the record just written) to drain, and the thread takes its sequence number with
-//! another one right after. Here the owner announces itself with a plain store and lets
-//! the locked instruction it executes anyway (taking the sequence number) order that
-//! store before its look at the collectors' flag; a collector raises its flag, fences,
-//! and waits while the owner is inside. Of two that enter at once, at least one sees the
-//! other (the store-buffer pattern, a full fence on each side): the owner steps back
-//! until the collector is done, or the collector waits for the owner.
-//!
-//! On x86-64 a locked read-modify-write is a full fence (Intel SDM vol. 3, 9.2.2: reads
-//! and writes are not reordered with locked instructions), so the owner pays no fence of
-//! its own; elsewhere [`OwnedCell::enter`] adds one.
+//! A lock taken by every thread at every call would be shared by every recording
+//! thread. Here the owner announces itself with an exchange on its own flag (a full
+//! fence that touches no line another thread writes) and then looks at the collectors'
+//! flag; a collector raises its flag, fences, and waits while the owner is inside. Of two
+//! that enter at once, at least one sees the other (the store-buffer pattern, a full
+//! fence on each side): the owner steps back until the collector is done, or the
+//! collector waits for the owner. Whatever the owner reads after entering (the trace's
+//! numbered-call counter) it reads after every fence of a collector that it did not
+//! see inside.
 
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
@@ -43,19 +39,16 @@ impl<T> OwnedCell<T> {
         }
     }
 
-    /// Enters as the owner: runs `ordering_rmw`, which must perform a `SeqCst`
-    /// read-modify-write (its result is returned with the guard), between announcing the
-    /// owner and looking for a collector. Only the one owner thread may call this.
+    /// Enters as the owner (only the one owner thread may call this), after any
+    /// collector holding the value is done.
     #[inline(always)]
-    pub fn enter<R>(&self, ordering_rmw: impl FnOnce() -> R) -> (OwnerGuard<'_, T>, R) {
-        self.owner_inside.store(true, Ordering::Relaxed);
-        let result = ordering_rmw();
-        #[cfg(not(target_arch = "x86_64"))]
-        fence(Ordering::SeqCst);
-        if self.collecting.load(Ordering::Acquire) {
+    pub fn enter(&self) -> OwnerGuard<'_, T> {
+        // The exchange is the owner's full fence: its flag is seen before it looks.
+        self.owner_inside.swap(true, Ordering::SeqCst);
+        if self.collecting.load(Ordering::SeqCst) {
             self.wait_for_collector();
         }
-        (OwnerGuard(self), result)
+        OwnerGuard(self)
     }
 
     /// Steps back while a collector holds the value, then enters again.
@@ -130,7 +123,6 @@ guard_access!(CollectorGuard, collecting);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicU64;
     use std::sync::Arc;
 
     /// Spins a while, to widen the windows the protocol must keep apart.
@@ -145,7 +137,6 @@ mod tests {
         // The owner counts up in two steps (a collector between them would see them
         // differ, or change under it); collectors on two threads take what was counted.
         let cell = Arc::new(OwnedCell::new((0u64, 0u64)));
-        let seq = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let collectors: Vec<_> = (0..2)
             .map(|_| {
@@ -173,7 +164,7 @@ mod tests {
             .collect();
         let rounds = 100_000;
         for _ in 0..rounds {
-            let (mut guard, _) = cell.enter(|| seq.fetch_add(1, Ordering::SeqCst));
+            let mut guard = cell.enter();
             let counts = &mut *guard;
             counts.0 += 1;
             pause();

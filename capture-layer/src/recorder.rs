@@ -1,35 +1,43 @@
 //! The trace being written: one per process, fed by every thread without a shared lock
 //! on the hot path.
 //!
-//! A recorded call takes its place in the trace's one total order from an atomic
-//! sequence counter, inside the hook, before the call returns to the program: whatever
-//! the program orders after a call (a handle passed to another thread, a command buffer
-//! submitted after it was ended) gets a later number. The calling thread encodes the
-//! record into its own block (entered without a locked instruction of its own, see
-//! [`crate::owned_cell`]) and, when the block fills, hands it to the merger thread
-//! ([`crate::merger`]) through a bounded queue and takes an emptied one from its pool.
-//! The merger appends records by number. Submits, presents, the end of capture and a
-//! merger holding too much collect every thread's block: every number below the
-//! counter's value at the collection is then handed over (a thread takes its number
-//! inside its block; a call that stepped back for the collection follows in its thread's
-//! next block), so the trace is gapless up to it. The trace writer
+//! Every recorded call takes its place in the trace's one total order inside the hook,
+//! before it returns to the program, by an order key ([`trace_format::sequencer`]):
+//! a *numbered* call (creation, destruction, submits, anything that may order against
+//! another thread) takes the next value of one atomic counter; a command recorded into
+//! a command buffer only reads it, so threads recording at once share no written cache
+//! line (a command buffer that changes threads mid-recording makes its next command
+//! numbered, [`crate::command_buffers`]). The calling thread encodes the record into its
+//! own block (entered with a fence on its own flag, see [`crate::owned_cell`]) and, when
+//! the block fills, hands it to the merger thread ([`crate::merger`]) before it leaves
+//! the block, and takes an emptied one from its pool.
+//!
+//! Submits, presents, the end of capture and a merger holding too much *collect* every
+//! thread's block: the collector reads the counter at `c` first, then takes each block
+//! (waiting for an encoding under way); a thread that enters after that reads `c` or
+//! more. So every record keyed below `c`'s numbered call is then handed over, before the
+//! collector's release of `c`, which lets the merger write them. Collections take one
+//! lock, so their releases arrive in order after their blocks. The trace writer
 //! compresses and writes on its own threads.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 use trace_format::direct::DirectField;
 use trace_format::generated::trace::{Call, CallT};
 use trace_format::record_block::{RecordBlock, RecordEncoder};
-use trace_format::sequencer::Sequencer;
+use trace_format::sequencer::{command_key, numbered_key, Sequencer};
 use trace_format::trace::CallMeta;
 
+use crate::command_buffers::{self, OwnCache};
 use crate::merger::{self, BlockSender, Merger};
 use crate::owned_cell::OwnedCell;
 use trace_format::{TraceWriter, WriterOptions};
 
+use crate::cache_line::CacheLine;
 use crate::clock;
 use crate::settings::{LogLevel, Settings};
 
@@ -51,11 +59,14 @@ const RECORDING: u8 = 1;
 const STOPPED: u8 = 2;
 
 /// Whether the trace is open: read by every call without a lock.
-static STATUS: AtomicU8 = AtomicU8::new(NOT_STARTED);
-/// The next sequence number.
-static SEQ: AtomicU64 = AtomicU64::new(0);
+static STATUS: CacheLine<AtomicU8> = CacheLine(AtomicU8::new(NOT_STARTED));
+/// The next numbered call's number: read by every command, written by numbered calls
+/// only, alone on its lines.
+static SEQ: CacheLine<AtomicU64> = CacheLine(AtomicU64::new(0));
+/// Held by a collection from reading [`SEQ`] until its release is sent.
+static COLLECTING: Mutex<()> = Mutex::new(());
 /// The frame being recorded (for the frame window).
-static FRAME: AtomicU64 = AtomicU64::new(0);
+static FRAME: CacheLine<AtomicU64> = CacheLine(AtomicU64::new(0));
 /// The merger thread, while the trace is open. Its lock orders frame ends, the end of
 /// capture and stops; recording threads never take it.
 static SHARED: Mutex<Option<Merger>> = Mutex::new(None);
@@ -81,6 +92,8 @@ struct ThreadBlock {
     clock_ns: u64,
     /// Commands recorded since that reading.
     commands_since_clock: u32,
+    /// The command buffers this thread recorded last.
+    own: OwnCache,
 }
 
 /// A thread reads the clock at every call but commands, and at every
@@ -89,7 +102,28 @@ struct ThreadBlock {
 /// apart. Those commands carry the last reading.
 const CLOCK_EVERY: u32 = 16;
 
+/// How a call takes its place in the trace's order.
+#[derive(Clone, Copy)]
+enum Order {
+    /// By the next number of the shared counter.
+    Numbered,
+    /// After the numbered calls before it, in its command buffer's order (the raw
+    /// handle).
+    Command(u64),
+}
+
 impl ThreadBlock {
+    /// The order key of a call made now (inside the block, after the owner's fence).
+    #[inline(always)]
+    fn key(&mut self, order: Order) -> u64 {
+        match order {
+            Order::Command(cb) if self.own.recorded_here(cb, self.thread_id) => {
+                command_key(SEQ.load(Ordering::SeqCst))
+            }
+            _ => numbered_key(SEQ.fetch_add(1, Ordering::SeqCst)),
+        }
+    }
+
     /// The envelope of a call of `scope` made now, with result `result`.
     fn meta(&mut self, scope: Scope, result: i32) -> CallMeta {
         if scope != Scope::Command || self.commands_since_clock == 0 {
@@ -122,11 +156,13 @@ impl LocalBlock {
 }
 
 impl Drop for LocalBlock {
-    /// A thread that ends hands over what it recorded.
+    /// A thread that ends hands over what it recorded (before it leaves the list a
+    /// collection looks at, so the block is on its way before any later release).
     fn drop(&mut self) {
-        let block = std::mem::take(&mut self.0.collect().block);
+        let mut guard = self.0.collect();
+        hand_over(std::mem::take(&mut guard.block));
+        drop(guard);
         lock(&THREADS).retain(|b| !Arc::ptr_eq(b, &self.0));
-        hand_over(block);
     }
 }
 
@@ -185,7 +221,7 @@ pub fn start() {
         ..WriterOptions::default()
     };
     let hooks = merger::Hooks {
-        collect,
+        collect: hand_over_all,
         stop: stop_from_merger,
     };
     let opened = TraceWriter::create(&s.file, &options)
@@ -228,6 +264,17 @@ fn meta(result: i32) -> CallMeta {
 /// any lock; the call takes its place in the order when it is encoded. Any failure (or a
 /// panic in `build`) stops capture with one log line; the program runs on.
 pub fn record(scope: Scope, result: i32, build: impl FnOnce() -> Option<CallT>) {
+    record_built(scope, Order::Numbered, result, build);
+}
+
+/// Records the command `build` makes, recorded into the command buffer
+/// `command_buffer` (its raw handle): it takes its place by its command buffer, without
+/// writing the shared counter. As [`record`] otherwise.
+pub fn record_command(command_buffer: u64, build: impl FnOnce() -> Option<CallT>) {
+    record_built(Scope::Command, Order::Command(command_buffer), 0, build);
+}
+
+fn record_built(scope: Scope, order: Order, result: i32, build: impl FnOnce() -> Option<CallT>) {
     if !recording() || !wanted(scope) {
         return;
     }
@@ -240,11 +287,13 @@ pub fn record(scope: Scope, result: i32, build: impl FnOnce() -> Option<CallT>) 
     if call_type == Call::NONE {
         return stop("capture stopped: an internal error: a call without a type");
     }
-    record_with(scope, result, |fbb| {
-        let offset = call
-            .pack(fbb)
-            .expect("a call other than NONE packs to a table");
-        (call_type, offset)
+    record_into(scope, order, result, |encoder, block, key, meta| {
+        block.push(encoder.encode(key, meta, |fbb| {
+            let offset = call
+                .pack(fbb)
+                .expect("a call other than NONE packs to a table");
+            (call_type, offset)
+        }));
     });
 }
 
@@ -255,9 +304,14 @@ pub fn record_with<F>(scope: Scope, result: i32, build: F)
 where
     F: FnOnce(&mut FlatBufferBuilder<'static>) -> (Call, WIPOffset<UnionWIPOffset>),
 {
-    record_into(scope, result, |encoder, block, seq, meta| {
-        block.push(encoder.encode(seq, meta, build));
-    });
+    record_into(
+        scope,
+        Order::Numbered,
+        result,
+        |encoder, block, key, meta| {
+            block.push(encoder.encode(key, meta, build));
+        },
+    );
 }
 
 /// Records a call of `call_type` whose table holds `fields`, laid out straight into the
@@ -265,15 +319,37 @@ where
 /// the fastest path, for calls of scalars and scalar arrays. As [`record`] otherwise.
 #[inline(always)]
 pub fn record_direct(scope: Scope, result: i32, call_type: Call, fields: &[DirectField<'_>]) {
-    record_into(scope, result, |_, block, seq, meta| {
-        block.push_direct(seq, meta, call_type, fields);
+    record_into(scope, Order::Numbered, result, |_, block, key, meta| {
+        block.push_direct(key, meta, call_type, fields);
     });
 }
 
-/// Takes a sequence number for a call made now and has `push` put its record into the
-/// calling thread's block, if `scope` is wanted now.
+/// Records a command of `call_type` recorded into `command_buffer` (its raw handle)
+/// whose table holds `fields`, as [`record_direct`] lays it out, in its command
+/// buffer's order as [`record_command`] takes it: the path of the commands programs
+/// issue by the thousand.
 #[inline(always)]
-fn record_into<P>(scope: Scope, result: i32, push: P)
+pub fn record_command_direct(command_buffer: u64, call_type: Call, fields: &[DirectField<'_>]) {
+    let order = Order::Command(command_buffer);
+    record_into(Scope::Command, order, 0, |_, block, key, meta| {
+        block.push_direct(key, meta, call_type, fields);
+    });
+}
+
+/// `vkBeginCommandBuffer` on this thread: the commands it records into
+/// `command_buffer` take their place by it from now on.
+pub fn command_buffer_begun(command_buffer: u64) {
+    if recording() {
+        command_buffers::begun(command_buffer, thread_id());
+    }
+}
+
+/// Takes an order key for a call made now and has `push` put its record into the
+/// calling thread's block, if `scope` is wanted now. A full block goes to the merger
+/// before the thread leaves it; the thread then waits while the merger is too far
+/// behind.
+#[inline(always)]
+fn record_into<P>(scope: Scope, order: Order, result: i32, push: P)
 where
     P: FnOnce(&mut RecordEncoder, &mut RecordBlock, u64, CallMeta),
 {
@@ -282,22 +358,28 @@ where
     }
     let mut push = Some(push);
     let outcome = LOCAL.try_with(|local| {
-        let (mut guard, seq) = local.0.enter(|| SEQ.fetch_add(1, Ordering::SeqCst));
+        let mut guard = local.0.enter();
+        let key = guard.key(order);
         let meta = guard.meta(scope, result);
         let ThreadBlock { encoder, block, .. } = &mut *guard;
         let encoded = catch_unwind(AssertUnwindSafe(|| {
             if let Some(push) = push.take() {
-                push(encoder, block, seq, meta);
+                push(encoder, block, key, meta);
             }
         }));
         let full = block.len_bytes() >= BLOCK_BYTES;
-        let block = full.then(|| std::mem::replace(block, merger::fresh_block(BLOCK_CAPACITY)));
+        if full {
+            hand_over(std::mem::replace(
+                block,
+                merger::fresh_block(BLOCK_CAPACITY),
+            ));
+        }
         drop(guard);
-        (encoded.is_ok(), block)
+        (encoded.is_ok(), full)
     });
     match outcome {
-        Ok((true, Some(block))) => hand_over(block),
-        Ok((true, None)) => {}
+        Ok((true, true)) => merger::wait_for_room(),
+        Ok((true, false)) => {}
         Ok((false, _)) => stop("capture stopped: an internal error while encoding a call"),
         // The thread is ending and its block is gone: its record goes over alone.
         Err(_) => {
@@ -308,46 +390,31 @@ where
     }
 }
 
-/// Takes a sequence number and hands over the call `push` encodes in a block of its
-/// own: for a thread whose block is gone (during its end), and for frame boundaries.
+/// Takes a number and hands over the call `push` encodes in a block of its own (a
+/// numbered call, whatever it is): for a thread whose block is gone (during its end),
+/// and for frame boundaries. The merger waits for its number if a release overtakes it.
 fn record_alone<P>(meta: CallMeta, push: P)
 where
     P: FnOnce(&mut RecordEncoder, &mut RecordBlock, u64, CallMeta),
 {
     let mut block = RecordBlock::new();
-    let seq = SEQ.fetch_add(1, Ordering::SeqCst);
+    let key = numbered_key(SEQ.fetch_add(1, Ordering::SeqCst));
     match catch_unwind(AssertUnwindSafe(|| {
-        push(&mut RecordEncoder::new(), &mut block, seq, meta);
+        push(&mut RecordEncoder::new(), &mut block, key, meta);
     })) {
-        Ok(()) => hand_over(block),
+        Ok(()) => {
+            hand_over(block);
+            merger::wait_for_room();
+        }
         Err(_) => stop("capture stopped: an internal error while encoding a call"),
     }
 }
 
-/// Hands a block to the merger thread (waiting while its queue is full).
+/// Hands a block to the merger thread (without waiting: see [`merger::wait_for_room`]).
 fn hand_over(block: RecordBlock) {
     if let Some(sender) = SENDER.get() {
         sender.send(block);
     }
-}
-
-/// Takes every thread's block, leaving each an emptied one. Every sequence number taken
-/// before this starts is then in the blocks returned or handed over already (a thread
-/// takes its number inside its block, so a collection waits for an encoding under way),
-/// but for a call that stepped back for the collection: its record goes into its
-/// thread's next block, and the merger waits for it.
-fn collect() -> Vec<RecordBlock> {
-    let threads: Vec<_> = lock(&THREADS).clone();
-    let mut blocks = Vec::with_capacity(threads.len());
-    for thread in threads {
-        let mut guard = thread.collect();
-        if guard.block.len_bytes() > 0 {
-            let block = std::mem::replace(&mut guard.block, merger::fresh_block(BLOCK_CAPACITY));
-            drop(guard);
-            blocks.push(block);
-        }
-    }
-    blocks
 }
 
 /// Hands every thread's block to the merger: at submits, so that the trace is brought
@@ -358,10 +425,24 @@ pub fn sync() {
     }
 }
 
-/// Hands every thread's block to the merger.
+/// Collects every thread's block, leaving each an emptied one, and hands them to the
+/// merger, then releases what they complete: every record keyed below the counter's
+/// value read first (see the module's notes).
 fn hand_over_all() {
-    for block in collect() {
-        hand_over(block);
+    let _one_at_a_time = lock(&COLLECTING);
+    let counter = SEQ.load(Ordering::SeqCst);
+    let threads: Vec<_> = lock(&THREADS).clone();
+    for thread in threads {
+        let mut guard = thread.collect();
+        if guard.block.len_bytes() > 0 {
+            hand_over(std::mem::replace(
+                &mut guard.block,
+                merger::fresh_block(BLOCK_CAPACITY),
+            ));
+        }
+    }
+    if let Some(sender) = SENDER.get() {
+        sender.release(counter);
     }
 }
 
@@ -385,8 +466,8 @@ pub fn end_frame() {
     // Frame numbers and sequence numbers of boundaries ascend together: both are taken
     // under the shared lock.
     let frame = FRAME.load(Ordering::Relaxed);
-    record_alone(meta(0), |_, block, seq, meta| {
-        block.push_direct(seq, meta, Call::FrameBoundary, &[DirectField::U64(frame)]);
+    record_alone(meta(0), |_, block, key, meta| {
+        block.push_direct(key, meta, Call::FrameBoundary, &[DirectField::U64(frame)]);
     });
     sync();
     FRAME.store(frame + 1, Ordering::Relaxed);
@@ -406,21 +487,44 @@ fn finish_locked(shared: &mut Option<Merger>) {
     };
     STATUS.store(STOPPED, Ordering::Release);
     // The merger collects every thread's block itself once it has merged its queue.
+    let finishing = Instant::now();
     match merger.finish() {
-        Some(Ok(done)) => log(
-            LogLevel::Info,
-            &format!(
-                "trace finished: {} calls, {} frames, {} bytes in {}",
-                done.records - done.frames,
-                done.frames,
-                done.stats.file_bytes,
-                settings().file.display()
-            ),
-        ),
+        Some(Ok(done)) => {
+            log(
+                LogLevel::Info,
+                &format!(
+                    "trace finished: {} calls, {} frames, {} bytes in {}",
+                    done.records - done.frames,
+                    done.frames,
+                    done.stats.file_bytes,
+                    settings().file.display()
+                ),
+            );
+            log(LogLevel::Info, &cost_line(&done, finishing.elapsed()));
+        }
         Some(Err(e)) => log(LogLevel::Error, &format!("finishing the trace failed: {e}")),
         // The merger stopped after an error and said so.
         None => {}
     }
+}
+
+/// Where capture's own work went, for the log: what ran beside the program (merging,
+/// compressing) and what made its threads wait (a full queue to the merger, the end of
+/// capture that `finishing` took).
+fn cost_line(done: &merger::Finished, finishing: Duration) -> String {
+    let seconds = |d: Duration| d.as_secs_f64();
+    let (waits, waited) = done.hand_over_waits;
+    format!(
+        "capture's cost: merging {:.3} s, compressing {:.3} s on {} thread(s) ({:.3} s \
+         waiting for them); the program's threads waited {:.3} s for the merger ({waits} \
+         times) and {:.3} s for the end of capture",
+        seconds(done.merging),
+        seconds(done.stats.compressing),
+        compression_threads(),
+        seconds(done.stats.queue_waits),
+        seconds(waited),
+        seconds(finishing),
+    )
 }
 
 /// Stops capture after an error, keeping what was written.

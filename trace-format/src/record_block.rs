@@ -31,8 +31,9 @@ const HEAD_BYTES: usize = 4 + 6 + 2 + 8 + 4;
 /// One record's encoding: a finished flatbuffer whose root is a `Record`.
 #[derive(Clone, Copy, Debug)]
 pub struct EncodedRecord<'a> {
-    /// Its sequence number.
-    pub seq: u64,
+    /// Where it goes in the trace's order ([`crate::sequencer`]'s keys): the writer
+    /// gives it the next sequence number when it is appended.
+    pub key: u64,
     /// Whether it is a `FrameBoundary`.
     pub frame_boundary: bool,
     /// Whether `bytes` is a compact record ([`crate::compact`]), laid out as a
@@ -61,8 +62,9 @@ impl RecordEncoder {
         }
     }
 
-    /// Encodes the call `build` makes, with sequence number `seq` and `meta`'s envelope.
-    pub fn encode<F>(&mut self, seq: u64, meta: CallMeta, build: F) -> EncodedRecord<'_>
+    /// Encodes the call `build` makes, with order key `key` and `meta`'s envelope (the
+    /// envelope's sequence number is set when the record is appended to a trace).
+    pub fn encode<F>(&mut self, key: u64, meta: CallMeta, build: F) -> EncodedRecord<'_>
     where
         F: FnOnce(&mut FlatBufferBuilder<'static>) -> (Call, WIPOffset<UnionWIPOffset>),
     {
@@ -72,7 +74,7 @@ impl RecordEncoder {
             &mut self.fbb,
             &RecordArgs {
                 envelope: Some(&Envelope::new(
-                    seq,
+                    key,
                     meta.thread_id,
                     meta.timestamp_ns,
                     meta.result,
@@ -83,7 +85,7 @@ impl RecordEncoder {
         );
         self.fbb.finish_minimal(record);
         EncodedRecord {
-            seq,
+            key,
             frame_boundary: call_type == Call::FrameBoundary,
             compact: false,
             bytes: self.fbb.finished_data(),
@@ -94,7 +96,7 @@ impl RecordEncoder {
 /// Where one record of a [`RecordBlock`] lies.
 #[derive(Clone, Copy, Debug)]
 struct BlockEntry {
-    seq: u64,
+    key: u64,
     start: u32,
     end: u32,
     frame_boundary: bool,
@@ -121,8 +123,9 @@ impl std::fmt::Display for MalformedRecord {
     }
 }
 
-/// Records one thread encoded, in ascending sequence order, waiting to be merged into
-/// the trace; taken out by [`RecordBlock::pop`] in that order.
+/// Records one thread encoded, by ascending order key (equal keys in the order they were
+/// pushed), waiting to be merged into the trace; taken out by [`RecordBlock::pop`] in
+/// that order.
 #[derive(Debug, Default)]
 pub struct RecordBlock {
     bytes: Vec<u8>,
@@ -152,14 +155,14 @@ impl RecordBlock {
         self.bytes.capacity()
     }
 
-    /// Appends `record`, whose sequence number must be above every one in the block.
+    /// Appends `record`, whose key must be at least every one in the block.
     pub fn push(&mut self, record: EncodedRecord<'_>) {
-        debug_assert!(self.entries.last().is_none_or(|e| e.seq < record.seq));
+        debug_assert!(self.entries.last().is_none_or(|e| e.key <= record.key));
         let start = self.bytes.len().next_multiple_of(RECORD_ALIGN);
         self.bytes.resize(start, 0);
         self.bytes.extend_from_slice(record.bytes);
         self.entries.push(BlockEntry {
-            seq: record.seq,
+            key: record.key,
             start: start as u32,
             end: self.bytes.len() as u32,
             frame_boundary: record.frame_boundary,
@@ -168,21 +171,21 @@ impl RecordBlock {
     }
 
     /// Appends a record of `call_type` holding `fields` (see [`crate::direct`]), with
-    /// sequence number `seq` (above every one in the block). It is kept compact
+    /// order key `key` (at least every one in the block). It is kept compact
     /// ([`crate::compact`]) until its chunk is written, and laid out as a flatbuffer
     /// there: on a compression thread, not the recording one.
     #[inline(always)]
     pub fn push_direct(
         &mut self,
-        seq: u64,
+        key: u64,
         meta: CallMeta,
         call_type: Call,
         fields: &[DirectField<'_>],
     ) {
-        debug_assert!(self.entries.last().is_none_or(|e| e.seq < seq));
+        debug_assert!(self.entries.last().is_none_or(|e| e.key <= key));
         let start = append_compact(&mut self.bytes, meta, call_type, fields);
         self.entries.push(BlockEntry {
-            seq,
+            key,
             start: start as u32,
             end: self.bytes.len() as u32,
             frame_boundary: call_type == Call::FrameBoundary,
@@ -195,14 +198,19 @@ impl RecordBlock {
         self.bytes.len()
     }
 
+    /// Records not yet taken out.
+    pub fn len(&self) -> usize {
+        self.entries.len() - self.next
+    }
+
     /// Whether every record has been taken out (or none was put in).
     pub fn is_empty(&self) -> bool {
         self.next == self.entries.len()
     }
 
-    /// The sequence number of the next record [`pop`](Self::pop) gives.
-    pub fn peek_seq(&self) -> Option<u64> {
-        self.entries.get(self.next).map(|e| e.seq)
+    /// The order key of the next record [`pop`](Self::pop) gives.
+    pub fn peek_key(&self) -> Option<u64> {
+        self.entries.get(self.next).map(|e| e.key)
     }
 
     /// Takes out the next record.
@@ -210,7 +218,7 @@ impl RecordBlock {
         let e = *self.entries.get(self.next)?;
         self.next += 1;
         Some(EncodedRecord {
-            seq: e.seq,
+            key: e.key,
             frame_boundary: e.frame_boundary,
             compact: e.compact,
             bytes: &self.bytes[e.start as usize..e.end as usize],
@@ -223,6 +231,33 @@ impl RecordBlock {
         self.entries.clear();
         self.next = 0;
     }
+}
+
+/// Writes `seq` into the envelope of the finished `Record` flatbuffer `record` (its
+/// root's first field, a struct whose first member is the sequence number); `None`
+/// when the bytes do not hold such a record.
+fn set_envelope_seq(record: &mut [u8], seq: u64) -> Option<()> {
+    let u32_at = |b: &[u8], at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    };
+    let table = u32_at(record, 0)? as usize;
+    // The table starts with its vtable's offset, signed, counted back from the table.
+    let back = u32_at(record, table)? as i32 as isize;
+    let vtable = usize::try_from(table as isize - back).ok()?;
+    let vtable_len = u16::from_le_bytes(record.get(vtable..vtable + 2)?.try_into().ok()?);
+    // The envelope's slot: after the vtable's two lengths.
+    if vtable_len < 6 {
+        return None;
+    }
+    let field = u16::from_le_bytes(record.get(vtable + 4..vtable + 6)?.try_into().ok()?);
+    let at = table + usize::from(field);
+    if field == 0 {
+        return None;
+    }
+    record
+        .get_mut(at..at + 8)?
+        .copy_from_slice(&seq.to_le_bytes());
+    Some(())
 }
 
 /// Where one record of a [`ChunkBody`] lies, and how it is stored.
@@ -247,15 +282,15 @@ pub(crate) struct ChunkBody {
 }
 
 impl ChunkBody {
-    /// Appends one record's bytes.
-    pub(crate) fn push(&mut self, record: EncodedRecord<'_>) {
+    /// Appends one record's bytes, as record `seq` of the trace.
+    pub(crate) fn push(&mut self, record: EncodedRecord<'_>, seq: u64) {
         let start = self.bytes.len().next_multiple_of(RECORD_ALIGN);
         self.bytes.resize(start, 0);
         self.bytes.extend_from_slice(record.bytes);
         self.entries.push(BodyEntry {
             start: start as u32,
             end: self.bytes.len() as u32,
-            seq: record.seq,
+            seq,
             compact: record.compact,
         });
     }
@@ -295,6 +330,7 @@ impl ChunkBody {
                 let start = out.len().next_multiple_of(RECORD_ALIGN);
                 out.resize(start, 0);
                 out.extend_from_slice(stored);
+                set_envelope_seq(&mut out[start..], e.seq).ok_or(MalformedRecord { seq: e.seq })?;
                 start
             };
             let root = out[start..]

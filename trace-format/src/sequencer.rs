@@ -1,46 +1,83 @@
 //! Merging records that several threads encoded into the trace's one gapless order.
 //!
-//! Each thread takes a sequence number at its call (an atomic counter shared by all)
-//! and encodes the record into its own [`RecordBlock`]; blocks reach the sequencer when
-//! they fill up or when someone collects them. The sequencer appends records to the
-//! trace strictly by sequence number: the next number may be in any block it holds, or
-//! in one it has not been given yet (a thread still encoding it, or holding it in a
-//! block not yet full). It appends what it can and keeps the rest; the caller bounds the
-//! wait by collecting every thread's block (see `capture-layer/src/recorder.rs`: at
-//! submits, presents, the end of capture, and when [`Sequencer::held_bytes`] grows past
-//! a limit).
+//! A recording thread puts each record in its own [`RecordBlock`] with an order key, and
+//! blocks reach the sequencer when they fill up or when someone collects them. Two
+//! kinds of calls make the keys, from one counter of *numbered* calls shared by every
+//! thread:
+//!
+//! - a numbered call (object creation and destruction, submits, anything that may order
+//!   against another thread) takes the counter's value `n` with an atomic increment:
+//!   key [`numbered_key`]`(n)` = 2n + 2, so the numbered calls are gapless among
+//!   themselves;
+//! - a command recorded into a command buffer reads the counter, `l`, without writing
+//!   it: key [`command_key`]`(l)` = 2l + 1, after every numbered call that happened before
+//!   it and before every numbered call that happens after it. Commands of one key from
+//!   different threads go to different command buffers, so their order between threads
+//!   does not matter (the capture layer makes a command numbered when its command
+//!   buffer was last recorded on another thread).
+//!
+//! A thread's keys never go down, so each block is in order. The sequencer merges the
+//! blocks by key and gives records their gapless sequence numbers as it appends them.
+//! What it may append is bounded twice: by [`Sequencer::release`] (a collection that
+//! read the counter at `c` has handed over every command that read less, and every
+//! numbered call below `c` that had taken its number), and by the next numbered call
+//! not yet seen (a numbered call may reach it after the collection, from a thread that
+//! took its number outside any block). The caller bounds the wait by collecting every
+//! thread's block (see `capture-layer/src/recorder.rs`: at submits, presents, the end of
+//! capture, and when [`Sequencer::held_bytes`] grows past a limit).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::error::{Error, ErrorKind, Location};
 use crate::record_block::RecordBlock;
 use crate::{Result, TraceWriter, WriterStats};
 
-/// Puts the records of many blocks into one [`TraceWriter`] in sequence order.
+/// The order key of the numbered call that took number `n`.
+pub fn numbered_key(n: u64) -> u64 {
+    2 * n + 2
+}
+
+/// The order key of a command recorded when `l` numbered calls had taken their numbers.
+pub fn command_key(l: u64) -> u64 {
+    2 * l + 1
+}
+
+/// Puts the records of many blocks into one [`TraceWriter`] in key order.
 pub struct Sequencer {
     writer: TraceWriter,
     /// Blocks with records not yet appended; `None` marks a free slot.
     blocks: Vec<Option<RecordBlock>>,
     /// Free slots of `blocks`.
     free: Vec<usize>,
-    /// Each held block's first record's number and its slot, smallest first: with
-    /// several threads recording, their numbers interleave call by call, and the next
-    /// record is found here in O(log blocks) rather than by a look at every block.
-    heads: BinaryHeap<Reverse<(u64, usize)>>,
+    /// Each held block's next record's key, the block's arrival and its slot, smallest
+    /// first: with several threads recording, their records interleave, and the next one
+    /// is found here in O(log blocks) rather than by a look at every block. Of equal
+    /// keys the earlier block's go first: one thread's blocks arrive in its order.
+    heads: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    /// Blocks added so far.
+    arrivals: u64,
     held_bytes: usize,
+    /// The largest key that may be appended ([`release`](Self::release)).
+    released: u64,
+    /// The number of the next numbered call to append.
+    next_numbered: u64,
     /// Blocks whose every record was appended, for the caller to reuse.
     spent: Vec<RecordBlock>,
 }
 
 impl Sequencer {
-    /// A sequencer appending to `writer`, whose next sequence number comes first.
+    /// A sequencer appending to `writer`; it appends nothing until records are released.
     pub fn new(writer: TraceWriter) -> Self {
         Sequencer {
             writer,
             blocks: Vec::new(),
             free: Vec::new(),
             heads: BinaryHeap::new(),
+            arrivals: 0,
             held_bytes: 0,
+            released: 0,
+            next_numbered: 0,
             spent: Vec::new(),
         }
     }
@@ -50,9 +87,11 @@ impl Sequencer {
         &mut self.writer
     }
 
-    /// Takes `block`'s records and appends every record that is next in order.
+    /// Takes `block`'s records and appends every record that is next in order. One
+    /// thread's blocks must come in the order it filled them (its records of one key
+    /// stay in that order).
     pub fn add(&mut self, block: RecordBlock) -> Result<()> {
-        let Some(first) = block.peek_seq() else {
+        let Some(first) = block.peek_key() else {
             return Ok(());
         };
         self.held_bytes += block.len_bytes();
@@ -66,7 +105,23 @@ impl Sequencer {
                 self.blocks.len() - 1
             }
         };
-        self.heads.push(Reverse((first, slot)));
+        self.arrivals += 1;
+        self.heads.push(Reverse((first, self.arrivals, slot)));
+        self.drain()
+    }
+
+    /// Lets every record with a key up to [`numbered_key`]`(c - 1)` be appended: a
+    /// collection that read the numbered-call counter at `c` has handed over every
+    /// record below that (given to [`add`](Self::add) before this). Appends what it can.
+    pub fn release(&mut self, c: u64) -> Result<()> {
+        self.released = self.released.max(2 * c);
+        self.drain()
+    }
+
+    /// Lets every record be appended (at the end of capture): only a numbered call that
+    /// never arrived holds the rest back.
+    pub fn release_all(&mut self) -> Result<()> {
+        self.released = u64::MAX;
         self.drain()
     }
 
@@ -75,25 +130,52 @@ impl Sequencer {
         self.held_bytes
     }
 
-    /// Appends records while the next sequence number is at the head of a held block.
+    /// The largest key that may be appended now: released, and not past a numbered
+    /// call not yet seen.
+    fn limit(&self) -> u64 {
+        self.released.min(numbered_key(self.next_numbered))
+    }
+
+    /// Appends records, smallest key first, while the smallest is within the limit.
     fn drain(&mut self) -> Result<()> {
-        while let Some(&Reverse((first, slot))) = self.heads.peek() {
-            if first != self.writer.next_seq() {
+        while let Some(&Reverse((key, arrival, slot))) = self.heads.peek() {
+            if key > self.limit() {
                 return Ok(());
             }
             self.heads.pop();
             let Some(block) = self.blocks[slot].as_mut() else {
                 continue;
             };
-            // A block's records ascend: take the run that continues the order.
-            while let Some(record) = block.pop() {
-                self.writer.append_encoded(record)?;
-                if block.peek_seq() != Some(self.writer.next_seq()) {
+            // Take the run of this block that comes before every other block's next.
+            let others = self
+                .heads
+                .peek()
+                .map_or((u64::MAX, 0), |Reverse((k, a, _))| (*k, *a));
+            while let Some(key) = block.peek_key() {
+                let after_others = (key, arrival) > others;
+                if key > self.released.min(numbered_key(self.next_numbered)) || after_others {
                     break;
                 }
+                if key % 2 == 0 {
+                    // A numbered call: within the limit, it is the next one or a repeat.
+                    if key != numbered_key(self.next_numbered) {
+                        return Err(Error::new(
+                            self.writer.path(),
+                            Location::File,
+                            ErrorKind::Unsupported(format!(
+                                "numbered call {} recorded twice",
+                                key / 2 - 1
+                            )),
+                        ));
+                    }
+                    self.next_numbered += 1;
+                }
+                if let Some(record) = block.pop() {
+                    self.writer.append_encoded(record)?;
+                }
             }
-            match block.peek_seq() {
-                Some(next) => self.heads.push(Reverse((next, slot))),
+            match block.peek_key() {
+                Some(next) => self.heads.push(Reverse((next, arrival, slot))),
                 None => {
                     if let Some(block) = self.blocks[slot].take() {
                         self.held_bytes -= block.len_bytes();
@@ -112,15 +194,21 @@ impl Sequencer {
         std::mem::take(&mut self.spent)
     }
 
-    /// The sequence numbers missing before the first held record: what the trace waits
-    /// for. `None` when nothing is held.
-    pub fn waiting_for(&self) -> Option<(u64, u64)> {
-        let Reverse((first, _)) = self.heads.peek()?;
-        Some((self.writer.next_seq(), *first))
+    /// What the trace waits for while records are held after everything was released:
+    /// the number of the numbered call not yet seen, and how many records wait behind
+    /// it. `None` when nothing is held or only unreleased commands are.
+    pub fn waiting_for(&self) -> Option<(u64, usize)> {
+        let Reverse((first, _, _)) = self.heads.peek()?;
+        if *first <= self.released {
+            let held = self.blocks.iter().flatten().map(RecordBlock::len).sum();
+            Some((self.next_numbered, held))
+        } else {
+            None
+        }
     }
 
-    /// Finishes the trace. Records still held behind a gap that no block filled
-    /// (see [`waiting_for`](Self::waiting_for)) are not written.
+    /// Finishes the trace. Records still held (see [`waiting_for`](Self::waiting_for))
+    /// are not written.
     pub fn finish(self) -> Result<WriterStats> {
         self.writer.finish()
     }

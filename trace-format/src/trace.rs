@@ -118,28 +118,20 @@ impl TraceWriter {
         outcome.map(|()| seq)
     }
 
-    /// Appends a record encoded elsewhere (by [`RecordEncoder`], on any thread). Its
-    /// sequence number must be the next one: records are appended in one gapless order.
-    /// A frame boundary ends the frame as [`end_frame`](Self::end_frame) does.
+    /// Appends a record encoded elsewhere (by [`RecordEncoder`], on any thread) as the
+    /// next record: it gets the next sequence number, whatever its key (putting records
+    /// in order is the caller's work, see [`crate::sequencer`]). A frame boundary ends
+    /// the frame as [`end_frame`](Self::end_frame) does.
     pub fn append_encoded(&mut self, record: EncodedRecord<'_>) -> Result<()> {
-        if record.seq != self.next_seq {
-            return Err(Error::new(
-                self.out.path(),
-                Location::File,
-                ErrorKind::Unsupported(format!(
-                    "record {} appended where record {} belongs",
-                    record.seq, self.next_seq
-                )),
-            ));
-        }
+        let seq = self.next_seq;
         if self.body.len() == 0 {
-            self.chunk_first_seq = record.seq;
+            self.chunk_first_seq = seq;
             self.chunk_first_frame = self.frame;
             if self.chunk_max_age.is_some() {
                 self.chunk_opened = Instant::now();
             }
         }
-        self.body.push(record);
+        self.body.push(record, seq);
         self.next_seq += 1;
         if record.frame_boundary {
             let old_enough = self

@@ -5,7 +5,7 @@
 use trace_format::direct::DirectField as F;
 use trace_format::generated::trace::*;
 use trace_format::record_block::{RecordBlock, RecordEncoder};
-use trace_format::sequencer::Sequencer;
+use trace_format::sequencer::{command_key, numbered_key, Sequencer};
 use trace_format::{CallMeta, TraceReader, TraceWriter, WriterOptions};
 
 macro_rules! mk {
@@ -131,13 +131,14 @@ fn meta(i: usize) -> CallMeta {
     }
 }
 
-/// Writes `block` (records numbered from 0) as a trace and reads every record back.
+/// Writes `block` (numbered calls from 0) as a trace and reads every record back.
 fn write_and_read(block: RecordBlock) -> Vec<RecordT> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.mscope");
     let mut sequencer =
         Sequencer::new(TraceWriter::create(&path, &WriterOptions::default()).unwrap());
     sequencer.add(block).unwrap();
+    sequencer.release_all().unwrap();
     sequencer.finish().unwrap();
     let mut records = Vec::new();
     for chunk in TraceReader::open(&path).unwrap() {
@@ -153,10 +154,9 @@ fn direct_records_read_back_as_the_builders_records() {
     let mut direct = RecordBlock::new();
     let mut encoder = RecordEncoder::new();
     for (i, (call, call_type, fields)) in calls.iter().enumerate() {
-        built.push(encoder.encode(i as u64, meta(i), |fbb| {
-            (*call_type, call.pack(fbb).unwrap())
-        }));
-        direct.push_direct(i as u64, meta(i), *call_type, fields);
+        let key = numbered_key(i as u64);
+        built.push(encoder.encode(key, meta(i), |fbb| (*call_type, call.pack(fbb).unwrap())));
+        direct.push_direct(key, meta(i), *call_type, fields);
     }
     let from_builder = write_and_read(built);
     let from_direct = write_and_read(direct);
@@ -183,56 +183,166 @@ fn field_lists_that_do_not_match_the_schema_are_named() {
     assert!(wrong.contains("CmdBindPipeline.pipeline"), "{wrong}");
 }
 
-#[test]
-fn interleaved_blocks_from_many_threads_merge_into_one_gapless_order() {
-    // Four threads take numbers call by call (0, 4, 8, … on the first; 1, 5, 9, … on
-    // the second; …), each fills two blocks, and the blocks arrive in a scrambled
-    // order: the sequencer holds what is early and writes every record by number.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.mscope");
-    let mut sequencer =
-        Sequencer::new(TraceWriter::create(&path, &WriterOptions::default()).unwrap());
+/// One recorded call of [`four_threads`]: its thread, its key, its place in the order
+/// the calls were made (a draw's vertex count carries it).
+#[derive(Clone, Copy, Debug)]
+struct Made {
+    thread: u64,
+    key: u64,
+    step: u32,
+}
+
+/// Four threads making 400 calls between them, in a fixed pseudo-random interleaving;
+/// one call in eight is numbered (it takes the counter), the rest are commands (they
+/// read it). Each thread's calls, in blocks of up to 25, as (thread, first key, block).
+fn four_threads() -> (Vec<Made>, Vec<(u64, u64, RecordBlock)>) {
+    let mut counter = 0u64;
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut made = Vec::new();
+    for step in 0..400u32 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let thread = state % 4;
+        let key = if state % 8 == 5 {
+            counter += 1;
+            numbered_key(counter - 1)
+        } else {
+            command_key(counter)
+        };
+        made.push(Made { thread, key, step });
+    }
     let mut blocks = Vec::new();
-    for thread in 0..4u64 {
-        for half in 0..2u64 {
+    for thread in 0..4 {
+        let mine: Vec<&Made> = made.iter().filter(|m| m.thread == thread).collect();
+        for part in mine.chunks(25) {
             let mut block = RecordBlock::new();
-            for i in 0..50u64 {
-                let seq = (half * 50 + i) * 4 + thread;
+            for m in part {
                 let fields = [
-                    F::U64(thread),
-                    F::U32(seq as u32),
+                    F::U64(m.thread),
+                    F::U32(m.step),
                     F::U32(1),
                     F::U32(0),
                     F::U32(0),
                 ];
-                block.push_direct(seq, meta(seq as usize), Call::CmdDraw, &fields);
+                block.push_direct(m.key, meta(m.step as usize), Call::CmdDraw, &fields);
             }
-            blocks.push(block);
+            blocks.push((thread, part[0].key, block));
         }
     }
-    for i in [7, 2, 5, 0, 3, 6, 1, 4] {
-        sequencer.add(std::mem::take(&mut blocks[i])).unwrap();
-        if i != 4 {
-            assert!(
-                sequencer.waiting_for().is_some(),
-                "a block of earlier records is to come"
+    (made, blocks)
+}
+
+/// The calls a trace holds, as (thread, step), checking their numbers are gapless.
+fn written_calls(path: &std::path::Path) -> Vec<(u64, u32)> {
+    let mut calls = Vec::new();
+    for chunk in TraceReader::open(path).unwrap() {
+        for record in chunk.unwrap().records().map(|r| r.unpack()) {
+            assert_eq!(
+                record.envelope.seq,
+                calls.len() as u64,
+                "numbers are gapless"
             );
+            let CallT::CmdDraw(draw) = &record.call else {
+                panic!("record {} is not a draw", calls.len());
+            };
+            calls.push((draw.command_buffer, draw.vertex_count));
         }
     }
+    calls
+}
+
+#[test]
+fn blocks_from_many_threads_merge_by_key_once_released() {
+    // The threads' blocks arrive interleaved in a scrambled order (each thread's in
+    // its own order, as the capture layer hands them over); nothing is written before a release; a
+    // release writes exactly what lies below it; the trace keeps every thread's own
+    // order, puts every numbered call in its place and every command between the
+    // numbered calls it was made between.
+    let (made, mut blocks) = four_threads();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.mscope");
+    let mut sequencer =
+        Sequencer::new(TraceWriter::create(&path, &WriterOptions::default()).unwrap());
+    // Blocks are listed thread by thread: take them from the threads' queues in turn,
+    // in a scrambled choice of thread.
+    let mut queues: Vec<std::collections::VecDeque<RecordBlock>> =
+        (0..4).map(|_| Default::default()).collect();
+    for (thread, _, block) in blocks.drain(..) {
+        queues[thread as usize].push_back(block);
+    }
+    let mut turn = 3usize;
+    while queues.iter().any(|q| !q.is_empty()) {
+        turn = (turn * 5 + 1) % 4;
+        if let Some(block) = queues[turn].pop_front() {
+            sequencer.add(block).unwrap();
+        }
+    }
+    assert_eq!(sequencer.writer().next_seq(), 0, "nothing is released yet");
+    assert!(sequencer.held_bytes() > 0);
+    let numbered = made.iter().filter(|m| m.key % 2 == 0).count() as u64;
+    let c = numbered / 2;
+    sequencer.release(c).unwrap();
+    let below = made.iter().filter(|m| m.key <= numbered_key(c - 1)).count() as u64;
+    assert_eq!(sequencer.writer().next_seq(), below);
+    sequencer.release_all().unwrap();
     assert_eq!(sequencer.held_bytes(), 0);
     assert_eq!(sequencer.waiting_for(), None);
     sequencer.finish().unwrap();
-    let mut records = Vec::new();
-    for chunk in TraceReader::open(&path).unwrap() {
-        records.extend(chunk.unwrap().records().map(|r| r.unpack()));
+    let calls = written_calls(&path);
+    assert_eq!(calls.len(), made.len());
+    let key_of = |step: u32| made[step as usize].key;
+    for pair in calls.windows(2) {
+        assert!(
+            key_of(pair[0].1) <= key_of(pair[1].1),
+            "{pair:?} out of key order"
+        );
     }
-    assert_eq!(records.len(), 400);
-    for (i, record) in records.iter().enumerate() {
-        assert_eq!(record.envelope.seq, i as u64);
-        let CallT::CmdDraw(draw) = &record.call else {
-            panic!("record {i} is not a draw");
-        };
-        assert_eq!(draw.vertex_count, i as u32);
-        assert_eq!(draw.command_buffer, i as u64 % 4);
+    for thread in 0..4 {
+        let steps: Vec<u32> = calls
+            .iter()
+            .filter(|c| c.0 == thread)
+            .map(|c| c.1)
+            .collect();
+        assert!(
+            steps.windows(2).all(|w| w[0] < w[1]),
+            "thread {thread} reordered"
+        );
     }
+}
+
+#[test]
+fn a_numbered_call_not_yet_seen_holds_back_what_follows_it() {
+    // The block holding some numbered call never arrives: everything before that call
+    // is written, nothing after it, and the sequencer says what it waits for.
+    let (made, blocks) = four_threads();
+    let (missing_at, _) = blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, first, _))| first % 2 == 0)
+        .max_by_key(|(_, (_, first, _))| *first)
+        .map(|(i, (_, first, _))| (i, *first))
+        .unwrap();
+    let first_missing_key = blocks[missing_at].1;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.mscope");
+    let mut sequencer =
+        Sequencer::new(TraceWriter::create(&path, &WriterOptions::default()).unwrap());
+    let mut held = 0;
+    for (i, (_, _, block)) in blocks.into_iter().enumerate() {
+        if i != missing_at {
+            held += block.len();
+            sequencer.add(block).unwrap();
+        }
+    }
+    sequencer.release_all().unwrap();
+    let written = sequencer.writer().next_seq() as usize;
+    let before = made.iter().filter(|m| m.key < first_missing_key).count();
+    assert_eq!(written, before);
+    assert_eq!(
+        sequencer.waiting_for(),
+        Some((first_missing_key / 2 - 1, held - written))
+    );
+    sequencer.finish().unwrap();
+    assert_eq!(written_calls(&path).len(), before);
 }

@@ -6,7 +6,7 @@
 use ash::vk;
 use ash::vk::Handle;
 
-use crate::generic::{bytes_of, chained, device_next, elements, group, instance_next, record, string, strings, value, with_nested};
+use crate::generic::{bytes_of, chained, device_next, elements, group, instance_next, record, record_command, string, strings, value, with_nested};
 use trace_format::generated::trace::VulkanParamT;
 use crate::hooks::Hook;
 use crate::recorder::Scope;
@@ -2411,7 +2411,7 @@ pub unsafe extern "system" fn vkCmdSetViewport(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, first_viewport, viewport_count, p_viewports);
-    record(Scope::Command, 0, "vkCmdSetViewport", || {
+    record_command(command_buffer, "vkCmdSetViewport", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_viewport as u64),
@@ -2427,7 +2427,7 @@ pub unsafe extern "system" fn vkCmdSetScissor(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, first_scissor, scissor_count, p_scissors);
-    record(Scope::Command, 0, "vkCmdSetScissor", || {
+    record_command(command_buffer, "vkCmdSetScissor", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_scissor as u64),
@@ -2443,7 +2443,7 @@ pub unsafe extern "system" fn vkCmdSetLineWidth(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, line_width);
-    record(Scope::Command, 0, "vkCmdSetLineWidth", || {
+    record_command(command_buffer, "vkCmdSetLineWidth", || {
         vec![
             value(command_buffer.as_raw()),
             value(f64::from(line_width).to_bits()),
@@ -2457,7 +2457,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBias(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, depth_bias_constant_factor, depth_bias_clamp, depth_bias_slope_factor);
-    record(Scope::Command, 0, "vkCmdSetDepthBias", || {
+    record_command(command_buffer, "vkCmdSetDepthBias", || {
         vec![
             value(command_buffer.as_raw()),
             value(f64::from(depth_bias_constant_factor).to_bits()),
@@ -2473,7 +2473,7 @@ pub unsafe extern "system" fn vkCmdSetBlendConstants(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, blend_constants);
-    record(Scope::Command, 0, "vkCmdSetBlendConstants", || {
+    record_command(command_buffer, "vkCmdSetBlendConstants", || {
         vec![
             value(command_buffer.as_raw()),
             bytes_of(blend_constants as *const u8, std::mem::size_of::<[f32; 4]>()),
@@ -2487,7 +2487,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBounds(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, min_depth_bounds, max_depth_bounds);
-    record(Scope::Command, 0, "vkCmdSetDepthBounds", || {
+    record_command(command_buffer, "vkCmdSetDepthBounds", || {
         vec![
             value(command_buffer.as_raw()),
             value(f64::from(min_depth_bounds).to_bits()),
@@ -2502,7 +2502,7 @@ pub unsafe extern "system" fn vkCmdSetStencilCompareMask(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, face_mask, compare_mask);
-    record(Scope::Command, 0, "vkCmdSetStencilCompareMask", || {
+    record_command(command_buffer, "vkCmdSetStencilCompareMask", || {
         vec![
             value(command_buffer.as_raw()),
             value(face_mask.as_raw() as u64),
@@ -2517,7 +2517,7 @@ pub unsafe extern "system" fn vkCmdSetStencilWriteMask(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, face_mask, write_mask);
-    record(Scope::Command, 0, "vkCmdSetStencilWriteMask", || {
+    record_command(command_buffer, "vkCmdSetStencilWriteMask", || {
         vec![
             value(command_buffer.as_raw()),
             value(face_mask.as_raw() as u64),
@@ -2532,7 +2532,7 @@ pub unsafe extern "system" fn vkCmdSetStencilReference(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, face_mask, reference);
-    record(Scope::Command, 0, "vkCmdSetStencilReference", || {
+    record_command(command_buffer, "vkCmdSetStencilReference", || {
         vec![
             value(command_buffer.as_raw()),
             value(face_mask.as_raw() as u64),
@@ -2547,7 +2547,7 @@ pub unsafe extern "system" fn vkCmdDispatch(command_buffer: vk::CommandBuffer, g
         return;
     };
     let _r = next(command_buffer, group_count_x, group_count_y, group_count_z);
-    record(Scope::Command, 0, "vkCmdDispatch", || {
+    record_command(command_buffer, "vkCmdDispatch", || {
         vec![
             value(command_buffer.as_raw()),
             value(group_count_x as u64),
@@ -2563,7 +2563,7 @@ pub unsafe extern "system" fn vkCmdDispatchIndirect(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, buffer, offset);
-    record(Scope::Command, 0, "vkCmdDispatchIndirect", || {
+    record_command(command_buffer, "vkCmdDispatchIndirect", || {
         vec![
             value(command_buffer.as_raw()),
             value(buffer.as_raw()),
@@ -2578,7 +2578,7 @@ pub unsafe extern "system" fn vkCmdCopyBuffer(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, src_buffer, dst_buffer, region_count, p_regions);
-    record(Scope::Command, 0, "vkCmdCopyBuffer", || {
+    record_command(command_buffer, "vkCmdCopyBuffer", || {
         vec![
             value(command_buffer.as_raw()),
             value(src_buffer.as_raw()),
@@ -2595,7 +2595,7 @@ pub unsafe extern "system" fn vkCmdCopyImage(command_buffer: vk::CommandBuffer, 
         return;
     };
     let _r = next(command_buffer, src_image, src_image_layout, dst_image, dst_image_layout, region_count, p_regions);
-    record(Scope::Command, 0, "vkCmdCopyImage", || {
+    record_command(command_buffer, "vkCmdCopyImage", || {
         vec![
             value(command_buffer.as_raw()),
             value(src_image.as_raw()),
@@ -2614,7 +2614,7 @@ pub unsafe extern "system" fn vkCmdBlitImage(command_buffer: vk::CommandBuffer, 
         return;
     };
     let _r = next(command_buffer, src_image, src_image_layout, dst_image, dst_image_layout, region_count, p_regions, filter);
-    record(Scope::Command, 0, "vkCmdBlitImage", || {
+    record_command(command_buffer, "vkCmdBlitImage", || {
         vec![
             value(command_buffer.as_raw()),
             value(src_image.as_raw()),
@@ -2634,7 +2634,7 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, src_buffer, dst_image, dst_image_layout, region_count, p_regions);
-    record(Scope::Command, 0, "vkCmdCopyBufferToImage", || {
+    record_command(command_buffer, "vkCmdCopyBufferToImage", || {
         vec![
             value(command_buffer.as_raw()),
             value(src_buffer.as_raw()),
@@ -2652,7 +2652,7 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, src_image, src_image_layout, dst_buffer, region_count, p_regions);
-    record(Scope::Command, 0, "vkCmdCopyImageToBuffer", || {
+    record_command(command_buffer, "vkCmdCopyImageToBuffer", || {
         vec![
             value(command_buffer.as_raw()),
             value(src_image.as_raw()),
@@ -2670,7 +2670,7 @@ pub unsafe extern "system" fn vkCmdFillBuffer(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, dst_buffer, dst_offset, size, data);
-    record(Scope::Command, 0, "vkCmdFillBuffer", || {
+    record_command(command_buffer, "vkCmdFillBuffer", || {
         vec![
             value(command_buffer.as_raw()),
             value(dst_buffer.as_raw()),
@@ -2687,7 +2687,7 @@ pub unsafe extern "system" fn vkCmdClearColorImage(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, image, image_layout, p_color, range_count, p_ranges);
-    record(Scope::Command, 0, "vkCmdClearColorImage", || {
+    record_command(command_buffer, "vkCmdClearColorImage", || {
         vec![
             value(command_buffer.as_raw()),
             value(image.as_raw()),
@@ -2705,7 +2705,7 @@ pub unsafe extern "system" fn vkCmdClearDepthStencilImage(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, image, image_layout, p_depth_stencil, range_count, p_ranges);
-    record(Scope::Command, 0, "vkCmdClearDepthStencilImage", || {
+    record_command(command_buffer, "vkCmdClearDepthStencilImage", || {
         vec![
             value(command_buffer.as_raw()),
             value(image.as_raw()),
@@ -2723,7 +2723,7 @@ pub unsafe extern "system" fn vkCmdClearAttachments(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, attachment_count, p_attachments, rect_count, p_rects);
-    record(Scope::Command, 0, "vkCmdClearAttachments", || {
+    record_command(command_buffer, "vkCmdClearAttachments", || {
         vec![
             value(command_buffer.as_raw()),
             value(attachment_count as u64),
@@ -2740,7 +2740,7 @@ pub unsafe extern "system" fn vkCmdResolveImage(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, src_image, src_image_layout, dst_image, dst_image_layout, region_count, p_regions);
-    record(Scope::Command, 0, "vkCmdResolveImage", || {
+    record_command(command_buffer, "vkCmdResolveImage", || {
         vec![
             value(command_buffer.as_raw()),
             value(src_image.as_raw()),
@@ -2759,7 +2759,7 @@ pub unsafe extern "system" fn vkCmdSetEvent(command_buffer: vk::CommandBuffer, e
         return;
     };
     let _r = next(command_buffer, event, stage_mask);
-    record(Scope::Command, 0, "vkCmdSetEvent", || {
+    record_command(command_buffer, "vkCmdSetEvent", || {
         vec![
             value(command_buffer.as_raw()),
             value(event.as_raw()),
@@ -2774,7 +2774,7 @@ pub unsafe extern "system" fn vkCmdResetEvent(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, event, stage_mask);
-    record(Scope::Command, 0, "vkCmdResetEvent", || {
+    record_command(command_buffer, "vkCmdResetEvent", || {
         vec![
             value(command_buffer.as_raw()),
             value(event.as_raw()),
@@ -2789,7 +2789,7 @@ pub unsafe extern "system" fn vkCmdWaitEvents(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, event_count, p_events, src_stage_mask, dst_stage_mask, memory_barrier_count, p_memory_barriers, buffer_memory_barrier_count, p_buffer_memory_barriers, image_memory_barrier_count, p_image_memory_barriers);
-    record(Scope::Command, 0, "vkCmdWaitEvents", || {
+    record_command(command_buffer, "vkCmdWaitEvents", || {
         vec![
             value(command_buffer.as_raw()),
             value(event_count as u64),
@@ -2813,7 +2813,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier(command_buffer: vk::CommandBu
     };
     let _r = next(command_buffer, src_stage_mask, dst_stage_mask, dependency_flags, memory_barrier_count, p_memory_barriers, buffer_memory_barrier_count, p_buffer_memory_barriers, image_memory_barrier_count, p_image_memory_barriers);
     crate::image_layouts::image_barriers(command_buffer, p_image_memory_barriers, image_memory_barrier_count);
-    record(Scope::Command, 0, "vkCmdPipelineBarrier", || {
+    record_command(command_buffer, "vkCmdPipelineBarrier", || {
         vec![
             value(command_buffer.as_raw()),
             value(src_stage_mask.as_raw() as u64),
@@ -2852,7 +2852,7 @@ pub unsafe extern "system" fn vkCmdSetDeviceMask(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, device_mask);
-    record(Scope::Command, 0, "vkCmdSetDeviceMask", || {
+    record_command(command_buffer, "vkCmdSetDeviceMask", || {
         vec![
             value(command_buffer.as_raw()),
             value(device_mask as u64),
@@ -2866,7 +2866,7 @@ pub unsafe extern "system" fn vkCmdDispatchBase(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, base_group_x, base_group_y, base_group_z, group_count_x, group_count_y, group_count_z);
-    record(Scope::Command, 0, "vkCmdDispatchBase", || {
+    record_command(command_buffer, "vkCmdDispatchBase", || {
         vec![
             value(command_buffer.as_raw()),
             value(base_group_x as u64),
@@ -3220,7 +3220,7 @@ pub unsafe extern "system" fn vkCmdSetEvent2(command_buffer: vk::CommandBuffer, 
         return;
     };
     let _r = next(command_buffer, event, p_dependency_info);
-    record(Scope::Command, 0, "vkCmdSetEvent2", || {
+    record_command(command_buffer, "vkCmdSetEvent2", || {
         vec![
             value(command_buffer.as_raw()),
             value(event.as_raw()),
@@ -3235,7 +3235,7 @@ pub unsafe extern "system" fn vkCmdResetEvent2(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, event, stage_mask);
-    record(Scope::Command, 0, "vkCmdResetEvent2", || {
+    record_command(command_buffer, "vkCmdResetEvent2", || {
         vec![
             value(command_buffer.as_raw()),
             value(event.as_raw()),
@@ -3250,7 +3250,7 @@ pub unsafe extern "system" fn vkCmdWaitEvents2(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, event_count, p_events, p_dependency_infos);
-    record(Scope::Command, 0, "vkCmdWaitEvents2", || {
+    record_command(command_buffer, "vkCmdWaitEvents2", || {
         vec![
             value(command_buffer.as_raw()),
             value(event_count as u64),
@@ -3267,7 +3267,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier2(command_buffer: vk::CommandB
     };
     let _r = next(command_buffer, p_dependency_info);
     crate::image_layouts::dependency_info(command_buffer, p_dependency_info);
-    record(Scope::Command, 0, "vkCmdPipelineBarrier2", || {
+    record_command(command_buffer, "vkCmdPipelineBarrier2", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
@@ -3281,7 +3281,7 @@ pub unsafe extern "system" fn vkCmdCopyBuffer2(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, p_copy_buffer_info);
-    record(Scope::Command, 0, "vkCmdCopyBuffer2", || {
+    record_command(command_buffer, "vkCmdCopyBuffer2", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null())), p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), nested_VkCopyBufferInfo2),
@@ -3295,7 +3295,7 @@ pub unsafe extern "system" fn vkCmdCopyImage2(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, p_copy_image_info);
-    record(Scope::Command, 0, "vkCmdCopyImage2", || {
+    record_command(command_buffer, "vkCmdCopyImage2", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null())), p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), nested_VkCopyImageInfo2),
@@ -3309,7 +3309,7 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage2(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, p_copy_buffer_to_image_info);
-    record(Scope::Command, 0, "vkCmdCopyBufferToImage2", || {
+    record_command(command_buffer, "vkCmdCopyBufferToImage2", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null())), p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), nested_VkCopyBufferToImageInfo2),
@@ -3323,7 +3323,7 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer2(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, p_copy_image_to_buffer_info);
-    record(Scope::Command, 0, "vkCmdCopyImageToBuffer2", || {
+    record_command(command_buffer, "vkCmdCopyImageToBuffer2", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null())), p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), nested_VkCopyImageToBufferInfo2),
@@ -3337,7 +3337,7 @@ pub unsafe extern "system" fn vkCmdBlitImage2(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, p_blit_image_info);
-    record(Scope::Command, 0, "vkCmdBlitImage2", || {
+    record_command(command_buffer, "vkCmdBlitImage2", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null())), p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), nested_VkBlitImageInfo2),
@@ -3351,7 +3351,7 @@ pub unsafe extern "system" fn vkCmdResolveImage2(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, p_resolve_image_info);
-    record(Scope::Command, 0, "vkCmdResolveImage2", || {
+    record_command(command_buffer, "vkCmdResolveImage2", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null())), p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), nested_VkResolveImageInfo2),
@@ -3365,7 +3365,7 @@ pub unsafe extern "system" fn vkCmdSetCullMode(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, cull_mode);
-    record(Scope::Command, 0, "vkCmdSetCullMode", || {
+    record_command(command_buffer, "vkCmdSetCullMode", || {
         vec![
             value(command_buffer.as_raw()),
             value(cull_mode.as_raw() as u64),
@@ -3379,7 +3379,7 @@ pub unsafe extern "system" fn vkCmdSetFrontFace(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, front_face);
-    record(Scope::Command, 0, "vkCmdSetFrontFace", || {
+    record_command(command_buffer, "vkCmdSetFrontFace", || {
         vec![
             value(command_buffer.as_raw()),
             value(front_face.as_raw() as u32 as u64),
@@ -3393,7 +3393,7 @@ pub unsafe extern "system" fn vkCmdSetViewportWithCount(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, viewport_count, p_viewports);
-    record(Scope::Command, 0, "vkCmdSetViewportWithCount", || {
+    record_command(command_buffer, "vkCmdSetViewportWithCount", || {
         vec![
             value(command_buffer.as_raw()),
             value(viewport_count as u64),
@@ -3408,7 +3408,7 @@ pub unsafe extern "system" fn vkCmdSetScissorWithCount(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, scissor_count, p_scissors);
-    record(Scope::Command, 0, "vkCmdSetScissorWithCount", || {
+    record_command(command_buffer, "vkCmdSetScissorWithCount", || {
         vec![
             value(command_buffer.as_raw()),
             value(scissor_count as u64),
@@ -3423,7 +3423,7 @@ pub unsafe extern "system" fn vkCmdBindVertexBuffers2(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, first_binding, binding_count, p_buffers, p_offsets, p_sizes, p_strides);
-    record(Scope::Command, 0, "vkCmdBindVertexBuffers2", || {
+    record_command(command_buffer, "vkCmdBindVertexBuffers2", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_binding as u64),
@@ -3442,7 +3442,7 @@ pub unsafe extern "system" fn vkCmdSetDepthTestEnable(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, depth_test_enable);
-    record(Scope::Command, 0, "vkCmdSetDepthTestEnable", || {
+    record_command(command_buffer, "vkCmdSetDepthTestEnable", || {
         vec![
             value(command_buffer.as_raw()),
             value(depth_test_enable as u64),
@@ -3456,7 +3456,7 @@ pub unsafe extern "system" fn vkCmdSetDepthWriteEnable(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, depth_write_enable);
-    record(Scope::Command, 0, "vkCmdSetDepthWriteEnable", || {
+    record_command(command_buffer, "vkCmdSetDepthWriteEnable", || {
         vec![
             value(command_buffer.as_raw()),
             value(depth_write_enable as u64),
@@ -3470,7 +3470,7 @@ pub unsafe extern "system" fn vkCmdSetDepthCompareOp(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, depth_compare_op);
-    record(Scope::Command, 0, "vkCmdSetDepthCompareOp", || {
+    record_command(command_buffer, "vkCmdSetDepthCompareOp", || {
         vec![
             value(command_buffer.as_raw()),
             value(depth_compare_op.as_raw() as u32 as u64),
@@ -3484,7 +3484,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBoundsTestEnable(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, depth_bounds_test_enable);
-    record(Scope::Command, 0, "vkCmdSetDepthBoundsTestEnable", || {
+    record_command(command_buffer, "vkCmdSetDepthBoundsTestEnable", || {
         vec![
             value(command_buffer.as_raw()),
             value(depth_bounds_test_enable as u64),
@@ -3498,7 +3498,7 @@ pub unsafe extern "system" fn vkCmdSetStencilTestEnable(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, stencil_test_enable);
-    record(Scope::Command, 0, "vkCmdSetStencilTestEnable", || {
+    record_command(command_buffer, "vkCmdSetStencilTestEnable", || {
         vec![
             value(command_buffer.as_raw()),
             value(stencil_test_enable as u64),
@@ -3512,7 +3512,7 @@ pub unsafe extern "system" fn vkCmdSetStencilOp(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, face_mask, fail_op, pass_op, depth_fail_op, compare_op);
-    record(Scope::Command, 0, "vkCmdSetStencilOp", || {
+    record_command(command_buffer, "vkCmdSetStencilOp", || {
         vec![
             value(command_buffer.as_raw()),
             value(face_mask.as_raw() as u64),
@@ -3530,7 +3530,7 @@ pub unsafe extern "system" fn vkCmdSetRasterizerDiscardEnable(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, rasterizer_discard_enable);
-    record(Scope::Command, 0, "vkCmdSetRasterizerDiscardEnable", || {
+    record_command(command_buffer, "vkCmdSetRasterizerDiscardEnable", || {
         vec![
             value(command_buffer.as_raw()),
             value(rasterizer_discard_enable as u64),
@@ -3544,7 +3544,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBiasEnable(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, depth_bias_enable);
-    record(Scope::Command, 0, "vkCmdSetDepthBiasEnable", || {
+    record_command(command_buffer, "vkCmdSetDepthBiasEnable", || {
         vec![
             value(command_buffer.as_raw()),
             value(depth_bias_enable as u64),
@@ -3558,7 +3558,7 @@ pub unsafe extern "system" fn vkCmdSetPrimitiveRestartEnable(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, primitive_restart_enable);
-    record(Scope::Command, 0, "vkCmdSetPrimitiveRestartEnable", || {
+    record_command(command_buffer, "vkCmdSetPrimitiveRestartEnable", || {
         vec![
             value(command_buffer.as_raw()),
             value(primitive_restart_enable as u64),
@@ -3794,7 +3794,7 @@ pub unsafe extern "system" fn vkCmdDebugMarkerBeginEXT(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, p_marker_info);
-    record(Scope::Command, 0, "vkCmdDebugMarkerBeginEXT", || {
+    record_command(command_buffer, "vkCmdDebugMarkerBeginEXT", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null())), p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), nested_VkDebugMarkerMarkerInfoEXT),
@@ -3808,7 +3808,7 @@ pub unsafe extern "system" fn vkCmdDebugMarkerEndEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer);
-    record(Scope::Command, 0, "vkCmdDebugMarkerEndEXT", || {
+    record_command(command_buffer, "vkCmdDebugMarkerEndEXT", || {
         vec![
             value(command_buffer.as_raw()),
         ]
@@ -3821,7 +3821,7 @@ pub unsafe extern "system" fn vkCmdDebugMarkerInsertEXT(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, p_marker_info);
-    record(Scope::Command, 0, "vkCmdDebugMarkerInsertEXT", || {
+    record_command(command_buffer, "vkCmdDebugMarkerInsertEXT", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null())), p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), nested_VkDebugMarkerMarkerInfoEXT),
@@ -3835,7 +3835,7 @@ pub unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT(command_buffe
         return;
     };
     let _r = next(command_buffer, first_binding, binding_count, p_buffers, p_offsets, p_sizes);
-    record(Scope::Command, 0, "vkCmdBindTransformFeedbackBuffersEXT", || {
+    record_command(command_buffer, "vkCmdBindTransformFeedbackBuffersEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_binding as u64),
@@ -3853,7 +3853,7 @@ pub unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, first_counter_buffer, counter_buffer_count, p_counter_buffers, p_counter_buffer_offsets);
-    record(Scope::Command, 0, "vkCmdBeginTransformFeedbackEXT", || {
+    record_command(command_buffer, "vkCmdBeginTransformFeedbackEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_counter_buffer as u64),
@@ -3870,7 +3870,7 @@ pub unsafe extern "system" fn vkCmdEndTransformFeedbackEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, first_counter_buffer, counter_buffer_count, p_counter_buffers, p_counter_buffer_offsets);
-    record(Scope::Command, 0, "vkCmdEndTransformFeedbackEXT", || {
+    record_command(command_buffer, "vkCmdEndTransformFeedbackEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_counter_buffer as u64),
@@ -3887,7 +3887,7 @@ pub unsafe extern "system" fn vkCmdBeginQueryIndexedEXT(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, query_pool, query, flags, index);
-    record(Scope::Command, 0, "vkCmdBeginQueryIndexedEXT", || {
+    record_command(command_buffer, "vkCmdBeginQueryIndexedEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(query_pool.as_raw()),
@@ -3904,7 +3904,7 @@ pub unsafe extern "system" fn vkCmdEndQueryIndexedEXT(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, query_pool, query, index);
-    record(Scope::Command, 0, "vkCmdEndQueryIndexedEXT", || {
+    record_command(command_buffer, "vkCmdEndQueryIndexedEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(query_pool.as_raw()),
@@ -3984,7 +3984,7 @@ pub unsafe extern "system" fn vkCmdCuLaunchKernelNVX(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, p_launch_info);
-    record(Scope::Command, 0, "vkCmdCuLaunchKernelNVX", || {
+    record_command(command_buffer, "vkCmdCuLaunchKernelNVX", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null())), p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null()), nested_VkCuLaunchInfoNVX),
@@ -4065,7 +4065,7 @@ pub unsafe extern "system" fn vkCmdSetDeviceMaskKHR(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, device_mask);
-    record(Scope::Command, 0, "vkCmdSetDeviceMaskKHR", || {
+    record_command(command_buffer, "vkCmdSetDeviceMaskKHR", || {
         vec![
             value(command_buffer.as_raw()),
             value(device_mask as u64),
@@ -4079,7 +4079,7 @@ pub unsafe extern "system" fn vkCmdDispatchBaseKHR(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, base_group_x, base_group_y, base_group_z, group_count_x, group_count_y, group_count_z);
-    record(Scope::Command, 0, "vkCmdDispatchBaseKHR", || {
+    record_command(command_buffer, "vkCmdDispatchBaseKHR", || {
         vec![
             value(command_buffer.as_raw()),
             value(base_group_x as u64),
@@ -4177,7 +4177,7 @@ pub unsafe extern "system" fn vkCmdPushDescriptorSetKHR(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, pipeline_bind_point, layout, set, descriptor_write_count, p_descriptor_writes);
-    record(Scope::Command, 0, "vkCmdPushDescriptorSetKHR", || {
+    record_command(command_buffer, "vkCmdPushDescriptorSetKHR", || {
         vec![
             value(command_buffer.as_raw()),
             value(pipeline_bind_point.as_raw() as u32 as u64),
@@ -4195,7 +4195,7 @@ pub unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplateKHR(command_buff
         return;
     };
     let _r = next(command_buffer, descriptor_update_template, layout, set, p_data);
-    record(Scope::Command, 0, "vkCmdPushDescriptorSetWithTemplateKHR", || {
+    record_command(command_buffer, "vkCmdPushDescriptorSetWithTemplateKHR", || {
         vec![
             value(command_buffer.as_raw()),
             value(descriptor_update_template.as_raw()),
@@ -4264,7 +4264,7 @@ pub unsafe extern "system" fn vkCmdSetViewportWScalingNV(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, first_viewport, viewport_count, p_viewport_w_scalings);
-    record(Scope::Command, 0, "vkCmdSetViewportWScalingNV", || {
+    record_command(command_buffer, "vkCmdSetViewportWScalingNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_viewport as u64),
@@ -4381,7 +4381,7 @@ pub unsafe extern "system" fn vkCmdSetDiscardRectangleEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, first_discard_rectangle, discard_rectangle_count, p_discard_rectangles);
-    record(Scope::Command, 0, "vkCmdSetDiscardRectangleEXT", || {
+    record_command(command_buffer, "vkCmdSetDiscardRectangleEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_discard_rectangle as u64),
@@ -4558,7 +4558,7 @@ pub unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, p_label_info);
-    record(Scope::Command, 0, "vkCmdBeginDebugUtilsLabelEXT", || {
+    record_command(command_buffer, "vkCmdBeginDebugUtilsLabelEXT", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
@@ -4572,7 +4572,7 @@ pub unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer);
-    record(Scope::Command, 0, "vkCmdEndDebugUtilsLabelEXT", || {
+    record_command(command_buffer, "vkCmdEndDebugUtilsLabelEXT", || {
         vec![
             value(command_buffer.as_raw()),
         ]
@@ -4585,7 +4585,7 @@ pub unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, p_label_info);
-    record(Scope::Command, 0, "vkCmdInsertDebugUtilsLabelEXT", || {
+    record_command(command_buffer, "vkCmdInsertDebugUtilsLabelEXT", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
@@ -4599,7 +4599,7 @@ pub unsafe extern "system" fn vkCmdSetSampleLocationsEXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, p_sample_locations_info);
-    record(Scope::Command, 0, "vkCmdSetSampleLocationsEXT", || {
+    record_command(command_buffer, "vkCmdSetSampleLocationsEXT", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null())), p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null()), nested_VkSampleLocationsInfoEXT),
@@ -4691,7 +4691,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR(command_buffer
         return;
     };
     let _r = next(command_buffer, info_count, p_infos, pp_build_range_infos);
-    record(Scope::Command, 0, "vkCmdBuildAccelerationStructuresKHR", || {
+    record_command(command_buffer, "vkCmdBuildAccelerationStructuresKHR", || {
         vec![
             value(command_buffer.as_raw()),
             value(info_count as u64),
@@ -4707,7 +4707,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR(comman
         return;
     };
     let _r = next(command_buffer, info_count, p_infos, p_indirect_device_addresses, p_indirect_strides, pp_max_primitive_counts);
-    record(Scope::Command, 0, "vkCmdBuildAccelerationStructuresIndirectKHR", || {
+    record_command(command_buffer, "vkCmdBuildAccelerationStructuresIndirectKHR", || {
         vec![
             value(command_buffer.as_raw()),
             value(info_count as u64),
@@ -4811,7 +4811,7 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR(command_buffer: 
         return;
     };
     let _r = next(command_buffer, p_info);
-    record(Scope::Command, 0, "vkCmdCopyAccelerationStructureKHR", || {
+    record_command(command_buffer, "vkCmdCopyAccelerationStructureKHR", || {
         vec![
             value(command_buffer.as_raw()),
             chained(p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
@@ -4825,7 +4825,7 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR(command_
         return;
     };
     let _r = next(command_buffer, p_info);
-    record(Scope::Command, 0, "vkCmdCopyAccelerationStructureToMemoryKHR", || {
+    record_command(command_buffer, "vkCmdCopyAccelerationStructureToMemoryKHR", || {
         vec![
             value(command_buffer.as_raw()),
             chained(p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null())),
@@ -4839,7 +4839,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR(command_
         return;
     };
     let _r = next(command_buffer, p_info);
-    record(Scope::Command, 0, "vkCmdCopyMemoryToAccelerationStructureKHR", || {
+    record_command(command_buffer, "vkCmdCopyMemoryToAccelerationStructureKHR", || {
         vec![
             value(command_buffer.as_raw()),
             chained(p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
@@ -4868,7 +4868,7 @@ pub unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR(comm
         return;
     };
     let _r = next(command_buffer, acceleration_structure_count, p_acceleration_structures, query_type, query_pool, first_query);
-    record(Scope::Command, 0, "vkCmdWriteAccelerationStructuresPropertiesKHR", || {
+    record_command(command_buffer, "vkCmdWriteAccelerationStructuresPropertiesKHR", || {
         vec![
             value(command_buffer.as_raw()),
             value(acceleration_structure_count as u64),
@@ -4918,7 +4918,7 @@ pub unsafe extern "system" fn vkCmdTraceRaysKHR(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, p_raygen_shader_binding_table, p_miss_shader_binding_table, p_hit_shader_binding_table, p_callable_shader_binding_table, width, height, depth);
-    record(Scope::Command, 0, "vkCmdTraceRaysKHR", || {
+    record_command(command_buffer, "vkCmdTraceRaysKHR", || {
         vec![
             value(command_buffer.as_raw()),
             elements(p_raygen_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_raygen_shader_binding_table.is_null())),
@@ -4996,7 +4996,7 @@ pub unsafe extern "system" fn vkCmdTraceRaysIndirectKHR(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, p_raygen_shader_binding_table, p_miss_shader_binding_table, p_hit_shader_binding_table, p_callable_shader_binding_table, indirect_device_address);
-    record(Scope::Command, 0, "vkCmdTraceRaysIndirectKHR", || {
+    record_command(command_buffer, "vkCmdTraceRaysIndirectKHR", || {
         vec![
             value(command_buffer.as_raw()),
             elements(p_raygen_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_raygen_shader_binding_table.is_null())),
@@ -5031,7 +5031,7 @@ pub unsafe extern "system" fn vkCmdSetRayTracingPipelineStackSizeKHR(command_buf
         return;
     };
     let _r = next(command_buffer, pipeline_stack_size);
-    record(Scope::Command, 0, "vkCmdSetRayTracingPipelineStackSizeKHR", || {
+    record_command(command_buffer, "vkCmdSetRayTracingPipelineStackSizeKHR", || {
         vec![
             value(command_buffer.as_raw()),
             value(pipeline_stack_size as u64),
@@ -5159,7 +5159,7 @@ pub unsafe extern "system" fn vkCmdBindShadingRateImageNV(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, image_view, image_layout);
-    record(Scope::Command, 0, "vkCmdBindShadingRateImageNV", || {
+    record_command(command_buffer, "vkCmdBindShadingRateImageNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(image_view.as_raw()),
@@ -5174,7 +5174,7 @@ pub unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV(command_buffe
         return;
     };
     let _r = next(command_buffer, first_viewport, viewport_count, p_shading_rate_palettes);
-    record(Scope::Command, 0, "vkCmdSetViewportShadingRatePaletteNV", || {
+    record_command(command_buffer, "vkCmdSetViewportShadingRatePaletteNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_viewport as u64),
@@ -5190,7 +5190,7 @@ pub unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, sample_order_type, custom_sample_order_count, p_custom_sample_orders);
-    record(Scope::Command, 0, "vkCmdSetCoarseSampleOrderNV", || {
+    record_command(command_buffer, "vkCmdSetCoarseSampleOrderNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(sample_order_type.as_raw() as u32 as u64),
@@ -5269,7 +5269,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructureNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, p_info, instance_data, instance_offset, update, dst, src, scratch, scratch_offset);
-    record(Scope::Command, 0, "vkCmdBuildAccelerationStructureNV", || {
+    record_command(command_buffer, "vkCmdBuildAccelerationStructureNV", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null())), p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null()), nested_VkAccelerationStructureInfoNV),
@@ -5290,7 +5290,7 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, dst, src, mode);
-    record(Scope::Command, 0, "vkCmdCopyAccelerationStructureNV", || {
+    record_command(command_buffer, "vkCmdCopyAccelerationStructureNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(dst.as_raw()),
@@ -5306,7 +5306,7 @@ pub unsafe extern "system" fn vkCmdTraceRaysNV(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, raygen_shader_binding_table_buffer, raygen_shader_binding_offset, miss_shader_binding_table_buffer, miss_shader_binding_offset, miss_shader_binding_stride, hit_shader_binding_table_buffer, hit_shader_binding_offset, hit_shader_binding_stride, callable_shader_binding_table_buffer, callable_shader_binding_offset, callable_shader_binding_stride, width, height, depth);
-    record(Scope::Command, 0, "vkCmdTraceRaysNV", || {
+    record_command(command_buffer, "vkCmdTraceRaysNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(raygen_shader_binding_table_buffer.as_raw()),
@@ -5388,7 +5388,7 @@ pub unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV(comma
         return;
     };
     let _r = next(command_buffer, acceleration_structure_count, p_acceleration_structures, query_type, query_pool, first_query);
-    record(Scope::Command, 0, "vkCmdWriteAccelerationStructuresPropertiesNV", || {
+    record_command(command_buffer, "vkCmdWriteAccelerationStructuresPropertiesNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(acceleration_structure_count as u64),
@@ -5454,7 +5454,7 @@ pub unsafe extern "system" fn vkCmdWriteBufferMarkerAMD(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, pipeline_stage, dst_buffer, dst_offset, marker);
-    record(Scope::Command, 0, "vkCmdWriteBufferMarkerAMD", || {
+    record_command(command_buffer, "vkCmdWriteBufferMarkerAMD", || {
         vec![
             value(command_buffer.as_raw()),
             value(pipeline_stage.as_raw() as u64),
@@ -5489,7 +5489,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksNV(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, task_count, first_task);
-    record(Scope::Command, 0, "vkCmdDrawMeshTasksNV", || {
+    record_command(command_buffer, "vkCmdDrawMeshTasksNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(task_count as u64),
@@ -5504,7 +5504,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, buffer, offset, draw_count, stride);
-    record(Scope::Command, 0, "vkCmdDrawMeshTasksIndirectNV", || {
+    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(buffer.as_raw()),
@@ -5521,7 +5521,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, buffer, offset, count_buffer, count_buffer_offset, max_draw_count, stride);
-    record(Scope::Command, 0, "vkCmdDrawMeshTasksIndirectCountNV", || {
+    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectCountNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(buffer.as_raw()),
@@ -5540,7 +5540,7 @@ pub unsafe extern "system" fn vkCmdSetExclusiveScissorNV(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, first_exclusive_scissor, exclusive_scissor_count, p_exclusive_scissors);
-    record(Scope::Command, 0, "vkCmdSetExclusiveScissorNV", || {
+    record_command(command_buffer, "vkCmdSetExclusiveScissorNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_exclusive_scissor as u64),
@@ -5556,7 +5556,7 @@ pub unsafe extern "system" fn vkCmdSetCheckpointNV(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, p_checkpoint_marker);
-    record(Scope::Command, 0, "vkCmdSetCheckpointNV", || {
+    record_command(command_buffer, "vkCmdSetCheckpointNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(p_checkpoint_marker as u64),
@@ -5782,7 +5782,7 @@ pub unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, p_fragment_size, combiner_ops);
-    record(Scope::Command, 0, "vkCmdSetFragmentShadingRateKHR", || {
+    record_command(command_buffer, "vkCmdSetFragmentShadingRateKHR", || {
         vec![
             value(command_buffer.as_raw()),
             elements(p_fragment_size as *const vk::Extent2D, usize::from(!p_fragment_size.is_null())),
@@ -5874,7 +5874,7 @@ pub unsafe extern "system" fn vkCmdSetLineStippleEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, line_stipple_factor, line_stipple_pattern);
-    record(Scope::Command, 0, "vkCmdSetLineStippleEXT", || {
+    record_command(command_buffer, "vkCmdSetLineStippleEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(line_stipple_factor as u64),
@@ -5905,7 +5905,7 @@ pub unsafe extern "system" fn vkCmdSetCullModeEXT(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, cull_mode);
-    record(Scope::Command, 0, "vkCmdSetCullModeEXT", || {
+    record_command(command_buffer, "vkCmdSetCullModeEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(cull_mode.as_raw() as u64),
@@ -5919,7 +5919,7 @@ pub unsafe extern "system" fn vkCmdSetFrontFaceEXT(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, front_face);
-    record(Scope::Command, 0, "vkCmdSetFrontFaceEXT", || {
+    record_command(command_buffer, "vkCmdSetFrontFaceEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(front_face.as_raw() as u32 as u64),
@@ -5933,7 +5933,7 @@ pub unsafe extern "system" fn vkCmdSetViewportWithCountEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, viewport_count, p_viewports);
-    record(Scope::Command, 0, "vkCmdSetViewportWithCountEXT", || {
+    record_command(command_buffer, "vkCmdSetViewportWithCountEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(viewport_count as u64),
@@ -5948,7 +5948,7 @@ pub unsafe extern "system" fn vkCmdSetScissorWithCountEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, scissor_count, p_scissors);
-    record(Scope::Command, 0, "vkCmdSetScissorWithCountEXT", || {
+    record_command(command_buffer, "vkCmdSetScissorWithCountEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(scissor_count as u64),
@@ -5963,7 +5963,7 @@ pub unsafe extern "system" fn vkCmdBindVertexBuffers2EXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, first_binding, binding_count, p_buffers, p_offsets, p_sizes, p_strides);
-    record(Scope::Command, 0, "vkCmdBindVertexBuffers2EXT", || {
+    record_command(command_buffer, "vkCmdBindVertexBuffers2EXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_binding as u64),
@@ -5982,7 +5982,7 @@ pub unsafe extern "system" fn vkCmdSetDepthTestEnableEXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, depth_test_enable);
-    record(Scope::Command, 0, "vkCmdSetDepthTestEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetDepthTestEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(depth_test_enable as u64),
@@ -5996,7 +5996,7 @@ pub unsafe extern "system" fn vkCmdSetDepthWriteEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, depth_write_enable);
-    record(Scope::Command, 0, "vkCmdSetDepthWriteEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetDepthWriteEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(depth_write_enable as u64),
@@ -6010,7 +6010,7 @@ pub unsafe extern "system" fn vkCmdSetDepthCompareOpEXT(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, depth_compare_op);
-    record(Scope::Command, 0, "vkCmdSetDepthCompareOpEXT", || {
+    record_command(command_buffer, "vkCmdSetDepthCompareOpEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(depth_compare_op.as_raw() as u32 as u64),
@@ -6024,7 +6024,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBoundsTestEnableEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, depth_bounds_test_enable);
-    record(Scope::Command, 0, "vkCmdSetDepthBoundsTestEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetDepthBoundsTestEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(depth_bounds_test_enable as u64),
@@ -6038,7 +6038,7 @@ pub unsafe extern "system" fn vkCmdSetStencilTestEnableEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, stencil_test_enable);
-    record(Scope::Command, 0, "vkCmdSetStencilTestEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetStencilTestEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(stencil_test_enable as u64),
@@ -6052,7 +6052,7 @@ pub unsafe extern "system" fn vkCmdSetStencilOpEXT(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, face_mask, fail_op, pass_op, depth_fail_op, compare_op);
-    record(Scope::Command, 0, "vkCmdSetStencilOpEXT", || {
+    record_command(command_buffer, "vkCmdSetStencilOpEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(face_mask.as_raw() as u64),
@@ -6227,7 +6227,7 @@ pub unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV(command_buffer:
         return;
     };
     let _r = next(command_buffer, p_generated_commands_info);
-    record(Scope::Command, 0, "vkCmdPreprocessGeneratedCommandsNV", || {
+    record_command(command_buffer, "vkCmdPreprocessGeneratedCommandsNV", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null())), p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), nested_VkGeneratedCommandsInfoNV),
@@ -6241,7 +6241,7 @@ pub unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, is_preprocessed, p_generated_commands_info);
-    record(Scope::Command, 0, "vkCmdExecuteGeneratedCommandsNV", || {
+    record_command(command_buffer, "vkCmdExecuteGeneratedCommandsNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(is_preprocessed as u64),
@@ -6256,7 +6256,7 @@ pub unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, pipeline_bind_point, pipeline, group_index);
-    record(Scope::Command, 0, "vkCmdBindPipelineShaderGroupNV", || {
+    record_command(command_buffer, "vkCmdBindPipelineShaderGroupNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(pipeline_bind_point.as_raw() as u32 as u64),
@@ -6371,7 +6371,7 @@ pub unsafe extern "system" fn vkCmdSetEvent2KHR(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, event, p_dependency_info);
-    record(Scope::Command, 0, "vkCmdSetEvent2KHR", || {
+    record_command(command_buffer, "vkCmdSetEvent2KHR", || {
         vec![
             value(command_buffer.as_raw()),
             value(event.as_raw()),
@@ -6386,7 +6386,7 @@ pub unsafe extern "system" fn vkCmdResetEvent2KHR(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, event, stage_mask);
-    record(Scope::Command, 0, "vkCmdResetEvent2KHR", || {
+    record_command(command_buffer, "vkCmdResetEvent2KHR", || {
         vec![
             value(command_buffer.as_raw()),
             value(event.as_raw()),
@@ -6401,7 +6401,7 @@ pub unsafe extern "system" fn vkCmdWaitEvents2KHR(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, event_count, p_events, p_dependency_infos);
-    record(Scope::Command, 0, "vkCmdWaitEvents2KHR", || {
+    record_command(command_buffer, "vkCmdWaitEvents2KHR", || {
         vec![
             value(command_buffer.as_raw()),
             value(event_count as u64),
@@ -6418,7 +6418,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier2KHR(command_buffer: vk::Comma
     };
     let _r = next(command_buffer, p_dependency_info);
     crate::image_layouts::dependency_info(command_buffer, p_dependency_info);
-    record(Scope::Command, 0, "vkCmdPipelineBarrier2KHR", || {
+    record_command(command_buffer, "vkCmdPipelineBarrier2KHR", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
@@ -6432,7 +6432,7 @@ pub unsafe extern "system" fn vkCmdWriteBufferMarker2AMD(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, stage, dst_buffer, dst_offset, marker);
-    record(Scope::Command, 0, "vkCmdWriteBufferMarker2AMD", || {
+    record_command(command_buffer, "vkCmdWriteBufferMarker2AMD", || {
         vec![
             value(command_buffer.as_raw()),
             value(stage.as_raw() as u64),
@@ -6511,7 +6511,7 @@ pub unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, buffer_count, p_binding_infos);
-    record(Scope::Command, 0, "vkCmdBindDescriptorBuffersEXT", || {
+    record_command(command_buffer, "vkCmdBindDescriptorBuffersEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(buffer_count as u64),
@@ -6526,7 +6526,7 @@ pub unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT(command_buffer:
         return;
     };
     let _r = next(command_buffer, pipeline_bind_point, layout, first_set, set_count, p_buffer_indices, p_offsets);
-    record(Scope::Command, 0, "vkCmdSetDescriptorBufferOffsetsEXT", || {
+    record_command(command_buffer, "vkCmdSetDescriptorBufferOffsetsEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(pipeline_bind_point.as_raw() as u32 as u64),
@@ -6545,7 +6545,7 @@ pub unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT(comma
         return;
     };
     let _r = next(command_buffer, pipeline_bind_point, layout, set);
-    record(Scope::Command, 0, "vkCmdBindDescriptorBufferEmbeddedSamplersEXT", || {
+    record_command(command_buffer, "vkCmdBindDescriptorBufferEmbeddedSamplersEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(pipeline_bind_point.as_raw() as u32 as u64),
@@ -6641,7 +6641,7 @@ pub unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, shading_rate, combiner_ops);
-    record(Scope::Command, 0, "vkCmdSetFragmentShadingRateEnumNV", || {
+    record_command(command_buffer, "vkCmdSetFragmentShadingRateEnumNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(shading_rate.as_raw() as u32 as u64),
@@ -6656,7 +6656,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksEXT(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, group_count_x, group_count_y, group_count_z);
-    record(Scope::Command, 0, "vkCmdDrawMeshTasksEXT", || {
+    record_command(command_buffer, "vkCmdDrawMeshTasksEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(group_count_x as u64),
@@ -6672,7 +6672,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, buffer, offset, draw_count, stride);
-    record(Scope::Command, 0, "vkCmdDrawMeshTasksIndirectEXT", || {
+    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(buffer.as_raw()),
@@ -6689,7 +6689,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT(command_buffer:
         return;
     };
     let _r = next(command_buffer, buffer, offset, count_buffer, count_buffer_offset, max_draw_count, stride);
-    record(Scope::Command, 0, "vkCmdDrawMeshTasksIndirectCountEXT", || {
+    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectCountEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(buffer.as_raw()),
@@ -6708,7 +6708,7 @@ pub unsafe extern "system" fn vkCmdCopyBuffer2KHR(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, p_copy_buffer_info);
-    record(Scope::Command, 0, "vkCmdCopyBuffer2KHR", || {
+    record_command(command_buffer, "vkCmdCopyBuffer2KHR", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null())), p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), nested_VkCopyBufferInfo2),
@@ -6722,7 +6722,7 @@ pub unsafe extern "system" fn vkCmdCopyImage2KHR(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, p_copy_image_info);
-    record(Scope::Command, 0, "vkCmdCopyImage2KHR", || {
+    record_command(command_buffer, "vkCmdCopyImage2KHR", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null())), p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), nested_VkCopyImageInfo2),
@@ -6736,7 +6736,7 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage2KHR(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, p_copy_buffer_to_image_info);
-    record(Scope::Command, 0, "vkCmdCopyBufferToImage2KHR", || {
+    record_command(command_buffer, "vkCmdCopyBufferToImage2KHR", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null())), p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), nested_VkCopyBufferToImageInfo2),
@@ -6750,7 +6750,7 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer2KHR(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, p_copy_image_to_buffer_info);
-    record(Scope::Command, 0, "vkCmdCopyImageToBuffer2KHR", || {
+    record_command(command_buffer, "vkCmdCopyImageToBuffer2KHR", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null())), p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), nested_VkCopyImageToBufferInfo2),
@@ -6764,7 +6764,7 @@ pub unsafe extern "system" fn vkCmdBlitImage2KHR(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, p_blit_image_info);
-    record(Scope::Command, 0, "vkCmdBlitImage2KHR", || {
+    record_command(command_buffer, "vkCmdBlitImage2KHR", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null())), p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), nested_VkBlitImageInfo2),
@@ -6778,7 +6778,7 @@ pub unsafe extern "system" fn vkCmdResolveImage2KHR(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, p_resolve_image_info);
-    record(Scope::Command, 0, "vkCmdResolveImage2KHR", || {
+    record_command(command_buffer, "vkCmdResolveImage2KHR", || {
         vec![
             value(command_buffer.as_raw()),
             with_nested(chained(p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null())), p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), nested_VkResolveImageInfo2),
@@ -6824,7 +6824,7 @@ pub unsafe extern "system" fn vkCmdSetVertexInputEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, vertex_binding_description_count, p_vertex_binding_descriptions, vertex_attribute_description_count, p_vertex_attribute_descriptions);
-    record(Scope::Command, 0, "vkCmdSetVertexInputEXT", || {
+    record_command(command_buffer, "vkCmdSetVertexInputEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(vertex_binding_description_count as u64),
@@ -6857,7 +6857,7 @@ pub unsafe extern "system" fn vkCmdSubpassShadingHUAWEI(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer);
-    record(Scope::Command, 0, "vkCmdSubpassShadingHUAWEI", || {
+    record_command(command_buffer, "vkCmdSubpassShadingHUAWEI", || {
         vec![
             value(command_buffer.as_raw()),
         ]
@@ -6870,7 +6870,7 @@ pub unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, image_view, image_layout);
-    record(Scope::Command, 0, "vkCmdBindInvocationMaskHUAWEI", || {
+    record_command(command_buffer, "vkCmdBindInvocationMaskHUAWEI", || {
         vec![
             value(command_buffer.as_raw()),
             value(image_view.as_raw()),
@@ -6917,7 +6917,7 @@ pub unsafe extern "system" fn vkCmdSetPatchControlPointsEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, patch_control_points);
-    record(Scope::Command, 0, "vkCmdSetPatchControlPointsEXT", || {
+    record_command(command_buffer, "vkCmdSetPatchControlPointsEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(patch_control_points as u64),
@@ -6931,7 +6931,7 @@ pub unsafe extern "system" fn vkCmdSetRasterizerDiscardEnableEXT(command_buffer:
         return;
     };
     let _r = next(command_buffer, rasterizer_discard_enable);
-    record(Scope::Command, 0, "vkCmdSetRasterizerDiscardEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetRasterizerDiscardEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(rasterizer_discard_enable as u64),
@@ -6945,7 +6945,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBiasEnableEXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, depth_bias_enable);
-    record(Scope::Command, 0, "vkCmdSetDepthBiasEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetDepthBiasEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(depth_bias_enable as u64),
@@ -6959,7 +6959,7 @@ pub unsafe extern "system" fn vkCmdSetLogicOpEXT(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, logic_op);
-    record(Scope::Command, 0, "vkCmdSetLogicOpEXT", || {
+    record_command(command_buffer, "vkCmdSetLogicOpEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(logic_op.as_raw() as u32 as u64),
@@ -6973,7 +6973,7 @@ pub unsafe extern "system" fn vkCmdSetPrimitiveRestartEnableEXT(command_buffer: 
         return;
     };
     let _r = next(command_buffer, primitive_restart_enable);
-    record(Scope::Command, 0, "vkCmdSetPrimitiveRestartEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetPrimitiveRestartEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(primitive_restart_enable as u64),
@@ -6987,7 +6987,7 @@ pub unsafe extern "system" fn vkCmdSetColorWriteEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, attachment_count, p_color_write_enables);
-    record(Scope::Command, 0, "vkCmdSetColorWriteEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetColorWriteEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(attachment_count as u64),
@@ -7002,7 +7002,7 @@ pub unsafe extern "system" fn vkCmdTraceRaysIndirect2KHR(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, indirect_device_address);
-    record(Scope::Command, 0, "vkCmdTraceRaysIndirect2KHR", || {
+    record_command(command_buffer, "vkCmdTraceRaysIndirect2KHR", || {
         vec![
             value(command_buffer.as_raw()),
             value(indirect_device_address as u64),
@@ -7048,7 +7048,7 @@ pub unsafe extern "system" fn vkCmdBuildMicromapsEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, info_count, p_infos);
-    record(Scope::Command, 0, "vkCmdBuildMicromapsEXT", || {
+    record_command(command_buffer, "vkCmdBuildMicromapsEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(info_count as u64),
@@ -7148,7 +7148,7 @@ pub unsafe extern "system" fn vkCmdCopyMicromapEXT(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, p_info);
-    record(Scope::Command, 0, "vkCmdCopyMicromapEXT", || {
+    record_command(command_buffer, "vkCmdCopyMicromapEXT", || {
         vec![
             value(command_buffer.as_raw()),
             chained(p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null())),
@@ -7162,7 +7162,7 @@ pub unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, p_info);
-    record(Scope::Command, 0, "vkCmdCopyMicromapToMemoryEXT", || {
+    record_command(command_buffer, "vkCmdCopyMicromapToMemoryEXT", || {
         vec![
             value(command_buffer.as_raw()),
             chained(p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null())),
@@ -7176,7 +7176,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, p_info);
-    record(Scope::Command, 0, "vkCmdCopyMemoryToMicromapEXT", || {
+    record_command(command_buffer, "vkCmdCopyMemoryToMicromapEXT", || {
         vec![
             value(command_buffer.as_raw()),
             chained(p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null())),
@@ -7190,7 +7190,7 @@ pub unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, micromap_count, p_micromaps, query_type, query_pool, first_query);
-    record(Scope::Command, 0, "vkCmdWriteMicromapsPropertiesEXT", || {
+    record_command(command_buffer, "vkCmdWriteMicromapsPropertiesEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(micromap_count as u64),
@@ -7239,7 +7239,7 @@ pub unsafe extern "system" fn vkCmdDrawClusterHUAWEI(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, group_count_x, group_count_y, group_count_z);
-    record(Scope::Command, 0, "vkCmdDrawClusterHUAWEI", || {
+    record_command(command_buffer, "vkCmdDrawClusterHUAWEI", || {
         vec![
             value(command_buffer.as_raw()),
             value(group_count_x as u64),
@@ -7255,7 +7255,7 @@ pub unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, buffer, offset);
-    record(Scope::Command, 0, "vkCmdDrawClusterIndirectHUAWEI", || {
+    record_command(command_buffer, "vkCmdDrawClusterIndirectHUAWEI", || {
         vec![
             value(command_buffer.as_raw()),
             value(buffer.as_raw()),
@@ -7361,7 +7361,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryIndirectNV(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, copy_buffer_address, copy_count, stride);
-    record(Scope::Command, 0, "vkCmdCopyMemoryIndirectNV", || {
+    record_command(command_buffer, "vkCmdCopyMemoryIndirectNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(copy_buffer_address as u64),
@@ -7377,7 +7377,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, copy_buffer_address, copy_count, stride, dst_image, dst_image_layout, p_image_subresources);
-    record(Scope::Command, 0, "vkCmdCopyMemoryToImageIndirectNV", || {
+    record_command(command_buffer, "vkCmdCopyMemoryToImageIndirectNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(copy_buffer_address as u64),
@@ -7396,7 +7396,7 @@ pub unsafe extern "system" fn vkCmdDecompressMemoryNV(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, decompress_region_count, p_decompress_memory_regions);
-    record(Scope::Command, 0, "vkCmdDecompressMemoryNV", || {
+    record_command(command_buffer, "vkCmdDecompressMemoryNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(decompress_region_count as u64),
@@ -7411,7 +7411,7 @@ pub unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV(command_buffe
         return;
     };
     let _r = next(command_buffer, indirect_commands_address, indirect_commands_count_address, stride);
-    record(Scope::Command, 0, "vkCmdDecompressMemoryIndirectCountNV", || {
+    record_command(command_buffer, "vkCmdDecompressMemoryIndirectCountNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(indirect_commands_address as u64),
@@ -7427,7 +7427,7 @@ pub unsafe extern "system" fn vkCmdSetTessellationDomainOriginEXT(command_buffer
         return;
     };
     let _r = next(command_buffer, domain_origin);
-    record(Scope::Command, 0, "vkCmdSetTessellationDomainOriginEXT", || {
+    record_command(command_buffer, "vkCmdSetTessellationDomainOriginEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(domain_origin.as_raw() as u32 as u64),
@@ -7441,7 +7441,7 @@ pub unsafe extern "system" fn vkCmdSetDepthClampEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, depth_clamp_enable);
-    record(Scope::Command, 0, "vkCmdSetDepthClampEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetDepthClampEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(depth_clamp_enable as u64),
@@ -7455,7 +7455,7 @@ pub unsafe extern "system" fn vkCmdSetPolygonModeEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, polygon_mode);
-    record(Scope::Command, 0, "vkCmdSetPolygonModeEXT", || {
+    record_command(command_buffer, "vkCmdSetPolygonModeEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(polygon_mode.as_raw() as u32 as u64),
@@ -7469,7 +7469,7 @@ pub unsafe extern "system" fn vkCmdSetRasterizationSamplesEXT(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, rasterization_samples);
-    record(Scope::Command, 0, "vkCmdSetRasterizationSamplesEXT", || {
+    record_command(command_buffer, "vkCmdSetRasterizationSamplesEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(rasterization_samples.as_raw() as u64),
@@ -7483,7 +7483,7 @@ pub unsafe extern "system" fn vkCmdSetSampleMaskEXT(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, samples, p_sample_mask);
-    record(Scope::Command, 0, "vkCmdSetSampleMaskEXT", || {
+    record_command(command_buffer, "vkCmdSetSampleMaskEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(samples.as_raw() as u64),
@@ -7498,7 +7498,7 @@ pub unsafe extern "system" fn vkCmdSetAlphaToCoverageEnableEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, alpha_to_coverage_enable);
-    record(Scope::Command, 0, "vkCmdSetAlphaToCoverageEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetAlphaToCoverageEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(alpha_to_coverage_enable as u64),
@@ -7512,7 +7512,7 @@ pub unsafe extern "system" fn vkCmdSetAlphaToOneEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, alpha_to_one_enable);
-    record(Scope::Command, 0, "vkCmdSetAlphaToOneEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetAlphaToOneEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(alpha_to_one_enable as u64),
@@ -7526,7 +7526,7 @@ pub unsafe extern "system" fn vkCmdSetLogicOpEnableEXT(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, logic_op_enable);
-    record(Scope::Command, 0, "vkCmdSetLogicOpEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetLogicOpEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(logic_op_enable as u64),
@@ -7540,7 +7540,7 @@ pub unsafe extern "system" fn vkCmdSetColorBlendEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, first_attachment, attachment_count, p_color_blend_enables);
-    record(Scope::Command, 0, "vkCmdSetColorBlendEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetColorBlendEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_attachment as u64),
@@ -7556,7 +7556,7 @@ pub unsafe extern "system" fn vkCmdSetColorBlendEquationEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, first_attachment, attachment_count, p_color_blend_equations);
-    record(Scope::Command, 0, "vkCmdSetColorBlendEquationEXT", || {
+    record_command(command_buffer, "vkCmdSetColorBlendEquationEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_attachment as u64),
@@ -7572,7 +7572,7 @@ pub unsafe extern "system" fn vkCmdSetColorWriteMaskEXT(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, first_attachment, attachment_count, p_color_write_masks);
-    record(Scope::Command, 0, "vkCmdSetColorWriteMaskEXT", || {
+    record_command(command_buffer, "vkCmdSetColorWriteMaskEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_attachment as u64),
@@ -7588,7 +7588,7 @@ pub unsafe extern "system" fn vkCmdSetRasterizationStreamEXT(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, rasterization_stream);
-    record(Scope::Command, 0, "vkCmdSetRasterizationStreamEXT", || {
+    record_command(command_buffer, "vkCmdSetRasterizationStreamEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(rasterization_stream as u64),
@@ -7602,7 +7602,7 @@ pub unsafe extern "system" fn vkCmdSetConservativeRasterizationModeEXT(command_b
         return;
     };
     let _r = next(command_buffer, conservative_rasterization_mode);
-    record(Scope::Command, 0, "vkCmdSetConservativeRasterizationModeEXT", || {
+    record_command(command_buffer, "vkCmdSetConservativeRasterizationModeEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(conservative_rasterization_mode.as_raw() as u32 as u64),
@@ -7616,7 +7616,7 @@ pub unsafe extern "system" fn vkCmdSetExtraPrimitiveOverestimationSizeEXT(comman
         return;
     };
     let _r = next(command_buffer, extra_primitive_overestimation_size);
-    record(Scope::Command, 0, "vkCmdSetExtraPrimitiveOverestimationSizeEXT", || {
+    record_command(command_buffer, "vkCmdSetExtraPrimitiveOverestimationSizeEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(f64::from(extra_primitive_overestimation_size).to_bits()),
@@ -7630,7 +7630,7 @@ pub unsafe extern "system" fn vkCmdSetDepthClipEnableEXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, depth_clip_enable);
-    record(Scope::Command, 0, "vkCmdSetDepthClipEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetDepthClipEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(depth_clip_enable as u64),
@@ -7644,7 +7644,7 @@ pub unsafe extern "system" fn vkCmdSetSampleLocationsEnableEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, sample_locations_enable);
-    record(Scope::Command, 0, "vkCmdSetSampleLocationsEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetSampleLocationsEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(sample_locations_enable as u64),
@@ -7658,7 +7658,7 @@ pub unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, first_attachment, attachment_count, p_color_blend_advanced);
-    record(Scope::Command, 0, "vkCmdSetColorBlendAdvancedEXT", || {
+    record_command(command_buffer, "vkCmdSetColorBlendAdvancedEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_attachment as u64),
@@ -7674,7 +7674,7 @@ pub unsafe extern "system" fn vkCmdSetProvokingVertexModeEXT(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, provoking_vertex_mode);
-    record(Scope::Command, 0, "vkCmdSetProvokingVertexModeEXT", || {
+    record_command(command_buffer, "vkCmdSetProvokingVertexModeEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(provoking_vertex_mode.as_raw() as u32 as u64),
@@ -7688,7 +7688,7 @@ pub unsafe extern "system" fn vkCmdSetLineRasterizationModeEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, line_rasterization_mode);
-    record(Scope::Command, 0, "vkCmdSetLineRasterizationModeEXT", || {
+    record_command(command_buffer, "vkCmdSetLineRasterizationModeEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(line_rasterization_mode.as_raw() as u32 as u64),
@@ -7702,7 +7702,7 @@ pub unsafe extern "system" fn vkCmdSetLineStippleEnableEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, stippled_line_enable);
-    record(Scope::Command, 0, "vkCmdSetLineStippleEnableEXT", || {
+    record_command(command_buffer, "vkCmdSetLineStippleEnableEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(stippled_line_enable as u64),
@@ -7716,7 +7716,7 @@ pub unsafe extern "system" fn vkCmdSetDepthClipNegativeOneToOneEXT(command_buffe
         return;
     };
     let _r = next(command_buffer, negative_one_to_one);
-    record(Scope::Command, 0, "vkCmdSetDepthClipNegativeOneToOneEXT", || {
+    record_command(command_buffer, "vkCmdSetDepthClipNegativeOneToOneEXT", || {
         vec![
             value(command_buffer.as_raw()),
             value(negative_one_to_one as u64),
@@ -7730,7 +7730,7 @@ pub unsafe extern "system" fn vkCmdSetViewportWScalingEnableNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, viewport_w_scaling_enable);
-    record(Scope::Command, 0, "vkCmdSetViewportWScalingEnableNV", || {
+    record_command(command_buffer, "vkCmdSetViewportWScalingEnableNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(viewport_w_scaling_enable as u64),
@@ -7744,7 +7744,7 @@ pub unsafe extern "system" fn vkCmdSetViewportSwizzleNV(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, first_viewport, viewport_count, p_viewport_swizzles);
-    record(Scope::Command, 0, "vkCmdSetViewportSwizzleNV", || {
+    record_command(command_buffer, "vkCmdSetViewportSwizzleNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(first_viewport as u64),
@@ -7760,7 +7760,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageToColorEnableNV(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, coverage_to_color_enable);
-    record(Scope::Command, 0, "vkCmdSetCoverageToColorEnableNV", || {
+    record_command(command_buffer, "vkCmdSetCoverageToColorEnableNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(coverage_to_color_enable as u64),
@@ -7774,7 +7774,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageToColorLocationNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, coverage_to_color_location);
-    record(Scope::Command, 0, "vkCmdSetCoverageToColorLocationNV", || {
+    record_command(command_buffer, "vkCmdSetCoverageToColorLocationNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(coverage_to_color_location as u64),
@@ -7788,7 +7788,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageModulationModeNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, coverage_modulation_mode);
-    record(Scope::Command, 0, "vkCmdSetCoverageModulationModeNV", || {
+    record_command(command_buffer, "vkCmdSetCoverageModulationModeNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(coverage_modulation_mode.as_raw() as u32 as u64),
@@ -7802,7 +7802,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageModulationTableEnableNV(command_bu
         return;
     };
     let _r = next(command_buffer, coverage_modulation_table_enable);
-    record(Scope::Command, 0, "vkCmdSetCoverageModulationTableEnableNV", || {
+    record_command(command_buffer, "vkCmdSetCoverageModulationTableEnableNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(coverage_modulation_table_enable as u64),
@@ -7816,7 +7816,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageModulationTableNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, coverage_modulation_table_count, p_coverage_modulation_table);
-    record(Scope::Command, 0, "vkCmdSetCoverageModulationTableNV", || {
+    record_command(command_buffer, "vkCmdSetCoverageModulationTableNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(coverage_modulation_table_count as u64),
@@ -7831,7 +7831,7 @@ pub unsafe extern "system" fn vkCmdSetShadingRateImageEnableNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, shading_rate_image_enable);
-    record(Scope::Command, 0, "vkCmdSetShadingRateImageEnableNV", || {
+    record_command(command_buffer, "vkCmdSetShadingRateImageEnableNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(shading_rate_image_enable as u64),
@@ -7845,7 +7845,7 @@ pub unsafe extern "system" fn vkCmdSetRepresentativeFragmentTestEnableNV(command
         return;
     };
     let _r = next(command_buffer, representative_fragment_test_enable);
-    record(Scope::Command, 0, "vkCmdSetRepresentativeFragmentTestEnableNV", || {
+    record_command(command_buffer, "vkCmdSetRepresentativeFragmentTestEnableNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(representative_fragment_test_enable as u64),
@@ -7859,7 +7859,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageReductionModeNV(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, coverage_reduction_mode);
-    record(Scope::Command, 0, "vkCmdSetCoverageReductionModeNV", || {
+    record_command(command_buffer, "vkCmdSetCoverageReductionModeNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(coverage_reduction_mode.as_raw() as u32 as u64),
@@ -7953,7 +7953,7 @@ pub unsafe extern "system" fn vkCmdOpticalFlowExecuteNV(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, session, p_execute_info);
-    record(Scope::Command, 0, "vkCmdOpticalFlowExecuteNV", || {
+    record_command(command_buffer, "vkCmdOpticalFlowExecuteNV", || {
         vec![
             value(command_buffer.as_raw()),
             value(session.as_raw()),

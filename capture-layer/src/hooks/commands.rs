@@ -9,10 +9,19 @@ use trace_format::direct::DirectField as F;
 
 use super::util::{find_in_chain, handles, raw_handles, slice};
 use crate::dispatch::{self, DeviceData};
-use crate::recorder::{record, record_direct, Scope};
+use crate::recorder::{self, record, record_command, record_command_direct, Scope};
 
-/// Records a command-buffer call built by `build`.
-fn command(build: impl FnOnce() -> CallT) {
+/// Records a command recorded into `cb`, built by `build`: it takes its place by its
+/// command buffer (see `recorder.rs`).
+fn command(cb: vk::CommandBuffer, build: impl FnOnce() -> CallT) {
+    record_command(cb.as_raw(), || Some(build()));
+}
+
+/// Records a call that begins, ends or resets a command buffer, built by `build`: a
+/// numbered call, ordered against every thread (a command buffer may change threads
+/// between recordings, and a primary's `vkCmdExecuteCommands` follows the secondaries'
+/// ends).
+fn command_buffer_call(build: impl FnOnce() -> CallT) {
     record(Scope::Command, 0, || Some(build()));
 }
 
@@ -26,7 +35,7 @@ macro_rules! command_hook {
                 return;
             };
             (d.fns.$table().$field)($cb $(, $arg)*);
-            command(|| $record);
+            command($cb, || $record);
         }
     };
 }
@@ -47,7 +56,7 @@ macro_rules! fast_command_hook {
                 return;
             };
             (d.fns.$table().$field)($cb $(, $arg)*);
-            record_direct(Scope::Command, 0, Call::$call, &[$($value),*]);
+            record_command_direct($cb.as_raw(), Call::$call, &[$($value),*]);
         }
     };
 }
@@ -70,8 +79,9 @@ pub unsafe extern "system" fn begin_command_buffer(
     let r = (d.fns.fp_v1_0().begin_command_buffer)(cb, info);
     if r == vk::Result::SUCCESS {
         crate::image_layouts::begin(cb);
+        recorder::command_buffer_begun(cb.as_raw());
         let i = &*info;
-        command(|| {
+        command_buffer_call(|| {
             let inheritance = i.p_inheritance_info.as_ref().map(|h| {
                 let rendering = find_in_chain::<vk::CommandBufferInheritanceRenderingInfo>(
                     h.p_next,
@@ -102,7 +112,7 @@ pub unsafe extern "system" fn end_command_buffer(cb: vk::CommandBuffer) -> vk::R
     let Some(d) = dispatch::device_of(cb) else {
         return vk::Result::ERROR_DEVICE_LOST;
     };
-    command(|| {
+    command_buffer_call(|| {
         CallT::EndCommandBuffer(Box::new(table!(EndCommandBufferT {
             command_buffer: cb.as_raw()
         })))
@@ -118,7 +128,7 @@ pub unsafe extern "system" fn reset_command_buffer(
     let Some(d) = dispatch::device_of(cb) else {
         return vk::Result::ERROR_DEVICE_LOST;
     };
-    command(|| {
+    command_buffer_call(|| {
         CallT::ResetCommandBuffer(Box::new(table!(ResetCommandBufferT {
             command_buffer: cb.as_raw(),
             flags: flags.as_raw(),
@@ -283,9 +293,8 @@ fn indirect_count(
         true => Call::CmdDrawIndexedIndirectCount,
         false => Call::CmdDrawIndirectCount,
     };
-    record_direct(
-        Scope::Command,
-        0,
+    record_command_direct(
+        cb.as_raw(),
         call,
         &[
             F::U64(cb.as_raw()),
@@ -360,7 +369,7 @@ pub unsafe extern "system" fn cmd_draw_indirect_byte_count_ext(
             )
         },
     );
-    command(|| {
+    command(cb, || {
         CallT::CmdDrawIndirectByteCount(Box::new(table!(CmdDrawIndirectByteCountT {
             command_buffer: cb.as_raw(),
             instance_count,
@@ -445,7 +454,7 @@ macro_rules! render_pass2_hooks {
             let name = c_name(concat!("vkCmdBeginRenderPass2", $suffix, "\0"));
             ext_call(&d, name, |f: vk::PFN_vkCmdBeginRenderPass2| f(cb, begin, subpass));
             let contents = subpass.as_ref().map_or(vk::SubpassContents::INLINE, |s| s.contents);
-            command(|| begin_render_pass_call(cb, &*begin, contents));
+            command(cb, || begin_render_pass_call(cb, &*begin, contents));
         }
 
         #[doc = concat!("`vkCmdNextSubpass2", $suffix, "`")]
@@ -460,7 +469,7 @@ macro_rules! render_pass2_hooks {
             let name = c_name(concat!("vkCmdNextSubpass2", $suffix, "\0"));
             ext_call(&d, name, |f: vk::PFN_vkCmdNextSubpass2| f(cb, begin, end));
             let contents = begin.as_ref().map_or(vk::SubpassContents::INLINE, |s| s.contents);
-            command(|| {
+            command(cb, || {
                 CallT::CmdNextSubpass(Box::new(table!(CmdNextSubpassT {
                     command_buffer: cb.as_raw(),
                     contents: contents.as_raw() as u32,
@@ -475,7 +484,7 @@ macro_rules! render_pass2_hooks {
             };
             let name = c_name(concat!("vkCmdEndRenderPass2", $suffix, "\0"));
             ext_call(&d, name, |f: vk::PFN_vkCmdEndRenderPass2| f(cb, end));
-            command(|| CallT::CmdEndRenderPass(Box::new(table!(CmdEndRenderPassT { command_buffer: cb.as_raw() }))));
+            command(cb, || CallT::CmdEndRenderPass(Box::new(table!(CmdEndRenderPassT { command_buffer: cb.as_raw() }))));
         }
     )*};
 }
@@ -509,7 +518,7 @@ macro_rules! rendering_hooks {
             let name = c_name(concat!("vkCmdBeginRendering", $suffix, "\0"));
             ext_call(&d, name, |f: vk::PFN_vkCmdBeginRendering| f(cb, info));
             let i = &*info;
-            command(|| {
+            command(cb, || {
                 CallT::CmdBeginRendering(Box::new(table!(CmdBeginRenderingT {
                     command_buffer: cb.as_raw(),
                     flags: i.flags.as_raw(),
@@ -535,7 +544,7 @@ macro_rules! rendering_hooks {
             };
             let name = c_name(concat!("vkCmdEndRendering", $suffix, "\0"));
             ext_call(&d, name, |f: vk::PFN_vkCmdEndRendering| f(cb));
-            command(|| CallT::CmdEndRendering(Box::new(table!(CmdEndRenderingT { command_buffer: cb.as_raw() }))));
+            command(cb, || CallT::CmdEndRendering(Box::new(table!(CmdEndRenderingT { command_buffer: cb.as_raw() }))));
         }
     )*};
 }
@@ -626,7 +635,7 @@ macro_rules! timestamp2_hooks {
                 return;
             };
             ext_call(&d, $name, |f: vk::PFN_vkCmdWriteTimestamp2| f(cb, stage, pool, query));
-            command(|| {
+            command(cb, || {
                 CallT::CmdWriteTimestamp(Box::new(table!(CmdWriteTimestampT {
                     command_buffer: cb.as_raw(),
                     pipeline_stage: stage.as_raw(),
@@ -652,7 +661,7 @@ macro_rules! topology_hooks {
                 return;
             };
             ext_call(&d, $name, |f: vk::PFN_vkCmdSetPrimitiveTopology| f(cb, topology));
-            command(|| {
+            command(cb, || {
                 CallT::CmdSetPrimitiveTopology(Box::new(table!(CmdSetPrimitiveTopologyT {
                     command_buffer: cb.as_raw(),
                     topology: topology.as_raw() as u32,
@@ -702,7 +711,7 @@ pub unsafe extern "system" fn cmd_draw_multi_ext(
     });
     for i in 0..count as usize {
         let info = &*((infos as *const u8).add(i * stride as usize) as *const vk::MultiDrawInfoEXT);
-        command(|| {
+        command(cb, || {
             CallT::CmdDraw(Box::new(table!(CmdDrawT {
                 command_buffer: cb.as_raw(),
                 vertex_count: info.vertex_count,
@@ -746,7 +755,7 @@ pub unsafe extern "system" fn cmd_draw_multi_indexed_ext(
     for i in 0..count as usize {
         let info =
             &*((infos as *const u8).add(i * stride as usize) as *const vk::MultiDrawIndexedInfoEXT);
-        command(|| {
+        command(cb, || {
             CallT::CmdDrawIndexed(Box::new(table!(CmdDrawIndexedT {
                 command_buffer: cb.as_raw(),
                 index_count: info.index_count,
@@ -773,7 +782,7 @@ pub unsafe extern "system" fn cmd_begin_conditional_rendering_ext(
         |f: vk::PFN_vkCmdBeginConditionalRenderingEXT| f(cb, info),
     );
     let i = &*info;
-    command(|| {
+    command(cb, || {
         CallT::CmdBeginConditionalRendering(Box::new(table!(CmdBeginConditionalRenderingT {
             command_buffer: cb.as_raw(),
             buffer: i.buffer.as_raw(),
@@ -793,7 +802,7 @@ pub unsafe extern "system" fn cmd_end_conditional_rendering_ext(cb: vk::CommandB
         c"vkCmdEndConditionalRenderingEXT",
         |f: vk::PFN_vkCmdEndConditionalRenderingEXT| f(cb),
     );
-    command(|| {
+    command(cb, || {
         CallT::CmdEndConditionalRendering(Box::new(table!(CmdEndConditionalRenderingT {
             command_buffer: cb.as_raw(),
         })))

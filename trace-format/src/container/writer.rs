@@ -9,9 +9,10 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::wire::{
@@ -66,7 +67,7 @@ pub struct ChunkMeta {
     pub ends_frame: bool,
 }
 
-/// Totals of a finished file.
+/// Totals of a finished file, and where its writing spent time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WriterStats {
     /// Chunks written.
@@ -77,6 +78,12 @@ pub struct WriterStats {
     pub uncompressed_bytes: u64,
     /// Bytes of the whole file.
     pub file_bytes: u64,
+    /// Time the compression threads spent laying chunks out and compressing them,
+    /// summed over the threads.
+    pub compressing: Duration,
+    /// Time the caller waited to queue a chunk while every compression thread was busy
+    /// and the queue full (back-pressure from compression).
+    pub queue_waits: Duration,
 }
 
 /// Lays a chunk's payload out into the buffer given, on the compression thread that
@@ -112,6 +119,8 @@ struct Compressed {
     meta: ChunkMeta,
     flags: u32,
     uncompressed_len: u64,
+    /// Time spent laying it out and compressing it.
+    work: Duration,
 }
 
 /// Streams chunks to a file through background compression and writer threads.
@@ -123,6 +132,8 @@ pub struct ContainerWriter {
     written: Option<SyncSender<Written>>,
     recycled: Receiver<Vec<u8>>,
     thread: Option<JoinHandle<Result<WriterStats>>>,
+    /// Time spent waiting on a full compression queue.
+    queue_waits: Duration,
 }
 
 impl ContainerWriter {
@@ -162,6 +173,7 @@ impl ContainerWriter {
             written: Some(written),
             recycled,
             thread: Some(thread),
+            queue_waits: Duration::ZERO,
         })
     }
 
@@ -198,7 +210,16 @@ impl ContainerWriter {
             meta,
         };
         let sent = match &self.jobs {
-            Some(jobs) => jobs.send(job).is_ok(),
+            Some(jobs) => match jobs.try_send(job) {
+                Ok(()) => true,
+                Err(TrySendError::Full(job)) => {
+                    let start = Instant::now();
+                    let sent = jobs.send(job).is_ok();
+                    self.queue_waits += start.elapsed();
+                    sent
+                }
+                Err(TrySendError::Disconnected(_)) => false,
+            },
             None => false,
         };
         if sent {
@@ -230,7 +251,11 @@ impl ContainerWriter {
             // A writer that has stopped says why when joined.
             let _ = written.send(finish);
         }
-        self.join()
+        let queue_waits = self.queue_waits;
+        self.join().map(|stats| WriterStats {
+            queue_waits,
+            ..stats
+        })
     }
 
     /// Closes the compressors' queue and waits until they have handed on every chunk.
@@ -297,6 +322,7 @@ fn compress_jobs(
         let Ok(job) = job else {
             return;
         };
+        let start = Instant::now();
         let result = match job.payload {
             Payload::Ready { bytes, start } => {
                 let data = bytes.get(start..).unwrap_or(&[]);
@@ -316,6 +342,10 @@ fn compress_jobs(
                 )),
             },
         };
+        let result = result.map(|chunk| Compressed {
+            work: start.elapsed(),
+            ..chunk
+        });
         if written.send(Written::Chunk(result)).is_err() {
             return;
         }
@@ -353,6 +383,7 @@ fn compress(
         meta,
         flags: header.flags,
         uncompressed_len: data.len() as u64,
+        work: Duration::ZERO,
     })
 }
 
@@ -426,6 +457,7 @@ impl Background {
         self.stats.chunks += 1;
         self.stats.records += u64::from(meta.record_count);
         self.stats.uncompressed_bytes += chunk.uncompressed_len;
+        self.stats.compressing += chunk.work;
         Ok(())
     }
 
