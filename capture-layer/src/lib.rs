@@ -15,6 +15,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
+pub mod asymmetric_fence;
 pub mod bindings;
 pub mod cache_line;
 pub mod clock;

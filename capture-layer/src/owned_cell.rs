@@ -2,18 +2,22 @@
 //! recording thread's block, which collectors take at submits.
 //!
 //! A lock taken by every thread at every call would be shared by every recording
-//! thread. Here the owner announces itself with an exchange on its own flag (a full
-//! fence that touches no line another thread writes) and then looks at the collectors'
-//! flag; a collector raises its flag, fences, and waits while the owner is inside. Of two
-//! that enter at once, at least one sees the other (the store-buffer pattern, a full
-//! fence on each side): the owner steps back until the collector is done, or the
-//! collector waits for the owner. Whatever the owner reads after entering (the trace's
-//! numbered-call counter) it reads after every fence of a collector that it did not
-//! see inside.
+//! thread. Here the owner announces itself on its own flag and then looks at the
+//! collectors' flag; a collector raises its flag, fences, and waits while the owner is
+//! inside. Of two that enter at once, at least one sees the other (the store-buffer
+//! pattern, a full fence on each side): the owner steps back until the collector is
+//! done, or the collector waits for the owner. The fence of the owner's side is made by
+//! the collector where the kernel allows ([`crate::asymmetric_fence`]), so the owner's
+//! call executes no fence at all; else the owner's store is an exchange (a full fence
+//! that touches no line another thread writes). Whatever the owner reads after
+//! entering (the trace's numbered-call counter) it reads after every fence of a
+//! collector that it did not see inside.
 
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{fence, AtomicBool, Ordering};
+
+use crate::asymmetric_fence;
 
 /// A value its owner thread enters without a locked instruction of its own, and that
 /// collectors take exclusively.
@@ -43,9 +47,14 @@ impl<T> OwnedCell<T> {
     /// collector holding the value is done.
     #[inline(always)]
     pub fn enter(&self) -> OwnerGuard<'_, T> {
-        // The exchange is the owner's full fence: its flag is seen before it looks.
-        self.owner_inside.swap(true, Ordering::SeqCst);
-        if self.collecting.load(Ordering::SeqCst) {
+        // Its flag is seen before it looks: by the collectors' fence, or by its own.
+        if asymmetric_fence::collectors_fence() {
+            self.owner_inside.store(true, Ordering::Relaxed);
+            asymmetric_fence::light();
+        } else {
+            self.owner_inside.swap(true, Ordering::SeqCst);
+        }
+        if self.collecting.load(Ordering::Acquire) {
             self.wait_for_collector();
         }
         OwnerGuard(self)
@@ -70,6 +79,22 @@ impl<T> OwnedCell<T> {
     /// Takes the value as a collector (any thread, the owner's too), waiting for the
     /// owner to leave and for other collectors.
     pub fn collect(&self) -> CollectorGuard<'_, T> {
+        self.raise();
+        asymmetric_fence::heavy();
+        self.wait_for_owner()
+    }
+
+    /// Takes every cell of `cells` as [`collect`](Self::collect) does, with one fence
+    /// for all (the collectors' side of the fence is a system call where it is made for
+    /// the owners too): raises every flag, fences, then waits for each owner.
+    pub fn collect_all<'a>(cells: &[&'a OwnedCell<T>]) -> Vec<CollectorGuard<'a, T>> {
+        cells.iter().for_each(|cell| cell.raise());
+        asymmetric_fence::heavy();
+        cells.iter().map(|cell| cell.wait_for_owner()).collect()
+    }
+
+    /// Raises the collectors' flag, after any other collector.
+    fn raise(&self) {
         while self
             .collecting
             .compare_exchange_weak(false, true, Ordering::SeqCst, Ordering::Relaxed)
@@ -77,7 +102,10 @@ impl<T> OwnedCell<T> {
         {
             std::thread::yield_now();
         }
-        fence(Ordering::SeqCst);
+    }
+
+    /// Waits for the owner to leave (the flag raised, and a fence made since).
+    fn wait_for_owner(&self) -> CollectorGuard<'_, T> {
         while self.owner_inside.load(Ordering::Acquire) {
             std::thread::yield_now();
         }
@@ -134,8 +162,17 @@ mod tests {
 
     #[test]
     fn owner_and_collectors_never_hold_the_value_at_once() {
-        // The owner counts up in two steps (a collector between them would see them
-        // differ, or change under it); collectors on two threads take what was counted.
+        // Each owner fencing itself, then (where the kernel has membarrier) the
+        // collectors fencing for it.
+        take_turns();
+        crate::asymmetric_fence::start();
+        take_turns();
+    }
+
+    /// The owner counts up in two steps (a collector between them would see them
+    /// differ, or change under it); collectors on two threads take what was counted, one
+    /// cell at a time and as a list of cells.
+    fn take_turns() {
         let cell = Arc::new(OwnedCell::new((0u64, 0u64)));
         let stop = Arc::new(AtomicBool::new(false));
         let collectors: Vec<_> = (0..2)
@@ -143,9 +180,14 @@ mod tests {
                 let (cell, stop) = (Arc::clone(&cell), Arc::clone(&stop));
                 std::thread::spawn(move || {
                     let mut taken = 0;
+                    let mut round = 0;
                     while !stop.load(Ordering::Relaxed) {
+                        round += 1;
                         {
-                            let mut guard = cell.collect();
+                            let mut guard = match round % 2 {
+                                0 => cell.collect(),
+                                _ => OwnedCell::collect_all(&[&*cell]).remove(0),
+                            };
                             let counts = &mut *guard;
                             let seen = *counts;
                             pause();
@@ -162,7 +204,7 @@ mod tests {
                 })
             })
             .collect();
-        let rounds = 100_000;
+        let rounds = 50_000;
         for _ in 0..rounds {
             let mut guard = cell.enter();
             let counts = &mut *guard;

@@ -234,6 +234,7 @@ pub fn start() {
                 &format!("capturing into {}", s.file.display()),
             );
             clock::start();
+            log(LogLevel::Info, &crate::asymmetric_fence::start());
             let _ = SENDER.set(merger.sender());
             *shared = Some(merger);
             STATUS.store(RECORDING, Ordering::Release);
@@ -432,13 +433,11 @@ fn hand_over_all() {
     let _one_at_a_time = lock(&COLLECTING);
     let counter = SEQ.load(Ordering::SeqCst);
     let threads: Vec<_> = lock(&THREADS).clone();
-    for thread in threads {
-        let mut guard = thread.collect();
+    let cells: Vec<&OwnedCell<ThreadBlock>> = threads.iter().map(|t| &**t).collect();
+    for mut guard in OwnedCell::collect_all(&cells) {
         if guard.block.len_bytes() > 0 {
-            hand_over(std::mem::replace(
-                &mut guard.block,
-                merger::fresh_block(BLOCK_CAPACITY),
-            ));
+            let emptied = merger::fresh_block(BLOCK_CAPACITY);
+            hand_over(std::mem::replace(&mut guard.block, emptied));
         }
     }
     if let Some(sender) = SENDER.get() {
