@@ -59,12 +59,10 @@ pub fn light() {
 /// The collectors' side: a full fence on this thread and on every thread of the
 /// process (with `membarrier`), or on this thread alone.
 pub fn heavy() {
-    if collectors_fence() {
-        if membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED).is_err() {
-            // Not after a registration that succeeded; should it happen, owners fence
-            // themselves from now on (one collection's window stays open).
-            HEAVY_SIDE.store(false, Ordering::SeqCst);
-        }
+    // A failure does not follow a registration that succeeded; should it happen, the
+    // owners fence themselves from now on (one collection's window stays open).
+    if collectors_fence() && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED).is_err() {
+        HEAVY_SIDE.store(false, Ordering::SeqCst);
     }
     fence(Ordering::SeqCst);
 }
