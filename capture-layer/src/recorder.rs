@@ -8,7 +8,8 @@
 //! a command buffer only reads it, so threads recording at once share no written cache
 //! line (a command buffer that changes threads mid-recording makes its next command
 //! numbered, [`crate::command_buffers`]). The calling thread encodes the record into its
-//! own block (entered with a fence on its own flag, see [`crate::owned_cell`]) and, when
+//! own block (entered without a fence of its own where the collectors can fence for it,
+//! see [`crate::owned_cell`]) and, when
 //! the block fills, hands it to the merger thread ([`crate::merger`]) before it leaves
 //! the block, and takes an emptied one from its pool.
 //!
@@ -275,6 +276,7 @@ pub fn record_command(command_buffer: u64, build: impl FnOnce() -> Option<CallT>
     record_built(Scope::Command, Order::Command(command_buffer), 0, build);
 }
 
+/// Records the call `build` makes, taking its place as `order` says.
 fn record_built(scope: Scope, order: Order, result: i32, build: impl FnOnce() -> Option<CallT>) {
     if !recording() || !wanted(scope) {
         return;
