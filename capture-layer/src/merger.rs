@@ -41,7 +41,7 @@ enum Message {
     /// Records to merge.
     Block(RecordBlock),
     /// A collection that read the numbered-call counter at this value has handed over
-    /// every record keyed below it ([`Sequencer::release`]).
+    /// every record made before it ([`Sequencer::release`]).
     Release(u64),
     /// Finish the trace and say how it went.
     Finish(SyncSender<Result<Finished>>),
@@ -249,8 +249,8 @@ impl BlockSender {
         }
     }
 
-    /// Tells the merger that every record keyed below numbered call `counter` has been
-    /// handed over.
+    /// Tells the merger that a collection that read the numbered-call counter at
+    /// `counter` has handed over every record made before it.
     pub fn release(&self, counter: u64) {
         let _ = self.0.send(Message::Release(counter));
     }

@@ -16,8 +16,9 @@
 //! Submits, presents, the end of capture and a merger holding too much *collect* every
 //! thread's block: the collector reads the counter at `c` first, then takes each block
 //! (waiting for an encoding under way); a thread that enters after that reads `c` or
-//! more. So every record keyed below `c`'s numbered call is then handed over, before the
-//! collector's release of `c`, which lets the merger write them. Collections take one
+//! more. So every numbered call below `c` and every command recorded before the
+//! collection is then handed over, before the collector's release of `c`, which lets
+//! the merger write them. Collections take one
 //! lock, so their releases arrive in order after their blocks. The trace writer
 //! compresses and writes on its own threads.
 

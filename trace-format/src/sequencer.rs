@@ -19,9 +19,11 @@
 //! A thread's keys never go down, so each block is in order. The sequencer merges the
 //! blocks by key and gives records their gapless sequence numbers as it appends them.
 //! What it may append is bounded twice: by [`Sequencer::release`] (a collection that
-//! read the counter at `c` has handed over every command that read less, and every
-//! numbered call below `c` that had taken its number), and by the next numbered call
-//! not yet seen (a numbered call may reach it after the collection, from a thread that
+//! read the counter at `c` has handed over every command recorded before it, and every
+//! numbered call below `c` that had taken its number inside a block; a command that
+//! reads `c` after it may still come, and takes its place after those of its key
+//! already appended, which is as good a place), and by the next numbered call not yet
+//! seen (a numbered call may reach it after the collection, from a thread that
 //! took its number outside any block). The caller bounds the wait by collecting every
 //! thread's block (see `capture-layer/src/recorder.rs`: at submits, presents, the end of
 //! capture, and when [`Sequencer::held_bytes`] grows past a limit).
@@ -110,11 +112,13 @@ impl Sequencer {
         self.drain()
     }
 
-    /// Lets every record with a key up to [`numbered_key`]`(c - 1)` be appended: a
-    /// collection that read the numbered-call counter at `c` has handed over every
-    /// record below that (given to [`add`](Self::add) before this). Appends what it can.
+    /// Lets every record with a key up to [`command_key`]`(c)` be appended: a collection
+    /// that read the numbered-call counter at `c` has handed over (given to
+    /// [`add`](Self::add) before this) every numbered call below `c` and every command
+    /// recorded before it. Commands of key `command_key(c)` recorded after it may still
+    /// come; they follow those appended, as their order allows. Appends what it can.
     pub fn release(&mut self, c: u64) -> Result<()> {
-        self.released = self.released.max(2 * c);
+        self.released = self.released.max(command_key(c));
         self.drain()
     }
 

@@ -283,7 +283,7 @@ fn blocks_from_many_threads_merge_by_key_once_released() {
     let numbered = made.iter().filter(|m| m.key % 2 == 0).count() as u64;
     let c = numbered / 2;
     sequencer.release(c).unwrap();
-    let below = made.iter().filter(|m| m.key <= numbered_key(c - 1)).count() as u64;
+    let below = made.iter().filter(|m| m.key <= command_key(c)).count() as u64;
     assert_eq!(sequencer.writer().next_seq(), below);
     sequencer.release_all().unwrap();
     assert_eq!(sequencer.held_bytes(), 0);
@@ -345,4 +345,36 @@ fn a_numbered_call_not_yet_seen_holds_back_what_follows_it() {
     );
     sequencer.finish().unwrap();
     assert_eq!(written_calls(&path).len(), before);
+}
+
+#[test]
+fn commands_with_nothing_numbered_between_are_written_once_collected() {
+    // One thread records a long command buffer and nothing numbered: a release of the
+    // counter's value lets all of it be written, and commands of that key that come
+    // after the release follow at once.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.mscope");
+    let mut sequencer =
+        Sequencer::new(TraceWriter::create(&path, &WriterOptions::default()).unwrap());
+    let block = |steps: std::ops::Range<u32>| {
+        let mut block = RecordBlock::new();
+        for step in steps {
+            let fields = [F::U64(7), F::U32(step), F::U32(1), F::U32(0), F::U32(0)];
+            block.push_direct(command_key(0), meta(step as usize), Call::CmdDraw, &fields);
+        }
+        block
+    };
+    sequencer.add(block(0..100)).unwrap();
+    assert_eq!(sequencer.writer().next_seq(), 0);
+    sequencer.release(0).unwrap();
+    assert_eq!(sequencer.writer().next_seq(), 100);
+    assert_eq!(sequencer.held_bytes(), 0);
+    sequencer.add(block(100..150)).unwrap();
+    assert_eq!(sequencer.writer().next_seq(), 150);
+    sequencer.finish().unwrap();
+    let steps: Vec<u32> = written_calls(&path)
+        .into_iter()
+        .map(|(_, step)| step)
+        .collect();
+    assert_eq!(steps, (0..150).collect::<Vec<_>>());
 }
