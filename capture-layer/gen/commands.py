@@ -421,6 +421,7 @@ def write_hooks(out):
                 out.write("    crate::frame_checksums::swapchain_destroyed(swapchain);\n")
             if name == "vkFreeCommandBuffers":
                 out.write("    crate::image_layouts::freed(p_command_buffers, command_buffer_count);\n")
+                out.write("    crate::command_buffers::freed(p_command_buffers, command_buffer_count);\n")
             if name == "vkCmdPipelineBarrier":
                 out.write("    crate::image_layouts::image_barriers(command_buffer, p_image_memory_barriers, image_memory_barrier_count);\n")
             if alias_of.get(name, name) == "vkCmdPipelineBarrier2":

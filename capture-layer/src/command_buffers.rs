@@ -25,8 +25,10 @@ use crate::cache_line::CacheLine;
 static EPOCH: CacheLine<AtomicU64> = CacheLine(AtomicU64::new(0));
 /// Each command buffer's recording thread.
 static RECORDERS: Mutex<Option<HashMap<u64, u64>>> = Mutex::new(None);
-/// Command buffers the map holds at most; past that it is emptied (a command buffer
-/// it forgot makes its next command numbered, which is always a correct order).
+/// Command buffers the map holds at most (freed ones are forgotten; a program that
+/// destroys pools with command buffers in them leaves theirs); past that it is emptied
+/// (a command buffer it forgot makes its next command numbered, always a correct
+/// order).
 const MAX_TRACKED: usize = 1 << 16;
 
 /// The current epoch.
@@ -48,6 +50,24 @@ fn claim(command_buffer: u64, thread: u64) -> bool {
     // Every thread's remembered command buffers are checked again.
     EPOCH.fetch_add(1, Ordering::AcqRel);
     false
+}
+
+/// `vkFreeCommandBuffers`: forgets the `count` command buffers at `command_buffers`
+/// (a handle used again is claimed again at its next begin or command).
+///
+/// # Safety
+/// `command_buffers` must point to `count` handles (or be null).
+pub unsafe fn freed(command_buffers: *const ash::vk::CommandBuffer, count: u32) {
+    if command_buffers.is_null() {
+        return;
+    }
+    let freed = std::slice::from_raw_parts(command_buffers, count as usize);
+    let mut map = RECORDERS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(map) = map.as_mut() {
+        for cb in freed {
+            map.remove(&ash::vk::Handle::as_raw(*cb));
+        }
+    }
 }
 
 /// `vkBeginCommandBuffer` on `thread`: it records `command_buffer` from now on.

@@ -2395,6 +2395,7 @@ pub unsafe extern "system" fn vkFreeCommandBuffers(device: vk::Device, command_p
     };
     let _r = next(device, command_pool, command_buffer_count, p_command_buffers);
     crate::image_layouts::freed(p_command_buffers, command_buffer_count);
+    crate::command_buffers::freed(p_command_buffers, command_buffer_count);
     record(Scope::Setup, 0, "vkFreeCommandBuffers", || {
         vec![
             value(device.as_raw()),
