@@ -237,23 +237,21 @@ impl RecordBlock {
 /// root's first field, a struct whose first member is the sequence number); `None`
 /// when the bytes do not hold such a record.
 fn set_envelope_seq(record: &mut [u8], seq: u64) -> Option<()> {
-    let u32_at = |b: &[u8], at: usize| -> Option<u32> {
-        Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-    };
-    let table = u32_at(record, 0)? as usize;
+    let u16_at = |at: usize| Some(u16::from_le_bytes(record.get(at..at + 2)?.try_into().ok()?));
+    let u32_at = |at: usize| Some(u32::from_le_bytes(record.get(at..at + 4)?.try_into().ok()?));
+    let table = u32_at(0)? as usize;
     // The table starts with its vtable's offset, signed, counted back from the table.
-    let back = u32_at(record, table)? as i32 as isize;
+    let back = u32_at(table)? as i32 as isize;
     let vtable = usize::try_from(table as isize - back).ok()?;
-    let vtable_len = u16::from_le_bytes(record.get(vtable..vtable + 2)?.try_into().ok()?);
-    // The envelope's slot: after the vtable's two lengths.
-    if vtable_len < 6 {
+    // The envelope's slot: after the vtable's two lengths (absent, or 0, is no envelope).
+    if u16_at(vtable)? < 6 {
         return None;
     }
-    let field = u16::from_le_bytes(record.get(vtable + 4..vtable + 6)?.try_into().ok()?);
-    let at = table + usize::from(field);
+    let field = u16_at(vtable + 4)?;
     if field == 0 {
         return None;
     }
+    let at = table + usize::from(field);
     record
         .get_mut(at..at + 8)?
         .copy_from_slice(&seq.to_le_bytes());

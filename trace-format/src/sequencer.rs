@@ -135,15 +135,16 @@ impl Sequencer {
     }
 
     /// The largest key that may be appended now: released, and not past a numbered
-    /// call not yet seen.
-    fn limit(&self) -> u64 {
-        self.released.min(numbered_key(self.next_numbered))
+    /// call not yet seen (from the two fields, so that it is read while a held block is
+    /// borrowed).
+    fn limit(released: u64, next_numbered: u64) -> u64 {
+        released.min(numbered_key(next_numbered))
     }
 
     /// Appends records, smallest key first, while the smallest is within the limit.
     fn drain(&mut self) -> Result<()> {
         while let Some(&Reverse((key, arrival, slot))) = self.heads.peek() {
-            if key > self.limit() {
+            if key > Self::limit(self.released, self.next_numbered) {
                 return Ok(());
             }
             self.heads.pop();
@@ -157,7 +158,7 @@ impl Sequencer {
                 .map_or((u64::MAX, 0), |Reverse((k, a, _))| (*k, *a));
             while let Some(key) = block.peek_key() {
                 let after_others = (key, arrival) > others;
-                if key > self.released.min(numbered_key(self.next_numbered)) || after_others {
+                if key > Self::limit(self.released, self.next_numbered) || after_others {
                     break;
                 }
                 if key % 2 == 0 {

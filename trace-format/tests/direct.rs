@@ -316,14 +316,13 @@ fn a_numbered_call_not_yet_seen_holds_back_what_follows_it() {
     // The block holding some numbered call never arrives: everything before that call
     // is written, nothing after it, and the sequencer says what it waits for.
     let (made, blocks) = four_threads();
-    let (missing_at, _) = blocks
+    let (missing_at, first_missing_key) = blocks
         .iter()
         .enumerate()
         .filter(|(_, (_, first, _))| first % 2 == 0)
         .max_by_key(|(_, (_, first, _))| *first)
         .map(|(i, (_, first, _))| (i, *first))
         .unwrap();
-    let first_missing_key = blocks[missing_at].1;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.mscope");
     let mut sequencer =

@@ -699,17 +699,24 @@ impl Gpu {
         Ok(())
     }
 
+    /// One command buffer of `level` from `pool`.
+    fn allocate(
+        &self,
+        pool: vk::CommandPool,
+        level: vk::CommandBufferLevel,
+    ) -> Result<vk::CommandBuffer, Error> {
+        let info = vk::CommandBufferAllocateInfo::default()
+            .command_pool(pool)
+            .level(level)
+            .command_buffer_count(1);
+        // SAFETY: `pool` is a live pool of this device.
+        Ok(unsafe { self.device.allocate_command_buffers(&info)?[0] })
+    }
+
     /// A primary command buffer from `pool`, begun for one submit.
     pub fn begin(&self, pool: vk::CommandPool) -> Result<vk::CommandBuffer, Error> {
         let d = &self.device;
-        let cb = unsafe {
-            d.allocate_command_buffers(
-                &vk::CommandBufferAllocateInfo::default()
-                    .command_pool(pool)
-                    .level(vk::CommandBufferLevel::PRIMARY)
-                    .command_buffer_count(1),
-            )?[0]
-        };
+        let cb = self.allocate(pool, vk::CommandBufferLevel::PRIMARY)?;
         unsafe {
             d.begin_command_buffer(
                 cb,
@@ -802,14 +809,7 @@ impl Gpu {
         framebuffer: vk::Framebuffer,
     ) -> Result<vk::CommandBuffer, Error> {
         let d = &self.device;
-        let cb = unsafe {
-            d.allocate_command_buffers(
-                &vk::CommandBufferAllocateInfo::default()
-                    .command_pool(pool)
-                    .level(vk::CommandBufferLevel::SECONDARY)
-                    .command_buffer_count(1),
-            )?[0]
-        };
+        let cb = self.allocate(pool, vk::CommandBufferLevel::SECONDARY)?;
         let inheritance = vk::CommandBufferInheritanceInfo::default()
             .render_pass(pass)
             .subpass(0)
