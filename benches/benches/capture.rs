@@ -31,7 +31,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("direct", |b| {
         b.iter(|| {
             n = n.wrapping_add(1);
-            recorder::record_command_direct(0x55aa, Call::CmdDraw, &draw(0x55aa, black_box(n)));
+            recorder::record_command_direct(0x55aa, Call::CmdDraw, || draw(0x55aa, black_box(n)));
         })
     });
     group.bench_function("direct_numbered", |b| {
@@ -79,7 +79,7 @@ fn bench(c: &mut Criterion) {
             let start = thread_cpu_time();
             for i in 0..iters {
                 let fields = draw(0x55aa, black_box(i as u32));
-                recorder::record_command_direct(0x55aa, Call::CmdDraw, &fields);
+                recorder::record_command_direct(0x55aa, Call::CmdDraw, || fields);
             }
             thread_cpu_time() - start
         })
@@ -93,7 +93,7 @@ fn bench(c: &mut Criterion) {
                         for i in (t..iters).step_by(4) {
                             let cb = 0x55aa + t;
                             let fields = draw(cb, black_box(i as u32));
-                            recorder::record_command_direct(cb, Call::CmdDraw, &fields);
+                            recorder::record_command_direct(cb, Call::CmdDraw, || fields);
                         }
                     });
                 }

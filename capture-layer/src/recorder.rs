@@ -329,14 +329,20 @@ pub fn record_direct(scope: Scope, result: i32, call_type: Call, fields: &[Direc
 }
 
 /// Records a command of `call_type` recorded into `command_buffer` (its raw handle)
-/// whose table holds `fields`, as [`record_direct`] lays it out, in its command
-/// buffer's order as [`record_command`] takes it: the path of the commands programs
-/// issue by the thousand.
+/// whose table holds the fields `fields` gives, as [`record_direct`] lays them out, in
+/// its command buffer's order as [`record_command`] takes it: the path of the commands
+/// programs issue by the thousand. Each hook's `fields` is a closure of its own, so
+/// each hook gets its own copy of this path, inlined, with its list of fields known:
+/// the record is written by straight stores.
 #[inline(always)]
-pub fn record_command_direct(command_buffer: u64, call_type: Call, fields: &[DirectField<'_>]) {
+pub fn record_command_direct<'a, const N: usize>(
+    command_buffer: u64,
+    call_type: Call,
+    fields: impl FnOnce() -> [DirectField<'a>; N],
+) {
     let order = Order::Command(command_buffer);
     record_into(Scope::Command, order, 0, |_, block, key, meta| {
-        block.push_direct(key, meta, call_type, fields);
+        block.push_direct(key, meta, call_type, &fields());
     });
 }
 

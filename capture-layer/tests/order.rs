@@ -20,7 +20,7 @@ fn draw(cb: u64, step: u32) {
         DirectField::U32(0),
         DirectField::U32(0),
     ];
-    recorder::record_command_direct(cb, Call::CmdDraw, &fields);
+    recorder::record_command_direct(cb, Call::CmdDraw, || fields);
 }
 
 const HANDED: u64 = 0x10;

@@ -1,32 +1,85 @@
-//! Direct records as the recording thread keeps them: the call's values packed one
-//! after another, laid out as a flatbuffer later, on the thread that merges them.
+//! How a recording thread keeps its records in its [`RecordBlock`](crate::record_block::RecordBlock):
+//! one stream of bytes, each record framed by a header word and carrying only what
+//! changed since the block's previous record; laid out as flatbuffers later, on the
+//! threads that merge and compress them.
 //!
 //! A program's thread pays for every byte it writes (each new cache line of its block
-//! is fetched for ownership) and for every instruction between its Vulkan calls. A
-//! compact record is half the size of its flatbuffer (a `vkCmdDraw`: 56 bytes against
-//! 112) and is written in one straight pass, without a table layout to look up; the
-//! merger thread, which has a core of its own, expands it with
-//! [`append_direct`](crate::direct::append_direct) into the very bytes a direct record
-//! has (a test compares the two).
+//! is fetched for ownership) and for every instruction between its Vulkan calls. Most
+//! of a flatbuffer record is the same at every call or repeats its neighbour's: its
+//! vtables, its thread, the order key that a run of commands shares, a timestamp that
+//! commands between two readings of the clock share. A compact `vkCmdDraw` is 32 bytes
+//! (its flatbuffer: 112), written front to back in one pass, in one stream: where it
+//! lies and what it holds are read back from the stream itself. The merger expands it
+//! with [`append_direct`](crate::direct::append_direct) into the very bytes a direct
+//! record has (a test compares the two).
 //!
-//! Layout, from an 8-aligned start: the call type (1 byte), the number of fields (1),
-//! two zero bytes, the result (`i32`); the fields' kinds, four bits each from the low
-//! end (`u64`); the thread id (`u64`); the timestamp (`u64`); then each field in order:
-//! a `u64` in 8 bytes, a `u32` or `i32` in 4, a vector as its element count (`u32`),
-//! zeros up to the next 8-byte boundary from the record's start, and its elements. All
-//! little-endian.
+//! Layout of a record, from an 8-aligned start, all little-endian. The header word:
+//! the call type (bits 0–7), the number of fields (8–12), the flags (13–18: `FINISHED`,
+//! `KEY`, `THREAD`, `TIME`, `RESULT`, `BOUNDARY`), the kinds of the first eight fields,
+//! four bits each, from bit 32. Then a `u64` for each flag of `KEY` (the order key),
+//! `THREAD` (the thread id), `TIME` (the timestamp) and `RESULT` (the result, sign
+//! extended) that is set: a record without one carries the previous record's (the
+//! first record of a block, a key, thread and timestamp of 0). Then, with more than
+//! eight fields, the kinds of the rest (`u64`). Then, for a compact record, each field
+//! in order: a `u64` in 8 bytes, a `u32` or `i32` in 4, a vector as its element count
+//! (`u32`), zeros up to the next 8-byte boundary, and its elements. A `FINISHED`
+//! record is a finished flatbuffer instead (its envelope holds its thread, timestamp
+//! and result): its length (`u64`), then its bytes.
 
 use crate::direct::{DirectField, MAX_DIRECT_FIELDS};
 use crate::generated::trace::Call;
-use crate::record_block::RECORD_ALIGN;
+use crate::record_block::{EncodedRecord, RecordBody, RECORD_ALIGN};
 use crate::trace::CallMeta;
 
-/// Bytes before the fields.
-const HEADER: usize = 32;
-/// Bytes a compact record's header and scalar fields take at most.
-const SCALARS_MAX: usize = HEADER + 8 * MAX_DIRECT_FIELDS;
+/// The values a block's records carry over from one to the next.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Carried {
+    /// The order key.
+    pub key: u64,
+    /// The thread id.
+    pub thread_id: u64,
+    /// The timestamp.
+    pub timestamp_ns: u64,
+}
+
+const FIELD_COUNT_SHIFT: u32 = 8;
+/// The record is a finished flatbuffer.
+const FINISHED: u64 = 1 << 13;
+/// An order key follows.
+const KEY: u64 = 1 << 14;
+/// A thread id follows.
+const THREAD: u64 = 1 << 15;
+/// A timestamp follows.
+const TIME: u64 = 1 << 16;
+/// A result follows (else it is 0).
+const RESULT: u64 = 1 << 17;
+/// The record is a frame boundary.
+const BOUNDARY: u64 = 1 << 18;
+const KINDS_SHIFT: u32 = 32;
+/// Fields whose kinds the header word holds.
+const KINDS_IN_HEADER: usize = 8;
+
+/// Bytes a record's words take at most: the header, the four carried or optional
+/// values, the kinds past the eighth field.
+const WORDS_MAX: usize = 8 * 6;
+/// Bytes a compact record's words and scalar fields take at most.
+const SCALARS_MAX: usize = WORDS_MAX + 8 * MAX_DIRECT_FIELDS;
+
+/// What a compact record holds besides its fields' values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompactHead {
+    /// The call.
+    pub call_type: Call,
+    /// How many fields it has.
+    pub field_count: u8,
+    /// Each field's kind, four bits each from the low end.
+    pub kinds: u64,
+    /// Its envelope but the sequence number.
+    pub meta: CallMeta,
+}
 
 /// A field kind's four-bit code.
+#[inline(always)]
 fn kind_code(field: &DirectField<'_>) -> u64 {
     match field {
         DirectField::U64(_) => 1,
@@ -38,9 +91,19 @@ fn kind_code(field: &DirectField<'_>) -> u64 {
     }
 }
 
+/// Stores `bytes` at `base + at`.
+///
+/// # Safety
+/// `at + bytes.len()` must be within the room reserved at `base`.
+#[inline(always)]
+unsafe fn put(base: *mut u8, at: usize, bytes: &[u8]) {
+    std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(at), bytes.len());
+}
+
 /// Appends a compact record of `call_type` with `fields` (at most
-/// [`MAX_DIRECT_FIELDS`]) to `out`, from the next 8-byte boundary; returns where it
-/// starts. Inlined into a hook, its fixed list of fields compiles to straight stores.
+/// [`MAX_DIRECT_FIELDS`]) and order key `key` to `out`, from the next 8-byte boundary,
+/// writing only the key, thread and timestamp that differ from `carried` (which it
+/// updates). Inlined into a hook, its fixed list of fields compiles to straight stores.
 ///
 /// # Panics
 /// With more than [`MAX_DIRECT_FIELDS`] fields (a programming error: the callers pass
@@ -48,84 +111,162 @@ fn kind_code(field: &DirectField<'_>) -> u64 {
 #[inline(always)]
 pub(crate) fn append_compact(
     out: &mut Vec<u8>,
+    carried: &mut Carried,
+    key: u64,
     meta: CallMeta,
     call_type: Call,
     fields: &[DirectField<'_>],
-) -> usize {
+) {
     assert!(fields.len() <= MAX_DIRECT_FIELDS, "too many direct fields");
     let start = out.len().next_multiple_of(RECORD_ALIGN);
     let mut kinds = 0u64;
     for (i, field) in fields.iter().enumerate() {
         kinds |= kind_code(field) << (4 * i);
     }
-    // The padding, the header and the scalars are stored straight into the reserved
+    // The padding, the words and the scalars are stored straight into the reserved
     // room: no zero-filled staging buffer, no call to memcpy.
     out.reserve(start - out.len() + SCALARS_MAX);
     let base = out.as_mut_ptr();
-    let put = |at: usize, bytes: &[u8]| {
-        debug_assert!(at + bytes.len() <= start + SCALARS_MAX);
-        // SAFETY: `at + bytes.len()` is within `start + SCALARS_MAX`, reserved above.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(at), bytes.len()) }
-    };
-    for at in out.len()..start {
-        put(at, &[0]);
-    }
-    put(start, &[call_type.0, fields.len() as u8, 0, 0]);
-    put(start + 4, &meta.result.to_le_bytes());
-    put(start + 8, &kinds.to_le_bytes());
-    put(start + 16, &meta.thread_id.to_le_bytes());
-    put(start + 24, &meta.timestamp_ns.to_le_bytes());
-    let mut len = HEADER;
-    let mut first_vector = None;
-    for (i, field) in fields.iter().enumerate() {
-        match *field {
-            DirectField::U64(v) => {
-                put(start + len, &v.to_le_bytes());
-                len += 8;
-            }
-            DirectField::U32(v) => {
-                put(start + len, &v.to_le_bytes());
-                len += 4;
-            }
-            DirectField::I32(v) => {
-                put(start + len, &v.to_le_bytes());
-                len += 4;
-            }
-            // Vectors, and the fields after them, are appended below.
-            _ => {
-                first_vector = Some(i);
-                break;
+    // SAFETY (every `put` below): the padding, the words and the scalars end within
+    // `start + SCALARS_MAX`, reserved above.
+    unsafe {
+        // The padding (up to 7 bytes) in one store, not a call to memset.
+        put(base, out.len(), &[0; 8]);
+        let head = CompactHead {
+            call_type,
+            field_count: fields.len() as u8,
+            kinds,
+            meta,
+        };
+        let mut at = put_words(base, start, carried, key, &head);
+        let fields_start = at;
+        let mut first_vector = None;
+        for (i, field) in fields.iter().enumerate() {
+            match *field {
+                DirectField::U64(v) => {
+                    put(base, at, &v.to_le_bytes());
+                    at += 8;
+                }
+                DirectField::U32(v) => {
+                    put(base, at, &v.to_le_bytes());
+                    at += 4;
+                }
+                DirectField::I32(v) => {
+                    put(base, at, &v.to_le_bytes());
+                    at += 4;
+                }
+                // Vectors, and the fields after them, are appended below.
+                _ => {
+                    first_vector = Some(i);
+                    break;
+                }
             }
         }
+        // Every byte up to `at` was written above.
+        out.set_len(at);
+        if let Some(i) = first_vector {
+            append_vectors(out, fields_start, &fields[i..]);
+        }
     }
-    // SAFETY: every byte up to `start + len` was written above.
-    unsafe { out.set_len(start + len) };
-    if let Some(i) = first_vector {
-        append_vectors(out, start, &fields[i..]);
+}
+
+/// Writes the header word of a compact record of `head` with order key `key` at
+/// `base + start`, and after it the words it needs: the key, thread and timestamp that
+/// differ from `carried` (which it updates), a result other than 0, the kinds of
+/// fields past the eighth. Returns where the fields start.
+///
+/// # Safety
+/// `base + start` must have [`WORDS_MAX`] bytes of room.
+#[inline(always)]
+unsafe fn put_words(
+    base: *mut u8,
+    start: usize,
+    carried: &mut Carried,
+    key: u64,
+    head: &CompactHead,
+) -> usize {
+    let meta = head.meta;
+    let mut header = u64::from(head.call_type.0)
+        | u64::from(head.field_count) << FIELD_COUNT_SHIFT
+        | (head.kinds & 0xffff_ffff) << KINDS_SHIFT;
+    if head.call_type == Call::FrameBoundary {
+        header |= BOUNDARY;
     }
-    start
+    let mut at = start + 8;
+    if key != carried.key {
+        header |= KEY;
+        put(base, at, &key.to_le_bytes());
+        at += 8;
+    }
+    if meta.thread_id != carried.thread_id {
+        header |= THREAD;
+        put(base, at, &meta.thread_id.to_le_bytes());
+        at += 8;
+    }
+    if meta.timestamp_ns != carried.timestamp_ns {
+        header |= TIME;
+        put(base, at, &meta.timestamp_ns.to_le_bytes());
+        at += 8;
+    }
+    if meta.result != 0 {
+        header |= RESULT;
+        put(base, at, &i64::from(meta.result).to_le_bytes());
+        at += 8;
+    }
+    if usize::from(head.field_count) > KINDS_IN_HEADER {
+        put(base, at, &(head.kinds >> 32).to_le_bytes());
+        at += 8;
+    }
+    put(base, start, &header.to_le_bytes());
+    *carried = Carried {
+        key,
+        thread_id: meta.thread_id,
+        timestamp_ns: meta.timestamp_ns,
+    };
+    at
+}
+
+/// Appends a compact record read back from another block (its `head` and its
+/// `fields`' bytes) with order key `key` to `out`, as [`append_compact`] does.
+pub(crate) fn append_compact_fields(
+    out: &mut Vec<u8>,
+    carried: &mut Carried,
+    key: u64,
+    head: &CompactHead,
+    fields: &[u8],
+) {
+    let start = out.len().next_multiple_of(RECORD_ALIGN);
+    out.resize(start, 0);
+    out.reserve(WORDS_MAX);
+    // SAFETY: `WORDS_MAX` bytes of room were reserved at `start`, and `put_words` wrote
+    // every byte up to where it returns.
+    unsafe {
+        let at = put_words(out.as_mut_ptr(), start, carried, key, head);
+        out.set_len(at);
+    }
+    out.extend_from_slice(fields);
 }
 
 /// Appends `fields`, a compact record's fields from its first vector on (the scalars
-/// before it are written already), to the record that begins at `start`.
+/// before it are written already), to the record whose fields begin at `fields_start`.
 #[inline(never)]
-fn append_vectors(out: &mut Vec<u8>, start: usize, fields: &[DirectField<'_>]) {
+fn append_vectors(out: &mut Vec<u8>, fields_start: usize, fields: &[DirectField<'_>]) {
     for field in fields {
         match *field {
             DirectField::U64(v) => out.extend_from_slice(&v.to_le_bytes()),
             DirectField::U32(v) => out.extend_from_slice(&v.to_le_bytes()),
             DirectField::I32(v) => out.extend_from_slice(&v.to_le_bytes()),
             DirectField::Bytes(b) => {
-                start_vector(out, start, b.len());
+                start_vector(out, fields_start, b.len());
                 out.extend_from_slice(b);
             }
             DirectField::U32s(v) => {
-                start_vector(out, start, v.len());
+                start_vector(out, fields_start, v.len());
                 v.iter()
                     .for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
             }
             DirectField::U64s(v) => {
-                start_vector(out, start, v.len());
+                start_vector(out, fields_start, v.len());
                 v.iter()
                     .for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
             }
@@ -133,52 +274,176 @@ fn append_vectors(out: &mut Vec<u8>, start: usize, fields: &[DirectField<'_>]) {
     }
 }
 
-/// Writes a vector's element count and pads its elements to 8 bytes from the record's
+/// Writes a vector's element count and pads its elements to 8 bytes from the fields'
 /// start.
-fn start_vector(out: &mut Vec<u8>, start: usize, len: usize) {
+fn start_vector(out: &mut Vec<u8>, fields_start: usize, len: usize) {
     out.extend_from_slice(&(len as u32).to_le_bytes());
-    let aligned = start + (out.len() - start).next_multiple_of(8);
+    let aligned = fields_start + (out.len() - fields_start).next_multiple_of(8);
     out.resize(aligned, 0);
 }
 
-/// A compact record read back: its call type, envelope and fields, borrowing the
-/// record's bytes where they are aligned for their elements.
-pub(crate) struct Decoded<'a> {
-    pub call_type: Call,
-    pub meta: CallMeta,
-    pub fields: [DirectField<'a>; MAX_DIRECT_FIELDS],
-    pub len: usize,
+/// Appends the finished flatbuffer record `bytes` with order key `key` to `out`, from
+/// the next 8-byte boundary (its envelope holds the rest of what [`Carried`] tracks,
+/// which it leaves as it is but the key).
+pub(crate) fn append_finished(
+    out: &mut Vec<u8>,
+    carried: &mut Carried,
+    key: u64,
+    frame_boundary: bool,
+    bytes: &[u8],
+) {
+    let start = out.len().next_multiple_of(RECORD_ALIGN);
+    out.resize(start, 0);
+    let mut header = FINISHED;
+    if frame_boundary {
+        header |= BOUNDARY;
+    }
+    if key != carried.key {
+        header |= KEY;
+    }
+    out.extend_from_slice(&header.to_le_bytes());
+    if key != carried.key {
+        out.extend_from_slice(&key.to_le_bytes());
+    }
+    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    out.extend_from_slice(bytes);
+    carried.key = key;
 }
 
-/// Reads back the compact record `bytes` (as [`append_compact`] wrote it, from an
-/// 8-aligned start); `None` when it is cut short, names an unknown kind, or holds a
-/// vector whose elements are not aligned in memory (the block's bytes are allocated
-/// 16-aligned, so that does not happen; the caller reports it rather than guess).
-pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded<'_>> {
-    let header = bytes.get(..HEADER)?;
-    let n = usize::from(header[1]);
+/// The `u64` at `at` in `bytes`.
+fn u64_at(bytes: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(
+        bytes.get(at..at.checked_add(8)?)?.try_into().ok()?,
+    ))
+}
+
+/// The order key of the record at `at` (the key it carries, or `carried`'s).
+pub(crate) fn peek_key(bytes: &[u8], at: usize, carried: &Carried) -> Option<u64> {
+    let header = u64_at(bytes, at)?;
+    if header & KEY != 0 {
+        u64_at(bytes, at + 8)
+    } else {
+        Some(carried.key)
+    }
+}
+
+/// Reads the record at `at` of `bytes` (as [`append_compact`] or [`append_finished`]
+/// wrote it, after the records before it, which left `carried`), updates `carried`,
+/// and returns it with where the next record starts; `None` when it is cut short, names
+/// an unknown kind, or holds a vector whose elements are not aligned in memory (the
+/// block's bytes are allocated 16-aligned, so that does not happen; the caller reports
+/// it rather than guess).
+pub(crate) fn read<'a>(
+    bytes: &'a [u8],
+    at: usize,
+    carried: &mut Carried,
+) -> Option<(EncodedRecord<'a>, usize)> {
+    let header = u64_at(bytes, at)?;
+    let mut next = at + 8;
+    let word = |flag: u64, next: &mut usize| -> Option<Option<u64>> {
+        if header & flag == 0 {
+            return Some(None);
+        }
+        *next += 8;
+        u64_at(bytes, *next - 8).map(Some)
+    };
+    let key = word(KEY, &mut next)?.unwrap_or(carried.key);
+    let frame_boundary = header & BOUNDARY != 0;
+    if header & FINISHED != 0 {
+        let len = usize::try_from(u64_at(bytes, next)?).ok()?;
+        let body = bytes.get(next + 8..(next + 8).checked_add(len)?)?;
+        carried.key = key;
+        let record = EncodedRecord {
+            key,
+            frame_boundary,
+            body: RecordBody::Finished(body),
+        };
+        return Some((record, (next + 8 + len).next_multiple_of(RECORD_ALIGN)));
+    }
+    let thread_id = word(THREAD, &mut next)?.unwrap_or(carried.thread_id);
+    let timestamp_ns = word(TIME, &mut next)?.unwrap_or(carried.timestamp_ns);
+    let result = word(RESULT, &mut next)?.map_or(0, |r| r as i64 as i32);
+    let field_count = ((header >> FIELD_COUNT_SHIFT) & 0x1f) as u8;
+    let mut kinds = header >> KINDS_SHIFT;
+    if usize::from(field_count) > KINDS_IN_HEADER {
+        kinds |= u64_at(bytes, next)? << 32;
+        next += 8;
+    }
+    let fields = bytes.get(next..)?;
+    let len = fields_len(kinds, field_count, fields)?;
+    *carried = Carried {
+        key,
+        thread_id,
+        timestamp_ns,
+    };
+    let head = CompactHead {
+        call_type: Call(header as u8),
+        field_count,
+        kinds,
+        meta: CallMeta {
+            thread_id,
+            timestamp_ns,
+            result,
+        },
+    };
+    let record = EncodedRecord {
+        key,
+        frame_boundary,
+        body: RecordBody::Compact {
+            head,
+            fields: &fields[..len],
+        },
+    };
+    Some((record, (next + len).next_multiple_of(RECORD_ALIGN)))
+}
+
+/// Bytes a compact record's `count` fields of `kinds` take at the start of `bytes`
+/// (what [`decode_fields`] reads, without making the fields); `None` as it says.
+fn fields_len(kinds: u64, count: u8, bytes: &[u8]) -> Option<usize> {
+    if usize::from(count) > MAX_DIRECT_FIELDS {
+        return None;
+    }
+    let mut at = 0usize;
+    for i in 0..usize::from(count) {
+        match (kinds >> (4 * i)) & 0xf {
+            1 => at += 8,
+            2 | 3 => at += 4,
+            code @ 4..=6 => {
+                let count = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?);
+                let size = [1, 4, 8][code as usize - 4];
+                let elements = (count as usize).checked_mul(size)?;
+                at = (at + 4).next_multiple_of(8).checked_add(elements)?;
+            }
+            _ => return None,
+        }
+    }
+    (at <= bytes.len()).then_some(at)
+}
+
+/// Reads back a compact record's `count` fields of `kinds` from `bytes` (starting
+/// 8-aligned in memory), borrowing them where they are aligned for their elements;
+/// returns them with the bytes they take. `None` when they are cut short, name an
+/// unknown kind or more than [`MAX_DIRECT_FIELDS`], or a vector's elements are not
+/// aligned in memory.
+pub(crate) fn decode_fields(
+    kinds: u64,
+    count: u8,
+    bytes: &[u8],
+) -> Option<([DirectField<'_>; MAX_DIRECT_FIELDS], usize)> {
+    let n = usize::from(count);
     if n > MAX_DIRECT_FIELDS {
         return None;
     }
     let u32_at = |at: usize| -> Option<u32> {
         Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
     };
-    let u64_at = |at: usize| -> Option<u64> {
-        Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
-    };
-    let kinds = u64_at(8)?;
-    let meta = CallMeta {
-        result: u32_at(4)? as i32,
-        thread_id: u64_at(16)?,
-        timestamp_ns: u64_at(24)?,
-    };
     let mut fields = [DirectField::U32(0); MAX_DIRECT_FIELDS];
-    let mut at = HEADER;
+    let mut at = 0;
     for (i, field) in fields.iter_mut().take(n).enumerate() {
         *field = match (kinds >> (4 * i)) & 0xf {
             1 => {
                 at += 8;
-                DirectField::U64(u64_at(at - 8)?)
+                DirectField::U64(u64_at(bytes, at - 8)?)
             }
             2 => {
                 at += 4;
@@ -203,12 +468,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded<'_>> {
             _ => return None,
         };
     }
-    Some(Decoded {
-        call_type: Call(header[0]),
-        meta,
-        fields,
-        len: n,
-    })
+    Some((fields, at))
 }
 
 /// `bytes` as a slice of `T`, when they are aligned for it and fill it exactly.
@@ -236,6 +496,17 @@ mod tests {
         }
     }
 
+    /// Reads every record of `bytes` back.
+    fn read_all(bytes: &[u8]) -> Vec<EncodedRecord<'_>> {
+        let (mut at, mut carried, mut records) = (0, Carried::default(), Vec::new());
+        while at < bytes.len() {
+            let (record, next) = read(bytes, at, &mut carried).expect("reads back");
+            records.push(record);
+            at = next;
+        }
+        records
+    }
+
     #[test]
     fn every_field_kind_reads_back_in_order() {
         let fields = [
@@ -247,16 +518,104 @@ mod tests {
             DirectField::U32s(&[10, 20, 30]),
         ];
         let mut out = vec![0xee];
-        let start = append_compact(&mut out, meta(), Call::CmdDraw, &fields);
-        assert_eq!(start, 8, "records start 8-aligned");
+        let mut carried = Carried::default();
+        append_compact(&mut out, &mut carried, 5, meta(), Call::CmdDraw, &fields);
         assert!(out[1..8].iter().all(|b| *b == 0), "padding is zeros");
-        let d = decode(&out[start..]).expect("reads back");
-        assert_eq!(d.call_type, Call::CmdDraw);
-        assert_eq!(d.meta, meta());
+        let mut read_back = Carried::default();
+        let (record, end) = read(&out, 8, &mut read_back).expect("reads back");
+        assert_eq!(end, out.len().next_multiple_of(8));
+        assert_eq!(read_back, carried);
+        let RecordBody::Compact {
+            head,
+            fields: bytes,
+        } = record.body
+        else {
+            panic!("a compact record");
+        };
         assert_eq!(
-            format!("{:?}", &d.fields[..d.len]),
+            (record.key, head.call_type, head.meta),
+            (5, Call::CmdDraw, meta())
+        );
+        let (decoded, _) = decode_fields(head.kinds, head.field_count, bytes).unwrap();
+        assert_eq!(
+            format!("{:?}", &decoded[..usize::from(head.field_count)]),
             format!("{:?}", &fields[..])
         );
+    }
+
+    #[test]
+    fn what_repeats_is_written_once_and_read_back_for_every_record() {
+        let mut out = Vec::new();
+        let mut carried = Carried::default();
+        let draw = [DirectField::U64(1), DirectField::U32(3)];
+        let same = CallMeta {
+            result: 0,
+            ..meta()
+        };
+        append_compact(&mut out, &mut carried, 9, same, Call::CmdDraw, &draw);
+        let first = out.len();
+        append_compact(&mut out, &mut carried, 9, same, Call::CmdDraw, &draw);
+        // The header word and the fields: no key, thread, timestamp or result.
+        assert_eq!(out.len() - first.next_multiple_of(8), 8 + 8 + 4);
+        let flatbuffer = [1u8, 2, 3, 4, 5];
+        append_finished(&mut out, &mut carried, 11, true, &flatbuffer);
+        let later = CallMeta {
+            timestamp_ns: 150,
+            ..same
+        };
+        append_compact(&mut out, &mut carried, 11, later, Call::CmdDraw, &draw);
+        let records = read_all(&out);
+        let summary: Vec<_> = records
+            .iter()
+            .map(|r| match r.body {
+                RecordBody::Compact { head, .. } => (r.key, r.frame_boundary, Some(head.meta)),
+                RecordBody::Finished(bytes) => {
+                    assert_eq!(bytes, flatbuffer);
+                    (r.key, r.frame_boundary, None)
+                }
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (9, false, Some(same)),
+                (9, false, Some(same)),
+                (11, true, None),
+                (11, false, Some(later)),
+            ]
+        );
+    }
+
+    #[test]
+    fn more_than_eight_fields_keep_their_kinds() {
+        let fields: Vec<_> = (0..12)
+            .map(|i| {
+                if i % 3 == 0 {
+                    DirectField::U64(i)
+                } else {
+                    DirectField::I32(-(i as i32))
+                }
+            })
+            .collect();
+        let mut out = Vec::new();
+        append_compact(
+            &mut out,
+            &mut Carried::default(),
+            1,
+            meta(),
+            Call::CmdDraw,
+            &fields,
+        );
+        let (record, _) = read(&out, 0, &mut Carried::default()).unwrap();
+        let RecordBody::Compact {
+            head,
+            fields: bytes,
+        } = record.body
+        else {
+            panic!("a compact record");
+        };
+        let (decoded, _) = decode_fields(head.kinds, head.field_count, bytes).unwrap();
+        assert_eq!(format!("{:?}", &decoded[..12]), format!("{fields:?}"));
     }
 
     #[test]
@@ -264,13 +623,18 @@ mod tests {
         let mut out = Vec::new();
         append_compact(
             &mut out,
+            &mut Carried::default(),
+            1,
             meta(),
             Call::CmdDraw,
             &[DirectField::U64(1), DirectField::U32s(&[1, 2, 3])],
         );
         for len in 0..out.len() {
-            assert!(decode(&out[..len]).is_none(), "cut at {len}");
+            assert!(
+                read(&out[..len], 0, &mut Carried::default()).is_none(),
+                "cut at {len}"
+            );
         }
-        assert!(decode(&out).is_some());
+        assert!(read(&out, 0, &mut Carried::default()).is_some());
     }
 }

@@ -13,7 +13,7 @@
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 
-use crate::compact::{append_compact, decode};
+use crate::compact::{self, append_compact, append_finished, decode_fields, Carried, CompactHead};
 use crate::direct::{append_direct, DirectField};
 use crate::generated::trace::{Call, Envelope, Record, RecordArgs};
 use crate::trace::CallMeta;
@@ -28,7 +28,7 @@ pub(crate) const RECORD_ALIGN: usize = 8;
 /// vector's length.
 const HEAD_BYTES: usize = 4 + 6 + 2 + 8 + 4;
 
-/// One record's encoding: a finished flatbuffer whose root is a `Record`.
+/// One record, as a recording thread's block or a chunk being gathered holds it.
 #[derive(Clone, Copy, Debug)]
 pub struct EncodedRecord<'a> {
     /// Where it goes in the trace's order ([`crate::sequencer`]'s keys): the writer
@@ -36,11 +36,23 @@ pub struct EncodedRecord<'a> {
     pub key: u64,
     /// Whether it is a `FrameBoundary`.
     pub frame_boundary: bool,
-    /// Whether `bytes` is a compact record ([`crate::compact`]), laid out as a
-    /// flatbuffer when its chunk is written; else a finished flatbuffer.
-    pub compact: bool,
-    /// The record's bytes.
-    pub bytes: &'a [u8],
+    /// Its bytes.
+    pub body: RecordBody<'a>,
+}
+
+/// A record's bytes, finished or compact.
+#[derive(Clone, Copy, Debug)]
+pub enum RecordBody<'a> {
+    /// A finished flatbuffer whose root is a `Record`.
+    Finished(&'a [u8]),
+    /// A compact record ([`crate::compact`]): its head and its fields' bytes (starting
+    /// 8-aligned), laid out as a flatbuffer when its chunk is written.
+    Compact {
+        /// The call, its fields' kinds and its envelope.
+        head: CompactHead,
+        /// The fields' values.
+        fields: &'a [u8],
+    },
 }
 
 /// Encodes records one at a time, reusing one builder.
@@ -87,51 +99,41 @@ impl RecordEncoder {
         EncodedRecord {
             key,
             frame_boundary: call_type == Call::FrameBoundary,
-            compact: false,
-            bytes: self.fbb.finished_data(),
+            body: RecordBody::Finished(self.fbb.finished_data()),
         }
     }
 }
 
-/// Where one record of a [`RecordBlock`] lies.
-#[derive(Clone, Copy, Debug)]
-struct BlockEntry {
-    key: u64,
-    start: u32,
-    end: u32,
-    frame_boundary: bool,
-    /// Whether the bytes are a compact record ([`crate::compact`]), laid out as a
-    /// flatbuffer when taken out.
-    compact: bool,
-}
-
-/// A compact record that does not read back: its bytes were damaged (the recording
-/// thread wrote them, so this is a defect, reported rather than guessed at).
+/// A record of a recording block that does not read back: its bytes were damaged (the
+/// recording thread wrote them, so this is a defect, reported rather than guessed at).
 #[derive(Debug)]
 pub struct MalformedRecord {
-    /// The record's sequence number.
-    pub seq: u64,
+    /// Which record: its place in its block, or its sequence number in the trace.
+    pub which: String,
 }
 
 impl std::fmt::Display for MalformedRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "record {} of a recording block does not read back",
-            self.seq
-        )
+        write!(f, "{} of a recording block does not read back", self.which)
     }
 }
 
 /// Records one thread encoded, by ascending order key (equal keys in the order they were
 /// pushed), waiting to be merged into the trace; taken out by [`RecordBlock::pop`] in
-/// that order.
+/// that order. One stream of bytes, each record framed by a header word and carrying
+/// only what changed since the record before it ([`crate::compact`] has the layout).
 #[derive(Debug, Default)]
 pub struct RecordBlock {
     bytes: Vec<u8>,
-    entries: Vec<BlockEntry>,
-    /// The first entry not yet taken out.
-    next: usize,
+    /// What the last record pushed left to the next.
+    written: Carried,
+    /// Records pushed.
+    pushed: usize,
+    /// Where the next record to take out starts, and what the one before left it.
+    read_at: usize,
+    read: Carried,
+    /// Records taken out.
+    taken: usize,
 }
 
 impl RecordBlock {
@@ -144,9 +146,7 @@ impl RecordBlock {
     pub fn with_capacity(bytes: usize) -> Self {
         RecordBlock {
             bytes: Vec::with_capacity(bytes),
-            // Hot commands take about 56 bytes each.
-            entries: Vec::with_capacity(bytes / 48),
-            next: 0,
+            ..Self::default()
         }
     }
 
@@ -157,17 +157,24 @@ impl RecordBlock {
 
     /// Appends `record`, whose key must be at least every one in the block.
     pub fn push(&mut self, record: EncodedRecord<'_>) {
-        debug_assert!(self.entries.last().is_none_or(|e| e.key <= record.key));
-        let start = self.bytes.len().next_multiple_of(RECORD_ALIGN);
-        self.bytes.resize(start, 0);
-        self.bytes.extend_from_slice(record.bytes);
-        self.entries.push(BlockEntry {
-            key: record.key,
-            start: start as u32,
-            end: self.bytes.len() as u32,
-            frame_boundary: record.frame_boundary,
-            compact: record.compact,
-        });
+        debug_assert!(self.pushed == 0 || self.written.key <= record.key);
+        match record.body {
+            RecordBody::Finished(bytes) => append_finished(
+                &mut self.bytes,
+                &mut self.written,
+                record.key,
+                record.frame_boundary,
+                bytes,
+            ),
+            RecordBody::Compact { head, fields } => compact::append_compact_fields(
+                &mut self.bytes,
+                &mut self.written,
+                record.key,
+                &head,
+                fields,
+            ),
+        }
+        self.pushed += 1;
     }
 
     /// Appends a record of `call_type` holding `fields` (see [`crate::direct`]), with
@@ -182,15 +189,16 @@ impl RecordBlock {
         call_type: Call,
         fields: &[DirectField<'_>],
     ) {
-        debug_assert!(self.entries.last().is_none_or(|e| e.key <= key));
-        let start = append_compact(&mut self.bytes, meta, call_type, fields);
-        self.entries.push(BlockEntry {
+        debug_assert!(self.pushed == 0 || self.written.key <= key);
+        append_compact(
+            &mut self.bytes,
+            &mut self.written,
             key,
-            start: start as u32,
-            end: self.bytes.len() as u32,
-            frame_boundary: call_type == Call::FrameBoundary,
-            compact: true,
-        });
+            meta,
+            call_type,
+            fields,
+        );
+        self.pushed += 1;
     }
 
     /// Encoded bytes held.
@@ -200,36 +208,52 @@ impl RecordBlock {
 
     /// Records not yet taken out.
     pub fn len(&self) -> usize {
-        self.entries.len() - self.next
+        self.pushed - self.taken
     }
 
     /// Whether every record has been taken out (or none was put in).
     pub fn is_empty(&self) -> bool {
-        self.next == self.entries.len()
+        self.taken == self.pushed
     }
 
     /// The order key of the next record [`pop`](Self::pop) gives.
-    pub fn peek_key(&self) -> Option<u64> {
-        self.entries.get(self.next).map(|e| e.key)
+    pub fn peek_key(&self) -> Result<Option<u64>, MalformedRecord> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        match compact::peek_key(&self.bytes, self.read_at, &self.read) {
+            Some(key) => Ok(Some(key)),
+            None => Err(self.malformed()),
+        }
+    }
+
+    /// The next record's failure to read back.
+    fn malformed(&self) -> MalformedRecord {
+        MalformedRecord {
+            which: format!("record {} (at byte {})", self.taken, self.read_at),
+        }
     }
 
     /// Takes out the next record.
-    pub fn pop(&mut self) -> Option<EncodedRecord<'_>> {
-        let e = *self.entries.get(self.next)?;
-        self.next += 1;
-        Some(EncodedRecord {
-            key: e.key,
-            frame_boundary: e.frame_boundary,
-            compact: e.compact,
-            bytes: &self.bytes[e.start as usize..e.end as usize],
-        })
+    pub fn pop(&mut self) -> Result<Option<EncodedRecord<'_>>, MalformedRecord> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        let Some((record, next)) = compact::read(&self.bytes, self.read_at, &mut self.read) else {
+            return Err(self.malformed());
+        };
+        self.read_at = next;
+        self.taken += 1;
+        Ok(Some(record))
     }
 
     /// Empties the block, keeping its memory.
     pub fn clear(&mut self) {
         self.bytes.clear();
-        self.entries.clear();
-        self.next = 0;
+        *self = RecordBlock {
+            bytes: std::mem::take(&mut self.bytes),
+            ..Self::default()
+        };
     }
 }
 
@@ -264,7 +288,8 @@ struct BodyEntry {
     start: u32,
     end: u32,
     seq: u64,
-    compact: bool,
+    /// A compact record's head (its bytes are its fields); `None` for a finished one.
+    compact: Option<CompactHead>,
 }
 
 /// A chunk's records being gathered, as they were stored: compact or finished. The
@@ -282,14 +307,18 @@ pub(crate) struct ChunkBody {
 impl ChunkBody {
     /// Appends one record's bytes, as record `seq` of the trace.
     pub(crate) fn push(&mut self, record: EncodedRecord<'_>, seq: u64) {
+        let (bytes, compact) = match record.body {
+            RecordBody::Finished(bytes) => (bytes, None),
+            RecordBody::Compact { head, fields } => (fields, Some(head)),
+        };
         let start = self.bytes.len().next_multiple_of(RECORD_ALIGN);
         self.bytes.resize(start, 0);
-        self.bytes.extend_from_slice(record.bytes);
+        self.bytes.extend_from_slice(bytes);
         self.entries.push(BodyEntry {
             start: start as u32,
             end: self.bytes.len() as u32,
             seq,
-            compact: record.compact,
+            compact,
         });
     }
 
@@ -321,14 +350,19 @@ impl ChunkBody {
         self.tables.clear();
         for e in &self.entries {
             let stored = &self.bytes[e.start as usize..e.end as usize];
-            let start = if e.compact {
-                let d = decode(stored).ok_or(MalformedRecord { seq: e.seq })?;
-                append_direct(out, e.seq, d.meta, d.call_type, &d.fields[..d.len])
+            let malformed = || MalformedRecord {
+                which: format!("record {}", e.seq),
+            };
+            let start = if let Some(head) = e.compact {
+                let (fields, _) =
+                    decode_fields(head.kinds, head.field_count, stored).ok_or_else(malformed)?;
+                let fields = &fields[..usize::from(head.field_count)];
+                append_direct(out, e.seq, head.meta, head.call_type, fields)
             } else {
                 let start = out.len().next_multiple_of(RECORD_ALIGN);
                 out.resize(start, 0);
                 out.extend_from_slice(stored);
-                set_envelope_seq(&mut out[start..], e.seq).ok_or(MalformedRecord { seq: e.seq })?;
+                set_envelope_seq(&mut out[start..], e.seq).ok_or_else(malformed)?;
                 start
             };
             let root = out[start..]

@@ -32,7 +32,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::error::{Error, ErrorKind, Location};
-use crate::record_block::RecordBlock;
+use crate::record_block::{MalformedRecord, RecordBlock};
 use crate::{Result, TraceWriter, WriterStats};
 
 /// The order key of the numbered call that took number `n`.
@@ -93,7 +93,10 @@ impl Sequencer {
     /// thread's blocks must come in the order it filled them (its records of one key
     /// stay in that order).
     pub fn add(&mut self, block: RecordBlock) -> Result<()> {
-        let Some(first) = block.peek_key() else {
+        let Some(first) = block
+            .peek_key()
+            .map_err(|e| malformed(self.writer.path(), e))?
+        else {
             return Ok(());
         };
         self.held_bytes += block.len_bytes();
@@ -156,7 +159,10 @@ impl Sequencer {
                 .heads
                 .peek()
                 .map_or((u64::MAX, 0), |Reverse((k, a, _))| (*k, *a));
-            while let Some(key) = block.peek_key() {
+            while let Some(key) = block
+                .peek_key()
+                .map_err(|e| malformed(self.writer.path(), e))?
+            {
                 let after_others = (key, arrival) > others;
                 if key > Self::limit(self.released, self.next_numbered) || after_others {
                     break;
@@ -175,11 +181,16 @@ impl Sequencer {
                     }
                     self.next_numbered += 1;
                 }
-                if let Some(record) = block.pop() {
-                    self.writer.append_encoded(record)?;
+                match block.pop() {
+                    Ok(Some(record)) => self.writer.append_encoded(record)?,
+                    Ok(None) => {}
+                    Err(e) => return Err(malformed(self.writer.path(), e)),
                 }
             }
-            match block.peek_key() {
+            match block
+                .peek_key()
+                .map_err(|e| malformed(self.writer.path(), e))?
+            {
                 Some(next) => self.heads.push(Reverse((next, arrival, slot))),
                 None => {
                     if let Some(block) = self.blocks[slot].take() {
@@ -217,4 +228,9 @@ impl Sequencer {
     pub fn finish(self) -> Result<WriterStats> {
         self.writer.finish()
     }
+}
+
+/// A block's record that does not read back, as an error of the trace at `path`.
+fn malformed(path: &std::path::Path, e: MalformedRecord) -> Error {
+    Error::new(path, Location::File, ErrorKind::Unsupported(e.to_string()))
 }

@@ -56,7 +56,7 @@ macro_rules! fast_command_hook {
                 return;
             };
             (d.fns.$table().$field)($cb $(, $arg)*);
-            record_command_direct($cb.as_raw(), Call::$call, &[$($value),*]);
+            record_command_direct($cb.as_raw(), Call::$call, || [$($value),*]);
         }
     };
 }
@@ -293,10 +293,8 @@ fn indirect_count(
         true => Call::CmdDrawIndexedIndirectCount,
         false => Call::CmdDrawIndirectCount,
     };
-    record_command_direct(
-        cb.as_raw(),
-        call,
-        &[
+    record_command_direct(cb.as_raw(), call, || {
+        [
             F::U64(cb.as_raw()),
             F::U64(buffer.as_raw()),
             F::U64(offset),
@@ -304,8 +302,8 @@ fn indirect_count(
             F::U64(count_offset),
             F::U32(max_draw_count),
             F::U32(stride),
-        ],
-    );
+        ]
+    });
 }
 
 /// Hooks for the indirect-count draws, core and by their extension names.
