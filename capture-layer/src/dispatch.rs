@@ -3,12 +3,9 @@
 //! same for an instance and its physical devices, and for a device and its queues and
 //! command buffers).
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_void, CStr};
-use std::ops::Deref;
-use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use ash::vk;
@@ -88,43 +85,31 @@ impl DeviceData {
 }
 
 static INSTANCES: RwLock<Option<HashMap<usize, Arc<InstanceData>>>> = RwLock::new(None);
-static DEVICES: RwLock<Option<HashMap<usize, Arc<DeviceData>>>> = RwLock::new(None);
-/// Changes whenever a device is added or removed: a thread's remembered device is good
-/// while it holds the value it was remembered at.
-/// Read by every call: kept off the lines of the counters that calls write.
-static DEVICES_EPOCH: CacheLine<AtomicU64> = CacheLine(AtomicU64::new(0));
+/// Every live device's data, by dispatch key.
+static DEVICES: RwLock<Option<HashMap<usize, &'static DeviceData>>> = RwLock::new(None);
 
-/// A device's data shared by one thread's calls: the `Rc` counts this thread's users
-/// without the atomic that every thread's clones of the `Arc` would contend for.
-#[allow(clippy::redundant_allocation)]
-type ThreadShared = Rc<Arc<DeviceData>>;
+/// The first devices, found by every call without a lock or a reference count: a
+/// program records commands into one device's command buffers call after call, and a
+/// shared map's lock and the data's reference count, written by every recording thread
+/// at every call, would move between their cores. A device's data is never freed (see
+/// [`remove_device`]), so a call may keep a plain reference to it.
+static SLOTS: [CacheLine<DeviceSlot>; SLOTS_LEN] = [const {
+    CacheLine(DeviceSlot {
+        key: AtomicUsize::new(0),
+        data: AtomicPtr::new(std::ptr::null_mut()),
+    })
+}; SLOTS_LEN];
+/// Devices found without a lock; more live devices than this are found in the map.
+const SLOTS_LEN: usize = 4;
 
-/// The device a thread looked up last, with the epoch and key it was found at.
-struct LastDevice {
-    epoch: u64,
-    key: usize,
-    data: ThreadShared,
+/// One device found without a lock: its dispatch key (0 for none) and its data.
+struct DeviceSlot {
+    key: AtomicUsize,
+    data: AtomicPtr<DeviceData>,
 }
 
-thread_local! {
-    /// Each thread's last device lookup: a program records commands into one device's
-    /// command buffers call after call, and finding them again in the shared map would
-    /// touch the map's lock and the data's reference count, both shared by every
-    /// recording thread, at every call.
-    static LAST_DEVICE: RefCell<Option<LastDevice>> = const { RefCell::new(None) };
-}
-
-/// A device's data for the length of a call, from the calling thread's last lookup
-/// (counted without atomics, so threads do not contend for it).
-pub struct DeviceRef(ThreadShared);
-
-impl Deref for DeviceRef {
-    type Target = DeviceData;
-
-    fn deref(&self) -> &DeviceData {
-        &self.0
-    }
-}
+/// A device's data, for as long as the process lives.
+pub type DeviceRef = &'static DeviceData;
 
 /// Registers `data` under `key`.
 pub fn add_instance(key: usize, data: InstanceData) {
@@ -149,57 +134,69 @@ pub fn instance(key: usize) -> Option<Arc<InstanceData>> {
 
 /// Registers `data` under `key`.
 pub fn add_device(key: usize, data: DeviceData) {
+    let data: &'static DeviceData = Box::leak(Box::new(data));
     let mut map = DEVICES.write().unwrap_or_else(|e| e.into_inner());
-    map.get_or_insert_with(HashMap::new)
-        .insert(key, Arc::new(data));
-    DEVICES_EPOCH.fetch_add(1, Ordering::Release);
+    map.get_or_insert_with(HashMap::new).insert(key, data);
+    // A free slot takes it: its data first, then its key, which readers look at first.
+    if let Some(slot) = SLOTS.iter().find(|s| s.key.load(Ordering::Relaxed) == 0) {
+        slot.data.store(
+            data as *const DeviceData as *mut DeviceData,
+            Ordering::Release,
+        );
+        slot.key.store(key, Ordering::Release);
+    }
 }
 
-/// Forgets the device under `key`. A thread that looked it up last keeps its data
-/// until its next lookup or its end (the next lookup sees the epoch changed).
+/// Forgets the device under `key`. Its data is not freed — a slot's reader may still
+/// hold it, which a correct program never does, but a lookup must not depend on that —
+/// only emptied of what grows (its mappings, which a correct program has unmapped
+/// already): what stays is its function tables, a few KiB a device.
 pub fn remove_device(key: usize) {
     let mut map = DEVICES.write().unwrap_or_else(|e| e.into_inner());
-    map.get_or_insert_with(HashMap::new).remove(&key);
-    DEVICES_EPOCH.fetch_add(1, Ordering::Release);
+    let Some(data) = map.get_or_insert_with(HashMap::new).remove(&key) else {
+        return;
+    };
+    if let Some(slot) = SLOTS.iter().find(|s| s.key.load(Ordering::Relaxed) == key) {
+        slot.key.store(0, Ordering::Release);
+    }
+    let mut mapped = data.mapped.lock().unwrap_or_else(|e| e.into_inner());
+    drop(std::mem::take(&mut *mapped));
 }
 
 /// The device (or queue's, or command buffer's device) with dispatch key `key`.
-pub fn device(key: usize) -> Option<Arc<DeviceData>> {
+pub fn device(key: usize) -> Option<DeviceRef> {
+    if let Some(found) = slot_device(key) {
+        return Some(found);
+    }
     let map = DEVICES.read().unwrap_or_else(|e| e.into_inner());
-    map.as_ref()?.get(&key).cloned()
+    map.as_ref()?.get(&key).copied()
 }
 
-/// The device data of a dispatchable device-level handle: the calling thread's last
-/// lookup when it is for the same device and no device was added or removed since, else
-/// found in the shared map and remembered.
+/// The device under `key` in a slot, if one holds it: its key read, then its data, then
+/// its key again (a slot that changed devices in between is not believed).
+#[inline(always)]
+fn slot_device(key: usize) -> Option<DeviceRef> {
+    SLOTS.iter().find_map(|slot| {
+        if slot.key.load(Ordering::Acquire) != key {
+            return None;
+        }
+        let data = slot.data.load(Ordering::Acquire);
+        if slot.key.load(Ordering::Acquire) != key || data.is_null() {
+            return None;
+        }
+        // SAFETY: a slot's data is a leaked `DeviceData` (see `add_device`), never freed.
+        Some(unsafe { &*data })
+    })
+}
+
+/// The device data of a dispatchable device-level handle: found in a slot without a
+/// lock, or in the shared map.
 ///
 /// # Safety
 /// `handle` must be a live device, queue or command buffer.
+#[inline(always)]
 pub unsafe fn device_of<H: Handle>(handle: H) -> Option<DeviceRef> {
-    let key = key(handle);
-    // Read before the map: a device added or removed after this read changes the epoch,
-    // so what is remembered below is looked up again next time.
-    let epoch = DEVICES_EPOCH.load(Ordering::Acquire);
-    let remembered = LAST_DEVICE.try_with(|last| {
-        let last = last.try_borrow().ok()?;
-        let last = last.as_ref()?;
-        (last.epoch == epoch && last.key == key).then(|| DeviceRef(Rc::clone(&last.data)))
-    });
-    if let Ok(Some(found)) = remembered {
-        return Some(found);
-    }
-    let data = Rc::new(device(key)?);
-    // A thread that is ending has no slot left: it looks up every time.
-    let _ = LAST_DEVICE.try_with(|last| {
-        if let Ok(mut last) = last.try_borrow_mut() {
-            *last = Some(LastDevice {
-                epoch,
-                key,
-                data: Rc::clone(&data),
-            });
-        }
-    });
-    Some(DeviceRef(data))
+    device(key(handle))
 }
 
 /// The instance data of an instance or physical device.

@@ -353,7 +353,7 @@ pub unsafe extern "system" fn cmd_draw_indirect_byte_count_ext(
         return;
     };
     ext_call(
-        &d,
+        d,
         c"vkCmdDrawIndirectByteCountEXT",
         |f: vk::PFN_vkCmdDrawIndirectByteCountEXT| {
             f(
@@ -704,7 +704,7 @@ pub unsafe extern "system" fn cmd_draw_multi_ext(
     let Some(d) = dispatch::device_of(cb) else {
         return;
     };
-    ext_call(&d, c"vkCmdDrawMultiEXT", |f: vk::PFN_vkCmdDrawMultiEXT| {
+    ext_call(d, c"vkCmdDrawMultiEXT", |f: vk::PFN_vkCmdDrawMultiEXT| {
         f(cb, count, infos, instance_count, first_instance, stride)
     });
     for i in 0..count as usize {
@@ -735,7 +735,7 @@ pub unsafe extern "system" fn cmd_draw_multi_indexed_ext(
         return;
     };
     ext_call(
-        &d,
+        d,
         c"vkCmdDrawMultiIndexedEXT",
         |f: vk::PFN_vkCmdDrawMultiIndexedEXT| {
             f(
@@ -775,7 +775,7 @@ pub unsafe extern "system" fn cmd_begin_conditional_rendering_ext(
         return;
     };
     ext_call(
-        &d,
+        d,
         c"vkCmdBeginConditionalRenderingEXT",
         |f: vk::PFN_vkCmdBeginConditionalRenderingEXT| f(cb, info),
     );
@@ -796,7 +796,7 @@ pub unsafe extern "system" fn cmd_end_conditional_rendering_ext(cb: vk::CommandB
         return;
     };
     ext_call(
-        &d,
+        d,
         c"vkCmdEndConditionalRenderingEXT",
         |f: vk::PFN_vkCmdEndConditionalRenderingEXT| f(cb),
     );

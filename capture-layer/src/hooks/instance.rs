@@ -385,7 +385,7 @@ pub unsafe extern "system" fn destroy_device(
     let Some(data) = dispatch::device(key) else {
         return;
     };
-    crate::frame_checksums::device_destroyed(&data);
+    crate::frame_checksums::device_destroyed(data);
     record(Scope::Setup, 0, || {
         Some(CallT::DestroyDevice(Box::new(table!(DestroyDeviceT {
             device: device.as_raw(),

@@ -243,7 +243,7 @@ pub unsafe extern "system" fn bind_buffer_memory(
     };
     let r = (d.fns.fp_v1_0().bind_buffer_memory)(device, buffer, memory, offset);
     if r == vk::Result::SUCCESS {
-        bind_buffer(&d, device, buffer, memory, offset);
+        bind_buffer(d, device, buffer, memory, offset);
     }
     r
 }
@@ -260,7 +260,7 @@ pub unsafe extern "system" fn bind_buffer_memory2(
     let r = (d.fns.fp_v1_1().bind_buffer_memory2)(device, count, infos);
     if r == vk::Result::SUCCESS {
         for i in slice(infos, count) {
-            bind_buffer(&d, device, i.buffer, i.memory, i.memory_offset);
+            bind_buffer(d, device, i.buffer, i.memory, i.memory_offset);
         }
     }
     r
@@ -280,7 +280,7 @@ pub unsafe extern "system" fn create_image(
     if r == vk::Result::SUCCESS {
         let i = &*info;
         if i.tiling == vk::ImageTiling::OPTIMAL {
-            lock_mapped(&d).bindings.optimal_image((*out).as_raw());
+            lock_mapped(d).bindings.optimal_image((*out).as_raw());
         }
         crate::image_layouts::image_created(*out, i);
         record(Scope::Setup, r.as_raw(), || {
@@ -343,7 +343,7 @@ pub unsafe extern "system" fn bind_image_memory(
     };
     let r = (d.fns.fp_v1_0().bind_image_memory)(device, image, memory, offset);
     if r == vk::Result::SUCCESS {
-        bind_image(&d, device, image, memory, offset);
+        bind_image(d, device, image, memory, offset);
     }
     r
 }
@@ -360,7 +360,7 @@ pub unsafe extern "system" fn bind_image_memory2(
     let r = (d.fns.fp_v1_1().bind_image_memory2)(device, count, infos);
     if r == vk::Result::SUCCESS {
         for i in slice(infos, count) {
-            bind_image(&d, device, i.image, i.memory, i.memory_offset);
+            bind_image(d, device, i.image, i.memory, i.memory_offset);
         }
     }
     r

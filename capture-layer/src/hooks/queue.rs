@@ -20,7 +20,7 @@ pub unsafe extern "system" fn queue_submit(
     let Some(d) = dispatch::device_of(queue) else {
         return vk::Result::ERROR_DEVICE_LOST;
     };
-    record_all_changes(&d);
+    record_all_changes(d);
     record(Scope::Frame, 0, || {
         let submits = slice(submits, count)
             .iter()
@@ -68,7 +68,7 @@ pub unsafe extern "system" fn queue_submit(
             .copied(),
     );
     if ends_frame {
-        crate::frame_checksums::at_boundary(&d, queue, &shown);
+        crate::frame_checksums::at_boundary(d, queue, &shown);
         recorder::end_frame();
     }
     r
@@ -181,7 +181,7 @@ pub unsafe extern "system" fn queue_present_khr(
     });
     // With the frame read back (after the program's semaphores), the present has
     // nothing left to wait for.
-    let r = if crate::frame_checksums::at_present(&d, queue, i) {
+    let r = if crate::frame_checksums::at_present(d, queue, i) {
         let mut without_waits = *i;
         without_waits.wait_semaphore_count = 0;
         without_waits.p_wait_semaphores = std::ptr::null();
