@@ -96,8 +96,9 @@ fn kind_code(field: &DirectField<'_>) -> u64 {
 /// # Safety
 /// `at + bytes.len()` must be within the room reserved at `base`.
 #[inline(always)]
-unsafe fn put(base: *mut u8, at: usize, bytes: &[u8]) {
+unsafe fn put(base: *mut u8, at: usize, bytes: &[u8]) -> usize {
     std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(at), bytes.len());
+    at + bytes.len()
 }
 
 /// Appends a compact record of `call_type` with `fields` (at most
@@ -123,12 +124,13 @@ pub(crate) fn append_compact(
     for (i, field) in fields.iter().enumerate() {
         kinds |= kind_code(field) << (4 * i);
     }
-    // The padding, the words and the scalars are stored straight into the reserved
-    // room: no zero-filled staging buffer, no call to memcpy.
-    out.reserve(start - out.len() + SCALARS_MAX);
+    // The padding, the words, the scalars and the vectors are stored straight into the
+    // reserved room: no zero-filled staging buffer, one copy a vector.
+    let room = SCALARS_MAX + fields.iter().map(vector_room).sum::<usize>();
+    out.reserve(start - out.len() + room);
     let base = out.as_mut_ptr();
-    // SAFETY (every `put` below): the padding, the words and the scalars end within
-    // `start + SCALARS_MAX`, reserved above.
+    // SAFETY (every store below): the padding, the words, the scalars and the vectors
+    // end within `start + room`, reserved above.
     unsafe {
         // The padding (up to 7 bytes) in one store, not a call to memset.
         put(base, out.len(), &[0; 8]);
@@ -138,35 +140,96 @@ pub(crate) fn append_compact(
             kinds,
             meta,
         };
-        let mut at = put_words(base, start, carried, key, &head);
-        let fields_start = at;
-        let mut first_vector = None;
-        for (i, field) in fields.iter().enumerate() {
-            match *field {
-                DirectField::U64(v) => {
-                    put(base, at, &v.to_le_bytes());
-                    at += 8;
-                }
-                DirectField::U32(v) => {
-                    put(base, at, &v.to_le_bytes());
-                    at += 4;
-                }
-                DirectField::I32(v) => {
-                    put(base, at, &v.to_le_bytes());
-                    at += 4;
-                }
-                // Vectors, and the fields after them, are appended below.
-                _ => {
-                    first_vector = Some(i);
-                    break;
-                }
-            }
+        let fields_start = put_words(base, start, carried, key, &head);
+        let mut at = fields_start;
+        for field in fields {
+            at = match *field {
+                DirectField::U64(v) => put(base, at, &v.to_le_bytes()),
+                DirectField::U32(v) => put(base, at, &v.to_le_bytes()),
+                DirectField::I32(v) => put(base, at, &v.to_le_bytes()),
+                DirectField::Bytes(b) => put_vector(base, fields_start, at, b),
+                DirectField::U32s(v) => put_vector(base, fields_start, at, v),
+                DirectField::U64s(v) => put_vector(base, fields_start, at, v),
+            };
         }
         // Every byte up to `at` was written above.
         out.set_len(at);
-        if let Some(i) = first_vector {
-            append_vectors(out, fields_start, &fields[i..]);
+    }
+}
+
+/// Bytes a field takes beyond [`SCALARS_MAX`]'s share at most: a vector's count,
+/// padding and elements.
+#[inline(always)]
+fn vector_room(field: &DirectField<'_>) -> usize {
+    12 + match field {
+        DirectField::Bytes(b) => b.len(),
+        DirectField::U32s(v) => 4 * v.len(),
+        DirectField::U64s(v) => 8 * v.len(),
+        _ => 0,
+    }
+}
+
+/// An element type of a compact record's vectors: an integer, every bit pattern of
+/// which is a value, stored little-endian.
+trait Element: Copy {
+    /// Bytes one element takes.
+    const SIZE: usize;
+    /// Stores the element at `base + at`.
+    ///
+    /// # Safety
+    /// As [`put`].
+    unsafe fn put(self, base: *mut u8, at: usize) -> usize;
+}
+
+impl Element for u8 {
+    const SIZE: usize = 1;
+    unsafe fn put(self, base: *mut u8, at: usize) -> usize {
+        put(base, at, &[self])
+    }
+}
+
+impl Element for u32 {
+    const SIZE: usize = 4;
+    unsafe fn put(self, base: *mut u8, at: usize) -> usize {
+        put(base, at, &self.to_le_bytes())
+    }
+}
+
+impl Element for u64 {
+    const SIZE: usize = 8;
+    unsafe fn put(self, base: *mut u8, at: usize) -> usize {
+        put(base, at, &self.to_le_bytes())
+    }
+}
+
+/// Stores a vector at `base + at`, in a record whose fields start at `fields_start`:
+/// its element count, zeros to the next 8-byte boundary from there, its elements.
+/// Returns where it ends.
+///
+/// # Safety
+/// `base + at` must have [`vector_room`] bytes of room for it.
+#[inline(always)]
+unsafe fn put_vector<T: Element>(
+    base: *mut u8,
+    fields_start: usize,
+    at: usize,
+    elements: &[T],
+) -> usize {
+    put(base, at, &(elements.len() as u32).to_le_bytes());
+    put(base, at + 4, &[0; 8]);
+    let first = fields_start + (at + 4 - fields_start).next_multiple_of(8);
+    if cfg!(target_endian = "little") {
+        // The elements' memory is their little-endian bytes: one copy.
+        let bytes = std::mem::size_of_val(elements);
+        std::ptr::copy_nonoverlapping(elements.as_ptr().cast::<u8>(), base.add(first), bytes);
+        first + bytes
+    } else {
+        let mut at = first;
+        for element in elements {
+            at = element.put(base, at);
         }
+        debug_assert_eq!(at, first + T::SIZE * elements.len());
+        at
     }
 }
 
@@ -245,41 +308,6 @@ pub(crate) fn append_compact_fields(
         out.set_len(at);
     }
     out.extend_from_slice(fields);
-}
-
-/// Appends `fields`, a compact record's fields from its first vector on (the scalars
-/// before it are written already), to the record whose fields begin at `fields_start`.
-#[inline(never)]
-fn append_vectors(out: &mut Vec<u8>, fields_start: usize, fields: &[DirectField<'_>]) {
-    for field in fields {
-        match *field {
-            DirectField::U64(v) => out.extend_from_slice(&v.to_le_bytes()),
-            DirectField::U32(v) => out.extend_from_slice(&v.to_le_bytes()),
-            DirectField::I32(v) => out.extend_from_slice(&v.to_le_bytes()),
-            DirectField::Bytes(b) => {
-                start_vector(out, fields_start, b.len());
-                out.extend_from_slice(b);
-            }
-            DirectField::U32s(v) => {
-                start_vector(out, fields_start, v.len());
-                v.iter()
-                    .for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
-            }
-            DirectField::U64s(v) => {
-                start_vector(out, fields_start, v.len());
-                v.iter()
-                    .for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
-            }
-        }
-    }
-}
-
-/// Writes a vector's element count and pads its elements to 8 bytes from the fields'
-/// start.
-fn start_vector(out: &mut Vec<u8>, fields_start: usize, len: usize) {
-    out.extend_from_slice(&(len as u32).to_le_bytes());
-    let aligned = fields_start + (out.len() - fields_start).next_multiple_of(8);
-    out.resize(aligned, 0);
 }
 
 /// Appends the finished flatbuffer record `bytes` with order key `key` to `out`, from
@@ -472,17 +500,11 @@ pub(crate) fn decode_fields(
 }
 
 /// `bytes` as a slice of `T`, when they are aligned for it and fill it exactly.
-fn aligned<T: Plain>(bytes: &[u8]) -> Option<&[T]> {
+fn aligned<T: Element>(bytes: &[u8]) -> Option<&[T]> {
     // SAFETY: `T` is a plain integer type: every bit pattern is a value.
     let (before, items, after) = unsafe { bytes.align_to::<T>() };
     (before.is_empty() && after.is_empty()).then_some(items)
 }
-
-/// An element type of a compact record's vectors: an integer, every bit pattern of
-/// which is a value.
-trait Plain {}
-impl Plain for u32 {}
-impl Plain for u64 {}
 
 #[cfg(test)]
 mod tests {
