@@ -339,6 +339,7 @@ pub(crate) fn append_finished(
 }
 
 /// The `u64` at `at` in `bytes`.
+#[inline(always)]
 fn u64_at(bytes: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(
         bytes.get(at..at.checked_add(8)?)?.try_into().ok()?,
@@ -346,6 +347,7 @@ fn u64_at(bytes: &[u8], at: usize) -> Option<u64> {
 }
 
 /// The order key of the record at `at` (the key it carries, or `carried`'s).
+#[inline]
 pub(crate) fn peek_key(bytes: &[u8], at: usize, carried: &Carried) -> Option<u64> {
     let header = u64_at(bytes, at)?;
     if header & KEY != 0 {
@@ -361,6 +363,7 @@ pub(crate) fn peek_key(bytes: &[u8], at: usize, carried: &Carried) -> Option<u64
 /// an unknown kind, or holds a vector whose elements are not aligned in memory (the
 /// block's bytes are allocated 16-aligned, so that does not happen; the caller reports
 /// it rather than guess).
+#[inline]
 pub(crate) fn read<'a>(
     bytes: &'a [u8],
     at: usize,
@@ -427,6 +430,7 @@ pub(crate) fn read<'a>(
 
 /// Bytes a compact record's `count` fields of `kinds` take at the start of `bytes`
 /// (what [`decode_fields`] reads, without making the fields); `None` as it says.
+#[inline]
 fn fields_len(kinds: u64, count: u8, bytes: &[u8]) -> Option<usize> {
     if usize::from(count) > MAX_DIRECT_FIELDS {
         return None;
