@@ -142,15 +142,37 @@ pub(crate) fn append_compact(
         };
         let fields_start = put_words(base, start, carried, key, &head);
         let mut at = fields_start;
-        for field in fields {
+        // The scalars before the first vector (a hook's fixed list: straight stores),
+        // then the vectors and what follows them.
+        let mut rest = fields;
+        while let Some((field, after)) = rest.split_first() {
             at = match *field {
                 DirectField::U64(v) => put(base, at, &v.to_le_bytes()),
                 DirectField::U32(v) => put(base, at, &v.to_le_bytes()),
                 DirectField::I32(v) => put(base, at, &v.to_le_bytes()),
-                DirectField::Bytes(b) => put_vector(base, fields_start, at, b),
-                DirectField::U32s(v) => put_vector(base, fields_start, at, v),
-                DirectField::U64s(v) => put_vector(base, fields_start, at, v),
+                _ => break,
             };
+            rest = after;
+        }
+        for field in rest {
+            let (elements, count, size) = match *field {
+                DirectField::U64(v) => {
+                    at = put(base, at, &v.to_le_bytes());
+                    continue;
+                }
+                DirectField::U32(v) => {
+                    at = put(base, at, &v.to_le_bytes());
+                    continue;
+                }
+                DirectField::I32(v) => {
+                    at = put(base, at, &v.to_le_bytes());
+                    continue;
+                }
+                DirectField::Bytes(b) => (b.as_ptr(), b.len(), 1),
+                DirectField::U32s(v) => (v.as_ptr().cast::<u8>(), v.len(), 4),
+                DirectField::U64s(v) => (v.as_ptr().cast::<u8>(), v.len(), 8),
+            };
+            at = put_vector(base, fields_start, at, elements, count, size);
         }
         // Every byte up to `at` was written above.
         out.set_len(at);
@@ -170,39 +192,6 @@ fn vector_room(field: &DirectField<'_>) -> usize {
             DirectField::U64s(v) => 8 * v.len(),
             _ => 0,
         }
-}
-
-/// An element type of a compact record's vectors: an integer, every bit pattern of
-/// which is a value, stored little-endian.
-trait Element: Copy {
-    /// Bytes one element takes.
-    const SIZE: usize;
-    /// Stores the element at `base + at`.
-    ///
-    /// # Safety
-    /// As [`put`].
-    unsafe fn put(self, base: *mut u8, at: usize) -> usize;
-}
-
-impl Element for u8 {
-    const SIZE: usize = 1;
-    unsafe fn put(self, base: *mut u8, at: usize) -> usize {
-        put(base, at, &[self])
-    }
-}
-
-impl Element for u32 {
-    const SIZE: usize = 4;
-    unsafe fn put(self, base: *mut u8, at: usize) -> usize {
-        put(base, at, &self.to_le_bytes())
-    }
-}
-
-impl Element for u64 {
-    const SIZE: usize = 8;
-    unsafe fn put(self, base: *mut u8, at: usize) -> usize {
-        put(base, at, &self.to_le_bytes())
-    }
 }
 
 /// Copies up to this many bytes word by word, in line; more through `memcpy`.
@@ -248,35 +237,35 @@ unsafe fn copy_to_aligned(src: *const u8, dst: *mut u8, len: usize) {
     }
 }
 
-/// Stores a vector at `base + at`, in a record whose fields start at `fields_start`:
-/// its element count, zeros to the next 8-byte boundary from there, its elements.
-/// Returns where it ends.
+/// Stores a vector of `count` elements of `size` bytes at `elements` at `base + at`,
+/// in a record whose fields start at `fields_start`: its element count, zeros to the
+/// next 8-byte boundary from there, its elements in little-endian order. Returns where
+/// it ends.
 ///
 /// # Safety
-/// `base + at` must have [`vector_room`] bytes of room for it.
+/// `elements` must be readable for `count * size` bytes; `base + at` must have
+/// [`vector_room`] bytes of room for it.
 #[inline(always)]
-unsafe fn put_vector<T: Element>(
+unsafe fn put_vector(
     base: *mut u8,
     fields_start: usize,
     at: usize,
-    elements: &[T],
+    elements: *const u8,
+    count: usize,
+    size: usize,
 ) -> usize {
-    put(base, at, &(elements.len() as u32).to_le_bytes());
+    put(base, at, &(count as u32).to_le_bytes());
     put(base, at + 4, &[0; 8]);
     let first = fields_start + (at + 4 - fields_start).next_multiple_of(8);
-    if cfg!(target_endian = "little") {
-        // The elements' memory is their little-endian bytes: one copy.
-        let bytes = std::mem::size_of_val(elements);
-        copy_to_aligned(elements.as_ptr().cast::<u8>(), base.add(first), bytes);
-        first + bytes
-    } else {
-        let mut at = first;
-        for element in elements {
-            at = element.put(base, at);
+    let bytes = count * size;
+    copy_to_aligned(elements, base.add(first), bytes);
+    if cfg!(target_endian = "big") {
+        // Each element's bytes reversed in place: little-endian, as the layout says.
+        for i in 0..count {
+            std::slice::from_raw_parts_mut(base.add(first + i * size), size).reverse();
         }
-        debug_assert_eq!(at, first + T::SIZE * elements.len());
-        at
     }
+    first + bytes
 }
 
 /// Writes the header word of a compact record of `head` with order key `key` at
@@ -549,8 +538,14 @@ pub(crate) fn decode_fields(
     Some((fields, at))
 }
 
+/// An element type of a compact record's vectors: an integer, every bit pattern of
+/// which is a value.
+trait Plain {}
+impl Plain for u32 {}
+impl Plain for u64 {}
+
 /// `bytes` as a slice of `T`, when they are aligned for it and fill it exactly.
-fn aligned<T: Element>(bytes: &[u8]) -> Option<&[T]> {
+fn aligned<T: Plain>(bytes: &[u8]) -> Option<&[T]> {
     // SAFETY: `T` is a plain integer type: every bit pattern is a value.
     let (before, items, after) = unsafe { bytes.align_to::<T>() };
     (before.is_empty() && after.is_empty()).then_some(items)
