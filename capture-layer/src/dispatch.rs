@@ -216,3 +216,59 @@ pub unsafe fn void_fn(f: *const c_void) -> vk::PFN_vkVoidFunction {
     // runs on.
     std::mem::transmute::<*const c_void, vk::PFN_vkVoidFunction>(f)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    unsafe extern "system" fn no_function(
+        _device: vk::Device,
+        _name: *const std::ffi::c_char,
+    ) -> vk::PFN_vkVoidFunction {
+        None
+    }
+
+    /// A device's data with no functions behind it, told apart by its handle.
+    fn device_data(handle: u64) -> DeviceData {
+        let handle = vk::Device::from_raw(handle);
+        DeviceData {
+            handle,
+            next_gdpa: no_function,
+            // SAFETY: every function is loaded as null, and none is called.
+            fns: unsafe { ash::Device::load_with(|_| std::ptr::null(), handle) },
+            ext: HashMap::new(),
+            mapped: std::sync::Mutex::new(MappedMemory::default()),
+            emulates_frame_boundary: false,
+            generated: Vec::new(),
+            host_memory_types: 0,
+        }
+    }
+
+    fn found(key: usize) -> Option<u64> {
+        device(key).map(|d| d.handle.as_raw())
+    }
+
+    #[test]
+    fn devices_are_found_by_key_in_the_slots_and_past_them() {
+        // Keys no other test uses (the tables are the process's).
+        let keys: Vec<usize> = (0..SLOTS_LEN + 3).map(|i| 0x7e57_0000 + 64 * i).collect();
+        for (i, key) in keys.iter().enumerate() {
+            add_device(*key, device_data(100 + i as u64));
+        }
+        for (i, key) in keys.iter().enumerate() {
+            assert_eq!(found(*key), Some(100 + i as u64), "device {i}");
+        }
+        // A destroyed device is not found; a new device under its key is, in its slot
+        // or in the map.
+        for key in &keys {
+            remove_device(*key);
+            assert_eq!(found(*key), None);
+        }
+        add_device(keys[1], device_data(200));
+        add_device(keys[0], device_data(201));
+        assert_eq!((found(keys[0]), found(keys[1])), (Some(201), Some(200)));
+        assert_eq!(found(keys[2]), None);
+        remove_device(keys[0]);
+        remove_device(keys[1]);
+    }
+}
