@@ -574,6 +574,30 @@ mod tests {
         records
     }
 
+    /// A block holding one compact record with `fields`, key 1.
+    fn one_draw(fields: &[DirectField<'_>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        append_compact(
+            &mut out,
+            &mut Carried::default(),
+            1,
+            meta(),
+            Call::CmdDraw,
+            fields,
+        );
+        out
+    }
+
+    /// A compact record's head, and its fields decoded and written out for comparison.
+    fn decoded(record: &EncodedRecord<'_>) -> (CompactHead, String) {
+        let RecordBody::Compact { head, fields } = record.body else {
+            panic!("a compact record");
+        };
+        let (decoded, _) = decode_fields(head.kinds, head.field_count, fields).unwrap();
+        let fields = format!("{:?}", &decoded[..usize::from(head.field_count)]);
+        (head, fields)
+    }
+
     #[test]
     fn every_field_kind_reads_back_in_order() {
         let fields = [
@@ -592,22 +616,12 @@ mod tests {
         let (record, end) = read(&out, 8, &mut read_back).expect("reads back");
         assert_eq!(end, out.len().next_multiple_of(8));
         assert_eq!(read_back, carried);
-        let RecordBody::Compact {
-            head,
-            fields: bytes,
-        } = record.body
-        else {
-            panic!("a compact record");
-        };
+        let (head, decoded) = decoded(&record);
         assert_eq!(
             (record.key, head.call_type, head.meta),
             (5, Call::CmdDraw, meta())
         );
-        let (decoded, _) = decode_fields(head.kinds, head.field_count, bytes).unwrap();
-        assert_eq!(
-            format!("{:?}", &decoded[..usize::from(head.field_count)]),
-            format!("{:?}", &fields[..])
-        );
+        assert_eq!(decoded, format!("{:?}", &fields[..]));
     }
 
     #[test]
@@ -664,25 +678,9 @@ mod tests {
                 }
             })
             .collect();
-        let mut out = Vec::new();
-        append_compact(
-            &mut out,
-            &mut Carried::default(),
-            1,
-            meta(),
-            Call::CmdDraw,
-            &fields,
-        );
+        let out = one_draw(&fields);
         let (record, _) = read(&out, 0, &mut Carried::default()).unwrap();
-        let RecordBody::Compact {
-            head,
-            fields: bytes,
-        } = record.body
-        else {
-            panic!("a compact record");
-        };
-        let (decoded, _) = decode_fields(head.kinds, head.field_count, bytes).unwrap();
-        assert_eq!(format!("{:?}", &decoded[..12]), format!("{fields:?}"));
+        assert_eq!(decoded(&record).1, format!("{fields:?}"));
     }
 
     #[test]
@@ -704,30 +702,13 @@ mod tests {
             append_compact(&mut out, &mut carried, 1, meta(), Call::CmdDraw, &fields);
             made.push(format!("{fields:?}"));
         }
-        let read_back: Vec<_> = read_all(&out)
-            .iter()
-            .map(|r| {
-                let RecordBody::Compact { head, fields } = r.body else {
-                    panic!("a compact record");
-                };
-                let (decoded, _) = decode_fields(head.kinds, head.field_count, fields).unwrap();
-                format!("{:?}", &decoded[..3])
-            })
-            .collect();
+        let read_back: Vec<_> = read_all(&out).iter().map(|r| decoded(r).1).collect();
         assert_eq!(read_back, made);
     }
 
     #[test]
     fn a_record_cut_short_does_not_read_back() {
-        let mut out = Vec::new();
-        append_compact(
-            &mut out,
-            &mut Carried::default(),
-            1,
-            meta(),
-            Call::CmdDraw,
-            &[DirectField::U64(1), DirectField::U32s(&[1, 2, 3])],
-        );
+        let out = one_draw(&[DirectField::U64(1), DirectField::U32s(&[1, 2, 3])]);
         for len in 0..out.len() {
             assert!(
                 read(&out[..len], 0, &mut Carried::default()).is_none(),

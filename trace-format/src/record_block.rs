@@ -1,5 +1,6 @@
-//! Records encoded one at a time, each a self-contained flatbuffer, and the chunk layout
-//! that gathers them.
+//! Records encoded one at a time, each a self-contained flatbuffer or kept compact; the
+//! block a recording thread keeps them in ([`RecordBlock`]); and the chunk layout that
+//! gathers them.
 //!
 //! A trace chunk's payload is one `RecordBatch` whose `records` vector points at the
 //! records' tables. The writer does not build the chunk in one flatbuffers builder: each
