@@ -163,11 +163,16 @@ pub fn remove_device(key: usize) {
     drop(std::mem::take(&mut *mapped));
 }
 
-/// The device (or queue's, or command buffer's device) with dispatch key `key`.
+/// The device (or queue's, or command buffer's device) with dispatch key `key`: in
+/// line, the slots; past them, the map.
+#[inline(always)]
 pub fn device(key: usize) -> Option<DeviceRef> {
-    if let Some(found) = slot_device(key) {
-        return Some(found);
-    }
+    slot_device(key).or_else(|| device_in_map(key))
+}
+
+/// The device under `key` in the shared map (a device no slot holds).
+#[cold]
+fn device_in_map(key: usize) -> Option<DeviceRef> {
     let map = DEVICES.read().unwrap_or_else(|e| e.into_inner());
     map.as_ref()?.get(&key).copied()
 }
