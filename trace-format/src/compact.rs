@@ -357,15 +357,16 @@ pub(crate) fn append_finished(
 ) {
     let start = out.len().next_multiple_of(RECORD_ALIGN);
     out.resize(start, 0);
+    let new_key = key != carried.key;
     let mut header = FINISHED;
     if frame_boundary {
         header |= BOUNDARY;
     }
-    if key != carried.key {
+    if new_key {
         header |= KEY;
     }
     out.extend_from_slice(&header.to_le_bytes());
-    if key != carried.key {
+    if new_key {
         out.extend_from_slice(&key.to_le_bytes());
     }
     out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
@@ -463,79 +464,71 @@ pub(crate) fn read<'a>(
     Some((record, (next + len).next_multiple_of(RECORD_ALIGN)))
 }
 
-/// Bytes a compact record's `count` fields of `kinds` take at the start of `bytes`
-/// (what [`decode_fields`] reads, without making the fields); `None` as it says.
-#[inline]
-fn fields_len(kinds: u64, count: u8, bytes: &[u8]) -> Option<usize> {
+/// Walks a compact record's `count` fields of `kinds` at the start of `bytes`, calling
+/// `each` with each one's place, kind code and bytes (a scalar's value, a vector's
+/// elements); returns the bytes they take. `None` when they are cut short, name an
+/// unknown kind or more than [`MAX_DIRECT_FIELDS`], or `each` says so.
+#[inline(always)]
+fn walk_fields<'a>(
+    kinds: u64,
+    count: u8,
+    bytes: &'a [u8],
+    mut each: impl FnMut(usize, u64, &'a [u8]) -> Option<()>,
+) -> Option<usize> {
     if usize::from(count) > MAX_DIRECT_FIELDS {
         return None;
     }
     let mut at = 0usize;
     for i in 0..usize::from(count) {
-        match (kinds >> (4 * i)) & 0xf {
-            1 => at += 8,
-            2 | 3 => at += 4,
-            code @ 4..=6 => {
+        let code = (kinds >> (4 * i)) & 0xf;
+        let (start, len) = match code {
+            1 => (at, 8),
+            2 | 3 => (at, 4),
+            4..=6 => {
                 let count = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?);
                 let size = [1, 4, 8][code as usize - 4];
-                let elements = (count as usize).checked_mul(size)?;
-                at = (at + 4).next_multiple_of(8).checked_add(elements)?;
+                (
+                    (at + 4).next_multiple_of(8),
+                    (count as usize).checked_mul(size)?,
+                )
             }
             _ => return None,
-        }
+        };
+        at = start.checked_add(len)?;
+        each(i, code, bytes.get(start..at)?)?;
     }
-    (at <= bytes.len()).then_some(at)
+    Some(at)
+}
+
+/// Bytes a compact record's `count` fields of `kinds` take at the start of `bytes`
+/// (what [`decode_fields`] reads, without making the fields); `None` as it says.
+#[inline]
+fn fields_len(kinds: u64, count: u8, bytes: &[u8]) -> Option<usize> {
+    walk_fields(kinds, count, bytes, |_, _, _| Some(()))
 }
 
 /// Reads back a compact record's `count` fields of `kinds` from `bytes` (starting
-/// 8-aligned in memory), borrowing them where they are aligned for their elements;
-/// returns them with the bytes they take. `None` when they are cut short, name an
-/// unknown kind or more than [`MAX_DIRECT_FIELDS`], or a vector's elements are not
-/// aligned in memory.
+/// 8-aligned in memory), borrowing them where they are aligned for their elements.
+/// `None` when they are cut short, name an unknown kind or more than
+/// [`MAX_DIRECT_FIELDS`], or a vector's elements are not aligned in memory.
 pub(crate) fn decode_fields(
     kinds: u64,
     count: u8,
     bytes: &[u8],
-) -> Option<([DirectField<'_>; MAX_DIRECT_FIELDS], usize)> {
-    let n = usize::from(count);
-    if n > MAX_DIRECT_FIELDS {
-        return None;
-    }
-    let u32_at = |at: usize| -> Option<u32> {
-        Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
-    };
+) -> Option<[DirectField<'_>; MAX_DIRECT_FIELDS]> {
     let mut fields = [DirectField::U32(0); MAX_DIRECT_FIELDS];
-    let mut at = 0;
-    for (i, field) in fields.iter_mut().take(n).enumerate() {
-        *field = match (kinds >> (4 * i)) & 0xf {
-            1 => {
-                at += 8;
-                DirectField::U64(u64_at(bytes, at - 8)?)
-            }
-            2 => {
-                at += 4;
-                DirectField::U32(u32_at(at - 4)?)
-            }
-            3 => {
-                at += 4;
-                DirectField::I32(u32_at(at - 4)? as i32)
-            }
-            code @ 4..=6 => {
-                let count = u32_at(at)? as usize;
-                at = (at + 4).next_multiple_of(8);
-                let size = [1, 4, 8][code as usize - 4];
-                let elements = bytes.get(at..at.checked_add(count.checked_mul(size)?)?)?;
-                at += elements.len();
-                match code {
-                    4 => DirectField::Bytes(elements),
-                    5 => DirectField::U32s(aligned(elements)?),
-                    _ => DirectField::U64s(aligned(elements)?),
-                }
-            }
-            _ => return None,
+    walk_fields(kinds, count, bytes, |i, code, value| {
+        fields[i] = match code {
+            1 => DirectField::U64(u64::from_le_bytes(value.try_into().ok()?)),
+            2 => DirectField::U32(u32::from_le_bytes(value.try_into().ok()?)),
+            3 => DirectField::I32(i32::from_le_bytes(value.try_into().ok()?)),
+            4 => DirectField::Bytes(value),
+            5 => DirectField::U32s(aligned(value)?),
+            _ => DirectField::U64s(aligned(value)?),
         };
-    }
-    Some((fields, at))
+        Some(())
+    })?;
+    Some(fields)
 }
 
 /// An element type of a compact record's vectors: an integer, every bit pattern of
@@ -593,7 +586,7 @@ mod tests {
         let RecordBody::Compact { head, fields } = record.body else {
             panic!("a compact record");
         };
-        let (decoded, _) = decode_fields(head.kinds, head.field_count, fields).unwrap();
+        let decoded = decode_fields(head.kinds, head.field_count, fields).unwrap();
         let fields = format!("{:?}", &decoded[..usize::from(head.field_count)]);
         (head, fields)
     }

@@ -355,7 +355,7 @@ impl ChunkBody {
                 which: format!("record {}", e.seq),
             };
             let start = if let Some(head) = e.compact {
-                let (fields, _) =
+                let fields =
                     decode_fields(head.kinds, head.field_count, stored).ok_or_else(malformed)?;
                 let fields = &fields[..usize::from(head.field_count)];
                 append_direct(out, e.seq, head.meta, head.call_type, fields)
