@@ -168,6 +168,33 @@ fn direct_records_read_back_as_the_builders_records() {
 }
 
 #[test]
+fn records_taken_out_of_a_block_and_pushed_into_another_stay_the_same() {
+    // Compact and finished records alternating, in one block.
+    let calls = calls();
+    let mut first = RecordBlock::new();
+    let mut encoder = RecordEncoder::new();
+    for (i, (call, call_type, fields)) in calls.iter().enumerate() {
+        let key = numbered_key(i as u64);
+        if i % 2 == 0 {
+            first.push_direct(key, meta(i), *call_type, fields);
+        } else {
+            first.push(encoder.encode(key, meta(i), |fbb| (*call_type, call.pack(fbb).unwrap())));
+        }
+    }
+    let mut copy = RecordBlock::new();
+    let mut moved = RecordBlock::new();
+    for (i, (_, call_type, fields)) in calls.iter().enumerate() {
+        let key = numbered_key(i as u64);
+        copy.push_direct(key, meta(i), *call_type, fields);
+        moved.push(first.pop().unwrap().unwrap());
+    }
+    assert!(first.pop().unwrap().is_none());
+    let moved = write_and_read(moved);
+    assert_eq!(moved.len(), calls.len());
+    assert_eq!(moved, write_and_read(copy));
+}
+
+#[test]
 fn field_lists_that_do_not_match_the_schema_are_named() {
     use trace_format::direct::schema_mismatch;
     for (_, call_type, fields) in calls() {
