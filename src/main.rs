@@ -38,6 +38,9 @@ enum Command {
     Shaders(commands::shaders::Args),
     /// Write a synthetic trace shaped like real frames, for trying the tools.
     Sample(commands::sample::Args),
+    /// Compare the driver model's method stream with what real NVK pushes for the
+    /// same trace, draw by draw; exit 1 on an unexplained difference.
+    Verify(commands::verify::Args),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +62,11 @@ fn main() -> ExitCode {
         Command::Tui(args) => commands::browse::run(&args),
         Command::Capture(args) => commands::capture::run(&args),
         Command::Shaders(args) => commands::shaders::run(&args),
+        Command::Verify(args) => match commands::verify::run(&args) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(1),
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

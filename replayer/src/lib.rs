@@ -22,9 +22,10 @@ pub mod objects;
 mod pipeline_state;
 mod replay;
 mod shaders;
+pub mod verify;
 
 pub use inspect::{inspect_draw, method_label, DrawInspection, MethodRun};
 pub use replay::{
     replay, replay_with_gpu_times, FailedCalls, GpuTimes, ReplayError, ReplayOptions, Summary,
-    Unmodelled, DEFAULT_MME_BUDGET,
+    Tape, TapeLabel, Unmodelled, DEFAULT_MME_BUDGET,
 };

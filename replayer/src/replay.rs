@@ -406,6 +406,67 @@ pub(crate) struct Pass<'o> {
     fingerprint: u64,
     /// A draw to capture the method stream of.
     pub watch: Option<Watch>,
+    /// When set, every word the pass pushes is kept here, with each draw's place
+    /// (`macroscope verify`).
+    pub tape: Option<Tape>,
+}
+
+/// The words a pass pushed after the channel set-up, in the order they ran, each run
+/// of them labelled with what pushed it (`macroscope verify`).
+#[derive(Debug, Default)]
+pub struct Tape {
+    /// Every word pushed.
+    pub words: Vec<u32>,
+    /// Consecutive runs of `words`: where each ends, and what pushed it.
+    pub spans: Vec<(usize, TapeLabel)>,
+}
+
+/// What pushed a run of a [`Tape`]'s words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TapeLabel {
+    /// A state group: a bind command's words, or the group's part of a draw's flush.
+    Group(StateGroup),
+    /// A draw's own call (after its flush), or a dispatch, clear or barrier row's words.
+    Row {
+        /// The row's record.
+        seq: u64,
+        /// Its kind.
+        kind: results::DrawKind,
+    },
+    /// Any other command (renderings, queries, copies, a command buffer's start).
+    Other,
+}
+
+impl Tape {
+    fn push(&mut self, words: &[u32], label: TapeLabel) {
+        if words.is_empty() {
+            return;
+        }
+        self.words.extend_from_slice(words);
+        self.spans.push((self.words.len(), label));
+    }
+
+    /// Appends what one command pushed: a draw's flush split by group in
+    /// [`StateGroup::FLUSH_ORDER`], then its call.
+    fn command(&mut self, words: &[u32], bind: Option<StateGroup>, row: Option<&DrawShape>) {
+        let Some(d) = row else {
+            self.push(words, bind.map_or(TapeLabel::Other, TapeLabel::Group));
+            return;
+        };
+        let mut at = 0usize;
+        if names::is_draw_kind(d.kind) {
+            for group in StateGroup::FLUSH_ORDER {
+                let len = (d.state.dwords[group.index()] as usize).min(words.len() - at);
+                self.push(&words[at..at + len], TapeLabel::Group(group));
+                at += len;
+            }
+        }
+        let label = TapeLabel::Row {
+            seq: d.seq,
+            kind: d.kind,
+        };
+        self.push(&words[at..], label);
+    }
 }
 
 /// Totals of one submit.
@@ -581,6 +642,7 @@ impl<'o> Pass<'o> {
             mme_instructions: 0,
             fingerprint: Fnv::default().0,
             watch: None,
+            tape: None,
         })
     }
 
@@ -1306,6 +1368,9 @@ impl<'o> Pass<'o> {
             if paused.is_some() {
                 self.gpu.state.method_log = paused;
             }
+            if let Some(tape) = &mut self.tape {
+                tape.command(words.words(), cmd.bind_group(), draw.as_ref());
+            }
             if let Some(group) = cmd.bind_group() {
                 self.pending
                     .cost
@@ -1429,6 +1494,9 @@ impl<'o> Pass<'o> {
         totals: &mut SubmitTotals,
     ) -> Result<(), ReplayError> {
         let words = enc.take_push();
+        if let Some(tape) = &mut self.tape {
+            tape.push(words.words(), TapeLabel::Other);
+        }
         let cost = self
             .gpu
             .execute_measured(words.words())

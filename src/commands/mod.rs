@@ -8,6 +8,7 @@ pub mod info;
 pub mod replay;
 pub mod sample;
 pub mod shaders;
+pub mod verify;
 
 use std::fmt;
 use std::str::FromStr;

@@ -591,7 +591,7 @@ pub struct FlushContext {
 }
 
 /// The groups a draw's state cost is split into, as results show them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum StateGroup {
     /// Vertex input, input assembly and tessellation (`nvk_flush_vi/ia/ts_state`).
     VertexInput,

@@ -1,0 +1,234 @@
+//! Method streams cut at the draws: each side's pushed words decoded into methods,
+//! macro calls named side-independently, and the stream split after every draw
+//! macro's call.
+
+use driver::class;
+use driver::nvk::state::StateGroup;
+use driver::push::{self, ParseError, SUBC_3D};
+use trace_format::generated::results::DrawKind;
+
+use super::nvk;
+use crate::replay::{Tape, TapeLabel};
+
+/// One method as pushed, macro calls renumbered to NVK's ids (see [`canonical`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Method {
+    /// The subchannel.
+    pub subc: u8,
+    /// The method's byte offset.
+    pub mthd: u16,
+    /// Its data.
+    pub data: u32,
+}
+
+/// What pushed a method, as far as the model knows (NVK's methods take the part of
+/// the model's method they line up with).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Part {
+    /// A state group.
+    Group(StateGroup),
+    /// The draw's own call.
+    Draw,
+    /// Another command: renderings, barriers, queries, clears, copies.
+    Commands,
+}
+
+impl Part {
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Group(g) => g.name(),
+            Part::Draw => "draw call",
+            Part::Commands => "other commands",
+        }
+    }
+}
+
+/// The methods up to and including one draw macro's call (or, last, what follows the
+/// last one).
+#[derive(Clone, Debug, Default)]
+pub struct Segment {
+    /// The methods, in order.
+    pub methods: Vec<Method>,
+    /// Each method's part (the model's side; empty on NVK's).
+    pub parts: Vec<Part>,
+    /// The model's draw row that ends it (record and kind), when one does: a draw
+    /// macro called with no row is a meta draw (a resolve, a blit).
+    pub row: Option<(u64, DrawKind)>,
+    /// The draw macro whose call ends it; `None` for the tail.
+    pub draw_macro: Option<&'static str>,
+}
+
+/// Which numbering of macros a stream uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Numbering {
+    /// NVK 25.0.7's `enum nvk_mme`.
+    Nvk,
+    /// The model's [`driver::nvk::Macro`].
+    Model,
+}
+
+/// The macro a `CALL_MME_MACRO`/`CALL_MME_DATA` method addresses, if it is one.
+pub fn macro_id(subc: u8, mthd: u16) -> Option<u16> {
+    (subc == SUBC_3D && (class::CALL_MME_MACRO..0x4000).contains(&mthd))
+        .then(|| (mthd - class::CALL_MME_MACRO) / 8)
+}
+
+/// A macro's name under `numbering`.
+pub fn macro_name(numbering: Numbering, id: u16) -> Option<&'static str> {
+    match numbering {
+        Numbering::Nvk => nvk::nvk_macro_name(id),
+        Numbering::Model => nvk::model_macro_name(id),
+    }
+}
+
+/// The method with its macro call renumbered to NVK's id for the same macro (by name),
+/// so that the two sides compare what they call, not how they number it. A model
+/// macro NVK does not have keeps a number past NVK's (200 + its id).
+pub fn canonical(numbering: Numbering, w: push::MethodWrite) -> Method {
+    let mut mthd = w.mthd;
+    if numbering == Numbering::Model {
+        if let Some(id) = macro_id(w.subc, w.mthd) {
+            let nvk_id = nvk::model_macro_name(id)
+                .and_then(|name| nvk::MACROS.iter().position(|n| *n == name))
+                .map_or(200 + id, |i| i as u16);
+            mthd = class::CALL_MME_MACRO + 8 * nvk_id + (w.mthd % 8);
+        }
+    }
+    Method {
+        subc: w.subc,
+        mthd,
+        data: w.data,
+    }
+}
+
+/// Decodes `words` into canonical methods.
+pub fn decode(numbering: Numbering, words: &[u32]) -> Result<Vec<Method>, ParseError> {
+    push::parse(words)
+        .map(|w| w.map(|w| canonical(numbering, w)))
+        .collect()
+}
+
+/// Splits methods after each draw macro's call (its `CALL_MME_MACRO` and the
+/// `CALL_MME_DATA` that follow). `parts`, when not empty, runs beside `methods`.
+pub fn split(methods: &[Method], parts: &[Part]) -> Vec<Segment> {
+    let mut segments = Vec::new();
+    let mut current = Segment::default();
+    let mut open_call: Option<u16> = None;
+    for (i, m) in methods.iter().enumerate() {
+        if let Some(call) = open_call {
+            if !(m.subc == SUBC_3D && m.mthd == call + 4) {
+                segments.push(std::mem::take(&mut current));
+                open_call = None;
+            }
+        }
+        current.methods.push(*m);
+        if let Some(p) = parts.get(i) {
+            current.parts.push(*p);
+        }
+        if m.mthd % 8 == 0 {
+            if let Some(name) = macro_id(m.subc, m.mthd)
+                .and_then(nvk::nvk_macro_name)
+                .filter(|name| nvk::DRAW_MACROS.contains(name))
+            {
+                current.draw_macro = Some(name);
+                open_call = Some(m.mthd);
+            }
+        }
+    }
+    if open_call.is_some() {
+        segments.push(std::mem::take(&mut current));
+    }
+    segments.push(current);
+    segments
+}
+
+/// The model's tape as segments, each method with its part, each draw segment with
+/// the row that ends it.
+pub fn model_segments(tape: &Tape) -> Result<Vec<Segment>, ParseError> {
+    let mut methods = Vec::new();
+    let mut parts = Vec::new();
+    // Where each row's call ends, in methods.
+    let mut rows: Vec<(usize, u64, DrawKind)> = Vec::new();
+    let mut start = 0usize;
+    for &(end, label) in &tape.spans {
+        let decoded = decode(Numbering::Model, &tape.words[start..end])?;
+        start = end;
+        let part = match label {
+            TapeLabel::Group(g) => Part::Group(g),
+            TapeLabel::Row { kind, .. } if trace_format::names::is_draw_kind(kind) => Part::Draw,
+            _ => Part::Commands,
+        };
+        parts.extend(std::iter::repeat_n(part, decoded.len()));
+        methods.extend(decoded);
+        if let TapeLabel::Row { seq, kind } = label {
+            if trace_format::names::is_draw_kind(kind) {
+                rows.push((methods.len(), seq, kind));
+            }
+        }
+    }
+    let mut segments = split(&methods, &parts);
+    let mut at = 0usize;
+    let mut rows = rows.into_iter().peekable();
+    for s in &mut segments {
+        at += s.methods.len();
+        while rows.peek().is_some_and(|(end, _, _)| *end < at) {
+            rows.next();
+        }
+        if s.draw_macro.is_some() && rows.peek().is_some_and(|(end, _, _)| *end == at) {
+            s.row = rows.next().map(|(_, seq, kind)| (seq, kind));
+        }
+    }
+    Ok(segments)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use driver::nvk::Macro;
+
+    fn m(mthd: u16, data: u32) -> Method {
+        Method {
+            subc: SUBC_3D,
+            mthd,
+            data,
+        }
+    }
+
+    #[test]
+    fn splits_after_each_draw_call_and_its_data() {
+        let draw = class::CALL_MME_MACRO + 8 * 10;
+        let bind_vb = class::CALL_MME_MACRO + 8 * 4;
+        let methods = [
+            m(0x1000, 1),
+            m(bind_vb, 0),
+            m(bind_vb + 4, 1),
+            m(draw, 0),
+            m(draw + 4, 3),
+            m(draw + 4, 1),
+            m(0x2000, 2),
+            m(draw, 0),
+            m(0x3000, 5),
+        ];
+        let segments = split(&methods, &[]);
+        let lens: Vec<usize> = segments.iter().map(|s| s.methods.len()).collect();
+        assert_eq!(lens, vec![6, 2, 1]);
+        assert_eq!(segments[0].draw_macro, Some("draw"));
+        assert_eq!(segments[2].draw_macro, None);
+    }
+
+    #[test]
+    fn model_macro_calls_take_nvk_ids_by_name() {
+        let model_draw = class::call_mme_macro(Macro::Draw.id());
+        let w = push::MethodWrite {
+            subc: SUBC_3D,
+            mthd: model_draw + 4,
+            data: 9,
+        };
+        assert_eq!(
+            canonical(Numbering::Model, w).mthd,
+            class::CALL_MME_MACRO + 8 * 10 + 4
+        );
+        assert_eq!(canonical(Numbering::Nvk, w).mthd, model_draw + 4);
+    }
+}

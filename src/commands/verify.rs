@@ -1,0 +1,343 @@
+//! `macroscope verify`: the driver model against NVK itself. Replays the trace on real
+//! NVK (through `scripts/nvk-oracle`: Mesa's NVK under its no-op nouveau kernel, with
+//! the push-buffer tap), replays it through the model, and compares the two method
+//! streams draw by draw.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::Context;
+use driver::mme::Arch;
+use replayer::verify::allow::AllowList;
+use replayer::verify::{self, tap, Verification};
+use replayer::ReplayOptions;
+use trace_format::ReadOptions;
+
+use super::BadInput;
+
+/// The MME generation to compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Mme {
+    /// Turing and later (TU104's instruction set).
+    Turing,
+    /// Before Turing (Fermi through Volta).
+    Fermi,
+}
+
+/// Arguments of `macroscope verify`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trace (.mscope).
+    trace: PathBuf,
+    /// The GPU NVK runs as (NOUVEAU_CHIPSET): 0x162 a Turing TU102, 0x140 a Volta GV100
+    /// (the pre-Turing MME on the model's pre-Turing class). Default: from --mme.
+    #[arg(long, value_parser = parse_chipset)]
+    chipset: Option<u32>,
+    /// The MME generation; default: the chipset's (Turing without either).
+    #[arg(long, value_enum)]
+    mme: Option<Mme>,
+    /// Known, explained differences: `KIND METHOD -- REASON` lines (docs/verify.md).
+    #[arg(long)]
+    allow: Option<PathBuf>,
+    /// Compare with this NVK tap instead of running NVK (a file `--keep-tap` wrote).
+    #[arg(long, conflicts_with = "keep_tap")]
+    tap: Option<PathBuf>,
+    /// Keep NVK's push buffers in this file.
+    #[arg(long)]
+    keep_tap: Option<PathBuf>,
+    /// The oracle script (default: MACROSCOPE_NVK_ORACLE, else scripts/nvk-oracle of
+    /// the repository this binary was built in).
+    #[arg(long)]
+    oracle: Option<PathBuf>,
+    /// How many method differences to list.
+    #[arg(long, default_value_t = 30)]
+    top: usize,
+}
+
+fn parse_chipset(s: &str) -> Result<u32, String> {
+    let digits = s.trim_start_matches("0x").trim_start_matches("0X");
+    u32::from_str_radix(digits, 16).map_err(|_| format!("`{s}` is not a chipset like 0x162"))
+}
+
+/// Runs `macroscope verify`; `Ok(true)` when every difference is explained.
+pub fn run(args: &Args) -> anyhow::Result<bool> {
+    let (chipset, arch) = match (args.chipset, args.mme) {
+        (Some(c), Some(m)) => (c, arch_of(m)),
+        (Some(c), None) => (c, verify::arch_of_chipset(c)),
+        (None, Some(Mme::Fermi)) => (0x140, Arch::Fermi),
+        (None, _) => (0x162, Arch::Turing),
+    };
+    if verify::arch_of_chipset(chipset) != arch {
+        return Err(BadInput(format!(
+            "chipset {chipset:#x} has the {:?} MME, not the one --mme names",
+            verify::arch_of_chipset(chipset)
+        ))
+        .into());
+    }
+    let allow = match &args.allow {
+        Some(path) => AllowList::read(path).map_err(|e| BadInput(e.to_string()))?,
+        None => AllowList::default(),
+    };
+    let trace = std::fs::canonicalize(&args.trace)
+        .with_context(|| format!("{}: cannot open", args.trace.display()))?;
+    let tap_path = match &args.tap {
+        Some(path) => path.clone(),
+        None => run_nvk(args, &trace, chipset)?,
+    };
+    let tap = tap::read_tap(&tap_path).map_err(|e| BadInput(e.to_string()))?;
+    if args.tap.is_none() && args.keep_tap.is_none() {
+        let _ = std::fs::remove_file(&tap_path);
+    }
+    let options = ReplayOptions {
+        arch,
+        frames: None,
+        repeat: 1,
+        read: ReadOptions::parallel(),
+        mme_budget: replayer::DEFAULT_MME_BUDGET,
+        remember_macro_runs: true,
+    };
+    let v = verify::verify(&trace, &tap, &options, &allow)?;
+    print!(
+        "{}",
+        render(&v, &args.trace, chipset, arch, &allow, args.top)
+    );
+    Ok(v.unexplained() == 0)
+}
+
+fn arch_of(m: Mme) -> Arch {
+    match m {
+        Mme::Turing => Arch::Turing,
+        Mme::Fermi => Arch::Fermi,
+    }
+}
+
+/// Replays the trace on NVK under the oracle; returns the tap file.
+fn run_nvk(args: &Args, trace: &Path, chipset: u32) -> anyhow::Result<PathBuf> {
+    let oracle = match &args.oracle {
+        Some(p) => p.clone(),
+        None => default_oracle().ok_or_else(|| {
+            BadInput(
+                "no NVK oracle: pass --oracle PATH (scripts/nvk-oracle) or set \
+                 MACROSCOPE_NVK_ORACLE, or give a tap with --tap"
+                    .to_string(),
+            )
+        })?,
+    };
+    let tap = match &args.keep_tap {
+        Some(p) => std::path::absolute(p)?,
+        None => std::env::temp_dir().join(format!("macroscope-nvk-{}.tap", std::process::id())),
+    };
+    let exe = std::env::current_exe().context("cannot find this program's path")?;
+    let output = Command::new(&oracle)
+        .arg("--chipset")
+        .arg(format!("{chipset:#x}"))
+        .arg("--tap")
+        .arg(&tap)
+        .arg("--")
+        .arg(&exe)
+        .arg("replay")
+        .arg(trace)
+        .arg("--device")
+        .output()
+        .with_context(|| format!("cannot run the NVK oracle {}", oracle.display()))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(8).collect();
+        anyhow::bail!(
+            "replaying {} on NVK failed ({}):\n{}",
+            trace.display(),
+            output.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        );
+    }
+    Ok(tap)
+}
+
+/// `MACROSCOPE_NVK_ORACLE`, else `scripts/nvk-oracle` above the binary
+/// (`target/release/macroscope`).
+fn default_oracle() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("MACROSCOPE_NVK_ORACLE") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors()
+        .skip(1)
+        .take(4)
+        .map(|dir| dir.join("scripts/nvk-oracle"))
+        .find(|p| p.is_file())
+}
+
+fn percent(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        100.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// The report.
+fn render(
+    v: &Verification,
+    trace: &Path,
+    chipset: u32,
+    arch: Arch,
+    allow: &AllowList,
+    top: usize,
+) -> String {
+    let mut s = String::new();
+    let mme = match arch {
+        Arch::Turing => "Turing",
+        Arch::Fermi => "pre-Turing",
+    };
+    let _ = writeln!(
+        s,
+        "verify {}: the model against NVK (chipset {chipset:#x}, {mme} MME)",
+        trace.display()
+    );
+    let equal_macros = v.macros.iter().filter(|m| m.equal).count();
+    let _ = writeln!(
+        s,
+        "channel set-up:  NVK {} methods, model {}; macros equal: {equal_macros} of {}",
+        v.setup_nvk_methods,
+        v.setup_model_methods,
+        v.macros.len()
+    );
+    let (nvk_draws, model_draws) = v.draw_counts;
+    let _ = writeln!(
+        s,
+        "draws:           NVK {nvk_draws}, model {model_draws}{}",
+        if nvk_draws == model_draws {
+            ""
+        } else {
+            "  (counts differ: paired by position)"
+        }
+    );
+    let n = v.draws.len();
+    let nvk_methods: usize = v.draws.iter().map(|d| d.nvk_methods).sum();
+    let equal_methods: usize = v
+        .draws
+        .iter()
+        .filter(|d| d.equal)
+        .map(|d| d.nvk_methods)
+        .sum();
+    let _ = writeln!(
+        s,
+        "exactly equal:   {} of {n} draws ({:.1}%), {equal_methods} of {nvk_methods} NVK data dwords in them ({:.1}%)",
+        v.equal_draws(),
+        percent(v.equal_draws(), n),
+        percent(equal_methods, nvk_methods)
+    );
+    if !allow.is_empty() {
+        let _ = writeln!(
+            s,
+            "explained:       {} of {n} draws ({:.1}%) equal but for {} allowed kinds of difference",
+            v.explained_draws(),
+            percent(v.explained_draws(), n),
+            allow.len()
+        );
+    }
+    let (nvk_mme, model_mme): (u64, u64) = v
+        .draws
+        .iter()
+        .fold((0, 0), |(a, b), d| (a + d.nvk_mme, b + d.model_mme));
+    let same_mme = v.draws.iter().filter(|d| d.nvk_mme == d.model_mme).count();
+    let _ = writeln!(
+        s,
+        "MME instructions: NVK's macros {nvk_mme}, the model's {model_mme}; equal in {same_mme} of {n} draws"
+    );
+    if v.mme_failures.0 + v.mme_failures.1 > 0 {
+        let _ = writeln!(
+            s,
+            "  macro runs that failed: NVK's {}, the model's {}; first: {}",
+            v.mme_failures.0,
+            v.mme_failures.1,
+            v.mme_failures.2.as_deref().unwrap_or("")
+        );
+    }
+
+    let _ = writeln!(s, "\nby part            NVK   model    same");
+    for (part, t) in &v.parts {
+        let _ = writeln!(
+            s,
+            "  {:<16} {:>5} {:>7} {:>7}",
+            part.name(),
+            t.nvk,
+            t.model,
+            t.same
+        );
+    }
+
+    let _ = writeln!(s, "\nmacros (NVK 25.0.7 words / model words)");
+    for m in &v.macros {
+        let words = |w: Option<usize>| w.map_or("-".to_string(), |w| w.to_string());
+        let verdict = if m.equal {
+            "equal".to_string()
+        } else if let Some(at) = m.first_difference {
+            format!("differ from word {at}")
+        } else {
+            "one side only".to_string()
+        };
+        let _ = writeln!(
+            s,
+            "  {:<32} {:>5} {:>5}  {verdict}",
+            m.name,
+            words(m.nvk_words),
+            words(m.model_words)
+        );
+    }
+
+    if !v.differences.is_empty() {
+        let _ = writeln!(
+            s,
+            "\ndifferences (kind, method, times, draws, first at draw [record]: NVK / model)"
+        );
+        let hex = |d: Option<u32>| d.map_or("-".to_string(), |d| format!("{d:#x}"));
+        let mut listed: Vec<_> = v.differences.iter().collect();
+        // Unexplained first.
+        listed.sort_by_key(|d| d.reason.is_some());
+        for d in listed.iter().take(top) {
+            let (draw, seq, nvk, model) = d.first;
+            let seq = seq.map_or(String::new(), |q| format!(" [#{q}]"));
+            let _ = writeln!(
+                s,
+                "  {:<10} {:<44} {:>7} {:>6}  draw {draw}{seq}: {} / {}{}",
+                d.kind.name(),
+                d.method,
+                d.count,
+                d.draws,
+                hex(nvk),
+                hex(model),
+                d.reason
+                    .as_deref()
+                    .map_or(String::new(), |r| format!("  (allowed: {r})"))
+            );
+        }
+        if v.differences.len() > top {
+            let _ = writeln!(s, "  … {} more (--top)", v.differences.len() - top);
+        }
+    }
+    for e in &v.excerpts {
+        let seq = e.seq.map_or(String::new(), |q| format!(" (record #{q})"));
+        let _ = writeln!(s, "\nfirst unexplained difference in draw {}{seq}:", e.draw);
+        let _ = writeln!(s, "  {:<52} {:<52}", "NVK", "model");
+        for (nvk, model, what) in &e.lines {
+            let side = |m: &Option<(String, u32)>| {
+                m.as_ref()
+                    .map_or(String::new(), |(name, data)| format!("{name} = {data:#x}"))
+            };
+            let _ = writeln!(s, "  {:<52} {:<52} {what}", side(nvk), side(model));
+        }
+    }
+    let unexplained = v.unexplained();
+    let _ = writeln!(
+        s,
+        "\n{}",
+        if unexplained == 0 {
+            "verdict: the model pushes what NVK pushes (every difference explained)".to_string()
+        } else {
+            format!("verdict: {unexplained} unexplained differences")
+        }
+    );
+    s
+}
