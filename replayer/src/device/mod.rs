@@ -59,6 +59,10 @@ pub struct DeviceOptions {
     /// `frames`): the first pass makes the objects and warms caches, the others only
     /// record, submit and present again. 0 and 1 replay once.
     pub loops: u32,
+    /// Whether features the trace enabled that the device lacks are switched off
+    /// (with a note) rather than refused; a call that needs one then fails where it is
+    /// made.
+    pub switch_off_missing_features: bool,
 }
 
 /// Why a device replay stopped.
@@ -443,7 +447,14 @@ impl Replay {
                     c.physical_device(),
                     self.physical.as_raw(),
                 );
-                let device = setup::create_device(instance, self.physical, self.family, &c, seq)?;
+                let device = setup::create_device(
+                    instance,
+                    self.physical,
+                    self.family,
+                    &c,
+                    seq,
+                    self.options.switch_off_missing_features,
+                )?;
                 // SAFETY: a live instance and device.
                 unsafe {
                     self.memory = Some(memory::Memory::new(

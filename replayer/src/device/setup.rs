@@ -125,6 +125,7 @@ pub fn create_device(
     family: u32,
     c: &CreateDevice<'_>,
     seq: u64,
+    switch_off_missing: bool,
 ) -> Result<ash::Device, DeviceError> {
     // SAFETY: plain queries of a live physical device.
     let available = unsafe { instance.enumerate_device_extension_properties(physical) }
@@ -157,15 +158,23 @@ pub fn create_device(
         });
     }
     if let Some(info) = c.create_info() {
-        if let Some(recorded) = RecordedFeatures::of(&info) {
-            let mut chain = recorded.chain();
+        if let Some(mut recorded) = RecordedFeatures::of(&info) {
             let missing = recorded.missing(instance, physical);
             if !missing.is_empty() {
-                return Err(DeviceError::Missing {
-                    what: format!("feature {}", missing.join(", ")),
-                    seq: Some(seq),
-                });
+                let names: Vec<&str> = missing.iter().map(|(_, _, n)| n.as_str()).collect();
+                if !switch_off_missing {
+                    return Err(DeviceError::Missing {
+                        what: format!("feature {}", names.join(", ")),
+                        seq: Some(seq),
+                    });
+                }
+                eprintln!(
+                    "note: call #{seq}: switched off features the device lacks: {}",
+                    names.join(", ")
+                );
+                recorded.switch_off(&missing);
             }
+            let mut chain = recorded.chain();
             return create(instance, physical, family, &names, chain.head(), seq);
         }
     }
@@ -364,8 +373,13 @@ impl RecordedFeatures {
         self.build(false)
     }
 
-    /// The features enabled that `physical` lacks, named.
-    fn missing(&self, instance: &ash::Instance, physical: vk::PhysicalDevice) -> Vec<String> {
+    /// The features enabled that `physical` lacks: where each lies (its structure, 0
+    /// for the core features, and its byte offset there) and its name.
+    fn missing(
+        &self,
+        instance: &ash::Instance,
+        physical: vk::PhysicalDevice,
+    ) -> Vec<(usize, usize, String)> {
         let mut supported = self.build(true);
         // SAFETY: the chain is made of whole feature structures, linked.
         unsafe {
@@ -389,20 +403,35 @@ impl RecordedFeatures {
             let wanted = u32::from_le_bytes(self.core[at..at + 4].try_into().unwrap_or_default());
             if wanted != 0 && word(&supported.blocks[0], 16 + at) == 0 {
                 if let Some((s, m)) = feature_name(None, at) {
-                    missing.push(format!("{s}.{m}"));
+                    missing.push((0, at, format!("{s}.{m}")));
                 }
             }
         }
-        for ((s_type, bytes), block) in self.chained.iter().zip(&supported.blocks[1..]) {
+        for (i, ((s_type, bytes), block)) in
+            self.chained.iter().zip(&supported.blocks[1..]).enumerate()
+        {
             for at in (16..bytes.len().saturating_sub(3)).step_by(4) {
                 let wanted = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default());
                 if let Some((s, m)) = feature_name(Some(*s_type), at) {
                     if wanted != 0 && word(block, at) == 0 {
-                        missing.push(format!("{s}.{m}"));
+                        missing.push((i + 1, at, format!("{s}.{m}")));
                     }
                 }
             }
         }
         missing
+    }
+
+    /// Switches off the features [`RecordedFeatures::missing`] found.
+    fn switch_off(&mut self, missing: &[(usize, usize, String)]) {
+        for (structure, at, _) in missing {
+            let bytes = match structure {
+                0 => Some(&mut self.core),
+                i => self.chained.get_mut(i - 1).map(|(_, b)| b),
+            };
+            if let Some(field) = bytes.and_then(|b| b.get_mut(*at..*at + 4)) {
+                field.fill(0);
+            }
+        }
     }
 }

@@ -45,12 +45,12 @@ pub enum VerifyError {
     #[error("the NVK tap holds no channel with the 3D class bound: NVK submitted nothing")]
     NoChannel,
     /// A push buffer did not decode.
-    #[error("{side}'s push buffer does not decode: {source}")]
+    #[error("{side}'s push buffer does not decode: {reason}")]
     Decode {
         /// `NVK` or `the model`.
         side: &'static str,
         /// Why.
-        source: ParseError,
+        reason: ParseError,
     },
     /// NVK submitted a push buffer the tap could not read.
     #[error("the tap could not read NVK's push buffer at GPU address {va:#x}")]
@@ -192,7 +192,7 @@ pub fn verify(
 
     let device = Device::for_arch(arch);
     let model_init = device.init_push().map_err(ReplayError::from)?;
-    let decode_err = |side| move |source| VerifyError::Decode { side, source };
+    let decode_err = |side| move |reason| VerifyError::Decode { side, reason };
     let model_setup =
         segment::decode(Numbering::Model, model_init.words()).map_err(decode_err("the model"))?;
     let mut v = Verification {
@@ -324,34 +324,34 @@ pub fn verify(
 }
 
 /// NVK's channel set-up (the first submission on the 3D channel) and everything it
-/// submitted there after it, as canonical methods.
+/// submitted there after it, as canonical methods. The pushes after the set-up are
+/// decoded as one stream: before Turing NVK splices indirect draws' arguments in as
+/// pushes of their own, the data of a header in the push before.
 fn nvk_methods(tap: &Tap) -> Result<(Vec<Method>, Vec<Method>), VerifyError> {
     let channel = tap.channel_3d().ok_or(VerifyError::NoChannel)?;
-    let mut setup = None;
+    let mut setup: Option<Vec<u32>> = None;
     let mut run = Vec::new();
     for exec in tap.execs.iter().filter(|e| e.channel == channel) {
-        let mut methods = Vec::new();
+        let mut words = Vec::new();
         for push in &exec.pushes {
             if push.unreadable {
                 return Err(VerifyError::Unreadable { va: push.va });
             }
-            let decoded = segment::decode(Numbering::Nvk, &push.words).map_err(|source| {
-                VerifyError::Decode {
-                    side: "NVK",
-                    source,
-                }
-            })?;
-            methods.extend(decoded);
+            words.extend_from_slice(&push.words);
         }
-        if methods.is_empty() {
+        if words.is_empty() {
             continue;
         }
         match setup {
-            None => setup = Some(methods),
-            Some(_) => run.extend(methods),
+            None => setup = Some(words),
+            Some(_) => run.extend(words),
         }
     }
-    Ok((setup.unwrap_or_default(), run))
+    let decode = |words: &[u32]| {
+        segment::decode(Numbering::Nvk, words)
+            .map_err(|reason| VerifyError::Decode { side: "NVK", reason })
+    };
+    Ok((decode(&setup.unwrap_or_default())?, decode(&run)?))
 }
 
 /// Runs methods on `gpu`, one header each (macro calls back in `numbering`'s ids), and
