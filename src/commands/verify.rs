@@ -259,15 +259,21 @@ fn render(
         );
     }
 
-    let _ = writeln!(s, "\nby part            NVK   model    same");
+    let _ = writeln!(
+        s,
+        "\nby part (methods: NVK, model, alike; draws in which it is exactly NVK's)"
+    );
     for (part, t) in &v.parts {
         let _ = writeln!(
             s,
-            "  {:<16} {:>5} {:>7} {:>7}",
+            "  {:<16} {:>8} {:>8} {:>8}   {:>7} of {:<7} ({:.1}%)",
             part.name(),
             t.nvk,
             t.model,
-            t.same
+            t.same,
+            t.exact_draws,
+            t.draws,
+            percent(t.exact_draws as usize, t.draws as usize)
         );
     }
 

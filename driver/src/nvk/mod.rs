@@ -39,32 +39,35 @@ pub use query::{QueryPool, QueryType};
 pub use rendering::RenderingInfo;
 pub use sync::Barrier;
 
-/// The shadow scratch slots NVK's macros use (`SET_MME_SHADOW_SCRATCH(i)`).
+/// The shadow scratch slots NVK's macros use (`SET_MME_SHADOW_SCRATCH(i)`), numbered
+/// as NVK 25.0.7's `enum nvk_mme_scratch` numbers them (slot 0 is where the
+/// firmware's falcon answers). The slots the model's own macros use that NVK 25.0.7
+/// does not have follow NVK's last (`Z_CLAMP`, 62).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scratch {
     /// Compute shader invocations, high word.
-    CsInvocationsHi = 0,
+    CsInvocationsHi = 1,
     /// Compute shader invocations, low word.
-    CsInvocationsLo = 1,
+    CsInvocationsLo = 2,
     /// The BEGIN word of the draw in progress.
-    DrawBegin = 2,
+    DrawBegin = 3,
     /// Draws an indirect command makes.
-    DrawCount = 3,
+    DrawCount = 4,
     /// Padding dwords between spliced indirect commands.
-    DrawPadDw = 4,
+    DrawPadDw = 5,
     /// The draw index (gl_DrawID).
-    DrawIdx = 5,
+    DrawIdx = 6,
     /// The subpass's view mask.
-    ViewMask = 6,
+    ViewMask = 7,
     /// The instance count of the draw in progress (spilled on pre-Turing).
-    DrawInstanceCount = 7,
+    DrawInstanceCount = 63,
     /// The first instance of the draw in progress (spilled on pre-Turing).
-    DrawFirstInstance = 8,
+    DrawFirstInstance = 64,
     /// High word of a zero page's address: pre-Turing binds an empty vertex or index
     /// buffer there (NVK's `ZERO_ADDR_HI`).
-    ZeroAddrHi = 9,
+    ZeroAddrHi = 25,
     /// Low word of the zero page's address (`ZERO_ADDR_LO`).
-    ZeroAddrLo = 10,
+    ZeroAddrLo = 26,
     /// The vertex streams enabled (`VB_ENABLES`), for `SET_VB_ENABLES` to change only
     /// the streams whose bit changed.
     VbEnables = 11,
@@ -73,38 +76,38 @@ pub enum Scratch {
     TessParams = 12,
     /// The anti-aliasing state: minimum sample shading's log2 reciprocal in 3:0, the
     /// sample count's log2 in 7:4 (`ANTI_ALIAS`).
-    AntiAlias = 13,
+    AntiAlias = 21,
     /// The sample masks of two-pass sample shading, two samples a slot
     /// (`SAMPLE_MASKS_2PASS_0..3`).
-    SampleMasks2Pass0 = 14,
+    SampleMasks2Pass0 = 13,
     /// The sample masks of four-pass sample shading (`SAMPLE_MASKS_4PASS_0..3`).
-    SampleMasks4Pass0 = 18,
+    SampleMasks4Pass0 = 17,
     /// An address a macro writes through and restores (`STORE_ADDR_HI`).
-    StoreAddrHi = 22,
+    StoreAddrHi = 65,
     /// Its low word (`STORE_ADDR_LO`).
-    StoreAddrLo = 23,
+    StoreAddrLo = 66,
     /// Before Turing, a multiply's first operand, kept while the shift-and-add loop
     /// consumes it (`UMUL_X`).
-    UmulX = 24,
+    UmulX = 67,
     /// The second operand (`UMUL_Y_HI`).
-    UmulY = 25,
+    UmulY = 68,
     /// Whether depth clamping is on (`Z_CLAMP`), for the pre-Volta Z clamp macros.
-    ZClamp = 26,
+    ZClamp = 62,
     /// What the firmware's falcon answers a private-register write through
     /// (`FALCON_0..2`).
-    Falcon0 = 27,
+    Falcon0 = 0,
     /// The conservative-rasterization state last set (`CONSERVATIVE_RASTER_STATE`).
-    ConservativeRasterState = 30,
+    ConservativeRasterState = 10,
     /// High word of constant buffer 0's address (`CB0_ADDR_HI`); the low word follows.
-    Cb0AddrHi = 31,
+    Cb0AddrHi = 23,
     /// Low word (`CB0_ADDR_LO`).
-    Cb0AddrLo = 32,
+    Cb0AddrLo = 24,
     /// Viewport 0's min Z (`VIEWPORT0_MIN_Z`); its max Z follows, then viewport 1's...
     /// two slots a viewport, sixteen viewports.
-    Viewport0MinZ = 33,
+    Viewport0MinZ = 30,
     /// The shading-rate control last set (`SHADING_RATE_CONTROL`): bit 0 the
     /// application's enable, bit 1 clear when sample shading needs every sample.
-    ShadingRateControl = 65,
+    ShadingRateControl = 22,
 }
 
 /// The largest view count NVK exposes (`maxMultiviewViewCount`): the view mask is 32 bits.

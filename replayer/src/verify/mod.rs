@@ -27,7 +27,6 @@ use driver::mme::Arch;
 use driver::nvk::{Device, Macro};
 use driver::push::{HeaderKind, MethodHeader, ParseError};
 
-use crate::inspect::method_label;
 use crate::replay::{Discard, Pass, Tape};
 use crate::{ReplayError, ReplayOptions};
 use allow::{AllowList, Kind};
@@ -89,6 +88,10 @@ pub struct PartTotals {
     pub model: u64,
     /// Methods alike on both sides.
     pub same: u64,
+    /// Draws in which either side pushed methods of this part.
+    pub draws: u64,
+    /// Of those, the draws in which both pushed the same methods of this part.
+    pub exact_draws: u64,
 }
 
 /// One draw on both sides.
@@ -171,6 +174,21 @@ impl Verification {
     }
 }
 
+/// A method's label in verification reports: [`crate::method_label`]'s, but macro calls
+/// named by NVK's numbering (both sides' calls are renumbered to it).
+pub fn label(subc: u8, mthd: u16) -> String {
+    match segment::macro_id(subc, mthd) {
+        Some(id) => {
+            let what = if mthd % 8 == 0 { "MACRO" } else { "DATA" };
+            match nvk::nvk_macro_name(id) {
+                Some(name) => format!("CALL_MME_{what}({name})"),
+                None => format!("CALL_MME_{what}(model macro {})", id.wrapping_sub(200)),
+            }
+        }
+        None => crate::method_label(subc, mthd),
+    }
+}
+
 /// How many draws with unexplained differences [`Verification::excerpts`] keeps.
 const EXCERPTS: usize = 3;
 /// Methods shown before and after an excerpt's first difference.
@@ -236,6 +254,8 @@ pub fn verify(
         let steps = diff::diff(&nvk.methods, &model.methods);
         let mut part = model.parts.first().copied().unwrap_or(Part::Commands);
         let mut touched: Vec<(Kind, String)> = Vec::new();
+        // Each part seen in this draw, and whether it differed.
+        let mut seen: BTreeMap<Part, bool> = BTreeMap::new();
         let (mut equal, mut explained) = (true, true);
         for step in &steps {
             let (n, m) = match *step {
@@ -250,6 +270,7 @@ pub fn verify(
             let totals = v.parts.entry(part).or_default();
             totals.nvk += u64::from(n.is_some());
             totals.model += u64::from(m.is_some());
+            let differs = seen.entry(part).or_insert(false);
             let kind = match step {
                 Step::Same(..) => {
                     totals.same += 1;
@@ -260,12 +281,13 @@ pub fn verify(
                 Step::ModelOnly(_) => Kind::ModelOnly,
             };
             equal = false;
+            *differs = true;
             let any = n.or(m).unwrap_or(Method {
                 subc: 0,
                 mthd: 0,
                 data: 0,
             });
-            let label = method_label(any.subc, any.mthd);
+            let label = label(any.subc, any.mthd);
             let reason = allow.reason(kind, &label).map(str::to_string);
             explained &= reason.is_some();
             let key = (kind, label.clone());
@@ -305,6 +327,11 @@ pub fn verify(
             &mut v.mme_failures.2,
         );
         if nvk.draw_macro.is_some() || model.draw_macro.is_some() {
+            for (part, differs) in seen {
+                let totals = v.parts.entry(part).or_default();
+                totals.draws += 1;
+                totals.exact_draws += u64::from(!differs);
+            }
             v.draws.push(DrawResult {
                 seq,
                 draw_macro: nvk.draw_macro.or(model.draw_macro),
@@ -379,7 +406,17 @@ fn run_methods(
         words.push(m.data);
     }
     let (cost, outcome) = gpu.execute_partial(&words);
-    if let Err(e) = outcome {
+    if let Err(mut e) = outcome {
+        // The GPU model names a macro by the model's numbering; NVK's has its own.
+        if let (Numbering::Nvk, driver::gpu::GpuError::Macro(run)) = (numbering, &mut e) {
+            if let Some(name) = Macro::ALL
+                .iter()
+                .find(|m| m.name() == run.name)
+                .and_then(|m| nvk::nvk_macro_name(m.id()))
+            {
+                run.name = name.to_string();
+            }
+        }
         *failures += 1;
         if first.is_none() {
             let side = match numbering {
@@ -401,7 +438,7 @@ fn excerpt(
     steps: &[Step],
     allow: &AllowList,
 ) -> Excerpt {
-    let label = |m: Method| (method_label(m.subc, m.mthd), m.data);
+    let shown = |m: Method| (label(m.subc, m.mthd), m.data);
     let unexplained = |s: &Step| {
         let (kind, m) = match *s {
             Step::Same(..) => return false,
@@ -409,24 +446,24 @@ fn excerpt(
             Step::NvkOnly(i) => (Kind::NvkOnly, nvk.methods[i]),
             Step::ModelOnly(j) => (Kind::ModelOnly, model.methods[j]),
         };
-        allow.reason(kind, &method_label(m.subc, m.mthd)).is_none()
+        allow.reason(kind, &label(m.subc, m.mthd)).is_none()
     };
     let at = steps.iter().position(unexplained).unwrap_or(0);
     let lines = steps[at.saturating_sub(CONTEXT)..(at + CONTEXT + 1).min(steps.len())]
         .iter()
         .map(|s| match *s {
             Step::Same(i, j) => (
-                Some(label(nvk.methods[i])),
-                Some(label(model.methods[j])),
+                Some(shown(nvk.methods[i])),
+                Some(shown(model.methods[j])),
                 "",
             ),
             Step::Data(i, j) => (
-                Some(label(nvk.methods[i])),
-                Some(label(model.methods[j])),
+                Some(shown(nvk.methods[i])),
+                Some(shown(model.methods[j])),
                 "data",
             ),
-            Step::NvkOnly(i) => (Some(label(nvk.methods[i])), None, "nvk-only"),
-            Step::ModelOnly(j) => (None, Some(label(model.methods[j])), "model-only"),
+            Step::NvkOnly(i) => (Some(shown(nvk.methods[i])), None, "nvk-only"),
+            Step::ModelOnly(j) => (None, Some(shown(model.methods[j])), "model-only"),
         })
         .collect();
     Excerpt {
