@@ -334,16 +334,16 @@ fn per_draw_costs_are_reported() {
         let flushed = gpu.execute_measured(enc.take_push().words()).unwrap();
         assert_eq!(
             flushed.methods,
-            flushed.macro_methods + 6 + first.state.total_methods() as u64,
-            "the state's methods, then the six parameters"
+            flushed.macro_methods + 5 + first.state.total_methods() as u64,
+            "the state's methods, then the five parameters (NVK's: the draw index, then vkCmdDraw's)"
         );
         // The next draw, with nothing changed, is the draw macro alone.
         let recorded = enc.draw(3, 2, 0, 0);
         let cost = gpu.execute_measured(enc.finish().words()).unwrap();
         assert_eq!(recorded.state.total_dwords(), 0);
         assert_eq!(
-            recorded.dwords, 7,
-            "one increment-once header and six parameters"
+            recorded.dwords, 6,
+            "one increment-once header and five parameters"
         );
         assert_eq!(cost.hw_draws, 4);
         assert!(cost.mme_instructions > 20, "{cost:?}");
@@ -351,8 +351,8 @@ fn per_draw_costs_are_reported() {
         assert!(cost.macro_methods >= 4 * 4 + 2 * 3, "{cost:?}");
         assert_eq!(
             cost.methods,
-            cost.macro_methods + 6,
-            "the six parameters arrive as methods"
+            cost.macro_methods + 5,
+            "the five parameters arrive as methods"
         );
     }
 }

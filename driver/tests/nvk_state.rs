@@ -155,7 +155,7 @@ fn a_draw_s_state_cost_is_split_by_group() {
         assert_eq!(group(StateGroup::Blend), (4, 5), "{arch:?}");
         assert_eq!(group(StateGroup::DepthStencil), (1, 1), "{arch:?}");
         assert_eq!(group(StateGroup::Viewport), (0, 0), "{arch:?}");
-        assert_eq!(recorded.dwords as u32, 6 + 7, "state, then the draw macro");
+        assert_eq!(recorded.dwords as u32, 6 + 6, "state, then the draw macro");
     }
 }
 

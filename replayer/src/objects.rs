@@ -474,23 +474,6 @@ impl Objects {
     }
 }
 
-/// BEGIN's topology for a VkPrimitiveTopology.
-pub fn topology(vk: u32) -> PrimitiveOp {
-    match vk {
-        0 => PrimitiveOp::Points,
-        1 => PrimitiveOp::Lines,
-        2 => PrimitiveOp::LineStrip,
-        4 => PrimitiveOp::TriangleStrip,
-        5 => PrimitiveOp::TriangleFan,
-        6 => PrimitiveOp::LinelistAdjcy,
-        7 => PrimitiveOp::LinestripAdjcy,
-        8 => PrimitiveOp::TrianglelistAdjcy,
-        9 => PrimitiveOp::TrianglestripAdjcy,
-        10 => PrimitiveOp::Patch,
-        _ => PrimitiveOp::Triangles,
-    }
-}
-
 /// A render pass from its vkCreateRenderPass(2) record.
 pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> RenderPass {
     let attachments = c
@@ -543,7 +526,7 @@ mod tests {
 
     fn part_of(parts: u32, vk_topology: u32, dynamic_states: &[u32]) -> Pipeline {
         Pipeline {
-            topology: topology(vk_topology),
+            topology: PrimitiveOp::of_vk(vk_topology),
             vk_topology,
             view_mask: 0,
             rp_attachments: (parts & PipelinePart::FragmentOutput as u32 != 0).then_some(0b11),

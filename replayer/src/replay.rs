@@ -897,7 +897,7 @@ impl<'o> Pass<'o> {
                         );
                         let pipeline = Pipeline {
                             shaders,
-                            topology: objects::topology(p.topology()),
+                            topology: driver::class::PrimitiveOp::of_vk(p.topology()),
                             vk_topology: p.topology(),
                             view_mask: p.rendering().map_or(0, |r| r.view_mask()),
                             rp_attachments: p.rendering().filter(|_| p.render_pass() == 0).map(
@@ -1167,7 +1167,6 @@ impl<'o> Pass<'o> {
                 Cmd::BindPipeline { pipeline: p, .. } => {
                     pipeline = *p;
                     if let Some(bound) = self.objects.pipelines.get(p) {
-                        enc.set_topology(bound.topology);
                         enc.bind_graphics_shaders(&bound.shaders);
                         let state = enc.state_mut();
                         match &bound.state {
@@ -1236,7 +1235,6 @@ impl<'o> Pass<'o> {
                     }
                 }
                 Cmd::SetTopology { topology } => {
-                    enc.set_topology(objects::topology(*topology));
                     enc.state_mut().set_topology(*topology);
                 }
                 Cmd::Generic(cmd) => {

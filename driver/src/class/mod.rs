@@ -138,6 +138,26 @@ pub enum PrimitiveOp {
     Patch = 0xe,
 }
 
+impl PrimitiveOp {
+    /// BEGIN's topology for a `VkPrimitiveTopology` (vk_to_nv9097_primitive_topology);
+    /// an unknown value is a triangle list.
+    pub fn of_vk(topology: u32) -> PrimitiveOp {
+        match topology {
+            0 => PrimitiveOp::Points,
+            1 => PrimitiveOp::Lines,
+            2 => PrimitiveOp::LineStrip,
+            4 => PrimitiveOp::TriangleStrip,
+            5 => PrimitiveOp::TriangleFan,
+            6 => PrimitiveOp::LinelistAdjcy,
+            7 => PrimitiveOp::LinestripAdjcy,
+            8 => PrimitiveOp::TrianglelistAdjcy,
+            9 => PrimitiveOp::TrianglestripAdjcy,
+            10 => PrimitiveOp::Patch,
+            _ => PrimitiveOp::Triangles,
+        }
+    }
+}
+
 /// `BEGIN.INSTANCE_ID`: which instance a draw is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InstanceId {

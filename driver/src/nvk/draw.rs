@@ -7,13 +7,14 @@
 //! runs once; otherwise, for each set bit, the view index goes to `draw.view_index` and
 //! `SET_RT_LAYER` before the instance loop. BEGIN, the instance count, the first
 //! instance, the draw index and the view mask live in shadow scratch, so pre-Turing's
-//! seven registers suffice.
+//! seven registers suffice. BEGIN is not a parameter: the topology flush keeps it in
+//! the `DRAW_BEGIN` slot (nvk_flush_ia_state), and the parameters are NVK 25.0.7's.
 
 use super::{root, Scratch};
 use crate::class::{self, InstanceId};
 use crate::mme::{Arch, Builder, Cmp, Value};
 
-/// Parameters of one draw after BEGIN and the draw index, in VkDrawIndirectCommand
+/// Parameters of one draw after the draw index, in VkDrawIndirectCommand
 /// order: vertexCount, instanceCount, firstVertex, firstInstance.
 pub const DRAW_PARAMS: u32 = 4;
 /// Parameters of one indexed draw, in VkDrawIndexedIndirectCommand order: indexCount,
@@ -28,18 +29,18 @@ fn params(indexed: bool) -> u32 {
     }
 }
 
-/// vkCmdDraw / vkCmdDrawIndexed: `begin, draw_index,` then the draw's parameters.
+/// vkCmdDraw / vkCmdDrawIndexed: `draw_index,` then the draw's parameters
+/// (nvk_mme_draw, nvk_mme_draw_indexed).
 pub fn direct(b: &mut Builder, indexed: bool) {
-    b.load_to_scratch(Scratch::DrawBegin as u16);
     b.load_to_scratch(Scratch::DrawIdx as u16);
     load_and_draw(b, indexed);
 }
 
-/// Turing's indirect draws: `begin, addr_hi, addr_lo,` then `draw_count` or (for the
-/// count variants) `count_addr_hi, count_addr_lo, max_draw_count`, then `stride`. Each
-/// command is read from memory with `MME_DMA_READ_FIFOED`.
+/// Turing's indirect draws: `addr_hi, addr_lo,` then `draw_count` or (for the count
+/// variants) `count_addr_hi, count_addr_lo, max_draw_count`, then `stride`. Each
+/// command is read from memory with `MME_DMA_READ_FIFOED` (nvk_mme_draw_indirect and
+/// its indexed and count variants).
 pub fn indirect(b: &mut Builder, indexed: bool, count_buffer: bool) {
-    b.load_to_scratch(Scratch::DrawBegin as u16);
     let hi = b.load();
     let lo = b.load();
     let draw_count = if count_buffer {
@@ -76,10 +77,9 @@ pub fn indirect(b: &mut Builder, indexed: bool, count_buffer: bool) {
 }
 
 /// Pre-Turing indirect draws: the encoder splices the commands into the push buffer.
-/// `begin, draw_count, pad_dw,` then per draw its parameters and `pad_dw` words of
-/// padding (the rest of the stride).
+/// `draw_count, pad_dw,` then per draw its parameters and `pad_dw` words of padding
+/// (the rest of the stride).
 pub fn spliced(b: &mut Builder, indexed: bool) {
-    b.load_to_scratch(Scratch::DrawBegin as u16);
     let draw_count = b.load();
     b.load_to_scratch(Scratch::DrawPadDw as u16);
     b.store_scratch(Scratch::DrawIdx as u16, Value::Zero);
@@ -96,15 +96,13 @@ pub fn spliced(b: &mut Builder, indexed: bool) {
     });
 }
 
-/// The `XFB_DRAW_INDIRECT` macro, vkCmdDrawIndirectByteCountEXT's: `begin,
-/// instance_count, first_instance,` then the transform-feedback counter (on Turing its
+/// The `XFB_DRAW_INDIRECT` macro, vkCmdDrawIndirectByteCountEXT's: `instance_count,
+/// first_instance,` then the transform-feedback counter (on Turing its
 /// address, read with READ_FIFOED; before Turing the value itself, pushed from
 /// memory). Every instance of every view is a BEGIN, `DRAW_AUTO` with the counter
 /// and END: the hardware divides the bytes past `SET_DRAW_AUTO_START` by
-/// `SET_DRAW_AUTO_STRIDE`. Mirrors nvk_mme_xfb_draw_indirect (with BEGIN a parameter,
-/// as the model's other draw macros take it).
+/// `SET_DRAW_AUTO_STRIDE`. Mirrors nvk_mme_xfb_draw_indirect.
 pub fn xfb_draw_indirect(b: &mut Builder) {
-    b.load_to_scratch(Scratch::DrawBegin as u16);
     b.load_to_scratch(Scratch::DrawInstanceCount as u16);
     b.load_to_scratch(Scratch::DrawFirstInstance as u16);
     if b.arch() == Arch::Turing {

@@ -11,8 +11,7 @@ use super::rendering::RenderingEnd;
 use super::state::{identity_locations, FlushContext, GraphicsState, StateCost, StateGroup};
 use super::{Device, Macro, Scratch};
 use crate::class::{
-    self, Begin, InstanceId, PipelineLocation, PrimitiveOp, Report, ReportSemaphoreD,
-    SemaphoreOperation, StructureSize,
+    self, PipelineLocation, Report, ReportSemaphoreD, SemaphoreOperation, StructureSize,
 };
 use crate::gpu::Memory;
 use crate::mme::Arch;
@@ -159,7 +158,6 @@ pub struct CommandEncoder<'d> {
     view_mask: u32,
     pub(super) rendering_end: RenderingEnd,
     pub(super) compute: ComputeState,
-    topology: PrimitiveOp,
     state: GraphicsState,
     color_attachments: u32,
     /// The rendering's sample count from its attachments, 0 with none (NVK's
@@ -178,7 +176,6 @@ impl<'d> CommandEncoder<'d> {
             view_mask: 0,
             rendering_end: RenderingEnd::default(),
             compute: ComputeState::default(),
-            topology: PrimitiveOp::Triangles,
             state: GraphicsState::new(),
             color_attachments: 1,
             render_samples: 0,
@@ -346,20 +343,6 @@ impl<'d> CommandEncoder<'d> {
         );
     }
 
-    /// The topology of the bound pipeline (BEGIN's OP).
-    pub fn set_topology(&mut self, op: PrimitiveOp) {
-        self.topology = op;
-    }
-
-    fn begin_word(&self) -> u32 {
-        Begin {
-            op: self.topology,
-            primitive_id_first: true,
-            instance_id: InstanceId::First,
-        }
-        .pack()
-    }
-
     fn call(&mut self, m: Macro, params: &[u32]) {
         self.push
             .inc_once(SUBC_3D, class::call_mme_macro(m.id()), params);
@@ -376,7 +359,6 @@ impl<'d> CommandEncoder<'d> {
         let before = self.push.len();
         let state = self.flush_gfx_state();
         let params = [
-            self.begin_word(),
             0,
             vertex_count,
             instance_count,
@@ -402,7 +384,6 @@ impl<'d> CommandEncoder<'d> {
         let before = self.push.len();
         let state = self.flush_gfx_state();
         let params = [
-            self.begin_word(),
             0,
             index_count,
             instance_count,
@@ -428,11 +409,10 @@ impl<'d> CommandEncoder<'d> {
     ) -> Recorded {
         let before = self.push.len();
         let state = self.flush_gfx_state();
-        let begin = self.begin_word();
         let m = kind.macro_();
         match self.device.arch() {
             Arch::Turing => {
-                let mut params = vec![begin, (args.addr >> 32) as u32, args.addr as u32];
+                let mut params = vec![(args.addr >> 32) as u32, args.addr as u32];
                 match args.count_addr {
                     Some(count_addr) => params.extend([
                         (count_addr >> 32) as u32,
@@ -452,7 +432,7 @@ impl<'d> CommandEncoder<'d> {
                 };
                 let stride_dw = (args.stride / 4).max(per_draw);
                 let pad = stride_dw - per_draw;
-                let mut params = vec![begin, count, pad];
+                let mut params = vec![count, pad];
                 for d in 0..count {
                     let at = args.addr + u64::from(d) * u64::from(stride_dw) * 4;
                     params.extend((0..stride_dw).map(|i| memory.read_u32(at + 4 * u64::from(i))));
@@ -482,7 +462,7 @@ impl<'d> CommandEncoder<'d> {
             .immd_or_mthd(SUBC_3D, class::SET_DRAW_AUTO_START, counter_offset);
         self.push
             .immd_or_mthd(SUBC_3D, class::SET_DRAW_AUTO_STRIDE, vertex_stride);
-        let mut params = vec![self.begin_word(), instance_count, first_instance];
+        let mut params = vec![instance_count, first_instance];
         match self.device.arch() {
             Arch::Turing => params.extend([(counter_addr >> 32) as u32, counter_addr as u32]),
             Arch::Fermi => params.push(memory.read_u32(counter_addr)),

@@ -375,8 +375,10 @@ fn nvk_methods(tap: &Tap) -> Result<(Vec<Method>, Vec<Method>), VerifyError> {
         }
     }
     let decode = |words: &[u32]| {
-        segment::decode(Numbering::Nvk, words)
-            .map_err(|reason| VerifyError::Decode { side: "NVK", reason })
+        segment::decode(Numbering::Nvk, words).map_err(|reason| VerifyError::Decode {
+            side: "NVK",
+            reason,
+        })
     };
     Ok((decode(&setup.unwrap_or_default())?, decode(&run)?))
 }

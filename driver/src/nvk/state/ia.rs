@@ -2,7 +2,7 @@
 
 use super::on_masked_scratch_change;
 use super::{Dirty, DynamicState, StateBit};
-use crate::class;
+use crate::class::{self, Begin, InstanceId, PrimitiveOp};
 use crate::mme::{Builder, Cmp, Value};
 use crate::nvk::{Macro, Scratch};
 use crate::push::{PushBuffer, SUBC_3D};
@@ -42,10 +42,22 @@ pub(crate) fn set_tess_params(b: &mut Builder) {
     b.free_reg(params);
 }
 
-/// Mirrors nvk_flush_ia_state's primitive restart. The topology takes no method here in
-/// this model: the draw macros take the BEGIN word as a parameter (the 2023 layout the
-/// seeds describe), where NVK today keeps it in the `DRAW_BEGIN` scratch register.
+/// Mirrors nvk_flush_ia_state: a changed topology becomes the BEGIN word the draw
+/// macros start every instance with, kept in the `DRAW_BEGIN` scratch slot (first
+/// primitive and instance, normal split); then primitive restart.
 pub(super) fn flush_ia_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
+    if d.has(StateBit::IaPrimitiveTopology) {
+        let begin = Begin {
+            op: PrimitiveOp::of_vk(s.topology),
+            primitive_id_first: true,
+            instance_id: InstanceId::First,
+        };
+        p.mthd(
+            SUBC_3D,
+            class::set_mme_shadow_scratch(Scratch::DrawBegin as u16),
+            begin.pack(),
+        );
+    }
     if d.has(StateBit::IaPrimitiveRestartEnable) {
         p.immd_or_mthd(
             SUBC_3D,
