@@ -232,25 +232,35 @@ fn descriptor_binds_and_push_constants_write_the_root_table_as_nvk_pushes_it() {
         assert_eq!(
             methods(words.words()),
             vec![
-                (offset, root::DESCRIPTOR_SETS + 8),
+                // struct nvk_buffer_address: the address, the set's size (the
+                // model's placeholder), a zero word.
+                (offset, root::DESCRIPTOR_SETS + 16),
                 (lcb, 0x1234),
                 (lcb, 0xabcd),
+                (lcb, 4096),
+                (lcb, 0),
                 (offset, root::DYNAMIC_BUFFERS),
                 (lcb, 256),
                 (lcb, 0),
                 (lcb, 0),
                 (lcb, 0),
                 (offset, root::SET_DYNAMIC_BUFFER_START),
-                // Sets 2..8 start after the one dynamic buffer.
+                // Sets 2..32 start after the one dynamic buffer.
                 (lcb, 0x0101_0000),
+                (lcb, 0x0101_0101),
+                (lcb, 0x0101_0101),
+                (lcb, 0x0101_0101),
+                (lcb, 0x0101_0101),
+                (lcb, 0x0101_0101),
+                (lcb, 0x0101_0101),
                 (lcb, 0x0101_0101),
             ],
             "{arch:?}"
         );
-        assert_eq!(first.dwords, 4 + 6 + 4, "{arch:?}");
+        assert_eq!(first.dwords, 6 + 6 + 10, "{arch:?}");
         // The same set again: its address is not rewritten.
         let again = enc.bind_descriptor_sets(1, &[0xabcd_0000_1234], &[256], None);
-        assert_eq!(again.dwords, 6 + 4, "{arch:?}");
+        assert_eq!(again.dwords, 6 + 10, "{arch:?}");
         enc.take_push();
         // Push constants: one header, the offset, the words.
         let pc = enc.push_constants(8, &[1, 2, 3]);

@@ -216,10 +216,11 @@ fn storm_draws_carry_their_descriptor_binds_and_an_unchanged_state_costs_nothing
                 assert_eq!(state[constant_buffers], expected, "{arch:?} draw {i}");
             }
         }
-        // Without the binds, a draw is the draw macro's 7 dwords, as before.
+        // Without the binds, a draw is the draw macro's 6 dwords: a header and NVK's five
+        // parameters.
         let (row, state) = rows[1];
         let binds: u32 = state.iter().map(|(_, d)| d).sum();
-        assert_eq!(row.pushbuf_dwords() - binds, 7, "{arch:?}");
+        assert_eq!(row.pushbuf_dwords() - binds, 6, "{arch:?}");
     }
 }
 
@@ -254,8 +255,8 @@ fn the_compute_sample_replays_every_command_as_rows_on_both_generations() {
             .all(|r| r.element_count() == 3));
         assert_eq!(submits.len(), 3, "{arch:?}");
     }
-    // A dispatch row carries the words NVK uploads for it: the root table (0x500
-    // bytes) and the 128-word QMD.
+    // A dispatch row carries the words NVK uploads for it: the root table (0x800
+    // bytes, NVK 25.0.7's) and the 128-word QMD.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.msr");
     let options = ReplayOptions {
@@ -274,7 +275,7 @@ fn the_compute_sample_replays_every_command_as_rows_on_both_generations() {
             let words = chunk.draw_memory_words(i);
             match row.kind() {
                 DrawKind::Dispatch | DrawKind::DispatchIndirect => {
-                    assert_eq!(words, 0x500 / 4 + 128);
+                    assert_eq!(words, 0x800 / 4 + 128);
                     checked += 1;
                 }
                 DrawKind::ClearColorImage | DrawKind::PipelineBarrier => assert_eq!(words, 0),

@@ -50,6 +50,10 @@ pub struct Args {
     /// the repository this binary was built in).
     #[arg(long)]
     oracle: Option<PathBuf>,
+    /// Show these draws (by position, from 0) whole, both sides lined up, instead of
+    /// the first differences.
+    #[arg(long, value_delimiter = ',')]
+    draw: Vec<usize>,
     /// How many method differences to list.
     #[arg(long, default_value_t = 30)]
     top: usize,
@@ -97,10 +101,18 @@ pub fn run(args: &Args) -> anyhow::Result<bool> {
         mme_budget: replayer::DEFAULT_MME_BUDGET,
         remember_macro_runs: true,
     };
-    let v = verify::verify(&trace, &tap, &options, &allow)?;
+    let v = verify::verify(&trace, &tap, &options, &allow, &args.draw)?;
     print!(
         "{}",
-        render(&v, &args.trace, chipset, arch, &allow, args.top)
+        render(
+            &v,
+            &args.trace,
+            chipset,
+            arch,
+            &allow,
+            args.top,
+            !args.draw.is_empty()
+        )
     );
     Ok(v.unexplained() == 0)
 }
@@ -187,6 +199,7 @@ fn render(
     arch: Arch,
     allow: &AllowList,
     top: usize,
+    args_show_whole: bool,
 ) -> String {
     let mut s = String::new();
     let mme = match arch {
@@ -328,7 +341,12 @@ fn render(
     }
     for e in &v.excerpts {
         let seq = e.seq.map_or(String::new(), |q| format!(" (record #{q})"));
-        let _ = writeln!(s, "\nfirst unexplained difference in draw {}{seq}:", e.draw);
+        let what = if args_show_whole {
+            "draw"
+        } else {
+            "first unexplained difference in draw"
+        };
+        let _ = writeln!(s, "\n{what} {}{seq}:", e.draw);
         let _ = writeln!(s, "  {:<52} {:<52}", "NVK", "model");
         for (nvk, model, what) in &e.lines {
             let side = |m: &Option<(String, u32)>| {

@@ -23,7 +23,7 @@ use crate::spirv::interface::{DescriptorUse, Interface, Stage};
 /// The largest constant buffer (`NVK_MAX_CBUF_SIZE`).
 const MAX_CBUF_SIZE: u32 = 64 * 1024;
 /// Bytes a bound descriptor set is taken to hold.
-const PLACEHOLDER_SET_SIZE: u32 = 4096;
+pub(super) const PLACEHOLDER_SET_SIZE: u32 = 4096;
 /// Where the model places uniform buffers named by push descriptors.
 const PLACEHOLDER_UBO_ADDR: u64 = 0x3_0000_0000;
 /// The identities (program placement) of vk_meta's shaders.

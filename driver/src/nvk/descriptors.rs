@@ -14,7 +14,7 @@ use crate::push::SUBC_3D;
 
 /// The bound sets of the graphics bind point, as NVK's `nvk_descriptor_state` keeps them
 /// (the root table's copy is what the GPU reads).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct DescriptorState {
     sets: [u64; root::MAX_SETS],
     set_dynamic_buffer_start: [u8; root::MAX_SETS],
@@ -27,6 +27,19 @@ pub struct DescriptorState {
     /// The push constants as the root table holds them (NVK's `root.push`), for the
     /// meta path to write back.
     push_constants: [u32; (root::PUSH_CONSTANTS_SIZE / 4) as usize],
+}
+
+impl Default for DescriptorState {
+    fn default() -> Self {
+        DescriptorState {
+            sets: [0; root::MAX_SETS],
+            set_dynamic_buffer_start: [0; root::MAX_SETS],
+            push_dirty: 0,
+            push_sets: 0,
+            upload_next: 0,
+            push_constants: [0; (root::PUSH_CONSTANTS_SIZE / 4) as usize],
+        }
+    }
 }
 
 /// The model's command-buffer upload memory, where push descriptor sets are copied
@@ -104,8 +117,8 @@ impl CommandEncoder<'_> {
             let addr = self.descriptors.upload_next;
             self.descriptors.upload_next += PUSH_DESCRIPTOR_SET_SIZE;
             self.descriptors.sets[set] = addr;
-            let offset = root::DESCRIPTOR_SETS + 8 * set as u32;
-            self.flush_root(offset, &[addr as u32, (addr >> 32) as u32]);
+            let (offset, words) = root::set_address(set, addr, PUSH_DESCRIPTOR_SET_SIZE as u32);
+            self.flush_root(offset, &words);
         }
     }
 
@@ -168,8 +181,14 @@ impl CommandEncoder<'_> {
             self.descriptors.push_sets &= !(1 << s);
             if self.descriptors.sets[s] != *set || was_push {
                 self.descriptors.sets[s] = *set;
-                let offset = root::DESCRIPTOR_SETS + 8 * s as u32;
-                self.flush_root(offset, &[*set as u32, (*set >> 32) as u32]);
+                // A set's size is a placeholder, as its address is (the trace's handle).
+                let size = if *set == 0 {
+                    0
+                } else {
+                    super::cbuf::PLACEHOLDER_SET_SIZE
+                };
+                let (offset, words) = root::set_address(s, *set, size);
+                self.flush_root(offset, &words);
             }
         }
         // Dynamic buffers: from the first set's start, one per dynamic offset.

@@ -200,6 +200,7 @@ pub fn verify(
     tap: &Tap,
     options: &ReplayOptions,
     allow: &AllowList,
+    show: &[usize],
 ) -> Result<Verification, VerifyError> {
     let arch = options.arch;
     let (nvk_setup, nvk_run) = nvk_methods(tap)?;
@@ -308,7 +309,9 @@ pub fn verify(
                 d.draws += 1;
             }
         }
-        if !explained && v.excerpts.len() < EXCERPTS {
+        if show.contains(&index) {
+            v.excerpts.push(whole(index, seq, nvk, model, &steps));
+        } else if !explained && show.is_empty() && v.excerpts.len() < EXCERPTS {
             v.excerpts
                 .push(excerpt(index, seq, nvk, model, &steps, allow));
         }
@@ -431,6 +434,32 @@ fn run_methods(
     cost.mme_instructions
 }
 
+/// Every method of a draw, both sides lined up.
+fn whole(
+    index: usize,
+    seq: Option<u64>,
+    nvk: &Segment,
+    model: &Segment,
+    steps: &[Step],
+) -> Excerpt {
+    Excerpt {
+        draw: index,
+        seq,
+        lines: steps.iter().map(|s| shown_step(nvk, model, *s)).collect(),
+    }
+}
+
+/// One step as an excerpt shows it.
+fn shown_step(nvk: &Segment, model: &Segment, step: Step) -> (Shown, Shown, &'static str) {
+    let shown = |m: Method| Some((label(m.subc, m.mthd), m.data));
+    match step {
+        Step::Same(i, j) => (shown(nvk.methods[i]), shown(model.methods[j]), ""),
+        Step::Data(i, j) => (shown(nvk.methods[i]), shown(model.methods[j]), "data"),
+        Step::NvkOnly(i) => (shown(nvk.methods[i]), None, "nvk-only"),
+        Step::ModelOnly(j) => (None, shown(model.methods[j]), "model-only"),
+    }
+}
+
 /// The methods around a draw's first unexplained difference.
 fn excerpt(
     index: usize,
@@ -440,7 +469,6 @@ fn excerpt(
     steps: &[Step],
     allow: &AllowList,
 ) -> Excerpt {
-    let shown = |m: Method| (label(m.subc, m.mthd), m.data);
     let unexplained = |s: &Step| {
         let (kind, m) = match *s {
             Step::Same(..) => return false,
@@ -453,20 +481,7 @@ fn excerpt(
     let at = steps.iter().position(unexplained).unwrap_or(0);
     let lines = steps[at.saturating_sub(CONTEXT)..(at + CONTEXT + 1).min(steps.len())]
         .iter()
-        .map(|s| match *s {
-            Step::Same(i, j) => (
-                Some(shown(nvk.methods[i])),
-                Some(shown(model.methods[j])),
-                "",
-            ),
-            Step::Data(i, j) => (
-                Some(shown(nvk.methods[i])),
-                Some(shown(model.methods[j])),
-                "data",
-            ),
-            Step::NvkOnly(i) => (Some(shown(nvk.methods[i])), None, "nvk-only"),
-            Step::ModelOnly(j) => (None, Some(shown(model.methods[j])), "model-only"),
-        })
+        .map(|s| shown_step(nvk, model, *s))
         .collect();
     Excerpt {
         draw: index,
