@@ -31,7 +31,7 @@ use crate::replay::{Discard, Pass, Tape};
 use crate::{ReplayError, ReplayOptions};
 use allow::{AllowList, Kind};
 use diff::Step;
-use segment::{Method, Numbering, Part, Segment};
+use segment::{Field, Method, Numbering, Part, Segment};
 use tap::Tap;
 
 /// Why a verification could not be made.
@@ -175,17 +175,24 @@ impl Verification {
 }
 
 /// A method's label in verification reports: [`crate::method_label`]'s, but macro calls
-/// named by NVK's numbering (both sides' calls are renumbered to it).
-pub fn label(subc: u8, mthd: u16) -> String {
-    match segment::macro_id(subc, mthd) {
-        Some(id) => {
-            let what = if mthd % 8 == 0 { "MACRO" } else { "DATA" };
-            match nvk::nvk_macro_name(id) {
-                Some(name) => format!("CALL_MME_{what}({name})"),
-                None => format!("CALL_MME_{what}(model macro {})", id.wrapping_sub(200)),
+/// named by NVK's numbering (both sides' calls are renumbered to it) with the
+/// parameter's position, and root-table loads by the member they land in.
+pub fn label(m: Method, field: Field) -> String {
+    match (segment::macro_id(m.subc, m.mthd), field) {
+        (Some(id), _) => {
+            let name = nvk::nvk_macro_name(id).map_or_else(
+                || format!("model macro {}", id.wrapping_sub(200)),
+                str::to_string,
+            );
+            match field {
+                Field::Param(p) => format!("CALL_MME({name}) parameter {p}"),
+                _ => format!("CALL_MME({name})"),
             }
         }
-        None => crate::method_label(subc, mthd),
+        (None, Field::Root(offset)) => {
+            format!("LOAD_CONSTANT_BUFFER(root.{})", segment::root_member(offset))
+        }
+        _ => crate::method_label(m.subc, m.mthd),
     }
 }
 
@@ -283,12 +290,7 @@ pub fn verify(
             };
             equal = false;
             *differs = true;
-            let any = n.or(m).unwrap_or(Method {
-                subc: 0,
-                mthd: 0,
-                data: 0,
-            });
-            let label = label(any.subc, any.mthd);
+            let label = step_label(nvk, model, *step);
             let reason = allow.reason(kind, &label).map(str::to_string);
             explained &= reason.is_some();
             let key = (kind, label.clone());
@@ -451,12 +453,21 @@ fn whole(
 
 /// One step as an excerpt shows it.
 fn shown_step(nvk: &Segment, model: &Segment, step: Step) -> (Shown, Shown, &'static str) {
-    let shown = |m: Method| Some((label(m.subc, m.mthd), m.data));
+    let nvk_side = |i: usize| Some((nvk.label(i), nvk.methods[i].data));
+    let model_side = |j: usize| Some((model.label(j), model.methods[j].data));
     match step {
-        Step::Same(i, j) => (shown(nvk.methods[i]), shown(model.methods[j]), ""),
-        Step::Data(i, j) => (shown(nvk.methods[i]), shown(model.methods[j]), "data"),
-        Step::NvkOnly(i) => (shown(nvk.methods[i]), None, "nvk-only"),
-        Step::ModelOnly(j) => (None, shown(model.methods[j]), "model-only"),
+        Step::Same(i, j) => (nvk_side(i), model_side(j), ""),
+        Step::Data(i, j) => (nvk_side(i), model_side(j), "data"),
+        Step::NvkOnly(i) => (nvk_side(i), None, "nvk-only"),
+        Step::ModelOnly(j) => (None, model_side(j), "model-only"),
+    }
+}
+
+/// A step's label: NVK's method's where NVK has one (its field is what NVK meant).
+fn step_label(nvk: &Segment, model: &Segment, step: Step) -> String {
+    match step {
+        Step::Same(i, _) | Step::Data(i, _) | Step::NvkOnly(i) => nvk.label(i),
+        Step::ModelOnly(j) => model.label(j),
     }
 }
 
@@ -470,13 +481,13 @@ fn excerpt(
     allow: &AllowList,
 ) -> Excerpt {
     let unexplained = |s: &Step| {
-        let (kind, m) = match *s {
+        let kind = match *s {
             Step::Same(..) => return false,
-            Step::Data(i, _) => (Kind::Data, nvk.methods[i]),
-            Step::NvkOnly(i) => (Kind::NvkOnly, nvk.methods[i]),
-            Step::ModelOnly(j) => (Kind::ModelOnly, model.methods[j]),
+            Step::Data(..) => Kind::Data,
+            Step::NvkOnly(_) => Kind::NvkOnly,
+            Step::ModelOnly(_) => Kind::ModelOnly,
         };
-        allow.reason(kind, &label(m.subc, m.mthd)).is_none()
+        allow.reason(kind, &step_label(nvk, model, *s)).is_none()
     };
     let at = steps.iter().position(unexplained).unwrap_or(0);
     let lines = steps[at.saturating_sub(CONTEXT)..(at + CONTEXT + 1).min(steps.len())]

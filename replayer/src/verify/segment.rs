@@ -44,6 +44,74 @@ impl Part {
     }
 }
 
+/// What a method's data is, beyond its method: where a root-table load lands, or
+/// which parameter of a macro call it is. Reports name differences by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// Nothing more than the method.
+    Plain,
+    /// A `LOAD_CONSTANT_BUFFER` word, at this byte of the root table.
+    Root(u32),
+    /// A macro call's parameter, from 0.
+    Param(u32),
+}
+
+/// Each method's [`Field`], following the load offset and the macro calls through
+/// the whole stream.
+pub fn fields(methods: &[Method]) -> Vec<Field> {
+    let mut offset = 0u32;
+    let mut param = 0u32;
+    methods
+        .iter()
+        .map(|m| {
+            if m.subc != SUBC_3D {
+                return Field::Plain;
+            }
+            match m.mthd {
+                class::LOAD_CONSTANT_BUFFER_OFFSET => {
+                    offset = m.data & 0xffff;
+                    Field::Plain
+                }
+                x if (class::load_constant_buffer(0)..class::load_constant_buffer(16))
+                    .contains(&x) =>
+                {
+                    let at = offset;
+                    offset = offset.wrapping_add(4);
+                    Field::Root(at)
+                }
+                x if macro_id(m.subc, x).is_some() => {
+                    param = if x % 8 == 0 { 0 } else { param + 1 };
+                    Field::Param(param)
+                }
+                _ => Field::Plain,
+            }
+        })
+        .collect()
+}
+
+/// The member of NVK 25.0.7's root table (`struct nvk_root_descriptor_table`) at
+/// `offset`.
+pub fn root_member(offset: u32) -> &'static str {
+    match offset {
+        0x00 => "draw.base_vertex",
+        0x04 => "draw.base_instance",
+        0x08 => "draw.draw_index",
+        0x0c => "draw.view_index",
+        0x10..=0x17 => "draw.sample_locations",
+        0x18..=0x27 => "draw.sample_masks",
+        0x28..=0x127 => "push",
+        0x128..=0x327 => match (offset - 0x128) % 16 {
+            0 => "sets[].base_addr (low)",
+            4 => "sets[].base_addr (high)",
+            8 => "sets[].size",
+            _ => "sets[].zero",
+        },
+        0x328..=0x347 => "set_dynamic_buffer_start",
+        0x348..=0x747 => "dynamic_buffers",
+        _ => "past the table",
+    }
+}
+
 /// The methods up to and including one draw macro's call (or, last, what follows the
 /// last one).
 #[derive(Clone, Debug, Default)]
@@ -52,11 +120,23 @@ pub struct Segment {
     pub methods: Vec<Method>,
     /// Each method's part (the model's side; empty on NVK's).
     pub parts: Vec<Part>,
+    /// Each method's field.
+    pub fields: Vec<Field>,
     /// The model's draw row that ends it (record and kind), when one does: a draw
     /// macro called with no row is a meta draw (a resolve, a blit).
     pub row: Option<(u64, DrawKind)>,
     /// The draw macro whose call ends it; `None` for the tail.
     pub draw_macro: Option<&'static str>,
+}
+
+impl Segment {
+    /// Method `i`'s label in reports ([`super::label`]).
+    pub fn label(&self, i: usize) -> String {
+        super::label(
+            self.methods[i],
+            self.fields.get(i).copied().unwrap_or(Field::Plain),
+        )
+    }
 }
 
 /// Which numbering of macros a stream uses.
@@ -112,6 +192,7 @@ pub fn decode(numbering: Numbering, words: &[u32]) -> Result<Vec<Method>, ParseE
 /// Splits methods after each draw macro's call (its `CALL_MME_MACRO` and the
 /// `CALL_MME_DATA` that follow). `parts`, when not empty, runs beside `methods`.
 pub fn split(methods: &[Method], parts: &[Part]) -> Vec<Segment> {
+    let fields = fields(methods);
     let mut segments = Vec::new();
     let mut current = Segment::default();
     let mut open_call: Option<u16> = None;
@@ -123,6 +204,7 @@ pub fn split(methods: &[Method], parts: &[Part]) -> Vec<Segment> {
             }
         }
         current.methods.push(*m);
+        current.fields.push(fields[i]);
         if let Some(p) = parts.get(i) {
             current.parts.push(*p);
         }
