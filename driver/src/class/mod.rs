@@ -174,7 +174,8 @@ pub enum InstanceId {
 pub struct Begin {
     /// Topology, bits 15:0.
     pub op: PrimitiveOp,
-    /// Reset the primitive id, bit 24.
+    /// Reset the primitive id: bit 24 clear (`PRIMITIVE_ID_FIRST` is 0,
+    /// `PRIMITIVE_ID_UNCHANGED` 1).
     pub primitive_id_first: bool,
     /// Instance, bits 27:26.
     pub instance_id: InstanceId,
@@ -187,7 +188,7 @@ impl Begin {
     /// The method's data word.
     pub fn pack(&self) -> u32 {
         (self.op as u32)
-            | (u32::from(self.primitive_id_first) << 24)
+            | (u32::from(!self.primitive_id_first) << 24)
             | ((self.instance_id as u32) << 26)
     }
 
