@@ -72,11 +72,11 @@ pub struct Args {
     /// recorded; exit 1 when one differs.
     #[arg(long, requires = "device")]
     check_frames: bool,
-    /// With --device: switch off the features the trace enabled that the device lacks
-    /// (with a note) instead of refusing the trace; a call that needs one then fails
-    /// where it is made.
+    /// With --device: leave out the device extensions and switch off the features the
+    /// trace enabled that the device lacks (with a note) instead of refusing the
+    /// trace; a call that needs one then fails where it is made.
     #[arg(long, requires = "device")]
-    switch_off_missing_features: bool,
+    switch_off_missing: bool,
     /// With --device: time every draw on the GPU between two timestamp queries and
     /// write the results file with `gpu-ns` beside the driver model's counts.
     #[arg(long, requires = "device")]
@@ -322,7 +322,7 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
         gpu_timing: args.gpu_timing,
         frames: args.frames.map(|f| (f.first, f.last)),
         loops: args.loops.max(1),
-        switch_off_missing_features: args.switch_off_missing_features,
+        switch_off_missing: args.switch_off_missing,
     };
     let summary = replayer::device::replay_on_device(&args.trace, &options, &mut |_, _| {})
         .map_err(|e| {

@@ -59,10 +59,10 @@ pub struct DeviceOptions {
     /// `frames`): the first pass makes the objects and warms caches, the others only
     /// record, submit and present again. 0 and 1 replay once.
     pub loops: u32,
-    /// Whether features the trace enabled that the device lacks are switched off
-    /// (with a note) rather than refused; a call that needs one then fails where it is
-    /// made.
-    pub switch_off_missing_features: bool,
+    /// Whether device extensions and features the trace enabled that the device lacks
+    /// are left out (with a note) rather than refused; a call that needs one then
+    /// fails where it is made.
+    pub switch_off_missing: bool,
 }
 
 /// Why a device replay stopped.
@@ -453,7 +453,7 @@ impl Replay {
                     self.family,
                     &c,
                     seq,
-                    self.options.switch_off_missing_features,
+                    self.options.switch_off_missing,
                 )?;
                 // SAFETY: a live instance and device.
                 unsafe {

@@ -152,10 +152,16 @@ pub fn create_device(
         }
     }
     if !missing.is_empty() {
-        return Err(DeviceError::Missing {
-            what: format!("device extension {}", missing.join(", ")),
-            seq: Some(seq),
-        });
+        if !switch_off_missing {
+            return Err(DeviceError::Missing {
+                what: format!("device extension {}", missing.join(", ")),
+                seq: Some(seq),
+            });
+        }
+        eprintln!(
+            "note: call #{seq}: left out device extensions the device lacks: {}",
+            missing.join(", ")
+        );
     }
     if let Some(info) = c.create_info() {
         if let Some(mut recorded) = RecordedFeatures::of(&info) {
