@@ -127,18 +127,24 @@ fn is_macro_call(mthd: u16) -> bool {
 /// macro it calls for `CALL_MME_MACRO`/`CALL_MME_DATA`, its offset otherwise (with
 /// its subchannel when that is not the 3D class's).
 pub fn method_label(subc: u8, mthd: u16) -> String {
-    if let Some(name) = host_method_name(mthd) {
-        return if subc == SUBC_3D {
-            name.to_string()
+    let on_subc = |name: String| {
+        if subc == SUBC_3D {
+            name
         } else {
             format!("{name} (subchannel {subc})")
-        };
+        }
+    };
+    if mthd < 0x100 {
+        // The channel's own methods, on any subchannel.
+        if let Some(name) = class::header_name(subc, mthd) {
+            return on_subc(name);
+        }
     }
     if subc != SUBC_3D {
-        return class::method_name_on(subc, mthd).map_or_else(
-            || format!("subchannel {subc} method {mthd:#06x}"),
-            |name| format!("{name} (subchannel {subc})"),
-        );
+        return class::method_name_on(subc, mthd)
+            .map(str::to_string)
+            .or_else(|| class::header_name(subc, mthd))
+            .map_or_else(|| format!("subchannel {subc} method {mthd:#06x}"), on_subc);
     }
     if (class::CALL_MME_MACRO..0x4000).contains(&mthd) {
         let id = (mthd - class::CALL_MME_MACRO) / 8;
@@ -148,28 +154,10 @@ pub fn method_label(subc: u8, mthd: u16) -> String {
             None => format!("CALL_MME_{what}({id})"),
         };
     }
-    class::method_name(mthd).map_or_else(|| format!("method {mthd:#06x}"), str::to_string)
-}
-
-/// The channel's own (host class, `cl906f.h`) methods, which any subchannel takes
-/// below 0x100.
-fn host_method_name(mthd: u16) -> Option<&'static str> {
-    Some(match mthd {
-        0x0000 => "SET_OBJECT",
-        0x0004 => "ILLEGAL",
-        0x0008 => "NOP",
-        0x0010 => "SEMAPHOREA",
-        0x0014 => "SEMAPHOREB",
-        0x0018 => "SEMAPHOREC",
-        0x001c => "SEMAPHORED",
-        0x0020 => "NON_STALL_INTERRUPT",
-        0x0024 => "FB_FLUSH",
-        0x0028 => "MEM_OP_A",
-        0x002c => "MEM_OP_B",
-        0x0050 => "SET_REFERENCE",
-        0x0080 => "YIELD",
-        _ => return None,
-    })
+    class::method_name(mthd)
+        .map(str::to_string)
+        .or_else(|| class::header_name(subc, mthd))
+        .unwrap_or_else(|| format!("method {mthd:#06x}"))
 }
 
 /// Replays `trace` as `options` say until the draw that wrote row `ordinal` of

@@ -7,6 +7,7 @@
 use crate::mme::Arch;
 
 pub mod copy;
+mod generated_names;
 mod shaders;
 mod state;
 mod targets;
@@ -442,6 +443,36 @@ impl Class3d {
     pub fn find(number: u16) -> Option<Class3d> {
         CLASSES_3D.iter().copied().find(|c| c.number == number)
     }
+}
+
+/// A method's name as NVIDIA's class header gives it (on `subc` as NVK binds the
+/// classes: 3D on 0, compute on 1, copy on 4; the channel's own methods below 0x100 on
+/// any), array methods with their index.
+pub fn header_name(subc: u8, mthd: u16) -> Option<String> {
+    use generated_names as g;
+    let (scalars, arrays) = match (subc, mthd) {
+        (_, 0..=0xff) => (g::HOST, g::HOST_ARRAYS),
+        (crate::push::SUBC_3D, _) => (g::THREE_D, g::THREE_D_ARRAYS),
+        (crate::push::SUBC_COMPUTE, _) => (g::COMPUTE, g::COMPUTE_ARRAYS),
+        (crate::push::SUBC_COPY, _) => (g::COPY, g::COPY_ARRAYS),
+        _ => return None,
+    };
+    if let Ok(i) = scalars.binary_search_by_key(&mthd, |(m, _)| *m) {
+        return Some(scalars[i].1.to_string());
+    }
+    // The nearest array below that the method falls on an element of.
+    arrays
+        .iter()
+        .rev()
+        .filter(|(base, stride, _)| *base <= mthd && (mthd - base) % stride == 0)
+        .find(|(base, stride, _)| (mthd - base) / stride < 256)
+        .map(|(base, stride, name)| {
+            let index = (mthd - base) / stride;
+            match name.rsplit_once('(') {
+                Some((stem, _)) => format!("{stem}({index})"),
+                None => (*name).to_string(),
+            }
+        })
 }
 
 /// The name of a method this module knows, for disassembly.

@@ -190,7 +190,10 @@ pub fn label(m: Method, field: Field) -> String {
             }
         }
         (None, Field::Root(offset)) => {
-            format!("LOAD_CONSTANT_BUFFER(root.{})", segment::root_member(offset))
+            format!(
+                "LOAD_CONSTANT_BUFFER(root.{})",
+                segment::root_member(offset)
+            )
         }
         _ => crate::method_label(m.subc, m.mthd),
     }
