@@ -65,6 +65,12 @@ ensure_vulkan() {
   ensure_vk_registry
 }
 
+# Real NVK on the CPU for `macroscope verify`: a Debian trixie root with Mesa's NVK and
+# its no-op nouveau kernel (scripts/nvk-oracle makes it once and keeps it).
+ensure_nvk_oracle() {
+  scripts/nvk-oracle --setup
+}
+
 # tmux, for the end-to-end test of `macroscope tui`.
 ensure_tmux() {
   command -v tmux >/dev/null || apt_install tmux

@@ -266,6 +266,9 @@ fn vkcube_captures_100_frames_that_read_back_validate_and_replay() {
         );
     }
 
+    // Real NVK pushes what the model pushes, but for the explained differences.
+    assert_verifies_on_nvk(&trace);
+
     // The layer checksummed every presented frame; replayed on this device, the trace
     // draws the same 100 frames, bit for bit.
     assert_eq!(counts["FrameChecksum"], 100, "{counts:?}");
@@ -273,6 +276,44 @@ fn vkcube_captures_100_frames_that_read_back_validate_and_replay() {
     // Looped twice over frames 10-19 (after the ten before them): each pass starts
     // from the memory the first found, and draws the same frames again.
     assert_frames_match(&trace, 30, &["--loop", "2", "--frames", "10-19"]);
+}
+
+/// `macroscope verify` of `trace` against NVK 25.0.7 on a Turing and a pre-Turing
+/// chipset passes with the project's allow file: every difference explained, the draws
+/// paired one to one. Skipped (with a line) where the oracle is not set up, unless
+/// MACROSCOPE_REQUIRE_NVK is set.
+fn assert_verifies_on_nvk(trace: &Path) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_macroscope"))
+        .parent()
+        .unwrap();
+    if let Err(why) = replayer::verify::oracle::ready(&root.join("scripts/nvk-oracle"), bin_dir) {
+        assert!(
+            std::env::var_os("MACROSCOPE_REQUIRE_NVK").is_none(),
+            "the NVK oracle must run here: {why}"
+        );
+        eprintln!("not verified against NVK: {why}");
+        return;
+    }
+    let allow = root.join("samples/nvk-25.0.7.allow");
+    for chipset in ["0x162", "0x140"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+            .args([
+                "verify",
+                trace.to_str().unwrap(),
+                "--chipset",
+                chipset,
+                "--allow",
+            ])
+            .arg(&allow)
+            .output()
+            .unwrap();
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{chipset}: {out:?}");
+        assert!(report.contains("every difference explained"), "{report}");
+        assert!(!report.contains("draws:           NVK 0,"), "{report}");
+        assert!(!report.contains("counts differ"), "{report}");
+    }
 }
 
 /// `replay --device --check-frames` on `trace` (with `extra` arguments): it succeeds,
@@ -405,6 +446,8 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
         // Zink sets its dynamic state through vkCmdSet*: the model executes those.
         assert!(!text.contains("vkCmdSetViewportWithCount"), "{text}");
         assert!(!text.contains("vkCmdSetDepthTestEnable "), "{text}");
+        // Real NVK pushes what the model pushes, but for the explained differences.
+        assert_verifies_on_nvk(&trace);
     }
     let report = Command::new(env!("CARGO_BIN_EXE_macroscope"))
         .args(["report", results.to_str().unwrap()])

@@ -775,3 +775,70 @@ fn every_scene_replays_on_this_device_with_its_frames_as_captured_and_each_draw_
         }
     }
 }
+
+/// The macroscope binary, built beside the scene.
+fn macroscope_binary() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_scene")).with_file_name("macroscope")
+}
+
+#[test]
+fn every_scene_captured_here_matches_nvk_on_both_mme_generations_but_for_explained_differences() {
+    if !ready() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let bin = macroscope_binary();
+    let bin_dir = bin.parent().unwrap();
+    if let Err(why) = replayer::verify::oracle::ready(&root.join("scripts/nvk-oracle"), bin_dir)
+        .and_then(|()| {
+            bin.is_file()
+                .then_some(())
+                .ok_or("no macroscope binary".into())
+        })
+    {
+        assert!(
+            std::env::var_os("MACROSCOPE_REQUIRE_NVK").is_none(),
+            "the NVK oracle must run here: {why}"
+        );
+        eprintln!("skipping the NVK oracle test: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let allow = root.join("samples/nvk-25.0.7.allow");
+    for scene in [
+        "multiview",
+        "indirect",
+        "storm",
+        "tessellation",
+        "threads",
+        "secondary",
+        "compute",
+        "mapped",
+        "libraries",
+    ] {
+        let (trace, _) = capture(dir.path(), scene, 2);
+        for chipset in ["0x162", "0x140"] {
+            let out = Command::new(&bin)
+                .args([
+                    "verify",
+                    trace.to_str().unwrap(),
+                    "--chipset",
+                    chipset,
+                    "--allow",
+                ])
+                .arg(&allow)
+                .output()
+                .unwrap();
+            let report = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{scene} {chipset}: {out:?}");
+            assert!(
+                report.contains("every difference explained"),
+                "{scene} {chipset}: {report}"
+            );
+            assert!(
+                !report.contains("counts differ"),
+                "{scene} {chipset}: {report}"
+            );
+        }
+    }
+}

@@ -141,6 +141,10 @@ fn run_nvk(args: &Args, trace: &Path, chipset: u32) -> anyhow::Result<PathBuf> {
         None => std::env::temp_dir().join(format!("macroscope-nvk-{}.tap", std::process::id())),
     };
     let exe = std::env::current_exe().context("cannot find this program's path")?;
+    if let Some(bin_dir) = exe.parent() {
+        verify::oracle::ready(&oracle, bin_dir)
+            .map_err(|why| anyhow::anyhow!("the NVK oracle is not ready: {why}"))?;
+    }
     let output = Command::new(&oracle)
         .arg("--chipset")
         .arg(format!("{chipset:#x}"))

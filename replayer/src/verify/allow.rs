@@ -1,8 +1,8 @@
 //! Known, explained differences between the model and NVK: a file of
 //! `KIND METHOD -- REASON` lines (`#` starts a comment). KIND is `data` (both push the
 //! method, with different data), `nvk-only`, `model-only`, or `any`; METHOD is a
-//! method's label as reports print it (spaces and all), ending in `*` to match every
-//! label it starts; REASON says why, and is required.
+//! method's label as reports print it (spaces and all), where `*` matches any run of
+//! characters; REASON says why, and is required.
 
 use std::path::{Path, PathBuf};
 
@@ -123,13 +123,7 @@ impl AllowList {
     pub fn reason(&self, kind: Kind, label: &str) -> Option<&str> {
         self.rules
             .iter()
-            .find(|r| {
-                r.kind.is_none_or(|k| k == kind)
-                    && match r.pattern.strip_suffix('*') {
-                        Some(prefix) => label.starts_with(prefix),
-                        None => label == r.pattern,
-                    }
-            })
+            .find(|r| r.kind.is_none_or(|k| k == kind) && glob(&r.pattern, label))
             .map(|r| r.reason.as_str())
     }
 
@@ -142,6 +136,27 @@ impl AllowList {
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
+}
+
+/// Whether `text` matches `pattern`, where `*` stands for any run of characters.
+fn glob(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        // No `*`: the whole text.
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(last)
 }
 
 #[cfg(test)]
@@ -166,6 +181,10 @@ mod tests {
         assert!(list.reason(Kind::ModelOnly, "method 0x1234").is_some());
         assert!(list.reason(Kind::ModelOnly, "method 0x12340").is_none());
         assert!(list.reason(Kind::Data, "method 0x1234").is_some());
+        assert!(glob("* (subchannel 4)", "LAUNCH_DMA (subchannel 4)"));
+        assert!(!glob("* (subchannel 4)", "LAUNCH_DMA (subchannel 1)"));
+        assert!(glob("SET_*_POOL_*", "SET_TEX_HEADER_POOL_A"));
+        assert!(glob("A", "A") && !glob("A", "AB") && glob("A*", "AB"));
         assert!(AllowList::parse("data SET_X").is_err());
         assert!(AllowList::parse("data SET_X --").is_err());
         assert_eq!(

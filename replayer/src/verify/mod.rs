@@ -16,6 +16,7 @@ pub mod allow;
 pub mod diff;
 pub mod macros;
 pub mod nvk;
+pub mod oracle;
 pub mod segment;
 pub mod tap;
 
@@ -163,7 +164,8 @@ impl Verification {
         self.draws.iter().filter(|d| d.explained).count()
     }
 
-    /// Differences no allow rule explains.
+    /// Differences no allow rule explains: methods, draws one side has and the other
+    /// lacks, and macro runs that failed on the simulator.
     pub fn unexplained(&self) -> u64 {
         self.differences
             .iter()
@@ -171,6 +173,8 @@ impl Verification {
             .map(|d| d.count)
             .sum::<u64>()
             + self.draw_counts.0.abs_diff(self.draw_counts.1) as u64
+            + self.mme_failures.0
+            + self.mme_failures.1
     }
 }
 
@@ -204,7 +208,8 @@ const EXCERPTS: usize = 3;
 /// Methods shown before and after an excerpt's first difference.
 const CONTEXT: usize = 4;
 
-/// Compares NVK's push buffers for `trace` (from `tap`) with the model's replay of it.
+/// Compares NVK's push buffers for `trace` (from `tap`) with the model's replay of it;
+/// `show` lists draws (by position) to show whole.
 pub fn verify(
     trace: &Path,
     tap: &Tap,
@@ -212,13 +217,27 @@ pub fn verify(
     allow: &AllowList,
     show: &[usize],
 ) -> Result<Verification, VerifyError> {
-    let arch = options.arch;
-    let (nvk_setup, nvk_run) = nvk_methods(tap)?;
+    let tape = model_tape(trace, options)?;
+    compare(tap, &tape, options.arch, allow, show)
+}
+
+/// Every word the model pushes replaying `trace`, after its channel set-up.
+pub fn model_tape(trace: &Path, options: &ReplayOptions) -> Result<Tape, VerifyError> {
     let mut pass = Pass::new(options, 0)?;
     pass.tape = Some(Tape::default());
     pass.run(trace, &mut Discard, &mut |_, _| {})?;
-    let tape = pass.tape.take().unwrap_or_default();
+    Ok(pass.tape.take().unwrap_or_default())
+}
 
+/// Compares NVK's push buffers (`tap`) with the model's (`tape`, on `arch`'s MME).
+pub fn compare(
+    tap: &Tap,
+    tape: &Tape,
+    arch: Arch,
+    allow: &AllowList,
+    show: &[usize],
+) -> Result<Verification, VerifyError> {
+    let (nvk_setup, nvk_run) = nvk_methods(tap)?;
     let device = Device::for_arch(arch);
     let model_init = device.init_push().map_err(ReplayError::from)?;
     let decode_err = |side| move |reason| VerifyError::Decode { side, reason };
@@ -235,7 +254,7 @@ pub fn verify(
     };
 
     let nvk_segments = segment::split(&nvk_run, &[]);
-    let model_segments = segment::model_segments(&tape).map_err(decode_err("the model"))?;
+    let model_segments = segment::model_segments(tape).map_err(decode_err("the model"))?;
     let draws = |s: &[Segment]| s.iter().filter(|s| s.draw_macro.is_some()).count();
     v.draw_counts = (draws(&nvk_segments), draws(&model_segments));
 

@@ -1,0 +1,184 @@
+//! `macroscope verify` against real NVK: the NVIDIA samples replayed on NVK 25.0.7 under
+//! Mesa's no-op kernel (`scripts/nvk-oracle`) on a Turing and a pre-Turing chipset, every
+//! difference from the model explained by `samples/nvk-25.0.7.allow`; and a model with
+//! one method dropped from one state group fails, naming that method.
+//!
+//! Needs the oracle's root (`scripts/nvk-oracle --setup`, as root) and the tap library
+//! (`cargo build -p nvk-tap`). Without them the tests say so and pass, unless
+//! MACROSCOPE_REQUIRE_NVK is set (scripts/test sets it).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use driver::mme::Arch;
+use driver::nvk::state::StateGroup;
+use driver::push::{self, HeaderKind, MethodHeader};
+use replayer::verify::allow::{AllowList, Kind};
+use replayer::verify::{self, tap};
+use replayer::{ReplayOptions, Tape, TapeLabel};
+use trace_format::ReadOptions;
+
+const ALLOW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/nvk-25.0.7.allow");
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("samples/{name}-nvidia.mscope"))
+}
+
+/// Whether the oracle can run here; panics if it must and cannot.
+fn oracle_ready() -> bool {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/nvk-oracle");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_macroscope"))
+        .parent()
+        .unwrap();
+    match verify::oracle::ready(&script, bin_dir) {
+        Ok(()) => true,
+        Err(why) => {
+            assert!(
+                std::env::var_os("MACROSCOPE_REQUIRE_NVK").is_none(),
+                "the NVK oracle tests must run here: {why}"
+            );
+            eprintln!("skipping the NVK oracle tests: {why}");
+            false
+        }
+    }
+}
+
+fn macroscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `draws: NVK n, model m` from a report.
+fn draw_counts(report: &str) -> (u64, u64) {
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("draws:"))
+        .unwrap_or_else(|| panic!("no draws line in {report}"));
+    let numbers: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    (numbers[0], numbers[1])
+}
+
+#[test]
+fn every_nvidia_sample_matches_nvk_on_both_mme_generations_but_for_explained_differences() {
+    if !oracle_ready() {
+        return;
+    }
+    for name in ["storm", "multiview", "indirect", "tessellation", "compute"] {
+        for chipset in ["0x162", "0x140"] {
+            let trace = sample(name);
+            let out = macroscope(&[
+                "verify",
+                trace.to_str().unwrap(),
+                "--chipset",
+                chipset,
+                "--allow",
+                ALLOW,
+            ]);
+            let report = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{name} {chipset}: {out:?}");
+            assert!(
+                report.contains("every difference explained"),
+                "{name} {chipset}: {report}"
+            );
+            let (nvk, model) = draw_counts(&report);
+            assert!(nvk > 0 && nvk == model, "{name} {chipset}: {report}");
+            // NVK's own macros ran on the simulator without a failure.
+            assert!(!report.contains("macro runs that failed"), "{report}");
+        }
+    }
+    // Without the allow file the same run fails, listing what differs by name.
+    let out = macroscope(&["verify", sample("storm").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("LOAD_CONSTANT_BUFFER(root.sets[].base_addr (low))"),
+        "{report}"
+    );
+}
+
+/// `tape` with the first method of the first run of `group`'s words left out (its run
+/// pushed again one method a header), as a model that forgot that method would push.
+fn without_first_method_of(tape: &Tape, group: StateGroup) -> (Tape, push::MethodWrite) {
+    let mut out = Tape::default();
+    let mut dropped = None;
+    let mut start = 0;
+    for &(end, label) in &tape.spans {
+        let words = &tape.words[start..end];
+        start = end;
+        if dropped.is_none() && label == TapeLabel::Group(group) {
+            let mut methods = push::parse(words).map(Result::unwrap);
+            dropped = methods.next();
+            for m in methods {
+                out.words
+                    .push(MethodHeader::new(HeaderKind::Incrementing, m.subc, m.mthd, 1).0);
+                out.words.push(m.data);
+            }
+        } else {
+            out.words.extend_from_slice(words);
+        }
+        out.spans.push((out.words.len(), label));
+    }
+    (out, dropped.expect("the trace flushes that group"))
+}
+
+#[test]
+fn a_model_that_drops_one_method_of_one_state_group_fails_naming_it() {
+    if !oracle_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tap_file = dir.path().join("storm.tap");
+    let trace = sample("storm");
+    let out = macroscope(&[
+        "verify",
+        trace.to_str().unwrap(),
+        "--allow",
+        ALLOW,
+        "--keep-tap",
+        tap_file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let tap = tap::read_tap(&tap_file).unwrap();
+    let allow = AllowList::read(Path::new(ALLOW)).unwrap();
+    let options = ReplayOptions {
+        arch: Arch::Turing,
+        frames: None,
+        repeat: 1,
+        read: ReadOptions::default(),
+        mme_budget: replayer::DEFAULT_MME_BUDGET,
+        remember_macro_runs: true,
+    };
+    let tape = verify::model_tape(&trace, &options).unwrap();
+    // The model as it is: every difference explained.
+    let whole = verify::compare(&tap, &tape, Arch::Turing, &allow, &[]).unwrap();
+    assert_eq!(whole.unexplained(), 0);
+    // The same model without the viewport group's first method.
+    let (broken, dropped) = without_first_method_of(&tape, StateGroup::Viewport);
+    let v = verify::compare(&tap, &broken, Arch::Turing, &allow, &[]).unwrap();
+    assert!(v.unexplained() > 0);
+    let label = verify::label(
+        verify::segment::Method {
+            subc: dropped.subc,
+            mthd: dropped.mthd,
+            data: dropped.data,
+        },
+        verify::segment::Field::Plain,
+    );
+    let named = v
+        .differences
+        .iter()
+        .find(|d| d.reason.is_none())
+        .expect("an unexplained difference");
+    assert_eq!(
+        (named.kind, named.method.as_str()),
+        (Kind::NvkOnly, label.as_str())
+    );
+    // It is in the first draw's viewport state, NVK's value beside it.
+    assert_eq!(named.first.0, 0);
+    assert_eq!(named.first.2, Some(dropped.data));
+}
