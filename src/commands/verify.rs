@@ -361,6 +361,14 @@ fn render(
             let _ = writeln!(s, "  {:<52} {:<52} {what}", side(nvk), side(model));
         }
     }
+    if !v.unused_rules.is_empty() && allow.len() > 0 {
+        let lines: Vec<String> = v.unused_rules.iter().map(usize::to_string).collect();
+        let _ = writeln!(
+            s,
+            "\nallow rules that explained nothing here (lines): {}",
+            lines.join(", ")
+        );
+    }
     let unexplained = v.unexplained();
     let _ = writeln!(
         s,

@@ -34,6 +34,8 @@ struct Rule {
     kind: Option<Kind>,
     pattern: String,
     reason: String,
+    /// Its line in the file, from 1.
+    line: usize,
 }
 
 /// The differences a verification accepts, with their reasons.
@@ -114,6 +116,7 @@ impl AllowList {
                 kind,
                 pattern,
                 reason,
+                line: n + 1,
             });
         }
         Ok(AllowList { rules })
@@ -121,10 +124,21 @@ impl AllowList {
 
     /// The reason a difference of `kind` in the method labelled `label` is accepted.
     pub fn reason(&self, kind: Kind, label: &str) -> Option<&str> {
+        self.rule(kind, label)
+            .map(|i| self.rules[i].reason.as_str())
+    }
+
+    /// The first rule (by its place in the file) that accepts a difference of `kind` in
+    /// the method labelled `label`.
+    pub fn rule(&self, kind: Kind, label: &str) -> Option<usize> {
         self.rules
             .iter()
-            .find(|r| r.kind.is_none_or(|k| k == kind) && glob(&r.pattern, label))
-            .map(|r| r.reason.as_str())
+            .position(|r| r.kind.is_none_or(|k| k == kind) && glob(&r.pattern, label))
+    }
+
+    /// The file line of rule `i`.
+    pub fn line(&self, i: usize) -> usize {
+        self.rules.get(i).map_or(0, |r| r.line)
     }
 
     /// Rules in the file.

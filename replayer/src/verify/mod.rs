@@ -151,6 +151,8 @@ pub struct Verification {
     pub excerpts: Vec<Excerpt>,
     /// Macro runs that failed on the simulator, per side (NVK, model), with the first.
     pub mme_failures: (u64, u64, Option<String>),
+    /// The allow file's lines whose rule explained no difference here.
+    pub unused_rules: Vec<usize>,
 }
 
 impl Verification {
@@ -372,6 +374,15 @@ pub fn compare(
         }
     }
     v.differences = differences.into_values().collect();
+    let used: std::collections::BTreeSet<usize> = v
+        .differences
+        .iter()
+        .filter_map(|d| allow.rule(d.kind, &d.method))
+        .collect();
+    v.unused_rules = (0..allow.len())
+        .filter(|i| !used.contains(i))
+        .map(|i| allow.line(i))
+        .collect();
     v.differences
         .sort_by(|a, b| b.count.cmp(&a.count).then(a.method.cmp(&b.method)));
     Ok(v)

@@ -793,7 +793,7 @@ impl GraphicsState {
                         .map_or(b.stride, |h| h.stride);
                 }
             }
-            self.set_vertex_input(&bindings, &s.vertex_input.attributes);
+            self.set_vertex_input_if_changed(&bindings, &s.vertex_input.attributes);
         }
         if keeps(StateBit::IaPrimitiveTopology) {
             self.set_topology(s.topology);
@@ -1126,9 +1126,26 @@ impl GraphicsState {
     }
 
     /// vkCmdSetVertexInputEXT: the bindings and attributes replace the current ones.
-    /// Mirrors vk_cmd_set_vertex_input's dirty bits: the valid bindings, the
-    /// attributes and bindings, and the strides, each when it changed.
+    /// Mirrors vk_common_CmdSetVertexInputEXT (Mesa 25.0.7): the valid bindings are
+    /// dirty when they changed, the attributes and bindings and the strides always.
     pub fn set_vertex_input(&mut self, bindings: &[VertexBinding], attributes: &[VertexAttribute]) {
+        self.replace_vertex_input(bindings, attributes);
+        self.dirty.set(StateBit::Vi);
+        self.dirty.set(StateBit::ViBindingStrides);
+    }
+
+    /// A pipeline's vertex input: each part dirty when it changed, as Mesa's
+    /// vk_dynamic_graphics_state_copy makes it.
+    fn set_vertex_input_if_changed(
+        &mut self,
+        bindings: &[VertexBinding],
+        attributes: &[VertexAttribute],
+    ) {
+        self.replace_vertex_input(bindings, attributes);
+    }
+
+    /// Replaces the vertex input, marking what changed dirty.
+    fn replace_vertex_input(&mut self, bindings: &[VertexBinding], attributes: &[VertexAttribute]) {
         let new = VertexInput {
             attributes: attributes.to_vec(),
             bindings: bindings.to_vec(),
