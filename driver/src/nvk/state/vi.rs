@@ -81,29 +81,6 @@ fn attribute_word(binding: u32, offset: u32, format: u32) -> u32 {
     (binding & 0x1f) | ((offset & 0x3fff) << 7) | (w << 21) | (t << 27) | (u32::from(swap) << 31)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn vertex_formats_take_nvk_s_widths_and_types() {
-        // VK_FORMAT_R32G32B32_SFLOAT, R8G8B8A8_UNORM, B8G8R8A8_UINT, R16G16_SFLOAT,
-        // R8_SRGB (not in NVK's table), A2R10G10B10_SNORM_PACK32.
-        assert_eq!(
-            va_format(106),
-            Some((widths::R32_G32_B32, false, TYPE_FLOAT))
-        );
-        assert_eq!(va_format(37), Some((widths::R8_G8_B8_A8, false, 2)));
-        assert_eq!(va_format(48), Some((widths::R8_G8_B8_A8, true, 4)));
-        assert_eq!(va_format(83), Some((widths::R16_G16, false, TYPE_FLOAT)));
-        assert_eq!(va_format(15), None);
-        assert_eq!(va_format(59), Some((widths::A2B10G10R10, true, 1)));
-        assert_eq!(va_format(100), Some((widths::R32, false, TYPE_FLOAT)));
-        // gears' vec3 position at offset 0 of stream 0, as NVK pushes it.
-        assert_eq!(attribute_word(0, 0, 106), 0x3840_0000);
-    }
-}
-
 /// Mirrors nvk_flush_vi_state: the enabled streams through `SET_VB_ENABLES`, each
 /// attribute's format and each binding's instancing and divisor, each stride through
 /// `SET_VB_STRIDE`.
@@ -142,5 +119,28 @@ pub(super) fn flush_vi_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
                 ((b.binding & 0x1f) << 16) | (b.stride & 0xfff),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vertex_formats_take_nvk_s_widths_and_types() {
+        // VK_FORMAT_R32G32B32_SFLOAT, R8G8B8A8_UNORM, B8G8R8A8_UINT, R16G16_SFLOAT,
+        // R8_SRGB (not in NVK's table), A2R10G10B10_SNORM_PACK32.
+        assert_eq!(
+            va_format(106),
+            Some((widths::R32_G32_B32, false, TYPE_FLOAT))
+        );
+        assert_eq!(va_format(37), Some((widths::R8_G8_B8_A8, false, 2)));
+        assert_eq!(va_format(48), Some((widths::R8_G8_B8_A8, true, 4)));
+        assert_eq!(va_format(83), Some((widths::R16_G16, false, TYPE_FLOAT)));
+        assert_eq!(va_format(15), None);
+        assert_eq!(va_format(59), Some((widths::A2B10G10R10, true, 1)));
+        assert_eq!(va_format(100), Some((widths::R32, false, TYPE_FLOAT)));
+        // gears' vec3 position at offset 0 of stream 0, as NVK pushes it.
+        assert_eq!(attribute_word(0, 0, 106), 0x3840_0000);
     }
 }
