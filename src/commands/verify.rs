@@ -361,7 +361,7 @@ fn render(
             let _ = writeln!(s, "  {:<52} {:<52} {what}", side(nvk), side(model));
         }
     }
-    if !v.unused_rules.is_empty() && allow.len() > 0 {
+    if !v.unused_rules.is_empty() && !allow.is_empty() {
         let lines: Vec<String> = v.unused_rules.iter().map(usize::to_string).collect();
         let _ = writeln!(
             s,
