@@ -13,12 +13,22 @@ use trace_format::{ReadOptions, ResultsReader, SkippedCall};
 use super::{BadInput, FrameRange};
 
 /// The MME to simulate.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-enum Mme {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mme {
     /// Turing and later (TU104's instruction set).
     Turing,
     /// Fermi through Volta.
     Fermi,
+}
+
+impl Mme {
+    /// The driver model's instruction set.
+    pub fn arch(self) -> Arch {
+        match self {
+            Mme::Turing => Arch::Turing,
+            Mme::Fermi => Arch::Fermi,
+        }
+    }
 }
 
 /// Arguments of `macroscope replay`.
@@ -106,10 +116,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| args.trace.with_extension("msr"));
     let options = ReplayOptions {
-        arch: match args.mme {
-            Mme::Turing => Arch::Turing,
-            Mme::Fermi => Arch::Fermi,
-        },
+        arch: args.mme.arch(),
         frames: args.frames.map(|f| (f.first, f.last)),
         repeat: args.repeat.max(1),
         read: ReadOptions::parallel(),
@@ -459,10 +466,7 @@ fn write_gpu_timing(
             .push(t.ns);
     }
     let options = ReplayOptions {
-        arch: match args.mme {
-            Mme::Turing => Arch::Turing,
-            Mme::Fermi => Arch::Fermi,
-        },
+        arch: args.mme.arch(),
         frames: args.frames.map(|f| (f.first, f.last)),
         repeat: args.loops.max(1),
         read: ReadOptions::parallel(),

@@ -14,16 +14,8 @@ use replayer::verify::{self, tap, Verification};
 use replayer::ReplayOptions;
 use trace_format::ReadOptions;
 
+use super::replay::Mme;
 use super::BadInput;
-
-/// The MME generation to compare.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Mme {
-    /// Turing and later (TU104's instruction set).
-    Turing,
-    /// Before Turing (Fermi through Volta).
-    Fermi,
-}
 
 /// Arguments of `macroscope verify`.
 #[derive(clap::Args)]
@@ -67,7 +59,7 @@ fn parse_chipset(s: &str) -> Result<u32, String> {
 /// Runs `macroscope verify`; `Ok(true)` when every difference is explained.
 pub fn run(args: &Args) -> anyhow::Result<bool> {
     let (chipset, arch) = match (args.chipset, args.mme) {
-        (Some(c), Some(m)) => (c, arch_of(m)),
+        (Some(c), Some(m)) => (c, m.arch()),
         (Some(c), None) => (c, verify::arch_of_chipset(c)),
         (None, Some(Mme::Fermi)) => (0x140, Arch::Fermi),
         (None, _) => (0x162, Arch::Turing),
@@ -115,13 +107,6 @@ pub fn run(args: &Args) -> anyhow::Result<bool> {
         )
     );
     Ok(v.unexplained() == 0)
-}
-
-fn arch_of(m: Mme) -> Arch {
-    match m {
-        Mme::Turing => Arch::Turing,
-        Mme::Fermi => Arch::Fermi,
-    }
 }
 
 /// Replays the trace on NVK under the oracle; returns the tap file.
