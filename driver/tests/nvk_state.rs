@@ -347,13 +347,14 @@ fn write_masks_go_through_set_write_mask_on_both_generations() {
         enc.set_color_attachments(2);
         enc.state_mut().set_write_masks(0, &[0xf, 0x3]);
         let r = enc.draw(3, 1, 0, 0);
-        // One call (increment-once header, the count and the mask), then the targets
-        // selected again for the new attachment count (SET_CT_SELECT, one word).
+        // One call (increment-once header, the count and the mask). The attachment
+        // map is Mesa's default (every attachment at its own location) before and
+        // after: no SET_CT_SELECT.
         let blend = StateGroup::ALL
             .iter()
             .position(|g| *g == StateGroup::Blend)
             .unwrap();
-        assert_eq!(r.state.dwords[blend], 3 + 2, "{arch:?}");
+        assert_eq!(r.state.dwords[blend], 3, "{arch:?}");
         gpu.state.method_log = Some(Vec::new());
         gpu.execute(enc.finish().words()).unwrap();
         let from_macro: Vec<(u16, u32)> = gpu
@@ -440,15 +441,18 @@ fn dynamic_state_numbers_follow_the_registry() {
 }
 
 #[test]
-fn a_new_attachment_count_selects_the_color_targets_once() {
+fn a_rendering_selects_the_color_targets_once() {
     for arch in ARCHES {
         let device = Device::for_arch(arch);
         let mut enc = settled(&device);
+        // vkCmdBeginRendering with three attachments: the first three locations are
+        // set (as they were, Mesa's default map), the five past them keep theirs; the
+        // map is dirty with the rendering (nvk_cmd_buffer_dirty_render_pass), so the
+        // next draw selects all eight locations, each its own target.
         enc.set_color_attachments(3);
+        enc.state_mut().dirty_render_pass();
         let got = next_draw_state(&mut enc);
-        // Three locations, each its own target; the five past them take the targets
-        // not used yet, in order (NVK's ffs(~att_used)).
-        let want = 3 | (0..8).fold(0, |w, l| w | (l << (4 + 3 * l)));
+        let want = 8 | (0..8).fold(0, |w, l| w | (l << (4 + 3 * l)));
         assert!(
             got.contains(&(class::SET_CT_SELECT, want)),
             "{arch:?}: {got:x?}"

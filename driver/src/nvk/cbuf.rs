@@ -123,10 +123,17 @@ impl CommandEncoder<'_> {
         }
     }
 
+    /// Marks every graphics stage changed, so the next draw pushes each slot.
+    pub(super) fn mark_all_shaders_dirty(&mut self) {
+        self.shaders.dirty = (1 << GRAPHICS_STAGES.len()) - 1;
+    }
+
     /// Forgets the bound shaders (after vkCmdExecuteCommands, as
-    /// nvk_cmd_invalidate_graphics_state clears them).
+    /// nvk_cmd_invalidate_graphics_state clears them and sets `shaders_dirty`), so
+    /// the next draw pushes every slot.
     pub(super) fn forget_shaders(&mut self) {
         self.shaders = ShaderState::default();
+        self.mark_all_shaders_dirty();
     }
 
     /// Pushes the shaders bound since the last draw. Mirrors nvk_cmd_flush_gfx_shaders:

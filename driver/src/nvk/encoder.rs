@@ -191,6 +191,9 @@ impl<'d> CommandEncoder<'d> {
     /// constant cache invalidations (nvk_cmd_buffer_begin_graphics).
     pub fn begin_command_buffer(&mut self, primary: bool) -> Recorded {
         let before = self.push.len();
+        // Every graphics stage's slot is pushed at the first draw, an empty one
+        // disabled (nvk_cmd_buffer_begin_graphics leaves `shaders_dirty` all set).
+        self.mark_all_shaders_dirty();
         self.push.mthd(SUBC_COPY, class::copy::NOP, 0);
         if primary {
             self.push

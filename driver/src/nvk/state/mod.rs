@@ -553,7 +553,8 @@ impl Default for DynamicState {
             conservative_mode: 0,
             extra_primitive_overestimation_size: 0.0,
             fragment_shading_rate: ((1, 1), [0, 0]),
-            color_map: identity_color_map(1),
+            // Mesa's default: every attachment at its own location.
+            color_map: identity_color_map(MAX_RTS as u32),
             rp_attachments: (1 << MAX_RTS) - 1,
         }
     }
@@ -1041,9 +1042,13 @@ impl GraphicsState {
     /// vk_cmd_set_rendering_attachment_locations (which vkCmdBeginRendering calls with
     /// each attachment at its own location).
     pub fn set_color_attachment_locations(&mut self, locations: &[Option<u32>]) {
-        let map = std::array::from_fn(|a| match locations.get(a).copied().flatten() {
-            Some(l) if (l as usize) < MAX_RTS => l as u8,
-            _ => ATTACHMENT_UNUSED,
+        // Attachments past the ones given keep their locations, as
+        // vk_cmd_set_rendering_attachment_locations leaves them.
+        let old = self.dynamic.color_map;
+        let map = std::array::from_fn(|a| match locations.get(a) {
+            Some(Some(l)) if (*l as usize) < MAX_RTS => *l as u8,
+            Some(_) => ATTACHMENT_UNUSED,
+            None => old[a],
         });
         set(
             &mut self.dirty,
