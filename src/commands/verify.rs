@@ -242,6 +242,12 @@ fn render(
             percent(v.explained_draws(), n),
             allow.len()
         );
+        let _ = writeln!(
+            s,
+            "but for the trace: {} of {n} draws ({:.1}%) equal but for differences the trace cannot carry (no `gap` rule)",
+            v.faithful_draws(),
+            percent(v.faithful_draws(), n),
+        );
     }
     let (nvk_mme, model_mme): (u64, u64) = v
         .draws

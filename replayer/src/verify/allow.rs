@@ -28,6 +28,12 @@ impl Kind {
     }
 }
 
+/// Whether an allow rule's reason is of class `gap`: a difference the model should not
+/// have (the other classes name what the trace cannot carry or a chosen NVK version).
+pub fn is_gap(reason: &str) -> bool {
+    reason.trim_start().starts_with("gap:")
+}
+
 /// One line of an allow file.
 #[derive(Clone, Debug)]
 struct Rule {

@@ -110,6 +110,9 @@ pub struct DrawResult {
     pub equal: bool,
     /// Whether every difference is explained.
     pub explained: bool,
+    /// Whether every difference is explained by a reason outside the model (any class
+    /// but `gap`: an address, a compile, NVK's queue, an NVK bug, a chosen version).
+    pub faithful: bool,
     /// MME instructions NVK's macros ran for it on the simulator.
     pub nvk_mme: u64,
     /// MME instructions the model's macros ran for it.
@@ -164,6 +167,11 @@ impl Verification {
     /// Draws alike once explained differences are set aside.
     pub fn explained_draws(&self) -> usize {
         self.draws.iter().filter(|d| d.explained).count()
+    }
+
+    /// Draws alike but for differences whose reasons lie outside the model (no `gap`).
+    pub fn faithful_draws(&self) -> usize {
+        self.draws.iter().filter(|d| d.faithful).count()
     }
 
     /// Differences no allow rule explains: methods, draws one side has and the other
@@ -288,7 +296,7 @@ pub fn compare(
         let mut touched: Vec<(Kind, String)> = Vec::new();
         // Each part seen in this draw, and whether it differed.
         let mut seen: BTreeMap<Part, bool> = BTreeMap::new();
-        let (mut equal, mut explained) = (true, true);
+        let (mut equal, mut explained, mut faithful) = (true, true, true);
         for step in &steps {
             let (n, m) = match *step {
                 Step::Same(i, j) | Step::Data(i, j) => (Some(nvk.methods[i]), Some(j)),
@@ -317,6 +325,7 @@ pub fn compare(
             let label = step_label(nvk, model, *step);
             let reason = allow.reason(kind, &label).map(str::to_string);
             explained &= reason.is_some();
+            faithful &= reason.as_deref().is_some_and(|r| !allow::is_gap(r));
             let key = (kind, label.clone());
             let d = differences
                 .entry(key.clone())
@@ -368,6 +377,7 @@ pub fn compare(
                 model_methods: model.methods.len(),
                 equal,
                 explained,
+                faithful,
                 nvk_mme,
                 model_mme,
             });
