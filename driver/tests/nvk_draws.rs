@@ -4,6 +4,7 @@
 
 use driver::gpu::{Gpu, GpuError, HwDraw, Memory};
 use driver::mme::Arch;
+use driver::nvk::state::Viewport;
 use driver::nvk::{CommandEncoder, Device, DrawKind, IndirectArgs, RenderingInfo};
 
 const MASKS: [u32; 7] = [0, 1, 0b11, 0b1111, 8, 0x8001, 0xffff_ffff];
@@ -328,7 +329,16 @@ fn per_draw_costs_are_reported() {
         let setup = enc.finish();
         gpu.execute(setup.words()).unwrap();
         let mut enc = CommandEncoder::new(&device);
-        // The command buffer's first draw flushes its whole graphics state first.
+        // The command buffer's first draw flushes the state set before it first.
+        enc.state_mut().set_viewports(
+            0,
+            &[Viewport {
+                width: 64.0,
+                height: 64.0,
+                max_depth: 1.0,
+                ..Viewport::default()
+            }],
+        );
         let first = enc.draw(3, 2, 0, 0);
         assert!(first.state.total_dwords() > 0, "{first:?}");
         let flushed = gpu.execute_measured(enc.take_push().words()).unwrap();

@@ -5,7 +5,7 @@
 
 use driver::class;
 use driver::mme::Arch;
-use driver::nvk::state::{Rect, StateGroup, StencilOps, Viewport};
+use driver::nvk::state::{PipelineGroups, Rect, StateGroup, StencilOps, Viewport};
 use driver::nvk::{CommandEncoder, Device};
 use driver::push::{self, MethodWrite};
 
@@ -23,6 +23,9 @@ fn methods(words: &[u32]) -> Vec<(u16, u32)> {
 /// sets next is all the next draw flushes.
 fn settled(device: &Device) -> CommandEncoder<'_> {
     let mut enc = CommandEncoder::new(device);
+    // As a rendering begins: its attachment map set, what depends on it dirty.
+    enc.set_color_attachments(1);
+    enc.state_mut().dirty_render_pass();
     enc.draw(3, 1, 0, 0);
     enc.take_push();
     enc
@@ -169,7 +172,8 @@ fn binding_a_pipeline_re_emits_only_what_it_keeps_static() {
             .into_iter()
             .filter(|s| *s != 4)
             .collect();
-        enc.state_mut().bind_pipeline(7, &all_but_blend_constants);
+        enc.state_mut()
+            .bind_pipeline(7, &all_but_blend_constants, PipelineGroups::ALL);
         let got = next_draw_state(&mut enc);
         assert_eq!(
             got.iter().map(|(m, _)| *m).collect::<Vec<_>>(),
@@ -179,28 +183,51 @@ fn binding_a_pipeline_re_emits_only_what_it_keeps_static() {
             "{arch:?}"
         );
         // The same pipeline again: nothing.
-        enc.state_mut().bind_pipeline(7, &all_but_blend_constants);
+        enc.state_mut()
+            .bind_pipeline(7, &all_but_blend_constants, PipelineGroups::ALL);
         assert_eq!(next_draw_state(&mut enc), vec![], "{arch:?}");
     }
 }
 
 #[test]
-fn the_first_draw_of_a_command_buffer_flushes_every_group() {
+fn a_command_buffer_flushes_only_what_was_set_until_execute_commands_dirties_everything() {
     for arch in ARCHES {
         let device = Device::for_arch(arch);
         let mut enc = CommandEncoder::new(&device);
+        // Nothing set yet: Mesa's dynamic state starts with no value set or dirty, so
+        // the first draw flushes no state (NVK 25.0.7).
         let first = enc.draw(3, 1, 0, 0);
-        // Every dynamic-state group the flush emits (root table updates come with their
-        // commands; no shaders are bound, so none and no constant buffers are pushed).
+        assert_eq!(first.state.total_dwords(), 0, "{arch:?}: {first:?}");
+        // A viewport set: that alone.
+        enc.state_mut().set_viewports(
+            0,
+            &[Viewport {
+                width: 64.0,
+                height: 64.0,
+                max_depth: 1.0,
+                ..Viewport::default()
+            }],
+        );
+        let viewport = enc.draw(3, 1, 0, 0);
         for (i, g) in StateGroup::ALL.iter().enumerate() {
-            let flushed = !matches!(
-                g,
-                StateGroup::Descriptors | StateGroup::Shaders | StateGroup::ConstantBuffers
-            );
             assert_eq!(
-                first.state.dwords[i] > 0,
+                viewport.state.dwords[i] > 0,
+                *g == StateGroup::Viewport,
+                "{arch:?} {g:?}: {viewport:?}"
+            );
+        }
+        enc.take_push();
+        // After vkCmdExecuteCommands every dynamic-state group the flush emits and every
+        // pipeline slot, disabled (root table updates come with their commands; no
+        // shaders are bound, so no constant buffers are pushed).
+        enc.invalidate_state();
+        let after = enc.draw(3, 1, 0, 0);
+        for (i, g) in StateGroup::ALL.iter().enumerate() {
+            let flushed = !matches!(g, StateGroup::Descriptors | StateGroup::ConstantBuffers);
+            assert_eq!(
+                after.state.dwords[i] > 0,
                 flushed,
-                "{arch:?} {g:?}: {first:?}"
+                "{arch:?} {g:?}: {after:?}"
             );
         }
         // No scissors set: all 16 are disabled, one immediate each.
@@ -570,19 +597,20 @@ fn a_pipeline_resets_the_states_the_trace_holds_no_value_for() {
     for arch in ARCHES {
         let device = Device::for_arch(arch);
         let mut enc = settled(&device);
-        enc.state_mut().bind_pipeline(1, &[1_000_455_014]);
+        enc.state_mut()
+            .bind_pipeline(1, &[1_000_455_014], PipelineGroups::ALL);
         enc.state_mut().set_conservative_mode(1);
         next_draw_state(&mut enc);
         // A pipeline that keeps conservative rasterization static turns it off (the
         // default: the trace has no VkPipelineRasterizationConservativeStateCreateInfoEXT).
-        enc.state_mut().bind_pipeline(2, &[]);
+        enc.state_mut().bind_pipeline(2, &[], PipelineGroups::ALL);
         let got = next_draw_state(&mut enc);
         assert!(
             got.contains(&(class::SET_CONSERVATIVE_RASTER, 0)),
             "{arch:?}: {got:x?}"
         );
         // Another pipeline keeping it static leaves it off: nothing for it.
-        enc.state_mut().bind_pipeline(3, &[]);
+        enc.state_mut().bind_pipeline(3, &[], PipelineGroups::ALL);
         let got = next_draw_state(&mut enc);
         assert!(
             !got.iter()
@@ -605,21 +633,24 @@ fn a_pipeline_with_the_same_static_state_emits_nothing_and_one_that_differs_only
             depth_write_enable: true,
             ..DynamicState::default()
         };
-        enc.state_mut().bind_pipeline_with_state(1, &[], &values);
+        enc.state_mut()
+            .bind_pipeline_with_state(1, &[], &values, PipelineGroups::ALL);
         let first = next_draw_state(&mut enc);
         assert!(
             first.contains(&(class::OGL_SET_CULL, 1)),
             "{arch:?}: {first:x?}"
         );
         // Another pipeline with the same values: Mesa copies them, nothing changed.
-        enc.state_mut().bind_pipeline_with_state(2, &[], &values);
+        enc.state_mut()
+            .bind_pipeline_with_state(2, &[], &values, PipelineGroups::ALL);
         assert_eq!(next_draw_state(&mut enc), vec![], "{arch:?}");
         // One that culls nothing: the cull enable alone.
         let no_cull = DynamicState {
             cull_mode: 0,
             ..values.clone()
         };
-        enc.state_mut().bind_pipeline_with_state(3, &[], &no_cull);
+        enc.state_mut()
+            .bind_pipeline_with_state(3, &[], &no_cull, PipelineGroups::ALL);
         assert_eq!(
             next_draw_state(&mut enc),
             vec![(class::OGL_SET_CULL, 0)],
@@ -630,7 +661,7 @@ fn a_pipeline_with_the_same_static_state_emits_nothing_and_one_that_differs_only
         next_draw_state(&mut enc);
         const CULL_MODE: u32 = 1_000_267_000;
         enc.state_mut()
-            .bind_pipeline_with_state(4, &[CULL_MODE], &no_cull);
+            .bind_pipeline_with_state(4, &[CULL_MODE], &no_cull, PipelineGroups::ALL);
         assert_eq!(next_draw_state(&mut enc), vec![], "{arch:?}");
     }
 }

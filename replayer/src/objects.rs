@@ -8,6 +8,7 @@ use crate::handles::HandleMap;
 use driver::class::PrimitiveOp;
 use driver::nvk::image::{Image, ViewRange};
 use driver::nvk::rendering::{ColorAttachment, DepthStencilAttachment, RenderArea};
+use driver::nvk::state::PipelineGroups;
 use driver::nvk::RenderingInfo;
 use driver::nvk::{QueryPool, QueryType};
 
@@ -26,6 +27,10 @@ pub struct Pipeline {
     /// A bit per colour attachment format `VkPipelineRenderingCreateInfo` gives (not
     /// `VK_FORMAT_UNDEFINED`); `None` for a render-pass pipeline.
     pub rp_attachments: Option<u32>,
+    /// Whether its rendering has colour and depth/stencil attachments (from
+    /// `VkPipelineRenderingCreateInfo`'s formats or its subpass); `None` when the
+    /// trace does not say.
+    pub attachments: Option<RenderAttachments>,
     /// The `VkDynamicState`s it leaves to commands.
     pub dynamic_states: Vec<u32>,
     /// Its shaders, by stage (vertex ... fragment).
@@ -35,6 +40,44 @@ pub struct Pipeline {
     pub parts: u32,
     /// Its static state values; `None` when the trace predates their recording.
     pub state: Option<Box<driver::nvk::state::DynamicState>>,
+}
+
+/// The kinds of attachment a pipeline's rendering has (Mesa's `rp.attachments`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RenderAttachments {
+    /// A colour attachment.
+    pub color: bool,
+    /// A depth or stencil attachment.
+    pub depth_stencil: bool,
+}
+
+/// `VkDynamicState` VK_DYNAMIC_STATE_RASTERIZER_DISCARD_ENABLE.
+const DYNAMIC_RASTERIZER_DISCARD_ENABLE: u32 = 1_000_377_001;
+
+impl Pipeline {
+    /// The state groups it holds, as Mesa's vk_graphics_pipeline_state_fill decides:
+    /// tessellation with tessellation shaders; viewport, multisampling, depth/stencil
+    /// and blending only where it may rasterize, the last two only for a rendering
+    /// with such attachments (every group where the trace does not say).
+    pub fn groups(&self) -> PipelineGroups {
+        let rasterization = !self
+            .state
+            .as_ref()
+            .is_some_and(|s| s.rasterizer_discard_enable)
+            || self
+                .dynamic_states
+                .contains(&DYNAMIC_RASTERIZER_DISCARD_ENABLE);
+        let attachments = self.attachments.unwrap_or(RenderAttachments {
+            color: true,
+            depth_stencil: true,
+        });
+        PipelineGroups {
+            tessellation: self.shaders[1].is_some() || self.shaders[2].is_some(),
+            rasterization,
+            depth_stencil: attachments.depth_stencil,
+            color_blend: attachments.color,
+        }
+    }
 }
 
 /// The parts of a graphics pipeline a library may hold
@@ -105,6 +148,7 @@ impl Pipeline {
                 && !self.defines(PipelinePart::FragmentOutput)
             {
                 self.rp_attachments = lib.rp_attachments;
+                self.attachments = lib.attachments;
             }
             self.view_mask |= lib.view_mask;
             for (mine, theirs) in self.shaders.iter_mut().zip(&lib.shaders) {
@@ -530,6 +574,7 @@ mod tests {
             vk_topology,
             view_mask: 0,
             rp_attachments: (parts & PipelinePart::FragmentOutput as u32 != 0).then_some(0b11),
+            attachments: None,
             dynamic_states: dynamic_states.to_vec(),
             shaders: Default::default(),
             parts,

@@ -681,6 +681,35 @@ impl<'o> Pass<'o> {
     /// `pipeline` linked from the libraries its record names; a library the trace
     /// never created is counted as a skip (the first one's sequence number is kept),
     /// and the pipeline keeps what the others give.
+    /// The kinds of attachment pipeline `p` renders to: its
+    /// `VkPipelineRenderingCreateInfo`'s formats, or its render pass's subpass.
+    fn pipeline_attachments(
+        &self,
+        p: &trace_format::generated::trace::GraphicsPipeline<'_>,
+    ) -> Option<objects::RenderAttachments> {
+        if p.render_pass() == 0 {
+            let r = p.rendering();
+            return Some(objects::RenderAttachments {
+                color: r.is_some_and(|r| {
+                    r.color_attachment_formats()
+                        .is_some_and(|f| f.iter().any(|f| f != 0))
+                }),
+                depth_stencil: r.is_some_and(|r| {
+                    r.depth_attachment_format() != 0 || r.stencil_attachment_format() != 0
+                }),
+            });
+        }
+        let pass = self.objects.render_passes.get(&p.render_pass())?;
+        let subpass = pass.subpasses.get(p.subpass() as usize)?;
+        Some(objects::RenderAttachments {
+            color: subpass
+                .colors
+                .iter()
+                .any(|a| *a != objects::ATTACHMENT_UNUSED),
+            depth_stencil: subpass.depth_stencil.is_some(),
+        })
+    }
+
     fn link_libraries(
         &mut self,
         pipeline: Pipeline,
@@ -907,6 +936,7 @@ impl<'o> Pass<'o> {
                                     )
                                 },
                             ),
+                            attachments: self.pipeline_attachments(&p),
                             dynamic_states: p
                                 .dynamic_states()
                                 .map(|d| d.iter().collect())
@@ -1170,11 +1200,14 @@ impl<'o> Pass<'o> {
                         enc.bind_graphics_shaders(&bound.shaders);
                         let state = enc.state_mut();
                         match &bound.state {
-                            Some(values) => {
-                                state.bind_pipeline_with_state(*p, &bound.dynamic_states, values)
-                            }
+                            Some(values) => state.bind_pipeline_with_state(
+                                *p,
+                                &bound.dynamic_states,
+                                values,
+                                bound.groups(),
+                            ),
                             None => {
-                                state.bind_pipeline(*p, &bound.dynamic_states);
+                                state.bind_pipeline(*p, &bound.dynamic_states, bound.groups());
                                 state.set_topology(bound.vk_topology);
                             }
                         }

@@ -378,11 +378,14 @@ fn a_secondary_command_buffer_starts_with_unknown_state_and_leaves_the_primary_s
         let (rows, submits) = rows(&out);
         let dwords: Vec<u32> = rows.iter().map(|r| r.pushbuf_dwords()).collect();
         assert_eq!(dwords.len(), 4, "{arch:?}");
-        // The primary's second draw flushes nothing; the secondary's draw and the
-        // primary's draw after it flush the whole state again.
+        // A command buffer's first draw flushes only what was set (nothing here) and
+        // every pipeline slot; the primary's second draw flushes nothing; the
+        // secondary's draw starts as the primary's first did; after
+        // vkCmdExecuteCommands every state is dirty, so the primary's next draw
+        // flushes the whole state (NVK 25.0.7's nvk_cmd_invalidate_graphics_state).
         assert!(dwords[1] < dwords[0], "{arch:?} {dwords:?}");
         assert_eq!(dwords[2], dwords[0], "{arch:?} {dwords:?}");
-        assert_eq!(dwords[3], dwords[0], "{arch:?} {dwords:?}");
+        assert!(dwords[3] > dwords[0] + 100, "{arch:?} {dwords:?}");
         // The submit covers the rows and both command buffers' beginnings.
         let rows_total: u64 = dwords.iter().map(|d| u64::from(*d)).sum();
         assert!(submits[0].pushbuf_dwords() > rows_total, "{arch:?}");
@@ -578,9 +581,13 @@ fn a_secondary_continuing_a_render_pass_resumes_its_rendering() {
         // Resuming pushes the subpass's rendering again in the secondary (eight colour
         // targets of ten words each at least), with no clear.
         assert!(resumed >= alone + 80, "{arch:?}: {resumed} vs {alone}");
-        // Its attachment gives the rendering a sample count: the draw does not set the
-        // sample layout (13 words) that a secondary outside any rendering must.
-        assert_eq!(resumed_draw + 13, alone_draw, "{arch:?}");
+        // The resumed rendering dirties the states that depend on its attachments
+        // (nvk_cmd_buffer_dirty_render_pass), which its first draw flushes; a
+        // secondary outside any rendering has nothing set or dirty and flushes none.
+        assert!(
+            resumed_draw > alone_draw,
+            "{arch:?}: {resumed_draw} vs {alone_draw}"
+        );
     }
 }
 

@@ -18,7 +18,8 @@ use crate::push::SUBC_3D;
 pub struct DescriptorState {
     sets: [u64; root::MAX_SETS],
     set_dynamic_buffer_start: [u8; root::MAX_SETS],
-    /// Push descriptor sets changed since the last draw (NVK's `push_dirty`).
+    /// Push descriptor sets pushed since the command buffer began (NVK's `push_dirty`,
+    /// which NVK 25.0.7 sets and never clears).
     push_dirty: u32,
     /// Sets that are push sets (`NVK_DESCRIPTOR_SET_TYPE_PUSH`), one bit a set.
     push_sets: u32,
@@ -104,10 +105,12 @@ impl CommandEncoder<'_> {
         self.flush_root(root::SET_DYNAMIC_BUFFER_START, &packed);
     }
 
-    /// Writes each changed push set's uploaded address into the root table. Mirrors
-    /// nvk_cmd_buffer_flush_push_descriptors, the first step of nvk_cmd_flush_gfx_state.
+    /// Writes each push set's freshly uploaded address into the root table. Mirrors
+    /// nvk_cmd_buffer_flush_push_descriptors, the first step of nvk_cmd_flush_gfx_state:
+    /// NVK 25.0.7 never clears `push_dirty`, so once a set was pushed every later draw
+    /// uploads it again while it stays a push set (later NVK clears the bit).
     pub(super) fn flush_push_descriptors(&mut self) {
-        let mut dirty = std::mem::take(&mut self.descriptors.push_dirty);
+        let mut dirty = self.descriptors.push_dirty & self.descriptors.push_sets;
         while dirty != 0 {
             let set = dirty.trailing_zeros() as usize;
             dirty &= dirty - 1;

@@ -233,10 +233,10 @@ impl<'d> CommandEncoder<'d> {
     }
 
     /// After vkCmdExecuteCommands every state the primary tracks is unknown: all of it
-    /// is dirty, descriptors and the compute state forgotten, the rendering kept.
+    /// is dirty (its values kept, as Mesa keeps them), descriptors and the compute state forgotten, the rendering kept.
     /// Mirrors nvk_cmd_invalidate_graphics_state and nvk_cmd_invalidate_compute_state.
     pub fn invalidate_state(&mut self) {
-        self.state = GraphicsState::new();
+        self.state.dirty_all();
         self.descriptors = DescriptorState::default();
         self.compute = ComputeState::default();
         self.forget_shaders();

@@ -7,7 +7,7 @@
 
 use super::encoder::{CommandEncoder, Recorded};
 use super::rendering::RenderingInfo;
-use super::state::{Rect, Viewport};
+use super::state::{PipelineGroups, Rect, Viewport};
 use crate::class;
 use crate::push::SUBC_3D;
 
@@ -48,7 +48,15 @@ impl CommandEncoder<'_> {
         let area = info.area;
         self.bind_meta_shaders();
         let state = self.state_mut();
-        state.bind_pipeline(META_PIPELINE, &META_DYNAMIC_STATES);
+        // vk_meta_create_graphics_pipeline's pipeline: no tessellation, depth and
+        // stencil state only for a depth or stencil destination.
+        let groups = PipelineGroups {
+            tessellation: false,
+            rasterization: true,
+            depth_stencil: info.depth_stencil.is_some(),
+            color_blend: info.colors.iter().any(Option::is_some),
+        };
+        state.bind_pipeline(META_PIPELINE, &META_DYNAMIC_STATES, groups);
         state.set_viewports(
             0,
             &[Viewport {

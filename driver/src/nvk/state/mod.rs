@@ -705,12 +705,98 @@ impl StateCost {
     }
 }
 
+/// The state groups a graphics pipeline holds, as Mesa's
+/// vk_graphics_pipeline_state_fill decides them: binding the pipeline sets (Mesa's
+/// `set` bits, so the next draw flushes them) the states of these groups it keeps
+/// static, and leaves the others as they are. Vertex input, input assembly,
+/// rasterization and fragment shading rate are always held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipelineGroups {
+    /// Tessellation: it has tessellation shaders.
+    pub tessellation: bool,
+    /// Viewport and multisampling: it may rasterize (rasterizer discard off or
+    /// dynamic).
+    pub rasterization: bool,
+    /// Depth and stencil: it may rasterize and its rendering has a depth or stencil
+    /// attachment.
+    pub depth_stencil: bool,
+    /// Colour blending: it may rasterize and its rendering has a colour attachment.
+    pub color_blend: bool,
+}
+
+impl PipelineGroups {
+    /// Every group: what a pipeline whose groups the trace cannot tell is taken to
+    /// hold.
+    pub const ALL: PipelineGroups = PipelineGroups {
+        tessellation: true,
+        rasterization: true,
+        depth_stencil: true,
+        color_blend: true,
+    };
+
+    /// Whether a pipeline holding these groups holds `bit`'s state.
+    pub fn holds(self, bit: StateBit) -> bool {
+        use StateBit::*;
+        match bit {
+            TsPatchControlPoints | TsDomainOrigin => self.tessellation,
+            VpViewportCount
+            | VpViewports
+            | VpScissorCount
+            | VpScissors
+            | VpDepthClipNegativeOneToOne
+            | MsRasterizationSamples
+            | MsSampleMask
+            | MsAlphaToCoverageEnable
+            | MsAlphaToOneEnable
+            | MsSampleLocations
+            | MsSampleLocationsEnable => self.rasterization,
+            DsDepthTestEnable
+            | DsDepthWriteEnable
+            | DsDepthCompareOp
+            | DsDepthBoundsTestEnable
+            | DsDepthBoundsTestBounds
+            | DsStencilTestEnable
+            | DsStencilOp
+            | DsStencilCompareMask
+            | DsStencilWriteMask
+            | DsStencilReference => self.rasterization && self.depth_stencil,
+            CbLogicOpEnable | CbLogicOp | CbBlendEnables | CbBlendEquations | CbWriteMasks
+            | CbColorWriteEnables | CbBlendConstants => self.rasterization && self.color_blend,
+            _ => true,
+        }
+    }
+}
+
+/// Which values were set since the command buffer began and which changed since the
+/// last flush: Mesa's `vk_dynamic_graphics_state` `set` and `dirty` bitsets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Marks {
+    set: Dirty,
+    dirty: Dirty,
+}
+
+impl Marks {
+    /// Marks `bit` set and dirty.
+    fn mark(&mut self, bit: StateBit) {
+        self.set.set(bit);
+        self.dirty.set(bit);
+    }
+
+    /// Marks `bit` set and dirty when it was never set or `changed` (Mesa's
+    /// `SET_DYN_VALUE` test).
+    fn mark_if(&mut self, bit: StateBit, changed: bool) {
+        if changed || !self.set.has(bit) {
+            self.mark(bit);
+        }
+    }
+}
+
 /// The graphics state of one command buffer.
 #[derive(Clone, Debug)]
 pub struct GraphicsState {
     /// The values.
     pub dynamic: DynamicState,
-    dirty: Dirty,
+    marks: Marks,
     /// The bound pipeline, and the bits it made dynamic.
     pipeline: Option<(u64, Dirty)>,
 }
@@ -721,8 +807,6 @@ impl Default for GraphicsState {
     }
 }
 
-/// Stores `value` in `field` and marks `bit` dirty when it differs (Mesa's
-/// `SET_DYN_VALUE`).
 /// The state bits `VkDynamicState`s `states` leave to commands.
 fn dynamic_bits(states: &[u32]) -> Dirty {
     let mut dynamic = Dirty::default();
@@ -734,52 +818,62 @@ fn dynamic_bits(states: &[u32]) -> Dirty {
     dynamic
 }
 
-fn set<T: PartialEq>(dirty: &mut Dirty, bit: StateBit, field: &mut T, value: T) {
-    if *field != value {
+/// Stores `value` in `field` and marks `bit` set and dirty when it was never set or
+/// differs (Mesa's `SET_DYN_VALUE`).
+fn set<T: PartialEq>(marks: &mut Marks, bit: StateBit, field: &mut T, value: T) {
+    if *field != value || !marks.set.has(bit) {
         *field = value;
-        dirty.set(bit);
+        marks.mark(bit);
     }
 }
 
 impl GraphicsState {
-    /// A new command buffer's state: the defaults, every bit dirty, as NVK's
-    /// `nvk_cmd_buffer_begin_graphics` leaves it (nothing carries over from another
-    /// command buffer).
+    /// A new command buffer's state: Mesa's defaults, nothing set and nothing dirty, as
+    /// vk_command_buffer_reset leaves it (vk_dynamic_graphics_state_clear): a value is
+    /// flushed only once something sets it or a rendering dirties it, so what no
+    /// pipeline or command sets stays as the channel has it.
     pub fn new() -> Self {
         GraphicsState {
             dynamic: DynamicState::default(),
-            dirty: Dirty::all(),
+            marks: Marks::default(),
             pipeline: None,
         }
     }
 
     /// The dirty bits.
     pub fn dirty(&self) -> Dirty {
-        self.dirty
+        self.marks.dirty
+    }
+
+    /// The bits set since the command buffer began.
+    pub fn set_bits(&self) -> Dirty {
+        self.marks.set
     }
 
     /// vkCmdBindPipeline for graphics, with the pipeline's static state values: each
-    /// state it does not make dynamic is set to its value, and is dirty only where
-    /// that differs from what is held (Mesa's `vk_cmd_set_dynamic_graphics_state`,
-    /// which copies the pipeline's state over the command buffer's and marks what
-    /// changed). Binding the same pipeline again changes nothing.
+    /// state of the `groups` it holds that it does not make dynamic is set to its
+    /// value, and is dirty where it was never set or differs from what is held (Mesa's
+    /// `vk_cmd_set_dynamic_graphics_state`, which copies the pipeline's state over the
+    /// command buffer's and marks what changed). Binding the same pipeline again
+    /// changes nothing.
     pub fn bind_pipeline_with_state(
         &mut self,
         pipeline: u64,
         dynamic_states: &[u32],
         state: &DynamicState,
+        groups: PipelineGroups,
     ) {
         if self.pipeline.map(|(p, _)| p) == Some(pipeline) {
             return;
         }
         let dynamic = dynamic_bits(dynamic_states);
-        self.apply_static(state, dynamic);
+        self.apply_static(state, dynamic, groups);
         self.pipeline = Some((pipeline, dynamic));
     }
 
-    /// Each state `dynamic` leaves static set to its value in `s`.
-    fn apply_static(&mut self, s: &DynamicState, dynamic: Dirty) {
-        let keeps = |bit: StateBit| !dynamic.has(bit);
+    /// Each state of `groups` that `dynamic` leaves static set to its value in `s`.
+    fn apply_static(&mut self, s: &DynamicState, dynamic: Dirty, groups: PipelineGroups) {
+        let keeps = |bit: StateBit| !dynamic.has(bit) && groups.holds(bit);
         if keeps(StateBit::Vi) {
             let mut bindings = s.vertex_input.bindings.clone();
             if !keeps(StateBit::ViBindingStrides) {
@@ -810,9 +904,15 @@ impl GraphicsState {
         }
         if keeps(StateBit::VpViewports) && keeps(StateBit::VpViewportCount) {
             self.set_viewports_with_count(&s.viewports);
+        } else if keeps(StateBit::VpViewportCount) {
+            // A static count with dynamic viewports: the trace holds no count, taken
+            // as the one vkCmdSetViewport gives (set, so flushed, the first time).
+            self.marks.mark_if(StateBit::VpViewportCount, false);
         }
         if keeps(StateBit::VpScissors) && keeps(StateBit::VpScissorCount) {
             self.set_scissors_with_count(&s.scissors);
+        } else if keeps(StateBit::VpScissorCount) {
+            self.marks.mark_if(StateBit::VpScissorCount, false);
         }
         if keeps(StateBit::VpDepthClipNegativeOneToOne) {
             self.set_depth_clip_negative_one_to_one(s.depth_clip_negative_one_to_one);
@@ -825,7 +925,7 @@ impl GraphicsState {
         }
         if keeps(StateBit::RsDepthClipEnable) {
             set(
-                &mut self.dirty,
+                &mut self.marks,
                 StateBit::RsDepthClipEnable,
                 &mut self.dynamic.depth_clip_enable,
                 s.depth_clip_enable,
@@ -970,18 +1070,21 @@ impl GraphicsState {
 
     /// vkCmdBindPipeline for graphics when the trace holds no static state values for
     /// the pipeline (traces made before they were recorded), only which states it
-    /// makes dynamic: binding another pipeline is taken to change every state it
-    /// keeps static (marked dirty, its values placeholders), and binding the same one
+    /// makes dynamic: binding another pipeline is taken to change every state of its
+    /// `groups` it keeps static (marked dirty, its values placeholders), and binding the same one
     /// again to change nothing. The methods and their count are NVK's; the values they
     /// carry for static state are not the pipeline's.
-    pub fn bind_pipeline(&mut self, pipeline: u64, dynamic_states: &[u32]) {
+    pub fn bind_pipeline(&mut self, pipeline: u64, dynamic_states: &[u32], groups: PipelineGroups) {
         if self.pipeline.map(|(p, _)| p) == Some(pipeline) {
             return;
         }
         let dynamic = dynamic_bits(dynamic_states);
         for bit in StateBit::ALL {
-            if !dynamic.has(bit) && !StateBit::NOT_TAKEN_AS_CHANGED.contains(&bit) {
-                self.dirty.set(bit);
+            if !dynamic.has(bit)
+                && groups.holds(bit)
+                && !StateBit::NOT_TAKEN_AS_CHANGED.contains(&bit)
+            {
+                self.marks.mark(bit);
             }
         }
         let defaults = DynamicState::default();
@@ -1006,10 +1109,19 @@ impl GraphicsState {
         self.pipeline = Some((pipeline, dynamic));
     }
 
-    /// Every state dirty again, values kept: after NVK's meta path, which restores the
-    /// application's dynamic state with every set state dirty (nvk_meta_end_gfx).
+    /// Every set state dirty again, values kept: after NVK's meta path, which restores
+    /// the application's dynamic state with its `set` bits copied over its `dirty` ones
+    /// (nvk_meta_end).
     pub fn invalidate(&mut self) {
-        self.dirty = Dirty::all();
+        self.marks.dirty = self.marks.set;
+    }
+
+    /// Every state dirty, values and `set` bits kept, the pipeline forgotten: after
+    /// vkCmdExecuteCommands (nvk_cmd_invalidate_graphics_state calls
+    /// vk_dynamic_graphics_state_dirty_all).
+    pub fn dirty_all(&mut self) {
+        self.marks.dirty = Dirty::all();
+        self.pipeline = None;
     }
 
     /// Beginning rendering marks the states that depend on the attachments dirty:
@@ -1033,7 +1145,7 @@ impl GraphicsState {
             StateBit::MsRasterizationSamples,
             StateBit::ColorAttachmentMap,
         ] {
-            self.dirty.set(bit);
+            self.marks.dirty.set(bit);
         }
     }
 
@@ -1051,7 +1163,7 @@ impl GraphicsState {
             None => old[a],
         });
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::ColorAttachmentMap,
             &mut self.dynamic.color_map,
             map,
@@ -1062,7 +1174,7 @@ impl GraphicsState {
     /// `VkPipelineRenderingCreateInfo`'s formats: Mesa's `rp.attachments`).
     pub fn set_rp_attachments(&mut self, mask: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RpAttachments,
             &mut self.dynamic.rp_attachments,
             mask,
@@ -1072,7 +1184,7 @@ impl GraphicsState {
     /// vkCmdSetRasterizationSamplesEXT.
     pub fn set_rasterization_samples(&mut self, samples: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::MsRasterizationSamples,
             &mut self.dynamic.rasterization_samples,
             samples,
@@ -1082,7 +1194,7 @@ impl GraphicsState {
     /// vkCmdSetSampleLocationsEnableEXT.
     pub fn set_sample_locations_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::MsSampleLocationsEnable,
             &mut self.dynamic.sample_locations_enable,
             enable,
@@ -1092,7 +1204,7 @@ impl GraphicsState {
     /// vkCmdSetSampleLocationsEXT.
     pub fn set_sample_locations(&mut self, locations: SampleLocations) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::MsSampleLocations,
             &mut self.dynamic.sample_locations,
             locations,
@@ -1102,7 +1214,7 @@ impl GraphicsState {
     /// vkCmdSetConservativeRasterizationModeEXT.
     pub fn set_conservative_mode(&mut self, mode: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsConservativeMode,
             &mut self.dynamic.conservative_mode,
             mode,
@@ -1112,7 +1224,7 @@ impl GraphicsState {
     /// vkCmdSetExtraPrimitiveOverestimationSizeEXT.
     pub fn set_extra_primitive_overestimation_size(&mut self, size: f32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsExtraPrimitiveOverestimationSize,
             &mut self.dynamic.extra_primitive_overestimation_size,
             size,
@@ -1123,7 +1235,7 @@ impl GraphicsState {
     /// operations.
     pub fn set_fragment_shading_rate(&mut self, size: (u32, u32), combiner_ops: [u32; 2]) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::Fsr,
             &mut self.dynamic.fragment_shading_rate,
             (size, combiner_ops),
@@ -1135,8 +1247,8 @@ impl GraphicsState {
     /// dirty when they changed, the attributes and bindings and the strides always.
     pub fn set_vertex_input(&mut self, bindings: &[VertexBinding], attributes: &[VertexAttribute]) {
         self.replace_vertex_input(bindings, attributes);
-        self.dirty.set(StateBit::Vi);
-        self.dirty.set(StateBit::ViBindingStrides);
+        self.marks.mark(StateBit::Vi);
+        self.marks.mark(StateBit::ViBindingStrides);
     }
 
     /// A pipeline's vertex input: each part dirty when it changed, as Mesa's
@@ -1156,15 +1268,16 @@ impl GraphicsState {
             bindings: bindings.to_vec(),
         };
         let old = &self.dynamic.vertex_input;
-        if old.bindings_valid() != new.bindings_valid() {
-            self.dirty.set(StateBit::ViBindingsValid);
-        }
         let strides = |v: &VertexInput| v.bindings.iter().map(|b| b.stride).collect::<Vec<_>>();
-        if strides(old) != strides(&new) {
-            self.dirty.set(StateBit::ViBindingStrides);
-        }
+        let (valid_changed, strides_changed) = (
+            old.bindings_valid() != new.bindings_valid(),
+            strides(old) != strides(&new),
+        );
+        self.marks.mark_if(StateBit::ViBindingsValid, valid_changed);
+        self.marks
+            .mark_if(StateBit::ViBindingStrides, strides_changed);
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::Vi,
             &mut self.dynamic.vertex_input,
             new,
@@ -1174,7 +1287,7 @@ impl GraphicsState {
     /// vkCmdSetPrimitiveTopology (and a pipeline's topology).
     pub fn set_topology(&mut self, topology: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::IaPrimitiveTopology,
             &mut self.dynamic.topology,
             topology,
@@ -1184,7 +1297,7 @@ impl GraphicsState {
     /// vkCmdSetPrimitiveRestartEnable.
     pub fn set_primitive_restart_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::IaPrimitiveRestartEnable,
             &mut self.dynamic.primitive_restart_enable,
             enable,
@@ -1194,7 +1307,7 @@ impl GraphicsState {
     /// vkCmdSetPatchControlPointsEXT.
     pub fn set_patch_control_points(&mut self, points: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::TsPatchControlPoints,
             &mut self.dynamic.patch_control_points,
             points,
@@ -1204,7 +1317,7 @@ impl GraphicsState {
     /// vkCmdSetTessellationDomainOriginEXT.
     pub fn set_domain_origin(&mut self, origin: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::TsDomainOrigin,
             &mut self.dynamic.domain_origin,
             origin,
@@ -1221,7 +1334,7 @@ impl GraphicsState {
         }
         all[first..end].copy_from_slice(&viewports[..end - first]);
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::VpViewports,
             &mut self.dynamic.viewports,
             all,
@@ -1231,11 +1344,10 @@ impl GraphicsState {
     /// vkCmdSetViewportWithCount.
     pub fn set_viewports_with_count(&mut self, viewports: &[Viewport]) {
         let viewports = &viewports[..viewports.len().min(MAX_VIEWPORTS)];
-        if self.dynamic.viewports.len() != viewports.len() {
-            self.dirty.set(StateBit::VpViewportCount);
-        }
+        let count_changed = self.dynamic.viewports.len() != viewports.len();
+        self.marks.mark_if(StateBit::VpViewportCount, count_changed);
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::VpViewports,
             &mut self.dynamic.viewports,
             viewports.to_vec(),
@@ -1252,7 +1364,7 @@ impl GraphicsState {
         }
         all[first..end].copy_from_slice(&scissors[..end - first]);
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::VpScissors,
             &mut self.dynamic.scissors,
             all,
@@ -1262,11 +1374,10 @@ impl GraphicsState {
     /// vkCmdSetScissorWithCount.
     pub fn set_scissors_with_count(&mut self, scissors: &[Rect]) {
         let scissors = &scissors[..scissors.len().min(MAX_VIEWPORTS)];
-        if self.dynamic.scissors.len() != scissors.len() {
-            self.dirty.set(StateBit::VpScissorCount);
-        }
+        let count_changed = self.dynamic.scissors.len() != scissors.len();
+        self.marks.mark_if(StateBit::VpScissorCount, count_changed);
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::VpScissors,
             &mut self.dynamic.scissors,
             scissors.to_vec(),
@@ -1276,7 +1387,7 @@ impl GraphicsState {
     /// vkCmdSetDepthClipNegativeOneToOneEXT.
     pub fn set_depth_clip_negative_one_to_one(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::VpDepthClipNegativeOneToOne,
             &mut self.dynamic.depth_clip_negative_one_to_one,
             enable,
@@ -1286,7 +1397,7 @@ impl GraphicsState {
     /// vkCmdSetRasterizerDiscardEnable.
     pub fn set_rasterizer_discard_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsRasterizerDiscardEnable,
             &mut self.dynamic.rasterizer_discard_enable,
             enable,
@@ -1296,7 +1407,7 @@ impl GraphicsState {
     /// vkCmdSetDepthClampEnableEXT.
     pub fn set_depth_clamp_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsDepthClampEnable,
             &mut self.dynamic.depth_clamp_enable,
             enable,
@@ -1306,7 +1417,7 @@ impl GraphicsState {
     /// vkCmdSetDepthClipEnableEXT.
     pub fn set_depth_clip_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsDepthClipEnable,
             &mut self.dynamic.depth_clip_enable,
             Some(enable),
@@ -1316,7 +1427,7 @@ impl GraphicsState {
     /// vkCmdSetPolygonModeEXT.
     pub fn set_polygon_mode(&mut self, mode: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsPolygonMode,
             &mut self.dynamic.polygon_mode,
             mode,
@@ -1326,7 +1437,7 @@ impl GraphicsState {
     /// vkCmdSetCullMode.
     pub fn set_cull_mode(&mut self, mode: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsCullMode,
             &mut self.dynamic.cull_mode,
             mode,
@@ -1336,7 +1447,7 @@ impl GraphicsState {
     /// vkCmdSetFrontFace.
     pub fn set_front_face(&mut self, face: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsFrontFace,
             &mut self.dynamic.front_face,
             face,
@@ -1346,7 +1457,7 @@ impl GraphicsState {
     /// vkCmdSetProvokingVertexModeEXT.
     pub fn set_provoking_vertex(&mut self, mode: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsProvokingVertex,
             &mut self.dynamic.provoking_vertex,
             mode,
@@ -1356,7 +1467,7 @@ impl GraphicsState {
     /// vkCmdSetDepthBiasEnable.
     pub fn set_depth_bias_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsDepthBiasEnable,
             &mut self.dynamic.depth_bias_enable,
             enable,
@@ -1366,7 +1477,7 @@ impl GraphicsState {
     /// vkCmdSetDepthBias: constant factor, clamp, slope factor.
     pub fn set_depth_bias(&mut self, constant: f32, clamp: f32, slope: f32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsDepthBiasFactors,
             &mut self.dynamic.depth_bias,
             [constant, clamp, slope],
@@ -1376,7 +1487,7 @@ impl GraphicsState {
     /// vkCmdSetLineWidth.
     pub fn set_line_width(&mut self, width: f32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsLineWidth,
             &mut self.dynamic.line_width,
             width,
@@ -1386,7 +1497,7 @@ impl GraphicsState {
     /// vkCmdSetLineRasterizationModeEXT.
     pub fn set_line_mode(&mut self, mode: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsLineMode,
             &mut self.dynamic.line_mode,
             mode,
@@ -1396,7 +1507,7 @@ impl GraphicsState {
     /// vkCmdSetLineStippleEnableEXT.
     pub fn set_line_stipple_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsLineStippleEnable,
             &mut self.dynamic.line_stipple_enable,
             enable,
@@ -1406,7 +1517,7 @@ impl GraphicsState {
     /// vkCmdSetLineStipple: factor and pattern.
     pub fn set_line_stipple(&mut self, factor: u32, pattern: u16) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsLineStipple,
             &mut self.dynamic.line_stipple,
             (factor, pattern),
@@ -1416,7 +1527,7 @@ impl GraphicsState {
     /// vkCmdSetRasterizationStreamEXT.
     pub fn set_rasterization_stream(&mut self, stream: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::RsRasterizationStream,
             &mut self.dynamic.rasterization_stream,
             stream,
@@ -1426,7 +1537,7 @@ impl GraphicsState {
     /// vkCmdSetSampleMaskEXT (the first word of the mask).
     pub fn set_sample_mask(&mut self, mask: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::MsSampleMask,
             &mut self.dynamic.sample_mask,
             mask,
@@ -1436,7 +1547,7 @@ impl GraphicsState {
     /// vkCmdSetAlphaToCoverageEnableEXT.
     pub fn set_alpha_to_coverage_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::MsAlphaToCoverageEnable,
             &mut self.dynamic.alpha_to_coverage_enable,
             enable,
@@ -1446,7 +1557,7 @@ impl GraphicsState {
     /// vkCmdSetAlphaToOneEnableEXT.
     pub fn set_alpha_to_one_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::MsAlphaToOneEnable,
             &mut self.dynamic.alpha_to_one_enable,
             enable,
@@ -1456,7 +1567,7 @@ impl GraphicsState {
     /// vkCmdSetDepthTestEnable.
     pub fn set_depth_test_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::DsDepthTestEnable,
             &mut self.dynamic.depth_test_enable,
             enable,
@@ -1466,7 +1577,7 @@ impl GraphicsState {
     /// vkCmdSetDepthWriteEnable.
     pub fn set_depth_write_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::DsDepthWriteEnable,
             &mut self.dynamic.depth_write_enable,
             enable,
@@ -1476,7 +1587,7 @@ impl GraphicsState {
     /// vkCmdSetDepthCompareOp.
     pub fn set_depth_compare_op(&mut self, op: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::DsDepthCompareOp,
             &mut self.dynamic.depth_compare_op,
             op,
@@ -1486,7 +1597,7 @@ impl GraphicsState {
     /// vkCmdSetDepthBoundsTestEnable.
     pub fn set_depth_bounds_test_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::DsDepthBoundsTestEnable,
             &mut self.dynamic.depth_bounds_test_enable,
             enable,
@@ -1496,7 +1607,7 @@ impl GraphicsState {
     /// vkCmdSetDepthBounds.
     pub fn set_depth_bounds(&mut self, min: f32, max: f32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::DsDepthBoundsTestBounds,
             &mut self.dynamic.depth_bounds,
             (min, max),
@@ -1506,7 +1617,7 @@ impl GraphicsState {
     /// vkCmdSetStencilTestEnable.
     pub fn set_stencil_test_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::DsStencilTestEnable,
             &mut self.dynamic.stencil_test_enable,
             enable,
@@ -1533,7 +1644,7 @@ impl GraphicsState {
     pub fn set_stencil_op(&mut self, face_mask: u32, ops: StencilOps) {
         let value = Self::faces(self.dynamic.stencil_ops, face_mask, ops);
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::DsStencilOp,
             &mut self.dynamic.stencil_ops,
             value,
@@ -1544,7 +1655,7 @@ impl GraphicsState {
     pub fn set_stencil_compare_mask(&mut self, face_mask: u32, mask: u32) {
         let value = Self::faces(self.dynamic.stencil_compare_mask, face_mask, mask);
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::DsStencilCompareMask,
             &mut self.dynamic.stencil_compare_mask,
             value,
@@ -1555,7 +1666,7 @@ impl GraphicsState {
     pub fn set_stencil_write_mask(&mut self, face_mask: u32, mask: u32) {
         let value = Self::faces(self.dynamic.stencil_write_mask, face_mask, mask);
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::DsStencilWriteMask,
             &mut self.dynamic.stencil_write_mask,
             value,
@@ -1566,7 +1677,7 @@ impl GraphicsState {
     pub fn set_stencil_reference(&mut self, face_mask: u32, reference: u32) {
         let value = Self::faces(self.dynamic.stencil_reference, face_mask, reference);
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::DsStencilReference,
             &mut self.dynamic.stencil_reference,
             value,
@@ -1576,7 +1687,7 @@ impl GraphicsState {
     /// vkCmdSetLogicOpEnableEXT.
     pub fn set_logic_op_enable(&mut self, enable: bool) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::CbLogicOpEnable,
             &mut self.dynamic.logic_op_enable,
             enable,
@@ -1586,7 +1697,7 @@ impl GraphicsState {
     /// vkCmdSetLogicOpEXT.
     pub fn set_logic_op(&mut self, op: u32) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::CbLogicOp,
             &mut self.dynamic.logic_op,
             op,
@@ -1602,7 +1713,7 @@ impl GraphicsState {
             }
         }
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::CbBlendEnables,
             &mut self.dynamic.blend_enables,
             all,
@@ -1618,7 +1729,7 @@ impl GraphicsState {
             }
         }
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::CbBlendEquations,
             &mut self.dynamic.blend_equations,
             all,
@@ -1634,7 +1745,7 @@ impl GraphicsState {
             }
         }
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::CbWriteMasks,
             &mut self.dynamic.write_masks,
             all,
@@ -1649,7 +1760,7 @@ impl GraphicsState {
             .enumerate()
             .fold(0, |m, (i, e)| m | (u32::from(*e) << i));
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::CbColorWriteEnables,
             &mut self.dynamic.color_write_enables,
             bits,
@@ -1659,7 +1770,7 @@ impl GraphicsState {
     /// vkCmdSetBlendConstants.
     pub fn set_blend_constants(&mut self, constants: [f32; 4]) {
         set(
-            &mut self.dirty,
+            &mut self.marks,
             StateBit::CbBlendConstants,
             &mut self.dynamic.blend_constants,
             constants,
@@ -1675,10 +1786,10 @@ impl GraphicsState {
     /// nvk_flush_ds_state, nvk_flush_cb_state.
     pub fn flush(&mut self, p: &mut PushBuffer, ctx: FlushContext) -> StateCost {
         let mut cost = StateCost::default();
-        if self.dirty.is_empty() {
+        if self.marks.dirty.is_empty() {
             return cost;
         }
-        let (d, dyn_) = (self.dirty, &self.dynamic);
+        let (d, dyn_) = (self.marks.dirty, &self.dynamic);
         let mut group = |group: StateGroup, p: &mut PushBuffer, f: &dyn Fn(&mut PushBuffer)| {
             p.close_header();
             let before = p.len();
@@ -1704,7 +1815,7 @@ impl GraphicsState {
         group(StateGroup::Blend, p, &|p| {
             cb::flush_cb_state(p, d, dyn_, ctx.color_attachments)
         });
-        self.dirty = Dirty::default();
+        self.marks.dirty = Dirty::default();
         cost
     }
 }
