@@ -10,6 +10,9 @@ use trace_format::generated::trace::{GraphicsPipeline, StencilFace};
 
 use crate::objects::PipelinePart;
 
+/// `VkDynamicState` VK_DYNAMIC_STATE_LINE_STIPPLE_ENABLE_EXT.
+const DYNAMIC_LINE_STIPPLE_ENABLE: u32 = 1_000_455_021;
+
 /// The static state of pipeline record `p`; `None` when the trace predates its
 /// recording. A state the record leaves out keeps Vulkan's value.
 pub fn static_state(p: &GraphicsPipeline<'_>) -> Option<DynamicState> {
@@ -39,7 +42,16 @@ pub fn static_state(p: &GraphicsPipeline<'_>) -> Option<DynamicState> {
         line_width: r.line_width(),
         line_mode: r.line_mode(),
         line_stipple_enable: r.line_stipple_enable(),
-        line_stipple: (r.line_stipple_factor(), r.line_stipple_pattern() as u16),
+        // vk_rasterization_state_init takes the stipple only where stippling is on or
+        // its enable dynamic; otherwise it stays 0.
+        line_stipple: if r.line_stipple_enable()
+            || p.dynamic_states()
+                .is_some_and(|d| d.iter().any(|s| s == DYNAMIC_LINE_STIPPLE_ENABLE))
+        {
+            (r.line_stipple_factor(), r.line_stipple_pattern() as u16)
+        } else {
+            (0, 0)
+        },
         rasterization_stream: r.rasterization_stream(),
         conservative_mode: r.conservative_mode(),
         extra_primitive_overestimation_size: r.extra_primitive_overestimation_size(),

@@ -525,7 +525,8 @@ impl Default for DynamicState {
             line_width: 1.0,
             line_mode: 0,
             line_stipple_enable: false,
-            line_stipple: (1, 0xffff),
+            // Mesa's default: no stipple factor or pattern.
+            line_stipple: (0, 0),
             rasterization_stream: 0,
             sample_mask: 0xffff_ffff,
             alpha_to_coverage_enable: false,

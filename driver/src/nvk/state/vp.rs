@@ -61,7 +61,8 @@ pub(super) fn flush_vp_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
         }
     }
     if d.has(StateBit::VpDepthClipNegativeOneToOne) {
-        let range = u32::from(s.depth_clip_negative_one_to_one);
+        // RANGE_NEGATIVE_W_TO_POSITIVE_W is 0, RANGE_ZERO_TO_POSITIVE_W 1.
+        let range = u32::from(!s.depth_clip_negative_one_to_one);
         p.immd_or_mthd(SUBC_3D, class::SET_VIEWPORT_Z_CLIP, range);
     }
     if d.has(StateBit::VpScissorCount) {
