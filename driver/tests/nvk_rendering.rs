@@ -20,6 +20,7 @@ fn image(format: u32, samples: u32) -> Image {
         format,
         extent: [640, 480, 1],
         array_layers: 4,
+        mip_levels: 1,
         samples,
         linear: false,
         three_d: false,

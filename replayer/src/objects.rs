@@ -423,19 +423,14 @@ impl Objects {
                 ..ViewRange::default()
             },
         ));
-        let image = self.images.get(&image).copied().unwrap_or(Image {
-            format: range.format,
-            extent: [
+        let image = self.images.get(&image).copied().unwrap_or(Image::stand_in(
+            range.format,
+            [
                 (area.x.max(0) as u32).saturating_add(area.width).max(1),
                 (area.y.max(0) as u32).saturating_add(area.height).max(1),
                 1,
             ],
-            array_layers: 1,
-            samples: 1,
-            linear: false,
-            three_d: false,
-            addr: 0,
-        });
+        ));
         Some((image, range))
     }
 

@@ -847,6 +847,7 @@ impl<'o> Pass<'o> {
                         format: c.format(),
                         extent,
                         array_layers: c.array_layers(),
+                        mip_levels: c.mip_levels(),
                         samples: c.samples(),
                         // VK_IMAGE_TILING_LINEAR, VK_IMAGE_TYPE_3D.
                         linear: c.tiling() == 1,
@@ -1671,15 +1672,9 @@ impl<'o> Pass<'o> {
         regions: &[ImageRegion],
     ) -> (Recorded, u64) {
         let image = |handle: u64| {
-            self.objects.image(handle).unwrap_or(Image {
-                format: 44,
-                extent: [1, 1, 1],
-                array_layers: 1,
-                samples: 1,
-                linear: false,
-                three_d: false,
-                addr: 0,
-            })
+            self.objects
+                .image(handle)
+                .unwrap_or(Image::stand_in(44, [1, 1, 1]))
         };
         let image_side = if dst != 0 { image(dst) } else { image(src) };
         let depth = |i: &Image| TargetFormat::of_vk(i.format).depth_stencil;
@@ -1777,15 +1772,10 @@ impl<'o> Pass<'o> {
         value: [u32; 4],
         ranges: &[[u32; 5]],
     ) -> Recorded {
-        let desc = self.objects.image(image).unwrap_or(Image {
-            format: if depth_stencil { 126 } else { 44 },
-            extent: [1, 1, 1],
-            array_layers: 1,
-            samples: 1,
-            linear: false,
-            three_d: false,
-            addr: 0,
-        });
+        let desc = self.objects.image(image).unwrap_or(Image::stand_in(
+            if depth_stencil { 126 } else { 44 },
+            [1, 1, 1],
+        ));
         let mut total = Recorded::default();
         for &[aspects, base_level, levels, base_layer, layers] in ranges {
             // VK_REMAINING_MIP_LEVELS and VK_REMAINING_ARRAY_LAYERS.

@@ -155,7 +155,7 @@ pub struct Recorded {
 pub struct CommandEncoder<'d> {
     device: &'d Device,
     pub(super) push: PushBuffer,
-    view_mask: u32,
+    pub(super) view_mask: u32,
     pub(super) rendering_end: RenderingEnd,
     pub(super) compute: ComputeState,
     state: GraphicsState,

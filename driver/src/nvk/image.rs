@@ -70,6 +70,8 @@ pub struct Image {
     pub extent: [u32; 3],
     /// Array layers.
     pub array_layers: u32,
+    /// Mip levels (`VkImageCreateInfo::mipLevels`).
+    pub mip_levels: u32,
     /// Samples per pixel.
     pub samples: u32,
     /// `VK_IMAGE_TILING_LINEAR`: a pitch-linear image.
@@ -118,6 +120,21 @@ const GOB_WIDTH: u32 = 64;
 const GOB_HEIGHT: u32 = 8;
 
 impl Image {
+    /// An image the trace never created, standing in where a command names one: one
+    /// layer, level and sample, block-linear, unbound.
+    pub fn stand_in(format: u32, extent: [u32; 3]) -> Image {
+        Image {
+            format,
+            extent,
+            array_layers: 1,
+            mip_levels: 1,
+            samples: 1,
+            linear: false,
+            three_d: false,
+            addr: 0,
+        }
+    }
+
     /// The sample grid of one pixel (`nil_sample_layout`'s width and height).
     pub fn sample_grid(&self) -> (u32, u32) {
         match self.samples {
@@ -139,60 +156,95 @@ impl Image {
         }
     }
 
-    /// Level `mip`'s layout (`nil_image_level` and `nil_image_level_extent_sa`).
+    /// Level `mip`'s layout, as NIL lays the image out (`nil_image_init` for a
+    /// uncompressed colour or depth format): block-linear levels of 64-byte-wide GOBs
+    /// eight rows high, each level's rows aligned to its block height (level 0's
+    /// `Tiling::choose`, at most 32 GOBs, clamped to the level as the hardware does),
+    /// 3D levels' slices to their block depth; a linear level's rows 128-byte aligned.
+    /// Layers hold every level; the array stride is that size aligned to a level 0
+    /// block.
     pub fn level(&self, mip: u32) -> Level {
-        let bytes = TargetFormat::of_vk(self.format).bytes;
-        let (sx, sy) = self.sample_grid();
+        let levels = self.mip_levels.clamp(1, 16);
+        let mip = mip.min(levels - 1);
+        let depth0 = if self.three_d {
+            self.extent[2].max(1)
+        } else {
+            1
+        };
+        // Level 0's block height and depth in GOBs (log2).
+        let block0 = self.block_log2(self.level_rows(0), depth0);
         let mut offset = 0u64;
-        let mut level = None;
-        for m in 0..=mip.min(15) {
-            let w = (self.extent[0] >> m).max(1).saturating_mul(sx);
-            let h = (self.extent[1] >> m).max(1).saturating_mul(sy);
-            let (row_stride, block_height_log2, rows) = if self.linear {
-                (round_up(w.saturating_mul(bytes), 128), 0, h)
+        let mut chosen = None;
+        for m in 0..levels {
+            let rows = self.level_rows(m);
+            let depth = (depth0 >> m).max(1);
+            let row_bytes = self.level_row_bytes(m);
+            let (row_stride, block, aligned_rows, aligned_depth) = if self.linear {
+                (round_up(row_bytes, 128), (0, 0), rows, 1)
             } else {
-                let gobs_high = h.div_ceil(GOB_HEIGHT).max(1);
-                let log2 = gobs_high.next_power_of_two().trailing_zeros().min(5);
-                let rows = round_up(h, GOB_HEIGHT << log2);
-                (round_up(w.saturating_mul(bytes), GOB_WIDTH), log2, rows)
+                let (h, d) = self.block_log2(rows, depth);
+                let block = (h.min(block0.0), d.min(block0.1));
+                (
+                    round_up(row_bytes, GOB_WIDTH),
+                    block,
+                    round_up(rows, GOB_HEIGHT << block.0),
+                    round_up(depth, 1 << block.1),
+                )
             };
-            let size = u64::from(row_stride) * u64::from(rows);
-            level = Some(Level {
-                offset,
-                row_stride,
-                height: h,
-                block_height_log2,
-                array_stride: 0,
-            });
-            offset += size;
+            if m == mip {
+                chosen = Some(Level {
+                    offset,
+                    row_stride,
+                    height: rows,
+                    block_height_log2: block.0,
+                    array_stride: 0,
+                });
+            }
+            offset = offset.saturating_add(
+                u64::from(row_stride) * u64::from(aligned_rows) * u64::from(aligned_depth),
+            );
         }
-        let mut level = level.unwrap_or(Level {
+        let block_bytes = if self.linear {
+            1
+        } else {
+            u64::from(GOB_WIDTH * GOB_HEIGHT) << (block0.0 + block0.1)
+        };
+        let mut level = chosen.unwrap_or(Level {
             offset: 0,
             row_stride: 0,
             height: 0,
             block_height_log2: 0,
             array_stride: 0,
         });
-        // Layers hold every level; the stride is the whole chain, 4 KiB aligned.
-        level.array_stride =
-            u32::try_from(self.chain_size().saturating_add(0xfff) & !0xfff).unwrap_or(!0xfff);
+        level.array_stride = u32::try_from(offset.next_multiple_of(block_bytes))
+            .unwrap_or(u32::MAX & !(GOB_WIDTH * GOB_HEIGHT - 1));
         level
     }
 
-    /// Bytes of every mip level of one layer.
-    fn chain_size(&self) -> u64 {
-        let bytes = u64::from(TargetFormat::of_vk(self.format).bytes);
-        let (sx, sy) = self.sample_grid();
-        let levels = 1 + self.extent[0].max(self.extent[1]).max(1).ilog2();
-        (0..levels)
-            .map(|m| {
-                let w = u64::from((self.extent[0] >> m).max(1)) * u64::from(sx);
-                let h = u64::from((self.extent[1] >> m).max(1)) * u64::from(sy);
-                (w * bytes)
-                    .next_multiple_of(64)
-                    .saturating_mul(h.next_multiple_of(8))
-            })
-            .fold(0, u64::saturating_add)
+    /// Level `m`'s rows, in samples.
+    fn level_rows(&self, m: u32) -> u32 {
+        (self.extent[1] >> m)
+            .max(1)
+            .saturating_mul(self.sample_grid().1)
+    }
+
+    /// Level `m`'s bytes a row.
+    fn level_row_bytes(&self, m: u32) -> u32 {
+        let bytes = TargetFormat::of_vk(self.format).bytes;
+        (self.extent[0] >> m)
+            .max(1)
+            .saturating_mul(self.sample_grid().0)
+            .saturating_mul(bytes)
+    }
+
+    /// The block height and depth (log2, in GOBs) that cover `rows` and `depth`, at
+    /// most 32 GOBs each (`Tiling::clamp` of `Tiling::choose`'s 2^5).
+    fn block_log2(&self, rows: u32, depth: u32) -> (u32, u32) {
+        let ceil_log2 = |x: u32| x.max(1).next_power_of_two().trailing_zeros();
+        (
+            ceil_log2(rows.div_ceil(GOB_HEIGHT)).min(5),
+            ceil_log2(depth).min(5),
+        )
     }
 }
 

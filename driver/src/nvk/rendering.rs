@@ -435,7 +435,9 @@ impl CommandEncoder<'_> {
             }
         }
         self.render_samples = 0;
-        self.set_view_mask(0);
+        // nvk_CmdEndRendering forgets the view mask but leaves it in shadow scratch: the
+        // next rendering writes it again before any macro reads it.
+        self.view_mask = 0;
         if end.resolve && end.flags & RENDERING_SUSPENDING == 0 {
             self.push
                 .immd_or_mthd(SUBC_3D, class::INVALIDATE_TEXTURE_DATA_CACHE, 0);
