@@ -217,7 +217,7 @@ impl Image {
             array_stride: 0,
         });
         level.array_stride = u32::try_from(offset.next_multiple_of(block_bytes))
-            .unwrap_or(u32::MAX & !(GOB_WIDTH * GOB_HEIGHT - 1));
+            .unwrap_or(!(GOB_WIDTH * GOB_HEIGHT - 1));
         level
     }
 
