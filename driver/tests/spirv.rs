@@ -319,6 +319,9 @@ fn an_entry_points_interface_is_what_nvk_compiles_into_its_command_stream() {
     assert_eq!(stage, Stage::Vertex);
     assert!(vs.writes_layer);
     assert_eq!((vs.clip_distances, vs.cull_distances), (2, 1));
+    // Declared but never written: none.
+    let (_, _, declared) = read("declared_clip.vert");
+    assert_eq!((declared.clip_distances, declared.cull_distances), (0, 0));
     // Position at dword 0..4 and the colour at 4..8 of buffer 1.
     assert_eq!(
         vs.xfb[1],

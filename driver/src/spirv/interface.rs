@@ -166,6 +166,13 @@ struct ModuleFacts {
     variables: HashMap<Word, (StorageClass, Word)>,
     /// Variables some function instruction refers to.
     used: HashSet<Word>,
+    /// Variables some function refers to other than as an access chain's base: used
+    /// whole.
+    used_whole: HashSet<Word>,
+    /// `(variable, index position, constant index)` of every access chain based on a
+    /// variable: which members (or, past an array, which members of its elements) a
+    /// function reaches.
+    chain_indices: HashSet<(Word, usize, u32)>,
 }
 
 impl ModuleFacts {
@@ -236,12 +243,39 @@ impl ModuleFacts {
                 _ => None,
             })
             .collect();
+        let mut used_whole = HashSet::new();
+        let mut chain_indices = HashSet::new();
+        for i in module
+            .functions
+            .iter()
+            .flat_map(|f| f.blocks.iter())
+            .flat_map(|b| b.instructions.iter())
+        {
+            let is_chain = matches!(i.class.opcode, Op::AccessChain | Op::InBoundsAccessChain);
+            for (n, o) in i.operands.iter().enumerate() {
+                let Operand::IdRef(r) = o else { continue };
+                if !variables.contains_key(r) {
+                    continue;
+                }
+                if is_chain && n == 0 {
+                    for (position, index) in i.operands.iter().skip(1).take(2).enumerate() {
+                        if let Some(v) = id_operand(index).and_then(|c| constants.get(&c)) {
+                            chain_indices.insert((*r, position, *v));
+                        }
+                    }
+                } else {
+                    used_whole.insert(*r);
+                }
+            }
+        }
         ModuleFacts {
             decorations,
             types,
             constants,
             variables,
             used,
+            used_whole,
+            chain_indices,
         }
     }
 
@@ -281,6 +315,36 @@ impl ModuleFacts {
             _ => return Some(1),
         };
         Some(self.array_length(member_type))
+    }
+
+    /// As [`Self::builtin_length`], but only where a function reaches the built-in:
+    /// a block member no access chain selects is declared, not written, and NAK's
+    /// compile keeps no output for it (glslang declares all of `gl_PerVertex`).
+    fn builtin_written(&self, variable: Word, pointee: Word, b: BuiltIn) -> Option<u32> {
+        let length = self.builtin_length(variable, pointee, b)?;
+        if self.used_whole.contains(&variable) {
+            return Some(length);
+        }
+        let decorated_itself = self.decorations.get(&variable).is_some_and(|l| {
+            l.iter()
+                .any(|(m, d, v)| m.is_none() && *d == Decoration::BuiltIn && *v == Some(b as u32))
+        });
+        if decorated_itself {
+            return self.used.contains(&variable).then_some(length);
+        }
+        let block = self.element_type(pointee);
+        let member = self
+            .decorations
+            .get(&block)?
+            .iter()
+            .find(|(m, d, v)| m.is_some() && *d == Decoration::BuiltIn && *v == Some(b as u32))?
+            .0?;
+        // Past an array of blocks (a tessellation control shader's), the member is
+        // the second index.
+        let position = usize::from(block != pointee);
+        self.chain_indices
+            .contains(&(variable, position, member))
+            .then_some(length)
     }
 
     /// An array type's length (1 for anything else).
@@ -365,10 +429,10 @@ impl ModuleFacts {
                     if self.builtin_length(var, *pointee, BuiltIn::Layer).is_some() {
                         f.writes_layer = true;
                     }
-                    if let Some(n) = self.builtin_length(var, *pointee, BuiltIn::ClipDistance) {
+                    if let Some(n) = self.builtin_written(var, *pointee, BuiltIn::ClipDistance) {
                         f.clip_distances = n.min(8) as u8;
                     }
-                    if let Some(n) = self.builtin_length(var, *pointee, BuiltIn::CullDistance) {
+                    if let Some(n) = self.builtin_written(var, *pointee, BuiltIn::CullDistance) {
                         f.cull_distances = n.min(8) as u8;
                     }
                     self.add_xfb(&mut f, var, *pointee);
@@ -482,6 +546,14 @@ impl ModuleFacts {
             }
         }
         uses
+    }
+}
+
+/// An operand's id, if it is one.
+fn id_operand(o: &Operand) -> Option<Word> {
+    match o {
+        Operand::IdRef(r) => Some(*r),
+        _ => None,
     }
 }
 
