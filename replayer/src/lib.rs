@@ -19,6 +19,7 @@ mod handles;
 mod inspect;
 mod layouts;
 pub mod objects;
+mod pass_barriers;
 mod pipeline_state;
 mod replay;
 mod shaders;

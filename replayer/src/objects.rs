@@ -193,6 +193,22 @@ pub struct PassAttachment {
     pub store_op: u32,
     /// `VkAttachmentLoadOp` of stencil.
     pub stencil_load_op: u32,
+    /// `VkImageLayout` it starts the pass in.
+    pub initial_layout: u32,
+    /// `VkImageLayout` it ends the pass in.
+    pub final_layout: u32,
+}
+
+/// A subpass dependency (`VkSubpassDependency(2)`): stage and access masks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct Dependency {
+    pub src_subpass: u32,
+    pub dst_subpass: u32,
+    pub src_stages: u64,
+    pub dst_stages: u64,
+    pub src_access: u64,
+    pub dst_access: u64,
 }
 
 /// A subpass: the attachments it renders to, by index into the pass's.
@@ -206,6 +222,9 @@ pub struct Subpass {
     pub resolves: Vec<bool>,
     /// The depth/stencil attachment.
     pub depth_stencil: Option<u32>,
+    /// Every attachment it refers to with the layout it wants it in: inputs,
+    /// colours, resolves, then depth/stencil (Mesa's `vk_subpass` order).
+    pub references: Vec<(u32, u32)>,
 }
 
 impl Subpass {
@@ -222,6 +241,8 @@ pub struct RenderPass {
     pub attachments: Vec<PassAttachment>,
     /// The subpasses.
     pub subpasses: Vec<Subpass>,
+    /// The subpass dependencies.
+    pub dependencies: Vec<Dependency>,
 }
 
 impl RenderPass {
@@ -434,6 +455,28 @@ impl Objects {
         Some((image, range))
     }
 
+    /// Whether `area` covers each attachment's view of `framebuffer` whole (its mip
+    /// level's extent, from the origin): where it does, Mesa's common render-pass code
+    /// lets a cleared attachment leave its initial layout inside the rendering.
+    pub fn covers_views(&self, framebuffer: u64, area: &RenderArea) -> Vec<bool> {
+        let Some(fb) = self.framebuffers.get(&framebuffer) else {
+            return Vec::new();
+        };
+        fb.views
+            .iter()
+            .map(|view| {
+                let Some((image, range)) = self.view_target(*view, area) else {
+                    return false;
+                };
+                let level = |e: u32| (e >> range.base_mip_level.min(31)).max(1);
+                area.x == 0
+                    && area.y == 0
+                    && area.width == level(image.extent[0])
+                    && area.height == level(image.extent[1])
+            })
+            .collect()
+    }
+
     /// The rendering Mesa's common render-pass code begins for subpass `index` of
     /// `pass` on `framebuffer`: the subpass's attachments, each loaded with its load
     /// op where the pass first uses it (and loaded otherwise), stored with its store
@@ -524,6 +567,8 @@ pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> 
             load_op: a.load_op(),
             store_op: a.store_op(),
             stencil_load_op: a.stencil_load_op(),
+            initial_layout: a.initial_layout(),
+            final_layout: a.final_layout(),
         })
         .collect();
     let subpasses = c
@@ -550,12 +595,36 @@ pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> 
                     .depth_stencil_attachment()
                     .map(|r| r.attachment())
                     .filter(|a| *a != ATTACHMENT_UNUSED),
+                references: s
+                    .input_attachments()
+                    .into_iter()
+                    .flatten()
+                    .chain(s.color_attachments().into_iter().flatten())
+                    .chain(s.resolve_attachments().into_iter().flatten())
+                    .chain(s.depth_stencil_attachment())
+                    .filter(|r| r.attachment() != ATTACHMENT_UNUSED)
+                    .map(|r| (r.attachment(), r.layout()))
+                    .collect(),
             }
+        })
+        .collect();
+    let dependencies = c
+        .dependencies()
+        .into_iter()
+        .flatten()
+        .map(|d| Dependency {
+            src_subpass: d.src_subpass(),
+            dst_subpass: d.dst_subpass(),
+            src_stages: d.src_stage_mask(),
+            dst_stages: d.dst_stage_mask(),
+            src_access: d.src_access_mask(),
+            dst_access: d.dst_access_mask(),
         })
         .collect();
     RenderPass {
         attachments,
         subpasses,
+        dependencies,
     }
 }
 

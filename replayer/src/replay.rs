@@ -28,6 +28,7 @@ use crate::generic;
 use crate::handles::HandleMap;
 use crate::inspect::DrawInspection;
 use crate::objects::{self, Objects, Pipeline, PipelinePart, RenderPass};
+use crate::pass_barriers::PassBarriers;
 use driver::nvk::image::{Image, TargetFormat, ViewRange};
 use driver::nvk::rendering::{
     ColorAttachment, DepthStencilAttachment, RenderArea, RENDERING_RESUMING,
@@ -537,6 +538,8 @@ struct ActivePass {
     subpass: usize,
     area: RenderArea,
     clear_values: Vec<[u32; 4]>,
+    /// The attachments' layouts and the barriers Mesa's common code records.
+    barriers: PassBarriers,
 }
 
 /// The calls a replay does not need: they change nothing the driver model executes.
@@ -1140,6 +1143,11 @@ impl<'o> Pass<'o> {
                     let info =
                         self.objects
                             .subpass_rendering(&pass, *framebuffer, 0, *area, clear_values);
+                    let whole = self.objects.covers_views(*framebuffer, area);
+                    let mut barriers = PassBarriers::begin(&pass, &whole);
+                    if let Some(b) = barriers.begin_subpass(&pass, 0) {
+                        enc.pipeline_barrier(&b);
+                    }
                     enc.begin_rendering(&info);
                     active_pass = Some(ActivePass {
                         pass,
@@ -1147,12 +1155,19 @@ impl<'o> Pass<'o> {
                         subpass: 0,
                         area: *area,
                         clear_values: clear_values.clone(),
+                        barriers,
                     });
                 }
                 Cmd::NextSubpass => {
                     enc.end_rendering();
                     if let Some(a) = &mut active_pass {
+                        if let Some(b) = a.barriers.end_subpass(&a.pass, a.subpass) {
+                            enc.pipeline_barrier(&b);
+                        }
                         a.subpass += 1;
+                        if let Some(b) = a.barriers.begin_subpass(&a.pass, a.subpass) {
+                            enc.pipeline_barrier(&b);
+                        }
                         let info = self.objects.subpass_rendering(
                             &a.pass,
                             a.framebuffer,
@@ -1165,7 +1180,14 @@ impl<'o> Pass<'o> {
                 }
                 Cmd::EndRenderPass => {
                     enc.end_rendering();
-                    active_pass = None;
+                    if let Some(mut a) = active_pass.take() {
+                        if let Some(b) = a.barriers.end_subpass(&a.pass, a.subpass) {
+                            enc.pipeline_barrier(&b);
+                        }
+                        if let Some(b) = a.barriers.end(&a.pass) {
+                            enc.pipeline_barrier(&b);
+                        }
+                    }
                 }
                 Cmd::BeginRendering(r) => {
                     let info = self.rendering_info(r);

@@ -1,0 +1,352 @@
+//! The barriers a legacy render pass implies. NVK 25.0.7 runs vkCmdBeginRenderPass,
+//! vkCmdNextSubpass and vkCmdEndRenderPass through Mesa's common render-pass code
+//! (`vk_render_pass.c`), which records a vkCmdPipelineBarrier2 of its own before each
+//! subpass (its subpass dependencies, the implicit one from `VK_SUBPASS_EXTERNAL` into
+//! the first, and each attachment's layout transition), after each subpass (its
+//! dependencies to `VK_SUBPASS_EXTERNAL`, the implicit one out of the last) and at the
+//! end (every attachment into its final layout). NVK turns each into waits and cache
+//! invalidations as it does any barrier; this module says which barriers those are.
+
+use driver::nvk::Barrier;
+
+use crate::objects::{RenderPass, ATTACHMENT_UNUSED};
+
+/// `VK_SUBPASS_EXTERNAL`.
+const SUBPASS_EXTERNAL: u32 = u32::MAX;
+/// `VK_ATTACHMENT_LOAD_OP_CLEAR`.
+const LOAD_OP_CLEAR: u32 = 1;
+
+mod layout {
+    pub const UNDEFINED: u32 = 0;
+    pub const GENERAL: u32 = 1;
+    pub const DEPTH_STENCIL_READ_ONLY: u32 = 4;
+    pub const SHADER_READ_ONLY: u32 = 5;
+    pub const TRANSFER_SRC: u32 = 6;
+    pub const PREINITIALIZED: u32 = 8;
+    pub const DEPTH_READ_ONLY_STENCIL_ATTACHMENT: u32 = 1_000_117_000;
+    pub const DEPTH_ATTACHMENT_STENCIL_READ_ONLY: u32 = 1_000_117_001;
+    pub const PRESENT_SRC: u32 = 1_000_001_002;
+    pub const SHARED_PRESENT: u32 = 1_000_111_000;
+    pub const FRAGMENT_SHADING_RATE: u32 = 1_000_164_003;
+    pub const FRAGMENT_DENSITY_MAP: u32 = 1_000_218_000;
+    pub const DEPTH_READ_ONLY: u32 = 1_000_241_001;
+    pub const STENCIL_READ_ONLY: u32 = 1_000_241_003;
+    pub const READ_ONLY: u32 = 1_000_314_000;
+    pub const FEEDBACK_LOOP: u32 = 1_000_339_000;
+}
+
+mod stage {
+    pub const FRAGMENT_SHADER: u64 = 0x80;
+    pub const EARLY_FRAGMENT_TESTS: u64 = 0x100;
+    pub const LATE_FRAGMENT_TESTS: u64 = 0x200;
+    pub const COLOR_ATTACHMENT_OUTPUT: u64 = 0x400;
+    pub const ALL_TRANSFER: u64 = 0x1000;
+    pub const ALL_COMMANDS: u64 = 0x1_0000;
+}
+
+mod access {
+    pub const INPUT_ATTACHMENT_READ: u64 = 0x10;
+    pub const COLOR_ATTACHMENT_READ: u64 = 0x80;
+    pub const COLOR_ATTACHMENT_WRITE: u64 = 0x100;
+    pub const DEPTH_STENCIL_ATTACHMENT_READ: u64 = 0x200;
+    pub const DEPTH_STENCIL_ATTACHMENT_WRITE: u64 = 0x400;
+    pub const TRANSFER_WRITE: u64 = 0x1000;
+}
+
+/// An attachment's aspects, from its format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Aspects {
+    depth: bool,
+    stencil: bool,
+}
+
+impl Aspects {
+    fn of_format(format: u32) -> Aspects {
+        // VK_FORMAT_D16_UNORM (124) through VK_FORMAT_D32_SFLOAT_S8_UINT (130).
+        Aspects {
+            depth: matches!(format, 124..=126 | 128..=130),
+            stencil: matches!(format, 127..=130),
+        }
+    }
+
+    fn depth_stencil(self) -> bool {
+        self.depth || self.stencil
+    }
+}
+
+/// Whether `layout` leaves an aspect read-only (Mesa's vk_image_layout_is_read_only);
+/// `depth` names the aspect where the layout treats depth and stencil apart.
+fn read_only(layout: u32, depth: bool) -> bool {
+    use layout::*;
+    match layout {
+        UNDEFINED
+        | PREINITIALIZED
+        | DEPTH_STENCIL_READ_ONLY
+        | SHADER_READ_ONLY
+        | TRANSFER_SRC
+        | PRESENT_SRC
+        | FRAGMENT_SHADING_RATE
+        | FRAGMENT_DENSITY_MAP
+        | DEPTH_READ_ONLY
+        | STENCIL_READ_ONLY
+        | READ_ONLY => true,
+        DEPTH_READ_ONLY_STENCIL_ATTACHMENT => depth,
+        DEPTH_ATTACHMENT_STENCIL_READ_ONLY => !depth,
+        _ => false,
+    }
+}
+
+/// Mesa's vk_image_layout_supports_input_attachment.
+fn supports_input_attachment(layout: u32) -> bool {
+    use layout::*;
+    matches!(
+        layout,
+        GENERAL
+            | DEPTH_STENCIL_READ_ONLY
+            | SHADER_READ_ONLY
+            | DEPTH_READ_ONLY_STENCIL_ATTACHMENT
+            | DEPTH_ATTACHMENT_STENCIL_READ_ONLY
+            | DEPTH_READ_ONLY
+            | STENCIL_READ_ONLY
+            | SHARED_PRESENT
+            | FEEDBACK_LOOP
+    )
+}
+
+/// The stages and accesses a layout may be used with (`stage_access_for_layout`).
+fn stage_access(layout: u32, aspects: Aspects) -> (u64, u64) {
+    let (mut stages, mut accesses) = (0, 0);
+    if supports_input_attachment(layout) {
+        stages |= stage::FRAGMENT_SHADER;
+        accesses |= access::INPUT_ATTACHMENT_READ;
+    }
+    if aspects.depth_stencil() {
+        stages |= stage::EARLY_FRAGMENT_TESTS | stage::LATE_FRAGMENT_TESTS;
+        accesses |= access::DEPTH_STENCIL_ATTACHMENT_READ;
+        let all_read_only = (!aspects.depth || read_only(layout, true))
+            && (!aspects.stencil || read_only(layout, false));
+        if !all_read_only {
+            stages |= stage::ALL_TRANSFER;
+            accesses |= access::DEPTH_STENCIL_ATTACHMENT_WRITE | access::TRANSFER_WRITE;
+        }
+    } else if !read_only(layout, false) {
+        stages |= stage::COLOR_ATTACHMENT_OUTPUT | stage::ALL_TRANSFER;
+        accesses |=
+            access::COLOR_ATTACHMENT_READ | access::COLOR_ATTACHMENT_WRITE | access::TRANSFER_WRITE;
+    }
+    (stages, accesses)
+}
+
+/// A layout transition's barrier (`transition_image_range`).
+fn transition(old: u32, new: u32, aspects: Aspects) -> Barrier {
+    let (src_stages, src_access) = stage_access(old, aspects);
+    let (dst_stages, dst_access) = stage_access(new, aspects);
+    Barrier {
+        src_stages,
+        src_access,
+        dst_stages,
+        dst_access,
+    }
+}
+
+/// A render pass instance's attachment layouts as Mesa's common code tracks them, and
+/// the barriers it records.
+#[derive(Clone, Debug)]
+pub struct PassBarriers {
+    layouts: Vec<u32>,
+    /// Attachments a subpass has loaded (Mesa's `views_loaded`, one view).
+    loaded: Vec<bool>,
+    /// Per attachment: whether its first use may take its initial layout within the
+    /// rendering (`can_use_attachment_initial_layout`: cleared, over the whole view).
+    initial_in_rendering: Vec<bool>,
+}
+
+impl PassBarriers {
+    /// The state at vkCmdBeginRenderPass: each attachment in its initial layout;
+    /// `whole_view[a]` says whether the render area covers attachment `a`'s view.
+    pub fn begin(pass: &RenderPass, whole_view: &[bool]) -> PassBarriers {
+        PassBarriers {
+            layouts: pass.attachments.iter().map(|a| a.initial_layout).collect(),
+            loaded: vec![false; pass.attachments.len()],
+            initial_in_rendering: pass
+                .attachments
+                .iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    let aspects = Aspects::of_format(a.format);
+                    let clears = (!(aspects.depth || !aspects.stencil)
+                        || a.load_op == LOAD_OP_CLEAR)
+                        && (!aspects.stencil || a.stencil_load_op == LOAD_OP_CLEAR);
+                    clears && whole_view.get(i).copied().unwrap_or(false)
+                })
+                .collect(),
+        }
+    }
+
+    /// The barrier before subpass `index` (`begin_subpass`), if any: its dependencies,
+    /// the implicit one into the first subpass, and its attachments' transitions.
+    pub fn begin_subpass(&mut self, pass: &RenderPass, index: usize) -> Option<Vec<Barrier>> {
+        let subpass = pass.subpasses.get(index)?;
+        let mut barriers = Vec::new();
+        // Attachments first used here whose clear takes them out of their initial
+        // layout inside the rendering: no transition.
+        for &(a, layout) in &subpass.references {
+            let Some(loaded) = self.loaded.get_mut(a as usize) else {
+                continue;
+            };
+            if !*loaded {
+                *loaded = true;
+                if self.initial_in_rendering[a as usize] {
+                    self.layouts[a as usize] = layout;
+                }
+            }
+        }
+        let mut memory = Barrier::default();
+        let mut needs_memory = false;
+        for d in pass
+            .dependencies
+            .iter()
+            .filter(|d| d.dst_subpass == index as u32)
+        {
+            needs_memory = true;
+            memory.src_stages |= d.src_stages;
+            memory.src_access |= d.src_access;
+            memory.dst_stages |= d.dst_stages;
+            memory.dst_access |= d.dst_access;
+        }
+        if index == 0 {
+            needs_memory = true;
+            memory.dst_stages |= stage::ALL_COMMANDS;
+            memory.dst_access |= access::INPUT_ATTACHMENT_READ
+                | access::COLOR_ATTACHMENT_READ
+                | access::COLOR_ATTACHMENT_WRITE
+                | access::DEPTH_STENCIL_ATTACHMENT_READ
+                | access::DEPTH_STENCIL_ATTACHMENT_WRITE;
+        }
+        if needs_memory {
+            barriers.push(memory);
+        }
+        for &(a, layout) in &subpass.references {
+            barriers.extend(self.transition_to(pass, a, layout));
+        }
+        (!barriers.is_empty()).then_some(barriers)
+    }
+
+    /// The barrier after subpass `index` (`end_subpass`), if any: its dependencies to
+    /// `VK_SUBPASS_EXTERNAL`, and the implicit one out of the last subpass.
+    pub fn end_subpass(&self, pass: &RenderPass, index: usize) -> Option<Vec<Barrier>> {
+        let mut memory = Barrier::default();
+        let mut needs_memory = false;
+        for d in pass
+            .dependencies
+            .iter()
+            .filter(|d| d.src_subpass == index as u32 && d.dst_subpass == SUBPASS_EXTERNAL)
+        {
+            needs_memory = true;
+            memory.src_stages |= d.src_stages;
+            memory.src_access |= d.src_access;
+            memory.dst_stages |= d.dst_stages;
+            memory.dst_access |= d.dst_access;
+        }
+        if index + 1 >= pass.subpasses.len() {
+            needs_memory = true;
+            memory.src_stages |= stage::ALL_COMMANDS;
+            memory.src_access |=
+                access::COLOR_ATTACHMENT_WRITE | access::DEPTH_STENCIL_ATTACHMENT_WRITE;
+        }
+        needs_memory.then(|| vec![memory])
+    }
+
+    /// The barrier at vkCmdEndRenderPass after the last subpass's: every attachment
+    /// into its final layout.
+    pub fn end(&mut self, pass: &RenderPass) -> Option<Vec<Barrier>> {
+        let barriers: Vec<Barrier> = (0..pass.attachments.len() as u32)
+            .filter_map(|a| {
+                let final_layout = pass.attachments[a as usize].final_layout;
+                self.transition_to(pass, a, final_layout)
+            })
+            .collect();
+        (!barriers.is_empty()).then_some(barriers)
+    }
+
+    /// Attachment `a` into `layout` (`transition_attachment`).
+    fn transition_to(&mut self, pass: &RenderPass, a: u32, layout: u32) -> Option<Barrier> {
+        if a == ATTACHMENT_UNUSED {
+            return None;
+        }
+        let old = self.layouts.get_mut(a as usize)?;
+        if *old == layout {
+            return None;
+        }
+        let aspects = Aspects::of_format(pass.attachments[a as usize].format);
+        let barrier = transition(*old, layout, aspects);
+        *old = layout;
+        Some(barrier)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objects::{PassAttachment, Subpass};
+
+    const COLOR_ATTACHMENT: u32 = 2;
+    const DEPTH_STENCIL_ATTACHMENT: u32 = 3;
+
+    /// vkcube's pass: a colour attachment cleared and presented, a depth one cleared
+    /// and kept, one subpass, no dependencies.
+    fn cube_pass() -> RenderPass {
+        RenderPass {
+            attachments: vec![
+                PassAttachment {
+                    format: 44,
+                    load_op: LOAD_OP_CLEAR,
+                    initial_layout: layout::UNDEFINED,
+                    final_layout: layout::PRESENT_SRC,
+                    ..PassAttachment::default()
+                },
+                PassAttachment {
+                    format: 124,
+                    load_op: LOAD_OP_CLEAR,
+                    initial_layout: layout::UNDEFINED,
+                    final_layout: DEPTH_STENCIL_ATTACHMENT,
+                    ..PassAttachment::default()
+                },
+            ],
+            subpasses: vec![Subpass {
+                colors: vec![0],
+                depth_stencil: Some(1),
+                references: vec![(0, COLOR_ATTACHMENT), (1, DEPTH_STENCIL_ATTACHMENT)],
+                ..Subpass::default()
+            }],
+            dependencies: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_cleared_pass_over_the_whole_view_transitions_only_at_its_end() {
+        let pass = cube_pass();
+        let mut state = PassBarriers::begin(&pass, &[true, true]);
+        // The implicit dependency from outside: reads of input attachments to come.
+        let begin = state.begin_subpass(&pass, 0).unwrap();
+        assert_eq!(begin.len(), 1);
+        assert_eq!(begin[0].src_access, 0);
+        assert_ne!(begin[0].dst_access & access::INPUT_ATTACHMENT_READ, 0);
+        // The implicit dependency out of the last subpass: attachment writes.
+        let end = state.end_subpass(&pass, 0).unwrap();
+        assert_ne!(end[0].src_access & access::COLOR_ATTACHMENT_WRITE, 0);
+        // The colour attachment into PRESENT_SRC; the depth one stays.
+        let last = state.end(&pass).unwrap();
+        assert_eq!(last.len(), 1);
+        assert_ne!(last[0].src_access & access::COLOR_ATTACHMENT_WRITE, 0);
+        assert_eq!(last[0].dst_access, 0);
+    }
+
+    #[test]
+    fn a_pass_not_covering_its_view_transitions_at_its_start() {
+        let pass = cube_pass();
+        let mut state = PassBarriers::begin(&pass, &[false, false]);
+        // The memory barrier and both attachments out of UNDEFINED.
+        assert_eq!(state.begin_subpass(&pass, 0).unwrap().len(), 3);
+    }
+}
