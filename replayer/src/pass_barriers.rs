@@ -174,8 +174,9 @@ impl PassBarriers {
                 .enumerate()
                 .map(|(i, a)| {
                     let aspects = Aspects::of_format(a.format);
-                    let clears = (!(aspects.depth || !aspects.stencil)
-                        || a.load_op == LOAD_OP_CLEAR)
+                    // Colour and depth take the load op, stencil its own.
+                    let stencil_only = aspects.stencil && !aspects.depth;
+                    let clears = (stencil_only || a.load_op == LOAD_OP_CLEAR)
                         && (!aspects.stencil || a.stencil_load_op == LOAD_OP_CLEAR);
                     clears && whole_view.get(i).copied().unwrap_or(false)
                 })
