@@ -531,10 +531,16 @@ impl Objects {
                 resolve: false,
             })
         });
+        // The framebuffer's layers, or one under multiview (begin_subpass).
+        let is_multiview = pass.subpasses.iter().any(|s| s.view_mask != 0);
+        let layer_count = match self.framebuffers.get(&framebuffer) {
+            Some(fb) if !is_multiview => fb.layers.max(1),
+            _ => 1,
+        };
         RenderingInfo {
             flags: 0,
             area,
-            layer_count: 1,
+            layer_count,
             view_mask: subpass.view_mask,
             colors,
             depth_stencil,
