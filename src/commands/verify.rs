@@ -49,6 +49,10 @@ pub struct Args {
     /// How many method differences to list.
     #[arg(long, default_value_t = 30)]
     top: usize,
+    /// Show these macros' instructions (by name, e.g. `draw`), NVK's and the model's
+    /// side by side, each line marked where they differ.
+    #[arg(long = "macro", value_delimiter = ',')]
+    macros: Vec<String>,
 }
 
 fn parse_chipset(s: &str) -> Result<u32, String> {
@@ -106,7 +110,44 @@ pub fn run(args: &Args) -> anyhow::Result<bool> {
             !args.draw.is_empty()
         )
     );
+    for name in &args.macros {
+        print!("{}", render_macro(&v, name, arch)?);
+    }
     Ok(v.unexplained() == 0)
+}
+
+/// Macro `name`'s instructions on both sides, lined up by position.
+fn render_macro(v: &Verification, name: &str, arch: Arch) -> anyhow::Result<String> {
+    let Some(m) = v.macros.iter().find(|m| m.name == name) else {
+        let names: Vec<&str> = v.macros.iter().map(|m| m.name.as_str()).collect();
+        return Err(BadInput(format!(
+            "no macro `{name}` on either side; the macros are {}",
+            names.join(", ")
+        ))
+        .into());
+    };
+    let nvk = verify::macros::listing(&m.nvk, arch);
+    let model = verify::macros::listing(&m.model, arch);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "
+macro {name}: NVK 25.0.7 {} instructions, the model {}",
+        nvk.len(),
+        model.len()
+    );
+    let width = nvk.iter().map(String::len).max().unwrap_or(0).max(24);
+    for i in 0..nvk.len().max(model.len()) {
+        let (a, b) = (nvk.get(i), model.get(i));
+        let mark = if a == b { " " } else { "|" };
+        let _ = writeln!(
+            s,
+            "  {i:>4}  {:<width$} {mark} {}",
+            a.map_or("", String::as_str),
+            b.map_or("", String::as_str)
+        );
+    }
+    Ok(s)
 }
 
 /// Replays the trace on NVK under the oracle; returns the tap file.

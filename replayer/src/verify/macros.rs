@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use driver::class;
+use driver::mme::{fermi, tu104, Arch};
 use driver::push::SUBC_3D;
 
 use super::segment::{macro_name, Method, Numbering};
@@ -71,6 +72,25 @@ pub struct MacroComparison {
     pub equal: bool,
     /// The first word that differs, when both have it.
     pub first_difference: Option<usize>,
+    /// NVK's words (empty when NVK uploads none).
+    pub nvk: Vec<u32>,
+    /// The model's words (empty when the model uploads none).
+    pub model: Vec<u32>,
+}
+
+/// A macro's instructions, one line each, as `arch`'s disassembler writes them; a
+/// word sequence that does not decode is named as such.
+pub fn listing(words: &[u32], arch: Arch) -> Vec<String> {
+    match arch {
+        Arch::Turing => match tu104::decode(words) {
+            Ok(insts) => insts.iter().map(ToString::to_string).collect(),
+            Err(e) => vec![format!("(does not decode: {e})")],
+        },
+        Arch::Fermi => match fermi::decode(words) {
+            Ok(insts) => insts.iter().map(ToString::to_string).collect(),
+            Err(e) => vec![format!("(does not decode: {e})")],
+        },
+    }
 }
 
 /// Compares the macros of two set-ups by name.
@@ -100,6 +120,8 @@ pub fn compare(
                 model_words: b.map(Vec::len),
                 equal: a.is_some() && a == b,
                 first_difference,
+                nvk: a.cloned().unwrap_or_default(),
+                model: b.cloned().unwrap_or_default(),
             }
         })
         .collect()
@@ -108,7 +130,6 @@ pub fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use driver::mme::Arch;
     use driver::nvk::{Device, Macro};
 
     #[test]
