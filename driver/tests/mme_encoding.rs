@@ -35,15 +35,15 @@ fn turing_disassembly_of_the_view_loop() {
     let insts = tu104::lower(&view_loop(Arch::Turing).finish().unwrap()).unwrap();
     let text = disassemble(&insts);
     let want = "\
-00: $r0 = ADD LOAD0, ZERO
-01: $r1 = ADD ZERO, ZERO
-02: BEQ ZERO, ZERO -> +6
-03: $r2 = SRL $r0, $r1
-04: $r2 = AND $r2, 0x1
-05: BEQ $r2, ZERO -> +2
-06: ADD $r1, ZERO; mthd 0x15cc /* SET_RT_LAYER */, emit ALU0
-07: $r1 = ADD $r1, 0x1
-08: !BEQ $r1, 0x20 -> -5
+00: $r0 = ADD LOAD0, ZERO; $r1 = ADD ZERO, ZERO
+01: JAL +6
+02: $r2 = SRL $r0, $r1
+03: $r2 = AND $r2, 0x1
+04: BEQ $r2, ZERO -> +2
+05: ADD $r1, ZERO; mthd 0x15cc /* SET_RT_LAYER */, emit ALU0
+06: $r1 = ADD $r1, 0x1
+07: !BEQ $r1, 0x20 -> -5
+08: NOP
 09: NOP; END_NEXT
 10: NOP
 ";

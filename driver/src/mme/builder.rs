@@ -222,7 +222,23 @@ impl Builder {
 
     /// `dst = op(x, y)`, legalized for the instruction set.
     pub fn alu_to(&mut self, op: AluOp, dst: Value, x: impl Into<Value>, y: impl Into<Value>) {
-        let (dst, mut x, mut y) = (self.dst_reg(dst), x.into(), y.into());
+        let (x, y) = (x.into(), y.into());
+        if op == AluOp::AndNot && self.arch == Arch::Turing {
+            // No AND-NOT on Turing: `x & !y`, `!y` an immediate or a new register
+            // (mme_tu104_alu_to).
+            let not_y = match y {
+                Value::Zero => Value::Imm(!0),
+                Value::Imm(v) if v == !0 => Value::Zero,
+                Value::Imm(v) => Value::Imm(!v),
+                Value::Reg(_) => self.alu(AluOp::Xor, y, Value::Imm(!0)),
+            };
+            self.alu_to(AluOp::And, dst, x, not_y);
+            if not_y.reg().is_some() {
+                self.free_reg(not_y);
+            }
+            return;
+        }
+        let (dst, mut x, mut y) = (self.dst_reg(dst), x, y);
         let mut temps = [None, None];
         match self.arch {
             Arch::Turing => {
@@ -623,7 +639,17 @@ impl Builder {
             self.hw_loop_depth += 1;
             let body = self.block(body);
             self.hw_loop_depth -= 1;
-            self.push(Op::Loop { count, body });
+            match count {
+                // LOOP runs its body max(1, count) times: skip it for a count of 0.
+                Value::Reg(_) => {
+                    let test = self.test(Cmp::Ne, count, Value::Zero);
+                    self.push(Op::If {
+                        test,
+                        then: vec![Op::Loop { count, body }],
+                    });
+                }
+                _ => self.push(Op::Loop { count, body }),
+            }
         } else {
             // One hardware loop at a time on Turing, none before it: count down a register.
             let counter = self.mov(count);

@@ -1,10 +1,14 @@
-//! Builder programs to Turing instructions.
+//! Builder programs to Turing instructions, packed as Mesa's Turing macro builder
+//! packs them (`mme_tu104_builder.c`), so that a macro built op for op as NVK builds it
+//! encodes to NVK's very words.
 //!
-//! Each op becomes one instruction (two for AND-NOT and a bitfield extract at a register
-//! position), except runs of method selects and emits, which share instructions: one
-//! instruction holds two method outputs, each a method select and an emit, as its ALUs
-//! and immediates allow. Control flow uses compare-and-branch with 13-bit offsets, the
-//! LOOP instruction (guarded so a count of 0 skips the body), and the exit offset.
+//! Ops are added to the instruction being filled while it has room: two ALUs (the
+//! second independent of the first), two immediates, two loads, two method outputs
+//! each a method and an emit; otherwise a new instruction starts. A register emitted
+//! right after the ALU that wrote it is emitted from that ALU. Control flow starts with
+//! its branch (or LOOP, or JAL for a `while`) in ALU 0 and its body in a new
+//! instruction; its end closes the instruction being filled, and the branch's offset
+//! is patched to reach there. A macro ends with two NOPs, the first marked END_NEXT.
 
 use super::isa::{Alu, AluOp as Hw, Inst, OutSrc, Src};
 use crate::mme::ir::{Alu64Op, AluOp, Arch, Cmp, Op, Program, Test};
@@ -14,7 +18,7 @@ use crate::mme::LowerError;
 /// The branch offset that ends the macro.
 const EXIT_OFFSET: u16 = 0x1000;
 
-/// Lowers `program` (built for Turing) to instructions, ending with the two-NOP tail.
+/// Lowers `program` (built for Turing) to instructions.
 pub fn lower(program: &Program) -> Result<Vec<Inst>, LowerError> {
     if program.arch != Arch::Turing {
         return Err(LowerError::WrongArch {
@@ -22,143 +26,86 @@ pub fn lower(program: &Program) -> Result<Vec<Inst>, LowerError> {
             target: "turing",
         });
     }
-    let mut lowerer = Lowerer { insts: Vec::new() };
-    lowerer.block(&program.ops)?;
-    lowerer.insts.push(Inst {
-        end_next: true,
-        ..Inst::nop()
-    });
-    lowerer.insts.push(Inst::nop());
-    Ok(lowerer.insts)
+    let mut p = Packer::default();
+    p.block(&program.ops)?;
+    // mme_tu104_builder_finish: two NOPs after whatever is being filled.
+    p.new_inst();
+    p.new_inst();
+    let n = p.insts.len();
+    p.insts[n - 2].end_next = true;
+    Ok(p.insts)
 }
 
-fn fits_i16(v: u32) -> bool {
-    (-32768..=32767).contains(&(v as i32))
+/// What the instruction being filled holds (Mesa's `mme_tu104_instr_parts`).
+mod part {
+    pub const IMM0: u16 = 1 << 0;
+    pub const IMM1: u16 = 1 << 1;
+    pub const LOAD0: u16 = 1 << 2;
+    pub const LOAD1: u16 = 1 << 3;
+    pub const ALU0: u16 = 1 << 4;
+    pub const ALU1: u16 = 1 << 5;
+    pub const MTHD0: u16 = 1 << 6;
+    pub const MTHD1: u16 = 1 << 7;
+    pub const EMIT0: u16 = 1 << 8;
+    pub const EMIT1: u16 = 1 << 9;
+    /// Not Mesa's: an instruction kept as a NOP (the end of a loop body that ends in
+    /// control flow, so that its branches land inside the loop).
+    pub const KEPT: u16 = 1 << 10;
+    pub const OUTPUTS: u16 = MTHD0 | EMIT0 | MTHD1 | EMIT1;
 }
 
-/// An instruction being filled, with the resources it has left.
-#[derive(Clone, Default)]
-struct Slots {
-    inst: Inst,
-    alus: usize,
-    imm_used: [bool; 2],
-    outs: usize,
-    open_mthd: Option<usize>,
+/// Immediates a source register takes (`mme_tu104_reg_num_imms`).
+fn imms_of(r: Src) -> u32 {
+    match r {
+        Src::IMM | Src::IMMPAIR => 1,
+        Src::IMM32 => 2,
+        _ => 0,
+    }
 }
 
-impl Slots {
-    fn alu(&mut self) -> Option<usize> {
-        (self.alus < 2).then(|| {
-            self.alus += 1;
-            self.alus - 1
-        })
-    }
+/// Whether an op carries an immediate of its own in its ALU's slot
+/// (`mme_tu104_alu_op_has_implicit_imm`).
+fn has_implicit_imm(op: Hw) -> bool {
+    matches!(
+        op,
+        Hw::Merge | Hw::Loop | Hw::Jal | Hw::Blt | Hw::Bltu | Hw::Ble | Hw::Bleu | Hw::Beq
+    )
+}
 
-    /// An operand for ALU `alu`.
-    fn src(&mut self, alu: usize, v: Value) -> Option<Src> {
-        match v {
-            Value::Zero => Some(Src::ZERO),
-            Value::Reg(r) => Some(Src(r.0)),
-            Value::Imm(c) if fits_i16(c) => {
-                for (slot, src) in [(alu, Src::IMM), (1 - alu, Src::IMMPAIR)] {
-                    if !self.imm_used[slot] {
-                        self.imm_used[slot] = true;
-                        self.inst.imm[slot] = c as u16;
-                        return Some(src);
-                    }
-                }
-                None
-            }
-            Value::Imm(c) => {
-                if self.imm_used.iter().any(|u| *u) {
-                    return None;
-                }
-                self.imm_used = [true, true];
-                self.inst.imm = [(c >> 16) as u16, c as u16];
-                Some(Src::IMM32)
-            }
-        }
-    }
+/// Whether the second ALU must wait for the first (`mme_tu104_alus_have_dependency`).
+fn depends(first: &Alu, second: &Alu) -> bool {
+    let is_load = |s: Src| s == Src::LOAD0 || s == Src::LOAD1;
+    (first.dst != Src::ZERO
+        && (first.dst == second.dst || first.dst == second.src[0] || first.dst == second.src[1]))
+        || (first.op == Hw::Dwrite && matches!(second.op, Hw::Dread | Hw::Dwrite))
+        || (second.op == Hw::Dwrite && matches!(first.op, Hw::Dread | Hw::Dwrite))
+        || (first.op == Hw::Extended && (is_load(second.src[0]) || is_load(second.src[1])))
+}
 
-    /// A zero-extended immediate for a method output.
-    fn out_imm(&mut self, v: u32) -> Option<OutSrc> {
-        if v <= 0xffff {
-            for (slot, src) in [(0, OutSrc::Imm0), (1, OutSrc::Imm1)] {
-                if !self.imm_used[slot] {
-                    self.imm_used[slot] = true;
-                    self.inst.imm[slot] = v as u16;
-                    return Some(src);
-                }
-            }
-            None
-        } else if self.imm_used.iter().any(|u| *u) {
-            None
-        } else {
-            self.imm_used = [true, true];
-            self.inst.imm = [(v >> 16) as u16, v as u16];
-            Some(OutSrc::Imm32)
-        }
+/// A value as an ALU source (`mme_value_alu_reg`).
+fn alu_reg(v: Value) -> Src {
+    match v {
+        Value::Zero | Value::Imm(0) => Src::ZERO,
+        Value::Imm(c) if c == c as i16 as u32 => Src::IMM,
+        Value::Imm(_) => Src::IMM32,
+        Value::Reg(r) => Src(r.0),
     }
+}
 
-    /// `v` as an output source, through an ALU pass-through for registers.
-    fn out_value(&mut self, v: Value) -> Option<OutSrc> {
-        match v {
-            Value::Reg(_) => {
-                let a = self.alu()?;
-                let src = self.src(a, v)?;
-                self.inst.alu[a] = Alu {
-                    op: Hw::Add,
-                    dst: Src::ZERO,
-                    src: [src, Src::ZERO],
-                };
-                Some(if a == 0 { OutSrc::Alu0 } else { OutSrc::Alu1 })
-            }
-            other => self.out_imm(other.constant().unwrap_or(0)),
-        }
-    }
+/// One open control-flow construct: its kind's start instruction.
+struct OpenFlow {
+    start: usize,
+}
 
-    fn try_mthd(&mut self, mthd: u16, index: Value) -> Option<()> {
-        if self.outs >= 2 {
-            return None;
-        }
-        let k = self.outs;
-        self.outs += 1;
-        let word = u32::from(mthd >> 2) | (1 << 12);
-        let src = match index {
-            Value::Reg(_) => {
-                let a = self.alu()?;
-                let x = self.src(a, Value::Imm(word))?;
-                let y = self.src(a, index)?;
-                self.inst.alu[a] = Alu {
-                    op: Hw::Add,
-                    dst: Src::ZERO,
-                    src: [x, y],
-                };
-                if a == 0 {
-                    OutSrc::Alu0
-                } else {
-                    OutSrc::Alu1
-                }
-            }
-            _ => self.out_imm(word)?,
-        };
-        self.inst.out[k].mthd = src;
-        self.open_mthd = Some(k);
-        Some(())
-    }
+/// The instructions so far and what the last one holds.
+#[derive(Default)]
+struct Packer {
+    insts: Vec<Inst>,
+    parts: u16,
+}
 
-    fn try_emit(&mut self, x: Value) -> Option<()> {
-        let k = match self.open_mthd.take() {
-            Some(k) => k,
-            None if self.outs < 2 => {
-                self.outs += 1;
-                self.outs - 1
-            }
-            None => return None,
-        };
-        self.inst.out[k].emit = self.out_value(x)?;
-        Some(())
-    }
+fn no_room(what: &str) -> LowerError {
+    LowerError::Unlowerable(format!("{what} (operands do not fit one instruction)"))
 }
 
 /// The compare-and-branch for `test`: `(op, a, b, negated)` with
@@ -182,65 +129,340 @@ fn primitive(test: &Test) -> (Hw, Value, Value, bool) {
     }
 }
 
-struct Lowerer {
-    insts: Vec<Inst>,
-}
+impl Packer {
+    /// Starts a new instruction (`mme_tu104_new_inst`).
+    fn new_inst(&mut self) {
+        self.insts.push(Inst::nop());
+        self.parts = 0;
+    }
 
-fn no_room(what: &str) -> LowerError {
-    LowerError::Unlowerable(format!("{what} (operands do not fit one instruction)"))
-}
+    fn cur(&mut self) -> &mut Inst {
+        let n = self.insts.len();
+        &mut self.insts[n - 1]
+    }
 
-impl Lowerer {
-    fn block(&mut self, ops: &[Op]) -> Result<(), LowerError> {
-        let mut i = 0;
-        while i < ops.len() {
-            if matches!(ops[i], Op::Mthd { .. } | Op::Emit { .. }) {
-                let mut slots = Slots::default();
-                let mut taken = 0;
-                while let Some(op) = ops.get(i) {
-                    let mut trial = slots.clone();
-                    let fits = match *op {
-                        Op::Mthd { mthd, index } => trial.try_mthd(mthd, index),
-                        Op::Emit { x } => trial.try_emit(x),
-                        _ => break,
-                    };
-                    match fits {
-                        Some(()) => {
-                            slots = trial;
-                            taken += 1;
-                            i += 1;
-                        }
-                        None if taken == 0 => return Err(no_room(&op.to_string())),
-                        None => break,
-                    }
-                }
-                self.insts.push(slots.inst);
-                continue;
+    fn set_parts(&mut self, parts: u16) {
+        self.parts |= parts;
+    }
+
+    /// `mme_tu104_next_inst_can_add_alu`.
+    fn can_add_alu(&self, alu: &Alu, must_be_alu0: bool) -> bool {
+        let Some(cur) = self.insts.last() else {
+            return false;
+        };
+        let p = self.parts;
+        if matches!(alu.op, Hw::Extended | Hw::State) && p & part::OUTPUTS != 0 {
+            return false;
+        }
+        if must_be_alu0 && p & part::ALU0 != 0 {
+            return false;
+        }
+        if p & part::ALU1 != 0 {
+            return false;
+        }
+        if alu.src[0] == Src::LOAD0 && p & part::LOAD1 != 0 {
+            return false;
+        }
+        let used = (p & part::IMM0 != 0) as u32 + (p & part::IMM1 != 0) as u32;
+        let wanted =
+            u32::from(has_implicit_imm(alu.op)) + imms_of(alu.src[0]) + imms_of(alu.src[1]);
+        if wanted + used > 2 {
+            return false;
+        }
+        if has_implicit_imm(alu.op) && p & part::ALU0 != 0 && p & part::IMM1 != 0 {
+            return false;
+        }
+        if p & part::ALU0 != 0 && depends(&cur.alu[0], alu) {
+            return false;
+        }
+        if alu.op == Hw::State && p & part::ALU0 != 0 && cur.alu[0].op == Hw::State {
+            return false;
+        }
+        true
+    }
+
+    /// Adds an ALU to the instruction being filled or a new one; returns its index
+    /// (`mme_tu104_push_alu`).
+    fn push_alu(
+        &mut self,
+        alu: Alu,
+        imm: [u16; 2],
+        implicit_imm: u16,
+        must_be_alu0: bool,
+    ) -> Result<usize, LowerError> {
+        if !self.can_add_alu(&alu, must_be_alu0) {
+            self.new_inst();
+        }
+        if has_implicit_imm(alu.op) && self.parts & part::IMM0 != 0 {
+            self.set_parts(part::ALU0);
+        }
+        if !self.can_add_alu(&alu, must_be_alu0) {
+            // Where Mesa asserts (an op that must be ALU 0 after an immediate took
+            // IMM0): a new instruction.
+            self.new_inst();
+        }
+        if !self.can_add_alu(&alu, must_be_alu0) {
+            return Err(no_room(&format!("{:?}", alu.op)));
+        }
+        let idx = usize::from(self.parts & part::ALU0 != 0);
+        self.set_parts(part::ALU0 << idx);
+        let mut alu = alu;
+        if alu.src[0] == Src::LOAD0 {
+            let next = u16::from(self.parts & part::LOAD0 != 0);
+            self.set_parts(part::LOAD0 << next);
+            alu.src[0] = Src(Src::LOAD0.0 + next as u8);
+        }
+        let mut next_imm = usize::from(self.parts & part::IMM0 != 0);
+        let imms = imms_of(alu.src[0]) + imms_of(alu.src[1]);
+        if has_implicit_imm(alu.op) {
+            self.set_parts(part::IMM0 << idx);
+            self.cur().imm[idx] = implicit_imm;
+            next_imm = 1 - idx;
+        }
+        if imms == 1 {
+            self.set_parts(part::IMM0 << next_imm);
+            self.cur().imm[next_imm] = imm[0];
+            if alu.src[0] == Src::IMM && idx != next_imm {
+                alu.src[0] = Src::IMMPAIR;
             }
-            self.op(&ops[i])?;
-            i += 1;
+            if alu.src[1] == Src::IMM && idx != next_imm {
+                alu.src[1] = Src::IMMPAIR;
+            }
+        } else if imms == 2 {
+            self.set_parts(part::IMM0 | part::IMM1);
+            self.cur().imm = imm;
+        }
+        self.cur().alu[idx] = alu;
+        Ok(idx)
+    }
+
+    /// `dst = op(x, y)` (`build_alu_to`); the builder has already moved what does not
+    /// fit into registers.
+    fn alu(
+        &mut self,
+        dst: Src,
+        op: Hw,
+        x: Value,
+        y: Value,
+        implicit_imm: u16,
+        must_be_alu0: bool,
+    ) -> Result<usize, LowerError> {
+        let (xr, mut yr) = (alu_reg(x), alu_reg(y));
+        if u32::from(has_implicit_imm(op)) + imms_of(xr) + imms_of(yr) > 2 {
+            return Err(no_room(&format!("{op:?}")));
+        }
+        let c = |v: Value| v.constant().unwrap_or(0);
+        let imm = if xr == Src::IMM32 {
+            [(c(x) >> 16) as u16, c(x) as u16]
+        } else if yr == Src::IMM32 {
+            [(c(y) >> 16) as u16, c(y) as u16]
+        } else if xr == Src::IMM {
+            if yr == Src::IMM {
+                yr = Src::IMMPAIR;
+                [c(x) as u16, c(y) as u16]
+            } else {
+                [c(x) as u16, 0]
+            }
+        } else if yr == Src::IMM {
+            [c(y) as u16, 0]
+        } else {
+            [0, 0]
+        };
+        self.push_alu(
+            Alu {
+                op,
+                dst,
+                src: [xr, yr],
+            },
+            imm,
+            implicit_imm,
+            must_be_alu0,
+        )
+    }
+
+    /// `mme_tu104_next_inst_can_add_mthd`.
+    fn can_add_mthd(&self, imm_out: bool) -> bool {
+        let Some(cur) = self.insts.last() else {
+            return false;
+        };
+        let p = self.parts;
+        if p & part::MTHD1 != 0 {
+            return false;
+        }
+        let state = (p & part::ALU0 != 0 && cur.alu[0].op == Hw::State)
+            || (p & part::ALU1 != 0 && cur.alu[1].op == Hw::State);
+        if state {
+            return false;
+        }
+        !(imm_out && p & part::IMM0 != 0 && p & part::IMM1 != 0)
+    }
+
+    /// `mme_tu104_push_mthd`.
+    fn push_mthd(&mut self, out: OutSrc, imm: u16) {
+        let mut out = out;
+        if out == OutSrc::Imm0 {
+            let idx = usize::from(self.parts & part::IMM0 != 0);
+            self.set_parts(part::IMM0 << idx);
+            out = if idx == 0 { OutSrc::Imm0 } else { OutSrc::Imm1 };
+            self.cur().imm[idx] = imm;
+        }
+        let idx = usize::from(self.parts & part::MTHD0 != 0);
+        if idx > 0 && self.parts & part::EMIT0 == 0 {
+            self.set_parts(part::EMIT0);
+        }
+        self.set_parts(part::MTHD0 << idx);
+        self.cur().out[idx].mthd = out;
+    }
+
+    /// A method select (`mme_tu104_mthd`).
+    fn mthd(&mut self, mthd: u16, index: Value) -> Result<(), LowerError> {
+        let word = (1u32 << 12) | u32::from(mthd >> 2);
+        match index {
+            Value::Reg(r) => {
+                if !self.can_add_mthd(false) {
+                    self.new_inst();
+                }
+                let alu = Alu {
+                    op: Hw::Add,
+                    dst: Src::ZERO,
+                    src: [Src::IMM, Src(r.0)],
+                };
+                let idx = self.push_alu(alu, [word as u16, 0], 0, false)?;
+                self.push_mthd(if idx == 0 { OutSrc::Alu0 } else { OutSrc::Alu1 }, 0);
+            }
+            other => {
+                if !self.can_add_mthd(true) {
+                    self.new_inst();
+                }
+                let word = word.wrapping_add(other.constant().unwrap_or(0));
+                self.push_mthd(OutSrc::Imm0, word as u16);
+            }
         }
         Ok(())
     }
 
-    fn alu(&mut self, op: Hw, dst: Src, x: Value, y: Value) -> Result<(), LowerError> {
-        let mut s = Slots::default();
-        let a = s.alu().ok_or_else(|| no_room("alu"))?;
-        let x = s.src(a, x).ok_or_else(|| no_room("alu"))?;
-        let y = s.src(a, y).ok_or_else(|| no_room("alu"))?;
-        s.inst.alu[a] = Alu {
-            op,
-            dst,
-            src: [x, y],
+    /// `mme_tu104_next_inst_can_add_emit`.
+    fn can_add_emit(&self, out: OutSrc) -> bool {
+        let Some(cur) = self.insts.last() else {
+            return false;
         };
-        self.insts.push(s.inst);
+        let p = self.parts;
+        if p & part::EMIT1 != 0 {
+            return false;
+        }
+        let state = (p & part::ALU0 != 0 && cur.alu[0].op == Hw::State)
+            || (p & part::ALU1 != 0 && cur.alu[1].op == Hw::State);
+        if state {
+            return false;
+        }
+        let used = (p & part::IMM0 != 0) as u32 + (p & part::IMM1 != 0) as u32;
+        !((out == OutSrc::Imm0 && used > 1) || (out == OutSrc::Imm32 && used > 0))
+    }
+
+    /// `mme_tu104_push_emit`.
+    fn push_emit(&mut self, out: OutSrc, imm: u32) {
+        let mut out = out;
+        if out == OutSrc::Imm0 {
+            let idx = usize::from(self.parts & part::IMM0 != 0);
+            self.set_parts(part::IMM0 << idx);
+            out = if idx == 0 { OutSrc::Imm0 } else { OutSrc::Imm1 };
+            self.cur().imm[idx] = imm as u16;
+        } else if out == OutSrc::Imm32 {
+            self.set_parts(part::IMM0 | part::IMM1);
+            self.cur().imm = [(imm >> 16) as u16, imm as u16];
+        }
+        let idx = usize::from(self.parts & part::EMIT0 != 0);
+        self.set_parts(part::EMIT0 << idx);
+        if self.parts & (part::MTHD0 << idx) == 0 {
+            self.set_parts(part::MTHD0 << idx);
+        }
+        self.cur().out[idx].emit = out;
+    }
+
+    /// A data emit (`mme_tu104_emit`).
+    fn emit(&mut self, x: Value) -> Result<(), LowerError> {
+        match x {
+            Value::Reg(r) => {
+                if self.insts.is_empty() || !self.can_add_emit(OutSrc::Alu0) {
+                    self.new_inst();
+                }
+                let reg = Src(r.0);
+                let cur = *self.cur();
+                let found = (0..2).find(|&i| cur.alu[i].dst == reg);
+                let idx = match found {
+                    Some(i) => i,
+                    None => self.push_alu(
+                        Alu {
+                            op: Hw::Add,
+                            dst: Src::ZERO,
+                            src: [reg, Src::ZERO],
+                        },
+                        [0, 0],
+                        0,
+                        false,
+                    )?,
+                };
+                self.push_emit(if idx == 0 { OutSrc::Alu0 } else { OutSrc::Alu1 }, 0);
+            }
+            other => {
+                let imm = other.constant().unwrap_or(0);
+                let out = if imm <= 0xffff {
+                    OutSrc::Imm0
+                } else {
+                    OutSrc::Imm32
+                };
+                if self.insts.is_empty() || !self.can_add_emit(out) {
+                    self.new_inst();
+                }
+                self.push_emit(out, imm);
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts control flow with `op` in ALU 0 and its body in a new instruction
+    /// (`mme_tu104_start_cf`).
+    fn start_flow(
+        &mut self,
+        op: Hw,
+        x: Value,
+        y: Value,
+        control: u16,
+    ) -> Result<OpenFlow, LowerError> {
+        self.alu(Src::ZERO, op, x, y, control, true)?;
+        let start = self.insts.len() - 1;
+        self.new_inst();
+        Ok(OpenFlow { start })
+    }
+
+    /// Ends control flow: closes the instruction being filled and patches the start's
+    /// offset to reach past it (`mme_tu104_end_cf`).
+    fn end_flow(&mut self, flow: &OpenFlow) -> Result<(), LowerError> {
+        if self.parts != 0 {
+            self.new_inst();
+        }
+        let delta = self.insts.len() - flow.start - 1;
+        if delta >= 1 << 13 {
+            return Err(LowerError::BranchTooFar {
+                distance: delta as i64,
+                bits: 13,
+            });
+        }
+        self.insts[flow.start].imm[0] |= delta as u16;
+        Ok(())
+    }
+
+    fn block(&mut self, ops: &[Op]) -> Result<(), LowerError> {
+        for op in ops {
+            self.op(op)?;
+        }
         Ok(())
     }
 
     fn op(&mut self, op: &Op) -> Result<(), LowerError> {
+        let reg = |r: crate::mme::value::Reg| Src(r.0);
         match *op {
             Op::Alu { op, dst, x, y } => {
-                let d = Src(dst.0);
                 let hw = match op {
                     AluOp::Add => Hw::Add,
                     AluOp::Sub => Hw::Sub,
@@ -256,37 +478,26 @@ impl Lowerer {
                         // the destination is y itself.
                         let dv = Value::Reg(dst);
                         if y == dv {
-                            self.alu(Hw::And, d, x, y)?;
-                            return self.alu(Hw::Xor, d, x, dv);
+                            self.alu(reg(dst), Hw::And, x, y, 0, false)?;
+                            self.alu(reg(dst), Hw::Xor, x, dv, 0, false)?;
+                        } else {
+                            self.alu(reg(dst), Hw::Or, x, y, 0, false)?;
+                            self.alu(reg(dst), Hw::Xor, dv, y, 0, false)?;
                         }
-                        self.alu(Hw::Or, d, x, y)?;
-                        return self.alu(Hw::Xor, d, dv, y);
+                        return Ok(());
                     }
                 };
-                self.alu(hw, d, x, y)
+                self.alu(reg(dst), hw, x, y, 0, false).map(drop)
             }
             Op::Alu64 { op, dst, x, y } => {
                 let (lo, hi) = match op {
                     Alu64Op::Add => (Hw::Add, Hw::Addc),
                     Alu64Op::Sub => (Hw::Sub, Hw::Subb),
                 };
-                let mut s = Slots {
-                    alus: 2,
-                    ..Default::default()
-                };
-                let srcs = [
-                    [s.src(0, x[0]), s.src(0, y[0])],
-                    [s.src(1, x[1]), s.src(1, y[1])],
-                ];
-                for (i, (op, [a, b])) in [(lo, srcs[0]), (hi, srcs[1])].into_iter().enumerate() {
-                    let (a, b) = a.zip(b).ok_or_else(|| no_room("64-bit op"))?;
-                    s.inst.alu[i] = Alu {
-                        op,
-                        dst: Src(dst[i].0),
-                        src: [a, b],
-                    };
+                self.alu(reg(dst[0]), lo, x[0], y[0], 0, true)?;
+                if self.alu(reg(dst[1]), hi, x[1], y[1], 0, false)? != 1 {
+                    return Err(no_room("64-bit op"));
                 }
-                self.insts.push(s.inst);
                 Ok(())
             }
             Op::Merge {
@@ -297,24 +508,10 @@ impl Lowerer {
                 bits,
                 src_pos,
             } => {
-                let mut s = Slots {
-                    alus: 1,
-                    imm_used: [true, false],
-                    ..Default::default()
-                };
-                s.inst.imm[0] =
+                let control =
                     u16::from(src_pos) | (u16::from(bits) << 5) | (u16::from(dst_pos) << 10);
-                let (a, b) = s
-                    .src(0, x)
-                    .zip(s.src(0, y))
-                    .ok_or_else(|| no_room("merge"))?;
-                s.inst.alu[0] = Alu {
-                    op: Hw::Merge,
-                    dst: Src(dst.0),
-                    src: [a, b],
-                };
-                self.insts.push(s.inst);
-                Ok(())
+                self.alu(reg(dst), Hw::Merge, x, y, control, false)
+                    .map(drop)
             }
             Op::Bfe { dst, x, pos, bits } => match pos.constant() {
                 Some(p) => self.op(&Op::Merge {
@@ -326,141 +523,115 @@ impl Lowerer {
                     src_pos: p as u8,
                 }),
                 None => {
-                    self.alu(Hw::Srl, Src(dst.0), x, pos)?;
+                    self.alu(reg(dst), Hw::Srl, x, pos, 0, false)?;
                     self.alu(
+                        reg(dst),
                         Hw::And,
-                        Src(dst.0),
                         Value::Reg(dst),
                         Value::Imm(crate::mme::mask(bits)),
+                        0,
+                        false,
                     )
+                    .map(drop)
                 }
             },
-            Op::Mov { dst, x } => self.alu(Hw::Add, Src(dst.0), x, Value::Zero),
+            Op::Mov { dst, x } => self
+                .alu(reg(dst), Hw::Add, x, Value::Zero, 0, false)
+                .map(drop),
             Op::Load { dst } => {
-                let mut inst = Inst::nop();
-                inst.alu[0] = Alu {
+                let alu = Alu {
                     op: Hw::Add,
-                    dst: Src(dst.0),
+                    dst: reg(dst),
                     src: [Src::LOAD0, Src::ZERO],
                 };
-                self.insts.push(inst);
-                Ok(())
+                self.push_alu(alu, [0, 0], 0, false).map(drop)
             }
-            Op::State { dst, mthd, index } => self.alu(
-                Hw::State,
-                Src(dst.0),
-                Value::Imm(u32::from(mthd >> 2)),
-                index,
-            ),
-            Op::DRead { dst, addr } => self.alu(Hw::Dread, Src(dst.0), addr, Value::Zero),
-            Op::DWrite { addr, x } => self.alu(Hw::Dwrite, Src::ZERO, addr, x),
-            Op::Barrier => self.alu(Hw::Extended, Src::ZERO, Value::Imm(0x1000), Value::Imm(1)),
-            Op::Mthd { .. } | Op::Emit { .. } => self.block(std::slice::from_ref(op)),
+            Op::State { dst, mthd, index } => self
+                .alu(
+                    reg(dst),
+                    Hw::State,
+                    Value::Imm(u32::from(mthd >> 2)),
+                    index,
+                    0,
+                    false,
+                )
+                .map(drop),
+            Op::DRead { dst, addr } => self
+                .alu(reg(dst), Hw::Dread, addr, Value::Zero, 0, false)
+                .map(drop),
+            Op::DWrite { addr, x } => self.alu(Src::ZERO, Hw::Dwrite, addr, x, 0, false).map(drop),
+            Op::Barrier => self
+                .alu(
+                    Src::ZERO,
+                    Hw::Extended,
+                    Value::Imm(0x1000),
+                    Value::Imm(1),
+                    0,
+                    false,
+                )
+                .map(drop),
+            Op::Mthd { mthd, index } => self.mthd(mthd, index),
+            Op::Emit { x } => self.emit(x),
             Op::If { ref test, ref then } => {
-                let skip = self.branch(test, false)?;
+                let (op, a, b, negated) = primitive(test);
+                let flow = self.start_flow(op, a, b, u16::from(negated) << 15)?;
                 self.block(then)?;
-                self.patch(skip, self.insts.len())
+                self.end_flow(&flow)
             }
             Op::While {
                 ref cond,
                 ref test,
                 ref body,
             } => {
-                let to_cond = self.branch(&Test::Zero(Value::Zero), true)?;
-                let top = self.insts.len();
+                // mme_tu104_start_while: a JAL forward to the condition.
+                let flow = self.start_flow(Hw::Jal, Value::Zero, Value::Zero, 1 << 15)?;
                 self.block(body)?;
-                let cond_at = self.insts.len();
+                self.end_flow(&flow)?;
                 self.block(cond)?;
-                let back = self.branch(test, true)?;
-                self.patch(back, top)?;
-                self.patch(to_cond, cond_at)
+                // mme_tu104_end_while: the back edge to the body's first instruction.
+                let (op, a, b, negated) = primitive(test);
+                let when = u16::from(!negated) << 15;
+                self.alu(Src::ZERO, op, a, b, when, true)?;
+                let at = self.insts.len() - 1;
+                let back_to = flow.start + 1;
+                let offset = back_to as i64 - at as i64;
+                if !(-4095..=4095).contains(&offset) {
+                    return Err(LowerError::BranchTooFar {
+                        distance: offset,
+                        bits: 13,
+                    });
+                }
+                self.insts[at].imm[0] = when | (offset as u16 & 0x1fff);
+                self.new_inst();
+                Ok(())
             }
-            Op::Loop { count, ref body } => self.hw_loop(count, body),
+            Op::Loop { count, ref body } => {
+                if count.constant() == Some(0) {
+                    return Ok(());
+                }
+                let flow = self.start_flow(Hw::Loop, count, Value::Zero, 0)?;
+                self.block(body)?;
+                // The loop ends after its last instruction runs: a branch there, or
+                // past it, would dodge the loop's end, so keep the instruction such a
+                // body's branches land on inside the loop.
+                let ends_in_flow = matches!(
+                    body.last(),
+                    None | Some(
+                        Op::If { .. } | Op::While { .. } | Op::ExitIf { .. } | Op::Loop { .. }
+                    )
+                );
+                if ends_in_flow {
+                    self.set_parts(part::KEPT);
+                }
+                self.end_flow(&flow)
+            }
             Op::ExitIf { ref test } => {
-                let at = self.branch(test, true)?;
-                self.insts[at].imm[0] = (self.insts[at].imm[0] & 0x8000) | EXIT_OFFSET;
+                let (op, a, b, negated) = primitive(test);
+                let control = (u16::from(!negated) << 15) | EXIT_OFFSET;
+                self.alu(Src::ZERO, op, a, b, control, true)?;
+                self.new_inst();
                 Ok(())
             }
         }
-    }
-
-    fn hw_loop(&mut self, count: Value, body: &[Op]) -> Result<(), LowerError> {
-        if count.constant() == Some(0) {
-            return Ok(());
-        }
-        // LOOP runs its body max(1, count) times: skip it outright for a count of 0.
-        let guard = match count {
-            Value::Reg(_) => Some(self.branch(&Test::Zero(count), true)?),
-            _ => None,
-        };
-        let mut s = Slots {
-            alus: 1,
-            imm_used: [true, false],
-            ..Default::default()
-        };
-        let c = s.src(0, count).ok_or_else(|| no_room("loop count"))?;
-        s.inst.alu[0] = Alu {
-            op: Hw::Loop,
-            dst: Src::ZERO,
-            src: [c, Src::ZERO],
-        };
-        let at = self.insts.len();
-        self.insts.push(s.inst);
-        self.block(body)?;
-        // The loop ends after its last instruction runs: a branch there, or a branch past
-        // it, would dodge the loop's end, so close such a body with a NOP.
-        let ends_in_flow = matches!(
-            body.last(),
-            None | Some(Op::If { .. } | Op::While { .. } | Op::ExitIf { .. } | Op::Loop { .. })
-        );
-        if ends_in_flow {
-            self.insts.push(Inst::nop());
-        }
-        let length = self.insts.len() - at;
-        self.insts[at].imm[0] = u16::try_from(length).map_err(|_| LowerError::BranchTooFar {
-            distance: length as i64,
-            bits: 16,
-        })?;
-        if let Some(guard) = guard {
-            self.patch(guard, self.insts.len())?;
-        }
-        Ok(())
-    }
-
-    /// A branch taken when `test == when`; its offset is patched later.
-    fn branch(&mut self, test: &Test, when: bool) -> Result<usize, LowerError> {
-        let (op, a, b, negated) = primitive(test);
-        let expected = if when { !negated } else { negated };
-        // imm0 holds the offset: operands may only use imm1 (as IMMPAIR).
-        let mut s = Slots {
-            alus: 1,
-            imm_used: [true, false],
-            ..Default::default()
-        };
-        let (a, b) = s
-            .src(0, a)
-            .zip(s.src(0, b))
-            .ok_or_else(|| no_room("branch"))?;
-        s.inst.alu[0] = Alu {
-            op,
-            dst: Src::ZERO,
-            src: [a, b],
-        };
-        s.inst.imm[0] = u16::from(expected) << 15;
-        self.insts.push(s.inst);
-        Ok(self.insts.len() - 1)
-    }
-
-    fn patch(&mut self, at: usize, target: usize) -> Result<(), LowerError> {
-        let offset = target as i64 - at as i64;
-        if !(-4095..=4095).contains(&offset) {
-            return Err(LowerError::BranchTooFar {
-                distance: offset,
-                bits: 13,
-            });
-        }
-        let imm = &mut self.insts[at].imm[0];
-        *imm = (*imm & 0x8000) | (offset as u16 & 0x1fff);
-        Ok(())
     }
 }

@@ -1847,11 +1847,11 @@ pub(crate) fn on_masked_scratch_change(
 /// half, in a new register (the masked macros' update). Mirrors nvk_mme_set_masked.
 fn set_masked(b: &mut Builder, old: Value, value_mask: Value) -> Value {
     let mask = b.merge(Value::Zero, value_mask, 0, 16, 16);
-    let kept = b.and_not(old, mask);
+    let new = b.and_not(old, mask);
+    // The mask's register takes `value_mask & mask`, then joins the kept bits.
     b.alu_to(AluOp::And, mask, value_mask, mask);
-    let new = b.or(kept, mask);
+    b.alu_to(AluOp::Or, new, new, mask);
     b.free_reg(mask);
-    b.free_reg(kept);
     new
 }
 
