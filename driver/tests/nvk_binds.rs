@@ -83,8 +83,8 @@ fn bind_vb_passes_nvk_s_test_cases_on_both_generations() {
 fn bind_ib_sets_the_range_restart_index_and_index_size() {
     // (index type, restart index, SET_INDEX_BUFFER_E).
     let formats = [
-        (0, u32::MAX, 2),         // VK_INDEX_TYPE_UINT32
-        (1, 0xffff, 1),           // VK_INDEX_TYPE_UINT16
+        (1, u32::MAX, 2),         // VK_INDEX_TYPE_UINT32
+        (0, 0xffff, 1),           // VK_INDEX_TYPE_UINT16
         (1_000_265_000, 0xff, 0), // VK_INDEX_TYPE_UINT8_KHR
         (57, 0xffff, 1),          // DXGI_FORMAT_R16_UINT
         (62, 0xff, 0),            // DXGI_FORMAT_R8_UINT

@@ -207,6 +207,26 @@ impl Builder {
         }
     }
 
+    /// Moves operands into new registers until they and `implicit` immediates fit a
+    /// Turing instruction's two immediate slots, in Mesa's build_alu_to order: a 32-bit
+    /// `y`, a 32-bit `x`, a 16-bit `y`, a 16-bit `x`. As there, the registers stay
+    /// allocated.
+    fn fit_turing_immediates(&mut self, implicit: u32, x: &mut Value, y: &mut Value) {
+        let slots = |v: Value| match v {
+            Value::Zero | Value::Imm(0) | Value::Reg(_) => 0,
+            Value::Imm(c) if fits_signed(c, 16) => 1,
+            Value::Imm(_) => 2,
+        };
+        while implicit + slots(*x) + slots(*y) > 2 {
+            let target = if slots(*y) == 2 || (slots(*x) != 2 && slots(*y) == 1) {
+                &mut *y
+            } else {
+                &mut *x
+            };
+            *target = self.mov(*target);
+        }
+    }
+
     fn release(&mut self, temps: &[Option<Reg>]) {
         for r in temps.iter().flatten() {
             self.free_reg(Value::Reg(*r));
@@ -405,6 +425,21 @@ impl Builder {
             return self.fail(BuildError::Invalid(format!(
                 "merge of {bits} bits from {src_pos} to {dst_pos} does not fit an instruction"
             )));
+        }
+        if self.arch == Arch::Turing {
+            // The control word takes an immediate slot; one 16-bit operand may take
+            // the other (Mesa's build_alu_to).
+            let (mut x, mut y) = (x, y);
+            self.fit_turing_immediates(1, &mut x, &mut y);
+            self.push(Op::Merge {
+                dst,
+                x,
+                y,
+                dst_pos,
+                bits,
+                src_pos,
+            });
+            return;
         }
         let (y, t1) = self.in_reg(y, Self::spare(dst, &[x]));
         let (x, t0) = self.in_reg(x, None);
@@ -658,6 +693,25 @@ impl Builder {
                 b.sub_to(counter, counter, Value::Imm(1));
             });
             self.free_reg(counter);
+        }
+    }
+
+    /// Runs `body` as Mesa's `mme_loop` does: Turing's LOOP instruction, which runs it
+    /// max(1, `count`) times; before Turing (or inside another hardware loop) a
+    /// counted `while`, which runs it `count` times. NVK's draw macros loop over
+    /// instances this way.
+    pub fn hw_loop(&mut self, count: impl Into<Value>, body: impl FnOnce(&mut Builder)) {
+        let count = count.into();
+        let hardware = self.arch == Arch::Turing
+            && self.hw_loop_depth == 0
+            && count.constant().is_none_or(|c| fits_signed(c, 16));
+        if hardware {
+            self.hw_loop_depth += 1;
+            let body = self.block(body);
+            self.hw_loop_depth -= 1;
+            self.push(Op::Loop { count, body });
+        } else {
+            self.loop_(count, body);
         }
     }
 

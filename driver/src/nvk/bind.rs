@@ -14,7 +14,7 @@ pub const MAX_VERTEX_BUFFERS: u32 = 32;
 /// `VkIndexType` and DXGI index formats the `BIND_IB` macro knows, with their
 /// primitive-restart index and `SET_INDEX_BUFFER_E` size.
 const INDEX_FORMATS: [(u32, u32, u32); 4] = [
-    (1, 0xffff, 1),           // VK_INDEX_TYPE_UINT16
+    (0, 0xffff, 1),           // VK_INDEX_TYPE_UINT16
     (57, 0xffff, 1),          // DXGI_FORMAT_R16_UINT
     (1_000_265_000, 0xff, 0), // VK_INDEX_TYPE_UINT8_KHR
     (62, 0xff, 0),            // DXGI_FORMAT_R8_UINT

@@ -338,9 +338,8 @@ pub(crate) fn bind_cbuf_desc(b: &mut Builder) {
     let (addr_lo, addr_hi, size) = if b.arch() == Arch::Turing {
         let hi = b.load();
         let lo = b.load();
+        // NVK keeps the address's registers to the end.
         b.read_fifoed(hi, lo, Value::Imm(2));
-        b.free_reg(hi);
-        b.free_reg(lo);
         let desc_lo = b.load();
         let desc_hi = b.load();
         let addr_lo = b.merge(Value::Zero, desc_lo, 4, 28, 0);
@@ -356,16 +355,17 @@ pub(crate) fn bind_cbuf_desc(b: &mut Builder) {
         let size = b.load();
         (addr_lo, addr_hi, size)
     };
-    let cb = b.mov(Value::Zero);
+    // Written on both paths below.
+    let cb = b.alloc_reg();
     b.if_(Cmp::Eq, size, Value::Zero, |b| {
         b.merge_to(cb, Value::Zero, group_slot, 4, 5, 4);
     });
     b.if_(Cmp::Ne, size, Value::Zero, |b| {
         let large = b.and(size, Value::Imm(!(MAX_CBUF_SIZE - 1)));
+        // NVK never frees `large`: its register stays taken.
         b.if_(Cmp::Ne, large, Value::Zero, |b| {
             b.mov_to(size, Value::Imm(MAX_CBUF_SIZE));
         });
-        b.free_reg(large);
         b.mthd(class::SET_CONSTANT_BUFFER_SELECTOR_A);
         b.emit(size);
         b.emit(addr_hi);

@@ -33,7 +33,8 @@ pub fn clear(b: &mut Builder) {
     });
     b.if_(Cmp::Eq, view_mask, Value::Zero, |b| {
         let layers = b.load();
-        b.loop_(layers, |b| {
+        // Mesa's mme_loop: a layer count of 0 clears one layer, as NVK's macro does.
+        b.hw_loop(layers, |b| {
             b.mthd(class::CLEAR_SURFACE);
             b.emit(payload);
             b.add_to(payload, payload, Value::Imm(ARRAY_INDEX_ONE));

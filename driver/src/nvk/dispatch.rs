@@ -123,14 +123,10 @@ pub fn write_cs_invocations(b: &mut Builder) {
         Scratch::CsInvocationsLo as u16,
     ));
     store_global(b, [lo, hi], count_lo);
-    b.alu64_to(
-        Alu64Op::Add,
-        [lo, hi],
-        [lo, hi],
-        [Value::Imm(4), Value::Zero],
-    );
-    store_global(b, [lo, hi], count_hi);
-    for v in [hi, lo, count_hi, count_lo] {
+    // The next word's address in registers of its own (NVK's mme_add64).
+    let [next_lo, next_hi] = b.add64([lo, hi], [Value::Imm(4), Value::Zero]);
+    store_global(b, [next_lo, next_hi], count_hi);
+    for v in [hi, lo, count_hi, count_lo, next_lo, next_hi] {
         b.free_reg(v);
     }
 }

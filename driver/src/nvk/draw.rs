@@ -29,11 +29,171 @@ fn params(indexed: bool) -> u32 {
     }
 }
 
-/// vkCmdDraw / vkCmdDrawIndexed: `draw_index,` then the draw's parameters
-/// (nvk_mme_draw, nvk_mme_draw_indexed).
+/// vkCmdDraw / vkCmdDrawIndexed: `draw_index,` then the draw's parameters. Mirrors
+/// nvk_mme_draw and nvk_mme_draw_indexed op for op.
 pub fn direct(b: &mut Builder, indexed: bool) {
-    b.load_to_scratch(Scratch::DrawIdx as u16);
-    load_and_draw(b, indexed);
+    let draw_index = b.load();
+    build_draw(b, draw_index, indexed);
+}
+
+/// Mirrors nvk_mme_build_draw and nvk_mme_build_draw_indexed: the parameters into the
+/// root table where they changed, then the instance loop once without a view mask,
+/// or once per view with one.
+fn build_draw(b: &mut Builder, draw_index: Value, indexed: bool) {
+    // VkDrawIndirectCommand or VkDrawIndexedIndirectCommand order.
+    let count = b.load();
+    let instance_count = b.load();
+    let first = b.load();
+    let vertex_offset = indexed.then(|| b.load());
+    let first_instance = b.load();
+    set_draw_params(
+        b,
+        DrawParams {
+            base_vertex: vertex_offset.unwrap_or(Value::Zero),
+            first_vertex: vertex_offset.unwrap_or(first),
+            first_instance,
+            draw_index,
+        },
+    );
+    if let Some(v) = vertex_offset {
+        b.free_reg(v);
+    }
+    b.free_reg(first_instance);
+    let turing = b.arch() == Arch::Turing;
+    if !turing && draw_index.reg().is_some() {
+        // nvk_mme_spill: pre-Turing's seven registers.
+        b.store_scratch(Scratch::DrawIdx as u16, draw_index);
+        b.free_reg(draw_index);
+    }
+    let launch = Launch::of(indexed);
+    let view_mask = b.load_scratch(Scratch::ViewMask as u16);
+    b.if_(Cmp::Eq, view_mask, Value::Zero, |b| {
+        b.free_reg(view_mask);
+        draw_loop(b, launch, instance_count, first, count);
+    });
+    let view_mask = b.load_scratch(Scratch::ViewMask as u16);
+    b.if_(Cmp::Ne, view_mask, Value::Zero, |b| {
+        b.free_reg(view_mask);
+        let view = b.mov(Value::Zero);
+        b.while_(Cmp::Ne, view, Value::Imm(32), |b| {
+            let view_mask = b.load_scratch(Scratch::ViewMask as u16);
+            let has_view = b.bfe(view_mask, view, 1);
+            b.free_reg(view_mask);
+            b.if_(Cmp::Ne, has_view, Value::Zero, |b| {
+                b.free_reg(has_view);
+                set_view_index(b, view);
+                draw_loop(b, launch, instance_count, first, count);
+            });
+            b.add_to(view, view, Value::Imm(1));
+        });
+        b.free_reg(view);
+    });
+    b.free_reg(instance_count);
+    b.free_reg(first);
+    b.free_reg(count);
+    if !turing && draw_index.reg().is_some() {
+        // nvk_mme_unspill.
+        b.realloc_reg(draw_index);
+        b.load_scratch_to(draw_index, Scratch::DrawIdx as u16);
+    }
+}
+
+/// A draw's parameters as NVK's macros pass them around (`struct mme_draw_params`).
+struct DrawParams {
+    base_vertex: Value,
+    first_vertex: Value,
+    first_instance: Value,
+    draw_index: Value,
+}
+
+/// `val` into method `mthd` and the root table at `cb0_offset`; on Turing only when
+/// the method's state differs. Mirrors nvk_mme_set_cb0_mthd.
+fn set_cb0_mthd(b: &mut Builder, cb0_offset: u32, mthd: u16, val: Value) {
+    let write = |b: &mut Builder| {
+        b.mthd(mthd);
+        b.emit(val);
+        b.mthd(class::LOAD_CONSTANT_BUFFER_OFFSET);
+        b.emit(Value::Imm(cb0_offset));
+        b.mthd(class::LOAD_CONSTANT_BUFFER);
+        b.emit(val);
+    };
+    if b.arch() == Arch::Turing {
+        let old = b.state(mthd);
+        b.if_(Cmp::Ne, old, val, write);
+        b.free_reg(old);
+    } else {
+        // Pre-Turing's registers are too few for the comparison: always.
+        write(b);
+    }
+}
+
+/// `val` into shadow scratch `slot` and the root table (nvk_mme_set_cb0_scratch).
+fn set_cb0_scratch(b: &mut Builder, cb0_offset: u32, slot: Scratch, val: Value) {
+    set_cb0_mthd(
+        b,
+        cb0_offset,
+        class::set_mme_shadow_scratch(slot as u16),
+        val,
+    );
+}
+
+/// Mirrors nvk_mme_build_set_draw_params.
+fn set_draw_params(b: &mut Builder, p: DrawParams) {
+    set_cb0_scratch(
+        b,
+        root::DRAW_BASE_VERTEX,
+        Scratch::Cb0FirstVertex,
+        p.first_vertex,
+    );
+    set_cb0_mthd(
+        b,
+        root::DRAW_BASE_INSTANCE,
+        class::SET_GLOBAL_BASE_INSTANCE_INDEX,
+        p.first_instance,
+    );
+    set_cb0_scratch(b, root::DRAW_ID, Scratch::Cb0DrawIndex, p.draw_index);
+    set_cb0_scratch(b, root::DRAW_VIEW_INDEX, Scratch::Cb0ViewIndex, Value::Zero);
+    b.mthd(class::SET_GLOBAL_BASE_VERTEX_INDEX);
+    b.emit(p.base_vertex);
+    b.mthd(class::SET_VERTEX_ID_BASE);
+    b.emit(p.base_vertex);
+}
+
+/// `draw.view_index` and `SET_RT_LAYER` to `view` (nvk_mme_emit_view_index).
+fn set_view_index(b: &mut Builder, view: Value) {
+    set_cb0_scratch(b, root::DRAW_VIEW_INDEX, Scratch::Cb0ViewIndex, view);
+    b.mthd(class::SET_RT_LAYER);
+    b.emit(view);
+}
+
+/// BEGIN, the launch and END for each instance, the first BEGIN's INSTANCE_ID
+/// as the topology flush left it, the rest SUBSEQUENT (nvk_mme_build_draw_loop,
+/// nvk_mme_build_draw_indexed_loop): Mesa's `mme_loop`, so on Turing a count of 0
+/// still draws once.
+fn draw_loop(b: &mut Builder, launch: Launch, instance_count: Value, first: Value, count: Value) {
+    let begin = b.load_scratch(Scratch::DrawBegin as u16);
+    b.hw_loop(instance_count, |b| {
+        b.mthd(class::BEGIN);
+        b.emit(begin);
+        b.mthd(if launch == Launch::Indexed {
+            class::SET_INDEX_BUFFER_F
+        } else {
+            class::SET_VERTEX_ARRAY_START
+        });
+        b.emit(first);
+        b.emit(count);
+        b.mthd(class::END);
+        b.emit(Value::Zero);
+        b.merge_to(
+            begin,
+            begin,
+            Value::Imm(InstanceId::Subsequent as u32),
+            class::Begin::INSTANCE_ID_SHIFT,
+            2,
+            0,
+        );
+    });
+    b.free_reg(begin);
 }
 
 /// Turing's indirect draws: `addr_hi, addr_lo,` then `draw_count` or (for the count

@@ -102,6 +102,13 @@ pub enum Scratch {
     Cb0AddrHi = 23,
     /// Low word (`CB0_ADDR_LO`).
     Cb0AddrLo = 24,
+    /// The first vertex last written to `draw.base_vertex` (`CB0_FIRST_VERTEX`): the
+    /// draw macros write the root table only when it changes.
+    Cb0FirstVertex = 27,
+    /// The draw index last written to `draw.draw_index` (`CB0_DRAW_INDEX`).
+    Cb0DrawIndex = 28,
+    /// The view index last written to `draw.view_index` (`CB0_VIEW_INDEX`).
+    Cb0ViewIndex = 29,
     /// Viewport 0's min Z (`VIEWPORT0_MIN_Z`); its max Z follows, then viewport 1's...
     /// two slots a viewport, sixteen viewports.
     Viewport0MinZ = 30,

@@ -23,10 +23,7 @@ fn priv_reg(b: &mut Builder, value: Value, mask: Value, reg: Value) {
     b.emit(reg);
     let answer = b.mov(Value::Zero);
     b.while_(Cmp::Ne, answer, Value::Imm(1), |b| {
-        let slot = class::set_mme_shadow_scratch(Scratch::Falcon0 as u16);
-        let now = b.state(slot);
-        b.mov_to(answer, now);
-        b.free_reg(now);
+        b.load_scratch_to(answer, Scratch::Falcon0 as u16);
         b.mthd(class::NO_OPERATION);
         b.emit(Value::Zero);
     });

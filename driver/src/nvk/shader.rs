@@ -314,18 +314,19 @@ fn fill_push(
 /// nvk_mme_set_shading_rate_control.
 pub(crate) fn set_shading_rate_control(b: &mut Builder) {
     let control = on_masked_scratch_change(b, Scratch::ShadingRateControl, |b, control| {
-        let enable = b.merge(Value::Zero, control, 0, 1, 0);
+        // As NVK: both bits and their AND in registers of their own, none freed.
+        let enable1 = b.merge(Value::Zero, control, 0, 1, 0);
         let enable2 = b.merge(Value::Zero, control, 0, 1, 1);
-        b.alu_to(crate::mme::AluOp::And, enable, enable, enable2);
-        b.free_reg(enable2);
+        let enable = b.and(enable1, enable2);
         let i = b.mov(Value::Zero);
         b.while_(Cmp::Ne, i, Value::Imm(16 * 4), |b| {
             b.mthd_arr(class::SET_VARIABLE_PIXEL_RATE_SHADING_CONTROL, i);
             b.emit(enable);
             b.add_to(i, i, Value::Imm(4));
         });
-        b.free_reg(i);
-        b.free_reg(enable);
+        for v in [i, enable, enable1, enable2] {
+            b.free_reg(v);
+        }
     });
     b.free_reg(control);
 }

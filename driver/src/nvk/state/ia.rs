@@ -1,6 +1,5 @@
 //! Input assembly and tessellation.
 
-use super::on_masked_scratch_change;
 use super::{Dirty, DynamicState, StateBit};
 use crate::class::{self, Begin, InstanceId, PrimitiveOp};
 use crate::mme::{Builder, Cmp, Value};
@@ -22,7 +21,13 @@ pub fn val_mask(value: u32, mask: u32) -> u32 {
 /// stores them and writes `SET_TESSELLATION_PARAMETERS`, flipping the triangles'
 /// winding for a lower-left origin. Mirrors nvk_mme_set_tess_params.
 pub(crate) fn set_tess_params(b: &mut Builder) {
-    let params = on_masked_scratch_change(b, Scratch::TessParams, |b, params| {
+    // As on_masked_scratch_change, but NVK keeps the old value's register taken.
+    let value_mask = b.load();
+    let old = b.load_scratch(Scratch::TessParams as u16);
+    let params = super::set_masked(b, old, value_mask);
+    b.free_reg(value_mask);
+    b.if_(Cmp::Ne, params, old, |b| {
+        b.store_scratch(Scratch::TessParams as u16, params);
         let lower_left = b.merge(Value::Zero, params, 0, 1, 12);
         b.merge_to(params, Value::Zero, params, 0, 12, 0);
         b.if_(Cmp::Ne, lower_left, Value::Zero, |b| {
@@ -40,6 +45,7 @@ pub(crate) fn set_tess_params(b: &mut Builder) {
         b.emit(params);
     });
     b.free_reg(params);
+    b.free_reg(old);
 }
 
 /// Mirrors nvk_flush_ia_state: a changed topology becomes the BEGIN word the draw
