@@ -55,17 +55,17 @@ fn fermi_disassembly_of_the_view_loop() {
     let insts = fermi::lower(&view_loop(Arch::Fermi).finish().unwrap()).unwrap();
     let text = disassemble(&insts);
     let want = "\
-00: $r2 = ADD_IMM ZERO, 0x0
+00: $r2 = ADD ZERO, ZERO
 01: BRANCH if ZERO == 0 -> +6
 02: $r3 = BFE_LSL_IMM $r1 >> $r2, size 1, << 0
 03: BRANCH if $r3 == 0 -> +3
 04: ADD_IMM ZERO, 0x1573 (MOVE_SET_MADDR)
-05: ADD_IMM $r2, 0x0 (MOVE_EMIT)
+05: ADD $r2, ZERO (MOVE_EMIT)
 06: $r2 = ADD_IMM $r2, 0x1
 07: $r3 = ADD_IMM $r2, -0x20
 08: BRANCH if $r3 != 0 -> -6
-09: ADD_IMM ZERO, 0x0; END_NEXT
-10: ADD_IMM ZERO, 0x0
+09: ADD ZERO, ZERO; END_NEXT
+10: ADD ZERO, ZERO
 ";
     assert_eq!(text, want, "\n{text}");
 }
@@ -230,8 +230,9 @@ fn malformed_words_are_decode_errors() {
 
 #[test]
 fn known_encodings() {
-    // Fermi NOP: ADD_IMM with assign MOVE, everything else zero.
-    assert_eq!(fermi::Inst::nop().to_word(), 0x0000_0011);
+    // Fermi NOP: Mesa's MME_FERMI_INST_DEFAULTS, ALU_REG ADD ZERO + ZERO with assign
+    // MOVE, everything else zero.
+    assert_eq!(fermi::Inst::nop().to_word(), 0x0000_0010);
     // Method select 0x15cc on Fermi: ADD_IMM r0 = r0 + (0x1573 | 1 << 12) << 14, MOVE_SET_MADDR.
     let mut b = Builder::new(Arch::Fermi);
     b.mthd(class::SET_RT_LAYER);

@@ -574,8 +574,10 @@ impl Builder {
     /// Sends `x` to the selected method.
     pub fn emit(&mut self, x: impl Into<Value>) {
         let x = x.into();
+        // Before Turing an immediate is emitted from a register of its own, moved there
+        // by the instruction that emits it (mme_fermi_emit).
         let (x, temp) = match (self.arch, x) {
-            (Arch::Fermi, Value::Imm(v)) if !fits_signed(v, 18) => self.in_reg(x, None),
+            (Arch::Fermi, Value::Imm(v)) if v != 0 => self.in_reg(x, None),
             _ => (x, None),
         };
         self.push(Op::Emit { x });

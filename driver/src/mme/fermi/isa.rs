@@ -170,8 +170,10 @@ fn sext18(v: u32) -> i32 {
 impl Inst {
     /// An instruction that does nothing.
     pub fn nop() -> Inst {
+        // MME_FERMI_INST_DEFAULTS: ADD ZERO, ZERO into ZERO.
         Inst {
-            op: Op::AddImm,
+            op: Op::AluReg,
+            alu_op: AluOp::Add,
             ..Inst::default()
         }
     }
