@@ -227,6 +227,15 @@ impl Builder {
         }
     }
 
+    /// A pre-Turing operand in a register: a non-zero immediate moved into a new one
+    /// (Mesa's mme_fermi_value_as_reg), which the caller frees.
+    fn fermi_operand(&mut self, v: Value) -> (Value, Option<Reg>) {
+        match v {
+            Value::Imm(c) if c != 0 => self.in_reg(v, None),
+            other => (other, None),
+        }
+    }
+
     fn release(&mut self, temps: &[Option<Reg>]) {
         for r in temps.iter().flatten() {
             self.free_reg(Value::Reg(*r));
@@ -261,14 +270,7 @@ impl Builder {
         let (dst, mut x, mut y) = (self.dst_reg(dst), x, y);
         let mut temps = [None, None];
         match self.arch {
-            Arch::Turing => {
-                // Two immediates fit only when both are 16-bit (IMM and IMMPAIR).
-                if let (Value::Imm(a), Value::Imm(b)) = (x, y) {
-                    if !fits_signed(a, 16) || !fits_signed(b, 16) {
-                        (x, temps[0]) = self.in_reg(x, Some(dst));
-                    }
-                }
-            }
+            Arch::Turing => self.fit_turing_immediates(0, &mut x, &mut y),
             Arch::Fermi => {
                 if op == AluOp::Mul {
                     return self.unsupported("multiplication");
@@ -276,20 +278,29 @@ impl Builder {
                 if matches!(op, AluOp::Sll | AluOp::Srl) && y.reg().is_some() {
                     return self.unsupported("a shift by a register amount");
                 }
-                if op == AluOp::Add && x.reg().is_none() && y.reg().is_some() {
-                    std::mem::swap(&mut x, &mut y);
-                }
-                let immediate_ok = match (op, y) {
-                    (AluOp::Add, Value::Imm(v)) => fits_signed(v, 18),
-                    (AluOp::Sub, Value::Imm(v)) => fits_signed(v.wrapping_neg(), 18),
-                    (AluOp::Sll | AluOp::Srl, _) => true,
-                    (_, Value::Imm(_)) => false,
-                    _ => true,
+                // Mesa's mme_fermi_build_alu: an 18-bit immediate added (or subtracted)
+                // goes in ADD_IMM's field; any other immediate into a new register of
+                // its own, `x`'s first, freed after.
+                let is_imm18 =
+                    |v: Value| matches!(v, Value::Imm(c) if c != 0 && fits_signed(c, 18));
+                let add_imm = match op {
+                    AluOp::Add if is_imm18(y) => true,
+                    AluOp::Add if is_imm18(x) && y.constant().is_none_or(|c| c == 0) => {
+                        std::mem::swap(&mut x, &mut y);
+                        true
+                    }
+                    AluOp::Sub => {
+                        matches!(y, Value::Imm(c) if fits_signed(c.wrapping_neg(), 18))
+                    }
+                    AluOp::Sll | AluOp::Srl => true,
+                    _ => false,
                 };
-                if !immediate_ok {
-                    (y, temps[1]) = self.in_reg(y, Self::spare(dst, &[x]));
+                if !add_imm {
+                    (x, temps[0]) = self.fermi_operand(x);
+                    (y, temps[1]) = self.fermi_operand(y);
+                } else {
+                    (x, temps[0]) = self.fermi_operand(x);
                 }
-                (x, temps[0]) = self.in_reg(x, Self::spare(dst, &[y]));
             }
         }
         if matches!(op, AluOp::Sll | AluOp::Srl) {
@@ -441,8 +452,9 @@ impl Builder {
             });
             return;
         }
-        let (y, t1) = self.in_reg(y, Self::spare(dst, &[x]));
-        let (x, t0) = self.in_reg(x, None);
+        // Immediates into new registers, `x`'s first (mme_fermi_merge_to).
+        let (x, t0) = self.fermi_operand(x);
+        let (y, t1) = self.fermi_operand(y);
         self.push(Op::Merge {
             dst,
             x,

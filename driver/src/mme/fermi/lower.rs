@@ -177,7 +177,7 @@ impl Lowerer {
                     dst,
                     src0: 0,
                     src1: dst,
-                    size: 16,
+                    size: 31,
                     dst_bit: 16,
                     ..Inst::default()
                 });
