@@ -69,12 +69,12 @@ fn record(enc: &mut CommandEncoder, memory: &mut Memory, kind: DrawKind, instanc
 }
 
 /// The draws NVK 25.0.7 starts for one API draw under `mask`: one per view and
-/// instance, except that its direct draws loop over instances with Turing's LOOP
-/// (Mesa's mme_loop), which runs once for an instance count of 0.
+/// instance, except that its draw macros loop over instances with Mesa's mme_loop,
+/// which on Turing is the LOOP instruction and runs once for an instance count of 0.
 fn expected(arch: Arch, kind: DrawKind, mask: u32, instances: u32) -> Vec<(u32, u32, u32, u32)> {
-    let instances = match (arch, kind) {
-        (Arch::Turing, DrawKind::Draw | DrawKind::DrawIndexed) => instances.max(1),
-        _ => instances,
+    let instances = match arch {
+        Arch::Turing => instances.max(1),
+        Arch::Fermi => instances,
     };
     let views: Vec<u32> = if mask == 0 {
         vec![0]

@@ -1,14 +1,15 @@
-//! The draw macros' bodies.
+//! The draw macros' bodies, built op for op as NVK 25.0.7 builds them
+//! (`nvk_mme_build_draw` and its callers), so their binaries are NVK's.
 //!
 //! Every draw macro loads its parameters first, writes the draw parameters to the root
-//! descriptor table, and only then loops over the view mask: the loop sits after the
-//! loads because parameters arrive once per call (NVK's first multiview attempt looped
-//! around the loads and drew only the first view). With a zero mask the instance loop
-//! runs once; otherwise, for each set bit, the view index goes to `draw.view_index` and
-//! `SET_RT_LAYER` before the instance loop. BEGIN, the instance count, the first
-//! instance, the draw index and the view mask live in shadow scratch, so pre-Turing's
-//! seven registers suffice. BEGIN is not a parameter: the topology flush keeps it in
-//! the `DRAW_BEGIN` slot (nvk_flush_ia_state), and the parameters are NVK 25.0.7's.
+//! descriptor table where they changed (on Turing; always before it), and only then
+//! loops over the view mask: the loop sits after the loads because parameters arrive
+//! once per call (NVK's first multiview attempt looped around the loads and drew only
+//! the first view). With a zero mask the instance loop runs once; otherwise, for each
+//! set bit, the view index goes to `draw.view_index` and `SET_RT_LAYER` before the
+//! instance loop. The instance loop is Mesa's `mme_loop`: Turing's LOOP instruction,
+//! which runs its body at least once. BEGIN is not a parameter: the topology flush
+//! keeps it in the `DRAW_BEGIN` slot (nvk_flush_ia_state).
 
 use super::{root, Scratch};
 use crate::class::{self, InstanceId};
@@ -175,224 +176,6 @@ fn draw_loop(b: &mut Builder, launch: Launch, instance_count: Value, first: Valu
     b.hw_loop(instance_count, |b| {
         b.mthd(class::BEGIN);
         b.emit(begin);
-        b.mthd(if launch == Launch::Indexed {
-            class::SET_INDEX_BUFFER_F
-        } else {
-            class::SET_VERTEX_ARRAY_START
-        });
-        b.emit(first);
-        b.emit(count);
-        b.mthd(class::END);
-        b.emit(Value::Zero);
-        b.merge_to(
-            begin,
-            begin,
-            Value::Imm(InstanceId::Subsequent as u32),
-            class::Begin::INSTANCE_ID_SHIFT,
-            2,
-            0,
-        );
-    });
-    b.free_reg(begin);
-}
-
-/// Turing's indirect draws: `addr_hi, addr_lo,` then `draw_count` or (for the count
-/// variants) `count_addr_hi, count_addr_lo, max_draw_count`, then `stride`. Each
-/// command is read from memory with `MME_DMA_READ_FIFOED` (nvk_mme_draw_indirect and
-/// its indexed and count variants).
-pub fn indirect(b: &mut Builder, indexed: bool, count_buffer: bool) {
-    let hi = b.load();
-    let lo = b.load();
-    let draw_count = if count_buffer {
-        let count_hi = b.load();
-        let count_lo = b.load();
-        let max = b.load();
-        b.read_fifoed(count_hi, count_lo, Value::Imm(1));
-        b.free_reg(count_hi);
-        b.free_reg(count_lo);
-        let count = b.load();
-        b.if_(Cmp::Gtu, count, max, |b| b.mov_to(count, max));
-        b.free_reg(max);
-        count
-    } else {
-        b.load()
-    };
-    let stride = b.load();
-    b.store_scratch(Scratch::DrawIdx as u16, Value::Zero);
-    b.loop_(draw_count, |b| {
-        b.free_reg(draw_count);
-        b.read_fifoed(hi, lo, Value::Imm(params(indexed)));
-        load_and_draw(b, indexed);
-        b.alu64_to(
-            crate::mme::Alu64Op::Add,
-            [lo, hi],
-            [lo, hi],
-            [stride, Value::Zero],
-        );
-        next_draw_index(b);
-    });
-    for v in [hi, lo, stride] {
-        b.free_reg(v);
-    }
-}
-
-/// Pre-Turing indirect draws: the encoder splices the commands into the push buffer.
-/// `draw_count, pad_dw,` then per draw its parameters and `pad_dw` words of padding
-/// (the rest of the stride).
-pub fn spliced(b: &mut Builder, indexed: bool) {
-    let draw_count = b.load();
-    b.load_to_scratch(Scratch::DrawPadDw as u16);
-    b.store_scratch(Scratch::DrawIdx as u16, Value::Zero);
-    b.loop_(draw_count, |b| {
-        b.free_reg(draw_count);
-        load_and_draw(b, indexed);
-        let pad = b.load_scratch(Scratch::DrawPadDw as u16);
-        b.loop_(pad, |b| {
-            b.free_reg(pad);
-            let skipped = b.load();
-            b.free_reg(skipped);
-        });
-        next_draw_index(b);
-    });
-}
-
-/// The `XFB_DRAW_INDIRECT` macro, vkCmdDrawIndirectByteCountEXT's: `instance_count,
-/// first_instance,` then the transform-feedback counter (on Turing its
-/// address, read with READ_FIFOED; before Turing the value itself, pushed from
-/// memory). Every instance of every view is a BEGIN, `DRAW_AUTO` with the counter
-/// and END: the hardware divides the bytes past `SET_DRAW_AUTO_START` by
-/// `SET_DRAW_AUTO_STRIDE`. Mirrors nvk_mme_xfb_draw_indirect.
-pub fn xfb_draw_indirect(b: &mut Builder) {
-    b.load_to_scratch(Scratch::DrawInstanceCount as u16);
-    b.load_to_scratch(Scratch::DrawFirstInstance as u16);
-    if b.arch() == Arch::Turing {
-        let hi = b.load();
-        let lo = b.load();
-        b.read_fifoed(hi, lo, Value::Imm(1));
-        b.free_reg(hi);
-        b.free_reg(lo);
-    }
-    let counter = b.load();
-    b.store_scratch(Scratch::DrawIdx as u16, Value::Zero);
-    let first_instance = b.load_scratch(Scratch::DrawFirstInstance as u16);
-    write_draw_parameters(b, Value::Zero, first_instance);
-    b.free_reg(first_instance);
-    views(b, Launch::Auto, counter, Value::Zero);
-    b.free_reg(counter);
-}
-
-fn next_draw_index(b: &mut Builder) {
-    let idx = b.load_scratch(Scratch::DrawIdx as u16);
-    b.add_to(idx, idx, Value::Imm(1));
-    b.store_scratch(Scratch::DrawIdx as u16, idx);
-    b.free_reg(idx);
-}
-
-/// Loads one draw's parameters, writes them to the root table and the base registers,
-/// then draws every view.
-fn load_and_draw(b: &mut Builder, indexed: bool) {
-    let count = b.load();
-    b.load_to_scratch(Scratch::DrawInstanceCount as u16);
-    let first = b.load();
-    let vertex_offset = indexed.then(|| b.load());
-    let first_instance = b.load();
-    write_draw_parameters(b, vertex_offset.unwrap_or(first), first_instance);
-    b.free_reg(first_instance);
-    if let Some(v) = vertex_offset {
-        b.free_reg(v);
-    }
-    views(b, Launch::of(indexed), count, first);
-    b.free_reg(count);
-    b.free_reg(first);
-}
-
-/// `draw.{base_vertex, base_instance, draw_id}` in the root table, and the hardware's
-/// base vertex and instance.
-fn write_draw_parameters(b: &mut Builder, base_vertex: Value, first_instance: Value) {
-    b.mthd(class::LOAD_CONSTANT_BUFFER_OFFSET);
-    b.emit(Value::Imm(root::DRAW_BASE_VERTEX));
-    b.mthd(class::LOAD_CONSTANT_BUFFER);
-    b.emit(base_vertex);
-    b.emit(first_instance);
-    let idx = b.load_scratch(Scratch::DrawIdx as u16);
-    b.emit(idx);
-    b.free_reg(idx);
-    b.mthd(class::SET_GLOBAL_BASE_VERTEX_INDEX);
-    b.emit(base_vertex);
-    b.emit(first_instance);
-    b.mthd(class::SET_VERTEX_ID_BASE);
-    b.emit(base_vertex);
-}
-
-/// With a zero view mask, the instance loop once; otherwise once per set bit, in
-/// ascending order, after pointing `draw.view_index` and `SET_RT_LAYER` at the bit.
-pub fn views(b: &mut Builder, launch: Launch, count: Value, first: Value) {
-    let mask = b.load_scratch(Scratch::ViewMask as u16);
-    b.if_(Cmp::Eq, mask, Value::Zero, |b| {
-        b.free_reg(mask);
-        instance_loop(b, launch, count, first);
-    });
-    b.realloc_reg(mask);
-    b.load_scratch_to(mask, Scratch::ViewMask as u16);
-    b.if_(Cmp::Ne, mask, Value::Zero, |b| {
-        b.free_reg(mask);
-        let view = b.mov(Value::Zero);
-        b.while_(Cmp::Ne, view, Value::Imm(32), |b| {
-            let mask = b.load_scratch(Scratch::ViewMask as u16);
-            let has_view = b.bfe(mask, view, 1);
-            b.free_reg(mask);
-            b.if_(Cmp::Ne, has_view, Value::Zero, |b| {
-                b.free_reg(has_view);
-                emit_view_index(b, view);
-                instance_loop(b, launch, count, first);
-            });
-            b.add_to(view, view, Value::Imm(1));
-        });
-        b.free_reg(view);
-    });
-}
-
-/// `draw.view_index = view; SET_RT_LAYER = view` (V_SELECTS_LAYER, bits 15:0).
-pub fn emit_view_index(b: &mut Builder, view: Value) {
-    b.mthd(class::LOAD_CONSTANT_BUFFER_OFFSET);
-    b.emit(Value::Imm(root::DRAW_VIEW_INDEX));
-    b.mthd(class::LOAD_CONSTANT_BUFFER);
-    b.emit(view);
-    b.mthd(class::SET_RT_LAYER);
-    b.emit(view);
-}
-
-/// How a hardware draw is started.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Launch {
-    /// `SET_VERTEX_ARRAY_START` (first) and `DRAW_VERTEX_ARRAY` (count).
-    Array,
-    /// `SET_INDEX_BUFFER_F` (first) and `DRAW_INDEX_BUFFER` (count).
-    Indexed,
-    /// `DRAW_AUTO` with the transform-feedback byte count (first unused).
-    Auto,
-}
-
-impl Launch {
-    /// The array or indexed launch.
-    pub fn of(indexed: bool) -> Launch {
-        if indexed {
-            Launch::Indexed
-        } else {
-            Launch::Array
-        }
-    }
-}
-
-/// One BEGIN / launch / END per instance; instances after the first say
-/// INSTANCE_ID = SUBSEQUENT. An instance count of 0 draws nothing.
-pub fn instance_loop(b: &mut Builder, launch: Launch, count: Value, first: Value) {
-    let instances = b.load_scratch(Scratch::DrawInstanceCount as u16);
-    let begin = b.load_scratch(Scratch::DrawBegin as u16);
-    b.loop_(instances, |b| {
-        b.free_reg(instances);
-        b.mthd(class::BEGIN);
-        b.emit(begin);
         match launch {
             Launch::Array | Launch::Indexed => {
                 b.mthd(if launch == Launch::Indexed {
@@ -420,4 +203,158 @@ pub fn instance_loop(b: &mut Builder, launch: Launch, count: Value, first: Value
         );
     });
     b.free_reg(begin);
+}
+
+/// The indirect draws: on Turing `addr_hi, addr_lo,` then `draw_count` or (for the
+/// count variants) `count_addr_hi, count_addr_lo, max_draw_count`, then `stride`, each
+/// command read from memory with `MME_DMA_READ_FIFOED`; before Turing `draw_count,
+/// pad_dw,` then the commands spliced into the push buffer, each followed by `pad_dw`
+/// words of padding (the rest of the stride). Mirrors nvk_mme_draw_indirect,
+/// nvk_mme_draw_indexed_indirect and (Turing) their count variants; before Turing
+/// NVK 25.0.7 has no count variants, and the model splices them as the others.
+pub fn indirect(b: &mut Builder, indexed: bool, count_buffer: bool) {
+    if b.arch() != Arch::Turing {
+        return spliced(b, indexed);
+    }
+    let hi = b.load();
+    let lo = b.load();
+    if count_buffer {
+        let count_hi = b.load();
+        let count_lo = b.load();
+        let max = b.load();
+        let stride = b.load();
+        b.read_fifoed(count_hi, count_lo, Value::Imm(1));
+        b.free_reg(count_lo);
+        b.free_reg(count_hi);
+        let in_buffer = b.load();
+        b.if_(Cmp::Leu, in_buffer, max, |b| b.mov_to(max, in_buffer));
+        b.free_reg(in_buffer);
+        indirect_loop(b, indexed, [hi, lo], max, stride);
+    } else {
+        let draw_count = b.load();
+        let stride = b.load();
+        indirect_loop(b, indexed, [hi, lo], draw_count, stride);
+    }
+}
+
+/// Each of `draw_count` commands read from `addr` and drawn, `addr` advancing by
+/// `stride` (the loop of nvk_mme_draw_indirect and its variants on Turing).
+fn indirect_loop(
+    b: &mut Builder,
+    indexed: bool,
+    addr: [Value; 2],
+    draw_count: Value,
+    stride: Value,
+) {
+    let [hi, lo] = addr;
+    let draw = b.mov(Value::Zero);
+    b.while_(Cmp::Ltu, draw, draw_count, |b| {
+        b.read_fifoed(hi, lo, Value::Imm(params(indexed)));
+        build_draw(b, draw, indexed);
+        b.add_to(draw, draw, Value::Imm(1));
+        b.alu64_to(
+            crate::mme::Alu64Op::Add,
+            [lo, hi],
+            [lo, hi],
+            [stride, Value::Zero],
+        );
+    });
+}
+
+/// Pre-Turing indirect draws: the encoder splices the commands into the push buffer.
+/// `draw_count, pad_dw,` then per draw its parameters and `pad_dw` words of padding.
+pub fn spliced(b: &mut Builder, indexed: bool) {
+    let draw_count = b.load();
+    b.load_to_scratch(Scratch::DrawPadDw as u16);
+    let draw = b.mov(Value::Zero);
+    b.while_(Cmp::Ne, draw, draw_count, |b| {
+        // nvk_mme_spill and nvk_mme_unspill around the draw: seven registers.
+        b.store_scratch(Scratch::DrawCount as u16, draw_count);
+        b.free_reg(draw_count);
+        build_draw(b, draw, indexed);
+        b.add_to(draw, draw, Value::Imm(1));
+        let pad = b.load_scratch(Scratch::DrawPadDw as u16);
+        b.hw_loop(pad, |b| {
+            let skipped = b.load();
+            b.free_reg(skipped);
+        });
+        b.free_reg(pad);
+        b.realloc_reg(draw_count);
+        b.load_scratch_to(draw_count, Scratch::DrawCount as u16);
+    });
+}
+
+/// The `XFB_DRAW_INDIRECT` macro, vkCmdDrawIndirectByteCountEXT's: `instance_count,
+/// first_instance,` then the transform-feedback counter (on Turing its address, read
+/// with READ_FIFOED; before Turing the value itself, pushed from memory). Every
+/// instance of every view is a BEGIN, `DRAW_AUTO` with the counter and END: the
+/// hardware divides the bytes past `SET_DRAW_AUTO_START` by `SET_DRAW_AUTO_STRIDE`.
+/// Mirrors nvk_mme_xfb_draw_indirect.
+pub fn xfb_draw_indirect(b: &mut Builder) {
+    let instance_count = b.load();
+    let first_instance = b.load();
+    if b.arch() == Arch::Turing {
+        let hi = b.load();
+        let lo = b.load();
+        b.read_fifoed(hi, lo, Value::Imm(1));
+        b.free_reg(lo);
+        b.free_reg(hi);
+    }
+    let counter = b.load();
+    set_draw_params(
+        b,
+        DrawParams {
+            base_vertex: Value::Zero,
+            first_vertex: Value::Zero,
+            first_instance,
+            draw_index: Value::Zero,
+        },
+    );
+    b.free_reg(first_instance);
+    let view_mask = b.load_scratch(Scratch::ViewMask as u16);
+    b.if_(Cmp::Eq, view_mask, Value::Zero, |b| {
+        b.free_reg(view_mask);
+        draw_loop(b, Launch::Auto, instance_count, Value::Zero, counter);
+    });
+    let view_mask = b.load_scratch(Scratch::ViewMask as u16);
+    b.if_(Cmp::Ne, view_mask, Value::Zero, |b| {
+        b.free_reg(view_mask);
+        // NVK keeps the view's register to the end.
+        let view = b.mov(Value::Zero);
+        b.while_(Cmp::Ne, view, Value::Imm(32), |b| {
+            let view_mask = b.load_scratch(Scratch::ViewMask as u16);
+            let has_view = b.bfe(view_mask, view, 1);
+            b.free_reg(view_mask);
+            b.if_(Cmp::Ne, has_view, Value::Zero, |b| {
+                b.free_reg(has_view);
+                set_view_index(b, view);
+                draw_loop(b, Launch::Auto, instance_count, Value::Zero, counter);
+            });
+            b.add_to(view, view, Value::Imm(1));
+        });
+    });
+    b.free_reg(instance_count);
+    b.free_reg(counter);
+}
+
+/// How a hardware draw is started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Launch {
+    /// `SET_VERTEX_ARRAY_START` (first) and `DRAW_VERTEX_ARRAY` (count).
+    Array,
+    /// `SET_INDEX_BUFFER_F` (first) and `DRAW_INDEX_BUFFER` (count).
+    Indexed,
+    /// `DRAW_AUTO` with the transform-feedback byte count (first unused).
+    Auto,
+}
+
+impl Launch {
+    /// The array or indexed launch.
+    pub fn of(indexed: bool) -> Launch {
+        if indexed {
+            Launch::Indexed
+        } else {
+            Launch::Array
+        }
+    }
 }

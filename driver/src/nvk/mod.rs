@@ -59,10 +59,6 @@ pub enum Scratch {
     DrawIdx = 6,
     /// The subpass's view mask.
     ViewMask = 7,
-    /// The instance count of the draw in progress (spilled on pre-Turing).
-    DrawInstanceCount = 63,
-    /// The first instance of the draw in progress (spilled on pre-Turing).
-    DrawFirstInstance = 64,
     /// High word of a zero page's address: pre-Turing binds an empty vertex or index
     /// buffer there (NVK's `ZERO_ADDR_HI`).
     ZeroAddrHi = 25,
