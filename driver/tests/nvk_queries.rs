@@ -34,7 +34,7 @@ fn run(arch: Arch, kind: QueryType, mask: u32, q: u32) -> (Gpu, QueryPool, drive
     enc.begin_rendering(&RenderingInfo::views(mask));
     let recorded = if kind == QueryType::Timestamp {
         enc.draw(6, 1, 0, 0);
-        enc.write_timestamp(&pool, q)
+        enc.write_timestamp(&pool, q, 0x2000)
     } else {
         enc.begin_query(&pool, q);
         enc.draw(6, 1, 0, 0);
@@ -127,7 +127,7 @@ fn reset_makes_queries_unavailable_again() {
         count: 4,
     };
     let mut enc = CommandEncoder::new(&device);
-    enc.write_timestamp(&pool, 1);
+    enc.write_timestamp(&pool, 1, 0x2000);
     gpu.execute(enc.finish().words()).unwrap();
     assert!(pool.results(&gpu.state.memory, 1).is_some());
     let mut enc = CommandEncoder::new(&device);
@@ -193,7 +193,7 @@ fn copy_results_of_timestamps() {
         count: 2,
     };
     let mut enc = CommandEncoder::new(&device);
-    enc.write_timestamp(&pool, 0);
+    enc.write_timestamp(&pool, 0, 0x2000);
     enc.copy_query_pool_results_mme(
         &pool,
         0,

@@ -191,6 +191,8 @@ pub enum Cmd {
     WriteTimestamp {
         pool: u64,
         query: u32,
+        /// `VkPipelineStageFlags` it waits for.
+        stages: u64,
     },
     ResetQueryPool {
         pool: u64,
@@ -881,6 +883,7 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
                 Cmd::WriteTimestamp {
                     pool: c.query_pool(),
                     query: c.query(),
+                    stages: c.pipeline_stage(),
                 },
             )
         }

@@ -1320,9 +1320,13 @@ impl<'o> Pass<'o> {
                         recorded = Some(enc.end_query_indexed(&p, *query, *index));
                     }
                 }
-                Cmd::WriteTimestamp { pool, query } => {
+                Cmd::WriteTimestamp {
+                    pool,
+                    query,
+                    stages,
+                } => {
                     if let Some(p) = self.query_pool(*pool, *query, 1, "vkCmdWriteTimestamp") {
-                        recorded = Some(enc.write_timestamp(&p, *query));
+                        recorded = Some(enc.write_timestamp(&p, *query, *stages));
                     }
                 }
                 Cmd::ResetQueryPool { pool, first, count } => {

@@ -611,11 +611,21 @@ impl<'d> CommandEncoder<'d> {
         }
     }
 
-    /// vkCmdWriteTimestamp.
-    pub fn write_timestamp(&mut self, pool: &QueryPool, q: u32) -> Recorded {
+    /// vkCmdWriteTimestamp after `stages`: a report at the stages' pipeline location
+    /// (its flush kept), then availability without a flush. Mirrors
+    /// nvk_CmdWriteTimestamp2.
+    pub fn write_timestamp(&mut self, pool: &QueryPool, q: u32, stages: u64) -> Recorded {
         let before = self.push.len();
-        self.report(pool.report_addr(q, 0), Report::None);
-        self.make_available(pool, q);
+        let d = ReportSemaphoreD {
+            operation: SemaphoreOperation::ReportOnly,
+            flush_disable: false,
+            release_after_writes: false,
+            pipeline_location: super::events::pipeline_location(stages),
+            report: Report::None,
+            structure_size: StructureSize::FourWords,
+        };
+        self.semaphore(pool.report_addr(q, 0), 0, d);
+        self.release_word(pool.available_addr(q), 1);
         let zero_queries = self.zero_other_views(pool, q);
         Recorded {
             queries: 1,
@@ -630,26 +640,13 @@ impl<'d> CommandEncoder<'d> {
     }
 
     /// Under a view mask of N views a query takes N consecutive slots: the first holds
-    /// the result; the others are written zero and made available.
+    /// the result; the others are made available. Mirrors NVK 25.0.7's
+    /// emit_zero_queries, which writes only their availability (their reports keep
+    /// what vkCmdResetQueryPool left, zeros).
     fn zero_other_views(&mut self, pool: &QueryPool, q: u32) -> u32 {
         let views = self.view_mask.count_ones();
         for extra in 1..views {
-            let slot = q + extra;
-            match pool.kind {
-                QueryType::Timestamp => {
-                    let ts = pool.report_addr(slot, 0) + 8;
-                    self.release_word(ts, 0);
-                    self.release_word(ts + 4, 0);
-                }
-                _ => {
-                    for i in 0..pool.reports_per_query() {
-                        let value = pool.report_addr(slot, i);
-                        self.release_word(value, 0);
-                        self.release_word(value + 4, 0);
-                    }
-                }
-            }
-            self.release_word(pool.available_addr(slot), 1);
+            self.release_word(pool.available_addr(q + extra), 1);
         }
         views.saturating_sub(1)
     }
