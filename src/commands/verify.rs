@@ -201,16 +201,21 @@ fn run_nvk(args: &Args, trace: &Path, chipset: u32) -> anyhow::Result<PathBuf> {
 }
 
 /// `MACROSCOPE_NVK_ORACLE`, else `scripts/nvk-oracle` above the binary
-/// (`target/release/macroscope`).
+/// (`target/release/macroscope`) or of the repository it was built from.
 fn default_oracle() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("MACROSCOPE_NVK_ORACLE") {
         return Some(PathBuf::from(p));
     }
+    // Beside the binary in a repository's target directory, or the repository it was
+    // built from (a target directory elsewhere: CARGO_TARGET_DIR).
     let exe = std::env::current_exe().ok()?;
     exe.ancestors()
         .skip(1)
         .take(4)
         .map(|dir| dir.join("scripts/nvk-oracle"))
+        .chain(std::iter::once(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/nvk-oracle"),
+        ))
         .find(|p| p.is_file())
 }
 
