@@ -246,10 +246,26 @@ pub struct RenderPass {
 }
 
 impl RenderPass {
-    /// The first subpass that uses attachment `a`: its load op applies there (Mesa's
-    /// common render-pass code clears an attachment where it is first used).
-    fn first_use(&self, a: u32) -> Option<usize> {
-        self.subpasses.iter().position(|s| s.uses(a))
+    /// Whether attachment `a`'s load op applies in subpass `index`: Mesa's common
+    /// render-pass code loads it there when none of the subpass's views used it in an
+    /// earlier subpass (`views_loaded`; without multiview every subpass is view 0), so
+    /// under multiview each subpass's new views are cleared in their turn.
+    fn loads_here(&self, a: u32, index: usize) -> bool {
+        let mut loaded = 0u32;
+        for (i, s) in self.subpasses.iter().enumerate().take(index + 1) {
+            if !s.uses(a) {
+                continue;
+            }
+            let views = s.view_mask.max(1);
+            let fresh = views & loaded == 0;
+            if i == index {
+                return fresh;
+            }
+            if fresh {
+                loaded |= views;
+            }
+        }
+        false
     }
 
     /// The last subpass that uses attachment `a`: its store op applies there (earlier
@@ -493,7 +509,7 @@ impl Objects {
             return RenderingInfo::views(0);
         };
         let views = self.framebuffers.get(&framebuffer).map(|fb| &fb.views);
-        let first_here = |a: u32| pass.first_use(a) == Some(index);
+        let first_here = |a: u32| pass.loads_here(a, index);
         let last_here = |a: u32| pass.last_use(a) == Some(index);
         let clear_of = |a: u32, op: u32| {
             (op == LOAD_OP_CLEAR && first_here(a))

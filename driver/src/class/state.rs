@@ -178,6 +178,9 @@ pub const HOST_SEMAPHORE_A: u16 = 0x0010;
 /// payload: `OPERATION_ACQ_GEQ` (4), `ACQUIRE_SWITCH_ENABLED` (12), `RELEASE_SIZE_4BYTE`
 /// (24).
 pub const HOST_SEMAPHORE_ACQ_GEQ_SWITCH_4BYTE: u32 = 4 | (1 << 12) | (1 << 24);
+/// `NV906F_SEMAPHORED` for an acquire that waits until the word equals the payload:
+/// `OPERATION_ACQUIRE` (1), `ACQUIRE_SWITCH_ENABLED` (12), `RELEASE_SIZE_4BYTE` (24).
+pub const HOST_SEMAPHORE_ACQUIRE_SWITCH_4BYTE: u32 = 1 | (1 << 12) | (1 << 24);
 /// `0x1424 /* INVALIDATE_SAMPLER_CACHE_NO_WFI */` (3D and compute): lines 0 (ALL 0);
 /// on the 3D class `INVALIDATE_TEXTURE_HEADER_CACHE_NO_WFI` follows at `0x1428`.
 pub const INVALIDATE_SAMPLER_CACHE_NO_WFI: u16 = 0x1424;

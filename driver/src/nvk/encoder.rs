@@ -734,11 +734,28 @@ impl<'d> CommandEncoder<'d> {
         }
     }
 
-    /// vkCmdResetQueryPool: availability released as 0.
+    /// vkCmdResetQueryPool: availability released as 0, then waited on. Mirrors
+    /// nvk_CmdResetQueryPool.
     pub fn reset_query_pool(&mut self, pool: &QueryPool, first: u32, count: u32) -> Recorded {
         let before = self.push.len();
-        for q in first..first.saturating_add(count).min(pool.count) {
+        let queries = first..first.saturating_add(count).min(pool.count);
+        for q in queries.clone() {
             self.release_word(pool.available_addr(q), 0);
+        }
+        // Then a channel semaphore waits on each word, so that no later write overtakes
+        // the reset.
+        for q in queries {
+            let addr = pool.available_addr(q);
+            self.push.mthds(
+                SUBC_3D,
+                class::HOST_SEMAPHORE_A,
+                &[
+                    (addr >> 32) as u32,
+                    (addr as u32) >> 2,
+                    0,
+                    class::HOST_SEMAPHORE_ACQUIRE_SWITCH_4BYTE,
+                ],
+            );
         }
         self.recorded(before)
     }
