@@ -557,9 +557,9 @@ fn id_operand(o: &Operand) -> Option<Word> {
     }
 }
 
-/// The tessellation parameters a shader's modes set, as NAK maps them (its triangle
-/// winding is the opposite of SPIR-V's vertex order, for the lower-left origin NVK
-/// flips afterwards).
+/// The tessellation parameters a shader's modes set, as NAK maps them (triangles
+/// counter-clockwise for `VertexOrderCcw`, clockwise otherwise; NVK flips them for the
+/// lower-left origin afterwards).
 fn tess_params(has: &dyn Fn(ExecutionMode) -> bool) -> Option<TessParams> {
     let domain = if has(ExecutionMode::Isolines) {
         0
@@ -581,7 +581,7 @@ fn tess_params(has: &dyn Fn(ExecutionMode) -> bool) -> Option<TessParams> {
         0
     } else if domain == 0 {
         1
-    } else if has(ExecutionMode::VertexOrderCw) {
+    } else if has(ExecutionMode::VertexOrderCcw) {
         3
     } else {
         2
