@@ -366,6 +366,28 @@ impl Builder {
     /// `dst = x op y` on 64-bit (low, high) register pairs.
     pub fn alu64_to(&mut self, op: Alu64Op, dst: [Value; 2], x: [Value; 2], y: [Value; 2]) {
         let dst = [self.dst_reg(dst[0]), self.dst_reg(dst[1])];
+        let has_imm = x
+            .iter()
+            .chain(&y)
+            .any(|v| matches!(v, Value::Imm(c) if *c != 0));
+        let aliased = [x[1], y[1]].contains(&Value::Reg(dst[0]));
+        if self.arch == Arch::Fermi && has_imm && !aliased {
+            // Mesa's mme_fermi_alu64_to: each half with its immediates in registers of
+            // their own, the low half's freed before the high half's are taken.
+            for half in 0..2 {
+                let (xv, tx) = self.fermi_operand(x[half]);
+                let (yv, ty) = self.fermi_operand(y[half]);
+                self.push(Op::Alu64Half {
+                    op,
+                    high: half == 1,
+                    dst: dst[half],
+                    x: xv,
+                    y: yv,
+                });
+                self.release(&[tx, ty]);
+            }
+            return;
+        }
         let mut temps = Vec::new();
         let mut operand = |b: &mut Builder, v: Value| {
             let small = v.constant().is_some_and(|c| fits_signed(c, 16));
@@ -768,6 +790,9 @@ impl Builder {
 
     /// Fermi branches test one register for zero; this computes that register.
     fn fermi_test(&mut self, cmp: Cmp, x: Value, y: Value) -> Test {
+        // An immediate 0 is zero (Mesa's mme_is_zero): the other operand is tested.
+        let zero = |v: Value| if v == Value::Imm(0) { Value::Zero } else { v };
+        let (x, y) = (zero(x), zero(y));
         match cmp {
             Cmp::Eq | Cmp::Ne => {
                 let diff = match (x, y) {

@@ -239,6 +239,21 @@ pub enum Op {
         /// Second operand (low, high).
         y: [Value; 2],
     },
+    /// One half of a 64-bit operation, as pre-Turing builds it when an operand needs
+    /// a register of its own (Mesa's mme_fermi_alu64_to): the low half (`high`
+    /// false) leaves its carry or borrow for the high half, which consumes it.
+    Alu64Half {
+        /// The operation.
+        op: Alu64Op,
+        /// Whether this is the high half.
+        high: bool,
+        /// Destination.
+        dst: Reg,
+        /// First operand.
+        x: Value,
+        /// Second operand.
+        y: Value,
+    },
     /// `dst = (x & !(mask(bits) << dst_pos)) | (((y >> src_pos) & mask(bits)) << dst_pos)`
     Merge {
         /// Destination.
@@ -364,6 +379,16 @@ impl fmt::Display for Op {
                     "{}:{} = {op:?}64 {}:{}, {}:{}",
                     dst[1], dst[0], x[1], x[0], y[1], y[0]
                 )
+            }
+            Op::Alu64Half {
+                op,
+                high,
+                dst,
+                x,
+                y,
+            } => {
+                let half = if *high { "hi" } else { "lo" };
+                write!(f, "{dst} = {op:?}64.{half} {x}, {y}")
             }
             Op::Merge {
                 dst,

@@ -24,6 +24,7 @@ pub fn run(
         data_ram: vec![0; DATA_RAM_DWORDS],
         executed: 0,
         budget,
+        carry: 0,
     };
     if program.arch == Arch::Fermi {
         // The first parameter is in r1 when a pre-Turing macro starts.
@@ -48,6 +49,8 @@ struct Interp {
     data_ram: Vec<u32>,
     executed: u64,
     budget: u64,
+    /// The carry (or borrow) a low [`Op::Alu64Half`] leaves for the high one.
+    carry: u32,
 }
 
 /// Whether execution continues after a block or the macro has exited.
@@ -104,6 +107,31 @@ impl Interp {
                 };
                 self.regs[usize::from(dst[0].0)] = r as u32;
                 self.regs[usize::from(dst[1].0)] = (r >> 32) as u32;
+            }
+            Op::Alu64Half {
+                op,
+                high,
+                dst,
+                x,
+                y,
+            } => {
+                let (x, y) = (self.value(*x), self.value(*y));
+                let carry = if *high { self.carry } else { 0 };
+                let (r, out) = match op {
+                    Alu64Op::Add => {
+                        let wide = u64::from(x) + u64::from(y) + u64::from(carry);
+                        (wide as u32, u32::from(wide > u64::from(u32::MAX)))
+                    }
+                    Alu64Op::Sub => {
+                        let need = u64::from(y) + u64::from(carry);
+                        (
+                            x.wrapping_sub(y).wrapping_sub(carry),
+                            u32::from(u64::from(x) < need),
+                        )
+                    }
+                };
+                self.carry = out;
+                self.regs[usize::from(dst.0)] = r;
             }
             Op::Merge {
                 dst,

@@ -250,6 +250,21 @@ impl Lowerer {
                 self.alu(lo, reg(Value::Reg(dst[0]))?, x[0], y[0])?;
                 self.alu(hi, reg(Value::Reg(dst[1]))?, x[1], y[1])
             }
+            Op::Alu64Half {
+                op: alu,
+                high,
+                dst,
+                x,
+                y,
+            } => {
+                let hw = match (alu, high) {
+                    (Alu64Op::Add, false) => Hw::Add,
+                    (Alu64Op::Add, true) => Hw::Addc,
+                    (Alu64Op::Sub, false) => Hw::Sub,
+                    (Alu64Op::Sub, true) => Hw::Subb,
+                };
+                self.alu(hw, reg(Value::Reg(dst))?, x, y)
+            }
             Op::Merge {
                 dst,
                 x,

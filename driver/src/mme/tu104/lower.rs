@@ -500,6 +500,9 @@ impl Packer {
                 }
                 Ok(())
             }
+            Op::Alu64Half { .. } => Err(LowerError::Unlowerable(
+                "a split 64-bit half on Turing (the builder pairs the halves there)".into(),
+            )),
             Op::Merge {
                 dst,
                 x,
