@@ -103,9 +103,9 @@ fn every_nvidia_sample_matches_nvk_on_both_mme_generations_but_for_explained_dif
 
 /// The macros whose binaries the model builds word for word as NVK 25.0.7 does, per
 /// MME generation (chipset). The rest: on Turing `dispatch_indirect`, and the
-/// model's `copy_query_results` (25.0.7 has none); before Turing also `bind_ib` and
-/// `bind_vb` (64-bit immediates), `set_anti_alias`, the count draws NVK leaves empty
-/// there, and NVK's empty `set_shading_rate_control`.
+/// model's `copy_query_results` (25.0.7 has none); before Turing also
+/// `set_anti_alias`, the count draws NVK leaves empty there, and NVK's empty
+/// `set_shading_rate_control`.
 const EQUAL_MACROS: [(&str, &[&str]); 2] = [
     (
         "0x162",
@@ -142,6 +142,8 @@ const EQUAL_MACROS: [(&str, &[&str]); 2] = [
         &[
             "add_cs_invocations",
             "bind_cbuf_desc",
+            "bind_ib",
+            "bind_vb",
             "clear",
             "draw",
             "draw_indexed",
