@@ -104,8 +104,7 @@ fn every_nvidia_sample_matches_nvk_on_both_mme_generations_but_for_explained_dif
 /// The macros whose binaries the model builds word for word as NVK 25.0.7 does, per
 /// MME generation (chipset). The rest: on Turing `dispatch_indirect`, and the
 /// model's `copy_query_results` (25.0.7 has none); before Turing also
-/// `set_anti_alias`, the count draws NVK leaves empty there, and NVK's empty
-/// `set_shading_rate_control`.
+/// `set_anti_alias` and the count draws NVK leaves empty there.
 const EQUAL_MACROS: [(&str, &[&str]); 2] = [
     (
         "0x162",
@@ -152,6 +151,7 @@ const EQUAL_MACROS: [(&str, &[&str]); 2] = [
             "select_cb0",
             "set_conservative_raster_state",
             "set_priv_reg",
+            "set_shading_rate_control",
             "set_tess_params",
             "set_vb_enables",
             "set_vb_stride",

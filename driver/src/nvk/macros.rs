@@ -117,8 +117,7 @@ impl Macro {
 
     /// Whether the macro exists for `arch` (pre-Turing MMEs cannot read memory).
     pub fn available_on(self, arch: Arch) -> bool {
-        !matches!(self, Macro::CopyQueryResults | Macro::SetShadingRateControl)
-            || arch == Arch::Turing
+        self != Macro::CopyQueryResults || arch == Arch::Turing
     }
 
     /// The macro's id (its `CALL_MME_MACRO` index).

@@ -313,6 +313,10 @@ fn fill_push(
 /// `SET_VARIABLE_PIXEL_RATE_SHADING_CONTROL` with both bits' AND. Mirrors
 /// nvk_mme_set_shading_rate_control.
 pub(crate) fn set_shading_rate_control(b: &mut Builder) {
+    // Before Turing NVK builds it empty: there is no shading rate to control.
+    if b.arch() != crate::mme::Arch::Turing {
+        return;
+    }
     let control = on_masked_scratch_change(b, Scratch::ShadingRateControl, |b, control| {
         // As NVK: both bits and their AND in registers of their own, none freed.
         let enable1 = b.merge(Value::Zero, control, 0, 1, 0);
