@@ -103,8 +103,8 @@ fn every_nvidia_sample_matches_nvk_on_both_mme_generations_but_for_explained_dif
 
 /// The macros whose binaries the model builds word for word as NVK 25.0.7 does, per
 /// MME generation (chipset). The rest: on Turing `dispatch_indirect`, and the
-/// model's `copy_query_results` (25.0.7 has none); before Turing also
-/// `set_anti_alias` and the count draws NVK leaves empty there.
+/// model's `copy_query_results` (25.0.7 has none); before Turing also the count
+/// draws NVK leaves empty there.
 const EQUAL_MACROS: [(&str, &[&str]); 2] = [
     (
         "0x162",
@@ -150,6 +150,7 @@ const EQUAL_MACROS: [(&str, &[&str]); 2] = [
             "draw_indirect",
             "select_cb0",
             "set_conservative_raster_state",
+            "set_anti_alias",
             "set_priv_reg",
             "set_shading_rate_control",
             "set_tess_params",

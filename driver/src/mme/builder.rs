@@ -275,6 +275,22 @@ impl Builder {
                 if op == AluOp::Mul {
                     return self.unsupported("multiplication");
                 }
+                if op == AluOp::Sll && y.reg().is_some() && Value::Reg(dst) != y {
+                    // mme_fermi_sll_to: the value moved into the destination, shifted
+                    // through a 31-bit field, exact for a value below 2^31.
+                    if let Value::Imm(c) = x {
+                        if c < 1 << 31 {
+                            self.mov_to(Value::Reg(dst), x);
+                            self.push(Op::Alu {
+                                op,
+                                dst,
+                                x: Value::Reg(dst),
+                                y,
+                            });
+                            return;
+                        }
+                    }
+                }
                 if matches!(op, AluOp::Sll | AluOp::Srl) && y.reg().is_some() {
                     return self.unsupported("a shift by a register amount");
                 }

@@ -203,6 +203,20 @@ impl Lowerer {
                     (AluOp::Sub, Value::Imm(c)) => {
                         self.add_imm(d, reg(x)?, c.wrapping_neg(), Assign::Move)
                     }
+                    (AluOp::Sll, Value::Reg(n)) => {
+                        // mme_fermi_sll_to by a register: BFE_LSL_REG shifts left by
+                        // src0 (the builder keeps the value below 2^31).
+                        self.push(Inst {
+                            op: HwOp::BfeLslReg,
+                            dst: d,
+                            src0: n.0,
+                            src1: reg(x)?,
+                            src_bit: 0,
+                            size: 31,
+                            dst_bit: 0,
+                            ..Inst::default()
+                        });
+                    }
                     (AluOp::Sll | AluOp::Srl, n) => {
                         // mme_fermi_sll_to, mme_fermi_srl_to: a 31-bit field.
                         // (By 0, Mesa's 31-bit field would drop bit 31: a move.)

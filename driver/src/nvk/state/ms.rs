@@ -3,7 +3,7 @@
 use super::on_masked_scratch_change;
 use super::{val_mask, Dirty, DynamicState, SampleLocations, StateBit};
 use crate::class;
-use crate::mme::{Arch, Builder, Cmp, Value};
+use crate::mme::{Builder, Cmp, Value};
 use crate::nvk::{root, Macro, Scratch};
 use crate::push::{PushBuffer, SUBC_3D};
 
@@ -180,19 +180,7 @@ pub(crate) fn set_anti_alias(b: &mut Builder) {
         b.if_(Cmp::Ne, passes_log2, Value::Zero, |b| {
             b.mov_to(control, Value::Imm(1 << 4)); // CENTROID_PER_PASS
         });
-        let passes = if b.arch() == Arch::Turing {
-            b.sll(Value::Imm(1), passes_log2)
-        } else {
-            // This builder's Fermi lowering has no shift by a register: the same
-            // 1 << passes_log2 (0 to 3) by comparisons.
-            let passes = b.mov(Value::Imm(1));
-            for log2 in 1..4 {
-                b.if_(Cmp::Eq, passes_log2, Value::Imm(log2), |b| {
-                    b.mov_to(passes, Value::Imm(1 << log2))
-                });
-            }
-            passes
-        };
+        let passes = b.sll(Value::Imm(1), passes_log2);
         b.merge_to(control, control, passes, 0, 4, 0);
         b.free_reg(passes);
         b.mthd(class::SET_HYBRID_ANTI_ALIAS_CONTROL);
