@@ -718,7 +718,20 @@ impl Builder {
     /// Runs `body` `count` times; a count of 0 runs it not at all, on both instruction
     /// sets (Turing's LOOP instruction alone would run it once).
     pub fn loop_(&mut self, count: impl Into<Value>, body: impl FnOnce(&mut Builder)) {
-        let count = count.into();
+        self.counted_loop(count.into(), body, true);
+    }
+
+    /// Runs `body` as Mesa's `mme_loop` does: Turing's LOOP instruction, which runs it
+    /// max(1, `count`) times; before Turing (or inside another hardware loop) a
+    /// counted `while`, which runs it `count` times. NVK's draw macros loop over
+    /// instances this way.
+    pub fn hw_loop(&mut self, count: impl Into<Value>, body: impl FnOnce(&mut Builder)) {
+        self.counted_loop(count.into(), body, false);
+    }
+
+    /// A hardware LOOP where Turing allows one (guarded against a count of 0 in a
+    /// register when `guard`), else a `while` counting a register down.
+    fn counted_loop(&mut self, count: Value, body: impl FnOnce(&mut Builder), guard: bool) {
         let hardware = self.arch == Arch::Turing
             && self.hw_loop_depth == 0
             && count.constant().is_none_or(|c| fits_signed(c, 16));
@@ -728,7 +741,7 @@ impl Builder {
             self.hw_loop_depth -= 1;
             match count {
                 // LOOP runs its body max(1, count) times: skip it for a count of 0.
-                Value::Reg(_) => {
+                Value::Reg(_) if guard => {
                     let test = self.test(Cmp::Ne, count, Value::Zero);
                     self.push(Op::If {
                         test,
@@ -745,25 +758,6 @@ impl Builder {
                 b.sub_to(counter, counter, Value::Imm(1));
             });
             self.free_reg(counter);
-        }
-    }
-
-    /// Runs `body` as Mesa's `mme_loop` does: Turing's LOOP instruction, which runs it
-    /// max(1, `count`) times; before Turing (or inside another hardware loop) a
-    /// counted `while`, which runs it `count` times. NVK's draw macros loop over
-    /// instances this way.
-    pub fn hw_loop(&mut self, count: impl Into<Value>, body: impl FnOnce(&mut Builder)) {
-        let count = count.into();
-        let hardware = self.arch == Arch::Turing
-            && self.hw_loop_depth == 0
-            && count.constant().is_none_or(|c| fits_signed(c, 16));
-        if hardware {
-            self.hw_loop_depth += 1;
-            let body = self.block(body);
-            self.hw_loop_depth -= 1;
-            self.push(Op::Loop { count, body });
-        } else {
-            self.loop_(count, body);
         }
     }
 

@@ -67,10 +67,25 @@ fn build_draw(b: &mut Builder, draw_index: Value, indexed: bool) {
         b.free_reg(draw_index);
     }
     let launch = Launch::of(indexed);
+    for_each_view(b, &|b| draw_loop(b, launch, instance_count, first, count));
+    b.free_reg(instance_count);
+    b.free_reg(first);
+    b.free_reg(count);
+    if !turing && draw_index.reg().is_some() {
+        // nvk_mme_unspill.
+        b.realloc_reg(draw_index);
+        b.load_scratch_to(draw_index, Scratch::DrawIdx as u16);
+    }
+}
+
+/// `draw` once without a view mask; with one, once per set bit after pointing
+/// `draw.view_index` and `SET_RT_LAYER` at it (the view loop of nvk_mme_build_draw and
+/// nvk_mme_xfb_draw_indirect).
+fn for_each_view(b: &mut Builder, draw: &dyn Fn(&mut Builder)) {
     let view_mask = b.load_scratch(Scratch::ViewMask as u16);
     b.if_(Cmp::Eq, view_mask, Value::Zero, |b| {
         b.free_reg(view_mask);
-        draw_loop(b, launch, instance_count, first, count);
+        draw(b);
     });
     let view_mask = b.load_scratch(Scratch::ViewMask as u16);
     b.if_(Cmp::Ne, view_mask, Value::Zero, |b| {
@@ -83,20 +98,12 @@ fn build_draw(b: &mut Builder, draw_index: Value, indexed: bool) {
             b.if_(Cmp::Ne, has_view, Value::Zero, |b| {
                 b.free_reg(has_view);
                 set_view_index(b, view);
-                draw_loop(b, launch, instance_count, first, count);
+                draw(b);
             });
             b.add_to(view, view, Value::Imm(1));
         });
         b.free_reg(view);
     });
-    b.free_reg(instance_count);
-    b.free_reg(first);
-    b.free_reg(count);
-    if !turing && draw_index.reg().is_some() {
-        // nvk_mme_unspill.
-        b.realloc_reg(draw_index);
-        b.load_scratch_to(draw_index, Scratch::DrawIdx as u16);
-    }
 }
 
 /// A draw's parameters as NVK's macros pass them around (`struct mme_draw_params`).
@@ -311,27 +318,8 @@ pub fn xfb_draw_indirect(b: &mut Builder) {
         },
     );
     b.free_reg(first_instance);
-    let view_mask = b.load_scratch(Scratch::ViewMask as u16);
-    b.if_(Cmp::Eq, view_mask, Value::Zero, |b| {
-        b.free_reg(view_mask);
-        draw_loop(b, Launch::Auto, instance_count, Value::Zero, counter);
-    });
-    let view_mask = b.load_scratch(Scratch::ViewMask as u16);
-    b.if_(Cmp::Ne, view_mask, Value::Zero, |b| {
-        b.free_reg(view_mask);
-        // NVK keeps the view's register to the end.
-        let view = b.mov(Value::Zero);
-        b.while_(Cmp::Ne, view, Value::Imm(32), |b| {
-            let view_mask = b.load_scratch(Scratch::ViewMask as u16);
-            let has_view = b.bfe(view_mask, view, 1);
-            b.free_reg(view_mask);
-            b.if_(Cmp::Ne, has_view, Value::Zero, |b| {
-                b.free_reg(has_view);
-                set_view_index(b, view);
-                draw_loop(b, Launch::Auto, instance_count, Value::Zero, counter);
-            });
-            b.add_to(view, view, Value::Imm(1));
-        });
+    for_each_view(b, &|b| {
+        draw_loop(b, Launch::Auto, instance_count, Value::Zero, counter)
     });
     b.free_reg(instance_count);
     b.free_reg(counter);

@@ -714,16 +714,10 @@ impl<'d> CommandEncoder<'d> {
         let before = self.push.len();
         if flags & super::copy_queries::RESULT_WAIT != 0 {
             for q in first..first.saturating_add(count).min(pool.count) {
-                let avail = pool.available_addr(q);
-                self.push.inc(
-                    SUBC_3D,
-                    class::HOST_SEMAPHORE_A,
-                    &[
-                        (avail >> 32) as u32,
-                        (avail as u32) >> 2,
-                        1,
-                        class::HOST_SEMAPHORE_ACQ_GEQ_SWITCH_4BYTE,
-                    ],
+                self.host_acquire(
+                    pool.available_addr(q),
+                    1,
+                    class::HOST_SEMAPHORE_ACQ_GEQ_SWITCH_4BYTE,
                 );
             }
         }
@@ -745,18 +739,22 @@ impl<'d> CommandEncoder<'d> {
         // Then a channel semaphore waits on each word, so that no later write overtakes
         // the reset.
         for q in queries {
-            let addr = pool.available_addr(q);
-            self.push.mthds(
-                SUBC_3D,
-                class::HOST_SEMAPHORE_A,
-                &[
-                    (addr >> 32) as u32,
-                    (addr as u32) >> 2,
-                    0,
-                    class::HOST_SEMAPHORE_ACQUIRE_SWITCH_4BYTE,
-                ],
+            self.host_acquire(
+                pool.available_addr(q),
+                0,
+                class::HOST_SEMAPHORE_ACQUIRE_SWITCH_4BYTE,
             );
         }
         self.recorded(before)
+    }
+
+    /// A channel (host) semaphore acquire of the word at `addr` against `payload`,
+    /// sent on the 3D subchannel (`NV906F_SEMAPHOREA..D`, `d` its operation word).
+    fn host_acquire(&mut self, addr: u64, payload: u32, d: u32) {
+        self.push.inc(
+            SUBC_3D,
+            class::HOST_SEMAPHORE_A,
+            &[(addr >> 32) as u32, (addr as u32) >> 2, payload, d],
+        );
     }
 }
