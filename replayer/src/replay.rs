@@ -681,9 +681,6 @@ impl<'o> Pass<'o> {
         }
     }
 
-    /// `pipeline` linked from the libraries its record names; a library the trace
-    /// never created is counted as a skip (the first one's sequence number is kept),
-    /// and the pipeline keeps what the others give.
     /// The kinds of attachment pipeline `p` renders to: its
     /// `VkPipelineRenderingCreateInfo`'s formats, or its render pass's subpass.
     fn pipeline_attachments(
@@ -713,6 +710,9 @@ impl<'o> Pass<'o> {
         })
     }
 
+    /// `pipeline` linked from the libraries its record names; a library the trace
+    /// never created is counted as a skip (the first one's sequence number is kept),
+    /// and the pipeline keeps what the others give.
     fn link_libraries(
         &mut self,
         pipeline: Pipeline,

@@ -846,11 +846,6 @@ impl GraphicsState {
         self.marks.dirty
     }
 
-    /// The bits set since the command buffer began.
-    pub fn set_bits(&self) -> Dirty {
-        self.marks.set
-    }
-
     /// vkCmdBindPipeline for graphics, with the pipeline's static state values: each
     /// state of the `groups` it holds that it does not make dynamic is set to its
     /// value, and is dirty where it was never set or differs from what is held (Mesa's
