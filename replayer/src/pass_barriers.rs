@@ -7,7 +7,7 @@
 //! end (every attachment into its final layout). NVK turns each into waits and cache
 //! invalidations as it does any barrier; this module says which barriers those are.
 
-use driver::nvk::Barrier;
+use driver::nvk::{access, stage, Barrier};
 
 use crate::objects::{RenderPass, ATTACHMENT_UNUSED};
 
@@ -33,24 +33,6 @@ mod layout {
     pub const STENCIL_READ_ONLY: u32 = 1_000_241_003;
     pub const READ_ONLY: u32 = 1_000_314_000;
     pub const FEEDBACK_LOOP: u32 = 1_000_339_000;
-}
-
-mod stage {
-    pub const FRAGMENT_SHADER: u64 = 0x80;
-    pub const EARLY_FRAGMENT_TESTS: u64 = 0x100;
-    pub const LATE_FRAGMENT_TESTS: u64 = 0x200;
-    pub const COLOR_ATTACHMENT_OUTPUT: u64 = 0x400;
-    pub const ALL_TRANSFER: u64 = 0x1000;
-    pub const ALL_COMMANDS: u64 = 0x1_0000;
-}
-
-mod access {
-    pub const INPUT_ATTACHMENT_READ: u64 = 0x10;
-    pub const COLOR_ATTACHMENT_READ: u64 = 0x80;
-    pub const COLOR_ATTACHMENT_WRITE: u64 = 0x100;
-    pub const DEPTH_STENCIL_ATTACHMENT_READ: u64 = 0x200;
-    pub const DEPTH_STENCIL_ATTACHMENT_WRITE: u64 = 0x400;
-    pub const TRANSFER_WRITE: u64 = 0x1000;
 }
 
 /// An attachment's aspects, from its format.
@@ -117,7 +99,7 @@ fn supports_input_attachment(layout: u32) -> bool {
 fn stage_access(layout: u32, aspects: Aspects) -> (u64, u64) {
     let (mut stages, mut accesses) = (0, 0);
     if supports_input_attachment(layout) {
-        stages |= stage::FRAGMENT_SHADER;
+        stages |= stage::FRAGMENT;
         accesses |= access::INPUT_ATTACHMENT_READ;
     }
     if aspects.depth_stencil() {

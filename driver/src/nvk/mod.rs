@@ -37,7 +37,7 @@ pub use encoder::{CommandEncoder, DrawKind, IndirectArgs, Recorded};
 pub use macros::{lengthen_for_tests, Macro};
 pub use query::{QueryPool, QueryType};
 pub use rendering::RenderingInfo;
-pub use sync::Barrier;
+pub use sync::{access, stage, Barrier};
 
 /// The shadow scratch slots NVK's macros use (`SET_MME_SHADOW_SCRATCH(i)`), numbered
 /// as NVK 25.0.7's `enum nvk_mme_scratch` numbers them (slot 0 is where the

@@ -24,13 +24,18 @@ pub struct Barrier {
     pub dst_access: u64,
 }
 
-mod stage {
+/// `VkPipelineStageFlagBits2` the barriers read.
+#[allow(missing_docs)]
+pub mod stage {
     pub const TOP_OF_PIPE: u64 = 0x1;
     pub const VERTEX_SHADER: u64 = 0x8;
     pub const TESS_CONTROL: u64 = 0x10;
     pub const TESS_EVAL: u64 = 0x20;
     pub const GEOMETRY: u64 = 0x40;
     pub const FRAGMENT: u64 = 0x80;
+    pub const EARLY_FRAGMENT_TESTS: u64 = 0x100;
+    pub const LATE_FRAGMENT_TESTS: u64 = 0x200;
+    pub const COLOR_ATTACHMENT_OUTPUT: u64 = 0x400;
     pub const COMPUTE: u64 = 0x800;
     pub const ALL_TRANSFER: u64 = 0x1000;
     pub const BOTTOM_OF_PIPE: u64 = 0x2000;
@@ -50,13 +55,17 @@ mod stage {
         VERTEX_SHADER | TESS_CONTROL | TESS_EVAL | GEOMETRY | FRAGMENT | TASK | MESH;
 }
 
-mod access {
+/// `VkAccessFlagBits2` the barriers read.
+#[allow(missing_docs)]
+pub mod access {
     pub const INDIRECT_COMMAND_READ: u64 = 0x1;
     pub const UNIFORM_READ: u64 = 0x8;
     pub const INPUT_ATTACHMENT_READ: u64 = 0x10;
     pub const SHADER_READ: u64 = 0x20;
     pub const SHADER_WRITE: u64 = 0x40;
+    pub const COLOR_ATTACHMENT_READ: u64 = 0x80;
     pub const COLOR_ATTACHMENT_WRITE: u64 = 0x100;
+    pub const DEPTH_STENCIL_ATTACHMENT_READ: u64 = 0x200;
     pub const DEPTH_STENCIL_ATTACHMENT_WRITE: u64 = 0x400;
     pub const TRANSFER_READ: u64 = 0x800;
     pub const TRANSFER_WRITE: u64 = 0x1000;
