@@ -163,7 +163,7 @@ impl Packer {
         if alu.src[0] == Src::LOAD0 && p & part::LOAD1 != 0 {
             return false;
         }
-        let used = (p & part::IMM0 != 0) as u32 + (p & part::IMM1 != 0) as u32;
+        let used = self.imms_used();
         let wanted =
             u32::from(has_implicit_imm(alu.op)) + imms_of(alu.src[0]) + imms_of(alu.src[1]);
         if wanted + used > 2 {
@@ -280,6 +280,18 @@ impl Packer {
         )
     }
 
+    /// Whether the instruction being packed already holds a STATE ALU op,
+    /// which nothing else may share an instruction with.
+    fn holds_state(&self, cur: &Inst) -> bool {
+        (self.parts & part::ALU0 != 0 && cur.alu[0].op == Hw::State)
+            || (self.parts & part::ALU1 != 0 && cur.alu[1].op == Hw::State)
+    }
+
+    /// How many of the instruction's two immediate slots are taken.
+    fn imms_used(&self) -> u32 {
+        u32::from(self.parts & part::IMM0 != 0) + u32::from(self.parts & part::IMM1 != 0)
+    }
+
     /// `mme_tu104_next_inst_can_add_mthd`.
     fn can_add_mthd(&self, imm_out: bool) -> bool {
         let Some(cur) = self.insts.last() else {
@@ -289,9 +301,7 @@ impl Packer {
         if p & part::MTHD1 != 0 {
             return false;
         }
-        let state = (p & part::ALU0 != 0 && cur.alu[0].op == Hw::State)
-            || (p & part::ALU1 != 0 && cur.alu[1].op == Hw::State);
-        if state {
+        if self.holds_state(cur) {
             return false;
         }
         !(imm_out && p & part::IMM0 != 0 && p & part::IMM1 != 0)
@@ -350,12 +360,10 @@ impl Packer {
         if p & part::EMIT1 != 0 {
             return false;
         }
-        let state = (p & part::ALU0 != 0 && cur.alu[0].op == Hw::State)
-            || (p & part::ALU1 != 0 && cur.alu[1].op == Hw::State);
-        if state {
+        if self.holds_state(cur) {
             return false;
         }
-        let used = (p & part::IMM0 != 0) as u32 + (p & part::IMM1 != 0) as u32;
+        let used = self.imms_used();
         !((out == OutSrc::Imm0 && used > 1) || (out == OutSrc::Imm32 && used > 0))
     }
 
