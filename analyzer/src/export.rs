@@ -1,4 +1,5 @@
-//! `export`: results as CSV, JSON Lines, or Chrome/Perfetto trace-event JSON.
+//! `export`: results as CSV, JSON Lines, Chrome/Perfetto trace-event JSON, or the rows'
+//! counts as text ([`crate::counts`]).
 //!
 //! The Perfetto export lays each submit's draws end to end on its own track (one
 //! process per repetition): a slice per draw, with `encode` and `execute` nested in it
@@ -24,6 +25,8 @@ pub enum Format {
     Json,
     /// Chrome trace-event JSON, which ui.perfetto.dev opens.
     Perfetto,
+    /// Every row's counts as text, runs of equal rows folded ([`crate::counts`]).
+    Counts,
 }
 
 const CSV_HEADER: &str = "seq,frame,submit,repetition,kind,pipeline,view_mask,view_count,instance_count,element_count,indirect_draw_count,mme_instructions,methods,pushbuf_dwords,hw_draws,encode_ns,execute_ns,multiview_ns";
@@ -42,11 +45,16 @@ fn json_row(r: &DrawRow) -> serde_json::Value {
 
 /// Writes `path`'s draw rows to `out`; returns how many.
 pub fn export(path: &Path, format: Format, out: &mut dyn Write) -> Result<u64, AnalyzeError> {
+    if format == Format::Counts {
+        let rows = crate::counts::export_counts(path, out)?;
+        out.flush()?;
+        return Ok(rows);
+    }
     let mut rows = 0u64;
     let mut perfetto = Perfetto::default();
     match format {
         Format::Csv => writeln!(out, "{CSV_HEADER}")?,
-        Format::Json => {}
+        Format::Json | Format::Counts => {}
         Format::Perfetto => write!(out, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")?,
     }
     for chunk in ResultsReader::open_with(path, &ReadOptions::parallel())? {
@@ -78,6 +86,7 @@ pub fn export(path: &Path, format: Format, out: &mut dyn Write) -> Result<u64, A
                 )?,
                 Format::Json => writeln!(out, "{}", json_row(r))?,
                 Format::Perfetto => perfetto.draw(out, r)?,
+                Format::Counts => {}
             }
         }
     }
@@ -138,6 +147,7 @@ pub fn format_from_name(name: &str) -> Option<Format> {
         "csv" => Some(Format::Csv),
         "json" => Some(Format::Json),
         "perfetto" => Some(Format::Perfetto),
+        "counts" => Some(Format::Counts),
         _ => None,
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod changes;
 pub mod compare;
+pub mod counts;
 pub mod export;
 pub mod metrics;
 pub mod plots;

@@ -2,7 +2,9 @@
 //! constants and descriptor binds, view mask 0, Turing), and the share of that time
 //! spent decoding the trace (measured apart: reading every record of the same trace);
 //! on a synthetic storm, and on the storm scene captured on NVIDIA's driver
-//! (`samples/storm-nvidia.mscope`: 3 frames of 10,000 draws).
+//! (`samples/storm-nvidia.mscope`: 3 frames of 10,000 draws), and on glxgears captured
+//! through Zink on lavapipe (`samples/glxgears-zink-lavapipe.mscope`: 60 frames, each
+//! a render pass of barriers, dynamic state, push descriptors and indexed draws).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -47,6 +49,32 @@ fn bench(c: &mut Criterion) {
         &out,
         30_000,
     );
+    let gears =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/glxgears-zink-lavapipe.mscope");
+    replay_group(
+        c,
+        "replay_captured_glxgears",
+        "turing",
+        &gears,
+        &out,
+        draw_count(&gears),
+    );
+}
+
+/// The draws a replay of `trace` replays (the throughput's elements: draw calls, not
+/// the barrier and clear rows beside them).
+fn draw_count(trace: &Path) -> u64 {
+    let options = ReplayOptions {
+        arch: Arch::Turing,
+        frames: None,
+        repeat: 1,
+        read: ReadOptions::default(),
+        mme_budget: replayer::DEFAULT_MME_BUDGET,
+        remember_macro_runs: true,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rows.msr");
+    replay(trace, &out, &options, &mut |_, _| {}).unwrap().draws
 }
 
 /// Replays `trace` (of `draws` draws) on Turing with serial reading and with read-ahead,

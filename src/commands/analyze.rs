@@ -491,6 +491,8 @@ enum ExportFormat {
     Json,
     /// Chrome/Perfetto trace-event JSON.
     Perfetto,
+    /// Every row's counts as text, no host times, runs of equal rows folded: diff two.
+    Counts,
 }
 
 /// Arguments of `macroscope export`.
@@ -512,6 +514,7 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<()> {
         ExportFormat::Csv => Format::Csv,
         ExportFormat::Json => Format::Json,
         ExportFormat::Perfetto => Format::Perfetto,
+        ExportFormat::Counts => Format::Counts,
     };
     let mut out: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(BufWriter::new(std::fs::File::create(path)?)),
