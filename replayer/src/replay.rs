@@ -969,7 +969,11 @@ impl<'o> Pass<'o> {
             }
             Call::BeginCommandBuffer => {
                 if let Some(c) = record.call_as_begin_command_buffer() {
-                    self.recording.insert(c.command_buffer(), Vec::new());
+                    // Recorded anew; the commands' room is kept for the next recording.
+                    self.recording
+                        .entry(c.command_buffer())
+                        .or_default()
+                        .clear();
                     let begin = SecondaryBegin::of(&c);
                     self.begins.insert(c.command_buffer(), begin);
                 }

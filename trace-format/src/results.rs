@@ -136,6 +136,19 @@ pub fn same_trace(a: &str, b: &str) -> Option<bool> {
 /// Rows per chunk: about 1.5 MiB of draw rows.
 pub const ROWS_PER_CHUNK: usize = 16 * 1024;
 
+/// The bytes a chunk of [`ROWS_PER_CHUNK`] draw rows takes with every per-row vector,
+/// and room for the rest: the builder starts this large, so that it never grows (a
+/// grown builder copies and clears what it held), and its pages are touched only as
+/// rows fill them.
+const FULL_CHUNK_BYTES: usize = ROWS_PER_CHUNK
+    * (std::mem::size_of::<DrawRow>()
+        + std::mem::size_of::<DrawState>()
+        + std::mem::size_of::<DrawBindState>()
+        + std::mem::size_of::<DrawStateMme>()
+        + std::mem::size_of::<u32>()
+        + std::mem::size_of::<u64>())
+    + (1 << 20);
+
 /// A call the replay did not execute, and how often it was seen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SkippedCall {
@@ -174,7 +187,7 @@ impl ResultsWriter {
     pub fn create(path: &Path, run: RunInfoT, options: &WriterOptions) -> Result<Self> {
         Ok(ResultsWriter {
             out: ContainerWriter::create(path, Content::Results, options)?,
-            fbb: FlatBufferBuilder::with_capacity(2 << 20),
+            fbb: FlatBufferBuilder::with_capacity(FULL_CHUNK_BYTES),
             run: Some(run),
             totals: None,
             draws: Vec::with_capacity(ROWS_PER_CHUNK),

@@ -72,8 +72,14 @@ impl Memory {
 
     /// Writes the dword at `addr`.
     pub fn write_u32(&mut self, addr: u64, value: u32) {
-        let page = addr >> 12;
-        let i = match self.find(page) {
+        let i = self.page_index(addr >> 12);
+        self.pages[i][((addr >> 2) as usize) & (PAGE_DWORDS - 1)] = value;
+        self.writes += 1;
+    }
+
+    /// The index of `page` in `pages`, made (zeroed) if it was never written.
+    fn page_index(&mut self, page: u64) -> usize {
+        match self.find(page) {
             Some(i) => i,
             None => {
                 self.pages.push(Box::new([0; PAGE_DWORDS]));
@@ -82,9 +88,7 @@ impl Memory {
                 self.last.set(Some((page, i)));
                 i
             }
-        };
-        self.pages[i][((addr >> 2) as usize) & (PAGE_DWORDS - 1)] = value;
-        self.writes += 1;
+        }
     }
 
     /// The u64 at `addr` (low dword first).
@@ -130,8 +134,23 @@ impl Memory {
 
     /// Writes `words` from `addr` on.
     pub fn write_words(&mut self, addr: u64, words: &[u32]) {
-        for (i, w) in words.iter().enumerate() {
-            self.write_u32(addr + 4 * i as u64, *w);
+        if addr & 3 != 0 {
+            for (i, w) in words.iter().enumerate() {
+                self.write_u32(addr + 4 * i as u64, *w);
+            }
+            return;
+        }
+        // Page by page: one lookup and one copy each.
+        let mut at = addr;
+        let mut rest = words;
+        while !rest.is_empty() {
+            let first = ((at >> 2) as usize) & (PAGE_DWORDS - 1);
+            let n = rest.len().min(PAGE_DWORDS - first);
+            let i = self.page_index(at >> 12);
+            self.pages[i][first..first + n].copy_from_slice(&rest[..n]);
+            self.writes += n as u64;
+            at = at.wrapping_add(4 * n as u64);
+            rest = &rest[n..];
         }
     }
 

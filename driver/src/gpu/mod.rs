@@ -421,47 +421,109 @@ impl Gpu {
         (cost, outcome)
     }
 
-    /// Executes a push buffer.
+    /// Executes a push buffer: its headers walked as [`push::parse`] walks them (the
+    /// same writes in the same order, the same error where a header is bad), the data
+    /// of each executed as it comes. A run of root-table words (an increment-once
+    /// header at `LOAD_CONSTANT_BUFFER_OFFSET`, as NVK writes the root table) goes to
+    /// memory in one copy.
     pub fn execute(&mut self, words: &[u32]) -> Result<(), GpuError> {
-        for write in push::parse(words) {
-            let write = write?;
-            self.state.counters.push_methods += 1;
-            if let Some(log) = &mut self.state.method_log {
-                log.push(LoggedMethod {
-                    subc: write.subc,
-                    mthd: write.mthd,
-                    data: write.data,
-                    from_macro: false,
-                });
-            }
-            // Other classes' methods (copy, compute) are counted, not executed.
-            if write.subc != push::SUBC_3D {
+        let mut at = 0usize;
+        while let Some(&word) = words.get(at) {
+            let header = push::MethodHeader(word);
+            let kind = header.kind().map_err(|sec_op| ParseError::UnknownKind {
+                at,
+                header: word,
+                sec_op,
+            })?;
+            let (subc, mthd) = (header.subc(), header.mthd());
+            if kind == push::HeaderKind::Immediate {
+                at += 1;
+                self.write(subc, mthd, header.count())?;
                 continue;
             }
-            let mthd = write.mthd;
-            if (class::CALL_MME_MACRO..0x4000).contains(&mthd) {
-                let id = (mthd - class::CALL_MME_MACRO) / 8;
-                if mthd % 8 == 0 {
-                    if self.pending_call.is_some() {
-                        self.flush_call()?;
-                    }
-                    self.pending_call = Some(id);
-                    self.state.params.clear();
-                    self.state.params_loaded = 0;
-                    self.state.params.push(write.data);
-                } else if self.pending_call == Some(id) {
-                    self.state.params.push(write.data);
+            let left = words.len() - at - 1;
+            if header.count() as usize > left {
+                return Err(ParseError::Truncated {
+                    at,
+                    header: word,
+                    count: header.count(),
+                    left,
                 }
-                continue;
+                .into());
             }
-            if self.pending_call.is_some() {
-                self.flush_call()?;
-            }
-            if !self.macros.method(mthd, write.data) {
-                self.state.method(mthd, write.data);
+            let data = &words[at + 1..at + 1 + header.count() as usize];
+            at += 1 + data.len();
+            match kind {
+                push::HeaderKind::Incrementing => {
+                    for (i, &d) in data.iter().enumerate() {
+                        self.write(subc, (mthd + 4 * i as u16) & 0x3ffc, d)?;
+                    }
+                }
+                push::HeaderKind::IncrementOnce => {
+                    let Some((&first, rest)) = data.split_first() else {
+                        continue;
+                    };
+                    self.write(subc, mthd, first)?;
+                    let next = (mthd + 4) & 0x3ffc;
+                    if subc == push::SUBC_3D
+                        && mthd == class::LOAD_CONSTANT_BUFFER_OFFSET
+                        && self.state.method_log.is_none()
+                    {
+                        self.state.load_constant_buffer_run(rest);
+                    } else {
+                        for &d in rest {
+                            self.write(subc, next, d)?;
+                        }
+                    }
+                }
+                push::HeaderKind::NonIncrementing | push::HeaderKind::Immediate => {
+                    for &d in data {
+                        self.write(subc, mthd, d)?;
+                    }
+                }
             }
         }
         self.flush_call()
+    }
+
+    /// Executes one method write of a push buffer.
+    #[inline]
+    fn write(&mut self, subc: u8, mthd: u16, data: u32) -> Result<(), GpuError> {
+        self.state.counters.push_methods += 1;
+        if let Some(log) = &mut self.state.method_log {
+            log.push(LoggedMethod {
+                subc,
+                mthd,
+                data,
+                from_macro: false,
+            });
+        }
+        // Other classes' methods (copy, compute) are counted, not executed.
+        if subc != push::SUBC_3D {
+            return Ok(());
+        }
+        if (class::CALL_MME_MACRO..0x4000).contains(&mthd) {
+            let id = (mthd - class::CALL_MME_MACRO) / 8;
+            if mthd % 8 == 0 {
+                if self.pending_call.is_some() {
+                    self.flush_call()?;
+                }
+                self.pending_call = Some(id);
+                self.state.params.clear();
+                self.state.params_loaded = 0;
+                self.state.params.push(data);
+            } else if self.pending_call == Some(id) {
+                self.state.params.push(data);
+            }
+            return Ok(());
+        }
+        if self.pending_call.is_some() {
+            self.flush_call()?;
+        }
+        if !self.macros.method(mthd, data) {
+            self.state.method(mthd, data);
+        }
+        Ok(())
     }
 
     fn flush_call(&mut self) -> Result<(), GpuError> {
@@ -605,6 +667,25 @@ impl GpuState {
             // the state methods) is what the shadow above keeps.
             _ => {}
         }
+    }
+
+    /// `data` written to `LOAD_CONSTANT_BUFFER` one word after another from a push
+    /// buffer (no macro runs, no method log): what [`GpuState::method`] does for each,
+    /// the words that fit the selected constant buffer copied in one go.
+    fn load_constant_buffer_run(&mut self, data: &[u32]) {
+        let Some(&last) = data.last() else {
+            return;
+        };
+        self.counters.push_methods += data.len() as u64;
+        self.shadow[usize::from(class::load_constant_buffer(0) >> 2) & 0xfff] = last;
+        let room = match self.cb_offset + 4 <= self.cb_size {
+            true => ((self.cb_size - self.cb_offset) / 4) as usize,
+            false => 0,
+        };
+        let fit = &data[..data.len().min(room)];
+        self.memory
+            .write_words(self.cb_addr + u64::from(self.cb_offset), fit);
+        self.cb_offset += 4 * data.len() as u32;
     }
 
     fn start_draw(&mut self, indexed: bool, first: u32, count: u32) {
