@@ -6,6 +6,7 @@ use driver::nvk::rendering::RenderArea;
 use driver::nvk::state::StateGroup;
 use driver::nvk::Barrier;
 use driver::nvk::DrawKind;
+use smallvec::SmallVec;
 use trace_format::generated::trace::{Call, Record};
 
 use crate::generic::GenericCmd;
@@ -151,7 +152,8 @@ pub enum Cmd {
     PushConstants {
         stages: u32,
         offset: u32,
-        data: Vec<u32>,
+        /// The words pushed (most pushes are a few: kept inline up to four).
+        data: SmallVec<[u32; 4]>,
     },
     BindVertexBuffers {
         first_binding: u32,
@@ -168,8 +170,9 @@ pub enum Cmd {
         /// The pipeline layout the sets are bound with.
         layout: u64,
         first_set: u32,
-        sets: Vec<u64>,
-        dynamic_offsets: Vec<u32>,
+        /// The sets (kept inline up to two: most binds are of one).
+        sets: SmallVec<[u64; 2]>,
+        dynamic_offsets: SmallVec<[u32; 4]>,
     },
     Draw {
         seq: u64,

@@ -10,6 +10,7 @@
 
 #![deny(missing_docs)]
 
+mod clock;
 pub mod commands;
 pub mod device;
 mod execute;

@@ -22,6 +22,7 @@ use trace_format::names;
 use trace_format::results::{GroupCost, RowState};
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
+use crate::clock;
 use crate::commands::{self, Cmd, DrawArgs, ImageOp, ImageRegion, RenderingCmd, WorkArgs};
 use crate::execute;
 use crate::generic;
@@ -1128,7 +1129,7 @@ impl<'o> Pass<'o> {
                     | Cmd::EndQuery { .. }
                     | Cmd::WriteTimestamp { .. }
             );
-            let t0 = timed.then(Instant::now);
+            let t0 = timed.then(clock::now);
             let mut recorded = None;
             let mut draw: Option<DrawShape> = None;
             match cmd {
@@ -1375,7 +1376,7 @@ impl<'o> Pass<'o> {
                 // next draw's flush): nothing to execute, count or log.
                 continue;
             }
-            let t1 = t0.map(|_| Instant::now());
+            let t1 = t0.map(|_| clock::now());
             let words = enc.take_push();
             let seq = draw.as_ref().map_or(0, |d: &DrawShape| d.seq);
             // The watched draw's stream begins with the root table updates before it.
@@ -1472,9 +1473,10 @@ impl<'o> Pass<'o> {
                 }
             }
             let (encode_ns, exec_ns) = match (t0, t1) {
-                (Some(t0), Some(t1)) => {
-                    ((t1 - t0).as_nanos() as u64, t1.elapsed().as_nanos() as u64)
-                }
+                (Some(t0), Some(t1)) => (
+                    clock::ns_between(t0, t1),
+                    clock::ns_between(t1, clock::now()),
+                ),
                 _ => (0, 0),
             };
             totals.methods += cost.methods;
