@@ -767,17 +767,18 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
         Call::CmdPushConstants => {
             let c = record.call_as_cmd_push_constants()?;
             let bytes = c.data().map(|d| d.bytes()).unwrap_or(&[]);
-            let data = bytes.chunks(4).map(|w| {
+            let mut data = SmallVec::with_capacity(bytes.len().div_ceil(4));
+            for w in bytes.chunks(4) {
                 let mut word = [0u8; 4];
                 word[..w.len()].copy_from_slice(w);
-                u32::from_le_bytes(word)
-            });
+                data.push(u32::from_le_bytes(word));
+            }
             (
                 c.command_buffer(),
                 Cmd::PushConstants {
                     stages: c.stage_flags(),
                     offset: c.offset(),
-                    data: data.collect(),
+                    data,
                 },
             )
         }

@@ -11,6 +11,7 @@ use std::hash::{Hash, Hasher};
 use driver::nvk::shader::UniformBufferKind;
 
 use crate::generated::decode::CreateDescriptorSetLayout;
+use smallvec::SmallVec;
 
 /// `VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC`.
 const UNIFORM_BUFFER_DYNAMIC: u32 = 8;
@@ -115,14 +116,19 @@ impl Layouts {
 
     /// The dynamic buffers of each of `count` sets from `first`, in pipeline layout
     /// `layout`; `None` when the trace does not hold the layouts.
-    pub fn dynamic_buffers(&self, layout: u64, first: u32, count: usize) -> Option<Vec<u32>> {
+    pub fn dynamic_buffers(
+        &self,
+        layout: u64,
+        first: u32,
+        count: usize,
+    ) -> Option<SmallVec<[u32; 4]>> {
         let sets = self.pipelines.get(&layout)?;
-        (0..count)
-            .map(|i| {
-                let handle = *sets.get(first as usize + i)?;
-                Some(self.sets.get(&handle)?.dynamic_buffers())
-            })
-            .collect()
+        let mut counts = SmallVec::with_capacity(count);
+        for i in 0..count {
+            let handle = *sets.get(first as usize + i)?;
+            counts.push(self.sets.get(&handle)?.dynamic_buffers());
+        }
+        Some(counts)
     }
 }
 
@@ -176,7 +182,10 @@ mod tests {
         );
         assert_eq!(set.uniform_buffer(1), UniformBufferKind::Descriptor);
         assert_eq!(set.uniform_buffer(2), UniformBufferKind::Inline);
-        assert_eq!(layouts.dynamic_buffers(0x77, 0, 2), Some(vec![3, 3]));
+        assert_eq!(
+            layouts.dynamic_buffers(0x77, 0, 2).as_deref(),
+            Some(&[3, 3][..])
+        );
         // A layout or set the trace does not hold: unknown.
         assert_eq!(layouts.dynamic_buffers(0x77, 1, 2), None);
         assert_eq!(layouts.dynamic_buffers(0x99, 0, 1), None);

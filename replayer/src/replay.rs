@@ -195,7 +195,13 @@ pub fn replay_with_gpu_times(
     run.repetitions = options.repeat.max(1);
     run.frames_first = options.frames.map_or(0, |f| f.0);
     run.frames_last = options.frames.map_or(u64::MAX, |f| f.1);
-    let mut writer = ResultsWriter::create(out, run, &WriterOptions::default())?;
+    // zstd's fastest level: results compress well at any level, and the compressor
+    // runs beside the replay for every row it writes.
+    let writing = WriterOptions {
+        compression_level: 1,
+        ..WriterOptions::default()
+    };
+    let mut writer = ResultsWriter::create(out, run, &writing)?;
     let mut summary = Summary::default();
     let mut skipped = BTreeMap::new();
     let mut first_fingerprint = None;

@@ -15,6 +15,9 @@ use std::ops::Range;
 
 use flatbuffers::VerifierOptions;
 
+mod shape;
+use shape::Shapes;
+
 /// A table of the schema: its fields in the order flatc declares (and verifies) them.
 #[derive(Debug)]
 pub(crate) struct Table {
@@ -171,6 +174,16 @@ pub fn verify_trace_payload(payload: &[u8]) -> std::result::Result<(), Box<Inval
     verify(payload, &TABLES, ROOT, &verifier_options(payload.len()))
 }
 
+/// Verifies a trace chunk's payload with other limits than a reader's (for comparing
+/// with flatbuffers' own verifier at its limits).
+pub fn verify_trace_payload_with(
+    payload: &[u8],
+    opts: &VerifierOptions,
+) -> std::result::Result<(), Box<Invalid>> {
+    use crate::generated::trace_layout::{ROOT, TABLES};
+    verify(payload, &TABLES, ROOT, opts)
+}
+
 /// Verifies a results chunk's payload (a `ResultsBatch`) with the options a reader uses.
 pub fn verify_results_payload(payload: &[u8]) -> std::result::Result<(), Box<Invalid>> {
     use crate::generated::results_layout::{ROOT, TABLES};
@@ -203,6 +216,7 @@ pub(crate) fn verify(
         depth: 0,
         num_tables: 0,
         apparent_size: 0,
+        shapes: Default::default(),
     };
     let pos = v.follow(0)?;
     v.table(pos, root)
@@ -215,6 +229,8 @@ struct Verifier<'a> {
     depth: usize,
     num_tables: usize,
     apparent_size: usize,
+    /// The shapes of the vtables met ([`shape`]).
+    shapes: Shapes,
 }
 
 impl Verifier<'_> {
@@ -235,9 +251,13 @@ impl Verifier<'_> {
         Ok(())
     }
 
+    /// Whether `pos` is a multiple of `align`, a power of two (every alignment the
+    /// layouts hold is 1, 2, 4 or 8): a mask, not a division, since it runs for every
+    /// field of every record.
     #[inline(always)]
     fn aligned(pos: usize, align: usize) -> Result<()> {
-        if pos % align == 0 {
+        debug_assert!(align.is_power_of_two());
+        if pos & align.wrapping_sub(1) == 0 {
             Ok(())
         } else {
             fail(Problem::Unaligned { pos, align })
@@ -306,6 +326,48 @@ impl Verifier<'_> {
     fn table(&mut self, pos: usize, index: usize) -> Result<()> {
         let layout = &self.tables[index];
         let vtable = self.vtable_of(pos)?;
+        let len = self.buf.len();
+        let Some(shape) = self
+            .shapes
+            .of(self.buf, vtable, index, layout)
+            .filter(|s| s.fits(pos, len))
+        else {
+            return self.table_field_by_field(pos, vtable, index);
+        };
+        // The vtable's checks, as the field-by-field path makes them.
+        self.range(vtable, shape.vtable_len())?;
+        self.num_tables += 1;
+        if self.num_tables > self.opts.max_tables {
+            return fail(Problem::TooManyTables);
+        }
+        self.depth += 1;
+        if self.depth > self.opts.max_depth {
+            return fail(Problem::TooDeep);
+        }
+        self.apparent_size = self
+            .apparent_size
+            .saturating_add(shape.inline_apparent as usize);
+        if self.apparent_size > self.opts.max_apparent_size {
+            return fail(Problem::TooLarge);
+        }
+        let at = TablePos {
+            pos,
+            vtable,
+            vtable_len: shape.vtable_len(),
+        };
+        for &f in shape.rest() {
+            let field = &layout.fields[usize::from(f)];
+            within(self.table_field(&at, field), || {
+                format!("{}.{}", layout.name, field.name)
+            })?;
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// [`Verifier::table`] field by field, as flatc's verifier walks a table.
+    fn table_field_by_field(&mut self, pos: usize, vtable: usize, index: usize) -> Result<()> {
+        let layout = &self.tables[index];
         let vtable_len = usize::from(self.u16_at(vtable)?);
         Self::aligned(vtable.saturating_add(vtable_len), 2)?;
         self.range(vtable, vtable_len)?;
@@ -434,4 +496,30 @@ struct TablePos {
     pos: usize,
     vtable: usize,
     vtable_len: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `aligned` masks instead of dividing: right only for powers of two.
+    #[test]
+    fn every_alignment_the_layouts_hold_is_a_power_of_two() {
+        use crate::generated::{results_layout, trace_layout};
+        for table in trace_layout::TABLES
+            .iter()
+            .chain(results_layout::TABLES.iter())
+        {
+            for field in table.fields {
+                if let Kind::Inline { align, .. } | Kind::Vector { align, .. } = field.kind {
+                    assert!(
+                        align.is_power_of_two(),
+                        "{}.{}: {align}",
+                        table.name,
+                        field.name
+                    );
+                }
+            }
+        }
+    }
 }

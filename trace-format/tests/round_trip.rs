@@ -1033,6 +1033,12 @@ fn the_payload_verifier_accepts_exactly_what_flatbuffers_accepts() {
         let path = samples.join(format!("{name}-nvidia.mscope"));
         traces.extend(payloads(&path, Content::Trace));
     }
+    // Payloads of many records sharing a few vtables: one chunk of storm's.
+    traces.extend(
+        payloads(&samples.join("storm-nvidia.mscope"), Content::Trace)
+            .into_iter()
+            .take(1),
+    );
     let results = dir.path().join("r.msr");
     let mut writer =
         ResultsWriter::create(&results, RunInfoT::default(), &WriterOptions::default()).unwrap();
@@ -1093,6 +1099,47 @@ fn the_payload_verifier_accepts_exactly_what_flatbuffers_accepts() {
         accepted > 1_000 && rejected > 1_000,
         "{accepted} accepted, {rejected} rejected"
     );
+}
+
+/// The verifier counts a payload's apparent size as flatbuffers' does: at the smallest
+/// limit flatbuffers accepts, and one byte under it, both give the same verdict.
+#[test]
+fn the_payload_verifier_counts_apparent_size_as_flatbuffers_does() {
+    use trace_format::verify::{verifier_options, verify_trace_payload_with};
+    use trace_format::Content;
+
+    let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+    for name in ["storm-nvidia", "compute-nvidia", "glxgears-zink-lavapipe"] {
+        let path = samples.join(format!("{name}.mscope"));
+        for payload in payloads(&path, Content::Trace).into_iter().take(2) {
+            let with = |limit: usize| flatbuffers::VerifierOptions {
+                max_apparent_size: limit,
+                ..verifier_options(payload.len())
+            };
+            let theirs = |limit: usize| {
+                flatbuffers::root_with_opts::<RecordBatch>(&with(limit), &payload).is_ok()
+            };
+            // The smallest limit flatbuffers accepts.
+            let (mut low, mut high) = (0usize, payload.len() * 4);
+            assert!(theirs(high), "{name}");
+            while low < high {
+                let mid = (low + high) / 2;
+                if theirs(mid) {
+                    high = mid;
+                } else {
+                    low = mid + 1;
+                }
+            }
+            assert!(
+                verify_trace_payload_with(&payload, &with(low)).is_ok(),
+                "{name}"
+            );
+            assert!(
+                verify_trace_payload_with(&payload, &with(low - 1)).is_err(),
+                "{name}: accepted under flatbuffers' limit {low}"
+            );
+        }
+    }
 }
 
 #[test]

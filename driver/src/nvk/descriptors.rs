@@ -200,14 +200,17 @@ impl CommandEncoder<'_> {
         let count = dynamic_offsets
             .len()
             .min(root::MAX_DYNAMIC_BUFFERS.saturating_sub(start));
-        let mut words = [0u32; 4 * root::MAX_DYNAMIC_BUFFERS];
-        for (i, offset) in dynamic_offsets[..count].iter().enumerate() {
-            words[4 * i] = *offset;
+        let at = root::DYNAMIC_BUFFERS + root::DYNAMIC_BUFFER_SIZE * start as u32;
+        if count == 0 {
+            // Most binds have no dynamic offsets: the offset alone.
+            self.flush_root(at, &[]);
+        } else {
+            let mut words = [0u32; 4 * root::MAX_DYNAMIC_BUFFERS];
+            for (i, offset) in dynamic_offsets[..count].iter().enumerate() {
+                words[4 * i] = *offset;
+            }
+            self.flush_root(at, &words[..4 * count]);
         }
-        self.flush_root(
-            root::DYNAMIC_BUFFERS + root::DYNAMIC_BUFFER_SIZE * start as u32,
-            &words[..4 * count],
-        );
         // Each bound set starts where the previous one's dynamic buffers end.
         let mut end = start;
         for i in 0..sets.len() {
