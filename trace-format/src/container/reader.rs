@@ -29,6 +29,51 @@ pub struct RawChunk {
     pub payload: Vec<u8>,
 }
 
+impl Drop for RawChunk {
+    fn drop(&mut self) {
+        payload_pool::give(std::mem::take(&mut self.payload));
+    }
+}
+
+/// Payload buffers given back by dropped chunks, for the next chunks to decompress
+/// into. A reader goes through a trace a chunk (a megabyte or so) at a time: taking
+/// the buffer the chunk before it left, it writes memory already mapped, where a new
+/// buffer each time is fresh pages from the kernel, each faulted in and cleared.
+mod payload_pool {
+    use std::sync::{Mutex, PoisonError};
+
+    /// Buffers kept at most: a reader with read-ahead holds a few chunks at once.
+    const MAX_BUFFERS: usize = 8;
+    /// The largest buffer kept.
+    const MAX_BYTES: usize = 64 << 20;
+
+    static POOL: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+
+    /// An empty buffer with room for `capacity` bytes, given back earlier if one is.
+    pub(super) fn take(capacity: usize) -> Vec<u8> {
+        let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
+        match pool.iter().position(|b| b.capacity() >= capacity) {
+            Some(i) => pool.swap_remove(i),
+            None => {
+                drop(pool);
+                Vec::with_capacity(capacity)
+            }
+        }
+    }
+
+    /// Keeps `buffer` (emptied) for a later [`take`], unless enough are kept.
+    pub(super) fn give(mut buffer: Vec<u8>) {
+        if buffer.capacity() == 0 || buffer.capacity() > MAX_BYTES {
+            return;
+        }
+        buffer.clear();
+        let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
+        if pool.len() < MAX_BUFFERS {
+            pool.push(buffer);
+        }
+    }
+}
+
 impl RawChunk {
     /// Where the chunk is, for error messages.
     pub fn location(&self) -> Location {
@@ -74,7 +119,7 @@ impl CompressedChunk {
             }));
         }
         let declared = header.uncompressed_len as usize;
-        let mut payload = Vec::with_capacity(declared);
+        let mut payload = payload_pool::take(declared);
         decompressor
             .decompress_to_buffer(&self.bytes[..], &mut payload)
             .map_err(|e| err(ErrorKind::Decompress(e.to_string())))?;
