@@ -7,4 +7,5 @@
 //!   decompression of the same chunks.
 //! - `mme`: simulated MME instructions per second on both instruction sets.
 
+pub mod mme_macros;
 pub mod scenes;
