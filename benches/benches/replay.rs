@@ -4,7 +4,8 @@
 //! on a synthetic storm, and on the storm scene captured on NVIDIA's driver
 //! (`samples/storm-nvidia.mscope`: 3 frames of 10,000 draws), and on glxgears captured
 //! through Zink on lavapipe (`samples/glxgears-zink-lavapipe.mscope`: 60 frames, each
-//! a render pass of barriers, dynamic state, push descriptors and indexed draws).
+//! a render pass of barriers, dynamic state, push descriptors and indexed draws); the
+//! captures on both MME generations. Target: a million draws a second, serial.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -39,22 +40,22 @@ fn bench(c: &mut Criterion) {
     )
     .unwrap();
     let draws = FRAMES * u64::from(DRAWS);
-    replay_group(c, "replay_draw_storm", "turing_mask0", &trace, &out, draws);
-    let captured = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/storm-nvidia.mscope");
     replay_group(
         c,
-        "replay_captured_storm",
-        "turing",
-        &captured,
+        "replay_draw_storm",
+        &[("turing_mask0", Arch::Turing)],
+        &trace,
         &out,
-        30_000,
+        draws,
     );
+    let captured = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/storm-nvidia.mscope");
+    replay_group(c, "replay_captured_storm", &BOTH, &captured, &out, 30_000);
     let gears =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/glxgears-zink-lavapipe.mscope");
     replay_group(
         c,
         "replay_captured_glxgears",
-        "turing",
+        &BOTH,
         &gears,
         &out,
         draw_count(&gears),
@@ -77,12 +78,15 @@ fn draw_count(trace: &Path) -> u64 {
     replay(trace, &out, &options, &mut |_, _| {}).unwrap().draws
 }
 
-/// Replays `trace` (of `draws` draws) on Turing with serial reading and with read-ahead,
-/// and decodes it alone.
+/// Both MME generations, by the name their benches take.
+const BOTH: [(&str, Arch); 2] = [("turing", Arch::Turing), ("fermi", Arch::Fermi)];
+
+/// Replays `trace` (of `draws` draws) on each of `archs` with serial reading and with
+/// read-ahead, and decodes it alone.
 fn replay_group(
     c: &mut Criterion,
     group: &str,
-    prefix: &str,
+    archs: &[(&str, Arch)],
     trace: &Path,
     out: &Path,
     draws: u64,
@@ -90,12 +94,14 @@ fn replay_group(
     let mut group = c.benchmark_group(group);
     group.throughput(Throughput::Elements(draws));
     group.sample_size(10);
-    for (name, threads) in [
-        ("serial_read", ReadOptions::default()),
-        ("read_ahead", ReadOptions::parallel()),
-    ] {
+    for ((prefix, arch), (name, threads)) in archs.iter().flat_map(|a| {
+        [
+            (*a, ("serial_read", ReadOptions::default())),
+            (*a, ("read_ahead", ReadOptions::parallel())),
+        ]
+    }) {
         let options = ReplayOptions {
-            arch: Arch::Turing,
+            arch,
             frames: None,
             repeat: 1,
             read: threads,
