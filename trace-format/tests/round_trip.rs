@@ -959,7 +959,7 @@ fn payloads(path: &std::path::Path, content: trace_format::Content) -> Vec<Vec<u
     let mut reader = trace_format::container::ContainerReader::open(path, content).unwrap();
     let mut out = Vec::new();
     while let Some(chunk) = reader.next_chunk() {
-        out.push(chunk.unwrap().payload);
+        out.push(std::mem::take(&mut chunk.unwrap().payload));
     }
     out
 }

@@ -25,7 +25,9 @@ pub struct RawChunk {
     pub ordinal: u64,
     /// File offset of its header.
     pub offset: u64,
-    /// The decompressed payload, exactly `header.uncompressed_len` bytes.
+    /// The decompressed payload, exactly `header.uncompressed_len` bytes. Its buffer
+    /// goes back to the reader's pool when the chunk is dropped (take it with
+    /// `std::mem::take` to keep it).
     pub payload: Vec<u8>,
 }
 
