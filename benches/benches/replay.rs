@@ -65,17 +65,22 @@ fn bench(c: &mut Criterion) {
 /// The draws a replay of `trace` replays (the throughput's elements: draw calls, not
 /// the barrier and clear rows beside them).
 fn draw_count(trace: &Path) -> u64 {
-    let options = ReplayOptions {
-        arch: Arch::Turing,
-        frames: None,
-        repeat: 1,
-        read: ReadOptions::default(),
-        mme_budget: replayer::DEFAULT_MME_BUDGET,
-        remember_macro_runs: true,
-    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rows.msr");
+    let options = options(Arch::Turing, ReadOptions::default());
     replay(trace, &out, &options, &mut |_, _| {}).unwrap().draws
+}
+
+/// A replay of one pass on `arch`, reading as `read` says.
+fn options(arch: Arch, read: ReadOptions) -> ReplayOptions {
+    ReplayOptions {
+        arch,
+        frames: None,
+        repeat: 1,
+        read,
+        mme_budget: replayer::DEFAULT_MME_BUDGET,
+        remember_macro_runs: true,
+    }
 }
 
 /// Both MME generations, by the name their benches take.
@@ -100,14 +105,7 @@ fn replay_group(
             (*a, ("read_ahead", ReadOptions::parallel())),
         ]
     }) {
-        let options = ReplayOptions {
-            arch,
-            frames: None,
-            repeat: 1,
-            read: threads,
-            mme_budget: replayer::DEFAULT_MME_BUDGET,
-            remember_macro_runs: true,
-        };
+        let options = options(arch, threads);
         group.bench_function(format!("{prefix}/{name}"), |b| {
             b.iter(|| black_box(replay(trace, out, &options, &mut |_, _| {}).unwrap()))
         });

@@ -334,16 +334,7 @@ impl Verifier<'_> {
         else {
             return self.table_field_by_field(pos, vtable, index);
         };
-        // The vtable's checks, as the field-by-field path makes them.
-        self.range(vtable, shape.vtable_len())?;
-        self.num_tables += 1;
-        if self.num_tables > self.opts.max_tables {
-            return fail(Problem::TooManyTables);
-        }
-        self.depth += 1;
-        if self.depth > self.opts.max_depth {
-            return fail(Problem::TooDeep);
-        }
+        self.enter_table(vtable, shape.vtable_len())?;
         self.apparent_size = self
             .apparent_size
             .saturating_add(shape.inline_apparent as usize);
@@ -355,14 +346,8 @@ impl Verifier<'_> {
             vtable,
             vtable_len: shape.vtable_len(),
         };
-        for &f in shape.rest() {
-            let field = &layout.fields[usize::from(f)];
-            within(self.table_field(&at, field), || {
-                format!("{}.{}", layout.name, field.name)
-            })?;
-        }
-        self.depth -= 1;
-        Ok(())
+        let rest = shape.rest().iter().map(|&f| &layout.fields[usize::from(f)]);
+        self.check_fields(&at, layout, rest)
     }
 
     /// [`Verifier::table`] field by field, as flatc's verifier walks a table.
@@ -370,6 +355,18 @@ impl Verifier<'_> {
         let layout = &self.tables[index];
         let vtable_len = usize::from(self.u16_at(vtable)?);
         Self::aligned(vtable.saturating_add(vtable_len), 2)?;
+        self.enter_table(vtable, vtable_len)?;
+        let at = TablePos {
+            pos,
+            vtable,
+            vtable_len,
+        };
+        self.check_fields(&at, layout, layout.fields.iter())
+    }
+
+    /// Counts a table entered whose vtable at `vtable` is `vtable_len` bytes, as flatc's
+    /// verifier does: the vtable's range, the number of tables, the depth.
+    fn enter_table(&mut self, vtable: usize, vtable_len: usize) -> Result<()> {
         self.range(vtable, vtable_len)?;
         self.num_tables += 1;
         if self.num_tables > self.opts.max_tables {
@@ -379,13 +376,18 @@ impl Verifier<'_> {
         if self.depth > self.opts.max_depth {
             return fail(Problem::TooDeep);
         }
-        let at = TablePos {
-            pos,
-            vtable,
-            vtable_len,
-        };
-        for field in layout.fields {
-            within(self.table_field(&at, field), || {
+        Ok(())
+    }
+
+    /// Checks `fields` of the table at `at` (of `layout`) in order, then leaves it.
+    fn check_fields<'f>(
+        &mut self,
+        at: &TablePos,
+        layout: &Table,
+        fields: impl Iterator<Item = &'f Field>,
+    ) -> Result<()> {
+        for field in fields {
+            within(self.table_field(at, field), || {
                 format!("{}.{}", layout.name, field.name)
             })?;
         }
