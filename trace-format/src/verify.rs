@@ -366,6 +366,7 @@ impl Verifier<'_> {
 
     /// Counts a table entered whose vtable at `vtable` is `vtable_len` bytes, as flatc's
     /// verifier does: the vtable's range, the number of tables, the depth.
+    #[inline]
     fn enter_table(&mut self, vtable: usize, vtable_len: usize) -> Result<()> {
         self.range(vtable, vtable_len)?;
         self.num_tables += 1;
@@ -380,6 +381,7 @@ impl Verifier<'_> {
     }
 
     /// Checks `fields` of the table at `at` (of `layout`) in order, then leaves it.
+    #[inline]
     fn check_fields<'f>(
         &mut self,
         at: &TablePos,
