@@ -18,6 +18,23 @@ pub struct Sim {
     insts: Vec<Inst>,
 }
 
+/// How an instruction can fail: a byte, so that the loop's result stays in a register
+/// (the run's [`RunErrorKind`] is made from it only when one does).
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    ParamsExhausted,
+    EmitWithoutMethod,
+}
+
+impl Fault {
+    fn kind(self) -> RunErrorKind {
+        match self {
+            Fault::ParamsExhausted => RunErrorKind::ParamsExhausted,
+            Fault::EmitWithoutMethod => RunErrorKind::EmitWithoutMethod,
+        }
+    }
+}
+
 struct State {
     regs: [u32; 8],
     carry: u32,
@@ -79,7 +96,7 @@ impl Sim {
                     }
                 }
             } else {
-                s.execute(inst, m).map_err(|kind| fail(ip, kind))?;
+                s.execute(inst, m).map_err(|fault| fail(ip, fault.kind()))?;
             }
             // This instruction was a delay slot: now the branch before it jumps.
             if let Some(target) = delayed.take() {
@@ -166,23 +183,23 @@ impl State {
         }
     }
 
-    fn param(&mut self, m: &mut impl Machine) -> Result<u32, RunErrorKind> {
-        self.params.next(m).ok_or(RunErrorKind::ParamsExhausted)
+    fn param(&mut self, m: &mut impl Machine) -> Result<u32, Fault> {
+        self.params.next(m).ok_or(Fault::ParamsExhausted)
     }
 
     fn set_mthd(&mut self, v: u32) {
         self.mthd = Some((((v & 0xfff) << 2) as u16, ((v >> 12) & 0xf) as u16));
     }
 
-    fn emit(&mut self, data: u32, m: &mut impl Machine) -> Result<(), RunErrorKind> {
-        let (mthd, inc) = self.mthd.ok_or(RunErrorKind::EmitWithoutMethod)?;
+    fn emit(&mut self, data: u32, m: &mut impl Machine) -> Result<(), Fault> {
+        let (mthd, inc) = self.mthd.ok_or(Fault::EmitWithoutMethod)?;
         self.params.observe(mthd, data);
         m.mthd(mthd, data);
         self.mthd = Some(((mthd + 4 * inc) & 0x3ffc, inc));
         Ok(())
     }
 
-    fn execute(&mut self, inst: &Inst, m: &mut impl Machine) -> Result<(), RunErrorKind> {
+    fn execute(&mut self, inst: &Inst, m: &mut impl Machine) -> Result<(), Fault> {
         let r = self.result(inst, m);
         match inst.assign {
             Assign::Load => {
