@@ -76,6 +76,11 @@ pub fn export_counts(path: &Path, out: &mut dyn Write) -> Result<u64, AnalyzeErr
     let mut draws = 0u64;
     let mut line = String::new();
     let mut folder = Folder::new(out);
+    // Submit rows are one a submit, few beside the draws: kept for after them, so the
+    // file is read once.
+    let mut submits = Vec::new();
+    let mut totals = None;
+    let mut skipped = Vec::new();
     for chunk in ResultsReader::open_with(path, &ReadOptions::parallel())? {
         let chunk = chunk?;
         let errors = chunk.draw_errors();
@@ -116,17 +121,8 @@ pub fn export_counts(path: &Path, out: &mut dyn Write) -> Result<u64, AnalyzeErr
             }
             folder.push(&line)?;
         }
-    }
-    let mut totals = None;
-    let mut skipped = Vec::new();
-    for chunk in ResultsReader::open_with(path, &ReadOptions::parallel())? {
-        let chunk = chunk?;
-        totals = chunk.totals().or(totals);
-        skipped.extend(chunk.skipped_calls());
-        for s in chunk.submits() {
-            line.clear();
-            let _ = write!(
-                line,
+        submits.extend(chunk.submits().map(|s| {
+            format!(
                 "submit {} {} {} draws={} hw={} mme={} methods={} dwords={} queries={} zero={}",
                 s.frame(),
                 s.submit(),
@@ -138,9 +134,13 @@ pub fn export_counts(path: &Path, out: &mut dyn Write) -> Result<u64, AnalyzeErr
                 s.pushbuf_dwords(),
                 s.queries(),
                 s.zero_queries(),
-            );
-            folder.push(&line)?;
-        }
+            )
+        }));
+        totals = chunk.totals().or(totals);
+        skipped.extend(chunk.skipped_calls());
+    }
+    for submit in &submits {
+        folder.push(submit)?;
     }
     folder.finish()?;
     if let Some(t) = totals {
