@@ -290,55 +290,62 @@ pub enum ParseError {
     },
 }
 
-/// Walks `words` as method writes, in order.
-pub fn parse(words: &[u32]) -> impl Iterator<Item = Result<MethodWrite, ParseError>> + '_ {
+/// One header of a push buffer and the data words it covers.
+#[derive(Clone, Copy, Debug)]
+pub struct MethodRun<'a> {
+    /// The header.
+    pub header: MethodHeader,
+    /// Its kind.
+    pub kind: HeaderKind,
+    /// The words that follow it (none for an immediate header: its data is its count).
+    pub data: &'a [u32],
+}
+
+impl MethodRun<'_> {
+    /// How many method writes it makes.
+    pub fn len(&self) -> usize {
+        match self.kind {
+            HeaderKind::Immediate => 1,
+            _ => self.data.len(),
+        }
+    }
+
+    /// Whether it makes none (a header with a count of 0).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Its `i`-th method write: the method each kind of header sends that word to.
+    pub fn write(&self, i: usize) -> Option<MethodWrite> {
+        let header = self.header;
+        let (mthd, data) = match self.kind {
+            HeaderKind::Immediate if i == 0 => (header.mthd(), header.count()),
+            HeaderKind::Immediate => return None,
+            HeaderKind::Incrementing => (header.mthd() + 4 * i as u16, *self.data.get(i)?),
+            HeaderKind::IncrementOnce if i > 0 => (header.mthd() + 4, *self.data.get(i)?),
+            HeaderKind::IncrementOnce | HeaderKind::NonIncrementing => {
+                (header.mthd(), *self.data.get(i)?)
+            }
+        };
+        Some(MethodWrite {
+            subc: header.subc(),
+            mthd: mthd & 0x3ffc,
+            data,
+        })
+    }
+}
+
+/// Walks `words` header by header, in order; stops after the first bad header.
+pub fn runs(words: &[u32]) -> impl Iterator<Item = Result<MethodRun<'_>, ParseError>> + '_ {
     let mut at = 0usize;
-    let mut pending: Option<(MethodHeader, u32, usize)> = None;
     let mut failed = false;
-    std::iter::from_fn(move || loop {
+    std::iter::from_fn(move || {
         if failed {
             return None;
         }
-        if let Some((header, done, data_at)) = pending {
-            if done < header.count() {
-                let mthd = match header.kind() {
-                    Ok(HeaderKind::Incrementing) => header.mthd() + 4 * done as u16,
-                    Ok(HeaderKind::IncrementOnce) if done > 0 => header.mthd() + 4,
-                    _ => header.mthd(),
-                };
-                pending = Some((header, done + 1, data_at));
-                return Some(Ok(MethodWrite {
-                    subc: header.subc(),
-                    mthd: mthd & 0x3ffc,
-                    data: words[data_at + done as usize],
-                }));
-            }
-            at = data_at + header.count() as usize;
-            pending = None;
-        }
         let header = MethodHeader(*words.get(at)?);
-        match header.kind() {
-            Ok(HeaderKind::Immediate) => {
-                at += 1;
-                return Some(Ok(MethodWrite {
-                    subc: header.subc(),
-                    mthd: header.mthd(),
-                    data: header.count(),
-                }));
-            }
-            Ok(_) => {
-                let left = words.len() - at - 1;
-                if header.count() as usize > left {
-                    failed = true;
-                    return Some(Err(ParseError::Truncated {
-                        at,
-                        header: header.0,
-                        count: header.count(),
-                        left,
-                    }));
-                }
-                pending = Some((header, 0, at + 1));
-            }
+        let kind = match header.kind() {
+            Ok(kind) => kind,
             Err(sec_op) => {
                 failed = true;
                 return Some(Err(ParseError::UnknownKind {
@@ -347,6 +354,42 @@ pub fn parse(words: &[u32]) -> impl Iterator<Item = Result<MethodWrite, ParseErr
                     sec_op,
                 }));
             }
+        };
+        let count = match kind {
+            HeaderKind::Immediate => 0,
+            _ => header.count() as usize,
+        };
+        let left = words.len() - at - 1;
+        if count > left {
+            failed = true;
+            return Some(Err(ParseError::Truncated {
+                at,
+                header: header.0,
+                count: header.count(),
+                left,
+            }));
+        }
+        let data = &words[at + 1..at + 1 + count];
+        at += 1 + count;
+        Some(Ok(MethodRun { header, kind, data }))
+    })
+}
+
+/// Walks `words` as method writes, in order.
+pub fn parse(words: &[u32]) -> impl Iterator<Item = Result<MethodWrite, ParseError>> + '_ {
+    let mut runs = runs(words);
+    let mut current: Option<(MethodRun<'_>, usize)> = None;
+    std::iter::from_fn(move || loop {
+        if let Some((run, i)) = &mut current {
+            if let Some(write) = run.write(*i) {
+                *i += 1;
+                return Some(Ok(write));
+            }
+            current = None;
+        }
+        match runs.next()? {
+            Ok(run) => current = Some((run, 0)),
+            Err(e) => return Some(Err(e)),
         }
     })
 }

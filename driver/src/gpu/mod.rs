@@ -421,66 +421,27 @@ impl Gpu {
         (cost, outcome)
     }
 
-    /// Executes a push buffer: its headers walked as [`push::parse`] walks them (the
-    /// same writes in the same order, the same error where a header is bad), the data
-    /// of each executed as it comes. A run of root-table words (an increment-once
-    /// header at `LOAD_CONSTANT_BUFFER_OFFSET`, as NVK writes the root table) goes to
-    /// memory in one copy.
+    /// Executes a push buffer, header by header ([`push::runs`]), each write as it comes.
+    /// A run of root-table words (an increment-once header at
+    /// `LOAD_CONSTANT_BUFFER_OFFSET`, as NVK writes the root table) goes to memory in
+    /// one copy.
     pub fn execute(&mut self, words: &[u32]) -> Result<(), GpuError> {
-        let mut at = 0usize;
-        while let Some(&word) = words.get(at) {
-            let header = push::MethodHeader(word);
-            let kind = header.kind().map_err(|sec_op| ParseError::UnknownKind {
-                at,
-                header: word,
-                sec_op,
-            })?;
-            let (subc, mthd) = (header.subc(), header.mthd());
-            if kind == push::HeaderKind::Immediate {
-                at += 1;
-                self.write(subc, mthd, header.count())?;
+        for run in push::runs(words) {
+            let run = run?;
+            let (subc, mthd) = (run.header.subc(), run.header.mthd());
+            if run.kind == push::HeaderKind::IncrementOnce
+                && subc == push::SUBC_3D
+                && mthd == class::LOAD_CONSTANT_BUFFER_OFFSET
+                && self.state.method_log.is_none()
+            {
+                if let Some((&offset, words)) = run.data.split_first() {
+                    self.write(subc, mthd, offset)?;
+                    self.state.load_constant_buffer_run(words);
+                }
                 continue;
             }
-            let left = words.len() - at - 1;
-            if header.count() as usize > left {
-                return Err(ParseError::Truncated {
-                    at,
-                    header: word,
-                    count: header.count(),
-                    left,
-                }
-                .into());
-            }
-            let data = &words[at + 1..at + 1 + header.count() as usize];
-            at += 1 + data.len();
-            match kind {
-                push::HeaderKind::Incrementing => {
-                    for (i, &d) in data.iter().enumerate() {
-                        self.write(subc, (mthd + 4 * i as u16) & 0x3ffc, d)?;
-                    }
-                }
-                push::HeaderKind::IncrementOnce => {
-                    let Some((&first, rest)) = data.split_first() else {
-                        continue;
-                    };
-                    self.write(subc, mthd, first)?;
-                    let next = (mthd + 4) & 0x3ffc;
-                    if subc == push::SUBC_3D
-                        && mthd == class::LOAD_CONSTANT_BUFFER_OFFSET
-                        && self.state.method_log.is_none()
-                    {
-                        self.state.load_constant_buffer_run(rest);
-                    } else {
-                        for &d in rest {
-                            self.write(subc, next, d)?;
-                        }
-                    }
-                }
-                push::HeaderKind::NonIncrementing | push::HeaderKind::Immediate => {
-                    for &d in data {
-                        self.write(subc, mthd, d)?;
-                    }
-                }
+            for write in (0..run.len()).filter_map(|i| run.write(i)) {
+                self.write(write.subc, write.mthd, write.data)?;
             }
         }
         self.flush_call()
