@@ -385,6 +385,12 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
     );
     // Zink renders with dynamic rendering.
     assert!(counts.contains_key("CmdBeginRendering"), "{counts:?}");
+    // Zink hands its push-descriptor templates a pointer into its context, whose
+    // descriptor arrays lie kilobytes apart: the layer records the runs the template's
+    // entries read, not the extent between them.
+    let (updates, largest) = template_data_recorded(&trace);
+    assert!(updates > 0, "glxgears pushes descriptors through templates");
+    assert!(largest <= 512, "a template update recorded {largest} bytes");
     // Its feature and property queries chain structures; the generic records keep them.
     assert!(chained_structures(&trace) > 10);
     // Lavapipe's memory is all host-visible: Zink's depth buffer lies in memory it maps
@@ -461,6 +467,33 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
     let frames = counts["FrameChecksum"];
     assert!(frames > 0, "{counts:?}");
     assert_frames_match(&trace, frames, &[]);
+}
+
+/// Template updates (`vkCmdPushDescriptorSetWithTemplateKHR`) in every whole chunk, and
+/// the most bytes one of them recorded for its data (every run together).
+fn template_data_recorded(trace: &Path) -> (usize, usize) {
+    let (mut updates, mut largest) = (0, 0);
+    for chunk in TraceReader::open(trace).unwrap() {
+        let Ok(chunk) = chunk else { break };
+        for r in chunk.records() {
+            let Some(call) = r.call_as_vulkan_call() else {
+                continue;
+            };
+            if call.command() != Some("vkCmdPushDescriptorSetWithTemplateKHR") {
+                continue;
+            }
+            let data = call.params().unwrap().get(4);
+            let runs = data.nested().map_or(0, |runs| {
+                runs.iter()
+                    .map(|r| r.bytes().map_or(0, |b| b.len()))
+                    .sum::<usize>()
+            });
+            let whole = data.bytes().map_or(0, |b| b.len());
+            updates += 1;
+            largest = largest.max(runs + whole);
+        }
+    }
+    (updates, largest)
 }
 
 /// Memory-contents records that land on an optimal-tiling image's bytes (the first

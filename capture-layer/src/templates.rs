@@ -1,8 +1,15 @@
-//! Descriptor update templates: how many bytes of a program's data each one reads, so
+//! Descriptor update templates: which bytes of a program's data each one reads, so
 //! that `vkUpdateDescriptorSetWithTemplate` and `vkCmdPushDescriptorSetWithTemplate`
 //! record the data (their `pData` has no length of its own).
+//!
+//! The data is recorded sparse: only the byte runs the template's entries read, each as
+//! a nested parameter (its offset in `value`, its bytes in `bytes`). Programs often hand
+//! a template a pointer into a large structure of their own (Zink passes its context,
+//! whose descriptor arrays lie 27 KB apart): the runs are what the driver reads, a few
+//! dozen bytes where the whole extent would be kilobytes a call.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::{PoisonError, RwLock};
 
 use ash::vk;
@@ -11,8 +18,8 @@ use trace_format::generated::trace::VulkanParamT;
 
 use crate::generic::{bytes_of, value};
 
-/// Every live template's data size.
-static SIZES: RwLock<Option<HashMap<u64, usize>>> = RwLock::new(None);
+/// Every live template's byte runs.
+static RUNS: RwLock<Option<HashMap<u64, Vec<Range<usize>>>>> = RwLock::new(None);
 
 /// Bytes one descriptor of `ty` takes in template data.
 fn descriptor_size(ty: vk::DescriptorType) -> usize {
@@ -33,23 +40,37 @@ fn descriptor_size(ty: vk::DescriptorType) -> usize {
     }
 }
 
-/// The bytes of data a template with these entries reads.
-pub fn data_size(entries: &[vk::DescriptorUpdateTemplateEntry]) -> usize {
-    entries
+/// The byte runs of data a template with these entries reads: sorted, with runs that
+/// touch or overlap merged.
+pub fn data_runs(entries: &[vk::DescriptorUpdateTemplateEntry]) -> Vec<Range<usize>> {
+    let mut runs: Vec<Range<usize>> = entries
         .iter()
-        .filter(|e| e.descriptor_count > 0)
-        .map(|e| {
-            if e.descriptor_type == vk::DescriptorType::INLINE_UNIFORM_BLOCK {
-                // descriptorCount counts bytes.
-                e.offset + e.descriptor_count as usize
+        .flat_map(|e| {
+            let (count, size) = if e.descriptor_type == vk::DescriptorType::INLINE_UNIFORM_BLOCK {
+                // descriptorCount counts bytes, read as one run.
+                (1, e.descriptor_count as usize)
             } else {
-                e.offset
-                    + (e.descriptor_count as usize - 1) * e.stride
-                    + descriptor_size(e.descriptor_type)
-            }
+                (
+                    e.descriptor_count as usize,
+                    descriptor_size(e.descriptor_type),
+                )
+            };
+            (0..count).map(move |i| {
+                let start = e.offset.saturating_add(i.saturating_mul(e.stride));
+                start..start.saturating_add(size)
+            })
         })
-        .max()
-        .unwrap_or(0)
+        .filter(|r| !r.is_empty())
+        .collect();
+    runs.sort_unstable_by_key(|r| r.start);
+    let mut merged: Vec<Range<usize>> = Vec::with_capacity(runs.len());
+    for run in runs {
+        match merged.last_mut() {
+            Some(last) if run.start <= last.end => last.end = last.end.max(run.end),
+            _ => merged.push(run),
+        }
+    }
+    merged
 }
 
 /// Notes a template the program created.
@@ -71,22 +92,23 @@ pub unsafe fn created(
             info.descriptor_update_entry_count as usize,
         )
     };
-    let size = data_size(entries);
-    let mut sizes = SIZES.write().unwrap_or_else(PoisonError::into_inner);
-    sizes
-        .get_or_insert_with(HashMap::new)
-        .insert(template.as_raw(), size);
+    let runs = data_runs(entries);
+    let mut all = RUNS.write().unwrap_or_else(PoisonError::into_inner);
+    all.get_or_insert_with(HashMap::new)
+        .insert(template.as_raw(), runs);
 }
 
 /// Forgets a template the program destroyed.
 pub fn destroyed(template: vk::DescriptorUpdateTemplate) {
-    let mut sizes = SIZES.write().unwrap_or_else(PoisonError::into_inner);
-    if let Some(m) = sizes.as_mut() {
+    let mut all = RUNS.write().unwrap_or_else(PoisonError::into_inner);
+    if let Some(m) = all.as_mut() {
         m.remove(&template.as_raw());
     }
 }
 
-/// The data a template update reads, as a parameter.
+/// The data a template update reads, as a parameter: the pointer in `value`, and a
+/// nested parameter per byte run (its offset in `value`, the bytes in `bytes`); the
+/// pointer alone for a template the layer never saw made.
 ///
 /// # Safety
 /// `data` must hold what `template` reads.
@@ -94,44 +116,95 @@ pub unsafe fn data(
     template: vk::DescriptorUpdateTemplate,
     data: *const std::ffi::c_void,
 ) -> VulkanParamT {
-    let size = SIZES
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .as_ref()
-        .and_then(|m| m.get(&template.as_raw()).copied());
-    match size {
-        Some(size) => bytes_of(data as *const u8, size),
-        None => value(data as u64),
+    let all = RUNS.read().unwrap_or_else(PoisonError::into_inner);
+    let Some(runs) = all.as_ref().and_then(|m| m.get(&template.as_raw())) else {
+        return value(data as u64);
+    };
+    let mut param = value(data as u64);
+    if !data.is_null() {
+        let base = data as *const u8;
+        param.nested = Some(
+            runs.iter()
+                .map(|run| {
+                    let mut piece = bytes_of(base.add(run.start), run.len());
+                    piece.value = run.start as u64;
+                    piece
+                })
+                .collect(),
+        );
     }
+    param
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn entry(
+        count: u32,
+        ty: vk::DescriptorType,
+        offset: usize,
+        stride: usize,
+    ) -> vk::DescriptorUpdateTemplateEntry {
+        vk::DescriptorUpdateTemplateEntry {
+            dst_binding: 0,
+            dst_array_element: 0,
+            descriptor_count: count,
+            descriptor_type: ty,
+            offset,
+            stride,
+        }
+    }
+
     #[test]
-    fn a_template_reads_up_to_its_last_entry_s_last_descriptor() {
+    fn a_template_reads_each_descriptor_s_bytes_and_no_others() {
         let entries = [
-            vk::DescriptorUpdateTemplateEntry {
-                dst_binding: 0,
-                dst_array_element: 0,
-                descriptor_count: 2,
-                descriptor_type: vk::DescriptorType::UNIFORM_BUFFER,
-                offset: 0,
-                stride: 24,
-            },
-            vk::DescriptorUpdateTemplateEntry {
-                dst_binding: 1,
-                dst_array_element: 0,
-                descriptor_count: 3,
-                descriptor_type: vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
-                offset: 48,
-                stride: 32,
-            },
+            // Two buffer infos back to back: one run.
+            entry(2, vk::DescriptorType::UNIFORM_BUFFER, 0, 24),
+            // Three image infos 32 bytes apart: 24 read of each 32.
+            entry(3, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, 4096, 32),
         ];
-        // The second entry's third image info ends at 48 + 2 * 32 + 24.
-        assert_eq!(data_size(&entries), 136);
-        assert_eq!(data_size(&entries[..1]), 48);
-        assert_eq!(data_size(&[]), 0);
+        assert_eq!(
+            data_runs(&entries),
+            [0..48, 4096..4120, 4128..4152, 4160..4184]
+        );
+        assert_eq!(data_runs(&[]), Vec::<Range<usize>>::new());
+    }
+
+    #[test]
+    fn runs_are_sorted_and_merged_where_entries_touch_or_overlap() {
+        let entries = [
+            entry(1, vk::DescriptorType::STORAGE_BUFFER, 100, 0),
+            entry(1, vk::DescriptorType::UNIFORM_BUFFER, 80, 0),
+            entry(16, vk::DescriptorType::INLINE_UNIFORM_BLOCK, 0, 0),
+            entry(0, vk::DescriptorType::SAMPLER, 500, 8),
+        ];
+        // 80..104 and 100..124 overlap; an empty entry reads nothing.
+        assert_eq!(data_runs(&entries), [0..16, 80..124]);
+    }
+
+    #[test]
+    fn an_update_records_the_runs_with_their_offsets() {
+        let template = vk::DescriptorUpdateTemplate::from_raw(0x7e57);
+        let entries = [entry(2, vk::DescriptorType::UNIFORM_BUFFER, 8, 40)];
+        let info =
+            vk::DescriptorUpdateTemplateCreateInfo::default().descriptor_update_entries(&entries);
+        let program: Vec<u8> = (0..96).collect();
+        // SAFETY: `info` made the template; `program` holds what it reads.
+        let param = unsafe {
+            created(template, &info);
+            data(template, program.as_ptr().cast())
+        };
+        destroyed(template);
+        let runs = param.nested.expect("runs");
+        let runs: Vec<(u64, Vec<u8>)> = runs
+            .into_iter()
+            .map(|r| (r.value, r.bytes.unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            runs,
+            [(8, program[8..32].to_vec()), (48, program[48..72].to_vec())]
+        );
+        assert!(param.bytes.is_none());
     }
 }

@@ -129,6 +129,16 @@ pub enum PatchError {
         /// The recorded id.
         id: u64,
     },
+    /// A recorded run of template data lies past the largest data a template may read.
+    #[error("template data: a {len}-byte run at offset {offset:#x} reaches past {limit} bytes")]
+    DataRun {
+        /// The run's offset in the data.
+        offset: u64,
+        /// Its bytes.
+        len: usize,
+        /// The largest extent accepted.
+        limit: usize,
+    },
 }
 
 /// Replaces recorded handles by the replay's.

@@ -7,6 +7,7 @@ use ash::vk;
 use trace_format::generated::trace::VulkanParam;
 
 use super::call::{CallContext, CallError};
+use super::patch::PatchError;
 
 /// One `VkDescriptorUpdateTemplateEntry`, as recorded.
 #[derive(Clone, Copy, Debug)]
@@ -80,20 +81,57 @@ fn handles_of(ty: vk::DescriptorType) -> &'static [(usize, vk::ObjectType)] {
     }
 }
 
-/// The recorded data of a template update, rebuilt with the replay's handles; null
-/// where the capture had no template size (a template made before capture began).
-pub fn rebuild(
-    cx: &mut CallContext<'_>,
-    entries: &[Entry],
-    data: VulkanParam<'_>,
-) -> Result<*const std::ffi::c_void, CallError> {
-    let Some(bytes) = data.bytes() else {
+/// The largest data a recorded template update is rebuilt to (its runs' extent), so that
+/// a hostile offset cannot size an allocation.
+pub const MAX_DATA_BYTES: usize = 16 << 20;
+
+/// A recorded run of template data: its offset and bytes.
+fn run(r: VulkanParam<'_>) -> (u64, &[u8]) {
+    (r.value(), r.bytes().map_or(&[][..], |b| b.bytes()))
+}
+
+/// The recorded data of a template update as the program passed it: the bytes in full
+/// (traces before sparse recording), or each recorded run at its offset in zeroed data
+/// (bytes no entry reads stay zero).
+fn recorded_data(data: VulkanParam<'_>) -> Result<Vec<u8>, CallError> {
+    if let Some(bytes) = data.bytes() {
+        return Ok(bytes.bytes().to_vec());
+    }
+    let Some(runs) = data.nested() else {
         return Err(CallError::Patch(super::patch::PatchError::Unrecorded {
             structure: "template update",
             member: "pData",
         }));
     };
-    let mut copy = bytes.bytes().to_vec();
+    let mut extent = 0usize;
+    for (offset, bytes) in runs.iter().map(run) {
+        let end = usize::try_from(offset)
+            .ok()
+            .and_then(|o| o.checked_add(bytes.len()))
+            .filter(|&end| end <= MAX_DATA_BYTES)
+            .ok_or(PatchError::DataRun {
+                offset,
+                len: bytes.len(),
+                limit: MAX_DATA_BYTES,
+            })?;
+        extent = extent.max(end);
+    }
+    let mut copy = vec![0u8; extent];
+    for (offset, bytes) in runs.iter().map(run) {
+        // In range: every run was checked above.
+        let at = offset as usize;
+        copy[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+    Ok(copy)
+}
+
+/// The recorded data of a template update, rebuilt with the replay's handles.
+pub fn rebuild(
+    cx: &mut CallContext<'_>,
+    entries: &[Entry],
+    data: VulkanParam<'_>,
+) -> Result<*const std::ffi::c_void, CallError> {
+    let mut copy = recorded_data(data)?;
     for e in entries {
         for i in 0..e.count as usize {
             let at = e.offset + i * e.stride;
@@ -111,4 +149,48 @@ pub fn rebuild(
         }
     }
     Ok(cx.arena.copy(&copy) as *const std::ffi::c_void)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trace_format::generated::trace::VulkanParamT;
+
+    /// `param` as the reader hands it out, to `check`.
+    fn read<R>(param: &VulkanParamT, check: impl FnOnce(VulkanParam<'_>) -> R) -> R {
+        let mut fbb = flatbuffers::FlatBufferBuilder::new();
+        let at = param.pack(&mut fbb);
+        fbb.finish_minimal(at);
+        // SAFETY: the builder just wrote a `VulkanParam` root.
+        check(unsafe { flatbuffers::root_unchecked::<VulkanParam<'_>>(fbb.finished_data()) })
+    }
+
+    fn piece(offset: u64, bytes: &[u8]) -> VulkanParamT {
+        let mut p = VulkanParamT::default();
+        p.value = offset;
+        p.bytes = Some(bytes.to_vec());
+        p
+    }
+
+    #[test]
+    fn sparse_data_is_rebuilt_with_each_run_at_its_offset() {
+        let mut data = VulkanParamT::default();
+        data.nested = Some(vec![piece(4, &[1, 2, 3]), piece(12, &[9])]);
+        let rebuilt = read(&data, recorded_data).unwrap();
+        assert_eq!(rebuilt, [0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 0, 9]);
+    }
+
+    #[test]
+    fn whole_data_of_older_traces_is_taken_as_it_is() {
+        let data = piece(0, &[5, 6, 7]);
+        assert_eq!(read(&data, recorded_data).unwrap(), [5, 6, 7]);
+    }
+
+    #[test]
+    fn a_run_far_past_any_template_is_refused_without_allocating() {
+        let mut data = VulkanParamT::default();
+        data.nested = Some(vec![piece(u64::MAX - 1, &[1, 2])]);
+        let error = read(&data, recorded_data).unwrap_err().to_string();
+        assert!(error.contains("reaches past"), "{error}");
+    }
 }
