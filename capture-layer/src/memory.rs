@@ -1,11 +1,16 @@
-//! Host writes to mapped memory, found by comparison: each mapping keeps a shadow copy
-//! of what the trace already holds, and at a submit, a flush or an unmap the pages the
+//! Host writes to mapped memory, found by comparison: each mapped allocation keeps a
+//! shadow copy of what the trace already holds, and at a submit, a flush or an unmap the pages the
 //! program wrote (found by page protection, [`crate::write_watch`]; every page where a
 //! mapping cannot be protected) are compared with it; within a changed page the changed
 //! bytes are found by 64-byte blocks and words, and those ranges (merged where less
 //! than [`MERGE_GAP`] bytes apart, across pages too) go into the trace and into the
 //! shadow. A rewrite that left the bytes equal records nothing. A watched page is
 //! shadowed from its second write on (see [`scan`]).
+//!
+//! The shadow outlives the mapping: what the trace holds of an allocation is still
+//! there when the program maps it again, and a program that writes a zero where an
+//! earlier mapping wrote something else must have that zero recorded (a shadow begun
+//! anew as zeros took it for no change, and the replay drew with the old byte).
 //!
 //! Bytes bound to optimal-tiling images are the driver's and left out
 //! ([`crate::bindings`]).
@@ -55,6 +60,43 @@ struct Mapping {
     recorded_unshadowed: Vec<u64>,
     /// The page protection that finds its written pages, when it is watched.
     watch: Option<Watch>,
+    /// The allocation's bytes the trace has recorded so far, in this mapping and every
+    /// earlier one, as one range (start, end).
+    recorded: Option<(u64, u64)>,
+}
+
+/// What the trace holds of an allocation while it is not mapped: its last mapping's
+/// shadow, to go on with when the same range is mapped again.
+struct Retained {
+    offset: u64,
+    shadow: Vec<u8>,
+    shadow_written: Vec<u64>,
+    recorded_unshadowed: Vec<u64>,
+    recorded: Option<(u64, u64)>,
+}
+
+impl Retained {
+    /// The shadow of a new mapping of `len` bytes at `offset`: this one where the range
+    /// is the same; else zeros, with every page that overlaps bytes the trace recorded
+    /// marked for recording whole at its next write (what the trace holds there is not
+    /// known to the new shadow, and zeros might not be it).
+    fn into_mapping(self, offset: u64, len: usize) -> (Vec<u8>, Vec<u64>, Vec<u64>) {
+        if self.offset == offset && self.shadow.len() == len {
+            return (self.shadow, self.shadow_written, self.recorded_unshadowed);
+        }
+        let words = len.div_ceil(PAGE).div_ceil(64);
+        let mut unknown = vec![0; words];
+        if let Some((start, end)) = self.recorded {
+            for page in 0..len.div_ceil(PAGE) {
+                let from = offset + (page * PAGE) as u64;
+                let to = from + PAGE as u64;
+                if from < end && start < to {
+                    set_bit(&mut unknown, page, true);
+                }
+            }
+        }
+        (vec![0; len], vec![0; words], unknown)
+    }
 }
 
 /// A pointer into mapped memory, owned by the device that mapped it.
@@ -75,6 +117,8 @@ static ZERO_PAGE: [u8; PAGE] = [0; PAGE];
 pub struct MappedMemory {
     sizes: HashMap<u64, u64>,
     maps: HashMap<u64, Mapping>,
+    /// The shadows of allocations mapped before and not mapped now.
+    retained: HashMap<u64, Retained>,
     /// What is bound where: the bytes of optimal-tiling images are not compared.
     pub bindings: Bindings,
     tracking: Tracking,
@@ -107,25 +151,56 @@ impl MappedMemory {
     /// Whether the mapping is watched by page protection (else compared whole).
     pub unsafe fn mapped(&mut self, memory: u64, offset: u64, len: usize, ptr: *const u8) -> bool {
         // Any earlier mapping of it goes first (its pages unprotected).
-        self.maps.remove(&memory);
+        if let Some(earlier) = self.maps.remove(&memory) {
+            self.retain(memory, earlier);
+        }
         let watch = match self.tracking {
             Tracking::Protect => Watch::new(ptr, len),
             Tracking::Compare => None,
         };
         let watched = watch.is_some();
+        let (shadow, shadow_written, recorded_unshadowed, recorded) =
+            match self.retained.remove(&memory) {
+                Some(r) => {
+                    let recorded = r.recorded;
+                    let (shadow, written, unknown) = r.into_mapping(offset, len);
+                    (shadow, written, unknown, recorded)
+                }
+                // Zeros: the first look records every byte the program has written.
+                None => (
+                    vec![0; len],
+                    vec![0; len.div_ceil(PAGE).div_ceil(64)],
+                    vec![0; len.div_ceil(PAGE).div_ceil(64)],
+                    None,
+                ),
+            };
         self.maps.insert(
             memory,
             Mapping {
                 ptr: SendPtr(ptr),
                 offset,
-                // Zeros: the first look records every byte the program has written.
-                shadow: vec![0; len],
-                shadow_written: vec![0; len.div_ceil(PAGE).div_ceil(64)],
-                recorded_unshadowed: vec![0; len.div_ceil(PAGE).div_ceil(64)],
+                shadow,
+                shadow_written,
+                recorded_unshadowed,
                 watch,
+                recorded,
             },
         );
         watched
+    }
+
+    /// Keeps what the trace holds of `memory`, whose `mapping` ends.
+    fn retain(&mut self, memory: u64, mapping: Mapping) {
+        self.retained.insert(
+            memory,
+            Retained {
+                offset: mapping.offset,
+                shadow: mapping.shadow,
+                shadow_written: mapping.shadow_written,
+                recorded_unshadowed: mapping.recorded_unshadowed,
+                recorded: mapping.recorded,
+            },
+        );
     }
 
     /// Gives `out` the changes in every mapping since the last look.
@@ -143,16 +218,20 @@ impl MappedMemory {
         self.changes_of(memory, offset, size, out);
     }
 
-    /// Forgets `memory`'s mapping, giving `out` what changed in it since the last look.
+    /// Ends `memory`'s mapping, giving `out` what changed in it since the last look;
+    /// its shadow is kept for the next mapping.
     pub fn unmapped(&mut self, memory: u64, out: &mut ChangeSink<'_>) {
         self.changes_of(memory, 0, u64::MAX, out);
-        self.maps.remove(&memory);
+        if let Some(mapping) = self.maps.remove(&memory) {
+            self.retain(memory, mapping);
+        }
     }
 
     /// Forgets `memory` altogether (it is being freed, which unmaps it), giving `out`
     /// what changed in it since the last look.
     pub fn freed(&mut self, memory: u64, out: &mut ChangeSink<'_>) {
         self.unmapped(memory, out);
+        self.retained.remove(&memory);
         self.sizes.remove(&memory);
         self.bindings.freed(memory);
     }
@@ -239,7 +318,12 @@ fn scan(memory: u64, m: &mut Mapping, start: usize, end: usize, out: &mut Change
                 set_bit(&mut m.recorded_unshadowed, page, false);
             }
         }
-        out(memory, m.offset + a as u64, &live[a..b]);
+        let (start, end) = (m.offset + a as u64, m.offset + b as u64);
+        m.recorded = Some(
+            m.recorded
+                .map_or((start, end), |(s, e)| (s.min(start), e.max(end))),
+        );
+        out(memory, start, &live[a..b]);
     };
     let mut extend = |run: &mut Option<(usize, usize)>, (s, e): (usize, usize), m: &mut Mapping| {
         *run = match *run {
@@ -453,6 +537,70 @@ mod tests {
         assert!(last.is_empty());
         // Unwatched, the pages are writable as before.
         write(41 * PAGE, 1);
+    }
+
+    #[test]
+    fn a_zero_written_over_an_earlier_mapping_s_bytes_is_recorded() {
+        for tracking in [Tracking::Protect, Tracking::Compare] {
+            let len = 4 * PAGE;
+            let pages = crate::write_watch::Pages::new(len);
+            let at = pages.0 as usize;
+            let write = |offset: usize, value: u8| {
+                // SAFETY: within the mapping.
+                unsafe { *((at + offset) as *mut u8) = value }
+            };
+            let mut mm = MappedMemory::with_tracking(tracking);
+            let changes =
+                |mm: &mut MappedMemory, look: &dyn Fn(&mut MappedMemory, &mut ChangeSink<'_>)| {
+                    look_with(|o| look(mm, o))
+                        .into_iter()
+                        .map(|c| (c.offset, c.data))
+                        .collect::<Vec<_>>()
+                };
+            // SAFETY: the pages outlive the tracking of them.
+            unsafe { mm.mapped(7, 0, len, pages.0 as *const u8) };
+            write(100, 5);
+            let first = changes(&mut mm, &|mm, o| mm.unmapped(7, o));
+            assert_eq!(first, [(96, vec![0, 0, 0, 0, 5, 0, 0, 0])], "{tracking:?}");
+            // Mapped again, the program writes the byte back to zero: the trace must
+            // say so, though zero is what a fresh shadow would hold.
+            // SAFETY: as above.
+            unsafe { mm.mapped(7, 0, len, pages.0 as *const u8) };
+            write(100, 0);
+            let second = changes(&mut mm, &|mm, o| mm.unmapped(7, o));
+            // (Watched, the page goes whole: its second write since it was shadowed.)
+            let recorded_at_100 = second
+                .iter()
+                .find(|(o, d)| *o <= 100 && 100 < *o + d.len() as u64)
+                .map(|(o, d)| d[(100 - o) as usize]);
+            assert_eq!(recorded_at_100, Some(0), "{tracking:?}");
+            // Mapped at another offset, a page over recorded bytes goes whole at its
+            // next write; pages past them compare with zeros as before.
+            write(PAGE + 8, 3);
+            // SAFETY: as above; the mapping shows the allocation from PAGE on.
+            unsafe { mm.mapped(7, PAGE as u64, 2 * PAGE, (at + PAGE) as *const u8) };
+            let lens = |c: Vec<(u64, Vec<u8>)>| {
+                c.into_iter().map(|(o, d)| (o, d.len())).collect::<Vec<_>>()
+            };
+            write(PAGE + 8, 0);
+            write(2 * PAGE + 8, 1);
+            let third = changes(&mut mm, &|mm, o| mm.unmapped(7, o));
+            // The old mapping recorded only bytes of its first page: the second page of
+            // the allocation, not overlapping them, is compared with zeros.
+            assert_eq!(lens(third), [(2 * PAGE as u64 + 8, 8)], "{tracking:?}");
+            // Mapped over recorded bytes at yet another range, a written page goes into
+            // the trace whole: the new shadow cannot know what the trace holds there.
+            // SAFETY: as above.
+            unsafe { mm.mapped(7, 0, 2 * PAGE, pages.0 as *const u8) };
+            write(100, 9);
+            let fourth = changes(&mut mm, &|mm, o| mm.unmapped(7, o));
+            assert_eq!(fourth[0].0, 0, "{tracking:?}");
+            assert!(fourth[0].1.len() >= PAGE, "{tracking:?}");
+            assert_eq!(fourth[0].1[100], 9, "{tracking:?}");
+            // Freed, nothing is kept.
+            look_with(|o| mm.freed(7, o));
+            assert!(mm.retained.is_empty());
+        }
     }
 
     #[test]
