@@ -43,7 +43,18 @@ enum Command {
     Verify(commands::verify::Args),
 }
 
+/// Lets a closed pipe end the process quietly, as it ends every other Unix tool
+/// (`macroscope replay … | head -1`): Rust ignores SIGPIPE, and printing to a closed
+/// pipe then panics. Files are written before the lines that name them are printed.
+fn die_quietly_on_closed_pipe() {
+    // SAFETY: setting a signal's disposition to its default, before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    die_quietly_on_closed_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info(args) => commands::info::run(&args),
