@@ -804,3 +804,53 @@ fn compare_says_where_the_change_is_as_text_markdown_and_json() {
     assert_eq!(v["verdict"], "ok");
     assert_eq!(v["changes"]["metrics"].as_array().map(Vec::len), Some(0));
 }
+
+#[test]
+fn report_of_a_run_of_frames_gives_each_frames_cost_and_the_draws_that_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/glxgears-zink-lavapipe.mscope");
+    let results = dir.path().join("gears.msr").display().to_string();
+    let run = macroscope(&["replay", trace.to_str().unwrap(), "-o", &results]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let report = macroscope(&["report", &results]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let text = String::from_utf8_lossy(&report.stdout);
+    // A row of the per-frame table: mean, p50, p90, max and the frame of the max.
+    let spread = |name: &str| -> (f64, Vec<u64>) {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name) && l.contains('.'))
+            .unwrap_or_else(|| panic!("no per-frame `{name}` row in\n{text}"));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let rest = words[2..].iter().map(|w| w.parse().unwrap()).collect();
+        (words[1].parse().unwrap(), rest)
+    };
+    // glxgears draws its twelve gear parts each of its 60 frames.
+    let (mean, draws) = spread("draws");
+    assert_eq!(
+        (mean, draws[0], draws[1], draws[2]),
+        (12.0, 12, 12, 12),
+        "{text}"
+    );
+    // Each frame's dwords: the frames' mean times 60 is every row's dwords together.
+    let (mean_dwords, dwords) = spread("dwords");
+    assert!(dwords[0] <= dwords[1] && dwords[1] <= dwords[2], "{text}");
+    let total_dwords: u64 = text
+        .lines()
+        .skip_while(|l| !l.starts_with("by Kind"))
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().nth(3).unwrap().parse::<u64>().unwrap())
+        .sum();
+    // (The mean is printed to a tenth.)
+    assert!(
+        (mean_dwords * 60.0 - total_dwords as f64).abs() <= 3.0,
+        "{mean_dwords} × 60 against {total_dwords}\n{text}"
+    );
+    // The same gear drawn again is the same work: the report counts such repeats.
+    let repeats = text
+        .lines()
+        .find(|l| l.starts_with("draws that repeat the draw before them"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(repeats.contains(" of 720 ("), "{repeats}");
+}

@@ -46,7 +46,11 @@ fn games_replay_strictly_and_every_frame_matches_on_the_capturing_driver() {
             out.status.success() && stdout.contains(&verdict),
             "{game}: expected `{verdict}`\n{stdout}\n{stderr}"
         );
-        // The costs report read the results.
-        assert!(stdout.contains("mme-instructions"), "{stdout}");
+        // The costs report gives each frame's cost and the draws that repeat.
+        assert!(stdout.contains("per frame ("), "{stdout}");
+        assert!(
+            stdout.contains("draws that repeat the draw before them"),
+            "{stdout}"
+        );
     }
 }

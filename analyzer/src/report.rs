@@ -86,8 +86,10 @@ pub struct Report {
     pub top: Vec<TopDraw>,
     /// Calls the replay skipped.
     pub skipped: Vec<SkippedCall>,
-    /// Totals per frame, for the per-frame plot.
+    /// Totals per frame, for the per-frame plot (every row: draws and other commands).
     pub frames: BTreeMap<u32, GroupTotals>,
+    /// Draws per frame (draw rows only).
+    pub frame_draws: BTreeMap<u32, u64>,
     /// Totals per view count, for the view-count plot.
     pub view_counts: BTreeMap<u8, GroupTotals>,
     /// What the replay covered (frames, recorded and executed commands), where the
@@ -103,7 +105,45 @@ pub struct Report {
     /// Rows of other commands than draws (dispatches, transfers, clears, barriers):
     /// counted in the groups and frames, not in the draws' histograms and top list.
     pub other_rows: u64,
+    /// Draws that repeat the draw before them in their frame: the same command and
+    /// pipeline, the same counts, and the same cost in every state group — the same
+    /// work pushed again (a candidate for instancing or merging).
+    pub repeated_draws: u64,
 }
+
+/// What makes two draws the same work for [`Report::repeated_draws`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct DrawWork {
+    frame: u32,
+    kind: u8,
+    pipeline: u64,
+    counts: [u32; 4],
+    groups: [[u32; 3]; STATE_GROUPS.len()],
+}
+
+/// One metric's spread over a run's frames.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameSpread {
+    /// What is summed per frame: "draws", or a metric's name.
+    pub name: &'static str,
+    /// The mean per frame.
+    pub mean: f64,
+    /// The median frame's value.
+    pub p50: u64,
+    /// The 90th percentile.
+    pub p90: u64,
+    /// The costliest frame's value, and that frame.
+    pub max: (u64, u32),
+}
+
+/// The metrics [`Report::frame_spreads`] sums per frame: what the model pushed, and
+/// the host time the model took.
+const FRAME_METRICS: [Metric; 4] = [
+    Metric::Methods,
+    Metric::PushbufDwords,
+    Metric::MmeInstructions,
+    Metric::MmeNs,
+];
 
 /// What one state group cost over all draws.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -187,13 +227,16 @@ impl Report {
             top: Vec::new(),
             skipped: Vec::new(),
             frames: BTreeMap::new(),
+            frame_draws: BTreeMap::new(),
             view_counts: BTreeMap::new(),
             totals: None,
             state_groups: [StateGroupTotals::default(); STATE_GROUP_ROWS.len()],
             has_state: false,
             failed_rows: (0, None),
             other_rows: 0,
+            repeated_draws: 0,
         };
+        let mut previous_draw: Option<DrawWork> = None;
         let mut top: BinaryHeap<Reverse<TopDraw>> = BinaryHeap::with_capacity(top_n + 1);
         let mut group_key_cache: Option<(u64, String)> = None;
         for chunk in ResultsReader::open_with(path, &ReadOptions::parallel())? {
@@ -225,7 +268,24 @@ impl Report {
                 }
                 report.draws += 1;
                 let [mut state_methods, mut state_dwords, mut state_mme] = [0u64; 3];
-                for (g, c) in state_group_costs(&chunk.draw_state(i)).iter().enumerate() {
+                let costs = state_group_costs(&chunk.draw_state(i));
+                let work = DrawWork {
+                    frame: row.frame(),
+                    kind: row.kind().0,
+                    pipeline: row.pipeline(),
+                    counts: [
+                        row.methods(),
+                        row.pushbuf_dwords(),
+                        row.mme_instructions(),
+                        row.hw_draws(),
+                    ],
+                    groups: costs.map(|c| [c.methods, c.dwords, c.mme]),
+                };
+                if previous_draw == Some(work) {
+                    report.repeated_draws += 1;
+                }
+                previous_draw = Some(work);
+                for (g, c) in costs.iter().enumerate() {
                     let [m, d, x] = [c.methods, c.dwords, c.mme].map(u64::from);
                     report.state_groups[g].add(m, d, x);
                     state_methods += m;
@@ -254,6 +314,7 @@ impl Report {
                     add(report.groups.entry(key).or_default(), row);
                 }
                 add(report.frames.entry(row.frame()).or_default(), row);
+                *report.frame_draws.entry(row.frame()).or_default() += 1;
                 add(report.view_counts.entry(row.view_count()).or_default(), row);
                 if top_n > 0 {
                     let value = top_metric.of(row);
@@ -297,6 +358,49 @@ impl Report {
                 t.sums.iter_mut().zip(g.sums).for_each(|(a, b)| *a += b);
             }
         }
+    }
+
+    /// Per frame of the program (teardown left out): its draws, and what the model
+    /// pushed for all its rows (draws and other commands), each frame's sum spread over
+    /// the frames — the frame's cost by the model's counts. Empty for a run of fewer
+    /// than two frames.
+    pub fn frame_spreads(&self) -> Vec<FrameSpread> {
+        let frames: Vec<(u32, &GroupTotals)> = self
+            .frames
+            .iter()
+            .filter(|(f, _)| !self.is_teardown(**f))
+            .map(|(f, g)| (*f, g))
+            .collect();
+        if frames.len() < 2 {
+            return Vec::new();
+        }
+        let spread = |name: &'static str, value: &dyn Fn(u32, &GroupTotals) -> u64| {
+            let mut values: Vec<(u64, u32)> =
+                frames.iter().map(|(f, g)| (value(*f, g), *f)).collect();
+            let mean = values.iter().map(|v| v.0 as f64).sum::<f64>() / values.len() as f64;
+            // The costliest frame, the earliest of equals.
+            let max = values
+                .iter()
+                .copied()
+                .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
+                .unwrap_or_default();
+            values.sort_unstable();
+            let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize].0;
+            FrameSpread {
+                name,
+                mean,
+                p50: at(0.5),
+                p90: at(0.9),
+                max,
+            }
+        };
+        let draws = |f: u32, _: &GroupTotals| self.frame_draws.get(&f).copied().unwrap_or(0);
+        let mut spreads = vec![spread("draws", &draws)];
+        for metric in FRAME_METRICS {
+            let i = Metric::ALL.iter().position(|m| *m == metric).unwrap_or(0);
+            spreads.push(spread(metric.name(), &move |_, g: &GroupTotals| g.sums[i]));
+        }
+        spreads
     }
 
     /// The histogram of `metric`.

@@ -107,6 +107,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
             "{n} row(s) are calls the GPU model could not finish (first: {first})\n"
         )?;
     }
+    write_frame_spreads(&mut out, &report)?;
     write!(out, "{:<18} {:>12}", "metric", "mean")?;
     for (_, name) in PERCENTILES {
         write!(out, " {name:>12}")?;
@@ -169,6 +170,41 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// A run of frames (a game's): each frame's cost by the model's counts, spread over the
+/// frames, and how many draws repeat the one before them.
+fn write_frame_spreads(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    let spreads = report.frame_spreads();
+    if spreads.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "per frame (the frame's sum over its rows; host time is the model's own):"
+    )?;
+    writeln!(
+        out,
+        "{:<18} {:>12} {:>12} {:>12} {:>12}  {}",
+        "", "mean", "p50", "p90", "max", "in frame"
+    )?;
+    for s in &spreads {
+        writeln!(
+            out,
+            "{:<18} {:>12.1} {:>12} {:>12} {:>12}  {}",
+            s.name, s.mean, s.p50, s.p90, s.max.0, s.max.1
+        )?;
+    }
+    if report.has_state && report.draws > 0 {
+        writeln!(
+            out,
+            "draws that repeat the draw before them (same command, pipeline and cost in every state group): {} of {} ({:.1}%)",
+            report.repeated_draws,
+            report.draws,
+            report.repeated_draws as f64 * 100.0 / report.draws as f64
+        )?;
+    }
+    writeln!(out)
 }
 
 /// The state groups' table: what the draws' flushes emitted per group, and the draw
