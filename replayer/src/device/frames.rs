@@ -18,6 +18,9 @@ pub struct Swapchain {
     pub extent: vk::Extent2D,
     /// Their usage, as the program asked.
     pub usage: vk::ImageUsageFlags,
+    /// Whether the program may view the images in other formats than theirs
+    /// (`VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR`: Zink views them as sRGB or not).
+    pub mutable_format: bool,
     /// The images, in the program's order.
     pub images: Vec<(vk::Image, vk::DeviceMemory)>,
 }
@@ -37,6 +40,8 @@ pub fn swapchain_of(bytes: &[u8]) -> Option<Swapchain> {
             height: word(48)?,
         },
         usage: vk::ImageUsageFlags::from_raw(word(56)?),
+        mutable_format: vk::SwapchainCreateFlagsKHR::from_raw(word(16)?)
+            .contains(vk::SwapchainCreateFlagsKHR::MUTABLE_FORMAT),
         images: Vec::new(),
     })
 }
@@ -55,7 +60,13 @@ pub fn create_images(
         reason: e.to_string(),
     };
     while s.images.len() < count {
+        let flags = if s.mutable_format {
+            vk::ImageCreateFlags::MUTABLE_FORMAT
+        } else {
+            vk::ImageCreateFlags::empty()
+        };
         let info = vk::ImageCreateInfo::default()
+            .flags(flags)
             .image_type(vk::ImageType::TYPE_2D)
             .format(s.format)
             .extent(vk::Extent3D {
