@@ -7,12 +7,13 @@
 use std::path::Path;
 use std::process::Command;
 
-/// The games whose every frame replays as captured: two with native Vulkan renderers
-/// and one through Zink.
-const GAMES: [(&str, &str, u32); 3] = [
+/// The games, each of whose frames replays as captured: two with native Vulkan
+/// renderers and two through Zink.
+const GAMES: [(&str, &str, u32); 4] = [
     ("warzone2100", "/usr/games/warzone2100", 60),
     ("ddnet", "/usr/games/DDNet", 60),
     ("etr", "/usr/games/etr", 30),
+    ("neverball", "/usr/games/neverball", 30),
 ];
 
 #[test]

@@ -14,7 +14,7 @@ use crate::values::Values;
 pub const MAX_DEPTH: u32 = 3;
 
 /// Every field of every table, `(table, field)`, by field id.
-pub const FIELDS: [(&str, &str); 379] = [
+pub const FIELDS: [(&str, &str); 381] = [
     ("AllocateCommandBuffers", "device"),
     ("AllocateCommandBuffers", "command_pool"),
     ("AllocateCommandBuffers", "level"),
@@ -214,6 +214,8 @@ pub const FIELDS: [(&str, &str); 379] = [
     ("CreateImageView", "level_count"),
     ("CreateImageView", "base_array_layer"),
     ("CreateImageView", "layer_count"),
+    ("CreateImageView", "components"),
+    ("CreateImageView", "flags"),
     ("CreateInstance", "instance"),
     ("CreateInstance", "application"),
     ("CreateInstance", "enabled_layers"),
@@ -463,51 +465,51 @@ pub const CALLS: [&str; 61] = [
 
 /// The field ids each call's record reaches, by `CALLS` index.
 pub const CALL_FIELDS: [&[u16]; 61] = [
-    &[8, 9, 10, 11, 12, 199, 200, 201, 202],
-    &[226],
-    &[272, 273, 274, 275, 276, 277, 278, 279, 280, 281, 282],
+    &[8, 9, 10, 11, 12, 201, 202, 203, 204],
+    &[228],
+    &[274, 275, 276, 277, 278, 279, 280, 281, 282, 283, 284],
     &[
-        158, 159, 160, 161, 162, 163, 164, 165, 230, 231, 375, 376, 377, 378,
+        158, 159, 160, 161, 162, 163, 164, 165, 232, 233, 377, 378, 379, 380,
     ],
-    &[225],
-    &[246, 247, 248, 249],
+    &[227],
+    &[248, 249, 250, 251],
     &[4, 5, 6, 7],
-    &[244, 245],
-    &[264, 265, 266, 267, 268],
-    &[371, 372],
-    &[233, 234],
-    &[269, 270, 271],
+    &[246, 247],
+    &[266, 267, 268, 269, 270],
+    &[373, 374],
+    &[235, 236],
+    &[271, 272, 273],
     &[149, 150, 151, 152, 153],
     &[16, 17, 18, 19],
     &[177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188],
     &[20, 21, 22, 23],
-    &[189, 190, 191, 192, 193, 194, 195, 196, 197, 198],
-    &[227, 228, 229],
+    &[189, 190, 191, 192, 193, 194, 195, 196, 197, 198, 199, 200],
+    &[229, 230, 231],
     &[
-        214, 215, 216, 217, 218, 219, 220, 363, 364, 365, 366, 367, 368, 369, 370,
+        216, 217, 218, 219, 220, 221, 222, 365, 366, 367, 368, 369, 370, 371, 372,
     ],
     &[166, 167, 168, 169, 170, 171, 172, 173],
     &[32, 33, 34, 35, 36, 37],
     &[121, 122],
     &[117],
     &[
-        38, 39, 40, 41, 42, 43, 44, 45, 340, 341, 342, 343, 344, 345, 346, 347,
+        38, 39, 40, 41, 42, 43, 44, 45, 342, 343, 344, 345, 346, 347, 348, 349,
     ],
     &[118],
-    &[221, 222, 223, 224],
-    &[203, 204, 205, 206, 207],
+    &[223, 224, 225, 226],
+    &[205, 206, 207, 208, 209],
     &[
-        174, 175, 176, 250, 251, 252, 253, 254, 255, 256, 257, 258, 259, 260, 261, 262, 263, 283,
-        284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299, 300, 301,
-        302, 303, 304, 305, 306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317, 318, 319,
-        320, 321, 322, 323, 324, 325, 326, 327, 328, 329, 350, 351, 352, 353, 354, 355, 356, 357,
-        358,
+        174, 175, 176, 252, 253, 254, 255, 256, 257, 258, 259, 260, 261, 262, 263, 264, 265, 285,
+        286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299, 300, 301, 302, 303,
+        304, 305, 306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317, 318, 319, 320, 321,
+        322, 323, 324, 325, 326, 327, 328, 329, 330, 331, 352, 353, 354, 355, 356, 357, 358, 359,
+        360,
     ],
     &[154, 155, 156, 157],
     &[0, 1, 2, 3],
     &[13, 14, 15, 142, 143, 144, 145, 146, 147, 148],
-    &[232],
-    &[348, 349],
+    &[234],
+    &[350, 351],
     &[119, 120],
     &[56, 57, 58],
     &[46, 47, 48, 49, 50, 51],
@@ -521,21 +523,21 @@ pub const CALL_FIELDS: [&[u16]; 61] = [
     &[106, 107, 108, 109, 110, 111, 112],
     &[87, 88, 89, 90, 91, 92, 93],
     &[99, 100, 101, 102, 103, 104, 105],
-    &[208, 209, 210, 211, 212, 213],
+    &[210, 211, 212, 213, 214, 215],
     &[28, 29, 30, 31],
     &[114, 115, 116],
     &[138, 139, 140, 141],
     &[128, 129, 130, 131],
     &[63, 64, 65, 66, 67, 68, 69, 70],
-    &[334, 335, 336, 359, 360, 361, 362],
-    &[330, 331, 332, 333],
-    &[235],
+    &[336, 337, 338, 361, 362, 363, 364],
+    &[332, 333, 334, 335],
+    &[237],
     &[132, 133],
     &[134, 135, 136, 137],
     &[24, 25, 26, 27],
     &[113],
-    &[373, 374, 375, 376, 377, 378],
-    &[236, 237, 238, 239, 240, 241, 242, 243],
+    &[375, 376, 377, 378, 379, 380],
+    &[238, 239, 240, 241, 242, 243, 244, 245],
 ];
 
 /// Builds call `index` (a `CALLS` index) from `v`.
@@ -1606,6 +1608,8 @@ pub fn create_image_view(
             level_count: v.scalar::<u32>(196),
             base_array_layer: v.scalar::<u32>(197),
             layer_count: v.scalar::<u32>(198),
+            components: v.scalar::<u32>(199),
+            flags: v.scalar::<u32>(200),
         },
     )
 }
@@ -1617,19 +1621,19 @@ pub fn create_instance(
     depth: u32,
 ) -> WIPOffset<CreateInstance<'static>> {
     let application =
-        (depth < MAX_DEPTH && v.present(200)).then(|| application_info(fbb, v, depth + 1));
-    let n = v.len(201);
-    let items: Vec<String> = (0..n).map(|_| v.string(201)).collect();
+        (depth < MAX_DEPTH && v.present(202)).then(|| application_info(fbb, v, depth + 1));
+    let n = v.len(203);
+    let items: Vec<String> = (0..n).map(|_| v.string(203)).collect();
     let items: Vec<WIPOffset<&str>> = items.iter().map(|s| fbb.create_string(s)).collect();
     let enabled_layers = Some(fbb.create_vector(&items));
-    let n = v.len(202);
-    let items: Vec<String> = (0..n).map(|_| v.string(202)).collect();
+    let n = v.len(204);
+    let items: Vec<String> = (0..n).map(|_| v.string(204)).collect();
     let items: Vec<WIPOffset<&str>> = items.iter().map(|s| fbb.create_string(s)).collect();
     let enabled_extensions = Some(fbb.create_vector(&items));
     CreateInstance::create(
         fbb,
         &CreateInstanceArgs {
-            instance: v.scalar::<u64>(199),
+            instance: v.scalar::<u64>(201),
             application,
             enabled_layers,
             enabled_extensions,
@@ -1643,16 +1647,16 @@ pub fn create_pipeline_layout(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreatePipelineLayout<'static>> {
-    let n = v.len(206);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(206)).collect();
+    let n = v.len(208);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(208)).collect();
     let set_layouts = Some(fbb.create_vector(&items));
-    let n = v.len(207);
+    let n = v.len(209);
     let items: Vec<PushConstantRange> = (0..n)
         .map(|_| {
             PushConstantRange::new(
-                v.scalar::<u32>(207),
-                v.scalar::<u32>(207),
-                v.scalar::<u32>(207),
+                v.scalar::<u32>(209),
+                v.scalar::<u32>(209),
+                v.scalar::<u32>(209),
             )
         })
         .collect();
@@ -1660,9 +1664,9 @@ pub fn create_pipeline_layout(
     CreatePipelineLayout::create(
         fbb,
         &CreatePipelineLayoutArgs {
-            device: v.scalar::<u64>(203),
-            pipeline_layout: v.scalar::<u64>(204),
-            flags: v.scalar::<u32>(205),
+            device: v.scalar::<u64>(205),
+            pipeline_layout: v.scalar::<u64>(206),
+            flags: v.scalar::<u32>(207),
             set_layouts,
             push_constant_ranges,
         },
@@ -1678,12 +1682,12 @@ pub fn create_query_pool(
     CreateQueryPool::create(
         fbb,
         &CreateQueryPoolArgs {
-            device: v.scalar::<u64>(208),
-            query_pool: v.scalar::<u64>(209),
-            flags: v.scalar::<u32>(210),
-            query_type: v.scalar::<u32>(211),
-            query_count: v.scalar::<u32>(212),
-            pipeline_statistics: v.scalar::<u32>(213),
+            device: v.scalar::<u64>(210),
+            query_pool: v.scalar::<u64>(211),
+            flags: v.scalar::<u32>(212),
+            query_type: v.scalar::<u32>(213),
+            query_count: v.scalar::<u32>(214),
+            pipeline_statistics: v.scalar::<u32>(215),
         },
     )
 }
@@ -1694,25 +1698,25 @@ pub fn create_render_pass(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreateRenderPass<'static>> {
-    let n = v.len(217);
+    let n = v.len(219);
     let items: Vec<AttachmentDescription> = (0..n)
         .map(|_| {
             AttachmentDescription::new(
-                v.scalar::<u32>(217),
-                v.scalar::<u32>(217),
-                v.scalar::<u32>(217),
-                v.scalar::<u32>(217),
-                v.scalar::<u32>(217),
-                v.scalar::<u32>(217),
-                v.scalar::<u32>(217),
-                v.scalar::<u32>(217),
-                v.scalar::<u32>(217),
+                v.scalar::<u32>(219),
+                v.scalar::<u32>(219),
+                v.scalar::<u32>(219),
+                v.scalar::<u32>(219),
+                v.scalar::<u32>(219),
+                v.scalar::<u32>(219),
+                v.scalar::<u32>(219),
+                v.scalar::<u32>(219),
+                v.scalar::<u32>(219),
             )
         })
         .collect();
     let attachments = Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(218, depth)
+        v.table_len(220, depth)
     } else {
         0
     };
@@ -1722,31 +1726,31 @@ pub fn create_render_pass(
     let subpasses: Option<
         WIPOffset<Vector<'static, ForwardsUOffset<SubpassDescription<'static>>>>,
     > = Some(fbb.create_vector(&items));
-    let n = v.len(219);
+    let n = v.len(221);
     let items: Vec<SubpassDependency> = (0..n)
         .map(|_| {
             SubpassDependency::new(
-                v.scalar::<u32>(219),
-                v.scalar::<u32>(219),
-                v.scalar::<u64>(219),
-                v.scalar::<u64>(219),
-                v.scalar::<u64>(219),
-                v.scalar::<u64>(219),
-                v.scalar::<u32>(219),
-                v.scalar::<i32>(219),
+                v.scalar::<u32>(221),
+                v.scalar::<u32>(221),
+                v.scalar::<u64>(221),
+                v.scalar::<u64>(221),
+                v.scalar::<u64>(221),
+                v.scalar::<u64>(221),
+                v.scalar::<u32>(221),
+                v.scalar::<i32>(221),
             )
         })
         .collect();
     let dependencies = Some(fbb.create_vector(&items));
-    let n = v.len(220);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(220)).collect();
+    let n = v.len(222);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(222)).collect();
     let correlation_masks = Some(fbb.create_vector(&items));
     CreateRenderPass::create(
         fbb,
         &CreateRenderPassArgs {
-            device: v.scalar::<u64>(214),
-            render_pass: v.scalar::<u64>(215),
-            version: v.scalar::<u8>(216),
+            device: v.scalar::<u64>(216),
+            render_pass: v.scalar::<u64>(217),
+            version: v.scalar::<u8>(218),
             attachments,
             subpasses,
             dependencies,
@@ -1761,15 +1765,15 @@ pub fn create_shader_module(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreateShaderModule<'static>> {
-    let n = v.len(224);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(224)).collect();
+    let n = v.len(226);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(226)).collect();
     let code = Some(fbb.create_vector(&items));
     CreateShaderModule::create(
         fbb,
         &CreateShaderModuleArgs {
-            device: v.scalar::<u64>(221),
-            shader_module: v.scalar::<u64>(222),
-            flags: v.scalar::<u32>(223),
+            device: v.scalar::<u64>(223),
+            shader_module: v.scalar::<u64>(224),
+            flags: v.scalar::<u32>(225),
             code,
         },
     )
@@ -1784,7 +1788,7 @@ pub fn destroy_device(
     DestroyDevice::create(
         fbb,
         &DestroyDeviceArgs {
-            device: v.scalar::<u64>(225),
+            device: v.scalar::<u64>(227),
         },
     )
 }
@@ -1798,7 +1802,7 @@ pub fn destroy_instance(
     DestroyInstance::create(
         fbb,
         &DestroyInstanceArgs {
-            instance: v.scalar::<u64>(226),
+            instance: v.scalar::<u64>(228),
         },
     )
 }
@@ -1812,9 +1816,9 @@ pub fn destroy_object(
     DestroyObject::create(
         fbb,
         &DestroyObjectArgs {
-            device: v.scalar::<u64>(227),
-            object_type: v.scalar::<u32>(228),
-            handle: v.scalar::<u64>(229),
+            device: v.scalar::<u64>(229),
+            object_type: v.scalar::<u32>(230),
+            handle: v.scalar::<u64>(231),
         },
     )
 }
@@ -1828,8 +1832,8 @@ pub fn device_queue_create_info(
     DeviceQueueCreateInfo::create(
         fbb,
         &DeviceQueueCreateInfoArgs {
-            queue_family_index: v.scalar::<u32>(230),
-            queue_count: v.scalar::<u32>(231),
+            queue_family_index: v.scalar::<u32>(232),
+            queue_count: v.scalar::<u32>(233),
         },
     )
 }
@@ -1843,7 +1847,7 @@ pub fn end_command_buffer(
     EndCommandBuffer::create(
         fbb,
         &EndCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(232),
+            command_buffer: v.scalar::<u64>(234),
         },
     )
 }
@@ -1854,13 +1858,13 @@ pub fn flush_mapped_memory_ranges(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<FlushMappedMemoryRanges<'static>> {
-    let n = v.len(234);
+    let n = v.len(236);
     let items: Vec<MemoryRange> = (0..n)
         .map(|_| {
             MemoryRange::new(
-                v.scalar::<u64>(234),
-                v.scalar::<u64>(234),
-                v.scalar::<u64>(234),
+                v.scalar::<u64>(236),
+                v.scalar::<u64>(236),
+                v.scalar::<u64>(236),
             )
         })
         .collect();
@@ -1868,7 +1872,7 @@ pub fn flush_mapped_memory_ranges(
     FlushMappedMemoryRanges::create(
         fbb,
         &FlushMappedMemoryRangesArgs {
-            device: v.scalar::<u64>(233),
+            device: v.scalar::<u64>(235),
             ranges,
         },
     )
@@ -1883,7 +1887,7 @@ pub fn frame_boundary(
     FrameBoundary::create(
         fbb,
         &FrameBoundaryArgs {
-            frame: v.scalar::<u64>(235),
+            frame: v.scalar::<u64>(237),
         },
     )
 }
@@ -1897,14 +1901,14 @@ pub fn frame_checksum(
     FrameChecksum::create(
         fbb,
         &FrameChecksumArgs {
-            swapchain: v.scalar::<u64>(236),
-            image_index: v.scalar::<u32>(237),
-            width: v.scalar::<u32>(238),
-            height: v.scalar::<u32>(239),
-            format: v.scalar::<u32>(240),
-            crc32: v.scalar::<u32>(241),
-            image: v.scalar::<u64>(242),
-            layout: v.scalar::<u32>(243),
+            swapchain: v.scalar::<u64>(238),
+            image_index: v.scalar::<u32>(239),
+            width: v.scalar::<u32>(240),
+            height: v.scalar::<u32>(241),
+            format: v.scalar::<u32>(242),
+            crc32: v.scalar::<u32>(243),
+            image: v.scalar::<u64>(244),
+            layout: v.scalar::<u32>(245),
         },
     )
 }
@@ -1918,8 +1922,8 @@ pub fn free_memory(
     FreeMemory::create(
         fbb,
         &FreeMemoryArgs {
-            device: v.scalar::<u64>(244),
-            memory: v.scalar::<u64>(245),
+            device: v.scalar::<u64>(246),
+            memory: v.scalar::<u64>(247),
         },
     )
 }
@@ -1933,10 +1937,10 @@ pub fn get_device_queue(
     GetDeviceQueue::create(
         fbb,
         &GetDeviceQueueArgs {
-            device: v.scalar::<u64>(246),
-            queue_family_index: v.scalar::<u32>(247),
-            queue_index: v.scalar::<u32>(248),
-            queue: v.scalar::<u64>(249),
+            device: v.scalar::<u64>(248),
+            queue_family_index: v.scalar::<u32>(249),
+            queue_index: v.scalar::<u32>(250),
+            queue: v.scalar::<u64>(251),
         },
     )
 }
@@ -1948,7 +1952,7 @@ pub fn graphics_pipeline(
     depth: u32,
 ) -> WIPOffset<GraphicsPipeline<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(252, depth)
+        v.table_len(254, depth)
     } else {
         0
     };
@@ -1957,30 +1961,30 @@ pub fn graphics_pipeline(
     let stages: Option<WIPOffset<Vector<'static, ForwardsUOffset<ShaderStage<'static>>>>> =
         Some(fbb.create_vector(&items));
     let rendering =
-        (depth < MAX_DEPTH && v.present(259)).then(|| pipeline_rendering(fbb, v, depth + 1));
-    let n = v.len(260);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(260)).collect();
+        (depth < MAX_DEPTH && v.present(261)).then(|| pipeline_rendering(fbb, v, depth + 1));
+    let n = v.len(262);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(262)).collect();
     let dynamic_states = Some(fbb.create_vector(&items));
-    let n = v.len(261);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(261)).collect();
+    let n = v.len(263);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(263)).collect();
     let libraries = Some(fbb.create_vector(&items));
-    let state = (depth < MAX_DEPTH && v.present(263)).then(|| pipeline_state(fbb, v, depth + 1));
+    let state = (depth < MAX_DEPTH && v.present(265)).then(|| pipeline_state(fbb, v, depth + 1));
     GraphicsPipeline::create(
         fbb,
         &GraphicsPipelineArgs {
-            pipeline: v.scalar::<u64>(250),
-            flags: v.scalar::<u32>(251),
+            pipeline: v.scalar::<u64>(252),
+            flags: v.scalar::<u32>(253),
             stages,
-            topology: v.scalar::<u32>(253),
-            primitive_restart_enable: v.scalar::<bool>(254),
-            patch_control_points: v.scalar::<u32>(255),
-            layout: v.scalar::<u64>(256),
-            render_pass: v.scalar::<u64>(257),
-            subpass: v.scalar::<u32>(258),
+            topology: v.scalar::<u32>(255),
+            primitive_restart_enable: v.scalar::<bool>(256),
+            patch_control_points: v.scalar::<u32>(257),
+            layout: v.scalar::<u64>(258),
+            render_pass: v.scalar::<u64>(259),
+            subpass: v.scalar::<u32>(260),
             rendering,
             dynamic_states,
             libraries,
-            library_parts: v.scalar::<u32>(262),
+            library_parts: v.scalar::<u32>(264),
             state,
         },
     )
@@ -1995,11 +1999,11 @@ pub fn map_memory(
     MapMemory::create(
         fbb,
         &MapMemoryArgs {
-            device: v.scalar::<u64>(264),
-            memory: v.scalar::<u64>(265),
-            offset: v.scalar::<u64>(266),
-            size: v.scalar::<u64>(267),
-            flags: v.scalar::<u32>(268),
+            device: v.scalar::<u64>(266),
+            memory: v.scalar::<u64>(267),
+            offset: v.scalar::<u64>(268),
+            size: v.scalar::<u64>(269),
+            flags: v.scalar::<u32>(270),
         },
     )
 }
@@ -2010,14 +2014,14 @@ pub fn memory_contents(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<MemoryContents<'static>> {
-    let n = v.len(271);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(271)).collect();
+    let n = v.len(273);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(273)).collect();
     let data = Some(fbb.create_vector(&items));
     MemoryContents::create(
         fbb,
         &MemoryContentsArgs {
-            memory: v.scalar::<u64>(269),
-            offset: v.scalar::<u64>(270),
+            memory: v.scalar::<u64>(271),
+            offset: v.scalar::<u64>(272),
             data,
         },
     )
@@ -2029,26 +2033,26 @@ pub fn physical_device_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PhysicalDeviceInfo<'static>> {
-    let device_name = v.string(276);
+    let device_name = v.string(278);
     let device_name = Some(fbb.create_string(&device_name));
-    let driver_name = v.string(279);
+    let driver_name = v.string(281);
     let driver_name = Some(fbb.create_string(&driver_name));
-    let driver_info = v.string(280);
+    let driver_info = v.string(282);
     let driver_info = Some(fbb.create_string(&driver_info));
     PhysicalDeviceInfo::create(
         fbb,
         &PhysicalDeviceInfoArgs {
-            physical_device: v.scalar::<u64>(272),
-            vendor_id: v.scalar::<u32>(273),
-            device_id: v.scalar::<u32>(274),
-            device_type: v.scalar::<u32>(275),
+            physical_device: v.scalar::<u64>(274),
+            vendor_id: v.scalar::<u32>(275),
+            device_id: v.scalar::<u32>(276),
+            device_type: v.scalar::<u32>(277),
             device_name,
-            api_version: v.scalar::<u32>(277),
-            driver_version: v.scalar::<u32>(278),
+            api_version: v.scalar::<u32>(279),
+            driver_version: v.scalar::<u32>(280),
             driver_name,
             driver_info,
-            max_multiview_view_count: v.scalar::<u32>(281),
-            max_multiview_instance_index: v.scalar::<u32>(282),
+            max_multiview_view_count: v.scalar::<u32>(283),
+            max_multiview_instance_index: v.scalar::<u32>(284),
         },
     )
 }
@@ -2059,16 +2063,16 @@ pub fn pipeline_rendering(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineRendering<'static>> {
-    let n = v.len(284);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(284)).collect();
+    let n = v.len(286);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(286)).collect();
     let color_attachment_formats = Some(fbb.create_vector(&items));
     PipelineRendering::create(
         fbb,
         &PipelineRenderingArgs {
-            view_mask: v.scalar::<u32>(283),
+            view_mask: v.scalar::<u32>(285),
             color_attachment_formats,
-            depth_attachment_format: v.scalar::<u32>(285),
-            stencil_attachment_format: v.scalar::<u32>(286),
+            depth_attachment_format: v.scalar::<u32>(287),
+            stencil_attachment_format: v.scalar::<u32>(288),
         },
     )
 }
@@ -2079,141 +2083,141 @@ pub fn pipeline_state(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineState<'static>> {
-    let n = v.len(287);
+    let n = v.len(289);
     let items: Vec<VertexBinding> = (0..n)
         .map(|_| {
             VertexBinding::new(
-                v.scalar::<u32>(287),
-                v.scalar::<u32>(287),
-                v.scalar::<u32>(287),
-                v.scalar::<u32>(287),
+                v.scalar::<u32>(289),
+                v.scalar::<u32>(289),
+                v.scalar::<u32>(289),
+                v.scalar::<u32>(289),
             )
         })
         .collect();
     let vertex_bindings = Some(fbb.create_vector(&items));
-    let n = v.len(288);
+    let n = v.len(290);
     let items: Vec<VertexAttribute> = (0..n)
         .map(|_| {
             VertexAttribute::new(
-                v.scalar::<u32>(288),
-                v.scalar::<u32>(288),
-                v.scalar::<u32>(288),
-                v.scalar::<u32>(288),
+                v.scalar::<u32>(290),
+                v.scalar::<u32>(290),
+                v.scalar::<u32>(290),
+                v.scalar::<u32>(290),
             )
         })
         .collect();
     let vertex_attributes = Some(fbb.create_vector(&items));
-    let n = v.len(290);
+    let n = v.len(292);
     let items: Vec<Viewport> = (0..n)
         .map(|_| {
             Viewport::new(
-                v.scalar::<f32>(290),
-                v.scalar::<f32>(290),
-                v.scalar::<f32>(290),
-                v.scalar::<f32>(290),
-                v.scalar::<f32>(290),
-                v.scalar::<f32>(290),
+                v.scalar::<f32>(292),
+                v.scalar::<f32>(292),
+                v.scalar::<f32>(292),
+                v.scalar::<f32>(292),
+                v.scalar::<f32>(292),
+                v.scalar::<f32>(292),
             )
         })
         .collect();
     let viewports = Some(fbb.create_vector(&items));
-    let n = v.len(291);
+    let n = v.len(293);
     let items: Vec<Rect2D> = (0..n)
         .map(|_| {
             Rect2D::new(
-                &Offset2D::new(v.scalar::<i32>(291), v.scalar::<i32>(291)),
-                &Extent2D::new(v.scalar::<u32>(291), v.scalar::<u32>(291)),
+                &Offset2D::new(v.scalar::<i32>(293), v.scalar::<i32>(293)),
+                &Extent2D::new(v.scalar::<u32>(293), v.scalar::<u32>(293)),
             )
         })
         .collect();
     let scissors = Some(fbb.create_vector(&items));
-    let stencil_front = v.present(323).then(|| {
+    let stencil_front = v.present(325).then(|| {
         StencilFace::new(
-            v.scalar::<u32>(323),
-            v.scalar::<u32>(323),
-            v.scalar::<u32>(323),
-            v.scalar::<u32>(323),
-            v.scalar::<u32>(323),
-            v.scalar::<u32>(323),
-            v.scalar::<u32>(323),
+            v.scalar::<u32>(325),
+            v.scalar::<u32>(325),
+            v.scalar::<u32>(325),
+            v.scalar::<u32>(325),
+            v.scalar::<u32>(325),
+            v.scalar::<u32>(325),
+            v.scalar::<u32>(325),
         )
     });
-    let stencil_back = v.present(324).then(|| {
+    let stencil_back = v.present(326).then(|| {
         StencilFace::new(
-            v.scalar::<u32>(324),
-            v.scalar::<u32>(324),
-            v.scalar::<u32>(324),
-            v.scalar::<u32>(324),
-            v.scalar::<u32>(324),
-            v.scalar::<u32>(324),
-            v.scalar::<u32>(324),
+            v.scalar::<u32>(326),
+            v.scalar::<u32>(326),
+            v.scalar::<u32>(326),
+            v.scalar::<u32>(326),
+            v.scalar::<u32>(326),
+            v.scalar::<u32>(326),
+            v.scalar::<u32>(326),
         )
     });
-    let n = v.len(327);
+    let n = v.len(329);
     let items: Vec<BlendAttachment> = (0..n)
         .map(|_| {
             BlendAttachment::new(
-                v.scalar::<bool>(327),
-                v.scalar::<u32>(327),
-                v.scalar::<u32>(327),
-                v.scalar::<u32>(327),
-                v.scalar::<u32>(327),
-                v.scalar::<u32>(327),
-                v.scalar::<u32>(327),
-                v.scalar::<u32>(327),
+                v.scalar::<bool>(329),
+                v.scalar::<u32>(329),
+                v.scalar::<u32>(329),
+                v.scalar::<u32>(329),
+                v.scalar::<u32>(329),
+                v.scalar::<u32>(329),
+                v.scalar::<u32>(329),
+                v.scalar::<u32>(329),
             )
         })
         .collect();
     let blend_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(328);
-    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(328)).collect();
+    let n = v.len(330);
+    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(330)).collect();
     let blend_constants = Some(fbb.create_vector(&items));
     PipelineState::create(
         fbb,
         &PipelineStateArgs {
             vertex_bindings,
             vertex_attributes,
-            domain_origin: v.scalar::<u32>(289),
+            domain_origin: v.scalar::<u32>(291),
             viewports,
             scissors,
-            depth_clip_negative_one_to_one: v.scalar::<bool>(292),
-            depth_clamp_enable: v.scalar::<bool>(293),
-            rasterizer_discard_enable: v.scalar::<bool>(294),
-            polygon_mode: v.scalar::<u32>(295),
-            cull_mode: v.scalar::<u32>(296),
-            front_face: v.scalar::<u32>(297),
-            depth_bias_enable: v.scalar::<bool>(298),
-            depth_bias_constant: v.scalar::<f32>(299),
-            depth_bias_clamp: v.scalar::<f32>(300),
-            depth_bias_slope: v.scalar::<f32>(301),
-            line_width: v.scalar::<f32>(302),
-            depth_clip: v.scalar::<u8>(303),
-            provoking_vertex: v.scalar::<u32>(304),
-            line_mode: v.scalar::<u32>(305),
-            line_stipple_enable: v.scalar::<bool>(306),
-            line_stipple_factor: v.scalar::<u32>(307),
-            line_stipple_pattern: v.scalar::<u32>(308),
-            rasterization_stream: v.scalar::<u32>(309),
-            conservative_mode: v.scalar::<u32>(310),
-            extra_primitive_overestimation_size: v.scalar::<f32>(311),
-            rasterization_samples: v.scalar::<u32>(312),
-            sample_mask: v.scalar::<u32>(313),
-            alpha_to_coverage_enable: v.scalar::<bool>(314),
-            alpha_to_one_enable: v.scalar::<bool>(315),
-            depth_test_enable: v.scalar::<bool>(316),
-            depth_write_enable: v.scalar::<bool>(317),
-            depth_compare_op: v.scalar::<u32>(318),
-            depth_bounds_test_enable: v.scalar::<bool>(319),
-            min_depth_bounds: v.scalar::<f32>(320),
-            max_depth_bounds: v.scalar::<f32>(321),
-            stencil_test_enable: v.scalar::<bool>(322),
+            depth_clip_negative_one_to_one: v.scalar::<bool>(294),
+            depth_clamp_enable: v.scalar::<bool>(295),
+            rasterizer_discard_enable: v.scalar::<bool>(296),
+            polygon_mode: v.scalar::<u32>(297),
+            cull_mode: v.scalar::<u32>(298),
+            front_face: v.scalar::<u32>(299),
+            depth_bias_enable: v.scalar::<bool>(300),
+            depth_bias_constant: v.scalar::<f32>(301),
+            depth_bias_clamp: v.scalar::<f32>(302),
+            depth_bias_slope: v.scalar::<f32>(303),
+            line_width: v.scalar::<f32>(304),
+            depth_clip: v.scalar::<u8>(305),
+            provoking_vertex: v.scalar::<u32>(306),
+            line_mode: v.scalar::<u32>(307),
+            line_stipple_enable: v.scalar::<bool>(308),
+            line_stipple_factor: v.scalar::<u32>(309),
+            line_stipple_pattern: v.scalar::<u32>(310),
+            rasterization_stream: v.scalar::<u32>(311),
+            conservative_mode: v.scalar::<u32>(312),
+            extra_primitive_overestimation_size: v.scalar::<f32>(313),
+            rasterization_samples: v.scalar::<u32>(314),
+            sample_mask: v.scalar::<u32>(315),
+            alpha_to_coverage_enable: v.scalar::<bool>(316),
+            alpha_to_one_enable: v.scalar::<bool>(317),
+            depth_test_enable: v.scalar::<bool>(318),
+            depth_write_enable: v.scalar::<bool>(319),
+            depth_compare_op: v.scalar::<u32>(320),
+            depth_bounds_test_enable: v.scalar::<bool>(321),
+            min_depth_bounds: v.scalar::<f32>(322),
+            max_depth_bounds: v.scalar::<f32>(323),
+            stencil_test_enable: v.scalar::<bool>(324),
             stencil_front: stencil_front.as_ref(),
             stencil_back: stencil_back.as_ref(),
-            logic_op_enable: v.scalar::<bool>(325),
-            logic_op: v.scalar::<u32>(326),
+            logic_op_enable: v.scalar::<bool>(327),
+            logic_op: v.scalar::<u32>(328),
             blend_attachments,
             blend_constants,
-            color_write_enables: v.scalar::<u32>(329),
+            color_write_enables: v.scalar::<u32>(331),
         },
     )
 }
@@ -2224,19 +2228,19 @@ pub fn queue_present(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<QueuePresent<'static>> {
-    let n = v.len(331);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(331)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
-    let n = v.len(332);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(332)).collect();
-    let swapchains = Some(fbb.create_vector(&items));
     let n = v.len(333);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(333)).collect();
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(333)).collect();
+    let wait_semaphores = Some(fbb.create_vector(&items));
+    let n = v.len(334);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(334)).collect();
+    let swapchains = Some(fbb.create_vector(&items));
+    let n = v.len(335);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(335)).collect();
     let image_indices = Some(fbb.create_vector(&items));
     QueuePresent::create(
         fbb,
         &QueuePresentArgs {
-            queue: v.scalar::<u64>(330),
+            queue: v.scalar::<u64>(332),
             wait_semaphores,
             swapchains,
             image_indices,
@@ -2251,7 +2255,7 @@ pub fn queue_submit(
     depth: u32,
 ) -> WIPOffset<QueueSubmit<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(335, depth)
+        v.table_len(337, depth)
     } else {
         0
     };
@@ -2262,9 +2266,9 @@ pub fn queue_submit(
     QueueSubmit::create(
         fbb,
         &QueueSubmitArgs {
-            queue: v.scalar::<u64>(334),
+            queue: v.scalar::<u64>(336),
             submits,
-            fence: v.scalar::<u64>(336),
+            fence: v.scalar::<u64>(338),
         },
     )
 }
@@ -2275,24 +2279,24 @@ pub fn rendering_attachment(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<RenderingAttachment<'static>> {
-    let clear_value = v.present(347).then(|| {
+    let clear_value = v.present(349).then(|| {
         ClearValue::new(
-            v.scalar::<u32>(347),
-            v.scalar::<u32>(347),
-            v.scalar::<u32>(347),
-            v.scalar::<u32>(347),
+            v.scalar::<u32>(349),
+            v.scalar::<u32>(349),
+            v.scalar::<u32>(349),
+            v.scalar::<u32>(349),
         )
     });
     RenderingAttachment::create(
         fbb,
         &RenderingAttachmentArgs {
-            image_view: v.scalar::<u64>(340),
-            image_layout: v.scalar::<u32>(341),
-            resolve_mode: v.scalar::<u32>(342),
-            resolve_image_view: v.scalar::<u64>(343),
-            resolve_image_layout: v.scalar::<u32>(344),
-            load_op: v.scalar::<u32>(345),
-            store_op: v.scalar::<u32>(346),
+            image_view: v.scalar::<u64>(342),
+            image_layout: v.scalar::<u32>(343),
+            resolve_mode: v.scalar::<u32>(344),
+            resolve_image_view: v.scalar::<u64>(345),
+            resolve_image_layout: v.scalar::<u32>(346),
+            load_op: v.scalar::<u32>(347),
+            store_op: v.scalar::<u32>(348),
             clear_value: clear_value.as_ref(),
         },
     )
@@ -2307,8 +2311,8 @@ pub fn reset_command_buffer(
     ResetCommandBuffer::create(
         fbb,
         &ResetCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(348),
-            flags: v.scalar::<u32>(349),
+            command_buffer: v.scalar::<u64>(350),
+            flags: v.scalar::<u32>(351),
         },
     )
 }
@@ -2319,10 +2323,10 @@ pub fn shader_stage(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<ShaderStage<'static>> {
-    let entry_point = v.string(353);
+    let entry_point = v.string(355);
     let entry_point = Some(fbb.create_string(&entry_point));
     let n = if depth < MAX_DEPTH {
-        v.table_len(354, depth)
+        v.table_len(356, depth)
     } else {
         0
     };
@@ -2332,15 +2336,15 @@ pub fn shader_stage(
     let specialization_entries: Option<
         WIPOffset<Vector<'static, ForwardsUOffset<SpecializationEntry<'static>>>>,
     > = Some(fbb.create_vector(&items));
-    let n = v.len(355);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(355)).collect();
+    let n = v.len(357);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(357)).collect();
     let specialization_data = Some(fbb.create_vector(&items));
     ShaderStage::create(
         fbb,
         &ShaderStageArgs {
-            flags: v.scalar::<u32>(350),
-            stage: v.scalar::<u32>(351),
-            module: v.scalar::<u64>(352),
+            flags: v.scalar::<u32>(352),
+            stage: v.scalar::<u32>(353),
+            module: v.scalar::<u64>(354),
             entry_point,
             specialization_entries,
             specialization_data,
@@ -2357,9 +2361,9 @@ pub fn specialization_entry(
     SpecializationEntry::create(
         fbb,
         &SpecializationEntryArgs {
-            constant_id: v.scalar::<u32>(356),
-            offset: v.scalar::<u32>(357),
-            size: v.scalar::<u64>(358),
+            constant_id: v.scalar::<u32>(358),
+            offset: v.scalar::<u32>(359),
+            size: v.scalar::<u64>(360),
         },
     )
 }
@@ -2370,17 +2374,17 @@ pub fn submit_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubmitInfo<'static>> {
-    let n = v.len(359);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(359)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
-    let n = v.len(360);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(360)).collect();
-    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
     let n = v.len(361);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(361)).collect();
-    let command_buffers = Some(fbb.create_vector(&items));
+    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(362);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(362)).collect();
+    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
+    let n = v.len(363);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(363)).collect();
+    let command_buffers = Some(fbb.create_vector(&items));
+    let n = v.len(364);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(364)).collect();
     let signal_semaphores = Some(fbb.create_vector(&items));
     SubmitInfo::create(
         fbb,
@@ -2399,28 +2403,6 @@ pub fn subpass_description(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubpassDescription<'static>> {
-    let n = v.len(366);
-    let items: Vec<AttachmentReference> = (0..n)
-        .map(|_| {
-            AttachmentReference::new(
-                v.scalar::<u32>(366),
-                v.scalar::<u32>(366),
-                v.scalar::<u32>(366),
-            )
-        })
-        .collect();
-    let input_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(367);
-    let items: Vec<AttachmentReference> = (0..n)
-        .map(|_| {
-            AttachmentReference::new(
-                v.scalar::<u32>(367),
-                v.scalar::<u32>(367),
-                v.scalar::<u32>(367),
-            )
-        })
-        .collect();
-    let color_attachments = Some(fbb.create_vector(&items));
     let n = v.len(368);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
@@ -2431,23 +2413,45 @@ pub fn subpass_description(
             )
         })
         .collect();
+    let input_attachments = Some(fbb.create_vector(&items));
+    let n = v.len(369);
+    let items: Vec<AttachmentReference> = (0..n)
+        .map(|_| {
+            AttachmentReference::new(
+                v.scalar::<u32>(369),
+                v.scalar::<u32>(369),
+                v.scalar::<u32>(369),
+            )
+        })
+        .collect();
+    let color_attachments = Some(fbb.create_vector(&items));
+    let n = v.len(370);
+    let items: Vec<AttachmentReference> = (0..n)
+        .map(|_| {
+            AttachmentReference::new(
+                v.scalar::<u32>(370),
+                v.scalar::<u32>(370),
+                v.scalar::<u32>(370),
+            )
+        })
+        .collect();
     let resolve_attachments = Some(fbb.create_vector(&items));
-    let depth_stencil_attachment = v.present(369).then(|| {
+    let depth_stencil_attachment = v.present(371).then(|| {
         AttachmentReference::new(
-            v.scalar::<u32>(369),
-            v.scalar::<u32>(369),
-            v.scalar::<u32>(369),
+            v.scalar::<u32>(371),
+            v.scalar::<u32>(371),
+            v.scalar::<u32>(371),
         )
     });
-    let n = v.len(370);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(370)).collect();
+    let n = v.len(372);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(372)).collect();
     let preserve_attachments = Some(fbb.create_vector(&items));
     SubpassDescription::create(
         fbb,
         &SubpassDescriptionArgs {
-            flags: v.scalar::<u32>(363),
-            pipeline_bind_point: v.scalar::<u32>(364),
-            view_mask: v.scalar::<u32>(365),
+            flags: v.scalar::<u32>(365),
+            pipeline_bind_point: v.scalar::<u32>(366),
+            view_mask: v.scalar::<u32>(367),
             input_attachments,
             color_attachments,
             resolve_attachments,
@@ -2466,8 +2470,8 @@ pub fn unmap_memory(
     UnmapMemory::create(
         fbb,
         &UnmapMemoryArgs {
-            device: v.scalar::<u64>(371),
-            memory: v.scalar::<u64>(372),
+            device: v.scalar::<u64>(373),
+            memory: v.scalar::<u64>(374),
         },
     )
 }
@@ -2487,11 +2491,11 @@ pub fn vulkan_param(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<VulkanParam<'static>> {
-    let n = v.len(376);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(376)).collect();
+    let n = v.len(378);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(378)).collect();
     let bytes = Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(377, depth)
+        v.table_len(379, depth)
     } else {
         0
     };
@@ -2500,7 +2504,7 @@ pub fn vulkan_param(
     let chain: Option<WIPOffset<Vector<'static, ForwardsUOffset<VulkanParam<'static>>>>> =
         Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(378, depth)
+        v.table_len(380, depth)
     } else {
         0
     };
@@ -2511,7 +2515,7 @@ pub fn vulkan_param(
     VulkanParam::create(
         fbb,
         &VulkanParamArgs {
-            value: v.scalar::<u64>(375),
+            value: v.scalar::<u64>(377),
             bytes,
             chain,
             nested,

@@ -393,10 +393,21 @@ pub unsafe extern "system" fn create_image_view(
                 level_count: range.level_count,
                 base_array_layer: range.base_array_layer,
                 layer_count: range.layer_count,
+                components: pack_components(i.components),
+                flags: i.flags.as_raw(),
             }))))
         });
     }
     r
+}
+
+/// A component mapping as `CreateImageView.components`: a byte per component.
+fn pack_components(c: vk::ComponentMapping) -> u32 {
+    [c.r, c.g, c.b, c.a]
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_raw() as u32 & 0xff) << (8 * i))
+        .sum()
 }
 
 /// `vkCreateFramebuffer`.
@@ -655,4 +666,22 @@ destroy_hooks! {
     destroy_pipeline: vk::Pipeline, PIPELINE, destroy_pipeline;
     destroy_command_pool: vk::CommandPool, COMMAND_POOL, destroy_command_pool;
     destroy_query_pool: vk::QueryPool, QUERY_POOL, destroy_query_pool;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_component_mapping_packs_a_byte_per_component_identity_as_zero() {
+        assert_eq!(pack_components(vk::ComponentMapping::default()), 0);
+        // Zink's luminance-alpha view: r, g and b from the red channel, alpha from green.
+        let la = vk::ComponentMapping {
+            r: vk::ComponentSwizzle::R,
+            g: vk::ComponentSwizzle::R,
+            b: vk::ComponentSwizzle::R,
+            a: vk::ComponentSwizzle::G,
+        };
+        assert_eq!(pack_components(la), 0x04_03_03_03);
+    }
 }

@@ -119,9 +119,31 @@ impl Replay {
                 }
                 Call::CreateImageView => {
                     let c = get!(record, call_as_create_image_view, seq, name);
+                    // VK_COMPONENT_SWIZZLE_IDENTITY (0) to _A (6): another value would
+                    // reach the driver as invalid usage.
+                    if (0..4).any(|i| (c.components() >> (8 * i)) & 0xff > 6) {
+                        return Err(DeviceError::bad(
+                            seq,
+                            name,
+                            format!(
+                                "component mapping {:#010x} names no swizzle",
+                                c.components()
+                            ),
+                        ));
+                    }
+                    let swizzle = |i: u32| {
+                        vk::ComponentSwizzle::from_raw(((c.components() >> (8 * i)) & 0xff) as i32)
+                    };
                     let info = vk::ImageViewCreateInfo::default()
+                        .flags(vk::ImageViewCreateFlags::from_raw(c.flags()))
                         .image(self.handle(c.image(), seq, name)?)
                         .view_type(vk::ImageViewType::from_raw(c.view_type() as i32))
+                        .components(vk::ComponentMapping {
+                            r: swizzle(0),
+                            g: swizzle(1),
+                            b: swizzle(2),
+                            a: swizzle(3),
+                        })
                         .format(vk::Format::from_raw(c.format() as i32))
                         .subresource_range(vk::ImageSubresourceRange {
                             aspect_mask: vk::ImageAspectFlags::from_raw(c.aspect_mask()),

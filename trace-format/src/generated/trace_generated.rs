@@ -9880,6 +9880,8 @@ impl<'a> CreateImageView<'a> {
   pub const VT_LEVEL_COUNT: ::flatbuffers::VOffsetT = 18;
   pub const VT_BASE_ARRAY_LAYER: ::flatbuffers::VOffsetT = 20;
   pub const VT_LAYER_COUNT: ::flatbuffers::VOffsetT = 22;
+  pub const VT_COMPONENTS: ::flatbuffers::VOffsetT = 24;
+  pub const VT_FLAGS: ::flatbuffers::VOffsetT = 26;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -9894,6 +9896,8 @@ impl<'a> CreateImageView<'a> {
     builder.add_image(args.image);
     builder.add_image_view(args.image_view);
     builder.add_device(args.device);
+    builder.add_flags(args.flags);
+    builder.add_components(args.components);
     builder.add_layer_count(args.layer_count);
     builder.add_base_array_layer(args.base_array_layer);
     builder.add_level_count(args.level_count);
@@ -9915,6 +9919,8 @@ impl<'a> CreateImageView<'a> {
     let level_count = self.level_count();
     let base_array_layer = self.base_array_layer();
     let layer_count = self.layer_count();
+    let components = self.components();
+    let flags = self.flags();
     CreateImageViewT {
       device,
       image_view,
@@ -9926,6 +9932,8 @@ impl<'a> CreateImageView<'a> {
       level_count,
       base_array_layer,
       layer_count,
+      components,
+      flags,
     }
   }
 
@@ -9999,6 +10007,24 @@ impl<'a> CreateImageView<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u32>(CreateImageView::VT_LAYER_COUNT, Some(0)).unwrap()}
   }
+  /// The view's component mapping, a byte per component (`VkComponentSwizzle` of r in
+  /// the low byte, then g, b, a): 0, identity, in traces from before it. Zink shows
+  /// GL's luminance-alpha textures through a two-channel image with a swizzle.
+  #[inline]
+  pub fn components(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(CreateImageView::VT_COMPONENTS, Some(0)).unwrap()}
+  }
+  /// `VkImageViewCreateFlags`.
+  #[inline]
+  pub fn flags(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(CreateImageView::VT_FLAGS, Some(0)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for CreateImageView<'_> {
@@ -10017,6 +10043,8 @@ impl ::flatbuffers::Verifiable for CreateImageView<'_> {
      .visit_field::<u32>("level_count", Self::VT_LEVEL_COUNT, false)?
      .visit_field::<u32>("base_array_layer", Self::VT_BASE_ARRAY_LAYER, false)?
      .visit_field::<u32>("layer_count", Self::VT_LAYER_COUNT, false)?
+     .visit_field::<u32>("components", Self::VT_COMPONENTS, false)?
+     .visit_field::<u32>("flags", Self::VT_FLAGS, false)?
      .finish();
     Ok(())
   }
@@ -10032,6 +10060,8 @@ pub struct CreateImageViewArgs {
     pub level_count: u32,
     pub base_array_layer: u32,
     pub layer_count: u32,
+    pub components: u32,
+    pub flags: u32,
 }
 impl<'a> Default for CreateImageViewArgs {
   #[inline]
@@ -10047,6 +10077,8 @@ impl<'a> Default for CreateImageViewArgs {
       level_count: 0,
       base_array_layer: 0,
       layer_count: 0,
+      components: 0,
+      flags: 0,
     }
   }
 }
@@ -10056,7 +10088,7 @@ impl Serialize for CreateImageView<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("CreateImageView", 10)?;
+    let mut s = serializer.serialize_struct("CreateImageView", 12)?;
       s.serialize_field("device", &self.device())?;
       s.serialize_field("image_view", &self.image_view())?;
       s.serialize_field("image", &self.image())?;
@@ -10067,6 +10099,8 @@ impl Serialize for CreateImageView<'_> {
       s.serialize_field("level_count", &self.level_count())?;
       s.serialize_field("base_array_layer", &self.base_array_layer())?;
       s.serialize_field("layer_count", &self.layer_count())?;
+      s.serialize_field("components", &self.components())?;
+      s.serialize_field("flags", &self.flags())?;
     s.end()
   }
 }
@@ -10117,6 +10151,14 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CreateImageViewBuilder<'a, 'b
     self.fbb_.push_slot::<u32>(CreateImageView::VT_LAYER_COUNT, layer_count, 0);
   }
   #[inline]
+  pub fn add_components(&mut self, components: u32) {
+    self.fbb_.push_slot::<u32>(CreateImageView::VT_COMPONENTS, components, 0);
+  }
+  #[inline]
+  pub fn add_flags(&mut self, flags: u32) {
+    self.fbb_.push_slot::<u32>(CreateImageView::VT_FLAGS, flags, 0);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CreateImageViewBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     CreateImageViewBuilder {
@@ -10144,6 +10186,8 @@ impl ::core::fmt::Debug for CreateImageView<'_> {
       ds.field("level_count", &self.level_count());
       ds.field("base_array_layer", &self.base_array_layer());
       ds.field("layer_count", &self.layer_count());
+      ds.field("components", &self.components());
+      ds.field("flags", &self.flags());
       ds.finish()
   }
 }
@@ -10160,6 +10204,8 @@ pub struct CreateImageViewT {
   pub level_count: u32,
   pub base_array_layer: u32,
   pub layer_count: u32,
+  pub components: u32,
+  pub flags: u32,
 }
 impl Default for CreateImageViewT {
   fn default() -> Self {
@@ -10174,6 +10220,8 @@ impl Default for CreateImageViewT {
       level_count: 0,
       base_array_layer: 0,
       layer_count: 0,
+      components: 0,
+      flags: 0,
     }
   }
 }
@@ -10192,6 +10240,8 @@ impl CreateImageViewT {
     let level_count = self.level_count;
     let base_array_layer = self.base_array_layer;
     let layer_count = self.layer_count;
+    let components = self.components;
+    let flags = self.flags;
     CreateImageView::create(_fbb, &CreateImageViewArgs{
       device,
       image_view,
@@ -10203,6 +10253,8 @@ impl CreateImageViewT {
       level_count,
       base_array_layer,
       layer_count,
+      components,
+      flags,
     })
   }
 }

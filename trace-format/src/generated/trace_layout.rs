@@ -1401,6 +1401,18 @@ pub(crate) static TABLES: [Table; 75] = [
                 required: false,
                 kind: Kind::Inline { size: 4, align: 4 },
             },
+            Field {
+                name: "components",
+                voffset: 24,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "flags",
+                voffset: 26,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
         ],
     },
     Table {
