@@ -185,8 +185,8 @@ fn write_frame_spreads(out: &mut impl Write, report: &Report) -> io::Result<()> 
     )?;
     writeln!(
         out,
-        "{:<18} {:>12} {:>12} {:>12} {:>12}  {}",
-        "", "mean", "p50", "p90", "max", "in frame"
+        "{:<18} {:>12} {:>12} {:>12} {:>12}  in frame",
+        "", "mean", "p50", "p90", "max"
     )?;
     for s in &spreads {
         writeln!(
