@@ -14,7 +14,7 @@ use crate::values::Values;
 pub const MAX_DEPTH: u32 = 3;
 
 /// Every field of every table, `(table, field)`, by field id.
-pub const FIELDS: [(&str, &str); 381] = [
+pub const FIELDS: [(&str, &str); 382] = [
     ("AllocateCommandBuffers", "device"),
     ("AllocateCommandBuffers", "command_pool"),
     ("AllocateCommandBuffers", "level"),
@@ -23,6 +23,7 @@ pub const FIELDS: [(&str, &str); 381] = [
     ("AllocateMemory", "memory"),
     ("AllocateMemory", "size"),
     ("AllocateMemory", "memory_type_index"),
+    ("AllocateMemory", "flags"),
     ("ApplicationInfo", "application_name"),
     ("ApplicationInfo", "application_version"),
     ("ApplicationInfo", "engine_name"),
@@ -465,79 +466,79 @@ pub const CALLS: [&str; 61] = [
 
 /// The field ids each call's record reaches, by `CALLS` index.
 pub const CALL_FIELDS: [&[u16]; 61] = [
-    &[8, 9, 10, 11, 12, 201, 202, 203, 204],
+    &[9, 10, 11, 12, 13, 202, 203, 204, 205],
+    &[229],
+    &[275, 276, 277, 278, 279, 280, 281, 282, 283, 284, 285],
+    &[
+        159, 160, 161, 162, 163, 164, 165, 166, 233, 234, 378, 379, 380, 381,
+    ],
     &[228],
-    &[274, 275, 276, 277, 278, 279, 280, 281, 282, 283, 284],
+    &[249, 250, 251, 252],
+    &[4, 5, 6, 7, 8],
+    &[247, 248],
+    &[267, 268, 269, 270, 271],
+    &[374, 375],
+    &[236, 237],
+    &[272, 273, 274],
+    &[150, 151, 152, 153, 154],
+    &[17, 18, 19, 20],
+    &[178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188, 189],
+    &[21, 22, 23, 24],
+    &[190, 191, 192, 193, 194, 195, 196, 197, 198, 199, 200, 201],
+    &[230, 231, 232],
     &[
-        158, 159, 160, 161, 162, 163, 164, 165, 232, 233, 377, 378, 379, 380,
+        217, 218, 219, 220, 221, 222, 223, 366, 367, 368, 369, 370, 371, 372, 373,
     ],
-    &[227],
-    &[248, 249, 250, 251],
-    &[4, 5, 6, 7],
-    &[246, 247],
-    &[266, 267, 268, 269, 270],
-    &[373, 374],
-    &[235, 236],
-    &[271, 272, 273],
-    &[149, 150, 151, 152, 153],
-    &[16, 17, 18, 19],
-    &[177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188],
-    &[20, 21, 22, 23],
-    &[189, 190, 191, 192, 193, 194, 195, 196, 197, 198, 199, 200],
-    &[229, 230, 231],
-    &[
-        216, 217, 218, 219, 220, 221, 222, 365, 366, 367, 368, 369, 370, 371, 372,
-    ],
-    &[166, 167, 168, 169, 170, 171, 172, 173],
-    &[32, 33, 34, 35, 36, 37],
-    &[121, 122],
-    &[117],
-    &[
-        38, 39, 40, 41, 42, 43, 44, 45, 342, 343, 344, 345, 346, 347, 348, 349,
-    ],
+    &[167, 168, 169, 170, 171, 172, 173, 174],
+    &[33, 34, 35, 36, 37, 38],
+    &[122, 123],
     &[118],
-    &[223, 224, 225, 226],
-    &[205, 206, 207, 208, 209],
     &[
-        174, 175, 176, 252, 253, 254, 255, 256, 257, 258, 259, 260, 261, 262, 263, 264, 265, 285,
-        286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299, 300, 301, 302, 303,
-        304, 305, 306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317, 318, 319, 320, 321,
-        322, 323, 324, 325, 326, 327, 328, 329, 330, 331, 352, 353, 354, 355, 356, 357, 358, 359,
-        360,
+        39, 40, 41, 42, 43, 44, 45, 46, 343, 344, 345, 346, 347, 348, 349, 350,
     ],
-    &[154, 155, 156, 157],
+    &[119],
+    &[224, 225, 226, 227],
+    &[206, 207, 208, 209, 210],
+    &[
+        175, 176, 177, 253, 254, 255, 256, 257, 258, 259, 260, 261, 262, 263, 264, 265, 266, 286,
+        287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299, 300, 301, 302, 303, 304,
+        305, 306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317, 318, 319, 320, 321, 322,
+        323, 324, 325, 326, 327, 328, 329, 330, 331, 332, 353, 354, 355, 356, 357, 358, 359, 360,
+        361,
+    ],
+    &[155, 156, 157, 158],
     &[0, 1, 2, 3],
-    &[13, 14, 15, 142, 143, 144, 145, 146, 147, 148],
-    &[234],
-    &[350, 351],
-    &[119, 120],
-    &[56, 57, 58],
-    &[46, 47, 48, 49, 50, 51],
-    &[59, 60, 61, 62],
-    &[52, 53, 54, 55],
-    &[123, 124, 125, 126, 127],
-    &[71, 72, 73, 74, 75],
-    &[76, 77, 78, 79, 80, 81],
-    &[94, 95, 96, 97, 98],
-    &[82, 83, 84, 85, 86],
-    &[106, 107, 108, 109, 110, 111, 112],
-    &[87, 88, 89, 90, 91, 92, 93],
-    &[99, 100, 101, 102, 103, 104, 105],
-    &[210, 211, 212, 213, 214, 215],
-    &[28, 29, 30, 31],
-    &[114, 115, 116],
-    &[138, 139, 140, 141],
-    &[128, 129, 130, 131],
-    &[63, 64, 65, 66, 67, 68, 69, 70],
-    &[336, 337, 338, 361, 362, 363, 364],
-    &[332, 333, 334, 335],
-    &[237],
-    &[132, 133],
-    &[134, 135, 136, 137],
-    &[24, 25, 26, 27],
-    &[113],
-    &[375, 376, 377, 378, 379, 380],
-    &[238, 239, 240, 241, 242, 243, 244, 245],
+    &[14, 15, 16, 143, 144, 145, 146, 147, 148, 149],
+    &[235],
+    &[351, 352],
+    &[120, 121],
+    &[57, 58, 59],
+    &[47, 48, 49, 50, 51, 52],
+    &[60, 61, 62, 63],
+    &[53, 54, 55, 56],
+    &[124, 125, 126, 127, 128],
+    &[72, 73, 74, 75, 76],
+    &[77, 78, 79, 80, 81, 82],
+    &[95, 96, 97, 98, 99],
+    &[83, 84, 85, 86, 87],
+    &[107, 108, 109, 110, 111, 112, 113],
+    &[88, 89, 90, 91, 92, 93, 94],
+    &[100, 101, 102, 103, 104, 105, 106],
+    &[211, 212, 213, 214, 215, 216],
+    &[29, 30, 31, 32],
+    &[115, 116, 117],
+    &[139, 140, 141, 142],
+    &[129, 130, 131, 132],
+    &[64, 65, 66, 67, 68, 69, 70, 71],
+    &[337, 338, 339, 362, 363, 364, 365],
+    &[333, 334, 335, 336],
+    &[238],
+    &[133, 134],
+    &[135, 136, 137, 138],
+    &[25, 26, 27, 28],
+    &[114],
+    &[376, 377, 378, 379, 380, 381],
+    &[239, 240, 241, 242, 243, 244, 245, 246],
 ];
 
 /// Builds call `index` (a `CALLS` index) from `v`.
@@ -807,6 +808,7 @@ pub fn allocate_memory(
             memory: v.scalar::<u64>(5),
             size: v.scalar::<u64>(6),
             memory_type_index: v.scalar::<u32>(7),
+            flags: v.scalar::<u32>(8),
         },
     )
 }
@@ -817,18 +819,18 @@ pub fn application_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<ApplicationInfo<'static>> {
-    let application_name = v.string(8);
+    let application_name = v.string(9);
     let application_name = Some(fbb.create_string(&application_name));
-    let engine_name = v.string(10);
+    let engine_name = v.string(11);
     let engine_name = Some(fbb.create_string(&engine_name));
     ApplicationInfo::create(
         fbb,
         &ApplicationInfoArgs {
             application_name,
-            application_version: v.scalar::<u32>(9),
+            application_version: v.scalar::<u32>(10),
             engine_name,
-            engine_version: v.scalar::<u32>(11),
-            api_version: v.scalar::<u32>(12),
+            engine_version: v.scalar::<u32>(12),
+            api_version: v.scalar::<u32>(13),
         },
     )
 }
@@ -840,12 +842,12 @@ pub fn begin_command_buffer(
     depth: u32,
 ) -> WIPOffset<BeginCommandBuffer<'static>> {
     let inheritance =
-        (depth < MAX_DEPTH && v.present(15)).then(|| command_buffer_inheritance(fbb, v, depth + 1));
+        (depth < MAX_DEPTH && v.present(16)).then(|| command_buffer_inheritance(fbb, v, depth + 1));
     BeginCommandBuffer::create(
         fbb,
         &BeginCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(13),
-            flags: v.scalar::<u32>(14),
+            command_buffer: v.scalar::<u64>(14),
+            flags: v.scalar::<u32>(15),
             inheritance,
         },
     )
@@ -860,10 +862,10 @@ pub fn bind_buffer_memory(
     BindBufferMemory::create(
         fbb,
         &BindBufferMemoryArgs {
-            device: v.scalar::<u64>(16),
-            buffer: v.scalar::<u64>(17),
-            memory: v.scalar::<u64>(18),
-            offset: v.scalar::<u64>(19),
+            device: v.scalar::<u64>(17),
+            buffer: v.scalar::<u64>(18),
+            memory: v.scalar::<u64>(19),
+            offset: v.scalar::<u64>(20),
         },
     )
 }
@@ -877,10 +879,10 @@ pub fn bind_image_memory(
     BindImageMemory::create(
         fbb,
         &BindImageMemoryArgs {
-            device: v.scalar::<u64>(20),
-            image: v.scalar::<u64>(21),
-            memory: v.scalar::<u64>(22),
-            offset: v.scalar::<u64>(23),
+            device: v.scalar::<u64>(21),
+            image: v.scalar::<u64>(22),
+            memory: v.scalar::<u64>(23),
+            offset: v.scalar::<u64>(24),
         },
     )
 }
@@ -894,10 +896,10 @@ pub fn cmd_begin_conditional_rendering(
     CmdBeginConditionalRendering::create(
         fbb,
         &CmdBeginConditionalRenderingArgs {
-            command_buffer: v.scalar::<u64>(24),
-            buffer: v.scalar::<u64>(25),
-            offset: v.scalar::<u64>(26),
-            flags: v.scalar::<u32>(27),
+            command_buffer: v.scalar::<u64>(25),
+            buffer: v.scalar::<u64>(26),
+            offset: v.scalar::<u64>(27),
+            flags: v.scalar::<u32>(28),
         },
     )
 }
@@ -911,10 +913,10 @@ pub fn cmd_begin_query(
     CmdBeginQuery::create(
         fbb,
         &CmdBeginQueryArgs {
-            command_buffer: v.scalar::<u64>(28),
-            query_pool: v.scalar::<u64>(29),
-            query: v.scalar::<u32>(30),
-            flags: v.scalar::<u32>(31),
+            command_buffer: v.scalar::<u64>(29),
+            query_pool: v.scalar::<u64>(30),
+            query: v.scalar::<u32>(31),
+            flags: v.scalar::<u32>(32),
         },
     )
 }
@@ -925,20 +927,20 @@ pub fn cmd_begin_render_pass(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CmdBeginRenderPass<'static>> {
-    let render_area = v.present(35).then(|| {
+    let render_area = v.present(36).then(|| {
         Rect2D::new(
-            &Offset2D::new(v.scalar::<i32>(35), v.scalar::<i32>(35)),
-            &Extent2D::new(v.scalar::<u32>(35), v.scalar::<u32>(35)),
+            &Offset2D::new(v.scalar::<i32>(36), v.scalar::<i32>(36)),
+            &Extent2D::new(v.scalar::<u32>(36), v.scalar::<u32>(36)),
         )
     });
-    let n = v.len(36);
+    let n = v.len(37);
     let items: Vec<ClearValue> = (0..n)
         .map(|_| {
             ClearValue::new(
-                v.scalar::<u32>(36),
-                v.scalar::<u32>(36),
-                v.scalar::<u32>(36),
-                v.scalar::<u32>(36),
+                v.scalar::<u32>(37),
+                v.scalar::<u32>(37),
+                v.scalar::<u32>(37),
+                v.scalar::<u32>(37),
             )
         })
         .collect();
@@ -946,12 +948,12 @@ pub fn cmd_begin_render_pass(
     CmdBeginRenderPass::create(
         fbb,
         &CmdBeginRenderPassArgs {
-            command_buffer: v.scalar::<u64>(32),
-            render_pass: v.scalar::<u64>(33),
-            framebuffer: v.scalar::<u64>(34),
+            command_buffer: v.scalar::<u64>(33),
+            render_pass: v.scalar::<u64>(34),
+            framebuffer: v.scalar::<u64>(35),
             render_area: render_area.as_ref(),
             clear_values,
-            contents: v.scalar::<u32>(37),
+            contents: v.scalar::<u32>(38),
         },
     )
 }
@@ -962,14 +964,14 @@ pub fn cmd_begin_rendering(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CmdBeginRendering<'static>> {
-    let render_area = v.present(40).then(|| {
+    let render_area = v.present(41).then(|| {
         Rect2D::new(
-            &Offset2D::new(v.scalar::<i32>(40), v.scalar::<i32>(40)),
-            &Extent2D::new(v.scalar::<u32>(40), v.scalar::<u32>(40)),
+            &Offset2D::new(v.scalar::<i32>(41), v.scalar::<i32>(41)),
+            &Extent2D::new(v.scalar::<u32>(41), v.scalar::<u32>(41)),
         )
     });
     let n = if depth < MAX_DEPTH {
-        v.table_len(43, depth)
+        v.table_len(44, depth)
     } else {
         0
     };
@@ -980,17 +982,17 @@ pub fn cmd_begin_rendering(
         WIPOffset<Vector<'static, ForwardsUOffset<RenderingAttachment<'static>>>>,
     > = Some(fbb.create_vector(&items));
     let depth_attachment =
-        (depth < MAX_DEPTH && v.present(44)).then(|| rendering_attachment(fbb, v, depth + 1));
-    let stencil_attachment =
         (depth < MAX_DEPTH && v.present(45)).then(|| rendering_attachment(fbb, v, depth + 1));
+    let stencil_attachment =
+        (depth < MAX_DEPTH && v.present(46)).then(|| rendering_attachment(fbb, v, depth + 1));
     CmdBeginRendering::create(
         fbb,
         &CmdBeginRenderingArgs {
-            command_buffer: v.scalar::<u64>(38),
-            flags: v.scalar::<u32>(39),
+            command_buffer: v.scalar::<u64>(39),
+            flags: v.scalar::<u32>(40),
             render_area: render_area.as_ref(),
-            layer_count: v.scalar::<u32>(41),
-            view_mask: v.scalar::<u32>(42),
+            layer_count: v.scalar::<u32>(42),
+            view_mask: v.scalar::<u32>(43),
             color_attachments,
             depth_attachment,
             stencil_attachment,
@@ -1004,19 +1006,19 @@ pub fn cmd_bind_descriptor_sets(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CmdBindDescriptorSets<'static>> {
-    let n = v.len(50);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(50)).collect();
-    let descriptor_sets = Some(fbb.create_vector(&items));
     let n = v.len(51);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(51)).collect();
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(51)).collect();
+    let descriptor_sets = Some(fbb.create_vector(&items));
+    let n = v.len(52);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(52)).collect();
     let dynamic_offsets = Some(fbb.create_vector(&items));
     CmdBindDescriptorSets::create(
         fbb,
         &CmdBindDescriptorSetsArgs {
-            command_buffer: v.scalar::<u64>(46),
-            pipeline_bind_point: v.scalar::<u32>(47),
-            layout: v.scalar::<u64>(48),
-            first_set: v.scalar::<u32>(49),
+            command_buffer: v.scalar::<u64>(47),
+            pipeline_bind_point: v.scalar::<u32>(48),
+            layout: v.scalar::<u64>(49),
+            first_set: v.scalar::<u32>(50),
             descriptor_sets,
             dynamic_offsets,
         },
@@ -1032,10 +1034,10 @@ pub fn cmd_bind_index_buffer(
     CmdBindIndexBuffer::create(
         fbb,
         &CmdBindIndexBufferArgs {
-            command_buffer: v.scalar::<u64>(52),
-            buffer: v.scalar::<u64>(53),
-            offset: v.scalar::<u64>(54),
-            index_type: v.scalar::<u32>(55),
+            command_buffer: v.scalar::<u64>(53),
+            buffer: v.scalar::<u64>(54),
+            offset: v.scalar::<u64>(55),
+            index_type: v.scalar::<u32>(56),
         },
     )
 }
@@ -1049,9 +1051,9 @@ pub fn cmd_bind_pipeline(
     CmdBindPipeline::create(
         fbb,
         &CmdBindPipelineArgs {
-            command_buffer: v.scalar::<u64>(56),
-            pipeline_bind_point: v.scalar::<u32>(57),
-            pipeline: v.scalar::<u64>(58),
+            command_buffer: v.scalar::<u64>(57),
+            pipeline_bind_point: v.scalar::<u32>(58),
+            pipeline: v.scalar::<u64>(59),
         },
     )
 }
@@ -1062,17 +1064,17 @@ pub fn cmd_bind_vertex_buffers(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CmdBindVertexBuffers<'static>> {
-    let n = v.len(61);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(61)).collect();
-    let buffers = Some(fbb.create_vector(&items));
     let n = v.len(62);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(62)).collect();
+    let buffers = Some(fbb.create_vector(&items));
+    let n = v.len(63);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(63)).collect();
     let offsets = Some(fbb.create_vector(&items));
     CmdBindVertexBuffers::create(
         fbb,
         &CmdBindVertexBuffersArgs {
-            command_buffer: v.scalar::<u64>(59),
-            first_binding: v.scalar::<u32>(60),
+            command_buffer: v.scalar::<u64>(60),
+            first_binding: v.scalar::<u32>(61),
             buffers,
             offsets,
         },
@@ -1088,14 +1090,14 @@ pub fn cmd_copy_query_pool_results(
     CmdCopyQueryPoolResults::create(
         fbb,
         &CmdCopyQueryPoolResultsArgs {
-            command_buffer: v.scalar::<u64>(63),
-            query_pool: v.scalar::<u64>(64),
-            first_query: v.scalar::<u32>(65),
-            query_count: v.scalar::<u32>(66),
-            dst_buffer: v.scalar::<u64>(67),
-            dst_offset: v.scalar::<u64>(68),
-            stride: v.scalar::<u64>(69),
-            flags: v.scalar::<u32>(70),
+            command_buffer: v.scalar::<u64>(64),
+            query_pool: v.scalar::<u64>(65),
+            first_query: v.scalar::<u32>(66),
+            query_count: v.scalar::<u32>(67),
+            dst_buffer: v.scalar::<u64>(68),
+            dst_offset: v.scalar::<u64>(69),
+            stride: v.scalar::<u64>(70),
+            flags: v.scalar::<u32>(71),
         },
     )
 }
@@ -1109,11 +1111,11 @@ pub fn cmd_draw(
     CmdDraw::create(
         fbb,
         &CmdDrawArgs {
-            command_buffer: v.scalar::<u64>(71),
-            vertex_count: v.scalar::<u32>(72),
-            instance_count: v.scalar::<u32>(73),
-            first_vertex: v.scalar::<u32>(74),
-            first_instance: v.scalar::<u32>(75),
+            command_buffer: v.scalar::<u64>(72),
+            vertex_count: v.scalar::<u32>(73),
+            instance_count: v.scalar::<u32>(74),
+            first_vertex: v.scalar::<u32>(75),
+            first_instance: v.scalar::<u32>(76),
         },
     )
 }
@@ -1127,12 +1129,12 @@ pub fn cmd_draw_indexed(
     CmdDrawIndexed::create(
         fbb,
         &CmdDrawIndexedArgs {
-            command_buffer: v.scalar::<u64>(76),
-            index_count: v.scalar::<u32>(77),
-            instance_count: v.scalar::<u32>(78),
-            first_index: v.scalar::<u32>(79),
-            vertex_offset: v.scalar::<i32>(80),
-            first_instance: v.scalar::<u32>(81),
+            command_buffer: v.scalar::<u64>(77),
+            index_count: v.scalar::<u32>(78),
+            instance_count: v.scalar::<u32>(79),
+            first_index: v.scalar::<u32>(80),
+            vertex_offset: v.scalar::<i32>(81),
+            first_instance: v.scalar::<u32>(82),
         },
     )
 }
@@ -1146,11 +1148,11 @@ pub fn cmd_draw_indexed_indirect(
     CmdDrawIndexedIndirect::create(
         fbb,
         &CmdDrawIndexedIndirectArgs {
-            command_buffer: v.scalar::<u64>(82),
-            buffer: v.scalar::<u64>(83),
-            offset: v.scalar::<u64>(84),
-            draw_count: v.scalar::<u32>(85),
-            stride: v.scalar::<u32>(86),
+            command_buffer: v.scalar::<u64>(83),
+            buffer: v.scalar::<u64>(84),
+            offset: v.scalar::<u64>(85),
+            draw_count: v.scalar::<u32>(86),
+            stride: v.scalar::<u32>(87),
         },
     )
 }
@@ -1164,13 +1166,13 @@ pub fn cmd_draw_indexed_indirect_count(
     CmdDrawIndexedIndirectCount::create(
         fbb,
         &CmdDrawIndexedIndirectCountArgs {
-            command_buffer: v.scalar::<u64>(87),
-            buffer: v.scalar::<u64>(88),
-            offset: v.scalar::<u64>(89),
-            count_buffer: v.scalar::<u64>(90),
-            count_buffer_offset: v.scalar::<u64>(91),
-            max_draw_count: v.scalar::<u32>(92),
-            stride: v.scalar::<u32>(93),
+            command_buffer: v.scalar::<u64>(88),
+            buffer: v.scalar::<u64>(89),
+            offset: v.scalar::<u64>(90),
+            count_buffer: v.scalar::<u64>(91),
+            count_buffer_offset: v.scalar::<u64>(92),
+            max_draw_count: v.scalar::<u32>(93),
+            stride: v.scalar::<u32>(94),
         },
     )
 }
@@ -1184,11 +1186,11 @@ pub fn cmd_draw_indirect(
     CmdDrawIndirect::create(
         fbb,
         &CmdDrawIndirectArgs {
-            command_buffer: v.scalar::<u64>(94),
-            buffer: v.scalar::<u64>(95),
-            offset: v.scalar::<u64>(96),
-            draw_count: v.scalar::<u32>(97),
-            stride: v.scalar::<u32>(98),
+            command_buffer: v.scalar::<u64>(95),
+            buffer: v.scalar::<u64>(96),
+            offset: v.scalar::<u64>(97),
+            draw_count: v.scalar::<u32>(98),
+            stride: v.scalar::<u32>(99),
         },
     )
 }
@@ -1202,13 +1204,13 @@ pub fn cmd_draw_indirect_byte_count(
     CmdDrawIndirectByteCount::create(
         fbb,
         &CmdDrawIndirectByteCountArgs {
-            command_buffer: v.scalar::<u64>(99),
-            instance_count: v.scalar::<u32>(100),
-            first_instance: v.scalar::<u32>(101),
-            counter_buffer: v.scalar::<u64>(102),
-            counter_buffer_offset: v.scalar::<u64>(103),
-            counter_offset: v.scalar::<u32>(104),
-            vertex_stride: v.scalar::<u32>(105),
+            command_buffer: v.scalar::<u64>(100),
+            instance_count: v.scalar::<u32>(101),
+            first_instance: v.scalar::<u32>(102),
+            counter_buffer: v.scalar::<u64>(103),
+            counter_buffer_offset: v.scalar::<u64>(104),
+            counter_offset: v.scalar::<u32>(105),
+            vertex_stride: v.scalar::<u32>(106),
         },
     )
 }
@@ -1222,13 +1224,13 @@ pub fn cmd_draw_indirect_count(
     CmdDrawIndirectCount::create(
         fbb,
         &CmdDrawIndirectCountArgs {
-            command_buffer: v.scalar::<u64>(106),
-            buffer: v.scalar::<u64>(107),
-            offset: v.scalar::<u64>(108),
-            count_buffer: v.scalar::<u64>(109),
-            count_buffer_offset: v.scalar::<u64>(110),
-            max_draw_count: v.scalar::<u32>(111),
-            stride: v.scalar::<u32>(112),
+            command_buffer: v.scalar::<u64>(107),
+            buffer: v.scalar::<u64>(108),
+            offset: v.scalar::<u64>(109),
+            count_buffer: v.scalar::<u64>(110),
+            count_buffer_offset: v.scalar::<u64>(111),
+            max_draw_count: v.scalar::<u32>(112),
+            stride: v.scalar::<u32>(113),
         },
     )
 }
@@ -1242,7 +1244,7 @@ pub fn cmd_end_conditional_rendering(
     CmdEndConditionalRendering::create(
         fbb,
         &CmdEndConditionalRenderingArgs {
-            command_buffer: v.scalar::<u64>(113),
+            command_buffer: v.scalar::<u64>(114),
         },
     )
 }
@@ -1256,9 +1258,9 @@ pub fn cmd_end_query(
     CmdEndQuery::create(
         fbb,
         &CmdEndQueryArgs {
-            command_buffer: v.scalar::<u64>(114),
-            query_pool: v.scalar::<u64>(115),
-            query: v.scalar::<u32>(116),
+            command_buffer: v.scalar::<u64>(115),
+            query_pool: v.scalar::<u64>(116),
+            query: v.scalar::<u32>(117),
         },
     )
 }
@@ -1272,7 +1274,7 @@ pub fn cmd_end_render_pass(
     CmdEndRenderPass::create(
         fbb,
         &CmdEndRenderPassArgs {
-            command_buffer: v.scalar::<u64>(117),
+            command_buffer: v.scalar::<u64>(118),
         },
     )
 }
@@ -1286,7 +1288,7 @@ pub fn cmd_end_rendering(
     CmdEndRendering::create(
         fbb,
         &CmdEndRenderingArgs {
-            command_buffer: v.scalar::<u64>(118),
+            command_buffer: v.scalar::<u64>(119),
         },
     )
 }
@@ -1297,13 +1299,13 @@ pub fn cmd_execute_commands(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CmdExecuteCommands<'static>> {
-    let n = v.len(120);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(120)).collect();
+    let n = v.len(121);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(121)).collect();
     let command_buffers = Some(fbb.create_vector(&items));
     CmdExecuteCommands::create(
         fbb,
         &CmdExecuteCommandsArgs {
-            command_buffer: v.scalar::<u64>(119),
+            command_buffer: v.scalar::<u64>(120),
             command_buffers,
         },
     )
@@ -1318,8 +1320,8 @@ pub fn cmd_next_subpass(
     CmdNextSubpass::create(
         fbb,
         &CmdNextSubpassArgs {
-            command_buffer: v.scalar::<u64>(121),
-            contents: v.scalar::<u32>(122),
+            command_buffer: v.scalar::<u64>(122),
+            contents: v.scalar::<u32>(123),
         },
     )
 }
@@ -1330,16 +1332,16 @@ pub fn cmd_push_constants(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CmdPushConstants<'static>> {
-    let n = v.len(127);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(127)).collect();
+    let n = v.len(128);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(128)).collect();
     let data = Some(fbb.create_vector(&items));
     CmdPushConstants::create(
         fbb,
         &CmdPushConstantsArgs {
-            command_buffer: v.scalar::<u64>(123),
-            layout: v.scalar::<u64>(124),
-            stage_flags: v.scalar::<u32>(125),
-            offset: v.scalar::<u32>(126),
+            command_buffer: v.scalar::<u64>(124),
+            layout: v.scalar::<u64>(125),
+            stage_flags: v.scalar::<u32>(126),
+            offset: v.scalar::<u32>(127),
             data,
         },
     )
@@ -1354,10 +1356,10 @@ pub fn cmd_reset_query_pool(
     CmdResetQueryPool::create(
         fbb,
         &CmdResetQueryPoolArgs {
-            command_buffer: v.scalar::<u64>(128),
-            query_pool: v.scalar::<u64>(129),
-            first_query: v.scalar::<u32>(130),
-            query_count: v.scalar::<u32>(131),
+            command_buffer: v.scalar::<u64>(129),
+            query_pool: v.scalar::<u64>(130),
+            first_query: v.scalar::<u32>(131),
+            query_count: v.scalar::<u32>(132),
         },
     )
 }
@@ -1371,8 +1373,8 @@ pub fn cmd_set_primitive_topology(
     CmdSetPrimitiveTopology::create(
         fbb,
         &CmdSetPrimitiveTopologyArgs {
-            command_buffer: v.scalar::<u64>(132),
-            topology: v.scalar::<u32>(133),
+            command_buffer: v.scalar::<u64>(133),
+            topology: v.scalar::<u32>(134),
         },
     )
 }
@@ -1383,15 +1385,15 @@ pub fn cmd_update_buffer(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CmdUpdateBuffer<'static>> {
-    let n = v.len(137);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(137)).collect();
+    let n = v.len(138);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(138)).collect();
     let data = Some(fbb.create_vector(&items));
     CmdUpdateBuffer::create(
         fbb,
         &CmdUpdateBufferArgs {
-            command_buffer: v.scalar::<u64>(134),
-            buffer: v.scalar::<u64>(135),
-            offset: v.scalar::<u64>(136),
+            command_buffer: v.scalar::<u64>(135),
+            buffer: v.scalar::<u64>(136),
+            offset: v.scalar::<u64>(137),
             data,
         },
     )
@@ -1406,10 +1408,10 @@ pub fn cmd_write_timestamp(
     CmdWriteTimestamp::create(
         fbb,
         &CmdWriteTimestampArgs {
-            command_buffer: v.scalar::<u64>(138),
-            pipeline_stage: v.scalar::<u64>(139),
-            query_pool: v.scalar::<u64>(140),
-            query: v.scalar::<u32>(141),
+            command_buffer: v.scalar::<u64>(139),
+            pipeline_stage: v.scalar::<u64>(140),
+            query_pool: v.scalar::<u64>(141),
+            query: v.scalar::<u32>(142),
         },
     )
 }
@@ -1423,13 +1425,13 @@ pub fn command_buffer_inheritance(
     CommandBufferInheritance::create(
         fbb,
         &CommandBufferInheritanceArgs {
-            render_pass: v.scalar::<u64>(142),
-            subpass: v.scalar::<u32>(143),
-            framebuffer: v.scalar::<u64>(144),
-            occlusion_query_enable: v.scalar::<bool>(145),
-            query_flags: v.scalar::<u32>(146),
-            pipeline_statistics: v.scalar::<u32>(147),
-            rendering_view_mask: v.scalar::<u32>(148),
+            render_pass: v.scalar::<u64>(143),
+            subpass: v.scalar::<u32>(144),
+            framebuffer: v.scalar::<u64>(145),
+            occlusion_query_enable: v.scalar::<bool>(146),
+            query_flags: v.scalar::<u32>(147),
+            pipeline_statistics: v.scalar::<u32>(148),
+            rendering_view_mask: v.scalar::<u32>(149),
         },
     )
 }
@@ -1443,11 +1445,11 @@ pub fn create_buffer(
     CreateBuffer::create(
         fbb,
         &CreateBufferArgs {
-            device: v.scalar::<u64>(149),
-            buffer: v.scalar::<u64>(150),
-            flags: v.scalar::<u32>(151),
-            size: v.scalar::<u64>(152),
-            usage: v.scalar::<u32>(153),
+            device: v.scalar::<u64>(150),
+            buffer: v.scalar::<u64>(151),
+            flags: v.scalar::<u32>(152),
+            size: v.scalar::<u64>(153),
+            usage: v.scalar::<u32>(154),
         },
     )
 }
@@ -1461,10 +1463,10 @@ pub fn create_command_pool(
     CreateCommandPool::create(
         fbb,
         &CreateCommandPoolArgs {
-            device: v.scalar::<u64>(154),
-            command_pool: v.scalar::<u64>(155),
-            flags: v.scalar::<u32>(156),
-            queue_family_index: v.scalar::<u32>(157),
+            device: v.scalar::<u64>(155),
+            command_pool: v.scalar::<u64>(156),
+            flags: v.scalar::<u32>(157),
+            queue_family_index: v.scalar::<u32>(158),
         },
     )
 }
@@ -1476,7 +1478,7 @@ pub fn create_device(
     depth: u32,
 ) -> WIPOffset<CreateDevice<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(160, depth)
+        v.table_len(161, depth)
     } else {
         0
     };
@@ -1486,22 +1488,22 @@ pub fn create_device(
     let queues: Option<
         WIPOffset<Vector<'static, ForwardsUOffset<DeviceQueueCreateInfo<'static>>>>,
     > = Some(fbb.create_vector(&items));
-    let n = v.len(161);
-    let items: Vec<String> = (0..n).map(|_| v.string(161)).collect();
+    let n = v.len(162);
+    let items: Vec<String> = (0..n).map(|_| v.string(162)).collect();
     let items: Vec<WIPOffset<&str>> = items.iter().map(|s| fbb.create_string(s)).collect();
     let enabled_extensions = Some(fbb.create_vector(&items));
     let create_info =
-        (depth < MAX_DEPTH && v.present(165)).then(|| vulkan_param(fbb, v, depth + 1));
+        (depth < MAX_DEPTH && v.present(166)).then(|| vulkan_param(fbb, v, depth + 1));
     CreateDevice::create(
         fbb,
         &CreateDeviceArgs {
-            physical_device: v.scalar::<u64>(158),
-            device: v.scalar::<u64>(159),
+            physical_device: v.scalar::<u64>(159),
+            device: v.scalar::<u64>(160),
             queues,
             enabled_extensions,
-            multiview: v.scalar::<bool>(162),
-            multiview_geometry_shader: v.scalar::<bool>(163),
-            multiview_tessellation_shader: v.scalar::<bool>(164),
+            multiview: v.scalar::<bool>(163),
+            multiview_geometry_shader: v.scalar::<bool>(164),
+            multiview_tessellation_shader: v.scalar::<bool>(165),
             create_info,
         },
     )
@@ -1513,20 +1515,20 @@ pub fn create_framebuffer(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreateFramebuffer<'static>> {
-    let n = v.len(170);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(170)).collect();
+    let n = v.len(171);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(171)).collect();
     let attachments = Some(fbb.create_vector(&items));
     CreateFramebuffer::create(
         fbb,
         &CreateFramebufferArgs {
-            device: v.scalar::<u64>(166),
-            framebuffer: v.scalar::<u64>(167),
-            flags: v.scalar::<u32>(168),
-            render_pass: v.scalar::<u64>(169),
+            device: v.scalar::<u64>(167),
+            framebuffer: v.scalar::<u64>(168),
+            flags: v.scalar::<u32>(169),
+            render_pass: v.scalar::<u64>(170),
             attachments,
-            width: v.scalar::<u32>(171),
-            height: v.scalar::<u32>(172),
-            layers: v.scalar::<u32>(173),
+            width: v.scalar::<u32>(172),
+            height: v.scalar::<u32>(173),
+            layers: v.scalar::<u32>(174),
         },
     )
 }
@@ -1538,7 +1540,7 @@ pub fn create_graphics_pipelines(
     depth: u32,
 ) -> WIPOffset<CreateGraphicsPipelines<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(176, depth)
+        v.table_len(177, depth)
     } else {
         0
     };
@@ -1550,8 +1552,8 @@ pub fn create_graphics_pipelines(
     CreateGraphicsPipelines::create(
         fbb,
         &CreateGraphicsPipelinesArgs {
-            device: v.scalar::<u64>(174),
-            pipeline_cache: v.scalar::<u64>(175),
+            device: v.scalar::<u64>(175),
+            pipeline_cache: v.scalar::<u64>(176),
             pipelines,
         },
     )
@@ -1563,28 +1565,28 @@ pub fn create_image(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreateImage<'static>> {
-    let extent = v.present(182).then(|| {
+    let extent = v.present(183).then(|| {
         Extent3D::new(
-            v.scalar::<u32>(182),
-            v.scalar::<u32>(182),
-            v.scalar::<u32>(182),
+            v.scalar::<u32>(183),
+            v.scalar::<u32>(183),
+            v.scalar::<u32>(183),
         )
     });
     CreateImage::create(
         fbb,
         &CreateImageArgs {
-            device: v.scalar::<u64>(177),
-            image: v.scalar::<u64>(178),
-            flags: v.scalar::<u32>(179),
-            image_type: v.scalar::<u32>(180),
-            format: v.scalar::<u32>(181),
+            device: v.scalar::<u64>(178),
+            image: v.scalar::<u64>(179),
+            flags: v.scalar::<u32>(180),
+            image_type: v.scalar::<u32>(181),
+            format: v.scalar::<u32>(182),
             extent: extent.as_ref(),
-            mip_levels: v.scalar::<u32>(183),
-            array_layers: v.scalar::<u32>(184),
-            samples: v.scalar::<u32>(185),
-            tiling: v.scalar::<u32>(186),
-            usage: v.scalar::<u32>(187),
-            initial_layout: v.scalar::<u32>(188),
+            mip_levels: v.scalar::<u32>(184),
+            array_layers: v.scalar::<u32>(185),
+            samples: v.scalar::<u32>(186),
+            tiling: v.scalar::<u32>(187),
+            usage: v.scalar::<u32>(188),
+            initial_layout: v.scalar::<u32>(189),
         },
     )
 }
@@ -1598,18 +1600,18 @@ pub fn create_image_view(
     CreateImageView::create(
         fbb,
         &CreateImageViewArgs {
-            device: v.scalar::<u64>(189),
-            image_view: v.scalar::<u64>(190),
-            image: v.scalar::<u64>(191),
-            view_type: v.scalar::<u32>(192),
-            format: v.scalar::<u32>(193),
-            aspect_mask: v.scalar::<u32>(194),
-            base_mip_level: v.scalar::<u32>(195),
-            level_count: v.scalar::<u32>(196),
-            base_array_layer: v.scalar::<u32>(197),
-            layer_count: v.scalar::<u32>(198),
-            components: v.scalar::<u32>(199),
-            flags: v.scalar::<u32>(200),
+            device: v.scalar::<u64>(190),
+            image_view: v.scalar::<u64>(191),
+            image: v.scalar::<u64>(192),
+            view_type: v.scalar::<u32>(193),
+            format: v.scalar::<u32>(194),
+            aspect_mask: v.scalar::<u32>(195),
+            base_mip_level: v.scalar::<u32>(196),
+            level_count: v.scalar::<u32>(197),
+            base_array_layer: v.scalar::<u32>(198),
+            layer_count: v.scalar::<u32>(199),
+            components: v.scalar::<u32>(200),
+            flags: v.scalar::<u32>(201),
         },
     )
 }
@@ -1621,19 +1623,19 @@ pub fn create_instance(
     depth: u32,
 ) -> WIPOffset<CreateInstance<'static>> {
     let application =
-        (depth < MAX_DEPTH && v.present(202)).then(|| application_info(fbb, v, depth + 1));
-    let n = v.len(203);
-    let items: Vec<String> = (0..n).map(|_| v.string(203)).collect();
-    let items: Vec<WIPOffset<&str>> = items.iter().map(|s| fbb.create_string(s)).collect();
-    let enabled_layers = Some(fbb.create_vector(&items));
+        (depth < MAX_DEPTH && v.present(203)).then(|| application_info(fbb, v, depth + 1));
     let n = v.len(204);
     let items: Vec<String> = (0..n).map(|_| v.string(204)).collect();
+    let items: Vec<WIPOffset<&str>> = items.iter().map(|s| fbb.create_string(s)).collect();
+    let enabled_layers = Some(fbb.create_vector(&items));
+    let n = v.len(205);
+    let items: Vec<String> = (0..n).map(|_| v.string(205)).collect();
     let items: Vec<WIPOffset<&str>> = items.iter().map(|s| fbb.create_string(s)).collect();
     let enabled_extensions = Some(fbb.create_vector(&items));
     CreateInstance::create(
         fbb,
         &CreateInstanceArgs {
-            instance: v.scalar::<u64>(201),
+            instance: v.scalar::<u64>(202),
             application,
             enabled_layers,
             enabled_extensions,
@@ -1647,16 +1649,16 @@ pub fn create_pipeline_layout(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreatePipelineLayout<'static>> {
-    let n = v.len(208);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(208)).collect();
-    let set_layouts = Some(fbb.create_vector(&items));
     let n = v.len(209);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(209)).collect();
+    let set_layouts = Some(fbb.create_vector(&items));
+    let n = v.len(210);
     let items: Vec<PushConstantRange> = (0..n)
         .map(|_| {
             PushConstantRange::new(
-                v.scalar::<u32>(209),
-                v.scalar::<u32>(209),
-                v.scalar::<u32>(209),
+                v.scalar::<u32>(210),
+                v.scalar::<u32>(210),
+                v.scalar::<u32>(210),
             )
         })
         .collect();
@@ -1664,9 +1666,9 @@ pub fn create_pipeline_layout(
     CreatePipelineLayout::create(
         fbb,
         &CreatePipelineLayoutArgs {
-            device: v.scalar::<u64>(205),
-            pipeline_layout: v.scalar::<u64>(206),
-            flags: v.scalar::<u32>(207),
+            device: v.scalar::<u64>(206),
+            pipeline_layout: v.scalar::<u64>(207),
+            flags: v.scalar::<u32>(208),
             set_layouts,
             push_constant_ranges,
         },
@@ -1682,12 +1684,12 @@ pub fn create_query_pool(
     CreateQueryPool::create(
         fbb,
         &CreateQueryPoolArgs {
-            device: v.scalar::<u64>(210),
-            query_pool: v.scalar::<u64>(211),
-            flags: v.scalar::<u32>(212),
-            query_type: v.scalar::<u32>(213),
-            query_count: v.scalar::<u32>(214),
-            pipeline_statistics: v.scalar::<u32>(215),
+            device: v.scalar::<u64>(211),
+            query_pool: v.scalar::<u64>(212),
+            flags: v.scalar::<u32>(213),
+            query_type: v.scalar::<u32>(214),
+            query_count: v.scalar::<u32>(215),
+            pipeline_statistics: v.scalar::<u32>(216),
         },
     )
 }
@@ -1698,25 +1700,25 @@ pub fn create_render_pass(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreateRenderPass<'static>> {
-    let n = v.len(219);
+    let n = v.len(220);
     let items: Vec<AttachmentDescription> = (0..n)
         .map(|_| {
             AttachmentDescription::new(
-                v.scalar::<u32>(219),
-                v.scalar::<u32>(219),
-                v.scalar::<u32>(219),
-                v.scalar::<u32>(219),
-                v.scalar::<u32>(219),
-                v.scalar::<u32>(219),
-                v.scalar::<u32>(219),
-                v.scalar::<u32>(219),
-                v.scalar::<u32>(219),
+                v.scalar::<u32>(220),
+                v.scalar::<u32>(220),
+                v.scalar::<u32>(220),
+                v.scalar::<u32>(220),
+                v.scalar::<u32>(220),
+                v.scalar::<u32>(220),
+                v.scalar::<u32>(220),
+                v.scalar::<u32>(220),
+                v.scalar::<u32>(220),
             )
         })
         .collect();
     let attachments = Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(220, depth)
+        v.table_len(221, depth)
     } else {
         0
     };
@@ -1726,31 +1728,31 @@ pub fn create_render_pass(
     let subpasses: Option<
         WIPOffset<Vector<'static, ForwardsUOffset<SubpassDescription<'static>>>>,
     > = Some(fbb.create_vector(&items));
-    let n = v.len(221);
+    let n = v.len(222);
     let items: Vec<SubpassDependency> = (0..n)
         .map(|_| {
             SubpassDependency::new(
-                v.scalar::<u32>(221),
-                v.scalar::<u32>(221),
-                v.scalar::<u64>(221),
-                v.scalar::<u64>(221),
-                v.scalar::<u64>(221),
-                v.scalar::<u64>(221),
-                v.scalar::<u32>(221),
-                v.scalar::<i32>(221),
+                v.scalar::<u32>(222),
+                v.scalar::<u32>(222),
+                v.scalar::<u64>(222),
+                v.scalar::<u64>(222),
+                v.scalar::<u64>(222),
+                v.scalar::<u64>(222),
+                v.scalar::<u32>(222),
+                v.scalar::<i32>(222),
             )
         })
         .collect();
     let dependencies = Some(fbb.create_vector(&items));
-    let n = v.len(222);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(222)).collect();
+    let n = v.len(223);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(223)).collect();
     let correlation_masks = Some(fbb.create_vector(&items));
     CreateRenderPass::create(
         fbb,
         &CreateRenderPassArgs {
-            device: v.scalar::<u64>(216),
-            render_pass: v.scalar::<u64>(217),
-            version: v.scalar::<u8>(218),
+            device: v.scalar::<u64>(217),
+            render_pass: v.scalar::<u64>(218),
+            version: v.scalar::<u8>(219),
             attachments,
             subpasses,
             dependencies,
@@ -1765,15 +1767,15 @@ pub fn create_shader_module(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreateShaderModule<'static>> {
-    let n = v.len(226);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(226)).collect();
+    let n = v.len(227);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(227)).collect();
     let code = Some(fbb.create_vector(&items));
     CreateShaderModule::create(
         fbb,
         &CreateShaderModuleArgs {
-            device: v.scalar::<u64>(223),
-            shader_module: v.scalar::<u64>(224),
-            flags: v.scalar::<u32>(225),
+            device: v.scalar::<u64>(224),
+            shader_module: v.scalar::<u64>(225),
+            flags: v.scalar::<u32>(226),
             code,
         },
     )
@@ -1788,7 +1790,7 @@ pub fn destroy_device(
     DestroyDevice::create(
         fbb,
         &DestroyDeviceArgs {
-            device: v.scalar::<u64>(227),
+            device: v.scalar::<u64>(228),
         },
     )
 }
@@ -1802,7 +1804,7 @@ pub fn destroy_instance(
     DestroyInstance::create(
         fbb,
         &DestroyInstanceArgs {
-            instance: v.scalar::<u64>(228),
+            instance: v.scalar::<u64>(229),
         },
     )
 }
@@ -1816,9 +1818,9 @@ pub fn destroy_object(
     DestroyObject::create(
         fbb,
         &DestroyObjectArgs {
-            device: v.scalar::<u64>(229),
-            object_type: v.scalar::<u32>(230),
-            handle: v.scalar::<u64>(231),
+            device: v.scalar::<u64>(230),
+            object_type: v.scalar::<u32>(231),
+            handle: v.scalar::<u64>(232),
         },
     )
 }
@@ -1832,8 +1834,8 @@ pub fn device_queue_create_info(
     DeviceQueueCreateInfo::create(
         fbb,
         &DeviceQueueCreateInfoArgs {
-            queue_family_index: v.scalar::<u32>(232),
-            queue_count: v.scalar::<u32>(233),
+            queue_family_index: v.scalar::<u32>(233),
+            queue_count: v.scalar::<u32>(234),
         },
     )
 }
@@ -1847,7 +1849,7 @@ pub fn end_command_buffer(
     EndCommandBuffer::create(
         fbb,
         &EndCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(234),
+            command_buffer: v.scalar::<u64>(235),
         },
     )
 }
@@ -1858,13 +1860,13 @@ pub fn flush_mapped_memory_ranges(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<FlushMappedMemoryRanges<'static>> {
-    let n = v.len(236);
+    let n = v.len(237);
     let items: Vec<MemoryRange> = (0..n)
         .map(|_| {
             MemoryRange::new(
-                v.scalar::<u64>(236),
-                v.scalar::<u64>(236),
-                v.scalar::<u64>(236),
+                v.scalar::<u64>(237),
+                v.scalar::<u64>(237),
+                v.scalar::<u64>(237),
             )
         })
         .collect();
@@ -1872,7 +1874,7 @@ pub fn flush_mapped_memory_ranges(
     FlushMappedMemoryRanges::create(
         fbb,
         &FlushMappedMemoryRangesArgs {
-            device: v.scalar::<u64>(235),
+            device: v.scalar::<u64>(236),
             ranges,
         },
     )
@@ -1887,7 +1889,7 @@ pub fn frame_boundary(
     FrameBoundary::create(
         fbb,
         &FrameBoundaryArgs {
-            frame: v.scalar::<u64>(237),
+            frame: v.scalar::<u64>(238),
         },
     )
 }
@@ -1901,14 +1903,14 @@ pub fn frame_checksum(
     FrameChecksum::create(
         fbb,
         &FrameChecksumArgs {
-            swapchain: v.scalar::<u64>(238),
-            image_index: v.scalar::<u32>(239),
-            width: v.scalar::<u32>(240),
-            height: v.scalar::<u32>(241),
-            format: v.scalar::<u32>(242),
-            crc32: v.scalar::<u32>(243),
-            image: v.scalar::<u64>(244),
-            layout: v.scalar::<u32>(245),
+            swapchain: v.scalar::<u64>(239),
+            image_index: v.scalar::<u32>(240),
+            width: v.scalar::<u32>(241),
+            height: v.scalar::<u32>(242),
+            format: v.scalar::<u32>(243),
+            crc32: v.scalar::<u32>(244),
+            image: v.scalar::<u64>(245),
+            layout: v.scalar::<u32>(246),
         },
     )
 }
@@ -1922,8 +1924,8 @@ pub fn free_memory(
     FreeMemory::create(
         fbb,
         &FreeMemoryArgs {
-            device: v.scalar::<u64>(246),
-            memory: v.scalar::<u64>(247),
+            device: v.scalar::<u64>(247),
+            memory: v.scalar::<u64>(248),
         },
     )
 }
@@ -1937,10 +1939,10 @@ pub fn get_device_queue(
     GetDeviceQueue::create(
         fbb,
         &GetDeviceQueueArgs {
-            device: v.scalar::<u64>(248),
-            queue_family_index: v.scalar::<u32>(249),
-            queue_index: v.scalar::<u32>(250),
-            queue: v.scalar::<u64>(251),
+            device: v.scalar::<u64>(249),
+            queue_family_index: v.scalar::<u32>(250),
+            queue_index: v.scalar::<u32>(251),
+            queue: v.scalar::<u64>(252),
         },
     )
 }
@@ -1952,7 +1954,7 @@ pub fn graphics_pipeline(
     depth: u32,
 ) -> WIPOffset<GraphicsPipeline<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(254, depth)
+        v.table_len(255, depth)
     } else {
         0
     };
@@ -1961,30 +1963,30 @@ pub fn graphics_pipeline(
     let stages: Option<WIPOffset<Vector<'static, ForwardsUOffset<ShaderStage<'static>>>>> =
         Some(fbb.create_vector(&items));
     let rendering =
-        (depth < MAX_DEPTH && v.present(261)).then(|| pipeline_rendering(fbb, v, depth + 1));
-    let n = v.len(262);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(262)).collect();
-    let dynamic_states = Some(fbb.create_vector(&items));
+        (depth < MAX_DEPTH && v.present(262)).then(|| pipeline_rendering(fbb, v, depth + 1));
     let n = v.len(263);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(263)).collect();
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(263)).collect();
+    let dynamic_states = Some(fbb.create_vector(&items));
+    let n = v.len(264);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(264)).collect();
     let libraries = Some(fbb.create_vector(&items));
-    let state = (depth < MAX_DEPTH && v.present(265)).then(|| pipeline_state(fbb, v, depth + 1));
+    let state = (depth < MAX_DEPTH && v.present(266)).then(|| pipeline_state(fbb, v, depth + 1));
     GraphicsPipeline::create(
         fbb,
         &GraphicsPipelineArgs {
-            pipeline: v.scalar::<u64>(252),
-            flags: v.scalar::<u32>(253),
+            pipeline: v.scalar::<u64>(253),
+            flags: v.scalar::<u32>(254),
             stages,
-            topology: v.scalar::<u32>(255),
-            primitive_restart_enable: v.scalar::<bool>(256),
-            patch_control_points: v.scalar::<u32>(257),
-            layout: v.scalar::<u64>(258),
-            render_pass: v.scalar::<u64>(259),
-            subpass: v.scalar::<u32>(260),
+            topology: v.scalar::<u32>(256),
+            primitive_restart_enable: v.scalar::<bool>(257),
+            patch_control_points: v.scalar::<u32>(258),
+            layout: v.scalar::<u64>(259),
+            render_pass: v.scalar::<u64>(260),
+            subpass: v.scalar::<u32>(261),
             rendering,
             dynamic_states,
             libraries,
-            library_parts: v.scalar::<u32>(264),
+            library_parts: v.scalar::<u32>(265),
             state,
         },
     )
@@ -1999,11 +2001,11 @@ pub fn map_memory(
     MapMemory::create(
         fbb,
         &MapMemoryArgs {
-            device: v.scalar::<u64>(266),
-            memory: v.scalar::<u64>(267),
-            offset: v.scalar::<u64>(268),
-            size: v.scalar::<u64>(269),
-            flags: v.scalar::<u32>(270),
+            device: v.scalar::<u64>(267),
+            memory: v.scalar::<u64>(268),
+            offset: v.scalar::<u64>(269),
+            size: v.scalar::<u64>(270),
+            flags: v.scalar::<u32>(271),
         },
     )
 }
@@ -2014,14 +2016,14 @@ pub fn memory_contents(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<MemoryContents<'static>> {
-    let n = v.len(273);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(273)).collect();
+    let n = v.len(274);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(274)).collect();
     let data = Some(fbb.create_vector(&items));
     MemoryContents::create(
         fbb,
         &MemoryContentsArgs {
-            memory: v.scalar::<u64>(271),
-            offset: v.scalar::<u64>(272),
+            memory: v.scalar::<u64>(272),
+            offset: v.scalar::<u64>(273),
             data,
         },
     )
@@ -2033,26 +2035,26 @@ pub fn physical_device_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PhysicalDeviceInfo<'static>> {
-    let device_name = v.string(278);
+    let device_name = v.string(279);
     let device_name = Some(fbb.create_string(&device_name));
-    let driver_name = v.string(281);
+    let driver_name = v.string(282);
     let driver_name = Some(fbb.create_string(&driver_name));
-    let driver_info = v.string(282);
+    let driver_info = v.string(283);
     let driver_info = Some(fbb.create_string(&driver_info));
     PhysicalDeviceInfo::create(
         fbb,
         &PhysicalDeviceInfoArgs {
-            physical_device: v.scalar::<u64>(274),
-            vendor_id: v.scalar::<u32>(275),
-            device_id: v.scalar::<u32>(276),
-            device_type: v.scalar::<u32>(277),
+            physical_device: v.scalar::<u64>(275),
+            vendor_id: v.scalar::<u32>(276),
+            device_id: v.scalar::<u32>(277),
+            device_type: v.scalar::<u32>(278),
             device_name,
-            api_version: v.scalar::<u32>(279),
-            driver_version: v.scalar::<u32>(280),
+            api_version: v.scalar::<u32>(280),
+            driver_version: v.scalar::<u32>(281),
             driver_name,
             driver_info,
-            max_multiview_view_count: v.scalar::<u32>(283),
-            max_multiview_instance_index: v.scalar::<u32>(284),
+            max_multiview_view_count: v.scalar::<u32>(284),
+            max_multiview_instance_index: v.scalar::<u32>(285),
         },
     )
 }
@@ -2063,16 +2065,16 @@ pub fn pipeline_rendering(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineRendering<'static>> {
-    let n = v.len(286);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(286)).collect();
+    let n = v.len(287);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(287)).collect();
     let color_attachment_formats = Some(fbb.create_vector(&items));
     PipelineRendering::create(
         fbb,
         &PipelineRenderingArgs {
-            view_mask: v.scalar::<u32>(285),
+            view_mask: v.scalar::<u32>(286),
             color_attachment_formats,
-            depth_attachment_format: v.scalar::<u32>(287),
-            stencil_attachment_format: v.scalar::<u32>(288),
+            depth_attachment_format: v.scalar::<u32>(288),
+            stencil_attachment_format: v.scalar::<u32>(289),
         },
     )
 }
@@ -2083,66 +2085,55 @@ pub fn pipeline_state(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineState<'static>> {
-    let n = v.len(289);
+    let n = v.len(290);
     let items: Vec<VertexBinding> = (0..n)
         .map(|_| {
             VertexBinding::new(
-                v.scalar::<u32>(289),
-                v.scalar::<u32>(289),
-                v.scalar::<u32>(289),
-                v.scalar::<u32>(289),
+                v.scalar::<u32>(290),
+                v.scalar::<u32>(290),
+                v.scalar::<u32>(290),
+                v.scalar::<u32>(290),
             )
         })
         .collect();
     let vertex_bindings = Some(fbb.create_vector(&items));
-    let n = v.len(290);
+    let n = v.len(291);
     let items: Vec<VertexAttribute> = (0..n)
         .map(|_| {
             VertexAttribute::new(
-                v.scalar::<u32>(290),
-                v.scalar::<u32>(290),
-                v.scalar::<u32>(290),
-                v.scalar::<u32>(290),
+                v.scalar::<u32>(291),
+                v.scalar::<u32>(291),
+                v.scalar::<u32>(291),
+                v.scalar::<u32>(291),
             )
         })
         .collect();
     let vertex_attributes = Some(fbb.create_vector(&items));
-    let n = v.len(292);
+    let n = v.len(293);
     let items: Vec<Viewport> = (0..n)
         .map(|_| {
             Viewport::new(
-                v.scalar::<f32>(292),
-                v.scalar::<f32>(292),
-                v.scalar::<f32>(292),
-                v.scalar::<f32>(292),
-                v.scalar::<f32>(292),
-                v.scalar::<f32>(292),
+                v.scalar::<f32>(293),
+                v.scalar::<f32>(293),
+                v.scalar::<f32>(293),
+                v.scalar::<f32>(293),
+                v.scalar::<f32>(293),
+                v.scalar::<f32>(293),
             )
         })
         .collect();
     let viewports = Some(fbb.create_vector(&items));
-    let n = v.len(293);
+    let n = v.len(294);
     let items: Vec<Rect2D> = (0..n)
         .map(|_| {
             Rect2D::new(
-                &Offset2D::new(v.scalar::<i32>(293), v.scalar::<i32>(293)),
-                &Extent2D::new(v.scalar::<u32>(293), v.scalar::<u32>(293)),
+                &Offset2D::new(v.scalar::<i32>(294), v.scalar::<i32>(294)),
+                &Extent2D::new(v.scalar::<u32>(294), v.scalar::<u32>(294)),
             )
         })
         .collect();
     let scissors = Some(fbb.create_vector(&items));
-    let stencil_front = v.present(325).then(|| {
-        StencilFace::new(
-            v.scalar::<u32>(325),
-            v.scalar::<u32>(325),
-            v.scalar::<u32>(325),
-            v.scalar::<u32>(325),
-            v.scalar::<u32>(325),
-            v.scalar::<u32>(325),
-            v.scalar::<u32>(325),
-        )
-    });
-    let stencil_back = v.present(326).then(|| {
+    let stencil_front = v.present(326).then(|| {
         StencilFace::new(
             v.scalar::<u32>(326),
             v.scalar::<u32>(326),
@@ -2153,71 +2144,82 @@ pub fn pipeline_state(
             v.scalar::<u32>(326),
         )
     });
-    let n = v.len(329);
+    let stencil_back = v.present(327).then(|| {
+        StencilFace::new(
+            v.scalar::<u32>(327),
+            v.scalar::<u32>(327),
+            v.scalar::<u32>(327),
+            v.scalar::<u32>(327),
+            v.scalar::<u32>(327),
+            v.scalar::<u32>(327),
+            v.scalar::<u32>(327),
+        )
+    });
+    let n = v.len(330);
     let items: Vec<BlendAttachment> = (0..n)
         .map(|_| {
             BlendAttachment::new(
-                v.scalar::<bool>(329),
-                v.scalar::<u32>(329),
-                v.scalar::<u32>(329),
-                v.scalar::<u32>(329),
-                v.scalar::<u32>(329),
-                v.scalar::<u32>(329),
-                v.scalar::<u32>(329),
-                v.scalar::<u32>(329),
+                v.scalar::<bool>(330),
+                v.scalar::<u32>(330),
+                v.scalar::<u32>(330),
+                v.scalar::<u32>(330),
+                v.scalar::<u32>(330),
+                v.scalar::<u32>(330),
+                v.scalar::<u32>(330),
+                v.scalar::<u32>(330),
             )
         })
         .collect();
     let blend_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(330);
-    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(330)).collect();
+    let n = v.len(331);
+    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(331)).collect();
     let blend_constants = Some(fbb.create_vector(&items));
     PipelineState::create(
         fbb,
         &PipelineStateArgs {
             vertex_bindings,
             vertex_attributes,
-            domain_origin: v.scalar::<u32>(291),
+            domain_origin: v.scalar::<u32>(292),
             viewports,
             scissors,
-            depth_clip_negative_one_to_one: v.scalar::<bool>(294),
-            depth_clamp_enable: v.scalar::<bool>(295),
-            rasterizer_discard_enable: v.scalar::<bool>(296),
-            polygon_mode: v.scalar::<u32>(297),
-            cull_mode: v.scalar::<u32>(298),
-            front_face: v.scalar::<u32>(299),
-            depth_bias_enable: v.scalar::<bool>(300),
-            depth_bias_constant: v.scalar::<f32>(301),
-            depth_bias_clamp: v.scalar::<f32>(302),
-            depth_bias_slope: v.scalar::<f32>(303),
-            line_width: v.scalar::<f32>(304),
-            depth_clip: v.scalar::<u8>(305),
-            provoking_vertex: v.scalar::<u32>(306),
-            line_mode: v.scalar::<u32>(307),
-            line_stipple_enable: v.scalar::<bool>(308),
-            line_stipple_factor: v.scalar::<u32>(309),
-            line_stipple_pattern: v.scalar::<u32>(310),
-            rasterization_stream: v.scalar::<u32>(311),
-            conservative_mode: v.scalar::<u32>(312),
-            extra_primitive_overestimation_size: v.scalar::<f32>(313),
-            rasterization_samples: v.scalar::<u32>(314),
-            sample_mask: v.scalar::<u32>(315),
-            alpha_to_coverage_enable: v.scalar::<bool>(316),
-            alpha_to_one_enable: v.scalar::<bool>(317),
-            depth_test_enable: v.scalar::<bool>(318),
-            depth_write_enable: v.scalar::<bool>(319),
-            depth_compare_op: v.scalar::<u32>(320),
-            depth_bounds_test_enable: v.scalar::<bool>(321),
-            min_depth_bounds: v.scalar::<f32>(322),
-            max_depth_bounds: v.scalar::<f32>(323),
-            stencil_test_enable: v.scalar::<bool>(324),
+            depth_clip_negative_one_to_one: v.scalar::<bool>(295),
+            depth_clamp_enable: v.scalar::<bool>(296),
+            rasterizer_discard_enable: v.scalar::<bool>(297),
+            polygon_mode: v.scalar::<u32>(298),
+            cull_mode: v.scalar::<u32>(299),
+            front_face: v.scalar::<u32>(300),
+            depth_bias_enable: v.scalar::<bool>(301),
+            depth_bias_constant: v.scalar::<f32>(302),
+            depth_bias_clamp: v.scalar::<f32>(303),
+            depth_bias_slope: v.scalar::<f32>(304),
+            line_width: v.scalar::<f32>(305),
+            depth_clip: v.scalar::<u8>(306),
+            provoking_vertex: v.scalar::<u32>(307),
+            line_mode: v.scalar::<u32>(308),
+            line_stipple_enable: v.scalar::<bool>(309),
+            line_stipple_factor: v.scalar::<u32>(310),
+            line_stipple_pattern: v.scalar::<u32>(311),
+            rasterization_stream: v.scalar::<u32>(312),
+            conservative_mode: v.scalar::<u32>(313),
+            extra_primitive_overestimation_size: v.scalar::<f32>(314),
+            rasterization_samples: v.scalar::<u32>(315),
+            sample_mask: v.scalar::<u32>(316),
+            alpha_to_coverage_enable: v.scalar::<bool>(317),
+            alpha_to_one_enable: v.scalar::<bool>(318),
+            depth_test_enable: v.scalar::<bool>(319),
+            depth_write_enable: v.scalar::<bool>(320),
+            depth_compare_op: v.scalar::<u32>(321),
+            depth_bounds_test_enable: v.scalar::<bool>(322),
+            min_depth_bounds: v.scalar::<f32>(323),
+            max_depth_bounds: v.scalar::<f32>(324),
+            stencil_test_enable: v.scalar::<bool>(325),
             stencil_front: stencil_front.as_ref(),
             stencil_back: stencil_back.as_ref(),
-            logic_op_enable: v.scalar::<bool>(327),
-            logic_op: v.scalar::<u32>(328),
+            logic_op_enable: v.scalar::<bool>(328),
+            logic_op: v.scalar::<u32>(329),
             blend_attachments,
             blend_constants,
-            color_write_enables: v.scalar::<u32>(331),
+            color_write_enables: v.scalar::<u32>(332),
         },
     )
 }
@@ -2228,19 +2230,19 @@ pub fn queue_present(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<QueuePresent<'static>> {
-    let n = v.len(333);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(333)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(334);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(334)).collect();
-    let swapchains = Some(fbb.create_vector(&items));
+    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(335);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(335)).collect();
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(335)).collect();
+    let swapchains = Some(fbb.create_vector(&items));
+    let n = v.len(336);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(336)).collect();
     let image_indices = Some(fbb.create_vector(&items));
     QueuePresent::create(
         fbb,
         &QueuePresentArgs {
-            queue: v.scalar::<u64>(332),
+            queue: v.scalar::<u64>(333),
             wait_semaphores,
             swapchains,
             image_indices,
@@ -2255,7 +2257,7 @@ pub fn queue_submit(
     depth: u32,
 ) -> WIPOffset<QueueSubmit<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(337, depth)
+        v.table_len(338, depth)
     } else {
         0
     };
@@ -2266,9 +2268,9 @@ pub fn queue_submit(
     QueueSubmit::create(
         fbb,
         &QueueSubmitArgs {
-            queue: v.scalar::<u64>(336),
+            queue: v.scalar::<u64>(337),
             submits,
-            fence: v.scalar::<u64>(338),
+            fence: v.scalar::<u64>(339),
         },
     )
 }
@@ -2279,24 +2281,24 @@ pub fn rendering_attachment(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<RenderingAttachment<'static>> {
-    let clear_value = v.present(349).then(|| {
+    let clear_value = v.present(350).then(|| {
         ClearValue::new(
-            v.scalar::<u32>(349),
-            v.scalar::<u32>(349),
-            v.scalar::<u32>(349),
-            v.scalar::<u32>(349),
+            v.scalar::<u32>(350),
+            v.scalar::<u32>(350),
+            v.scalar::<u32>(350),
+            v.scalar::<u32>(350),
         )
     });
     RenderingAttachment::create(
         fbb,
         &RenderingAttachmentArgs {
-            image_view: v.scalar::<u64>(342),
-            image_layout: v.scalar::<u32>(343),
-            resolve_mode: v.scalar::<u32>(344),
-            resolve_image_view: v.scalar::<u64>(345),
-            resolve_image_layout: v.scalar::<u32>(346),
-            load_op: v.scalar::<u32>(347),
-            store_op: v.scalar::<u32>(348),
+            image_view: v.scalar::<u64>(343),
+            image_layout: v.scalar::<u32>(344),
+            resolve_mode: v.scalar::<u32>(345),
+            resolve_image_view: v.scalar::<u64>(346),
+            resolve_image_layout: v.scalar::<u32>(347),
+            load_op: v.scalar::<u32>(348),
+            store_op: v.scalar::<u32>(349),
             clear_value: clear_value.as_ref(),
         },
     )
@@ -2311,8 +2313,8 @@ pub fn reset_command_buffer(
     ResetCommandBuffer::create(
         fbb,
         &ResetCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(350),
-            flags: v.scalar::<u32>(351),
+            command_buffer: v.scalar::<u64>(351),
+            flags: v.scalar::<u32>(352),
         },
     )
 }
@@ -2323,10 +2325,10 @@ pub fn shader_stage(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<ShaderStage<'static>> {
-    let entry_point = v.string(355);
+    let entry_point = v.string(356);
     let entry_point = Some(fbb.create_string(&entry_point));
     let n = if depth < MAX_DEPTH {
-        v.table_len(356, depth)
+        v.table_len(357, depth)
     } else {
         0
     };
@@ -2336,15 +2338,15 @@ pub fn shader_stage(
     let specialization_entries: Option<
         WIPOffset<Vector<'static, ForwardsUOffset<SpecializationEntry<'static>>>>,
     > = Some(fbb.create_vector(&items));
-    let n = v.len(357);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(357)).collect();
+    let n = v.len(358);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(358)).collect();
     let specialization_data = Some(fbb.create_vector(&items));
     ShaderStage::create(
         fbb,
         &ShaderStageArgs {
-            flags: v.scalar::<u32>(352),
-            stage: v.scalar::<u32>(353),
-            module: v.scalar::<u64>(354),
+            flags: v.scalar::<u32>(353),
+            stage: v.scalar::<u32>(354),
+            module: v.scalar::<u64>(355),
             entry_point,
             specialization_entries,
             specialization_data,
@@ -2361,9 +2363,9 @@ pub fn specialization_entry(
     SpecializationEntry::create(
         fbb,
         &SpecializationEntryArgs {
-            constant_id: v.scalar::<u32>(358),
-            offset: v.scalar::<u32>(359),
-            size: v.scalar::<u64>(360),
+            constant_id: v.scalar::<u32>(359),
+            offset: v.scalar::<u32>(360),
+            size: v.scalar::<u64>(361),
         },
     )
 }
@@ -2374,17 +2376,17 @@ pub fn submit_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubmitInfo<'static>> {
-    let n = v.len(361);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(361)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(362);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(362)).collect();
-    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
+    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(363);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(363)).collect();
-    let command_buffers = Some(fbb.create_vector(&items));
+    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
     let n = v.len(364);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(364)).collect();
+    let command_buffers = Some(fbb.create_vector(&items));
+    let n = v.len(365);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(365)).collect();
     let signal_semaphores = Some(fbb.create_vector(&items));
     SubmitInfo::create(
         fbb,
@@ -2403,17 +2405,6 @@ pub fn subpass_description(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubpassDescription<'static>> {
-    let n = v.len(368);
-    let items: Vec<AttachmentReference> = (0..n)
-        .map(|_| {
-            AttachmentReference::new(
-                v.scalar::<u32>(368),
-                v.scalar::<u32>(368),
-                v.scalar::<u32>(368),
-            )
-        })
-        .collect();
-    let input_attachments = Some(fbb.create_vector(&items));
     let n = v.len(369);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
@@ -2424,7 +2415,7 @@ pub fn subpass_description(
             )
         })
         .collect();
-    let color_attachments = Some(fbb.create_vector(&items));
+    let input_attachments = Some(fbb.create_vector(&items));
     let n = v.len(370);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
@@ -2435,23 +2426,34 @@ pub fn subpass_description(
             )
         })
         .collect();
+    let color_attachments = Some(fbb.create_vector(&items));
+    let n = v.len(371);
+    let items: Vec<AttachmentReference> = (0..n)
+        .map(|_| {
+            AttachmentReference::new(
+                v.scalar::<u32>(371),
+                v.scalar::<u32>(371),
+                v.scalar::<u32>(371),
+            )
+        })
+        .collect();
     let resolve_attachments = Some(fbb.create_vector(&items));
-    let depth_stencil_attachment = v.present(371).then(|| {
+    let depth_stencil_attachment = v.present(372).then(|| {
         AttachmentReference::new(
-            v.scalar::<u32>(371),
-            v.scalar::<u32>(371),
-            v.scalar::<u32>(371),
+            v.scalar::<u32>(372),
+            v.scalar::<u32>(372),
+            v.scalar::<u32>(372),
         )
     });
-    let n = v.len(372);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(372)).collect();
+    let n = v.len(373);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(373)).collect();
     let preserve_attachments = Some(fbb.create_vector(&items));
     SubpassDescription::create(
         fbb,
         &SubpassDescriptionArgs {
-            flags: v.scalar::<u32>(365),
-            pipeline_bind_point: v.scalar::<u32>(366),
-            view_mask: v.scalar::<u32>(367),
+            flags: v.scalar::<u32>(366),
+            pipeline_bind_point: v.scalar::<u32>(367),
+            view_mask: v.scalar::<u32>(368),
             input_attachments,
             color_attachments,
             resolve_attachments,
@@ -2470,8 +2472,8 @@ pub fn unmap_memory(
     UnmapMemory::create(
         fbb,
         &UnmapMemoryArgs {
-            device: v.scalar::<u64>(373),
-            memory: v.scalar::<u64>(374),
+            device: v.scalar::<u64>(374),
+            memory: v.scalar::<u64>(375),
         },
     )
 }
@@ -2491,11 +2493,11 @@ pub fn vulkan_param(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<VulkanParam<'static>> {
-    let n = v.len(378);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(378)).collect();
+    let n = v.len(379);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(379)).collect();
     let bytes = Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(379, depth)
+        v.table_len(380, depth)
     } else {
         0
     };
@@ -2504,7 +2506,7 @@ pub fn vulkan_param(
     let chain: Option<WIPOffset<Vector<'static, ForwardsUOffset<VulkanParam<'static>>>>> =
         Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(380, depth)
+        v.table_len(381, depth)
     } else {
         0
     };
@@ -2515,7 +2517,7 @@ pub fn vulkan_param(
     VulkanParam::create(
         fbb,
         &VulkanParamArgs {
-            value: v.scalar::<u64>(377),
+            value: v.scalar::<u64>(378),
             bytes,
             chain,
             nested,

@@ -182,6 +182,7 @@ fn write_setup(w: &mut TraceWriter, clock: &mut Clock, shape: &SyntheticShape) -
             memory: MEMORY,
             size: 64 << 20,
             memory_type_index: 1,
+            flags: 0,
         })),
         CallT::MapMemory(Box::new(MapMemoryT {
             device: DEVICE,

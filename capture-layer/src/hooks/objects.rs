@@ -56,10 +56,28 @@ pub unsafe extern "system" fn allocate_memory(
                 memory,
                 size,
                 memory_type_index: (*info).memory_type_index,
+                flags: allocate_flags(info),
             }))))
         });
     }
     r
+}
+
+/// `VkMemoryAllocateFlagsInfo.flags` in `info`'s chain, 0 without one.
+///
+/// # Safety
+/// `info` must be a valid create info, its chain well formed.
+unsafe fn allocate_flags(info: *const vk::MemoryAllocateInfo) -> u32 {
+    let mut next = (*info).p_next as *const vk::BaseInStructure;
+    while let Some(s) = next.as_ref() {
+        if s.s_type == vk::StructureType::MEMORY_ALLOCATE_FLAGS_INFO {
+            return (*(next as *const vk::MemoryAllocateFlagsInfo))
+                .flags
+                .as_raw();
+        }
+        next = s.p_next;
+    }
+    0
 }
 
 /// `vkFreeMemory`: what the program wrote into it is recorded first.
@@ -683,5 +701,20 @@ mod tests {
             a: vk::ComponentSwizzle::G,
         };
         assert_eq!(pack_components(la), 0x04_03_03_03);
+    }
+
+    #[test]
+    fn allocate_flags_are_found_down_the_chain() {
+        let mut flags =
+            vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+        let mut dedicated = vk::MemoryDedicatedAllocateInfo::default();
+        let info = vk::MemoryAllocateInfo::default()
+            .push_next(&mut flags)
+            .push_next(&mut dedicated);
+        // SAFETY: a well-formed chain that lives across the calls.
+        unsafe {
+            assert_eq!(allocate_flags(&info), 2);
+            assert_eq!(allocate_flags(&vk::MemoryAllocateInfo::default()), 0);
+        }
     }
 }

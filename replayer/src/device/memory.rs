@@ -15,6 +15,9 @@ struct Allocation {
     memory: vk::DeviceMemory,
     size: u64,
     type_index: u32,
+    /// The allocate flags the replay keeps (device addresses), for memory of its own
+    /// that resources bound to it get.
+    flags: vk::MemoryAllocateFlags,
     /// Where it is mapped, when host-visible.
     mapped: Option<*mut u8>,
     /// Resources bound to memory of their own instead: (captured offset, length,
@@ -96,15 +99,19 @@ impl Memory {
             .map(|(i, _)| i as u32)
     }
 
-    /// Allocates captured allocation `id`.
+    /// Allocates captured allocation `id`, with the captured allocate `flags` the replay
+    /// keeps: device addresses (a device mask and capture-replay addresses are the
+    /// capture device's).
     pub fn allocate(
         &mut self,
         device: &ash::Device,
         id: u64,
         size: u64,
         captured_type: u32,
+        flags: vk::MemoryAllocateFlags,
         seq: u64,
     ) -> Result<(), DeviceError> {
+        let flags = flags & vk::MemoryAllocateFlags::DEVICE_ADDRESS;
         let captured = self.captured_types.get(captured_type as usize).copied();
         let type_index =
             self.pick_type(captured, u32::MAX)
@@ -114,13 +121,14 @@ impl Memory {
                     ),
                     seq: Some(seq),
                 })?;
-        let (memory, mapped) = self.allocate_mapped(device, size, type_index, seq)?;
+        let (memory, mapped) = self.allocate_mapped(device, size, type_index, flags, seq)?;
         self.allocations.insert(
             id,
             Allocation {
                 memory,
                 size,
                 type_index,
+                flags,
                 mapped,
                 mirrors: Vec::new(),
             },
@@ -133,11 +141,16 @@ impl Memory {
         device: &ash::Device,
         size: u64,
         type_index: u32,
+        flags: vk::MemoryAllocateFlags,
         seq: u64,
     ) -> Result<(vk::DeviceMemory, Option<*mut u8>), DeviceError> {
-        let info = vk::MemoryAllocateInfo::default()
+        let mut flags_info = vk::MemoryAllocateFlagsInfo::default().flags(flags);
+        let mut info = vk::MemoryAllocateInfo::default()
             .allocation_size(size.max(1))
             .memory_type_index(type_index);
+        if !flags.is_empty() {
+            info = info.push_next(&mut flags_info);
+        }
         let call = |reason: vk::Result| DeviceError::Call {
             seq,
             command: "vkAllocateMemory".into(),
@@ -229,6 +242,7 @@ impl Memory {
         // (its contents then follow what the trace writes), else any type it allows:
         // an image in device-local memory only is not written by the host.
         let captured = self.properties.memory_types[a.type_index as usize].property_flags;
+        let flags = a.flags;
         let type_index = self
             .pick_type(Some(captured), requirements.memory_type_bits)
             .or_else(|| {
@@ -244,7 +258,8 @@ impl Memory {
                 ),
                 seq: Some(seq),
             })?;
-        let (memory, mapped) = self.allocate_mapped(device, requirements.size, type_index, seq)?;
+        let (memory, mapped) =
+            self.allocate_mapped(device, requirements.size, type_index, flags, seq)?;
         self.own.push(memory);
         if let (Some(target), Some(a)) = (mapped, self.allocations.get_mut(&id)) {
             let len = requirements.size.min(a.size.saturating_sub(offset));

@@ -7698,6 +7698,7 @@ impl<'a> AllocateMemory<'a> {
   pub const VT_MEMORY: ::flatbuffers::VOffsetT = 6;
   pub const VT_SIZE: ::flatbuffers::VOffsetT = 8;
   pub const VT_MEMORY_TYPE_INDEX: ::flatbuffers::VOffsetT = 10;
+  pub const VT_FLAGS: ::flatbuffers::VOffsetT = 12;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -7712,6 +7713,7 @@ impl<'a> AllocateMemory<'a> {
     builder.add_size(args.size);
     builder.add_memory(args.memory);
     builder.add_device(args.device);
+    builder.add_flags(args.flags);
     builder.add_memory_type_index(args.memory_type_index);
     builder.finish()
   }
@@ -7721,11 +7723,13 @@ impl<'a> AllocateMemory<'a> {
     let memory = self.memory();
     let size = self.size();
     let memory_type_index = self.memory_type_index();
+    let flags = self.flags();
     AllocateMemoryT {
       device,
       memory,
       size,
       memory_type_index,
+      flags,
     }
   }
 
@@ -7757,6 +7761,16 @@ impl<'a> AllocateMemory<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u32>(AllocateMemory::VT_MEMORY_TYPE_INDEX, Some(0)).unwrap()}
   }
+  /// `VkMemoryAllocateFlagsInfo.flags` from the create info's chain (0 without one):
+  /// memory for buffers read by device address must be allocated with
+  /// `VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT` on the replay device too.
+  #[inline]
+  pub fn flags(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(AllocateMemory::VT_FLAGS, Some(0)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for AllocateMemory<'_> {
@@ -7769,6 +7783,7 @@ impl ::flatbuffers::Verifiable for AllocateMemory<'_> {
      .visit_field::<u64>("memory", Self::VT_MEMORY, false)?
      .visit_field::<u64>("size", Self::VT_SIZE, false)?
      .visit_field::<u32>("memory_type_index", Self::VT_MEMORY_TYPE_INDEX, false)?
+     .visit_field::<u32>("flags", Self::VT_FLAGS, false)?
      .finish();
     Ok(())
   }
@@ -7778,6 +7793,7 @@ pub struct AllocateMemoryArgs {
     pub memory: u64,
     pub size: u64,
     pub memory_type_index: u32,
+    pub flags: u32,
 }
 impl<'a> Default for AllocateMemoryArgs {
   #[inline]
@@ -7787,6 +7803,7 @@ impl<'a> Default for AllocateMemoryArgs {
       memory: 0,
       size: 0,
       memory_type_index: 0,
+      flags: 0,
     }
   }
 }
@@ -7796,11 +7813,12 @@ impl Serialize for AllocateMemory<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("AllocateMemory", 4)?;
+    let mut s = serializer.serialize_struct("AllocateMemory", 5)?;
       s.serialize_field("device", &self.device())?;
       s.serialize_field("memory", &self.memory())?;
       s.serialize_field("size", &self.size())?;
       s.serialize_field("memory_type_index", &self.memory_type_index())?;
+      s.serialize_field("flags", &self.flags())?;
     s.end()
   }
 }
@@ -7827,6 +7845,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> AllocateMemoryBuilder<'a, 'b,
     self.fbb_.push_slot::<u32>(AllocateMemory::VT_MEMORY_TYPE_INDEX, memory_type_index, 0);
   }
   #[inline]
+  pub fn add_flags(&mut self, flags: u32) {
+    self.fbb_.push_slot::<u32>(AllocateMemory::VT_FLAGS, flags, 0);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> AllocateMemoryBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     AllocateMemoryBuilder {
@@ -7848,6 +7870,7 @@ impl ::core::fmt::Debug for AllocateMemory<'_> {
       ds.field("memory", &self.memory());
       ds.field("size", &self.size());
       ds.field("memory_type_index", &self.memory_type_index());
+      ds.field("flags", &self.flags());
       ds.finish()
   }
 }
@@ -7858,6 +7881,7 @@ pub struct AllocateMemoryT {
   pub memory: u64,
   pub size: u64,
   pub memory_type_index: u32,
+  pub flags: u32,
 }
 impl Default for AllocateMemoryT {
   fn default() -> Self {
@@ -7866,6 +7890,7 @@ impl Default for AllocateMemoryT {
       memory: 0,
       size: 0,
       memory_type_index: 0,
+      flags: 0,
     }
   }
 }
@@ -7878,11 +7903,13 @@ impl AllocateMemoryT {
     let memory = self.memory;
     let size = self.size;
     let memory_type_index = self.memory_type_index;
+    let flags = self.flags;
     AllocateMemory::create(_fbb, &AllocateMemoryArgs{
       device,
       memory,
       size,
       memory_type_index,
+      flags,
     })
   }
 }

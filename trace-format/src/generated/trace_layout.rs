@@ -66,6 +66,12 @@ pub(crate) static TABLES: [Table; 75] = [
                 required: false,
                 kind: Kind::Inline { size: 4, align: 4 },
             },
+            Field {
+                name: "flags",
+                voffset: 12,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
         ],
     },
     Table {
