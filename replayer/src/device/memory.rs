@@ -161,10 +161,16 @@ impl Memory {
         let flags = self.properties.memory_types[type_index as usize].property_flags;
         let mapped = if flags.contains(vk::MemoryPropertyFlags::HOST_VISIBLE) {
             // SAFETY: host-visible memory just allocated, mapped whole once.
-            Some(
-                unsafe { device.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()) }
-                    .map_err(call)? as *mut u8,
-            )
+            let ptr = unsafe {
+                device.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+            }
+            .map_err(call)? as *mut u8;
+            // What a program reads before it writes is undefined: zeros, so that a
+            // replay draws the same every time (DDNet samples texels it never uploaded;
+            // the heap's leftovers made one replay in three of the same trace differ).
+            // SAFETY: the mapping is `size` bytes long, host-visible and ours alone.
+            unsafe { std::ptr::write_bytes(ptr, 0, size as usize) };
+            Some(ptr)
         } else {
             None
         };
