@@ -166,8 +166,8 @@ impl Memory {
             }
             .map_err(call)? as *mut u8;
             // What a program reads before it writes is undefined: zeros, so that a
-            // replay draws the same every time (DDNet samples texels it never uploaded;
-            // the heap's leftovers made one replay in three of the same trace differ).
+            // replay draws the same every time (DDNet reads memory it never wrote: the
+            // heap's leftovers made one replay in three of the same trace differ).
             // SAFETY: the mapping is `size` bytes long, host-visible and ours alone.
             unsafe { std::ptr::write_bytes(ptr, 0, size as usize) };
             Some(ptr)
