@@ -1,11 +1,11 @@
 //! Host writes to mapped memory, found by comparison: each mapped allocation keeps a
-//! shadow copy of what the trace already holds, and at a submit, a flush or an unmap the pages the
-//! program wrote (found by page protection, [`crate::write_watch`]; every page where a
-//! mapping cannot be protected) are compared with it; within a changed page the changed
-//! bytes are found by 64-byte blocks and words, and those ranges (merged where less
-//! than [`MERGE_GAP`] bytes apart, across pages too) go into the trace and into the
-//! shadow. A rewrite that left the bytes equal records nothing. A watched page is
-//! shadowed from its second write on (see [`scan`]).
+//! shadow copy of what the trace already holds, and at a submit, a flush or an unmap
+//! the pages the program wrote (found by page protection, [`crate::write_watch`];
+//! every page where a mapping cannot be protected) are compared with it; within a
+//! changed page the changed bytes are found by 64-byte blocks and words, and those
+//! ranges (merged where less than [`MERGE_GAP`] bytes apart, across pages too) go into
+//! the trace and into the shadow. A rewrite that left the bytes equal records nothing.
+//! A watched page is shadowed from its second write on (see [`scan`]).
 //!
 //! The shadow outlives the mapping: what the trace holds of an allocation is still
 //! there when the program maps it again, and a program that writes a zero where an
@@ -47,55 +47,66 @@ const WORD: usize = 8;
 struct Mapping {
     /// Where the program sees it.
     ptr: SendPtr,
-    /// Its offset in the allocation.
-    offset: u64,
     /// What the trace holds of it.
-    shadow: Vec<u8>,
-    /// One bit per shadow page, set once the page was written: an unwritten page holds
-    /// zeros and is compared without being read (reading it would map a page only to
-    /// fault again when it is written).
-    shadow_written: Vec<u64>,
-    /// One bit per page of a watched mapping, set once its changes went into the trace
-    /// while its shadow page was left unwritten (see [`scan`]).
-    recorded_unshadowed: Vec<u64>,
+    shadow: Shadow,
     /// The page protection that finds its written pages, when it is watched.
     watch: Option<Watch>,
+}
+
+/// What the trace holds of a mapped range of an allocation; kept when the mapping ends,
+/// to go on with when the same range is mapped again.
+struct Shadow {
+    /// The range's offset in the allocation.
+    offset: u64,
+    /// Its bytes as the trace holds them.
+    bytes: Vec<u8>,
+    /// One bit per page, set once the page was written: an unwritten page holds zeros
+    /// and is compared without being read (reading it would map a page only to fault
+    /// again when it is written).
+    written: Vec<u64>,
+    /// One bit per page of a watched mapping, set once its changes went into the trace
+    /// while its shadow page was left unwritten (see [`scan`]), or where what the trace
+    /// holds is not known to this shadow: the page goes whole at its next look.
+    unshadowed: Vec<u64>,
     /// The allocation's bytes the trace has recorded so far, in this mapping and every
     /// earlier one, as one range (start, end).
     recorded: Option<(u64, u64)>,
 }
 
-/// What the trace holds of an allocation while it is not mapped: its last mapping's
-/// shadow, to go on with when the same range is mapped again.
-struct Retained {
-    offset: u64,
-    shadow: Vec<u8>,
-    shadow_written: Vec<u64>,
-    recorded_unshadowed: Vec<u64>,
-    recorded: Option<(u64, u64)>,
-}
+impl Shadow {
+    /// Zeros for `len` bytes at `offset`: the first look records every byte the
+    /// program has written.
+    fn zeros(offset: u64, len: usize) -> Shadow {
+        let words = len.div_ceil(PAGE).div_ceil(64);
+        Shadow {
+            offset,
+            bytes: vec![0; len],
+            written: vec![0; words],
+            unshadowed: vec![0; words],
+            recorded: None,
+        }
+    }
 
-impl Retained {
     /// The shadow of a new mapping of `len` bytes at `offset`: this one where the range
     /// is the same; else zeros, with every page that overlaps bytes the trace recorded
     /// marked for recording whole at its next write (what the trace holds there is not
     /// known to the new shadow, and zeros might not be it).
-    fn into_mapping(self, offset: u64, len: usize) -> (Vec<u8>, Vec<u64>, Vec<u64>) {
-        if self.offset == offset && self.shadow.len() == len {
-            return (self.shadow, self.shadow_written, self.recorded_unshadowed);
+    fn remapped(self, offset: u64, len: usize) -> Shadow {
+        if self.offset == offset && self.bytes.len() == len {
+            return self;
         }
-        let words = len.div_ceil(PAGE).div_ceil(64);
-        let mut unknown = vec![0; words];
+        let mut fresh = Shadow::zeros(offset, len);
+        fresh.recorded = self.recorded;
         if let Some((start, end)) = self.recorded {
             for page in 0..len.div_ceil(PAGE) {
                 let from = offset + (page * PAGE) as u64;
                 let to = from + PAGE as u64;
                 if from < end && start < to {
-                    set_bit(&mut unknown, page, true);
+                    set_bit(&mut fresh.unshadowed, page, true);
                 }
             }
         }
-        (vec![0; len], vec![0; words], unknown)
+        fresh
     }
 }
 
@@ -118,7 +129,7 @@ pub struct MappedMemory {
     sizes: HashMap<u64, u64>,
     maps: HashMap<u64, Mapping>,
     /// The shadows of allocations mapped before and not mapped now.
-    retained: HashMap<u64, Retained>,
+    retained: HashMap<u64, Shadow>,
     /// What is bound where: the bytes of optimal-tiling images are not compared.
     pub bindings: Bindings,
     tracking: Tracking,
@@ -152,55 +163,26 @@ impl MappedMemory {
     pub unsafe fn mapped(&mut self, memory: u64, offset: u64, len: usize, ptr: *const u8) -> bool {
         // Any earlier mapping of it goes first (its pages unprotected).
         if let Some(earlier) = self.maps.remove(&memory) {
-            self.retain(memory, earlier);
+            self.retained.insert(memory, earlier.shadow);
         }
         let watch = match self.tracking {
             Tracking::Protect => Watch::new(ptr, len),
             Tracking::Compare => None,
         };
         let watched = watch.is_some();
-        let (shadow, shadow_written, recorded_unshadowed, recorded) =
-            match self.retained.remove(&memory) {
-                Some(r) => {
-                    let recorded = r.recorded;
-                    let (shadow, written, unknown) = r.into_mapping(offset, len);
-                    (shadow, written, unknown, recorded)
-                }
-                // Zeros: the first look records every byte the program has written.
-                None => (
-                    vec![0; len],
-                    vec![0; len.div_ceil(PAGE).div_ceil(64)],
-                    vec![0; len.div_ceil(PAGE).div_ceil(64)],
-                    None,
-                ),
-            };
+        let shadow = match self.retained.remove(&memory) {
+            Some(kept) => kept.remapped(offset, len),
+            None => Shadow::zeros(offset, len),
+        };
         self.maps.insert(
             memory,
             Mapping {
                 ptr: SendPtr(ptr),
-                offset,
                 shadow,
-                shadow_written,
-                recorded_unshadowed,
                 watch,
-                recorded,
             },
         );
         watched
-    }
-
-    /// Keeps what the trace holds of `memory`, whose `mapping` ends.
-    fn retain(&mut self, memory: u64, mapping: Mapping) {
-        self.retained.insert(
-            memory,
-            Retained {
-                offset: mapping.offset,
-                shadow: mapping.shadow,
-                shadow_written: mapping.shadow_written,
-                recorded_unshadowed: mapping.recorded_unshadowed,
-                recorded: mapping.recorded,
-            },
-        );
     }
 
     /// Gives `out` the changes in every mapping since the last look.
@@ -223,7 +205,7 @@ impl MappedMemory {
     pub fn unmapped(&mut self, memory: u64, out: &mut ChangeSink<'_>) {
         self.changes_of(memory, 0, u64::MAX, out);
         if let Some(mapping) = self.maps.remove(&memory) {
-            self.retain(memory, mapping);
+            self.retained.insert(memory, mapping.shadow);
         }
     }
 
@@ -240,14 +222,14 @@ impl MappedMemory {
         let Some(m) = self.maps.get_mut(&memory) else {
             return;
         };
-        let len = m.shadow.len();
+        let len = m.shadow.bytes.len();
         // The part of the mapping the range covers, in mapping-relative bytes.
-        let start = offset.saturating_sub(m.offset).min(len as u64) as usize;
+        let start = offset.saturating_sub(m.shadow.offset).min(len as u64) as usize;
         let end = offset
             .saturating_add(size)
-            .saturating_sub(m.offset)
+            .saturating_sub(m.shadow.offset)
             .min(len as u64) as usize;
-        let relative = |at: u64| at.saturating_sub(m.offset).min(len as u64) as usize;
+        let relative = |at: u64| at.saturating_sub(m.shadow.offset).min(len as u64) as usize;
         let hidden: Vec<(usize, usize)> = self
             .bindings
             .hidden(memory)
@@ -302,7 +284,7 @@ fn set_bit(bits: &mut [u64], index: usize, value: bool) {
 /// An unwatched mapping is compared whole at every look, so its pages are shadowed at
 /// once (a page recorded whole at every look would fill the trace).
 fn scan(memory: u64, m: &mut Mapping, start: usize, end: usize, out: &mut ChangeSink<'_>) {
-    let len = m.shadow.len();
+    let len = m.shadow.bytes.len();
     let watched = m.watch.is_some();
     // SAFETY: `mapped`'s caller keeps `len` bytes at `ptr` readable while mapped.
     let live = unsafe { std::slice::from_raw_parts(m.ptr.0, len) };
@@ -310,17 +292,18 @@ fn scan(memory: u64, m: &mut Mapping, start: usize, end: usize, out: &mut Change
     let mut flush = |(a, b): (usize, usize), m: &mut Mapping| {
         for page in a / PAGE..b.div_ceil(PAGE) {
             let (from, to) = ((page * PAGE).max(a), ((page + 1) * PAGE).min(b));
-            if watched && !bit(&m.shadow_written, page) && !bit(&m.recorded_unshadowed, page) {
-                set_bit(&mut m.recorded_unshadowed, page, true);
+            if watched && !bit(&m.shadow.written, page) && !bit(&m.shadow.unshadowed, page) {
+                set_bit(&mut m.shadow.unshadowed, page, true);
             } else {
-                m.shadow[from..to].copy_from_slice(&live[from..to]);
-                set_bit(&mut m.shadow_written, page, true);
-                set_bit(&mut m.recorded_unshadowed, page, false);
+                m.shadow.bytes[from..to].copy_from_slice(&live[from..to]);
+                set_bit(&mut m.shadow.written, page, true);
+                set_bit(&mut m.shadow.unshadowed, page, false);
             }
         }
-        let (start, end) = (m.offset + a as u64, m.offset + b as u64);
-        m.recorded = Some(
-            m.recorded
+        let (start, end) = (m.shadow.offset + a as u64, m.shadow.offset + b as u64);
+        m.shadow.recorded = Some(
+            m.shadow
+                .recorded
                 .map_or((start, end), |(s, e)| (s.min(start), e.max(end))),
         );
         out(memory, start, &live[a..b]);
@@ -339,12 +322,12 @@ fn scan(memory: u64, m: &mut Mapping, start: usize, end: usize, out: &mut Change
     while page < end {
         let (a, b) = (page.max(start), (page + PAGE).min(end));
         let index = page / PAGE;
-        if bit(&m.recorded_unshadowed, index) {
+        if bit(&m.shadow.unshadowed, index) {
             // What the trace holds of it is not known here: all of it goes again.
             extend(&mut run, (a, b), m);
         } else {
-            let shadow = if bit(&m.shadow_written, index) {
-                &m.shadow[a..b]
+            let shadow = if bit(&m.shadow.written, index) {
+                &m.shadow.bytes[a..b]
             } else {
                 &ZERO_PAGE[..b - a]
             };
