@@ -490,6 +490,10 @@ if __name__ == "__main__":
         import decoders
 
         decoders.write(sys.stdout, sys.modules[__name__])
+    elif "--gfxr" in sys.argv:
+        import gfxr
+
+        gfxr.write(sys.stdout, sys.modules[__name__])
     elif "--device-calls" in sys.argv:
         import device_calls
 

@@ -23,6 +23,7 @@ pub mod direct;
 pub mod error;
 pub mod frame_checksum;
 pub mod generated;
+pub mod gfxr;
 pub mod names;
 pub mod record_block;
 pub mod results;
