@@ -32,6 +32,8 @@ enum Command {
     Tui(commands::browse::Args),
     /// Run a program under the capture layer and record its Vulkan calls into a trace.
     Capture(commands::capture::Args),
+    /// Convert a GFXReconstruct capture (.gfxr) into a trace.
+    Import(commands::import::Args),
     /// Replay a trace through the bundled NVK model and write per-draw results.
     Replay(commands::replay::Args),
     /// List a trace's shader modules and what the driver's SPIR-V passes find in them.
@@ -57,9 +59,16 @@ fn main() -> ExitCode {
     die_quietly_on_closed_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Info(args) => commands::info::run(&args),
-        Command::Dump(args) => commands::dump::run(&args),
-        Command::Replay(args) => commands::replay::run(&args),
+        Command::Info(mut args) => {
+            readable(&mut args.file).and_then(|_imported| commands::info::run(&args))
+        }
+        Command::Dump(mut args) => {
+            readable(&mut args.file).and_then(|_imported| commands::dump::run(&args))
+        }
+        Command::Replay(mut args) => {
+            readable(&mut args.trace).and_then(|_imported| commands::replay::run(&args))
+        }
+        Command::Import(args) => commands::import::run(&args),
         Command::Report(args) => commands::analyze::report(&args),
         Command::Export(args) => commands::analyze::export(&args),
         // For `git bisect run`: 0 good, 1 bad, 125 skip (cannot tell), 2 bad input.
@@ -72,7 +81,9 @@ fn main() -> ExitCode {
         Command::Sample(args) => commands::sample::run(&args),
         Command::Tui(args) => commands::browse::run(&args),
         Command::Capture(args) => commands::capture::run(&args),
-        Command::Shaders(args) => commands::shaders::run(&args),
+        Command::Shaders(mut args) => {
+            readable(&mut args.trace).and_then(|_imported| commands::shaders::run(&args))
+        }
         Command::Verify(args) => match commands::verify::run(&args) {
             Ok(true) => Ok(()),
             Ok(false) => return ExitCode::from(1),
@@ -89,6 +100,14 @@ fn main() -> ExitCode {
     }
 }
 
+/// Points `path` at a trace: a GFXReconstruct capture is imported first, into a
+/// temporary file that lives as long as the value returned.
+fn readable(path: &mut std::path::PathBuf) -> anyhow::Result<commands::import::Readable> {
+    let imported = commands::import::readable(path)?;
+    path.clone_from(&imported.path);
+    Ok(imported)
+}
+
 /// 2 when the input was at fault, 1 otherwise.
 fn exit_code(error: &anyhow::Error) -> u8 {
     let bad_input = error.chain().any(|cause| {
@@ -96,6 +115,9 @@ fn exit_code(error: &anyhow::Error) -> u8 {
             .downcast_ref::<trace_format::Error>()
             .is_some_and(trace_format::Error::is_bad_input)
             || cause.downcast_ref::<commands::BadInput>().is_some()
+            || cause
+                .downcast_ref::<trace_format::gfxr::ImportError>()
+                .is_some_and(trace_format::gfxr::ImportError::is_bad_input)
             || matches!(
                 cause.downcast_ref::<replayer::ReplayError>(),
                 Some(replayer::ReplayError::Format(e)) if e.is_bad_input()

@@ -15,7 +15,7 @@ use trace_format::names;
 #[derive(clap::Args)]
 pub struct Args {
     /// A trace file (.mscope).
-    file: PathBuf,
+    pub(crate) file: PathBuf,
     /// One JSON object per record, with every field in full.
     #[arg(long)]
     json: bool,

@@ -17,7 +17,7 @@ use trace_format::{ErrorKind, ReadOptions, ResultsReader, TraceReader};
 #[derive(clap::Args)]
 pub struct Args {
     /// A trace (.mscope) or results (.msr) file.
-    file: PathBuf,
+    pub(crate) file: PathBuf,
 }
 
 /// Prints the summary.

@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod browse;
 pub mod capture;
 pub mod dump;
+pub mod import;
 pub mod info;
 pub mod replay;
 pub mod sample;

@@ -35,7 +35,7 @@ impl Mme {
 #[derive(clap::Args)]
 pub struct Args {
     /// The trace (.mscope).
-    trace: PathBuf,
+    pub(crate) trace: PathBuf,
     /// Where to write the results (default: the trace's name with .msr).
     #[arg(short, long)]
     output: Option<PathBuf>,

@@ -14,7 +14,7 @@ use trace_format::{ReadOptions, TraceReader};
 #[derive(clap::Args)]
 pub struct Args {
     /// A trace (.mscope).
-    trace: PathBuf,
+    pub(crate) trace: PathBuf,
     /// Write each module (`module-SEQ.spv`) and its lowered forms
     /// (`module-SEQ.view-index.spv`, `.gs-count.spv`, `.ubo.spv`) into this folder.
     #[arg(long, value_name = "DIR")]

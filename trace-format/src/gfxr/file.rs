@@ -250,6 +250,11 @@ impl BlockReader {
         self.header
     }
 
+    /// The file being read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// The file's size in bytes.
     pub fn len(&self) -> u64 {
         self.len

@@ -1,1 +1,157 @@
-//! (in progress)
+//! A whole GFXReconstruct file into a macroscope trace.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::convert::Converter;
+use super::file::{Block, BlockReader, GfxrError, Header};
+use super::params::decode_call;
+use super::tables::command;
+use crate::generated::trace::CallT;
+use crate::trace::{CallMeta, TraceWriter};
+use crate::WriterOptions;
+
+/// What an import read and wrote.
+#[derive(Clone, Debug, Default)]
+pub struct ImportStats {
+    /// The file header.
+    pub header: Option<Header>,
+    /// Blocks read.
+    pub blocks: u64,
+    /// Function calls read.
+    pub calls: u64,
+    /// Records written.
+    pub records: u64,
+    /// Frames ended (presents).
+    pub frames: u64,
+    /// Memory fills converted.
+    pub memory_fills: u64,
+    /// Bytes of the .gfxr file read.
+    pub bytes_read: u64,
+    /// Calls the layer would not record (commands it does not capture, failed
+    /// creations), by name.
+    pub not_recorded: BTreeMap<String, u64>,
+    /// Calls with an id this build does not know, by id.
+    pub unknown_calls: BTreeMap<u32, u64>,
+}
+
+/// Why an import stopped: the file's error, with what was converted up to there
+/// written as a readable trace.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The .gfxr file is damaged or of a kind this build does not read.
+    #[error("{0}")]
+    Gfxr(#[from] GfxrError),
+    /// Writing the trace failed.
+    #[error("{0}")]
+    Trace(#[from] crate::Error),
+}
+
+impl ImportError {
+    /// Whether the input file is at fault (not the machine).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, ImportError::Gfxr(_))
+    }
+}
+
+/// Converts `input` into the trace `output`, calling `progress` with the bytes read
+/// after each block. On a damaged file the trace keeps every record converted before
+/// the damage (it is finished and readable) and the error names the block.
+pub fn import(
+    input: &Path,
+    output: &Path,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<ImportStats, (ImportError, ImportStats)> {
+    let mut stats = ImportStats::default();
+    let reader = match BlockReader::open(input) {
+        Ok(r) => r,
+        Err(e) => return Err((e.into(), stats)),
+    };
+    let total = reader.len();
+    stats.header = Some(reader.header());
+    let mut writer = match TraceWriter::create(output, &WriterOptions::default()) {
+        Ok(w) => w,
+        Err(e) => return Err((e.into(), stats)),
+    };
+    let outcome = convert_all(reader, &mut writer, &mut stats, |done| {
+        progress(done, total)
+    });
+    let finished = writer.finish();
+    match (outcome, finished) {
+        (Err(e), _) => Err((e, stats)),
+        (Ok(()), Err(e)) => Err((e.into(), stats)),
+        (Ok(()), Ok(_)) => Ok(stats),
+    }
+}
+
+fn convert_all(
+    reader: BlockReader,
+    writer: &mut TraceWriter,
+    stats: &mut ImportStats,
+    mut progress: impl FnMut(u64),
+) -> Result<(), ImportError> {
+    let path = reader_path(&reader);
+    let mut converter = Converter::default();
+    for block in reader {
+        let placed = block?;
+        stats.blocks += 1;
+        stats.bytes_read = placed.offset + placed.size;
+        match placed.block {
+            Block::Call { id, thread, params } => {
+                stats.calls += 1;
+                let Some(desc) = command(id) else {
+                    *stats.unknown_calls.entry(id).or_default() += 1;
+                    continue;
+                };
+                let call = decode_call(desc, &params).map_err(|e| GfxrError {
+                    path: path.clone(),
+                    block: Some(placed.index),
+                    offset: placed.offset,
+                    what: format!("{e}"),
+                })?;
+                let converted = converter.convert(&call);
+                if converted.is_empty() {
+                    *stats.not_recorded.entry(desc.name.to_string()).or_default() += 1;
+                }
+                for c in converted {
+                    let present = matches!(c.call, CallT::QueuePresent(_));
+                    let meta = CallMeta {
+                        thread_id: thread,
+                        timestamp_ns: 0,
+                        result: c.result,
+                    };
+                    writer.append(meta, &c.call)?;
+                    stats.records += 1;
+                    if present {
+                        writer.end_frame(CallMeta {
+                            thread_id: thread,
+                            ..Default::default()
+                        })?;
+                        stats.records += 1;
+                        stats.frames += 1;
+                    }
+                }
+            }
+            Block::FillMemory {
+                memory,
+                offset,
+                data,
+            } => {
+                stats.memory_fills += 1;
+                let call = converter.memory_contents(memory, offset, data);
+                writer.append(CallMeta::default(), &call)?;
+                stats.records += 1;
+            }
+            Block::Marker { .. } | Block::Other { .. } => {}
+        }
+        progress(stats.bytes_read);
+    }
+    for (name, n) in converter.skipped {
+        *stats.not_recorded.entry(name.to_string()).or_default() += n;
+    }
+    Ok(())
+}
+
+fn reader_path(reader: &BlockReader) -> std::path::PathBuf {
+    reader.path().to_path_buf()
+}

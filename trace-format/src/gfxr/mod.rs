@@ -17,6 +17,8 @@ pub mod generated;
 pub mod generic;
 pub mod import;
 pub mod params;
+pub mod pipeline_state;
 pub mod tables;
 
 pub use file::{is_gfxr, BlockReader, GfxrError};
+pub use import::{import, ImportError, ImportStats};

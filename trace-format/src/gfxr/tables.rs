@@ -206,3 +206,11 @@ pub fn command(id: u32) -> Option<&'static CommandDesc> {
 pub fn structure(index: u16) -> &'static StructDesc {
     &super::generated::STRUCTS[usize::from(index)]
 }
+
+/// The `sType` of the structure named `name` (0 when it has none).
+pub fn s_type_of(name: &str) -> u32 {
+    super::generated::STRUCTS
+        .iter()
+        .find(|s| s.name == name)
+        .map_or(0, |s| s.s_type)
+}
