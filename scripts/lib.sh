@@ -61,6 +61,8 @@ ensure_vulkan() {
   command -v pkill >/dev/null || need+=(procps)
   command -v glxgears >/dev/null || need+=(mesa-utils)
   [ -e /usr/lib/x86_64-linux-gnu/dri/zink_dri.so ] || need+=(libgl1-mesa-dri)
+  # GFXReconstruct's capture layer and tools, for `macroscope import`'s tests.
+  command -v gfxrecon-info >/dev/null || need+=(gfxreconstruct)
   [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
   ensure_vk_registry
 }

@@ -102,7 +102,8 @@ fn convert(input: &Path, output: &Path) -> anyhow::Result<ImportStats> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    result.map_err(|(error, stats)| {
+    result.map_err(|failed| {
+        let (error, stats) = *failed;
         anyhow::Error::new(error).context(format!(
             "importing {}: {} records before the damage are in {}",
             input.display(),

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::generic::{self, c_bytes};
+use super::generic;
 use super::params::{DecodedCall, StructValue, Value};
 use super::tables::Rule;
 use crate::generated::trace::*;
@@ -44,11 +44,14 @@ pub struct Converted {
     pub result: i32,
 }
 
+/// A descriptor update template's entries: (descriptor type, count, offset, stride).
+type TemplateEntries = Vec<(u32, u32, usize, usize)>;
+
 /// What the conversion keeps between calls.
 #[derive(Default)]
 pub struct Converter {
     /// Each descriptor update template's entries: (type, count, offset, stride).
-    templates: HashMap<u64, Vec<(u32, u32, usize, usize)>>,
+    templates: HashMap<u64, TemplateEntries>,
     /// Each mapped memory object's mapping offset.
     maps: HashMap<u64, u64>,
     /// Each physical device's properties, as the program last read them.
@@ -352,7 +355,7 @@ impl Converter {
     }
 
     /// A template's handle and entries, where `call` creates one.
-    fn created_template(&self, call: &DecodedCall) -> Option<(u64, Vec<(u32, u32, usize, usize)>)> {
+    fn created_template(&self, call: &DecodedCall) -> Option<(u64, TemplateEntries)> {
         if !call
             .command
             .name
@@ -1052,6 +1055,45 @@ impl Converter {
                     vertex_stride: u32_of(call, "vertexStride"),
                 }))
             }
+            "vkCmdDrawMultiEXT" => {
+                return Some(
+                    arg(call, "pVertexInfo")
+                        .structures()
+                        .iter()
+                        .map(|d| Converted {
+                            call: CallT::CmdDraw(Box::new(CmdDrawT {
+                                command_buffer: cb(),
+                                vertex_count: d.u32("vertexCount"),
+                                instance_count: u32_of(call, "instanceCount"),
+                                first_vertex: d.u32("firstVertex"),
+                                first_instance: u32_of(call, "firstInstance"),
+                            })),
+                            result: 0,
+                        })
+                        .collect(),
+                )
+            }
+            "vkCmdDrawMultiIndexedEXT" => {
+                let shared_offset = arg(call, "pVertexOffset").words32().first().copied();
+                return Some(
+                    arg(call, "pIndexInfo")
+                        .structures()
+                        .iter()
+                        .map(|d| Converted {
+                            call: CallT::CmdDrawIndexed(Box::new(CmdDrawIndexedT {
+                                command_buffer: cb(),
+                                index_count: d.u32("indexCount"),
+                                instance_count: u32_of(call, "instanceCount"),
+                                first_index: d.u32("firstIndex"),
+                                vertex_offset: shared_offset.unwrap_or(d.u32("vertexOffset"))
+                                    as i32,
+                                first_instance: u32_of(call, "firstInstance"),
+                            })),
+                            result: 0,
+                        })
+                        .collect(),
+                );
+            }
             "vkCmdBeginRenderPass" | "vkCmdBeginRenderPass2" | "vkCmdBeginRenderPass2KHR" => {
                 let b = arg(call, "pRenderPassBegin").structure()?;
                 let contents = if name == "vkCmdBeginRenderPass" {
@@ -1225,12 +1267,9 @@ impl Converter {
             _ => return None,
         };
         // The layer records creations only when they succeed.
-        if name.starts_with("vkCreate") || name.starts_with("vkAllocate") {
-            if !ok {
-                return Some(Vec::new());
-            }
+        if (name.starts_with("vkCreate") || name.starts_with("vkAllocate")) && !ok {
+            return Some(Vec::new());
         }
-        let _ = c_bytes;
         Some(one(call_t))
     }
 }

@@ -40,10 +40,10 @@ pub struct ImportStats {
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     /// The .gfxr file is damaged or of a kind this build does not read.
-    #[error("{0}")]
+    #[error(transparent)]
     Gfxr(#[from] GfxrError),
     /// Writing the trace failed.
-    #[error("{0}")]
+    #[error(transparent)]
     Trace(#[from] crate::Error),
 }
 
@@ -61,25 +61,25 @@ pub fn import(
     input: &Path,
     output: &Path,
     mut progress: impl FnMut(u64, u64),
-) -> Result<ImportStats, (ImportError, ImportStats)> {
+) -> Result<ImportStats, Box<(ImportError, ImportStats)>> {
     let mut stats = ImportStats::default();
     let reader = match BlockReader::open(input) {
         Ok(r) => r,
-        Err(e) => return Err((e.into(), stats)),
+        Err(e) => return Err(Box::new((e.into(), stats))),
     };
     let total = reader.len();
     stats.header = Some(reader.header());
     let mut writer = match TraceWriter::create(output, &WriterOptions::default()) {
         Ok(w) => w,
-        Err(e) => return Err((e.into(), stats)),
+        Err(e) => return Err(Box::new((e.into(), stats))),
     };
     let outcome = convert_all(reader, &mut writer, &mut stats, |done| {
         progress(done, total)
     });
     let finished = writer.finish();
     match (outcome, finished) {
-        (Err(e), _) => Err((e, stats)),
-        (Ok(()), Err(e)) => Err((e.into(), stats)),
+        (Err(e), _) => Err(Box::new((e, stats))),
+        (Ok(()), Err(e)) => Err(Box::new((e.into(), stats))),
         (Ok(()), Ok(_)) => Ok(stats),
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod convert;
 pub mod file;
+#[rustfmt::skip]
 pub mod generated;
 pub mod generic;
 pub mod import;
