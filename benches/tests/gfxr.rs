@@ -82,6 +82,7 @@ fn counts(trace: &Path, mme: &str, keep_frames: bool) -> Vec<String> {
     let results = trace.with_extension(format!("{mme}.msr"));
     run(macroscope().args([
         "replay",
+        "--strict",
         trace.to_str().unwrap(),
         "--mme",
         mme,
@@ -189,6 +190,33 @@ fn vkcube_and_glxgears_captured_by_gfxreconstruct_replay_frame_for_frame_as_our_
         "{dump:?}"
     );
     run(macroscope().args(["shaders", gfxr.to_str().unwrap()]));
+    // On lavapipe, the imported trace draws the frames a replay of our capture draws
+    // (GFXReconstruct's files carry no checksums of their own to check against).
+    let checksums = |trace: &Path| -> Vec<String> {
+        let out = run(macroscope().args([
+            "replay",
+            "--device",
+            "--frame-checksums",
+            trace.to_str().unwrap(),
+        ]));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("frame "))
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                format!("{} {}", f[1], f[f.len() - 1])
+            })
+            .collect()
+    };
+    let replayed = checksums(&gfxr);
+    assert_eq!(replayed.len(), 100);
+    assert_eq!(replayed, checksums(&own));
+    run(macroscope().args([
+        "replay",
+        "--device",
+        "--check-frames",
+        own.to_str().unwrap(),
+    ]));
 
     // glxgears through Zink: the frames both captures hold, frame by frame. It runs
     // until `timeout` interrupts it; GFXReconstruct's file may end in a torn block,

@@ -67,6 +67,17 @@ fn note_unrecorded(stats: &ImportStats) {
             listed.join(", ")
         );
     }
+    if !stats.undecoded.is_empty() {
+        let listed: Vec<String> = stats
+            .undecoded
+            .iter()
+            .map(|(name, n)| format!("{name} ×{n}"))
+            .collect();
+        println!(
+            "passed over (a type this build does not decode): {}",
+            listed.join(", ")
+        );
+    }
     if !stats.unknown_calls.is_empty() {
         let listed: Vec<String> = stats
             .unknown_calls
@@ -134,7 +145,13 @@ pub fn readable(path: &Path) -> anyhow::Result<Readable> {
         .file_stem()
         .map_or_else(|| "imported".into(), |s| s.to_os_string());
     let trace = dir.path().join(name).with_extension("mscope");
-    convert(path, &trace)?;
+    let stats = convert(path, &trace)?;
+    eprintln!(
+        "macroscope: {} is a GFXReconstruct capture: read through an import ({} records, {} frames)",
+        path.display(),
+        stats.records,
+        stats.frames
+    );
     Ok(Readable {
         path: trace,
         _dir: Some(dir),

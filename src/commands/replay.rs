@@ -38,7 +38,7 @@ pub struct Args {
     pub(crate) trace: PathBuf,
     /// Where to write the results (default: the trace's name with .msr).
     #[arg(short, long)]
-    output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// The MME instruction set to simulate.
     #[arg(long, value_enum, default_value = "turing")]
     mme: Mme,

@@ -11,6 +11,10 @@ use crate::generated::trace::CallT;
 use crate::trace::{CallMeta, TraceWriter};
 use crate::WriterOptions;
 
+/// GFXReconstruct's frame marker block type and end marker.
+const FRAME_MARKER: u32 = 1;
+const END_MARKER: u32 = 2;
+
 /// What an import read and wrote.
 #[derive(Clone, Debug, Default)]
 pub struct ImportStats {
@@ -33,6 +37,8 @@ pub struct ImportStats {
     pub not_recorded: BTreeMap<String, u64>,
     /// Calls with an id this build does not know, by id.
     pub unknown_calls: BTreeMap<u32, u64>,
+    /// Calls holding a type this build does not decode, by name, passed over.
+    pub undecoded: BTreeMap<String, u64>,
 }
 
 /// Why an import stopped: the file's error, with what was converted up to there
@@ -92,6 +98,10 @@ fn convert_all(
 ) -> Result<(), ImportError> {
     let path = reader_path(&reader);
     let mut converter = Converter::default();
+    // Whether a present ended a frame since the last frame-end marker: files that mark
+    // frames both ways end each frame once.
+    let mut presented = false;
+    let mut records_in_frame = 0u64;
     for block in reader {
         let placed = block?;
         stats.blocks += 1;
@@ -103,12 +113,22 @@ fn convert_all(
                     *stats.unknown_calls.entry(id).or_default() += 1;
                     continue;
                 };
-                let call = decode_call(desc, &params).map_err(|e| GfxrError {
-                    path: path.clone(),
-                    block: Some(placed.index),
-                    offset: placed.offset,
-                    what: format!("{e}"),
-                })?;
+                let call = match decode_call(desc, &params) {
+                    Ok(call) => call,
+                    Err(e) if e.unsupported => {
+                        *stats.undecoded.entry(desc.name.to_string()).or_default() += 1;
+                        continue;
+                    }
+                    Err(e) => {
+                        return Err(GfxrError {
+                            path: path.clone(),
+                            block: Some(placed.index),
+                            offset: placed.offset,
+                            what: format!("{e}"),
+                        }
+                        .into())
+                    }
+                };
                 let converted = converter.convert(&call);
                 if converted.is_empty() {
                     *stats.not_recorded.entry(desc.name.to_string()).or_default() += 1;
@@ -122,7 +142,10 @@ fn convert_all(
                     };
                     writer.append(meta, &c.call)?;
                     stats.records += 1;
+                    records_in_frame += 1;
                     if present {
+                        presented = true;
+                        records_in_frame = 0;
                         writer.end_frame(CallMeta {
                             thread_id: thread,
                             ..Default::default()
@@ -141,6 +164,21 @@ fn convert_all(
                 let call = converter.memory_contents(memory, offset, data);
                 writer.append(CallMeta::default(), &call)?;
                 stats.records += 1;
+            }
+            Block::Marker {
+                block_type: FRAME_MARKER,
+                marker: END_MARKER,
+                ..
+            } => {
+                // A frame GFXReconstruct marked without a present (an offscreen
+                // program's frame boundary).
+                if !presented && records_in_frame > 0 {
+                    writer.end_frame(CallMeta::default())?;
+                    stats.records += 1;
+                    stats.frames += 1;
+                    records_in_frame = 0;
+                }
+                presented = false;
             }
             Block::Marker { .. } | Block::Other { .. } => {}
         }

@@ -82,6 +82,9 @@ pub struct ParamError {
     pub what: String,
     /// Offset into the call's parameter bytes.
     pub at: usize,
+    /// The call holds a type this reader does not decode (rather than bytes that do
+    /// not add up): the call can be passed over, the file read on.
+    pub unsupported: bool,
 }
 
 struct Cursor<'a> {
@@ -96,6 +99,15 @@ impl<'a> Cursor<'a> {
         Err(ParamError {
             what: format!("{}: {what}", self.path.join(".")),
             at: self.at,
+            unsupported: false,
+        })
+    }
+
+    /// A failure on a type this reader does not decode.
+    fn unsupported<T>(&self, what: impl std::fmt::Display) -> Result<T, ParamError> {
+        self.fail(what).map_err(|e| ParamError {
+            unsupported: true,
+            ..e
         })
     }
 
@@ -260,7 +272,7 @@ fn value(c: &mut Cursor<'_>, kind: Kind, depth: usize) -> Result<Value, ParamErr
                 None => return c.fail("a pNext structure cut short"),
             };
             let Some(ty) = super::generated::struct_of_s_type(s_type) else {
-                return c.fail(format!("a pNext structure of unknown sType {s_type}"));
+                return c.unsupported(format!("a pNext structure of unknown sType {s_type}"));
             };
             let s = structure_value(c, ty, depth + 1)?;
             Value::Pointer {
@@ -302,7 +314,7 @@ fn value(c: &mut Cursor<'_>, kind: Kind, depth: usize) -> Result<Value, ParamErr
             }
         }
         Kind::PointerToAddress => pointer(c, Target::Value(8), false, depth)?,
-        Kind::Unsupported => return c.fail("a type this reader does not decode"),
+        Kind::Unsupported => return c.unsupported("a type this reader does not decode"),
     })
 }
 
@@ -328,7 +340,7 @@ fn pointer(c: &mut Cursor<'_>, to: Target, array: bool, depth: usize) -> Result<
         return Ok(Value::Null);
     }
     if attrib & attr::IS_ARRAY_2D != 0 {
-        return c.fail("two-dimensional arrays are not decoded");
+        return c.unsupported("two-dimensional arrays are not decoded");
     }
     let address = if attrib & attr::HAS_ADDRESS != 0 {
         c.word(8)?
@@ -410,7 +422,9 @@ fn pointer(c: &mut Cursor<'_>, to: Target, array: bool, depth: usize) -> Result<
                 Some(Value::Bytes(all))
             }
         }
-        Target::Unsupported => return c.fail("a pointer to a type this reader does not decode"),
+        Target::Unsupported => {
+            return c.unsupported("a pointer to a type this reader does not decode")
+        }
     };
     Ok(Value::Pointer {
         address,
@@ -421,7 +435,7 @@ fn pointer(c: &mut Cursor<'_>, to: Target, array: bool, depth: usize) -> Result<
 fn structure_value(c: &mut Cursor<'_>, ty: u16, depth: usize) -> Result<StructValue, ParamError> {
     let desc = structure(ty);
     if !desc.supported {
-        return c.fail(format!("{} is not decoded", desc.name));
+        return c.unsupported(format!("{} is not decoded", desc.name));
     }
     if depth > MAX_DEPTH {
         return c.fail("structures nested too deep");
