@@ -55,40 +55,42 @@ fn size(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
 }
 
+/// What the import left out, a line per reason (none when nothing was).
 fn note_unrecorded(stats: &ImportStats) {
-    if !stats.not_recorded.is_empty() {
-        let listed: Vec<String> = stats
-            .not_recorded
-            .iter()
-            .map(|(name, n)| format!("{name} ×{n}"))
-            .collect();
-        println!(
-            "not recorded (as the capture layer leaves them out): {}",
-            listed.join(", ")
-        );
+    let lines = [
+        (
+            "not recorded (as the capture layer leaves them out)",
+            listed(stats.not_recorded.iter()),
+        ),
+        (
+            "passed over (a type this build does not decode)",
+            listed(stats.undecoded.iter()),
+        ),
+        (
+            "calls of ids this build does not know",
+            listed(
+                stats
+                    .unknown_calls
+                    .iter()
+                    .map(|(id, n)| (format!("{id:#x}"), n)),
+            ),
+        ),
+    ];
+    for (why, names) in lines {
+        if !names.is_empty() {
+            println!("{why}: {names}");
+        }
     }
-    if !stats.undecoded.is_empty() {
-        let listed: Vec<String> = stats
-            .undecoded
-            .iter()
-            .map(|(name, n)| format!("{name} ×{n}"))
-            .collect();
-        println!(
-            "passed over (a type this build does not decode): {}",
-            listed.join(", ")
-        );
-    }
-    if !stats.unknown_calls.is_empty() {
-        let listed: Vec<String> = stats
-            .unknown_calls
-            .iter()
-            .map(|(id, n)| format!("{id:#x} ×{n}"))
-            .collect();
-        println!(
-            "calls of ids this build does not know: {}",
-            listed.join(", ")
-        );
-    }
+}
+
+/// `name ×count` for each entry, comma-separated.
+fn listed<N: std::fmt::Display>(
+    entries: impl Iterator<Item = (N, impl std::fmt::Display)>,
+) -> String {
+    entries
+        .map(|(name, n)| format!("{name} ×{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Imports `input` into `output`, with a progress bar on a terminal. On a damaged file

@@ -25,6 +25,7 @@ pub mod frame_checksum;
 pub mod generated;
 pub mod gfxr;
 pub mod names;
+pub mod pipeline_parts;
 pub mod record_block;
 pub mod results;
 pub mod sequencer;

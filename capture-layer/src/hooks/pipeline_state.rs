@@ -10,27 +10,10 @@ use trace_format::generated::trace::*;
 
 use super::util::{find_in_chain, slice};
 
-/// `VK_GRAPHICS_PIPELINE_LIBRARY_*_BIT_EXT`: the parts of a pipeline.
-pub const VERTEX_INPUT_INTERFACE: u32 = 0x1;
-/// The vertex, tessellation and geometry shaders and rasterization.
-pub const PRE_RASTERIZATION_SHADERS: u32 = 0x2;
-/// The fragment shader, depth/stencil and multisampling.
-pub const FRAGMENT_SHADER: u32 = 0x4;
-/// Colour blending (and multisampling).
-pub const FRAGMENT_OUTPUT_INTERFACE: u32 = 0x8;
-
-/// `VkDynamicState`s whose arrays in the create info are then ignored.
-mod dynamic {
-    pub const VIEWPORT: u32 = 0;
-    pub const SCISSOR: u32 = 1;
-    pub const VIEWPORT_WITH_COUNT: u32 = 1_000_267_003;
-    pub const SCISSOR_WITH_COUNT: u32 = 1_000_267_004;
-    pub const VERTEX_INPUT: u32 = 1_000_352_000;
-    pub const SAMPLE_MASK: u32 = 1_000_455_009;
-    pub const COLOR_BLEND_ENABLE: u32 = 1_000_455_010;
-    pub const COLOR_BLEND_EQUATION: u32 = 1_000_455_011;
-    pub const COLOR_WRITE_MASK: u32 = 1_000_455_012;
-}
+use trace_format::pipeline_parts::dynamic;
+pub use trace_format::pipeline_parts::{
+    FRAGMENT_OUTPUT_INTERFACE, FRAGMENT_SHADER, PRE_RASTERIZATION_SHADERS, VERTEX_INPUT_INTERFACE,
+};
 
 fn stencil_face(s: &vk::StencilOpState) -> StencilFaceT {
     StencilFace::new(

@@ -18,7 +18,6 @@ pub mod generated;
 pub mod generic;
 pub mod import;
 pub mod params;
-pub mod pipeline_state;
 pub mod tables;
 
 pub use file::{is_gfxr, BlockReader, GfxrError};

@@ -135,6 +135,21 @@ impl<'a> Cursor<'a> {
         Ok(self.word(4)? as u32)
     }
 
+    /// A pointer's attribute bits and address (0 where the file has none); `None` for
+    /// a null pointer.
+    fn preamble(&mut self) -> Result<Option<(u32, u64)>, ParamError> {
+        let attrib = self.u32()?;
+        if attrib & attr::IS_NULL != 0 {
+            return Ok(None);
+        }
+        let address = if attrib & attr::HAS_ADDRESS != 0 {
+            self.word(8)?
+        } else {
+            0
+        };
+        Ok(Some((attrib, address)))
+    }
+
     fn left(&self) -> usize {
         self.bytes.len().saturating_sub(self.at)
     }
@@ -193,12 +208,8 @@ pub fn decode_call(command: &'static CommandDesc, bytes: &[u8]) -> Result<Decode
 /// Descriptor update template data: a structure pointer's attributes and address, the
 /// three counts, then the descriptors grouped by kind.
 fn template_data(c: &mut Cursor<'_>) -> Result<Value, ParamError> {
-    let attrib = c.u32()?;
-    if attrib & attr::IS_NULL != 0 {
+    if c.preamble()?.is_none() {
         return Ok(Value::Null);
-    }
-    if attrib & attr::HAS_ADDRESS != 0 {
-        c.word(8)?;
     }
     let (images, buffers, texels) = (c.length(20)?, c.length(24)?, c.length(8)?);
     let mut image_bytes = Vec::with_capacity(images * 24);
@@ -252,14 +263,8 @@ fn value(c: &mut Cursor<'_>, kind: Kind, depth: usize) -> Result<Value, ParamErr
             _ => Value::Structs(Vec::new()),
         },
         Kind::PNext => {
-            let attrib = c.u32()?;
-            if attrib & attr::IS_NULL != 0 {
+            let Some((attrib, address)) = c.preamble()? else {
                 return Ok(Value::Null);
-            }
-            let address = if attrib & attr::HAS_ADDRESS != 0 {
-                c.word(8)?
-            } else {
-                0
             };
             if attrib & attr::HAS_DATA == 0 {
                 return Ok(Value::Pointer {
@@ -282,14 +287,8 @@ fn value(c: &mut Cursor<'_>, kind: Kind, depth: usize) -> Result<Value, ParamErr
         }
         Kind::Pointer { to, array } => pointer(c, to, array, depth)?,
         Kind::Strings => {
-            let attrib = c.u32()?;
-            if attrib & attr::IS_NULL != 0 {
+            let Some((attrib, address)) = c.preamble()? else {
                 return Ok(Value::Null);
-            }
-            let address = if attrib & attr::HAS_ADDRESS != 0 {
-                c.word(8)?
-            } else {
-                0
             };
             let len = c.length(4)?;
             if attrib & attr::HAS_DATA == 0 {
@@ -335,18 +334,12 @@ fn fixed_bytes(c: &Cursor<'_>, v: Value, n: usize) -> Result<Value, ParamError> 
 }
 
 fn pointer(c: &mut Cursor<'_>, to: Target, array: bool, depth: usize) -> Result<Value, ParamError> {
-    let attrib = c.u32()?;
-    if attrib & attr::IS_NULL != 0 {
+    let Some((attrib, address)) = c.preamble()? else {
         return Ok(Value::Null);
-    }
+    };
     if attrib & attr::IS_ARRAY_2D != 0 {
         return c.unsupported("two-dimensional arrays are not decoded");
     }
-    let address = if attrib & attr::HAS_ADDRESS != 0 {
-        c.word(8)?
-    } else {
-        0
-    };
     let has_data = attrib & attr::HAS_DATA != 0;
     let data = match to {
         Target::Value(size) => {

@@ -1,27 +1,15 @@
 //! A graphics pipeline's static state from its decoded create info, as the capture
 //! layer's `hooks/pipeline_state.rs` records it.
 
-use super::params::StructValue;
-use super::tables::s_type_of;
+use super::commands::rect;
+use super::StructValue;
 use crate::generated::trace::*;
+use crate::gfxr::tables::s_type_of;
 
-const VERTEX_INPUT_INTERFACE: u32 = 0x1;
-const PRE_RASTERIZATION_SHADERS: u32 = 0x2;
-const FRAGMENT_SHADER: u32 = 0x4;
-const FRAGMENT_OUTPUT_INTERFACE: u32 = 0x8;
-
-/// `VkDynamicState` values that leave static state unrecorded.
-mod dynamic {
-    pub const VIEWPORT: u32 = 0;
-    pub const SCISSOR: u32 = 1;
-    pub const VIEWPORT_WITH_COUNT: u32 = 1_000_267_003;
-    pub const SCISSOR_WITH_COUNT: u32 = 1_000_267_004;
-    pub const VERTEX_INPUT: u32 = 1_000_352_000;
-    pub const SAMPLE_MASK: u32 = 1_000_455_009;
-    pub const COLOR_BLEND_ENABLE: u32 = 1_000_455_010;
-    pub const COLOR_BLEND_EQUATION: u32 = 1_000_455_011;
-    pub const COLOR_WRITE_MASK: u32 = 1_000_455_012;
-}
+use crate::pipeline_parts::{
+    dynamic, FRAGMENT_OUTPUT_INTERFACE, FRAGMENT_SHADER, PRE_RASTERIZATION_SHADERS,
+    VERTEX_INPUT_INTERFACE,
+};
 
 fn float(s: &StructValue, name: &str) -> f32 {
     f32::from_bits(s.u32(name))
@@ -49,7 +37,7 @@ fn stencil_face(s: Option<&StructValue>) -> Option<StencilFaceT> {
 }
 
 /// The static state `p` defines (mirrors the layer's `pipeline_state`).
-pub fn pipeline_state(
+pub(super) fn pipeline_state(
     p: &StructValue,
     defines: &dyn Fn(u32) -> bool,
     dynamic_states: &[u32],
@@ -209,19 +197,7 @@ fn pre_rasterization(p: &StructValue, t: &mut PipelineStateT, is_dynamic: &dyn F
                 vp.get("pScissors")
                     .structures()
                     .iter()
-                    .filter_map(|r| {
-                        let (o, e) = (r.get("offset").structure()?, r.get("extent").structure()?);
-                        Some(Rect2DT {
-                            offset: Offset2DT {
-                                x: o.u32("x") as i32,
-                                y: o.u32("y") as i32,
-                            },
-                            extent: Extent2DT {
-                                width: e.u32("width"),
-                                height: e.u32("height"),
-                            },
-                        })
-                    })
+                    .filter_map(|r| rect(Some(r)))
                     .collect(),
             );
         }

@@ -1,0 +1,197 @@
+//! Decoded GFXReconstruct calls into the records the capture layer makes for the same
+//! calls: typed records for the calls the layer hooks by hand (mirroring each hook in
+//! `capture-layer/src/hooks/`), `VulkanCall` records for the rest (by the generated
+//! rules, see [`super::generic`]). Handles keep GFXReconstruct's ids.
+
+use std::collections::HashMap;
+
+mod commands;
+mod pipeline;
+mod pipeline_state;
+mod setup;
+mod templates;
+
+use super::generic;
+use super::params::{DecodedCall, StructValue, Value};
+use super::tables::Rule;
+use crate::generated::trace::*;
+use templates::Templates;
+
+/// `VkStructureType` values the conversion looks for in chains.
+pub(super) mod s_type {
+    pub const RENDER_PASS_MULTIVIEW_CREATE_INFO: u32 = 1000053000;
+    pub const PHYSICAL_DEVICE_MULTIVIEW_FEATURES: u32 = 1000053001;
+    pub const PHYSICAL_DEVICE_VULKAN_1_1_FEATURES: u32 = 49;
+    pub const MEMORY_ALLOCATE_FLAGS_INFO: u32 = 1000060000;
+    pub const COMMAND_BUFFER_INHERITANCE_RENDERING_INFO: u32 = 1000044004;
+    pub const PIPELINE_RENDERING_CREATE_INFO: u32 = 1000044002;
+    pub const PIPELINE_LIBRARY_CREATE_INFO_KHR: u32 = 1000290000;
+    pub const GRAPHICS_PIPELINE_LIBRARY_CREATE_INFO_EXT: u32 = 1000320002;
+}
+
+/// `VkObjectType` of each `vkDestroy*` the layer records as `DestroyObject`.
+const DESTROYED: &[(&str, u32)] = &[
+    ("vkDestroyBuffer", 9),
+    ("vkDestroyImage", 10),
+    ("vkDestroyImageView", 14),
+    ("vkDestroyShaderModule", 15),
+    ("vkDestroyPipelineLayout", 17),
+    ("vkDestroyRenderPass", 18),
+    ("vkDestroyPipeline", 19),
+    ("vkDestroyFramebuffer", 24),
+    ("vkDestroyCommandPool", 25),
+    ("vkDestroyQueryPool", 12),
+];
+
+/// One record to write: its call, its result, and whether a frame ends after it.
+pub struct Converted {
+    /// The call.
+    pub call: CallT,
+    /// The `VkResult` it carries.
+    pub result: i32,
+}
+
+/// What the conversion keeps between calls.
+#[derive(Default)]
+pub struct Converter {
+    /// Each descriptor update template's entries.
+    templates: Templates,
+    /// Each mapped memory object's mapping offset.
+    maps: HashMap<u64, u64>,
+    /// Each physical device's properties, as the program last read them.
+    properties: HashMap<u64, StructValue>,
+    /// Calls converted without a typed record the layer would have made.
+    pub skipped: HashMap<&'static str, u64>,
+}
+fn arg<'a>(call: &'a DecodedCall, name: &str) -> &'a Value {
+    static NULL: Value = Value::Null;
+    call.command
+        .params
+        .iter()
+        .position(|p| p.name == name)
+        .and_then(|i| call.params.get(i))
+        .unwrap_or(&NULL)
+}
+
+fn word(call: &DecodedCall, name: &str) -> u64 {
+    arg(call, name).word()
+}
+
+fn u32_of(call: &DecodedCall, name: &str) -> u32 {
+    word(call, name) as u32
+}
+
+/// The first handle an output pointer holds.
+fn out_handle(call: &DecodedCall, name: &str) -> u64 {
+    arg(call, name).words64().first().copied().unwrap_or(0)
+}
+/// A record per structure `v` points to (the bind infos of `vkBind*Memory2`, the draws
+/// of `vkCmdDrawMulti*EXT`: the layer records each as its own call).
+fn each(v: &Value, record: impl Fn(&StructValue) -> CallT) -> Vec<Converted> {
+    v.structures()
+        .iter()
+        .map(|s| Converted {
+            call: record(s),
+            result: 0,
+        })
+        .collect()
+}
+
+fn one(call: CallT) -> Vec<Converted> {
+    vec![Converted { call, result: 0 }]
+}
+impl Converter {
+    /// The records the capture layer makes for `call` (none for a call it does not
+    /// record, such as one that failed).
+    pub fn convert(&mut self, call: &DecodedCall) -> Vec<Converted> {
+        let result = call.result as u32 as i32;
+        let mut out = self.typed(call);
+        let name = call.command.name;
+        if out.is_none() && call.command.generic {
+            out = Some(one(self.generic(call)));
+        }
+        let mut out = out.unwrap_or_else(|| {
+            *self.skipped.entry(name).or_default() += 1;
+            Vec::new()
+        });
+        // The layer records set-up calls with their result; commands and submits with 0.
+        if !name.starts_with("vkCmd") && !name.starts_with("vkQueue") {
+            for c in &mut out {
+                if !matches!(c.call, CallT::PhysicalDeviceInfo(_)) {
+                    c.result = result;
+                }
+            }
+        }
+        out
+    }
+
+    /// A generic `VulkanCall` record, as the layer's generated hook makes it.
+    fn generic(&mut self, call: &DecodedCall) -> CallT {
+        let params = call
+            .command
+            .params
+            .iter()
+            .zip(&call.params)
+            .map(|(p, v)| {
+                if p.rule == Rule::TemplateData {
+                    let template = call
+                        .command
+                        .params
+                        .iter()
+                        .position(|q| q.name == "descriptorUpdateTemplate")
+                        .and_then(|i| call.params.get(i))
+                        .map_or(0, Value::word);
+                    self.templates.data(template, v)
+                } else {
+                    generic::param(v, p.kind, p.rule)
+                }
+            })
+            .collect();
+        self.templates.note(call);
+        if call
+            .command
+            .name
+            .starts_with("vkGetPhysicalDeviceProperties")
+        {
+            let pd = word(call, "physicalDevice");
+            if let Some(p) = arg(call, "pProperties").structure() {
+                let p = if p.get("properties").structure().is_some() {
+                    p.get("properties").structure().cloned()
+                } else {
+                    Some(p.clone())
+                };
+                if let Some(p) = p {
+                    self.properties.insert(pd, p);
+                }
+            }
+        }
+        CallT::VulkanCall(Box::new(VulkanCallT {
+            command: Some(call.command.name.to_string()),
+            params: Some(params),
+        }))
+    }
+
+    /// The bytes of a memory fill, as the layer records them: offset into the memory
+    /// object (GFXReconstruct gives it into the mapping).
+    pub fn memory_contents(&self, memory: u64, offset: u64, data: Vec<u8>) -> CallT {
+        let base = self.maps.get(&memory).copied().unwrap_or(0);
+        CallT::MemoryContents(Box::new(MemoryContentsT {
+            memory,
+            offset: base.saturating_add(offset),
+            data: Some(data),
+        }))
+    }
+
+    /// The typed records of a call the layer hooks by hand; `None` for the others.
+    fn typed(&mut self, call: &DecodedCall) -> Option<Vec<Converted>> {
+        let name = call.command.name;
+        if let Some(&(_, object_type)) = DESTROYED.iter().find(|(n, _)| *n == name) {
+            return Some(one(CallT::DestroyObject(Box::new(DestroyObjectT {
+                device: word(call, "device"),
+                object_type,
+                handle: call.params.get(1).map_or(0, Value::word),
+            }))));
+        }
+        setup::convert(self, call).or_else(|| commands::convert(call))
+    }
+}
