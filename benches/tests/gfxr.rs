@@ -56,20 +56,29 @@ fn run(command: &mut Command) -> Output {
 
 /// `program` run under GFXReconstruct's layer with `compression`, into `file`.
 fn gfxr_capture(program: &mut Command, file: &Path, compression: &str) {
+    gfxr_capture_unchecked(program, file, compression);
+    assert!(file.is_file(), "{program:?} wrote no {}", file.display());
+}
+
+/// As [`gfxr_capture`], for captures GFXReconstruct names itself (trimmed ones).
+fn gfxr_capture_unchecked(program: &mut Command, file: &Path, compression: &str) {
     program
         .env("VK_INSTANCE_LAYERS", "VK_LAYER_LUNARG_gfxreconstruct")
         .env("GFXRECON_CAPTURE_FILE", file)
         .env("GFXRECON_CAPTURE_FILE_TIMESTAMP", "false")
         .env("GFXRECON_CAPTURE_COMPRESSION_TYPE", compression);
     let _ = program.output().unwrap();
-    assert!(file.is_file(), "{program:?} wrote no {}", file.display());
 }
 
-/// `args` run under our capture layer into `trace`.
+/// `args` run under our capture layer into `trace` (`capture`'s own options first,
+/// then `--` and the program).
 fn own_capture(trace: &Path, args: &[&str], env: &[(&str, &str)]) {
     let mut c = macroscope();
-    c.args(["capture", "-o", trace.to_str().unwrap(), "--"])
-        .args(args);
+    c.args(["capture", "-o", trace.to_str().unwrap()]);
+    if !args.contains(&"--") {
+        c.arg("--");
+    }
+    c.args(args);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -217,6 +226,35 @@ fn vkcube_and_glxgears_captured_by_gfxreconstruct_replay_frame_for_frame_as_our_
         "--check-frames",
         own.to_str().unwrap(),
     ]));
+
+    // A trimmed capture (GFXReconstruct counts frames from 1): its state snapshot, then
+    // frames 20 to 29, numbered as in a trace our layer records of the same range.
+    let trim = dir.path().join("trim.gfxr");
+    let mut program = Command::new("xvfb-run");
+    program
+        .args(["-a", "vkcube", "--c", "40"])
+        .env("GFXRECON_CAPTURE_FRAMES", "21-30");
+    gfxr_capture_unchecked(&mut program, &trim, "LZ4");
+    let trimmed = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("trim_frames_21_through_30"))
+        .expect("GFXReconstruct names a trimmed capture by its frames");
+    let own_trim = dir.path().join("trim.mscope");
+    own_capture(
+        &own_trim,
+        &[
+            "--frames", "20-29", "--", "xvfb-run", "-a", "vkcube", "--c", "40",
+        ],
+        &[],
+    );
+    let theirs = counts(&trimmed, "turing", true);
+    assert_eq!(
+        theirs.iter().filter(|l| l.starts_with("draw 2")).count(),
+        10,
+        "{theirs:?}"
+    );
+    assert_eq!(theirs, counts(&own_trim, "turing", true), "trimmed vkcube");
 
     // glxgears through Zink: the frames both captures hold, frame by frame. It runs
     // until `timeout` interrupts it; GFXReconstruct's file may end in a torn block,

@@ -188,3 +188,65 @@ fn the_tables_know_every_command_the_capture_layer_records_generically() {
     assert!(!draw.generic, "vkCmdDraw is recorded typed");
     assert!(tables::command(id("vkCmdSetViewport")).unwrap().generic);
 }
+
+/// A meta-data block of type `kind` (family Vulkan) with `words` then `data`.
+fn meta(kind: u32, words: &[u64], data: &[u8]) -> Vec<u8> {
+    let mut body = ((1u32 << 16) | kind).to_le_bytes().to_vec();
+    for w in words {
+        body.extend_from_slice(&w.to_le_bytes());
+    }
+    body.extend_from_slice(data);
+    let mut b = (body.len() as u64).to_le_bytes().to_vec();
+    b.extend_from_slice(&3u32.to_le_bytes());
+    b.extend_from_slice(&body);
+    b
+}
+
+/// Every memory-contents record: (memory, offset, bytes).
+fn contents(trace: &Path) -> Vec<(u64, u64, Vec<u8>)> {
+    let mut out = Vec::new();
+    for chunk in TraceReader::open(trace).unwrap() {
+        let chunk = chunk.unwrap();
+        for r in chunk.records() {
+            if let Some(m) = r.call_as_memory_contents() {
+                out.push((m.memory(), m.offset(), m.data().unwrap().bytes().to_vec()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn memory_fills_land_at_the_mapping_and_buffer_initialisation_where_the_buffer_is_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = header(0);
+    // vkMapMemory(device 1, memory 3, offset 4096, size 256, flags 0, ppData) = VK_SUCCESS.
+    let mut map = Vec::new();
+    for w in [1u64, 3, 4096, 256] {
+        map.extend_from_slice(&w.to_le_bytes());
+    }
+    map.extend_from_slice(&0u32.to_le_bytes());
+    map.extend_from_slice(&(0x2 | 0x40 | 0x80u32).to_le_bytes()); // single, address, data
+    map.extend_from_slice(&0x7000u64.to_le_bytes());
+    map.extend_from_slice(&0x9000u64.to_le_bytes());
+    map.extend_from_slice(&0u32.to_le_bytes());
+    file.extend(call("vkMapMemory", &map, 0));
+    // A fill of 4 bytes at 16 into the mapping: 4112 into the memory object.
+    file.extend(meta(2, &[7, 3, 16, 4], &[1, 2, 3, 4]));
+    // vkBindBufferMemory(device 1, buffer 2, memory 3, offset 64) = VK_SUCCESS, then the
+    // buffer's contents in a trimmed capture's snapshot.
+    let mut bind = Vec::new();
+    for w in [1u64, 2, 3, 64] {
+        bind.extend_from_slice(&w.to_le_bytes());
+    }
+    bind.extend_from_slice(&0u32.to_le_bytes());
+    file.extend(call("vkBindBufferMemory", &bind, 0));
+    file.extend(meta(7, &[7, 1, 2, 2], &[9, 8]));
+    let (stats, trace) = import(dir.path(), &file);
+    let stats = stats.unwrap();
+    assert_eq!(stats.memory_fills, 2, "{stats:?}");
+    assert_eq!(
+        contents(&trace),
+        vec![(3, 4112, vec![1, 2, 3, 4]), (3, 64, vec![9, 8])]
+    );
+}

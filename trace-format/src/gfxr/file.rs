@@ -33,6 +33,7 @@ mod block_type {
 /// Meta-data command types (the low 16 bits of a meta-data id).
 mod meta {
     pub const FILL_MEMORY: u32 = 2;
+    pub const INIT_BUFFER: u32 = 7;
 }
 
 /// How the file's blocks are compressed.
@@ -89,6 +90,13 @@ pub enum Block {
         /// Offset from the start of the mapping (not of the memory object).
         offset: u64,
         /// The bytes.
+        data: Vec<u8>,
+    },
+    /// A buffer's contents at the start of a trimmed capture (its state snapshot).
+    InitBuffer {
+        /// The buffer's id.
+        buffer: u64,
+        /// The bytes, from the buffer's start.
         data: Vec<u8>,
     },
     /// A frame or state marker.
@@ -357,9 +365,16 @@ impl BlockReader {
             block_type::META_DATA => {
                 need(4, "a meta-data block")?;
                 let meta_id = u32_at(0);
-                if meta_id & 0xffff == meta::FILL_MEMORY {
-                    need(36, "a memory fill")?;
-                    let (memory, offset, size) = (u64_at(12), u64_at(20), u64_at(28));
+                let kind = meta_id & 0xffff;
+                if kind == meta::FILL_MEMORY || kind == meta::INIT_BUFFER {
+                    // Both: the thread, an id, a second word, the size, then the bytes.
+                    let what = if kind == meta::FILL_MEMORY {
+                        "memory fill"
+                    } else {
+                        "buffer initialisation"
+                    };
+                    need(36, what)?;
+                    let (id, word, size) = (u64_at(12), u64_at(20), u64_at(28));
                     let data = if compressed {
                         self.decompress(start, &body[36..], size)?
                     } else {
@@ -367,15 +382,20 @@ impl BlockReader {
                         if data.len() as u64 != size {
                             return Err(self.fail(
                                 start,
-                                format!("memory fill of {size} bytes carries {}", data.len()),
+                                format!("{what} of {size} bytes carries {}", data.len()),
                             ));
                         }
                         data.to_vec()
                     };
-                    Block::FillMemory {
-                        memory,
-                        offset,
-                        data,
+                    if kind == meta::FILL_MEMORY {
+                        Block::FillMemory {
+                            memory: id,
+                            offset: word,
+                            data,
+                        }
+                    } else {
+                        // `id` is the device, `word` the buffer.
+                        Block::InitBuffer { buffer: word, data }
                     }
                 } else {
                     Block::Other {

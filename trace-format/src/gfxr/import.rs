@@ -11,9 +11,15 @@ use crate::generated::trace::CallT;
 use crate::trace::{CallMeta, TraceWriter};
 use crate::WriterOptions;
 
-/// GFXReconstruct's frame marker block type and end marker.
+/// GFXReconstruct's marker block types, and its begin and end markers.
 const FRAME_MARKER: u32 = 1;
+const STATE_MARKER: u32 = 2;
+const BEGIN_MARKER: u32 = 1;
 const END_MARKER: u32 = 2;
+
+/// The latest frame a trimmed capture may start at: the frames before it are written as
+/// empty frames, so a hostile frame number must not make the import run for ever.
+const MAX_TRIM_START: u64 = 10_000_000;
 
 /// What an import read and wrote.
 #[derive(Clone, Debug, Default)]
@@ -165,6 +171,19 @@ fn convert_all(
                 writer.append(CallMeta::default(), &call)?;
                 stats.records += 1;
             }
+            Block::InitBuffer { buffer, data } => match converter.buffer_contents(buffer, data) {
+                Some(call) => {
+                    stats.memory_fills += 1;
+                    writer.append(CallMeta::default(), &call)?;
+                    stats.records += 1;
+                }
+                None => {
+                    *stats
+                        .not_recorded
+                        .entry("buffer initialisation of an unbound buffer".into())
+                        .or_default() += 1
+                }
+            },
             Block::Marker {
                 block_type: FRAME_MARKER,
                 marker: END_MARKER,
@@ -179,6 +198,29 @@ fn convert_all(
                     records_in_frame = 0;
                 }
                 presented = false;
+            }
+            Block::Marker {
+                block_type: STATE_MARKER,
+                marker: BEGIN_MARKER,
+                frame,
+            } if stats.frames == 0 => {
+                // A trimmed capture: its state snapshot, then the frames from `frame`
+                // (counted from 1). The frames before it are empty, as in a trace our
+                // layer records of the same range, so frame numbers are the program's.
+                if frame > MAX_TRIM_START {
+                    return Err(GfxrError {
+                        path: path.clone(),
+                        block: Some(placed.index),
+                        offset: placed.offset,
+                        what: format!("a state snapshot for frame {frame}, past {MAX_TRIM_START}"),
+                    }
+                    .into());
+                }
+                for _ in 1..frame {
+                    writer.end_frame(CallMeta::default())?;
+                    stats.records += 1;
+                    stats.frames += 1;
+                }
             }
             Block::Marker { .. } | Block::Other { .. } => {}
         }

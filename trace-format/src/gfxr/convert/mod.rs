@@ -58,6 +58,8 @@ pub struct Converter {
     templates: Templates,
     /// Each mapped memory object's mapping offset.
     maps: HashMap<u64, u64>,
+    /// Where each buffer is bound: its memory object and offset.
+    buffers: HashMap<u64, (u64, u64)>,
     /// Each physical device's properties, as the program last read them.
     properties: HashMap<u64, StructValue>,
     /// Calls converted without a typed record the layer would have made.
@@ -114,6 +116,11 @@ impl Converter {
             *self.skipped.entry(name).or_default() += 1;
             Vec::new()
         });
+        for c in &out {
+            if let CallT::BindBufferMemory(b) = &c.call {
+                self.buffers.insert(b.buffer, (b.memory, b.offset));
+            }
+        }
         // The layer records set-up calls with their result; commands and submits with 0.
         if !name.starts_with("vkCmd") && !name.starts_with("vkQueue") {
             for c in &mut out {
@@ -180,6 +187,17 @@ impl Converter {
             offset: base.saturating_add(offset),
             data: Some(data),
         }))
+    }
+
+    /// A buffer's initial contents (a trimmed capture's state snapshot) as the memory
+    /// contents of where it is bound; `None` for a buffer bound nowhere.
+    pub fn buffer_contents(&self, buffer: u64, data: Vec<u8>) -> Option<CallT> {
+        let &(memory, offset) = self.buffers.get(&buffer)?;
+        Some(CallT::MemoryContents(Box::new(MemoryContentsT {
+            memory,
+            offset,
+            data: Some(data),
+        })))
     }
 
     /// The typed records of a call the layer hooks by hand; `None` for the others.
