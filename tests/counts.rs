@@ -24,6 +24,10 @@ const SAMPLES: [&str; 11] = [
     "glxgears-zink-lavapipe",
 ];
 
+/// GFXReconstruct captures in `samples/`, replayed through an import (`replay` reads
+/// `.gfxr` files directly).
+const GFXR_SAMPLES: [&str; 2] = ["multiview-lavapipe", "indirect-lavapipe-zstd"];
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -72,8 +76,12 @@ fn every_sample_replays_to_the_counts_written_before_on_both_mme_generations() {
     let dir = tempfile::tempdir().unwrap();
     let bless = std::env::var_os("MACROSCOPE_BLESS").is_some();
     let mut moved = Vec::new();
-    for name in SAMPLES {
-        let trace = root().join(format!("samples/{name}.mscope"));
+    let traces = SAMPLES
+        .iter()
+        .map(|name| (name, "mscope"))
+        .chain(GFXR_SAMPLES.iter().map(|name| (name, "gfxr")));
+    for (name, extension) in traces {
+        let trace = root().join(format!("samples/{name}.{extension}"));
         for arch in ["turing", "fermi"] {
             let now = counts(&trace, arch, dir.path());
             assert!(

@@ -50,15 +50,18 @@ pub enum Target {
     /// The values of a record stream on top of a valid base, replayed on both MME
     /// generations.
     Records,
+    /// A GFXReconstruct capture's bytes, mutated, imported, the trace read and replayed.
+    GfxrBytes,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 4] = [
+    pub const ALL: [Target; 5] = [
         Target::TraceBytes,
         Target::ResultsBytes,
         Target::TracePayload,
         Target::Records,
+        Target::GfxrBytes,
     ];
 
     /// Its name, as regression files and `scripts/fuzz` use it.
@@ -68,6 +71,7 @@ impl Target {
             Target::ResultsBytes => "results-bytes",
             Target::TracePayload => "trace-payload",
             Target::Records => "records",
+            Target::GfxrBytes => "gfxr-bytes",
         }
     }
 
@@ -103,8 +107,22 @@ pub fn seeds(target: Target, dir: &Path) -> anyhow::Result<Vec<Vec<u8>>> {
         }
         Target::TracePayload => vec![batch_payload(1), batch_payload(2)],
         Target::Records => vec![vec![0; 32], (0..=255).collect(), vec![0xff; 64]],
+        // Real GFXReconstruct captures of two scenes, uncompressed and zstd.
+        Target::GfxrBytes => GFXR_SEEDS
+            .iter()
+            .map(|name| {
+                fs::read(
+                    Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("../samples")
+                        .join(name),
+                )
+            })
+            .collect::<std::io::Result<_>>()?,
     })
 }
+
+/// The GFXReconstruct captures in `samples/` the `gfxr-bytes` target mutates.
+const GFXR_SEEDS: [&str; 2] = ["multiview-lavapipe.gfxr", "indirect-lavapipe-zstd.gfxr"];
 
 fn options(arch: Arch) -> ReplayOptions {
     ReplayOptions {
@@ -160,6 +178,14 @@ pub fn run_one(target: Target, input: &[u8], dir: &Path) -> Outcome {
             Target::Records => write_fuzzed(&file, input, MAX_FUZZED_RECORDS)
                 .map_err(std::io::Error::other)
                 .map(|_| replay_both(&file, dir)),
+            Target::GfxrBytes => fs::write(&file, input).map(|()| {
+                // What an import converted before any damage is a trace to read and
+                // replay.
+                let trace = dir.join("imported.mscope");
+                let _ = trace_format::gfxr::import(&file, &trace, |_, _| {});
+                read_trace(&trace);
+                replay_both(&trace, dir);
+            }),
         };
         // A scratch file that cannot be written is no finding; the bound is the input's.
         let _ = written;

@@ -22,6 +22,7 @@ fn inputs(target: Target) -> u64 {
         Target::ResultsBytes => 90_000,
         Target::TracePayload => 6_000,
         Target::Records => 1_800,
+        Target::GfxrBytes => 1_500,
     }
 }
 

@@ -20,9 +20,39 @@ use rspirv::spirv::{Decoration, Op, StorageClass, Word};
 #[error("not a SPIR-V module: {0}")]
 pub struct SpirvError(pub String);
 
-/// Parses SPIR-V words.
+/// Parses SPIR-V words: their framing checked first (the magic, and every
+/// instruction's word count within the module), as rspirv's decoder slices by the
+/// counts it reads.
 pub fn load(words: &[u32]) -> Result<Module, SpirvError> {
+    check_framing(words)?;
     rspirv::dr::load_words(words).map_err(|e| SpirvError(e.to_string()))
+}
+
+/// The SPIR-V magic number, the module's first word.
+const MAGIC: u32 = 0x0723_0203;
+
+/// Whether `words` frame as a module: a five-word header that starts with the magic,
+/// then instructions whose word counts (the high 16 bits of their first word) are at
+/// least one and end within the module.
+fn check_framing(words: &[u32]) -> Result<(), SpirvError> {
+    if words.len() < 5 || words[0] != MAGIC {
+        return Err(SpirvError(format!(
+            "{} words without a SPIR-V header",
+            words.len()
+        )));
+    }
+    let mut at = 5;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        if count == 0 || at + count > words.len() {
+            return Err(SpirvError(format!(
+                "the instruction at word {at} claims {count} words, {} are left",
+                words.len() - at
+            )));
+        }
+        at += count;
+    }
+    Ok(())
 }
 
 /// The module's words.
@@ -108,4 +138,26 @@ pub(crate) fn pointer_type(module: &mut Module, storage: StorageClass, pointee: 
         |i| i.class.opcode == Op::TypePointer && i.operands == operands,
         |id| Instruction::new(Op::TypePointer, None, Some(id), operands.to_vec()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_module_whose_instruction_runs_past_its_end_is_refused_not_a_panic() {
+        // Header, then OpSource-like instruction claiming 9 words with 2 present.
+        let words = [MAGIC, 0x0001_0000, 0, 8, 0, (9 << 16) | 3, 0];
+        let error = load(&words).unwrap_err().to_string();
+        assert!(
+            error.contains("the instruction at word 5 claims 9 words, 2 are left"),
+            "{error}"
+        );
+        assert!(load(&[1, 2, 3])
+            .unwrap_err()
+            .to_string()
+            .contains("without a SPIR-V header"));
+        // A word count of zero would never advance.
+        assert!(load(&[MAGIC, 0x0001_0000, 0, 8, 0, 0]).is_err());
+    }
 }

@@ -17,7 +17,7 @@ struct Args {
     /// Minutes in all, shared between the targets.
     #[arg(long, default_value_t = 1.0)]
     minutes: f64,
-    /// Only this target (trace-bytes, results-bytes, trace-payload, records).
+    /// Only this target (trace-bytes, results-bytes, trace-payload, records, gfxr-bytes).
     #[arg(long)]
     target: Option<String>,
     /// The first random seed (each run of the script should pick another).

@@ -18,6 +18,9 @@ pub const FOURCC: [u8; 4] = *b"GFXR";
 /// below; a larger size is a damaged file).
 pub const MAX_BLOCK_BYTES: u64 = 1 << 30;
 
+/// The most bytes one LZ4 byte decompresses to (a match length byte adds 255).
+const LZ4_MAX_RATIO: usize = 255;
+
 /// The most file options a header may list.
 const MAX_OPTIONS: u32 = 1024;
 
@@ -428,10 +431,28 @@ impl BlockReader {
         }
         let size = size as usize;
         let out = match self.header.compression {
-            Compression::Lz4 => lz4_flex::block::decompress(data, size)
-                .map_err(|e| self.fail(start, format!("LZ4 data does not decompress: {e}")))?,
-            Compression::Zstd => zstd::bulk::decompress(data, size)
-                .map_err(|e| self.fail(start, format!("zstd data does not decompress: {e}")))?,
+            Compression::Lz4 => {
+                // An LZ4 byte expands to at most 255: a larger claim is damage, refused
+                // before the output is allocated.
+                let most = data.len().saturating_mul(LZ4_MAX_RATIO).saturating_add(64);
+                if size > most {
+                    return Err(self.fail(
+                        start,
+                        format!("block claims {size} uncompressed bytes, more than its {} LZ4 bytes can hold", data.len()),
+                    ));
+                }
+                lz4_flex::block::decompress(data, size)
+                    .map_err(|e| self.fail(start, format!("LZ4 data does not decompress: {e}")))?
+            }
+            Compression::Zstd => {
+                // The output grows as it is decompressed, up to one byte past the claim:
+                // memory follows what the data holds, not what the header says.
+                let mut out = Vec::new();
+                zstd::stream::read::Decoder::with_buffer(data)
+                    .and_then(|d| d.take(size as u64 + 1).read_to_end(&mut out))
+                    .map_err(|e| self.fail(start, format!("zstd data does not decompress: {e}")))?;
+                out
+            }
             Compression::Zlib => {
                 return Err(self.fail(start, "zlib-compressed blocks are not read by this build"))
             }

@@ -381,7 +381,8 @@ fn pointer(c: &mut Cursor<'_>, to: Target, array: bool, depth: usize) -> Result<
                 if !has_data {
                     None
                 } else {
-                    let mut all = Vec::with_capacity(len);
+                    // Grown as elements decode: memory follows the bytes, not the length field.
+                    let mut all = Vec::new();
                     for _ in 0..len {
                         all.push(structure_value(c, ty, depth + 1)?);
                     }
