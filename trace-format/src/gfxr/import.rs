@@ -102,7 +102,7 @@ fn convert_all(
     stats: &mut ImportStats,
     mut progress: impl FnMut(u64),
 ) -> Result<(), ImportError> {
-    let path = reader_path(&reader);
+    let path = reader.path().to_path_buf();
     let mut converter = Converter::default();
     // Whether a present ended a frame since the last frame-end marker: files that mark
     // frames both ways end each frame once.
@@ -230,8 +230,4 @@ fn convert_all(
         *stats.not_recorded.entry(name.to_string()).or_default() += n;
     }
     Ok(())
-}
-
-fn reader_path(reader: &BlockReader) -> std::path::PathBuf {
-    reader.path().to_path_buf()
 }

@@ -43,7 +43,7 @@ const DESTROYED: &[(&str, u32)] = &[
     ("vkDestroyQueryPool", 12),
 ];
 
-/// One record to write: its call, its result, and whether a frame ends after it.
+/// One record to write: its call and its result.
 pub struct Converted {
     /// The call.
     pub call: CallT,
@@ -65,6 +65,8 @@ pub struct Converter {
     /// Calls converted without a typed record the layer would have made.
     pub skipped: HashMap<&'static str, u64>,
 }
+
+/// Parameter `name` of `call` (null where the command has none of that name).
 fn arg<'a>(call: &'a DecodedCall, name: &str) -> &'a Value {
     static NULL: Value = Value::Null;
     call.command
@@ -75,10 +77,12 @@ fn arg<'a>(call: &'a DecodedCall, name: &str) -> &'a Value {
         .unwrap_or(&NULL)
 }
 
+/// Parameter `name` as a word.
 fn word(call: &DecodedCall, name: &str) -> u64 {
     arg(call, name).word()
 }
 
+/// Parameter `name` as a 32-bit word.
 fn u32_of(call: &DecodedCall, name: &str) -> u32 {
     word(call, name) as u32
 }
@@ -99,6 +103,7 @@ fn each(v: &Value, record: impl Fn(&StructValue) -> CallT) -> Vec<Converted> {
         .collect()
 }
 
+/// `call` as the one record, its result set by [`Converter::convert`].
 fn one(call: CallT) -> Vec<Converted> {
     vec![Converted { call, result: 0 }]
 }
@@ -211,5 +216,51 @@ impl Converter {
             }))));
         }
         setup::convert(self, call).or_else(|| commands::convert(call))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::s_type;
+    use crate::gfxr::tables::s_type_of;
+
+    #[test]
+    fn the_structure_types_looked_for_are_the_registry_s() {
+        for (value, name) in [
+            (
+                s_type::RENDER_PASS_MULTIVIEW_CREATE_INFO,
+                "VkRenderPassMultiviewCreateInfo",
+            ),
+            (
+                s_type::PHYSICAL_DEVICE_MULTIVIEW_FEATURES,
+                "VkPhysicalDeviceMultiviewFeatures",
+            ),
+            (
+                s_type::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                "VkPhysicalDeviceVulkan11Features",
+            ),
+            (
+                s_type::MEMORY_ALLOCATE_FLAGS_INFO,
+                "VkMemoryAllocateFlagsInfo",
+            ),
+            (
+                s_type::COMMAND_BUFFER_INHERITANCE_RENDERING_INFO,
+                "VkCommandBufferInheritanceRenderingInfo",
+            ),
+            (
+                s_type::PIPELINE_RENDERING_CREATE_INFO,
+                "VkPipelineRenderingCreateInfo",
+            ),
+            (
+                s_type::PIPELINE_LIBRARY_CREATE_INFO_KHR,
+                "VkPipelineLibraryCreateInfoKHR",
+            ),
+            (
+                s_type::GRAPHICS_PIPELINE_LIBRARY_CREATE_INFO_EXT,
+                "VkGraphicsPipelineLibraryCreateInfoEXT",
+            ),
+        ] {
+            assert_eq!(value, s_type_of(name), "{name}");
+        }
     }
 }
