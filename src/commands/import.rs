@@ -117,12 +117,17 @@ fn convert(input: &Path, output: &Path) -> anyhow::Result<ImportStats> {
     }
     result.map_err(|failed| {
         let (error, stats) = *failed;
-        anyhow::Error::new(error).context(format!(
-            "importing {}: {} records before the damage are in {}",
-            input.display(),
-            stats.records,
-            output.display()
-        ))
+        // A trace is written once the file's header has been read.
+        let context = match stats.header {
+            Some(_) => format!(
+                "importing {}: {} records before the damage are in {}",
+                input.display(),
+                stats.records,
+                output.display()
+            ),
+            None => format!("importing {}", input.display()),
+        };
+        anyhow::Error::new(error).context(context)
     })
 }
 

@@ -250,3 +250,22 @@ fn memory_fills_land_at_the_mapping_and_buffer_initialisation_where_the_buffer_i
         vec![(3, 4112, vec![1, 2, 3, 4]), (3, 64, vec![9, 8])]
     );
 }
+
+#[test]
+fn a_missing_file_is_the_system_s_refusal_not_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.gfxr");
+    let output = dir.path().join("out.mscope");
+    let failed = gfxr::import(&missing, &output, |_, _| {}).unwrap_err();
+    assert!(!failed.0.is_bad_input(), "{}", failed.0);
+    assert!(
+        !output.exists(),
+        "no trace is written for a file that cannot be read"
+    );
+    let (result, _) = import(dir.path(), b"GFXR");
+    let error = gfxr::import(&dir.path().join("in.gfxr"), &output, |_, _| {}).unwrap_err();
+    assert!(error.0.is_bad_input(), "{}", error.0);
+    assert!(result
+        .unwrap_err()
+        .contains("a file header needs 16 bytes, the file has 4"));
+}

@@ -145,11 +145,16 @@ pub struct GfxrError {
     pub offset: u64,
     /// What was wrong.
     pub what: String,
+    /// The operating system refused to open or read the file (not the file's fault).
+    pub io: bool,
 }
 
 impl fmt::Display for GfxrError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let at = self.offset;
+        if self.io {
+            return write!(f, "{}: {}", self.path.display(), self.what);
+        }
         match self.block {
             Some(b) => write!(
                 f,
@@ -195,9 +200,14 @@ impl BlockReader {
             block: None,
             offset,
             what,
+            io: false,
         };
-        let file = File::open(path).map_err(|e| fail(0, e.to_string()))?;
-        let len = file.metadata().map_err(|e| fail(0, e.to_string()))?.len();
+        let refused = |e: std::io::Error| GfxrError {
+            io: true,
+            ..fail(0, e.to_string())
+        };
+        let file = File::open(path).map_err(refused)?;
+        let len = file.metadata().map_err(refused)?.len();
         let mut input = BufReader::with_capacity(1 << 20, file);
         let mut words = [0u8; 16];
         input.read_exact(&mut words).map_err(|_| {
@@ -287,6 +297,7 @@ impl BlockReader {
             block: Some(self.index),
             offset,
             what: what.into(),
+            io: false,
         }
     }
 

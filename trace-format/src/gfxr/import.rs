@@ -62,7 +62,7 @@ pub enum ImportError {
 impl ImportError {
     /// Whether the input file is at fault (not the machine).
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, ImportError::Gfxr(_))
+        matches!(self, ImportError::Gfxr(e) if !e.io)
     }
 }
 
@@ -131,6 +131,7 @@ fn convert_all(
                             block: Some(placed.index),
                             offset: placed.offset,
                             what: format!("{e}"),
+                            io: false,
                         }
                         .into())
                     }
@@ -213,6 +214,7 @@ fn convert_all(
                         block: Some(placed.index),
                         offset: placed.offset,
                         what: format!("a state snapshot for frame {frame}, past {MAX_TRIM_START}"),
+                        io: false,
                     }
                     .into());
                 }
