@@ -96,6 +96,15 @@ fn render_pass(i: &StructValue, device: u64, handle: u64, version: u8) -> CallT 
     }))
 }
 
+/// `VK_PIPELINE_COMPILE_REQUIRED`.
+const PIPELINE_COMPILE_REQUIRED: u64 = 1_000_297_000;
+
+/// A string the program passed, `None` where it passed a null pointer (as the layer's
+/// `string` reads it).
+fn string(v: &Value) -> Option<String> {
+    (!v.is_null()).then(|| v.string())
+}
+
 /// The typed records of set-up call `call`; `None` for a call the layer records
 /// otherwise.
 pub(super) fn convert(conv: &mut Converter, call: &DecodedCall) -> Option<Vec<Converted>> {
@@ -108,9 +117,9 @@ pub(super) fn convert(conv: &mut Converter, call: &DecodedCall) -> Option<Vec<Co
             let i = info()?;
             let application = i.get("pApplicationInfo").structure().map(|a| {
                 Box::new(ApplicationInfoT {
-                    application_name: Some(a.get("pApplicationName").string()),
+                    application_name: string(a.get("pApplicationName")),
                     application_version: a.u32("applicationVersion"),
-                    engine_name: Some(a.get("pEngineName").string()),
+                    engine_name: string(a.get("pEngineName")),
                     engine_version: a.u32("engineVersion"),
                     api_version: a.u32("apiVersion"),
                 })
@@ -425,8 +434,11 @@ pub(super) fn convert(conv: &mut Converter, call: &DecodedCall) -> Option<Vec<Co
         }
         _ => return None,
     };
-    // The layer records creations only when they succeed.
-    if (name.starts_with("vkCreate") || name.starts_with("vkAllocate")) && !ok {
+    // The layer records creations only when they succeed (pipelines also when some
+    // must be compiled later: the ones made are recorded).
+    let pipelines_made =
+        name == "vkCreateGraphicsPipelines" && call.result == PIPELINE_COMPILE_REQUIRED;
+    if (name.starts_with("vkCreate") || name.starts_with("vkAllocate")) && !ok && !pipelines_made {
         return Some(Vec::new());
     }
     Some(one(call_t))
