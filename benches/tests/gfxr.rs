@@ -130,17 +130,7 @@ fn every_scene_captured_by_gfxreconstruct_replays_with_the_counts_of_our_capture
     }
     let dir = tempfile::tempdir().unwrap();
     let scene = env!("CARGO_BIN_EXE_scene");
-    for name in [
-        "multiview",
-        "indirect",
-        "storm",
-        "tessellation",
-        "threads",
-        "secondary",
-        "compute",
-        "mapped",
-        "libraries",
-    ] {
+    for name in benches::scenes::SCENES {
         let own = dir.path().join(format!("{name}.mscope"));
         own_capture(&own, &[scene, name], &[]);
         let ours = [counts(&own, "turing", false), counts(&own, "fermi", false)];
