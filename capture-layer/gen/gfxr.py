@@ -215,8 +215,6 @@ def write(out, g):
             return "Rule::Float"
         if enc.startswith("value(0)"):
             return "Rule::Address"
-        if re.match(r"value\(\w+ as u64\)", enc) and "as_raw" not in enc:
-            return "Rule::Value"
         if enc.startswith("value("):
             return "Rule::Value"
         if enc.startswith("bytes_of(&"):
