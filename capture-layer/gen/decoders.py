@@ -156,8 +156,9 @@ def write(out, g):
     out.write("// Regenerate: scripts/regen-vk-registry\n\n")
     out.write("//! Typed decoders of the `VulkanCall` records of command buffer commands.\n\n")
     out.write("#![allow(clippy::all, clippy::pedantic, missing_docs, dead_code, unused_imports)]\n\n")
+    out.write("use std::collections::HashMap;\nuse std::sync::OnceLock;\n\n")
     out.write("use trace_format::generated::trace::{VulkanCall, VulkanParam};\n\n")
-    out.write("use crate::generic::read::{fixed, nested, one_struct, param, scalars, string, strings, structs, DecodeError, Field};\n\n")
+    out.write("use crate::generic::read::{fixed, nested, one_struct, param, scalars, string, strings, structs, DecodeError, Field, Params};\n\n")
 
     # Every structure laid out, those inside the parameters' structures too.
     for struct in sorted(n for n, l in layouts_of.items() if l is not None):
@@ -235,17 +236,27 @@ def write(out, g):
     for name, _, _, _ in decoders:
         out.write(f"            GenericCmd::{name[2:]}(_) => \"{name}\",\n")
     out.write("        }\n    }\n}\n\n")
-    out.write("/// Decodes `call`: `Ok(None)` when it is no command buffer command with a decoder.\n")
-    out.write("pub fn decode(call: &VulkanCall<'_>) -> Result<Option<GenericCmd>, DecodeError> {\n")
-    out.write("    let params: Vec<VulkanParam<'_>> = call.params().map(|p| p.iter().collect()).unwrap_or_default();\n")
-    out.write("    let params = params.as_slice();\n")
-    out.write("    let command = call.command().unwrap_or_default();\n")
-    out.write("    let decoded = match command {\n")
+    out.write("/// A decoder of one command's parameters.\n")
+    out.write("type Decoder = fn(&[VulkanParam<'_>]) -> Result<GenericCmd, DecodeError>;\n\n")
+    out.write("/// The decoder of each command name (aliases included), looked up by hash: a `match`\n")
+    out.write("/// on the name compares it with every name of its length, for every record.\n")
+    out.write("fn decoders() -> &'static HashMap<&'static str, Decoder, foldhash::fast::FixedState> {\n")
+    out.write("    static DECODERS: OnceLock<HashMap<&'static str, Decoder, foldhash::fast::FixedState>> = OnceLock::new();\n")
+    out.write("    DECODERS.get_or_init(|| {\n")
+    out.write("        let entries: [(&'static str, Decoder); DECODED.len()] = [\n")
     decoded = {name for name, _, _, _ in decoders}
     for alias, name in sorted(aliases.items(), key=lambda kv: (kv[1], kv[0])):
         if name in decoded:
-            out.write(f"        \"{alias}\" => GenericCmd::{name[2:]}({name[2:]}::decode(params)?),\n")
-    out.write("        _ => return Ok(None),\n    };\n    Ok(Some(decoded))\n}\n\n")
+            out.write(f"            (\"{alias}\", |p| Ok(GenericCmd::{name[2:]}({name[2:]}::decode(p)?))),\n")
+    out.write("        ];\n")
+    out.write("        entries.into_iter().collect()\n")
+    out.write("    })\n}\n\n")
+    out.write("/// Decodes `call`: `Ok(None)` when it is no command buffer command with a decoder.\n")
+    out.write("pub fn decode(call: &VulkanCall<'_>) -> Result<Option<GenericCmd>, DecodeError> {\n")
+    out.write("    let Some(decoder) = decoders().get(call.command().unwrap_or_default()) else {\n")
+    out.write("        return Ok(None);\n    };\n")
+    out.write("    let params: Params<'_> = call.params().map(|p| p.iter().collect()).unwrap_or_default();\n")
+    out.write("    decoder(&params).map(Some)\n}\n\n")
     out.write("/// Every command name `decode` decodes (aliases included), with its parameter count.\n")
     out.write("pub const DECODED: &[(&str, usize)] = &[\n")
     counts = {name: count for name, _, _, count in decoders}
@@ -259,11 +270,10 @@ def write(out, g):
     out.write("}\n\n")
     out.write("/// Decodes `call`: `Ok(None)` when it is no set-up command with a decoder.\n")
     out.write("pub fn decode_setup(call: &VulkanCall<'_>) -> Result<Option<GenericSetup>, DecodeError> {\n")
-    out.write("    let params: Vec<VulkanParam<'_>> = call.params().map(|p| p.iter().collect()).unwrap_or_default();\n")
-    out.write("    let params = params.as_slice();\n")
+    out.write("    let params = || -> Params<'_> { call.params().map(|p| p.iter().collect()).unwrap_or_default() };\n")
     out.write("    let decoded = match call.command().unwrap_or_default() {\n")
     for name, _, _, _ in setup_decoders:
-        out.write(f"        \"{name}\" => GenericSetup::{name[2:]}({name[2:]}::decode(params)?),\n")
+        out.write(f"        \"{name}\" => GenericSetup::{name[2:]}({name[2:]}::decode(&params())?),\n")
     out.write("        _ => return Ok(None),\n    };\n    Ok(Some(decoded))\n}\n\n")
     out.write("/// Every set-up command name `decode_setup` decodes, with its parameter count.\n")
     out.write("pub const DECODED_SETUP: &[(&str, usize)] = &[\n")

@@ -1022,28 +1022,20 @@ impl<'o> Pass<'o> {
             Err(e) => return self.skip(&format!("{name} (does not decode: {e})"), false),
         }
         match generic::decode(call) {
-            Ok(Some(cmd)) if WorkArgs::of_generic(&cmd).is_some() => {
+            Ok(Some(cmd)) => {
                 let cb = cmd.command_buffer();
-                if let Some(args) = WorkArgs::of_generic(&cmd) {
-                    self.recording
-                        .entry(cb)
-                        .or_default()
-                        .push(Cmd::Work { seq, args });
-                }
+                let recorded = if let Some(args) = WorkArgs::of_generic(&cmd) {
+                    Cmd::Work { seq, args }
+                } else if let Some(typed) = commands::typed_of_generic(&cmd) {
+                    typed
+                } else if execute::is_modelled(&cmd) {
+                    Cmd::Generic(Box::new(cmd))
+                } else {
+                    // A command buffer command the model does not execute yet.
+                    return self.skip(name, true);
+                };
+                self.recording.entry(cb).or_default().push(recorded);
             }
-            Ok(Some(cmd)) if commands::typed_of_generic(&cmd).is_some() => {
-                let cb = cmd.command_buffer();
-                if let Some(typed) = commands::typed_of_generic(&cmd) {
-                    self.recording.entry(cb).or_default().push(typed);
-                }
-            }
-            Ok(Some(cmd)) if execute::is_modelled(&cmd) => self
-                .recording
-                .entry(cmd.command_buffer())
-                .or_default()
-                .push(Cmd::Generic(Box::new(cmd))),
-            // A command buffer command the model does not execute yet.
-            Ok(Some(_)) => self.skip(name, true),
             // No decoder: not a command buffer command (setup, sync, queries of the
             // device), which changes nothing the model executes.
             Ok(None) => self.skip(name, names::is_recorded_command(name)),

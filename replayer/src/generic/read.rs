@@ -2,7 +2,12 @@
 //! structures read from its bytes with every length checked against the bytes
 //! present, and [`DecodeError`], which names the parameter and what was wrong.
 
+use smallvec::SmallVec;
 use trace_format::generated::trace::VulkanParam;
+
+/// A record's parameters, gathered for decoding by position: on the stack for every
+/// command of up to 16 parameters (all but a few).
+pub type Params<'a> = SmallVec<[VulkanParam<'a>; 16]>;
 
 /// Why a generic record's parameters did not decode.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
