@@ -16,6 +16,10 @@ use replayer::{replay, ReplayOptions};
 use trace_format::synthetic::{write_synthetic, SyntheticShape};
 use trace_format::{ReadOptions, TraceReader, TraceWriter, WriterOptions};
 
+/// The allocator `macroscope` runs with, so that the bench times what a replay costs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const FRAMES: u64 = 4;
 const DRAWS: u32 = 10_000;
 
