@@ -136,18 +136,18 @@ pub fn same_trace(a: &str, b: &str) -> Option<bool> {
 /// Rows per chunk: about 1.5 MiB of draw rows.
 pub const ROWS_PER_CHUNK: usize = 16 * 1024;
 
-/// The bytes a chunk of [`ROWS_PER_CHUNK`] draw rows takes with every per-row vector,
-/// and room for the rest: the builder starts this large, so that it never grows (a
-/// grown builder copies and clears what it held), and its pages are touched only as
-/// rows fill them.
-const FULL_CHUNK_BYTES: usize = ROWS_PER_CHUNK
-    * (std::mem::size_of::<DrawRow>()
-        + std::mem::size_of::<DrawState>()
-        + std::mem::size_of::<DrawBindState>()
-        + std::mem::size_of::<DrawStateMme>()
-        + std::mem::size_of::<u32>()
-        + std::mem::size_of::<u64>())
-    + (1 << 20);
+/// The bytes a row takes in a chunk with every per-row vector (a submit row takes
+/// fewer).
+const ROW_BYTES: usize = std::mem::size_of::<DrawRow>()
+    + std::mem::size_of::<DrawState>()
+    + std::mem::size_of::<DrawBindState>()
+    + std::mem::size_of::<DrawStateMme>()
+    + std::mem::size_of::<u32>()
+    + std::mem::size_of::<u64>();
+
+/// Room in a chunk's builder beside its rows and strings: the run's description, the
+/// totals, the tables and vectors around the rows.
+const CHUNK_SLACK_BYTES: usize = 64 << 10;
 
 /// A call the replay did not execute, and how often it was seen.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,6 +164,10 @@ pub struct SkippedCall {
 pub struct ResultsWriter {
     out: ContainerWriter,
     fbb: FlatBufferBuilder<'static>,
+    /// The bytes `fbb` was made to hold: it is made anew, as large as a chunk needs,
+    /// before a chunk that needs more (a grown builder copies and clears what it held;
+    /// one made at the most a chunk can take clears megabytes for a short replay).
+    fbb_capacity: usize,
     run: Option<RunInfoT>,
     totals: Option<RunTotalsT>,
     draws: Vec<DrawRow>,
@@ -187,7 +191,8 @@ impl ResultsWriter {
     pub fn create(path: &Path, run: RunInfoT, options: &WriterOptions) -> Result<Self> {
         Ok(ResultsWriter {
             out: ContainerWriter::create(path, Content::Results, options)?,
-            fbb: FlatBufferBuilder::with_capacity(FULL_CHUNK_BYTES),
+            fbb: FlatBufferBuilder::new(),
+            fbb_capacity: 0,
             run: Some(run),
             totals: None,
             draws: Vec::with_capacity(ROWS_PER_CHUNK),
@@ -280,6 +285,16 @@ impl ResultsWriter {
     }
 
     fn write_chunk(&mut self, skipped: &[SkippedCall], totals: Option<&RunTotalsT>) -> Result<()> {
+        let strings: usize = self.draw_errors.iter().map(|(_, e)| e.len()).sum::<usize>()
+            + skipped.iter().map(|c| c.name.len()).sum::<usize>();
+        let needed = (self.draws.len() + self.submits.len()) * ROW_BYTES
+            + strings
+            + 32 * (self.draw_errors.len() + skipped.len())
+            + CHUNK_SLACK_BYTES;
+        if needed > self.fbb_capacity {
+            self.fbb = FlatBufferBuilder::with_capacity(needed);
+            self.fbb_capacity = needed;
+        }
         let fbb = &mut self.fbb;
         let run = self.run.take().map(|run| run.pack(fbb));
         let totals = totals.map(|t| t.pack(fbb));
