@@ -149,6 +149,10 @@ const ROW_BYTES: usize = std::mem::size_of::<DrawRow>()
 /// totals, the tables and vectors around the rows.
 const CHUNK_SLACK_BYTES: usize = 64 << 10;
 
+/// What a failed draw's reason or a skipped call's name takes beside its text: the
+/// string's length and terminator, its table and the offset to it.
+const STRING_ENTRY_BYTES: usize = 32;
+
 /// A call the replay did not execute, and how often it was seen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SkippedCall {
@@ -289,7 +293,7 @@ impl ResultsWriter {
             + skipped.iter().map(|c| c.name.len()).sum::<usize>();
         let needed = (self.draws.len() + self.submits.len()) * ROW_BYTES
             + strings
-            + 32 * (self.draw_errors.len() + skipped.len())
+            + STRING_ENTRY_BYTES * (self.draw_errors.len() + skipped.len())
             + CHUNK_SLACK_BYTES;
         if needed > self.fbb_capacity {
             self.fbb = FlatBufferBuilder::with_capacity(needed);

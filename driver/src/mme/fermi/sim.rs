@@ -292,11 +292,7 @@ impl State {
     fn result(&mut self, step: &Step, m: &mut impl Machine) -> u32 {
         let (x, y) = (self.reg(step.src0), self.reg(step.src1));
         match step.calc {
-            Calc::Add => {
-                let r = x.wrapping_add(y);
-                self.carry = u32::from(r < x);
-                r
-            }
+            Calc::Add => self.add(x, y),
             Calc::Addc => {
                 let r = x.wrapping_add(y).wrapping_add(self.carry);
                 self.carry = u32::from(r < x || (self.carry != 0 && r == x));
