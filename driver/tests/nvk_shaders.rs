@@ -209,7 +209,7 @@ fn a_bound_set_rebinds_its_descriptors_and_on_turing_its_uniform_buffer_through_
         let mut enc = CommandEncoder::new(&device);
         enc.bind_graphics_shaders(&pipeline(arch, 2));
         draw(&mut enc);
-        enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[], None);
+        enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[], None, None);
         let (m, _) = draw(&mut enc);
         let bind_cbuf_desc = class::call_mme_macro(Macro::BindCbufDesc.id());
         let macro_calls = m.iter().filter(|(mt, _)| *mt == bind_cbuf_desc).count();
@@ -234,7 +234,7 @@ fn the_gpu_model_runs_the_new_macros() {
     gpu.execute(device.init_push().unwrap().words()).unwrap();
     let mut enc = CommandEncoder::new(&device);
     enc.bind_graphics_shaders(&pipeline(arch, 2));
-    enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[], None);
+    enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[], None, None);
     enc.draw(3, 1, 0, 0);
     let words = enc.take_push();
     gpu.state.method_log = Some(Vec::new());
@@ -284,7 +284,7 @@ fn a_dynamic_uniform_buffer_is_bound_from_the_root_table_on_both_generations() {
         ];
         enc.bind_graphics_shaders(&shaders);
         draw(&mut enc);
-        enc.bind_descriptor_sets(0, &[0x10_0000_0000], &[256], Some(&[1]));
+        enc.bind_descriptor_sets(0, &[0x10_0000_0000], &[256], Some(&[1]), None);
         let (m, _) = draw(&mut enc);
         // Bound directly (the CPU knows the dynamic buffer), no macro, then SELECT_CB0.
         assert!(
@@ -309,6 +309,7 @@ fn each_bound_set_starts_after_the_previous_sets_dynamic_buffers() {
         &[0x10_0000_0000, 0x10_0001_0000],
         &[0, 64, 128],
         Some(&[2, 1]),
+        None,
     );
     assert!(r.dwords > 0);
     let words = enc.take_push();

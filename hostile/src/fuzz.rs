@@ -292,17 +292,22 @@ fn replay_both(trace: &Path, dir: &Path) {
 }
 
 /// A small deterministic generator.
-struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    /// A generator started from `seed`.
+    pub(crate) fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         if n == 0 {
             0
         } else {
@@ -328,7 +333,7 @@ const INTERESTING: [u32; 10] = [
 const MAX_INPUT: usize = 1 << 20;
 
 /// One to four mutations of `input`; `other` is another seed to splice from.
-fn mutate(input: &[u8], other: &[u8], rng: &mut Rng) -> Vec<u8> {
+pub(crate) fn mutate(input: &[u8], other: &[u8], rng: &mut Rng) -> Vec<u8> {
     let mut out = input.to_vec();
     for _ in 0..1 + rng.below(4) {
         let len = out.len();
@@ -417,7 +422,7 @@ pub fn fuzz(
     regressions: Option<&Path>,
 ) -> anyhow::Result<Report> {
     let seeds = seeds(target, dir)?;
-    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut rng = Rng::new(seed);
     let mut report = Report::default();
     loop {
         match budget {
@@ -449,7 +454,7 @@ pub fn fuzz(
 }
 
 /// FNV-1a, to name a finding by its bytes.
-fn fnv(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })

@@ -7,10 +7,13 @@
 //!   random values, and hand-written records that break assumptions.
 //! - [`fuzz`] mutates valid files and fuzzer-chosen record streams and runs them through
 //!   the readers and the replay, catching panics, with regressions kept as files.
+//! - [`campaign`] mutates real files and runs each through one `macroscope` reading
+//!   command in a child process under an address-space and a time limit.
 
 #![deny(missing_docs)]
 
 pub mod alloc;
+pub mod campaign;
 pub mod fuzz;
 #[allow(missing_docs)]
 pub mod generated;

@@ -35,6 +35,42 @@ impl SetLayout {
         matches!(ty, UNIFORM_BUFFER_DYNAMIC | STORAGE_BUFFER_DYNAMIC)
     }
 
+    /// The bytes of descriptors a set of this layout holds in its pool, before the
+    /// device's alignment: each binding's descriptors at their stride, each binding
+    /// aligned to its descriptor's alignment (nvk_CreateDescriptorSetLayout's
+    /// `non_variable_descriptor_buffer_size`, with the strides of
+    /// nvk_descriptor_stride_align_for_type in NVK 25.0). `min_cbuf_alignment` aligns
+    /// inline uniform blocks.
+    pub fn descriptor_bytes(&self, min_cbuf_alignment: u32) -> u32 {
+        let mut size = 0u32;
+        for &(_, ty, count) in &self.bindings {
+            if count == 0 {
+                continue;
+            }
+            let (stride, align): (u32, u32) = match ty {
+                // Sampler, combined image sampler, sampled image, storage image,
+                // texel buffers, input attachment: a 4-byte image (and sampler) index.
+                0..=5 | 10 => (4, 4),
+                // Uniform and storage buffers: an address, a size and a zero word.
+                6 | 7 => (16, 16),
+                // Dynamic buffers live in the root table.
+                UNIFORM_BUFFER_DYNAMIC | STORAGE_BUFFER_DYNAMIC => (0, 0),
+                // Inline uniform block: its count is bytes.
+                INLINE_UNIFORM_BLOCK => (1, min_cbuf_alignment.max(1)),
+                // Mutable and other types: the largest descriptor.
+                _ => (16, 16),
+            };
+            if stride == 0 {
+                continue;
+            }
+            size = size
+                .div_ceil(align)
+                .saturating_mul(align)
+                .saturating_add(stride.saturating_mul(count));
+        }
+        size
+    }
+
     /// Dynamic buffers the set holds (`dynamic_buffer_count`).
     pub fn dynamic_buffers(&self) -> u32 {
         self.bindings
@@ -112,6 +148,25 @@ impl Layouts {
     pub fn set(&self, layout: u64, set: u32) -> Option<&SetLayout> {
         let handle = *self.pipelines.get(&layout)?.get(set as usize)?;
         self.sets.get(&handle)
+    }
+
+    /// The descriptor bytes of each of `count` sets from `first`, in pipeline layout
+    /// `layout` ([`SetLayout::descriptor_bytes`]); `None` when the trace does not hold
+    /// the layouts.
+    pub fn descriptor_bytes(
+        &self,
+        layout: u64,
+        first: u32,
+        count: usize,
+        min_cbuf_alignment: u32,
+    ) -> Option<SmallVec<[u32; 4]>> {
+        let sets = self.pipelines.get(&layout)?;
+        (0..count)
+            .map(|i| {
+                let handle = sets.get(first as usize + i)?;
+                Some(self.sets.get(handle)?.descriptor_bytes(min_cbuf_alignment))
+            })
+            .collect()
     }
 
     /// The dynamic buffers of each of `count` sets from `first`, in pipeline layout

@@ -24,6 +24,7 @@ mod pass_barriers;
 mod pipeline_state;
 mod replay;
 mod shaders;
+pub mod swapchain;
 pub mod verify;
 
 pub use inspect::{inspect_draw, method_label, DrawInspection, MethodRun};

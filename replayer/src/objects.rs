@@ -4,6 +4,7 @@
 //! query pools.
 
 use crate::handles::HandleMap;
+use crate::swapchain::SwapchainInfo;
 
 use driver::class::PrimitiveOp;
 use driver::nvk::image::{Image, ViewRange};
@@ -14,6 +15,9 @@ use driver::nvk::{QueryPool, QueryType};
 
 /// Where replayed allocations start in the model's address space.
 const HEAP_BASE: u64 = 0x10_0000_0000;
+/// Where the images of swapchains are placed: apart from the program's own memory, as
+/// NVK's WSI allocates them itself.
+const SWAPCHAIN_BASE: u64 = 0x80_0000_0000;
 
 /// A graphics pipeline as the driver model needs it.
 #[derive(Clone, Debug, PartialEq)]
@@ -294,6 +298,24 @@ pub struct Objects {
     pub pipelines: HandleMap<Pipeline>,
     /// Query pools, placed in GPU memory.
     pub query_pools: HandleMap<QueryPool>,
+    /// Swapchains, and the images each handed out.
+    swapchains: HandleMap<(SwapchainInfo, Vec<u64>)>,
+    /// Where the next swapchain image is placed.
+    next_swapchain_addr: u64,
+}
+
+/// `VkObjectType` values of the objects [`Objects`] keeps.
+mod object_type {
+    pub const DEVICE_MEMORY: u32 = 8;
+    pub const BUFFER: u32 = 9;
+    pub const IMAGE: u32 = 10;
+    pub const EVENT: u32 = 11;
+    pub const QUERY_POOL: u32 = 12;
+    pub const IMAGE_VIEW: u32 = 14;
+    pub const RENDER_PASS: u32 = 18;
+    pub const PIPELINE: u32 = 19;
+    pub const FRAMEBUFFER: u32 = 24;
+    pub const SWAPCHAIN_KHR: u32 = 1_000_001_000;
 }
 
 /// A bit per colour attachment whose format is not `VK_FORMAT_UNDEFINED` (Mesa's
@@ -402,6 +424,98 @@ impl Objects {
         let addr = self.event_block + (self.events.len() % EVENTS_PER_BLOCK) as u64 * 16;
         self.events.insert(event, addr);
         addr
+    }
+
+    /// A `vkDestroy*` of an object of `VkObjectType` `kind`: the handle names nothing
+    /// until an object is made with it again (drivers hand freed handles out again,
+    /// and a swapchain image may come back with a destroyed image's handle).
+    pub fn destroy(&mut self, kind: u32, handle: u64) {
+        match kind {
+            object_type::DEVICE_MEMORY => self.free_memory(handle),
+            object_type::BUFFER => {
+                self.buffers.remove(&handle);
+                self.buffer_sizes.remove(&handle);
+            }
+            object_type::IMAGE => {
+                self.images.remove(&handle);
+            }
+            object_type::EVENT => {
+                // Its word stays placed: events are placed in blocks, never freed.
+                self.events.remove(&handle);
+            }
+            object_type::QUERY_POOL => {
+                self.query_pools.remove(&handle);
+            }
+            object_type::IMAGE_VIEW => {
+                self.image_views.remove(&handle);
+            }
+            object_type::RENDER_PASS => {
+                self.render_passes.remove(&handle);
+            }
+            object_type::PIPELINE => {
+                self.pipelines.remove(&handle);
+            }
+            object_type::FRAMEBUFFER => {
+                self.framebuffers.remove(&handle);
+            }
+            object_type::SWAPCHAIN_KHR => self.destroy_swapchain(handle),
+            _ => {}
+        }
+    }
+
+    /// vkFreeMemory.
+    pub fn free_memory(&mut self, memory: u64) {
+        self.memories.remove(&memory);
+    }
+
+    /// vkCreateSwapchainKHR.
+    pub fn create_swapchain(&mut self, swapchain: u64, info: SwapchainInfo) {
+        self.destroy_swapchain(swapchain);
+        self.swapchains.insert(swapchain, (info, Vec::new()));
+    }
+
+    /// vkGetSwapchainImagesKHR: each image the program is handed is an image of the
+    /// swapchain's format, extent and layers (NVK's WSI makes them optimally tiled,
+    /// single-sampled, one level), placed in memory of its own. An image handed out
+    /// before keeps its place.
+    pub fn swapchain_images(&mut self, swapchain: u64, images: &[u64]) {
+        let Some((info, known)) = self.swapchains.get(&swapchain).cloned() else {
+            return;
+        };
+        let layers = info.layers.max(1);
+        for &image in images.iter().filter(|i| **i != 0) {
+            if known.contains(&image) && self.images.contains_key(&image) {
+                continue;
+            }
+            let mut desc = Image::stand_in(info.format, [info.extent[0], info.extent[1], 1]);
+            desc.array_layers = layers;
+            let bytes = u64::from(info.extent[0])
+                .saturating_mul(u64::from(info.extent[1]))
+                .saturating_mul(u64::from(layers))
+                .saturating_mul(16);
+            if self.next_swapchain_addr == 0 {
+                self.next_swapchain_addr = SWAPCHAIN_BASE;
+            }
+            desc.addr = self.next_swapchain_addr;
+            self.next_swapchain_addr = self
+                .next_swapchain_addr
+                .wrapping_add(bytes.min(1 << 36).saturating_add(0x1_ffff) & !0xffff);
+            self.images.insert(image, desc);
+            if let Some((_, list)) = self.swapchains.get_mut(&swapchain) {
+                if !list.contains(&image) {
+                    list.push(image);
+                }
+            }
+        }
+    }
+
+    /// vkDestroySwapchainKHR: its images go with it.
+    pub fn destroy_swapchain(&mut self, swapchain: u64) {
+        if let Some((_, images)) = self.swapchains.remove(&swapchain) {
+            for image in images {
+                self.images.remove(&image);
+            }
+        }
     }
 
     /// vkCreateImage.

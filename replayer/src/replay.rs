@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crate::generic::GenericSetup;
 use crate::layouts::Layouts;
 use crate::shaders::{Shaders, StageInfo};
+use crate::swapchain::{self, SwapchainInfo};
 use driver::gpu::{ExecCost, Gpu, GpuError};
 use driver::mme::Arch;
 use driver::mme::{RunError, RunErrorKind, DEFAULT_BUDGET};
@@ -559,11 +560,9 @@ fn not_needed(call: Call) -> bool {
             | Call::CreateDevice
             | Call::DestroyDevice
             | Call::GetDeviceQueue
-            | Call::FreeMemory
             | Call::MapMemory
             | Call::UnmapMemory
             | Call::FlushMappedMemoryRanges
-            | Call::DestroyObject
             | Call::CreateCommandPool
             | Call::AllocateCommandBuffers
             | Call::EndCommandBuffer
@@ -589,6 +588,7 @@ fn failure_reason(error: &GpuError) -> &'static str {
         GpuError::Macro(_) => "a macro failed",
         GpuError::Push(_) => "a malformed push buffer",
         GpuError::BadMacro { .. } => "a macro that is not loaded",
+        GpuError::FreshMemory { .. } => "a macro writing past its memory bound",
     }
 }
 
@@ -820,6 +820,16 @@ impl<'o> Pass<'o> {
                     self.objects.allocate_memory(c.memory(), c.size());
                 }
             }
+            Call::FreeMemory => {
+                if let Some(c) = record.call_as_free_memory() {
+                    self.objects.free_memory(c.memory());
+                }
+            }
+            Call::DestroyObject => {
+                if let Some(c) = record.call_as_destroy_object() {
+                    self.objects.destroy(c.object_type(), c.handle());
+                }
+            }
             Call::MemoryContents => {
                 if let Some(c) = record.call_as_memory_contents() {
                     match self.objects.memory_addr(c.memory(), c.offset()) {
@@ -1014,6 +1024,9 @@ impl<'o> Pass<'o> {
     /// when the model executes it, else counted as skipped with the reason.
     fn take_generic(&mut self, seq: u64, call: &trace_format::generated::trace::VulkanCall<'_>) {
         let name = call.command().unwrap_or("vkUnknownCommand");
+        if self.take_swapchain_call(name, call) {
+            return;
+        }
         match generic::decode_setup(call) {
             Ok(Some(GenericSetup::CreateDescriptorSetLayout(c))) => {
                 return self.layouts.create_set_layout(&c);
@@ -1041,6 +1054,48 @@ impl<'o> Pass<'o> {
             Ok(None) => self.skip(name, names::is_recorded_command(name)),
             Err(e) => self.skip(&format!("{name} (does not decode: {e})"), true),
         }
+    }
+
+    /// The swapchain calls, which say what images a program renders to: true when
+    /// `call` was one.
+    fn take_swapchain_call(
+        &mut self,
+        name: &str,
+        call: &trace_format::generated::trace::VulkanCall<'_>,
+    ) -> bool {
+        let params: Vec<_> = call
+            .params()
+            .map(|p| p.iter().collect())
+            .unwrap_or_default();
+        let value = |i: usize| params.get(i).map_or(0, |p| p.value());
+        let bytes = |i: usize| {
+            params
+                .get(i)
+                .and_then(|p| p.bytes())
+                .map_or(&[][..], |b| b.bytes())
+        };
+        match name {
+            "vkCreateSwapchainKHR" => match SwapchainInfo::of_bytes(bytes(1)) {
+                Some(info) => {
+                    let handle = swapchain::handle_at(bytes(3), 0);
+                    self.objects.create_swapchain(handle, info);
+                }
+                None => self.skip(
+                    "vkCreateSwapchainKHR (a short VkSwapchainCreateInfoKHR)",
+                    false,
+                ),
+            },
+            "vkGetSwapchainImagesKHR" => {
+                let ids = bytes(3);
+                let images: Vec<u64> = (0..ids.len() / 8)
+                    .map(|i| swapchain::handle_at(ids, i))
+                    .collect();
+                self.objects.swapchain_images(value(1), &images);
+            }
+            "vkDestroySwapchainKHR" => self.objects.destroy_swapchain(value(1)),
+            _ => return false,
+        }
+        true
     }
 
     fn submit(
@@ -1285,11 +1340,18 @@ impl<'o> Pass<'o> {
                         let counts = self
                             .layouts
                             .dynamic_buffers(*layout, *first_set, sets.len());
+                        let bytes = self.layouts.descriptor_bytes(
+                            *layout,
+                            *first_set,
+                            sets.len(),
+                            self.device.min_cbuf_alignment(),
+                        );
                         enc.bind_descriptor_sets(
                             *first_set,
                             sets,
                             dynamic_offsets,
                             counts.as_deref(),
+                            bytes.as_deref(),
                         );
                     }
                 }

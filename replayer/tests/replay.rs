@@ -705,3 +705,161 @@ fn a_linear_image_rendered_beside_depth_is_copied_through_its_tiled_shadow() {
         replay_render_pass_on(dir, 0, false, STORE)
     );
 }
+
+/// The colour target a render pass into image view 20 binds, as the model pushes it:
+/// its width and format (`SET_COLOR_TARGET_WIDTH(0)`, `SET_COLOR_TARGET_FORMAT(0)`).
+fn color_target_of(
+    path: &Path,
+    before_view: Vec<trace_format::generated::trace::CallT>,
+) -> (u32, u32) {
+    use trace_format::generated::trace::{
+        AttachmentDescriptionT, AttachmentReferenceT, BeginCommandBufferT, CallT,
+        CmdBeginRenderPassT, CmdEndRenderPassT, CreateFramebufferT, CreateImageViewT,
+        CreateRenderPassT, QueueSubmitT, Rect2DT, SubmitInfoT, SubpassDescriptionT,
+    };
+    use trace_format::trace::CallMeta;
+    let (cmd, pass, fb, image, view) = (1u64, 10u64, 11u64, 30u64, 20u64);
+    let mut calls = before_view;
+    let mut create_view = CreateImageViewT::default();
+    (create_view.image_view, create_view.image) = (view, image);
+    (create_view.format, create_view.layer_count) = (44, 1);
+    let mut render_pass = CreateRenderPassT::default();
+    render_pass.render_pass = pass;
+    render_pass.attachments = Some(vec![AttachmentDescriptionT {
+        format: 44, // VK_FORMAT_B8G8R8A8_UNORM
+        samples: 1,
+        ..Default::default()
+    }]);
+    let mut subpass = SubpassDescriptionT::default();
+    subpass.color_attachments = Some(vec![AttachmentReferenceT {
+        attachment: 0,
+        layout: 2,
+        aspect_mask: 0,
+    }]);
+    render_pass.subpasses = Some(vec![subpass]);
+    let mut framebuffer = CreateFramebufferT::default();
+    (framebuffer.framebuffer, framebuffer.render_pass) = (fb, pass);
+    framebuffer.attachments = Some(vec![view]);
+    (framebuffer.width, framebuffer.height, framebuffer.layers) = (64, 32, 1);
+    let mut begin = BeginCommandBufferT::default();
+    begin.command_buffer = cmd;
+    let mut begin_pass = CmdBeginRenderPassT::default();
+    (begin_pass.command_buffer, begin_pass.render_pass) = (cmd, pass);
+    begin_pass.framebuffer = fb;
+    let mut area = Rect2DT::default();
+    (area.extent.width, area.extent.height) = (64, 32);
+    begin_pass.render_area = Some(area);
+    let mut end_pass = CmdEndRenderPassT::default();
+    end_pass.command_buffer = cmd;
+    let mut info = SubmitInfoT::default();
+    info.command_buffers = Some(vec![cmd]);
+    let mut submit = QueueSubmitT::default();
+    submit.submits = Some(vec![info]);
+    calls.extend([
+        CallT::CreateImageView(Box::new(create_view)),
+        CallT::CreateRenderPass(Box::new(render_pass)),
+        CallT::CreateFramebuffer(Box::new(framebuffer)),
+        CallT::BeginCommandBuffer(Box::new(begin)),
+        CallT::CmdBeginRenderPass(Box::new(begin_pass)),
+        CallT::CmdEndRenderPass(Box::new(end_pass)),
+        CallT::QueueSubmit(Box::new(submit)),
+    ]);
+    let mut w = TraceWriter::create(path, &WriterOptions::default()).unwrap();
+    for c in &calls {
+        w.append(CallMeta::default(), c).unwrap();
+    }
+    w.end_frame(CallMeta::default()).unwrap();
+    w.finish().unwrap();
+    let tape = replayer::verify::model_tape(path, &options(Arch::Turing)).unwrap();
+    let target = driver::class::SET_COLOR_TARGET_A;
+    let (mut width, mut format) = (None, None);
+    for w in driver::push::parse(&tape.words) {
+        let w = w.unwrap();
+        if w.mthd == target + 8 {
+            width = Some(w.data);
+        } else if w.mthd == target + 16 {
+            format = Some(w.data);
+        }
+    }
+    (
+        width.expect("a colour target's width"),
+        format.expect("its format"),
+    )
+}
+
+#[test]
+fn a_destroyed_image_handle_that_a_swapchain_hands_out_again_is_the_swapchain_image() {
+    use trace_format::generated::trace::{
+        CallT, CreateImageT, DestroyObjectT, Extent3DT, VulkanCallT, VulkanParamT,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let image = 30u64;
+    let param = |value: u64, bytes: Option<Vec<u8>>| {
+        let mut p = VulkanParamT::default();
+        (p.value, p.bytes) = (value, bytes);
+        p
+    };
+    let generic = |command: &str, params: Vec<VulkanParamT>| {
+        let mut call = VulkanCallT::default();
+        (call.command, call.params) = (Some(command.into()), Some(params));
+        CallT::VulkanCall(Box::new(call))
+    };
+    // A 64×32 B8G8R8A8_UNORM swapchain (VkSwapchainCreateInfoKHR, 104 bytes).
+    let mut info = vec![0u8; 104];
+    for (at, v) in [
+        (0, 1_000_001_000u32),
+        (36, 44),
+        (44, 64),
+        (48, 32),
+        (52, 1),
+        (56, 0x10),
+    ] {
+        info[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    let swapchain = 77u64;
+    let swapchain_calls = vec![
+        generic(
+            "vkCreateSwapchainKHR",
+            vec![
+                param(5, None),
+                param(0, Some(info)),
+                param(0, None),
+                param(0, Some(swapchain.to_le_bytes().to_vec())),
+            ],
+        ),
+        generic(
+            "vkGetSwapchainImagesKHR",
+            vec![
+                param(5, None),
+                param(swapchain, None),
+                param(0, Some(1u32.to_le_bytes().to_vec())),
+                param(0, Some(image.to_le_bytes().to_vec())),
+            ],
+        ),
+    ];
+    // A 16×16 R16G16B16A16_SFLOAT image made and destroyed first, whose handle the
+    // swapchain's first image then takes.
+    let mut create = CreateImageT::default();
+    (create.image, create.format, create.image_type) = (image, 97, 1);
+    (create.mip_levels, create.array_layers, create.samples) = (1, 1, 1);
+    create.extent = Some(Extent3DT {
+        width: 16,
+        height: 16,
+        depth: 1,
+    });
+    let mut destroy = DestroyObjectT::default();
+    (destroy.object_type, destroy.handle) = (10, image); // VK_OBJECT_TYPE_IMAGE
+    let mut reused = vec![
+        CallT::CreateImage(Box::new(create)),
+        CallT::DestroyObject(Box::new(destroy)),
+    ];
+    reused.extend(swapchain_calls.clone());
+
+    let fresh = color_target_of(&dir.path().join("fresh.mscope"), swapchain_calls);
+    let after_destroy = color_target_of(&dir.path().join("reused.mscope"), reused);
+    assert_eq!(fresh.0, 64, "the swapchain's width");
+    assert_eq!(
+        after_destroy, fresh,
+        "the swapchain image, not the destroyed 16×16 half-float image"
+    );
+}

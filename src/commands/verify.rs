@@ -29,7 +29,9 @@ pub struct Args {
     /// The MME generation; default: the chipset's (Turing without either).
     #[arg(long, value_enum)]
     mme: Option<Mme>,
-    /// Known, explained differences: `KIND METHOD -- REASON` lines (docs/verify.md).
+    /// Your own known differences: `KIND METHOD -- REASON` lines (docs/verify.md).
+    /// What no trace can carry (addresses, checked for consistency; register counts;
+    /// NVK's queue) verify explains itself.
     #[arg(long)]
     allow: Option<PathBuf>,
     /// Compare with this NVK tap instead of running NVK (a file `--keep-tap` wrote).
@@ -256,13 +258,15 @@ fn render(
         v.macros.len()
     );
     let (nvk_draws, model_draws) = v.draw_counts;
+    let (nvk_alone, model_alone) = v.unpaired_draws();
     let _ = writeln!(
         s,
-        "draws:           NVK {nvk_draws}, model {model_draws}{}",
-        if nvk_draws == model_draws {
-            ""
+        "draws:           NVK {nvk_draws}, model {model_draws}; lined up by what they draw: {} pairs{}",
+        v.paired_draws(),
+        if nvk_alone + model_alone == 0 {
+            String::new()
         } else {
-            "  (counts differ: paired by position)"
+            format!(", {nvk_alone} NVK's alone, {model_alone} the model's alone")
         }
     );
     let n = v.draws.len();
@@ -280,19 +284,19 @@ fn render(
         percent(v.equal_draws(), n),
         percent(equal_methods, nvk_methods)
     );
+    let _ = writeln!(
+        s,
+        "but for the trace: {} of {n} draws ({:.1}%) equal but for what the trace cannot carry (addresses that correspond, register counts, NVK's queue)",
+        v.faithful_draws(),
+        percent(v.faithful_draws(), n),
+    );
     if !allow.is_empty() {
         let _ = writeln!(
             s,
-            "explained:       {} of {n} draws ({:.1}%) equal but for {} allowed kinds of difference",
+            "explained:       {} of {n} draws ({:.1}%) equal but for that and {} rules of the allow file",
             v.explained_draws(),
             percent(v.explained_draws(), n),
             allow.len()
-        );
-        let _ = writeln!(
-            s,
-            "but for the trace: {} of {n} draws ({:.1}%) equal but for differences the trace cannot carry (no `gap` rule)",
-            v.faithful_draws(),
-            percent(v.faithful_draws(), n),
         );
     }
     let (nvk_mme, model_mme): (u64, u64) = v
@@ -372,14 +376,46 @@ fn render(
                 d.draws,
                 hex(nvk),
                 hex(model),
-                d.reason
-                    .as_deref()
-                    .map_or(String::new(), |r| format!("  (allowed: {r})"))
+                d.reason.as_deref().map_or(String::new(), |r| if d.known {
+                    format!("  (known: {r})")
+                } else {
+                    format!("  (allowed: {r})")
+                })
             );
         }
         if v.differences.len() > top {
             let _ = writeln!(s, "  … {} more (--top)", v.differences.len() - top);
         }
+    }
+    if v.address_conflicts.0 > 0 {
+        let _ = writeln!(
+            s,
+            "\naddresses that do not correspond ({} in all; an object addressed as another)",
+            v.address_conflicts.0
+        );
+        for c in &v.address_conflicts.1 {
+            let _ = writeln!(s, "  draw {}: {}", c.draws.0, c.what);
+        }
+    }
+    let alone: Vec<String> = v
+        .draws
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| !d.is_paired())
+        .take(8)
+        .map(|(i, d)| {
+            let side = if d.places.0.is_some() { "NVK" } else { "model" };
+            let seq = d.seq.map_or(String::new(), |q| format!(" [#{q}]"));
+            format!("{i} ({side}, {}{seq})", d.draw_macro.unwrap_or("?"))
+        })
+        .collect();
+    if !alone.is_empty() {
+        let _ = writeln!(
+            s,
+            "\ndraws one side made alone (first {}): {}",
+            alone.len(),
+            alone.join(", ")
+        );
     }
     for e in &v.excerpts {
         let seq = e.seq.map_or(String::new(), |q| format!(" (record #{q})"));
@@ -409,7 +445,14 @@ fn render(
     let unexplained = v.unexplained();
     let _ = writeln!(
         s,
-        "\n{}",
+        "\nsummary: {} chipset {chipset:#x}: draws NVK {nvk_draws} / model {model_draws}, {} paired; equal but for the trace {:.2}%; MME instructions NVK {nvk_mme} / model {model_mme}; unexplained {unexplained}",
+        trace.display(),
+        v.paired_draws(),
+        percent(v.faithful_draws(), n),
+    );
+    let _ = writeln!(
+        s,
+        "{}",
         if unexplained == 0 {
             "verdict: the model pushes what NVK pushes (every difference explained)".to_string()
         } else {

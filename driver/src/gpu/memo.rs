@@ -20,8 +20,11 @@
 //! thousands of times a frame; there a call costs a lookup, a few compares and its
 //! methods. Memory stays bounded: the table is cleared when it holds
 //! [`MacroMemo::MAX_ENTRIES`] runs, and runs longer than [`MacroMemo::MAX_EMITS`]
-//! methods (a 32-view loop) are simulated each time. A macro whose calls rarely repeat
-//! stops being recorded after a trial, so a stream of unique calls pays little for it.
+//! methods (a 32-view loop) are simulated each time. A run is noted only up to those
+//! bounds: past them the [`Recorder`] stops noting and the run is not remembered, so a
+//! macro that emits millions of methods within its budget takes no memory for them.
+//! A macro whose calls rarely repeat stops being recorded after a trial, so a stream
+//! of unique calls pays little for it.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -143,10 +146,7 @@ impl MacroMemo {
     /// Remembers a finished run of macro `id`.
     pub(super) fn remember(&mut self, id: u16, rec: &Recorder<'_>, instructions: u64) {
         let params = rec.state.params.as_slice();
-        if rec.unrememberable
-            || rec.emits.len() > Self::MAX_EMITS
-            || rec.reads.len() + rec.memory_reads.len() > Self::MAX_READS
-        {
+        if rec.unrememberable || rec.past_bounds {
             return;
         }
         if self.entries >= Self::MAX_ENTRIES {
@@ -191,6 +191,8 @@ pub(super) struct Recorder<'a> {
     memory_writes: u64,
     /// The run read memory after something wrote it during the run.
     unrememberable: bool,
+    /// The run emitted or read more than a remembered run may: nothing more is noted.
+    past_bounds: bool,
 }
 
 impl<'a> Recorder<'a> {
@@ -202,6 +204,20 @@ impl<'a> Recorder<'a> {
             memory_reads: Vec::new(),
             emits: Vec::new(),
             unrememberable: false,
+            past_bounds: false,
+        }
+    }
+
+    /// Stops noting the run once it holds more than a remembered run may, and lets
+    /// what it noted go.
+    fn check_bounds(&mut self) {
+        if self.emits.len() > MacroMemo::MAX_EMITS
+            || self.reads.len() + self.memory_reads.len() > MacroMemo::MAX_READS
+        {
+            self.past_bounds = true;
+            self.reads = Vec::new();
+            self.memory_reads = Vec::new();
+            self.emits = Vec::new();
         }
     }
 }
@@ -218,17 +234,24 @@ impl Machine for Recorder<'_> {
 
     fn state(&mut self, mthd: u16) -> u32 {
         let value = self.state.state(mthd);
+        if self.past_bounds {
+            return value;
+        }
         let index = shadow_index(mthd);
         let seen = self.reads.iter().any(|&(i, _)| i == index)
             || self.emits.iter().any(|&(m, _)| shadow_index(m) == index);
         if !seen {
             self.reads.push((index, value));
+            self.check_bounds();
         }
         value
     }
 
     fn mthd(&mut self, mthd: u16, data: u32) {
-        self.emits.push((mthd, data));
+        if !self.past_bounds {
+            self.emits.push((mthd, data));
+            self.check_bounds();
+        }
         self.state.mthd(mthd, data);
     }
 
@@ -236,8 +259,9 @@ impl Machine for Recorder<'_> {
         let value = self.state.read_u32(addr);
         if self.state.memory.writes() != self.memory_writes {
             self.unrememberable = true;
-        } else if let Some(v) = value {
+        } else if let (Some(v), false) = (value, self.past_bounds) {
             self.memory_reads.push((addr, v));
+            self.check_bounds();
         }
         value
     }

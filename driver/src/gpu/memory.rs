@@ -37,6 +37,10 @@ pub struct Memory {
     last: std::cell::Cell<Option<(u64, usize)>>,
     /// Dwords written so far (so that a reader can tell whether anything changed).
     writes: u64,
+    /// Pages writes may still make, while a limit is set ([`Memory::limit_fresh_pages`]).
+    fresh_pages_left: Option<usize>,
+    /// Dwords not written because they would have made a page past the limit.
+    refused: u64,
 }
 
 impl Memory {
@@ -72,23 +76,47 @@ impl Memory {
 
     /// Writes the dword at `addr`.
     pub fn write_u32(&mut self, addr: u64, value: u32) {
-        let i = self.page_index(addr >> 12);
+        let Some(i) = self.page_index(addr >> 12) else {
+            self.refused += 1;
+            return;
+        };
         self.pages[i][((addr >> 2) as usize) & (PAGE_DWORDS - 1)] = value;
         self.writes += 1;
     }
 
-    /// The index of `page` in `pages`, made (zeroed) if it was never written.
-    fn page_index(&mut self, page: u64) -> usize {
-        match self.find(page) {
-            Some(i) => i,
-            None => {
-                self.pages.push(Box::new([0; PAGE_DWORDS]));
-                let i = self.pages.len() - 1;
-                self.index.insert(page, i);
-                self.last.set(Some((page, i)));
-                i
-            }
+    /// Until [`Memory::unlimit_fresh_pages`], writes may make at most `pages` pages
+    /// that were never written; a write that would make another is refused and
+    /// counted ([`Memory::refused_writes`]). The GPU model sets it around a macro
+    /// run, whose writes (reports, constant-buffer loads) a macro's loop could
+    /// otherwise spread over more memory than the trace names.
+    pub fn limit_fresh_pages(&mut self, pages: usize) {
+        self.fresh_pages_left = Some(pages);
+    }
+
+    /// Lifts [`Memory::limit_fresh_pages`]'s limit.
+    pub fn unlimit_fresh_pages(&mut self) {
+        self.fresh_pages_left = None;
+    }
+
+    /// Dwords refused so far for lack of fresh pages.
+    pub fn refused_writes(&self) -> u64 {
+        self.refused
+    }
+
+    /// The index of `page` in `pages`, made (zeroed) if it was never written and the
+    /// fresh-page limit allows; `None` where it does not.
+    fn page_index(&mut self, page: u64) -> Option<usize> {
+        if let Some(i) = self.find(page) {
+            return Some(i);
         }
+        if let Some(left) = &mut self.fresh_pages_left {
+            *left = left.checked_sub(1)?;
+        }
+        self.pages.push(Box::new([0; PAGE_DWORDS]));
+        let i = self.pages.len() - 1;
+        self.index.insert(page, i);
+        self.last.set(Some((page, i)));
+        Some(i)
     }
 
     /// The u64 at `addr` (low dword first).
@@ -146,9 +174,13 @@ impl Memory {
         while !rest.is_empty() {
             let first = ((at >> 2) as usize) & (PAGE_DWORDS - 1);
             let n = rest.len().min(PAGE_DWORDS - first);
-            let i = self.page_index(at >> 12);
-            self.pages[i][first..first + n].copy_from_slice(&rest[..n]);
-            self.writes += n as u64;
+            match self.page_index(at >> 12) {
+                Some(i) => {
+                    self.pages[i][first..first + n].copy_from_slice(&rest[..n]);
+                    self.writes += n as u64;
+                }
+                None => self.refused += n as u64,
+            }
             at = at.wrapping_add(4 * n as u64);
             rest = &rest[n..];
         }
@@ -177,5 +209,24 @@ mod tests {
         assert_eq!(m.read_u32(0xffc) >> 24, 9);
         assert_eq!(m.read_u32(0x1000) & 0xff, 8);
         assert_eq!(m.read_u64(0x5000), 0);
+    }
+
+    #[test]
+    fn writes_past_the_fresh_page_limit_are_refused_and_counted() {
+        let mut m = Memory::new();
+        m.write_u32(0x1000, 1);
+        m.limit_fresh_pages(1);
+        m.write_u32(0x1004, 2); // a page already made
+        m.write_u32(0x2000, 3); // the one fresh page allowed
+        m.write_u32(0x3000, 4);
+        m.write_words(0x4000, &[5, 6]);
+        assert_eq!(
+            (m.read_u32(0x1004), m.read_u32(0x2000), m.read_u32(0x3000)),
+            (2, 3, 0)
+        );
+        assert_eq!(m.refused_writes(), 3);
+        m.unlimit_fresh_pages();
+        m.write_u32(0x3000, 4);
+        assert_eq!(m.read_u32(0x3000), 4);
     }
 }

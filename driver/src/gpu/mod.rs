@@ -87,6 +87,8 @@ pub struct Counters {
     pub macro_calls: u64,
     /// Hardware draws started.
     pub hw_draws: u64,
+    /// Report and semaphore writes.
+    pub reports: u64,
 }
 
 /// What executing one push buffer cost, as the replayer reports it per draw.
@@ -135,7 +137,30 @@ pub enum GpuError {
         /// What is wrong.
         problem: String,
     },
+    /// A macro's writes (reports, constant-buffer loads) reached more fresh memory
+    /// than one call may ([`MAX_FRESH_PAGES_PER_CALL`]).
+    #[error(
+        "macro {}: its writes reached more than {} MiB of memory never written before \
+         ({refused} dwords not written)",
+        macro_name(*id),
+        MAX_FRESH_PAGES_PER_CALL * 4 / 1024
+    )]
+    FreshMemory {
+        /// The macro id.
+        id: u16,
+        /// Dwords refused.
+        refused: u64,
+    },
 }
+
+/// Pages of 4 KiB that one macro call's writes may make in memory never written
+/// before: NVK's macros write a few reports and root-table words; a hostile one
+/// looping over addresses would otherwise take memory without bound.
+pub const MAX_FRESH_PAGES_PER_CALL: usize = 4096;
+
+/// Methods [`GpuState::method_log`] keeps at most: a macro running to its budget may
+/// emit a hundred million.
+pub const MAX_LOGGED_METHODS: usize = 1 << 20;
 
 impl From<ParseError> for GpuError {
     fn from(e: ParseError) -> Self {
@@ -290,14 +315,18 @@ pub struct GpuState {
     /// Every draw started, in order, while `record_draws` is on (tests inspect them;
     /// a replay counts them only, so that memory does not grow with hardware draws).
     pub draws: Vec<HwDraw>,
-    /// Whether each hardware draw is kept in `draws` (on by default).
+    /// Whether each hardware draw and report is kept in `draws` and `reports` (on by
+    /// default).
     pub record_draws: bool,
-    /// Every report or semaphore write, in order.
+    /// Every report or semaphore write, in order, while `record_draws` is on.
     pub reports: Vec<ReportWrite>,
     /// Running totals.
     pub counters: Counters,
-    /// When set, every method executed is appended here, pushed and macro-emitted.
+    /// When set, every method executed is appended here, pushed and macro-emitted, up
+    /// to [`MAX_LOGGED_METHODS`]; those past it are counted in `unlogged_methods`.
     pub method_log: Option<Vec<LoggedMethod>>,
+    /// Methods executed while `method_log` was full.
+    pub unlogged_methods: u64,
     in_macro: bool,
 }
 
@@ -351,6 +380,7 @@ impl Gpu {
                 draws: Vec::new(),
                 record_draws: true,
                 reports: Vec::new(),
+                unlogged_methods: 0,
                 counters: Counters::default(),
                 method_log: None,
                 in_macro: false,
@@ -403,7 +433,7 @@ impl Gpu {
     /// (then the cost of what ran before it stopped, a macro past its budget counting
     /// the budget's instructions), and how it ended.
     pub fn execute_partial(&mut self, words: &[u32]) -> (ExecCost, Result<(), GpuError>) {
-        let (before, reports) = (self.state.counters, self.state.reports.len());
+        let before = self.state.counters;
         let outcome = self.execute(words);
         if outcome.is_err() {
             // A macro that failed leaves its parameters and call behind.
@@ -416,7 +446,7 @@ impl Gpu {
                 - (before.push_methods + before.macro_methods),
             macro_methods: after.macro_methods - before.macro_methods,
             hw_draws: after.hw_draws - before.hw_draws,
-            reports: (self.state.reports.len() - reports) as u64,
+            reports: after.reports - before.reports,
         };
         (cost, outcome)
     }
@@ -451,8 +481,8 @@ impl Gpu {
     #[inline]
     fn write(&mut self, subc: u8, mthd: u16, data: u32) -> Result<(), GpuError> {
         self.state.counters.push_methods += 1;
-        if let Some(log) = &mut self.state.method_log {
-            log.push(LoggedMethod {
+        if self.state.method_log.is_some() {
+            self.state.log_method(LoggedMethod {
                 subc,
                 mthd,
                 data,
@@ -496,6 +526,8 @@ impl Gpu {
         state.in_macro = true;
         state.first_layer_at = None;
         let methods_before = state.counters.macro_methods;
+        let refused_before = state.memory.refused_writes();
+        state.memory.limit_fresh_pages(MAX_FRESH_PAGES_PER_CALL);
         let remembered = self
             .memo
             .as_mut()
@@ -511,6 +543,11 @@ impl Gpu {
             ),
         };
         state.in_macro = false;
+        state.memory.unlimit_fresh_pages();
+        let refused = state.memory.refused_writes() - refused_before;
+        if refused > 0 {
+            return Err(GpuError::FreshMemory { id, refused });
+        }
         let view_loop_ns = state
             .first_layer_at
             .take()
@@ -554,15 +591,13 @@ impl GpuState {
 
     /// Executes one method write.
     pub fn method(&mut self, mthd: u16, data: u32) {
-        if self.in_macro {
-            if let Some(log) = &mut self.method_log {
-                log.push(LoggedMethod {
-                    subc: push::SUBC_3D,
-                    mthd,
-                    data,
-                    from_macro: true,
-                });
-            }
+        if self.in_macro && self.method_log.is_some() {
+            self.log_method(LoggedMethod {
+                subc: push::SUBC_3D,
+                mthd,
+                data,
+                from_macro: true,
+            });
         }
         self.shadow[usize::from(mthd >> 2) & 0xfff] = data;
         match mthd {
@@ -679,6 +714,23 @@ impl GpuState {
         });
     }
 
+    /// Appends to the method log while it has room, else counts the method.
+    fn log_method(&mut self, method: LoggedMethod) {
+        match &mut self.method_log {
+            Some(log) if log.len() < MAX_LOGGED_METHODS => log.push(method),
+            Some(_) => self.unlogged_methods += 1,
+            None => {}
+        }
+    }
+
+    /// Counts a report write, and keeps it while `record_draws` is on.
+    fn keep_report(&mut self, report: ReportWrite) {
+        self.counters.reports += 1;
+        if self.record_draws {
+            self.reports.push(report);
+        }
+    }
+
     fn report(&mut self, word: u32) {
         let addr = (u64::from(self.shadow(class::SET_REPORT_SEMAPHORE_A) & 0xff) << 32)
             | u64::from(self.shadow(class::SET_REPORT_SEMAPHORE_B));
@@ -694,7 +746,7 @@ impl GpuState {
         match d.structure_size {
             StructureSize::OneWord => {
                 self.memory.write_u32(addr, payload);
-                self.reports.push(ReportWrite {
+                self.keep_report(ReportWrite {
                     addr,
                     value: u64::from(payload),
                     four_words: false,
@@ -709,7 +761,7 @@ impl GpuState {
                 };
                 self.memory.write_u64(addr, value);
                 self.memory.write_u64(addr + 8, self.clock);
-                self.reports.push(ReportWrite {
+                self.keep_report(ReportWrite {
                     addr,
                     value,
                     four_words: true,

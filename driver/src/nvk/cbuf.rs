@@ -262,7 +262,7 @@ impl CommandEncoder<'_> {
                 let size = match (addr, push) {
                     (0, _) => 0,
                     (_, true) => super::descriptors::PUSH_DESCRIPTOR_SET_SIZE as u32,
-                    (_, false) => PLACEHOLDER_SET_SIZE,
+                    (_, false) => self.descriptor_set_size(set),
                 };
                 Some((addr, size))
             }

@@ -17,6 +17,8 @@ use crate::push::SUBC_3D;
 #[derive(Clone, Debug)]
 pub struct DescriptorState {
     sets: [u64; root::MAX_SETS],
+    /// Each bound set's size in its pool, as the root table holds it.
+    set_sizes: [u32; root::MAX_SETS],
     set_dynamic_buffer_start: [u8; root::MAX_SETS],
     /// Push descriptor sets pushed since the command buffer began (NVK's `push_dirty`,
     /// which NVK 25.0.7 sets and never clears).
@@ -34,6 +36,7 @@ impl Default for DescriptorState {
     fn default() -> Self {
         DescriptorState {
             sets: [0; root::MAX_SETS],
+            set_sizes: [0; root::MAX_SETS],
             set_dynamic_buffer_start: [0; root::MAX_SETS],
             push_dirty: 0,
             push_sets: 0,
@@ -82,6 +85,15 @@ impl CommandEncoder<'_> {
     }
 
     /// Set `set`'s address in the root table and whether it is a push set.
+    /// The size of the set bound at `set` (0 where none is).
+    pub(super) fn descriptor_set_size(&self, set: u32) -> u32 {
+        self.descriptors
+            .set_sizes
+            .get(set as usize)
+            .copied()
+            .unwrap_or(0)
+    }
+
     pub(super) fn descriptor_set(&self, set: u32) -> (u64, bool) {
         let addr = self
             .descriptors
@@ -168,13 +180,20 @@ impl CommandEncoder<'_> {
     /// last; the constant buffers read from the bound sets are rebound at the next draw
     /// (nvk_cmd_dirty_cbufs_for_descriptors, every graphics stage, as
     /// vkCmdBindDescriptorSets names them).
+    ///
+    /// `descriptor_bytes`, where the trace holds the set layouts, gives each set's
+    /// descriptor bytes (its layout's `non_variable_descriptor_buffer_size`); the
+    /// root table takes it aligned to the device's constant-buffer alignment, as
+    /// nvk_descriptor_set_create sizes a set. Without it a set's size is a placeholder.
     pub fn bind_descriptor_sets(
         &mut self,
         first_set: u32,
         sets: &[u64],
         dynamic_offsets: &[u32],
         dynamic_counts: Option<&[u32]>,
+        descriptor_bytes: Option<&[u32]>,
     ) -> Recorded {
+        let align = self.device_min_cbuf_alignment();
         let before = self.push.len();
         let first = (first_set as usize).min(root::MAX_SETS);
         let sets = &sets[..sets.len().min(root::MAX_SETS - first)];
@@ -184,13 +203,17 @@ impl CommandEncoder<'_> {
             self.descriptors.push_sets &= !(1 << s);
             if self.descriptors.sets[s] != *set || was_push {
                 self.descriptors.sets[s] = *set;
-                // A set's size is a placeholder, as its address is (the trace's handle).
-                let size = if *set == 0 {
-                    0
-                } else {
-                    super::cbuf::PLACEHOLDER_SET_SIZE
+                // The set's address is the trace's handle; its size is its layout's
+                // descriptor bytes, aligned, where the trace holds the layout.
+                let size = match descriptor_bytes.and_then(|b| b.get(i)) {
+                    _ if *set == 0 => 0,
+                    Some(bytes) => bytes.div_ceil(align).saturating_mul(align),
+                    None => super::cbuf::PLACEHOLDER_SET_SIZE,
                 };
-                let (offset, words) = root::set_address(s, *set, size);
+                self.descriptors.set_sizes[s] = size;
+                // A set of no descriptor bytes has no memory in its pool.
+                let addr = if size == 0 { 0 } else { *set };
+                let (offset, words) = root::set_address(s, addr, size);
                 self.flush_root(offset, &words);
             }
         }

@@ -60,6 +60,17 @@ impl Device {
         Device::new(class).unwrap_or_else(|| unreachable!("both classes are in CLASSES_3D"))
     }
 
+    /// The alignment of a constant buffer's address and size, and so of a
+    /// descriptor set's size (nvk_min_cbuf_alignment: 64 bytes from TURING_A on, 256
+    /// before).
+    pub fn min_cbuf_alignment(&self) -> u32 {
+        if self.class.number >= 0xc597 {
+            64
+        } else {
+            256
+        }
+    }
+
     /// The MME instruction set.
     pub fn arch(&self) -> Arch {
         self.class.mme_arch()

@@ -281,6 +281,11 @@ impl<'d> CommandEncoder<'d> {
         self.device.arch()
     }
 
+    /// The device's constant-buffer alignment (nvk_min_cbuf_alignment).
+    pub(super) fn device_min_cbuf_alignment(&self) -> u32 {
+        self.device.min_cbuf_alignment()
+    }
+
     /// The graphics state, for the `vkCmdSet*` commands and pipeline binds to set.
     pub fn state_mut(&mut self) -> &mut GraphicsState {
         &mut self.state

@@ -27,20 +27,15 @@ pub struct Swapchain {
 
 /// `VkSwapchainCreateInfoKHR`'s members the replay uses, from its recorded bytes.
 pub fn swapchain_of(bytes: &[u8]) -> Option<Swapchain> {
-    let word = |at: usize| {
-        bytes
-            .get(at..at + 4)
-            .and_then(|b| b.try_into().ok())
-            .map(u32::from_le_bytes)
-    };
+    let info = crate::swapchain::SwapchainInfo::of_bytes(bytes)?;
     Some(Swapchain {
-        format: vk::Format::from_raw(word(36)? as i32),
+        format: vk::Format::from_raw(info.format as i32),
         extent: vk::Extent2D {
-            width: word(44)?,
-            height: word(48)?,
+            width: info.extent[0],
+            height: info.extent[1],
         },
-        usage: vk::ImageUsageFlags::from_raw(word(56)?),
-        mutable_format: vk::SwapchainCreateFlagsKHR::from_raw(word(16)?)
+        usage: vk::ImageUsageFlags::from_raw(info.usage),
+        mutable_format: vk::SwapchainCreateFlagsKHR::from_raw(info.flags)
             .contains(vk::SwapchainCreateFlagsKHR::MUTABLE_FORMAT),
         images: Vec::new(),
     })

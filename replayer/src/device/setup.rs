@@ -116,6 +116,12 @@ pub fn queue_family(
 /// trace already (frame boundaries are records of their own).
 const LAYER_EXTENSIONS: &[&str] = &["VK_EXT_frame_boundary"];
 
+/// What a refusal for missing device extensions or features adds: a capture made on
+/// another driver (Zink on lavapipe enables everything lavapipe offers) replays only
+/// so.
+const SWITCH_OFF_HINT: &str = " (`--switch-off-missing` replays the trace without \
+    them; a call that needs one then fails where it is made)";
+
 /// Creates the device the trace created: its extensions (each must be there; the
 /// swapchain's is kept where the device has it), and every feature the device has
 /// but robust buffer access (which changes what the GPU does and costs).
@@ -154,7 +160,7 @@ pub fn create_device(
     if !missing.is_empty() {
         if !switch_off_missing {
             return Err(DeviceError::Missing {
-                what: format!("device extension {}", missing.join(", ")),
+                what: format!("device extension {}{SWITCH_OFF_HINT}", missing.join(", ")),
                 seq: Some(seq),
             });
         }
@@ -170,7 +176,7 @@ pub fn create_device(
                 let names: Vec<&str> = missing.iter().map(|(_, _, n)| n.as_str()).collect();
                 if !switch_off_missing {
                     return Err(DeviceError::Missing {
-                        what: format!("feature {}", names.join(", ")),
+                        what: format!("feature {}{SWITCH_OFF_HINT}", names.join(", ")),
                         seq: Some(seq),
                     });
                 }

@@ -10,10 +10,16 @@
 //! side pushes, by state group. It compares the macros each side uploads at channel
 //! set-up ([`macros`]), and runs each side's draws on the MME simulator with that
 //! side's own macros, so that NVK's real macro binaries are costed the same way as the
-//! model's. Differences an allow file explains ([`allow`]) are counted apart.
+//! model's. Draws are lined up by what they draw ([`align`]), so that a draw one side
+//! lacks stands alone. What no trace can carry is known to verify itself: GPU
+//! addresses, compared by consistency ([`addresses`]), and the classes of
+//! [`known`]'s list; differences an allow file explains ([`allow`]) are counted apart.
 
+pub mod addresses;
+pub mod align;
 pub mod allow;
 pub mod diff;
+pub mod known;
 pub mod macros;
 pub mod nvk;
 pub mod oracle;
@@ -30,6 +36,8 @@ use driver::push::{HeaderKind, MethodHeader, ParseError};
 
 use crate::replay::{Discard, Pass, Tape};
 use crate::{ReplayError, ReplayOptions};
+use addresses::{AddressCheck, Conflict};
+use align::Aligned;
 use allow::{AllowList, Kind};
 use diff::Step;
 use segment::{Field, Method, Numbering, Part, Segment};
@@ -76,8 +84,12 @@ pub struct Difference {
     /// The first: the draw's index, its record where the model has a row for it, and
     /// each side's data.
     pub first: (usize, Option<u64>, Option<u32>, Option<u32>),
-    /// The allow file's reason, when it explains this difference.
+    /// The reason it is explained, when it is: verify's own ([`Difference::known`]) or
+    /// the allow file's.
     pub reason: Option<String>,
+    /// Whether verify itself explains it (an address that corresponds, or a class of
+    /// [`known`]'s list), not the allow file.
+    pub known: bool,
 }
 
 /// Methods of one part on both sides.
@@ -95,9 +107,11 @@ pub struct PartTotals {
     pub exact_draws: u64,
 }
 
-/// One draw on both sides.
+/// One draw on both sides, or on one side alone.
 #[derive(Clone, Debug)]
 pub struct DrawResult {
+    /// Its place among NVK's draws and the model's; `None` on the side that lacks it.
+    pub places: (Option<usize>, Option<usize>),
     /// Its record, where the model has a row for it.
     pub seq: Option<u64>,
     /// The draw macro that ends it.
@@ -110,8 +124,9 @@ pub struct DrawResult {
     pub equal: bool,
     /// Whether every difference is explained.
     pub explained: bool,
-    /// Whether every difference is explained by a reason outside the model (any class
-    /// but `gap`: an address, a compile, NVK's queue, an NVK bug, a chosen version).
+    /// Whether every difference is one verify itself explains (what the trace cannot
+    /// carry: an address that corresponds, a compile, NVK's queue, an NVK bug, a
+    /// chosen version); no allow file's rule counts.
     pub faithful: bool,
     /// MME instructions NVK's macros ran for it on the simulator.
     pub nvk_mme: u64,
@@ -144,8 +159,10 @@ pub struct Verification {
     pub macros: Vec<macros::MacroComparison>,
     /// Draw segments NVK pushed (its draw macro calls) and the model pushed.
     pub draw_counts: (usize, usize),
-    /// Each draw, paired by position.
+    /// Each draw, lined up ([`align`]): pairs, and draws one side made alone.
     pub draws: Vec<DrawResult>,
+    /// Addresses whose correspondence broke: how many, and the first few.
+    pub address_conflicts: (u64, Vec<Conflict>),
     /// How methods differed, most frequent first.
     pub differences: Vec<Difference>,
     /// Methods by part.
@@ -159,6 +176,20 @@ pub struct Verification {
 }
 
 impl Verification {
+    /// Draws both sides made.
+    pub fn paired_draws(&self) -> usize {
+        self.draws.iter().filter(|d| d.is_paired()).count()
+    }
+
+    /// Draws one side made alone: (NVK's, the model's).
+    pub fn unpaired_draws(&self) -> (usize, usize) {
+        self.draws.iter().fold((0, 0), |(n, m), d| match d.places {
+            (Some(_), None) => (n + 1, m),
+            (None, Some(_)) => (n, m + 1),
+            _ => (n, m),
+        })
+    }
+
     /// Draws alike on both sides.
     pub fn equal_draws(&self) -> usize {
         self.draws.iter().filter(|d| d.equal).count()
@@ -174,17 +205,59 @@ impl Verification {
         self.draws.iter().filter(|d| d.faithful).count()
     }
 
-    /// Differences no allow rule explains: methods, draws one side has and the other
-    /// lacks, and macro runs that failed on the simulator.
+    /// Differences nothing explains: methods (an address whose correspondence broke
+    /// among them), draws one side made alone, and macro runs that failed on the
+    /// simulator.
     pub fn unexplained(&self) -> u64 {
+        let (nvk_alone, model_alone) = self.unpaired_draws();
         self.differences
             .iter()
             .filter(|d| d.reason.is_none())
             .map(|d| d.count)
             .sum::<u64>()
-            + self.draw_counts.0.abs_diff(self.draw_counts.1) as u64
+            + (nvk_alone + model_alone) as u64
             + self.mme_failures.0
             + self.mme_failures.1
+    }
+}
+
+impl DrawResult {
+    /// Whether both sides made it.
+    pub fn is_paired(&self) -> bool {
+        self.places.0.is_some() && self.places.1.is_some()
+    }
+}
+
+/// How many address conflicts [`Verification::address_conflicts`] keeps.
+const CONFLICTS: usize = 5;
+
+/// Why a difference is explained, if it is.
+struct Explained {
+    reason: Option<String>,
+    known: bool,
+}
+
+/// Explains a difference of `kind` in the method labelled `label`: an address word
+/// that keeps the correspondence ([`AddressCheck`]), a class verify knows, or the
+/// allow file's rule.
+fn explain(kind: Kind, label: &str, known: &AllowList, allow: &AllowList) -> Explained {
+    if kind == Kind::Data && addresses::is_address(label) {
+        return Explained {
+            reason: Some(
+                "address: where NVK placed the object; the model's corresponds to it".into(),
+            ),
+            known: true,
+        };
+    }
+    if let Some(reason) = known.reason(kind, label) {
+        return Explained {
+            reason: Some(reason.to_string()),
+            known: true,
+        };
+    }
+    Explained {
+        reason: allow.reason(kind, label).map(str::to_string),
+        known: false,
     }
 }
 
@@ -265,9 +338,8 @@ pub fn compare(
 
     let nvk_segments = segment::split(&nvk_run, &[]);
     let model_segments = segment::model_segments(tape).map_err(decode_err("the model"))?;
-    let draws = |s: &[Segment]| s.iter().filter(|s| s.draw_macro.is_some()).count();
-    v.draw_counts = (draws(&nvk_segments), draws(&model_segments));
 
+    // Each side's macros run on its own GPU model, every segment in its own order.
     let mut nvk_gpu = Gpu::new(arch);
     let mut model_gpu = Gpu::new(arch);
     run_methods(
@@ -284,20 +356,156 @@ pub fn compare(
         &mut v.mme_failures.1,
         &mut v.mme_failures.2,
     );
+    let nvk_mme: Vec<u64> = nvk_segments
+        .iter()
+        .map(|s| {
+            let (failures, first) = (&mut v.mme_failures.0, &mut v.mme_failures.2);
+            run_methods(&mut nvk_gpu, &s.methods, Numbering::Nvk, failures, first)
+        })
+        .collect();
+    let model_mme: Vec<u64> = model_segments
+        .iter()
+        .map(|s| {
+            let (failures, first) = (&mut v.mme_failures.1, &mut v.mme_failures.2);
+            run_methods(
+                &mut model_gpu,
+                &s.methods,
+                Numbering::Model,
+                failures,
+                first,
+            )
+        })
+        .collect();
 
-    let mut differences: BTreeMap<(Kind, String), Difference> = BTreeMap::new();
+    let draws_of = |s: &[Segment]| -> Vec<usize> {
+        (0..s.len())
+            .filter(|&i| s[i].draw_macro.is_some())
+            .collect()
+    };
+    let (nvk_draws, model_draws) = (draws_of(&nvk_segments), draws_of(&model_segments));
+    v.draw_counts = (nvk_draws.len(), model_draws.len());
+    let nvk_signatures: Vec<_> = nvk_draws
+        .iter()
+        .map(|&i| signature(&nvk_segments[i]))
+        .collect();
+    let model_signatures: Vec<_> = model_draws
+        .iter()
+        .map(|&i| signature(&model_segments[i]))
+        .collect();
+
+    let known = known::nvk_25_0_7();
+    let mut c = Comparer {
+        v: &mut v,
+        differences: BTreeMap::new(),
+        known: &known,
+        allow,
+        check: AddressCheck::default(),
+        show,
+    };
     let empty = Segment::default();
-    for index in 0..nvk_segments.len().max(model_segments.len()) {
-        let nvk = nvk_segments.get(index).unwrap_or(&empty);
-        let model = model_segments.get(index).unwrap_or(&empty);
+    for (index, step) in align::align(&nvk_signatures, &model_signatures)
+        .into_iter()
+        .enumerate()
+    {
+        let (a, b) = match step {
+            Aligned::Pair(a, b) => (Some(a), Some(b)),
+            Aligned::NvkOnly(a) => (Some(a), None),
+            Aligned::ModelOnly(b) => (None, Some(b)),
+        };
+        let (nvk_at, model_at) = (a.map(|a| nvk_draws[a]), b.map(|b| model_draws[b]));
+        let nvk = nvk_at.map_or(&empty, |i| &nvk_segments[i]);
+        let model = model_at.map_or(&empty, |j| &model_segments[j]);
+        let seq = model.row.map(|(seq, _)| seq);
+        let (equal, explained, faithful) = if a.is_some() && b.is_some() {
+            c.segments(index, nvk, model)
+        } else {
+            (false, false, false)
+        };
+        c.v.draws.push(DrawResult {
+            places: (a, b),
+            seq,
+            draw_macro: nvk.draw_macro.or(model.draw_macro),
+            nvk_methods: nvk.methods.len(),
+            model_methods: model.methods.len(),
+            equal,
+            explained,
+            faithful,
+            nvk_mme: nvk_at.map_or(0, |i| nvk_mme[i]),
+            model_mme: model_at.map_or(0, |j| model_mme[j]),
+        });
+    }
+    // What each side pushed after its last draw.
+    let tails = (tail(&nvk_segments), tail(&model_segments));
+    if tails.0.is_some() || tails.1.is_some() {
+        let index = c.v.draws.len();
+        c.segments(index, tails.0.unwrap_or(&empty), tails.1.unwrap_or(&empty));
+    }
+    let mut differences: Vec<Difference> =
+        std::mem::take(&mut c.differences).into_values().collect();
+    let used: std::collections::BTreeSet<usize> = differences
+        .iter()
+        .filter(|d| !d.known)
+        .filter_map(|d| allow.rule(d.kind, &d.method))
+        .collect();
+    v.unused_rules = (0..allow.len())
+        .filter(|i| !used.contains(i))
+        .map(|i| allow.line(i))
+        .collect();
+    differences.sort_by(|a, b| b.count.cmp(&a.count).then(a.method.cmp(&b.method)));
+    v.differences = differences;
+    Ok(v)
+}
+
+/// What a side pushed after its last draw.
+fn tail(segments: &[Segment]) -> Option<&Segment> {
+    segments.last().filter(|s| s.draw_macro.is_none())
+}
+
+/// What identifies a draw across the two sides: its draw macro and the parameters of
+/// its call, addresses left out (they are NVK's own on one side).
+fn signature(s: &Segment) -> (Option<&'static str>, Vec<u32>) {
+    let call_start = (0..s.methods.len())
+        .rev()
+        .find(|&i| {
+            let m = s.methods[i];
+            m.mthd % 8 == 0 && segment::macro_id(m.subc, m.mthd).is_some()
+        })
+        .unwrap_or(s.methods.len());
+    let params = (call_start..s.methods.len())
+        .map(|i| {
+            if addresses::is_address(&s.label(i)) {
+                0
+            } else {
+                s.methods[i].data
+            }
+        })
+        .collect();
+    (s.draw_macro, params)
+}
+
+/// The state of a comparison as it goes through the draws.
+struct Comparer<'a> {
+    v: &'a mut Verification,
+    differences: BTreeMap<(Kind, String), Difference>,
+    known: &'a AllowList,
+    allow: &'a AllowList,
+    check: AddressCheck,
+    show: &'a [usize],
+}
+
+impl Comparer<'_> {
+    /// Compares one draw's methods (or the tail's) on both sides; returns whether
+    /// they are equal, explained, and explained by verify itself.
+    fn segments(&mut self, index: usize, nvk: &Segment, model: &Segment) -> (bool, bool, bool) {
         let seq = model.row.map(|(seq, _)| seq);
         let steps = diff::diff(&nvk.methods, &model.methods);
         let mut part = model.parts.first().copied().unwrap_or(Part::Commands);
         let mut touched: Vec<(Kind, String)> = Vec::new();
         // Each part seen in this draw, and whether it differed.
         let mut seen: BTreeMap<Part, bool> = BTreeMap::new();
+        let mut conflicted: Vec<usize> = Vec::new();
         let (mut equal, mut explained, mut faithful) = (true, true, true);
-        for step in &steps {
+        for (at, step) in steps.iter().enumerate() {
             let (n, m) = match *step {
                 Step::Same(i, j) | Step::Data(i, j) => (Some(nvk.methods[i]), Some(j)),
                 Step::NvkOnly(i) => (Some(nvk.methods[i]), None),
@@ -307,27 +515,50 @@ pub fn compare(
                 part = model.parts.get(j).copied().unwrap_or(Part::Commands);
             }
             let m = m.map(|j| model.methods[j]);
-            let totals = v.parts.entry(part).or_default();
+            let totals = self.v.parts.entry(part).or_default();
             totals.nvk += u64::from(n.is_some());
             totals.model += u64::from(m.is_some());
             let differs = seen.entry(part).or_insert(false);
+            let label = step_label(nvk, model, *step);
+            let conflict = match (n, m) {
+                (Some(n), Some(m)) => self.check.observe(&label, n.data, m.data, index).1,
+                _ => None,
+            };
             let kind = match step {
-                Step::Same(..) => {
+                Step::Same(..) if conflict.is_none() => {
                     totals.same += 1;
                     continue;
                 }
-                Step::Data(..) => Kind::Data,
+                Step::Same(..) | Step::Data(..) => Kind::Data,
                 Step::NvkOnly(_) => Kind::NvkOnly,
                 Step::ModelOnly(_) => Kind::ModelOnly,
             };
             equal = false;
             *differs = true;
-            let label = step_label(nvk, model, *step);
-            let reason = allow.reason(kind, &label).map(str::to_string);
-            explained &= reason.is_some();
-            faithful &= reason.as_deref().is_some_and(|r| !allow::is_gap(r));
+            let why = match &conflict {
+                Some(_) => Explained {
+                    reason: None,
+                    known: false,
+                },
+                None => explain(kind, &label, self.known, self.allow),
+            };
+            if let Some(conflict) = conflict {
+                conflicted.push(at);
+                self.v.address_conflicts.0 += 1;
+                if self.v.address_conflicts.1.len() < CONFLICTS {
+                    self.v.address_conflicts.1.push(conflict);
+                }
+            }
+            explained &= why.reason.is_some();
+            faithful &= why.known;
+            let label = if why.reason.is_none() && addresses::is_address(&label) {
+                format!("{label} (address: another object)")
+            } else {
+                label
+            };
             let key = (kind, label.clone());
-            let d = differences
+            let d = self
+                .differences
                 .entry(key.clone())
                 .or_insert_with(|| Difference {
                     kind,
@@ -336,7 +567,8 @@ pub fn compare(
                     count: 0,
                     draws: 0,
                     first: (index, seq, n.map(|x| x.data), m.map(|x| x.data)),
-                    reason,
+                    reason: why.reason,
+                    known: why.known,
                 });
             d.count += 1;
             if !touched.contains(&key) {
@@ -344,58 +576,23 @@ pub fn compare(
                 d.draws += 1;
             }
         }
-        if show.contains(&index) {
-            v.excerpts.push(whole(index, seq, nvk, model, &steps));
-        } else if !explained && show.is_empty() && v.excerpts.len() < EXCERPTS {
-            v.excerpts
-                .push(excerpt(index, seq, nvk, model, &steps, allow));
+        if self.show.contains(&index) {
+            self.v.excerpts.push(whole(index, seq, nvk, model, &steps));
+        } else if !explained && self.show.is_empty() && self.v.excerpts.len() < EXCERPTS {
+            let at = first_unexplained(nvk, model, &steps, self.known, self.allow, &conflicted);
+            self.v
+                .excerpts
+                .push(excerpt(index, seq, nvk, model, &steps, at));
         }
-        let nvk_mme = run_methods(
-            &mut nvk_gpu,
-            &nvk.methods,
-            Numbering::Nvk,
-            &mut v.mme_failures.0,
-            &mut v.mme_failures.2,
-        );
-        let model_mme = run_methods(
-            &mut model_gpu,
-            &model.methods,
-            Numbering::Model,
-            &mut v.mme_failures.1,
-            &mut v.mme_failures.2,
-        );
         if nvk.draw_macro.is_some() || model.draw_macro.is_some() {
             for (part, differs) in seen {
-                let totals = v.parts.entry(part).or_default();
+                let totals = self.v.parts.entry(part).or_default();
                 totals.draws += 1;
                 totals.exact_draws += u64::from(!differs);
             }
-            v.draws.push(DrawResult {
-                seq,
-                draw_macro: nvk.draw_macro.or(model.draw_macro),
-                nvk_methods: nvk.methods.len(),
-                model_methods: model.methods.len(),
-                equal,
-                explained,
-                faithful,
-                nvk_mme,
-                model_mme,
-            });
         }
+        (equal, explained, faithful)
     }
-    v.differences = differences.into_values().collect();
-    let used: std::collections::BTreeSet<usize> = v
-        .differences
-        .iter()
-        .filter_map(|d| allow.rule(d.kind, &d.method))
-        .collect();
-    v.unused_rules = (0..allow.len())
-        .filter(|i| !used.contains(i))
-        .map(|i| allow.line(i))
-        .collect();
-    v.differences
-        .sort_by(|a, b| b.count.cmp(&a.count).then(a.method.cmp(&b.method)));
-    Ok(v)
 }
 
 /// NVK's channel set-up (the first submission on the 3D channel) and everything it
@@ -514,25 +711,44 @@ fn step_label(nvk: &Segment, model: &Segment, step: Step) -> String {
     }
 }
 
-/// The methods around a draw's first unexplained difference.
+/// The step of a draw's first unexplained difference (`conflicted`: steps whose
+/// address broke the correspondence).
+fn first_unexplained(
+    nvk: &Segment,
+    model: &Segment,
+    steps: &[Step],
+    known: &AllowList,
+    allow: &AllowList,
+    conflicted: &[usize],
+) -> usize {
+    let unexplained = |at: usize, s: &Step| {
+        let kind = match *s {
+            _ if conflicted.contains(&at) => return true,
+            Step::Same(..) => return false,
+            Step::Data(..) => Kind::Data,
+            Step::NvkOnly(_) => Kind::NvkOnly,
+            Step::ModelOnly(_) => Kind::ModelOnly,
+        };
+        explain(kind, &step_label(nvk, model, *s), known, allow)
+            .reason
+            .is_none()
+    };
+    steps
+        .iter()
+        .enumerate()
+        .position(|(at, s)| unexplained(at, s))
+        .unwrap_or(0)
+}
+
+/// The methods around step `at` of a draw.
 fn excerpt(
     index: usize,
     seq: Option<u64>,
     nvk: &Segment,
     model: &Segment,
     steps: &[Step],
-    allow: &AllowList,
+    at: usize,
 ) -> Excerpt {
-    let unexplained = |s: &Step| {
-        let kind = match *s {
-            Step::Same(..) => return false,
-            Step::Data(..) => Kind::Data,
-            Step::NvkOnly(_) => Kind::NvkOnly,
-            Step::ModelOnly(_) => Kind::ModelOnly,
-        };
-        allow.reason(kind, &step_label(nvk, model, *s)).is_none()
-    };
-    let at = steps.iter().position(unexplained).unwrap_or(0);
     let lines = steps[at.saturating_sub(CONTEXT)..(at + CONTEXT + 1).min(steps.len())]
         .iter()
         .map(|s| shown_step(nvk, model, *s))

@@ -154,7 +154,10 @@ impl Serialize for DrawKind {
   where
     S: Serializer,
   {
-    serializer.serialize_unit_variant("DrawKind", self.0 as u32, self.variant_name().unwrap())
+    match self.variant_name() {
+      Some(name) => serializer.serialize_unit_variant("DrawKind", self.0 as u32, name),
+      None => serializer.serialize_i64(i64::from(self.0)),
+    }
   }
 }
 
@@ -267,7 +270,10 @@ impl Serialize for MmeArch {
   where
     S: Serializer,
   {
-    serializer.serialize_unit_variant("MmeArch", self.0 as u32, self.variant_name().unwrap())
+    match self.variant_name() {
+      Some(name) => serializer.serialize_unit_variant("MmeArch", self.0 as u32, name),
+      None => serializer.serialize_i64(i64::from(self.0)),
+    }
   }
 }
 

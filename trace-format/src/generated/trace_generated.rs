@@ -308,7 +308,10 @@ impl Serialize for Call {
   where
     S: Serializer,
   {
-    serializer.serialize_unit_variant("Call", self.0 as u32, self.variant_name().unwrap())
+    match self.variant_name() {
+      Some(name) => serializer.serialize_unit_variant("Call", self.0 as u32, name),
+      None => serializer.serialize_i64(i64::from(self.0)),
+    }
   }
 }
 
@@ -25143,311 +25146,372 @@ impl Serialize for Record<'_> {
       match self.call_type() {
         Call::NONE => (),
           Call::CreateInstance => {
-            let f = self.call_as_create_instance()
-              .expect("Invalid union table, expected `Call::CreateInstance`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_create_instance() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::DestroyInstance => {
-            let f = self.call_as_destroy_instance()
-              .expect("Invalid union table, expected `Call::DestroyInstance`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_destroy_instance() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::PhysicalDeviceInfo => {
-            let f = self.call_as_physical_device_info()
-              .expect("Invalid union table, expected `Call::PhysicalDeviceInfo`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_physical_device_info() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CreateDevice => {
-            let f = self.call_as_create_device()
-              .expect("Invalid union table, expected `Call::CreateDevice`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_create_device() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::DestroyDevice => {
-            let f = self.call_as_destroy_device()
-              .expect("Invalid union table, expected `Call::DestroyDevice`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_destroy_device() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::GetDeviceQueue => {
-            let f = self.call_as_get_device_queue()
-              .expect("Invalid union table, expected `Call::GetDeviceQueue`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_get_device_queue() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::AllocateMemory => {
-            let f = self.call_as_allocate_memory()
-              .expect("Invalid union table, expected `Call::AllocateMemory`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_allocate_memory() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::FreeMemory => {
-            let f = self.call_as_free_memory()
-              .expect("Invalid union table, expected `Call::FreeMemory`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_free_memory() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::MapMemory => {
-            let f = self.call_as_map_memory()
-              .expect("Invalid union table, expected `Call::MapMemory`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_map_memory() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::UnmapMemory => {
-            let f = self.call_as_unmap_memory()
-              .expect("Invalid union table, expected `Call::UnmapMemory`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_unmap_memory() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::FlushMappedMemoryRanges => {
-            let f = self.call_as_flush_mapped_memory_ranges()
-              .expect("Invalid union table, expected `Call::FlushMappedMemoryRanges`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_flush_mapped_memory_ranges() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::MemoryContents => {
-            let f = self.call_as_memory_contents()
-              .expect("Invalid union table, expected `Call::MemoryContents`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_memory_contents() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CreateBuffer => {
-            let f = self.call_as_create_buffer()
-              .expect("Invalid union table, expected `Call::CreateBuffer`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_create_buffer() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::BindBufferMemory => {
-            let f = self.call_as_bind_buffer_memory()
-              .expect("Invalid union table, expected `Call::BindBufferMemory`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_bind_buffer_memory() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CreateImage => {
-            let f = self.call_as_create_image()
-              .expect("Invalid union table, expected `Call::CreateImage`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_create_image() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::BindImageMemory => {
-            let f = self.call_as_bind_image_memory()
-              .expect("Invalid union table, expected `Call::BindImageMemory`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_bind_image_memory() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CreateImageView => {
-            let f = self.call_as_create_image_view()
-              .expect("Invalid union table, expected `Call::CreateImageView`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_create_image_view() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::DestroyObject => {
-            let f = self.call_as_destroy_object()
-              .expect("Invalid union table, expected `Call::DestroyObject`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_destroy_object() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CreateRenderPass => {
-            let f = self.call_as_create_render_pass()
-              .expect("Invalid union table, expected `Call::CreateRenderPass`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_create_render_pass() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CreateFramebuffer => {
-            let f = self.call_as_create_framebuffer()
-              .expect("Invalid union table, expected `Call::CreateFramebuffer`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_create_framebuffer() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdBeginRenderPass => {
-            let f = self.call_as_cmd_begin_render_pass()
-              .expect("Invalid union table, expected `Call::CmdBeginRenderPass`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_begin_render_pass() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdNextSubpass => {
-            let f = self.call_as_cmd_next_subpass()
-              .expect("Invalid union table, expected `Call::CmdNextSubpass`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_next_subpass() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdEndRenderPass => {
-            let f = self.call_as_cmd_end_render_pass()
-              .expect("Invalid union table, expected `Call::CmdEndRenderPass`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_end_render_pass() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdBeginRendering => {
-            let f = self.call_as_cmd_begin_rendering()
-              .expect("Invalid union table, expected `Call::CmdBeginRendering`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_begin_rendering() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdEndRendering => {
-            let f = self.call_as_cmd_end_rendering()
-              .expect("Invalid union table, expected `Call::CmdEndRendering`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_end_rendering() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CreateShaderModule => {
-            let f = self.call_as_create_shader_module()
-              .expect("Invalid union table, expected `Call::CreateShaderModule`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_create_shader_module() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CreatePipelineLayout => {
-            let f = self.call_as_create_pipeline_layout()
-              .expect("Invalid union table, expected `Call::CreatePipelineLayout`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_create_pipeline_layout() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CreateGraphicsPipelines => {
-            let f = self.call_as_create_graphics_pipelines()
-              .expect("Invalid union table, expected `Call::CreateGraphicsPipelines`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_create_graphics_pipelines() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CreateCommandPool => {
-            let f = self.call_as_create_command_pool()
-              .expect("Invalid union table, expected `Call::CreateCommandPool`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_create_command_pool() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::AllocateCommandBuffers => {
-            let f = self.call_as_allocate_command_buffers()
-              .expect("Invalid union table, expected `Call::AllocateCommandBuffers`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_allocate_command_buffers() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::BeginCommandBuffer => {
-            let f = self.call_as_begin_command_buffer()
-              .expect("Invalid union table, expected `Call::BeginCommandBuffer`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_begin_command_buffer() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::EndCommandBuffer => {
-            let f = self.call_as_end_command_buffer()
-              .expect("Invalid union table, expected `Call::EndCommandBuffer`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_end_command_buffer() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::ResetCommandBuffer => {
-            let f = self.call_as_reset_command_buffer()
-              .expect("Invalid union table, expected `Call::ResetCommandBuffer`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_reset_command_buffer() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdExecuteCommands => {
-            let f = self.call_as_cmd_execute_commands()
-              .expect("Invalid union table, expected `Call::CmdExecuteCommands`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_execute_commands() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdBindPipeline => {
-            let f = self.call_as_cmd_bind_pipeline()
-              .expect("Invalid union table, expected `Call::CmdBindPipeline`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_bind_pipeline() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdBindDescriptorSets => {
-            let f = self.call_as_cmd_bind_descriptor_sets()
-              .expect("Invalid union table, expected `Call::CmdBindDescriptorSets`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_bind_descriptor_sets() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdBindVertexBuffers => {
-            let f = self.call_as_cmd_bind_vertex_buffers()
-              .expect("Invalid union table, expected `Call::CmdBindVertexBuffers`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_bind_vertex_buffers() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdBindIndexBuffer => {
-            let f = self.call_as_cmd_bind_index_buffer()
-              .expect("Invalid union table, expected `Call::CmdBindIndexBuffer`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_bind_index_buffer() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdPushConstants => {
-            let f = self.call_as_cmd_push_constants()
-              .expect("Invalid union table, expected `Call::CmdPushConstants`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_push_constants() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdDraw => {
-            let f = self.call_as_cmd_draw()
-              .expect("Invalid union table, expected `Call::CmdDraw`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_draw() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdDrawIndexed => {
-            let f = self.call_as_cmd_draw_indexed()
-              .expect("Invalid union table, expected `Call::CmdDrawIndexed`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_draw_indexed() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdDrawIndirect => {
-            let f = self.call_as_cmd_draw_indirect()
-              .expect("Invalid union table, expected `Call::CmdDrawIndirect`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_draw_indirect() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdDrawIndexedIndirect => {
-            let f = self.call_as_cmd_draw_indexed_indirect()
-              .expect("Invalid union table, expected `Call::CmdDrawIndexedIndirect`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_draw_indexed_indirect() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdDrawIndirectCount => {
-            let f = self.call_as_cmd_draw_indirect_count()
-              .expect("Invalid union table, expected `Call::CmdDrawIndirectCount`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_draw_indirect_count() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdDrawIndexedIndirectCount => {
-            let f = self.call_as_cmd_draw_indexed_indirect_count()
-              .expect("Invalid union table, expected `Call::CmdDrawIndexedIndirectCount`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_draw_indexed_indirect_count() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdDrawIndirectByteCount => {
-            let f = self.call_as_cmd_draw_indirect_byte_count()
-              .expect("Invalid union table, expected `Call::CmdDrawIndirectByteCount`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_draw_indirect_byte_count() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CreateQueryPool => {
-            let f = self.call_as_create_query_pool()
-              .expect("Invalid union table, expected `Call::CreateQueryPool`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_create_query_pool() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdBeginQuery => {
-            let f = self.call_as_cmd_begin_query()
-              .expect("Invalid union table, expected `Call::CmdBeginQuery`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_begin_query() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdEndQuery => {
-            let f = self.call_as_cmd_end_query()
-              .expect("Invalid union table, expected `Call::CmdEndQuery`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_end_query() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdWriteTimestamp => {
-            let f = self.call_as_cmd_write_timestamp()
-              .expect("Invalid union table, expected `Call::CmdWriteTimestamp`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_write_timestamp() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdResetQueryPool => {
-            let f = self.call_as_cmd_reset_query_pool()
-              .expect("Invalid union table, expected `Call::CmdResetQueryPool`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_reset_query_pool() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdCopyQueryPoolResults => {
-            let f = self.call_as_cmd_copy_query_pool_results()
-              .expect("Invalid union table, expected `Call::CmdCopyQueryPoolResults`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_copy_query_pool_results() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::QueueSubmit => {
-            let f = self.call_as_queue_submit()
-              .expect("Invalid union table, expected `Call::QueueSubmit`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_queue_submit() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::QueuePresent => {
-            let f = self.call_as_queue_present()
-              .expect("Invalid union table, expected `Call::QueuePresent`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_queue_present() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::FrameBoundary => {
-            let f = self.call_as_frame_boundary()
-              .expect("Invalid union table, expected `Call::FrameBoundary`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_frame_boundary() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdSetPrimitiveTopology => {
-            let f = self.call_as_cmd_set_primitive_topology()
-              .expect("Invalid union table, expected `Call::CmdSetPrimitiveTopology`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_set_primitive_topology() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdUpdateBuffer => {
-            let f = self.call_as_cmd_update_buffer()
-              .expect("Invalid union table, expected `Call::CmdUpdateBuffer`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_update_buffer() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdBeginConditionalRendering => {
-            let f = self.call_as_cmd_begin_conditional_rendering()
-              .expect("Invalid union table, expected `Call::CmdBeginConditionalRendering`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_begin_conditional_rendering() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::CmdEndConditionalRendering => {
-            let f = self.call_as_cmd_end_conditional_rendering()
-              .expect("Invalid union table, expected `Call::CmdEndConditionalRendering`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_cmd_end_conditional_rendering() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::VulkanCall => {
-            let f = self.call_as_vulkan_call()
-              .expect("Invalid union table, expected `Call::VulkanCall`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_vulkan_call() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
           Call::FrameChecksum => {
-            let f = self.call_as_frame_checksum()
-              .expect("Invalid union table, expected `Call::FrameChecksum`.");
-            s.serialize_field("call", &f)?;
+            match self.call_as_frame_checksum() {
+              Some(f) => s.serialize_field("call", &f)?,
+              None => s.skip_field("call")?,
+            }
           }
-        _ => unimplemented!(),
+        _ => s.skip_field("call")?,
       }
     s.end()
   }

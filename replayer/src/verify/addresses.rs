@@ -1,0 +1,356 @@
+//! GPU addresses compared by consistency, not by value.
+//!
+//! A trace names objects by handle; NVK places them where its allocator does, the
+//! model where its own does. Their addresses cannot be equal, but they must
+//! correspond: each address the model pushes for an object stands for one address
+//! NVK pushes for the same object throughout the trace, and each NVK address for one
+//! of the model's at a time (NVK hands an address out again once its object is
+//! freed; the model never does, so a freed object's address does not come back on its
+//! side). A draw into the wrong image, a bind of the wrong buffer, a query written to
+//! the wrong pool breaks the correspondence and is reported, although both sides push
+//! an address.
+//!
+//! Addresses are pushed as two words (high and low, in an order each method has), so
+//! the words of one family are paired into 64-bit addresses on each side before they
+//! are compared.
+
+use std::collections::HashMap;
+
+/// Which word of an address a method carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Word {
+    /// Bits 63:32, pushed first.
+    HighFirst,
+    /// Bits 31:0, after the high word.
+    LowSecond,
+    /// Bits 31:0, pushed first.
+    LowFirst,
+    /// Bits 63:32, after the low word.
+    HighSecond,
+    /// The whole address in one word (shifted, as a QMD's).
+    Whole,
+}
+
+/// The address words verify knows, by their labels (as reports print them), with the
+/// family that pairs them.
+const ADDRESS_WORDS: &[(&str, &str, Word)] = &[
+    ("SET_COLOR_TARGET_A(j)", "colour target", Word::HighFirst),
+    ("SET_COLOR_TARGET_B(j)", "colour target", Word::LowSecond),
+    ("SET_ZT_A", "depth target", Word::HighFirst),
+    ("SET_ZT_B", "depth target", Word::LowSecond),
+    (
+        "SET_PIPELINE_PROGRAM_ADDRESS_A(j)",
+        "shader program",
+        Word::HighFirst,
+    ),
+    (
+        "SET_PIPELINE_PROGRAM_ADDRESS_B(j)",
+        "shader program",
+        Word::LowSecond,
+    ),
+    ("SET_REPORT_SEMAPHORE_A", "report", Word::HighFirst),
+    ("SET_REPORT_SEMAPHORE_B", "report", Word::LowSecond),
+    ("SEMAPHOREA", "semaphore", Word::HighFirst),
+    ("SEMAPHOREB", "semaphore", Word::LowSecond),
+    (
+        "SET_CONSTANT_BUFFER_SELECTOR_B",
+        "constant buffer",
+        Word::HighFirst,
+    ),
+    (
+        "SET_CONSTANT_BUFFER_SELECTOR_C",
+        "constant buffer",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(bind_cbuf_desc) parameter 1",
+        "uniform buffer descriptor",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(bind_cbuf_desc) parameter 2",
+        "uniform buffer descriptor",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(bind_ib) parameter 0",
+        "index buffer",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(bind_ib) parameter 1",
+        "index buffer",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(bind_vb) parameter 1",
+        "vertex buffer",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(bind_vb) parameter 2",
+        "vertex buffer",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(draw_indirect) parameter 0",
+        "indirect buffer",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(draw_indirect) parameter 1",
+        "indirect buffer",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(draw_indexed_indirect) parameter 0",
+        "indirect buffer",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(draw_indexed_indirect) parameter 1",
+        "indirect buffer",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(draw_indirect_count) parameter 0",
+        "indirect buffer",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(draw_indirect_count) parameter 1",
+        "indirect buffer",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(draw_indirect_count) parameter 2",
+        "count buffer",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(draw_indirect_count) parameter 3",
+        "count buffer",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(draw_indexed_indirect_count) parameter 0",
+        "indirect buffer",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(draw_indexed_indirect_count) parameter 1",
+        "indirect buffer",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(draw_indexed_indirect_count) parameter 2",
+        "count buffer",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(draw_indexed_indirect_count) parameter 3",
+        "count buffer",
+        Word::LowSecond,
+    ),
+    (
+        "LOAD_CONSTANT_BUFFER(root.sets[].base_addr (low))",
+        "descriptor set",
+        Word::LowFirst,
+    ),
+    (
+        "LOAD_CONSTANT_BUFFER(root.sets[].base_addr (high))",
+        "descriptor set",
+        Word::HighSecond,
+    ),
+    (
+        "SEND_PCAS_A (subchannel 1)",
+        "compute dispatch (QMD)",
+        Word::Whole,
+    ),
+];
+
+/// Whether the method labelled `label` carries (a word of) a GPU address.
+pub fn is_address(label: &str) -> bool {
+    word_of(label).is_some()
+}
+
+fn word_of(label: &str) -> Option<(&'static str, Word)> {
+    ADDRESS_WORDS
+        .iter()
+        .find(|(l, _, _)| *l == label)
+        .map(|&(_, family, word)| (family, word))
+}
+
+/// Two objects the correspondence cannot hold together.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    /// The family (`colour target`, `vertex buffer`, …).
+    pub family: &'static str,
+    /// The draw where it broke, and where the earlier pairing was first seen.
+    pub draws: (usize, usize),
+    /// What it says.
+    pub what: String,
+}
+
+/// The correspondence between the model's addresses and NVK's, built as a
+/// verification goes.
+#[derive(Debug, Default)]
+pub struct AddressCheck {
+    /// A pair's first word on each side (NVK, model), by family.
+    pending: HashMap<&'static str, (u32, u32)>,
+    /// The model's address → NVK's, and the draw that first paired them.
+    by_model: HashMap<(&'static str, u64), (u64, usize)>,
+    /// NVK's address → the model's it stands for now.
+    by_nvk: HashMap<(&'static str, u64), u64>,
+    /// Model addresses an NVK address stood for before (their objects freed on
+    /// NVK's side, the address handed out again): seeing one again with it is a
+    /// conflict.
+    retired: HashMap<(&'static str, u64), Vec<u64>>,
+}
+
+impl AddressCheck {
+    /// Takes one address word both sides pushed (`nvk`, `model`) for the method
+    /// labelled `label`, in draw `draw`. Returns whether it is an address word, and a
+    /// conflict where the word completes an address that breaks the correspondence.
+    pub fn observe(
+        &mut self,
+        label: &str,
+        nvk: u32,
+        model: u32,
+        draw: usize,
+    ) -> (bool, Option<Conflict>) {
+        let Some((family, word)) = word_of(label) else {
+            return (false, None);
+        };
+        let join = |high: u32, low: u32| (u64::from(high) << 32) | u64::from(low);
+        let pair = match word {
+            Word::HighFirst | Word::LowFirst => {
+                self.pending.insert(family, (nvk, model));
+                return (true, None);
+            }
+            Word::LowSecond | Word::HighSecond => {
+                let Some((n0, m0)) = self.pending.remove(family) else {
+                    // Half an address (the other word not pushed alike on both
+                    // sides): the structural difference is reported apart.
+                    return (true, None);
+                };
+                match word {
+                    Word::LowSecond => (join(n0, nvk), join(m0, model)),
+                    _ => (join(nvk, n0), join(model, m0)),
+                }
+            }
+            Word::Whole => (u64::from(nvk), u64::from(model)),
+        };
+        (true, self.pair(family, pair.0, pair.1, draw))
+    }
+
+    fn pair(
+        &mut self,
+        family: &'static str,
+        nvk: u64,
+        model: u64,
+        draw: usize,
+    ) -> Option<Conflict> {
+        if let Some(&(seen, first)) = self.by_model.get(&(family, model)) {
+            if seen != nvk {
+                return Some(Conflict {
+                    family,
+                    draws: (draw, first),
+                    what: format!(
+                        "the model's {family} at {model:#x} is NVK's {nvk:#x} here but NVK's \
+                         {seen:#x} from draw {first}: the model addresses two objects as one"
+                    ),
+                });
+            }
+        } else {
+            self.by_model.insert((family, model), (nvk, draw));
+        }
+        match self.by_nvk.insert((family, nvk), model) {
+            Some(before) if before != model => {
+                let retired = self.retired.entry((family, nvk)).or_default();
+                if retired.contains(&model) {
+                    return Some(Conflict {
+                        family,
+                        draws: (
+                            draw,
+                            self.by_model.get(&(family, model)).map_or(draw, |p| p.1),
+                        ),
+                        what: format!(
+                            "NVK's {family} at {nvk:#x} is the model's {model:#x} here and its \
+                             {before:#x} in between: the model addresses one object as two"
+                        ),
+                    });
+                }
+                retired.push(before);
+                None
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = "SET_COLOR_TARGET_A(j)";
+    const B: &str = "SET_COLOR_TARGET_B(j)";
+
+    fn target(check: &mut AddressCheck, nvk: u64, model: u64, draw: usize) -> Option<Conflict> {
+        let hi = |a: u64| (a >> 32) as u32;
+        let lo = |a: u64| a as u32;
+        assert_eq!(check.observe(A, hi(nvk), hi(model), draw), (true, None));
+        let (known, conflict) = check.observe(B, lo(nvk), lo(model), draw);
+        assert!(known);
+        conflict
+    }
+
+    #[test]
+    fn one_object_for_one_address_on_each_side() {
+        let mut c = AddressCheck::default();
+        assert_eq!(target(&mut c, 0x3f_fffb_6000, 0x10_0000_0000, 0), None);
+        assert_eq!(target(&mut c, 0x3f_fffa_0000, 0x10_0002_0000, 1), None);
+        assert_eq!(target(&mut c, 0x3f_fffb_6000, 0x10_0000_0000, 2), None);
+        // The model draws into the object it had at 0x10_0000_0000 where NVK draws
+        // into another.
+        let conflict = target(&mut c, 0x3f_fff0_0000, 0x10_0000_0000, 3).expect("a conflict");
+        assert_eq!((conflict.family, conflict.draws), ("colour target", (3, 0)));
+    }
+
+    #[test]
+    fn an_address_nvk_hands_out_again_may_stand_for_a_new_object_but_not_an_old_one() {
+        let mut c = AddressCheck::default();
+        assert_eq!(target(&mut c, 0x40_0000, 0x10_0000_0000, 0), None);
+        // Freed and made again: NVK reuses its address, the model places anew.
+        assert_eq!(target(&mut c, 0x40_0000, 0x10_0004_0000, 1), None);
+        // The first object is back at the same NVK address while the second lives.
+        assert!(target(&mut c, 0x40_0000, 0x10_0000_0000, 2).is_some());
+    }
+
+    #[test]
+    fn other_methods_are_no_addresses_and_words_pair_in_their_order() {
+        let mut c = AddressCheck::default();
+        assert_eq!(
+            c.observe("SET_COLOR_TARGET_WIDTH(j)", 1, 2, 0),
+            (false, None)
+        );
+        let low = "LOAD_CONSTANT_BUFFER(root.sets[].base_addr (low))";
+        let high = "LOAD_CONSTANT_BUFFER(root.sets[].base_addr (high))";
+        assert_eq!(c.observe(low, 0x1000, 0x2000, 0), (true, None));
+        assert_eq!(c.observe(high, 0x3f, 0x55, 0), (true, None));
+        // NVK's address again for another of the model's sets: the first was freed.
+        assert_eq!(c.observe(low, 0x1000, 0x3000, 1), (true, None));
+        assert_eq!(c.observe(high, 0x3f, 0x55, 1), (true, None));
+        // The first set again at the same NVK address: both live, one address.
+        assert_eq!(c.observe(low, 0x1000, 0x2000, 2), (true, None));
+        let (_, conflict) = c.observe(high, 0x3f, 0x55, 2);
+        assert!(
+            conflict.is_some(),
+            "NVK's set at 0x3f_00001000 is two of the model's"
+        );
+        assert_eq!(
+            c.observe("SEND_PCAS_A (subchannel 1)", 7, 9, 2),
+            (true, None)
+        );
+    }
+}
