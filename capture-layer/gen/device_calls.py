@@ -11,7 +11,7 @@ say where in each structure the handles and pointers are, and the replayer's
 handles a call creates are mapped from the recorded ids to the new ones.
 
 Commands that have no meaning on the replay device (physical-device queries, surfaces,
-debug messengers) are answered without a call; the swapchain's and the descriptor
+debug messengers, the properties of an imported host pointer) are answered without a call; the swapchain's and the descriptor
 update templates' are replayed by hand (`HAND`), and are left out here.
 """
 
@@ -25,6 +25,9 @@ SKIPPED = {
     "vkCreateDebugReportCallbackEXT", "vkDestroyDebugReportCallbackEXT", "vkDebugReportMessageEXT",
     "vkSetDebugUtilsObjectNameEXT", "vkSetDebugUtilsObjectTagEXT", "vkDebugMarkerSetObjectNameEXT",
     "vkDebugMarkerSetObjectTagEXT", "vkDestroySurfaceKHR",
+    # A query of the capturing process's own pointer: the replay stands imported host
+    # memory in with ordinary host-visible memory, filled from the trace.
+    "vkGetMemoryHostPointerPropertiesEXT",
 }
 # Commands replayed by the replayer's hand-written code.
 HAND = {

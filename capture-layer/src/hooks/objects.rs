@@ -46,10 +46,21 @@ pub unsafe extern "system" fn allocate_memory(
     let r = (d.fns.fp_v1_0().allocate_memory)(device, info, allocator, out);
     if r == vk::Result::SUCCESS {
         let (memory, size) = ((*out).as_raw(), (*info).allocation_size);
-        d.mapped
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .allocated(memory, size);
+        let mut mapped = d.mapped.lock().unwrap_or_else(|e| e.into_inner());
+        mapped.allocated(memory, size);
+        // Memory imported from the program's own pointer (VK_EXT_external_memory_host)
+        // is written through that pointer for its whole life, never mapped: it is
+        // watched as a mapping from now until it is freed, so that what the program
+        // writes there reaches the trace as mapped memory's writes do.
+        if let Some(host) = imported_host_pointer(info) {
+            // SAFETY: the import keeps `size` bytes at `host` the allocation's until
+            // vkFreeMemory, which this layer sees first.
+            let watched = mapped.mapped(memory, 0, size as usize, host);
+            drop(mapped);
+            note_tracking(watched);
+        } else {
+            drop(mapped);
+        }
         record(Scope::Setup, r.as_raw(), || {
             Some(CallT::AllocateMemory(Box::new(table!(AllocateMemoryT {
                 device: device.as_raw(),
@@ -61,6 +72,24 @@ pub unsafe extern "system" fn allocate_memory(
         });
     }
     r
+}
+
+/// `VkImportMemoryHostPointerInfoEXT.pHostPointer` in `info`'s chain, when the
+/// allocation imports the program's own memory.
+///
+/// # Safety
+/// `info` must be a valid create info, its chain well formed.
+unsafe fn imported_host_pointer(info: *const vk::MemoryAllocateInfo) -> Option<*const u8> {
+    let mut next = (*info).p_next as *const vk::BaseInStructure;
+    while let Some(s) = next.as_ref() {
+        if s.s_type == vk::StructureType::IMPORT_MEMORY_HOST_POINTER_INFO_EXT {
+            let import = &*(next as *const vk::ImportMemoryHostPointerInfoEXT);
+            return (!import.p_host_pointer.is_null())
+                .then_some(import.p_host_pointer as *const u8);
+        }
+        next = s.p_next;
+    }
+    None
 }
 
 /// `VkMemoryAllocateFlagsInfo.flags` in `info`'s chain, 0 without one.

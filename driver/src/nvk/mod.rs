@@ -31,6 +31,12 @@ mod transfer;
 mod xfb;
 
 pub use cbuf::ShaderState;
+
+/// The model's command-buffer upload memory: push descriptor sets (from
+/// 0x1_0002_0000), compute root tables and QMDs (from 0x1_0040_0000) and
+/// vkCmdUpdateBuffer's data (from 0x1_0080_0000). Like NVK's upload memory it is
+/// streamed, an address standing for no object: NVK places each upload anew.
+pub const UPLOAD_MEMORY: std::ops::Range<u64> = 0x1_0002_0000..0x1_0100_0000;
 pub use descriptors::DescriptorState;
 pub use device::{upload_macro, Device, DeviceError};
 pub use encoder::{CommandEncoder, DrawKind, IndirectArgs, Recorded};

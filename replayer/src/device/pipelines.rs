@@ -245,8 +245,18 @@ pub unsafe fn create_graphics_pipeline(
     let input_assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
         .topology(vk::PrimitiveTopology::from_raw(p.topology() as i32))
         .primitive_restart_enable(p.primitive_restart_enable());
-    let tessellation = vk::PipelineTessellationStateCreateInfo::default()
+    // The domain origin the program chained (VK_KHR_maintenance2; upper-left, the
+    // default, needs no structure): a lower-left origin flips the tessellator's
+    // winding, and the driver pushes it.
+    let mut domain_origin = vk::PipelineTessellationDomainOriginStateCreateInfo::default()
+        .domain_origin(vk::TessellationDomainOrigin::from_raw(
+            st.map_or(0, |s| s.domain_origin()) as i32,
+        ));
+    let mut tessellation = vk::PipelineTessellationStateCreateInfo::default()
         .patch_control_points(p.patch_control_points());
+    if domain_origin.domain_origin != vk::TessellationDomainOrigin::UPPER_LEFT {
+        tessellation = tessellation.push_next(&mut domain_origin);
+    }
     let dynamic: Vec<vk::DynamicState> = p
         .dynamic_states()
         .map(|d| {

@@ -7747,20 +7747,6 @@ unsafe fn get_descriptor_set_layout_support_khr(cx: &mut CallContext<'_>, p: &[V
     Ok(())
 }
 
-/// `vkGetMemoryHostPointerPropertiesEXT`.
-unsafe fn get_memory_host_pointer_properties_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
-    cx.arity(p, 4)?;
-    let f: vk::PFN_vkGetMemoryHostPointerPropertiesEXT = cx.device_fn(c"vkGetMemoryHostPointerPropertiesEXT")?;
-    let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
-    let a1 = vk::ExternalMemoryHandleTypeFlags::from_raw(p[1].value() as _);
-    let a2 = cx.input(p[2], Target::Bytes, "pHostPointer")? as *const std::ffi::c_void;
-    let (a3, _) = cx.output(p[3], Target::Structs(&L_MEMORY_HOST_POINTER_PROPERTIES_EXT), "pMemoryHostPointerProperties")?;
-    let a3 = a3 as *mut vk::MemoryHostPointerPropertiesEXT;
-    let r = f(a0, a1, a2, a3);
-    cx.result(r.as_raw())?;
-    Ok(())
-}
-
 /// `vkCmdWriteBufferMarkerAMD`.
 unsafe fn cmd_write_buffer_marker_amd(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
@@ -9934,7 +9920,6 @@ pub fn disposition(name: &str) -> Disposition {
         "vkCmdWriteAccelerationStructuresPropertiesNV" => Disposition::Generated,
         "vkCompileDeferredNV" => Disposition::Generated,
         "vkGetDescriptorSetLayoutSupportKHR" => Disposition::Generated,
-        "vkGetMemoryHostPointerPropertiesEXT" => Disposition::Generated,
         "vkCmdWriteBufferMarkerAMD" => Disposition::Generated,
         "vkGetCalibratedTimestampsEXT" => Disposition::Generated,
         "vkCmdDrawMeshTasksNV" => Disposition::Generated,
@@ -10175,6 +10160,7 @@ pub fn disposition(name: &str) -> Disposition {
         "vkDestroyDebugUtilsMessengerEXT" => Disposition::Skipped,
         "vkSubmitDebugUtilsMessageEXT" => Disposition::Skipped,
         "vkGetPhysicalDeviceMultisamplePropertiesEXT" => Disposition::Skipped,
+        "vkGetMemoryHostPointerPropertiesEXT" => Disposition::Skipped,
         "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT" => Disposition::Skipped,
         "vkGetPhysicalDeviceFragmentShadingRatesKHR" => Disposition::Skipped,
         "vkGetPhysicalDeviceToolPropertiesEXT" => Disposition::Skipped,
@@ -10418,7 +10404,6 @@ pub unsafe fn replay(cx: &mut CallContext<'_>, name: &str, p: &[VulkanParam<'_>]
         "vkCmdWriteAccelerationStructuresPropertiesNV" => cmd_write_acceleration_structures_properties_nv(cx, p)?,
         "vkCompileDeferredNV" => compile_deferred_nv(cx, p)?,
         "vkGetDescriptorSetLayoutSupportKHR" => get_descriptor_set_layout_support_khr(cx, p)?,
-        "vkGetMemoryHostPointerPropertiesEXT" => get_memory_host_pointer_properties_ext(cx, p)?,
         "vkCmdWriteBufferMarkerAMD" => cmd_write_buffer_marker_amd(cx, p)?,
         "vkGetCalibratedTimestampsEXT" => get_calibrated_timestamps_ext(cx, p)?,
         "vkCmdDrawMeshTasksNV" => cmd_draw_mesh_tasks_nv(cx, p)?,

@@ -228,6 +228,9 @@ impl DrawResult {
     }
 }
 
+/// What a report adds to the label of an address that breaks the correspondence.
+pub const ANOTHER_OBJECT: &str = "(address: another object)";
+
 /// How many address conflicts [`Verification::address_conflicts`] keeps.
 const CONFLICTS: usize = 5;
 
@@ -535,9 +538,15 @@ impl Comparer<'_> {
             };
             equal = false;
             *differs = true;
+            // An address that breaks the correspondence is never verify's own to
+            // explain: only an allow file's rule for it as such (a known gap).
+            let label = match &conflict {
+                Some(_) => format!("{label} {ANOTHER_OBJECT}"),
+                None => label,
+            };
             let why = match &conflict {
                 Some(_) => Explained {
-                    reason: None,
+                    reason: self.allow.reason(kind, &label).map(str::to_string),
                     known: false,
                 },
                 None => explain(kind, &label, self.known, self.allow),
@@ -551,11 +560,6 @@ impl Comparer<'_> {
             }
             explained &= why.reason.is_some();
             faithful &= why.known;
-            let label = if why.reason.is_none() && addresses::is_address(&label) {
-                format!("{label} (address: another object)")
-            } else {
-                label
-            };
             let key = (kind, label.clone());
             let d = self
                 .differences
@@ -723,7 +727,10 @@ fn first_unexplained(
 ) -> usize {
     let unexplained = |at: usize, s: &Step| {
         let kind = match *s {
-            _ if conflicted.contains(&at) => return true,
+            _ if conflicted.contains(&at) => {
+                let label = format!("{} {ANOTHER_OBJECT}", step_label(nvk, model, *s));
+                return allow.reason(Kind::Data, &label).is_none();
+            }
             Step::Same(..) => return false,
             Step::Data(..) => Kind::Data,
             Step::NvkOnly(_) => Kind::NvkOnly,
