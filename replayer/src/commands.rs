@@ -230,6 +230,12 @@ pub enum Cmd {
     },
     /// A command recorded generically, decoded (see [`crate::generic`]).
     Generic(Box<GenericCmd>),
+    /// The uniform buffers the push descriptor command before it named in push set
+    /// `set`: (descriptor byte offset, address, range) each.
+    PushUbos {
+        set: u32,
+        ubos: Vec<(u32, u64, u32)>,
+    },
 }
 
 /// The arguments of work other than a draw, as the trace recorded them. Fields are

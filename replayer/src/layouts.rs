@@ -42,8 +42,25 @@ impl SetLayout {
     /// nvk_descriptor_stride_align_for_type in NVK 25.0). `min_cbuf_alignment` aligns
     /// inline uniform blocks.
     pub fn descriptor_bytes(&self, min_cbuf_alignment: u32) -> u32 {
+        self.placed(min_cbuf_alignment).1
+    }
+
+    /// Where binding `binding`'s descriptors start in a set of this layout, and their
+    /// stride (nvk_descriptor_set_binding_layout's `offset` and `stride`).
+    pub fn binding_place(&self, binding: u32, min_cbuf_alignment: u32) -> Option<(u32, u32)> {
+        self.placed(min_cbuf_alignment)
+            .0
+            .into_iter()
+            .find(|(b, _, _)| *b == binding)
+            .map(|(_, offset, stride)| (offset, stride))
+    }
+
+    /// Each binding that takes descriptor bytes with its offset and stride, and the
+    /// bytes in all, as nvk_CreateDescriptorSetLayout lays them out.
+    fn placed(&self, min_cbuf_alignment: u32) -> (Vec<(u32, u32, u32)>, u32) {
+        let mut places = Vec::new();
         let mut size = 0u32;
-        for &(_, ty, count) in &self.bindings {
+        for &(binding, ty, count) in &self.bindings {
             if count == 0 {
                 continue;
             }
@@ -63,12 +80,11 @@ impl SetLayout {
             if stride == 0 {
                 continue;
             }
-            size = size
-                .div_ceil(align)
-                .saturating_mul(align)
-                .saturating_add(stride.saturating_mul(count));
+            let offset = size.div_ceil(align).saturating_mul(align);
+            places.push((binding, offset, stride));
+            size = offset.saturating_add(stride.saturating_mul(count));
         }
-        size
+        (places, size)
     }
 
     /// Dynamic buffers the set holds (`dynamic_buffer_count`).

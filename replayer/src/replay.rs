@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::generic::GenericSetup;
+use crate::generic::{GenericCmd, GenericSetup};
 use crate::layouts::Layouts;
 use crate::shaders::{Shaders, StageInfo};
 use crate::swapchain::{self, SwapchainInfo};
@@ -374,6 +374,8 @@ pub(crate) struct Pass<'o> {
     objects: Objects,
     shaders: Shaders,
     layouts: Layouts,
+    /// Descriptor update templates' entries, by the trace's handle.
+    templates: crate::device::templates::Templates,
     recording: HandleMap<Vec<Cmd>>,
     /// How each command buffer began (what a secondary inherits).
     begins: HandleMap<SecondaryBegin>,
@@ -626,6 +628,7 @@ impl<'o> Pass<'o> {
             objects: Objects::default(),
             shaders: Shaders::default(),
             layouts: Layouts::default(),
+            templates: Default::default(),
             recording: HandleMap::default(),
             begins: HandleMap::default(),
             resume: None,
@@ -1027,6 +1030,18 @@ impl<'o> Pass<'o> {
         if self.take_swapchain_call(name, call) {
             return;
         }
+        if name == "vkCreateDescriptorUpdateTemplate"
+            || name == "vkCreateDescriptorUpdateTemplateKHR"
+        {
+            let params: Vec<_> = call
+                .params()
+                .map(|p| p.iter().collect())
+                .unwrap_or_default();
+            if let Some((id, entries)) = crate::device::templates::created(&params) {
+                self.templates.insert(id, entries);
+            }
+            return self.skip(name, false);
+        }
         match generic::decode_setup(call) {
             Ok(Some(GenericSetup::CreateDescriptorSetLayout(c))) => {
                 return self.layouts.create_set_layout(&c);
@@ -1037,6 +1052,22 @@ impl<'o> Pass<'o> {
         match generic::decode(call) {
             Ok(Some(cmd)) => {
                 let cb = cmd.command_buffer();
+                let ubos = match &cmd {
+                    GenericCmd::CmdPushDescriptorSetWithTemplateKHR(c) => Some(Cmd::PushUbos {
+                        set: c.set,
+                        ubos: {
+                            // The update's data as recorded (sparse: each run at its
+                            // offset); the decoded command holds it only whole.
+                            let data = call
+                                .params()
+                                .and_then(|p| p.iter().nth(4))
+                                .and_then(|p| crate::device::templates::recorded_data(p).ok())
+                                .unwrap_or_default();
+                            self.template_ubos(c, &data)
+                        },
+                    }),
+                    _ => None,
+                };
                 let recorded = if let Some(args) = WorkArgs::of_generic(&cmd) {
                     Cmd::Work { seq, args }
                 } else if let Some(typed) = commands::typed_of_generic(&cmd) {
@@ -1047,13 +1078,63 @@ impl<'o> Pass<'o> {
                     // A command buffer command the model does not execute yet.
                     return self.skip(name, true);
                 };
-                self.recording.entry(cb).or_default().push(recorded);
+                let list = self.recording.entry(cb).or_default();
+                list.push(recorded);
+                list.extend(ubos);
             }
             // No decoder: not a command buffer command (setup, sync, queries of the
             // device), which changes nothing the model executes.
             Ok(None) => self.skip(name, names::is_recorded_command(name)),
             Err(e) => self.skip(&format!("{name} (does not decode: {e})"), true),
         }
+    }
+
+    /// The uniform buffers a template push names: each descriptor's byte offset in the
+    /// set (its binding's place in the set layout), the buffer's address from the
+    /// descriptor's `VkDescriptorBufferInfo` in the update's data, and its range
+    /// (`VK_WHOLE_SIZE`: to the buffer's end). Mirrors what nvk_push_descriptor_set
+    /// writes for them (write_ubo_desc).
+    fn template_ubos(
+        &self,
+        c: &crate::generated::decode::CmdPushDescriptorSetWithTemplateKHR,
+        data: &[u8],
+    ) -> Vec<(u32, u64, u32)> {
+        const UNIFORM_BUFFER: i32 = 6;
+        let (Some(entries), Some(layout)) = (
+            self.templates.get(&c.descriptor_update_template),
+            self.layouts.set(c.layout, c.set),
+        ) else {
+            return Vec::new();
+        };
+        let align = self.device.min_cbuf_alignment();
+        let long = |at: usize| {
+            data.get(at..at + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_le_bytes)
+        };
+        let mut ubos = Vec::new();
+        for e in entries.iter().filter(|e| e.ty.as_raw() == UNIFORM_BUFFER) {
+            let Some((place, stride)) = layout.binding_place(e.binding, align) else {
+                continue;
+            };
+            for i in 0..e.count.min(64) {
+                let at = e.offset.saturating_add(e.stride.saturating_mul(i as usize));
+                let (Some(buffer), Some(offset), Some(range)) =
+                    (long(at), long(at + 8), long(at + 16))
+                else {
+                    break;
+                };
+                let desc = place.saturating_add(stride.saturating_mul(e.array_element + i));
+                let (addr, rest) = self.objects.buffer_range(buffer, offset);
+                let range = if range == u64::MAX {
+                    rest
+                } else {
+                    range.min(u64::from(u32::MAX)) as u32
+                };
+                ubos.push((desc, addr, if addr == 0 { 0 } else { range }));
+            }
+        }
+        ubos
     }
 
     /// The swapchain calls, which say what images a program renders to: true when
@@ -1357,6 +1438,9 @@ impl<'o> Pass<'o> {
                 }
                 Cmd::SetTopology { topology } => {
                     enc.state_mut().set_topology(*topology);
+                }
+                Cmd::PushUbos { set, ubos } => {
+                    enc.push_descriptor_ubos(*set, ubos);
                 }
                 Cmd::Generic(cmd) => {
                     execute::execute(enc, cmd, &mut self.objects, &self.gpu.state.memory)

@@ -279,10 +279,25 @@ impl CommandEncoder<'_> {
             }
             Cbuf::UniformBuffer { set, offset } => {
                 let (_, push) = self.descriptor_set(set);
-                push.then(|| {
-                    let addr = PLACEHOLDER_UBO_ADDR + (u64::from(set) << 24) + u64::from(offset);
-                    (addr & !0xff, MAX_CBUF_SIZE)
-                })
+                if !push {
+                    return None;
+                }
+                // The descriptor in NVK's CPU copy of the push set: the buffer's
+                // address and its range in 16-byte units (nvk_ubo_descriptor_addr). An
+                // address the hardware cannot bind directly goes through the macro.
+                let align = self.device_min_cbuf_alignment();
+                match self.push_ubo(set, offset) {
+                    Some((addr, range)) if addr % u64::from(align) == 0 => {
+                        let size = range.div_ceil(16).saturating_mul(16);
+                        Some((addr, size.div_ceil(align).saturating_mul(align)))
+                    }
+                    Some(_) => None,
+                    None => {
+                        let addr =
+                            PLACEHOLDER_UBO_ADDR + (u64::from(set) << 24) + u64::from(offset);
+                        Some((addr & !0xff, MAX_CBUF_SIZE))
+                    }
+                }
             }
         }
     }

@@ -27,6 +27,9 @@ pub struct DescriptorState {
     push_sets: u32,
     /// Where the next push set's data goes in the model's upload memory.
     upload_next: u64,
+    /// The uniform buffers each push set's descriptors name, where the trace says:
+    /// (the descriptor's byte offset in the set, the buffer's address, its range).
+    push_ubos: [Vec<(u32, u64, u32)>; root::MAX_SETS],
     /// The push constants as the root table holds them (NVK's `root.push`), for the
     /// meta path to write back.
     push_constants: [u32; (root::PUSH_CONSTANTS_SIZE / 4) as usize],
@@ -41,6 +44,7 @@ impl Default for DescriptorState {
             push_dirty: 0,
             push_sets: 0,
             upload_next: 0,
+            push_ubos: Default::default(),
             push_constants: [0; (root::PUSH_CONSTANTS_SIZE / 4) as usize],
         }
     }
@@ -76,6 +80,10 @@ impl CommandEncoder<'_> {
     /// stages the command names; both commands reach it with every graphics stage.
     pub fn push_descriptor_set(&mut self, set: u32) -> Recorded {
         let before = self.push.len();
+        if let Some(ubos) = self.descriptors.push_ubos.get_mut(set as usize) {
+            // What the push names is set next, where the trace says it.
+            ubos.clear();
+        }
         if (set as usize) < root::MAX_SETS {
             self.descriptors.push_dirty |= 1 << set;
             self.descriptors.push_sets |= 1 << set;
@@ -85,6 +93,28 @@ impl CommandEncoder<'_> {
     }
 
     /// Set `set`'s address in the root table and whether it is a push set.
+    /// The uniform buffers push set `set`'s descriptors name: each descriptor's byte
+    /// offset in the set, the buffer's address and its range, as the descriptor NVK
+    /// writes into its CPU copy of the set holds them (write_ubo_desc). Given after
+    /// the push that wrote them ([`CommandEncoder::push_descriptor_set`]).
+    pub fn push_descriptor_ubos(&mut self, set: u32, ubos: &[(u32, u64, u32)]) {
+        if let Some(kept) = self.descriptors.push_ubos.get_mut(set as usize) {
+            kept.clear();
+            kept.extend_from_slice(ubos);
+        }
+    }
+
+    /// The uniform buffer push set `set` names at descriptor byte `offset`, where the
+    /// trace said: its address and range.
+    pub(super) fn push_ubo(&self, set: u32, offset: u32) -> Option<(u64, u32)> {
+        self.descriptors
+            .push_ubos
+            .get(set as usize)?
+            .iter()
+            .find(|(at, _, _)| *at == offset)
+            .map(|&(_, addr, range)| (addr, range))
+    }
+
     /// The size of the set bound at `set` (0 where none is).
     pub(super) fn descriptor_set_size(&self, set: u32) -> u32 {
         self.descriptors

@@ -22,7 +22,7 @@ pub mod patch;
 mod pipelines;
 mod precheck;
 mod setup;
-mod templates;
+pub(crate) mod templates;
 mod timing;
 
 use looping::is_lifetime_record;

@@ -12,10 +12,18 @@ use super::patch::PatchError;
 /// One `VkDescriptorUpdateTemplateEntry`, as recorded.
 #[derive(Clone, Copy, Debug)]
 pub struct Entry {
-    count: u32,
-    ty: vk::DescriptorType,
-    offset: usize,
-    stride: usize,
+    /// `dstBinding`.
+    pub(crate) binding: u32,
+    /// `dstArrayElement`.
+    pub(crate) array_element: u32,
+    /// `descriptorCount`.
+    pub(crate) count: u32,
+    /// `descriptorType`.
+    pub(crate) ty: vk::DescriptorType,
+    /// Where the first descriptor's data is in the update's data.
+    pub(crate) offset: usize,
+    /// Bytes from one descriptor's data to the next.
+    pub(crate) stride: usize,
 }
 
 /// Every template's entries, by recorded id.
@@ -47,6 +55,8 @@ pub fn created(p: &[VulkanParam<'_>]) -> Option<(u64, Vec<Entry>)> {
         .bytes()
         .chunks_exact(32)
         .map(|e| Entry {
+            binding: word(e, 0),
+            array_element: word(e, 4),
             count: word(e, 8),
             ty: vk::DescriptorType::from_raw(word(e, 12) as i32),
             offset: long(e, 16) as usize,
@@ -93,7 +103,7 @@ fn run(r: VulkanParam<'_>) -> (u64, &[u8]) {
 /// The recorded data of a template update as the program passed it: the bytes in full
 /// (traces before sparse recording), or each recorded run at its offset in zeroed data
 /// (bytes no entry reads stay zero).
-fn recorded_data(data: VulkanParam<'_>) -> Result<Vec<u8>, CallError> {
+pub(crate) fn recorded_data(data: VulkanParam<'_>) -> Result<Vec<u8>, CallError> {
     if let Some(bytes) = data.bytes() {
         return Ok(bytes.bytes().to_vec());
     }
