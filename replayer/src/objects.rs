@@ -302,6 +302,11 @@ pub struct Objects {
     swapchains: HandleMap<(SwapchainInfo, Vec<u64>)>,
     /// Where the next swapchain image is placed.
     next_swapchain_addr: u64,
+    /// Descriptor sets allocated again under a handle the trace used before: how
+    /// many times each was.
+    set_reallocations: HandleMap<u64>,
+    /// Descriptor set handles allocated so far.
+    allocated_sets: std::collections::HashSet<u64, foldhash::fast::RandomState>,
 }
 
 /// `VkObjectType` values of the objects [`Objects`] keeps.
@@ -460,6 +465,27 @@ impl Objects {
             }
             object_type::SWAPCHAIN_KHR => self.destroy_swapchain(handle),
             _ => {}
+        }
+    }
+
+    /// vkAllocateDescriptorSets: a handle allocated before names a new set now (the
+    /// driver freed the old one, alone or with its pool, and handed the handle out
+    /// again).
+    pub fn allocate_descriptor_sets(&mut self, sets: &[u64]) {
+        for &set in sets.iter().filter(|s| **s != 0) {
+            if !self.allocated_sets.insert(set) {
+                *self.set_reallocations.entry(set).or_default() += 1;
+            }
+        }
+    }
+
+    /// The address the model gives descriptor set `set` (NVK's
+    /// nvk_descriptor_set_addr): its handle, made distinct for each allocation that
+    /// reused the handle, as NVK places each allocation anew.
+    pub fn descriptor_set_address(&self, set: u64) -> u64 {
+        match self.set_reallocations.get(&set) {
+            Some(&n) if set != 0 => set ^ (n << 48),
+            _ => set,
         }
     }
 

@@ -1030,6 +1030,22 @@ impl<'o> Pass<'o> {
         if self.take_swapchain_call(name, call) {
             return;
         }
+        if name == "vkAllocateDescriptorSets" {
+            // The sets it made: the output array, 8 bytes a handle.
+            let params: Vec<_> = call
+                .params()
+                .map(|p| p.iter().collect())
+                .unwrap_or_default();
+            let ids = params
+                .get(2)
+                .and_then(|p| p.bytes())
+                .map_or(&[][..], |b| b.bytes());
+            let sets: Vec<u64> = (0..ids.len() / 8)
+                .map(|i| swapchain::handle_at(ids, i))
+                .collect();
+            self.objects.allocate_descriptor_sets(&sets);
+            return self.skip(name, false);
+        }
         if name == "vkCreateDescriptorUpdateTemplate"
             || name == "vkCreateDescriptorUpdateTemplateKHR"
         {
@@ -1427,9 +1443,13 @@ impl<'o> Pass<'o> {
                             sets.len(),
                             self.device.min_cbuf_alignment(),
                         );
+                        let sets: smallvec::SmallVec<[u64; 4]> = sets
+                            .iter()
+                            .map(|s| self.objects.descriptor_set_address(*s))
+                            .collect();
                         enc.bind_descriptor_sets(
                             *first_set,
-                            sets,
+                            &sets,
                             dynamic_offsets,
                             counts.as_deref(),
                             bytes.as_deref(),

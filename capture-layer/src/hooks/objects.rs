@@ -733,6 +733,29 @@ mod tests {
     }
 
     #[test]
+    fn memory_imported_from_a_host_pointer_is_found_down_the_chain() {
+        let page = vec![0u8; 8192];
+        let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
+            .handle_type(vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT)
+            .host_pointer(page.as_ptr() as *mut c_void);
+        let mut flags = vk::MemoryAllocateFlagsInfo::default();
+        let info = vk::MemoryAllocateInfo::default()
+            .push_next(&mut import)
+            .push_next(&mut flags);
+        let mut null = vk::ImportMemoryHostPointerInfoEXT::default();
+        let none = vk::MemoryAllocateInfo::default().push_next(&mut null);
+        // SAFETY: well-formed chains that live across the calls.
+        unsafe {
+            assert_eq!(imported_host_pointer(&info), Some(page.as_ptr()));
+            assert_eq!(imported_host_pointer(&none), None);
+            assert_eq!(
+                imported_host_pointer(&vk::MemoryAllocateInfo::default()),
+                None
+            );
+        }
+    }
+
+    #[test]
     fn allocate_flags_are_found_down_the_chain() {
         let mut flags =
             vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
