@@ -375,6 +375,9 @@ pub struct Tally {
     pub per_command: [u64; Command::ALL.len()],
     /// Findings.
     pub findings: Vec<Finding>,
+    /// Why a worker stopped before its share (a command that could not be started, a
+    /// scratch file that could not be written): no finding, but the run is short.
+    pub stopped: Vec<String>,
     /// Time taken.
     pub elapsed: Duration,
 }
@@ -410,7 +413,9 @@ pub struct Campaign<'a> {
 
 impl Campaign<'_> {
     /// Runs the campaign; `progress` is called after each input with the inputs done.
-    pub fn run(&self, progress: &(dyn Fn(u64) + Sync)) -> anyhow::Result<Tally> {
+    /// A worker that cannot go on stops, saying why in [`Tally::stopped`]; the others
+    /// finish their shares.
+    pub fn run(&self, progress: &(dyn Fn(u64) + Sync)) -> Tally {
         let start = Instant::now();
         let done = std::sync::atomic::AtomicU64::new(0);
         let jobs = self.jobs.max(1);
@@ -424,20 +429,23 @@ impl Campaign<'_> {
             workers
                 .into_iter()
                 .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a worker panicked")))
+                    h.join().unwrap_or_else(|_| Tally {
+                        stopped: vec!["a worker panicked".into()],
+                        ..Tally::default()
+                    })
                 })
-                .collect::<anyhow::Result<Vec<Tally>>>()
-        })?;
+                .collect::<Vec<Tally>>()
+        });
         let mut tally = Tally::default();
         for t in tallies {
             for (sum, n) in tally.per_command.iter_mut().zip(t.per_command) {
                 *sum += n;
             }
             tally.findings.extend(t.findings);
+            tally.stopped.extend(t.stopped);
         }
         tally.elapsed = start.elapsed();
-        Ok(tally)
+        tally
     }
 
     fn worker(
@@ -446,11 +454,26 @@ impl Campaign<'_> {
         jobs: usize,
         done: &std::sync::atomic::AtomicU64,
         progress: &(dyn Fn(u64) + Sync),
-    ) -> anyhow::Result<Tally> {
+    ) -> Tally {
+        let mut tally = Tally::default();
+        if let Err(e) = self.work(index, jobs, done, progress, &mut tally) {
+            tally.stopped.push(format!("worker {index}: {e:#}"));
+        }
+        tally
+    }
+
+    /// A worker's inputs, counted into `tally` as they go.
+    fn work(
+        &self,
+        index: usize,
+        jobs: usize,
+        done: &std::sync::atomic::AtomicU64,
+        progress: &(dyn Fn(u64) + Sync),
+        tally: &mut Tally,
+    ) -> anyhow::Result<()> {
         let dir = self.scratch.join(format!("worker-{index}"));
         fs::create_dir_all(&dir)?;
         let mut rng = Rng::new(self.seed.wrapping_add(index as u64));
-        let mut tally = Tally::default();
         let share =
             self.inputs / jobs as u64 + u64::from((index as u64) < self.inputs % jobs as u64);
         for _ in 0..share {
@@ -493,7 +516,7 @@ impl Campaign<'_> {
             }
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
         }
-        Ok(tally)
+        Ok(())
     }
 }
 

@@ -103,7 +103,7 @@ fn run(args: &Args) -> anyhow::Result<bool> {
         if done % step == 0 {
             eprintln!("  {done} inputs");
         }
-    })?;
+    });
     println!(
         "{} inputs in {:.1} s ({:.0} a second)",
         tally.inputs(),
@@ -122,5 +122,14 @@ fn run(args: &Args) -> anyhow::Result<bool> {
             f.ending
         );
     }
+    for why in &tally.stopped {
+        eprintln!("stopped early: {why}");
+    }
+    anyhow::ensure!(
+        tally.stopped.is_empty(),
+        "the campaign ran {} of {} inputs",
+        tally.inputs(),
+        args.inputs
+    );
     Ok(tally.findings.is_empty())
 }
