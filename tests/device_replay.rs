@@ -267,7 +267,10 @@ fn assert_refused(
     // A capture made on another driver replays only without what this one lacks:
     // the refusal says how.
     if message.contains("extension") || message.contains("feature") {
-        assert!(stderr.contains("`--switch-off-missing` replays"), "{stderr}");
+        assert!(
+            stderr.contains("`--switch-off-missing` replays"),
+            "{stderr}"
+        );
     }
     if before_submits {
         assert!(
