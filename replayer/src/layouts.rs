@@ -97,15 +97,20 @@ impl SetLayout {
 
     /// How a uniform buffer at `binding` is bound: dynamic ones with their index among
     /// the set's dynamic buffers (NVK's `dynamic_buffer_index`: bindings in number
-    /// order), inline blocks from the set.
-    pub fn uniform_buffer(&self, binding: u32) -> UniformBufferKind {
+    /// order), inline blocks from the set, the others through their descriptor at its
+    /// place in the set (laid out with `min_cbuf_alignment`).
+    pub fn uniform_buffer(&self, binding: u32, min_cbuf_alignment: u32) -> UniformBufferKind {
         let mut index = 0u32;
         for (b, ty, count) in &self.bindings {
             if *b == binding {
                 return match *ty {
                     UNIFORM_BUFFER_DYNAMIC => UniformBufferKind::Dynamic { index },
                     INLINE_UNIFORM_BLOCK => UniformBufferKind::Inline,
-                    _ => UniformBufferKind::Descriptor,
+                    _ => self
+                        .binding_place(binding, min_cbuf_alignment)
+                        .map_or(UniformBufferKind::Descriptor, |(offset, _)| {
+                            UniformBufferKind::Placed { offset }
+                        }),
                 };
             }
             if Self::is_dynamic(*ty) {
@@ -248,11 +253,21 @@ mod tests {
         let set = layouts.set(0x77, 1).unwrap();
         assert_eq!(set.dynamic_buffers(), 3);
         assert_eq!(
-            set.uniform_buffer(3),
+            set.uniform_buffer(3, 64),
             UniformBufferKind::Dynamic { index: 2 }
         );
-        assert_eq!(set.uniform_buffer(1), UniformBufferKind::Descriptor);
-        assert_eq!(set.uniform_buffer(2), UniformBufferKind::Inline);
+        // Binding 1's descriptor is the first to take bytes in the set (dynamic
+        // buffers live in the root table).
+        assert_eq!(
+            set.uniform_buffer(1, 64),
+            UniformBufferKind::Placed { offset: 0 }
+        );
+        assert_eq!(set.uniform_buffer(2, 64), UniformBufferKind::Inline);
+        assert_eq!(
+            set.descriptor_bytes(64),
+            128,
+            "16, then 64 inline bytes at 64"
+        );
         assert_eq!(
             layouts.dynamic_buffers(0x77, 0, 2).as_deref(),
             Some(&[3, 3][..])

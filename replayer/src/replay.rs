@@ -1069,6 +1069,12 @@ impl<'o> Pass<'o> {
             Ok(Some(cmd)) => {
                 let cb = cmd.command_buffer();
                 let ubos = match &cmd {
+                    GenericCmd::CmdPushDescriptorSetKHR(c) if c.pipeline_bind_point == 0 => {
+                        Some(Cmd::PushUbos {
+                            set: c.set,
+                            ubos: self.written_ubos(c),
+                        })
+                    }
                     GenericCmd::CmdPushDescriptorSetWithTemplateKHR(c) => Some(Cmd::PushUbos {
                         set: c.set,
                         ubos: {
@@ -1103,6 +1109,48 @@ impl<'o> Pass<'o> {
             Ok(None) => self.skip(name, names::is_recorded_command(name)),
             Err(e) => self.skip(&format!("{name} (does not decode: {e})"), true),
         }
+    }
+
+    /// The uniform buffers a push of descriptor writes names (vkCmdPushDescriptorSetKHR):
+    /// each descriptor's byte offset in the set, the buffer's address and its range, as
+    /// a template push's are found.
+    fn written_ubos(
+        &self,
+        c: &crate::generated::decode::CmdPushDescriptorSetKHR,
+    ) -> Vec<(u32, u64, u32)> {
+        const UNIFORM_BUFFER: u32 = 6;
+        let Some(layout) = self.layouts.set(c.layout, c.set) else {
+            return Vec::new();
+        };
+        let align = self.device.min_cbuf_alignment();
+        let mut ubos = Vec::new();
+        for (w, nested) in c.descriptor_writes.iter().zip(&c.descriptor_writes_nested) {
+            if w.descriptor_type != UNIFORM_BUFFER {
+                continue;
+            }
+            let Some((place, stride)) = layout.binding_place(w.dst_binding, align) else {
+                continue;
+            };
+            for (i, info) in nested.p_buffer_info.iter().enumerate().take(64) {
+                let element = w.dst_array_element.saturating_add(i as u32);
+                let desc = place.saturating_add(stride.saturating_mul(element));
+                ubos.push(self.ubo(desc, info.buffer, info.offset, info.range));
+            }
+        }
+        ubos
+    }
+
+    /// One uniform buffer descriptor: its byte offset in the set, and the buffer's
+    /// address and range from `offset` (`VK_WHOLE_SIZE`: to the buffer's end); a
+    /// buffer never bound names nothing (address and range 0).
+    fn ubo(&self, desc: u32, buffer: u64, offset: u64, range: u64) -> (u32, u64, u32) {
+        let (addr, rest) = self.objects.buffer_range(buffer, offset);
+        let range = if range == u64::MAX {
+            rest
+        } else {
+            range.min(u64::from(u32::MAX)) as u32
+        };
+        (desc, addr, if addr == 0 { 0 } else { range })
     }
 
     /// The uniform buffers a template push names: each descriptor's byte offset in the
@@ -1140,14 +1188,9 @@ impl<'o> Pass<'o> {
                 else {
                     break;
                 };
-                let desc = place.saturating_add(stride.saturating_mul(e.array_element + i));
-                let (addr, rest) = self.objects.buffer_range(buffer, offset);
-                let range = if range == u64::MAX {
-                    rest
-                } else {
-                    range.min(u64::from(u32::MAX)) as u32
-                };
-                ubos.push((desc, addr, if addr == 0 { 0 } else { range }));
+                let element = e.array_element.saturating_add(i);
+                let desc = place.saturating_add(stride.saturating_mul(element));
+                ubos.push(self.ubo(desc, buffer, offset, range));
             }
         }
         ubos

@@ -122,7 +122,12 @@ impl Shaders {
             let uniform_buffer = |set: u32, binding: u32| {
                 layouts
                     .set(layout, set)
-                    .map_or(UniformBufferKind::Descriptor, |l| l.uniform_buffer(binding))
+                    .map_or(UniformBufferKind::Descriptor, |l| {
+                        l.uniform_buffer(
+                            binding,
+                            driver::nvk::Device::for_arch(arch).min_cbuf_alignment(),
+                        )
+                    })
             };
             let shader = Arc::new(Shader::new(
                 stage,

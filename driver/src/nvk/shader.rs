@@ -98,6 +98,12 @@ pub enum UniformBufferKind {
     },
     /// `INLINE_UNIFORM_BLOCK`: its bytes are in the set itself.
     Inline,
+    /// `UNIFORM_BUFFER` whose descriptor the set layout places at byte `offset` of
+    /// the set (nvk_descriptor_set_binding_layout's `offset`).
+    Placed {
+        /// The descriptor's byte in the set.
+        offset: u32,
+    },
 }
 
 /// A compiled graphics shader.
@@ -172,11 +178,18 @@ fn cbuf_map(
             DescriptorUse::UniformBuffer { set, binding } => match uniform_buffer(set, binding) {
                 UniformBufferKind::Dynamic { index } => Cbuf::DynamicUniformBuffer { set, index },
                 UniformBufferKind::Inline => Cbuf::DescriptorSet { set },
-                UniformBufferKind::Descriptor if arch != Arch::Turing => continue,
+                UniformBufferKind::Descriptor | UniformBufferKind::Placed { .. }
+                    if arch != Arch::Turing =>
+                {
+                    continue
+                }
+                // Without the layout, a descriptor's place is taken as 16 bytes a
+                // binding.
                 UniformBufferKind::Descriptor => Cbuf::UniformBuffer {
                     set,
                     offset: binding.saturating_mul(16),
                 },
+                UniformBufferKind::Placed { offset } => Cbuf::UniformBuffer { set, offset },
             },
             DescriptorUse::DescriptorSet { set } => Cbuf::DescriptorSet { set },
         };
