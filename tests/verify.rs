@@ -256,28 +256,8 @@ fn a_model_that_drops_one_method_of_one_state_group_fails_naming_it() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let tap_file = dir.path().join("storm.tap");
-    let trace = sample("storm");
-    let out = macroscope(&[
-        "verify",
-        trace.to_str().unwrap(),
-        "--allow",
-        ALLOW,
-        "--keep-tap",
-        tap_file.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let tap = tap::read_tap(&tap_file).unwrap();
+    let (tap, tape) = tap_and_tape(dir.path(), "storm");
     let allow = AllowList::read(Path::new(ALLOW)).unwrap();
-    let options = ReplayOptions {
-        arch: Arch::Turing,
-        frames: None,
-        repeat: 1,
-        read: ReadOptions::default(),
-        mme_budget: replayer::DEFAULT_MME_BUDGET,
-        remember_macro_runs: true,
-    };
-    let tape = verify::model_tape(&trace, &options).unwrap();
     // The model as it is: every difference explained.
     let whole = verify::compare(&tap, &tape, Arch::Turing, &allow, &[]).unwrap();
     assert_eq!(whole.unexplained(), 0);

@@ -593,15 +593,71 @@ fn a_secondary_continuing_a_render_pass_resumes_its_rendering() {
 
 /// Replays one render pass on a 64×32 colour image of `tiling`, beside a depth image
 /// when `depth`, storing colour with `store_op`; returns the submit's dwords.
+/// One render pass over a 64×32 framebuffer of `views` (the first a colour
+/// attachment, a second the depth one), recorded into command buffer 1 and submitted:
+/// the render pass (10), the framebuffer (11), the command buffer's begin, the pass
+/// begun and ended, the submit.
+fn one_render_pass(
+    attachments: Vec<trace_format::generated::trace::AttachmentDescriptionT>,
+    views: Vec<u64>,
+) -> Vec<trace_format::generated::trace::CallT> {
+    use trace_format::generated::trace::{
+        AttachmentReferenceT, BeginCommandBufferT, CallT, CmdBeginRenderPassT, CmdEndRenderPassT,
+        CreateFramebufferT, CreateRenderPassT, QueueSubmitT, Rect2DT, SubmitInfoT,
+        SubpassDescriptionT,
+    };
+    let (cmd, pass, fb) = (1u64, 10u64, 11u64);
+    let mut subpass = SubpassDescriptionT::default();
+    subpass.color_attachments = Some(vec![AttachmentReferenceT {
+        attachment: 0,
+        layout: 2,
+        aspect_mask: 0,
+    }]);
+    if attachments.len() > 1 {
+        subpass.depth_stencil_attachment = Some(AttachmentReferenceT {
+            attachment: 1,
+            layout: 3,
+            aspect_mask: 0,
+        });
+    }
+    let mut render_pass = CreateRenderPassT::default();
+    render_pass.render_pass = pass;
+    render_pass.attachments = Some(attachments);
+    render_pass.subpasses = Some(vec![subpass]);
+    let mut framebuffer = CreateFramebufferT::default();
+    (framebuffer.framebuffer, framebuffer.render_pass) = (fb, pass);
+    framebuffer.attachments = Some(views);
+    (framebuffer.width, framebuffer.height, framebuffer.layers) = (64, 32, 1);
+    let mut begin = BeginCommandBufferT::default();
+    begin.command_buffer = cmd;
+    let mut begin_pass = CmdBeginRenderPassT::default();
+    (begin_pass.command_buffer, begin_pass.render_pass) = (cmd, pass);
+    begin_pass.framebuffer = fb;
+    let mut area = Rect2DT::default();
+    (area.extent.width, area.extent.height) = (64, 32);
+    begin_pass.render_area = Some(area);
+    let mut end_pass = CmdEndRenderPassT::default();
+    end_pass.command_buffer = cmd;
+    let mut info = SubmitInfoT::default();
+    info.command_buffers = Some(vec![cmd]);
+    let mut submit = QueueSubmitT::default();
+    submit.submits = Some(vec![info]);
+    vec![
+        CallT::CreateRenderPass(Box::new(render_pass)),
+        CallT::CreateFramebuffer(Box::new(framebuffer)),
+        CallT::BeginCommandBuffer(Box::new(begin)),
+        CallT::CmdBeginRenderPass(Box::new(begin_pass)),
+        CallT::CmdEndRenderPass(Box::new(end_pass)),
+        CallT::QueueSubmit(Box::new(submit)),
+    ]
+}
+
 fn replay_render_pass_on(dir: &Path, tiling: u32, depth: bool, store_op: u32) -> u64 {
     use trace_format::generated::trace::{
-        AttachmentDescriptionT, AttachmentReferenceT, BeginCommandBufferT, CallT,
-        CmdBeginRenderPassT, CmdEndRenderPassT, CreateFramebufferT, CreateImageT, CreateImageViewT,
-        CreateRenderPassT, Extent3DT, QueueSubmitT, Rect2DT, SubmitInfoT, SubpassDescriptionT,
+        AttachmentDescriptionT, CallT, CreateImageT, CreateImageViewT, Extent3DT,
     };
     const D32_SFLOAT: u32 = 126;
     let path = dir.join(format!("linear-{tiling}-{depth}-{store_op}.mscope"));
-    let (cmd, pass, fb) = (1u64, 10u64, 11u64);
     let mut calls = Vec::new();
     for (image, view, format, tiling) in [(30, 20, 44, tiling), (31, 21, D32_SFLOAT, 0)] {
         let mut create = CreateImageT::default();
@@ -619,62 +675,21 @@ fn replay_render_pass_on(dir: &Path, tiling: u32, depth: bool, store_op: u32) ->
         calls.push(CallT::CreateImage(Box::new(create)));
         calls.push(CallT::CreateImageView(Box::new(create_view)));
     }
-    let mut render_pass = CreateRenderPassT::default();
-    render_pass.render_pass = pass;
     let mut attachments = vec![AttachmentDescriptionT {
         format: 44, // VK_FORMAT_B8G8R8A8_UNORM
         samples: 1,
         store_op,
         ..Default::default()
     }];
-    let mut subpass = SubpassDescriptionT::default();
-    subpass.color_attachments = Some(vec![AttachmentReferenceT {
-        attachment: 0,
-        layout: 2,
-        aspect_mask: 0,
-    }]);
     if depth {
         attachments.push(AttachmentDescriptionT {
             format: D32_SFLOAT,
             samples: 1,
             ..Default::default()
         });
-        subpass.depth_stencil_attachment = Some(AttachmentReferenceT {
-            attachment: 1,
-            layout: 3,
-            aspect_mask: 0,
-        });
     }
-    render_pass.attachments = Some(attachments);
-    render_pass.subpasses = Some(vec![subpass]);
-    let mut framebuffer = CreateFramebufferT::default();
-    framebuffer.framebuffer = fb;
-    framebuffer.render_pass = pass;
-    framebuffer.attachments = Some(if depth { vec![20, 21] } else { vec![20] });
-    (framebuffer.width, framebuffer.height, framebuffer.layers) = (64, 32, 1);
-    let mut begin = BeginCommandBufferT::default();
-    begin.command_buffer = cmd;
-    let mut begin_pass = CmdBeginRenderPassT::default();
-    begin_pass.command_buffer = cmd;
-    begin_pass.render_pass = pass;
-    begin_pass.framebuffer = fb;
-    let mut area = Rect2DT::default();
-    (area.extent.width, area.extent.height) = (64, 32);
-    begin_pass.render_area = Some(area);
-    let mut end_pass = CmdEndRenderPassT::default();
-    end_pass.command_buffer = cmd;
-    let mut info = SubmitInfoT::default();
-    info.command_buffers = Some(vec![cmd]);
-    let mut submit = QueueSubmitT::default();
-    submit.submits = Some(vec![info]);
-    calls.extend([
-        CallT::CreateRenderPass(Box::new(render_pass)),
-        CallT::CreateFramebuffer(Box::new(framebuffer)),
-        CallT::BeginCommandBuffer(Box::new(begin)),
-        CallT::CmdBeginRenderPass(Box::new(begin_pass)),
-        CallT::CmdEndRenderPass(Box::new(end_pass)),
-        CallT::QueueSubmit(Box::new(submit)),
-    ]);
+    let views = if depth { vec![20, 21] } else { vec![20] };
+    calls.extend(one_render_pass(attachments, views));
     replay_one_frame(&path, &calls, Arch::Turing).1[0].pushbuf_dwords()
 }
 
@@ -712,58 +727,21 @@ fn color_target_of(
     path: &Path,
     before_view: Vec<trace_format::generated::trace::CallT>,
 ) -> (u32, u32) {
-    use trace_format::generated::trace::{
-        AttachmentDescriptionT, AttachmentReferenceT, BeginCommandBufferT, CallT,
-        CmdBeginRenderPassT, CmdEndRenderPassT, CreateFramebufferT, CreateImageViewT,
-        CreateRenderPassT, QueueSubmitT, Rect2DT, SubmitInfoT, SubpassDescriptionT,
-    };
+    use trace_format::generated::trace::{AttachmentDescriptionT, CallT, CreateImageViewT};
     use trace_format::trace::CallMeta;
-    let (cmd, pass, fb, image, view) = (1u64, 10u64, 11u64, 30u64, 20u64);
     let mut calls = before_view;
     let mut create_view = CreateImageViewT::default();
-    (create_view.image_view, create_view.image) = (view, image);
+    (create_view.image_view, create_view.image) = (20, 30);
     (create_view.format, create_view.layer_count) = (44, 1);
-    let mut render_pass = CreateRenderPassT::default();
-    render_pass.render_pass = pass;
-    render_pass.attachments = Some(vec![AttachmentDescriptionT {
-        format: 44, // VK_FORMAT_B8G8R8A8_UNORM
-        samples: 1,
-        ..Default::default()
-    }]);
-    let mut subpass = SubpassDescriptionT::default();
-    subpass.color_attachments = Some(vec![AttachmentReferenceT {
-        attachment: 0,
-        layout: 2,
-        aspect_mask: 0,
-    }]);
-    render_pass.subpasses = Some(vec![subpass]);
-    let mut framebuffer = CreateFramebufferT::default();
-    (framebuffer.framebuffer, framebuffer.render_pass) = (fb, pass);
-    framebuffer.attachments = Some(vec![view]);
-    (framebuffer.width, framebuffer.height, framebuffer.layers) = (64, 32, 1);
-    let mut begin = BeginCommandBufferT::default();
-    begin.command_buffer = cmd;
-    let mut begin_pass = CmdBeginRenderPassT::default();
-    (begin_pass.command_buffer, begin_pass.render_pass) = (cmd, pass);
-    begin_pass.framebuffer = fb;
-    let mut area = Rect2DT::default();
-    (area.extent.width, area.extent.height) = (64, 32);
-    begin_pass.render_area = Some(area);
-    let mut end_pass = CmdEndRenderPassT::default();
-    end_pass.command_buffer = cmd;
-    let mut info = SubmitInfoT::default();
-    info.command_buffers = Some(vec![cmd]);
-    let mut submit = QueueSubmitT::default();
-    submit.submits = Some(vec![info]);
-    calls.extend([
-        CallT::CreateImageView(Box::new(create_view)),
-        CallT::CreateRenderPass(Box::new(render_pass)),
-        CallT::CreateFramebuffer(Box::new(framebuffer)),
-        CallT::BeginCommandBuffer(Box::new(begin)),
-        CallT::CmdBeginRenderPass(Box::new(begin_pass)),
-        CallT::CmdEndRenderPass(Box::new(end_pass)),
-        CallT::QueueSubmit(Box::new(submit)),
-    ]);
+    calls.push(CallT::CreateImageView(Box::new(create_view)));
+    calls.extend(one_render_pass(
+        vec![AttachmentDescriptionT {
+            format: 44, // VK_FORMAT_B8G8R8A8_UNORM
+            samples: 1,
+            ..Default::default()
+        }],
+        vec![20],
+    ));
     let mut w = TraceWriter::create(path, &WriterOptions::default()).unwrap();
     for c in &calls {
         w.append(CallMeta::default(), c).unwrap();
