@@ -429,8 +429,8 @@ fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
                 "{arch:?} {command}"
             );
         }
-        // Workgroups: 16, 8, 4 direct; 3 read from the indirect buffer; the meta copy
-        // of 4 KiB moves 16 bytes an invocation in 128-invocation groups: 2.
+        // Workgroups: 16, 8, 4 direct; 3 read from the indirect buffer. A transfer's
+        // elements are its copy-engine launches: the 4 KiB copy is one line.
         let groups = |kind: DrawKind| {
             rows.iter()
                 .filter(|r| r.kind() == kind)
@@ -439,7 +439,7 @@ fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
         };
         assert_eq!(groups(DrawKind::Dispatch)[..3], [16, 8, 4], "{arch:?}");
         assert!(groups(DrawKind::DispatchIndirect).iter().all(|g| *g == 3));
-        assert!(groups(DrawKind::CopyBuffer).iter().all(|g| *g == 2));
+        assert!(groups(DrawKind::CopyBuffer).iter().all(|g| *g == 1));
         // Barriers are rows too: seven a frame (one before the clear, three between
         // dispatches, three between transfers), some of them pushing waits and
         // invalidations.
@@ -453,16 +453,27 @@ fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
             .iter()
             .filter(|r| r.kind() != DrawKind::PipelineBarrier)
         {
-            assert!(
-                r.mme_instructions() > 0 && r.pushbuf_dwords() > 0,
-                "{arch:?}"
+            // NVK 25.0.7 transfers on the copy engine: no macro runs for them.
+            let copy_engine = matches!(
+                r.kind(),
+                DrawKind::CopyBuffer
+                    | DrawKind::FillBuffer
+                    | DrawKind::CopyImageToBuffer
+                    | DrawKind::CopyBufferToImage
             );
+            assert_eq!(
+                r.mme_instructions() > 0,
+                !copy_engine,
+                "{arch:?} {:?}",
+                r.kind()
+            );
+            assert!(r.pushbuf_dwords() > 0, "{arch:?}");
             // The blit is NVK's meta draw: one rectangle; the rest draw nothing.
             let draws = u32::from(r.kind() == DrawKind::BlitImage);
             assert_eq!(r.hw_draws(), draws, "{arch:?} {:?}", r.kind());
         }
-        // A 64 × 64 layer of 4-byte texels in 16 × 8 tiles: 4 × 8 workgroups.
-        assert!(groups(DrawKind::CopyImageToBuffer).iter().all(|g| *g == 32));
+        // One 64 × 64 layer: one rectangle copy.
+        assert!(groups(DrawKind::CopyImageToBuffer).iter().all(|g| *g == 1));
         // The clear binds eight colour targets and no depth target, then clears the
         // image's layers through the CLEAR macro.
         let clear = rows

@@ -4,6 +4,7 @@
 use driver::nvk::clear::{ClearAttachment, ClearRect};
 use driver::nvk::rendering::RenderArea;
 use driver::nvk::state::StateGroup;
+use driver::nvk::transfer::{BufferImageRegion, ImageCopyRegion, Subresource};
 use driver::nvk::Barrier;
 use driver::nvk::DrawKind;
 use smallvec::SmallVec;
@@ -247,10 +248,34 @@ pub enum WorkArgs {
     Direct([u32; 3]),
     /// vkCmdDispatchIndirect.
     Indirect { buffer: u64, offset: u64 },
-    /// vkCmdCopyBuffer(2): each region's source offset, destination offset and size.
-    CopyBuffer(Vec<[u64; 3]>),
+    /// vkCmdCopyBuffer(2): the buffers and each region's source offset, destination
+    /// offset and size.
+    CopyBuffer {
+        src: u64,
+        dst: u64,
+        regions: Vec<[u64; 3]>,
+    },
     /// vkCmdFillBuffer.
-    FillBuffer { buffer: u64, offset: u64, size: u64 },
+    FillBuffer {
+        buffer: u64,
+        offset: u64,
+        size: u64,
+        data: u32,
+    },
+    /// vkCmdCopyBufferToImage(2) (`to_image`) and vkCmdCopyImageToBuffer(2): the
+    /// buffer, the image and each region.
+    BufferImageCopy {
+        to_image: bool,
+        buffer: u64,
+        image: u64,
+        regions: Vec<BufferImageRegion>,
+    },
+    /// vkCmdCopyImage(2): the images and each region.
+    ImageCopy {
+        src: u64,
+        dst: u64,
+        regions: Vec<ImageCopyRegion>,
+    },
     /// vkCmdPipelineBarrier(2): its memory dependencies.
     PipelineBarrier(Vec<Barrier>),
     /// vkCmdClearAttachments.
@@ -258,9 +283,7 @@ pub enum WorkArgs {
         attachments: Vec<ClearAttachment>,
         rects: Vec<ClearRect>,
     },
-    /// An image copy, blit or resolve, or a copy between a buffer and an image: the
-    /// images (0 where the side is a buffer) and each region's image side (the
-    /// destination image, or the image of a buffer copy).
+    /// An image blit or resolve: the images and each region's destination.
     ImageTransfer {
         op: ImageOp,
         src: u64,
@@ -293,23 +316,33 @@ impl WorkArgs {
                 buffer: c.buffer,
                 offset: c.offset,
             },
-            GenericCmd::CmdCopyBuffer(c) => WorkArgs::CopyBuffer(
-                c.regions
+            GenericCmd::CmdCopyBuffer(c) => WorkArgs::CopyBuffer {
+                src: c.src_buffer,
+                dst: c.dst_buffer,
+                regions: c
+                    .regions
                     .iter()
                     .map(|r| [r.src_offset, r.dst_offset, r.size])
                     .collect(),
-            ),
-            GenericCmd::CmdCopyBuffer2(c) => WorkArgs::CopyBuffer(
-                c.copy_buffer_info_nested
-                    .iter()
-                    .flat_map(|n| &n.p_regions)
-                    .map(|r| [r.src_offset, r.dst_offset, r.size])
-                    .collect(),
-            ),
+            },
+            GenericCmd::CmdCopyBuffer2(c) => {
+                let info = c.copy_buffer_info.first()?;
+                WorkArgs::CopyBuffer {
+                    src: info.src_buffer,
+                    dst: info.dst_buffer,
+                    regions: c
+                        .copy_buffer_info_nested
+                        .iter()
+                        .flat_map(|n| &n.p_regions)
+                        .map(|r| [r.src_offset, r.dst_offset, r.size])
+                        .collect(),
+                }
+            }
             GenericCmd::CmdFillBuffer(c) => WorkArgs::FillBuffer {
                 buffer: c.dst_buffer,
                 offset: c.dst_offset,
                 size: c.size,
+                data: c.data,
             },
             GenericCmd::CmdClearAttachments(c) => WorkArgs::ClearAttachments {
                 attachments: c
@@ -354,21 +387,126 @@ impl WorkArgs {
                 if let Some(barriers) = crate::execute::sync::pipeline_barriers(other) {
                     return Some(WorkArgs::PipelineBarrier(barriers));
                 }
-                return image_transfer(other);
+                return engine_copy(other).or_else(|| image_transfer(other));
             }
         })
     }
 }
 
-/// Which image transfer.
+/// Which image transfer drawn through NVK's meta path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(missing_docs)]
 pub enum ImageOp {
-    CopyImage,
-    CopyBufferToImage,
-    CopyImageToBuffer,
     BlitImage,
     ResolveImage,
+}
+
+/// `VkImageSubresourceLayers` as the driver model takes it.
+fn subresource(sub: &crate::generated::decode::ImageSubresourceLayers) -> Subresource {
+    Subresource {
+        aspects: sub.aspect_mask,
+        mip_level: sub.mip_level,
+        base_array_layer: sub.base_array_layer,
+        layer_count: sub.layer_count,
+    }
+}
+
+fn offset3(o: &crate::generated::decode::Offset3D) -> [i32; 3] {
+    [o.x, o.y, o.z]
+}
+
+/// A buffer↔image copy region from its recorded fields (VkBufferImageCopy and
+/// VkBufferImageCopy2 name them alike).
+macro_rules! buffer_image_region {
+    ($r:expr) => {
+        BufferImageRegion {
+            buffer_offset: $r.buffer_offset,
+            buffer_row_length: $r.buffer_row_length,
+            buffer_image_height: $r.buffer_image_height,
+            subresource: subresource(&$r.image_subresource),
+            image_offset: offset3(&$r.image_offset),
+            image_extent: extent(&$r.image_extent),
+        }
+    };
+}
+
+/// An image copy region from its recorded fields (VkImageCopy and VkImageCopy2).
+macro_rules! image_copy_region {
+    ($r:expr) => {
+        ImageCopyRegion {
+            src: subresource(&$r.src_subresource),
+            src_offset: offset3(&$r.src_offset),
+            dst: subresource(&$r.dst_subresource),
+            dst_offset: offset3(&$r.dst_offset),
+            extent: extent(&$r.extent),
+        }
+    };
+}
+
+/// The copy-engine copy `cmd` asks for, if it is an image copy or a copy between a
+/// buffer and an image.
+fn engine_copy(cmd: &GenericCmd) -> Option<WorkArgs> {
+    Some(match cmd {
+        GenericCmd::CmdCopyImage(c) => WorkArgs::ImageCopy {
+            src: c.src_image,
+            dst: c.dst_image,
+            regions: c.regions.iter().map(|r| image_copy_region!(r)).collect(),
+        },
+        GenericCmd::CmdCopyImage2(c) => {
+            let info = c.copy_image_info.first()?;
+            WorkArgs::ImageCopy {
+                src: info.src_image,
+                dst: info.dst_image,
+                regions: c
+                    .copy_image_info_nested
+                    .iter()
+                    .flat_map(|n| &n.p_regions)
+                    .map(|r| image_copy_region!(r))
+                    .collect(),
+            }
+        }
+        GenericCmd::CmdCopyBufferToImage(c) => WorkArgs::BufferImageCopy {
+            to_image: true,
+            buffer: c.src_buffer,
+            image: c.dst_image,
+            regions: c.regions.iter().map(|r| buffer_image_region!(r)).collect(),
+        },
+        GenericCmd::CmdCopyBufferToImage2(c) => {
+            let info = c.copy_buffer_to_image_info.first()?;
+            WorkArgs::BufferImageCopy {
+                to_image: true,
+                buffer: info.src_buffer,
+                image: info.dst_image,
+                regions: c
+                    .copy_buffer_to_image_info_nested
+                    .iter()
+                    .flat_map(|n| &n.p_regions)
+                    .map(|r| buffer_image_region!(r))
+                    .collect(),
+            }
+        }
+        GenericCmd::CmdCopyImageToBuffer(c) => WorkArgs::BufferImageCopy {
+            to_image: false,
+            buffer: c.dst_buffer,
+            image: c.src_image,
+            regions: c.regions.iter().map(|r| buffer_image_region!(r)).collect(),
+        },
+        GenericCmd::CmdCopyImageToBuffer2(c) => {
+            let info = c.copy_image_to_buffer_info.first()?;
+            WorkArgs::BufferImageCopy {
+                to_image: false,
+                buffer: info.dst_buffer,
+                image: info.src_image,
+                regions: c
+                    .copy_image_to_buffer_info_nested
+                    .iter()
+                    .flat_map(|n| &n.p_regions)
+                    .map(|r| buffer_image_region!(r))
+                    .collect(),
+            }
+        }
+        _ => return None,
+    })
 }
 
 /// One region of an image transfer, on its image side: mip level, first layer, layer
@@ -425,27 +563,6 @@ fn extent(e: &crate::generated::decode::Extent3D) -> [u32; 3] {
 /// The image transfer `cmd` asks for, if it is one.
 fn image_transfer(cmd: &GenericCmd) -> Option<WorkArgs> {
     let (op, src, dst, regions): (ImageOp, u64, u64, Vec<ImageRegion>) = match cmd {
-        GenericCmd::CmdCopyImage(c) => (
-            ImageOp::CopyImage,
-            c.src_image,
-            c.dst_image,
-            c.regions
-                .iter()
-                .map(|r| ImageRegion::new(&r.dst_subresource, &r.dst_offset, extent(&r.extent)))
-                .collect(),
-        ),
-        GenericCmd::CmdCopyImage2(c) => {
-            let info = c.copy_image_info.first()?;
-            let regions = c.copy_image_info_nested.iter().flat_map(|n| &n.p_regions);
-            (
-                ImageOp::CopyImage,
-                info.src_image,
-                info.dst_image,
-                regions
-                    .map(|r| ImageRegion::new(&r.dst_subresource, &r.dst_offset, extent(&r.extent)))
-                    .collect(),
-            )
-        }
         GenericCmd::CmdBlitImage(c) => (
             ImageOp::BlitImage,
             c.src_image,
@@ -488,78 +605,6 @@ fn image_transfer(cmd: &GenericCmd) -> Option<WorkArgs> {
                 info.dst_image,
                 regions
                     .map(|r| ImageRegion::new(&r.dst_subresource, &r.dst_offset, extent(&r.extent)))
-                    .collect(),
-            )
-        }
-        GenericCmd::CmdCopyBufferToImage(c) => (
-            ImageOp::CopyBufferToImage,
-            0,
-            c.dst_image,
-            c.regions
-                .iter()
-                .map(|r| {
-                    ImageRegion::new(
-                        &r.image_subresource,
-                        &r.image_offset,
-                        extent(&r.image_extent),
-                    )
-                })
-                .collect(),
-        ),
-        GenericCmd::CmdCopyBufferToImage2(c) => {
-            let info = c.copy_buffer_to_image_info.first()?;
-            let regions = c
-                .copy_buffer_to_image_info_nested
-                .iter()
-                .flat_map(|n| &n.p_regions);
-            (
-                ImageOp::CopyBufferToImage,
-                0,
-                info.dst_image,
-                regions
-                    .map(|r| {
-                        ImageRegion::new(
-                            &r.image_subresource,
-                            &r.image_offset,
-                            extent(&r.image_extent),
-                        )
-                    })
-                    .collect(),
-            )
-        }
-        GenericCmd::CmdCopyImageToBuffer(c) => (
-            ImageOp::CopyImageToBuffer,
-            c.src_image,
-            0,
-            c.regions
-                .iter()
-                .map(|r| {
-                    ImageRegion::new(
-                        &r.image_subresource,
-                        &r.image_offset,
-                        extent(&r.image_extent),
-                    )
-                })
-                .collect(),
-        ),
-        GenericCmd::CmdCopyImageToBuffer2(c) => {
-            let info = c.copy_image_to_buffer_info.first()?;
-            let regions = c
-                .copy_image_to_buffer_info_nested
-                .iter()
-                .flat_map(|n| &n.p_regions);
-            (
-                ImageOp::CopyImageToBuffer,
-                info.src_image,
-                0,
-                regions
-                    .map(|r| {
-                        ImageRegion::new(
-                            &r.image_subresource,
-                            &r.image_offset,
-                            extent(&r.image_extent),
-                        )
-                    })
                     .collect(),
             )
         }

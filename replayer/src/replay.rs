@@ -537,8 +537,6 @@ fn is_clear_kind(kind: results::DrawKind) -> bool {
 
 /// `VK_SHADER_STAGE_ALL_GRAPHICS`.
 const VK_SHADER_STAGE_ALL_GRAPHICS: u32 = 0x1f;
-/// The workgroup size of NVK's meta compute shaders (`optimal_wg_size`).
-const META_WORKGROUP_SIZE: u64 = 128;
 
 /// The render pass a command buffer is inside: Mesa's common render-pass code begins
 /// one rendering per subpass.
@@ -1783,11 +1781,10 @@ impl<'o> Pass<'o> {
         Ok(())
     }
 
-    /// Encodes compute work: a dispatch, or the dispatches NVK's meta path records for
-    /// a buffer copy or fill (Mesa's vk_meta_copy_buffer and vk_meta_fill_buffer: one
-    /// dispatch of 128-invocation workgroups per region, each invocation moving 16
-    /// bytes where offsets and size allow, else 4, else 1), between
-    /// nvk_meta_begin_compute and nvk_meta_end_compute.
+    /// Encodes work other than a draw: a dispatch, a transfer (NVK 25.0.7 records
+    /// buffer copies, fills, image copies and copies between buffers and images on
+    /// the copy engine: nvk_cmd_copy.c), a blit or resolve through the meta path, a
+    /// clear or a barrier.
     fn encode_work(
         &mut self,
         enc: &mut CommandEncoder<'_>,
@@ -1795,35 +1792,19 @@ impl<'o> Pass<'o> {
         args: &WorkArgs,
     ) -> DrawShape {
         let memory = &self.gpu.state.memory;
-        let shape = |kind, workgroups: u64, dispatches: u32, r: Recorded| DrawShape {
+        let shape = |kind, elements: u64, count: u32, r: Recorded| DrawShape {
             seq,
             kind,
             instance_count: 1,
-            element_count: workgroups.min(u64::from(u32::MAX)) as u32,
-            indirect_draw_count: dispatches,
+            element_count: elements.min(u64::from(u32::MAX)) as u32,
+            indirect_draw_count: count,
             state: r.state,
             memory_words: r.memory_words,
         };
-        let meta = |enc: &mut CommandEncoder<'_>, kind, regions: &[[u64; 3]]| {
-            enc.meta_begin_compute();
-            let (mut groups, mut memory_words) = (0u64, 0u32);
-            for [src, dst, size] in regions {
-                let chunk = [16u64, 4, 1]
-                    .into_iter()
-                    .find(|c| (src | dst | size) % c == 0)
-                    .unwrap_or(1);
-                let g = size.div_ceil(chunk).div_ceil(META_WORKGROUP_SIZE);
-                let g = g.clamp(1, u64::from(u32::MAX)) as u32;
-                memory_words += enc
-                    .dispatch_meta([g, 1, 1], META_WORKGROUP_SIZE as u32)
-                    .memory_words;
-                groups += u64::from(g);
-            }
-            let r = Recorded {
-                memory_words,
-                ..enc.meta_end_compute()
-            };
-            shape(kind, groups, regions.len() as u32, r)
+        // A copy-engine transfer's row: its launches as elements, its regions as
+        // the commands it made.
+        let transfer = |kind, regions: usize, r: Recorded| {
+            shape(kind, u64::from(r.launches), regions as u32, r)
         };
         match args {
             WorkArgs::Direct(groups) => {
@@ -1841,22 +1822,69 @@ impl<'o> Pass<'o> {
                 let r = enc.dispatch_indirect(addr, memory);
                 shape(results::DrawKind::DispatchIndirect, groups, 1, r)
             }
-            WorkArgs::CopyBuffer(regions) => meta(enc, results::DrawKind::CopyBuffer, regions),
+            WorkArgs::CopyBuffer { src, dst, regions } => {
+                let src = self.objects.buffer_addr(*src, 0).unwrap_or(0);
+                let dst = self.objects.buffer_addr(*dst, 0).unwrap_or(0);
+                let mut total = Recorded::default();
+                for [src_offset, dst_offset, size] in regions {
+                    total.add(enc.copy_buffer(
+                        src.wrapping_add(*src_offset),
+                        dst.wrapping_add(*dst_offset),
+                        *size,
+                    ));
+                }
+                transfer(results::DrawKind::CopyBuffer, regions.len(), total)
+            }
+            WorkArgs::FillBuffer {
+                buffer,
+                offset,
+                size,
+                data,
+            } => {
+                // VK_WHOLE_SIZE: to the buffer's end, rounded down to whole words
+                // (vk_buffer_range).
+                let (addr, rest) = self.objects.buffer_range(*buffer, *offset);
+                let size = if *size == u64::MAX {
+                    u64::from(rest) & !3
+                } else {
+                    *size
+                };
+                let r = enc.fill_buffer(addr, size, *data);
+                transfer(results::DrawKind::FillBuffer, 1, r)
+            }
+            WorkArgs::BufferImageCopy {
+                to_image,
+                buffer,
+                image,
+                regions,
+            } => {
+                let addr = self.objects.buffer_addr(*buffer, 0).unwrap_or(0);
+                let image = self.image_or_stand_in(*image);
+                let r = enc.copy_buffer_image(&image, addr, regions, *to_image);
+                let kind = if *to_image {
+                    results::DrawKind::CopyBufferToImage
+                } else {
+                    results::DrawKind::CopyImageToBuffer
+                };
+                transfer(kind, regions.len(), r)
+            }
+            WorkArgs::ImageCopy { src, dst, regions } => {
+                let (src, dst) = (self.image_or_stand_in(*src), self.image_or_stand_in(*dst));
+                let r = enc.copy_image(&src, &dst, regions);
+                transfer(results::DrawKind::CopyImage, regions.len(), r)
+            }
             WorkArgs::ImageTransfer {
                 op,
                 src,
                 dst,
                 regions,
             } => {
-                let (r, groups) = self.image_transfer(enc, *op, *src, *dst, regions);
+                let r = self.image_transfer(enc, *src, *dst, regions);
                 let kind = match op {
-                    ImageOp::CopyImage => results::DrawKind::CopyImage,
-                    ImageOp::CopyBufferToImage => results::DrawKind::CopyBufferToImage,
-                    ImageOp::CopyImageToBuffer => results::DrawKind::CopyImageToBuffer,
                     ImageOp::BlitImage => results::DrawKind::BlitImage,
                     ImageOp::ResolveImage => results::DrawKind::ResolveImage,
                 };
-                shape(kind, groups, regions.len() as u32, r)
+                shape(kind, 0, regions.len() as u32, r)
             }
             WorkArgs::PipelineBarrier(barriers) => {
                 let r = enc.pipeline_barrier(barriers);
@@ -1880,123 +1908,80 @@ impl<'o> Pass<'o> {
                 };
                 shape(kind, 0, 0, r)
             }
-            WorkArgs::FillBuffer {
-                buffer,
-                offset,
-                size,
-            } => {
-                let size = if *size == u64::MAX {
-                    u64::from(self.objects.buffer_range(*buffer, *offset).1)
-                } else {
-                    *size
-                };
-                meta(enc, results::DrawKind::FillBuffer, &[[0, *offset, size]])
-            }
         }
     }
 
-    /// An image copy, blit or resolve, or a buffer↔image copy, as NVK's meta paths
-    /// record it (nvk_cmd_meta.c): buffer↔image copies, and image copies involving
-    /// depth/stencil, as compute dispatches (vk_meta's compute copies: one dispatch a
-    /// region, in workgroups of one GOB-shaped tile of at least 128 texels); colour
-    /// image copies, blits and resolves as the graphics path (a rendering of the
-    /// destination and a rectangle per layer for each region). Returns what it wrote
-    /// and the workgroups it dispatched.
+    /// The image `handle` names, or a 1×1 B8G8R8A8 stand-in for one the trace never
+    /// created.
+    fn image_or_stand_in(&self, handle: u64) -> Image {
+        self.objects
+            .image(handle)
+            .unwrap_or(Image::stand_in(44, [1, 1, 1]))
+    }
+
+    /// An image blit or resolve as NVK's meta path records it (nvk_cmd_meta.c): a
+    /// rendering of the destination and a rectangle per layer for each region.
     fn image_transfer(
         &self,
         enc: &mut CommandEncoder<'_>,
-        op: ImageOp,
         src: u64,
         dst: u64,
         regions: &[ImageRegion],
-    ) -> (Recorded, u64) {
-        let image = |handle: u64| {
-            self.objects
-                .image(handle)
-                .unwrap_or(Image::stand_in(44, [1, 1, 1]))
+    ) -> Recorded {
+        let dst_image = if dst != 0 {
+            self.image_or_stand_in(dst)
+        } else {
+            self.image_or_stand_in(src)
         };
-        let image_side = if dst != 0 { image(dst) } else { image(src) };
         let depth = |i: &Image| TargetFormat::of_vk(i.format).depth_stencil;
-        let compute = match op {
-            ImageOp::CopyBufferToImage | ImageOp::CopyImageToBuffer => true,
-            ImageOp::CopyImage => depth(&image(src)) || depth(&image(dst)),
-            ImageOp::BlitImage | ImageOp::ResolveImage => false,
-        };
         let layers_of = |r: &ImageRegion| {
             if r.layers == u32::MAX {
-                image_side.array_layers.saturating_sub(r.base_layer).max(1)
+                dst_image.array_layers.saturating_sub(r.base_layer).max(1)
             } else {
                 r.layers.max(1)
             }
         };
         let mut total = Recorded::default();
-        let mut add = |r: Recorded| {
-            total.dwords += r.dwords;
-            total.memory_words += r.memory_words;
-        };
-        let mut groups = 0u64;
-        if compute {
-            add(enc.meta_begin_compute());
-            let bpp = TargetFormat::of_vk(image_side.format).bytes.max(1);
-            let (tile_w, tile_h) = if image_side.linear {
-                (128, 1)
-            } else {
-                let w = (64 / bpp).max(1);
-                (w, 8u32.max(128 / w))
+        total.add(enc.meta_begin_gfx());
+        for r in regions {
+            let view = ViewRange {
+                format: dst_image.format,
+                base_mip_level: r.level,
+                base_array_layer: r.base_layer,
             };
-            for r in regions {
-                let g = [
-                    r.extent[0].div_ceil(tile_w).max(1),
-                    r.extent[1].div_ceil(tile_h).max(1),
-                    r.extent[2].max(1).saturating_mul(layers_of(r)),
-                ];
-                add(enc.dispatch_meta(g, tile_w * tile_h));
-                groups += g.iter().map(|g| u64::from(*g)).product::<u64>();
+            let layers = layers_of(r);
+            let mut info = RenderingInfo {
+                area: RenderArea {
+                    x: r.offset[0],
+                    y: r.offset[1],
+                    width: r.extent[0],
+                    height: r.extent[1],
+                },
+                layer_count: layers,
+                ..RenderingInfo::default()
+            };
+            if depth(&dst_image) {
+                info.depth_stencil = Some(DepthStencilAttachment {
+                    image: dst_image,
+                    view,
+                    depth_clear: None,
+                    stencil_clear: None,
+                    resolve: false,
+                });
+            } else {
+                info.colors = vec![Some(ColorAttachment {
+                    image: dst_image,
+                    view,
+                    clear: None,
+                    resolve: false,
+                    loads: true,
+                    stores: true,
+                })];
             }
-            add(enc.meta_end_compute());
-        } else {
-            add(enc.meta_begin_gfx());
-            let dst_image = image(dst);
-            for r in regions {
-                let view = ViewRange {
-                    format: dst_image.format,
-                    base_mip_level: r.level,
-                    base_array_layer: r.base_layer,
-                };
-                let layers = layers_of(r);
-                let mut info = RenderingInfo {
-                    area: RenderArea {
-                        x: r.offset[0],
-                        y: r.offset[1],
-                        width: r.extent[0],
-                        height: r.extent[1],
-                    },
-                    layer_count: layers,
-                    ..RenderingInfo::default()
-                };
-                if depth(&dst_image) {
-                    info.depth_stencil = Some(DepthStencilAttachment {
-                        image: dst_image,
-                        view,
-                        depth_clear: None,
-                        stencil_clear: None,
-                        resolve: false,
-                    });
-                } else {
-                    info.colors = vec![Some(ColorAttachment {
-                        image: dst_image,
-                        view,
-                        clear: None,
-                        resolve: false,
-                        loads: true,
-                        stores: true,
-                    })];
-                }
-                add(enc.meta_draw_region(&info, layers));
-            }
-            add(enc.meta_end_gfx());
+            total.add(enc.meta_draw_region(&info, layers));
         }
-        (total, groups)
+        total.add(enc.meta_end_gfx());
+        total
     }
 
     /// vkCmdClearColorImage and vkCmdClearDepthStencilImage as nvk_cmd_clear.c's

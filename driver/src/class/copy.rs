@@ -14,6 +14,8 @@ pub const LAUNCH_DMA: u16 = 0x0300;
 pub const OFFSET_IN_UPPER: u16 = 0x0400;
 /// `0x0408 /* OFFSET_OUT_UPPER */`: destination address high; OUT_LOWER follows.
 pub const OFFSET_OUT_UPPER: u16 = 0x0408;
+/// `0x0410 /* PITCH_IN */`: source bytes a line; PITCH_OUT follows.
+pub const PITCH_IN: u16 = 0x0410;
 /// `0x0418 /* LINE_LENGTH_IN */`: bytes (or remapped elements) per line; LINE_COUNT
 /// follows.
 pub const LINE_LENGTH_IN: u16 = 0x0418;
@@ -33,11 +35,11 @@ pub const SRC_ORIGIN_X: u16 = 0x0744;
 /// `0x074c /* DST_ORIGIN_X */` (PASCAL_DMA_COPY_B on): DST_ORIGIN_Y follows.
 pub const DST_ORIGIN_X: u16 = 0x074c;
 
-/// `SET_SRC_BLOCK_SIZE` / `SET_DST_BLOCK_SIZE` of a block-linear surface one GOB wide
-/// and deep, `height_log2` GOBs high, with Fermi's eight-row GOBs: height at 7:4,
-/// GOB_HEIGHT_FERMI_8 (1) at 15:12.
-pub fn block_size(height_log2: u32) -> u32 {
-    ((height_log2 & 0xf) << 4) | (1 << 12)
+/// `SET_SRC_BLOCK_SIZE` / `SET_DST_BLOCK_SIZE` of a block-linear surface one GOB wide,
+/// `height_log2` GOBs high and `depth_log2` deep, with Fermi's eight-row GOBs: width
+/// 0 at 3:0, height at 7:4, depth at 11:8, GOB_HEIGHT_FERMI_8 (1) at 15:12.
+pub fn block_size(height_log2: u32, depth_log2: u32) -> u32 {
+    ((height_log2 & 0xf) << 4) | ((depth_log2 & 0xf) << 8) | (1 << 12)
 }
 
 /// `LAUNCH_DMA`'s fields that NVK sets.
@@ -216,6 +218,8 @@ mod tests {
     #[test]
     fn block_size_packs_height_and_gob_height() {
         // Four GOBs high (FOUR_GOBS = 2), GOB_HEIGHT_FERMI_8.
-        assert_eq!(block_size(2), 0x1020);
+        assert_eq!(block_size(2, 0), 0x1020);
+        // A 3D block two GOBs deep.
+        assert_eq!(block_size(2, 1), 0x1120);
     }
 }

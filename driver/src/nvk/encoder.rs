@@ -149,6 +149,20 @@ pub struct Recorded {
     /// Words the command had written into GPU memory by the CPU (a dispatch's root
     /// table and QMD).
     pub memory_words: u32,
+    /// Copy-engine transfers launched (`LAUNCH_DMA`s that move data).
+    pub launches: u32,
+}
+
+impl Recorded {
+    /// Adds what `other` recorded after this (its dwords, queries, memory words and
+    /// launches; the state flush is a draw's and stays this one's).
+    pub fn add(&mut self, other: Recorded) {
+        self.dwords += other.dwords;
+        self.queries += other.queries;
+        self.zero_queries += other.zero_queries;
+        self.memory_words += other.memory_words;
+        self.launches += other.launches;
+    }
 }
 
 /// Encodes one command buffer.

@@ -104,6 +104,11 @@ pub struct Level {
     pub height: u32,
     /// log2 of the block height in GOBs (0 for a linear level).
     pub block_height_log2: u32,
+    /// log2 of the block depth in GOBs (0 but for a block-linear 3D level).
+    pub block_depth_log2: u32,
+    /// Elements across, rows and slices (1 but for a 3D level): the level's extent in
+    /// elements (`nil_image_level_extent_px` through `nil_extent4d_px_to_el`).
+    pub extent_el: [u32; 3],
     /// Bytes between array layers.
     pub array_stride: u32,
 }
@@ -197,6 +202,8 @@ impl Image {
                     row_stride,
                     height: rows,
                     block_height_log2: block.0,
+                    block_depth_log2: block.1,
+                    extent_el: [self.level_row_elements(m), rows, depth],
                     array_stride: 0,
                 });
             }
@@ -214,6 +221,8 @@ impl Image {
             row_stride: 0,
             height: 0,
             block_height_log2: 0,
+            block_depth_log2: 0,
+            extent_el: [0; 3],
             array_stride: 0,
         });
         level.array_stride = u32::try_from(offset.next_multiple_of(block_bytes))
@@ -221,20 +230,31 @@ impl Image {
         level
     }
 
-    /// Level `m`'s rows, in samples.
+    /// Level `m`'s rows: of samples, or of blocks for a compressed format.
     fn level_rows(&self, m: u32) -> u32 {
-        (self.extent[1] >> m)
+        let rows = (self.extent[1] >> m)
             .max(1)
-            .saturating_mul(self.sample_grid().1)
+            .saturating_mul(self.sample_grid().1);
+        rows.div_ceil(block_of_vk(self.format).height.max(1))
+    }
+
+    /// Level `m`'s elements a row: samples, or blocks for a compressed format.
+    fn level_row_elements(&self, m: u32) -> u32 {
+        let width = (self.extent[0] >> m)
+            .max(1)
+            .saturating_mul(self.sample_grid().0);
+        width.div_ceil(block_of_vk(self.format).width.max(1))
     }
 
     /// Level `m`'s bytes a row.
     fn level_row_bytes(&self, m: u32) -> u32 {
-        let bytes = TargetFormat::of_vk(self.format).bytes;
-        (self.extent[0] >> m)
-            .max(1)
-            .saturating_mul(self.sample_grid().0)
-            .saturating_mul(bytes)
+        self.level_row_elements(m)
+            .saturating_mul(block_of_vk(self.format).bytes)
+    }
+
+    /// Bytes per element of the image's format.
+    pub fn element_bytes(&self) -> u32 {
+        block_of_vk(self.format).bytes.max(1)
     }
 
     /// The block height and depth (log2, in GOBs) that cover `rows` and `depth`, at
@@ -247,6 +267,8 @@ impl Image {
         )
     }
 }
+
+use super::format::block_of_vk;
 
 /// `x` rounded up to a multiple of `m` (a power of two), saturating: an image past
 /// Vulkan's size limits (a hostile trace's) lays out at the largest multiple.

@@ -17,6 +17,7 @@ pub mod dispatch;
 mod draw;
 mod encoder;
 pub mod events;
+pub mod format;
 pub mod image;
 mod macros;
 mod meta;
@@ -27,7 +28,7 @@ pub mod root;
 pub mod shader;
 pub mod state;
 mod sync;
-mod transfer;
+pub mod transfer;
 mod xfb;
 
 pub use cbuf::ShaderState;

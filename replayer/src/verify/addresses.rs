@@ -170,6 +170,26 @@ const ADDRESS_WORDS: &[(&str, &str, Word)] = &[
         "compute dispatch (QMD)",
         Word::Whole,
     ),
+    (
+        "OFFSET_IN_UPPER (subchannel 4)",
+        "copy source",
+        Word::HighFirst,
+    ),
+    (
+        "OFFSET_IN_LOWER (subchannel 4)",
+        "copy source",
+        Word::LowSecond,
+    ),
+    (
+        "OFFSET_OUT_UPPER (subchannel 4)",
+        "copy destination",
+        Word::HighFirst,
+    ),
+    (
+        "OFFSET_OUT_LOWER (subchannel 4)",
+        "copy destination",
+        Word::LowSecond,
+    ),
 ];
 
 /// Whether the method labelled `label` carries (a word of) a GPU address.

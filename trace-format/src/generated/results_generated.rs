@@ -66,9 +66,11 @@ impl DrawKind {
   pub const Dispatch: Self = Self(7);
   /// vkCmdDispatchIndirect.
   pub const DispatchIndirect: Self = Self(8);
-  /// vkCmdCopyBuffer(2): NVK's meta copy, the dispatch it records.
+  /// vkCmdCopyBuffer(2): copy-engine lines (`element_count` the launches,
+  /// `indirect_draw_count` the regions).
   pub const CopyBuffer: Self = Self(9);
-  /// vkCmdFillBuffer: NVK's meta fill, the dispatch it records.
+  /// vkCmdFillBuffer: copy-engine lines writing the remap constant
+  /// (`element_count` the launches).
   pub const FillBuffer: Self = Self(10);
   /// vkCmdClearAttachments: clears inside rendering through the CLEAR macro.
   pub const ClearAttachments: Self = Self(11);
@@ -76,11 +78,12 @@ impl DrawKind {
   pub const ClearColorImage: Self = Self(12);
   /// vkCmdClearDepthStencilImage: the same for depth and stencil.
   pub const ClearDepthStencilImage: Self = Self(13);
-  /// vkCmdCopyImage(2): NVK's meta copy, a rendering and a draw per region.
+  /// vkCmdCopyImage(2): a copy-engine rectangle copy per region and layer
+  /// (`element_count` the launches).
   pub const CopyImage: Self = Self(14);
-  /// vkCmdCopyBufferToImage(2): NVK's meta compute copy.
+  /// vkCmdCopyBufferToImage(2): a copy-engine rectangle copy per region and layer.
   pub const CopyBufferToImage: Self = Self(15);
-  /// vkCmdCopyImageToBuffer(2): NVK's meta compute copy.
+  /// vkCmdCopyImageToBuffer(2): a copy-engine rectangle copy per region and layer.
   pub const CopyImageToBuffer: Self = Self(16);
   /// vkCmdBlitImage(2): NVK's meta blit, a rendering and a draw per region.
   pub const BlitImage: Self = Self(17);
