@@ -554,10 +554,26 @@ impl Objects {
         self.images.get(&image).copied()
     }
 
-    /// vkBindImageMemory.
+    /// vkBindImageMemory. A block-linear image is mapped at an address range of its
+    /// own, as NVK maps every image whose NIL layout has a PTE kind (nvk_image's
+    /// per-plane `va`, bound to the memory in nvk_image_plane_bind): two images bound
+    /// at one place of one memory, one after the other, are two addresses on NVK's
+    /// side. A linear image is the memory's address at the offset.
     pub fn bind_image(&mut self, image: u64, memory: u64, offset: u64) {
-        let addr = self.memory_addr(memory, offset);
-        if let (Some(desc), Some(addr)) = (self.images.get_mut(&image), addr) {
+        let Some(addr) = self.memory_addr(memory, offset) else {
+            return;
+        };
+        let Some(desc) = self.images.get(&image).copied() else {
+            return;
+        };
+        let addr = if desc.linear {
+            addr
+        } else {
+            let layers = u64::from(desc.array_layers.max(1));
+            let bytes = u64::from(desc.level(0).array_stride).saturating_mul(layers);
+            self.place(bytes.max(1).min(1 << 40))
+        };
+        if let Some(desc) = self.images.get_mut(&image) {
             desc.addr = addr;
         }
     }
@@ -829,5 +845,25 @@ mod tests {
         assert_eq!(linked.parts, PipelinePart::ALL);
         // A pipeline with no libraries defines every part itself.
         assert_eq!(PipelinePart::own(0, false), PipelinePart::ALL);
+    }
+
+    #[test]
+    fn block_linear_images_bound_at_one_place_one_after_another_are_two_addresses() {
+        let mut objects = Objects::default();
+        objects.allocate_memory(1, 1 << 20);
+        let tiled = Image::stand_in(37, [128, 128, 1]);
+        let linear = Image {
+            linear: true,
+            ..tiled
+        };
+        for (image, desc) in [(10, tiled), (11, tiled), (20, linear), (21, linear)] {
+            objects.create_image(image, desc);
+            objects.bind_image(image, 1, 0x1000);
+        }
+        let addr = |image| objects.image(image).map(|i| i.addr);
+        // NVK maps each block-linear image on its own; a linear one is the memory's.
+        assert_ne!(addr(10), addr(11));
+        assert_eq!(addr(20), objects.memory_addr(1, 0x1000));
+        assert_eq!(addr(20), addr(21));
     }
 }

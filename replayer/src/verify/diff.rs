@@ -35,12 +35,10 @@ pub fn diff(nvk: &[Method], model: &[Method]) -> Vec<Step> {
         &nvk[prefix..nvk.len() - suffix],
         &model[prefix..model.len() - suffix],
     );
-    let middle = if a.is_empty() || b.is_empty() || a.len() * b.len() > MAX_CELLS {
-        let mut raw: Vec<Step> = (0..a.len()).map(Step::NvkOnly).collect();
-        raw.extend((0..b.len()).map(Step::ModelOnly));
-        raw
+    let middle = if a.len().saturating_mul(b.len()) > MAX_CELLS {
+        lined_up_by_method(a, b)
     } else {
-        lcs(a, b)
+        whole_or_lcs(a, b)
     };
     steps.extend(pair_runs(a, b, middle).into_iter().map(|s| match s {
         Step::Same(i, j) => Step::Same(i + prefix, j + prefix),
@@ -50,6 +48,58 @@ pub fn diff(nvk: &[Method], model: &[Method]) -> Vec<Step> {
     }));
     let (n0, m0) = (nvk.len() - suffix, model.len() - suffix);
     steps.extend((0..suffix).map(|k| Step::Same(n0 + k, m0 + k)));
+    steps
+}
+
+/// The longest common subsequence of `a` and `b`, or, past [`MAX_CELLS`] or with a
+/// side empty, the two sides different whole.
+fn whole_or_lcs(a: &[Method], b: &[Method]) -> Vec<Step> {
+    if a.is_empty() || b.is_empty() || a.len().saturating_mul(b.len()) > MAX_CELLS {
+        let mut raw: Vec<Step> = (0..a.len()).map(Step::NvkOnly).collect();
+        raw.extend((0..b.len()).map(Step::ModelOnly));
+        raw
+    } else {
+        lcs(a, b)
+    }
+}
+
+/// A middle too long for the table (a segment of thousands of transfers whose
+/// addresses differ throughout): the methods both sides push in the same order at
+/// its start and end are lined up one to one (`Same` where the data agree, else
+/// `Data`), and only what lies between goes through [`whole_or_lcs`].
+fn lined_up_by_method(a: &[Method], b: &[Method]) -> Vec<Step> {
+    let key = |m: &Method| (m.subc, m.mthd);
+    let head = a
+        .iter()
+        .zip(b)
+        .take_while(|(x, y)| key(x) == key(y))
+        .count();
+    let tail = a[head..]
+        .iter()
+        .rev()
+        .zip(b[head..].iter().rev())
+        .take_while(|(x, y)| key(x) == key(y))
+        .count();
+    let pair = |i: usize, j: usize| {
+        if a[i] == b[j] {
+            Step::Same(i, j)
+        } else {
+            Step::Data(i, j)
+        }
+    };
+    let (a_end, b_end) = (a.len() - tail, b.len() - tail);
+    let mut steps: Vec<Step> = (0..head).map(|k| pair(k, k)).collect();
+    steps.extend(
+        whole_or_lcs(&a[head..a_end], &b[head..b_end])
+            .into_iter()
+            .map(|s| match s {
+                Step::Same(i, j) => Step::Same(i + head, j + head),
+                Step::Data(i, j) => Step::Data(i + head, j + head),
+                Step::NvkOnly(i) => Step::NvkOnly(i + head),
+                Step::ModelOnly(j) => Step::ModelOnly(j + head),
+            }),
+    );
+    steps.extend((0..tail).map(|k| pair(a_end + k, b_end + k)));
     steps
 }
 
@@ -119,7 +169,7 @@ fn pair_runs(a: &[Method], b: &[Method], steps: Vec<Step>) -> Vec<Step> {
     };
     for s in steps {
         match s {
-            Step::Same(..) => {
+            Step::Same(..) | Step::Data(..) => {
                 flush(&mut run, &mut out);
                 out.push(s);
             }
@@ -163,6 +213,22 @@ mod tests {
             .filter(|s| !matches!(s, Step::NvkOnly(_)))
             .count();
         assert_eq!((nvk_seen, model_seen), (5, 5));
+    }
+
+    #[test]
+    fn long_lists_differing_only_in_data_line_up_method_by_method() {
+        // 5,000 methods a side, every tenth with other data: past the table's size.
+        let nvk: Vec<Method> = (0..5000).map(|i| m((i % 7) as u16, 0)).collect();
+        let model: Vec<Method> = (0..5000)
+            .map(|i| m((i % 7) as u16, u32::from(i % 10 == 0)))
+            .collect();
+        let steps = diff(&nvk, &model);
+        assert_eq!(steps.len(), 5000);
+        let data = steps.iter().filter(|s| matches!(s, Step::Data(..))).count();
+        assert_eq!(data, 500);
+        assert!(steps
+            .iter()
+            .all(|s| !matches!(s, Step::NvkOnly(_) | Step::ModelOnly(_))));
     }
 
     #[test]
