@@ -571,7 +571,7 @@ impl Objects {
         } else {
             let layers = u64::from(desc.array_layers.max(1));
             let bytes = u64::from(desc.level(0).array_stride).saturating_mul(layers);
-            self.place(bytes.max(1).min(1 << 40))
+            self.place(bytes.clamp(1, 1 << 40))
         };
         if let Some(desc) = self.images.get_mut(&image) {
             desc.addr = addr;
