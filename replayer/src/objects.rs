@@ -296,6 +296,8 @@ pub struct Objects {
     pub render_passes: HandleMap<RenderPass>,
     /// Graphics pipelines.
     pub pipelines: HandleMap<Pipeline>,
+    /// Compute pipelines' invocations a workgroup (their shaders' workgroup sizes).
+    pub compute_pipelines: HandleMap<u32>,
     /// Query pools, placed in GPU memory.
     pub query_pools: HandleMap<QueryPool>,
     /// Swapchains, and the images each handed out.

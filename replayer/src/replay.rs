@@ -1231,6 +1231,20 @@ impl<'o> Pass<'o> {
                 self.objects.swapchain_images(value(1), &images);
             }
             "vkDestroySwapchainKHR" => self.objects.destroy_swapchain(value(1)),
+            "vkCreateComputePipelines" => {
+                // VkComputePipelineCreateInfo is 96 bytes; its stage's module at 48.
+                const INFO_BYTES: usize = 96;
+                const MODULE_AT: usize = 48;
+                let (infos, handles) = (bytes(3), bytes(5));
+                for (i, info) in infos.chunks_exact(INFO_BYTES).enumerate() {
+                    let module = swapchain::handle_at(&info[MODULE_AT..MODULE_AT + 8], 0);
+                    let size = self.shaders.workgroup_size(module).unwrap_or([0; 3]);
+                    let invocations = size.iter().fold(1u32, |n, d| n.saturating_mul(*d));
+                    self.objects
+                        .compute_pipelines
+                        .insert(swapchain::handle_at(handles, i), invocations);
+                }
+            }
             _ => return false,
         }
         true
@@ -1408,10 +1422,10 @@ impl<'o> Pass<'o> {
                     bind_point,
                     pipeline: p,
                 } if *bind_point != 0 => {
-                    // The compute shader's workgroup size is in SPIR-V the replay does
-                    // not compile.
-                    let _ = p;
-                    enc.bind_compute_pipeline(0);
+                    // 0 where the shader's workgroup size is unknown: the encoder
+                    // takes a stand-in.
+                    let size = self.objects.compute_pipelines.get(p).copied();
+                    enc.bind_compute_pipeline(size.unwrap_or(0));
                 }
                 Cmd::BindPipeline { pipeline: p, .. } => {
                     pipeline = *p;

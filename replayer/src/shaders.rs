@@ -69,6 +69,16 @@ impl Shaders {
         );
     }
 
+    /// The workgroup size of `module`'s compute entry point, when its SPIR-V says it.
+    pub fn workgroup_size(&self, module: u64) -> Option<[u32; 3]> {
+        self.modules
+            .get(&module)?
+            .entries
+            .iter()
+            .find(|(_, stage, _)| *stage == Stage::Compute)
+            .and_then(|(_, _, interface)| interface.workgroup_size)
+    }
+
     /// The graphics shaders a pipeline of `stages` binds, by constant-buffer group
     /// (vertex ... fragment). A tessellation evaluation shader without tessellation
     /// modes takes the control shader's (SPIR-V lets either declare them).

@@ -125,6 +125,9 @@ pub struct Interface {
     pub writes_depth: bool,
     /// Whether it reads `SampleId` or `SamplePosition`, or has `Sample` inputs.
     pub uses_sample_shading: bool,
+    /// A compute shader's workgroup size: the `WorkgroupSize` built-in constant, else
+    /// the `LocalSize` or `LocalSizeId` mode (constants at their default values).
+    pub workgroup_size: Option<[u32; 3]>,
 }
 
 /// Every entry point of `module`: its name, stage and [`Interface`].
@@ -402,6 +405,46 @@ impl ModuleFacts {
         }
     }
 
+    /// The workgroup size (`WorkgroupSize` wins over the modes, as SPIR-V says).
+    fn workgroup_size(&self, modes: &[(ExecutionMode, &Instruction)]) -> Option<[u32; 3]> {
+        let builtin = self.decorations.iter().find_map(|(target, ds)| {
+            ds.iter()
+                .any(|(_, d, v)| {
+                    *d == Decoration::BuiltIn && *v == Some(BuiltIn::WorkgroupSize as u32)
+                })
+                .then_some(*target)
+        });
+        if let Some(composite) = builtin.and_then(|t| self.types.get(&t)) {
+            let parts: Vec<u32> = composite
+                .operands
+                .iter()
+                .filter_map(|o| match o {
+                    Operand::IdRef(r) => self.constants.get(r).copied(),
+                    _ => None,
+                })
+                .collect();
+            if let [x, y, z] = parts[..] {
+                return Some([x, y, z]);
+            }
+        }
+        modes.iter().find_map(|(mode, m)| {
+            let values: Vec<u32> = m.operands[2..]
+                .iter()
+                .filter_map(|o| match (mode, o) {
+                    (ExecutionMode::LocalSize, Operand::LiteralBit32(v)) => Some(*v),
+                    (ExecutionMode::LocalSizeId, Operand::IdRef(r)) => {
+                        self.constants.get(r).copied()
+                    }
+                    _ => None,
+                })
+                .collect();
+            match values[..] {
+                [x, y, z] => Some([x, y, z]),
+                _ => None,
+            }
+        })
+    }
+
     fn interface(&self, module: &Module, stage: Stage, function: Word) -> Interface {
         let mut f = Interface::default();
         let modes: Vec<(ExecutionMode, &Instruction)> = module
@@ -419,6 +462,9 @@ impl ModuleFacts {
         }
         f.early_fragment_tests = has(ExecutionMode::EarlyFragmentTests);
         f.post_depth_coverage = has(ExecutionMode::PostDepthCoverage);
+        if stage == Stage::Compute {
+            f.workgroup_size = self.workgroup_size(&modes);
+        }
 
         let mut variables: Vec<(&Word, &(StorageClass, Word))> = self.variables.iter().collect();
         variables.sort_by_key(|(v, _)| **v);

@@ -30,7 +30,7 @@ enum Word {
     LowFirst,
     /// Bits 63:32, after the low word.
     HighSecond,
-    /// The whole address in one word (shifted, as a QMD's).
+    /// The whole address in one word, shifted right by 8 (a QMD's, 256-byte aligned).
     Whole,
 }
 
@@ -262,7 +262,7 @@ impl AddressCheck {
                     _ => (join(nvk, n0), join(model, m0)),
                 }
             }
-            Word::Whole => (u64::from(nvk), u64::from(model)),
+            Word::Whole => (u64::from(nvk) << 8, u64::from(model) << 8),
         };
         (true, self.pair(family, pair.0, pair.1, draw))
     }
