@@ -239,12 +239,31 @@ fn a_resumed_rendering_does_not_clear_and_a_resolve_invalidates_the_texture_cach
             "{arch:?}"
         );
         // nvk_meta_resolve_rendering: vk_meta's shaders bound (vertex and pixel slots)
-        // and one rectangle drawn into the resolve target, inside the meta bracket.
+        // and one rectangle drawn into the resolve target, inside NVK 25.0.7's meta
+        // bracket: rendering forced on and statistics off, then both undone.
         assert_eq!(writes_of(&log, SUBC_3D, class::BEGIN).len(), 1, "{arch:?}");
         let shader_slot = |ty: u16| class::SET_PIPELINE_SHADER + class::PIPELINE_SLOT_STRIDE * ty;
         assert_eq!(writes_of(&log, SUBC_3D, shader_slot(1)), [1 | 1 << 4]);
         assert_eq!(writes_of(&log, SUBC_3D, shader_slot(5)), [1 | 5 << 4]);
-        assert!(!writes_of(&log, SUBC_3D, class::SET_MME_SHADOW_RAM_CONTROL).is_empty());
+        assert_eq!(
+            writes_of(&log, SUBC_3D, class::SET_RENDER_ENABLE_OVERRIDE),
+            [1, 0],
+            "{arch:?}"
+        );
+        assert_eq!(
+            writes_of(&log, SUBC_3D, class::SET_STATISTICS_COUNTER),
+            [0, 0x7fff],
+            "{arch:?}"
+        );
+        // vk_meta_draw_volume: a vertex buffer of six 16-byte vertices bound (its
+        // binding, address and size after the macro call), then bound back to the
+        // application's (none) at the bracket's end.
+        let bind_vb_data = class::CALL_MME_DATA + 8 * driver::nvk::Macro::BindVb.id();
+        let sizes: Vec<u32> = writes_of(&log, SUBC_3D, bind_vb_data)
+            .chunks(3)
+            .map(|c| c[2])
+            .collect();
+        assert_eq!(sizes, [96, 0], "{arch:?}");
         let plain = rendering(0, vec![Some(color(None, false))]);
         let log = run(arch, |enc| {
             enc.begin_rendering(&plain);

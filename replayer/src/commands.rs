@@ -288,7 +288,7 @@ pub enum WorkArgs {
         op: ImageOp,
         src: u64,
         dst: u64,
-        regions: Vec<ImageRegion>,
+        regions: Vec<BlitRegion>,
     },
     /// vkCmdClearColorImage and vkCmdClearDepthStencilImage: the clear value's words
     /// (depth's bits then stencil for depth/stencil), and each range's aspects, first
@@ -509,51 +509,56 @@ fn engine_copy(cmd: &GenericCmd) -> Option<WorkArgs> {
     })
 }
 
-/// One region of an image transfer, on its image side: mip level, first layer, layer
-/// count, offset and extent.
+/// One region of a blit (`VkImageBlit2`), a resolve's as the blit of equal
+/// rectangles it is: each side's subresource and two corners.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(missing_docs)]
-pub struct ImageRegion {
-    pub level: u32,
-    pub base_layer: u32,
-    pub layers: u32,
-    pub offset: [i32; 3],
-    pub extent: [u32; 3],
+pub struct BlitRegion {
+    pub src: Subresource,
+    pub src_offsets: [[i32; 3]; 2],
+    pub dst: Subresource,
+    pub dst_offsets: [[i32; 3]; 2],
 }
 
-impl ImageRegion {
-    fn new(
-        sub: &crate::generated::decode::ImageSubresourceLayers,
-        offset: &crate::generated::decode::Offset3D,
+impl BlitRegion {
+    /// A resolve's region: the same rectangle of both images.
+    fn resolve(
+        src: &crate::generated::decode::ImageSubresourceLayers,
+        src_offset: &crate::generated::decode::Offset3D,
+        dst: &crate::generated::decode::ImageSubresourceLayers,
+        dst_offset: &crate::generated::decode::Offset3D,
         extent: [u32; 3],
     ) -> Self {
-        ImageRegion {
-            level: sub.mip_level,
-            base_layer: sub.base_array_layer,
-            layers: sub.layer_count,
-            offset: [offset.x, offset.y, offset.z],
-            extent,
+        let corners = |o: &crate::generated::decode::Offset3D| {
+            let far = |v: i32, e: u32| v.saturating_add(i32::try_from(e).unwrap_or(i32::MAX));
+            [
+                [o.x, o.y, o.z],
+                [
+                    far(o.x, extent[0]),
+                    far(o.y, extent[1]),
+                    far(o.z, extent[2].max(1)),
+                ],
+            ]
+        };
+        BlitRegion {
+            src: subresource(src),
+            src_offsets: corners(src_offset),
+            dst: subresource(dst),
+            dst_offsets: corners(dst_offset),
         }
     }
+}
 
-    /// A blit's destination region from its two corners.
-    fn between(
-        sub: &crate::generated::decode::ImageSubresourceLayers,
-        corners: &[crate::generated::decode::Offset3D; 2],
-    ) -> Self {
-        let [a, b] = corners;
-        let lo = crate::generated::decode::Offset3D {
-            x: a.x.min(b.x),
-            y: a.y.min(b.y),
-            z: a.z.min(b.z),
-        };
-        let extent = [
-            a.x.abs_diff(b.x),
-            a.y.abs_diff(b.y),
-            a.z.abs_diff(b.z).max(1),
-        ];
-        Self::new(sub, &lo, extent)
-    }
+/// A blit region from its recorded fields (VkImageBlit and VkImageBlit2).
+macro_rules! blit_region {
+    ($r:expr) => {
+        BlitRegion {
+            src: subresource(&$r.src_subresource),
+            src_offsets: [offset3(&$r.src_offsets[0]), offset3(&$r.src_offsets[1])],
+            dst: subresource(&$r.dst_subresource),
+            dst_offsets: [offset3(&$r.dst_offsets[0]), offset3(&$r.dst_offsets[1])],
+        }
+    };
 }
 
 fn extent(e: &crate::generated::decode::Extent3D) -> [u32; 3] {
@@ -562,15 +567,12 @@ fn extent(e: &crate::generated::decode::Extent3D) -> [u32; 3] {
 
 /// The image transfer `cmd` asks for, if it is one.
 fn image_transfer(cmd: &GenericCmd) -> Option<WorkArgs> {
-    let (op, src, dst, regions): (ImageOp, u64, u64, Vec<ImageRegion>) = match cmd {
+    let (op, src, dst, regions): (ImageOp, u64, u64, Vec<BlitRegion>) = match cmd {
         GenericCmd::CmdBlitImage(c) => (
             ImageOp::BlitImage,
             c.src_image,
             c.dst_image,
-            c.regions
-                .iter()
-                .map(|r| ImageRegion::between(&r.dst_subresource, &r.dst_offsets))
-                .collect(),
+            c.regions.iter().map(|r| blit_region!(r)).collect(),
         ),
         GenericCmd::CmdBlitImage2(c) => {
             let info = c.blit_image_info.first()?;
@@ -579,9 +581,7 @@ fn image_transfer(cmd: &GenericCmd) -> Option<WorkArgs> {
                 ImageOp::BlitImage,
                 info.src_image,
                 info.dst_image,
-                regions
-                    .map(|r| ImageRegion::between(&r.dst_subresource, &r.dst_offsets))
-                    .collect(),
+                regions.map(|r| blit_region!(r)).collect(),
             )
         }
         GenericCmd::CmdResolveImage(c) => (
@@ -590,7 +590,15 @@ fn image_transfer(cmd: &GenericCmd) -> Option<WorkArgs> {
             c.dst_image,
             c.regions
                 .iter()
-                .map(|r| ImageRegion::new(&r.dst_subresource, &r.dst_offset, extent(&r.extent)))
+                .map(|r| {
+                    BlitRegion::resolve(
+                        &r.src_subresource,
+                        &r.src_offset,
+                        &r.dst_subresource,
+                        &r.dst_offset,
+                        extent(&r.extent),
+                    )
+                })
                 .collect(),
         ),
         GenericCmd::CmdResolveImage2(c) => {
@@ -604,7 +612,15 @@ fn image_transfer(cmd: &GenericCmd) -> Option<WorkArgs> {
                 info.src_image,
                 info.dst_image,
                 regions
-                    .map(|r| ImageRegion::new(&r.dst_subresource, &r.dst_offset, extent(&r.extent)))
+                    .map(|r| {
+                        BlitRegion::resolve(
+                            &r.src_subresource,
+                            &r.src_offset,
+                            &r.dst_subresource,
+                            &r.dst_offset,
+                            extent(&r.extent),
+                        )
+                    })
                     .collect(),
             )
         }

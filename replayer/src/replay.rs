@@ -24,7 +24,7 @@ use trace_format::results::{GroupCost, RowState};
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
 use crate::clock;
-use crate::commands::{self, Cmd, DrawArgs, ImageOp, ImageRegion, RenderingCmd, WorkArgs};
+use crate::commands::{self, BlitRegion, Cmd, DrawArgs, ImageOp, RenderingCmd, WorkArgs};
 use crate::execute;
 use crate::generic;
 use crate::handles::HandleMap;
@@ -32,6 +32,7 @@ use crate::inspect::DrawInspection;
 use crate::objects::{self, Objects, Pipeline, PipelinePart, RenderPass};
 use crate::pass_barriers::PassBarriers;
 use driver::nvk::image::{Image, TargetFormat, ViewRange};
+use driver::nvk::meta::{BlitPush, MetaBlit};
 use driver::nvk::rendering::{
     ColorAttachment, DepthStencilAttachment, RenderArea, RENDERING_RESUMING,
 };
@@ -1933,66 +1934,108 @@ impl<'o> Pass<'o> {
             .unwrap_or(Image::stand_in(44, [1, 1, 1]))
     }
 
-    /// An image blit or resolve as NVK's meta path records it (nvk_cmd_meta.c): a
-    /// rendering of the destination and a rectangle per layer for each region.
+    /// An image blit or resolve as NVK 25.0.7 records it (nvk_CmdBlitImage2,
+    /// nvk_CmdResolveImage2: vk_meta_blit_image and vk_meta_resolve_image inside the
+    /// meta bracket): for each region, where each destination pixel reads in the
+    /// source (compute_off_scale on each axis; a 3D source's slices, else the layers'
+    /// distance), then a pass of do_blit for the destination's colour or depth and,
+    /// apart, one for its stencil.
     fn image_transfer(
         &self,
         enc: &mut CommandEncoder<'_>,
         src: u64,
         dst: u64,
-        regions: &[ImageRegion],
+        regions: &[BlitRegion],
     ) -> Recorded {
-        let dst_image = if dst != 0 {
-            self.image_or_stand_in(dst)
-        } else {
-            self.image_or_stand_in(src)
-        };
-        let depth = |i: &Image| TargetFormat::of_vk(i.format).depth_stencil;
-        let layers_of = |r: &ImageRegion| {
-            if r.layers == u32::MAX {
-                dst_image.array_layers.saturating_sub(r.base_layer).max(1)
-            } else {
-                r.layers.max(1)
-            }
-        };
+        const DEPTH: u32 = 0x2;
+        const STENCIL: u32 = 0x4;
+        let src_image = self.image_or_stand_in(src);
+        let dst_image = self.image_or_stand_in(dst);
         let mut total = Recorded::default();
         total.add(enc.meta_begin_gfx());
         for r in regions {
+            let level_size =
+                |axis: usize| (src_image.extent[axis] >> r.src.mip_level.min(31)).max(1);
+            let coord = |v: i32| v.max(0) as u32;
+            let axis = |a: usize| {
+                BlitPush::off_scale(
+                    level_size(a),
+                    [coord(r.src_offsets[0][a]), coord(r.src_offsets[1][a])],
+                    [coord(r.dst_offsets[0][a]), coord(r.dst_offsets[1][a])],
+                )
+            };
+            let ((x, x_off, x_scale), (y, y_off, y_scale)) = (axis(0), axis(1));
+            let mut push = BlitPush {
+                xy: [x_off, y_off, x_scale, y_scale],
+                ..BlitPush::default()
+            };
+            let (first_layer, layers) = if src_image.three_d {
+                let (z, z_off, z_scale) = axis(2);
+                push.z = [z_off, z_scale];
+                (z[0], z[1].saturating_sub(z[0]))
+            } else {
+                push.arr_delta = r.dst.base_array_layer.wrapping_sub(r.src.base_array_layer) as i32;
+                let layers = if r.dst.layer_count == u32::MAX {
+                    dst_image
+                        .array_layers
+                        .saturating_sub(r.dst.base_array_layer)
+                        .max(1)
+                } else {
+                    r.dst.layer_count
+                };
+                (0, layers)
+            };
             let view = ViewRange {
                 format: dst_image.format,
-                base_mip_level: r.level,
-                base_array_layer: r.base_layer,
+                base_mip_level: r.dst.mip_level,
+                base_array_layer: r.dst.base_array_layer,
             };
-            let layers = layers_of(r);
-            let mut info = RenderingInfo {
-                area: RenderArea {
-                    x: r.offset[0],
-                    y: r.offset[1],
-                    width: r.extent[0],
-                    height: r.extent[1],
-                },
-                layer_count: layers,
-                ..RenderingInfo::default()
+            let area = RenderArea {
+                x: x[0] as i32,
+                y: y[0] as i32,
+                width: x[1] - x[0],
+                height: y[1] - y[0],
             };
-            if depth(&dst_image) {
-                info.depth_stencil = Some(DepthStencilAttachment {
-                    image: dst_image,
-                    view,
-                    depth_clear: None,
-                    stencil_clear: None,
-                    resolve: false,
-                });
-            } else {
-                info.colors = vec![Some(ColorAttachment {
-                    image: dst_image,
-                    view,
-                    clear: None,
-                    resolve: false,
-                    loads: true,
-                    stores: true,
-                })];
+            // do_blit's passes: colour or depth first, stencil alone after.
+            let aspects = r.dst.aspects;
+            let mut passes = vec![aspects & !STENCIL];
+            if aspects & STENCIL != 0 {
+                passes.push(STENCIL);
             }
-            total.add(enc.meta_draw_region(&info, layers));
+            for pass in passes.into_iter().filter(|p| *p != 0) {
+                let stencil_as_discard = pass == STENCIL;
+                let mut info = RenderingInfo {
+                    area,
+                    layer_count: first_layer + layers,
+                    ..RenderingInfo::default()
+                };
+                if TargetFormat::of_vk(dst_image.format).depth_stencil {
+                    info.depth_stencil = Some(DepthStencilAttachment {
+                        image: dst_image,
+                        view,
+                        depth_clear: None,
+                        // The stencil written bit by bit starts cleared.
+                        stencil_clear: stencil_as_discard.then_some(0),
+                        resolve: false,
+                    });
+                } else {
+                    info.colors = vec![Some(ColorAttachment {
+                        image: dst_image,
+                        view,
+                        clear: None,
+                        resolve: false,
+                        loads: false,
+                        stores: true,
+                    })];
+                }
+                total.add(enc.meta_blit(&MetaBlit {
+                    rendering: info,
+                    layers,
+                    push,
+                    writes_depth: pass & DEPTH != 0,
+                    stencil_as_discard,
+                }));
+            }
         }
         total.add(enc.meta_end_gfx());
         total

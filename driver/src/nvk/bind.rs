@@ -130,6 +130,9 @@ impl CommandEncoder<'_> {
     pub fn bind_vertex_buffers(&mut self, first: u32, ranges: &[(u64, u32)]) -> Recorded {
         let before = self.push.len();
         for (binding, (addr, size)) in (first..MAX_VERTEX_BUFFERS).zip(ranges) {
+            if binding == 0 {
+                self.vb0 = (*addr, *size);
+            }
             self.push.inc_once(
                 SUBC_3D,
                 class::call_mme_macro(Macro::BindVb.id()),

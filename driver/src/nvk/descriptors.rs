@@ -50,6 +50,17 @@ impl Default for DescriptorState {
     }
 }
 
+/// Set 0 and the push constants as the meta path found them (`struct nvk_meta_save`'s
+/// `desc0`, `push_desc0` and `push`).
+#[derive(Clone, Debug)]
+pub(super) struct SavedDescriptors {
+    set0: u64,
+    set0_size: u32,
+    set0_push: bool,
+    push_ubos: Vec<(u32, u64, u32)>,
+    push_constants: [u32; (root::PUSH_CONSTANTS_SIZE / 4) as usize],
+}
+
 /// The model's command-buffer upload memory, where push descriptor sets are copied
 /// (`nvk_cmd_buffer_upload_data`).
 const UPLOAD_BASE: u64 = 0x1_0002_0000;
@@ -134,17 +145,61 @@ impl CommandEncoder<'_> {
         (addr, self.descriptors.push_sets >> set.min(31) & 1 != 0)
     }
 
-    /// Writes the push constants and each set's first dynamic buffer back into the root
-    /// table, as nvk_meta_end_gfx restores them after the meta path's own.
-    pub(super) fn restore_push_constants(&mut self) {
-        let words = self.descriptors.push_constants;
-        self.flush_root(root::PUSH_CONSTANTS, &words);
+    /// Set 0 and the push constants, as nvk_meta_begin saves them.
+    pub(super) fn save_meta_descriptors(&self) -> SavedDescriptors {
+        SavedDescriptors {
+            set0: self.descriptors.sets[0],
+            set0_size: self.descriptors.set_sizes[0],
+            set0_push: self.descriptors.push_sets & 1 != 0,
+            push_ubos: self.descriptors.push_ubos[0].clone(),
+            push_constants: self.descriptors.push_constants,
+        }
+    }
+
+    /// The first half of nvk_meta_end: set 0 as the application had it (a set's
+    /// address written back into the root table; a push set uploaded again at the
+    /// next draw; no set, nothing), the constant buffers read from set 0 rebound at
+    /// the next draw, and every set's first dynamic buffer written back (binding the
+    /// meta path's set 0 can disturb them all).
+    pub(super) fn restore_meta_set0(&mut self, saved: &SavedDescriptors) {
+        self.descriptors.sets[0] = saved.set0;
+        self.descriptors.set_sizes[0] = saved.set0_size;
+        self.descriptors.push_ubos[0].clone_from(&saved.push_ubos);
+        if saved.set0_push {
+            self.descriptors.push_sets |= 1;
+            self.descriptors.push_dirty |= 1;
+        } else {
+            self.descriptors.push_sets &= !1;
+            if saved.set0 != 0 {
+                let (offset, words) = root::set_address(0, saved.set0, saved.set0_size);
+                self.flush_root(offset, &words);
+            }
+        }
+        self.dirty_cbufs_for_descriptors(!0, 0, 1);
         let starts = self.descriptors.set_dynamic_buffer_start;
         let packed: Vec<u32> = starts
             .chunks(4)
             .map(|c| c.iter().rev().fold(0, |w, b| (w << 8) | u32::from(*b)))
             .collect();
         self.flush_root(root::SET_DYNAMIC_BUFFER_START, &packed);
+    }
+
+    /// The application's push constants written back into the root table (the end
+    /// of nvk_meta_end's restores).
+    pub(super) fn restore_meta_push_constants(&mut self, saved: &SavedDescriptors) {
+        self.descriptors.push_constants = saved.push_constants;
+        self.flush_root(root::PUSH_CONSTANTS, &saved.push_constants);
+    }
+
+    /// `bytes` of the command buffer's upload memory, `align`-aligned
+    /// (nvk_cmd_buffer_upload_alloc): the meta path's vertex data.
+    pub(super) fn upload_alloc(&mut self, bytes: u64, align: u64) -> u64 {
+        if self.descriptors.upload_next == 0 {
+            self.descriptors.upload_next = UPLOAD_BASE;
+        }
+        let addr = self.descriptors.upload_next.next_multiple_of(align.max(1));
+        self.descriptors.upload_next = addr + bytes;
+        addr
     }
 
     /// Writes each push set's freshly uploaded address into the root table. Mirrors

@@ -179,6 +179,10 @@ pub struct CommandEncoder<'d> {
     pub(super) render_samples: u32,
     pub(super) descriptors: DescriptorState,
     pub(super) shaders: ShaderState,
+    /// Vertex buffer 0's range, for the meta path to bind again (NVK's `vb0`).
+    pub(super) vb0: (u64, u32),
+    /// What the meta path saved, between nvk_meta_begin and nvk_meta_end.
+    pub(super) meta_saved: Option<Box<super::meta::MetaSave>>,
 }
 
 impl<'d> CommandEncoder<'d> {
@@ -195,6 +199,8 @@ impl<'d> CommandEncoder<'d> {
             render_samples: 0,
             descriptors: DescriptorState::default(),
             shaders: ShaderState::default(),
+            vb0: (0, 0),
+            meta_saved: None,
         }
     }
 

@@ -1,62 +1,221 @@
-//! NVK's graphics meta path (`nvk_cmd_meta.c`): image copies, blits and resolves drawn
-//! with internal shaders. The bracket saves and restores the application's state
-//! (`nvk_meta_begin_gfx`, `nvk_meta_end_gfx`); between them, each region is a rendering
-//! of the destination with one rectangle drawn per layer (Mesa's vk_meta): the
-//! rendering, vk_meta's shaders (their binds and constant buffers), the dynamic state
-//! its pipeline leaves to commands and the draw.
+//! NVK 25.0.7's graphics meta path (`nvk_cmd_meta.c` with Mesa's vk_meta of the same
+//! release): image blits and resolves drawn with internal shaders. The bracket
+//! (`nvk_meta_begin`, `nvk_meta_end`) forces rendering on and statistics off, and
+//! saves and restores the application's state; between them each pass is vk_meta's
+//! `do_blit`: a push descriptor set 0 naming the source, a rendering of the
+//! destination, vk_meta's pipeline, its push constants (where in the source each
+//! destination pixel reads) and `vk_meta_draw_volume`'s six vertices uploaded into the
+//! command buffer and drawn once per layer.
 
+use super::descriptors::SavedDescriptors;
 use super::encoder::{CommandEncoder, Recorded};
 use super::rendering::RenderingInfo;
-use super::state::{PipelineGroups, Rect, Viewport};
+use super::state::{
+    GraphicsState, PipelineGroups, Rect, StencilOps, VertexAttribute, VertexBinding, Viewport,
+};
 use crate::class;
 use crate::push::SUBC_3D;
-
-/// `SET_MME_SHADOW_RAM_CONTROL`'s modes.
-const SHADOW_TRACK_WITH_FILTER: u32 = 1;
-const SHADOW_PASSTHROUGH: u32 = 2;
-const SHADOW_REPLAY: u32 = 3;
 
 /// The pipeline id the model gives vk_meta's internal pipelines.
 const META_PIPELINE: u64 = u64::MAX - 1;
 /// `VK_DYNAMIC_STATE_VIEWPORT` and `VK_DYNAMIC_STATE_SCISSOR`: what vk_meta's
 /// pipelines leave dynamic.
 const META_DYNAMIC_STATES: [u32; 2] = [0, 1];
+/// `VK_DYNAMIC_STATE_STENCIL_WRITE_MASK`, dynamic too where stencil is written by
+/// discards.
+const DYNAMIC_STENCIL_WRITE_MASK: u32 = 7;
+/// `SET_RENDER_ENABLE_OVERRIDE`'s `MODE_ALWAYS_RENDER` and `MODE_USE_RENDER_ENABLE`.
+const ALWAYS_RENDER: u32 = 1;
+const USE_RENDER_ENABLE: u32 = 0;
+/// `SET_STATISTICS_COUNTER` with every counter enabled (nvk_meta_end).
+const ALL_STATISTICS: u32 = 0x7fff;
+/// `vk_meta_draw_volume`'s vertex buffer: a rectangle as two triangles of `vec4`s.
+const RECT_VERTICES: u32 = 6;
+const VERTEX_BYTES: u32 = 16;
+/// `VK_FORMAT_R32G32B32A32_UINT`, the vertices' format (the layer rides in a
+/// component as an integer).
+const VERTEX_FORMAT: u32 = 107;
+/// `VK_COMPARE_OP_ALWAYS` and `VK_STENCIL_OP_REPLACE`.
+const COMPARE_ALWAYS: u32 = 7;
+const STENCIL_REPLACE: u32 = 2;
+/// Both stencil faces.
+const FRONT_AND_BACK: u32 = 3;
+
+/// vk_meta's blit push constants (`struct vk_meta_blit_push_data`): where a
+/// destination pixel reads in the source, in normalized coordinates.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BlitPush {
+    /// X and Y's offsets and scales.
+    pub xy: [f32; 4],
+    /// A 3D source's Z offset and scale.
+    pub z: [f32; 2],
+    /// The destination's first layer less the source's.
+    pub arr_delta: i32,
+}
+
+impl BlitPush {
+    /// The destination range `dst0..dst1` (ordered) and the offset and scale that map
+    /// it onto `src0..src1` of a source level `src_level_size` across. Mirrors
+    /// vk_meta's compute_off_scale (a reversed destination flips the source).
+    pub fn off_scale(src_level_size: u32, src: [u32; 2], dst: [u32; 2]) -> ([u32; 2], f32, f32) {
+        let (dst, src) = if dst[0] < dst[1] {
+            (dst, src)
+        } else {
+            ([dst[1], dst[0]], [src[1], src[0]])
+        };
+        let size = f64::from(src_level_size.max(1));
+        let src_region = f64::from(src[1]) - f64::from(src[0]);
+        let dst_region = (f64::from(dst[1]) - f64::from(dst[0])).max(1.0);
+        let src_offset = f64::from(src[0]) / size;
+        let scale = src_region / (size * dst_region);
+        let offset = src_offset - f64::from(dst[0]) * scale;
+        (dst, offset as f32, scale as f32)
+    }
+
+    /// The eight words CmdPushConstants writes, with `stencil_bit`.
+    pub fn words(&self, stencil_bit: u32) -> [u32; 8] {
+        [
+            self.xy[0].to_bits(),
+            self.xy[1].to_bits(),
+            self.xy[2].to_bits(),
+            self.xy[3].to_bits(),
+            self.z[0].to_bits(),
+            self.z[1].to_bits(),
+            self.arr_delta as u32,
+            stencil_bit,
+        ]
+    }
+}
+
+/// One pass of vk_meta's `do_blit`: the destination's rendering (its area the
+/// destination rectangle, its layers up to the last one written), the layers drawn,
+/// the push constants, and whether stencil is written by discards (eight draws, a
+/// stencil bit each).
+#[derive(Clone, Debug)]
+pub struct MetaBlit {
+    /// The destination's rendering.
+    pub rendering: RenderingInfo,
+    /// Layers drawn (the draw's instances).
+    pub layers: u32,
+    /// The push constants.
+    pub push: BlitPush,
+    /// Depth written (the pass's aspects include depth).
+    pub writes_depth: bool,
+    /// Stencil written bit by bit through discards (`stencil_as_discard`: the pass
+    /// writes stencil alone, as NVK 25.0.7 has no stencil export for vk_meta).
+    pub stencil_as_discard: bool,
+}
+
+/// What nvk_meta_begin saves (`struct nvk_meta_save`).
+#[derive(Clone, Debug)]
+pub(super) struct MetaSave {
+    state: GraphicsState,
+    descriptors: SavedDescriptors,
+    vb0: (u64, u32),
+}
 
 impl CommandEncoder<'_> {
-    /// Mirrors nvk_meta_begin_gfx: the shadow RAM stops tracking, rendering is forced
-    /// on, statistics and pixel counting are turned off, tracking resumes.
+    /// Mirrors nvk_meta_begin: rendering forced on, statistics off, the application's
+    /// dynamic state, shaders, vertex buffer 0, set 0 and push constants saved.
     pub fn meta_begin_gfx(&mut self) -> Recorded {
         let before = self.push.len();
-        for (mthd, value) in [
-            (class::SET_MME_SHADOW_RAM_CONTROL, SHADOW_PASSTHROUGH),
-            (class::SET_RENDER_ENABLE_OVERRIDE, 1),
-            (class::SET_STATISTICS_COUNTER, 0),
-            (class::SET_ZPASS_PIXEL_COUNT, 0),
-            (class::SET_MME_SHADOW_RAM_CONTROL, SHADOW_TRACK_WITH_FILTER),
-        ] {
-            self.push.immd_or_mthd(SUBC_3D, mthd, value);
-        }
+        self.push
+            .immd_or_mthd(SUBC_3D, class::SET_RENDER_ENABLE_OVERRIDE, ALWAYS_RENDER);
+        self.push
+            .immd_or_mthd(SUBC_3D, class::SET_STATISTICS_COUNTER, 0);
+        self.meta_saved = Some(Box::new(MetaSave {
+            state: self.state_mut().clone(),
+            descriptors: self.save_meta_descriptors(),
+            vb0: self.vb0,
+        }));
         self.recorded(before)
     }
 
-    /// One region of a meta operation: a rendering of `info`'s destination, the meta
-    /// pipeline bound with the region as viewport and scissor, a rectangle drawn for
-    /// each of `layers` layers, the rendering ended.
-    pub fn meta_draw_region(&mut self, info: &RenderingInfo, layers: u32) -> Recorded {
+    /// One pass of vk_meta's do_blit. Mirrors it with vk_meta_draw_volume: set 0
+    /// pushed (the source's descriptors, uploaded at the draw), the destination's
+    /// rendering begun, vk_meta's pipeline bound (one `vec4` vertex attribute from
+    /// binding 0; depth and stencil written always where the destination has them;
+    /// no line width set), the push constants written, the viewport and scissor set
+    /// to the destination rectangle, the six vertices uploaded and bound, the draw
+    /// made once for each layer (eight times, a stencil bit each, where stencil is
+    /// written by discards), the rendering ended.
+    pub fn meta_blit(&mut self, blit: &MetaBlit) -> Recorded {
         let before = self.push.len();
+        self.push_descriptor_set(0);
+        let info = &blit.rendering;
         self.begin_rendering(info);
-        let area = info.area;
         self.bind_meta_shaders();
-        let state = self.state_mut();
-        // vk_meta_create_graphics_pipeline's pipeline: no tessellation, depth and
-        // stencil state only for a depth or stencil destination.
+        let mut dynamic = META_DYNAMIC_STATES.to_vec();
+        if blit.stencil_as_discard {
+            dynamic.push(DYNAMIC_STENCIL_WRITE_MASK);
+        }
         let groups = PipelineGroups {
             tessellation: false,
             rasterization: true,
             depth_stencil: info.depth_stencil.is_some(),
             color_blend: info.colors.iter().any(Option::is_some),
         };
-        state.bind_pipeline(META_PIPELINE, &META_DYNAMIC_STATES, groups);
+        let area = info.area;
+        let state = self.state_mut();
+        state.bind_pipeline(META_PIPELINE, &dynamic, groups);
+        state.set_vertex_input(
+            &[VertexBinding {
+                binding: 0,
+                stride: VERTEX_BYTES,
+                input_rate: 0,
+                divisor: 1,
+            }],
+            &[VertexAttribute {
+                location: 0,
+                binding: 0,
+                format: VERTEX_FORMAT,
+                offset: 0,
+            }],
+        );
+        // vk_meta's rasterization state leaves the line width at 0.
+        state.set_line_width(0.0);
+        if info.depth_stencil.is_some() {
+            state.set_depth_test_enable(blit.writes_depth);
+            state.set_depth_write_enable(blit.writes_depth);
+            if blit.writes_depth {
+                state.set_depth_compare_op(COMPARE_ALWAYS);
+            }
+            if blit.stencil_as_discard {
+                state.set_stencil_test_enable(true);
+                state.set_stencil_op(
+                    FRONT_AND_BACK,
+                    StencilOps {
+                        fail: 0,
+                        pass: STENCIL_REPLACE,
+                        depth_fail: 0,
+                        compare: COMPARE_ALWAYS,
+                    },
+                );
+                state.set_stencil_compare_mask(FRONT_AND_BACK, 0xff);
+                state.set_stencil_reference(FRONT_AND_BACK, 0xff);
+            }
+        }
+        let bits: Vec<u32> = if blit.stencil_as_discard {
+            (0..8).map(|i| 1 << i).collect()
+        } else {
+            vec![0]
+        };
+        for stencil_bit in bits {
+            self.push_constants(0, &blit.push.words(stencil_bit));
+            if blit.stencil_as_discard {
+                self.state_mut()
+                    .set_stencil_write_mask(FRONT_AND_BACK, stencil_bit);
+            }
+            self.meta_draw_volume(area, blit.layers);
+        }
+        self.end_rendering();
+        self.recorded(before)
+    }
+
+    /// vk_meta_draw_volume: the viewport and scissor over the rectangle, its six
+    /// vertices uploaded and bound as vertex buffer 0, the draw once a layer.
+    fn meta_draw_volume(&mut self, area: super::rendering::RenderArea, layers: u32) {
+        let state = self.state_mut();
         state.set_viewports(
             0,
             &[Viewport {
@@ -77,29 +236,51 @@ impl CommandEncoder<'_> {
                 height: area.height,
             }],
         );
-        self.draw(3, layers.max(1), 0, 0);
-        self.end_rendering();
-        self.recorded(before)
+        let bytes = RECT_VERTICES * VERTEX_BYTES;
+        let addr = self.upload_alloc(u64::from(bytes), 16);
+        self.bind_vertex_buffers(0, &[(addr, bytes)]);
+        self.draw(RECT_VERTICES, layers.max(1), 0, 0);
     }
 
-    /// Mirrors nvk_meta_end_gfx: every state the application had set is dirty again
-    /// (its next draw flushes it), its shaders are bound again, the push constants are written back into the root
-    /// table, then the shadow RAM replays the saved methods and the bracket's
-    /// overrides are undone.
+    /// Mirrors nvk_meta_end: set 0 as the application had it and every set's first
+    /// dynamic buffer written back, its dynamic state restored with every state it had
+    /// set dirty again, its shaders bound again, vertex buffer 0 bound again, its push
+    /// constants written back, then statistics on and rendering under the render
+    /// enable again.
     pub fn meta_end_gfx(&mut self) -> Recorded {
         let before = self.push.len();
-        self.state_mut().invalidate();
-        self.restore_meta_shaders();
-        self.restore_push_constants();
-        for (mthd, value) in [
-            (class::SET_MME_SHADOW_RAM_CONTROL, SHADOW_REPLAY),
-            (class::SET_ZPASS_PIXEL_COUNT, 0),
-            (class::SET_STATISTICS_COUNTER, 0),
-            (class::SET_RENDER_ENABLE_OVERRIDE, 0),
-            (class::SET_MME_SHADOW_RAM_CONTROL, SHADOW_TRACK_WITH_FILTER),
-        ] {
-            self.push.immd_or_mthd(SUBC_3D, mthd, value);
+        if let Some(saved) = self.meta_saved.take() {
+            self.restore_meta_set0(&saved.descriptors);
+            let state = self.state_mut();
+            *state = saved.state;
+            state.invalidate();
+            self.restore_meta_shaders();
+            self.bind_vertex_buffers(0, &[saved.vb0]);
+            self.restore_meta_push_constants(&saved.descriptors);
         }
+        self.push
+            .immd_or_mthd(SUBC_3D, class::SET_STATISTICS_COUNTER, ALL_STATISTICS);
+        self.push.immd_or_mthd(
+            SUBC_3D,
+            class::SET_RENDER_ENABLE_OVERRIDE,
+            USE_RENDER_ENABLE,
+        );
         self.recorded(before)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_half_size_blit_reads_two_source_texels_a_destination_pixel() {
+        // 64 source texels onto 32 destination pixels: 1/32 of the source a pixel.
+        let (dst, off, scale) = BlitPush::off_scale(64, [0, 64], [0, 32]);
+        assert_eq!((dst, off, scale), ([0, 32], 0.0, 1.0 / 32.0));
+        // A mirrored destination flips the source.
+        let (dst, off, scale) = BlitPush::off_scale(64, [0, 64], [32, 0]);
+        assert_eq!(dst, [0, 32]);
+        assert_eq!((off, scale), (1.0, -1.0 / 32.0));
     }
 }

@@ -20,7 +20,7 @@ pub mod events;
 pub mod format;
 pub mod image;
 mod macros;
-mod meta;
+pub mod meta;
 mod priv_reg;
 pub mod query;
 pub mod rendering;

@@ -443,7 +443,36 @@ impl CommandEncoder<'_> {
                 .immd_or_mthd(SUBC_3D, class::INVALIDATE_TEXTURE_DATA_CACHE, 0);
             self.meta_begin_gfx();
             for target in &end.resolves {
-                self.meta_draw_region(target, end.layers);
+                // vk_meta_resolve_rendering resolves the render area onto itself.
+                let (image, mip) =
+                    match (target.colors.iter().flatten().next(), &target.depth_stencil) {
+                        (Some(c), _) => (c.image, c.view.base_mip_level),
+                        (None, Some(ds)) => (ds.image, ds.view.base_mip_level),
+                        (None, None) => continue,
+                    };
+                let a = target.area;
+                let axis = |size: u32, at: i32, len: u32| {
+                    let level = (size >> mip.min(31)).max(1);
+                    let from = at.max(0) as u32;
+                    let (_, off, scale) = super::meta::BlitPush::off_scale(
+                        level,
+                        [from, from + len],
+                        [from, from + len],
+                    );
+                    (off, scale)
+                };
+                let (x_off, x_scale) = axis(image.extent[0], a.x, a.width);
+                let (y_off, y_scale) = axis(image.extent[1], a.y, a.height);
+                self.meta_blit(&super::meta::MetaBlit {
+                    rendering: target.clone(),
+                    layers: end.layers,
+                    push: super::meta::BlitPush {
+                        xy: [x_off, y_off, x_scale, y_scale],
+                        ..super::meta::BlitPush::default()
+                    },
+                    writes_depth: target.depth_stencil.is_some(),
+                    stencil_as_discard: false,
+                });
             }
             self.meta_end_gfx();
         }

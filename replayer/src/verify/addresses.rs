@@ -19,6 +19,8 @@
 
 use std::collections::HashMap;
 
+use driver::mme::Arch;
+
 /// Which word of an address a method carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Word {
@@ -192,14 +194,81 @@ const ADDRESS_WORDS: &[(&str, &str, Word)] = &[
     ),
 ];
 
-/// Whether the method labelled `label` carries (a word of) a GPU address.
-pub fn is_address(label: &str) -> bool {
-    word_of(label).is_some()
+/// The `DISPATCH_INDIRECT` macro's address parameters on Turing
+/// (nvk_CmdDispatchIndirect: the indirect command's, the root table's and the QMD's
+/// addresses, then the local size).
+const DISPATCH_INDIRECT_TURING: &[(&str, &str, Word)] = &[
+    (
+        "CALL_MME(dispatch_indirect) parameter 0",
+        "indirect buffer",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(dispatch_indirect) parameter 1",
+        "indirect buffer",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(dispatch_indirect) parameter 2",
+        "compute root table",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(dispatch_indirect) parameter 3",
+        "compute root table",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(dispatch_indirect) parameter 4",
+        "compute dispatch (QMD) the macro writes",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(dispatch_indirect) parameter 5",
+        "compute dispatch (QMD) the macro writes",
+        Word::LowSecond,
+    ),
+];
+
+/// The same before Turing, where the group counts come first (the command streamer
+/// pushes them from memory).
+const DISPATCH_INDIRECT_FERMI: &[(&str, &str, Word)] = &[
+    (
+        "CALL_MME(dispatch_indirect) parameter 3",
+        "compute root table",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(dispatch_indirect) parameter 4",
+        "compute root table",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(dispatch_indirect) parameter 5",
+        "compute dispatch (QMD) the macro writes",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(dispatch_indirect) parameter 6",
+        "compute dispatch (QMD) the macro writes",
+        Word::LowSecond,
+    ),
+];
+
+/// Whether the method labelled `label` carries (a word of) a GPU address on `arch`'s
+/// MME (where a macro's parameters differ by generation).
+pub fn is_address(label: &str, arch: Arch) -> bool {
+    word_of(label, arch).is_some()
 }
 
-fn word_of(label: &str) -> Option<(&'static str, Word)> {
+fn word_of(label: &str, arch: Arch) -> Option<(&'static str, Word)> {
+    let by_arch = match arch {
+        Arch::Turing => DISPATCH_INDIRECT_TURING,
+        Arch::Fermi => DISPATCH_INDIRECT_FERMI,
+    };
     ADDRESS_WORDS
         .iter()
+        .chain(by_arch)
         .find(|(l, _, _)| *l == label)
         .map(|&(_, family, word)| (family, word))
 }
@@ -217,8 +286,10 @@ pub struct Conflict {
 
 /// The correspondence between the model's addresses and NVK's, built as a
 /// verification goes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct AddressCheck {
+    /// The MME generation the macros' parameters are laid out for.
+    arch: Arch,
     /// A pair's first word on each side (NVK, model), by family.
     pending: HashMap<&'static str, (u32, u32)>,
     /// The model's address → NVK's, and the draw that first paired them.
@@ -232,6 +303,17 @@ pub struct AddressCheck {
 }
 
 impl AddressCheck {
+    /// An empty correspondence for a verification on `arch`'s MME.
+    pub fn new(arch: Arch) -> Self {
+        AddressCheck {
+            arch,
+            pending: HashMap::new(),
+            by_model: HashMap::new(),
+            by_nvk: HashMap::new(),
+            retired: HashMap::new(),
+        }
+    }
+
     /// Takes one address word both sides pushed (`nvk`, `model`) for the method
     /// labelled `label`, in draw `draw`. Returns whether it is an address word, and a
     /// conflict where the word completes an address that breaks the correspondence.
@@ -242,7 +324,7 @@ impl AddressCheck {
         model: u32,
         draw: usize,
     ) -> (bool, Option<Conflict>) {
-        let Some((family, word)) = word_of(label) else {
+        let Some((family, word)) = word_of(label, self.arch) else {
             return (false, None);
         };
         let join = |high: u32, low: u32| (u64::from(high) << 32) | u64::from(low);

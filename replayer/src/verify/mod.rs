@@ -243,8 +243,8 @@ struct Explained {
 /// Explains a difference of `kind` in the method labelled `label`: an address word
 /// that keeps the correspondence ([`AddressCheck`]), a class verify knows, or the
 /// allow file's rule.
-fn explain(kind: Kind, label: &str, known: &AllowList, allow: &AllowList) -> Explained {
-    if kind == Kind::Data && addresses::is_address(label) {
+fn explain(kind: Kind, label: &str, arch: Arch, known: &AllowList, allow: &AllowList) -> Explained {
+    if kind == Kind::Data && addresses::is_address(label, arch) {
         return Explained {
             reason: Some(
                 "address: where NVK placed the object; the model's corresponds to it".into(),
@@ -389,11 +389,11 @@ pub fn compare(
     v.draw_counts = (nvk_draws.len(), model_draws.len());
     let nvk_signatures: Vec<_> = nvk_draws
         .iter()
-        .map(|&i| signature(&nvk_segments[i]))
+        .map(|&i| signature(&nvk_segments[i], arch))
         .collect();
     let model_signatures: Vec<_> = model_draws
         .iter()
-        .map(|&i| signature(&model_segments[i]))
+        .map(|&i| signature(&model_segments[i], arch))
         .collect();
 
     let known = known::nvk_25_0_7();
@@ -402,7 +402,8 @@ pub fn compare(
         differences: BTreeMap::new(),
         known: &known,
         allow,
-        check: AddressCheck::default(),
+        check: AddressCheck::new(arch),
+        arch,
         show,
     };
     let empty = Segment::default();
@@ -466,7 +467,7 @@ fn tail(segments: &[Segment]) -> Option<&Segment> {
 
 /// What identifies a draw across the two sides: its draw macro and the parameters of
 /// its call, addresses left out (they are NVK's own on one side).
-fn signature(s: &Segment) -> (Option<&'static str>, Vec<u32>) {
+fn signature(s: &Segment, arch: Arch) -> (Option<&'static str>, Vec<u32>) {
     let call_start = (0..s.methods.len())
         .rev()
         .find(|&i| {
@@ -476,7 +477,7 @@ fn signature(s: &Segment) -> (Option<&'static str>, Vec<u32>) {
         .unwrap_or(s.methods.len());
     let params = (call_start..s.methods.len())
         .map(|i| {
-            if addresses::is_address(&s.label(i)) {
+            if addresses::is_address(&s.label(i), arch) {
                 0
             } else {
                 s.methods[i].data
@@ -493,6 +494,7 @@ struct Comparer<'a> {
     known: &'a AllowList,
     allow: &'a AllowList,
     check: AddressCheck,
+    arch: Arch,
     show: &'a [usize],
 }
 
@@ -549,7 +551,7 @@ impl Comparer<'_> {
                     reason: self.allow.reason(kind, &label).map(str::to_string),
                     known: false,
                 },
-                None => explain(kind, &label, self.known, self.allow),
+                None => explain(kind, &label, self.arch, self.known, self.allow),
             };
             if let Some(conflict) = conflict {
                 conflicted.push(at);
@@ -583,7 +585,15 @@ impl Comparer<'_> {
         if self.show.contains(&index) {
             self.v.excerpts.push(whole(index, seq, nvk, model, &steps));
         } else if !explained && self.show.is_empty() && self.v.excerpts.len() < EXCERPTS {
-            let at = first_unexplained(nvk, model, &steps, self.known, self.allow, &conflicted);
+            let at = first_unexplained(
+                nvk,
+                model,
+                &steps,
+                self.arch,
+                self.known,
+                self.allow,
+                &conflicted,
+            );
             self.v
                 .excerpts
                 .push(excerpt(index, seq, nvk, model, &steps, at));
@@ -721,6 +731,7 @@ fn first_unexplained(
     nvk: &Segment,
     model: &Segment,
     steps: &[Step],
+    arch: Arch,
     known: &AllowList,
     allow: &AllowList,
     conflicted: &[usize],
@@ -736,7 +747,7 @@ fn first_unexplained(
             Step::NvkOnly(_) => Kind::NvkOnly,
             Step::ModelOnly(_) => Kind::ModelOnly,
         };
-        explain(kind, &step_label(nvk, model, *s), known, allow)
+        explain(kind, &step_label(nvk, model, *s), arch, known, allow)
             .reason
             .is_none()
     };
