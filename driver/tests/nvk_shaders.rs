@@ -36,13 +36,14 @@ fn shader(stage: Stage, interface: Interface, arch: Arch, id: u64) -> Option<Arc
 }
 
 /// A vertex shader and a fragment shader reading a uniform buffer at set 0 binding 1
-/// and textures of set 1.
+/// (three loads) and textures of set 1 (two).
 fn pipeline(arch: Arch, fragment_id: u64) -> [Option<Arc<Shader>>; 5] {
     let fs = Interface {
         descriptors: vec![
             DescriptorUse::UniformBuffer { set: 0, binding: 1 },
             DescriptorUse::DescriptorSet { set: 1 },
         ],
+        descriptor_loads: vec![3, 2],
         ..Interface::default()
     };
     [
@@ -326,4 +327,50 @@ fn each_bound_set_starts_after_the_previous_sets_dynamic_buffers() {
         .unwrap_or_else(|| panic!("{m:x?}"));
     assert_eq!(m[at + 1].1, u32::from_le_bytes([0, 2, 3, 3]), "{m:x?}");
     assert_eq!(m[at + 2].1, u32::from_le_bytes([3, 3, 3, 3]));
+}
+
+#[test]
+fn constant_buffers_go_most_used_first_then_by_type_set_and_place() {
+    use driver::nvk::shader::Cbuf;
+    let uniform_buffers = |_set, binding| UniformBufferKind::Placed {
+        offset: 16 * binding,
+    };
+    let fs = |loads: Vec<u32>| Interface {
+        descriptors: vec![
+            DescriptorUse::UniformBuffer { set: 0, binding: 2 },
+            DescriptorUse::UniformBuffer { set: 0, binding: 1 },
+            DescriptorUse::DescriptorSet { set: 1 },
+        ],
+        descriptor_loads: loads,
+        ..Interface::default()
+    };
+    let slots = |loads| {
+        Shader::new(
+            Stage::Fragment,
+            &fs(loads),
+            Arch::Turing,
+            0x2000,
+            &uniform_buffers,
+        )
+        .unwrap()
+        .cbufs
+    };
+    // compar_cbufs: the most used first.
+    assert_eq!(
+        slots(vec![1, 5, 2])[1..],
+        [
+            Cbuf::UniformBuffer { set: 0, offset: 16 },
+            Cbuf::DescriptorSet { set: 1 },
+            Cbuf::UniformBuffer { set: 0, offset: 32 },
+        ]
+    );
+    // Equally used: a set's descriptors before uniform buffers, then by place.
+    assert_eq!(
+        slots(vec![1, 1, 1])[1..],
+        [
+            Cbuf::DescriptorSet { set: 1 },
+            Cbuf::UniformBuffer { set: 0, offset: 16 },
+            Cbuf::UniformBuffer { set: 0, offset: 32 },
+        ]
+    );
 }

@@ -163,18 +163,19 @@ impl Shader {
 /// dynamic uniform buffer from the root table, an inline block from its set, any other
 /// through its descriptor — which NVK leaves out before Turing (binding from a
 /// descriptor would split the push buffer at every draw): the shader reads those from
-/// memory. NVK orders the rest by a use count; the model by first use.
+/// memory. NVK orders them as compar_cbufs does: the most used first (the model counts
+/// the SPIR-V's loads through each, where NVK counts NIR's), then by type (a set's
+/// descriptors, a dynamic uniform buffer, a uniform buffer's descriptor), set, dynamic
+/// index and descriptor offset; the sixteen slots take the first fifteen.
 fn cbuf_map(
     interface: &Interface,
     arch: Arch,
     uniform_buffer: &dyn Fn(u32, u32) -> UniformBufferKind,
 ) -> Vec<Cbuf> {
-    let mut cbufs = vec![Cbuf::Root];
-    for used in &interface.descriptors {
-        if cbufs.len() >= MAX_CBUFS {
-            break;
-        }
-        let cbuf = match *used {
+    let mut used: Vec<(Cbuf, u32)> = Vec::new();
+    for (at, descriptor) in interface.descriptors.iter().enumerate() {
+        let loads = interface.descriptor_loads.get(at).copied().unwrap_or(0);
+        let cbuf = match *descriptor {
             DescriptorUse::UniformBuffer { set, binding } => match uniform_buffer(set, binding) {
                 UniformBufferKind::Dynamic { index } => Cbuf::DynamicUniformBuffer { set, index },
                 UniformBufferKind::Inline => Cbuf::DescriptorSet { set },
@@ -193,10 +194,24 @@ fn cbuf_map(
             },
             DescriptorUse::DescriptorSet { set } => Cbuf::DescriptorSet { set },
         };
-        if !cbufs.contains(&cbuf) {
-            cbufs.push(cbuf);
+        match used.iter_mut().find(|(c, _)| *c == cbuf) {
+            Some((_, count)) => *count = count.saturating_add(loads),
+            None => used.push((cbuf, loads)),
         }
     }
+    // compar_cbufs' key: type (NVK_CBUF_TYPE_DESC_SET, _DYNAMIC_UBO, _UBO_DESC), set,
+    // dynamic index, descriptor offset.
+    let key = |c: &Cbuf| match *c {
+        Cbuf::DescriptorSet { set } => (3, set, 0, 0),
+        Cbuf::DynamicUniformBuffer { set, index } => (4, set, index, 0),
+        Cbuf::UniformBuffer { set, offset } => (5, set, 0, offset),
+        Cbuf::Invalid | Cbuf::Root => (0, 0, 0, 0),
+    };
+    used.sort_by(|(a, a_loads), (b, b_loads)| {
+        b_loads.cmp(a_loads).then_with(|| key(a).cmp(&key(b)))
+    });
+    let mut cbufs = vec![Cbuf::Root];
+    cbufs.extend(used.into_iter().map(|(c, _)| c).take(MAX_CBUFS - 1));
     cbufs
 }
 

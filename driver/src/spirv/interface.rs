@@ -106,6 +106,10 @@ pub struct XfbBuffer {
 pub struct Interface {
     /// The descriptors it reads, in first-use order, each once.
     pub descriptors: Vec<DescriptorUse>,
+    /// How many loads read each of [`descriptors`](Self::descriptors) (its uniform
+    /// buffer's words, or its set's descriptors): NVK orders constant buffers by such a
+    /// count (build_cbuf_map's use count).
+    pub descriptor_loads: Vec<u32>,
     /// Tessellation parameters from its execution modes (a control or evaluation
     /// shader; `None` when it sets none).
     pub tess: Option<TessParams>,
@@ -172,6 +176,9 @@ struct ModuleFacts {
     /// Variables some function refers to other than as an access chain's base: used
     /// whole.
     used_whole: HashSet<Word>,
+    /// Loads through each global variable (`OpLoad` of it or of an access chain into
+    /// it).
+    loads: HashMap<Word, u32>,
     /// `(variable, index position, constant index)` of every access chain based on a
     /// variable: which members (or, past an array, which members of its elements) a
     /// function reaches.
@@ -271,6 +278,41 @@ impl ModuleFacts {
                 }
             }
         }
+        // Loads through each variable: pointers derived by access chains followed back
+        // to their variable (SPIR-V defines a pointer before it is used).
+        let mut base: HashMap<Word, Word> = HashMap::new();
+        let mut loads: HashMap<Word, u32> = HashMap::new();
+        for i in module
+            .functions
+            .iter()
+            .flat_map(|f| f.blocks.iter())
+            .flat_map(|b| b.instructions.iter())
+        {
+            let root = |r: Word| {
+                if variables.contains_key(&r) {
+                    Some(r)
+                } else {
+                    base.get(&r).copied()
+                }
+            };
+            match i.class.opcode {
+                Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain => {
+                    if let (Some(result), Some(Operand::IdRef(r))) =
+                        (i.result_id, i.operands.first())
+                    {
+                        if let Some(var) = root(*r) {
+                            base.insert(result, var);
+                        }
+                    }
+                }
+                Op::Load => {
+                    if let Some(var) = i.operands.first().and_then(id_operand).and_then(root) {
+                        *loads.entry(var).or_default() += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
         ModuleFacts {
             decorations,
             types,
@@ -278,6 +320,7 @@ impl ModuleFacts {
             variables,
             used,
             used_whole,
+            loads,
             chain_indices,
         }
     }
@@ -496,7 +539,7 @@ impl ModuleFacts {
                 _ => {}
             }
         }
-        f.descriptors = self.descriptor_uses(module);
+        (f.descriptors, f.descriptor_loads) = self.descriptor_uses(module);
         f
     }
 
@@ -557,9 +600,10 @@ impl ModuleFacts {
     }
 
     /// The descriptors the functions refer to, in variable order, each once: uniform
-    /// buffers by binding, everything else by set.
-    fn descriptor_uses(&self, module: &Module) -> Vec<DescriptorUse> {
+    /// buffers by binding, everything else by set; and the loads through each.
+    fn descriptor_uses(&self, module: &Module) -> (Vec<DescriptorUse>, Vec<u32>) {
         let mut uses = Vec::new();
+        let mut counts: Vec<u32> = Vec::new();
         let order = module
             .types_global_values
             .iter()
@@ -587,11 +631,16 @@ impl ModuleFacts {
             } else {
                 continue;
             };
-            if !uses.contains(&found) {
-                uses.push(found);
+            let loads = self.loads.get(&var).copied().unwrap_or(0);
+            match uses.iter().position(|u| *u == found) {
+                Some(at) => counts[at] += loads,
+                None => {
+                    uses.push(found);
+                    counts.push(loads);
+                }
             }
         }
-        uses
+        (uses, counts)
     }
 }
 
