@@ -417,7 +417,7 @@ mod tests {
 
     #[test]
     fn one_object_for_one_address_on_each_side() {
-        let mut c = AddressCheck::default();
+        let mut c = AddressCheck::new(Arch::Turing);
         assert_eq!(target(&mut c, 0x3f_fffb_6000, 0x10_0000_0000, 0), None);
         assert_eq!(target(&mut c, 0x3f_fffa_0000, 0x10_0002_0000, 1), None);
         assert_eq!(target(&mut c, 0x3f_fffb_6000, 0x10_0000_0000, 2), None);
@@ -429,7 +429,7 @@ mod tests {
 
     #[test]
     fn an_address_nvk_hands_out_again_may_stand_for_a_new_object_but_not_an_old_one() {
-        let mut c = AddressCheck::default();
+        let mut c = AddressCheck::new(Arch::Turing);
         assert_eq!(target(&mut c, 0x40_0000, 0x10_0000_0000, 0), None);
         // Freed and made again: NVK reuses its address, the model places anew.
         assert_eq!(target(&mut c, 0x40_0000, 0x10_0004_0000, 1), None);
@@ -439,7 +439,7 @@ mod tests {
 
     #[test]
     fn other_methods_are_no_addresses_and_words_pair_in_their_order() {
-        let mut c = AddressCheck::default();
+        let mut c = AddressCheck::new(Arch::Turing);
         assert_eq!(
             c.observe("SET_COLOR_TARGET_WIDTH(j)", 1, 2, 0),
             (false, None)
