@@ -212,17 +212,31 @@ impl CommandEncoder<'_> {
         self.recorded(before)
     }
 
-    /// vk_meta_draw_volume: the viewport and scissor over the rectangle, its six
-    /// vertices uploaded and bound as vertex buffer 0, the draw once a layer.
+    /// vk_meta_draw_volume: the viewport and scissor from the origin to the power of
+    /// two past the rectangle's far corner (setup_viewport_scissor: vk_meta knows no
+    /// render area), its six vertices uploaded and bound as vertex buffer 0, the draw
+    /// once a layer.
     fn meta_draw_volume(&mut self, area: super::rendering::RenderArea, layers: u32) {
+        // 2^(1 + floor(log2(far - 1))), the far edge at least 1 (util_logbase2(0) = 0).
+        let reach = |near: i32, len: u32| {
+            let far = (near.max(0) as u32).saturating_add(len).max(1);
+            let bits = far - 1;
+            let log2 = if bits == 0 {
+                0
+            } else {
+                31 - bits.leading_zeros()
+            };
+            1u32 << (1 + log2).min(31)
+        };
+        let (width, height) = (reach(area.x, area.width), reach(area.y, area.height));
         let state = self.state_mut();
         state.set_viewports(
             0,
             &[Viewport {
-                x: area.x as f32,
-                y: area.y as f32,
-                width: area.width as f32,
-                height: area.height as f32,
+                x: 0.0,
+                y: 0.0,
+                width: width as f32,
+                height: height as f32,
                 min_depth: 0.0,
                 max_depth: 1.0,
             }],
@@ -230,10 +244,10 @@ impl CommandEncoder<'_> {
         state.set_scissors(
             0,
             &[Rect {
-                x: area.x,
-                y: area.y,
-                width: area.width,
-                height: area.height,
+                x: 0,
+                y: 0,
+                width,
+                height,
             }],
         );
         let bytes = RECT_VERTICES * VERTEX_BYTES;
