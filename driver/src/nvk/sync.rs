@@ -3,10 +3,11 @@
 //! `nvk_cmd_invalidate_deps`, called by `nvk_CmdPipelineBarrier2`; version 1 barriers
 //! reach it through Mesa's common conversion).
 //!
-//! Stage and access masks are expanded as Mesa's `vk_expand_src/dst_stage_flags2` and
-//! `vk_expand_*_access_flags2` do (ALL_COMMANDS, ALL_GRAPHICS, ALL_TRANSFER, the
-//! pre-rasterization stages; SHADER_READ/WRITE and MEMORY_READ/WRITE); the per-stage
-//! filter of access bits (`vk_filter_*_access_flags2`) is not applied.
+//! Stage masks are expanded as Mesa's `vk_expand_src/dst_stage_flags2` do
+//! (ALL_COMMANDS, ALL_GRAPHICS, ALL_TRANSFER, VERTEX_INPUT, the pre-rasterization
+//! stages), and access masks filtered as `vk_filter_src/dst_access_flags2` do: MEMORY_
+//! and SHADER_ bits expanded, then only the writes (source) or reads (destination) the
+//! stages can make kept (the Vulkan registry's supported stages of each access).
 
 use super::encoder::{CommandEncoder, Recorded};
 use crate::class;
@@ -28,6 +29,8 @@ pub struct Barrier {
 #[allow(missing_docs)]
 pub mod stage {
     pub const TOP_OF_PIPE: u64 = 0x1;
+    pub const DRAW_INDIRECT: u64 = 0x2;
+    pub const VERTEX_INPUT: u64 = 0x4;
     pub const VERTEX_SHADER: u64 = 0x8;
     pub const TESS_CONTROL: u64 = 0x10;
     pub const TESS_EVAL: u64 = 0x20;
@@ -39,18 +42,40 @@ pub mod stage {
     pub const COMPUTE: u64 = 0x800;
     pub const ALL_TRANSFER: u64 = 0x1000;
     pub const BOTTOM_OF_PIPE: u64 = 0x2000;
+    pub const HOST: u64 = 0x4000;
     pub const ALL_GRAPHICS: u64 = 0x8000;
     pub const ALL_COMMANDS: u64 = 0x1_0000;
+    pub const COMMAND_PREPROCESS: u64 = 0x2_0000;
+    pub const CONDITIONAL_RENDERING: u64 = 0x4_0000;
     pub const TASK: u64 = 0x8_0000;
     pub const MESH: u64 = 0x10_0000;
+    pub const RAY_TRACING: u64 = 0x20_0000;
+    pub const FRAGMENT_SHADING_RATE_ATTACHMENT: u64 = 0x40_0000;
+    pub const FRAGMENT_DENSITY_PROCESS: u64 = 0x80_0000;
+    pub const TRANSFORM_FEEDBACK: u64 = 0x100_0000;
+    pub const ACCELERATION_STRUCTURE_BUILD: u64 = 0x200_0000;
     pub const COPY: u64 = 0x1_0000_0000;
     pub const RESOLVE: u64 = 0x2_0000_0000;
     pub const BLIT: u64 = 0x4_0000_0000;
     pub const CLEAR: u64 = 0x8_0000_0000;
+    pub const INDEX_INPUT: u64 = 0x10_0000_0000;
+    pub const VERTEX_ATTRIBUTE_INPUT: u64 = 0x20_0000_0000;
     pub const PRE_RASTERIZATION: u64 = 0x40_0000_0000;
     /// The graphics stages ALL_GRAPHICS stands for (every bit below COMPUTE but the
-    /// host and transfer ones, and the v2 input stages).
-    pub const GRAPHICS: u64 = 0x7fe | 0x30_0000_0000 | TASK | MESH | PRE_RASTERIZATION;
+    /// host and transfer ones, the v2 input stages, conditional rendering, transform
+    /// feedback and the shading-rate and density stages).
+    pub const GRAPHICS: u64 = 0x7fe
+        | INDEX_INPUT
+        | VERTEX_ATTRIBUTE_INPUT
+        | TASK
+        | MESH
+        | PRE_RASTERIZATION
+        | CONDITIONAL_RENDERING
+        | TRANSFORM_FEEDBACK
+        | FRAGMENT_SHADING_RATE_ATTACHMENT
+        | FRAGMENT_DENSITY_PROCESS;
+    /// Every shader stage.
+    pub const SHADERS: u64 = SHADERS_GRAPHICS | COMPUTE | RAY_TRACING;
     pub const SHADERS_GRAPHICS: u64 =
         VERTEX_SHADER | TESS_CONTROL | TESS_EVAL | GEOMETRY | FRAGMENT | TASK | MESH;
 }
@@ -79,30 +104,13 @@ pub mod access {
     pub const SHADER_STORAGE_READ: u64 = 0x2_0000_0000;
     pub const SHADER_STORAGE_WRITE: u64 = 0x4_0000_0000;
     pub const DESCRIPTOR_BUFFER_READ: u64 = 0x200_0000_0000;
-    /// Every write bit MEMORY_WRITE stands for.
-    pub const WRITES: u64 = SHADER_WRITE
-        | COLOR_ATTACHMENT_WRITE
-        | DEPTH_STENCIL_ATTACHMENT_WRITE
-        | TRANSFER_WRITE
-        | 0x4000 // HOST_WRITE
-        | COMMAND_PREPROCESS_WRITE
-        | TRANSFORM_FEEDBACK_WRITE
-        | 0x800_0000 // TRANSFORM_FEEDBACK_COUNTER_WRITE
-        | SHADER_STORAGE_WRITE;
-    /// Every read bit MEMORY_READ stands for.
-    pub const READS: u64 = INDIRECT_COMMAND_READ
-        | 0x6 // INDEX_READ, VERTEX_ATTRIBUTE_READ
-        | UNIFORM_READ
-        | INPUT_ATTACHMENT_READ
-        | SHADER_READ
-        | 0x280 // COLOR_ATTACHMENT_READ, DEPTH_STENCIL_ATTACHMENT_READ
-        | TRANSFER_READ
-        | 0x2000 // HOST_READ
-        | CONDITIONAL_RENDERING_READ
-        | TRANSFORM_FEEDBACK_COUNTER_READ
-        | SHADER_SAMPLED_READ
-        | SHADER_STORAGE_READ
-        | DESCRIPTOR_BUFFER_READ;
+    pub const INDEX_READ: u64 = 0x2;
+    pub const VERTEX_ATTRIBUTE_READ: u64 = 0x4;
+    pub const HOST_READ: u64 = 0x2000;
+    pub const HOST_WRITE: u64 = 0x4000;
+    pub const COMMAND_PREPROCESS_READ: u64 = 0x2_0000;
+    pub const TRANSFORM_FEEDBACK_COUNTER_WRITE: u64 = 0x800_0000;
+    pub const SHADER_BINDING_TABLE_READ: u64 = 0x100_0000_0000;
 }
 
 /// What a dependency makes NVK do (`enum nvk_barrier`).
@@ -135,6 +143,9 @@ fn expand_stages(stages: u64, src: bool) -> u64 {
     if s & stage::ALL_TRANSFER != 0 {
         s |= stage::COPY | stage::RESOLVE | stage::BLIT | stage::CLEAR;
     }
+    if s & stage::VERTEX_INPUT != 0 {
+        s |= stage::INDEX_INPUT | stage::VERTEX_ATTRIBUTE_INPUT;
+    }
     if s & stage::PRE_RASTERIZATION != 0 {
         s |= stage::VERTEX_SHADER
             | stage::TESS_CONTROL
@@ -146,27 +157,138 @@ fn expand_stages(stages: u64, src: bool) -> u64 {
     s
 }
 
-/// The accesses a mask stands for (Mesa's `vk_expand_*_access_flags2`).
-fn expand_access(access: u64) -> u64 {
+/// The reads `stages` can make (`vk_read_access2_for_pipeline_stage_flags2`: each
+/// read access's supported stages in the Vulkan registry).
+fn reads_of(stages: u64) -> u64 {
+    let mut a = 0;
+    let mut allow = |when: u64, access: u64| {
+        if stages & when != 0 {
+            a |= access;
+        }
+    };
+    allow(
+        stage::DRAW_INDIRECT | stage::ACCELERATION_STRUCTURE_BUILD,
+        access::INDIRECT_COMMAND_READ,
+    );
+    allow(stage::VERTEX_INPUT | stage::INDEX_INPUT, access::INDEX_READ);
+    allow(
+        stage::VERTEX_INPUT | stage::VERTEX_ATTRIBUTE_INPUT,
+        access::VERTEX_ATTRIBUTE_READ,
+    );
+    allow(
+        stage::SHADERS,
+        access::UNIFORM_READ
+            | access::SHADER_READ
+            | access::SHADER_SAMPLED_READ
+            | access::SHADER_STORAGE_READ
+            | access::DESCRIPTOR_BUFFER_READ,
+    );
+    allow(stage::RAY_TRACING, access::SHADER_BINDING_TABLE_READ);
+    allow(stage::ACCELERATION_STRUCTURE_BUILD, access::SHADER_READ);
+    allow(stage::FRAGMENT, access::INPUT_ATTACHMENT_READ);
+    allow(
+        stage::COLOR_ATTACHMENT_OUTPUT,
+        access::COLOR_ATTACHMENT_READ,
+    );
+    allow(
+        stage::EARLY_FRAGMENT_TESTS | stage::LATE_FRAGMENT_TESTS,
+        access::DEPTH_STENCIL_ATTACHMENT_READ,
+    );
+    allow(
+        stage::ALL_TRANSFER
+            | stage::COPY
+            | stage::RESOLVE
+            | stage::BLIT
+            | stage::ACCELERATION_STRUCTURE_BUILD,
+        access::TRANSFER_READ,
+    );
+    allow(stage::HOST, access::HOST_READ);
+    allow(stage::COMMAND_PREPROCESS, access::COMMAND_PREPROCESS_READ);
+    allow(
+        stage::CONDITIONAL_RENDERING,
+        access::CONDITIONAL_RENDERING_READ,
+    );
+    allow(
+        stage::DRAW_INDIRECT | stage::TRANSFORM_FEEDBACK,
+        access::TRANSFORM_FEEDBACK_COUNTER_READ,
+    );
+    a
+}
+
+/// The writes `stages` can make (`vk_write_access2_for_pipeline_stage_flags2`).
+fn writes_of(stages: u64) -> u64 {
+    let mut a = 0;
+    let mut allow = |when: u64, access: u64| {
+        if stages & when != 0 {
+            a |= access;
+        }
+    };
+    allow(
+        stage::SHADERS,
+        access::SHADER_WRITE | access::SHADER_STORAGE_WRITE,
+    );
+    allow(
+        stage::COLOR_ATTACHMENT_OUTPUT,
+        access::COLOR_ATTACHMENT_WRITE,
+    );
+    allow(
+        stage::EARLY_FRAGMENT_TESTS | stage::LATE_FRAGMENT_TESTS,
+        access::DEPTH_STENCIL_ATTACHMENT_WRITE,
+    );
+    allow(
+        stage::ALL_TRANSFER
+            | stage::COPY
+            | stage::RESOLVE
+            | stage::BLIT
+            | stage::CLEAR
+            | stage::ACCELERATION_STRUCTURE_BUILD,
+        access::TRANSFER_WRITE,
+    );
+    allow(stage::HOST, access::HOST_WRITE);
+    allow(stage::COMMAND_PREPROCESS, access::COMMAND_PREPROCESS_WRITE);
+    allow(
+        stage::TRANSFORM_FEEDBACK,
+        access::TRANSFORM_FEEDBACK_WRITE | access::TRANSFORM_FEEDBACK_COUNTER_WRITE,
+    );
+    a
+}
+
+/// A source access mask as `vk_filter_src_access_flags2` leaves it for `stages`
+/// (expanded): MEMORY_WRITE standing for every write the stages make, SHADER_WRITE
+/// for storage writes, and only those writes kept.
+fn filter_src_access(stages: u64, access: u64) -> u64 {
+    let writes = writes_of(stages);
     let mut a = access;
     if a & access::MEMORY_WRITE != 0 {
-        a |= access::WRITES;
-    }
-    if a & access::MEMORY_READ != 0 {
-        a |= access::READS;
+        a |= writes;
     }
     if a & access::SHADER_WRITE != 0 {
         a |= access::SHADER_STORAGE_WRITE;
     }
-    if a & access::SHADER_READ != 0 {
-        a |= access::SHADER_SAMPLED_READ | access::SHADER_STORAGE_READ;
+    a & writes
+}
+
+/// A destination access mask as `vk_filter_dst_access_flags2` leaves it: MEMORY_READ
+/// standing for every read the stages make, SHADER_READ for sampled, storage and
+/// binding-table reads, and only those reads kept.
+fn filter_dst_access(stages: u64, access: u64) -> u64 {
+    let reads = reads_of(stages);
+    let mut a = access;
+    if a & access::MEMORY_READ != 0 {
+        a |= reads;
     }
-    a
+    if a & access::SHADER_READ != 0 {
+        a |= access::SHADER_SAMPLED_READ
+            | access::SHADER_STORAGE_READ
+            | access::SHADER_BINDING_TABLE_READ;
+    }
+    a & reads
 }
 
 /// Mirrors nvk_barrier_flushes_waits: what finishing the source scope takes.
 fn flushes_waits(stages: u64, access: u64) -> u32 {
-    let (stages, access) = (expand_stages(stages, true), expand_access(access));
+    let stages = expand_stages(stages, true);
+    let access = filter_src_access(stages, access);
     let mut b = 0;
     if access & access::SHADER_STORAGE_WRITE != 0 {
         b |= barrier::FLUSH_SHADER_DATA;
@@ -198,7 +320,8 @@ fn flushes_waits(stages: u64, access: u64) -> u32 {
 
 /// Mirrors nvk_barrier_invalidates: what the destination scope needs invalidated.
 fn invalidates(stages: u64, access: u64) -> u32 {
-    let (stages, access) = (expand_stages(stages, false), expand_access(access));
+    let stages = expand_stages(stages, false);
+    let access = filter_dst_access(stages, access);
     let mut b = 0;
     if access
         & (access::INDIRECT_COMMAND_READ
@@ -322,5 +445,36 @@ mod tests {
         // An execution-only dependency costs nothing.
         assert_eq!(flushes_waits(stage::ALL_COMMANDS, 0), 0);
         assert_eq!(invalidates(stage::ALL_COMMANDS, 0), 0);
+    }
+
+    #[test]
+    fn memory_access_stands_only_for_what_the_stages_can_do() {
+        // MEMORY_READ into the colour output reads only attachments: nothing to
+        // invalidate (vk_filter_dst_access_flags2).
+        assert_eq!(
+            invalidates(stage::COLOR_ATTACHMENT_OUTPUT, access::MEMORY_READ),
+            0
+        );
+        // Into the fragment shader it reads no indirect commands: no QMD data.
+        assert_eq!(
+            invalidates(stage::FRAGMENT, access::MEMORY_READ) & barrier::INVALIDATE_QMD_DATA,
+            0
+        );
+        // Into DRAW_INDIRECT it does.
+        assert_ne!(
+            invalidates(stage::DRAW_INDIRECT, access::MEMORY_READ) & barrier::INVALIDATE_QMD_DATA,
+            0
+        );
+        // A colour write named for a transfer stage is no write of it: nothing to wait
+        // for (vk_filter_src_access_flags2).
+        assert_eq!(
+            flushes_waits(stage::COPY, access::COLOR_ATTACHMENT_WRITE),
+            0
+        );
+        // MEMORY_WRITE from the colour output waits for rendering.
+        assert_eq!(
+            flushes_waits(stage::COLOR_ATTACHMENT_OUTPUT, access::MEMORY_WRITE),
+            barrier::RENDER_WFI
+        );
     }
 }

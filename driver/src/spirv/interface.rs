@@ -176,8 +176,9 @@ struct ModuleFacts {
     /// Variables some function refers to other than as an access chain's base: used
     /// whole.
     used_whole: HashSet<Word>,
-    /// Loads through each global variable (`OpLoad` of it or of an access chain into
-    /// it).
+    /// Uses of each global variable as NVK counts them for its constant buffers
+    /// (loads, stores and atomics through it or an access chain into it; a combined
+    /// image-sampler's load twice).
     loads: HashMap<Word, u32>,
     /// `(variable, index position, constant index)` of every access chain based on a
     /// variable: which members (or, past an array, which members of its elements) a
@@ -305,10 +306,38 @@ impl ModuleFacts {
                         }
                     }
                 }
-                Op::Load => {
-                    if let Some(var) = i.operands.first().and_then(id_operand).and_then(root) {
-                        *loads.entry(var).or_default() += 1;
-                    }
+                // A load, store or atomic through the variable: one use; a combined
+                // image-sampler loaded is two (NIR's texture instruction names the
+                // texture and the sampler, each a use to NVK).
+                op if op == Op::Load
+                    || op == Op::Store
+                    || matches!(
+                        op,
+                        Op::AtomicLoad
+                            | Op::AtomicStore
+                            | Op::AtomicExchange
+                            | Op::AtomicCompareExchange
+                            | Op::AtomicIIncrement
+                            | Op::AtomicIDecrement
+                            | Op::AtomicIAdd
+                            | Op::AtomicISub
+                            | Op::AtomicSMin
+                            | Op::AtomicUMin
+                            | Op::AtomicSMax
+                            | Op::AtomicUMax
+                            | Op::AtomicAnd
+                            | Op::AtomicOr
+                            | Op::AtomicXor
+                    ) =>
+                {
+                    let Some(var) = i.operands.first().and_then(id_operand).and_then(root) else {
+                        continue;
+                    };
+                    let combined = op == Op::Load
+                        && i.result_type
+                            .and_then(|t| types.get(&t))
+                            .is_some_and(|t: &Instruction| t.class.opcode == Op::TypeSampledImage);
+                    *loads.entry(var).or_default() += if combined { 2 } else { 1 };
                 }
                 _ => {}
             }
