@@ -24,6 +24,7 @@ fn image(format: u32, samples: u32) -> Image {
         samples,
         linear: false,
         three_d: false,
+        views_2d: false,
         addr: 0x20_0000_0000,
     }
 }

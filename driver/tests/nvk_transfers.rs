@@ -157,3 +157,35 @@ fn an_image_copy_of_three_layers_launches_once_a_layer() {
     assert!(methods.contains(&(copy::SRC_ORIGIN_X, 8)));
     assert!(methods.contains(&(copy::SRC_ORIGIN_X + 4, 16)));
 }
+
+#[test]
+fn a_3d_image_viewed_as_2d_is_laid_out_one_gob_deep() {
+    // A 64×64×256 R8G8B8A8 image, as a GL program's array texture through Zink
+    // (2D-array compatible) and as a plain 3D texture.
+    let block_of = |flags: u32| {
+        let mut image = Image::stand_in(37, [64, 64, 256]);
+        image.three_d = true;
+        image.views_2d = Image::views_2d_for(flags, 0x6, true, 37);
+        image.addr = 0x40_0000;
+        let methods = copy_methods(Arch::Turing, |enc| {
+            let region = BufferImageRegion {
+                subresource: Subresource {
+                    aspects: 1,
+                    layer_count: 1,
+                    ..Subresource::default()
+                },
+                image_extent: [64, 64, 1],
+                ..BufferImageRegion::default()
+            };
+            enc.copy_buffer_image(&image, 0x10_0000, &[region], true);
+        });
+        methods
+            .iter()
+            .find(|(m, _)| *m == copy::SET_DST_BLOCK_SIZE)
+            .map(|(_, d)| *d)
+    };
+    // VK_IMAGE_CREATE_2D_ARRAY_COMPATIBLE_BIT: 8 GOBs high, 1 deep (nvk_image_init's
+    // NIL_IMAGE_USAGE_2D_VIEW_BIT); without it 32 deep (2^5).
+    assert_eq!(block_of(0x20), Some(0x1030));
+    assert_eq!(block_of(0), Some(0x1530));
+}

@@ -865,15 +865,17 @@ impl<'o> Pass<'o> {
                     let extent = c
                         .extent()
                         .map_or([1, 1, 1], |e| [e.width(), e.height(), e.depth()]);
+                    // VK_IMAGE_TILING_LINEAR, VK_IMAGE_TYPE_3D.
+                    let three_d = c.image_type() == 2;
                     let image = Image {
                         format: c.format(),
                         extent,
                         array_layers: c.array_layers(),
                         mip_levels: c.mip_levels(),
                         samples: c.samples(),
-                        // VK_IMAGE_TILING_LINEAR, VK_IMAGE_TYPE_3D.
                         linear: c.tiling() == 1,
-                        three_d: c.image_type() == 2,
+                        three_d,
+                        views_2d: Image::views_2d_for(c.flags(), c.usage(), three_d, c.format()),
                         addr: 0,
                     };
                     self.objects.create_image(c.image(), image);

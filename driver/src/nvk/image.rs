@@ -78,6 +78,9 @@ pub struct Image {
     pub linear: bool,
     /// `VK_IMAGE_TYPE_3D`.
     pub three_d: bool,
+    /// Viewed as 2D (NIL's `NIL_IMAGE_USAGE_2D_VIEW_BIT`): a 3D image's blocks are one
+    /// GOB deep.
+    pub views_2d: bool,
     /// Its address in GPU memory (0 when the trace never bound it).
     pub addr: u64,
 }
@@ -136,8 +139,22 @@ impl Image {
             samples: 1,
             linear: false,
             three_d: false,
+            views_2d: false,
             addr: 0,
         }
+    }
+
+    /// Whether NVK 25.0.7 lays an image of `VkImageCreateFlags` `flags`, usage `usage`,
+    /// 3D or not, in format `format` out for 2D views (nvk_image_init): created
+    /// 2D-array or 2D-view compatible, or a 3D storage image (NVK treats those as 2D
+    /// arrays), or a 3D depth/stencil image (cleared as a 2D array).
+    pub fn views_2d_for(flags: u32, usage: u32, three_d: bool, format: u32) -> bool {
+        const ARRAY_2D_COMPATIBLE: u32 = 0x20;
+        const VIEW_2D_COMPATIBLE: u32 = 0x2_0000;
+        const USAGE_STORAGE: u32 = 0x8;
+        flags & (ARRAY_2D_COMPATIBLE | VIEW_2D_COMPATIBLE) != 0
+            || usage & USAGE_STORAGE != 0
+            || (three_d && TargetFormat::of_vk(format).depth_stencil)
     }
 
     /// The sample grid of one pixel (`nil_sample_layout`'s width and height).
@@ -176,8 +193,9 @@ impl Image {
         } else {
             1
         };
-        // Level 0's block height and depth in GOBs (log2).
+        // Level 0's block height and depth in GOBs (log2); one GOB deep for 2D views.
         let block0 = self.block_log2(self.level_rows(0), depth0);
+        let block0 = (block0.0, if self.views_2d { 0 } else { block0.1 });
         let mut offset = 0u64;
         let mut chosen = None;
         for m in 0..levels {
