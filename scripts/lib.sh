@@ -73,6 +73,8 @@ ensure_vulkan() {
   [ -e /usr/lib/x86_64-linux-gnu/dri/zink_dri.so ] || need+=(libgl1-mesa-dri)
   # GFXReconstruct's capture layer and tools, for `macroscope import`'s tests.
   command -v gfxrecon-info >/dev/null || need+=(gfxreconstruct)
+  # FFmpeg's Vulkan filters, which import memory from host pointers.
+  command -v ffmpeg >/dev/null || need+=(ffmpeg)
   [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
   ensure_vk_registry
 }

@@ -1,7 +1,7 @@
 //! The capture layer under real programs: vkcube (under Xvfb) through the system
 //! Vulkan loader on lavapipe, captured with `macroscope capture`, read back, checked
 //! with spirv-val, and replayed; a capture killed mid-run; the Khronos validation layer
-//! above and below ours.
+//! above and below ours; FFmpeg's Vulkan filters importing memory from host pointers.
 //!
 //! Needs Xvfb (xvfb-run), vkcube, lavapipe and spirv-val. Without them the tests say so
 //! and pass, unless MACROSCOPE_REQUIRE_VULKAN is set (scripts/test sets it, after
@@ -337,6 +337,88 @@ fn assert_frames_match(trace: &Path, frames: u64, extra: &[&str]) {
         )),
         "{text}"
     );
+}
+
+/// FFmpeg's Vulkan filters upload frames from the program's own memory, imported with
+/// VK_EXT_external_memory_host, and never map any: every write the trace holds was made
+/// through an imported pointer, recorded as mapped memory is. The trace replays on
+/// lavapipe, which imports host memory too, and under NVK 25.0.7, which cannot (the
+/// replay stands host-visible memory in, filled from the trace), where every
+/// difference is explained.
+#[test]
+fn memory_imported_from_host_pointers_is_recorded_and_replays_without_the_extension() {
+    if !vulkan_ready() || !have("ffmpeg") {
+        assert!(
+            std::env::var_os("MACROSCOPE_REQUIRE_VULKAN").is_none(),
+            "ffmpeg must be here (scripts/test installs it)"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("ffmpeg.mscope");
+    let out = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .args(["capture", "-o", trace.to_str().unwrap(), "--"])
+        .args([
+            "ffmpeg",
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-init_hw_device",
+            "vulkan=vk:0",
+            "-filter_hw_device",
+            "vk",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=160x120:rate=30",
+            "-vf",
+            "format=yuv420p,hwupload,scale_vulkan=w=80:h=60,hwdownload,format=yuv420p",
+            "-frames:v",
+            "8",
+            "-f",
+            "null",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let (counts, _) = read(&trace);
+    let imports = generic_calls(&trace)
+        .iter()
+        .filter(|(name, _)| name == "vkGetMemoryHostPointerPropertiesEXT")
+        .count();
+    assert!(imports > 0, "{counts:?}");
+    assert_eq!(counts.get("MapMemory"), None, "{counts:?}");
+    assert!(
+        counts.get("MemoryContents").copied().unwrap_or(0) >= 8,
+        "{counts:?}"
+    );
+    // On lavapipe, with the extension.
+    let replayed = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .args(["replay", "--device", trace.to_str().unwrap(), "-o"])
+        .arg(dir.path().join("device.msr"))
+        .output()
+        .unwrap();
+    assert!(replayed.status.success(), "{replayed:?}");
+    // Under NVK 25.0.7, without it.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_macroscope"))
+        .parent()
+        .unwrap();
+    if let Err(why) = replayer::verify::oracle::ready(&root.join("scripts/nvk-oracle"), bin_dir) {
+        assert!(
+            std::env::var_os("MACROSCOPE_REQUIRE_NVK").is_none(),
+            "the NVK oracle must run here: {why}"
+        );
+        return;
+    }
+    let verified = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .args(["verify", trace.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&verified.stdout);
+    assert!(verified.status.success(), "{verified:?}");
+    assert!(report.contains("every difference explained"), "{report}");
 }
 
 #[test]
