@@ -113,9 +113,9 @@ fn every_nvidia_sample_matches_nvk_on_both_mme_generations_but_for_explained_dif
 }
 
 /// The macros whose binaries the model builds word for word as NVK 25.0.7 does, per
-/// MME generation (chipset). The rest: on Turing `dispatch_indirect`, and the
-/// model's `copy_query_results` (25.0.7 has none); before Turing also the count
-/// draws NVK leaves empty there.
+/// MME generation (chipset). The rest: the model's `copy_query_results` (25.0.7 has
+/// none); before Turing also `dispatch_indirect` (NVK's 64-bit multiply loops) and the
+/// count draws NVK leaves empty there.
 const EQUAL_MACROS: [(&str, &[&str]); 2] = [
     (
         "0x162",
@@ -125,6 +125,7 @@ const EQUAL_MACROS: [(&str, &[&str]); 2] = [
             "bind_ib",
             "bind_vb",
             "clear",
+            "dispatch_indirect",
             "draw",
             "draw_indexed",
             "draw_indexed_indirect",

@@ -445,6 +445,36 @@ impl Builder {
         self.release(&temps);
     }
 
+    /// `x * y` (unsigned) as a 64-bit (low, high) pair in two new registers; Turing
+    /// only (Mesa's mme_umul_32x32_64: `MULU`, `MULH`).
+    pub fn umul_32x32_64(&mut self, x: impl Into<Value>, y: impl Into<Value>) -> [Value; 2] {
+        if self.arch != Arch::Turing {
+            self.unsupported("multiplication");
+            return [Value::Zero, Value::Zero];
+        }
+        let dst = [self.alloc_reg(), self.alloc_reg()];
+        self.alu64_to(
+            Alu64Op::UMul,
+            dst,
+            [x.into(), Value::Zero],
+            [y.into(), Value::Zero],
+        );
+        dst
+    }
+
+    /// `x * y` on 64-bit (low, high) pairs, the low 64 bits, in two new registers;
+    /// Turing only (Mesa's mme_mul64: the low words' full product, then each cross
+    /// product added to the high word).
+    pub fn mul64(&mut self, x: [Value; 2], y: [Value; 2]) -> [Value; 2] {
+        let dst = self.umul_32x32_64(x[0], y[0]);
+        for (a, b) in [(x[0], y[1]), (x[1], y[0])] {
+            let cross = self.mul(a, b);
+            self.alu64_to(Alu64Op::Add, dst, dst, [Value::Zero, cross]);
+            self.free_reg(cross);
+        }
+        dst
+    }
+
     /// `x + y` on 64-bit (low, high) pairs, in two new registers.
     pub fn add64(&mut self, x: [Value; 2], y: [Value; 2]) -> [Value; 2] {
         let dst = [self.alloc_reg(), self.alloc_reg()];

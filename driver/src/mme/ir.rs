@@ -181,6 +181,9 @@ pub enum Alu64Op {
     Add,
     /// `x - y`, borrowing from the high word.
     Sub,
+    /// The 64-bit product of the low words `x.0 * y.0` (unsigned), the high words
+    /// zero: Turing's `MULU` then `MULH` (Mesa's mme_umul_32x32_64; Turing only).
+    UMul,
 }
 
 /// What a conditional tests.

@@ -104,6 +104,7 @@ impl Interp {
                 let r = match op {
                     Alu64Op::Add => wide(*x).wrapping_add(wide(*y)),
                     Alu64Op::Sub => wide(*x).wrapping_sub(wide(*y)),
+                    Alu64Op::UMul => u64::from(self.value(x[0])) * u64::from(self.value(y[0])),
                 };
                 self.regs[usize::from(dst[0].0)] = r as u32;
                 self.regs[usize::from(dst[1].0)] = (r >> 32) as u32;
@@ -128,6 +129,12 @@ impl Interp {
                             x.wrapping_sub(y).wrapping_sub(carry),
                             u32::from(u64::from(x) < need),
                         )
+                    }
+                    // The product's low word, its high word carried (MULU, MULH).
+                    Alu64Op::UMul if *high => (carry, carry),
+                    Alu64Op::UMul => {
+                        let wide = u64::from(x) * u64::from(y);
+                        (wide as u32, (wide >> 32) as u32)
                     }
                 };
                 self.carry = out;

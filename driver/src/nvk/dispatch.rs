@@ -157,22 +157,64 @@ fn umul(b: &mut Builder, x: Value, y: Value) -> Value {
     product
 }
 
+/// Writes `x`, `y`, `z` to three words at `offset` from the address in `addr` (low,
+/// high), moving the address as it goes and freeing it after
+/// (mme_store_global_vec3_free_addr).
+fn store_global_vec3_free_addr(b: &mut Builder, addr: [Value; 2], offset: u32, xyz: [Value; 3]) {
+    if offset != 0 {
+        b.alu64_to(Alu64Op::Add, addr, addr, [Value::Imm(offset), Value::Zero]);
+    }
+    for (i, v) in xyz.into_iter().enumerate() {
+        if i > 0 {
+            b.alu64_to(Alu64Op::Add, addr, addr, [Value::Imm(4), Value::Zero]);
+        }
+        store_global(b, addr, v);
+    }
+    b.free_reg(addr[0]);
+    b.free_reg(addr[1]);
+}
+
 /// The `DISPATCH_INDIRECT` macro: the group counts (read from memory on Turing, pushed
 /// before it), the root table's address (their copy goes to its `cs.group_count`), the
 /// QMD's address (its CTA raster size), the local size; adds the invocations to the
-/// statistic. Mirrors nvk_mme_dispatch_indirect, except that the invocation product
-/// is 32 bits wide (NVK multiplies to 64).
+/// statistic. Mirrors NVK 25.0.7's nvk_mme_dispatch_indirect: on Turing every
+/// parameter loaded before the indirect read, the copies stored with their addresses
+/// moved and freed, the invocations a 64-bit product; before Turing the product is 32
+/// bits wide (the model's shift-and-add multiply; NVK's 64-bit loops are not yet
+/// modelled).
 pub fn dispatch_indirect(b: &mut Builder) {
-    let xyz = if b.arch() == Arch::Turing {
-        let hi = b.load();
-        let lo = b.load();
-        b.read_fifoed(hi, lo, Value::Imm(3));
-        b.free_reg(hi);
-        b.free_reg(lo);
-        [b.load(), b.load(), b.load()]
-    } else {
-        [b.load(), b.load(), b.load()]
-    };
+    if b.arch() == Arch::Turing {
+        // Everything loaded before the switch to an indirect read.
+        let (dispatch_hi, dispatch_lo) = (b.load(), b.load());
+        let root = {
+            let hi = b.load();
+            let lo = b.load();
+            [lo, hi]
+        };
+        let qmd = {
+            let hi = b.load();
+            let lo = b.load();
+            [lo, hi]
+        };
+        let local_size = b.load();
+        b.read_fifoed(dispatch_hi, dispatch_lo, Value::Imm(3));
+        b.free_reg(dispatch_hi);
+        b.free_reg(dispatch_lo);
+        let xyz = [b.load(), b.load(), b.load()];
+        store_global_vec3_free_addr(b, root, root::CS_GROUP_COUNT, xyz);
+        // Turing's QMD keeps the three counts in whole words, 32 bits apart.
+        store_global_vec3_free_addr(b, qmd, QMD_CTA_RASTER_WIDTH, xyz);
+        let [x, y, z] = xyz;
+        let cs1 = b.umul_32x32_64(y, z);
+        let cs2 = b.umul_32x32_64(x, local_size);
+        let count = b.mul64(cs1, cs2);
+        for v in cs1.into_iter().chain(cs2) {
+            b.free_reg(v);
+        }
+        add_cs_invocations_to_scratch(b, count);
+        return;
+    }
+    let xyz = [b.load(), b.load(), b.load()];
     // The root table's copy, then the QMD's.
     for offset in [root::CS_GROUP_COUNT, QMD_CTA_RASTER_WIDTH] {
         let hi = b.load();

@@ -259,6 +259,7 @@ impl Lowerer {
                 let (lo, hi) = match alu {
                     Alu64Op::Add => (Hw::Add, Hw::Addc),
                     Alu64Op::Sub => (Hw::Sub, Hw::Subb),
+                    Alu64Op::UMul => return Err(unlowerable(op)),
                 };
                 // The carry flag passes from the first instruction to the second.
                 self.alu(lo, reg(Value::Reg(dst[0]))?, x[0], y[0])?;
@@ -276,6 +277,7 @@ impl Lowerer {
                     (Alu64Op::Add, true) => Hw::Addc,
                     (Alu64Op::Sub, false) => Hw::Sub,
                     (Alu64Op::Sub, true) => Hw::Subb,
+                    (Alu64Op::UMul, _) => return Err(unlowerable(op)),
                 };
                 self.alu(hw, reg(Value::Reg(dst))?, x, y)
             }

@@ -501,6 +501,7 @@ impl Packer {
                 let (lo, hi) = match op {
                     Alu64Op::Add => (Hw::Add, Hw::Addc),
                     Alu64Op::Sub => (Hw::Sub, Hw::Subb),
+                    Alu64Op::UMul => (Hw::Mulu, Hw::Mulh),
                 };
                 self.alu(reg(dst[0]), lo, x[0], y[0], 0, true)?;
                 if self.alu(reg(dst[1]), hi, x[1], y[1], 0, false)? != 1 {
