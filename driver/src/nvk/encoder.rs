@@ -179,6 +179,9 @@ pub struct CommandEncoder<'d> {
     pub(super) render_samples: u32,
     pub(super) descriptors: DescriptorState,
     pub(super) shaders: ShaderState,
+    /// Whether the rendering's depth attachment has a float depth format
+    /// (`vk_format_has_float_depth` of NVK's `render->depth_att.vk_format`).
+    pub(super) float_depth: bool,
     /// Vertex buffer 0's range, for the meta path to bind again (NVK's `vb0`).
     pub(super) vb0: (u64, u32),
     /// What the meta path saved, between nvk_meta_begin and nvk_meta_end.
@@ -199,6 +202,7 @@ impl<'d> CommandEncoder<'d> {
             render_samples: 0,
             descriptors: DescriptorState::default(),
             shaders: ShaderState::default(),
+            float_depth: false,
             vb0: (0, 0),
             meta_saved: None,
         }
@@ -337,6 +341,7 @@ impl<'d> CommandEncoder<'d> {
             color_attachments: self.color_attachments,
             render_samples: self.render_samples,
             turing: self.device.arch() == Arch::Turing,
+            float_depth: self.float_depth,
         };
         let flushed = self.state.flush(&mut self.push, ctx);
         for (i, group) in StateGroup::ALL.iter().enumerate() {

@@ -254,6 +254,12 @@ impl CommandEncoder<'_> {
             );
         }
         self.render_samples = samples.unwrap_or(0);
+        // NVK's `render->depth_att.vk_format`, which the rasterizer's clip control
+        // reads.
+        self.float_depth = info
+            .depth_stencil
+            .as_ref()
+            .is_some_and(|ds| matches!(ds.view.format, 126 | 130));
         if let Some(samples) = samples {
             super::state::push_sample_layout(&mut self.push, samples);
         }

@@ -590,6 +590,9 @@ pub struct FlushContext {
     pub render_samples: u32,
     /// Whether the class is TURING_A (fragment shading rate exists only there).
     pub turing: bool,
+    /// Whether the rendering's depth attachment has a float depth format (the
+    /// rasterizer then leaves depth unclamped to [0, 1]).
+    pub float_depth: bool,
 }
 
 /// The groups a draw's state cost is split into, as results show them.
@@ -1799,7 +1802,7 @@ impl GraphicsState {
         });
         group(StateGroup::Viewport, p, &|p| vp::flush_vp_state(p, d, dyn_));
         group(StateGroup::Rasterizer, p, &|p| {
-            rs::flush_rs_state(p, d, dyn_);
+            rs::flush_rs_state(p, d, dyn_, ctx.float_depth);
             if ctx.turing {
                 rs::flush_fsr_state(p, d, dyn_);
             }

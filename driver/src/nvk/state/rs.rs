@@ -5,11 +5,11 @@ use crate::class;
 use crate::nvk::Macro;
 use crate::push::{PushBuffer, SUBC_3D};
 
-/// `SET_VIEWPORT_CLIP_CONTROL` as NVK packs it on VOLTA_A and later, for a depth
-/// attachment of a fixed-point format (the trace does not say the format; a float one
-/// changes only the zero-one clamp).
-fn viewport_clip_control(z_clamp: bool, z_clip: bool) -> u32 {
-    let z_clamp_zero_one = true;
+/// `SET_VIEWPORT_CLIP_CONTROL` as NVK packs it on VOLTA_A and later: depth clamped to
+/// [0, 1] unless the depth attachment has a float format (`z_clamp_zero_one`; the
+/// model takes `depthClampZeroOne` as not enabled).
+fn viewport_clip_control(z_clamp: bool, z_clip: bool, float_depth: bool) -> u32 {
+    let z_clamp_zero_one = !float_depth;
     let min_z_zero_max_z_one = u32::from(!z_clamp && z_clamp_zero_one);
     let z_clip_range = if z_clamp || !z_clamp_zero_one {
         if z_clamp {
@@ -32,7 +32,7 @@ fn viewport_clip_control(z_clamp: bool, z_clip: bool) -> u32 {
 
 /// Mirrors nvk_flush_rs_state (VOLTA_A and later; conservative rasterization is not
 /// modelled).
-pub(super) fn flush_rs_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
+pub(super) fn flush_rs_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState, float_depth: bool) {
     if d.has(StateBit::RsRasterizerDiscardEnable) {
         let enable = u32::from(!s.rasterizer_discard_enable);
         p.immd_or_mthd(SUBC_3D, class::SET_RASTER_ENABLE, enable);
@@ -40,7 +40,7 @@ pub(super) fn flush_rs_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
     if d.any(&[StateBit::RsDepthClipEnable, StateBit::RsDepthClampEnable]) {
         // Without VK_EXT_depth_clip_enable, depth clips unless it is clamped.
         let z_clip = s.depth_clip_enable.unwrap_or(!s.depth_clamp_enable);
-        let control = viewport_clip_control(s.depth_clamp_enable, z_clip);
+        let control = viewport_clip_control(s.depth_clamp_enable, z_clip, float_depth);
         p.immd_or_mthd(SUBC_3D, class::SET_VIEWPORT_CLIP_CONTROL, control);
     }
     if d.has(StateBit::RsPolygonMode) {
