@@ -193,3 +193,18 @@ pub(super) fn flush_fsr_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
     }
     p.inc_once(SUBC_3D, call, &[val_mask(1, 1)]);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::viewport_clip_control;
+
+    #[test]
+    fn depth_is_clamped_to_zero_one_only_for_a_fixed_point_attachment() {
+        // What NVK 25.0.7 pushed without depth clamp, depth clipping: a D24 or no
+        // depth attachment (Zink's programs), and a D32_SFLOAT one (vkmark).
+        assert_eq!(viewport_clip_control(false, true, false), 0x181d);
+        assert_eq!(viewport_clip_control(false, true, true), 0x3_181c);
+        // Clamped: the clip range is the viewport's Z range either way.
+        assert_eq!(viewport_clip_control(true, false, true) >> 16, 1);
+    }
+}
