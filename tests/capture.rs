@@ -282,20 +282,30 @@ fn vkcube_captures_100_frames_that_read_back_validate_and_replay() {
 /// chipset passes with the project's allow file: every difference explained, the draws
 /// paired one to one. Skipped (with a line) where the oracle is not set up, unless
 /// MACROSCOPE_REQUIRE_NVK is set.
-fn assert_verifies_on_nvk(trace: &Path) {
+/// Whether the NVK oracle can run here; panics if it must and cannot.
+fn nvk_oracle_ready() -> bool {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_macroscope"))
         .parent()
         .unwrap();
-    if let Err(why) = replayer::verify::oracle::ready(&root.join("scripts/nvk-oracle"), bin_dir) {
-        assert!(
-            std::env::var_os("MACROSCOPE_REQUIRE_NVK").is_none(),
-            "the NVK oracle must run here: {why}"
-        );
-        eprintln!("not verified against NVK: {why}");
+    match replayer::verify::oracle::ready(&root.join("scripts/nvk-oracle"), bin_dir) {
+        Ok(()) => true,
+        Err(why) => {
+            assert!(
+                std::env::var_os("MACROSCOPE_REQUIRE_NVK").is_none(),
+                "the NVK oracle must run here: {why}"
+            );
+            eprintln!("not verified against NVK: {why}");
+            false
+        }
+    }
+}
+
+fn assert_verifies_on_nvk(trace: &Path) {
+    if !nvk_oracle_ready() {
         return;
     }
-    let allow = root.join("samples/nvk-25.0.7.allow");
+    let allow = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/nvk-25.0.7.allow");
     for chipset in ["0x162", "0x140"] {
         let out = Command::new(env!("CARGO_BIN_EXE_macroscope"))
             .args([
@@ -401,15 +411,7 @@ fn memory_imported_from_host_pointers_is_recorded_and_replays_without_the_extens
         .unwrap();
     assert!(replayed.status.success(), "{replayed:?}");
     // Under NVK 25.0.7, without it.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_macroscope"))
-        .parent()
-        .unwrap();
-    if let Err(why) = replayer::verify::oracle::ready(&root.join("scripts/nvk-oracle"), bin_dir) {
-        assert!(
-            std::env::var_os("MACROSCOPE_REQUIRE_NVK").is_none(),
-            "the NVK oracle must run here: {why}"
-        );
+    if !nvk_oracle_ready() {
         return;
     }
     let verified = Command::new(env!("CARGO_BIN_EXE_macroscope"))

@@ -5,12 +5,15 @@
 //! predicate copy of conditional rendering.
 
 use driver::class::{self, copy};
-use driver::gpu::{Gpu, LoggedMethod};
+use driver::gpu::LoggedMethod;
 use driver::mme::Arch;
 use driver::nvk::image::{Image, ViewRange};
 use driver::nvk::rendering::{ColorAttachment, DepthStencilAttachment, RenderArea};
 use driver::nvk::{CommandEncoder, Device, Macro, RenderingInfo, Scratch};
 use driver::push::{SUBC_3D, SUBC_COMPUTE, SUBC_COPY};
+
+mod common;
+use common::run_encoded as run;
 
 const B8G8R8A8_UNORM: u32 = 44;
 const D32_SFLOAT: u32 = 126;
@@ -70,19 +73,6 @@ fn rendering(view_mask: u32, colors: Vec<Option<ColorAttachment>>) -> RenderingI
         colors,
         depth_stencil: Some(depth(Some(1.0f32.to_bits()))),
     }
-}
-
-/// Executes what `record` encodes on `arch`; returns every method write, pushed or
-/// macro-emitted.
-fn run(arch: Arch, record: impl FnOnce(&mut CommandEncoder<'_>)) -> Vec<LoggedMethod> {
-    let device = Device::for_arch(arch);
-    let mut gpu = Gpu::new(arch);
-    gpu.execute(device.init_push().unwrap().words()).unwrap();
-    let mut enc = CommandEncoder::new(&device);
-    record(&mut enc);
-    gpu.state.method_log = Some(Vec::new());
-    gpu.execute(enc.finish().words()).unwrap();
-    gpu.state.method_log.take().unwrap()
 }
 
 fn writes_of(log: &[LoggedMethod], subc: u8, mthd: u16) -> Vec<u32> {

@@ -4,24 +4,18 @@
 //! upload (a 320×240 R8 plane: a block 32 GOBs high, 320 elements wide).
 
 use driver::class::copy;
-use driver::gpu::{Gpu, LoggedMethod};
 use driver::mme::Arch;
 use driver::nvk::image::Image;
 use driver::nvk::transfer::{BufferImageRegion, ImageCopyRegion, Subresource};
-use driver::nvk::{CommandEncoder, Device};
+use driver::nvk::CommandEncoder;
 use driver::push::SUBC_COPY;
+
+mod common;
 
 /// The copy-engine methods `record` pushes, as executed.
 fn copy_methods(arch: Arch, record: impl FnOnce(&mut CommandEncoder<'_>)) -> Vec<(u16, u32)> {
-    let device = Device::for_arch(arch);
-    let mut gpu = Gpu::new(arch);
-    gpu.execute(device.init_push().unwrap().words()).unwrap();
-    let mut enc = CommandEncoder::new(&device);
-    record(&mut enc);
-    gpu.state.method_log = Some(Vec::new());
-    gpu.execute(enc.finish().words()).unwrap();
-    let log: Vec<LoggedMethod> = gpu.state.method_log.take().unwrap();
-    log.iter()
+    common::run_encoded(arch, record)
+        .iter()
         .filter(|m| m.subc == SUBC_COPY)
         .map(|m| (m.mthd, m.data))
         .collect()

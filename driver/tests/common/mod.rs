@@ -125,3 +125,19 @@ pub fn outputs(methods: &[(u16, u32)]) -> Vec<(u16, u32)> {
         .map(|(m, v)| ((m - OUT) / 4, *v))
         .collect()
 }
+
+/// Executes what `record` encodes on `arch` (after the device's init push); returns
+/// every method write, pushed or macro-emitted.
+pub fn run_encoded(
+    arch: Arch,
+    record: impl FnOnce(&mut driver::nvk::CommandEncoder<'_>),
+) -> Vec<driver::gpu::LoggedMethod> {
+    let device = driver::nvk::Device::for_arch(arch);
+    let mut gpu = driver::gpu::Gpu::new(arch);
+    gpu.execute(device.init_push().unwrap().words()).unwrap();
+    let mut enc = driver::nvk::CommandEncoder::new(&device);
+    record(&mut enc);
+    gpu.state.method_log = Some(Vec::new());
+    gpu.execute(enc.finish().words()).unwrap();
+    gpu.state.method_log.take().unwrap()
+}
