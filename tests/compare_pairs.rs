@@ -17,7 +17,7 @@ const SAMPLE: &str = concat!(
 fn a_hundred_pairs_of_replays_by_one_build_never_regress() {
     let dir = tempfile::tempdir().unwrap();
     let options = ReplayOptions {
-        arch: Arch::Turing,
+        chipset: driver::chipset::Chipset::for_arch(Arch::Turing),
         frames: None,
         repeat: 1,
         read: ReadOptions::default(),

@@ -21,7 +21,7 @@ fn a_draw_macro_one_instruction_longer_is_flagged_with_its_draws() {
     let dir = tempfile::tempdir().unwrap();
     for arch in [Arch::Turing, Arch::Fermi] {
         let options = ReplayOptions {
-            arch,
+            chipset: driver::chipset::Chipset::for_arch(arch),
             frames: None,
             repeat: 1,
             read: ReadOptions::default(),

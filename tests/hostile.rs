@@ -94,7 +94,7 @@ fn replay_in_thread(what: &str, trace: &Path, out: &Path, arch: Arch) -> (bool, 
     let (trace, out) = (trace.to_path_buf(), out.to_path_buf());
     let (ok, peak) = in_thread(what, move || {
         let options = ReplayOptions {
-            arch,
+            chipset: driver::chipset::Chipset::for_arch(arch),
             frames: None,
             repeat: 1,
             read: ReadOptions { threads: 0 },

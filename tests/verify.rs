@@ -14,6 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use driver::chipset::Chipset;
 use driver::mme::Arch;
 use driver::nvk::state::StateGroup;
 use driver::push::{self, HeaderKind, MethodHeader};
@@ -254,11 +255,11 @@ fn a_model_that_drops_one_method_of_one_state_group_fails_naming_it() {
     let (tap, tape) = tap_and_tape(dir.path(), "storm");
     let allow = AllowList::read(Path::new(ALLOW)).unwrap();
     // The model as it is: every difference explained.
-    let whole = verify::compare(&tap, &tape, Arch::Turing, &allow, &[]).unwrap();
+    let whole = verify::compare(&tap, &tape, Chipset::for_arch(Arch::Turing), &allow, &[]).unwrap();
     assert_eq!(whole.unexplained(), 0);
     // The same model without the viewport group's first method.
     let (broken, dropped) = without_first_method_of(&tape, StateGroup::Viewport);
-    let v = verify::compare(&tap, &broken, Arch::Turing, &allow, &[]).unwrap();
+    let v = verify::compare(&tap, &broken, Chipset::for_arch(Arch::Turing), &allow, &[]).unwrap();
     assert!(v.unexplained() > 0);
     let label = verify::label(
         verify::segment::Method {
@@ -313,7 +314,7 @@ fn tap_and_tape(dir: &Path, name: &str) -> (tap::Tap, Tape) {
     ]);
     assert!(out.status.success(), "{out:?}");
     let options = ReplayOptions {
-        arch: Arch::Turing,
+        chipset: driver::chipset::Chipset::for_arch(Arch::Turing),
         frames: None,
         repeat: 1,
         read: ReadOptions::default(),
@@ -335,7 +336,7 @@ fn a_model_drawing_into_another_objects_address_fails_on_its_correspondence() {
     let (tap, tape) = tap_and_tape(dir.path(), "storm");
     let none = AllowList::default();
     assert_eq!(
-        verify::compare(&tap, &tape, Arch::Turing, &none, &[])
+        verify::compare(&tap, &tape, Chipset::for_arch(Arch::Turing), &none, &[])
             .unwrap()
             .unexplained(),
         0
@@ -357,7 +358,7 @@ fn a_model_drawing_into_another_objects_address_fails_on_its_correspondence() {
         }
     });
     assert!(seen >= 3, "the storm binds its colour target {seen} times");
-    let v = verify::compare(&tap, &broken, Arch::Turing, &none, &[]).unwrap();
+    let v = verify::compare(&tap, &broken, Chipset::for_arch(Arch::Turing), &none, &[]).unwrap();
     assert!(v.unexplained() > 0);
     assert!(v.address_conflicts.0 > 0);
     assert_eq!(v.address_conflicts.1[0].family, "colour target");
@@ -390,7 +391,14 @@ fn a_draw_the_model_lacks_stands_alone_and_the_rest_pair() {
         }
         start = end;
     }
-    let v = verify::compare(&tap, &out, Arch::Turing, &AllowList::default(), &[]).unwrap();
+    let v = verify::compare(
+        &tap,
+        &out,
+        Chipset::for_arch(Arch::Turing),
+        &AllowList::default(),
+        &[],
+    )
+    .unwrap();
     assert_eq!(v.draw_counts.0, v.draw_counts.1 + 1);
     assert_eq!(v.unpaired_draws(), (1, 0), "one of NVK's draws alone");
     assert_eq!(v.paired_draws(), v.draw_counts.1);

@@ -78,7 +78,7 @@ fn draw_count(trace: &Path) -> u64 {
 /// A replay of one pass on `arch`, reading as `read` says.
 fn options(arch: Arch, read: ReadOptions) -> ReplayOptions {
     ReplayOptions {
-        arch,
+        chipset: driver::chipset::Chipset::for_arch(arch),
         frames: None,
         repeat: 1,
         read,

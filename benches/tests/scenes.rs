@@ -157,7 +157,7 @@ fn calls(trace: &Path) -> BTreeMap<String, u64> {
 fn replayed(dir: &Path, trace: &Path, arch: Arch) -> (Vec<DrawRow>, Vec<SubmitRow>) {
     let out = dir.join("r.msr");
     let options = ReplayOptions {
-        arch,
+        chipset: driver::chipset::Chipset::for_arch(arch),
         frames: None,
         repeat: 1,
         read: ReadOptions::default(),
@@ -283,7 +283,7 @@ fn the_analyzer_on_real_scene_results() {
     let run = |name: &str, arch: Arch| {
         let out = dir.path().join(name);
         let options = ReplayOptions {
-            arch,
+            chipset: driver::chipset::Chipset::for_arch(arch),
             frames: None,
             repeat: 3,
             read: ReadOptions::default(),
@@ -500,7 +500,7 @@ fn the_compute_scene_replays_its_dispatches_copies_and_fills_as_rows() {
     // Every command, barriers and events included, is executed (`replay --strict`).
     let out = dir.path().join("strict.msr");
     let options = ReplayOptions {
-        arch: Arch::Turing,
+        chipset: driver::chipset::Chipset::for_arch(Arch::Turing),
         frames: None,
         repeat: 1,
         read: ReadOptions::default(),
@@ -527,7 +527,7 @@ fn two_captures_differing_by_one_draw_match_every_other_draw() {
     let replay_to = |trace: &Path, dir: &Path| {
         let out = dir.join("r.msr");
         let options = ReplayOptions {
-            arch: Arch::Turing,
+            chipset: driver::chipset::Chipset::for_arch(Arch::Turing),
             frames: None,
             repeat: 1,
             read: ReadOptions::default(),

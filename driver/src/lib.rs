@@ -2,6 +2,7 @@
 //!
 //! - [`mme`]: the Macro Method Expander — a macro builder, the Turing and pre-Turing
 //!   instruction sets with their real encodings, and a simulator for each.
+//! - [`chipset`]: the GPUs NVK drives and the classes each offers.
 //! - [`push`] and [`class`]: NV push buffers and the 3D class's methods.
 //! - [`nvk`]: NVK's command encoding — draw macros with the multiview loop, queries,
 //!   render passes and dynamic rendering.
@@ -12,6 +13,7 @@
 
 #![deny(missing_docs)]
 
+pub mod chipset;
 pub mod class;
 pub mod gpu;
 pub mod mme;

@@ -126,7 +126,7 @@ const GFXR_SEEDS: [&str; 2] = ["multiview-lavapipe.gfxr", "indirect-lavapipe-zst
 
 fn options(arch: Arch) -> ReplayOptions {
     ReplayOptions {
-        arch,
+        chipset: driver::chipset::Chipset::for_arch(arch),
         frames: None,
         repeat: 1,
         read: ReadOptions { threads: 0 },

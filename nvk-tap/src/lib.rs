@@ -7,7 +7,8 @@
 //! reads each push buffer the driver hands the kernel, through its own read-only view of
 //! the object, and appends it to the file named by `MACROSCOPE_NVK_TAP`. It also gives
 //! every channel a distinct id (the shim answers every `CHANNEL_ALLOC` with 0), so that
-//! the driver's queue and its upload queue can be told apart.
+//! the driver's queue and its upload queue can be told apart. And it answers the
+//! channel's class query as a real GPU of the chipset would ([`classes`]).
 //!
 //! The file: `MSNVKTAP`, a little-endian `u32` version (1), then records of
 //! `u32 tag, u32 payload bytes, payload`:
@@ -18,6 +19,7 @@
 //! Every record is written whole before the ioctl returns, so a run that dies keeps what
 //! it submitted.
 
+mod classes;
 mod uapi;
 mod vm;
 
@@ -189,6 +191,12 @@ pub unsafe extern "C" fn ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) ->
         _ => {}
     }
     let rc = unsafe { next_ioctl(fd, request, arg) };
+    if rc == 0 && nr == Some(uapi::NR_NVIF) {
+        if let Some(chipset) = classes::presented_chipset() {
+            // SAFETY: an answered NVIF request.
+            unsafe { classes::answer_sclass(arg as *mut u8, chipset) };
+        }
+    }
     if rc == 0 && nr == Some(uapi::NR_CHANNEL_ALLOC) {
         let alloc = unsafe { &mut *(arg as *mut uapi::ChannelAlloc) };
         if alloc.channel == 0 {

@@ -108,3 +108,37 @@ pub struct ExecPush {
     pub va_len: u32,
     pub flags: u32,
 }
+
+/// `DRM_NOUVEAU_NVIF`: the kernel's object interface.
+pub const NR_NVIF: u64 = COMMAND_BASE + 0x07;
+/// `NVIF_IOCTL_V0_SCLASS`: which classes a channel offers.
+pub const NVIF_IOCTL_V0_SCLASS: u8 = 0x01;
+
+/// `struct nvif_ioctl_v0`, the header of every `DRM_NOUVEAU_NVIF` request.
+#[repr(C)]
+pub struct NvifIoctl {
+    pub version: u8,
+    pub kind: u8,
+    pub pad02: [u8; 4],
+    pub owner: u8,
+    pub route: u8,
+    pub token: u64,
+    pub object: u64,
+}
+
+/// `struct nvif_ioctl_sclass_v0`, after the header: the list's length, then its
+/// entries.
+#[repr(C)]
+pub struct NvifSclass {
+    pub version: u8,
+    pub count: u8,
+    pub pad02: [u8; 6],
+}
+
+/// `struct nvif_ioctl_sclass_oclass_v0`: one class.
+#[repr(C)]
+pub struct NvifOclass {
+    pub oclass: i32,
+    pub minver: i16,
+    pub maxver: i16,
+}

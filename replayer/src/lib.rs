@@ -29,6 +29,6 @@ pub mod verify;
 
 pub use inspect::{inspect_draw, method_label, DrawInspection, MethodRun};
 pub use replay::{
-    replay, replay_with_gpu_times, FailedCalls, GpuTimes, ReplayError, ReplayOptions, Summary,
-    Tape, TapeLabel, Unmodelled, DEFAULT_MME_BUDGET,
+    replay, replay_with_gpu_times, run_chipset, FailedCalls, GpuTimes, ReplayError, ReplayOptions,
+    Summary, Tape, TapeLabel, Unmodelled, DEFAULT_MME_BUDGET,
 };

@@ -10,6 +10,7 @@ use crate::generic::{GenericCmd, GenericSetup};
 use crate::layouts::Layouts;
 use crate::shaders::{Shaders, StageInfo};
 use crate::swapchain::{self, SwapchainInfo};
+use driver::chipset::Chipset;
 use driver::gpu::{ExecCost, Gpu, GpuError};
 use driver::mme::Arch;
 use driver::mme::{RunError, RunErrorKind, DEFAULT_BUDGET};
@@ -41,8 +42,8 @@ use driver::nvk::RenderingInfo;
 /// How to replay.
 #[derive(Clone, Debug)]
 pub struct ReplayOptions {
-    /// The MME to simulate.
-    pub arch: Arch,
+    /// The GPU the model drives: its classes and its MME.
+    pub chipset: Chipset,
     /// Only submits in these frames (inclusive) are executed; objects are always rebuilt.
     pub frames: Option<(u64, u64)>,
     /// Replays of the whole trace; counts must agree across them.
@@ -62,6 +63,24 @@ pub struct ReplayOptions {
 /// seconds of simulation, far past any draw a program issues short of billions of
 /// instances.
 pub const DEFAULT_MME_BUDGET: u64 = 1 << 28;
+
+impl ReplayOptions {
+    /// The MME the chipset runs.
+    pub fn arch(&self) -> Arch {
+        self.chipset.arch()
+    }
+}
+
+/// The GPU a results file's run was replayed on: its chipset, or in files written
+/// before the chipset was recorded the representative GPU of its MME.
+pub fn run_chipset(run: &RunInfoT) -> Chipset {
+    Chipset::find(run.chipset).unwrap_or_else(|| {
+        Chipset::for_arch(match run.mme_arch {
+            MmeArch::Fermi => Arch::Fermi,
+            _ => Arch::Turing,
+        })
+    })
+}
 
 /// A draw's MME budget: this much for the call's own work...
 const DRAW_BUDGET_BASE: u64 = 100_000;
@@ -188,7 +207,9 @@ pub fn replay_with_gpu_times(
     let start = Instant::now();
     let mut run = RunInfoT::default();
     run.tool_version = Some(env!("CARGO_PKG_VERSION").to_string());
-    run.mme_arch = match options.arch {
+    run.chipset = options.chipset.id;
+    run.gpu = Some(options.chipset.describe());
+    run.mme_arch = match options.arch() {
         Arch::Turing => MmeArch::Turing,
         Arch::Fermi => MmeArch::Fermi,
     };
@@ -611,8 +632,8 @@ impl<'o> Pass<'o> {
     }
 
     pub(crate) fn new(options: &'o ReplayOptions, repetition: u16) -> Result<Self, ReplayError> {
-        let device = Device::for_arch(options.arch);
-        let mut gpu = Gpu::new(options.arch);
+        let device = Device::for_chipset(options.chipset);
+        let mut gpu = Gpu::new(options.arch());
         gpu.set_macro_memo(options.remember_macro_runs);
         // Rows need the count of hardware draws, not a record of each.
         gpu.state.record_draws = false;
@@ -945,7 +966,7 @@ impl<'o> Pass<'o> {
                             .collect();
                         let shaders = self.shaders.pipeline_shaders(
                             &stages,
-                            self.options.arch,
+                            self.options.arch(),
                             p.layout(),
                             &self.layouts,
                         );
@@ -2279,7 +2300,7 @@ impl<'o> Pass<'o> {
                     None => None,
                 };
                 let draws = count_addr.map_or(draw_count, |a| memory.read_u32(a).min(draw_count));
-                if self.options.arch == Arch::Fermi {
+                if self.options.arch() == Arch::Fermi {
                     // Before Turing the commands are the macro's parameters: one word
                     // at least one instruction, so a call with more than the budget
                     // allows cannot finish; beyond a bound, they are not gathered.

@@ -26,7 +26,7 @@ fn trace(dir: &Path, view_mask: u32) -> PathBuf {
 
 fn options(arch: Arch) -> ReplayOptions {
     ReplayOptions {
-        arch,
+        chipset: driver::chipset::Chipset::for_arch(arch),
         frames: None,
         repeat: 1,
         read: ReadOptions::parallel(),

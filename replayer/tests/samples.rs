@@ -28,7 +28,7 @@ fn run_remembering(
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.msr");
     let options = ReplayOptions {
-        arch,
+        chipset: driver::chipset::Chipset::for_arch(arch),
         frames: None,
         repeat: 1,
         read: ReadOptions::default(),
@@ -141,7 +141,7 @@ fn storm_states(arch: Arch) -> Vec<(DrawRow, [(u32, u32); 8])> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.msr");
     let options = ReplayOptions {
-        arch,
+        chipset: driver::chipset::Chipset::for_arch(arch),
         frames: None,
         repeat: 1,
         read: ReadOptions::default(),
@@ -260,7 +260,7 @@ fn the_compute_sample_replays_every_command_as_rows_on_both_generations() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.msr");
     let options = ReplayOptions {
-        arch: Arch::Turing,
+        chipset: driver::chipset::Chipset::for_arch(Arch::Turing),
         frames: None,
         repeat: 1,
         read: ReadOptions::default(),
@@ -291,7 +291,7 @@ fn a_storm_draw_s_mme_instructions_are_split_between_its_groups_and_its_macro() 
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.msr");
     let options = ReplayOptions {
-        arch: Arch::Turing,
+        chipset: driver::chipset::Chipset::for_arch(Arch::Turing),
         frames: None,
         repeat: 1,
         read: ReadOptions::default(),

@@ -69,10 +69,10 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
     if let Some(run) = &report.run {
         writeln!(
             out,
-            "{}: trace {}, MME {:?}, {} repetition(s)",
+            "{}: trace {}, {}, {} repetition(s)",
             args.results.display(),
             run.trace_path.as_deref().unwrap_or("?"),
-            run.mme_arch,
+            gpu_phrase(run),
             run.repetitions
         )?;
     }
@@ -558,4 +558,13 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<()> {
     };
     export_rows(&args.results, format, &mut out)?;
     Ok(())
+}
+
+/// The GPU a run modelled, for people: `GA102 (0x172, Ampere)`, or in files written
+/// before the GPU was recorded, its MME generation.
+fn gpu_phrase(run: &trace_format::generated::results::RunInfoT) -> String {
+    match &run.gpu {
+        Some(gpu) => format!("GPU {gpu}"),
+        None => format!("MME {:?}", run.mme_arch),
+    }
 }

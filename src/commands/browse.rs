@@ -5,9 +5,8 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use driver::mme::Arch;
 use replayer::{inspect_draw, ReplayOptions};
-use trace_format::generated::results::{MmeArch, RunInfoT};
+use trace_format::generated::results::RunInfoT;
 use trace_format::ReadOptions;
 use tui::{DrawTracer, MethodRun, TracedDraw};
 
@@ -43,10 +42,7 @@ pub struct ReplayTracer;
 impl DrawTracer for ReplayTracer {
     fn trace(&self, trace: &Path, run: &RunInfoT, ordinal: u64) -> Result<TracedDraw, String> {
         let options = ReplayOptions {
-            arch: match run.mme_arch {
-                MmeArch::Fermi => Arch::Fermi,
-                _ => Arch::Turing,
-            },
+            chipset: replayer::run_chipset(run),
             frames: (run.frames_first != 0 || run.frames_last != u64::MAX)
                 .then_some((run.frames_first, run.frames_last)),
             repeat: 1,

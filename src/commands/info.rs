@@ -218,6 +218,9 @@ fn results_info(mut reader: ResultsReader) -> anyhow::Result<()> {
             run.trace_hash.unwrap_or_default()
         )?;
         writeln!(out, "mme:         {arch}")?;
+        if let Some(gpu) = run.gpu {
+            writeln!(out, "gpu:         {gpu}")?;
+        }
         writeln!(out, "repetitions: {}", run.repetitions)?;
     }
     if let Some(totals) = &totals {

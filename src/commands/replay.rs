@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use driver::chipset::Chipset;
 use driver::mme::Arch;
 use indicatif::{ProgressBar, ProgressStyle};
 use replayer::{replay, ReplayOptions, Summary};
@@ -31,6 +32,29 @@ impl Mme {
     }
 }
 
+/// `--chipset` as a value parser: a name (`ga102`) or an id (`0x172`).
+pub(crate) fn parse_chipset(s: &str) -> Result<Chipset, String> {
+    Chipset::parse(s)
+}
+
+/// The GPU the model drives: `--chipset`, else `--mme`'s representative (a Turing
+/// TU102; before Turing, a Volta GV100), else a TU102. Both given must agree.
+pub(crate) fn chosen_chipset(
+    chipset: Option<Chipset>,
+    mme: Option<Mme>,
+) -> Result<Chipset, BadInput> {
+    match (chipset, mme) {
+        (Some(c), Some(m)) if c.arch() != m.arch() => Err(BadInput(format!(
+            "chipset {} runs the {} MME, not the one --mme names",
+            c.describe(),
+            c.arch().name()
+        ))),
+        (Some(c), _) => Ok(c),
+        (None, Some(m)) => Ok(Chipset::for_arch(m.arch())),
+        (None, None) => Ok(Chipset::for_arch(Arch::Turing)),
+    }
+}
+
 /// Arguments of `macroscope replay`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -39,9 +63,15 @@ pub struct Args {
     /// Where to write the results (default: the trace's name with .msr).
     #[arg(short, long)]
     pub(crate) output: Option<PathBuf>,
-    /// The MME instruction set to simulate.
-    #[arg(long, value_enum, default_value = "turing")]
-    mme: Mme,
+    /// The GPU the model drives, by chip or chipset id: gk104 (0xe4), gm107 (0x117),
+    /// gm200 (0x120), gp104 (0x134), gv100 (0x140), tu102 (0x162, the default), ga102
+    /// (0x172), ad102 (0x192), or another chip of those generations.
+    #[arg(long, value_parser = parse_chipset)]
+    chipset: Option<Chipset>,
+    /// Shorthand for a GPU of an MME generation: `turing` a TU102, `fermi` (the
+    /// pre-Turing MME) a Volta GV100.
+    #[arg(long, value_enum)]
+    mme: Option<Mme>,
     /// Only execute submits in these frames, e.g. `10-20`.
     #[arg(long)]
     frames: Option<FrameRange>,
@@ -116,7 +146,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| args.trace.with_extension("msr"));
     let options = ReplayOptions {
-        arch: args.mme.arch(),
+        chipset: chosen_chipset(args.chipset, args.mme)?,
         frames: args.frames.map(|f| (f.first, f.last)),
         repeat: args.repeat.max(1),
         read: ReadOptions::parallel(),
@@ -168,7 +198,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     println!(
         "replayed {} on {}: {}, {} submits, {} draws{}, {} hardware draws, {} MME instructions, {} repetition(s) in {:.2?} -> {}",
         args.trace.display(),
-        options.arch.name(),
+        options.chipset.describe(),
         frames_phrase(&summary),
         summary.submits,
         summary.draws,
@@ -466,7 +496,7 @@ fn write_gpu_timing(
             .push(t.ns);
     }
     let options = ReplayOptions {
-        arch: args.mme.arch(),
+        chipset: chosen_chipset(args.chipset, args.mme)?,
         frames: args.frames.map(|f| (f.first, f.last)),
         repeat: args.loops.max(1),
         read: ReadOptions::parallel(),

@@ -8,13 +8,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::Context;
+use driver::chipset::Chipset;
 use driver::mme::Arch;
 use replayer::verify::allow::AllowList;
 use replayer::verify::{self, tap, Verification};
 use replayer::ReplayOptions;
 use trace_format::ReadOptions;
 
-use super::replay::Mme;
+use super::replay::{chosen_chipset, parse_chipset, Mme};
 use super::BadInput;
 
 /// Arguments of `macroscope verify`.
@@ -22,11 +23,12 @@ use super::BadInput;
 pub struct Args {
     /// The trace (.mscope).
     trace: PathBuf,
-    /// The GPU NVK runs as (NOUVEAU_CHIPSET): 0x162 a Turing TU102, 0x140 a Volta GV100
-    /// (the pre-Turing MME on the model's pre-Turing class). Default: from --mme.
+    /// The GPU NVK and the model run as (NOUVEAU_CHIPSET), by chip or id: gk104
+    /// (0xe4), gm107 (0x117), gm200 (0x120), gp104 (0x134), gv100 (0x140), tu102 (0x162,
+    /// the default), ga102 (0x172), ad102 (0x192), or another chip of those generations.
     #[arg(long, value_parser = parse_chipset)]
-    chipset: Option<u32>,
-    /// The MME generation; default: the chipset's (Turing without either).
+    chipset: Option<Chipset>,
+    /// Shorthand for a GPU of an MME generation: `turing` a TU102, `fermi` a GV100.
     #[arg(long, value_enum)]
     mme: Option<Mme>,
     /// Your own known differences: `KIND METHOD -- REASON` lines (docs/verify.md).
@@ -57,26 +59,10 @@ pub struct Args {
     macros: Vec<String>,
 }
 
-fn parse_chipset(s: &str) -> Result<u32, String> {
-    let digits = s.trim_start_matches("0x").trim_start_matches("0X");
-    u32::from_str_radix(digits, 16).map_err(|_| format!("`{s}` is not a chipset like 0x162"))
-}
-
 /// Runs `macroscope verify`; `Ok(true)` when every difference is explained.
 pub fn run(args: &Args) -> anyhow::Result<bool> {
-    let (chipset, arch) = match (args.chipset, args.mme) {
-        (Some(c), Some(m)) => (c, m.arch()),
-        (Some(c), None) => (c, verify::arch_of_chipset(c)),
-        (None, Some(Mme::Fermi)) => (0x140, Arch::Fermi),
-        (None, _) => (0x162, Arch::Turing),
-    };
-    if verify::arch_of_chipset(chipset) != arch {
-        return Err(BadInput(format!(
-            "chipset {chipset:#x} has the {:?} MME, not the one --mme names",
-            verify::arch_of_chipset(chipset)
-        ))
-        .into());
-    }
+    let chipset = chosen_chipset(args.chipset, args.mme)?;
+    let arch = chipset.arch();
     let allow = match &args.allow {
         Some(path) => AllowList::read(path).map_err(|e| BadInput(e.to_string()))?,
         None => AllowList::default(),
@@ -92,7 +78,7 @@ pub fn run(args: &Args) -> anyhow::Result<bool> {
         let _ = std::fs::remove_file(&tap_path);
     }
     let options = ReplayOptions {
-        arch,
+        chipset,
         frames: None,
         repeat: 1,
         read: ReadOptions::parallel(),
@@ -153,7 +139,7 @@ macro {name}: NVK 25.0.7 {} instructions, the model {}",
 }
 
 /// Replays the trace on NVK under the oracle; returns the tap file.
-fn run_nvk(args: &Args, trace: &Path, chipset: u32) -> anyhow::Result<PathBuf> {
+fn run_nvk(args: &Args, trace: &Path, chipset: Chipset) -> anyhow::Result<PathBuf> {
     let oracle = match &args.oracle {
         Some(p) => p.clone(),
         None => default_oracle().ok_or_else(|| {
@@ -175,7 +161,7 @@ fn run_nvk(args: &Args, trace: &Path, chipset: u32) -> anyhow::Result<PathBuf> {
     }
     let output = Command::new(&oracle)
         .arg("--chipset")
-        .arg(format!("{chipset:#x}"))
+        .arg(format!("{:#x}", chipset.id))
         .arg("--tap")
         .arg(&tap)
         .arg("--")
@@ -233,7 +219,7 @@ fn percent(part: usize, whole: usize) -> f64 {
 fn render(
     v: &Verification,
     trace: &Path,
-    chipset: u32,
+    chipset: Chipset,
     arch: Arch,
     allow: &AllowList,
     top: usize,
@@ -246,8 +232,9 @@ fn render(
     };
     let _ = writeln!(
         s,
-        "verify {}: the model against NVK (chipset {chipset:#x}, {mme} MME)",
-        trace.display()
+        "verify {}: the model against NVK (chipset {}, {mme} MME)",
+        trace.display(),
+        chipset.describe()
     );
     let equal_macros = v.macros.iter().filter(|m| m.equal).count();
     let _ = writeln!(
@@ -445,8 +432,11 @@ fn render(
     let unexplained = v.unexplained();
     let _ = writeln!(
         s,
-        "\nsummary: {} chipset {chipset:#x}: draws NVK {nvk_draws} / model {model_draws}, {} paired; equal but for the trace {:.2}%; MME instructions NVK {nvk_mme} / model {model_mme}; unexplained {unexplained}",
+        "\nsummary: {} chipset {:#x} ({} {}): draws NVK {nvk_draws} / model {model_draws}, {} paired; equal but for the trace {:.2}%; MME instructions NVK {nvk_mme} / model {model_mme}; unexplained {unexplained}",
         trace.display(),
+        chipset.id,
+        chipset.name,
+        chipset.generation(),
         v.paired_draws(),
         percent(v.faithful_draws(), n),
     );

@@ -34,7 +34,7 @@ fn fixture() -> Fixture {
     for (arch, name) in [(Arch::Turing, "turing.msr"), (Arch::Fermi, "fermi.msr")] {
         let out = dir.path().join(name);
         let options = ReplayOptions {
-            arch,
+            chipset: driver::chipset::Chipset::for_arch(arch),
             frames: None,
             repeat: 1,
             read: ReadOptions::default(),
@@ -514,7 +514,7 @@ fn a_row_whose_call_failed_is_marked_and_its_detail_says_why() {
     write_synthetic(writer, &shape).unwrap();
     let out = dir.path().join("tight.msr");
     let options = ReplayOptions {
-        arch: Arch::Turing,
+        chipset: driver::chipset::Chipset::for_arch(Arch::Turing),
         frames: None,
         repeat: 1,
         read: ReadOptions::default(),

@@ -3,6 +3,7 @@
 //! buffer 0 of every stage.
 
 use super::{Macro, Scratch};
+use crate::chipset::Chipset;
 use crate::class::{self, Class3d};
 use crate::mme::{fermi, tu104, Arch, BuildError, LowerError};
 use crate::push::{PushBuffer, SUBC_3D};
@@ -31,6 +32,8 @@ pub enum DeviceError {
 /// A GPU as the driver sees it.
 #[derive(Clone, Debug)]
 pub struct Device {
+    /// The chipset: its classes decide what each generation pushes.
+    pub chipset: Chipset,
     /// The 3D class.
     pub class: Class3d,
     /// Where the root descriptor table lives in GPU memory.
@@ -43,21 +46,24 @@ impl Device {
     /// The model's zero page, where pre-Turing binds empty vertex and index buffers.
     pub const ZERO_PAGE_ADDR: u64 = 0x1_0001_0000;
 
-    /// A device of 3D class `class` (e.g. TURING_A), if the class is known.
-    pub fn new(class: u16) -> Option<Device> {
-        Some(Device {
-            class: Class3d::find(class)?,
+    /// A device of this chipset.
+    pub fn for_chipset(chipset: Chipset) -> Device {
+        Device {
+            chipset,
+            class: chipset.class3d(),
             root_table_addr: Self::ROOT_TABLE_ADDR,
-        })
+        }
     }
 
-    /// A device whose MME is `arch` (TURING_A, or VOLTA_A before Turing).
+    /// A device whose MME is `arch`: the generation's representative GPU (a Turing
+    /// TU102, or a Volta GV100 before Turing).
     pub fn for_arch(arch: Arch) -> Device {
-        let class = match arch {
-            Arch::Turing => 0xc597,
-            Arch::Fermi => 0xc397,
-        };
-        Device::new(class).unwrap_or_else(|| unreachable!("both classes are in CLASSES_3D"))
+        Device::for_chipset(Chipset::for_arch(arch))
+    }
+
+    /// The 3D class number (NVK's `cls_eng3d`).
+    pub fn eng3d(&self) -> u16 {
+        self.chipset.eng3d
     }
 
     /// The alignment of a constant buffer's address and size, and so of a

@@ -29,6 +29,7 @@ pub mod tap;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use driver::chipset::Chipset;
 use driver::gpu::Gpu;
 use driver::mme::Arch;
 use driver::nvk::{Device, Macro};
@@ -304,7 +305,7 @@ pub fn verify(
     show: &[usize],
 ) -> Result<Verification, VerifyError> {
     let tape = model_tape(trace, options)?;
-    compare(tap, &tape, options.arch, allow, show)
+    compare(tap, &tape, options.chipset, allow, show)
 }
 
 /// Every word the model pushes replaying `trace`, after its channel set-up.
@@ -315,16 +316,17 @@ pub fn model_tape(trace: &Path, options: &ReplayOptions) -> Result<Tape, VerifyE
     Ok(pass.tape.take().unwrap_or_default())
 }
 
-/// Compares NVK's push buffers (`tap`) with the model's (`tape`, on `arch`'s MME).
+/// Compares NVK's push buffers (`tap`) with the model's (`tape`, on `chipset`).
 pub fn compare(
     tap: &Tap,
     tape: &Tape,
-    arch: Arch,
+    chipset: Chipset,
     allow: &AllowList,
     show: &[usize],
 ) -> Result<Verification, VerifyError> {
     let (nvk_setup, nvk_run) = nvk_methods(tap)?;
-    let device = Device::for_arch(arch);
+    let arch = chipset.arch();
+    let device = Device::for_chipset(chipset);
     let model_init = device.init_push().map_err(ReplayError::from)?;
     let decode_err = |side| move |reason| VerifyError::Decode { side, reason };
     let model_setup =
@@ -775,15 +777,5 @@ fn excerpt(
         draw: index,
         seq,
         lines,
-    }
-}
-
-/// The MME generation of a chipset NVK runs on (`NOUVEAU_CHIPSET`): Turing's from
-/// TU10x (0x160) on.
-pub fn arch_of_chipset(chipset: u32) -> Arch {
-    if chipset >= 0x160 {
-        Arch::Turing
-    } else {
-        Arch::Fermi
     }
 }

@@ -3339,6 +3339,8 @@ impl<'a> RunInfo<'a> {
   pub const VT_REPETITIONS: ::flatbuffers::VOffsetT = 12;
   pub const VT_FRAMES_FIRST: ::flatbuffers::VOffsetT = 14;
   pub const VT_FRAMES_LAST: ::flatbuffers::VOffsetT = 16;
+  pub const VT_CHIPSET: ::flatbuffers::VOffsetT = 18;
+  pub const VT_GPU: ::flatbuffers::VOffsetT = 20;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -3352,10 +3354,12 @@ impl<'a> RunInfo<'a> {
     let mut builder = RunInfoBuilder::new(_fbb);
     builder.add_frames_last(args.frames_last);
     builder.add_frames_first(args.frames_first);
+    if let Some(x) = args.gpu { builder.add_gpu(x); }
     builder.add_repetitions(args.repetitions);
     if let Some(x) = args.trace_hash { builder.add_trace_hash(x); }
     if let Some(x) = args.trace_path { builder.add_trace_path(x); }
     if let Some(x) = args.tool_version { builder.add_tool_version(x); }
+    builder.add_chipset(args.chipset);
     builder.add_mme_arch(args.mme_arch);
     builder.finish()
   }
@@ -3374,6 +3378,10 @@ impl<'a> RunInfo<'a> {
     let repetitions = self.repetitions();
     let frames_first = self.frames_first();
     let frames_last = self.frames_last();
+    let chipset = self.chipset();
+    let gpu = self.gpu().map(|x| {
+      alloc::string::ToString::to_string(x)
+    });
     RunInfoT {
       tool_version,
       mme_arch,
@@ -3382,6 +3390,8 @@ impl<'a> RunInfo<'a> {
       repetitions,
       frames_first,
       frames_last,
+      chipset,
+      gpu,
     }
   }
 
@@ -3435,6 +3445,23 @@ impl<'a> RunInfo<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u64>(RunInfo::VT_FRAMES_LAST, Some(0)).unwrap()}
   }
+  /// The chipset the model drove (e.g. 0x172, an Ampere GA102); 0 in files written
+  /// before it was recorded: the representative GPU of `mme_arch`.
+  #[inline]
+  pub fn chipset(&self) -> u16 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u16>(RunInfo::VT_CHIPSET, Some(0)).unwrap()}
+  }
+  /// The same GPU for people, e.g. `GA102 (0x172, Ampere)`; absent from older files.
+  #[inline]
+  pub fn gpu(&self) -> Option<&'a str> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(RunInfo::VT_GPU, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for RunInfo<'_> {
@@ -3450,6 +3477,8 @@ impl ::flatbuffers::Verifiable for RunInfo<'_> {
      .visit_field::<u32>("repetitions", Self::VT_REPETITIONS, false)?
      .visit_field::<u64>("frames_first", Self::VT_FRAMES_FIRST, false)?
      .visit_field::<u64>("frames_last", Self::VT_FRAMES_LAST, false)?
+     .visit_field::<u16>("chipset", Self::VT_CHIPSET, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("gpu", Self::VT_GPU, false)?
      .finish();
     Ok(())
   }
@@ -3462,6 +3491,8 @@ pub struct RunInfoArgs<'a> {
     pub repetitions: u32,
     pub frames_first: u64,
     pub frames_last: u64,
+    pub chipset: u16,
+    pub gpu: Option<::flatbuffers::WIPOffset<&'a str>>,
 }
 impl<'a> Default for RunInfoArgs<'a> {
   #[inline]
@@ -3474,6 +3505,8 @@ impl<'a> Default for RunInfoArgs<'a> {
       repetitions: 0,
       frames_first: 0,
       frames_last: 0,
+      chipset: 0,
+      gpu: None,
     }
   }
 }
@@ -3483,7 +3516,7 @@ impl Serialize for RunInfo<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("RunInfo", 7)?;
+    let mut s = serializer.serialize_struct("RunInfo", 9)?;
       if let Some(f) = self.tool_version() {
         s.serialize_field("tool_version", &f)?;
       } else {
@@ -3503,6 +3536,12 @@ impl Serialize for RunInfo<'_> {
       s.serialize_field("repetitions", &self.repetitions())?;
       s.serialize_field("frames_first", &self.frames_first())?;
       s.serialize_field("frames_last", &self.frames_last())?;
+      s.serialize_field("chipset", &self.chipset())?;
+      if let Some(f) = self.gpu() {
+        s.serialize_field("gpu", &f)?;
+      } else {
+        s.skip_field("gpu")?;
+      }
     s.end()
   }
 }
@@ -3541,6 +3580,14 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> RunInfoBuilder<'a, 'b, A> {
     self.fbb_.push_slot::<u64>(RunInfo::VT_FRAMES_LAST, frames_last, 0);
   }
   #[inline]
+  pub fn add_chipset(&mut self, chipset: u16) {
+    self.fbb_.push_slot::<u16>(RunInfo::VT_CHIPSET, chipset, 0);
+  }
+  #[inline]
+  pub fn add_gpu(&mut self, gpu: ::flatbuffers::WIPOffset<&'b  str>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(RunInfo::VT_GPU, gpu);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> RunInfoBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     RunInfoBuilder {
@@ -3565,6 +3612,8 @@ impl ::core::fmt::Debug for RunInfo<'_> {
       ds.field("repetitions", &self.repetitions());
       ds.field("frames_first", &self.frames_first());
       ds.field("frames_last", &self.frames_last());
+      ds.field("chipset", &self.chipset());
+      ds.field("gpu", &self.gpu());
       ds.finish()
   }
 }
@@ -3578,6 +3627,8 @@ pub struct RunInfoT {
   pub repetitions: u32,
   pub frames_first: u64,
   pub frames_last: u64,
+  pub chipset: u16,
+  pub gpu: Option<alloc::string::String>,
 }
 impl Default for RunInfoT {
   fn default() -> Self {
@@ -3589,6 +3640,8 @@ impl Default for RunInfoT {
       repetitions: 0,
       frames_first: 0,
       frames_last: 0,
+      chipset: 0,
+      gpu: None,
     }
   }
 }
@@ -3610,6 +3663,10 @@ impl RunInfoT {
     let repetitions = self.repetitions;
     let frames_first = self.frames_first;
     let frames_last = self.frames_last;
+    let chipset = self.chipset;
+    let gpu = self.gpu.as_ref().map(|x|{
+      _fbb.create_string(x)
+    });
     RunInfo::create(_fbb, &RunInfoArgs{
       tool_version,
       mme_arch,
@@ -3618,6 +3675,8 @@ impl RunInfoT {
       repetitions,
       frames_first,
       frames_last,
+      chipset,
+      gpu,
     })
   }
 }

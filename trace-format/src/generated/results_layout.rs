@@ -169,6 +169,18 @@ pub(crate) static TABLES: [Table; 5] = [
                 required: false,
                 kind: Kind::Inline { size: 8, align: 8 },
             },
+            Field {
+                name: "chipset",
+                voffset: 18,
+                required: false,
+                kind: Kind::Inline { size: 2, align: 2 },
+            },
+            Field {
+                name: "gpu",
+                voffset: 20,
+                required: false,
+                kind: Kind::String,
+            },
         ],
     },
     Table {
