@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use driver::chipset::Chipset;
 use driver::class;
 use driver::gpu::LoggedMethod;
 use driver::nvk::state::{StateCost, StateGroup};
@@ -125,7 +126,8 @@ fn is_macro_call(mthd: u16) -> bool {
 
 /// A method's name for people: the class header's name where the model knows it, the
 /// macro it calls for `CALL_MME_MACRO`/`CALL_MME_DATA`, its offset otherwise (with
-/// its subchannel when that is not the 3D class's).
+/// its subchannel when that is not the 3D class's). Names are the Turing classes';
+/// [`method_label_on`] names a method as another GPU's classes do.
 pub fn method_label(subc: u8, mthd: u16) -> String {
     let on_subc = |name: String| {
         if subc == SUBC_3D {
@@ -158,6 +160,19 @@ pub fn method_label(subc: u8, mthd: u16) -> String {
         .map(str::to_string)
         .or_else(|| class::header_name(subc, mthd))
         .unwrap_or_else(|| format!("method {mthd:#06x}"))
+}
+
+/// [`method_label`] on `chipset`: a method its own classes name otherwise than the
+/// Turing classes do takes their name.
+pub fn method_label_on(chipset: &Chipset, subc: u8, mthd: u16) -> String {
+    // The pipeline slots' methods keep the model's slot-wide names (`(j)`).
+    let slot = subc == SUBC_3D && class::method_name(mthd).is_some_and(|n| n.ends_with("(j)"));
+    match class::own_header_name(chipset, subc, mthd) {
+        Some(_) if slot => method_label(subc, mthd),
+        Some(name) if subc == SUBC_3D => name,
+        Some(name) => format!("{name} (subchannel {subc})"),
+        None => method_label(subc, mthd),
+    }
 }
 
 /// Replays `trace` as `options` say until the draw that wrote row `ordinal` of

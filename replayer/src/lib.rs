@@ -27,7 +27,7 @@ mod shaders;
 pub mod swapchain;
 pub mod verify;
 
-pub use inspect::{inspect_draw, method_label, DrawInspection, MethodRun};
+pub use inspect::{inspect_draw, method_label, method_label_on, DrawInspection, MethodRun};
 pub use replay::{
     replay, replay_with_gpu_times, run_chipset, FailedCalls, GpuTimes, ReplayError, ReplayOptions,
     Summary, Tape, TapeLabel, Unmodelled, DEFAULT_MME_BUDGET,

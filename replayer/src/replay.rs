@@ -966,7 +966,7 @@ impl<'o> Pass<'o> {
                             .collect();
                         let shaders = self.shaders.pipeline_shaders(
                             &stages,
-                            self.options.arch(),
+                            self.options.chipset,
                             p.layout(),
                             &self.layouts,
                         );

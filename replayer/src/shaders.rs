@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use driver::mme::Arch;
+use driver::chipset::Chipset;
 use driver::nvk::shader::{group_of, Shader, UniformBufferKind};
 use driver::spirv::interface::{interfaces, Interface, Stage};
 
@@ -85,7 +85,7 @@ impl Shaders {
     pub fn pipeline_shaders(
         &mut self,
         stages: &[StageInfo<'_>],
-        arch: Arch,
+        chipset: Chipset,
         layout: u64,
         layouts: &Layouts,
     ) -> [Option<Arc<Shader>>; 5] {
@@ -135,14 +135,14 @@ impl Shaders {
                     .map_or(UniformBufferKind::Descriptor, |l| {
                         l.uniform_buffer(
                             binding,
-                            driver::nvk::Device::for_arch(arch).min_cbuf_alignment(),
+                            driver::nvk::Device::for_chipset(chipset).min_cbuf_alignment(),
                         )
                     })
             };
             let shader = Arc::new(Shader::new(
                 stage,
                 &interface,
-                arch,
+                chipset,
                 identity.finish(),
                 &uniform_buffer,
             )?);

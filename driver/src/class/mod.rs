@@ -447,7 +447,7 @@ impl Class3d {
 
 /// A method's name as NVIDIA's class header gives it (on `subc` as NVK binds the
 /// classes: 3D on 0, compute on 1, copy on 4; the channel's own methods below 0x100 on
-/// any), array methods with their index.
+/// any), array methods with their index: the Turing classes' names.
 pub fn header_name(subc: u8, mthd: u16) -> Option<String> {
     use generated_names as g;
     let (scalars, arrays) = match (subc, mthd) {
@@ -457,6 +457,32 @@ pub fn header_name(subc: u8, mthd: u16) -> Option<String> {
         (crate::push::SUBC_COPY, _) => (g::COPY, g::COPY_ARRAYS),
         _ => return None,
     };
+    lookup(scalars, arrays, mthd)
+}
+
+/// The name `chipset`'s own class on `subc` gives `mthd`, where it differs from the
+/// Turing class's ([`header_name`]): a Pascal's `SET_PIPELINE_PROGRAM(j)`, an Ampere's
+/// `SET_VARIABLE_PIXEL_RATE_SHADING_TABLE_SELECT`. `None` where the names agree.
+pub fn own_header_name(chipset: &crate::chipset::Chipset, subc: u8, mthd: u16) -> Option<String> {
+    use generated_names as g;
+    let (by_class, class) = match (subc, mthd) {
+        (_, 0..=0xff) => return None,
+        (crate::push::SUBC_3D, _) => (g::THREE_D_BY_CLASS, chipset.eng3d),
+        (crate::push::SUBC_COMPUTE, _) => (g::COMPUTE_BY_CLASS, chipset.compute),
+        (crate::push::SUBC_COPY, _) => (g::COPY_BY_CLASS, chipset.copy),
+        _ => return None,
+    };
+    // A class newer than the newest header of its kind (Ada's compute class) reads as
+    // that newest one.
+    let newest = by_class.iter().map(|(c, _)| *c).max().unwrap_or(0);
+    let class = if class > newest { newest } else { class };
+    let (_, names) = by_class.iter().find(|(c, _)| *c == class)?;
+    let i = names.binary_search_by_key(&mthd, |(m, _)| *m).ok()?;
+    Some(names[i].1.to_string())
+}
+
+/// `mthd`'s name in a class's scalar and array tables.
+fn lookup(scalars: &[(u16, &str)], arrays: &[(u16, u16, &str)], mthd: u16) -> Option<String> {
     if let Ok(i) = scalars.binary_search_by_key(&mthd, |(m, _)| *m) {
         return Some(scalars[i].1.to_string());
     }

@@ -11,6 +11,9 @@ pub const PIPELINE_SLOT_STRIDE: u16 = 64;
 pub const SET_PIPELINE_REGISTER_COUNT: u16 = 0x200c;
 /// `0x2010 /* SET_PIPELINE_BINDING(0) */`: the constant-buffer group the slot reads.
 pub const SET_PIPELINE_BINDING: u16 = 0x2010;
+/// `0x2004 /* SET_PIPELINE_PROGRAM(0) */` (before VOLTA_A): the program's offset in
+/// the program region (`SET_PROGRAM_REGION_A`/`_B`).
+pub const SET_PIPELINE_PROGRAM: u16 = 0x2004;
 /// `0x2014 /* SET_PIPELINE_PROGRAM_ADDRESS_A(0) */` (VOLTA_A and later): address
 /// high; B (+4) low.
 pub const SET_PIPELINE_PROGRAM_ADDRESS_A: u16 = 0x2014;
@@ -37,6 +40,9 @@ pub const SET_STREAM_OUT_CONTROL_STREAM: u16 = 0x0700;
 /// `0x2800 /* SET_STREAM_OUT_LAYOUT_SELECT(0, 0) */`: buffer `i`'s 32 dwords of packed
 /// attribute indices at `+ 128·i`.
 pub const SET_STREAM_OUT_LAYOUT_SELECT: u16 = 0x2800;
+/// `0x02cc /* SET_VARIABLE_PIXEL_RATE_SHADING_TABLE_SELECT */` (AMPERE_B and later):
+/// source 0 (the constant, or the shader's table index), the constant 7:4.
+pub const SET_VARIABLE_PIXEL_RATE_SHADING_TABLE_SELECT: u16 = 0x02cc;
 /// `0x2a00 /* SET_VARIABLE_PIXEL_RATE_SHADING_CONTROL(0) */` (TURING_A and later):
 /// viewport `j`'s enable 0 at `+ 16·j`, sixteen of them.
 pub const SET_VARIABLE_PIXEL_RATE_SHADING_CONTROL: u16 = 0x2a00;
@@ -52,6 +58,7 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
     if (SET_PIPELINE_SHADER..SET_PIPELINE_SHADER + 6 * PIPELINE_SLOT_STRIDE).contains(&mthd) {
         return match (mthd - SET_PIPELINE_SHADER) % PIPELINE_SLOT_STRIDE {
             0x00 => Some("SET_PIPELINE_SHADER(j)"),
+            0x04 => Some("SET_PIPELINE_PROGRAM(j)"),
             0x0c => Some("SET_PIPELINE_REGISTER_COUNT(j)"),
             0x10 => Some("SET_PIPELINE_BINDING(j)"),
             0x14 => Some("SET_PIPELINE_PROGRAM_ADDRESS_A(j)"),

@@ -191,6 +191,9 @@ pub const COMPUTE_INVALIDATE_TEXTURE_HEADER_CACHE_NO_WFI: u16 = 0x0244;
 pub const SEND_PCAS_A: u16 = 0x02b4;
 /// `0x02bc /* SEND_SIGNALING_PCAS_B */` (compute class): invalidate 0, schedule 1.
 pub const SEND_SIGNALING_PCAS_B: u16 = 0x02bc;
+/// `0x02c0 /* SEND_SIGNALING_PCAS2_B */` (compute class, AMPERE_COMPUTE_A and later):
+/// the action 3:0.
+pub const SEND_SIGNALING_PCAS2_B: u16 = 0x02c0;
 
 /// `0x0d6c /* SET_CLEAR_RECT_HORIZONTAL */`: xmin 15:0, xmax 31:16; VERTICAL follows.
 pub const SET_CLEAR_RECT_HORIZONTAL: u16 = 0x0d6c;

@@ -15,6 +15,7 @@ use super::macros::Macro;
 use super::shader::{
     pipeline_type, Cbuf, Shader, UniformBufferKind, GRAPHICS_STAGES, MAX_CBUFS, VTGM_GROUPS,
 };
+use crate::chipset::Chipset;
 use crate::class;
 use crate::mme::{Arch, Builder, Cmp, Value};
 use crate::push::SUBC_3D;
@@ -105,11 +106,11 @@ impl CommandEncoder<'_> {
         if self.shaders.saved.is_none() {
             self.shaders.saved = Some(self.shaders.bound());
         }
-        let arch = self.device_arch();
+        let chipset = self.chipset();
         let shaders = self
             .shaders
             .meta
-            .get_or_insert_with(|| meta_shaders(arch))
+            .get_or_insert_with(|| meta_shaders(chipset))
             .clone();
         self.bind_graphics_shaders(&shaders);
     }
@@ -317,7 +318,7 @@ impl CommandEncoder<'_> {
 /// vk_meta's shaders, as NVK compiles them for its meta draws: a vertex shader that
 /// writes the layer and a fragment shader that reads its source through push
 /// descriptor set 0.
-fn meta_shaders(arch: Arch) -> [Option<Arc<Shader>>; 5] {
+fn meta_shaders(chipset: Chipset) -> [Option<Arc<Shader>>; 5] {
     let vertex = Interface {
         writes_layer: true,
         ..Interface::default()
@@ -328,14 +329,21 @@ fn meta_shaders(arch: Arch) -> [Option<Arc<Shader>>; 5] {
     };
     let declared = |_, _| UniformBufferKind::Descriptor;
     [
-        Shader::new(Stage::Vertex, &vertex, arch, META_VERTEX_SHADER, &declared).map(Arc::new),
+        Shader::new(
+            Stage::Vertex,
+            &vertex,
+            chipset,
+            META_VERTEX_SHADER,
+            &declared,
+        )
+        .map(Arc::new),
         None,
         None,
         None,
         Shader::new(
             Stage::Fragment,
             &fragment,
-            arch,
+            chipset,
             META_FRAGMENT_SHADER,
             &declared,
         )

@@ -7,18 +7,22 @@
 
 use super::encoder::{CommandEncoder, Recorded};
 use super::{root, Macro, Scratch};
+use crate::chipset::classes::TURING_COMPUTE_A;
 use crate::class;
 use crate::gpu::Memory;
 use crate::mme::{Alu64Op, AluOp, Arch, Builder, Cmp, Value};
 use crate::push::{SUBC_3D, SUBC_COMPUTE};
 
-/// Dwords of the QMD NVK builds and uploads for every dispatch (`uint32_t qmd[128]`).
-pub const QMD_DWORDS: u32 = 128;
+/// Dwords of the QMD NVK 25.0.7 builds and uploads for every dispatch
+/// (nvk_cmd_upload_qmd's `uint32_t qmd[64]`: every QMD version is 256 bytes).
+pub const QMD_DWORDS: u32 = 64;
 /// Byte offset of `CTA_RASTER_WIDTH` in the QMD (bit 384; HEIGHT and DEPTH follow a
 /// word apart from QMD version 02_02 on, the version of every class the model runs).
 const QMD_CTA_RASTER_WIDTH: u32 = 48;
 /// `SEND_SIGNALING_PCAS_B`: invalidate (bit 0) and schedule (bit 1).
 const PCAS_B_INVALIDATE_SCHEDULE: u32 = 0b11;
+/// `SEND_SIGNALING_PCAS2_B`'s `PCAS_ACTION_INVALIDATE_COPY_SCHEDULE`.
+const PCAS2_INVALIDATE_COPY_SCHEDULE: u32 = 3;
 /// `SET_MME_DATA_FIFO_CONFIG`'s `FIFO_SIZE_SIZE_4KB`.
 const MME_DATA_FIFO_4KB: u32 = 1;
 /// The report-semaphore D word of a one-word release: what `mme_store_global` writes.
@@ -255,14 +259,20 @@ impl CommandEncoder<'_> {
         }
     }
 
+    /// The launch: the QMD's address, then its signal — from Ampere the PCAS2 form
+    /// (nvk_CmdDispatchBase, `cls_compute <= TURING_COMPUTE_A`).
     fn launch(&mut self, qmd_addr: u64) {
         self.push
             .mthd(SUBC_COMPUTE, class::SEND_PCAS_A, (qmd_addr >> 8) as u32);
-        self.push.immd_or_mthd(
-            SUBC_COMPUTE,
-            class::SEND_SIGNALING_PCAS_B,
-            PCAS_B_INVALIDATE_SCHEDULE,
-        );
+        let (method, action) = if self.chipset().compute <= TURING_COMPUTE_A {
+            (class::SEND_SIGNALING_PCAS_B, PCAS_B_INVALIDATE_SCHEDULE)
+        } else {
+            (
+                class::SEND_SIGNALING_PCAS2_B,
+                PCAS2_INVALIDATE_COPY_SCHEDULE,
+            )
+        };
+        self.push.immd_or_mthd(SUBC_COMPUTE, method, action);
     }
 
     /// vkCmdDispatchBase (vkCmdDispatch from group 0). Mirrors nvk_CmdDispatchBase:

@@ -10,6 +10,7 @@ use super::query::{QueryPool, QueryType};
 use super::rendering::RenderingEnd;
 use super::state::{identity_locations, FlushContext, GraphicsState, StateCost, StateGroup};
 use super::{Device, Macro, Scratch};
+use crate::chipset::Chipset;
 use crate::class::{
     self, PipelineLocation, Report, ReportSemaphoreD, SemaphoreOperation, StructureSize,
 };
@@ -303,6 +304,11 @@ impl<'d> CommandEncoder<'d> {
     /// The device's MME generation.
     pub(super) fn device_arch(&self) -> Arch {
         self.device.arch()
+    }
+
+    /// The device's chipset: its classes (NVK's `pdev->info`).
+    pub(super) fn chipset(&self) -> Chipset {
+        self.device.chipset
     }
 
     /// The device's constant-buffer alignment (nvk_min_cbuf_alignment).

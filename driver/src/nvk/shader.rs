@@ -9,8 +9,10 @@
 use super::macros::Macro;
 use super::state::on_masked_scratch_change;
 use super::Scratch;
+use crate::chipset::classes::{AMPERE_B, MAXWELL_B, TURING_A, VOLTA_A};
+use crate::chipset::Chipset;
 use crate::class;
-use crate::mme::{Arch, Builder, Cmp, Value};
+use crate::mme::{Builder, Cmp, Value};
 use crate::push::{PushBuffer, SUBC_3D};
 use crate::spirv::interface::{DescriptorUse, Interface, Stage};
 
@@ -124,24 +126,27 @@ pub struct Shader {
 const PLACEHOLDER_GPRS: u32 = 32;
 /// Where the model places shader programs.
 const SHADER_HEAP: u64 = 0x2_0000_0000;
+/// Where a graphics shader's header starts in its upload before Turing: Kepler and
+/// later want the first instruction 0x80-aligned, after a 0x50-byte header
+/// (nvk_shader_upload).
+const PRE_TURING_HEADER_OFFSET: u32 = 0x80 - 0x50;
 
 impl Shader {
-    /// The shader `interface` describes, for stage `stage`, on a device whose MME is
-    /// `arch`; `identity` places its program, `uniform_buffer` says how the pipeline
+    /// The shader `interface` describes, for stage `stage`, on `chipset`; `identity` places its program, `uniform_buffer` says how the pipeline
     /// layout declares a uniform buffer's `(set, binding)`. `None` for compute or an
     /// unknown stage. Mirrors nvk_compile_shader's parts the command stream sees:
     /// build_cbuf_map (nvk_nir_lower_descriptors.c) and nvk_shader_fill_push.
     pub fn new(
         stage: Stage,
         interface: &Interface,
-        arch: Arch,
+        chipset: Chipset,
         identity: u64,
         uniform_buffer: &dyn Fn(u32, u32) -> UniformBufferKind,
     ) -> Option<Shader> {
         let group = group_of(stage)?;
-        let cbufs = cbuf_map(interface, arch, uniform_buffer);
+        let cbufs = cbuf_map(interface, chipset.eng3d, uniform_buffer);
         let program = SHADER_HEAP + (identity & 0xffff_ff00);
-        let (push, vtgm_start) = fill_push(stage, group, interface, arch, program);
+        let (push, vtgm_start) = fill_push(stage, group, interface, chipset.eng3d, program);
         Some(Shader {
             group,
             cbufs,
@@ -169,7 +174,7 @@ impl Shader {
 /// index and descriptor offset; the sixteen slots take the first fifteen.
 fn cbuf_map(
     interface: &Interface,
-    arch: Arch,
+    eng3d: u16,
     uniform_buffer: &dyn Fn(u32, u32) -> UniformBufferKind,
 ) -> Vec<Cbuf> {
     let mut used: Vec<(Cbuf, u32)> = Vec::new();
@@ -180,7 +185,7 @@ fn cbuf_map(
                 UniformBufferKind::Dynamic { index } => Cbuf::DynamicUniformBuffer { set, index },
                 UniformBufferKind::Inline => Cbuf::DescriptorSet { set },
                 UniformBufferKind::Descriptor | UniformBufferKind::Placed { .. }
-                    if arch != Arch::Turing =>
+                    if eng3d < TURING_A =>
                 {
                     continue
                 }
@@ -215,18 +220,19 @@ fn cbuf_map(
     cbufs
 }
 
-/// Mirrors nvk_shader_fill_push for a VOLTA_A-or-later class: the pipeline slot (enable
-/// and type, program address, register count and binding group), the tessellation
+/// Mirrors nvk_shader_fill_push: the pipeline slot (enable and type, program address —
+/// before Volta its offset in the program region —, register count and binding group), the tessellation
 /// parameters of an evaluation shader, a fragment shader's subtiling, early-Z,
-/// post-depth coverage, Z-cull bounds, shading-rate (Turing) and sample-shading
-/// state, then — for the vertex-pipeline stages — the layer control, user clip planes
+/// post-depth coverage (from MAXWELL_B), Z-cull bounds, shading-rate (from TURING_A)
+/// and sample-shading state, then — for the vertex-pipeline stages — the layer control,
+/// the shading-rate table's source (from AMPERE_B), user clip planes
 /// and the four transform-feedback buffers' layout. Returns the words and where the
 /// vertex-pipeline part starts.
 fn fill_push(
     stage: Stage,
     group: usize,
     f: &Interface,
-    arch: Arch,
+    eng3d: u16,
     program: u64,
 ) -> (Vec<u32>, usize) {
     let mut p = PushBuffer::new();
@@ -237,11 +243,21 @@ fn fill_push(
         class::SET_PIPELINE_SHADER + slot,
         class::pipeline_shader(true, ty),
     );
-    p.inc(
-        SUBC_3D,
-        class::SET_PIPELINE_PROGRAM_ADDRESS_A + slot,
-        &[(program >> 32) as u32, program as u32],
-    );
+    if eng3d >= VOLTA_A {
+        p.inc(
+            SUBC_3D,
+            class::SET_PIPELINE_PROGRAM_ADDRESS_A + slot,
+            &[(program >> 32) as u32, program as u32],
+        );
+    } else {
+        // Before Volta a program is an offset into the program region
+        // (SET_PROGRAM_REGION, the shader heap's base): nvk_shader_upload.
+        p.immd_or_mthd(
+            SUBC_3D,
+            class::SET_PIPELINE_PROGRAM + slot,
+            (program - SHADER_HEAP) as u32 + PRE_TURING_HEADER_OFFSET,
+        );
+    }
     p.inc(
         SUBC_3D,
         class::SET_PIPELINE_REGISTER_COUNT + slot,
@@ -265,14 +281,16 @@ fn fill_push(
             class::SET_API_MANDATED_EARLY_Z,
             u32::from(f.early_fragment_tests),
         );
-        p.immd_or_mthd(
-            SUBC_3D,
-            class::SET_POST_Z_PS_IMASK,
-            u32::from(f.post_depth_coverage),
-        );
+        if eng3d >= MAXWELL_B {
+            p.immd_or_mthd(
+                SUBC_3D,
+                class::SET_POST_Z_PS_IMASK,
+                u32::from(f.post_depth_coverage),
+            );
+        }
         let unbounded = u32::from(f.writes_depth);
         p.immd_or_mthd(SUBC_3D, class::SET_ZCULL_BOUNDS, unbounded | unbounded << 4);
-        if arch == Arch::Turing {
+        if eng3d >= TURING_A {
             // Sample shading turns the shading rate off: bit 1 clear.
             let value = u32::from(!f.uses_sample_shading) << 1;
             p.inc_once(
@@ -299,6 +317,16 @@ fn fill_push(
             class::SET_RT_LAYER,
             u32::from(f.writes_layer) << 16,
         );
+        if eng3d >= AMPERE_B {
+            // SOURCE_FROM_VPRS_TABLE_INDEX (1) when the shader writes the table index —
+            // no SPIR-V the model reads does — else SOURCE_FROM_CONSTANT (2), the
+            // constant 0.
+            p.immd_or_mthd(
+                SUBC_3D,
+                class::SET_VARIABLE_PIXEL_RATE_SHADING_TABLE_SELECT,
+                2,
+            );
+        }
         let clip = (1u32 << f.clip_distances) - 1;
         let cull = ((1u32 << f.cull_distances) - 1) << f.clip_distances;
         let planes = (clip | cull) & 0xff;

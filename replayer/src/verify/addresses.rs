@@ -34,6 +34,8 @@ enum Word {
     HighSecond,
     /// The whole address in one word, shifted right by 8 (a QMD's, 256-byte aligned).
     Whole,
+    /// An offset in one word (a program's in the program region, before Volta).
+    Offset,
 }
 
 /// The address words verify knows, by their labels (as reports print them), with the
@@ -53,6 +55,7 @@ const ADDRESS_WORDS: &[(&str, &str, Word)] = &[
         "shader program",
         Word::LowSecond,
     ),
+    ("SET_PIPELINE_PROGRAM(j)", "shader program", Word::Offset),
     ("SET_REPORT_SEMAPHORE_A", "report", Word::HighFirst),
     ("SET_REPORT_SEMAPHORE_B", "report", Word::LowSecond),
     ("SEMAPHOREA", "semaphore", Word::HighFirst),
@@ -345,6 +348,7 @@ impl AddressCheck {
                 }
             }
             Word::Whole => (u64::from(nvk) << 8, u64::from(model) << 8),
+            Word::Offset => (u64::from(nvk), u64::from(model)),
         };
         (true, self.pair(family, pair.0, pair.1, draw))
     }

@@ -268,7 +268,7 @@ fn explain(kind: Kind, label: &str, arch: Arch, known: &AllowList, allow: &Allow
 /// A method's label in verification reports: [`crate::method_label`]'s, but macro calls
 /// named by NVK's numbering (both sides' calls are renumbered to it) with the
 /// parameter's position, and root-table loads by the member they land in.
-pub fn label(m: Method, field: Field) -> String {
+pub fn label(m: Method, field: Field, names: Option<&Chipset>) -> String {
     match (segment::macro_id(m.subc, m.mthd), field) {
         (Some(id), _) => {
             let name = nvk::nvk_macro_name(id).map_or_else(
@@ -286,7 +286,10 @@ pub fn label(m: Method, field: Field) -> String {
                 segment::root_member(offset)
             )
         }
-        _ => crate::method_label(m.subc, m.mthd),
+        _ => match names {
+            Some(chipset) => crate::method_label_on(chipset, m.subc, m.mthd),
+            None => crate::method_label(m.subc, m.mthd),
+        },
     }
 }
 
@@ -341,8 +344,11 @@ pub fn compare(
         ..Verification::default()
     };
 
-    let nvk_segments = segment::split(&nvk_run, &[]);
-    let model_segments = segment::model_segments(tape).map_err(decode_err("the model"))?;
+    let mut nvk_segments = segment::split(&nvk_run, &[]);
+    let mut model_segments = segment::model_segments(tape).map_err(decode_err("the model"))?;
+    for s in nvk_segments.iter_mut().chain(&mut model_segments) {
+        s.names = Some(chipset);
+    }
 
     // Each side's macros run on its own GPU model, every segment in its own order.
     let mut nvk_gpu = Gpu::new(arch);

@@ -2,6 +2,7 @@
 //! macro calls named side-independently, and the stream split after every draw
 //! macro's call.
 
+use driver::chipset::Chipset;
 use driver::class;
 use driver::nvk::state::StateGroup;
 use driver::push::{self, ParseError, SUBC_3D};
@@ -127,6 +128,8 @@ pub struct Segment {
     pub row: Option<(u64, DrawKind)>,
     /// The draw macro whose call ends it; `None` for the tail.
     pub draw_macro: Option<&'static str>,
+    /// The GPU whose classes name its methods (the Turing classes' names without one).
+    pub names: Option<Chipset>,
 }
 
 impl Segment {
@@ -135,6 +138,7 @@ impl Segment {
         super::label(
             self.methods[i],
             self.fields.get(i).copied().unwrap_or(Field::Plain),
+            self.names.as_ref(),
         )
     }
 }
