@@ -346,7 +346,7 @@ impl<'d> CommandEncoder<'d> {
         let ctx = FlushContext {
             color_attachments: self.color_attachments,
             render_samples: self.render_samples,
-            turing: self.device.arch() == Arch::Turing,
+            eng3d: self.device.eng3d(),
             float_depth: self.float_depth,
         };
         let flushed = self.state.flush(&mut self.push, ctx);

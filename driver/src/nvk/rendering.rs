@@ -10,6 +10,7 @@
 use super::clear::{ClearAttachment, ClearRect};
 use super::encoder::{CommandEncoder, Recorded};
 use super::image::{Image, TargetFormat, ViewRange};
+use crate::chipset::classes::MAXWELL_B;
 use crate::class::copy::{self, LaunchDma, RemapComponents, RemapSource};
 use crate::class::{self, RenderEnableMode, RenderEnableOverride};
 use crate::mme::Arch;
@@ -261,7 +262,8 @@ impl CommandEncoder<'_> {
             .as_ref()
             .is_some_and(|ds| matches!(ds.view.format, 126 | 130));
         if let Some(samples) = samples {
-            super::state::push_sample_layout(&mut self.push, samples);
+            let eng3d = self.chipset().eng3d;
+            super::state::push_sample_layout(&mut self.push, eng3d, samples);
         }
         if info.flags & RENDERING_RESUMING == 0 {
             for c in info.shadowed(linear).filter(|c| c.loads) {
@@ -364,8 +366,9 @@ impl CommandEncoder<'_> {
         self.push
             .immd_or_mthd(SUBC_3D, class::SET_ZT_LAYER, ds.view.base_array_layer);
         self.push.immd_or_mthd(SUBC_3D, class::SET_Z_COMPRESSION, 0);
-        // Every class the model runs is MAXWELL_B or later.
-        self.push.immd_or_mthd(SUBC_3D, class::SET_ZT_SPARSE, 0);
+        if self.chipset().eng3d >= MAXWELL_B {
+            self.push.immd_or_mthd(SUBC_3D, class::SET_ZT_SPARSE, 0);
+        }
     }
 
     /// The load-op clears: one clear of the render area for every attachment that

@@ -19,6 +19,7 @@ mod rs;
 mod vi;
 mod vp;
 
+use crate::chipset::classes::TURING_A;
 use crate::mme::{AluOp, Builder, Cmp, Value};
 use crate::nvk::Scratch;
 use crate::push::{self, PushBuffer};
@@ -588,8 +589,8 @@ pub struct FlushContext {
     /// The rendering's sample count from its attachments; 0 when it has none (NVK's
     /// `render->samples`: then the draw sets the sample layout).
     pub render_samples: u32,
-    /// Whether the class is TURING_A (fragment shading rate exists only there).
-    pub turing: bool,
+    /// The 3D class (NVK's `cls_eng3d`): what each generation pushes differs.
+    pub eng3d: u16,
     /// Whether the rendering's depth attachment has a float depth format (the
     /// rasterizer then leaves depth unclamped to [0, 1]).
     pub float_depth: bool,
@@ -1800,13 +1801,15 @@ impl GraphicsState {
             ia::flush_ia_state(p, d, dyn_);
             ia::flush_ts_state(p, d, dyn_);
         });
-        group(StateGroup::Viewport, p, &|p| vp::flush_vp_state(p, d, dyn_));
+        group(StateGroup::Viewport, p, &|p| {
+            vp::flush_vp_state(p, d, dyn_, ctx.eng3d)
+        });
         group(StateGroup::Rasterizer, p, &|p| {
-            rs::flush_rs_state(p, d, dyn_, ctx.float_depth);
-            if ctx.turing {
+            rs::flush_rs_state(p, d, dyn_, ctx.eng3d, ctx.float_depth);
+            if ctx.eng3d >= TURING_A {
                 rs::flush_fsr_state(p, d, dyn_);
             }
-            ms::flush_ms_state(p, d, dyn_, ctx.render_samples);
+            ms::flush_ms_state(p, d, dyn_, ctx.eng3d, ctx.render_samples);
         });
         group(StateGroup::DepthStencil, p, &|p| {
             ds::flush_ds_state(p, d, dyn_)

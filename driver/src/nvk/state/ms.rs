@@ -2,6 +2,7 @@
 
 use super::on_masked_scratch_change;
 use super::{val_mask, Dirty, DynamicState, SampleLocations, StateBit};
+use crate::chipset::classes::MAXWELL_B;
 use crate::class;
 use crate::mme::{Builder, Cmp, Value};
 use crate::nvk::{root, Macro, Scratch};
@@ -11,10 +12,16 @@ use crate::push::{PushBuffer, SUBC_3D};
 /// to take it from (`render_samples` 0), alpha to coverage/one, the sample locations
 /// (the root table's `draw.sample_locations` and, MAXWELL_B and later,
 /// `SET_ANTI_ALIAS_SAMPLE_POSITIONS`), then the sample mask.
-pub(super) fn flush_ms_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState, render_samples: u32) {
+pub(super) fn flush_ms_state(
+    p: &mut PushBuffer,
+    d: Dirty,
+    s: &DynamicState,
+    eng3d: u16,
+    render_samples: u32,
+) {
     if d.has(StateBit::MsRasterizationSamples) && render_samples == 0 {
         // At least one sample: rasterizer discard may leave the count unset.
-        push_sample_layout(p, s.rasterization_samples.max(1));
+        push_sample_layout(p, eng3d, s.rasterization_samples.max(1));
     }
     if d.any(&[
         StateBit::MsAlphaToCoverageEnable,
@@ -29,7 +36,7 @@ pub(super) fn flush_ms_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState, ren
         StateBit::MsSampleLocations,
         StateBit::MsSampleLocationsEnable,
     ]) {
-        flush_sample_locations(p, s);
+        flush_sample_locations(p, s, eng3d);
     }
     if d.has(StateBit::MsSampleMask) {
         let m = s.sample_mask & 0xffff;
@@ -83,7 +90,7 @@ fn nak_sample_location((x, y): (f32, f32)) -> u32 {
 /// the custom locations when enabled, else the standard ones for the rasterization
 /// samples; the root table written as nvk_descriptor_state_set_root_array does for
 /// graphics (nvk_cmd_flush_gfx_root_desc).
-fn flush_sample_locations(p: &mut PushBuffer, s: &DynamicState) {
+fn flush_sample_locations(p: &mut PushBuffer, s: &DynamicState, eng3d: u16) {
     let standard;
     let sl = if s.sample_locations_enable && s.sample_locations.per_pixel > 0 {
         &s.sample_locations
@@ -107,6 +114,10 @@ fn flush_sample_locations(p: &mut PushBuffer, s: &DynamicState) {
         root::DRAW_SAMPLE_LOCATIONS,
         &[word(&bytes[..4]), word(&bytes[4..])],
     );
+    if eng3d < MAXWELL_B {
+        // Programmable sample positions come with MAXWELL_B.
+        return;
+    }
     let (grid_w, grid_h) = (sl.grid.0.max(1) as usize, sl.grid.1.max(1) as usize);
     let positions: [u32; 16] = std::array::from_fn(|n| {
         let (sample, pixel) = (n % per_pixel, n / per_pixel);
@@ -119,15 +130,20 @@ fn flush_sample_locations(p: &mut PushBuffer, s: &DynamicState) {
 
 /// `SET_ANTI_ALIAS`'s samples mode and the two- and four-pass sample masks NVK keeps
 /// in scratch for a sample count (NIL's sample layout for it: 2X1_D3D for 2, 2X2 for
-/// 4, 4X2_D3D for 8).
-fn sample_layout(samples: u32) -> (u32, [u32; 4], [u32; 4]) {
+/// 4, 4X2_D3D for 8; before MAXWELL_B eight samples map otherwise, and NVK takes the
+/// four-pass masks the hardware shows).
+fn sample_layout(eng3d: u16, samples: u32) -> (u32, [u32; 4], [u32; 4]) {
     match samples {
         2 => (5, [0; 4], [0; 4]),
         4 => (2, [0x000a_0005, 0x000a_0005, 0, 0], [0; 4]),
         s if s >= 8 => (
             4,
             [0x003a_00c5, 0x003a_00c5, 0x003a_003a, 0x00c5_00c5],
-            [0x0012_0081, 0x0028_0044, 0x0028_0012, 0x0081_0044],
+            if eng3d >= MAXWELL_B {
+                [0x0012_0081, 0x0028_0044, 0x0028_0012, 0x0081_0044]
+            } else {
+                [0x0000_0012, 0x0028_0044, 0, 0x0081_0000]
+            },
         ),
         _ => (0, [0; 4], [0; 4]),
     }
@@ -136,8 +152,8 @@ fn sample_layout(samples: u32) -> (u32, [u32; 4], [u32; 4]) {
 /// Mirrors nvk_cmd_set_sample_layout: the samples mode, the sample masks of two- and
 /// four-pass sample shading into scratch, then the `SET_ANTI_ALIAS` macro with the
 /// sample count.
-pub(crate) fn push_sample_layout(p: &mut PushBuffer, samples: u32) {
-    let (mode, two_pass, four_pass) = sample_layout(samples);
+pub(crate) fn push_sample_layout(p: &mut PushBuffer, eng3d: u16, samples: u32) {
+    let (mode, two_pass, four_pass) = sample_layout(eng3d, samples);
     p.immd_or_mthd(SUBC_3D, class::SET_ANTI_ALIAS, mode);
     p.inc(
         SUBC_3D,

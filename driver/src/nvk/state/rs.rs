@@ -1,17 +1,18 @@
 //! The rasterizer.
 
 use super::{fui, val_mask, Dirty, DynamicState, StateBit};
+use crate::chipset::classes::VOLTA_A;
 use crate::class;
 use crate::nvk::Macro;
 use crate::push::{PushBuffer, SUBC_3D};
 
-/// `SET_VIEWPORT_CLIP_CONTROL` as NVK packs it on VOLTA_A and later: depth clamped to
-/// [0, 1] unless the depth attachment has a float format (`z_clamp_zero_one`; the
-/// model takes `depthClampZeroOne` as not enabled).
-fn viewport_clip_control(z_clamp: bool, z_clip: bool, float_depth: bool) -> u32 {
+/// `SET_VIEWPORT_CLIP_CONTROL` as NVK packs it: depth clamped to [0, 1] unless the
+/// depth attachment has a float format (`z_clamp_zero_one`; the model takes
+/// `depthClampZeroOne` as not enabled); the Z clip range field exists from VOLTA_A.
+fn viewport_clip_control(eng3d: u16, z_clamp: bool, z_clip: bool, float_depth: bool) -> u32 {
     let z_clamp_zero_one = !float_depth;
     let min_z_zero_max_z_one = u32::from(!z_clamp && z_clamp_zero_one);
-    let z_clip_range = if z_clamp || !z_clamp_zero_one {
+    let z_clip_range = if eng3d >= VOLTA_A && (z_clamp || !z_clamp_zero_one) {
         if z_clamp {
             1 // MIN_Z_MAX_Z
         } else {
@@ -30,9 +31,16 @@ fn viewport_clip_control(z_clamp: bool, z_clip: bool, float_depth: bool) -> u32 
         | (z_clip_range << 16)
 }
 
-/// Mirrors nvk_flush_rs_state (VOLTA_A and later; conservative rasterization is not
+/// Mirrors nvk_flush_rs_state (before VOLTA_A the Z clamp also goes to the
+/// `SET_Z_CLAMP` macro; conservative rasterization is not
 /// modelled).
-pub(super) fn flush_rs_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState, float_depth: bool) {
+pub(super) fn flush_rs_state(
+    p: &mut PushBuffer,
+    d: Dirty,
+    s: &DynamicState,
+    eng3d: u16,
+    float_depth: bool,
+) {
     if d.has(StateBit::RsRasterizerDiscardEnable) {
         let enable = u32::from(!s.rasterizer_discard_enable);
         p.immd_or_mthd(SUBC_3D, class::SET_RASTER_ENABLE, enable);
@@ -40,8 +48,16 @@ pub(super) fn flush_rs_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState, flo
     if d.any(&[StateBit::RsDepthClipEnable, StateBit::RsDepthClampEnable]) {
         // Without VK_EXT_depth_clip_enable, depth clips unless it is clamped.
         let z_clip = s.depth_clip_enable.unwrap_or(!s.depth_clamp_enable);
-        let control = viewport_clip_control(s.depth_clamp_enable, z_clip, float_depth);
+        let control = viewport_clip_control(eng3d, s.depth_clamp_enable, z_clip, float_depth);
         p.immd_or_mthd(SUBC_3D, class::SET_VIEWPORT_CLIP_CONTROL, control);
+        if eng3d < VOLTA_A {
+            // No Z clip range field: the macro smashes the viewports' clip Z instead.
+            p.inc_once(
+                SUBC_3D,
+                class::call_mme_macro(Macro::SetZClamp.id()),
+                &[u32::from(s.depth_clamp_enable)],
+            );
+        }
     }
     if d.has(StateBit::RsPolygonMode) {
         // VK_POLYGON_MODE_FILL 0, LINE 1, POINT 2 against FILL 0x1b02, LINE 0x1b01, POINT 0x1b00.
@@ -202,9 +218,9 @@ mod tests {
     fn depth_is_clamped_to_zero_one_only_for_a_fixed_point_attachment() {
         // What NVK 25.0.7 pushed without depth clamp, depth clipping: a D24 or no
         // depth attachment (Zink's programs), and a D32_SFLOAT one (vkmark).
-        assert_eq!(viewport_clip_control(false, true, false), 0x181d);
-        assert_eq!(viewport_clip_control(false, true, true), 0x3_181c);
+        assert_eq!(viewport_clip_control(VOLTA_A, false, true, false), 0x181d);
+        assert_eq!(viewport_clip_control(VOLTA_A, false, true, true), 0x3_181c);
         // Clamped: the clip range is the viewport's Z range either way.
-        assert_eq!(viewport_clip_control(true, false, true) >> 16, 1);
+        assert_eq!(viewport_clip_control(VOLTA_A, true, false, true) >> 16, 1);
     }
 }

@@ -1,17 +1,19 @@
 //! Viewports and scissors.
 
 use super::{fui, Dirty, DynamicState, StateBit, MAX_VIEWPORTS};
+use crate::chipset::classes::{MAXWELL_B, VOLTA_A};
 use crate::class;
 use crate::mme::{AluOp, Builder, Cmp, Value};
-use crate::nvk::Scratch;
+use crate::nvk::{Macro, Scratch};
 use crate::push::{PushBuffer, SUBC_3D};
 
 /// The largest scissor coordinate (`nvk_image_max_dimension` for 2D images).
 const SCISSOR_MAX: i64 = 0x8000;
 
-/// Mirrors nvk_flush_vp_state (VOLTA_A and later: clip min/max Z are methods, not the
-/// `SET_VIEWPORT_MIN_MAX_Z` macro; the coordinate swizzle is set).
-pub(super) fn flush_vp_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
+/// Mirrors nvk_flush_vp_state: from VOLTA_A the clip min/max Z are methods, before it
+/// the `SET_VIEWPORT_MIN_MAX_Z` macro sets them (minding the Z clamp); from MAXWELL_B
+/// the coordinate swizzle is set.
+pub(super) fn flush_vp_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState, eng3d: u16) {
     // Nothing to do for the viewport count.
     if d.any(&[StateBit::VpViewports, StateBit::VpDepthClipNegativeOneToOne]) {
         for (i, vp) in s.viewports.iter().enumerate() {
@@ -43,21 +45,35 @@ pub(super) fn flush_vp_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
                 clamp(vp.y.min(vp.y + vp.height)),
                 clamp(vp.y.max(vp.y + vp.height)),
             );
-            p.inc(
-                SUBC_3D,
-                class::set_viewport_clip_horizontal(i),
-                &[
-                    xmin | (xmax.saturating_sub(xmin) << 16),
-                    ymin | (ymax.saturating_sub(ymin) << 16),
-                    fui(vp.min_depth.min(vp.max_depth)),
-                    fui(vp.min_depth.max(vp.max_depth)),
-                ],
+            let clip = [
+                xmin | (xmax.saturating_sub(xmin) << 16),
+                ymin | (ymax.saturating_sub(ymin) << 16),
+            ];
+            let (zmin, zmax) = (
+                fui(vp.min_depth.min(vp.max_depth)),
+                fui(vp.min_depth.max(vp.max_depth)),
             );
-            p.immd_or_mthd(
-                SUBC_3D,
-                class::set_viewport_coordinate_swizzle(i),
-                class::VIEWPORT_SWIZZLE_IDENTITY,
-            );
+            if eng3d >= VOLTA_A {
+                p.inc(
+                    SUBC_3D,
+                    class::set_viewport_clip_horizontal(i),
+                    &[clip[0], clip[1], zmin, zmax],
+                );
+            } else {
+                p.inc(SUBC_3D, class::set_viewport_clip_horizontal(i), &clip);
+                p.inc_once(
+                    SUBC_3D,
+                    class::call_mme_macro(Macro::SetViewportMinMaxZ.id()),
+                    &[u32::from(i), zmin, zmax],
+                );
+            }
+            if eng3d >= MAXWELL_B {
+                p.immd_or_mthd(
+                    SUBC_3D,
+                    class::set_viewport_coordinate_swizzle(i),
+                    class::VIEWPORT_SWIZZLE_IDENTITY,
+                );
+            }
         }
     }
     if d.has(StateBit::VpDepthClipNegativeOneToOne) {
