@@ -29,6 +29,10 @@ pub const SET_DST_BLOCK_SIZE: u16 = 0x070c;
 /// `0x0728 /* SET_SRC_BLOCK_SIZE */`: SRC_WIDTH, SRC_HEIGHT, SRC_DEPTH, SRC_LAYER,
 /// SRC_ORIGIN follow.
 pub const SET_SRC_BLOCK_SIZE: u16 = 0x0728;
+/// `0x0720 /* SET_DST_ORIGIN */` (before PASCAL_DMA_COPY_B): x 15:0, y 31:16.
+pub const SET_DST_ORIGIN: u16 = 0x0720;
+/// `0x073c /* SET_SRC_ORIGIN */` (before PASCAL_DMA_COPY_B): x 15:0, y 31:16.
+pub const SET_SRC_ORIGIN: u16 = 0x073c;
 /// `0x0744 /* SRC_ORIGIN_X */` (PASCAL_DMA_COPY_B on): a block-linear source's
 /// origin in bytes (or remapped elements); SRC_ORIGIN_Y follows.
 pub const SRC_ORIGIN_X: u16 = 0x0744;
@@ -167,7 +171,8 @@ pub fn method_name(mthd: u16) -> Option<&'static str> {
         SET_REMAP_CONST_A => "SET_REMAP_CONST_A",
         0x0704 => "SET_REMAP_CONST_B",
         SET_REMAP_COMPONENTS => "SET_REMAP_COMPONENTS",
-        0x073c => "SET_SRC_ORIGIN",
+        SET_DST_ORIGIN => "SET_DST_ORIGIN",
+        SET_SRC_ORIGIN => "SET_SRC_ORIGIN",
         SRC_ORIGIN_X => "SRC_ORIGIN_X",
         0x0748 => "SRC_ORIGIN_Y",
         DST_ORIGIN_X => "DST_ORIGIN_X",

@@ -15,6 +15,7 @@ use super::macros::Macro;
 use super::shader::{
     pipeline_type, Cbuf, Shader, UniformBufferKind, GRAPHICS_STAGES, MAX_CBUFS, VTGM_GROUPS,
 };
+use crate::chipset::classes::MAXWELL_B;
 use crate::chipset::Chipset;
 use crate::class;
 use crate::mme::{Arch, Builder, Cmp, Value};
@@ -30,6 +31,8 @@ const PLACEHOLDER_UBO_ADDR: u64 = 0x3_0000_0000;
 /// The identities (program placement) of vk_meta's shaders.
 const META_VERTEX_SHADER: u64 = 0xffff_0000;
 const META_FRAGMENT_SHADER: u64 = 0xffff_0100;
+/// The geometry shader that selects the layer before MAXWELL_B.
+const META_GEOMETRY_SHADER: u64 = 0xffff_0200;
 
 /// One stage's bound constant buffers (NVK's `nvk_cbuf_group`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -316,10 +319,17 @@ impl CommandEncoder<'_> {
 }
 
 /// vk_meta's shaders, as NVK compiles them for its meta draws: a vertex shader that
-/// writes the layer and a fragment shader that reads its source through push
-/// descriptor set 0.
+/// writes the layer — before MAXWELL_B a geometry shader writes it instead
+/// (`use_gs_for_layer`: the vertex pipeline cannot select a layer there) — and a
+/// fragment shader that reads its source through push descriptor set 0. Mirrors
+/// vk_meta's create_rect_list_pipeline.
 fn meta_shaders(chipset: Chipset) -> [Option<Arc<Shader>>; 5] {
+    let use_gs_for_layer = chipset.eng3d < MAXWELL_B;
     let vertex = Interface {
+        writes_layer: !use_gs_for_layer,
+        ..Interface::default()
+    };
+    let geometry = Interface {
         writes_layer: true,
         ..Interface::default()
     };
@@ -328,26 +338,17 @@ fn meta_shaders(chipset: Chipset) -> [Option<Arc<Shader>>; 5] {
         ..Interface::default()
     };
     let declared = |_, _| UniformBufferKind::Descriptor;
+    let shader = |stage, interface: &Interface, identity| {
+        Shader::new(stage, interface, chipset, identity, &declared).map(Arc::new)
+    };
     [
-        Shader::new(
-            Stage::Vertex,
-            &vertex,
-            chipset,
-            META_VERTEX_SHADER,
-            &declared,
-        )
-        .map(Arc::new),
+        shader(Stage::Vertex, &vertex, META_VERTEX_SHADER),
         None,
         None,
-        None,
-        Shader::new(
-            Stage::Fragment,
-            &fragment,
-            chipset,
-            META_FRAGMENT_SHADER,
-            &declared,
-        )
-        .map(Arc::new),
+        use_gs_for_layer
+            .then(|| shader(Stage::Geometry, &geometry, META_GEOMETRY_SHADER))
+            .flatten(),
+        shader(Stage::Fragment, &fragment, META_FRAGMENT_SHADER),
     ]
 }
 

@@ -10,6 +10,7 @@ use super::query::{QueryPool, QueryType};
 use super::rendering::RenderingEnd;
 use super::state::{identity_locations, FlushContext, GraphicsState, StateCost, StateGroup};
 use super::{Device, Macro, Scratch};
+use crate::chipset::classes::MAXWELL_COMPUTE_B;
 use crate::chipset::Chipset;
 use crate::class::{
     self, PipelineLocation, Report, ReportSemaphoreD, SemaphoreOperation, StructureSize,
@@ -211,7 +212,8 @@ impl<'d> CommandEncoder<'d> {
 
     /// vkBeginCommandBuffer. Mirrors nvk_BeginCommandBuffer: a copy-engine NOP so
     /// there is something to submit, then for a primary command buffer the compute
-    /// class's SKED, sampler and texture-header cache invalidations
+    /// class's SKED (from MAXWELL_COMPUTE_B), sampler and texture-header cache
+    /// invalidations
     /// (nvk_cmd_buffer_begin_compute) and the 3D class's sampler, texture-header and
     /// constant cache invalidations (nvk_cmd_buffer_begin_graphics).
     pub fn begin_command_buffer(&mut self, primary: bool) -> Recorded {
@@ -221,8 +223,10 @@ impl<'d> CommandEncoder<'d> {
         self.mark_all_shaders_dirty();
         self.push.mthd(SUBC_COPY, class::copy::NOP, 0);
         if primary {
-            self.push
-                .immd_or_mthd(SUBC_COMPUTE, class::INVALIDATE_SKED_CACHES, 0);
+            if self.device.chipset.compute >= MAXWELL_COMPUTE_B {
+                self.push
+                    .immd_or_mthd(SUBC_COMPUTE, class::INVALIDATE_SKED_CACHES, 0);
+            }
             self.push
                 .immd_or_mthd(SUBC_COMPUTE, class::INVALIDATE_SAMPLER_CACHE_NO_WFI, 0);
             self.push.immd_or_mthd(

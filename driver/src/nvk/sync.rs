@@ -10,6 +10,7 @@
 //! stages can make kept (the Vulkan registry's supported stages of each access).
 
 use super::encoder::{CommandEncoder, Recorded};
+use crate::chipset::classes::MAXWELL_COMPUTE_B;
 use crate::class;
 use crate::mme::Arch;
 use crate::push::{SUBC_3D, SUBC_COMPUTE};
@@ -390,6 +391,7 @@ impl CommandEncoder<'_> {
             .iter()
             .fold(0, |b, d| b | invalidates(d.dst_stages, d.dst_access));
         let turing = self.device_arch() == Arch::Turing;
+        let sked = self.chipset().eng3d >= MAXWELL_COMPUTE_B;
         let p = &mut self.push;
         if b & barrier::INVALIDATE_TEX_DATA != 0 {
             p.immd_or_mthd(SUBC_3D, class::INVALIDATE_TEXTURE_DATA_CACHE_NO_WFI, 0);
@@ -402,8 +404,9 @@ impl CommandEncoder<'_> {
                 p.immd_or_mthd(SUBC_3D, class::MME_DMA_SYSMEMBAR, 0);
             }
         }
-        // MAXWELL_COMPUTE_B and later: both of the model's classes.
-        if b & barrier::INVALIDATE_QMD_DATA != 0 {
+        // NVK compares the 3D class with MAXWELL_COMPUTE_B, a compute class number:
+        // from PASCAL_A on, not Maxwell B's 3D class.
+        if b & barrier::INVALIDATE_QMD_DATA != 0 && sked {
             p.immd_or_mthd(SUBC_COMPUTE, class::INVALIDATE_SKED_CACHES, 0);
         }
     }

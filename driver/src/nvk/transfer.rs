@@ -9,6 +9,7 @@ use super::encoder::{CommandEncoder, Recorded};
 use super::format::{block_of_vk, Block};
 use super::image::Image;
 use super::rendering::{ColorAttachment, RenderArea};
+use crate::chipset::classes::PASCAL_DMA_COPY_B;
 use crate::class::copy::{self, LaunchDma, RemapComponents, RemapSource};
 use crate::push::SUBC_COPY;
 
@@ -532,9 +533,30 @@ impl CommandEncoder<'_> {
                     c.extent_el[1],
                 ],
             );
+            // From PASCAL_DMA_COPY_B the origin is two methods; before it one, 16 bits
+            // a coordinate.
+            let origin_xy = self.chipset().copy >= PASCAL_DMA_COPY_B;
             for (side, bw, block, origin) in [
-                (&c.src, src_bw, copy::SET_SRC_BLOCK_SIZE, copy::SRC_ORIGIN_X),
-                (&c.dst, dst_bw, copy::SET_DST_BLOCK_SIZE, copy::DST_ORIGIN_X),
+                (
+                    &c.src,
+                    src_bw,
+                    copy::SET_SRC_BLOCK_SIZE,
+                    if origin_xy {
+                        copy::SRC_ORIGIN_X
+                    } else {
+                        copy::SET_SRC_ORIGIN
+                    },
+                ),
+                (
+                    &c.dst,
+                    dst_bw,
+                    copy::SET_DST_BLOCK_SIZE,
+                    if origin_xy {
+                        copy::DST_ORIGIN_X
+                    } else {
+                        copy::SET_DST_ORIGIN
+                    },
+                ),
             ] {
                 let Some((height_log2, depth_log2)) = side.tiling else {
                     continue;
@@ -557,11 +579,13 @@ impl CommandEncoder<'_> {
                         layer,
                     ],
                 );
-                self.push.inc(
-                    SUBC_COPY,
-                    origin,
-                    &[side.offset_el[0].wrapping_mul(bw), side.offset_el[1]],
-                );
+                let (x, y) = (side.offset_el[0].wrapping_mul(bw), side.offset_el[1]);
+                if origin_xy {
+                    self.push.inc(SUBC_COPY, origin, &[x, y]);
+                } else {
+                    self.push
+                        .mthd(SUBC_COPY, origin, (x & 0xffff) | (y & 0xffff) << 16);
+                }
             }
             let launch = LaunchDma {
                 pipelined: false,

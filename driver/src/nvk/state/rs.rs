@@ -1,7 +1,7 @@
 //! The rasterizer.
 
 use super::{fui, val_mask, Dirty, DynamicState, StateBit};
-use crate::chipset::classes::VOLTA_A;
+use crate::chipset::classes::{MAXWELL_B, VOLTA_A};
 use crate::class;
 use crate::nvk::Macro;
 use crate::push::{PushBuffer, SUBC_3D};
@@ -126,21 +126,24 @@ pub(super) fn flush_rs_state(
     if d.has(StateBit::RsRasterizationStream) {
         p.immd_or_mthd(SUBC_3D, class::SET_RASTER_INPUT, s.rasterization_stream);
     }
-    if d.any(&[
-        StateBit::RsConservativeMode,
-        StateBit::RsExtraPrimitiveOverestimationSize,
-    ]) {
-        flush_conservative(p, s);
+    // Before MAXWELL_B there is no conservative rasterization to set.
+    if eng3d >= MAXWELL_B
+        && d.any(&[
+            StateBit::RsConservativeMode,
+            StateBit::RsExtraPrimitiveOverestimationSize,
+        ])
+    {
+        flush_conservative(p, s, eng3d);
     }
 }
 
-/// Conservative rasterization on VOLTA_A and later (both classes the model runs):
-/// disabled is one method; otherwise `SET_CONSERVATIVE_RASTER_CONTROL` (the extra
-/// primitive bloat in quarter pixels, at most 3; underestimation copies the inner
-/// coverage to the outer; pre-snap modes; a 512 uncertainty region) then the enable.
-/// Mirrors nvk_flush_rs_state's conservative-mode part (before Volta NVK goes through
-/// the `SET_CONSERVATIVE_RASTER_STATE` macro instead).
-fn flush_conservative(p: &mut PushBuffer, s: &DynamicState) {
+/// Conservative rasterization (MAXWELL_B and later): disabled is one method;
+/// otherwise, from VOLTA_A, `SET_CONSERVATIVE_RASTER_CONTROL` (the extra primitive
+/// bloat in quarter pixels, at most 3; underestimation copies the inner coverage to
+/// the outer; pre-snap modes; a 512 uncertainty region) — before it the
+/// `SET_CONSERVATIVE_RASTER_STATE` macro with the bloat in bits 24:23 — then the
+/// enable. Mirrors nvk_flush_rs_state's conservative-mode part.
+fn flush_conservative(p: &mut PushBuffer, s: &DynamicState, eng3d: u16) {
     if s.conservative_mode == 0 {
         p.immd_or_mthd(SUBC_3D, class::SET_CONSERVATIVE_RASTER, 0);
         return;
@@ -148,8 +151,16 @@ fn flush_conservative(p: &mut PushBuffer, s: &DynamicState) {
     // MIN2(3, size * 4), truncated to an integer as NVK's uint32_t does.
     let bloat = (s.extra_primitive_overestimation_size * 4.0).clamp(0.0, 3.0) as u32;
     let underestimate = u32::from(s.conservative_mode == 2);
-    let control = bloat | (underestimate << 4) | (1 << 8) | (1 << 12) | (3 << 16);
-    p.immd_or_mthd(SUBC_3D, class::SET_CONSERVATIVE_RASTER_CONTROL, control);
+    if eng3d >= VOLTA_A {
+        let control = bloat | (underestimate << 4) | (1 << 8) | (1 << 12) | (3 << 16);
+        p.immd_or_mthd(SUBC_3D, class::SET_CONSERVATIVE_RASTER_CONTROL, control);
+    } else {
+        p.inc_once(
+            SUBC_3D,
+            class::call_mme_macro(Macro::SetConservativeRasterState.id()),
+            &[bloat << 23],
+        );
+    }
     p.immd_or_mthd(SUBC_3D, class::SET_CONSERVATIVE_RASTER, 1);
 }
 
