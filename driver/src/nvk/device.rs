@@ -84,10 +84,12 @@ impl Device {
 
     /// The encoded words of `m` for this device.
     pub fn macro_words(&self, m: Macro) -> Result<Vec<u32>, DeviceError> {
-        let program = m.build(self.arch()).map_err(|source| DeviceError::Build {
-            name: m.name(),
-            source,
-        })?;
+        let program = m
+            .build_on(self.chipset)
+            .map_err(|source| DeviceError::Build {
+                name: m.name(),
+                source,
+            })?;
         let lowered = match self.arch() {
             Arch::Turing => tu104::assemble(&program),
             Arch::Fermi => fermi::assemble(&program),

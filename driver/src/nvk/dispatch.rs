@@ -70,25 +70,6 @@ fn store_global(b: &mut Builder, addr: [Value; 2], v: Value) {
     b.emit(Value::Imm(RELEASE_ONE_WORD));
 }
 
-/// Writes `x`, `y`, `z` to three words at `offset` from the address in `addr` (low,
-/// high), which it keeps in scratch and restores (mme_store_global_vec3).
-fn store_global_vec3(b: &mut Builder, addr: [Value; 2], offset: u32, xyz: [Value; 3]) {
-    b.mthd(class::set_mme_shadow_scratch(Scratch::StoreAddrHi as u16));
-    b.emit(addr[1]);
-    b.emit(addr[0]);
-    if offset != 0 {
-        b.alu64_to(Alu64Op::Add, addr, addr, [Value::Imm(offset), Value::Zero]);
-    }
-    for (i, v) in xyz.into_iter().enumerate() {
-        if i > 0 {
-            b.alu64_to(Alu64Op::Add, addr, addr, [Value::Imm(4), Value::Zero]);
-        }
-        store_global(b, addr, v);
-    }
-    b.load_scratch_to(addr[1], Scratch::StoreAddrHi as u16);
-    b.load_scratch_to(addr[0], Scratch::StoreAddrLo as u16);
-}
-
 /// Adds the 64-bit `count` (low, high) to the invocation count in scratch
 /// (nvk_build_mme_add_cs_invocations).
 fn add_cs_invocations_to_scratch(b: &mut Builder, count: [Value; 2]) {
@@ -135,32 +116,6 @@ pub fn write_cs_invocations(b: &mut Builder) {
     }
 }
 
-/// `x * y`, low 32 bits, in a new register: Turing's multiply, or before Turing (no
-/// multiply instruction) shift-and-add with the operands kept in scratch, as NVK's
-/// mme_fermi_umul_32x32_32. `x` and `y` are consumed.
-fn umul(b: &mut Builder, x: Value, y: Value) -> Value {
-    if b.arch() == Arch::Turing {
-        let product = b.mul(x, y);
-        b.free_reg(x);
-        b.free_reg(y);
-        return product;
-    }
-    b.mthd(class::set_mme_shadow_scratch(Scratch::UmulX as u16));
-    b.emit(x);
-    b.emit(y);
-    let product = b.mov(Value::Zero);
-    b.while_(Cmp::Ne, x, Value::Zero, |b| {
-        let lsb = b.and(x, Value::Imm(1));
-        b.if_(Cmp::Ne, lsb, Value::Zero, |b| b.add_to(product, product, y));
-        b.free_reg(lsb);
-        b.alu_to(AluOp::Srl, x, x, Value::Imm(1));
-        b.alu_to(AluOp::Sll, y, y, Value::Imm(1));
-    });
-    b.free_reg(x);
-    b.free_reg(y);
-    product
-}
-
 /// Writes `x`, `y`, `z` to three words at `offset` from the address in `addr` (low,
 /// high), moving the address as it goes and freeing it after
 /// (mme_store_global_vec3_free_addr).
@@ -183,31 +138,24 @@ fn store_global_vec3_free_addr(b: &mut Builder, addr: [Value; 2], offset: u32, x
 /// QMD's address (its CTA raster size), the local size; adds the invocations to the
 /// statistic. Mirrors NVK 25.0.7's nvk_mme_dispatch_indirect: on Turing every
 /// parameter loaded before the indirect read, the copies stored with their addresses
-/// moved and freed, the invocations a 64-bit product; before Turing the product is 32
-/// bits wide (the model's shift-and-add multiply; NVK's 64-bit loops are not yet
-/// modelled).
-pub fn dispatch_indirect(b: &mut Builder) {
+/// moved and freed, the invocations a 64-bit product; before Turing the same stores,
+/// then the product built by mme_builder.h's shift-and-add loops (a 32-bit y·z, then
+/// two 32×64-bit products into registers NVK allocates without clearing).
+/// `qmd_yz_packed`: the QMD keeps the height and depth in 16 bits each (QMD 00_06,
+/// before PASCAL_COMPUTE_A).
+pub fn dispatch_indirect(b: &mut Builder, qmd_yz_packed: bool) {
     if b.arch() == Arch::Turing {
         // Everything loaded before the switch to an indirect read.
         let (dispatch_hi, dispatch_lo) = (b.load(), b.load());
-        let root = {
-            let hi = b.load();
-            let lo = b.load();
-            [lo, hi]
-        };
-        let qmd = {
-            let hi = b.load();
-            let lo = b.load();
-            [lo, hi]
-        };
+        let root = load_addr64(b);
+        let qmd = load_addr64(b);
         let local_size = b.load();
         b.read_fifoed(dispatch_hi, dispatch_lo, Value::Imm(3));
         b.free_reg(dispatch_hi);
         b.free_reg(dispatch_lo);
         let xyz = [b.load(), b.load(), b.load()];
         store_global_vec3_free_addr(b, root, root::CS_GROUP_COUNT, xyz);
-        // Turing's QMD keeps the three counts in whole words, 32 bits apart.
-        store_global_vec3_free_addr(b, qmd, QMD_CTA_RASTER_WIDTH, xyz);
+        store_qmd_dispatch_size(b, qmd, xyz, qmd_yz_packed);
         let [x, y, z] = xyz;
         let cs1 = b.umul_32x32_64(y, z);
         let cs2 = b.umul_32x32_64(x, local_size);
@@ -219,21 +167,83 @@ pub fn dispatch_indirect(b: &mut Builder) {
         return;
     }
     let xyz = [b.load(), b.load(), b.load()];
-    // The root table's copy, then the QMD's.
-    for offset in [root::CS_GROUP_COUNT, QMD_CTA_RASTER_WIDTH] {
-        let hi = b.load();
-        let lo = b.load();
-        store_global_vec3(b, [lo, hi], offset, xyz);
-        b.free_reg(hi);
-        b.free_reg(lo);
+    let root = load_addr64(b);
+    store_global_vec3_free_addr(b, root, root::CS_GROUP_COUNT, xyz);
+    let qmd = load_addr64(b);
+    store_qmd_dispatch_size(b, qmd, xyz, qmd_yz_packed);
+    let [x, y, z] = xyz;
+    // Y and Z are 16 bits: their product fits 32.
+    let cs1 = b.alloc_reg();
+    umul_32x32_32_to_free_srcs(b, cs1, y, z);
+    let cs1_hi = b.mov(Value::Zero);
+    let cs2 = [b.alloc_reg(), b.alloc_reg()];
+    umul_32x64_64_to_free_srcs(b, cs2, x, [cs1, cs1_hi]);
+    let local_size = b.load();
+    let count = [b.alloc_reg(), b.alloc_reg()];
+    umul_32x64_64_to_free_srcs(b, count, local_size, cs2);
+    add_cs_invocations_to_scratch(b, count);
+}
+
+/// A 64-bit address pushed high word first (mme_load_addr64); returns (low, high).
+fn load_addr64(b: &mut Builder) -> [Value; 2] {
+    let hi = b.load();
+    let lo = b.load();
+    [lo, hi]
+}
+
+/// The group counts into the QMD's CTA raster size at `qmd` (low, high), freeing the
+/// address: three whole words, or (QMD 00_06) the width then height and depth packed
+/// 16 bits each into the next word. Mirrors mme_store_qmd_dispatch_size.
+fn store_qmd_dispatch_size(b: &mut Builder, qmd: [Value; 2], xyz: [Value; 3], yz_packed: bool) {
+    if !yz_packed {
+        store_global_vec3_free_addr(b, qmd, QMD_CTA_RASTER_WIDTH, xyz);
+        return;
     }
     let [x, y, z] = xyz;
-    let yz = umul(b, y, z);
-    let local_size = b.load();
-    let x_local = umul(b, x, local_size);
-    let count = umul(b, yz, x_local);
-    add_cs_invocations_to_scratch(b, [count, Value::Zero]);
-    b.free_reg(count);
+    b.alu64_to(
+        Alu64Op::Add,
+        qmd,
+        qmd,
+        [Value::Imm(QMD_CTA_RASTER_WIDTH), Value::Zero],
+    );
+    store_global(b, qmd, x);
+    let yz = b.merge(y, z, 16, 16, 0);
+    b.alu64_to(Alu64Op::Add, qmd, qmd, [Value::Imm(4), Value::Zero]);
+    store_global(b, qmd, yz);
+    b.free_reg(yz);
+    b.free_reg(qmd[0]);
+    b.free_reg(qmd[1]);
+}
+
+/// `dst += x * y` by shift and add, `x` and `y` consumed (mme_fermi_umul_32x32_32_to_free_srcs:
+/// the pre-Turing MME has no multiply; `dst` is not cleared first).
+fn umul_32x32_32_to_free_srcs(b: &mut Builder, dst: Value, x: Value, y: Value) {
+    b.while_(Cmp::Ne, x, Value::Zero, |b| {
+        let lsb = b.and(x, Value::Imm(1));
+        b.if_(Cmp::Ne, lsb, Value::Zero, |b| b.add_to(dst, dst, y));
+        b.free_reg(lsb);
+        b.alu_to(AluOp::Srl, x, x, Value::Imm(1));
+        b.alu_to(AluOp::Sll, y, y, Value::Imm(1));
+    });
+    b.free_reg(x);
+    b.free_reg(y);
+}
+
+/// `dst += x * y` for a 64-bit `y` (low, high) by shift and add, `x` and `y` consumed
+/// (mme_fermi_umul_32x64_64_to_free_srcs; `dst` is not cleared first).
+fn umul_32x64_64_to_free_srcs(b: &mut Builder, dst: [Value; 2], x: Value, y: [Value; 2]) {
+    b.while_(Cmp::Ne, x, Value::Zero, |b| {
+        let lsb = b.and(x, Value::Imm(1));
+        b.if_(Cmp::Ne, lsb, Value::Zero, |b| {
+            b.alu64_to(Alu64Op::Add, dst, dst, y)
+        });
+        b.free_reg(lsb);
+        b.alu_to(AluOp::Srl, x, x, Value::Imm(1));
+        b.alu64_to(Alu64Op::Add, y, y, y);
+    });
+    b.free_reg(x);
+    b.free_reg(y[0]);
+    b.free_reg(y[1]);
 }
 
 impl CommandEncoder<'_> {

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicU16, Ordering};
 
 use super::draw;
 
+use crate::chipset::Chipset;
 use crate::mme::{Arch, BuildError, Builder, Program};
 
 /// NVK's macros, by id.
@@ -125,8 +126,15 @@ impl Macro {
         self as u16
     }
 
-    /// Builds the macro for `arch`.
+    /// Builds the macro for `arch`'s representative GPU ([`Macro::build_on`]).
     pub fn build(self, arch: Arch) -> Result<Program, BuildError> {
+        self.build_on(Chipset::for_arch(arch))
+    }
+
+    /// Builds the macro as NVK does for `chipset` (its MME, and where a macro's work
+    /// differs by class, its classes).
+    pub fn build_on(self, chipset: Chipset) -> Result<Program, BuildError> {
+        let arch = chipset.arch();
         let mut b = Builder::new(arch);
         if LENGTHENED.load(Ordering::Relaxed) == self.id() + 1 {
             // The stand-in for a changed build: one more instruction at every call.
@@ -158,7 +166,10 @@ impl Macro {
             Macro::SetAntiAlias => super::state::set_anti_alias(&mut b),
             Macro::Clear => super::clear::clear(&mut b),
             Macro::AddCsInvocations => super::dispatch::add_cs_invocations(&mut b),
-            Macro::DispatchIndirect => super::dispatch::dispatch_indirect(&mut b),
+            Macro::DispatchIndirect => super::dispatch::dispatch_indirect(
+                &mut b,
+                chipset.compute < crate::chipset::classes::PASCAL_COMPUTE_A,
+            ),
             Macro::XfbCounterLoad => super::xfb::xfb_counter_load(&mut b),
             Macro::WriteCsInvocations => super::dispatch::write_cs_invocations(&mut b),
             Macro::SelectCb0 => super::descriptors::select_cb0(&mut b),

@@ -85,15 +85,6 @@ pub enum Scratch {
     SampleMasks2Pass0 = 13,
     /// The sample masks of four-pass sample shading (`SAMPLE_MASKS_4PASS_0..3`).
     SampleMasks4Pass0 = 17,
-    /// An address a macro writes through and restores (`STORE_ADDR_HI`).
-    StoreAddrHi = 65,
-    /// Its low word (`STORE_ADDR_LO`).
-    StoreAddrLo = 66,
-    /// Before Turing, a multiply's first operand, kept while the shift-and-add loop
-    /// consumes it (`UMUL_X`).
-    UmulX = 67,
-    /// The second operand (`UMUL_Y_HI`).
-    UmulY = 68,
     /// Whether depth clamping is on (`Z_CLAMP`), for the pre-Volta Z clamp macros.
     ZClamp = 62,
     /// What the firmware's falcon answers a private-register write through

@@ -9,7 +9,7 @@
 use super::macros::Macro;
 use super::state::on_masked_scratch_change;
 use super::Scratch;
-use crate::chipset::classes::{AMPERE_B, MAXWELL_B, TURING_A, VOLTA_A};
+use crate::chipset::classes::{AMPERE_B, MAXWELL_A, MAXWELL_B, TURING_A, VOLTA_A};
 use crate::chipset::Chipset;
 use crate::class;
 use crate::mme::{Builder, Cmp, Value};
@@ -177,6 +177,12 @@ fn cbuf_map(
     eng3d: u16,
     uniform_buffer: &dyn Fn(u32, u32) -> UniformBufferKind,
 ) -> Vec<Cbuf> {
+    if eng3d < MAXWELL_A {
+        // Kepler's shaders are codegen's, which may move NVK's constant buffers up a
+        // slot: NVK puts the root table in slots 0 and 1 and binds nothing else
+        // (nvk_lower_nir without NAK).
+        return vec![Cbuf::Root, Cbuf::Root];
+    }
     let mut used: Vec<(Cbuf, u32)> = Vec::new();
     for (at, descriptor) in interface.descriptors.iter().enumerate() {
         let loads = interface.descriptor_loads.get(at).copied().unwrap_or(0);
