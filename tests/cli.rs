@@ -231,7 +231,7 @@ fn replay_writes_results_and_prints_a_summary() {
     assert!(run.status.success(), "{}", stderr(&run));
     let text = stdout(&run);
     assert!(
-        text.contains("on fermi: 2 frames, 2 submits, 1000 draws"),
+        text.contains("on GV100 (0x140, Volta): 2 frames, 2 submits, 1000 draws"),
         "{text}"
     );
     assert!(
@@ -471,7 +471,7 @@ fn frames_are_the_frames_the_program_rendered_in_info_replay_and_report() {
     assert!(replay.status.success(), "{}", stderr(&replay));
     let text = stdout(&replay);
     assert!(
-        text.contains("on turing: 3 frames, 3 submits, 18 draws"),
+        text.contains("on TU102 (0x162, Turing): 3 frames, 3 submits, 18 draws"),
         "{text}"
     );
 
@@ -860,4 +860,58 @@ fn report_of_a_run_of_frames_gives_each_frames_cost_and_the_draws_that_repeat() 
         .find(|l| l.starts_with("draws that repeat the draw before them"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(repeats.contains(" of 720 ("), "{repeats}");
+}
+
+#[test]
+fn replay_on_a_chosen_gpu_records_it_and_a_cross_generation_compare_shows_each_groups_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ampere, pascal) = (dir.path().join("ampere.msr"), dir.path().join("pascal.msr"));
+    let (ampere, pascal) = (ampere.to_str().unwrap(), pascal.to_str().unwrap());
+    let run = macroscope(&["replay", CAPTURED_SCENE, "-o", ampere, "--chipset", "ga102"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(
+        stdout(&run).contains("on GA102 (0x172, Ampere)"),
+        "{}",
+        stdout(&run)
+    );
+    let run = macroscope(&["replay", CAPTURED_SCENE, "-o", pascal, "--chipset", "0x134"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let info = macroscope(&["info", pascal]);
+    assert!(
+        stdout(&info).contains("gpu:         GP104 (0x134, Pascal)"),
+        "{}",
+        stdout(&info)
+    );
+    let report = macroscope(&["report", ampere]);
+    assert!(
+        stdout(&report).contains("GPU GA102 (0x172, Ampere)"),
+        "{}",
+        stdout(&report)
+    );
+    // Pascal's pre-Turing MME runs more instructions for the same draws, and the
+    // comparison says which state groups cost what on each GPU.
+    let compare = macroscope(&["compare", ampere, pascal]);
+    let text = stdout(&compare);
+    assert!(
+        text.contains("base on GPU GA102 (0x172, Ampere), new on GPU GP104 (0x134, Pascal)"),
+        "{text}"
+    );
+    assert!(section_rows(&text, "per state group").len() > 2, "{text}");
+    // A GPU NVK does not drive, and one whose MME --mme contradicts, are refused.
+    let bad = macroscope(&["replay", CAPTURED_SCENE, "-o", ampere, "--chipset", "gb202"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("ga102 (0x172)"), "{}", stderr(&bad));
+    let both = [
+        "replay",
+        CAPTURED_SCENE,
+        "-o",
+        ampere,
+        "--chipset",
+        "gp104",
+        "--mme",
+        "turing",
+    ];
+    let bad = macroscope(&both);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("GP104"), "{}", stderr(&bad));
 }

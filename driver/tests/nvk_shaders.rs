@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use driver::chipset::Chipset;
 use driver::class;
 use driver::gpu::Gpu;
 use driver::mme::Arch;
@@ -31,7 +32,14 @@ fn methods(words: &[u32]) -> Vec<(u16, u32)> {
 fn shader(stage: Stage, interface: Interface, arch: Arch, id: u64) -> Option<Arc<Shader>> {
     let declared = |_, _| UniformBufferKind::Descriptor;
     Some(Arc::new(
-        Shader::new(stage, &interface, arch, id << 8, &declared).unwrap(),
+        Shader::new(
+            stage,
+            &interface,
+            Chipset::for_arch(arch),
+            id << 8,
+            &declared,
+        )
+        .unwrap(),
     ))
 }
 
@@ -280,7 +288,14 @@ fn a_dynamic_uniform_buffer_is_bound_from_the_root_table_on_both_generations() {
             None,
             None,
             Some(Arc::new(
-                Shader::new(Stage::Fragment, &fs, arch, 7 << 8, &declared).unwrap(),
+                Shader::new(
+                    Stage::Fragment,
+                    &fs,
+                    Chipset::for_arch(arch),
+                    7 << 8,
+                    &declared,
+                )
+                .unwrap(),
             )),
         ];
         enc.bind_graphics_shaders(&shaders);
@@ -348,7 +363,7 @@ fn constant_buffers_go_most_used_first_then_by_type_set_and_place() {
         Shader::new(
             Stage::Fragment,
             &fs(loads),
-            Arch::Turing,
+            Chipset::for_arch(Arch::Turing),
             0x2000,
             &uniform_buffers,
         )

@@ -1,7 +1,7 @@
 //! `macroscope report`, `compare` and `export`: the analyzer on results files.
 
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use analyzer::changes::{changes, Changes};
 use analyzer::compare::{
@@ -325,6 +325,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Verdict> {
         )?;
     }
     write_changes_text(&mut out, &where_)?;
+    write_gpu_comparison(&mut out, &args.base, &args.new)?;
     if let Some(dir) = &args.plot {
         let base = Report::build(&args.base, GroupBy::Kind, 0, Metric::MmeInstructions)?;
         let new = Report::build(&args.new, GroupBy::Kind, 0, Metric::MmeInstructions)?;
@@ -567,4 +568,36 @@ fn gpu_phrase(run: &trace_format::generated::results::RunInfoT) -> String {
         Some(gpu) => format!("GPU {gpu}"),
         None => format!("MME {:?}", run.mme_arch),
     }
+}
+
+/// Where the two runs modelled different GPUs (one trace replayed with `--chipset`
+/// on two generations): each state group's cost on each, so the comparison says what
+/// the generation changes. Nothing when both ran on the same GPU.
+fn write_gpu_comparison(out: &mut impl Write, base: &Path, new: &Path) -> anyhow::Result<()> {
+    let base = Report::build(base, GroupBy::StateGroup, 0, Metric::MmeInstructions)?;
+    let new = Report::build(new, GroupBy::StateGroup, 0, Metric::MmeInstructions)?;
+    let gpu = |r: &Report| r.run.as_ref().map(gpu_phrase).unwrap_or_default();
+    let (base_gpu, new_gpu) = (gpu(&base), gpu(&new));
+    if base_gpu == new_gpu || !base.has_state || !new.has_state {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nper state group, base on {base_gpu}, new on {new_gpu} (methods, dwords, MME instructions):"
+    )?;
+    for ((name, b), n) in STATE_GROUP_ROWS
+        .iter()
+        .zip(&base.state_groups)
+        .zip(&new.state_groups)
+    {
+        if b.dwords == 0 && n.dwords == 0 && b.mme_instructions == 0 && n.mme_instructions == 0 {
+            continue;
+        }
+        writeln!(
+            out,
+            "  {name:<18} {:>10} {:>10} {:>12}  ->  {:>10} {:>10} {:>12}",
+            b.methods, b.dwords, b.mme_instructions, n.methods, n.dwords, n.mme_instructions
+        )?;
+    }
+    Ok(())
 }

@@ -223,7 +223,7 @@ pub(super) fn flush_fsr_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
 
 #[cfg(test)]
 mod tests {
-    use super::viewport_clip_control;
+    use super::{viewport_clip_control, VOLTA_A};
 
     #[test]
     fn depth_is_clamped_to_zero_one_only_for_a_fixed_point_attachment() {
