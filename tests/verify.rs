@@ -113,9 +113,9 @@ fn every_nvidia_sample_matches_nvk_on_both_mme_generations_but_for_explained_dif
     }
 }
 
-/// One GPU of each generation NVK 25.0.7 drives from Maxwell on, beside the Turing and
-/// Volta ones above: Maxwell GM107 and GM200, Pascal GP104, Ampere GA102, Ada AD102.
-const OTHER_GENERATIONS: [&str; 5] = ["gm107", "gm200", "gp104", "ga102", "ad102"];
+/// One GPU of each generation NVK 25.0.7 drives, beside the Turing and Volta ones
+/// above: Kepler GK104, Maxwell GM107 and GM200, Pascal GP104, Ampere GA102, Ada AD102.
+const OTHER_GENERATIONS: [&str; 6] = ["gk104", "gm107", "gm200", "gp104", "ga102", "ad102"];
 
 #[test]
 fn every_sample_is_nvks_draw_for_draw_on_a_gpu_of_every_generation() {
@@ -132,6 +132,11 @@ fn every_sample_is_nvks_draw_for_draw_on_a_gpu_of_every_generation() {
             "vkcube-lavapipe",
             "glxgears-zink-lavapipe",
         ] {
+            if chipset == "gk104" && name.starts_with("glxgears") {
+                // NVK 25.0.7 cannot create Zink's pipelines on Kepler (its codegen
+                // compiler fails them): there is nothing to compare with.
+                continue;
+            }
             let trace = if name.contains('-') {
                 Path::new(env!("CARGO_MANIFEST_DIR"))
                     .join("samples")

@@ -15,7 +15,7 @@ use super::macros::Macro;
 use super::shader::{
     pipeline_type, Cbuf, Shader, UniformBufferKind, GRAPHICS_STAGES, MAX_CBUFS, VTGM_GROUPS,
 };
-use crate::chipset::classes::MAXWELL_B;
+use crate::chipset::classes::{MAXWELL_A, MAXWELL_B};
 use crate::chipset::Chipset;
 use crate::class;
 use crate::mme::{Arch, Builder, Cmp, Value};
@@ -335,6 +335,12 @@ fn meta_shaders(chipset: Chipset) -> [Option<Arc<Shader>>; 5] {
     };
     let fragment = Interface {
         descriptors: vec![DescriptorUse::DescriptorSet { set: 0 }],
+        // Kepler's codegen path (nvk_cg_compile_nir) copies NIR's workgroup size into
+        // the shader info's compute member, which shares its first byte with the
+        // fragment member's `writes_depth`: an internal shader's size is 1x1x1
+        // (nir_builder_init_simple_shader), so NVK takes vk_meta's fragment shader
+        // as writing depth there.
+        writes_depth: chipset.eng3d < MAXWELL_A,
         ..Interface::default()
     };
     let declared = |_, _| UniformBufferKind::Descriptor;
