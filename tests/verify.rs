@@ -156,6 +156,11 @@ fn every_sample_is_nvks_draw_for_draw_on_a_gpu_of_every_generation() {
                     && summary.ends_with("unexplained 0"),
                 "{name} on {chipset}: {summary}"
             );
+            // The NVK that ran is the release the model follows, and the report says so.
+            assert!(
+                report.contains("NVK:             25.0.7") && !report.contains("note: NVK"),
+                "{name} on {chipset}: {report}"
+            );
             // The GPU the report names is the one asked for.
             assert!(
                 summary.to_ascii_lowercase().contains(chipset),

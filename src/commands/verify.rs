@@ -31,6 +31,11 @@ pub struct Args {
     /// Shorthand for a GPU of an MME generation: `turing` a TU102, `fermi` a GV100.
     #[arg(long, value_enum)]
     mme: Option<Mme>,
+    /// The NVK the oracle runs: 25.0.7 (the default, the release the model follows) or
+    /// 26 (Debian sid's 26.x). Against another release than the model's, the report
+    /// says so: its differences are the releases' as much as the model's.
+    #[arg(long, default_value = driver::nvk::MODELLED_NVK)]
+    nvk: String,
     /// Your own known differences: `KIND METHOD -- REASON` lines (docs/verify.md).
     /// What no trace can carry (addresses, checked for consistency; register counts;
     /// NVK's queue) verify explains itself.
@@ -73,6 +78,10 @@ pub fn run(args: &Args) -> anyhow::Result<bool> {
         Some(path) => path.clone(),
         None => run_nvk(args, &trace, chipset)?,
     };
+    let nvk_version = match &args.tap {
+        Some(_) => None,
+        None => oracle_version(args),
+    };
     let tap = tap::read_tap(&tap_path).map_err(|e| BadInput(e.to_string()))?;
     if args.tap.is_none() && args.keep_tap.is_none() {
         let _ = std::fs::remove_file(&tap_path);
@@ -92,7 +101,7 @@ pub fn run(args: &Args) -> anyhow::Result<bool> {
             &v,
             &args.trace,
             chipset,
-            arch,
+            nvk_version.as_deref(),
             &allow,
             args.top,
             !args.draw.is_empty()
@@ -160,6 +169,8 @@ fn run_nvk(args: &Args, trace: &Path, chipset: Chipset) -> anyhow::Result<PathBu
             .map_err(|why| anyhow::anyhow!("the NVK oracle is not ready: {why}"))?;
     }
     let output = Command::new(&oracle)
+        .arg("--nvk")
+        .arg(&args.nvk)
         .arg("--chipset")
         .arg(format!("{:#x}", chipset.id))
         .arg("--tap")
@@ -186,6 +197,17 @@ fn run_nvk(args: &Args, trace: &Path, chipset: Chipset) -> anyhow::Result<PathBu
         );
     }
     Ok(tap)
+}
+
+/// The NVK release the oracle ran (its root's Debian version, e.g. `26.2.6-1`).
+fn oracle_version(args: &Args) -> Option<String> {
+    let oracle = args.oracle.clone().or_else(default_oracle)?;
+    let out = Command::new(oracle)
+        .args(["--nvk", &args.nvk, "--version"])
+        .output()
+        .ok()?;
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !version.is_empty()).then_some(version)
 }
 
 /// `MACROSCOPE_NVK_ORACLE`, else `scripts/nvk-oracle` above the binary
@@ -220,12 +242,13 @@ fn render(
     v: &Verification,
     trace: &Path,
     chipset: Chipset,
-    arch: Arch,
+    nvk_version: Option<&str>,
     allow: &AllowList,
     top: usize,
     args_show_whole: bool,
 ) -> String {
     let mut s = String::new();
+    let arch = chipset.arch();
     let mme = match arch {
         Arch::Turing => "Turing",
         Arch::Fermi => "pre-Turing",
@@ -236,6 +259,14 @@ fn render(
         trace.display(),
         chipset.describe()
     );
+    let modelled = driver::nvk::MODELLED_NVK;
+    let other_release = nvk_version.filter(|v| !v.starts_with(modelled));
+    if let Some(version) = nvk_version {
+        let _ = writeln!(
+            s,
+            "NVK:             {version} (the oracle's); the model follows NVK {modelled}"
+        );
+    }
     let equal_macros = v.macros.iter().filter(|m| m.equal).count();
     let _ = writeln!(
         s,
@@ -449,5 +480,11 @@ fn render(
             format!("verdict: {unexplained} unexplained differences")
         }
     );
+    if let Some(version) = other_release {
+        let _ = writeln!(
+            s,
+            "note: NVK {version} is not the release the model follows ({modelled}): what differs here is the two releases' as much as the model's"
+        );
+    }
     s
 }

@@ -33,6 +33,10 @@ mod xfb;
 
 pub use cbuf::ShaderState;
 
+/// The NVK release the model follows (Mesa's version; Debian trixie's build of it is
+/// the oracle `macroscope verify` runs by default).
+pub const MODELLED_NVK: &str = "25.0.7";
+
 /// The model's command-buffer upload memory: push descriptor sets (from
 /// 0x1_0002_0000), compute root tables and QMDs (from 0x1_0040_0000) and
 /// vkCmdUpdateBuffer's data (from 0x1_0080_0000). Like NVK's upload memory it is
