@@ -888,6 +888,12 @@ fn replay_on_a_chosen_gpu_records_it_and_a_cross_generation_compare_shows_each_g
         "{}",
         stdout(&report)
     );
+    // A replay through the model times nothing on a GPU: no row of zeros for it.
+    assert!(
+        !stdout(&report).lines().any(|l| l.starts_with("gpu-ns")),
+        "{}",
+        stdout(&report)
+    );
     // Pascal's pre-Turing MME runs more instructions for the same draws, and the
     // comparison says which state groups cost what on each GPU.
     let compare = macroscope(&["compare", ampere, pascal]);

@@ -115,6 +115,11 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
     writeln!(out, "  unit")?;
     for m in Metric::ALL {
         let h = report.histogram(m);
+        // GPU time exists only for a device replay with timing: no row of zeros for
+        // what was never measured.
+        if m == Metric::GpuNs && h.max() == 0 {
+            continue;
+        }
         write!(out, "{:<18} {:>12.1}", m.name(), h.mean())?;
         for (q, _) in PERCENTILES {
             write!(out, " {:>12}", h.value_at_quantile(q))?;
