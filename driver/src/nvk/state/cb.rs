@@ -1,6 +1,6 @@
 //! Colour blending.
 
-use super::{fui, Dirty, DynamicState, StateBit, ATTACHMENT_UNUSED, MAX_RTS};
+use super::*;
 use crate::class;
 use crate::mme::{AluOp, Builder, Cmp, Value};
 use crate::nvk::Macro;
@@ -152,5 +152,102 @@ pub(crate) fn set_write_mask(b: &mut Builder) {
     b.emit(common);
     for v in [count, mask, common, first, i] {
         b.free_reg(v);
+    }
+}
+
+/// The colour blending's dynamic state: the `vkCmdSet*` calls and the pipeline's
+/// static values land here before a flush pushes them.
+impl GraphicsState {
+    /// vkCmdSetLogicOpEnableEXT.
+    pub fn set_logic_op_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::CbLogicOpEnable,
+            &mut self.dynamic.logic_op_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetLogicOpEXT.
+    pub fn set_logic_op(&mut self, op: u32) {
+        set(
+            &mut self.marks,
+            StateBit::CbLogicOp,
+            &mut self.dynamic.logic_op,
+            op,
+        );
+    }
+
+    /// vkCmdSetColorBlendEnableEXT: `enables` from attachment `first`.
+    pub fn set_blend_enables(&mut self, first: u32, enables: &[bool]) {
+        let mut all = self.dynamic.blend_enables;
+        for (i, e) in enables.iter().enumerate() {
+            if let Some(slot) = all.get_mut(first as usize + i) {
+                *slot = *e;
+            }
+        }
+        set(
+            &mut self.marks,
+            StateBit::CbBlendEnables,
+            &mut self.dynamic.blend_enables,
+            all,
+        );
+    }
+
+    /// vkCmdSetColorBlendEquationEXT: `equations` from attachment `first`.
+    pub fn set_blend_equations(&mut self, first: u32, equations: &[BlendEquation]) {
+        let mut all = self.dynamic.blend_equations;
+        for (i, e) in equations.iter().enumerate() {
+            if let Some(slot) = all.get_mut(first as usize + i) {
+                *slot = *e;
+            }
+        }
+        set(
+            &mut self.marks,
+            StateBit::CbBlendEquations,
+            &mut self.dynamic.blend_equations,
+            all,
+        );
+    }
+
+    /// vkCmdSetColorWriteMaskEXT: `masks` from attachment `first`.
+    pub fn set_write_masks(&mut self, first: u32, masks: &[u32]) {
+        let mut all = self.dynamic.write_masks;
+        for (i, m) in masks.iter().enumerate() {
+            if let Some(slot) = all.get_mut(first as usize + i) {
+                *slot = *m & 0xf;
+            }
+        }
+        set(
+            &mut self.marks,
+            StateBit::CbWriteMasks,
+            &mut self.dynamic.write_masks,
+            all,
+        );
+    }
+
+    /// vkCmdSetColorWriteEnableEXT: one flag per attachment from the first.
+    pub fn set_color_write_enables(&mut self, enables: &[bool]) {
+        let bits = enables
+            .iter()
+            .take(MAX_RTS)
+            .enumerate()
+            .fold(0, |m, (i, e)| m | (u32::from(*e) << i));
+        set(
+            &mut self.marks,
+            StateBit::CbColorWriteEnables,
+            &mut self.dynamic.color_write_enables,
+            bits,
+        );
+    }
+
+    /// vkCmdSetBlendConstants.
+    pub fn set_blend_constants(&mut self, constants: [f32; 4]) {
+        set(
+            &mut self.marks,
+            StateBit::CbBlendConstants,
+            &mut self.dynamic.blend_constants,
+            constants,
+        );
     }
 }

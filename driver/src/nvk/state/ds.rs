@@ -1,6 +1,6 @@
 //! Depth and stencil.
 
-use super::{fui, Dirty, DynamicState, StateBit, StencilOps};
+use super::*;
 use crate::class;
 use crate::push::{PushBuffer, SUBC_3D};
 
@@ -67,5 +67,129 @@ pub(super) fn flush_ds_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
         let r = s.stencil_reference;
         immd(p, class::SET_STENCIL_FUNC_REF, r.front);
         immd(p, class::SET_BACK_STENCIL_FUNC_REF, r.back);
+    }
+}
+
+/// The depth and stencil's dynamic state: the `vkCmdSet*` calls and the pipeline's
+/// static values land here before a flush pushes them.
+impl GraphicsState {
+    /// vkCmdSetDepthTestEnable.
+    pub fn set_depth_test_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::DsDepthTestEnable,
+            &mut self.dynamic.depth_test_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetDepthWriteEnable.
+    pub fn set_depth_write_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::DsDepthWriteEnable,
+            &mut self.dynamic.depth_write_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetDepthCompareOp.
+    pub fn set_depth_compare_op(&mut self, op: u32) {
+        set(
+            &mut self.marks,
+            StateBit::DsDepthCompareOp,
+            &mut self.dynamic.depth_compare_op,
+            op,
+        );
+    }
+
+    /// vkCmdSetDepthBoundsTestEnable.
+    pub fn set_depth_bounds_test_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::DsDepthBoundsTestEnable,
+            &mut self.dynamic.depth_bounds_test_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetDepthBounds.
+    pub fn set_depth_bounds(&mut self, min: f32, max: f32) {
+        set(
+            &mut self.marks,
+            StateBit::DsDepthBoundsTestBounds,
+            &mut self.dynamic.depth_bounds,
+            (min, max),
+        );
+    }
+
+    /// vkCmdSetStencilTestEnable.
+    pub fn set_stencil_test_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::DsStencilTestEnable,
+            &mut self.dynamic.stencil_test_enable,
+            enable,
+        );
+    }
+
+    /// The faces a `VkStencilFaceFlags` names: front (bit 0), back (bit 1).
+    fn faces<T: Copy>(current: Faces<T>, face_mask: u32, value: T) -> Faces<T> {
+        Faces {
+            front: if face_mask & 1 != 0 {
+                value
+            } else {
+                current.front
+            },
+            back: if face_mask & 2 != 0 {
+                value
+            } else {
+                current.back
+            },
+        }
+    }
+
+    /// vkCmdSetStencilOp.
+    pub fn set_stencil_op(&mut self, face_mask: u32, ops: StencilOps) {
+        let value = Self::faces(self.dynamic.stencil_ops, face_mask, ops);
+        set(
+            &mut self.marks,
+            StateBit::DsStencilOp,
+            &mut self.dynamic.stencil_ops,
+            value,
+        );
+    }
+
+    /// vkCmdSetStencilCompareMask.
+    pub fn set_stencil_compare_mask(&mut self, face_mask: u32, mask: u32) {
+        let value = Self::faces(self.dynamic.stencil_compare_mask, face_mask, mask);
+        set(
+            &mut self.marks,
+            StateBit::DsStencilCompareMask,
+            &mut self.dynamic.stencil_compare_mask,
+            value,
+        );
+    }
+
+    /// vkCmdSetStencilWriteMask.
+    pub fn set_stencil_write_mask(&mut self, face_mask: u32, mask: u32) {
+        let value = Self::faces(self.dynamic.stencil_write_mask, face_mask, mask);
+        set(
+            &mut self.marks,
+            StateBit::DsStencilWriteMask,
+            &mut self.dynamic.stencil_write_mask,
+            value,
+        );
+    }
+
+    /// vkCmdSetStencilReference.
+    pub fn set_stencil_reference(&mut self, face_mask: u32, reference: u32) {
+        let value = Self::faces(self.dynamic.stencil_reference, face_mask, reference);
+        set(
+            &mut self.marks,
+            StateBit::DsStencilReference,
+            &mut self.dynamic.stencil_reference,
+            value,
+        );
     }
 }

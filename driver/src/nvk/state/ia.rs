@@ -1,6 +1,6 @@
 //! Input assembly and tessellation.
 
-use super::{Dirty, DynamicState, StateBit};
+use super::*;
 use crate::class::{self, Begin, InstanceId, PrimitiveOp};
 use crate::mme::{Builder, Cmp, Value};
 use crate::nvk::{Macro, Scratch};
@@ -87,6 +87,50 @@ pub(super) fn flush_ts_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
             SUBC_3D,
             class::call_mme_macro(Macro::SetTessParams.id()),
             &[val_mask(lower_left, 1 << 12)],
+        );
+    }
+}
+
+/// The input assembly and tessellation's dynamic state: the `vkCmdSet*` calls and the pipeline's
+/// static values land here before a flush pushes them.
+impl GraphicsState {
+    /// vkCmdSetPrimitiveTopology (and a pipeline's topology).
+    pub fn set_topology(&mut self, topology: u32) {
+        set(
+            &mut self.marks,
+            StateBit::IaPrimitiveTopology,
+            &mut self.dynamic.topology,
+            topology,
+        );
+    }
+
+    /// vkCmdSetPrimitiveRestartEnable.
+    pub fn set_primitive_restart_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::IaPrimitiveRestartEnable,
+            &mut self.dynamic.primitive_restart_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetPatchControlPointsEXT.
+    pub fn set_patch_control_points(&mut self, points: u32) {
+        set(
+            &mut self.marks,
+            StateBit::TsPatchControlPoints,
+            &mut self.dynamic.patch_control_points,
+            points,
+        );
+    }
+
+    /// vkCmdSetTessellationDomainOriginEXT.
+    pub fn set_domain_origin(&mut self, origin: u32) {
+        set(
+            &mut self.marks,
+            StateBit::TsDomainOrigin,
+            &mut self.dynamic.domain_origin,
+            origin,
         );
     }
 }

@@ -1,7 +1,6 @@
 //! Multisampling.
 
-use super::on_masked_scratch_change;
-use super::{val_mask, Dirty, DynamicState, SampleLocations, StateBit};
+use super::*;
 use crate::chipset::classes::MAXWELL_B;
 use crate::class;
 use crate::mme::{Builder, Cmp, Value};
@@ -235,4 +234,68 @@ pub(crate) fn set_anti_alias(b: &mut Builder) {
         b.free_reg(per_pass_log2);
         b.free_reg(passes_log2);
     });
+}
+
+/// The multisampling's dynamic state: the `vkCmdSet*` calls and the pipeline's
+/// static values land here before a flush pushes them.
+impl GraphicsState {
+    /// vkCmdSetRasterizationSamplesEXT.
+    pub fn set_rasterization_samples(&mut self, samples: u32) {
+        set(
+            &mut self.marks,
+            StateBit::MsRasterizationSamples,
+            &mut self.dynamic.rasterization_samples,
+            samples,
+        );
+    }
+
+    /// vkCmdSetSampleLocationsEnableEXT.
+    pub fn set_sample_locations_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::MsSampleLocationsEnable,
+            &mut self.dynamic.sample_locations_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetSampleLocationsEXT.
+    pub fn set_sample_locations(&mut self, locations: SampleLocations) {
+        set(
+            &mut self.marks,
+            StateBit::MsSampleLocations,
+            &mut self.dynamic.sample_locations,
+            locations,
+        );
+    }
+
+    /// vkCmdSetSampleMaskEXT (the first word of the mask).
+    pub fn set_sample_mask(&mut self, mask: u32) {
+        set(
+            &mut self.marks,
+            StateBit::MsSampleMask,
+            &mut self.dynamic.sample_mask,
+            mask,
+        );
+    }
+
+    /// vkCmdSetAlphaToCoverageEnableEXT.
+    pub fn set_alpha_to_coverage_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::MsAlphaToCoverageEnable,
+            &mut self.dynamic.alpha_to_coverage_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetAlphaToOneEnableEXT.
+    pub fn set_alpha_to_one_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::MsAlphaToOneEnable,
+            &mut self.dynamic.alpha_to_one_enable,
+            enable,
+        );
+    }
 }

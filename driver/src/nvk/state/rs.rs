@@ -1,6 +1,6 @@
 //! The rasterizer.
 
-use super::{fui, val_mask, Dirty, DynamicState, StateBit};
+use super::*;
 use crate::chipset::classes::{MAXWELL_B, VOLTA_A};
 use crate::class;
 use crate::nvk::Macro;
@@ -219,6 +219,181 @@ pub(super) fn flush_fsr_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
         );
     }
     p.inc_once(SUBC_3D, call, &[val_mask(1, 1)]);
+}
+
+/// The rasterizer's dynamic state: the `vkCmdSet*` calls and the pipeline's
+/// static values land here before a flush pushes them.
+impl GraphicsState {
+    /// vkCmdSetConservativeRasterizationModeEXT.
+    pub fn set_conservative_mode(&mut self, mode: u32) {
+        set(
+            &mut self.marks,
+            StateBit::RsConservativeMode,
+            &mut self.dynamic.conservative_mode,
+            mode,
+        );
+    }
+
+    /// vkCmdSetExtraPrimitiveOverestimationSizeEXT.
+    pub fn set_extra_primitive_overestimation_size(&mut self, size: f32) {
+        set(
+            &mut self.marks,
+            StateBit::RsExtraPrimitiveOverestimationSize,
+            &mut self.dynamic.extra_primitive_overestimation_size,
+            size,
+        );
+    }
+
+    /// vkCmdSetFragmentShadingRateKHR: the fragment size and the two combiner
+    /// operations.
+    pub fn set_fragment_shading_rate(&mut self, size: (u32, u32), combiner_ops: [u32; 2]) {
+        set(
+            &mut self.marks,
+            StateBit::Fsr,
+            &mut self.dynamic.fragment_shading_rate,
+            (size, combiner_ops),
+        );
+    }
+
+    /// vkCmdSetRasterizerDiscardEnable.
+    pub fn set_rasterizer_discard_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::RsRasterizerDiscardEnable,
+            &mut self.dynamic.rasterizer_discard_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetDepthClampEnableEXT.
+    pub fn set_depth_clamp_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::RsDepthClampEnable,
+            &mut self.dynamic.depth_clamp_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetDepthClipEnableEXT.
+    pub fn set_depth_clip_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::RsDepthClipEnable,
+            &mut self.dynamic.depth_clip_enable,
+            Some(enable),
+        );
+    }
+
+    /// vkCmdSetPolygonModeEXT.
+    pub fn set_polygon_mode(&mut self, mode: u32) {
+        set(
+            &mut self.marks,
+            StateBit::RsPolygonMode,
+            &mut self.dynamic.polygon_mode,
+            mode,
+        );
+    }
+
+    /// vkCmdSetCullMode.
+    pub fn set_cull_mode(&mut self, mode: u32) {
+        set(
+            &mut self.marks,
+            StateBit::RsCullMode,
+            &mut self.dynamic.cull_mode,
+            mode,
+        );
+    }
+
+    /// vkCmdSetFrontFace.
+    pub fn set_front_face(&mut self, face: u32) {
+        set(
+            &mut self.marks,
+            StateBit::RsFrontFace,
+            &mut self.dynamic.front_face,
+            face,
+        );
+    }
+
+    /// vkCmdSetProvokingVertexModeEXT.
+    pub fn set_provoking_vertex(&mut self, mode: u32) {
+        set(
+            &mut self.marks,
+            StateBit::RsProvokingVertex,
+            &mut self.dynamic.provoking_vertex,
+            mode,
+        );
+    }
+
+    /// vkCmdSetDepthBiasEnable.
+    pub fn set_depth_bias_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::RsDepthBiasEnable,
+            &mut self.dynamic.depth_bias_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetDepthBias: constant factor, clamp, slope factor.
+    pub fn set_depth_bias(&mut self, constant: f32, clamp: f32, slope: f32) {
+        set(
+            &mut self.marks,
+            StateBit::RsDepthBiasFactors,
+            &mut self.dynamic.depth_bias,
+            [constant, clamp, slope],
+        );
+    }
+
+    /// vkCmdSetLineWidth.
+    pub fn set_line_width(&mut self, width: f32) {
+        set(
+            &mut self.marks,
+            StateBit::RsLineWidth,
+            &mut self.dynamic.line_width,
+            width,
+        );
+    }
+
+    /// vkCmdSetLineRasterizationModeEXT.
+    pub fn set_line_mode(&mut self, mode: u32) {
+        set(
+            &mut self.marks,
+            StateBit::RsLineMode,
+            &mut self.dynamic.line_mode,
+            mode,
+        );
+    }
+
+    /// vkCmdSetLineStippleEnableEXT.
+    pub fn set_line_stipple_enable(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::RsLineStippleEnable,
+            &mut self.dynamic.line_stipple_enable,
+            enable,
+        );
+    }
+
+    /// vkCmdSetLineStipple: factor and pattern.
+    pub fn set_line_stipple(&mut self, factor: u32, pattern: u16) {
+        set(
+            &mut self.marks,
+            StateBit::RsLineStipple,
+            &mut self.dynamic.line_stipple,
+            (factor, pattern),
+        );
+    }
+
+    /// vkCmdSetRasterizationStreamEXT.
+    pub fn set_rasterization_stream(&mut self, stream: u32) {
+        set(
+            &mut self.marks,
+            StateBit::RsRasterizationStream,
+            &mut self.dynamic.rasterization_stream,
+            stream,
+        );
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Vertex input.
 
-use super::{Dirty, DynamicState, StateBit};
+use super::*;
 use crate::class;
 use crate::nvk::Macro;
 use crate::push::{PushBuffer, SUBC_3D};
@@ -119,6 +119,52 @@ pub(super) fn flush_vi_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
                 ((b.binding & 0x1f) << 16) | (b.stride & 0xfff),
             );
         }
+    }
+}
+
+/// The vertex input's dynamic state: the `vkCmdSet*` calls and the pipeline's
+/// static values land here before a flush pushes them.
+impl GraphicsState {
+    /// vkCmdSetVertexInputEXT: the bindings and attributes replace the current ones.
+    /// Mirrors vk_common_CmdSetVertexInputEXT (Mesa 25.0.7): the valid bindings are
+    /// dirty when they changed, the attributes and bindings and the strides always.
+    pub fn set_vertex_input(&mut self, bindings: &[VertexBinding], attributes: &[VertexAttribute]) {
+        self.replace_vertex_input(bindings, attributes);
+        self.marks.mark(StateBit::Vi);
+        self.marks.mark(StateBit::ViBindingStrides);
+    }
+
+    /// A pipeline's vertex input: each part dirty when it changed, as Mesa's
+    /// vk_dynamic_graphics_state_copy makes it.
+    pub(super) fn set_vertex_input_if_changed(
+        &mut self,
+        bindings: &[VertexBinding],
+        attributes: &[VertexAttribute],
+    ) {
+        self.replace_vertex_input(bindings, attributes);
+    }
+
+    /// Replaces the vertex input, marking what changed dirty.
+    fn replace_vertex_input(&mut self, bindings: &[VertexBinding], attributes: &[VertexAttribute]) {
+        let new = VertexInput {
+            attributes: attributes.to_vec(),
+            bindings: bindings.to_vec(),
+        };
+        let old = &self.dynamic.vertex_input;
+        let strides = |v: &VertexInput| v.bindings.iter().map(|b| b.stride).collect::<Vec<_>>();
+        let (valid_changed, strides_changed) = (
+            old.bindings_valid() != new.bindings_valid(),
+            strides(old) != strides(&new),
+        );
+        self.marks.mark_if(StateBit::ViBindingsValid, valid_changed);
+        self.marks
+            .mark_if(StateBit::ViBindingStrides, strides_changed);
+        set(
+            &mut self.marks,
+            StateBit::Vi,
+            &mut self.dynamic.vertex_input,
+            new,
+        );
     }
 }
 

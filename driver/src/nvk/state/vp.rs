@@ -1,6 +1,6 @@
 //! Viewports and scissors.
 
-use super::{fui, Dirty, DynamicState, StateBit, MAX_VIEWPORTS};
+use super::*;
 use crate::chipset::classes::{MAXWELL_B, VOLTA_A};
 use crate::class;
 use crate::mme::{AluOp, Builder, Cmp, Value};
@@ -180,4 +180,78 @@ pub(crate) fn set_z_clamp(b: &mut Builder) {
     });
     b.free_reg(old);
     b.free_reg(z_clamp);
+}
+
+/// The viewports and scissors's dynamic state: the `vkCmdSet*` calls and the pipeline's
+/// static values land here before a flush pushes them.
+impl GraphicsState {
+    /// vkCmdSetViewport: `viewports` from `first`.
+    pub fn set_viewports(&mut self, first: u32, viewports: &[Viewport]) {
+        let first = (first as usize).min(MAX_VIEWPORTS);
+        let end = (first + viewports.len()).min(MAX_VIEWPORTS);
+        let mut all = self.dynamic.viewports.clone();
+        if all.len() < end {
+            all.resize(end, Viewport::default());
+        }
+        all[first..end].copy_from_slice(&viewports[..end - first]);
+        set(
+            &mut self.marks,
+            StateBit::VpViewports,
+            &mut self.dynamic.viewports,
+            all,
+        );
+    }
+
+    /// vkCmdSetViewportWithCount.
+    pub fn set_viewports_with_count(&mut self, viewports: &[Viewport]) {
+        let viewports = &viewports[..viewports.len().min(MAX_VIEWPORTS)];
+        let count_changed = self.dynamic.viewports.len() != viewports.len();
+        self.marks.mark_if(StateBit::VpViewportCount, count_changed);
+        set(
+            &mut self.marks,
+            StateBit::VpViewports,
+            &mut self.dynamic.viewports,
+            viewports.to_vec(),
+        );
+    }
+
+    /// vkCmdSetScissor: `scissors` from `first`.
+    pub fn set_scissors(&mut self, first: u32, scissors: &[Rect]) {
+        let first = (first as usize).min(MAX_VIEWPORTS);
+        let end = (first + scissors.len()).min(MAX_VIEWPORTS);
+        let mut all = self.dynamic.scissors.clone();
+        if all.len() < end {
+            all.resize(end, Rect::default());
+        }
+        all[first..end].copy_from_slice(&scissors[..end - first]);
+        set(
+            &mut self.marks,
+            StateBit::VpScissors,
+            &mut self.dynamic.scissors,
+            all,
+        );
+    }
+
+    /// vkCmdSetScissorWithCount.
+    pub fn set_scissors_with_count(&mut self, scissors: &[Rect]) {
+        let scissors = &scissors[..scissors.len().min(MAX_VIEWPORTS)];
+        let count_changed = self.dynamic.scissors.len() != scissors.len();
+        self.marks.mark_if(StateBit::VpScissorCount, count_changed);
+        set(
+            &mut self.marks,
+            StateBit::VpScissors,
+            &mut self.dynamic.scissors,
+            scissors.to_vec(),
+        );
+    }
+
+    /// vkCmdSetDepthClipNegativeOneToOneEXT.
+    pub fn set_depth_clip_negative_one_to_one(&mut self, enable: bool) {
+        set(
+            &mut self.marks,
+            StateBit::VpDepthClipNegativeOneToOne,
+            &mut self.dynamic.depth_clip_negative_one_to_one,
+            enable,
+        );
+    }
 }

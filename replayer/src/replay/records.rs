@@ -1,0 +1,239 @@
+//! Records that create or describe objects: the generic calls' setup half,
+//! uniform-buffer descriptors and update templates, swapchain calls.
+
+use super::*;
+
+impl Pass<'_> {
+    /// A command recorded generically: decoded and recorded into its command buffer
+    /// when the model executes it, else counted as skipped with the reason.
+    pub(super) fn take_generic(
+        &mut self,
+        seq: u64,
+        call: &trace_format::generated::trace::VulkanCall<'_>,
+    ) {
+        let name = call.command().unwrap_or("vkUnknownCommand");
+        if self.take_swapchain_call(name, call) {
+            return;
+        }
+        if name == "vkAllocateDescriptorSets" {
+            // The sets it made: the output array, 8 bytes a handle.
+            let params: Vec<_> = call
+                .params()
+                .map(|p| p.iter().collect())
+                .unwrap_or_default();
+            let ids = params
+                .get(2)
+                .and_then(|p| p.bytes())
+                .map_or(&[][..], |b| b.bytes());
+            let sets: Vec<u64> = (0..ids.len() / 8)
+                .map(|i| swapchain::handle_at(ids, i))
+                .collect();
+            self.objects.allocate_descriptor_sets(&sets);
+            return self.skip(name, false);
+        }
+        if name == "vkCreateDescriptorUpdateTemplate"
+            || name == "vkCreateDescriptorUpdateTemplateKHR"
+        {
+            let params: Vec<_> = call
+                .params()
+                .map(|p| p.iter().collect())
+                .unwrap_or_default();
+            if let Some((id, entries)) = crate::device::templates::created(&params) {
+                self.templates.insert(id, entries);
+            }
+            return self.skip(name, false);
+        }
+        match generic::decode_setup(call) {
+            Ok(Some(GenericSetup::CreateDescriptorSetLayout(c))) => {
+                return self.layouts.create_set_layout(&c);
+            }
+            Ok(None) => {}
+            Err(e) => return self.skip(&format!("{name} (does not decode: {e})"), false),
+        }
+        match generic::decode(call) {
+            Ok(Some(cmd)) => {
+                let cb = cmd.command_buffer();
+                let ubos = match &cmd {
+                    GenericCmd::CmdPushDescriptorSetKHR(c) if c.pipeline_bind_point == 0 => {
+                        Some(Cmd::PushUbos {
+                            set: c.set,
+                            ubos: self.written_ubos(c),
+                        })
+                    }
+                    GenericCmd::CmdPushDescriptorSetWithTemplateKHR(c) => Some(Cmd::PushUbos {
+                        set: c.set,
+                        ubos: {
+                            // The update's data as recorded (sparse: each run at its
+                            // offset); the decoded command holds it only whole.
+                            let data = call
+                                .params()
+                                .and_then(|p| p.iter().nth(4))
+                                .and_then(|p| crate::device::templates::recorded_data(p).ok())
+                                .unwrap_or_default();
+                            self.template_ubos(c, &data)
+                        },
+                    }),
+                    _ => None,
+                };
+                let recorded = if let Some(args) = WorkArgs::of_generic(&cmd) {
+                    Cmd::Work { seq, args }
+                } else if let Some(typed) = commands::typed_of_generic(&cmd) {
+                    typed
+                } else if execute::is_modelled(&cmd) {
+                    Cmd::Generic(Box::new(cmd))
+                } else {
+                    // A command buffer command the model does not execute yet.
+                    return self.skip(name, true);
+                };
+                let list = self.recording.entry(cb).or_default();
+                list.push(recorded);
+                list.extend(ubos);
+            }
+            // No decoder: not a command buffer command (setup, sync, queries of the
+            // device), which changes nothing the model executes.
+            Ok(None) => self.skip(name, names::is_recorded_command(name)),
+            Err(e) => self.skip(&format!("{name} (does not decode: {e})"), true),
+        }
+    }
+
+    /// The uniform buffers a push of descriptor writes names (vkCmdPushDescriptorSetKHR):
+    /// each descriptor's byte offset in the set, the buffer's address and its range, as
+    /// a template push's are found.
+    pub(super) fn written_ubos(
+        &self,
+        c: &crate::generated::decode::CmdPushDescriptorSetKHR,
+    ) -> Vec<(u32, u64, u32)> {
+        const UNIFORM_BUFFER: u32 = 6;
+        let Some(layout) = self.layouts.set(c.layout, c.set) else {
+            return Vec::new();
+        };
+        let align = self.device.min_cbuf_alignment();
+        let mut ubos = Vec::new();
+        for (w, nested) in c.descriptor_writes.iter().zip(&c.descriptor_writes_nested) {
+            if w.descriptor_type != UNIFORM_BUFFER {
+                continue;
+            }
+            let Some((place, stride)) = layout.binding_place(w.dst_binding, align) else {
+                continue;
+            };
+            for (i, info) in nested.p_buffer_info.iter().enumerate().take(64) {
+                let element = w.dst_array_element.saturating_add(i as u32);
+                let desc = place.saturating_add(stride.saturating_mul(element));
+                ubos.push(self.ubo(desc, info.buffer, info.offset, info.range));
+            }
+        }
+        ubos
+    }
+
+    /// One uniform buffer descriptor: its byte offset in the set, and the buffer's
+    /// address and range from `offset` (`VK_WHOLE_SIZE`: to the buffer's end); a
+    /// buffer never bound names nothing (address and range 0).
+    pub(super) fn ubo(&self, desc: u32, buffer: u64, offset: u64, range: u64) -> (u32, u64, u32) {
+        let (addr, rest) = self.objects.buffer_range(buffer, offset);
+        let range = if range == u64::MAX {
+            rest
+        } else {
+            range.min(u64::from(u32::MAX)) as u32
+        };
+        (desc, addr, if addr == 0 { 0 } else { range })
+    }
+
+    /// The uniform buffers a template push names: each descriptor's byte offset in the
+    /// set (its binding's place in the set layout), the buffer's address from the
+    /// descriptor's `VkDescriptorBufferInfo` in the update's data, and its range
+    /// (`VK_WHOLE_SIZE`: to the buffer's end). Mirrors what nvk_push_descriptor_set
+    /// writes for them (write_ubo_desc).
+    pub(super) fn template_ubos(
+        &self,
+        c: &crate::generated::decode::CmdPushDescriptorSetWithTemplateKHR,
+        data: &[u8],
+    ) -> Vec<(u32, u64, u32)> {
+        const UNIFORM_BUFFER: i32 = 6;
+        let (Some(entries), Some(layout)) = (
+            self.templates.get(&c.descriptor_update_template),
+            self.layouts.set(c.layout, c.set),
+        ) else {
+            return Vec::new();
+        };
+        let align = self.device.min_cbuf_alignment();
+        let long = |at: usize| {
+            data.get(at..at + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_le_bytes)
+        };
+        let mut ubos = Vec::new();
+        for e in entries.iter().filter(|e| e.ty.as_raw() == UNIFORM_BUFFER) {
+            let Some((place, stride)) = layout.binding_place(e.binding, align) else {
+                continue;
+            };
+            for i in 0..e.count.min(64) {
+                let at = e.offset.saturating_add(e.stride.saturating_mul(i as usize));
+                let (Some(buffer), Some(offset), Some(range)) =
+                    (long(at), long(at + 8), long(at + 16))
+                else {
+                    break;
+                };
+                let element = e.array_element.saturating_add(i);
+                let desc = place.saturating_add(stride.saturating_mul(element));
+                ubos.push(self.ubo(desc, buffer, offset, range));
+            }
+        }
+        ubos
+    }
+
+    /// The swapchain calls, which say what images a program renders to: true when
+    /// `call` was one.
+    pub(super) fn take_swapchain_call(
+        &mut self,
+        name: &str,
+        call: &trace_format::generated::trace::VulkanCall<'_>,
+    ) -> bool {
+        let params: Vec<_> = call
+            .params()
+            .map(|p| p.iter().collect())
+            .unwrap_or_default();
+        let value = |i: usize| params.get(i).map_or(0, |p| p.value());
+        let bytes = |i: usize| {
+            params
+                .get(i)
+                .and_then(|p| p.bytes())
+                .map_or(&[][..], |b| b.bytes())
+        };
+        match name {
+            "vkCreateSwapchainKHR" => match SwapchainInfo::of_bytes(bytes(1)) {
+                Some(info) => {
+                    let handle = swapchain::handle_at(bytes(3), 0);
+                    self.objects.create_swapchain(handle, info);
+                }
+                None => self.skip(
+                    "vkCreateSwapchainKHR (a short VkSwapchainCreateInfoKHR)",
+                    false,
+                ),
+            },
+            "vkGetSwapchainImagesKHR" => {
+                let ids = bytes(3);
+                let images: Vec<u64> = (0..ids.len() / 8)
+                    .map(|i| swapchain::handle_at(ids, i))
+                    .collect();
+                self.objects.swapchain_images(value(1), &images);
+            }
+            "vkDestroySwapchainKHR" => self.objects.destroy_swapchain(value(1)),
+            "vkCreateComputePipelines" => {
+                // VkComputePipelineCreateInfo is 96 bytes; its stage's module at 48.
+                const INFO_BYTES: usize = 96;
+                const MODULE_AT: usize = 48;
+                let (infos, handles) = (bytes(3), bytes(5));
+                for (i, info) in infos.chunks_exact(INFO_BYTES).enumerate() {
+                    let module = swapchain::handle_at(&info[MODULE_AT..MODULE_AT + 8], 0);
+                    let size = self.shaders.workgroup_size(module).unwrap_or([0; 3]);
+                    let invocations = size.iter().fold(1u32, |n, d| n.saturating_mul(*d));
+                    self.objects
+                        .compute_pipelines
+                        .insert(swapchain::handle_at(handles, i), invocations);
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+}
