@@ -137,7 +137,7 @@ fn tui_browses_filters_sorts_compares_and_quits_with_the_terminal_intact() {
         env!("CARGO_BIN_EXE_macroscope")
     );
     let tmux = Tmux::start("browse", dir.path(), &command);
-    let screen = tmux.wait_for("Draws of frame 0");
+    let screen = tmux.wait_for("Rows of frame 0");
     assert!(
         screen.contains("Frames · mme-instructions per frame · A"),
         "{screen}"
@@ -152,7 +152,7 @@ fn tui_browses_filters_sorts_compares_and_quits_with_the_terminal_intact() {
     tmux.wait_for(&format!("Draw #{}", rows[2].seq()));
     tmux.keys(&["l"]);
     let first_of_frame1 = rows.iter().find(|r| r.frame() == 1).unwrap();
-    tmux.wait_for("Draws of frame 1");
+    tmux.wait_for("Rows of frame 1");
     tmux.wait_for(&format!("Draw #{}", first_of_frame1.seq()));
 
     // Trace the selected draw's method stream through the driver model.
@@ -223,10 +223,10 @@ fn tui_quits_on_ctrl_c_and_refuses_a_bad_file() {
         bin = env!("CARGO_BIN_EXE_macroscope")
     );
     let tmux = Tmux::start("ctrl-c", dir.path(), &command);
-    tmux.wait_for("Draws of frame 0");
+    tmux.wait_for("Rows of frame 0");
     tmux.keys(&["C-c"]);
     let screen = tmux.wait_for("EXITED 0");
-    assert!(!screen.contains("Draws of frame"), "{screen}");
+    assert!(!screen.contains("Rows of frame"), "{screen}");
     // The bad file was refused before any screen opened, with exit status 2.
     assert!(
         screen.contains("macroscope: error: ") && screen.contains("bad.msr"),

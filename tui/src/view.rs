@@ -230,7 +230,7 @@ impl App {
             .filter(|f| f.frame == self.frame)
             .map_or(0, |f| f.draws);
         let mut caption = format!(
-            "{} of {} · {} draws · {} {}",
+            "{} of {} · {} rows · {} {}",
             self.frame_label(self.frame),
             frames.len(),
             format::count(draws),
@@ -340,7 +340,7 @@ impl App {
             _ => String::new(),
         };
         let title = format!(
-            " Draws of {label} · {} of {} · sort {sort}{filter}{removed} ",
+            " Rows of {label} · {} of {} · sort {sort}{filter}{removed} ",
             format::count(self.rows.len() as u64),
             format::count(total),
         );
@@ -416,8 +416,17 @@ impl App {
     fn draw_detail(&mut self, frame: &mut Frame<'_>, area: Rect) {
         let label = self.shown_label();
         let selected = self.selected_row();
+        // Draws are draws; the other commands' rows go by their command's name, as
+        // `report` counts them apart.
         let title = match &selected {
-            Some((_, row)) => format!(" Draw #{} ", row.seq()),
+            Some((_, row)) if trace_format::names::is_draw_kind(row.kind()) => {
+                format!(" Draw #{} ", row.seq())
+            }
+            Some((_, row)) => format!(
+                " {} #{} ",
+                trace_format::names::row_kind_name(row.kind()),
+                row.seq()
+            ),
             None => " Draw ".to_string(),
         };
         let block = pane_block(self, Pane::Detail, title);

@@ -128,7 +128,7 @@ fn first_screen_shows_frames_submits_and_the_first_draws() {
         text.contains("Frames · mme-instructions per frame"),
         "{text}"
     );
-    assert!(text.contains("frame 0 of 4 · 120 draws"), "{text}");
+    assert!(text.contains("frame 0 of 4 · 120 rows"), "{text}");
     let frame0: u64 = rows
         .iter()
         .filter(|r| r.frame() == 0)
@@ -139,7 +139,7 @@ fn first_screen_shows_frames_submits_and_the_first_draws() {
         "{text}"
     );
     assert!(text.contains("Submits of frame 0 (1)"), "{text}");
-    assert!(text.contains("Draws of frame 0 · 120 of 120"), "{text}");
+    assert!(text.contains("Rows of frame 0 · 120 of 120"), "{text}");
     let table = table_lines(&text);
     assert!(table.len() > 10);
     for (cells, row) in table.iter().zip(&rows) {
@@ -170,7 +170,7 @@ fn moving_between_frames_and_draws_updates_the_panes() {
     press(&mut app, "l");
     let text = screen(&mut app);
     let first_of_frame1 = rows.iter().find(|r| r.frame() == 1).unwrap();
-    assert!(text.contains("Draws of frame 1"), "{text}");
+    assert!(text.contains("Rows of frame 1"), "{text}");
     assert!(
         text.contains(&format!("Draw #{}", first_of_frame1.seq())),
         "{text}"
@@ -199,7 +199,7 @@ fn filter_keeps_only_matching_draws() {
         .count();
     assert!(expected > 0 && expected < 120);
     assert!(
-        text.contains(&format!("Draws of frame 0 · {expected} of 120")),
+        text.contains(&format!("Rows of frame 0 · {expected} of 120")),
         "{text}"
     );
     assert!(text.contains("filter `indexed mme>=256`"), "{text}");
@@ -218,13 +218,13 @@ fn filter_keeps_only_matching_draws() {
     assert!(text.contains("`colour` is not a field"), "{text}");
     // The last good filter stays.
     assert!(
-        text.contains(&format!("Draws of frame 0 · {expected} of 120")),
+        text.contains(&format!("Rows of frame 0 · {expected} of 120")),
         "{text}"
     );
     press(&mut app, "/");
     press(&mut app, &"\x08".repeat(16));
     press(&mut app, "\n");
-    assert!(screen(&mut app).contains("Draws of frame 0 · 120 of 120"));
+    assert!(screen(&mut app).contains("Rows of frame 0 · 120 of 120"));
 }
 
 #[test]
@@ -283,7 +283,7 @@ fn c_finds_the_costliest_draw_of_the_costliest_frame() {
         .unwrap();
     let text = screen(&mut app);
     assert_eq!(app.frame, frame);
-    assert!(text.contains(&format!("Draws of frame {frame}")), "{text}");
+    assert!(text.contains(&format!("Rows of frame {frame}")), "{text}");
     let (_, selected) = app.selected_row().unwrap();
     assert_eq!(selected.mme_instructions(), costliest.mme_instructions());
     assert!(
@@ -392,7 +392,7 @@ fn a_truncated_results_file_shows_what_it_has_and_the_error() {
     std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
     let mut app = open(&cut, None);
     let text = screen(&mut app);
-    assert!(text.contains("Draws of frame 0"), "{text}");
+    assert!(text.contains("Rows of frame 0"), "{text}");
     assert!(
         text.contains("cut.msr: chunk"),
         "the error names the file and chunk:\n{text}"
@@ -425,7 +425,7 @@ fn the_mouse_wheel_scrolls_the_pane_under_the_pointer() {
     let frames = app.areas.frames;
     app.mouse(wheel(MouseEventKind::ScrollDown, frames));
     assert_eq!(app.frame, 1);
-    assert!(screen(&mut app).contains("Draws of frame 1"));
+    assert!(screen(&mut app).contains("Rows of frame 1"));
     // Focus stays where the keyboard left it.
     assert_eq!(app.focus, Pane::Draws);
 }
