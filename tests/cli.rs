@@ -899,7 +899,9 @@ fn replay_on_a_chosen_gpu_records_it_and_a_cross_generation_compare_shows_each_g
     let compare = macroscope(&["compare", ampere, pascal]);
     let text = stdout(&compare);
     assert!(
-        text.contains("base on GPU GA102 (0x172, Ampere), new on GPU GP104 (0x134, Pascal)"),
+        text.contains(
+            "base (GPU GA102 (0x172, Ampere), NVK 25.0.7) -> new (GPU GP104 (0x134, Pascal), NVK 25.0.7)"
+        ),
         "{text}"
     );
     assert!(section_rows(&text, "per state group").len() > 2, "{text}");

@@ -569,15 +569,19 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<()> {
 /// The GPU a run modelled, for people: `GA102 (0x172, Ampere)`, or in files written
 /// before the GPU was recorded, its MME generation.
 fn gpu_phrase(run: &trace_format::generated::results::RunInfoT) -> String {
-    match &run.gpu {
+    let gpu = match &run.gpu {
         Some(gpu) => format!("GPU {gpu}"),
         None => format!("MME {:?}", run.mme_arch),
+    };
+    match &run.nvk {
+        Some(nvk) => format!("{gpu}, NVK {nvk}"),
+        None => gpu,
     }
 }
 
-/// Where the two runs modelled different GPUs (one trace replayed with `--chipset`
-/// on two generations): each state group's cost on each, so the comparison says what
-/// the generation changes. Nothing when both ran on the same GPU.
+/// Where the two runs modelled different GPUs or NVK releases (one trace replayed with
+/// `--chipset` on two generations): each state group's cost on each, so the
+/// comparison says what the generation changes. Nothing when both ran alike.
 fn write_gpu_comparison(out: &mut impl Write, base: &Path, new: &Path) -> anyhow::Result<()> {
     let base = Report::build(base, GroupBy::StateGroup, 0, Metric::MmeInstructions)?;
     let new = Report::build(new, GroupBy::StateGroup, 0, Metric::MmeInstructions)?;
@@ -588,7 +592,7 @@ fn write_gpu_comparison(out: &mut impl Write, base: &Path, new: &Path) -> anyhow
     }
     writeln!(
         out,
-        "\nper state group, base on {base_gpu}, new on {new_gpu} (methods, dwords, MME instructions):"
+        "\nper state group, base ({base_gpu}) -> new ({new_gpu}); methods, dwords, MME instructions:"
     )?;
     for ((name, b), n) in STATE_GROUP_ROWS
         .iter()

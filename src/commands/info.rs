@@ -221,6 +221,9 @@ fn results_info(mut reader: ResultsReader) -> anyhow::Result<()> {
         if let Some(gpu) = run.gpu {
             writeln!(out, "gpu:         {gpu}")?;
         }
+        if let Some(nvk) = run.nvk {
+            writeln!(out, "nvk:         {nvk} (the release the model followed)")?;
+        }
         writeln!(out, "repetitions: {}", run.repetitions)?;
     }
     if let Some(totals) = &totals {

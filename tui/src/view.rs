@@ -645,7 +645,7 @@ impl App {
             format!(" {} ", self.shown_label()),
             Style::default().fg(Color::Black).bg(ACCENT),
         )];
-        let (path, rows, progress, error, coverage) = self.with_index(|i| {
+        let (path, rows, progress, error, coverage, gpu) = self.with_index(|i| {
             let progress = if i.done {
                 None
             } else {
@@ -662,9 +662,19 @@ impl App {
                 progress,
                 i.error.clone(),
                 coverage,
+                // The chip's name (`TU102`) of the GPU description: the status bar is short.
+                i.run
+                    .as_ref()
+                    .and_then(|r| r.gpu.as_deref())
+                    .and_then(|g| g.split_whitespace().next())
+                    .map(str::to_string),
             )
         });
         spans.push(Span::raw(format!(" {path} · {} rows", format::count(rows))));
+        if let Some(gpu) = gpu {
+            // The GPU the model drove (replay --chipset).
+            spans.push(Span::raw(format!(" · {gpu}")));
+        }
         if let Some(share) = coverage {
             spans.push(Span::raw(format!(" · {share:.1}% of vkCmd* modelled")));
         }

@@ -129,6 +129,8 @@ fn first_screen_shows_frames_submits_and_the_first_draws() {
         "{text}"
     );
     assert!(text.contains("frame 0 of 4 · 120 rows"), "{text}");
+    // The status bar names the GPU the model drove.
+    assert!(text.contains("· TU102 ·"), "{text}");
     let frame0: u64 = rows
         .iter()
         .filter(|r| r.frame() == 0)

@@ -214,6 +214,7 @@ pub fn replay_with_gpu_times(
     run.tool_version = Some(env!("CARGO_PKG_VERSION").to_string());
     run.chipset = options.chipset.id;
     run.gpu = Some(options.chipset.describe());
+    run.nvk = Some(driver::nvk::MODELLED_NVK.to_string());
     run.mme_arch = match options.arch() {
         Arch::Turing => MmeArch::Turing,
         Arch::Fermi => MmeArch::Fermi,

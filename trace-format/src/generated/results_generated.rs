@@ -3341,6 +3341,7 @@ impl<'a> RunInfo<'a> {
   pub const VT_FRAMES_LAST: ::flatbuffers::VOffsetT = 16;
   pub const VT_CHIPSET: ::flatbuffers::VOffsetT = 18;
   pub const VT_GPU: ::flatbuffers::VOffsetT = 20;
+  pub const VT_NVK: ::flatbuffers::VOffsetT = 22;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -3354,6 +3355,7 @@ impl<'a> RunInfo<'a> {
     let mut builder = RunInfoBuilder::new(_fbb);
     builder.add_frames_last(args.frames_last);
     builder.add_frames_first(args.frames_first);
+    if let Some(x) = args.nvk { builder.add_nvk(x); }
     if let Some(x) = args.gpu { builder.add_gpu(x); }
     builder.add_repetitions(args.repetitions);
     if let Some(x) = args.trace_hash { builder.add_trace_hash(x); }
@@ -3382,6 +3384,9 @@ impl<'a> RunInfo<'a> {
     let gpu = self.gpu().map(|x| {
       alloc::string::ToString::to_string(x)
     });
+    let nvk = self.nvk().map(|x| {
+      alloc::string::ToString::to_string(x)
+    });
     RunInfoT {
       tool_version,
       mme_arch,
@@ -3392,6 +3397,7 @@ impl<'a> RunInfo<'a> {
       frames_last,
       chipset,
       gpu,
+      nvk,
     }
   }
 
@@ -3462,6 +3468,15 @@ impl<'a> RunInfo<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(RunInfo::VT_GPU, None)}
   }
+  /// The NVK release the model followed (Mesa's version, e.g. `25.0.7`); absent from
+  /// older files.
+  #[inline]
+  pub fn nvk(&self) -> Option<&'a str> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(RunInfo::VT_NVK, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for RunInfo<'_> {
@@ -3479,6 +3494,7 @@ impl ::flatbuffers::Verifiable for RunInfo<'_> {
      .visit_field::<u64>("frames_last", Self::VT_FRAMES_LAST, false)?
      .visit_field::<u16>("chipset", Self::VT_CHIPSET, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("gpu", Self::VT_GPU, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("nvk", Self::VT_NVK, false)?
      .finish();
     Ok(())
   }
@@ -3493,6 +3509,7 @@ pub struct RunInfoArgs<'a> {
     pub frames_last: u64,
     pub chipset: u16,
     pub gpu: Option<::flatbuffers::WIPOffset<&'a str>>,
+    pub nvk: Option<::flatbuffers::WIPOffset<&'a str>>,
 }
 impl<'a> Default for RunInfoArgs<'a> {
   #[inline]
@@ -3507,6 +3524,7 @@ impl<'a> Default for RunInfoArgs<'a> {
       frames_last: 0,
       chipset: 0,
       gpu: None,
+      nvk: None,
     }
   }
 }
@@ -3516,7 +3534,7 @@ impl Serialize for RunInfo<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("RunInfo", 9)?;
+    let mut s = serializer.serialize_struct("RunInfo", 10)?;
       if let Some(f) = self.tool_version() {
         s.serialize_field("tool_version", &f)?;
       } else {
@@ -3541,6 +3559,11 @@ impl Serialize for RunInfo<'_> {
         s.serialize_field("gpu", &f)?;
       } else {
         s.skip_field("gpu")?;
+      }
+      if let Some(f) = self.nvk() {
+        s.serialize_field("nvk", &f)?;
+      } else {
+        s.skip_field("nvk")?;
       }
     s.end()
   }
@@ -3588,6 +3611,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> RunInfoBuilder<'a, 'b, A> {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(RunInfo::VT_GPU, gpu);
   }
   #[inline]
+  pub fn add_nvk(&mut self, nvk: ::flatbuffers::WIPOffset<&'b  str>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(RunInfo::VT_NVK, nvk);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> RunInfoBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     RunInfoBuilder {
@@ -3614,6 +3641,7 @@ impl ::core::fmt::Debug for RunInfo<'_> {
       ds.field("frames_last", &self.frames_last());
       ds.field("chipset", &self.chipset());
       ds.field("gpu", &self.gpu());
+      ds.field("nvk", &self.nvk());
       ds.finish()
   }
 }
@@ -3629,6 +3657,7 @@ pub struct RunInfoT {
   pub frames_last: u64,
   pub chipset: u16,
   pub gpu: Option<alloc::string::String>,
+  pub nvk: Option<alloc::string::String>,
 }
 impl Default for RunInfoT {
   fn default() -> Self {
@@ -3642,6 +3671,7 @@ impl Default for RunInfoT {
       frames_last: 0,
       chipset: 0,
       gpu: None,
+      nvk: None,
     }
   }
 }
@@ -3667,6 +3697,9 @@ impl RunInfoT {
     let gpu = self.gpu.as_ref().map(|x|{
       _fbb.create_string(x)
     });
+    let nvk = self.nvk.as_ref().map(|x|{
+      _fbb.create_string(x)
+    });
     RunInfo::create(_fbb, &RunInfoArgs{
       tool_version,
       mme_arch,
@@ -3677,6 +3710,7 @@ impl RunInfoT {
       frames_last,
       chipset,
       gpu,
+      nvk,
     })
   }
 }

@@ -181,6 +181,12 @@ pub(crate) static TABLES: [Table; 5] = [
                 required: false,
                 kind: Kind::String,
             },
+            Field {
+                name: "nvk",
+                voffset: 22,
+                required: false,
+                kind: Kind::String,
+            },
         ],
     },
     Table {
