@@ -869,6 +869,7 @@ fn replay_on_a_chosen_gpu_records_it_and_a_cross_generation_compare_shows_each_g
     let (ampere, pascal) = (ampere.to_str().unwrap(), pascal.to_str().unwrap());
     let run = macroscope(&["replay", CAPTURED_SCENE, "-o", ampere, "--chipset", "ga102"]);
     assert!(run.status.success(), "{}", stderr(&run));
+    let ampere_summary = stdout(&run);
     assert!(
         stdout(&run).contains("on GA102 (0x172, Ampere)"),
         "{}",
@@ -898,6 +899,20 @@ fn replay_on_a_chosen_gpu_records_it_and_a_cross_generation_compare_shows_each_g
     // comparison says which state groups cost what on each GPU.
     let compare = macroscope(&["compare", ampere, pascal]);
     let text = stdout(&compare);
+    // replay's MME instructions in its rows are what compare sums.
+    let in_rows = ampere_summary
+        .split(" in its rows")
+        .next()
+        .and_then(|s| s.rsplit('(').next())
+        .unwrap_or_default()
+        .to_string();
+    let compared = text
+        .lines()
+        .find(|l| l.starts_with("mme-instructions"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or_default();
+    assert!(in_rows.parse::<u64>().is_ok_and(|n| n > 0), "{ampere_summary}");
+    assert_eq!(in_rows, compared, "{ampere_summary}\n{text}");
     assert!(
         text.contains(
             "base (GPU GA102 (0x172, Ampere), NVK 25.0.7) -> new (GPU GP104 (0x134, Pascal), NVK 25.0.7)"

@@ -196,7 +196,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
     };
     println!(
-        "replayed {} on {}: {}, {} submits, {} draws{}, {} hardware draws, {} MME instructions, {} repetition(s) in {:.2?} -> {}",
+        "replayed {} on {}: {}, {} submits, {} draws{}, {} hardware draws, {} MME instructions ({} in its rows, as report and compare sum them), {} repetition(s) in {:.2?} -> {}",
         args.trace.display(),
         options.chipset.describe(),
         frames_phrase(&summary),
@@ -213,6 +213,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .collect::<String>(),
         summary.hw_draws,
         summary.mme_instructions,
+        summary.row_mme_instructions,
         options.repeat,
         summary.wall,
         output.display()

@@ -172,6 +172,9 @@ pub struct Summary {
     pub hw_draws: u64,
     /// MME instructions executed (per repetition).
     pub mme_instructions: u64,
+    /// Of those, the ones the rows carry (what `report` and `compare` sum); the rest
+    /// ran where no row follows: render-pass set-up, binds after the last draw.
+    pub row_mme_instructions: u64,
     /// Submits executed (per repetition).
     pub submits: u64,
     /// Calls not executed: not needed, or needed but not modelled.
@@ -256,6 +259,7 @@ pub fn replay_with_gpu_times(
         summary.barriers = pass.barriers;
         summary.hw_draws = pass.hw_draws;
         summary.mme_instructions = pass.mme_instructions;
+        summary.row_mme_instructions = pass.row_mme_instructions;
         summary.submits = pass.submits;
         match first_fingerprint {
             None => first_fingerprint = Some(pass.fingerprint),
@@ -442,6 +446,7 @@ pub(crate) struct Pass<'o> {
     barriers: u64,
     hw_draws: u64,
     mme_instructions: u64,
+    row_mme_instructions: u64,
     fingerprint: u64,
     /// A draw to capture the method stream of.
     pub watch: Option<Watch>,
@@ -679,6 +684,7 @@ impl<'o> Pass<'o> {
             barriers: 0,
             hw_draws: 0,
             mme_instructions: 0,
+            row_mme_instructions: 0,
             fingerprint: Fnv::default().0,
             watch: None,
             tape: None,

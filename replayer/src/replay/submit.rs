@@ -462,6 +462,7 @@ impl Pass<'_> {
                 totals.query_ns += encode_ns + exec_ns;
             }
             if let Some(d) = draw {
+                self.row_mme_instructions += mme_instructions;
                 let view_mask = enc.view_mask();
                 let multiview_ns = self.gpu.last_macro.map_or(0, |m| m.view_loop_ns);
                 let row = DrawRow::new(
