@@ -911,7 +911,10 @@ fn replay_on_a_chosen_gpu_records_it_and_a_cross_generation_compare_shows_each_g
         .find(|l| l.starts_with("mme-instructions"))
         .and_then(|l| l.split_whitespace().nth(1))
         .unwrap_or_default();
-    assert!(in_rows.parse::<u64>().is_ok_and(|n| n > 0), "{ampere_summary}");
+    assert!(
+        in_rows.parse::<u64>().is_ok_and(|n| n > 0),
+        "{ampere_summary}"
+    );
     assert_eq!(in_rows, compared, "{ampere_summary}\n{text}");
     assert!(
         text.contains(
