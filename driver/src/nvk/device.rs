@@ -3,8 +3,9 @@
 //! buffer 0 of every stage.
 
 use super::{Macro, Scratch};
+use crate::chipset::classes::TURING_A;
 use crate::chipset::Chipset;
-use crate::class::{self, Class3d};
+use crate::class;
 use crate::mme::{fermi, tu104, Arch, BuildError, LowerError};
 use crate::push::{PushBuffer, SUBC_3D};
 
@@ -34,8 +35,6 @@ pub enum DeviceError {
 pub struct Device {
     /// The chipset: its classes decide what each generation pushes.
     pub chipset: Chipset,
-    /// The 3D class.
-    pub class: Class3d,
     /// Where the root descriptor table lives in GPU memory.
     pub root_table_addr: u64,
 }
@@ -50,7 +49,6 @@ impl Device {
     pub fn for_chipset(chipset: Chipset) -> Device {
         Device {
             chipset,
-            class: chipset.class3d(),
             root_table_addr: Self::ROOT_TABLE_ADDR,
         }
     }
@@ -70,7 +68,7 @@ impl Device {
     /// descriptor set's size (nvk_min_cbuf_alignment: 64 bytes from TURING_A on, 256
     /// before).
     pub fn min_cbuf_alignment(&self) -> u32 {
-        if self.class.number >= 0xc597 {
+        if self.chipset.eng3d >= TURING_A {
             64
         } else {
             256
@@ -79,7 +77,7 @@ impl Device {
 
     /// The MME instruction set.
     pub fn arch(&self) -> Arch {
-        self.class.mme_arch()
+        self.chipset.arch()
     }
 
     /// The encoded words of `m` for this device.

@@ -16,8 +16,9 @@ use crate::push::{SUBC_3D, SUBC_COMPUTE};
 /// Dwords of the QMD NVK 25.0.7 builds and uploads for every dispatch
 /// (nvk_cmd_upload_qmd's `uint32_t qmd[64]`: every QMD version is 256 bytes).
 pub const QMD_DWORDS: u32 = 64;
-/// Byte offset of `CTA_RASTER_WIDTH` in the QMD (bit 384; HEIGHT and DEPTH follow a
-/// word apart from QMD version 02_02 on, the version of every class the model runs).
+/// Byte offset of `CTA_RASTER_WIDTH` in the QMD (bit 384 in every version; HEIGHT and
+/// DEPTH follow a word apart from QMD 02_01 (Pascal) on, 16 bits apart before:
+/// [`store_qmd_dispatch_size`]).
 const QMD_CTA_RASTER_WIDTH: u32 = 48;
 /// `SEND_SIGNALING_PCAS_B`: invalidate (bit 0) and schedule (bit 1).
 const PCAS_B_INVALIDATE_SCHEDULE: u32 = 0b11;

@@ -223,7 +223,7 @@ impl<'d> CommandEncoder<'d> {
         self.mark_all_shaders_dirty();
         self.push.mthd(SUBC_COPY, class::copy::NOP, 0);
         if primary {
-            if self.device.chipset.compute >= MAXWELL_COMPUTE_B {
+            if self.chipset().compute >= MAXWELL_COMPUTE_B {
                 self.push
                     .immd_or_mthd(SUBC_COMPUTE, class::INVALIDATE_SKED_CACHES, 0);
             }

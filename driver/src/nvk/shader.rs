@@ -132,7 +132,8 @@ const SHADER_HEAP: u64 = 0x2_0000_0000;
 const PRE_TURING_HEADER_OFFSET: u32 = 0x80 - 0x50;
 
 impl Shader {
-    /// The shader `interface` describes, for stage `stage`, on `chipset`; `identity` places its program, `uniform_buffer` says how the pipeline
+    /// The shader `interface` describes, for stage `stage`, on `chipset`; `identity`
+    /// places its program, `uniform_buffer` says how the pipeline
     /// layout declares a uniform buffer's `(set, binding)`. `None` for compute or an
     /// unknown stage. Mirrors nvk_compile_shader's parts the command stream sees:
     /// build_cbuf_map (nvk_nir_lower_descriptors.c) and nvk_shader_fill_push.
@@ -227,7 +228,8 @@ fn cbuf_map(
 }
 
 /// Mirrors nvk_shader_fill_push: the pipeline slot (enable and type, program address —
-/// before Volta its offset in the program region —, register count and binding group), the tessellation
+/// before Volta its offset in the program region —, register count and binding
+/// group), the tessellation
 /// parameters of an evaluation shader, a fragment shader's subtiling, early-Z,
 /// post-depth coverage (from MAXWELL_B), Z-cull bounds, shading-rate (from TURING_A)
 /// and sample-shading state, then — for the vertex-pipeline stages — the layer control,

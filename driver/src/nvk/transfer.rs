@@ -536,27 +536,14 @@ impl CommandEncoder<'_> {
             // From PASCAL_DMA_COPY_B the origin is two methods; before it one, 16 bits
             // a coordinate.
             let origin_xy = self.chipset().copy >= PASCAL_DMA_COPY_B;
+            let (src_origin, dst_origin) = if origin_xy {
+                (copy::SRC_ORIGIN_X, copy::DST_ORIGIN_X)
+            } else {
+                (copy::SET_SRC_ORIGIN, copy::SET_DST_ORIGIN)
+            };
             for (side, bw, block, origin) in [
-                (
-                    &c.src,
-                    src_bw,
-                    copy::SET_SRC_BLOCK_SIZE,
-                    if origin_xy {
-                        copy::SRC_ORIGIN_X
-                    } else {
-                        copy::SET_SRC_ORIGIN
-                    },
-                ),
-                (
-                    &c.dst,
-                    dst_bw,
-                    copy::SET_DST_BLOCK_SIZE,
-                    if origin_xy {
-                        copy::DST_ORIGIN_X
-                    } else {
-                        copy::SET_DST_ORIGIN
-                    },
-                ),
+                (&c.src, src_bw, copy::SET_SRC_BLOCK_SIZE, src_origin),
+                (&c.dst, dst_bw, copy::SET_DST_BLOCK_SIZE, dst_origin),
             ] {
                 let Some((height_log2, depth_log2)) = side.tiling else {
                     continue;
