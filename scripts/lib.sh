@@ -90,6 +90,11 @@ ensure_tmux() {
   command -v tmux >/dev/null || apt_install tmux
 }
 
+# xmllint, which checks `macroscope ci`'s JUnit report against tests/ci/junit.xsd.
+ensure_xmllint() {
+  command -v xmllint >/dev/null || apt_install libxml2-utils
+}
+
 # Makes sure a Rust toolchain with rustfmt and clippy is there.
 ensure_rust() {
   command -v cargo >/dev/null 2>&1 || { echo "cargo is missing: install Rust (rustup) first" >&2; exit 1; }

@@ -48,6 +48,9 @@ enum Command {
     /// Compare the driver model's method stream with what real NVK pushes for the
     /// same trace, draw by draw; exit 1 on an unexplained difference.
     Verify(commands::verify::Args),
+    /// Replay a list of traces in parallel and check each one's costs against what the
+    /// list expects; exit 1 when one changed, 2 on bad input.
+    Ci(commands::ci::Args),
 }
 
 /// Lets a closed pipe end the process quietly, as it ends every other Unix tool
@@ -89,6 +92,11 @@ fn main() -> ExitCode {
         Command::Shaders(mut args) => {
             readable(&mut args.trace).and_then(|_imported| commands::shaders::run(&args))
         }
+        Command::Ci(args) => match commands::ci::run(&args) {
+            Ok(0) => Ok(()),
+            Ok(code) => return ExitCode::from(code),
+            Err(e) => Err(e),
+        },
         Command::Verify(args) => match commands::verify::run(&args) {
             Ok(true) => Ok(()),
             Ok(false) => return ExitCode::from(1),

@@ -10,10 +10,11 @@ use std::io::Write;
 use std::path::Path;
 
 use serde_json::json;
-use trace_format::generated::results::DrawRow;
+use trace_format::generated::results::{DrawPlace, DrawRow};
 use trace_format::{ReadOptions, ResultsReader};
 
 use crate::metrics::kind_name;
+use crate::report::PlaceNames;
 use crate::AnalyzeError;
 
 /// An export format.
@@ -29,9 +30,23 @@ pub enum Format {
     Counts,
 }
 
-const CSV_HEADER: &str = "seq,frame,submit,repetition,kind,pipeline,view_mask,view_count,instance_count,element_count,indirect_draw_count,mme_instructions,methods,pushbuf_dwords,hw_draws,encode_ns,execute_ns,multiview_ns";
+const CSV_HEADER: &str = "seq,frame,submit,repetition,kind,pipeline,view_mask,view_count,instance_count,element_count,indirect_draw_count,mme_instructions,methods,pushbuf_dwords,hw_draws,encode_ns,execute_ns,multiview_ns,pass,label";
 
-fn json_row(r: &DrawRow) -> serde_json::Value {
+/// A row's render pass instance and label region as the report names them.
+fn place_of(names: &PlaceNames, place: DrawPlace) -> (String, String) {
+    (names.pass(place.pass()), names.label(place.label()))
+}
+
+/// `field` as one CSV field: quoted when it holds a comma, a quote or a line break.
+fn csv_field(field: &str) -> String {
+    if field.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", field.replace('"', "\"\""))
+    } else {
+        field.to_string()
+    }
+}
+
+fn json_row(r: &DrawRow, (pass, label): &(String, String)) -> serde_json::Value {
     json!({
         "seq": r.seq(), "frame": r.frame(), "submit": r.submit(), "repetition": r.repetition(),
         "kind": kind_name(r.kind()), "pipeline": r.pipeline(), "view_mask": r.view_mask(),
@@ -40,6 +55,7 @@ fn json_row(r: &DrawRow) -> serde_json::Value {
         "mme_instructions": r.mme_instructions(), "methods": r.methods(),
         "pushbuf_dwords": r.pushbuf_dwords(), "hw_draws": r.hw_draws(),
         "encode_ns": r.encode_ns(), "execute_ns": r.mme_ns(), "multiview_ns": r.multiview_ns(),
+        "pass": pass, "label": label,
     })
 }
 
@@ -57,14 +73,17 @@ pub fn export(path: &Path, format: Format, out: &mut dyn Write) -> Result<u64, A
         Format::Json | Format::Counts => {}
         Format::Perfetto => write!(out, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")?,
     }
+    let mut names = PlaceNames::default();
     for chunk in ResultsReader::open_with(path, &ReadOptions::parallel())? {
         let chunk = chunk?;
-        for r in chunk.draws() {
+        names.add(&chunk);
+        for (i, r) in chunk.draws().enumerate() {
             rows += 1;
+            let place = place_of(&names, chunk.draw_place(i));
             match format {
                 Format::Csv => writeln!(
                     out,
-                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                     r.seq(),
                     r.frame(),
                     r.submit(),
@@ -82,10 +101,12 @@ pub fn export(path: &Path, format: Format, out: &mut dyn Write) -> Result<u64, A
                     r.hw_draws(),
                     r.encode_ns(),
                     r.mme_ns(),
-                    r.multiview_ns()
+                    r.multiview_ns(),
+                    csv_field(&place.0),
+                    csv_field(&place.1)
                 )?,
-                Format::Json => writeln!(out, "{}", json_row(r))?,
-                Format::Perfetto => perfetto.draw(out, r)?,
+                Format::Json => writeln!(out, "{}", json_row(r, &place))?,
+                Format::Perfetto => perfetto.draw(out, r, &place)?,
                 Format::Counts => {}
             }
         }
@@ -114,7 +135,12 @@ impl Perfetto {
         write!(out, "{event}")
     }
 
-    fn draw(&mut self, out: &mut dyn Write, r: &DrawRow) -> std::io::Result<()> {
+    fn draw(
+        &mut self,
+        out: &mut dyn Write,
+        r: &DrawRow,
+        place: &(String, String),
+    ) -> std::io::Result<()> {
         let (pid, tid) = (u32::from(r.repetition()) + 1, r.submit());
         if self.tracks.insert((r.repetition(), tid)) {
             self.event(out, json!({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": format!("repetition {}", r.repetition())}}))?;
@@ -128,7 +154,7 @@ impl Perfetto {
         let name = format!("{} #{}", kind_name(r.kind()), r.seq());
         self.event(
             out,
-            json!({"ph": "X", "cat": "draw", "name": name, "pid": pid, "tid": tid, "ts": us(start), "dur": us(encode + execute), "args": json_row(r)}),
+            json!({"ph": "X", "cat": "draw", "name": name, "pid": pid, "tid": tid, "ts": us(start), "dur": us(encode + execute), "args": json_row(r, place)}),
         )?;
         self.event(out, json!({"ph": "X", "cat": "encode", "name": "encode", "pid": pid, "tid": tid, "ts": us(start), "dur": us(encode)}))?;
         self.event(out, json!({"ph": "X", "cat": "execute", "name": "execute", "pid": pid, "tid": tid, "ts": us(start + encode), "dur": us(execute)}))?;

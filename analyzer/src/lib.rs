@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 
 pub mod changes;
+pub mod ci;
 pub mod compare;
 pub mod counts;
 pub mod export;

@@ -2,11 +2,11 @@
 //! draws, built in one streaming pass so memory does not grow with the row count.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::path::Path;
 
 use hdrhistogram::Histogram;
-use trace_format::generated::results::{DrawRow, RunInfoT, RunTotalsT};
+use trace_format::generated::results::{DrawPlace, DrawRow, RunInfoT, RunTotalsT};
 use trace_format::names::is_draw_kind;
 use trace_format::results::{state_group_costs, STATE_GROUPS};
 use trace_format::{ReadOptions, ResultsReader, Row, SkippedCall};
@@ -27,16 +27,67 @@ pub enum GroupBy {
     Frame,
     /// The state groups the draws' flushes emitted (see [`Report::state_groups`]).
     StateGroup,
+    /// The render pass instance (dynamic rendering included; a secondary's rows in
+    /// the pass it ran in).
+    Pass,
+    /// The debug-label region, nested labels as a path (`a/b/c`).
+    Label,
 }
 
+/// The group of rows outside every render pass.
+pub const OUTSIDE_PASSES: &str = "(outside render passes)";
+/// The group of rows under no debug label.
+pub const NO_LABEL: &str = "(no label)";
+
 impl GroupBy {
-    fn key(self, row: &DrawRow) -> String {
+    fn key(self, row: &DrawRow, place: DrawPlace, names: &PlaceNames) -> String {
         match self {
             GroupBy::Kind => kind_name(row.kind()).to_string(),
             GroupBy::ViewCount => format!("{:02} views", row.view_count()),
             GroupBy::Pipeline => format!("pipeline {:#x}", row.pipeline()),
             GroupBy::Frame => frame_key(row.frame()),
             GroupBy::StateGroup => String::new(),
+            GroupBy::Pass => names.pass(place.pass()),
+            GroupBy::Label => names.label(place.label()),
+        }
+    }
+}
+
+/// The names of a results file's pass instances and label paths, gathered as its
+/// chunks are read (each named in the chunk of the first row that ran in it).
+#[derive(Debug, Default)]
+pub struct PlaceNames {
+    passes: HashMap<u32, (u32, String)>,
+    labels: HashMap<u32, String>,
+}
+
+impl PlaceNames {
+    /// Takes the names chunk `chunk` gives.
+    pub fn add(&mut self, chunk: &trace_format::results::ResultsChunk) {
+        for (id, frame, name) in chunk.pass_names() {
+            self.passes.insert(id, (frame, name));
+        }
+        for (id, path) in chunk.label_names() {
+            self.labels.insert(id, path);
+        }
+    }
+
+    /// Pass instance `id`'s group: its frame, its number and what it renders, so that
+    /// groups sort in the order the passes ran.
+    pub fn pass(&self, id: u32) -> String {
+        match (id, self.passes.get(&id)) {
+            (0, _) => OUTSIDE_PASSES.to_string(),
+            (_, Some((frame, name))) => format!("{} pass {id:04} {name}", frame_key(*frame)),
+            (_, None) => format!("pass {id:04}"),
+        }
+    }
+
+    /// Label path `id`'s group.
+    pub fn label(&self, id: u32) -> String {
+        match (id, self.labels.get(&id)) {
+            (0, _) => NO_LABEL.to_string(),
+            (_, Some(path)) => path.clone(),
+            (_, None) => format!("label {id}"),
         }
     }
 }
@@ -239,11 +290,13 @@ impl Report {
         let mut previous_draw: Option<DrawWork> = None;
         let mut top: BinaryHeap<Reverse<TopDraw>> = BinaryHeap::with_capacity(top_n + 1);
         let mut group_key_cache: Option<(u64, String)> = None;
+        let mut names = PlaceNames::default();
         for chunk in ResultsReader::open_with(path, &ReadOptions::parallel())? {
             let chunk = chunk?;
             if let Some(run) = chunk.batch().run() {
                 report.run = Some(run.unpack());
             }
+            names.add(&chunk);
             report.skipped.extend(chunk.skipped_calls());
             report.totals = chunk.totals().or(report.totals.take());
             report.submits += chunk.submits().count() as u64;
@@ -260,7 +313,7 @@ impl Report {
                     // frames' totals, not in the draws' histograms and top list.
                     report.other_rows += 1;
                     if group_by != GroupBy::StateGroup {
-                        let key = group_by.key(row);
+                        let key = group_by.key(row, chunk.draw_place(i), &names);
                         add(report.groups.entry(key).or_default(), row);
                     }
                     add(report.frames.entry(row.frame()).or_default(), row);
@@ -301,11 +354,12 @@ impl Report {
                     h.saturating_record(m.of(row));
                 }
                 // Rows of a group tend to come together: reuse the last key.
-                let raw = group_raw_key(group_by, row);
+                let place = chunk.draw_place(i);
+                let raw = group_raw_key(group_by, row, place);
                 let key = match &group_key_cache {
                     Some((k, s)) if *k == raw => s.clone(),
                     _ => {
-                        let s = group_by.key(row);
+                        let s = group_by.key(row, place, &names);
                         group_key_cache = Some((raw, s.clone()));
                         s
                     }
@@ -410,8 +464,10 @@ impl Report {
     }
 }
 
-fn group_raw_key(group_by: GroupBy, row: &DrawRow) -> u64 {
+fn group_raw_key(group_by: GroupBy, row: &DrawRow, place: DrawPlace) -> u64 {
     match group_by {
+        GroupBy::Pass => place.pass().into(),
+        GroupBy::Label => place.label().into(),
         GroupBy::Kind => row.kind().0.into(),
         GroupBy::ViewCount => row.view_count().into(),
         GroupBy::Pipeline => row.pipeline(),

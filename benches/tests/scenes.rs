@@ -853,3 +853,117 @@ fn every_scene_captured_here_matches_nvk_on_both_mme_generations_but_for_explain
         }
     }
 }
+
+/// Every row `export --format json` writes for `results`: its kind, pass and label.
+fn placed_rows(results: &Path) -> Vec<(String, String, String)> {
+    let out = Command::new(macroscope_binary())
+        .args(["export", "--format", "json"])
+        .arg(results)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let row: serde_json::Value = serde_json::from_str(l).unwrap();
+            let field = |k: &str| row[k].as_str().unwrap().to_string();
+            (field("kind"), field("pass"), field("label"))
+        })
+        .collect()
+}
+
+/// `report --by GROUPING`'s groups: name and rows.
+fn report_groups(results: &Path, by: &str) -> BTreeMap<String, u64> {
+    let out = Command::new(macroscope_binary())
+        .args(["report", "--top", "0", "--by", by])
+        .arg(results)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let table = text.split_once("\ngroup ").unwrap().1;
+    table
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            // The name may hold spaces: the five numbers are the last fields.
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            let name = fields[..fields.len() - 5].join(" ");
+            (name, fields[fields.len() - 5].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn labels_and_passes_place_each_row_and_add_up_to_the_frame() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let frames = 3;
+    let (trace, issued) = capture(dir.path(), "multiview", frames);
+    let results = dir.path().join("multiview.msr");
+    let replay = Command::new(macroscope_binary())
+        .args(["replay", "--strict", "-o"])
+        .arg(&results)
+        .arg(&trace)
+        .output()
+        .unwrap();
+    // The labels are executed as NVK does (at no cost): --strict passes.
+    assert!(replay.status.success(), "{replay:?}");
+
+    // By label: each path holds the rows the scene issued under it, and the groups
+    // together hold every row.
+    let by_label = report_groups(&results, "label");
+    let labelled = issued.0["labelled_draws"].as_object().unwrap();
+    assert_eq!(labelled.len(), 5, "{labelled:?}");
+    for (path, n) in labelled {
+        assert_eq!(
+            by_label.get(path).copied(),
+            n.as_u64(),
+            "{path}: {by_label:?}"
+        );
+    }
+    let rows = placed_rows(&results);
+    assert_eq!(by_label.values().sum::<u64>(), rows.len() as u64);
+    assert_eq!(by_label.len(), labelled.len(), "{by_label:?}");
+
+    // By pass: two instances a frame, named after their framebuffers, the first with
+    // its two draws, the second with one draw per subpass.
+    let by_pass = report_groups(&results, "pass");
+    for frame in 0..frames {
+        let first = format!(
+            "frame {frame:06} pass {:04} vkCmdBeginRenderPass \"all views\" 64x64",
+            2 * frame + 1
+        );
+        let second = format!(
+            "frame {frame:06} pass {:04} vkCmdBeginRenderPass \"view pairs\" 64x64",
+            2 * frame + 2
+        );
+        assert_eq!(by_pass.get(&first), Some(&2), "{by_pass:?}");
+        assert_eq!(by_pass.get(&second), Some(&4), "{by_pass:?}");
+    }
+    assert_eq!(by_pass.values().sum::<u64>(), rows.len() as u64);
+
+    // A secondary's draws count in the pass its primary began.
+    let (trace, _) = capture(dir.path(), "secondary", 2);
+    let results = dir.path().join("secondary.msr");
+    let replay = Command::new(macroscope_binary())
+        .args(["replay", "-o"])
+        .arg(&results)
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(replay.status.success(), "{replay:?}");
+    let rows = placed_rows(&results);
+    let draws: Vec<_> = rows
+        .iter()
+        .filter(|r| r.0.starts_with("vkCmdDraw"))
+        .collect();
+    assert!(!draws.is_empty());
+    for (kind, pass, _) in draws {
+        assert!(pass.contains(" pass "), "{kind} outside a pass: {pass}");
+    }
+}

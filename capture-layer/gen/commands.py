@@ -346,6 +346,17 @@ device = [g for g in generated if g[1] == "device"]
 
 
 # Function types ash names after the extension a command was later promoted to.
+# Commands whose only effect is to name and annotate (VK_EXT_debug_utils labels and
+# object names): the layer provides them itself, as a tool may, so a program that
+# calls them without the extension enabled (libplacebo does) labels its work under the
+# layer as under any capture tool. Their hooks record the call and call down only
+# where the next layer has the command.
+PROVIDED = (
+    "vkCmdBeginDebugUtilsLabelEXT", "vkCmdEndDebugUtilsLabelEXT", "vkCmdInsertDebugUtilsLabelEXT",
+    "vkQueueBeginDebugUtilsLabelEXT", "vkQueueEndDebugUtilsLabelEXT", "vkQueueInsertDebugUtilsLabelEXT",
+    "vkSetDebugUtilsObjectNameEXT", "vkSetDebugUtilsObjectTagEXT",
+)
+
 PFN_RENAMED = {
     "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT": "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
     "vkGetCalibratedTimestampsEXT": "vkGetCalibratedTimestampsKHR",
@@ -390,6 +401,12 @@ def write_hooks(out):
             out.write(f'    c"{g[0]}",\n')
         out.write("];\n\n")
 
+    out.write("/// The commands the layer provides itself when the next layer lacks them.\n")
+    out.write(f"pub static PROVIDED: [&std::ffi::CStr; {len(PROVIDED)}] = [\n")
+    for name in PROVIDED:
+        out.write(f'    c"{name}",\n')
+    out.write("];\n\n")
+
     for slot_list in (instance, device):
         for slot, (name, level, ret, params) in enumerate(slot_list):
             args = ", ".join(f"{p.var}: {p.signature()}" for p in params)
@@ -403,7 +420,11 @@ def write_hooks(out):
             call_args = ", ".join(p.var for p in params)
             out.write(f"/// `{name}`: calls down and records the call.\n")
             out.write(f"pub unsafe extern \"system\" fn {name}({args}){arrow} {{\n")
-            out.write(f"    let Some(next) = {next_fn}::<{pfn(name)}>({first}, {slot}) else {{\n        {fallback};\n    }};\n")
+            if name in PROVIDED:
+                # Provided by the layer: recorded whether or not the next layer has it.
+                out.write(f"    let next = {next_fn}::<{pfn(name)}>({first}, {slot});\n")
+            else:
+                out.write(f"    let Some(next) = {next_fn}::<{pfn(name)}>({first}, {slot}) else {{\n        {fallback};\n    }};\n")
             result = "r" if rt else "()"
             if name == "vkCreateSwapchainKHR":
                 out.write("    let mut adjusted = vk::SwapchainCreateInfoKHR::default();\n")
@@ -413,6 +434,9 @@ def write_hooks(out):
                 out.write("        // The surface does not allow copying its images: no checksums for it.\n")
                 out.write("        r = next(device, p_create_info, p_allocator, p_swapchain);\n    }\n")
                 out.write("    if r == vk::Result::SUCCESS {\n        crate::frame_checksums::swapchain_created(*p_swapchain, p_create_info, copyable);\n    }\n")
+            elif name in PROVIDED:
+                done = "vk::Result::SUCCESS" if rt else "()"
+                out.write(f"    let {'r' if rt else '_r'} = next.map_or({done}, |next| next({call_args}));\n")
             else:
                 out.write(f"    let {'r' if rt else '_r'} = next({call_args});\n")
             if name == "vkGetSwapchainImagesKHR":

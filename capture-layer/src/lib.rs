@@ -116,8 +116,19 @@ unsafe extern "system" fn get_instance_proc_addr(
     let data = dispatch::instance_of(instance)?;
     let next = (data.next_gipa)(instance, name.as_ptr());
     // A device command the next layer has: the layer's hook stands in front of it.
+    hook_or_next(name, next)
+}
+
+/// The layer's hook for `name` in front of `next`, the next layer's function; the hook
+/// alone for a command the layer provides itself (debug labels and object names); else
+/// `next` as it is.
+///
+/// # Safety
+/// `name`'s hooks have the signature of the command `name` (as the hook tables hold).
+unsafe fn hook_or_next(name: &CStr, next: vk::PFN_vkVoidFunction) -> vk::PFN_vkVoidFunction {
     match (next, hooks::find_recorded(name)) {
         (Some(_), Some(f)) => dispatch::void_fn(f),
+        (None, Some(f)) if hooks::provided(name) => dispatch::void_fn(f),
         (next, _) => next,
     }
 }
@@ -135,10 +146,7 @@ unsafe extern "system" fn get_device_proc_addr(
     }
     let data = dispatch::device_of(device)?;
     let next = (data.next_gdpa)(device, name.as_ptr());
-    match (next, hooks::find_recorded(name)) {
-        (Some(_), Some(f)) => dispatch::void_fn(f),
-        (next, _) => next,
-    }
+    hook_or_next(name, next)
 }
 
 /// The library's file name, as cargo builds it.

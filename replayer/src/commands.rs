@@ -52,7 +52,8 @@ pub enum DrawArgs {
 }
 
 /// The typed command of a generically recorded one the replay gives its own command
-/// (the indexed queries, which count among the submit's queries).
+/// (the indexed queries, which count among the submit's queries; the debug labels,
+/// which place the rows between them).
 pub fn typed_of_generic(cmd: &GenericCmd) -> Option<Cmd> {
     Some(match cmd {
         GenericCmd::CmdBeginQueryIndexedEXT(c) => Cmd::BeginQuery {
@@ -65,6 +66,15 @@ pub fn typed_of_generic(cmd: &GenericCmd) -> Option<Cmd> {
             query: c.query,
             index: c.index,
         },
+        GenericCmd::CmdBeginDebugUtilsLabelEXT(c) => Cmd::BeginLabel {
+            name: c
+                .label_info_nested
+                .first()
+                .map(|l| l.p_label_name.clone())
+                .unwrap_or_default(),
+        },
+        GenericCmd::CmdEndDebugUtilsLabelEXT(_) => Cmd::EndLabel,
+        GenericCmd::CmdInsertDebugUtilsLabelEXT(_) => Cmd::InsertLabel,
         _ => return None,
     })
 }
@@ -229,6 +239,16 @@ pub enum Cmd {
         seq: u64,
         args: WorkArgs,
     },
+    /// vkCmdBeginDebugUtilsLabelEXT: a label region begins. NVK pushes nothing for it
+    /// (vk_common_CmdBeginDebugUtilsLabelEXT keeps the label for its messages).
+    BeginLabel {
+        name: String,
+    },
+    /// vkCmdEndDebugUtilsLabelEXT (vk_common_CmdEndDebugUtilsLabelEXT).
+    EndLabel,
+    /// vkCmdInsertDebugUtilsLabelEXT: a label of no region
+    /// (vk_common_CmdInsertDebugUtilsLabelEXT).
+    InsertLabel,
     /// A command recorded generically, decoded (see [`crate::generic`]).
     Generic(Box<GenericCmd>),
     /// The uniform buffers the push descriptor command before it named in push set

@@ -34,6 +34,12 @@ enum By {
     Frame,
     /// The graphics state the draws' flushes emitted, by group.
     StateGroup,
+    /// The render pass instance (dynamic rendering included, secondaries in their
+    /// pass).
+    Pass,
+    /// The debug-label region (`vkCmdBeginDebugUtilsLabelEXT`), nested labels as a
+    /// path `a/b/c`.
+    Label,
 }
 
 /// Arguments of `macroscope report`.
@@ -63,6 +69,8 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
         By::Pipeline => GroupBy::Pipeline,
         By::Frame => GroupBy::Frame,
         By::StateGroup => GroupBy::StateGroup,
+        By::Pass => GroupBy::Pass,
+        By::Label => GroupBy::Label,
     };
     let report = Report::build(&args.results, by, args.top, args.metric)?;
     let mut out = BufWriter::new(io::stdout().lock());

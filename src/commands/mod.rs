@@ -3,6 +3,7 @@
 pub mod analyze;
 pub mod browse;
 pub mod capture;
+pub mod ci;
 pub mod dump;
 pub mod import;
 pub mod info;

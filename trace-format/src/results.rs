@@ -17,8 +17,9 @@ use crate::container::{
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::generated::results::{
-    CallCount, CallCountArgs, DrawBindState, DrawRow, DrawState, DrawStateMme, ResultsBatch,
-    ResultsBatchArgs, RowError, RowErrorArgs, RunInfoT, RunTotalsT, SubmitRow,
+    CallCount, CallCountArgs, DrawBindState, DrawPlace, DrawRow, DrawState, DrawStateMme,
+    PlaceName, PlaceNameArgs, ResultsBatch, ResultsBatchArgs, RowError, RowErrorArgs, RunInfoT,
+    RunTotalsT, SubmitRow,
 };
 use crate::trace::ReadOptions;
 use crate::wire::Content;
@@ -186,6 +187,11 @@ pub struct ResultsWriter {
     /// One per draw row: words the CPU wrote into GPU memory for it.
     draw_memory_words: Vec<u32>,
     draw_gpu_ns: Vec<u64>,
+    /// One per draw row: its pass instance and label region.
+    draw_places: Vec<DrawPlace>,
+    /// Pass instances and label paths named since the last chunk: id, frame, name.
+    pass_names: Vec<(u32, u32, String)>,
+    label_names: Vec<(u32, u32, String)>,
     submits: Vec<SubmitRow>,
     frame: u64,
 }
@@ -206,6 +212,9 @@ impl ResultsWriter {
             draw_errors: Vec::new(),
             draw_memory_words: Vec::with_capacity(ROWS_PER_CHUNK),
             draw_gpu_ns: Vec::with_capacity(ROWS_PER_CHUNK),
+            draw_places: Vec::with_capacity(ROWS_PER_CHUNK),
+            pass_names: Vec::new(),
+            label_names: Vec::new(),
             submits: Vec::new(),
             frame: 0,
         })
@@ -247,6 +256,29 @@ impl ResultsWriter {
         error: Option<&str>,
         gpu_ns: u64,
     ) -> Result<()> {
+        self.push_placed_row(
+            row,
+            state,
+            memory_words,
+            error,
+            gpu_ns,
+            DrawPlace::default(),
+        )
+    }
+
+    /// [`push_timed_row`](Self::push_timed_row) with where in its frame the row ran;
+    /// the pass and label named there are named first ([`name_pass`](Self::name_pass),
+    /// [`name_label`](Self::name_label)).
+    pub fn push_placed_row(
+        &mut self,
+        row: DrawRow,
+        state: RowState,
+        memory_words: u32,
+        error: Option<&str>,
+        gpu_ns: u64,
+        place: DrawPlace,
+    ) -> Result<()> {
+        self.draw_places.push(place);
         self.draw_gpu_ns.push(gpu_ns);
         if let Some(error) = error {
             self.draw_errors
@@ -259,6 +291,17 @@ impl ResultsWriter {
         self.draw_state_mme.push(state.mme);
         self.draw_memory_words.push(memory_words);
         self.flush_if_full()
+    }
+
+    /// Names render pass instance `id`, begun in frame `frame`: written with the next
+    /// chunk, before any row of it can be read.
+    pub fn name_pass(&mut self, id: u32, frame: u32, name: &str) {
+        self.pass_names.push((id, frame, name.to_string()));
+    }
+
+    /// Names label region `id` by its path (`a/b/c`), likewise.
+    pub fn name_label(&mut self, id: u32, path: &str) {
+        self.label_names.push((id, 0, path.to_string()));
     }
 
     /// Appends a submit row.
@@ -289,11 +332,13 @@ impl ResultsWriter {
     }
 
     fn write_chunk(&mut self, skipped: &[SkippedCall], totals: Option<&RunTotalsT>) -> Result<()> {
+        let names = self.pass_names.iter().chain(&self.label_names);
         let strings: usize = self.draw_errors.iter().map(|(_, e)| e.len()).sum::<usize>()
-            + skipped.iter().map(|c| c.name.len()).sum::<usize>();
+            + skipped.iter().map(|c| c.name.len()).sum::<usize>()
+            + names.clone().map(|(_, _, n)| n.len()).sum::<usize>();
         let needed = (self.draws.len() + self.submits.len()) * ROW_BYTES
             + strings
-            + STRING_ENTRY_BYTES * (self.draw_errors.len() + skipped.len())
+            + STRING_ENTRY_BYTES * (self.draw_errors.len() + skipped.len() + names.count())
             + CHUNK_SLACK_BYTES;
         if needed > self.fbb_capacity {
             self.fbb = FlatBufferBuilder::with_capacity(needed);
@@ -326,6 +371,13 @@ impl ResultsWriter {
             .iter()
             .any(|w| *w != 0)
             .then(|| fbb.create_vector(&self.draw_gpu_ns));
+        let draw_places = self
+            .draw_places
+            .iter()
+            .any(|p| *p != DrawPlace::default())
+            .then(|| fbb.create_vector(&self.draw_places));
+        let pass_names = place_names(fbb, &self.pass_names);
+        let label_names = place_names(fbb, &self.label_names);
         let draw_errors = (!self.draw_errors.is_empty()).then(|| {
             let items: Vec<_> = self
                 .draw_errors
@@ -374,6 +426,9 @@ impl ResultsWriter {
                 draw_gpu_ns,
                 draw_bind_states,
                 draw_state_mme,
+                draw_places,
+                pass_names,
+                label_names,
             },
         );
         fbb.finish_minimal(batch);
@@ -401,9 +456,39 @@ impl ResultsWriter {
         self.draw_errors.clear();
         self.draw_memory_words.clear();
         self.draw_gpu_ns.clear();
+        self.draw_places.clear();
+        self.pass_names.clear();
+        self.label_names.clear();
         self.submits.clear();
         self.out.write_chunk(payload, 0, meta)
     }
+}
+
+/// The vector of `names` (id, frame, name) for a chunk; none when empty.
+fn place_names<'b>(
+    fbb: &mut FlatBufferBuilder<'b>,
+    names: &[(u32, u32, String)],
+) -> Option<
+    flatbuffers::WIPOffset<flatbuffers::Vector<'b, flatbuffers::ForwardsUOffset<PlaceName<'b>>>>,
+> {
+    if names.is_empty() {
+        return None;
+    }
+    let items: Vec<_> = names
+        .iter()
+        .map(|(id, frame, name)| {
+            let name = fbb.create_string(name);
+            PlaceName::create(
+                fbb,
+                &PlaceNameArgs {
+                    id: *id,
+                    frame: *frame,
+                    name: Some(name),
+                },
+            )
+        })
+        .collect();
+    Some(fbb.create_vector(&items))
 }
 
 /// One verified chunk of results.
@@ -495,6 +580,28 @@ impl ResultsChunk {
         })
     }
 
+    /// Where draw row `i` ran: its pass instance and label region (zeros when the
+    /// file does not say).
+    pub fn draw_place(&self, i: usize) -> DrawPlace {
+        self.batch()
+            .draw_places()
+            .filter(|p| i < p.len())
+            .map_or_else(DrawPlace::default, |p| *p.get(i))
+    }
+
+    /// The render pass instances first met in this chunk: id, frame, name.
+    pub fn pass_names(&self) -> Vec<(u32, u32, String)> {
+        names_of(self.batch().pass_names())
+    }
+
+    /// The label paths first met in this chunk: id and path.
+    pub fn label_names(&self) -> Vec<(u32, String)> {
+        names_of(self.batch().label_names())
+            .into_iter()
+            .map(|(id, _, path)| (id, path))
+            .collect()
+    }
+
     /// Why draw row `i`'s call failed, if it did.
     pub fn draw_error(&self, i: usize) -> Option<&str> {
         self.batch()
@@ -537,6 +644,16 @@ impl ResultsChunk {
             })
             .collect()
     }
+}
+
+fn names_of(
+    names: Option<flatbuffers::Vector<'_, flatbuffers::ForwardsUOffset<PlaceName<'_>>>>,
+) -> Vec<(u32, u32, String)> {
+    names
+        .into_iter()
+        .flatten()
+        .map(|n| (n.id(), n.frame(), n.name().unwrap_or("").to_string()))
+        .collect()
 }
 
 /// A draw row with its GPU time (which lies in a vector of its own, so that files

@@ -43,6 +43,9 @@ pub struct Gpu {
     pub timestamp_period: f32,
     pub color: vk::Image,
     pub color_view: vk::ImageView,
+    /// Debug labels and object names (`VK_EXT_debug_utils`), where the loader offers
+    /// the extension.
+    debug_utils: Option<ash::ext::debug_utils::Device>,
     /// Every object to destroy, in reverse order of making.
     garbage: Vec<Garbage>,
 }
@@ -89,9 +92,21 @@ impl Gpu {
             .application_name(name)
             .engine_name(c"macroscope-scenes")
             .api_version(vk::API_VERSION_1_3);
+        // Labels are how an engine marks its passes: ask for them where offered.
+        let offered = unsafe { entry.enumerate_instance_extension_properties(None)? };
+        let labels = offered
+            .iter()
+            .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::debug_utils::NAME));
+        let instance_extensions = if labels {
+            vec![ash::ext::debug_utils::NAME.as_ptr()]
+        } else {
+            Vec::new()
+        };
         let instance = unsafe {
             entry.create_instance(
-                &vk::InstanceCreateInfo::default().application_info(&app),
+                &vk::InstanceCreateInfo::default()
+                    .application_info(&app)
+                    .enabled_extension_names(&instance_extensions),
                 None,
             )?
         };
@@ -155,6 +170,7 @@ impl Gpu {
         };
         let props = unsafe { instance.get_physical_device_properties(physical) };
         let memory_props = unsafe { instance.get_physical_device_memory_properties(physical) };
+        let debug_utils = labels.then(|| ash::ext::debug_utils::Device::new(&instance, &device));
         let mut gpu = Gpu {
             _entry: entry,
             instance,
@@ -168,10 +184,42 @@ impl Gpu {
             timestamp_period: props.limits.timestamp_period,
             color: vk::Image::null(),
             color_view: vk::ImageView::null(),
+            debug_utils,
             garbage: Vec::new(),
         };
         gpu.make_color_target()?;
         Ok(gpu)
+    }
+
+    /// Opens a debug-label region in `cb` (nothing where labels are not offered).
+    pub fn begin_label(&self, cb: vk::CommandBuffer, name: &CStr) {
+        if let Some(d) = &self.debug_utils {
+            let label = vk::DebugUtilsLabelEXT::default().label_name(name);
+            unsafe { d.cmd_begin_debug_utils_label(cb, &label) };
+        }
+    }
+
+    /// Closes the innermost label region in `cb`.
+    pub fn end_label(&self, cb: vk::CommandBuffer) {
+        if let Some(d) = &self.debug_utils {
+            unsafe { d.cmd_end_debug_utils_label(cb) };
+        }
+    }
+
+    /// Names `object` for tools (`vkSetDebugUtilsObjectNameEXT`).
+    pub fn name<H: vk::Handle>(&self, object: H, name: &CStr) -> Result<(), Error> {
+        if let Some(d) = &self.debug_utils {
+            let info = vk::DebugUtilsObjectNameInfoEXT::default()
+                .object_handle(object)
+                .object_name(name);
+            unsafe { d.set_debug_utils_object_name(&info)? };
+        }
+        Ok(())
+    }
+
+    /// Whether the scene's labels are recorded (the loader offered them).
+    pub fn labels(&self) -> bool {
+        self.debug_utils.is_some()
     }
 
     fn memory_type(&self, bits: u32, flags: vk::MemoryPropertyFlags) -> Result<u32, Error> {

@@ -22,6 +22,7 @@
 mod gpu;
 
 use std::collections::BTreeMap;
+use std::ffi::CStr;
 
 use ash::vk;
 
@@ -65,12 +66,22 @@ pub struct Issued {
     pub queries: BTreeMap<&'static str, u64>,
     /// Whether frames were marked with `VK_EXT_frame_boundary`.
     pub frame_boundaries: bool,
+    /// Rows (draws, and the queries' rows none) by the debug-label path they were
+    /// issued under (`a/b`), where the scene labels its work.
+    pub labelled_draws: BTreeMap<&'static str, u64>,
 }
 
 impl Issued {
     fn draw(&mut self, command: &'static str, view_mask: u32) {
         *self.draws.entry(command).or_default() += 1;
         *self.view_masks.entry(view_mask).or_default() += 1;
+    }
+
+    /// Counts a row issued under label path `path`, where the scene labels.
+    fn labelled(&mut self, path: &'static str, labels: bool) {
+        if labels {
+            *self.labelled_draws.entry(path).or_default() += 1;
+        }
     }
 
     fn query(&mut self, kind: &'static str) {
@@ -92,11 +103,12 @@ impl Issued {
             .collect::<Vec<_>>()
             .join(",");
         format!(
-            "{{\"scene\":\"{scene}\",\"frames\":{},\"frame_boundaries\":{},\"draws\":{{{}}},\"view_masks\":{{{masks}}},\"queries\":{{{}}}}}",
+            "{{\"scene\":\"{scene}\",\"frames\":{},\"frame_boundaries\":{},\"draws\":{{{}}},\"view_masks\":{{{masks}}},\"queries\":{{{}}},\"labelled_draws\":{{{}}}}}",
             self.frames,
             self.frame_boundaries,
             map(&self.draws),
-            map(&self.queries)
+            map(&self.queries),
+            map(&self.labelled_draws)
         )
     }
 }
@@ -162,6 +174,15 @@ fn tints(gpu: &mut Gpu) -> Result<[gpu::Buffer; 2], Error> {
     ])
 }
 
+/// The multiview scene's subpass labels, and the paths its draws lie under.
+const SUBPASS_LABELS: [&CStr; 4] = [c"subpass 0", c"subpass 1", c"subpass 2", c"subpass 3"];
+const SUBPASS_PATHS: [&str; 4] = [
+    "frame/view pairs/subpass 0",
+    "frame/view pairs/subpass 1",
+    "frame/view pairs/subpass 2",
+    "frame/view pairs/subpass 3",
+];
+
 fn multiview(
     gpu: &mut Gpu,
     frames: u64,
@@ -188,6 +209,9 @@ fn multiview(
     // Occlusion queries take one slot per view under multiview: 4 + 2 × 4 = 12 a frame.
     let occlusion = gpu.query_pool(vk::QueryType::OCCLUSION, 16)?;
     let timestamps = gpu.query_pool(vk::QueryType::TIMESTAMP, 4)?;
+    gpu.name(fb_whole, c"all views")?;
+    gpu.name(fb_split, c"view pairs")?;
+    let labels = gpu.labels();
     let d = gpu.device.clone();
     for frame in 0..frames {
         gpu.frame(frame, |cb| unsafe {
@@ -195,6 +219,9 @@ fn multiview(
             d.cmd_reset_query_pool(cb, timestamps, 0, 4);
             d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, timestamps, 0);
             issued.query("timestamp");
+            // Labels as an engine places them: the frame, each pass, each subpass.
+            gpu.begin_label(cb, c"frame");
+            gpu.begin_label(cb, c"all views");
             gpu.begin_pass(cb, pass_whole, fb_whole);
             d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, p_whole);
             d.cmd_bind_descriptor_sets(
@@ -209,23 +236,29 @@ fn multiview(
             gpu.place(cb, layout, 0.0, 0.0, 0.5);
             d.cmd_draw(cb, 3, 1, 0, 0);
             issued.draw("CmdDraw", 0b1111);
+            issued.labelled("frame/all views", labels);
             d.cmd_end_query(cb, occlusion, 0);
             issued.query("occlusion");
             if options.extra_draw && frame == 1 {
                 d.cmd_draw(cb, 6, 2, 0, 0);
                 issued.draw("CmdDraw", 0b1111);
+                issued.labelled("frame/all views", labels);
             }
             gpu.place(cb, layout, 0.3, 0.3, 0.2);
             d.cmd_draw(cb, 3, 2, 0, 0);
             issued.draw("CmdDraw", 0b1111);
+            issued.labelled("frame/all views", labels);
             d.cmd_end_render_pass(cb);
+            gpu.end_label(cb);
             d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, timestamps, 1);
             issued.query("timestamp");
+            gpu.begin_label(cb, c"view pairs");
             gpu.begin_pass(cb, pass_split, fb_split);
             for (s, mask) in split.iter().enumerate() {
                 if s > 0 {
                     d.cmd_next_subpass(cb, vk::SubpassContents::INLINE);
                 }
+                gpu.begin_label(cb, SUBPASS_LABELS[s]);
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, p_split[s]);
                 d.cmd_bind_descriptor_sets(
                     cb,
@@ -242,10 +275,14 @@ fn multiview(
                 gpu.place(cb, layout, -0.3, 0.0, 0.4);
                 d.cmd_draw(cb, 3, 1, 0, 0);
                 issued.draw("CmdDraw", *mask);
+                issued.labelled(SUBPASS_PATHS[s], labels);
                 d.cmd_end_query(cb, occlusion, slot);
                 issued.query("occlusion");
+                gpu.end_label(cb);
             }
             d.cmd_end_render_pass(cb);
+            gpu.end_label(cb);
+            gpu.end_label(cb);
             d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, timestamps, 2);
             issued.query("timestamp");
         })?;

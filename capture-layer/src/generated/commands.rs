@@ -492,6 +492,18 @@ pub static DEVICE_COMMANDS: [&std::ffi::CStr; 396] = [
     c"vkGetDynamicRenderingTilePropertiesQCOM",
 ];
 
+/// The commands the layer provides itself when the next layer lacks them.
+pub static PROVIDED: [&std::ffi::CStr; 8] = [
+    c"vkCmdBeginDebugUtilsLabelEXT",
+    c"vkCmdEndDebugUtilsLabelEXT",
+    c"vkCmdInsertDebugUtilsLabelEXT",
+    c"vkQueueBeginDebugUtilsLabelEXT",
+    c"vkQueueEndDebugUtilsLabelEXT",
+    c"vkQueueInsertDebugUtilsLabelEXT",
+    c"vkSetDebugUtilsObjectNameEXT",
+    c"vkSetDebugUtilsObjectTagEXT",
+];
+
 /// `vkEnumeratePhysicalDevices`: calls down and records the call.
 pub unsafe extern "system" fn vkEnumeratePhysicalDevices(instance: vk::Instance, p_physical_device_count: *mut u32, p_physical_devices: *mut vk::PhysicalDevice) -> vk::Result {
     let Some(next) = instance_next::<vk::PFN_vkEnumeratePhysicalDevices>(instance, 0) else {
@@ -4484,10 +4496,8 @@ pub unsafe extern "system" fn vkReleaseProfilingLockKHR(device: vk::Device) {
 
 /// `vkSetDebugUtilsObjectNameEXT`: calls down and records the call.
 pub unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT(device: vk::Device, p_name_info: *const vk::DebugUtilsObjectNameInfoEXT) -> vk::Result {
-    let Some(next) = device_next::<vk::PFN_vkSetDebugUtilsObjectNameEXT>(device, 171) else {
-        return vk::Result::ERROR_INITIALIZATION_FAILED;
-    };
-    let r = next(device, p_name_info);
+    let next = device_next::<vk::PFN_vkSetDebugUtilsObjectNameEXT>(device, 171);
+    let r = next.map_or(vk::Result::SUCCESS, |next| next(device, p_name_info));
     record(Scope::Setup, r.as_raw(), "vkSetDebugUtilsObjectNameEXT", || {
         vec![
             value(device.as_raw()),
@@ -4499,10 +4509,8 @@ pub unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT(device: vk::Device, p
 
 /// `vkSetDebugUtilsObjectTagEXT`: calls down and records the call.
 pub unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT(device: vk::Device, p_tag_info: *const vk::DebugUtilsObjectTagInfoEXT) -> vk::Result {
-    let Some(next) = device_next::<vk::PFN_vkSetDebugUtilsObjectTagEXT>(device, 172) else {
-        return vk::Result::ERROR_INITIALIZATION_FAILED;
-    };
-    let r = next(device, p_tag_info);
+    let next = device_next::<vk::PFN_vkSetDebugUtilsObjectTagEXT>(device, 172);
+    let r = next.map_or(vk::Result::SUCCESS, |next| next(device, p_tag_info));
     record(Scope::Setup, r.as_raw(), "vkSetDebugUtilsObjectTagEXT", || {
         vec![
             value(device.as_raw()),
@@ -4514,10 +4522,8 @@ pub unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT(device: vk::Device, p_
 
 /// `vkQueueBeginDebugUtilsLabelEXT`: calls down and records the call.
 pub unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT(queue: vk::Queue, p_label_info: *const vk::DebugUtilsLabelEXT) {
-    let Some(next) = device_next::<vk::PFN_vkQueueBeginDebugUtilsLabelEXT>(queue, 173) else {
-        return;
-    };
-    let _r = next(queue, p_label_info);
+    let next = device_next::<vk::PFN_vkQueueBeginDebugUtilsLabelEXT>(queue, 173);
+    let _r = next.map_or((), |next| next(queue, p_label_info));
     record(Scope::Frame, 0, "vkQueueBeginDebugUtilsLabelEXT", || {
         vec![
             value(queue.as_raw()),
@@ -4528,10 +4534,8 @@ pub unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT(queue: vk::Queue, p
 
 /// `vkQueueEndDebugUtilsLabelEXT`: calls down and records the call.
 pub unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT(queue: vk::Queue) {
-    let Some(next) = device_next::<vk::PFN_vkQueueEndDebugUtilsLabelEXT>(queue, 174) else {
-        return;
-    };
-    let _r = next(queue);
+    let next = device_next::<vk::PFN_vkQueueEndDebugUtilsLabelEXT>(queue, 174);
+    let _r = next.map_or((), |next| next(queue));
     record(Scope::Frame, 0, "vkQueueEndDebugUtilsLabelEXT", || {
         vec![
             value(queue.as_raw()),
@@ -4541,10 +4545,8 @@ pub unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT(queue: vk::Queue) {
 
 /// `vkQueueInsertDebugUtilsLabelEXT`: calls down and records the call.
 pub unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT(queue: vk::Queue, p_label_info: *const vk::DebugUtilsLabelEXT) {
-    let Some(next) = device_next::<vk::PFN_vkQueueInsertDebugUtilsLabelEXT>(queue, 175) else {
-        return;
-    };
-    let _r = next(queue, p_label_info);
+    let next = device_next::<vk::PFN_vkQueueInsertDebugUtilsLabelEXT>(queue, 175);
+    let _r = next.map_or((), |next| next(queue, p_label_info));
     record(Scope::Frame, 0, "vkQueueInsertDebugUtilsLabelEXT", || {
         vec![
             value(queue.as_raw()),
@@ -4555,10 +4557,8 @@ pub unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT(queue: vk::Queue, 
 
 /// `vkCmdBeginDebugUtilsLabelEXT`: calls down and records the call.
 pub unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT(command_buffer: vk::CommandBuffer, p_label_info: *const vk::DebugUtilsLabelEXT) {
-    let Some(next) = device_next::<vk::PFN_vkCmdBeginDebugUtilsLabelEXT>(command_buffer, 176) else {
-        return;
-    };
-    let _r = next(command_buffer, p_label_info);
+    let next = device_next::<vk::PFN_vkCmdBeginDebugUtilsLabelEXT>(command_buffer, 176);
+    let _r = next.map_or((), |next| next(command_buffer, p_label_info));
     record_command(command_buffer, "vkCmdBeginDebugUtilsLabelEXT", || {
         vec![
             value(command_buffer.as_raw()),
@@ -4569,10 +4569,8 @@ pub unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT(command_buffer: vk::C
 
 /// `vkCmdEndDebugUtilsLabelEXT`: calls down and records the call.
 pub unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT(command_buffer: vk::CommandBuffer) {
-    let Some(next) = device_next::<vk::PFN_vkCmdEndDebugUtilsLabelEXT>(command_buffer, 177) else {
-        return;
-    };
-    let _r = next(command_buffer);
+    let next = device_next::<vk::PFN_vkCmdEndDebugUtilsLabelEXT>(command_buffer, 177);
+    let _r = next.map_or((), |next| next(command_buffer));
     record_command(command_buffer, "vkCmdEndDebugUtilsLabelEXT", || {
         vec![
             value(command_buffer.as_raw()),
@@ -4582,10 +4580,8 @@ pub unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT(command_buffer: vk::Com
 
 /// `vkCmdInsertDebugUtilsLabelEXT`: calls down and records the call.
 pub unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT(command_buffer: vk::CommandBuffer, p_label_info: *const vk::DebugUtilsLabelEXT) {
-    let Some(next) = device_next::<vk::PFN_vkCmdInsertDebugUtilsLabelEXT>(command_buffer, 178) else {
-        return;
-    };
-    let _r = next(command_buffer, p_label_info);
+    let next = device_next::<vk::PFN_vkCmdInsertDebugUtilsLabelEXT>(command_buffer, 178);
+    let _r = next.map_or((), |next| next(command_buffer, p_label_info));
     record_command(command_buffer, "vkCmdInsertDebugUtilsLabelEXT", || {
         vec![
             value(command_buffer.as_raw()),

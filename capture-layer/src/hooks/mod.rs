@@ -550,6 +550,11 @@ pub fn find_recorded(name: &CStr) -> Option<*const c_void> {
     find(DEVICE_HOOKS, name).or_else(|| find(&crate::generated::commands::HOOKS, name))
 }
 
+/// Whether the layer provides the command `name` itself where the next layer lacks it.
+pub fn provided(name: &CStr) -> bool {
+    crate::generated::commands::PROVIDED.contains(&name)
+}
+
 /// Whether the layer records calls of the command `name`.
 pub fn hooked(name: &str) -> bool {
     INSTANCE_HOOKS

@@ -18,13 +18,16 @@ use driver::nvk::state::{StateCost, StateGroup};
 use driver::nvk::{
     CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs, QueryPool, Recorded,
 };
-use trace_format::generated::results::{self, DrawRow, MmeArch, RunInfoT, RunTotalsT, SubmitRow};
+use trace_format::generated::results::{
+    self, DrawPlace, DrawRow, MmeArch, RunInfoT, RunTotalsT, SubmitRow,
+};
 use trace_format::generated::trace::{Call, Record};
 use trace_format::names;
 use trace_format::results::{GroupCost, RowState};
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
 mod draw;
+mod places;
 mod records;
 mod submit;
 mod transfer;
@@ -43,6 +46,7 @@ use driver::nvk::rendering::{
     ColorAttachment, DepthStencilAttachment, RenderArea, RENDERING_RESUMING,
 };
 use driver::nvk::RenderingInfo;
+use places::{NewPlace, Places};
 
 /// How to replay.
 #[derive(Clone, Debug)]
@@ -338,8 +342,8 @@ impl Fnv {
 
 /// Where replay rows go.
 pub(crate) trait RowSink {
-    /// Takes a row, with the words the CPU wrote into GPU memory for it, and why its
-    /// call could not be finished where it could not.
+    /// Takes a row, with the words the CPU wrote into GPU memory for it, why its
+    /// call could not be finished where it could not, and where in the frame it ran.
     fn row(
         &mut self,
         row: DrawRow,
@@ -347,7 +351,10 @@ pub(crate) trait RowSink {
         memory_words: u32,
         error: Option<&str>,
         gpu_ns: u64,
+        place: DrawPlace,
     ) -> Result<(), trace_format::Error>;
+    /// Takes the name of a pass instance or label path rows will name.
+    fn name(&mut self, place: NewPlace);
     /// Takes a submit row.
     fn submit(&mut self, row: SubmitRow) -> Result<(), trace_format::Error>;
 }
@@ -360,8 +367,16 @@ impl RowSink for ResultsWriter {
         memory_words: u32,
         error: Option<&str>,
         gpu_ns: u64,
+        place: DrawPlace,
     ) -> Result<(), trace_format::Error> {
-        self.push_timed_row(row, state, memory_words, error, gpu_ns)
+        self.push_placed_row(row, state, memory_words, error, gpu_ns, place)
+    }
+
+    fn name(&mut self, place: NewPlace) {
+        match place {
+            NewPlace::Pass { id, frame, name } => self.name_pass(id, frame, &name),
+            NewPlace::Label { id, path } => self.name_label(id, &path),
+        }
     }
 
     fn submit(&mut self, row: SubmitRow) -> Result<(), trace_format::Error> {
@@ -380,9 +395,12 @@ impl RowSink for Discard {
         _: u32,
         _: Option<&str>,
         _: u64,
+        _: DrawPlace,
     ) -> Result<(), trace_format::Error> {
         Ok(())
     }
+
+    fn name(&mut self, _: NewPlace) {}
 
     fn submit(&mut self, _: SubmitRow) -> Result<(), trace_format::Error> {
         Ok(())
@@ -448,6 +466,8 @@ pub(crate) struct Pass<'o> {
     mme_instructions: u64,
     row_mme_instructions: u64,
     fingerprint: u64,
+    /// The pass instance and label region rows run in.
+    places: Places,
     /// A draw to capture the method stream of.
     pub watch: Option<Watch>,
     /// When set, every word the pass pushes is kept here, with each draw's place
@@ -686,6 +706,7 @@ impl<'o> Pass<'o> {
             mme_instructions: 0,
             row_mme_instructions: 0,
             fingerprint: Fnv::default().0,
+            places: Places::default(),
             watch: None,
             tape: None,
         })

@@ -15,6 +15,9 @@ impl Pass<'_> {
         if self.take_swapchain_call(name, call) {
             return;
         }
+        if self.take_debug_utils(name, call) {
+            return;
+        }
         if name == "vkAllocateDescriptorSets" {
             // The sets it made: the output array, 8 bytes a handle.
             let params: Vec<_> = call
@@ -94,6 +97,54 @@ impl Pass<'_> {
             Ok(None) => self.skip(name, names::is_recorded_command(name)),
             Err(e) => self.skip(&format!("{name} (does not decode: {e})"), true),
         }
+    }
+
+    /// Queue labels and object names (VK_EXT_debug_utils): they place and name rows, and
+    /// NVK does nothing with them but keep them for its messages
+    /// (vk_common_QueueBeginDebugUtilsLabelEXT, vk_common_SetDebugUtilsObjectNameEXT).
+    /// Whether `name` was one.
+    fn take_debug_utils(
+        &mut self,
+        name: &str,
+        call: &trace_format::generated::trace::VulkanCall<'_>,
+    ) -> bool {
+        let params: Vec<_> = match name {
+            "vkQueueBeginDebugUtilsLabelEXT"
+            | "vkQueueEndDebugUtilsLabelEXT"
+            | "vkQueueInsertDebugUtilsLabelEXT"
+            | "vkSetDebugUtilsObjectNameEXT" => call
+                .params()
+                .map(|p| p.iter().collect())
+                .unwrap_or_default(),
+            _ => return false,
+        };
+        // The structure's one nested parameter: its name.
+        let nested_name = || {
+            params
+                .get(1)
+                .and_then(|p| p.nested())
+                .and_then(|n| n.iter().next())
+                .map(generic::read::string)
+                .unwrap_or_default()
+        };
+        match name {
+            "vkQueueBeginDebugUtilsLabelEXT" => self.places.begin_queue_label(&nested_name()),
+            "vkQueueEndDebugUtilsLabelEXT" => self.places.end_queue_label(),
+            "vkSetDebugUtilsObjectNameEXT" => {
+                // VkDebugUtilsObjectNameInfoEXT: objectHandle at byte 24.
+                let handle = params
+                    .get(1)
+                    .and_then(|p| p.bytes())
+                    .and_then(|b| b.bytes().get(24..32))
+                    .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
+                if let Some(handle) = handle {
+                    self.places.name_object(handle, &nested_name());
+                }
+            }
+            _ => {}
+        }
+        self.skip(name, false);
+        true
     }
 
     /// The uniform buffers a push of descriptor writes names (vkCmdPushDescriptorSetKHR):

@@ -113,6 +113,13 @@ impl Pass<'_> {
                         enc.pipeline_barrier(&b);
                     }
                     enc.begin_rendering(&info);
+                    let extent = (area.width, area.height);
+                    self.places.begin_pass(
+                        self.frame,
+                        "vkCmdBeginRenderPass",
+                        &[*framebuffer, *render_pass],
+                        extent,
+                    );
                     active_pass = Some(ActivePass {
                         pass,
                         framebuffer: *framebuffer,
@@ -152,14 +159,23 @@ impl Pass<'_> {
                             enc.pipeline_barrier(&b);
                         }
                     }
+                    self.places.end_pass();
                 }
                 Cmd::BeginRendering(r) => {
                     let info = self.rendering_info(r);
                     enc.begin_rendering(&info);
+                    let views: Vec<u64> = r.colors.iter().map(|c| c.view).collect();
+                    let extent = (r.area.width, r.area.height);
+                    self.places
+                        .begin_rendering(self.frame, r.flags, &views, extent);
                 }
                 Cmd::EndRendering => {
                     enc.end_rendering();
+                    self.places.end_pass();
                 }
+                Cmd::BeginLabel { name } => self.places.begin_label(name),
+                Cmd::EndLabel => self.places.end_label(),
+                Cmd::InsertLabel => {}
                 Cmd::BeginConditionalRendering {
                     buffer,
                     offset,
@@ -490,7 +506,18 @@ impl Pass<'_> {
                 );
                 let state = draw_state(&row_state.unwrap_or_default());
                 let gpu_ns = self.gpu_ns(d.seq);
-                sink.row(row, state, d.memory_words, failure.as_deref(), gpu_ns)?;
+                let place = self.places.place();
+                for name in self.places.take_fresh() {
+                    sink.name(name);
+                }
+                sink.row(
+                    row,
+                    state,
+                    d.memory_words,
+                    failure.as_deref(),
+                    gpu_ns,
+                    place,
+                )?;
                 totals.draws += 1;
                 totals.hw_draws += cost.hw_draws as u32;
                 totals.encode_ns += encode_ns;

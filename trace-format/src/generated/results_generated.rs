@@ -2323,6 +2323,171 @@ impl DrawStateMmeT {
   }
 }
 
+/// Where in its frame a row ran: its render pass instance and its debug-label region.
+// struct DrawPlace, aligned to 4
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct DrawPlace(pub [u8; 8]);
+impl Default for DrawPlace { 
+  fn default() -> Self { 
+    Self([0; 8])
+  }
+}
+impl ::core::fmt::Debug for DrawPlace {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    f.debug_struct("DrawPlace")
+      .field("pass", &self.pass())
+      .field("label", &self.label())
+      .finish()
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for DrawPlace {}
+impl<'a> ::flatbuffers::Follow<'a> for DrawPlace {
+  type Inner = &'a DrawPlace;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { <&'a DrawPlace>::follow(buf, loc) }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for &'a DrawPlace {
+  type Inner = &'a DrawPlace;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    unsafe { ::flatbuffers::follow_cast_ref::<DrawPlace>(buf, loc) }
+  }
+}
+impl<'b> ::flatbuffers::Push for DrawPlace {
+    type Output = DrawPlace;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const DrawPlace as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        dst.copy_from_slice(src);
+    }
+    #[inline]
+    fn alignment() -> ::flatbuffers::PushAlignment {
+        ::flatbuffers::PushAlignment::new(4)
+    }
+}
+
+impl<'a> ::flatbuffers::Verifiable for DrawPlace {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.in_buffer::<Self>(pos)
+  }
+}
+
+impl Serialize for DrawPlace {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("DrawPlace", 2)?;
+      s.serialize_field("pass", &self.pass())?;
+      s.serialize_field("label", &self.label())?;
+    s.end()
+  }
+}
+
+impl<'a> DrawPlace {
+  #[allow(clippy::too_many_arguments)]
+  pub fn new(
+    pass: u32,
+    label: u32,
+  ) -> Self {
+    let mut s = Self([0; 8]);
+    s.set_pass(pass);
+    s.set_label(label);
+    s
+  }
+
+  /// The render pass instance: the run's instances numbered from 1 in the order they
+  /// began (a pass resumed by a later command buffer, and secondaries run inside it,
+  /// keep its number); 0 outside every pass.
+  pub fn pass(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[0..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_pass(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[0..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  /// The debug-label region (`vkCmdBeginDebugUtilsLabelEXT`, queue labels beneath):
+  /// the run's label paths numbered from 1 as first met; 0 under no label.
+  pub fn label(&self) -> u32 {
+    let mut mem = ::core::mem::MaybeUninit::<<u32 as ::flatbuffers::EndianScalar>::Scalar>::uninit();
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    ::flatbuffers::EndianScalar::from_little_endian(unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        self.0[4..].as_ptr(),
+        mem.as_mut_ptr() as *mut u8,
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+      mem.assume_init()
+    })
+  }
+
+  pub fn set_label(&mut self, x: u32) {
+    let x_le = ::flatbuffers::EndianScalar::to_little_endian(x);
+    // Safety:
+    // Created from a valid Table for this object
+    // Which contains a valid value in this slot
+    unsafe {
+      ::core::ptr::copy_nonoverlapping(
+        &x_le as *const _ as *const u8,
+        self.0[4..].as_mut_ptr(),
+        ::core::mem::size_of::<<u32 as ::flatbuffers::EndianScalar>::Scalar>(),
+      );
+    }
+  }
+
+  pub fn unpack(&self) -> DrawPlaceT {
+    DrawPlaceT {
+      pass: self.pass(),
+      label: self.label(),
+    }
+  }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DrawPlaceT {
+  pub pass: u32,
+  pub label: u32,
+}
+impl DrawPlaceT {
+  pub fn pack(&self) -> DrawPlace {
+    DrawPlace::new(
+      self.pass,
+      self.label,
+    )
+  }
+}
+
 /// Totals for one queue submit.
 // struct SubmitRow, aligned to 8
 #[repr(transparent)]
@@ -2951,6 +3116,204 @@ impl SubmitRowT {
   }
 }
 
+pub enum PlaceNameOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// A render pass instance or a label path, named once, in the chunk holding the first
+/// row that ran in it.
+pub struct PlaceName<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for PlaceName<'a> {
+  type Inner = PlaceName<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> PlaceName<'a> {
+  pub const VT_ID: ::flatbuffers::VOffsetT = 4;
+  pub const VT_FRAME: ::flatbuffers::VOffsetT = 6;
+  pub const VT_NAME: ::flatbuffers::VOffsetT = 8;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    PlaceName { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args PlaceNameArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<PlaceName<'bldr>> {
+    let mut builder = PlaceNameBuilder::new(_fbb);
+    if let Some(x) = args.name { builder.add_name(x); }
+    builder.add_frame(args.frame);
+    builder.add_id(args.id);
+    builder.finish()
+  }
+
+  pub fn unpack(&self) -> PlaceNameT {
+    let id = self.id();
+    let frame = self.frame();
+    let name = self.name().map(|x| {
+      alloc::string::ToString::to_string(x)
+    });
+    PlaceNameT {
+      id,
+      frame,
+      name,
+    }
+  }
+
+  /// The number rows' [DrawPlace] give it.
+  #[inline]
+  pub fn id(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PlaceName::VT_ID, Some(0)).unwrap()}
+  }
+  /// A pass: the frame it began in, numbered from 0 (unused for labels).
+  #[inline]
+  pub fn frame(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(PlaceName::VT_FRAME, Some(0)).unwrap()}
+  }
+  /// A pass: the command and what it renders to (`vkCmdBeginRenderPass 320x240, 1
+  /// colour + depth`); a label: its path, outermost first, `a/b/c`.
+  #[inline]
+  pub fn name(&self) -> Option<&'a str> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(PlaceName::VT_NAME, None)}
+  }
+}
+
+impl ::flatbuffers::Verifiable for PlaceName<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<u32>("id", Self::VT_ID, false)?
+     .visit_field::<u32>("frame", Self::VT_FRAME, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct PlaceNameArgs<'a> {
+    pub id: u32,
+    pub frame: u32,
+    pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
+}
+impl<'a> Default for PlaceNameArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    PlaceNameArgs {
+      id: 0,
+      frame: 0,
+      name: None,
+    }
+  }
+}
+
+impl Serialize for PlaceName<'_> {
+  fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+  where
+    S: Serializer,
+  {
+    let mut s = serializer.serialize_struct("PlaceName", 3)?;
+      s.serialize_field("id", &self.id())?;
+      s.serialize_field("frame", &self.frame())?;
+      if let Some(f) = self.name() {
+        s.serialize_field("name", &f)?;
+      } else {
+        s.skip_field("name")?;
+      }
+    s.end()
+  }
+}
+
+pub struct PlaceNameBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> PlaceNameBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_id(&mut self, id: u32) {
+    self.fbb_.push_slot::<u32>(PlaceName::VT_ID, id, 0);
+  }
+  #[inline]
+  pub fn add_frame(&mut self, frame: u32) {
+    self.fbb_.push_slot::<u32>(PlaceName::VT_FRAME, frame, 0);
+  }
+  #[inline]
+  pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b  str>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(PlaceName::VT_NAME, name);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> PlaceNameBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    PlaceNameBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<PlaceName<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for PlaceName<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("PlaceName");
+      ds.field("id", &self.id());
+      ds.field("frame", &self.frame());
+      ds.field("name", &self.name());
+      ds.finish()
+  }
+}
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlaceNameT {
+  pub id: u32,
+  pub frame: u32,
+  pub name: Option<alloc::string::String>,
+}
+impl Default for PlaceNameT {
+  fn default() -> Self {
+    Self {
+      id: 0,
+      frame: 0,
+      name: None,
+    }
+  }
+}
+impl PlaceNameT {
+  pub fn pack<'b, A: ::flatbuffers::Allocator + 'b>(
+    &self,
+    _fbb: &mut ::flatbuffers::FlatBufferBuilder<'b, A>
+  ) -> ::flatbuffers::WIPOffset<PlaceName<'b>> {
+    let id = self.id;
+    let frame = self.frame;
+    let name = self.name.as_ref().map(|x|{
+      _fbb.create_string(x)
+    });
+    PlaceName::create(_fbb, &PlaceNameArgs{
+      id,
+      frame,
+      name,
+    })
+  }
+}
 pub enum RowErrorOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
@@ -3931,6 +4294,9 @@ impl<'a> ResultsBatch<'a> {
   pub const VT_DRAW_BIND_STATES: ::flatbuffers::VOffsetT = 20;
   pub const VT_DRAW_STATE_MME: ::flatbuffers::VOffsetT = 22;
   pub const VT_DRAW_GPU_NS: ::flatbuffers::VOffsetT = 24;
+  pub const VT_DRAW_PLACES: ::flatbuffers::VOffsetT = 26;
+  pub const VT_PASS_NAMES: ::flatbuffers::VOffsetT = 28;
+  pub const VT_LABEL_NAMES: ::flatbuffers::VOffsetT = 30;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -3942,6 +4308,9 @@ impl<'a> ResultsBatch<'a> {
     args: &'args ResultsBatchArgs<'args>
   ) -> ::flatbuffers::WIPOffset<ResultsBatch<'bldr>> {
     let mut builder = ResultsBatchBuilder::new(_fbb);
+    if let Some(x) = args.label_names { builder.add_label_names(x); }
+    if let Some(x) = args.pass_names { builder.add_pass_names(x); }
+    if let Some(x) = args.draw_places { builder.add_draw_places(x); }
     if let Some(x) = args.draw_gpu_ns { builder.add_draw_gpu_ns(x); }
     if let Some(x) = args.draw_state_mme { builder.add_draw_state_mme(x); }
     if let Some(x) = args.draw_bind_states { builder.add_draw_bind_states(x); }
@@ -3990,6 +4359,15 @@ impl<'a> ResultsBatch<'a> {
     let draw_gpu_ns = self.draw_gpu_ns().map(|x| {
       x.into_iter().collect()
     });
+    let draw_places = self.draw_places().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
+    let pass_names = self.pass_names().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
+    let label_names = self.label_names().map(|x| {
+      x.iter().map(|t| t.unpack()).collect()
+    });
     ResultsBatchT {
       run,
       draws,
@@ -4002,6 +4380,9 @@ impl<'a> ResultsBatch<'a> {
       draw_bind_states,
       draw_state_mme,
       draw_gpu_ns,
+      draw_places,
+      pass_names,
+      label_names,
     }
   }
 
@@ -4096,6 +4477,32 @@ impl<'a> ResultsBatch<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u64>>>(ResultsBatch::VT_DRAW_GPU_NS, None)}
   }
+  /// One per draw row, in the same order: its render pass instance and label region;
+  /// absent when every row ran outside both, and from files written before it was
+  /// added.
+  #[inline]
+  pub fn draw_places(&self) -> Option<::flatbuffers::Vector<'a, DrawPlace>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, DrawPlace>>>(ResultsBatch::VT_DRAW_PLACES, None)}
+  }
+  /// The render pass instances first met by this chunk's rows.
+  #[inline]
+  pub fn pass_names(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<PlaceName<'a>>>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<PlaceName>>>>(ResultsBatch::VT_PASS_NAMES, None)}
+  }
+  /// The label paths first met by this chunk's rows.
+  #[inline]
+  pub fn label_names(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<PlaceName<'a>>>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<PlaceName>>>>(ResultsBatch::VT_LABEL_NAMES, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
@@ -4115,6 +4522,9 @@ impl ::flatbuffers::Verifiable for ResultsBatch<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawBindState>>>("draw_bind_states", Self::VT_DRAW_BIND_STATES, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawStateMme>>>("draw_state_mme", Self::VT_DRAW_STATE_MME, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u64>>>("draw_gpu_ns", Self::VT_DRAW_GPU_NS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, DrawPlace>>>("draw_places", Self::VT_DRAW_PLACES, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<PlaceName>>>>("pass_names", Self::VT_PASS_NAMES, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<PlaceName>>>>("label_names", Self::VT_LABEL_NAMES, false)?
      .finish();
     Ok(())
   }
@@ -4131,6 +4541,9 @@ pub struct ResultsBatchArgs<'a> {
     pub draw_bind_states: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawBindState>>>,
     pub draw_state_mme: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawStateMme>>>,
     pub draw_gpu_ns: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u64>>>,
+    pub draw_places: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, DrawPlace>>>,
+    pub pass_names: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<PlaceName<'a>>>>>,
+    pub label_names: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<PlaceName<'a>>>>>,
 }
 impl<'a> Default for ResultsBatchArgs<'a> {
   #[inline]
@@ -4147,6 +4560,9 @@ impl<'a> Default for ResultsBatchArgs<'a> {
       draw_bind_states: None,
       draw_state_mme: None,
       draw_gpu_ns: None,
+      draw_places: None,
+      pass_names: None,
+      label_names: None,
     }
   }
 }
@@ -4156,7 +4572,7 @@ impl Serialize for ResultsBatch<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("ResultsBatch", 11)?;
+    let mut s = serializer.serialize_struct("ResultsBatch", 14)?;
       if let Some(f) = self.run() {
         s.serialize_field("run", &f)?;
       } else {
@@ -4212,6 +4628,21 @@ impl Serialize for ResultsBatch<'_> {
       } else {
         s.skip_field("draw_gpu_ns")?;
       }
+      if let Some(f) = self.draw_places() {
+        s.serialize_field("draw_places", &f)?;
+      } else {
+        s.skip_field("draw_places")?;
+      }
+      if let Some(f) = self.pass_names() {
+        s.serialize_field("pass_names", &f)?;
+      } else {
+        s.skip_field("pass_names")?;
+      }
+      if let Some(f) = self.label_names() {
+        s.serialize_field("label_names", &f)?;
+      } else {
+        s.skip_field("label_names")?;
+      }
     s.end()
   }
 }
@@ -4266,6 +4697,18 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ResultsBatchBuilder<'a, 'b, A
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAW_GPU_NS, draw_gpu_ns);
   }
   #[inline]
+  pub fn add_draw_places(&mut self, draw_places: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , DrawPlace>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_DRAW_PLACES, draw_places);
+  }
+  #[inline]
+  pub fn add_pass_names(&mut self, pass_names: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<PlaceName<'b >>>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_PASS_NAMES, pass_names);
+  }
+  #[inline]
+  pub fn add_label_names(&mut self, label_names: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<PlaceName<'b >>>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ResultsBatch::VT_LABEL_NAMES, label_names);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ResultsBatchBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     ResultsBatchBuilder {
@@ -4294,6 +4737,9 @@ impl ::core::fmt::Debug for ResultsBatch<'_> {
       ds.field("draw_bind_states", &self.draw_bind_states());
       ds.field("draw_state_mme", &self.draw_state_mme());
       ds.field("draw_gpu_ns", &self.draw_gpu_ns());
+      ds.field("draw_places", &self.draw_places());
+      ds.field("pass_names", &self.pass_names());
+      ds.field("label_names", &self.label_names());
       ds.finish()
   }
 }
@@ -4311,6 +4757,9 @@ pub struct ResultsBatchT {
   pub draw_bind_states: Option<alloc::vec::Vec<DrawBindStateT>>,
   pub draw_state_mme: Option<alloc::vec::Vec<DrawStateMmeT>>,
   pub draw_gpu_ns: Option<alloc::vec::Vec<u64>>,
+  pub draw_places: Option<alloc::vec::Vec<DrawPlaceT>>,
+  pub pass_names: Option<alloc::vec::Vec<PlaceNameT>>,
+  pub label_names: Option<alloc::vec::Vec<PlaceNameT>>,
 }
 impl Default for ResultsBatchT {
   fn default() -> Self {
@@ -4326,6 +4775,9 @@ impl Default for ResultsBatchT {
       draw_bind_states: None,
       draw_state_mme: None,
       draw_gpu_ns: None,
+      draw_places: None,
+      pass_names: None,
+      label_names: None,
     }
   }
 }
@@ -4367,6 +4819,15 @@ impl ResultsBatchT {
     let draw_gpu_ns = self.draw_gpu_ns.as_ref().map(|x|{
       _fbb.create_vector(x)
     });
+    let draw_places = self.draw_places.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack()).collect();_fbb.create_vector(&w)
+    });
+    let pass_names = self.pass_names.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack(_fbb)).collect();_fbb.create_vector(&w)
+    });
+    let label_names = self.label_names.as_ref().map(|x|{
+      let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack(_fbb)).collect();_fbb.create_vector(&w)
+    });
     ResultsBatch::create(_fbb, &ResultsBatchArgs{
       run,
       draws,
@@ -4379,6 +4840,9 @@ impl ResultsBatchT {
       draw_bind_states,
       draw_state_mme,
       draw_gpu_ns,
+      draw_places,
+      pass_names,
+      label_names,
     })
   }
 }

@@ -6,10 +6,10 @@
 use crate::verify::{Field, Kind, Table};
 
 /// The schema's root table, an index into [`TABLES`].
-pub(crate) const ROOT: usize = 1;
+pub(crate) const ROOT: usize = 2;
 
 /// Every table, by name.
-pub(crate) static TABLES: [Table; 5] = [
+pub(crate) static TABLES: [Table; 6] = [
     Table {
         name: "CallCount",
         fields: &[
@@ -34,13 +34,36 @@ pub(crate) static TABLES: [Table; 5] = [
         ],
     },
     Table {
+        name: "PlaceName",
+        fields: &[
+            Field {
+                name: "id",
+                voffset: 4,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "frame",
+                voffset: 6,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "name",
+                voffset: 8,
+                required: false,
+                kind: Kind::String,
+            },
+        ],
+    },
+    Table {
         name: "ResultsBatch",
         fields: &[
             Field {
                 name: "run",
                 voffset: 4,
                 required: false,
-                kind: Kind::Table(3),
+                kind: Kind::Table(4),
             },
             Field {
                 name: "draws",
@@ -67,7 +90,7 @@ pub(crate) static TABLES: [Table; 5] = [
                 name: "totals",
                 voffset: 12,
                 required: false,
-                kind: Kind::Table(4),
+                kind: Kind::Table(5),
             },
             Field {
                 name: "draw_states",
@@ -79,7 +102,7 @@ pub(crate) static TABLES: [Table; 5] = [
                 name: "draw_errors",
                 voffset: 16,
                 required: false,
-                kind: Kind::Tables(2),
+                kind: Kind::Tables(3),
             },
             Field {
                 name: "draw_memory_words",
@@ -104,6 +127,24 @@ pub(crate) static TABLES: [Table; 5] = [
                 voffset: 24,
                 required: false,
                 kind: Kind::Vector { size: 8, align: 8 },
+            },
+            Field {
+                name: "draw_places",
+                voffset: 26,
+                required: false,
+                kind: Kind::Vector { size: 8, align: 1 },
+            },
+            Field {
+                name: "pass_names",
+                voffset: 28,
+                required: false,
+                kind: Kind::Tables(1),
+            },
+            Field {
+                name: "label_names",
+                voffset: 30,
+                required: false,
+                kind: Kind::Tables(1),
             },
         ],
     },
