@@ -310,3 +310,75 @@ fn a_changed_model_moves_the_group_and_rows_its_change_touches() {
         }
     }
 }
+
+/// The committed list (samples/traces.toml) holds what the model costs today, on both
+/// MME generations, row by row: a change to the model that moves a cost fails here
+/// until the list is updated with it.
+#[test]
+fn the_sample_list_checks_clean_on_both_mme_generations() {
+    let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/traces.toml");
+    let o = macroscope(&["ci", list.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("26 checks: 26 as expected"), "{out}");
+    for target in ["| tu102 |", "| gv100 |"] {
+        assert_eq!(out.matches(target).count(), 13, "{out}");
+    }
+}
+
+/// `--device`: each trace replayed on this machine's Vulkan device, its frames held
+/// against the checksums the list keeps for that device.
+#[test]
+fn frames_read_back_on_this_device_are_held_against_their_checksums() {
+    if !Path::new("/usr/share/vulkan/icd.d").is_dir() {
+        assert!(
+            std::env::var_os("MACROSCOPE_REQUIRE_VULKAN").is_none(),
+            "no Vulkan driver"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    std::fs::copy(
+        samples.join("vkcube-lavapipe.mscope"),
+        dir.path().join("vkcube.mscope"),
+    )
+    .unwrap();
+    let list = dir.path().join("traces.toml");
+    std::fs::write(
+        &list,
+        "[[trace]]\npath = \"vkcube.mscope\"\nchipsets = [\"tu102\"]\n",
+    )
+    .unwrap();
+    let list_arg = list.to_str().unwrap();
+    let update = macroscope(&["ci", list_arg, "--device", "--update"]);
+    assert_eq!(update.status.code(), Some(0), "{}", text(&update));
+    let written = std::fs::read_to_string(&list).unwrap();
+    assert!(
+        written.contains("[trace.checksums.\"vkcube.mscope\"]"),
+        "{written}"
+    );
+    let again = macroscope(&["ci", list_arg, "--device"]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    assert!(
+        text(&again).contains("2 checks: 2 as expected"),
+        "{}",
+        text(&again)
+    );
+
+    // One frame's checksum as another device build would have read it back.
+    let table = written.find("[trace.checksums.").unwrap();
+    let at = table + written[table..].find("= [\"").unwrap() + 4;
+    let mut changed = written.clone();
+    let old = &written[at..at + 8];
+    let new = format!("{:08x}", u32::from_str_radix(old, 16).unwrap() ^ 1);
+    changed.replace_range(at..at + 8, &new);
+    std::fs::write(&list, changed).unwrap();
+    let o = macroscope(&["ci", list_arg, "--device"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("| frame 0 crc32 | {new} | {old} |")),
+        "{}",
+        text(&o)
+    );
+}

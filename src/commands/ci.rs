@@ -277,7 +277,8 @@ fn model_check(
             };
         }
     }
-    let counts_file = lock(list)?.counts_file(entry, &job.trace, name);
+    let mme = chipset.arch().name().to_lowercase();
+    let counts_file = lock(list)?.counts_file(entry, &job.trace, name, &mme);
     if let Some(file) = &counts_file {
         let mut text = Vec::new();
         analyzer::counts::export_counts(scratch, &mut text)?;

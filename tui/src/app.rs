@@ -53,6 +53,17 @@ impl Source {
         let index = self.index.get();
         self.store.error(&index, row)
     }
+
+    /// The render pass instance and label path row `row` ran in, as `report --by pass`
+    /// and `--by label` name them.
+    pub fn place(&mut self, row: u64) -> Option<(String, String)> {
+        let index = self.index.get();
+        let place = self.store.place(&index, row)?;
+        Some((
+            index.places.pass(place.pass()),
+            index.places.label(place.label()),
+        ))
+    }
 }
 
 /// The panes, in Tab order.

@@ -84,6 +84,8 @@ pub struct Index {
     pub error: Option<String>,
     /// What the replay covered, once the last chunk is read (files that have it).
     pub totals: Option<RunTotalsT>,
+    /// The render pass instances and label paths rows name, as read so far.
+    pub places: analyzer::report::PlaceNames,
 }
 
 impl Index {
@@ -104,6 +106,7 @@ impl Index {
             done: false,
             error: None,
             totals: None,
+            places: Default::default(),
         }
     }
 
@@ -286,6 +289,7 @@ fn build(reader: ResultsReader, shared: &Mutex<Index>, stop: &AtomicBool) {
             }
         };
         let mut index = lock(shared);
+        index.places.add(&chunk);
         if index.run.is_none() {
             index.run = chunk.batch().run().map(|r| r.unpack());
         }

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use trace_format::generated::results::DrawPlace;
 use trace_format::results::RowState;
 use trace_format::{ResultsChunk, ResultsReader, Row};
 
@@ -50,6 +51,15 @@ impl RowStore {
         let chunk = self.chunk(span.offset, span.ordinal)?;
         let i = usize::try_from(row - span.first_row).ok()?;
         Some(chunk.draw_state(i))
+    }
+
+    /// Where draw row `row` ran: its pass instance and label region (zeros in files
+    /// without them).
+    pub fn place(&mut self, index: &Index, row: u64) -> Option<DrawPlace> {
+        let span = *index.chunk_of(row)?;
+        let chunk = self.chunk(span.offset, span.ordinal)?;
+        let i = usize::try_from(row - span.first_row).ok()?;
+        Some(chunk.draw_place(i))
     }
 
     /// Why row `row`'s call could not be finished, if it could not.

@@ -457,6 +457,9 @@ impl App {
                 row.indirect_draw_count()
             )),
         ];
+        if let Some((pass, label)) = self.shown().place(global) {
+            lines.push(Line::from(format!("in {pass} · label {label}")));
+        }
         if let Some(error) = self.shown().error(global) {
             lines.push(Line::from(Span::styled(
                 format!("failed: {error} (counts are what ran before)"),

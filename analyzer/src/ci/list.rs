@@ -10,7 +10,7 @@
 //! note = "the samples"
 //! chipsets = ["tu102", "gv100"]      # the GPUs to replay on (default: these two)
 //! frames = [0, 59]                   # optional: only these frames
-//! counts = "expected/{name}.{chipset}.counts"   # optional: every row's counts, diffed
+//! counts = "counts/{name}.{mme}.counts"   # optional: every row's counts, diffed
 //!
 //! [trace.expect."samples/multiview-nvidia.mscope".tu102]
 //! nvk = "25.0.7"
@@ -75,8 +75,9 @@ pub struct Entry {
     pub chipsets: Vec<String>,
     /// Only these frames (inclusive).
     pub frames: Option<(u64, u64)>,
-    /// The counts file per trace and GPU, `{name}` the trace's file stem and
-    /// `{chipset}` the GPU, relative to the list.
+    /// The counts file per trace and GPU, `{name}` the trace's file stem, `{chipset}`
+    /// the GPU as the entry names it and `{mme}` its MME generation (`turing`,
+    /// `fermi`), relative to the list.
     pub counts: Option<String>,
 }
 
@@ -210,8 +211,15 @@ impl TraceList {
         })
     }
 
-    /// The counts file of `trace` on `chipset` for entry `entry`, if it keeps one.
-    pub fn counts_file(&self, entry: &Entry, trace: &str, chipset: &str) -> Option<PathBuf> {
+    /// The counts file of `trace` on `chipset` (whose MME generation is `mme`) for
+    /// entry `entry`, if it keeps one.
+    pub fn counts_file(
+        &self,
+        entry: &Entry,
+        trace: &str,
+        chipset: &str,
+        mme: &str,
+    ) -> Option<PathBuf> {
         let pattern = entry.counts.as_ref()?;
         let name = Path::new(trace)
             .file_stem()
@@ -220,7 +228,8 @@ impl TraceList {
             self.resolve(
                 &pattern
                     .replace("{name}", &name)
-                    .replace("{chipset}", chipset),
+                    .replace("{chipset}", chipset)
+                    .replace("{mme}", mme),
             ),
         )
     }
