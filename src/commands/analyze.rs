@@ -148,7 +148,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
         writeln!(
             out,
             "{:<width$} {:>10} {:>16} {:>12} {:>12} {:>14}",
-            "group", "draws", "mme-instructions", "dwords", "hw-draws", "execute-ns"
+            "group", "rows", "mme-instructions", "dwords", "hw-draws", "execute-ns"
         )?;
         for (key, g) in &report.groups {
             writeln!(

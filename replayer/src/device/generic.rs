@@ -12,6 +12,17 @@ use crate::generated::device_calls::{self, Disposition};
 
 /// Commands a serialized replay answers without calling: every submit already waited
 /// for its work, and timeline values are not in the trace.
+/// The debug-label commands: replayed where the device offers them (a profiler
+/// watching the replay sees the program's regions), answered without it where not.
+const LABELS: &[&str] = &[
+    "vkCmdBeginDebugUtilsLabelEXT",
+    "vkCmdEndDebugUtilsLabelEXT",
+    "vkCmdInsertDebugUtilsLabelEXT",
+    "vkQueueBeginDebugUtilsLabelEXT",
+    "vkQueueEndDebugUtilsLabelEXT",
+    "vkQueueInsertDebugUtilsLabelEXT",
+];
+
 const SERIAL_NO_OPS: &[&str] = &[
     "vkWaitSemaphores",
     "vkWaitSemaphoresKHR",
@@ -116,8 +127,17 @@ impl Replay {
                 }
                 let mut cx = self.call_context(seq, name, result)?;
                 // SAFETY: the handles in the record map to live objects of the replay.
-                unsafe { device_calls::replay(&mut cx, name, &params) }
-                    .map_err(|e| DeviceError::of_call(seq, name, e))?;
+                match unsafe { device_calls::replay(&mut cx, name, &params) } {
+                    Ok(_) => {}
+                    // A label the program set where the driver offers none (the capture
+                    // layer provides them as any tool may): it changes nothing drawn.
+                    Err(CallError::NoFunction(_)) if LABELS.contains(&name) => {
+                        self.arena.clear();
+                        *self.summary.skipped.entry(name.to_string()).or_default() += 1;
+                        return Ok(());
+                    }
+                    Err(e) => return Err(DeviceError::of_call(seq, name, e)),
+                }
                 self.arena.clear();
                 if let (Some(cb), Some(t), Some(device)) =
                     (timed, self.timing.as_mut(), &self.device)
