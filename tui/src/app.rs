@@ -246,6 +246,9 @@ pub struct App {
     pub message: Option<String>,
     /// Whether the help is open.
     pub help: bool,
+    /// Whether the submits pane shows the frame's render passes and label regions
+    /// instead (`t`).
+    pub regions: bool,
     /// The selected frame's rows.
     pub rows: RowSet,
     rows_key: Option<RowsKey>,
@@ -294,6 +297,7 @@ impl App {
             editing: None,
             message: None,
             help: false,
+            regions: false,
             rows: RowSet::Range { first: 0, len: 0 },
             rows_key: None,
             selected: 0,
@@ -587,6 +591,7 @@ impl App {
             KeyCode::Char('b') => self.next_mode(),
             KeyCode::Char('r') => self.next_repetition(),
             KeyCode::Char('c') => self.costliest(),
+            KeyCode::Char('t') => self.regions = !self.regions,
             KeyCode::Enter => self.inspect_selected(),
             KeyCode::Char('n') | KeyCode::Char(']') => self.step_frame(1),
             KeyCode::Char('p') | KeyCode::Char('[') => self.step_frame(-1),

@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 
 use analyzer::Metric;
 use hdrhistogram::Histogram;
-use trace_format::generated::results::{RunInfoT, RunTotalsT, SubmitRow};
+use trace_format::generated::results::{DrawPlace, RunInfoT, RunTotalsT, SubmitRow};
 use trace_format::{ReadOptions, ResultsReader, Row};
 
 /// Where one chunk's draw rows sit among all the file's draw rows.
@@ -42,6 +42,27 @@ pub struct FrameSummary {
     pub sums: [u64; Metric::ALL.len()],
     /// Its submits, in order.
     pub submits: Vec<SubmitRow>,
+    /// Where its rows ran: each render pass instance and label region in the order
+    /// first met, with what its rows cost.
+    pub regions: Vec<Region>,
+}
+
+/// The rows of one frame that ran in one render pass instance under one label path.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Region {
+    /// Where (pass instance, label path: names in [`Index::places`]).
+    pub place: DrawPlace,
+    /// Its rows.
+    pub rows: u64,
+    /// Sums per metric, in [`Metric::ALL`] order.
+    pub sums: [u64; Metric::ALL.len()],
+}
+
+impl Region {
+    /// The sum of `metric` over its rows.
+    pub fn sum(&self, metric: Metric) -> u64 {
+        self.sums[metric_slot(metric)]
+    }
 }
 
 impl FrameSummary {
@@ -152,7 +173,7 @@ impl Index {
         self.histograms.get(metric_slot(metric))
     }
 
-    fn add_draw(&mut self, row: &Row) {
+    fn add_draw(&mut self, row: &Row, place: DrawPlace) {
         let key = (row.repetition(), row.frame());
         if self.frames.last().map(FrameSummary::key) != Some(key) {
             self.frames.push(FrameSummary {
@@ -162,11 +183,27 @@ impl Index {
                 draws: 0,
                 sums: [0; Metric::ALL.len()],
                 submits: Vec::new(),
+                regions: Vec::new(),
             });
         }
         if let Some(f) = self.frames.last_mut() {
             f.draws += 1;
             for (sum, m) in f.sums.iter_mut().zip(Metric::ALL) {
+                *sum += m.of(row);
+            }
+            // Rows of a region mostly come together: look from the last one back.
+            let region = match f.regions.iter().rposition(|r| r.place == place) {
+                Some(i) => &mut f.regions[i],
+                None => {
+                    f.regions.push(Region {
+                        place,
+                        ..Region::default()
+                    });
+                    f.regions.last_mut().expect("pushed just above")
+                }
+            };
+            region.rows += 1;
+            for (sum, m) in region.sums.iter_mut().zip(Metric::ALL) {
                 *sum += m.of(row);
             }
         }
@@ -192,6 +229,7 @@ impl Index {
                         draws: 0,
                         sums: [0; Metric::ALL.len()],
                         submits: vec![*row],
+                        regions: Vec::new(),
                     },
                 );
             }
@@ -303,8 +341,8 @@ fn build(reader: ResultsReader, shared: &Mutex<Index>, stop: &AtomicBool) {
             };
             index.chunks.push(span);
         }
-        for row in chunk.rows() {
-            index.add_draw(&row);
+        for (i, row) in chunk.rows().enumerate() {
+            index.add_draw(&row, chunk.draw_place(i));
         }
         for row in chunk.submits() {
             index.add_submit(row);

@@ -103,11 +103,15 @@ impl App {
             ])
             .areas(middle);
         let summary = self.frame_summaries();
-        let submits = summary.0.as_ref().map_or(0, |f| f.submits.len()) as u16;
+        let submits = if self.regions {
+            self.region_lines(summary.0.as_ref()).len().min(12) as u16
+        } else {
+            summary.0.as_ref().map_or(0, |f| f.submits.len()) as u16
+        };
         let [submits_area, draws] = Layout::default()
             .direction(Direction::Vertical)
             .constraints([
-                Constraint::Length((submits + 3).clamp(3, 8)),
+                Constraint::Length((submits + 3).clamp(3, if self.regions { 14 } else { 8 })),
                 Constraint::Min(4),
             ])
             .areas(left);
@@ -119,7 +123,11 @@ impl App {
             histogram,
         };
         self.draw_frames(frame, frames);
-        self.draw_submits(frame, submits_area, summary.0.as_ref());
+        if self.regions {
+            self.draw_regions(frame, submits_area, summary.0.as_ref());
+        } else {
+            self.draw_submits(frame, submits_area, summary.0.as_ref());
+        }
         self.draw_table(frame, draws, summary.0.as_ref());
         self.draw_detail(frame, detail);
         self.draw_histogram(frame, histogram);
@@ -271,6 +279,70 @@ impl App {
         } else {
             base
         }
+    }
+
+    /// The frame's render passes, each with the label regions its rows ran under
+    /// beneath it, as lines of text: the name, then rows and the metric's sum.
+    fn region_lines(&mut self, summary: Option<&FrameSummary>) -> Vec<(String, u64, u64)> {
+        let Some(f) = summary else {
+            return Vec::new();
+        };
+        let metric = self.metric;
+        self.with_index(|index| {
+            let mut lines: Vec<(String, u64, u64)> = Vec::new();
+            // Passes in the order they began, their regions beneath them.
+            let mut passes: Vec<u32> = Vec::new();
+            for r in &f.regions {
+                if !passes.contains(&r.place.pass()) {
+                    passes.push(r.place.pass());
+                }
+            }
+            for pass in passes {
+                let regions: Vec<_> = f
+                    .regions
+                    .iter()
+                    .filter(|r| r.place.pass() == pass)
+                    .collect();
+                let rows = regions.iter().map(|r| r.rows).sum();
+                let sum = regions.iter().map(|r| r.sum(metric)).sum();
+                lines.push((index.places.pass(pass), rows, sum));
+                if regions.len() > 1 || regions.iter().any(|r| r.place.label() != 0) {
+                    for r in regions {
+                        let label = index.places.label(r.place.label());
+                        lines.push((format!("  {label}"), r.rows, r.sum(metric)));
+                    }
+                }
+            }
+            lines
+        })
+    }
+
+    fn draw_regions(&mut self, frame: &mut Frame<'_>, area: Rect, summary: Option<&FrameSummary>) {
+        let lines = self.region_lines(summary);
+        let label = self.frame_label(self.frame);
+        let title = format!(
+            " Passes and labels of {label} · {} (t: submits) ",
+            self.metric.name()
+        );
+        let block = pane_block(self, Pane::Submits, title);
+        let height = usize::from(area.height.saturating_sub(3)).max(1);
+        let start = self.submit.min(lines.len().saturating_sub(height));
+        let header = Row::new(["pass / label", "rows", self.metric.name()])
+            .style(Style::default().add_modifier(Modifier::BOLD));
+        let rows: Vec<Row> = lines
+            .iter()
+            .skip(start)
+            .take(height)
+            .map(|(name, rows, sum)| {
+                Row::new([name.clone(), format::count(*rows), format::count(*sum)])
+            })
+            .collect();
+        let widths = [
+            Constraint::Fill(1),
+            Constraint::Length(9),
+            Constraint::Length(14),
+        ];
+        frame.render_widget(Table::new(rows, widths).header(header).block(block), area);
     }
 
     fn draw_submits(&mut self, frame: &mut Frame<'_>, area: Rect, summary: Option<&FrameSummary>) {
@@ -771,7 +843,7 @@ fn summarize(h: Option<&hdrhistogram::Histogram<u64>>) -> Summary {
 
 fn draw_help(frame: &mut Frame<'_>, area: Rect) {
     let width = 72.min(area.width);
-    let height = 26.min(area.height);
+    let height = 27.min(area.height);
     let popup = Rect::new(
         area.x + (area.width - width) / 2,
         area.y + (area.height - height) / 2,
@@ -793,6 +865,7 @@ fn draw_help(frame: &mut Frame<'_>, area: Rect) {
         Line::from("m / M             next / previous metric"),
         Line::from("b                 with a baseline: A, B, A − B"),
         Line::from("r                 next repetition"),
+        Line::from("t                 the frame's render passes and labels / its submits"),
         Line::from("mouse wheel       scroll the pane under the pointer"),
         Line::from("q  Esc  Ctrl-C    quit"),
         Line::from(""),

@@ -534,3 +534,104 @@ fn a_row_whose_call_failed_is_marked_and_its_detail_says_why() {
         "{text}"
     );
 }
+
+#[test]
+fn t_shows_the_frames_passes_with_their_label_regions() {
+    use trace_format::generated::results::{DrawPlace, RunInfoT, SubmitRow};
+    use trace_format::results::RowState;
+    use trace_format::ResultsWriter;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("placed.msr");
+    let mut run = RunInfoT::default();
+    run.repetitions = 1;
+    let mut w = ResultsWriter::create(&path, run, &WriterOptions::default()).unwrap();
+    w.name_pass(1, 0, "vkCmdBeginRenderPass \"gbuffer\" 64x64");
+    w.name_pass(2, 0, "vkCmdBeginRendering 64x64");
+    w.name_label(1, "frame/shadows");
+    w.name_label(2, "frame/lights");
+    // Three draws in the first pass (two shadows, one lights), one in the second
+    // under no label: ten MME instructions a vertex.
+    for (i, (pass, label, elements)) in [(1, 1, 3), (1, 1, 6), (1, 2, 9), (2, 0, 12)]
+        .into_iter()
+        .enumerate()
+    {
+        let row = DrawRow::new(
+            10 + i as u64,
+            0,
+            0,
+            0,
+            0,
+            DrawKind::Draw,
+            1,
+            0,
+            1,
+            elements,
+            1,
+            10 * elements,
+            4,
+            8,
+            1,
+            0,
+            0,
+            5,
+            6,
+            0,
+            0,
+        );
+        w.push_placed_row(
+            row,
+            RowState::default(),
+            0,
+            None,
+            0,
+            DrawPlace::new(pass, label),
+        )
+        .unwrap();
+    }
+    w.push_submit(SubmitRow::new(99, 0, 0, 0, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        .unwrap();
+    w.finish(&[]).unwrap();
+
+    let mut app = open(&path, None);
+    assert!(!screen(&mut app).contains("Passes and labels"));
+    press(&mut app, "t");
+    let text = screen(&mut app);
+    assert!(text.contains("Passes and labels of frame 0"), "{text}");
+    // The pane's lines, each cut at the pane's right border.
+    let find = |name: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| l.split('│').nth(1).unwrap_or(""))
+            .find(|l| l.contains(name))
+            .map(|l| l.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_else(|| panic!("{name} not in {text}"))
+    };
+    // A pass's line sums its regions; each region is beneath it.
+    let gbuffer = find("\"gbuffer\"");
+    assert!(
+        gbuffer.ends_with(&["3".to_string(), "180".to_string()]),
+        "{gbuffer:?}"
+    );
+    let shadows = find("frame/shadows");
+    assert!(
+        shadows.ends_with(&["2".to_string(), "90".to_string()]),
+        "{shadows:?}"
+    );
+    let lights = find("frame/lights");
+    assert!(
+        lights.ends_with(&["1".to_string(), "90".to_string()]),
+        "{lights:?}"
+    );
+    let rendering = find("vkCmdBeginRendering");
+    assert!(
+        rendering.ends_with(&["1".to_string(), "120".to_string()]),
+        "{rendering:?}"
+    );
+    // The selected draw's panel says where it ran (on a screen wide enough for it).
+    let wide = screen_of_size(&mut app, 240, 50);
+    assert!(
+        wide.contains("\"gbuffer\" 64x64 · label frame/shadows"),
+        "{wide}"
+    );
+    press(&mut app, "t");
+    assert!(screen(&mut app).contains("Submits of frame 0"));
+}
