@@ -56,6 +56,10 @@ pub struct DeviceData {
     /// The memory types that are host-visible and coherent, a bit each (for the
     /// layer's own read-back buffers).
     pub host_memory_types: u32,
+    /// Of those, the cached ones: where a read-back buffer can have one, reading a
+    /// frame back is not slowed by uncached, write-combined memory (NVIDIA lists such
+    /// system memory first).
+    pub cached_memory_types: u32,
 }
 
 impl DeviceData {
@@ -246,6 +250,7 @@ mod tests {
             emulates_frame_boundary: false,
             generated: Vec::new(),
             host_memory_types: 0,
+            cached_memory_types: 0,
         }
     }
 

@@ -311,7 +311,10 @@ unsafe fn reader<'a>(
             None,
         )?;
         let req = f.get_buffer_memory_requirements(buffer);
-        let bits = req.memory_type_bits & d.host_memory_types;
+        let bits = match req.memory_type_bits & d.cached_memory_types {
+            0 => req.memory_type_bits & d.host_memory_types,
+            cached => cached,
+        };
         if bits == 0 {
             return Err(vk::Result::ERROR_OUT_OF_HOST_MEMORY);
         }

@@ -255,7 +255,8 @@ pub unsafe extern "system" fn create_device(
                 .iter()
                 .map(|name| next_gdpa(device, name.as_ptr()))
                 .collect(),
-            host_memory_types: host_memory_types(&instance, physical_device),
+            host_memory_types: host_memory_types(&instance, physical_device, false),
+            cached_memory_types: host_memory_types(&instance, physical_device, true),
         },
     );
     record(Scope::Setup, 0, || {
@@ -427,13 +428,18 @@ pub unsafe extern "system" fn get_device_queue2(
     );
 }
 
-/// The memory types of `physical` that are host-visible and coherent, a bit each.
+/// The memory types of `physical` that are host-visible and coherent (and `cached`,
+/// when asked), a bit each.
 unsafe fn host_memory_types(
     instance: &dispatch::InstanceData,
     physical: vk::PhysicalDevice,
+    cached: bool,
 ) -> u32 {
     let props = instance.fns.get_physical_device_memory_properties(physical);
-    let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+    let mut wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+    if cached {
+        wanted |= vk::MemoryPropertyFlags::HOST_CACHED;
+    }
     props.memory_types[..props.memory_type_count.min(32) as usize]
         .iter()
         .enumerate()
