@@ -205,10 +205,16 @@ fn shards_check_each_trace_once() {
         "a check ran in two shards: {seen:?}"
     );
     assert_eq!(unique, whole);
+    // --only: the traces whose path matches.
+    let only = macroscope(&["ci", list.to_str().unwrap(), "--only", "*/multiview-*"]);
+    assert_eq!(only.status.code(), Some(1), "{}", text(&only));
+    let picked: Vec<_> = checked(&only).into_iter().map(|c| c.0).collect();
+    assert_eq!(picked, ["traces/multiview-nvidia.mscope"; 2]);
     // Bad input is exit 2 with what was wrong.
     for (args, says) in [
         (vec!["--shard", "4/3"], "no shard"),
         (vec!["--shard", "0/2"], "no shard"),
+        (vec!["--only", "nothing*"], "no trace matches nothing*"),
     ] {
         let mut all = vec!["ci", list.to_str().unwrap()];
         all.extend(args);

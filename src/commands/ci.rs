@@ -34,6 +34,10 @@ pub struct Args {
     /// for CI systems that split a corpus across machines.
     #[arg(long, value_parser = parse_shard)]
     shard: Option<(u32, u32)>,
+    /// Check only the traces whose path in the list matches this glob (`*` any run of
+    /// characters, `?` one): with --update, rewrite only theirs.
+    #[arg(long, value_name = "GLOB")]
+    only: Option<String>,
     /// Rewrite the expectations (and counts files) of every check that changed or has
     /// none, from this run: review the diff, then commit it.
     #[arg(long)]
@@ -76,13 +80,12 @@ pub fn run(args: &Args) -> anyhow::Result<u8> {
     let list = TraceList::load(&args.list).map_err(|e| BadInput(e.to_string()))?;
     let jobs = plan(&list, args)?;
     if jobs.is_empty() {
-        return Err(BadInput(format!(
-            "{}: no trace falls in shard {}/{}",
-            args.list.display(),
-            args.shard.map_or(1, |s| s.0),
-            args.shard.map_or(1, |s| s.1)
-        ))
-        .into());
+        let which = match (&args.only, args.shard) {
+            (Some(g), _) => format!("matches {g}"),
+            (None, Some((i, n))) => format!("falls in shard {i}/{n}"),
+            (None, None) => "is listed".to_string(),
+        };
+        return Err(BadInput(format!("{}: no trace {which}", args.list.display())).into());
     }
     let workers = args
         .jobs
@@ -167,7 +170,12 @@ fn plan(list: &TraceList, args: &Args) -> anyhow::Result<Vec<Job>> {
             })
             .collect::<Result<_, _>>()?;
         for trace in list.traces(entry).map_err(|e| BadInput(e.to_string()))? {
-            if args.shard.is_some_and(|s| !ci::in_shard(&trace, s)) {
+            if args.shard.is_some_and(|s| !ci::in_shard(&trace, s))
+                || args
+                    .only
+                    .as_ref()
+                    .is_some_and(|g| !ci::glob::matches(g, &trace))
+            {
                 continue;
             }
             for c in &chipsets {

@@ -61,7 +61,7 @@ pub fn expand(dir: &Path, pattern: &str) -> std::io::Result<Vec<String>> {
 }
 
 /// Whether `name` matches `pattern`: `*` any run of characters, `?` one.
-fn matches(pattern: &str, name: &str) -> bool {
+pub fn matches(pattern: &str, name: &str) -> bool {
     let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
     // The classic two-pointer match with one backtrack point per `*`.
     let (mut pi, mut ni) = (0, 0);

@@ -8,7 +8,7 @@
 //! JUnit report ([`output`]); the CLI runs the replays.
 
 pub mod check;
-mod glob;
+pub mod glob;
 pub mod list;
 pub mod measure;
 pub mod output;
