@@ -135,6 +135,57 @@ pub(crate) fn recorded_data(data: VulkanParam<'_>) -> Result<Vec<u8>, CallError>
     Ok(copy)
 }
 
+/// A template update's recorded data read in place: the bytes in full, or each run at
+/// its offset, bytes between runs reading as zero up to the last run's end, as
+/// [`recorded_data`] rebuilds them (without zeroing and copying the whole).
+pub(crate) struct RecordedRuns<'a> {
+    runs: Vec<(usize, &'a [u8])>,
+    extent: usize,
+}
+
+impl<'a> RecordedRuns<'a> {
+    /// The runs of `data`; `None` where nothing was recorded or a run reaches past
+    /// [`MAX_DATA_BYTES`].
+    pub fn of(data: VulkanParam<'a>) -> Option<Self> {
+        if let Some(bytes) = data.bytes() {
+            let bytes = bytes.bytes();
+            return Some(RecordedRuns {
+                runs: vec![(0, bytes)],
+                extent: bytes.len(),
+            });
+        }
+        let mut runs = Vec::new();
+        let mut extent = 0usize;
+        for (offset, bytes) in data.nested()?.iter().map(run) {
+            let at = usize::try_from(offset).ok()?;
+            let end = at
+                .checked_add(bytes.len())
+                .filter(|&e| e <= MAX_DATA_BYTES)?;
+            extent = extent.max(end);
+            runs.push((at, bytes));
+        }
+        Some(RecordedRuns { runs, extent })
+    }
+
+    /// The little-endian u64 at byte `at`; `None` past the data's end.
+    pub fn u64_at(&self, at: usize) -> Option<u64> {
+        let end = at.checked_add(8).filter(|&e| e <= self.extent)?;
+        let mut word = [0u8; 8];
+        for (i, byte) in (at..end).zip(word.iter_mut()) {
+            // A later run over the same byte wins, as in the rebuilt copy.
+            if let Some((start, bytes)) = self
+                .runs
+                .iter()
+                .rev()
+                .find(|(start, bytes)| (*start..start + bytes.len()).contains(&i))
+            {
+                *byte = bytes[i - start];
+            }
+        }
+        Some(u64::from_le_bytes(word))
+    }
+}
+
 /// The recorded data of a template update, rebuilt with the replay's handles.
 pub fn rebuild(
     cx: &mut CallContext<'_>,
@@ -194,6 +245,30 @@ mod tests {
     fn whole_data_of_older_traces_is_taken_as_it_is() {
         let data = piece(0, &[5, 6, 7]);
         assert_eq!(read(&data, recorded_data).unwrap(), [5, 6, 7]);
+    }
+
+    #[test]
+    fn runs_read_in_place_as_the_rebuilt_copy_reads() {
+        let mut data = VulkanParamT::default();
+        data.nested = Some(vec![
+            piece(4, &[1, 2, 3, 4, 5, 6, 7, 8]),
+            piece(16, &[9, 9, 9, 9, 9, 9, 9, 9]),
+            piece(8, &[0xaa]),
+        ]);
+        let whole = read(&data, recorded_data).unwrap();
+        let dense = |at: usize| {
+            whole
+                .get(at..at + 8)
+                .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+        };
+        read(&data, |p| {
+            let runs = RecordedRuns::of(p).unwrap();
+            for at in 0..whole.len() + 2 {
+                assert_eq!(runs.u64_at(at), dense(at), "at {at}");
+            }
+            Ok(())
+        })
+        .unwrap();
     }
 
     #[test]

@@ -67,13 +67,12 @@ impl Pass<'_> {
                         set: c.set,
                         ubos: {
                             // The update's data as recorded (sparse: each run at its
-                            // offset); the decoded command holds it only whole.
+                            // offset), read where it lies.
                             let data = call
                                 .params()
                                 .and_then(|p| p.iter().nth(4))
-                                .and_then(|p| crate::device::templates::recorded_data(p).ok())
-                                .unwrap_or_default();
-                            self.template_ubos(c, &data)
+                                .and_then(crate::device::templates::RecordedRuns::of);
+                            data.map_or_else(Vec::new, |d| self.template_ubos(c, &d))
                         },
                     }),
                     _ => None,
@@ -197,7 +196,7 @@ impl Pass<'_> {
     pub(super) fn template_ubos(
         &self,
         c: &crate::generated::decode::CmdPushDescriptorSetWithTemplateKHR,
-        data: &[u8],
+        data: &crate::device::templates::RecordedRuns<'_>,
     ) -> Vec<(u32, u64, u32)> {
         const UNIFORM_BUFFER: i32 = 6;
         let (Some(entries), Some(layout)) = (
@@ -207,11 +206,7 @@ impl Pass<'_> {
             return Vec::new();
         };
         let align = self.device.min_cbuf_alignment();
-        let long = |at: usize| {
-            data.get(at..at + 8)
-                .and_then(|b| b.try_into().ok())
-                .map(u64::from_le_bytes)
-        };
+        let long = |at: usize| data.u64_at(at);
         let mut ubos = Vec::new();
         for e in entries.iter().filter(|e| e.ty.as_raw() == UNIFORM_BUFFER) {
             let Some((place, stride)) = layout.binding_place(e.binding, align) else {
