@@ -241,11 +241,6 @@ fn check(list: &Mutex<TraceList>, job: &Job, update: bool, scratch: &Path) -> Ch
     result
 }
 
-/// The trace at `path` as a macroscope trace (a GFXReconstruct capture imported).
-fn readable(path: &Path) -> anyhow::Result<super::import::Readable> {
-    super::import::readable(path)
-}
-
 /// Replays the trace on the model of one GPU and holds its costs (and rows, where the
 /// entry keeps a counts file) against the list.
 #[allow(clippy::too_many_arguments)]
@@ -259,7 +254,8 @@ fn model_check(
     update: bool,
     result: &mut CheckResult,
 ) -> anyhow::Result<()> {
-    let trace = readable(path)?;
+    // A GFXReconstruct capture is imported first.
+    let trace = super::import::readable(path)?;
     let options = ReplayOptions {
         chipset,
         frames: entry.frames,
@@ -334,7 +330,7 @@ fn device_check(
     update: bool,
     result: &mut CheckResult,
 ) -> anyhow::Result<()> {
-    let trace = readable(path)?;
+    let trace = super::import::readable(path)?;
     let options = replayer::device::DeviceOptions {
         gpu: None,
         dump_frames: None,

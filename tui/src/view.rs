@@ -103,10 +103,11 @@ impl App {
             ])
             .areas(middle);
         let summary = self.frame_summaries();
-        let submits = if self.regions {
-            self.region_lines(summary.0.as_ref()).len().min(12) as u16
-        } else {
-            summary.0.as_ref().map_or(0, |f| f.submits.len()) as u16
+        // The frame's passes and labels, when shown: laid out once, sized and drawn.
+        let regions = self.regions.then(|| self.region_lines(summary.0.as_ref()));
+        let submits = match &regions {
+            Some(lines) => lines.len().min(12) as u16,
+            None => summary.0.as_ref().map_or(0, |f| f.submits.len()) as u16,
         };
         let [submits_area, draws] = Layout::default()
             .direction(Direction::Vertical)
@@ -123,10 +124,9 @@ impl App {
             histogram,
         };
         self.draw_frames(frame, frames);
-        if self.regions {
-            self.draw_regions(frame, submits_area, summary.0.as_ref());
-        } else {
-            self.draw_submits(frame, submits_area, summary.0.as_ref());
+        match &regions {
+            Some(lines) => self.draw_regions(frame, submits_area, lines),
+            None => self.draw_submits(frame, submits_area, summary.0.as_ref()),
         }
         self.draw_table(frame, draws, summary.0.as_ref());
         self.draw_detail(frame, detail);
@@ -317,8 +317,7 @@ impl App {
         })
     }
 
-    fn draw_regions(&mut self, frame: &mut Frame<'_>, area: Rect, summary: Option<&FrameSummary>) {
-        let lines = self.region_lines(summary);
+    fn draw_regions(&mut self, frame: &mut Frame<'_>, area: Rect, lines: &[(String, u64, u64)]) {
         let label = self.frame_label(self.frame);
         let title = format!(
             " Passes and labels of {label} · {} (t: submits) ",

@@ -10,8 +10,6 @@ use super::call::{CallContext, CallError};
 use super::{frames, templates, DeviceError, Replay};
 use crate::generated::device_calls::{self, Disposition};
 
-/// Commands a serialized replay answers without calling: every submit already waited
-/// for its work, and timeline values are not in the trace.
 /// The debug-label commands: replayed where the device offers them (a profiler
 /// watching the replay sees the program's regions), answered without it where not.
 const LABELS: &[&str] = &[
@@ -23,6 +21,8 @@ const LABELS: &[&str] = &[
     "vkQueueInsertDebugUtilsLabelEXT",
 ];
 
+/// Commands a serialized replay answers without calling: every submit already waited
+/// for its work, and timeline values are not in the trace.
 const SERIAL_NO_OPS: &[&str] = &[
     "vkWaitSemaphores",
     "vkWaitSemaphoresKHR",

@@ -51,8 +51,8 @@ pub(crate) struct Places {
 
 impl Places {
     /// A render pass instance begins (vkCmdBeginRenderPass(2)): `what` is the command,
-    /// `target` the render pass or framebuffer whose name describes it, `extent` its
-    /// area.
+    /// `targets` the objects whose debug name describes it (the first named one),
+    /// `extent` its area.
     pub fn begin_pass(&mut self, frame: u64, what: &str, targets: &[u64], extent: (u32, u32)) {
         self.passes += 1;
         self.pass = self.passes;
@@ -71,11 +71,11 @@ impl Places {
     }
 
     /// A dynamic rendering begins (vkCmdBeginRendering): a new instance unless it
-    /// resumes a suspended one.
-    pub fn begin_rendering(&mut self, frame: u64, flags: u32, views: &[u64], extent: (u32, u32)) {
+    /// resumes a suspended one; named after its first colour view (`view`, 0 for none).
+    pub fn begin_rendering(&mut self, frame: u64, flags: u32, view: u64, extent: (u32, u32)) {
         let resumes = flags & RENDERING_RESUMING != 0 && self.suspended && self.pass != 0;
         if !resumes {
-            self.begin_pass(frame, "vkCmdBeginRendering", views, extent);
+            self.begin_pass(frame, "vkCmdBeginRendering", &[view], extent);
         }
         self.suspended = false;
         self.suspending = flags & RENDERING_SUSPENDING != 0;
@@ -219,13 +219,13 @@ mod tests {
     #[test]
     fn a_resumed_rendering_is_the_instance_it_resumes() {
         let mut p = Places::default();
-        p.begin_rendering(0, RENDERING_SUSPENDING, &[], (64, 64));
+        p.begin_rendering(0, RENDERING_SUSPENDING, 0, (64, 64));
         p.end_pass();
-        p.begin_rendering(0, RENDERING_RESUMING, &[], (64, 64));
+        p.begin_rendering(0, RENDERING_RESUMING, 0, (64, 64));
         assert_eq!(p.place().pass(), 1);
         p.end_pass();
         assert_eq!(p.place().pass(), 0);
-        p.begin_rendering(0, RENDERING_RESUMING, &[], (64, 64));
+        p.begin_rendering(0, RENDERING_RESUMING, 0, (64, 64));
         assert_eq!(p.place().pass(), 2, "nothing suspended: a new instance");
     }
 

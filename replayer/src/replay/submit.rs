@@ -164,10 +164,10 @@ impl Pass<'_> {
                 Cmd::BeginRendering(r) => {
                     let info = self.rendering_info(r);
                     enc.begin_rendering(&info);
-                    let views: Vec<u64> = r.colors.iter().map(|c| c.view).collect();
+                    let view = r.colors.first().map_or(0, |c| c.view);
                     let extent = (r.area.width, r.area.height);
                     self.places
-                        .begin_rendering(self.frame, r.flags, &views, extent);
+                        .begin_rendering(self.frame, r.flags, view, extent);
                 }
                 Cmd::EndRendering => {
                     enc.end_rendering();
