@@ -426,6 +426,8 @@ def write_hooks(out):
             else:
                 out.write(f"    let Some(next) = {next_fn}::<{pfn(name)}>({first}, {slot}) else {{\n        {fallback};\n    }};\n")
             result = "r" if rt else "()"
+            if name == "vkDestroySwapchainKHR":
+                out.write("    crate::frame_checksums::swapchain_destroying(device, swapchain);\n")
             if name == "vkCreateSwapchainKHR":
                 out.write("    let mut adjusted = vk::SwapchainCreateInfoKHR::default();\n")
                 out.write("    let mut r = next(device, crate::frame_checksums::swapchain_info(p_create_info, &mut adjusted), p_allocator, p_swapchain);\n")
@@ -441,8 +443,6 @@ def write_hooks(out):
                 out.write(f"    let {'r' if rt else '_r'} = next({call_args});\n")
             if name == "vkGetSwapchainImagesKHR":
                 out.write("    if r == vk::Result::SUCCESS || r == vk::Result::INCOMPLETE {\n        crate::frame_checksums::swapchain_images(swapchain, p_swapchain_image_count, p_swapchain_images);\n    }\n")
-            if name == "vkDestroySwapchainKHR":
-                out.write("    crate::frame_checksums::swapchain_destroyed(swapchain);\n")
             if name == "vkFreeCommandBuffers":
                 out.write("    crate::image_layouts::freed(p_command_buffers, command_buffer_count);\n")
                 out.write("    crate::command_buffers::freed(p_command_buffers, command_buffer_count);\n")

@@ -465,6 +465,27 @@ fn wanted(scope: Scope) -> bool {
     }
 }
 
+/// The number of the frame the program is in now (frame boundaries so far).
+pub fn frame() -> u64 {
+    FRAME.load(Ordering::Relaxed)
+}
+
+/// Whether the frame the program is in is recorded (capture is on and the frame lies in
+/// its window).
+pub fn recording_frame() -> bool {
+    recording() && wanted(Scope::Frame)
+}
+
+/// Whether the capture finishes at the end of the frame the program is in (its last
+/// frame, as `MACROSCOPE_CAPTURE_FRAMES` says): what is still to be recorded of it must
+/// be recorded before [`end_frame`].
+pub fn last_frame_now() -> bool {
+    recording()
+        && settings()
+            .frames
+            .is_some_and(|(_, last)| FRAME.load(Ordering::Relaxed) + 1 > last)
+}
+
 /// Ends the frame in progress (at a present): a frame-boundary record after every call
 /// recorded so far on any thread; past the window's last frame, the trace is finished.
 pub fn end_frame() {

@@ -14,7 +14,7 @@ use crate::values::Values;
 pub const MAX_DEPTH: u32 = 3;
 
 /// Every field of every table, `(table, field)`, by field id.
-pub const FIELDS: [(&str, &str); 382] = [
+pub const FIELDS: [(&str, &str); 383] = [
     ("AllocateCommandBuffers", "device"),
     ("AllocateCommandBuffers", "command_pool"),
     ("AllocateCommandBuffers", "level"),
@@ -262,6 +262,7 @@ pub const FIELDS: [(&str, &str); 382] = [
     ("FrameChecksum", "crc32"),
     ("FrameChecksum", "image"),
     ("FrameChecksum", "layout"),
+    ("FrameChecksum", "frames_late"),
     ("FreeMemory", "device"),
     ("FreeMemory", "memory"),
     ("GetDeviceQueue", "device"),
@@ -468,18 +469,18 @@ pub const CALLS: [&str; 61] = [
 pub const CALL_FIELDS: [&[u16]; 61] = [
     &[9, 10, 11, 12, 13, 202, 203, 204, 205],
     &[229],
-    &[275, 276, 277, 278, 279, 280, 281, 282, 283, 284, 285],
+    &[276, 277, 278, 279, 280, 281, 282, 283, 284, 285, 286],
     &[
-        159, 160, 161, 162, 163, 164, 165, 166, 233, 234, 378, 379, 380, 381,
+        159, 160, 161, 162, 163, 164, 165, 166, 233, 234, 379, 380, 381, 382,
     ],
     &[228],
-    &[249, 250, 251, 252],
+    &[250, 251, 252, 253],
     &[4, 5, 6, 7, 8],
-    &[247, 248],
-    &[267, 268, 269, 270, 271],
-    &[374, 375],
+    &[248, 249],
+    &[268, 269, 270, 271, 272],
+    &[375, 376],
     &[236, 237],
-    &[272, 273, 274],
+    &[273, 274, 275],
     &[150, 151, 152, 153, 154],
     &[17, 18, 19, 20],
     &[178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188, 189],
@@ -487,30 +488,30 @@ pub const CALL_FIELDS: [&[u16]; 61] = [
     &[190, 191, 192, 193, 194, 195, 196, 197, 198, 199, 200, 201],
     &[230, 231, 232],
     &[
-        217, 218, 219, 220, 221, 222, 223, 366, 367, 368, 369, 370, 371, 372, 373,
+        217, 218, 219, 220, 221, 222, 223, 367, 368, 369, 370, 371, 372, 373, 374,
     ],
     &[167, 168, 169, 170, 171, 172, 173, 174],
     &[33, 34, 35, 36, 37, 38],
     &[122, 123],
     &[118],
     &[
-        39, 40, 41, 42, 43, 44, 45, 46, 343, 344, 345, 346, 347, 348, 349, 350,
+        39, 40, 41, 42, 43, 44, 45, 46, 344, 345, 346, 347, 348, 349, 350, 351,
     ],
     &[119],
     &[224, 225, 226, 227],
     &[206, 207, 208, 209, 210],
     &[
-        175, 176, 177, 253, 254, 255, 256, 257, 258, 259, 260, 261, 262, 263, 264, 265, 266, 286,
-        287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299, 300, 301, 302, 303, 304,
-        305, 306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317, 318, 319, 320, 321, 322,
-        323, 324, 325, 326, 327, 328, 329, 330, 331, 332, 353, 354, 355, 356, 357, 358, 359, 360,
-        361,
+        175, 176, 177, 254, 255, 256, 257, 258, 259, 260, 261, 262, 263, 264, 265, 266, 267, 287,
+        288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299, 300, 301, 302, 303, 304, 305,
+        306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317, 318, 319, 320, 321, 322, 323,
+        324, 325, 326, 327, 328, 329, 330, 331, 332, 333, 354, 355, 356, 357, 358, 359, 360, 361,
+        362,
     ],
     &[155, 156, 157, 158],
     &[0, 1, 2, 3],
     &[14, 15, 16, 143, 144, 145, 146, 147, 148, 149],
     &[235],
-    &[351, 352],
+    &[352, 353],
     &[120, 121],
     &[57, 58, 59],
     &[47, 48, 49, 50, 51, 52],
@@ -530,15 +531,15 @@ pub const CALL_FIELDS: [&[u16]; 61] = [
     &[139, 140, 141, 142],
     &[129, 130, 131, 132],
     &[64, 65, 66, 67, 68, 69, 70, 71],
-    &[337, 338, 339, 362, 363, 364, 365],
-    &[333, 334, 335, 336],
+    &[338, 339, 340, 363, 364, 365, 366],
+    &[334, 335, 336, 337],
     &[238],
     &[133, 134],
     &[135, 136, 137, 138],
     &[25, 26, 27, 28],
     &[114],
-    &[376, 377, 378, 379, 380, 381],
-    &[239, 240, 241, 242, 243, 244, 245, 246],
+    &[377, 378, 379, 380, 381, 382],
+    &[239, 240, 241, 242, 243, 244, 245, 246, 247],
 ];
 
 /// Builds call `index` (a `CALLS` index) from `v`.
@@ -1911,6 +1912,7 @@ pub fn frame_checksum(
             crc32: v.scalar::<u32>(244),
             image: v.scalar::<u64>(245),
             layout: v.scalar::<u32>(246),
+            frames_late: v.scalar::<u32>(247),
         },
     )
 }
@@ -1924,8 +1926,8 @@ pub fn free_memory(
     FreeMemory::create(
         fbb,
         &FreeMemoryArgs {
-            device: v.scalar::<u64>(247),
-            memory: v.scalar::<u64>(248),
+            device: v.scalar::<u64>(248),
+            memory: v.scalar::<u64>(249),
         },
     )
 }
@@ -1939,10 +1941,10 @@ pub fn get_device_queue(
     GetDeviceQueue::create(
         fbb,
         &GetDeviceQueueArgs {
-            device: v.scalar::<u64>(249),
-            queue_family_index: v.scalar::<u32>(250),
-            queue_index: v.scalar::<u32>(251),
-            queue: v.scalar::<u64>(252),
+            device: v.scalar::<u64>(250),
+            queue_family_index: v.scalar::<u32>(251),
+            queue_index: v.scalar::<u32>(252),
+            queue: v.scalar::<u64>(253),
         },
     )
 }
@@ -1954,7 +1956,7 @@ pub fn graphics_pipeline(
     depth: u32,
 ) -> WIPOffset<GraphicsPipeline<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(255, depth)
+        v.table_len(256, depth)
     } else {
         0
     };
@@ -1963,30 +1965,30 @@ pub fn graphics_pipeline(
     let stages: Option<WIPOffset<Vector<'static, ForwardsUOffset<ShaderStage<'static>>>>> =
         Some(fbb.create_vector(&items));
     let rendering =
-        (depth < MAX_DEPTH && v.present(262)).then(|| pipeline_rendering(fbb, v, depth + 1));
-    let n = v.len(263);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(263)).collect();
-    let dynamic_states = Some(fbb.create_vector(&items));
+        (depth < MAX_DEPTH && v.present(263)).then(|| pipeline_rendering(fbb, v, depth + 1));
     let n = v.len(264);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(264)).collect();
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(264)).collect();
+    let dynamic_states = Some(fbb.create_vector(&items));
+    let n = v.len(265);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(265)).collect();
     let libraries = Some(fbb.create_vector(&items));
-    let state = (depth < MAX_DEPTH && v.present(266)).then(|| pipeline_state(fbb, v, depth + 1));
+    let state = (depth < MAX_DEPTH && v.present(267)).then(|| pipeline_state(fbb, v, depth + 1));
     GraphicsPipeline::create(
         fbb,
         &GraphicsPipelineArgs {
-            pipeline: v.scalar::<u64>(253),
-            flags: v.scalar::<u32>(254),
+            pipeline: v.scalar::<u64>(254),
+            flags: v.scalar::<u32>(255),
             stages,
-            topology: v.scalar::<u32>(256),
-            primitive_restart_enable: v.scalar::<bool>(257),
-            patch_control_points: v.scalar::<u32>(258),
-            layout: v.scalar::<u64>(259),
-            render_pass: v.scalar::<u64>(260),
-            subpass: v.scalar::<u32>(261),
+            topology: v.scalar::<u32>(257),
+            primitive_restart_enable: v.scalar::<bool>(258),
+            patch_control_points: v.scalar::<u32>(259),
+            layout: v.scalar::<u64>(260),
+            render_pass: v.scalar::<u64>(261),
+            subpass: v.scalar::<u32>(262),
             rendering,
             dynamic_states,
             libraries,
-            library_parts: v.scalar::<u32>(265),
+            library_parts: v.scalar::<u32>(266),
             state,
         },
     )
@@ -2001,11 +2003,11 @@ pub fn map_memory(
     MapMemory::create(
         fbb,
         &MapMemoryArgs {
-            device: v.scalar::<u64>(267),
-            memory: v.scalar::<u64>(268),
-            offset: v.scalar::<u64>(269),
-            size: v.scalar::<u64>(270),
-            flags: v.scalar::<u32>(271),
+            device: v.scalar::<u64>(268),
+            memory: v.scalar::<u64>(269),
+            offset: v.scalar::<u64>(270),
+            size: v.scalar::<u64>(271),
+            flags: v.scalar::<u32>(272),
         },
     )
 }
@@ -2016,14 +2018,14 @@ pub fn memory_contents(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<MemoryContents<'static>> {
-    let n = v.len(274);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(274)).collect();
+    let n = v.len(275);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(275)).collect();
     let data = Some(fbb.create_vector(&items));
     MemoryContents::create(
         fbb,
         &MemoryContentsArgs {
-            memory: v.scalar::<u64>(272),
-            offset: v.scalar::<u64>(273),
+            memory: v.scalar::<u64>(273),
+            offset: v.scalar::<u64>(274),
             data,
         },
     )
@@ -2035,26 +2037,26 @@ pub fn physical_device_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PhysicalDeviceInfo<'static>> {
-    let device_name = v.string(279);
+    let device_name = v.string(280);
     let device_name = Some(fbb.create_string(&device_name));
-    let driver_name = v.string(282);
+    let driver_name = v.string(283);
     let driver_name = Some(fbb.create_string(&driver_name));
-    let driver_info = v.string(283);
+    let driver_info = v.string(284);
     let driver_info = Some(fbb.create_string(&driver_info));
     PhysicalDeviceInfo::create(
         fbb,
         &PhysicalDeviceInfoArgs {
-            physical_device: v.scalar::<u64>(275),
-            vendor_id: v.scalar::<u32>(276),
-            device_id: v.scalar::<u32>(277),
-            device_type: v.scalar::<u32>(278),
+            physical_device: v.scalar::<u64>(276),
+            vendor_id: v.scalar::<u32>(277),
+            device_id: v.scalar::<u32>(278),
+            device_type: v.scalar::<u32>(279),
             device_name,
-            api_version: v.scalar::<u32>(280),
-            driver_version: v.scalar::<u32>(281),
+            api_version: v.scalar::<u32>(281),
+            driver_version: v.scalar::<u32>(282),
             driver_name,
             driver_info,
-            max_multiview_view_count: v.scalar::<u32>(284),
-            max_multiview_instance_index: v.scalar::<u32>(285),
+            max_multiview_view_count: v.scalar::<u32>(285),
+            max_multiview_instance_index: v.scalar::<u32>(286),
         },
     )
 }
@@ -2065,16 +2067,16 @@ pub fn pipeline_rendering(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineRendering<'static>> {
-    let n = v.len(287);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(287)).collect();
+    let n = v.len(288);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(288)).collect();
     let color_attachment_formats = Some(fbb.create_vector(&items));
     PipelineRendering::create(
         fbb,
         &PipelineRenderingArgs {
-            view_mask: v.scalar::<u32>(286),
+            view_mask: v.scalar::<u32>(287),
             color_attachment_formats,
-            depth_attachment_format: v.scalar::<u32>(288),
-            stencil_attachment_format: v.scalar::<u32>(289),
+            depth_attachment_format: v.scalar::<u32>(289),
+            stencil_attachment_format: v.scalar::<u32>(290),
         },
     )
 }
@@ -2085,66 +2087,55 @@ pub fn pipeline_state(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineState<'static>> {
-    let n = v.len(290);
+    let n = v.len(291);
     let items: Vec<VertexBinding> = (0..n)
         .map(|_| {
             VertexBinding::new(
-                v.scalar::<u32>(290),
-                v.scalar::<u32>(290),
-                v.scalar::<u32>(290),
-                v.scalar::<u32>(290),
+                v.scalar::<u32>(291),
+                v.scalar::<u32>(291),
+                v.scalar::<u32>(291),
+                v.scalar::<u32>(291),
             )
         })
         .collect();
     let vertex_bindings = Some(fbb.create_vector(&items));
-    let n = v.len(291);
+    let n = v.len(292);
     let items: Vec<VertexAttribute> = (0..n)
         .map(|_| {
             VertexAttribute::new(
-                v.scalar::<u32>(291),
-                v.scalar::<u32>(291),
-                v.scalar::<u32>(291),
-                v.scalar::<u32>(291),
+                v.scalar::<u32>(292),
+                v.scalar::<u32>(292),
+                v.scalar::<u32>(292),
+                v.scalar::<u32>(292),
             )
         })
         .collect();
     let vertex_attributes = Some(fbb.create_vector(&items));
-    let n = v.len(293);
+    let n = v.len(294);
     let items: Vec<Viewport> = (0..n)
         .map(|_| {
             Viewport::new(
-                v.scalar::<f32>(293),
-                v.scalar::<f32>(293),
-                v.scalar::<f32>(293),
-                v.scalar::<f32>(293),
-                v.scalar::<f32>(293),
-                v.scalar::<f32>(293),
+                v.scalar::<f32>(294),
+                v.scalar::<f32>(294),
+                v.scalar::<f32>(294),
+                v.scalar::<f32>(294),
+                v.scalar::<f32>(294),
+                v.scalar::<f32>(294),
             )
         })
         .collect();
     let viewports = Some(fbb.create_vector(&items));
-    let n = v.len(294);
+    let n = v.len(295);
     let items: Vec<Rect2D> = (0..n)
         .map(|_| {
             Rect2D::new(
-                &Offset2D::new(v.scalar::<i32>(294), v.scalar::<i32>(294)),
-                &Extent2D::new(v.scalar::<u32>(294), v.scalar::<u32>(294)),
+                &Offset2D::new(v.scalar::<i32>(295), v.scalar::<i32>(295)),
+                &Extent2D::new(v.scalar::<u32>(295), v.scalar::<u32>(295)),
             )
         })
         .collect();
     let scissors = Some(fbb.create_vector(&items));
-    let stencil_front = v.present(326).then(|| {
-        StencilFace::new(
-            v.scalar::<u32>(326),
-            v.scalar::<u32>(326),
-            v.scalar::<u32>(326),
-            v.scalar::<u32>(326),
-            v.scalar::<u32>(326),
-            v.scalar::<u32>(326),
-            v.scalar::<u32>(326),
-        )
-    });
-    let stencil_back = v.present(327).then(|| {
+    let stencil_front = v.present(327).then(|| {
         StencilFace::new(
             v.scalar::<u32>(327),
             v.scalar::<u32>(327),
@@ -2155,71 +2146,82 @@ pub fn pipeline_state(
             v.scalar::<u32>(327),
         )
     });
-    let n = v.len(330);
+    let stencil_back = v.present(328).then(|| {
+        StencilFace::new(
+            v.scalar::<u32>(328),
+            v.scalar::<u32>(328),
+            v.scalar::<u32>(328),
+            v.scalar::<u32>(328),
+            v.scalar::<u32>(328),
+            v.scalar::<u32>(328),
+            v.scalar::<u32>(328),
+        )
+    });
+    let n = v.len(331);
     let items: Vec<BlendAttachment> = (0..n)
         .map(|_| {
             BlendAttachment::new(
-                v.scalar::<bool>(330),
-                v.scalar::<u32>(330),
-                v.scalar::<u32>(330),
-                v.scalar::<u32>(330),
-                v.scalar::<u32>(330),
-                v.scalar::<u32>(330),
-                v.scalar::<u32>(330),
-                v.scalar::<u32>(330),
+                v.scalar::<bool>(331),
+                v.scalar::<u32>(331),
+                v.scalar::<u32>(331),
+                v.scalar::<u32>(331),
+                v.scalar::<u32>(331),
+                v.scalar::<u32>(331),
+                v.scalar::<u32>(331),
+                v.scalar::<u32>(331),
             )
         })
         .collect();
     let blend_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(331);
-    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(331)).collect();
+    let n = v.len(332);
+    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(332)).collect();
     let blend_constants = Some(fbb.create_vector(&items));
     PipelineState::create(
         fbb,
         &PipelineStateArgs {
             vertex_bindings,
             vertex_attributes,
-            domain_origin: v.scalar::<u32>(292),
+            domain_origin: v.scalar::<u32>(293),
             viewports,
             scissors,
-            depth_clip_negative_one_to_one: v.scalar::<bool>(295),
-            depth_clamp_enable: v.scalar::<bool>(296),
-            rasterizer_discard_enable: v.scalar::<bool>(297),
-            polygon_mode: v.scalar::<u32>(298),
-            cull_mode: v.scalar::<u32>(299),
-            front_face: v.scalar::<u32>(300),
-            depth_bias_enable: v.scalar::<bool>(301),
-            depth_bias_constant: v.scalar::<f32>(302),
-            depth_bias_clamp: v.scalar::<f32>(303),
-            depth_bias_slope: v.scalar::<f32>(304),
-            line_width: v.scalar::<f32>(305),
-            depth_clip: v.scalar::<u8>(306),
-            provoking_vertex: v.scalar::<u32>(307),
-            line_mode: v.scalar::<u32>(308),
-            line_stipple_enable: v.scalar::<bool>(309),
-            line_stipple_factor: v.scalar::<u32>(310),
-            line_stipple_pattern: v.scalar::<u32>(311),
-            rasterization_stream: v.scalar::<u32>(312),
-            conservative_mode: v.scalar::<u32>(313),
-            extra_primitive_overestimation_size: v.scalar::<f32>(314),
-            rasterization_samples: v.scalar::<u32>(315),
-            sample_mask: v.scalar::<u32>(316),
-            alpha_to_coverage_enable: v.scalar::<bool>(317),
-            alpha_to_one_enable: v.scalar::<bool>(318),
-            depth_test_enable: v.scalar::<bool>(319),
-            depth_write_enable: v.scalar::<bool>(320),
-            depth_compare_op: v.scalar::<u32>(321),
-            depth_bounds_test_enable: v.scalar::<bool>(322),
-            min_depth_bounds: v.scalar::<f32>(323),
-            max_depth_bounds: v.scalar::<f32>(324),
-            stencil_test_enable: v.scalar::<bool>(325),
+            depth_clip_negative_one_to_one: v.scalar::<bool>(296),
+            depth_clamp_enable: v.scalar::<bool>(297),
+            rasterizer_discard_enable: v.scalar::<bool>(298),
+            polygon_mode: v.scalar::<u32>(299),
+            cull_mode: v.scalar::<u32>(300),
+            front_face: v.scalar::<u32>(301),
+            depth_bias_enable: v.scalar::<bool>(302),
+            depth_bias_constant: v.scalar::<f32>(303),
+            depth_bias_clamp: v.scalar::<f32>(304),
+            depth_bias_slope: v.scalar::<f32>(305),
+            line_width: v.scalar::<f32>(306),
+            depth_clip: v.scalar::<u8>(307),
+            provoking_vertex: v.scalar::<u32>(308),
+            line_mode: v.scalar::<u32>(309),
+            line_stipple_enable: v.scalar::<bool>(310),
+            line_stipple_factor: v.scalar::<u32>(311),
+            line_stipple_pattern: v.scalar::<u32>(312),
+            rasterization_stream: v.scalar::<u32>(313),
+            conservative_mode: v.scalar::<u32>(314),
+            extra_primitive_overestimation_size: v.scalar::<f32>(315),
+            rasterization_samples: v.scalar::<u32>(316),
+            sample_mask: v.scalar::<u32>(317),
+            alpha_to_coverage_enable: v.scalar::<bool>(318),
+            alpha_to_one_enable: v.scalar::<bool>(319),
+            depth_test_enable: v.scalar::<bool>(320),
+            depth_write_enable: v.scalar::<bool>(321),
+            depth_compare_op: v.scalar::<u32>(322),
+            depth_bounds_test_enable: v.scalar::<bool>(323),
+            min_depth_bounds: v.scalar::<f32>(324),
+            max_depth_bounds: v.scalar::<f32>(325),
+            stencil_test_enable: v.scalar::<bool>(326),
             stencil_front: stencil_front.as_ref(),
             stencil_back: stencil_back.as_ref(),
-            logic_op_enable: v.scalar::<bool>(328),
-            logic_op: v.scalar::<u32>(329),
+            logic_op_enable: v.scalar::<bool>(329),
+            logic_op: v.scalar::<u32>(330),
             blend_attachments,
             blend_constants,
-            color_write_enables: v.scalar::<u32>(332),
+            color_write_enables: v.scalar::<u32>(333),
         },
     )
 }
@@ -2230,19 +2232,19 @@ pub fn queue_present(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<QueuePresent<'static>> {
-    let n = v.len(334);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(334)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(335);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(335)).collect();
-    let swapchains = Some(fbb.create_vector(&items));
+    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(336);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(336)).collect();
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(336)).collect();
+    let swapchains = Some(fbb.create_vector(&items));
+    let n = v.len(337);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(337)).collect();
     let image_indices = Some(fbb.create_vector(&items));
     QueuePresent::create(
         fbb,
         &QueuePresentArgs {
-            queue: v.scalar::<u64>(333),
+            queue: v.scalar::<u64>(334),
             wait_semaphores,
             swapchains,
             image_indices,
@@ -2257,7 +2259,7 @@ pub fn queue_submit(
     depth: u32,
 ) -> WIPOffset<QueueSubmit<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(338, depth)
+        v.table_len(339, depth)
     } else {
         0
     };
@@ -2268,9 +2270,9 @@ pub fn queue_submit(
     QueueSubmit::create(
         fbb,
         &QueueSubmitArgs {
-            queue: v.scalar::<u64>(337),
+            queue: v.scalar::<u64>(338),
             submits,
-            fence: v.scalar::<u64>(339),
+            fence: v.scalar::<u64>(340),
         },
     )
 }
@@ -2281,24 +2283,24 @@ pub fn rendering_attachment(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<RenderingAttachment<'static>> {
-    let clear_value = v.present(350).then(|| {
+    let clear_value = v.present(351).then(|| {
         ClearValue::new(
-            v.scalar::<u32>(350),
-            v.scalar::<u32>(350),
-            v.scalar::<u32>(350),
-            v.scalar::<u32>(350),
+            v.scalar::<u32>(351),
+            v.scalar::<u32>(351),
+            v.scalar::<u32>(351),
+            v.scalar::<u32>(351),
         )
     });
     RenderingAttachment::create(
         fbb,
         &RenderingAttachmentArgs {
-            image_view: v.scalar::<u64>(343),
-            image_layout: v.scalar::<u32>(344),
-            resolve_mode: v.scalar::<u32>(345),
-            resolve_image_view: v.scalar::<u64>(346),
-            resolve_image_layout: v.scalar::<u32>(347),
-            load_op: v.scalar::<u32>(348),
-            store_op: v.scalar::<u32>(349),
+            image_view: v.scalar::<u64>(344),
+            image_layout: v.scalar::<u32>(345),
+            resolve_mode: v.scalar::<u32>(346),
+            resolve_image_view: v.scalar::<u64>(347),
+            resolve_image_layout: v.scalar::<u32>(348),
+            load_op: v.scalar::<u32>(349),
+            store_op: v.scalar::<u32>(350),
             clear_value: clear_value.as_ref(),
         },
     )
@@ -2313,8 +2315,8 @@ pub fn reset_command_buffer(
     ResetCommandBuffer::create(
         fbb,
         &ResetCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(351),
-            flags: v.scalar::<u32>(352),
+            command_buffer: v.scalar::<u64>(352),
+            flags: v.scalar::<u32>(353),
         },
     )
 }
@@ -2325,10 +2327,10 @@ pub fn shader_stage(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<ShaderStage<'static>> {
-    let entry_point = v.string(356);
+    let entry_point = v.string(357);
     let entry_point = Some(fbb.create_string(&entry_point));
     let n = if depth < MAX_DEPTH {
-        v.table_len(357, depth)
+        v.table_len(358, depth)
     } else {
         0
     };
@@ -2338,15 +2340,15 @@ pub fn shader_stage(
     let specialization_entries: Option<
         WIPOffset<Vector<'static, ForwardsUOffset<SpecializationEntry<'static>>>>,
     > = Some(fbb.create_vector(&items));
-    let n = v.len(358);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(358)).collect();
+    let n = v.len(359);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(359)).collect();
     let specialization_data = Some(fbb.create_vector(&items));
     ShaderStage::create(
         fbb,
         &ShaderStageArgs {
-            flags: v.scalar::<u32>(353),
-            stage: v.scalar::<u32>(354),
-            module: v.scalar::<u64>(355),
+            flags: v.scalar::<u32>(354),
+            stage: v.scalar::<u32>(355),
+            module: v.scalar::<u64>(356),
             entry_point,
             specialization_entries,
             specialization_data,
@@ -2363,9 +2365,9 @@ pub fn specialization_entry(
     SpecializationEntry::create(
         fbb,
         &SpecializationEntryArgs {
-            constant_id: v.scalar::<u32>(359),
-            offset: v.scalar::<u32>(360),
-            size: v.scalar::<u64>(361),
+            constant_id: v.scalar::<u32>(360),
+            offset: v.scalar::<u32>(361),
+            size: v.scalar::<u64>(362),
         },
     )
 }
@@ -2376,17 +2378,17 @@ pub fn submit_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubmitInfo<'static>> {
-    let n = v.len(362);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(362)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(363);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(363)).collect();
-    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
+    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(364);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(364)).collect();
-    let command_buffers = Some(fbb.create_vector(&items));
+    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
     let n = v.len(365);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(365)).collect();
+    let command_buffers = Some(fbb.create_vector(&items));
+    let n = v.len(366);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(366)).collect();
     let signal_semaphores = Some(fbb.create_vector(&items));
     SubmitInfo::create(
         fbb,
@@ -2405,17 +2407,6 @@ pub fn subpass_description(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubpassDescription<'static>> {
-    let n = v.len(369);
-    let items: Vec<AttachmentReference> = (0..n)
-        .map(|_| {
-            AttachmentReference::new(
-                v.scalar::<u32>(369),
-                v.scalar::<u32>(369),
-                v.scalar::<u32>(369),
-            )
-        })
-        .collect();
-    let input_attachments = Some(fbb.create_vector(&items));
     let n = v.len(370);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
@@ -2426,7 +2417,7 @@ pub fn subpass_description(
             )
         })
         .collect();
-    let color_attachments = Some(fbb.create_vector(&items));
+    let input_attachments = Some(fbb.create_vector(&items));
     let n = v.len(371);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
@@ -2437,23 +2428,34 @@ pub fn subpass_description(
             )
         })
         .collect();
+    let color_attachments = Some(fbb.create_vector(&items));
+    let n = v.len(372);
+    let items: Vec<AttachmentReference> = (0..n)
+        .map(|_| {
+            AttachmentReference::new(
+                v.scalar::<u32>(372),
+                v.scalar::<u32>(372),
+                v.scalar::<u32>(372),
+            )
+        })
+        .collect();
     let resolve_attachments = Some(fbb.create_vector(&items));
-    let depth_stencil_attachment = v.present(372).then(|| {
+    let depth_stencil_attachment = v.present(373).then(|| {
         AttachmentReference::new(
-            v.scalar::<u32>(372),
-            v.scalar::<u32>(372),
-            v.scalar::<u32>(372),
+            v.scalar::<u32>(373),
+            v.scalar::<u32>(373),
+            v.scalar::<u32>(373),
         )
     });
-    let n = v.len(373);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(373)).collect();
+    let n = v.len(374);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(374)).collect();
     let preserve_attachments = Some(fbb.create_vector(&items));
     SubpassDescription::create(
         fbb,
         &SubpassDescriptionArgs {
-            flags: v.scalar::<u32>(366),
-            pipeline_bind_point: v.scalar::<u32>(367),
-            view_mask: v.scalar::<u32>(368),
+            flags: v.scalar::<u32>(367),
+            pipeline_bind_point: v.scalar::<u32>(368),
+            view_mask: v.scalar::<u32>(369),
             input_attachments,
             color_attachments,
             resolve_attachments,
@@ -2472,8 +2474,8 @@ pub fn unmap_memory(
     UnmapMemory::create(
         fbb,
         &UnmapMemoryArgs {
-            device: v.scalar::<u64>(374),
-            memory: v.scalar::<u64>(375),
+            device: v.scalar::<u64>(375),
+            memory: v.scalar::<u64>(376),
         },
     )
 }
@@ -2493,11 +2495,11 @@ pub fn vulkan_param(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<VulkanParam<'static>> {
-    let n = v.len(379);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(379)).collect();
+    let n = v.len(380);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(380)).collect();
     let bytes = Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(380, depth)
+        v.table_len(381, depth)
     } else {
         0
     };
@@ -2506,7 +2508,7 @@ pub fn vulkan_param(
     let chain: Option<WIPOffset<Vector<'static, ForwardsUOffset<VulkanParam<'static>>>>> =
         Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(381, depth)
+        v.table_len(382, depth)
     } else {
         0
     };
@@ -2517,7 +2519,7 @@ pub fn vulkan_param(
     VulkanParam::create(
         fbb,
         &VulkanParamArgs {
-            value: v.scalar::<u64>(378),
+            value: v.scalar::<u64>(379),
             bytes,
             chain,
             nested,

@@ -3656,8 +3656,8 @@ pub unsafe extern "system" fn vkDestroySwapchainKHR(device: vk::Device, swapchai
     let Some(next) = device_next::<vk::PFN_vkDestroySwapchainKHR>(device, 119) else {
         return;
     };
+    crate::frame_checksums::swapchain_destroying(device, swapchain);
     let _r = next(device, swapchain, p_allocator);
-    crate::frame_checksums::swapchain_destroyed(swapchain);
     record(Scope::Setup, 0, "vkDestroySwapchainKHR", || {
         vec![
             value(device.as_raw()),

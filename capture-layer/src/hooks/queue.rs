@@ -69,6 +69,7 @@ pub unsafe extern "system" fn queue_submit(
     );
     if ends_frame {
         crate::frame_checksums::at_boundary(d, queue, &shown);
+        crate::frame_checksums::before_frame_end(d);
         recorder::end_frame();
     }
     r
@@ -147,6 +148,7 @@ macro_rules! submit2_hooks {
             );
             if ends_frame {
                 crate::frame_checksums::at_boundary(&d, queue, &shown);
+                crate::frame_checksums::before_frame_end(&d);
                 recorder::end_frame();
             }
             r
@@ -179,16 +181,19 @@ pub unsafe extern "system" fn queue_present_khr(
             image_indices: Some(slice(i.p_image_indices, i.swapchain_count).to_vec()),
         }))))
     });
-    // With the frame read back (after the program's semaphores), the present has
-    // nothing left to wait for.
-    let r = if crate::frame_checksums::at_present(d, queue, i) {
-        let mut without_waits = *i;
-        without_waits.wait_semaphore_count = 0;
-        without_waits.p_wait_semaphores = std::ptr::null();
-        next(queue, &without_waits)
-    } else {
-        next(queue, info)
+    // The frame's read-back waited for the program's semaphores: the present waits
+    // for the read-back.
+    let r = match crate::frame_checksums::at_present(d, queue, i) {
+        Some(copied) => {
+            let waits = [copied];
+            let mut after_copy = *i;
+            after_copy.wait_semaphore_count = 1;
+            after_copy.p_wait_semaphores = waits.as_ptr();
+            next(queue, &after_copy)
+        }
+        None => next(queue, info),
     };
+    crate::frame_checksums::before_frame_end(d);
     recorder::end_frame();
     r
 }

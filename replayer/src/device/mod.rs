@@ -235,7 +235,15 @@ struct Replay {
     keep_objects: bool,
     /// In looped frames: the objects each record made, by its sequence number.
     made_by: std::collections::HashMap<u64, Vec<(vk::ObjectType, u64, u64)>>,
+    /// The checksums the capture recorded of presents, by (frame, swapchain): a record
+    /// may come frames after its present, so they are matched once the replay is done.
+    presented_checksums: std::collections::HashMap<(u64, u64), u32>,
 }
+
+/// How many frames past the last replayed one the replay reads on for the checksums of
+/// its presents (the capture layer records a present's checksum up to as many frames
+/// late as it keeps read-backs in flight, 3).
+const CHECKSUM_LOOKAHEAD: u64 = 8;
 
 /// Replays `trace` on a Vulkan device. The device is destroyed on every path.
 pub fn replay_on_device(
@@ -276,6 +284,7 @@ pub fn replay_on_device(
         pass: 0,
         keep_objects: false,
         made_by: Default::default(),
+        presented_checksums: Default::default(),
     };
     let result = replay.run(trace, progress);
     replay.destroy();
@@ -308,8 +317,12 @@ impl Replay {
             let mut past_last = false;
             for record in chunk.records() {
                 if bounded && self.frame > last {
-                    past_last = true;
-                    break;
+                    // Past the last frame only the checksums of its presents are read.
+                    past_last = !self.checksum_past_last(&record, last);
+                    if past_last {
+                        break;
+                    }
+                    continue;
                 }
                 if looping && snapshot.is_none() && self.frame >= first {
                     snapshot = Some(
@@ -378,12 +391,55 @@ impl Replay {
                 }
             }
         }
+        self.match_presented_checksums(first, last);
         if let Some(device) = &self.device {
             // SAFETY: a live device.
             unsafe { device.device_wait_idle() }
                 .map_err(|e| DeviceError::Setup(format!("vkDeviceWaitIdle: {e}")))?;
         }
         Ok(())
+    }
+
+    /// Past the last replayed frame: takes `record`'s checksum where it is of a present
+    /// up to `last`; returns whether to read on (up to [`CHECKSUM_LOOKAHEAD`] frames).
+    fn checksum_past_last(&mut self, record: &Record<'_>, last: u64) -> bool {
+        match record.call_type() {
+            Call::FrameBoundary => {
+                self.frame += 1;
+                self.frame <= last.saturating_add(CHECKSUM_LOOKAHEAD)
+            }
+            Call::FrameChecksum => {
+                if let Some(c) = record.call_as_frame_checksum().filter(|c| c.image() == 0) {
+                    let of = self.frame.checked_sub(u64::from(c.frames_late()));
+                    if let Some(frame) = of.filter(|&f| f <= last) {
+                        self.presented_checksums
+                            .insert((frame, c.swapchain()), c.crc32());
+                    }
+                }
+                true
+            }
+            _ => true,
+        }
+    }
+
+    /// Gives each replayed present the checksum the capture recorded of it, and counts
+    /// the checksums of the presents the replay should have replayed: every frame up
+    /// to `last`, and `first` to `last` again in each further pass over looped frames.
+    fn match_presented_checksums(&mut self, first: u64, last: u64) {
+        for f in self.summary.frames.iter_mut().filter(|f| f.swapchain != 0) {
+            f.captured = self
+                .presented_checksums
+                .get(&(f.frame, f.swapchain))
+                .copied();
+        }
+        let passes = u64::from(self.options.loops.max(1));
+        for &(frame, _) in self.presented_checksums.keys() {
+            self.summary.captured_checksums += match frame {
+                f if f < first => 1,
+                f if f <= last => passes,
+                _ => 0,
+            };
+        }
     }
 
     fn device(&self, seq: u64) -> Result<&ash::Device, DeviceError> {
@@ -510,16 +566,11 @@ impl Replay {
                         self.offscreen_frame(&device, seq, &c)?;
                     }
                 } else if let Some(c) = c {
-                    self.summary.captured_checksums += 1;
-                    let frame = self.frame;
-                    if let Some(f) = self
-                        .summary
-                        .frames
-                        .iter_mut()
-                        .rev()
-                        .find(|f| f.frame == frame && f.swapchain == c.swapchain())
-                    {
-                        f.captured = Some(c.crc32());
+                    // The read-back finished while the program went on: the checksum
+                    // is of the present `frames_late` boundaries back.
+                    if let Some(frame) = self.frame.checked_sub(u64::from(c.frames_late())) {
+                        self.presented_checksums
+                            .insert((frame, c.swapchain()), c.crc32());
                     }
                 }
                 return Ok(());

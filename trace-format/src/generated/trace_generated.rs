@@ -23026,6 +23026,9 @@ pub enum FrameChecksumOffset {}
 /// back by the capture layer, for a replay to compare with. Either a presented image
 /// (`swapchain` and `image_index`, read before the present) or the image an offscreen
 /// program names at a frame boundary (`image`, read after the submit, in `layout`).
+/// A presented image's read-back finishes while the program goes on: its record comes
+/// `frames_late` frame boundaries after the present it belongs to (0 in traces made
+/// before read-backs overlapped the program).
 pub struct FrameChecksum<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }
@@ -23047,6 +23050,7 @@ impl<'a> FrameChecksum<'a> {
   pub const VT_CRC32: ::flatbuffers::VOffsetT = 14;
   pub const VT_IMAGE: ::flatbuffers::VOffsetT = 16;
   pub const VT_LAYOUT: ::flatbuffers::VOffsetT = 18;
+  pub const VT_FRAMES_LATE: ::flatbuffers::VOffsetT = 20;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -23060,6 +23064,7 @@ impl<'a> FrameChecksum<'a> {
     let mut builder = FrameChecksumBuilder::new(_fbb);
     builder.add_image(args.image);
     builder.add_swapchain(args.swapchain);
+    builder.add_frames_late(args.frames_late);
     builder.add_layout(args.layout);
     builder.add_crc32(args.crc32);
     builder.add_format(args.format);
@@ -23078,6 +23083,7 @@ impl<'a> FrameChecksum<'a> {
     let crc32 = self.crc32();
     let image = self.image();
     let layout = self.layout();
+    let frames_late = self.frames_late();
     FrameChecksumT {
       swapchain,
       image_index,
@@ -23087,6 +23093,7 @@ impl<'a> FrameChecksum<'a> {
       crc32,
       image,
       layout,
+      frames_late,
     }
   }
 
@@ -23146,6 +23153,13 @@ impl<'a> FrameChecksum<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u32>(FrameChecksum::VT_LAYOUT, Some(0)).unwrap()}
   }
+  #[inline]
+  pub fn frames_late(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(FrameChecksum::VT_FRAMES_LATE, Some(0)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for FrameChecksum<'_> {
@@ -23162,6 +23176,7 @@ impl ::flatbuffers::Verifiable for FrameChecksum<'_> {
      .visit_field::<u32>("crc32", Self::VT_CRC32, false)?
      .visit_field::<u64>("image", Self::VT_IMAGE, false)?
      .visit_field::<u32>("layout", Self::VT_LAYOUT, false)?
+     .visit_field::<u32>("frames_late", Self::VT_FRAMES_LATE, false)?
      .finish();
     Ok(())
   }
@@ -23175,6 +23190,7 @@ pub struct FrameChecksumArgs {
     pub crc32: u32,
     pub image: u64,
     pub layout: u32,
+    pub frames_late: u32,
 }
 impl<'a> Default for FrameChecksumArgs {
   #[inline]
@@ -23188,6 +23204,7 @@ impl<'a> Default for FrameChecksumArgs {
       crc32: 0,
       image: 0,
       layout: 0,
+      frames_late: 0,
     }
   }
 }
@@ -23197,7 +23214,7 @@ impl Serialize for FrameChecksum<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("FrameChecksum", 8)?;
+    let mut s = serializer.serialize_struct("FrameChecksum", 9)?;
       s.serialize_field("swapchain", &self.swapchain())?;
       s.serialize_field("image_index", &self.image_index())?;
       s.serialize_field("width", &self.width())?;
@@ -23206,6 +23223,7 @@ impl Serialize for FrameChecksum<'_> {
       s.serialize_field("crc32", &self.crc32())?;
       s.serialize_field("image", &self.image())?;
       s.serialize_field("layout", &self.layout())?;
+      s.serialize_field("frames_late", &self.frames_late())?;
     s.end()
   }
 }
@@ -23248,6 +23266,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> FrameChecksumBuilder<'a, 'b, 
     self.fbb_.push_slot::<u32>(FrameChecksum::VT_LAYOUT, layout, 0);
   }
   #[inline]
+  pub fn add_frames_late(&mut self, frames_late: u32) {
+    self.fbb_.push_slot::<u32>(FrameChecksum::VT_FRAMES_LATE, frames_late, 0);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> FrameChecksumBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     FrameChecksumBuilder {
@@ -23273,6 +23295,7 @@ impl ::core::fmt::Debug for FrameChecksum<'_> {
       ds.field("crc32", &self.crc32());
       ds.field("image", &self.image());
       ds.field("layout", &self.layout());
+      ds.field("frames_late", &self.frames_late());
       ds.finish()
   }
 }
@@ -23287,6 +23310,7 @@ pub struct FrameChecksumT {
   pub crc32: u32,
   pub image: u64,
   pub layout: u32,
+  pub frames_late: u32,
 }
 impl Default for FrameChecksumT {
   fn default() -> Self {
@@ -23299,6 +23323,7 @@ impl Default for FrameChecksumT {
       crc32: 0,
       image: 0,
       layout: 0,
+      frames_late: 0,
     }
   }
 }
@@ -23315,6 +23340,7 @@ impl FrameChecksumT {
     let crc32 = self.crc32;
     let image = self.image;
     let layout = self.layout;
+    let frames_late = self.frames_late;
     FrameChecksum::create(_fbb, &FrameChecksumArgs{
       swapchain,
       image_index,
@@ -23324,6 +23350,7 @@ impl FrameChecksumT {
       crc32,
       image,
       layout,
+      frames_late,
     })
   }
 }

@@ -1746,6 +1746,12 @@ pub(crate) static TABLES: [Table; 75] = [
                 required: false,
                 kind: Kind::Inline { size: 4, align: 4 },
             },
+            Field {
+                name: "frames_late",
+                voffset: 20,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
         ],
     },
     Table {

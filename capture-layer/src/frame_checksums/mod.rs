@@ -1,11 +1,17 @@
 //! Checksums of presented frames: at each present the layer copies every presented
-//! image into a host-visible buffer (waiting for the program's rendering through the
-//! present's semaphores), hashes its texels (CRC-32, rows packed) and records a
-//! `FrameChecksum`, so that a replay on a device can say whether it drew the same
-//! frames. The present then waits for nothing more: the copy waited for the rendering.
+//! image into a host-visible buffer (a submit of its own that waits for the program's
+//! semaphores and signals one the present waits for instead), and a later present
+//! hashes the texels (CRC-32, rows packed) and records a `FrameChecksum` that says how
+//! many frames late it comes (`in_flight`), so that a replay on a device can say whether
+//! it drew the same frames. Nothing waits on the CPU for the program's rendering.
+//! Offscreen programs that name their frame's images at a frame boundary have them read
+//! back at the submit, waiting for it.
 //!
 //! Swapchains are created with `TRANSFER_SRC` added to their usage so their images
 //! can be copied. `MACROSCOPE_CAPTURE_FRAME_CHECKSUMS=0` turns all this off.
+
+mod in_flight;
+mod readback;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +24,8 @@ use trace_format::generated::trace::{CallT, FrameChecksumT};
 use crate::dispatch::DeviceData;
 use crate::recorder::{self, Scope};
 use crate::settings::LogLevel;
+use in_flight::{InFlight, Presented};
+use readback::{record_copies, set_loader_dispatch, HostBuffer, Source};
 
 /// A swapchain the program made: what reading its images back needs.
 struct Swapchain {
@@ -27,15 +35,13 @@ struct Swapchain {
     copyable: bool,
 }
 
-/// A device's read-back objects, made at its first present.
+/// A device's objects for reading offscreen frames back at a boundary, made at the
+/// first; the copy is waited for.
 struct Reader {
     pool: vk::CommandPool,
     family: u32,
     fence: vk::Fence,
-    buffer: vk::Buffer,
-    memory: vk::DeviceMemory,
-    mapped: *const u8,
-    size: u64,
+    buffer: HostBuffer,
 }
 
 // SAFETY: the mapping is only read under the state's lock.
@@ -46,6 +52,8 @@ struct State {
     swapchains: HashMap<u64, Swapchain>,
     queue_families: HashMap<u64, u32>,
     readers: HashMap<u64, Reader>,
+    /// Each device's read-backs of presents, by the device's handle.
+    in_flight: HashMap<u64, InFlight>,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -137,19 +145,39 @@ pub unsafe fn swapchain_images(
     });
 }
 
-/// Forgets a destroyed swapchain.
-pub fn swapchain_destroyed(swapchain: vk::SwapchainKHR) {
-    with_state(|s| s.swapchains.remove(&swapchain.as_raw()));
+/// Before a swapchain is destroyed: waits for the read-backs of its images still in
+/// flight (they use them) and records them, then forgets it.
+///
+/// # Safety
+/// `device` must be the live device of `swapchain`.
+pub unsafe fn swapchain_destroying(device: vk::Device, swapchain: vk::SwapchainKHR) {
+    let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    let state = guard.get_or_insert_with(State::default);
+    state.swapchains.remove(&swapchain.as_raw());
+    let Some(d) = crate::dispatch::device_of(device) else {
+        return;
+    };
+    if let Some(f) = state.in_flight.get_mut(&d.handle.as_raw()) {
+        if let Err(e) = f.swapchain_destroyed(d, swapchain.as_raw()) {
+            give_up(&e.to_string());
+        }
+    }
 }
 
-/// Reads the presented images back and records their checksums; returns whether it
-/// did (the rendering is then finished, and the present need not wait).
+/// At a present: copies the presented images back, overlapping the program, and
+/// records the checksums of earlier presents' copies that have finished. Returns the
+/// semaphore the present must wait for in place of the program's (signalled once the
+/// copy, which waited for them, is done), or `None` where nothing was copied.
 ///
 /// # Safety
 /// `info` must be the program's valid present info for `queue`.
-pub unsafe fn at_present(d: &DeviceData, queue: vk::Queue, info: &vk::PresentInfoKHR) -> bool {
-    if !enabled() || info.swapchain_count == 0 {
-        return false;
+pub unsafe fn at_present(
+    d: &DeviceData,
+    queue: vk::Queue,
+    info: &vk::PresentInfoKHR,
+) -> Option<vk::Semaphore> {
+    if !enabled() || info.swapchain_count == 0 || !recorder::recording_frame() {
+        return None;
     }
     let swapchains = std::slice::from_raw_parts(info.p_swapchains, info.swapchain_count as usize);
     let indices = std::slice::from_raw_parts(info.p_image_indices, info.swapchain_count as usize);
@@ -160,59 +188,84 @@ pub unsafe fn at_present(d: &DeviceData, queue: vk::Queue, info: &vk::PresentInf
     };
     let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     let state = guard.get_or_insert_with(State::default);
-    let Some(&family) = state.queue_families.get(&queue.as_raw()) else {
-        return false;
-    };
-    let mut waited = false;
-    for (swapchain, index) in swapchains.iter().zip(indices) {
-        let Some(sc) = state.swapchains.get(&swapchain.as_raw()) else {
-            continue;
-        };
-        let (Some(&image), Some(texel), true) = (
-            sc.images.get(*index as usize),
-            trace_format::frame_checksum::texel_size(sc.format.as_raw() as u32),
-            sc.copyable,
-        ) else {
-            continue;
-        };
-        let size = u64::from(sc.extent.width) * u64::from(sc.extent.height) * texel;
-        let reader = match reader(d, &mut state.readers, family, size) {
-            Ok(r) => r,
-            Err(e) => {
-                give_up(&e.to_string());
-                return waited;
-            }
-        };
-        let wait_now = if waited { &[][..] } else { waits };
-        let source = Source {
-            image,
-            layout: vk::ImageLayout::PRESENT_SRC_KHR,
-            extent: sc.extent,
-            texel,
-        };
-        match read(d, queue, reader, &source, wait_now) {
-            Ok(texels) => {
-                waited = true;
-                let (format, extent) = (sc.format, sc.extent);
-                let crc32 = trace_format::frame_checksum::checksum(texels);
-                recorder::record(Scope::Frame, 0, || {
-                    let mut t = FrameChecksumT::default();
-                    t.swapchain = swapchain.as_raw();
-                    t.image_index = *index;
-                    t.width = extent.width;
-                    t.height = extent.height;
-                    t.format = format.as_raw() as u32;
-                    t.crc32 = crc32;
-                    Some(CallT::FrameChecksum(Box::new(t)))
-                });
-            }
-            Err(e) => {
-                give_up(&e.to_string());
-                return waited;
+    let &family = state.queue_families.get(&queue.as_raw())?;
+    let images: Vec<Presented> = swapchains
+        .iter()
+        .zip(indices)
+        .filter_map(|(swapchain, &index)| {
+            let sc = state.swapchains.get(&swapchain.as_raw())?;
+            let texel = trace_format::frame_checksum::texel_size(sc.format.as_raw() as u32)?;
+            let &image = sc.images.get(index as usize).filter(|_| sc.copyable)?;
+            Some(Presented {
+                swapchain: swapchain.as_raw(),
+                image_index: index,
+                format: sc.format,
+                source: Source {
+                    image,
+                    layout: vk::ImageLayout::PRESENT_SRC_KHR,
+                    extent: sc.extent,
+                    texel,
+                },
+            })
+        })
+        .collect();
+    if images.is_empty() {
+        return None;
+    }
+    let key = d.handle.as_raw();
+    if state
+        .in_flight
+        .get(&key)
+        .is_some_and(|f| f.family != family)
+    {
+        // Presents moved to a queue of another family: finish the old family's copies.
+        if let Some(mut old) = state.in_flight.remove(&key) {
+            let finished = old.finish_all(d);
+            if finished.is_ok() {
+                old.destroy(d);
             }
         }
     }
-    waited
+    let in_flight = match state.in_flight.entry(key) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(e) => match InFlight::new(d, family) {
+            Ok(f) => e.insert(f),
+            Err(e) => {
+                give_up(&e.to_string());
+                return None;
+            }
+        },
+    };
+    match in_flight.present(d, queue, waits, &images) {
+        Ok(signal) => Some(signal),
+        Err(e) => {
+            give_up(&e.to_string());
+            None
+        }
+    }
+}
+
+/// Before the frame ends: where the capture ends with it, waits for the read-backs in
+/// flight and records them, so that the trace holds every presented frame's checksum.
+///
+/// # Safety
+/// `d` must be a live device.
+pub unsafe fn before_frame_end(d: &DeviceData) {
+    if !recorder::last_frame_now() {
+        return;
+    }
+    finish_in_flight(d);
+}
+
+/// Waits for the device's read-backs in flight and records them.
+unsafe fn finish_in_flight(d: &DeviceData) {
+    let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    let state = guard.get_or_insert_with(State::default);
+    if let Some(f) = state.in_flight.get_mut(&d.handle.as_raw()) {
+        if let Err(e) = f.finish_all(d) {
+            give_up(&e.to_string());
+        }
+    }
 }
 
 /// At a submit that ends a frame and names `images` (`VkFrameBoundaryEXT`): reads each
@@ -257,7 +310,7 @@ pub unsafe fn at_boundary(d: &DeviceData, queue: vk::Queue, images: &[vk::Image]
             extent: info.extent,
             texel,
         };
-        match read(d, queue, reader, &source, &[]) {
+        match read(d, queue, reader, &source) {
             Ok(texels) => {
                 let crc32 = trace_format::frame_checksum::checksum(texels);
                 recorder::record(Scope::Frame, 0, || {
@@ -286,7 +339,7 @@ unsafe fn reader<'a>(
     let key = d.handle.as_raw();
     let stale = readers
         .get(&key)
-        .is_some_and(|r| r.size < size || r.family != family);
+        .is_some_and(|r| r.buffer.size < size || r.family != family);
     if stale {
         if let Some(r) = readers.remove(&key) {
             destroy_reader(d, r);
@@ -304,37 +357,12 @@ unsafe fn reader<'a>(
             None,
         )?;
         let fence = f.create_fence(&vk::FenceCreateInfo::default(), None)?;
-        let buffer = f.create_buffer(
-            &vk::BufferCreateInfo::default()
-                .size(size)
-                .usage(vk::BufferUsageFlags::TRANSFER_DST),
-            None,
-        )?;
-        let req = f.get_buffer_memory_requirements(buffer);
-        let bits = match req.memory_type_bits & d.cached_memory_types {
-            0 => req.memory_type_bits & d.host_memory_types,
-            cached => cached,
-        };
-        if bits == 0 {
-            return Err(vk::Result::ERROR_OUT_OF_HOST_MEMORY);
-        }
-        let memory = f.allocate_memory(
-            &vk::MemoryAllocateInfo::default()
-                .allocation_size(req.size)
-                .memory_type_index(bits.trailing_zeros()),
-            None,
-        )?;
-        f.bind_buffer_memory(buffer, memory, 0)?;
-        let mapped =
-            f.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())? as *const u8;
+        let buffer = HostBuffer::new(d, size)?;
         slot.insert(Reader {
             pool,
             family,
             fence,
             buffer,
-            memory,
-            mapped,
-            size,
         });
     }
     readers.get_mut(&key).ok_or(vk::Result::ERROR_UNKNOWN)
@@ -342,136 +370,62 @@ unsafe fn reader<'a>(
 
 unsafe fn destroy_reader(d: &DeviceData, r: Reader) {
     let f = &d.fns;
-    f.destroy_buffer(r.buffer, None);
-    f.free_memory(r.memory, None);
+    r.buffer.destroy(d);
     f.destroy_fence(r.fence, None);
     f.destroy_command_pool(r.pool, None);
 }
 
-/// An image to read back: in `layout`, and left in it.
-struct Source {
-    image: vk::Image,
-    layout: vk::ImageLayout,
-    extent: vk::Extent2D,
-    texel: u64,
-}
-
-/// Copies `source` out after `waits` and returns its texels.
+/// Copies `source` out after all earlier work on `queue` and returns its texels.
 unsafe fn read<'r>(
     d: &DeviceData,
     queue: vk::Queue,
     r: &'r Reader,
     source: &Source,
-    waits: &[vk::Semaphore],
 ) -> Result<&'r [u8], vk::Result> {
-    let Source {
-        image,
-        layout,
-        extent,
-        texel,
-    } = *source;
     let f = &d.fns;
     let cb = f.allocate_command_buffers(
         &vk::CommandBufferAllocateInfo::default()
             .command_pool(r.pool)
             .command_buffer_count(1),
     )?[0];
-    // The loader's dispatch pointer, as for every dispatchable object a layer makes.
-    *(cb.as_raw() as *mut usize) = *(d.handle.as_raw() as *const usize);
-    f.begin_command_buffer(
-        cb,
-        &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-    )?;
-    let range = vk::ImageSubresourceRange {
-        aspect_mask: vk::ImageAspectFlags::COLOR,
-        base_mip_level: 0,
-        level_count: 1,
-        base_array_layer: 0,
-        layer_count: 1,
-    };
-    let barrier = |from, to, src, dst| {
-        vk::ImageMemoryBarrier::default()
-            .old_layout(from)
-            .new_layout(to)
-            .src_access_mask(src)
-            .dst_access_mask(dst)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(image)
-            .subresource_range(range)
-    };
-    let present = layout;
-    let transfer = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
-    f.cmd_pipeline_barrier(
-        cb,
-        vk::PipelineStageFlags::ALL_COMMANDS,
-        vk::PipelineStageFlags::TRANSFER,
-        vk::DependencyFlags::empty(),
-        &[],
-        &[],
-        &[barrier(
-            present,
-            transfer,
-            vk::AccessFlags::MEMORY_WRITE,
-            vk::AccessFlags::TRANSFER_READ,
-        )],
-    );
-    let region = vk::BufferImageCopy::default()
-        .image_subresource(vk::ImageSubresourceLayers {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            mip_level: 0,
-            base_array_layer: 0,
-            layer_count: 1,
-        })
-        .image_extent(vk::Extent3D {
-            width: extent.width,
-            height: extent.height,
-            depth: 1,
+    set_loader_dispatch(d, cb);
+    let recorded = f
+        .begin_command_buffer(
+            cb,
+            &vk::CommandBufferBeginInfo::default()
+                .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+        )
+        .and_then(|()| {
+            record_copies(d, cb, &[(*source, 0)], r.buffer.buffer);
+            f.end_command_buffer(cb)
         });
-    f.cmd_copy_image_to_buffer(cb, image, transfer, r.buffer, &[region]);
-    f.cmd_pipeline_barrier(
-        cb,
-        vk::PipelineStageFlags::TRANSFER,
-        vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
-        vk::DependencyFlags::empty(),
-        &[vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::HOST_READ)],
-        &[],
-        &[barrier(
-            transfer,
-            present,
-            vk::AccessFlags::TRANSFER_READ,
-            vk::AccessFlags::MEMORY_READ,
-        )],
-    );
-    f.end_command_buffer(cb)?;
-    let stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; waits.len()];
     let cbs = [cb];
-    let submit = vk::SubmitInfo::default()
-        .wait_semaphores(waits)
-        .wait_dst_stage_mask(&stages)
-        .command_buffers(&cbs);
-    let result = f
-        .queue_submit(queue, &[submit], r.fence)
-        .and_then(|()| f.wait_for_fences(&[r.fence], true, u64::MAX))
-        .and_then(|()| f.reset_fences(&[r.fence]));
+    let result = recorded.and_then(|()| {
+        let submit = vk::SubmitInfo::default().command_buffers(&cbs);
+        f.queue_submit(queue, &[submit], r.fence)
+            .and_then(|()| f.wait_for_fences(&[r.fence], true, u64::MAX))
+            .and_then(|()| f.reset_fences(&[r.fence]))
+    });
     f.free_command_buffers(r.pool, &cbs);
     result?;
-    let size = u64::from(extent.width) * u64::from(extent.height) * texel;
-    Ok(std::slice::from_raw_parts(
-        r.mapped,
-        size.min(r.size) as usize,
-    ))
+    Ok(r.buffer.bytes(0, source.len()))
 }
 
-/// Destroys a device's read-back objects (at `vkDestroyDevice`).
+/// Records the checksums of the device's read-backs still in flight and destroys its
+/// read-back objects (at `vkDestroyDevice`).
 ///
 /// # Safety
 /// The device must be idle.
 pub unsafe fn device_destroyed(d: &DeviceData) {
-    let reader = with_state(|s| s.readers.remove(&d.handle.as_raw()));
+    finish_in_flight(d);
+    let (reader, in_flight) = with_state(|s| {
+        let key = d.handle.as_raw();
+        (s.readers.remove(&key), s.in_flight.remove(&key))
+    });
     if let Some(r) = reader {
         destroy_reader(d, r);
+    }
+    if let Some(f) = in_flight {
+        f.destroy(d);
     }
 }
