@@ -22,8 +22,11 @@ const LABELS: &[&str] = &[
 ];
 
 /// Commands a serialized replay answers without calling: every submit already waited
-/// for its work, and timeline values are not in the trace.
+/// for its work (so a fence it signals is signalled, and one no replayed submit
+/// signals — a trace captured from a later frame on — never would be), and timeline
+/// values are not in the trace.
 const SERIAL_NO_OPS: &[&str] = &[
+    "vkWaitForFences",
     "vkWaitSemaphores",
     "vkWaitSemaphoresKHR",
     "vkSignalSemaphore",
