@@ -285,24 +285,32 @@ fn run(mut sequencer: Sequencer, messages: &Receiver<Message>, hooks: &Hooks) {
     let _ = sequencer.finish();
 }
 
-/// How often the merger looks at its queue while blocks keep coming.
+/// How soon the merger looks at its queue again after finding it empty, while blocks
+/// keep coming.
 const POLL: Duration = Duration::from_micros(100);
+/// The longest it sleeps between looks: each quiet look doubles the sleep up to this.
+const POLL_MAX: Duration = Duration::from_millis(1);
 /// How long the queue stays empty before the merger blocks on it.
 const PARK_AFTER: Duration = Duration::from_millis(5);
 
 /// The next message, `None` once every sender is gone. While blocks keep coming the
 /// merger polls the queue, so a recording thread handing a block over finds nobody to
 /// wake (a wake-up is a system call on the program's thread: on the NVIDIA machine the
-/// storm scene made ~14 K of them a run); after [`PARK_AFTER`] of quiet it blocks.
+/// storm scene made ~14 K of them a run). The longer the queue stays empty the longer
+/// it sleeps between looks (a program handing over one block a frame would otherwise
+/// have it wake every 100 µs all run long, on a core the program renders with); after
+/// [`PARK_AFTER`] of quiet it blocks.
 fn next_message(messages: &Receiver<Message>) -> Option<Message> {
     let mut quiet = Duration::ZERO;
+    let mut sleep = POLL;
     loop {
         match messages.try_recv() {
             Ok(message) => return Some(message),
             Err(TryRecvError::Disconnected) => return None,
             Err(TryRecvError::Empty) if quiet < PARK_AFTER => {
-                std::thread::sleep(POLL);
-                quiet += POLL;
+                std::thread::sleep(sleep);
+                quiet += sleep;
+                sleep = (sleep * 2).min(POLL_MAX);
             }
             Err(TryRecvError::Empty) => return messages.recv().ok(),
         }
