@@ -354,7 +354,23 @@ fn render(
         );
     }
 
-    let _ = writeln!(s, "\nmacros (NVK 25.0.7 words / model words)");
+    match (nvk_version, other_release) {
+        (Some(release), None) => {
+            let _ = writeln!(s, "\nmacros (NVK {release} words / model words)");
+        }
+        (None, _) => {
+            let _ = writeln!(
+                s,
+                "\nmacros by id (the tap's NVK words / model words; named as NVK {modelled} numbers them)"
+            );
+        }
+        (_, Some(release)) => {
+            let _ = writeln!(
+                s,
+                "\nmacros by id (NVK {release} words / model words; named as NVK {modelled} numbers them, which NVK {release} need not)"
+            );
+        }
+    }
     for m in &v.macros {
         let words = |w: Option<usize>| w.map_or("-".to_string(), |w| w.to_string());
         let verdict = if m.equal {
