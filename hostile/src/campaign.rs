@@ -19,7 +19,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use trace_format::container::{ChunkMeta, ContainerReader, ContainerWriter, WriterOptions};
-use trace_format::wire::CHUNK_ENDS_FRAME;
+use trace_format::wire::{CHUNK_ENDS_FRAME, CHUNK_STORED_RECORDS};
 use trace_format::Content;
 
 use crate::fuzz::{fnv, mutate, Rng};
@@ -314,6 +314,7 @@ impl Seed {
                     first_seq: chunk.header.first_seq,
                     first_frame: chunk.header.first_frame,
                     ends_frame: chunk.header.flags & CHUNK_ENDS_FRAME != 0,
+                    stored_records: chunk.header.flags & CHUNK_STORED_RECORDS != 0,
                 };
                 chunks.push((meta, std::mem::take(&mut chunk.payload)));
             }

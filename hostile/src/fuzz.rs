@@ -241,6 +241,7 @@ fn write_payload(file: &Path, payload: &[u8]) -> std::io::Result<()> {
             first_seq: 0,
             first_frame: 0,
             ends_frame: true,
+            stored_records: false,
         };
         w.write_chunk(payload.to_vec(), 0, meta)?;
         w.finish(1)?;

@@ -1,7 +1,7 @@
 //! How a recording thread keeps its records in its [`RecordBlock`](crate::record_block::RecordBlock):
 //! one stream of bytes, each record framed by a header word and carrying only what
-//! changed since the block's previous record; laid out as flatbuffers later, on the
-//! threads that merge and compress them.
+//! changed since the block's previous record. Trace chunks store their records in the
+//! same stream (`record_block::ChunkBody`); the reader lays them out as flatbuffers.
 //!
 //! A program's thread pays for every byte it writes (each new cache line of its block
 //! is fetched for ownership) and for every instruction between its Vulkan calls. Most

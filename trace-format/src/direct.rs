@@ -288,3 +288,69 @@ pub fn schema_mismatch(call_type: Call, fields: &[DirectField<'_>]) -> Option<St
     }
     None
 }
+
+/// Whether a stored compact record of `call_type` with `count` fields of `kinds` (four
+/// bits a field, [`crate::compact`]'s codes) lays out as the schema's table for that
+/// call: every field of the table, in order, each of its kind and size. What a reader
+/// checks before laying out a record it read from a file.
+pub(crate) fn stored_fields_fit(call_type: Call, count: u8, kinds: u64) -> bool {
+    static EXPECTED: OnceLock<[Option<ExpectedFields>; 256]> = OnceLock::new();
+    let expected =
+        EXPECTED.get_or_init(|| std::array::from_fn(|t| ExpectedFields::of(Call(t as u8))));
+    let Some(expected) = &expected[usize::from(call_type.0)] else {
+        return false;
+    };
+    if count != expected.count {
+        return false;
+    }
+    (0..usize::from(count)).all(|i| {
+        let code = (kinds >> (4 * i)) & 0xf;
+        expected.allowed[i] & (1 << code) != 0
+    })
+}
+
+/// The fields the schema's table for one call has, as compact kind codes.
+struct ExpectedFields {
+    count: u8,
+    /// For each field, a bit per kind code it may be stored as.
+    allowed: [u16; MAX_DIRECT_FIELDS],
+}
+
+impl ExpectedFields {
+    /// What records of `call_type` must hold; `None` when the call is not in the schema
+    /// or its table holds a field a direct record cannot (a string, a table, a union).
+    fn of(call_type: Call) -> Option<Self> {
+        let record = TABLES.iter().find(|t| t.name == "Record")?;
+        let members = record.fields.iter().find_map(|f| match f.kind {
+            Kind::Union(members) => Some(members),
+            _ => None,
+        })?;
+        let table = usize::from(call_type.0)
+            .checked_sub(1)
+            .and_then(|i| members.get(i))?;
+        let table = &TABLES[usize::from(*table)];
+        if table.fields.len() > MAX_DIRECT_FIELDS {
+            return None;
+        }
+        let mut allowed = [0u16; MAX_DIRECT_FIELDS];
+        for field in table.fields {
+            let index = usize::from(field.voffset.checked_sub(4)? / 2);
+            if index >= MAX_DIRECT_FIELDS {
+                return None;
+            }
+            // The codes of `compact::kind_code`.
+            allowed[index] = match field.kind {
+                Kind::Inline { size: 8, .. } => 1 << 1,
+                Kind::Inline { size: 4, .. } => 1 << 2 | 1 << 3,
+                Kind::Vector { size: 1, .. } => 1 << 4,
+                Kind::Vector { size: 4, .. } => 1 << 5,
+                Kind::Vector { size: 8, .. } => 1 << 6,
+                _ => return None,
+            };
+        }
+        Some(ExpectedFields {
+            count: table.fields.len() as u8,
+            allowed,
+        })
+    }
+}

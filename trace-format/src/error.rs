@@ -52,11 +52,13 @@ pub enum ErrorKind {
     #[error("not a macroscope file (bad magic)")]
     BadMagic,
     /// The file is of a format version this build cannot read.
-    #[error("format version {found} is not supported (this build reads version {supported})")]
+    #[error(
+        "format version {found} is not supported (this build reads versions 1 to {supported})"
+    )]
     UnsupportedVersion {
         /// Version in the file.
         found: u16,
-        /// Version this build reads.
+        /// The newest version this build reads.
         supported: u16,
     },
     /// The header's content code is unknown.
@@ -118,6 +120,9 @@ pub enum ErrorKind {
     /// The payload verifier rejected the payload.
     #[error("invalid flatbuffer: {0}")]
     InvalidFlatbuffer(#[from] Box<crate::verify::Invalid>),
+    /// A chunk of stored records holds one that cannot be laid out as a record.
+    #[error("{0}")]
+    BadStoredRecord(#[from] crate::record_block::BadStoredRecord),
     /// The chunk holds another number of records than its header says.
     #[error("holds {actual} records, header declares {declared}")]
     RecordCount {

@@ -2,15 +2,16 @@
 //! block a recording thread keeps them in ([`RecordBlock`]); and the chunk layout that
 //! gathers them.
 //!
-//! A trace chunk's payload is one `RecordBatch` whose `records` vector points at the
+//! A trace chunk is read as one `RecordBatch` whose `records` vector points at the
 //! records' tables. The writer does not build the chunk in one flatbuffers builder: each
 //! record is finished on its own (a root offset, its table, its vtable, its strings and
-//! vectors) and its bytes are placed, eight-byte aligned, after a small hand-made head
-//! (the root offset, the batch's vtable and table, and the vector of offsets). A record
-//! so encoded can be made on any thread and moved into any chunk, which is what lets the
-//! capture layer's threads encode without a shared lock (see [`crate::sequencer`]). The
-//! payload is an ordinary flatbuffer: every offset points forward, every object keeps
-//! its alignment, and the reader and its verifier see no difference.
+//! vectors) or kept compact, and the chunk stores them as a stream ([`ChunkBody`]); the
+//! reader places their bytes, eight-byte aligned, after a small hand-made head (the
+//! root offset, the batch's vtable and table, and the vector of offsets), compact ones
+//! laid out ([`lay_out_stored`]). A record so encoded can be made on any thread and
+//! moved into any chunk, which is what lets the capture layer's threads encode without a
+//! shared lock (see [`crate::sequencer`]). The batch is an ordinary flatbuffer: every
+//! offset points forward, every object keeps its alignment.
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 
@@ -47,7 +48,7 @@ pub enum RecordBody<'a> {
     /// A finished flatbuffer whose root is a `Record`.
     Finished(&'a [u8]),
     /// A compact record ([`crate::compact`]): its head and its fields' bytes (starting
-    /// 8-aligned), laid out as a flatbuffer when its chunk is written.
+    /// 8-aligned), stored compact and laid out as a flatbuffer by the reader.
     Compact {
         /// The call, its fields' kinds and its envelope.
         head: CompactHead,
@@ -180,8 +181,7 @@ impl RecordBlock {
 
     /// Appends a record of `call_type` holding `fields` (see [`crate::direct`]), with
     /// order key `key` (at least every one in the block). It is kept compact
-    /// ([`crate::compact`]) until its chunk is written, and laid out as a flatbuffer
-    /// there: on a compression thread, not the recording one.
+    /// ([`crate::compact`]), in the trace too; its reader lays it out as a flatbuffer.
     #[inline(always)]
     pub fn push_direct(
         &mut self,
@@ -283,49 +283,41 @@ fn set_envelope_seq(record: &mut [u8], seq: u64) -> Option<()> {
     Some(())
 }
 
-/// Where one record of a [`ChunkBody`] lies, and how it is stored.
-#[derive(Clone, Copy, Debug)]
-struct BodyEntry {
-    start: u32,
-    end: u32,
-    seq: u64,
-    /// A compact record's head (its bytes are its fields); `None` for a finished one.
-    compact: Option<CompactHead>,
-}
-
-/// A chunk's records being gathered, as they were stored: compact or finished. The
-/// merging thread only appends their bytes; [`finish_into`](Self::finish_into), on the
-/// compression thread that takes the chunk, lays out the payload.
+/// A chunk's records being gathered, as a trace stores them: the stream of a
+/// [`RecordBlock`], compact records kept compact, with order key 0 throughout (a
+/// record's sequence number is its place in the chunk, counted from the chunk's first).
+/// The merging thread appends; the compression thread compresses the stream as it is
+/// (a chunk flagged [`CHUNK_STORED_RECORDS`](crate::wire::CHUNK_STORED_RECORDS)), and
+/// the reader lays it out as a `RecordBatch` ([`lay_out_stored`]).
 #[derive(Debug, Default)]
 pub(crate) struct ChunkBody {
     bytes: Vec<u8>,
-    entries: Vec<BodyEntry>,
-    /// Each laid-out record's table, as an offset into the payload (reused from chunk
-    /// to chunk).
-    tables: Vec<u32>,
+    /// What the last record appended left to the next.
+    carried: Carried,
+    records: usize,
 }
 
 impl ChunkBody {
-    /// Appends one record's bytes, as record `seq` of the trace.
-    pub(crate) fn push(&mut self, record: EncodedRecord<'_>, seq: u64) {
-        let (bytes, compact) = match record.body {
-            RecordBody::Finished(bytes) => (bytes, None),
-            RecordBody::Compact { head, fields } => (fields, Some(head)),
-        };
-        let start = self.bytes.len().next_multiple_of(RECORD_ALIGN);
-        self.bytes.resize(start, 0);
-        self.bytes.extend_from_slice(bytes);
-        self.entries.push(BodyEntry {
-            start: start as u32,
-            end: self.bytes.len() as u32,
-            seq,
-            compact,
-        });
+    /// Appends one record.
+    pub(crate) fn push(&mut self, record: EncodedRecord<'_>) {
+        match record.body {
+            RecordBody::Finished(bytes) => append_finished(
+                &mut self.bytes,
+                &mut self.carried,
+                0,
+                record.frame_boundary,
+                bytes,
+            ),
+            RecordBody::Compact { head, fields } => {
+                compact::append_compact_fields(&mut self.bytes, &mut self.carried, 0, &head, fields)
+            }
+        }
+        self.records += 1;
     }
 
     /// Records held.
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.records
     }
 
     /// Bytes held.
@@ -333,61 +325,162 @@ impl ChunkBody {
         self.bytes.len()
     }
 
-    /// Writes the chunk payload into `out`: the head, then each record laid out as a
-    /// flatbuffer after it (compact ones expanded), in one pass; empties the body.
-    pub(crate) fn finish_into(&mut self, out: &mut Vec<u8>) -> Result<(), MalformedRecord> {
-        let laid_out = self.lay_out_after_head(out);
+    /// Hands the stored records over as the chunk's payload: `out` takes the body's
+    /// bytes, the body keeps `out`'s buffer (emptied) for its next chunk.
+    pub(crate) fn finish_into(&mut self, out: &mut Vec<u8>) {
+        std::mem::swap(out, &mut self.bytes);
         self.bytes.clear();
-        self.entries.clear();
-        laid_out
+        self.carried = Carried::default();
+        self.records = 0;
     }
+}
 
-    fn lay_out_after_head(&mut self, out: &mut Vec<u8>) -> Result<(), MalformedRecord> {
-        let n = self.entries.len();
-        let base = (HEAD_BYTES + 4 * n).next_multiple_of(RECORD_ALIGN);
-        out.clear();
-        out.reserve(base + self.bytes.len() * 2);
-        out.resize(base, 0);
-        self.tables.clear();
-        for e in &self.entries {
-            let stored = &self.bytes[e.start as usize..e.end as usize];
-            let malformed = || MalformedRecord {
-                which: format!("record {}", e.seq),
-            };
-            let start = if let Some(head) = e.compact {
-                let fields =
-                    decode_fields(head.kinds, head.field_count, stored).ok_or_else(malformed)?;
+/// Why a chunk of stored records does not lay out.
+#[derive(Debug)]
+pub struct BadStoredRecord {
+    /// The record's place in its chunk.
+    pub index: usize,
+    /// Its byte offset in the decompressed payload.
+    pub offset: usize,
+    /// What is wrong.
+    pub problem: String,
+}
+
+impl std::fmt::Display for BadStoredRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "stored record {} (at payload byte {:#x}): {}",
+            self.index, self.offset, self.problem
+        )
+    }
+}
+
+impl std::error::Error for BadStoredRecord {}
+
+/// Lays a chunk of stored records ([`ChunkBody`]) out into `out` as a `RecordBatch` of
+/// `declared` records (what the chunk header says it holds) whose sequence numbers
+/// count from `first_seq`, checking as it goes that the result can be read unchecked: a
+/// compact record's call and field kinds must be the schema's
+/// ([`crate::direct::stored_fields_fit`]), and each finished record must pass the
+/// payload verifier on its own (its offsets then stay within its bytes, which keep their
+/// alignment in the batch). At most `max_bytes` are laid out.
+pub fn lay_out_stored(
+    stored: &[u8],
+    first_seq: u64,
+    declared: u32,
+    max_bytes: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), BadStoredRecord> {
+    let declared = declared as usize;
+    let whole = |problem: String| BadStoredRecord {
+        index: 0,
+        offset: 0,
+        problem,
+    };
+    // Every stored record takes at least its 8-byte header word: a count past that is
+    // not believed (nor made room for).
+    if declared > stored.len() / 8 {
+        return Err(whole(format!(
+            "{declared} records declared in {} bytes",
+            stored.len()
+        )));
+    }
+    // Vectors of 32- and 64-bit elements are borrowed where they lie: the stream must
+    // start 8-aligned in memory, as an allocation does; a copy where it does not.
+    let aligned_copy: Vec<u64>;
+    let stored = if (stored.as_ptr() as usize) % RECORD_ALIGN == 0 {
+        stored
+    } else {
+        let mut words = vec![0u64; stored.len().div_ceil(8)];
+        // SAFETY: `words` holds at least `stored.len()` bytes, and a u64 takes any bytes.
+        unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), stored.len()) }
+            .copy_from_slice(stored);
+        aligned_copy = words;
+        // SAFETY: as above, read only, for as long as `aligned_copy` lives.
+        unsafe { std::slice::from_raw_parts(aligned_copy.as_ptr().cast::<u8>(), stored.len()) }
+    };
+    // The head, with its offsets, goes first: its size follows from the count declared.
+    let base = (HEAD_BYTES + 4 * declared).next_multiple_of(RECORD_ALIGN);
+    out.clear();
+    out.resize(base, 0);
+    let mut carried = Carried::default();
+    let mut verifier = crate::verify::RecordVerifier::default();
+    let mut at = 0;
+    let mut index = 0;
+    while at < stored.len() {
+        let bad = |problem: String| BadStoredRecord {
+            index,
+            offset: at,
+            problem,
+        };
+        if index >= declared {
+            return Err(bad(format!(
+                "more records than the {declared} the chunk declares"
+            )));
+        }
+        let Some((record, next)) = compact::read(stored, at, &mut carried) else {
+            return Err(bad("cut short, or of an unknown field kind".into()));
+        };
+        let seq = first_seq.wrapping_add(index as u64);
+        let start = match record.body {
+            RecordBody::Compact { head, fields } => {
+                if !crate::direct::stored_fields_fit(head.call_type, head.field_count, head.kinds) {
+                    return Err(bad(format!(
+                        "call type {} with {} fields of kinds {:#x} is not the schema's",
+                        head.call_type.0, head.field_count, head.kinds
+                    )));
+                }
+                let fields = decode_fields(head.kinds, head.field_count, fields)
+                    .ok_or_else(|| bad("its fields do not read back".into()))?;
                 let fields = &fields[..usize::from(head.field_count)];
-                append_direct(out, e.seq, head.meta, head.call_type, fields)
-            } else {
+                append_direct(out, seq, head.meta, head.call_type, fields)
+            }
+            RecordBody::Finished(bytes) => {
                 let start = out.len().next_multiple_of(RECORD_ALIGN);
                 out.resize(start, 0);
-                out.extend_from_slice(stored);
-                set_envelope_seq(&mut out[start..], e.seq).ok_or_else(malformed)?;
+                out.extend_from_slice(bytes);
+                set_envelope_seq(&mut out[start..], seq)
+                    .ok_or_else(|| bad("a finished record without an envelope".into()))?;
+                // Verified as it will be read, its sequence number in place (a damaged
+                // vtable may place the envelope over another field).
+                verifier
+                    .verify(&out[start..])
+                    .map_err(|e| bad(e.to_string()))?;
                 start
-            };
-            let root = out[start..]
-                .get(..4)
-                .map_or(0, |r| u32::from_le_bytes([r[0], r[1], r[2], r[3]]));
-            self.tables.push(start as u32 + root);
+            }
+        };
+        if out.len() > max_bytes {
+            return Err(bad(format!("lays out past {max_bytes} bytes")));
         }
-        // The head: the root offset, to the batch table at 12; the batch's vtable at 4
-        // (6 bytes long, a table of 8 bytes, `records` at 4); the table at 12, its
-        // vtable 8 bytes before it, `records` at 20 (16 + 4); the vector at 20, its
-        // offsets from 24 on.
-        let mut head = Vec::with_capacity(HEAD_BYTES);
-        head.extend_from_slice(&12u32.to_le_bytes());
-        for half in [6u16, 8, 4, 0] {
-            head.extend_from_slice(&half.to_le_bytes());
-        }
-        head.extend_from_slice(&8i32.to_le_bytes());
-        head.extend_from_slice(&4u32.to_le_bytes());
-        head.extend_from_slice(&(n as u32).to_le_bytes());
-        out[..HEAD_BYTES].copy_from_slice(&head);
-        for (i, table) in self.tables.iter().enumerate() {
-            let at = HEAD_BYTES + 4 * i;
-            out[at..at + 4].copy_from_slice(&((*table as usize - at) as u32).to_le_bytes());
-        }
-        Ok(())
+        let root = out[start..]
+            .get(..4)
+            .map_or(0, |r| u32::from_le_bytes([r[0], r[1], r[2], r[3]]));
+        let table = start + root as usize;
+        let slot = HEAD_BYTES + 4 * index;
+        out[slot..slot + 4].copy_from_slice(&((table - slot) as u32).to_le_bytes());
+        index += 1;
+        at = next;
     }
+    if index != declared {
+        return Err(whole(format!(
+            "{index} records stored, the chunk declares {declared}"
+        )));
+    }
+    write_head(out, declared);
+    Ok(())
+}
+
+/// Writes the first [`HEAD_BYTES`] of a `RecordBatch` of `records` records into
+/// `out`: the root offset, to the batch table at 12; the batch's vtable at 4 (6 bytes
+/// long, a table of 8 bytes, `records` at 4); the table at 12, its vtable 8 bytes
+/// before it, `records` at 20 (16 + 4); the vector at 20, its offsets from 24 on.
+fn write_head(out: &mut [u8], records: usize) {
+    out[..4].copy_from_slice(&12u32.to_le_bytes());
+    for (i, half) in [6u16, 8, 4, 0].iter().enumerate() {
+        out[4 + 2 * i..6 + 2 * i].copy_from_slice(&half.to_le_bytes());
+    }
+    out[12..16].copy_from_slice(&8i32.to_le_bytes());
+    out[16..20].copy_from_slice(&4u32.to_le_bytes());
+    out[20..24].copy_from_slice(&(records as u32).to_le_bytes());
 }

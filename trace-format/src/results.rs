@@ -448,6 +448,7 @@ impl ResultsWriter {
             first_seq,
             first_frame: first_frame.into(),
             ends_frame: false,
+            stored_records: false,
         };
         self.draws.clear();
         self.draw_states.clear();

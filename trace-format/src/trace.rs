@@ -12,14 +12,15 @@ use std::time::{Duration, Instant};
 
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 
+use crate::container::payload_pool;
 use crate::container::ChunkStream;
 use crate::container::{
     ChunkMeta, ContainerReader, ContainerWriter, RawChunk, WriterOptions, WriterStats,
 };
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::generated::trace::{Call, CallT, FrameBoundary, FrameBoundaryArgs, Record, RecordBatch};
-use crate::record_block::{ChunkBody, EncodedRecord, RecordEncoder};
-use crate::wire::{Content, IndexEntry};
+use crate::record_block::{lay_out_stored, ChunkBody, EncodedRecord, RecordEncoder};
+use crate::wire::{Content, IndexEntry, CHUNK_STORED_RECORDS};
 
 /// The envelope fields a caller supplies with each call; the writer adds the sequence
 /// number.
@@ -59,7 +60,7 @@ pub struct TraceWriter {
     encoder: RecordEncoder,
     /// The open chunk's records.
     body: ChunkBody,
-    /// Bodies the compression threads have laid out, for reuse.
+    /// Bodies the compression threads have taken the bytes of, for reuse.
     spare_bodies: Arc<Mutex<Vec<ChunkBody>>>,
     target_bytes: usize,
     next_seq: u64,
@@ -131,7 +132,7 @@ impl TraceWriter {
                 self.chunk_opened = Instant::now();
             }
         }
-        self.body.push(record, seq);
+        self.body.push(record);
         self.next_seq += 1;
         if record.frame_boundary {
             let old_enough = self
@@ -190,30 +191,36 @@ impl TraceWriter {
             first_seq: self.chunk_first_seq,
             first_frame: self.chunk_first_frame,
             ends_frame,
+            stored_records: true,
         };
-        // The records are laid out (compact ones expanded) on the compression thread
-        // that takes the chunk, not on the thread appending them.
+        // The records go into the file as they are stored (compact ones compact); the
+        // compression thread takes the body's bytes and gives it a buffer for its next
+        // chunk, so no chunk's memory is allocated anew.
         let pool = Arc::clone(&self.spare_bodies);
         let spare = lock(&pool).pop().unwrap_or_default();
         let mut body = std::mem::replace(&mut self.body, spare);
         let lay_out = move |out: &mut Vec<u8>| {
-            let laid_out = body.finish_into(out).map_err(|e| e.to_string());
+            body.finish_into(out);
             let mut spare = lock(&pool);
             if spare.len() < SPARE_BODIES {
                 spare.push(body);
             }
-            laid_out
+            Ok(())
         };
         self.out.write_chunk_laid_out(Box::new(lay_out), meta)
     }
 }
 
-/// Chunk bodies kept for reuse (each holds a chunk's memory twice over).
+/// Chunk bodies kept for reuse (each holds a chunk's memory).
 const SPARE_BODIES: usize = 4;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// The most bytes a chunk of stored records may lay out to: its compact records grow
+/// (a draw's 32 bytes to 112), within twice the largest payload a chunk may hold.
+const MAX_LAID_OUT: usize = 2 * crate::wire::MAX_CHUNK_UNCOMPRESSED as usize;
 
 /// One verified chunk of a trace.
 #[derive(Debug)]
@@ -222,8 +229,27 @@ pub struct TraceChunk {
 }
 
 impl TraceChunk {
-    fn verify(raw: RawChunk, path: &Path) -> Result<Self> {
+    fn verify(mut raw: RawChunk, path: &Path) -> Result<Self> {
         let err = |kind: ErrorKind| Error::new(path, raw.location(), kind);
+        if raw.header.flags & CHUNK_STORED_RECORDS != 0 {
+            // Laid out by this reader, checked as it went: read unchecked as it is.
+            let mut laid_out =
+                payload_pool::take(raw.payload.len().saturating_mul(4).min(MAX_LAID_OUT));
+            lay_out_stored(
+                &raw.payload,
+                raw.header.first_seq,
+                raw.header.record_count,
+                MAX_LAID_OUT,
+                &mut laid_out,
+            )
+            .map_err(|e| err(e.into()))?;
+            payload_pool::give(std::mem::replace(&mut raw.payload, laid_out));
+            #[cfg(debug_assertions)]
+            if let Err(e) = crate::verify::verify_trace_payload(&raw.payload) {
+                panic!("a chunk of stored records laid out unverifiable: {e}");
+            }
+            return Ok(TraceChunk { raw });
+        }
         crate::verify::verify_trace_payload(&raw.payload).map_err(|e| err(e.into()))?;
         // SAFETY: verified just above against the schema's layout.
         let batch = unsafe { flatbuffers::root_unchecked::<RecordBatch>(&raw.payload) };

@@ -174,6 +174,34 @@ pub fn verify_trace_payload(payload: &[u8]) -> std::result::Result<(), Box<Inval
     verify(payload, &TABLES, ROOT, &verifier_options(payload.len()))
 }
 
+/// Verifies finished trace records one at a time (each a flatbuffer whose root is a
+/// `Record`), with the options a reader uses for a payload of its size: what a reader
+/// checks of each finished record of a chunk of stored records before laying it out.
+/// The shapes of the vtables met are kept from record to record, as within a payload.
+#[derive(Default)]
+pub struct RecordVerifier {
+    shapes: Shapes,
+}
+
+impl RecordVerifier {
+    /// Verifies `record`.
+    pub fn verify(&mut self, record: &[u8]) -> std::result::Result<(), Box<Invalid>> {
+        use crate::generated::trace_layout::TABLES;
+        static RECORD: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+        let Some(root) = *RECORD.get_or_init(|| TABLES.iter().position(|t| t.name == "Record"))
+        else {
+            return fail(Problem::MissingRequired { field: "Record" });
+        };
+        verify_with(
+            record,
+            &TABLES,
+            root,
+            &verifier_options(record.len()),
+            &mut self.shapes,
+        )
+    }
+}
+
 /// Verifies a trace chunk's payload with other limits than a reader's (for comparing
 /// with flatbuffers' own verifier at its limits).
 pub fn verify_trace_payload_with(
@@ -209,6 +237,17 @@ pub(crate) fn verify(
     root: usize,
     opts: &VerifierOptions,
 ) -> std::result::Result<(), Box<Invalid>> {
+    verify_with(buf, tables, root, opts, &mut Shapes::default())
+}
+
+/// [`verify`], with the vtable shapes met before (by the same `tables`).
+fn verify_with(
+    buf: &[u8],
+    tables: &'static [Table],
+    root: usize,
+    opts: &VerifierOptions,
+    shapes: &mut Shapes,
+) -> std::result::Result<(), Box<Invalid>> {
     let mut v = Verifier {
         buf,
         tables,
@@ -216,13 +255,13 @@ pub(crate) fn verify(
         depth: 0,
         num_tables: 0,
         apparent_size: 0,
-        shapes: Default::default(),
+        shapes,
     };
     let pos = v.follow(0)?;
     v.table(pos, root)
 }
 
-struct Verifier<'a> {
+struct Verifier<'a, 's> {
     buf: &'a [u8],
     tables: &'static [Table],
     opts: &'a VerifierOptions,
@@ -230,10 +269,10 @@ struct Verifier<'a> {
     num_tables: usize,
     apparent_size: usize,
     /// The shapes of the vtables met ([`shape`]).
-    shapes: Shapes,
+    shapes: &'s mut Shapes,
 }
 
-impl Verifier<'_> {
+impl Verifier<'_, '_> {
     #[inline(always)]
     fn range(&mut self, start: usize, size: usize) -> Result<()> {
         let end = start.saturating_add(size);

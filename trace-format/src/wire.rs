@@ -8,8 +8,11 @@
 /// First eight bytes of every macroscope file. The high first byte catches 7-bit
 /// transfers, the newline catches line-ending conversion.
 pub const FILE_MAGIC: [u8; 8] = *b"\x89MSCOPE\n";
-/// Format version this build writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
+/// Format version this build writes (and the newest it reads). Version 2 added chunks
+/// of stored records ([`CHUNK_STORED_RECORDS`]); a version 1 file reads as before.
+pub const FORMAT_VERSION: u16 = 2;
+/// The oldest format version this build reads.
+pub const OLDEST_READ_VERSION: u16 = 1;
 /// Size of [`FileHeader`] on disk.
 pub const FILE_HEADER_LEN: usize = 16;
 
@@ -117,7 +120,7 @@ impl FileHeader {
             return Err(HeaderProblem::BadMagic);
         }
         let version = u16_at(b, 8);
-        if version != FORMAT_VERSION {
+        if !(OLDEST_READ_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(HeaderProblem::Version(version));
         }
         let code = u16_at(b, 10);
@@ -132,6 +135,10 @@ impl FileHeader {
 
 /// Chunk flag: the chunk's last record closes a frame.
 pub const CHUNK_ENDS_FRAME: u32 = 1;
+/// Chunk flag (format version 2 on): the trace chunk's payload is its records as the
+/// capture stored them (`trace_format::record_block::ChunkBody`), laid out as a
+/// `RecordBatch` by the reader; without it, the payload is the `RecordBatch` itself.
+pub const CHUNK_STORED_RECORDS: u32 = 2;
 
 /// The header in front of every chunk's compressed payload.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -339,8 +346,19 @@ mod tests {
     #[test]
     fn file_header_rejects_other_versions_and_magic() {
         let mut b = FileHeader::new(Content::Trace).to_bytes();
-        b[8] = 2;
-        assert_eq!(FileHeader::parse(&b), Err(HeaderProblem::Version(2)));
+        b[8] = 1;
+        assert_eq!(
+            FileHeader::parse(&b).map(|h| h.version),
+            Ok(1),
+            "version 1 still reads"
+        );
+        for newer in [3, 0] {
+            b[8] = newer;
+            assert_eq!(
+                FileHeader::parse(&b),
+                Err(HeaderProblem::Version(newer.into()))
+            );
+        }
         b[0] = b'M';
         assert_eq!(FileHeader::parse(&b), Err(HeaderProblem::BadMagic));
     }

@@ -8,6 +8,7 @@ mod stream;
 mod writer;
 
 pub use prefetch::{Finish, Prefetcher};
+pub(crate) use reader::payload_pool;
 pub use reader::{CompressedChunk, ContainerReader, RawChunk};
 pub use stream::ChunkStream;
 pub use writer::{ChunkMeta, ContainerWriter, WriterOptions, WriterStats};

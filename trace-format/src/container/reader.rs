@@ -41,7 +41,7 @@ impl Drop for RawChunk {
 /// into. A reader goes through a trace a chunk (a megabyte or so) at a time: taking
 /// the buffer the chunk before it left, it writes memory already mapped, where a new
 /// buffer each time is fresh pages from the kernel, each faulted in and cleared.
-mod payload_pool {
+pub(crate) mod payload_pool {
     use std::sync::{Mutex, PoisonError};
 
     /// Buffers kept at most: a reader with read-ahead holds a few chunks at once.
@@ -52,7 +52,7 @@ mod payload_pool {
     static POOL: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
     /// An empty buffer with room for `capacity` bytes, given back earlier if one is.
-    pub(super) fn take(capacity: usize) -> Vec<u8> {
+    pub(crate) fn take(capacity: usize) -> Vec<u8> {
         let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
         match pool.iter().position(|b| b.capacity() >= capacity) {
             Some(i) => pool.swap_remove(i),
@@ -64,7 +64,7 @@ mod payload_pool {
     }
 
     /// Keeps `buffer` (emptied) for a later [`take`], unless enough are kept.
-    pub(super) fn give(mut buffer: Vec<u8>) {
+    pub(crate) fn give(mut buffer: Vec<u8>) {
         if buffer.capacity() == 0 || buffer.capacity() > MAX_BYTES {
             return;
         }

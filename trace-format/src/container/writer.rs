@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::wire::{
     ChunkHeader, Content, FileHeader, IndexEntry, Trailer, CHUNK_ENDS_FRAME, CHUNK_HEADER_LEN,
-    FILE_HEADER_LEN, MAX_CHUNK_UNCOMPRESSED,
+    CHUNK_STORED_RECORDS, FILE_HEADER_LEN, MAX_CHUNK_UNCOMPRESSED,
 };
 
 /// How a writer compresses and buffers.
@@ -65,6 +65,23 @@ pub struct ChunkMeta {
     pub first_frame: u64,
     /// The last record closes a frame.
     pub ends_frame: bool,
+    /// The payload is a trace chunk's records as stored
+    /// (`record_block::ChunkBody`), not a laid-out `RecordBatch`.
+    pub stored_records: bool,
+}
+
+impl ChunkMeta {
+    /// The chunk header's flags for this chunk.
+    fn flags(&self) -> u32 {
+        let mut flags = 0;
+        if self.ends_frame {
+            flags |= CHUNK_ENDS_FRAME;
+        }
+        if self.stored_records {
+            flags |= CHUNK_STORED_RECORDS;
+        }
+        flags
+    }
 }
 
 /// Totals of a finished file, and where its writing spent time.
@@ -367,7 +384,7 @@ fn compress(
         .map_err(|e| Error::new(path, Location::File, ErrorKind::Io(e)))?;
     out.truncate(CHUNK_HEADER_LEN + compressed_len);
     let mut header = ChunkHeader {
-        flags: if meta.ends_frame { CHUNK_ENDS_FRAME } else { 0 },
+        flags: meta.flags(),
         compressed_len: compressed_len as u32,
         uncompressed_len: data.len() as u32,
         record_count: meta.record_count,
