@@ -15,8 +15,10 @@
 //!
 //! Layout of a record, from an 8-aligned start, all little-endian. The header word:
 //! the call type (bits 0–7), the number of fields (8–12), the flags (13–18: `FINISHED`,
-//! `KEY`, `THREAD`, `TIME`, `RESULT`, `BOUNDARY`), the kinds of the first eight fields,
-//! four bits each, from bit 32. Then a `u64` for each flag of `KEY` (the order key),
+//! `KEY`, `THREAD`, `TIME`, `RESULT`, `BOUNDARY`), a compact record's length in 8-byte
+//! words, header and padding included (19–31; 0 for one longer than that holds: its
+//! fields are walked to find its end), the kinds of the first eight fields, four bits
+//! each, from bit 32. Then a `u64` for each flag of `KEY` (the order key),
 //! `THREAD` (the thread id), `TIME` (the timestamp) and `RESULT` (the result, sign
 //! extended) that is set: a record without one carries the previous record's (the
 //! first record of a block, a key, thread and timestamp of 0). Then, with more than
@@ -56,6 +58,25 @@ const RESULT: u64 = 1 << 17;
 /// The record is a frame boundary.
 const BOUNDARY: u64 = 1 << 18;
 const KINDS_SHIFT: u32 = 32;
+/// Where a compact record's length (in 8-byte words) sits in its header word.
+const LEN_SHIFT: u32 = 19;
+/// The longest length the header word holds.
+const LEN_MAX_WORDS: usize = (1 << 13) - 1;
+
+/// Puts the length of the compact record from `start` to `end` into its header word,
+/// where it fits.
+///
+/// # Safety
+/// `base + start` must be the record's header word, written.
+#[inline(always)]
+unsafe fn put_len(base: *mut u8, start: usize, end: usize) {
+    let words = (end - start).div_ceil(8);
+    if words <= LEN_MAX_WORDS {
+        let header = base.add(start).cast::<u64>();
+        let value = u64::from_le(header.read_unaligned()) | (words as u64) << LEN_SHIFT;
+        header.write_unaligned(value.to_le());
+    }
+}
 /// Fields whose kinds the header word holds.
 const KINDS_IN_HEADER: usize = 8;
 
@@ -174,6 +195,7 @@ pub(crate) fn append_compact(
             };
             at = put_vector(base, fields_start, at, elements, count, size);
         }
+        put_len(base, start, at);
         // Every byte up to `at` was written above.
         out.set_len(at);
     }
@@ -343,6 +365,8 @@ pub(crate) fn append_compact_fields(
         out.set_len(at);
     }
     out.extend_from_slice(fields);
+    // SAFETY: the header word at `start` was written above.
+    unsafe { put_len(out.as_mut_ptr(), start, out.len()) };
 }
 
 /// Appends the finished flatbuffer record `bytes` with order key `key` to `out`, from
@@ -437,7 +461,17 @@ pub(crate) fn read<'a>(
         next += 8;
     }
     let fields = bytes.get(next..)?;
-    let len = fields_len(kinds, field_count, fields)?;
+    // The length the writer measured, where the header holds it and the stream holds
+    // that much (its last record ends unpadded); else the fields are walked. A reader
+    // of a file checks the fields again as it decodes them: fewer bytes than they take
+    // fail there.
+    let given_end = at + 8 * ((header >> LEN_SHIFT) as usize & LEN_MAX_WORDS);
+    let len = if given_end > at && given_end <= bytes.len() {
+        given_end.checked_sub(next)?
+    } else {
+        fields_len(kinds, field_count, fields)?
+    };
+    let fields = fields.get(..len)?;
     *carried = Carried {
         key,
         thread_id,
@@ -456,10 +490,7 @@ pub(crate) fn read<'a>(
     let record = EncodedRecord {
         key,
         frame_boundary,
-        body: RecordBody::Compact {
-            head,
-            fields: &fields[..len],
-        },
+        body: RecordBody::Compact { head, fields },
     };
     Some((record, (next + len).next_multiple_of(RECORD_ALIGN)))
 }
