@@ -248,6 +248,30 @@ impl RecordBlock {
         Ok(Some(record))
     }
 
+    /// Takes out the next record if `take` accepts its order key: the record is read
+    /// once, its key tested and the record kept in the block when refused. `None` when
+    /// the block is empty or `take` refused.
+    #[inline]
+    pub fn pop_if(
+        &mut self,
+        take: impl FnOnce(u64) -> bool,
+    ) -> Result<Option<EncodedRecord<'_>>, MalformedRecord> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        let mut carried = self.read;
+        let Some((record, next)) = compact::read(&self.bytes, self.read_at, &mut carried) else {
+            return Err(self.malformed());
+        };
+        if !take(record.key) {
+            return Ok(None);
+        }
+        self.read = carried;
+        self.read_at = next;
+        self.taken += 1;
+        Ok(Some(record))
+    }
+
     /// Empties the block, keeping its memory.
     pub fn clear(&mut self) {
         self.bytes.clear();

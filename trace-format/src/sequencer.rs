@@ -159,14 +159,17 @@ impl Sequencer {
                 .heads
                 .peek()
                 .map_or((u64::MAX, 0), |Reverse((k, a, _))| (*k, *a));
-            while let Some(key) = block
-                .peek_key()
-                .map_err(|e| malformed(self.writer.path(), e))?
-            {
-                let after_others = (key, arrival) > others;
-                if key > Self::limit(self.released, self.next_numbered) || after_others {
+            loop {
+                // Each record read once: taken while within the limit and before the
+                // other blocks' next.
+                let limit = Self::limit(self.released, self.next_numbered);
+                let record = block
+                    .pop_if(|key| key <= limit && (key, arrival) <= others)
+                    .map_err(|e| malformed(self.writer.path(), e))?;
+                let Some(record) = record else {
                     break;
-                }
+                };
+                let key = record.key;
                 if key % 2 == 0 {
                     // A numbered call: within the limit, it is the next one or a repeat.
                     if key != numbered_key(self.next_numbered) {
@@ -181,11 +184,7 @@ impl Sequencer {
                     }
                     self.next_numbered += 1;
                 }
-                match block.pop() {
-                    Ok(Some(record)) => self.writer.append_encoded(record)?,
-                    Ok(None) => {}
-                    Err(e) => return Err(malformed(self.writer.path(), e)),
-                }
+                self.writer.append_encoded(record)?;
             }
             match block
                 .peek_key()
