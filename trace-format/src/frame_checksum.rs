@@ -22,6 +22,121 @@ pub fn checksum(texels: &[u8]) -> u32 {
     crc32fast::hash(texels)
 }
 
+/// The commands that read a frame's image back for its checksum, recorded alike by the
+/// capture layer and the device replay (so both checksum the same bytes).
+#[cfg(feature = "vulkan")]
+pub mod readback {
+    use ash::vk;
+
+    /// An image read back: mip 0, layer 0, in `layout` before and after the copy, its
+    /// texels copied rows packed to `offset` in the buffer.
+    #[derive(Clone, Copy, Debug)]
+    pub struct ReadBack {
+        /// The image.
+        pub image: vk::Image,
+        /// The layout it is in, and is left in.
+        pub layout: vk::ImageLayout,
+        /// Its size.
+        pub extent: vk::Extent2D,
+        /// Where its texels go in the buffer.
+        pub offset: u64,
+    }
+
+    /// Records into `cb` (begun) the copies of `images` into `buffer`, after all
+    /// earlier work on the queue: each image moved to `TRANSFER_SRC_OPTIMAL` and back to
+    /// its layout, the buffer made visible to the host.
+    ///
+    /// # Safety
+    /// `cb` must be a command buffer of `device` in the recording state; each image's
+    /// texels must fit in `buffer` at its offset.
+    pub unsafe fn record(
+        device: &ash::Device,
+        cb: vk::CommandBuffer,
+        images: &[ReadBack],
+        buffer: vk::Buffer,
+    ) {
+        let range = vk::ImageSubresourceRange {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            base_mip_level: 0,
+            level_count: 1,
+            base_array_layer: 0,
+            layer_count: 1,
+        };
+        let barrier = |image, from, to, src, dst| {
+            vk::ImageMemoryBarrier::default()
+                .old_layout(from)
+                .new_layout(to)
+                .src_access_mask(src)
+                .dst_access_mask(dst)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .image(image)
+                .subresource_range(range)
+        };
+        let transfer = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        let to_transfer: Vec<_> = images
+            .iter()
+            .map(|i| {
+                barrier(
+                    i.image,
+                    i.layout,
+                    transfer,
+                    vk::AccessFlags::MEMORY_WRITE,
+                    vk::AccessFlags::TRANSFER_READ,
+                )
+            })
+            .collect();
+        device.cmd_pipeline_barrier(
+            cb,
+            vk::PipelineStageFlags::ALL_COMMANDS,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[],
+            &to_transfer,
+        );
+        for i in images {
+            let region = vk::BufferImageCopy::default()
+                .buffer_offset(i.offset)
+                .image_subresource(vk::ImageSubresourceLayers {
+                    aspect_mask: vk::ImageAspectFlags::COLOR,
+                    mip_level: 0,
+                    base_array_layer: 0,
+                    layer_count: 1,
+                })
+                .image_extent(vk::Extent3D {
+                    width: i.extent.width,
+                    height: i.extent.height,
+                    depth: 1,
+                });
+            device.cmd_copy_image_to_buffer(cb, i.image, transfer, buffer, &[region]);
+        }
+        let back: Vec<_> = images
+            .iter()
+            .map(|i| {
+                barrier(
+                    i.image,
+                    transfer,
+                    i.layout,
+                    vk::AccessFlags::TRANSFER_READ,
+                    vk::AccessFlags::MEMORY_READ,
+                )
+            })
+            .collect();
+        device.cmd_pipeline_barrier(
+            cb,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
+            vk::DependencyFlags::empty(),
+            &[vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                .dst_access_mask(vk::AccessFlags::HOST_READ)],
+            &[],
+            &back,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 
 use ash::vk;
 use ash::vk::Handle;
+use trace_format::frame_checksum::readback::{self, ReadBack};
 
 use crate::dispatch::DeviceData;
 
@@ -104,8 +105,7 @@ impl Source {
 }
 
 /// Records into `cb` (begun) the copies of each source into `buffer` at its offset,
-/// after all earlier work on the queue, each image left in its layout and the buffer
-/// made visible to the host.
+/// as the device replay records its own ([`trace_format::frame_checksum::readback`]).
 ///
 /// # Safety
 /// `cb` must be in the recording state; each source's range must lie in `buffer`.
@@ -115,86 +115,16 @@ pub unsafe fn record_copies(
     sources: &[(Source, u64)],
     buffer: vk::Buffer,
 ) {
-    let f = &d.fns;
-    let range = vk::ImageSubresourceRange {
-        aspect_mask: vk::ImageAspectFlags::COLOR,
-        base_mip_level: 0,
-        level_count: 1,
-        base_array_layer: 0,
-        layer_count: 1,
-    };
-    let barrier = |image, from, to, src, dst| {
-        vk::ImageMemoryBarrier::default()
-            .old_layout(from)
-            .new_layout(to)
-            .src_access_mask(src)
-            .dst_access_mask(dst)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(image)
-            .subresource_range(range)
-    };
-    let transfer = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
-    let to_transfer: Vec<_> = sources
+    let images: Vec<ReadBack> = sources
         .iter()
-        .map(|(s, _)| {
-            barrier(
-                s.image,
-                s.layout,
-                transfer,
-                vk::AccessFlags::MEMORY_WRITE,
-                vk::AccessFlags::TRANSFER_READ,
-            )
+        .map(|(s, offset)| ReadBack {
+            image: s.image,
+            layout: s.layout,
+            extent: s.extent,
+            offset: *offset,
         })
         .collect();
-    f.cmd_pipeline_barrier(
-        cb,
-        vk::PipelineStageFlags::ALL_COMMANDS,
-        vk::PipelineStageFlags::TRANSFER,
-        vk::DependencyFlags::empty(),
-        &[],
-        &[],
-        &to_transfer,
-    );
-    for (source, offset) in sources {
-        let region = vk::BufferImageCopy::default()
-            .buffer_offset(*offset)
-            .image_subresource(vk::ImageSubresourceLayers {
-                aspect_mask: vk::ImageAspectFlags::COLOR,
-                mip_level: 0,
-                base_array_layer: 0,
-                layer_count: 1,
-            })
-            .image_extent(vk::Extent3D {
-                width: source.extent.width,
-                height: source.extent.height,
-                depth: 1,
-            });
-        f.cmd_copy_image_to_buffer(cb, source.image, transfer, buffer, &[region]);
-    }
-    let back: Vec<_> = sources
-        .iter()
-        .map(|(s, _)| {
-            barrier(
-                s.image,
-                transfer,
-                s.layout,
-                vk::AccessFlags::TRANSFER_READ,
-                vk::AccessFlags::MEMORY_READ,
-            )
-        })
-        .collect();
-    f.cmd_pipeline_barrier(
-        cb,
-        vk::PipelineStageFlags::TRANSFER,
-        vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
-        vk::DependencyFlags::empty(),
-        &[vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::HOST_READ)],
-        &[],
-        &back,
-    );
+    readback::record(&d.fns, cb, &images, buffer);
 }
 
 /// Gives a command buffer the layer allocated the loader's dispatch pointer, as every

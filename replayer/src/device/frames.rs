@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use ash::vk;
+use trace_format::frame_checksum::readback::{self, ReadBack};
 
 use super::memory::Memory;
 use super::DeviceError;
@@ -264,72 +265,16 @@ impl Readback {
                         .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
                 )
                 .map_err(|e| e.to_string())?;
-            let range = vk::ImageSubresourceRange {
-                aspect_mask: vk::ImageAspectFlags::COLOR,
-                base_mip_level: 0,
-                level_count: 1,
-                base_array_layer: 0,
-                layer_count: 1,
-            };
-            let barrier = |from, to, src, dst| {
-                vk::ImageMemoryBarrier::default()
-                    .old_layout(from)
-                    .new_layout(to)
-                    .src_access_mask(src)
-                    .dst_access_mask(dst)
-                    .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                    .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                    .image(image)
-                    .subresource_range(range)
-            };
-            device.cmd_pipeline_barrier(
+            readback::record(
+                device,
                 cmd,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &[barrier(
+                &[ReadBack {
+                    image,
                     layout,
-                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                    vk::AccessFlags::MEMORY_WRITE,
-                    vk::AccessFlags::TRANSFER_READ,
-                )],
-            );
-            let region = vk::BufferImageCopy::default()
-                .image_subresource(vk::ImageSubresourceLayers {
-                    aspect_mask: vk::ImageAspectFlags::COLOR,
-                    mip_level: 0,
-                    base_array_layer: 0,
-                    layer_count: 1,
-                })
-                .image_extent(vk::Extent3D {
-                    width: extent.width,
-                    height: extent.height,
-                    depth: 1,
-                });
-            device.cmd_copy_image_to_buffer(
-                cmd,
-                image,
-                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                    extent,
+                    offset: 0,
+                }],
                 buffer,
-                &[region],
-            );
-            device.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &[vk::MemoryBarrier::default()
-                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                    .dst_access_mask(vk::AccessFlags::HOST_READ)],
-                &[],
-                &[barrier(
-                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                    layout,
-                    vk::AccessFlags::TRANSFER_READ,
-                    vk::AccessFlags::MEMORY_READ,
-                )],
             );
             device.end_command_buffer(cmd).map_err(|e| e.to_string())?;
             let cmds = [cmd];

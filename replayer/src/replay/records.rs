@@ -234,6 +234,16 @@ impl Pass<'_> {
         name: &str,
         call: &trace_format::generated::trace::VulkanCall<'_>,
     ) -> bool {
+        const TAKEN: [&str; 4] = [
+            "vkCreateSwapchainKHR",
+            "vkGetSwapchainImagesKHR",
+            "vkDestroySwapchainKHR",
+            "vkCreateComputePipelines",
+        ];
+        // Every generic record passes here: its parameters are gathered only for these.
+        if !TAKEN.contains(&name) {
+            return false;
+        }
         let params: Vec<_> = call
             .params()
             .map(|p| p.iter().collect())
