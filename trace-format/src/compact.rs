@@ -112,6 +112,15 @@ fn kind_code(field: &DirectField<'_>) -> u64 {
     }
 }
 
+/// The kinds of `fields`, four bits each from the low end, as a header holds them.
+#[inline(always)]
+pub(crate) fn kinds_of(fields: &[DirectField<'_>]) -> u64 {
+    fields
+        .iter()
+        .enumerate()
+        .fold(0, |kinds, (i, field)| kinds | kind_code(field) << (4 * i))
+}
+
 /// Stores `bytes` at `base + at`.
 ///
 /// # Safety
@@ -141,10 +150,7 @@ pub(crate) fn append_compact(
 ) {
     assert!(fields.len() <= MAX_DIRECT_FIELDS, "too many direct fields");
     let start = out.len().next_multiple_of(RECORD_ALIGN);
-    let mut kinds = 0u64;
-    for (i, field) in fields.iter().enumerate() {
-        kinds |= kind_code(field) << (4 * i);
-    }
+    let kinds = kinds_of(fields);
     // The padding, the words, the scalars and the vectors are stored straight into the
     // reserved room: no zero-filled staging buffer, one copy a vector.
     let room = SCALARS_MAX + fields.iter().map(vector_room).sum::<usize>();

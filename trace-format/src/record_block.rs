@@ -339,6 +339,24 @@ impl ChunkBody {
         self.records += 1;
     }
 
+    /// Appends one record of `call_type` holding `fields`, compact.
+    pub(crate) fn push_direct(
+        &mut self,
+        meta: CallMeta,
+        call_type: Call,
+        fields: &[DirectField<'_>],
+    ) {
+        append_compact(
+            &mut self.bytes,
+            &mut self.carried,
+            0,
+            meta,
+            call_type,
+            fields,
+        );
+        self.records += 1;
+    }
+
     /// Records held.
     pub(crate) fn len(&self) -> usize {
         self.records

@@ -6,9 +6,9 @@
 //! and `macroscope sample`. It is not a capture: no program made these calls, and its
 //! shader modules carry no SPIR-V.
 
-use flatbuffers::FlatBufferBuilder;
 
 use crate::container::WriterStats;
+use crate::direct::DirectField as F;
 use crate::error::Result;
 use crate::generated::trace::*;
 use crate::trace::{CallMeta, TraceWriter};
@@ -406,28 +406,36 @@ fn write_frame(
                 (Call::CmdBindVertexBuffers, t.as_union_value())
             })?;
         }
+        // The commands a program issues by the thousand are stored compact, as the
+        // capture layer stores them.
         let set = DESCRIPTOR_SET_BASE + u64::from(rng.next() % 256);
         let dynamic = rng.next() % 1024 * 256;
-        w.append_with(clock.meta(), |fbb| {
-            bind_descriptor_set(fbb, cb, set, dynamic)
-        })?;
+        w.append_direct(
+            clock.meta(),
+            Call::CmdBindDescriptorSets,
+            &[
+                F::U64(cb),
+                F::U32(0),
+                F::U64(LAYOUT),
+                F::U32(0),
+                F::U64s(&[set]),
+                F::U32s(&[dynamic]),
+            ],
+        )?;
         for chunk in push.chunks_exact_mut(4) {
             chunk.copy_from_slice(&rng.next().to_le_bytes());
         }
-        w.append_with(clock.meta(), |fbb| {
-            let data = fbb.create_vector(&push);
-            let t = CmdPushConstants::create(
-                fbb,
-                &CmdPushConstantsArgs {
-                    command_buffer: cb,
-                    layout: LAYOUT,
-                    stage_flags: VK_STAGE_VERTEX_AND_FRAGMENT,
-                    offset: 0,
-                    data: Some(data),
-                },
-            );
-            (Call::CmdPushConstants, t.as_union_value())
-        })?;
+        w.append_direct(
+            clock.meta(),
+            Call::CmdPushConstants,
+            &[
+                F::U64(cb),
+                F::U64(LAYOUT),
+                F::U32(VK_STAGE_VERTEX_AND_FRAGMENT),
+                F::U32(0),
+                F::Bytes(&push),
+            ],
+        )?;
         let query = d / query_every * views;
         let queried = d % query_every == 0 && query < QUERIES_PER_FRAME * views;
         if queried {
@@ -500,28 +508,6 @@ fn write_frame(
     Ok(())
 }
 
-fn bind_descriptor_set(
-    fbb: &mut FlatBufferBuilder<'static>,
-    cb: u64,
-    set: u64,
-    dynamic: u32,
-) -> (Call, flatbuffers::WIPOffset<flatbuffers::UnionWIPOffset>) {
-    let sets = fbb.create_vector(&[set]);
-    let offsets = fbb.create_vector(&[dynamic]);
-    let t = CmdBindDescriptorSets::create(
-        fbb,
-        &CmdBindDescriptorSetsArgs {
-            command_buffer: cb,
-            pipeline_bind_point: 0,
-            layout: LAYOUT,
-            first_set: 0,
-            descriptor_sets: Some(sets),
-            dynamic_offsets: Some(offsets),
-        },
-    );
-    (Call::CmdBindDescriptorSets, t.as_union_value())
-}
-
 /// Mostly indexed draws, some plain and some indirect, as a renderer's mix.
 fn write_draw(w: &mut TraceWriter, clock: &mut Clock, rng: &mut XorShift, d: u32) -> Result<()> {
     let cb = COMMAND_BUFFER;
@@ -529,33 +515,29 @@ fn write_draw(w: &mut TraceWriter, clock: &mut Clock, rng: &mut XorShift, d: u32
     let count = 3 * (1 + r % 2000);
     let instances = if d % 16 == 0 { 1 + r % 8 } else { 1 };
     match d % 10 {
-        0..=6 => w.append_with(clock.meta(), |fbb| {
-            let t = CmdDrawIndexed::create(
-                fbb,
-                &CmdDrawIndexedArgs {
-                    command_buffer: cb,
-                    index_count: count,
-                    instance_count: instances,
-                    first_index: r % 65536,
-                    vertex_offset: (r % 1024) as i32,
-                    first_instance: 0,
-                },
-            );
-            (Call::CmdDrawIndexed, t.as_union_value())
-        }),
-        7 | 8 => w.append_with(clock.meta(), |fbb| {
-            let t = CmdDraw::create(
-                fbb,
-                &CmdDrawArgs {
-                    command_buffer: cb,
-                    vertex_count: count,
-                    instance_count: instances,
-                    first_vertex: r % 4096,
-                    first_instance: 0,
-                },
-            );
-            (Call::CmdDraw, t.as_union_value())
-        }),
+        0..=6 => w.append_direct(
+            clock.meta(),
+            Call::CmdDrawIndexed,
+            &[
+                F::U64(cb),
+                F::U32(count),
+                F::U32(instances),
+                F::U32(r % 65536),
+                F::I32((r % 1024) as i32),
+                F::U32(0),
+            ],
+        ),
+        7 | 8 => w.append_direct(
+            clock.meta(),
+            Call::CmdDraw,
+            &[
+                F::U64(cb),
+                F::U32(count),
+                F::U32(instances),
+                F::U32(r % 4096),
+                F::U32(0),
+            ],
+        ),
         _ => w.append_with(clock.meta(), |fbb| {
             let t = CmdDrawIndexedIndirect::create(
                 fbb,

@@ -124,17 +124,58 @@ impl TraceWriter {
     /// in order is the caller's work, see [`crate::sequencer`]). A frame boundary ends
     /// the frame as [`end_frame`](Self::end_frame) does.
     pub fn append_encoded(&mut self, record: EncodedRecord<'_>) -> Result<()> {
+        self.open_record();
+        self.body.push(record);
+        self.close_record(record.frame_boundary)
+    }
+
+    /// Appends a call of `call_type` whose table holds `fields` (by field id, every one
+    /// present, as [`crate::direct`] says) and returns its sequence number: the record
+    /// is stored compact, as the capture layer stores the commands it records most.
+    pub fn append_direct(
+        &mut self,
+        meta: CallMeta,
+        call_type: Call,
+        fields: &[crate::direct::DirectField<'_>],
+    ) -> Result<u64> {
+        let fits = fields.len() <= crate::direct::MAX_DIRECT_FIELDS
+            && crate::direct::stored_fields_fit(
+                call_type,
+                fields.len() as u8,
+                crate::compact::kinds_of(fields),
+            );
+        if !fits {
+            let why = crate::direct::schema_mismatch(call_type, fields)
+                .unwrap_or_else(|| "more fields than a direct record holds".into());
+            return Err(Error::new(
+                self.out.path(),
+                Location::File,
+                ErrorKind::Unsupported(why),
+            ));
+        }
         let seq = self.next_seq;
+        self.open_record();
+        self.body.push_direct(meta, call_type, fields);
+        self.close_record(call_type == Call::FrameBoundary)?;
+        Ok(seq)
+    }
+
+    /// Before a record goes into the chunk: a chunk's first record starts it.
+    fn open_record(&mut self) {
         if self.body.len() == 0 {
-            self.chunk_first_seq = seq;
+            self.chunk_first_seq = self.next_seq;
             self.chunk_first_frame = self.frame;
             if self.chunk_max_age.is_some() {
                 self.chunk_opened = Instant::now();
             }
         }
-        self.body.push(record);
+    }
+
+    /// After a record went into the chunk: it takes its sequence number, and a frame
+    /// boundary or the chunk's size may close the chunk.
+    fn close_record(&mut self, frame_boundary: bool) -> Result<()> {
         self.next_seq += 1;
-        if record.frame_boundary {
+        if frame_boundary {
             let old_enough = self
                 .chunk_max_age
                 .is_none_or(|age| self.chunk_opened.elapsed() >= age);

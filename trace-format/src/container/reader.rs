@@ -54,7 +54,16 @@ pub(crate) mod payload_pool {
     /// An empty buffer with room for `capacity` bytes, given back earlier if one is.
     pub(crate) fn take(capacity: usize) -> Vec<u8> {
         let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
-        match pool.iter().position(|b| b.capacity() >= capacity) {
+        // The smallest that fits: a reader of stored records takes two buffers a chunk,
+        // one for the payload and a larger one for its lay-out, and the larger ones
+        // must stay for the lay-outs.
+        let fitting = pool
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.capacity() >= capacity)
+            .min_by_key(|(_, b)| b.capacity())
+            .map(|(i, _)| i);
+        match fitting {
             Some(i) => pool.swap_remove(i),
             None => {
                 drop(pool);
