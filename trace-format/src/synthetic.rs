@@ -6,7 +6,6 @@
 //! and `macroscope sample`. It is not a capture: no program made these calls, and its
 //! shader modules carry no SPIR-V.
 
-
 use crate::container::WriterStats;
 use crate::direct::DirectField as F;
 use crate::error::Result;

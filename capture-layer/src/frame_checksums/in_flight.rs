@@ -164,6 +164,51 @@ impl InFlight {
         Ok(signal)
     }
 
+    /// Copies `source` after all earlier work on `queue`, waits for the copy, and
+    /// returns the checksum of its texels: the read-back of an image a program names at
+    /// a frame boundary (which has no present to wait on it). Takes a free slot as a
+    /// present does, and leaves it free.
+    ///
+    /// # Safety
+    /// `queue` must be a queue of the device and family, externally synchronized as
+    /// `vkQueueSubmit` has it; `source` a live image of the device in its layout.
+    pub unsafe fn read_now(
+        &mut self,
+        d: &DeviceData,
+        queue: vk::Queue,
+        source: &Source,
+    ) -> Result<u32, vk::Result> {
+        let slot = self.free_slot(d)?;
+        let f = &d.fns;
+        let slot = &mut self.slots[slot];
+        let len = source.len();
+        if slot.buffer.as_ref().is_none_or(|b| b.size < len) {
+            if let Some(old) = slot.buffer.take() {
+                old.destroy(d);
+            }
+            slot.buffer = Some(HostBuffer::new(d, len.max(1))?);
+        }
+        let Some(buffer) = &slot.buffer else {
+            return Err(vk::Result::ERROR_UNKNOWN);
+        };
+        f.begin_command_buffer(
+            slot.cb,
+            &vk::CommandBufferBeginInfo::default()
+                .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+        )?;
+        record_copies(d, slot.cb, &[(*source, 0)], buffer.buffer);
+        f.end_command_buffer(slot.cb)?;
+        let cbs = [slot.cb];
+        f.queue_submit(
+            queue,
+            &[vk::SubmitInfo::default().command_buffers(&cbs)],
+            slot.fence,
+        )?;
+        f.wait_for_fences(&[slot.fence], true, u64::MAX)?;
+        f.reset_fences(&[slot.fence])?;
+        Ok(trace_format::frame_checksum::checksum(buffer.bytes(0, len)))
+    }
+
     /// Waits for every copy in flight and records its checksums.
     ///
     /// # Safety

@@ -5,7 +5,7 @@
 //! many frames late it comes (`in_flight`), so that a replay on a device can say whether
 //! it drew the same frames. Nothing waits on the CPU for the program's rendering.
 //! Offscreen programs that name their frame's images at a frame boundary have them read
-//! back at the submit, waiting for it.
+//! back at the submit, waiting for it, through a slot of the same read-backs.
 //!
 //! Swapchains are created with `TRANSFER_SRC` added to their usage so their images
 //! can be copied. `MACROSCOPE_CAPTURE_FRAME_CHECKSUMS=0` turns all this off.
@@ -25,7 +25,7 @@ use crate::dispatch::DeviceData;
 use crate::recorder::{self, Scope};
 use crate::settings::LogLevel;
 use in_flight::{InFlight, Presented};
-use readback::{record_copies, set_loader_dispatch, HostBuffer, Source};
+use readback::Source;
 
 /// A swapchain the program made: what reading its images back needs.
 struct Swapchain {
@@ -35,24 +35,12 @@ struct Swapchain {
     copyable: bool,
 }
 
-/// A device's objects for reading offscreen frames back at a boundary, made at the
-/// first; the copy is waited for.
-struct Reader {
-    pool: vk::CommandPool,
-    family: u32,
-    fence: vk::Fence,
-    buffer: HostBuffer,
-}
-
-// SAFETY: the mapping is only read under the state's lock.
-unsafe impl Send for Reader {}
-
 #[derive(Default)]
 struct State {
     swapchains: HashMap<u64, Swapchain>,
     queue_families: HashMap<u64, u32>,
-    readers: HashMap<u64, Reader>,
-    /// Each device's read-backs of presents, by the device's handle.
+    /// Each device's read-backs (of presents, and of images named at boundaries), by
+    /// the device's handle.
     in_flight: HashMap<u64, InFlight>,
 }
 
@@ -212,29 +200,12 @@ pub unsafe fn at_present(
     if images.is_empty() {
         return None;
     }
-    let key = d.handle.as_raw();
-    if state
-        .in_flight
-        .get(&key)
-        .is_some_and(|f| f.family != family)
-    {
-        // Presents moved to a queue of another family: finish the old family's copies.
-        if let Some(mut old) = state.in_flight.remove(&key) {
-            let finished = old.finish_all(d);
-            if finished.is_ok() {
-                old.destroy(d);
-            }
+    let in_flight = match in_flight_on(d, &mut state.in_flight, family) {
+        Ok(f) => f,
+        Err(e) => {
+            give_up(&e.to_string());
+            return None;
         }
-    }
-    let in_flight = match state.in_flight.entry(key) {
-        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-        std::collections::hash_map::Entry::Vacant(e) => match InFlight::new(d, family) {
-            Ok(f) => e.insert(f),
-            Err(e) => {
-                give_up(&e.to_string());
-                return None;
-            }
-        },
     };
     match in_flight.present(d, queue, waits, &images) {
         Ok(signal) => Some(signal),
@@ -242,6 +213,31 @@ pub unsafe fn at_present(
             give_up(&e.to_string());
             None
         }
+    }
+}
+
+/// The device's read-backs on queue family `family`: made at the first, and made anew
+/// (the old family's copies finished first) when the program moves to another family.
+///
+/// # Safety
+/// `d` must be a live device with a queue of `family`.
+unsafe fn in_flight_on<'a>(
+    d: &DeviceData,
+    in_flight: &'a mut HashMap<u64, InFlight>,
+    family: u32,
+) -> Result<&'a mut InFlight, vk::Result> {
+    let key = d.handle.as_raw();
+    if in_flight.get(&key).is_some_and(|f| f.family != family) {
+        if let Some(mut old) = in_flight.remove(&key) {
+            let finished = old.finish_all(d);
+            if finished.is_ok() {
+                old.destroy(d);
+            }
+        }
+    }
+    match in_flight.entry(key) {
+        std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
+        std::collections::hash_map::Entry::Vacant(e) => Ok(e.insert(InFlight::new(d, family)?)),
     }
 }
 
@@ -299,20 +295,16 @@ pub unsafe fn at_boundary(d: &DeviceData, queue: vk::Queue, images: &[vk::Image]
         if !info.copyable {
             continue;
         }
-        let size = u64::from(info.extent.width) * u64::from(info.extent.height) * texel;
-        let reader = match reader(d, &mut state.readers, family, size) {
-            Ok(r) => r,
-            Err(e) => return give_up(&e.to_string()),
-        };
         let source = Source {
             image,
             layout,
             extent: info.extent,
             texel,
         };
-        match read(d, queue, reader, &source) {
-            Ok(texels) => {
-                let crc32 = trace_format::frame_checksum::checksum(texels);
+        let read = in_flight_on(d, &mut state.in_flight, family)
+            .and_then(|in_flight| in_flight.read_now(d, queue, &source));
+        match read {
+            Ok(crc32) => {
                 recorder::record(Scope::Frame, 0, || {
                     let mut t = FrameChecksumT::default();
                     t.image = image.as_raw();
@@ -329,88 +321,6 @@ pub unsafe fn at_boundary(d: &DeviceData, queue: vk::Queue, images: &[vk::Image]
     }
 }
 
-/// The device's reader on `family`, with room for `size` bytes.
-unsafe fn reader<'a>(
-    d: &DeviceData,
-    readers: &'a mut HashMap<u64, Reader>,
-    family: u32,
-    size: u64,
-) -> Result<&'a mut Reader, vk::Result> {
-    let key = d.handle.as_raw();
-    let stale = readers
-        .get(&key)
-        .is_some_and(|r| r.buffer.size < size || r.family != family);
-    if stale {
-        if let Some(r) = readers.remove(&key) {
-            destroy_reader(d, r);
-        }
-    }
-    if let std::collections::hash_map::Entry::Vacant(slot) = readers.entry(key) {
-        let f = &d.fns;
-        let pool = f.create_command_pool(
-            &vk::CommandPoolCreateInfo::default()
-                .queue_family_index(family)
-                .flags(
-                    vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER
-                        | vk::CommandPoolCreateFlags::TRANSIENT,
-                ),
-            None,
-        )?;
-        let fence = f.create_fence(&vk::FenceCreateInfo::default(), None)?;
-        let buffer = HostBuffer::new(d, size)?;
-        slot.insert(Reader {
-            pool,
-            family,
-            fence,
-            buffer,
-        });
-    }
-    readers.get_mut(&key).ok_or(vk::Result::ERROR_UNKNOWN)
-}
-
-unsafe fn destroy_reader(d: &DeviceData, r: Reader) {
-    let f = &d.fns;
-    r.buffer.destroy(d);
-    f.destroy_fence(r.fence, None);
-    f.destroy_command_pool(r.pool, None);
-}
-
-/// Copies `source` out after all earlier work on `queue` and returns its texels.
-unsafe fn read<'r>(
-    d: &DeviceData,
-    queue: vk::Queue,
-    r: &'r Reader,
-    source: &Source,
-) -> Result<&'r [u8], vk::Result> {
-    let f = &d.fns;
-    let cb = f.allocate_command_buffers(
-        &vk::CommandBufferAllocateInfo::default()
-            .command_pool(r.pool)
-            .command_buffer_count(1),
-    )?[0];
-    set_loader_dispatch(d, cb);
-    let recorded = f
-        .begin_command_buffer(
-            cb,
-            &vk::CommandBufferBeginInfo::default()
-                .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-        )
-        .and_then(|()| {
-            record_copies(d, cb, &[(*source, 0)], r.buffer.buffer);
-            f.end_command_buffer(cb)
-        });
-    let cbs = [cb];
-    let result = recorded.and_then(|()| {
-        let submit = vk::SubmitInfo::default().command_buffers(&cbs);
-        f.queue_submit(queue, &[submit], r.fence)
-            .and_then(|()| f.wait_for_fences(&[r.fence], true, u64::MAX))
-            .and_then(|()| f.reset_fences(&[r.fence]))
-    });
-    f.free_command_buffers(r.pool, &cbs);
-    result?;
-    Ok(r.buffer.bytes(0, source.len()))
-}
-
 /// Records the checksums of the device's read-backs still in flight and destroys its
 /// read-back objects (at `vkDestroyDevice`).
 ///
@@ -418,13 +328,7 @@ unsafe fn read<'r>(
 /// The device must be idle.
 pub unsafe fn device_destroyed(d: &DeviceData) {
     finish_in_flight(d);
-    let (reader, in_flight) = with_state(|s| {
-        let key = d.handle.as_raw();
-        (s.readers.remove(&key), s.in_flight.remove(&key))
-    });
-    if let Some(r) = reader {
-        destroy_reader(d, r);
-    }
+    let in_flight = with_state(|s| s.in_flight.remove(&d.handle.as_raw()));
     if let Some(f) = in_flight {
         f.destroy(d);
     }
