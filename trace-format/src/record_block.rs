@@ -272,6 +272,48 @@ impl RecordBlock {
         Ok(Some(record))
     }
 
+    /// Takes out, as one run of the block's bytes, the records from the next on while
+    /// `accept` takes each one's order key, up to and including the first frame
+    /// boundary, and while the run stays within `max_bytes` (at least one record is
+    /// taken when accepted). Each record is read once, its bytes not rewritten: they
+    /// hold what changed since the record before them in this block, so they may follow
+    /// that record anywhere whole ([`ChunkBody::push_run`]).
+    pub fn take_run(
+        &mut self,
+        max_bytes: usize,
+        mut accept: impl FnMut(u64) -> bool,
+    ) -> Result<Run<'_>, MalformedRecord> {
+        let start = self.read_at;
+        let (mut at, mut carried, mut count, mut ends_frame) = (start, self.read, 0, false);
+        while self.taken + count < self.pushed && !ends_frame {
+            let mut next_carried = carried;
+            let Some((record, next)) = compact::read(&self.bytes, at, &mut next_carried) else {
+                self.read_at = at;
+                self.read = carried;
+                self.taken += count;
+                return Err(self.malformed());
+            };
+            if (count > 0 && next.min(self.bytes.len()) - start > max_bytes) || !accept(record.key)
+            {
+                break;
+            }
+            ends_frame = record.frame_boundary;
+            carried = next_carried;
+            at = next;
+            count += 1;
+        }
+        let end = at.min(self.bytes.len());
+        self.read_at = at;
+        self.read = carried;
+        self.taken += count;
+        Ok(Run {
+            bytes: &self.bytes[start..end],
+            records: count,
+            ends_frame,
+            carried,
+        })
+    }
+
     /// Empties the block, keeping its memory.
     pub fn clear(&mut self) {
         self.bytes.clear();
@@ -280,6 +322,19 @@ impl RecordBlock {
             ..Self::default()
         };
     }
+}
+
+/// Records taken out of a [`RecordBlock`] whole ([`RecordBlock::take_run`]).
+#[derive(Debug)]
+pub struct Run<'a> {
+    /// Their bytes, from an 8-aligned start.
+    pub bytes: &'a [u8],
+    /// How many.
+    pub records: usize,
+    /// Whether the last is a frame boundary.
+    pub ends_frame: bool,
+    /// What the last leaves to the record after it.
+    pub(crate) carried: Carried,
 }
 
 /// Writes `seq` into the envelope of the finished `Record` flatbuffer `record` (its
@@ -355,6 +410,16 @@ impl ChunkBody {
             fields,
         );
         self.records += 1;
+    }
+
+    /// Appends a run of records taken whole from a block, right after the record that
+    /// came before them in that block (so what they carry over holds here too).
+    pub(crate) fn push_run(&mut self, run: &Run<'_>) {
+        let start = self.bytes.len().next_multiple_of(RECORD_ALIGN);
+        self.bytes.resize(start, 0);
+        self.bytes.extend_from_slice(run.bytes);
+        self.carried = run.carried;
+        self.records += run.records;
     }
 
     /// Records held.

@@ -32,7 +32,16 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::error::{Error, ErrorKind, Location};
-use crate::record_block::{MalformedRecord, RecordBlock};
+
+/// The error of numbered call `key` seen a second time.
+fn twice(path: &std::path::Path, key: u64) -> Error {
+    Error::new(
+        path,
+        Location::File,
+        ErrorKind::Unsupported(format!("numbered call {} recorded twice", key / 2 - 1)),
+    )
+}
+use crate::record_block::{MalformedRecord, RecordBlock, RecordBody};
 use crate::{Result, TraceWriter, WriterStats};
 
 /// The order key of the numbered call that took number `n`.
@@ -173,18 +182,43 @@ impl Sequencer {
                 if key % 2 == 0 {
                     // A numbered call: within the limit, it is the next one or a repeat.
                     if key != numbered_key(self.next_numbered) {
-                        return Err(Error::new(
-                            self.writer.path(),
-                            Location::File,
-                            ErrorKind::Unsupported(format!(
-                                "numbered call {} recorded twice",
-                                key / 2 - 1
-                            )),
-                        ));
+                        return Err(twice(self.writer.path(), key));
                     }
                     self.next_numbered += 1;
                 }
+                // A compact record sets the thread and timestamp that the records after
+                // it in the block carry over (a finished one does not).
+                let compact = matches!(record.body, RecordBody::Compact { .. });
+                let boundary = record.frame_boundary;
                 self.writer.append_encoded(record)?;
+                if !compact || boundary || self.writer.chunk_is_empty() {
+                    continue;
+                }
+                // The records after it that may follow it go whole, not one by one:
+                // what they carry over from the record before holds as much here.
+                let (released, mut next_numbered, mut repeated) =
+                    (self.released, self.next_numbered, None);
+                let run = block
+                    .take_run(self.writer.chunk_room(), |key| {
+                        let limit = Self::limit(released, next_numbered);
+                        if key > limit || (key, arrival) > others {
+                            return false;
+                        }
+                        if key % 2 == 0 {
+                            if key != numbered_key(next_numbered) {
+                                repeated = Some(key);
+                                return false;
+                            }
+                            next_numbered += 1;
+                        }
+                        true
+                    })
+                    .map_err(|e| malformed(self.writer.path(), e))?;
+                self.next_numbered = next_numbered;
+                self.writer.append_run(&run)?;
+                if let Some(key) = repeated {
+                    return Err(twice(self.writer.path(), key));
+                }
             }
             match block
                 .peek_key()

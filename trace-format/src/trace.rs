@@ -19,7 +19,7 @@ use crate::container::{
 };
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::generated::trace::{Call, CallT, FrameBoundary, FrameBoundaryArgs, Record, RecordBatch};
-use crate::record_block::{lay_out_stored, ChunkBody, EncodedRecord, RecordEncoder};
+use crate::record_block::{lay_out_stored, ChunkBody, EncodedRecord, RecordEncoder, Run};
 use crate::wire::{Content, IndexEntry, CHUNK_STORED_RECORDS};
 
 /// The envelope fields a caller supplies with each call; the writer adds the sequence
@@ -127,6 +127,33 @@ impl TraceWriter {
         self.open_record();
         self.body.push(record);
         self.close_record(record.frame_boundary)
+    }
+
+    /// Appends records taken whole from a block ([`RecordBlock::take_run`]) right after
+    /// the block's record before them, which must be the last record appended (and in
+    /// this chunk: see [`chunk_is_empty`](Self::chunk_is_empty)). A run ends at a frame
+    /// boundary at the latest, which ends the frame as [`end_frame`](Self::end_frame)
+    /// does.
+    ///
+    /// [`RecordBlock::take_run`]: crate::record_block::RecordBlock::take_run
+    pub fn append_run(&mut self, run: &Run<'_>) -> Result<()> {
+        if run.records == 0 {
+            return Ok(());
+        }
+        debug_assert!(self.body.len() != 0, "a run follows its block's record");
+        self.body.push_run(run);
+        self.next_seq += run.records as u64 - 1;
+        self.close_record(run.ends_frame)
+    }
+
+    /// Whether the open chunk holds no record (a chunk closed with the last one).
+    pub fn chunk_is_empty(&self) -> bool {
+        self.body.len() == 0
+    }
+
+    /// Bytes the open chunk may still take before it closes at its size target.
+    pub fn chunk_room(&self) -> usize {
+        self.target_bytes.saturating_sub(self.body.len_bytes())
     }
 
     /// Appends a call of `call_type` whose table holds `fields` (by field id, every one

@@ -404,3 +404,102 @@ fn commands_with_nothing_numbered_between_are_written_once_collected() {
         .collect();
     assert_eq!(steps, (0..150).collect::<Vec<_>>());
 }
+
+/// Records of four threads, merged, keep each one's thread, timestamp and result and
+/// its fields, whether it went into the trace alone or in a run with those after it:
+/// compact records of each thread between finished ones (every fifth) and frame
+/// boundaries (every 37th, as finished records), small chunks so runs meet chunk ends.
+#[test]
+fn merged_records_keep_their_thread_time_and_result() {
+    let (made, _) = four_threads();
+    let meta_of = |m: &Made| CallMeta {
+        thread_id: 100 + m.thread,
+        // Runs of equal timestamps, as the layer's clock gives them.
+        timestamp_ns: 5_000 + u64::from(m.step / 3) * 7,
+        result: if m.step % 11 == 0 {
+            -(m.step as i32)
+        } else {
+            0
+        },
+    };
+    let mut encoder = RecordEncoder::new();
+    let mut blocks = Vec::new();
+    for thread in 0..4 {
+        let mine: Vec<&Made> = made.iter().filter(|m| m.thread == thread).collect();
+        for part in mine.chunks(25) {
+            let mut block = RecordBlock::new();
+            for m in part {
+                let meta = meta_of(m);
+                if m.step % 37 == 0 {
+                    block.push(encoder.encode(m.key, meta, |fbb| {
+                        let b = FrameBoundary::create(fbb, &FrameBoundaryArgs { frame: 0 });
+                        (Call::FrameBoundary, b.as_union_value())
+                    }));
+                } else if m.step % 5 == 0 {
+                    let call =
+                        CallT::CmdSetPrimitiveTopology(Box::new(mk!(CmdSetPrimitiveTopologyT {
+                            command_buffer: m.thread,
+                            topology: m.step
+                        })));
+                    block.push(encoder.encode(m.key, meta, |fbb| {
+                        (Call::CmdSetPrimitiveTopology, call.pack(fbb).unwrap())
+                    }));
+                } else {
+                    let fields = [
+                        F::U64(m.thread),
+                        F::U32(m.step),
+                        F::U32(1),
+                        F::U32(0),
+                        F::U32(0),
+                    ];
+                    block.push_direct(m.key, meta, Call::CmdDraw, &fields);
+                }
+            }
+            blocks.push(block);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.mscope");
+    let options = WriterOptions {
+        chunk_target_bytes: 700,
+        ..WriterOptions::default()
+    };
+    let mut sequencer = Sequencer::new(TraceWriter::create(&path, &options).unwrap());
+    for block in blocks {
+        sequencer.add(block).unwrap();
+    }
+    sequencer.release_all().unwrap();
+    sequencer.finish().unwrap();
+    let mut seen = 0;
+    let mut frames = 0;
+    for chunk in TraceReader::open(&path).unwrap() {
+        for record in chunk.unwrap().records().map(|r| r.unpack()) {
+            let step = match &record.call {
+                CallT::CmdDraw(d) => d.vertex_count,
+                CallT::CmdSetPrimitiveTopology(t) => t.topology,
+                CallT::FrameBoundary(_) => {
+                    frames += 1;
+                    made.iter()
+                        .filter(|m| m.step % 37 == 0)
+                        .nth(frames - 1)
+                        .map_or(u32::MAX, |m| m.step)
+                }
+                other => panic!("unexpected {other:?}"),
+            };
+            let m = &made[step as usize];
+            let want = meta_of(m);
+            assert_eq!(
+                (
+                    record.envelope.thread_id,
+                    record.envelope.timestamp_ns,
+                    record.envelope.result
+                ),
+                (want.thread_id, want.timestamp_ns, want.result),
+                "record {seen} (step {step})"
+            );
+            assert_eq!(record.envelope.seq, seen as u64, "numbers are gapless");
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, made.len());
+}
