@@ -363,8 +363,10 @@ fn set_envelope_seq(record: &mut [u8], seq: u64) -> Option<()> {
 }
 
 /// A chunk's records being gathered, as a trace stores them: the stream of a
-/// [`RecordBlock`], compact records kept compact, with order key 0 throughout (a
-/// record's sequence number is its place in the chunk, counted from the chunk's first).
+/// [`RecordBlock`], compact records kept compact (a record's sequence number is its
+/// place in the chunk, counted from the chunk's first; the order keys that runs moved
+/// whole from a block still carry mean nothing here, and records appended one by one
+/// carry 0).
 /// The merging thread appends; the compression thread compresses the stream as it is
 /// (a chunk flagged [`CHUNK_STORED_RECORDS`](crate::wire::CHUNK_STORED_RECORDS)), and
 /// the reader lays it out as a `RecordBatch` ([`lay_out_stored`]).
