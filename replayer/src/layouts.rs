@@ -24,6 +24,15 @@ const INLINE_UNIFORM_BLOCK: u32 = 1_000_138_000;
 const MAX_BINDINGS: usize = 4096;
 
 /// One set layout: its bindings' types and counts, by binding number.
+/// One binding's descriptors in a set: where they start, their stride, and where the
+/// set's descriptor bytes end after them.
+struct Place {
+    binding: u32,
+    offset: u32,
+    stride: u32,
+    end: u32,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SetLayout {
     /// `(binding, descriptor type, descriptor count)`, sorted by binding.
@@ -42,49 +51,55 @@ impl SetLayout {
     /// nvk_descriptor_stride_align_for_type in NVK 25.0). `min_cbuf_alignment` aligns
     /// inline uniform blocks.
     pub fn descriptor_bytes(&self, min_cbuf_alignment: u32) -> u32 {
-        self.placed(min_cbuf_alignment).1
+        self.places(min_cbuf_alignment)
+            .last()
+            .map_or(0, |place| place.end)
     }
 
     /// Where binding `binding`'s descriptors start in a set of this layout, and their
     /// stride (nvk_descriptor_set_binding_layout's `offset` and `stride`).
     pub fn binding_place(&self, binding: u32, min_cbuf_alignment: u32) -> Option<(u32, u32)> {
-        self.placed(min_cbuf_alignment)
-            .0
-            .into_iter()
-            .find(|(b, _, _)| *b == binding)
-            .map(|(_, offset, stride)| (offset, stride))
+        self.places(min_cbuf_alignment)
+            .find(|place| place.binding == binding)
+            .map(|place| (place.offset, place.stride))
     }
 
-    /// Each binding that takes descriptor bytes with its offset and stride, and the
-    /// bytes in all, as nvk_CreateDescriptorSetLayout lays them out.
-    fn placed(&self, min_cbuf_alignment: u32) -> (Vec<(u32, u32, u32)>, u32) {
-        let mut places = Vec::new();
+    /// Each binding that takes descriptor bytes, in the layout's order, with its offset
+    /// and stride and where the set's bytes end after it, as
+    /// nvk_CreateDescriptorSetLayout lays them out.
+    fn places(&self, min_cbuf_alignment: u32) -> impl Iterator<Item = Place> + '_ {
         let mut size = 0u32;
-        for &(binding, ty, count) in &self.bindings {
-            if count == 0 {
-                continue;
-            }
-            let (stride, align): (u32, u32) = match ty {
-                // Sampler, combined image sampler, sampled image, storage image,
-                // texel buffers, input attachment: a 4-byte image (and sampler) index.
-                0..=5 | 10 => (4, 4),
-                // Uniform and storage buffers: an address, a size and a zero word.
-                6 | 7 => (16, 16),
-                // Dynamic buffers live in the root table.
-                UNIFORM_BUFFER_DYNAMIC | STORAGE_BUFFER_DYNAMIC => (0, 0),
-                // Inline uniform block: its count is bytes.
-                INLINE_UNIFORM_BLOCK => (1, min_cbuf_alignment.max(1)),
-                // Mutable and other types: the largest descriptor.
-                _ => (16, 16),
-            };
-            if stride == 0 {
-                continue;
-            }
-            let offset = size.div_ceil(align).saturating_mul(align);
-            places.push((binding, offset, stride));
-            size = offset.saturating_add(stride.saturating_mul(count));
-        }
-        (places, size)
+        self.bindings
+            .iter()
+            .filter_map(move |&(binding, ty, count)| {
+                if count == 0 {
+                    return None;
+                }
+                let (stride, align): (u32, u32) = match ty {
+                    // Sampler, combined image sampler, sampled image, storage image,
+                    // texel buffers, input attachment: a 4-byte image (and sampler) index.
+                    0..=5 | 10 => (4, 4),
+                    // Uniform and storage buffers: an address, a size and a zero word.
+                    6 | 7 => (16, 16),
+                    // Dynamic buffers live in the root table.
+                    UNIFORM_BUFFER_DYNAMIC | STORAGE_BUFFER_DYNAMIC => (0, 0),
+                    // Inline uniform block: its count is bytes.
+                    INLINE_UNIFORM_BLOCK => (1, min_cbuf_alignment.max(1)),
+                    // Mutable and other types: the largest descriptor.
+                    _ => (16, 16),
+                };
+                if stride == 0 {
+                    return None;
+                }
+                let offset = size.div_ceil(align).saturating_mul(align);
+                size = offset.saturating_add(stride.saturating_mul(count));
+                Some(Place {
+                    binding,
+                    offset,
+                    stride,
+                    end: size,
+                })
+            })
     }
 
     /// Dynamic buffers the set holds (`dynamic_buffer_count`).

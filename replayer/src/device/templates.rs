@@ -170,6 +170,21 @@ impl<'a> RecordedRuns<'a> {
     /// The little-endian u64 at byte `at`; `None` past the data's end.
     pub fn u64_at(&self, at: usize) -> Option<u64> {
         let end = at.checked_add(8).filter(|&e| e <= self.extent)?;
+        // The latest run that touches the word: when it holds all of it, no later run
+        // covers any of its bytes, and the word is read straight from it.
+        let latest = self
+            .runs
+            .iter()
+            .rev()
+            .find(|(start, bytes)| *start < end && at < start + bytes.len());
+        if let Some((start, bytes)) = latest {
+            if let Some(word) = at
+                .checked_sub(*start)
+                .and_then(|from| bytes.get(from..from + 8))
+            {
+                return word.try_into().ok().map(u64::from_le_bytes);
+            }
+        }
         let mut word = [0u8; 8];
         for (i, byte) in (at..end).zip(word.iter_mut()) {
             // A later run over the same byte wins, as in the rebuilt copy.
