@@ -237,15 +237,7 @@ impl RecordBlock {
 
     /// Takes out the next record.
     pub fn pop(&mut self) -> Result<Option<EncodedRecord<'_>>, MalformedRecord> {
-        if self.is_empty() {
-            return Ok(None);
-        }
-        let Some((record, next)) = compact::read(&self.bytes, self.read_at, &mut self.read) else {
-            return Err(self.malformed());
-        };
-        self.read_at = next;
-        self.taken += 1;
-        Ok(Some(record))
+        self.pop_if(|_| true)
     }
 
     /// Takes out the next record if `take` accepts its order key: the record is read

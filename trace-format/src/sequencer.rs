@@ -168,24 +168,22 @@ impl Sequencer {
                 .heads
                 .peek()
                 .map_or((u64::MAX, 0), |Reverse((k, a, _))| (*k, *a));
+            let mut admission = Admission {
+                released: self.released,
+                next_numbered: self.next_numbered,
+                others,
+                arrival,
+                repeated: None,
+            };
             loop {
-                // Each record read once: taken while within the limit and before the
-                // other blocks' next.
-                let limit = Self::limit(self.released, self.next_numbered);
+                // Each record read once: taken while admitted.
                 let record = block
-                    .pop_if(|key| key <= limit && (key, arrival) <= others)
+                    .pop_if(|key| admission.admit(key))
                     .map_err(|e| malformed(self.writer.path(), e))?;
+                self.next_numbered = admission.next_numbered;
                 let Some(record) = record else {
                     break;
                 };
-                let key = record.key;
-                if key % 2 == 0 {
-                    // A numbered call: within the limit, it is the next one or a repeat.
-                    if key != numbered_key(self.next_numbered) {
-                        return Err(twice(self.writer.path(), key));
-                    }
-                    self.next_numbered += 1;
-                }
                 // A compact record sets the thread and timestamp that the records after
                 // it in the block carry over (a finished one does not).
                 let compact = matches!(record.body, RecordBody::Compact { .. });
@@ -196,29 +194,14 @@ impl Sequencer {
                 }
                 // The records after it that may follow it go whole, not one by one:
                 // what they carry over from the record before holds as much here.
-                let (released, mut next_numbered, mut repeated) =
-                    (self.released, self.next_numbered, None);
                 let run = block
-                    .take_run(self.writer.chunk_room(), |key| {
-                        let limit = Self::limit(released, next_numbered);
-                        if key > limit || (key, arrival) > others {
-                            return false;
-                        }
-                        if key % 2 == 0 {
-                            if key != numbered_key(next_numbered) {
-                                repeated = Some(key);
-                                return false;
-                            }
-                            next_numbered += 1;
-                        }
-                        true
-                    })
+                    .take_run(self.writer.chunk_room(), |key| admission.admit(key))
                     .map_err(|e| malformed(self.writer.path(), e))?;
-                self.next_numbered = next_numbered;
+                self.next_numbered = admission.next_numbered;
                 self.writer.append_run(&run)?;
-                if let Some(key) = repeated {
-                    return Err(twice(self.writer.path(), key));
-                }
+            }
+            if let Some(key) = admission.repeated {
+                return Err(twice(self.writer.path(), key));
             }
             match block
                 .peek_key()
@@ -260,6 +243,41 @@ impl Sequencer {
     /// are not written.
     pub fn finish(self) -> Result<WriterStats> {
         self.writer.finish()
+    }
+}
+
+/// Which of a block's records may go into the trace now: those within the limit of what
+/// was released and the numbered calls seen, ahead of every other block's next record,
+/// a numbered call only as the next one (another is a repeat, noted in `repeated`).
+struct Admission {
+    released: u64,
+    next_numbered: u64,
+    /// The other blocks' next record: its order key and arrival.
+    others: (u64, u64),
+    /// This block's arrival, which orders its records among equal keys.
+    arrival: u64,
+    /// A numbered call's key met again after its call was written.
+    repeated: Option<u64>,
+}
+
+impl Admission {
+    /// Whether the record with order key `key` goes next; a numbered call admitted
+    /// moves the numbering on.
+    #[inline]
+    fn admit(&mut self, key: u64) -> bool {
+        if key > Sequencer::limit(self.released, self.next_numbered)
+            || (key, self.arrival) > self.others
+        {
+            return false;
+        }
+        if key % 2 == 0 {
+            if key != numbered_key(self.next_numbered) {
+                self.repeated = Some(key);
+                return false;
+            }
+            self.next_numbered += 1;
+        }
+        true
     }
 }
 

@@ -267,7 +267,7 @@ impl TraceWriter {
         let pool = Arc::clone(&self.spare_bodies);
         let spare = lock(&pool).pop().unwrap_or_default();
         let mut body = std::mem::replace(&mut self.body, spare);
-        let lay_out = move |out: &mut Vec<u8>| {
+        let fill = move |out: &mut Vec<u8>| {
             body.finish_into(out);
             let mut spare = lock(&pool);
             if spare.len() < SPARE_BODIES {
@@ -275,7 +275,7 @@ impl TraceWriter {
             }
             Ok(())
         };
-        self.out.write_chunk_laid_out(Box::new(lay_out), meta)
+        self.out.write_chunk_filled_by(Box::new(fill), meta)
     }
 }
 

@@ -239,25 +239,42 @@ fn four_threads() -> (Vec<Made>, Vec<(u64, u64, RecordBlock)>) {
         };
         made.push(Made { thread, key, step });
     }
+    let blocks = blocks_of(&made, |block, m| {
+        block.push_direct(m.key, meta(m.step as usize), Call::CmdDraw, &draw_fields(m));
+    });
+    (made, blocks)
+}
+
+/// Each thread's records of `made` in blocks of 25 (with the thread and the first
+/// record's key), each record pushed by `push`.
+fn blocks_of(
+    made: &[Made],
+    mut push: impl FnMut(&mut RecordBlock, &Made),
+) -> Vec<(u64, u64, RecordBlock)> {
     let mut blocks = Vec::new();
     for thread in 0..4 {
         let mine: Vec<&Made> = made.iter().filter(|m| m.thread == thread).collect();
         for part in mine.chunks(25) {
             let mut block = RecordBlock::new();
             for m in part {
-                let fields = [
-                    F::U64(m.thread),
-                    F::U32(m.step),
-                    F::U32(1),
-                    F::U32(0),
-                    F::U32(0),
-                ];
-                block.push_direct(m.key, meta(m.step as usize), Call::CmdDraw, &fields);
+                push(&mut block, m);
             }
             blocks.push((thread, part[0].key, block));
         }
     }
-    (made, blocks)
+    blocks
+}
+
+/// The fields of the draw made at `m`: its thread as the command buffer, its step as
+/// the vertex count.
+fn draw_fields(m: &Made) -> [F<'static>; 5] {
+    [
+        F::U64(m.thread),
+        F::U32(m.step),
+        F::U32(1),
+        F::U32(0),
+        F::U32(0),
+    ]
 }
 
 /// The calls a trace holds, as (thread, step), checking their numbers are gapless.
@@ -423,41 +440,25 @@ fn merged_records_keep_their_thread_time_and_result() {
         },
     };
     let mut encoder = RecordEncoder::new();
-    let mut blocks = Vec::new();
-    for thread in 0..4 {
-        let mine: Vec<&Made> = made.iter().filter(|m| m.thread == thread).collect();
-        for part in mine.chunks(25) {
-            let mut block = RecordBlock::new();
-            for m in part {
-                let meta = meta_of(m);
-                if m.step % 37 == 0 {
-                    block.push(encoder.encode(m.key, meta, |fbb| {
-                        let b = FrameBoundary::create(fbb, &FrameBoundaryArgs { frame: 0 });
-                        (Call::FrameBoundary, b.as_union_value())
-                    }));
-                } else if m.step % 5 == 0 {
-                    let call =
-                        CallT::CmdSetPrimitiveTopology(Box::new(mk!(CmdSetPrimitiveTopologyT {
-                            command_buffer: m.thread,
-                            topology: m.step
-                        })));
-                    block.push(encoder.encode(m.key, meta, |fbb| {
-                        (Call::CmdSetPrimitiveTopology, call.pack(fbb).unwrap())
-                    }));
-                } else {
-                    let fields = [
-                        F::U64(m.thread),
-                        F::U32(m.step),
-                        F::U32(1),
-                        F::U32(0),
-                        F::U32(0),
-                    ];
-                    block.push_direct(m.key, meta, Call::CmdDraw, &fields);
-                }
-            }
-            blocks.push(block);
+    let blocks = blocks_of(&made, |block, m| {
+        let meta = meta_of(m);
+        if m.step % 37 == 0 {
+            block.push(encoder.encode(m.key, meta, |fbb| {
+                let b = FrameBoundary::create(fbb, &FrameBoundaryArgs { frame: 0 });
+                (Call::FrameBoundary, b.as_union_value())
+            }));
+        } else if m.step % 5 == 0 {
+            let call = CallT::CmdSetPrimitiveTopology(Box::new(mk!(CmdSetPrimitiveTopologyT {
+                command_buffer: m.thread,
+                topology: m.step
+            })));
+            block.push(encoder.encode(m.key, meta, |fbb| {
+                (Call::CmdSetPrimitiveTopology, call.pack(fbb).unwrap())
+            }));
+        } else {
+            block.push_direct(m.key, meta, Call::CmdDraw, &draw_fields(m));
         }
-    }
+    });
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.mscope");
     let options = WriterOptions {
@@ -465,7 +466,7 @@ fn merged_records_keep_their_thread_time_and_result() {
         ..WriterOptions::default()
     };
     let mut sequencer = Sequencer::new(TraceWriter::create(&path, &options).unwrap());
-    for block in blocks {
+    for (_, _, block) in blocks {
         sequencer.add(block).unwrap();
     }
     sequencer.release_all().unwrap();
@@ -502,4 +503,55 @@ fn merged_records_keep_their_thread_time_and_result() {
         }
     }
     assert_eq!(seen, made.len());
+}
+
+#[test]
+fn a_numbered_call_recorded_twice_stops_the_trace_naming_it() {
+    let draw = |block: &mut RecordBlock, n: u64| {
+        let fields = [F::U64(1), F::U32(3), F::U32(1), F::U32(0), F::U32(0)];
+        block.push_direct(numbered_key(n), meta(n as usize), Call::CmdDraw, &fields);
+    };
+    let mut encoder = RecordEncoder::new();
+    let mut boundary = |block: &mut RecordBlock, n: u64| {
+        block.push(encoder.encode(numbered_key(n), meta(n as usize), |fbb| {
+            let b = FrameBoundary::create(fbb, &FrameBoundaryArgs { frame: n });
+            (Call::FrameBoundary, b.as_union_value())
+        }));
+    };
+    // The repeat within a run of compact records, taken one at a time after a finished
+    // record, and in a second block.
+    let mut in_a_run = RecordBlock::new();
+    for n in [0, 1, 2, 2, 3] {
+        draw(&mut in_a_run, n);
+    }
+    let mut one_by_one = RecordBlock::new();
+    for n in [0, 1, 1] {
+        boundary(&mut one_by_one, n);
+    }
+    let mut first = RecordBlock::new();
+    draw(&mut first, 0);
+    let mut second = RecordBlock::new();
+    draw(&mut second, 0);
+    let dir = tempfile::tempdir().unwrap();
+    for (case, blocks, repeated) in [
+        ("in a run", vec![in_a_run], 2),
+        ("one by one", vec![one_by_one], 1),
+        ("in two blocks", vec![first, second], 0),
+    ] {
+        let path = dir.path().join(format!("{case}.mscope"));
+        let mut sequencer =
+            Sequencer::new(TraceWriter::create(&path, &WriterOptions::default()).unwrap());
+        let mut outcome = Ok(());
+        for block in blocks {
+            outcome = outcome.and_then(|()| sequencer.add(block));
+        }
+        let error = outcome
+            .and_then(|()| sequencer.release_all())
+            .expect_err(case)
+            .to_string();
+        assert!(
+            error.contains(&format!("numbered call {repeated} recorded twice")),
+            "{case}: {error}"
+        );
+    }
 }

@@ -103,17 +103,17 @@ pub struct WriterStats {
     pub queue_waits: Duration,
 }
 
-/// Lays a chunk's payload out into the buffer given, on the compression thread that
-/// takes the chunk (so that work runs beside the thread that gathered it); an `Err`
-/// says what went wrong, and stops the file there.
-pub type LayOut = Box<dyn FnOnce(&mut Vec<u8>) -> std::result::Result<(), String> + Send>;
+/// Fills the buffer given with a chunk's payload, on the compression thread that takes
+/// the chunk (so that whatever that costs, a copy or a buffer swap, runs beside the
+/// thread that gathered it); an `Err` says what went wrong, and stops the file there.
+pub type PayloadFiller = Box<dyn FnOnce(&mut Vec<u8>) -> std::result::Result<(), String> + Send>;
 
 /// A chunk's payload as handed to the compression threads.
 enum Payload {
     /// Ready: the bytes from `start` on.
     Ready { bytes: Vec<u8>, start: usize },
-    /// To be laid out first.
-    Deferred(LayOut),
+    /// Written into the thread's buffer first.
+    Filler(PayloadFiller),
 }
 
 /// A payload for a compression thread, with its place in the file.
@@ -214,10 +214,10 @@ impl ContainerWriter {
         )
     }
 
-    /// Queues one chunk whose payload `lay_out` writes, on the compression thread that
+    /// Queues one chunk whose payload `filler` writes, on the compression thread that
     /// takes it. Blocks only while the queue is full.
-    pub fn write_chunk_laid_out(&mut self, lay_out: LayOut, meta: ChunkMeta) -> Result<()> {
-        self.queue(Payload::Deferred(lay_out), meta)
+    pub fn write_chunk_filled_by(&mut self, filler: PayloadFiller, meta: ChunkMeta) -> Result<()> {
+        self.queue(Payload::Filler(filler), meta)
     }
 
     fn queue(&mut self, payload: Payload, meta: ChunkMeta) -> Result<()> {
@@ -329,8 +329,8 @@ fn compress_jobs(
     written: &SyncSender<Written>,
     recycle: &SyncSender<Vec<u8>>,
 ) {
-    // Deferred payloads are laid out here, into one buffer kept from job to job.
-    let mut laid_out = Vec::new();
+    // Fillers write their payloads here, into one buffer kept from job to job.
+    let mut filled = Vec::new();
     loop {
         let job = match jobs.lock() {
             Ok(rx) => rx.recv(),
@@ -347,11 +347,11 @@ fn compress_jobs(
                 let _ = recycle.try_send(bytes);
                 result
             }
-            Payload::Deferred(lay_out) => match lay_out(&mut laid_out) {
-                Ok(()) if laid_out.len() > MAX_CHUNK_UNCOMPRESSED as usize => {
-                    Err(too_large(path, laid_out.len()))
+            Payload::Filler(fill) => match fill(&mut filled) {
+                Ok(()) if filled.len() > MAX_CHUNK_UNCOMPRESSED as usize => {
+                    Err(too_large(path, filled.len()))
                 }
-                Ok(()) => compress(&mut compressor, path, job.ticket, job.meta, &laid_out),
+                Ok(()) => compress(&mut compressor, path, job.ticket, job.meta, &filled),
                 Err(why) => Err(Error::new(
                     path,
                     Location::File,
