@@ -24,7 +24,10 @@
 //! first record of a block, a key, thread and timestamp of 0). Then, with more than
 //! eight fields, the kinds of the rest (`u64`). Then, for a compact record, each field
 //! in order: a `u64` in 8 bytes, a `u32` or `i32` in 4, a vector as its element count
-//! (`u32`), zeros up to the next 8-byte boundary, and its elements. A `FINISHED`
+//! (`u32`), zeros up to the next 8-byte boundary, and its elements; a byte vector may be
+//! stored as byte planes ([`crate::byte_planes`]; its own kind), which the reader lays
+//! out as the bytes they hold. The kind codes: 1 `u64`, 2 `u32`, 3 `i32`, 4 bytes,
+//! 5 `u32`s, 6 `u64`s, 7 byte planes. A `FINISHED`
 //! record is a finished flatbuffer instead (its envelope holds its thread, timestamp
 //! and result): its length (`u64`), then its bytes.
 
@@ -109,6 +112,7 @@ fn kind_code(field: &DirectField<'_>) -> u64 {
         DirectField::Bytes(_) => 4,
         DirectField::U32s(_) => 5,
         DirectField::U64s(_) => 6,
+        DirectField::BytePlanes(_) => 7,
     }
 }
 
@@ -195,7 +199,7 @@ pub(crate) fn append_compact(
                     at = put(base, at, &v.to_le_bytes());
                     continue;
                 }
-                DirectField::Bytes(b) => (b.as_ptr(), b.len(), 1),
+                DirectField::Bytes(b) | DirectField::BytePlanes(b) => (b.as_ptr(), b.len(), 1),
                 DirectField::U32s(v) => (v.as_ptr().cast::<u8>(), v.len(), 4),
                 DirectField::U64s(v) => (v.as_ptr().cast::<u8>(), v.len(), 8),
             };
@@ -215,7 +219,7 @@ fn vector_room(field: &DirectField<'_>) -> usize {
     4 + 7
         + 7
         + match field {
-            DirectField::Bytes(b) => b.len(),
+            DirectField::Bytes(b) | DirectField::BytePlanes(b) => b.len(),
             DirectField::U32s(v) => 4 * v.len(),
             DirectField::U64s(v) => 8 * v.len(),
             _ => 0,
@@ -521,9 +525,9 @@ fn walk_fields<'a>(
         let (start, len) = match code {
             1 => (at, 8),
             2 | 3 => (at, 4),
-            4..=6 => {
+            4..=7 => {
                 let count = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?);
-                let size = [1, 4, 8][code as usize - 4];
+                let size = [1, 4, 8, 1][code as usize - 4];
                 (
                     (at + 4).next_multiple_of(8),
                     (count as usize).checked_mul(size)?,
@@ -561,7 +565,8 @@ pub(crate) fn decode_fields(
             3 => DirectField::I32(i32::from_le_bytes(value.try_into().ok()?)),
             4 => DirectField::Bytes(value),
             5 => DirectField::U32s(aligned(value)?),
-            _ => DirectField::U64s(aligned(value)?),
+            6 => DirectField::U64s(aligned(value)?),
+            _ => DirectField::BytePlanes(value),
         };
         Some(())
     })?;

@@ -34,6 +34,9 @@ pub enum DirectField<'a> {
     I32(i32),
     /// A `[ubyte]`.
     Bytes(&'a [u8]),
+    /// A `[ubyte]` stored as byte planes ([`crate::byte_planes`]): these are the
+    /// planes; the record lays out to the bytes they hold.
+    BytePlanes(&'a [u8]),
     /// A `[uint]`.
     U32s(&'a [u32]),
     /// A `[ulong]`.
@@ -191,6 +194,10 @@ pub fn append_direct(
                 push_vector(out, start, at, b.len(), 1);
                 out.extend_from_slice(b);
             }
+            DirectField::BytePlanes(planes) => {
+                push_vector(out, start, at, planes.len(), 1);
+                crate::byte_planes::join_into(planes, out);
+            }
             DirectField::U32s(v) => {
                 push_vector(out, start, at, v.len(), 4);
                 v.iter()
@@ -275,7 +282,10 @@ pub fn schema_mismatch(call_type: Call, fields: &[DirectField<'_>]) -> Option<St
                     Kind::Inline { size: 4, .. },
                     Some(DirectField::U32(_) | DirectField::I32(_))
                 )
-                | (Kind::Vector { size: 1, .. }, Some(DirectField::Bytes(_)))
+                | (
+                    Kind::Vector { size: 1, .. },
+                    Some(DirectField::Bytes(_) | DirectField::BytePlanes(_))
+                )
                 | (Kind::Vector { size: 4, .. }, Some(DirectField::U32s(_)))
                 | (Kind::Vector { size: 8, .. }, Some(DirectField::U64s(_)))
         );
@@ -342,7 +352,7 @@ impl ExpectedFields {
             allowed[index] = match field.kind {
                 Kind::Inline { size: 8, .. } => 1 << 1,
                 Kind::Inline { size: 4, .. } => 1 << 2 | 1 << 3,
-                Kind::Vector { size: 1, .. } => 1 << 4,
+                Kind::Vector { size: 1, .. } => 1 << 4 | 1 << 7,
                 Kind::Vector { size: 4, .. } => 1 << 5,
                 Kind::Vector { size: 8, .. } => 1 << 6,
                 _ => return None,

@@ -17,6 +17,7 @@
 // The generated object API names `alloc::` paths.
 extern crate alloc;
 
+pub mod byte_planes;
 pub mod compact;
 pub mod container;
 pub mod direct;

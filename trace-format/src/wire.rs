@@ -9,8 +9,9 @@
 /// transfers, the newline catches line-ending conversion.
 pub const FILE_MAGIC: [u8; 8] = *b"\x89MSCOPE\n";
 /// Format version this build writes (and the newest it reads). Version 2 added chunks
-/// of stored records ([`CHUNK_STORED_RECORDS`]); a version 1 file reads as before.
-pub const FORMAT_VERSION: u16 = 2;
+/// of stored records ([`CHUNK_STORED_RECORDS`]); version 3, byte vectors stored as byte
+/// planes in them ([`crate::byte_planes`]). Files of older versions read as before.
+pub const FORMAT_VERSION: u16 = 3;
 /// The oldest format version this build reads.
 pub const OLDEST_READ_VERSION: u16 = 1;
 /// Size of [`FileHeader`] on disk.
@@ -352,7 +353,13 @@ mod tests {
             Ok(1),
             "version 1 still reads"
         );
-        for newer in [3, 0] {
+        b[8] = 2;
+        assert_eq!(
+            FileHeader::parse(&b).map(|h| h.version),
+            Ok(2),
+            "version 2 still reads"
+        );
+        for newer in [FORMAT_VERSION as u8 + 1, 0] {
             b[8] = newer;
             assert_eq!(
                 FileHeader::parse(&b),

@@ -1023,7 +1023,7 @@ fn damaged_stored_records_fail_or_lay_out_verifiable() {
                 result: -(i as i32 % 3),
             };
             let key = numbered_key(i);
-            match i % 5 {
+            match i % 6 {
                 0 => block.push_direct(
                     key,
                     meta,
@@ -1068,6 +1068,17 @@ fn damaged_stored_records_fail_or_lay_out_verifiable() {
                         F::U32(1),
                     ],
                 ),
+                4 => {
+                    let words: Vec<u8> = (0..32u32).flat_map(|w| (w ^ 5).to_le_bytes()).collect();
+                    let mut planes = Vec::new();
+                    trace_format::byte_planes::split_into(&words[..i as usize + 70], &mut planes);
+                    block.push_direct(
+                        key,
+                        meta,
+                        Call::MemoryContents,
+                        &[F::U64(5), F::U64(64), F::BytePlanes(&planes)],
+                    )
+                }
                 _ => block.push(encoder.encode(key, meta, |fbb| {
                     let call = CallT::CmdEndRenderPass(Box::default());
                     (Call::CmdEndRenderPass, call.pack(fbb).unwrap())

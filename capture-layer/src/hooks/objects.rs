@@ -6,6 +6,7 @@ use std::ffi::c_void;
 
 use ash::vk;
 use ash::vk::Handle;
+use trace_format::byte_planes;
 use trace_format::direct::DirectField as F;
 use trace_format::generated::trace::*;
 
@@ -14,15 +15,42 @@ use crate::dispatch::{self, DeviceData};
 use crate::recorder::{record, record_direct, Scope};
 
 /// Records a change the mapped-memory tracker found: `data` now at `offset` of
-/// `memory`, laid out straight from the mapping into the trace.
+/// `memory`. Pieces of it that look like arrays of words go into the trace as byte
+/// planes (which compress better; the reader lays them out as the bytes again), a
+/// piece at a time through a buffer of the thread's; the others straight from the
+/// mapping.
 fn record_change(memory: u64, offset: u64, data: &[u8]) {
-    record_direct(
-        Scope::Setup,
-        0,
-        Call::MemoryContents,
-        &[F::U64(memory), F::U64(offset), F::Bytes(data)],
-    );
+    thread_local! {
+        static PLANES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let record = |offset: u64, field: F<'_>| {
+        record_direct(
+            Scope::Setup,
+            0,
+            Call::MemoryContents,
+            &[F::U64(memory), F::U64(offset), field],
+        );
+    };
+    if !byte_planes::worth_it(data) {
+        return record(offset, F::Bytes(data));
+    }
+    PLANES.with_borrow_mut(|planes| {
+        for (i, piece) in data.chunks(PLANES_PIECE).enumerate() {
+            let at = offset + (i * PLANES_PIECE) as u64;
+            if i > 0 && !byte_planes::worth_it(piece) {
+                record(at, F::Bytes(piece));
+                continue;
+            }
+            planes.clear();
+            byte_planes::split_into(piece, planes);
+            record(at, F::BytePlanes(planes));
+        }
+    });
 }
+
+/// The most bytes of a change stored as one piece of byte planes (the thread's buffer
+/// for them holds this much).
+const PLANES_PIECE: usize = 1 << 20;
 
 /// Records what changed in every mapping of `device` since the last look.
 pub fn record_all_changes(device: &DeviceData) {
