@@ -5,7 +5,8 @@
 //! (`samples/storm-nvidia.mscope`: 3 frames of 10,000 draws), and on glxgears captured
 //! through Zink on lavapipe (`samples/glxgears-zink-lavapipe.mscope`: 60 frames, each
 //! a render pass of barriers, dynamic state, push descriptors and indexed draws); the
-//! captures on both MME generations. Target: a million draws a second, serial.
+//! captures on both MME generations; and on any trace `MACROSCOPE_BENCH_TRACE` names
+//! (a game's, say) as `replay_trace`. Target: a million draws a second, serial.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -64,6 +65,12 @@ fn bench(c: &mut Criterion) {
         &out,
         draw_count(&gears),
     );
+    // A real program's trace, too large to keep among the samples: a game or a corpus
+    // program captured here (`scripts/corpus run supertux`, the CI's games).
+    if let Some(trace) = std::env::var_os("MACROSCOPE_BENCH_TRACE") {
+        let trace = Path::new(&trace);
+        replay_group(c, "replay_trace", &BOTH, trace, &out, draw_count(trace));
+    }
 }
 
 /// The draws a replay of `trace` replays (the throughput's elements: draw calls, not
