@@ -138,18 +138,33 @@ impl Memory {
             self.write_u8(addr + i as u64, *b);
         }
         let at = addr + lead as u64;
-        let words = rest.chunks_exact(4);
-        let tail = words.remainder();
-        let mut n = 0;
-        for (i, w) in words.enumerate() {
-            self.write_u32(
-                at + 4 * i as u64,
-                u32::from_le_bytes([w[0], w[1], w[2], w[3]]),
-            );
-            n += 4;
+        let words = rest.len() / 4;
+        let (whole, tail) = rest.split_at(4 * words);
+        // Page by page, as `write_words` goes: one lookup each, the words read from the
+        // bytes straight into the page.
+        let mut page_at = at;
+        let mut left = whole;
+        while !left.is_empty() {
+            let first = ((page_at >> 2) as usize) & (PAGE_DWORDS - 1);
+            let n = (left.len() / 4).min(PAGE_DWORDS - first);
+            let (now, later) = left.split_at(4 * n);
+            match self.page_index(page_at >> 12) {
+                Some(i) => {
+                    for (dword, bytes) in self.pages[i][first..first + n]
+                        .iter_mut()
+                        .zip(now.chunks_exact(4))
+                    {
+                        *dword = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                    }
+                    self.writes += n as u64;
+                }
+                None => self.refused += n as u64,
+            }
+            page_at = page_at.wrapping_add(4 * n as u64);
+            left = later;
         }
         for (i, b) in tail.iter().enumerate() {
-            self.write_u8(at + (n + i) as u64, *b);
+            self.write_u8(at + (4 * words + i) as u64, *b);
         }
     }
 
@@ -209,6 +224,26 @@ mod tests {
         assert_eq!(m.read_u32(0xffc) >> 24, 9);
         assert_eq!(m.read_u32(0x1000) & 0xff, 8);
         assert_eq!(m.read_u64(0x5000), 0);
+    }
+
+    #[test]
+    fn bytes_over_several_pages_land_where_they_are_written() {
+        let bytes: Vec<u8> = (0..3 * 4096 + 7)
+            .map(|i| (i * 13 + i / 256) as u8)
+            .collect();
+        let mut m = Memory::new();
+        m.write_bytes(0x1ffd, &bytes);
+        let at = |i: usize| (m.read_u32((0x1ffd + i as u64) & !3) >> ((0x1ffd + i) % 4 * 8)) as u8;
+        for (i, byte) in bytes.iter().enumerate() {
+            assert_eq!(at(i), *byte, "byte {i}");
+        }
+        // Three bytes up to the first whole dword, then whole dwords (no tail left).
+        assert_eq!(
+            m.writes(),
+            3 + (bytes.len() as u64 - 3) / 4,
+            "one write a dword"
+        );
+        assert_eq!(m.read_u32(0x1ff8), 0, "the bytes before stay");
     }
 
     #[test]
