@@ -10,6 +10,9 @@
 //!   decoded on worker threads ahead of the consumer).
 //! - `decode/zstd_only`: zstd decompression alone of the same chunks, the baseline that
 //!   the target compares against (decode at ≥ 60% of it).
+//! - `byte_planes/split`, `byte_planes/join`: a MiB of words stored as byte planes (what
+//!   the capture layer's thread does to a mapped-memory change) and laid out again (the
+//!   reader), beside `byte_planes/copy`, the copy the layer made before.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -147,5 +150,36 @@ fn decode(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, encode, decode);
+fn byte_planes(c: &mut Criterion) {
+    use trace_format::byte_planes::{join_into, split_into};
+    let words: Vec<u8> = (0u32..1 << 18)
+        .flat_map(|i| (7 ^ i).to_le_bytes())
+        .collect();
+    let mut planes = Vec::new();
+    split_into(&words, &mut planes);
+    let mut out = Vec::with_capacity(words.len());
+    let mut group = c.benchmark_group("byte_planes");
+    group.throughput(Throughput::Bytes(words.len() as u64));
+    group.bench_function("split", |b| {
+        b.iter(|| {
+            out.clear();
+            split_into(black_box(&words), &mut out);
+        })
+    });
+    group.bench_function("join", |b| {
+        b.iter(|| {
+            out.clear();
+            join_into(black_box(&planes), &mut out);
+        })
+    });
+    group.bench_function("copy", |b| {
+        b.iter(|| {
+            out.clear();
+            out.extend_from_slice(black_box(&words));
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, encode, decode, byte_planes);
 criterion_main!(benches);
