@@ -102,17 +102,35 @@ pub struct CompactHead {
     pub meta: CallMeta,
 }
 
+/// The four-bit codes of a compact record's field kinds, as its header holds them.
+pub(crate) mod kind {
+    /// A `u64`.
+    pub const U64: u64 = 1;
+    /// A `u32`.
+    pub const U32: u64 = 2;
+    /// An `i32`.
+    pub const I32: u64 = 3;
+    /// A byte vector.
+    pub const BYTES: u64 = 4;
+    /// A `u32` vector.
+    pub const U32S: u64 = 5;
+    /// A `u64` vector.
+    pub const U64S: u64 = 6;
+    /// A byte vector stored as byte planes.
+    pub const BYTE_PLANES: u64 = 7;
+}
+
 /// A field kind's four-bit code.
 #[inline(always)]
 fn kind_code(field: &DirectField<'_>) -> u64 {
     match field {
-        DirectField::U64(_) => 1,
-        DirectField::U32(_) => 2,
-        DirectField::I32(_) => 3,
-        DirectField::Bytes(_) => 4,
-        DirectField::U32s(_) => 5,
-        DirectField::U64s(_) => 6,
-        DirectField::BytePlanes(_) => 7,
+        DirectField::U64(_) => kind::U64,
+        DirectField::U32(_) => kind::U32,
+        DirectField::I32(_) => kind::I32,
+        DirectField::Bytes(_) => kind::BYTES,
+        DirectField::U32s(_) => kind::U32S,
+        DirectField::U64s(_) => kind::U64S,
+        DirectField::BytePlanes(_) => kind::BYTE_PLANES,
     }
 }
 
@@ -522,15 +540,20 @@ fn walk_fields<'a>(
     let mut at = 0usize;
     for i in 0..usize::from(count) {
         let code = (kinds >> (4 * i)) & 0xf;
+        let element_size = match code {
+            kind::BYTES | kind::BYTE_PLANES => 1,
+            kind::U32S => 4,
+            kind::U64S => 8,
+            _ => 0,
+        };
         let (start, len) = match code {
-            1 => (at, 8),
-            2 | 3 => (at, 4),
-            4..=7 => {
+            kind::U64 => (at, 8),
+            kind::U32 | kind::I32 => (at, 4),
+            _ if element_size > 0 => {
                 let count = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?);
-                let size = [1, 4, 8, 1][code as usize - 4];
                 (
                     (at + 4).next_multiple_of(8),
-                    (count as usize).checked_mul(size)?,
+                    (count as usize).checked_mul(element_size)?,
                 )
             }
             _ => return None,
@@ -560,12 +583,12 @@ pub(crate) fn decode_fields(
     let mut fields = [DirectField::U32(0); MAX_DIRECT_FIELDS];
     walk_fields(kinds, count, bytes, |i, code, value| {
         fields[i] = match code {
-            1 => DirectField::U64(u64::from_le_bytes(value.try_into().ok()?)),
-            2 => DirectField::U32(u32::from_le_bytes(value.try_into().ok()?)),
-            3 => DirectField::I32(i32::from_le_bytes(value.try_into().ok()?)),
-            4 => DirectField::Bytes(value),
-            5 => DirectField::U32s(aligned(value)?),
-            6 => DirectField::U64s(aligned(value)?),
+            kind::U64 => DirectField::U64(u64::from_le_bytes(value.try_into().ok()?)),
+            kind::U32 => DirectField::U32(u32::from_le_bytes(value.try_into().ok()?)),
+            kind::I32 => DirectField::I32(i32::from_le_bytes(value.try_into().ok()?)),
+            kind::BYTES => DirectField::Bytes(value),
+            kind::U32S => DirectField::U32s(aligned(value)?),
+            kind::U64S => DirectField::U64s(aligned(value)?),
             _ => DirectField::BytePlanes(value),
         };
         Some(())

@@ -17,6 +17,7 @@
 
 use std::sync::OnceLock;
 
+use crate::compact::kind;
 use crate::generated::trace::Call;
 use crate::generated::trace_layout::TABLES;
 use crate::record_block::RECORD_ALIGN;
@@ -348,13 +349,13 @@ impl ExpectedFields {
             if index >= MAX_DIRECT_FIELDS {
                 return None;
             }
-            // The codes of `compact::kind_code`.
+            // The codes of `compact::kind`.
             allowed[index] = match field.kind {
-                Kind::Inline { size: 8, .. } => 1 << 1,
-                Kind::Inline { size: 4, .. } => 1 << 2 | 1 << 3,
-                Kind::Vector { size: 1, .. } => 1 << 4 | 1 << 7,
-                Kind::Vector { size: 4, .. } => 1 << 5,
-                Kind::Vector { size: 8, .. } => 1 << 6,
+                Kind::Inline { size: 8, .. } => 1 << kind::U64,
+                Kind::Inline { size: 4, .. } => 1 << kind::U32 | 1 << kind::I32,
+                Kind::Vector { size: 1, .. } => 1 << kind::BYTES | 1 << kind::BYTE_PLANES,
+                Kind::Vector { size: 4, .. } => 1 << kind::U32S,
+                Kind::Vector { size: 8, .. } => 1 << kind::U64S,
                 _ => return None,
             };
         }
