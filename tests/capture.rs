@@ -322,6 +322,47 @@ fn a_window_of_frames_replays_on_the_device_and_draws_the_captured_frames() {
     );
 }
 
+/// `capture --frame-checksums 25`: of 100 frames, frames 0, 25, 50 and 75 are read
+/// back; the replay on the device checks those four and no others, and each matches.
+#[test]
+fn every_nth_frame_is_checksummed_when_asked_and_those_frames_match() {
+    if !vulkan_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("sparse.mscope");
+    let out = under_xvfb(
+        &[
+            "capture",
+            "--frame-checksums",
+            "25",
+            "-o",
+            trace.to_str().unwrap(),
+            "--",
+            "vkcube",
+            "--c",
+            "100",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let (counts, _) = read(&trace);
+    assert_eq!(counts["FrameBoundary"], 100, "{counts:?}");
+    assert_eq!(counts["FrameChecksum"], 4, "{counts:?}");
+    assert_frames_match(&trace, 4, &[]);
+
+    // A choice the layer would not understand is refused before the program starts.
+    let bad = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .args(["capture", "--frame-checksums", "often", "--", "vkcube"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("a frame period"),
+        "{bad:?}"
+    );
+}
+
 /// `macroscope verify` of `trace` against NVK 25.0.7 on a Turing and a pre-Turing
 /// chipset passes with the project's allow file: every difference explained, the draws
 /// paired one to one. Skipped (with a line) where the oracle is not set up, unless

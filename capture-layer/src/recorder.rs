@@ -428,10 +428,25 @@ fn hand_over(block: RecordBlock) {
     }
 }
 
-/// Hands every thread's block to the merger: at submits, so that the trace is brought
-/// up to date with every call recorded so far, on every thread.
+/// The least time between two collections at submits and frame ends: a program that
+/// submits and presents a thousand times a second would otherwise wake the merger
+/// thread as often, for a few hundred bytes each time (on a CPU the program's rendering
+/// fills, each wake-up costs it more than the bytes do).
+const COLLECTION_INTERVAL_NS: u64 = 4_000_000;
+
+/// When the last collection started ([`clock::now_ns`]).
+static LAST_COLLECTION_NS: CacheLine<AtomicU64> = CacheLine(AtomicU64::new(0));
+
+/// At submits and frame ends: hands every thread's block to the merger where the last
+/// collection is [`COLLECTION_INTERVAL_NS`] old, so that the trace is brought up to
+/// date with every call recorded so far, on every thread, that often.
 pub fn sync() {
-    if recording() {
+    if !recording() {
+        return;
+    }
+    let now = clock::now_ns();
+    let last = LAST_COLLECTION_NS.load(Ordering::Relaxed);
+    if now.saturating_sub(last) >= COLLECTION_INTERVAL_NS {
         hand_over_all();
     }
 }
@@ -441,6 +456,7 @@ pub fn sync() {
 /// value read first (see the module's notes).
 fn hand_over_all() {
     let _one_at_a_time = lock(&COLLECTING);
+    LAST_COLLECTION_NS.store(clock::now_ns(), Ordering::Relaxed);
     let counter = SEQ.load(Ordering::SeqCst);
     let threads: Vec<_> = lock(&THREADS).clone();
     let cells: Vec<&OwnedCell<ThreadBlock>> = threads.iter().map(|t| &**t).collect();
@@ -468,6 +484,13 @@ fn wanted(scope: Scope) -> bool {
 /// The number of the frame the program is in now (frame boundaries so far).
 pub fn frame() -> u64 {
     FRAME.load(Ordering::Relaxed)
+}
+
+/// How many recorded frames came before the one the program is in: its number counted
+/// from the first frame of the window (`MACROSCOPE_CAPTURE_FRAMES`), or from the start.
+pub fn frames_recorded() -> u64 {
+    let first = settings().frames.map_or(0, |(first, _)| first);
+    frame().saturating_sub(first)
 }
 
 /// Whether the frame the program is in is recorded (capture is on and the frame lies in

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::frame_checksums::FrameChecksums;
 use crate::memory::Tracking;
 
 /// The zstd level a trace is compressed at unless `MACROSCOPE_CAPTURE_LEVEL` says
@@ -36,9 +37,9 @@ pub struct Settings {
     /// `MACROSCOPE_CAPTURE_MEMORY`: `protect` (the default) or `compare`, how host
     /// writes to mapped memory are found.
     pub memory: Tracking,
-    /// `MACROSCOPE_CAPTURE_FRAME_CHECKSUMS`: `1` (the default) reads every presented
-    /// image back and records its checksum; `0` does not.
-    pub frame_checksums: bool,
+    /// `MACROSCOPE_CAPTURE_FRAME_CHECKSUMS`: which frames' presented images are read
+    /// back and checksummed: `auto` (the default), `all` or `1`, every `N`th, `0`.
+    pub frame_checksums: FrameChecksums,
 }
 
 impl Settings {
@@ -96,15 +97,14 @@ impl Settings {
                 Tracking::Protect
             }
         };
-        let frame_checksums = match lookup("MACROSCOPE_CAPTURE_FRAME_CHECKSUMS").as_deref() {
-            None | Some("1") => true,
-            Some("0") => false,
-            Some(other) => {
+        let frame_checksums = match lookup("MACROSCOPE_CAPTURE_FRAME_CHECKSUMS") {
+            None => FrameChecksums::Auto,
+            Some(text) => FrameChecksums::parse(&text).unwrap_or_else(|| {
                 problems.push(format!(
-                    "MACROSCOPE_CAPTURE_FRAME_CHECKSUMS=`{other}` is not 0 or 1: checksumming"
+                    "MACROSCOPE_CAPTURE_FRAME_CHECKSUMS=`{text}` is not auto, all, 0 or a frame period: auto"
                 ));
-                true
-            }
+                FrameChecksums::Auto
+            }),
         };
         let settings = Settings {
             file,
@@ -163,13 +163,16 @@ mod tests {
         assert_eq!(s.frames, Some((10, 20)));
         assert_eq!(s.compression_level, 5);
         assert_eq!(s.log, LogLevel::Info);
+        assert_eq!(s.frame_checksums, FrameChecksums::Auto);
 
         let (s, problems) = settings(&[
             ("MACROSCOPE_CAPTURE_FRAMES", "20-10"),
             ("MACROSCOPE_CAPTURE_LEVEL", "99"),
             ("MACROSCOPE_LOG", "loud"),
+            ("MACROSCOPE_CAPTURE_FRAME_CHECKSUMS", "often"),
         ]);
-        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert_eq!(problems.len(), 4, "{problems:?}");
+        assert!(problems[3].contains("`often`"), "{problems:?}");
         assert_eq!(s.frames, None);
         assert_eq!(s.compression_level, DEFAULT_LEVEL);
         assert!(s
@@ -179,6 +182,12 @@ mod tests {
         assert_eq!(
             settings(&[("MACROSCOPE_CAPTURE_FRAMES", "5-")]).0.frames,
             Some((5, u64::MAX))
+        );
+        assert_eq!(
+            settings(&[("MACROSCOPE_CAPTURE_FRAME_CHECKSUMS", "30")])
+                .0
+                .frame_checksums,
+            FrameChecksums::Every(30)
         );
     }
 }

@@ -26,6 +26,11 @@ pub struct Args {
     /// The layer's log: off, error, info or debug.
     #[arg(long, default_value = "error")]
     log: String,
+    /// Which presented frames are read back and checksummed for `replay --device
+    /// --check-frames`: `auto` (every frame of the first 100, then four a second at
+    /// most), `all`, every `N`th, or `none`.
+    #[arg(long, value_name = "WHICH", value_parser = frame_checksums)]
+    frame_checksums: Option<String>,
     /// Only write the layer's manifest into this folder and print how to enable the
     /// layer by hand (for programs started some other way, such as a game launcher).
     #[arg(long, value_name = "DIR")]
@@ -33,6 +38,13 @@ pub struct Args {
     /// The program and its arguments.
     #[arg(last = true)]
     program: Vec<String>,
+}
+
+/// `--frame-checksums`: a choice the layer reads (`FrameChecksums::parse`).
+fn frame_checksums(text: &str) -> Result<String, String> {
+    macroscope_capture::frame_checksums::FrameChecksums::parse(text)
+        .map(|_| text.to_string())
+        .ok_or_else(|| "expected auto, all, none or a frame period N (every Nth frame)".into())
 }
 
 /// Runs the program under the layer; the program's failure is reported, not hidden.
@@ -84,6 +96,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     if let Some(level) = args.level {
         command.env("MACROSCOPE_CAPTURE_LEVEL", level.to_string());
+    }
+    if let Some(which) = &args.frame_checksums {
+        command.env("MACROSCOPE_CAPTURE_FRAME_CHECKSUMS", which);
     }
     let mut child = command
         .spawn()

@@ -302,7 +302,10 @@ impl InFlight {
 
     /// Records the checksums of every busy slot whose copies have finished (all of
     /// them, waiting, with `wait`), oldest first.
-    unsafe fn record_finished(&mut self, d: &DeviceData, wait: bool) -> Result<(), vk::Result> {
+    ///
+    /// # Safety
+    /// `d` must be the live device the read-backs were made on.
+    pub unsafe fn record_finished(&mut self, d: &DeviceData, wait: bool) -> Result<(), vk::Result> {
         let mut busy: Vec<usize> = (0..self.slots.len())
             .filter(|&i| !self.slots[i].copied.is_empty())
             .collect();

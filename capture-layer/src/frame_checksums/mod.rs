@@ -7,15 +7,23 @@
 //! Offscreen programs that name their frame's images at a frame boundary have them read
 //! back at the submit, waiting for it, through a slot of the same read-backs.
 //!
+//! Which frames are read back is the [`sampling`] policy's choice (by default every
+//! frame of a short capture, a few a second of a long one); at the presents it skips,
+//! the checksums of finished read-backs are still recorded.
+//!
 //! Swapchains are created with `TRANSFER_SRC` added to their usage so their images
 //! can be copied. `MACROSCOPE_CAPTURE_FRAME_CHECKSUMS=0` turns all this off.
 
 mod in_flight;
 mod readback;
+mod sampling;
+
+pub use sampling::FrameChecksums;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
 
 use ash::vk;
 use ash::vk::Handle;
@@ -26,6 +34,7 @@ use crate::recorder::{self, Scope};
 use crate::settings::LogLevel;
 use in_flight::{InFlight, Presented};
 use readback::Source;
+use sampling::Sampler;
 
 /// A swapchain the program made: what reading its images back needs.
 struct Swapchain {
@@ -42,6 +51,18 @@ struct State {
     /// Each device's read-backs (of presents, and of images named at boundaries), by
     /// the device's handle.
     in_flight: HashMap<u64, InFlight>,
+    /// Which frames are read back; made at the first frame that might be.
+    sampler: Option<Sampler>,
+}
+
+impl State {
+    /// Whether the frame the program is in now is read back (asked once a frame).
+    fn read_back_now(&mut self) -> bool {
+        let policy = recorder::settings().frame_checksums;
+        self.sampler
+            .get_or_insert_with(|| Sampler::new(policy))
+            .take(recorder::frames_recorded(), Instant::now())
+    }
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -63,7 +84,7 @@ fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
 
 /// Whether frames are checksummed.
 pub fn enabled() -> bool {
-    recorder::settings().frame_checksums && !FAILED.load(Ordering::Relaxed)
+    recorder::settings().frame_checksums != FrameChecksums::Off && !FAILED.load(Ordering::Relaxed)
 }
 
 /// Notes the family of a queue the program got.
@@ -176,6 +197,16 @@ pub unsafe fn at_present(
     };
     let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     let state = guard.get_or_insert_with(State::default);
+    if !state.read_back_now() {
+        // Not this frame: earlier frames' read-backs that finished are recorded still,
+        // so each comes as few frames after its present as it would have.
+        if let Some(f) = state.in_flight.get_mut(&d.handle.as_raw()) {
+            if let Err(e) = f.record_finished(d, false) {
+                give_up(&e.to_string());
+            }
+        }
+        return None;
+    }
     let &family = state.queue_families.get(&queue.as_raw())?;
     let images: Vec<Presented> = swapchains
         .iter()
@@ -278,6 +309,9 @@ pub unsafe fn at_boundary(d: &DeviceData, queue: vk::Queue, images: &[vk::Image]
     crate::image_layouts::start();
     let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     let state = guard.get_or_insert_with(State::default);
+    if !state.read_back_now() {
+        return;
+    }
     let Some(&family) = state.queue_families.get(&queue.as_raw()) else {
         return;
     };
