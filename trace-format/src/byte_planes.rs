@@ -22,73 +22,75 @@ pub const MIN_LEN: usize = 64;
 
 /// Appends `bytes` to `out` as byte planes.
 pub fn split_into(bytes: &[u8], out: &mut Vec<u8>) {
-    let words = bytes.len() / WORD;
+    out.reserve(bytes.len());
     let start = out.len();
-    out.resize(start + bytes.len(), 0);
-    let (planes, tail) = out[start..].split_at_mut(words * WORD);
-    let (p0, rest) = planes.split_at_mut(words);
-    let (p1, rest) = rest.split_at_mut(words);
-    let (p2, p3) = rest.split_at_mut(words);
+    // SAFETY: `out` has room for `bytes.len()` more bytes, every one of which
+    // `split_to` writes.
+    unsafe {
+        split_to(bytes, out.as_mut_ptr().add(start));
+        out.set_len(start + bytes.len());
+    }
+}
+
+/// Writes `bytes` as byte planes at `out`, every one of `bytes.len()` bytes there (the
+/// room may be uninitialised: nothing is read from it). For an encoder that lays a
+/// record out in place, without a buffer of planes in between.
+///
+/// # Safety
+/// `out` must be writable for `bytes.len()` bytes and not overlap `bytes`.
+pub unsafe fn split_to(bytes: &[u8], out: *mut u8) {
+    let words = bytes.len() / WORD;
+    let planes = [0, 1, 2, 3].map(|i| out.add(i * words));
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("ssse3") {
         // SAFETY: the CPU has SSSE3; the planes are `words` bytes each and `bytes`
         // holds `words` words.
-        done = unsafe {
-            simd::split(
-                bytes,
-                [
-                    p0.as_mut_ptr(),
-                    p1.as_mut_ptr(),
-                    p2.as_mut_ptr(),
-                    p3.as_mut_ptr(),
-                ],
-                words,
-            )
-        };
+        done = simd::split(bytes, planes, words);
     }
-    let planes = p0[done..]
-        .iter_mut()
-        .zip(&mut p1[done..])
-        .zip(p2[done..].iter_mut().zip(&mut p3[done..]));
-    for (word, ((b0, b1), (b2, b3))) in bytes[done * WORD..].chunks_exact(WORD).zip(planes) {
-        (*b0, *b1, *b2, *b3) = (word[0], word[1], word[2], word[3]);
+    for (w, word) in bytes.chunks_exact(WORD).enumerate().skip(done) {
+        for (plane, &byte) in planes.iter().zip(word) {
+            plane.add(w).write(byte);
+        }
     }
-    tail.copy_from_slice(&bytes[words * WORD..]);
+    let tail = &bytes[words * WORD..];
+    std::ptr::copy_nonoverlapping(tail.as_ptr(), out.add(words * WORD), tail.len());
 }
 
-/// Appends the bytes that `planes` (byte planes, as [`split_into`] makes them) hold, in
-/// their own order, to `out`.
+/// Appends the bytes that byte `planes` hold to `out`.
 pub fn join_into(planes: &[u8], out: &mut Vec<u8>) {
-    let words = planes.len() / WORD;
-    let (p0, rest) = planes.split_at(words);
-    let (p1, rest) = rest.split_at(words);
-    let (p2, rest) = rest.split_at(words);
-    let (p3, tail) = rest.split_at(words);
+    out.reserve(planes.len());
     let start = out.len();
-    out.resize(start + planes.len(), 0);
-    let (joined, joined_tail) = out[start..].split_at_mut(words * WORD);
+    // SAFETY: `out` has room for `planes.len()` more bytes, every one of which
+    // `join_to` writes.
+    unsafe {
+        join_to(planes, out.as_mut_ptr().add(start));
+        out.set_len(start + planes.len());
+    }
+}
+
+/// Writes the bytes that byte `planes` hold at `out`, every one of `planes.len()`
+/// bytes there.
+///
+/// # Safety
+/// `out` must be writable for `planes.len()` bytes and not overlap `planes`.
+pub unsafe fn join_to(planes: &[u8], out: *mut u8) {
+    let words = planes.len() / WORD;
+    let plane = |i: usize| &planes[i * words..(i + 1) * words];
+    let (p0, p1, p2, p3) = (plane(0), plane(1), plane(2), plane(3));
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("ssse3") {
-        // SAFETY: the CPU has SSSE3; the planes are `words` bytes each and `joined`
-        // holds `words` words.
-        done = unsafe {
-            simd::join(
-                [p0.as_ptr(), p1.as_ptr(), p2.as_ptr(), p3.as_ptr()],
-                joined,
-                words,
-            )
-        };
+        // SAFETY: the CPU has SSSE3; the planes are `words` bytes each and `out` has
+        // room for `words` words.
+        done = simd::join([p0, p1, p2, p3].map(<[u8]>::as_ptr), out, words);
     }
-    let planes = p0[done..]
-        .iter()
-        .zip(&p1[done..])
-        .zip(p2[done..].iter().zip(&p3[done..]));
-    for (word, ((b0, b1), (b2, b3))) in joined[done * WORD..].chunks_exact_mut(WORD).zip(planes) {
-        word.copy_from_slice(&[*b0, *b1, *b2, *b3]);
+    for w in done..words {
+        let word = [p0[w], p1[w], p2[w], p3[w]];
+        std::ptr::copy_nonoverlapping(word.as_ptr(), out.add(w * WORD), WORD);
     }
-    joined_tail.copy_from_slice(tail);
+    let tail = &planes[words * WORD..];
+    std::ptr::copy_nonoverlapping(tail.as_ptr(), out.add(words * WORD), tail.len());
 }
 
 /// Sixteen words at a time with SSSE3: each 16-byte block's bytes gathered by
@@ -140,16 +142,15 @@ mod simd {
     }
 
     /// Joins the first `words` bytes of the four planes, sixteen at a time, into
-    /// `joined`; returns how many words it joined.
+    /// words at `dst`; returns how many words it joined.
     ///
     /// # Safety
-    /// The CPU must have SSSE3; each plane must hold `words` bytes and `joined` have
+    /// The CPU must have SSSE3; each plane must hold `words` bytes and `dst` have
     /// room for `words` words.
     #[target_feature(enable = "ssse3")]
-    pub(super) unsafe fn join(planes: [*const u8; 4], joined: &mut [u8], words: usize) -> usize {
+    pub(super) unsafe fn join(planes: [*const u8; 4], dst: *mut u8, words: usize) -> usize {
         let order = _mm_loadu_si128(BY_SIGNIFICANCE.as_ptr().cast());
         let blocks = words / 16;
-        let dst = joined.as_mut_ptr();
         for block in 0..blocks {
             let loaded = planes.map(|plane| _mm_loadu_si128(plane.add(16 * block).cast()));
             for (i, register) in transpose(loaded).into_iter().enumerate() {

@@ -130,7 +130,7 @@ fn kind_code(field: &DirectField<'_>) -> u64 {
         DirectField::Bytes(_) => kind::BYTES,
         DirectField::U32s(_) => kind::U32S,
         DirectField::U64s(_) => kind::U64S,
-        DirectField::BytePlanes(_) => kind::BYTE_PLANES,
+        DirectField::BytePlanes(_) | DirectField::BytesAsPlanes(_) => kind::BYTE_PLANES,
     }
 }
 
@@ -218,6 +218,10 @@ pub(crate) fn append_compact(
                     continue;
                 }
                 DirectField::Bytes(b) | DirectField::BytePlanes(b) => (b.as_ptr(), b.len(), 1),
+                DirectField::BytesAsPlanes(b) => {
+                    at = put_planes(base, fields_start, at, b);
+                    continue;
+                }
                 DirectField::U32s(v) => (v.as_ptr().cast::<u8>(), v.len(), 4),
                 DirectField::U64s(v) => (v.as_ptr().cast::<u8>(), v.len(), 8),
             };
@@ -237,7 +241,9 @@ fn vector_room(field: &DirectField<'_>) -> usize {
     4 + 7
         + 7
         + match field {
-            DirectField::Bytes(b) | DirectField::BytePlanes(b) => b.len(),
+            DirectField::Bytes(b) | DirectField::BytePlanes(b) | DirectField::BytesAsPlanes(b) => {
+                b.len()
+            }
             DirectField::U32s(v) => 4 * v.len(),
             DirectField::U64s(v) => 8 * v.len(),
             _ => 0,
@@ -316,6 +322,24 @@ unsafe fn put_vector(
         }
     }
     first + bytes
+}
+
+/// Stores `bytes` as a byte-planes vector at `base + at`, as [`put_vector`] stores a
+/// vector of bytes: its count, zeros to the elements' 8-byte boundary, the planes
+/// split in place, zeros to the next boundary. Returns where the planes end.
+///
+/// # Safety
+/// As [`put_vector`]'s, for `bytes.len()` elements of one byte.
+#[inline(never)]
+unsafe fn put_planes(base: *mut u8, fields_start: usize, at: usize, bytes: &[u8]) -> usize {
+    put(base, at, &(bytes.len() as u32).to_le_bytes());
+    put(base, at + 4, &[0; 8]);
+    let first = fields_start + (at + 4 - fields_start).next_multiple_of(8);
+    crate::byte_planes::split_to(bytes, base.add(first));
+    let end = first + bytes.len();
+    // The bytes from the planes' end to the boundary, as `copy_to_aligned` leaves them.
+    std::ptr::write_bytes(base.add(end), 0, end.next_multiple_of(8) - end);
+    end
 }
 
 /// Writes the header word of a compact record of `head` with order key `key` at
@@ -654,6 +678,19 @@ mod tests {
         let decoded = decode_fields(head.kinds, head.field_count, fields).unwrap();
         let fields = format!("{:?}", &decoded[..usize::from(head.field_count)]);
         (head, fields)
+    }
+
+    #[test]
+    fn bytes_split_as_written_are_stored_as_the_planes_split_before() {
+        for len in [0, 3, 64, 67, 300, 1001] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 13 + i / 7) as u8).collect();
+            let mut planes = Vec::new();
+            crate::byte_planes::split_into(&bytes, &mut planes);
+            let split_before = one_draw(&[DirectField::U64(9), DirectField::BytePlanes(&planes)]);
+            let split_in_place =
+                one_draw(&[DirectField::U64(9), DirectField::BytesAsPlanes(&bytes)]);
+            assert_eq!(split_in_place, split_before, "len {len}");
+        }
     }
 
     #[test]

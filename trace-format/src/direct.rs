@@ -38,6 +38,10 @@ pub enum DirectField<'a> {
     /// A `[ubyte]` stored as byte planes ([`crate::byte_planes`]): these are the
     /// planes; the record lays out to the bytes they hold.
     BytePlanes(&'a [u8]),
+    /// A `[ubyte]` of these bytes, to be stored as byte planes: a compact record
+    /// splits them as it is written (no buffer of planes in between); a finished
+    /// record holds them as they are. The record's reader sees the bytes.
+    BytesAsPlanes(&'a [u8]),
     /// A `[uint]`.
     U32s(&'a [u32]),
     /// A `[ulong]`.
@@ -191,7 +195,7 @@ pub fn append_direct(
             DirectField::U64(v) => put(&mut out[start..], at, &v.to_le_bytes()),
             DirectField::U32(v) => put(&mut out[start..], at, &v.to_le_bytes()),
             DirectField::I32(v) => put(&mut out[start..], at, &v.to_le_bytes()),
-            DirectField::Bytes(b) => {
+            DirectField::Bytes(b) | DirectField::BytesAsPlanes(b) => {
                 push_vector(out, start, at, b.len(), 1);
                 out.extend_from_slice(b);
             }
@@ -285,7 +289,11 @@ pub fn schema_mismatch(call_type: Call, fields: &[DirectField<'_>]) -> Option<St
                 )
                 | (
                     Kind::Vector { size: 1, .. },
-                    Some(DirectField::Bytes(_) | DirectField::BytePlanes(_))
+                    Some(
+                        DirectField::Bytes(_)
+                            | DirectField::BytePlanes(_)
+                            | DirectField::BytesAsPlanes(_)
+                    )
                 )
                 | (Kind::Vector { size: 4, .. }, Some(DirectField::U32s(_)))
                 | (Kind::Vector { size: 8, .. }, Some(DirectField::U64s(_)))

@@ -558,24 +558,28 @@ fn a_numbered_call_recorded_twice_stops_the_trace_naming_it() {
 
 #[test]
 fn memory_stored_as_byte_planes_reads_back_as_the_bytes_written() {
-    // Words that differ in their low bytes, a tail that is not a word, and text.
+    // Words that differ in their low bytes, a tail that is not a word, and text; each
+    // pushed as planes split beforehand and as bytes the record splits as it is written.
     let words: Vec<u8> = (0u32..300)
         .flat_map(|i| (0x4000_0000 ^ i).to_le_bytes())
         .chain([7, 8, 9])
         .collect();
     let text = b"not words at all, but stored as planes all the same".repeat(3);
     let mut block = RecordBlock::new();
-    for (i, bytes) in [&words[..], &text[..]].into_iter().enumerate() {
+    let mut key = 0;
+    for bytes in [&words[..], &text[..]] {
         let mut planes = Vec::new();
         trace_format::byte_planes::split_into(bytes, &mut planes);
         assert_ne!(planes, bytes);
-        let fields = [F::U64(0x77), F::U64(4096), F::BytePlanes(&planes)];
-        block.push_direct(
-            numbered_key(i as u64),
-            meta(i),
-            Call::MemoryContents,
-            &fields,
-        );
+        for field in [F::BytePlanes(&planes), F::BytesAsPlanes(bytes)] {
+            block.push_direct(
+                numbered_key(key),
+                meta(key as usize),
+                Call::MemoryContents,
+                &[F::U64(0x77), F::U64(4096), field],
+            );
+            key += 1;
+        }
     }
     let records = write_and_read(block);
     let read: Vec<_> = records
@@ -585,8 +589,7 @@ fn memory_stored_as_byte_planes_reads_back_as_the_bytes_written() {
             other => panic!("unexpected {other:?}"),
         })
         .collect();
-    assert_eq!(
-        read,
-        [(0x77, 4096, words.clone()), (0x77, 4096, text.to_vec())]
-    );
+    let expected =
+        [&words, &words, &text.to_vec(), &text.to_vec()].map(|bytes| (0x77, 4096, bytes.clone()));
+    assert_eq!(read, expected);
 }

@@ -16,13 +16,9 @@ use crate::recorder::{record, record_direct, Scope};
 
 /// Records a change the mapped-memory tracker found: `data` now at `offset` of
 /// `memory`. Pieces of it that look like arrays of words go into the trace as byte
-/// planes (which compress better; the reader lays them out as the bytes again), a
-/// piece at a time through a buffer of the thread's; the others straight from the
-/// mapping.
+/// planes (which compress better; the reader lays them out as the bytes again), split
+/// straight into the record; the others copied as they are.
 fn record_change(memory: u64, offset: u64, data: &[u8]) {
-    thread_local! {
-        static PLANES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
     let record = |offset: u64, field: F<'_>| {
         record_direct(
             Scope::Setup,
@@ -34,22 +30,18 @@ fn record_change(memory: u64, offset: u64, data: &[u8]) {
     if !byte_planes::worth_it(data) {
         return record(offset, F::Bytes(data));
     }
-    PLANES.with_borrow_mut(|planes| {
-        for (i, piece) in data.chunks(PLANES_PIECE).enumerate() {
-            let at = offset + (i * PLANES_PIECE) as u64;
-            if i > 0 && !byte_planes::worth_it(piece) {
-                record(at, F::Bytes(piece));
-                continue;
-            }
-            planes.clear();
-            byte_planes::split_into(piece, planes);
-            record(at, F::BytePlanes(planes));
+    for (i, piece) in data.chunks(PLANES_PIECE).enumerate() {
+        let at = offset + (i * PLANES_PIECE) as u64;
+        if i > 0 && !byte_planes::worth_it(piece) {
+            record(at, F::Bytes(piece));
+        } else {
+            record(at, F::BytesAsPlanes(piece));
         }
-    });
+    }
 }
 
-/// The most bytes of a change stored as one piece of byte planes (the thread's buffer
-/// for them holds this much).
+/// The most bytes of a change stored as one record of byte planes, each piece judged
+/// by its own sample.
 const PLANES_PIECE: usize = 1 << 20;
 
 /// Records what changed in every mapping of `device` since the last look.
