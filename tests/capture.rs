@@ -278,6 +278,26 @@ fn vkcube_captures_100_frames_that_read_back_validate_and_replay() {
     assert_frames_match(&trace, 30, &["--loop", "2", "--frames", "10-19"]);
 }
 
+/// Captures `frames` frames of vkcube under Xvfb with `capture`'s `options`, into
+/// `NAME.mscope` in `dir`; the capture must succeed.
+fn capture_vkcube(dir: &Path, name: &str, options: &[&str], frames: u32) -> PathBuf {
+    let trace = dir.join(format!("{name}.mscope"));
+    let frames = frames.to_string();
+    let mut args = vec!["capture"];
+    args.extend_from_slice(options);
+    args.extend([
+        "-o",
+        trace.to_str().unwrap(),
+        "--",
+        "vkcube",
+        "--c",
+        &frames,
+    ]);
+    let out = under_xvfb(&args, &[]);
+    assert!(out.status.success(), "{out:?}");
+    trace
+}
+
 /// A capture of a window of frames (`--frames 10-19`) holds the waits of the frames
 /// before it but not their submits; on the device the replay answers those waits
 /// (a fence no replayed submit signals would hang it) and every frame of the window
@@ -288,22 +308,7 @@ fn a_window_of_frames_replays_on_the_device_and_draws_the_captured_frames() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("window.mscope");
-    let out = under_xvfb(
-        &[
-            "capture",
-            "--frames",
-            "10-19",
-            "-o",
-            trace.to_str().unwrap(),
-            "--",
-            "vkcube",
-            "--c",
-            "40",
-        ],
-        &[],
-    );
-    assert!(out.status.success(), "{out:?}");
+    let trace = capture_vkcube(dir.path(), "window", &["--frames", "10-19"], 40);
     let (counts, _) = read(&trace);
     assert_eq!(counts["FrameChecksum"], 10, "{counts:?}");
     // Bounded: a replay that waits for a fence nothing signals never ends.
@@ -330,22 +335,7 @@ fn every_nth_frame_is_checksummed_when_asked_and_those_frames_match() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("sparse.mscope");
-    let out = under_xvfb(
-        &[
-            "capture",
-            "--frame-checksums",
-            "25",
-            "-o",
-            trace.to_str().unwrap(),
-            "--",
-            "vkcube",
-            "--c",
-            "100",
-        ],
-        &[],
-    );
-    assert!(out.status.success(), "{out:?}");
+    let trace = capture_vkcube(dir.path(), "sparse", &["--frame-checksums", "25"], 100);
     let (counts, _) = read(&trace);
     assert_eq!(counts["FrameBoundary"], 100, "{counts:?}");
     assert_eq!(counts["FrameChecksum"], 4, "{counts:?}");
