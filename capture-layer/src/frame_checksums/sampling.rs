@@ -46,17 +46,28 @@ pub struct Sampler {
     policy: FrameChecksums,
     /// When the last checksummed frame was presented.
     last: Option<Instant>,
+    /// The last frame asked about and the answer: a frame that both presents and names
+    /// images at its boundary is asked twice and answered once.
+    decided: Option<(u64, bool)>,
 }
 
 impl Sampler {
     /// A capture's sampler, nothing checksummed yet.
     pub const fn new(policy: FrameChecksums) -> Self {
-        Self { policy, last: None }
+        Self {
+            policy,
+            last: None,
+            decided: None,
+        }
     }
 
     /// Whether the frame `recorded` frames into the capture (0 for its first), presented
-    /// `now`, is read back; if so, it counts as the last one read back.
+    /// `now`, is read back; if so, it counts as the last one read back. Asked again
+    /// about the same frame, the answer is the same.
     pub fn take(&mut self, recorded: u64, now: Instant) -> bool {
+        if let Some((_, answer)) = self.decided.filter(|&(frame, _)| frame == recorded) {
+            return answer;
+        }
         let wanted = match self.policy {
             FrameChecksums::Off => false,
             FrameChecksums::Every(n) => recorded % u64::from(n.max(1)) == 0,
@@ -70,6 +81,7 @@ impl Sampler {
         if wanted {
             self.last = Some(now);
         }
+        self.decided = Some((recorded, wanted));
         wanted
     }
 }
@@ -121,5 +133,21 @@ mod tests {
         // One presenting 2 frames a second: every frame, however long.
         let slow = taken(FrameChecksums::Auto, 300, Duration::from_millis(500));
         assert_eq!(slow.len(), 300);
+    }
+
+    #[test]
+    fn a_frame_asked_about_twice_gets_one_answer() {
+        // Past the first 100 frames, a frame that presents and also names images at its
+        // boundary: both read back, or neither.
+        let start = Instant::now();
+        let mut sampler = Sampler::new(FrameChecksums::Auto);
+        for f in 0..100 {
+            assert!(sampler.take(f, start));
+        }
+        let later = start + Duration::from_secs(1);
+        assert!(sampler.take(100, later));
+        assert!(sampler.take(100, later + Duration::from_micros(10)));
+        assert!(!sampler.take(101, later + Duration::from_millis(1)));
+        assert!(!sampler.take(101, later + Duration::from_millis(2)));
     }
 }
