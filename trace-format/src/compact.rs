@@ -310,9 +310,7 @@ unsafe fn put_vector(
     count: usize,
     size: usize,
 ) -> usize {
-    put(base, at, &(count as u32).to_le_bytes());
-    put(base, at + 4, &[0; 8]);
-    let first = fields_start + (at + 4 - fields_start).next_multiple_of(8);
+    let first = put_vector_count(base, fields_start, at, count);
     let bytes = count * size;
     copy_to_aligned(elements, base.add(first), bytes);
     if cfg!(target_endian = "big") {
@@ -324,6 +322,19 @@ unsafe fn put_vector(
     first + bytes
 }
 
+/// Stores a vector's element `count` at `base + at` and zeros after it, in a record
+/// whose fields start at `fields_start`; returns where its elements start (the next
+/// 8-byte boundary from the fields' start).
+///
+/// # Safety
+/// `base + at` must have room for the count and 8 bytes after it.
+#[inline(always)]
+unsafe fn put_vector_count(base: *mut u8, fields_start: usize, at: usize, count: usize) -> usize {
+    put(base, at, &(count as u32).to_le_bytes());
+    put(base, at + 4, &[0; 8]);
+    fields_start + (at + 4 - fields_start).next_multiple_of(8)
+}
+
 /// Stores `bytes` as a byte-planes vector at `base + at`, as [`put_vector`] stores a
 /// vector of bytes: its count, zeros to the elements' 8-byte boundary, the planes
 /// split in place, zeros to the next boundary. Returns where the planes end.
@@ -332,9 +343,7 @@ unsafe fn put_vector(
 /// As [`put_vector`]'s, for `bytes.len()` elements of one byte.
 #[inline(never)]
 unsafe fn put_planes(base: *mut u8, fields_start: usize, at: usize, bytes: &[u8]) -> usize {
-    put(base, at, &(bytes.len() as u32).to_le_bytes());
-    put(base, at + 4, &[0; 8]);
-    let first = fields_start + (at + 4 - fields_start).next_multiple_of(8);
+    let first = put_vector_count(base, fields_start, at, bytes.len());
     crate::byte_planes::split_to(bytes, base.add(first));
     let end = first + bytes.len();
     // The bytes from the planes' end to the boundary, as `copy_to_aligned` leaves them.
