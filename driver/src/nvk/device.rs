@@ -2,6 +2,8 @@
 //! uploaded through the MME RAM methods, the root descriptor table bound as constant
 //! buffer 0 of every stage.
 
+use std::sync::Mutex;
+
 use super::{Macro, Scratch};
 use crate::chipset::classes::TURING_A;
 use crate::chipset::Chipset;
@@ -99,7 +101,28 @@ impl Device {
     }
 
     /// The channel set-up: macros uploaded, the root table bound, the view mask cleared.
+    /// Made once a process for each chipset and root table address (building and
+    /// assembling every macro is a replay's largest fixed cost on a short trace), then
+    /// copied.
     pub fn init_push(&self) -> Result<PushBuffer, DeviceError> {
+        type Made = Vec<((Chipset, u64), PushBuffer)>;
+        static MADE: Mutex<Made> = Mutex::new(Vec::new());
+        let key = (self.chipset, self.root_table_addr);
+        let made = |list: &Made| list.iter().find(|(k, _)| *k == key).map(|(_, p)| p.clone());
+        if let Some(p) = made(&MADE.lock().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(p);
+        }
+        let p = self.make_init_push()?;
+        let mut list = MADE.lock().unwrap_or_else(|e| e.into_inner());
+        if made(&list).is_none() {
+            list.push((key, p.clone()));
+        }
+        Ok(p)
+    }
+
+    /// [`Device::init_push`], made afresh (as nvk_push_draw_state_init uploads every
+    /// macro and sets the channel up).
+    fn make_init_push(&self) -> Result<PushBuffer, DeviceError> {
         let mut p = PushBuffer::new();
         let mut start = 0u32;
         for m in Macro::ALL

@@ -174,7 +174,7 @@ pub fn nested<T>(
     read: fn(&[VulkanParam<'_>]) -> Result<T, DecodeError>,
     name: &'static str,
 ) -> Result<Vec<T>, DecodeError> {
-    let all: Vec<VulkanParam<'_>> = p.nested().map(|n| n.iter().collect()).unwrap_or_default();
+    let all: Params<'_> = p.nested().map(|n| n.iter().collect()).unwrap_or_default();
     if per_element == 0 || all.len() % per_element != 0 {
         return Err(DecodeError::Size {
             param: name,
