@@ -365,7 +365,12 @@ impl Verifier<'_, '_> {
     fn table(&mut self, pos: usize, index: usize) -> Result<()> {
         let layout = &self.tables[index];
         let vtable = self.vtable_of(pos)?;
-        let Some(shape) = self.shapes.fit(self.buf, vtable, pos, index, layout) else {
+        let len = self.buf.len();
+        let Some(shape) = self
+            .shapes
+            .of(self.buf, vtable, index, layout)
+            .filter(|s| s.fits(pos, len))
+        else {
             return self.table_field_by_field(pos, vtable, index);
         };
         self.enter_table(vtable, shape.vtable_len())?;

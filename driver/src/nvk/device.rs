@@ -177,3 +177,28 @@ pub fn upload_macro(p: &mut PushBuffer, id: u16, start: u32, words: &[u32]) {
     p.mthd(SUBC_3D, class::LOAD_MME_INSTRUCTION_RAM_POINTER, start);
     p.non_inc(SUBC_3D, class::LOAD_MME_INSTRUCTION_RAM, words);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The init push kept from an earlier call is the one made afresh, for each chipset
+    /// and root table address apart.
+    #[test]
+    fn the_init_push_kept_is_the_one_made_afresh_for_each_device() {
+        let turing = Device::for_arch(Arch::Turing);
+        let volta = Device::for_arch(Arch::Fermi);
+        let moved = Device {
+            root_table_addr: Device::ROOT_TABLE_ADDR + 0x1000,
+            ..turing.clone()
+        };
+        for device in [&turing, &volta, &moved, &turing, &volta, &moved] {
+            let kept = device.init_push().expect("macros build");
+            let fresh = device.make_init_push().expect("macros build");
+            assert_eq!(kept.words(), fresh.words(), "{:?}", device.chipset);
+        }
+        let words = |d: &Device| d.init_push().expect("macros build").words().to_vec();
+        assert_ne!(words(&turing), words(&volta));
+        assert_ne!(words(&turing), words(&moved));
+    }
+}

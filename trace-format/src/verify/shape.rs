@@ -20,15 +20,13 @@ const MAX_VTABLE: usize = 40;
 /// The most fields left to check one by one (offsets to follow, unions) a shape keeps.
 const MAX_REST: usize = 8;
 /// Shapes kept for the layouts that share a set.
-const WAYS: usize = 16;
+const WAYS: usize = 4;
 /// Sets of the cache, by layout.
 const SETS: usize = 16;
 
 /// What a vtable's bytes say of a table of one layout.
 #[derive(Clone, Copy)]
 pub(super) struct Shape {
-    /// The vtable's first 8 bytes (zero past its end): compared before the rest.
-    key: u64,
     bytes: [u8; MAX_VTABLE],
     vtable_len: u8,
     layout: u16,
@@ -67,7 +65,6 @@ impl Shape {
             return None;
         }
         let mut shape = Shape {
-            key: 0,
             bytes: [0; MAX_VTABLE],
             vtable_len: vtable_len as u8,
             layout: u16::try_from(index).ok()?,
@@ -78,7 +75,6 @@ impl Shape {
             rest_len: 0,
         };
         shape.bytes[..vtable_len].copy_from_slice(&buf[vtable..vtable + vtable_len]);
-        shape.key = key_at(buf, vtable, vtable_len.min(KEY_BYTES))?;
         for (i, field) in table.fields.iter().enumerate() {
             let voffset = usize::from(field.voffset);
             let Kind::Inline { size, align } = field.kind else {
@@ -114,47 +110,25 @@ impl Shape {
         Some(shape)
     }
 
-    /// Whether the vtable at `vtable` of `buf`, whose first 8 bytes are `key`, holds
-    /// this shape's bytes, for layout `index`: the key first, which tells most shapes
-    /// apart, then the bytes past it.
+    /// Whether the vtable at `vtable` of `buf` holds this shape's bytes, for layout
+    /// `index`.
     #[inline]
-    fn describes(&self, buf: &[u8], vtable: usize, key: u64, index: usize) -> bool {
+    fn describes(&self, buf: &[u8], vtable: usize, index: usize) -> bool {
         let len = usize::from(self.vtable_len);
-        self.key == key
-            && usize::from(self.layout) == index
-            && (len <= KEY_BYTES
-                || buf
-                    .get(vtable + KEY_BYTES..vtable.saturating_add(len))
-                    .is_some_and(|b| b == &self.bytes[KEY_BYTES..len]))
+        usize::from(self.layout) == index
+            && vtable % 2 == 0
+            && buf
+                .get(vtable..vtable.saturating_add(len))
+                .is_some_and(|b| b == &self.bytes[..len])
     }
 
-    /// What a table at `pos` of a `len`-byte payload needs checked beyond what the
-    /// shape says, if its present inline fields lie inside the payload and aligned.
+    /// Whether a table at `pos` of a `len`-byte payload has its present inline fields
+    /// inside the payload and aligned.
     #[inline]
-    fn fit(&self, pos: usize, len: usize) -> Option<Fit> {
-        let fits = pos.saturating_add(self.inline_end as usize) <= len
-            && self.residues & (1 << (pos & 7)) != 0;
-        fits.then_some(Fit {
-            vtable_len: self.vtable_len,
-            inline_apparent: self.inline_apparent,
-            rest: self.rest,
-            rest_len: self.rest_len,
-        })
+    pub(super) fn fits(&self, pos: usize, len: usize) -> bool {
+        pos.saturating_add(self.inline_end as usize) <= len && self.residues & (1 << (pos & 7)) != 0
     }
-}
 
-/// What is left to check of a table whose vtable has a known shape: the small part of
-/// a [`Shape`] the verifier reads, handed out by value.
-#[derive(Clone, Copy)]
-pub(super) struct Fit {
-    vtable_len: u8,
-    /// What the vtable's length word and the inline fields add to the apparent size.
-    pub(super) inline_apparent: u32,
-    rest: [u8; MAX_REST],
-    rest_len: u8,
-}
-
-impl Fit {
     /// The vtable's length in bytes.
     pub(super) fn vtable_len(&self) -> usize {
         usize::from(self.vtable_len)
@@ -164,31 +138,6 @@ impl Fit {
     pub(super) fn rest(&self) -> &[u8] {
         &self.rest[..usize::from(self.rest_len)]
     }
-}
-
-/// Bytes of a vtable compared as one word before the rest.
-const KEY_BYTES: usize = 8;
-
-/// The `n` (at most [`KEY_BYTES`]) bytes of `buf` at `at` as one little-endian word,
-/// zero past them; `None` where they are not all in `buf`. One load where a whole word
-/// can be read (no copy through memory, which the load after it would wait for).
-#[inline(always)]
-fn key_at(buf: &[u8], at: usize, n: usize) -> Option<u64> {
-    debug_assert!(n <= KEY_BYTES);
-    let end = at.checked_add(n).filter(|&end| end <= buf.len())?;
-    let mask = match n {
-        KEY_BYTES.. => u64::MAX,
-        _ => (1u64 << (8 * n)) - 1,
-    };
-    Some(match buf.get(at..at.saturating_add(KEY_BYTES)) {
-        Some(&[b0, b1, b2, b3, b4, b5, b6, b7]) => {
-            u64::from_le_bytes([b0, b1, b2, b3, b4, b5, b6, b7]) & mask
-        }
-        _ => buf[at..end]
-            .iter()
-            .rev()
-            .fold(0, |key, &b| (key << 8) | u64::from(b)),
-    })
 }
 
 /// The last few shapes of each layout met in one payload.
@@ -207,7 +156,7 @@ pub(super) struct Shapes {
 }
 
 /// Inline fields a layout has at least for its shapes to be kept.
-const MIN_INLINE: usize = 1;
+const MIN_INLINE: usize = 3;
 
 impl Default for Shapes {
     fn default() -> Self {
@@ -222,20 +171,17 @@ impl Default for Shapes {
 }
 
 impl Shapes {
-    /// What is left to check of the table at `pos` of layout `index` whose vtable is
-    /// at `vtable`, by the vtable's shape: one kept, or made and kept. `None` where the
-    /// vtable has no shape (see [`Shape::of`]), the layout's set has stopped making
-    /// them, or the table's inline fields do not fit where it lies: such tables are
-    /// walked field by field.
+    /// The shape of the table of layout `index` whose vtable is at `vtable`: one kept,
+    /// or made and kept; `None` where the vtable has none (see [`Shape::of`]) or the
+    /// layout's set has stopped making them.
     #[inline]
-    pub(super) fn fit(
+    pub(super) fn of(
         &mut self,
         buf: &[u8],
         vtable: usize,
-        pos: usize,
         index: usize,
         table: &Table,
-    ) -> Option<Fit> {
+    ) -> Option<Shape> {
         if self.worth.len() <= index {
             self.worth.resize(index + 1, None);
         }
@@ -248,110 +194,22 @@ impl Shapes {
             inline >= MIN_INLINE && table.fields.len() - inline <= MAX_REST
         });
         let set = index % SETS;
-        if !worth || self.misses[set] > 4 * self.hits[set] + 16 || vtable % 2 != 0 {
+        if !worth || self.misses[set] > 4 * self.hits[set] + 16 {
             return None;
         }
-        // The key covers the vtable's own bytes only: its length word, then as many of
-        // the bytes it claims as the key holds (a vtable past the payload has none).
-        let claimed = buf.get(vtable..vtable.saturating_add(2))?;
-        let claimed = usize::from(u16::from_le_bytes([claimed[0], claimed[1]]));
-        let key = key_at(buf, vtable, claimed.min(KEY_BYTES))?;
-        let len = buf.len();
         if let Some(shape) = self.sets[set]
             .iter()
             .flatten()
-            .find(|s| s.describes(buf, vtable, key, index))
+            .find(|s| s.describes(buf, vtable, index))
         {
             self.hits[set] += 1;
-            return shape.fit(pos, len);
+            return Some(*shape);
         }
         self.misses[set] += 1;
         let shape = Shape::of(buf, vtable, index, table)?;
         let way = usize::from(self.next[set]);
         self.sets[set][way] = Some(shape);
         self.next[set] = ((way + 1) % WAYS) as u8;
-        shape.fit(pos, len)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::verify::Field;
-
-    /// A layout of three `u32` fields (enough inline fields for shapes to be kept).
-    const THREE: Table = Table {
-        name: "Three",
-        fields: &[
-            Field::inline("a", 4),
-            Field::inline("b", 6),
-            Field::inline("c", 8),
-        ],
-    };
-
-    impl Field {
-        const fn inline(name: &'static str, voffset: u16) -> Field {
-            Field {
-                name,
-                voffset,
-                required: false,
-                kind: Kind::Inline { size: 4, align: 4 },
-            }
-        }
-    }
-
-    /// A vtable of `entries` (after its two lengths) for a table of `table_len` bytes.
-    fn vtable(table_len: u16, entries: &[u16]) -> Vec<u8> {
-        let len = 4 + 2 * entries.len() as u16;
-        [len, table_len]
-            .iter()
-            .chain(entries)
-            .flat_map(|h| h.to_le_bytes())
-            .collect()
-    }
-
-    #[test]
-    fn a_key_reads_only_the_bytes_asked_for_wherever_they_lie() {
-        let buf = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
-        assert_eq!(key_at(&buf, 0, 8), Some(0x0807_0605_0403_0201));
-        assert_eq!(key_at(&buf, 0, 3), Some(0x03_0201));
-        // Too near the end for a whole word: read byte by byte, the same value.
-        assert_eq!(key_at(&buf, 6, 4), Some(0x0a09_0807));
-        assert_eq!(key_at(&buf, 8, 2), Some(0x0a09));
-        assert_eq!(key_at(&buf, 9, 2), None);
-        assert_eq!(key_at(&buf, usize::MAX, 1), None);
-    }
-
-    /// A vtable shorter than the key is found by its own bytes, whatever follows it.
-    #[test]
-    fn a_short_vtable_is_known_again_whatever_bytes_follow_it() {
-        let short = vtable(8, &[4]);
-        assert_eq!(short.len(), 6);
-        let mut buf = short.clone();
-        buf.extend([0xaa; 10]);
-        buf.extend(&short);
-        buf.extend([0x55; 10]);
-        let mut shapes = Shapes::default();
-        let first = shapes.fit(&buf, 0, 0, 0, &THREE).map(|f| f.vtable_len());
-        let again = shapes.fit(&buf, 16, 0, 0, &THREE).map(|f| f.vtable_len());
-        assert_eq!((first, again), (Some(6), Some(6)));
-        assert_eq!((shapes.hits[0], shapes.misses[0]), (1, 1));
-    }
-
-    /// Vtables alike in their first eight bytes but not after are shapes of their own.
-    #[test]
-    fn vtables_that_differ_past_the_key_are_told_apart() {
-        let one = vtable(16, &[4, 8, 12]);
-        let other = vtable(16, &[4, 8, 0]);
-        assert_eq!(one[..KEY_BYTES], other[..KEY_BYTES]);
-        let buf: Vec<u8> = one.iter().chain(&other).copied().collect();
-        let mut shapes = Shapes::default();
-        let a = shapes.fit(&buf, 0, 0, 0, &THREE).map(|f| f.inline_apparent);
-        let b = shapes
-            .fit(&buf, one.len(), 0, 0, &THREE)
-            .map(|f| f.inline_apparent);
-        // Two bytes for the length and each entry read, four for each present field.
-        assert_eq!((a, b), (Some(2 + 6 + 12), Some(2 + 6 + 8)));
-        assert_eq!(shapes.misses[0], 2);
+        Some(shape)
     }
 }
