@@ -133,6 +133,8 @@ pub struct MappedMemory {
     /// What is bound where: the bytes of optimal-tiling images are not compared.
     pub bindings: Bindings,
     tracking: Tracking,
+    /// Set once capture is over: nothing is watched or shadowed from then on.
+    over: bool,
 }
 
 impl MappedMemory {
@@ -142,6 +144,26 @@ impl MappedMemory {
             tracking,
             ..Default::default()
         }
+    }
+
+    /// Stops watching for good, once capture is over (its frame window passed, or it
+    /// stopped): every page unprotected, every shadow dropped, and later mappings not
+    /// watched. A program captured for a window of frames then runs on at its own speed
+    /// (its host writes no longer fault or get compared) and gets back the shadows'
+    /// memory.
+    pub fn capture_over(&mut self) {
+        if self.over {
+            return;
+        }
+        self.over = true;
+        // Dropping a mapping's watch makes its pages writable again.
+        self.maps.clear();
+        self.retained.clear();
+    }
+
+    /// Whether mappings are watched (capture is not over).
+    pub fn watching(&self) -> bool {
+        !self.over
     }
 
     /// Notes an allocation's size, to resolve `VK_WHOLE_SIZE` mappings.
@@ -154,13 +176,17 @@ impl MappedMemory {
         self.sizes.get(&memory).copied()
     }
 
-    /// Notes a mapping of `len` bytes at `offset`, seen by the program at `ptr`.
+    /// Notes a mapping of `len` bytes at `offset`, seen by the program at `ptr`, and
+    /// says whether it is watched by page protection (else compared whole). Once
+    /// capture is over nothing is noted ([`Self::watching`]).
     ///
     /// # Safety
     /// `ptr` must stay readable for `len` bytes until [`Self::unmapped`] or
     /// [`Self::freed`] is called for `memory`.
-    /// Whether the mapping is watched by page protection (else compared whole).
     pub unsafe fn mapped(&mut self, memory: u64, offset: u64, len: usize, ptr: *const u8) -> bool {
+        if self.over {
+            return false;
+        }
         // Any earlier mapping of it goes first (its pages unprotected).
         if let Some(earlier) = self.maps.remove(&memory) {
             self.retained.insert(memory, earlier.shadow);
@@ -448,6 +474,58 @@ mod tests {
             })
         });
         out
+    }
+
+    /// The permissions (`rw-`, `r--`, ...) of the mapping that holds `addr`, as the
+    /// kernel lists them.
+    fn permissions(addr: usize) -> String {
+        let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+        maps.lines()
+            .find_map(|line| {
+                let (range, rest) = line.split_once(' ')?;
+                let (start, end) = range.split_once('-')?;
+                let start = usize::from_str_radix(start, 16).ok()?;
+                let end = usize::from_str_radix(end, 16).ok()?;
+                (start..end).contains(&addr).then(|| rest[..3].to_string())
+            })
+            .expect("a mapping holds the address")
+    }
+
+    #[test]
+    fn once_capture_is_over_mappings_are_unprotected_and_nothing_is_found() {
+        let len = 16 * PAGE;
+        let pages = crate::write_watch::Pages::new(len);
+        let at = pages.0 as usize;
+        let write = |offset: usize, value: u8| {
+            // SAFETY: within the mapping.
+            unsafe { *((at + offset) as *mut u8) = value }
+        };
+        let mut mm = MappedMemory::with_tracking(Tracking::Protect);
+        // SAFETY: the mapping outlives the tracking of it.
+        assert!(unsafe { mm.mapped(5, 0, len, pages.0 as *const u8) });
+        assert_eq!(
+            permissions(at),
+            "r--",
+            "a watched mapping is write-protected"
+        );
+        write(100, 7);
+        assert_eq!(look_with(|o| mm.changes(o)).len(), 1);
+        mm.capture_over();
+        assert!(!mm.watching());
+        assert_eq!(
+            permissions(at),
+            "rw-",
+            "capture over: the pages are writable again"
+        );
+        write(200, 8);
+        assert!(look_with(|o| mm.changes(o)).is_empty());
+        // A mapping made after capture is over is not watched either.
+        // SAFETY: as above.
+        assert!(!unsafe { mm.mapped(5, 0, len, pages.0 as *const u8) });
+        assert_eq!(permissions(at), "rw-");
+        write(300, 9);
+        assert!(look_with(|o| mm.changes(o)).is_empty());
+        assert!(look_with(|o| mm.unmapped(5, o)).is_empty());
     }
 
     #[test]

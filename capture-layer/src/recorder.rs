@@ -255,6 +255,12 @@ pub fn recording() -> bool {
     STATUS.load(Ordering::Acquire) == RECORDING
 }
 
+/// Whether capture is over: its trace finished (the frame window passed, or the
+/// program ended it) or stopped after an error. Nothing is recorded from then on.
+pub fn over() -> bool {
+    STATUS.load(Ordering::Acquire) == STOPPED
+}
+
 /// The envelope of a call made now, with result `result`.
 fn meta(result: i32) -> CallMeta {
     CallMeta {

@@ -46,11 +46,7 @@ const PLANES_PIECE: usize = 1 << 20;
 
 /// Records what changed in every mapping of `device` since the last look.
 pub fn record_all_changes(device: &DeviceData) {
-    device
-        .mapped
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .changes(&mut record_change);
+    lock_mapped(device).changes(&mut record_change);
 }
 
 /// `vkAllocateMemory`.
@@ -66,7 +62,7 @@ pub unsafe extern "system" fn allocate_memory(
     let r = (d.fns.fp_v1_0().allocate_memory)(device, info, allocator, out);
     if r == vk::Result::SUCCESS {
         let (memory, size) = ((*out).as_raw(), (*info).allocation_size);
-        let mut mapped = d.mapped.lock().unwrap_or_else(|e| e.into_inner());
+        let mut mapped = lock_mapped(d);
         mapped.allocated(memory, size);
         // Memory imported from the program's own pointer (VK_EXT_external_memory_host)
         // is written through that pointer for its whole life, never mapped: it is
@@ -76,8 +72,11 @@ pub unsafe extern "system" fn allocate_memory(
             // SAFETY: the import keeps `size` bytes at `host` the allocation's until
             // vkFreeMemory, which this layer sees first.
             let watched = mapped.mapped(memory, 0, size as usize, host);
+            let watching = mapped.watching();
             drop(mapped);
-            note_tracking(watched);
+            if watching {
+                note_tracking(watched);
+            }
         } else {
             drop(mapped);
         }
@@ -139,10 +138,7 @@ pub unsafe extern "system" fn free_memory(
         return;
     };
     if memory != vk::DeviceMemory::null() {
-        d.mapped
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .freed(memory.as_raw(), &mut record_change);
+        lock_mapped(d).freed(memory.as_raw(), &mut record_change);
         record(Scope::Setup, 0, || {
             Some(CallT::FreeMemory(Box::new(table!(FreeMemoryT {
                 device: device.as_raw(),
@@ -167,7 +163,7 @@ pub unsafe extern "system" fn map_memory(
     };
     let r = (d.fns.fp_v1_0().map_memory)(device, memory, offset, size, flags, out);
     if r == vk::Result::SUCCESS && !(*out).is_null() {
-        let mut mapped = d.mapped.lock().unwrap_or_else(|e| e.into_inner());
+        let mut mapped = lock_mapped(d);
         let len = if size == vk::WHOLE_SIZE {
             mapped
                 .size_of(memory.as_raw())
@@ -179,8 +175,11 @@ pub unsafe extern "system" fn map_memory(
         // SAFETY: the driver keeps `len` bytes at `*out` mapped until unmap or free,
         // both of which this layer sees first.
         let watched = mapped.mapped(memory.as_raw(), offset, len as usize, *out as *const u8);
+        let watching = mapped.watching();
         drop(mapped);
-        note_tracking(watched);
+        if watching {
+            note_tracking(watched);
+        }
         record(Scope::Setup, r.as_raw(), || {
             Some(CallT::MapMemory(Box::new(table!(MapMemoryT {
                 device: device.as_raw(),
@@ -199,10 +198,7 @@ pub unsafe extern "system" fn unmap_memory(device: vk::Device, memory: vk::Devic
     let Some(d) = dispatch::device_of(device) else {
         return;
     };
-    d.mapped
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .unmapped(memory.as_raw(), &mut record_change);
+    lock_mapped(d).unmapped(memory.as_raw(), &mut record_change);
     record(Scope::Setup, 0, || {
         Some(CallT::UnmapMemory(Box::new(table!(UnmapMemoryT {
             device: device.as_raw(),
@@ -223,10 +219,7 @@ pub unsafe extern "system" fn flush_mapped_memory_ranges(
     };
     let ranges = slice(ranges, count);
     for r in ranges {
-        d.mapped
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .changes_in(r.memory.as_raw(), r.offset, r.size, &mut record_change);
+        lock_mapped(d).changes_in(r.memory.as_raw(), r.offset, r.size, &mut record_change);
     }
     record(Scope::Setup, 0, || {
         Some(CallT::FlushMappedMemoryRanges(Box::new(table!(
@@ -682,9 +675,13 @@ fn note_tracking(watched: bool) {
 }
 
 /// The device's mapped-memory tracker, locked (a panic elsewhere while it was held
-/// leaves it usable).
+/// leaves it usable); once capture is over, told so first, and it stops watching.
 fn lock_mapped(d: &DeviceData) -> std::sync::MutexGuard<'_, crate::memory::MappedMemory> {
-    d.mapped.lock().unwrap_or_else(|e| e.into_inner())
+    let mut mapped = d.mapped.lock().unwrap_or_else(|e| e.into_inner());
+    if crate::recorder::over() {
+        mapped.capture_over();
+    }
+    mapped
 }
 
 fn destroyed(device: vk::Device, object_type: vk::ObjectType, handle: u64) {

@@ -101,13 +101,17 @@ impl Device {
     }
 
     /// The channel set-up: macros uploaded, the root table bound, the view mask cleared.
-    /// Made once a process for each chipset and root table address (building and
-    /// assembling every macro is a replay's largest fixed cost on a short trace), then
-    /// copied.
+    /// Made once a process for each chipset, root table address and macro set
+    /// (building and assembling every macro is a replay's largest fixed cost on a short
+    /// trace), then copied.
     pub fn init_push(&self) -> Result<PushBuffer, DeviceError> {
-        type Made = Vec<((Chipset, u64), PushBuffer)>;
+        type Made = Vec<((Chipset, u64, u16), PushBuffer)>;
         static MADE: Mutex<Made> = Mutex::new(Vec::new());
-        let key = (self.chipset, self.root_table_addr);
+        let key = (
+            self.chipset,
+            self.root_table_addr,
+            super::macros::lengthened(),
+        );
         let made = |list: &Made| list.iter().find(|(k, _)| *k == key).map(|(_, p)| p.clone());
         if let Some(p) = made(&MADE.lock().unwrap_or_else(|e| e.into_inner())) {
             return Ok(p);

@@ -84,6 +84,12 @@ pub fn lengthen_for_tests(m: Option<Macro>) {
     LENGTHENED.store(m.map_or(0, |m| m.id() + 1), Ordering::Relaxed);
 }
 
+/// What [`lengthen_for_tests`] set: 0 for none, else the macro's id plus one. Part of
+/// what a kept init push was made with.
+pub(crate) fn lengthened() -> u16 {
+    LENGTHENED.load(Ordering::Relaxed)
+}
+
 impl Macro {
     /// Every macro, in id order.
     pub const ALL: [Macro; 27] = [
@@ -136,7 +142,7 @@ impl Macro {
     pub fn build_on(self, chipset: Chipset) -> Result<Program, BuildError> {
         let arch = chipset.arch();
         let mut b = Builder::new(arch);
-        if LENGTHENED.load(Ordering::Relaxed) == self.id() + 1 {
+        if lengthened() == self.id() + 1 {
             // The stand-in for a changed build: one more instruction at every call.
             let pad = b.mov(crate::mme::Value::Imm(0x1234));
             b.mov_to(pad, crate::mme::Value::Imm(0x5678));
