@@ -31,6 +31,17 @@ pub enum Tracking {
     Protect,
 }
 
+/// How a new mapping is tracked ([`MappedMemory::mapped`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Watched {
+    /// Its written pages are found by page protection.
+    Protected,
+    /// It is compared whole at each look (asked for, or it could not be protected).
+    Compared,
+    /// Not at all: capture is over.
+    Not,
+}
+
 /// Bytes compared as a unit.
 pub const PAGE: usize = 4096;
 
@@ -161,11 +172,6 @@ impl MappedMemory {
         self.retained.clear();
     }
 
-    /// Whether mappings are watched (capture is not over).
-    pub fn watching(&self) -> bool {
-        !self.over
-    }
-
     /// Notes an allocation's size, to resolve `VK_WHOLE_SIZE` mappings.
     pub fn allocated(&mut self, memory: u64, size: u64) {
         self.sizes.insert(memory, size);
@@ -177,15 +183,20 @@ impl MappedMemory {
     }
 
     /// Notes a mapping of `len` bytes at `offset`, seen by the program at `ptr`, and
-    /// says whether it is watched by page protection (else compared whole). Once
-    /// capture is over nothing is noted ([`Self::watching`]).
+    /// says how it is tracked (once capture is over, it is not).
     ///
     /// # Safety
     /// `ptr` must stay readable for `len` bytes until [`Self::unmapped`] or
     /// [`Self::freed`] is called for `memory`.
-    pub unsafe fn mapped(&mut self, memory: u64, offset: u64, len: usize, ptr: *const u8) -> bool {
+    pub unsafe fn mapped(
+        &mut self,
+        memory: u64,
+        offset: u64,
+        len: usize,
+        ptr: *const u8,
+    ) -> Watched {
         if self.over {
-            return false;
+            return Watched::Not;
         }
         // Any earlier mapping of it goes first (its pages unprotected).
         if let Some(earlier) = self.maps.remove(&memory) {
@@ -195,7 +206,10 @@ impl MappedMemory {
             Tracking::Protect => Watch::new(ptr, len),
             Tracking::Compare => None,
         };
-        let watched = watch.is_some();
+        let watched = match watch {
+            Some(_) => Watched::Protected,
+            None => Watched::Compared,
+        };
         let shadow = match self.retained.remove(&memory) {
             Some(kept) => kept.remapped(offset, len),
             None => Shadow::zeros(offset, len),
@@ -502,7 +516,10 @@ mod tests {
         };
         let mut mm = MappedMemory::with_tracking(Tracking::Protect);
         // SAFETY: the mapping outlives the tracking of it.
-        assert!(unsafe { mm.mapped(5, 0, len, pages.0 as *const u8) });
+        assert_eq!(
+            unsafe { mm.mapped(5, 0, len, pages.0 as *const u8) },
+            Watched::Protected
+        );
         assert_eq!(
             permissions(at),
             "r--",
@@ -511,7 +528,6 @@ mod tests {
         write(100, 7);
         assert_eq!(look_with(|o| mm.changes(o)).len(), 1);
         mm.capture_over();
-        assert!(!mm.watching());
         assert_eq!(
             permissions(at),
             "rw-",
@@ -521,7 +537,10 @@ mod tests {
         assert!(look_with(|o| mm.changes(o)).is_empty());
         // A mapping made after capture is over is not watched either.
         // SAFETY: as above.
-        assert!(!unsafe { mm.mapped(5, 0, len, pages.0 as *const u8) });
+        assert_eq!(
+            unsafe { mm.mapped(5, 0, len, pages.0 as *const u8) },
+            Watched::Not
+        );
         assert_eq!(permissions(at), "rw-");
         write(300, 9);
         assert!(look_with(|o| mm.changes(o)).is_empty());
@@ -540,7 +559,10 @@ mod tests {
         };
         let mut mm = MappedMemory::with_tracking(Tracking::Protect);
         // SAFETY: the mapping outlives the tracking of it.
-        assert!(unsafe { mm.mapped(3, 0, len, base as *const u8) });
+        assert_eq!(
+            unsafe { mm.mapped(3, 0, len, base as *const u8) },
+            Watched::Protected
+        );
         // Four threads write a persistent mapping at once.
         std::thread::scope(|s| {
             for t in 0..4usize {

@@ -12,6 +12,7 @@ use trace_format::generated::trace::*;
 
 use super::util::{handles, slice};
 use crate::dispatch::{self, DeviceData};
+use crate::memory::Watched;
 use crate::recorder::{record, record_direct, Scope};
 
 /// Records a change the mapped-memory tracker found: `data` now at `offset` of
@@ -72,11 +73,8 @@ pub unsafe extern "system" fn allocate_memory(
             // SAFETY: the import keeps `size` bytes at `host` the allocation's until
             // vkFreeMemory, which this layer sees first.
             let watched = mapped.mapped(memory, 0, size as usize, host);
-            let watching = mapped.watching();
             drop(mapped);
-            if watching {
-                note_tracking(watched);
-            }
+            note_tracking(watched);
         } else {
             drop(mapped);
         }
@@ -175,11 +173,8 @@ pub unsafe extern "system" fn map_memory(
         // SAFETY: the driver keeps `len` bytes at `*out` mapped until unmap or free,
         // both of which this layer sees first.
         let watched = mapped.mapped(memory.as_raw(), offset, len as usize, *out as *const u8);
-        let watching = mapped.watching();
         drop(mapped);
-        if watching {
-            note_tracking(watched);
-        }
+        note_tracking(watched);
         record(Scope::Setup, r.as_raw(), || {
             Some(CallT::MapMemory(Box::new(table!(MapMemoryT {
                 device: device.as_raw(),
@@ -652,15 +647,19 @@ pub unsafe extern "system" fn create_query_pool(
 }
 
 /// Logs, once, how host writes to mapped memory are found: by page protection, or by
-/// comparison (asked for, or where a mapping could not be protected).
-fn note_tracking(watched: bool) {
+/// comparison (asked for, or where a mapping could not be protected); nothing once
+/// capture is over.
+fn note_tracking(watched: Watched) {
     use crate::memory::Tracking;
     use crate::settings::LogLevel;
     use std::sync::atomic::{AtomicU8, Ordering};
     static SAID: AtomicU8 = AtomicU8::new(0);
     let (bit, message) = match (crate::recorder::settings().memory, watched) {
-        (Tracking::Protect, true) => (1, "mapped memory: written pages found by page protection"),
-        (Tracking::Protect, false) => (
+        (_, Watched::Not) => return,
+        (Tracking::Protect, Watched::Protected) => {
+            (1, "mapped memory: written pages found by page protection")
+        }
+        (Tracking::Protect, Watched::Compared) => (
             2,
             "mapped memory: a mapping could not be write-protected; comparing it whole",
         ),
