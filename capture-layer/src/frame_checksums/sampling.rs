@@ -2,9 +2,10 @@
 //! presented image and a CRC-32 of its texels: nothing on a GPU that copies beside the
 //! program, but on a device that renders on the CPU (lavapipe) the copy is CPU work the
 //! size of the image each frame (vkcube, 2000 frames: 1.26× the program's wall time with
-//! every frame read back, 1.09× with `auto`, in one interleaved set of 15 runs). So by default every frame of a short capture
-//! is checksummed, and a long one's at a bounded rate; a user who wants every frame of a
-//! long capture, or none, says so (`MACROSCOPE_CAPTURE_FRAME_CHECKSUMS`).
+//! every frame read back, 1.09× with `auto`, in one interleaved set of 15 runs). So by
+//! default every frame of a short capture is checksummed, and a long one's at a bounded
+//! rate; a user who wants every frame of a long capture, or none, says so
+//! (`MACROSCOPE_CAPTURE_FRAME_CHECKSUMS`).
 
 use std::time::{Duration, Instant};
 
