@@ -12,6 +12,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use trace_format::generated::trace::Call;
+use trace_format::generic_params::ParamList;
 use trace_format::TraceReader;
 
 fn have(tool: &str) -> bool {
@@ -99,8 +100,9 @@ fn chained_structures(trace: &Path) -> usize {
     for chunk in TraceReader::open(trace).unwrap() {
         let Ok(chunk) = chunk else { break };
         for r in chunk.records() {
-            if let Some(params) = r.call_as_vulkan_call().and_then(|c| c.params()) {
-                n += params
+            if let Some(c) = r.call_as_vulkan_call() {
+                n += ParamList::of(&c)
+                    .unwrap()
                     .iter()
                     .map(|p| p.chain().map_or(0, |c| c.len()))
                     .sum::<usize>();
@@ -122,7 +124,7 @@ fn nested_sizes(trace: &Path, command: &str, param: usize) -> Vec<usize> {
             if c.command() != Some(command) {
                 continue;
             }
-            let p = c.params().unwrap().get(param);
+            let p = ParamList::of(&c).unwrap().get(param).unwrap();
             for n in p.nested().into_iter().flatten() {
                 sizes.push(n.bytes().map_or(0, |b| b.len()));
             }
@@ -138,11 +140,10 @@ fn generic_calls(trace: &Path) -> Vec<(String, Vec<Vec<u8>>)> {
         let chunk = chunk.unwrap();
         for r in chunk.records() {
             if let Some(c) = r.call_as_vulkan_call() {
-                let params = c
-                    .params()
+                let params = ParamList::of(&c)
                     .unwrap()
                     .iter()
-                    .map(|p| p.bytes().map(|b| b.bytes().to_vec()).unwrap_or_default())
+                    .map(|p| p.bytes().unwrap_or_default().to_vec())
                     .collect();
                 calls.push((c.command().unwrap().to_string(), params));
             }
@@ -641,7 +642,7 @@ fn template_data_recorded(trace: &Path) -> (usize, usize) {
             if call.command() != Some("vkCmdPushDescriptorSetWithTemplateKHR") {
                 continue;
             }
-            let data = call.params().unwrap().get(4);
+            let data = ParamList::of(&call).unwrap().get(4).unwrap();
             let runs = data.nested().map_or(0, |runs| {
                 runs.iter()
                     .map(|r| r.bytes().map_or(0, |b| b.len()))

@@ -8,6 +8,7 @@ use std::process::{Command, Output};
 
 use trace_format::generated::results::DrawKind;
 use trace_format::generated::trace::{Call, CallT, VulkanParamT};
+use trace_format::generic_params;
 use trace_format::trace::CallMeta;
 use trace_format::{ResultsReader, TraceReader, TraceWriter, WriterOptions};
 
@@ -192,8 +193,12 @@ fn with_device_edit(trace: &Path, out: &Path, edit: Edit<'_>) -> u64 {
                 if c.command.as_deref() == Some("vkCreateDescriptorSetLayout")
                     && create_device_seq == 0
                 {
-                    let info = &mut c.params.as_mut().unwrap()[1];
-                    info.bytes.as_mut().unwrap().pop();
+                    let mut params = match c.packed.take() {
+                        Some(packed) => generic_params::unpack(&packed).unwrap(),
+                        None => c.params.take().unwrap(),
+                    };
+                    params[1].bytes.as_mut().unwrap().pop();
+                    c.packed = Some(generic_params::packed(&params));
                     create_device_seq = writer.next_seq();
                 }
             }

@@ -51,7 +51,7 @@ def write(out, g):
             elif enc.startswith("string("):
                 fields.append((field, "String", "string(p)"))
             elif enc.startswith("bytes_of("):
-                fields.append((field, "Vec<u8>", "p.bytes().map(|b| b.bytes().to_vec()).unwrap_or_default()"))
+                fields.append((field, "Vec<u8>", "p.bytes().map(<[u8]>::to_vec).unwrap_or_default()"))
             elif enc.startswith("elements("):
                 sc = scalar(base)
                 if sc:
@@ -120,7 +120,7 @@ def write(out, g):
                     lines.append(f"{f}: string({get})")
                 elif p.depth == 1 and p.base == "void":
                     fields.append((f, "Vec<u8>"))
-                    lines.append(f"{f}: {get}.bytes().map(|b| b.bytes().to_vec()).unwrap_or_default()")
+                    lines.append(f"{f}: {get}.bytes().map(<[u8]>::to_vec).unwrap_or_default()")
                 elif p.depth == 1 and p.kind != "fn":
                     counted = g.length_expr(p, params) is not None
                     sc = scalar(p.base)
@@ -157,7 +157,7 @@ def write(out, g):
     out.write("//! Typed decoders of the `VulkanCall` records of command buffer commands.\n\n")
     out.write("#![allow(clippy::all, clippy::pedantic, missing_docs, dead_code, unused_imports)]\n\n")
     out.write("use std::collections::HashMap;\nuse std::sync::OnceLock;\n\n")
-    out.write("use trace_format::generated::trace::{VulkanCall, VulkanParam};\n\n")
+    out.write("use trace_format::generic_params::Param;\n\n")
     out.write("use crate::generic::read::{fixed, nested, one_struct, param, scalars, string, strings, structs, DecodeError, Field, Params};\n\n")
 
     # Every structure laid out, those inside the parameters' structures too.
@@ -196,7 +196,7 @@ def write(out, g):
             out.write(f"    pub {field}: {rust},\n")
         out.write("}\n\n")
         out.write(f"impl {r}Nested {{\n    /// Reads the members from their {len(fields)} recorded parameters.\n")
-        out.write("    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {\n")
+        out.write("    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {\n")
         for i, (field, rust, expr) in enumerate(fields):
             out.write(f"        let p = params.get({i}).copied().ok_or(DecodeError::missing({q(field)}))?;\n")
             out.write(f"        let {field} = {expr};\n")
@@ -208,7 +208,7 @@ def write(out, g):
         for f, t in fields:
             out.write(f"    pub {f}: {t},\n")
         out.write("}\n\n")
-        out.write(f"impl {r} {{\n    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {{\n")
+        out.write(f"impl {r} {{\n    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {{\n")
         out.write(f"        if params.len() != {count} {{\n            return Err(DecodeError::arity(params.len(), {count}));\n        }}\n")
         checks = [l for l in lines if l.startswith("#check")]
         inits = [l for l in lines if not l.startswith("#check")]
@@ -237,7 +237,7 @@ def write(out, g):
         out.write(f"            GenericCmd::{name[2:]}(_) => \"{name}\",\n")
     out.write("        }\n    }\n}\n\n")
     out.write("/// A decoder of one command's parameters.\n")
-    out.write("type Decoder = fn(&[VulkanParam<'_>]) -> Result<GenericCmd, DecodeError>;\n\n")
+    out.write("type Decoder = fn(&[Param<'_>]) -> Result<GenericCmd, DecodeError>;\n\n")
     out.write("/// The decoder of each command name (aliases included), looked up by hash: a `match`\n")
     out.write("/// on the name compares it with every name of its length, for every record.\n")
     out.write("fn decoders() -> &'static HashMap<&'static str, Decoder, foldhash::fast::FixedState> {\n")
@@ -251,12 +251,11 @@ def write(out, g):
     out.write("        ];\n")
     out.write("        entries.into_iter().collect()\n")
     out.write("    })\n}\n\n")
-    out.write("/// Decodes `call`: `Ok(None)` when it is no command buffer command with a decoder.\n")
-    out.write("pub fn decode(call: &VulkanCall<'_>) -> Result<Option<GenericCmd>, DecodeError> {\n")
-    out.write("    let Some(decoder) = decoders().get(call.command().unwrap_or_default()) else {\n")
+    out.write("/// Decodes the command `name` from its `params`: `Ok(None)` when it is no command buffer\n/// command with a decoder.\n")
+    out.write("pub fn decode(name: &str, params: &[Param<'_>]) -> Result<Option<GenericCmd>, DecodeError> {\n")
+    out.write("    let Some(decoder) = decoders().get(name) else {\n")
     out.write("        return Ok(None);\n    };\n")
-    out.write("    let params: Params<'_> = call.params().map(|p| p.iter().collect()).unwrap_or_default();\n")
-    out.write("    decoder(&params).map(Some)\n}\n\n")
+    out.write("    decoder(params).map(Some)\n}\n\n")
     out.write("/// Every command name `decode` decodes (aliases included), with its parameter count.\n")
     out.write("pub const DECODED: &[(&str, usize)] = &[\n")
     counts = {name: count for name, _, _, count in decoders}
@@ -268,12 +267,11 @@ def write(out, g):
     for name, _, _, _ in setup_decoders:
         out.write(f"    /// `{name}`.\n    {name[2:]}({name[2:]}),\n")
     out.write("}\n\n")
-    out.write("/// Decodes `call`: `Ok(None)` when it is no set-up command with a decoder.\n")
-    out.write("pub fn decode_setup(call: &VulkanCall<'_>) -> Result<Option<GenericSetup>, DecodeError> {\n")
-    out.write("    let params = || -> Params<'_> { call.params().map(|p| p.iter().collect()).unwrap_or_default() };\n")
-    out.write("    let decoded = match call.command().unwrap_or_default() {\n")
+    out.write("/// Decodes the command `name` from its `params`: `Ok(None)` when it is no set-up command\n/// with a decoder.\n")
+    out.write("pub fn decode_setup(name: &str, params: &[Param<'_>]) -> Result<Option<GenericSetup>, DecodeError> {\n")
+    out.write("    let decoded = match name {\n")
     for name, _, _, _ in setup_decoders:
-        out.write(f"        \"{name}\" => GenericSetup::{name[2:]}({name[2:]}::decode(&params())?),\n")
+        out.write(f"        \"{name}\" => GenericSetup::{name[2:]}({name[2:]}::decode(params)?),\n")
     out.write("        _ => return Ok(None),\n    };\n    Ok(Some(decoded))\n}\n\n")
     out.write("/// Every set-up command name `decode_setup` decodes, with its parameter count.\n")
     out.write("pub const DECODED_SETUP: &[(&str, usize)] = &[\n")

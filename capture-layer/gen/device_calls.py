@@ -268,7 +268,7 @@ def write(out, g):
     out.write("// Regenerate: scripts/regen-vk-registry\n\n")
     out.write("//! Replays the `VulkanCall` records of the capture layer's generated hooks on a device.\n\n")
     out.write("#![allow(non_snake_case, deprecated, unused_imports, unused_variables, clippy::all, clippy::pedantic, missing_docs, dead_code)]\n\n")
-    out.write("use ash::vk;\nuse ash::vk::Handle;\nuse trace_format::generated::trace::VulkanParam;\n\n")
+    out.write("use ash::vk;\nuse ash::vk::Handle;\nuse trace_format::generic_params::Param;\n\n")
     out.write("use crate::device::call::{CallContext, CallError};\n")
     out.write("use crate::device::patch::{Layout, Member, Target};\n\n")
     for struct, size, entries in sorted(tables):
@@ -316,7 +316,7 @@ def write(out, g):
         out.write(f"        vk::StructureType::{value[len('VK_STRUCTURE_TYPE_'):]} => (\"{struct}\", match offset {{ {arms} _ => return None }}),\n")
     out.write("        _ => return None,\n    })\n}\n\n")
     for name, fname, lines in functions:
-        out.write(f"/// `{name}`.\nunsafe fn {fname}(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {{\n")
+        out.write(f"/// `{name}`.\nunsafe fn {fname}(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {{\n")
         for l in lines:
             out.write(f"    {l}\n")
         out.write("    Ok(())\n}\n\n")
@@ -340,7 +340,7 @@ def write(out, g):
     out.write("        _ => Disposition::Unknown,\n    }\n}\n\n")
     out.write("/// Replays the record of generated command `name`; `Ok(false)` when it has no\n/// generated replay.\n")
     out.write("///\n/// # Safety\n/// `cx` must hold live objects for every handle the record names.\n")
-    out.write("pub unsafe fn replay(cx: &mut CallContext<'_>, name: &str, p: &[VulkanParam<'_>]) -> Result<bool, CallError> {\n    match name {\n")
+    out.write("pub unsafe fn replay(cx: &mut CallContext<'_>, name: &str, p: &[Param<'_>]) -> Result<bool, CallError> {\n    match name {\n")
     for name, fname, _ in functions:
         out.write(f"        \"{name}\" => {fname}(cx, p)?,\n")
     out.write("        _ => return Ok(false),\n    }\n    Ok(true)\n}\n")

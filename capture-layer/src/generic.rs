@@ -1,11 +1,13 @@
 //! What the generated hooks (`generated::commands`) share: finding the next layer's
-//! function by slot, and encoding parameters into a `VulkanCall` record.
+//! function by slot, and encoding parameters into a `VulkanCall` record (packed:
+//! [`trace_format::generic_params`]).
 
 use std::ffi::{c_char, CStr};
 
 use ash::vk;
 use ash::vk::Handle;
-use trace_format::generated::trace::{CallT, VulkanCallT, VulkanParamT};
+use trace_format::generated::trace::{CallT, VulkanParamT};
+use trace_format::generic_params;
 
 use crate::dispatch;
 use crate::recorder::{self, Scope};
@@ -40,9 +42,7 @@ unsafe fn cast<F: Copy>(f: vk::PFN_vkVoidFunction) -> Option<F> {
 /// Records `name` with the parameters `params` builds, if `scope` is wanted now.
 pub fn record(scope: Scope, result: i32, name: &str, params: impl FnOnce() -> Vec<VulkanParamT>) {
     recorder::record(scope, result, || {
-        let mut call = VulkanCallT::default();
-        call.command = Some(name.to_string());
-        call.params = Some(params());
+        let call = generic_params::packed_call(name, &params());
         Some(CallT::VulkanCall(Box::new(call)))
     });
 }
@@ -55,9 +55,7 @@ pub fn record_command(
     params: impl FnOnce() -> Vec<VulkanParamT>,
 ) {
     recorder::record_command(command_buffer.as_raw(), || {
-        let mut call = VulkanCallT::default();
-        call.command = Some(name.to_string());
-        call.params = Some(params());
+        let call = generic_params::packed_call(name, &params());
         Some(CallT::VulkanCall(Box::new(call)))
     });
 }

@@ -255,6 +255,7 @@ fn inspecting_a_draw_gives_the_method_stream_its_row_counts() {
 #[test]
 fn generic_records_execute_when_they_decode_and_are_skipped_with_the_reason_when_not() {
     use trace_format::generated::trace::{CallT, VulkanCallT, VulkanParamT};
+    use trace_format::generic_params;
     use trace_format::trace::CallMeta;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("generic.mscope");
@@ -264,11 +265,9 @@ fn generic_records_execute_when_they_decode_and_are_skipped_with_the_reason_when
         p.value = v;
         p
     };
+    // Packed, as the capture layer records them.
     let call = |command: &str, params: Vec<VulkanParamT>| {
-        let mut call = VulkanCallT::default();
-        call.command = Some(command.into());
-        call.params = Some(params);
-        CallT::VulkanCall(Box::new(call))
+        CallT::VulkanCall(Box::new(generic_params::packed_call(command, &params)))
     };
     // vkCmdSetViewport(cb, 0, 1, {0, 0, 64, 32, 0, 1}): decodes and executes.
     let mut viewport = value(0);
@@ -290,11 +289,17 @@ fn generic_records_execute_when_they_decode_and_are_skipped_with_the_reason_when
         vec![value(7), value(0), value(2), short],
     );
     let empty = call("vkCmdSetViewport", Vec::new());
+    // Packed parameters whose second node carries a flag no writer sets.
+    let mut damaged = VulkanCallT::default();
+    damaged.command = Some("vkCmdSetViewport".into());
+    damaged.packed = Some(vec![2, 0, 0, 0, 1, 7, 0, 0, 0, 0, 0, 0, 0, 0x40]);
+    let damaged = CallT::VulkanCall(Box::new(damaged));
     for c in [
         &good,
         &miscounted,
         &empty,
         &empty,
+        &damaged,
         &call(
             "vkCmdDrawMeshTasksEXT",
             vec![value(7), value(1), value(1), value(1)],
@@ -320,10 +325,13 @@ fn generic_records_execute_when_they_decode_and_are_skipped_with_the_reason_when
     let arity =
         find("vkCmdSetViewport (does not decode: 0 parameters recorded, the command has 4)");
     assert_eq!((arity.count, arity.needed), (2, true));
+    let damaged =
+        find("vkCmdSetViewport (does not decode: packed parameters: unknown flags at byte 13)");
+    assert_eq!((damaged.count, damaged.needed), (1, true));
     assert!(find("vkCmdDrawMeshTasksEXT").needed);
     assert_eq!(
         (summary.recorded_commands, summary.executed_commands),
-        (5, 1),
+        (6, 1),
         "the well-formed vkCmdSetViewport executed"
     );
 }

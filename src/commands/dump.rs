@@ -5,7 +5,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use serde_json::Value;
-use trace_format::generated::trace::Call;
+use trace_format::generated::trace::{Call, VulkanCall};
+use trace_format::generic_params::ParamList;
 use trace_format::{ReadOptions, TraceReader};
 
 use super::FrameRange;
@@ -51,10 +52,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             }
             let envelope = record.envelope();
             let mut value = serde_json::to_value(record)?;
-            let call = value
+            let mut call = value
                 .get_mut("call")
                 .map(Value::take)
                 .unwrap_or(Value::Null);
+            if let Some(generic) = record.call_as_vulkan_call() {
+                unpack_params(&generic, &mut call);
+            }
             let (name, _) = names::record_name(&record);
             if args.json {
                 let line = serde_json::json!({
@@ -84,6 +88,22 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// A generic record's packed parameters shown as the tables they stand for (`params`),
+/// or, where they do not read, as the error that says why.
+fn unpack_params(call: &VulkanCall<'_>, json: &mut Value) {
+    let Some(object) = json.as_object_mut() else {
+        return;
+    };
+    if object.remove("packed").is_none() {
+        return;
+    }
+    let params = match ParamList::of(call) {
+        Ok(params) => serde_json::to_value(params).unwrap_or(Value::Null),
+        Err(e) => Value::String(e.to_string()),
+    };
+    object.insert("params".into(), params);
 }
 
 /// The call's arguments as compact JSON, long arrays replaced by their length.

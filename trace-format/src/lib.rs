@@ -24,6 +24,7 @@ pub mod direct;
 pub mod error;
 pub mod frame_checksum;
 pub mod generated;
+pub mod generic_params;
 pub mod gfxr;
 pub mod names;
 pub mod pipeline_parts;

@@ -6,7 +6,7 @@ use std::ffi::CStr;
 
 use ash::vk;
 use ash::vk::Handle;
-use trace_format::generated::trace::VulkanParam;
+use trace_format::generic_params::Param;
 
 use super::patch::{Arena, PatchError, Remap, Target};
 
@@ -162,7 +162,7 @@ pub struct CallContext<'a> {
 
 impl CallContext<'_> {
     /// Checks the record's parameter count.
-    pub fn arity(&self, p: &[VulkanParam<'_>], expected: usize) -> Result<(), CallError> {
+    pub fn arity(&self, p: &[Param<'_>], expected: usize) -> Result<(), CallError> {
         if p.len() == expected {
             Ok(())
         } else {
@@ -199,7 +199,7 @@ impl CallContext<'_> {
     /// An input parameter rebuilt (null when the program passed null).
     pub fn input(
         &mut self,
-        p: VulkanParam<'_>,
+        p: Param<'_>,
         target: Target,
         name: &'static str,
     ) -> Result<*mut u8, CallError> {
@@ -209,7 +209,7 @@ impl CallContext<'_> {
     /// An input parameter whose structures' pointers the capture followed.
     pub fn input_nested(
         &mut self,
-        p: VulkanParam<'_>,
+        p: Param<'_>,
         target: Target,
         name: &'static str,
     ) -> Result<*mut u8, CallError> {
@@ -219,7 +219,7 @@ impl CallContext<'_> {
     /// A structure passed by value, rebuilt.
     pub fn by_value<T: Copy>(
         &mut self,
-        p: VulkanParam<'_>,
+        p: Param<'_>,
         layout: &'static super::patch::Layout,
         name: &'static str,
     ) -> Result<T, CallError> {
@@ -244,7 +244,7 @@ impl CallContext<'_> {
     /// contents (so structures carry their `sType` and chains); with where it is.
     pub fn output(
         &mut self,
-        p: VulkanParam<'_>,
+        p: Param<'_>,
         target: Target,
         name: &'static str,
     ) -> Result<(*mut u8, usize), CallError> {
@@ -266,7 +266,7 @@ impl CallContext<'_> {
     pub fn created(
         &mut self,
         ty: vk::ObjectType,
-        p: VulkanParam<'_>,
+        p: Param<'_>,
         room: usize,
     ) -> Result<(), CallError> {
         let Some(ids) = p.bytes() else {
@@ -275,7 +275,7 @@ impl CallContext<'_> {
         if room == 0 {
             return Ok(());
         }
-        for (i, id) in ids.bytes().chunks_exact(8).enumerate() {
+        for (i, id) in ids.chunks_exact(8).enumerate() {
             let id = u64::from_le_bytes(id.try_into().unwrap_or_default());
             // SAFETY: `output` made room for as many handles as were recorded.
             let handle = unsafe { (room as *const u64).add(i).read_unaligned() };

@@ -4,7 +4,7 @@
 
 use ash::vk;
 use ash::vk::Handle;
-use trace_format::generated::trace::VulkanParam;
+use trace_format::generic_params::Param;
 
 use super::call::{CallContext, CallError};
 use super::{frames, templates, DeviceError, Replay};
@@ -78,8 +78,11 @@ impl Replay {
         c: &trace_format::generated::trace::VulkanCall<'_>,
     ) -> Result<(), DeviceError> {
         let name = c.command().unwrap_or_default();
-        let params: Vec<VulkanParam<'_>> =
-            c.params().map(|p| p.iter().collect()).unwrap_or_default();
+        let params = crate::generic::read::params_of(c).map_err(|e| DeviceError::BadRecord {
+            seq,
+            command: name.to_string(),
+            reason: e.to_string(),
+        })?;
         if name == "vkGetPhysicalDeviceMemoryProperties"
             || name == "vkGetPhysicalDeviceMemoryProperties2"
             || name == "vkGetPhysicalDeviceMemoryProperties2KHR"
@@ -87,7 +90,7 @@ impl Replay {
             if let Some(bytes) = params.get(1).and_then(|p| p.bytes()) {
                 // The 2 variant's structure holds the properties after sType and pNext.
                 let skip = if name.ends_with("Properties") { 0 } else { 16 };
-                let b = bytes.bytes().get(skip..).unwrap_or(&[]).to_vec();
+                let b = bytes.get(skip..).unwrap_or(&[]).to_vec();
                 if let Some(m) = &mut self.memory {
                     m.set_captured_properties(&b);
                 }
@@ -159,12 +162,8 @@ impl Replay {
     }
 
     /// The generic records the replay answers by hand: swapchains and their images.
-    fn by_hand(&mut self, seq: u64, name: &str, p: &[VulkanParam<'_>]) -> Result<(), DeviceError> {
-        let bytes = |i: usize| {
-            p.get(i)
-                .and_then(|p| p.bytes())
-                .map_or(&[][..], |b| b.bytes())
-        };
+    fn by_hand(&mut self, seq: u64, name: &str, p: &[Param<'_>]) -> Result<(), DeviceError> {
+        let bytes = |i: usize| p.get(i).and_then(|p| p.bytes()).unwrap_or_default();
         let id_at = |b: &[u8], i: usize| {
             b.get(i * 8..i * 8 + 8)
                 .and_then(|s| s.try_into().ok())
@@ -253,7 +252,7 @@ impl Replay {
         &mut self,
         seq: u64,
         name: &str,
-        p: &[VulkanParam<'_>],
+        p: &[Param<'_>],
         template_at: usize,
         data_at: usize,
     ) -> Result<(), DeviceError> {

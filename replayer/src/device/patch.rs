@@ -7,7 +7,7 @@
 //! tables (`generated::device_calls`, from the registry).
 
 use ash::vk;
-use trace_format::generated::trace::VulkanParam;
+use trace_format::generic_params::Param;
 
 /// Where a structure's handles and pointers lie.
 #[derive(Debug)]
@@ -185,13 +185,13 @@ impl Arena {
     /// do; what they point to does not, the capture going one level deep).
     pub fn build(
         &mut self,
-        p: VulkanParam<'_>,
+        p: Param<'_>,
         target: Target,
         nested: bool,
         remap: &dyn Remap,
         param: &'static str,
     ) -> Result<*mut u8, PatchError> {
-        let bytes = p.bytes().map_or(&[][..], |b| b.bytes());
+        let bytes = p.bytes().unwrap_or_default();
         if bytes.is_empty() {
             return Ok(if p.value() == 0 {
                 std::ptr::null_mut()
@@ -262,7 +262,7 @@ impl Arena {
                 }
                 let ptr = self.copy(bytes);
                 let count = bytes.len() / layout.size;
-                let nested_params: Vec<VulkanParam<'_>> = if nested {
+                let nested_params: Vec<Param<'_>> = if nested {
                     p.nested().map(|n| n.iter().collect()).unwrap_or_default()
                 } else {
                     Vec::new()
@@ -279,13 +279,13 @@ impl Arena {
                         )
                     })
                     .count();
-                let chain: Vec<VulkanParam<'_>> =
+                let chain: Vec<Param<'_>> =
                     p.chain().map(|c| c.iter().collect()).unwrap_or_default();
                 for i in 0..count {
                     let nested = nested_params
                         .get(i * per_element..(i + 1) * per_element)
                         .unwrap_or(&[]);
-                    let links: Vec<VulkanParam<'_>> = chain
+                    let links: Vec<Param<'_>> = chain
                         .iter()
                         .copied()
                         .filter(|l| (l.value() >> 32) as usize == i)
@@ -316,8 +316,8 @@ impl Arena {
         &mut self,
         at: *mut u8,
         layout: &'static Layout,
-        nested: &[VulkanParam<'_>],
-        links: &[VulkanParam<'_>],
+        nested: &[Param<'_>],
+        links: &[Param<'_>],
         remap: &dyn Remap,
     ) -> Result<(), PatchError> {
         for member in layout.members {
@@ -363,7 +363,7 @@ impl Arena {
                     nested: index,
                     layout: inner,
                 } => {
-                    let group: Vec<VulkanParam<'_>> = nested
+                    let group: Vec<Param<'_>> = nested
                         .get(index)
                         .and_then(|g| g.nested())
                         .map(|n| n.iter().collect())
@@ -387,23 +387,19 @@ impl Arena {
 
     /// Rebuilds a `pNext` chain from its recorded links; links of structures without a
     /// layout are dropped.
-    fn chain(
-        &mut self,
-        links: &[VulkanParam<'_>],
-        remap: &dyn Remap,
-    ) -> Result<*mut u8, PatchError> {
+    fn chain(&mut self, links: &[Param<'_>], remap: &dyn Remap) -> Result<*mut u8, PatchError> {
         let mut head: *mut u8 = std::ptr::null_mut();
         for link in links.iter().rev() {
             let s_type = link.value() as u32 as i32;
             let Some(layout) = crate::generated::device_calls::layout_of(s_type) else {
                 continue;
             };
-            let bytes = link.bytes().map_or(&[][..], |b| b.bytes());
+            let bytes = link.bytes().unwrap_or_default();
             if bytes.len() < layout.size.max(16) {
                 continue;
             }
             let ptr = self.copy(&bytes[..layout.size]);
-            let nested: Vec<VulkanParam<'_>> = link
+            let nested: Vec<Param<'_>> = link
                 .nested()
                 .map(|n| n.iter().collect())
                 .unwrap_or_default();

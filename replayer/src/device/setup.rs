@@ -170,7 +170,9 @@ pub fn create_device(
         );
     }
     if let Some(info) = c.create_info() {
-        if let Some(mut recorded) = RecordedFeatures::of(&info) {
+        if let Some(mut recorded) =
+            RecordedFeatures::of(&trace_format::generic_params::Param::Table(info))
+        {
             let missing = recorded.missing(instance, physical);
             if !missing.is_empty() {
                 let names: Vec<&str> = missing.iter().map(|(_, _, n)| n.as_str()).collect();
@@ -309,7 +311,7 @@ impl FeatureChain {
 const CORE_FEATURES: usize = std::mem::size_of::<vk::PhysicalDeviceFeatures>();
 
 impl RecordedFeatures {
-    fn of(info: &trace_format::generated::trace::VulkanParam<'_>) -> Option<Self> {
+    fn of(info: &trace_format::generic_params::Param<'_>) -> Option<Self> {
         let nested: Vec<_> = info
             .nested()
             .map(|n| n.iter().collect())
@@ -317,12 +319,12 @@ impl RecordedFeatures {
         let mut core = nested
             .get(3)
             .and_then(|p| p.bytes())
-            .map(|b| b.bytes().to_vec())
+            .map(<[u8]>::to_vec)
             .filter(|b| b.len() == CORE_FEATURES);
         let mut chained = Vec::new();
-        for link in info.chain().iter().flatten() {
+        for link in info.chain().into_iter().flatten() {
             let s_type = link.value() as u32 as i32;
-            let bytes = link.bytes().map(|b| b.bytes().to_vec()).unwrap_or_default();
+            let bytes = link.bytes().map(<[u8]>::to_vec).unwrap_or_default();
             if s_type == vk::StructureType::PHYSICAL_DEVICE_FEATURES_2.as_raw() {
                 core = bytes.get(16..16 + CORE_FEATURES).map(<[u8]>::to_vec);
             } else if bytes.len() > 16 && feature_name(Some(s_type), 16).is_some() {

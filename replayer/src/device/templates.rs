@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use ash::vk;
-use trace_format::generated::trace::VulkanParam;
+use trace_format::generic_params::Param;
 
 use super::call::{CallContext, CallError};
 use super::patch::PatchError;
@@ -31,11 +31,10 @@ pub type Templates = HashMap<u64, Vec<Entry>>;
 
 /// Reads the entries of a recorded `vkCreateDescriptorUpdateTemplate`: the create
 /// info's nested `pDescriptorUpdateEntries` (32 bytes each), and the template's id.
-pub fn created(p: &[VulkanParam<'_>]) -> Option<(u64, Vec<Entry>)> {
+pub fn created(p: &[Param<'_>]) -> Option<(u64, Vec<Entry>)> {
     let id = p
         .get(3)?
         .bytes()?
-        .bytes()
         .get(..8)?
         .try_into()
         .ok()
@@ -52,7 +51,6 @@ pub fn created(p: &[VulkanParam<'_>]) -> Option<(u64, Vec<Entry>)> {
             .map_or(0, u64::from_le_bytes)
     };
     let entries = entries
-        .bytes()
         .chunks_exact(32)
         .map(|e| Entry {
             binding: word(e, 0),
@@ -96,16 +94,16 @@ fn handles_of(ty: vk::DescriptorType) -> &'static [(usize, vk::ObjectType)] {
 pub const MAX_DATA_BYTES: usize = 16 << 20;
 
 /// A recorded run of template data: its offset and bytes.
-fn run(r: VulkanParam<'_>) -> (u64, &[u8]) {
-    (r.value(), r.bytes().map_or(&[][..], |b| b.bytes()))
+fn run(r: Param<'_>) -> (u64, &[u8]) {
+    (r.value(), r.bytes().unwrap_or_default())
 }
 
 /// The recorded data of a template update as the program passed it: the bytes in full
 /// (traces before sparse recording), or each recorded run at its offset in zeroed data
 /// (bytes no entry reads stay zero).
-pub(crate) fn recorded_data(data: VulkanParam<'_>) -> Result<Vec<u8>, CallError> {
+pub(crate) fn recorded_data(data: Param<'_>) -> Result<Vec<u8>, CallError> {
     if let Some(bytes) = data.bytes() {
-        return Ok(bytes.bytes().to_vec());
+        return Ok(bytes.to_vec());
     }
     let Some(runs) = data.nested() else {
         return Err(CallError::Patch(super::patch::PatchError::Unrecorded {
@@ -146,9 +144,8 @@ pub(crate) struct RecordedRuns<'a> {
 impl<'a> RecordedRuns<'a> {
     /// The runs of `data`; `None` where nothing was recorded or a run reaches past
     /// [`MAX_DATA_BYTES`].
-    pub fn of(data: VulkanParam<'a>) -> Option<Self> {
+    pub fn of(data: Param<'a>) -> Option<Self> {
         if let Some(bytes) = data.bytes() {
-            let bytes = bytes.bytes();
             return Some(RecordedRuns {
                 runs: vec![(0, bytes)],
                 extent: bytes.len(),
@@ -205,7 +202,7 @@ impl<'a> RecordedRuns<'a> {
 pub fn rebuild(
     cx: &mut CallContext<'_>,
     entries: &[Entry],
-    data: VulkanParam<'_>,
+    data: Param<'_>,
 ) -> Result<*const std::ffi::c_void, CallError> {
     let mut copy = recorded_data(data)?;
     for e in entries {
@@ -231,14 +228,13 @@ pub fn rebuild(
 mod tests {
     use super::*;
     use trace_format::generated::trace::VulkanParamT;
+    use trace_format::generic_params;
 
-    /// `param` as the reader hands it out, to `check`.
-    fn read<R>(param: &VulkanParamT, check: impl FnOnce(VulkanParam<'_>) -> R) -> R {
-        let mut fbb = flatbuffers::FlatBufferBuilder::new();
-        let at = param.pack(&mut fbb);
-        fbb.finish_minimal(at);
-        // SAFETY: the builder just wrote a `VulkanParam` root.
-        check(unsafe { flatbuffers::root_unchecked::<VulkanParam<'_>>(fbb.finished_data()) })
+    /// `param` as the reader hands it out of a packed record, to `check`.
+    fn read<R>(param: &VulkanParamT, check: impl FnOnce(Param<'_>) -> R) -> R {
+        let bytes = generic_params::packed(std::slice::from_ref(param));
+        let params = generic_params::ParamList::packed(&bytes).unwrap();
+        check(params.get(0).unwrap())
     }
 
     fn piece(offset: u64, bytes: &[u8]) -> VulkanParamT {

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use trace_format::generated::trace::{VulkanCall, VulkanParam};
+use trace_format::generic_params::Param;
 
 use crate::generic::read::{fixed, nested, one_struct, param, scalars, string, strings, structs, DecodeError, Field, Params};
 
@@ -2329,7 +2329,7 @@ pub struct AccelerationStructureBuildGeometryInfoKHRNested {
 
 impl AccelerationStructureBuildGeometryInfoKHRNested {
     /// Reads the members from their 2 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_geometries"))?;
         let p_geometries = structs(p, AccelerationStructureGeometryKHR::SIZE, AccelerationStructureGeometryKHR::read, "p_geometries")?;
         let p = params.get(1).copied().ok_or(DecodeError::missing("pp_geometries"))?;
@@ -2346,7 +2346,7 @@ pub struct AccelerationStructureInfoNVNested {
 
 impl AccelerationStructureInfoNVNested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_geometries"))?;
         let p_geometries = structs(p, GeometryNV::SIZE, GeometryNV::read, "p_geometries")?;
         Ok(Self { p_geometries })
@@ -2361,7 +2361,7 @@ pub struct AllocationCallbacksNested {
 
 impl AllocationCallbacksNested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_user_data"))?;
         let p_user_data = p.value();
         Ok(Self { p_user_data })
@@ -2376,7 +2376,7 @@ pub struct BlitImageInfo2Nested {
 
 impl BlitImageInfo2Nested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_regions"))?;
         let p_regions = structs(p, ImageBlit2::SIZE, ImageBlit2::read, "p_regions")?;
         Ok(Self { p_regions })
@@ -2391,7 +2391,7 @@ pub struct CoarseSampleOrderCustomNVNested {
 
 impl CoarseSampleOrderCustomNVNested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_sample_locations"))?;
         let p_sample_locations = structs(p, CoarseSampleLocationNV::SIZE, CoarseSampleLocationNV::read, "p_sample_locations")?;
         Ok(Self { p_sample_locations })
@@ -2406,7 +2406,7 @@ pub struct CopyBufferInfo2Nested {
 
 impl CopyBufferInfo2Nested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_regions"))?;
         let p_regions = structs(p, BufferCopy2::SIZE, BufferCopy2::read, "p_regions")?;
         Ok(Self { p_regions })
@@ -2421,7 +2421,7 @@ pub struct CopyBufferToImageInfo2Nested {
 
 impl CopyBufferToImageInfo2Nested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_regions"))?;
         let p_regions = structs(p, BufferImageCopy2::SIZE, BufferImageCopy2::read, "p_regions")?;
         Ok(Self { p_regions })
@@ -2436,7 +2436,7 @@ pub struct CopyImageInfo2Nested {
 
 impl CopyImageInfo2Nested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_regions"))?;
         let p_regions = structs(p, ImageCopy2::SIZE, ImageCopy2::read, "p_regions")?;
         Ok(Self { p_regions })
@@ -2451,7 +2451,7 @@ pub struct CopyImageToBufferInfo2Nested {
 
 impl CopyImageToBufferInfo2Nested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_regions"))?;
         let p_regions = structs(p, BufferImageCopy2::SIZE, BufferImageCopy2::read, "p_regions")?;
         Ok(Self { p_regions })
@@ -2467,7 +2467,7 @@ pub struct CuLaunchInfoNVXNested {
 
 impl CuLaunchInfoNVXNested {
     /// Reads the members from their 2 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_params"))?;
         let p_params = p.value();
         let p = params.get(1).copied().ok_or(DecodeError::missing("p_extras"))?;
@@ -2484,7 +2484,7 @@ pub struct DebugMarkerMarkerInfoEXTNested {
 
 impl DebugMarkerMarkerInfoEXTNested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_marker_name"))?;
         let p_marker_name = string(p);
         Ok(Self { p_marker_name })
@@ -2499,7 +2499,7 @@ pub struct DebugUtilsLabelEXTNested {
 
 impl DebugUtilsLabelEXTNested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_label_name"))?;
         let p_label_name = string(p);
         Ok(Self { p_label_name })
@@ -2516,7 +2516,7 @@ pub struct DependencyInfoNested {
 
 impl DependencyInfoNested {
     /// Reads the members from their 3 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_memory_barriers"))?;
         let p_memory_barriers = structs(p, MemoryBarrier2::SIZE, MemoryBarrier2::read, "p_memory_barriers")?;
         let p = params.get(1).copied().ok_or(DecodeError::missing("p_buffer_memory_barriers"))?;
@@ -2535,7 +2535,7 @@ pub struct DescriptorSetLayoutCreateInfoNested {
 
 impl DescriptorSetLayoutCreateInfoNested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_bindings"))?;
         let p_bindings = structs(p, DescriptorSetLayoutBinding::SIZE, DescriptorSetLayoutBinding::read, "p_bindings")?;
         Ok(Self { p_bindings })
@@ -2550,7 +2550,7 @@ pub struct GeneratedCommandsInfoNVNested {
 
 impl GeneratedCommandsInfoNVNested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_streams"))?;
         let p_streams = structs(p, IndirectCommandsStreamNV::SIZE, IndirectCommandsStreamNV::read, "p_streams")?;
         Ok(Self { p_streams })
@@ -2566,7 +2566,7 @@ pub struct MicromapBuildInfoEXTNested {
 
 impl MicromapBuildInfoEXTNested {
     /// Reads the members from their 2 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_usage_counts"))?;
         let p_usage_counts = structs(p, MicromapUsageEXT::SIZE, MicromapUsageEXT::read, "p_usage_counts")?;
         let p = params.get(1).copied().ok_or(DecodeError::missing("pp_usage_counts"))?;
@@ -2583,7 +2583,7 @@ pub struct OpticalFlowExecuteInfoNVNested {
 
 impl OpticalFlowExecuteInfoNVNested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_regions"))?;
         let p_regions = structs(p, Rect2D::SIZE, Rect2D::read, "p_regions")?;
         Ok(Self { p_regions })
@@ -2598,7 +2598,7 @@ pub struct ResolveImageInfo2Nested {
 
 impl ResolveImageInfo2Nested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_regions"))?;
         let p_regions = structs(p, ImageResolve2::SIZE, ImageResolve2::read, "p_regions")?;
         Ok(Self { p_regions })
@@ -2613,7 +2613,7 @@ pub struct SampleLocationsInfoEXTNested {
 
 impl SampleLocationsInfoEXTNested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_sample_locations"))?;
         let p_sample_locations = structs(p, SampleLocationEXT::SIZE, SampleLocationEXT::read, "p_sample_locations")?;
         Ok(Self { p_sample_locations })
@@ -2628,7 +2628,7 @@ pub struct ShadingRatePaletteNVNested {
 
 impl ShadingRatePaletteNVNested {
     /// Reads the members from their 1 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_shading_rate_palette_entries"))?;
         let p_shading_rate_palette_entries = scalars::<u32>(p, 4, "p_shading_rate_palette_entries")?;
         Ok(Self { p_shading_rate_palette_entries })
@@ -2645,7 +2645,7 @@ pub struct WriteDescriptorSetNested {
 
 impl WriteDescriptorSetNested {
     /// Reads the members from their 3 recorded parameters.
-    pub fn read(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    pub fn read(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         let p = params.get(0).copied().ok_or(DecodeError::missing("p_image_info"))?;
         let p_image_info = structs(p, DescriptorImageInfo::SIZE, DescriptorImageInfo::read, "p_image_info")?;
         let p = params.get(1).copied().ok_or(DecodeError::missing("p_buffer_info"))?;
@@ -2668,7 +2668,7 @@ pub struct CreateDescriptorSetLayout {
 }
 
 impl CreateDescriptorSetLayout {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -2694,7 +2694,7 @@ pub struct CmdSetViewport {
 }
 
 impl CmdSetViewport {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -2719,7 +2719,7 @@ pub struct CmdSetScissor {
 }
 
 impl CmdSetScissor {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -2742,7 +2742,7 @@ pub struct CmdSetLineWidth {
 }
 
 impl CmdSetLineWidth {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -2764,7 +2764,7 @@ pub struct CmdSetDepthBias {
 }
 
 impl CmdSetDepthBias {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -2786,7 +2786,7 @@ pub struct CmdSetBlendConstants {
 }
 
 impl CmdSetBlendConstants {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -2807,7 +2807,7 @@ pub struct CmdSetDepthBounds {
 }
 
 impl CmdSetDepthBounds {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -2829,7 +2829,7 @@ pub struct CmdSetStencilCompareMask {
 }
 
 impl CmdSetStencilCompareMask {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -2851,7 +2851,7 @@ pub struct CmdSetStencilWriteMask {
 }
 
 impl CmdSetStencilWriteMask {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -2873,7 +2873,7 @@ pub struct CmdSetStencilReference {
 }
 
 impl CmdSetStencilReference {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -2896,7 +2896,7 @@ pub struct CmdDispatch {
 }
 
 impl CmdDispatch {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -2919,7 +2919,7 @@ pub struct CmdDispatchIndirect {
 }
 
 impl CmdDispatchIndirect {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -2943,7 +2943,7 @@ pub struct CmdCopyBuffer {
 }
 
 impl CmdCopyBuffer {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 5 {
             return Err(DecodeError::arity(params.len(), 5));
         }
@@ -2972,7 +2972,7 @@ pub struct CmdCopyImage {
 }
 
 impl CmdCopyImage {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 7 {
             return Err(DecodeError::arity(params.len(), 7));
         }
@@ -3004,7 +3004,7 @@ pub struct CmdBlitImage {
 }
 
 impl CmdBlitImage {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 8 {
             return Err(DecodeError::arity(params.len(), 8));
         }
@@ -3035,7 +3035,7 @@ pub struct CmdCopyBufferToImage {
 }
 
 impl CmdCopyBufferToImage {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 6 {
             return Err(DecodeError::arity(params.len(), 6));
         }
@@ -3064,7 +3064,7 @@ pub struct CmdCopyImageToBuffer {
 }
 
 impl CmdCopyImageToBuffer {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 6 {
             return Err(DecodeError::arity(params.len(), 6));
         }
@@ -3092,7 +3092,7 @@ pub struct CmdFillBuffer {
 }
 
 impl CmdFillBuffer {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 5 {
             return Err(DecodeError::arity(params.len(), 5));
         }
@@ -3119,7 +3119,7 @@ pub struct CmdClearColorImage {
 }
 
 impl CmdClearColorImage {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 6 {
             return Err(DecodeError::arity(params.len(), 6));
         }
@@ -3148,7 +3148,7 @@ pub struct CmdClearDepthStencilImage {
 }
 
 impl CmdClearDepthStencilImage {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 6 {
             return Err(DecodeError::arity(params.len(), 6));
         }
@@ -3176,7 +3176,7 @@ pub struct CmdClearAttachments {
 }
 
 impl CmdClearAttachments {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 5 {
             return Err(DecodeError::arity(params.len(), 5));
         }
@@ -3206,7 +3206,7 @@ pub struct CmdResolveImage {
 }
 
 impl CmdResolveImage {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 7 {
             return Err(DecodeError::arity(params.len(), 7));
         }
@@ -3233,7 +3233,7 @@ pub struct CmdSetEvent {
 }
 
 impl CmdSetEvent {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -3255,7 +3255,7 @@ pub struct CmdResetEvent {
 }
 
 impl CmdResetEvent {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -3285,7 +3285,7 @@ pub struct CmdWaitEvents {
 }
 
 impl CmdWaitEvents {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 11 {
             return Err(DecodeError::arity(params.len(), 11));
         }
@@ -3326,7 +3326,7 @@ pub struct CmdPipelineBarrier {
 }
 
 impl CmdPipelineBarrier {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 10 {
             return Err(DecodeError::arity(params.len(), 10));
         }
@@ -3357,7 +3357,7 @@ pub struct CmdSetDeviceMask {
 }
 
 impl CmdSetDeviceMask {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3382,7 +3382,7 @@ pub struct CmdDispatchBase {
 }
 
 impl CmdDispatchBase {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 7 {
             return Err(DecodeError::arity(params.len(), 7));
         }
@@ -3409,7 +3409,7 @@ pub struct CmdSetEvent2 {
 }
 
 impl CmdSetEvent2 {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -3432,7 +3432,7 @@ pub struct CmdResetEvent2 {
 }
 
 impl CmdResetEvent2 {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -3456,7 +3456,7 @@ pub struct CmdWaitEvents2 {
 }
 
 impl CmdWaitEvents2 {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -3482,7 +3482,7 @@ pub struct CmdPipelineBarrier2 {
 }
 
 impl CmdPipelineBarrier2 {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3504,7 +3504,7 @@ pub struct CmdCopyBuffer2 {
 }
 
 impl CmdCopyBuffer2 {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3526,7 +3526,7 @@ pub struct CmdCopyImage2 {
 }
 
 impl CmdCopyImage2 {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3548,7 +3548,7 @@ pub struct CmdCopyBufferToImage2 {
 }
 
 impl CmdCopyBufferToImage2 {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3570,7 +3570,7 @@ pub struct CmdCopyImageToBuffer2 {
 }
 
 impl CmdCopyImageToBuffer2 {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3592,7 +3592,7 @@ pub struct CmdBlitImage2 {
 }
 
 impl CmdBlitImage2 {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3614,7 +3614,7 @@ pub struct CmdResolveImage2 {
 }
 
 impl CmdResolveImage2 {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3635,7 +3635,7 @@ pub struct CmdSetCullMode {
 }
 
 impl CmdSetCullMode {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3655,7 +3655,7 @@ pub struct CmdSetFrontFace {
 }
 
 impl CmdSetFrontFace {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3676,7 +3676,7 @@ pub struct CmdSetViewportWithCount {
 }
 
 impl CmdSetViewportWithCount {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -3699,7 +3699,7 @@ pub struct CmdSetScissorWithCount {
 }
 
 impl CmdSetScissorWithCount {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -3726,7 +3726,7 @@ pub struct CmdBindVertexBuffers2 {
 }
 
 impl CmdBindVertexBuffers2 {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 7 {
             return Err(DecodeError::arity(params.len(), 7));
         }
@@ -3755,7 +3755,7 @@ pub struct CmdSetDepthTestEnable {
 }
 
 impl CmdSetDepthTestEnable {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3775,7 +3775,7 @@ pub struct CmdSetDepthWriteEnable {
 }
 
 impl CmdSetDepthWriteEnable {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3795,7 +3795,7 @@ pub struct CmdSetDepthCompareOp {
 }
 
 impl CmdSetDepthCompareOp {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3815,7 +3815,7 @@ pub struct CmdSetDepthBoundsTestEnable {
 }
 
 impl CmdSetDepthBoundsTestEnable {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3835,7 +3835,7 @@ pub struct CmdSetStencilTestEnable {
 }
 
 impl CmdSetStencilTestEnable {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3859,7 +3859,7 @@ pub struct CmdSetStencilOp {
 }
 
 impl CmdSetStencilOp {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 6 {
             return Err(DecodeError::arity(params.len(), 6));
         }
@@ -3883,7 +3883,7 @@ pub struct CmdSetRasterizerDiscardEnable {
 }
 
 impl CmdSetRasterizerDiscardEnable {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3903,7 +3903,7 @@ pub struct CmdSetDepthBiasEnable {
 }
 
 impl CmdSetDepthBiasEnable {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3923,7 +3923,7 @@ pub struct CmdSetPrimitiveRestartEnable {
 }
 
 impl CmdSetPrimitiveRestartEnable {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3944,7 +3944,7 @@ pub struct CmdDebugMarkerBeginEXT {
 }
 
 impl CmdDebugMarkerBeginEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -3964,7 +3964,7 @@ pub struct CmdDebugMarkerEndEXT {
 }
 
 impl CmdDebugMarkerEndEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 1 {
             return Err(DecodeError::arity(params.len(), 1));
         }
@@ -3984,7 +3984,7 @@ pub struct CmdDebugMarkerInsertEXT {
 }
 
 impl CmdDebugMarkerInsertEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -4009,7 +4009,7 @@ pub struct CmdBindTransformFeedbackBuffersEXT {
 }
 
 impl CmdBindTransformFeedbackBuffersEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 6 {
             return Err(DecodeError::arity(params.len(), 6));
         }
@@ -4039,7 +4039,7 @@ pub struct CmdBeginTransformFeedbackEXT {
 }
 
 impl CmdBeginTransformFeedbackEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 5 {
             return Err(DecodeError::arity(params.len(), 5));
         }
@@ -4067,7 +4067,7 @@ pub struct CmdEndTransformFeedbackEXT {
 }
 
 impl CmdEndTransformFeedbackEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 5 {
             return Err(DecodeError::arity(params.len(), 5));
         }
@@ -4095,7 +4095,7 @@ pub struct CmdBeginQueryIndexedEXT {
 }
 
 impl CmdBeginQueryIndexedEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 5 {
             return Err(DecodeError::arity(params.len(), 5));
         }
@@ -4120,7 +4120,7 @@ pub struct CmdEndQueryIndexedEXT {
 }
 
 impl CmdEndQueryIndexedEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -4143,7 +4143,7 @@ pub struct CmdCuLaunchKernelNVX {
 }
 
 impl CmdCuLaunchKernelNVX {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -4169,7 +4169,7 @@ pub struct CmdPushDescriptorSetKHR {
 }
 
 impl CmdPushDescriptorSetKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 6 {
             return Err(DecodeError::arity(params.len(), 6));
         }
@@ -4198,7 +4198,7 @@ pub struct CmdPushDescriptorSetWithTemplateKHR {
 }
 
 impl CmdPushDescriptorSetWithTemplateKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 5 {
             return Err(DecodeError::arity(params.len(), 5));
         }
@@ -4207,7 +4207,7 @@ impl CmdPushDescriptorSetWithTemplateKHR {
             descriptor_update_template: param(params, 1, "descriptor_update_template")?.value() as u64,
             layout: param(params, 2, "layout")?.value() as u64,
             set: param(params, 3, "set")?.value() as u32,
-            data: param(params, 4, "data")?.bytes().map(|b| b.bytes().to_vec()).unwrap_or_default(),
+            data: param(params, 4, "data")?.bytes().map(<[u8]>::to_vec).unwrap_or_default(),
         };
         Ok(decoded)
     }
@@ -4223,7 +4223,7 @@ pub struct CmdSetViewportWScalingNV {
 }
 
 impl CmdSetViewportWScalingNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -4248,7 +4248,7 @@ pub struct CmdSetDiscardRectangleEXT {
 }
 
 impl CmdSetDiscardRectangleEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -4272,7 +4272,7 @@ pub struct CmdBeginDebugUtilsLabelEXT {
 }
 
 impl CmdBeginDebugUtilsLabelEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -4292,7 +4292,7 @@ pub struct CmdEndDebugUtilsLabelEXT {
 }
 
 impl CmdEndDebugUtilsLabelEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 1 {
             return Err(DecodeError::arity(params.len(), 1));
         }
@@ -4312,7 +4312,7 @@ pub struct CmdInsertDebugUtilsLabelEXT {
 }
 
 impl CmdInsertDebugUtilsLabelEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -4334,7 +4334,7 @@ pub struct CmdSetSampleLocationsEXT {
 }
 
 impl CmdSetSampleLocationsEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -4358,7 +4358,7 @@ pub struct CmdBuildAccelerationStructuresKHR {
 }
 
 impl CmdBuildAccelerationStructuresKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -4387,7 +4387,7 @@ pub struct CmdBuildAccelerationStructuresIndirectKHR {
 }
 
 impl CmdBuildAccelerationStructuresIndirectKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 6 {
             return Err(DecodeError::arity(params.len(), 6));
         }
@@ -4415,7 +4415,7 @@ pub struct CmdCopyAccelerationStructureKHR {
 }
 
 impl CmdCopyAccelerationStructureKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -4435,7 +4435,7 @@ pub struct CmdCopyAccelerationStructureToMemoryKHR {
 }
 
 impl CmdCopyAccelerationStructureToMemoryKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -4455,7 +4455,7 @@ pub struct CmdCopyMemoryToAccelerationStructureKHR {
 }
 
 impl CmdCopyMemoryToAccelerationStructureKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -4479,7 +4479,7 @@ pub struct CmdWriteAccelerationStructuresPropertiesKHR {
 }
 
 impl CmdWriteAccelerationStructuresPropertiesKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 6 {
             return Err(DecodeError::arity(params.len(), 6));
         }
@@ -4510,7 +4510,7 @@ pub struct CmdTraceRaysKHR {
 }
 
 impl CmdTraceRaysKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 8 {
             return Err(DecodeError::arity(params.len(), 8));
         }
@@ -4540,7 +4540,7 @@ pub struct CmdTraceRaysIndirectKHR {
 }
 
 impl CmdTraceRaysIndirectKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 6 {
             return Err(DecodeError::arity(params.len(), 6));
         }
@@ -4564,7 +4564,7 @@ pub struct CmdSetRayTracingPipelineStackSizeKHR {
 }
 
 impl CmdSetRayTracingPipelineStackSizeKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -4585,7 +4585,7 @@ pub struct CmdBindShadingRateImageNV {
 }
 
 impl CmdBindShadingRateImageNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -4609,7 +4609,7 @@ pub struct CmdSetViewportShadingRatePaletteNV {
 }
 
 impl CmdSetViewportShadingRatePaletteNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -4636,7 +4636,7 @@ pub struct CmdSetCoarseSampleOrderNV {
 }
 
 impl CmdSetCoarseSampleOrderNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -4668,7 +4668,7 @@ pub struct CmdBuildAccelerationStructureNV {
 }
 
 impl CmdBuildAccelerationStructureNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 9 {
             return Err(DecodeError::arity(params.len(), 9));
         }
@@ -4698,7 +4698,7 @@ pub struct CmdCopyAccelerationStructureNV {
 }
 
 impl CmdCopyAccelerationStructureNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -4733,7 +4733,7 @@ pub struct CmdTraceRaysNV {
 }
 
 impl CmdTraceRaysNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 15 {
             return Err(DecodeError::arity(params.len(), 15));
         }
@@ -4770,7 +4770,7 @@ pub struct CmdWriteAccelerationStructuresPropertiesNV {
 }
 
 impl CmdWriteAccelerationStructuresPropertiesNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 6 {
             return Err(DecodeError::arity(params.len(), 6));
         }
@@ -4798,7 +4798,7 @@ pub struct CmdWriteBufferMarkerAMD {
 }
 
 impl CmdWriteBufferMarkerAMD {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 5 {
             return Err(DecodeError::arity(params.len(), 5));
         }
@@ -4822,7 +4822,7 @@ pub struct CmdDrawMeshTasksNV {
 }
 
 impl CmdDrawMeshTasksNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -4846,7 +4846,7 @@ pub struct CmdDrawMeshTasksIndirectNV {
 }
 
 impl CmdDrawMeshTasksIndirectNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 5 {
             return Err(DecodeError::arity(params.len(), 5));
         }
@@ -4874,7 +4874,7 @@ pub struct CmdDrawMeshTasksIndirectCountNV {
 }
 
 impl CmdDrawMeshTasksIndirectCountNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 7 {
             return Err(DecodeError::arity(params.len(), 7));
         }
@@ -4901,7 +4901,7 @@ pub struct CmdSetExclusiveScissorNV {
 }
 
 impl CmdSetExclusiveScissorNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -4924,13 +4924,13 @@ pub struct CmdSetCheckpointNV {
 }
 
 impl CmdSetCheckpointNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
         let decoded = Self {
             command_buffer: param(params, 0, "command_buffer")?.value() as u64,
-            checkpoint_marker: param(params, 1, "checkpoint_marker")?.bytes().map(|b| b.bytes().to_vec()).unwrap_or_default(),
+            checkpoint_marker: param(params, 1, "checkpoint_marker")?.bytes().map(<[u8]>::to_vec).unwrap_or_default(),
         };
         Ok(decoded)
     }
@@ -4944,7 +4944,7 @@ pub struct CmdSetPerformanceMarkerINTEL {
 }
 
 impl CmdSetPerformanceMarkerINTEL {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -4964,7 +4964,7 @@ pub struct CmdSetPerformanceStreamMarkerINTEL {
 }
 
 impl CmdSetPerformanceStreamMarkerINTEL {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -4984,7 +4984,7 @@ pub struct CmdSetPerformanceOverrideINTEL {
 }
 
 impl CmdSetPerformanceOverrideINTEL {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5005,7 +5005,7 @@ pub struct CmdSetFragmentShadingRateKHR {
 }
 
 impl CmdSetFragmentShadingRateKHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -5027,7 +5027,7 @@ pub struct CmdSetLineStippleEXT {
 }
 
 impl CmdSetLineStippleEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -5049,7 +5049,7 @@ pub struct CmdPreprocessGeneratedCommandsNV {
 }
 
 impl CmdPreprocessGeneratedCommandsNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5072,7 +5072,7 @@ pub struct CmdExecuteGeneratedCommandsNV {
 }
 
 impl CmdExecuteGeneratedCommandsNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -5096,7 +5096,7 @@ pub struct CmdBindPipelineShaderGroupNV {
 }
 
 impl CmdBindPipelineShaderGroupNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -5121,7 +5121,7 @@ pub struct CmdWriteBufferMarker2AMD {
 }
 
 impl CmdWriteBufferMarker2AMD {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 5 {
             return Err(DecodeError::arity(params.len(), 5));
         }
@@ -5145,7 +5145,7 @@ pub struct CmdBindDescriptorBuffersEXT {
 }
 
 impl CmdBindDescriptorBuffersEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -5172,7 +5172,7 @@ pub struct CmdSetDescriptorBufferOffsetsEXT {
 }
 
 impl CmdSetDescriptorBufferOffsetsEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 7 {
             return Err(DecodeError::arity(params.len(), 7));
         }
@@ -5201,7 +5201,7 @@ pub struct CmdBindDescriptorBufferEmbeddedSamplersEXT {
 }
 
 impl CmdBindDescriptorBufferEmbeddedSamplersEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -5224,7 +5224,7 @@ pub struct CmdSetFragmentShadingRateEnumNV {
 }
 
 impl CmdSetFragmentShadingRateEnumNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -5247,7 +5247,7 @@ pub struct CmdDrawMeshTasksEXT {
 }
 
 impl CmdDrawMeshTasksEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -5272,7 +5272,7 @@ pub struct CmdDrawMeshTasksIndirectEXT {
 }
 
 impl CmdDrawMeshTasksIndirectEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 5 {
             return Err(DecodeError::arity(params.len(), 5));
         }
@@ -5300,7 +5300,7 @@ pub struct CmdDrawMeshTasksIndirectCountEXT {
 }
 
 impl CmdDrawMeshTasksIndirectCountEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 7 {
             return Err(DecodeError::arity(params.len(), 7));
         }
@@ -5328,7 +5328,7 @@ pub struct CmdSetVertexInputEXT {
 }
 
 impl CmdSetVertexInputEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 5 {
             return Err(DecodeError::arity(params.len(), 5));
         }
@@ -5352,7 +5352,7 @@ pub struct CmdSubpassShadingHUAWEI {
 }
 
 impl CmdSubpassShadingHUAWEI {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 1 {
             return Err(DecodeError::arity(params.len(), 1));
         }
@@ -5372,7 +5372,7 @@ pub struct CmdBindInvocationMaskHUAWEI {
 }
 
 impl CmdBindInvocationMaskHUAWEI {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -5393,7 +5393,7 @@ pub struct CmdSetPatchControlPointsEXT {
 }
 
 impl CmdSetPatchControlPointsEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5413,7 +5413,7 @@ pub struct CmdSetLogicOpEXT {
 }
 
 impl CmdSetLogicOpEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5434,7 +5434,7 @@ pub struct CmdSetColorWriteEnableEXT {
 }
 
 impl CmdSetColorWriteEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -5456,7 +5456,7 @@ pub struct CmdTraceRaysIndirect2KHR {
 }
 
 impl CmdTraceRaysIndirect2KHR {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5478,7 +5478,7 @@ pub struct CmdBuildMicromapsEXT {
 }
 
 impl CmdBuildMicromapsEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -5501,7 +5501,7 @@ pub struct CmdCopyMicromapEXT {
 }
 
 impl CmdCopyMicromapEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5521,7 +5521,7 @@ pub struct CmdCopyMicromapToMemoryEXT {
 }
 
 impl CmdCopyMicromapToMemoryEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5541,7 +5541,7 @@ pub struct CmdCopyMemoryToMicromapEXT {
 }
 
 impl CmdCopyMemoryToMicromapEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5565,7 +5565,7 @@ pub struct CmdWriteMicromapsPropertiesEXT {
 }
 
 impl CmdWriteMicromapsPropertiesEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 6 {
             return Err(DecodeError::arity(params.len(), 6));
         }
@@ -5592,7 +5592,7 @@ pub struct CmdDrawClusterHUAWEI {
 }
 
 impl CmdDrawClusterHUAWEI {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -5615,7 +5615,7 @@ pub struct CmdDrawClusterIndirectHUAWEI {
 }
 
 impl CmdDrawClusterIndirectHUAWEI {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -5638,7 +5638,7 @@ pub struct CmdCopyMemoryIndirectNV {
 }
 
 impl CmdCopyMemoryIndirectNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -5665,7 +5665,7 @@ pub struct CmdCopyMemoryToImageIndirectNV {
 }
 
 impl CmdCopyMemoryToImageIndirectNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 7 {
             return Err(DecodeError::arity(params.len(), 7));
         }
@@ -5692,7 +5692,7 @@ pub struct CmdDecompressMemoryNV {
 }
 
 impl CmdDecompressMemoryNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -5716,7 +5716,7 @@ pub struct CmdDecompressMemoryIndirectCountNV {
 }
 
 impl CmdDecompressMemoryIndirectCountNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -5738,7 +5738,7 @@ pub struct CmdSetTessellationDomainOriginEXT {
 }
 
 impl CmdSetTessellationDomainOriginEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5758,7 +5758,7 @@ pub struct CmdSetDepthClampEnableEXT {
 }
 
 impl CmdSetDepthClampEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5778,7 +5778,7 @@ pub struct CmdSetPolygonModeEXT {
 }
 
 impl CmdSetPolygonModeEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5798,7 +5798,7 @@ pub struct CmdSetRasterizationSamplesEXT {
 }
 
 impl CmdSetRasterizationSamplesEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5819,7 +5819,7 @@ pub struct CmdSetSampleMaskEXT {
 }
 
 impl CmdSetSampleMaskEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -5840,7 +5840,7 @@ pub struct CmdSetAlphaToCoverageEnableEXT {
 }
 
 impl CmdSetAlphaToCoverageEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5860,7 +5860,7 @@ pub struct CmdSetAlphaToOneEnableEXT {
 }
 
 impl CmdSetAlphaToOneEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5880,7 +5880,7 @@ pub struct CmdSetLogicOpEnableEXT {
 }
 
 impl CmdSetLogicOpEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5902,7 +5902,7 @@ pub struct CmdSetColorBlendEnableEXT {
 }
 
 impl CmdSetColorBlendEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -5927,7 +5927,7 @@ pub struct CmdSetColorBlendEquationEXT {
 }
 
 impl CmdSetColorBlendEquationEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -5952,7 +5952,7 @@ pub struct CmdSetColorWriteMaskEXT {
 }
 
 impl CmdSetColorWriteMaskEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -5975,7 +5975,7 @@ pub struct CmdSetRasterizationStreamEXT {
 }
 
 impl CmdSetRasterizationStreamEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -5995,7 +5995,7 @@ pub struct CmdSetConservativeRasterizationModeEXT {
 }
 
 impl CmdSetConservativeRasterizationModeEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6015,7 +6015,7 @@ pub struct CmdSetExtraPrimitiveOverestimationSizeEXT {
 }
 
 impl CmdSetExtraPrimitiveOverestimationSizeEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6035,7 +6035,7 @@ pub struct CmdSetDepthClipEnableEXT {
 }
 
 impl CmdSetDepthClipEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6055,7 +6055,7 @@ pub struct CmdSetSampleLocationsEnableEXT {
 }
 
 impl CmdSetSampleLocationsEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6077,7 +6077,7 @@ pub struct CmdSetColorBlendAdvancedEXT {
 }
 
 impl CmdSetColorBlendAdvancedEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -6100,7 +6100,7 @@ pub struct CmdSetProvokingVertexModeEXT {
 }
 
 impl CmdSetProvokingVertexModeEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6120,7 +6120,7 @@ pub struct CmdSetLineRasterizationModeEXT {
 }
 
 impl CmdSetLineRasterizationModeEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6140,7 +6140,7 @@ pub struct CmdSetLineStippleEnableEXT {
 }
 
 impl CmdSetLineStippleEnableEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6160,7 +6160,7 @@ pub struct CmdSetDepthClipNegativeOneToOneEXT {
 }
 
 impl CmdSetDepthClipNegativeOneToOneEXT {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6180,7 +6180,7 @@ pub struct CmdSetViewportWScalingEnableNV {
 }
 
 impl CmdSetViewportWScalingEnableNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6202,7 +6202,7 @@ pub struct CmdSetViewportSwizzleNV {
 }
 
 impl CmdSetViewportSwizzleNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 4 {
             return Err(DecodeError::arity(params.len(), 4));
         }
@@ -6225,7 +6225,7 @@ pub struct CmdSetCoverageToColorEnableNV {
 }
 
 impl CmdSetCoverageToColorEnableNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6245,7 +6245,7 @@ pub struct CmdSetCoverageToColorLocationNV {
 }
 
 impl CmdSetCoverageToColorLocationNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6265,7 +6265,7 @@ pub struct CmdSetCoverageModulationModeNV {
 }
 
 impl CmdSetCoverageModulationModeNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6285,7 +6285,7 @@ pub struct CmdSetCoverageModulationTableEnableNV {
 }
 
 impl CmdSetCoverageModulationTableEnableNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6306,7 +6306,7 @@ pub struct CmdSetCoverageModulationTableNV {
 }
 
 impl CmdSetCoverageModulationTableNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -6328,7 +6328,7 @@ pub struct CmdSetShadingRateImageEnableNV {
 }
 
 impl CmdSetShadingRateImageEnableNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6348,7 +6348,7 @@ pub struct CmdSetRepresentativeFragmentTestEnableNV {
 }
 
 impl CmdSetRepresentativeFragmentTestEnableNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6368,7 +6368,7 @@ pub struct CmdSetCoverageReductionModeNV {
 }
 
 impl CmdSetCoverageReductionModeNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 2 {
             return Err(DecodeError::arity(params.len(), 2));
         }
@@ -6390,7 +6390,7 @@ pub struct CmdOpticalFlowExecuteNV {
 }
 
 impl CmdOpticalFlowExecuteNV {
-    fn decode(params: &[VulkanParam<'_>]) -> Result<Self, DecodeError> {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
         if params.len() != 3 {
             return Err(DecodeError::arity(params.len(), 3));
         }
@@ -7049,7 +7049,7 @@ impl GenericCmd {
 }
 
 /// A decoder of one command's parameters.
-type Decoder = fn(&[VulkanParam<'_>]) -> Result<GenericCmd, DecodeError>;
+type Decoder = fn(&[Param<'_>]) -> Result<GenericCmd, DecodeError>;
 
 /// The decoder of each command name (aliases included), looked up by hash: a `match`
 /// on the name compares it with every name of its length, for every record.
@@ -7244,13 +7244,13 @@ fn decoders() -> &'static HashMap<&'static str, Decoder, foldhash::fast::FixedSt
     })
 }
 
-/// Decodes `call`: `Ok(None)` when it is no command buffer command with a decoder.
-pub fn decode(call: &VulkanCall<'_>) -> Result<Option<GenericCmd>, DecodeError> {
-    let Some(decoder) = decoders().get(call.command().unwrap_or_default()) else {
+/// Decodes the command `name` from its `params`: `Ok(None)` when it is no command buffer
+/// command with a decoder.
+pub fn decode(name: &str, params: &[Param<'_>]) -> Result<Option<GenericCmd>, DecodeError> {
+    let Some(decoder) = decoders().get(name) else {
         return Ok(None);
     };
-    let params: Params<'_> = call.params().map(|p| p.iter().collect()).unwrap_or_default();
-    decoder(&params).map(Some)
+    decoder(params).map(Some)
 }
 
 /// Every command name `decode` decodes (aliases included), with its parameter count.
@@ -7446,11 +7446,11 @@ pub enum GenericSetup {
     CreateDescriptorSetLayout(CreateDescriptorSetLayout),
 }
 
-/// Decodes `call`: `Ok(None)` when it is no set-up command with a decoder.
-pub fn decode_setup(call: &VulkanCall<'_>) -> Result<Option<GenericSetup>, DecodeError> {
-    let params = || -> Params<'_> { call.params().map(|p| p.iter().collect()).unwrap_or_default() };
-    let decoded = match call.command().unwrap_or_default() {
-        "vkCreateDescriptorSetLayout" => GenericSetup::CreateDescriptorSetLayout(CreateDescriptorSetLayout::decode(&params())?),
+/// Decodes the command `name` from its `params`: `Ok(None)` when it is no set-up command
+/// with a decoder.
+pub fn decode_setup(name: &str, params: &[Param<'_>]) -> Result<Option<GenericSetup>, DecodeError> {
+    let decoded = match name {
+        "vkCreateDescriptorSetLayout" => GenericSetup::CreateDescriptorSetLayout(CreateDescriptorSetLayout::decode(params)?),
         _ => return Ok(None),
     };
     Ok(Some(decoded))

@@ -7,7 +7,7 @@
 
 use ash::vk;
 use ash::vk::Handle;
-use trace_format::generated::trace::VulkanParam;
+use trace_format::generic_params::Param;
 
 use crate::device::call::{CallContext, CallError};
 use crate::device::patch::{Layout, Member, Target};
@@ -4991,7 +4991,7 @@ pub fn feature_name(s_type: Option<i32>, offset: usize) -> Option<(&'static str,
 }
 
 /// `vkQueueWaitIdle`.
-unsafe fn queue_wait_idle(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn queue_wait_idle(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 1)?;
     let f: vk::PFN_vkQueueWaitIdle = cx.device_fn(c"vkQueueWaitIdle")?;
     let a0 = vk::Queue::from_raw(cx.handle(vk::ObjectType::QUEUE, p[0].value())?);
@@ -5001,7 +5001,7 @@ unsafe fn queue_wait_idle(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Re
 }
 
 /// `vkDeviceWaitIdle`.
-unsafe fn device_wait_idle(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn device_wait_idle(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 1)?;
     let f: vk::PFN_vkDeviceWaitIdle = cx.device_fn(c"vkDeviceWaitIdle")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5011,7 +5011,7 @@ unsafe fn device_wait_idle(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> R
 }
 
 /// `vkInvalidateMappedMemoryRanges`.
-unsafe fn invalidate_mapped_memory_ranges(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn invalidate_mapped_memory_ranges(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkInvalidateMappedMemoryRanges = cx.device_fn(c"vkInvalidateMappedMemoryRanges")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5023,7 +5023,7 @@ unsafe fn invalidate_mapped_memory_ranges(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkGetDeviceMemoryCommitment`.
-unsafe fn get_device_memory_commitment(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_memory_commitment(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDeviceMemoryCommitment = cx.device_fn(c"vkGetDeviceMemoryCommitment")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5035,7 +5035,7 @@ unsafe fn get_device_memory_commitment(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkGetBufferMemoryRequirements`.
-unsafe fn get_buffer_memory_requirements(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_buffer_memory_requirements(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetBufferMemoryRequirements = cx.device_fn(c"vkGetBufferMemoryRequirements")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5047,7 +5047,7 @@ unsafe fn get_buffer_memory_requirements(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkGetImageMemoryRequirements`.
-unsafe fn get_image_memory_requirements(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_image_memory_requirements(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetImageMemoryRequirements = cx.device_fn(c"vkGetImageMemoryRequirements")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5059,7 +5059,7 @@ unsafe fn get_image_memory_requirements(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkGetImageSparseMemoryRequirements`.
-unsafe fn get_image_sparse_memory_requirements(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_image_sparse_memory_requirements(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetImageSparseMemoryRequirements = cx.device_fn(c"vkGetImageSparseMemoryRequirements")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5073,7 +5073,7 @@ unsafe fn get_image_sparse_memory_requirements(cx: &mut CallContext<'_>, p: &[Vu
 }
 
 /// `vkQueueBindSparse`.
-unsafe fn queue_bind_sparse(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn queue_bind_sparse(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkQueueBindSparse = cx.device_fn(c"vkQueueBindSparse")?;
     let a0 = vk::Queue::from_raw(cx.handle(vk::ObjectType::QUEUE, p[0].value())?);
@@ -5086,7 +5086,7 @@ unsafe fn queue_bind_sparse(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> 
 }
 
 /// `vkCreateFence`.
-unsafe fn create_fence(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_fence(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateFence = cx.device_fn(c"vkCreateFence")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5101,7 +5101,7 @@ unsafe fn create_fence(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Resul
 }
 
 /// `vkDestroyFence`.
-unsafe fn destroy_fence(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_fence(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyFence = cx.device_fn(c"vkDestroyFence")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5112,7 +5112,7 @@ unsafe fn destroy_fence(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Resu
 }
 
 /// `vkResetFences`.
-unsafe fn reset_fences(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn reset_fences(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkResetFences = cx.device_fn(c"vkResetFences")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5124,7 +5124,7 @@ unsafe fn reset_fences(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Resul
 }
 
 /// `vkGetFenceStatus`.
-unsafe fn get_fence_status(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_fence_status(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetFenceStatus = cx.device_fn(c"vkGetFenceStatus")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5135,7 +5135,7 @@ unsafe fn get_fence_status(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> R
 }
 
 /// `vkWaitForFences`.
-unsafe fn wait_for_fences(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn wait_for_fences(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkWaitForFences = cx.device_fn(c"vkWaitForFences")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5149,7 +5149,7 @@ unsafe fn wait_for_fences(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Re
 }
 
 /// `vkCreateSemaphore`.
-unsafe fn create_semaphore(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_semaphore(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateSemaphore = cx.device_fn(c"vkCreateSemaphore")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5164,7 +5164,7 @@ unsafe fn create_semaphore(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> R
 }
 
 /// `vkDestroySemaphore`.
-unsafe fn destroy_semaphore(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_semaphore(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroySemaphore = cx.device_fn(c"vkDestroySemaphore")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5175,7 +5175,7 @@ unsafe fn destroy_semaphore(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> 
 }
 
 /// `vkCreateEvent`.
-unsafe fn create_event(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_event(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateEvent = cx.device_fn(c"vkCreateEvent")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5190,7 +5190,7 @@ unsafe fn create_event(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Resul
 }
 
 /// `vkDestroyEvent`.
-unsafe fn destroy_event(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_event(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyEvent = cx.device_fn(c"vkDestroyEvent")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5201,7 +5201,7 @@ unsafe fn destroy_event(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Resu
 }
 
 /// `vkGetEventStatus`.
-unsafe fn get_event_status(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_event_status(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetEventStatus = cx.device_fn(c"vkGetEventStatus")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5212,7 +5212,7 @@ unsafe fn get_event_status(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> R
 }
 
 /// `vkSetEvent`.
-unsafe fn set_event(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn set_event(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkSetEvent = cx.device_fn(c"vkSetEvent")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5223,7 +5223,7 @@ unsafe fn set_event(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(
 }
 
 /// `vkResetEvent`.
-unsafe fn reset_event(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn reset_event(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkResetEvent = cx.device_fn(c"vkResetEvent")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5234,7 +5234,7 @@ unsafe fn reset_event(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result
 }
 
 /// `vkGetQueryPoolResults`.
-unsafe fn get_query_pool_results(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_query_pool_results(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 8)?;
     let f: vk::PFN_vkGetQueryPoolResults = cx.device_fn(c"vkGetQueryPoolResults")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5252,7 +5252,7 @@ unsafe fn get_query_pool_results(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]
 }
 
 /// `vkCreateBufferView`.
-unsafe fn create_buffer_view(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_buffer_view(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateBufferView = cx.device_fn(c"vkCreateBufferView")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5267,7 +5267,7 @@ unsafe fn create_buffer_view(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) ->
 }
 
 /// `vkDestroyBufferView`.
-unsafe fn destroy_buffer_view(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_buffer_view(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyBufferView = cx.device_fn(c"vkDestroyBufferView")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5278,7 +5278,7 @@ unsafe fn destroy_buffer_view(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -
 }
 
 /// `vkGetImageSubresourceLayout`.
-unsafe fn get_image_subresource_layout(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_image_subresource_layout(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetImageSubresourceLayout = cx.device_fn(c"vkGetImageSubresourceLayout")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5291,7 +5291,7 @@ unsafe fn get_image_subresource_layout(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkCreatePipelineCache`.
-unsafe fn create_pipeline_cache(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_pipeline_cache(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreatePipelineCache = cx.device_fn(c"vkCreatePipelineCache")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5306,7 +5306,7 @@ unsafe fn create_pipeline_cache(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkDestroyPipelineCache`.
-unsafe fn destroy_pipeline_cache(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_pipeline_cache(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyPipelineCache = cx.device_fn(c"vkDestroyPipelineCache")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5317,7 +5317,7 @@ unsafe fn destroy_pipeline_cache(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]
 }
 
 /// `vkMergePipelineCaches`.
-unsafe fn merge_pipeline_caches(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn merge_pipeline_caches(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkMergePipelineCaches = cx.device_fn(c"vkMergePipelineCaches")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5330,7 +5330,7 @@ unsafe fn merge_pipeline_caches(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkCreateComputePipelines`.
-unsafe fn create_compute_pipelines(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_compute_pipelines(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCreateComputePipelines = cx.device_fn(c"vkCreateComputePipelines")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5347,7 +5347,7 @@ unsafe fn create_compute_pipelines(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkCreateSampler`.
-unsafe fn create_sampler(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_sampler(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateSampler = cx.device_fn(c"vkCreateSampler")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5362,7 +5362,7 @@ unsafe fn create_sampler(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Res
 }
 
 /// `vkDestroySampler`.
-unsafe fn destroy_sampler(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_sampler(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroySampler = cx.device_fn(c"vkDestroySampler")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5373,7 +5373,7 @@ unsafe fn destroy_sampler(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Re
 }
 
 /// `vkCreateDescriptorSetLayout`.
-unsafe fn create_descriptor_set_layout(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_descriptor_set_layout(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateDescriptorSetLayout = cx.device_fn(c"vkCreateDescriptorSetLayout")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5388,7 +5388,7 @@ unsafe fn create_descriptor_set_layout(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkDestroyDescriptorSetLayout`.
-unsafe fn destroy_descriptor_set_layout(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_descriptor_set_layout(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyDescriptorSetLayout = cx.device_fn(c"vkDestroyDescriptorSetLayout")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5399,7 +5399,7 @@ unsafe fn destroy_descriptor_set_layout(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkCreateDescriptorPool`.
-unsafe fn create_descriptor_pool(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_descriptor_pool(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateDescriptorPool = cx.device_fn(c"vkCreateDescriptorPool")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5414,7 +5414,7 @@ unsafe fn create_descriptor_pool(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]
 }
 
 /// `vkDestroyDescriptorPool`.
-unsafe fn destroy_descriptor_pool(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_descriptor_pool(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyDescriptorPool = cx.device_fn(c"vkDestroyDescriptorPool")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5425,7 +5425,7 @@ unsafe fn destroy_descriptor_pool(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>
 }
 
 /// `vkResetDescriptorPool`.
-unsafe fn reset_descriptor_pool(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn reset_descriptor_pool(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkResetDescriptorPool = cx.device_fn(c"vkResetDescriptorPool")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5437,7 +5437,7 @@ unsafe fn reset_descriptor_pool(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkAllocateDescriptorSets`.
-unsafe fn allocate_descriptor_sets(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn allocate_descriptor_sets(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkAllocateDescriptorSets = cx.device_fn(c"vkAllocateDescriptorSets")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5451,7 +5451,7 @@ unsafe fn allocate_descriptor_sets(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkFreeDescriptorSets`.
-unsafe fn free_descriptor_sets(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn free_descriptor_sets(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkFreeDescriptorSets = cx.device_fn(c"vkFreeDescriptorSets")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5464,7 +5464,7 @@ unsafe fn free_descriptor_sets(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkUpdateDescriptorSets`.
-unsafe fn update_descriptor_sets(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn update_descriptor_sets(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkUpdateDescriptorSets = cx.device_fn(c"vkUpdateDescriptorSets")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5477,7 +5477,7 @@ unsafe fn update_descriptor_sets(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]
 }
 
 /// `vkGetRenderAreaGranularity`.
-unsafe fn get_render_area_granularity(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_render_area_granularity(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetRenderAreaGranularity = cx.device_fn(c"vkGetRenderAreaGranularity")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5489,7 +5489,7 @@ unsafe fn get_render_area_granularity(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkResetCommandPool`.
-unsafe fn reset_command_pool(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn reset_command_pool(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkResetCommandPool = cx.device_fn(c"vkResetCommandPool")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5501,7 +5501,7 @@ unsafe fn reset_command_pool(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) ->
 }
 
 /// `vkFreeCommandBuffers`.
-unsafe fn free_command_buffers(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn free_command_buffers(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkFreeCommandBuffers = cx.device_fn(c"vkFreeCommandBuffers")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5513,7 +5513,7 @@ unsafe fn free_command_buffers(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkCmdSetViewport`.
-unsafe fn cmd_set_viewport(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_viewport(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdSetViewport = cx.device_fn(c"vkCmdSetViewport")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5525,7 +5525,7 @@ unsafe fn cmd_set_viewport(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> R
 }
 
 /// `vkCmdSetScissor`.
-unsafe fn cmd_set_scissor(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_scissor(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdSetScissor = cx.device_fn(c"vkCmdSetScissor")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5537,7 +5537,7 @@ unsafe fn cmd_set_scissor(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Re
 }
 
 /// `vkCmdSetLineWidth`.
-unsafe fn cmd_set_line_width(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_line_width(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetLineWidth = cx.device_fn(c"vkCmdSetLineWidth")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5547,7 +5547,7 @@ unsafe fn cmd_set_line_width(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) ->
 }
 
 /// `vkCmdSetDepthBias`.
-unsafe fn cmd_set_depth_bias(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_bias(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdSetDepthBias = cx.device_fn(c"vkCmdSetDepthBias")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5559,7 +5559,7 @@ unsafe fn cmd_set_depth_bias(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) ->
 }
 
 /// `vkCmdSetBlendConstants`.
-unsafe fn cmd_set_blend_constants(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_blend_constants(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetBlendConstants = cx.device_fn(c"vkCmdSetBlendConstants")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5569,7 +5569,7 @@ unsafe fn cmd_set_blend_constants(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>
 }
 
 /// `vkCmdSetDepthBounds`.
-unsafe fn cmd_set_depth_bounds(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_bounds(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetDepthBounds = cx.device_fn(c"vkCmdSetDepthBounds")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5580,7 +5580,7 @@ unsafe fn cmd_set_depth_bounds(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkCmdSetStencilCompareMask`.
-unsafe fn cmd_set_stencil_compare_mask(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_stencil_compare_mask(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetStencilCompareMask = cx.device_fn(c"vkCmdSetStencilCompareMask")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5591,7 +5591,7 @@ unsafe fn cmd_set_stencil_compare_mask(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkCmdSetStencilWriteMask`.
-unsafe fn cmd_set_stencil_write_mask(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_stencil_write_mask(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetStencilWriteMask = cx.device_fn(c"vkCmdSetStencilWriteMask")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5602,7 +5602,7 @@ unsafe fn cmd_set_stencil_write_mask(cx: &mut CallContext<'_>, p: &[VulkanParam<
 }
 
 /// `vkCmdSetStencilReference`.
-unsafe fn cmd_set_stencil_reference(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_stencil_reference(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetStencilReference = cx.device_fn(c"vkCmdSetStencilReference")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5613,7 +5613,7 @@ unsafe fn cmd_set_stencil_reference(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkCmdDispatch`.
-unsafe fn cmd_dispatch(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_dispatch(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdDispatch = cx.device_fn(c"vkCmdDispatch")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5625,7 +5625,7 @@ unsafe fn cmd_dispatch(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Resul
 }
 
 /// `vkCmdDispatchIndirect`.
-unsafe fn cmd_dispatch_indirect(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_dispatch_indirect(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdDispatchIndirect = cx.device_fn(c"vkCmdDispatchIndirect")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5636,7 +5636,7 @@ unsafe fn cmd_dispatch_indirect(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkCmdCopyBuffer`.
-unsafe fn cmd_copy_buffer(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_buffer(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkCmdCopyBuffer = cx.device_fn(c"vkCmdCopyBuffer")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5649,7 +5649,7 @@ unsafe fn cmd_copy_buffer(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Re
 }
 
 /// `vkCmdCopyImage`.
-unsafe fn cmd_copy_image(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_image(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 7)?;
     let f: vk::PFN_vkCmdCopyImage = cx.device_fn(c"vkCmdCopyImage")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5664,7 +5664,7 @@ unsafe fn cmd_copy_image(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Res
 }
 
 /// `vkCmdBlitImage`.
-unsafe fn cmd_blit_image(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_blit_image(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 8)?;
     let f: vk::PFN_vkCmdBlitImage = cx.device_fn(c"vkCmdBlitImage")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5680,7 +5680,7 @@ unsafe fn cmd_blit_image(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Res
 }
 
 /// `vkCmdCopyBufferToImage`.
-unsafe fn cmd_copy_buffer_to_image(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_buffer_to_image(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCmdCopyBufferToImage = cx.device_fn(c"vkCmdCopyBufferToImage")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5694,7 +5694,7 @@ unsafe fn cmd_copy_buffer_to_image(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkCmdCopyImageToBuffer`.
-unsafe fn cmd_copy_image_to_buffer(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_image_to_buffer(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCmdCopyImageToBuffer = cx.device_fn(c"vkCmdCopyImageToBuffer")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5708,7 +5708,7 @@ unsafe fn cmd_copy_image_to_buffer(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkCmdFillBuffer`.
-unsafe fn cmd_fill_buffer(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_fill_buffer(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkCmdFillBuffer = cx.device_fn(c"vkCmdFillBuffer")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5721,7 +5721,7 @@ unsafe fn cmd_fill_buffer(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Re
 }
 
 /// `vkCmdClearColorImage`.
-unsafe fn cmd_clear_color_image(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_clear_color_image(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCmdClearColorImage = cx.device_fn(c"vkCmdClearColorImage")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5735,7 +5735,7 @@ unsafe fn cmd_clear_color_image(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkCmdClearDepthStencilImage`.
-unsafe fn cmd_clear_depth_stencil_image(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_clear_depth_stencil_image(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCmdClearDepthStencilImage = cx.device_fn(c"vkCmdClearDepthStencilImage")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5749,7 +5749,7 @@ unsafe fn cmd_clear_depth_stencil_image(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkCmdClearAttachments`.
-unsafe fn cmd_clear_attachments(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_clear_attachments(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkCmdClearAttachments = cx.device_fn(c"vkCmdClearAttachments")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5762,7 +5762,7 @@ unsafe fn cmd_clear_attachments(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkCmdResolveImage`.
-unsafe fn cmd_resolve_image(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_resolve_image(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 7)?;
     let f: vk::PFN_vkCmdResolveImage = cx.device_fn(c"vkCmdResolveImage")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5777,7 +5777,7 @@ unsafe fn cmd_resolve_image(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> 
 }
 
 /// `vkCmdSetEvent`.
-unsafe fn cmd_set_event(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_event(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetEvent = cx.device_fn(c"vkCmdSetEvent")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5788,7 +5788,7 @@ unsafe fn cmd_set_event(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Resu
 }
 
 /// `vkCmdResetEvent`.
-unsafe fn cmd_reset_event(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_reset_event(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdResetEvent = cx.device_fn(c"vkCmdResetEvent")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5799,7 +5799,7 @@ unsafe fn cmd_reset_event(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Re
 }
 
 /// `vkCmdWaitEvents`.
-unsafe fn cmd_wait_events(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_wait_events(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 11)?;
     let f: vk::PFN_vkCmdWaitEvents = cx.device_fn(c"vkCmdWaitEvents")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5818,7 +5818,7 @@ unsafe fn cmd_wait_events(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Re
 }
 
 /// `vkCmdPipelineBarrier`.
-unsafe fn cmd_pipeline_barrier(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_pipeline_barrier(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 10)?;
     let f: vk::PFN_vkCmdPipelineBarrier = cx.device_fn(c"vkCmdPipelineBarrier")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5836,7 +5836,7 @@ unsafe fn cmd_pipeline_barrier(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkGetDeviceGroupPeerMemoryFeatures`.
-unsafe fn get_device_group_peer_memory_features(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_group_peer_memory_features(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkGetDeviceGroupPeerMemoryFeatures = cx.device_fn(c"vkGetDeviceGroupPeerMemoryFeatures")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5850,7 +5850,7 @@ unsafe fn get_device_group_peer_memory_features(cx: &mut CallContext<'_>, p: &[V
 }
 
 /// `vkCmdSetDeviceMask`.
-unsafe fn cmd_set_device_mask(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_device_mask(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDeviceMask = cx.device_fn(c"vkCmdSetDeviceMask")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5860,7 +5860,7 @@ unsafe fn cmd_set_device_mask(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -
 }
 
 /// `vkCmdDispatchBase`.
-unsafe fn cmd_dispatch_base(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_dispatch_base(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 7)?;
     let f: vk::PFN_vkCmdDispatchBase = cx.device_fn(c"vkCmdDispatchBase")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -5875,7 +5875,7 @@ unsafe fn cmd_dispatch_base(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> 
 }
 
 /// `vkGetImageMemoryRequirements2`.
-unsafe fn get_image_memory_requirements2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_image_memory_requirements2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetImageMemoryRequirements2 = cx.device_fn(c"vkGetImageMemoryRequirements2")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5887,7 +5887,7 @@ unsafe fn get_image_memory_requirements2(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkGetBufferMemoryRequirements2`.
-unsafe fn get_buffer_memory_requirements2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_buffer_memory_requirements2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetBufferMemoryRequirements2 = cx.device_fn(c"vkGetBufferMemoryRequirements2")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5899,7 +5899,7 @@ unsafe fn get_buffer_memory_requirements2(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkGetImageSparseMemoryRequirements2`.
-unsafe fn get_image_sparse_memory_requirements2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_image_sparse_memory_requirements2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetImageSparseMemoryRequirements2 = cx.device_fn(c"vkGetImageSparseMemoryRequirements2")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5913,7 +5913,7 @@ unsafe fn get_image_sparse_memory_requirements2(cx: &mut CallContext<'_>, p: &[V
 }
 
 /// `vkTrimCommandPool`.
-unsafe fn trim_command_pool(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn trim_command_pool(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkTrimCommandPool = cx.device_fn(c"vkTrimCommandPool")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5924,7 +5924,7 @@ unsafe fn trim_command_pool(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> 
 }
 
 /// `vkCreateSamplerYcbcrConversion`.
-unsafe fn create_sampler_ycbcr_conversion(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_sampler_ycbcr_conversion(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateSamplerYcbcrConversion = cx.device_fn(c"vkCreateSamplerYcbcrConversion")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5939,7 +5939,7 @@ unsafe fn create_sampler_ycbcr_conversion(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkDestroySamplerYcbcrConversion`.
-unsafe fn destroy_sampler_ycbcr_conversion(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_sampler_ycbcr_conversion(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroySamplerYcbcrConversion = cx.device_fn(c"vkDestroySamplerYcbcrConversion")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5950,7 +5950,7 @@ unsafe fn destroy_sampler_ycbcr_conversion(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkCreateDescriptorUpdateTemplate`.
-unsafe fn create_descriptor_update_template(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_descriptor_update_template(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateDescriptorUpdateTemplate = cx.device_fn(c"vkCreateDescriptorUpdateTemplate")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5965,7 +5965,7 @@ unsafe fn create_descriptor_update_template(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkDestroyDescriptorUpdateTemplate`.
-unsafe fn destroy_descriptor_update_template(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_descriptor_update_template(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyDescriptorUpdateTemplate = cx.device_fn(c"vkDestroyDescriptorUpdateTemplate")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5976,7 +5976,7 @@ unsafe fn destroy_descriptor_update_template(cx: &mut CallContext<'_>, p: &[Vulk
 }
 
 /// `vkGetDescriptorSetLayoutSupport`.
-unsafe fn get_descriptor_set_layout_support(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_descriptor_set_layout_support(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDescriptorSetLayoutSupport = cx.device_fn(c"vkGetDescriptorSetLayoutSupport")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -5988,7 +5988,7 @@ unsafe fn get_descriptor_set_layout_support(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkResetQueryPool`.
-unsafe fn reset_query_pool(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn reset_query_pool(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkResetQueryPool = cx.device_fn(c"vkResetQueryPool")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6000,7 +6000,7 @@ unsafe fn reset_query_pool(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> R
 }
 
 /// `vkGetSemaphoreCounterValue`.
-unsafe fn get_semaphore_counter_value(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_semaphore_counter_value(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetSemaphoreCounterValue = cx.device_fn(c"vkGetSemaphoreCounterValue")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6013,7 +6013,7 @@ unsafe fn get_semaphore_counter_value(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkWaitSemaphores`.
-unsafe fn wait_semaphores(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn wait_semaphores(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkWaitSemaphores = cx.device_fn(c"vkWaitSemaphores")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6025,7 +6025,7 @@ unsafe fn wait_semaphores(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Re
 }
 
 /// `vkSignalSemaphore`.
-unsafe fn signal_semaphore(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn signal_semaphore(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkSignalSemaphore = cx.device_fn(c"vkSignalSemaphore")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6036,7 +6036,7 @@ unsafe fn signal_semaphore(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> R
 }
 
 /// `vkGetBufferDeviceAddress`.
-unsafe fn get_buffer_device_address(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_buffer_device_address(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetBufferDeviceAddress = cx.device_fn(c"vkGetBufferDeviceAddress")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6046,7 +6046,7 @@ unsafe fn get_buffer_device_address(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkGetBufferOpaqueCaptureAddress`.
-unsafe fn get_buffer_opaque_capture_address(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_buffer_opaque_capture_address(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetBufferOpaqueCaptureAddress = cx.device_fn(c"vkGetBufferOpaqueCaptureAddress")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6056,7 +6056,7 @@ unsafe fn get_buffer_opaque_capture_address(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkGetDeviceMemoryOpaqueCaptureAddress`.
-unsafe fn get_device_memory_opaque_capture_address(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_memory_opaque_capture_address(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetDeviceMemoryOpaqueCaptureAddress = cx.device_fn(c"vkGetDeviceMemoryOpaqueCaptureAddress")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6066,7 +6066,7 @@ unsafe fn get_device_memory_opaque_capture_address(cx: &mut CallContext<'_>, p: 
 }
 
 /// `vkCreatePrivateDataSlot`.
-unsafe fn create_private_data_slot(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_private_data_slot(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreatePrivateDataSlot = cx.device_fn(c"vkCreatePrivateDataSlot")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6081,7 +6081,7 @@ unsafe fn create_private_data_slot(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkDestroyPrivateDataSlot`.
-unsafe fn destroy_private_data_slot(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_private_data_slot(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyPrivateDataSlot = cx.device_fn(c"vkDestroyPrivateDataSlot")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6092,7 +6092,7 @@ unsafe fn destroy_private_data_slot(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkSetPrivateData`.
-unsafe fn set_private_data(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn set_private_data(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkSetPrivateData = cx.device_fn(c"vkSetPrivateData")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6106,7 +6106,7 @@ unsafe fn set_private_data(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> R
 }
 
 /// `vkGetPrivateData`.
-unsafe fn get_private_data(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_private_data(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkGetPrivateData = cx.device_fn(c"vkGetPrivateData")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6120,7 +6120,7 @@ unsafe fn get_private_data(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> R
 }
 
 /// `vkCmdSetEvent2`.
-unsafe fn cmd_set_event2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_event2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetEvent2 = cx.device_fn(c"vkCmdSetEvent2")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6131,7 +6131,7 @@ unsafe fn cmd_set_event2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Res
 }
 
 /// `vkCmdResetEvent2`.
-unsafe fn cmd_reset_event2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_reset_event2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdResetEvent2 = cx.device_fn(c"vkCmdResetEvent2")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6142,7 +6142,7 @@ unsafe fn cmd_reset_event2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> R
 }
 
 /// `vkCmdWaitEvents2`.
-unsafe fn cmd_wait_events2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_wait_events2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdWaitEvents2 = cx.device_fn(c"vkCmdWaitEvents2")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6154,7 +6154,7 @@ unsafe fn cmd_wait_events2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> R
 }
 
 /// `vkCmdPipelineBarrier2`.
-unsafe fn cmd_pipeline_barrier2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_pipeline_barrier2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdPipelineBarrier2 = cx.device_fn(c"vkCmdPipelineBarrier2")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6164,7 +6164,7 @@ unsafe fn cmd_pipeline_barrier2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkCmdCopyBuffer2`.
-unsafe fn cmd_copy_buffer2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_buffer2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyBuffer2 = cx.device_fn(c"vkCmdCopyBuffer2")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6174,7 +6174,7 @@ unsafe fn cmd_copy_buffer2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> R
 }
 
 /// `vkCmdCopyImage2`.
-unsafe fn cmd_copy_image2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_image2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyImage2 = cx.device_fn(c"vkCmdCopyImage2")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6184,7 +6184,7 @@ unsafe fn cmd_copy_image2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Re
 }
 
 /// `vkCmdCopyBufferToImage2`.
-unsafe fn cmd_copy_buffer_to_image2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_buffer_to_image2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyBufferToImage2 = cx.device_fn(c"vkCmdCopyBufferToImage2")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6194,7 +6194,7 @@ unsafe fn cmd_copy_buffer_to_image2(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkCmdCopyImageToBuffer2`.
-unsafe fn cmd_copy_image_to_buffer2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_image_to_buffer2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyImageToBuffer2 = cx.device_fn(c"vkCmdCopyImageToBuffer2")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6204,7 +6204,7 @@ unsafe fn cmd_copy_image_to_buffer2(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkCmdBlitImage2`.
-unsafe fn cmd_blit_image2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_blit_image2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdBlitImage2 = cx.device_fn(c"vkCmdBlitImage2")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6214,7 +6214,7 @@ unsafe fn cmd_blit_image2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Re
 }
 
 /// `vkCmdResolveImage2`.
-unsafe fn cmd_resolve_image2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_resolve_image2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdResolveImage2 = cx.device_fn(c"vkCmdResolveImage2")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6224,7 +6224,7 @@ unsafe fn cmd_resolve_image2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) ->
 }
 
 /// `vkCmdSetCullMode`.
-unsafe fn cmd_set_cull_mode(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_cull_mode(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetCullMode = cx.device_fn(c"vkCmdSetCullMode")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6234,7 +6234,7 @@ unsafe fn cmd_set_cull_mode(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> 
 }
 
 /// `vkCmdSetFrontFace`.
-unsafe fn cmd_set_front_face(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_front_face(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetFrontFace = cx.device_fn(c"vkCmdSetFrontFace")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6244,7 +6244,7 @@ unsafe fn cmd_set_front_face(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) ->
 }
 
 /// `vkCmdSetViewportWithCount`.
-unsafe fn cmd_set_viewport_with_count(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_viewport_with_count(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetViewportWithCount = cx.device_fn(c"vkCmdSetViewportWithCount")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6255,7 +6255,7 @@ unsafe fn cmd_set_viewport_with_count(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkCmdSetScissorWithCount`.
-unsafe fn cmd_set_scissor_with_count(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_scissor_with_count(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetScissorWithCount = cx.device_fn(c"vkCmdSetScissorWithCount")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6266,7 +6266,7 @@ unsafe fn cmd_set_scissor_with_count(cx: &mut CallContext<'_>, p: &[VulkanParam<
 }
 
 /// `vkCmdBindVertexBuffers2`.
-unsafe fn cmd_bind_vertex_buffers2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_bind_vertex_buffers2(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 7)?;
     let f: vk::PFN_vkCmdBindVertexBuffers2 = cx.device_fn(c"vkCmdBindVertexBuffers2")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6281,7 +6281,7 @@ unsafe fn cmd_bind_vertex_buffers2(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkCmdSetDepthTestEnable`.
-unsafe fn cmd_set_depth_test_enable(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_test_enable(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDepthTestEnable = cx.device_fn(c"vkCmdSetDepthTestEnable")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6291,7 +6291,7 @@ unsafe fn cmd_set_depth_test_enable(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkCmdSetDepthWriteEnable`.
-unsafe fn cmd_set_depth_write_enable(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_write_enable(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDepthWriteEnable = cx.device_fn(c"vkCmdSetDepthWriteEnable")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6301,7 +6301,7 @@ unsafe fn cmd_set_depth_write_enable(cx: &mut CallContext<'_>, p: &[VulkanParam<
 }
 
 /// `vkCmdSetDepthCompareOp`.
-unsafe fn cmd_set_depth_compare_op(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_compare_op(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDepthCompareOp = cx.device_fn(c"vkCmdSetDepthCompareOp")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6311,7 +6311,7 @@ unsafe fn cmd_set_depth_compare_op(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkCmdSetDepthBoundsTestEnable`.
-unsafe fn cmd_set_depth_bounds_test_enable(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_bounds_test_enable(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDepthBoundsTestEnable = cx.device_fn(c"vkCmdSetDepthBoundsTestEnable")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6321,7 +6321,7 @@ unsafe fn cmd_set_depth_bounds_test_enable(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkCmdSetStencilTestEnable`.
-unsafe fn cmd_set_stencil_test_enable(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_stencil_test_enable(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetStencilTestEnable = cx.device_fn(c"vkCmdSetStencilTestEnable")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6331,7 +6331,7 @@ unsafe fn cmd_set_stencil_test_enable(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkCmdSetStencilOp`.
-unsafe fn cmd_set_stencil_op(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_stencil_op(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCmdSetStencilOp = cx.device_fn(c"vkCmdSetStencilOp")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6345,7 +6345,7 @@ unsafe fn cmd_set_stencil_op(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) ->
 }
 
 /// `vkCmdSetRasterizerDiscardEnable`.
-unsafe fn cmd_set_rasterizer_discard_enable(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_rasterizer_discard_enable(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetRasterizerDiscardEnable = cx.device_fn(c"vkCmdSetRasterizerDiscardEnable")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6355,7 +6355,7 @@ unsafe fn cmd_set_rasterizer_discard_enable(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkCmdSetDepthBiasEnable`.
-unsafe fn cmd_set_depth_bias_enable(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_bias_enable(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDepthBiasEnable = cx.device_fn(c"vkCmdSetDepthBiasEnable")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6365,7 +6365,7 @@ unsafe fn cmd_set_depth_bias_enable(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkCmdSetPrimitiveRestartEnable`.
-unsafe fn cmd_set_primitive_restart_enable(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_primitive_restart_enable(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetPrimitiveRestartEnable = cx.device_fn(c"vkCmdSetPrimitiveRestartEnable")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6375,7 +6375,7 @@ unsafe fn cmd_set_primitive_restart_enable(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkGetDeviceBufferMemoryRequirements`.
-unsafe fn get_device_buffer_memory_requirements(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_buffer_memory_requirements(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDeviceBufferMemoryRequirements = cx.device_fn(c"vkGetDeviceBufferMemoryRequirements")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6387,7 +6387,7 @@ unsafe fn get_device_buffer_memory_requirements(cx: &mut CallContext<'_>, p: &[V
 }
 
 /// `vkGetDeviceImageMemoryRequirements`.
-unsafe fn get_device_image_memory_requirements(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_image_memory_requirements(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDeviceImageMemoryRequirements = cx.device_fn(c"vkGetDeviceImageMemoryRequirements")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6399,7 +6399,7 @@ unsafe fn get_device_image_memory_requirements(cx: &mut CallContext<'_>, p: &[Vu
 }
 
 /// `vkGetDeviceImageSparseMemoryRequirements`.
-unsafe fn get_device_image_sparse_memory_requirements(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_image_sparse_memory_requirements(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetDeviceImageSparseMemoryRequirements = cx.device_fn(c"vkGetDeviceImageSparseMemoryRequirements")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6413,7 +6413,7 @@ unsafe fn get_device_image_sparse_memory_requirements(cx: &mut CallContext<'_>, 
 }
 
 /// `vkGetDeviceGroupPresentCapabilitiesKHR`.
-unsafe fn get_device_group_present_capabilities_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_group_present_capabilities_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetDeviceGroupPresentCapabilitiesKHR = cx.device_fn(c"vkGetDeviceGroupPresentCapabilitiesKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6425,7 +6425,7 @@ unsafe fn get_device_group_present_capabilities_khr(cx: &mut CallContext<'_>, p:
 }
 
 /// `vkGetDisplayPlaneSupportedDisplaysKHR`.
-unsafe fn get_display_plane_supported_displays_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_display_plane_supported_displays_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetDisplayPlaneSupportedDisplaysKHR = cx.instance_fn(c"vkGetDisplayPlaneSupportedDisplaysKHR")?;
     let a0 = vk::PhysicalDevice::from_raw(cx.handle(vk::ObjectType::PHYSICAL_DEVICE, p[0].value())?);
@@ -6441,7 +6441,7 @@ unsafe fn get_display_plane_supported_displays_khr(cx: &mut CallContext<'_>, p: 
 }
 
 /// `vkGetDisplayModePropertiesKHR`.
-unsafe fn get_display_mode_properties_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_display_mode_properties_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetDisplayModePropertiesKHR = cx.instance_fn(c"vkGetDisplayModePropertiesKHR")?;
     let a0 = vk::PhysicalDevice::from_raw(cx.handle(vk::ObjectType::PHYSICAL_DEVICE, p[0].value())?);
@@ -6456,7 +6456,7 @@ unsafe fn get_display_mode_properties_khr(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkCreateDisplayModeKHR`.
-unsafe fn create_display_mode_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_display_mode_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkCreateDisplayModeKHR = cx.instance_fn(c"vkCreateDisplayModeKHR")?;
     let a0 = vk::PhysicalDevice::from_raw(cx.handle(vk::ObjectType::PHYSICAL_DEVICE, p[0].value())?);
@@ -6472,7 +6472,7 @@ unsafe fn create_display_mode_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>
 }
 
 /// `vkGetDisplayPlaneCapabilitiesKHR`.
-unsafe fn get_display_plane_capabilities_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_display_plane_capabilities_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetDisplayPlaneCapabilitiesKHR = cx.instance_fn(c"vkGetDisplayPlaneCapabilitiesKHR")?;
     let a0 = vk::PhysicalDevice::from_raw(cx.handle(vk::ObjectType::PHYSICAL_DEVICE, p[0].value())?);
@@ -6486,7 +6486,7 @@ unsafe fn get_display_plane_capabilities_khr(cx: &mut CallContext<'_>, p: &[Vulk
 }
 
 /// `vkCreateSharedSwapchainsKHR`.
-unsafe fn create_shared_swapchains_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_shared_swapchains_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkCreateSharedSwapchainsKHR = cx.device_fn(c"vkCreateSharedSwapchainsKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6502,7 +6502,7 @@ unsafe fn create_shared_swapchains_khr(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkCmdDebugMarkerBeginEXT`.
-unsafe fn cmd_debug_marker_begin_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_debug_marker_begin_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdDebugMarkerBeginEXT = cx.device_fn(c"vkCmdDebugMarkerBeginEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6512,7 +6512,7 @@ unsafe fn cmd_debug_marker_begin_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<
 }
 
 /// `vkCmdDebugMarkerEndEXT`.
-unsafe fn cmd_debug_marker_end_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_debug_marker_end_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 1)?;
     let f: vk::PFN_vkCmdDebugMarkerEndEXT = cx.device_fn(c"vkCmdDebugMarkerEndEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6521,7 +6521,7 @@ unsafe fn cmd_debug_marker_end_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkCmdDebugMarkerInsertEXT`.
-unsafe fn cmd_debug_marker_insert_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_debug_marker_insert_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdDebugMarkerInsertEXT = cx.device_fn(c"vkCmdDebugMarkerInsertEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6531,7 +6531,7 @@ unsafe fn cmd_debug_marker_insert_ext(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkCmdBindTransformFeedbackBuffersEXT`.
-unsafe fn cmd_bind_transform_feedback_buffers_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_bind_transform_feedback_buffers_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCmdBindTransformFeedbackBuffersEXT = cx.device_fn(c"vkCmdBindTransformFeedbackBuffersEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6545,7 +6545,7 @@ unsafe fn cmd_bind_transform_feedback_buffers_ext(cx: &mut CallContext<'_>, p: &
 }
 
 /// `vkCmdBeginTransformFeedbackEXT`.
-unsafe fn cmd_begin_transform_feedback_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_begin_transform_feedback_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkCmdBeginTransformFeedbackEXT = cx.device_fn(c"vkCmdBeginTransformFeedbackEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6558,7 +6558,7 @@ unsafe fn cmd_begin_transform_feedback_ext(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkCmdEndTransformFeedbackEXT`.
-unsafe fn cmd_end_transform_feedback_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_end_transform_feedback_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkCmdEndTransformFeedbackEXT = cx.device_fn(c"vkCmdEndTransformFeedbackEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6571,7 +6571,7 @@ unsafe fn cmd_end_transform_feedback_ext(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkCmdBeginQueryIndexedEXT`.
-unsafe fn cmd_begin_query_indexed_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_begin_query_indexed_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkCmdBeginQueryIndexedEXT = cx.device_fn(c"vkCmdBeginQueryIndexedEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6584,7 +6584,7 @@ unsafe fn cmd_begin_query_indexed_ext(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkCmdEndQueryIndexedEXT`.
-unsafe fn cmd_end_query_indexed_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_end_query_indexed_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdEndQueryIndexedEXT = cx.device_fn(c"vkCmdEndQueryIndexedEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6596,7 +6596,7 @@ unsafe fn cmd_end_query_indexed_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkCreateCuModuleNVX`.
-unsafe fn create_cu_module_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_cu_module_nvx(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateCuModuleNVX = cx.device_fn(c"vkCreateCuModuleNVX")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6611,7 +6611,7 @@ unsafe fn create_cu_module_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkCreateCuFunctionNVX`.
-unsafe fn create_cu_function_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_cu_function_nvx(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateCuFunctionNVX = cx.device_fn(c"vkCreateCuFunctionNVX")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6626,7 +6626,7 @@ unsafe fn create_cu_function_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]
 }
 
 /// `vkDestroyCuModuleNVX`.
-unsafe fn destroy_cu_module_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_cu_module_nvx(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyCuModuleNVX = cx.device_fn(c"vkDestroyCuModuleNVX")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6637,7 +6637,7 @@ unsafe fn destroy_cu_module_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkDestroyCuFunctionNVX`.
-unsafe fn destroy_cu_function_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_cu_function_nvx(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyCuFunctionNVX = cx.device_fn(c"vkDestroyCuFunctionNVX")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6648,7 +6648,7 @@ unsafe fn destroy_cu_function_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>
 }
 
 /// `vkCmdCuLaunchKernelNVX`.
-unsafe fn cmd_cu_launch_kernel_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_cu_launch_kernel_nvx(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCuLaunchKernelNVX = cx.device_fn(c"vkCmdCuLaunchKernelNVX")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6658,7 +6658,7 @@ unsafe fn cmd_cu_launch_kernel_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkGetImageViewHandleNVX`.
-unsafe fn get_image_view_handle_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_image_view_handle_nvx(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetImageViewHandleNVX = cx.device_fn(c"vkGetImageViewHandleNVX")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6668,7 +6668,7 @@ unsafe fn get_image_view_handle_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkGetImageViewAddressNVX`.
-unsafe fn get_image_view_address_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_image_view_address_nvx(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetImageViewAddressNVX = cx.device_fn(c"vkGetImageViewAddressNVX")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6681,7 +6681,7 @@ unsafe fn get_image_view_address_nvx(cx: &mut CallContext<'_>, p: &[VulkanParam<
 }
 
 /// `vkGetShaderInfoAMD`.
-unsafe fn get_shader_info_amd(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_shader_info_amd(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkGetShaderInfoAMD = cx.device_fn(c"vkGetShaderInfoAMD")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6698,7 +6698,7 @@ unsafe fn get_shader_info_amd(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -
 }
 
 /// `vkGetDeviceGroupPeerMemoryFeaturesKHR`.
-unsafe fn get_device_group_peer_memory_features_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_group_peer_memory_features_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkGetDeviceGroupPeerMemoryFeatures = cx.device_fn(c"vkGetDeviceGroupPeerMemoryFeaturesKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6712,7 +6712,7 @@ unsafe fn get_device_group_peer_memory_features_khr(cx: &mut CallContext<'_>, p:
 }
 
 /// `vkCmdSetDeviceMaskKHR`.
-unsafe fn cmd_set_device_mask_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_device_mask_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDeviceMask = cx.device_fn(c"vkCmdSetDeviceMaskKHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6722,7 +6722,7 @@ unsafe fn cmd_set_device_mask_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>
 }
 
 /// `vkCmdDispatchBaseKHR`.
-unsafe fn cmd_dispatch_base_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_dispatch_base_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 7)?;
     let f: vk::PFN_vkCmdDispatchBase = cx.device_fn(c"vkCmdDispatchBaseKHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6737,7 +6737,7 @@ unsafe fn cmd_dispatch_base_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkTrimCommandPoolKHR`.
-unsafe fn trim_command_pool_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn trim_command_pool_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkTrimCommandPool = cx.device_fn(c"vkTrimCommandPoolKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6748,7 +6748,7 @@ unsafe fn trim_command_pool_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkGetMemoryFdKHR`.
-unsafe fn get_memory_fd_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_memory_fd_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetMemoryFdKHR = cx.device_fn(c"vkGetMemoryFdKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6761,7 +6761,7 @@ unsafe fn get_memory_fd_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> 
 }
 
 /// `vkGetMemoryFdPropertiesKHR`.
-unsafe fn get_memory_fd_properties_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_memory_fd_properties_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetMemoryFdPropertiesKHR = cx.device_fn(c"vkGetMemoryFdPropertiesKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6775,7 +6775,7 @@ unsafe fn get_memory_fd_properties_khr(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkImportSemaphoreFdKHR`.
-unsafe fn import_semaphore_fd_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn import_semaphore_fd_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkImportSemaphoreFdKHR = cx.device_fn(c"vkImportSemaphoreFdKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6786,7 +6786,7 @@ unsafe fn import_semaphore_fd_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>
 }
 
 /// `vkGetSemaphoreFdKHR`.
-unsafe fn get_semaphore_fd_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_semaphore_fd_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetSemaphoreFdKHR = cx.device_fn(c"vkGetSemaphoreFdKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6799,7 +6799,7 @@ unsafe fn get_semaphore_fd_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkCmdPushDescriptorSetKHR`.
-unsafe fn cmd_push_descriptor_set_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_push_descriptor_set_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCmdPushDescriptorSetKHR = cx.device_fn(c"vkCmdPushDescriptorSetKHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6813,7 +6813,7 @@ unsafe fn cmd_push_descriptor_set_khr(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkCreateDescriptorUpdateTemplateKHR`.
-unsafe fn create_descriptor_update_template_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_descriptor_update_template_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateDescriptorUpdateTemplate = cx.device_fn(c"vkCreateDescriptorUpdateTemplateKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6828,7 +6828,7 @@ unsafe fn create_descriptor_update_template_khr(cx: &mut CallContext<'_>, p: &[V
 }
 
 /// `vkDestroyDescriptorUpdateTemplateKHR`.
-unsafe fn destroy_descriptor_update_template_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_descriptor_update_template_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyDescriptorUpdateTemplate = cx.device_fn(c"vkDestroyDescriptorUpdateTemplateKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6839,7 +6839,7 @@ unsafe fn destroy_descriptor_update_template_khr(cx: &mut CallContext<'_>, p: &[
 }
 
 /// `vkUpdateDescriptorSetWithTemplateKHR`.
-unsafe fn update_descriptor_set_with_template_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn update_descriptor_set_with_template_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkUpdateDescriptorSetWithTemplate = cx.device_fn(c"vkUpdateDescriptorSetWithTemplateKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6851,7 +6851,7 @@ unsafe fn update_descriptor_set_with_template_khr(cx: &mut CallContext<'_>, p: &
 }
 
 /// `vkCmdSetViewportWScalingNV`.
-unsafe fn cmd_set_viewport_w_scaling_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_viewport_w_scaling_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdSetViewportWScalingNV = cx.device_fn(c"vkCmdSetViewportWScalingNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6863,7 +6863,7 @@ unsafe fn cmd_set_viewport_w_scaling_nv(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkReleaseDisplayEXT`.
-unsafe fn release_display_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn release_display_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkReleaseDisplayEXT = cx.instance_fn(c"vkReleaseDisplayEXT")?;
     let a0 = vk::PhysicalDevice::from_raw(cx.handle(vk::ObjectType::PHYSICAL_DEVICE, p[0].value())?);
@@ -6874,7 +6874,7 @@ unsafe fn release_display_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -
 }
 
 /// `vkDisplayPowerControlEXT`.
-unsafe fn display_power_control_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn display_power_control_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDisplayPowerControlEXT = cx.device_fn(c"vkDisplayPowerControlEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6886,7 +6886,7 @@ unsafe fn display_power_control_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkRegisterDeviceEventEXT`.
-unsafe fn register_device_event_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn register_device_event_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkRegisterDeviceEventEXT = cx.device_fn(c"vkRegisterDeviceEventEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6901,7 +6901,7 @@ unsafe fn register_device_event_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkRegisterDisplayEventEXT`.
-unsafe fn register_display_event_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn register_display_event_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkRegisterDisplayEventEXT = cx.device_fn(c"vkRegisterDisplayEventEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6917,7 +6917,7 @@ unsafe fn register_display_event_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<
 }
 
 /// `vkGetSwapchainCounterEXT`.
-unsafe fn get_swapchain_counter_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_swapchain_counter_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetSwapchainCounterEXT = cx.device_fn(c"vkGetSwapchainCounterEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6931,7 +6931,7 @@ unsafe fn get_swapchain_counter_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkGetRefreshCycleDurationGOOGLE`.
-unsafe fn get_refresh_cycle_duration_google(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_refresh_cycle_duration_google(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetRefreshCycleDurationGOOGLE = cx.device_fn(c"vkGetRefreshCycleDurationGOOGLE")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6944,7 +6944,7 @@ unsafe fn get_refresh_cycle_duration_google(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkGetPastPresentationTimingGOOGLE`.
-unsafe fn get_past_presentation_timing_google(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_past_presentation_timing_google(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetPastPresentationTimingGOOGLE = cx.device_fn(c"vkGetPastPresentationTimingGOOGLE")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6959,7 +6959,7 @@ unsafe fn get_past_presentation_timing_google(cx: &mut CallContext<'_>, p: &[Vul
 }
 
 /// `vkCmdSetDiscardRectangleEXT`.
-unsafe fn cmd_set_discard_rectangle_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_discard_rectangle_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdSetDiscardRectangleEXT = cx.device_fn(c"vkCmdSetDiscardRectangleEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -6971,7 +6971,7 @@ unsafe fn cmd_set_discard_rectangle_ext(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkSetHdrMetadataEXT`.
-unsafe fn set_hdr_metadata_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn set_hdr_metadata_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkSetHdrMetadataEXT = cx.device_fn(c"vkSetHdrMetadataEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6983,7 +6983,7 @@ unsafe fn set_hdr_metadata_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkGetSwapchainStatusKHR`.
-unsafe fn get_swapchain_status_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_swapchain_status_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetSwapchainStatusKHR = cx.device_fn(c"vkGetSwapchainStatusKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -6994,7 +6994,7 @@ unsafe fn get_swapchain_status_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkImportFenceFdKHR`.
-unsafe fn import_fence_fd_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn import_fence_fd_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkImportFenceFdKHR = cx.device_fn(c"vkImportFenceFdKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7005,7 +7005,7 @@ unsafe fn import_fence_fd_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -
 }
 
 /// `vkGetFenceFdKHR`.
-unsafe fn get_fence_fd_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_fence_fd_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetFenceFdKHR = cx.device_fn(c"vkGetFenceFdKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7018,7 +7018,7 @@ unsafe fn get_fence_fd_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> R
 }
 
 /// `vkAcquireProfilingLockKHR`.
-unsafe fn acquire_profiling_lock_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn acquire_profiling_lock_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkAcquireProfilingLockKHR = cx.device_fn(c"vkAcquireProfilingLockKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7029,7 +7029,7 @@ unsafe fn acquire_profiling_lock_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<
 }
 
 /// `vkReleaseProfilingLockKHR`.
-unsafe fn release_profiling_lock_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn release_profiling_lock_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 1)?;
     let f: vk::PFN_vkReleaseProfilingLockKHR = cx.device_fn(c"vkReleaseProfilingLockKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7038,7 +7038,7 @@ unsafe fn release_profiling_lock_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<
 }
 
 /// `vkGetDisplayModeProperties2KHR`.
-unsafe fn get_display_mode_properties2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_display_mode_properties2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetDisplayModeProperties2KHR = cx.instance_fn(c"vkGetDisplayModeProperties2KHR")?;
     let a0 = vk::PhysicalDevice::from_raw(cx.handle(vk::ObjectType::PHYSICAL_DEVICE, p[0].value())?);
@@ -7053,7 +7053,7 @@ unsafe fn get_display_mode_properties2_khr(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkGetDisplayPlaneCapabilities2KHR`.
-unsafe fn get_display_plane_capabilities2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_display_plane_capabilities2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDisplayPlaneCapabilities2KHR = cx.instance_fn(c"vkGetDisplayPlaneCapabilities2KHR")?;
     let a0 = vk::PhysicalDevice::from_raw(cx.handle(vk::ObjectType::PHYSICAL_DEVICE, p[0].value())?);
@@ -7066,7 +7066,7 @@ unsafe fn get_display_plane_capabilities2_khr(cx: &mut CallContext<'_>, p: &[Vul
 }
 
 /// `vkQueueBeginDebugUtilsLabelEXT`.
-unsafe fn queue_begin_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn queue_begin_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkQueueBeginDebugUtilsLabelEXT = cx.device_fn(c"vkQueueBeginDebugUtilsLabelEXT")?;
     let a0 = vk::Queue::from_raw(cx.handle(vk::ObjectType::QUEUE, p[0].value())?);
@@ -7076,7 +7076,7 @@ unsafe fn queue_begin_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkQueueEndDebugUtilsLabelEXT`.
-unsafe fn queue_end_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn queue_end_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 1)?;
     let f: vk::PFN_vkQueueEndDebugUtilsLabelEXT = cx.device_fn(c"vkQueueEndDebugUtilsLabelEXT")?;
     let a0 = vk::Queue::from_raw(cx.handle(vk::ObjectType::QUEUE, p[0].value())?);
@@ -7085,7 +7085,7 @@ unsafe fn queue_end_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkQueueInsertDebugUtilsLabelEXT`.
-unsafe fn queue_insert_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn queue_insert_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkQueueInsertDebugUtilsLabelEXT = cx.device_fn(c"vkQueueInsertDebugUtilsLabelEXT")?;
     let a0 = vk::Queue::from_raw(cx.handle(vk::ObjectType::QUEUE, p[0].value())?);
@@ -7095,7 +7095,7 @@ unsafe fn queue_insert_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[Vulk
 }
 
 /// `vkCmdBeginDebugUtilsLabelEXT`.
-unsafe fn cmd_begin_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_begin_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdBeginDebugUtilsLabelEXT = cx.device_fn(c"vkCmdBeginDebugUtilsLabelEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7105,7 +7105,7 @@ unsafe fn cmd_begin_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkCmdEndDebugUtilsLabelEXT`.
-unsafe fn cmd_end_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_end_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 1)?;
     let f: vk::PFN_vkCmdEndDebugUtilsLabelEXT = cx.device_fn(c"vkCmdEndDebugUtilsLabelEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7114,7 +7114,7 @@ unsafe fn cmd_end_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkCmdInsertDebugUtilsLabelEXT`.
-unsafe fn cmd_insert_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_insert_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdInsertDebugUtilsLabelEXT = cx.device_fn(c"vkCmdInsertDebugUtilsLabelEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7124,7 +7124,7 @@ unsafe fn cmd_insert_debug_utils_label_ext(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkCmdSetSampleLocationsEXT`.
-unsafe fn cmd_set_sample_locations_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_sample_locations_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetSampleLocationsEXT = cx.device_fn(c"vkCmdSetSampleLocationsEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7134,7 +7134,7 @@ unsafe fn cmd_set_sample_locations_ext(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkGetImageMemoryRequirements2KHR`.
-unsafe fn get_image_memory_requirements2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_image_memory_requirements2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetImageMemoryRequirements2 = cx.device_fn(c"vkGetImageMemoryRequirements2KHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7146,7 +7146,7 @@ unsafe fn get_image_memory_requirements2_khr(cx: &mut CallContext<'_>, p: &[Vulk
 }
 
 /// `vkGetBufferMemoryRequirements2KHR`.
-unsafe fn get_buffer_memory_requirements2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_buffer_memory_requirements2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetBufferMemoryRequirements2 = cx.device_fn(c"vkGetBufferMemoryRequirements2KHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7158,7 +7158,7 @@ unsafe fn get_buffer_memory_requirements2_khr(cx: &mut CallContext<'_>, p: &[Vul
 }
 
 /// `vkGetImageSparseMemoryRequirements2KHR`.
-unsafe fn get_image_sparse_memory_requirements2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_image_sparse_memory_requirements2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetImageSparseMemoryRequirements2 = cx.device_fn(c"vkGetImageSparseMemoryRequirements2KHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7172,7 +7172,7 @@ unsafe fn get_image_sparse_memory_requirements2_khr(cx: &mut CallContext<'_>, p:
 }
 
 /// `vkCreateAccelerationStructureKHR`.
-unsafe fn create_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateAccelerationStructureKHR = cx.device_fn(c"vkCreateAccelerationStructureKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7187,7 +7187,7 @@ unsafe fn create_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkDestroyAccelerationStructureKHR`.
-unsafe fn destroy_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyAccelerationStructureKHR = cx.device_fn(c"vkDestroyAccelerationStructureKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7198,7 +7198,7 @@ unsafe fn destroy_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[Vulk
 }
 
 /// `vkCopyAccelerationStructureKHR`.
-unsafe fn copy_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn copy_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCopyAccelerationStructureKHR = cx.device_fn(c"vkCopyAccelerationStructureKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7210,7 +7210,7 @@ unsafe fn copy_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkCopyAccelerationStructureToMemoryKHR`.
-unsafe fn copy_acceleration_structure_to_memory_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn copy_acceleration_structure_to_memory_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCopyAccelerationStructureToMemoryKHR = cx.device_fn(c"vkCopyAccelerationStructureToMemoryKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7222,7 +7222,7 @@ unsafe fn copy_acceleration_structure_to_memory_khr(cx: &mut CallContext<'_>, p:
 }
 
 /// `vkCopyMemoryToAccelerationStructureKHR`.
-unsafe fn copy_memory_to_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn copy_memory_to_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCopyMemoryToAccelerationStructureKHR = cx.device_fn(c"vkCopyMemoryToAccelerationStructureKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7234,7 +7234,7 @@ unsafe fn copy_memory_to_acceleration_structure_khr(cx: &mut CallContext<'_>, p:
 }
 
 /// `vkWriteAccelerationStructuresPropertiesKHR`.
-unsafe fn write_acceleration_structures_properties_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn write_acceleration_structures_properties_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 7)?;
     let f: vk::PFN_vkWriteAccelerationStructuresPropertiesKHR = cx.device_fn(c"vkWriteAccelerationStructuresPropertiesKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7251,7 +7251,7 @@ unsafe fn write_acceleration_structures_properties_khr(cx: &mut CallContext<'_>,
 }
 
 /// `vkCmdCopyAccelerationStructureKHR`.
-unsafe fn cmd_copy_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyAccelerationStructureKHR = cx.device_fn(c"vkCmdCopyAccelerationStructureKHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7261,7 +7261,7 @@ unsafe fn cmd_copy_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[Vul
 }
 
 /// `vkCmdCopyAccelerationStructureToMemoryKHR`.
-unsafe fn cmd_copy_acceleration_structure_to_memory_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_acceleration_structure_to_memory_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyAccelerationStructureToMemoryKHR = cx.device_fn(c"vkCmdCopyAccelerationStructureToMemoryKHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7271,7 +7271,7 @@ unsafe fn cmd_copy_acceleration_structure_to_memory_khr(cx: &mut CallContext<'_>
 }
 
 /// `vkCmdCopyMemoryToAccelerationStructureKHR`.
-unsafe fn cmd_copy_memory_to_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_memory_to_acceleration_structure_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyMemoryToAccelerationStructureKHR = cx.device_fn(c"vkCmdCopyMemoryToAccelerationStructureKHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7281,7 +7281,7 @@ unsafe fn cmd_copy_memory_to_acceleration_structure_khr(cx: &mut CallContext<'_>
 }
 
 /// `vkGetAccelerationStructureDeviceAddressKHR`.
-unsafe fn get_acceleration_structure_device_address_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_acceleration_structure_device_address_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetAccelerationStructureDeviceAddressKHR = cx.device_fn(c"vkGetAccelerationStructureDeviceAddressKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7291,7 +7291,7 @@ unsafe fn get_acceleration_structure_device_address_khr(cx: &mut CallContext<'_>
 }
 
 /// `vkCmdWriteAccelerationStructuresPropertiesKHR`.
-unsafe fn cmd_write_acceleration_structures_properties_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_write_acceleration_structures_properties_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCmdWriteAccelerationStructuresPropertiesKHR = cx.device_fn(c"vkCmdWriteAccelerationStructuresPropertiesKHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7305,7 +7305,7 @@ unsafe fn cmd_write_acceleration_structures_properties_khr(cx: &mut CallContext<
 }
 
 /// `vkGetDeviceAccelerationStructureCompatibilityKHR`.
-unsafe fn get_device_acceleration_structure_compatibility_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_acceleration_structure_compatibility_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDeviceAccelerationStructureCompatibilityKHR = cx.device_fn(c"vkGetDeviceAccelerationStructureCompatibilityKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7317,7 +7317,7 @@ unsafe fn get_device_acceleration_structure_compatibility_khr(cx: &mut CallConte
 }
 
 /// `vkGetAccelerationStructureBuildSizesKHR`.
-unsafe fn get_acceleration_structure_build_sizes_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_acceleration_structure_build_sizes_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkGetAccelerationStructureBuildSizesKHR = cx.device_fn(c"vkGetAccelerationStructureBuildSizesKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7331,7 +7331,7 @@ unsafe fn get_acceleration_structure_build_sizes_khr(cx: &mut CallContext<'_>, p
 }
 
 /// `vkCmdTraceRaysKHR`.
-unsafe fn cmd_trace_rays_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_trace_rays_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 8)?;
     let f: vk::PFN_vkCmdTraceRaysKHR = cx.device_fn(c"vkCmdTraceRaysKHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7347,7 +7347,7 @@ unsafe fn cmd_trace_rays_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) ->
 }
 
 /// `vkCreateRayTracingPipelinesKHR`.
-unsafe fn create_ray_tracing_pipelines_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_ray_tracing_pipelines_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 7)?;
     let f: vk::PFN_vkCreateRayTracingPipelinesKHR = cx.device_fn(c"vkCreateRayTracingPipelinesKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7365,7 +7365,7 @@ unsafe fn create_ray_tracing_pipelines_khr(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkGetRayTracingShaderGroupHandlesKHR`.
-unsafe fn get_ray_tracing_shader_group_handles_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_ray_tracing_shader_group_handles_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkGetRayTracingShaderGroupHandlesKHR = cx.device_fn(c"vkGetRayTracingShaderGroupHandlesKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7381,7 +7381,7 @@ unsafe fn get_ray_tracing_shader_group_handles_khr(cx: &mut CallContext<'_>, p: 
 }
 
 /// `vkGetRayTracingCaptureReplayShaderGroupHandlesKHR`.
-unsafe fn get_ray_tracing_capture_replay_shader_group_handles_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_ray_tracing_capture_replay_shader_group_handles_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkGetRayTracingCaptureReplayShaderGroupHandlesKHR = cx.device_fn(c"vkGetRayTracingCaptureReplayShaderGroupHandlesKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7397,7 +7397,7 @@ unsafe fn get_ray_tracing_capture_replay_shader_group_handles_khr(cx: &mut CallC
 }
 
 /// `vkCmdTraceRaysIndirectKHR`.
-unsafe fn cmd_trace_rays_indirect_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_trace_rays_indirect_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCmdTraceRaysIndirectKHR = cx.device_fn(c"vkCmdTraceRaysIndirectKHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7411,7 +7411,7 @@ unsafe fn cmd_trace_rays_indirect_khr(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkGetRayTracingShaderGroupStackSizeKHR`.
-unsafe fn get_ray_tracing_shader_group_stack_size_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_ray_tracing_shader_group_stack_size_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetRayTracingShaderGroupStackSizeKHR = cx.device_fn(c"vkGetRayTracingShaderGroupStackSizeKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7423,7 +7423,7 @@ unsafe fn get_ray_tracing_shader_group_stack_size_khr(cx: &mut CallContext<'_>, 
 }
 
 /// `vkCmdSetRayTracingPipelineStackSizeKHR`.
-unsafe fn cmd_set_ray_tracing_pipeline_stack_size_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_ray_tracing_pipeline_stack_size_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetRayTracingPipelineStackSizeKHR = cx.device_fn(c"vkCmdSetRayTracingPipelineStackSizeKHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7433,7 +7433,7 @@ unsafe fn cmd_set_ray_tracing_pipeline_stack_size_khr(cx: &mut CallContext<'_>, 
 }
 
 /// `vkCreateSamplerYcbcrConversionKHR`.
-unsafe fn create_sampler_ycbcr_conversion_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_sampler_ycbcr_conversion_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateSamplerYcbcrConversion = cx.device_fn(c"vkCreateSamplerYcbcrConversionKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7448,7 +7448,7 @@ unsafe fn create_sampler_ycbcr_conversion_khr(cx: &mut CallContext<'_>, p: &[Vul
 }
 
 /// `vkDestroySamplerYcbcrConversionKHR`.
-unsafe fn destroy_sampler_ycbcr_conversion_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_sampler_ycbcr_conversion_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroySamplerYcbcrConversion = cx.device_fn(c"vkDestroySamplerYcbcrConversionKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7459,7 +7459,7 @@ unsafe fn destroy_sampler_ycbcr_conversion_khr(cx: &mut CallContext<'_>, p: &[Vu
 }
 
 /// `vkGetImageDrmFormatModifierPropertiesEXT`.
-unsafe fn get_image_drm_format_modifier_properties_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_image_drm_format_modifier_properties_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetImageDrmFormatModifierPropertiesEXT = cx.device_fn(c"vkGetImageDrmFormatModifierPropertiesEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7472,7 +7472,7 @@ unsafe fn get_image_drm_format_modifier_properties_ext(cx: &mut CallContext<'_>,
 }
 
 /// `vkCreateValidationCacheEXT`.
-unsafe fn create_validation_cache_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_validation_cache_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateValidationCacheEXT = cx.device_fn(c"vkCreateValidationCacheEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7487,7 +7487,7 @@ unsafe fn create_validation_cache_ext(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkDestroyValidationCacheEXT`.
-unsafe fn destroy_validation_cache_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_validation_cache_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyValidationCacheEXT = cx.device_fn(c"vkDestroyValidationCacheEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7498,7 +7498,7 @@ unsafe fn destroy_validation_cache_ext(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkMergeValidationCachesEXT`.
-unsafe fn merge_validation_caches_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn merge_validation_caches_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkMergeValidationCachesEXT = cx.device_fn(c"vkMergeValidationCachesEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7511,7 +7511,7 @@ unsafe fn merge_validation_caches_ext(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkGetValidationCacheDataEXT`.
-unsafe fn get_validation_cache_data_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_validation_cache_data_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetValidationCacheDataEXT = cx.device_fn(c"vkGetValidationCacheDataEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7526,7 +7526,7 @@ unsafe fn get_validation_cache_data_ext(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkCmdBindShadingRateImageNV`.
-unsafe fn cmd_bind_shading_rate_image_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_bind_shading_rate_image_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdBindShadingRateImageNV = cx.device_fn(c"vkCmdBindShadingRateImageNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7537,7 +7537,7 @@ unsafe fn cmd_bind_shading_rate_image_nv(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkCmdSetViewportShadingRatePaletteNV`.
-unsafe fn cmd_set_viewport_shading_rate_palette_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_viewport_shading_rate_palette_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdSetViewportShadingRatePaletteNV = cx.device_fn(c"vkCmdSetViewportShadingRatePaletteNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7549,7 +7549,7 @@ unsafe fn cmd_set_viewport_shading_rate_palette_nv(cx: &mut CallContext<'_>, p: 
 }
 
 /// `vkCmdSetCoarseSampleOrderNV`.
-unsafe fn cmd_set_coarse_sample_order_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_coarse_sample_order_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdSetCoarseSampleOrderNV = cx.device_fn(c"vkCmdSetCoarseSampleOrderNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7561,7 +7561,7 @@ unsafe fn cmd_set_coarse_sample_order_nv(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkCreateAccelerationStructureNV`.
-unsafe fn create_acceleration_structure_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_acceleration_structure_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateAccelerationStructureNV = cx.device_fn(c"vkCreateAccelerationStructureNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7576,7 +7576,7 @@ unsafe fn create_acceleration_structure_nv(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkDestroyAccelerationStructureNV`.
-unsafe fn destroy_acceleration_structure_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_acceleration_structure_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyAccelerationStructureNV = cx.device_fn(c"vkDestroyAccelerationStructureNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7587,7 +7587,7 @@ unsafe fn destroy_acceleration_structure_nv(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkGetAccelerationStructureMemoryRequirementsNV`.
-unsafe fn get_acceleration_structure_memory_requirements_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_acceleration_structure_memory_requirements_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetAccelerationStructureMemoryRequirementsNV = cx.device_fn(c"vkGetAccelerationStructureMemoryRequirementsNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7599,7 +7599,7 @@ unsafe fn get_acceleration_structure_memory_requirements_nv(cx: &mut CallContext
 }
 
 /// `vkBindAccelerationStructureMemoryNV`.
-unsafe fn bind_acceleration_structure_memory_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn bind_acceleration_structure_memory_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkBindAccelerationStructureMemoryNV = cx.device_fn(c"vkBindAccelerationStructureMemoryNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7611,7 +7611,7 @@ unsafe fn bind_acceleration_structure_memory_nv(cx: &mut CallContext<'_>, p: &[V
 }
 
 /// `vkCmdBuildAccelerationStructureNV`.
-unsafe fn cmd_build_acceleration_structure_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_build_acceleration_structure_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 9)?;
     let f: vk::PFN_vkCmdBuildAccelerationStructureNV = cx.device_fn(c"vkCmdBuildAccelerationStructureNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7628,7 +7628,7 @@ unsafe fn cmd_build_acceleration_structure_nv(cx: &mut CallContext<'_>, p: &[Vul
 }
 
 /// `vkCmdCopyAccelerationStructureNV`.
-unsafe fn cmd_copy_acceleration_structure_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_acceleration_structure_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdCopyAccelerationStructureNV = cx.device_fn(c"vkCmdCopyAccelerationStructureNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7640,7 +7640,7 @@ unsafe fn cmd_copy_acceleration_structure_nv(cx: &mut CallContext<'_>, p: &[Vulk
 }
 
 /// `vkCmdTraceRaysNV`.
-unsafe fn cmd_trace_rays_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_trace_rays_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 15)?;
     let f: vk::PFN_vkCmdTraceRaysNV = cx.device_fn(c"vkCmdTraceRaysNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7663,7 +7663,7 @@ unsafe fn cmd_trace_rays_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> 
 }
 
 /// `vkCreateRayTracingPipelinesNV`.
-unsafe fn create_ray_tracing_pipelines_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_ray_tracing_pipelines_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCreateRayTracingPipelinesNV = cx.device_fn(c"vkCreateRayTracingPipelinesNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7680,7 +7680,7 @@ unsafe fn create_ray_tracing_pipelines_nv(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkGetRayTracingShaderGroupHandlesNV`.
-unsafe fn get_ray_tracing_shader_group_handles_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_ray_tracing_shader_group_handles_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkGetRayTracingShaderGroupHandlesKHR = cx.device_fn(c"vkGetRayTracingShaderGroupHandlesNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7696,7 +7696,7 @@ unsafe fn get_ray_tracing_shader_group_handles_nv(cx: &mut CallContext<'_>, p: &
 }
 
 /// `vkGetAccelerationStructureHandleNV`.
-unsafe fn get_acceleration_structure_handle_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_acceleration_structure_handle_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetAccelerationStructureHandleNV = cx.device_fn(c"vkGetAccelerationStructureHandleNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7710,7 +7710,7 @@ unsafe fn get_acceleration_structure_handle_nv(cx: &mut CallContext<'_>, p: &[Vu
 }
 
 /// `vkCmdWriteAccelerationStructuresPropertiesNV`.
-unsafe fn cmd_write_acceleration_structures_properties_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_write_acceleration_structures_properties_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCmdWriteAccelerationStructuresPropertiesNV = cx.device_fn(c"vkCmdWriteAccelerationStructuresPropertiesNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7724,7 +7724,7 @@ unsafe fn cmd_write_acceleration_structures_properties_nv(cx: &mut CallContext<'
 }
 
 /// `vkCompileDeferredNV`.
-unsafe fn compile_deferred_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn compile_deferred_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCompileDeferredNV = cx.device_fn(c"vkCompileDeferredNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7736,7 +7736,7 @@ unsafe fn compile_deferred_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -
 }
 
 /// `vkGetDescriptorSetLayoutSupportKHR`.
-unsafe fn get_descriptor_set_layout_support_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_descriptor_set_layout_support_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDescriptorSetLayoutSupport = cx.device_fn(c"vkGetDescriptorSetLayoutSupportKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7748,7 +7748,7 @@ unsafe fn get_descriptor_set_layout_support_khr(cx: &mut CallContext<'_>, p: &[V
 }
 
 /// `vkCmdWriteBufferMarkerAMD`.
-unsafe fn cmd_write_buffer_marker_amd(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_write_buffer_marker_amd(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkCmdWriteBufferMarkerAMD = cx.device_fn(c"vkCmdWriteBufferMarkerAMD")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7761,7 +7761,7 @@ unsafe fn cmd_write_buffer_marker_amd(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkGetCalibratedTimestampsEXT`.
-unsafe fn get_calibrated_timestamps_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_calibrated_timestamps_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkGetCalibratedTimestampsKHR = cx.device_fn(c"vkGetCalibratedTimestampsEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7777,7 +7777,7 @@ unsafe fn get_calibrated_timestamps_ext(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkCmdDrawMeshTasksNV`.
-unsafe fn cmd_draw_mesh_tasks_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_draw_mesh_tasks_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdDrawMeshTasksNV = cx.device_fn(c"vkCmdDrawMeshTasksNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7788,7 +7788,7 @@ unsafe fn cmd_draw_mesh_tasks_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]
 }
 
 /// `vkCmdDrawMeshTasksIndirectNV`.
-unsafe fn cmd_draw_mesh_tasks_indirect_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_draw_mesh_tasks_indirect_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkCmdDrawMeshTasksIndirectNV = cx.device_fn(c"vkCmdDrawMeshTasksIndirectNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7801,7 +7801,7 @@ unsafe fn cmd_draw_mesh_tasks_indirect_nv(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkCmdDrawMeshTasksIndirectCountNV`.
-unsafe fn cmd_draw_mesh_tasks_indirect_count_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_draw_mesh_tasks_indirect_count_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 7)?;
     let f: vk::PFN_vkCmdDrawMeshTasksIndirectCountNV = cx.device_fn(c"vkCmdDrawMeshTasksIndirectCountNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7816,7 +7816,7 @@ unsafe fn cmd_draw_mesh_tasks_indirect_count_nv(cx: &mut CallContext<'_>, p: &[V
 }
 
 /// `vkCmdSetExclusiveScissorNV`.
-unsafe fn cmd_set_exclusive_scissor_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_exclusive_scissor_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdSetExclusiveScissorNV = cx.device_fn(c"vkCmdSetExclusiveScissorNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7828,7 +7828,7 @@ unsafe fn cmd_set_exclusive_scissor_nv(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkCmdSetCheckpointNV`.
-unsafe fn cmd_set_checkpoint_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_checkpoint_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetCheckpointNV = cx.device_fn(c"vkCmdSetCheckpointNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7838,7 +7838,7 @@ unsafe fn cmd_set_checkpoint_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkGetQueueCheckpointDataNV`.
-unsafe fn get_queue_checkpoint_data_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_queue_checkpoint_data_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetQueueCheckpointDataNV = cx.device_fn(c"vkGetQueueCheckpointDataNV")?;
     let a0 = vk::Queue::from_raw(cx.handle(vk::ObjectType::QUEUE, p[0].value())?);
@@ -7851,7 +7851,7 @@ unsafe fn get_queue_checkpoint_data_nv(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkGetSemaphoreCounterValueKHR`.
-unsafe fn get_semaphore_counter_value_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_semaphore_counter_value_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetSemaphoreCounterValue = cx.device_fn(c"vkGetSemaphoreCounterValueKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7864,7 +7864,7 @@ unsafe fn get_semaphore_counter_value_khr(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkWaitSemaphoresKHR`.
-unsafe fn wait_semaphores_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn wait_semaphores_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkWaitSemaphores = cx.device_fn(c"vkWaitSemaphoresKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7876,7 +7876,7 @@ unsafe fn wait_semaphores_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -
 }
 
 /// `vkSignalSemaphoreKHR`.
-unsafe fn signal_semaphore_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn signal_semaphore_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkSignalSemaphore = cx.device_fn(c"vkSignalSemaphoreKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7887,7 +7887,7 @@ unsafe fn signal_semaphore_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkInitializePerformanceApiINTEL`.
-unsafe fn initialize_performance_api_intel(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn initialize_performance_api_intel(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkInitializePerformanceApiINTEL = cx.device_fn(c"vkInitializePerformanceApiINTEL")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7898,7 +7898,7 @@ unsafe fn initialize_performance_api_intel(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkUninitializePerformanceApiINTEL`.
-unsafe fn uninitialize_performance_api_intel(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn uninitialize_performance_api_intel(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 1)?;
     let f: vk::PFN_vkUninitializePerformanceApiINTEL = cx.device_fn(c"vkUninitializePerformanceApiINTEL")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7907,7 +7907,7 @@ unsafe fn uninitialize_performance_api_intel(cx: &mut CallContext<'_>, p: &[Vulk
 }
 
 /// `vkCmdSetPerformanceMarkerINTEL`.
-unsafe fn cmd_set_performance_marker_intel(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_performance_marker_intel(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetPerformanceMarkerINTEL = cx.device_fn(c"vkCmdSetPerformanceMarkerINTEL")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7918,7 +7918,7 @@ unsafe fn cmd_set_performance_marker_intel(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkCmdSetPerformanceStreamMarkerINTEL`.
-unsafe fn cmd_set_performance_stream_marker_intel(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_performance_stream_marker_intel(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetPerformanceStreamMarkerINTEL = cx.device_fn(c"vkCmdSetPerformanceStreamMarkerINTEL")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7929,7 +7929,7 @@ unsafe fn cmd_set_performance_stream_marker_intel(cx: &mut CallContext<'_>, p: &
 }
 
 /// `vkCmdSetPerformanceOverrideINTEL`.
-unsafe fn cmd_set_performance_override_intel(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_performance_override_intel(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetPerformanceOverrideINTEL = cx.device_fn(c"vkCmdSetPerformanceOverrideINTEL")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -7940,7 +7940,7 @@ unsafe fn cmd_set_performance_override_intel(cx: &mut CallContext<'_>, p: &[Vulk
 }
 
 /// `vkAcquirePerformanceConfigurationINTEL`.
-unsafe fn acquire_performance_configuration_intel(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn acquire_performance_configuration_intel(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkAcquirePerformanceConfigurationINTEL = cx.device_fn(c"vkAcquirePerformanceConfigurationINTEL")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7954,7 +7954,7 @@ unsafe fn acquire_performance_configuration_intel(cx: &mut CallContext<'_>, p: &
 }
 
 /// `vkReleasePerformanceConfigurationINTEL`.
-unsafe fn release_performance_configuration_intel(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn release_performance_configuration_intel(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkReleasePerformanceConfigurationINTEL = cx.device_fn(c"vkReleasePerformanceConfigurationINTEL")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7965,7 +7965,7 @@ unsafe fn release_performance_configuration_intel(cx: &mut CallContext<'_>, p: &
 }
 
 /// `vkQueueSetPerformanceConfigurationINTEL`.
-unsafe fn queue_set_performance_configuration_intel(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn queue_set_performance_configuration_intel(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkQueueSetPerformanceConfigurationINTEL = cx.device_fn(c"vkQueueSetPerformanceConfigurationINTEL")?;
     let a0 = vk::Queue::from_raw(cx.handle(vk::ObjectType::QUEUE, p[0].value())?);
@@ -7976,7 +7976,7 @@ unsafe fn queue_set_performance_configuration_intel(cx: &mut CallContext<'_>, p:
 }
 
 /// `vkGetPerformanceParameterINTEL`.
-unsafe fn get_performance_parameter_intel(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_performance_parameter_intel(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetPerformanceParameterINTEL = cx.device_fn(c"vkGetPerformanceParameterINTEL")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -7989,7 +7989,7 @@ unsafe fn get_performance_parameter_intel(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkSetLocalDimmingAMD`.
-unsafe fn set_local_dimming_amd(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn set_local_dimming_amd(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkSetLocalDimmingAMD = cx.device_fn(c"vkSetLocalDimmingAMD")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8000,7 +8000,7 @@ unsafe fn set_local_dimming_amd(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkCmdSetFragmentShadingRateKHR`.
-unsafe fn cmd_set_fragment_shading_rate_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_fragment_shading_rate_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetFragmentShadingRateKHR = cx.device_fn(c"vkCmdSetFragmentShadingRateKHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8011,7 +8011,7 @@ unsafe fn cmd_set_fragment_shading_rate_khr(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkGetBufferDeviceAddressEXT`.
-unsafe fn get_buffer_device_address_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_buffer_device_address_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetBufferDeviceAddress = cx.device_fn(c"vkGetBufferDeviceAddressEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8021,7 +8021,7 @@ unsafe fn get_buffer_device_address_ext(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkWaitForPresentKHR`.
-unsafe fn wait_for_present_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn wait_for_present_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkWaitForPresentKHR = cx.device_fn(c"vkWaitForPresentKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8034,7 +8034,7 @@ unsafe fn wait_for_present_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkGetBufferDeviceAddressKHR`.
-unsafe fn get_buffer_device_address_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_buffer_device_address_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetBufferDeviceAddress = cx.device_fn(c"vkGetBufferDeviceAddressKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8044,7 +8044,7 @@ unsafe fn get_buffer_device_address_khr(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkGetBufferOpaqueCaptureAddressKHR`.
-unsafe fn get_buffer_opaque_capture_address_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_buffer_opaque_capture_address_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetBufferOpaqueCaptureAddress = cx.device_fn(c"vkGetBufferOpaqueCaptureAddressKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8054,7 +8054,7 @@ unsafe fn get_buffer_opaque_capture_address_khr(cx: &mut CallContext<'_>, p: &[V
 }
 
 /// `vkGetDeviceMemoryOpaqueCaptureAddressKHR`.
-unsafe fn get_device_memory_opaque_capture_address_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_memory_opaque_capture_address_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetDeviceMemoryOpaqueCaptureAddress = cx.device_fn(c"vkGetDeviceMemoryOpaqueCaptureAddressKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8064,7 +8064,7 @@ unsafe fn get_device_memory_opaque_capture_address_khr(cx: &mut CallContext<'_>,
 }
 
 /// `vkCmdSetLineStippleEXT`.
-unsafe fn cmd_set_line_stipple_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_line_stipple_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetLineStippleKHR = cx.device_fn(c"vkCmdSetLineStippleEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8075,7 +8075,7 @@ unsafe fn cmd_set_line_stipple_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkResetQueryPoolEXT`.
-unsafe fn reset_query_pool_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn reset_query_pool_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkResetQueryPool = cx.device_fn(c"vkResetQueryPoolEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8087,7 +8087,7 @@ unsafe fn reset_query_pool_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkCmdSetCullModeEXT`.
-unsafe fn cmd_set_cull_mode_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_cull_mode_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetCullMode = cx.device_fn(c"vkCmdSetCullModeEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8097,7 +8097,7 @@ unsafe fn cmd_set_cull_mode_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkCmdSetFrontFaceEXT`.
-unsafe fn cmd_set_front_face_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_front_face_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetFrontFace = cx.device_fn(c"vkCmdSetFrontFaceEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8107,7 +8107,7 @@ unsafe fn cmd_set_front_face_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]
 }
 
 /// `vkCmdSetViewportWithCountEXT`.
-unsafe fn cmd_set_viewport_with_count_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_viewport_with_count_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetViewportWithCount = cx.device_fn(c"vkCmdSetViewportWithCountEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8118,7 +8118,7 @@ unsafe fn cmd_set_viewport_with_count_ext(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkCmdSetScissorWithCountEXT`.
-unsafe fn cmd_set_scissor_with_count_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_scissor_with_count_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetScissorWithCount = cx.device_fn(c"vkCmdSetScissorWithCountEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8129,7 +8129,7 @@ unsafe fn cmd_set_scissor_with_count_ext(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkCmdBindVertexBuffers2EXT`.
-unsafe fn cmd_bind_vertex_buffers2_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_bind_vertex_buffers2_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 7)?;
     let f: vk::PFN_vkCmdBindVertexBuffers2 = cx.device_fn(c"vkCmdBindVertexBuffers2EXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8144,7 +8144,7 @@ unsafe fn cmd_bind_vertex_buffers2_ext(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkCmdSetDepthTestEnableEXT`.
-unsafe fn cmd_set_depth_test_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_test_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDepthTestEnable = cx.device_fn(c"vkCmdSetDepthTestEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8154,7 +8154,7 @@ unsafe fn cmd_set_depth_test_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkCmdSetDepthWriteEnableEXT`.
-unsafe fn cmd_set_depth_write_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_write_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDepthWriteEnable = cx.device_fn(c"vkCmdSetDepthWriteEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8164,7 +8164,7 @@ unsafe fn cmd_set_depth_write_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkCmdSetDepthCompareOpEXT`.
-unsafe fn cmd_set_depth_compare_op_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_compare_op_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDepthCompareOp = cx.device_fn(c"vkCmdSetDepthCompareOpEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8174,7 +8174,7 @@ unsafe fn cmd_set_depth_compare_op_ext(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkCmdSetDepthBoundsTestEnableEXT`.
-unsafe fn cmd_set_depth_bounds_test_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_bounds_test_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDepthBoundsTestEnable = cx.device_fn(c"vkCmdSetDepthBoundsTestEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8184,7 +8184,7 @@ unsafe fn cmd_set_depth_bounds_test_enable_ext(cx: &mut CallContext<'_>, p: &[Vu
 }
 
 /// `vkCmdSetStencilTestEnableEXT`.
-unsafe fn cmd_set_stencil_test_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_stencil_test_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetStencilTestEnable = cx.device_fn(c"vkCmdSetStencilTestEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8194,7 +8194,7 @@ unsafe fn cmd_set_stencil_test_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkCmdSetStencilOpEXT`.
-unsafe fn cmd_set_stencil_op_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_stencil_op_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCmdSetStencilOp = cx.device_fn(c"vkCmdSetStencilOpEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8208,7 +8208,7 @@ unsafe fn cmd_set_stencil_op_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]
 }
 
 /// `vkCreateDeferredOperationKHR`.
-unsafe fn create_deferred_operation_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_deferred_operation_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCreateDeferredOperationKHR = cx.device_fn(c"vkCreateDeferredOperationKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8222,7 +8222,7 @@ unsafe fn create_deferred_operation_khr(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkDestroyDeferredOperationKHR`.
-unsafe fn destroy_deferred_operation_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_deferred_operation_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyDeferredOperationKHR = cx.device_fn(c"vkDestroyDeferredOperationKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8233,7 +8233,7 @@ unsafe fn destroy_deferred_operation_khr(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkGetDeferredOperationMaxConcurrencyKHR`.
-unsafe fn get_deferred_operation_max_concurrency_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_deferred_operation_max_concurrency_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetDeferredOperationMaxConcurrencyKHR = cx.device_fn(c"vkGetDeferredOperationMaxConcurrencyKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8243,7 +8243,7 @@ unsafe fn get_deferred_operation_max_concurrency_khr(cx: &mut CallContext<'_>, p
 }
 
 /// `vkGetDeferredOperationResultKHR`.
-unsafe fn get_deferred_operation_result_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_deferred_operation_result_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkGetDeferredOperationResultKHR = cx.device_fn(c"vkGetDeferredOperationResultKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8254,7 +8254,7 @@ unsafe fn get_deferred_operation_result_khr(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkDeferredOperationJoinKHR`.
-unsafe fn deferred_operation_join_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn deferred_operation_join_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkDeferredOperationJoinKHR = cx.device_fn(c"vkDeferredOperationJoinKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8265,7 +8265,7 @@ unsafe fn deferred_operation_join_khr(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkGetPipelineExecutablePropertiesKHR`.
-unsafe fn get_pipeline_executable_properties_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_pipeline_executable_properties_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetPipelineExecutablePropertiesKHR = cx.device_fn(c"vkGetPipelineExecutablePropertiesKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8280,7 +8280,7 @@ unsafe fn get_pipeline_executable_properties_khr(cx: &mut CallContext<'_>, p: &[
 }
 
 /// `vkGetPipelineExecutableStatisticsKHR`.
-unsafe fn get_pipeline_executable_statistics_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_pipeline_executable_statistics_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetPipelineExecutableStatisticsKHR = cx.device_fn(c"vkGetPipelineExecutableStatisticsKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8295,7 +8295,7 @@ unsafe fn get_pipeline_executable_statistics_khr(cx: &mut CallContext<'_>, p: &[
 }
 
 /// `vkGetPipelineExecutableInternalRepresentationsKHR`.
-unsafe fn get_pipeline_executable_internal_representations_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_pipeline_executable_internal_representations_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetPipelineExecutableInternalRepresentationsKHR = cx.device_fn(c"vkGetPipelineExecutableInternalRepresentationsKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8310,7 +8310,7 @@ unsafe fn get_pipeline_executable_internal_representations_khr(cx: &mut CallCont
 }
 
 /// `vkReleaseSwapchainImagesEXT`.
-unsafe fn release_swapchain_images_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn release_swapchain_images_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkReleaseSwapchainImagesEXT = cx.device_fn(c"vkReleaseSwapchainImagesEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8321,7 +8321,7 @@ unsafe fn release_swapchain_images_ext(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkGetGeneratedCommandsMemoryRequirementsNV`.
-unsafe fn get_generated_commands_memory_requirements_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_generated_commands_memory_requirements_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetGeneratedCommandsMemoryRequirementsNV = cx.device_fn(c"vkGetGeneratedCommandsMemoryRequirementsNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8333,7 +8333,7 @@ unsafe fn get_generated_commands_memory_requirements_nv(cx: &mut CallContext<'_>
 }
 
 /// `vkCmdPreprocessGeneratedCommandsNV`.
-unsafe fn cmd_preprocess_generated_commands_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_preprocess_generated_commands_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdPreprocessGeneratedCommandsNV = cx.device_fn(c"vkCmdPreprocessGeneratedCommandsNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8343,7 +8343,7 @@ unsafe fn cmd_preprocess_generated_commands_nv(cx: &mut CallContext<'_>, p: &[Vu
 }
 
 /// `vkCmdExecuteGeneratedCommandsNV`.
-unsafe fn cmd_execute_generated_commands_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_execute_generated_commands_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdExecuteGeneratedCommandsNV = cx.device_fn(c"vkCmdExecuteGeneratedCommandsNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8354,7 +8354,7 @@ unsafe fn cmd_execute_generated_commands_nv(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkCmdBindPipelineShaderGroupNV`.
-unsafe fn cmd_bind_pipeline_shader_group_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_bind_pipeline_shader_group_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdBindPipelineShaderGroupNV = cx.device_fn(c"vkCmdBindPipelineShaderGroupNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8366,7 +8366,7 @@ unsafe fn cmd_bind_pipeline_shader_group_nv(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkCreateIndirectCommandsLayoutNV`.
-unsafe fn create_indirect_commands_layout_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_indirect_commands_layout_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateIndirectCommandsLayoutNV = cx.device_fn(c"vkCreateIndirectCommandsLayoutNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8381,7 +8381,7 @@ unsafe fn create_indirect_commands_layout_nv(cx: &mut CallContext<'_>, p: &[Vulk
 }
 
 /// `vkDestroyIndirectCommandsLayoutNV`.
-unsafe fn destroy_indirect_commands_layout_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_indirect_commands_layout_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyIndirectCommandsLayoutNV = cx.device_fn(c"vkDestroyIndirectCommandsLayoutNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8392,7 +8392,7 @@ unsafe fn destroy_indirect_commands_layout_nv(cx: &mut CallContext<'_>, p: &[Vul
 }
 
 /// `vkAcquireDrmDisplayEXT`.
-unsafe fn acquire_drm_display_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn acquire_drm_display_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkAcquireDrmDisplayEXT = cx.instance_fn(c"vkAcquireDrmDisplayEXT")?;
     let a0 = vk::PhysicalDevice::from_raw(cx.handle(vk::ObjectType::PHYSICAL_DEVICE, p[0].value())?);
@@ -8404,7 +8404,7 @@ unsafe fn acquire_drm_display_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>
 }
 
 /// `vkGetDrmDisplayEXT`.
-unsafe fn get_drm_display_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_drm_display_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetDrmDisplayEXT = cx.instance_fn(c"vkGetDrmDisplayEXT")?;
     let a0 = vk::PhysicalDevice::from_raw(cx.handle(vk::ObjectType::PHYSICAL_DEVICE, p[0].value())?);
@@ -8419,7 +8419,7 @@ unsafe fn get_drm_display_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -
 }
 
 /// `vkCreatePrivateDataSlotEXT`.
-unsafe fn create_private_data_slot_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_private_data_slot_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreatePrivateDataSlot = cx.device_fn(c"vkCreatePrivateDataSlotEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8434,7 +8434,7 @@ unsafe fn create_private_data_slot_ext(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkDestroyPrivateDataSlotEXT`.
-unsafe fn destroy_private_data_slot_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_private_data_slot_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyPrivateDataSlot = cx.device_fn(c"vkDestroyPrivateDataSlotEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8445,7 +8445,7 @@ unsafe fn destroy_private_data_slot_ext(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkSetPrivateDataEXT`.
-unsafe fn set_private_data_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn set_private_data_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkSetPrivateData = cx.device_fn(c"vkSetPrivateDataEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8459,7 +8459,7 @@ unsafe fn set_private_data_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkGetPrivateDataEXT`.
-unsafe fn get_private_data_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_private_data_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkGetPrivateData = cx.device_fn(c"vkGetPrivateDataEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8473,7 +8473,7 @@ unsafe fn get_private_data_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkCmdSetEvent2KHR`.
-unsafe fn cmd_set_event2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_event2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetEvent2 = cx.device_fn(c"vkCmdSetEvent2KHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8484,7 +8484,7 @@ unsafe fn cmd_set_event2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) ->
 }
 
 /// `vkCmdResetEvent2KHR`.
-unsafe fn cmd_reset_event2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_reset_event2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdResetEvent2 = cx.device_fn(c"vkCmdResetEvent2KHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8495,7 +8495,7 @@ unsafe fn cmd_reset_event2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkCmdWaitEvents2KHR`.
-unsafe fn cmd_wait_events2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_wait_events2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdWaitEvents2 = cx.device_fn(c"vkCmdWaitEvents2KHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8507,7 +8507,7 @@ unsafe fn cmd_wait_events2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkCmdPipelineBarrier2KHR`.
-unsafe fn cmd_pipeline_barrier2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_pipeline_barrier2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdPipelineBarrier2 = cx.device_fn(c"vkCmdPipelineBarrier2KHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8517,7 +8517,7 @@ unsafe fn cmd_pipeline_barrier2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkCmdWriteBufferMarker2AMD`.
-unsafe fn cmd_write_buffer_marker2_amd(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_write_buffer_marker2_amd(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkCmdWriteBufferMarker2AMD = cx.device_fn(c"vkCmdWriteBufferMarker2AMD")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8530,7 +8530,7 @@ unsafe fn cmd_write_buffer_marker2_amd(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkGetQueueCheckpointData2NV`.
-unsafe fn get_queue_checkpoint_data2_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_queue_checkpoint_data2_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetQueueCheckpointData2NV = cx.device_fn(c"vkGetQueueCheckpointData2NV")?;
     let a0 = vk::Queue::from_raw(cx.handle(vk::ObjectType::QUEUE, p[0].value())?);
@@ -8543,7 +8543,7 @@ unsafe fn get_queue_checkpoint_data2_nv(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkGetDescriptorSetLayoutSizeEXT`.
-unsafe fn get_descriptor_set_layout_size_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_descriptor_set_layout_size_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDescriptorSetLayoutSizeEXT = cx.device_fn(c"vkGetDescriptorSetLayoutSizeEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8555,7 +8555,7 @@ unsafe fn get_descriptor_set_layout_size_ext(cx: &mut CallContext<'_>, p: &[Vulk
 }
 
 /// `vkGetDescriptorSetLayoutBindingOffsetEXT`.
-unsafe fn get_descriptor_set_layout_binding_offset_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_descriptor_set_layout_binding_offset_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetDescriptorSetLayoutBindingOffsetEXT = cx.device_fn(c"vkGetDescriptorSetLayoutBindingOffsetEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8568,7 +8568,7 @@ unsafe fn get_descriptor_set_layout_binding_offset_ext(cx: &mut CallContext<'_>,
 }
 
 /// `vkGetDescriptorEXT`.
-unsafe fn get_descriptor_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_descriptor_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetDescriptorEXT = cx.device_fn(c"vkGetDescriptorEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8581,7 +8581,7 @@ unsafe fn get_descriptor_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) ->
 }
 
 /// `vkCmdBindDescriptorBuffersEXT`.
-unsafe fn cmd_bind_descriptor_buffers_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_bind_descriptor_buffers_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdBindDescriptorBuffersEXT = cx.device_fn(c"vkCmdBindDescriptorBuffersEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8592,7 +8592,7 @@ unsafe fn cmd_bind_descriptor_buffers_ext(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkCmdSetDescriptorBufferOffsetsEXT`.
-unsafe fn cmd_set_descriptor_buffer_offsets_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_descriptor_buffer_offsets_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 7)?;
     let f: vk::PFN_vkCmdSetDescriptorBufferOffsetsEXT = cx.device_fn(c"vkCmdSetDescriptorBufferOffsetsEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8607,7 +8607,7 @@ unsafe fn cmd_set_descriptor_buffer_offsets_ext(cx: &mut CallContext<'_>, p: &[V
 }
 
 /// `vkCmdBindDescriptorBufferEmbeddedSamplersEXT`.
-unsafe fn cmd_bind_descriptor_buffer_embedded_samplers_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_bind_descriptor_buffer_embedded_samplers_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdBindDescriptorBufferEmbeddedSamplersEXT = cx.device_fn(c"vkCmdBindDescriptorBufferEmbeddedSamplersEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8619,7 +8619,7 @@ unsafe fn cmd_bind_descriptor_buffer_embedded_samplers_ext(cx: &mut CallContext<
 }
 
 /// `vkGetBufferOpaqueCaptureDescriptorDataEXT`.
-unsafe fn get_buffer_opaque_capture_descriptor_data_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_buffer_opaque_capture_descriptor_data_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetBufferOpaqueCaptureDescriptorDataEXT = cx.device_fn(c"vkGetBufferOpaqueCaptureDescriptorDataEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8632,7 +8632,7 @@ unsafe fn get_buffer_opaque_capture_descriptor_data_ext(cx: &mut CallContext<'_>
 }
 
 /// `vkGetImageOpaqueCaptureDescriptorDataEXT`.
-unsafe fn get_image_opaque_capture_descriptor_data_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_image_opaque_capture_descriptor_data_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetImageOpaqueCaptureDescriptorDataEXT = cx.device_fn(c"vkGetImageOpaqueCaptureDescriptorDataEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8645,7 +8645,7 @@ unsafe fn get_image_opaque_capture_descriptor_data_ext(cx: &mut CallContext<'_>,
 }
 
 /// `vkGetImageViewOpaqueCaptureDescriptorDataEXT`.
-unsafe fn get_image_view_opaque_capture_descriptor_data_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_image_view_opaque_capture_descriptor_data_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetImageViewOpaqueCaptureDescriptorDataEXT = cx.device_fn(c"vkGetImageViewOpaqueCaptureDescriptorDataEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8658,7 +8658,7 @@ unsafe fn get_image_view_opaque_capture_descriptor_data_ext(cx: &mut CallContext
 }
 
 /// `vkGetSamplerOpaqueCaptureDescriptorDataEXT`.
-unsafe fn get_sampler_opaque_capture_descriptor_data_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_sampler_opaque_capture_descriptor_data_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetSamplerOpaqueCaptureDescriptorDataEXT = cx.device_fn(c"vkGetSamplerOpaqueCaptureDescriptorDataEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8671,7 +8671,7 @@ unsafe fn get_sampler_opaque_capture_descriptor_data_ext(cx: &mut CallContext<'_
 }
 
 /// `vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT`.
-unsafe fn get_acceleration_structure_opaque_capture_descriptor_data_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_acceleration_structure_opaque_capture_descriptor_data_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT = cx.device_fn(c"vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8684,7 +8684,7 @@ unsafe fn get_acceleration_structure_opaque_capture_descriptor_data_ext(cx: &mut
 }
 
 /// `vkCmdSetFragmentShadingRateEnumNV`.
-unsafe fn cmd_set_fragment_shading_rate_enum_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_fragment_shading_rate_enum_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetFragmentShadingRateEnumNV = cx.device_fn(c"vkCmdSetFragmentShadingRateEnumNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8695,7 +8695,7 @@ unsafe fn cmd_set_fragment_shading_rate_enum_nv(cx: &mut CallContext<'_>, p: &[V
 }
 
 /// `vkCmdDrawMeshTasksEXT`.
-unsafe fn cmd_draw_mesh_tasks_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_draw_mesh_tasks_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdDrawMeshTasksEXT = cx.device_fn(c"vkCmdDrawMeshTasksEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8707,7 +8707,7 @@ unsafe fn cmd_draw_mesh_tasks_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>
 }
 
 /// `vkCmdDrawMeshTasksIndirectEXT`.
-unsafe fn cmd_draw_mesh_tasks_indirect_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_draw_mesh_tasks_indirect_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkCmdDrawMeshTasksIndirectEXT = cx.device_fn(c"vkCmdDrawMeshTasksIndirectEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8720,7 +8720,7 @@ unsafe fn cmd_draw_mesh_tasks_indirect_ext(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkCmdDrawMeshTasksIndirectCountEXT`.
-unsafe fn cmd_draw_mesh_tasks_indirect_count_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_draw_mesh_tasks_indirect_count_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 7)?;
     let f: vk::PFN_vkCmdDrawMeshTasksIndirectCountEXT = cx.device_fn(c"vkCmdDrawMeshTasksIndirectCountEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8735,7 +8735,7 @@ unsafe fn cmd_draw_mesh_tasks_indirect_count_ext(cx: &mut CallContext<'_>, p: &[
 }
 
 /// `vkCmdCopyBuffer2KHR`.
-unsafe fn cmd_copy_buffer2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_buffer2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyBuffer2 = cx.device_fn(c"vkCmdCopyBuffer2KHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8745,7 +8745,7 @@ unsafe fn cmd_copy_buffer2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkCmdCopyImage2KHR`.
-unsafe fn cmd_copy_image2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_image2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyImage2 = cx.device_fn(c"vkCmdCopyImage2KHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8755,7 +8755,7 @@ unsafe fn cmd_copy_image2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -
 }
 
 /// `vkCmdCopyBufferToImage2KHR`.
-unsafe fn cmd_copy_buffer_to_image2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_buffer_to_image2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyBufferToImage2 = cx.device_fn(c"vkCmdCopyBufferToImage2KHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8765,7 +8765,7 @@ unsafe fn cmd_copy_buffer_to_image2_khr(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkCmdCopyImageToBuffer2KHR`.
-unsafe fn cmd_copy_image_to_buffer2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_image_to_buffer2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyImageToBuffer2 = cx.device_fn(c"vkCmdCopyImageToBuffer2KHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8775,7 +8775,7 @@ unsafe fn cmd_copy_image_to_buffer2_khr(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkCmdBlitImage2KHR`.
-unsafe fn cmd_blit_image2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_blit_image2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdBlitImage2 = cx.device_fn(c"vkCmdBlitImage2KHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8785,7 +8785,7 @@ unsafe fn cmd_blit_image2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -
 }
 
 /// `vkCmdResolveImage2KHR`.
-unsafe fn cmd_resolve_image2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_resolve_image2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdResolveImage2 = cx.device_fn(c"vkCmdResolveImage2KHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8795,7 +8795,7 @@ unsafe fn cmd_resolve_image2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]
 }
 
 /// `vkGetImageSubresourceLayout2EXT`.
-unsafe fn get_image_subresource_layout2_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_image_subresource_layout2_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetImageSubresourceLayout2KHR = cx.device_fn(c"vkGetImageSubresourceLayout2EXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8808,7 +8808,7 @@ unsafe fn get_image_subresource_layout2_ext(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkGetDeviceFaultInfoEXT`.
-unsafe fn get_device_fault_info_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_fault_info_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDeviceFaultInfoEXT = cx.device_fn(c"vkGetDeviceFaultInfoEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8822,7 +8822,7 @@ unsafe fn get_device_fault_info_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'
 }
 
 /// `vkCmdSetVertexInputEXT`.
-unsafe fn cmd_set_vertex_input_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_vertex_input_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkCmdSetVertexInputEXT = cx.device_fn(c"vkCmdSetVertexInputEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8835,7 +8835,7 @@ unsafe fn cmd_set_vertex_input_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI`.
-unsafe fn get_device_subpass_shading_max_workgroup_size_huawei(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_subpass_shading_max_workgroup_size_huawei(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI = cx.device_fn(c"vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8848,7 +8848,7 @@ unsafe fn get_device_subpass_shading_max_workgroup_size_huawei(cx: &mut CallCont
 }
 
 /// `vkCmdSubpassShadingHUAWEI`.
-unsafe fn cmd_subpass_shading_huawei(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_subpass_shading_huawei(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 1)?;
     let f: vk::PFN_vkCmdSubpassShadingHUAWEI = cx.device_fn(c"vkCmdSubpassShadingHUAWEI")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8857,7 +8857,7 @@ unsafe fn cmd_subpass_shading_huawei(cx: &mut CallContext<'_>, p: &[VulkanParam<
 }
 
 /// `vkCmdBindInvocationMaskHUAWEI`.
-unsafe fn cmd_bind_invocation_mask_huawei(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_bind_invocation_mask_huawei(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdBindInvocationMaskHUAWEI = cx.device_fn(c"vkCmdBindInvocationMaskHUAWEI")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8868,7 +8868,7 @@ unsafe fn cmd_bind_invocation_mask_huawei(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkGetPipelinePropertiesEXT`.
-unsafe fn get_pipeline_properties_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_pipeline_properties_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetPipelinePropertiesEXT = cx.device_fn(c"vkGetPipelinePropertiesEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8881,7 +8881,7 @@ unsafe fn get_pipeline_properties_ext(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkCmdSetPatchControlPointsEXT`.
-unsafe fn cmd_set_patch_control_points_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_patch_control_points_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetPatchControlPointsEXT = cx.device_fn(c"vkCmdSetPatchControlPointsEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8891,7 +8891,7 @@ unsafe fn cmd_set_patch_control_points_ext(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkCmdSetRasterizerDiscardEnableEXT`.
-unsafe fn cmd_set_rasterizer_discard_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_rasterizer_discard_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetRasterizerDiscardEnable = cx.device_fn(c"vkCmdSetRasterizerDiscardEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8901,7 +8901,7 @@ unsafe fn cmd_set_rasterizer_discard_enable_ext(cx: &mut CallContext<'_>, p: &[V
 }
 
 /// `vkCmdSetDepthBiasEnableEXT`.
-unsafe fn cmd_set_depth_bias_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_bias_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDepthBiasEnable = cx.device_fn(c"vkCmdSetDepthBiasEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8911,7 +8911,7 @@ unsafe fn cmd_set_depth_bias_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkCmdSetLogicOpEXT`.
-unsafe fn cmd_set_logic_op_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_logic_op_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetLogicOpEXT = cx.device_fn(c"vkCmdSetLogicOpEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8921,7 +8921,7 @@ unsafe fn cmd_set_logic_op_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkCmdSetPrimitiveRestartEnableEXT`.
-unsafe fn cmd_set_primitive_restart_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_primitive_restart_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetPrimitiveRestartEnable = cx.device_fn(c"vkCmdSetPrimitiveRestartEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8931,7 +8931,7 @@ unsafe fn cmd_set_primitive_restart_enable_ext(cx: &mut CallContext<'_>, p: &[Vu
 }
 
 /// `vkCmdSetColorWriteEnableEXT`.
-unsafe fn cmd_set_color_write_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_color_write_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetColorWriteEnableEXT = cx.device_fn(c"vkCmdSetColorWriteEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8942,7 +8942,7 @@ unsafe fn cmd_set_color_write_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkCmdTraceRaysIndirect2KHR`.
-unsafe fn cmd_trace_rays_indirect2_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_trace_rays_indirect2_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdTraceRaysIndirect2KHR = cx.device_fn(c"vkCmdTraceRaysIndirect2KHR")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8952,7 +8952,7 @@ unsafe fn cmd_trace_rays_indirect2_khr(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkCreateMicromapEXT`.
-unsafe fn create_micromap_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_micromap_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateMicromapEXT = cx.device_fn(c"vkCreateMicromapEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8967,7 +8967,7 @@ unsafe fn create_micromap_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -
 }
 
 /// `vkDestroyMicromapEXT`.
-unsafe fn destroy_micromap_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_micromap_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyMicromapEXT = cx.device_fn(c"vkDestroyMicromapEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -8978,7 +8978,7 @@ unsafe fn destroy_micromap_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) 
 }
 
 /// `vkCmdBuildMicromapsEXT`.
-unsafe fn cmd_build_micromaps_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_build_micromaps_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdBuildMicromapsEXT = cx.device_fn(c"vkCmdBuildMicromapsEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -8989,7 +8989,7 @@ unsafe fn cmd_build_micromaps_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>
 }
 
 /// `vkBuildMicromapsEXT`.
-unsafe fn build_micromaps_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn build_micromaps_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkBuildMicromapsEXT = cx.device_fn(c"vkBuildMicromapsEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9002,7 +9002,7 @@ unsafe fn build_micromaps_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -
 }
 
 /// `vkCopyMicromapEXT`.
-unsafe fn copy_micromap_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn copy_micromap_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCopyMicromapEXT = cx.device_fn(c"vkCopyMicromapEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9014,7 +9014,7 @@ unsafe fn copy_micromap_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> 
 }
 
 /// `vkCopyMicromapToMemoryEXT`.
-unsafe fn copy_micromap_to_memory_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn copy_micromap_to_memory_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCopyMicromapToMemoryEXT = cx.device_fn(c"vkCopyMicromapToMemoryEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9026,7 +9026,7 @@ unsafe fn copy_micromap_to_memory_ext(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkCopyMemoryToMicromapEXT`.
-unsafe fn copy_memory_to_micromap_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn copy_memory_to_micromap_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCopyMemoryToMicromapEXT = cx.device_fn(c"vkCopyMemoryToMicromapEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9038,7 +9038,7 @@ unsafe fn copy_memory_to_micromap_ext(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkWriteMicromapsPropertiesEXT`.
-unsafe fn write_micromaps_properties_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn write_micromaps_properties_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 7)?;
     let f: vk::PFN_vkWriteMicromapsPropertiesEXT = cx.device_fn(c"vkWriteMicromapsPropertiesEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9055,7 +9055,7 @@ unsafe fn write_micromaps_properties_ext(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkCmdCopyMicromapEXT`.
-unsafe fn cmd_copy_micromap_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_micromap_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyMicromapEXT = cx.device_fn(c"vkCmdCopyMicromapEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9065,7 +9065,7 @@ unsafe fn cmd_copy_micromap_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>])
 }
 
 /// `vkCmdCopyMicromapToMemoryEXT`.
-unsafe fn cmd_copy_micromap_to_memory_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_micromap_to_memory_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyMicromapToMemoryEXT = cx.device_fn(c"vkCmdCopyMicromapToMemoryEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9075,7 +9075,7 @@ unsafe fn cmd_copy_micromap_to_memory_ext(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkCmdCopyMemoryToMicromapEXT`.
-unsafe fn cmd_copy_memory_to_micromap_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_memory_to_micromap_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdCopyMemoryToMicromapEXT = cx.device_fn(c"vkCmdCopyMemoryToMicromapEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9085,7 +9085,7 @@ unsafe fn cmd_copy_memory_to_micromap_ext(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkCmdWriteMicromapsPropertiesEXT`.
-unsafe fn cmd_write_micromaps_properties_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_write_micromaps_properties_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 6)?;
     let f: vk::PFN_vkCmdWriteMicromapsPropertiesEXT = cx.device_fn(c"vkCmdWriteMicromapsPropertiesEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9099,7 +9099,7 @@ unsafe fn cmd_write_micromaps_properties_ext(cx: &mut CallContext<'_>, p: &[Vulk
 }
 
 /// `vkGetDeviceMicromapCompatibilityEXT`.
-unsafe fn get_device_micromap_compatibility_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_micromap_compatibility_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDeviceMicromapCompatibilityEXT = cx.device_fn(c"vkGetDeviceMicromapCompatibilityEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9111,7 +9111,7 @@ unsafe fn get_device_micromap_compatibility_ext(cx: &mut CallContext<'_>, p: &[V
 }
 
 /// `vkGetMicromapBuildSizesEXT`.
-unsafe fn get_micromap_build_sizes_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_micromap_build_sizes_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetMicromapBuildSizesEXT = cx.device_fn(c"vkGetMicromapBuildSizesEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9124,7 +9124,7 @@ unsafe fn get_micromap_build_sizes_ext(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkCmdDrawClusterHUAWEI`.
-unsafe fn cmd_draw_cluster_huawei(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_draw_cluster_huawei(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdDrawClusterHUAWEI = cx.device_fn(c"vkCmdDrawClusterHUAWEI")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9136,7 +9136,7 @@ unsafe fn cmd_draw_cluster_huawei(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>
 }
 
 /// `vkCmdDrawClusterIndirectHUAWEI`.
-unsafe fn cmd_draw_cluster_indirect_huawei(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_draw_cluster_indirect_huawei(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdDrawClusterIndirectHUAWEI = cx.device_fn(c"vkCmdDrawClusterIndirectHUAWEI")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9147,7 +9147,7 @@ unsafe fn cmd_draw_cluster_indirect_huawei(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkSetDeviceMemoryPriorityEXT`.
-unsafe fn set_device_memory_priority_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn set_device_memory_priority_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkSetDeviceMemoryPriorityEXT = cx.device_fn(c"vkSetDeviceMemoryPriorityEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9158,7 +9158,7 @@ unsafe fn set_device_memory_priority_ext(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkGetDeviceBufferMemoryRequirementsKHR`.
-unsafe fn get_device_buffer_memory_requirements_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_buffer_memory_requirements_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDeviceBufferMemoryRequirements = cx.device_fn(c"vkGetDeviceBufferMemoryRequirementsKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9170,7 +9170,7 @@ unsafe fn get_device_buffer_memory_requirements_khr(cx: &mut CallContext<'_>, p:
 }
 
 /// `vkGetDeviceImageMemoryRequirementsKHR`.
-unsafe fn get_device_image_memory_requirements_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_image_memory_requirements_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDeviceImageMemoryRequirements = cx.device_fn(c"vkGetDeviceImageMemoryRequirementsKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9182,7 +9182,7 @@ unsafe fn get_device_image_memory_requirements_khr(cx: &mut CallContext<'_>, p: 
 }
 
 /// `vkGetDeviceImageSparseMemoryRequirementsKHR`.
-unsafe fn get_device_image_sparse_memory_requirements_khr(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_device_image_sparse_memory_requirements_khr(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetDeviceImageSparseMemoryRequirements = cx.device_fn(c"vkGetDeviceImageSparseMemoryRequirementsKHR")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9196,7 +9196,7 @@ unsafe fn get_device_image_sparse_memory_requirements_khr(cx: &mut CallContext<'
 }
 
 /// `vkGetDescriptorSetLayoutHostMappingInfoVALVE`.
-unsafe fn get_descriptor_set_layout_host_mapping_info_valve(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_descriptor_set_layout_host_mapping_info_valve(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDescriptorSetLayoutHostMappingInfoVALVE = cx.device_fn(c"vkGetDescriptorSetLayoutHostMappingInfoVALVE")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9208,7 +9208,7 @@ unsafe fn get_descriptor_set_layout_host_mapping_info_valve(cx: &mut CallContext
 }
 
 /// `vkCmdCopyMemoryIndirectNV`.
-unsafe fn cmd_copy_memory_indirect_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_memory_indirect_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdCopyMemoryIndirectNV = cx.device_fn(c"vkCmdCopyMemoryIndirectNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9220,7 +9220,7 @@ unsafe fn cmd_copy_memory_indirect_nv(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkCmdCopyMemoryToImageIndirectNV`.
-unsafe fn cmd_copy_memory_to_image_indirect_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_copy_memory_to_image_indirect_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 7)?;
     let f: vk::PFN_vkCmdCopyMemoryToImageIndirectNV = cx.device_fn(c"vkCmdCopyMemoryToImageIndirectNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9235,7 +9235,7 @@ unsafe fn cmd_copy_memory_to_image_indirect_nv(cx: &mut CallContext<'_>, p: &[Vu
 }
 
 /// `vkCmdDecompressMemoryNV`.
-unsafe fn cmd_decompress_memory_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_decompress_memory_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdDecompressMemoryNV = cx.device_fn(c"vkCmdDecompressMemoryNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9246,7 +9246,7 @@ unsafe fn cmd_decompress_memory_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkCmdDecompressMemoryIndirectCountNV`.
-unsafe fn cmd_decompress_memory_indirect_count_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_decompress_memory_indirect_count_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdDecompressMemoryIndirectCountNV = cx.device_fn(c"vkCmdDecompressMemoryIndirectCountNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9258,7 +9258,7 @@ unsafe fn cmd_decompress_memory_indirect_count_nv(cx: &mut CallContext<'_>, p: &
 }
 
 /// `vkCmdSetTessellationDomainOriginEXT`.
-unsafe fn cmd_set_tessellation_domain_origin_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_tessellation_domain_origin_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetTessellationDomainOriginEXT = cx.device_fn(c"vkCmdSetTessellationDomainOriginEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9268,7 +9268,7 @@ unsafe fn cmd_set_tessellation_domain_origin_ext(cx: &mut CallContext<'_>, p: &[
 }
 
 /// `vkCmdSetDepthClampEnableEXT`.
-unsafe fn cmd_set_depth_clamp_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_clamp_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDepthClampEnableEXT = cx.device_fn(c"vkCmdSetDepthClampEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9278,7 +9278,7 @@ unsafe fn cmd_set_depth_clamp_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkCmdSetPolygonModeEXT`.
-unsafe fn cmd_set_polygon_mode_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_polygon_mode_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetPolygonModeEXT = cx.device_fn(c"vkCmdSetPolygonModeEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9288,7 +9288,7 @@ unsafe fn cmd_set_polygon_mode_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_
 }
 
 /// `vkCmdSetRasterizationSamplesEXT`.
-unsafe fn cmd_set_rasterization_samples_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_rasterization_samples_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetRasterizationSamplesEXT = cx.device_fn(c"vkCmdSetRasterizationSamplesEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9298,7 +9298,7 @@ unsafe fn cmd_set_rasterization_samples_ext(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkCmdSetSampleMaskEXT`.
-unsafe fn cmd_set_sample_mask_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_sample_mask_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetSampleMaskEXT = cx.device_fn(c"vkCmdSetSampleMaskEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9309,7 +9309,7 @@ unsafe fn cmd_set_sample_mask_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>
 }
 
 /// `vkCmdSetAlphaToCoverageEnableEXT`.
-unsafe fn cmd_set_alpha_to_coverage_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_alpha_to_coverage_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetAlphaToCoverageEnableEXT = cx.device_fn(c"vkCmdSetAlphaToCoverageEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9319,7 +9319,7 @@ unsafe fn cmd_set_alpha_to_coverage_enable_ext(cx: &mut CallContext<'_>, p: &[Vu
 }
 
 /// `vkCmdSetAlphaToOneEnableEXT`.
-unsafe fn cmd_set_alpha_to_one_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_alpha_to_one_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetAlphaToOneEnableEXT = cx.device_fn(c"vkCmdSetAlphaToOneEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9329,7 +9329,7 @@ unsafe fn cmd_set_alpha_to_one_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkCmdSetLogicOpEnableEXT`.
-unsafe fn cmd_set_logic_op_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_logic_op_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetLogicOpEnableEXT = cx.device_fn(c"vkCmdSetLogicOpEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9339,7 +9339,7 @@ unsafe fn cmd_set_logic_op_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkCmdSetColorBlendEnableEXT`.
-unsafe fn cmd_set_color_blend_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_color_blend_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdSetColorBlendEnableEXT = cx.device_fn(c"vkCmdSetColorBlendEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9351,7 +9351,7 @@ unsafe fn cmd_set_color_blend_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkCmdSetColorBlendEquationEXT`.
-unsafe fn cmd_set_color_blend_equation_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_color_blend_equation_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdSetColorBlendEquationEXT = cx.device_fn(c"vkCmdSetColorBlendEquationEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9363,7 +9363,7 @@ unsafe fn cmd_set_color_blend_equation_ext(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkCmdSetColorWriteMaskEXT`.
-unsafe fn cmd_set_color_write_mask_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_color_write_mask_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdSetColorWriteMaskEXT = cx.device_fn(c"vkCmdSetColorWriteMaskEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9375,7 +9375,7 @@ unsafe fn cmd_set_color_write_mask_ext(cx: &mut CallContext<'_>, p: &[VulkanPara
 }
 
 /// `vkCmdSetRasterizationStreamEXT`.
-unsafe fn cmd_set_rasterization_stream_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_rasterization_stream_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetRasterizationStreamEXT = cx.device_fn(c"vkCmdSetRasterizationStreamEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9385,7 +9385,7 @@ unsafe fn cmd_set_rasterization_stream_ext(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkCmdSetConservativeRasterizationModeEXT`.
-unsafe fn cmd_set_conservative_rasterization_mode_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_conservative_rasterization_mode_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetConservativeRasterizationModeEXT = cx.device_fn(c"vkCmdSetConservativeRasterizationModeEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9395,7 +9395,7 @@ unsafe fn cmd_set_conservative_rasterization_mode_ext(cx: &mut CallContext<'_>, 
 }
 
 /// `vkCmdSetExtraPrimitiveOverestimationSizeEXT`.
-unsafe fn cmd_set_extra_primitive_overestimation_size_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_extra_primitive_overestimation_size_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetExtraPrimitiveOverestimationSizeEXT = cx.device_fn(c"vkCmdSetExtraPrimitiveOverestimationSizeEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9405,7 +9405,7 @@ unsafe fn cmd_set_extra_primitive_overestimation_size_ext(cx: &mut CallContext<'
 }
 
 /// `vkCmdSetDepthClipEnableEXT`.
-unsafe fn cmd_set_depth_clip_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_clip_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDepthClipEnableEXT = cx.device_fn(c"vkCmdSetDepthClipEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9415,7 +9415,7 @@ unsafe fn cmd_set_depth_clip_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanPar
 }
 
 /// `vkCmdSetSampleLocationsEnableEXT`.
-unsafe fn cmd_set_sample_locations_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_sample_locations_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetSampleLocationsEnableEXT = cx.device_fn(c"vkCmdSetSampleLocationsEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9425,7 +9425,7 @@ unsafe fn cmd_set_sample_locations_enable_ext(cx: &mut CallContext<'_>, p: &[Vul
 }
 
 /// `vkCmdSetColorBlendAdvancedEXT`.
-unsafe fn cmd_set_color_blend_advanced_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_color_blend_advanced_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdSetColorBlendAdvancedEXT = cx.device_fn(c"vkCmdSetColorBlendAdvancedEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9437,7 +9437,7 @@ unsafe fn cmd_set_color_blend_advanced_ext(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkCmdSetProvokingVertexModeEXT`.
-unsafe fn cmd_set_provoking_vertex_mode_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_provoking_vertex_mode_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetProvokingVertexModeEXT = cx.device_fn(c"vkCmdSetProvokingVertexModeEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9447,7 +9447,7 @@ unsafe fn cmd_set_provoking_vertex_mode_ext(cx: &mut CallContext<'_>, p: &[Vulka
 }
 
 /// `vkCmdSetLineRasterizationModeEXT`.
-unsafe fn cmd_set_line_rasterization_mode_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_line_rasterization_mode_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetLineRasterizationModeEXT = cx.device_fn(c"vkCmdSetLineRasterizationModeEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9457,7 +9457,7 @@ unsafe fn cmd_set_line_rasterization_mode_ext(cx: &mut CallContext<'_>, p: &[Vul
 }
 
 /// `vkCmdSetLineStippleEnableEXT`.
-unsafe fn cmd_set_line_stipple_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_line_stipple_enable_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetLineStippleEnableEXT = cx.device_fn(c"vkCmdSetLineStippleEnableEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9467,7 +9467,7 @@ unsafe fn cmd_set_line_stipple_enable_ext(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkCmdSetDepthClipNegativeOneToOneEXT`.
-unsafe fn cmd_set_depth_clip_negative_one_to_one_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_depth_clip_negative_one_to_one_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetDepthClipNegativeOneToOneEXT = cx.device_fn(c"vkCmdSetDepthClipNegativeOneToOneEXT")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9477,7 +9477,7 @@ unsafe fn cmd_set_depth_clip_negative_one_to_one_ext(cx: &mut CallContext<'_>, p
 }
 
 /// `vkCmdSetViewportWScalingEnableNV`.
-unsafe fn cmd_set_viewport_w_scaling_enable_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_viewport_w_scaling_enable_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetViewportWScalingEnableNV = cx.device_fn(c"vkCmdSetViewportWScalingEnableNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9487,7 +9487,7 @@ unsafe fn cmd_set_viewport_w_scaling_enable_nv(cx: &mut CallContext<'_>, p: &[Vu
 }
 
 /// `vkCmdSetViewportSwizzleNV`.
-unsafe fn cmd_set_viewport_swizzle_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_viewport_swizzle_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCmdSetViewportSwizzleNV = cx.device_fn(c"vkCmdSetViewportSwizzleNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9499,7 +9499,7 @@ unsafe fn cmd_set_viewport_swizzle_nv(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkCmdSetCoverageToColorEnableNV`.
-unsafe fn cmd_set_coverage_to_color_enable_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_coverage_to_color_enable_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetCoverageToColorEnableNV = cx.device_fn(c"vkCmdSetCoverageToColorEnableNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9509,7 +9509,7 @@ unsafe fn cmd_set_coverage_to_color_enable_nv(cx: &mut CallContext<'_>, p: &[Vul
 }
 
 /// `vkCmdSetCoverageToColorLocationNV`.
-unsafe fn cmd_set_coverage_to_color_location_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_coverage_to_color_location_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetCoverageToColorLocationNV = cx.device_fn(c"vkCmdSetCoverageToColorLocationNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9519,7 +9519,7 @@ unsafe fn cmd_set_coverage_to_color_location_nv(cx: &mut CallContext<'_>, p: &[V
 }
 
 /// `vkCmdSetCoverageModulationModeNV`.
-unsafe fn cmd_set_coverage_modulation_mode_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_coverage_modulation_mode_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetCoverageModulationModeNV = cx.device_fn(c"vkCmdSetCoverageModulationModeNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9529,7 +9529,7 @@ unsafe fn cmd_set_coverage_modulation_mode_nv(cx: &mut CallContext<'_>, p: &[Vul
 }
 
 /// `vkCmdSetCoverageModulationTableEnableNV`.
-unsafe fn cmd_set_coverage_modulation_table_enable_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_coverage_modulation_table_enable_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetCoverageModulationTableEnableNV = cx.device_fn(c"vkCmdSetCoverageModulationTableEnableNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9539,7 +9539,7 @@ unsafe fn cmd_set_coverage_modulation_table_enable_nv(cx: &mut CallContext<'_>, 
 }
 
 /// `vkCmdSetCoverageModulationTableNV`.
-unsafe fn cmd_set_coverage_modulation_table_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_coverage_modulation_table_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdSetCoverageModulationTableNV = cx.device_fn(c"vkCmdSetCoverageModulationTableNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9550,7 +9550,7 @@ unsafe fn cmd_set_coverage_modulation_table_nv(cx: &mut CallContext<'_>, p: &[Vu
 }
 
 /// `vkCmdSetShadingRateImageEnableNV`.
-unsafe fn cmd_set_shading_rate_image_enable_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_shading_rate_image_enable_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetShadingRateImageEnableNV = cx.device_fn(c"vkCmdSetShadingRateImageEnableNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9560,7 +9560,7 @@ unsafe fn cmd_set_shading_rate_image_enable_nv(cx: &mut CallContext<'_>, p: &[Vu
 }
 
 /// `vkCmdSetRepresentativeFragmentTestEnableNV`.
-unsafe fn cmd_set_representative_fragment_test_enable_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_representative_fragment_test_enable_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetRepresentativeFragmentTestEnableNV = cx.device_fn(c"vkCmdSetRepresentativeFragmentTestEnableNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9570,7 +9570,7 @@ unsafe fn cmd_set_representative_fragment_test_enable_nv(cx: &mut CallContext<'_
 }
 
 /// `vkCmdSetCoverageReductionModeNV`.
-unsafe fn cmd_set_coverage_reduction_mode_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_set_coverage_reduction_mode_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 2)?;
     let f: vk::PFN_vkCmdSetCoverageReductionModeNV = cx.device_fn(c"vkCmdSetCoverageReductionModeNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9580,7 +9580,7 @@ unsafe fn cmd_set_coverage_reduction_mode_nv(cx: &mut CallContext<'_>, p: &[Vulk
 }
 
 /// `vkGetShaderModuleIdentifierEXT`.
-unsafe fn get_shader_module_identifier_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_shader_module_identifier_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetShaderModuleIdentifierEXT = cx.device_fn(c"vkGetShaderModuleIdentifierEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9592,7 +9592,7 @@ unsafe fn get_shader_module_identifier_ext(cx: &mut CallContext<'_>, p: &[Vulkan
 }
 
 /// `vkGetShaderModuleCreateInfoIdentifierEXT`.
-unsafe fn get_shader_module_create_info_identifier_ext(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_shader_module_create_info_identifier_ext(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetShaderModuleCreateInfoIdentifierEXT = cx.device_fn(c"vkGetShaderModuleCreateInfoIdentifierEXT")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9604,7 +9604,7 @@ unsafe fn get_shader_module_create_info_identifier_ext(cx: &mut CallContext<'_>,
 }
 
 /// `vkCreateOpticalFlowSessionNV`.
-unsafe fn create_optical_flow_session_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn create_optical_flow_session_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkCreateOpticalFlowSessionNV = cx.device_fn(c"vkCreateOpticalFlowSessionNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9619,7 +9619,7 @@ unsafe fn create_optical_flow_session_nv(cx: &mut CallContext<'_>, p: &[VulkanPa
 }
 
 /// `vkDestroyOpticalFlowSessionNV`.
-unsafe fn destroy_optical_flow_session_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn destroy_optical_flow_session_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkDestroyOpticalFlowSessionNV = cx.device_fn(c"vkDestroyOpticalFlowSessionNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9630,7 +9630,7 @@ unsafe fn destroy_optical_flow_session_nv(cx: &mut CallContext<'_>, p: &[VulkanP
 }
 
 /// `vkBindOpticalFlowSessionImageNV`.
-unsafe fn bind_optical_flow_session_image_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn bind_optical_flow_session_image_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 5)?;
     let f: vk::PFN_vkBindOpticalFlowSessionImageNV = cx.device_fn(c"vkBindOpticalFlowSessionImageNV")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9644,7 +9644,7 @@ unsafe fn bind_optical_flow_session_image_nv(cx: &mut CallContext<'_>, p: &[Vulk
 }
 
 /// `vkCmdOpticalFlowExecuteNV`.
-unsafe fn cmd_optical_flow_execute_nv(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn cmd_optical_flow_execute_nv(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkCmdOpticalFlowExecuteNV = cx.device_fn(c"vkCmdOpticalFlowExecuteNV")?;
     let a0 = vk::CommandBuffer::from_raw(cx.handle(vk::ObjectType::COMMAND_BUFFER, p[0].value())?);
@@ -9655,7 +9655,7 @@ unsafe fn cmd_optical_flow_execute_nv(cx: &mut CallContext<'_>, p: &[VulkanParam
 }
 
 /// `vkGetFramebufferTilePropertiesQCOM`.
-unsafe fn get_framebuffer_tile_properties_qcom(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_framebuffer_tile_properties_qcom(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 4)?;
     let f: vk::PFN_vkGetFramebufferTilePropertiesQCOM = cx.device_fn(c"vkGetFramebufferTilePropertiesQCOM")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -9670,7 +9670,7 @@ unsafe fn get_framebuffer_tile_properties_qcom(cx: &mut CallContext<'_>, p: &[Vu
 }
 
 /// `vkGetDynamicRenderingTilePropertiesQCOM`.
-unsafe fn get_dynamic_rendering_tile_properties_qcom(cx: &mut CallContext<'_>, p: &[VulkanParam<'_>]) -> Result<(), CallError> {
+unsafe fn get_dynamic_rendering_tile_properties_qcom(cx: &mut CallContext<'_>, p: &[Param<'_>]) -> Result<(), CallError> {
     cx.arity(p, 3)?;
     let f: vk::PFN_vkGetDynamicRenderingTilePropertiesQCOM = cx.device_fn(c"vkGetDynamicRenderingTilePropertiesQCOM")?;
     let a0 = vk::Device::from_raw(cx.handle(vk::ObjectType::DEVICE, p[0].value())?);
@@ -10182,7 +10182,7 @@ pub fn disposition(name: &str) -> Disposition {
 ///
 /// # Safety
 /// `cx` must hold live objects for every handle the record names.
-pub unsafe fn replay(cx: &mut CallContext<'_>, name: &str, p: &[VulkanParam<'_>]) -> Result<bool, CallError> {
+pub unsafe fn replay(cx: &mut CallContext<'_>, name: &str, p: &[Param<'_>]) -> Result<bool, CallError> {
     match name {
         "vkQueueWaitIdle" => queue_wait_idle(cx, p)?,
         "vkDeviceWaitIdle" => device_wait_idle(cx, p)?,

@@ -3,11 +3,17 @@
 //! present, and [`DecodeError`], which names the parameter and what was wrong.
 
 use smallvec::SmallVec;
-use trace_format::generated::trace::VulkanParam;
+use trace_format::generated::trace::VulkanCall;
+use trace_format::generic_params::{PackedError, Param, ParamList};
 
 /// A record's parameters, gathered for decoding by position: on the stack for every
 /// command of up to 16 parameters (all but a few).
-pub type Params<'a> = SmallVec<[VulkanParam<'a>; 16]>;
+pub type Params<'a> = SmallVec<[Param<'a>; 16]>;
+
+/// The parameters of `call`, gathered by position (a packed record's checked whole first).
+pub fn params_of<'a>(call: &VulkanCall<'a>) -> Result<Params<'a>, DecodeError> {
+    Ok(ParamList::of(call)?.iter().collect())
+}
 
 /// Why a generic record's parameters did not decode.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -23,6 +29,9 @@ pub enum DecodeError {
     /// A parameter is missing.
     #[error("parameter `{0}` is missing")]
     Missing(&'static str),
+    /// The record's packed parameters are damaged.
+    #[error(transparent)]
+    Packed(#[from] PackedError),
     /// A parameter's bytes are not a whole number of its elements.
     #[error("parameter `{param}`: {len} bytes are not a whole number of {size}-byte elements")]
     Size {
@@ -93,20 +102,20 @@ field!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
 
 /// Parameter `index`.
 pub fn param<'a>(
-    params: &[VulkanParam<'a>],
+    params: &[Param<'a>],
     index: usize,
     name: &'static str,
-) -> Result<VulkanParam<'a>, DecodeError> {
+) -> Result<Param<'a>, DecodeError> {
     params.get(index).copied().ok_or(DecodeError::Missing(name))
 }
 
-fn bytes<'a>(p: VulkanParam<'a>) -> &'a [u8] {
-    p.bytes().map_or(&[][..], |b| b.bytes())
+fn bytes<'a>(p: Param<'a>) -> &'a [u8] {
+    p.bytes().unwrap_or_default()
 }
 
 /// The parameter's bytes as `size`-byte elements, each read by `read`.
 pub fn structs<T>(
-    p: VulkanParam<'_>,
+    p: Param<'_>,
     size: usize,
     read: fn(&[u8]) -> T,
     name: &'static str,
@@ -124,7 +133,7 @@ pub fn structs<T>(
 
 /// The parameter's bytes as one structure.
 pub fn one_struct<T>(
-    p: VulkanParam<'_>,
+    p: Param<'_>,
     size: usize,
     read: fn(&[u8]) -> T,
     name: &'static str,
@@ -142,7 +151,7 @@ pub fn one_struct<T>(
 
 /// The parameter's bytes as `size`-byte scalars.
 pub fn scalars<T: Field>(
-    p: VulkanParam<'_>,
+    p: Param<'_>,
     size: usize,
     name: &'static str,
 ) -> Result<Vec<T>, DecodeError> {
@@ -151,7 +160,7 @@ pub fn scalars<T: Field>(
 
 /// The parameter's bytes as a fixed array of `N` scalars.
 pub fn fixed<T: Field, const N: usize>(
-    p: VulkanParam<'_>,
+    p: Param<'_>,
     size: usize,
     name: &'static str,
 ) -> Result<[T; N], DecodeError> {
@@ -169,9 +178,9 @@ pub fn fixed<T: Field, const N: usize>(
 /// What the elements' pointer members point to: `per_element` parameters for each
 /// element, read by `read`.
 pub fn nested<T>(
-    p: VulkanParam<'_>,
+    p: Param<'_>,
     per_element: usize,
-    read: fn(&[VulkanParam<'_>]) -> Result<T, DecodeError>,
+    read: fn(&[Param<'_>]) -> Result<T, DecodeError>,
     name: &'static str,
 ) -> Result<Vec<T>, DecodeError> {
     let all: Params<'_> = p.nested().map(|n| n.iter().collect()).unwrap_or_default();
@@ -186,12 +195,12 @@ pub fn nested<T>(
 }
 
 /// The parameter's bytes as text.
-pub fn string(p: VulkanParam<'_>) -> String {
+pub fn string(p: Param<'_>) -> String {
     String::from_utf8_lossy(bytes(p)).into_owned()
 }
 
 /// The parameter's bytes as NUL-terminated strings.
-pub fn strings(p: VulkanParam<'_>) -> Vec<String> {
+pub fn strings(p: Param<'_>) -> Vec<String> {
     let b = bytes(p);
     let b = b.strip_suffix(&[0]).unwrap_or(b);
     if b.is_empty() {

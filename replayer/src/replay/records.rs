@@ -2,6 +2,7 @@
 //! uniform-buffer descriptors and update templates, swapchain calls.
 
 use super::*;
+use trace_format::generic_params::Param;
 
 impl Pass<'_> {
     /// A command recorded generically: decoded and recorded into its command buffer
@@ -12,22 +13,22 @@ impl Pass<'_> {
         call: &trace_format::generated::trace::VulkanCall<'_>,
     ) {
         let name = call.command().unwrap_or("vkUnknownCommand");
-        if self.take_swapchain_call(name, call) {
+        let params = match generic::read::params_of(call) {
+            Ok(params) => params,
+            Err(e) => {
+                let recorded = names::is_recorded_command(name);
+                return self.skip(&format!("{name} (does not decode: {e})"), recorded);
+            }
+        };
+        if self.take_swapchain_call(name, &params) {
             return;
         }
-        if self.take_debug_utils(name, call) {
+        if self.take_debug_utils(name, &params) {
             return;
         }
         if name == "vkAllocateDescriptorSets" {
             // The sets it made: the output array, 8 bytes a handle.
-            let params: Vec<_> = call
-                .params()
-                .map(|p| p.iter().collect())
-                .unwrap_or_default();
-            let ids = params
-                .get(2)
-                .and_then(|p| p.bytes())
-                .map_or(&[][..], |b| b.bytes());
+            let ids = params.get(2).and_then(|p| p.bytes()).unwrap_or_default();
             let sets: Vec<u64> = (0..ids.len() / 8)
                 .map(|i| swapchain::handle_at(ids, i))
                 .collect();
@@ -37,23 +38,19 @@ impl Pass<'_> {
         if name == "vkCreateDescriptorUpdateTemplate"
             || name == "vkCreateDescriptorUpdateTemplateKHR"
         {
-            let params: Vec<_> = call
-                .params()
-                .map(|p| p.iter().collect())
-                .unwrap_or_default();
             if let Some((id, entries)) = crate::device::templates::created(&params) {
                 self.templates.insert(id, entries);
             }
             return self.skip(name, false);
         }
-        match generic::decode_setup(call) {
+        match generic::decode_setup(name, &params) {
             Ok(Some(GenericSetup::CreateDescriptorSetLayout(c))) => {
                 return self.layouts.create_set_layout(&c);
             }
             Ok(None) => {}
             Err(e) => return self.skip(&format!("{name} (does not decode: {e})"), false),
         }
-        match generic::decode(call) {
+        match generic::decode(name, &params) {
             Ok(Some(cmd)) => {
                 let cb = cmd.command_buffer();
                 let ubos = match &cmd {
@@ -68,9 +65,9 @@ impl Pass<'_> {
                         ubos: {
                             // The update's data as recorded (sparse: each run at its
                             // offset), read where it lies.
-                            let data = call
-                                .params()
-                                .and_then(|p| p.iter().nth(4))
+                            let data = params
+                                .get(4)
+                                .copied()
                                 .and_then(crate::device::templates::RecordedRuns::of);
                             data.map_or_else(Vec::new, |d| self.template_ubos(c, &d))
                         },
@@ -102,21 +99,16 @@ impl Pass<'_> {
     /// NVK does nothing with them but keep them for its messages
     /// (vk_common_QueueBeginDebugUtilsLabelEXT, vk_common_SetDebugUtilsObjectNameEXT).
     /// Whether `name` was one.
-    fn take_debug_utils(
-        &mut self,
-        name: &str,
-        call: &trace_format::generated::trace::VulkanCall<'_>,
-    ) -> bool {
-        let params: Vec<_> = match name {
+    fn take_debug_utils(&mut self, name: &str, params: &[Param<'_>]) -> bool {
+        if !matches!(
+            name,
             "vkQueueBeginDebugUtilsLabelEXT"
-            | "vkQueueEndDebugUtilsLabelEXT"
-            | "vkQueueInsertDebugUtilsLabelEXT"
-            | "vkSetDebugUtilsObjectNameEXT" => call
-                .params()
-                .map(|p| p.iter().collect())
-                .unwrap_or_default(),
-            _ => return false,
-        };
+                | "vkQueueEndDebugUtilsLabelEXT"
+                | "vkQueueInsertDebugUtilsLabelEXT"
+                | "vkSetDebugUtilsObjectNameEXT"
+        ) {
+            return false;
+        }
         // The structure's one nested parameter: its name.
         let nested_name = || {
             params
@@ -134,7 +126,7 @@ impl Pass<'_> {
                 let handle = params
                     .get(1)
                     .and_then(|p| p.bytes())
-                    .and_then(|b| b.bytes().get(24..32))
+                    .and_then(|b| b.get(24..32))
                     .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
                 if let Some(handle) = handle {
                     self.places.name_object(handle, &nested_name());
@@ -229,32 +221,18 @@ impl Pass<'_> {
 
     /// The swapchain calls, which say what images a program renders to: true when
     /// `call` was one.
-    pub(super) fn take_swapchain_call(
-        &mut self,
-        name: &str,
-        call: &trace_format::generated::trace::VulkanCall<'_>,
-    ) -> bool {
+    pub(super) fn take_swapchain_call(&mut self, name: &str, params: &[Param<'_>]) -> bool {
         const TAKEN: [&str; 4] = [
             "vkCreateSwapchainKHR",
             "vkGetSwapchainImagesKHR",
             "vkDestroySwapchainKHR",
             "vkCreateComputePipelines",
         ];
-        // Every generic record passes here: its parameters are gathered only for these.
         if !TAKEN.contains(&name) {
             return false;
         }
-        let params: Vec<_> = call
-            .params()
-            .map(|p| p.iter().collect())
-            .unwrap_or_default();
         let value = |i: usize| params.get(i).map_or(0, |p| p.value());
-        let bytes = |i: usize| {
-            params
-                .get(i)
-                .and_then(|p| p.bytes())
-                .map_or(&[][..], |b| b.bytes())
-        };
+        let bytes = |i: usize| params.get(i).and_then(|p| p.bytes()).unwrap_or_default();
         match name {
             "vkCreateSwapchainKHR" => match SwapchainInfo::of_bytes(bytes(1)) {
                 Some(info) => {

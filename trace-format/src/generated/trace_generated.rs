@@ -23617,6 +23617,7 @@ impl<'a> ::flatbuffers::Follow<'a> for VulkanCall<'a> {
 impl<'a> VulkanCall<'a> {
   pub const VT_COMMAND: ::flatbuffers::VOffsetT = 4;
   pub const VT_PARAMS: ::flatbuffers::VOffsetT = 6;
+  pub const VT_PACKED: ::flatbuffers::VOffsetT = 8;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -23628,6 +23629,7 @@ impl<'a> VulkanCall<'a> {
     args: &'args VulkanCallArgs<'args>
   ) -> ::flatbuffers::WIPOffset<VulkanCall<'bldr>> {
     let mut builder = VulkanCallBuilder::new(_fbb);
+    if let Some(x) = args.packed { builder.add_packed(x); }
     if let Some(x) = args.params { builder.add_params(x); }
     if let Some(x) = args.command { builder.add_command(x); }
     builder.finish()
@@ -23640,9 +23642,13 @@ impl<'a> VulkanCall<'a> {
     let params = self.params().map(|x| {
       x.iter().map(|t| t.unpack()).collect()
     });
+    let packed = self.packed().map(|x| {
+      x.into_iter().collect()
+    });
     VulkanCallT {
       command,
       params,
+      packed,
     }
   }
 
@@ -23653,12 +23659,26 @@ impl<'a> VulkanCall<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(VulkanCall::VT_COMMAND, None)}
   }
+  /// The parameters as tables (traces of format version 3 and older, and imports).
   #[inline]
   pub fn params(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam<'a>>>> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam>>>>(VulkanCall::VT_PARAMS, None)}
+  }
+  /// The parameters packed into one byte string (format version 4 on; then `params` is
+  /// absent): each parameter a flags byte (bit 0 a value follows, bit 1 bytes, bit 2 a
+  /// chain, bit 3 nested parameters), then the value (`u64`), the bytes (`u32` length,
+  /// then the bytes), the chain and the nested parameters (each a `u32` count, a `u32`
+  /// byte length and the parameters, packed alike), all little-endian, unaligned. The
+  /// same tree as `params` holds, read in one pass, with no table to verify.
+  #[inline]
+  pub fn packed(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(VulkanCall::VT_PACKED, None)}
   }
 }
 
@@ -23670,6 +23690,7 @@ impl ::flatbuffers::Verifiable for VulkanCall<'_> {
     v.visit_table(pos)?
      .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("command", Self::VT_COMMAND, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<VulkanParam>>>>("params", Self::VT_PARAMS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("packed", Self::VT_PACKED, false)?
      .finish();
     Ok(())
   }
@@ -23677,6 +23698,7 @@ impl ::flatbuffers::Verifiable for VulkanCall<'_> {
 pub struct VulkanCallArgs<'a> {
     pub command: Option<::flatbuffers::WIPOffset<&'a str>>,
     pub params: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam<'a>>>>>,
+    pub packed: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
 }
 impl<'a> Default for VulkanCallArgs<'a> {
   #[inline]
@@ -23684,6 +23706,7 @@ impl<'a> Default for VulkanCallArgs<'a> {
     VulkanCallArgs {
       command: None,
       params: None,
+      packed: None,
     }
   }
 }
@@ -23693,7 +23716,7 @@ impl Serialize for VulkanCall<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("VulkanCall", 2)?;
+    let mut s = serializer.serialize_struct("VulkanCall", 3)?;
       if let Some(f) = self.command() {
         s.serialize_field("command", &f)?;
       } else {
@@ -23703,6 +23726,11 @@ impl Serialize for VulkanCall<'_> {
         s.serialize_field("params", &f)?;
       } else {
         s.skip_field("params")?;
+      }
+      if let Some(f) = self.packed() {
+        s.serialize_field("packed", &f)?;
+      } else {
+        s.skip_field("packed")?;
       }
     s.end()
   }
@@ -23720,6 +23748,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> VulkanCallBuilder<'a, 'b, A> 
   #[inline]
   pub fn add_params(&mut self, params: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<VulkanParam<'b >>>>) {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(VulkanCall::VT_PARAMS, params);
+  }
+  #[inline]
+  pub fn add_packed(&mut self, packed: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(VulkanCall::VT_PACKED, packed);
   }
   #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> VulkanCallBuilder<'a, 'b, A> {
@@ -23741,6 +23773,7 @@ impl ::core::fmt::Debug for VulkanCall<'_> {
     let mut ds = f.debug_struct("VulkanCall");
       ds.field("command", &self.command());
       ds.field("params", &self.params());
+      ds.field("packed", &self.packed());
       ds.finish()
   }
 }
@@ -23749,12 +23782,14 @@ impl ::core::fmt::Debug for VulkanCall<'_> {
 pub struct VulkanCallT {
   pub command: Option<alloc::string::String>,
   pub params: Option<alloc::vec::Vec<VulkanParamT>>,
+  pub packed: Option<alloc::vec::Vec<u8>>,
 }
 impl Default for VulkanCallT {
   fn default() -> Self {
     Self {
       command: None,
       params: None,
+      packed: None,
     }
   }
 }
@@ -23769,9 +23804,13 @@ impl VulkanCallT {
     let params = self.params.as_ref().map(|x|{
       let w: alloc::vec::Vec<_> = x.iter().map(|t| t.pack(_fbb)).collect();_fbb.create_vector(&w)
     });
+    let packed = self.packed.as_ref().map(|x|{
+      _fbb.create_vector(x)
+    });
     VulkanCall::create(_fbb, &VulkanCallArgs{
       command,
       params,
+      packed,
     })
   }
 }

@@ -2640,6 +2640,12 @@ pub(crate) static TABLES: [Table; 75] = [
                 required: false,
                 kind: Kind::Tables(74),
             },
+            Field {
+                name: "packed",
+                voffset: 8,
+                required: false,
+                kind: Kind::Vector { size: 1, align: 1 },
+            },
         ],
     },
     Table {

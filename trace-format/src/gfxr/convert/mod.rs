@@ -15,6 +15,7 @@ use super::generic;
 use super::params::{DecodedCall, StructValue, Value};
 use super::tables::Rule;
 use crate::generated::trace::*;
+use crate::generic_params;
 use templates::Templates;
 
 /// `VkStructureType` values the conversion looks for in chains.
@@ -139,7 +140,7 @@ impl Converter {
 
     /// A generic `VulkanCall` record, as the layer's generated hook makes it.
     fn generic(&mut self, call: &DecodedCall) -> CallT {
-        let params = call
+        let params: Vec<VulkanParamT> = call
             .command
             .params
             .iter()
@@ -177,10 +178,10 @@ impl Converter {
                 }
             }
         }
-        CallT::VulkanCall(Box::new(VulkanCallT {
-            command: Some(call.command.name.to_string()),
-            params: Some(params),
-        }))
+        CallT::VulkanCall(Box::new(generic_params::packed_call(
+            call.command.name,
+            &params,
+        )))
     }
 
     /// The bytes of a memory fill, as the layer records them: offset into the memory
