@@ -1,12 +1,13 @@
 //! What the generated hooks (`generated::commands`) share: finding the next layer's
 //! function by slot, and encoding parameters into a `VulkanCall` record (packed:
-//! [`trace_format::generic_params`]).
+//! [`trace_format::generic_params`], in a compact record).
 
 use std::ffi::{c_char, CStr};
 
 use ash::vk;
 use ash::vk::Handle;
-use trace_format::generated::trace::{CallT, VulkanParamT};
+use trace_format::direct::DirectField;
+use trace_format::generated::trace::{Call, VulkanParamT};
 use trace_format::generic_params;
 
 use crate::dispatch;
@@ -41,10 +42,9 @@ unsafe fn cast<F: Copy>(f: vk::PFN_vkVoidFunction) -> Option<F> {
 
 /// Records `name` with the parameters `params` builds, if `scope` is wanted now.
 pub fn record(scope: Scope, result: i32, name: &str, params: impl FnOnce() -> Vec<VulkanParamT>) {
-    recorder::record(scope, result, || {
-        let call = generic_params::packed_call(name, &params());
-        Some(CallT::VulkanCall(Box::new(call)))
-    });
+    if let Some(packed) = packed_if_wanted(scope, params) {
+        push_call(scope, result, name, &packed);
+    }
 }
 
 /// Records the command `name`, recorded into `command_buffer`, with the parameters
@@ -54,10 +54,41 @@ pub fn record_command(
     name: &str,
     params: impl FnOnce() -> Vec<VulkanParamT>,
 ) {
-    recorder::record_command(command_buffer.as_raw(), || {
-        let call = generic_params::packed_call(name, &params());
-        Some(CallT::VulkanCall(Box::new(call)))
-    });
+    if let Some(packed) = packed_if_wanted(Scope::Command, params) {
+        push_command(command_buffer.as_raw(), name, &packed);
+    }
+}
+
+/// The parameters `params` builds, packed, if a call of `scope` is recorded now.
+fn packed_if_wanted(scope: Scope, params: impl FnOnce() -> Vec<VulkanParamT>) -> Option<Vec<u8>> {
+    if !recorder::wants(scope) {
+        return None;
+    }
+    recorder::built(|| generic_params::packed(&params()))
+}
+
+/// Records the generic call `name` with its `packed` parameters as a compact record:
+/// no flatbuffers builder on the program's thread, and none of its tables for a reader
+/// to verify.
+#[inline(never)]
+fn push_call(scope: Scope, result: i32, name: &str, packed: &[u8]) {
+    recorder::record_direct(scope, result, Call::VulkanCall, &fields(name, packed));
+}
+
+/// [`push_call`] for a command recorded into `command_buffer`, in its order.
+#[inline(never)]
+fn push_command(command_buffer: u64, name: &str, packed: &[u8]) {
+    recorder::record_command_direct(command_buffer, Call::VulkanCall, || fields(name, packed));
+}
+
+/// A `VulkanCall`'s fields in the schema's order: its name, no parameter tables, the
+/// packed parameters.
+fn fields<'a>(name: &'a str, packed: &'a [u8]) -> [DirectField<'a>; 3] {
+    [
+        DirectField::Str(name.as_bytes()),
+        DirectField::Absent,
+        DirectField::Bytes(packed),
+    ]
 }
 
 /// A scalar or handle.

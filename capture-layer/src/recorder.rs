@@ -284,6 +284,23 @@ pub fn record_command(command_buffer: u64, build: impl FnOnce() -> Option<CallT>
     record_built(Scope::Command, Order::Command(command_buffer), 0, build);
 }
 
+/// Whether a call of `scope` made now is recorded (for work that only its record needs).
+pub fn wants(scope: Scope) -> bool {
+    recording() && wanted(scope)
+}
+
+/// What `build` makes, for a record; `None`, with capture stopped and one log line,
+/// when it panics (the program runs on).
+pub fn built<T>(build: impl FnOnce() -> T) -> Option<T> {
+    match catch_unwind(AssertUnwindSafe(build)) {
+        Ok(made) => Some(made),
+        Err(_) => {
+            stop("capture stopped: an internal error while encoding a call");
+            None
+        }
+    }
+}
+
 /// Records the call `build` makes, taking its place as `order` says.
 fn record_built(scope: Scope, order: Order, result: i32, build: impl FnOnce() -> Option<CallT>) {
     if !recording() || !wanted(scope) {

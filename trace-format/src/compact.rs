@@ -27,7 +27,8 @@
 //! (`u32`), zeros up to the next 8-byte boundary, and its elements; a byte vector may be
 //! stored as byte planes ([`crate::byte_planes`]; its own kind), which the reader lays
 //! out as the bytes they hold. The kind codes: 1 `u64`, 2 `u32`, 3 `i32`, 4 bytes,
-//! 5 `u32`s, 6 `u64`s, 7 byte planes. A `FINISHED`
+//! 5 `u32`s, 6 `u64`s, 7 byte planes, 8 a string (its bytes, as a byte vector), 9 a
+//! field left out (nothing stored). A `FINISHED`
 //! record is a finished flatbuffer instead (its envelope holds its thread, timestamp
 //! and result): its length (`u64`), then its bytes.
 
@@ -118,6 +119,10 @@ pub(crate) mod kind {
     pub const U64S: u64 = 6;
     /// A byte vector stored as byte planes.
     pub const BYTE_PLANES: u64 = 7;
+    /// A string: its bytes, stored as a byte vector (UTF-8, checked when read back).
+    pub const STRING: u64 = 8;
+    /// A field left out: no bytes.
+    pub const ABSENT: u64 = 9;
 }
 
 /// A field kind's four-bit code.
@@ -131,6 +136,8 @@ fn kind_code(field: &DirectField<'_>) -> u64 {
         DirectField::U32s(_) => kind::U32S,
         DirectField::U64s(_) => kind::U64S,
         DirectField::BytePlanes(_) | DirectField::BytesAsPlanes(_) => kind::BYTE_PLANES,
+        DirectField::Str(_) => kind::STRING,
+        DirectField::Absent => kind::ABSENT,
     }
 }
 
@@ -217,7 +224,10 @@ pub(crate) fn append_compact(
                     at = put(base, at, &v.to_le_bytes());
                     continue;
                 }
-                DirectField::Bytes(b) | DirectField::BytePlanes(b) => (b.as_ptr(), b.len(), 1),
+                DirectField::Bytes(b) | DirectField::BytePlanes(b) | DirectField::Str(b) => {
+                    (b.as_ptr(), b.len(), 1)
+                }
+                DirectField::Absent => continue,
                 DirectField::BytesAsPlanes(b) => {
                     at = put_planes(base, fields_start, at, b);
                     continue;
@@ -241,9 +251,10 @@ fn vector_room(field: &DirectField<'_>) -> usize {
     4 + 7
         + 7
         + match field {
-            DirectField::Bytes(b) | DirectField::BytePlanes(b) | DirectField::BytesAsPlanes(b) => {
-                b.len()
-            }
+            DirectField::Bytes(b)
+            | DirectField::BytePlanes(b)
+            | DirectField::BytesAsPlanes(b)
+            | DirectField::Str(b) => b.len(),
             DirectField::U32s(v) => 4 * v.len(),
             DirectField::U64s(v) => 8 * v.len(),
             _ => 0,
@@ -574,7 +585,7 @@ fn walk_fields<'a>(
     for i in 0..usize::from(count) {
         let code = (kinds >> (4 * i)) & 0xf;
         let element_size = match code {
-            kind::BYTES | kind::BYTE_PLANES => 1,
+            kind::BYTES | kind::BYTE_PLANES | kind::STRING => 1,
             kind::U32S => 4,
             kind::U64S => 8,
             _ => 0,
@@ -582,6 +593,7 @@ fn walk_fields<'a>(
         let (start, len) = match code {
             kind::U64 => (at, 8),
             kind::U32 | kind::I32 => (at, 4),
+            kind::ABSENT => (at, 0),
             _ if element_size > 0 => {
                 let count = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?);
                 (
@@ -622,6 +634,9 @@ pub(crate) fn decode_fields(
             kind::BYTES => DirectField::Bytes(value),
             kind::U32S => DirectField::U32s(aligned(value)?),
             kind::U64S => DirectField::U64s(aligned(value)?),
+            // A flatbuffers string is UTF-8: its readers take it so, unchecked.
+            kind::STRING => DirectField::Str(std::str::from_utf8(value).ok()?.as_bytes()),
+            kind::ABSENT => DirectField::Absent,
             _ => DirectField::BytePlanes(value),
         };
         Some(())
@@ -711,6 +726,9 @@ mod tests {
             DirectField::U64s(&[u64::MAX, 4]),
             DirectField::U64(0x0102_0304_0506_0708),
             DirectField::U32s(&[10, 20, 30]),
+            DirectField::Str(b"vkCmdSetViewport"),
+            DirectField::Absent,
+            DirectField::Str(b""),
         ];
         let mut out = vec![0xee];
         let mut carried = Carried::default();
@@ -726,6 +744,25 @@ mod tests {
             (5, Call::CmdDraw, meta())
         );
         assert_eq!(decoded, format!("{:?}", &fields[..]));
+    }
+
+    #[test]
+    fn a_string_that_is_not_utf8_does_not_read_back() {
+        let mut out = Vec::new();
+        let fields = [DirectField::Str(&[b'v', b'k', 0xff]), DirectField::Absent];
+        append_compact(
+            &mut out,
+            &mut Carried::default(),
+            1,
+            meta(),
+            Call::VulkanCall,
+            &fields,
+        );
+        let (record, _) = read(&out, 0, &mut Carried::default()).expect("reads back");
+        let RecordBody::Compact { head, fields } = record.body else {
+            panic!("a compact record");
+        };
+        assert!(decode_fields(head.kinds, head.field_count, fields).is_none());
     }
 
     #[test]

@@ -46,6 +46,11 @@ pub enum DirectField<'a> {
     U32s(&'a [u32]),
     /// A `[ulong]`.
     U64s(&'a [u64]),
+    /// A `string`: its bytes (UTF-8), laid out with the terminating NUL.
+    Str(&'a [u8]),
+    /// A field left out (a vector of tables, say, that the record does not hold): no
+    /// place in the table, 0 in the vtable. Never for a field the schema requires.
+    Absent,
 }
 
 impl DirectField<'_> {
@@ -53,6 +58,7 @@ impl DirectField<'_> {
     fn inline_size(&self) -> usize {
         match self {
             DirectField::U64(_) => 8,
+            DirectField::Absent => 0,
             _ => 4,
         }
     }
@@ -138,6 +144,7 @@ impl Head {
         // The call's vtable, and its table's vtable offset.
         put(buf, CALL_VTABLE, &(vtable_len as u16).to_le_bytes());
         put(buf, CALL_VTABLE + 2, &(table_len as u16).to_le_bytes());
+        // A field left out keeps 0 in the vtable, and no place.
         for (i, at) in field_at[..fields.len()].iter().enumerate() {
             put(buf, CALL_VTABLE + 4 + 2 * i, &at.to_le_bytes());
             head.field_at[i] = (table + usize::from(*at)) as u16;
@@ -213,6 +220,12 @@ pub fn append_direct(
                 v.iter()
                     .for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
             }
+            DirectField::Str(s) => {
+                push_vector(out, start, at, s.len(), 1);
+                out.extend_from_slice(s);
+                out.push(0);
+            }
+            DirectField::Absent => {}
         }
     }
     start
@@ -297,7 +310,8 @@ pub fn schema_mismatch(call_type: Call, fields: &[DirectField<'_>]) -> Option<St
                 )
                 | (Kind::Vector { size: 4, .. }, Some(DirectField::U32s(_)))
                 | (Kind::Vector { size: 8, .. }, Some(DirectField::U64s(_)))
-        );
+                | (Kind::String, Some(DirectField::Str(_)))
+        ) || (may_be_absent(field) && matches!(given, Some(DirectField::Absent)));
         if !fits {
             return Some(format!(
                 "{}.{}: the schema's {:?}, given {:?}",
@@ -306,6 +320,12 @@ pub fn schema_mismatch(call_type: Call, fields: &[DirectField<'_>]) -> Option<St
         }
     }
     None
+}
+
+/// Whether a record may leave `field` out: a field reached through an offset (a vector,
+/// a string, a table) that the schema does not require.
+fn may_be_absent(field: &crate::verify::Field) -> bool {
+    !field.required && !matches!(field.kind, Kind::Inline { .. } | Kind::Union(_))
 }
 
 /// Whether a stored compact record of `call_type` with `count` fields of `kinds` (four
@@ -358,14 +378,24 @@ impl ExpectedFields {
                 return None;
             }
             // The codes of `compact::kind`.
-            allowed[index] = match field.kind {
-                Kind::Inline { size: 8, .. } => 1 << kind::U64,
-                Kind::Inline { size: 4, .. } => 1 << kind::U32 | 1 << kind::I32,
-                Kind::Vector { size: 1, .. } => 1 << kind::BYTES | 1 << kind::BYTE_PLANES,
-                Kind::Vector { size: 4, .. } => 1 << kind::U32S,
-                Kind::Vector { size: 8, .. } => 1 << kind::U64S,
-                _ => return None,
+            let absent = match may_be_absent(field) {
+                true => 1 << kind::ABSENT,
+                false => 0,
             };
+            allowed[index] = absent
+                | match field.kind {
+                    Kind::Inline { size: 8, .. } => 1 << kind::U64,
+                    Kind::Inline { size: 4, .. } => 1 << kind::U32 | 1 << kind::I32,
+                    Kind::Vector { size: 1, .. } => 1 << kind::BYTES | 1 << kind::BYTE_PLANES,
+                    Kind::Vector { size: 4, .. } => 1 << kind::U32S,
+                    Kind::Vector { size: 8, .. } => 1 << kind::U64S,
+                    Kind::String => 1 << kind::STRING,
+                    Kind::Table(_) | Kind::Tables(_) | Kind::Strings => 0,
+                    _ => return None,
+                };
+            if allowed[index] == 0 {
+                return None;
+            }
         }
         Some(ExpectedFields {
             count: table.fields.len() as u8,

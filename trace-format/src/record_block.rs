@@ -294,12 +294,14 @@ impl RecordBlock {
             at = next;
             count += 1;
         }
+        // The next record starts 8-aligned: after the last one (whose bytes end where
+        // its fields do) that is past the bytes, and the run is empty.
         let end = at.min(self.bytes.len());
         self.read_at = at;
         self.read = carried;
         self.taken += count;
         Ok(Run {
-            bytes: &self.bytes[start..end],
+            bytes: self.bytes.get(start.min(end)..end).unwrap_or_default(),
             records: count,
             ends_frame,
             carried,

@@ -120,6 +120,28 @@ fn calls() -> Vec<(CallT, Call, Vec<F<'static>>)> {
             Call::CmdBindVertexBuffers,
             vec![F::U64(9), F::U32(2), F::U64s(&[0x40]), F::U64s(&[64])],
         ),
+        // A generic record as the layer writes it: its name (a string), no parameter
+        // tables, its packed parameters.
+        (
+            CallT::VulkanCall(Box::new(mk!(VulkanCallT {
+                command: Some("vkCmdSetDepthTestEnable".into()),
+                packed: Some(vec![1, 0, 0, 0, 1, 9, 0, 0, 0, 0, 0, 0, 0])
+            }))),
+            Call::VulkanCall,
+            vec![
+                F::Str(b"vkCmdSetDepthTestEnable"),
+                F::Absent,
+                F::Bytes(&[1, 0, 0, 0, 1, 9, 0, 0, 0, 0, 0, 0, 0]),
+            ],
+        ),
+        (
+            CallT::VulkanCall(Box::new(mk!(VulkanCallT {
+                command: Some(String::new()),
+                packed: Some(vec![])
+            }))),
+            Call::VulkanCall,
+            vec![F::Str(b""), F::Absent, F::Bytes(&[])],
+        ),
     ]
 }
 
@@ -208,6 +230,14 @@ fn field_lists_that_do_not_match_the_schema_are_named() {
     );
     let wrong = schema_mismatch(Call::CmdBindPipeline, &[F::U64(1), F::U32(0), F::U32(2)]).unwrap();
     assert!(wrong.contains("CmdBindPipeline.pipeline"), "{wrong}");
+    // A scalar cannot be left out (it has no offset to leave at 0), nor a string be bytes.
+    let absent = schema_mismatch(Call::CmdBindPipeline, &[F::U64(1), F::U32(0), F::Absent]);
+    assert!(absent.unwrap().contains("CmdBindPipeline.pipeline"));
+    let bytes = schema_mismatch(
+        Call::VulkanCall,
+        &[F::Bytes(b"vk"), F::Absent, F::Bytes(&[])],
+    );
+    assert!(bytes.unwrap().contains("VulkanCall.command"));
 }
 
 /// One recorded call of [`four_threads`]: its thread, its key, its place in the order
@@ -592,4 +622,21 @@ fn memory_stored_as_byte_planes_reads_back_as_the_bytes_written() {
     let expected =
         [&words, &words, &text.to_vec(), &text.to_vec()].map(|bytes| (0x77, 4096, bytes.clone()));
     assert_eq!(read, expected);
+}
+
+#[test]
+fn a_block_whose_last_record_ends_off_a_word_boundary_merges_whole() {
+    // A compact record's bytes end where its fields do: here five bytes into a word,
+    // the last of its block (a generic record's packed parameters end so at random).
+    for last in [&[1u8, 2, 3, 4, 5][..], &[7; 13], &[]] {
+        let mut block = RecordBlock::new();
+        let fields = [F::U64(9), F::U64(7), F::U32(1), F::U32(0), F::Bytes(last)];
+        block.push_direct(numbered_key(0), meta(0), Call::CmdPushConstants, &fields);
+        let records = write_and_read(block);
+        assert_eq!(records.len(), 1);
+        let CallT::CmdPushConstants(c) = &records[0].call else {
+            panic!("{:?}", records[0].call);
+        };
+        assert_eq!(c.data.as_deref(), Some(last));
+    }
 }

@@ -1023,7 +1023,7 @@ fn damaged_stored_records_fail_or_lay_out_verifiable() {
                 result: -(i as i32 % 3),
             };
             let key = numbered_key(i);
-            match i % 6 {
+            match i % 7 {
                 0 => block.push_direct(
                     key,
                     meta,
@@ -1079,6 +1079,18 @@ fn damaged_stored_records_fail_or_lay_out_verifiable() {
                         &[F::U64(5), F::U64(64), F::BytePlanes(&planes)],
                     )
                 }
+                5 => block.push_direct(
+                    key,
+                    meta,
+                    Call::VulkanCall,
+                    &[
+                        F::Str(b"vkCmdSetCullMode"),
+                        F::Absent,
+                        F::Bytes(&[
+                            2, 0, 0, 0, 1, 9, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0,
+                        ]),
+                    ],
+                ),
                 _ => block.push(encoder.encode(key, meta, |fbb| {
                     let call = CallT::CmdEndRenderPass(Box::default());
                     (Call::CmdEndRenderPass, call.pack(fbb).unwrap())
