@@ -101,6 +101,51 @@ fn dump_json_gives_one_object_per_record_and_frames_select() {
 }
 
 #[test]
+fn dump_prints_packed_parameters_as_the_tables_they_stand_for() {
+    use trace_format::generated::trace::{CallT, VulkanCallT, VulkanParamT};
+    use trace_format::generic_params;
+    use trace_format::trace::CallMeta;
+    use trace_format::{TraceWriter, WriterOptions};
+    // vkCmdSetViewport(cb, 0, 1, a viewport), and a structure with a chained one and
+    // a nested array, recorded once as tables and once packed.
+    let mut viewport = VulkanParamT::default();
+    (viewport.value, viewport.bytes) = (0x7000, Some((0..24).collect()));
+    let mut link = VulkanParamT::default();
+    (link.value, link.bytes) = (1_000_314_000, Some(vec![9; 16]));
+    let mut nested = VulkanParamT::default();
+    nested.bytes = Some(vec![1, 2, 3]);
+    viewport.chain = Some(vec![link]);
+    viewport.nested = Some(vec![nested, VulkanParamT::default()]);
+    let params = [7u64, 0, 1].map(|v| {
+        let mut p = VulkanParamT::default();
+        p.value = v;
+        p
+    });
+    let params: Vec<VulkanParamT> = params.into_iter().chain([viewport]).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("generic.mscope");
+    let mut w = TraceWriter::create(&trace, &WriterOptions::default()).unwrap();
+    let mut tables = VulkanCallT::default();
+    (tables.command, tables.params) = (Some("vkCmdSetViewport".into()), Some(params.clone()));
+    let packed = generic_params::packed_call("vkCmdSetViewport", &params);
+    for call in [tables, packed] {
+        w.append(CallMeta::default(), &CallT::VulkanCall(Box::new(call)))
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let out = macroscope(&["dump", "--json", trace.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let args: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["args"].clone())
+        .collect();
+    assert_eq!(args.len(), 2);
+    assert_eq!(args[1], args[0], "packed as tables");
+    assert_eq!(args[0]["params"][3]["chain"][0]["value"], 1_000_314_000);
+    assert!(args[1].get("packed").is_none());
+}
+
+#[test]
 fn info_on_a_truncated_trace_names_the_offset_and_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     let path = sample(dir.path(), 3);
