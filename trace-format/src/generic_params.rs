@@ -229,19 +229,7 @@ impl<'a> Iterator for ParamIter<'a> {
     fn next(&mut self) -> Option<Param<'a>> {
         match self {
             ParamIter::Table(it) => it.next().map(Param::Table),
-            ParamIter::Packed { left, bytes } => {
-                if *left == 0 {
-                    return None;
-                }
-                // The list was checked whole: a node that does not read means the
-                // bytes were not (no such list is made), and ends the iteration.
-                let mut reader = Reader { bytes, pos: 0 };
-                reader.node().ok()?;
-                let (node, rest) = bytes.split_at(reader.pos);
-                *bytes = rest;
-                *left -= 1;
-                Some(Param::Packed(PackedParam { node }))
-            }
+            ParamIter::Packed { left, bytes } => next_packed(left, bytes),
         }
     }
 
@@ -255,6 +243,22 @@ impl<'a> Iterator for ParamIter<'a> {
 }
 
 impl ExactSizeIterator for ParamIter<'_> {}
+
+/// The next of `left` packed nodes at the start of `bytes`, stepped over. Apart from
+/// [`ParamIter::next`], so that a table's iteration stays small enough to inline.
+fn next_packed<'a>(left: &mut u32, bytes: &mut &'a [u8]) -> Option<Param<'a>> {
+    if *left == 0 {
+        return None;
+    }
+    // The list was checked whole: a node that does not read means the bytes were not
+    // (no such list is made), and ends the iteration.
+    let mut reader = Reader { bytes, pos: 0 };
+    reader.node().ok()?;
+    let (node, rest) = bytes.split_at(reader.pos);
+    *bytes = rest;
+    *left -= 1;
+    Some(Param::Packed(PackedParam { node }))
+}
 
 /// As a `VulkanParam` table serializes: its value, then its bytes, chain and nested
 /// parameters where recorded; so a packed record prints as a table record does.
