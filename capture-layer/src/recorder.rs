@@ -303,13 +303,11 @@ pub fn built<T>(build: impl FnOnce() -> T) -> Option<T> {
 
 /// Records the call `build` makes, taking its place as `order` says.
 fn record_built(scope: Scope, order: Order, result: i32, build: impl FnOnce() -> Option<CallT>) {
-    if !recording() || !wanted(scope) {
+    if !wants(scope) {
         return;
     }
-    let call = match catch_unwind(AssertUnwindSafe(build)) {
-        Ok(Some(call)) => call,
-        Ok(None) => return,
-        Err(_) => return stop("capture stopped: an internal error while encoding a call"),
+    let Some(Some(call)) = built(build) else {
+        return;
     };
     let call_type = call.call_type();
     if call_type == Call::NONE {
