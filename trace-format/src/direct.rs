@@ -55,10 +55,12 @@ pub enum DirectField<'a> {
 
 impl DirectField<'_> {
     /// Bytes the field takes inline in the table.
+    /// Bytes the field takes in its table: a field left out keeps the place of the
+    /// offset it stands for, so that a call's table has one layout however many of
+    /// its fields a record leaves out (the layout is made once a call type).
     fn inline_size(&self) -> usize {
         match self {
             DirectField::U64(_) => 8,
-            DirectField::Absent => 0,
             _ => 4,
         }
     }
@@ -144,7 +146,8 @@ impl Head {
         // The call's vtable, and its table's vtable offset.
         put(buf, CALL_VTABLE, &(vtable_len as u16).to_le_bytes());
         put(buf, CALL_VTABLE + 2, &(table_len as u16).to_le_bytes());
-        // A field left out keeps 0 in the vtable, and no place.
+        // Every field has its place; one a record leaves out is marked so in that
+        // record's copy of the vtable (`append_direct`).
         for (i, at) in field_at[..fields.len()].iter().enumerate() {
             put(buf, CALL_VTABLE + 4 + 2 * i, &at.to_le_bytes());
             head.field_at[i] = (table + usize::from(*at)) as u16;
@@ -157,10 +160,10 @@ impl Head {
 /// Each call type's head, made at its first record.
 static HEADS: [OnceLock<Head>; 256] = [const { OnceLock::new() }; 256];
 
-/// Appends a record of `call_type` whose call table holds `fields` (by field id, every
-/// one present) to `out`, starting at the next 8-byte boundary; returns where it starts.
-/// A call type's fields must be of the same kinds at every call (the schema's: checked
-/// in debug builds).
+/// Appends a record of `call_type` whose call table holds `fields` (by field id; an
+/// offset field may be [`DirectField::Absent`], in one record and not the next) to
+/// `out`, starting at the next 8-byte boundary; returns where it starts. A call type's
+/// fields must be of the schema's kinds (checked in debug builds).
 ///
 /// # Panics
 /// With more than [`MAX_DIRECT_FIELDS`] fields (a programming error: the callers pass
@@ -225,7 +228,12 @@ pub fn append_direct(
                 out.extend_from_slice(s);
                 out.push(0);
             }
-            DirectField::Absent => {}
+            // Absent in this record: 0 in its vtable entry, its place left zero.
+            DirectField::Absent => put(
+                &mut out[start..],
+                CALL_VTABLE + 4 + 2 * i,
+                &0u16.to_le_bytes(),
+            ),
         }
     }
     start
