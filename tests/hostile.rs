@@ -97,7 +97,7 @@ fn replay_in_thread(what: &str, trace: &Path, out: &Path, arch: Arch) -> (bool, 
             chipset: driver::chipset::Chipset::for_arch(arch),
             frames: None,
             repeat: 1,
-            read: ReadOptions { threads: 0 },
+            read: ReadOptions::with_threads(0),
             mme_budget: MME_BUDGET,
             remember_macro_runs: true,
         };

@@ -129,7 +129,7 @@ fn options(arch: Arch) -> ReplayOptions {
         chipset: driver::chipset::Chipset::for_arch(arch),
         frames: None,
         repeat: 1,
-        read: ReadOptions { threads: 0 },
+        read: ReadOptions::with_threads(0),
         mme_budget: FUZZ_MME_BUDGET,
         remember_macro_runs: true,
     }
@@ -253,7 +253,7 @@ fn write_payload(file: &Path, payload: &[u8]) -> std::io::Result<()> {
 /// Reads every record of a trace, names it and formats it, with and without read-ahead.
 fn read_trace(path: &Path) {
     for threads in [0, 2] {
-        let Ok(reader) = TraceReader::open_with(path, &ReadOptions { threads }) else {
+        let Ok(reader) = TraceReader::open_with(path, &ReadOptions::with_threads(threads)) else {
             continue;
         };
         for chunk in reader {
@@ -268,7 +268,7 @@ fn read_trace(path: &Path) {
 
 /// Reads every row of a results file through every accessor.
 fn read_results(path: &Path) {
-    let Ok(reader) = ResultsReader::open_with(path, &ReadOptions { threads: 0 }) else {
+    let Ok(reader) = ResultsReader::open_with(path, &ReadOptions::with_threads(0)) else {
         return;
     };
     for chunk in reader {

@@ -710,6 +710,22 @@ macro_rules! indirect {
     }};
 }
 
+/// Pushed bytes as the words `Cmd::PushConstants` holds: little-endian, a range that is
+/// not a whole number of words (the spec forbids it, a trace may hold it) with its last
+/// word zero-filled.
+pub(crate) fn words_of(bytes: &[u8]) -> SmallVec<[u32; 4]> {
+    let mut data = SmallVec::with_capacity(bytes.len().div_ceil(4));
+    let words = bytes.chunks_exact(4);
+    let tail = words.remainder();
+    data.extend(words.map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])));
+    if !tail.is_empty() {
+        let mut word = [0u8; 4];
+        word[..tail.len()].copy_from_slice(tail);
+        data.push(u32::from_le_bytes(word));
+    }
+    data
+}
+
 /// The command buffer a record is recorded into and the command, for the calls the
 /// model executes; `None` for every other call.
 pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
@@ -854,18 +870,12 @@ pub fn from_record(record: &Record<'_>) -> Option<(u64, Cmd)> {
         Call::CmdPushConstants => {
             let c = record.call_as_cmd_push_constants()?;
             let bytes = c.data().map(|d| d.bytes()).unwrap_or(&[]);
-            let mut data = SmallVec::with_capacity(bytes.len().div_ceil(4));
-            for w in bytes.chunks(4) {
-                let mut word = [0u8; 4];
-                word[..w.len()].copy_from_slice(w);
-                data.push(u32::from_le_bytes(word));
-            }
             (
                 c.command_buffer(),
                 Cmd::PushConstants {
                     stages: c.stage_flags(),
                     offset: c.offset(),
-                    data,
+                    data: words_of(bytes),
                 },
             )
         }

@@ -13,6 +13,7 @@
 mod clock;
 pub mod commands;
 pub mod device;
+mod direct_commands;
 mod execute;
 mod generated;
 pub mod generic;

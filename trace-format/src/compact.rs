@@ -617,15 +617,17 @@ fn fields_len(kinds: u64, count: u8, bytes: &[u8]) -> Option<usize> {
 }
 
 /// Reads back a compact record's `count` fields of `kinds` from `bytes` (starting
-/// 8-aligned in memory), borrowing them where they are aligned for their elements.
-/// `None` when they are cut short, name an unknown kind or more than
-/// [`MAX_DIRECT_FIELDS`], or a vector's elements are not aligned in memory.
-pub(crate) fn decode_fields(
+/// 8-aligned in memory) into `fields`, borrowing them where they are aligned for their
+/// elements; the fields read. `None` when they are cut short, name an unknown kind or
+/// more than [`MAX_DIRECT_FIELDS`], or a vector's elements are not aligned in memory.
+/// The caller's array is filled in place: a reader lays out one record after another
+/// through the same array, not a fresh one to fill, return and copy each time.
+pub(crate) fn decode_fields<'a, 'f>(
     kinds: u64,
     count: u8,
-    bytes: &[u8],
-) -> Option<[DirectField<'_>; MAX_DIRECT_FIELDS]> {
-    let mut fields = [DirectField::U32(0); MAX_DIRECT_FIELDS];
+    bytes: &'a [u8],
+    fields: &'f mut [DirectField<'a>; MAX_DIRECT_FIELDS],
+) -> Option<&'f [DirectField<'a>]> {
     walk_fields(kinds, count, bytes, |i, code, value| {
         fields[i] = match code {
             kind::U64 => DirectField::U64(u64::from_le_bytes(value.try_into().ok()?)),
@@ -641,7 +643,21 @@ pub(crate) fn decode_fields(
         };
         Some(())
     })?;
-    Some(fields)
+    fields.get(..usize::from(count))
+}
+
+/// Whether a compact record's `count` fields of `kinds` read back from `bytes` as
+/// [`decode_fields`] reads them (the same checks, without making the fields): what a
+/// reader checks of a record it hands over unread.
+pub(crate) fn fields_read_back(kinds: u64, count: u8, bytes: &[u8]) -> bool {
+    walk_fields(kinds, count, bytes, |_, code, value| match code {
+        kind::U32S => aligned::<u32>(value).map(drop),
+        kind::U64S => aligned::<u64>(value).map(drop),
+        kind::STRING => std::str::from_utf8(value).ok().map(drop),
+        // Scalars are taken at their sizes, byte vectors as they are.
+        _ => Some(()),
+    })
+    .is_some()
 }
 
 /// An element type of a compact record's vectors: an integer, every bit pattern of
@@ -699,8 +715,9 @@ mod tests {
         let RecordBody::Compact { head, fields } = record.body else {
             panic!("a compact record");
         };
-        let decoded = decode_fields(head.kinds, head.field_count, fields).unwrap();
-        let fields = format!("{:?}", &decoded[..usize::from(head.field_count)]);
+        let mut room = [DirectField::Absent; MAX_DIRECT_FIELDS];
+        let decoded = decode_fields(head.kinds, head.field_count, fields, &mut room).unwrap();
+        let fields = format!("{decoded:?}");
         (head, fields)
     }
 
@@ -762,7 +779,8 @@ mod tests {
         let RecordBody::Compact { head, fields } = record.body else {
             panic!("a compact record");
         };
-        assert!(decode_fields(head.kinds, head.field_count, fields).is_none());
+        let mut room = [DirectField::Absent; MAX_DIRECT_FIELDS];
+        assert!(decode_fields(head.kinds, head.field_count, fields, &mut room).is_none());
     }
 
     #[test]

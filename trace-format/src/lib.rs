@@ -21,6 +21,7 @@ pub mod byte_planes;
 pub mod compact;
 pub mod container;
 pub mod direct;
+pub mod direct_records;
 pub mod error;
 pub mod frame_checksum;
 pub mod generated;

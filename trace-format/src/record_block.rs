@@ -16,7 +16,8 @@
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 
 use crate::compact::{self, append_compact, append_finished, decode_fields, Carried, CompactHead};
-use crate::direct::{append_direct, DirectField};
+use crate::direct::{append_direct, DirectField, MAX_DIRECT_FIELDS};
+use crate::direct_records::{DirectCalls, StoredDirect};
 use crate::generated::trace::{Call, Envelope, Record, RecordArgs};
 use crate::trace::CallMeta;
 
@@ -475,6 +476,37 @@ pub fn lay_out_stored(
     max_bytes: usize,
     out: &mut Vec<u8>,
 ) -> Result<(), BadStoredRecord> {
+    let mut handed = Vec::new();
+    lay_out_stored_handing(
+        stored,
+        first_seq,
+        declared,
+        max_bytes,
+        DirectCalls::NONE,
+        out,
+        &mut handed,
+    )
+}
+
+/// [`lay_out_stored`], handing over instead of laying out the compact records of the
+/// calls in `direct` (checked alike): each goes into `handed` with its place among the
+/// chunk's records and its fields' place in `stored`, and the batch in `out` holds the
+/// other records, in order. Nothing is handed over from a `stored` that does not start
+/// 8-aligned in memory (its fields are read from a copy).
+pub fn lay_out_stored_handing(
+    stored: &[u8],
+    first_seq: u64,
+    declared: u32,
+    max_bytes: usize,
+    direct: DirectCalls,
+    out: &mut Vec<u8>,
+    handed: &mut Vec<StoredDirect>,
+) -> Result<(), BadStoredRecord> {
+    handed.clear();
+    let direct = match (stored.as_ptr() as usize) % RECORD_ALIGN {
+        0 => direct,
+        _ => DirectCalls::NONE,
+    };
     let declared = declared as usize;
     let whole = |problem: String| BadStoredRecord {
         index: 0,
@@ -509,6 +541,8 @@ pub fn lay_out_stored(
     out.resize(base, 0);
     let mut carried = Carried::default();
     let mut verifier = crate::verify::RecordVerifier::default();
+    // Each compact record's fields, read into the same room one record after another.
+    let mut room = [DirectField::Absent; MAX_DIRECT_FIELDS];
     let mut at = 0;
     let mut index = 0;
     while at < stored.len() {
@@ -534,10 +568,26 @@ pub fn lay_out_stored(
                         head.call_type.0, head.field_count, head.kinds
                     )));
                 }
-                let fields = decode_fields(head.kinds, head.field_count, fields)
-                    .ok_or_else(|| bad("its fields do not read back".into()))?;
-                let fields = &fields[..usize::from(head.field_count)];
-                append_direct(out, seq, head.meta, head.call_type, fields)
+                let unread = || bad("its fields do not read back".into());
+                if direct.contains(head.call_type) {
+                    if !compact::fields_read_back(head.kinds, head.field_count, fields) {
+                        return Err(unread());
+                    }
+                    // `fields` lies within `stored`, which starts 8-aligned (above).
+                    let start = fields.as_ptr() as usize - stored.as_ptr() as usize;
+                    handed.push(StoredDirect {
+                        index: index as u32,
+                        head,
+                        start: start as u32,
+                        end: (start + fields.len()) as u32,
+                    });
+                    index += 1;
+                    at = next;
+                    continue;
+                }
+                let laid = decode_fields(head.kinds, head.field_count, fields, &mut room)
+                    .ok_or_else(unread)?;
+                append_direct(out, seq, head.meta, head.call_type, laid)
             }
             RecordBody::Finished(bytes) => {
                 let start = out.len().next_multiple_of(RECORD_ALIGN);
@@ -560,7 +610,7 @@ pub fn lay_out_stored(
             .get(..4)
             .map_or(0, |r| u32::from_le_bytes([r[0], r[1], r[2], r[3]]));
         let table = start + root as usize;
-        let slot = HEAD_BYTES + 4 * index;
+        let slot = HEAD_BYTES + 4 * (index - handed.len());
         out[slot..slot + 4].copy_from_slice(&((table - slot) as u32).to_le_bytes());
         index += 1;
         at = next;
@@ -570,7 +620,7 @@ pub fn lay_out_stored(
             "{index} records stored, the chunk declares {declared}"
         )));
     }
-    write_head(out, declared);
+    write_head(out, declared - handed.len());
     Ok(())
 }
 

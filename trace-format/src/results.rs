@@ -697,7 +697,11 @@ impl ResultsReader {
     pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Self> {
         let inner = ContainerReader::open(path, Content::Results)?;
         Ok(ResultsReader {
-            stream: ChunkStream::new(inner, options.threads, ResultsChunk::verify),
+            stream: ChunkStream::new(
+                inner,
+                options.threads,
+                std::sync::Arc::new(ResultsChunk::verify),
+            ),
         })
     }
 

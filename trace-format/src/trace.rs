@@ -17,9 +17,10 @@ use crate::container::ChunkStream;
 use crate::container::{
     ChunkMeta, ContainerReader, ContainerWriter, RawChunk, WriterOptions, WriterStats,
 };
+use crate::direct_records::{ChunkRecord, DirectCalls, DirectRecord, StoredDirect};
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::generated::trace::{Call, CallT, FrameBoundary, FrameBoundaryArgs, Record, RecordBatch};
-use crate::record_block::{lay_out_stored, ChunkBody, EncodedRecord, RecordEncoder, Run};
+use crate::record_block::{lay_out_stored_handing, ChunkBody, EncodedRecord, RecordEncoder, Run};
 use crate::wire::{Content, IndexEntry, CHUNK_STORED_RECORDS};
 
 /// The envelope fields a caller supplies with each call; the writer adds the sequence
@@ -294,29 +295,48 @@ const MAX_LAID_OUT: usize = 2 * crate::wire::MAX_CHUNK_UNCOMPRESSED as usize;
 #[derive(Debug)]
 pub struct TraceChunk {
     raw: RawChunk,
+    /// The chunk's stored records, kept where records were handed over as they are
+    /// stored (their fields lie here); empty otherwise.
+    stored: Vec<u8>,
+    /// The records handed over, in order ([`ReadOptions::direct`]).
+    handed: Vec<StoredDirect>,
 }
 
 impl TraceChunk {
-    fn verify(mut raw: RawChunk, path: &Path) -> Result<Self> {
+    fn verify(mut raw: RawChunk, path: &Path, direct: DirectCalls) -> Result<Self> {
         let err = |kind: ErrorKind| Error::new(path, raw.location(), kind);
         if raw.header.flags & CHUNK_STORED_RECORDS != 0 {
             // Laid out by this reader, checked as it went: read unchecked as it is.
             let mut laid_out =
                 payload_pool::take(raw.payload.len().saturating_mul(4).min(MAX_LAID_OUT));
-            lay_out_stored(
+            let mut handed = Vec::new();
+            lay_out_stored_handing(
                 &raw.payload,
                 raw.header.first_seq,
                 raw.header.record_count,
                 MAX_LAID_OUT,
+                direct,
                 &mut laid_out,
+                &mut handed,
             )
             .map_err(|e| err(e.into()))?;
-            payload_pool::give(std::mem::replace(&mut raw.payload, laid_out));
+            let stored = std::mem::replace(&mut raw.payload, laid_out);
+            let stored = match handed.is_empty() {
+                true => {
+                    payload_pool::give(stored);
+                    Vec::new()
+                }
+                false => stored,
+            };
             #[cfg(debug_assertions)]
             if let Err(e) = crate::verify::verify_trace_payload(&raw.payload) {
                 panic!("a chunk of stored records laid out unverifiable: {e}");
             }
-            return Ok(TraceChunk { raw });
+            return Ok(TraceChunk {
+                raw,
+                stored,
+                handed,
+            });
         }
         crate::verify::verify_trace_payload(&raw.payload).map_err(|e| err(e.into()))?;
         // SAFETY: verified just above against the schema's layout.
@@ -326,7 +346,11 @@ impl TraceChunk {
         if actual != declared {
             return Err(err(ErrorKind::RecordCount { declared, actual }));
         }
-        Ok(TraceChunk { raw })
+        Ok(TraceChunk {
+            raw,
+            stored: Vec::new(),
+            handed: Vec::new(),
+        })
     }
 
     /// The chunk's ordinal in the file.
@@ -351,9 +375,31 @@ impl TraceChunk {
         unsafe { flatbuffers::root_unchecked::<RecordBatch>(&self.raw.payload) }
     }
 
-    /// The chunk's records, in sequence order.
+    /// The chunk's records read through their tables, in sequence order: every record,
+    /// unless the reader was asked to hand some over ([`ReadOptions::direct`]), which
+    /// only [`TraceChunk::entries`] gives.
     pub fn records(&self) -> impl Iterator<Item = Record<'_>> + '_ {
         self.batch().records().into_iter().flatten()
+    }
+
+    /// Every record of the chunk, in sequence order: the tables, and in their places
+    /// the compact records handed over as they are stored ([`ReadOptions::direct`]).
+    pub fn entries(&self) -> impl Iterator<Item = ChunkRecord<'_>> + '_ {
+        let mut tables = self.records();
+        let mut handed = self.handed.iter().peekable();
+        let first_seq = self.raw.header.first_seq;
+        let count = self.raw.header.record_count;
+        (0..count).map_while(move |index| match handed.next_if(|h| h.index == index) {
+            Some(h) => {
+                let bytes = self
+                    .stored
+                    .get(h.start as usize..h.end as usize)
+                    .unwrap_or_default();
+                let seq = first_seq.wrapping_add(u64::from(index));
+                Some(ChunkRecord::Direct(DirectRecord::new(seq, h.head, bytes)))
+            }
+            None => tables.next().map(ChunkRecord::Table),
+        })
     }
 }
 
@@ -363,13 +409,27 @@ pub struct ReadOptions {
     /// Threads that checksum, decompress and verify chunks ahead of the consumer; 0
     /// does it all on the calling thread.
     pub threads: usize,
+    /// Calls whose compact records are handed over as they are stored, not laid out as
+    /// tables ([`TraceChunk::entries`]); none by default.
+    pub direct: DirectCalls,
 }
 
 impl ReadOptions {
     /// Read-ahead on one thread per core.
     pub fn parallel() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        ReadOptions { threads: cores }
+        ReadOptions {
+            threads: cores,
+            ..ReadOptions::default()
+        }
+    }
+
+    /// Reading on `threads` read-ahead threads (0: on the calling thread).
+    pub fn with_threads(threads: usize) -> Self {
+        ReadOptions {
+            threads,
+            ..ReadOptions::default()
+        }
     }
 }
 
@@ -388,8 +448,13 @@ impl TraceReader {
     /// Opens a trace with read-ahead as `options` say.
     pub fn open_with(path: &Path, options: &ReadOptions) -> Result<Self> {
         let inner = ContainerReader::open(path, Content::Trace)?;
+        let direct = options.direct;
         Ok(TraceReader {
-            stream: ChunkStream::new(inner, options.threads, TraceChunk::verify),
+            stream: ChunkStream::new(
+                inner,
+                options.threads,
+                Arc::new(move |raw, path| TraceChunk::verify(raw, path, direct)),
+            ),
         })
     }
 

@@ -54,7 +54,7 @@ fn read_all(path: &Path) -> (Vec<u32>, Option<trace_format::Error>) {
 }
 
 fn read_with(path: &Path, threads: usize) -> (Vec<u32>, Option<trace_format::Error>) {
-    let mut reader = match TraceReader::open_with(path, &ReadOptions { threads }) {
+    let mut reader = match TraceReader::open_with(path, &ReadOptions::with_threads(threads)) {
         Ok(r) => r,
         Err(e) => return (vec![], Some(e)),
     };

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use trace_format::generated::results::{DrawKind, DrawRow, MmeArch, RunInfoT, SubmitRow};
 use trace_format::generated::trace::*;
-use trace_format::record_block::lay_out_stored;
+use trace_format::record_block::{lay_out_stored, lay_out_stored_handing};
 use trace_format::{
     CallMeta, ResultsReader, ResultsWriter, SkippedCall, TraceReader, TraceWriter, WriterOptions,
 };
@@ -988,16 +988,10 @@ fn stored_payloads(path: &std::path::Path, content: trace_format::Content) -> Ve
     out
 }
 
-/// A chunk of stored records, damaged at random, either fails to lay out (naming the
-/// record) or lays out to a payload both verifiers accept: what the reader then reads
-/// unchecked. Tried on the stored chunks of a written trace of every direct record kind
-/// and of the synthetic storm.
-#[test]
-fn damaged_stored_records_fail_or_lay_out_verifiable() {
-    use trace_format::verify::{verifier_options, verify_trace_payload};
-
-    let dir = tempfile::tempdir().unwrap();
-    let storm = dir.path().join("storm.mscope");
+/// Writes, in `dir`, the synthetic storm and a trace of compact records of every field
+/// kind between finished ones (as the capture layer's threads store them); their paths.
+fn write_stored_traces(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let storm = dir.join("storm.mscope");
     trace_format::synthetic::write_synthetic(
         TraceWriter::create(&storm, &WriterOptions::default()).unwrap(),
         &trace_format::synthetic::SyntheticShape {
@@ -1009,7 +1003,7 @@ fn damaged_stored_records_fail_or_lay_out_verifiable() {
     .unwrap();
     // Compact records of every field kind, between finished ones, as the capture
     // layer's threads store them.
-    let mixed = dir.path().join("mixed.mscope");
+    let mixed = dir.join("mixed.mscope");
     {
         use trace_format::direct::DirectField as F;
         use trace_format::record_block::{RecordBlock, RecordEncoder};
@@ -1103,6 +1097,141 @@ fn damaged_stored_records_fail_or_lay_out_verifiable() {
         sequencer.release_all().unwrap();
         sequencer.finish().unwrap();
     }
+    (storm, mixed)
+}
+
+/// The calls the handing tests ask a reader to hand over: draws, binds, push constants
+/// and generic calls (what a replay asks for), not memory contents.
+const HANDED: trace_format::direct_records::DirectCalls =
+    trace_format::direct_records::DirectCalls::of(&[
+        Call::CmdDraw,
+        Call::CmdDrawIndexed,
+        Call::CmdPushConstants,
+        Call::CmdBindDescriptorSets,
+        Call::VulkanCall,
+    ]);
+
+/// A reader asked to hand records over gives every record of the trace, in its place:
+/// the handed-over ones, laid out as a reader lays them out, are the records an
+/// ordinary reader reads; the others are the same tables.
+#[test]
+fn a_reader_handing_records_over_gives_every_record_in_its_place() {
+    use trace_format::direct::{append_direct, DirectField, MAX_DIRECT_FIELDS};
+    use trace_format::direct_records::ChunkRecord;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (storm, mixed) = write_stored_traces(dir.path());
+    for path in [storm, mixed] {
+        for threads in [0, 2] {
+            let plain: Vec<RecordT> = TraceReader::open(&path)
+                .unwrap()
+                .flat_map(|c| c.unwrap().records().map(|r| r.unpack()).collect::<Vec<_>>())
+                .collect();
+            let options = trace_format::ReadOptions {
+                direct: HANDED,
+                ..trace_format::ReadOptions::with_threads(threads)
+            };
+            let (mut handed, mut read) = (0, Vec::new());
+            for chunk in TraceReader::open_with(&path, &options).unwrap() {
+                for entry in chunk.unwrap().entries() {
+                    read.push(match entry {
+                        // A record of a handed call comes as a table where it was
+                        // stored finished, not compact.
+                        ChunkRecord::Table(record) => record.unpack(),
+                        ChunkRecord::Direct(record) => {
+                            handed += 1;
+                            assert!(HANDED.contains(record.call));
+                            let mut room = [DirectField::Absent; MAX_DIRECT_FIELDS];
+                            let fields = record.fields(&mut room);
+                            let mut out = Vec::new();
+                            let start = append_direct(
+                                &mut out,
+                                record.seq,
+                                record.meta,
+                                record.call,
+                                fields,
+                            );
+                            flatbuffers::root::<Record>(&out[start..]).unwrap().unpack()
+                        }
+                    });
+                }
+            }
+            assert!(handed > 10, "{}: {handed} handed over", path.display());
+            assert_eq!(read.len(), plain.len(), "{}", path.display());
+            for (i, (a, b)) in read.iter().zip(&plain).enumerate() {
+                assert_eq!(a, b, "{}: record {i}", path.display());
+            }
+        }
+    }
+}
+
+/// A call whose records leave a vector out in one record and hold it in the next lays
+/// out readable both ways, in either order: the layout a call type is given at its first
+/// record holds every field's place (before, a first record without the vector gave
+/// its call a table with no place for it, and the next record's vector offset was
+/// written over the table's vtable offset).
+#[test]
+fn a_vector_left_out_in_one_record_and_held_in_the_next_lays_out_both_ways() {
+    use trace_format::direct::{append_direct, DirectField as F};
+
+    let meta = CallMeta {
+        thread_id: 1,
+        timestamp_ns: 2,
+        result: 0,
+    };
+    let handles = [0x11u64, 0x22, 0x33];
+    // Call types no other test here lays out: each gets its layout from the first
+    // record below.
+    for (call, first_absent) in [
+        (Call::CmdExecuteCommands, true),
+        (Call::CmdBindVertexBuffers, false),
+    ] {
+        let mut shapes = [false, true, false, true];
+        if !first_absent {
+            shapes.rotate_left(1);
+        }
+        for (seq, absent) in shapes.into_iter().enumerate() {
+            let vector = if absent { F::Absent } else { F::U64s(&handles) };
+            let fields: Vec<F<'_>> = match call {
+                Call::CmdExecuteCommands => vec![F::U64(9), vector],
+                _ => vec![F::U64(9), F::U32(1), vector, F::U64s(&handles[..1])],
+            };
+            let mut out = Vec::new();
+            let start = append_direct(&mut out, seq as u64, meta, call, &fields);
+            let record = flatbuffers::root::<Record>(&out[start..])
+                .unwrap_or_else(|e| panic!("{call:?} record {seq}: {e}"));
+            assert_eq!(record.envelope().seq(), seq as u64);
+            let read: Option<Vec<u64>> = match call {
+                Call::CmdExecuteCommands => record
+                    .call_as_cmd_execute_commands()
+                    .and_then(|c| c.command_buffers())
+                    .map(|v| v.iter().collect()),
+                _ => {
+                    let c = record.call_as_cmd_bind_vertex_buffers().unwrap();
+                    assert_eq!(c.first_binding(), 1);
+                    assert_eq!(c.offsets().map(|v| v.len()), Some(1));
+                    c.buffers().map(|v| v.iter().collect())
+                }
+            };
+            assert_eq!(
+                read,
+                (!absent).then(|| handles.to_vec()),
+                "{call:?} record {seq}"
+            );
+        }
+    }
+}
+
+/// A chunk of stored records, damaged at random, either fails to lay out (naming the
+/// record) or lays out to a payload both verifiers accept: what the reader then reads
+/// unchecked. Tried on the stored chunks of a written trace of every direct record kind
+/// and of the synthetic storm.
+#[test]
+fn damaged_stored_records_fail_or_lay_out_verifiable() {
+    use trace_format::verify::{verifier_options, verify_trace_payload};
+
+    let dir = tempfile::tempdir().unwrap();
+    let (storm, mixed) = write_stored_traces(dir.path());
     let mut chunks = stored_payloads(&storm, trace_format::Content::Trace);
     chunks.extend(stored_payloads(&mixed, trace_format::Content::Trace));
     assert!(
@@ -1126,7 +1255,30 @@ fn damaged_stored_records_fail_or_lay_out_verifiable() {
                 _ => records,
             };
             let mut out = Vec::new();
-            match lay_out_stored(&m, first_seq, declared, 64 << 20, &mut out) {
+            let laid_out = lay_out_stored(&m, first_seq, declared, 64 << 20, &mut out);
+            // Handing records over checks them alike: the same verdict, the same reason.
+            let (mut handing_out, mut handed) = (Vec::new(), Vec::new());
+            let handing = lay_out_stored_handing(
+                &m,
+                first_seq,
+                declared,
+                64 << 20,
+                HANDED,
+                &mut handing_out,
+                &mut handed,
+            );
+            assert_eq!(
+                handing.as_ref().map_err(|e| e.to_string()).err(),
+                laid_out.as_ref().map_err(|e| e.to_string()).err(),
+                "case {case}"
+            );
+            if handing.is_ok() {
+                verify_trace_payload(&handing_out).unwrap_or_else(|e| panic!("case {case}: {e}"));
+                let batch = flatbuffers::root::<RecordBatch>(&handing_out).unwrap();
+                let tables = batch.records().map_or(0, |r| r.len());
+                assert_eq!(tables + handed.len(), declared as usize, "case {case}");
+            }
+            match laid_out {
                 Ok(()) => {
                     laid += 1;
                     verify_trace_payload(&out).unwrap_or_else(|e| panic!("case {case}: {e}"));

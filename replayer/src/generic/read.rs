@@ -15,6 +15,12 @@ pub fn params_of<'a>(call: &VulkanCall<'a>) -> Result<Params<'a>, DecodeError> {
     Ok(ParamList::of(call)?.iter().collect())
 }
 
+/// The parameters packed in `bytes` (a compact record's), checked whole first and
+/// gathered by position.
+pub fn params_packed(bytes: &[u8]) -> Result<Params<'_>, DecodeError> {
+    Ok(ParamList::packed(bytes)?.iter().collect())
+}
+
 /// Why a generic record's parameters did not decode.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {

@@ -18,6 +18,8 @@ use driver::nvk::state::{StateCost, StateGroup};
 use driver::nvk::{
     CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs, QueryPool, Recorded,
 };
+use trace_format::direct::{DirectField, MAX_DIRECT_FIELDS};
+use trace_format::direct_records::{ChunkRecord, DirectRecord};
 use trace_format::generated::results::{
     self, DrawPlace, DrawRow, MmeArch, RunInfoT, RunTotalsT, SubmitRow,
 };
@@ -34,8 +36,10 @@ mod transfer;
 
 use crate::clock;
 use crate::commands::{self, BlitRegion, Cmd, DrawArgs, ImageOp, RenderingCmd, WorkArgs};
+use crate::direct_commands::Fields;
 use crate::execute;
 use crate::generic;
+use crate::generic::read::Params;
 use crate::handles::HandleMap;
 use crate::inspect::DrawInspection;
 use crate::objects::{self, Objects, Pipeline, PipelinePart, RenderPass};
@@ -822,13 +826,22 @@ impl<'o> Pass<'o> {
         sink: &mut dyn RowSink,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(), ReplayError> {
-        let reader = TraceReader::open_with(trace, &self.options.read)?;
+        // The draws, binds and generic calls that make up most of a frame are read
+        // straight from their compact records, not laid out as tables first.
+        let read = ReadOptions {
+            direct: crate::direct_commands::DIRECT_CALLS,
+            ..self.options.read
+        };
+        let reader = TraceReader::open_with(trace, &read)?;
         let total = reader.container().file_len();
         for chunk in reader {
             let chunk = chunk?;
             self.frame = chunk.header().first_frame;
-            for record in chunk.records() {
-                self.record(&record, sink)?;
+            for entry in chunk.entries() {
+                match entry {
+                    ChunkRecord::Table(record) => self.record(&record, sink)?,
+                    ChunkRecord::Direct(record) => self.record_direct(&record),
+                }
                 if self.watch.as_ref().is_some_and(|w| w.found.is_some()) {
                     return Ok(());
                 }
@@ -847,9 +860,55 @@ impl<'o> Pass<'o> {
             Some(c) => c.command().is_some_and(names::is_recorded_command),
             None => names::is_recorded_command(&names::call_name(record.call_type())),
         };
+        self.counted(record.envelope().seq(), is_command, |pass| {
+            pass.take(record, sink)
+        })
+    }
+
+    /// Takes one record read straight from its compact form (a call of
+    /// [`crate::direct_commands::DIRECT_CALLS`]), as [`Pass::record`] takes its table.
+    fn record_direct(&mut self, record: &DirectRecord<'_>) {
+        let mut room = [DirectField::Absent; MAX_DIRECT_FIELDS];
+        let fields = Fields(record.fields(&mut room));
+        let seq = record.seq;
+        if record.call == Call::VulkanCall {
+            // VulkanCall: its command's name, its parameters as tables (never in a
+            // compact record), its packed parameters.
+            let name = fields.str(0).unwrap_or("vkUnknownCommand");
+            let packed = fields.bytes(2);
+            let params = match fields.0.get(2) {
+                Some(DirectField::Absent) | None => Ok(Params::new()),
+                Some(_) => generic::read::params_packed(&packed),
+            };
+            let is_command = names::is_recorded_command(name);
+            let _ = self.counted(seq, is_command, |pass| {
+                pass.take_generic(seq, name, params);
+                Ok(())
+            });
+            return;
+        }
+        let call = record.call;
+        let is_command = names::is_recorded_command(&names::call_name(call));
+        let _ = self.counted(seq, is_command, |pass| {
+            match crate::direct_commands::from_direct(seq, call, fields.0) {
+                Some((cb, cmd)) => pass.recording.entry(cb).or_default().push(cmd),
+                None => pass.skip(&names::call_name(call), true),
+            }
+            Ok(())
+        });
+    }
+
+    /// Runs `take` for the record of sequence number `seq`, counting it among the
+    /// `vkCmd*` calls recorded when `is_command`, and among those skipped when it was.
+    fn counted(
+        &mut self,
+        seq: u64,
+        is_command: bool,
+        take: impl FnOnce(&mut Self) -> Result<(), ReplayError>,
+    ) -> Result<(), ReplayError> {
         let skips = self.skips;
-        self.current_seq = record.envelope().seq();
-        self.take(record, sink)?;
+        self.current_seq = seq;
+        take(self)?;
         if is_command {
             self.recorded_commands += 1;
             if self.skips != skips {
@@ -1066,7 +1125,8 @@ impl<'o> Pass<'o> {
             }
             Call::VulkanCall => {
                 if let Some(c) = record.call_as_vulkan_call() {
-                    self.take_generic(record.envelope().seq(), &c);
+                    let name = c.command().unwrap_or("vkUnknownCommand");
+                    self.take_generic(record.envelope().seq(), name, generic::read::params_of(&c));
                 }
             }
             _ if not_needed(call) => self.skip(&names::record_name(record).0, false),

@@ -10,10 +10,10 @@ impl Pass<'_> {
     pub(super) fn take_generic(
         &mut self,
         seq: u64,
-        call: &trace_format::generated::trace::VulkanCall<'_>,
+        name: &str,
+        params: Result<generic::read::Params<'_>, generic::read::DecodeError>,
     ) {
-        let name = call.command().unwrap_or("vkUnknownCommand");
-        let params = match generic::read::params_of(call) {
+        let params = match params {
             Ok(params) => params,
             Err(e) => {
                 let recorded = names::is_recorded_command(name);

@@ -19,7 +19,7 @@ use super::reader::{CompressedChunk, ContainerReader, RawChunk};
 use crate::error::{Error, ErrorKind, Location, Result};
 
 /// Turns a decompressed chunk into the consumer's type (verifying it on the way).
-pub type Finish<T> = fn(RawChunk, &Path) -> Result<T>;
+pub type Finish<T> = Arc<dyn Fn(RawChunk, &Path) -> Result<T> + Send + Sync>;
 
 /// An ordered stream of finished chunks, produced ahead of the consumer.
 pub struct Prefetcher<T> {
@@ -53,8 +53,9 @@ impl<T: Send + 'static> Prefetcher<T> {
         }));
         for _ in 0..threads {
             let (jobs, results, path) = (Arc::clone(&job_rx), result_tx.clone(), path.clone());
+            let finish = Arc::clone(&finish);
             handles.push(spawn("macroscope-decode", move || {
-                decode_loop(&jobs, &results, &path, finish)
+                decode_loop(&jobs, &results, &path, &*finish)
             }));
         }
         Prefetcher {
@@ -102,7 +103,7 @@ fn decode_loop<T>(
     jobs: &Mutex<Receiver<CompressedChunk>>,
     results: &mpsc::Sender<(u64, Result<T>)>,
     path: &Path,
-    finish: Finish<T>,
+    finish: &(dyn Fn(RawChunk, &Path) -> Result<T> + Send + Sync),
 ) {
     let mut decompressor = match zstd::bulk::Decompressor::new() {
         Ok(d) => d,

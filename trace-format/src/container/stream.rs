@@ -3,6 +3,8 @@
 //! Trace and results readers are this stream with their own `finish` step (the
 //! flatbuffers verification of their payload type).
 
+use std::sync::Arc;
+
 use super::prefetch::{Finish, Prefetcher};
 use super::reader::ContainerReader;
 use crate::error::Result;
@@ -60,7 +62,11 @@ impl<T: Send + 'static> Iterator for ChunkStream<T> {
                 Err(e) => return Some(Err(e)),
             };
             self.inner.stop();
-            self.prefetch = Some(Prefetcher::start(reader, self.threads, self.finish));
+            self.prefetch = Some(Prefetcher::start(
+                reader,
+                self.threads,
+                Arc::clone(&self.finish),
+            ));
         }
         self.prefetch.as_mut()?.next()
     }
