@@ -151,9 +151,10 @@ impl<'a> RecordedRuns<'a> {
                 extent: bytes.len(),
             });
         }
-        let mut runs = Vec::new();
+        let list = data.nested()?;
+        let mut runs = Vec::with_capacity(list.len());
         let mut extent = 0usize;
-        for (offset, bytes) in data.nested()?.iter().map(run) {
+        for (offset, bytes) in list.iter().map(run) {
             let at = usize::try_from(offset).ok()?;
             let end = at
                 .checked_add(bytes.len())

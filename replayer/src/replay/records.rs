@@ -199,7 +199,7 @@ impl Pass<'_> {
         };
         let align = self.device.min_cbuf_alignment();
         let long = |at: usize| data.u64_at(at);
-        let mut ubos = Vec::new();
+        let mut ubos = Vec::with_capacity(entries.len());
         for e in entries.iter().filter(|e| e.ty.as_raw() == UNIFORM_BUFFER) {
             let Some((place, stride)) = layout.binding_place(e.binding, align) else {
                 continue;
