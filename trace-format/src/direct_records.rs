@@ -69,23 +69,23 @@ pub struct StoredDirect {
 pub struct DirectRecord<'a> {
     /// Its sequence number.
     pub seq: u64,
-    /// Its call.
-    pub call: Call,
-    /// Its envelope but the sequence number.
-    pub meta: CallMeta,
     head: CompactHead,
     bytes: &'a [u8],
 }
 
 impl<'a> DirectRecord<'a> {
     pub(crate) fn new(seq: u64, head: CompactHead, bytes: &'a [u8]) -> Self {
-        DirectRecord {
-            seq,
-            call: head.call_type,
-            meta: head.meta,
-            head,
-            bytes,
-        }
+        DirectRecord { seq, head, bytes }
+    }
+
+    /// Its call.
+    pub fn call(&self) -> Call {
+        self.head.call_type
+    }
+
+    /// Its envelope but the sequence number.
+    pub fn meta(&self) -> CallMeta {
+        self.head.meta
     }
 
     /// Its fields, read into `room`: as many as the call's table has, in its order.

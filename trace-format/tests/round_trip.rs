@@ -1140,15 +1140,15 @@ fn a_reader_handing_records_over_gives_every_record_in_its_place() {
                         ChunkRecord::Table(record) => record.unpack(),
                         ChunkRecord::Direct(record) => {
                             handed += 1;
-                            assert!(HANDED.contains(record.call));
+                            assert!(HANDED.contains(record.call()));
                             let mut room = [DirectField::Absent; MAX_DIRECT_FIELDS];
                             let fields = record.fields(&mut room);
                             let mut out = Vec::new();
                             let start = append_direct(
                                 &mut out,
                                 record.seq,
-                                record.meta,
-                                record.call,
+                                record.meta(),
+                                record.call(),
                                 fields,
                             );
                             flatbuffers::root::<Record>(&out[start..]).unwrap().unpack()

@@ -840,7 +840,7 @@ impl<'o> Pass<'o> {
             for entry in chunk.entries() {
                 match entry {
                     ChunkRecord::Table(record) => self.record(&record, sink)?,
-                    ChunkRecord::Direct(record) => self.record_direct(&record),
+                    ChunkRecord::Direct(record) => self.record_direct(&record)?,
                 }
                 if self.watch.as_ref().is_some_and(|w| w.found.is_some()) {
                     return Ok(());
@@ -867,11 +867,11 @@ impl<'o> Pass<'o> {
 
     /// Takes one record read straight from its compact form (a call of
     /// [`crate::direct_commands::DIRECT_CALLS`]), as [`Pass::record`] takes its table.
-    fn record_direct(&mut self, record: &DirectRecord<'_>) {
+    fn record_direct(&mut self, record: &DirectRecord<'_>) -> Result<(), ReplayError> {
         let mut room = [DirectField::Absent; MAX_DIRECT_FIELDS];
         let fields = Fields(record.fields(&mut room));
-        let seq = record.seq;
-        if record.call == Call::VulkanCall {
+        let (seq, call) = (record.seq, record.call());
+        if call == Call::VulkanCall {
             // VulkanCall: its command's name, its parameters as tables (never in a
             // compact record), its packed parameters.
             let name = fields.str(0).unwrap_or("vkUnknownCommand");
@@ -881,21 +881,19 @@ impl<'o> Pass<'o> {
                 Some(_) => generic::read::params_packed(&packed),
             };
             let is_command = names::is_recorded_command(name);
-            let _ = self.counted(seq, is_command, |pass| {
+            return self.counted(seq, is_command, |pass| {
                 pass.take_generic(seq, name, params);
                 Ok(())
             });
-            return;
         }
-        let call = record.call;
-        let is_command = names::is_recorded_command(&names::call_name(call));
-        let _ = self.counted(seq, is_command, |pass| {
+        let name = names::call_name(call);
+        self.counted(seq, names::is_recorded_command(&name), |pass| {
             match crate::direct_commands::from_direct(seq, call, fields.0) {
                 Some((cb, cmd)) => pass.recording.entry(cb).or_default().push(cmd),
-                None => pass.skip(&names::call_name(call), true),
+                None => pass.skip(&name, true),
             }
             Ok(())
-        });
+        })
     }
 
     /// Runs `take` for the record of sequence number `seq`, counting it among the
