@@ -141,6 +141,8 @@ impl SetLayout {
 pub struct Layouts {
     sets: HandleMap<SetLayout>,
     pipelines: HandleMap<Vec<u64>>,
+    /// Layouts made so far: what was worked out from them holds while it is unchanged.
+    generation: u64,
 }
 
 impl Layouts {
@@ -162,11 +164,19 @@ impl Layouts {
             .unwrap_or_default();
         bindings.sort_unstable();
         self.sets.insert(handle, SetLayout { bindings });
+        self.generation += 1;
     }
 
     /// vkCreatePipelineLayout: its set layouts, set by set.
     pub fn create_pipeline_layout(&mut self, handle: u64, set_layouts: Vec<u64>) {
         self.pipelines.insert(handle, set_layouts);
+        self.generation += 1;
+    }
+
+    /// How many layouts have been made: what was worked out from the layouts while this
+    /// was the same still holds.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// What in pipeline layout `layout` a shader's compile depends on, as a hash: its

@@ -109,6 +109,18 @@ impl<'a> Param<'a> {
         }
     }
 
+    /// [`value`](Self::value) and [`bytes`](Self::bytes) together: a packed
+    /// parameter's node read once for both.
+    pub fn value_and_bytes(&self) -> (u64, Option<&'a [u8]>) {
+        match self {
+            Param::Table(p) => (p.value(), p.bytes().map(|b| b.bytes())),
+            Param::Packed(p) => {
+                let parts = p.parts();
+                (parts.value, parts.bytes)
+            }
+        }
+    }
+
     /// The structures chained to the parameter's, if any were recorded.
     pub fn chain(&self) -> Option<ParamList<'a>> {
         match self {

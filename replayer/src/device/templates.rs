@@ -95,7 +95,8 @@ pub const MAX_DATA_BYTES: usize = 16 << 20;
 
 /// A recorded run of template data: its offset and bytes.
 fn run(r: Param<'_>) -> (u64, &[u8]) {
-    (r.value(), r.bytes().unwrap_or_default())
+    let (offset, bytes) = r.value_and_bytes();
+    (offset, bytes.unwrap_or_default())
 }
 
 /// The recorded data of a template update as the program passed it: the bytes in full
@@ -163,6 +164,37 @@ impl<'a> RecordedRuns<'a> {
             runs.push((at, bytes));
         }
         Some(RecordedRuns { runs, extent })
+    }
+
+    /// The `N` little-endian u64s from byte `at` (a `VkDescriptorBufferInfo`: 3);
+    /// `None` when they reach past the data's end.
+    pub fn u64s_at<const N: usize>(&self, at: usize) -> Option<[u64; N]> {
+        let end = at.checked_add(8 * N).filter(|&e| e <= self.extent)?;
+        let mut words = [0u64; N];
+        // The latest run that touches the words: when it holds them all, no later run
+        // covers any of their bytes, and they are read straight from it.
+        let latest = self
+            .runs
+            .iter()
+            .rev()
+            .find(|(start, bytes)| *start < end && at < start + bytes.len());
+        let held = latest.and_then(|(start, bytes)| {
+            let from = at.checked_sub(*start)?;
+            bytes.get(from..from + 8 * N)
+        });
+        match held {
+            Some(held) => {
+                for (word, bytes) in words.iter_mut().zip(held.chunks_exact(8)) {
+                    *word = bytes.try_into().map_or(0, u64::from_le_bytes);
+                }
+            }
+            None => {
+                for (i, word) in words.iter_mut().enumerate() {
+                    *word = self.u64_at(at + 8 * i)?;
+                }
+            }
+        }
+        Some(words)
     }
 
     /// The little-endian u64 at byte `at`; `None` past the data's end.
@@ -266,6 +298,9 @@ mod tests {
             piece(4, &[1, 2, 3, 4, 5, 6, 7, 8]),
             piece(16, &[9, 9, 9, 9, 9, 9, 9, 9]),
             piece(8, &[0xaa]),
+            // A run holding whole descriptors, and one written over it in part.
+            piece(24, &(1..=40).collect::<Vec<u8>>()),
+            piece(50, &[0xbb; 3]),
         ]);
         let whole = read(&data, recorded_data).unwrap();
         let dense = |at: usize| {
@@ -277,6 +312,8 @@ mod tests {
             let runs = RecordedRuns::of(p).unwrap();
             for at in 0..whole.len() + 2 {
                 assert_eq!(runs.u64_at(at), dense(at), "at {at}");
+                let three = (|| Some([dense(at)?, dense(at + 8)?, dense(at + 16)?]))();
+                assert_eq!(runs.u64s_at::<3>(at), three, "three words at {at}");
             }
         });
     }

@@ -30,6 +30,7 @@ use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterO
 
 mod draw;
 mod places;
+mod push_templates;
 mod records;
 mod submit;
 mod transfer;
@@ -428,8 +429,8 @@ pub(crate) struct Pass<'o> {
     objects: Objects,
     shaders: Shaders,
     layouts: Layouts,
-    /// Descriptor update templates' entries, by the trace's handle.
-    templates: crate::device::templates::Templates,
+    /// Descriptor update templates, and where their uniform buffers go.
+    push_templates: push_templates::PushTemplates,
     recording: HandleMap<Vec<Cmd>>,
     /// How each command buffer began (what a secondary inherits).
     begins: HandleMap<SecondaryBegin>,
@@ -683,7 +684,7 @@ impl<'o> Pass<'o> {
             objects: Objects::default(),
             shaders: Shaders::default(),
             layouts: Layouts::default(),
-            templates: Default::default(),
+            push_templates: Default::default(),
             recording: HandleMap::default(),
             begins: HandleMap::default(),
             resume: None,

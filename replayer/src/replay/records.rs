@@ -39,7 +39,7 @@ impl Pass<'_> {
             || name == "vkCreateDescriptorUpdateTemplateKHR"
         {
             if let Some((id, entries)) = crate::device::templates::created(&params) {
-                self.templates.insert(id, entries);
+                self.push_templates.create(id, entries);
             }
             return self.skip(name, false);
         }
@@ -161,23 +161,16 @@ impl Pass<'_> {
             for (i, info) in nested.p_buffer_info.iter().enumerate().take(64) {
                 let element = w.dst_array_element.saturating_add(i as u32);
                 let desc = place.saturating_add(stride.saturating_mul(element));
-                ubos.push(self.ubo(desc, info.buffer, info.offset, info.range));
+                ubos.push(ubo(
+                    &self.objects,
+                    desc,
+                    info.buffer,
+                    info.offset,
+                    info.range,
+                ));
             }
         }
         ubos
-    }
-
-    /// One uniform buffer descriptor: its byte offset in the set, and the buffer's
-    /// address and range from `offset` (`VK_WHOLE_SIZE`: to the buffer's end); a
-    /// buffer never bound names nothing (address and range 0).
-    pub(super) fn ubo(&self, desc: u32, buffer: u64, offset: u64, range: u64) -> (u32, u64, u32) {
-        let (addr, rest) = self.objects.buffer_range(buffer, offset);
-        let range = if range == u64::MAX {
-            rest
-        } else {
-            range.min(u64::from(u32::MAX)) as u32
-        };
-        (desc, addr, if addr == 0 { 0 } else { range })
     }
 
     /// The uniform buffers a template push names: each descriptor's byte offset in the
@@ -186,37 +179,18 @@ impl Pass<'_> {
     /// (`VK_WHOLE_SIZE`: to the buffer's end). Mirrors what nvk_push_descriptor_set
     /// writes for them (write_ubo_desc).
     pub(super) fn template_ubos(
-        &self,
+        &mut self,
         c: &crate::generated::decode::CmdPushDescriptorSetWithTemplateKHR,
         data: &crate::device::templates::RecordedRuns<'_>,
     ) -> Vec<(u32, u64, u32)> {
-        const UNIFORM_BUFFER: i32 = 6;
-        let (Some(entries), Some(layout)) = (
-            self.templates.get(&c.descriptor_update_template),
-            self.layouts.set(c.layout, c.set),
-        ) else {
-            return Vec::new();
-        };
-        let align = self.device.min_cbuf_alignment();
-        let long = |at: usize| data.u64_at(at);
-        let mut ubos = Vec::with_capacity(entries.len());
-        for e in entries.iter().filter(|e| e.ty.as_raw() == UNIFORM_BUFFER) {
-            let Some((place, stride)) = layout.binding_place(e.binding, align) else {
-                continue;
-            };
-            for i in 0..e.count.min(64) {
-                let at = e.offset.saturating_add(e.stride.saturating_mul(i as usize));
-                let (Some(buffer), Some(offset), Some(range)) =
-                    (long(at), long(at + 8), long(at + 16))
-                else {
-                    break;
-                };
-                let element = e.array_element.saturating_add(i);
-                let desc = place.saturating_add(stride.saturating_mul(element));
-                ubos.push(self.ubo(desc, buffer, offset, range));
-            }
-        }
-        ubos
+        let objects = &self.objects;
+        self.push_templates.ubos(
+            (c.descriptor_update_template, c.layout, c.set),
+            &self.layouts,
+            self.device.min_cbuf_alignment(),
+            data,
+            |desc, buffer, offset, range| ubo(objects, desc, buffer, offset, range),
+        )
     }
 
     /// The swapchain calls, which say what images a program renders to: true when
@@ -270,4 +244,17 @@ impl Pass<'_> {
         }
         true
     }
+}
+
+/// One uniform buffer descriptor: its byte offset in the set, and the buffer's address
+/// and range from `offset` (`VK_WHOLE_SIZE`: to the buffer's end); a buffer never bound
+/// names nothing (address and range 0).
+fn ubo(objects: &Objects, desc: u32, buffer: u64, offset: u64, range: u64) -> (u32, u64, u32) {
+    let (addr, rest) = objects.buffer_range(buffer, offset);
+    let range = if range == u64::MAX {
+        rest
+    } else {
+        range.min(u64::from(u32::MAX)) as u32
+    };
+    (desc, addr, if addr == 0 { 0 } else { range })
 }
