@@ -85,7 +85,7 @@ fn push_command(command_buffer: u64, name: &str, packed: &[u8]) {
 /// packed parameters.
 fn fields<'a>(name: &'a str, packed: &'a [u8]) -> [DirectField<'a>; 3] {
     [
-        DirectField::Str(name.as_bytes()),
+        DirectField::Str(name),
         DirectField::Absent,
         DirectField::Bytes(packed),
     ]

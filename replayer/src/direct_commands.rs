@@ -90,8 +90,7 @@ impl<'a> Fields<'_, 'a> {
     /// A `string`.
     pub fn str(&self, i: usize) -> Option<&'a str> {
         match self.0.get(i) {
-            // Read back as UTF-8 when the chunk was read.
-            Some(DirectField::Str(s)) => std::str::from_utf8(s).ok(),
+            Some(DirectField::Str(s)) => Some(s),
             _ => None,
         }
     }

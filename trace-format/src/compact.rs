@@ -224,9 +224,8 @@ pub(crate) fn append_compact(
                     at = put(base, at, &v.to_le_bytes());
                     continue;
                 }
-                DirectField::Bytes(b) | DirectField::BytePlanes(b) | DirectField::Str(b) => {
-                    (b.as_ptr(), b.len(), 1)
-                }
+                DirectField::Bytes(b) | DirectField::BytePlanes(b) => (b.as_ptr(), b.len(), 1),
+                DirectField::Str(s) => (s.as_ptr(), s.len(), 1),
                 DirectField::Absent => continue,
                 DirectField::BytesAsPlanes(b) => {
                     at = put_planes(base, fields_start, at, b);
@@ -251,10 +250,10 @@ fn vector_room(field: &DirectField<'_>) -> usize {
     4 + 7
         + 7
         + match field {
-            DirectField::Bytes(b)
-            | DirectField::BytePlanes(b)
-            | DirectField::BytesAsPlanes(b)
-            | DirectField::Str(b) => b.len(),
+            DirectField::Bytes(b) | DirectField::BytePlanes(b) | DirectField::BytesAsPlanes(b) => {
+                b.len()
+            }
+            DirectField::Str(s) => s.len(),
             DirectField::U32s(v) => 4 * v.len(),
             DirectField::U64s(v) => 8 * v.len(),
             _ => 0,
@@ -637,7 +636,7 @@ pub(crate) fn decode_fields<'a, 'f>(
             kind::U32S => DirectField::U32s(aligned(value)?),
             kind::U64S => DirectField::U64s(aligned(value)?),
             // A flatbuffers string is UTF-8: its readers take it so, unchecked.
-            kind::STRING => DirectField::Str(std::str::from_utf8(value).ok()?.as_bytes()),
+            kind::STRING => DirectField::Str(std::str::from_utf8(value).ok()?),
             kind::ABSENT => DirectField::Absent,
             _ => DirectField::BytePlanes(value),
         };
@@ -743,9 +742,9 @@ mod tests {
             DirectField::U64s(&[u64::MAX, 4]),
             DirectField::U64(0x0102_0304_0506_0708),
             DirectField::U32s(&[10, 20, 30]),
-            DirectField::Str(b"vkCmdSetViewport"),
+            DirectField::Str("vkCmdSetViewport"),
             DirectField::Absent,
-            DirectField::Str(b""),
+            DirectField::Str(""),
         ];
         let mut out = vec![0xee];
         let mut carried = Carried::default();
@@ -766,7 +765,7 @@ mod tests {
     #[test]
     fn a_string_that_is_not_utf8_does_not_read_back() {
         let mut out = Vec::new();
-        let fields = [DirectField::Str(&[b'v', b'k', 0xff]), DirectField::Absent];
+        let fields = [DirectField::Str("vk\u{7e}"), DirectField::Absent];
         append_compact(
             &mut out,
             &mut Carried::default(),
@@ -775,6 +774,12 @@ mod tests {
             Call::VulkanCall,
             &fields,
         );
+        // The string's last byte made one UTF-8 does not allow (as a damaged file has it).
+        let last = out
+            .iter()
+            .rposition(|&b| b == 0x7e)
+            .expect("the string is written");
+        out[last] = 0xff;
         let (record, _) = read(&out, 0, &mut Carried::default()).expect("reads back");
         let RecordBody::Compact { head, fields } = record.body else {
             panic!("a compact record");

@@ -46,8 +46,8 @@ pub enum DirectField<'a> {
     U32s(&'a [u32]),
     /// A `[ulong]`.
     U64s(&'a [u64]),
-    /// A `string`: its bytes (UTF-8), laid out with the terminating NUL.
-    Str(&'a [u8]),
+    /// A `string`, laid out with the terminating NUL (read back, checked UTF-8 once).
+    Str(&'a str),
     /// A field left out (a vector of tables, say, that the record does not hold): no
     /// place in the table, 0 in the vtable. Never for a field the schema requires.
     Absent,
@@ -225,7 +225,7 @@ pub fn append_direct(
             }
             DirectField::Str(s) => {
                 push_vector(out, start, at, s.len(), 1);
-                out.extend_from_slice(s);
+                out.extend_from_slice(s.as_bytes());
                 out.push(0);
             }
             // Absent in this record: 0 in its vtable entry, its place left zero.

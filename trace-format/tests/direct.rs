@@ -129,7 +129,7 @@ fn calls() -> Vec<(CallT, Call, Vec<F<'static>>)> {
             }))),
             Call::VulkanCall,
             vec![
-                F::Str(b"vkCmdSetDepthTestEnable"),
+                F::Str("vkCmdSetDepthTestEnable"),
                 F::Absent,
                 F::Bytes(&[1, 0, 0, 0, 1, 9, 0, 0, 0, 0, 0, 0, 0]),
             ],
@@ -140,7 +140,7 @@ fn calls() -> Vec<(CallT, Call, Vec<F<'static>>)> {
                 packed: Some(vec![])
             }))),
             Call::VulkanCall,
-            vec![F::Str(b""), F::Absent, F::Bytes(&[])],
+            vec![F::Str(""), F::Absent, F::Bytes(&[])],
         ),
     ]
 }

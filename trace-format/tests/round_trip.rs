@@ -1078,7 +1078,7 @@ fn write_stored_traces(dir: &std::path::Path) -> (std::path::PathBuf, std::path:
                     meta,
                     Call::VulkanCall,
                     &[
-                        F::Str(b"vkCmdSetCullMode"),
+                        F::Str("vkCmdSetCullMode"),
                         F::Absent,
                         F::Bytes(&[
                             2, 0, 0, 0, 1, 9, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0,
