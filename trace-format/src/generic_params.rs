@@ -181,6 +181,16 @@ impl<'a> ParamList<'a> {
         }))
     }
 
+    /// The parameters packed in `bytes`, each given to `each` in order as the check
+    /// of the whole (the one [`packed`](Self::packed) makes) steps over it: a record's
+    /// parameters gathered without reading their nodes a second time. Where the
+    /// bytes are damaged, the error [`packed`](Self::packed) gives: what was given
+    /// before it is to be dropped.
+    pub fn packed_each(bytes: &'a [u8], each: impl FnMut(Param<'a>)) -> Result<(), PackedError> {
+        let mut each = each;
+        check_top_with(bytes, &mut |node| each(Param::Packed(PackedParam { node }))).map(drop)
+    }
+
     /// How many parameters.
     pub fn len(&self) -> usize {
         match self {
@@ -378,18 +388,35 @@ impl<'a> Reader<'a> {
 
 /// Checks a record's packed string: a `u32` count, then that many nodes, each whole.
 fn check_top(bytes: &[u8]) -> Result<u32, PackedError> {
+    check_top_with(bytes, &mut ignore_node)
+}
+
+/// A node's bytes, not wanted.
+fn ignore_node(_: &[u8]) {}
+
+/// [`check_top`], giving each top-level node's bytes to `each` once checked.
+fn check_top_with<'a>(
+    bytes: &'a [u8],
+    each: &mut impl FnMut(&'a [u8]),
+) -> Result<u32, PackedError> {
     let mut reader = Reader { bytes, pos: 0 };
     let count = reader.u32("the parameter count cut off")?;
     let rest = &bytes[reader.pos..];
-    check_list(rest, count, 0).map_err(|e| PackedError {
+    check_list(rest, count, 0, each).map_err(|e| PackedError {
         offset: e.offset + reader.pos,
         ..e
     })?;
     Ok(count)
 }
 
-/// Checks that `bytes` holds exactly `count` well-formed nodes, `depth` lists deep.
-fn check_list(bytes: &[u8], count: u32, depth: usize) -> Result<(), PackedError> {
+/// Checks that `bytes` holds exactly `count` well-formed nodes, `depth` lists deep,
+/// giving each node's bytes to `each` once checked.
+fn check_list<'a>(
+    bytes: &'a [u8],
+    count: u32,
+    depth: usize,
+    each: &mut impl FnMut(&'a [u8]),
+) -> Result<(), PackedError> {
     let mut reader = Reader { bytes, pos: 0 };
     if depth > MAX_DEPTH {
         return Err(reader.error("parameters nested too deep"));
@@ -404,12 +431,15 @@ fn check_list(bytes: &[u8], count: u32, depth: usize) -> Result<(), PackedError>
         for list in [node.chain, node.nested].into_iter().flatten() {
             // Where the list's bytes start within `bytes`, for an error's offset.
             let at = list.bytes.as_ptr() as usize - bytes.as_ptr() as usize;
-            check_list(list.bytes, list.count, depth + 1).map_err(|e| PackedError {
-                offset: e.offset + at,
-                ..e
+            check_list(list.bytes, list.count, depth + 1, &mut ignore_node).map_err(|e| {
+                PackedError {
+                    offset: e.offset + at,
+                    ..e
+                }
             })?;
         }
         debug_assert!(reader.pos > start);
+        each(&bytes[start..reader.pos]);
     }
     if reader.pos != bytes.len() {
         return Err(reader.error("bytes left over after the last node"));
@@ -597,6 +627,33 @@ mod tests {
             "{errors} of {} damaged strings refused",
             bytes.len() * 4
         );
+    }
+
+    #[test]
+    fn parameters_given_as_checked_are_those_the_checked_list_holds() {
+        let bytes = packed(&sample());
+        let owned = |p: Param<'_>| p.to_owned_param();
+        let mut given = Vec::new();
+        ParamList::packed_each(&bytes, |p| given.push(owned(p))).unwrap();
+        assert_eq!(given, sample());
+        // Damaged: the same verdict as the whole check, and the same reason.
+        for at in 0..bytes.len() {
+            for flip in [0x01u8, 0x80] {
+                let mut damaged = bytes.clone();
+                damaged[at] ^= flip;
+                let mut given = Vec::new();
+                let each = ParamList::packed_each(&damaged, |p| given.push(owned(p)));
+                match ParamList::packed(&damaged) {
+                    Ok(list) => {
+                        assert_eq!(each, Ok(()));
+                        assert_eq!(given, list.iter().map(owned).collect::<Vec<_>>());
+                    }
+                    Err(e) => {
+                        assert_eq!(each, Err(e), "{at}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -18,7 +18,9 @@ pub fn params_of<'a>(call: &VulkanCall<'a>) -> Result<Params<'a>, DecodeError> {
 /// The parameters packed in `bytes` (a compact record's), checked whole first and
 /// gathered by position.
 pub fn params_packed(bytes: &[u8]) -> Result<Params<'_>, DecodeError> {
-    Ok(ParamList::packed(bytes)?.iter().collect())
+    let mut params = Params::new();
+    ParamList::packed_each(bytes, |param| params.push(param))?;
+    Ok(params)
 }
 
 /// Why a generic record's parameters did not decode.
