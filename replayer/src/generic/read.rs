@@ -15,12 +15,16 @@ pub fn params_of<'a>(call: &VulkanCall<'a>) -> Result<Params<'a>, DecodeError> {
     Ok(ParamList::of(call)?.iter().collect())
 }
 
-/// The parameters packed in `bytes` (a compact record's), checked whole first and
-/// gathered by position.
-pub fn params_packed(bytes: &[u8]) -> Result<Params<'_>, DecodeError> {
-    let mut params = Params::new();
-    ParamList::packed_each(bytes, |param| params.push(param))?;
-    Ok(params)
+/// The parameters packed in `bytes` (a compact record's), checked whole and gathered
+/// by position into `params` (kept where they are: a move of the gathered parameters
+/// is a copy of half a kilobyte).
+pub fn gather_packed<'a>(bytes: &'a [u8], params: &mut Params<'a>) -> Result<(), DecodeError> {
+    params.clear();
+    let gathered = ParamList::packed_each(bytes, |param| params.push(param));
+    if gathered.is_err() {
+        params.clear();
+    }
+    Ok(gathered?)
 }
 
 /// Why a generic record's parameters did not decode.

@@ -877,13 +877,14 @@ impl<'o> Pass<'o> {
             // compact record), its packed parameters.
             let name = fields.str(0).unwrap_or("vkUnknownCommand");
             let packed = fields.bytes(2);
-            let params = match fields.0.get(2) {
-                Some(DirectField::Absent) | None => Ok(Params::new()),
-                Some(_) => generic::read::params_packed(&packed),
+            let mut params = Params::new();
+            let gathered = match fields.0.get(2) {
+                Some(DirectField::Absent) | None => Ok(()),
+                Some(_) => generic::read::gather_packed(&packed, &mut params),
             };
             let is_command = names::is_recorded_command(name);
             return self.counted(seq, is_command, |pass| {
-                pass.take_generic(seq, name, params);
+                pass.take_generic(seq, name, gathered.as_ref().map(|()| &params[..]));
                 Ok(())
             });
         }
@@ -1125,7 +1126,8 @@ impl<'o> Pass<'o> {
             Call::VulkanCall => {
                 if let Some(c) = record.call_as_vulkan_call() {
                     let name = c.command().unwrap_or("vkUnknownCommand");
-                    self.take_generic(record.envelope().seq(), name, generic::read::params_of(&c));
+                    let params = generic::read::params_of(&c);
+                    self.take_generic(record.envelope().seq(), name, params.as_deref());
                 }
             }
             _ if not_needed(call) => self.skip(&names::record_name(record).0, false),

@@ -11,7 +11,7 @@ impl Pass<'_> {
         &mut self,
         seq: u64,
         name: &str,
-        params: Result<generic::read::Params<'_>, generic::read::DecodeError>,
+        params: Result<&[Param<'_>], &generic::read::DecodeError>,
     ) {
         let params = match params {
             Ok(params) => params,
@@ -20,10 +20,10 @@ impl Pass<'_> {
                 return self.skip(&format!("{name} (does not decode: {e})"), recorded);
             }
         };
-        if self.take_swapchain_call(name, &params) {
+        if self.take_swapchain_call(name, params) {
             return;
         }
-        if self.take_debug_utils(name, &params) {
+        if self.take_debug_utils(name, params) {
             return;
         }
         if name == "vkAllocateDescriptorSets" {
@@ -38,19 +38,19 @@ impl Pass<'_> {
         if name == "vkCreateDescriptorUpdateTemplate"
             || name == "vkCreateDescriptorUpdateTemplateKHR"
         {
-            if let Some((id, entries)) = crate::device::templates::created(&params) {
+            if let Some((id, entries)) = crate::device::templates::created(params) {
                 self.push_templates.create(id, entries);
             }
             return self.skip(name, false);
         }
-        match generic::decode_setup(name, &params) {
+        match generic::decode_setup(name, params) {
             Ok(Some(GenericSetup::CreateDescriptorSetLayout(c))) => {
                 return self.layouts.create_set_layout(&c);
             }
             Ok(None) => {}
             Err(e) => return self.skip(&format!("{name} (does not decode: {e})"), false),
         }
-        match generic::decode(name, &params) {
+        match generic::decode(name, params) {
             Ok(Some(cmd)) => {
                 let cb = cmd.command_buffer();
                 let ubos = match &cmd {
