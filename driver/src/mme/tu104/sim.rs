@@ -382,7 +382,9 @@ impl State {
         &mut self.data_ram
     }
 
-    #[inline(always)]
+    /// A predicated instruction, run whole. Kept out of line: the op loop then holds
+    /// nothing of the instruction's parts for it from one instruction to the next.
+    #[inline(never)]
     fn step(&mut self, inst: &Compiled, ip: usize, m: &mut impl Machine) -> Result<i64, StepError> {
         if inst.loads != 0 {
             for (i, slot) in SLOT_LOAD.into_iter().enumerate() {
