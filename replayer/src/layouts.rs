@@ -234,13 +234,15 @@ impl Layouts {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::generated::decode::{
         DescriptorSetLayoutBinding, DescriptorSetLayoutCreateInfoNested,
     };
 
-    fn binding(
+    /// A layout binding of `descriptor_count` descriptors of `descriptor_type`, seen by
+    /// every stage.
+    pub(crate) fn binding(
         binding: u32,
         descriptor_type: u32,
         descriptor_count: u32,

@@ -134,8 +134,9 @@ impl PushTemplates {
 mod tests {
     use super::*;
     use crate::generated::decode::{
-        CreateDescriptorSetLayout, DescriptorSetLayoutBinding, DescriptorSetLayoutCreateInfoNested,
+        CreateDescriptorSetLayout, DescriptorSetLayoutCreateInfoNested,
     };
+    use crate::layouts::tests::binding;
     use ash::vk;
     use trace_format::generated::trace::VulkanParamT;
     use trace_format::generic_params::{self, ParamList};
@@ -152,15 +153,7 @@ mod tests {
             create_info_nested: vec![DescriptorSetLayoutCreateInfoNested {
                 p_bindings: bindings
                     .iter()
-                    .map(|&(binding, descriptor_type, descriptor_count)| {
-                        DescriptorSetLayoutBinding {
-                            binding,
-                            descriptor_type,
-                            descriptor_count,
-                            stage_flags: 0x1f,
-                            p_immutable_samplers: 0,
-                        }
-                    })
+                    .map(|&(number, ty, count)| binding(number, ty, count))
                     .collect(),
             }],
             allocator: Vec::new(),
