@@ -488,6 +488,68 @@ pub(crate) fn peek_key(bytes: &[u8], at: usize, carried: &Carried) -> Option<u64
     }
 }
 
+/// Where a record ends and what it carries over, without its fields: what
+/// [`RecordBlock::take_run`](crate::record_block::RecordBlock::take_run) needs of each
+/// record it moves whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Skipped {
+    /// Its order key.
+    pub key: u64,
+    /// Whether it is a frame boundary.
+    pub frame_boundary: bool,
+    /// Where the next record starts.
+    pub next: usize,
+}
+
+/// Steps over the record at `at` of `bytes` as [`read`] reads it (the same verdict,
+/// `carried` and next record), reading only its header words where the header holds
+/// its length; other records are read whole.
+#[inline(always)]
+pub(crate) fn skip(bytes: &[u8], at: usize, carried: &mut Carried) -> Option<Skipped> {
+    let header = u64_at(bytes, at)?;
+    let words = (header >> LEN_SHIFT) as usize & LEN_MAX_WORDS;
+    let given_end = at.checked_add(8 * words)?;
+    if header & FINISHED != 0 || words == 0 || given_end > bytes.len() {
+        let (record, next) = read(bytes, at, carried)?;
+        return Some(Skipped {
+            key: record.key,
+            frame_boundary: record.frame_boundary,
+            next,
+        });
+    }
+    // The header words that follow, in order: the key, thread, time and result each
+    // where flagged, then the kinds of fields past the eighth.
+    let field_count = ((header >> FIELD_COUNT_SHIFT) & 0x1f) as usize;
+    let flagged = |flag: u64| usize::from(header & flag != 0);
+    let key_at = at + 8;
+    let thread_at = key_at + 8 * flagged(KEY);
+    let time_at = thread_at + 8 * flagged(THREAD);
+    let fields_at = time_at
+        + 8 * (flagged(TIME) + flagged(RESULT) + usize::from(field_count > KINDS_IN_HEADER));
+    // Within the given length, every header word lies within `bytes` (`read` checks
+    // each one alone, and takes the fields up to that length).
+    if fields_at > given_end {
+        return None;
+    }
+    let word_or = |flag: u64, at: usize, old: u64| {
+        if header & flag != 0 {
+            u64_at(bytes, at)
+        } else {
+            Some(old)
+        }
+    };
+    *carried = Carried {
+        key: word_or(KEY, key_at, carried.key)?,
+        thread_id: word_or(THREAD, thread_at, carried.thread_id)?,
+        timestamp_ns: word_or(TIME, time_at, carried.timestamp_ns)?,
+    };
+    Some(Skipped {
+        key: carried.key,
+        frame_boundary: header & BOUNDARY != 0,
+        next: given_end.next_multiple_of(RECORD_ALIGN),
+    })
+}
+
 /// Reads the record at `at` of `bytes` (as [`append_compact`] or [`append_finished`]
 /// wrote it, after the records before it, which left `carried`), updates `carried`,
 /// and returns it with where the next record starts; `None` when it is cut short, names
@@ -868,6 +930,101 @@ mod tests {
         }
         let read_back: Vec<_> = read_all(&out).iter().map(|r| decoded(r).1).collect();
         assert_eq!(read_back, made);
+    }
+
+    /// Walks `bytes` record by record with [`skip`] and with [`read`] side by side,
+    /// asserting that they agree at each record (verdict, carried values, next record);
+    /// returns how many records both read.
+    fn skip_agrees_with_read(bytes: &[u8], what: &str) -> usize {
+        let (mut at, mut by_read, mut by_skip) = (0, Carried::default(), Carried::default());
+        let mut count = 0;
+        while at < bytes.len() {
+            let read = read(bytes, at, &mut by_read).map(|(record, next)| Skipped {
+                key: record.key,
+                frame_boundary: record.frame_boundary,
+                next,
+            });
+            let skipped = skip(bytes, at, &mut by_skip);
+            assert_eq!(skipped, read, "{what}: record {count} at {at}");
+            let Some(read) = read else {
+                return count;
+            };
+            assert_eq!(by_skip, by_read, "{what}: carried after record {count}");
+            at = read.next;
+            count += 1;
+        }
+        count
+    }
+
+    #[test]
+    fn skipping_a_record_agrees_with_reading_it() {
+        let mut out = Vec::new();
+        let mut carried = Carried::default();
+        let draw = [DirectField::U64(1), DirectField::U32(3)];
+        let many: Vec<_> = (0..11).map(DirectField::U64).collect();
+        let words = [5u64; 9];
+        let calm = CallMeta {
+            result: 0,
+            ..meta()
+        };
+        append_compact(&mut out, &mut carried, 9, meta(), Call::CmdDraw, &draw);
+        append_compact(&mut out, &mut carried, 9, calm, Call::CmdDraw, &draw);
+        append_compact(&mut out, &mut carried, 13, calm, Call::CmdDraw, &many);
+        append_finished(&mut out, &mut carried, 13, true, &[1, 2, 3, 4, 5]);
+        let other_thread = CallMeta {
+            thread_id: 8,
+            timestamp_ns: 120,
+            ..calm
+        };
+        let vectors = [DirectField::U64s(&words), DirectField::Bytes(b"abc")];
+        append_compact(
+            &mut out,
+            &mut carried,
+            15,
+            other_thread,
+            Call::CmdDraw,
+            &vectors,
+        );
+        append_compact(&mut out, &mut carried, 15, other_thread, Call::CmdDraw, &[]);
+        assert_eq!(skip_agrees_with_read(&out, "as written"), 6);
+        // Cut anywhere, and every byte damaged two ways: the same verdict at each record.
+        for len in 0..out.len() {
+            skip_agrees_with_read(&out[..len], &format!("cut at {len}"));
+        }
+        for at in 0..out.len() {
+            for damage in [0xff, 0x10] {
+                let mut damaged = out.clone();
+                damaged[at] ^= damage;
+                skip_agrees_with_read(&damaged, &format!("byte {at} ^ {damage:#x}"));
+            }
+        }
+        // Each record's length field set short of, at and past its header words.
+        let mut starts = vec![0];
+        let mut walked = Carried::default();
+        while let Some((_, next)) = read(&out, *starts.last().unwrap(), &mut walked) {
+            starts.push(next);
+        }
+        for &start in &starts[..starts.len() - 1] {
+            for words in 0..8u64 {
+                let mut damaged = out.clone();
+                let header = u64_at(&damaged, start).unwrap();
+                let header = header & !((LEN_MAX_WORDS as u64) << LEN_SHIFT) | words << LEN_SHIFT;
+                damaged[start..start + 8].copy_from_slice(&header.to_le_bytes());
+                skip_agrees_with_read(&damaged, &format!("record at {start} given {words} words"));
+            }
+        }
+        // A record longer than its header's length field holds is read whole.
+        let long = vec![7u8; 8 * LEN_MAX_WORDS + 100];
+        append_compact(
+            &mut out,
+            &mut carried,
+            15,
+            calm,
+            Call::CmdDraw,
+            &[DirectField::Bytes(&long)],
+        );
+        append_compact(&mut out, &mut carried, 17, calm, Call::CmdDraw, &draw);
+        assert_eq!(skip_agrees_with_read(&out, "with a long record"), 8);
     }
 
     #[test]

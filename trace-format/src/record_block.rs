@@ -268,7 +268,7 @@ impl RecordBlock {
     /// Takes out, as one run of the block's bytes, the records from the next on while
     /// `accept` takes each one's order key, up to and including the first frame
     /// boundary, and while the run stays within `max_bytes` (at least one record is
-    /// taken when accepted). Each record is read once, its bytes not rewritten: they
+    /// taken when accepted). Only each record's header words are read (`compact::skip`), its bytes not rewritten: they
     /// hold what changed since the record before them in this block, so they may follow
     /// that record anywhere whole ([`ChunkBody::push_run`]).
     pub fn take_run(
@@ -280,12 +280,13 @@ impl RecordBlock {
         let (mut at, mut carried, mut count, mut ends_frame) = (start, self.read, 0, false);
         while self.taken + count < self.pushed && !ends_frame {
             let mut next_carried = carried;
-            let Some((record, next)) = compact::read(&self.bytes, at, &mut next_carried) else {
+            let Some(record) = compact::skip(&self.bytes, at, &mut next_carried) else {
                 self.read_at = at;
                 self.read = carried;
                 self.taken += count;
                 return Err(self.malformed());
             };
+            let next = record.next;
             if (count > 0 && next.min(self.bytes.len()) - start > max_bytes) || !accept(record.key)
             {
                 break;
