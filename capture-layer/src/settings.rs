@@ -35,8 +35,12 @@ pub struct Settings {
     /// `MACROSCOPE_LOG`.
     pub log: LogLevel,
     /// `MACROSCOPE_CAPTURE_MEMORY`: `protect` (the default) or `compare`, how host
-    /// writes to mapped memory are found.
+    /// writes to mapped memory are found. Unset under valgrind, `compare`: valgrind's
+    /// own code touches the protected pages and stops on the fault.
     pub memory: Tracking,
+    /// Whether the program runs under valgrind (`LD_PRELOAD` names valgrind's
+    /// preloaded library, as every valgrind tool sets it).
+    pub under_valgrind: bool,
     /// `MACROSCOPE_CAPTURE_FRAME_CHECKSUMS`: which frames' presented images are read
     /// back and checksummed: `auto` (the default), `all` or `1`, every `N`th, `0`.
     pub frame_checksums: FrameChecksums,
@@ -87,7 +91,9 @@ impl Settings {
                 LogLevel::Error
             }
         };
+        let under_valgrind = lookup("LD_PRELOAD").is_some_and(|p| names_valgrind_preload(&p));
         let memory = match lookup("MACROSCOPE_CAPTURE_MEMORY").as_deref() {
+            None if under_valgrind => Tracking::Compare,
             None | Some("protect") => Tracking::Protect,
             Some("compare") => Tracking::Compare,
             Some(other) => {
@@ -112,10 +118,20 @@ impl Settings {
             compression_level,
             log,
             memory,
+            under_valgrind,
             frame_checksums,
         };
         (settings, problems)
     }
+}
+
+/// Whether `preload` (`LD_PRELOAD`'s value: paths split by spaces or colons) names
+/// valgrind's core preload library (`vgpreload_core-<arch>.so`).
+fn names_valgrind_preload(preload: &str) -> bool {
+    preload
+        .split([' ', ':'])
+        .filter_map(|path| path.rsplit('/').next())
+        .any(|file| file.starts_with("vgpreload_core"))
 }
 
 /// `./<program>-<pid>.mscope`.
@@ -189,5 +205,30 @@ mod tests {
                 .frame_checksums,
             FrameChecksums::Every(30)
         );
+    }
+
+    #[test]
+    fn mapped_memory_is_compared_under_valgrind_unless_asked_otherwise() {
+        let memcheck = "/usr/libexec/valgrind/vgpreload_core-amd64-linux.so:/usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so";
+        let plain = settings(&[]).0;
+        assert_eq!(
+            (plain.memory, plain.under_valgrind),
+            (Tracking::Protect, false)
+        );
+        let other_preload = settings(&[("LD_PRELOAD", "/usr/lib/libfaketime.so.1")]).0;
+        assert_eq!(other_preload.memory, Tracking::Protect);
+        let valgrind = settings(&[("LD_PRELOAD", memcheck)]).0;
+        assert_eq!(
+            (valgrind.memory, valgrind.under_valgrind),
+            (Tracking::Compare, true)
+        );
+        let spaced = settings(&[("LD_PRELOAD", "libx.so vgpreload_core-arm64-linux.so")]).0;
+        assert_eq!(spaced.memory, Tracking::Compare);
+        let asked = settings(&[
+            ("LD_PRELOAD", memcheck),
+            ("MACROSCOPE_CAPTURE_MEMORY", "protect"),
+        ])
+        .0;
+        assert_eq!(asked.memory, Tracking::Protect);
     }
 }

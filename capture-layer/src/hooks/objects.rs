@@ -663,6 +663,11 @@ fn note_tracking(watched: Watched) {
             2,
             "mapped memory: a mapping could not be write-protected; comparing it whole",
         ),
+        (Tracking::Compare, _) if crate::recorder::settings().under_valgrind => (
+            4,
+            "mapped memory: every mapped byte compared at each submit (under valgrind, which \
+             stops on protected pages; MACROSCOPE_CAPTURE_MEMORY=protect overrides)",
+        ),
         (Tracking::Compare, _) => (
             4,
             "mapped memory: every mapped byte compared at each submit",
