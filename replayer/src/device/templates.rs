@@ -1,7 +1,7 @@
 //! Descriptor update templates: the data a template update passes holds handles at the
 //! places the template's entries say; the replay rewrites them with its own.
 
-use std::collections::HashMap;
+use crate::handles::HandleMap;
 
 use ash::vk;
 use trace_format::generic_params::Param;
@@ -27,7 +27,7 @@ pub struct Entry {
 }
 
 /// Every template's entries, by recorded id.
-pub type Templates = HashMap<u64, Vec<Entry>>;
+pub type Templates = HandleMap<Vec<Entry>>;
 
 /// Reads the entries of a recorded `vkCreateDescriptorUpdateTemplate`: the create
 /// info's nested `pDescriptorUpdateEntries` (32 bytes each), and the template's id.
@@ -190,34 +190,18 @@ impl<'a> RecordedRuns<'a> {
             }
             None => {
                 for (i, word) in words.iter_mut().enumerate() {
-                    *word = self.u64_at(at + 8 * i)?;
+                    *word = self.u64_byte_by_byte(at + 8 * i);
                 }
             }
         }
         Some(words)
     }
 
-    /// The little-endian u64 at byte `at`; `None` past the data's end.
-    pub fn u64_at(&self, at: usize) -> Option<u64> {
-        let end = at.checked_add(8).filter(|&e| e <= self.extent)?;
-        // The latest run that touches the word: when it holds all of it, no later run
-        // covers any of its bytes, and the word is read straight from it.
-        let latest = self
-            .runs
-            .iter()
-            .rev()
-            .find(|(start, bytes)| *start < end && at < start + bytes.len());
-        if let Some((start, bytes)) = latest {
-            if let Some(word) = at
-                .checked_sub(*start)
-                .and_then(|from| bytes.get(from..from + 8))
-            {
-                return word.try_into().ok().map(u64::from_le_bytes);
-            }
-        }
+    /// The u64 at byte `at` (within the data) gathered byte by byte, each from the
+    /// latest run over it, as in the rebuilt copy; bytes no run covers are 0.
+    fn u64_byte_by_byte(&self, at: usize) -> u64 {
         let mut word = [0u8; 8];
-        for (i, byte) in (at..end).zip(word.iter_mut()) {
-            // A later run over the same byte wins, as in the rebuilt copy.
+        for (i, byte) in (at..at + 8).zip(word.iter_mut()) {
             if let Some((start, bytes)) = self
                 .runs
                 .iter()
@@ -227,7 +211,7 @@ impl<'a> RecordedRuns<'a> {
                 *byte = bytes[i - start];
             }
         }
-        Some(u64::from_le_bytes(word))
+        u64::from_le_bytes(word)
     }
 }
 
@@ -311,7 +295,7 @@ mod tests {
         read(&data, |p| {
             let runs = RecordedRuns::of(p).unwrap();
             for at in 0..whole.len() + 2 {
-                assert_eq!(runs.u64_at(at), dense(at), "at {at}");
+                assert_eq!(runs.u64s_at::<1>(at).map(|[w]| w), dense(at), "at {at}");
                 let three = (|| Some([dense(at)?, dense(at + 8)?, dense(at + 16)?]))();
                 assert_eq!(runs.u64s_at::<3>(at), three, "three words at {at}");
             }

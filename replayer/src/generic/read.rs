@@ -17,7 +17,8 @@ pub fn params_of<'a>(call: &VulkanCall<'a>) -> Result<Params<'a>, DecodeError> {
 
 /// The parameters packed in `bytes` (a compact record's), checked whole and gathered
 /// by position into `params` (kept where they are: a move of the gathered parameters
-/// is a copy of half a kilobyte).
+/// is a copy of half a kilobyte). When the check fails `params` is left empty: nothing
+/// of a damaged record is handed on.
 pub fn gather_packed<'a>(bytes: &'a [u8], params: &mut Params<'a>) -> Result<(), DecodeError> {
     params.clear();
     let gathered = ParamList::packed_each(bytes, |param| params.push(param));
