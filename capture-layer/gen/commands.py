@@ -176,6 +176,23 @@ def length_expr(p, params):
     return None
 
 
+_layouts = None
+
+
+def gaps_of(base):
+    """The Rust slice literal of the gaps (padding) in one `base` that `elements`
+    zeros: `&[]` for a type without any, or one that is not a structure."""
+    global _layouts
+    name = resolve(base)
+    if categories.get(name) != "struct":
+        return "&[]"
+    if _layouts is None:
+        import layouts
+
+        _layouts = layouts.Layouts(sys.modules[__name__])
+    return "&[" + ", ".join(f"({o}, {n})" for o, n in _layouts.gaps(name)) + "]"
+
+
 def encode(p, params):
     """The Rust expression of a `VulkanParamT` for `p`."""
     v = p.var
@@ -191,7 +208,7 @@ def encode(p, params):
             "float": f"value(f64::from({v}).to_bits())",
             "int": f"value({v} as u64)",
             "fn": "value(0)",
-            "struct": f"bytes_of(&{v} as *const _ as *const u8, std::mem::size_of_val(&{v}))",
+            "struct": f"elements(&{v}, 1, {gaps_of(p.base)})",
         }[p.kind]
     if p.depth == 1:
         if p.base == "char":
@@ -205,9 +222,9 @@ def encode(p, params):
             return f"value({v} as u64)"
         count = n if n is not None else f"usize::from(!{v}.is_null())"
         if resolve(p.base) in chained:
-            param = f"chained({v} as *const {p.rust}, {count})"
+            param = f"chained({v} as *const {p.rust}, {count}, {gaps_of(p.base)})"
         else:
-            param = f"elements({v} as *const {p.rust}, {count})"
+            param = f"elements({v} as *const {p.rust}, {count}, {gaps_of(p.base)})"
         if resolve(p.base) in nested:
             used_nested.add(resolve(p.base))
             return f"with_nested({param}, {v} as *const {p.rust}, {count}, nested_{resolve(p.base)})"
@@ -268,8 +285,8 @@ def member_encoding(m, siblings):
         return f"value({field} as u64)"
     n = count or f"usize::from(!{field}.is_null())"
     if has_pointers(resolve(base)):
-        return f"with_nested(elements({field}, {n}), {field}, {n}, nested_{resolve(base)})"
-    return f"elements({field}, {n})"
+        return f"with_nested(elements({field}, {n}, {gaps_of(base)}), {field}, {n}, nested_{resolve(base)})"
+    return f"elements({field}, {n}, {gaps_of(base)})"
 
 
 nested = {}  # struct name -> list of encodings, in member order
@@ -488,12 +505,13 @@ def write_hooks(out):
     # Structure types ash 0.38 does not define (renamed or dropped after this registry);
     # video structures are left out with the video extensions.
     NOT_IN_ASH = set()
-    out.write("/// The size of the structure an `sType` names, for walking `pNext` chains.\n")
-    out.write("pub fn struct_size(s_type: vk::StructureType) -> Option<usize> {\n    Some(match s_type {\n")
+    out.write("/// The size of the structure an `sType` names and its gaps (padding, as\n")
+    out.write("/// `elements` takes them), for walking `pNext` chains.\n")
+    out.write("pub fn struct_layout(s_type: vk::StructureType) -> Option<(usize, &'static [(u16, u16)])> {\n    Some(match s_type {\n")
     for struct, value in sorted(chained.items(), key=lambda kv: kv[1]):
         if struct in NOT_IN_ASH or "Video" in struct:
             continue
-        out.write(f"        vk::StructureType::{value[len('VK_STRUCTURE_TYPE_'):]} => std::mem::size_of::<vk::{struct[2:]}>(),\n")
+        out.write(f"        vk::StructureType::{value[len('VK_STRUCTURE_TYPE_'):]} => (std::mem::size_of::<vk::{struct[2:]}>(), {gaps_of(struct)}),\n")
     out.write("        _ => return None,\n    })\n}\n\n")
     out.write("/// What the pointer members of a chained structure point to, by its `sType`.\n")
     out.write("///\n/// # Safety\n/// `s` must point to a valid structure of that type.\n")

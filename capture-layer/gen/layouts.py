@@ -165,3 +165,39 @@ class Layouts:
         self.members[name] = members
         self.layouts[name] = (size, align, [m.as_tuple() for m in members], is_union)
         return self.layouts[name]
+
+    def gaps(self, name):
+        """The byte ranges [(offset, length)] of one `name` that no member covers (its
+        padding, and its embedded structures' padding), which a program leaves as
+        they were; [] for a type this cannot lay out or one without gaps. A union's
+        bytes count as covered whole (which member holds them is not known here)."""
+        try:
+            size = self.layout(name)[0]
+            covered = sorted(self._covered(name))
+        except Unsupported:
+            return []
+        gaps, at = [], 0
+        for start, end in covered + [(size, size)]:
+            if start > at:
+                gaps.append((at, start - at))
+            at = max(at, end)
+        return gaps
+
+    def _covered(self, name):
+        """The byte ranges [(start, end)] of one `name` that its members cover."""
+        size, _, _, is_union = self.layout(name)
+        if is_union:
+            return [(0, size)]
+        ranges = []
+        for m in self.members[self.g.resolve(name)]:
+            if m.depth:
+                element, inner = 8, [(0, 8)]
+            elif m.kind == "struct":
+                element, inner = self.layout(m.base)[0], self._covered(m.base)
+            else:
+                element = self.scalar(m.base)[0]
+                inner = [(0, element)]
+            for i in range(m.count or 1):
+                base = m.offset + i * element
+                ranges += [(base + a, base + b) for a, b in inner]
+        return ranges

@@ -110,15 +110,42 @@ pub unsafe fn bytes_of(ptr: *const u8, len: usize) -> VulkanParamT {
     p
 }
 
-/// `count` elements of `T` at `ptr`, as bytes.
+/// `count` elements of `T` at `ptr`, as bytes, with the bytes of each that `gaps`
+/// names (`(offset, length)`: a structure's padding, which the program never writes)
+/// stored as zeros: a trace holds what the program passed, not what its stack held
+/// before.
 ///
 /// # Safety
 /// A non-null `ptr` must point to `count` elements.
-pub unsafe fn elements<T>(ptr: *const T, count: usize) -> VulkanParamT {
-    bytes_of(
-        ptr as *const u8,
-        count.saturating_mul(std::mem::size_of::<T>()),
-    )
+pub unsafe fn elements<T>(ptr: *const T, count: usize, gaps: &[(u16, u16)]) -> VulkanParamT {
+    let size = std::mem::size_of::<T>();
+    let mut p = bytes_of(ptr as *const u8, count.saturating_mul(size));
+    if let Some(bytes) = p.bytes.as_mut() {
+        zero_gaps(bytes, size, gaps);
+    }
+    p
+}
+
+/// The gaps (padding) of the structure `s_type` names, as [`elements`] takes them.
+pub fn gaps_of(s_type: vk::StructureType) -> &'static [(u16, u16)] {
+    crate::generated::commands::struct_layout(s_type).map_or(&[], |(_, gaps)| gaps)
+}
+
+/// Zeros the `gaps` of each `size`-byte element of `bytes` (the last one may be cut
+/// short).
+fn zero_gaps(bytes: &mut [u8], size: usize, gaps: &[(u16, u16)]) {
+    if gaps.is_empty() || size == 0 {
+        return;
+    }
+    for element in bytes.chunks_mut(size) {
+        for &(offset, len) in gaps {
+            let start = usize::from(offset);
+            let end = (start + usize::from(len)).min(element.len());
+            if let Some(gap) = element.get_mut(start..end) {
+                gap.fill(0);
+            }
+        }
+    }
 }
 
 /// A terminated string, without its terminator.
@@ -155,13 +182,14 @@ pub unsafe fn strings(ptr: *const *const c_char, count: usize) -> VulkanParamT {
 /// The longest `pNext` chain followed, against a chain that loops.
 const MAX_CHAIN: usize = 64;
 
-/// `count` structures of `T` at `ptr`, as bytes, with each one's `pNext` chain.
+/// `count` structures of `T` at `ptr`, as bytes (their `gaps` zeroed, as [`elements`] does), with
+/// each one's `pNext` chain (each link's padding zeroed too).
 ///
 /// # Safety
 /// A non-null `ptr` must point to `count` structures that begin with `sType` and
 /// `pNext`, whose chains are valid.
-pub unsafe fn chained<T>(ptr: *const T, count: usize) -> VulkanParamT {
-    let mut p = elements(ptr, count);
+pub unsafe fn chained<T>(ptr: *const T, count: usize, gaps: &[(u16, u16)]) -> VulkanParamT {
+    let mut p = elements(ptr, count, gaps);
     if ptr.is_null() {
         return p;
     }
@@ -172,8 +200,12 @@ pub unsafe fn chained<T>(ptr: *const T, count: usize) -> VulkanParamT {
         let mut depth = 0;
         while !next.is_null() && depth < MAX_CHAIN {
             let s = &*next;
-            let size = crate::generated::commands::struct_size(s.s_type).unwrap_or(0);
+            let (size, gaps) =
+                crate::generated::commands::struct_layout(s.s_type).unwrap_or((0, &[]));
             let mut link = bytes_of(next as *const u8, size);
+            if let Some(bytes) = link.bytes.as_mut() {
+                zero_gaps(bytes, size, gaps);
+            }
             link.value = ((i as u64) << 32) | u64::from(s.s_type.as_raw() as u32);
             if size > 0 {
                 link.nested = crate::generated::commands::chain_nested(s.s_type, next.cast());
@@ -220,3 +252,69 @@ pub fn group(nested: Vec<VulkanParamT>) -> VulkanParamT {
 
 /// The most array elements whose nested pointers are followed.
 const MAX_NESTED_ELEMENTS: usize = 4096;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::MaybeUninit;
+
+    /// A structure as a program's stack may hold it: every byte it does not set (its
+    /// padding) left as it was.
+    fn on_dirty_stack<T>(set: impl FnOnce(*mut T)) -> MaybeUninit<T> {
+        let mut s = MaybeUninit::<T>::uninit();
+        // SAFETY: the bytes of `s` are written whole, then its fields through `set`.
+        unsafe { std::ptr::write_bytes(s.as_mut_ptr().cast::<u8>(), 0xa5, size_of::<T>()) };
+        set(s.as_mut_ptr());
+        s
+    }
+
+    #[test]
+    fn a_structures_padding_is_recorded_as_zeros() {
+        let info = on_dirty_stack::<vk::FenceCreateInfo>(|f| unsafe {
+            std::ptr::addr_of_mut!((*f).s_type).write(vk::StructureType::FENCE_CREATE_INFO);
+            std::ptr::addr_of_mut!((*f).p_next).write(std::ptr::null());
+            std::ptr::addr_of_mut!((*f).flags).write(vk::FenceCreateFlags::SIGNALED);
+        });
+        let (size, gaps) =
+            crate::generated::commands::struct_layout(vk::StructureType::FENCE_CREATE_INFO)
+                .expect("a chained structure");
+        assert_eq!((size, gaps), (24, &[(4, 4), (20, 4)][..]));
+        let recorded = unsafe { chained(info.as_ptr(), 1, gaps) };
+        let mut expected = [0u8; 24];
+        expected[..4].copy_from_slice(&8u32.to_le_bytes());
+        expected[16..20].copy_from_slice(&1u32.to_le_bytes());
+        assert_eq!(recorded.bytes.as_deref(), Some(&expected[..]));
+    }
+
+    #[test]
+    fn every_element_and_a_cut_last_one_have_their_gaps_zeroed() {
+        let mut bytes = vec![0xffu8; 2 * 8 + 5];
+        zero_gaps(&mut bytes, 8, &[(1, 2), (6, 2)]);
+        let element = [0xff, 0, 0, 0xff, 0xff, 0xff, 0, 0];
+        assert_eq!(&bytes[..8], element);
+        assert_eq!(&bytes[8..16], element);
+        assert_eq!(&bytes[16..], &element[..5]);
+    }
+
+    #[test]
+    fn a_chained_links_padding_is_zeroed_too() {
+        let link = on_dirty_stack::<vk::ExportFenceCreateInfo>(|e| unsafe {
+            std::ptr::addr_of_mut!((*e).s_type).write(vk::StructureType::EXPORT_FENCE_CREATE_INFO);
+            std::ptr::addr_of_mut!((*e).p_next).write(std::ptr::null());
+            std::ptr::addr_of_mut!((*e).handle_types)
+                .write(vk::ExternalFenceHandleTypeFlags::OPAQUE_FD);
+        });
+        let info = on_dirty_stack::<vk::FenceCreateInfo>(|f| unsafe {
+            std::ptr::addr_of_mut!((*f).s_type).write(vk::StructureType::FENCE_CREATE_INFO);
+            std::ptr::addr_of_mut!((*f).p_next).write(link.as_ptr().cast());
+            std::ptr::addr_of_mut!((*f).flags).write(vk::FenceCreateFlags::empty());
+        });
+        let recorded = unsafe { chained(info.as_ptr(), 1, &[(4, 4), (20, 4)]) };
+        let chain = recorded.chain.expect("the link is recorded");
+        let bytes = chain[0].bytes.as_deref().expect("its bytes");
+        assert_eq!(bytes.len(), 24);
+        assert_eq!(&bytes[4..8], [0; 4], "after sType");
+        assert_eq!(&bytes[20..24], [0; 4], "after handleTypes");
+        assert_eq!(&bytes[16..20], 1u32.to_le_bytes());
+    }
+}

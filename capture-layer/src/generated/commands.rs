@@ -513,8 +513,8 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(instance: vk::Instance,
     record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDevices", || {
         vec![
             value(instance.as_raw()),
-            elements(p_physical_device_count as *const u32, usize::from(!p_physical_device_count.is_null())),
-            elements(p_physical_devices as *const vk::PhysicalDevice, if p_physical_device_count.is_null() { 0 } else { *p_physical_device_count as usize }),
+            elements(p_physical_device_count as *const u32, usize::from(!p_physical_device_count.is_null()), &[]),
+            elements(p_physical_devices as *const vk::PhysicalDevice, if p_physical_device_count.is_null() { 0 } else { *p_physical_device_count as usize }, &[]),
         ]
     });
     r
@@ -529,7 +529,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures(physical_device: vk::P
     record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_features as *const vk::PhysicalDeviceFeatures, usize::from(!p_features.is_null())),
+            elements(p_features as *const vk::PhysicalDeviceFeatures, usize::from(!p_features.is_null()), &[]),
         ]
     });
 }
@@ -544,7 +544,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties(physical_devic
         vec![
             value(physical_device.as_raw()),
             value(format.as_raw() as u32 as u64),
-            elements(p_format_properties as *const vk::FormatProperties, usize::from(!p_format_properties.is_null())),
+            elements(p_format_properties as *const vk::FormatProperties, usize::from(!p_format_properties.is_null()), &[]),
         ]
     });
 }
@@ -563,7 +563,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties(physical_
             value(tiling.as_raw() as u32 as u64),
             value(usage.as_raw() as u64),
             value(flags.as_raw() as u64),
-            elements(p_image_format_properties as *const vk::ImageFormatProperties, usize::from(!p_image_format_properties.is_null())),
+            elements(p_image_format_properties as *const vk::ImageFormatProperties, usize::from(!p_image_format_properties.is_null()), &[]),
         ]
     });
     r
@@ -578,7 +578,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties(physical_device: vk:
     record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_properties as *const vk::PhysicalDeviceProperties, usize::from(!p_properties.is_null())),
+            elements(p_properties as *const vk::PhysicalDeviceProperties, usize::from(!p_properties.is_null()), &[(292, 4), (340, 4), (596, 4), (772, 4), (820, 4)]),
         ]
     });
 }
@@ -592,8 +592,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties(physical_
     record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyProperties", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null())),
-            elements(p_queue_family_properties as *const vk::QueueFamilyProperties, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }),
+            elements(p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null()), &[]),
+            elements(p_queue_family_properties as *const vk::QueueFamilyProperties, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }, &[]),
         ]
     });
 }
@@ -607,7 +607,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties(physical_devic
     record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_memory_properties as *const vk::PhysicalDeviceMemoryProperties, usize::from(!p_memory_properties.is_null())),
+            elements(p_memory_properties as *const vk::PhysicalDeviceMemoryProperties, usize::from(!p_memory_properties.is_null()), &[(276, 4), (292, 4), (308, 4), (324, 4), (340, 4), (356, 4), (372, 4), (388, 4), (404, 4), (420, 4), (436, 4), (452, 4), (468, 4), (484, 4), (500, 4), (516, 4)]),
         ]
     });
 }
@@ -626,8 +626,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties(phy
             value(samples.as_raw() as u64),
             value(usage.as_raw() as u64),
             value(tiling.as_raw() as u32 as u64),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            elements(p_properties as *const vk::SparseImageFormatProperties, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
+            elements(p_properties as *const vk::SparseImageFormatProperties, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[]),
         ]
     });
 }
@@ -641,8 +641,8 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(instance: vk::Inst
     record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDeviceGroups", || {
         vec![
             value(instance.as_raw()),
-            elements(p_physical_device_group_count as *const u32, usize::from(!p_physical_device_group_count.is_null())),
-            chained(p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }),
+            elements(p_physical_device_group_count as *const u32, usize::from(!p_physical_device_group_count.is_null()), &[]),
+            chained(p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }, &[(4, 4), (20, 4), (284, 4)]),
         ]
     });
     r
@@ -657,7 +657,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures2(physical_device: vk::
     record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures2", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null())),
+            chained(p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null()), &[(4, 4), (236, 4)]),
         ]
     });
 }
@@ -671,7 +671,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties2(physical_device: vk
     record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties2", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null())),
+            chained(p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null()), &[(4, 4), (308, 4), (356, 4), (612, 4), (788, 4), (836, 4)]),
         ]
     });
 }
@@ -686,7 +686,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2(physical_devi
         vec![
             value(physical_device.as_raw()),
             value(format.as_raw() as u32 as u64),
-            chained(p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null())),
+            chained(p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null()), &[(4, 4), (28, 4)]),
         ]
     });
 }
@@ -700,8 +700,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2(physical
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceImageFormatProperties2", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null())),
-            chained(p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null())),
+            chained(p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null()), &[(4, 4), (36, 4)]),
+            chained(p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -716,8 +716,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2(physical
     record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyProperties2", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null())),
-            chained(p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }),
+            elements(p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null()), &[]),
+            chained(p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }, &[(4, 4)]),
         ]
     });
 }
@@ -731,7 +731,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2(physical_devi
     record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties2", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null())),
+            chained(p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null()), &[(4, 4), (292, 4), (308, 4), (324, 4), (340, 4), (356, 4), (372, 4), (388, 4), (404, 4), (420, 4), (436, 4), (452, 4), (468, 4), (484, 4), (500, 4), (516, 4), (532, 4)]),
         ]
     });
 }
@@ -745,9 +745,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2(ph
     record(Scope::Setup, 0, "vkGetPhysicalDeviceSparseImageFormatProperties2", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null())),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            chained(p_properties as *const vk::SparseImageFormatProperties2, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            chained(p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null()), &[(4, 4), (36, 4)]),
+            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
+            chained(p_properties as *const vk::SparseImageFormatProperties2, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -761,8 +761,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties(physic
     record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalBufferProperties", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null())),
-            chained(p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null())),
+            chained(p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null()), &[(4, 4), (28, 4)]),
+            chained(p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null()), &[(4, 4), (28, 4)]),
         ]
     });
 }
@@ -776,8 +776,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties(physica
     record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalFenceProperties", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null())),
-            chained(p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null())),
+            chained(p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null()), &[(4, 4), (20, 4)]),
+            chained(p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null()), &[(4, 4), (28, 4)]),
         ]
     });
 }
@@ -791,8 +791,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties(phy
     record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalSemaphoreProperties", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null())),
-            chained(p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null())),
+            chained(p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null()), &[(4, 4), (20, 4)]),
+            chained(p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null()), &[(4, 4), (28, 4)]),
         ]
     });
 }
@@ -806,8 +806,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceToolProperties(physical_device:
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceToolProperties", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_tool_count as *const u32, usize::from(!p_tool_count.is_null())),
-            chained(p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }),
+            elements(p_tool_count as *const u32, usize::from(!p_tool_count.is_null()), &[]),
+            chained(p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }, &[(4, 4), (1044, 4)]),
         ]
     });
     r
@@ -823,7 +823,7 @@ pub unsafe extern "system" fn vkDestroySurfaceKHR(instance: vk::Instance, surfac
         vec![
             value(instance.as_raw()),
             value(surface.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -839,7 +839,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR(physical_devi
             value(physical_device.as_raw()),
             value(queue_family_index as u64),
             value(surface.as_raw()),
-            elements(p_supported as *const vk::Bool32, usize::from(!p_supported.is_null())),
+            elements(p_supported as *const vk::Bool32, usize::from(!p_supported.is_null()), &[]),
         ]
     });
     r
@@ -855,7 +855,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR(physical
         vec![
             value(physical_device.as_raw()),
             value(surface.as_raw()),
-            elements(p_surface_capabilities as *const vk::SurfaceCapabilitiesKHR, usize::from(!p_surface_capabilities.is_null())),
+            elements(p_surface_capabilities as *const vk::SurfaceCapabilitiesKHR, usize::from(!p_surface_capabilities.is_null()), &[]),
         ]
     });
     r
@@ -871,8 +871,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR(physical_devi
         vec![
             value(physical_device.as_raw()),
             value(surface.as_raw()),
-            elements(p_surface_format_count as *const u32, usize::from(!p_surface_format_count.is_null())),
-            elements(p_surface_formats as *const vk::SurfaceFormatKHR, if p_surface_format_count.is_null() { 0 } else { *p_surface_format_count as usize }),
+            elements(p_surface_format_count as *const u32, usize::from(!p_surface_format_count.is_null()), &[]),
+            elements(p_surface_formats as *const vk::SurfaceFormatKHR, if p_surface_format_count.is_null() { 0 } else { *p_surface_format_count as usize }, &[]),
         ]
     });
     r
@@ -888,8 +888,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR(physical
         vec![
             value(physical_device.as_raw()),
             value(surface.as_raw()),
-            elements(p_present_mode_count as *const u32, usize::from(!p_present_mode_count.is_null())),
-            elements(p_present_modes as *const vk::PresentModeKHR, if p_present_mode_count.is_null() { 0 } else { *p_present_mode_count as usize }),
+            elements(p_present_mode_count as *const u32, usize::from(!p_present_mode_count.is_null()), &[]),
+            elements(p_present_modes as *const vk::PresentModeKHR, if p_present_mode_count.is_null() { 0 } else { *p_present_mode_count as usize }, &[]),
         ]
     });
     r
@@ -905,8 +905,8 @@ pub unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR(physical_d
         vec![
             value(physical_device.as_raw()),
             value(surface.as_raw()),
-            elements(p_rect_count as *const u32, usize::from(!p_rect_count.is_null())),
-            elements(p_rects as *const vk::Rect2D, if p_rect_count.is_null() { 0 } else { *p_rect_count as usize }),
+            elements(p_rect_count as *const u32, usize::from(!p_rect_count.is_null()), &[]),
+            elements(p_rects as *const vk::Rect2D, if p_rect_count.is_null() { 0 } else { *p_rect_count as usize }, &[]),
         ]
     });
     r
@@ -921,8 +921,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR(physical_d
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayPropertiesKHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            with_nested(elements(p_properties as *const vk::DisplayPropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }), p_properties as *const vk::DisplayPropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, nested_VkDisplayPropertiesKHR),
+            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
+            with_nested(elements(p_properties as *const vk::DisplayPropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(44, 4)]), p_properties as *const vk::DisplayPropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, nested_VkDisplayPropertiesKHR),
         ]
     });
     r
@@ -937,8 +937,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR(physi
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayPlanePropertiesKHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            elements(p_properties as *const vk::DisplayPlanePropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
+            elements(p_properties as *const vk::DisplayPlanePropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(12, 4)]),
         ]
     });
     r
@@ -954,8 +954,8 @@ pub unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR(physical_dev
         vec![
             value(physical_device.as_raw()),
             value(plane_index as u64),
-            elements(p_display_count as *const u32, usize::from(!p_display_count.is_null())),
-            elements(p_displays as *const vk::DisplayKHR, if p_display_count.is_null() { 0 } else { *p_display_count as usize }),
+            elements(p_display_count as *const u32, usize::from(!p_display_count.is_null()), &[]),
+            elements(p_displays as *const vk::DisplayKHR, if p_display_count.is_null() { 0 } else { *p_display_count as usize }, &[]),
         ]
     });
     r
@@ -971,8 +971,8 @@ pub unsafe extern "system" fn vkGetDisplayModePropertiesKHR(physical_device: vk:
         vec![
             value(physical_device.as_raw()),
             value(display.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            elements(p_properties as *const vk::DisplayModePropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
+            elements(p_properties as *const vk::DisplayModePropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(20, 4)]),
         ]
     });
     r
@@ -988,9 +988,9 @@ pub unsafe extern "system" fn vkCreateDisplayModeKHR(physical_device: vk::Physic
         vec![
             value(physical_device.as_raw()),
             value(display.as_raw()),
-            chained(p_create_info as *const vk::DisplayModeCreateInfoKHR, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_mode as *const vk::DisplayModeKHR, usize::from(!p_mode.is_null())),
+            chained(p_create_info as *const vk::DisplayModeCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_mode as *const vk::DisplayModeKHR, usize::from(!p_mode.is_null()), &[]),
         ]
     });
     r
@@ -1007,7 +1007,7 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR(physical_device: 
             value(physical_device.as_raw()),
             value(mode.as_raw()),
             value(plane_index as u64),
-            elements(p_capabilities as *const vk::DisplayPlaneCapabilitiesKHR, usize::from(!p_capabilities.is_null())),
+            elements(p_capabilities as *const vk::DisplayPlaneCapabilitiesKHR, usize::from(!p_capabilities.is_null()), &[]),
         ]
     });
     r
@@ -1022,9 +1022,9 @@ pub unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR(instance: vk::Insta
     record(Scope::Setup, r.as_raw(), "vkCreateDisplayPlaneSurfaceKHR", || {
         vec![
             value(instance.as_raw()),
-            chained(p_create_info as *const vk::DisplaySurfaceCreateInfoKHR, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null())),
+            chained(p_create_info as *const vk::DisplaySurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (60, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]),
         ]
     });
     r
@@ -1039,9 +1039,9 @@ pub unsafe extern "system" fn vkCreateXlibSurfaceKHR(instance: vk::Instance, p_c
     record(Scope::Setup, r.as_raw(), "vkCreateXlibSurfaceKHR", || {
         vec![
             value(instance.as_raw()),
-            with_nested(chained(p_create_info as *const vk::XlibSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null())), p_create_info as *const vk::XlibSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkXlibSurfaceCreateInfoKHR),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null())),
+            with_nested(chained(p_create_info as *const vk::XlibSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[]), p_create_info as *const vk::XlibSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkXlibSurfaceCreateInfoKHR),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]),
         ]
     });
     r
@@ -1057,7 +1057,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR(phys
         vec![
             value(physical_device.as_raw()),
             value(queue_family_index as u64),
-            elements(dpy as *const vk::Display, usize::from(!dpy.is_null())),
+            elements(dpy as *const vk::Display, usize::from(!dpy.is_null()), &[]),
             value(visual_id as u64),
         ]
     });
@@ -1073,9 +1073,9 @@ pub unsafe extern "system" fn vkCreateXcbSurfaceKHR(instance: vk::Instance, p_cr
     record(Scope::Setup, r.as_raw(), "vkCreateXcbSurfaceKHR", || {
         vec![
             value(instance.as_raw()),
-            with_nested(chained(p_create_info as *const vk::XcbSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null())), p_create_info as *const vk::XcbSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkXcbSurfaceCreateInfoKHR),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null())),
+            with_nested(chained(p_create_info as *const vk::XcbSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[]), p_create_info as *const vk::XcbSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkXcbSurfaceCreateInfoKHR),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]),
         ]
     });
     r
@@ -1091,7 +1091,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR(physi
         vec![
             value(physical_device.as_raw()),
             value(queue_family_index as u64),
-            elements(connection as *const vk::xcb_connection_t, usize::from(!connection.is_null())),
+            elements(connection as *const vk::xcb_connection_t, usize::from(!connection.is_null()), &[]),
             value(visual_id as u64),
         ]
     });
@@ -1107,9 +1107,9 @@ pub unsafe extern "system" fn vkCreateWaylandSurfaceKHR(instance: vk::Instance, 
     record(Scope::Setup, r.as_raw(), "vkCreateWaylandSurfaceKHR", || {
         vec![
             value(instance.as_raw()),
-            with_nested(chained(p_create_info as *const vk::WaylandSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null())), p_create_info as *const vk::WaylandSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkWaylandSurfaceCreateInfoKHR),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null())),
+            with_nested(chained(p_create_info as *const vk::WaylandSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::WaylandSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkWaylandSurfaceCreateInfoKHR),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]),
         ]
     });
     r
@@ -1125,7 +1125,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR(p
         vec![
             value(physical_device.as_raw()),
             value(queue_family_index as u64),
-            elements(display as *const vk::wl_display, usize::from(!display.is_null())),
+            elements(display as *const vk::wl_display, usize::from(!display.is_null()), &[]),
         ]
     });
     r
@@ -1140,9 +1140,9 @@ pub unsafe extern "system" fn vkCreateDebugReportCallbackEXT(instance: vk::Insta
     record(Scope::Setup, r.as_raw(), "vkCreateDebugReportCallbackEXT", || {
         vec![
             value(instance.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DebugReportCallbackCreateInfoEXT, usize::from(!p_create_info.is_null())), p_create_info as *const vk::DebugReportCallbackCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkDebugReportCallbackCreateInfoEXT),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_callback as *const vk::DebugReportCallbackEXT, usize::from(!p_callback.is_null())),
+            with_nested(chained(p_create_info as *const vk::DebugReportCallbackCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::DebugReportCallbackCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkDebugReportCallbackCreateInfoEXT),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_callback as *const vk::DebugReportCallbackEXT, usize::from(!p_callback.is_null()), &[]),
         ]
     });
     r
@@ -1158,7 +1158,7 @@ pub unsafe extern "system" fn vkDestroyDebugReportCallbackEXT(instance: vk::Inst
         vec![
             value(instance.as_raw()),
             value(callback.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -1198,7 +1198,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV
             value(usage.as_raw() as u64),
             value(flags.as_raw() as u64),
             value(external_handle_type.as_raw() as u64),
-            elements(p_external_image_format_properties as *const vk::ExternalImageFormatPropertiesNV, usize::from(!p_external_image_format_properties.is_null())),
+            elements(p_external_image_format_properties as *const vk::ExternalImageFormatPropertiesNV, usize::from(!p_external_image_format_properties.is_null()), &[(44, 4)]),
         ]
     });
     r
@@ -1213,7 +1213,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures2KHR(physical_device: v
     record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null())),
+            chained(p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null()), &[(4, 4), (236, 4)]),
         ]
     });
 }
@@ -1227,7 +1227,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties2KHR(physical_device:
     record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null())),
+            chained(p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null()), &[(4, 4), (308, 4), (356, 4), (612, 4), (788, 4), (836, 4)]),
         ]
     });
 }
@@ -1242,7 +1242,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2KHR(physical_d
         vec![
             value(physical_device.as_raw()),
             value(format.as_raw() as u32 as u64),
-            chained(p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null())),
+            chained(p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null()), &[(4, 4), (28, 4)]),
         ]
     });
 }
@@ -1256,8 +1256,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2KHR(physi
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceImageFormatProperties2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null())),
-            chained(p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null())),
+            chained(p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null()), &[(4, 4), (36, 4)]),
+            chained(p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -1272,8 +1272,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2KHR(physi
     record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyProperties2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null())),
-            chained(p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }),
+            elements(p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null()), &[]),
+            chained(p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }, &[(4, 4)]),
         ]
     });
 }
@@ -1287,7 +1287,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2KHR(physical_d
     record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null())),
+            chained(p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null()), &[(4, 4), (292, 4), (308, 4), (324, 4), (340, 4), (356, 4), (372, 4), (388, 4), (404, 4), (420, 4), (436, 4), (452, 4), (468, 4), (484, 4), (500, 4), (516, 4), (532, 4)]),
         ]
     });
 }
@@ -1301,9 +1301,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2KHR
     record(Scope::Setup, 0, "vkGetPhysicalDeviceSparseImageFormatProperties2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null())),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            chained(p_properties as *const vk::SparseImageFormatProperties2, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            chained(p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null()), &[(4, 4), (36, 4)]),
+            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
+            chained(p_properties as *const vk::SparseImageFormatProperties2, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -1317,8 +1317,8 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroupsKHR(instance: vk::I
     record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDeviceGroupsKHR", || {
         vec![
             value(instance.as_raw()),
-            elements(p_physical_device_group_count as *const u32, usize::from(!p_physical_device_group_count.is_null())),
-            chained(p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }),
+            elements(p_physical_device_group_count as *const u32, usize::from(!p_physical_device_group_count.is_null()), &[]),
+            chained(p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }, &[(4, 4), (20, 4), (284, 4)]),
         ]
     });
     r
@@ -1333,8 +1333,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferPropertiesKHR(phy
     record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalBufferPropertiesKHR", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null())),
-            chained(p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null())),
+            chained(p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null()), &[(4, 4), (28, 4)]),
+            chained(p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null()), &[(4, 4), (28, 4)]),
         ]
     });
 }
@@ -1348,8 +1348,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphorePropertiesKHR(
     record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null())),
-            chained(p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null())),
+            chained(p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null()), &[(4, 4), (20, 4)]),
+            chained(p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null()), &[(4, 4), (28, 4)]),
         ]
     });
 }
@@ -1379,7 +1379,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT(physica
         vec![
             value(physical_device.as_raw()),
             value(surface.as_raw()),
-            chained(p_surface_capabilities as *const vk::SurfaceCapabilities2EXT, usize::from(!p_surface_capabilities.is_null())),
+            chained(p_surface_capabilities as *const vk::SurfaceCapabilities2EXT, usize::from(!p_surface_capabilities.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -1394,8 +1394,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalFencePropertiesKHR(phys
     record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalFencePropertiesKHR", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null())),
-            chained(p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null())),
+            chained(p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null()), &[(4, 4), (20, 4)]),
+            chained(p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null()), &[(4, 4), (28, 4)]),
         ]
     });
 }
@@ -1410,9 +1410,9 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQue
         vec![
             value(physical_device.as_raw()),
             value(queue_family_index as u64),
-            elements(p_counter_count as *const u32, usize::from(!p_counter_count.is_null())),
-            chained(p_counters as *const vk::PerformanceCounterKHR, if p_counter_count.is_null() { 0 } else { *p_counter_count as usize }),
-            chained(p_counter_descriptions as *const vk::PerformanceCounterDescriptionKHR, if p_counter_count.is_null() { 0 } else { *p_counter_count as usize }),
+            elements(p_counter_count as *const u32, usize::from(!p_counter_count.is_null()), &[]),
+            chained(p_counters as *const vk::PerformanceCounterKHR, if p_counter_count.is_null() { 0 } else { *p_counter_count as usize }, &[(4, 4), (44, 4)]),
+            chained(p_counter_descriptions as *const vk::PerformanceCounterDescriptionKHR, if p_counter_count.is_null() { 0 } else { *p_counter_count as usize }, &[(4, 4), (788, 4)]),
         ]
     });
     r
@@ -1427,8 +1427,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPass
     record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR", || {
         vec![
             value(physical_device.as_raw()),
-            with_nested(chained(p_performance_query_create_info as *const vk::QueryPoolPerformanceCreateInfoKHR, usize::from(!p_performance_query_create_info.is_null())), p_performance_query_create_info as *const vk::QueryPoolPerformanceCreateInfoKHR, usize::from(!p_performance_query_create_info.is_null()), nested_VkQueryPoolPerformanceCreateInfoKHR),
-            elements(p_num_passes as *const u32, usize::from(!p_num_passes.is_null())),
+            with_nested(chained(p_performance_query_create_info as *const vk::QueryPoolPerformanceCreateInfoKHR, usize::from(!p_performance_query_create_info.is_null()), &[(4, 4)]), p_performance_query_create_info as *const vk::QueryPoolPerformanceCreateInfoKHR, usize::from(!p_performance_query_create_info.is_null()), nested_VkQueryPoolPerformanceCreateInfoKHR),
+            elements(p_num_passes as *const u32, usize::from(!p_num_passes.is_null()), &[]),
         ]
     });
 }
@@ -1442,8 +1442,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR(physica
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceCapabilities2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null())),
-            chained(p_surface_capabilities as *const vk::SurfaceCapabilities2KHR, usize::from(!p_surface_capabilities.is_null())),
+            chained(p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null()), &[(4, 4)]),
+            chained(p_surface_capabilities as *const vk::SurfaceCapabilities2KHR, usize::from(!p_surface_capabilities.is_null()), &[(4, 4), (68, 4)]),
         ]
     });
     r
@@ -1458,9 +1458,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR(physical_dev
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceFormats2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null())),
-            elements(p_surface_format_count as *const u32, usize::from(!p_surface_format_count.is_null())),
-            chained(p_surface_formats as *const vk::SurfaceFormat2KHR, if p_surface_format_count.is_null() { 0 } else { *p_surface_format_count as usize }),
+            chained(p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null()), &[(4, 4)]),
+            elements(p_surface_format_count as *const u32, usize::from(!p_surface_format_count.is_null()), &[]),
+            chained(p_surface_formats as *const vk::SurfaceFormat2KHR, if p_surface_format_count.is_null() { 0 } else { *p_surface_format_count as usize }, &[(4, 4)]),
         ]
     });
     r
@@ -1475,8 +1475,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR(physical_
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayProperties2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            with_nested(chained(p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }), p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, nested_VkDisplayProperties2KHR),
+            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
+            with_nested(chained(p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (60, 4)]), p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, nested_VkDisplayProperties2KHR),
         ]
     });
     r
@@ -1491,8 +1491,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR(phys
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayPlaneProperties2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            chained(p_properties as *const vk::DisplayPlaneProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
+            chained(p_properties as *const vk::DisplayPlaneProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (28, 4)]),
         ]
     });
     r
@@ -1508,8 +1508,8 @@ pub unsafe extern "system" fn vkGetDisplayModeProperties2KHR(physical_device: vk
         vec![
             value(physical_device.as_raw()),
             value(display.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            chained(p_properties as *const vk::DisplayModeProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
+            chained(p_properties as *const vk::DisplayModeProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (36, 4)]),
         ]
     });
     r
@@ -1524,8 +1524,8 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR(physical_device:
     record(Scope::Setup, r.as_raw(), "vkGetDisplayPlaneCapabilities2KHR", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_display_plane_info as *const vk::DisplayPlaneInfo2KHR, usize::from(!p_display_plane_info.is_null())),
-            chained(p_capabilities as *const vk::DisplayPlaneCapabilities2KHR, usize::from(!p_capabilities.is_null())),
+            chained(p_display_plane_info as *const vk::DisplayPlaneInfo2KHR, usize::from(!p_display_plane_info.is_null()), &[(4, 4), (28, 4)]),
+            chained(p_capabilities as *const vk::DisplayPlaneCapabilities2KHR, usize::from(!p_capabilities.is_null()), &[(4, 4), (84, 4)]),
         ]
     });
     r
@@ -1540,9 +1540,9 @@ pub unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT(instance: vk::Insta
     record(Scope::Setup, r.as_raw(), "vkCreateDebugUtilsMessengerEXT", || {
         vec![
             value(instance.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DebugUtilsMessengerCreateInfoEXT, usize::from(!p_create_info.is_null())), p_create_info as *const vk::DebugUtilsMessengerCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkDebugUtilsMessengerCreateInfoEXT),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_messenger as *const vk::DebugUtilsMessengerEXT, usize::from(!p_messenger.is_null())),
+            with_nested(chained(p_create_info as *const vk::DebugUtilsMessengerCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4)]), p_create_info as *const vk::DebugUtilsMessengerCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkDebugUtilsMessengerCreateInfoEXT),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_messenger as *const vk::DebugUtilsMessengerEXT, usize::from(!p_messenger.is_null()), &[]),
         ]
     });
     r
@@ -1558,7 +1558,7 @@ pub unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT(instance: vk::Inst
         vec![
             value(instance.as_raw()),
             value(messenger.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -1574,7 +1574,7 @@ pub unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT(instance: vk::Instanc
             value(instance.as_raw()),
             value(message_severity.as_raw() as u64),
             value(message_types.as_raw() as u64),
-            with_nested(chained(p_callback_data as *const vk::DebugUtilsMessengerCallbackDataEXT, usize::from(!p_callback_data.is_null())), p_callback_data as *const vk::DebugUtilsMessengerCallbackDataEXT, usize::from(!p_callback_data.is_null()), nested_VkDebugUtilsMessengerCallbackDataEXT),
+            with_nested(chained(p_callback_data as *const vk::DebugUtilsMessengerCallbackDataEXT, usize::from(!p_callback_data.is_null()), &[(4, 4), (20, 4), (36, 4), (52, 4), (68, 4), (84, 4)]), p_callback_data as *const vk::DebugUtilsMessengerCallbackDataEXT, usize::from(!p_callback_data.is_null()), nested_VkDebugUtilsMessengerCallbackDataEXT),
         ]
     });
 }
@@ -1589,7 +1589,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT(physic
         vec![
             value(physical_device.as_raw()),
             value(samples.as_raw() as u64),
-            chained(p_multisample_properties as *const vk::MultisamplePropertiesEXT, usize::from(!p_multisample_properties.is_null())),
+            chained(p_multisample_properties as *const vk::MultisamplePropertiesEXT, usize::from(!p_multisample_properties.is_null()), &[(4, 4)]),
         ]
     });
 }
@@ -1603,8 +1603,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(phy
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_time_domain_count as *const u32, usize::from(!p_time_domain_count.is_null())),
-            elements(p_time_domains as *const vk::TimeDomainEXT, if p_time_domain_count.is_null() { 0 } else { *p_time_domain_count as usize }),
+            elements(p_time_domain_count as *const u32, usize::from(!p_time_domain_count.is_null()), &[]),
+            elements(p_time_domains as *const vk::TimeDomainEXT, if p_time_domain_count.is_null() { 0 } else { *p_time_domain_count as usize }, &[]),
         ]
     });
     r
@@ -1619,8 +1619,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR(physica
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceFragmentShadingRatesKHR", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_fragment_shading_rate_count as *const u32, usize::from(!p_fragment_shading_rate_count.is_null())),
-            chained(p_fragment_shading_rates as *const vk::PhysicalDeviceFragmentShadingRateKHR, if p_fragment_shading_rate_count.is_null() { 0 } else { *p_fragment_shading_rate_count as usize }),
+            elements(p_fragment_shading_rate_count as *const u32, usize::from(!p_fragment_shading_rate_count.is_null()), &[]),
+            chained(p_fragment_shading_rates as *const vk::PhysicalDeviceFragmentShadingRateKHR, if p_fragment_shading_rate_count.is_null() { 0 } else { *p_fragment_shading_rate_count as usize }, &[(4, 4), (28, 4)]),
         ]
     });
     r
@@ -1635,8 +1635,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceToolPropertiesEXT(physical_devi
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceToolPropertiesEXT", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_tool_count as *const u32, usize::from(!p_tool_count.is_null())),
-            chained(p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }),
+            elements(p_tool_count as *const u32, usize::from(!p_tool_count.is_null()), &[]),
+            chained(p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }, &[(4, 4), (1044, 4)]),
         ]
     });
     r
@@ -1651,8 +1651,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(p
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null())),
-            chained(p_properties as *const vk::CooperativeMatrixPropertiesNV, if p_property_count.is_null() { 0 } else { *p_property_count as usize }),
+            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
+            chained(p_properties as *const vk::CooperativeMatrixPropertiesNV, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4)]),
         ]
     });
     r
@@ -1667,8 +1667,8 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSample
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV", || {
         vec![
             value(physical_device.as_raw()),
-            elements(p_combination_count as *const u32, usize::from(!p_combination_count.is_null())),
-            chained(p_combinations as *const vk::FramebufferMixedSamplesCombinationNV, if p_combination_count.is_null() { 0 } else { *p_combination_count as usize }),
+            elements(p_combination_count as *const u32, usize::from(!p_combination_count.is_null()), &[]),
+            chained(p_combinations as *const vk::FramebufferMixedSamplesCombinationNV, if p_combination_count.is_null() { 0 } else { *p_combination_count as usize }, &[(4, 4)]),
         ]
     });
     r
@@ -1683,9 +1683,9 @@ pub unsafe extern "system" fn vkCreateHeadlessSurfaceEXT(instance: vk::Instance,
     record(Scope::Setup, r.as_raw(), "vkCreateHeadlessSurfaceEXT", || {
         vec![
             value(instance.as_raw()),
-            chained(p_create_info as *const vk::HeadlessSurfaceCreateInfoEXT, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null())),
+            chained(p_create_info as *const vk::HeadlessSurfaceCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]),
         ]
     });
     r
@@ -1718,7 +1718,7 @@ pub unsafe extern "system" fn vkGetDrmDisplayEXT(physical_device: vk::PhysicalDe
             value(physical_device.as_raw()),
             value(drm_fd as u64),
             value(connector_id as u64),
-            elements(display as *const vk::DisplayKHR, usize::from(!display.is_null())),
+            elements(display as *const vk::DisplayKHR, usize::from(!display.is_null()), &[]),
         ]
     });
     r
@@ -1733,9 +1733,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV(physi
     record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceOpticalFlowImageFormatsNV", || {
         vec![
             value(physical_device.as_raw()),
-            chained(p_optical_flow_image_format_info as *const vk::OpticalFlowImageFormatInfoNV, usize::from(!p_optical_flow_image_format_info.is_null())),
-            elements(p_format_count as *const u32, usize::from(!p_format_count.is_null())),
-            chained(p_image_format_properties as *const vk::OpticalFlowImageFormatPropertiesNV, if p_format_count.is_null() { 0 } else { *p_format_count as usize }),
+            chained(p_optical_flow_image_format_info as *const vk::OpticalFlowImageFormatInfoNV, usize::from(!p_optical_flow_image_format_info.is_null()), &[(4, 4), (20, 4)]),
+            elements(p_format_count as *const u32, usize::from(!p_format_count.is_null()), &[]),
+            chained(p_image_format_properties as *const vk::OpticalFlowImageFormatPropertiesNV, if p_format_count.is_null() { 0 } else { *p_format_count as usize }, &[(4, 4), (20, 4)]),
         ]
     });
     r
@@ -1779,7 +1779,7 @@ pub unsafe extern "system" fn vkInvalidateMappedMemoryRanges(device: vk::Device,
         vec![
             value(device.as_raw()),
             value(memory_range_count as u64),
-            chained(p_memory_ranges as *const vk::MappedMemoryRange, memory_range_count as usize),
+            chained(p_memory_ranges as *const vk::MappedMemoryRange, memory_range_count as usize, &[(4, 4)]),
         ]
     });
     r
@@ -1795,7 +1795,7 @@ pub unsafe extern "system" fn vkGetDeviceMemoryCommitment(device: vk::Device, me
         vec![
             value(device.as_raw()),
             value(memory.as_raw()),
-            elements(p_committed_memory_in_bytes as *const vk::DeviceSize, usize::from(!p_committed_memory_in_bytes.is_null())),
+            elements(p_committed_memory_in_bytes as *const vk::DeviceSize, usize::from(!p_committed_memory_in_bytes.is_null()), &[]),
         ]
     });
 }
@@ -1810,7 +1810,7 @@ pub unsafe extern "system" fn vkGetBufferMemoryRequirements(device: vk::Device, 
         vec![
             value(device.as_raw()),
             value(buffer.as_raw()),
-            elements(p_memory_requirements as *const vk::MemoryRequirements, usize::from(!p_memory_requirements.is_null())),
+            elements(p_memory_requirements as *const vk::MemoryRequirements, usize::from(!p_memory_requirements.is_null()), &[(20, 4)]),
         ]
     });
 }
@@ -1825,7 +1825,7 @@ pub unsafe extern "system" fn vkGetImageMemoryRequirements(device: vk::Device, i
         vec![
             value(device.as_raw()),
             value(image.as_raw()),
-            elements(p_memory_requirements as *const vk::MemoryRequirements, usize::from(!p_memory_requirements.is_null())),
+            elements(p_memory_requirements as *const vk::MemoryRequirements, usize::from(!p_memory_requirements.is_null()), &[(20, 4)]),
         ]
     });
 }
@@ -1840,8 +1840,8 @@ pub unsafe extern "system" fn vkGetImageSparseMemoryRequirements(device: vk::Dev
         vec![
             value(device.as_raw()),
             value(image.as_raw()),
-            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null())),
-            elements(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }),
+            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]),
+            elements(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[]),
         ]
     });
 }
@@ -1856,7 +1856,7 @@ pub unsafe extern "system" fn vkQueueBindSparse(queue: vk::Queue, bind_info_coun
         vec![
             value(queue.as_raw()),
             value(bind_info_count as u64),
-            with_nested(chained(p_bind_info as *const vk::BindSparseInfo, bind_info_count as usize), p_bind_info as *const vk::BindSparseInfo, bind_info_count as usize, nested_VkBindSparseInfo),
+            with_nested(chained(p_bind_info as *const vk::BindSparseInfo, bind_info_count as usize, &[(4, 4), (20, 4), (36, 4), (52, 4), (68, 4), (84, 4)]), p_bind_info as *const vk::BindSparseInfo, bind_info_count as usize, nested_VkBindSparseInfo),
             value(fence.as_raw()),
         ]
     });
@@ -1872,9 +1872,9 @@ pub unsafe extern "system" fn vkCreateFence(device: vk::Device, p_create_info: *
     record(Scope::Setup, r.as_raw(), "vkCreateFence", || {
         vec![
             value(device.as_raw()),
-            chained(p_create_info as *const vk::FenceCreateInfo, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_fence as *const vk::Fence, usize::from(!p_fence.is_null())),
+            chained(p_create_info as *const vk::FenceCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_fence as *const vk::Fence, usize::from(!p_fence.is_null()), &[]),
         ]
     });
     r
@@ -1890,7 +1890,7 @@ pub unsafe extern "system" fn vkDestroyFence(device: vk::Device, fence: vk::Fenc
         vec![
             value(device.as_raw()),
             value(fence.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -1905,7 +1905,7 @@ pub unsafe extern "system" fn vkResetFences(device: vk::Device, fence_count: u32
         vec![
             value(device.as_raw()),
             value(fence_count as u64),
-            elements(p_fences as *const vk::Fence, fence_count as usize),
+            elements(p_fences as *const vk::Fence, fence_count as usize, &[]),
         ]
     });
     r
@@ -1936,7 +1936,7 @@ pub unsafe extern "system" fn vkWaitForFences(device: vk::Device, fence_count: u
         vec![
             value(device.as_raw()),
             value(fence_count as u64),
-            elements(p_fences as *const vk::Fence, fence_count as usize),
+            elements(p_fences as *const vk::Fence, fence_count as usize, &[]),
             value(wait_all as u64),
             value(timeout as u64),
         ]
@@ -1953,9 +1953,9 @@ pub unsafe extern "system" fn vkCreateSemaphore(device: vk::Device, p_create_inf
     record(Scope::Setup, r.as_raw(), "vkCreateSemaphore", || {
         vec![
             value(device.as_raw()),
-            chained(p_create_info as *const vk::SemaphoreCreateInfo, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_semaphore as *const vk::Semaphore, usize::from(!p_semaphore.is_null())),
+            chained(p_create_info as *const vk::SemaphoreCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_semaphore as *const vk::Semaphore, usize::from(!p_semaphore.is_null()), &[]),
         ]
     });
     r
@@ -1971,7 +1971,7 @@ pub unsafe extern "system" fn vkDestroySemaphore(device: vk::Device, semaphore: 
         vec![
             value(device.as_raw()),
             value(semaphore.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -1985,9 +1985,9 @@ pub unsafe extern "system" fn vkCreateEvent(device: vk::Device, p_create_info: *
     record(Scope::Setup, r.as_raw(), "vkCreateEvent", || {
         vec![
             value(device.as_raw()),
-            chained(p_create_info as *const vk::EventCreateInfo, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_event as *const vk::Event, usize::from(!p_event.is_null())),
+            chained(p_create_info as *const vk::EventCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_event as *const vk::Event, usize::from(!p_event.is_null()), &[]),
         ]
     });
     r
@@ -2003,7 +2003,7 @@ pub unsafe extern "system" fn vkDestroyEvent(device: vk::Device, event: vk::Even
         vec![
             value(device.as_raw()),
             value(event.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -2083,9 +2083,9 @@ pub unsafe extern "system" fn vkCreateBufferView(device: vk::Device, p_create_in
     record(Scope::Setup, r.as_raw(), "vkCreateBufferView", || {
         vec![
             value(device.as_raw()),
-            chained(p_create_info as *const vk::BufferViewCreateInfo, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_view as *const vk::BufferView, usize::from(!p_view.is_null())),
+            chained(p_create_info as *const vk::BufferViewCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (36, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_view as *const vk::BufferView, usize::from(!p_view.is_null()), &[]),
         ]
     });
     r
@@ -2101,7 +2101,7 @@ pub unsafe extern "system" fn vkDestroyBufferView(device: vk::Device, buffer_vie
         vec![
             value(device.as_raw()),
             value(buffer_view.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -2116,8 +2116,8 @@ pub unsafe extern "system" fn vkGetImageSubresourceLayout(device: vk::Device, im
         vec![
             value(device.as_raw()),
             value(image.as_raw()),
-            elements(p_subresource as *const vk::ImageSubresource, usize::from(!p_subresource.is_null())),
-            elements(p_layout as *const vk::SubresourceLayout, usize::from(!p_layout.is_null())),
+            elements(p_subresource as *const vk::ImageSubresource, usize::from(!p_subresource.is_null()), &[]),
+            elements(p_layout as *const vk::SubresourceLayout, usize::from(!p_layout.is_null()), &[]),
         ]
     });
 }
@@ -2131,9 +2131,9 @@ pub unsafe extern "system" fn vkCreatePipelineCache(device: vk::Device, p_create
     record(Scope::Setup, r.as_raw(), "vkCreatePipelineCache", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::PipelineCacheCreateInfo, usize::from(!p_create_info.is_null())), p_create_info as *const vk::PipelineCacheCreateInfo, usize::from(!p_create_info.is_null()), nested_VkPipelineCacheCreateInfo),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_pipeline_cache as *const vk::PipelineCache, usize::from(!p_pipeline_cache.is_null())),
+            with_nested(chained(p_create_info as *const vk::PipelineCacheCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::PipelineCacheCreateInfo, usize::from(!p_create_info.is_null()), nested_VkPipelineCacheCreateInfo),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_pipeline_cache as *const vk::PipelineCache, usize::from(!p_pipeline_cache.is_null()), &[]),
         ]
     });
     r
@@ -2149,7 +2149,7 @@ pub unsafe extern "system" fn vkDestroyPipelineCache(device: vk::Device, pipelin
         vec![
             value(device.as_raw()),
             value(pipeline_cache.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -2164,7 +2164,7 @@ pub unsafe extern "system" fn vkGetPipelineCacheData(device: vk::Device, pipelin
         vec![
             value(device.as_raw()),
             value(pipeline_cache.as_raw()),
-            elements(p_data_size as *const usize, usize::from(!p_data_size.is_null())),
+            elements(p_data_size as *const usize, usize::from(!p_data_size.is_null()), &[]),
             bytes_of(p_data as *const u8, if p_data_size.is_null() { 0 } else { *p_data_size as usize }),
         ]
     });
@@ -2182,7 +2182,7 @@ pub unsafe extern "system" fn vkMergePipelineCaches(device: vk::Device, dst_cach
             value(device.as_raw()),
             value(dst_cache.as_raw()),
             value(src_cache_count as u64),
-            elements(p_src_caches as *const vk::PipelineCache, src_cache_count as usize),
+            elements(p_src_caches as *const vk::PipelineCache, src_cache_count as usize, &[]),
         ]
     });
     r
@@ -2199,9 +2199,9 @@ pub unsafe extern "system" fn vkCreateComputePipelines(device: vk::Device, pipel
             value(device.as_raw()),
             value(pipeline_cache.as_raw()),
             value(create_info_count as u64),
-            with_nested(chained(p_create_infos as *const vk::ComputePipelineCreateInfo, create_info_count as usize), p_create_infos as *const vk::ComputePipelineCreateInfo, create_info_count as usize, nested_VkComputePipelineCreateInfo),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_pipelines as *const vk::Pipeline, create_info_count as usize),
+            with_nested(chained(p_create_infos as *const vk::ComputePipelineCreateInfo, create_info_count as usize, &[(4, 4), (20, 4), (28, 4), (92, 4)]), p_create_infos as *const vk::ComputePipelineCreateInfo, create_info_count as usize, nested_VkComputePipelineCreateInfo),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_pipelines as *const vk::Pipeline, create_info_count as usize, &[]),
         ]
     });
     r
@@ -2216,9 +2216,9 @@ pub unsafe extern "system" fn vkCreateSampler(device: vk::Device, p_create_info:
     record(Scope::Setup, r.as_raw(), "vkCreateSampler", || {
         vec![
             value(device.as_raw()),
-            chained(p_create_info as *const vk::SamplerCreateInfo, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_sampler as *const vk::Sampler, usize::from(!p_sampler.is_null())),
+            chained(p_create_info as *const vk::SamplerCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_sampler as *const vk::Sampler, usize::from(!p_sampler.is_null()), &[]),
         ]
     });
     r
@@ -2234,7 +2234,7 @@ pub unsafe extern "system" fn vkDestroySampler(device: vk::Device, sampler: vk::
         vec![
             value(device.as_raw()),
             value(sampler.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -2248,9 +2248,9 @@ pub unsafe extern "system" fn vkCreateDescriptorSetLayout(device: vk::Device, p_
     record(Scope::Setup, r.as_raw(), "vkCreateDescriptorSetLayout", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null())), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_set_layout as *const vk::DescriptorSetLayout, usize::from(!p_set_layout.is_null())),
+            with_nested(chained(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_set_layout as *const vk::DescriptorSetLayout, usize::from(!p_set_layout.is_null()), &[]),
         ]
     });
     r
@@ -2266,7 +2266,7 @@ pub unsafe extern "system" fn vkDestroyDescriptorSetLayout(device: vk::Device, d
         vec![
             value(device.as_raw()),
             value(descriptor_set_layout.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -2280,9 +2280,9 @@ pub unsafe extern "system" fn vkCreateDescriptorPool(device: vk::Device, p_creat
     record(Scope::Setup, r.as_raw(), "vkCreateDescriptorPool", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DescriptorPoolCreateInfo, usize::from(!p_create_info.is_null())), p_create_info as *const vk::DescriptorPoolCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorPoolCreateInfo),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_descriptor_pool as *const vk::DescriptorPool, usize::from(!p_descriptor_pool.is_null())),
+            with_nested(chained(p_create_info as *const vk::DescriptorPoolCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4)]), p_create_info as *const vk::DescriptorPoolCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorPoolCreateInfo),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_descriptor_pool as *const vk::DescriptorPool, usize::from(!p_descriptor_pool.is_null()), &[]),
         ]
     });
     r
@@ -2298,7 +2298,7 @@ pub unsafe extern "system" fn vkDestroyDescriptorPool(device: vk::Device, descri
         vec![
             value(device.as_raw()),
             value(descriptor_pool.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -2328,8 +2328,8 @@ pub unsafe extern "system" fn vkAllocateDescriptorSets(device: vk::Device, p_all
     record(Scope::Setup, r.as_raw(), "vkAllocateDescriptorSets", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_allocate_info as *const vk::DescriptorSetAllocateInfo, usize::from(!p_allocate_info.is_null())), p_allocate_info as *const vk::DescriptorSetAllocateInfo, usize::from(!p_allocate_info.is_null()), nested_VkDescriptorSetAllocateInfo),
-            elements(p_descriptor_sets as *const vk::DescriptorSet, p_allocate_info.as_ref().map_or(0, |s| s.descriptor_set_count as usize)),
+            with_nested(chained(p_allocate_info as *const vk::DescriptorSetAllocateInfo, usize::from(!p_allocate_info.is_null()), &[(4, 4), (28, 4)]), p_allocate_info as *const vk::DescriptorSetAllocateInfo, usize::from(!p_allocate_info.is_null()), nested_VkDescriptorSetAllocateInfo),
+            elements(p_descriptor_sets as *const vk::DescriptorSet, p_allocate_info.as_ref().map_or(0, |s| s.descriptor_set_count as usize), &[]),
         ]
     });
     r
@@ -2346,7 +2346,7 @@ pub unsafe extern "system" fn vkFreeDescriptorSets(device: vk::Device, descripto
             value(device.as_raw()),
             value(descriptor_pool.as_raw()),
             value(descriptor_set_count as u64),
-            elements(p_descriptor_sets as *const vk::DescriptorSet, descriptor_set_count as usize),
+            elements(p_descriptor_sets as *const vk::DescriptorSet, descriptor_set_count as usize, &[]),
         ]
     });
     r
@@ -2362,9 +2362,9 @@ pub unsafe extern "system" fn vkUpdateDescriptorSets(device: vk::Device, descrip
         vec![
             value(device.as_raw()),
             value(descriptor_write_count as u64),
-            with_nested(chained(p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize), p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, nested_VkWriteDescriptorSet),
+            with_nested(chained(p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, &[(4, 4)]), p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, nested_VkWriteDescriptorSet),
             value(descriptor_copy_count as u64),
-            chained(p_descriptor_copies as *const vk::CopyDescriptorSet, descriptor_copy_count as usize),
+            chained(p_descriptor_copies as *const vk::CopyDescriptorSet, descriptor_copy_count as usize, &[(4, 4), (52, 4)]),
         ]
     });
 }
@@ -2379,7 +2379,7 @@ pub unsafe extern "system" fn vkGetRenderAreaGranularity(device: vk::Device, ren
         vec![
             value(device.as_raw()),
             value(render_pass.as_raw()),
-            elements(p_granularity as *const vk::Extent2D, usize::from(!p_granularity.is_null())),
+            elements(p_granularity as *const vk::Extent2D, usize::from(!p_granularity.is_null()), &[]),
         ]
     });
 }
@@ -2413,7 +2413,7 @@ pub unsafe extern "system" fn vkFreeCommandBuffers(device: vk::Device, command_p
             value(device.as_raw()),
             value(command_pool.as_raw()),
             value(command_buffer_count as u64),
-            elements(p_command_buffers as *const vk::CommandBuffer, command_buffer_count as usize),
+            elements(p_command_buffers as *const vk::CommandBuffer, command_buffer_count as usize, &[]),
         ]
     });
 }
@@ -2429,7 +2429,7 @@ pub unsafe extern "system" fn vkCmdSetViewport(command_buffer: vk::CommandBuffer
             value(command_buffer.as_raw()),
             value(first_viewport as u64),
             value(viewport_count as u64),
-            elements(p_viewports as *const vk::Viewport, viewport_count as usize),
+            elements(p_viewports as *const vk::Viewport, viewport_count as usize, &[]),
         ]
     });
 }
@@ -2445,7 +2445,7 @@ pub unsafe extern "system" fn vkCmdSetScissor(command_buffer: vk::CommandBuffer,
             value(command_buffer.as_raw()),
             value(first_scissor as u64),
             value(scissor_count as u64),
-            elements(p_scissors as *const vk::Rect2D, scissor_count as usize),
+            elements(p_scissors as *const vk::Rect2D, scissor_count as usize, &[]),
         ]
     });
 }
@@ -2597,7 +2597,7 @@ pub unsafe extern "system" fn vkCmdCopyBuffer(command_buffer: vk::CommandBuffer,
             value(src_buffer.as_raw()),
             value(dst_buffer.as_raw()),
             value(region_count as u64),
-            elements(p_regions as *const vk::BufferCopy, region_count as usize),
+            elements(p_regions as *const vk::BufferCopy, region_count as usize, &[]),
         ]
     });
 }
@@ -2616,7 +2616,7 @@ pub unsafe extern "system" fn vkCmdCopyImage(command_buffer: vk::CommandBuffer, 
             value(dst_image.as_raw()),
             value(dst_image_layout.as_raw() as u32 as u64),
             value(region_count as u64),
-            elements(p_regions as *const vk::ImageCopy, region_count as usize),
+            elements(p_regions as *const vk::ImageCopy, region_count as usize, &[]),
         ]
     });
 }
@@ -2635,7 +2635,7 @@ pub unsafe extern "system" fn vkCmdBlitImage(command_buffer: vk::CommandBuffer, 
             value(dst_image.as_raw()),
             value(dst_image_layout.as_raw() as u32 as u64),
             value(region_count as u64),
-            elements(p_regions as *const vk::ImageBlit, region_count as usize),
+            elements(p_regions as *const vk::ImageBlit, region_count as usize, &[]),
             value(filter.as_raw() as u32 as u64),
         ]
     });
@@ -2654,7 +2654,7 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage(command_buffer: vk::Command
             value(dst_image.as_raw()),
             value(dst_image_layout.as_raw() as u32 as u64),
             value(region_count as u64),
-            elements(p_regions as *const vk::BufferImageCopy, region_count as usize),
+            elements(p_regions as *const vk::BufferImageCopy, region_count as usize, &[]),
         ]
     });
 }
@@ -2672,7 +2672,7 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer(command_buffer: vk::Command
             value(src_image_layout.as_raw() as u32 as u64),
             value(dst_buffer.as_raw()),
             value(region_count as u64),
-            elements(p_regions as *const vk::BufferImageCopy, region_count as usize),
+            elements(p_regions as *const vk::BufferImageCopy, region_count as usize, &[]),
         ]
     });
 }
@@ -2705,9 +2705,9 @@ pub unsafe extern "system" fn vkCmdClearColorImage(command_buffer: vk::CommandBu
             value(command_buffer.as_raw()),
             value(image.as_raw()),
             value(image_layout.as_raw() as u32 as u64),
-            elements(p_color as *const vk::ClearColorValue, usize::from(!p_color.is_null())),
+            elements(p_color as *const vk::ClearColorValue, usize::from(!p_color.is_null()), &[]),
             value(range_count as u64),
-            elements(p_ranges as *const vk::ImageSubresourceRange, range_count as usize),
+            elements(p_ranges as *const vk::ImageSubresourceRange, range_count as usize, &[]),
         ]
     });
 }
@@ -2723,9 +2723,9 @@ pub unsafe extern "system" fn vkCmdClearDepthStencilImage(command_buffer: vk::Co
             value(command_buffer.as_raw()),
             value(image.as_raw()),
             value(image_layout.as_raw() as u32 as u64),
-            elements(p_depth_stencil as *const vk::ClearDepthStencilValue, usize::from(!p_depth_stencil.is_null())),
+            elements(p_depth_stencil as *const vk::ClearDepthStencilValue, usize::from(!p_depth_stencil.is_null()), &[]),
             value(range_count as u64),
-            elements(p_ranges as *const vk::ImageSubresourceRange, range_count as usize),
+            elements(p_ranges as *const vk::ImageSubresourceRange, range_count as usize, &[]),
         ]
     });
 }
@@ -2740,9 +2740,9 @@ pub unsafe extern "system" fn vkCmdClearAttachments(command_buffer: vk::CommandB
         vec![
             value(command_buffer.as_raw()),
             value(attachment_count as u64),
-            elements(p_attachments as *const vk::ClearAttachment, attachment_count as usize),
+            elements(p_attachments as *const vk::ClearAttachment, attachment_count as usize, &[]),
             value(rect_count as u64),
-            elements(p_rects as *const vk::ClearRect, rect_count as usize),
+            elements(p_rects as *const vk::ClearRect, rect_count as usize, &[]),
         ]
     });
 }
@@ -2761,7 +2761,7 @@ pub unsafe extern "system" fn vkCmdResolveImage(command_buffer: vk::CommandBuffe
             value(dst_image.as_raw()),
             value(dst_image_layout.as_raw() as u32 as u64),
             value(region_count as u64),
-            elements(p_regions as *const vk::ImageResolve, region_count as usize),
+            elements(p_regions as *const vk::ImageResolve, region_count as usize, &[]),
         ]
     });
 }
@@ -2806,15 +2806,15 @@ pub unsafe extern "system" fn vkCmdWaitEvents(command_buffer: vk::CommandBuffer,
         vec![
             value(command_buffer.as_raw()),
             value(event_count as u64),
-            elements(p_events as *const vk::Event, event_count as usize),
+            elements(p_events as *const vk::Event, event_count as usize, &[]),
             value(src_stage_mask.as_raw() as u64),
             value(dst_stage_mask.as_raw() as u64),
             value(memory_barrier_count as u64),
-            chained(p_memory_barriers as *const vk::MemoryBarrier, memory_barrier_count as usize),
+            chained(p_memory_barriers as *const vk::MemoryBarrier, memory_barrier_count as usize, &[(4, 4)]),
             value(buffer_memory_barrier_count as u64),
-            chained(p_buffer_memory_barriers as *const vk::BufferMemoryBarrier, buffer_memory_barrier_count as usize),
+            chained(p_buffer_memory_barriers as *const vk::BufferMemoryBarrier, buffer_memory_barrier_count as usize, &[(4, 4)]),
             value(image_memory_barrier_count as u64),
-            chained(p_image_memory_barriers as *const vk::ImageMemoryBarrier, image_memory_barrier_count as usize),
+            chained(p_image_memory_barriers as *const vk::ImageMemoryBarrier, image_memory_barrier_count as usize, &[(4, 4), (68, 4)]),
         ]
     });
 }
@@ -2833,11 +2833,11 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier(command_buffer: vk::CommandBu
             value(dst_stage_mask.as_raw() as u64),
             value(dependency_flags.as_raw() as u64),
             value(memory_barrier_count as u64),
-            chained(p_memory_barriers as *const vk::MemoryBarrier, memory_barrier_count as usize),
+            chained(p_memory_barriers as *const vk::MemoryBarrier, memory_barrier_count as usize, &[(4, 4)]),
             value(buffer_memory_barrier_count as u64),
-            chained(p_buffer_memory_barriers as *const vk::BufferMemoryBarrier, buffer_memory_barrier_count as usize),
+            chained(p_buffer_memory_barriers as *const vk::BufferMemoryBarrier, buffer_memory_barrier_count as usize, &[(4, 4)]),
             value(image_memory_barrier_count as u64),
-            chained(p_image_memory_barriers as *const vk::ImageMemoryBarrier, image_memory_barrier_count as usize),
+            chained(p_image_memory_barriers as *const vk::ImageMemoryBarrier, image_memory_barrier_count as usize, &[(4, 4), (68, 4)]),
         ]
     });
 }
@@ -2854,7 +2854,7 @@ pub unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures(device: vk::Dev
             value(heap_index as u64),
             value(local_device_index as u64),
             value(remote_device_index as u64),
-            elements(p_peer_memory_features as *const vk::PeerMemoryFeatureFlags, usize::from(!p_peer_memory_features.is_null())),
+            elements(p_peer_memory_features as *const vk::PeerMemoryFeatureFlags, usize::from(!p_peer_memory_features.is_null()), &[]),
         ]
     });
 }
@@ -2901,8 +2901,8 @@ pub unsafe extern "system" fn vkGetImageMemoryRequirements2(device: vk::Device, 
     record(Scope::Setup, 0, "vkGetImageMemoryRequirements2", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -2916,8 +2916,8 @@ pub unsafe extern "system" fn vkGetBufferMemoryRequirements2(device: vk::Device,
     record(Scope::Setup, 0, "vkGetBufferMemoryRequirements2", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -2931,9 +2931,9 @@ pub unsafe extern "system" fn vkGetImageSparseMemoryRequirements2(device: vk::De
     record(Scope::Setup, 0, "vkGetImageSparseMemoryRequirements2", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
-            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null())),
-            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }),
+            chained(p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]),
+            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]),
+            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[(4, 4)]),
         ]
     });
 }
@@ -2962,9 +2962,9 @@ pub unsafe extern "system" fn vkCreateSamplerYcbcrConversion(device: vk::Device,
     record(Scope::Setup, r.as_raw(), "vkCreateSamplerYcbcrConversion", || {
         vec![
             value(device.as_raw()),
-            chained(p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_ycbcr_conversion as *const vk::SamplerYcbcrConversion, usize::from(!p_ycbcr_conversion.is_null())),
+            chained(p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (60, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_ycbcr_conversion as *const vk::SamplerYcbcrConversion, usize::from(!p_ycbcr_conversion.is_null()), &[]),
         ]
     });
     r
@@ -2980,7 +2980,7 @@ pub unsafe extern "system" fn vkDestroySamplerYcbcrConversion(device: vk::Device
         vec![
             value(device.as_raw()),
             value(ycbcr_conversion.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -2997,9 +2997,9 @@ pub unsafe extern "system" fn vkCreateDescriptorUpdateTemplate(device: vk::Devic
     record(Scope::Setup, r.as_raw(), "vkCreateDescriptorUpdateTemplate", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null())), p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorUpdateTemplateCreateInfo),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_descriptor_update_template as *const vk::DescriptorUpdateTemplate, usize::from(!p_descriptor_update_template.is_null())),
+            with_nested(chained(p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (36, 4), (52, 4), (68, 4)]), p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorUpdateTemplateCreateInfo),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_descriptor_update_template as *const vk::DescriptorUpdateTemplate, usize::from(!p_descriptor_update_template.is_null()), &[]),
         ]
     });
     r
@@ -3016,7 +3016,7 @@ pub unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate(device: vk::Devi
         vec![
             value(device.as_raw()),
             value(descriptor_update_template.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -3046,8 +3046,8 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutSupport(device: vk::Device
     record(Scope::Setup, 0, "vkGetDescriptorSetLayoutSupport", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null())), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo),
-            chained(p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null())),
+            with_nested(chained(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo),
+            chained(p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null()), &[(4, 4), (20, 4)]),
         ]
     });
 }
@@ -3078,7 +3078,7 @@ pub unsafe extern "system" fn vkGetSemaphoreCounterValue(device: vk::Device, sem
         vec![
             value(device.as_raw()),
             value(semaphore.as_raw()),
-            elements(p_value as *const u64, usize::from(!p_value.is_null())),
+            elements(p_value as *const u64, usize::from(!p_value.is_null()), &[]),
         ]
     });
     r
@@ -3093,7 +3093,7 @@ pub unsafe extern "system" fn vkWaitSemaphores(device: vk::Device, p_wait_info: 
     record(Scope::Setup, r.as_raw(), "vkWaitSemaphores", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null())), p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), nested_VkSemaphoreWaitInfo),
+            with_nested(chained(p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), &[(4, 4)]), p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), nested_VkSemaphoreWaitInfo),
             value(timeout as u64),
         ]
     });
@@ -3109,7 +3109,7 @@ pub unsafe extern "system" fn vkSignalSemaphore(device: vk::Device, p_signal_inf
     record(Scope::Setup, r.as_raw(), "vkSignalSemaphore", || {
         vec![
             value(device.as_raw()),
-            chained(p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null())),
+            chained(p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -3124,7 +3124,7 @@ pub unsafe extern "system" fn vkGetBufferDeviceAddress(device: vk::Device, p_inf
     record(Scope::Setup, 0, "vkGetBufferDeviceAddress", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -3139,7 +3139,7 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureAddress(device: vk::Device
     record(Scope::Setup, 0, "vkGetBufferOpaqueCaptureAddress", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -3154,7 +3154,7 @@ pub unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress(device: vk::
     record(Scope::Setup, 0, "vkGetDeviceMemoryOpaqueCaptureAddress", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -3169,9 +3169,9 @@ pub unsafe extern "system" fn vkCreatePrivateDataSlot(device: vk::Device, p_crea
     record(Scope::Setup, r.as_raw(), "vkCreatePrivateDataSlot", || {
         vec![
             value(device.as_raw()),
-            chained(p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_private_data_slot as *const vk::PrivateDataSlot, usize::from(!p_private_data_slot.is_null())),
+            chained(p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_private_data_slot as *const vk::PrivateDataSlot, usize::from(!p_private_data_slot.is_null()), &[]),
         ]
     });
     r
@@ -3187,7 +3187,7 @@ pub unsafe extern "system" fn vkDestroyPrivateDataSlot(device: vk::Device, priva
         vec![
             value(device.as_raw()),
             value(private_data_slot.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -3222,7 +3222,7 @@ pub unsafe extern "system" fn vkGetPrivateData(device: vk::Device, object_type: 
             value(object_type.as_raw() as u32 as u64),
             value(object_handle as u64),
             value(private_data_slot.as_raw()),
-            elements(p_data as *const u64, usize::from(!p_data.is_null())),
+            elements(p_data as *const u64, usize::from(!p_data.is_null()), &[]),
         ]
     });
 }
@@ -3237,7 +3237,7 @@ pub unsafe extern "system" fn vkCmdSetEvent2(command_buffer: vk::CommandBuffer, 
         vec![
             value(command_buffer.as_raw()),
             value(event.as_raw()),
-            with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
+            with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
         ]
     });
 }
@@ -3267,8 +3267,8 @@ pub unsafe extern "system" fn vkCmdWaitEvents2(command_buffer: vk::CommandBuffer
         vec![
             value(command_buffer.as_raw()),
             value(event_count as u64),
-            elements(p_events as *const vk::Event, event_count as usize),
-            with_nested(chained(p_dependency_infos as *const vk::DependencyInfo, event_count as usize), p_dependency_infos as *const vk::DependencyInfo, event_count as usize, nested_VkDependencyInfo),
+            elements(p_events as *const vk::Event, event_count as usize, &[]),
+            with_nested(chained(p_dependency_infos as *const vk::DependencyInfo, event_count as usize, &[(4, 4), (36, 4), (52, 4)]), p_dependency_infos as *const vk::DependencyInfo, event_count as usize, nested_VkDependencyInfo),
         ]
     });
 }
@@ -3283,7 +3283,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier2(command_buffer: vk::CommandB
     record_command(command_buffer, "vkCmdPipelineBarrier2", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
+            with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
         ]
     });
 }
@@ -3297,7 +3297,7 @@ pub unsafe extern "system" fn vkCmdCopyBuffer2(command_buffer: vk::CommandBuffer
     record_command(command_buffer, "vkCmdCopyBuffer2", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null())), p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), nested_VkCopyBufferInfo2),
+            with_nested(chained(p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), &[(4, 4), (36, 4)]), p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), nested_VkCopyBufferInfo2),
         ]
     });
 }
@@ -3311,7 +3311,7 @@ pub unsafe extern "system" fn vkCmdCopyImage2(command_buffer: vk::CommandBuffer,
     record_command(command_buffer, "vkCmdCopyImage2", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null())), p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), nested_VkCopyImageInfo2),
+            with_nested(chained(p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), &[(4, 4), (28, 4)]), p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), nested_VkCopyImageInfo2),
         ]
     });
 }
@@ -3325,7 +3325,7 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage2(command_buffer: vk::Comman
     record_command(command_buffer, "vkCmdCopyBufferToImage2", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null())), p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), nested_VkCopyBufferToImageInfo2),
+            with_nested(chained(p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), &[(4, 4)]), p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), nested_VkCopyBufferToImageInfo2),
         ]
     });
 }
@@ -3339,7 +3339,7 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer2(command_buffer: vk::Comman
     record_command(command_buffer, "vkCmdCopyImageToBuffer2", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null())), p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), nested_VkCopyImageToBufferInfo2),
+            with_nested(chained(p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), nested_VkCopyImageToBufferInfo2),
         ]
     });
 }
@@ -3353,7 +3353,7 @@ pub unsafe extern "system" fn vkCmdBlitImage2(command_buffer: vk::CommandBuffer,
     record_command(command_buffer, "vkCmdBlitImage2", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null())), p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), nested_VkBlitImageInfo2),
+            with_nested(chained(p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), &[(4, 4), (28, 4), (60, 4)]), p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), nested_VkBlitImageInfo2),
         ]
     });
 }
@@ -3367,7 +3367,7 @@ pub unsafe extern "system" fn vkCmdResolveImage2(command_buffer: vk::CommandBuff
     record_command(command_buffer, "vkCmdResolveImage2", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null())), p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), nested_VkResolveImageInfo2),
+            with_nested(chained(p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), &[(4, 4), (28, 4)]), p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), nested_VkResolveImageInfo2),
         ]
     });
 }
@@ -3410,7 +3410,7 @@ pub unsafe extern "system" fn vkCmdSetViewportWithCount(command_buffer: vk::Comm
         vec![
             value(command_buffer.as_raw()),
             value(viewport_count as u64),
-            elements(p_viewports as *const vk::Viewport, viewport_count as usize),
+            elements(p_viewports as *const vk::Viewport, viewport_count as usize, &[]),
         ]
     });
 }
@@ -3425,7 +3425,7 @@ pub unsafe extern "system" fn vkCmdSetScissorWithCount(command_buffer: vk::Comma
         vec![
             value(command_buffer.as_raw()),
             value(scissor_count as u64),
-            elements(p_scissors as *const vk::Rect2D, scissor_count as usize),
+            elements(p_scissors as *const vk::Rect2D, scissor_count as usize, &[]),
         ]
     });
 }
@@ -3441,10 +3441,10 @@ pub unsafe extern "system" fn vkCmdBindVertexBuffers2(command_buffer: vk::Comman
             value(command_buffer.as_raw()),
             value(first_binding as u64),
             value(binding_count as u64),
-            elements(p_buffers as *const vk::Buffer, binding_count as usize),
-            elements(p_offsets as *const vk::DeviceSize, binding_count as usize),
-            elements(p_sizes as *const vk::DeviceSize, binding_count as usize),
-            elements(p_strides as *const vk::DeviceSize, binding_count as usize),
+            elements(p_buffers as *const vk::Buffer, binding_count as usize, &[]),
+            elements(p_offsets as *const vk::DeviceSize, binding_count as usize, &[]),
+            elements(p_sizes as *const vk::DeviceSize, binding_count as usize, &[]),
+            elements(p_strides as *const vk::DeviceSize, binding_count as usize, &[]),
         ]
     });
 }
@@ -3588,8 +3588,8 @@ pub unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements(device: vk::De
     record(Scope::Setup, 0, "vkGetDeviceBufferMemoryRequirements", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null())), p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceBufferMemoryRequirements),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            with_nested(chained(p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4)]), p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceBufferMemoryRequirements),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -3603,8 +3603,8 @@ pub unsafe extern "system" fn vkGetDeviceImageMemoryRequirements(device: vk::Dev
     record(Scope::Setup, 0, "vkGetDeviceImageMemoryRequirements", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null())), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            with_nested(chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -3618,9 +3618,9 @@ pub unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements(device: v
     record(Scope::Setup, 0, "vkGetDeviceImageSparseMemoryRequirements", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null())), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements),
-            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null())),
-            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }),
+            with_nested(chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements),
+            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]),
+            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[(4, 4)]),
         ]
     });
 }
@@ -3643,9 +3643,9 @@ pub unsafe extern "system" fn vkCreateSwapchainKHR(device: vk::Device, p_create_
     record(Scope::Setup, r.as_raw(), "vkCreateSwapchainKHR", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::SwapchainCreateInfoKHR, usize::from(!p_create_info.is_null())), p_create_info as *const vk::SwapchainCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkSwapchainCreateInfoKHR),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_swapchain as *const vk::SwapchainKHR, usize::from(!p_swapchain.is_null())),
+            with_nested(chained(p_create_info as *const vk::SwapchainCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (68, 4)]), p_create_info as *const vk::SwapchainCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkSwapchainCreateInfoKHR),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_swapchain as *const vk::SwapchainKHR, usize::from(!p_swapchain.is_null()), &[]),
         ]
     });
     r
@@ -3662,7 +3662,7 @@ pub unsafe extern "system" fn vkDestroySwapchainKHR(device: vk::Device, swapchai
         vec![
             value(device.as_raw()),
             value(swapchain.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -3680,8 +3680,8 @@ pub unsafe extern "system" fn vkGetSwapchainImagesKHR(device: vk::Device, swapch
         vec![
             value(device.as_raw()),
             value(swapchain.as_raw()),
-            elements(p_swapchain_image_count as *const u32, usize::from(!p_swapchain_image_count.is_null())),
-            elements(p_swapchain_images as *const vk::Image, if p_swapchain_image_count.is_null() { 0 } else { *p_swapchain_image_count as usize }),
+            elements(p_swapchain_image_count as *const u32, usize::from(!p_swapchain_image_count.is_null()), &[]),
+            elements(p_swapchain_images as *const vk::Image, if p_swapchain_image_count.is_null() { 0 } else { *p_swapchain_image_count as usize }, &[]),
         ]
     });
     r
@@ -3700,7 +3700,7 @@ pub unsafe extern "system" fn vkAcquireNextImageKHR(device: vk::Device, swapchai
             value(timeout as u64),
             value(semaphore.as_raw()),
             value(fence.as_raw()),
-            elements(p_image_index as *const u32, usize::from(!p_image_index.is_null())),
+            elements(p_image_index as *const u32, usize::from(!p_image_index.is_null()), &[]),
         ]
     });
     r
@@ -3715,7 +3715,7 @@ pub unsafe extern "system" fn vkGetDeviceGroupPresentCapabilitiesKHR(device: vk:
     record(Scope::Setup, r.as_raw(), "vkGetDeviceGroupPresentCapabilitiesKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_device_group_present_capabilities as *const vk::DeviceGroupPresentCapabilitiesKHR, usize::from(!p_device_group_present_capabilities.is_null())),
+            chained(p_device_group_present_capabilities as *const vk::DeviceGroupPresentCapabilitiesKHR, usize::from(!p_device_group_present_capabilities.is_null()), &[(4, 4), (148, 4)]),
         ]
     });
     r
@@ -3731,7 +3731,7 @@ pub unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR(device: vk:
         vec![
             value(device.as_raw()),
             value(surface.as_raw()),
-            elements(p_modes as *const vk::DeviceGroupPresentModeFlagsKHR, usize::from(!p_modes.is_null())),
+            elements(p_modes as *const vk::DeviceGroupPresentModeFlagsKHR, usize::from(!p_modes.is_null()), &[]),
         ]
     });
     r
@@ -3746,8 +3746,8 @@ pub unsafe extern "system" fn vkAcquireNextImage2KHR(device: vk::Device, p_acqui
     record(Scope::Setup, r.as_raw(), "vkAcquireNextImage2KHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_acquire_info as *const vk::AcquireNextImageInfoKHR, usize::from(!p_acquire_info.is_null())),
-            elements(p_image_index as *const u32, usize::from(!p_image_index.is_null())),
+            chained(p_acquire_info as *const vk::AcquireNextImageInfoKHR, usize::from(!p_acquire_info.is_null()), &[(4, 4), (52, 4)]),
+            elements(p_image_index as *const u32, usize::from(!p_image_index.is_null()), &[]),
         ]
     });
     r
@@ -3763,9 +3763,9 @@ pub unsafe extern "system" fn vkCreateSharedSwapchainsKHR(device: vk::Device, sw
         vec![
             value(device.as_raw()),
             value(swapchain_count as u64),
-            with_nested(chained(p_create_infos as *const vk::SwapchainCreateInfoKHR, swapchain_count as usize), p_create_infos as *const vk::SwapchainCreateInfoKHR, swapchain_count as usize, nested_VkSwapchainCreateInfoKHR),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_swapchains as *const vk::SwapchainKHR, swapchain_count as usize),
+            with_nested(chained(p_create_infos as *const vk::SwapchainCreateInfoKHR, swapchain_count as usize, &[(4, 4), (20, 4), (68, 4)]), p_create_infos as *const vk::SwapchainCreateInfoKHR, swapchain_count as usize, nested_VkSwapchainCreateInfoKHR),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_swapchains as *const vk::SwapchainKHR, swapchain_count as usize, &[]),
         ]
     });
     r
@@ -3780,7 +3780,7 @@ pub unsafe extern "system" fn vkDebugMarkerSetObjectTagEXT(device: vk::Device, p
     record(Scope::Setup, r.as_raw(), "vkDebugMarkerSetObjectTagEXT", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_tag_info as *const vk::DebugMarkerObjectTagInfoEXT, usize::from(!p_tag_info.is_null())), p_tag_info as *const vk::DebugMarkerObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), nested_VkDebugMarkerObjectTagInfoEXT),
+            with_nested(chained(p_tag_info as *const vk::DebugMarkerObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), &[(4, 4), (20, 4)]), p_tag_info as *const vk::DebugMarkerObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), nested_VkDebugMarkerObjectTagInfoEXT),
         ]
     });
     r
@@ -3795,7 +3795,7 @@ pub unsafe extern "system" fn vkDebugMarkerSetObjectNameEXT(device: vk::Device, 
     record(Scope::Setup, r.as_raw(), "vkDebugMarkerSetObjectNameEXT", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_name_info as *const vk::DebugMarkerObjectNameInfoEXT, usize::from(!p_name_info.is_null())), p_name_info as *const vk::DebugMarkerObjectNameInfoEXT, usize::from(!p_name_info.is_null()), nested_VkDebugMarkerObjectNameInfoEXT),
+            with_nested(chained(p_name_info as *const vk::DebugMarkerObjectNameInfoEXT, usize::from(!p_name_info.is_null()), &[(4, 4), (20, 4)]), p_name_info as *const vk::DebugMarkerObjectNameInfoEXT, usize::from(!p_name_info.is_null()), nested_VkDebugMarkerObjectNameInfoEXT),
         ]
     });
     r
@@ -3810,7 +3810,7 @@ pub unsafe extern "system" fn vkCmdDebugMarkerBeginEXT(command_buffer: vk::Comma
     record_command(command_buffer, "vkCmdDebugMarkerBeginEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null())), p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), nested_VkDebugMarkerMarkerInfoEXT),
+            with_nested(chained(p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), &[(4, 4)]), p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), nested_VkDebugMarkerMarkerInfoEXT),
         ]
     });
 }
@@ -3837,7 +3837,7 @@ pub unsafe extern "system" fn vkCmdDebugMarkerInsertEXT(command_buffer: vk::Comm
     record_command(command_buffer, "vkCmdDebugMarkerInsertEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null())), p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), nested_VkDebugMarkerMarkerInfoEXT),
+            with_nested(chained(p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), &[(4, 4)]), p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), nested_VkDebugMarkerMarkerInfoEXT),
         ]
     });
 }
@@ -3853,9 +3853,9 @@ pub unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT(command_buffe
             value(command_buffer.as_raw()),
             value(first_binding as u64),
             value(binding_count as u64),
-            elements(p_buffers as *const vk::Buffer, binding_count as usize),
-            elements(p_offsets as *const vk::DeviceSize, binding_count as usize),
-            elements(p_sizes as *const vk::DeviceSize, binding_count as usize),
+            elements(p_buffers as *const vk::Buffer, binding_count as usize, &[]),
+            elements(p_offsets as *const vk::DeviceSize, binding_count as usize, &[]),
+            elements(p_sizes as *const vk::DeviceSize, binding_count as usize, &[]),
         ]
     });
 }
@@ -3871,8 +3871,8 @@ pub unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT(command_buffer: vk:
             value(command_buffer.as_raw()),
             value(first_counter_buffer as u64),
             value(counter_buffer_count as u64),
-            elements(p_counter_buffers as *const vk::Buffer, counter_buffer_count as usize),
-            elements(p_counter_buffer_offsets as *const vk::DeviceSize, counter_buffer_count as usize),
+            elements(p_counter_buffers as *const vk::Buffer, counter_buffer_count as usize, &[]),
+            elements(p_counter_buffer_offsets as *const vk::DeviceSize, counter_buffer_count as usize, &[]),
         ]
     });
 }
@@ -3888,8 +3888,8 @@ pub unsafe extern "system" fn vkCmdEndTransformFeedbackEXT(command_buffer: vk::C
             value(command_buffer.as_raw()),
             value(first_counter_buffer as u64),
             value(counter_buffer_count as u64),
-            elements(p_counter_buffers as *const vk::Buffer, counter_buffer_count as usize),
-            elements(p_counter_buffer_offsets as *const vk::DeviceSize, counter_buffer_count as usize),
+            elements(p_counter_buffers as *const vk::Buffer, counter_buffer_count as usize, &[]),
+            elements(p_counter_buffer_offsets as *const vk::DeviceSize, counter_buffer_count as usize, &[]),
         ]
     });
 }
@@ -3936,9 +3936,9 @@ pub unsafe extern "system" fn vkCreateCuModuleNVX(device: vk::Device, p_create_i
     record(Scope::Setup, r.as_raw(), "vkCreateCuModuleNVX", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::CuModuleCreateInfoNVX, usize::from(!p_create_info.is_null())), p_create_info as *const vk::CuModuleCreateInfoNVX, usize::from(!p_create_info.is_null()), nested_VkCuModuleCreateInfoNVX),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_module as *const vk::CuModuleNVX, usize::from(!p_module.is_null())),
+            with_nested(chained(p_create_info as *const vk::CuModuleCreateInfoNVX, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::CuModuleCreateInfoNVX, usize::from(!p_create_info.is_null()), nested_VkCuModuleCreateInfoNVX),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_module as *const vk::CuModuleNVX, usize::from(!p_module.is_null()), &[]),
         ]
     });
     r
@@ -3953,9 +3953,9 @@ pub unsafe extern "system" fn vkCreateCuFunctionNVX(device: vk::Device, p_create
     record(Scope::Setup, r.as_raw(), "vkCreateCuFunctionNVX", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::CuFunctionCreateInfoNVX, usize::from(!p_create_info.is_null())), p_create_info as *const vk::CuFunctionCreateInfoNVX, usize::from(!p_create_info.is_null()), nested_VkCuFunctionCreateInfoNVX),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_function as *const vk::CuFunctionNVX, usize::from(!p_function.is_null())),
+            with_nested(chained(p_create_info as *const vk::CuFunctionCreateInfoNVX, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::CuFunctionCreateInfoNVX, usize::from(!p_create_info.is_null()), nested_VkCuFunctionCreateInfoNVX),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_function as *const vk::CuFunctionNVX, usize::from(!p_function.is_null()), &[]),
         ]
     });
     r
@@ -3971,7 +3971,7 @@ pub unsafe extern "system" fn vkDestroyCuModuleNVX(device: vk::Device, module: v
         vec![
             value(device.as_raw()),
             value(module.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -3986,7 +3986,7 @@ pub unsafe extern "system" fn vkDestroyCuFunctionNVX(device: vk::Device, functio
         vec![
             value(device.as_raw()),
             value(function.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -4000,7 +4000,7 @@ pub unsafe extern "system" fn vkCmdCuLaunchKernelNVX(command_buffer: vk::Command
     record_command(command_buffer, "vkCmdCuLaunchKernelNVX", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null())), p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null()), nested_VkCuLaunchInfoNVX),
+            with_nested(chained(p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null()), &[(4, 4), (52, 4)]), p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null()), nested_VkCuLaunchInfoNVX),
         ]
     });
 }
@@ -4014,7 +4014,7 @@ pub unsafe extern "system" fn vkGetImageViewHandleNVX(device: vk::Device, p_info
     record(Scope::Setup, 0, "vkGetImageViewHandleNVX", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::ImageViewHandleInfoNVX, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::ImageViewHandleInfoNVX, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]),
         ]
     });
     r
@@ -4030,7 +4030,7 @@ pub unsafe extern "system" fn vkGetImageViewAddressNVX(device: vk::Device, image
         vec![
             value(device.as_raw()),
             value(image_view.as_raw()),
-            chained(p_properties as *const vk::ImageViewAddressPropertiesNVX, usize::from(!p_properties.is_null())),
+            chained(p_properties as *const vk::ImageViewAddressPropertiesNVX, usize::from(!p_properties.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -4048,7 +4048,7 @@ pub unsafe extern "system" fn vkGetShaderInfoAMD(device: vk::Device, pipeline: v
             value(pipeline.as_raw()),
             value(shader_stage.as_raw() as u64),
             value(info_type.as_raw() as u32 as u64),
-            elements(p_info_size as *const usize, usize::from(!p_info_size.is_null())),
+            elements(p_info_size as *const usize, usize::from(!p_info_size.is_null()), &[]),
             bytes_of(p_info as *const u8, if p_info_size.is_null() { 0 } else { *p_info_size as usize }),
         ]
     });
@@ -4067,7 +4067,7 @@ pub unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeaturesKHR(device: vk::
             value(heap_index as u64),
             value(local_device_index as u64),
             value(remote_device_index as u64),
-            elements(p_peer_memory_features as *const vk::PeerMemoryFeatureFlags, usize::from(!p_peer_memory_features.is_null())),
+            elements(p_peer_memory_features as *const vk::PeerMemoryFeatureFlags, usize::from(!p_peer_memory_features.is_null()), &[]),
         ]
     });
 }
@@ -4129,8 +4129,8 @@ pub unsafe extern "system" fn vkGetMemoryFdKHR(device: vk::Device, p_get_fd_info
     record(Scope::Setup, r.as_raw(), "vkGetMemoryFdKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_get_fd_info as *const vk::MemoryGetFdInfoKHR, usize::from(!p_get_fd_info.is_null())),
-            elements(p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null())),
+            chained(p_get_fd_info as *const vk::MemoryGetFdInfoKHR, usize::from(!p_get_fd_info.is_null()), &[(4, 4), (28, 4)]),
+            elements(p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null()), &[]),
         ]
     });
     r
@@ -4147,7 +4147,7 @@ pub unsafe extern "system" fn vkGetMemoryFdPropertiesKHR(device: vk::Device, han
             value(device.as_raw()),
             value(handle_type.as_raw() as u64),
             value(fd as u64),
-            chained(p_memory_fd_properties as *const vk::MemoryFdPropertiesKHR, usize::from(!p_memory_fd_properties.is_null())),
+            chained(p_memory_fd_properties as *const vk::MemoryFdPropertiesKHR, usize::from(!p_memory_fd_properties.is_null()), &[(4, 4), (20, 4)]),
         ]
     });
     r
@@ -4162,7 +4162,7 @@ pub unsafe extern "system" fn vkImportSemaphoreFdKHR(device: vk::Device, p_impor
     record(Scope::Setup, r.as_raw(), "vkImportSemaphoreFdKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_import_semaphore_fd_info as *const vk::ImportSemaphoreFdInfoKHR, usize::from(!p_import_semaphore_fd_info.is_null())),
+            chained(p_import_semaphore_fd_info as *const vk::ImportSemaphoreFdInfoKHR, usize::from(!p_import_semaphore_fd_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
     r
@@ -4177,8 +4177,8 @@ pub unsafe extern "system" fn vkGetSemaphoreFdKHR(device: vk::Device, p_get_fd_i
     record(Scope::Setup, r.as_raw(), "vkGetSemaphoreFdKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_get_fd_info as *const vk::SemaphoreGetFdInfoKHR, usize::from(!p_get_fd_info.is_null())),
-            elements(p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null())),
+            chained(p_get_fd_info as *const vk::SemaphoreGetFdInfoKHR, usize::from(!p_get_fd_info.is_null()), &[(4, 4), (28, 4)]),
+            elements(p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null()), &[]),
         ]
     });
     r
@@ -4197,7 +4197,7 @@ pub unsafe extern "system" fn vkCmdPushDescriptorSetKHR(command_buffer: vk::Comm
             value(layout.as_raw()),
             value(set as u64),
             value(descriptor_write_count as u64),
-            with_nested(chained(p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize), p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, nested_VkWriteDescriptorSet),
+            with_nested(chained(p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, &[(4, 4)]), p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, nested_VkWriteDescriptorSet),
         ]
     });
 }
@@ -4231,9 +4231,9 @@ pub unsafe extern "system" fn vkCreateDescriptorUpdateTemplateKHR(device: vk::De
     record(Scope::Setup, r.as_raw(), "vkCreateDescriptorUpdateTemplateKHR", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null())), p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorUpdateTemplateCreateInfo),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_descriptor_update_template as *const vk::DescriptorUpdateTemplate, usize::from(!p_descriptor_update_template.is_null())),
+            with_nested(chained(p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (36, 4), (52, 4), (68, 4)]), p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorUpdateTemplateCreateInfo),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_descriptor_update_template as *const vk::DescriptorUpdateTemplate, usize::from(!p_descriptor_update_template.is_null()), &[]),
         ]
     });
     r
@@ -4250,7 +4250,7 @@ pub unsafe extern "system" fn vkDestroyDescriptorUpdateTemplateKHR(device: vk::D
         vec![
             value(device.as_raw()),
             value(descriptor_update_template.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -4282,7 +4282,7 @@ pub unsafe extern "system" fn vkCmdSetViewportWScalingNV(command_buffer: vk::Com
             value(command_buffer.as_raw()),
             value(first_viewport as u64),
             value(viewport_count as u64),
-            elements(p_viewport_w_scalings as *const vk::ViewportWScalingNV, viewport_count as usize),
+            elements(p_viewport_w_scalings as *const vk::ViewportWScalingNV, viewport_count as usize, &[]),
         ]
     });
 }
@@ -4297,7 +4297,7 @@ pub unsafe extern "system" fn vkDisplayPowerControlEXT(device: vk::Device, displ
         vec![
             value(device.as_raw()),
             value(display.as_raw()),
-            chained(p_display_power_info as *const vk::DisplayPowerInfoEXT, usize::from(!p_display_power_info.is_null())),
+            chained(p_display_power_info as *const vk::DisplayPowerInfoEXT, usize::from(!p_display_power_info.is_null()), &[(4, 4), (20, 4)]),
         ]
     });
     r
@@ -4312,9 +4312,9 @@ pub unsafe extern "system" fn vkRegisterDeviceEventEXT(device: vk::Device, p_dev
     record(Scope::Setup, r.as_raw(), "vkRegisterDeviceEventEXT", || {
         vec![
             value(device.as_raw()),
-            chained(p_device_event_info as *const vk::DeviceEventInfoEXT, usize::from(!p_device_event_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_fence as *const vk::Fence, usize::from(!p_fence.is_null())),
+            chained(p_device_event_info as *const vk::DeviceEventInfoEXT, usize::from(!p_device_event_info.is_null()), &[(4, 4), (20, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_fence as *const vk::Fence, usize::from(!p_fence.is_null()), &[]),
         ]
     });
     r
@@ -4330,9 +4330,9 @@ pub unsafe extern "system" fn vkRegisterDisplayEventEXT(device: vk::Device, disp
         vec![
             value(device.as_raw()),
             value(display.as_raw()),
-            chained(p_display_event_info as *const vk::DisplayEventInfoEXT, usize::from(!p_display_event_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_fence as *const vk::Fence, usize::from(!p_fence.is_null())),
+            chained(p_display_event_info as *const vk::DisplayEventInfoEXT, usize::from(!p_display_event_info.is_null()), &[(4, 4), (20, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_fence as *const vk::Fence, usize::from(!p_fence.is_null()), &[]),
         ]
     });
     r
@@ -4349,7 +4349,7 @@ pub unsafe extern "system" fn vkGetSwapchainCounterEXT(device: vk::Device, swapc
             value(device.as_raw()),
             value(swapchain.as_raw()),
             value(counter.as_raw() as u64),
-            elements(p_counter_value as *const u64, usize::from(!p_counter_value.is_null())),
+            elements(p_counter_value as *const u64, usize::from(!p_counter_value.is_null()), &[]),
         ]
     });
     r
@@ -4365,7 +4365,7 @@ pub unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE(device: vk::Device
         vec![
             value(device.as_raw()),
             value(swapchain.as_raw()),
-            elements(p_display_timing_properties as *const vk::RefreshCycleDurationGOOGLE, usize::from(!p_display_timing_properties.is_null())),
+            elements(p_display_timing_properties as *const vk::RefreshCycleDurationGOOGLE, usize::from(!p_display_timing_properties.is_null()), &[]),
         ]
     });
     r
@@ -4381,8 +4381,8 @@ pub unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE(device: vk::Devi
         vec![
             value(device.as_raw()),
             value(swapchain.as_raw()),
-            elements(p_presentation_timing_count as *const u32, usize::from(!p_presentation_timing_count.is_null())),
-            elements(p_presentation_timings as *const vk::PastPresentationTimingGOOGLE, if p_presentation_timing_count.is_null() { 0 } else { *p_presentation_timing_count as usize }),
+            elements(p_presentation_timing_count as *const u32, usize::from(!p_presentation_timing_count.is_null()), &[]),
+            elements(p_presentation_timings as *const vk::PastPresentationTimingGOOGLE, if p_presentation_timing_count.is_null() { 0 } else { *p_presentation_timing_count as usize }, &[(4, 4)]),
         ]
     });
     r
@@ -4399,7 +4399,7 @@ pub unsafe extern "system" fn vkCmdSetDiscardRectangleEXT(command_buffer: vk::Co
             value(command_buffer.as_raw()),
             value(first_discard_rectangle as u64),
             value(discard_rectangle_count as u64),
-            elements(p_discard_rectangles as *const vk::Rect2D, discard_rectangle_count as usize),
+            elements(p_discard_rectangles as *const vk::Rect2D, discard_rectangle_count as usize, &[]),
         ]
     });
 }
@@ -4414,8 +4414,8 @@ pub unsafe extern "system" fn vkSetHdrMetadataEXT(device: vk::Device, swapchain_
         vec![
             value(device.as_raw()),
             value(swapchain_count as u64),
-            elements(p_swapchains as *const vk::SwapchainKHR, swapchain_count as usize),
-            chained(p_metadata as *const vk::HdrMetadataEXT, swapchain_count as usize),
+            elements(p_swapchains as *const vk::SwapchainKHR, swapchain_count as usize, &[]),
+            chained(p_metadata as *const vk::HdrMetadataEXT, swapchain_count as usize, &[(4, 4)]),
         ]
     });
 }
@@ -4444,7 +4444,7 @@ pub unsafe extern "system" fn vkImportFenceFdKHR(device: vk::Device, p_import_fe
     record(Scope::Setup, r.as_raw(), "vkImportFenceFdKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_import_fence_fd_info as *const vk::ImportFenceFdInfoKHR, usize::from(!p_import_fence_fd_info.is_null())),
+            chained(p_import_fence_fd_info as *const vk::ImportFenceFdInfoKHR, usize::from(!p_import_fence_fd_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
     r
@@ -4459,8 +4459,8 @@ pub unsafe extern "system" fn vkGetFenceFdKHR(device: vk::Device, p_get_fd_info:
     record(Scope::Setup, r.as_raw(), "vkGetFenceFdKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_get_fd_info as *const vk::FenceGetFdInfoKHR, usize::from(!p_get_fd_info.is_null())),
-            elements(p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null())),
+            chained(p_get_fd_info as *const vk::FenceGetFdInfoKHR, usize::from(!p_get_fd_info.is_null()), &[(4, 4), (28, 4)]),
+            elements(p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null()), &[]),
         ]
     });
     r
@@ -4475,7 +4475,7 @@ pub unsafe extern "system" fn vkAcquireProfilingLockKHR(device: vk::Device, p_in
     record(Scope::Setup, r.as_raw(), "vkAcquireProfilingLockKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::AcquireProfilingLockInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::AcquireProfilingLockInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (20, 4)]),
         ]
     });
     r
@@ -4501,7 +4501,7 @@ pub unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT(device: vk::Device, p
     record(Scope::Setup, r.as_raw(), "vkSetDebugUtilsObjectNameEXT", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_name_info as *const vk::DebugUtilsObjectNameInfoEXT, usize::from(!p_name_info.is_null())), p_name_info as *const vk::DebugUtilsObjectNameInfoEXT, usize::from(!p_name_info.is_null()), nested_VkDebugUtilsObjectNameInfoEXT),
+            with_nested(chained(p_name_info as *const vk::DebugUtilsObjectNameInfoEXT, usize::from(!p_name_info.is_null()), &[(4, 4), (20, 4)]), p_name_info as *const vk::DebugUtilsObjectNameInfoEXT, usize::from(!p_name_info.is_null()), nested_VkDebugUtilsObjectNameInfoEXT),
         ]
     });
     r
@@ -4514,7 +4514,7 @@ pub unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT(device: vk::Device, p_
     record(Scope::Setup, r.as_raw(), "vkSetDebugUtilsObjectTagEXT", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_tag_info as *const vk::DebugUtilsObjectTagInfoEXT, usize::from(!p_tag_info.is_null())), p_tag_info as *const vk::DebugUtilsObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), nested_VkDebugUtilsObjectTagInfoEXT),
+            with_nested(chained(p_tag_info as *const vk::DebugUtilsObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), &[(4, 4), (20, 4)]), p_tag_info as *const vk::DebugUtilsObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), nested_VkDebugUtilsObjectTagInfoEXT),
         ]
     });
     r
@@ -4527,7 +4527,7 @@ pub unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT(queue: vk::Queue, p
     record(Scope::Frame, 0, "vkQueueBeginDebugUtilsLabelEXT", || {
         vec![
             value(queue.as_raw()),
-            with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
+            with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
         ]
     });
 }
@@ -4550,7 +4550,7 @@ pub unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT(queue: vk::Queue, 
     record(Scope::Frame, 0, "vkQueueInsertDebugUtilsLabelEXT", || {
         vec![
             value(queue.as_raw()),
-            with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
+            with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
         ]
     });
 }
@@ -4562,7 +4562,7 @@ pub unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT(command_buffer: vk::C
     record_command(command_buffer, "vkCmdBeginDebugUtilsLabelEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
+            with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
         ]
     });
 }
@@ -4585,7 +4585,7 @@ pub unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT(command_buffer: vk::
     record_command(command_buffer, "vkCmdInsertDebugUtilsLabelEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null())), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
+            with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
         ]
     });
 }
@@ -4599,7 +4599,7 @@ pub unsafe extern "system" fn vkCmdSetSampleLocationsEXT(command_buffer: vk::Com
     record_command(command_buffer, "vkCmdSetSampleLocationsEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null())), p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null()), nested_VkSampleLocationsInfoEXT),
+            with_nested(chained(p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null()), &[(4, 4)]), p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null()), nested_VkSampleLocationsInfoEXT),
         ]
     });
 }
@@ -4613,8 +4613,8 @@ pub unsafe extern "system" fn vkGetImageMemoryRequirements2KHR(device: vk::Devic
     record(Scope::Setup, 0, "vkGetImageMemoryRequirements2KHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -4628,8 +4628,8 @@ pub unsafe extern "system" fn vkGetBufferMemoryRequirements2KHR(device: vk::Devi
     record(Scope::Setup, 0, "vkGetBufferMemoryRequirements2KHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -4643,9 +4643,9 @@ pub unsafe extern "system" fn vkGetImageSparseMemoryRequirements2KHR(device: vk:
     record(Scope::Setup, 0, "vkGetImageSparseMemoryRequirements2KHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null())),
-            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null())),
-            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }),
+            chained(p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]),
+            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]),
+            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[(4, 4)]),
         ]
     });
 }
@@ -4659,9 +4659,9 @@ pub unsafe extern "system" fn vkCreateAccelerationStructureKHR(device: vk::Devic
     record(Scope::Setup, r.as_raw(), "vkCreateAccelerationStructureKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_create_info as *const vk::AccelerationStructureCreateInfoKHR, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_acceleration_structure as *const vk::AccelerationStructureKHR, usize::from(!p_acceleration_structure.is_null())),
+            chained(p_create_info as *const vk::AccelerationStructureCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (52, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_acceleration_structure as *const vk::AccelerationStructureKHR, usize::from(!p_acceleration_structure.is_null()), &[]),
         ]
     });
     r
@@ -4677,7 +4677,7 @@ pub unsafe extern "system" fn vkDestroyAccelerationStructureKHR(device: vk::Devi
         vec![
             value(device.as_raw()),
             value(acceleration_structure.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -4692,7 +4692,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR(command_buffer
         vec![
             value(command_buffer.as_raw()),
             value(info_count as u64),
-            with_nested(chained(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR),
+            with_nested(chained(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, &[(4, 4), (28, 4), (52, 4)]), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR),
             value(pp_build_range_infos as u64),
         ]
     });
@@ -4708,9 +4708,9 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR(comman
         vec![
             value(command_buffer.as_raw()),
             value(info_count as u64),
-            with_nested(chained(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR),
-            elements(p_indirect_device_addresses as *const vk::DeviceAddress, info_count as usize),
-            elements(p_indirect_strides as *const u32, info_count as usize),
+            with_nested(chained(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, &[(4, 4), (28, 4), (52, 4)]), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR),
+            elements(p_indirect_device_addresses as *const vk::DeviceAddress, info_count as usize, &[]),
+            elements(p_indirect_strides as *const u32, info_count as usize, &[]),
             value(pp_max_primitive_counts as u64),
         ]
     });
@@ -4727,7 +4727,7 @@ pub unsafe extern "system" fn vkBuildAccelerationStructuresKHR(device: vk::Devic
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
             value(info_count as u64),
-            with_nested(chained(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR),
+            with_nested(chained(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, &[(4, 4), (28, 4), (52, 4)]), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR),
             value(pp_build_range_infos as u64),
         ]
     });
@@ -4744,7 +4744,7 @@ pub unsafe extern "system" fn vkCopyAccelerationStructureKHR(device: vk::Device,
         vec![
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
-            chained(p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
     r
@@ -4760,7 +4760,7 @@ pub unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR(device: vk:
         vec![
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
-            chained(p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
     r
@@ -4776,7 +4776,7 @@ pub unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR(device: vk:
         vec![
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
-            chained(p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
     r
@@ -4792,7 +4792,7 @@ pub unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR(device:
         vec![
             value(device.as_raw()),
             value(acceleration_structure_count as u64),
-            elements(p_acceleration_structures as *const vk::AccelerationStructureKHR, acceleration_structure_count as usize),
+            elements(p_acceleration_structures as *const vk::AccelerationStructureKHR, acceleration_structure_count as usize, &[]),
             value(query_type.as_raw() as u32 as u64),
             value(data_size as u64),
             bytes_of(p_data as *const u8, data_size as usize),
@@ -4811,7 +4811,7 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR(command_buffer: 
     record_command(command_buffer, "vkCmdCopyAccelerationStructureKHR", || {
         vec![
             value(command_buffer.as_raw()),
-            chained(p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -4825,7 +4825,7 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR(command_
     record_command(command_buffer, "vkCmdCopyAccelerationStructureToMemoryKHR", || {
         vec![
             value(command_buffer.as_raw()),
-            chained(p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -4839,7 +4839,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR(command_
     record_command(command_buffer, "vkCmdCopyMemoryToAccelerationStructureKHR", || {
         vec![
             value(command_buffer.as_raw()),
-            chained(p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -4853,7 +4853,7 @@ pub unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR(device:
     record(Scope::Setup, 0, "vkGetAccelerationStructureDeviceAddressKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::AccelerationStructureDeviceAddressInfoKHR, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::AccelerationStructureDeviceAddressInfoKHR, usize::from(!p_info.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -4869,7 +4869,7 @@ pub unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR(comm
         vec![
             value(command_buffer.as_raw()),
             value(acceleration_structure_count as u64),
-            elements(p_acceleration_structures as *const vk::AccelerationStructureKHR, acceleration_structure_count as usize),
+            elements(p_acceleration_structures as *const vk::AccelerationStructureKHR, acceleration_structure_count as usize, &[]),
             value(query_type.as_raw() as u32 as u64),
             value(query_pool.as_raw()),
             value(first_query as u64),
@@ -4886,8 +4886,8 @@ pub unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR(d
     record(Scope::Setup, 0, "vkGetDeviceAccelerationStructureCompatibilityKHR", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_version_info as *const vk::AccelerationStructureVersionInfoKHR, usize::from(!p_version_info.is_null())), p_version_info as *const vk::AccelerationStructureVersionInfoKHR, usize::from(!p_version_info.is_null()), nested_VkAccelerationStructureVersionInfoKHR),
-            elements(p_compatibility as *const vk::AccelerationStructureCompatibilityKHR, usize::from(!p_compatibility.is_null())),
+            with_nested(chained(p_version_info as *const vk::AccelerationStructureVersionInfoKHR, usize::from(!p_version_info.is_null()), &[(4, 4)]), p_version_info as *const vk::AccelerationStructureVersionInfoKHR, usize::from(!p_version_info.is_null()), nested_VkAccelerationStructureVersionInfoKHR),
+            elements(p_compatibility as *const vk::AccelerationStructureCompatibilityKHR, usize::from(!p_compatibility.is_null()), &[]),
         ]
     });
 }
@@ -4902,9 +4902,9 @@ pub unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR(device: vk
         vec![
             value(device.as_raw()),
             value(build_type.as_raw() as u32 as u64),
-            with_nested(chained(p_build_info as *const vk::AccelerationStructureBuildGeometryInfoKHR, usize::from(!p_build_info.is_null())), p_build_info as *const vk::AccelerationStructureBuildGeometryInfoKHR, usize::from(!p_build_info.is_null()), nested_VkAccelerationStructureBuildGeometryInfoKHR),
-            elements(p_max_primitive_counts as *const u32, p_build_info.as_ref().map_or(0, |s| s.geometry_count as usize)),
-            chained(p_size_info as *const vk::AccelerationStructureBuildSizesInfoKHR, usize::from(!p_size_info.is_null())),
+            with_nested(chained(p_build_info as *const vk::AccelerationStructureBuildGeometryInfoKHR, usize::from(!p_build_info.is_null()), &[(4, 4), (28, 4), (52, 4)]), p_build_info as *const vk::AccelerationStructureBuildGeometryInfoKHR, usize::from(!p_build_info.is_null()), nested_VkAccelerationStructureBuildGeometryInfoKHR),
+            elements(p_max_primitive_counts as *const u32, p_build_info.as_ref().map_or(0, |s| s.geometry_count as usize), &[]),
+            chained(p_size_info as *const vk::AccelerationStructureBuildSizesInfoKHR, usize::from(!p_size_info.is_null()), &[(4, 4)]),
         ]
     });
 }
@@ -4918,10 +4918,10 @@ pub unsafe extern "system" fn vkCmdTraceRaysKHR(command_buffer: vk::CommandBuffe
     record_command(command_buffer, "vkCmdTraceRaysKHR", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_raygen_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_raygen_shader_binding_table.is_null())),
-            elements(p_miss_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_miss_shader_binding_table.is_null())),
-            elements(p_hit_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_hit_shader_binding_table.is_null())),
-            elements(p_callable_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_callable_shader_binding_table.is_null())),
+            elements(p_raygen_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_raygen_shader_binding_table.is_null()), &[]),
+            elements(p_miss_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_miss_shader_binding_table.is_null()), &[]),
+            elements(p_hit_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_hit_shader_binding_table.is_null()), &[]),
+            elements(p_callable_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_callable_shader_binding_table.is_null()), &[]),
             value(width as u64),
             value(height as u64),
             value(depth as u64),
@@ -4941,9 +4941,9 @@ pub unsafe extern "system" fn vkCreateRayTracingPipelinesKHR(device: vk::Device,
             value(deferred_operation.as_raw()),
             value(pipeline_cache.as_raw()),
             value(create_info_count as u64),
-            with_nested(chained(p_create_infos as *const vk::RayTracingPipelineCreateInfoKHR, create_info_count as usize), p_create_infos as *const vk::RayTracingPipelineCreateInfoKHR, create_info_count as usize, nested_VkRayTracingPipelineCreateInfoKHR),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_pipelines as *const vk::Pipeline, create_info_count as usize),
+            with_nested(chained(p_create_infos as *const vk::RayTracingPipelineCreateInfoKHR, create_info_count as usize, &[(4, 4), (36, 4), (52, 4), (100, 4)]), p_create_infos as *const vk::RayTracingPipelineCreateInfoKHR, create_info_count as usize, nested_VkRayTracingPipelineCreateInfoKHR),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_pipelines as *const vk::Pipeline, create_info_count as usize, &[]),
         ]
     });
     r
@@ -4996,10 +4996,10 @@ pub unsafe extern "system" fn vkCmdTraceRaysIndirectKHR(command_buffer: vk::Comm
     record_command(command_buffer, "vkCmdTraceRaysIndirectKHR", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_raygen_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_raygen_shader_binding_table.is_null())),
-            elements(p_miss_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_miss_shader_binding_table.is_null())),
-            elements(p_hit_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_hit_shader_binding_table.is_null())),
-            elements(p_callable_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_callable_shader_binding_table.is_null())),
+            elements(p_raygen_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_raygen_shader_binding_table.is_null()), &[]),
+            elements(p_miss_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_miss_shader_binding_table.is_null()), &[]),
+            elements(p_hit_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_hit_shader_binding_table.is_null()), &[]),
+            elements(p_callable_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_callable_shader_binding_table.is_null()), &[]),
             value(indirect_device_address as u64),
         ]
     });
@@ -5045,9 +5045,9 @@ pub unsafe extern "system" fn vkCreateSamplerYcbcrConversionKHR(device: vk::Devi
     record(Scope::Setup, r.as_raw(), "vkCreateSamplerYcbcrConversionKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_ycbcr_conversion as *const vk::SamplerYcbcrConversion, usize::from(!p_ycbcr_conversion.is_null())),
+            chained(p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (60, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_ycbcr_conversion as *const vk::SamplerYcbcrConversion, usize::from(!p_ycbcr_conversion.is_null()), &[]),
         ]
     });
     r
@@ -5063,7 +5063,7 @@ pub unsafe extern "system" fn vkDestroySamplerYcbcrConversionKHR(device: vk::Dev
         vec![
             value(device.as_raw()),
             value(ycbcr_conversion.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -5078,7 +5078,7 @@ pub unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT(device: v
         vec![
             value(device.as_raw()),
             value(image.as_raw()),
-            chained(p_properties as *const vk::ImageDrmFormatModifierPropertiesEXT, usize::from(!p_properties.is_null())),
+            chained(p_properties as *const vk::ImageDrmFormatModifierPropertiesEXT, usize::from(!p_properties.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -5093,9 +5093,9 @@ pub unsafe extern "system" fn vkCreateValidationCacheEXT(device: vk::Device, p_c
     record(Scope::Setup, r.as_raw(), "vkCreateValidationCacheEXT", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::ValidationCacheCreateInfoEXT, usize::from(!p_create_info.is_null())), p_create_info as *const vk::ValidationCacheCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkValidationCacheCreateInfoEXT),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_validation_cache as *const vk::ValidationCacheEXT, usize::from(!p_validation_cache.is_null())),
+            with_nested(chained(p_create_info as *const vk::ValidationCacheCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::ValidationCacheCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkValidationCacheCreateInfoEXT),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_validation_cache as *const vk::ValidationCacheEXT, usize::from(!p_validation_cache.is_null()), &[]),
         ]
     });
     r
@@ -5111,7 +5111,7 @@ pub unsafe extern "system" fn vkDestroyValidationCacheEXT(device: vk::Device, va
         vec![
             value(device.as_raw()),
             value(validation_cache.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -5127,7 +5127,7 @@ pub unsafe extern "system" fn vkMergeValidationCachesEXT(device: vk::Device, dst
             value(device.as_raw()),
             value(dst_cache.as_raw()),
             value(src_cache_count as u64),
-            elements(p_src_caches as *const vk::ValidationCacheEXT, src_cache_count as usize),
+            elements(p_src_caches as *const vk::ValidationCacheEXT, src_cache_count as usize, &[]),
         ]
     });
     r
@@ -5143,7 +5143,7 @@ pub unsafe extern "system" fn vkGetValidationCacheDataEXT(device: vk::Device, va
         vec![
             value(device.as_raw()),
             value(validation_cache.as_raw()),
-            elements(p_data_size as *const usize, usize::from(!p_data_size.is_null())),
+            elements(p_data_size as *const usize, usize::from(!p_data_size.is_null()), &[]),
             bytes_of(p_data as *const u8, if p_data_size.is_null() { 0 } else { *p_data_size as usize }),
         ]
     });
@@ -5176,7 +5176,7 @@ pub unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV(command_buffe
             value(command_buffer.as_raw()),
             value(first_viewport as u64),
             value(viewport_count as u64),
-            with_nested(elements(p_shading_rate_palettes as *const vk::ShadingRatePaletteNV, viewport_count as usize), p_shading_rate_palettes as *const vk::ShadingRatePaletteNV, viewport_count as usize, nested_VkShadingRatePaletteNV),
+            with_nested(elements(p_shading_rate_palettes as *const vk::ShadingRatePaletteNV, viewport_count as usize, &[(4, 4)]), p_shading_rate_palettes as *const vk::ShadingRatePaletteNV, viewport_count as usize, nested_VkShadingRatePaletteNV),
         ]
     });
 }
@@ -5192,7 +5192,7 @@ pub unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV(command_buffer: vk::Co
             value(command_buffer.as_raw()),
             value(sample_order_type.as_raw() as u32 as u64),
             value(custom_sample_order_count as u64),
-            with_nested(elements(p_custom_sample_orders as *const vk::CoarseSampleOrderCustomNV, custom_sample_order_count as usize), p_custom_sample_orders as *const vk::CoarseSampleOrderCustomNV, custom_sample_order_count as usize, nested_VkCoarseSampleOrderCustomNV),
+            with_nested(elements(p_custom_sample_orders as *const vk::CoarseSampleOrderCustomNV, custom_sample_order_count as usize, &[(12, 4)]), p_custom_sample_orders as *const vk::CoarseSampleOrderCustomNV, custom_sample_order_count as usize, nested_VkCoarseSampleOrderCustomNV),
         ]
     });
 }
@@ -5206,9 +5206,9 @@ pub unsafe extern "system" fn vkCreateAccelerationStructureNV(device: vk::Device
     record(Scope::Setup, r.as_raw(), "vkCreateAccelerationStructureNV", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null())), p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null()), nested_VkAccelerationStructureCreateInfoNV),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_acceleration_structure as *const vk::AccelerationStructureNV, usize::from(!p_acceleration_structure.is_null())),
+            with_nested(chained(p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4)]), p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null()), nested_VkAccelerationStructureCreateInfoNV),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_acceleration_structure as *const vk::AccelerationStructureNV, usize::from(!p_acceleration_structure.is_null()), &[]),
         ]
     });
     r
@@ -5224,7 +5224,7 @@ pub unsafe extern "system" fn vkDestroyAccelerationStructureNV(device: vk::Devic
         vec![
             value(device.as_raw()),
             value(acceleration_structure.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -5238,8 +5238,8 @@ pub unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV(dev
     record(Scope::Setup, 0, "vkGetAccelerationStructureMemoryRequirementsNV", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::AccelerationStructureMemoryRequirementsInfoNV, usize::from(!p_info.is_null())),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2KHR, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::AccelerationStructureMemoryRequirementsInfoNV, usize::from(!p_info.is_null()), &[(4, 4), (20, 4)]),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2KHR, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -5254,7 +5254,7 @@ pub unsafe extern "system" fn vkBindAccelerationStructureMemoryNV(device: vk::De
         vec![
             value(device.as_raw()),
             value(bind_info_count as u64),
-            with_nested(chained(p_bind_infos as *const vk::BindAccelerationStructureMemoryInfoNV, bind_info_count as usize), p_bind_infos as *const vk::BindAccelerationStructureMemoryInfoNV, bind_info_count as usize, nested_VkBindAccelerationStructureMemoryInfoNV),
+            with_nested(chained(p_bind_infos as *const vk::BindAccelerationStructureMemoryInfoNV, bind_info_count as usize, &[(4, 4), (44, 4)]), p_bind_infos as *const vk::BindAccelerationStructureMemoryInfoNV, bind_info_count as usize, nested_VkBindAccelerationStructureMemoryInfoNV),
         ]
     });
     r
@@ -5269,7 +5269,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructureNV(command_buffer: 
     record_command(command_buffer, "vkCmdBuildAccelerationStructureNV", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null())), p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null()), nested_VkAccelerationStructureInfoNV),
+            with_nested(chained(p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null()), &[(4, 4)]), p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null()), nested_VkAccelerationStructureInfoNV),
             value(instance_data.as_raw()),
             value(instance_offset as u64),
             value(update as u64),
@@ -5335,9 +5335,9 @@ pub unsafe extern "system" fn vkCreateRayTracingPipelinesNV(device: vk::Device, 
             value(device.as_raw()),
             value(pipeline_cache.as_raw()),
             value(create_info_count as u64),
-            with_nested(chained(p_create_infos as *const vk::RayTracingPipelineCreateInfoNV, create_info_count as usize), p_create_infos as *const vk::RayTracingPipelineCreateInfoNV, create_info_count as usize, nested_VkRayTracingPipelineCreateInfoNV),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_pipelines as *const vk::Pipeline, create_info_count as usize),
+            with_nested(chained(p_create_infos as *const vk::RayTracingPipelineCreateInfoNV, create_info_count as usize, &[(4, 4), (36, 4), (52, 4), (76, 4)]), p_create_infos as *const vk::RayTracingPipelineCreateInfoNV, create_info_count as usize, nested_VkRayTracingPipelineCreateInfoNV),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_pipelines as *const vk::Pipeline, create_info_count as usize, &[]),
         ]
     });
     r
@@ -5389,7 +5389,7 @@ pub unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV(comma
         vec![
             value(command_buffer.as_raw()),
             value(acceleration_structure_count as u64),
-            elements(p_acceleration_structures as *const vk::AccelerationStructureNV, acceleration_structure_count as usize),
+            elements(p_acceleration_structures as *const vk::AccelerationStructureNV, acceleration_structure_count as usize, &[]),
             value(query_type.as_raw() as u32 as u64),
             value(query_pool.as_raw()),
             value(first_query as u64),
@@ -5422,8 +5422,8 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutSupportKHR(device: vk::Dev
     record(Scope::Setup, 0, "vkGetDescriptorSetLayoutSupportKHR", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null())), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo),
-            chained(p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null())),
+            with_nested(chained(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo),
+            chained(p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null()), &[(4, 4), (20, 4)]),
         ]
     });
 }
@@ -5439,7 +5439,7 @@ pub unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT(device: vk::De
             value(device.as_raw()),
             value(handle_type.as_raw() as u64),
             value(p_host_pointer as u64),
-            chained(p_memory_host_pointer_properties as *const vk::MemoryHostPointerPropertiesEXT, usize::from(!p_memory_host_pointer_properties.is_null())),
+            chained(p_memory_host_pointer_properties as *const vk::MemoryHostPointerPropertiesEXT, usize::from(!p_memory_host_pointer_properties.is_null()), &[(4, 4), (20, 4)]),
         ]
     });
     r
@@ -5472,9 +5472,9 @@ pub unsafe extern "system" fn vkGetCalibratedTimestampsEXT(device: vk::Device, t
         vec![
             value(device.as_raw()),
             value(timestamp_count as u64),
-            chained(p_timestamp_infos as *const vk::CalibratedTimestampInfoEXT, timestamp_count as usize),
-            elements(p_timestamps as *const u64, timestamp_count as usize),
-            elements(p_max_deviation as *const u64, usize::from(!p_max_deviation.is_null())),
+            chained(p_timestamp_infos as *const vk::CalibratedTimestampInfoEXT, timestamp_count as usize, &[(4, 4), (20, 4)]),
+            elements(p_timestamps as *const u64, timestamp_count as usize, &[]),
+            elements(p_max_deviation as *const u64, usize::from(!p_max_deviation.is_null()), &[]),
         ]
     });
     r
@@ -5542,7 +5542,7 @@ pub unsafe extern "system" fn vkCmdSetExclusiveScissorNV(command_buffer: vk::Com
             value(command_buffer.as_raw()),
             value(first_exclusive_scissor as u64),
             value(exclusive_scissor_count as u64),
-            elements(p_exclusive_scissors as *const vk::Rect2D, exclusive_scissor_count as usize),
+            elements(p_exclusive_scissors as *const vk::Rect2D, exclusive_scissor_count as usize, &[]),
         ]
     });
 }
@@ -5570,8 +5570,8 @@ pub unsafe extern "system" fn vkGetQueueCheckpointDataNV(queue: vk::Queue, p_che
     record(Scope::Setup, 0, "vkGetQueueCheckpointDataNV", || {
         vec![
             value(queue.as_raw()),
-            elements(p_checkpoint_data_count as *const u32, usize::from(!p_checkpoint_data_count.is_null())),
-            with_nested(chained(p_checkpoint_data as *const vk::CheckpointDataNV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }), p_checkpoint_data as *const vk::CheckpointDataNV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, nested_VkCheckpointDataNV),
+            elements(p_checkpoint_data_count as *const u32, usize::from(!p_checkpoint_data_count.is_null()), &[]),
+            with_nested(chained(p_checkpoint_data as *const vk::CheckpointDataNV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, &[(4, 4), (20, 4)]), p_checkpoint_data as *const vk::CheckpointDataNV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, nested_VkCheckpointDataNV),
         ]
     });
 }
@@ -5586,7 +5586,7 @@ pub unsafe extern "system" fn vkGetSemaphoreCounterValueKHR(device: vk::Device, 
         vec![
             value(device.as_raw()),
             value(semaphore.as_raw()),
-            elements(p_value as *const u64, usize::from(!p_value.is_null())),
+            elements(p_value as *const u64, usize::from(!p_value.is_null()), &[]),
         ]
     });
     r
@@ -5601,7 +5601,7 @@ pub unsafe extern "system" fn vkWaitSemaphoresKHR(device: vk::Device, p_wait_inf
     record(Scope::Setup, r.as_raw(), "vkWaitSemaphoresKHR", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null())), p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), nested_VkSemaphoreWaitInfo),
+            with_nested(chained(p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), &[(4, 4)]), p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), nested_VkSemaphoreWaitInfo),
             value(timeout as u64),
         ]
     });
@@ -5617,7 +5617,7 @@ pub unsafe extern "system" fn vkSignalSemaphoreKHR(device: vk::Device, p_signal_
     record(Scope::Setup, r.as_raw(), "vkSignalSemaphoreKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null())),
+            chained(p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -5632,7 +5632,7 @@ pub unsafe extern "system" fn vkInitializePerformanceApiINTEL(device: vk::Device
     record(Scope::Setup, r.as_raw(), "vkInitializePerformanceApiINTEL", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_initialize_info as *const vk::InitializePerformanceApiInfoINTEL, usize::from(!p_initialize_info.is_null())), p_initialize_info as *const vk::InitializePerformanceApiInfoINTEL, usize::from(!p_initialize_info.is_null()), nested_VkInitializePerformanceApiInfoINTEL),
+            with_nested(chained(p_initialize_info as *const vk::InitializePerformanceApiInfoINTEL, usize::from(!p_initialize_info.is_null()), &[(4, 4)]), p_initialize_info as *const vk::InitializePerformanceApiInfoINTEL, usize::from(!p_initialize_info.is_null()), nested_VkInitializePerformanceApiInfoINTEL),
         ]
     });
     r
@@ -5660,7 +5660,7 @@ pub unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL(command_buffer: vk:
     record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceMarkerINTEL", || {
         vec![
             value(command_buffer.as_raw()),
-            chained(p_marker_info as *const vk::PerformanceMarkerInfoINTEL, usize::from(!p_marker_info.is_null())),
+            chained(p_marker_info as *const vk::PerformanceMarkerInfoINTEL, usize::from(!p_marker_info.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -5675,7 +5675,7 @@ pub unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL(command_buffe
     record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceStreamMarkerINTEL", || {
         vec![
             value(command_buffer.as_raw()),
-            chained(p_marker_info as *const vk::PerformanceStreamMarkerInfoINTEL, usize::from(!p_marker_info.is_null())),
+            chained(p_marker_info as *const vk::PerformanceStreamMarkerInfoINTEL, usize::from(!p_marker_info.is_null()), &[(4, 4), (20, 4)]),
         ]
     });
     r
@@ -5690,7 +5690,7 @@ pub unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL(command_buffer: v
     record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceOverrideINTEL", || {
         vec![
             value(command_buffer.as_raw()),
-            chained(p_override_info as *const vk::PerformanceOverrideInfoINTEL, usize::from(!p_override_info.is_null())),
+            chained(p_override_info as *const vk::PerformanceOverrideInfoINTEL, usize::from(!p_override_info.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -5705,8 +5705,8 @@ pub unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL(device: vk:
     record(Scope::Setup, r.as_raw(), "vkAcquirePerformanceConfigurationINTEL", || {
         vec![
             value(device.as_raw()),
-            chained(p_acquire_info as *const vk::PerformanceConfigurationAcquireInfoINTEL, usize::from(!p_acquire_info.is_null())),
-            elements(p_configuration as *const vk::PerformanceConfigurationINTEL, usize::from(!p_configuration.is_null())),
+            chained(p_acquire_info as *const vk::PerformanceConfigurationAcquireInfoINTEL, usize::from(!p_acquire_info.is_null()), &[(4, 4), (20, 4)]),
+            elements(p_configuration as *const vk::PerformanceConfigurationINTEL, usize::from(!p_configuration.is_null()), &[]),
         ]
     });
     r
@@ -5752,7 +5752,7 @@ pub unsafe extern "system" fn vkGetPerformanceParameterINTEL(device: vk::Device,
         vec![
             value(device.as_raw()),
             value(parameter.as_raw() as u32 as u64),
-            elements(p_value as *const vk::PerformanceValueINTEL, usize::from(!p_value.is_null())),
+            elements(p_value as *const vk::PerformanceValueINTEL, usize::from(!p_value.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -5782,7 +5782,7 @@ pub unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR(command_buffer: vk:
     record_command(command_buffer, "vkCmdSetFragmentShadingRateKHR", || {
         vec![
             value(command_buffer.as_raw()),
-            elements(p_fragment_size as *const vk::Extent2D, usize::from(!p_fragment_size.is_null())),
+            elements(p_fragment_size as *const vk::Extent2D, usize::from(!p_fragment_size.is_null()), &[]),
             bytes_of(combiner_ops as *const u8, std::mem::size_of::<[vk::FragmentShadingRateCombinerOpKHR; 2]>()),
         ]
     });
@@ -5797,7 +5797,7 @@ pub unsafe extern "system" fn vkGetBufferDeviceAddressEXT(device: vk::Device, p_
     record(Scope::Setup, 0, "vkGetBufferDeviceAddressEXT", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -5829,7 +5829,7 @@ pub unsafe extern "system" fn vkGetBufferDeviceAddressKHR(device: vk::Device, p_
     record(Scope::Setup, 0, "vkGetBufferDeviceAddressKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -5844,7 +5844,7 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureAddressKHR(device: vk::Dev
     record(Scope::Setup, 0, "vkGetBufferOpaqueCaptureAddressKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -5859,7 +5859,7 @@ pub unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddressKHR(device: v
     record(Scope::Setup, 0, "vkGetDeviceMemoryOpaqueCaptureAddressKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -5934,7 +5934,7 @@ pub unsafe extern "system" fn vkCmdSetViewportWithCountEXT(command_buffer: vk::C
         vec![
             value(command_buffer.as_raw()),
             value(viewport_count as u64),
-            elements(p_viewports as *const vk::Viewport, viewport_count as usize),
+            elements(p_viewports as *const vk::Viewport, viewport_count as usize, &[]),
         ]
     });
 }
@@ -5949,7 +5949,7 @@ pub unsafe extern "system" fn vkCmdSetScissorWithCountEXT(command_buffer: vk::Co
         vec![
             value(command_buffer.as_raw()),
             value(scissor_count as u64),
-            elements(p_scissors as *const vk::Rect2D, scissor_count as usize),
+            elements(p_scissors as *const vk::Rect2D, scissor_count as usize, &[]),
         ]
     });
 }
@@ -5965,10 +5965,10 @@ pub unsafe extern "system" fn vkCmdBindVertexBuffers2EXT(command_buffer: vk::Com
             value(command_buffer.as_raw()),
             value(first_binding as u64),
             value(binding_count as u64),
-            elements(p_buffers as *const vk::Buffer, binding_count as usize),
-            elements(p_offsets as *const vk::DeviceSize, binding_count as usize),
-            elements(p_sizes as *const vk::DeviceSize, binding_count as usize),
-            elements(p_strides as *const vk::DeviceSize, binding_count as usize),
+            elements(p_buffers as *const vk::Buffer, binding_count as usize, &[]),
+            elements(p_offsets as *const vk::DeviceSize, binding_count as usize, &[]),
+            elements(p_sizes as *const vk::DeviceSize, binding_count as usize, &[]),
+            elements(p_strides as *const vk::DeviceSize, binding_count as usize, &[]),
         ]
     });
 }
@@ -6070,8 +6070,8 @@ pub unsafe extern "system" fn vkCreateDeferredOperationKHR(device: vk::Device, p
     record(Scope::Setup, r.as_raw(), "vkCreateDeferredOperationKHR", || {
         vec![
             value(device.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_deferred_operation as *const vk::DeferredOperationKHR, usize::from(!p_deferred_operation.is_null())),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_deferred_operation as *const vk::DeferredOperationKHR, usize::from(!p_deferred_operation.is_null()), &[]),
         ]
     });
     r
@@ -6087,7 +6087,7 @@ pub unsafe extern "system" fn vkDestroyDeferredOperationKHR(device: vk::Device, 
         vec![
             value(device.as_raw()),
             value(operation.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -6146,9 +6146,9 @@ pub unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR(device: vk::D
     record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutablePropertiesKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_pipeline_info as *const vk::PipelineInfoKHR, usize::from(!p_pipeline_info.is_null())),
-            elements(p_executable_count as *const u32, usize::from(!p_executable_count.is_null())),
-            chained(p_properties as *const vk::PipelineExecutablePropertiesKHR, if p_executable_count.is_null() { 0 } else { *p_executable_count as usize }),
+            chained(p_pipeline_info as *const vk::PipelineInfoKHR, usize::from(!p_pipeline_info.is_null()), &[(4, 4)]),
+            elements(p_executable_count as *const u32, usize::from(!p_executable_count.is_null()), &[]),
+            chained(p_properties as *const vk::PipelineExecutablePropertiesKHR, if p_executable_count.is_null() { 0 } else { *p_executable_count as usize }, &[(4, 4)]),
         ]
     });
     r
@@ -6163,9 +6163,9 @@ pub unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR(device: vk::D
     record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutableStatisticsKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null())),
-            elements(p_statistic_count as *const u32, usize::from(!p_statistic_count.is_null())),
-            chained(p_statistics as *const vk::PipelineExecutableStatisticKHR, if p_statistic_count.is_null() { 0 } else { *p_statistic_count as usize }),
+            chained(p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null()), &[(4, 4), (28, 4)]),
+            elements(p_statistic_count as *const u32, usize::from(!p_statistic_count.is_null()), &[]),
+            chained(p_statistics as *const vk::PipelineExecutableStatisticKHR, if p_statistic_count.is_null() { 0 } else { *p_statistic_count as usize }, &[(4, 4), (532, 4)]),
         ]
     });
     r
@@ -6180,9 +6180,9 @@ pub unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR(
     record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutableInternalRepresentationsKHR", || {
         vec![
             value(device.as_raw()),
-            chained(p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null())),
-            elements(p_internal_representation_count as *const u32, usize::from(!p_internal_representation_count.is_null())),
-            with_nested(chained(p_internal_representations as *const vk::PipelineExecutableInternalRepresentationKHR, if p_internal_representation_count.is_null() { 0 } else { *p_internal_representation_count as usize }), p_internal_representations as *const vk::PipelineExecutableInternalRepresentationKHR, if p_internal_representation_count.is_null() { 0 } else { *p_internal_representation_count as usize }, nested_VkPipelineExecutableInternalRepresentationKHR),
+            chained(p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null()), &[(4, 4), (28, 4)]),
+            elements(p_internal_representation_count as *const u32, usize::from(!p_internal_representation_count.is_null()), &[]),
+            with_nested(chained(p_internal_representations as *const vk::PipelineExecutableInternalRepresentationKHR, if p_internal_representation_count.is_null() { 0 } else { *p_internal_representation_count as usize }, &[(4, 4), (532, 4)]), p_internal_representations as *const vk::PipelineExecutableInternalRepresentationKHR, if p_internal_representation_count.is_null() { 0 } else { *p_internal_representation_count as usize }, nested_VkPipelineExecutableInternalRepresentationKHR),
         ]
     });
     r
@@ -6197,7 +6197,7 @@ pub unsafe extern "system" fn vkReleaseSwapchainImagesEXT(device: vk::Device, p_
     record(Scope::Setup, r.as_raw(), "vkReleaseSwapchainImagesEXT", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_release_info as *const vk::ReleaseSwapchainImagesInfoEXT, usize::from(!p_release_info.is_null())), p_release_info as *const vk::ReleaseSwapchainImagesInfoEXT, usize::from(!p_release_info.is_null()), nested_VkReleaseSwapchainImagesInfoEXT),
+            with_nested(chained(p_release_info as *const vk::ReleaseSwapchainImagesInfoEXT, usize::from(!p_release_info.is_null()), &[(4, 4), (28, 4)]), p_release_info as *const vk::ReleaseSwapchainImagesInfoEXT, usize::from(!p_release_info.is_null()), nested_VkReleaseSwapchainImagesInfoEXT),
         ]
     });
     r
@@ -6212,8 +6212,8 @@ pub unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV(device:
     record(Scope::Setup, 0, "vkGetGeneratedCommandsMemoryRequirementsNV", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::GeneratedCommandsMemoryRequirementsInfoNV, usize::from(!p_info.is_null())),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            chained(p_info as *const vk::GeneratedCommandsMemoryRequirementsInfoNV, usize::from(!p_info.is_null()), &[(4, 4), (20, 4), (44, 4)]),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -6227,7 +6227,7 @@ pub unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV(command_buffer:
     record_command(command_buffer, "vkCmdPreprocessGeneratedCommandsNV", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null())), p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), nested_VkGeneratedCommandsInfoNV),
+            with_nested(chained(p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), &[(4, 4), (20, 4), (44, 4), (60, 4)]), p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), nested_VkGeneratedCommandsInfoNV),
         ]
     });
 }
@@ -6242,7 +6242,7 @@ pub unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV(command_buffer: vk
         vec![
             value(command_buffer.as_raw()),
             value(is_preprocessed as u64),
-            with_nested(chained(p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null())), p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), nested_VkGeneratedCommandsInfoNV),
+            with_nested(chained(p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), &[(4, 4), (20, 4), (44, 4), (60, 4)]), p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), nested_VkGeneratedCommandsInfoNV),
         ]
     });
 }
@@ -6272,9 +6272,9 @@ pub unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV(device: vk::Devic
     record(Scope::Setup, r.as_raw(), "vkCreateIndirectCommandsLayoutNV", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::IndirectCommandsLayoutCreateInfoNV, usize::from(!p_create_info.is_null())), p_create_info as *const vk::IndirectCommandsLayoutCreateInfoNV, usize::from(!p_create_info.is_null()), nested_VkIndirectCommandsLayoutCreateInfoNV),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_indirect_commands_layout as *const vk::IndirectCommandsLayoutNV, usize::from(!p_indirect_commands_layout.is_null())),
+            with_nested(chained(p_create_info as *const vk::IndirectCommandsLayoutCreateInfoNV, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_create_info as *const vk::IndirectCommandsLayoutCreateInfoNV, usize::from(!p_create_info.is_null()), nested_VkIndirectCommandsLayoutCreateInfoNV),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_indirect_commands_layout as *const vk::IndirectCommandsLayoutNV, usize::from(!p_indirect_commands_layout.is_null()), &[]),
         ]
     });
     r
@@ -6290,7 +6290,7 @@ pub unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV(device: vk::Devi
         vec![
             value(device.as_raw()),
             value(indirect_commands_layout.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -6304,9 +6304,9 @@ pub unsafe extern "system" fn vkCreatePrivateDataSlotEXT(device: vk::Device, p_c
     record(Scope::Setup, r.as_raw(), "vkCreatePrivateDataSlotEXT", || {
         vec![
             value(device.as_raw()),
-            chained(p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_private_data_slot as *const vk::PrivateDataSlot, usize::from(!p_private_data_slot.is_null())),
+            chained(p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_private_data_slot as *const vk::PrivateDataSlot, usize::from(!p_private_data_slot.is_null()), &[]),
         ]
     });
     r
@@ -6322,7 +6322,7 @@ pub unsafe extern "system" fn vkDestroyPrivateDataSlotEXT(device: vk::Device, pr
         vec![
             value(device.as_raw()),
             value(private_data_slot.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -6357,7 +6357,7 @@ pub unsafe extern "system" fn vkGetPrivateDataEXT(device: vk::Device, object_typ
             value(object_type.as_raw() as u32 as u64),
             value(object_handle as u64),
             value(private_data_slot.as_raw()),
-            elements(p_data as *const u64, usize::from(!p_data.is_null())),
+            elements(p_data as *const u64, usize::from(!p_data.is_null()), &[]),
         ]
     });
 }
@@ -6372,7 +6372,7 @@ pub unsafe extern "system" fn vkCmdSetEvent2KHR(command_buffer: vk::CommandBuffe
         vec![
             value(command_buffer.as_raw()),
             value(event.as_raw()),
-            with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
+            with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
         ]
     });
 }
@@ -6402,8 +6402,8 @@ pub unsafe extern "system" fn vkCmdWaitEvents2KHR(command_buffer: vk::CommandBuf
         vec![
             value(command_buffer.as_raw()),
             value(event_count as u64),
-            elements(p_events as *const vk::Event, event_count as usize),
-            with_nested(chained(p_dependency_infos as *const vk::DependencyInfo, event_count as usize), p_dependency_infos as *const vk::DependencyInfo, event_count as usize, nested_VkDependencyInfo),
+            elements(p_events as *const vk::Event, event_count as usize, &[]),
+            with_nested(chained(p_dependency_infos as *const vk::DependencyInfo, event_count as usize, &[(4, 4), (36, 4), (52, 4)]), p_dependency_infos as *const vk::DependencyInfo, event_count as usize, nested_VkDependencyInfo),
         ]
     });
 }
@@ -6418,7 +6418,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier2KHR(command_buffer: vk::Comma
     record_command(command_buffer, "vkCmdPipelineBarrier2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null())), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
+            with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
         ]
     });
 }
@@ -6449,8 +6449,8 @@ pub unsafe extern "system" fn vkGetQueueCheckpointData2NV(queue: vk::Queue, p_ch
     record(Scope::Setup, 0, "vkGetQueueCheckpointData2NV", || {
         vec![
             value(queue.as_raw()),
-            elements(p_checkpoint_data_count as *const u32, usize::from(!p_checkpoint_data_count.is_null())),
-            with_nested(chained(p_checkpoint_data as *const vk::CheckpointData2NV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }), p_checkpoint_data as *const vk::CheckpointData2NV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, nested_VkCheckpointData2NV),
+            elements(p_checkpoint_data_count as *const u32, usize::from(!p_checkpoint_data_count.is_null()), &[]),
+            with_nested(chained(p_checkpoint_data as *const vk::CheckpointData2NV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, &[(4, 4)]), p_checkpoint_data as *const vk::CheckpointData2NV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, nested_VkCheckpointData2NV),
         ]
     });
 }
@@ -6465,7 +6465,7 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT(device: vk::Device
         vec![
             value(device.as_raw()),
             value(layout.as_raw()),
-            elements(p_layout_size_in_bytes as *const vk::DeviceSize, usize::from(!p_layout_size_in_bytes.is_null())),
+            elements(p_layout_size_in_bytes as *const vk::DeviceSize, usize::from(!p_layout_size_in_bytes.is_null()), &[]),
         ]
     });
 }
@@ -6481,7 +6481,7 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT(device: v
             value(device.as_raw()),
             value(layout.as_raw()),
             value(binding as u64),
-            elements(p_offset as *const vk::DeviceSize, usize::from(!p_offset.is_null())),
+            elements(p_offset as *const vk::DeviceSize, usize::from(!p_offset.is_null()), &[]),
         ]
     });
 }
@@ -6495,7 +6495,7 @@ pub unsafe extern "system" fn vkGetDescriptorEXT(device: vk::Device, p_descripto
     record(Scope::Setup, 0, "vkGetDescriptorEXT", || {
         vec![
             value(device.as_raw()),
-            chained(p_descriptor_info as *const vk::DescriptorGetInfoEXT, usize::from(!p_descriptor_info.is_null())),
+            chained(p_descriptor_info as *const vk::DescriptorGetInfoEXT, usize::from(!p_descriptor_info.is_null()), &[(4, 4), (20, 4)]),
             value(data_size as u64),
             bytes_of(p_descriptor as *const u8, data_size as usize),
         ]
@@ -6512,7 +6512,7 @@ pub unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT(command_buffer: vk::
         vec![
             value(command_buffer.as_raw()),
             value(buffer_count as u64),
-            chained(p_binding_infos as *const vk::DescriptorBufferBindingInfoEXT, buffer_count as usize),
+            chained(p_binding_infos as *const vk::DescriptorBufferBindingInfoEXT, buffer_count as usize, &[(4, 4), (28, 4)]),
         ]
     });
 }
@@ -6530,8 +6530,8 @@ pub unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT(command_buffer:
             value(layout.as_raw()),
             value(first_set as u64),
             value(set_count as u64),
-            elements(p_buffer_indices as *const u32, set_count as usize),
-            elements(p_offsets as *const vk::DeviceSize, set_count as usize),
+            elements(p_buffer_indices as *const u32, set_count as usize, &[]),
+            elements(p_offsets as *const vk::DeviceSize, set_count as usize, &[]),
         ]
     });
 }
@@ -6561,7 +6561,7 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT(device: 
     record(Scope::Setup, r.as_raw(), "vkGetBufferOpaqueCaptureDescriptorDataEXT", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::BufferCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::BufferCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]),
             value(p_data as u64),
         ]
     });
@@ -6577,7 +6577,7 @@ pub unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT(device: v
     record(Scope::Setup, r.as_raw(), "vkGetImageOpaqueCaptureDescriptorDataEXT", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::ImageCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::ImageCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]),
             value(p_data as u64),
         ]
     });
@@ -6593,7 +6593,7 @@ pub unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT(devic
     record(Scope::Setup, r.as_raw(), "vkGetImageViewOpaqueCaptureDescriptorDataEXT", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::ImageViewCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::ImageViewCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]),
             value(p_data as u64),
         ]
     });
@@ -6609,7 +6609,7 @@ pub unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT(device:
     record(Scope::Setup, r.as_raw(), "vkGetSamplerOpaqueCaptureDescriptorDataEXT", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::SamplerCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::SamplerCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]),
             value(p_data as u64),
         ]
     });
@@ -6625,7 +6625,7 @@ pub unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorD
     record(Scope::Setup, r.as_raw(), "vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT", || {
         vec![
             value(device.as_raw()),
-            chained(p_info as *const vk::AccelerationStructureCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::AccelerationStructureCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]),
             value(p_data as u64),
         ]
     });
@@ -6708,7 +6708,7 @@ pub unsafe extern "system" fn vkCmdCopyBuffer2KHR(command_buffer: vk::CommandBuf
     record_command(command_buffer, "vkCmdCopyBuffer2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null())), p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), nested_VkCopyBufferInfo2),
+            with_nested(chained(p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), &[(4, 4), (36, 4)]), p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), nested_VkCopyBufferInfo2),
         ]
     });
 }
@@ -6722,7 +6722,7 @@ pub unsafe extern "system" fn vkCmdCopyImage2KHR(command_buffer: vk::CommandBuff
     record_command(command_buffer, "vkCmdCopyImage2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null())), p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), nested_VkCopyImageInfo2),
+            with_nested(chained(p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), &[(4, 4), (28, 4)]), p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), nested_VkCopyImageInfo2),
         ]
     });
 }
@@ -6736,7 +6736,7 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage2KHR(command_buffer: vk::Com
     record_command(command_buffer, "vkCmdCopyBufferToImage2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null())), p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), nested_VkCopyBufferToImageInfo2),
+            with_nested(chained(p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), &[(4, 4)]), p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), nested_VkCopyBufferToImageInfo2),
         ]
     });
 }
@@ -6750,7 +6750,7 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer2KHR(command_buffer: vk::Com
     record_command(command_buffer, "vkCmdCopyImageToBuffer2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null())), p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), nested_VkCopyImageToBufferInfo2),
+            with_nested(chained(p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), nested_VkCopyImageToBufferInfo2),
         ]
     });
 }
@@ -6764,7 +6764,7 @@ pub unsafe extern "system" fn vkCmdBlitImage2KHR(command_buffer: vk::CommandBuff
     record_command(command_buffer, "vkCmdBlitImage2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null())), p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), nested_VkBlitImageInfo2),
+            with_nested(chained(p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), &[(4, 4), (28, 4), (60, 4)]), p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), nested_VkBlitImageInfo2),
         ]
     });
 }
@@ -6778,7 +6778,7 @@ pub unsafe extern "system" fn vkCmdResolveImage2KHR(command_buffer: vk::CommandB
     record_command(command_buffer, "vkCmdResolveImage2KHR", || {
         vec![
             value(command_buffer.as_raw()),
-            with_nested(chained(p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null())), p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), nested_VkResolveImageInfo2),
+            with_nested(chained(p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), &[(4, 4), (28, 4)]), p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), nested_VkResolveImageInfo2),
         ]
     });
 }
@@ -6793,8 +6793,8 @@ pub unsafe extern "system" fn vkGetImageSubresourceLayout2EXT(device: vk::Device
         vec![
             value(device.as_raw()),
             value(image.as_raw()),
-            chained(p_subresource as *const vk::ImageSubresource2EXT, usize::from(!p_subresource.is_null())),
-            chained(p_layout as *const vk::SubresourceLayout2EXT, usize::from(!p_layout.is_null())),
+            chained(p_subresource as *const vk::ImageSubresource2EXT, usize::from(!p_subresource.is_null()), &[(4, 4), (28, 4)]),
+            chained(p_layout as *const vk::SubresourceLayout2EXT, usize::from(!p_layout.is_null()), &[(4, 4)]),
         ]
     });
 }
@@ -6808,8 +6808,8 @@ pub unsafe extern "system" fn vkGetDeviceFaultInfoEXT(device: vk::Device, p_faul
     record(Scope::Setup, r.as_raw(), "vkGetDeviceFaultInfoEXT", || {
         vec![
             value(device.as_raw()),
-            chained(p_fault_counts as *const vk::DeviceFaultCountsEXT, usize::from(!p_fault_counts.is_null())),
-            with_nested(chained(p_fault_info as *const vk::DeviceFaultInfoEXT, usize::from(!p_fault_info.is_null())), p_fault_info as *const vk::DeviceFaultInfoEXT, usize::from(!p_fault_info.is_null()), nested_VkDeviceFaultInfoEXT),
+            chained(p_fault_counts as *const vk::DeviceFaultCountsEXT, usize::from(!p_fault_counts.is_null()), &[(4, 4)]),
+            with_nested(chained(p_fault_info as *const vk::DeviceFaultInfoEXT, usize::from(!p_fault_info.is_null()), &[(4, 4)]), p_fault_info as *const vk::DeviceFaultInfoEXT, usize::from(!p_fault_info.is_null()), nested_VkDeviceFaultInfoEXT),
         ]
     });
     r
@@ -6825,9 +6825,9 @@ pub unsafe extern "system" fn vkCmdSetVertexInputEXT(command_buffer: vk::Command
         vec![
             value(command_buffer.as_raw()),
             value(vertex_binding_description_count as u64),
-            chained(p_vertex_binding_descriptions as *const vk::VertexInputBindingDescription2EXT, vertex_binding_description_count as usize),
+            chained(p_vertex_binding_descriptions as *const vk::VertexInputBindingDescription2EXT, vertex_binding_description_count as usize, &[(4, 4)]),
             value(vertex_attribute_description_count as u64),
-            chained(p_vertex_attribute_descriptions as *const vk::VertexInputAttributeDescription2EXT, vertex_attribute_description_count as usize),
+            chained(p_vertex_attribute_descriptions as *const vk::VertexInputAttributeDescription2EXT, vertex_attribute_description_count as usize, &[(4, 4)]),
         ]
     });
 }
@@ -6842,7 +6842,7 @@ pub unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI(de
         vec![
             value(device.as_raw()),
             value(renderpass.as_raw()),
-            elements(p_max_workgroup_size as *const vk::Extent2D, usize::from(!p_max_workgroup_size.is_null())),
+            elements(p_max_workgroup_size as *const vk::Extent2D, usize::from(!p_max_workgroup_size.is_null()), &[]),
         ]
     });
     r
@@ -6885,8 +6885,8 @@ pub unsafe extern "system" fn vkGetMemoryRemoteAddressNV(device: vk::Device, p_m
     record(Scope::Setup, r.as_raw(), "vkGetMemoryRemoteAddressNV", || {
         vec![
             value(device.as_raw()),
-            chained(p_memory_get_remote_address_info as *const vk::MemoryGetRemoteAddressInfoNV, usize::from(!p_memory_get_remote_address_info.is_null())),
-            elements(p_address as *const vk::RemoteAddressNV, usize::from(!p_address.is_null())),
+            chained(p_memory_get_remote_address_info as *const vk::MemoryGetRemoteAddressInfoNV, usize::from(!p_memory_get_remote_address_info.is_null()), &[(4, 4), (28, 4)]),
+            elements(p_address as *const vk::RemoteAddressNV, usize::from(!p_address.is_null()), &[]),
         ]
     });
     r
@@ -6901,8 +6901,8 @@ pub unsafe extern "system" fn vkGetPipelinePropertiesEXT(device: vk::Device, p_p
     record(Scope::Setup, r.as_raw(), "vkGetPipelinePropertiesEXT", || {
         vec![
             value(device.as_raw()),
-            chained(p_pipeline_info as *const vk::PipelineInfoEXT, usize::from(!p_pipeline_info.is_null())),
-            elements(p_pipeline_properties as *const vk::BaseOutStructure, usize::from(!p_pipeline_properties.is_null())),
+            chained(p_pipeline_info as *const vk::PipelineInfoEXT, usize::from(!p_pipeline_info.is_null()), &[(4, 4)]),
+            elements(p_pipeline_properties as *const vk::BaseOutStructure, usize::from(!p_pipeline_properties.is_null()), &[(4, 4)]),
         ]
     });
     r
@@ -6988,7 +6988,7 @@ pub unsafe extern "system" fn vkCmdSetColorWriteEnableEXT(command_buffer: vk::Co
         vec![
             value(command_buffer.as_raw()),
             value(attachment_count as u64),
-            elements(p_color_write_enables as *const vk::Bool32, attachment_count as usize),
+            elements(p_color_write_enables as *const vk::Bool32, attachment_count as usize, &[]),
         ]
     });
 }
@@ -7016,9 +7016,9 @@ pub unsafe extern "system" fn vkCreateMicromapEXT(device: vk::Device, p_create_i
     record(Scope::Setup, r.as_raw(), "vkCreateMicromapEXT", || {
         vec![
             value(device.as_raw()),
-            chained(p_create_info as *const vk::MicromapCreateInfoEXT, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_micromap as *const vk::MicromapEXT, usize::from(!p_micromap.is_null())),
+            chained(p_create_info as *const vk::MicromapCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (52, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_micromap as *const vk::MicromapEXT, usize::from(!p_micromap.is_null()), &[]),
         ]
     });
     r
@@ -7034,7 +7034,7 @@ pub unsafe extern "system" fn vkDestroyMicromapEXT(device: vk::Device, micromap:
         vec![
             value(device.as_raw()),
             value(micromap.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -7049,7 +7049,7 @@ pub unsafe extern "system" fn vkCmdBuildMicromapsEXT(command_buffer: vk::Command
         vec![
             value(command_buffer.as_raw()),
             value(info_count as u64),
-            with_nested(chained(p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize), p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, nested_VkMicromapBuildInfoEXT),
+            with_nested(chained(p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, &[(4, 4), (28, 4), (44, 4)]), p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, nested_VkMicromapBuildInfoEXT),
         ]
     });
 }
@@ -7065,7 +7065,7 @@ pub unsafe extern "system" fn vkBuildMicromapsEXT(device: vk::Device, deferred_o
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
             value(info_count as u64),
-            with_nested(chained(p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize), p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, nested_VkMicromapBuildInfoEXT),
+            with_nested(chained(p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, &[(4, 4), (28, 4), (44, 4)]), p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, nested_VkMicromapBuildInfoEXT),
         ]
     });
     r
@@ -7081,7 +7081,7 @@ pub unsafe extern "system" fn vkCopyMicromapEXT(device: vk::Device, deferred_ope
         vec![
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
-            chained(p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
     r
@@ -7097,7 +7097,7 @@ pub unsafe extern "system" fn vkCopyMicromapToMemoryEXT(device: vk::Device, defe
         vec![
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
-            chained(p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
     r
@@ -7113,7 +7113,7 @@ pub unsafe extern "system" fn vkCopyMemoryToMicromapEXT(device: vk::Device, defe
         vec![
             value(device.as_raw()),
             value(deferred_operation.as_raw()),
-            chained(p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
     r
@@ -7129,7 +7129,7 @@ pub unsafe extern "system" fn vkWriteMicromapsPropertiesEXT(device: vk::Device, 
         vec![
             value(device.as_raw()),
             value(micromap_count as u64),
-            elements(p_micromaps as *const vk::MicromapEXT, micromap_count as usize),
+            elements(p_micromaps as *const vk::MicromapEXT, micromap_count as usize, &[]),
             value(query_type.as_raw() as u32 as u64),
             value(data_size as u64),
             bytes_of(p_data as *const u8, data_size as usize),
@@ -7148,7 +7148,7 @@ pub unsafe extern "system" fn vkCmdCopyMicromapEXT(command_buffer: vk::CommandBu
     record_command(command_buffer, "vkCmdCopyMicromapEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            chained(p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -7162,7 +7162,7 @@ pub unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT(command_buffer: vk::C
     record_command(command_buffer, "vkCmdCopyMicromapToMemoryEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            chained(p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -7176,7 +7176,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT(command_buffer: vk::C
     record_command(command_buffer, "vkCmdCopyMemoryToMicromapEXT", || {
         vec![
             value(command_buffer.as_raw()),
-            chained(p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null())),
+            chained(p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -7191,7 +7191,7 @@ pub unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT(command_buffer: v
         vec![
             value(command_buffer.as_raw()),
             value(micromap_count as u64),
-            elements(p_micromaps as *const vk::MicromapEXT, micromap_count as usize),
+            elements(p_micromaps as *const vk::MicromapEXT, micromap_count as usize, &[]),
             value(query_type.as_raw() as u32 as u64),
             value(query_pool.as_raw()),
             value(first_query as u64),
@@ -7208,8 +7208,8 @@ pub unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT(device: vk::De
     record(Scope::Setup, 0, "vkGetDeviceMicromapCompatibilityEXT", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_version_info as *const vk::MicromapVersionInfoEXT, usize::from(!p_version_info.is_null())), p_version_info as *const vk::MicromapVersionInfoEXT, usize::from(!p_version_info.is_null()), nested_VkMicromapVersionInfoEXT),
-            elements(p_compatibility as *const vk::AccelerationStructureCompatibilityKHR, usize::from(!p_compatibility.is_null())),
+            with_nested(chained(p_version_info as *const vk::MicromapVersionInfoEXT, usize::from(!p_version_info.is_null()), &[(4, 4)]), p_version_info as *const vk::MicromapVersionInfoEXT, usize::from(!p_version_info.is_null()), nested_VkMicromapVersionInfoEXT),
+            elements(p_compatibility as *const vk::AccelerationStructureCompatibilityKHR, usize::from(!p_compatibility.is_null()), &[]),
         ]
     });
 }
@@ -7224,8 +7224,8 @@ pub unsafe extern "system" fn vkGetMicromapBuildSizesEXT(device: vk::Device, bui
         vec![
             value(device.as_raw()),
             value(build_type.as_raw() as u32 as u64),
-            with_nested(chained(p_build_info as *const vk::MicromapBuildInfoEXT, usize::from(!p_build_info.is_null())), p_build_info as *const vk::MicromapBuildInfoEXT, usize::from(!p_build_info.is_null()), nested_VkMicromapBuildInfoEXT),
-            chained(p_size_info as *const vk::MicromapBuildSizesInfoEXT, usize::from(!p_size_info.is_null())),
+            with_nested(chained(p_build_info as *const vk::MicromapBuildInfoEXT, usize::from(!p_build_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_build_info as *const vk::MicromapBuildInfoEXT, usize::from(!p_build_info.is_null()), nested_VkMicromapBuildInfoEXT),
+            chained(p_size_info as *const vk::MicromapBuildSizesInfoEXT, usize::from(!p_size_info.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -7285,8 +7285,8 @@ pub unsafe extern "system" fn vkGetDeviceBufferMemoryRequirementsKHR(device: vk:
     record(Scope::Setup, 0, "vkGetDeviceBufferMemoryRequirementsKHR", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null())), p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceBufferMemoryRequirements),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            with_nested(chained(p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4)]), p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceBufferMemoryRequirements),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -7300,8 +7300,8 @@ pub unsafe extern "system" fn vkGetDeviceImageMemoryRequirementsKHR(device: vk::
     record(Scope::Setup, 0, "vkGetDeviceImageMemoryRequirementsKHR", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null())), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null())),
+            with_nested(chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements),
+            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
         ]
     });
 }
@@ -7315,9 +7315,9 @@ pub unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirementsKHR(device
     record(Scope::Setup, 0, "vkGetDeviceImageSparseMemoryRequirementsKHR", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null())), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements),
-            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null())),
-            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }),
+            with_nested(chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements),
+            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]),
+            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[(4, 4)]),
         ]
     });
 }
@@ -7331,8 +7331,8 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE(devic
     record(Scope::Setup, 0, "vkGetDescriptorSetLayoutHostMappingInfoVALVE", || {
         vec![
             value(device.as_raw()),
-            chained(p_binding_reference as *const vk::DescriptorSetBindingReferenceVALVE, usize::from(!p_binding_reference.is_null())),
-            chained(p_host_mapping as *const vk::DescriptorSetLayoutHostMappingInfoVALVE, usize::from(!p_host_mapping.is_null())),
+            chained(p_binding_reference as *const vk::DescriptorSetBindingReferenceVALVE, usize::from(!p_binding_reference.is_null()), &[(4, 4), (28, 4)]),
+            chained(p_host_mapping as *const vk::DescriptorSetLayoutHostMappingInfoVALVE, usize::from(!p_host_mapping.is_null()), &[(4, 4), (28, 4)]),
         ]
     });
 }
@@ -7382,7 +7382,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV(command_buffer: v
             value(stride as u64),
             value(dst_image.as_raw()),
             value(dst_image_layout.as_raw() as u32 as u64),
-            elements(p_image_subresources as *const vk::ImageSubresourceLayers, copy_count as usize),
+            elements(p_image_subresources as *const vk::ImageSubresourceLayers, copy_count as usize, &[]),
         ]
     });
 }
@@ -7397,7 +7397,7 @@ pub unsafe extern "system" fn vkCmdDecompressMemoryNV(command_buffer: vk::Comman
         vec![
             value(command_buffer.as_raw()),
             value(decompress_region_count as u64),
-            elements(p_decompress_memory_regions as *const vk::DecompressMemoryRegionNV, decompress_region_count as usize),
+            elements(p_decompress_memory_regions as *const vk::DecompressMemoryRegionNV, decompress_region_count as usize, &[]),
         ]
     });
 }
@@ -7484,7 +7484,7 @@ pub unsafe extern "system" fn vkCmdSetSampleMaskEXT(command_buffer: vk::CommandB
         vec![
             value(command_buffer.as_raw()),
             value(samples.as_raw() as u64),
-            elements(p_sample_mask as *const vk::SampleMask, usize::from(!p_sample_mask.is_null())),
+            elements(p_sample_mask as *const vk::SampleMask, usize::from(!p_sample_mask.is_null()), &[]),
         ]
     });
 }
@@ -7542,7 +7542,7 @@ pub unsafe extern "system" fn vkCmdSetColorBlendEnableEXT(command_buffer: vk::Co
             value(command_buffer.as_raw()),
             value(first_attachment as u64),
             value(attachment_count as u64),
-            elements(p_color_blend_enables as *const vk::Bool32, attachment_count as usize),
+            elements(p_color_blend_enables as *const vk::Bool32, attachment_count as usize, &[]),
         ]
     });
 }
@@ -7558,7 +7558,7 @@ pub unsafe extern "system" fn vkCmdSetColorBlendEquationEXT(command_buffer: vk::
             value(command_buffer.as_raw()),
             value(first_attachment as u64),
             value(attachment_count as u64),
-            elements(p_color_blend_equations as *const vk::ColorBlendEquationEXT, attachment_count as usize),
+            elements(p_color_blend_equations as *const vk::ColorBlendEquationEXT, attachment_count as usize, &[]),
         ]
     });
 }
@@ -7574,7 +7574,7 @@ pub unsafe extern "system" fn vkCmdSetColorWriteMaskEXT(command_buffer: vk::Comm
             value(command_buffer.as_raw()),
             value(first_attachment as u64),
             value(attachment_count as u64),
-            elements(p_color_write_masks as *const vk::ColorComponentFlags, attachment_count as usize),
+            elements(p_color_write_masks as *const vk::ColorComponentFlags, attachment_count as usize, &[]),
         ]
     });
 }
@@ -7660,7 +7660,7 @@ pub unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT(command_buffer: vk::
             value(command_buffer.as_raw()),
             value(first_attachment as u64),
             value(attachment_count as u64),
-            elements(p_color_blend_advanced as *const vk::ColorBlendAdvancedEXT, attachment_count as usize),
+            elements(p_color_blend_advanced as *const vk::ColorBlendAdvancedEXT, attachment_count as usize, &[]),
         ]
     });
 }
@@ -7746,7 +7746,7 @@ pub unsafe extern "system" fn vkCmdSetViewportSwizzleNV(command_buffer: vk::Comm
             value(command_buffer.as_raw()),
             value(first_viewport as u64),
             value(viewport_count as u64),
-            elements(p_viewport_swizzles as *const vk::ViewportSwizzleNV, viewport_count as usize),
+            elements(p_viewport_swizzles as *const vk::ViewportSwizzleNV, viewport_count as usize, &[]),
         ]
     });
 }
@@ -7817,7 +7817,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageModulationTableNV(command_buffer: 
         vec![
             value(command_buffer.as_raw()),
             value(coverage_modulation_table_count as u64),
-            elements(p_coverage_modulation_table as *const f32, coverage_modulation_table_count as usize),
+            elements(p_coverage_modulation_table as *const f32, coverage_modulation_table_count as usize, &[]),
         ]
     });
 }
@@ -7874,7 +7874,7 @@ pub unsafe extern "system" fn vkGetShaderModuleIdentifierEXT(device: vk::Device,
         vec![
             value(device.as_raw()),
             value(shader_module.as_raw()),
-            chained(p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null())),
+            chained(p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null()), &[(4, 4), (52, 4)]),
         ]
     });
 }
@@ -7888,8 +7888,8 @@ pub unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT(device: v
     record(Scope::Setup, 0, "vkGetShaderModuleCreateInfoIdentifierEXT", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::ShaderModuleCreateInfo, usize::from(!p_create_info.is_null())), p_create_info as *const vk::ShaderModuleCreateInfo, usize::from(!p_create_info.is_null()), nested_VkShaderModuleCreateInfo),
-            chained(p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null())),
+            with_nested(chained(p_create_info as *const vk::ShaderModuleCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::ShaderModuleCreateInfo, usize::from(!p_create_info.is_null()), nested_VkShaderModuleCreateInfo),
+            chained(p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null()), &[(4, 4), (52, 4)]),
         ]
     });
 }
@@ -7903,9 +7903,9 @@ pub unsafe extern "system" fn vkCreateOpticalFlowSessionNV(device: vk::Device, p
     record(Scope::Setup, r.as_raw(), "vkCreateOpticalFlowSessionNV", || {
         vec![
             value(device.as_raw()),
-            chained(p_create_info as *const vk::OpticalFlowSessionCreateInfoNV, usize::from(!p_create_info.is_null())),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_session as *const vk::OpticalFlowSessionNV, usize::from(!p_session.is_null())),
+            chained(p_create_info as *const vk::OpticalFlowSessionCreateInfoNV, usize::from(!p_create_info.is_null()), &[(4, 4), (52, 4)]),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            elements(p_session as *const vk::OpticalFlowSessionNV, usize::from(!p_session.is_null()), &[]),
         ]
     });
     r
@@ -7921,7 +7921,7 @@ pub unsafe extern "system" fn vkDestroyOpticalFlowSessionNV(device: vk::Device, 
         vec![
             value(device.as_raw()),
             value(session.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null())), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
+            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
         ]
     });
 }
@@ -7954,7 +7954,7 @@ pub unsafe extern "system" fn vkCmdOpticalFlowExecuteNV(command_buffer: vk::Comm
         vec![
             value(command_buffer.as_raw()),
             value(session.as_raw()),
-            with_nested(chained(p_execute_info as *const vk::OpticalFlowExecuteInfoNV, usize::from(!p_execute_info.is_null())), p_execute_info as *const vk::OpticalFlowExecuteInfoNV, usize::from(!p_execute_info.is_null()), nested_VkOpticalFlowExecuteInfoNV),
+            with_nested(chained(p_execute_info as *const vk::OpticalFlowExecuteInfoNV, usize::from(!p_execute_info.is_null()), &[(4, 4)]), p_execute_info as *const vk::OpticalFlowExecuteInfoNV, usize::from(!p_execute_info.is_null()), nested_VkOpticalFlowExecuteInfoNV),
         ]
     });
 }
@@ -7969,8 +7969,8 @@ pub unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM(device: vk::Dev
         vec![
             value(device.as_raw()),
             value(framebuffer.as_raw()),
-            elements(p_properties_count as *const u32, usize::from(!p_properties_count.is_null())),
-            chained(p_properties as *const vk::TilePropertiesQCOM, if p_properties_count.is_null() { 0 } else { *p_properties_count as usize }),
+            elements(p_properties_count as *const u32, usize::from(!p_properties_count.is_null()), &[]),
+            chained(p_properties as *const vk::TilePropertiesQCOM, if p_properties_count.is_null() { 0 } else { *p_properties_count as usize }, &[(4, 4), (44, 4)]),
         ]
     });
     r
@@ -7985,8 +7985,8 @@ pub unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM(device: vk
     record(Scope::Setup, r.as_raw(), "vkGetDynamicRenderingTilePropertiesQCOM", || {
         vec![
             value(device.as_raw()),
-            with_nested(chained(p_rendering_info as *const vk::RenderingInfo, usize::from(!p_rendering_info.is_null())), p_rendering_info as *const vk::RenderingInfo, usize::from(!p_rendering_info.is_null()), nested_VkRenderingInfo),
-            chained(p_properties as *const vk::TilePropertiesQCOM, usize::from(!p_properties.is_null())),
+            with_nested(chained(p_rendering_info as *const vk::RenderingInfo, usize::from(!p_rendering_info.is_null()), &[(4, 4)]), p_rendering_info as *const vk::RenderingInfo, usize::from(!p_rendering_info.is_null()), nested_VkRenderingInfo),
+            chained(p_properties as *const vk::TilePropertiesQCOM, usize::from(!p_properties.is_null()), &[(4, 4), (44, 4)]),
         ]
     });
     r
@@ -7995,7 +7995,7 @@ pub unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM(device: vk
 /// What `VkAccelerationStructureBuildGeometryInfoKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkAccelerationStructureBuildGeometryInfoKHR(s: &vk::AccelerationStructureBuildGeometryInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_geometries, s.geometry_count as usize),
+        elements(s.p_geometries, s.geometry_count as usize, &[(4, 4), (20, 4), (92, 4)]),
         value(s.pp_geometries as u64),
     ]
 }
@@ -8010,14 +8010,14 @@ pub(crate) unsafe fn nested_VkAccelerationStructureCreateInfoNV(s: &vk::Accelera
 /// What `VkAccelerationStructureInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkAccelerationStructureInfoNV(s: &vk::AccelerationStructureInfoNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_geometries, s.geometry_count as usize),
+        elements(s.p_geometries, s.geometry_count as usize, &[(4, 4), (20, 4), (28, 4), (60, 4), (76, 4), (124, 4), (164, 4)]),
     ]
 }
 
 /// What `VkAccelerationStructureTrianglesOpacityMicromapEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkAccelerationStructureTrianglesOpacityMicromapEXT(s: &vk::AccelerationStructureTrianglesOpacityMicromapEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_usage_counts, s.usage_counts_count as usize),
+        elements(s.p_usage_counts, s.usage_counts_count as usize, &[]),
         value(s.pp_usage_counts as u64),
     ]
 }
@@ -8047,47 +8047,47 @@ pub(crate) unsafe fn nested_VkApplicationInfo(s: &vk::ApplicationInfo) -> Vec<Vu
 /// What `VkAttachmentSampleCountInfoAMD`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkAttachmentSampleCountInfoAMD(s: &vk::AttachmentSampleCountInfoAMD) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_color_attachment_samples, s.color_attachment_count as usize),
+        elements(s.p_color_attachment_samples, s.color_attachment_count as usize, &[]),
     ]
 }
 
 /// What `VkBindAccelerationStructureMemoryInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkBindAccelerationStructureMemoryInfoNV(s: &vk::BindAccelerationStructureMemoryInfoNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_device_indices, s.device_index_count as usize),
+        elements(s.p_device_indices, s.device_index_count as usize, &[]),
     ]
 }
 
 /// What `VkBindBufferMemoryDeviceGroupInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkBindBufferMemoryDeviceGroupInfo(s: &vk::BindBufferMemoryDeviceGroupInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_device_indices, s.device_index_count as usize),
+        elements(s.p_device_indices, s.device_index_count as usize, &[]),
     ]
 }
 
 /// What `VkBindImageMemoryDeviceGroupInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkBindImageMemoryDeviceGroupInfo(s: &vk::BindImageMemoryDeviceGroupInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_device_indices, s.device_index_count as usize),
-        elements(s.p_split_instance_bind_regions, s.split_instance_bind_region_count as usize),
+        elements(s.p_device_indices, s.device_index_count as usize, &[]),
+        elements(s.p_split_instance_bind_regions, s.split_instance_bind_region_count as usize, &[]),
     ]
 }
 
 /// What `VkBindSparseInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkBindSparseInfo(s: &vk::BindSparseInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_wait_semaphores, s.wait_semaphore_count as usize),
-        with_nested(elements(s.p_buffer_binds, s.buffer_bind_count as usize), s.p_buffer_binds, s.buffer_bind_count as usize, nested_VkSparseBufferMemoryBindInfo),
-        with_nested(elements(s.p_image_opaque_binds, s.image_opaque_bind_count as usize), s.p_image_opaque_binds, s.image_opaque_bind_count as usize, nested_VkSparseImageOpaqueMemoryBindInfo),
-        with_nested(elements(s.p_image_binds, s.image_bind_count as usize), s.p_image_binds, s.image_bind_count as usize, nested_VkSparseImageMemoryBindInfo),
-        elements(s.p_signal_semaphores, s.signal_semaphore_count as usize),
+        elements(s.p_wait_semaphores, s.wait_semaphore_count as usize, &[]),
+        with_nested(elements(s.p_buffer_binds, s.buffer_bind_count as usize, &[(12, 4)]), s.p_buffer_binds, s.buffer_bind_count as usize, nested_VkSparseBufferMemoryBindInfo),
+        with_nested(elements(s.p_image_opaque_binds, s.image_opaque_bind_count as usize, &[(12, 4)]), s.p_image_opaque_binds, s.image_opaque_bind_count as usize, nested_VkSparseImageOpaqueMemoryBindInfo),
+        with_nested(elements(s.p_image_binds, s.image_bind_count as usize, &[(12, 4)]), s.p_image_binds, s.image_bind_count as usize, nested_VkSparseImageMemoryBindInfo),
+        elements(s.p_signal_semaphores, s.signal_semaphore_count as usize, &[]),
     ]
 }
 
 /// What `VkBlitImageInfo2`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkBlitImageInfo2(s: &vk::BlitImageInfo2) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_regions, s.region_count as usize),
+        elements(s.p_regions, s.region_count as usize, &[(4, 4)]),
     ]
 }
 
@@ -8101,7 +8101,7 @@ pub(crate) unsafe fn nested_VkBufferConstraintsInfoFUCHSIA(s: &vk::BufferConstra
 /// What `VkBufferCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkBufferCreateInfo(s: &vk::BufferCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_queue_family_indices, s.queue_family_index_count as usize),
+        elements(s.p_queue_family_indices, s.queue_family_index_count as usize, &[]),
     ]
 }
 
@@ -8122,28 +8122,28 @@ pub(crate) unsafe fn nested_VkCheckpointDataNV(s: &vk::CheckpointDataNV) -> Vec<
 /// What `VkCoarseSampleOrderCustomNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkCoarseSampleOrderCustomNV(s: &vk::CoarseSampleOrderCustomNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_sample_locations, s.sample_location_count as usize),
+        elements(s.p_sample_locations, s.sample_location_count as usize, &[]),
     ]
 }
 
 /// What `VkCommandBufferBeginInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkCommandBufferBeginInfo(s: &vk::CommandBufferBeginInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_inheritance_info, usize::from(!s.p_inheritance_info.is_null())),
+        elements(s.p_inheritance_info, usize::from(!s.p_inheritance_info.is_null()), &[(4, 4), (28, 4), (52, 4)]),
     ]
 }
 
 /// What `VkCommandBufferInheritanceRenderingInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkCommandBufferInheritanceRenderingInfo(s: &vk::CommandBufferInheritanceRenderingInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_color_attachment_formats, s.color_attachment_count as usize),
+        elements(s.p_color_attachment_formats, s.color_attachment_count as usize, &[]),
     ]
 }
 
 /// What `VkCommandBufferInheritanceViewportScissorInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkCommandBufferInheritanceViewportScissorInfoNV(s: &vk::CommandBufferInheritanceViewportScissorInfoNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_viewport_depths, usize::from(!s.p_viewport_depths.is_null())),
+        elements(s.p_viewport_depths, usize::from(!s.p_viewport_depths.is_null()), &[]),
     ]
 }
 
@@ -8157,28 +8157,28 @@ pub(crate) unsafe fn nested_VkComputePipelineCreateInfo(s: &vk::ComputePipelineC
 /// What `VkCopyBufferInfo2`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkCopyBufferInfo2(s: &vk::CopyBufferInfo2) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_regions, s.region_count as usize),
+        elements(s.p_regions, s.region_count as usize, &[(4, 4)]),
     ]
 }
 
 /// What `VkCopyBufferToImageInfo2`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkCopyBufferToImageInfo2(s: &vk::CopyBufferToImageInfo2) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_regions, s.region_count as usize),
+        elements(s.p_regions, s.region_count as usize, &[(4, 4)]),
     ]
 }
 
 /// What `VkCopyImageInfo2`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkCopyImageInfo2(s: &vk::CopyImageInfo2) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_regions, s.region_count as usize),
+        elements(s.p_regions, s.region_count as usize, &[(4, 4), (84, 4)]),
     ]
 }
 
 /// What `VkCopyImageToBufferInfo2`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkCopyImageToBufferInfo2(s: &vk::CopyImageToBufferInfo2) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_regions, s.region_count as usize),
+        elements(s.p_regions, s.region_count as usize, &[(4, 4)]),
     ]
 }
 
@@ -8207,8 +8207,8 @@ pub(crate) unsafe fn nested_VkCuModuleCreateInfoNVX(s: &vk::CuModuleCreateInfoNV
 /// What `VkD3D12FenceSubmitInfoKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkD3D12FenceSubmitInfoKHR(s: &vk::D3D12FenceSubmitInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_wait_semaphore_values, s.wait_semaphore_values_count as usize),
-        elements(s.p_signal_semaphore_values, s.signal_semaphore_values_count as usize),
+        elements(s.p_wait_semaphore_values, s.wait_semaphore_values_count as usize, &[]),
+        elements(s.p_signal_semaphore_values, s.signal_semaphore_values_count as usize, &[]),
     ]
 }
 
@@ -8252,9 +8252,9 @@ pub(crate) unsafe fn nested_VkDebugUtilsMessengerCallbackDataEXT(s: &vk::DebugUt
     vec![
         string(s.p_message_id_name),
         string(s.p_message),
-        with_nested(elements(s.p_queue_labels, s.queue_label_count as usize), s.p_queue_labels, s.queue_label_count as usize, nested_VkDebugUtilsLabelEXT),
-        with_nested(elements(s.p_cmd_buf_labels, s.cmd_buf_label_count as usize), s.p_cmd_buf_labels, s.cmd_buf_label_count as usize, nested_VkDebugUtilsLabelEXT),
-        with_nested(elements(s.p_objects, s.object_count as usize), s.p_objects, s.object_count as usize, nested_VkDebugUtilsObjectNameInfoEXT),
+        with_nested(elements(s.p_queue_labels, s.queue_label_count as usize, &[(4, 4)]), s.p_queue_labels, s.queue_label_count as usize, nested_VkDebugUtilsLabelEXT),
+        with_nested(elements(s.p_cmd_buf_labels, s.cmd_buf_label_count as usize, &[(4, 4)]), s.p_cmd_buf_labels, s.cmd_buf_label_count as usize, nested_VkDebugUtilsLabelEXT),
+        with_nested(elements(s.p_objects, s.object_count as usize, &[(4, 4), (20, 4)]), s.p_objects, s.object_count as usize, nested_VkDebugUtilsObjectNameInfoEXT),
     ]
 }
 
@@ -8282,75 +8282,75 @@ pub(crate) unsafe fn nested_VkDebugUtilsObjectTagInfoEXT(s: &vk::DebugUtilsObjec
 /// What `VkDependencyInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDependencyInfo(s: &vk::DependencyInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_memory_barriers, s.memory_barrier_count as usize),
-        elements(s.p_buffer_memory_barriers, s.buffer_memory_barrier_count as usize),
-        elements(s.p_image_memory_barriers, s.image_memory_barrier_count as usize),
+        elements(s.p_memory_barriers, s.memory_barrier_count as usize, &[(4, 4)]),
+        elements(s.p_buffer_memory_barriers, s.buffer_memory_barrier_count as usize, &[(4, 4)]),
+        elements(s.p_image_memory_barriers, s.image_memory_barrier_count as usize, &[(4, 4), (92, 4)]),
     ]
 }
 
 /// What `VkDescriptorPoolCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDescriptorPoolCreateInfo(s: &vk::DescriptorPoolCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_pool_sizes, s.pool_size_count as usize),
+        elements(s.p_pool_sizes, s.pool_size_count as usize, &[]),
     ]
 }
 
 /// What `VkDescriptorSetAllocateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDescriptorSetAllocateInfo(s: &vk::DescriptorSetAllocateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_set_layouts, s.descriptor_set_count as usize),
+        elements(s.p_set_layouts, s.descriptor_set_count as usize, &[]),
     ]
 }
 
 /// What `VkDescriptorSetLayoutBinding`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDescriptorSetLayoutBinding(s: &vk::DescriptorSetLayoutBinding) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_immutable_samplers, s.descriptor_count as usize),
+        elements(s.p_immutable_samplers, s.descriptor_count as usize, &[]),
     ]
 }
 
 /// What `VkDescriptorSetLayoutBindingFlagsCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDescriptorSetLayoutBindingFlagsCreateInfo(s: &vk::DescriptorSetLayoutBindingFlagsCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_binding_flags, s.binding_count as usize),
+        elements(s.p_binding_flags, s.binding_count as usize, &[]),
     ]
 }
 
 /// What `VkDescriptorSetLayoutCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDescriptorSetLayoutCreateInfo(s: &vk::DescriptorSetLayoutCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_bindings, s.binding_count as usize), s.p_bindings, s.binding_count as usize, nested_VkDescriptorSetLayoutBinding),
+        with_nested(elements(s.p_bindings, s.binding_count as usize, &[]), s.p_bindings, s.binding_count as usize, nested_VkDescriptorSetLayoutBinding),
     ]
 }
 
 /// What `VkDescriptorSetVariableDescriptorCountAllocateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDescriptorSetVariableDescriptorCountAllocateInfo(s: &vk::DescriptorSetVariableDescriptorCountAllocateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_descriptor_counts, s.descriptor_set_count as usize),
+        elements(s.p_descriptor_counts, s.descriptor_set_count as usize, &[]),
     ]
 }
 
 /// What `VkDescriptorUpdateTemplateCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDescriptorUpdateTemplateCreateInfo(s: &vk::DescriptorUpdateTemplateCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_descriptor_update_entries, s.descriptor_update_entry_count as usize),
+        elements(s.p_descriptor_update_entries, s.descriptor_update_entry_count as usize, &[]),
     ]
 }
 
 /// What `VkDeviceBufferMemoryRequirements`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDeviceBufferMemoryRequirements(s: &vk::DeviceBufferMemoryRequirements) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_create_info, usize::from(!s.p_create_info.is_null())), s.p_create_info, usize::from(!s.p_create_info.is_null()), nested_VkBufferCreateInfo),
+        with_nested(elements(s.p_create_info, usize::from(!s.p_create_info.is_null()), &[(4, 4), (20, 4), (44, 4)]), s.p_create_info, usize::from(!s.p_create_info.is_null()), nested_VkBufferCreateInfo),
     ]
 }
 
 /// What `VkDeviceCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDeviceCreateInfo(s: &vk::DeviceCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_queue_create_infos, s.queue_create_info_count as usize), s.p_queue_create_infos, s.queue_create_info_count as usize, nested_VkDeviceQueueCreateInfo),
+        with_nested(elements(s.p_queue_create_infos, s.queue_create_info_count as usize, &[(4, 4), (28, 4)]), s.p_queue_create_infos, s.queue_create_info_count as usize, nested_VkDeviceQueueCreateInfo),
         strings(s.pp_enabled_layer_names, s.enabled_layer_count as usize),
         strings(s.pp_enabled_extension_names, s.enabled_extension_count as usize),
-        elements(s.p_enabled_features, usize::from(!s.p_enabled_features.is_null())),
+        elements(s.p_enabled_features, usize::from(!s.p_enabled_features.is_null()), &[]),
     ]
 }
 
@@ -8364,8 +8364,8 @@ pub(crate) unsafe fn nested_VkDeviceDeviceMemoryReportCreateInfoEXT(s: &vk::Devi
 /// What `VkDeviceFaultInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDeviceFaultInfoEXT(s: &vk::DeviceFaultInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_address_infos, usize::from(!s.p_address_infos.is_null())),
-        elements(s.p_vendor_infos, usize::from(!s.p_vendor_infos.is_null())),
+        elements(s.p_address_infos, usize::from(!s.p_address_infos.is_null()), &[(4, 4)]),
+        elements(s.p_vendor_infos, usize::from(!s.p_vendor_infos.is_null()), &[]),
         value(s.p_vendor_binary_data as u64),
     ]
 }
@@ -8373,51 +8373,51 @@ pub(crate) unsafe fn nested_VkDeviceFaultInfoEXT(s: &vk::DeviceFaultInfoEXT) -> 
 /// What `VkDeviceGroupDeviceCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDeviceGroupDeviceCreateInfo(s: &vk::DeviceGroupDeviceCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_physical_devices, s.physical_device_count as usize),
+        elements(s.p_physical_devices, s.physical_device_count as usize, &[]),
     ]
 }
 
 /// What `VkDeviceGroupPresentInfoKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDeviceGroupPresentInfoKHR(s: &vk::DeviceGroupPresentInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_device_masks, s.swapchain_count as usize),
+        elements(s.p_device_masks, s.swapchain_count as usize, &[]),
     ]
 }
 
 /// What `VkDeviceGroupRenderPassBeginInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDeviceGroupRenderPassBeginInfo(s: &vk::DeviceGroupRenderPassBeginInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_device_render_areas, s.device_render_area_count as usize),
+        elements(s.p_device_render_areas, s.device_render_area_count as usize, &[]),
     ]
 }
 
 /// What `VkDeviceGroupSubmitInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDeviceGroupSubmitInfo(s: &vk::DeviceGroupSubmitInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_wait_semaphore_device_indices, s.wait_semaphore_count as usize),
-        elements(s.p_command_buffer_device_masks, s.command_buffer_count as usize),
-        elements(s.p_signal_semaphore_device_indices, s.signal_semaphore_count as usize),
+        elements(s.p_wait_semaphore_device_indices, s.wait_semaphore_count as usize, &[]),
+        elements(s.p_command_buffer_device_masks, s.command_buffer_count as usize, &[]),
+        elements(s.p_signal_semaphore_device_indices, s.signal_semaphore_count as usize, &[]),
     ]
 }
 
 /// What `VkDeviceImageMemoryRequirements`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDeviceImageMemoryRequirements(s: &vk::DeviceImageMemoryRequirements) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_create_info, usize::from(!s.p_create_info.is_null())), s.p_create_info, usize::from(!s.p_create_info.is_null()), nested_VkImageCreateInfo),
+        with_nested(elements(s.p_create_info, usize::from(!s.p_create_info.is_null()), &[(4, 4), (68, 4), (84, 4)]), s.p_create_info, usize::from(!s.p_create_info.is_null()), nested_VkImageCreateInfo),
     ]
 }
 
 /// What `VkDeviceQueueCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDeviceQueueCreateInfo(s: &vk::DeviceQueueCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_queue_priorities, s.queue_count as usize),
+        elements(s.p_queue_priorities, s.queue_count as usize, &[]),
     ]
 }
 
 /// What `VkDirectDriverLoadingListLUNARG`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDirectDriverLoadingListLUNARG(s: &vk::DirectDriverLoadingListLUNARG) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_drivers, s.driver_count as usize),
+        elements(s.p_drivers, s.driver_count as usize, &[(4, 4), (20, 4)]),
     ]
 }
 
@@ -8438,82 +8438,82 @@ pub(crate) unsafe fn nested_VkDisplayPropertiesKHR(s: &vk::DisplayPropertiesKHR)
 /// What `VkDrmFormatModifierPropertiesList2EXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDrmFormatModifierPropertiesList2EXT(s: &vk::DrmFormatModifierPropertiesList2EXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_drm_format_modifier_properties, s.drm_format_modifier_count as usize),
+        elements(s.p_drm_format_modifier_properties, s.drm_format_modifier_count as usize, &[(12, 4)]),
     ]
 }
 
 /// What `VkDrmFormatModifierPropertiesListEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkDrmFormatModifierPropertiesListEXT(s: &vk::DrmFormatModifierPropertiesListEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_drm_format_modifier_properties, s.drm_format_modifier_count as usize),
+        elements(s.p_drm_format_modifier_properties, s.drm_format_modifier_count as usize, &[]),
     ]
 }
 
 /// What `VkFragmentShadingRateAttachmentInfoKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkFragmentShadingRateAttachmentInfoKHR(s: &vk::FragmentShadingRateAttachmentInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_fragment_shading_rate_attachment, usize::from(!s.p_fragment_shading_rate_attachment.is_null())),
+        elements(s.p_fragment_shading_rate_attachment, usize::from(!s.p_fragment_shading_rate_attachment.is_null()), &[(4, 4), (28, 4)]),
     ]
 }
 
 /// What `VkFramebufferAttachmentImageInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkFramebufferAttachmentImageInfo(s: &vk::FramebufferAttachmentImageInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_view_formats, s.view_format_count as usize),
+        elements(s.p_view_formats, s.view_format_count as usize, &[]),
     ]
 }
 
 /// What `VkFramebufferAttachmentsCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkFramebufferAttachmentsCreateInfo(s: &vk::FramebufferAttachmentsCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_attachment_image_infos, s.attachment_image_info_count as usize), s.p_attachment_image_infos, s.attachment_image_info_count as usize, nested_VkFramebufferAttachmentImageInfo),
+        with_nested(elements(s.p_attachment_image_infos, s.attachment_image_info_count as usize, &[(4, 4)]), s.p_attachment_image_infos, s.attachment_image_info_count as usize, nested_VkFramebufferAttachmentImageInfo),
     ]
 }
 
 /// What `VkFramebufferCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkFramebufferCreateInfo(s: &vk::FramebufferCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_attachments, s.attachment_count as usize),
+        elements(s.p_attachments, s.attachment_count as usize, &[]),
     ]
 }
 
 /// What `VkGeneratedCommandsInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkGeneratedCommandsInfoNV(s: &vk::GeneratedCommandsInfoNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_streams, s.stream_count as usize),
+        elements(s.p_streams, s.stream_count as usize, &[]),
     ]
 }
 
 /// What `VkGraphicsPipelineCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkGraphicsPipelineCreateInfo(s: &vk::GraphicsPipelineCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_stages, s.stage_count as usize), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
-        with_nested(elements(s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null())), s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), nested_VkPipelineVertexInputStateCreateInfo),
-        elements(s.p_input_assembly_state, usize::from(!s.p_input_assembly_state.is_null())),
-        elements(s.p_tessellation_state, usize::from(!s.p_tessellation_state.is_null())),
-        with_nested(elements(s.p_viewport_state, usize::from(!s.p_viewport_state.is_null())), s.p_viewport_state, usize::from(!s.p_viewport_state.is_null()), nested_VkPipelineViewportStateCreateInfo),
-        elements(s.p_rasterization_state, usize::from(!s.p_rasterization_state.is_null())),
-        with_nested(elements(s.p_multisample_state, usize::from(!s.p_multisample_state.is_null())), s.p_multisample_state, usize::from(!s.p_multisample_state.is_null()), nested_VkPipelineMultisampleStateCreateInfo),
-        elements(s.p_depth_stencil_state, usize::from(!s.p_depth_stencil_state.is_null())),
-        with_nested(elements(s.p_color_blend_state, usize::from(!s.p_color_blend_state.is_null())), s.p_color_blend_state, usize::from(!s.p_color_blend_state.is_null()), nested_VkPipelineColorBlendStateCreateInfo),
-        with_nested(elements(s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null())), s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), nested_VkPipelineDynamicStateCreateInfo),
+        with_nested(elements(s.p_stages, s.stage_count as usize, &[(4, 4)]), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
+        with_nested(elements(s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), &[(4, 4), (36, 4)]), s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), nested_VkPipelineVertexInputStateCreateInfo),
+        elements(s.p_input_assembly_state, usize::from(!s.p_input_assembly_state.is_null()), &[(4, 4), (28, 4)]),
+        elements(s.p_tessellation_state, usize::from(!s.p_tessellation_state.is_null()), &[(4, 4)]),
+        with_nested(elements(s.p_viewport_state, usize::from(!s.p_viewport_state.is_null()), &[(4, 4), (36, 4)]), s.p_viewport_state, usize::from(!s.p_viewport_state.is_null()), nested_VkPipelineViewportStateCreateInfo),
+        elements(s.p_rasterization_state, usize::from(!s.p_rasterization_state.is_null()), &[(4, 4), (60, 4)]),
+        with_nested(elements(s.p_multisample_state, usize::from(!s.p_multisample_state.is_null()), &[(4, 4)]), s.p_multisample_state, usize::from(!s.p_multisample_state.is_null()), nested_VkPipelineMultisampleStateCreateInfo),
+        elements(s.p_depth_stencil_state, usize::from(!s.p_depth_stencil_state.is_null()), &[(4, 4)]),
+        with_nested(elements(s.p_color_blend_state, usize::from(!s.p_color_blend_state.is_null()), &[(4, 4)]), s.p_color_blend_state, usize::from(!s.p_color_blend_state.is_null()), nested_VkPipelineColorBlendStateCreateInfo),
+        with_nested(elements(s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), &[(4, 4)]), s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), nested_VkPipelineDynamicStateCreateInfo),
     ]
 }
 
 /// What `VkGraphicsPipelineShaderGroupsCreateInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkGraphicsPipelineShaderGroupsCreateInfoNV(s: &vk::GraphicsPipelineShaderGroupsCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_groups, s.group_count as usize), s.p_groups, s.group_count as usize, nested_VkGraphicsShaderGroupCreateInfoNV),
-        elements(s.p_pipelines, s.pipeline_count as usize),
+        with_nested(elements(s.p_groups, s.group_count as usize, &[(4, 4), (20, 4)]), s.p_groups, s.group_count as usize, nested_VkGraphicsShaderGroupCreateInfoNV),
+        elements(s.p_pipelines, s.pipeline_count as usize, &[]),
     ]
 }
 
 /// What `VkGraphicsShaderGroupCreateInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkGraphicsShaderGroupCreateInfoNV(s: &vk::GraphicsShaderGroupCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_stages, s.stage_count as usize), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
-        with_nested(elements(s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null())), s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), nested_VkPipelineVertexInputStateCreateInfo),
-        elements(s.p_tessellation_state, usize::from(!s.p_tessellation_state.is_null())),
+        with_nested(elements(s.p_stages, s.stage_count as usize, &[(4, 4)]), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
+        with_nested(elements(s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), &[(4, 4), (36, 4)]), s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), nested_VkPipelineVertexInputStateCreateInfo),
+        elements(s.p_tessellation_state, usize::from(!s.p_tessellation_state.is_null()), &[(4, 4)]),
     ]
 }
 
@@ -8527,35 +8527,35 @@ pub(crate) unsafe fn nested_VkIOSSurfaceCreateInfoMVK(s: &vk::IOSSurfaceCreateIn
 /// What `VkImageCompressionControlEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkImageCompressionControlEXT(s: &vk::ImageCompressionControlEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_fixed_rate_flags, s.compression_control_plane_count as usize),
+        elements(s.p_fixed_rate_flags, s.compression_control_plane_count as usize, &[]),
     ]
 }
 
 /// What `VkImageConstraintsInfoFUCHSIA`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkImageConstraintsInfoFUCHSIA(s: &vk::ImageConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_format_constraints, s.format_constraints_count as usize), s.p_format_constraints, s.format_constraints_count as usize, nested_VkImageFormatConstraintsInfoFUCHSIA),
+        with_nested(elements(s.p_format_constraints, s.format_constraints_count as usize, &[(4, 4), (20, 4), (84, 4), (100, 4), (124, 4)]), s.p_format_constraints, s.format_constraints_count as usize, nested_VkImageFormatConstraintsInfoFUCHSIA),
     ]
 }
 
 /// What `VkImageCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkImageCreateInfo(s: &vk::ImageCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_queue_family_indices, s.queue_family_index_count as usize),
+        elements(s.p_queue_family_indices, s.queue_family_index_count as usize, &[]),
     ]
 }
 
 /// What `VkImageDrmFormatModifierExplicitCreateInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkImageDrmFormatModifierExplicitCreateInfoEXT(s: &vk::ImageDrmFormatModifierExplicitCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_plane_layouts, s.drm_format_modifier_plane_count as usize),
+        elements(s.p_plane_layouts, s.drm_format_modifier_plane_count as usize, &[]),
     ]
 }
 
 /// What `VkImageDrmFormatModifierListCreateInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkImageDrmFormatModifierListCreateInfoEXT(s: &vk::ImageDrmFormatModifierListCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_drm_format_modifiers, s.drm_format_modifier_count as usize),
+        elements(s.p_drm_format_modifiers, s.drm_format_modifier_count as usize, &[]),
     ]
 }
 
@@ -8563,14 +8563,14 @@ pub(crate) unsafe fn nested_VkImageDrmFormatModifierListCreateInfoEXT(s: &vk::Im
 pub(crate) unsafe fn nested_VkImageFormatConstraintsInfoFUCHSIA(s: &vk::ImageFormatConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
     vec![
         group(nested_VkImageCreateInfo(&s.image_create_info)),
-        elements(s.p_color_spaces, s.color_space_count as usize),
+        elements(s.p_color_spaces, s.color_space_count as usize, &[(4, 4), (20, 4)]),
     ]
 }
 
 /// What `VkImageFormatListCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkImageFormatListCreateInfo(s: &vk::ImageFormatListCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_view_formats, s.view_format_count as usize),
+        elements(s.p_view_formats, s.view_format_count as usize, &[]),
     ]
 }
 
@@ -8584,16 +8584,16 @@ pub(crate) unsafe fn nested_VkImportMemoryHostPointerInfoEXT(s: &vk::ImportMemor
 /// What `VkIndirectCommandsLayoutCreateInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkIndirectCommandsLayoutCreateInfoNV(s: &vk::IndirectCommandsLayoutCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_tokens, s.token_count as usize), s.p_tokens, s.token_count as usize, nested_VkIndirectCommandsLayoutTokenNV),
-        elements(s.p_stream_strides, s.stream_count as usize),
+        with_nested(elements(s.p_tokens, s.token_count as usize, &[(4, 4), (36, 4), (68, 4)]), s.p_tokens, s.token_count as usize, nested_VkIndirectCommandsLayoutTokenNV),
+        elements(s.p_stream_strides, s.stream_count as usize, &[]),
     ]
 }
 
 /// What `VkIndirectCommandsLayoutTokenNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkIndirectCommandsLayoutTokenNV(s: &vk::IndirectCommandsLayoutTokenNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_index_types, s.index_type_count as usize),
-        elements(s.p_index_type_values, s.index_type_count as usize),
+        elements(s.p_index_types, s.index_type_count as usize, &[]),
+        elements(s.p_index_type_values, s.index_type_count as usize, &[]),
     ]
 }
 
@@ -8607,7 +8607,7 @@ pub(crate) unsafe fn nested_VkInitializePerformanceApiInfoINTEL(s: &vk::Initiali
 /// What `VkInstanceCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkInstanceCreateInfo(s: &vk::InstanceCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_application_info, usize::from(!s.p_application_info.is_null())), s.p_application_info, usize::from(!s.p_application_info.is_null()), nested_VkApplicationInfo),
+        with_nested(elements(s.p_application_info, usize::from(!s.p_application_info.is_null()), &[(4, 4), (28, 4)]), s.p_application_info, usize::from(!s.p_application_info.is_null()), nested_VkApplicationInfo),
         strings(s.pp_enabled_layer_names, s.enabled_layer_count as usize),
         strings(s.pp_enabled_extension_names, s.enabled_extension_count as usize),
     ]
@@ -8623,7 +8623,7 @@ pub(crate) unsafe fn nested_VkMacOSSurfaceCreateInfoMVK(s: &vk::MacOSSurfaceCrea
 /// What `VkMicromapBuildInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkMicromapBuildInfoEXT(s: &vk::MicromapBuildInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_usage_counts, s.usage_counts_count as usize),
+        elements(s.p_usage_counts, s.usage_counts_count as usize, &[]),
         value(s.pp_usage_counts as u64),
     ]
 }
@@ -8638,14 +8638,14 @@ pub(crate) unsafe fn nested_VkMicromapVersionInfoEXT(s: &vk::MicromapVersionInfo
 /// What `VkMutableDescriptorTypeCreateInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkMutableDescriptorTypeCreateInfoEXT(s: &vk::MutableDescriptorTypeCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_mutable_descriptor_type_lists, s.mutable_descriptor_type_list_count as usize), s.p_mutable_descriptor_type_lists, s.mutable_descriptor_type_list_count as usize, nested_VkMutableDescriptorTypeListEXT),
+        with_nested(elements(s.p_mutable_descriptor_type_lists, s.mutable_descriptor_type_list_count as usize, &[(4, 4)]), s.p_mutable_descriptor_type_lists, s.mutable_descriptor_type_list_count as usize, nested_VkMutableDescriptorTypeListEXT),
     ]
 }
 
 /// What `VkMutableDescriptorTypeListEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkMutableDescriptorTypeListEXT(s: &vk::MutableDescriptorTypeListEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_descriptor_types, s.descriptor_type_count as usize),
+        elements(s.p_descriptor_types, s.descriptor_type_count as usize, &[]),
     ]
 }
 
@@ -8666,7 +8666,7 @@ pub(crate) unsafe fn nested_VkOpaqueCaptureDescriptorDataCreateInfoEXT(s: &vk::O
 /// What `VkOpticalFlowExecuteInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkOpticalFlowExecuteInfoNV(s: &vk::OpticalFlowExecuteInfoNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_regions, s.region_count as usize),
+        elements(s.p_regions, s.region_count as usize, &[]),
     ]
 }
 
@@ -8680,7 +8680,7 @@ pub(crate) unsafe fn nested_VkOpticalFlowSessionCreatePrivateDataInfoNV(s: &vk::
 /// What `VkPhysicalDeviceImageDrmFormatModifierInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPhysicalDeviceImageDrmFormatModifierInfoEXT(s: &vk::PhysicalDeviceImageDrmFormatModifierInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_queue_family_indices, s.queue_family_index_count as usize),
+        elements(s.p_queue_family_indices, s.queue_family_index_count as usize, &[]),
     ]
 }
 
@@ -8694,43 +8694,43 @@ pub(crate) unsafe fn nested_VkPipelineCacheCreateInfo(s: &vk::PipelineCacheCreat
 /// What `VkPipelineColorBlendStateCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineColorBlendStateCreateInfo(s: &vk::PipelineColorBlendStateCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_attachments, s.attachment_count as usize),
+        elements(s.p_attachments, s.attachment_count as usize, &[]),
     ]
 }
 
 /// What `VkPipelineColorWriteCreateInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineColorWriteCreateInfoEXT(s: &vk::PipelineColorWriteCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_color_write_enables, s.attachment_count as usize),
+        elements(s.p_color_write_enables, s.attachment_count as usize, &[]),
     ]
 }
 
 /// What `VkPipelineCoverageModulationStateCreateInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineCoverageModulationStateCreateInfoNV(s: &vk::PipelineCoverageModulationStateCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_coverage_modulation_table, s.coverage_modulation_table_count as usize),
+        elements(s.p_coverage_modulation_table, s.coverage_modulation_table_count as usize, &[]),
     ]
 }
 
 /// What `VkPipelineCreationFeedbackCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineCreationFeedbackCreateInfo(s: &vk::PipelineCreationFeedbackCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_pipeline_creation_feedback, usize::from(!s.p_pipeline_creation_feedback.is_null())),
-        elements(s.p_pipeline_stage_creation_feedbacks, s.pipeline_stage_creation_feedback_count as usize),
+        elements(s.p_pipeline_creation_feedback, usize::from(!s.p_pipeline_creation_feedback.is_null()), &[(4, 4)]),
+        elements(s.p_pipeline_stage_creation_feedbacks, s.pipeline_stage_creation_feedback_count as usize, &[(4, 4)]),
     ]
 }
 
 /// What `VkPipelineDiscardRectangleStateCreateInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineDiscardRectangleStateCreateInfoEXT(s: &vk::PipelineDiscardRectangleStateCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_discard_rectangles, s.discard_rectangle_count as usize),
+        elements(s.p_discard_rectangles, s.discard_rectangle_count as usize, &[]),
     ]
 }
 
 /// What `VkPipelineDynamicStateCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineDynamicStateCreateInfo(s: &vk::PipelineDynamicStateCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_dynamic_states, s.dynamic_state_count as usize),
+        elements(s.p_dynamic_states, s.dynamic_state_count as usize, &[]),
     ]
 }
 
@@ -8744,15 +8744,15 @@ pub(crate) unsafe fn nested_VkPipelineExecutableInternalRepresentationKHR(s: &vk
 /// What `VkPipelineLayoutCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineLayoutCreateInfo(s: &vk::PipelineLayoutCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_set_layouts, s.set_layout_count as usize),
-        elements(s.p_push_constant_ranges, s.push_constant_range_count as usize),
+        elements(s.p_set_layouts, s.set_layout_count as usize, &[]),
+        elements(s.p_push_constant_ranges, s.push_constant_range_count as usize, &[]),
     ]
 }
 
 /// What `VkPipelineLibraryCreateInfoKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineLibraryCreateInfoKHR(s: &vk::PipelineLibraryCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_libraries, s.library_count as usize),
+        elements(s.p_libraries, s.library_count as usize, &[]),
     ]
 }
 
@@ -8766,7 +8766,7 @@ pub(crate) unsafe fn nested_VkPipelineMultisampleStateCreateInfo(s: &vk::Pipelin
 /// What `VkPipelineRenderingCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineRenderingCreateInfo(s: &vk::PipelineRenderingCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_color_attachment_formats, s.color_attachment_count as usize),
+        elements(s.p_color_attachment_formats, s.color_attachment_count as usize, &[]),
     ]
 }
 
@@ -8781,136 +8781,136 @@ pub(crate) unsafe fn nested_VkPipelineSampleLocationsStateCreateInfoEXT(s: &vk::
 pub(crate) unsafe fn nested_VkPipelineShaderStageCreateInfo(s: &vk::PipelineShaderStageCreateInfo) -> Vec<VulkanParamT> {
     vec![
         string(s.p_name),
-        with_nested(elements(s.p_specialization_info, usize::from(!s.p_specialization_info.is_null())), s.p_specialization_info, usize::from(!s.p_specialization_info.is_null()), nested_VkSpecializationInfo),
+        with_nested(elements(s.p_specialization_info, usize::from(!s.p_specialization_info.is_null()), &[(4, 4)]), s.p_specialization_info, usize::from(!s.p_specialization_info.is_null()), nested_VkSpecializationInfo),
     ]
 }
 
 /// What `VkPipelineShaderStageModuleIdentifierCreateInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineShaderStageModuleIdentifierCreateInfoEXT(s: &vk::PipelineShaderStageModuleIdentifierCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_identifier, s.identifier_size as usize),
+        elements(s.p_identifier, s.identifier_size as usize, &[]),
     ]
 }
 
 /// What `VkPipelineVertexInputDivisorStateCreateInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineVertexInputDivisorStateCreateInfoEXT(s: &vk::PipelineVertexInputDivisorStateCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_vertex_binding_divisors, s.vertex_binding_divisor_count as usize),
+        elements(s.p_vertex_binding_divisors, s.vertex_binding_divisor_count as usize, &[]),
     ]
 }
 
 /// What `VkPipelineVertexInputStateCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineVertexInputStateCreateInfo(s: &vk::PipelineVertexInputStateCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_vertex_binding_descriptions, s.vertex_binding_description_count as usize),
-        elements(s.p_vertex_attribute_descriptions, s.vertex_attribute_description_count as usize),
+        elements(s.p_vertex_binding_descriptions, s.vertex_binding_description_count as usize, &[]),
+        elements(s.p_vertex_attribute_descriptions, s.vertex_attribute_description_count as usize, &[]),
     ]
 }
 
 /// What `VkPipelineViewportCoarseSampleOrderStateCreateInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineViewportCoarseSampleOrderStateCreateInfoNV(s: &vk::PipelineViewportCoarseSampleOrderStateCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_custom_sample_orders, s.custom_sample_order_count as usize), s.p_custom_sample_orders, s.custom_sample_order_count as usize, nested_VkCoarseSampleOrderCustomNV),
+        with_nested(elements(s.p_custom_sample_orders, s.custom_sample_order_count as usize, &[(12, 4)]), s.p_custom_sample_orders, s.custom_sample_order_count as usize, nested_VkCoarseSampleOrderCustomNV),
     ]
 }
 
 /// What `VkPipelineViewportExclusiveScissorStateCreateInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineViewportExclusiveScissorStateCreateInfoNV(s: &vk::PipelineViewportExclusiveScissorStateCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_exclusive_scissors, s.exclusive_scissor_count as usize),
+        elements(s.p_exclusive_scissors, s.exclusive_scissor_count as usize, &[]),
     ]
 }
 
 /// What `VkPipelineViewportShadingRateImageStateCreateInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineViewportShadingRateImageStateCreateInfoNV(s: &vk::PipelineViewportShadingRateImageStateCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_shading_rate_palettes, s.viewport_count as usize), s.p_shading_rate_palettes, s.viewport_count as usize, nested_VkShadingRatePaletteNV),
+        with_nested(elements(s.p_shading_rate_palettes, s.viewport_count as usize, &[(4, 4)]), s.p_shading_rate_palettes, s.viewport_count as usize, nested_VkShadingRatePaletteNV),
     ]
 }
 
 /// What `VkPipelineViewportStateCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineViewportStateCreateInfo(s: &vk::PipelineViewportStateCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_viewports, s.viewport_count as usize),
-        elements(s.p_scissors, s.scissor_count as usize),
+        elements(s.p_viewports, s.viewport_count as usize, &[]),
+        elements(s.p_scissors, s.scissor_count as usize, &[]),
     ]
 }
 
 /// What `VkPipelineViewportSwizzleStateCreateInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineViewportSwizzleStateCreateInfoNV(s: &vk::PipelineViewportSwizzleStateCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_viewport_swizzles, s.viewport_count as usize),
+        elements(s.p_viewport_swizzles, s.viewport_count as usize, &[]),
     ]
 }
 
 /// What `VkPipelineViewportWScalingStateCreateInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPipelineViewportWScalingStateCreateInfoNV(s: &vk::PipelineViewportWScalingStateCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_viewport_w_scalings, s.viewport_count as usize),
+        elements(s.p_viewport_w_scalings, s.viewport_count as usize, &[]),
     ]
 }
 
 /// What `VkPresentIdKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPresentIdKHR(s: &vk::PresentIdKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_present_ids, s.swapchain_count as usize),
+        elements(s.p_present_ids, s.swapchain_count as usize, &[]),
     ]
 }
 
 /// What `VkPresentInfoKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPresentInfoKHR(s: &vk::PresentInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_wait_semaphores, s.wait_semaphore_count as usize),
-        elements(s.p_swapchains, s.swapchain_count as usize),
-        elements(s.p_image_indices, s.swapchain_count as usize),
-        elements(s.p_results, s.swapchain_count as usize),
+        elements(s.p_wait_semaphores, s.wait_semaphore_count as usize, &[]),
+        elements(s.p_swapchains, s.swapchain_count as usize, &[]),
+        elements(s.p_image_indices, s.swapchain_count as usize, &[]),
+        elements(s.p_results, s.swapchain_count as usize, &[]),
     ]
 }
 
 /// What `VkPresentRegionKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPresentRegionKHR(s: &vk::PresentRegionKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_rectangles, s.rectangle_count as usize),
+        elements(s.p_rectangles, s.rectangle_count as usize, &[]),
     ]
 }
 
 /// What `VkPresentRegionsKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPresentRegionsKHR(s: &vk::PresentRegionsKHR) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_regions, s.swapchain_count as usize), s.p_regions, s.swapchain_count as usize, nested_VkPresentRegionKHR),
+        with_nested(elements(s.p_regions, s.swapchain_count as usize, &[(4, 4)]), s.p_regions, s.swapchain_count as usize, nested_VkPresentRegionKHR),
     ]
 }
 
 /// What `VkPresentTimesInfoGOOGLE`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkPresentTimesInfoGOOGLE(s: &vk::PresentTimesInfoGOOGLE) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_times, s.swapchain_count as usize),
+        elements(s.p_times, s.swapchain_count as usize, &[(4, 4)]),
     ]
 }
 
 /// What `VkQueryPoolPerformanceCreateInfoKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkQueryPoolPerformanceCreateInfoKHR(s: &vk::QueryPoolPerformanceCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_counter_indices, s.counter_index_count as usize),
+        elements(s.p_counter_indices, s.counter_index_count as usize, &[]),
     ]
 }
 
 /// What `VkRayTracingPipelineCreateInfoKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkRayTracingPipelineCreateInfoKHR(s: &vk::RayTracingPipelineCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_stages, s.stage_count as usize), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
-        with_nested(elements(s.p_groups, s.group_count as usize), s.p_groups, s.group_count as usize, nested_VkRayTracingShaderGroupCreateInfoKHR),
-        with_nested(elements(s.p_library_info, usize::from(!s.p_library_info.is_null())), s.p_library_info, usize::from(!s.p_library_info.is_null()), nested_VkPipelineLibraryCreateInfoKHR),
-        elements(s.p_library_interface, usize::from(!s.p_library_interface.is_null())),
-        with_nested(elements(s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null())), s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), nested_VkPipelineDynamicStateCreateInfo),
+        with_nested(elements(s.p_stages, s.stage_count as usize, &[(4, 4)]), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
+        with_nested(elements(s.p_groups, s.group_count as usize, &[(4, 4), (36, 4)]), s.p_groups, s.group_count as usize, nested_VkRayTracingShaderGroupCreateInfoKHR),
+        with_nested(elements(s.p_library_info, usize::from(!s.p_library_info.is_null()), &[(4, 4), (20, 4)]), s.p_library_info, usize::from(!s.p_library_info.is_null()), nested_VkPipelineLibraryCreateInfoKHR),
+        elements(s.p_library_interface, usize::from(!s.p_library_interface.is_null()), &[(4, 4)]),
+        with_nested(elements(s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), &[(4, 4)]), s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), nested_VkPipelineDynamicStateCreateInfo),
     ]
 }
 
 /// What `VkRayTracingPipelineCreateInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkRayTracingPipelineCreateInfoNV(s: &vk::RayTracingPipelineCreateInfoNV) -> Vec<VulkanParamT> {
     vec![
-        with_nested(elements(s.p_stages, s.stage_count as usize), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
-        elements(s.p_groups, s.group_count as usize),
+        with_nested(elements(s.p_stages, s.stage_count as usize, &[(4, 4)]), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
+        elements(s.p_groups, s.group_count as usize, &[(4, 4), (36, 4)]),
     ]
 }
 
@@ -8924,109 +8924,109 @@ pub(crate) unsafe fn nested_VkRayTracingShaderGroupCreateInfoKHR(s: &vk::RayTrac
 /// What `VkReleaseSwapchainImagesInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkReleaseSwapchainImagesInfoEXT(s: &vk::ReleaseSwapchainImagesInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_image_indices, s.image_index_count as usize),
+        elements(s.p_image_indices, s.image_index_count as usize, &[]),
     ]
 }
 
 /// What `VkRenderPassAttachmentBeginInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkRenderPassAttachmentBeginInfo(s: &vk::RenderPassAttachmentBeginInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_attachments, s.attachment_count as usize),
+        elements(s.p_attachments, s.attachment_count as usize, &[]),
     ]
 }
 
 /// What `VkRenderPassBeginInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkRenderPassBeginInfo(s: &vk::RenderPassBeginInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_clear_values, s.clear_value_count as usize),
+        elements(s.p_clear_values, s.clear_value_count as usize, &[]),
     ]
 }
 
 /// What `VkRenderPassCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkRenderPassCreateInfo(s: &vk::RenderPassCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_attachments, s.attachment_count as usize),
-        with_nested(elements(s.p_subpasses, s.subpass_count as usize), s.p_subpasses, s.subpass_count as usize, nested_VkSubpassDescription),
-        elements(s.p_dependencies, s.dependency_count as usize),
+        elements(s.p_attachments, s.attachment_count as usize, &[]),
+        with_nested(elements(s.p_subpasses, s.subpass_count as usize, &[(12, 4), (28, 4), (60, 4)]), s.p_subpasses, s.subpass_count as usize, nested_VkSubpassDescription),
+        elements(s.p_dependencies, s.dependency_count as usize, &[]),
     ]
 }
 
 /// What `VkRenderPassCreateInfo2`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkRenderPassCreateInfo2(s: &vk::RenderPassCreateInfo2) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_attachments, s.attachment_count as usize),
-        with_nested(elements(s.p_subpasses, s.subpass_count as usize), s.p_subpasses, s.subpass_count as usize, nested_VkSubpassDescription2),
-        elements(s.p_dependencies, s.dependency_count as usize),
-        elements(s.p_correlated_view_masks, s.correlated_view_mask_count as usize),
+        elements(s.p_attachments, s.attachment_count as usize, &[(4, 4), (52, 4)]),
+        with_nested(elements(s.p_subpasses, s.subpass_count as usize, &[(4, 4), (44, 4), (76, 4)]), s.p_subpasses, s.subpass_count as usize, nested_VkSubpassDescription2),
+        elements(s.p_dependencies, s.dependency_count as usize, &[(4, 4)]),
+        elements(s.p_correlated_view_masks, s.correlated_view_mask_count as usize, &[]),
     ]
 }
 
 /// What `VkRenderPassCreationFeedbackCreateInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkRenderPassCreationFeedbackCreateInfoEXT(s: &vk::RenderPassCreationFeedbackCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_render_pass_feedback, usize::from(!s.p_render_pass_feedback.is_null())),
+        elements(s.p_render_pass_feedback, usize::from(!s.p_render_pass_feedback.is_null()), &[]),
     ]
 }
 
 /// What `VkRenderPassInputAttachmentAspectCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkRenderPassInputAttachmentAspectCreateInfo(s: &vk::RenderPassInputAttachmentAspectCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_aspect_references, s.aspect_reference_count as usize),
+        elements(s.p_aspect_references, s.aspect_reference_count as usize, &[]),
     ]
 }
 
 /// What `VkRenderPassMultiviewCreateInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkRenderPassMultiviewCreateInfo(s: &vk::RenderPassMultiviewCreateInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_view_masks, s.subpass_count as usize),
-        elements(s.p_view_offsets, s.dependency_count as usize),
-        elements(s.p_correlation_masks, s.correlation_mask_count as usize),
+        elements(s.p_view_masks, s.subpass_count as usize, &[]),
+        elements(s.p_view_offsets, s.dependency_count as usize, &[]),
+        elements(s.p_correlation_masks, s.correlation_mask_count as usize, &[]),
     ]
 }
 
 /// What `VkRenderPassSampleLocationsBeginInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkRenderPassSampleLocationsBeginInfoEXT(s: &vk::RenderPassSampleLocationsBeginInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_attachment_initial_sample_locations, s.attachment_initial_sample_locations_count as usize),
-        elements(s.p_post_subpass_sample_locations, s.post_subpass_sample_locations_count as usize),
+        elements(s.p_attachment_initial_sample_locations, s.attachment_initial_sample_locations_count as usize, &[(4, 4), (12, 4)]),
+        elements(s.p_post_subpass_sample_locations, s.post_subpass_sample_locations_count as usize, &[(4, 4), (12, 4)]),
     ]
 }
 
 /// What `VkRenderPassSubpassFeedbackCreateInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkRenderPassSubpassFeedbackCreateInfoEXT(s: &vk::RenderPassSubpassFeedbackCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_subpass_feedback, usize::from(!s.p_subpass_feedback.is_null())),
+        elements(s.p_subpass_feedback, usize::from(!s.p_subpass_feedback.is_null()), &[]),
     ]
 }
 
 /// What `VkRenderingInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkRenderingInfo(s: &vk::RenderingInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_color_attachments, s.color_attachment_count as usize),
-        elements(s.p_depth_attachment, usize::from(!s.p_depth_attachment.is_null())),
-        elements(s.p_stencil_attachment, usize::from(!s.p_stencil_attachment.is_null())),
+        elements(s.p_color_attachments, s.color_attachment_count as usize, &[(4, 4), (68, 4)]),
+        elements(s.p_depth_attachment, usize::from(!s.p_depth_attachment.is_null()), &[(4, 4), (68, 4)]),
+        elements(s.p_stencil_attachment, usize::from(!s.p_stencil_attachment.is_null()), &[(4, 4), (68, 4)]),
     ]
 }
 
 /// What `VkResolveImageInfo2`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkResolveImageInfo2(s: &vk::ResolveImageInfo2) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_regions, s.region_count as usize),
+        elements(s.p_regions, s.region_count as usize, &[(4, 4), (84, 4)]),
     ]
 }
 
 /// What `VkSampleLocationsInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSampleLocationsInfoEXT(s: &vk::SampleLocationsInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_sample_locations, s.sample_locations_count as usize),
+        elements(s.p_sample_locations, s.sample_locations_count as usize, &[]),
     ]
 }
 
 /// What `VkSemaphoreWaitInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSemaphoreWaitInfo(s: &vk::SemaphoreWaitInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_semaphores, s.semaphore_count as usize),
-        elements(s.p_values, s.semaphore_count as usize),
+        elements(s.p_semaphores, s.semaphore_count as usize, &[]),
+        elements(s.p_values, s.semaphore_count as usize, &[]),
     ]
 }
 
@@ -9040,35 +9040,35 @@ pub(crate) unsafe fn nested_VkShaderModuleCreateInfo(s: &vk::ShaderModuleCreateI
 /// What `VkShadingRatePaletteNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkShadingRatePaletteNV(s: &vk::ShadingRatePaletteNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_shading_rate_palette_entries, s.shading_rate_palette_entry_count as usize),
+        elements(s.p_shading_rate_palette_entries, s.shading_rate_palette_entry_count as usize, &[]),
     ]
 }
 
 /// What `VkSparseBufferMemoryBindInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSparseBufferMemoryBindInfo(s: &vk::SparseBufferMemoryBindInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_binds, s.bind_count as usize),
+        elements(s.p_binds, s.bind_count as usize, &[(36, 4)]),
     ]
 }
 
 /// What `VkSparseImageMemoryBindInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSparseImageMemoryBindInfo(s: &vk::SparseImageMemoryBindInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_binds, s.bind_count as usize),
+        elements(s.p_binds, s.bind_count as usize, &[(36, 4), (60, 4)]),
     ]
 }
 
 /// What `VkSparseImageOpaqueMemoryBindInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSparseImageOpaqueMemoryBindInfo(s: &vk::SparseImageOpaqueMemoryBindInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_binds, s.bind_count as usize),
+        elements(s.p_binds, s.bind_count as usize, &[(36, 4)]),
     ]
 }
 
 /// What `VkSpecializationInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSpecializationInfo(s: &vk::SpecializationInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_map_entries, s.map_entry_count as usize),
+        elements(s.p_map_entries, s.map_entry_count as usize, &[]),
         bytes_of(s.p_data as *const u8, s.data_size as usize),
     ]
 }
@@ -9076,98 +9076,98 @@ pub(crate) unsafe fn nested_VkSpecializationInfo(s: &vk::SpecializationInfo) -> 
 /// What `VkSubmitInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSubmitInfo(s: &vk::SubmitInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_wait_semaphores, s.wait_semaphore_count as usize),
-        elements(s.p_wait_dst_stage_mask, s.wait_semaphore_count as usize),
-        elements(s.p_command_buffers, s.command_buffer_count as usize),
-        elements(s.p_signal_semaphores, s.signal_semaphore_count as usize),
+        elements(s.p_wait_semaphores, s.wait_semaphore_count as usize, &[]),
+        elements(s.p_wait_dst_stage_mask, s.wait_semaphore_count as usize, &[]),
+        elements(s.p_command_buffers, s.command_buffer_count as usize, &[]),
+        elements(s.p_signal_semaphores, s.signal_semaphore_count as usize, &[]),
     ]
 }
 
 /// What `VkSubmitInfo2`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSubmitInfo2(s: &vk::SubmitInfo2) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_wait_semaphore_infos, s.wait_semaphore_info_count as usize),
-        elements(s.p_command_buffer_infos, s.command_buffer_info_count as usize),
-        elements(s.p_signal_semaphore_infos, s.signal_semaphore_info_count as usize),
+        elements(s.p_wait_semaphore_infos, s.wait_semaphore_info_count as usize, &[(4, 4), (44, 4)]),
+        elements(s.p_command_buffer_infos, s.command_buffer_info_count as usize, &[(4, 4), (28, 4)]),
+        elements(s.p_signal_semaphore_infos, s.signal_semaphore_info_count as usize, &[(4, 4), (44, 4)]),
     ]
 }
 
 /// What `VkSubpassDescription`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSubpassDescription(s: &vk::SubpassDescription) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_input_attachments, s.input_attachment_count as usize),
-        elements(s.p_color_attachments, s.color_attachment_count as usize),
-        elements(s.p_resolve_attachments, s.color_attachment_count as usize),
-        elements(s.p_depth_stencil_attachment, usize::from(!s.p_depth_stencil_attachment.is_null())),
-        elements(s.p_preserve_attachments, s.preserve_attachment_count as usize),
+        elements(s.p_input_attachments, s.input_attachment_count as usize, &[]),
+        elements(s.p_color_attachments, s.color_attachment_count as usize, &[]),
+        elements(s.p_resolve_attachments, s.color_attachment_count as usize, &[]),
+        elements(s.p_depth_stencil_attachment, usize::from(!s.p_depth_stencil_attachment.is_null()), &[]),
+        elements(s.p_preserve_attachments, s.preserve_attachment_count as usize, &[]),
     ]
 }
 
 /// What `VkSubpassDescription2`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSubpassDescription2(s: &vk::SubpassDescription2) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_input_attachments, s.input_attachment_count as usize),
-        elements(s.p_color_attachments, s.color_attachment_count as usize),
-        elements(s.p_resolve_attachments, s.color_attachment_count as usize),
-        elements(s.p_depth_stencil_attachment, usize::from(!s.p_depth_stencil_attachment.is_null())),
-        elements(s.p_preserve_attachments, s.preserve_attachment_count as usize),
+        elements(s.p_input_attachments, s.input_attachment_count as usize, &[(4, 4), (28, 4)]),
+        elements(s.p_color_attachments, s.color_attachment_count as usize, &[(4, 4), (28, 4)]),
+        elements(s.p_resolve_attachments, s.color_attachment_count as usize, &[(4, 4), (28, 4)]),
+        elements(s.p_depth_stencil_attachment, usize::from(!s.p_depth_stencil_attachment.is_null()), &[(4, 4), (28, 4)]),
+        elements(s.p_preserve_attachments, s.preserve_attachment_count as usize, &[]),
     ]
 }
 
 /// What `VkSubpassDescriptionDepthStencilResolve`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSubpassDescriptionDepthStencilResolve(s: &vk::SubpassDescriptionDepthStencilResolve) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_depth_stencil_resolve_attachment, usize::from(!s.p_depth_stencil_resolve_attachment.is_null())),
+        elements(s.p_depth_stencil_resolve_attachment, usize::from(!s.p_depth_stencil_resolve_attachment.is_null()), &[(4, 4), (28, 4)]),
     ]
 }
 
 /// What `VkSubpassFragmentDensityMapOffsetEndInfoQCOM`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSubpassFragmentDensityMapOffsetEndInfoQCOM(s: &vk::SubpassFragmentDensityMapOffsetEndInfoQCOM) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_fragment_density_offsets, s.fragment_density_offset_count as usize),
+        elements(s.p_fragment_density_offsets, s.fragment_density_offset_count as usize, &[]),
     ]
 }
 
 /// What `VkSurfacePresentModeCompatibilityEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSurfacePresentModeCompatibilityEXT(s: &vk::SurfacePresentModeCompatibilityEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_present_modes, s.present_mode_count as usize),
+        elements(s.p_present_modes, s.present_mode_count as usize, &[]),
     ]
 }
 
 /// What `VkSwapchainCreateInfoKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSwapchainCreateInfoKHR(s: &vk::SwapchainCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_queue_family_indices, s.queue_family_index_count as usize),
+        elements(s.p_queue_family_indices, s.queue_family_index_count as usize, &[]),
     ]
 }
 
 /// What `VkSwapchainPresentFenceInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSwapchainPresentFenceInfoEXT(s: &vk::SwapchainPresentFenceInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_fences, s.swapchain_count as usize),
+        elements(s.p_fences, s.swapchain_count as usize, &[]),
     ]
 }
 
 /// What `VkSwapchainPresentModeInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSwapchainPresentModeInfoEXT(s: &vk::SwapchainPresentModeInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_present_modes, s.swapchain_count as usize),
+        elements(s.p_present_modes, s.swapchain_count as usize, &[]),
     ]
 }
 
 /// What `VkSwapchainPresentModesCreateInfoEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkSwapchainPresentModesCreateInfoEXT(s: &vk::SwapchainPresentModesCreateInfoEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_present_modes, s.present_mode_count as usize),
+        elements(s.p_present_modes, s.present_mode_count as usize, &[]),
     ]
 }
 
 /// What `VkTimelineSemaphoreSubmitInfo`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkTimelineSemaphoreSubmitInfo(s: &vk::TimelineSemaphoreSubmitInfo) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_wait_semaphore_values, s.wait_semaphore_value_count as usize),
-        elements(s.p_signal_semaphore_values, s.signal_semaphore_value_count as usize),
+        elements(s.p_wait_semaphore_values, s.wait_semaphore_value_count as usize, &[]),
+        elements(s.p_signal_semaphore_values, s.signal_semaphore_value_count as usize, &[]),
     ]
 }
 
@@ -9181,15 +9181,15 @@ pub(crate) unsafe fn nested_VkValidationCacheCreateInfoEXT(s: &vk::ValidationCac
 /// What `VkValidationFeaturesEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkValidationFeaturesEXT(s: &vk::ValidationFeaturesEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_enabled_validation_features, s.enabled_validation_feature_count as usize),
-        elements(s.p_disabled_validation_features, s.disabled_validation_feature_count as usize),
+        elements(s.p_enabled_validation_features, s.enabled_validation_feature_count as usize, &[]),
+        elements(s.p_disabled_validation_features, s.disabled_validation_feature_count as usize, &[]),
     ]
 }
 
 /// What `VkValidationFlagsEXT`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkValidationFlagsEXT(s: &vk::ValidationFlagsEXT) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_disabled_validation_checks, s.disabled_validation_check_count as usize),
+        elements(s.p_disabled_validation_checks, s.disabled_validation_check_count as usize, &[]),
     ]
 }
 
@@ -9203,53 +9203,53 @@ pub(crate) unsafe fn nested_VkViSurfaceCreateInfoNN(s: &vk::ViSurfaceCreateInfoN
 /// What `VkWaylandSurfaceCreateInfoKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkWaylandSurfaceCreateInfoKHR(s: &vk::WaylandSurfaceCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.display, usize::from(!s.display.is_null())),
-        elements(s.surface, usize::from(!s.surface.is_null())),
+        elements(s.display, usize::from(!s.display.is_null()), &[]),
+        elements(s.surface, usize::from(!s.surface.is_null()), &[]),
     ]
 }
 
 /// What `VkWin32KeyedMutexAcquireReleaseInfoKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoKHR(s: &vk::Win32KeyedMutexAcquireReleaseInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_acquire_syncs, s.acquire_count as usize),
-        elements(s.p_acquire_keys, s.acquire_count as usize),
-        elements(s.p_acquire_timeouts, s.acquire_count as usize),
-        elements(s.p_release_syncs, s.release_count as usize),
-        elements(s.p_release_keys, s.release_count as usize),
+        elements(s.p_acquire_syncs, s.acquire_count as usize, &[]),
+        elements(s.p_acquire_keys, s.acquire_count as usize, &[]),
+        elements(s.p_acquire_timeouts, s.acquire_count as usize, &[]),
+        elements(s.p_release_syncs, s.release_count as usize, &[]),
+        elements(s.p_release_keys, s.release_count as usize, &[]),
     ]
 }
 
 /// What `VkWin32KeyedMutexAcquireReleaseInfoNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoNV(s: &vk::Win32KeyedMutexAcquireReleaseInfoNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_acquire_syncs, s.acquire_count as usize),
-        elements(s.p_acquire_keys, s.acquire_count as usize),
-        elements(s.p_acquire_timeout_milliseconds, s.acquire_count as usize),
-        elements(s.p_release_syncs, s.release_count as usize),
-        elements(s.p_release_keys, s.release_count as usize),
+        elements(s.p_acquire_syncs, s.acquire_count as usize, &[]),
+        elements(s.p_acquire_keys, s.acquire_count as usize, &[]),
+        elements(s.p_acquire_timeout_milliseconds, s.acquire_count as usize, &[]),
+        elements(s.p_release_syncs, s.release_count as usize, &[]),
+        elements(s.p_release_keys, s.release_count as usize, &[]),
     ]
 }
 
 /// What `VkWriteDescriptorSet`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkWriteDescriptorSet(s: &vk::WriteDescriptorSet) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_image_info, s.descriptor_count as usize),
-        elements(s.p_buffer_info, s.descriptor_count as usize),
-        elements(s.p_texel_buffer_view, s.descriptor_count as usize),
+        elements(s.p_image_info, s.descriptor_count as usize, &[(20, 4)]),
+        elements(s.p_buffer_info, s.descriptor_count as usize, &[]),
+        elements(s.p_texel_buffer_view, s.descriptor_count as usize, &[]),
     ]
 }
 
 /// What `VkWriteDescriptorSetAccelerationStructureKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkWriteDescriptorSetAccelerationStructureKHR(s: &vk::WriteDescriptorSetAccelerationStructureKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_acceleration_structures, s.acceleration_structure_count as usize),
+        elements(s.p_acceleration_structures, s.acceleration_structure_count as usize, &[]),
     ]
 }
 
 /// What `VkWriteDescriptorSetAccelerationStructureNV`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkWriteDescriptorSetAccelerationStructureNV(s: &vk::WriteDescriptorSetAccelerationStructureNV) -> Vec<VulkanParamT> {
     vec![
-        elements(s.p_acceleration_structures, s.acceleration_structure_count as usize),
+        elements(s.p_acceleration_structures, s.acceleration_structure_count as usize, &[]),
     ]
 }
 
@@ -9263,712 +9263,713 @@ pub(crate) unsafe fn nested_VkWriteDescriptorSetInlineUniformBlock(s: &vk::Write
 /// What `VkXcbSurfaceCreateInfoKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkXcbSurfaceCreateInfoKHR(s: &vk::XcbSurfaceCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.connection, usize::from(!s.connection.is_null())),
+        elements(s.connection, usize::from(!s.connection.is_null()), &[]),
     ]
 }
 
 /// What `VkXlibSurfaceCreateInfoKHR`'s pointer members point to, in member order.
 pub(crate) unsafe fn nested_VkXlibSurfaceCreateInfoKHR(s: &vk::XlibSurfaceCreateInfoKHR) -> Vec<VulkanParamT> {
     vec![
-        elements(s.dpy, usize::from(!s.dpy.is_null())),
+        elements(s.dpy, usize::from(!s.dpy.is_null()), &[]),
     ]
 }
 
-/// The size of the structure an `sType` names, for walking `pNext` chains.
-pub fn struct_size(s_type: vk::StructureType) -> Option<usize> {
+/// The size of the structure an `sType` names and its gaps (padding, as
+/// `elements` takes them), for walking `pNext` chains.
+pub fn struct_layout(s_type: vk::StructureType) -> Option<(usize, &'static [(u16, u16)])> {
     Some(match s_type {
-        vk::StructureType::ACCELERATION_STRUCTURE_BUILD_GEOMETRY_INFO_KHR => std::mem::size_of::<vk::AccelerationStructureBuildGeometryInfoKHR>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_BUILD_SIZES_INFO_KHR => std::mem::size_of::<vk::AccelerationStructureBuildSizesInfoKHR>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => std::mem::size_of::<vk::AccelerationStructureCaptureDescriptorDataInfoEXT>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_CREATE_INFO_KHR => std::mem::size_of::<vk::AccelerationStructureCreateInfoKHR>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_CREATE_INFO_NV => std::mem::size_of::<vk::AccelerationStructureCreateInfoNV>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_DEVICE_ADDRESS_INFO_KHR => std::mem::size_of::<vk::AccelerationStructureDeviceAddressInfoKHR>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_AABBS_DATA_KHR => std::mem::size_of::<vk::AccelerationStructureGeometryAabbsDataKHR>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_INSTANCES_DATA_KHR => std::mem::size_of::<vk::AccelerationStructureGeometryInstancesDataKHR>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_KHR => std::mem::size_of::<vk::AccelerationStructureGeometryKHR>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_MOTION_TRIANGLES_DATA_NV => std::mem::size_of::<vk::AccelerationStructureGeometryMotionTrianglesDataNV>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_TRIANGLES_DATA_KHR => std::mem::size_of::<vk::AccelerationStructureGeometryTrianglesDataKHR>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_INFO_NV => std::mem::size_of::<vk::AccelerationStructureInfoNV>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_MEMORY_REQUIREMENTS_INFO_NV => std::mem::size_of::<vk::AccelerationStructureMemoryRequirementsInfoNV>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_MOTION_INFO_NV => std::mem::size_of::<vk::AccelerationStructureMotionInfoNV>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_TRIANGLES_OPACITY_MICROMAP_EXT => std::mem::size_of::<vk::AccelerationStructureTrianglesOpacityMicromapEXT>(),
-        vk::StructureType::ACCELERATION_STRUCTURE_VERSION_INFO_KHR => std::mem::size_of::<vk::AccelerationStructureVersionInfoKHR>(),
-        vk::StructureType::ACQUIRE_NEXT_IMAGE_INFO_KHR => std::mem::size_of::<vk::AcquireNextImageInfoKHR>(),
-        vk::StructureType::ACQUIRE_PROFILING_LOCK_INFO_KHR => std::mem::size_of::<vk::AcquireProfilingLockInfoKHR>(),
-        vk::StructureType::AMIGO_PROFILING_SUBMIT_INFO_SEC => std::mem::size_of::<vk::AmigoProfilingSubmitInfoSEC>(),
-        vk::StructureType::ANDROID_HARDWARE_BUFFER_FORMAT_PROPERTIES_2_ANDROID => std::mem::size_of::<vk::AndroidHardwareBufferFormatProperties2ANDROID>(),
-        vk::StructureType::ANDROID_HARDWARE_BUFFER_FORMAT_PROPERTIES_ANDROID => std::mem::size_of::<vk::AndroidHardwareBufferFormatPropertiesANDROID>(),
-        vk::StructureType::ANDROID_HARDWARE_BUFFER_PROPERTIES_ANDROID => std::mem::size_of::<vk::AndroidHardwareBufferPropertiesANDROID>(),
-        vk::StructureType::ANDROID_HARDWARE_BUFFER_USAGE_ANDROID => std::mem::size_of::<vk::AndroidHardwareBufferUsageANDROID>(),
-        vk::StructureType::ANDROID_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::AndroidSurfaceCreateInfoKHR>(),
-        vk::StructureType::APPLICATION_INFO => std::mem::size_of::<vk::ApplicationInfo>(),
-        vk::StructureType::ATTACHMENT_DESCRIPTION_2 => std::mem::size_of::<vk::AttachmentDescription2>(),
-        vk::StructureType::ATTACHMENT_DESCRIPTION_STENCIL_LAYOUT => std::mem::size_of::<vk::AttachmentDescriptionStencilLayout>(),
-        vk::StructureType::ATTACHMENT_REFERENCE_2 => std::mem::size_of::<vk::AttachmentReference2>(),
-        vk::StructureType::ATTACHMENT_REFERENCE_STENCIL_LAYOUT => std::mem::size_of::<vk::AttachmentReferenceStencilLayout>(),
-        vk::StructureType::ATTACHMENT_SAMPLE_COUNT_INFO_AMD => std::mem::size_of::<vk::AttachmentSampleCountInfoAMD>(),
-        vk::StructureType::BIND_ACCELERATION_STRUCTURE_MEMORY_INFO_NV => std::mem::size_of::<vk::BindAccelerationStructureMemoryInfoNV>(),
-        vk::StructureType::BIND_BUFFER_MEMORY_DEVICE_GROUP_INFO => std::mem::size_of::<vk::BindBufferMemoryDeviceGroupInfo>(),
-        vk::StructureType::BIND_BUFFER_MEMORY_INFO => std::mem::size_of::<vk::BindBufferMemoryInfo>(),
-        vk::StructureType::BIND_IMAGE_MEMORY_DEVICE_GROUP_INFO => std::mem::size_of::<vk::BindImageMemoryDeviceGroupInfo>(),
-        vk::StructureType::BIND_IMAGE_MEMORY_INFO => std::mem::size_of::<vk::BindImageMemoryInfo>(),
-        vk::StructureType::BIND_IMAGE_MEMORY_SWAPCHAIN_INFO_KHR => std::mem::size_of::<vk::BindImageMemorySwapchainInfoKHR>(),
-        vk::StructureType::BIND_IMAGE_PLANE_MEMORY_INFO => std::mem::size_of::<vk::BindImagePlaneMemoryInfo>(),
-        vk::StructureType::BIND_SPARSE_INFO => std::mem::size_of::<vk::BindSparseInfo>(),
-        vk::StructureType::BLIT_IMAGE_INFO_2 => std::mem::size_of::<vk::BlitImageInfo2>(),
-        vk::StructureType::BUFFER_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => std::mem::size_of::<vk::BufferCaptureDescriptorDataInfoEXT>(),
-        vk::StructureType::BUFFER_COLLECTION_BUFFER_CREATE_INFO_FUCHSIA => std::mem::size_of::<vk::BufferCollectionBufferCreateInfoFUCHSIA>(),
-        vk::StructureType::BUFFER_COLLECTION_CONSTRAINTS_INFO_FUCHSIA => std::mem::size_of::<vk::BufferCollectionConstraintsInfoFUCHSIA>(),
-        vk::StructureType::BUFFER_COLLECTION_CREATE_INFO_FUCHSIA => std::mem::size_of::<vk::BufferCollectionCreateInfoFUCHSIA>(),
-        vk::StructureType::BUFFER_COLLECTION_IMAGE_CREATE_INFO_FUCHSIA => std::mem::size_of::<vk::BufferCollectionImageCreateInfoFUCHSIA>(),
-        vk::StructureType::BUFFER_COLLECTION_PROPERTIES_FUCHSIA => std::mem::size_of::<vk::BufferCollectionPropertiesFUCHSIA>(),
-        vk::StructureType::BUFFER_CONSTRAINTS_INFO_FUCHSIA => std::mem::size_of::<vk::BufferConstraintsInfoFUCHSIA>(),
-        vk::StructureType::BUFFER_COPY_2 => std::mem::size_of::<vk::BufferCopy2>(),
-        vk::StructureType::BUFFER_CREATE_INFO => std::mem::size_of::<vk::BufferCreateInfo>(),
-        vk::StructureType::BUFFER_DEVICE_ADDRESS_CREATE_INFO_EXT => std::mem::size_of::<vk::BufferDeviceAddressCreateInfoEXT>(),
-        vk::StructureType::BUFFER_DEVICE_ADDRESS_INFO => std::mem::size_of::<vk::BufferDeviceAddressInfo>(),
-        vk::StructureType::BUFFER_IMAGE_COPY_2 => std::mem::size_of::<vk::BufferImageCopy2>(),
-        vk::StructureType::BUFFER_MEMORY_BARRIER => std::mem::size_of::<vk::BufferMemoryBarrier>(),
-        vk::StructureType::BUFFER_MEMORY_BARRIER_2 => std::mem::size_of::<vk::BufferMemoryBarrier2>(),
-        vk::StructureType::BUFFER_MEMORY_REQUIREMENTS_INFO_2 => std::mem::size_of::<vk::BufferMemoryRequirementsInfo2>(),
-        vk::StructureType::BUFFER_OPAQUE_CAPTURE_ADDRESS_CREATE_INFO => std::mem::size_of::<vk::BufferOpaqueCaptureAddressCreateInfo>(),
-        vk::StructureType::BUFFER_VIEW_CREATE_INFO => std::mem::size_of::<vk::BufferViewCreateInfo>(),
-        vk::StructureType::CALIBRATED_TIMESTAMP_INFO_EXT => std::mem::size_of::<vk::CalibratedTimestampInfoEXT>(),
-        vk::StructureType::CHECKPOINT_DATA_2_NV => std::mem::size_of::<vk::CheckpointData2NV>(),
-        vk::StructureType::CHECKPOINT_DATA_NV => std::mem::size_of::<vk::CheckpointDataNV>(),
-        vk::StructureType::COMMAND_BUFFER_ALLOCATE_INFO => std::mem::size_of::<vk::CommandBufferAllocateInfo>(),
-        vk::StructureType::COMMAND_BUFFER_BEGIN_INFO => std::mem::size_of::<vk::CommandBufferBeginInfo>(),
-        vk::StructureType::COMMAND_BUFFER_INHERITANCE_CONDITIONAL_RENDERING_INFO_EXT => std::mem::size_of::<vk::CommandBufferInheritanceConditionalRenderingInfoEXT>(),
-        vk::StructureType::COMMAND_BUFFER_INHERITANCE_INFO => std::mem::size_of::<vk::CommandBufferInheritanceInfo>(),
-        vk::StructureType::COMMAND_BUFFER_INHERITANCE_RENDERING_INFO => std::mem::size_of::<vk::CommandBufferInheritanceRenderingInfo>(),
-        vk::StructureType::COMMAND_BUFFER_INHERITANCE_RENDER_PASS_TRANSFORM_INFO_QCOM => std::mem::size_of::<vk::CommandBufferInheritanceRenderPassTransformInfoQCOM>(),
-        vk::StructureType::COMMAND_BUFFER_INHERITANCE_VIEWPORT_SCISSOR_INFO_NV => std::mem::size_of::<vk::CommandBufferInheritanceViewportScissorInfoNV>(),
-        vk::StructureType::COMMAND_BUFFER_SUBMIT_INFO => std::mem::size_of::<vk::CommandBufferSubmitInfo>(),
-        vk::StructureType::COMMAND_POOL_CREATE_INFO => std::mem::size_of::<vk::CommandPoolCreateInfo>(),
-        vk::StructureType::COMPUTE_PIPELINE_CREATE_INFO => std::mem::size_of::<vk::ComputePipelineCreateInfo>(),
-        vk::StructureType::CONDITIONAL_RENDERING_BEGIN_INFO_EXT => std::mem::size_of::<vk::ConditionalRenderingBeginInfoEXT>(),
-        vk::StructureType::COOPERATIVE_MATRIX_PROPERTIES_NV => std::mem::size_of::<vk::CooperativeMatrixPropertiesNV>(),
-        vk::StructureType::COPY_ACCELERATION_STRUCTURE_INFO_KHR => std::mem::size_of::<vk::CopyAccelerationStructureInfoKHR>(),
-        vk::StructureType::COPY_ACCELERATION_STRUCTURE_TO_MEMORY_INFO_KHR => std::mem::size_of::<vk::CopyAccelerationStructureToMemoryInfoKHR>(),
-        vk::StructureType::COPY_BUFFER_INFO_2 => std::mem::size_of::<vk::CopyBufferInfo2>(),
-        vk::StructureType::COPY_BUFFER_TO_IMAGE_INFO_2 => std::mem::size_of::<vk::CopyBufferToImageInfo2>(),
-        vk::StructureType::COPY_COMMAND_TRANSFORM_INFO_QCOM => std::mem::size_of::<vk::CopyCommandTransformInfoQCOM>(),
-        vk::StructureType::COPY_DESCRIPTOR_SET => std::mem::size_of::<vk::CopyDescriptorSet>(),
-        vk::StructureType::COPY_IMAGE_INFO_2 => std::mem::size_of::<vk::CopyImageInfo2>(),
-        vk::StructureType::COPY_IMAGE_TO_BUFFER_INFO_2 => std::mem::size_of::<vk::CopyImageToBufferInfo2>(),
-        vk::StructureType::COPY_MEMORY_TO_ACCELERATION_STRUCTURE_INFO_KHR => std::mem::size_of::<vk::CopyMemoryToAccelerationStructureInfoKHR>(),
-        vk::StructureType::COPY_MEMORY_TO_MICROMAP_INFO_EXT => std::mem::size_of::<vk::CopyMemoryToMicromapInfoEXT>(),
-        vk::StructureType::COPY_MICROMAP_INFO_EXT => std::mem::size_of::<vk::CopyMicromapInfoEXT>(),
-        vk::StructureType::COPY_MICROMAP_TO_MEMORY_INFO_EXT => std::mem::size_of::<vk::CopyMicromapToMemoryInfoEXT>(),
-        vk::StructureType::CU_FUNCTION_CREATE_INFO_NVX => std::mem::size_of::<vk::CuFunctionCreateInfoNVX>(),
-        vk::StructureType::CU_LAUNCH_INFO_NVX => std::mem::size_of::<vk::CuLaunchInfoNVX>(),
-        vk::StructureType::CU_MODULE_CREATE_INFO_NVX => std::mem::size_of::<vk::CuModuleCreateInfoNVX>(),
-        vk::StructureType::D3D12_FENCE_SUBMIT_INFO_KHR => std::mem::size_of::<vk::D3D12FenceSubmitInfoKHR>(),
-        vk::StructureType::DEBUG_MARKER_MARKER_INFO_EXT => std::mem::size_of::<vk::DebugMarkerMarkerInfoEXT>(),
-        vk::StructureType::DEBUG_MARKER_OBJECT_NAME_INFO_EXT => std::mem::size_of::<vk::DebugMarkerObjectNameInfoEXT>(),
-        vk::StructureType::DEBUG_MARKER_OBJECT_TAG_INFO_EXT => std::mem::size_of::<vk::DebugMarkerObjectTagInfoEXT>(),
-        vk::StructureType::DEBUG_REPORT_CALLBACK_CREATE_INFO_EXT => std::mem::size_of::<vk::DebugReportCallbackCreateInfoEXT>(),
-        vk::StructureType::DEBUG_UTILS_LABEL_EXT => std::mem::size_of::<vk::DebugUtilsLabelEXT>(),
-        vk::StructureType::DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT => std::mem::size_of::<vk::DebugUtilsMessengerCallbackDataEXT>(),
-        vk::StructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => std::mem::size_of::<vk::DebugUtilsMessengerCreateInfoEXT>(),
-        vk::StructureType::DEBUG_UTILS_OBJECT_NAME_INFO_EXT => std::mem::size_of::<vk::DebugUtilsObjectNameInfoEXT>(),
-        vk::StructureType::DEBUG_UTILS_OBJECT_TAG_INFO_EXT => std::mem::size_of::<vk::DebugUtilsObjectTagInfoEXT>(),
-        vk::StructureType::DEDICATED_ALLOCATION_BUFFER_CREATE_INFO_NV => std::mem::size_of::<vk::DedicatedAllocationBufferCreateInfoNV>(),
-        vk::StructureType::DEDICATED_ALLOCATION_IMAGE_CREATE_INFO_NV => std::mem::size_of::<vk::DedicatedAllocationImageCreateInfoNV>(),
-        vk::StructureType::DEDICATED_ALLOCATION_MEMORY_ALLOCATE_INFO_NV => std::mem::size_of::<vk::DedicatedAllocationMemoryAllocateInfoNV>(),
-        vk::StructureType::DEPENDENCY_INFO => std::mem::size_of::<vk::DependencyInfo>(),
-        vk::StructureType::DESCRIPTOR_ADDRESS_INFO_EXT => std::mem::size_of::<vk::DescriptorAddressInfoEXT>(),
-        vk::StructureType::DESCRIPTOR_BUFFER_BINDING_INFO_EXT => std::mem::size_of::<vk::DescriptorBufferBindingInfoEXT>(),
-        vk::StructureType::DESCRIPTOR_BUFFER_BINDING_PUSH_DESCRIPTOR_BUFFER_HANDLE_EXT => std::mem::size_of::<vk::DescriptorBufferBindingPushDescriptorBufferHandleEXT>(),
-        vk::StructureType::DESCRIPTOR_GET_INFO_EXT => std::mem::size_of::<vk::DescriptorGetInfoEXT>(),
-        vk::StructureType::DESCRIPTOR_POOL_CREATE_INFO => std::mem::size_of::<vk::DescriptorPoolCreateInfo>(),
-        vk::StructureType::DESCRIPTOR_POOL_INLINE_UNIFORM_BLOCK_CREATE_INFO => std::mem::size_of::<vk::DescriptorPoolInlineUniformBlockCreateInfo>(),
-        vk::StructureType::DESCRIPTOR_SET_ALLOCATE_INFO => std::mem::size_of::<vk::DescriptorSetAllocateInfo>(),
-        vk::StructureType::DESCRIPTOR_SET_BINDING_REFERENCE_VALVE => std::mem::size_of::<vk::DescriptorSetBindingReferenceVALVE>(),
-        vk::StructureType::DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO => std::mem::size_of::<vk::DescriptorSetLayoutBindingFlagsCreateInfo>(),
-        vk::StructureType::DESCRIPTOR_SET_LAYOUT_CREATE_INFO => std::mem::size_of::<vk::DescriptorSetLayoutCreateInfo>(),
-        vk::StructureType::DESCRIPTOR_SET_LAYOUT_HOST_MAPPING_INFO_VALVE => std::mem::size_of::<vk::DescriptorSetLayoutHostMappingInfoVALVE>(),
-        vk::StructureType::DESCRIPTOR_SET_LAYOUT_SUPPORT => std::mem::size_of::<vk::DescriptorSetLayoutSupport>(),
-        vk::StructureType::DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO => std::mem::size_of::<vk::DescriptorSetVariableDescriptorCountAllocateInfo>(),
-        vk::StructureType::DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_LAYOUT_SUPPORT => std::mem::size_of::<vk::DescriptorSetVariableDescriptorCountLayoutSupport>(),
-        vk::StructureType::DESCRIPTOR_UPDATE_TEMPLATE_CREATE_INFO => std::mem::size_of::<vk::DescriptorUpdateTemplateCreateInfo>(),
-        vk::StructureType::DEVICE_ADDRESS_BINDING_CALLBACK_DATA_EXT => std::mem::size_of::<vk::DeviceAddressBindingCallbackDataEXT>(),
-        vk::StructureType::DEVICE_BUFFER_MEMORY_REQUIREMENTS => std::mem::size_of::<vk::DeviceBufferMemoryRequirements>(),
-        vk::StructureType::DEVICE_CREATE_INFO => std::mem::size_of::<vk::DeviceCreateInfo>(),
-        vk::StructureType::DEVICE_DEVICE_MEMORY_REPORT_CREATE_INFO_EXT => std::mem::size_of::<vk::DeviceDeviceMemoryReportCreateInfoEXT>(),
-        vk::StructureType::DEVICE_DIAGNOSTICS_CONFIG_CREATE_INFO_NV => std::mem::size_of::<vk::DeviceDiagnosticsConfigCreateInfoNV>(),
-        vk::StructureType::DEVICE_EVENT_INFO_EXT => std::mem::size_of::<vk::DeviceEventInfoEXT>(),
-        vk::StructureType::DEVICE_FAULT_COUNTS_EXT => std::mem::size_of::<vk::DeviceFaultCountsEXT>(),
-        vk::StructureType::DEVICE_FAULT_INFO_EXT => std::mem::size_of::<vk::DeviceFaultInfoEXT>(),
-        vk::StructureType::DEVICE_GROUP_BIND_SPARSE_INFO => std::mem::size_of::<vk::DeviceGroupBindSparseInfo>(),
-        vk::StructureType::DEVICE_GROUP_COMMAND_BUFFER_BEGIN_INFO => std::mem::size_of::<vk::DeviceGroupCommandBufferBeginInfo>(),
-        vk::StructureType::DEVICE_GROUP_DEVICE_CREATE_INFO => std::mem::size_of::<vk::DeviceGroupDeviceCreateInfo>(),
-        vk::StructureType::DEVICE_GROUP_PRESENT_CAPABILITIES_KHR => std::mem::size_of::<vk::DeviceGroupPresentCapabilitiesKHR>(),
-        vk::StructureType::DEVICE_GROUP_PRESENT_INFO_KHR => std::mem::size_of::<vk::DeviceGroupPresentInfoKHR>(),
-        vk::StructureType::DEVICE_GROUP_RENDER_PASS_BEGIN_INFO => std::mem::size_of::<vk::DeviceGroupRenderPassBeginInfo>(),
-        vk::StructureType::DEVICE_GROUP_SUBMIT_INFO => std::mem::size_of::<vk::DeviceGroupSubmitInfo>(),
-        vk::StructureType::DEVICE_GROUP_SWAPCHAIN_CREATE_INFO_KHR => std::mem::size_of::<vk::DeviceGroupSwapchainCreateInfoKHR>(),
-        vk::StructureType::DEVICE_IMAGE_MEMORY_REQUIREMENTS => std::mem::size_of::<vk::DeviceImageMemoryRequirements>(),
-        vk::StructureType::DEVICE_MEMORY_OPAQUE_CAPTURE_ADDRESS_INFO => std::mem::size_of::<vk::DeviceMemoryOpaqueCaptureAddressInfo>(),
-        vk::StructureType::DEVICE_MEMORY_OVERALLOCATION_CREATE_INFO_AMD => std::mem::size_of::<vk::DeviceMemoryOverallocationCreateInfoAMD>(),
-        vk::StructureType::DEVICE_MEMORY_REPORT_CALLBACK_DATA_EXT => std::mem::size_of::<vk::DeviceMemoryReportCallbackDataEXT>(),
-        vk::StructureType::DEVICE_PRIVATE_DATA_CREATE_INFO => std::mem::size_of::<vk::DevicePrivateDataCreateInfo>(),
-        vk::StructureType::DEVICE_QUEUE_CREATE_INFO => std::mem::size_of::<vk::DeviceQueueCreateInfo>(),
-        vk::StructureType::DEVICE_QUEUE_GLOBAL_PRIORITY_CREATE_INFO_KHR => std::mem::size_of::<vk::DeviceQueueGlobalPriorityCreateInfoKHR>(),
-        vk::StructureType::DEVICE_QUEUE_INFO_2 => std::mem::size_of::<vk::DeviceQueueInfo2>(),
-        vk::StructureType::DIRECTFB_SURFACE_CREATE_INFO_EXT => std::mem::size_of::<vk::DirectFBSurfaceCreateInfoEXT>(),
-        vk::StructureType::DIRECT_DRIVER_LOADING_INFO_LUNARG => std::mem::size_of::<vk::DirectDriverLoadingInfoLUNARG>(),
-        vk::StructureType::DIRECT_DRIVER_LOADING_LIST_LUNARG => std::mem::size_of::<vk::DirectDriverLoadingListLUNARG>(),
-        vk::StructureType::DISPLAY_EVENT_INFO_EXT => std::mem::size_of::<vk::DisplayEventInfoEXT>(),
-        vk::StructureType::DISPLAY_MODE_CREATE_INFO_KHR => std::mem::size_of::<vk::DisplayModeCreateInfoKHR>(),
-        vk::StructureType::DISPLAY_MODE_PROPERTIES_2_KHR => std::mem::size_of::<vk::DisplayModeProperties2KHR>(),
-        vk::StructureType::DISPLAY_NATIVE_HDR_SURFACE_CAPABILITIES_AMD => std::mem::size_of::<vk::DisplayNativeHdrSurfaceCapabilitiesAMD>(),
-        vk::StructureType::DISPLAY_PLANE_CAPABILITIES_2_KHR => std::mem::size_of::<vk::DisplayPlaneCapabilities2KHR>(),
-        vk::StructureType::DISPLAY_PLANE_INFO_2_KHR => std::mem::size_of::<vk::DisplayPlaneInfo2KHR>(),
-        vk::StructureType::DISPLAY_PLANE_PROPERTIES_2_KHR => std::mem::size_of::<vk::DisplayPlaneProperties2KHR>(),
-        vk::StructureType::DISPLAY_POWER_INFO_EXT => std::mem::size_of::<vk::DisplayPowerInfoEXT>(),
-        vk::StructureType::DISPLAY_PRESENT_INFO_KHR => std::mem::size_of::<vk::DisplayPresentInfoKHR>(),
-        vk::StructureType::DISPLAY_PROPERTIES_2_KHR => std::mem::size_of::<vk::DisplayProperties2KHR>(),
-        vk::StructureType::DISPLAY_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::DisplaySurfaceCreateInfoKHR>(),
-        vk::StructureType::DRM_FORMAT_MODIFIER_PROPERTIES_LIST_2_EXT => std::mem::size_of::<vk::DrmFormatModifierPropertiesList2EXT>(),
-        vk::StructureType::DRM_FORMAT_MODIFIER_PROPERTIES_LIST_EXT => std::mem::size_of::<vk::DrmFormatModifierPropertiesListEXT>(),
-        vk::StructureType::EVENT_CREATE_INFO => std::mem::size_of::<vk::EventCreateInfo>(),
-        vk::StructureType::EXPORT_FENCE_CREATE_INFO => std::mem::size_of::<vk::ExportFenceCreateInfo>(),
-        vk::StructureType::EXPORT_FENCE_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::ExportFenceWin32HandleInfoKHR>(),
-        vk::StructureType::EXPORT_MEMORY_ALLOCATE_INFO => std::mem::size_of::<vk::ExportMemoryAllocateInfo>(),
-        vk::StructureType::EXPORT_MEMORY_ALLOCATE_INFO_NV => std::mem::size_of::<vk::ExportMemoryAllocateInfoNV>(),
-        vk::StructureType::EXPORT_MEMORY_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::ExportMemoryWin32HandleInfoKHR>(),
-        vk::StructureType::EXPORT_MEMORY_WIN32_HANDLE_INFO_NV => std::mem::size_of::<vk::ExportMemoryWin32HandleInfoNV>(),
-        vk::StructureType::EXPORT_METAL_BUFFER_INFO_EXT => std::mem::size_of::<vk::ExportMetalBufferInfoEXT>(),
-        vk::StructureType::EXPORT_METAL_COMMAND_QUEUE_INFO_EXT => std::mem::size_of::<vk::ExportMetalCommandQueueInfoEXT>(),
-        vk::StructureType::EXPORT_METAL_DEVICE_INFO_EXT => std::mem::size_of::<vk::ExportMetalDeviceInfoEXT>(),
-        vk::StructureType::EXPORT_METAL_IO_SURFACE_INFO_EXT => std::mem::size_of::<vk::ExportMetalIOSurfaceInfoEXT>(),
-        vk::StructureType::EXPORT_METAL_OBJECTS_INFO_EXT => std::mem::size_of::<vk::ExportMetalObjectsInfoEXT>(),
-        vk::StructureType::EXPORT_METAL_OBJECT_CREATE_INFO_EXT => std::mem::size_of::<vk::ExportMetalObjectCreateInfoEXT>(),
-        vk::StructureType::EXPORT_METAL_SHARED_EVENT_INFO_EXT => std::mem::size_of::<vk::ExportMetalSharedEventInfoEXT>(),
-        vk::StructureType::EXPORT_METAL_TEXTURE_INFO_EXT => std::mem::size_of::<vk::ExportMetalTextureInfoEXT>(),
-        vk::StructureType::EXPORT_SEMAPHORE_CREATE_INFO => std::mem::size_of::<vk::ExportSemaphoreCreateInfo>(),
-        vk::StructureType::EXPORT_SEMAPHORE_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::ExportSemaphoreWin32HandleInfoKHR>(),
-        vk::StructureType::EXTERNAL_BUFFER_PROPERTIES => std::mem::size_of::<vk::ExternalBufferProperties>(),
-        vk::StructureType::EXTERNAL_FENCE_PROPERTIES => std::mem::size_of::<vk::ExternalFenceProperties>(),
-        vk::StructureType::EXTERNAL_FORMAT_ANDROID => std::mem::size_of::<vk::ExternalFormatANDROID>(),
-        vk::StructureType::EXTERNAL_IMAGE_FORMAT_PROPERTIES => std::mem::size_of::<vk::ExternalImageFormatProperties>(),
-        vk::StructureType::EXTERNAL_MEMORY_BUFFER_CREATE_INFO => std::mem::size_of::<vk::ExternalMemoryBufferCreateInfo>(),
-        vk::StructureType::EXTERNAL_MEMORY_IMAGE_CREATE_INFO => std::mem::size_of::<vk::ExternalMemoryImageCreateInfo>(),
-        vk::StructureType::EXTERNAL_MEMORY_IMAGE_CREATE_INFO_NV => std::mem::size_of::<vk::ExternalMemoryImageCreateInfoNV>(),
-        vk::StructureType::EXTERNAL_SEMAPHORE_PROPERTIES => std::mem::size_of::<vk::ExternalSemaphoreProperties>(),
-        vk::StructureType::FENCE_CREATE_INFO => std::mem::size_of::<vk::FenceCreateInfo>(),
-        vk::StructureType::FENCE_GET_FD_INFO_KHR => std::mem::size_of::<vk::FenceGetFdInfoKHR>(),
-        vk::StructureType::FENCE_GET_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::FenceGetWin32HandleInfoKHR>(),
-        vk::StructureType::FILTER_CUBIC_IMAGE_VIEW_IMAGE_FORMAT_PROPERTIES_EXT => std::mem::size_of::<vk::FilterCubicImageViewImageFormatPropertiesEXT>(),
-        vk::StructureType::FORMAT_PROPERTIES_2 => std::mem::size_of::<vk::FormatProperties2>(),
-        vk::StructureType::FORMAT_PROPERTIES_3 => std::mem::size_of::<vk::FormatProperties3>(),
-        vk::StructureType::FRAGMENT_SHADING_RATE_ATTACHMENT_INFO_KHR => std::mem::size_of::<vk::FragmentShadingRateAttachmentInfoKHR>(),
-        vk::StructureType::FRAMEBUFFER_ATTACHMENTS_CREATE_INFO => std::mem::size_of::<vk::FramebufferAttachmentsCreateInfo>(),
-        vk::StructureType::FRAMEBUFFER_ATTACHMENT_IMAGE_INFO => std::mem::size_of::<vk::FramebufferAttachmentImageInfo>(),
-        vk::StructureType::FRAMEBUFFER_CREATE_INFO => std::mem::size_of::<vk::FramebufferCreateInfo>(),
-        vk::StructureType::FRAMEBUFFER_MIXED_SAMPLES_COMBINATION_NV => std::mem::size_of::<vk::FramebufferMixedSamplesCombinationNV>(),
-        vk::StructureType::GENERATED_COMMANDS_INFO_NV => std::mem::size_of::<vk::GeneratedCommandsInfoNV>(),
-        vk::StructureType::GENERATED_COMMANDS_MEMORY_REQUIREMENTS_INFO_NV => std::mem::size_of::<vk::GeneratedCommandsMemoryRequirementsInfoNV>(),
-        vk::StructureType::GEOMETRY_AABB_NV => std::mem::size_of::<vk::GeometryAABBNV>(),
-        vk::StructureType::GEOMETRY_NV => std::mem::size_of::<vk::GeometryNV>(),
-        vk::StructureType::GEOMETRY_TRIANGLES_NV => std::mem::size_of::<vk::GeometryTrianglesNV>(),
-        vk::StructureType::GRAPHICS_PIPELINE_CREATE_INFO => std::mem::size_of::<vk::GraphicsPipelineCreateInfo>(),
-        vk::StructureType::GRAPHICS_PIPELINE_LIBRARY_CREATE_INFO_EXT => std::mem::size_of::<vk::GraphicsPipelineLibraryCreateInfoEXT>(),
-        vk::StructureType::GRAPHICS_PIPELINE_SHADER_GROUPS_CREATE_INFO_NV => std::mem::size_of::<vk::GraphicsPipelineShaderGroupsCreateInfoNV>(),
-        vk::StructureType::GRAPHICS_SHADER_GROUP_CREATE_INFO_NV => std::mem::size_of::<vk::GraphicsShaderGroupCreateInfoNV>(),
-        vk::StructureType::HDR_METADATA_EXT => std::mem::size_of::<vk::HdrMetadataEXT>(),
-        vk::StructureType::HEADLESS_SURFACE_CREATE_INFO_EXT => std::mem::size_of::<vk::HeadlessSurfaceCreateInfoEXT>(),
-        vk::StructureType::IMAGEPIPE_SURFACE_CREATE_INFO_FUCHSIA => std::mem::size_of::<vk::ImagePipeSurfaceCreateInfoFUCHSIA>(),
-        vk::StructureType::IMAGE_BLIT_2 => std::mem::size_of::<vk::ImageBlit2>(),
-        vk::StructureType::IMAGE_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => std::mem::size_of::<vk::ImageCaptureDescriptorDataInfoEXT>(),
-        vk::StructureType::IMAGE_COMPRESSION_CONTROL_EXT => std::mem::size_of::<vk::ImageCompressionControlEXT>(),
-        vk::StructureType::IMAGE_COMPRESSION_PROPERTIES_EXT => std::mem::size_of::<vk::ImageCompressionPropertiesEXT>(),
-        vk::StructureType::IMAGE_CONSTRAINTS_INFO_FUCHSIA => std::mem::size_of::<vk::ImageConstraintsInfoFUCHSIA>(),
-        vk::StructureType::IMAGE_COPY_2 => std::mem::size_of::<vk::ImageCopy2>(),
-        vk::StructureType::IMAGE_CREATE_INFO => std::mem::size_of::<vk::ImageCreateInfo>(),
-        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_EXPLICIT_CREATE_INFO_EXT => std::mem::size_of::<vk::ImageDrmFormatModifierExplicitCreateInfoEXT>(),
-        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_LIST_CREATE_INFO_EXT => std::mem::size_of::<vk::ImageDrmFormatModifierListCreateInfoEXT>(),
-        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_PROPERTIES_EXT => std::mem::size_of::<vk::ImageDrmFormatModifierPropertiesEXT>(),
-        vk::StructureType::IMAGE_FORMAT_CONSTRAINTS_INFO_FUCHSIA => std::mem::size_of::<vk::ImageFormatConstraintsInfoFUCHSIA>(),
-        vk::StructureType::IMAGE_FORMAT_LIST_CREATE_INFO => std::mem::size_of::<vk::ImageFormatListCreateInfo>(),
-        vk::StructureType::IMAGE_FORMAT_PROPERTIES_2 => std::mem::size_of::<vk::ImageFormatProperties2>(),
-        vk::StructureType::IMAGE_MEMORY_BARRIER => std::mem::size_of::<vk::ImageMemoryBarrier>(),
-        vk::StructureType::IMAGE_MEMORY_BARRIER_2 => std::mem::size_of::<vk::ImageMemoryBarrier2>(),
-        vk::StructureType::IMAGE_MEMORY_REQUIREMENTS_INFO_2 => std::mem::size_of::<vk::ImageMemoryRequirementsInfo2>(),
-        vk::StructureType::IMAGE_PLANE_MEMORY_REQUIREMENTS_INFO => std::mem::size_of::<vk::ImagePlaneMemoryRequirementsInfo>(),
-        vk::StructureType::IMAGE_RESOLVE_2 => std::mem::size_of::<vk::ImageResolve2>(),
-        vk::StructureType::IMAGE_SPARSE_MEMORY_REQUIREMENTS_INFO_2 => std::mem::size_of::<vk::ImageSparseMemoryRequirementsInfo2>(),
-        vk::StructureType::IMAGE_STENCIL_USAGE_CREATE_INFO => std::mem::size_of::<vk::ImageStencilUsageCreateInfo>(),
-        vk::StructureType::IMAGE_SUBRESOURCE_2_EXT => std::mem::size_of::<vk::ImageSubresource2EXT>(),
-        vk::StructureType::IMAGE_SWAPCHAIN_CREATE_INFO_KHR => std::mem::size_of::<vk::ImageSwapchainCreateInfoKHR>(),
-        vk::StructureType::IMAGE_VIEW_ADDRESS_PROPERTIES_NVX => std::mem::size_of::<vk::ImageViewAddressPropertiesNVX>(),
-        vk::StructureType::IMAGE_VIEW_ASTC_DECODE_MODE_EXT => std::mem::size_of::<vk::ImageViewASTCDecodeModeEXT>(),
-        vk::StructureType::IMAGE_VIEW_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => std::mem::size_of::<vk::ImageViewCaptureDescriptorDataInfoEXT>(),
-        vk::StructureType::IMAGE_VIEW_CREATE_INFO => std::mem::size_of::<vk::ImageViewCreateInfo>(),
-        vk::StructureType::IMAGE_VIEW_HANDLE_INFO_NVX => std::mem::size_of::<vk::ImageViewHandleInfoNVX>(),
-        vk::StructureType::IMAGE_VIEW_MIN_LOD_CREATE_INFO_EXT => std::mem::size_of::<vk::ImageViewMinLodCreateInfoEXT>(),
-        vk::StructureType::IMAGE_VIEW_SAMPLE_WEIGHT_CREATE_INFO_QCOM => std::mem::size_of::<vk::ImageViewSampleWeightCreateInfoQCOM>(),
-        vk::StructureType::IMAGE_VIEW_USAGE_CREATE_INFO => std::mem::size_of::<vk::ImageViewUsageCreateInfo>(),
-        vk::StructureType::IMPORT_ANDROID_HARDWARE_BUFFER_INFO_ANDROID => std::mem::size_of::<vk::ImportAndroidHardwareBufferInfoANDROID>(),
-        vk::StructureType::IMPORT_FENCE_FD_INFO_KHR => std::mem::size_of::<vk::ImportFenceFdInfoKHR>(),
-        vk::StructureType::IMPORT_FENCE_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::ImportFenceWin32HandleInfoKHR>(),
-        vk::StructureType::IMPORT_MEMORY_BUFFER_COLLECTION_FUCHSIA => std::mem::size_of::<vk::ImportMemoryBufferCollectionFUCHSIA>(),
-        vk::StructureType::IMPORT_MEMORY_FD_INFO_KHR => std::mem::size_of::<vk::ImportMemoryFdInfoKHR>(),
-        vk::StructureType::IMPORT_MEMORY_HOST_POINTER_INFO_EXT => std::mem::size_of::<vk::ImportMemoryHostPointerInfoEXT>(),
-        vk::StructureType::IMPORT_MEMORY_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::ImportMemoryWin32HandleInfoKHR>(),
-        vk::StructureType::IMPORT_MEMORY_WIN32_HANDLE_INFO_NV => std::mem::size_of::<vk::ImportMemoryWin32HandleInfoNV>(),
-        vk::StructureType::IMPORT_MEMORY_ZIRCON_HANDLE_INFO_FUCHSIA => std::mem::size_of::<vk::ImportMemoryZirconHandleInfoFUCHSIA>(),
-        vk::StructureType::IMPORT_METAL_BUFFER_INFO_EXT => std::mem::size_of::<vk::ImportMetalBufferInfoEXT>(),
-        vk::StructureType::IMPORT_METAL_IO_SURFACE_INFO_EXT => std::mem::size_of::<vk::ImportMetalIOSurfaceInfoEXT>(),
-        vk::StructureType::IMPORT_METAL_SHARED_EVENT_INFO_EXT => std::mem::size_of::<vk::ImportMetalSharedEventInfoEXT>(),
-        vk::StructureType::IMPORT_METAL_TEXTURE_INFO_EXT => std::mem::size_of::<vk::ImportMetalTextureInfoEXT>(),
-        vk::StructureType::IMPORT_SEMAPHORE_FD_INFO_KHR => std::mem::size_of::<vk::ImportSemaphoreFdInfoKHR>(),
-        vk::StructureType::IMPORT_SEMAPHORE_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::ImportSemaphoreWin32HandleInfoKHR>(),
-        vk::StructureType::IMPORT_SEMAPHORE_ZIRCON_HANDLE_INFO_FUCHSIA => std::mem::size_of::<vk::ImportSemaphoreZirconHandleInfoFUCHSIA>(),
-        vk::StructureType::INDIRECT_COMMANDS_LAYOUT_CREATE_INFO_NV => std::mem::size_of::<vk::IndirectCommandsLayoutCreateInfoNV>(),
-        vk::StructureType::INDIRECT_COMMANDS_LAYOUT_TOKEN_NV => std::mem::size_of::<vk::IndirectCommandsLayoutTokenNV>(),
-        vk::StructureType::INITIALIZE_PERFORMANCE_API_INFO_INTEL => std::mem::size_of::<vk::InitializePerformanceApiInfoINTEL>(),
-        vk::StructureType::INSTANCE_CREATE_INFO => std::mem::size_of::<vk::InstanceCreateInfo>(),
-        vk::StructureType::IOS_SURFACE_CREATE_INFO_MVK => std::mem::size_of::<vk::IOSSurfaceCreateInfoMVK>(),
-        vk::StructureType::MACOS_SURFACE_CREATE_INFO_MVK => std::mem::size_of::<vk::MacOSSurfaceCreateInfoMVK>(),
-        vk::StructureType::MAPPED_MEMORY_RANGE => std::mem::size_of::<vk::MappedMemoryRange>(),
-        vk::StructureType::MEMORY_ALLOCATE_FLAGS_INFO => std::mem::size_of::<vk::MemoryAllocateFlagsInfo>(),
-        vk::StructureType::MEMORY_ALLOCATE_INFO => std::mem::size_of::<vk::MemoryAllocateInfo>(),
-        vk::StructureType::MEMORY_BARRIER => std::mem::size_of::<vk::MemoryBarrier>(),
-        vk::StructureType::MEMORY_BARRIER_2 => std::mem::size_of::<vk::MemoryBarrier2>(),
-        vk::StructureType::MEMORY_DEDICATED_ALLOCATE_INFO => std::mem::size_of::<vk::MemoryDedicatedAllocateInfo>(),
-        vk::StructureType::MEMORY_DEDICATED_REQUIREMENTS => std::mem::size_of::<vk::MemoryDedicatedRequirements>(),
-        vk::StructureType::MEMORY_FD_PROPERTIES_KHR => std::mem::size_of::<vk::MemoryFdPropertiesKHR>(),
-        vk::StructureType::MEMORY_GET_ANDROID_HARDWARE_BUFFER_INFO_ANDROID => std::mem::size_of::<vk::MemoryGetAndroidHardwareBufferInfoANDROID>(),
-        vk::StructureType::MEMORY_GET_FD_INFO_KHR => std::mem::size_of::<vk::MemoryGetFdInfoKHR>(),
-        vk::StructureType::MEMORY_GET_REMOTE_ADDRESS_INFO_NV => std::mem::size_of::<vk::MemoryGetRemoteAddressInfoNV>(),
-        vk::StructureType::MEMORY_GET_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::MemoryGetWin32HandleInfoKHR>(),
-        vk::StructureType::MEMORY_GET_ZIRCON_HANDLE_INFO_FUCHSIA => std::mem::size_of::<vk::MemoryGetZirconHandleInfoFUCHSIA>(),
-        vk::StructureType::MEMORY_HOST_POINTER_PROPERTIES_EXT => std::mem::size_of::<vk::MemoryHostPointerPropertiesEXT>(),
-        vk::StructureType::MEMORY_OPAQUE_CAPTURE_ADDRESS_ALLOCATE_INFO => std::mem::size_of::<vk::MemoryOpaqueCaptureAddressAllocateInfo>(),
-        vk::StructureType::MEMORY_PRIORITY_ALLOCATE_INFO_EXT => std::mem::size_of::<vk::MemoryPriorityAllocateInfoEXT>(),
-        vk::StructureType::MEMORY_REQUIREMENTS_2 => std::mem::size_of::<vk::MemoryRequirements2>(),
-        vk::StructureType::MEMORY_WIN32_HANDLE_PROPERTIES_KHR => std::mem::size_of::<vk::MemoryWin32HandlePropertiesKHR>(),
-        vk::StructureType::MEMORY_ZIRCON_HANDLE_PROPERTIES_FUCHSIA => std::mem::size_of::<vk::MemoryZirconHandlePropertiesFUCHSIA>(),
-        vk::StructureType::METAL_SURFACE_CREATE_INFO_EXT => std::mem::size_of::<vk::MetalSurfaceCreateInfoEXT>(),
-        vk::StructureType::MICROMAP_BUILD_INFO_EXT => std::mem::size_of::<vk::MicromapBuildInfoEXT>(),
-        vk::StructureType::MICROMAP_BUILD_SIZES_INFO_EXT => std::mem::size_of::<vk::MicromapBuildSizesInfoEXT>(),
-        vk::StructureType::MICROMAP_CREATE_INFO_EXT => std::mem::size_of::<vk::MicromapCreateInfoEXT>(),
-        vk::StructureType::MICROMAP_VERSION_INFO_EXT => std::mem::size_of::<vk::MicromapVersionInfoEXT>(),
-        vk::StructureType::MULTISAMPLED_RENDER_TO_SINGLE_SAMPLED_INFO_EXT => std::mem::size_of::<vk::MultisampledRenderToSingleSampledInfoEXT>(),
-        vk::StructureType::MULTISAMPLE_PROPERTIES_EXT => std::mem::size_of::<vk::MultisamplePropertiesEXT>(),
-        vk::StructureType::MULTIVIEW_PER_VIEW_ATTRIBUTES_INFO_NVX => std::mem::size_of::<vk::MultiviewPerViewAttributesInfoNVX>(),
-        vk::StructureType::MUTABLE_DESCRIPTOR_TYPE_CREATE_INFO_EXT => std::mem::size_of::<vk::MutableDescriptorTypeCreateInfoEXT>(),
-        vk::StructureType::NATIVE_BUFFER_ANDROID => std::mem::size_of::<vk::NativeBufferANDROID>(),
-        vk::StructureType::OPAQUE_CAPTURE_DESCRIPTOR_DATA_CREATE_INFO_EXT => std::mem::size_of::<vk::OpaqueCaptureDescriptorDataCreateInfoEXT>(),
-        vk::StructureType::OPTICAL_FLOW_EXECUTE_INFO_NV => std::mem::size_of::<vk::OpticalFlowExecuteInfoNV>(),
-        vk::StructureType::OPTICAL_FLOW_IMAGE_FORMAT_INFO_NV => std::mem::size_of::<vk::OpticalFlowImageFormatInfoNV>(),
-        vk::StructureType::OPTICAL_FLOW_IMAGE_FORMAT_PROPERTIES_NV => std::mem::size_of::<vk::OpticalFlowImageFormatPropertiesNV>(),
-        vk::StructureType::OPTICAL_FLOW_SESSION_CREATE_INFO_NV => std::mem::size_of::<vk::OpticalFlowSessionCreateInfoNV>(),
-        vk::StructureType::OPTICAL_FLOW_SESSION_CREATE_PRIVATE_DATA_INFO_NV => std::mem::size_of::<vk::OpticalFlowSessionCreatePrivateDataInfoNV>(),
-        vk::StructureType::PERFORMANCE_CONFIGURATION_ACQUIRE_INFO_INTEL => std::mem::size_of::<vk::PerformanceConfigurationAcquireInfoINTEL>(),
-        vk::StructureType::PERFORMANCE_COUNTER_DESCRIPTION_KHR => std::mem::size_of::<vk::PerformanceCounterDescriptionKHR>(),
-        vk::StructureType::PERFORMANCE_COUNTER_KHR => std::mem::size_of::<vk::PerformanceCounterKHR>(),
-        vk::StructureType::PERFORMANCE_MARKER_INFO_INTEL => std::mem::size_of::<vk::PerformanceMarkerInfoINTEL>(),
-        vk::StructureType::PERFORMANCE_OVERRIDE_INFO_INTEL => std::mem::size_of::<vk::PerformanceOverrideInfoINTEL>(),
-        vk::StructureType::PERFORMANCE_QUERY_SUBMIT_INFO_KHR => std::mem::size_of::<vk::PerformanceQuerySubmitInfoKHR>(),
-        vk::StructureType::PERFORMANCE_STREAM_MARKER_INFO_INTEL => std::mem::size_of::<vk::PerformanceStreamMarkerInfoINTEL>(),
-        vk::StructureType::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES => std::mem::size_of::<vk::PhysicalDevice16BitStorageFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_4444_FORMATS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevice4444FormatsFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES => std::mem::size_of::<vk::PhysicalDevice8BitStorageFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceAccelerationStructureFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDeviceAccelerationStructurePropertiesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_ADDRESS_BINDING_REPORT_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceAddressBindingReportFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_AMIGO_PROFILING_FEATURES_SEC => std::mem::size_of::<vk::PhysicalDeviceAmigoProfilingFeaturesSEC>(),
-        vk::StructureType::PHYSICAL_DEVICE_ASTC_DECODE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceASTCDecodeFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_ATTACHMENT_FEEDBACK_LOOP_LAYOUT_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceAttachmentFeedbackLoopLayoutFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_BLEND_OPERATION_ADVANCED_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceBlendOperationAdvancedFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_BLEND_OPERATION_ADVANCED_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceBlendOperationAdvancedPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_BORDER_COLOR_SWIZZLE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceBorderColorSwizzleFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES => std::mem::size_of::<vk::PhysicalDeviceBufferDeviceAddressFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceBufferDeviceAddressFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_CLUSTER_CULLING_SHADER_FEATURES_HUAWEI => std::mem::size_of::<vk::PhysicalDeviceClusterCullingShaderFeaturesHUAWEI>(),
-        vk::StructureType::PHYSICAL_DEVICE_CLUSTER_CULLING_SHADER_PROPERTIES_HUAWEI => std::mem::size_of::<vk::PhysicalDeviceClusterCullingShaderPropertiesHUAWEI>(),
-        vk::StructureType::PHYSICAL_DEVICE_COHERENT_MEMORY_FEATURES_AMD => std::mem::size_of::<vk::PhysicalDeviceCoherentMemoryFeaturesAMD>(),
-        vk::StructureType::PHYSICAL_DEVICE_COLOR_WRITE_ENABLE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceColorWriteEnableFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_COMPUTE_SHADER_DERIVATIVES_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceComputeShaderDerivativesFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceConditionalRenderingFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_CONSERVATIVE_RASTERIZATION_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceConservativeRasterizationPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceCooperativeMatrixFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceCooperativeMatrixPropertiesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_COPY_MEMORY_INDIRECT_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceCopyMemoryIndirectFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_COPY_MEMORY_INDIRECT_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceCopyMemoryIndirectPropertiesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_CORNER_SAMPLED_IMAGE_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceCornerSampledImageFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_COVERAGE_REDUCTION_MODE_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceCoverageReductionModeFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_CUSTOM_BORDER_COLOR_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceCustomBorderColorFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_CUSTOM_BORDER_COLOR_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceCustomBorderColorPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_DEDICATED_ALLOCATION_IMAGE_ALIASING_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceDedicatedAllocationImageAliasingFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_DEPTH_CLAMP_ZERO_ONE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceDepthClampZeroOneFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_DEPTH_CLIP_CONTROL_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceDepthClipControlFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_DEPTH_CLIP_ENABLE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceDepthClipEnableFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_DEPTH_STENCIL_RESOLVE_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceDepthStencilResolveProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_DENSITY_MAP_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceDescriptorBufferDensityMapPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceDescriptorBufferFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceDescriptorBufferPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_FEATURES => std::mem::size_of::<vk::PhysicalDeviceDescriptorIndexingFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceDescriptorIndexingProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_SET_HOST_MAPPING_FEATURES_VALVE => std::mem::size_of::<vk::PhysicalDeviceDescriptorSetHostMappingFeaturesVALVE>(),
-        vk::StructureType::PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceDeviceGeneratedCommandsFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceDeviceGeneratedCommandsPropertiesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_DEVICE_MEMORY_REPORT_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceDeviceMemoryReportFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_DIAGNOSTICS_CONFIG_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceDiagnosticsConfigFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_DISCARD_RECTANGLE_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceDiscardRectanglePropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_DRIVER_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceDriverProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_DRM_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceDrmPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES => std::mem::size_of::<vk::PhysicalDeviceDynamicRenderingFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_EXCLUSIVE_SCISSOR_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceExclusiveScissorFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_2_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceExtendedDynamicState2FeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_3_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceExtendedDynamicState3FeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_3_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceExtendedDynamicState3PropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceExtendedDynamicStateFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO => std::mem::size_of::<vk::PhysicalDeviceExternalBufferInfo>(),
-        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_FENCE_INFO => std::mem::size_of::<vk::PhysicalDeviceExternalFenceInfo>(),
-        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO => std::mem::size_of::<vk::PhysicalDeviceExternalImageFormatInfo>(),
-        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceExternalMemoryHostPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_MEMORY_RDMA_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceExternalMemoryRDMAFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO => std::mem::size_of::<vk::PhysicalDeviceExternalSemaphoreInfo>(),
-        vk::StructureType::PHYSICAL_DEVICE_FAULT_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceFaultFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_FEATURES_2 => std::mem::size_of::<vk::PhysicalDeviceFeatures2>(),
-        vk::StructureType::PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceFloatControlsProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_2_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMap2FeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_2_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMap2PropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMapFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_OFFSET_FEATURES_QCOM => std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMapOffsetFeaturesQCOM>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_OFFSET_PROPERTIES_QCOM => std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMapOffsetPropertiesQCOM>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMapPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADER_BARYCENTRIC_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADER_BARYCENTRIC_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDeviceFragmentShaderBarycentricPropertiesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADER_INTERLOCK_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceFragmentShaderInterlockFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_ENUMS_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRateEnumsFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_ENUMS_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRateEnumsPropertiesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRateFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_KHR => std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRateKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRatePropertiesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_GLOBAL_PRIORITY_QUERY_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceGlobalPriorityQueryFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_GRAPHICS_PIPELINE_LIBRARY_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceGraphicsPipelineLibraryFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_GRAPHICS_PIPELINE_LIBRARY_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceGraphicsPipelineLibraryPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_GROUP_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceGroupProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES => std::mem::size_of::<vk::PhysicalDeviceHostQueryResetFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_ID_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceIDProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_IMAGELESS_FRAMEBUFFER_FEATURES => std::mem::size_of::<vk::PhysicalDeviceImagelessFramebufferFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_IMAGE_2D_VIEW_OF_3D_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceImage2DViewOf3DFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_IMAGE_COMPRESSION_CONTROL_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceImageCompressionControlFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_IMAGE_COMPRESSION_CONTROL_SWAPCHAIN_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceImageCompressionControlSwapchainFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT => std::mem::size_of::<vk::PhysicalDeviceImageDrmFormatModifierInfoEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2 => std::mem::size_of::<vk::PhysicalDeviceImageFormatInfo2>(),
-        vk::StructureType::PHYSICAL_DEVICE_IMAGE_PROCESSING_FEATURES_QCOM => std::mem::size_of::<vk::PhysicalDeviceImageProcessingFeaturesQCOM>(),
-        vk::StructureType::PHYSICAL_DEVICE_IMAGE_PROCESSING_PROPERTIES_QCOM => std::mem::size_of::<vk::PhysicalDeviceImageProcessingPropertiesQCOM>(),
-        vk::StructureType::PHYSICAL_DEVICE_IMAGE_ROBUSTNESS_FEATURES => std::mem::size_of::<vk::PhysicalDeviceImageRobustnessFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_IMAGE_VIEW_IMAGE_FORMAT_INFO_EXT => std::mem::size_of::<vk::PhysicalDeviceImageViewImageFormatInfoEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_IMAGE_VIEW_MIN_LOD_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceImageViewMinLodFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_INDEX_TYPE_UINT8_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceIndexTypeUint8FeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_INHERITED_VIEWPORT_SCISSOR_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceInheritedViewportScissorFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_INLINE_UNIFORM_BLOCK_FEATURES => std::mem::size_of::<vk::PhysicalDeviceInlineUniformBlockFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_INLINE_UNIFORM_BLOCK_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceInlineUniformBlockProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_INVOCATION_MASK_FEATURES_HUAWEI => std::mem::size_of::<vk::PhysicalDeviceInvocationMaskFeaturesHUAWEI>(),
-        vk::StructureType::PHYSICAL_DEVICE_LEGACY_DITHERING_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceLegacyDitheringFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_LINEAR_COLOR_ATTACHMENT_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceLinearColorAttachmentFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_LINE_RASTERIZATION_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceLineRasterizationFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_LINE_RASTERIZATION_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceLineRasterizationPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceMaintenance3Properties>(),
-        vk::StructureType::PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES => std::mem::size_of::<vk::PhysicalDeviceMaintenance4Features>(),
-        vk::StructureType::PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceMaintenance4Properties>(),
-        vk::StructureType::PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceMemoryBudgetPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_MEMORY_DECOMPRESSION_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceMemoryDecompressionFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_MEMORY_DECOMPRESSION_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceMemoryDecompressionPropertiesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_MEMORY_PRIORITY_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceMemoryPriorityFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_MEMORY_PROPERTIES_2 => std::mem::size_of::<vk::PhysicalDeviceMemoryProperties2>(),
-        vk::StructureType::PHYSICAL_DEVICE_MESH_SHADER_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceMeshShaderFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_MESH_SHADER_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceMeshShaderFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_MESH_SHADER_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceMeshShaderPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_MESH_SHADER_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceMeshShaderPropertiesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_MULTISAMPLED_RENDER_TO_SINGLE_SAMPLED_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceMultisampledRenderToSingleSampledFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_FEATURES => std::mem::size_of::<vk::PhysicalDeviceMultiviewFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_PER_VIEW_ATTRIBUTES_PROPERTIES_NVX => std::mem::size_of::<vk::PhysicalDeviceMultiviewPerViewAttributesPropertiesNVX>(),
-        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_PER_VIEW_VIEWPORTS_FEATURES_QCOM => std::mem::size_of::<vk::PhysicalDeviceMultiviewPerViewViewportsFeaturesQCOM>(),
-        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceMultiviewProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_MULTI_DRAW_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceMultiDrawFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_MULTI_DRAW_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceMultiDrawPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_MUTABLE_DESCRIPTOR_TYPE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceMutableDescriptorTypeFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_NON_SEAMLESS_CUBE_MAP_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceNonSeamlessCubeMapFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_OPACITY_MICROMAP_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceOpacityMicromapFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_OPACITY_MICROMAP_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceOpacityMicromapPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_OPTICAL_FLOW_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceOpticalFlowFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_OPTICAL_FLOW_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceOpticalFlowPropertiesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_PAGEABLE_DEVICE_LOCAL_MEMORY_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevicePageableDeviceLocalMemoryFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDevicePCIBusInfoPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_PERFORMANCE_QUERY_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDevicePerformanceQueryFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_PERFORMANCE_QUERY_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDevicePerformanceQueryPropertiesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_CREATION_CACHE_CONTROL_FEATURES => std::mem::size_of::<vk::PhysicalDevicePipelineCreationCacheControlFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_PROPERTIES_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevicePipelinePropertiesFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_PROTECTED_ACCESS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevicePipelineProtectedAccessFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevicePipelineRobustnessFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDevicePipelineRobustnessPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_POINT_CLIPPING_PROPERTIES => std::mem::size_of::<vk::PhysicalDevicePointClippingProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_PORTABILITY_SUBSET_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDevicePortabilitySubsetFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_PORTABILITY_SUBSET_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDevicePortabilitySubsetPropertiesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_PRESENTATION_PROPERTIES_ANDROID => std::mem::size_of::<vk::PhysicalDevicePresentationPropertiesANDROID>(),
-        vk::StructureType::PHYSICAL_DEVICE_PRESENT_BARRIER_FEATURES_NV => std::mem::size_of::<vk::PhysicalDevicePresentBarrierFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_PRESENT_ID_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDevicePresentIdFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_PRESENT_WAIT_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDevicePresentWaitFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_PRIMITIVES_GENERATED_QUERY_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevicePrimitivesGeneratedQueryFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_PRIMITIVE_TOPOLOGY_LIST_RESTART_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDevicePrimitiveTopologyListRestartFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_PRIVATE_DATA_FEATURES => std::mem::size_of::<vk::PhysicalDevicePrivateDataFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_PROPERTIES_2 => std::mem::size_of::<vk::PhysicalDeviceProperties2>(),
-        vk::StructureType::PHYSICAL_DEVICE_PROTECTED_MEMORY_FEATURES => std::mem::size_of::<vk::PhysicalDeviceProtectedMemoryFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_PROTECTED_MEMORY_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceProtectedMemoryProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_PROVOKING_VERTEX_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceProvokingVertexFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_PROVOKING_VERTEX_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceProvokingVertexPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDevicePushDescriptorPropertiesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_RASTERIZATION_ORDER_ATTACHMENT_ACCESS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceRasterizationOrderAttachmentAccessFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceRayQueryFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_INVOCATION_REORDER_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceRayTracingInvocationReorderFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_INVOCATION_REORDER_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceRayTracingInvocationReorderPropertiesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_MAINTENANCE_1_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceRayTracingMaintenance1FeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_MOTION_BLUR_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceRayTracingMotionBlurFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_PIPELINE_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceRayTracingPipelineFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_PIPELINE_PROPERTIES_KHR => std::mem::size_of::<vk::PhysicalDeviceRayTracingPipelinePropertiesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceRayTracingPropertiesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_REPRESENTATIVE_FRAGMENT_TEST_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceRepresentativeFragmentTestFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_RGBA10X6_FORMATS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceRGBA10X6FormatsFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceRobustness2FeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceRobustness2PropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_SAMPLER_FILTER_MINMAX_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceSamplerFilterMinmaxProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_SAMPLER_YCBCR_CONVERSION_FEATURES => std::mem::size_of::<vk::PhysicalDeviceSamplerYcbcrConversionFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_SAMPLE_LOCATIONS_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceSampleLocationsPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES => std::mem::size_of::<vk::PhysicalDeviceScalarBlockLayoutFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_SEPARATE_DEPTH_STENCIL_LAYOUTS_FEATURES => std::mem::size_of::<vk::PhysicalDeviceSeparateDepthStencilLayoutsFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceShaderAtomicFloat2FeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderAtomicInt64Features>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceShaderClockFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_CORE_BUILTINS_FEATURES_ARM => std::mem::size_of::<vk::PhysicalDeviceShaderCoreBuiltinsFeaturesARM>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_CORE_BUILTINS_PROPERTIES_ARM => std::mem::size_of::<vk::PhysicalDeviceShaderCoreBuiltinsPropertiesARM>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD => std::mem::size_of::<vk::PhysicalDeviceShaderCoreProperties2AMD>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD => std::mem::size_of::<vk::PhysicalDeviceShaderCorePropertiesAMD>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_DEMOTE_TO_HELPER_INVOCATION_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderDemoteToHelperInvocationFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_DRAW_PARAMETERS_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderDrawParametersFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_EARLY_AND_LATE_FRAGMENT_TESTS_FEATURES_AMD => std::mem::size_of::<vk::PhysicalDeviceShaderEarlyAndLateFragmentTestsFeaturesAMD>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderFloat16Int8Features>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_IMAGE_ATOMIC_INT64_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceShaderImageAtomicInt64FeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_IMAGE_FOOTPRINT_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceShaderImageFootprintFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderIntegerDotProductFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceShaderIntegerDotProductProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_INTEGER_FUNCTIONS_2_FEATURES_INTEL => std::mem::size_of::<vk::PhysicalDeviceShaderIntegerFunctions2FeaturesINTEL>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_MODULE_IDENTIFIER_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceShaderModuleIdentifierFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_MODULE_IDENTIFIER_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceShaderModuleIdentifierPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_SM_BUILTINS_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceShaderSMBuiltinsFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderSubgroupExtendedTypesFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADER_TERMINATE_INVOCATION_FEATURES => std::mem::size_of::<vk::PhysicalDeviceShaderTerminateInvocationFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADING_RATE_IMAGE_FEATURES_NV => std::mem::size_of::<vk::PhysicalDeviceShadingRateImageFeaturesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_SHADING_RATE_IMAGE_PROPERTIES_NV => std::mem::size_of::<vk::PhysicalDeviceShadingRateImagePropertiesNV>(),
-        vk::StructureType::PHYSICAL_DEVICE_SPARSE_IMAGE_FORMAT_INFO_2 => std::mem::size_of::<vk::PhysicalDeviceSparseImageFormatInfo2>(),
-        vk::StructureType::PHYSICAL_DEVICE_SUBGROUP_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceSubgroupProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES => std::mem::size_of::<vk::PhysicalDeviceSubgroupSizeControlFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceSubgroupSizeControlProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_SUBPASS_MERGE_FEEDBACK_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceSubpassMergeFeedbackFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_SUBPASS_SHADING_FEATURES_HUAWEI => std::mem::size_of::<vk::PhysicalDeviceSubpassShadingFeaturesHUAWEI>(),
-        vk::StructureType::PHYSICAL_DEVICE_SUBPASS_SHADING_PROPERTIES_HUAWEI => std::mem::size_of::<vk::PhysicalDeviceSubpassShadingPropertiesHUAWEI>(),
-        vk::StructureType::PHYSICAL_DEVICE_SURFACE_INFO_2_KHR => std::mem::size_of::<vk::PhysicalDeviceSurfaceInfo2KHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_SWAPCHAIN_MAINTENANCE_1_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceSwapchainMaintenance1FeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES => std::mem::size_of::<vk::PhysicalDeviceSynchronization2Features>(),
-        vk::StructureType::PHYSICAL_DEVICE_TEXEL_BUFFER_ALIGNMENT_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceTexelBufferAlignmentFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_TEXEL_BUFFER_ALIGNMENT_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceTexelBufferAlignmentProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_TEXTURE_COMPRESSION_ASTC_HDR_FEATURES => std::mem::size_of::<vk::PhysicalDeviceTextureCompressionASTCHDRFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_TILE_PROPERTIES_FEATURES_QCOM => std::mem::size_of::<vk::PhysicalDeviceTilePropertiesFeaturesQCOM>(),
-        vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES => std::mem::size_of::<vk::PhysicalDeviceTimelineSemaphoreFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceTimelineSemaphoreProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_TOOL_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceToolProperties>(),
-        vk::StructureType::PHYSICAL_DEVICE_TRANSFORM_FEEDBACK_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceTransformFeedbackFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_TRANSFORM_FEEDBACK_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceTransformFeedbackPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_UNIFORM_BUFFER_STANDARD_LAYOUT_FEATURES => std::mem::size_of::<vk::PhysicalDeviceUniformBufferStandardLayoutFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_VARIABLE_POINTERS_FEATURES => std::mem::size_of::<vk::PhysicalDeviceVariablePointersFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_VERTEX_ATTRIBUTE_DIVISOR_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceVertexAttributeDivisorFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_VERTEX_ATTRIBUTE_DIVISOR_PROPERTIES_EXT => std::mem::size_of::<vk::PhysicalDeviceVertexAttributeDivisorPropertiesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_VERTEX_INPUT_DYNAMIC_STATE_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceVertexInputDynamicStateFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => std::mem::size_of::<vk::PhysicalDeviceVulkan11Features>(),
-        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceVulkan11Properties>(),
-        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => std::mem::size_of::<vk::PhysicalDeviceVulkan12Features>(),
-        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceVulkan12Properties>(),
-        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_3_FEATURES => std::mem::size_of::<vk::PhysicalDeviceVulkan13Features>(),
-        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES => std::mem::size_of::<vk::PhysicalDeviceVulkan13Properties>(),
-        vk::StructureType::PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES => std::mem::size_of::<vk::PhysicalDeviceVulkanMemoryModelFeatures>(),
-        vk::StructureType::PHYSICAL_DEVICE_WORKGROUP_MEMORY_EXPLICIT_LAYOUT_FEATURES_KHR => std::mem::size_of::<vk::PhysicalDeviceWorkgroupMemoryExplicitLayoutFeaturesKHR>(),
-        vk::StructureType::PHYSICAL_DEVICE_YCBCR_2_PLANE_444_FORMATS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceYcbcr2Plane444FormatsFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_YCBCR_IMAGE_ARRAYS_FEATURES_EXT => std::mem::size_of::<vk::PhysicalDeviceYcbcrImageArraysFeaturesEXT>(),
-        vk::StructureType::PHYSICAL_DEVICE_ZERO_INITIALIZE_WORKGROUP_MEMORY_FEATURES => std::mem::size_of::<vk::PhysicalDeviceZeroInitializeWorkgroupMemoryFeatures>(),
-        vk::StructureType::PIPELINE_CACHE_CREATE_INFO => std::mem::size_of::<vk::PipelineCacheCreateInfo>(),
-        vk::StructureType::PIPELINE_COLOR_BLEND_ADVANCED_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineColorBlendAdvancedStateCreateInfoEXT>(),
-        vk::StructureType::PIPELINE_COLOR_BLEND_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineColorBlendStateCreateInfo>(),
-        vk::StructureType::PIPELINE_COLOR_WRITE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineColorWriteCreateInfoEXT>(),
-        vk::StructureType::PIPELINE_COMPILER_CONTROL_CREATE_INFO_AMD => std::mem::size_of::<vk::PipelineCompilerControlCreateInfoAMD>(),
-        vk::StructureType::PIPELINE_COVERAGE_MODULATION_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineCoverageModulationStateCreateInfoNV>(),
-        vk::StructureType::PIPELINE_COVERAGE_REDUCTION_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineCoverageReductionStateCreateInfoNV>(),
-        vk::StructureType::PIPELINE_COVERAGE_TO_COLOR_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineCoverageToColorStateCreateInfoNV>(),
-        vk::StructureType::PIPELINE_CREATION_FEEDBACK_CREATE_INFO => std::mem::size_of::<vk::PipelineCreationFeedbackCreateInfo>(),
-        vk::StructureType::PIPELINE_DEPTH_STENCIL_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineDepthStencilStateCreateInfo>(),
-        vk::StructureType::PIPELINE_DISCARD_RECTANGLE_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineDiscardRectangleStateCreateInfoEXT>(),
-        vk::StructureType::PIPELINE_DYNAMIC_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineDynamicStateCreateInfo>(),
-        vk::StructureType::PIPELINE_EXECUTABLE_INFO_KHR => std::mem::size_of::<vk::PipelineExecutableInfoKHR>(),
-        vk::StructureType::PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR => std::mem::size_of::<vk::PipelineExecutableInternalRepresentationKHR>(),
-        vk::StructureType::PIPELINE_EXECUTABLE_PROPERTIES_KHR => std::mem::size_of::<vk::PipelineExecutablePropertiesKHR>(),
-        vk::StructureType::PIPELINE_EXECUTABLE_STATISTIC_KHR => std::mem::size_of::<vk::PipelineExecutableStatisticKHR>(),
-        vk::StructureType::PIPELINE_FRAGMENT_SHADING_RATE_ENUM_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineFragmentShadingRateEnumStateCreateInfoNV>(),
-        vk::StructureType::PIPELINE_FRAGMENT_SHADING_RATE_STATE_CREATE_INFO_KHR => std::mem::size_of::<vk::PipelineFragmentShadingRateStateCreateInfoKHR>(),
-        vk::StructureType::PIPELINE_INFO_KHR => std::mem::size_of::<vk::PipelineInfoKHR>(),
-        vk::StructureType::PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineInputAssemblyStateCreateInfo>(),
-        vk::StructureType::PIPELINE_LAYOUT_CREATE_INFO => std::mem::size_of::<vk::PipelineLayoutCreateInfo>(),
-        vk::StructureType::PIPELINE_LIBRARY_CREATE_INFO_KHR => std::mem::size_of::<vk::PipelineLibraryCreateInfoKHR>(),
-        vk::StructureType::PIPELINE_MULTISAMPLE_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineMultisampleStateCreateInfo>(),
-        vk::StructureType::PIPELINE_PROPERTIES_IDENTIFIER_EXT => std::mem::size_of::<vk::PipelinePropertiesIdentifierEXT>(),
-        vk::StructureType::PIPELINE_RASTERIZATION_CONSERVATIVE_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineRasterizationConservativeStateCreateInfoEXT>(),
-        vk::StructureType::PIPELINE_RASTERIZATION_DEPTH_CLIP_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineRasterizationDepthClipStateCreateInfoEXT>(),
-        vk::StructureType::PIPELINE_RASTERIZATION_LINE_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineRasterizationLineStateCreateInfoEXT>(),
-        vk::StructureType::PIPELINE_RASTERIZATION_PROVOKING_VERTEX_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineRasterizationProvokingVertexStateCreateInfoEXT>(),
-        vk::StructureType::PIPELINE_RASTERIZATION_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineRasterizationStateCreateInfo>(),
-        vk::StructureType::PIPELINE_RASTERIZATION_STATE_RASTERIZATION_ORDER_AMD => std::mem::size_of::<vk::PipelineRasterizationStateRasterizationOrderAMD>(),
-        vk::StructureType::PIPELINE_RASTERIZATION_STATE_STREAM_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineRasterizationStateStreamCreateInfoEXT>(),
-        vk::StructureType::PIPELINE_RENDERING_CREATE_INFO => std::mem::size_of::<vk::PipelineRenderingCreateInfo>(),
-        vk::StructureType::PIPELINE_REPRESENTATIVE_FRAGMENT_TEST_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineRepresentativeFragmentTestStateCreateInfoNV>(),
-        vk::StructureType::PIPELINE_ROBUSTNESS_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineRobustnessCreateInfoEXT>(),
-        vk::StructureType::PIPELINE_SAMPLE_LOCATIONS_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineSampleLocationsStateCreateInfoEXT>(),
-        vk::StructureType::PIPELINE_SHADER_STAGE_CREATE_INFO => std::mem::size_of::<vk::PipelineShaderStageCreateInfo>(),
-        vk::StructureType::PIPELINE_SHADER_STAGE_MODULE_IDENTIFIER_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineShaderStageModuleIdentifierCreateInfoEXT>(),
-        vk::StructureType::PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO => std::mem::size_of::<vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo>(),
-        vk::StructureType::PIPELINE_TESSELLATION_DOMAIN_ORIGIN_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineTessellationDomainOriginStateCreateInfo>(),
-        vk::StructureType::PIPELINE_TESSELLATION_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineTessellationStateCreateInfo>(),
-        vk::StructureType::PIPELINE_VERTEX_INPUT_DIVISOR_STATE_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineVertexInputDivisorStateCreateInfoEXT>(),
-        vk::StructureType::PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineVertexInputStateCreateInfo>(),
-        vk::StructureType::PIPELINE_VIEWPORT_COARSE_SAMPLE_ORDER_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineViewportCoarseSampleOrderStateCreateInfoNV>(),
-        vk::StructureType::PIPELINE_VIEWPORT_DEPTH_CLIP_CONTROL_CREATE_INFO_EXT => std::mem::size_of::<vk::PipelineViewportDepthClipControlCreateInfoEXT>(),
-        vk::StructureType::PIPELINE_VIEWPORT_EXCLUSIVE_SCISSOR_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineViewportExclusiveScissorStateCreateInfoNV>(),
-        vk::StructureType::PIPELINE_VIEWPORT_SHADING_RATE_IMAGE_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineViewportShadingRateImageStateCreateInfoNV>(),
-        vk::StructureType::PIPELINE_VIEWPORT_STATE_CREATE_INFO => std::mem::size_of::<vk::PipelineViewportStateCreateInfo>(),
-        vk::StructureType::PIPELINE_VIEWPORT_SWIZZLE_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineViewportSwizzleStateCreateInfoNV>(),
-        vk::StructureType::PIPELINE_VIEWPORT_W_SCALING_STATE_CREATE_INFO_NV => std::mem::size_of::<vk::PipelineViewportWScalingStateCreateInfoNV>(),
-        vk::StructureType::PRESENT_FRAME_TOKEN_GGP => std::mem::size_of::<vk::PresentFrameTokenGGP>(),
-        vk::StructureType::PRESENT_ID_KHR => std::mem::size_of::<vk::PresentIdKHR>(),
-        vk::StructureType::PRESENT_INFO_KHR => std::mem::size_of::<vk::PresentInfoKHR>(),
-        vk::StructureType::PRESENT_REGIONS_KHR => std::mem::size_of::<vk::PresentRegionsKHR>(),
-        vk::StructureType::PRESENT_TIMES_INFO_GOOGLE => std::mem::size_of::<vk::PresentTimesInfoGOOGLE>(),
-        vk::StructureType::PRIVATE_DATA_SLOT_CREATE_INFO => std::mem::size_of::<vk::PrivateDataSlotCreateInfo>(),
-        vk::StructureType::PROTECTED_SUBMIT_INFO => std::mem::size_of::<vk::ProtectedSubmitInfo>(),
-        vk::StructureType::QUERY_POOL_CREATE_INFO => std::mem::size_of::<vk::QueryPoolCreateInfo>(),
-        vk::StructureType::QUERY_POOL_PERFORMANCE_CREATE_INFO_KHR => std::mem::size_of::<vk::QueryPoolPerformanceCreateInfoKHR>(),
-        vk::StructureType::QUERY_POOL_PERFORMANCE_QUERY_CREATE_INFO_INTEL => std::mem::size_of::<vk::QueryPoolPerformanceQueryCreateInfoINTEL>(),
-        vk::StructureType::QUEUE_FAMILY_CHECKPOINT_PROPERTIES_2_NV => std::mem::size_of::<vk::QueueFamilyCheckpointProperties2NV>(),
-        vk::StructureType::QUEUE_FAMILY_CHECKPOINT_PROPERTIES_NV => std::mem::size_of::<vk::QueueFamilyCheckpointPropertiesNV>(),
-        vk::StructureType::QUEUE_FAMILY_GLOBAL_PRIORITY_PROPERTIES_KHR => std::mem::size_of::<vk::QueueFamilyGlobalPriorityPropertiesKHR>(),
-        vk::StructureType::QUEUE_FAMILY_PROPERTIES_2 => std::mem::size_of::<vk::QueueFamilyProperties2>(),
-        vk::StructureType::QUEUE_FAMILY_QUERY_RESULT_STATUS_PROPERTIES_KHR => std::mem::size_of::<vk::QueueFamilyQueryResultStatusPropertiesKHR>(),
-        vk::StructureType::RAY_TRACING_PIPELINE_CREATE_INFO_KHR => std::mem::size_of::<vk::RayTracingPipelineCreateInfoKHR>(),
-        vk::StructureType::RAY_TRACING_PIPELINE_CREATE_INFO_NV => std::mem::size_of::<vk::RayTracingPipelineCreateInfoNV>(),
-        vk::StructureType::RAY_TRACING_PIPELINE_INTERFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::RayTracingPipelineInterfaceCreateInfoKHR>(),
-        vk::StructureType::RAY_TRACING_SHADER_GROUP_CREATE_INFO_KHR => std::mem::size_of::<vk::RayTracingShaderGroupCreateInfoKHR>(),
-        vk::StructureType::RAY_TRACING_SHADER_GROUP_CREATE_INFO_NV => std::mem::size_of::<vk::RayTracingShaderGroupCreateInfoNV>(),
-        vk::StructureType::RELEASE_SWAPCHAIN_IMAGES_INFO_EXT => std::mem::size_of::<vk::ReleaseSwapchainImagesInfoEXT>(),
-        vk::StructureType::RENDERING_ATTACHMENT_INFO => std::mem::size_of::<vk::RenderingAttachmentInfo>(),
-        vk::StructureType::RENDERING_FRAGMENT_DENSITY_MAP_ATTACHMENT_INFO_EXT => std::mem::size_of::<vk::RenderingFragmentDensityMapAttachmentInfoEXT>(),
-        vk::StructureType::RENDERING_FRAGMENT_SHADING_RATE_ATTACHMENT_INFO_KHR => std::mem::size_of::<vk::RenderingFragmentShadingRateAttachmentInfoKHR>(),
-        vk::StructureType::RENDERING_INFO => std::mem::size_of::<vk::RenderingInfo>(),
-        vk::StructureType::RENDER_PASS_ATTACHMENT_BEGIN_INFO => std::mem::size_of::<vk::RenderPassAttachmentBeginInfo>(),
-        vk::StructureType::RENDER_PASS_BEGIN_INFO => std::mem::size_of::<vk::RenderPassBeginInfo>(),
-        vk::StructureType::RENDER_PASS_CREATE_INFO => std::mem::size_of::<vk::RenderPassCreateInfo>(),
-        vk::StructureType::RENDER_PASS_CREATE_INFO_2 => std::mem::size_of::<vk::RenderPassCreateInfo2>(),
-        vk::StructureType::RENDER_PASS_CREATION_CONTROL_EXT => std::mem::size_of::<vk::RenderPassCreationControlEXT>(),
-        vk::StructureType::RENDER_PASS_CREATION_FEEDBACK_CREATE_INFO_EXT => std::mem::size_of::<vk::RenderPassCreationFeedbackCreateInfoEXT>(),
-        vk::StructureType::RENDER_PASS_FRAGMENT_DENSITY_MAP_CREATE_INFO_EXT => std::mem::size_of::<vk::RenderPassFragmentDensityMapCreateInfoEXT>(),
-        vk::StructureType::RENDER_PASS_INPUT_ATTACHMENT_ASPECT_CREATE_INFO => std::mem::size_of::<vk::RenderPassInputAttachmentAspectCreateInfo>(),
-        vk::StructureType::RENDER_PASS_MULTIVIEW_CREATE_INFO => std::mem::size_of::<vk::RenderPassMultiviewCreateInfo>(),
-        vk::StructureType::RENDER_PASS_SAMPLE_LOCATIONS_BEGIN_INFO_EXT => std::mem::size_of::<vk::RenderPassSampleLocationsBeginInfoEXT>(),
-        vk::StructureType::RENDER_PASS_SUBPASS_FEEDBACK_CREATE_INFO_EXT => std::mem::size_of::<vk::RenderPassSubpassFeedbackCreateInfoEXT>(),
-        vk::StructureType::RENDER_PASS_TRANSFORM_BEGIN_INFO_QCOM => std::mem::size_of::<vk::RenderPassTransformBeginInfoQCOM>(),
-        vk::StructureType::RESOLVE_IMAGE_INFO_2 => std::mem::size_of::<vk::ResolveImageInfo2>(),
-        vk::StructureType::SAMPLER_BORDER_COLOR_COMPONENT_MAPPING_CREATE_INFO_EXT => std::mem::size_of::<vk::SamplerBorderColorComponentMappingCreateInfoEXT>(),
-        vk::StructureType::SAMPLER_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => std::mem::size_of::<vk::SamplerCaptureDescriptorDataInfoEXT>(),
-        vk::StructureType::SAMPLER_CREATE_INFO => std::mem::size_of::<vk::SamplerCreateInfo>(),
-        vk::StructureType::SAMPLER_CUSTOM_BORDER_COLOR_CREATE_INFO_EXT => std::mem::size_of::<vk::SamplerCustomBorderColorCreateInfoEXT>(),
-        vk::StructureType::SAMPLER_REDUCTION_MODE_CREATE_INFO => std::mem::size_of::<vk::SamplerReductionModeCreateInfo>(),
-        vk::StructureType::SAMPLER_YCBCR_CONVERSION_CREATE_INFO => std::mem::size_of::<vk::SamplerYcbcrConversionCreateInfo>(),
-        vk::StructureType::SAMPLER_YCBCR_CONVERSION_IMAGE_FORMAT_PROPERTIES => std::mem::size_of::<vk::SamplerYcbcrConversionImageFormatProperties>(),
-        vk::StructureType::SAMPLER_YCBCR_CONVERSION_INFO => std::mem::size_of::<vk::SamplerYcbcrConversionInfo>(),
-        vk::StructureType::SAMPLE_LOCATIONS_INFO_EXT => std::mem::size_of::<vk::SampleLocationsInfoEXT>(),
-        vk::StructureType::SCREEN_SURFACE_CREATE_INFO_QNX => std::mem::size_of::<vk::ScreenSurfaceCreateInfoQNX>(),
-        vk::StructureType::SEMAPHORE_CREATE_INFO => std::mem::size_of::<vk::SemaphoreCreateInfo>(),
-        vk::StructureType::SEMAPHORE_GET_FD_INFO_KHR => std::mem::size_of::<vk::SemaphoreGetFdInfoKHR>(),
-        vk::StructureType::SEMAPHORE_GET_WIN32_HANDLE_INFO_KHR => std::mem::size_of::<vk::SemaphoreGetWin32HandleInfoKHR>(),
-        vk::StructureType::SEMAPHORE_GET_ZIRCON_HANDLE_INFO_FUCHSIA => std::mem::size_of::<vk::SemaphoreGetZirconHandleInfoFUCHSIA>(),
-        vk::StructureType::SEMAPHORE_SIGNAL_INFO => std::mem::size_of::<vk::SemaphoreSignalInfo>(),
-        vk::StructureType::SEMAPHORE_SUBMIT_INFO => std::mem::size_of::<vk::SemaphoreSubmitInfo>(),
-        vk::StructureType::SEMAPHORE_TYPE_CREATE_INFO => std::mem::size_of::<vk::SemaphoreTypeCreateInfo>(),
-        vk::StructureType::SEMAPHORE_WAIT_INFO => std::mem::size_of::<vk::SemaphoreWaitInfo>(),
-        vk::StructureType::SHADER_MODULE_CREATE_INFO => std::mem::size_of::<vk::ShaderModuleCreateInfo>(),
-        vk::StructureType::SHADER_MODULE_IDENTIFIER_EXT => std::mem::size_of::<vk::ShaderModuleIdentifierEXT>(),
-        vk::StructureType::SHADER_MODULE_VALIDATION_CACHE_CREATE_INFO_EXT => std::mem::size_of::<vk::ShaderModuleValidationCacheCreateInfoEXT>(),
-        vk::StructureType::SHARED_PRESENT_SURFACE_CAPABILITIES_KHR => std::mem::size_of::<vk::SharedPresentSurfaceCapabilitiesKHR>(),
-        vk::StructureType::SPARSE_IMAGE_FORMAT_PROPERTIES_2 => std::mem::size_of::<vk::SparseImageFormatProperties2>(),
-        vk::StructureType::SPARSE_IMAGE_MEMORY_REQUIREMENTS_2 => std::mem::size_of::<vk::SparseImageMemoryRequirements2>(),
-        vk::StructureType::STREAM_DESCRIPTOR_SURFACE_CREATE_INFO_GGP => std::mem::size_of::<vk::StreamDescriptorSurfaceCreateInfoGGP>(),
-        vk::StructureType::SUBMIT_INFO => std::mem::size_of::<vk::SubmitInfo>(),
-        vk::StructureType::SUBMIT_INFO_2 => std::mem::size_of::<vk::SubmitInfo2>(),
-        vk::StructureType::SUBPASS_BEGIN_INFO => std::mem::size_of::<vk::SubpassBeginInfo>(),
-        vk::StructureType::SUBPASS_DEPENDENCY_2 => std::mem::size_of::<vk::SubpassDependency2>(),
-        vk::StructureType::SUBPASS_DESCRIPTION_2 => std::mem::size_of::<vk::SubpassDescription2>(),
-        vk::StructureType::SUBPASS_DESCRIPTION_DEPTH_STENCIL_RESOLVE => std::mem::size_of::<vk::SubpassDescriptionDepthStencilResolve>(),
-        vk::StructureType::SUBPASS_END_INFO => std::mem::size_of::<vk::SubpassEndInfo>(),
-        vk::StructureType::SUBPASS_FRAGMENT_DENSITY_MAP_OFFSET_END_INFO_QCOM => std::mem::size_of::<vk::SubpassFragmentDensityMapOffsetEndInfoQCOM>(),
-        vk::StructureType::SUBPASS_RESOLVE_PERFORMANCE_QUERY_EXT => std::mem::size_of::<vk::SubpassResolvePerformanceQueryEXT>(),
-        vk::StructureType::SUBPASS_SHADING_PIPELINE_CREATE_INFO_HUAWEI => std::mem::size_of::<vk::SubpassShadingPipelineCreateInfoHUAWEI>(),
-        vk::StructureType::SUBRESOURCE_LAYOUT_2_EXT => std::mem::size_of::<vk::SubresourceLayout2EXT>(),
-        vk::StructureType::SURFACE_CAPABILITIES_2_EXT => std::mem::size_of::<vk::SurfaceCapabilities2EXT>(),
-        vk::StructureType::SURFACE_CAPABILITIES_2_KHR => std::mem::size_of::<vk::SurfaceCapabilities2KHR>(),
-        vk::StructureType::SURFACE_CAPABILITIES_FULL_SCREEN_EXCLUSIVE_EXT => std::mem::size_of::<vk::SurfaceCapabilitiesFullScreenExclusiveEXT>(),
-        vk::StructureType::SURFACE_CAPABILITIES_PRESENT_BARRIER_NV => std::mem::size_of::<vk::SurfaceCapabilitiesPresentBarrierNV>(),
-        vk::StructureType::SURFACE_FORMAT_2_KHR => std::mem::size_of::<vk::SurfaceFormat2KHR>(),
-        vk::StructureType::SURFACE_FULL_SCREEN_EXCLUSIVE_INFO_EXT => std::mem::size_of::<vk::SurfaceFullScreenExclusiveInfoEXT>(),
-        vk::StructureType::SURFACE_FULL_SCREEN_EXCLUSIVE_WIN32_INFO_EXT => std::mem::size_of::<vk::SurfaceFullScreenExclusiveWin32InfoEXT>(),
-        vk::StructureType::SURFACE_PRESENT_MODE_COMPATIBILITY_EXT => std::mem::size_of::<vk::SurfacePresentModeCompatibilityEXT>(),
-        vk::StructureType::SURFACE_PRESENT_MODE_EXT => std::mem::size_of::<vk::SurfacePresentModeEXT>(),
-        vk::StructureType::SURFACE_PRESENT_SCALING_CAPABILITIES_EXT => std::mem::size_of::<vk::SurfacePresentScalingCapabilitiesEXT>(),
-        vk::StructureType::SURFACE_PROTECTED_CAPABILITIES_KHR => std::mem::size_of::<vk::SurfaceProtectedCapabilitiesKHR>(),
-        vk::StructureType::SWAPCHAIN_COUNTER_CREATE_INFO_EXT => std::mem::size_of::<vk::SwapchainCounterCreateInfoEXT>(),
-        vk::StructureType::SWAPCHAIN_CREATE_INFO_KHR => std::mem::size_of::<vk::SwapchainCreateInfoKHR>(),
-        vk::StructureType::SWAPCHAIN_DISPLAY_NATIVE_HDR_CREATE_INFO_AMD => std::mem::size_of::<vk::SwapchainDisplayNativeHdrCreateInfoAMD>(),
-        vk::StructureType::SWAPCHAIN_IMAGE_CREATE_INFO_ANDROID => std::mem::size_of::<vk::SwapchainImageCreateInfoANDROID>(),
-        vk::StructureType::SWAPCHAIN_PRESENT_BARRIER_CREATE_INFO_NV => std::mem::size_of::<vk::SwapchainPresentBarrierCreateInfoNV>(),
-        vk::StructureType::SWAPCHAIN_PRESENT_FENCE_INFO_EXT => std::mem::size_of::<vk::SwapchainPresentFenceInfoEXT>(),
-        vk::StructureType::SWAPCHAIN_PRESENT_MODES_CREATE_INFO_EXT => std::mem::size_of::<vk::SwapchainPresentModesCreateInfoEXT>(),
-        vk::StructureType::SWAPCHAIN_PRESENT_MODE_INFO_EXT => std::mem::size_of::<vk::SwapchainPresentModeInfoEXT>(),
-        vk::StructureType::SWAPCHAIN_PRESENT_SCALING_CREATE_INFO_EXT => std::mem::size_of::<vk::SwapchainPresentScalingCreateInfoEXT>(),
-        vk::StructureType::SYSMEM_COLOR_SPACE_FUCHSIA => std::mem::size_of::<vk::SysmemColorSpaceFUCHSIA>(),
-        vk::StructureType::TEXTURE_LOD_GATHER_FORMAT_PROPERTIES_AMD => std::mem::size_of::<vk::TextureLODGatherFormatPropertiesAMD>(),
-        vk::StructureType::TILE_PROPERTIES_QCOM => std::mem::size_of::<vk::TilePropertiesQCOM>(),
-        vk::StructureType::TIMELINE_SEMAPHORE_SUBMIT_INFO => std::mem::size_of::<vk::TimelineSemaphoreSubmitInfo>(),
-        vk::StructureType::VALIDATION_CACHE_CREATE_INFO_EXT => std::mem::size_of::<vk::ValidationCacheCreateInfoEXT>(),
-        vk::StructureType::VALIDATION_FEATURES_EXT => std::mem::size_of::<vk::ValidationFeaturesEXT>(),
-        vk::StructureType::VALIDATION_FLAGS_EXT => std::mem::size_of::<vk::ValidationFlagsEXT>(),
-        vk::StructureType::VERTEX_INPUT_ATTRIBUTE_DESCRIPTION_2_EXT => std::mem::size_of::<vk::VertexInputAttributeDescription2EXT>(),
-        vk::StructureType::VERTEX_INPUT_BINDING_DESCRIPTION_2_EXT => std::mem::size_of::<vk::VertexInputBindingDescription2EXT>(),
-        vk::StructureType::VI_SURFACE_CREATE_INFO_NN => std::mem::size_of::<vk::ViSurfaceCreateInfoNN>(),
-        vk::StructureType::WAYLAND_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::WaylandSurfaceCreateInfoKHR>(),
-        vk::StructureType::WIN32_KEYED_MUTEX_ACQUIRE_RELEASE_INFO_KHR => std::mem::size_of::<vk::Win32KeyedMutexAcquireReleaseInfoKHR>(),
-        vk::StructureType::WIN32_KEYED_MUTEX_ACQUIRE_RELEASE_INFO_NV => std::mem::size_of::<vk::Win32KeyedMutexAcquireReleaseInfoNV>(),
-        vk::StructureType::WIN32_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::Win32SurfaceCreateInfoKHR>(),
-        vk::StructureType::WRITE_DESCRIPTOR_SET => std::mem::size_of::<vk::WriteDescriptorSet>(),
-        vk::StructureType::WRITE_DESCRIPTOR_SET_ACCELERATION_STRUCTURE_KHR => std::mem::size_of::<vk::WriteDescriptorSetAccelerationStructureKHR>(),
-        vk::StructureType::WRITE_DESCRIPTOR_SET_ACCELERATION_STRUCTURE_NV => std::mem::size_of::<vk::WriteDescriptorSetAccelerationStructureNV>(),
-        vk::StructureType::WRITE_DESCRIPTOR_SET_INLINE_UNIFORM_BLOCK => std::mem::size_of::<vk::WriteDescriptorSetInlineUniformBlock>(),
-        vk::StructureType::XCB_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::XcbSurfaceCreateInfoKHR>(),
-        vk::StructureType::XLIB_SURFACE_CREATE_INFO_KHR => std::mem::size_of::<vk::XlibSurfaceCreateInfoKHR>(),
+        vk::StructureType::ACCELERATION_STRUCTURE_BUILD_GEOMETRY_INFO_KHR => (std::mem::size_of::<vk::AccelerationStructureBuildGeometryInfoKHR>(), &[(4, 4), (28, 4), (52, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_BUILD_SIZES_INFO_KHR => (std::mem::size_of::<vk::AccelerationStructureBuildSizesInfoKHR>(), &[(4, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => (std::mem::size_of::<vk::AccelerationStructureCaptureDescriptorDataInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_CREATE_INFO_KHR => (std::mem::size_of::<vk::AccelerationStructureCreateInfoKHR>(), &[(4, 4), (20, 4), (52, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_CREATE_INFO_NV => (std::mem::size_of::<vk::AccelerationStructureCreateInfoNV>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_DEVICE_ADDRESS_INFO_KHR => (std::mem::size_of::<vk::AccelerationStructureDeviceAddressInfoKHR>(), &[(4, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_AABBS_DATA_KHR => (std::mem::size_of::<vk::AccelerationStructureGeometryAabbsDataKHR>(), &[(4, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_INSTANCES_DATA_KHR => (std::mem::size_of::<vk::AccelerationStructureGeometryInstancesDataKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_KHR => (std::mem::size_of::<vk::AccelerationStructureGeometryKHR>(), &[(4, 4), (20, 4), (92, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_MOTION_TRIANGLES_DATA_NV => (std::mem::size_of::<vk::AccelerationStructureGeometryMotionTrianglesDataNV>(), &[(4, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_GEOMETRY_TRIANGLES_DATA_KHR => (std::mem::size_of::<vk::AccelerationStructureGeometryTrianglesDataKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_INFO_NV => (std::mem::size_of::<vk::AccelerationStructureInfoNV>(), &[(4, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_MEMORY_REQUIREMENTS_INFO_NV => (std::mem::size_of::<vk::AccelerationStructureMemoryRequirementsInfoNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_MOTION_INFO_NV => (std::mem::size_of::<vk::AccelerationStructureMotionInfoNV>(), &[(4, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_TRIANGLES_OPACITY_MICROMAP_EXT => (std::mem::size_of::<vk::AccelerationStructureTrianglesOpacityMicromapEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::ACCELERATION_STRUCTURE_VERSION_INFO_KHR => (std::mem::size_of::<vk::AccelerationStructureVersionInfoKHR>(), &[(4, 4)]),
+        vk::StructureType::ACQUIRE_NEXT_IMAGE_INFO_KHR => (std::mem::size_of::<vk::AcquireNextImageInfoKHR>(), &[(4, 4), (52, 4)]),
+        vk::StructureType::ACQUIRE_PROFILING_LOCK_INFO_KHR => (std::mem::size_of::<vk::AcquireProfilingLockInfoKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::AMIGO_PROFILING_SUBMIT_INFO_SEC => (std::mem::size_of::<vk::AmigoProfilingSubmitInfoSEC>(), &[(4, 4)]),
+        vk::StructureType::ANDROID_HARDWARE_BUFFER_FORMAT_PROPERTIES_2_ANDROID => (std::mem::size_of::<vk::AndroidHardwareBufferFormatProperties2ANDROID>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::ANDROID_HARDWARE_BUFFER_FORMAT_PROPERTIES_ANDROID => (std::mem::size_of::<vk::AndroidHardwareBufferFormatPropertiesANDROID>(), &[(4, 4), (20, 4), (68, 4)]),
+        vk::StructureType::ANDROID_HARDWARE_BUFFER_PROPERTIES_ANDROID => (std::mem::size_of::<vk::AndroidHardwareBufferPropertiesANDROID>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::ANDROID_HARDWARE_BUFFER_USAGE_ANDROID => (std::mem::size_of::<vk::AndroidHardwareBufferUsageANDROID>(), &[(4, 4)]),
+        vk::StructureType::ANDROID_SURFACE_CREATE_INFO_KHR => (std::mem::size_of::<vk::AndroidSurfaceCreateInfoKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::APPLICATION_INFO => (std::mem::size_of::<vk::ApplicationInfo>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::ATTACHMENT_DESCRIPTION_2 => (std::mem::size_of::<vk::AttachmentDescription2>(), &[(4, 4), (52, 4)]),
+        vk::StructureType::ATTACHMENT_DESCRIPTION_STENCIL_LAYOUT => (std::mem::size_of::<vk::AttachmentDescriptionStencilLayout>(), &[(4, 4)]),
+        vk::StructureType::ATTACHMENT_REFERENCE_2 => (std::mem::size_of::<vk::AttachmentReference2>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::ATTACHMENT_REFERENCE_STENCIL_LAYOUT => (std::mem::size_of::<vk::AttachmentReferenceStencilLayout>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::ATTACHMENT_SAMPLE_COUNT_INFO_AMD => (std::mem::size_of::<vk::AttachmentSampleCountInfoAMD>(), &[(4, 4), (20, 4), (36, 4)]),
+        vk::StructureType::BIND_ACCELERATION_STRUCTURE_MEMORY_INFO_NV => (std::mem::size_of::<vk::BindAccelerationStructureMemoryInfoNV>(), &[(4, 4), (44, 4)]),
+        vk::StructureType::BIND_BUFFER_MEMORY_DEVICE_GROUP_INFO => (std::mem::size_of::<vk::BindBufferMemoryDeviceGroupInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::BIND_BUFFER_MEMORY_INFO => (std::mem::size_of::<vk::BindBufferMemoryInfo>(), &[(4, 4)]),
+        vk::StructureType::BIND_IMAGE_MEMORY_DEVICE_GROUP_INFO => (std::mem::size_of::<vk::BindImageMemoryDeviceGroupInfo>(), &[(4, 4), (20, 4), (36, 4)]),
+        vk::StructureType::BIND_IMAGE_MEMORY_INFO => (std::mem::size_of::<vk::BindImageMemoryInfo>(), &[(4, 4)]),
+        vk::StructureType::BIND_IMAGE_MEMORY_SWAPCHAIN_INFO_KHR => (std::mem::size_of::<vk::BindImageMemorySwapchainInfoKHR>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::BIND_IMAGE_PLANE_MEMORY_INFO => (std::mem::size_of::<vk::BindImagePlaneMemoryInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::BIND_SPARSE_INFO => (std::mem::size_of::<vk::BindSparseInfo>(), &[(4, 4), (20, 4), (36, 4), (52, 4), (68, 4), (84, 4)]),
+        vk::StructureType::BLIT_IMAGE_INFO_2 => (std::mem::size_of::<vk::BlitImageInfo2>(), &[(4, 4), (28, 4), (60, 4)]),
+        vk::StructureType::BUFFER_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => (std::mem::size_of::<vk::BufferCaptureDescriptorDataInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::BUFFER_COLLECTION_BUFFER_CREATE_INFO_FUCHSIA => (std::mem::size_of::<vk::BufferCollectionBufferCreateInfoFUCHSIA>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::BUFFER_COLLECTION_CONSTRAINTS_INFO_FUCHSIA => (std::mem::size_of::<vk::BufferCollectionConstraintsInfoFUCHSIA>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::BUFFER_COLLECTION_CREATE_INFO_FUCHSIA => (std::mem::size_of::<vk::BufferCollectionCreateInfoFUCHSIA>(), &[]),
+        vk::StructureType::BUFFER_COLLECTION_IMAGE_CREATE_INFO_FUCHSIA => (std::mem::size_of::<vk::BufferCollectionImageCreateInfoFUCHSIA>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::BUFFER_COLLECTION_PROPERTIES_FUCHSIA => (std::mem::size_of::<vk::BufferCollectionPropertiesFUCHSIA>(), &[(4, 4), (28, 4), (44, 4), (52, 4), (68, 4)]),
+        vk::StructureType::BUFFER_CONSTRAINTS_INFO_FUCHSIA => (std::mem::size_of::<vk::BufferConstraintsInfoFUCHSIA>(), &[(4, 4), (20, 4), (36, 4), (60, 4), (76, 4), (84, 4), (116, 4)]),
+        vk::StructureType::BUFFER_COPY_2 => (std::mem::size_of::<vk::BufferCopy2>(), &[(4, 4)]),
+        vk::StructureType::BUFFER_CREATE_INFO => (std::mem::size_of::<vk::BufferCreateInfo>(), &[(4, 4), (20, 4), (44, 4)]),
+        vk::StructureType::BUFFER_DEVICE_ADDRESS_CREATE_INFO_EXT => (std::mem::size_of::<vk::BufferDeviceAddressCreateInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::BUFFER_DEVICE_ADDRESS_INFO => (std::mem::size_of::<vk::BufferDeviceAddressInfo>(), &[(4, 4)]),
+        vk::StructureType::BUFFER_IMAGE_COPY_2 => (std::mem::size_of::<vk::BufferImageCopy2>(), &[(4, 4)]),
+        vk::StructureType::BUFFER_MEMORY_BARRIER => (std::mem::size_of::<vk::BufferMemoryBarrier>(), &[(4, 4)]),
+        vk::StructureType::BUFFER_MEMORY_BARRIER_2 => (std::mem::size_of::<vk::BufferMemoryBarrier2>(), &[(4, 4)]),
+        vk::StructureType::BUFFER_MEMORY_REQUIREMENTS_INFO_2 => (std::mem::size_of::<vk::BufferMemoryRequirementsInfo2>(), &[(4, 4)]),
+        vk::StructureType::BUFFER_OPAQUE_CAPTURE_ADDRESS_CREATE_INFO => (std::mem::size_of::<vk::BufferOpaqueCaptureAddressCreateInfo>(), &[(4, 4)]),
+        vk::StructureType::BUFFER_VIEW_CREATE_INFO => (std::mem::size_of::<vk::BufferViewCreateInfo>(), &[(4, 4), (20, 4), (36, 4)]),
+        vk::StructureType::CALIBRATED_TIMESTAMP_INFO_EXT => (std::mem::size_of::<vk::CalibratedTimestampInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::CHECKPOINT_DATA_2_NV => (std::mem::size_of::<vk::CheckpointData2NV>(), &[(4, 4)]),
+        vk::StructureType::CHECKPOINT_DATA_NV => (std::mem::size_of::<vk::CheckpointDataNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::COMMAND_BUFFER_ALLOCATE_INFO => (std::mem::size_of::<vk::CommandBufferAllocateInfo>(), &[(4, 4)]),
+        vk::StructureType::COMMAND_BUFFER_BEGIN_INFO => (std::mem::size_of::<vk::CommandBufferBeginInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_CONDITIONAL_RENDERING_INFO_EXT => (std::mem::size_of::<vk::CommandBufferInheritanceConditionalRenderingInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_INFO => (std::mem::size_of::<vk::CommandBufferInheritanceInfo>(), &[(4, 4), (28, 4), (52, 4)]),
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_RENDERING_INFO => (std::mem::size_of::<vk::CommandBufferInheritanceRenderingInfo>(), &[(4, 4), (28, 4), (52, 4)]),
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_RENDER_PASS_TRANSFORM_INFO_QCOM => (std::mem::size_of::<vk::CommandBufferInheritanceRenderPassTransformInfoQCOM>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_VIEWPORT_SCISSOR_INFO_NV => (std::mem::size_of::<vk::CommandBufferInheritanceViewportScissorInfoNV>(), &[(4, 4)]),
+        vk::StructureType::COMMAND_BUFFER_SUBMIT_INFO => (std::mem::size_of::<vk::CommandBufferSubmitInfo>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::COMMAND_POOL_CREATE_INFO => (std::mem::size_of::<vk::CommandPoolCreateInfo>(), &[(4, 4)]),
+        vk::StructureType::COMPUTE_PIPELINE_CREATE_INFO => (std::mem::size_of::<vk::ComputePipelineCreateInfo>(), &[(4, 4), (20, 4), (28, 4), (92, 4)]),
+        vk::StructureType::CONDITIONAL_RENDERING_BEGIN_INFO_EXT => (std::mem::size_of::<vk::ConditionalRenderingBeginInfoEXT>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::COOPERATIVE_MATRIX_PROPERTIES_NV => (std::mem::size_of::<vk::CooperativeMatrixPropertiesNV>(), &[(4, 4)]),
+        vk::StructureType::COPY_ACCELERATION_STRUCTURE_INFO_KHR => (std::mem::size_of::<vk::CopyAccelerationStructureInfoKHR>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::COPY_ACCELERATION_STRUCTURE_TO_MEMORY_INFO_KHR => (std::mem::size_of::<vk::CopyAccelerationStructureToMemoryInfoKHR>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::COPY_BUFFER_INFO_2 => (std::mem::size_of::<vk::CopyBufferInfo2>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::COPY_BUFFER_TO_IMAGE_INFO_2 => (std::mem::size_of::<vk::CopyBufferToImageInfo2>(), &[(4, 4)]),
+        vk::StructureType::COPY_COMMAND_TRANSFORM_INFO_QCOM => (std::mem::size_of::<vk::CopyCommandTransformInfoQCOM>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::COPY_DESCRIPTOR_SET => (std::mem::size_of::<vk::CopyDescriptorSet>(), &[(4, 4), (52, 4)]),
+        vk::StructureType::COPY_IMAGE_INFO_2 => (std::mem::size_of::<vk::CopyImageInfo2>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::COPY_IMAGE_TO_BUFFER_INFO_2 => (std::mem::size_of::<vk::CopyImageToBufferInfo2>(), &[(4, 4), (28, 4), (44, 4)]),
+        vk::StructureType::COPY_MEMORY_TO_ACCELERATION_STRUCTURE_INFO_KHR => (std::mem::size_of::<vk::CopyMemoryToAccelerationStructureInfoKHR>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::COPY_MEMORY_TO_MICROMAP_INFO_EXT => (std::mem::size_of::<vk::CopyMemoryToMicromapInfoEXT>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::COPY_MICROMAP_INFO_EXT => (std::mem::size_of::<vk::CopyMicromapInfoEXT>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::COPY_MICROMAP_TO_MEMORY_INFO_EXT => (std::mem::size_of::<vk::CopyMicromapToMemoryInfoEXT>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::CU_FUNCTION_CREATE_INFO_NVX => (std::mem::size_of::<vk::CuFunctionCreateInfoNVX>(), &[(4, 4)]),
+        vk::StructureType::CU_LAUNCH_INFO_NVX => (std::mem::size_of::<vk::CuLaunchInfoNVX>(), &[(4, 4), (52, 4)]),
+        vk::StructureType::CU_MODULE_CREATE_INFO_NVX => (std::mem::size_of::<vk::CuModuleCreateInfoNVX>(), &[(4, 4)]),
+        vk::StructureType::D3D12_FENCE_SUBMIT_INFO_KHR => (std::mem::size_of::<vk::D3D12FenceSubmitInfoKHR>(), &[(4, 4), (20, 4), (36, 4)]),
+        vk::StructureType::DEBUG_MARKER_MARKER_INFO_EXT => (std::mem::size_of::<vk::DebugMarkerMarkerInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::DEBUG_MARKER_OBJECT_NAME_INFO_EXT => (std::mem::size_of::<vk::DebugMarkerObjectNameInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEBUG_MARKER_OBJECT_TAG_INFO_EXT => (std::mem::size_of::<vk::DebugMarkerObjectTagInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEBUG_REPORT_CALLBACK_CREATE_INFO_EXT => (std::mem::size_of::<vk::DebugReportCallbackCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEBUG_UTILS_LABEL_EXT => (std::mem::size_of::<vk::DebugUtilsLabelEXT>(), &[(4, 4)]),
+        vk::StructureType::DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT => (std::mem::size_of::<vk::DebugUtilsMessengerCallbackDataEXT>(), &[(4, 4), (20, 4), (36, 4), (52, 4), (68, 4), (84, 4)]),
+        vk::StructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => (std::mem::size_of::<vk::DebugUtilsMessengerCreateInfoEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::DEBUG_UTILS_OBJECT_NAME_INFO_EXT => (std::mem::size_of::<vk::DebugUtilsObjectNameInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEBUG_UTILS_OBJECT_TAG_INFO_EXT => (std::mem::size_of::<vk::DebugUtilsObjectTagInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEDICATED_ALLOCATION_BUFFER_CREATE_INFO_NV => (std::mem::size_of::<vk::DedicatedAllocationBufferCreateInfoNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEDICATED_ALLOCATION_IMAGE_CREATE_INFO_NV => (std::mem::size_of::<vk::DedicatedAllocationImageCreateInfoNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEDICATED_ALLOCATION_MEMORY_ALLOCATE_INFO_NV => (std::mem::size_of::<vk::DedicatedAllocationMemoryAllocateInfoNV>(), &[(4, 4)]),
+        vk::StructureType::DEPENDENCY_INFO => (std::mem::size_of::<vk::DependencyInfo>(), &[(4, 4), (36, 4), (52, 4)]),
+        vk::StructureType::DESCRIPTOR_ADDRESS_INFO_EXT => (std::mem::size_of::<vk::DescriptorAddressInfoEXT>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::DESCRIPTOR_BUFFER_BINDING_INFO_EXT => (std::mem::size_of::<vk::DescriptorBufferBindingInfoEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::DESCRIPTOR_BUFFER_BINDING_PUSH_DESCRIPTOR_BUFFER_HANDLE_EXT => (std::mem::size_of::<vk::DescriptorBufferBindingPushDescriptorBufferHandleEXT>(), &[(4, 4)]),
+        vk::StructureType::DESCRIPTOR_GET_INFO_EXT => (std::mem::size_of::<vk::DescriptorGetInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DESCRIPTOR_POOL_CREATE_INFO => (std::mem::size_of::<vk::DescriptorPoolCreateInfo>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::DESCRIPTOR_POOL_INLINE_UNIFORM_BLOCK_CREATE_INFO => (std::mem::size_of::<vk::DescriptorPoolInlineUniformBlockCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DESCRIPTOR_SET_ALLOCATE_INFO => (std::mem::size_of::<vk::DescriptorSetAllocateInfo>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::DESCRIPTOR_SET_BINDING_REFERENCE_VALVE => (std::mem::size_of::<vk::DescriptorSetBindingReferenceVALVE>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO => (std::mem::size_of::<vk::DescriptorSetLayoutBindingFlagsCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DESCRIPTOR_SET_LAYOUT_CREATE_INFO => (std::mem::size_of::<vk::DescriptorSetLayoutCreateInfo>(), &[(4, 4)]),
+        vk::StructureType::DESCRIPTOR_SET_LAYOUT_HOST_MAPPING_INFO_VALVE => (std::mem::size_of::<vk::DescriptorSetLayoutHostMappingInfoVALVE>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::DESCRIPTOR_SET_LAYOUT_SUPPORT => (std::mem::size_of::<vk::DescriptorSetLayoutSupport>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO => (std::mem::size_of::<vk::DescriptorSetVariableDescriptorCountAllocateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_LAYOUT_SUPPORT => (std::mem::size_of::<vk::DescriptorSetVariableDescriptorCountLayoutSupport>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DESCRIPTOR_UPDATE_TEMPLATE_CREATE_INFO => (std::mem::size_of::<vk::DescriptorUpdateTemplateCreateInfo>(), &[(4, 4), (36, 4), (52, 4), (68, 4)]),
+        vk::StructureType::DEVICE_ADDRESS_BINDING_CALLBACK_DATA_EXT => (std::mem::size_of::<vk::DeviceAddressBindingCallbackDataEXT>(), &[(4, 4), (20, 4), (44, 4)]),
+        vk::StructureType::DEVICE_BUFFER_MEMORY_REQUIREMENTS => (std::mem::size_of::<vk::DeviceBufferMemoryRequirements>(), &[(4, 4)]),
+        vk::StructureType::DEVICE_CREATE_INFO => (std::mem::size_of::<vk::DeviceCreateInfo>(), &[(4, 4), (36, 4), (52, 4)]),
+        vk::StructureType::DEVICE_DEVICE_MEMORY_REPORT_CREATE_INFO_EXT => (std::mem::size_of::<vk::DeviceDeviceMemoryReportCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEVICE_DIAGNOSTICS_CONFIG_CREATE_INFO_NV => (std::mem::size_of::<vk::DeviceDiagnosticsConfigCreateInfoNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEVICE_EVENT_INFO_EXT => (std::mem::size_of::<vk::DeviceEventInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEVICE_FAULT_COUNTS_EXT => (std::mem::size_of::<vk::DeviceFaultCountsEXT>(), &[(4, 4)]),
+        vk::StructureType::DEVICE_FAULT_INFO_EXT => (std::mem::size_of::<vk::DeviceFaultInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::DEVICE_GROUP_BIND_SPARSE_INFO => (std::mem::size_of::<vk::DeviceGroupBindSparseInfo>(), &[(4, 4)]),
+        vk::StructureType::DEVICE_GROUP_COMMAND_BUFFER_BEGIN_INFO => (std::mem::size_of::<vk::DeviceGroupCommandBufferBeginInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEVICE_GROUP_DEVICE_CREATE_INFO => (std::mem::size_of::<vk::DeviceGroupDeviceCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEVICE_GROUP_PRESENT_CAPABILITIES_KHR => (std::mem::size_of::<vk::DeviceGroupPresentCapabilitiesKHR>(), &[(4, 4), (148, 4)]),
+        vk::StructureType::DEVICE_GROUP_PRESENT_INFO_KHR => (std::mem::size_of::<vk::DeviceGroupPresentInfoKHR>(), &[(4, 4), (20, 4), (36, 4)]),
+        vk::StructureType::DEVICE_GROUP_RENDER_PASS_BEGIN_INFO => (std::mem::size_of::<vk::DeviceGroupRenderPassBeginInfo>(), &[(4, 4)]),
+        vk::StructureType::DEVICE_GROUP_SUBMIT_INFO => (std::mem::size_of::<vk::DeviceGroupSubmitInfo>(), &[(4, 4), (20, 4), (36, 4), (52, 4)]),
+        vk::StructureType::DEVICE_GROUP_SWAPCHAIN_CREATE_INFO_KHR => (std::mem::size_of::<vk::DeviceGroupSwapchainCreateInfoKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEVICE_IMAGE_MEMORY_REQUIREMENTS => (std::mem::size_of::<vk::DeviceImageMemoryRequirements>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::DEVICE_MEMORY_OPAQUE_CAPTURE_ADDRESS_INFO => (std::mem::size_of::<vk::DeviceMemoryOpaqueCaptureAddressInfo>(), &[(4, 4)]),
+        vk::StructureType::DEVICE_MEMORY_OVERALLOCATION_CREATE_INFO_AMD => (std::mem::size_of::<vk::DeviceMemoryOverallocationCreateInfoAMD>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEVICE_MEMORY_REPORT_CALLBACK_DATA_EXT => (std::mem::size_of::<vk::DeviceMemoryReportCallbackDataEXT>(), &[(4, 4), (44, 4), (60, 4)]),
+        vk::StructureType::DEVICE_PRIVATE_DATA_CREATE_INFO => (std::mem::size_of::<vk::DevicePrivateDataCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEVICE_QUEUE_CREATE_INFO => (std::mem::size_of::<vk::DeviceQueueCreateInfo>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::DEVICE_QUEUE_GLOBAL_PRIORITY_CREATE_INFO_KHR => (std::mem::size_of::<vk::DeviceQueueGlobalPriorityCreateInfoKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DEVICE_QUEUE_INFO_2 => (std::mem::size_of::<vk::DeviceQueueInfo2>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::DIRECTFB_SURFACE_CREATE_INFO_EXT => (std::mem::size_of::<vk::DirectFBSurfaceCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DIRECT_DRIVER_LOADING_INFO_LUNARG => (std::mem::size_of::<vk::DirectDriverLoadingInfoLUNARG>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DIRECT_DRIVER_LOADING_LIST_LUNARG => (std::mem::size_of::<vk::DirectDriverLoadingListLUNARG>(), &[(4, 4)]),
+        vk::StructureType::DISPLAY_EVENT_INFO_EXT => (std::mem::size_of::<vk::DisplayEventInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DISPLAY_MODE_CREATE_INFO_KHR => (std::mem::size_of::<vk::DisplayModeCreateInfoKHR>(), &[(4, 4)]),
+        vk::StructureType::DISPLAY_MODE_PROPERTIES_2_KHR => (std::mem::size_of::<vk::DisplayModeProperties2KHR>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::DISPLAY_NATIVE_HDR_SURFACE_CAPABILITIES_AMD => (std::mem::size_of::<vk::DisplayNativeHdrSurfaceCapabilitiesAMD>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DISPLAY_PLANE_CAPABILITIES_2_KHR => (std::mem::size_of::<vk::DisplayPlaneCapabilities2KHR>(), &[(4, 4), (84, 4)]),
+        vk::StructureType::DISPLAY_PLANE_INFO_2_KHR => (std::mem::size_of::<vk::DisplayPlaneInfo2KHR>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::DISPLAY_PLANE_PROPERTIES_2_KHR => (std::mem::size_of::<vk::DisplayPlaneProperties2KHR>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::DISPLAY_POWER_INFO_EXT => (std::mem::size_of::<vk::DisplayPowerInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DISPLAY_PRESENT_INFO_KHR => (std::mem::size_of::<vk::DisplayPresentInfoKHR>(), &[(4, 4), (52, 4)]),
+        vk::StructureType::DISPLAY_PROPERTIES_2_KHR => (std::mem::size_of::<vk::DisplayProperties2KHR>(), &[(4, 4), (60, 4)]),
+        vk::StructureType::DISPLAY_SURFACE_CREATE_INFO_KHR => (std::mem::size_of::<vk::DisplaySurfaceCreateInfoKHR>(), &[(4, 4), (20, 4), (60, 4)]),
+        vk::StructureType::DRM_FORMAT_MODIFIER_PROPERTIES_LIST_2_EXT => (std::mem::size_of::<vk::DrmFormatModifierPropertiesList2EXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::DRM_FORMAT_MODIFIER_PROPERTIES_LIST_EXT => (std::mem::size_of::<vk::DrmFormatModifierPropertiesListEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::EVENT_CREATE_INFO => (std::mem::size_of::<vk::EventCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::EXPORT_FENCE_CREATE_INFO => (std::mem::size_of::<vk::ExportFenceCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::EXPORT_FENCE_WIN32_HANDLE_INFO_KHR => (std::mem::size_of::<vk::ExportFenceWin32HandleInfoKHR>(), &[]),
+        vk::StructureType::EXPORT_MEMORY_ALLOCATE_INFO => (std::mem::size_of::<vk::ExportMemoryAllocateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::EXPORT_MEMORY_ALLOCATE_INFO_NV => (std::mem::size_of::<vk::ExportMemoryAllocateInfoNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::EXPORT_MEMORY_WIN32_HANDLE_INFO_KHR => (std::mem::size_of::<vk::ExportMemoryWin32HandleInfoKHR>(), &[]),
+        vk::StructureType::EXPORT_MEMORY_WIN32_HANDLE_INFO_NV => (std::mem::size_of::<vk::ExportMemoryWin32HandleInfoNV>(), &[]),
+        vk::StructureType::EXPORT_METAL_BUFFER_INFO_EXT => (std::mem::size_of::<vk::ExportMetalBufferInfoEXT>(), &[]),
+        vk::StructureType::EXPORT_METAL_COMMAND_QUEUE_INFO_EXT => (std::mem::size_of::<vk::ExportMetalCommandQueueInfoEXT>(), &[]),
+        vk::StructureType::EXPORT_METAL_DEVICE_INFO_EXT => (std::mem::size_of::<vk::ExportMetalDeviceInfoEXT>(), &[]),
+        vk::StructureType::EXPORT_METAL_IO_SURFACE_INFO_EXT => (std::mem::size_of::<vk::ExportMetalIOSurfaceInfoEXT>(), &[]),
+        vk::StructureType::EXPORT_METAL_OBJECTS_INFO_EXT => (std::mem::size_of::<vk::ExportMetalObjectsInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::EXPORT_METAL_OBJECT_CREATE_INFO_EXT => (std::mem::size_of::<vk::ExportMetalObjectCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::EXPORT_METAL_SHARED_EVENT_INFO_EXT => (std::mem::size_of::<vk::ExportMetalSharedEventInfoEXT>(), &[]),
+        vk::StructureType::EXPORT_METAL_TEXTURE_INFO_EXT => (std::mem::size_of::<vk::ExportMetalTextureInfoEXT>(), &[]),
+        vk::StructureType::EXPORT_SEMAPHORE_CREATE_INFO => (std::mem::size_of::<vk::ExportSemaphoreCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::EXPORT_SEMAPHORE_WIN32_HANDLE_INFO_KHR => (std::mem::size_of::<vk::ExportSemaphoreWin32HandleInfoKHR>(), &[]),
+        vk::StructureType::EXTERNAL_BUFFER_PROPERTIES => (std::mem::size_of::<vk::ExternalBufferProperties>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::EXTERNAL_FENCE_PROPERTIES => (std::mem::size_of::<vk::ExternalFenceProperties>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::EXTERNAL_FORMAT_ANDROID => (std::mem::size_of::<vk::ExternalFormatANDROID>(), &[(4, 4)]),
+        vk::StructureType::EXTERNAL_IMAGE_FORMAT_PROPERTIES => (std::mem::size_of::<vk::ExternalImageFormatProperties>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::EXTERNAL_MEMORY_BUFFER_CREATE_INFO => (std::mem::size_of::<vk::ExternalMemoryBufferCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::EXTERNAL_MEMORY_IMAGE_CREATE_INFO => (std::mem::size_of::<vk::ExternalMemoryImageCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::EXTERNAL_MEMORY_IMAGE_CREATE_INFO_NV => (std::mem::size_of::<vk::ExternalMemoryImageCreateInfoNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::EXTERNAL_SEMAPHORE_PROPERTIES => (std::mem::size_of::<vk::ExternalSemaphoreProperties>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::FENCE_CREATE_INFO => (std::mem::size_of::<vk::FenceCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::FENCE_GET_FD_INFO_KHR => (std::mem::size_of::<vk::FenceGetFdInfoKHR>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::FENCE_GET_WIN32_HANDLE_INFO_KHR => (std::mem::size_of::<vk::FenceGetWin32HandleInfoKHR>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::FILTER_CUBIC_IMAGE_VIEW_IMAGE_FORMAT_PROPERTIES_EXT => (std::mem::size_of::<vk::FilterCubicImageViewImageFormatPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::FORMAT_PROPERTIES_2 => (std::mem::size_of::<vk::FormatProperties2>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::FORMAT_PROPERTIES_3 => (std::mem::size_of::<vk::FormatProperties3>(), &[(4, 4)]),
+        vk::StructureType::FRAGMENT_SHADING_RATE_ATTACHMENT_INFO_KHR => (std::mem::size_of::<vk::FragmentShadingRateAttachmentInfoKHR>(), &[(4, 4)]),
+        vk::StructureType::FRAMEBUFFER_ATTACHMENTS_CREATE_INFO => (std::mem::size_of::<vk::FramebufferAttachmentsCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::FRAMEBUFFER_ATTACHMENT_IMAGE_INFO => (std::mem::size_of::<vk::FramebufferAttachmentImageInfo>(), &[(4, 4)]),
+        vk::StructureType::FRAMEBUFFER_CREATE_INFO => (std::mem::size_of::<vk::FramebufferCreateInfo>(), &[(4, 4), (20, 4), (36, 4), (60, 4)]),
+        vk::StructureType::FRAMEBUFFER_MIXED_SAMPLES_COMBINATION_NV => (std::mem::size_of::<vk::FramebufferMixedSamplesCombinationNV>(), &[(4, 4)]),
+        vk::StructureType::GENERATED_COMMANDS_INFO_NV => (std::mem::size_of::<vk::GeneratedCommandsInfoNV>(), &[(4, 4), (20, 4), (44, 4), (60, 4)]),
+        vk::StructureType::GENERATED_COMMANDS_MEMORY_REQUIREMENTS_INFO_NV => (std::mem::size_of::<vk::GeneratedCommandsMemoryRequirementsInfoNV>(), &[(4, 4), (20, 4), (44, 4)]),
+        vk::StructureType::GEOMETRY_AABB_NV => (std::mem::size_of::<vk::GeometryAABBNV>(), &[(4, 4)]),
+        vk::StructureType::GEOMETRY_NV => (std::mem::size_of::<vk::GeometryNV>(), &[(4, 4), (20, 4), (28, 4), (60, 4), (76, 4), (124, 4), (164, 4)]),
+        vk::StructureType::GEOMETRY_TRIANGLES_NV => (std::mem::size_of::<vk::GeometryTrianglesNV>(), &[(4, 4), (36, 4), (52, 4)]),
+        vk::StructureType::GRAPHICS_PIPELINE_CREATE_INFO => (std::mem::size_of::<vk::GraphicsPipelineCreateInfo>(), &[(4, 4), (124, 4), (140, 4)]),
+        vk::StructureType::GRAPHICS_PIPELINE_LIBRARY_CREATE_INFO_EXT => (std::mem::size_of::<vk::GraphicsPipelineLibraryCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::GRAPHICS_PIPELINE_SHADER_GROUPS_CREATE_INFO_NV => (std::mem::size_of::<vk::GraphicsPipelineShaderGroupsCreateInfoNV>(), &[(4, 4), (20, 4), (36, 4)]),
+        vk::StructureType::GRAPHICS_SHADER_GROUP_CREATE_INFO_NV => (std::mem::size_of::<vk::GraphicsShaderGroupCreateInfoNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::HDR_METADATA_EXT => (std::mem::size_of::<vk::HdrMetadataEXT>(), &[(4, 4)]),
+        vk::StructureType::HEADLESS_SURFACE_CREATE_INFO_EXT => (std::mem::size_of::<vk::HeadlessSurfaceCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::IMAGEPIPE_SURFACE_CREATE_INFO_FUCHSIA => (std::mem::size_of::<vk::ImagePipeSurfaceCreateInfoFUCHSIA>(), &[]),
+        vk::StructureType::IMAGE_BLIT_2 => (std::mem::size_of::<vk::ImageBlit2>(), &[(4, 4)]),
+        vk::StructureType::IMAGE_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => (std::mem::size_of::<vk::ImageCaptureDescriptorDataInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::IMAGE_COMPRESSION_CONTROL_EXT => (std::mem::size_of::<vk::ImageCompressionControlEXT>(), &[(4, 4)]),
+        vk::StructureType::IMAGE_COMPRESSION_PROPERTIES_EXT => (std::mem::size_of::<vk::ImageCompressionPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::IMAGE_CONSTRAINTS_INFO_FUCHSIA => (std::mem::size_of::<vk::ImageConstraintsInfoFUCHSIA>(), &[(4, 4), (20, 4), (36, 4), (68, 4), (76, 4)]),
+        vk::StructureType::IMAGE_COPY_2 => (std::mem::size_of::<vk::ImageCopy2>(), &[(4, 4), (84, 4)]),
+        vk::StructureType::IMAGE_CREATE_INFO => (std::mem::size_of::<vk::ImageCreateInfo>(), &[(4, 4), (68, 4), (84, 4)]),
+        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_EXPLICIT_CREATE_INFO_EXT => (std::mem::size_of::<vk::ImageDrmFormatModifierExplicitCreateInfoEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_LIST_CREATE_INFO_EXT => (std::mem::size_of::<vk::ImageDrmFormatModifierListCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_PROPERTIES_EXT => (std::mem::size_of::<vk::ImageDrmFormatModifierPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::IMAGE_FORMAT_CONSTRAINTS_INFO_FUCHSIA => (std::mem::size_of::<vk::ImageFormatConstraintsInfoFUCHSIA>(), &[(4, 4), (20, 4), (84, 4), (100, 4), (124, 4)]),
+        vk::StructureType::IMAGE_FORMAT_LIST_CREATE_INFO => (std::mem::size_of::<vk::ImageFormatListCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::IMAGE_FORMAT_PROPERTIES_2 => (std::mem::size_of::<vk::ImageFormatProperties2>(), &[(4, 4)]),
+        vk::StructureType::IMAGE_MEMORY_BARRIER => (std::mem::size_of::<vk::ImageMemoryBarrier>(), &[(4, 4), (68, 4)]),
+        vk::StructureType::IMAGE_MEMORY_BARRIER_2 => (std::mem::size_of::<vk::ImageMemoryBarrier2>(), &[(4, 4), (92, 4)]),
+        vk::StructureType::IMAGE_MEMORY_REQUIREMENTS_INFO_2 => (std::mem::size_of::<vk::ImageMemoryRequirementsInfo2>(), &[(4, 4)]),
+        vk::StructureType::IMAGE_PLANE_MEMORY_REQUIREMENTS_INFO => (std::mem::size_of::<vk::ImagePlaneMemoryRequirementsInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::IMAGE_RESOLVE_2 => (std::mem::size_of::<vk::ImageResolve2>(), &[(4, 4), (84, 4)]),
+        vk::StructureType::IMAGE_SPARSE_MEMORY_REQUIREMENTS_INFO_2 => (std::mem::size_of::<vk::ImageSparseMemoryRequirementsInfo2>(), &[(4, 4)]),
+        vk::StructureType::IMAGE_STENCIL_USAGE_CREATE_INFO => (std::mem::size_of::<vk::ImageStencilUsageCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::IMAGE_SUBRESOURCE_2_EXT => (std::mem::size_of::<vk::ImageSubresource2EXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::IMAGE_SWAPCHAIN_CREATE_INFO_KHR => (std::mem::size_of::<vk::ImageSwapchainCreateInfoKHR>(), &[(4, 4)]),
+        vk::StructureType::IMAGE_VIEW_ADDRESS_PROPERTIES_NVX => (std::mem::size_of::<vk::ImageViewAddressPropertiesNVX>(), &[(4, 4)]),
+        vk::StructureType::IMAGE_VIEW_ASTC_DECODE_MODE_EXT => (std::mem::size_of::<vk::ImageViewASTCDecodeModeEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::IMAGE_VIEW_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => (std::mem::size_of::<vk::ImageViewCaptureDescriptorDataInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::IMAGE_VIEW_CREATE_INFO => (std::mem::size_of::<vk::ImageViewCreateInfo>(), &[(4, 4), (20, 4), (76, 4)]),
+        vk::StructureType::IMAGE_VIEW_HANDLE_INFO_NVX => (std::mem::size_of::<vk::ImageViewHandleInfoNVX>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::IMAGE_VIEW_MIN_LOD_CREATE_INFO_EXT => (std::mem::size_of::<vk::ImageViewMinLodCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::IMAGE_VIEW_SAMPLE_WEIGHT_CREATE_INFO_QCOM => (std::mem::size_of::<vk::ImageViewSampleWeightCreateInfoQCOM>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::IMAGE_VIEW_USAGE_CREATE_INFO => (std::mem::size_of::<vk::ImageViewUsageCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::IMPORT_ANDROID_HARDWARE_BUFFER_INFO_ANDROID => (std::mem::size_of::<vk::ImportAndroidHardwareBufferInfoANDROID>(), &[(4, 4)]),
+        vk::StructureType::IMPORT_FENCE_FD_INFO_KHR => (std::mem::size_of::<vk::ImportFenceFdInfoKHR>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::IMPORT_FENCE_WIN32_HANDLE_INFO_KHR => (std::mem::size_of::<vk::ImportFenceWin32HandleInfoKHR>(), &[]),
+        vk::StructureType::IMPORT_MEMORY_BUFFER_COLLECTION_FUCHSIA => (std::mem::size_of::<vk::ImportMemoryBufferCollectionFUCHSIA>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::IMPORT_MEMORY_FD_INFO_KHR => (std::mem::size_of::<vk::ImportMemoryFdInfoKHR>(), &[(4, 4)]),
+        vk::StructureType::IMPORT_MEMORY_HOST_POINTER_INFO_EXT => (std::mem::size_of::<vk::ImportMemoryHostPointerInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::IMPORT_MEMORY_WIN32_HANDLE_INFO_KHR => (std::mem::size_of::<vk::ImportMemoryWin32HandleInfoKHR>(), &[]),
+        vk::StructureType::IMPORT_MEMORY_WIN32_HANDLE_INFO_NV => (std::mem::size_of::<vk::ImportMemoryWin32HandleInfoNV>(), &[]),
+        vk::StructureType::IMPORT_MEMORY_ZIRCON_HANDLE_INFO_FUCHSIA => (std::mem::size_of::<vk::ImportMemoryZirconHandleInfoFUCHSIA>(), &[]),
+        vk::StructureType::IMPORT_METAL_BUFFER_INFO_EXT => (std::mem::size_of::<vk::ImportMetalBufferInfoEXT>(), &[]),
+        vk::StructureType::IMPORT_METAL_IO_SURFACE_INFO_EXT => (std::mem::size_of::<vk::ImportMetalIOSurfaceInfoEXT>(), &[]),
+        vk::StructureType::IMPORT_METAL_SHARED_EVENT_INFO_EXT => (std::mem::size_of::<vk::ImportMetalSharedEventInfoEXT>(), &[]),
+        vk::StructureType::IMPORT_METAL_TEXTURE_INFO_EXT => (std::mem::size_of::<vk::ImportMetalTextureInfoEXT>(), &[]),
+        vk::StructureType::IMPORT_SEMAPHORE_FD_INFO_KHR => (std::mem::size_of::<vk::ImportSemaphoreFdInfoKHR>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::IMPORT_SEMAPHORE_WIN32_HANDLE_INFO_KHR => (std::mem::size_of::<vk::ImportSemaphoreWin32HandleInfoKHR>(), &[]),
+        vk::StructureType::IMPORT_SEMAPHORE_ZIRCON_HANDLE_INFO_FUCHSIA => (std::mem::size_of::<vk::ImportSemaphoreZirconHandleInfoFUCHSIA>(), &[]),
+        vk::StructureType::INDIRECT_COMMANDS_LAYOUT_CREATE_INFO_NV => (std::mem::size_of::<vk::IndirectCommandsLayoutCreateInfoNV>(), &[(4, 4), (28, 4), (44, 4)]),
+        vk::StructureType::INDIRECT_COMMANDS_LAYOUT_TOKEN_NV => (std::mem::size_of::<vk::IndirectCommandsLayoutTokenNV>(), &[(4, 4), (36, 4), (68, 4)]),
+        vk::StructureType::INITIALIZE_PERFORMANCE_API_INFO_INTEL => (std::mem::size_of::<vk::InitializePerformanceApiInfoINTEL>(), &[(4, 4)]),
+        vk::StructureType::INSTANCE_CREATE_INFO => (std::mem::size_of::<vk::InstanceCreateInfo>(), &[(4, 4), (20, 4), (36, 4), (52, 4)]),
+        vk::StructureType::IOS_SURFACE_CREATE_INFO_MVK => (std::mem::size_of::<vk::IOSSurfaceCreateInfoMVK>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::MACOS_SURFACE_CREATE_INFO_MVK => (std::mem::size_of::<vk::MacOSSurfaceCreateInfoMVK>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::MAPPED_MEMORY_RANGE => (std::mem::size_of::<vk::MappedMemoryRange>(), &[(4, 4)]),
+        vk::StructureType::MEMORY_ALLOCATE_FLAGS_INFO => (std::mem::size_of::<vk::MemoryAllocateFlagsInfo>(), &[(4, 4)]),
+        vk::StructureType::MEMORY_ALLOCATE_INFO => (std::mem::size_of::<vk::MemoryAllocateInfo>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::MEMORY_BARRIER => (std::mem::size_of::<vk::MemoryBarrier>(), &[(4, 4)]),
+        vk::StructureType::MEMORY_BARRIER_2 => (std::mem::size_of::<vk::MemoryBarrier2>(), &[(4, 4)]),
+        vk::StructureType::MEMORY_DEDICATED_ALLOCATE_INFO => (std::mem::size_of::<vk::MemoryDedicatedAllocateInfo>(), &[(4, 4)]),
+        vk::StructureType::MEMORY_DEDICATED_REQUIREMENTS => (std::mem::size_of::<vk::MemoryDedicatedRequirements>(), &[(4, 4)]),
+        vk::StructureType::MEMORY_FD_PROPERTIES_KHR => (std::mem::size_of::<vk::MemoryFdPropertiesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::MEMORY_GET_ANDROID_HARDWARE_BUFFER_INFO_ANDROID => (std::mem::size_of::<vk::MemoryGetAndroidHardwareBufferInfoANDROID>(), &[(4, 4)]),
+        vk::StructureType::MEMORY_GET_FD_INFO_KHR => (std::mem::size_of::<vk::MemoryGetFdInfoKHR>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::MEMORY_GET_REMOTE_ADDRESS_INFO_NV => (std::mem::size_of::<vk::MemoryGetRemoteAddressInfoNV>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::MEMORY_GET_WIN32_HANDLE_INFO_KHR => (std::mem::size_of::<vk::MemoryGetWin32HandleInfoKHR>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::MEMORY_GET_ZIRCON_HANDLE_INFO_FUCHSIA => (std::mem::size_of::<vk::MemoryGetZirconHandleInfoFUCHSIA>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::MEMORY_HOST_POINTER_PROPERTIES_EXT => (std::mem::size_of::<vk::MemoryHostPointerPropertiesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::MEMORY_OPAQUE_CAPTURE_ADDRESS_ALLOCATE_INFO => (std::mem::size_of::<vk::MemoryOpaqueCaptureAddressAllocateInfo>(), &[(4, 4)]),
+        vk::StructureType::MEMORY_PRIORITY_ALLOCATE_INFO_EXT => (std::mem::size_of::<vk::MemoryPriorityAllocateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::MEMORY_REQUIREMENTS_2 => (std::mem::size_of::<vk::MemoryRequirements2>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::MEMORY_WIN32_HANDLE_PROPERTIES_KHR => (std::mem::size_of::<vk::MemoryWin32HandlePropertiesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::MEMORY_ZIRCON_HANDLE_PROPERTIES_FUCHSIA => (std::mem::size_of::<vk::MemoryZirconHandlePropertiesFUCHSIA>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::METAL_SURFACE_CREATE_INFO_EXT => (std::mem::size_of::<vk::MetalSurfaceCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::MICROMAP_BUILD_INFO_EXT => (std::mem::size_of::<vk::MicromapBuildInfoEXT>(), &[(4, 4), (28, 4), (44, 4)]),
+        vk::StructureType::MICROMAP_BUILD_SIZES_INFO_EXT => (std::mem::size_of::<vk::MicromapBuildSizesInfoEXT>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::MICROMAP_CREATE_INFO_EXT => (std::mem::size_of::<vk::MicromapCreateInfoEXT>(), &[(4, 4), (20, 4), (52, 4)]),
+        vk::StructureType::MICROMAP_VERSION_INFO_EXT => (std::mem::size_of::<vk::MicromapVersionInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::MULTISAMPLED_RENDER_TO_SINGLE_SAMPLED_INFO_EXT => (std::mem::size_of::<vk::MultisampledRenderToSingleSampledInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::MULTISAMPLE_PROPERTIES_EXT => (std::mem::size_of::<vk::MultisamplePropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::MULTIVIEW_PER_VIEW_ATTRIBUTES_INFO_NVX => (std::mem::size_of::<vk::MultiviewPerViewAttributesInfoNVX>(), &[(4, 4)]),
+        vk::StructureType::MUTABLE_DESCRIPTOR_TYPE_CREATE_INFO_EXT => (std::mem::size_of::<vk::MutableDescriptorTypeCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::NATIVE_BUFFER_ANDROID => (std::mem::size_of::<vk::NativeBufferANDROID>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::OPAQUE_CAPTURE_DESCRIPTOR_DATA_CREATE_INFO_EXT => (std::mem::size_of::<vk::OpaqueCaptureDescriptorDataCreateInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::OPTICAL_FLOW_EXECUTE_INFO_NV => (std::mem::size_of::<vk::OpticalFlowExecuteInfoNV>(), &[(4, 4)]),
+        vk::StructureType::OPTICAL_FLOW_IMAGE_FORMAT_INFO_NV => (std::mem::size_of::<vk::OpticalFlowImageFormatInfoNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::OPTICAL_FLOW_IMAGE_FORMAT_PROPERTIES_NV => (std::mem::size_of::<vk::OpticalFlowImageFormatPropertiesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::OPTICAL_FLOW_SESSION_CREATE_INFO_NV => (std::mem::size_of::<vk::OpticalFlowSessionCreateInfoNV>(), &[(4, 4), (52, 4)]),
+        vk::StructureType::OPTICAL_FLOW_SESSION_CREATE_PRIVATE_DATA_INFO_NV => (std::mem::size_of::<vk::OpticalFlowSessionCreatePrivateDataInfoNV>(), &[(4, 4)]),
+        vk::StructureType::PERFORMANCE_CONFIGURATION_ACQUIRE_INFO_INTEL => (std::mem::size_of::<vk::PerformanceConfigurationAcquireInfoINTEL>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PERFORMANCE_COUNTER_DESCRIPTION_KHR => (std::mem::size_of::<vk::PerformanceCounterDescriptionKHR>(), &[(4, 4), (788, 4)]),
+        vk::StructureType::PERFORMANCE_COUNTER_KHR => (std::mem::size_of::<vk::PerformanceCounterKHR>(), &[(4, 4), (44, 4)]),
+        vk::StructureType::PERFORMANCE_MARKER_INFO_INTEL => (std::mem::size_of::<vk::PerformanceMarkerInfoINTEL>(), &[(4, 4)]),
+        vk::StructureType::PERFORMANCE_OVERRIDE_INFO_INTEL => (std::mem::size_of::<vk::PerformanceOverrideInfoINTEL>(), &[(4, 4)]),
+        vk::StructureType::PERFORMANCE_QUERY_SUBMIT_INFO_KHR => (std::mem::size_of::<vk::PerformanceQuerySubmitInfoKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PERFORMANCE_STREAM_MARKER_INFO_INTEL => (std::mem::size_of::<vk::PerformanceStreamMarkerInfoINTEL>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES => (std::mem::size_of::<vk::PhysicalDevice16BitStorageFeatures>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_4444_FORMATS_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDevice4444FormatsFeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES => (std::mem::size_of::<vk::PhysicalDevice8BitStorageFeatures>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDeviceAccelerationStructureFeaturesKHR>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_PROPERTIES_KHR => (std::mem::size_of::<vk::PhysicalDeviceAccelerationStructurePropertiesKHR>(), &[(4, 4), (60, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_ADDRESS_BINDING_REPORT_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceAddressBindingReportFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_AMIGO_PROFILING_FEATURES_SEC => (std::mem::size_of::<vk::PhysicalDeviceAmigoProfilingFeaturesSEC>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_ASTC_DECODE_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceASTCDecodeFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_ATTACHMENT_FEEDBACK_LOOP_LAYOUT_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceAttachmentFeedbackLoopLayoutFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_BLEND_OPERATION_ADVANCED_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceBlendOperationAdvancedFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_BLEND_OPERATION_ADVANCED_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceBlendOperationAdvancedPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_BORDER_COLOR_SWIZZLE_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceBorderColorSwizzleFeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceBufferDeviceAddressFeatures>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceBufferDeviceAddressFeaturesEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_CLUSTER_CULLING_SHADER_FEATURES_HUAWEI => (std::mem::size_of::<vk::PhysicalDeviceClusterCullingShaderFeaturesHUAWEI>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_CLUSTER_CULLING_SHADER_PROPERTIES_HUAWEI => (std::mem::size_of::<vk::PhysicalDeviceClusterCullingShaderPropertiesHUAWEI>(), &[(4, 4), (44, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_COHERENT_MEMORY_FEATURES_AMD => (std::mem::size_of::<vk::PhysicalDeviceCoherentMemoryFeaturesAMD>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_COLOR_WRITE_ENABLE_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceColorWriteEnableFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_COMPUTE_SHADER_DERIVATIVES_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceComputeShaderDerivativesFeaturesNV>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceConditionalRenderingFeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_CONSERVATIVE_RASTERIZATION_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceConservativeRasterizationPropertiesEXT>(), &[(4, 4), (52, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceCooperativeMatrixFeaturesNV>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV => (std::mem::size_of::<vk::PhysicalDeviceCooperativeMatrixPropertiesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_COPY_MEMORY_INDIRECT_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceCopyMemoryIndirectFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_COPY_MEMORY_INDIRECT_PROPERTIES_NV => (std::mem::size_of::<vk::PhysicalDeviceCopyMemoryIndirectPropertiesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_CORNER_SAMPLED_IMAGE_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceCornerSampledImageFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_COVERAGE_REDUCTION_MODE_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceCoverageReductionModeFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_CUSTOM_BORDER_COLOR_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceCustomBorderColorFeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_CUSTOM_BORDER_COLOR_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceCustomBorderColorPropertiesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DEDICATED_ALLOCATION_IMAGE_ALIASING_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceDedicatedAllocationImageAliasingFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DEPTH_CLAMP_ZERO_ONE_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceDepthClampZeroOneFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DEPTH_CLIP_CONTROL_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceDepthClipControlFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DEPTH_CLIP_ENABLE_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceDepthClipEnableFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DEPTH_STENCIL_RESOLVE_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceDepthStencilResolveProperties>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_DENSITY_MAP_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceDescriptorBufferDensityMapPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceDescriptorBufferFeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_BUFFER_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceDescriptorBufferPropertiesEXT>(), &[(4, 4), (28, 4), (60, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceDescriptorIndexingFeatures>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceDescriptorIndexingProperties>(), &[(4, 4), (108, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DESCRIPTOR_SET_HOST_MAPPING_FEATURES_VALVE => (std::mem::size_of::<vk::PhysicalDeviceDescriptorSetHostMappingFeaturesVALVE>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceDeviceGeneratedCommandsFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DEVICE_GENERATED_COMMANDS_PROPERTIES_NV => (std::mem::size_of::<vk::PhysicalDeviceDeviceGeneratedCommandsPropertiesNV>(), &[(4, 4), (52, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DEVICE_MEMORY_REPORT_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceDeviceMemoryReportFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DIAGNOSTICS_CONFIG_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceDiagnosticsConfigFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DISCARD_RECTANGLE_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceDiscardRectanglePropertiesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DRIVER_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceDriverProperties>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DRM_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceDrmPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceDynamicRenderingFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_EXCLUSIVE_SCISSOR_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceExclusiveScissorFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_2_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceExtendedDynamicState2FeaturesEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_3_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceExtendedDynamicState3FeaturesEXT>(), &[(4, 4), (140, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_3_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceExtendedDynamicState3PropertiesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_EXTENDED_DYNAMIC_STATE_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceExtendedDynamicStateFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO => (std::mem::size_of::<vk::PhysicalDeviceExternalBufferInfo>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_FENCE_INFO => (std::mem::size_of::<vk::PhysicalDeviceExternalFenceInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO => (std::mem::size_of::<vk::PhysicalDeviceExternalImageFormatInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceExternalMemoryHostPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_MEMORY_RDMA_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceExternalMemoryRDMAFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO => (std::mem::size_of::<vk::PhysicalDeviceExternalSemaphoreInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FAULT_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceFaultFeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FEATURES_2 => (std::mem::size_of::<vk::PhysicalDeviceFeatures2>(), &[(4, 4), (236, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceFloatControlsProperties>(), &[(4, 4), (84, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_2_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMap2FeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_2_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMap2PropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMapFeaturesEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_OFFSET_FEATURES_QCOM => (std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMapOffsetFeaturesQCOM>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_OFFSET_PROPERTIES_QCOM => (std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMapOffsetPropertiesQCOM>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_DENSITY_MAP_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceFragmentDensityMapPropertiesEXT>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADER_BARYCENTRIC_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADER_BARYCENTRIC_PROPERTIES_KHR => (std::mem::size_of::<vk::PhysicalDeviceFragmentShaderBarycentricPropertiesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADER_INTERLOCK_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceFragmentShaderInterlockFeaturesEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_ENUMS_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRateEnumsFeaturesNV>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_ENUMS_PROPERTIES_NV => (std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRateEnumsPropertiesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRateFeaturesKHR>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_KHR => (std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRateKHR>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADING_RATE_PROPERTIES_KHR => (std::mem::size_of::<vk::PhysicalDeviceFragmentShadingRatePropertiesKHR>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_GLOBAL_PRIORITY_QUERY_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDeviceGlobalPriorityQueryFeaturesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_GRAPHICS_PIPELINE_LIBRARY_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceGraphicsPipelineLibraryFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_GRAPHICS_PIPELINE_LIBRARY_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceGraphicsPipelineLibraryPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_GROUP_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceGroupProperties>(), &[(4, 4), (20, 4), (284, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceHostQueryResetFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_ID_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceIDProperties>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGELESS_FRAMEBUFFER_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceImagelessFramebufferFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_2D_VIEW_OF_3D_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceImage2DViewOf3DFeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_COMPRESSION_CONTROL_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceImageCompressionControlFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_COMPRESSION_CONTROL_SWAPCHAIN_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceImageCompressionControlSwapchainFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT => (std::mem::size_of::<vk::PhysicalDeviceImageDrmFormatModifierInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2 => (std::mem::size_of::<vk::PhysicalDeviceImageFormatInfo2>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_PROCESSING_FEATURES_QCOM => (std::mem::size_of::<vk::PhysicalDeviceImageProcessingFeaturesQCOM>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_PROCESSING_PROPERTIES_QCOM => (std::mem::size_of::<vk::PhysicalDeviceImageProcessingPropertiesQCOM>(), &[(4, 4), (44, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_ROBUSTNESS_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceImageRobustnessFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_VIEW_IMAGE_FORMAT_INFO_EXT => (std::mem::size_of::<vk::PhysicalDeviceImageViewImageFormatInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_VIEW_MIN_LOD_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceImageViewMinLodFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_INDEX_TYPE_UINT8_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceIndexTypeUint8FeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_INHERITED_VIEWPORT_SCISSOR_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceInheritedViewportScissorFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_INLINE_UNIFORM_BLOCK_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceInlineUniformBlockFeatures>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_INLINE_UNIFORM_BLOCK_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceInlineUniformBlockProperties>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_INVOCATION_MASK_FEATURES_HUAWEI => (std::mem::size_of::<vk::PhysicalDeviceInvocationMaskFeaturesHUAWEI>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_LEGACY_DITHERING_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceLegacyDitheringFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_LINEAR_COLOR_ATTACHMENT_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceLinearColorAttachmentFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_LINE_RASTERIZATION_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceLineRasterizationFeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_LINE_RASTERIZATION_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceLineRasterizationPropertiesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceMaintenance3Properties>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceMaintenance4Features>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceMaintenance4Properties>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceMemoryBudgetPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MEMORY_DECOMPRESSION_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceMemoryDecompressionFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MEMORY_DECOMPRESSION_PROPERTIES_NV => (std::mem::size_of::<vk::PhysicalDeviceMemoryDecompressionPropertiesNV>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MEMORY_PRIORITY_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceMemoryPriorityFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MEMORY_PROPERTIES_2 => (std::mem::size_of::<vk::PhysicalDeviceMemoryProperties2>(), &[(4, 4), (292, 4), (308, 4), (324, 4), (340, 4), (356, 4), (372, 4), (388, 4), (404, 4), (420, 4), (436, 4), (452, 4), (468, 4), (484, 4), (500, 4), (516, 4), (532, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MESH_SHADER_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceMeshShaderFeaturesEXT>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MESH_SHADER_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceMeshShaderFeaturesNV>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MESH_SHADER_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceMeshShaderPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MESH_SHADER_PROPERTIES_NV => (std::mem::size_of::<vk::PhysicalDeviceMeshShaderPropertiesNV>(), &[(4, 4), (84, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MULTISAMPLED_RENDER_TO_SINGLE_SAMPLED_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceMultisampledRenderToSingleSampledFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceMultiviewFeatures>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_PER_VIEW_ATTRIBUTES_PROPERTIES_NVX => (std::mem::size_of::<vk::PhysicalDeviceMultiviewPerViewAttributesPropertiesNVX>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_PER_VIEW_VIEWPORTS_FEATURES_QCOM => (std::mem::size_of::<vk::PhysicalDeviceMultiviewPerViewViewportsFeaturesQCOM>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MULTIVIEW_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceMultiviewProperties>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MULTI_DRAW_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceMultiDrawFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MULTI_DRAW_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceMultiDrawPropertiesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_MUTABLE_DESCRIPTOR_TYPE_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceMutableDescriptorTypeFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_NON_SEAMLESS_CUBE_MAP_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceNonSeamlessCubeMapFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_OPACITY_MICROMAP_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceOpacityMicromapFeaturesEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_OPACITY_MICROMAP_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceOpacityMicromapPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_OPTICAL_FLOW_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceOpticalFlowFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_OPTICAL_FLOW_PROPERTIES_NV => (std::mem::size_of::<vk::PhysicalDeviceOpticalFlowPropertiesNV>(), &[(4, 4), (60, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PAGEABLE_DEVICE_LOCAL_MEMORY_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDevicePageableDeviceLocalMemoryFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDevicePCIBusInfoPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PERFORMANCE_QUERY_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDevicePerformanceQueryFeaturesKHR>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PERFORMANCE_QUERY_PROPERTIES_KHR => (std::mem::size_of::<vk::PhysicalDevicePerformanceQueryPropertiesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_CREATION_CACHE_CONTROL_FEATURES => (std::mem::size_of::<vk::PhysicalDevicePipelineCreationCacheControlFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_PROPERTIES_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDevicePipelinePropertiesFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_PROTECTED_ACCESS_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDevicePipelineProtectedAccessFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDevicePipelineRobustnessFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDevicePipelineRobustnessPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_POINT_CLIPPING_PROPERTIES => (std::mem::size_of::<vk::PhysicalDevicePointClippingProperties>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PORTABILITY_SUBSET_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDevicePortabilitySubsetFeaturesKHR>(), &[(4, 4), (76, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PORTABILITY_SUBSET_PROPERTIES_KHR => (std::mem::size_of::<vk::PhysicalDevicePortabilitySubsetPropertiesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PRESENTATION_PROPERTIES_ANDROID => (std::mem::size_of::<vk::PhysicalDevicePresentationPropertiesANDROID>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PRESENT_BARRIER_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDevicePresentBarrierFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PRESENT_ID_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDevicePresentIdFeaturesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PRESENT_WAIT_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDevicePresentWaitFeaturesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PRIMITIVES_GENERATED_QUERY_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDevicePrimitivesGeneratedQueryFeaturesEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PRIMITIVE_TOPOLOGY_LIST_RESTART_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDevicePrimitiveTopologyListRestartFeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PRIVATE_DATA_FEATURES => (std::mem::size_of::<vk::PhysicalDevicePrivateDataFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PROPERTIES_2 => (std::mem::size_of::<vk::PhysicalDeviceProperties2>(), &[(4, 4), (308, 4), (356, 4), (612, 4), (788, 4), (836, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PROTECTED_MEMORY_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceProtectedMemoryFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PROTECTED_MEMORY_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceProtectedMemoryProperties>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PROVOKING_VERTEX_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceProvokingVertexFeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PROVOKING_VERTEX_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceProvokingVertexPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR => (std::mem::size_of::<vk::PhysicalDevicePushDescriptorPropertiesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_RASTERIZATION_ORDER_ATTACHMENT_ACCESS_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceRasterizationOrderAttachmentAccessFeaturesEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_QUERY_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDeviceRayQueryFeaturesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_INVOCATION_REORDER_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceRayTracingInvocationReorderFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_INVOCATION_REORDER_PROPERTIES_NV => (std::mem::size_of::<vk::PhysicalDeviceRayTracingInvocationReorderPropertiesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_MAINTENANCE_1_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDeviceRayTracingMaintenance1FeaturesKHR>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_MOTION_BLUR_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceRayTracingMotionBlurFeaturesNV>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_PIPELINE_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDeviceRayTracingPipelineFeaturesKHR>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_PIPELINE_PROPERTIES_KHR => (std::mem::size_of::<vk::PhysicalDeviceRayTracingPipelinePropertiesKHR>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_PROPERTIES_NV => (std::mem::size_of::<vk::PhysicalDeviceRayTracingPropertiesNV>(), &[(4, 4), (60, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_REPRESENTATIVE_FRAGMENT_TEST_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceRepresentativeFragmentTestFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_RGBA10X6_FORMATS_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceRGBA10X6FormatsFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceRobustness2FeaturesEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceRobustness2PropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SAMPLER_FILTER_MINMAX_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceSamplerFilterMinmaxProperties>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SAMPLER_YCBCR_CONVERSION_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceSamplerYcbcrConversionFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SAMPLE_LOCATIONS_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceSampleLocationsPropertiesEXT>(), &[(4, 4), (44, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceScalarBlockLayoutFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SEPARATE_DEPTH_STENCIL_LAYOUTS_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceSeparateDepthStencilLayoutsFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceShaderAtomicFloat2FeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceShaderAtomicInt64Features>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDeviceShaderClockFeaturesKHR>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_CORE_BUILTINS_FEATURES_ARM => (std::mem::size_of::<vk::PhysicalDeviceShaderCoreBuiltinsFeaturesARM>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_CORE_BUILTINS_PROPERTIES_ARM => (std::mem::size_of::<vk::PhysicalDeviceShaderCoreBuiltinsPropertiesARM>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD => (std::mem::size_of::<vk::PhysicalDeviceShaderCoreProperties2AMD>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD => (std::mem::size_of::<vk::PhysicalDeviceShaderCorePropertiesAMD>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_DEMOTE_TO_HELPER_INVOCATION_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceShaderDemoteToHelperInvocationFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_DRAW_PARAMETERS_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceShaderDrawParametersFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_EARLY_AND_LATE_FRAGMENT_TESTS_FEATURES_AMD => (std::mem::size_of::<vk::PhysicalDeviceShaderEarlyAndLateFragmentTestsFeaturesAMD>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceShaderFloat16Int8Features>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_IMAGE_ATOMIC_INT64_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceShaderImageAtomicInt64FeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_IMAGE_FOOTPRINT_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceShaderImageFootprintFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceShaderIntegerDotProductFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceShaderIntegerDotProductProperties>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_INTEGER_FUNCTIONS_2_FEATURES_INTEL => (std::mem::size_of::<vk::PhysicalDeviceShaderIntegerFunctions2FeaturesINTEL>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_MODULE_IDENTIFIER_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceShaderModuleIdentifierFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_MODULE_IDENTIFIER_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceShaderModuleIdentifierPropertiesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_SM_BUILTINS_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceShaderSMBuiltinsFeaturesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV => (std::mem::size_of::<vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceShaderSubgroupExtendedTypesFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADER_TERMINATE_INVOCATION_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceShaderTerminateInvocationFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADING_RATE_IMAGE_FEATURES_NV => (std::mem::size_of::<vk::PhysicalDeviceShadingRateImageFeaturesNV>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SHADING_RATE_IMAGE_PROPERTIES_NV => (std::mem::size_of::<vk::PhysicalDeviceShadingRateImagePropertiesNV>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SPARSE_IMAGE_FORMAT_INFO_2 => (std::mem::size_of::<vk::PhysicalDeviceSparseImageFormatInfo2>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SUBGROUP_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceSubgroupProperties>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceSubgroupSizeControlFeatures>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceSubgroupSizeControlProperties>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SUBPASS_MERGE_FEEDBACK_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceSubpassMergeFeedbackFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SUBPASS_SHADING_FEATURES_HUAWEI => (std::mem::size_of::<vk::PhysicalDeviceSubpassShadingFeaturesHUAWEI>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SUBPASS_SHADING_PROPERTIES_HUAWEI => (std::mem::size_of::<vk::PhysicalDeviceSubpassShadingPropertiesHUAWEI>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SURFACE_INFO_2_KHR => (std::mem::size_of::<vk::PhysicalDeviceSurfaceInfo2KHR>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SWAPCHAIN_MAINTENANCE_1_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceSwapchainMaintenance1FeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceSynchronization2Features>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_TEXEL_BUFFER_ALIGNMENT_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceTexelBufferAlignmentFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_TEXEL_BUFFER_ALIGNMENT_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceTexelBufferAlignmentProperties>(), &[(4, 4), (28, 4), (44, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_TEXTURE_COMPRESSION_ASTC_HDR_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceTextureCompressionASTCHDRFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_TILE_PROPERTIES_FEATURES_QCOM => (std::mem::size_of::<vk::PhysicalDeviceTilePropertiesFeaturesQCOM>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceTimelineSemaphoreFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceTimelineSemaphoreProperties>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_TOOL_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceToolProperties>(), &[(4, 4), (1044, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_TRANSFORM_FEEDBACK_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceTransformFeedbackFeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_TRANSFORM_FEEDBACK_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceTransformFeedbackPropertiesEXT>(), &[(4, 4), (60, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_UNIFORM_BUFFER_STANDARD_LAYOUT_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceUniformBufferStandardLayoutFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_VARIABLE_POINTERS_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceVariablePointersFeatures>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_VERTEX_ATTRIBUTE_DIVISOR_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceVertexAttributeDivisorFeaturesEXT>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_VERTEX_ATTRIBUTE_DIVISOR_PROPERTIES_EXT => (std::mem::size_of::<vk::PhysicalDeviceVertexAttributeDivisorPropertiesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_VERTEX_INPUT_DYNAMIC_STATE_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceVertexInputDynamicStateFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceVulkan11Features>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceVulkan11Properties>(), &[(4, 4), (100, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceVulkan12Features>(), &[(4, 4), (204, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceVulkan12Properties>(), &[(4, 4), (732, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_3_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceVulkan13Features>(), &[(4, 4), (76, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES => (std::mem::size_of::<vk::PhysicalDeviceVulkan13Properties>(), &[(4, 4), (188, 4), (204, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceVulkanMemoryModelFeatures>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_WORKGROUP_MEMORY_EXPLICIT_LAYOUT_FEATURES_KHR => (std::mem::size_of::<vk::PhysicalDeviceWorkgroupMemoryExplicitLayoutFeaturesKHR>(), &[(4, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_YCBCR_2_PLANE_444_FORMATS_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceYcbcr2Plane444FormatsFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_YCBCR_IMAGE_ARRAYS_FEATURES_EXT => (std::mem::size_of::<vk::PhysicalDeviceYcbcrImageArraysFeaturesEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PHYSICAL_DEVICE_ZERO_INITIALIZE_WORKGROUP_MEMORY_FEATURES => (std::mem::size_of::<vk::PhysicalDeviceZeroInitializeWorkgroupMemoryFeatures>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_CACHE_CREATE_INFO => (std::mem::size_of::<vk::PipelineCacheCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_COLOR_BLEND_ADVANCED_STATE_CREATE_INFO_EXT => (std::mem::size_of::<vk::PipelineColorBlendAdvancedStateCreateInfoEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PIPELINE_COLOR_BLEND_STATE_CREATE_INFO => (std::mem::size_of::<vk::PipelineColorBlendStateCreateInfo>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_COLOR_WRITE_CREATE_INFO_EXT => (std::mem::size_of::<vk::PipelineColorWriteCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_COMPILER_CONTROL_CREATE_INFO_AMD => (std::mem::size_of::<vk::PipelineCompilerControlCreateInfoAMD>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_COVERAGE_MODULATION_STATE_CREATE_INFO_NV => (std::mem::size_of::<vk::PipelineCoverageModulationStateCreateInfoNV>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_COVERAGE_REDUCTION_STATE_CREATE_INFO_NV => (std::mem::size_of::<vk::PipelineCoverageReductionStateCreateInfoNV>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_COVERAGE_TO_COLOR_STATE_CREATE_INFO_NV => (std::mem::size_of::<vk::PipelineCoverageToColorStateCreateInfoNV>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PIPELINE_CREATION_FEEDBACK_CREATE_INFO => (std::mem::size_of::<vk::PipelineCreationFeedbackCreateInfo>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PIPELINE_DEPTH_STENCIL_STATE_CREATE_INFO => (std::mem::size_of::<vk::PipelineDepthStencilStateCreateInfo>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_DISCARD_RECTANGLE_STATE_CREATE_INFO_EXT => (std::mem::size_of::<vk::PipelineDiscardRectangleStateCreateInfoEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PIPELINE_DYNAMIC_STATE_CREATE_INFO => (std::mem::size_of::<vk::PipelineDynamicStateCreateInfo>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_EXECUTABLE_INFO_KHR => (std::mem::size_of::<vk::PipelineExecutableInfoKHR>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR => (std::mem::size_of::<vk::PipelineExecutableInternalRepresentationKHR>(), &[(4, 4), (532, 4)]),
+        vk::StructureType::PIPELINE_EXECUTABLE_PROPERTIES_KHR => (std::mem::size_of::<vk::PipelineExecutablePropertiesKHR>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_EXECUTABLE_STATISTIC_KHR => (std::mem::size_of::<vk::PipelineExecutableStatisticKHR>(), &[(4, 4), (532, 4)]),
+        vk::StructureType::PIPELINE_FRAGMENT_SHADING_RATE_ENUM_STATE_CREATE_INFO_NV => (std::mem::size_of::<vk::PipelineFragmentShadingRateEnumStateCreateInfoNV>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_FRAGMENT_SHADING_RATE_STATE_CREATE_INFO_KHR => (std::mem::size_of::<vk::PipelineFragmentShadingRateStateCreateInfoKHR>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_INFO_KHR => (std::mem::size_of::<vk::PipelineInfoKHR>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO => (std::mem::size_of::<vk::PipelineInputAssemblyStateCreateInfo>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PIPELINE_LAYOUT_CREATE_INFO => (std::mem::size_of::<vk::PipelineLayoutCreateInfo>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::PIPELINE_LIBRARY_CREATE_INFO_KHR => (std::mem::size_of::<vk::PipelineLibraryCreateInfoKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_MULTISAMPLE_STATE_CREATE_INFO => (std::mem::size_of::<vk::PipelineMultisampleStateCreateInfo>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_PROPERTIES_IDENTIFIER_EXT => (std::mem::size_of::<vk::PipelinePropertiesIdentifierEXT>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_RASTERIZATION_CONSERVATIVE_STATE_CREATE_INFO_EXT => (std::mem::size_of::<vk::PipelineRasterizationConservativeStateCreateInfoEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::PIPELINE_RASTERIZATION_DEPTH_CLIP_STATE_CREATE_INFO_EXT => (std::mem::size_of::<vk::PipelineRasterizationDepthClipStateCreateInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_RASTERIZATION_LINE_STATE_CREATE_INFO_EXT => (std::mem::size_of::<vk::PipelineRasterizationLineStateCreateInfoEXT>(), &[(4, 4), (30, 2)]),
+        vk::StructureType::PIPELINE_RASTERIZATION_PROVOKING_VERTEX_STATE_CREATE_INFO_EXT => (std::mem::size_of::<vk::PipelineRasterizationProvokingVertexStateCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_RASTERIZATION_STATE_CREATE_INFO => (std::mem::size_of::<vk::PipelineRasterizationStateCreateInfo>(), &[(4, 4), (60, 4)]),
+        vk::StructureType::PIPELINE_RASTERIZATION_STATE_RASTERIZATION_ORDER_AMD => (std::mem::size_of::<vk::PipelineRasterizationStateRasterizationOrderAMD>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_RASTERIZATION_STATE_STREAM_CREATE_INFO_EXT => (std::mem::size_of::<vk::PipelineRasterizationStateStreamCreateInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_RENDERING_CREATE_INFO => (std::mem::size_of::<vk::PipelineRenderingCreateInfo>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_REPRESENTATIVE_FRAGMENT_TEST_STATE_CREATE_INFO_NV => (std::mem::size_of::<vk::PipelineRepresentativeFragmentTestStateCreateInfoNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_ROBUSTNESS_CREATE_INFO_EXT => (std::mem::size_of::<vk::PipelineRobustnessCreateInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_SAMPLE_LOCATIONS_STATE_CREATE_INFO_EXT => (std::mem::size_of::<vk::PipelineSampleLocationsStateCreateInfoEXT>(), &[(4, 4), (20, 4), (28, 4)]),
+        vk::StructureType::PIPELINE_SHADER_STAGE_CREATE_INFO => (std::mem::size_of::<vk::PipelineShaderStageCreateInfo>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_SHADER_STAGE_MODULE_IDENTIFIER_CREATE_INFO_EXT => (std::mem::size_of::<vk::PipelineShaderStageModuleIdentifierCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO => (std::mem::size_of::<vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_TESSELLATION_DOMAIN_ORIGIN_STATE_CREATE_INFO => (std::mem::size_of::<vk::PipelineTessellationDomainOriginStateCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_TESSELLATION_STATE_CREATE_INFO => (std::mem::size_of::<vk::PipelineTessellationStateCreateInfo>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_VERTEX_INPUT_DIVISOR_STATE_CREATE_INFO_EXT => (std::mem::size_of::<vk::PipelineVertexInputDivisorStateCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO => (std::mem::size_of::<vk::PipelineVertexInputStateCreateInfo>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::PIPELINE_VIEWPORT_COARSE_SAMPLE_ORDER_STATE_CREATE_INFO_NV => (std::mem::size_of::<vk::PipelineViewportCoarseSampleOrderStateCreateInfoNV>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_VIEWPORT_DEPTH_CLIP_CONTROL_CREATE_INFO_EXT => (std::mem::size_of::<vk::PipelineViewportDepthClipControlCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_VIEWPORT_EXCLUSIVE_SCISSOR_STATE_CREATE_INFO_NV => (std::mem::size_of::<vk::PipelineViewportExclusiveScissorStateCreateInfoNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PIPELINE_VIEWPORT_SHADING_RATE_IMAGE_STATE_CREATE_INFO_NV => (std::mem::size_of::<vk::PipelineViewportShadingRateImageStateCreateInfoNV>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_VIEWPORT_STATE_CREATE_INFO => (std::mem::size_of::<vk::PipelineViewportStateCreateInfo>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::PIPELINE_VIEWPORT_SWIZZLE_STATE_CREATE_INFO_NV => (std::mem::size_of::<vk::PipelineViewportSwizzleStateCreateInfoNV>(), &[(4, 4)]),
+        vk::StructureType::PIPELINE_VIEWPORT_W_SCALING_STATE_CREATE_INFO_NV => (std::mem::size_of::<vk::PipelineViewportWScalingStateCreateInfoNV>(), &[(4, 4)]),
+        vk::StructureType::PRESENT_FRAME_TOKEN_GGP => (std::mem::size_of::<vk::PresentFrameTokenGGP>(), &[]),
+        vk::StructureType::PRESENT_ID_KHR => (std::mem::size_of::<vk::PresentIdKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PRESENT_INFO_KHR => (std::mem::size_of::<vk::PresentInfoKHR>(), &[(4, 4), (20, 4), (36, 4)]),
+        vk::StructureType::PRESENT_REGIONS_KHR => (std::mem::size_of::<vk::PresentRegionsKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PRESENT_TIMES_INFO_GOOGLE => (std::mem::size_of::<vk::PresentTimesInfoGOOGLE>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PRIVATE_DATA_SLOT_CREATE_INFO => (std::mem::size_of::<vk::PrivateDataSlotCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::PROTECTED_SUBMIT_INFO => (std::mem::size_of::<vk::ProtectedSubmitInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::QUERY_POOL_CREATE_INFO => (std::mem::size_of::<vk::QueryPoolCreateInfo>(), &[(4, 4)]),
+        vk::StructureType::QUERY_POOL_PERFORMANCE_CREATE_INFO_KHR => (std::mem::size_of::<vk::QueryPoolPerformanceCreateInfoKHR>(), &[(4, 4)]),
+        vk::StructureType::QUERY_POOL_PERFORMANCE_QUERY_CREATE_INFO_INTEL => (std::mem::size_of::<vk::QueryPoolPerformanceQueryCreateInfoINTEL>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::QUEUE_FAMILY_CHECKPOINT_PROPERTIES_2_NV => (std::mem::size_of::<vk::QueueFamilyCheckpointProperties2NV>(), &[(4, 4)]),
+        vk::StructureType::QUEUE_FAMILY_CHECKPOINT_PROPERTIES_NV => (std::mem::size_of::<vk::QueueFamilyCheckpointPropertiesNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::QUEUE_FAMILY_GLOBAL_PRIORITY_PROPERTIES_KHR => (std::mem::size_of::<vk::QueueFamilyGlobalPriorityPropertiesKHR>(), &[(4, 4), (84, 4)]),
+        vk::StructureType::QUEUE_FAMILY_PROPERTIES_2 => (std::mem::size_of::<vk::QueueFamilyProperties2>(), &[(4, 4)]),
+        vk::StructureType::QUEUE_FAMILY_QUERY_RESULT_STATUS_PROPERTIES_KHR => (std::mem::size_of::<vk::QueueFamilyQueryResultStatusPropertiesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::RAY_TRACING_PIPELINE_CREATE_INFO_KHR => (std::mem::size_of::<vk::RayTracingPipelineCreateInfoKHR>(), &[(4, 4), (36, 4), (52, 4), (100, 4)]),
+        vk::StructureType::RAY_TRACING_PIPELINE_CREATE_INFO_NV => (std::mem::size_of::<vk::RayTracingPipelineCreateInfoNV>(), &[(4, 4), (36, 4), (52, 4), (76, 4)]),
+        vk::StructureType::RAY_TRACING_PIPELINE_INTERFACE_CREATE_INFO_KHR => (std::mem::size_of::<vk::RayTracingPipelineInterfaceCreateInfoKHR>(), &[(4, 4)]),
+        vk::StructureType::RAY_TRACING_SHADER_GROUP_CREATE_INFO_KHR => (std::mem::size_of::<vk::RayTracingShaderGroupCreateInfoKHR>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::RAY_TRACING_SHADER_GROUP_CREATE_INFO_NV => (std::mem::size_of::<vk::RayTracingShaderGroupCreateInfoNV>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::RELEASE_SWAPCHAIN_IMAGES_INFO_EXT => (std::mem::size_of::<vk::ReleaseSwapchainImagesInfoEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::RENDERING_ATTACHMENT_INFO => (std::mem::size_of::<vk::RenderingAttachmentInfo>(), &[(4, 4), (68, 4)]),
+        vk::StructureType::RENDERING_FRAGMENT_DENSITY_MAP_ATTACHMENT_INFO_EXT => (std::mem::size_of::<vk::RenderingFragmentDensityMapAttachmentInfoEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::RENDERING_FRAGMENT_SHADING_RATE_ATTACHMENT_INFO_KHR => (std::mem::size_of::<vk::RenderingFragmentShadingRateAttachmentInfoKHR>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::RENDERING_INFO => (std::mem::size_of::<vk::RenderingInfo>(), &[(4, 4)]),
+        vk::StructureType::RENDER_PASS_ATTACHMENT_BEGIN_INFO => (std::mem::size_of::<vk::RenderPassAttachmentBeginInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::RENDER_PASS_BEGIN_INFO => (std::mem::size_of::<vk::RenderPassBeginInfo>(), &[(4, 4), (52, 4)]),
+        vk::StructureType::RENDER_PASS_CREATE_INFO => (std::mem::size_of::<vk::RenderPassCreateInfo>(), &[(4, 4), (36, 4), (52, 4)]),
+        vk::StructureType::RENDER_PASS_CREATE_INFO_2 => (std::mem::size_of::<vk::RenderPassCreateInfo2>(), &[(4, 4), (36, 4), (52, 4), (68, 4)]),
+        vk::StructureType::RENDER_PASS_CREATION_CONTROL_EXT => (std::mem::size_of::<vk::RenderPassCreationControlEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::RENDER_PASS_CREATION_FEEDBACK_CREATE_INFO_EXT => (std::mem::size_of::<vk::RenderPassCreationFeedbackCreateInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::RENDER_PASS_FRAGMENT_DENSITY_MAP_CREATE_INFO_EXT => (std::mem::size_of::<vk::RenderPassFragmentDensityMapCreateInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::RENDER_PASS_INPUT_ATTACHMENT_ASPECT_CREATE_INFO => (std::mem::size_of::<vk::RenderPassInputAttachmentAspectCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::RENDER_PASS_MULTIVIEW_CREATE_INFO => (std::mem::size_of::<vk::RenderPassMultiviewCreateInfo>(), &[(4, 4), (20, 4), (36, 4), (52, 4)]),
+        vk::StructureType::RENDER_PASS_SAMPLE_LOCATIONS_BEGIN_INFO_EXT => (std::mem::size_of::<vk::RenderPassSampleLocationsBeginInfoEXT>(), &[(4, 4), (20, 4), (36, 4)]),
+        vk::StructureType::RENDER_PASS_SUBPASS_FEEDBACK_CREATE_INFO_EXT => (std::mem::size_of::<vk::RenderPassSubpassFeedbackCreateInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::RENDER_PASS_TRANSFORM_BEGIN_INFO_QCOM => (std::mem::size_of::<vk::RenderPassTransformBeginInfoQCOM>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::RESOLVE_IMAGE_INFO_2 => (std::mem::size_of::<vk::ResolveImageInfo2>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::SAMPLER_BORDER_COLOR_COMPONENT_MAPPING_CREATE_INFO_EXT => (std::mem::size_of::<vk::SamplerBorderColorComponentMappingCreateInfoEXT>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::SAMPLER_CAPTURE_DESCRIPTOR_DATA_INFO_EXT => (std::mem::size_of::<vk::SamplerCaptureDescriptorDataInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::SAMPLER_CREATE_INFO => (std::mem::size_of::<vk::SamplerCreateInfo>(), &[(4, 4)]),
+        vk::StructureType::SAMPLER_CUSTOM_BORDER_COLOR_CREATE_INFO_EXT => (std::mem::size_of::<vk::SamplerCustomBorderColorCreateInfoEXT>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::SAMPLER_REDUCTION_MODE_CREATE_INFO => (std::mem::size_of::<vk::SamplerReductionModeCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SAMPLER_YCBCR_CONVERSION_CREATE_INFO => (std::mem::size_of::<vk::SamplerYcbcrConversionCreateInfo>(), &[(4, 4), (60, 4)]),
+        vk::StructureType::SAMPLER_YCBCR_CONVERSION_IMAGE_FORMAT_PROPERTIES => (std::mem::size_of::<vk::SamplerYcbcrConversionImageFormatProperties>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SAMPLER_YCBCR_CONVERSION_INFO => (std::mem::size_of::<vk::SamplerYcbcrConversionInfo>(), &[(4, 4)]),
+        vk::StructureType::SAMPLE_LOCATIONS_INFO_EXT => (std::mem::size_of::<vk::SampleLocationsInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::SCREEN_SURFACE_CREATE_INFO_QNX => (std::mem::size_of::<vk::ScreenSurfaceCreateInfoQNX>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SEMAPHORE_CREATE_INFO => (std::mem::size_of::<vk::SemaphoreCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SEMAPHORE_GET_FD_INFO_KHR => (std::mem::size_of::<vk::SemaphoreGetFdInfoKHR>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::SEMAPHORE_GET_WIN32_HANDLE_INFO_KHR => (std::mem::size_of::<vk::SemaphoreGetWin32HandleInfoKHR>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::SEMAPHORE_GET_ZIRCON_HANDLE_INFO_FUCHSIA => (std::mem::size_of::<vk::SemaphoreGetZirconHandleInfoFUCHSIA>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::SEMAPHORE_SIGNAL_INFO => (std::mem::size_of::<vk::SemaphoreSignalInfo>(), &[(4, 4)]),
+        vk::StructureType::SEMAPHORE_SUBMIT_INFO => (std::mem::size_of::<vk::SemaphoreSubmitInfo>(), &[(4, 4), (44, 4)]),
+        vk::StructureType::SEMAPHORE_TYPE_CREATE_INFO => (std::mem::size_of::<vk::SemaphoreTypeCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SEMAPHORE_WAIT_INFO => (std::mem::size_of::<vk::SemaphoreWaitInfo>(), &[(4, 4)]),
+        vk::StructureType::SHADER_MODULE_CREATE_INFO => (std::mem::size_of::<vk::ShaderModuleCreateInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SHADER_MODULE_IDENTIFIER_EXT => (std::mem::size_of::<vk::ShaderModuleIdentifierEXT>(), &[(4, 4), (52, 4)]),
+        vk::StructureType::SHADER_MODULE_VALIDATION_CACHE_CREATE_INFO_EXT => (std::mem::size_of::<vk::ShaderModuleValidationCacheCreateInfoEXT>(), &[(4, 4)]),
+        vk::StructureType::SHARED_PRESENT_SURFACE_CAPABILITIES_KHR => (std::mem::size_of::<vk::SharedPresentSurfaceCapabilitiesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SPARSE_IMAGE_FORMAT_PROPERTIES_2 => (std::mem::size_of::<vk::SparseImageFormatProperties2>(), &[(4, 4), (36, 4)]),
+        vk::StructureType::SPARSE_IMAGE_MEMORY_REQUIREMENTS_2 => (std::mem::size_of::<vk::SparseImageMemoryRequirements2>(), &[(4, 4)]),
+        vk::StructureType::STREAM_DESCRIPTOR_SURFACE_CREATE_INFO_GGP => (std::mem::size_of::<vk::StreamDescriptorSurfaceCreateInfoGGP>(), &[]),
+        vk::StructureType::SUBMIT_INFO => (std::mem::size_of::<vk::SubmitInfo>(), &[(4, 4), (20, 4), (44, 4), (60, 4)]),
+        vk::StructureType::SUBMIT_INFO_2 => (std::mem::size_of::<vk::SubmitInfo2>(), &[(4, 4), (36, 4), (52, 4)]),
+        vk::StructureType::SUBPASS_BEGIN_INFO => (std::mem::size_of::<vk::SubpassBeginInfo>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SUBPASS_DEPENDENCY_2 => (std::mem::size_of::<vk::SubpassDependency2>(), &[(4, 4)]),
+        vk::StructureType::SUBPASS_DESCRIPTION_2 => (std::mem::size_of::<vk::SubpassDescription2>(), &[(4, 4), (44, 4), (76, 4)]),
+        vk::StructureType::SUBPASS_DESCRIPTION_DEPTH_STENCIL_RESOLVE => (std::mem::size_of::<vk::SubpassDescriptionDepthStencilResolve>(), &[(4, 4)]),
+        vk::StructureType::SUBPASS_END_INFO => (std::mem::size_of::<vk::SubpassEndInfo>(), &[(4, 4)]),
+        vk::StructureType::SUBPASS_FRAGMENT_DENSITY_MAP_OFFSET_END_INFO_QCOM => (std::mem::size_of::<vk::SubpassFragmentDensityMapOffsetEndInfoQCOM>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SUBPASS_RESOLVE_PERFORMANCE_QUERY_EXT => (std::mem::size_of::<vk::SubpassResolvePerformanceQueryEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SUBPASS_SHADING_PIPELINE_CREATE_INFO_HUAWEI => (std::mem::size_of::<vk::SubpassShadingPipelineCreateInfoHUAWEI>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::SUBRESOURCE_LAYOUT_2_EXT => (std::mem::size_of::<vk::SubresourceLayout2EXT>(), &[(4, 4)]),
+        vk::StructureType::SURFACE_CAPABILITIES_2_EXT => (std::mem::size_of::<vk::SurfaceCapabilities2EXT>(), &[(4, 4)]),
+        vk::StructureType::SURFACE_CAPABILITIES_2_KHR => (std::mem::size_of::<vk::SurfaceCapabilities2KHR>(), &[(4, 4), (68, 4)]),
+        vk::StructureType::SURFACE_CAPABILITIES_FULL_SCREEN_EXCLUSIVE_EXT => (std::mem::size_of::<vk::SurfaceCapabilitiesFullScreenExclusiveEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SURFACE_CAPABILITIES_PRESENT_BARRIER_NV => (std::mem::size_of::<vk::SurfaceCapabilitiesPresentBarrierNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SURFACE_FORMAT_2_KHR => (std::mem::size_of::<vk::SurfaceFormat2KHR>(), &[(4, 4)]),
+        vk::StructureType::SURFACE_FULL_SCREEN_EXCLUSIVE_INFO_EXT => (std::mem::size_of::<vk::SurfaceFullScreenExclusiveInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SURFACE_FULL_SCREEN_EXCLUSIVE_WIN32_INFO_EXT => (std::mem::size_of::<vk::SurfaceFullScreenExclusiveWin32InfoEXT>(), &[]),
+        vk::StructureType::SURFACE_PRESENT_MODE_COMPATIBILITY_EXT => (std::mem::size_of::<vk::SurfacePresentModeCompatibilityEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SURFACE_PRESENT_MODE_EXT => (std::mem::size_of::<vk::SurfacePresentModeEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SURFACE_PRESENT_SCALING_CAPABILITIES_EXT => (std::mem::size_of::<vk::SurfacePresentScalingCapabilitiesEXT>(), &[(4, 4), (44, 4)]),
+        vk::StructureType::SURFACE_PROTECTED_CAPABILITIES_KHR => (std::mem::size_of::<vk::SurfaceProtectedCapabilitiesKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SWAPCHAIN_COUNTER_CREATE_INFO_EXT => (std::mem::size_of::<vk::SwapchainCounterCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SWAPCHAIN_CREATE_INFO_KHR => (std::mem::size_of::<vk::SwapchainCreateInfoKHR>(), &[(4, 4), (20, 4), (68, 4)]),
+        vk::StructureType::SWAPCHAIN_DISPLAY_NATIVE_HDR_CREATE_INFO_AMD => (std::mem::size_of::<vk::SwapchainDisplayNativeHdrCreateInfoAMD>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SWAPCHAIN_IMAGE_CREATE_INFO_ANDROID => (std::mem::size_of::<vk::SwapchainImageCreateInfoANDROID>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SWAPCHAIN_PRESENT_BARRIER_CREATE_INFO_NV => (std::mem::size_of::<vk::SwapchainPresentBarrierCreateInfoNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SWAPCHAIN_PRESENT_FENCE_INFO_EXT => (std::mem::size_of::<vk::SwapchainPresentFenceInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SWAPCHAIN_PRESENT_MODES_CREATE_INFO_EXT => (std::mem::size_of::<vk::SwapchainPresentModesCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SWAPCHAIN_PRESENT_MODE_INFO_EXT => (std::mem::size_of::<vk::SwapchainPresentModeInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::SWAPCHAIN_PRESENT_SCALING_CREATE_INFO_EXT => (std::mem::size_of::<vk::SwapchainPresentScalingCreateInfoEXT>(), &[(4, 4), (28, 4)]),
+        vk::StructureType::SYSMEM_COLOR_SPACE_FUCHSIA => (std::mem::size_of::<vk::SysmemColorSpaceFUCHSIA>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::TEXTURE_LOD_GATHER_FORMAT_PROPERTIES_AMD => (std::mem::size_of::<vk::TextureLODGatherFormatPropertiesAMD>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::TILE_PROPERTIES_QCOM => (std::mem::size_of::<vk::TilePropertiesQCOM>(), &[(4, 4), (44, 4)]),
+        vk::StructureType::TIMELINE_SEMAPHORE_SUBMIT_INFO => (std::mem::size_of::<vk::TimelineSemaphoreSubmitInfo>(), &[(4, 4), (20, 4), (36, 4)]),
+        vk::StructureType::VALIDATION_CACHE_CREATE_INFO_EXT => (std::mem::size_of::<vk::ValidationCacheCreateInfoEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::VALIDATION_FEATURES_EXT => (std::mem::size_of::<vk::ValidationFeaturesEXT>(), &[(4, 4), (20, 4), (36, 4)]),
+        vk::StructureType::VALIDATION_FLAGS_EXT => (std::mem::size_of::<vk::ValidationFlagsEXT>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::VERTEX_INPUT_ATTRIBUTE_DESCRIPTION_2_EXT => (std::mem::size_of::<vk::VertexInputAttributeDescription2EXT>(), &[(4, 4)]),
+        vk::StructureType::VERTEX_INPUT_BINDING_DESCRIPTION_2_EXT => (std::mem::size_of::<vk::VertexInputBindingDescription2EXT>(), &[(4, 4)]),
+        vk::StructureType::VI_SURFACE_CREATE_INFO_NN => (std::mem::size_of::<vk::ViSurfaceCreateInfoNN>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::WAYLAND_SURFACE_CREATE_INFO_KHR => (std::mem::size_of::<vk::WaylandSurfaceCreateInfoKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::WIN32_KEYED_MUTEX_ACQUIRE_RELEASE_INFO_KHR => (std::mem::size_of::<vk::Win32KeyedMutexAcquireReleaseInfoKHR>(), &[(4, 4), (20, 4), (52, 4)]),
+        vk::StructureType::WIN32_KEYED_MUTEX_ACQUIRE_RELEASE_INFO_NV => (std::mem::size_of::<vk::Win32KeyedMutexAcquireReleaseInfoNV>(), &[(4, 4), (20, 4), (52, 4)]),
+        vk::StructureType::WIN32_SURFACE_CREATE_INFO_KHR => (std::mem::size_of::<vk::Win32SurfaceCreateInfoKHR>(), &[]),
+        vk::StructureType::WRITE_DESCRIPTOR_SET => (std::mem::size_of::<vk::WriteDescriptorSet>(), &[(4, 4)]),
+        vk::StructureType::WRITE_DESCRIPTOR_SET_ACCELERATION_STRUCTURE_KHR => (std::mem::size_of::<vk::WriteDescriptorSetAccelerationStructureKHR>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::WRITE_DESCRIPTOR_SET_ACCELERATION_STRUCTURE_NV => (std::mem::size_of::<vk::WriteDescriptorSetAccelerationStructureNV>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::WRITE_DESCRIPTOR_SET_INLINE_UNIFORM_BLOCK => (std::mem::size_of::<vk::WriteDescriptorSetInlineUniformBlock>(), &[(4, 4), (20, 4)]),
+        vk::StructureType::XCB_SURFACE_CREATE_INFO_KHR => (std::mem::size_of::<vk::XcbSurfaceCreateInfoKHR>(), &[]),
+        vk::StructureType::XLIB_SURFACE_CREATE_INFO_KHR => (std::mem::size_of::<vk::XlibSurfaceCreateInfoKHR>(), &[]),
         _ => return None,
     })
 }

@@ -285,7 +285,11 @@ pub unsafe extern "system" fn create_device(
             multiview_geometry_shader: multiview.1,
             multiview_tessellation_shader: multiview.2,
             create_info: Some(Box::new(crate::generic::with_nested(
-                crate::generic::chained(info, 1),
+                crate::generic::chained(
+                    info,
+                    1,
+                    crate::generic::gaps_of(vk::StructureType::DEVICE_CREATE_INFO)
+                ),
                 info,
                 1,
                 crate::generated::commands::nested_VkDeviceCreateInfo,
