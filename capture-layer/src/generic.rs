@@ -118,8 +118,20 @@ pub unsafe fn bytes_of(ptr: *const u8, len: usize) -> VulkanParamT {
 /// # Safety
 /// A non-null `ptr` must point to `count` elements.
 pub unsafe fn elements<T>(ptr: *const T, count: usize, gaps: &[(u16, u16)]) -> VulkanParamT {
-    let size = std::mem::size_of::<T>();
-    let mut p = bytes_of(ptr as *const u8, count.saturating_mul(size));
+    gapped_bytes_of(ptr as *const u8, std::mem::size_of::<T>(), count, gaps)
+}
+
+/// [`bytes_of`] the `count` elements of `size` bytes at `ptr`, each one's `gaps` zeroed.
+///
+/// # Safety
+/// As [`bytes_of`]'s, for `count * size` bytes.
+unsafe fn gapped_bytes_of(
+    ptr: *const u8,
+    size: usize,
+    count: usize,
+    gaps: &[(u16, u16)],
+) -> VulkanParamT {
+    let mut p = bytes_of(ptr, count.saturating_mul(size));
     if let Some(bytes) = p.bytes.as_mut() {
         zero_gaps(bytes, size, gaps);
     }
@@ -202,10 +214,7 @@ pub unsafe fn chained<T>(ptr: *const T, count: usize, gaps: &[(u16, u16)]) -> Vu
             let s = &*next;
             let (size, gaps) =
                 crate::generated::commands::struct_layout(s.s_type).unwrap_or((0, &[]));
-            let mut link = bytes_of(next as *const u8, size);
-            if let Some(bytes) = link.bytes.as_mut() {
-                zero_gaps(bytes, size, gaps);
-            }
+            let mut link = gapped_bytes_of(next as *const u8, size, 1, gaps);
             link.value = ((i as u64) << 32) | u64::from(s.s_type.as_raw() as u32);
             if size > 0 {
                 link.nested = crate::generated::commands::chain_nested(s.s_type, next.cast());

@@ -268,9 +268,10 @@ impl RecordBlock {
     /// Takes out, as one run of the block's bytes, the records from the next on while
     /// `accept` takes each one's order key, up to and including the first frame
     /// boundary, and while the run stays within `max_bytes` (at least one record is
-    /// taken when accepted). Only each record's header words are read (`compact::skip`), its bytes not rewritten: they
-    /// hold what changed since the record before them in this block, so they may follow
-    /// that record anywhere whole ([`ChunkBody::push_run`]).
+    /// taken when accepted). Only each record's header words are read
+    /// (`compact::skip`), its bytes not rewritten: they hold what changed since the
+    /// record before them in this block, so they may follow that record anywhere whole
+    /// ([`ChunkBody::push_run`]).
     pub fn take_run(
         &mut self,
         max_bytes: usize,
