@@ -185,3 +185,136 @@ proptest! {
         }
     }
 }
+
+/// A world for a macro that both Turing runs see alike: shadowed state and memory
+/// hashed from a seed (zero, one, small or any value, so that a macro's comparisons go
+/// both ways), method writes shadowed and logged.
+struct HashedWorld {
+    seed: u64,
+    params: std::collections::VecDeque<u32>,
+    written: std::collections::HashMap<u16, u32>,
+    methods: Vec<(u16, u32)>,
+}
+
+impl HashedWorld {
+    fn new(seed: u64, params: &[u32]) -> Self {
+        HashedWorld {
+            seed,
+            params: params.iter().copied().collect(),
+            written: Default::default(),
+            methods: Vec::new(),
+        }
+    }
+
+    fn value(&self, at: u64) -> u32 {
+        let mut h = (at ^ self.seed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^= h >> 29;
+        h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h ^= h >> 32;
+        match h % 4 {
+            0 => 0,
+            1 => 1,
+            2 => (h >> 40) as u32 % 8,
+            _ => (h >> 8) as u32,
+        }
+    }
+}
+
+impl driver::mme::Machine for HashedWorld {
+    fn param(&mut self) -> Option<u32> {
+        self.params.pop_front()
+    }
+
+    fn state(&mut self, mthd: u16) -> u32 {
+        match self.written.get(&mthd) {
+            Some(v) => *v,
+            None => self.value(u64::from(mthd)),
+        }
+    }
+
+    fn mthd(&mut self, mthd: u16, data: u32) {
+        self.written.insert(mthd, data);
+        self.methods.push((mthd, data));
+    }
+
+    fn read_u32(&mut self, addr: u64) -> Option<u32> {
+        (addr % 7 != 3).then(|| self.value(addr | 1 << 63))
+    }
+}
+
+type TuringRun = (
+    Result<driver::mme::RunStats, driver::mme::RunError>,
+    Vec<(u16, u32)>,
+    usize,
+);
+
+/// `sim` run on its op lists and run instruction by instruction, in the same world.
+fn turing_both_ways(sim: &tu104::Sim, seed: u64, params: &[u32]) -> (TuringRun, TuringRun) {
+    let mut fast = HashedWorld::new(seed, params);
+    let fast_result = sim.run(&mut fast, 2_000);
+    let mut whole = HashedWorld::new(seed, params);
+    let whole_result = sim.run_whole(&mut whole, 2_000);
+    (
+        (fast_result, fast.methods, fast.params.len()),
+        (whole_result, whole.methods, whole.params.len()),
+    )
+}
+
+fn param_value() -> impl Strategy<Value = u32> {
+    prop_oneof![0u32..8, any::<u32>()]
+}
+
+/// Decodable Turing instructions: random words, those of each three that do not decode
+/// left out.
+fn turing_words() -> impl Strategy<Value = Vec<u32>> {
+    prop::collection::vec(any::<[u32; 3]>(), 1..40).prop_map(|insts| {
+        insts
+            .into_iter()
+            .filter(|words| tu104::Inst::from_words(*words).is_ok())
+            .flatten()
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The Turing simulator's op lists (moves forwarded to outputs, parameters loaded
+    /// straight into registers, dead carries and results left out, constant method
+    /// selects) do what running each instruction whole does: the same methods, the
+    /// same parameters taken, the same count or error, on random decodable words.
+    #[test]
+    fn turing_op_lists_equal_whole_instructions_on_random_words(words in turing_words(), seed in any::<u64>(), params in prop::collection::vec(param_value(), 0..12)) {
+        prop_assume!(!words.is_empty());
+        let sim = tu104::Sim::new("random", &words).unwrap();
+        let (fast, whole) = turing_both_ways(&sim, seed, &params);
+        prop_assert_eq!(fast, whole);
+    }
+
+    /// Likewise on random builder programs, lowered for Turing.
+    #[test]
+    fn turing_op_lists_equal_whole_instructions_on_random_programs(actions in program(), seed in any::<u64>(), params in prop::collection::vec(param_value(), LIVE)) {
+        let mut b = Builder::new(Arch::Turing);
+        let regs: Vec<Value> = (0..LIVE).map(|_| b.load()).collect();
+        emit_actions(&mut b, &regs, &actions);
+        for (i, r) in regs.iter().enumerate() {
+            out(&mut b, 100 + i as u16, *r);
+        }
+        let words = tu104::assemble(&b.finish().unwrap()).unwrap();
+        let sim = tu104::Sim::new("random", &words).unwrap();
+        let (fast, whole) = turing_both_ways(&sim, seed, &params);
+        prop_assert_eq!(fast, whole);
+    }
+
+    /// Likewise on every macro NVK loads on Turing, with random parameters, shadowed
+    /// state and memory.
+    #[test]
+    fn turing_op_lists_equal_whole_instructions_on_nvk_macros(seed in any::<u64>(), params in prop::collection::vec(param_value(), 0..40)) {
+        for m in driver::nvk::Macro::ALL.into_iter().filter(|m| m.available_on(Arch::Turing)) {
+            let words = tu104::assemble(&m.build(Arch::Turing).unwrap()).unwrap();
+            let sim = tu104::Sim::new(m.name(), &words).unwrap();
+            let (fast, whole) = turing_both_ways(&sim, seed, &params);
+            prop_assert_eq!(fast, whole, "macro {}", m.name());
+        }
+    }
+}

@@ -2,7 +2,15 @@
 //! re-reading encodings (every operand resolved to a register slot or a constant), then
 //! runs a `match` loop against a [`Machine`]. An unpredicated instruction runs as the
 //! list of its parts that do something ([`Op`]); a predicated one runs whole, its parts
-//! chosen by the predicate (`State::step`).
+//! chosen by the predicate (`State::step`). [`Sim::run_whole`] runs every instruction
+//! that way: the plain reading the op lists must equal (the property tests compare them).
+//!
+//! The op lists leave out what no one can observe. A method output that reads a move's
+//! or a NOP's result reads the moved value (or zero) itself, and an ALU result no output
+//! reads is not kept; a parameter only moved into a register is loaded straight into it;
+//! the carry that NOPs and moves clear is not cleared in a macro that never reads it
+//! (no ADDC, SUBB or MULH); a method select from a constant is worked out at decode
+//! time, and joined with the emit that follows it.
 //!
 //! Per instruction: LOAD0 then LOAD1 take a parameter each if anything reads them; the
 //! predicate picks which of ALU0, ALU1, out0, out1 run, in that order; an `end_next`
@@ -33,65 +41,216 @@ pub struct Sim {
     name: String,
     insts: Vec<Inst>,
     code: Vec<Compiled>,
-    /// Each instruction as the loop runs it: the parts that do something, in order.
+    /// Each instruction as the loop runs it: the parts that do something, in order
+    /// (instruction `i`'s are `ops[code[i].first_op..code[i].end_op]`).
     ops: Vec<Op>,
-    /// Instruction `i`'s ops are `ops[spans[i].0..spans[i].1]`.
-    spans: Vec<(u32, u32)>,
 }
 
 /// One part of an instruction, for the loop to run without re-deciding what runs.
-/// Unpredicated instructions become a list of these (a NOP ALU, a move, the method
-/// outputs that exist); predicated ones run whole through [`Op::Predicated`].
+/// Unpredicated instructions become a list of these (see [`Op::compile`]); predicated
+/// ones run whole through [`Op::Predicated`].
 #[derive(Clone, Copy, Debug)]
 enum Op {
-    /// Loads the next parameter into a `SLOT_LOAD` slot.
+    /// Loads the next parameter into a slot (a `SLOT_LOAD` slot, or the register a move
+    /// would have copied it to).
     Load { slot: u8 },
-    /// ALU `i` holding the NOP encoding: a zero result and a clear carry.
-    Nop { i: u8 },
-    /// ALU `i` adding zero to `x` (how NVK's macros move values): the result is `x`
-    /// and the carry clear.
-    Move { i: u8, dst: u8, x: Operand },
-    /// ALU `i`, any operation.
-    Alu { i: u8, alu: AluSlot },
+    /// ALU `i` holding the NOP encoding where its result or the clear carry is read:
+    /// a zero result (into `res`) and a clear carry.
+    Nop { res: u8 },
+    /// ALU adding zero to `x` (how NVK's macros move values): `x` into `dst` and `res`,
+    /// the carry cleared where `clear_carry`.
+    Move {
+        dst: u8,
+        res: u8,
+        x: Operand,
+        clear_carry: bool,
+    },
+    /// `STATE` of a method known at decode time: its shadowed value into `dst` and `res`.
+    State { dst: u8, res: u8, mthd: u16 },
+    /// Any ALU operation; its result into `alu.dst` and `res`.
+    Alu { res: u8, alu: AluSlot },
     /// Selects the method the next emit writes.
     Mthd { src: Operand },
+    /// Selects a method known at decode time (byte address and increment).
+    MthdConst { mthd: u16, inc: u16 },
     /// Emits a value to the selected method.
     Emit { src: Operand },
+    /// Selects a method known at decode time and emits a value to it.
+    MthdConstEmit { mthd: u16, inc: u16, src: Operand },
     /// The whole instruction, predicated: parts chosen by the predicate at run time.
     Predicated,
 }
 
+/// What an ALU slot amounts to, before its result's readers are known.
+#[derive(Clone, Copy)]
+enum AluForm {
+    /// The NOP encoding: result zero.
+    Nop,
+    /// A move of `x` into `dst`.
+    Move { dst: u8, x: Operand },
+    /// Anything else.
+    Other,
+}
+
 impl Op {
-    /// The ops of `c`, appended to `ops`.
-    fn compile(c: &Compiled, ops: &mut Vec<Op>) {
+    /// The ops of the unpredicated instruction `c`, appended to `ops`; `carry_read`
+    /// says whether any instruction of the macro reads the carry.
+    fn compile(c: &Compiled, carry_read: bool, ops: &mut Vec<Op>) {
         if c.pred.is_some() {
             ops.push(Op::Predicated);
             return;
         }
-        for (i, slot) in SLOT_LOAD.into_iter().enumerate() {
-            if c.loads & (1 << i) != 0 {
+        let forms: [AluForm; 2] = std::array::from_fn(|i| {
+            let alu = &c.alu[i];
+            match (alu.op, alu.x, alu.y) {
+                _ if alu.nop => AluForm::Nop,
+                (AluOp::Add, x, Operand::Const(0)) | (AluOp::Add, Operand::Const(0), x) => {
+                    AluForm::Move { dst: alu.dst, x }
+                }
+                _ => AluForm::Other,
+            }
+        });
+        // An output reading ALU i's result reads the moved value itself where nothing
+        // after ALU i in this instruction writes the slot it came from.
+        let forwarded = |i: usize| -> Option<Operand> {
+            match forms[i] {
+                AluForm::Nop => Some(Operand::Const(0)),
+                AluForm::Move {
+                    x: Operand::Slot(slot),
+                    ..
+                } if i == 1 || c.alu[1].dst != slot => Some(Operand::Slot(slot)),
+                AluForm::Move { x, .. } if matches!(x, Operand::Const(_)) => Some(x),
+                _ => None,
+            }
+        };
+        let resolve = |src: Option<Operand>| {
+            src.map(|src| match src {
+                Operand::Slot(slot) => match SLOT_ALU_RES.iter().position(|&r| r == slot) {
+                    Some(i) => forwarded(i).unwrap_or(src),
+                    None => src,
+                },
+                Operand::Const(_) => src,
+            })
+        };
+        let outs: [OutSlot; 2] = std::array::from_fn(|i| OutSlot {
+            mthd: resolve(c.out[i].mthd),
+            emit: resolve(c.out[i].emit),
+        });
+        let out_reads = |slot: u8| {
+            outs.iter()
+                .flat_map(|o| [o.mthd, o.emit])
+                .any(|src| matches!(src, Some(Operand::Slot(s)) if s == slot))
+        };
+        let res: [u8; 2] = std::array::from_fn(|i| match out_reads(SLOT_ALU_RES[i]) {
+            true => SLOT_ALU_RES[i],
+            false => SLOT_DISCARD,
+        });
+        // A parameter only moved into a register goes straight there.
+        let mut load_into = SLOT_LOAD;
+        let mut loaded_directly = [false; 2];
+        for (i, form) in forms.iter().enumerate() {
+            let AluForm::Move {
+                dst,
+                x: Operand::Slot(from),
+            } = *form
+            else {
+                continue;
+            };
+            let Some(k) = SLOT_LOAD.iter().position(|&l| l == from) else {
+                continue;
+            };
+            let other = &c.alu[1 - i];
+            let other_reads = |slot: u8| {
+                !other.nop
+                    && [other.x, other.y]
+                        .iter()
+                        .any(|o| matches!(o, Operand::Slot(s) if *s == slot))
+            };
+            let only_reader = !other_reads(from) && !out_reads(from);
+            // ALU 0 runs before ALU 1: a register ALU 1 fills must not be one ALU 0 reads
+            // or writes, or it would see (or overwrite) the parameter too early.
+            let order_kept = i == 0 || (!other_reads(dst) && (other.nop || other.dst != dst));
+            if dst != SLOT_DISCARD
+                && !carry_read
+                && res[i] == SLOT_DISCARD
+                && only_reader
+                && order_kept
+            {
+                load_into[k] = dst;
+                loaded_directly[i] = true;
+            }
+        }
+        for (k, slot) in load_into.into_iter().enumerate() {
+            if c.loads & (1 << k) != 0 {
                 ops.push(Op::Load { slot });
             }
         }
-        for (i, alu) in c.alu.iter().enumerate() {
-            let i = i as u8;
-            ops.push(match (alu.op, alu.x, alu.y) {
-                _ if alu.nop => Op::Nop { i },
-                (AluOp::Add, x, Operand::Const(0)) | (AluOp::Add, Operand::Const(0), x) => {
-                    Op::Move { i, dst: alu.dst, x }
+        for (i, form) in forms.iter().enumerate() {
+            match *form {
+                AluForm::Nop if carry_read || res[i] != SLOT_DISCARD => {
+                    ops.push(Op::Nop { res: res[i] })
                 }
-                _ => Op::Alu { i, alu: *alu },
-            });
-        }
-        for out in &c.out {
-            if let Some(src) = out.mthd {
-                ops.push(Op::Mthd { src });
+                AluForm::Nop => {}
+                AluForm::Move { .. } if loaded_directly[i] => {}
+                AluForm::Move { dst, x } => {
+                    if carry_read || dst != SLOT_DISCARD || res[i] != SLOT_DISCARD {
+                        ops.push(Op::Move {
+                            dst,
+                            res: res[i],
+                            x,
+                            clear_carry: carry_read,
+                        });
+                    }
+                }
+                AluForm::Other => {
+                    let alu = c.alu[i];
+                    ops.push(match (alu.op, alu.x, alu.y) {
+                        (AluOp::State, Operand::Const(x), Operand::Const(y)) => Op::State {
+                            dst: alu.dst,
+                            res: res[i],
+                            mthd: state_method(x, y),
+                        },
+                        _ => Op::Alu { res: res[i], alu },
+                    });
+                }
             }
-            if let Some(src) = out.emit {
-                ops.push(Op::Emit { src });
+        }
+        for out in &outs {
+            match (out.mthd, out.emit) {
+                (Some(Operand::Const(v)), Some(src)) => {
+                    let (mthd, inc) = method_select(v);
+                    ops.push(Op::MthdConstEmit { mthd, inc, src });
+                }
+                (mthd, emit) => {
+                    if let Some(src) = mthd {
+                        ops.push(match src {
+                            Operand::Const(v) => {
+                                let (mthd, inc) = method_select(v);
+                                Op::MthdConst { mthd, inc }
+                            }
+                            Operand::Slot(_) => Op::Mthd { src },
+                        });
+                    }
+                    if let Some(src) = emit {
+                        ops.push(Op::Emit { src });
+                    }
+                }
             }
         }
     }
+}
+
+/// The method (a byte address) and increment a method select of `v` picks: the low 12
+/// bits as a dword index, the increment in bits 15:12.
+#[inline(always)]
+fn method_select(v: u32) -> (u16, u16) {
+    (((v & 0xfff) << 2) as u16, ((v >> 12) & 0xf) as u16)
+}
+
+/// The method `STATE x, y` reads.
+#[inline(always)]
+fn state_method(x: u32, y: u32) -> u16 {
+    (x.wrapping_add(y).wrapping_mul(4) & 0x3ffc) as u16
 }
 
 /// An operand as the loop reads it: a register-file slot, or a value known at decode
@@ -134,6 +293,9 @@ struct Compiled {
     end_next: bool,
     alu: [AluSlot; 2],
     out: [OutSlot; 2],
+    /// Where its ops lie in [`Sim`]'s list: `ops[first_op..end_op]`.
+    first_op: u32,
+    end_op: u32,
 }
 
 fn sign_extend(imm: u16) -> u32 {
@@ -223,6 +385,8 @@ impl Compiled {
             end_next: inst.end_next,
             alu,
             out,
+            first_op: 0,
+            end_op: 0,
         }
     }
 }
@@ -251,22 +415,23 @@ impl Sim {
     /// Decodes `words` (3 per instruction) of the macro called `name`.
     pub fn new(name: &str, words: &[u32]) -> Result<Self, DecodeError> {
         let insts = decode(words)?;
-        let code: Vec<Compiled> = insts.iter().map(Compiled::new).collect();
+        let mut code: Vec<Compiled> = insts.iter().map(Compiled::new).collect();
+        let carry_read = code.iter().any(|c| {
+            c.alu
+                .iter()
+                .any(|a| !a.nop && matches!(a.op, AluOp::Addc | AluOp::Subb | AluOp::Mulh))
+        });
         let mut ops = Vec::new();
-        let spans = code
-            .iter()
-            .map(|c| {
-                let start = ops.len() as u32;
-                Op::compile(c, &mut ops);
-                (start, ops.len() as u32)
-            })
-            .collect();
+        for c in &mut code {
+            c.first_op = ops.len() as u32;
+            Op::compile(c, carry_read, &mut ops);
+            c.end_op = ops.len() as u32;
+        }
         Ok(Sim {
             name: name.to_string(),
             insts,
             code,
             ops,
-            spans,
         })
     }
 
@@ -277,6 +442,22 @@ impl Sim {
 
     /// Runs the macro against `m`, stopping with an error past `budget` instructions.
     pub fn run(&self, m: &mut impl Machine, budget: u64) -> Result<RunStats, RunError> {
+        self.execute::<false>(m, budget)
+    }
+
+    /// Runs the macro as [`Sim::run`] does, but every instruction whole, its parts
+    /// chosen as for a predicated one, without the op lists: slower, and the plain
+    /// reading of each instruction that `run` must equal in every method, parameter,
+    /// count and error.
+    pub fn run_whole(&self, m: &mut impl Machine, budget: u64) -> Result<RunStats, RunError> {
+        self.execute::<true>(m, budget)
+    }
+
+    fn execute<const WHOLE: bool>(
+        &self,
+        m: &mut impl Machine,
+        budget: u64,
+    ) -> Result<RunStats, RunError> {
         let mut s = State {
             slots: [0; 32],
             carry: 0,
@@ -299,14 +480,21 @@ impl Sim {
             if executed >= budget {
                 return Err(fail(ip, RunErrorKind::BudgetExceeded { budget }));
             }
-            let (Some(inst), Some(&(start, end))) = (self.code.get(ip), self.spans.get(ip)) else {
+            let Some(inst) = self.code.get(ip) else {
                 return Err(fail(ip, RunErrorKind::FellOffEnd));
             };
             executed += 1;
-            let ops = self.ops.get(start as usize..end as usize).unwrap_or(&[]);
-            let mut next = s
-                .run_ops(ops, inst, ip, m)
-                .map_err(|kind| fail(ip, *kind))?;
+            let next = match WHOLE {
+                true => s.step(inst, ip, m),
+                false => {
+                    let ops = self
+                        .ops
+                        .get(inst.first_op as usize..inst.end_op as usize)
+                        .unwrap_or(&[]);
+                    s.run_ops(ops, inst, ip, m)
+                }
+            };
+            let mut next = next.map_err(|kind| fail(ip, *kind))?;
             if ending || next == STOP {
                 return Ok(RunStats {
                     instructions: executed,
@@ -343,23 +531,40 @@ impl State {
                     self.slots[usize::from(slot & 31)] =
                         self.params.next(m).ok_or(RunErrorKind::ParamsExhausted)?;
                 }
-                Op::Nop { i } => {
+                Op::Nop { res } => {
                     self.carry = 0;
-                    self.slots[usize::from(SLOT_ALU_RES[usize::from(i & 1)])] = 0;
+                    self.slots[usize::from(res & 31)] = 0;
                 }
-                Op::Move { i, dst, x } => {
+                Op::Move {
+                    dst,
+                    res,
+                    x,
+                    clear_carry,
+                } => {
                     let value = self.read(x);
-                    self.carry = 0;
-                    self.slots[usize::from(SLOT_ALU_RES[usize::from(i & 1)])] = value;
+                    if clear_carry {
+                        self.carry = 0;
+                    }
+                    self.slots[usize::from(res & 31)] = value;
                     self.slots[usize::from(dst & 31)] = value;
                 }
-                Op::Alu { i, ref alu } => {
+                Op::State { dst, res, mthd } => {
+                    let value = m.state(mthd);
+                    self.slots[usize::from(res & 31)] = value;
+                    self.slots[usize::from(dst & 31)] = value;
+                }
+                Op::Alu { res, ref alu } => {
                     let value = self.alu(alu, ip, &mut next, m)?;
-                    self.slots[usize::from(SLOT_ALU_RES[usize::from(i & 1)])] = value;
+                    self.slots[usize::from(res & 31)] = value;
                     self.slots[usize::from(alu.dst & 31)] = value;
                 }
                 Op::Mthd { src } => self.select_method(src),
+                Op::MthdConst { mthd, inc } => self.mthd = Some((mthd, inc)),
                 Op::Emit { src } => self.emit(src, m)?,
+                Op::MthdConstEmit { mthd, inc, src } => {
+                    self.mthd = Some((mthd, inc));
+                    self.emit(src, m)?;
+                }
                 Op::Predicated => next = self.step(inst, ip, m)?,
             }
         }
@@ -488,7 +693,7 @@ impl State {
             AluOp::Sle => bool_mask((x as i32) <= (y as i32)),
             AluOp::Sleu => bool_mask(x <= y),
             AluOp::Seq => bool_mask(x == y),
-            AluOp::State => m.state((x.wrapping_add(y).wrapping_mul(4) & 0x3ffc) as u16),
+            AluOp::State => m.state(state_method(x, y)),
             AluOp::Loop => {
                 if self.loop_count != 0 {
                     return Err(Box::new(RunErrorKind::Illegal(
@@ -560,8 +765,7 @@ impl State {
     /// Selects the method (low 12 bits, as a dword index) and its increment (bits 15:12).
     #[inline(always)]
     fn select_method(&mut self, src: Operand) {
-        let v = self.read(src);
-        self.mthd = Some((((v & 0xfff) << 2) as u16, ((v >> 12) & 0xf) as u16));
+        self.mthd = Some(method_select(self.read(src)));
     }
 
     /// Writes `src`'s value to the selected method, then steps the method on.
