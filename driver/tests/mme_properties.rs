@@ -248,12 +248,18 @@ type TuringRun = (
     usize,
 );
 
-/// `sim` run on its op lists and run instruction by instruction, in the same world.
-fn turing_both_ways(sim: &tu104::Sim, seed: u64, params: &[u32]) -> (TuringRun, TuringRun) {
+/// `sim` run on its op lists and run instruction by instruction, in the same world,
+/// each stopped past `budget` instructions.
+fn turing_both_ways(
+    sim: &tu104::Sim,
+    seed: u64,
+    params: &[u32],
+    budget: u64,
+) -> (TuringRun, TuringRun) {
     let mut fast = HashedWorld::new(seed, params);
-    let fast_result = sim.run(&mut fast, 2_000);
+    let fast_result = sim.run(&mut fast, budget);
     let mut whole = HashedWorld::new(seed, params);
-    let whole_result = sim.run_whole(&mut whole, 2_000);
+    let whole_result = sim.run_whole(&mut whole, budget);
     (
         (fast_result, fast.methods, fast.params.len()),
         (whole_result, whole.methods, whole.params.len()),
@@ -265,14 +271,18 @@ fn param_value() -> impl Strategy<Value = u32> {
 }
 
 /// Decodable Turing instructions: random words, those of each three that do not decode
-/// left out.
+/// left out (a NOP where none does).
 fn turing_words() -> impl Strategy<Value = Vec<u32>> {
     prop::collection::vec(any::<[u32; 3]>(), 1..40).prop_map(|insts| {
-        insts
+        let words: Vec<u32> = insts
             .into_iter()
             .filter(|words| tu104::Inst::from_words(*words).is_ok())
             .flatten()
-            .collect()
+            .collect();
+        match words.is_empty() {
+            true => tu104::Inst::nop().to_words().to_vec(),
+            false => words,
+        }
     })
 }
 
@@ -281,19 +291,19 @@ proptest! {
 
     /// The Turing simulator's op lists (moves forwarded to outputs, parameters loaded
     /// straight into registers, dead carries and results left out, constant method
-    /// selects) do what running each instruction whole does: the same methods, the
-    /// same parameters taken, the same count or error, on random decodable words.
+    /// selects, straight stretches run as one list) do what running each instruction
+    /// whole does: the same methods, the same parameters taken, the same count or
+    /// error and its address, under any budget, on random decodable words.
     #[test]
-    fn turing_op_lists_equal_whole_instructions_on_random_words(words in turing_words(), seed in any::<u64>(), params in prop::collection::vec(param_value(), 0..12)) {
-        prop_assume!(!words.is_empty());
+    fn turing_op_lists_equal_whole_instructions_on_random_words(words in turing_words(), seed in any::<u64>(), params in prop::collection::vec(param_value(), 0..12), budget in prop_oneof![1u64..64, Just(2_000)]) {
         let sim = tu104::Sim::new("random", &words).unwrap();
-        let (fast, whole) = turing_both_ways(&sim, seed, &params);
+        let (fast, whole) = turing_both_ways(&sim, seed, &params, budget);
         prop_assert_eq!(fast, whole);
     }
 
     /// Likewise on random builder programs, lowered for Turing.
     #[test]
-    fn turing_op_lists_equal_whole_instructions_on_random_programs(actions in program(), seed in any::<u64>(), params in prop::collection::vec(param_value(), LIVE)) {
+    fn turing_op_lists_equal_whole_instructions_on_random_programs(actions in program(), seed in any::<u64>(), params in prop::collection::vec(param_value(), LIVE), budget in prop_oneof![1u64..64, Just(2_000)]) {
         let mut b = Builder::new(Arch::Turing);
         let regs: Vec<Value> = (0..LIVE).map(|_| b.load()).collect();
         emit_actions(&mut b, &regs, &actions);
@@ -302,18 +312,18 @@ proptest! {
         }
         let words = tu104::assemble(&b.finish().unwrap()).unwrap();
         let sim = tu104::Sim::new("random", &words).unwrap();
-        let (fast, whole) = turing_both_ways(&sim, seed, &params);
+        let (fast, whole) = turing_both_ways(&sim, seed, &params, budget);
         prop_assert_eq!(fast, whole);
     }
 
     /// Likewise on every macro NVK loads on Turing, with random parameters, shadowed
     /// state and memory.
     #[test]
-    fn turing_op_lists_equal_whole_instructions_on_nvk_macros(seed in any::<u64>(), params in prop::collection::vec(param_value(), 0..40)) {
+    fn turing_op_lists_equal_whole_instructions_on_nvk_macros(seed in any::<u64>(), params in prop::collection::vec(param_value(), 0..40), budget in prop_oneof![1u64..64, Just(2_000)]) {
         for m in driver::nvk::Macro::ALL.into_iter().filter(|m| m.available_on(Arch::Turing)) {
             let words = tu104::assemble(&m.build(Arch::Turing).unwrap()).unwrap();
             let sim = tu104::Sim::new(m.name(), &words).unwrap();
-            let (fast, whole) = turing_both_ways(&sim, seed, &params);
+            let (fast, whole) = turing_both_ways(&sim, seed, &params, budget);
             prop_assert_eq!(fast, whole, "macro {}", m.name());
         }
     }

@@ -7,7 +7,8 @@
 //!
 //! The op lists leave out what no one can observe. A method output that reads a move's
 //! or a NOP's result reads the moved value (or zero) itself, and an ALU result no output
-//! reads is not kept; a parameter only moved into a register is loaded straight into it;
+//! reads is not kept (unless a predicated instruction could read it with that ALU
+//! off); a parameter only moved into a register is loaded straight into it;
 //! the carry that NOPs and moves clear is not cleared in a macro that never reads it
 //! (no ADDC, SUBB or MULH); a method select from a constant is worked out at decode
 //! time, and joined with the emit that follows it.
@@ -81,6 +82,38 @@ enum Op {
     Predicated,
 }
 
+/// What one instruction can see of the state others leave behind, besides registers.
+#[derive(Clone, Copy)]
+struct Observed {
+    /// Some instruction reads the carry (ADDC, SUBB, MULH).
+    carry: bool,
+    /// Some predicated instruction has an output reading ALU `i`'s result: with that
+    /// ALU switched off by the predicate, it reads what an earlier instruction left.
+    alu_results: [bool; 2],
+}
+
+impl Observed {
+    fn of(code: &[Compiled]) -> Self {
+        let reads = |c: &Compiled, slot: u8| {
+            c.out
+                .iter()
+                .flat_map(|o| [o.mthd, o.emit])
+                .any(|src| matches!(src, Some(Operand::Slot(s)) if s == slot))
+        };
+        Observed {
+            carry: code.iter().any(|c| {
+                c.alu
+                    .iter()
+                    .any(|a| !a.nop && matches!(a.op, AluOp::Addc | AluOp::Subb | AluOp::Mulh))
+            }),
+            alu_results: std::array::from_fn(|i| {
+                code.iter()
+                    .any(|c| c.pred.is_some() && reads(c, SLOT_ALU_RES[i]))
+            }),
+        }
+    }
+}
+
 /// What an ALU slot amounts to, before its result's readers are known.
 #[derive(Clone, Copy)]
 enum AluForm {
@@ -93,9 +126,10 @@ enum AluForm {
 }
 
 impl Op {
-    /// The ops of the unpredicated instruction `c`, appended to `ops`; `carry_read`
-    /// says whether any instruction of the macro reads the carry.
-    fn compile(c: &Compiled, carry_read: bool, ops: &mut Vec<Op>) {
+    /// The ops of the unpredicated instruction `c`, appended to `ops`, given what the
+    /// macro's other instructions can observe (`seen`).
+    fn compile(c: &Compiled, seen: Observed, ops: &mut Vec<Op>) {
+        let carry_read = seen.carry;
         if c.pred.is_some() {
             ops.push(Op::Predicated);
             return;
@@ -141,10 +175,13 @@ impl Op {
                 .flat_map(|o| [o.mthd, o.emit])
                 .any(|src| matches!(src, Some(Operand::Slot(s)) if s == slot))
         };
-        let res: [u8; 2] = std::array::from_fn(|i| match out_reads(SLOT_ALU_RES[i]) {
-            true => SLOT_ALU_RES[i],
-            false => SLOT_DISCARD,
-        });
+        let res: [u8; 2] =
+            std::array::from_fn(
+                |i| match seen.alu_results[i] || out_reads(SLOT_ALU_RES[i]) {
+                    true => SLOT_ALU_RES[i],
+                    false => SLOT_DISCARD,
+                },
+            );
         // A parameter only moved into a register goes straight there.
         let mut load_into = SLOT_LOAD;
         let mut loaded_directly = [false; 2];
@@ -274,6 +311,13 @@ struct AluSlot {
     nop: bool,
 }
 
+impl AluSlot {
+    /// Whether the slot decides where control goes next (a branch, JAL or LOOP).
+    fn steers(&self) -> bool {
+        self.op.is_branch() || matches!(self.op, AluOp::Jal | AluOp::Loop)
+    }
+}
+
 /// One method output with its sources resolved; `None` where the part is absent.
 #[derive(Clone, Copy, Debug)]
 struct OutSlot {
@@ -296,6 +340,10 @@ struct Compiled {
     /// Where its ops lie in [`Sim`]'s list: `ops[first_op..end_op]`.
     first_op: u32,
     end_op: u32,
+    /// The last instruction of the straight stretch this one starts: every instruction
+    /// before it in the stretch is unpredicated, neither branches, jumps nor starts a
+    /// loop, ends no loop and has no `end_next`, so control just falls through them.
+    stretch_end: u32,
 }
 
 fn sign_extend(imm: u16) -> u32 {
@@ -387,6 +435,7 @@ impl Compiled {
             out,
             first_op: 0,
             end_op: 0,
+            stretch_end: 0,
         }
     }
 }
@@ -416,16 +465,35 @@ impl Sim {
     pub fn new(name: &str, words: &[u32]) -> Result<Self, DecodeError> {
         let insts = decode(words)?;
         let mut code: Vec<Compiled> = insts.iter().map(Compiled::new).collect();
-        let carry_read = code.iter().any(|c| {
-            c.alu
-                .iter()
-                .any(|a| !a.nop && matches!(a.op, AluOp::Addc | AluOp::Subb | AluOp::Mulh))
-        });
+        let seen = Observed::of(&code);
         let mut ops = Vec::new();
         for c in &mut code {
             c.first_op = ops.len() as u32;
-            Op::compile(c, carry_read, &mut ops);
+            Op::compile(c, seen, &mut ops);
             c.end_op = ops.len() as u32;
+        }
+        // Where a LOOP started at `ip` of length `n` ends: `ip + n - 1`.
+        let loop_ends: Vec<usize> = code
+            .iter()
+            .enumerate()
+            .flat_map(|(ip, c)| {
+                c.alu
+                    .iter()
+                    .filter(|a| a.op == AluOp::Loop)
+                    .map(move |a| ip + usize::from(a.imm).max(1) - 1)
+            })
+            .collect();
+        for ip in (0..code.len()).rev() {
+            let c = &code[ip];
+            let falls_through = c.pred.is_none()
+                && !c.end_next
+                && !c.alu.iter().any(|a| a.steers())
+                && !loop_ends.contains(&ip)
+                && ip + 1 < code.len();
+            code[ip].stretch_end = match falls_through {
+                true => code[ip + 1].stretch_end,
+                false => ip as u32,
+            };
         }
         Ok(Sim {
             name: name.to_string(),
@@ -453,6 +521,15 @@ impl Sim {
         self.execute::<true>(m, budget)
     }
 
+    /// The instruction, from `ip` on, whose ops hold op `at` of a list that starts with
+    /// `ip`'s.
+    fn ip_of_op(&self, ip: usize, at: usize) -> usize {
+        let op = self.code[ip].first_op as usize + at;
+        (ip..self.code.len())
+            .find(|&i| (op as u32) < self.code[i].end_op)
+            .unwrap_or(ip)
+    }
+
     fn execute<const WHOLE: bool>(
         &self,
         m: &mut impl Machine,
@@ -477,6 +554,23 @@ impl Sim {
             kind,
         };
         loop {
+            if !WHOLE && !ending {
+                // The instructions before the stretch's last run as one list of ops.
+                if let Some(first) = self.code.get(ip) {
+                    let last = first.stretch_end as usize;
+                    let before_last = (last - ip) as u64;
+                    if before_last > 0 && executed + before_last < budget {
+                        let ops = self
+                            .ops
+                            .get(first.first_op as usize..self.code[last].first_op as usize)
+                            .unwrap_or(&[]);
+                        s.run_straight(ops, first, ip, m)
+                            .map_err(|(at, kind)| fail(self.ip_of_op(ip, at), *kind))?;
+                        executed += before_last;
+                        ip = last;
+                    }
+                }
+            }
             if executed >= budget {
                 return Err(fail(ip, RunErrorKind::BudgetExceeded { budget }));
             }
@@ -526,49 +620,81 @@ impl State {
     ) -> Result<i64, StepError> {
         let mut next = ip as i64 + 1;
         for op in ops {
-            match *op {
-                Op::Load { slot } => {
-                    self.slots[usize::from(slot & 31)] =
-                        self.params.next(m).ok_or(RunErrorKind::ParamsExhausted)?;
-                }
-                Op::Nop { res } => {
-                    self.carry = 0;
-                    self.slots[usize::from(res & 31)] = 0;
-                }
-                Op::Move {
-                    dst,
-                    res,
-                    x,
-                    clear_carry,
-                } => {
-                    let value = self.read(x);
-                    if clear_carry {
-                        self.carry = 0;
-                    }
-                    self.slots[usize::from(res & 31)] = value;
-                    self.slots[usize::from(dst & 31)] = value;
-                }
-                Op::State { dst, res, mthd } => {
-                    let value = m.state(mthd);
-                    self.slots[usize::from(res & 31)] = value;
-                    self.slots[usize::from(dst & 31)] = value;
-                }
-                Op::Alu { res, ref alu } => {
-                    let value = self.alu(alu, ip, &mut next, m)?;
-                    self.slots[usize::from(res & 31)] = value;
-                    self.slots[usize::from(alu.dst & 31)] = value;
-                }
-                Op::Mthd { src } => self.select_method(src),
-                Op::MthdConst { mthd, inc } => self.mthd = Some((mthd, inc)),
-                Op::Emit { src } => self.emit(src, m)?,
-                Op::MthdConstEmit { mthd, inc, src } => {
-                    self.mthd = Some((mthd, inc));
-                    self.emit(src, m)?;
-                }
-                Op::Predicated => next = self.step(inst, ip, m)?,
-            }
+            self.run_op(op, inst, ip, &mut next, m)?;
         }
         Ok(next)
+    }
+
+    /// Runs the ops of instructions that fall through (the start of a stretch, `inst`
+    /// at `ip` its first); an error comes with the place of the op that failed.
+    #[inline(always)]
+    fn run_straight(
+        &mut self,
+        ops: &[Op],
+        inst: &Compiled,
+        ip: usize,
+        m: &mut impl Machine,
+    ) -> Result<(), (usize, StepError)> {
+        let mut next = ip as i64 + 1;
+        for (at, op) in ops.iter().enumerate() {
+            self.run_op(op, inst, ip, &mut next, m)
+                .map_err(|kind| (at, kind))?;
+        }
+        Ok(())
+    }
+
+    /// Runs one op; a branch or jump sets `next`.
+    #[inline(always)]
+    fn run_op(
+        &mut self,
+        op: &Op,
+        inst: &Compiled,
+        ip: usize,
+        next: &mut i64,
+        m: &mut impl Machine,
+    ) -> Result<(), StepError> {
+        match *op {
+            Op::Load { slot } => {
+                self.slots[usize::from(slot & 31)] =
+                    self.params.next(m).ok_or(RunErrorKind::ParamsExhausted)?;
+            }
+            Op::Nop { res } => {
+                self.carry = 0;
+                self.slots[usize::from(res & 31)] = 0;
+            }
+            Op::Move {
+                dst,
+                res,
+                x,
+                clear_carry,
+            } => {
+                let value = self.read(x);
+                if clear_carry {
+                    self.carry = 0;
+                }
+                self.slots[usize::from(res & 31)] = value;
+                self.slots[usize::from(dst & 31)] = value;
+            }
+            Op::State { dst, res, mthd } => {
+                let value = m.state(mthd);
+                self.slots[usize::from(res & 31)] = value;
+                self.slots[usize::from(dst & 31)] = value;
+            }
+            Op::Alu { res, ref alu } => {
+                let value = self.alu(alu, ip, next, m)?;
+                self.slots[usize::from(res & 31)] = value;
+                self.slots[usize::from(alu.dst & 31)] = value;
+            }
+            Op::Mthd { src } => self.select_method(src),
+            Op::MthdConst { mthd, inc } => self.mthd = Some((mthd, inc)),
+            Op::Emit { src } => self.emit(src, m)?,
+            Op::MthdConstEmit { mthd, inc, src } => {
+                self.mthd = Some((mthd, inc));
+                self.emit(src, m)?;
+            }
+            Op::Predicated => *next = self.step(inst, ip, m)?,
+        }
+        Ok(())
     }
 
     #[inline(always)]
