@@ -10,8 +10,11 @@
 //! reads is not kept (unless a predicated instruction could read it with that ALU
 //! off); a parameter only moved into a register is loaded straight into it;
 //! the carry that NOPs and moves clear is not cleared in a macro that never reads it
-//! (no ADDC, SUBB or MULH); a method select from a constant is worked out at decode
-//! time, and joined with the emit that follows it.
+//! (no ADDC, SUBB or MULH); a method select from a constant, and `STATE` of one, are
+//! worked out at decode time, the select joined with the emit that follows it. The
+//! instructions of a straight stretch (each falls through to the next: no predicate,
+//! branch, jump, loop start or end, no `end_next`) run as one list, with one budget
+//! check; an error inside one still names its instruction.
 //!
 //! Per instruction: LOAD0 then LOAD1 take a parameter each if anything reads them; the
 //! predicate picks which of ALU0, ALU1, out0, out1 run, in that order; an `end_next`
@@ -55,11 +58,11 @@ enum Op {
     /// Loads the next parameter into a slot (a `SLOT_LOAD` slot, or the register a move
     /// would have copied it to).
     Load { slot: u8 },
-    /// ALU `i` holding the NOP encoding where its result or the clear carry is read:
+    /// An ALU holding the NOP encoding, where its result or the clear carry is read:
     /// a zero result (into `res`) and a clear carry.
     Nop { res: u8 },
-    /// ALU adding zero to `x` (how NVK's macros move values): `x` into `dst` and `res`,
-    /// the carry cleared where `clear_carry`.
+    /// An ALU adding zero to `x` (how NVK's macros move values): `x` into `dst` and
+    /// `res`, the carry cleared where `clear_carry`.
     Move {
         dst: u8,
         res: u8,
