@@ -523,6 +523,12 @@ pub fn lay_out_stored_handing(
             stored.len()
         )));
     }
+    // Room for the records handed over, made once: as many as the count declared (now
+    // believed, above), or as 16-byte records fill the stream (a draw takes 32), so that
+    // the list seldom grows by copying itself.
+    if direct != DirectCalls::NONE {
+        handed.reserve(declared.min(stored.len() / 16));
+    }
     // Vectors of 32- and 64-bit elements are borrowed where they lie: the stream must
     // start 8-aligned in memory, as an allocation does; a copy where it does not.
     let aligned_copy: Vec<u64>;

@@ -7,11 +7,13 @@
 //! data from its [`Memory`], and records every draw the hardware would start and every
 //! report or semaphore write. Unknown methods are counted, not fatal.
 
+mod effectful;
 mod memo;
 mod memory;
 
 pub use memory::Memory;
 
+use effectful::EFFECTFUL;
 use memo::{MacroMemo, Recorder};
 
 use std::collections::BTreeMap;
@@ -589,7 +591,8 @@ impl GpuState {
         self.shadow(class::set_mme_shadow_scratch(slot as u16))
     }
 
-    /// Executes one method write.
+    /// Executes one method write: its shadow, then what [`GpuState::effect`] does for
+    /// the few methods that do more.
     pub fn method(&mut self, mthd: u16, data: u32) {
         if self.in_macro && self.method_log.is_some() {
             self.log_method(LoggedMethod {
@@ -599,7 +602,16 @@ impl GpuState {
                 from_macro: true,
             });
         }
-        self.shadow[usize::from(mthd >> 2) & 0xfff] = data;
+        let index = usize::from(mthd >> 2) & 0xfff;
+        self.shadow[index] = data;
+        if EFFECTFUL.contains(index) {
+            self.effect(mthd, data);
+        }
+    }
+
+    /// What writing `data` to `mthd` does beyond setting its shadow (which is set
+    /// already); whether it did anything. Only the methods of [`EFFECTFUL`] come here.
+    fn effect(&mut self, mthd: u16, data: u32) -> bool {
         match mthd {
             class::SET_CONSTANT_BUFFER_SELECTOR_A => self.cb_size = data & 0x1ffff,
             class::SET_CONSTANT_BUFFER_SELECTOR_B | class::SET_CONSTANT_BUFFER_SELECTOR_C => {
@@ -660,9 +672,10 @@ impl GpuState {
             }
             class::SET_REPORT_SEMAPHORE_D => self.report(data),
             // The rest (draw parameters, report addresses, MME memory reads, no-ops and
-            // the state methods) is what the shadow above keeps.
-            _ => {}
+            // the state methods) is what the shadow keeps.
+            _ => return false,
         }
+        true
     }
 
     /// `data` written to `LOAD_CONSTANT_BUFFER` one word after another from a push

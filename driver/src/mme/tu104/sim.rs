@@ -97,12 +97,6 @@ struct Observed {
 
 impl Observed {
     fn of(code: &[Compiled]) -> Self {
-        let reads = |c: &Compiled, slot: u8| {
-            c.out
-                .iter()
-                .flat_map(|o| [o.mthd, o.emit])
-                .any(|src| matches!(src, Some(Operand::Slot(s)) if s == slot))
-        };
         Observed {
             carry: code.iter().any(|c| {
                 c.alu
@@ -111,7 +105,7 @@ impl Observed {
             }),
             alu_results: std::array::from_fn(|i| {
                 code.iter()
-                    .any(|c| c.pred.is_some() && reads(c, SLOT_ALU_RES[i]))
+                    .any(|c| c.pred.is_some() && outputs_read(&c.out, SLOT_ALU_RES[i]))
             }),
         }
     }
@@ -173,11 +167,7 @@ impl Op {
             mthd: resolve(c.out[i].mthd),
             emit: resolve(c.out[i].emit),
         });
-        let out_reads = |slot: u8| {
-            outs.iter()
-                .flat_map(|o| [o.mthd, o.emit])
-                .any(|src| matches!(src, Some(Operand::Slot(s)) if s == slot))
-        };
+        let out_reads = |slot: u8| outputs_read(&outs, slot);
         let res: [u8; 2] =
             std::array::from_fn(
                 |i| match seen.alu_results[i] || out_reads(SLOT_ALU_RES[i]) {
@@ -326,6 +316,13 @@ impl AluSlot {
 struct OutSlot {
     mthd: Option<Operand>,
     emit: Option<Operand>,
+}
+
+/// Whether a part of `outs` (a method select or an emit) reads `slot`.
+fn outputs_read(outs: &[OutSlot; 2], slot: u8) -> bool {
+    outs.iter()
+        .flat_map(|o| [o.mthd, o.emit])
+        .any(|src| matches!(src, Some(Operand::Slot(s)) if s == slot))
 }
 
 /// An instruction as the loop runs it, worked out once at decode time.
@@ -557,29 +554,36 @@ impl Sim {
             kind,
         };
         loop {
+            // `ip` is always in range but in a macro of no instructions.
+            let Some(mut inst) = self.code.get(ip) else {
+                return Err(fail(
+                    ip,
+                    match executed >= budget {
+                        true => RunErrorKind::BudgetExceeded { budget },
+                        false => RunErrorKind::FellOffEnd,
+                    },
+                ));
+            };
             if !WHOLE && !ending {
                 // The instructions before the stretch's last run as one list of ops.
-                if let Some(first) = self.code.get(ip) {
-                    let last = first.stretch_end as usize;
-                    let before_last = (last - ip) as u64;
-                    if before_last > 0 && executed + before_last < budget {
-                        let ops = self
-                            .ops
-                            .get(first.first_op as usize..self.code[last].first_op as usize)
-                            .unwrap_or(&[]);
-                        s.run_straight(ops, first, ip, m)
-                            .map_err(|(at, kind)| fail(self.ip_of_op(ip, at), *kind))?;
-                        executed += before_last;
-                        ip = last;
-                    }
+                let last = inst.stretch_end as usize;
+                let before_last = (last - ip) as u64;
+                if before_last > 0 && executed + before_last < budget {
+                    let last_inst = &self.code[last];
+                    let ops = self
+                        .ops
+                        .get(inst.first_op as usize..last_inst.first_op as usize)
+                        .unwrap_or(&[]);
+                    s.run_straight(ops, inst, ip, m)
+                        .map_err(|(at, kind)| fail(self.ip_of_op(ip, at), *kind))?;
+                    executed += before_last;
+                    ip = last;
+                    inst = last_inst;
                 }
             }
             if executed >= budget {
                 return Err(fail(ip, RunErrorKind::BudgetExceeded { budget }));
             }
-            let Some(inst) = self.code.get(ip) else {
-                return Err(fail(ip, RunErrorKind::FellOffEnd));
-            };
             executed += 1;
             let next = match WHOLE {
                 true => s.step(inst, ip, m),
