@@ -163,8 +163,9 @@ pub enum Cmd {
     PushConstants {
         stages: u32,
         offset: u32,
-        /// The words pushed (most pushes are a few: kept inline up to four).
-        data: SmallVec<[u32; 4]>,
+        /// The words pushed, kept inline up to sixteen (64 bytes: what programs push at a
+        /// draw, mostly): a push then costs no allocation.
+        data: PushedWords,
     },
     BindVertexBuffers {
         first_binding: u32,
@@ -710,18 +711,23 @@ macro_rules! indirect {
     }};
 }
 
+/// The words of a `Cmd::PushConstants`.
+pub(crate) type PushedWords = SmallVec<[u32; 16]>;
+
 /// Pushed bytes as the words `Cmd::PushConstants` holds: little-endian, a range that is
 /// not a whole number of words (the spec forbids it, a trace may hold it) with its last
 /// word zero-filled.
-pub(crate) fn words_of(bytes: &[u8]) -> SmallVec<[u32; 4]> {
-    let mut data = SmallVec::with_capacity(bytes.len().div_ceil(4));
+pub(crate) fn words_of(bytes: &[u8]) -> PushedWords {
+    let mut data = SmallVec::from_elem(0, bytes.len().div_ceil(4));
     let words = bytes.chunks_exact(4);
     let tail = words.remainder();
-    data.extend(words.map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])));
-    if !tail.is_empty() {
+    for (word, bytes) in data.iter_mut().zip(words) {
+        *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    }
+    if let Some(last) = data.last_mut().filter(|_| !tail.is_empty()) {
         let mut word = [0u8; 4];
         word[..tail.len()].copy_from_slice(tail);
-        data.push(u32::from_le_bytes(word));
+        *last = u32::from_le_bytes(word);
     }
     data
 }

@@ -645,29 +645,42 @@ fn walk_fields<'a>(
     let mut at = 0usize;
     for i in 0..usize::from(count) {
         let code = (kinds >> (4 * i)) & 0xf;
-        let element_size = match code {
-            kind::BYTES | kind::BYTE_PLANES | kind::STRING => 1,
-            kind::U32S => 4,
-            kind::U64S => 8,
-            _ => 0,
+        let (value, next) = match scalar_len(code) {
+            Some(len) => (bytes.get(at..at + len)?, at + len),
+            None => vector_at(code, bytes, at)?,
         };
-        let (start, len) = match code {
-            kind::U64 => (at, 8),
-            kind::U32 | kind::I32 => (at, 4),
-            kind::ABSENT => (at, 0),
-            _ if element_size > 0 => {
-                let count = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?);
-                (
-                    (at + 4).next_multiple_of(8),
-                    (count as usize).checked_mul(element_size)?,
-                )
-            }
-            _ => return None,
-        };
-        at = start.checked_add(len)?;
-        each(i, code, bytes.get(start..at)?)?;
+        at = next;
+        each(i, code, value)?;
     }
     Some(at)
+}
+
+/// The bytes a scalar field of kind `code` takes (none for a field left out); `None`
+/// for a vector or an unknown kind.
+#[inline(always)]
+fn scalar_len(code: u64) -> Option<usize> {
+    match code {
+        kind::U64 => Some(8),
+        kind::U32 | kind::I32 => Some(4),
+        kind::ABSENT => Some(0),
+        _ => None,
+    }
+}
+
+/// The elements of the vector field of kind `code` whose count is at `at` of `bytes`,
+/// and where the field ends; `None` when it is cut short or `code` is no vector's.
+#[inline(always)]
+fn vector_at(code: u64, bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
+    let element_size = match code {
+        kind::BYTES | kind::BYTE_PLANES | kind::STRING => 1,
+        kind::U32S => 4,
+        kind::U64S => 8,
+        _ => return None,
+    };
+    let count = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?);
+    let start = (at + 4).next_multiple_of(8);
+    let end = start.checked_add((count as usize).checked_mul(element_size)?)?;
+    Some((bytes.get(start..end)?, end))
 }
 
 /// Bytes a compact record's `count` fields of `kinds` take at the start of `bytes`
@@ -689,22 +702,44 @@ pub(crate) fn decode_fields<'a, 'f>(
     bytes: &'a [u8],
     fields: &'f mut [DirectField<'a>; MAX_DIRECT_FIELDS],
 ) -> Option<&'f [DirectField<'a>]> {
-    walk_fields(kinds, count, bytes, |i, code, value| {
-        fields[i] = match code {
-            kind::U64 => DirectField::U64(u64::from_le_bytes(value.try_into().ok()?)),
-            kind::U32 => DirectField::U32(u32::from_le_bytes(value.try_into().ok()?)),
-            kind::I32 => DirectField::I32(i32::from_le_bytes(value.try_into().ok()?)),
-            kind::BYTES => DirectField::Bytes(value),
-            kind::U32S => DirectField::U32s(aligned(value)?),
-            kind::U64S => DirectField::U64s(aligned(value)?),
-            // A flatbuffers string is UTF-8: its readers take it so, unchecked.
-            kind::STRING => DirectField::Str(std::str::from_utf8(value).ok()?),
+    // As `walk_fields` reads them, with one decision per field: a reader of handed-over
+    // records decodes every one of them here.
+    let fields = fields.get_mut(..usize::from(count))?;
+    let mut at = 0usize;
+    for (i, field) in fields.iter_mut().enumerate() {
+        let code = (kinds >> (4 * i)) & 0xf;
+        *field = match code {
+            kind::U64 => {
+                let value = bytes.get(at..at + 8)?;
+                at += 8;
+                DirectField::U64(u64::from_le_bytes(value.try_into().ok()?))
+            }
+            kind::U32 => {
+                let value = bytes.get(at..at + 4)?;
+                at += 4;
+                DirectField::U32(u32::from_le_bytes(value.try_into().ok()?))
+            }
+            kind::I32 => {
+                let value = bytes.get(at..at + 4)?;
+                at += 4;
+                DirectField::I32(i32::from_le_bytes(value.try_into().ok()?))
+            }
             kind::ABSENT => DirectField::Absent,
-            _ => DirectField::BytePlanes(value),
+            _ => {
+                let (value, next) = vector_at(code, bytes, at)?;
+                at = next;
+                match code {
+                    kind::BYTES => DirectField::Bytes(value),
+                    kind::U32S => DirectField::U32s(aligned(value)?),
+                    kind::U64S => DirectField::U64s(aligned(value)?),
+                    // A flatbuffers string is UTF-8: its readers take it so, unchecked.
+                    kind::STRING => DirectField::Str(std::str::from_utf8(value).ok()?),
+                    _ => DirectField::BytePlanes(value),
+                }
+            }
         };
-        Some(())
-    })?;
-    fields.get(..usize::from(count))
+    }
+    Some(fields)
 }
 
 /// Whether a compact record's `count` fields of `kinds` read back from `bytes` as

@@ -7,18 +7,18 @@
 //! chunk; the counts of calls the replay skipped and the run's totals (frames, the
 //! share of recorded commands executed) in the last.
 
-use std::path::Path;
+mod chunk_rows;
 
-use flatbuffers::FlatBufferBuilder;
+use std::path::Path;
+use std::sync::mpsc::{self, Receiver, SyncSender};
+
+use chunk_rows::ChunkRows;
 
 use crate::container::ChunkStream;
-use crate::container::{
-    ChunkMeta, ContainerReader, ContainerWriter, RawChunk, WriterOptions, WriterStats,
-};
+use crate::container::{ContainerReader, ContainerWriter, RawChunk, WriterOptions, WriterStats};
 use crate::error::{Error, ErrorKind, Result};
 use crate::generated::results::{
-    CallCount, CallCountArgs, DrawBindState, DrawPlace, DrawRow, DrawState, DrawStateMme,
-    PlaceName, PlaceNameArgs, ResultsBatch, ResultsBatchArgs, RowError, RowErrorArgs, RunInfoT,
+    DrawBindState, DrawPlace, DrawRow, DrawState, DrawStateMme, PlaceName, ResultsBatch, RunInfoT,
     RunTotalsT, SubmitRow,
 };
 use crate::trace::ReadOptions;
@@ -137,23 +137,6 @@ pub fn same_trace(a: &str, b: &str) -> Option<bool> {
 /// Rows per chunk: about 1.5 MiB of draw rows.
 pub const ROWS_PER_CHUNK: usize = 16 * 1024;
 
-/// The bytes a row takes in a chunk with every per-row vector (a submit row takes
-/// fewer).
-const ROW_BYTES: usize = std::mem::size_of::<DrawRow>()
-    + std::mem::size_of::<DrawState>()
-    + std::mem::size_of::<DrawBindState>()
-    + std::mem::size_of::<DrawStateMme>()
-    + std::mem::size_of::<u32>()
-    + std::mem::size_of::<u64>();
-
-/// Room in a chunk's builder beside its rows and strings: the run's description, the
-/// totals, the tables and vectors around the rows.
-const CHUNK_SLACK_BYTES: usize = 64 << 10;
-
-/// What a failed draw's reason or a skipped call's name takes beside its text: the
-/// string's length and terminator, its table and the offset to it.
-const STRING_ENTRY_BYTES: usize = 32;
-
 /// A call the replay did not execute, and how often it was seen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SkippedCall {
@@ -165,57 +148,32 @@ pub struct SkippedCall {
     pub needed: bool,
 }
 
-/// Streams replay results to a file.
+/// Streams replay results to a file. The rows of a chunk are gathered here; the chunk's
+/// payload is made from them on the compression thread that takes it ([`chunk_rows`]).
 pub struct ResultsWriter {
     out: ContainerWriter,
-    fbb: FlatBufferBuilder<'static>,
-    /// The bytes `fbb` was made to hold: it is made anew, as large as a chunk needs,
-    /// before a chunk that needs more (a grown builder copies and clears what it held;
-    /// one made at the most a chunk can take clears megabytes for a short replay).
-    fbb_capacity: usize,
-    run: Option<RunInfoT>,
-    totals: Option<RunTotalsT>,
-    draws: Vec<DrawRow>,
-    /// One per draw row; written only when one of the chunk's is not zero.
-    draw_states: Vec<DrawState>,
-    /// One per draw row, likewise.
-    draw_bind_states: Vec<DrawBindState>,
-    /// One per draw row, likewise.
-    draw_state_mme: Vec<DrawStateMme>,
-    /// The chunk's failed draw rows: index and reason.
-    draw_errors: Vec<(u32, String)>,
-    /// One per draw row: words the CPU wrote into GPU memory for it.
-    draw_memory_words: Vec<u32>,
-    draw_gpu_ns: Vec<u64>,
-    /// One per draw row: its pass instance and label region.
-    draw_places: Vec<DrawPlace>,
-    /// Pass instances and label paths named since the last chunk: id, frame, name.
-    pass_names: Vec<(u32, u32, String)>,
-    label_names: Vec<(u32, u32, String)>,
-    submits: Vec<SubmitRow>,
+    /// The rows of the chunk being gathered.
+    rows: ChunkRows,
+    /// Rows made into their chunk's payload, cleared, for the next chunk.
+    spare_rows: Receiver<ChunkRows>,
+    /// Where a compression thread sends rows it is done with.
+    return_rows: SyncSender<ChunkRows>,
     frame: u64,
 }
 
 impl ResultsWriter {
     /// Creates `path`; `run` goes into the first chunk.
     pub fn create(path: &Path, run: RunInfoT, options: &WriterOptions) -> Result<Self> {
+        let mut rows = ChunkRows::new();
+        rows.run = Some(run);
+        // As many as can be out at once: in the queue, on each compression thread.
+        let (return_rows, spare_rows) =
+            mpsc::sync_channel(options.queue_depth.max(1) + options.compression_threads.max(1));
         Ok(ResultsWriter {
             out: ContainerWriter::create(path, Content::Results, options)?,
-            fbb: FlatBufferBuilder::new(),
-            fbb_capacity: 0,
-            run: Some(run),
-            totals: None,
-            draws: Vec::with_capacity(ROWS_PER_CHUNK),
-            draw_states: Vec::with_capacity(ROWS_PER_CHUNK),
-            draw_bind_states: Vec::with_capacity(ROWS_PER_CHUNK),
-            draw_state_mme: Vec::with_capacity(ROWS_PER_CHUNK),
-            draw_errors: Vec::new(),
-            draw_memory_words: Vec::with_capacity(ROWS_PER_CHUNK),
-            draw_gpu_ns: Vec::with_capacity(ROWS_PER_CHUNK),
-            draw_places: Vec::with_capacity(ROWS_PER_CHUNK),
-            pass_names: Vec::new(),
-            label_names: Vec::new(),
-            submits: Vec::new(),
+            rows,
+            spare_rows,
+            return_rows,
             frame: 0,
         })
     }
@@ -278,218 +236,80 @@ impl ResultsWriter {
         gpu_ns: u64,
         place: DrawPlace,
     ) -> Result<()> {
-        self.draw_places.push(place);
-        self.draw_gpu_ns.push(gpu_ns);
+        let rows = &mut self.rows;
+        rows.draw_places.push(place);
+        rows.draw_gpu_ns.push(gpu_ns);
         if let Some(error) = error {
-            self.draw_errors
-                .push((self.draws.len() as u32, error.to_string()));
+            rows.draw_errors
+                .push((rows.draws.len() as u32, error.to_string()));
         }
         self.frame = self.frame.max(row.frame().into());
-        self.draws.push(row);
-        self.draw_states.push(state.state);
-        self.draw_bind_states.push(state.bind);
-        self.draw_state_mme.push(state.mme);
-        self.draw_memory_words.push(memory_words);
+        rows.draws.push(row);
+        rows.draw_states.push(state.state);
+        rows.draw_bind_states.push(state.bind);
+        rows.draw_state_mme.push(state.mme);
+        rows.draw_memory_words.push(memory_words);
         self.flush_if_full()
     }
 
     /// Names render pass instance `id`, begun in frame `frame`: written with the next
     /// chunk, before any row of it can be read.
     pub fn name_pass(&mut self, id: u32, frame: u32, name: &str) {
-        self.pass_names.push((id, frame, name.to_string()));
+        self.rows.pass_names.push((id, frame, name.to_string()));
     }
 
     /// Names label region `id` by its path (`a/b/c`), likewise.
     pub fn name_label(&mut self, id: u32, path: &str) {
-        self.label_names.push((id, 0, path.to_string()));
+        self.rows.label_names.push((id, 0, path.to_string()));
     }
 
     /// Appends a submit row.
     pub fn push_submit(&mut self, row: SubmitRow) -> Result<()> {
         self.frame = self.frame.max(row.frame().into());
-        self.submits.push(row);
+        self.rows.submits.push(row);
         self.flush_if_full()
     }
 
     /// Sets the run's totals, written into the last chunk by [`finish`](Self::finish).
     pub fn set_totals(&mut self, totals: RunTotalsT) {
-        self.totals = Some(totals);
+        self.rows.totals = Some(totals);
     }
 
     /// Writes the remaining rows, the skipped-call counts, the totals and the footer.
     pub fn finish(mut self, skipped: &[SkippedCall]) -> Result<WriterStats> {
-        let totals = self.totals.take();
-        self.write_chunk(skipped, totals.as_ref())?;
+        self.rows.skipped = skipped.to_vec();
+        self.write_chunk()?;
         let frames = self.frame + 1;
         self.out.finish(frames)
     }
 
     fn flush_if_full(&mut self) -> Result<()> {
-        if self.draws.len() + self.submits.len() >= ROWS_PER_CHUNK {
-            self.write_chunk(&[], None)?;
+        if self.rows.rows() >= ROWS_PER_CHUNK {
+            self.write_chunk()?;
         }
         Ok(())
     }
 
-    fn write_chunk(&mut self, skipped: &[SkippedCall], totals: Option<&RunTotalsT>) -> Result<()> {
-        let names = self.pass_names.iter().chain(&self.label_names);
-        let strings: usize = self.draw_errors.iter().map(|(_, e)| e.len()).sum::<usize>()
-            + skipped.iter().map(|c| c.name.len()).sum::<usize>()
-            + names.clone().map(|(_, _, n)| n.len()).sum::<usize>();
-        let needed = (self.draws.len() + self.submits.len()) * ROW_BYTES
-            + strings
-            + STRING_ENTRY_BYTES * (self.draw_errors.len() + skipped.len() + names.count())
-            + CHUNK_SLACK_BYTES;
-        if needed > self.fbb_capacity {
-            self.fbb = FlatBufferBuilder::with_capacity(needed);
-            self.fbb_capacity = needed;
-        }
-        let fbb = &mut self.fbb;
-        let run = self.run.take().map(|run| run.pack(fbb));
-        let totals = totals.map(|t| t.pack(fbb));
-        let draws = fbb.create_vector(&self.draws);
-        let any_state = self.draw_states.iter().any(|s| *s != DrawState::default());
-        let draw_states = any_state.then(|| fbb.create_vector(&self.draw_states));
-        let any_bind = self
-            .draw_bind_states
-            .iter()
-            .any(|s| *s != DrawBindState::default());
-        let draw_bind_states = any_bind.then(|| fbb.create_vector(&self.draw_bind_states));
-        let any_mme = self
-            .draw_state_mme
-            .iter()
-            .any(|s| *s != DrawStateMme::default());
-        let draw_state_mme = any_mme.then(|| fbb.create_vector(&self.draw_state_mme));
-        let submits = fbb.create_vector(&self.submits);
-        let draw_memory_words = self
-            .draw_memory_words
-            .iter()
-            .any(|w| *w != 0)
-            .then(|| fbb.create_vector(&self.draw_memory_words));
-        let draw_gpu_ns = self
-            .draw_gpu_ns
-            .iter()
-            .any(|w| *w != 0)
-            .then(|| fbb.create_vector(&self.draw_gpu_ns));
-        let draw_places = self
-            .draw_places
-            .iter()
-            .any(|p| *p != DrawPlace::default())
-            .then(|| fbb.create_vector(&self.draw_places));
-        let pass_names = place_names(fbb, &self.pass_names);
-        let label_names = place_names(fbb, &self.label_names);
-        let draw_errors = (!self.draw_errors.is_empty()).then(|| {
-            let items: Vec<_> = self
-                .draw_errors
-                .iter()
-                .map(|(row, error)| {
-                    let error = fbb.create_string(error);
-                    RowError::create(
-                        fbb,
-                        &RowErrorArgs {
-                            row: *row,
-                            error: Some(error),
-                        },
-                    )
-                })
-                .collect();
-            fbb.create_vector(&items)
-        });
-        let skipped_calls = (!skipped.is_empty()).then(|| {
-            let items: Vec<_> = skipped
-                .iter()
-                .map(|c| {
-                    let name = fbb.create_string(&c.name);
-                    CallCount::create(
-                        fbb,
-                        &CallCountArgs {
-                            name: Some(name),
-                            count: c.count,
-                            modelled: !c.needed,
-                        },
-                    )
-                })
-                .collect();
-            fbb.create_vector(&items)
-        });
-        let batch = ResultsBatch::create(
-            fbb,
-            &ResultsBatchArgs {
-                run,
-                draws: Some(draws),
-                submits: Some(submits),
-                skipped_calls,
-                totals,
-                draw_states,
-                draw_errors,
-                draw_memory_words,
-                draw_gpu_ns,
-                draw_bind_states,
-                draw_state_mme,
-                draw_places,
-                pass_names,
-                label_names,
-            },
-        );
-        fbb.finish_minimal(batch);
-        let mut payload = self.out.recycled_buffer().unwrap_or_default();
-        payload.clear();
-        payload.extend_from_slice(fbb.finished_data());
-        fbb.reset();
-        let first = self.draws.first().map(|d| (d.seq(), d.frame()));
-        let first_submit = self.submits.first().map(|s| (s.seq(), s.frame()));
-        let (first_seq, first_frame) = match (first, first_submit) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) | (None, Some(a)) => a,
-            (None, None) => (0, 0),
-        };
-        let meta = ChunkMeta {
-            record_count: (self.draws.len() + self.submits.len()) as u32,
-            first_seq,
-            first_frame: first_frame.into(),
-            ends_frame: false,
-            stored_records: false,
-        };
-        self.draws.clear();
-        self.draw_states.clear();
-        self.draw_bind_states.clear();
-        self.draw_state_mme.clear();
-        self.draw_errors.clear();
-        self.draw_memory_words.clear();
-        self.draw_gpu_ns.clear();
-        self.draw_places.clear();
-        self.pass_names.clear();
-        self.label_names.clear();
-        self.submits.clear();
-        self.out.write_chunk(payload, 0, meta)
+    /// Hands the chunk's rows to a compression thread, which makes them into the
+    /// chunk's payload and sends them back cleared.
+    fn write_chunk(&mut self) -> Result<()> {
+        let next = self
+            .spare_rows
+            .try_recv()
+            .unwrap_or_else(|_| ChunkRows::new());
+        let mut rows = std::mem::replace(&mut self.rows, next);
+        let meta = rows.meta();
+        let return_rows = self.return_rows.clone();
+        self.out.write_chunk_filled_by(
+            Box::new(move |payload| {
+                rows.build_into(payload);
+                // Full only with every set of rows back already: these go.
+                let _ = return_rows.try_send(rows);
+                Ok(())
+            }),
+            meta,
+        )
     }
-}
-
-/// The vector of `names` (id, frame, name) for a chunk; none when empty.
-fn place_names<'b>(
-    fbb: &mut FlatBufferBuilder<'b>,
-    names: &[(u32, u32, String)],
-) -> Option<
-    flatbuffers::WIPOffset<flatbuffers::Vector<'b, flatbuffers::ForwardsUOffset<PlaceName<'b>>>>,
-> {
-    if names.is_empty() {
-        return None;
-    }
-    let items: Vec<_> = names
-        .iter()
-        .map(|(id, frame, name)| {
-            let name = fbb.create_string(name);
-            PlaceName::create(
-                fbb,
-                &PlaceNameArgs {
-                    id: *id,
-                    frame: *frame,
-                    name: Some(name),
-                },
-            )
-        })
-        .collect();
-    Some(fbb.create_vector(&items))
 }
 
 /// One verified chunk of results.
