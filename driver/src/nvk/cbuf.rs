@@ -39,6 +39,9 @@ const META_GEOMETRY_SHADER: u64 = 0xffff_0200;
 struct CbufGroup {
     cbufs: [Cbuf; MAX_CBUFS],
     dirty: u16,
+    /// The slots of `cbufs` that read a descriptor set (bit = slot): what a set bind
+    /// looks through.
+    reading_sets: u16,
 }
 
 /// The graphics shaders bound and the constant buffers they read.
@@ -93,8 +96,15 @@ impl CommandEncoder<'_> {
             if !stage_in(stages, g) {
                 continue;
             }
-            for (i, cbuf) in group.cbufs.iter().enumerate() {
-                if cbuf.set().is_some_and(|s| (start..end).contains(&s)) {
+            // Only the slots reading a set can read one of these.
+            let mut slots = group.reading_sets;
+            while slots != 0 {
+                let i = slots.trailing_zeros() as usize;
+                slots &= slots - 1;
+                if group.cbufs[i]
+                    .set()
+                    .is_some_and(|s| (start..end).contains(&s))
+                {
                     group.dirty |= 1 << i;
                 }
             }
@@ -171,6 +181,11 @@ impl CommandEncoder<'_> {
                         if group.cbufs[i] != *cbuf {
                             group.cbufs[i] = *cbuf;
                             group.dirty |= 1 << i;
+                            let bit = 1 << i;
+                            match cbuf.set() {
+                                Some(_) => group.reading_sets |= bit,
+                                None => group.reading_sets &= !bit,
+                            }
                         }
                     }
                     self.push.extend(&shader.push[..shader.vtgm_start]);
