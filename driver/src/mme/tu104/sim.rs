@@ -11,10 +11,10 @@
 //! off); a parameter only moved into a register is loaded straight into it;
 //! the carry that NOPs and moves clear is not cleared in a macro that never reads it
 //! (no ADDC, SUBB or MULH); a method select from a constant, and `STATE` of one, are
-//! worked out at decode time, the select joined with the emit that follows it. The
-//! instructions of a straight stretch (each falls through to the next: no predicate,
-//! branch, jump, loop start or end, no `end_next`) run as one list, with one budget
-//! check; an error inside one still names its instruction.
+//! worked out at decode time, the select joined with the emit that follows it. A
+//! straight stretch (instructions that each fall through to the next: no predicate,
+//! branch, jump, loop start or end, no `end_next`) and the instruction that ends it run
+//! as one list, with one budget check; an error inside one still names its instruction.
 //!
 //! Per instruction: LOAD0 then LOAD1 take a parameter each if anything reads them; the
 //! predicate picks which of ALU0, ALU1, out0, out1 run, in that order; an `end_next`
@@ -48,6 +48,22 @@ pub struct Sim {
     /// Each instruction as the loop runs it: the parts that do something, in order
     /// (instruction `i`'s are `ops[code[i].first_op..code[i].end_op]`).
     ops: Vec<Op>,
+    /// The stretch each instruction starts, as the loop runs it whole.
+    blocks: Vec<Block>,
+}
+
+/// A straight stretch and the instruction that ends it (see `Compiled::stretch_end`),
+/// as one list of ops: what the loop needs to run it, kept apart from the instructions
+/// so that a step of the loop reads little.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    /// Its ops: `ops[first_op..end_op]`.
+    first_op: u32,
+    end_op: u32,
+    /// The instruction that ends it.
+    last: u32,
+    /// The instructions it holds.
+    length: u32,
 }
 
 /// One part of an instruction, for the loop to run without re-deciding what runs.
@@ -495,11 +511,22 @@ impl Sim {
                 false => ip as u32,
             };
         }
+        let blocks = code
+            .iter()
+            .enumerate()
+            .map(|(ip, c)| Block {
+                first_op: c.first_op,
+                end_op: code[c.stretch_end as usize].end_op,
+                last: c.stretch_end,
+                length: c.stretch_end - ip as u32 + 1,
+            })
+            .collect();
         Ok(Sim {
             name: name.to_string(),
             insts,
             code,
             ops,
+            blocks,
         })
     }
 
@@ -554,48 +581,56 @@ impl Sim {
             kind,
         };
         loop {
-            // `ip` is always in range but in a macro of no instructions.
-            let Some(mut inst) = self.code.get(ip) else {
-                return Err(fail(
-                    ip,
-                    match executed >= budget {
-                        true => RunErrorKind::BudgetExceeded { budget },
-                        false => RunErrorKind::FellOffEnd,
-                    },
-                ));
+            // A stretch runs whole, as one list of ops, where the budget holds all of it;
+            // otherwise (and for the instruction an `end_next` lets run) one instruction.
+            let block = match WHOLE || ending {
+                true => None,
+                false => self
+                    .blocks
+                    .get(ip)
+                    .filter(|b| executed + u64::from(b.length) <= budget),
             };
-            if !WHOLE && !ending {
-                // The instructions before the stretch's last run as one list of ops.
-                let last = inst.stretch_end as usize;
-                let before_last = (last - ip) as u64;
-                if before_last > 0 && executed + before_last < budget {
-                    let last_inst = &self.code[last];
-                    let ops = self
-                        .ops
-                        .get(inst.first_op as usize..last_inst.first_op as usize)
-                        .unwrap_or(&[]);
-                    s.run_straight(ops, inst, ip, m)
-                        .map_err(|(at, kind)| fail(self.ip_of_op(ip, at), *kind))?;
-                    executed += before_last;
-                    ip = last;
-                    inst = last_inst;
+            let (inst, next) = if let Some(block) = block {
+                let last = block.last as usize;
+                let inst = &self.code[last];
+                let ops = self
+                    .ops
+                    .get(block.first_op as usize..block.end_op as usize)
+                    .unwrap_or(&[]);
+                let next = s
+                    .run_block(ops, inst, last, m)
+                    .map_err(|(at, kind)| fail(self.ip_of_op(ip, at), *kind))?;
+                executed += u64::from(block.length);
+                ip = last;
+                (inst, next)
+            } else {
+                // `ip` is always in range but in a macro of no instructions.
+                let Some(first) = self.code.get(ip) else {
+                    return Err(fail(
+                        ip,
+                        match executed >= budget {
+                            true => RunErrorKind::BudgetExceeded { budget },
+                            false => RunErrorKind::FellOffEnd,
+                        },
+                    ));
+                };
+                if executed >= budget {
+                    return Err(fail(ip, RunErrorKind::BudgetExceeded { budget }));
                 }
-            }
-            if executed >= budget {
-                return Err(fail(ip, RunErrorKind::BudgetExceeded { budget }));
-            }
-            executed += 1;
-            let next = match WHOLE {
-                true => s.step(inst, ip, m),
-                false => {
-                    let ops = self
-                        .ops
-                        .get(inst.first_op as usize..inst.end_op as usize)
-                        .unwrap_or(&[]);
-                    s.run_ops(ops, inst, ip, m)
-                }
+                executed += 1;
+                let next = match WHOLE {
+                    true => s.step(first, ip, m),
+                    false => {
+                        let ops = self
+                            .ops
+                            .get(first.first_op as usize..first.end_op as usize)
+                            .unwrap_or(&[]);
+                        s.run_ops(ops, first, ip, m)
+                    }
+                };
+                (first, next.map_err(|kind| fail(ip, *kind))?)
             };
-            let mut next = next.map_err(|kind| fail(ip, *kind))?;
+            let mut next = next;
             if ending || next == STOP {
                 return Ok(RunStats {
                     instructions: executed,
@@ -632,22 +667,24 @@ impl State {
         Ok(next)
     }
 
-    /// Runs the ops of instructions that fall through (the start of a stretch, `inst`
-    /// at `ip` its first); an error comes with the place of the op that failed.
+    /// Runs the ops of a stretch: instructions that fall through, then `inst` at `ip`,
+    /// the last, which alone may branch, jump, start a loop or be predicated (the ops
+    /// before its own never read `inst` or `ip`). Returns where control goes next; an
+    /// error comes with the place of the op that failed.
     #[inline(always)]
-    fn run_straight(
+    fn run_block(
         &mut self,
         ops: &[Op],
         inst: &Compiled,
         ip: usize,
         m: &mut impl Machine,
-    ) -> Result<(), (usize, StepError)> {
+    ) -> Result<i64, (usize, StepError)> {
         let mut next = ip as i64 + 1;
         for (at, op) in ops.iter().enumerate() {
             self.run_op(op, inst, ip, &mut next, m)
                 .map_err(|kind| (at, kind))?;
         }
-        Ok(())
+        Ok(next)
     }
 
     /// Runs one op; a branch or jump sets `next`.
