@@ -58,6 +58,36 @@ fn info_summarizes_a_sample_trace() {
 }
 
 #[test]
+fn a_view_mask_reads_as_written_in_binary_hex_or_decimal() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, mask: &str| {
+        let path = dir.path().join(name);
+        let out = macroscope(&[
+            "sample",
+            "-o",
+            path.to_str().unwrap(),
+            "--frames",
+            "1",
+            "--draws",
+            "20",
+            "--view-mask",
+            mask,
+        ]);
+        assert!(out.status.success(), "{mask}: {}", stderr(&out));
+        std::fs::read(path).unwrap()
+    };
+    let decimal = write("decimal.mscope", "11");
+    assert_eq!(write("binary.mscope", "0b1011"), decimal);
+    assert_eq!(write("hex.mscope", "0xb"), decimal);
+    assert_ne!(write("other.mscope", "0b1111"), decimal);
+
+    let bad = macroscope(&["sample", "-o", "unused.mscope", "--view-mask", "0b12"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("'0b12'"), "{}", stderr(&bad));
+    assert!(!Path::new("unused.mscope").exists());
+}
+
+#[test]
 fn dump_json_gives_one_object_per_record_and_frames_select() {
     let dir = tempfile::tempdir().unwrap();
     let path = sample(dir.path(), 3);
