@@ -11,10 +11,12 @@
 //! off); a parameter only moved into a register is loaded straight into it;
 //! the carry that NOPs and moves clear is not cleared in a macro that never reads it
 //! (no ADDC, SUBB or MULH); a method select from a constant, and `STATE` of one, are
-//! worked out at decode time, the select joined with the emit that follows it. A
-//! straight stretch (instructions that each fall through to the next: no predicate,
-//! branch, jump, loop start or end, no `end_next`) and the instruction that ends it run
-//! as one list, with one budget check; an error inside one still names its instruction.
+//! worked out at decode time, the select joined with the emit that follows it; a
+//! branch whose (zero) result no one reads only compares, its target worked out at
+//! decode time. A straight stretch (instructions that each fall through to the next: no
+//! predicate, branch, jump, loop start or end, no `end_next`) and the instruction that
+//! ends it run as one list, with one budget check; an error inside one still names its
+//! instruction.
 //!
 //! Per instruction: LOAD0 then LOAD1 take a parameter each if anything reads them; the
 //! predicate picks which of ALU0, ALU1, out0, out1 run, in that order; an `end_next`
@@ -89,6 +91,16 @@ enum Op {
     State { dst: u8, res: u8, mthd: u16 },
     /// Any ALU operation; its result into `alu.dst` and `res`.
     Alu { res: u8, alu: AluSlot },
+    /// A conditional branch (`op` one of the branch ALU ops) whose zero result no one
+    /// reads: where comparing `x` with `y` comes out `when`, control goes to `target`
+    /// (an instruction index worked out at decode time), or the macro stops.
+    Branch {
+        op: AluOp,
+        when: bool,
+        to: BranchTo,
+        x: Operand,
+        y: Operand,
+    },
     /// Selects the method the next emit writes.
     Mthd { src: Operand },
     /// Selects a method known at decode time (byte address and increment).
@@ -141,7 +153,7 @@ enum AluForm {
 impl Op {
     /// The ops of the unpredicated instruction `c`, appended to `ops`, given what the
     /// macro's other instructions can observe (`seen`).
-    fn compile(c: &Compiled, seen: Observed, ops: &mut Vec<Op>) {
+    fn compile(c: &Compiled, ip: usize, seen: Observed, ops: &mut Vec<Op>) {
         let carry_read = seen.carry;
         if c.pred.is_some() {
             ops.push(Op::Predicated);
@@ -256,6 +268,19 @@ impl Op {
                             res: res[i],
                             mthd: state_method(x, y),
                         },
+                        (op, x, y)
+                            if op.is_branch()
+                                && res[i] == SLOT_DISCARD
+                                && alu.dst == SLOT_DISCARD =>
+                        {
+                            Op::Branch {
+                                op,
+                                when: alu.imm & 0x8000 != 0,
+                                to: BranchTo::of(ip, alu.imm),
+                                x,
+                                y,
+                            }
+                        }
                         _ => Op::Alu { res: res[i], alu },
                     });
                 }
@@ -291,6 +316,35 @@ impl Op {
 #[inline(always)]
 fn method_select(v: u32) -> (u16, u16) {
     (((v & 0xfff) << 2) as u16, ((v >> 12) & 0xf) as u16)
+}
+
+/// Where a taken branch goes: an instruction index, or the macro's end.
+#[derive(Clone, Copy, Debug)]
+enum BranchTo {
+    Inst(i32),
+    Stop,
+}
+
+impl BranchTo {
+    /// Where a branch at `ip` with immediate `imm` goes when taken.
+    fn of(ip: usize, imm: u16) -> Self {
+        match imm & 0x1fff {
+            0x1000 => BranchTo::Stop,
+            offset => BranchTo::Inst(ip as i32 + (((u32::from(offset) << 19) as i32) >> 19)),
+        }
+    }
+}
+
+/// Whether a branch ALU op's comparison of `x` with `y` holds.
+#[inline(always)]
+fn branch_holds(op: AluOp, x: u32, y: u32) -> bool {
+    match op {
+        AluOp::Blt => (x as i32) < (y as i32),
+        AluOp::Bltu => x < y,
+        AluOp::Ble => (x as i32) <= (y as i32),
+        AluOp::Bleu => x <= y,
+        _ => x == y,
+    }
 }
 
 /// The method `STATE x, y` reads.
@@ -483,9 +537,9 @@ impl Sim {
         let mut code: Vec<Compiled> = insts.iter().map(Compiled::new).collect();
         let seen = Observed::of(&code);
         let mut ops = Vec::new();
-        for c in &mut code {
+        for (ip, c) in code.iter_mut().enumerate() {
             c.first_op = ops.len() as u32;
-            Op::compile(c, seen, &mut ops);
+            Op::compile(c, ip, seen, &mut ops);
             c.end_op = ops.len() as u32;
         }
         // Where a LOOP started at `ip` of length `n` ends: `ip + n - 1`.
@@ -729,6 +783,16 @@ impl State {
                 self.slots[usize::from(res & 31)] = value;
                 self.slots[usize::from(alu.dst & 31)] = value;
             }
+            Op::Branch { op, when, to, x, y } => {
+                if branch_holds(op, self.read(x), self.read(y)) == when {
+                    match to {
+                        BranchTo::Stop => *next = STOP,
+                        // A stop the other ALU took stays.
+                        BranchTo::Inst(target) if *next != STOP => *next = i64::from(target),
+                        BranchTo::Inst(_) => {}
+                    }
+                }
+            }
             Op::Mthd { src } => self.select_method(src),
             Op::MthdConst { mthd, inc } => self.mthd = Some((mthd, inc)),
             Op::Emit { src } => self.emit(src, m)?,
@@ -889,20 +953,12 @@ impl State {
                 0
             }
             AluOp::Blt | AluOp::Bltu | AluOp::Ble | AluOp::Bleu | AluOp::Beq => {
-                let holds = match alu.op {
-                    AluOp::Blt => (x as i32) < (y as i32),
-                    AluOp::Bltu => x < y,
-                    AluOp::Ble => (x as i32) <= (y as i32),
-                    AluOp::Bleu => x <= y,
-                    _ => x == y,
-                };
-                let imm = alu.imm;
-                if holds == (imm & 0x8000 != 0) {
-                    let offset = imm & 0x1fff;
-                    if offset == 0x1000 {
-                        *next = STOP;
-                    } else if *next != STOP {
-                        *next = ip as i64 + i64::from(((u32::from(offset) << 19) as i32) >> 19);
+                if branch_holds(alu.op, x, y) == (alu.imm & 0x8000 != 0) {
+                    match BranchTo::of(ip, alu.imm) {
+                        BranchTo::Stop => *next = STOP,
+                        // A stop the other ALU took stays.
+                        BranchTo::Inst(target) if *next != STOP => *next = i64::from(target),
+                        BranchTo::Inst(_) => {}
                     }
                 }
                 0
