@@ -92,8 +92,8 @@ enum Op {
     /// Any ALU operation; its result into `alu.dst` and `res`.
     Alu { res: u8, alu: AluSlot },
     /// A conditional branch (`op` one of the branch ALU ops) whose zero result no one
-    /// reads: where comparing `x` with `y` comes out `when`, control goes to `target`
-    /// (an instruction index worked out at decode time), or the macro stops.
+    /// reads: where comparing `x` with `y` comes out `when`, control goes where `to`
+    /// says (an instruction worked out at decode time, or the macro's end).
     Branch {
         op: AluOp,
         when: bool,
