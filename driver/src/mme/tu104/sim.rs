@@ -54,9 +54,11 @@ pub struct Sim {
     blocks: Vec<Block>,
 }
 
-/// A straight stretch and the instruction that ends it (see `Compiled::stretch_end`),
-/// as one list of ops: what the loop needs to run it, kept apart from the instructions
-/// so that a step of the loop reads little.
+/// A straight stretch and the instruction that ends it, as one list of ops: what the
+/// loop needs to run it, kept apart from the instructions so that a step of the loop
+/// reads little. Every instruction before `last` is unpredicated, neither branches,
+/// jumps nor starts a loop, ends no loop and has no `end_next`, so control just falls
+/// through them.
 #[derive(Clone, Copy, Debug)]
 struct Block {
     /// Its ops: `ops[first_op..end_op]`.
@@ -326,6 +328,17 @@ enum BranchTo {
 }
 
 impl BranchTo {
+    /// Takes the branch: sets where control goes `next`, but leaves a stop the
+    /// instruction's other ALU took.
+    #[inline(always)]
+    fn take(self, next: &mut i64) {
+        match self {
+            BranchTo::Stop => *next = STOP,
+            BranchTo::Inst(target) if *next != STOP => *next = i64::from(target),
+            BranchTo::Inst(_) => {}
+        }
+    }
+
     /// Where a branch at `ip` with immediate `imm` goes when taken.
     fn of(ip: usize, imm: u16) -> Self {
         match imm & 0x1fff {
@@ -410,10 +423,6 @@ struct Compiled {
     /// Where its ops lie in [`Sim`]'s list: `ops[first_op..end_op]`.
     first_op: u32,
     end_op: u32,
-    /// The last instruction of the straight stretch this one starts: every instruction
-    /// before it in the stretch is unpredicated, neither branches, jumps nor starts a
-    /// loop, ends no loop and has no `end_next`, so control just falls through them.
-    stretch_end: u32,
 }
 
 fn sign_extend(imm: u16) -> u32 {
@@ -505,7 +514,6 @@ impl Compiled {
             out,
             first_op: 0,
             end_op: 0,
-            stretch_end: 0,
         }
     }
 }
@@ -553,28 +561,27 @@ impl Sim {
                     .map(move |a| ip + usize::from(a.imm).max(1) - 1)
             })
             .collect();
-        for ip in (0..code.len()).rev() {
-            let c = &code[ip];
+        // Each instruction's stretch, from the end: one that falls through ends where the
+        // next one's does.
+        let mut blocks: Vec<Block> = Vec::with_capacity(code.len());
+        for (ip, c) in code.iter().enumerate().rev() {
             let falls_through = c.pred.is_none()
                 && !c.end_next
                 && !c.alu.iter().any(|a| a.steers())
                 && !loop_ends.contains(&ip)
                 && ip + 1 < code.len();
-            code[ip].stretch_end = match falls_through {
-                true => code[ip + 1].stretch_end,
-                false => ip as u32,
+            let (last, end_op) = match blocks.last() {
+                Some(next) if falls_through => (next.last, next.end_op),
+                _ => (ip as u32, c.end_op),
             };
-        }
-        let blocks = code
-            .iter()
-            .enumerate()
-            .map(|(ip, c)| Block {
+            blocks.push(Block {
                 first_op: c.first_op,
-                end_op: code[c.stretch_end as usize].end_op,
-                last: c.stretch_end,
-                length: c.stretch_end - ip as u32 + 1,
-            })
-            .collect();
+                end_op,
+                last,
+                length: last - ip as u32 + 1,
+            });
+        }
+        blocks.reverse();
         Ok(Sim {
             name: name.to_string(),
             insts,
@@ -644,7 +651,7 @@ impl Sim {
                     .get(ip)
                     .filter(|b| executed + u64::from(b.length) <= budget),
             };
-            let (inst, next) = if let Some(block) = block {
+            let (inst, mut next) = if let Some(block) = block {
                 let last = block.last as usize;
                 let inst = &self.code[last];
                 let ops = self
@@ -684,7 +691,6 @@ impl Sim {
                 };
                 (first, next.map_err(|kind| fail(ip, *kind))?)
             };
-            let mut next = next;
             if ending || next == STOP {
                 return Ok(RunStats {
                     instructions: executed,
@@ -785,12 +791,7 @@ impl State {
             }
             Op::Branch { op, when, to, x, y } => {
                 if branch_holds(op, self.read(x), self.read(y)) == when {
-                    match to {
-                        BranchTo::Stop => *next = STOP,
-                        // A stop the other ALU took stays.
-                        BranchTo::Inst(target) if *next != STOP => *next = i64::from(target),
-                        BranchTo::Inst(_) => {}
-                    }
+                    to.take(next);
                 }
             }
             Op::Mthd { src } => self.select_method(src),
@@ -954,12 +955,7 @@ impl State {
             }
             AluOp::Blt | AluOp::Bltu | AluOp::Ble | AluOp::Bleu | AluOp::Beq => {
                 if branch_holds(alu.op, x, y) == (alu.imm & 0x8000 != 0) {
-                    match BranchTo::of(ip, alu.imm) {
-                        BranchTo::Stop => *next = STOP,
-                        // A stop the other ALU took stays.
-                        BranchTo::Inst(target) if *next != STOP => *next = i64::from(target),
-                        BranchTo::Inst(_) => {}
-                    }
+                    BranchTo::of(ip, alu.imm).take(next);
                 }
                 0
             }
