@@ -721,6 +721,68 @@ fn read_prefix_with_modules(
     (counts, modules)
 }
 
+/// `capture --quit-after-frames` ends a program that would run until closed, once the
+/// last frame asked for is in the trace: vkcube dies of the layer's SIGTERM; vkcube
+/// ignoring SIGTERM is killed 10 s later. Either way the trace is finished and holds
+/// every frame asked for, and the capture succeeds.
+#[test]
+fn quit_after_frames_ends_a_program_that_would_run_on() {
+    if !vulkan_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[&str], &str); 2] = [
+        ("dies", &["vkcube"], "signal 15"),
+        (
+            "ignores",
+            &["bash", "-c", "trap '' TERM; exec vkcube"],
+            "signal 9",
+        ),
+    ];
+    for (name, program, ended_by) in cases {
+        let trace = dir.path().join(format!("{name}.mscope"));
+        let mut child = xvfb_run()
+            .arg(env!("CARGO_BIN_EXE_macroscope"))
+            .args(["capture", "--frames", "0-4", "--quit-after-frames", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .args(program)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // vkcube runs until closed: a capture that does not end it never ends.
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{name}: the program was not ended after its last frame");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let out = child.wait_with_output().unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "{name}: {out:?}");
+        assert!(stdout.contains("· 5 frames"), "{name}: {stdout}");
+        assert!(
+            stderr.contains(&format!("{ended_by} after its last frame was captured")),
+            "{name}: {stderr}"
+        );
+        let info = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+            .arg("info")
+            .arg(&trace)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&info.stdout);
+        assert!(text.contains("index:       footer"), "{name}: {text}");
+        let (counts, _) = read(&trace);
+        assert_eq!(counts["FrameBoundary"], 5, "{name}: {counts:?}");
+    }
+}
+
 #[test]
 fn a_capture_killed_mid_run_reads_back_to_its_last_whole_chunk() {
     if !vulkan_ready() {

@@ -32,6 +32,7 @@ pub mod image_layouts;
 pub mod memory;
 pub mod merger;
 pub mod owned_cell;
+pub mod quit;
 pub mod recorder;
 pub mod settings;
 pub mod templates;

@@ -547,6 +547,10 @@ pub fn end_frame() {
     FRAME.store(frame + 1, Ordering::Relaxed);
     if settings().frames.is_some_and(|(_, last)| frame + 1 > last) {
         finish_locked(&mut shared);
+        drop(shared);
+        if settings().quit {
+            crate::quit::end_program();
+        }
     }
 }
 

@@ -44,6 +44,10 @@ pub struct Settings {
     /// `MACROSCOPE_CAPTURE_FRAME_CHECKSUMS`: which frames' presented images are read
     /// back and checksummed: `auto` (the default), `all` or `1`, every `N`th, `0`.
     pub frame_checksums: FrameChecksums,
+    /// `MACROSCOPE_CAPTURE_QUIT`: `1` ends the program once the last frame of
+    /// `MACROSCOPE_CAPTURE_FRAMES` is in the trace ([`crate::quit`]); `0` (the default)
+    /// lets it run on.
+    pub quit: bool,
 }
 
 impl Settings {
@@ -112,6 +116,25 @@ impl Settings {
                 FrameChecksums::Auto
             }),
         };
+        let quit = match lookup("MACROSCOPE_CAPTURE_QUIT").as_deref() {
+            None | Some("0") => false,
+            Some("1") => match frames {
+                Some((_, last)) if last != u64::MAX => true,
+                _ => {
+                    problems.push(
+                        "MACROSCOPE_CAPTURE_QUIT=1 needs a last frame in MACROSCOPE_CAPTURE_FRAMES (like 0-29): the program runs on"
+                            .to_string(),
+                    );
+                    false
+                }
+            },
+            Some(other) => {
+                problems.push(format!(
+                    "MACROSCOPE_CAPTURE_QUIT=`{other}` is not 1 or 0: the program runs on"
+                ));
+                false
+            }
+        };
         let settings = Settings {
             file,
             frames,
@@ -120,6 +143,7 @@ impl Settings {
             memory,
             under_valgrind,
             frame_checksums,
+            quit,
         };
         (settings, problems)
     }
@@ -205,6 +229,23 @@ mod tests {
                 .frame_checksums,
             FrameChecksums::Every(30)
         );
+    }
+
+    #[test]
+    fn quitting_needs_a_last_frame_to_quit_after() {
+        let quit = |frames: &str, value: &str| {
+            let (s, problems) = settings(&[
+                ("MACROSCOPE_CAPTURE_FRAMES", frames),
+                ("MACROSCOPE_CAPTURE_QUIT", value),
+            ]);
+            (s.quit, problems.len())
+        };
+        assert_eq!(quit("0-29", "1"), (true, 0));
+        assert_eq!(quit("0-29", "0"), (false, 0));
+        assert_eq!(quit("5-", "1"), (false, 1));
+        assert_eq!(quit("0-29", "yes please"), (false, 1));
+        assert!(!settings(&[("MACROSCOPE_CAPTURE_QUIT", "1")]).0.quit);
+        assert!(!settings(&[]).0.quit);
     }
 
     #[test]

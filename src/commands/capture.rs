@@ -31,6 +31,10 @@ pub struct Args {
     /// most), `all`, every `N`th, or `none`.
     #[arg(long, value_name = "WHICH", value_parser = frame_checksums)]
     frame_checksums: Option<String>,
+    /// End the program once the last frame of --frames is in the trace: SIGTERM, then
+    /// SIGKILL if it still runs 10 s later (for programs that run until closed).
+    #[arg(long, requires = "frames")]
+    quit_after_frames: bool,
     /// Only write the layer's manifest into this folder and print how to enable the
     /// layer by hand (for programs started some other way, such as a game launcher).
     #[arg(long, value_name = "DIR")]
@@ -93,6 +97,18 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             f.last.to_string()
         };
         command.env("MACROSCOPE_CAPTURE_FRAMES", format!("{}-{last}", f.first));
+        if args.quit_after_frames {
+            if f.last == u64::MAX {
+                return Err(BadInput(format!(
+                    "--quit-after-frames needs a last frame to quit after: --frames {}-{last} has none (e.g. --frames {}-{})",
+                    f.first,
+                    f.first,
+                    f.first.saturating_add(29)
+                ))
+                .into());
+            }
+            command.env("MACROSCOPE_CAPTURE_QUIT", "1");
+        }
     }
     if let Some(level) = args.level {
         command.env("MACROSCOPE_CAPTURE_LEVEL", level.to_string());
@@ -116,13 +132,34 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             describe(status)
         );
     }
+    let mut all_finished = traces.iter().any(|t| t.exists());
     for trace in traces.iter().filter(|t| t.exists()) {
-        summarize(trace)?;
+        all_finished &= summarize(trace)?;
+    }
+    if !status.success() && args.quit_after_frames && all_finished && ended_as_asked(status) {
+        eprintln!(
+            "{program} {} after its last frame was captured (--quit-after-frames)",
+            describe(status)
+        );
+        return Ok(());
     }
     if !status.success() {
         anyhow::bail!("{program} {}", describe(status));
     }
     Ok(())
+}
+
+/// Whether the program ended the way `--quit-after-frames` ends it: by the layer's
+/// SIGTERM or SIGKILL, or as a shell or `timeout` in between reports that (128 + the
+/// signal).
+fn ended_as_asked(status: ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    const ASKED: [i32; 2] = [libc::SIGTERM, libc::SIGKILL];
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ASKED.iter().any(|s| code == 128 + s),
+        (None, Some(signal)) => ASKED.contains(&signal),
+        _ => false,
+    }
 }
 
 /// The layer library: `MACROSCOPE_LAYER_LIBRARY`, or beside this executable.
@@ -195,8 +232,9 @@ fn traces_of(pid: u32, started: SystemTime) -> Vec<PathBuf> {
     found.into_iter().map(|(_, p)| p).collect()
 }
 
-/// Where the trace went, its size, frames and calls.
-fn summarize(trace: &Path) -> anyhow::Result<()> {
+/// Where the trace went, its size, frames and calls; whether it was finished (it has
+/// its index).
+fn summarize(trace: &Path) -> anyhow::Result<bool> {
     let mut reader = ContainerReader::open(trace, Content::Trace)?;
     let index = reader.scan_index()?;
     let calls: u64 = index.iter().map(|e| u64::from(e.record_count)).sum();
@@ -216,7 +254,7 @@ fn summarize(trace: &Path) -> anyhow::Result<()> {
         frames,
         calls
     );
-    Ok(())
+    Ok(reader.index().is_some())
 }
 
 fn describe(status: ExitStatus) -> String {
