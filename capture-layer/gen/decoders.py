@@ -287,7 +287,8 @@ def write(out, g):
 
 
 # Set-up commands recorded generically whose parameters the replay needs: descriptor
-# set layouts (binding types and counts: dynamic buffers, uniform buffers).
-SETUP = ["vkCreateDescriptorSetLayout"]
+# set layouts (binding types and counts: dynamic buffers, uniform buffers) and set
+# updates (the buffers dynamic buffers name).
+SETUP = ["vkCreateDescriptorSetLayout", "vkUpdateDescriptorSets"]
 
 SCALARS_BY_RUST = {"u8": 1, "i8": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4, "u64": 8, "i64": 8, "f32": 4, "f64": 8}

@@ -218,7 +218,7 @@ fn a_bound_set_rebinds_its_descriptors_and_on_turing_its_uniform_buffer_through_
         let mut enc = CommandEncoder::new(&device);
         enc.bind_graphics_shaders(&pipeline(arch, 2));
         draw(&mut enc);
-        enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[], None, None);
+        enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[], None, None, None);
         let (m, _) = draw(&mut enc);
         let bind_cbuf_desc = class::call_mme_macro(Macro::BindCbufDesc.id());
         let macro_calls = m.iter().filter(|(mt, _)| *mt == bind_cbuf_desc).count();
@@ -243,7 +243,7 @@ fn the_gpu_model_runs_the_new_macros() {
     gpu.execute(device.init_push().unwrap().words()).unwrap();
     let mut enc = CommandEncoder::new(&device);
     enc.bind_graphics_shaders(&pipeline(arch, 2));
-    enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[], None, None);
+    enc.bind_descriptor_sets(0, &[0x10_0000_0000, 0x10_0001_0000], &[], None, None, None);
     enc.draw(3, 1, 0, 0);
     let words = enc.take_push();
     gpu.state.method_log = Some(Vec::new());
@@ -300,7 +300,7 @@ fn a_dynamic_uniform_buffer_is_bound_from_the_root_table_on_both_generations() {
         ];
         enc.bind_graphics_shaders(&shaders);
         draw(&mut enc);
-        enc.bind_descriptor_sets(0, &[0x10_0000_0000], &[256], Some(&[1]), None);
+        enc.bind_descriptor_sets(0, &[0x10_0000_0000], &[256], Some(&[1]), None, None);
         let (m, _) = draw(&mut enc);
         // Bound directly (the CPU knows the dynamic buffer), no macro, then SELECT_CB0.
         assert!(
@@ -326,6 +326,7 @@ fn each_bound_set_starts_after_the_previous_sets_dynamic_buffers() {
         &[0, 64, 128],
         Some(&[2, 1]),
         None,
+        None,
     );
     assert!(r.dwords > 0);
     let words = enc.take_push();
@@ -342,6 +343,76 @@ fn each_bound_set_starts_after_the_previous_sets_dynamic_buffers() {
         .unwrap_or_else(|| panic!("{m:x?}"));
     assert_eq!(m[at + 1].1, u32::from_le_bytes([0, 2, 3, 3]), "{m:x?}");
     assert_eq!(m[at + 2].1, u32::from_le_bytes([3, 3, 3, 3]));
+}
+
+/// A dynamic uniform buffer whose set update named a buffer: the root table holds the
+/// buffer's descriptor moved by the dynamic offset (from TURING_A on the bindless
+/// form, the address and size in 16-byte units; before it the address, the size and a
+/// zero), and the draw binds that buffer at the offset with the size the update gave,
+/// aligned to the device's constant-buffer alignment (as NVK's ubo_desc,
+/// nvk_bind_descriptor_sets and nvk_ubo_descriptor_addr do).
+#[test]
+fn a_dynamic_uniform_buffer_binds_what_its_set_update_wrote_at_its_offset() {
+    use driver::nvk::DynamicBuffer;
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = CommandEncoder::new(&device);
+        let fs = Interface {
+            descriptors: vec![DescriptorUse::UniformBuffer { set: 0, binding: 1 }],
+            ..Interface::default()
+        };
+        let declared = |set, binding| match (set, binding) {
+            (0, 1) => UniformBufferKind::Dynamic { index: 0 },
+            _ => UniformBufferKind::Descriptor,
+        };
+        let fragment = Shader::new(
+            Stage::Fragment,
+            &fs,
+            Chipset::for_arch(arch),
+            7 << 8,
+            &declared,
+        )
+        .unwrap();
+        let vertex = shader(Stage::Vertex, Interface::default(), arch, 1);
+        enc.bind_graphics_shaders(&[vertex, None, None, None, Some(Arc::new(fragment))]);
+        draw(&mut enc);
+        // 100 bytes at 0x12_3456_7800, bound at offset 256.
+        let buffer = DynamicBuffer {
+            descriptor: device.uniform_buffer_descriptor(0x12_3456_7800, 100),
+            uniform: true,
+        };
+        enc.bind_descriptor_sets(
+            0,
+            &[0x10_0000_0000],
+            &[256],
+            Some(&[1]),
+            None,
+            Some(&[buffer]),
+        );
+        let (m, _) = draw(&mut enc);
+        let (root_words, size) = match arch {
+            Arch::Turing => {
+                let units = (0x12_3456_7800u64 + 256) >> 4;
+                (
+                    [units as u32, (units >> 32) as u32 | (128 >> 4) << 13, 0, 0],
+                    128,
+                )
+            }
+            Arch::Fermi => ([0x3456_7900, 0x12, 256, 0], 256),
+        };
+        let at = m
+            .iter()
+            .position(|w| *w == (class::LOAD_CONSTANT_BUFFER_OFFSET, root::DYNAMIC_BUFFERS))
+            .unwrap_or_else(|| panic!("{arch:?} {m:x?}"));
+        let written: Vec<u32> = m[at + 1..at + 5].iter().map(|w| w.1).collect();
+        assert_eq!(written, root_words, "{arch:?} {m:x?}");
+        let selector = m
+            .iter()
+            .position(|w| w.0 == class::SET_CONSTANT_BUFFER_SELECTOR_A)
+            .unwrap_or_else(|| panic!("{arch:?} {m:x?}"));
+        let bound: Vec<u32> = m[selector..selector + 3].iter().map(|w| w.1).collect();
+        assert_eq!(bound, [size, 0x12, 0x3456_7900], "{arch:?} {m:x?}");
+    }
 }
 
 #[test]

@@ -252,7 +252,7 @@ fn descriptor_binds_and_push_constants_write_the_root_table_as_nvk_pushes_it() {
         let mut enc = settled(&device);
         // A new set at 1 with one dynamic offset: the set's address, the dynamic buffer,
         // then every set's first dynamic buffer, each under its own increment-once header.
-        let first = enc.bind_descriptor_sets(1, &[0xabcd_0000_1234], &[256], None, None);
+        let first = enc.bind_descriptor_sets(1, &[0xabcd_0000_1234], &[256], None, None, None);
         let words = enc.take_push();
         let lcb = class::LOAD_CONSTANT_BUFFER;
         let offset = class::LOAD_CONSTANT_BUFFER_OFFSET;
@@ -286,7 +286,7 @@ fn descriptor_binds_and_push_constants_write_the_root_table_as_nvk_pushes_it() {
         );
         assert_eq!(first.dwords, 6 + 6 + 10, "{arch:?}");
         // The same set again: its address is not rewritten.
-        let again = enc.bind_descriptor_sets(1, &[0xabcd_0000_1234], &[256], None, None);
+        let again = enc.bind_descriptor_sets(1, &[0xabcd_0000_1234], &[256], None, None, None);
         assert_eq!(again.dwords, 6 + 10, "{arch:?}");
         enc.take_push();
         // Push constants: one header, the offset, the words.

@@ -102,6 +102,31 @@ impl SetLayout {
             })
     }
 
+    /// Binding `binding`'s first dynamic buffer among the set's (NVK's
+    /// `dynamic_buffer_index`: bindings in number order) and its kind, when the binding
+    /// holds dynamic buffers.
+    pub fn dynamic_index(&self, binding: u32) -> Option<(u32, DynamicKind)> {
+        let mut index = 0u32;
+        for &(b, ty, count) in &self.bindings {
+            if b == binding {
+                return DynamicKind::of(ty).map(|kind| (index, kind));
+            }
+            if Self::is_dynamic(ty) {
+                index = index.saturating_add(count);
+            }
+        }
+        None
+    }
+
+    /// The kind of each of the set's dynamic buffers, in their order (NVK's
+    /// `dynamic_ubos` bits).
+    pub fn dynamic_kinds(&self) -> impl Iterator<Item = DynamicKind> + '_ {
+        self.bindings.iter().flat_map(|&(_, ty, count)| {
+            let kind = DynamicKind::of(ty);
+            std::iter::repeat_n(kind, if kind.is_some() { count as usize } else { 0 }).flatten()
+        })
+    }
+
     /// Dynamic buffers the set holds (`dynamic_buffer_count`).
     pub fn dynamic_buffers(&self) -> u32 {
         self.bindings
@@ -133,6 +158,26 @@ impl SetLayout {
             }
         }
         UniformBufferKind::Descriptor
+    }
+}
+
+/// What a dynamic buffer is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DynamicKind {
+    /// `VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC`.
+    Uniform,
+    /// `VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC`.
+    Storage,
+}
+
+impl DynamicKind {
+    /// The kind of a binding of descriptor type `ty`, if dynamic.
+    fn of(ty: u32) -> Option<DynamicKind> {
+        match ty {
+            UNIFORM_BUFFER_DYNAMIC => Some(DynamicKind::Uniform),
+            STORAGE_BUFFER_DYNAMIC => Some(DynamicKind::Storage),
+            _ => None,
+        }
     }
 }
 
@@ -188,6 +233,11 @@ impl Layouts {
             self.sets.get(set).map(|l| &l.bindings).hash(&mut hasher);
         }
         hasher.finish()
+    }
+
+    /// Set layout `handle`, if the trace holds it.
+    pub fn set_layout(&self, handle: u64) -> Option<&SetLayout> {
+        self.sets.get(&handle)
     }
 
     /// Set `set`'s layout in pipeline layout `layout`, if the trace holds both.

@@ -12,6 +12,7 @@
 
 mod clock;
 pub mod commands;
+mod descriptor_sets;
 pub mod device;
 mod direct_commands;
 mod execute;

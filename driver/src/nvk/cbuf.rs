@@ -3,10 +3,11 @@
 //! `nvk_cmd_dirty_cbufs_for_descriptors` and `nvk_cmd_flush_gfx_cbufs`, with the
 //! `BIND_CBUF_DESC` macro.
 //!
-//! Uniform-buffer descriptors' contents are not in the trace: a uniform buffer in a
-//! push descriptor set is taken to be a full 64 KiB buffer at a placeholder address,
-//! and one in a bound set is read by the macro from the model's memory (zero, so it
-//! binds as empty). A bound set's size is a placeholder too.
+//! A dynamic uniform buffer binds from the root table's descriptor, as the trace's set
+//! updates wrote it. Other uniform-buffer descriptors' contents are not kept: a uniform
+//! buffer in a push descriptor set the trace does not describe is taken to be a full
+//! 64 KiB buffer at a placeholder address, and one in a bound set is read by the macro
+//! from the model's memory (zero, so it binds as empty).
 
 use std::sync::Arc;
 
@@ -286,8 +287,16 @@ impl CommandEncoder<'_> {
                 Some((addr, size))
             }
             Cbuf::DynamicUniformBuffer { set, index } => {
-                // The root table's dynamic buffer: bound (a placeholder address, the
-                // largest size) once its set is.
+                // The root table's dynamic buffer (nvk_ubo_descriptor_addr of
+                // `root.dynamic_buffers` at the set's start and the buffer's index).
+                let slot = self.dynamic_buffer_start(set) + index as usize;
+                if let Some(descriptor) = self.dynamic_buffer(slot) {
+                    return Some(
+                        descriptor.uniform_address_range(self.device_uses_bindless_cbuf()),
+                    );
+                }
+                // Bound without the layouts to know it: a placeholder address and the
+                // largest size once its set is.
                 let (addr, _) = self.descriptor_set(set);
                 let ubo = PLACEHOLDER_UBO_ADDR + (u64::from(set) << 24) + (u64::from(index) << 16);
                 Some(if addr == 0 {

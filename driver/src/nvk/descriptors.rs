@@ -3,14 +3,87 @@
 //! (`nvk_cmd_flush_gfx_root_desc`: `LOAD_CONSTANT_BUFFER_OFFSET` and the changed
 //! dwords under one increment-once header).
 //!
-//! The trace has no GPU addresses for descriptor sets or the contents of their dynamic
-//! buffer descriptors: a set's handle stands in for its address and a dynamic offset
-//! for its descriptor. The methods and dwords are NVK's; those values are placeholders.
+//! The trace has no GPU addresses for descriptor sets: a set's handle stands in for its
+//! address. A set's dynamic buffers are the descriptors the trace's set updates wrote
+//! ([`BufferDescriptor`], given with the bind as [`DynamicBuffer`]s); where the trace
+//! does not hold the layouts to place them, a dynamic offset alone stands in for its
+//! descriptor. The methods and dwords are NVK's.
 
 use super::encoder::{CommandEncoder, Recorded};
 use super::root;
 use crate::class;
 use crate::push::SUBC_3D;
+
+/// A buffer descriptor as NVK keeps one (`union nvk_buffer_descriptor`), four dwords:
+/// from TURING_A on, a uniform buffer's is a bindless constant buffer's
+/// (`nvk_bindless_cbuf`: the address and the size, both in 16-byte units, in 45 and 19
+/// bits, then a zero dword pair); every other is an address, a size and a zero dword
+/// (`nvk_buffer_address`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BufferDescriptor(pub [u32; 4]);
+
+/// The bits of a bindless constant buffer's address (in 16-byte units).
+const CBUF_ADDR_BITS: u32 = 45;
+
+impl BufferDescriptor {
+    /// `nvk_buffer_address`: the address, the size, a zero dword.
+    pub fn address(addr: u64, size: u32) -> Self {
+        BufferDescriptor([addr as u32, (addr >> 32) as u32, size, 0])
+    }
+
+    /// `nvk_bindless_cbuf`: the address and the size in 16-byte units.
+    pub fn bindless_cbuf(addr: u64, size: u32) -> Self {
+        let units = (addr >> 4) & ((1 << CBUF_ADDR_BITS) - 1);
+        let high = (units >> 32) as u32 | (size >> 4) << (CBUF_ADDR_BITS - 32);
+        BufferDescriptor([units as u32, high, 0, 0])
+    }
+
+    /// The address of a bindless constant buffer's descriptor, in bytes.
+    fn cbuf_addr(self) -> u64 {
+        let high = u64::from(self.0[1]) & ((1 << (CBUF_ADDR_BITS - 32)) - 1);
+        (high << 32 | u64::from(self.0[0])) << 4
+    }
+
+    /// The descriptor bound with a dynamic offset: a bindless constant buffer's address
+    /// moves by the offset's 16-byte units, any other's by the offset. Mirrors the
+    /// dynamic-buffer loop of nvk_bind_descriptor_sets.
+    pub fn with_dynamic_offset(self, offset: u32, bindless_cbuf: bool) -> Self {
+        if bindless_cbuf {
+            let size = self.0[1] >> (CBUF_ADDR_BITS - 32) << 4;
+            let addr = self.cbuf_addr() + (u64::from(offset >> 4) << 4);
+            let mut moved = Self::bindless_cbuf(addr, 0);
+            moved.0[1] |= size >> 4 << (CBUF_ADDR_BITS - 32);
+            moved
+        } else {
+            let addr = u64::from(self.0[1]) << 32 | u64::from(self.0[0]);
+            let mut moved = self;
+            let addr = addr.wrapping_add(u64::from(offset));
+            moved.0[0] = addr as u32;
+            moved.0[1] = (addr >> 32) as u32;
+            moved
+        }
+    }
+
+    /// The address and size a uniform buffer's descriptor names. Mirrors
+    /// nvk_ubo_descriptor_addr.
+    pub fn uniform_address_range(self, bindless_cbuf: bool) -> (u64, u32) {
+        if bindless_cbuf {
+            (self.cbuf_addr(), self.0[1] >> (CBUF_ADDR_BITS - 32) << 4)
+        } else {
+            (u64::from(self.0[1]) << 32 | u64::from(self.0[0]), self.0[2])
+        }
+    }
+}
+
+/// One of a bound set's dynamic buffers: its descriptor as the set holds it, and
+/// whether it is a uniform buffer (NVK's `dynamic_ubos` bit for it in the layout).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DynamicBuffer {
+    /// The descriptor the set's updates wrote (zero where none did).
+    pub descriptor: BufferDescriptor,
+    /// Whether the layout makes it a uniform buffer.
+    pub uniform: bool,
+}
 
 /// The bound sets of the graphics bind point, as NVK's `nvk_descriptor_state` keeps them
 /// (the root table's copy is what the GPU reads).
@@ -33,6 +106,11 @@ pub struct DescriptorState {
     /// The push constants as the root table holds them (NVK's `root.push`), for the
     /// meta path to write back.
     push_constants: [u32; (root::PUSH_CONSTANTS_SIZE / 4) as usize],
+    /// The dynamic buffers as the root table holds them (NVK's `root.dynamic_buffers`).
+    dynamic_buffers: [BufferDescriptor; root::MAX_DYNAMIC_BUFFERS],
+    /// Which of them came from the trace's set updates (bit = index); the others were
+    /// bound without the layouts to place descriptors, their offset alone.
+    dynamic_known: u64,
 }
 
 impl Default for DescriptorState {
@@ -46,6 +124,8 @@ impl Default for DescriptorState {
             upload_next: 0,
             push_ubos: Default::default(),
             push_constants: [0; (root::PUSH_CONSTANTS_SIZE / 4) as usize],
+            dynamic_buffers: [BufferDescriptor::default(); root::MAX_DYNAMIC_BUFFERS],
+            dynamic_known: 0,
         }
     }
 }
@@ -113,6 +193,21 @@ impl CommandEncoder<'_> {
             kept.clear();
             kept.extend_from_slice(ubos);
         }
+    }
+
+    /// The dynamic buffer at `index` of the root table, when the trace's set updates
+    /// gave its descriptor.
+    pub(super) fn dynamic_buffer(&self, index: usize) -> Option<BufferDescriptor> {
+        let known = self.descriptors.dynamic_known & 1u64.checked_shl(index as u32)? != 0;
+        known.then(|| self.descriptors.dynamic_buffers[index])
+    }
+
+    /// Where set `set`'s dynamic buffers start in the root table.
+    pub(super) fn dynamic_buffer_start(&self, set: u32) -> usize {
+        self.descriptors
+            .set_dynamic_buffer_start
+            .get(set as usize)
+            .map_or(0, |&s| usize::from(s))
     }
 
     /// The uniform buffer push set `set` names at descriptor byte `offset`, where the
@@ -270,6 +365,11 @@ impl CommandEncoder<'_> {
     /// descriptor bytes (its layout's `non_variable_descriptor_buffer_size`); the
     /// root table takes it aligned to the device's constant-buffer alignment, as
     /// nvk_descriptor_set_create sizes a set. Without it a set's size is a placeholder.
+    ///
+    /// `dynamic_buffers`, where the trace holds the layouts, gives the bound sets'
+    /// dynamic buffers in order, one per dynamic offset: each is written with its
+    /// offset applied (a uniform buffer's bindless descriptor from TURING_A on moves
+    /// by 16-byte units). Without it a dynamic buffer's descriptor is its offset alone.
     pub fn bind_descriptor_sets(
         &mut self,
         first_set: u32,
@@ -277,6 +377,7 @@ impl CommandEncoder<'_> {
         dynamic_offsets: &[u32],
         dynamic_counts: Option<&[u32]>,
         descriptor_bytes: Option<&[u32]>,
+        dynamic_buffers: Option<&[DynamicBuffer]>,
     ) -> Recorded {
         let align = self.device_min_cbuf_alignment();
         let before = self.push.len();
@@ -313,9 +414,27 @@ impl CommandEncoder<'_> {
             // Most binds have no dynamic offsets: the offset alone.
             self.flush_root(at, &[]);
         } else {
+            let bindless = self.device_uses_bindless_cbuf();
             let mut words = [0u32; 4 * root::MAX_DYNAMIC_BUFFERS];
             for (i, offset) in dynamic_offsets[..count].iter().enumerate() {
-                words[4 * i] = *offset;
+                let (descriptor, known) = match dynamic_buffers {
+                    Some(buffers) => {
+                        let buffer = buffers.get(i).copied().unwrap_or_default();
+                        let moved = buffer
+                            .descriptor
+                            .with_dynamic_offset(*offset, buffer.uniform && bindless);
+                        (moved, true)
+                    }
+                    None => (BufferDescriptor([*offset, 0, 0, 0]), false),
+                };
+                words[4 * i..4 * i + 4].copy_from_slice(&descriptor.0);
+                let slot = start + i;
+                self.descriptors.dynamic_buffers[slot] = descriptor;
+                if known {
+                    self.descriptors.dynamic_known |= 1 << slot;
+                } else {
+                    self.descriptors.dynamic_known &= !(1 << slot);
+                }
             }
             self.flush_root(at, &words[..4 * count]);
         }

@@ -4,6 +4,7 @@
 
 use std::sync::Mutex;
 
+use super::descriptors::BufferDescriptor;
 use super::{Macro, Scratch};
 use crate::chipset::classes::TURING_A;
 use crate::chipset::Chipset;
@@ -75,6 +76,40 @@ impl Device {
         } else {
             256
         }
+    }
+
+    /// Whether uniform buffer descriptors are bindless constant buffers, from TURING_A
+    /// on (nvk_use_bindless_cbuf).
+    pub fn uses_bindless_cbuf(&self) -> bool {
+        self.chipset.eng3d >= TURING_A
+    }
+
+    /// A uniform buffer's descriptor for `range` bytes at `addr`: both aligned to the
+    /// constant-buffer alignment (the address down, the range up). Mirrors ubo_desc.
+    pub fn uniform_buffer_descriptor(&self, addr: u64, range: u64) -> BufferDescriptor {
+        let align = self.min_cbuf_alignment();
+        let addr = addr / u64::from(align) * u64::from(align);
+        let range = range.min(u64::from(u32::MAX - align)) as u32;
+        let range = range.div_ceil(align) * align;
+        if self.uses_bindless_cbuf() {
+            BufferDescriptor::bindless_cbuf(addr, range)
+        } else {
+            BufferDescriptor::address(addr, range)
+        }
+    }
+
+    /// A storage buffer's descriptor for `range` bytes at `addr`: the address aligned
+    /// down to NVK's storage-buffer alignment (16 bytes), the range up to its bounds
+    /// check's (4 bytes). Mirrors ssbo_desc.
+    pub fn storage_buffer_descriptor(&self, addr: u64, range: u64) -> BufferDescriptor {
+        const MIN_SSBO_ALIGNMENT: u64 = 16;
+        const BOUNDS_CHECK_ALIGNMENT: u32 = 4;
+        let addr = addr / MIN_SSBO_ALIGNMENT * MIN_SSBO_ALIGNMENT;
+        let range = range.min(u64::from(u32::MAX - BOUNDS_CHECK_ALIGNMENT)) as u32;
+        BufferDescriptor::address(
+            addr,
+            range.div_ceil(BOUNDS_CHECK_ALIGNMENT) * BOUNDS_CHECK_ALIGNMENT,
+        )
     }
 
     /// The MME instruction set.

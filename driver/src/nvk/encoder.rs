@@ -320,6 +320,12 @@ impl<'d> CommandEncoder<'d> {
         self.device.min_cbuf_alignment()
     }
 
+    /// Whether uniform buffer descriptors are bindless constant buffers
+    /// (nvk_use_bindless_cbuf).
+    pub(super) fn device_uses_bindless_cbuf(&self) -> bool {
+        self.device.uses_bindless_cbuf()
+    }
+
     /// The graphics state, for the `vkCmdSet*` commands and pipeline binds to set.
     pub fn state_mut(&mut self) -> &mut GraphicsState {
         &mut self.state

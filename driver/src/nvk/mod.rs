@@ -42,7 +42,7 @@ pub const MODELLED_NVK: &str = "25.0.7";
 /// vkCmdUpdateBuffer's data (from 0x1_0080_0000). Like NVK's upload memory it is
 /// streamed, an address standing for no object: NVK places each upload anew.
 pub const UPLOAD_MEMORY: std::ops::Range<u64> = 0x1_0002_0000..0x1_0100_0000;
-pub use descriptors::DescriptorState;
+pub use descriptors::{BufferDescriptor, DescriptorState, DynamicBuffer};
 pub use device::{upload_macro, Device, DeviceError};
 pub use encoder::{CommandEncoder, DrawKind, IndirectArgs, Recorded};
 pub use macros::{lengthen_for_tests, Macro};

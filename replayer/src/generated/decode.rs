@@ -768,6 +768,40 @@ impl CopyBufferToImageInfo2 {
     }
 }
 
+/// `VkCopyDescriptorSet`, as laid out in C (56 bytes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CopyDescriptorSet {
+    pub s_type: u32,
+    pub p_next: u64,
+    pub src_set: u64,
+    pub src_binding: u32,
+    pub src_array_element: u32,
+    pub dst_set: u64,
+    pub dst_binding: u32,
+    pub dst_array_element: u32,
+    pub descriptor_count: u32,
+}
+
+impl CopyDescriptorSet {
+    /// Its size in bytes.
+    pub const SIZE: usize = 56;
+
+    /// Reads it from `b`, at least `SIZE` bytes.
+    pub fn read(b: &[u8]) -> Self {
+        Self {
+            s_type: <u32>::field(b, 0),
+            p_next: <u64>::field(b, 8),
+            src_set: <u64>::field(b, 16),
+            src_binding: <u32>::field(b, 24),
+            src_array_element: <u32>::field(b, 28),
+            dst_set: <u64>::field(b, 32),
+            dst_binding: <u32>::field(b, 40),
+            dst_array_element: <u32>::field(b, 44),
+            descriptor_count: <u32>::field(b, 48),
+        }
+    }
+}
+
 /// `VkCopyImageInfo2`, as laid out in C (56 bytes).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CopyImageInfo2 {
@@ -2680,6 +2714,36 @@ impl CreateDescriptorSetLayout {
             allocator_nested: nested(param(params, 2, "allocator")?, 1, AllocationCallbacksNested::read, "allocator")?,
             set_layout: scalars::<u64>(param(params, 3, "set_layout")?, 8, "set_layout")?,
         };
+        Ok(decoded)
+    }
+}
+
+/// `vkUpdateDescriptorSets`'s parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UpdateDescriptorSets {
+    pub device: u64,
+    pub descriptor_write_count: u32,
+    pub descriptor_writes: Vec<WriteDescriptorSet>,
+    pub descriptor_writes_nested: Vec<WriteDescriptorSetNested>,
+    pub descriptor_copy_count: u32,
+    pub descriptor_copies: Vec<CopyDescriptorSet>,
+}
+
+impl UpdateDescriptorSets {
+    fn decode(params: &[Param<'_>]) -> Result<Self, DecodeError> {
+        if params.len() != 5 {
+            return Err(DecodeError::arity(params.len(), 5));
+        }
+        let decoded = Self {
+            device: param(params, 0, "device")?.value() as u64,
+            descriptor_write_count: param(params, 1, "descriptor_write_count")?.value() as u32,
+            descriptor_writes: structs(param(params, 2, "descriptor_writes")?, WriteDescriptorSet::SIZE, WriteDescriptorSet::read, "descriptor_writes")?,
+            descriptor_writes_nested: nested(param(params, 2, "descriptor_writes")?, 3, WriteDescriptorSetNested::read, "descriptor_writes")?,
+            descriptor_copy_count: param(params, 3, "descriptor_copy_count")?.value() as u32,
+            descriptor_copies: structs(param(params, 4, "descriptor_copies")?, CopyDescriptorSet::SIZE, CopyDescriptorSet::read, "descriptor_copies")?,
+        };
+        DecodeError::check_count(decoded.descriptor_writes.len(), decoded.descriptor_write_count as usize, "descriptor_writes")?;
+        DecodeError::check_count(decoded.descriptor_copies.len(), decoded.descriptor_copy_count as usize, "descriptor_copies")?;
         Ok(decoded)
     }
 }
@@ -7444,6 +7508,8 @@ pub const DECODED: &[(&str, usize)] = &[
 pub enum GenericSetup {
     /// `vkCreateDescriptorSetLayout`.
     CreateDescriptorSetLayout(CreateDescriptorSetLayout),
+    /// `vkUpdateDescriptorSets`.
+    UpdateDescriptorSets(UpdateDescriptorSets),
 }
 
 /// Decodes the command `name` from its `params`: `Ok(None)` when it is no set-up command
@@ -7451,6 +7517,7 @@ pub enum GenericSetup {
 pub fn decode_setup(name: &str, params: &[Param<'_>]) -> Result<Option<GenericSetup>, DecodeError> {
     let decoded = match name {
         "vkCreateDescriptorSetLayout" => GenericSetup::CreateDescriptorSetLayout(CreateDescriptorSetLayout::decode(params)?),
+        "vkUpdateDescriptorSets" => GenericSetup::UpdateDescriptorSets(UpdateDescriptorSets::decode(params)?),
         _ => return Ok(None),
     };
     Ok(Some(decoded))
@@ -7459,6 +7526,7 @@ pub fn decode_setup(name: &str, params: &[Param<'_>]) -> Result<Option<GenericSe
 /// Every set-up command name `decode_setup` decodes, with its parameter count.
 pub const DECODED_SETUP: &[(&str, usize)] = &[
     ("vkCreateDescriptorSetLayout", 4),
+    ("vkUpdateDescriptorSets", 5),
 ];
 
 /// Command buffer commands recorded generically that have no decoder, and why.

@@ -429,6 +429,8 @@ pub(crate) struct Pass<'o> {
     objects: Objects,
     shaders: Shaders,
     layouts: Layouts,
+    /// Each descriptor set's layout and dynamic buffers.
+    descriptor_sets: crate::descriptor_sets::DescriptorSets,
     /// Descriptor update templates, and where their uniform buffers go.
     push_templates: push_templates::PushTemplates,
     recording: HandleMap<Vec<Cmd>>,
@@ -684,6 +686,7 @@ impl<'o> Pass<'o> {
             objects: Objects::default(),
             shaders: Shaders::default(),
             layouts: Layouts::default(),
+            descriptor_sets: Default::default(),
             push_templates: Default::default(),
             recording: HandleMap::default(),
             begins: HandleMap::default(),

@@ -53,6 +53,11 @@ impl PushTemplates {
         self.places.clear();
     }
 
+    /// Template `template`'s entries, if the trace made it.
+    pub(crate) fn entries(&self, template: u64) -> Option<&[Entry]> {
+        self.entries.get(&template).map(Vec::as_slice)
+    }
+
     /// The uniform buffers a template push names, each as its byte offset in the set
     /// and the `(buffer, offset, range)` of its `VkDescriptorBufferInfo` in the data
     /// (`ubo` makes each one what the caller keeps). A descriptor whose info reaches

@@ -27,12 +27,24 @@ impl Pass<'_> {
             return;
         }
         if name == "vkAllocateDescriptorSets" {
-            // The sets it made: the output array, 8 bytes a handle.
-            let ids = params.get(2).and_then(|p| p.bytes()).unwrap_or_default();
-            let sets: Vec<u64> = (0..ids.len() / 8)
-                .map(|i| swapchain::handle_at(ids, i))
-                .collect();
+            // The sets it made: the output array, 8 bytes a handle; their layouts: the
+            // allocate info's one nested array (pSetLayouts), as many.
+            let handles = |bytes: &[u8]| -> Vec<u64> {
+                (0..bytes.len() / 8)
+                    .map(|i| swapchain::handle_at(bytes, i))
+                    .collect()
+            };
+            let sets = handles(params.get(2).and_then(|p| p.bytes()).unwrap_or_default());
+            let layouts = params
+                .get(1)
+                .and_then(|p| p.nested())
+                .and_then(|n| n.iter().next())
+                .and_then(|p| p.bytes())
+                .map(handles)
+                .unwrap_or_default();
             self.objects.allocate_descriptor_sets(&sets);
+            self.descriptor_sets
+                .allocate(&sets, &layouts, &self.layouts);
             return self.skip(name, false);
         }
         if name == "vkCreateDescriptorUpdateTemplate"
@@ -43,9 +55,30 @@ impl Pass<'_> {
             }
             return self.skip(name, false);
         }
+        if name == "vkUpdateDescriptorSetWithTemplate"
+            || name == "vkUpdateDescriptorSetWithTemplateKHR"
+        {
+            // The set, the template, the update's data as recorded (sparse runs).
+            let value = |i: usize| params.get(i).map_or(0, |p| p.value());
+            let data = params
+                .get(3)
+                .copied()
+                .and_then(crate::device::templates::RecordedRuns::of);
+            if let (Some(entries), Some(data)) = (self.push_templates.entries(value(2)), data) {
+                let known = (&self.layouts, &self.objects, &self.device);
+                self.descriptor_sets
+                    .update_with_template(value(1), entries, &data, known);
+            }
+            return self.skip(name, false);
+        }
         match generic::decode_setup(name, params) {
             Ok(Some(GenericSetup::CreateDescriptorSetLayout(c))) => {
                 return self.layouts.create_set_layout(&c);
+            }
+            Ok(Some(GenericSetup::UpdateDescriptorSets(c))) => {
+                self.descriptor_sets
+                    .update(&c, &self.layouts, &self.objects, &self.device);
+                return self.skip(name, false);
             }
             Ok(None) => {}
             Err(e) => return self.skip(&format!("{name} (does not decode: {e})"), false),

@@ -268,6 +268,11 @@ impl Pass<'_> {
                             sets.len(),
                             self.device.min_cbuf_alignment(),
                         );
+                        let dynamic = if dynamic_offsets.is_empty() {
+                            None
+                        } else {
+                            self.dynamic_buffers(*layout, *first_set, sets)
+                        };
                         let sets: smallvec::SmallVec<[u64; 4]> = sets
                             .iter()
                             .map(|s| self.objects.descriptor_set_address(*s))
@@ -278,6 +283,7 @@ impl Pass<'_> {
                             dynamic_offsets,
                             counts.as_deref(),
                             bytes.as_deref(),
+                            dynamic.as_deref(),
                         );
                     }
                 }
@@ -553,6 +559,30 @@ impl Pass<'_> {
 
     /// Executes what `enc` holds that belongs to no row (a command buffer's beginning),
     /// into the submit's totals.
+    /// The dynamic buffers of `sets` bound from `first_set` with pipeline layout
+    /// `layout`, in order: each set's as its updates wrote them, of the kinds the
+    /// pipeline layout's set layouts give (NVK reads both at the bind). `None` when
+    /// the trace does not hold the layouts.
+    fn dynamic_buffers(
+        &self,
+        layout: u64,
+        first_set: u32,
+        sets: &[u64],
+    ) -> Option<smallvec::SmallVec<[driver::nvk::DynamicBuffer; 4]>> {
+        let mut buffers = smallvec::SmallVec::new();
+        for (i, set) in sets.iter().enumerate() {
+            let set_layout = self.layouts.set(layout, first_set + i as u32)?;
+            let written = self.descriptor_sets.dynamic_buffers(*set);
+            for (j, kind) in set_layout.dynamic_kinds().enumerate() {
+                buffers.push(driver::nvk::DynamicBuffer {
+                    descriptor: written.get(j).copied().unwrap_or_default(),
+                    uniform: kind == crate::layouts::DynamicKind::Uniform,
+                });
+            }
+        }
+        Some(buffers)
+    }
+
     pub(super) fn execute_untimed(
         &mut self,
         enc: &mut CommandEncoder<'_>,

@@ -36,7 +36,16 @@ enum Word {
     Whole,
     /// An offset in one word (a program's in the program region, before Volta).
     Offset,
+    /// After the low word, a buffer descriptor's second word: bits 44:32 of the
+    /// address (or of its 16-byte units, a bindless constant buffer's) in its low 13
+    /// bits; above them a bindless constant buffer's size, zero otherwise (no GPU
+    /// address reaches bit 45), which must be equal on both sides.
+    DescriptorHigh,
 }
+
+/// The bits of a buffer descriptor's second word that hold address bits
+/// ([`Word::DescriptorHigh`]).
+const DESCRIPTOR_HIGH_ADDRESS: u32 = (1 << 13) - 1;
 
 /// The address words verify knows, by their labels (as reports print them), with the
 /// family that pairs them.
@@ -169,6 +178,16 @@ const ADDRESS_WORDS: &[(&str, &str, Word)] = &[
         "LOAD_CONSTANT_BUFFER(root.sets[].base_addr (high))",
         "descriptor set",
         Word::HighSecond,
+    ),
+    (
+        "LOAD_CONSTANT_BUFFER(root.dynamic_buffers[].addr (low))",
+        "dynamic buffer",
+        Word::LowFirst,
+    ),
+    (
+        "LOAD_CONSTANT_BUFFER(root.dynamic_buffers[].addr (high; a constant buffer's size above))",
+        "dynamic buffer",
+        Word::DescriptorHigh,
     ),
     (
         "SEND_PCAS_A (subchannel 1)",
@@ -335,6 +354,30 @@ impl AddressCheck {
             Word::HighFirst | Word::LowFirst => {
                 self.pending.insert(family, (nvk, model));
                 return (true, None);
+            }
+            Word::DescriptorHigh => {
+                let Some((n0, m0)) = self.pending.remove(family) else {
+                    return (true, None);
+                };
+                let (nvk_size, model_size) = (nvk >> 13, model >> 13);
+                if nvk_size != model_size {
+                    return (
+                        true,
+                        Some(Conflict {
+                            family,
+                            draws: (draw, draw),
+                            what: format!(
+                                "the {family}'s size is NVK's {:#x} but the model's {:#x} \
+                                 (16-byte units)",
+                                nvk_size, model_size
+                            ),
+                        }),
+                    );
+                }
+                (
+                    join(nvk & DESCRIPTOR_HIGH_ADDRESS, n0),
+                    join(model & DESCRIPTOR_HIGH_ADDRESS, m0),
+                )
             }
             Word::LowSecond | Word::HighSecond => {
                 let Some((n0, m0)) = self.pending.remove(family) else {

@@ -103,7 +103,12 @@ fn lined_up_by_method(a: &[Method], b: &[Method]) -> Vec<Step> {
     steps
 }
 
-/// The longest common subsequence of `a` and `b` as steps (no `Data` yet).
+/// The longest common subsequence of `a` and `b` as steps. Where two writes of the
+/// same method differ and pairing them loses no common method (the rest still has a
+/// subsequence as long), they pair as one method whose data differ: of the equally
+/// long subsequences, the one that keeps a macro's parameters and a method's words in
+/// their places (an address word that happens to equal a later parameter of the
+/// other side does not pull the lists apart).
 fn lcs(a: &[Method], b: &[Method]) -> Vec<Step> {
     let (n, m) = (a.len(), b.len());
     // table[i][j]: the LCS length of a[i..] and b[j..].
@@ -123,6 +128,12 @@ fn lcs(a: &[Method], b: &[Method]) -> Vec<Step> {
     while i < n && j < m {
         if a[i] == b[j] {
             steps.push(Step::Same(i, j));
+            i += 1;
+            j += 1;
+        } else if (a[i].subc, a[i].mthd) == (b[j].subc, b[j].mthd)
+            && table[at(i + 1, j + 1)] == table[at(i, j)]
+        {
+            steps.push(Step::Data(i, j));
             i += 1;
             j += 1;
         } else if table[at(i + 1, j)] >= table[at(i, j + 1)] {
@@ -229,6 +240,29 @@ mod tests {
         assert!(steps
             .iter()
             .all(|s| !matches!(s, Step::NvkOnly(_) | Step::ModelOnly(_))));
+    }
+
+    /// A macro's parameters where the model's address words differ from NVK's and
+    /// one of NVK's equals a later parameter (bind_vb: slot, address high and low,
+    /// size): each parameter pairs with its own, not the equal value further on.
+    #[test]
+    fn differing_words_stay_in_place_when_a_value_repeats_further_on() {
+        let nvk = [
+            m(0x4c, 0),
+            m(0x4c, 0x3f),
+            m(0x4c, 0xfc67_0740),
+            m(0x4c, 0x10),
+        ];
+        let model = [m(0x4c, 0), m(0x4c, 0x10), m(0x4c, 0x89_0740), m(0x4c, 0x10)];
+        assert_eq!(
+            diff(&nvk, &model),
+            vec![
+                Step::Same(0, 0),
+                Step::Data(1, 1),
+                Step::Data(2, 2),
+                Step::Same(3, 3)
+            ]
+        );
     }
 
     #[test]

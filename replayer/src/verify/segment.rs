@@ -108,7 +108,15 @@ pub fn root_member(offset: u32) -> &'static str {
             _ => "sets[].zero",
         },
         0x328..=0x347 => "set_dynamic_buffer_start",
-        0x348..=0x747 => "dynamic_buffers",
+        // `union nvk_buffer_descriptor`: an address (low, high), a size and a zero
+        // word, or a bindless constant buffer's address in 16-byte units (low, then
+        // its high bits with the size in 16-byte units above them) and two zeros.
+        0x348..=0x747 => match (offset - 0x348) % 16 {
+            0 => "dynamic_buffers[].addr (low)",
+            4 => "dynamic_buffers[].addr (high; a constant buffer's size above)",
+            8 => "dynamic_buffers[].size",
+            _ => "dynamic_buffers[].zero",
+        },
         _ => "past the table",
     }
 }
