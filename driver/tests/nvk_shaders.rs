@@ -268,37 +268,35 @@ fn the_gpu_model_runs_the_new_macros() {
     );
 }
 
+/// A vertex shader and a fragment shader reading set 0 binding 1, which the pipeline
+/// layout declares `UNIFORM_BUFFER_DYNAMIC` (the set's first dynamic buffer).
+fn dynamic_uniform_buffer_pipeline(arch: Arch) -> [Option<Arc<Shader>>; 5] {
+    let fs = Interface {
+        descriptors: vec![DescriptorUse::UniformBuffer { set: 0, binding: 1 }],
+        ..Interface::default()
+    };
+    let declared = |set, binding| match (set, binding) {
+        (0, 1) => UniformBufferKind::Dynamic { index: 0 },
+        _ => UniformBufferKind::Descriptor,
+    };
+    let fragment = Shader::new(
+        Stage::Fragment,
+        &fs,
+        Chipset::for_arch(arch),
+        7 << 8,
+        &declared,
+    )
+    .unwrap();
+    let vertex = shader(Stage::Vertex, Interface::default(), arch, 1);
+    [vertex, None, None, None, Some(Arc::new(fragment))]
+}
+
 #[test]
 fn a_dynamic_uniform_buffer_is_bound_from_the_root_table_on_both_generations() {
     for arch in ARCHES {
         let device = Device::for_arch(arch);
         let mut enc = CommandEncoder::new(&device);
-        let fs = Interface {
-            descriptors: vec![DescriptorUse::UniformBuffer { set: 0, binding: 1 }],
-            ..Interface::default()
-        };
-        // The pipeline layout declares set 0 binding 1 UNIFORM_BUFFER_DYNAMIC.
-        let declared = |set, binding| match (set, binding) {
-            (0, 1) => UniformBufferKind::Dynamic { index: 0 },
-            _ => UniformBufferKind::Descriptor,
-        };
-        let shaders = [
-            shader(Stage::Vertex, Interface::default(), arch, 1),
-            None,
-            None,
-            None,
-            Some(Arc::new(
-                Shader::new(
-                    Stage::Fragment,
-                    &fs,
-                    Chipset::for_arch(arch),
-                    7 << 8,
-                    &declared,
-                )
-                .unwrap(),
-            )),
-        ];
-        enc.bind_graphics_shaders(&shaders);
+        enc.bind_graphics_shaders(&dynamic_uniform_buffer_pipeline(arch));
         draw(&mut enc);
         enc.bind_descriptor_sets(0, &[0x10_0000_0000], &[256], Some(&[1]), None, None);
         let (m, _) = draw(&mut enc);
@@ -357,24 +355,7 @@ fn a_dynamic_uniform_buffer_binds_what_its_set_update_wrote_at_its_offset() {
     for arch in ARCHES {
         let device = Device::for_arch(arch);
         let mut enc = CommandEncoder::new(&device);
-        let fs = Interface {
-            descriptors: vec![DescriptorUse::UniformBuffer { set: 0, binding: 1 }],
-            ..Interface::default()
-        };
-        let declared = |set, binding| match (set, binding) {
-            (0, 1) => UniformBufferKind::Dynamic { index: 0 },
-            _ => UniformBufferKind::Descriptor,
-        };
-        let fragment = Shader::new(
-            Stage::Fragment,
-            &fs,
-            Chipset::for_arch(arch),
-            7 << 8,
-            &declared,
-        )
-        .unwrap();
-        let vertex = shader(Stage::Vertex, Interface::default(), arch, 1);
-        enc.bind_graphics_shaders(&[vertex, None, None, None, Some(Arc::new(fragment))]);
+        enc.bind_graphics_shaders(&dynamic_uniform_buffer_pipeline(arch));
         draw(&mut enc);
         // 100 bytes at 0x12_3456_7800, bound at offset 256.
         let buffer = DynamicBuffer {

@@ -224,6 +224,16 @@ mod tests {
         layouts
     }
 
+    /// Objects holding buffer 0xb0 of 4 KiB, bound to memory; and its address.
+    fn objects_with_buffer() -> (Objects, u64) {
+        let mut objects = Objects::default();
+        objects.allocate_memory(0x700, 1 << 20);
+        objects.create_buffer(0xb0, 4096);
+        objects.bind_buffer(0xb0, 0x700, 0);
+        let base = objects.buffer_addr(0xb0, 0).unwrap();
+        (objects, base)
+    }
+
     fn write(
         set: u64,
         binding: u32,
@@ -261,11 +271,7 @@ mod tests {
     #[test]
     fn dynamic_buffers_take_what_writes_and_copies_name_in_binding_order() {
         let layouts = layouts();
-        let mut objects = Objects::default();
-        objects.allocate_memory(0x700, 1 << 20);
-        objects.create_buffer(0xb0, 4096);
-        objects.bind_buffer(0xb0, 0x700, 0);
-        let base = objects.buffer_addr(0xb0, 0).unwrap();
+        let (objects, base) = objects_with_buffer();
         let device = Device::for_arch(Arch::Turing);
         let mut sets = DescriptorSets::default();
         sets.allocate(&[0x5e7, 0x5e8], &[0x51, 0x51], &layouts);
@@ -339,11 +345,7 @@ mod tests {
         use trace_format::generated::trace::VulkanParamT;
         use trace_format::generic_params::{self, ParamList};
         let layouts = layouts();
-        let mut objects = Objects::default();
-        objects.allocate_memory(0x700, 1 << 20);
-        objects.create_buffer(0xb0, 4096);
-        objects.bind_buffer(0xb0, 0x700, 0);
-        let base = objects.buffer_addr(0xb0, 0).unwrap();
+        let (objects, base) = objects_with_buffer();
         let device = Device::for_arch(Arch::Fermi);
         let mut sets = DescriptorSets::default();
         sets.allocate(&[0x5e7], &[0x51], &layouts);
