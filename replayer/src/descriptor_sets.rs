@@ -17,9 +17,6 @@ use crate::handles::HandleMap;
 use crate::layouts::{DynamicKind, Layouts, SetLayout};
 use crate::objects::Objects;
 
-/// `VK_WHOLE_SIZE`.
-const WHOLE_SIZE: u64 = u64::MAX;
-
 /// One set: the layout it was allocated with and its dynamic buffers' descriptors.
 #[derive(Clone, Debug, Default)]
 struct Set {
@@ -140,8 +137,7 @@ impl DescriptorSets {
     }
 
     /// Writes dynamic buffer `index` of `set`, of `kind`, for `(buffer, offset,
-    /// range)` as a `VkDescriptorBufferInfo` names it (nvk_buffer_addr_range: a whole
-    /// size to the buffer's end, an unbound buffer as nothing).
+    /// range)` as a `VkDescriptorBufferInfo` names it ([`Objects::buffer_info_range`]).
     fn write(
         &mut self,
         set: u64,
@@ -158,13 +154,8 @@ impl DescriptorSets {
         else {
             return;
         };
-        let (addr, rest) = objects.buffer_range(buffer, offset);
-        let range = if range == WHOLE_SIZE {
-            u64::from(rest)
-        } else {
-            range
-        };
-        let (addr, range) = if addr == 0 { (0, 0) } else { (addr, range) };
+        let (addr, range) = objects.buffer_info_range(buffer, offset, range);
+        let range = u64::from(range);
         *slot = match kind {
             DynamicKind::Uniform => device.uniform_buffer_descriptor(addr, range),
             DynamicKind::Storage => device.storage_buffer_descriptor(addr, range),

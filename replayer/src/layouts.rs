@@ -121,10 +121,10 @@ impl SetLayout {
     /// The kind of each of the set's dynamic buffers, in their order (NVK's
     /// `dynamic_ubos` bits).
     pub fn dynamic_kinds(&self) -> impl Iterator<Item = DynamicKind> + '_ {
-        self.bindings.iter().flat_map(|&(_, ty, count)| {
-            let kind = DynamicKind::of(ty);
-            std::iter::repeat_n(kind, if kind.is_some() { count as usize } else { 0 }).flatten()
-        })
+        self.bindings
+            .iter()
+            .filter_map(|&(_, ty, count)| Some((DynamicKind::of(ty)?, count as usize)))
+            .flat_map(|(kind, count)| std::iter::repeat_n(kind, count))
     }
 
     /// Dynamic buffers the set holds (`dynamic_buffer_count`).
@@ -140,24 +140,18 @@ impl SetLayout {
     /// order), inline blocks from the set, the others through their descriptor at its
     /// place in the set (laid out with `min_cbuf_alignment`).
     pub fn uniform_buffer(&self, binding: u32, min_cbuf_alignment: u32) -> UniformBufferKind {
-        let mut index = 0u32;
-        for (b, ty, count) in &self.bindings {
-            if *b == binding {
-                return match *ty {
-                    UNIFORM_BUFFER_DYNAMIC => UniformBufferKind::Dynamic { index },
-                    INLINE_UNIFORM_BLOCK => UniformBufferKind::Inline,
-                    _ => self
-                        .binding_place(binding, min_cbuf_alignment)
-                        .map_or(UniformBufferKind::Descriptor, |(offset, _)| {
-                            UniformBufferKind::Placed { offset }
-                        }),
-                };
-            }
-            if Self::is_dynamic(*ty) {
-                index = index.saturating_add(*count);
-            }
+        let Some(&(_, ty, _)) = self.bindings.iter().find(|(b, _, _)| *b == binding) else {
+            return UniformBufferKind::Descriptor;
+        };
+        match (ty, self.dynamic_index(binding)) {
+            (_, Some((index, DynamicKind::Uniform))) => UniformBufferKind::Dynamic { index },
+            (INLINE_UNIFORM_BLOCK, _) => UniformBufferKind::Inline,
+            _ => self
+                .binding_place(binding, min_cbuf_alignment)
+                .map_or(UniformBufferKind::Descriptor, |(offset, _)| {
+                    UniformBufferKind::Placed { offset }
+                }),
         }
-        UniformBufferKind::Descriptor
     }
 }
 

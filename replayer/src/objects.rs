@@ -402,6 +402,19 @@ impl Objects {
         }
     }
 
+    /// The address and range a `VkDescriptorBufferInfo` names: `range` bytes of `buffer`
+    /// from `offset` (`VK_WHOLE_SIZE`: to the buffer's end); nothing for a buffer not
+    /// bound to memory. Mirrors nvk_buffer_addr_range.
+    pub fn buffer_info_range(&self, buffer: u64, offset: u64, range: u64) -> (u64, u32) {
+        let (addr, rest) = self.buffer_range(buffer, offset);
+        let range = if range == u64::MAX {
+            rest
+        } else {
+            range.min(u64::from(u32::MAX)) as u32
+        };
+        (addr, if addr == 0 { 0 } else { range })
+    }
+
     /// The GPU address of `offset` in `buffer`, if it is bound (wrapping, as GPU
     /// addresses do: an offset past the buffer is the GPU model's to reject).
     pub fn buffer_addr(&self, buffer: u64, offset: u64) -> Option<u64> {

@@ -22,8 +22,11 @@ use crate::push::SUBC_3D;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BufferDescriptor(pub [u32; 4]);
 
-/// The bits of a bindless constant buffer's address (in 16-byte units).
+/// The bits of a bindless constant buffer's address (in 16-byte units): its first
+/// dword and the low bits of its second, whose high bits hold the size.
 const CBUF_ADDR_BITS: u32 = 45;
+/// Where the size starts in a bindless constant buffer's second dword.
+const CBUF_SIZE_SHIFT: u32 = CBUF_ADDR_BITS - 32;
 
 impl BufferDescriptor {
     /// `nvk_buffer_address`: the address, the size, a zero dword.
@@ -33,15 +36,29 @@ impl BufferDescriptor {
 
     /// `nvk_bindless_cbuf`: the address and the size in 16-byte units.
     pub fn bindless_cbuf(addr: u64, size: u32) -> Self {
-        let units = (addr >> 4) & ((1 << CBUF_ADDR_BITS) - 1);
-        let high = (units >> 32) as u32 | (size >> 4) << (CBUF_ADDR_BITS - 32);
+        Self::cbuf_units(addr >> 4, size >> 4)
+    }
+
+    /// A bindless constant buffer's descriptor of `units` (the address in 16-byte
+    /// units, kept to its 45 bits) and `size_units`.
+    fn cbuf_units(units: u64, size_units: u32) -> Self {
+        let units = units & ((1 << CBUF_ADDR_BITS) - 1);
+        let high = (units >> 32) as u32 | size_units << CBUF_SIZE_SHIFT;
         BufferDescriptor([units as u32, high, 0, 0])
     }
 
-    /// The address of a bindless constant buffer's descriptor, in bytes.
-    fn cbuf_addr(self) -> u64 {
-        let high = u64::from(self.0[1]) & ((1 << (CBUF_ADDR_BITS - 32)) - 1);
-        (high << 32 | u64::from(self.0[0])) << 4
+    /// A bindless constant buffer's address and size, in 16-byte units.
+    fn cbuf_fields(self) -> (u64, u32) {
+        let high = u64::from(self.0[1]) & ((1 << CBUF_SIZE_SHIFT) - 1);
+        (
+            high << 32 | u64::from(self.0[0]),
+            self.0[1] >> CBUF_SIZE_SHIFT,
+        )
+    }
+
+    /// An address descriptor's address.
+    fn addr(self) -> u64 {
+        u64::from(self.0[1]) << 32 | u64::from(self.0[0])
     }
 
     /// The descriptor bound with a dynamic offset: a bindless constant buffer's address
@@ -49,18 +66,10 @@ impl BufferDescriptor {
     /// dynamic-buffer loop of nvk_bind_descriptor_sets.
     pub fn with_dynamic_offset(self, offset: u32, bindless_cbuf: bool) -> Self {
         if bindless_cbuf {
-            let size = self.0[1] >> (CBUF_ADDR_BITS - 32) << 4;
-            let addr = self.cbuf_addr() + (u64::from(offset >> 4) << 4);
-            let mut moved = Self::bindless_cbuf(addr, 0);
-            moved.0[1] |= size >> 4 << (CBUF_ADDR_BITS - 32);
-            moved
+            let (units, size_units) = self.cbuf_fields();
+            Self::cbuf_units(units + u64::from(offset >> 4), size_units)
         } else {
-            let addr = u64::from(self.0[1]) << 32 | u64::from(self.0[0]);
-            let mut moved = self;
-            let addr = addr.wrapping_add(u64::from(offset));
-            moved.0[0] = addr as u32;
-            moved.0[1] = (addr >> 32) as u32;
-            moved
+            Self::address(self.addr().wrapping_add(u64::from(offset)), self.0[2])
         }
     }
 
@@ -68,9 +77,10 @@ impl BufferDescriptor {
     /// nvk_ubo_descriptor_addr.
     pub fn uniform_address_range(self, bindless_cbuf: bool) -> (u64, u32) {
         if bindless_cbuf {
-            (self.cbuf_addr(), self.0[1] >> (CBUF_ADDR_BITS - 32) << 4)
+            let (units, size_units) = self.cbuf_fields();
+            (units << 4, size_units << 4)
         } else {
-            (u64::from(self.0[1]) << 32 | u64::from(self.0[0]), self.0[2])
+            (self.addr(), self.0[2])
         }
     }
 }
@@ -106,11 +116,10 @@ pub struct DescriptorState {
     /// The push constants as the root table holds them (NVK's `root.push`), for the
     /// meta path to write back.
     push_constants: [u32; (root::PUSH_CONSTANTS_SIZE / 4) as usize],
-    /// The dynamic buffers as the root table holds them (NVK's `root.dynamic_buffers`).
-    dynamic_buffers: [BufferDescriptor; root::MAX_DYNAMIC_BUFFERS],
-    /// Which of them came from the trace's set updates (bit = index); the others were
-    /// bound without the layouts to place descriptors, their offset alone.
-    dynamic_known: u64,
+    /// The dynamic buffers as the root table holds them (NVK's `root.dynamic_buffers`),
+    /// where the trace's set updates gave them; `None` where a bind had no layouts to
+    /// place descriptors (its offset alone went to the table).
+    dynamic_buffers: [Option<BufferDescriptor>; root::MAX_DYNAMIC_BUFFERS],
 }
 
 impl Default for DescriptorState {
@@ -124,8 +133,7 @@ impl Default for DescriptorState {
             upload_next: 0,
             push_ubos: Default::default(),
             push_constants: [0; (root::PUSH_CONSTANTS_SIZE / 4) as usize],
-            dynamic_buffers: [BufferDescriptor::default(); root::MAX_DYNAMIC_BUFFERS],
-            dynamic_known: 0,
+            dynamic_buffers: [None; root::MAX_DYNAMIC_BUFFERS],
         }
     }
 }
@@ -198,8 +206,11 @@ impl CommandEncoder<'_> {
     /// The dynamic buffer at `index` of the root table, when the trace's set updates
     /// gave its descriptor.
     pub(super) fn dynamic_buffer(&self, index: usize) -> Option<BufferDescriptor> {
-        let known = self.descriptors.dynamic_known & 1u64.checked_shl(index as u32)? != 0;
-        known.then(|| self.descriptors.dynamic_buffers[index])
+        self.descriptors
+            .dynamic_buffers
+            .get(index)
+            .copied()
+            .flatten()
     }
 
     /// Where set `set`'s dynamic buffers start in the root table.
@@ -417,24 +428,15 @@ impl CommandEncoder<'_> {
             let bindless = self.device_uses_bindless_cbuf();
             let mut words = [0u32; 4 * root::MAX_DYNAMIC_BUFFERS];
             for (i, offset) in dynamic_offsets[..count].iter().enumerate() {
-                let (descriptor, known) = match dynamic_buffers {
-                    Some(buffers) => {
-                        let buffer = buffers.get(i).copied().unwrap_or_default();
-                        let moved = buffer
-                            .descriptor
-                            .with_dynamic_offset(*offset, buffer.uniform && bindless);
-                        (moved, true)
-                    }
-                    None => (BufferDescriptor([*offset, 0, 0, 0]), false),
-                };
-                words[4 * i..4 * i + 4].copy_from_slice(&descriptor.0);
-                let slot = start + i;
-                self.descriptors.dynamic_buffers[slot] = descriptor;
-                if known {
-                    self.descriptors.dynamic_known |= 1 << slot;
-                } else {
-                    self.descriptors.dynamic_known &= !(1 << slot);
-                }
+                let descriptor = dynamic_buffers.map(|buffers| {
+                    let buffer = buffers.get(i).copied().unwrap_or_default();
+                    buffer
+                        .descriptor
+                        .with_dynamic_offset(*offset, buffer.uniform && bindless)
+                });
+                let written = descriptor.unwrap_or(BufferDescriptor([*offset, 0, 0, 0]));
+                words[4 * i..4 * i + 4].copy_from_slice(&written.0);
+                self.descriptors.dynamic_buffers[start + i] = descriptor;
             }
             self.flush_root(at, &words[..4 * count]);
         }

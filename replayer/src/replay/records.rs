@@ -283,11 +283,6 @@ impl Pass<'_> {
 /// and range from `offset` (`VK_WHOLE_SIZE`: to the buffer's end); a buffer never bound
 /// names nothing (address and range 0).
 fn ubo(objects: &Objects, desc: u32, buffer: u64, offset: u64, range: u64) -> (u32, u64, u32) {
-    let (addr, rest) = objects.buffer_range(buffer, offset);
-    let range = if range == u64::MAX {
-        rest
-    } else {
-        range.min(u64::from(u32::MAX)) as u32
-    };
-    (desc, addr, if addr == 0 { 0 } else { range })
+    let (addr, range) = objects.buffer_info_range(buffer, offset, range);
+    (desc, addr, range)
 }

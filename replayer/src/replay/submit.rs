@@ -557,8 +557,6 @@ impl Pass<'_> {
         Ok(())
     }
 
-    /// Executes what `enc` holds that belongs to no row (a command buffer's beginning),
-    /// into the submit's totals.
     /// The dynamic buffers of `sets` bound from `first_set` with pipeline layout
     /// `layout`, in order: each set's as its updates wrote them, of the kinds the
     /// pipeline layout's set layouts give (NVK reads both at the bind). `None` when
@@ -583,6 +581,8 @@ impl Pass<'_> {
         Some(buffers)
     }
 
+    /// Executes what `enc` holds that belongs to no row (a command buffer's beginning),
+    /// into the submit's totals.
     pub(super) fn execute_untimed(
         &mut self,
         enc: &mut CommandEncoder<'_>,
