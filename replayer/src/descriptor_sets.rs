@@ -219,7 +219,14 @@ mod tests {
     fn objects_with_buffer() -> (Objects, u64) {
         let mut objects = Objects::default();
         objects.allocate_memory(0x700, 1 << 20);
-        objects.create_buffer(0xb0, 4096);
+        objects.create_buffer(
+            0xb0,
+            4096,
+            driver::nvk::MemoryNeeds {
+                size: 4096,
+                alignment: 16,
+            },
+        );
         objects.bind_buffer(0xb0, 0x700, 0);
         let base = objects.buffer_addr(0xb0, 0).unwrap();
         (objects, base)

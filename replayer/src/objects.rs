@@ -11,7 +11,7 @@ use driver::nvk::image::{Image, ViewRange};
 use driver::nvk::rendering::{ColorAttachment, DepthStencilAttachment, RenderArea};
 use driver::nvk::state::PipelineGroups;
 use driver::nvk::RenderingInfo;
-use driver::nvk::{QueryPool, QueryType};
+use driver::nvk::{MemoryNeeds, QueryPool, QueryType};
 
 /// Where replayed allocations start in the model's address space.
 const HEAP_BASE: u64 = 0x10_0000_0000;
@@ -284,8 +284,15 @@ impl RenderPass {
 pub struct Objects {
     next_addr: u64,
     memories: HandleMap<u64>,
+    /// Each allocation's size.
+    memory_sizes: HandleMap<u64>,
+    /// Buffers placed in memory of their own, by the allocation the trace bound them
+    /// to (see [`Objects::bind_buffer`]).
+    mirrors: HandleMap<Vec<Mirror>>,
     buffers: HandleMap<u64>,
     buffer_sizes: HandleMap<u64>,
+    /// What each buffer needs of its memory on NVK.
+    buffer_needs: HandleMap<MemoryNeeds>,
     scratch: u64,
     events: HandleMap<u64>,
     event_block: u64,
@@ -309,6 +316,20 @@ pub struct Objects {
     set_reallocations: HandleMap<u64>,
     /// Descriptor set handles allocated so far.
     allocated_sets: std::collections::HashSet<u64, foldhash::fast::RandomState>,
+}
+
+/// A buffer bound to memory of its own because NVK's needs do not fit the place the
+/// trace bound it to: the captured range it stands for, and where it lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mirror {
+    /// The buffer.
+    pub buffer: u64,
+    /// Its captured offset in the allocation.
+    pub offset: u64,
+    /// Bytes of the allocation it follows from there.
+    pub len: u64,
+    /// Its own address.
+    pub addr: u64,
 }
 
 /// `VkObjectType` values of the objects [`Objects`] keeps.
@@ -366,6 +387,8 @@ impl Objects {
     pub fn allocate_memory(&mut self, memory: u64, size: u64) {
         let addr = self.place(size.min(1 << 40));
         self.memories.insert(memory, addr);
+        self.memory_sizes.insert(memory, size);
+        self.mirrors.remove(&memory);
     }
 
     /// The GPU address of `offset` in `memory`.
@@ -375,16 +398,46 @@ impl Objects {
             .map(|base| base.wrapping_add(offset))
     }
 
-    /// vkBindBufferMemory.
-    pub fn bind_buffer(&mut self, buffer: u64, memory: u64, offset: u64) {
-        if let Some(addr) = self.memory_addr(memory, offset) {
-            self.buffers.insert(buffer, addr);
+    /// vkBindBufferMemory, as a replay on NVK binds it (`replay --device`,
+    /// `device::memory::Memory::place`): at its captured place when what NVK needs of
+    /// it fits there (nvk_BindBufferMemory2: the memory's address plus the offset),
+    /// else in memory of its own, placed anew, that follows what the program writes to
+    /// its captured range. The capturing driver may have asked less: lavapipe aligns
+    /// uniform buffers to 16 bytes, NVK before Turing to 256, so a buffer that fills
+    /// its allocation on lavapipe overruns it on NVK. Returns such a buffer's mirror,
+    /// whose captured range's contents so far the caller copies to its address.
+    pub fn bind_buffer(&mut self, buffer: u64, memory: u64, offset: u64) -> Option<Mirror> {
+        let base = self.memory_addr(memory, offset)?;
+        let allocation = self.memory_sizes.get(&memory).copied().unwrap_or(0);
+        let fits = self.buffer_needs.get(&buffer).is_none_or(|needs| {
+            offset % needs.alignment.max(1) == 0 && offset.saturating_add(needs.size) <= allocation
+        });
+        if fits {
+            self.buffers.insert(buffer, base);
+            return None;
         }
+        let size = self.buffer_needs.get(&buffer).map_or(0, |n| n.size);
+        let mirror = Mirror {
+            buffer,
+            offset,
+            len: size.min(allocation.saturating_sub(offset)),
+            addr: self.place(size.min(1 << 40)),
+        };
+        self.buffers.insert(buffer, mirror.addr);
+        self.mirrors.entry(memory).or_default().push(mirror);
+        Some(mirror)
     }
 
-    /// vkCreateBuffer.
-    pub fn create_buffer(&mut self, buffer: u64, size: u64) {
+    /// The buffers bound to memory of their own that follow `memory`'s contents.
+    pub fn mirrors(&self, memory: u64) -> &[Mirror] {
+        self.mirrors.get(&memory).map_or(&[], Vec::as_slice)
+    }
+
+    /// vkCreateBuffer: a buffer of `size` bytes that needs `needs` of its memory on
+    /// NVK ([`driver::nvk::Device::buffer_memory_needs`]).
+    pub fn create_buffer(&mut self, buffer: u64, size: u64, needs: MemoryNeeds) {
         self.buffer_sizes.insert(buffer, size);
+        self.buffer_needs.insert(buffer, needs);
     }
 
     /// The address and size of `buffer` from `offset` (to its end, as VK_WHOLE_SIZE
@@ -455,6 +508,10 @@ impl Objects {
             object_type::BUFFER => {
                 self.buffers.remove(&handle);
                 self.buffer_sizes.remove(&handle);
+                self.buffer_needs.remove(&handle);
+                for mirrors in self.mirrors.values_mut() {
+                    mirrors.retain(|m| m.buffer != handle);
+                }
             }
             object_type::IMAGE => {
                 self.images.remove(&handle);
@@ -507,6 +564,8 @@ impl Objects {
     /// vkFreeMemory.
     pub fn free_memory(&mut self, memory: u64) {
         self.memories.remove(&memory);
+        self.memory_sizes.remove(&memory);
+        self.mirrors.remove(&memory);
     }
 
     /// vkCreateSwapchainKHR.
@@ -824,6 +883,7 @@ pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use driver::mme::Arch;
 
     fn part_of(parts: u32, vk_topology: u32, dynamic_states: &[u32]) -> Pipeline {
         Pipeline {
@@ -880,5 +940,63 @@ mod tests {
         assert_ne!(addr(10), addr(11));
         assert_eq!(addr(20), objects.memory_addr(1, 0x1000));
         assert_eq!(addr(20), addr(21));
+    }
+
+    /// Two buffers Zink binds at the start of one allocation share its address where
+    /// NVK's needs fit (Turing), and each gets memory of its own where they do not
+    /// (Volta aligns uniform buffers to 256 bytes), as the replay on NVK binds them;
+    /// what the program writes to the allocation reaches them there.
+    #[test]
+    fn buffers_that_overrun_their_allocation_on_nvk_get_memory_of_their_own() {
+        const UNIFORM: u32 = 0x10;
+        for (arch, shared) in [(Arch::Turing, true), (Arch::Fermi, false)] {
+            let device = driver::nvk::Device::for_arch(arch);
+            let mut objects = Objects::default();
+            objects.allocate_memory(0x700, 2_250_048);
+            for buffer in [0xb0, 0xb1] {
+                let needs = device.buffer_memory_needs(2_250_048, UNIFORM, 0);
+                objects.create_buffer(buffer, 2_250_048, needs);
+            }
+            let mirrors = [
+                objects.bind_buffer(0xb0, 0x700, 0),
+                objects.bind_buffer(0xb1, 0x700, 0),
+            ];
+            let (a, b) = (objects.buffer_addr(0xb0, 0), objects.buffer_addr(0xb1, 0));
+            assert_eq!(a == b, shared, "{arch:?}");
+            assert_eq!(mirrors.iter().all(Option::is_none), shared, "{arch:?}");
+            if shared {
+                assert_eq!(a, objects.memory_addr(0x700, 0));
+                continue;
+            }
+            let m = mirrors[1].expect("a mirror");
+            assert_eq!((m.buffer, m.offset, m.len), (0xb1, 0, 2_250_048));
+            assert_eq!(objects.mirrors(0x700).len(), 2);
+            // Destroying a buffer ends its mirror; freeing the memory ends them all.
+            objects.destroy(9, 0xb0);
+            assert_eq!(objects.mirrors(0x700), &[m]);
+            objects.free_memory(0x700);
+            assert!(objects.mirrors(0x700).is_empty());
+        }
+    }
+
+    /// A buffer bound off its alignment on NVK is moved too; one that fits stays.
+    #[test]
+    fn a_buffer_bound_off_nvks_alignment_is_placed_apart() {
+        let mut objects = Objects::default();
+        objects.allocate_memory(0x700, 1 << 20);
+        let needs = MemoryNeeds {
+            size: 256,
+            alignment: 256,
+        };
+        objects.create_buffer(0xb0, 256, needs);
+        objects.create_buffer(0xb1, 256, needs);
+        assert!(objects.bind_buffer(0xb0, 0x700, 512).is_none());
+        assert_eq!(
+            objects.buffer_addr(0xb0, 0),
+            objects.memory_addr(0x700, 512)
+        );
+        let m = objects.bind_buffer(0xb1, 0x700, 64).expect("moved");
+        assert_eq!(objects.buffer_addr(0xb1, 0), Some(m.addr));
+        assert_ne!(Some(m.addr), objects.memory_addr(0x700, 64));
     }
 }

@@ -4,6 +4,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 const PAGE_DWORDS: usize = 1024;
+/// Bytes a page.
+const PAGE_BYTES: u64 = 4 * PAGE_DWORDS as u64;
 
 /// Hashes page numbers with one multiply: they are already well spread, and the
 /// default SipHash dominated the model's memory writes.
@@ -130,6 +132,24 @@ impl Memory {
         self.write_u32(addr + 4, (value >> 32) as u32);
     }
 
+    /// Copies `len` bytes from `from` to `to` (both 4-aligned; a trailing part of a
+    /// dword is copied whole). Pages never written read as zeros and are not copied:
+    /// the destination is expected to be fresh memory.
+    pub fn copy(&mut self, from: u64, to: u64, len: u64) {
+        let mut at = 0;
+        while at < len {
+            let page_left = PAGE_BYTES - ((from + at) & (PAGE_BYTES - 1));
+            let n = page_left.min(len - at);
+            if self.find((from + at) >> 12).is_some() {
+                for dword in (0..n).step_by(4) {
+                    let value = self.read_u32(from + at + dword);
+                    self.write_u32(to + at + dword, value);
+                }
+            }
+            at += n;
+        }
+    }
+
     /// Writes `bytes` from `addr` on (any alignment).
     pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) {
         let lead = ((4 - (addr & 3)) & 3).min(bytes.len() as u64) as usize;
@@ -224,6 +244,24 @@ mod tests {
         assert_eq!(m.read_u32(0xffc) >> 24, 9);
         assert_eq!(m.read_u32(0x1000) & 0xff, 8);
         assert_eq!(m.read_u64(0x5000), 0);
+    }
+
+    #[test]
+    fn a_copy_carries_written_pages_and_skips_those_never_written() {
+        let mut m = Memory::new();
+        m.write_u32(0x10_0ffc, 7);
+        m.write_u32(0x10_1000, 8);
+        m.write_u32(0x10_3000, 9);
+        m.copy(0x10_0000, 0x80_0000, 0x4000);
+        assert_eq!(m.read_u32(0x80_0ffc), 7);
+        assert_eq!(m.read_u32(0x80_1000), 8);
+        assert_eq!(m.read_u32(0x80_3000), 9);
+        // The page between was never written: nothing was made for it.
+        assert_eq!(m.read_u32(0x80_2000), 0);
+        assert_eq!(m.pages.len(), 3 + 3);
+        // From within a page to another offset: the dwords keep their order.
+        m.copy(0x10_0ffc, 0x90_0010, 8);
+        assert_eq!((m.read_u32(0x90_0010), m.read_u32(0x90_0014)), (7, 8));
     }
 
     #[test]

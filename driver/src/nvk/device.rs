@@ -33,6 +33,16 @@ pub enum DeviceError {
     },
 }
 
+/// What a resource needs of the memory it is bound to (`VkMemoryRequirements`' size
+/// and alignment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryNeeds {
+    /// Bytes from the bind offset.
+    pub size: u64,
+    /// What the bind offset must be a multiple of.
+    pub alignment: u64,
+}
+
 /// A GPU as the driver sees it.
 #[derive(Clone, Debug)]
 pub struct Device {
@@ -75,6 +85,35 @@ impl Device {
             64
         } else {
             256
+        }
+    }
+
+    /// The alignment NVK asks of a buffer's memory offset and size, from its
+    /// `VkBufferUsageFlags` and `VkBufferCreateFlags` (nvk_get_buffer_alignment): 16
+    /// bytes, a constant buffer's alignment for uniform buffers, a page for sparse and
+    /// capture-replay buffers.
+    pub fn buffer_alignment(&self, usage: u32, flags: u32) -> u64 {
+        const UNIFORM_BUFFER: u32 = 0x10;
+        const SPARSE_BINDING: u32 = 0x1;
+        const DEVICE_ADDRESS_CAPTURE_REPLAY: u32 = 0x10;
+        let mut alignment = 16;
+        if usage & UNIFORM_BUFFER != 0 {
+            alignment = alignment.max(u64::from(self.min_cbuf_alignment()));
+        }
+        if flags & (SPARSE_BINDING | DEVICE_ADDRESS_CAPTURE_REPLAY) != 0 {
+            alignment = alignment.max(4096);
+        }
+        alignment
+    }
+
+    /// What a buffer of `size` bytes needs of the memory it is bound to: its size
+    /// rounded up to its alignment, and that alignment
+    /// (nvk_GetDeviceBufferMemoryRequirements).
+    pub fn buffer_memory_needs(&self, size: u64, usage: u32, flags: u32) -> MemoryNeeds {
+        let alignment = self.buffer_alignment(usage, flags);
+        MemoryNeeds {
+            size: size.div_ceil(alignment).saturating_mul(alignment),
+            alignment,
         }
     }
 
@@ -239,5 +278,34 @@ mod tests {
         let words = |d: &Device| d.init_push().expect("macros build").words().to_vec();
         assert_ne!(words(&turing), words(&volta));
         assert_ne!(words(&turing), words(&moved));
+    }
+
+    /// A buffer's needs as nvk_get_buffer_alignment gives them: uniform buffers at a
+    /// constant buffer's alignment (64 bytes from Turing, 256 before), sparse buffers
+    /// at a page, the rest at 16 bytes; the size rounded up to the alignment.
+    #[test]
+    fn a_buffer_needs_its_usage_alignment_on_each_generation() {
+        const UNIFORM: u32 = 0x10;
+        const STORAGE: u32 = 0x20;
+        const SPARSE: u32 = 0x1;
+        let (turing, volta) = (
+            Device::for_arch(Arch::Turing),
+            Device::for_arch(Arch::Fermi),
+        );
+        let needs = |d: &Device, size, usage, flags| {
+            let n = d.buffer_memory_needs(size, usage, flags);
+            (n.size, n.alignment)
+        };
+        // What Zink on lavapipe sized an allocation to: fine on Turing, too small before.
+        assert_eq!(
+            needs(&turing, 2_250_048, UNIFORM | STORAGE, 0),
+            (2_250_048, 64)
+        );
+        assert_eq!(
+            needs(&volta, 2_250_048, UNIFORM | STORAGE, 0),
+            (2_250_240, 256)
+        );
+        assert_eq!(needs(&volta, 100, STORAGE, 0), (112, 16));
+        assert_eq!(needs(&turing, 100, STORAGE, SPARSE), (4096, 4096));
     }
 }

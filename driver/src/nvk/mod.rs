@@ -43,7 +43,7 @@ pub const MODELLED_NVK: &str = "25.0.7";
 /// streamed, an address standing for no object: NVK places each upload anew.
 pub const UPLOAD_MEMORY: std::ops::Range<u64> = 0x1_0002_0000..0x1_0100_0000;
 pub use descriptors::{BufferDescriptor, DescriptorState, DynamicBuffer};
-pub use device::{upload_macro, Device, DeviceError};
+pub use device::{upload_macro, Device, DeviceError, MemoryNeeds};
 pub use encoder::{CommandEncoder, DrawKind, IndirectArgs, Recorded};
 pub use macros::{lengthen_for_tests, Macro};
 pub use query::{QueryPool, QueryType};

@@ -901,6 +901,22 @@ impl<'o> Pass<'o> {
         })
     }
 
+    /// Writes what the program wrote at `offset` of `memory` to the buffers bound to
+    /// memory of their own that follow that range, as a replay on NVK mirrors it.
+    fn write_mirrors(&mut self, memory: u64, offset: u64, bytes: &[u8]) {
+        let end = offset.saturating_add(bytes.len() as u64);
+        for m in self.objects.mirrors(memory) {
+            let (from, to) = (offset.max(m.offset), end.min(m.offset + m.len));
+            if from < to {
+                let part = &bytes[(from - offset) as usize..(to - offset) as usize];
+                self.gpu
+                    .state
+                    .memory
+                    .write_bytes(m.addr + (from - m.offset), part);
+            }
+        }
+    }
+
     /// Runs `take` for the record of sequence number `seq`, counting it among the
     /// `vkCmd*` calls recorded when `is_command`, and among those skipped when it was.
     fn counted(
@@ -954,6 +970,7 @@ impl<'o> Pass<'o> {
                         Some(addr) => {
                             let bytes = c.data().map(|d| d.bytes()).unwrap_or(&[]);
                             self.gpu.state.memory.write_bytes(addr, bytes);
+                            self.write_mirrors(c.memory(), c.offset(), bytes);
                         }
                         None => self.skip("memory contents (memory never allocated)", true),
                     }
@@ -961,12 +978,20 @@ impl<'o> Pass<'o> {
             }
             Call::CreateBuffer => {
                 if let Some(c) = record.call_as_create_buffer() {
-                    self.objects.create_buffer(c.buffer(), c.size());
+                    let needs = self
+                        .device
+                        .buffer_memory_needs(c.size(), c.usage(), c.flags());
+                    self.objects.create_buffer(c.buffer(), c.size(), needs);
                 }
             }
             Call::BindBufferMemory => {
                 if let Some(c) = record.call_as_bind_buffer_memory() {
-                    self.objects.bind_buffer(c.buffer(), c.memory(), c.offset());
+                    let mirror = self.objects.bind_buffer(c.buffer(), c.memory(), c.offset());
+                    if let Some((m, from)) =
+                        mirror.zip(self.objects.memory_addr(c.memory(), c.offset()))
+                    {
+                        self.gpu.state.memory.copy(from, m.addr, m.len);
+                    }
                 }
             }
             Call::CreateRenderPass => {
