@@ -121,23 +121,58 @@ extern "C" fn on_fault(
             }
         }
         slot.faults.fetch_add(1, Ordering::Relaxed);
-        let mask = (u64::MAX >> (64 - (last - first))) << (first % 64);
-        // SAFETY: the bitmap holds a bit for every page of the slot (what is opened never
-        // spans two words: 64 is a multiple of GROUP) and is not freed while a handler
-        // runs; the pages lie in the watched (mapped) range.
+        let (from, to) = (start + first * page, start + last * page);
+        // Opened first, marked after: marked first, a look on another thread could take
+        // the marks and protect the pages between the two, and this handler would then
+        // open them with no mark left, so that every later write to them went unseen
+        // (Zink submits, and so looks, on a thread of its own while the program writes).
+        // Opened first, a look that comes between finds no mark and leaves the pages
+        // open and marked for the next; one that takes the marks protects the pages
+        // again and the faulting write faults once more.
+        // SAFETY: the pages lie in the watched (mapped) range.
         unsafe {
-            (*dirty.add(first / 64)).fetch_or(mask, Ordering::SeqCst);
             libc::mprotect(
-                (start + first * page) as *mut libc::c_void,
-                (last - first) * page,
+                from as *mut libc::c_void,
+                to - from,
                 libc::PROT_READ | libc::PROT_WRITE,
-            );
+            )
+        };
+        // Marked in every watch that holds them: two mappings share the page between
+        // them where neither ends on a page boundary, and a page opened for one is
+        // open for the other.
+        for other in &SLOTS_IN_USE {
+            mark(other, from, to, page);
         }
         IN_HANDLER.fetch_sub(1, Ordering::SeqCst);
         return;
     }
     IN_HANDLER.fetch_sub(1, Ordering::SeqCst);
     chain(signal, info, context);
+}
+
+/// Marks the pages of `slot` within the page-aligned bytes `from..to` written.
+/// Async-signal-safe (atomics only).
+fn mark(slot: &Slot, from: usize, to: usize, page: usize) {
+    let start = slot.start.load(Ordering::Acquire);
+    let pages = slot.pages.load(Ordering::Acquire);
+    let dirty = slot.dirty.load(Ordering::Acquire);
+    if start == 0 || dirty.is_null() {
+        return;
+    }
+    let (lo, hi) = (from.max(start), to.min(start + pages * page));
+    let (mut index, end) = (
+        (lo.saturating_sub(start)) / page,
+        hi.saturating_sub(start) / page,
+    );
+    while lo < hi && index < end {
+        // The run's pages within this bitmap word.
+        let word_end = ((index / 64 + 1) * 64).min(end);
+        let mask = (u64::MAX >> (64 - (word_end - index))) << (index % 64);
+        // SAFETY: the bitmap holds a bit for every page of the slot and is not freed
+        // while a handler runs.
+        unsafe { (*dirty.add(index / 64)).fetch_or(mask, Ordering::SeqCst) };
+        index = word_end;
+    }
 }
 
 /// Hands a fault that is not ours to the action installed before us.
@@ -266,16 +301,37 @@ impl Drop for Watch {
 }
 
 /// Makes the pages writable again, frees the slot and, once no handler runs, its bitmap.
+/// A page another watch holds stays protected: that watch still finds its writes.
 fn release(slot: usize, start: usize, len: usize) {
     let s = &SLOTS_IN_USE[slot];
-    // SAFETY: the range was mapped read-write before it was watched.
-    unsafe {
-        libc::mprotect(
-            start as *mut libc::c_void,
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-        )
+    let page = page_size();
+    let held_elsewhere = |at: usize| {
+        SLOTS_IN_USE.iter().enumerate().any(|(i, o)| {
+            let o_start = o.start.load(Ordering::Acquire);
+            i != slot
+                && o_start != 0
+                && (o_start..o_start + o.pages.load(Ordering::Acquire) * page).contains(&at)
+        })
     };
+    // Only the first and the last page can be another watch's: watched ranges are
+    // mapped allocations, which share no byte.
+    let mut open = (start, start + len);
+    if len > 0 && held_elsewhere(open.0) {
+        open.0 += page;
+    }
+    if open.0 < open.1 && held_elsewhere(open.1 - page) {
+        open.1 -= page;
+    }
+    if open.0 < open.1 {
+        // SAFETY: the range was mapped read-write before it was watched.
+        unsafe {
+            libc::mprotect(
+                open.0 as *mut libc::c_void,
+                open.1 - open.0,
+                libc::PROT_READ | libc::PROT_WRITE,
+            )
+        };
+    }
     s.start.store(0, Ordering::SeqCst);
     while IN_HANDLER.load(Ordering::SeqCst) != 0 {
         std::thread::yield_now();
@@ -410,6 +466,33 @@ mod tests {
         // SAFETY: as above.
         unsafe { *mem.0.add(129 * page) = 1 };
         assert_eq!(watch.take_dirty(), [(128 * page, 144 * page)]);
+    }
+
+    /// Two mappings that share the page between them (neither ends on a page
+    /// boundary, as heap allocations do not): a write there is found by both watches,
+    /// and still by the second once the first is gone.
+    #[test]
+    fn a_page_two_watches_share_is_found_by_both_and_kept_by_the_last() {
+        let page = page_size();
+        let mem = Pages::new(8 * page);
+        // The first ends, and the second begins, half way into page 3.
+        let half = 3 * page + page / 2;
+        // SAFETY: the pages stay mapped for the watches' lives.
+        let first = unsafe { Watch::new(mem.0, half) }.expect("protection works here");
+        // SAFETY: as above.
+        let second =
+            unsafe { Watch::new(mem.0.add(half), 8 * page - half) }.expect("protection works here");
+        // SAFETY: in bounds of the second mapping.
+        unsafe { *mem.0.add(half + 8) = 1 };
+        // The first watch's group opened (its pages 0 to 3) is marked in it; of them
+        // the second holds the shared page, its first.
+        assert_eq!(first.take_dirty(), [(0, 4 * page)]);
+        assert_eq!(second.take_dirty(), [(0, 4 * page - half)]);
+        // The first mapping ends: the shared page stays protected for the second.
+        drop(first);
+        // SAFETY: as above.
+        unsafe { *mem.0.add(half + 16) = 2 };
+        assert_eq!(second.take_dirty(), [(0, 8 * page - half)]);
     }
 
     #[test]

@@ -45,9 +45,12 @@ fn record_change(memory: u64, offset: u64, data: &[u8]) {
 /// by its own sample.
 const PLANES_PIECE: usize = 1 << 20;
 
-/// Records what changed in every mapping of `device` since the last look.
+/// Records what changed in every mapping of `device` since the last look, before a
+/// submit.
 pub fn record_all_changes(device: &DeviceData) {
-    lock_mapped(device).changes(&mut record_change);
+    let mut mapped = lock_mapped(device);
+    mapped.changes(&mut record_change);
+    mapped.submitting();
 }
 
 /// `vkAllocateMemory`.
