@@ -210,6 +210,9 @@ impl MappedMemory {
             Tracking::Protect => Watch::new(ptr, len),
             Tracking::Compare => None,
         };
+        if let (Some(watch), true) = (&watch, self.submitted) {
+            watch.open_pages_singly();
+        }
         let watched = match watch {
             Some(_) => Watched::Protected,
             None => Watched::Compared,
@@ -229,9 +232,17 @@ impl MappedMemory {
         watched
     }
 
-    /// Notes a submit: the device may write mapped memory from now on.
+    /// Notes a submit: the device may write mapped memory from now on, so every page a
+    /// fault opens goes into the trace whole at the next look (see `changes_of`),
+    /// and a fault opens no more pages than the program writes.
     pub fn submitting(&mut self) {
+        if self.submitted {
+            return;
+        }
         self.submitted = true;
+        for watch in self.maps.values().filter_map(|m| m.watch.as_ref()) {
+            watch.open_pages_singly();
+        }
     }
 
     /// Gives `out` the changes in every mapping since the last look.
@@ -303,9 +314,9 @@ impl MappedMemory {
         // page unseen, and the replay's device writes it again; a byte the program
         // then sets back to the shadow's value is no change against the shadow, yet one
         // against what the replay holds (Stellarium through Zink: every frame differed
-        // on replay). The price is bytes where a program writes a little of many pages,
-        // since every page a fault opened goes (glmark2 through Zink: 2.49 KiB a frame
-        // compressed against 1.85, 480 FPS against 511; docs/capture-layer.md).
+        // on replay). The price is a page's bytes where a program writes a little of
+        // it; a fault then opens only the page written and pages ahead of a run the
+        // program writes forward (`Watch::open_pages_singly`), so few go needlessly.
         if self.submitted && m.watch.is_some() {
             for &(from, to) in &wanted {
                 for page in from / PAGE..to.div_ceil(PAGE) {
@@ -603,14 +614,25 @@ mod tests {
         write(PAGE + 8, 7);
         assert!(look_with(|o| mm.changes(o)).is_empty());
         // The program submits; the device may write the page, the program then sets
-        // the byte back to 7: the pages its write opened (the fault's group, here the
-        // whole mapping) go whole.
+        // the byte back to 7: the page its write opened goes whole, and only that one
+        // (before the submit, a fault opened its group of 16 pages: here all four).
         mm.submitting();
         write(PAGE + 8, 7);
         let after = look_with(|o| mm.changes(o));
         assert_eq!(after.len(), 1);
-        assert_eq!((after[0].offset, after[0].data.len()), (0, len));
-        assert_eq!(after[0].data[PAGE + 8], 7);
+        assert_eq!((after[0].offset, after[0].data.len()), (PAGE as u64, PAGE));
+        assert_eq!(after[0].data[8], 7);
+        // A mapping made after the submit opens single pages too.
+        mm.unmapped(3, &mut |_, _, _| {});
+        // SAFETY: as above.
+        unsafe { mm.mapped(3, 0, len, pages.0 as *const u8) };
+        write(3 * PAGE, 9);
+        let remapped = look_with(|o| mm.changes(o));
+        assert_eq!(remapped.len(), 1);
+        assert_eq!(
+            (remapped[0].offset, remapped[0].data.len()),
+            (3 * PAGE as u64, PAGE)
+        );
         // Nothing written since: nothing goes.
         assert!(look_with(|o| mm.changes(o)).is_empty());
     }

@@ -290,9 +290,8 @@ pub struct Objects {
     /// to (see [`Objects::bind_buffer`]).
     mirrors: HandleMap<Vec<Mirror>>,
     buffers: HandleMap<u64>,
-    buffer_sizes: HandleMap<u64>,
-    /// What each buffer needs of its memory on NVK.
-    buffer_needs: HandleMap<MemoryNeeds>,
+    /// Each buffer's size and what it needs of its memory on NVK.
+    buffer_made: HandleMap<MadeBuffer>,
     scratch: u64,
     events: HandleMap<u64>,
     event_block: u64,
@@ -316,6 +315,13 @@ pub struct Objects {
     set_reallocations: HandleMap<u64>,
     /// Descriptor set handles allocated so far.
     allocated_sets: std::collections::HashSet<u64, foldhash::fast::RandomState>,
+}
+
+/// What vkCreateBuffer made: the buffer's size, and what it needs of its memory on NVK.
+#[derive(Clone, Copy, Debug)]
+struct MadeBuffer {
+    size: u64,
+    needs: MemoryNeeds,
 }
 
 /// A buffer bound to memory of its own because NVK's needs do not fit the place the
@@ -409,14 +415,12 @@ impl Objects {
     pub fn bind_buffer(&mut self, buffer: u64, memory: u64, offset: u64) -> Option<Mirror> {
         let base = self.memory_addr(memory, offset)?;
         let allocation = self.memory_sizes.get(&memory).copied().unwrap_or(0);
-        let fits = self.buffer_needs.get(&buffer).is_none_or(|needs| {
-            offset % needs.alignment.max(1) == 0 && offset.saturating_add(needs.size) <= allocation
-        });
-        if fits {
+        let needs = self.buffer_made.get(&buffer).map(|made| made.needs);
+        if needs.is_none_or(|needs| needs.fit_at(offset, allocation)) {
             self.buffers.insert(buffer, base);
             return None;
         }
-        let size = self.buffer_needs.get(&buffer).map_or(0, |n| n.size);
+        let size = needs.map_or(0, |n| n.size);
         let mirror = Mirror {
             buffer,
             offset,
@@ -436,8 +440,7 @@ impl Objects {
     /// vkCreateBuffer: a buffer of `size` bytes that needs `needs` of its memory on
     /// NVK ([`driver::nvk::Device::buffer_memory_needs`]).
     pub fn create_buffer(&mut self, buffer: u64, size: u64, needs: MemoryNeeds) {
-        self.buffer_sizes.insert(buffer, size);
-        self.buffer_needs.insert(buffer, needs);
+        self.buffer_made.insert(buffer, MadeBuffer { size, needs });
     }
 
     /// The address and size of `buffer` from `offset` (to its end, as VK_WHOLE_SIZE
@@ -445,7 +448,7 @@ impl Objects {
     pub fn buffer_range(&self, buffer: u64, offset: u64) -> (u64, u32) {
         match self.buffer_addr(buffer, offset) {
             Some(addr) => {
-                let size = self.buffer_sizes.get(&buffer).copied().unwrap_or(0);
+                let size = self.buffer_made.get(&buffer).map_or(0, |made| made.size);
                 (
                     addr,
                     size.saturating_sub(offset).min(u64::from(u32::MAX)) as u32,
@@ -507,8 +510,7 @@ impl Objects {
             object_type::DEVICE_MEMORY => self.free_memory(handle),
             object_type::BUFFER => {
                 self.buffers.remove(&handle);
-                self.buffer_sizes.remove(&handle);
-                self.buffer_needs.remove(&handle);
+                self.buffer_made.remove(&handle);
                 for mirrors in self.mirrors.values_mut() {
                     mirrors.retain(|m| m.buffer != handle);
                 }

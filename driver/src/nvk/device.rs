@@ -43,6 +43,18 @@ pub struct MemoryNeeds {
     pub alignment: u64,
 }
 
+impl MemoryNeeds {
+    /// Whether a resource with these needs may be bound at `offset` of an allocation of
+    /// `allocation` bytes (vkBindBufferMemory's and vkBindImageMemory's valid usage:
+    /// the offset a multiple of the alignment, the size within the allocation past it).
+    pub fn fit_at(&self, offset: u64, allocation: u64) -> bool {
+        offset % self.alignment.max(1) == 0
+            && offset
+                .checked_add(self.size)
+                .is_some_and(|end| end <= allocation)
+    }
+}
+
 /// A GPU as the driver sees it.
 #[derive(Clone, Debug)]
 pub struct Device {
@@ -307,5 +319,25 @@ mod tests {
         );
         assert_eq!(needs(&volta, 100, STORAGE, 0), (112, 16));
         assert_eq!(needs(&turing, 100, STORAGE, SPARSE), (4096, 4096));
+    }
+
+    /// A bind fits where the offset is aligned and the size ends within the allocation,
+    /// also for sizes from a hostile trace that would overflow the sum.
+    #[test]
+    fn a_bind_fits_aligned_and_within_its_allocation() {
+        let needs = MemoryNeeds {
+            size: 2_250_240,
+            alignment: 256,
+        };
+        assert!(needs.fit_at(0, 2_250_240));
+        assert!(needs.fit_at(256, 2_250_496));
+        assert!(!needs.fit_at(0, 2_250_048), "overruns the allocation");
+        assert!(!needs.fit_at(64, 4 << 20), "misaligned");
+        let huge = MemoryNeeds {
+            size: u64::MAX,
+            alignment: 0,
+        };
+        assert!(!huge.fit_at(16, u64::MAX));
+        assert!(huge.fit_at(0, u64::MAX));
     }
 }

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use ash::vk;
+use driver::nvk::MemoryNeeds;
 
 use super::DeviceError;
 
@@ -238,9 +239,12 @@ impl Memory {
                 reason: format!("memory {id:#x} was never allocated"),
             });
         };
+        let needs = MemoryNeeds {
+            size: requirements.size,
+            alignment: requirements.alignment,
+        };
         let fits = requirements.memory_type_bits & (1 << a.type_index) != 0
-            && offset % requirements.alignment.max(1) == 0
-            && offset + requirements.size <= a.size;
+            && needs.fit_at(offset, a.size);
         if fits {
             return Ok((a.memory, offset));
         }
