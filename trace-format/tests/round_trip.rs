@@ -1378,12 +1378,19 @@ fn the_payload_verifier_accepts_exactly_what_flatbuffers_accepts() {
         let path = samples.join(format!("{name}-nvidia.mscope"));
         traces.extend(payloads(&path, Content::Trace));
     }
-    // Payloads of many records sharing a few vtables: one chunk of storm's.
-    traces.extend(
-        payloads(&samples.join("storm-nvidia.mscope"), Content::Trace)
-            .into_iter()
-            .take(1),
-    );
+    // Payloads of many records sharing a few vtables: one chunk of the synthetic storm,
+    // whose draws, binds and push constants are tables (a capture stores them compact).
+    let storm = dir.path().join("storm.mscope");
+    trace_format::synthetic::write_synthetic(
+        TraceWriter::create(&storm, &WriterOptions::default()).unwrap(),
+        &trace_format::synthetic::SyntheticShape {
+            frames: 1,
+            draws_per_frame: 10_000,
+            view_mask: 0,
+        },
+    )
+    .unwrap();
+    traces.extend(payloads(&storm, Content::Trace).into_iter().take(1));
     // Payloads of generic records stored as format 1 did, a table a parameter, whose
     // vtables come in many shapes (more than the verifier keeps at once): the last chunk
     // of glxgears's through Zink, captured in that format.

@@ -378,10 +378,16 @@ fn compress(
     data: &[u8],
 ) -> Result<Compressed> {
     let bound = zstd::zstd_safe::compress_bound(data.len());
-    let mut out = vec![0u8; CHUNK_HEADER_LEN + bound];
+    // The frame goes after room for the header, into capacity zstd writes without it
+    // being cleared first (a cleared bound cost as much as a fast level's compression).
+    let mut out = Vec::with_capacity(CHUNK_HEADER_LEN + bound);
+    out.resize(CHUNK_HEADER_LEN, 0);
+    let mut frame = std::io::Cursor::new(out);
+    frame.set_position(CHUNK_HEADER_LEN as u64);
     let compressed_len = compressor
-        .compress_to_buffer(data, &mut out[CHUNK_HEADER_LEN..])
+        .compress_to_buffer(data, &mut frame)
         .map_err(|e| Error::new(path, Location::File, ErrorKind::Io(e)))?;
+    let mut out = frame.into_inner();
     out.truncate(CHUNK_HEADER_LEN + compressed_len);
     let mut header = ChunkHeader {
         flags: meta.flags(),
