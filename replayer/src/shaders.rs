@@ -28,7 +28,16 @@ type CompileKey = (u64, String, u32, u64, u64);
 struct Module {
     /// Its words' hash: two modules with the same code compile alike.
     hash: u64,
-    entries: Vec<Entry>,
+    entries: Arc<[Entry]>,
+}
+
+/// A module's code read once, kept beside what was read from it: a program that
+/// creates the same module again (Zink does for each pipeline variant: a game's 528
+/// modules held 32 codes) finds its entry points without parsing it again.
+#[derive(Debug)]
+struct ReadCode {
+    code: Arc<[u32]>,
+    entries: Arc<[Entry]>,
 }
 
 /// One stage of a graphics pipeline, as the trace records it.
@@ -47,26 +56,36 @@ pub struct StageInfo<'a> {
 #[derive(Debug, Default)]
 pub struct Shaders {
     modules: HashMap<u64, Module>,
+    /// Every distinct code seen, by its hash (codes that share a hash, each once).
+    read: HashMap<u64, Vec<ReadCode>>,
     compiled: HashMap<CompileKey, Arc<Shader>>,
 }
 
 impl Shaders {
-    /// vkCreateShaderModule: reads the module's entry points. A module that does not
+    /// vkCreateShaderModule: reads the module's entry points, or finds them where the
+    /// same code was read before (compared word for word). A module that does not
     /// parse has none (its pipelines' stages compile to shaders that read only the
     /// root table).
     pub fn create_module(&mut self, handle: u64, code: &[u32]) {
         let mut hasher = DefaultHasher::new();
         code.hash(&mut hasher);
-        let entries = driver::spirv::load(code)
-            .map(|m| interfaces(&m))
-            .unwrap_or_default();
-        self.modules.insert(
-            handle,
-            Module {
-                hash: hasher.finish(),
-                entries,
-            },
-        );
+        let hash = hasher.finish();
+        let same_hash = self.read.entry(hash).or_default();
+        let entries = match same_hash.iter().find(|r| *r.code == *code) {
+            Some(read) => read.entries.clone(),
+            None => {
+                let entries: Arc<[Entry]> = driver::spirv::load(code)
+                    .map(|m| interfaces(&m))
+                    .unwrap_or_default()
+                    .into();
+                same_hash.push(ReadCode {
+                    code: code.into(),
+                    entries: entries.clone(),
+                });
+                entries
+            }
+        };
+        self.modules.insert(handle, Module { hash, entries });
     }
 
     /// The workgroup size of `module`'s compute entry point, when its SPIR-V says it.
@@ -149,5 +168,41 @@ impl Shaders {
             self.compiled.insert(key, shader.clone());
             Some(shader)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A SPIR-V file's words.
+    fn words(bytes: &[u8]) -> Vec<u32> {
+        bytes
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect()
+    }
+
+    #[test]
+    fn a_module_created_again_is_read_once_and_found_alike() {
+        let kernel = words(include_bytes!("../../benches/shaders/double.comp.spv"));
+        let fragment = words(include_bytes!("../../benches/shaders/color.frag.spv"));
+        let mut shaders = Shaders::default();
+        shaders.create_module(1, &kernel);
+        shaders.create_module(2, &kernel);
+        shaders.create_module(3, &fragment);
+        assert_eq!(shaders.workgroup_size(1), Some([64, 1, 1]));
+        assert_eq!(shaders.workgroup_size(2), Some([64, 1, 1]));
+        assert_eq!(shaders.workgroup_size(3), None);
+        // Two codes read, the kernel's once, its entries shared by both handles.
+        assert_eq!(shaders.read.values().map(Vec::len).sum::<usize>(), 2);
+        assert!(Arc::ptr_eq(
+            &shaders.modules[&1].entries,
+            &shaders.modules[&2].entries
+        ));
+        // A handle made again with other code takes that code's entry points.
+        shaders.create_module(1, &fragment);
+        assert_eq!(shaders.workgroup_size(1), None);
+        assert_eq!(shaders.workgroup_size(2), Some([64, 1, 1]));
     }
 }

@@ -193,15 +193,18 @@ impl Image {
         } else {
             1
         };
+        // The format's element, looked up once for every level.
+        let element = block_of_vk(self.format);
         // Level 0's block height and depth in GOBs (log2); one GOB deep for 2D views.
-        let block0 = self.block_log2(self.level_rows(0), depth0);
+        let block0 = self.block_log2(self.level_rows(0, element), depth0);
         let block0 = (block0.0, if self.views_2d { 0 } else { block0.1 });
         let mut offset = 0u64;
         let mut chosen = None;
         for m in 0..levels {
-            let rows = self.level_rows(m);
+            let rows = self.level_rows(m, element);
             let depth = (depth0 >> m).max(1);
-            let row_bytes = self.level_row_bytes(m);
+            let elements = self.level_row_elements(m, element);
+            let row_bytes = elements.saturating_mul(element.bytes);
             let (row_stride, block, aligned_rows, aligned_depth) = if self.linear {
                 (round_up(row_bytes, 128), (0, 0), rows, 1)
             } else {
@@ -221,7 +224,7 @@ impl Image {
                     height: rows,
                     block_height_log2: block.0,
                     block_depth_log2: block.1,
-                    extent_el: [self.level_row_elements(m), rows, depth],
+                    extent_el: [elements, rows, depth],
                     array_stride: 0,
                 });
             }
@@ -248,26 +251,22 @@ impl Image {
         level
     }
 
-    /// Level `m`'s rows: of samples, or of blocks for a compressed format.
-    fn level_rows(&self, m: u32) -> u32 {
+    /// Level `m`'s rows: of samples, or of blocks (`element`, the format's) for a
+    /// compressed format.
+    fn level_rows(&self, m: u32, element: Block) -> u32 {
         let rows = (self.extent[1] >> m)
             .max(1)
             .saturating_mul(self.sample_grid().1);
-        rows.div_ceil(block_of_vk(self.format).height.max(1))
+        rows.div_ceil(element.height.max(1))
     }
 
-    /// Level `m`'s elements a row: samples, or blocks for a compressed format.
-    fn level_row_elements(&self, m: u32) -> u32 {
+    /// Level `m`'s elements a row: samples, or blocks (`element`) for a compressed
+    /// format.
+    fn level_row_elements(&self, m: u32, element: Block) -> u32 {
         let width = (self.extent[0] >> m)
             .max(1)
             .saturating_mul(self.sample_grid().0);
-        width.div_ceil(block_of_vk(self.format).width.max(1))
-    }
-
-    /// Level `m`'s bytes a row.
-    fn level_row_bytes(&self, m: u32) -> u32 {
-        self.level_row_elements(m)
-            .saturating_mul(block_of_vk(self.format).bytes)
+        width.div_ceil(element.width.max(1))
     }
 
     /// Bytes per element of the image's format.
@@ -286,7 +285,7 @@ impl Image {
     }
 }
 
-use super::format::block_of_vk;
+use super::format::{block_of_vk, Block};
 
 /// `x` rounded up to a multiple of `m` (a power of two), saturating: an image past
 /// Vulkan's size limits (a hostile trace's) lays out at the largest multiple.
