@@ -996,19 +996,26 @@ fn stored_payloads(path: &std::path::Path, content: trace_format::Content) -> Ve
     out
 }
 
-/// Writes, in `dir`, the synthetic storm and a trace of compact records of every field
-/// kind between finished ones (as the capture layer's threads store them); their paths.
-fn write_stored_traces(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+/// Writes the synthetic storm of `frames` frames of `draws` draws as `dir`/storm.mscope;
+/// its path.
+fn write_storm(dir: &std::path::Path, frames: u64, draws: u32) -> std::path::PathBuf {
     let storm = dir.join("storm.mscope");
     trace_format::synthetic::write_synthetic(
         TraceWriter::create(&storm, &WriterOptions::default()).unwrap(),
         &trace_format::synthetic::SyntheticShape {
-            frames: 2,
-            draws_per_frame: 40,
+            frames,
+            draws_per_frame: draws,
             view_mask: 0,
         },
     )
     .unwrap();
+    storm
+}
+
+/// Writes, in `dir`, the synthetic storm and a trace of compact records of every field
+/// kind between finished ones (as the capture layer's threads store them); their paths.
+fn write_stored_traces(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let storm = write_storm(dir, 2, 40);
     // Compact records of every field kind, between finished ones, as the capture
     // layer's threads store them.
     let mixed = dir.join("mixed.mscope");
@@ -1380,16 +1387,7 @@ fn the_payload_verifier_accepts_exactly_what_flatbuffers_accepts() {
     }
     // Payloads of many records sharing a few vtables: one chunk of the synthetic storm,
     // whose draws, binds and push constants are tables (a capture stores them compact).
-    let storm = dir.path().join("storm.mscope");
-    trace_format::synthetic::write_synthetic(
-        TraceWriter::create(&storm, &WriterOptions::default()).unwrap(),
-        &trace_format::synthetic::SyntheticShape {
-            frames: 1,
-            draws_per_frame: 10_000,
-            view_mask: 0,
-        },
-    )
-    .unwrap();
+    let storm = write_storm(dir.path(), 1, 10_000);
     traces.extend(payloads(&storm, Content::Trace).into_iter().take(1));
     // Payloads of generic records stored as format 1 did, a table a parameter, whose
     // vtables come in many shapes (more than the verifier keeps at once): the last chunk
