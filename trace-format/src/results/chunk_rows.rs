@@ -6,7 +6,7 @@
 
 use flatbuffers::FlatBufferBuilder;
 
-use super::SkippedCall;
+use super::{SkippedCall, ROWS_PER_CHUNK};
 use crate::container::ChunkMeta;
 use crate::generated::results::{
     CallCount, CallCountArgs, DrawBindState, DrawPlace, DrawRow, DrawState, DrawStateMme,
@@ -66,9 +66,7 @@ pub(super) struct ChunkRows {
 }
 
 impl ChunkRows {
-    /// No rows. The vectors grow as rows come and keep their room from chunk to chunk:
-    /// made at a chunk's most rows up front, a short replay's first touch of each
-    /// faulted in (and the kernel cleared) megabytes it never filled.
+    /// No rows, with room for a chunk's.
     pub(super) fn new() -> Self {
         ChunkRows {
             fbb: FlatBufferBuilder::new(),
@@ -76,14 +74,14 @@ impl ChunkRows {
             run: None,
             totals: None,
             skipped: Vec::new(),
-            draws: Vec::new(),
-            draw_states: Vec::new(),
-            draw_bind_states: Vec::new(),
-            draw_state_mme: Vec::new(),
+            draws: Vec::with_capacity(ROWS_PER_CHUNK),
+            draw_states: Vec::with_capacity(ROWS_PER_CHUNK),
+            draw_bind_states: Vec::with_capacity(ROWS_PER_CHUNK),
+            draw_state_mme: Vec::with_capacity(ROWS_PER_CHUNK),
             draw_errors: Vec::new(),
-            draw_memory_words: Vec::new(),
-            draw_gpu_ns: Vec::new(),
-            draw_places: Vec::new(),
+            draw_memory_words: Vec::with_capacity(ROWS_PER_CHUNK),
+            draw_gpu_ns: Vec::with_capacity(ROWS_PER_CHUNK),
+            draw_places: Vec::with_capacity(ROWS_PER_CHUNK),
             pass_names: Vec::new(),
             label_names: Vec::new(),
             submits: Vec::new(),
