@@ -177,10 +177,7 @@ mod tests {
 
     /// A SPIR-V file's words.
     fn words(bytes: &[u8]) -> Vec<u32> {
-        bytes
-            .chunks_exact(4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .collect()
+        crate::commands::words_of(bytes).to_vec()
     }
 
     #[test]
