@@ -62,7 +62,28 @@ struct Mapping {
     shadow: Shadow,
     /// The page protection that finds its written pages, when it is watched.
     watch: Option<Watch>,
+    /// Whether it was written at each of the last eight looks while watched, the
+    /// latest in bit 0.
+    written_at: u8,
+    /// Set while it is hot ([`HOT_MAX_BYTES`]): unwatched and recorded whole at every
+    /// look; how many looks in a row it was found unchanged.
+    hot_unchanged: Option<u8>,
 }
+
+/// A mapping at most this large that is written at [`HOT_WRITES`] of eight looks in a
+/// row after a submit is no longer watched but recorded whole at every look: a written
+/// page goes whole at each look once a submit was made anyway, and its fault and the two
+/// protection changes around it cost more than the copy (vkcube on lavapipe, a 1,216-byte
+/// uniform buffer written a frame for each of three frames in flight: three faults a
+/// frame, where a fault and `mprotect` each interrupt the renderer's threads on every
+/// core the program runs on).
+pub const HOT_MAX_BYTES: usize = 4 * PAGE;
+
+/// Looks out of eight a small watched mapping is written at before it is hot.
+const HOT_WRITES: u32 = 3;
+
+/// Looks in a row a hot mapping is found unchanged at before it is watched again.
+const HOT_QUIET_LOOKS: u8 = 8;
 
 /// What the trace holds of a mapped range of an allocation; kept when the mapping ends,
 /// to go on with when the same range is mapped again.
@@ -227,6 +248,8 @@ impl MappedMemory {
                 ptr: SendPtr(ptr),
                 shadow,
                 watch,
+                written_at: 0,
+                hot_unchanged: None,
             },
         );
         watched
@@ -300,15 +323,19 @@ impl MappedMemory {
         // A watched mapping is compared where it was written: every page written since
         // the last look, also outside a flushed range (taking them re-protects them,
         // so none may be left for later).
-        let wanted = match &m.watch {
+        let wanted: Vec<(usize, usize)> = match &m.watch {
             Some(watch) => watch
                 .take_dirty()
                 .into_iter()
                 .map(|(a, b)| (a.min(len), b.min(len)))
                 .filter(|(a, b)| a < b)
                 .collect(),
+            None if m.hot_unchanged.is_some() => vec![(0, len)],
             None => vec![(start, end)],
         };
+        if self.submitted {
+            hot_look(m, !wanted.is_empty(), &hidden);
+        }
         // A written page of a watched mapping goes whole once a submit was made: the
         // shadow holds what the trace holds, but the device may since have written the
         // page unseen, and the replay's device writes it again; a byte the program
@@ -317,7 +344,7 @@ impl MappedMemory {
         // on replay). The price is a page's bytes where a program writes a little of
         // it; a fault then opens only the page written and pages ahead of a run the
         // program writes forward (`Watch::open_pages_singly`), so few go needlessly.
-        if self.submitted && m.watch.is_some() {
+        if self.submitted && (m.watch.is_some() || m.hot_unchanged.is_some()) {
             for &(from, to) in &wanted {
                 for page in from / PAGE..to.div_ceil(PAGE) {
                     set_bit(&mut m.shadow.unshadowed, page, true);
@@ -327,6 +354,44 @@ impl MappedMemory {
         for (from, to) in wanted {
             for (a, b) in visible_parts(from, to, &hidden) {
                 scan(memory, m, a, b, self.submitted, out);
+            }
+        }
+    }
+
+}
+
+/// At a look after a submit, before `m` is scanned: a small watched mapping
+/// `written` at [`HOT_WRITES`] of its last eight looks turns hot (its watch is
+/// dropped, which opens its pages), and a hot one whose visible bytes (outside
+/// `hidden`) equal its shadow at [`HOT_QUIET_LOOKS`] looks in a row is watched again.
+fn hot_look(m: &mut Mapping, written: bool, hidden: &[(usize, usize)]) {
+    let len = m.shadow.bytes.len();
+    match m.hot_unchanged {
+        None if m.watch.is_some() => {
+            m.written_at = m.written_at << 1 | u8::from(written);
+            if len <= HOT_MAX_BYTES && m.written_at.count_ones() >= HOT_WRITES {
+                m.watch = None;
+                m.hot_unchanged = Some(0);
+            }
+        }
+        None => {}
+        Some(quiet) => {
+            // SAFETY: `mapped`'s caller keeps `len` bytes at `ptr` readable while
+            // mapped.
+            let live = unsafe { std::slice::from_raw_parts(m.ptr.0, len) };
+            let unchanged = visible_parts(0, len, hidden)
+                .into_iter()
+                .all(|(a, b)| live[a..b] == m.shadow.bytes[a..b]);
+            let quiet = if unchanged { quiet + 1 } else { 0 };
+            m.hot_unchanged = Some(quiet);
+            if quiet >= HOT_QUIET_LOOKS {
+                // SAFETY: as for `mapped`: the bytes stay mapped while it is.
+                m.watch = unsafe { Watch::new(m.ptr.0, len) };
+                if let Some(watch) = &m.watch {
+                    watch.open_pages_singly();
+                    m.hot_unchanged = None;
+                    m.written_at = 0;
+                }
             }
         }
     }
@@ -657,6 +722,71 @@ mod tests {
         );
         // Nothing written since: nothing goes.
         assert!(look_with(|o| mm.changes(o)).is_empty());
+    }
+
+    #[test]
+    fn a_small_mapping_written_at_most_looks_is_recorded_whole_unwatched_until_it_rests() {
+        // A uniform buffer of one frame in flight among three, as vkcube's: written at
+        // every third look after the first submit.
+        let len = 1216;
+        let pages = crate::write_watch::Pages::new(PAGE);
+        let at = pages.0 as usize;
+        let write = |offset: usize, value: u8| {
+            // SAFETY: within the mapping.
+            unsafe { *((at + offset) as *mut u8) = value }
+        };
+        let mut mm = MappedMemory::with_tracking(Tracking::Protect);
+        // SAFETY: the mapping outlives the tracking of it.
+        let watched = unsafe { mm.mapped(4, 0, len, pages.0 as *const u8) };
+        assert_eq!(watched, Watched::Protected);
+        mm.submitting();
+        let mut looks = Vec::new();
+        for look in 0..7 {
+            if look % 3 == 0 {
+                write(16, look as u8 + 1);
+            }
+            looks.push(look_with(|o| mm.changes(o)));
+        }
+        // Watched, only the looks that followed a write found anything; the third
+        // write made the mapping hot: its page is writable again.
+        assert_eq!(looks.iter().filter(|l| !l.is_empty()).count(), 3);
+        assert_eq!(permissions(at), "rw-", "a hot mapping is not protected");
+        // Hot, every look records it whole, written or not (the device may have
+        // written it since the last submit), and a write costs no fault.
+        write(20, 9);
+        let hot = look_with(|o| mm.changes(o));
+        assert_eq!(hot.len(), 1);
+        assert_eq!((hot[0].offset, hot[0].data.len()), (0, len));
+        assert_eq!((hot[0].data[16], hot[0].data[20]), (7, 9));
+        assert_eq!(look_with(|o| mm.changes(o))[0].data.len(), len);
+        // Unchanged at eight looks in a row, it is watched again: protected, and
+        // from then on only a write brings a record.
+        for _ in 0..HOT_QUIET_LOOKS {
+            look_with(|o| mm.changes(o));
+        }
+        assert_eq!(permissions(at), "r--", "a mapping at rest is watched again");
+        assert!(look_with(|o| mm.changes(o)).is_empty());
+        write(16, 10);
+        let woken = look_with(|o| mm.changes(o));
+        assert_eq!(woken.len(), 1);
+        assert_eq!(woken[0].data[16], 10);
+    }
+
+    #[test]
+    fn a_large_mapping_written_at_every_look_stays_watched() {
+        let len = 2 * HOT_MAX_BYTES;
+        let pages = crate::write_watch::Pages::new(len);
+        let at = pages.0 as usize;
+        let mut mm = MappedMemory::with_tracking(Tracking::Protect);
+        // SAFETY: the mapping outlives the tracking of it.
+        unsafe { mm.mapped(6, 0, len, pages.0 as *const u8) };
+        mm.submitting();
+        for look in 0..8u8 {
+            // SAFETY: within the mapping.
+            unsafe { *(at as *mut u8) = look + 1 };
+            assert_eq!(look_with(|o| mm.changes(o))[0].data.len(), PAGE);
+        }
+        assert_eq!(permissions(at), "r--");
     }
 
     #[test]
