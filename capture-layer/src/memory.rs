@@ -357,7 +357,6 @@ impl MappedMemory {
             }
         }
     }
-
 }
 
 /// At a look after a submit, before `m` is scanned: a small watched mapping

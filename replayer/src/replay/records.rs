@@ -83,6 +83,18 @@ impl Pass<'_> {
             Ok(None) => {}
             Err(e) => return self.skip(&format!("{name} (does not decode: {e})"), false),
         }
+        // The barriers that come by the thousand in real programs' frames: their masks
+        // read where they lie, not the whole command decoded.
+        if matches!(name, "vkCmdPipelineBarrier2" | "vkCmdPipelineBarrier2KHR") {
+            if let Some((cb, barriers)) = execute::sync::pipeline_barrier2_of(params) {
+                let args = WorkArgs::PipelineBarrier(barriers);
+                return self
+                    .recording
+                    .entry(cb)
+                    .or_default()
+                    .push(Cmd::Work { seq, args });
+            }
+        }
         match generic::decode(name, params) {
             Ok(Some(cmd)) => {
                 let cb = cmd.command_buffer();
