@@ -375,6 +375,12 @@ pub fn runs(words: &[u32]) -> impl Iterator<Item = Result<MethodRun<'_>, ParseEr
     })
 }
 
+/// How many method writes `words` makes: those [`parse`] yields before its first bad
+/// header, counted a header at a time.
+pub fn method_count(words: &[u32]) -> usize {
+    runs(words).map_while(Result::ok).map(|run| run.len()).sum()
+}
+
 /// Walks `words` as method writes, in order.
 pub fn parse(words: &[u32]) -> impl Iterator<Item = Result<MethodWrite, ParseError>> + '_ {
     let mut runs = runs(words);
@@ -398,6 +404,30 @@ pub fn parse(words: &[u32]) -> impl Iterator<Item = Result<MethodWrite, ParseErr
 mod tests {
     use super::*;
     use crate::class;
+
+    #[test]
+    fn the_method_count_is_the_writes_parse_yields_before_a_bad_header() {
+        let mut p = PushBuffer::new();
+        p.inc_once(SUBC_3D, class::call_mme_macro(2), &[1, 2, 3]);
+        p.mthd(SUBC_3D, class::SET_RT_LAYER, 4);
+        p.mthd(SUBC_3D, class::SET_RT_LAYER + 4, 5);
+        let mut words = p.words().to_vec();
+        words.push(MethodHeader::new(HeaderKind::Immediate, SUBC_3D, class::BEGIN, 7).0);
+        let writes = |w: &[u32]| parse(w).filter(Result::is_ok).count();
+        assert_eq!(method_count(&words), 6);
+        assert_eq!(method_count(&words), writes(&words));
+        // A header of an unknown kind, and one announcing more words than follow.
+        for bad in [
+            0xe000_0000,
+            MethodHeader::new(HeaderKind::Incrementing, 0, 0, 9).0,
+        ] {
+            let mut broken = words.clone();
+            broken.push(bad);
+            broken.push(1);
+            assert_eq!(method_count(&broken), 6);
+            assert_eq!(method_count(&broken), writes(&broken));
+        }
+    }
 
     #[test]
     fn a_macro_call_is_one_increment_once_header() {

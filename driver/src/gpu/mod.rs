@@ -456,7 +456,8 @@ impl Gpu {
     /// Executes a push buffer, header by header ([`push::runs`]), each write as it comes.
     /// A run of root-table words (an increment-once header at
     /// `LOAD_CONSTANT_BUFFER_OFFSET`, as NVK writes the root table) goes to memory in
-    /// one copy.
+    /// one copy, and a macro call (an increment-once header at its `CALL_MME_MACRO`)
+    /// takes its parameters in one copy.
     pub fn execute(&mut self, words: &[u32]) -> Result<(), GpuError> {
         for run in push::runs(words) {
             let run = run?;
@@ -472,15 +473,48 @@ impl Gpu {
                 }
                 continue;
             }
-            for write in (0..run.len()).filter_map(|i| run.write(i)) {
-                self.write(write.subc, write.mthd, write.data)?;
+            if run.kind == push::HeaderKind::IncrementOnce
+                && subc == push::SUBC_3D
+                && self.state.method_log.is_none()
+                && (class::CALL_MME_MACRO..0x4000).contains(&mthd)
+                && mthd % 8 == 0
+            {
+                // A whole macro call: its first word starts it, the rest are its
+                // parameters (what `write` does word by word).
+                if let Some((&first, _)) = run.data.split_first() {
+                    self.write(subc, mthd, first)?;
+                    self.state.counters.push_methods += run.data.len() as u64 - 1;
+                    self.state.params.extend_from_slice(&run.data[1..]);
+                }
+                continue;
+            }
+            match run.kind {
+                push::HeaderKind::Immediate => {
+                    self.write(subc, mthd, run.header.count())?;
+                }
+                push::HeaderKind::Incrementing => {
+                    for (i, &data) in run.data.iter().enumerate() {
+                        self.write(subc, (mthd + 4 * i as u16) & 0x3ffc, data)?;
+                    }
+                }
+                push::HeaderKind::NonIncrementing => {
+                    for &data in run.data {
+                        self.write(subc, mthd, data)?;
+                    }
+                }
+                push::HeaderKind::IncrementOnce => {
+                    for (i, &data) in run.data.iter().enumerate() {
+                        let step = if i == 0 { 0 } else { 4 };
+                        self.write(subc, (mthd + step) & 0x3ffc, data)?;
+                    }
+                }
             }
         }
         self.flush_call()
     }
 
     /// Executes one method write of a push buffer.
-    #[inline]
+    #[inline(always)]
     fn write(&mut self, subc: u8, mthd: u16, data: u32) -> Result<(), GpuError> {
         self.state.counters.push_methods += 1;
         if self.state.method_log.is_some() {
@@ -610,7 +644,9 @@ impl GpuState {
     }
 
     /// What writing `data` to `mthd` does beyond setting its shadow (which is set
-    /// already); whether it did anything. Only the methods of [`EFFECTFUL`] come here.
+    /// already); whether it did anything. Only the methods of [`EFFECTFUL`] come here
+    /// (kept out of line, so that a plain method write stays a store and a bit test).
+    #[inline(never)]
     fn effect(&mut self, mthd: u16, data: u32) -> bool {
         match mthd {
             class::SET_CONSTANT_BUFFER_SELECTOR_A => self.cb_size = data & 0x1ffff,

@@ -691,7 +691,7 @@ impl StateCost {
 
     /// Adds the methods and dwords of `words` to `group`.
     pub fn add_words(&mut self, group: StateGroup, words: &[u32]) {
-        let methods = push::parse(words).filter(Result::is_ok).count() as u32;
+        let methods = push::method_count(words) as u32;
         self.add_group(group, methods, words.len() as u32);
     }
 
