@@ -27,7 +27,6 @@
 //! of unique calls pays little for it.
 
 use std::collections::HashMap;
-use std::hash::BuildHasher;
 
 use crate::mme::Machine;
 
@@ -76,7 +75,6 @@ pub(super) struct MacroMemo {
     runs: HashMap<u64, Vec<Run>, foldhash::fast::RandomState>,
     entries: usize,
     usage: Vec<Usage>,
-    hasher: foldhash::fast::RandomState,
     hits: u64,
 }
 
@@ -95,7 +93,6 @@ impl MacroMemo {
             runs: HashMap::default(),
             entries: 0,
             usage: Vec::new(),
-            hasher: foldhash::fast::RandomState::default(),
             hits: 0,
         }
     }
@@ -105,15 +102,23 @@ impl MacroMemo {
         self.hits
     }
 
-    fn key(&self, id: u16, params: &[u32]) -> u64 {
-        self.hasher.hash_one((id, params))
+    /// The table key of a call of macro `id` with `params`: a multiply-and-rotate
+    /// fold of its words (the table hashes the key again; a key shared by two calls
+    /// only costs a compare, as each run keeps its id and parameters).
+    fn key(id: u16, params: &[u32]) -> u64 {
+        const K: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut h = (u64::from(id) << 32 | params.len() as u64).wrapping_mul(K);
+        for &p in params {
+            h = (h ^ u64::from(p)).wrapping_mul(K).rotate_left(29);
+        }
+        h
     }
 
     /// Replays a remembered run of macro `id` on the pending parameters whose reads
     /// match `state`, if there is one within `budget`; returns its instruction count.
     pub(super) fn replay(&mut self, id: u16, state: &mut GpuState, budget: u64) -> Option<u64> {
         let params = state.params.as_slice();
-        let key = self.key(id, params);
+        let key = Self::key(id, params);
         let run = self.runs.get(&key).and_then(|runs| {
             runs.iter().find(|r| {
                 r.id == id
@@ -153,7 +158,7 @@ impl MacroMemo {
             self.runs.clear();
             self.entries = 0;
         }
-        let key = self.key(id, params);
+        let key = Self::key(id, params);
         let runs = self.runs.entry(key).or_default();
         if runs.len() >= Self::MAX_VARIANTS {
             runs.remove(0);

@@ -510,7 +510,10 @@ impl Gpu {
                 }
             }
         }
-        self.flush_call()
+        match self.pending_call {
+            Some(_) => self.flush_call(),
+            None => Ok(()),
+        }
     }
 
     /// Executes one method write of a push buffer.
