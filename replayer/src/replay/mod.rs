@@ -53,7 +53,7 @@ use driver::nvk::rendering::{
 };
 use driver::nvk::RenderingInfo;
 use places::{NewPlace, Places};
-use prepare::{Prepared, PreparedChunk};
+use prepare::PreparedChunk;
 
 /// How to replay.
 #[derive(Clone, Debug)]
@@ -872,26 +872,13 @@ impl<'o> Pass<'o> {
             for (index, entry) in prepared.chunk.entries().enumerate() {
                 match entry {
                     ChunkRecord::Table(record) => self.record(&record, sink)?,
-                    ChunkRecord::Direct(record) => {
-                        match prepared.made.get_mut(index).and_then(Option::take) {
-                            Some(Prepared::Command(made)) => {
-                                self.take_direct_command(record.seq, record.call(), made)?
-                            }
-                            Some(Prepared::Generic { name, decoded }) => {
-                                self.counted(record.seq, true, |pass| {
-                                    pass.take_decoded(record.seq, name, decoded.map(Some), &[]);
-                                    Ok(())
-                                })?
-                            }
-                            Some(Prepared::Recorded { cb, cmd }) => {
-                                self.counted(record.seq, true, |pass| {
-                                    pass.recording.entry(cb).or_default().push(cmd);
-                                    Ok(())
-                                })?
-                            }
-                            None => self.record_direct(&record)?,
+                    ChunkRecord::Direct(record) => match prepared.made.get_mut(index) {
+                        Some(made @ Some(_)) => {
+                            let made = made.take().flatten();
+                            self.take_direct_command(record.seq, record.call(), made)?
                         }
-                    }
+                        _ => self.record_direct(&record)?,
+                    },
                 }
                 if self.watch.as_ref().is_some_and(|w| w.found.is_some()) {
                     return Ok(());
@@ -925,7 +912,10 @@ impl<'o> Pass<'o> {
             let name = fields.str(0).unwrap_or("vkUnknownCommand");
             let packed = fields.bytes(2);
             let mut params = Params::new();
-            let gathered = gather_generic(&fields, &packed, &mut params);
+            let gathered = match fields.0.get(2) {
+                Some(DirectField::Absent) | None => Ok(()),
+                Some(_) => generic::read::gather_packed(&packed, &mut params),
+            };
             let is_command = names::is_recorded_command(name);
             return self.counted(seq, is_command, |pass| {
                 pass.take_generic(seq, name, gathered.as_ref().map(|()| &params[..]));
@@ -1219,19 +1209,6 @@ impl<'o> Pass<'o> {
             },
         }
         Ok(())
-    }
-}
-
-/// Gathers a generic compact record's packed parameters (`packed`, its field 2) into
-/// `params`; none where the record has none.
-fn gather_generic<'a>(
-    fields: &Fields<'_, '_>,
-    packed: &'a [u8],
-    params: &mut Params<'a>,
-) -> Result<(), generic::DecodeError> {
-    match fields.0.get(2) {
-        Some(DirectField::Absent) | None => Ok(()),
-        Some(_) => generic::read::gather_packed(packed, params),
     }
 }
 

@@ -1,17 +1,14 @@
 //! The commands of a chunk's compact records, made on a thread beside the replay.
 //!
 //! Most of what a frame records are draws, binds and push constants read straight
-//! from their compact records ([`crate::direct_commands`]), and generic command buffer
-//! commands (barriers, dynamic state, push descriptors: [`crate::generic`]). Making a
-//! [`Cmd`] of the first, or decoding the second, needs nothing but the record, so where
-//! the trace is read ahead, a thread of its own does it for each chunk while the
-//! replay executes the chunk before: the replay's thread then only files each command
-//! under its command buffer. A chunk travels with its commands, in file order, through a
+//! from their compact records ([`crate::direct_commands`]). Making a [`Cmd`] of one
+//! needs nothing but the record, so where the trace is read ahead, a thread of its own
+//! decodes each chunk's compact records into their commands while the replay executes
+//! the chunk before: the replay's thread then only files each command under its
+//! command buffer. A chunk travels with its commands, in file order, through a
 //! channel of [`AHEAD`] chunks, so memory stays bounded whatever the trace's length.
 
-use std::collections::HashMap;
 use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::OnceLock;
 use std::thread::Scope;
 
 use trace_format::direct::{DirectField, MAX_DIRECT_FIELDS};
@@ -19,11 +16,8 @@ use trace_format::direct_records::ChunkRecord;
 use trace_format::generated::trace::Call;
 use trace_format::{TraceChunk, TraceReader};
 
-use crate::commands::{Cmd, WorkArgs};
-use crate::direct_commands::{from_direct, Fields};
-use crate::execute::sync::pipeline_barrier2_of;
-use crate::generic::read::Params;
-use crate::generic::{self, DecodeError, GenericCmd};
+use crate::commands::Cmd;
+use crate::direct_commands::from_direct;
 
 /// Chunks made ready ahead of the replay at most.
 const AHEAD: usize = 2;
@@ -34,27 +28,11 @@ const MAX_ROOM: usize = 1 << 16;
 /// or `None` for a call it does not make a command of.
 pub(super) type Made = Option<(u64, Cmd)>;
 
-/// What was made of a compact record beforehand.
-pub(super) enum Prepared {
-    /// A call [`from_direct`] reads: what it made.
-    Command(Made),
-    /// A generic command buffer command whose parameters decode alone
-    /// ([`super::Pass::decoded_alone`]): its name and its decoder's result.
-    Generic {
-        name: &'static str,
-        decoded: Result<GenericCmd, DecodeError>,
-    },
-    /// A generic command buffer command made whole (a pipeline barrier, its masks read
-    /// where they lie): its command buffer and command.
-    Recorded { cb: u64, cmd: Cmd },
-}
-
-/// A chunk and, for each of its entries in order, what was made of it beforehand
-/// (`None` where nothing was: a record read through its table, a generic call the
-/// replay decodes itself).
+/// A chunk and, for each of its entries in order, the command made of it beforehand
+/// (`None` where none was: a record read through its table, a generic call).
 pub(super) struct PreparedChunk {
     pub(super) chunk: TraceChunk,
-    pub(super) made: Vec<Option<Prepared>>,
+    pub(super) made: Vec<Option<Made>>,
 }
 
 impl PreparedChunk {
@@ -71,44 +49,19 @@ impl PreparedChunk {
         // Room for the records the header counts, up to a bound: a header is file data.
         let records = usize::try_from(chunk.header().record_count).unwrap_or(usize::MAX);
         let mut made = Vec::with_capacity(records.min(MAX_ROOM));
-        made.extend(chunk.entries().map(|entry| {
-            let ChunkRecord::Direct(record) = entry else {
-                return None;
-            };
-            let mut room = [DirectField::Absent; MAX_DIRECT_FIELDS];
-            let fields = record.fields(&mut room);
-            match record.call() {
-                Call::VulkanCall => decode_generic(record.seq, Fields(fields)),
-                call => Some(Prepared::Command(from_direct(record.seq, call, fields))),
+        made.extend(chunk.entries().map(|entry| match entry {
+            ChunkRecord::Direct(record) if record.call() != Call::VulkanCall => {
+                let mut room = [DirectField::Absent; MAX_DIRECT_FIELDS];
+                Some(from_direct(
+                    record.seq,
+                    record.call(),
+                    record.fields(&mut room),
+                ))
             }
+            _ => None,
         }));
         PreparedChunk { chunk, made }
     }
-}
-
-/// A generic record's command made or decoded, where the replay needs nothing else of
-/// it (as [`super::Pass::take_generic`] would take it).
-fn decode_generic(seq: u64, fields: Fields<'_, '_>) -> Option<Prepared> {
-    let name = static_name(fields.str(0)?)?;
-    let packed = fields.bytes(2);
-    let mut params = Params::new();
-    super::gather_generic(&fields, &packed, &mut params).ok()?;
-    if matches!(name, "vkCmdPipelineBarrier2" | "vkCmdPipelineBarrier2KHR") {
-        let (cb, barriers) = pipeline_barrier2_of(&params)?;
-        let args = WorkArgs::PipelineBarrier(barriers);
-        let cmd = Cmd::Work { seq, args };
-        return Some(Prepared::Recorded { cb, cmd });
-    }
-    let decoded = generic::decode(name, &params).transpose()?;
-    super::Pass::decoded_alone(name, &decoded).then_some(Prepared::Generic { name, decoded })
-}
-
-/// `name` as the decoders name it, if they decode it.
-fn static_name(name: &str) -> Option<&'static str> {
-    type Names = HashMap<&'static str, (), foldhash::fast::FixedState>;
-    static NAMES: OnceLock<Names> = OnceLock::new();
-    let names = NAMES.get_or_init(|| generic::DECODED.iter().map(|(n, _)| (*n, ())).collect());
-    names.get_key_value(name).map(|(n, ())| *n)
 }
 
 /// Reads `reader` on a thread of `scope`, each chunk's commands made there; the

@@ -95,36 +95,7 @@ impl Pass<'_> {
                     .push(Cmd::Work { seq, args });
             }
         }
-        self.take_decoded(seq, name, generic::decode(name, params), params);
-    }
-
-    /// Whether [`Pass::take_generic`] needs nothing of command `name`'s parameters but
-    /// what [`generic::decode`] makes of them (so that they may be decoded on another
-    /// thread, [`Pass::take_decoded`] taking the result): a command buffer command, not
-    /// a pipeline barrier (its masks are read where they lie) nor a push of descriptors
-    /// through a template (its data is read as recorded).
-    pub(super) fn decoded_alone(
-        name: &str,
-        decoded: &Result<GenericCmd, generic::DecodeError>,
-    ) -> bool {
-        names::is_recorded_command(name)
-            && !matches!(name, "vkCmdPipelineBarrier2" | "vkCmdPipelineBarrier2KHR")
-            && !matches!(
-                decoded,
-                Ok(GenericCmd::CmdPushDescriptorSetWithTemplateKHR(_))
-            )
-    }
-
-    /// Takes what [`generic::decode`] made of generic command `name` (`params`, its
-    /// parameters, are read again only for a push of descriptors through a template).
-    pub(super) fn take_decoded(
-        &mut self,
-        seq: u64,
-        name: &str,
-        decoded: Result<Option<GenericCmd>, generic::DecodeError>,
-        params: &[Param<'_>],
-    ) {
-        match decoded {
+        match generic::decode(name, params) {
             Ok(Some(cmd)) => {
                 let cb = cmd.command_buffer();
                 let ubos = match &cmd {
