@@ -30,7 +30,6 @@ use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterO
 
 mod draw;
 mod places;
-mod prepare;
 mod push_templates;
 mod records;
 mod submit;
@@ -53,7 +52,6 @@ use driver::nvk::rendering::{
 };
 use driver::nvk::RenderingInfo;
 use places::{NewPlace, Places};
-use prepare::PreparedChunk;
 
 /// How to replay.
 #[derive(Clone, Debug)]
@@ -840,51 +838,22 @@ impl<'o> Pass<'o> {
         };
         let reader = TraceReader::open_with(trace, &read)?;
         let total = reader.container().file_len();
-        if read.threads == 0 {
-            let chunks = reader.map(|c| c.map(PreparedChunk::unprepared));
-            return self.take_chunks(chunks, total, sink, progress);
-        }
-        // Read ahead: the compact records' commands are made on a thread of their own.
-        std::thread::scope(|scope| match prepare::read_prepared(scope, reader) {
-            Some(chunks) => self.take_chunks(chunks.into_iter(), total, sink, progress),
-            None => {
-                let reader = TraceReader::open_with(trace, &read)?;
-                let chunks = reader.map(|c| c.map(PreparedChunk::unprepared));
-                self.take_chunks(chunks, total, sink, progress)
-            }
-        })
-    }
-
-    /// Takes the records of `chunks` in order, reporting progress through a file of
-    /// `total` bytes after each chunk.
-    fn take_chunks(
-        &mut self,
-        chunks: impl Iterator<Item = trace_format::Result<PreparedChunk>>,
-        total: u64,
-        sink: &mut dyn RowSink,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<(), ReplayError> {
-        for prepared in chunks {
-            let mut prepared = prepared?;
-            let chunk = &prepared.chunk;
+        for chunk in reader {
+            let chunk = chunk?;
             self.frame = chunk.header().first_frame;
-            let end = chunk.offset() + u64::from(chunk.header().compressed_len);
-            for (index, entry) in prepared.chunk.entries().enumerate() {
+            for entry in chunk.entries() {
                 match entry {
                     ChunkRecord::Table(record) => self.record(&record, sink)?,
-                    ChunkRecord::Direct(record) => match prepared.made.get_mut(index) {
-                        Some(made @ Some(_)) => {
-                            let made = made.take().flatten();
-                            self.take_direct_command(record.seq, record.call(), made)?
-                        }
-                        _ => self.record_direct(&record)?,
-                    },
+                    ChunkRecord::Direct(record) => self.record_direct(&record)?,
                 }
                 if self.watch.as_ref().is_some_and(|w| w.found.is_some()) {
                     return Ok(());
                 }
             }
-            progress(end, total);
+            progress(
+                chunk.offset() + u64::from(chunk.header().compressed_len),
+                total,
+            );
         }
         Ok(())
     }
@@ -922,22 +891,9 @@ impl<'o> Pass<'o> {
                 Ok(())
             });
         }
-        let made = crate::direct_commands::from_direct(seq, call, fields.0);
-        self.take_direct_command(seq, call, made)
-    }
-
-    /// Takes the command made of a compact record of `call` (not a generic call):
-    /// files it under its command buffer, or counts the call skipped where none was
-    /// made.
-    fn take_direct_command(
-        &mut self,
-        seq: u64,
-        call: Call,
-        made: prepare::Made,
-    ) -> Result<(), ReplayError> {
         let name = names::call_name(call);
         self.counted(seq, names::is_recorded_command(&name), |pass| {
-            match made {
+            match crate::direct_commands::from_direct(seq, call, fields.0) {
                 Some((cb, cmd)) => pass.recording.entry(cb).or_default().push(cmd),
                 None => pass.skip(&name, true),
             }
