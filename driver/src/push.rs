@@ -333,6 +333,37 @@ impl MethodRun<'_> {
             data,
         })
     }
+
+    /// Calls `f` with each of its method writes' method and data, in order ([`write`]'s
+    /// rule, a loop per kind of header); stops at the first error `f` returns. The
+    /// subchannel is the header's.
+    ///
+    /// [`write`]: MethodRun::write
+    #[inline(always)]
+    pub fn try_for_each_write<E>(
+        &self,
+        mut f: impl FnMut(u16, u32) -> Result<(), E>,
+    ) -> Result<(), E> {
+        // The header's method is at most 0x3ffc; incrementing past it wraps to 0.
+        let mthd = self.header.mthd();
+        match self.kind {
+            HeaderKind::Immediate => f(mthd, self.header.count()),
+            HeaderKind::Incrementing => self
+                .data
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, &data)| f((mthd + 4 * i as u16) & 0x3ffc, data)),
+            HeaderKind::NonIncrementing => self.data.iter().try_for_each(|&data| f(mthd, data)),
+            HeaderKind::IncrementOnce => match self.data.split_first() {
+                Some((&first, rest)) => {
+                    f(mthd, first)?;
+                    rest.iter()
+                        .try_for_each(|&data| f((mthd + 4) & 0x3ffc, data))
+                }
+                None => Ok(()),
+            },
+        }
+    }
 }
 
 /// Walks `words` header by header, in order; stops after the first bad header.
@@ -427,6 +458,56 @@ mod tests {
             assert_eq!(method_count(&broken), 6);
             assert_eq!(method_count(&broken), writes(&broken));
         }
+    }
+
+    #[test]
+    fn each_write_of_a_run_is_the_write_at_its_index() {
+        // Every kind of header, two reaching the top of the method space (where the
+        // addresses wrap), and one of no data.
+        let mut p = PushBuffer::new();
+        p.inc_once(SUBC_3D, class::call_mme_macro(2), &[1, 2, 3]);
+        p.mthd(SUBC_3D, class::SET_RT_LAYER, 4);
+        let mut words = p.words().to_vec();
+        let mut push_run = |kind, subc, mthd, data: &[u32]| {
+            words.push(MethodHeader::new(kind, subc, mthd, data.len() as u32).0);
+            words.extend_from_slice(data);
+        };
+        push_run(HeaderKind::Incrementing, 2, 0x3ff4, &[5, 6, 7, 8]);
+        push_run(HeaderKind::NonIncrementing, SUBC_3D, 0x0100, &[9, 10]);
+        push_run(HeaderKind::IncrementOnce, SUBC_3D, 0x3ffc, &[11, 12]);
+        push_run(HeaderKind::Incrementing, SUBC_3D, 0x0200, &[]);
+        words.push(MethodHeader::new(HeaderKind::Immediate, SUBC_3D, class::BEGIN, 7).0);
+        let mut runs_seen = 0;
+        for run in runs(&words) {
+            let run = run.unwrap();
+            let mut each = Vec::new();
+            run.try_for_each_write(|mthd, data| {
+                each.push(MethodWrite {
+                    subc: run.header.subc(),
+                    mthd,
+                    data,
+                });
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+            let indexed: Vec<_> = (0..run.len()).map_while(|i| run.write(i)).collect();
+            assert_eq!(each, indexed, "{run:?}");
+            assert_eq!(each.len(), run.len());
+            runs_seen += 1;
+        }
+        assert_eq!(runs_seen, 7);
+        // The first error stops the walk.
+        let run = runs(&words).nth(2).unwrap().unwrap();
+        let mut calls = 0;
+        let stopped = run.try_for_each_write(|_, data| {
+            calls += 1;
+            if data == 6 {
+                Err(data)
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!((stopped, calls), (Err(6), 2));
     }
 
     #[test]

@@ -95,6 +95,16 @@ pub const fn call_mme_macro(j: u16) -> u16 {
     CALL_MME_MACRO + 8 * j
 }
 
+/// What a 3D-class write to `CALL_MME_MACRO`'s range does: `(j, true)` starts a call of
+/// macro `j` (`CALL_MME_MACRO(j)`), `(j, false)` passes it one more parameter
+/// (`CALL_MME_DATA(j)`); `None` outside the range.
+pub const fn macro_call_method(mthd: u16) -> Option<(u16, bool)> {
+    if mthd < CALL_MME_MACRO || mthd >= 0x4000 {
+        return None;
+    }
+    Some(((mthd - CALL_MME_MACRO) / 8, mthd % 8 == 0))
+}
+
 /// `SET_MME_SHADOW_SCRATCH(i)`.
 pub const fn set_mme_shadow_scratch(i: u16) -> u16 {
     SET_MME_SHADOW_SCRATCH + 4 * i

@@ -476,8 +476,7 @@ impl Gpu {
             if run.kind == push::HeaderKind::IncrementOnce
                 && subc == push::SUBC_3D
                 && self.state.method_log.is_none()
-                && (class::CALL_MME_MACRO..0x4000).contains(&mthd)
-                && mthd % 8 == 0
+                && matches!(class::macro_call_method(mthd), Some((_, true)))
             {
                 // A whole macro call: its first word starts it, the rest are its
                 // parameters (what `write` does word by word).
@@ -488,27 +487,7 @@ impl Gpu {
                 }
                 continue;
             }
-            match run.kind {
-                push::HeaderKind::Immediate => {
-                    self.write(subc, mthd, run.header.count())?;
-                }
-                push::HeaderKind::Incrementing => {
-                    for (i, &data) in run.data.iter().enumerate() {
-                        self.write(subc, (mthd + 4 * i as u16) & 0x3ffc, data)?;
-                    }
-                }
-                push::HeaderKind::NonIncrementing => {
-                    for &data in run.data {
-                        self.write(subc, mthd, data)?;
-                    }
-                }
-                push::HeaderKind::IncrementOnce => {
-                    for (i, &data) in run.data.iter().enumerate() {
-                        let step = if i == 0 { 0 } else { 4 };
-                        self.write(subc, (mthd + step) & 0x3ffc, data)?;
-                    }
-                }
-            }
+            run.try_for_each_write(|mthd, data| self.write(subc, mthd, data))?;
         }
         match self.pending_call {
             Some(_) => self.flush_call(),
@@ -532,9 +511,8 @@ impl Gpu {
         if subc != push::SUBC_3D {
             return Ok(());
         }
-        if (class::CALL_MME_MACRO..0x4000).contains(&mthd) {
-            let id = (mthd - class::CALL_MME_MACRO) / 8;
-            if mthd % 8 == 0 {
+        if let Some((id, starts)) = class::macro_call_method(mthd) {
+            if starts {
                 if self.pending_call.is_some() {
                     self.flush_call()?;
                 }
