@@ -193,6 +193,15 @@ def gaps_of(base):
     return "&[" + ", ".join(f"({o}, {n})" for o, n in _layouts.gaps(name)) + "]"
 
 
+def streamed(expression):
+    """`expression` (what `encode` or `member_encoding` gives) as the generated code
+    writes it: each function also takes the parameter list `p` it writes its node into,
+    and a group writes what its structure's nested function writes."""
+    expression = re.sub(r"\bgroup\(nested_(\w+)\(", r"group(p, |p| nested_\1(p, ", expression)
+    expression = expression.replace("crate::templates::data(", "crate::templates::data(p, ")
+    return re.sub(r"\b(value|bytes_of|elements|chained|string|strings)\(", r"\1(p, ", expression)
+
+
 def encode(p, params):
     """The Rust expression of a `VulkanParamT` for `p`."""
     v = p.var
@@ -409,7 +418,7 @@ def write_hooks(out):
     out.write("#![allow(non_snake_case, deprecated, unused_imports, unused_unsafe, clippy::all, clippy::pedantic)]\n\n")
     out.write("use ash::vk;\nuse ash::vk::Handle;\n\n")
     out.write("use crate::generic::{bytes_of, chained, device_next, elements, group, instance_next, record, record_command, string, strings, value, with_nested};\n")
-    out.write("use trace_format::generated::trace::VulkanParamT;\n")
+    out.write("use trace_format::generic_params::{NodeWriter, ParamWriter};\n")
     out.write("use crate::hooks::Hook;\nuse crate::recorder::Scope;\n\n")
     for title, group in (("INSTANCE", instance), ("DEVICE", device)):
         out.write(f"/// The {title.lower()}-level commands with generated hooks, in slot order.\n")
@@ -472,12 +481,12 @@ def write_hooks(out):
             if alias_of.get(name, name) == "vkDestroyDescriptorUpdateTemplate":
                 out.write("    crate::templates::destroyed(descriptor_update_template);\n")
             res_code = "r.as_raw()" if rt == "vk::Result" else "0"
-            encoded = ",\n            ".join(encode(p, params) for p in params)
+            encoded = "".join(f"        {streamed(encode(p, params))};\n" for p in params)
             # Commands take their place by their command buffer (see recorder.rs); the
             # few that return a result are recorded as numbered calls.
             command = scope == "Command" and not rt
             recorder = f"record_command({first}, " if command else f"record(Scope::{scope}, {res_code}, "
-            out.write(f"    {recorder}\"{name}\", || {{\n        vec![\n            {encoded},\n        ]\n    }});\n")
+            out.write(f"    {recorder}\"{name}\", |p| {{\n{encoded}    }});\n")
             if rt:
                 out.write("    r\n")
             out.write("}\n\n")
@@ -498,9 +507,9 @@ def write_hooks(out):
     for name, encodings in sorted(nested.items()):
         if name not in used_nested:
             continue
-        body = ",\n        ".join(encodings)
-        out.write(f"/// What `{name}`'s pointer members point to, in member order.\n")
-        out.write(f"pub(crate) unsafe fn nested_{name}(s: &vk::{name[2:]}) -> Vec<VulkanParamT> {{\n    vec![\n        {body},\n    ]\n}}\n\n")
+        body = "".join(f"    {streamed(e)};\n" for e in encodings)
+        out.write(f"/// Writes what `{name}`'s pointer members point to into `p`, in member order.\n")
+        out.write(f"pub(crate) unsafe fn nested_{name}(p: &mut ParamWriter<'_>, s: &vk::{name[2:]}) {{\n{body}}}\n\n")
 
     # Structure types ash 0.38 does not define (renamed or dropped after this registry);
     # video structures are left out with the video extensions.
@@ -513,13 +522,14 @@ def write_hooks(out):
             continue
         out.write(f"        vk::StructureType::{value[len('VK_STRUCTURE_TYPE_'):]} => (std::mem::size_of::<vk::{struct[2:]}>(), {gaps_of(struct)}),\n")
     out.write("        _ => return None,\n    })\n}\n\n")
-    out.write("/// What the pointer members of a chained structure point to, by its `sType`.\n")
+    out.write("/// Nests in `link` what the pointer members of a chained structure point to, by its\n")
+    out.write("/// `sType` (nothing for a structure without pointer members).\n")
     out.write("///\n/// # Safety\n/// `s` must point to a valid structure of that type.\n")
-    out.write("pub unsafe fn chain_nested(s_type: vk::StructureType, s: *const std::ffi::c_void) -> Option<Vec<VulkanParamT>> {\n    Some(match s_type {\n")
+    out.write("pub unsafe fn chain_nested(link: NodeWriter<'_>, s_type: vk::StructureType, s: *const std::ffi::c_void) {\n    match s_type {\n")
     for struct, value in sorted(chained.items(), key=lambda kv: kv[1]):
         if struct in nested and "Video" not in struct:
-            out.write(f"        vk::StructureType::{value[len('VK_STRUCTURE_TYPE_'):]} => nested_{struct}(&*(s as *const vk::{struct[2:]})),\n")
-    out.write("        _ => return None,\n    })\n}\n\n")
+            out.write(f"        vk::StructureType::{value[len('VK_STRUCTURE_TYPE_'):]} => {{ with_nested(link, s as *const vk::{struct[2:]}, 1, nested_{struct}); }}\n")
+    out.write("        _ => {}\n    }\n}\n\n")
     out.write("/// Every generated hook, for `vkGetInstanceProcAddr` and `vkGetDeviceProcAddr`.\n")
     out.write(f"pub static HOOKS: [Hook; {len(generated)}] = [\n")
     for name, level, ret, params in instance + device:

@@ -2,13 +2,14 @@
 //! function by slot, and encoding parameters into a `VulkanCall` record (packed:
 //! [`trace_format::generic_params`], in a compact record).
 
+use std::cell::RefCell;
 use std::ffi::{c_char, CStr};
 
 use ash::vk;
 use ash::vk::Handle;
 use trace_format::direct::DirectField;
 use trace_format::generated::trace::{Call, VulkanParamT};
-use trace_format::generic_params;
+use trace_format::generic_params::{self, NodeWriter, ParamWriter};
 
 use crate::dispatch;
 use crate::recorder::{self, Scope};
@@ -40,31 +41,68 @@ unsafe fn cast<F: Copy>(f: vk::PFN_vkVoidFunction) -> Option<F> {
     Some(std::mem::transmute_copy(&f))
 }
 
-/// Records `name` with the parameters `params` builds, if `scope` is wanted now.
-pub fn record(scope: Scope, result: i32, name: &str, params: impl FnOnce() -> Vec<VulkanParamT>) {
-    if let Some(packed) = packed_if_wanted(scope, params) {
-        push_call(scope, result, name, &packed);
+/// Records `name` with the parameters `params` writes, if `scope` is wanted now.
+pub fn record(scope: Scope, result: i32, name: &str, params: impl FnOnce(&mut ParamWriter<'_>)) {
+    if recorder::wants(scope) {
+        with_packed(params, |packed| push_call(scope, result, name, packed));
     }
 }
 
 /// Records the command `name`, recorded into `command_buffer`, with the parameters
-/// `params` makes, in its command buffer's order (see [`recorder::record_command`]).
+/// `params` writes, in its command buffer's order (see [`recorder::record_command`]).
 pub fn record_command(
     command_buffer: vk::CommandBuffer,
     name: &str,
-    params: impl FnOnce() -> Vec<VulkanParamT>,
+    params: impl FnOnce(&mut ParamWriter<'_>),
 ) {
-    if let Some(packed) = packed_if_wanted(Scope::Command, params) {
-        push_command(command_buffer.as_raw(), name, &packed);
+    if recorder::wants(Scope::Command) {
+        with_packed(params, |packed| {
+            push_command(command_buffer.as_raw(), name, packed)
+        });
     }
 }
 
-/// The parameters `params` builds, packed, if a call of `scope` is recorded now.
-fn packed_if_wanted(scope: Scope, params: impl FnOnce() -> Vec<VulkanParamT>) -> Option<Vec<u8>> {
-    if !recorder::wants(scope) {
-        return None;
-    }
-    recorder::built(|| generic_params::packed(&params()))
+/// The most bytes the calling thread's packing buffer keeps between calls.
+const KEPT_PACKING_BYTES: usize = 1 << 20;
+
+thread_local! {
+    /// The calling thread's buffer for packing a call's parameters, reused from call to
+    /// call.
+    static PACKING: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Packs the parameters `params` writes and gives them to `push`, unless packing
+/// panicked (then capture stops, as [`recorder::built`] says).
+fn with_packed(params: impl FnOnce(&mut ParamWriter<'_>), push: impl FnOnce(&[u8])) {
+    let mut job = Some((params, push));
+    let mut run = |out: &mut Vec<u8>| {
+        if let Some((params, push)) = job.take() {
+            out.clear();
+            if recorder::built(|| ParamWriter::params(out, params)).is_some() {
+                push(out);
+            }
+        }
+    };
+    let _ = PACKING.try_with(|buffer| {
+        // A call recorded while another is being packed (none is; this is a guard)
+        // packs into a buffer of its own, below.
+        if let Ok(mut buffer) = buffer.try_borrow_mut() {
+            run(&mut buffer);
+            if buffer.capacity() > KEPT_PACKING_BYTES {
+                *buffer = Vec::new();
+            }
+        }
+    });
+    run(&mut Vec::new());
+}
+
+/// The parameter trees the parameters `params` writes make: for the typed records that
+/// keep one (`vkCreateDevice`'s create info), and for tests. None where the packed
+/// string does not read back (nested deeper than a reader takes).
+pub fn trees(params: impl FnOnce(&mut ParamWriter<'_>)) -> Option<Vec<VulkanParamT>> {
+    let mut packed = Vec::new();
+    ParamWriter::params(&mut packed, params);
+    generic_params::unpack(&packed).ok()
 }
 
 /// Records the generic call `name` with its `packed` parameters as a compact record:
@@ -92,22 +130,33 @@ fn fields<'a>(name: &'a str, packed: &'a [u8]) -> [DirectField<'a>; 3] {
 }
 
 /// A scalar or handle.
-pub fn value(v: u64) -> VulkanParamT {
-    let mut p = VulkanParamT::default();
-    p.value = v;
-    p
+pub fn value<'w>(p: &'w mut ParamWriter<'_>, v: u64) -> NodeWriter<'w> {
+    p.node(v)
 }
 
 /// `len` bytes at `ptr` (none when null).
 ///
 /// # Safety
 /// A non-null `ptr` must be readable for `len` bytes.
-pub unsafe fn bytes_of(ptr: *const u8, len: usize) -> VulkanParamT {
-    let mut p = value(ptr as u64);
-    if !ptr.is_null() && len > 0 {
-        p.bytes = Some(std::slice::from_raw_parts(ptr, len.min(MAX_PARAM_BYTES)).to_vec());
+pub unsafe fn bytes_of<'w>(
+    p: &'w mut ParamWriter<'_>,
+    ptr: *const u8,
+    len: usize,
+) -> NodeWriter<'w> {
+    let mut node = p.node(ptr as u64);
+    if let Some(bytes) = program_bytes(ptr, len) {
+        node.bytes(bytes);
     }
-    p
+    node
+}
+
+/// The `len` bytes at `ptr` a parameter records (at most [`MAX_PARAM_BYTES`]), or None
+/// for a null pointer or none.
+///
+/// # Safety
+/// As [`bytes_of`]'s.
+unsafe fn program_bytes<'a>(ptr: *const u8, len: usize) -> Option<&'a [u8]> {
+    (!ptr.is_null() && len > 0).then(|| std::slice::from_raw_parts(ptr, len.min(MAX_PARAM_BYTES)))
 }
 
 /// `count` elements of `T` at `ptr`, as bytes, with the bytes of each that `gaps`
@@ -117,25 +166,33 @@ pub unsafe fn bytes_of(ptr: *const u8, len: usize) -> VulkanParamT {
 ///
 /// # Safety
 /// A non-null `ptr` must point to `count` elements.
-pub unsafe fn elements<T>(ptr: *const T, count: usize, gaps: &[(u16, u16)]) -> VulkanParamT {
-    gapped_bytes_of(ptr as *const u8, std::mem::size_of::<T>(), count, gaps)
+pub unsafe fn elements<'w, T>(
+    p: &'w mut ParamWriter<'_>,
+    ptr: *const T,
+    count: usize,
+    gaps: &[(u16, u16)],
+) -> NodeWriter<'w> {
+    let size = std::mem::size_of::<T>();
+    let mut node = p.node(ptr as u64);
+    gapped_bytes(&mut node, ptr.cast(), size, count, gaps);
+    node
 }
 
-/// [`bytes_of`] the `count` elements of `size` bytes at `ptr`, each one's `gaps` zeroed.
+/// Gives `node` the `count` elements of `size` bytes at `ptr` as its bytes (none when
+/// null), each one's `gaps` zeroed.
 ///
 /// # Safety
 /// As [`bytes_of`]'s, for `count * size` bytes.
-unsafe fn gapped_bytes_of(
+unsafe fn gapped_bytes(
+    node: &mut NodeWriter<'_>,
     ptr: *const u8,
     size: usize,
     count: usize,
     gaps: &[(u16, u16)],
-) -> VulkanParamT {
-    let mut p = bytes_of(ptr, count.saturating_mul(size));
-    if let Some(bytes) = p.bytes.as_mut() {
-        zero_gaps(bytes, size, gaps);
+) {
+    if let Some(bytes) = program_bytes(ptr, count.saturating_mul(size)) {
+        zero_gaps(node.bytes(bytes), size, gaps);
     }
-    p
 }
 
 /// The gaps (padding) of the structure `s_type` names, as [`elements`] takes them.
@@ -164,99 +221,114 @@ fn zero_gaps(bytes: &mut [u8], size: usize, gaps: &[(u16, u16)]) {
 ///
 /// # Safety
 /// A non-null `ptr` must be a terminated string.
-pub unsafe fn string(ptr: *const c_char) -> VulkanParamT {
-    let mut p = value(ptr as u64);
+pub unsafe fn string<'w>(p: &'w mut ParamWriter<'_>, ptr: *const c_char) -> NodeWriter<'w> {
+    let mut node = p.node(ptr as u64);
     if !ptr.is_null() {
-        p.bytes = Some(CStr::from_ptr(ptr).to_bytes().to_vec());
+        node.bytes(CStr::from_ptr(ptr).to_bytes());
     }
-    p
+    node
 }
 
 /// `count` terminated strings, each followed by a NUL.
 ///
 /// # Safety
 /// A non-null `ptr` must point to `count` strings or nulls.
-pub unsafe fn strings(ptr: *const *const c_char, count: usize) -> VulkanParamT {
-    let mut p = value(ptr as u64);
+pub unsafe fn strings<'w>(
+    p: &'w mut ParamWriter<'_>,
+    ptr: *const *const c_char,
+    count: usize,
+) -> NodeWriter<'w> {
+    let mut node = p.node(ptr as u64);
     if !ptr.is_null() {
-        let mut bytes = Vec::new();
-        for s in std::slice::from_raw_parts(ptr, count) {
-            if !s.is_null() {
-                bytes.extend_from_slice(CStr::from_ptr(*s).to_bytes());
+        node.bytes_with(|out| {
+            for s in std::slice::from_raw_parts(ptr, count) {
+                if !s.is_null() {
+                    out.extend_from_slice(CStr::from_ptr(*s).to_bytes());
+                }
+                out.push(0);
             }
-            bytes.push(0);
-        }
-        p.bytes = Some(bytes);
+        });
     }
-    p
+    node
 }
 
 /// The longest `pNext` chain followed, against a chain that loops.
 const MAX_CHAIN: usize = 64;
 
 /// `count` structures of `T` at `ptr`, as bytes (their `gaps` zeroed, as [`elements`] does), with
-/// each one's `pNext` chain (each link's padding zeroed too).
+/// each one's `pNext` chain (each link's padding zeroed too, and what its pointer
+/// members point to nested in it).
 ///
 /// # Safety
 /// A non-null `ptr` must point to `count` structures that begin with `sType` and
 /// `pNext`, whose chains are valid.
-pub unsafe fn chained<T>(ptr: *const T, count: usize, gaps: &[(u16, u16)]) -> VulkanParamT {
-    let mut p = elements(ptr, count, gaps);
+pub unsafe fn chained<'w, T>(
+    p: &'w mut ParamWriter<'_>,
+    ptr: *const T,
+    count: usize,
+    gaps: &[(u16, u16)],
+) -> NodeWriter<'w> {
+    let mut node = elements(p, ptr, count, gaps);
     if ptr.is_null() {
-        return p;
+        return node;
     }
-    let mut chain = Vec::new();
-    for i in 0..count.min(MAX_CHAIN) {
-        let base = &*(ptr.add(i) as *const vk::BaseInStructure);
-        let mut next = base.p_next;
-        let mut depth = 0;
-        while !next.is_null() && depth < MAX_CHAIN {
-            let s = &*next;
-            let (size, gaps) =
-                crate::generated::commands::struct_layout(s.s_type).unwrap_or((0, &[]));
-            let mut link = gapped_bytes_of(next as *const u8, size, 1, gaps);
-            link.value = ((i as u64) << 32) | u64::from(s.s_type.as_raw() as u32);
-            if size > 0 {
-                link.nested = crate::generated::commands::chain_nested(s.s_type, next.cast());
+    let first_link = |i: usize| (*(ptr.add(i) as *const vk::BaseInStructure)).p_next;
+    let walked = count.min(MAX_CHAIN);
+    if (0..walked).all(|i| first_link(i).is_null()) {
+        return node;
+    }
+    node.chain(|chain| {
+        for i in 0..walked {
+            let mut next = first_link(i);
+            let mut depth = 0;
+            while !next.is_null() && depth < MAX_CHAIN {
+                let s = &*next;
+                let (size, gaps) =
+                    crate::generated::commands::struct_layout(s.s_type).unwrap_or((0, &[]));
+                let mut link = chain.node(((i as u64) << 32) | u64::from(s.s_type.as_raw() as u32));
+                gapped_bytes(&mut link, next.cast(), size, 1, gaps);
+                if size > 0 {
+                    crate::generated::commands::chain_nested(link, s.s_type, next.cast());
+                }
+                next = s.p_next;
+                depth += 1;
             }
-            chain.push(link);
-            next = s.p_next;
-            depth += 1;
         }
-    }
-    if !chain.is_empty() {
-        p.chain = Some(chain);
-    }
-    p
+    });
+    node
 }
 
-/// `param` (the `count` structures at `ptr`) with what each structure's pointer members
-/// point to, read by `nested`: for each element in turn, its members in order.
+/// `node` (the `count` structures at `ptr`) with what each structure's pointer members
+/// point to, written by `nested`: for each element in turn, its members in order.
 ///
 /// # Safety
 /// A non-null `ptr` must point to `count` valid structures.
-pub unsafe fn with_nested<T>(
-    mut param: VulkanParamT,
+pub unsafe fn with_nested<'w, T>(
+    mut node: NodeWriter<'w>,
     ptr: *const T,
     count: usize,
-    nested: unsafe fn(&T) -> Vec<VulkanParamT>,
-) -> VulkanParamT {
+    nested: unsafe fn(&mut ParamWriter<'_>, &T),
+) -> NodeWriter<'w> {
     if ptr.is_null() || count == 0 {
-        return param;
+        return node;
     }
-    let mut all = Vec::new();
-    for i in 0..count.min(MAX_NESTED_ELEMENTS) {
-        all.extend(nested(&*ptr.add(i)));
-    }
-    param.nested = Some(all);
-    param
+    node.nested(|list| {
+        for i in 0..count.min(MAX_NESTED_ELEMENTS) {
+            nested(list, &*ptr.add(i));
+        }
+    });
+    node
 }
 
-/// What an embedded structure's pointer members point to, as one parameter.
-pub fn group(nested: Vec<VulkanParamT>) -> VulkanParamT {
-    let mut p = value(0);
-    p.nested = Some(nested);
-    p
+/// What an embedded structure's pointer members point to, as one parameter: the
+/// parameters `nested` writes.
+pub fn group<'w>(
+    p: &'w mut ParamWriter<'_>,
+    nested: impl FnOnce(&mut ParamWriter<'_>),
+) -> NodeWriter<'w> {
+    let mut node = p.node(0);
+    node.nested(nested);
+    node
 }
 
 /// The most array elements whose nested pointers are followed.
@@ -277,6 +349,13 @@ mod tests {
         s
     }
 
+    /// The one parameter `write` writes, read back.
+    fn one_tree(write: impl FnOnce(&mut ParamWriter<'_>)) -> VulkanParamT {
+        let mut trees = trees(write).expect("the parameters read back");
+        assert_eq!(trees.len(), 1);
+        trees.remove(0)
+    }
+
     #[test]
     fn a_structures_padding_is_recorded_as_zeros() {
         let info = on_dirty_stack::<vk::FenceCreateInfo>(|f| unsafe {
@@ -288,7 +367,9 @@ mod tests {
             crate::generated::commands::struct_layout(vk::StructureType::FENCE_CREATE_INFO)
                 .expect("a chained structure");
         assert_eq!((size, gaps), (24, &[(4, 4), (20, 4)][..]));
-        let recorded = unsafe { chained(info.as_ptr(), 1, gaps) };
+        let recorded = one_tree(|p| unsafe {
+            chained(p, info.as_ptr(), 1, gaps);
+        });
         let mut expected = [0u8; 24];
         expected[..4].copy_from_slice(&8u32.to_le_bytes());
         expected[16..20].copy_from_slice(&1u32.to_le_bytes());
@@ -318,12 +399,105 @@ mod tests {
             std::ptr::addr_of_mut!((*f).p_next).write(link.as_ptr().cast());
             std::ptr::addr_of_mut!((*f).flags).write(vk::FenceCreateFlags::empty());
         });
-        let recorded = unsafe { chained(info.as_ptr(), 1, &[(4, 4), (20, 4)]) };
+        let recorded = one_tree(|p| unsafe {
+            chained(p, info.as_ptr(), 1, &[(4, 4), (20, 4)]);
+        });
         let chain = recorded.chain.expect("the link is recorded");
         let bytes = chain[0].bytes.as_deref().expect("its bytes");
         assert_eq!(bytes.len(), 24);
         assert_eq!(&bytes[4..8], [0; 4], "after sType");
         assert_eq!(&bytes[20..24], [0; 4], "after handleTypes");
         assert_eq!(&bytes[16..20], 1u32.to_le_bytes());
+    }
+
+    fn node(value: u64, bytes: Option<Vec<u8>>) -> VulkanParamT {
+        let mut p = VulkanParamT::default();
+        p.value = value;
+        p.bytes = bytes;
+        p
+    }
+
+    /// The bytes of the `T`s at `s`, with `gaps` zeroed in each.
+    fn bytes_with_gaps<T>(s: &[T], gaps: &[(u16, u16)]) -> Vec<u8> {
+        // SAFETY: `s` is live for `size_of_val(s)` bytes.
+        let mut bytes =
+            unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), size_of_val(s)) }.to_vec();
+        zero_gaps(&mut bytes, size_of::<T>(), gaps);
+        bytes
+    }
+
+    #[test]
+    fn a_pipeline_is_recorded_with_its_chain_its_stage_and_what_they_point_to() {
+        let entries = [vk::SpecializationMapEntry {
+            constant_id: 3,
+            offset: 0,
+            size: 4,
+        }];
+        let constants = 7u32.to_le_bytes();
+        let specialization = vk::SpecializationInfo::default()
+            .map_entries(&entries)
+            .data(&constants);
+        let mut feedback = vk::PipelineCreationFeedback::default();
+        let mut link = vk::PipelineCreationFeedbackCreateInfo::default()
+            .pipeline_creation_feedback(&mut feedback);
+        let info = vk::ComputePipelineCreateInfo::default()
+            .stage(
+                vk::PipelineShaderStageCreateInfo::default()
+                    .stage(vk::ShaderStageFlags::COMPUTE)
+                    .name(c"main")
+                    .specialization_info(&specialization),
+            )
+            .push_next(&mut link);
+        let recorded = one_tree(|p| unsafe {
+            with_nested(
+                chained(p, &info, 1, gaps_of(info.s_type)),
+                &info,
+                1,
+                crate::generated::commands::nested_VkComputePipelineCreateInfo,
+            );
+        });
+
+        // What the program passed, each structure's padding zeroed.
+        let padded_after_first_u32 = &[(4, 4)][..];
+        // SAFETY: `info` chains `link`, which points to `feedback`; both are live.
+        let link = unsafe { *(info.p_next as *const vk::PipelineCreationFeedbackCreateInfo) };
+        let feedback_at = link.p_pipeline_creation_feedback;
+        let feedback = unsafe { *feedback_at };
+        let mut expected = node(
+            &info as *const _ as u64,
+            Some(bytes_with_gaps(&[info], gaps_of(info.s_type))),
+        );
+        let mut chain_link = node(
+            u64::from(link.s_type.as_raw() as u32),
+            Some(bytes_with_gaps(&[link], gaps_of(link.s_type))),
+        );
+        chain_link.nested = Some(vec![
+            node(
+                feedback_at as u64,
+                Some(bytes_with_gaps(&[feedback], padded_after_first_u32)),
+            ),
+            node(0, None),
+        ]);
+        expected.chain = Some(vec![chain_link]);
+        let mut spec = node(
+            &specialization as *const _ as u64,
+            Some(bytes_with_gaps(&[specialization], padded_after_first_u32)),
+        );
+        spec.nested = Some(vec![
+            node(
+                entries.as_ptr() as u64,
+                Some(bytes_with_gaps(&entries, &[])),
+            ),
+            node(constants.as_ptr() as u64, Some(constants.to_vec())),
+        ]);
+        let mut stage = node(0, None);
+        stage.nested = Some(vec![
+            node(info.stage.p_name as u64, Some(b"main".to_vec())),
+            spec,
+        ]);
+        expected.nested = Some(vec![stage]);
+        assert_eq!(recorded.chain, expected.chain, "the chain");
+        assert_eq!(recorded.nested, expected.nested, "the stage");
+        assert_eq!(recorded, expected);
     }
 }

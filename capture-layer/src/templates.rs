@@ -14,9 +14,7 @@ use std::sync::{PoisonError, RwLock};
 
 use ash::vk;
 use ash::vk::Handle;
-use trace_format::generated::trace::VulkanParamT;
-
-use crate::generic::{bytes_of, value};
+use trace_format::generic_params::{NodeWriter, ParamWriter};
 
 /// Every live template's byte runs.
 static RUNS: RwLock<Option<HashMap<u64, Vec<Range<usize>>>>> = RwLock::new(None);
@@ -112,26 +110,26 @@ pub fn destroyed(template: vk::DescriptorUpdateTemplate) {
 ///
 /// # Safety
 /// `data` must hold what `template` reads.
-pub unsafe fn data(
+pub unsafe fn data<'w>(
+    p: &'w mut ParamWriter<'_>,
     template: vk::DescriptorUpdateTemplate,
     data: *const std::ffi::c_void,
-) -> VulkanParamT {
+) -> NodeWriter<'w> {
     let all = RUNS.read().unwrap_or_else(PoisonError::into_inner);
+    let mut param = p.node(data as u64);
     let Some(runs) = all.as_ref().and_then(|m| m.get(&template.as_raw())) else {
-        return value(data as u64);
+        return param;
     };
-    let mut param = value(data as u64);
     if !data.is_null() {
         let base = data as *const u8;
-        param.nested = Some(
-            runs.iter()
-                .map(|run| {
-                    let mut piece = bytes_of(base.add(run.start), run.len());
-                    piece.value = run.start as u64;
-                    piece
-                })
-                .collect(),
-        );
+        param.nested(|pieces| {
+            for run in runs {
+                let mut piece = pieces.node(run.start as u64);
+                if !run.is_empty() {
+                    piece.bytes(std::slice::from_raw_parts(base.add(run.start), run.len()));
+                }
+            }
+        });
     }
     param
 }
@@ -190,13 +188,18 @@ mod tests {
         let info =
             vk::DescriptorUpdateTemplateCreateInfo::default().descriptor_update_entries(&entries);
         let program: Vec<u8> = (0..96).collect();
-        // SAFETY: `info` made the template; `program` holds what it reads.
-        let param = unsafe {
-            created(template, &info);
-            data(template, program.as_ptr().cast())
-        };
+        // SAFETY: `info` is a valid create info.
+        unsafe { created(template, &info) };
+        let params = crate::generic::trees(|p| {
+            // SAFETY: `program` holds what the template reads.
+            unsafe { data(p, template, program.as_ptr().cast()) };
+        });
         destroyed(template);
-        let runs = param.nested.expect("runs");
+        let [param] = &params.expect("the parameter reads back")[..] else {
+            panic!("one parameter");
+        };
+        assert_eq!(param.value, program.as_ptr() as u64);
+        let runs = param.nested.clone().expect("runs");
         let runs: Vec<(u64, Vec<u8>)> = runs
             .into_iter()
             .map(|r| (r.value, r.bytes.unwrap_or_default()))

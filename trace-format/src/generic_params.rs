@@ -23,6 +23,10 @@ use flatbuffers::{ForwardsUOffset, Vector};
 
 use crate::generated::trace::{VulkanCall, VulkanCallT, VulkanParam, VulkanParamT};
 
+mod writer;
+
+pub use writer::{NodeWriter, ParamWriter};
+
 /// A value follows the flags.
 const VALUE: u8 = 1;
 /// Bytes follow (their length, then themselves).
@@ -466,9 +470,24 @@ pub fn packed_call(command: &str, params: &[VulkanParamT]) -> VulkanCallT {
 
 /// Packs `params` into `out`: a `u32` count, then each parameter's tree.
 pub fn pack(params: &[VulkanParamT], out: &mut Vec<u8>) {
-    out.extend_from_slice(&(params.len() as u32).to_le_bytes());
-    for p in params {
-        pack_node(p, out);
+    ParamWriter::params(out, |list| {
+        for p in params {
+            write_tree(list, p);
+        }
+    });
+}
+
+/// Writes the tree `p` as the next node of `list`.
+fn write_tree(list: &mut ParamWriter<'_>, p: &VulkanParamT) {
+    let mut node = list.node(p.value);
+    if let Some(bytes) = &p.bytes {
+        node.bytes(bytes);
+    }
+    if let Some(chain) = &p.chain {
+        node.chain(|list| chain.iter().for_each(|child| write_tree(list, child)));
+    }
+    if let Some(nested) = &p.nested {
+        node.nested(|list| nested.iter().for_each(|child| write_tree(list, child)));
     }
 }
 
@@ -493,40 +512,6 @@ fn node_len(p: &VulkanParamT) -> usize {
         + p.bytes.as_ref().map_or(0, |b| 4 + b.len())
         + list(&p.chain)
         + list(&p.nested)
-}
-
-fn pack_node(p: &VulkanParamT, out: &mut Vec<u8>) {
-    let mut flags = 0;
-    if p.value != 0 {
-        flags |= VALUE;
-    }
-    if p.bytes.is_some() {
-        flags |= BYTES;
-    }
-    if p.chain.is_some() {
-        flags |= CHAIN;
-    }
-    if p.nested.is_some() {
-        flags |= NESTED;
-    }
-    out.push(flags);
-    if p.value != 0 {
-        out.extend_from_slice(&p.value.to_le_bytes());
-    }
-    if let Some(bytes) = &p.bytes {
-        out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-        out.extend_from_slice(bytes);
-    }
-    for list in [&p.chain, &p.nested].into_iter().flatten() {
-        out.extend_from_slice(&(list.len() as u32).to_le_bytes());
-        let len_at = out.len();
-        out.extend_from_slice(&[0; 4]);
-        for node in list {
-            pack_node(node, out);
-        }
-        let len = (out.len() - len_at - 4) as u32;
-        out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use ash::vk;
 use ash::vk::Handle;
 
 use crate::generic::{bytes_of, chained, device_next, elements, group, instance_next, record, record_command, string, strings, value, with_nested};
-use trace_format::generated::trace::VulkanParamT;
+use trace_format::generic_params::{NodeWriter, ParamWriter};
 use crate::hooks::Hook;
 use crate::recorder::Scope;
 
@@ -510,12 +510,10 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(instance: vk::Instance,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_physical_device_count, p_physical_devices);
-    record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDevices", || {
-        vec![
-            value(instance.as_raw()),
-            elements(p_physical_device_count as *const u32, usize::from(!p_physical_device_count.is_null()), &[]),
-            elements(p_physical_devices as *const vk::PhysicalDevice, if p_physical_device_count.is_null() { 0 } else { *p_physical_device_count as usize }, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDevices", |p| {
+        value(p, instance.as_raw());
+        elements(p, p_physical_device_count as *const u32, usize::from(!p_physical_device_count.is_null()), &[]);
+        elements(p, p_physical_devices as *const vk::PhysicalDevice, if p_physical_device_count.is_null() { 0 } else { *p_physical_device_count as usize }, &[]);
     });
     r
 }
@@ -526,11 +524,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures(physical_device: vk::P
         return;
     };
     let _r = next(physical_device, p_features);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_features as *const vk::PhysicalDeviceFeatures, usize::from(!p_features.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_features as *const vk::PhysicalDeviceFeatures, usize::from(!p_features.is_null()), &[]);
     });
 }
 
@@ -540,12 +536,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties(physical_devic
         return;
     };
     let _r = next(physical_device, format, p_format_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceFormatProperties", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(format.as_raw() as u32 as u64),
-            elements(p_format_properties as *const vk::FormatProperties, usize::from(!p_format_properties.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceFormatProperties", |p| {
+        value(p, physical_device.as_raw());
+        value(p, format.as_raw() as u32 as u64);
+        elements(p, p_format_properties as *const vk::FormatProperties, usize::from(!p_format_properties.is_null()), &[]);
     });
 }
 
@@ -555,16 +549,14 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties(physical_
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, format, ty, tiling, usage, flags, p_image_format_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceImageFormatProperties", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(format.as_raw() as u32 as u64),
-            value(ty.as_raw() as u32 as u64),
-            value(tiling.as_raw() as u32 as u64),
-            value(usage.as_raw() as u64),
-            value(flags.as_raw() as u64),
-            elements(p_image_format_properties as *const vk::ImageFormatProperties, usize::from(!p_image_format_properties.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceImageFormatProperties", |p| {
+        value(p, physical_device.as_raw());
+        value(p, format.as_raw() as u32 as u64);
+        value(p, ty.as_raw() as u32 as u64);
+        value(p, tiling.as_raw() as u32 as u64);
+        value(p, usage.as_raw() as u64);
+        value(p, flags.as_raw() as u64);
+        elements(p, p_image_format_properties as *const vk::ImageFormatProperties, usize::from(!p_image_format_properties.is_null()), &[]);
     });
     r
 }
@@ -575,11 +567,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties(physical_device: vk:
         return;
     };
     let _r = next(physical_device, p_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_properties as *const vk::PhysicalDeviceProperties, usize::from(!p_properties.is_null()), &[(292, 4), (340, 4), (596, 4), (772, 4), (820, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_properties as *const vk::PhysicalDeviceProperties, usize::from(!p_properties.is_null()), &[(292, 4), (340, 4), (596, 4), (772, 4), (820, 4)]);
     });
 }
 
@@ -589,12 +579,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties(physical_
         return;
     };
     let _r = next(physical_device, p_queue_family_property_count, p_queue_family_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyProperties", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null()), &[]),
-            elements(p_queue_family_properties as *const vk::QueueFamilyProperties, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }, &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyProperties", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null()), &[]);
+        elements(p, p_queue_family_properties as *const vk::QueueFamilyProperties, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }, &[]);
     });
 }
 
@@ -604,11 +592,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties(physical_devic
         return;
     };
     let _r = next(physical_device, p_memory_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_memory_properties as *const vk::PhysicalDeviceMemoryProperties, usize::from(!p_memory_properties.is_null()), &[(276, 4), (292, 4), (308, 4), (324, 4), (340, 4), (356, 4), (372, 4), (388, 4), (404, 4), (420, 4), (436, 4), (452, 4), (468, 4), (484, 4), (500, 4), (516, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_memory_properties as *const vk::PhysicalDeviceMemoryProperties, usize::from(!p_memory_properties.is_null()), &[(276, 4), (292, 4), (308, 4), (324, 4), (340, 4), (356, 4), (372, 4), (388, 4), (404, 4), (420, 4), (436, 4), (452, 4), (468, 4), (484, 4), (500, 4), (516, 4)]);
     });
 }
 
@@ -618,17 +604,15 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties(phy
         return;
     };
     let _r = next(physical_device, format, ty, samples, usage, tiling, p_property_count, p_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceSparseImageFormatProperties", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(format.as_raw() as u32 as u64),
-            value(ty.as_raw() as u32 as u64),
-            value(samples.as_raw() as u64),
-            value(usage.as_raw() as u64),
-            value(tiling.as_raw() as u32 as u64),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
-            elements(p_properties as *const vk::SparseImageFormatProperties, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceSparseImageFormatProperties", |p| {
+        value(p, physical_device.as_raw());
+        value(p, format.as_raw() as u32 as u64);
+        value(p, ty.as_raw() as u32 as u64);
+        value(p, samples.as_raw() as u64);
+        value(p, usage.as_raw() as u64);
+        value(p, tiling.as_raw() as u32 as u64);
+        elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
+        elements(p, p_properties as *const vk::SparseImageFormatProperties, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[]);
     });
 }
 
@@ -638,12 +622,10 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(instance: vk::Inst
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_physical_device_group_count, p_physical_device_group_properties);
-    record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDeviceGroups", || {
-        vec![
-            value(instance.as_raw()),
-            elements(p_physical_device_group_count as *const u32, usize::from(!p_physical_device_group_count.is_null()), &[]),
-            chained(p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }, &[(4, 4), (20, 4), (284, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDeviceGroups", |p| {
+        value(p, instance.as_raw());
+        elements(p, p_physical_device_group_count as *const u32, usize::from(!p_physical_device_group_count.is_null()), &[]);
+        chained(p, p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }, &[(4, 4), (20, 4), (284, 4)]);
     });
     r
 }
@@ -654,11 +636,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures2(physical_device: vk::
         return;
     };
     let _r = next(physical_device, p_features);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures2", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null()), &[(4, 4), (236, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures2", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null()), &[(4, 4), (236, 4)]);
     });
 }
 
@@ -668,11 +648,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties2(physical_device: vk
         return;
     };
     let _r = next(physical_device, p_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties2", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null()), &[(4, 4), (308, 4), (356, 4), (612, 4), (788, 4), (836, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties2", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null()), &[(4, 4), (308, 4), (356, 4), (612, 4), (788, 4), (836, 4)]);
     });
 }
 
@@ -682,12 +660,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2(physical_devi
         return;
     };
     let _r = next(physical_device, format, p_format_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceFormatProperties2", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(format.as_raw() as u32 as u64),
-            chained(p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null()), &[(4, 4), (28, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceFormatProperties2", |p| {
+        value(p, physical_device.as_raw());
+        value(p, format.as_raw() as u32 as u64);
+        chained(p, p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null()), &[(4, 4), (28, 4)]);
     });
 }
 
@@ -697,12 +673,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2(physical
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_image_format_info, p_image_format_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceImageFormatProperties2", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null()), &[(4, 4), (36, 4)]),
-            chained(p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceImageFormatProperties2", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null()), &[(4, 4), (36, 4)]);
+        chained(p, p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -713,12 +687,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2(physical
         return;
     };
     let _r = next(physical_device, p_queue_family_property_count, p_queue_family_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyProperties2", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null()), &[]),
-            chained(p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }, &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyProperties2", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null()), &[]);
+        chained(p, p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }, &[(4, 4)]);
     });
 }
 
@@ -728,11 +700,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2(physical_devi
         return;
     };
     let _r = next(physical_device, p_memory_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties2", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null()), &[(4, 4), (292, 4), (308, 4), (324, 4), (340, 4), (356, 4), (372, 4), (388, 4), (404, 4), (420, 4), (436, 4), (452, 4), (468, 4), (484, 4), (500, 4), (516, 4), (532, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties2", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null()), &[(4, 4), (292, 4), (308, 4), (324, 4), (340, 4), (356, 4), (372, 4), (388, 4), (404, 4), (420, 4), (436, 4), (452, 4), (468, 4), (484, 4), (500, 4), (516, 4), (532, 4)]);
     });
 }
 
@@ -742,13 +712,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2(ph
         return;
     };
     let _r = next(physical_device, p_format_info, p_property_count, p_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceSparseImageFormatProperties2", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null()), &[(4, 4), (36, 4)]),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
-            chained(p_properties as *const vk::SparseImageFormatProperties2, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceSparseImageFormatProperties2", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null()), &[(4, 4), (36, 4)]);
+        elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
+        chained(p, p_properties as *const vk::SparseImageFormatProperties2, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (36, 4)]);
     });
 }
 
@@ -758,12 +726,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties(physic
         return;
     };
     let _r = next(physical_device, p_external_buffer_info, p_external_buffer_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalBufferProperties", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null()), &[(4, 4), (28, 4)]),
-            chained(p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null()), &[(4, 4), (28, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalBufferProperties", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null()), &[(4, 4), (28, 4)]);
+        chained(p, p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null()), &[(4, 4), (28, 4)]);
     });
 }
 
@@ -773,12 +739,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties(physica
         return;
     };
     let _r = next(physical_device, p_external_fence_info, p_external_fence_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalFenceProperties", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null()), &[(4, 4), (20, 4)]),
-            chained(p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null()), &[(4, 4), (28, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalFenceProperties", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null()), &[(4, 4), (20, 4)]);
+        chained(p, p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null()), &[(4, 4), (28, 4)]);
     });
 }
 
@@ -788,12 +752,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties(phy
         return;
     };
     let _r = next(physical_device, p_external_semaphore_info, p_external_semaphore_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalSemaphoreProperties", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null()), &[(4, 4), (20, 4)]),
-            chained(p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null()), &[(4, 4), (28, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalSemaphoreProperties", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null()), &[(4, 4), (20, 4)]);
+        chained(p, p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null()), &[(4, 4), (28, 4)]);
     });
 }
 
@@ -803,12 +765,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceToolProperties(physical_device:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_tool_count, p_tool_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceToolProperties", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_tool_count as *const u32, usize::from(!p_tool_count.is_null()), &[]),
-            chained(p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }, &[(4, 4), (1044, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceToolProperties", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_tool_count as *const u32, usize::from(!p_tool_count.is_null()), &[]);
+        chained(p, p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }, &[(4, 4), (1044, 4)]);
     });
     r
 }
@@ -819,12 +779,10 @@ pub unsafe extern "system" fn vkDestroySurfaceKHR(instance: vk::Instance, surfac
         return;
     };
     let _r = next(instance, surface, p_allocator);
-    record(Scope::Setup, 0, "vkDestroySurfaceKHR", || {
-        vec![
-            value(instance.as_raw()),
-            value(surface.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroySurfaceKHR", |p| {
+        value(p, instance.as_raw());
+        value(p, surface.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -834,13 +792,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR(physical_devi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, queue_family_index, surface, p_supported);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceSupportKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(queue_family_index as u64),
-            value(surface.as_raw()),
-            elements(p_supported as *const vk::Bool32, usize::from(!p_supported.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceSupportKHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, queue_family_index as u64);
+        value(p, surface.as_raw());
+        elements(p, p_supported as *const vk::Bool32, usize::from(!p_supported.is_null()), &[]);
     });
     r
 }
@@ -851,12 +807,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR(physical
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, surface, p_surface_capabilities);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceCapabilitiesKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(surface.as_raw()),
-            elements(p_surface_capabilities as *const vk::SurfaceCapabilitiesKHR, usize::from(!p_surface_capabilities.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceCapabilitiesKHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, surface.as_raw());
+        elements(p, p_surface_capabilities as *const vk::SurfaceCapabilitiesKHR, usize::from(!p_surface_capabilities.is_null()), &[]);
     });
     r
 }
@@ -867,13 +821,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR(physical_devi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, surface, p_surface_format_count, p_surface_formats);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceFormatsKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(surface.as_raw()),
-            elements(p_surface_format_count as *const u32, usize::from(!p_surface_format_count.is_null()), &[]),
-            elements(p_surface_formats as *const vk::SurfaceFormatKHR, if p_surface_format_count.is_null() { 0 } else { *p_surface_format_count as usize }, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceFormatsKHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, surface.as_raw());
+        elements(p, p_surface_format_count as *const u32, usize::from(!p_surface_format_count.is_null()), &[]);
+        elements(p, p_surface_formats as *const vk::SurfaceFormatKHR, if p_surface_format_count.is_null() { 0 } else { *p_surface_format_count as usize }, &[]);
     });
     r
 }
@@ -884,13 +836,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR(physical
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, surface, p_present_mode_count, p_present_modes);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfacePresentModesKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(surface.as_raw()),
-            elements(p_present_mode_count as *const u32, usize::from(!p_present_mode_count.is_null()), &[]),
-            elements(p_present_modes as *const vk::PresentModeKHR, if p_present_mode_count.is_null() { 0 } else { *p_present_mode_count as usize }, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfacePresentModesKHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, surface.as_raw());
+        elements(p, p_present_mode_count as *const u32, usize::from(!p_present_mode_count.is_null()), &[]);
+        elements(p, p_present_modes as *const vk::PresentModeKHR, if p_present_mode_count.is_null() { 0 } else { *p_present_mode_count as usize }, &[]);
     });
     r
 }
@@ -901,13 +851,11 @@ pub unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR(physical_d
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, surface, p_rect_count, p_rects);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDevicePresentRectanglesKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(surface.as_raw()),
-            elements(p_rect_count as *const u32, usize::from(!p_rect_count.is_null()), &[]),
-            elements(p_rects as *const vk::Rect2D, if p_rect_count.is_null() { 0 } else { *p_rect_count as usize }, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDevicePresentRectanglesKHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, surface.as_raw());
+        elements(p, p_rect_count as *const u32, usize::from(!p_rect_count.is_null()), &[]);
+        elements(p, p_rects as *const vk::Rect2D, if p_rect_count.is_null() { 0 } else { *p_rect_count as usize }, &[]);
     });
     r
 }
@@ -918,12 +866,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR(physical_d
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayPropertiesKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
-            with_nested(elements(p_properties as *const vk::DisplayPropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(44, 4)]), p_properties as *const vk::DisplayPropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, nested_VkDisplayPropertiesKHR),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayPropertiesKHR", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
+        with_nested(elements(p, p_properties as *const vk::DisplayPropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(44, 4)]), p_properties as *const vk::DisplayPropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, nested_VkDisplayPropertiesKHR);
     });
     r
 }
@@ -934,12 +880,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR(physi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayPlanePropertiesKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
-            elements(p_properties as *const vk::DisplayPlanePropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(12, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayPlanePropertiesKHR", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
+        elements(p, p_properties as *const vk::DisplayPlanePropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(12, 4)]);
     });
     r
 }
@@ -950,13 +894,11 @@ pub unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR(physical_dev
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, plane_index, p_display_count, p_displays);
-    record(Scope::Setup, r.as_raw(), "vkGetDisplayPlaneSupportedDisplaysKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(plane_index as u64),
-            elements(p_display_count as *const u32, usize::from(!p_display_count.is_null()), &[]),
-            elements(p_displays as *const vk::DisplayKHR, if p_display_count.is_null() { 0 } else { *p_display_count as usize }, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetDisplayPlaneSupportedDisplaysKHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, plane_index as u64);
+        elements(p, p_display_count as *const u32, usize::from(!p_display_count.is_null()), &[]);
+        elements(p, p_displays as *const vk::DisplayKHR, if p_display_count.is_null() { 0 } else { *p_display_count as usize }, &[]);
     });
     r
 }
@@ -967,13 +909,11 @@ pub unsafe extern "system" fn vkGetDisplayModePropertiesKHR(physical_device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, display, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetDisplayModePropertiesKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(display.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
-            elements(p_properties as *const vk::DisplayModePropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(20, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetDisplayModePropertiesKHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, display.as_raw());
+        elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
+        elements(p, p_properties as *const vk::DisplayModePropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(20, 4)]);
     });
     r
 }
@@ -984,14 +924,12 @@ pub unsafe extern "system" fn vkCreateDisplayModeKHR(physical_device: vk::Physic
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, display, p_create_info, p_allocator, p_mode);
-    record(Scope::Setup, r.as_raw(), "vkCreateDisplayModeKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(display.as_raw()),
-            chained(p_create_info as *const vk::DisplayModeCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_mode as *const vk::DisplayModeKHR, usize::from(!p_mode.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateDisplayModeKHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, display.as_raw());
+        chained(p, p_create_info as *const vk::DisplayModeCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_mode as *const vk::DisplayModeKHR, usize::from(!p_mode.is_null()), &[]);
     });
     r
 }
@@ -1002,13 +940,11 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR(physical_device: 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, mode, plane_index, p_capabilities);
-    record(Scope::Setup, r.as_raw(), "vkGetDisplayPlaneCapabilitiesKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(mode.as_raw()),
-            value(plane_index as u64),
-            elements(p_capabilities as *const vk::DisplayPlaneCapabilitiesKHR, usize::from(!p_capabilities.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetDisplayPlaneCapabilitiesKHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, mode.as_raw());
+        value(p, plane_index as u64);
+        elements(p, p_capabilities as *const vk::DisplayPlaneCapabilitiesKHR, usize::from(!p_capabilities.is_null()), &[]);
     });
     r
 }
@@ -1019,13 +955,11 @@ pub unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR(instance: vk::Insta
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_surface);
-    record(Scope::Setup, r.as_raw(), "vkCreateDisplayPlaneSurfaceKHR", || {
-        vec![
-            value(instance.as_raw()),
-            chained(p_create_info as *const vk::DisplaySurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (60, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateDisplayPlaneSurfaceKHR", |p| {
+        value(p, instance.as_raw());
+        chained(p, p_create_info as *const vk::DisplaySurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (60, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]);
     });
     r
 }
@@ -1036,13 +970,11 @@ pub unsafe extern "system" fn vkCreateXlibSurfaceKHR(instance: vk::Instance, p_c
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_surface);
-    record(Scope::Setup, r.as_raw(), "vkCreateXlibSurfaceKHR", || {
-        vec![
-            value(instance.as_raw()),
-            with_nested(chained(p_create_info as *const vk::XlibSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[]), p_create_info as *const vk::XlibSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkXlibSurfaceCreateInfoKHR),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateXlibSurfaceKHR", |p| {
+        value(p, instance.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::XlibSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[]), p_create_info as *const vk::XlibSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkXlibSurfaceCreateInfoKHR);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]);
     });
     r
 }
@@ -1053,13 +985,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR(phys
         return Default::default();
     };
     let r = next(physical_device, queue_family_index, dpy, visual_id);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceXlibPresentationSupportKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(queue_family_index as u64),
-            elements(dpy as *const vk::Display, usize::from(!dpy.is_null()), &[]),
-            value(visual_id as u64),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceXlibPresentationSupportKHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, queue_family_index as u64);
+        elements(p, dpy as *const vk::Display, usize::from(!dpy.is_null()), &[]);
+        value(p, visual_id as u64);
     });
     r
 }
@@ -1070,13 +1000,11 @@ pub unsafe extern "system" fn vkCreateXcbSurfaceKHR(instance: vk::Instance, p_cr
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_surface);
-    record(Scope::Setup, r.as_raw(), "vkCreateXcbSurfaceKHR", || {
-        vec![
-            value(instance.as_raw()),
-            with_nested(chained(p_create_info as *const vk::XcbSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[]), p_create_info as *const vk::XcbSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkXcbSurfaceCreateInfoKHR),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateXcbSurfaceKHR", |p| {
+        value(p, instance.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::XcbSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[]), p_create_info as *const vk::XcbSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkXcbSurfaceCreateInfoKHR);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]);
     });
     r
 }
@@ -1087,13 +1015,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR(physi
         return Default::default();
     };
     let r = next(physical_device, queue_family_index, connection, visual_id);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceXcbPresentationSupportKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(queue_family_index as u64),
-            elements(connection as *const vk::xcb_connection_t, usize::from(!connection.is_null()), &[]),
-            value(visual_id as u64),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceXcbPresentationSupportKHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, queue_family_index as u64);
+        elements(p, connection as *const vk::xcb_connection_t, usize::from(!connection.is_null()), &[]);
+        value(p, visual_id as u64);
     });
     r
 }
@@ -1104,13 +1030,11 @@ pub unsafe extern "system" fn vkCreateWaylandSurfaceKHR(instance: vk::Instance, 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_surface);
-    record(Scope::Setup, r.as_raw(), "vkCreateWaylandSurfaceKHR", || {
-        vec![
-            value(instance.as_raw()),
-            with_nested(chained(p_create_info as *const vk::WaylandSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::WaylandSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkWaylandSurfaceCreateInfoKHR),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateWaylandSurfaceKHR", |p| {
+        value(p, instance.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::WaylandSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::WaylandSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkWaylandSurfaceCreateInfoKHR);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]);
     });
     r
 }
@@ -1121,12 +1045,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR(p
         return Default::default();
     };
     let r = next(physical_device, queue_family_index, display);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceWaylandPresentationSupportKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(queue_family_index as u64),
-            elements(display as *const vk::wl_display, usize::from(!display.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceWaylandPresentationSupportKHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, queue_family_index as u64);
+        elements(p, display as *const vk::wl_display, usize::from(!display.is_null()), &[]);
     });
     r
 }
@@ -1137,13 +1059,11 @@ pub unsafe extern "system" fn vkCreateDebugReportCallbackEXT(instance: vk::Insta
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_callback);
-    record(Scope::Setup, r.as_raw(), "vkCreateDebugReportCallbackEXT", || {
-        vec![
-            value(instance.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DebugReportCallbackCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::DebugReportCallbackCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkDebugReportCallbackCreateInfoEXT),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_callback as *const vk::DebugReportCallbackEXT, usize::from(!p_callback.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateDebugReportCallbackEXT", |p| {
+        value(p, instance.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::DebugReportCallbackCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::DebugReportCallbackCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkDebugReportCallbackCreateInfoEXT);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_callback as *const vk::DebugReportCallbackEXT, usize::from(!p_callback.is_null()), &[]);
     });
     r
 }
@@ -1154,12 +1074,10 @@ pub unsafe extern "system" fn vkDestroyDebugReportCallbackEXT(instance: vk::Inst
         return;
     };
     let _r = next(instance, callback, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyDebugReportCallbackEXT", || {
-        vec![
-            value(instance.as_raw()),
-            value(callback.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyDebugReportCallbackEXT", |p| {
+        value(p, instance.as_raw());
+        value(p, callback.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -1169,17 +1087,15 @@ pub unsafe extern "system" fn vkDebugReportMessageEXT(instance: vk::Instance, fl
         return;
     };
     let _r = next(instance, flags, object_type, object, location, message_code, p_layer_prefix, p_message);
-    record(Scope::Setup, 0, "vkDebugReportMessageEXT", || {
-        vec![
-            value(instance.as_raw()),
-            value(flags.as_raw() as u64),
-            value(object_type.as_raw() as u32 as u64),
-            value(object as u64),
-            value(location as u64),
-            value(message_code as u64),
-            string(p_layer_prefix),
-            string(p_message),
-        ]
+    record(Scope::Setup, 0, "vkDebugReportMessageEXT", |p| {
+        value(p, instance.as_raw());
+        value(p, flags.as_raw() as u64);
+        value(p, object_type.as_raw() as u32 as u64);
+        value(p, object as u64);
+        value(p, location as u64);
+        value(p, message_code as u64);
+        string(p, p_layer_prefix);
+        string(p, p_message);
     });
 }
 
@@ -1189,17 +1105,15 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, format, ty, tiling, usage, flags, external_handle_type, p_external_image_format_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceExternalImageFormatPropertiesNV", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(format.as_raw() as u32 as u64),
-            value(ty.as_raw() as u32 as u64),
-            value(tiling.as_raw() as u32 as u64),
-            value(usage.as_raw() as u64),
-            value(flags.as_raw() as u64),
-            value(external_handle_type.as_raw() as u64),
-            elements(p_external_image_format_properties as *const vk::ExternalImageFormatPropertiesNV, usize::from(!p_external_image_format_properties.is_null()), &[(44, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceExternalImageFormatPropertiesNV", |p| {
+        value(p, physical_device.as_raw());
+        value(p, format.as_raw() as u32 as u64);
+        value(p, ty.as_raw() as u32 as u64);
+        value(p, tiling.as_raw() as u32 as u64);
+        value(p, usage.as_raw() as u64);
+        value(p, flags.as_raw() as u64);
+        value(p, external_handle_type.as_raw() as u64);
+        elements(p, p_external_image_format_properties as *const vk::ExternalImageFormatPropertiesNV, usize::from(!p_external_image_format_properties.is_null()), &[(44, 4)]);
     });
     r
 }
@@ -1210,11 +1124,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures2KHR(physical_device: v
         return;
     };
     let _r = next(physical_device, p_features);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures2KHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null()), &[(4, 4), (236, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures2KHR", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null()), &[(4, 4), (236, 4)]);
     });
 }
 
@@ -1224,11 +1136,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties2KHR(physical_device:
         return;
     };
     let _r = next(physical_device, p_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties2KHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null()), &[(4, 4), (308, 4), (356, 4), (612, 4), (788, 4), (836, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties2KHR", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null()), &[(4, 4), (308, 4), (356, 4), (612, 4), (788, 4), (836, 4)]);
     });
 }
 
@@ -1238,12 +1148,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2KHR(physical_d
         return;
     };
     let _r = next(physical_device, format, p_format_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceFormatProperties2KHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(format.as_raw() as u32 as u64),
-            chained(p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null()), &[(4, 4), (28, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceFormatProperties2KHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, format.as_raw() as u32 as u64);
+        chained(p, p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null()), &[(4, 4), (28, 4)]);
     });
 }
 
@@ -1253,12 +1161,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2KHR(physi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_image_format_info, p_image_format_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceImageFormatProperties2KHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null()), &[(4, 4), (36, 4)]),
-            chained(p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceImageFormatProperties2KHR", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null()), &[(4, 4), (36, 4)]);
+        chained(p, p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -1269,12 +1175,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2KHR(physi
         return;
     };
     let _r = next(physical_device, p_queue_family_property_count, p_queue_family_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyProperties2KHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null()), &[]),
-            chained(p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }, &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyProperties2KHR", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null()), &[]);
+        chained(p, p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }, &[(4, 4)]);
     });
 }
 
@@ -1284,11 +1188,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2KHR(physical_d
         return;
     };
     let _r = next(physical_device, p_memory_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties2KHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null()), &[(4, 4), (292, 4), (308, 4), (324, 4), (340, 4), (356, 4), (372, 4), (388, 4), (404, 4), (420, 4), (436, 4), (452, 4), (468, 4), (484, 4), (500, 4), (516, 4), (532, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties2KHR", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null()), &[(4, 4), (292, 4), (308, 4), (324, 4), (340, 4), (356, 4), (372, 4), (388, 4), (404, 4), (420, 4), (436, 4), (452, 4), (468, 4), (484, 4), (500, 4), (516, 4), (532, 4)]);
     });
 }
 
@@ -1298,13 +1200,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2KHR
         return;
     };
     let _r = next(physical_device, p_format_info, p_property_count, p_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceSparseImageFormatProperties2KHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null()), &[(4, 4), (36, 4)]),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
-            chained(p_properties as *const vk::SparseImageFormatProperties2, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceSparseImageFormatProperties2KHR", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null()), &[(4, 4), (36, 4)]);
+        elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
+        chained(p, p_properties as *const vk::SparseImageFormatProperties2, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (36, 4)]);
     });
 }
 
@@ -1314,12 +1214,10 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroupsKHR(instance: vk::I
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_physical_device_group_count, p_physical_device_group_properties);
-    record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDeviceGroupsKHR", || {
-        vec![
-            value(instance.as_raw()),
-            elements(p_physical_device_group_count as *const u32, usize::from(!p_physical_device_group_count.is_null()), &[]),
-            chained(p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }, &[(4, 4), (20, 4), (284, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDeviceGroupsKHR", |p| {
+        value(p, instance.as_raw());
+        elements(p, p_physical_device_group_count as *const u32, usize::from(!p_physical_device_group_count.is_null()), &[]);
+        chained(p, p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }, &[(4, 4), (20, 4), (284, 4)]);
     });
     r
 }
@@ -1330,12 +1228,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferPropertiesKHR(phy
         return;
     };
     let _r = next(physical_device, p_external_buffer_info, p_external_buffer_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalBufferPropertiesKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null()), &[(4, 4), (28, 4)]),
-            chained(p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null()), &[(4, 4), (28, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalBufferPropertiesKHR", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null()), &[(4, 4), (28, 4)]);
+        chained(p, p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null()), &[(4, 4), (28, 4)]);
     });
 }
 
@@ -1345,12 +1241,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphorePropertiesKHR(
         return;
     };
     let _r = next(physical_device, p_external_semaphore_info, p_external_semaphore_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null()), &[(4, 4), (20, 4)]),
-            chained(p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null()), &[(4, 4), (28, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null()), &[(4, 4), (20, 4)]);
+        chained(p, p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null()), &[(4, 4), (28, 4)]);
     });
 }
 
@@ -1360,11 +1254,9 @@ pub unsafe extern "system" fn vkReleaseDisplayEXT(physical_device: vk::PhysicalD
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, display);
-    record(Scope::Setup, r.as_raw(), "vkReleaseDisplayEXT", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(display.as_raw()),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkReleaseDisplayEXT", |p| {
+        value(p, physical_device.as_raw());
+        value(p, display.as_raw());
     });
     r
 }
@@ -1375,12 +1267,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT(physica
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, surface, p_surface_capabilities);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceCapabilities2EXT", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(surface.as_raw()),
-            chained(p_surface_capabilities as *const vk::SurfaceCapabilities2EXT, usize::from(!p_surface_capabilities.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceCapabilities2EXT", |p| {
+        value(p, physical_device.as_raw());
+        value(p, surface.as_raw());
+        chained(p, p_surface_capabilities as *const vk::SurfaceCapabilities2EXT, usize::from(!p_surface_capabilities.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -1391,12 +1281,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalFencePropertiesKHR(phys
         return;
     };
     let _r = next(physical_device, p_external_fence_info, p_external_fence_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalFencePropertiesKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null()), &[(4, 4), (20, 4)]),
-            chained(p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null()), &[(4, 4), (28, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalFencePropertiesKHR", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null()), &[(4, 4), (20, 4)]);
+        chained(p, p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null()), &[(4, 4), (28, 4)]);
     });
 }
 
@@ -1406,14 +1294,12 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQue
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, queue_family_index, p_counter_count, p_counters, p_counter_descriptions);
-    record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(queue_family_index as u64),
-            elements(p_counter_count as *const u32, usize::from(!p_counter_count.is_null()), &[]),
-            chained(p_counters as *const vk::PerformanceCounterKHR, if p_counter_count.is_null() { 0 } else { *p_counter_count as usize }, &[(4, 4), (44, 4)]),
-            chained(p_counter_descriptions as *const vk::PerformanceCounterDescriptionKHR, if p_counter_count.is_null() { 0 } else { *p_counter_count as usize }, &[(4, 4), (788, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, queue_family_index as u64);
+        elements(p, p_counter_count as *const u32, usize::from(!p_counter_count.is_null()), &[]);
+        chained(p, p_counters as *const vk::PerformanceCounterKHR, if p_counter_count.is_null() { 0 } else { *p_counter_count as usize }, &[(4, 4), (44, 4)]);
+        chained(p, p_counter_descriptions as *const vk::PerformanceCounterDescriptionKHR, if p_counter_count.is_null() { 0 } else { *p_counter_count as usize }, &[(4, 4), (788, 4)]);
     });
     r
 }
@@ -1424,12 +1310,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPass
         return;
     };
     let _r = next(physical_device, p_performance_query_create_info, p_num_passes);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            with_nested(chained(p_performance_query_create_info as *const vk::QueryPoolPerformanceCreateInfoKHR, usize::from(!p_performance_query_create_info.is_null()), &[(4, 4)]), p_performance_query_create_info as *const vk::QueryPoolPerformanceCreateInfoKHR, usize::from(!p_performance_query_create_info.is_null()), nested_VkQueryPoolPerformanceCreateInfoKHR),
-            elements(p_num_passes as *const u32, usize::from(!p_num_passes.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR", |p| {
+        value(p, physical_device.as_raw());
+        with_nested(chained(p, p_performance_query_create_info as *const vk::QueryPoolPerformanceCreateInfoKHR, usize::from(!p_performance_query_create_info.is_null()), &[(4, 4)]), p_performance_query_create_info as *const vk::QueryPoolPerformanceCreateInfoKHR, usize::from(!p_performance_query_create_info.is_null()), nested_VkQueryPoolPerformanceCreateInfoKHR);
+        elements(p, p_num_passes as *const u32, usize::from(!p_num_passes.is_null()), &[]);
     });
 }
 
@@ -1439,12 +1323,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR(physica
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_surface_info, p_surface_capabilities);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceCapabilities2KHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null()), &[(4, 4)]),
-            chained(p_surface_capabilities as *const vk::SurfaceCapabilities2KHR, usize::from(!p_surface_capabilities.is_null()), &[(4, 4), (68, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceCapabilities2KHR", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null()), &[(4, 4)]);
+        chained(p, p_surface_capabilities as *const vk::SurfaceCapabilities2KHR, usize::from(!p_surface_capabilities.is_null()), &[(4, 4), (68, 4)]);
     });
     r
 }
@@ -1455,13 +1337,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR(physical_dev
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_surface_info, p_surface_format_count, p_surface_formats);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceFormats2KHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null()), &[(4, 4)]),
-            elements(p_surface_format_count as *const u32, usize::from(!p_surface_format_count.is_null()), &[]),
-            chained(p_surface_formats as *const vk::SurfaceFormat2KHR, if p_surface_format_count.is_null() { 0 } else { *p_surface_format_count as usize }, &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceFormats2KHR", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null()), &[(4, 4)]);
+        elements(p, p_surface_format_count as *const u32, usize::from(!p_surface_format_count.is_null()), &[]);
+        chained(p, p_surface_formats as *const vk::SurfaceFormat2KHR, if p_surface_format_count.is_null() { 0 } else { *p_surface_format_count as usize }, &[(4, 4)]);
     });
     r
 }
@@ -1472,12 +1352,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR(physical_
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayProperties2KHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
-            with_nested(chained(p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (60, 4)]), p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, nested_VkDisplayProperties2KHR),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayProperties2KHR", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
+        with_nested(chained(p, p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (60, 4)]), p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, nested_VkDisplayProperties2KHR);
     });
     r
 }
@@ -1488,12 +1366,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR(phys
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayPlaneProperties2KHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
-            chained(p_properties as *const vk::DisplayPlaneProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (28, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayPlaneProperties2KHR", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
+        chained(p, p_properties as *const vk::DisplayPlaneProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (28, 4)]);
     });
     r
 }
@@ -1504,13 +1380,11 @@ pub unsafe extern "system" fn vkGetDisplayModeProperties2KHR(physical_device: vk
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, display, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetDisplayModeProperties2KHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(display.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
-            chained(p_properties as *const vk::DisplayModeProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetDisplayModeProperties2KHR", |p| {
+        value(p, physical_device.as_raw());
+        value(p, display.as_raw());
+        elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
+        chained(p, p_properties as *const vk::DisplayModeProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (36, 4)]);
     });
     r
 }
@@ -1521,12 +1395,10 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR(physical_device:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_display_plane_info, p_capabilities);
-    record(Scope::Setup, r.as_raw(), "vkGetDisplayPlaneCapabilities2KHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_display_plane_info as *const vk::DisplayPlaneInfo2KHR, usize::from(!p_display_plane_info.is_null()), &[(4, 4), (28, 4)]),
-            chained(p_capabilities as *const vk::DisplayPlaneCapabilities2KHR, usize::from(!p_capabilities.is_null()), &[(4, 4), (84, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetDisplayPlaneCapabilities2KHR", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_display_plane_info as *const vk::DisplayPlaneInfo2KHR, usize::from(!p_display_plane_info.is_null()), &[(4, 4), (28, 4)]);
+        chained(p, p_capabilities as *const vk::DisplayPlaneCapabilities2KHR, usize::from(!p_capabilities.is_null()), &[(4, 4), (84, 4)]);
     });
     r
 }
@@ -1537,13 +1409,11 @@ pub unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT(instance: vk::Insta
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_messenger);
-    record(Scope::Setup, r.as_raw(), "vkCreateDebugUtilsMessengerEXT", || {
-        vec![
-            value(instance.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DebugUtilsMessengerCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4)]), p_create_info as *const vk::DebugUtilsMessengerCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkDebugUtilsMessengerCreateInfoEXT),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_messenger as *const vk::DebugUtilsMessengerEXT, usize::from(!p_messenger.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateDebugUtilsMessengerEXT", |p| {
+        value(p, instance.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::DebugUtilsMessengerCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4)]), p_create_info as *const vk::DebugUtilsMessengerCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkDebugUtilsMessengerCreateInfoEXT);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_messenger as *const vk::DebugUtilsMessengerEXT, usize::from(!p_messenger.is_null()), &[]);
     });
     r
 }
@@ -1554,12 +1424,10 @@ pub unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT(instance: vk::Inst
         return;
     };
     let _r = next(instance, messenger, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyDebugUtilsMessengerEXT", || {
-        vec![
-            value(instance.as_raw()),
-            value(messenger.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyDebugUtilsMessengerEXT", |p| {
+        value(p, instance.as_raw());
+        value(p, messenger.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -1569,13 +1437,11 @@ pub unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT(instance: vk::Instanc
         return;
     };
     let _r = next(instance, message_severity, message_types, p_callback_data);
-    record(Scope::Setup, 0, "vkSubmitDebugUtilsMessageEXT", || {
-        vec![
-            value(instance.as_raw()),
-            value(message_severity.as_raw() as u64),
-            value(message_types.as_raw() as u64),
-            with_nested(chained(p_callback_data as *const vk::DebugUtilsMessengerCallbackDataEXT, usize::from(!p_callback_data.is_null()), &[(4, 4), (20, 4), (36, 4), (52, 4), (68, 4), (84, 4)]), p_callback_data as *const vk::DebugUtilsMessengerCallbackDataEXT, usize::from(!p_callback_data.is_null()), nested_VkDebugUtilsMessengerCallbackDataEXT),
-        ]
+    record(Scope::Setup, 0, "vkSubmitDebugUtilsMessageEXT", |p| {
+        value(p, instance.as_raw());
+        value(p, message_severity.as_raw() as u64);
+        value(p, message_types.as_raw() as u64);
+        with_nested(chained(p, p_callback_data as *const vk::DebugUtilsMessengerCallbackDataEXT, usize::from(!p_callback_data.is_null()), &[(4, 4), (20, 4), (36, 4), (52, 4), (68, 4), (84, 4)]), p_callback_data as *const vk::DebugUtilsMessengerCallbackDataEXT, usize::from(!p_callback_data.is_null()), nested_VkDebugUtilsMessengerCallbackDataEXT);
     });
 }
 
@@ -1585,12 +1451,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT(physic
         return;
     };
     let _r = next(physical_device, samples, p_multisample_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceMultisamplePropertiesEXT", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(samples.as_raw() as u64),
-            chained(p_multisample_properties as *const vk::MultisamplePropertiesEXT, usize::from(!p_multisample_properties.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetPhysicalDeviceMultisamplePropertiesEXT", |p| {
+        value(p, physical_device.as_raw());
+        value(p, samples.as_raw() as u64);
+        chained(p, p_multisample_properties as *const vk::MultisamplePropertiesEXT, usize::from(!p_multisample_properties.is_null()), &[(4, 4)]);
     });
 }
 
@@ -1600,12 +1464,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(phy
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_time_domain_count, p_time_domains);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_time_domain_count as *const u32, usize::from(!p_time_domain_count.is_null()), &[]),
-            elements(p_time_domains as *const vk::TimeDomainEXT, if p_time_domain_count.is_null() { 0 } else { *p_time_domain_count as usize }, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_time_domain_count as *const u32, usize::from(!p_time_domain_count.is_null()), &[]);
+        elements(p, p_time_domains as *const vk::TimeDomainEXT, if p_time_domain_count.is_null() { 0 } else { *p_time_domain_count as usize }, &[]);
     });
     r
 }
@@ -1616,12 +1478,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR(physica
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_fragment_shading_rate_count, p_fragment_shading_rates);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceFragmentShadingRatesKHR", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_fragment_shading_rate_count as *const u32, usize::from(!p_fragment_shading_rate_count.is_null()), &[]),
-            chained(p_fragment_shading_rates as *const vk::PhysicalDeviceFragmentShadingRateKHR, if p_fragment_shading_rate_count.is_null() { 0 } else { *p_fragment_shading_rate_count as usize }, &[(4, 4), (28, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceFragmentShadingRatesKHR", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_fragment_shading_rate_count as *const u32, usize::from(!p_fragment_shading_rate_count.is_null()), &[]);
+        chained(p, p_fragment_shading_rates as *const vk::PhysicalDeviceFragmentShadingRateKHR, if p_fragment_shading_rate_count.is_null() { 0 } else { *p_fragment_shading_rate_count as usize }, &[(4, 4), (28, 4)]);
     });
     r
 }
@@ -1632,12 +1492,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceToolPropertiesEXT(physical_devi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_tool_count, p_tool_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceToolPropertiesEXT", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_tool_count as *const u32, usize::from(!p_tool_count.is_null()), &[]),
-            chained(p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }, &[(4, 4), (1044, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceToolPropertiesEXT", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_tool_count as *const u32, usize::from(!p_tool_count.is_null()), &[]);
+        chained(p, p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }, &[(4, 4), (1044, 4)]);
     });
     r
 }
@@ -1648,12 +1506,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(p
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]),
-            chained(p_properties as *const vk::CooperativeMatrixPropertiesNV, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
+        chained(p, p_properties as *const vk::CooperativeMatrixPropertiesNV, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4)]);
     });
     r
 }
@@ -1664,12 +1520,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSample
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_combination_count, p_combinations);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV", || {
-        vec![
-            value(physical_device.as_raw()),
-            elements(p_combination_count as *const u32, usize::from(!p_combination_count.is_null()), &[]),
-            chained(p_combinations as *const vk::FramebufferMixedSamplesCombinationNV, if p_combination_count.is_null() { 0 } else { *p_combination_count as usize }, &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV", |p| {
+        value(p, physical_device.as_raw());
+        elements(p, p_combination_count as *const u32, usize::from(!p_combination_count.is_null()), &[]);
+        chained(p, p_combinations as *const vk::FramebufferMixedSamplesCombinationNV, if p_combination_count.is_null() { 0 } else { *p_combination_count as usize }, &[(4, 4)]);
     });
     r
 }
@@ -1680,13 +1534,11 @@ pub unsafe extern "system" fn vkCreateHeadlessSurfaceEXT(instance: vk::Instance,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_surface);
-    record(Scope::Setup, r.as_raw(), "vkCreateHeadlessSurfaceEXT", || {
-        vec![
-            value(instance.as_raw()),
-            chained(p_create_info as *const vk::HeadlessSurfaceCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateHeadlessSurfaceEXT", |p| {
+        value(p, instance.as_raw());
+        chained(p, p_create_info as *const vk::HeadlessSurfaceCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_surface as *const vk::SurfaceKHR, usize::from(!p_surface.is_null()), &[]);
     });
     r
 }
@@ -1697,12 +1549,10 @@ pub unsafe extern "system" fn vkAcquireDrmDisplayEXT(physical_device: vk::Physic
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, drm_fd, display);
-    record(Scope::Setup, r.as_raw(), "vkAcquireDrmDisplayEXT", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(drm_fd as u64),
-            value(display.as_raw()),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkAcquireDrmDisplayEXT", |p| {
+        value(p, physical_device.as_raw());
+        value(p, drm_fd as u64);
+        value(p, display.as_raw());
     });
     r
 }
@@ -1713,13 +1563,11 @@ pub unsafe extern "system" fn vkGetDrmDisplayEXT(physical_device: vk::PhysicalDe
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, drm_fd, connector_id, display);
-    record(Scope::Setup, r.as_raw(), "vkGetDrmDisplayEXT", || {
-        vec![
-            value(physical_device.as_raw()),
-            value(drm_fd as u64),
-            value(connector_id as u64),
-            elements(display as *const vk::DisplayKHR, usize::from(!display.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetDrmDisplayEXT", |p| {
+        value(p, physical_device.as_raw());
+        value(p, drm_fd as u64);
+        value(p, connector_id as u64);
+        elements(p, display as *const vk::DisplayKHR, usize::from(!display.is_null()), &[]);
     });
     r
 }
@@ -1730,13 +1578,11 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV(physi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_optical_flow_image_format_info, p_format_count, p_image_format_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceOpticalFlowImageFormatsNV", || {
-        vec![
-            value(physical_device.as_raw()),
-            chained(p_optical_flow_image_format_info as *const vk::OpticalFlowImageFormatInfoNV, usize::from(!p_optical_flow_image_format_info.is_null()), &[(4, 4), (20, 4)]),
-            elements(p_format_count as *const u32, usize::from(!p_format_count.is_null()), &[]),
-            chained(p_image_format_properties as *const vk::OpticalFlowImageFormatPropertiesNV, if p_format_count.is_null() { 0 } else { *p_format_count as usize }, &[(4, 4), (20, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceOpticalFlowImageFormatsNV", |p| {
+        value(p, physical_device.as_raw());
+        chained(p, p_optical_flow_image_format_info as *const vk::OpticalFlowImageFormatInfoNV, usize::from(!p_optical_flow_image_format_info.is_null()), &[(4, 4), (20, 4)]);
+        elements(p, p_format_count as *const u32, usize::from(!p_format_count.is_null()), &[]);
+        chained(p, p_image_format_properties as *const vk::OpticalFlowImageFormatPropertiesNV, if p_format_count.is_null() { 0 } else { *p_format_count as usize }, &[(4, 4), (20, 4)]);
     });
     r
 }
@@ -1747,10 +1593,8 @@ pub unsafe extern "system" fn vkQueueWaitIdle(queue: vk::Queue) -> vk::Result {
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(queue);
-    record(Scope::Frame, r.as_raw(), "vkQueueWaitIdle", || {
-        vec![
-            value(queue.as_raw()),
-        ]
+    record(Scope::Frame, r.as_raw(), "vkQueueWaitIdle", |p| {
+        value(p, queue.as_raw());
     });
     r
 }
@@ -1761,10 +1605,8 @@ pub unsafe extern "system" fn vkDeviceWaitIdle(device: vk::Device) -> vk::Result
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device);
-    record(Scope::Setup, r.as_raw(), "vkDeviceWaitIdle", || {
-        vec![
-            value(device.as_raw()),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkDeviceWaitIdle", |p| {
+        value(p, device.as_raw());
     });
     r
 }
@@ -1775,12 +1617,10 @@ pub unsafe extern "system" fn vkInvalidateMappedMemoryRanges(device: vk::Device,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, memory_range_count, p_memory_ranges);
-    record(Scope::Setup, r.as_raw(), "vkInvalidateMappedMemoryRanges", || {
-        vec![
-            value(device.as_raw()),
-            value(memory_range_count as u64),
-            chained(p_memory_ranges as *const vk::MappedMemoryRange, memory_range_count as usize, &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkInvalidateMappedMemoryRanges", |p| {
+        value(p, device.as_raw());
+        value(p, memory_range_count as u64);
+        chained(p, p_memory_ranges as *const vk::MappedMemoryRange, memory_range_count as usize, &[(4, 4)]);
     });
     r
 }
@@ -1791,12 +1631,10 @@ pub unsafe extern "system" fn vkGetDeviceMemoryCommitment(device: vk::Device, me
         return;
     };
     let _r = next(device, memory, p_committed_memory_in_bytes);
-    record(Scope::Setup, 0, "vkGetDeviceMemoryCommitment", || {
-        vec![
-            value(device.as_raw()),
-            value(memory.as_raw()),
-            elements(p_committed_memory_in_bytes as *const vk::DeviceSize, usize::from(!p_committed_memory_in_bytes.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetDeviceMemoryCommitment", |p| {
+        value(p, device.as_raw());
+        value(p, memory.as_raw());
+        elements(p, p_committed_memory_in_bytes as *const vk::DeviceSize, usize::from(!p_committed_memory_in_bytes.is_null()), &[]);
     });
 }
 
@@ -1806,12 +1644,10 @@ pub unsafe extern "system" fn vkGetBufferMemoryRequirements(device: vk::Device, 
         return;
     };
     let _r = next(device, buffer, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetBufferMemoryRequirements", || {
-        vec![
-            value(device.as_raw()),
-            value(buffer.as_raw()),
-            elements(p_memory_requirements as *const vk::MemoryRequirements, usize::from(!p_memory_requirements.is_null()), &[(20, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetBufferMemoryRequirements", |p| {
+        value(p, device.as_raw());
+        value(p, buffer.as_raw());
+        elements(p, p_memory_requirements as *const vk::MemoryRequirements, usize::from(!p_memory_requirements.is_null()), &[(20, 4)]);
     });
 }
 
@@ -1821,12 +1657,10 @@ pub unsafe extern "system" fn vkGetImageMemoryRequirements(device: vk::Device, i
         return;
     };
     let _r = next(device, image, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetImageMemoryRequirements", || {
-        vec![
-            value(device.as_raw()),
-            value(image.as_raw()),
-            elements(p_memory_requirements as *const vk::MemoryRequirements, usize::from(!p_memory_requirements.is_null()), &[(20, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetImageMemoryRequirements", |p| {
+        value(p, device.as_raw());
+        value(p, image.as_raw());
+        elements(p, p_memory_requirements as *const vk::MemoryRequirements, usize::from(!p_memory_requirements.is_null()), &[(20, 4)]);
     });
 }
 
@@ -1836,13 +1670,11 @@ pub unsafe extern "system" fn vkGetImageSparseMemoryRequirements(device: vk::Dev
         return;
     };
     let _r = next(device, image, p_sparse_memory_requirement_count, p_sparse_memory_requirements);
-    record(Scope::Setup, 0, "vkGetImageSparseMemoryRequirements", || {
-        vec![
-            value(device.as_raw()),
-            value(image.as_raw()),
-            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]),
-            elements(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetImageSparseMemoryRequirements", |p| {
+        value(p, device.as_raw());
+        value(p, image.as_raw());
+        elements(p, p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]);
+        elements(p, p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[]);
     });
 }
 
@@ -1852,13 +1684,11 @@ pub unsafe extern "system" fn vkQueueBindSparse(queue: vk::Queue, bind_info_coun
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(queue, bind_info_count, p_bind_info, fence);
-    record(Scope::Frame, r.as_raw(), "vkQueueBindSparse", || {
-        vec![
-            value(queue.as_raw()),
-            value(bind_info_count as u64),
-            with_nested(chained(p_bind_info as *const vk::BindSparseInfo, bind_info_count as usize, &[(4, 4), (20, 4), (36, 4), (52, 4), (68, 4), (84, 4)]), p_bind_info as *const vk::BindSparseInfo, bind_info_count as usize, nested_VkBindSparseInfo),
-            value(fence.as_raw()),
-        ]
+    record(Scope::Frame, r.as_raw(), "vkQueueBindSparse", |p| {
+        value(p, queue.as_raw());
+        value(p, bind_info_count as u64);
+        with_nested(chained(p, p_bind_info as *const vk::BindSparseInfo, bind_info_count as usize, &[(4, 4), (20, 4), (36, 4), (52, 4), (68, 4), (84, 4)]), p_bind_info as *const vk::BindSparseInfo, bind_info_count as usize, nested_VkBindSparseInfo);
+        value(p, fence.as_raw());
     });
     r
 }
@@ -1869,13 +1699,11 @@ pub unsafe extern "system" fn vkCreateFence(device: vk::Device, p_create_info: *
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_fence);
-    record(Scope::Setup, r.as_raw(), "vkCreateFence", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_create_info as *const vk::FenceCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_fence as *const vk::Fence, usize::from(!p_fence.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateFence", |p| {
+        value(p, device.as_raw());
+        chained(p, p_create_info as *const vk::FenceCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_fence as *const vk::Fence, usize::from(!p_fence.is_null()), &[]);
     });
     r
 }
@@ -1886,12 +1714,10 @@ pub unsafe extern "system" fn vkDestroyFence(device: vk::Device, fence: vk::Fenc
         return;
     };
     let _r = next(device, fence, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyFence", || {
-        vec![
-            value(device.as_raw()),
-            value(fence.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyFence", |p| {
+        value(p, device.as_raw());
+        value(p, fence.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -1901,12 +1727,10 @@ pub unsafe extern "system" fn vkResetFences(device: vk::Device, fence_count: u32
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, fence_count, p_fences);
-    record(Scope::Setup, r.as_raw(), "vkResetFences", || {
-        vec![
-            value(device.as_raw()),
-            value(fence_count as u64),
-            elements(p_fences as *const vk::Fence, fence_count as usize, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkResetFences", |p| {
+        value(p, device.as_raw());
+        value(p, fence_count as u64);
+        elements(p, p_fences as *const vk::Fence, fence_count as usize, &[]);
     });
     r
 }
@@ -1917,11 +1741,9 @@ pub unsafe extern "system" fn vkGetFenceStatus(device: vk::Device, fence: vk::Fe
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, fence);
-    record(Scope::Setup, r.as_raw(), "vkGetFenceStatus", || {
-        vec![
-            value(device.as_raw()),
-            value(fence.as_raw()),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetFenceStatus", |p| {
+        value(p, device.as_raw());
+        value(p, fence.as_raw());
     });
     r
 }
@@ -1932,14 +1754,12 @@ pub unsafe extern "system" fn vkWaitForFences(device: vk::Device, fence_count: u
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, fence_count, p_fences, wait_all, timeout);
-    record(Scope::Setup, r.as_raw(), "vkWaitForFences", || {
-        vec![
-            value(device.as_raw()),
-            value(fence_count as u64),
-            elements(p_fences as *const vk::Fence, fence_count as usize, &[]),
-            value(wait_all as u64),
-            value(timeout as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkWaitForFences", |p| {
+        value(p, device.as_raw());
+        value(p, fence_count as u64);
+        elements(p, p_fences as *const vk::Fence, fence_count as usize, &[]);
+        value(p, wait_all as u64);
+        value(p, timeout as u64);
     });
     r
 }
@@ -1950,13 +1770,11 @@ pub unsafe extern "system" fn vkCreateSemaphore(device: vk::Device, p_create_inf
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_semaphore);
-    record(Scope::Setup, r.as_raw(), "vkCreateSemaphore", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_create_info as *const vk::SemaphoreCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_semaphore as *const vk::Semaphore, usize::from(!p_semaphore.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateSemaphore", |p| {
+        value(p, device.as_raw());
+        chained(p, p_create_info as *const vk::SemaphoreCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_semaphore as *const vk::Semaphore, usize::from(!p_semaphore.is_null()), &[]);
     });
     r
 }
@@ -1967,12 +1785,10 @@ pub unsafe extern "system" fn vkDestroySemaphore(device: vk::Device, semaphore: 
         return;
     };
     let _r = next(device, semaphore, p_allocator);
-    record(Scope::Setup, 0, "vkDestroySemaphore", || {
-        vec![
-            value(device.as_raw()),
-            value(semaphore.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroySemaphore", |p| {
+        value(p, device.as_raw());
+        value(p, semaphore.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -1982,13 +1798,11 @@ pub unsafe extern "system" fn vkCreateEvent(device: vk::Device, p_create_info: *
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_event);
-    record(Scope::Setup, r.as_raw(), "vkCreateEvent", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_create_info as *const vk::EventCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_event as *const vk::Event, usize::from(!p_event.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateEvent", |p| {
+        value(p, device.as_raw());
+        chained(p, p_create_info as *const vk::EventCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_event as *const vk::Event, usize::from(!p_event.is_null()), &[]);
     });
     r
 }
@@ -1999,12 +1813,10 @@ pub unsafe extern "system" fn vkDestroyEvent(device: vk::Device, event: vk::Even
         return;
     };
     let _r = next(device, event, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyEvent", || {
-        vec![
-            value(device.as_raw()),
-            value(event.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyEvent", |p| {
+        value(p, device.as_raw());
+        value(p, event.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -2014,11 +1826,9 @@ pub unsafe extern "system" fn vkGetEventStatus(device: vk::Device, event: vk::Ev
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, event);
-    record(Scope::Setup, r.as_raw(), "vkGetEventStatus", || {
-        vec![
-            value(device.as_raw()),
-            value(event.as_raw()),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetEventStatus", |p| {
+        value(p, device.as_raw());
+        value(p, event.as_raw());
     });
     r
 }
@@ -2029,11 +1839,9 @@ pub unsafe extern "system" fn vkSetEvent(device: vk::Device, event: vk::Event) -
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, event);
-    record(Scope::Setup, r.as_raw(), "vkSetEvent", || {
-        vec![
-            value(device.as_raw()),
-            value(event.as_raw()),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkSetEvent", |p| {
+        value(p, device.as_raw());
+        value(p, event.as_raw());
     });
     r
 }
@@ -2044,11 +1852,9 @@ pub unsafe extern "system" fn vkResetEvent(device: vk::Device, event: vk::Event)
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, event);
-    record(Scope::Setup, r.as_raw(), "vkResetEvent", || {
-        vec![
-            value(device.as_raw()),
-            value(event.as_raw()),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkResetEvent", |p| {
+        value(p, device.as_raw());
+        value(p, event.as_raw());
     });
     r
 }
@@ -2059,17 +1865,15 @@ pub unsafe extern "system" fn vkGetQueryPoolResults(device: vk::Device, query_po
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, query_pool, first_query, query_count, data_size, p_data, stride, flags);
-    record(Scope::Setup, r.as_raw(), "vkGetQueryPoolResults", || {
-        vec![
-            value(device.as_raw()),
-            value(query_pool.as_raw()),
-            value(first_query as u64),
-            value(query_count as u64),
-            value(data_size as u64),
-            bytes_of(p_data as *const u8, data_size as usize),
-            value(stride as u64),
-            value(flags.as_raw() as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetQueryPoolResults", |p| {
+        value(p, device.as_raw());
+        value(p, query_pool.as_raw());
+        value(p, first_query as u64);
+        value(p, query_count as u64);
+        value(p, data_size as u64);
+        bytes_of(p, p_data as *const u8, data_size as usize);
+        value(p, stride as u64);
+        value(p, flags.as_raw() as u64);
     });
     r
 }
@@ -2080,13 +1884,11 @@ pub unsafe extern "system" fn vkCreateBufferView(device: vk::Device, p_create_in
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_view);
-    record(Scope::Setup, r.as_raw(), "vkCreateBufferView", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_create_info as *const vk::BufferViewCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (36, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_view as *const vk::BufferView, usize::from(!p_view.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateBufferView", |p| {
+        value(p, device.as_raw());
+        chained(p, p_create_info as *const vk::BufferViewCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (36, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_view as *const vk::BufferView, usize::from(!p_view.is_null()), &[]);
     });
     r
 }
@@ -2097,12 +1899,10 @@ pub unsafe extern "system" fn vkDestroyBufferView(device: vk::Device, buffer_vie
         return;
     };
     let _r = next(device, buffer_view, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyBufferView", || {
-        vec![
-            value(device.as_raw()),
-            value(buffer_view.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyBufferView", |p| {
+        value(p, device.as_raw());
+        value(p, buffer_view.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -2112,13 +1912,11 @@ pub unsafe extern "system" fn vkGetImageSubresourceLayout(device: vk::Device, im
         return;
     };
     let _r = next(device, image, p_subresource, p_layout);
-    record(Scope::Setup, 0, "vkGetImageSubresourceLayout", || {
-        vec![
-            value(device.as_raw()),
-            value(image.as_raw()),
-            elements(p_subresource as *const vk::ImageSubresource, usize::from(!p_subresource.is_null()), &[]),
-            elements(p_layout as *const vk::SubresourceLayout, usize::from(!p_layout.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetImageSubresourceLayout", |p| {
+        value(p, device.as_raw());
+        value(p, image.as_raw());
+        elements(p, p_subresource as *const vk::ImageSubresource, usize::from(!p_subresource.is_null()), &[]);
+        elements(p, p_layout as *const vk::SubresourceLayout, usize::from(!p_layout.is_null()), &[]);
     });
 }
 
@@ -2128,13 +1926,11 @@ pub unsafe extern "system" fn vkCreatePipelineCache(device: vk::Device, p_create
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_pipeline_cache);
-    record(Scope::Setup, r.as_raw(), "vkCreatePipelineCache", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::PipelineCacheCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::PipelineCacheCreateInfo, usize::from(!p_create_info.is_null()), nested_VkPipelineCacheCreateInfo),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_pipeline_cache as *const vk::PipelineCache, usize::from(!p_pipeline_cache.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreatePipelineCache", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::PipelineCacheCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::PipelineCacheCreateInfo, usize::from(!p_create_info.is_null()), nested_VkPipelineCacheCreateInfo);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_pipeline_cache as *const vk::PipelineCache, usize::from(!p_pipeline_cache.is_null()), &[]);
     });
     r
 }
@@ -2145,12 +1941,10 @@ pub unsafe extern "system" fn vkDestroyPipelineCache(device: vk::Device, pipelin
         return;
     };
     let _r = next(device, pipeline_cache, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyPipelineCache", || {
-        vec![
-            value(device.as_raw()),
-            value(pipeline_cache.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyPipelineCache", |p| {
+        value(p, device.as_raw());
+        value(p, pipeline_cache.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -2160,13 +1954,11 @@ pub unsafe extern "system" fn vkGetPipelineCacheData(device: vk::Device, pipelin
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline_cache, p_data_size, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetPipelineCacheData", || {
-        vec![
-            value(device.as_raw()),
-            value(pipeline_cache.as_raw()),
-            elements(p_data_size as *const usize, usize::from(!p_data_size.is_null()), &[]),
-            bytes_of(p_data as *const u8, if p_data_size.is_null() { 0 } else { *p_data_size as usize }),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPipelineCacheData", |p| {
+        value(p, device.as_raw());
+        value(p, pipeline_cache.as_raw());
+        elements(p, p_data_size as *const usize, usize::from(!p_data_size.is_null()), &[]);
+        bytes_of(p, p_data as *const u8, if p_data_size.is_null() { 0 } else { *p_data_size as usize });
     });
     r
 }
@@ -2177,13 +1969,11 @@ pub unsafe extern "system" fn vkMergePipelineCaches(device: vk::Device, dst_cach
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, dst_cache, src_cache_count, p_src_caches);
-    record(Scope::Setup, r.as_raw(), "vkMergePipelineCaches", || {
-        vec![
-            value(device.as_raw()),
-            value(dst_cache.as_raw()),
-            value(src_cache_count as u64),
-            elements(p_src_caches as *const vk::PipelineCache, src_cache_count as usize, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkMergePipelineCaches", |p| {
+        value(p, device.as_raw());
+        value(p, dst_cache.as_raw());
+        value(p, src_cache_count as u64);
+        elements(p, p_src_caches as *const vk::PipelineCache, src_cache_count as usize, &[]);
     });
     r
 }
@@ -2194,15 +1984,13 @@ pub unsafe extern "system" fn vkCreateComputePipelines(device: vk::Device, pipel
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline_cache, create_info_count, p_create_infos, p_allocator, p_pipelines);
-    record(Scope::Setup, r.as_raw(), "vkCreateComputePipelines", || {
-        vec![
-            value(device.as_raw()),
-            value(pipeline_cache.as_raw()),
-            value(create_info_count as u64),
-            with_nested(chained(p_create_infos as *const vk::ComputePipelineCreateInfo, create_info_count as usize, &[(4, 4), (20, 4), (28, 4), (92, 4)]), p_create_infos as *const vk::ComputePipelineCreateInfo, create_info_count as usize, nested_VkComputePipelineCreateInfo),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_pipelines as *const vk::Pipeline, create_info_count as usize, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateComputePipelines", |p| {
+        value(p, device.as_raw());
+        value(p, pipeline_cache.as_raw());
+        value(p, create_info_count as u64);
+        with_nested(chained(p, p_create_infos as *const vk::ComputePipelineCreateInfo, create_info_count as usize, &[(4, 4), (20, 4), (28, 4), (92, 4)]), p_create_infos as *const vk::ComputePipelineCreateInfo, create_info_count as usize, nested_VkComputePipelineCreateInfo);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_pipelines as *const vk::Pipeline, create_info_count as usize, &[]);
     });
     r
 }
@@ -2213,13 +2001,11 @@ pub unsafe extern "system" fn vkCreateSampler(device: vk::Device, p_create_info:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_sampler);
-    record(Scope::Setup, r.as_raw(), "vkCreateSampler", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_create_info as *const vk::SamplerCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_sampler as *const vk::Sampler, usize::from(!p_sampler.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateSampler", |p| {
+        value(p, device.as_raw());
+        chained(p, p_create_info as *const vk::SamplerCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_sampler as *const vk::Sampler, usize::from(!p_sampler.is_null()), &[]);
     });
     r
 }
@@ -2230,12 +2016,10 @@ pub unsafe extern "system" fn vkDestroySampler(device: vk::Device, sampler: vk::
         return;
     };
     let _r = next(device, sampler, p_allocator);
-    record(Scope::Setup, 0, "vkDestroySampler", || {
-        vec![
-            value(device.as_raw()),
-            value(sampler.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroySampler", |p| {
+        value(p, device.as_raw());
+        value(p, sampler.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -2245,13 +2029,11 @@ pub unsafe extern "system" fn vkCreateDescriptorSetLayout(device: vk::Device, p_
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_set_layout);
-    record(Scope::Setup, r.as_raw(), "vkCreateDescriptorSetLayout", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_set_layout as *const vk::DescriptorSetLayout, usize::from(!p_set_layout.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateDescriptorSetLayout", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_set_layout as *const vk::DescriptorSetLayout, usize::from(!p_set_layout.is_null()), &[]);
     });
     r
 }
@@ -2262,12 +2044,10 @@ pub unsafe extern "system" fn vkDestroyDescriptorSetLayout(device: vk::Device, d
         return;
     };
     let _r = next(device, descriptor_set_layout, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyDescriptorSetLayout", || {
-        vec![
-            value(device.as_raw()),
-            value(descriptor_set_layout.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyDescriptorSetLayout", |p| {
+        value(p, device.as_raw());
+        value(p, descriptor_set_layout.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -2277,13 +2057,11 @@ pub unsafe extern "system" fn vkCreateDescriptorPool(device: vk::Device, p_creat
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_descriptor_pool);
-    record(Scope::Setup, r.as_raw(), "vkCreateDescriptorPool", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DescriptorPoolCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4)]), p_create_info as *const vk::DescriptorPoolCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorPoolCreateInfo),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_descriptor_pool as *const vk::DescriptorPool, usize::from(!p_descriptor_pool.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateDescriptorPool", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::DescriptorPoolCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4)]), p_create_info as *const vk::DescriptorPoolCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorPoolCreateInfo);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_descriptor_pool as *const vk::DescriptorPool, usize::from(!p_descriptor_pool.is_null()), &[]);
     });
     r
 }
@@ -2294,12 +2072,10 @@ pub unsafe extern "system" fn vkDestroyDescriptorPool(device: vk::Device, descri
         return;
     };
     let _r = next(device, descriptor_pool, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyDescriptorPool", || {
-        vec![
-            value(device.as_raw()),
-            value(descriptor_pool.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyDescriptorPool", |p| {
+        value(p, device.as_raw());
+        value(p, descriptor_pool.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -2309,12 +2085,10 @@ pub unsafe extern "system" fn vkResetDescriptorPool(device: vk::Device, descript
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, descriptor_pool, flags);
-    record(Scope::Setup, r.as_raw(), "vkResetDescriptorPool", || {
-        vec![
-            value(device.as_raw()),
-            value(descriptor_pool.as_raw()),
-            value(flags.as_raw() as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkResetDescriptorPool", |p| {
+        value(p, device.as_raw());
+        value(p, descriptor_pool.as_raw());
+        value(p, flags.as_raw() as u64);
     });
     r
 }
@@ -2325,12 +2099,10 @@ pub unsafe extern "system" fn vkAllocateDescriptorSets(device: vk::Device, p_all
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_allocate_info, p_descriptor_sets);
-    record(Scope::Setup, r.as_raw(), "vkAllocateDescriptorSets", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_allocate_info as *const vk::DescriptorSetAllocateInfo, usize::from(!p_allocate_info.is_null()), &[(4, 4), (28, 4)]), p_allocate_info as *const vk::DescriptorSetAllocateInfo, usize::from(!p_allocate_info.is_null()), nested_VkDescriptorSetAllocateInfo),
-            elements(p_descriptor_sets as *const vk::DescriptorSet, p_allocate_info.as_ref().map_or(0, |s| s.descriptor_set_count as usize), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkAllocateDescriptorSets", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_allocate_info as *const vk::DescriptorSetAllocateInfo, usize::from(!p_allocate_info.is_null()), &[(4, 4), (28, 4)]), p_allocate_info as *const vk::DescriptorSetAllocateInfo, usize::from(!p_allocate_info.is_null()), nested_VkDescriptorSetAllocateInfo);
+        elements(p, p_descriptor_sets as *const vk::DescriptorSet, p_allocate_info.as_ref().map_or(0, |s| s.descriptor_set_count as usize), &[]);
     });
     r
 }
@@ -2341,13 +2113,11 @@ pub unsafe extern "system" fn vkFreeDescriptorSets(device: vk::Device, descripto
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, descriptor_pool, descriptor_set_count, p_descriptor_sets);
-    record(Scope::Setup, r.as_raw(), "vkFreeDescriptorSets", || {
-        vec![
-            value(device.as_raw()),
-            value(descriptor_pool.as_raw()),
-            value(descriptor_set_count as u64),
-            elements(p_descriptor_sets as *const vk::DescriptorSet, descriptor_set_count as usize, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkFreeDescriptorSets", |p| {
+        value(p, device.as_raw());
+        value(p, descriptor_pool.as_raw());
+        value(p, descriptor_set_count as u64);
+        elements(p, p_descriptor_sets as *const vk::DescriptorSet, descriptor_set_count as usize, &[]);
     });
     r
 }
@@ -2358,14 +2128,12 @@ pub unsafe extern "system" fn vkUpdateDescriptorSets(device: vk::Device, descrip
         return;
     };
     let _r = next(device, descriptor_write_count, p_descriptor_writes, descriptor_copy_count, p_descriptor_copies);
-    record(Scope::Setup, 0, "vkUpdateDescriptorSets", || {
-        vec![
-            value(device.as_raw()),
-            value(descriptor_write_count as u64),
-            with_nested(chained(p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, &[(4, 4)]), p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, nested_VkWriteDescriptorSet),
-            value(descriptor_copy_count as u64),
-            chained(p_descriptor_copies as *const vk::CopyDescriptorSet, descriptor_copy_count as usize, &[(4, 4), (52, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkUpdateDescriptorSets", |p| {
+        value(p, device.as_raw());
+        value(p, descriptor_write_count as u64);
+        with_nested(chained(p, p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, &[(4, 4)]), p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, nested_VkWriteDescriptorSet);
+        value(p, descriptor_copy_count as u64);
+        chained(p, p_descriptor_copies as *const vk::CopyDescriptorSet, descriptor_copy_count as usize, &[(4, 4), (52, 4)]);
     });
 }
 
@@ -2375,12 +2143,10 @@ pub unsafe extern "system" fn vkGetRenderAreaGranularity(device: vk::Device, ren
         return;
     };
     let _r = next(device, render_pass, p_granularity);
-    record(Scope::Setup, 0, "vkGetRenderAreaGranularity", || {
-        vec![
-            value(device.as_raw()),
-            value(render_pass.as_raw()),
-            elements(p_granularity as *const vk::Extent2D, usize::from(!p_granularity.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetRenderAreaGranularity", |p| {
+        value(p, device.as_raw());
+        value(p, render_pass.as_raw());
+        elements(p, p_granularity as *const vk::Extent2D, usize::from(!p_granularity.is_null()), &[]);
     });
 }
 
@@ -2390,12 +2156,10 @@ pub unsafe extern "system" fn vkResetCommandPool(device: vk::Device, command_poo
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, command_pool, flags);
-    record(Scope::Setup, r.as_raw(), "vkResetCommandPool", || {
-        vec![
-            value(device.as_raw()),
-            value(command_pool.as_raw()),
-            value(flags.as_raw() as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkResetCommandPool", |p| {
+        value(p, device.as_raw());
+        value(p, command_pool.as_raw());
+        value(p, flags.as_raw() as u64);
     });
     r
 }
@@ -2408,13 +2172,11 @@ pub unsafe extern "system" fn vkFreeCommandBuffers(device: vk::Device, command_p
     let _r = next(device, command_pool, command_buffer_count, p_command_buffers);
     crate::image_layouts::freed(p_command_buffers, command_buffer_count);
     crate::command_buffers::freed(p_command_buffers, command_buffer_count);
-    record(Scope::Setup, 0, "vkFreeCommandBuffers", || {
-        vec![
-            value(device.as_raw()),
-            value(command_pool.as_raw()),
-            value(command_buffer_count as u64),
-            elements(p_command_buffers as *const vk::CommandBuffer, command_buffer_count as usize, &[]),
-        ]
+    record(Scope::Setup, 0, "vkFreeCommandBuffers", |p| {
+        value(p, device.as_raw());
+        value(p, command_pool.as_raw());
+        value(p, command_buffer_count as u64);
+        elements(p, p_command_buffers as *const vk::CommandBuffer, command_buffer_count as usize, &[]);
     });
 }
 
@@ -2424,13 +2186,11 @@ pub unsafe extern "system" fn vkCmdSetViewport(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, first_viewport, viewport_count, p_viewports);
-    record_command(command_buffer, "vkCmdSetViewport", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_viewport as u64),
-            value(viewport_count as u64),
-            elements(p_viewports as *const vk::Viewport, viewport_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetViewport", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_viewport as u64);
+        value(p, viewport_count as u64);
+        elements(p, p_viewports as *const vk::Viewport, viewport_count as usize, &[]);
     });
 }
 
@@ -2440,13 +2200,11 @@ pub unsafe extern "system" fn vkCmdSetScissor(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, first_scissor, scissor_count, p_scissors);
-    record_command(command_buffer, "vkCmdSetScissor", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_scissor as u64),
-            value(scissor_count as u64),
-            elements(p_scissors as *const vk::Rect2D, scissor_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetScissor", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_scissor as u64);
+        value(p, scissor_count as u64);
+        elements(p, p_scissors as *const vk::Rect2D, scissor_count as usize, &[]);
     });
 }
 
@@ -2456,11 +2214,9 @@ pub unsafe extern "system" fn vkCmdSetLineWidth(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, line_width);
-    record_command(command_buffer, "vkCmdSetLineWidth", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(f64::from(line_width).to_bits()),
-        ]
+    record_command(command_buffer, "vkCmdSetLineWidth", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, f64::from(line_width).to_bits());
     });
 }
 
@@ -2470,13 +2226,11 @@ pub unsafe extern "system" fn vkCmdSetDepthBias(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, depth_bias_constant_factor, depth_bias_clamp, depth_bias_slope_factor);
-    record_command(command_buffer, "vkCmdSetDepthBias", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(f64::from(depth_bias_constant_factor).to_bits()),
-            value(f64::from(depth_bias_clamp).to_bits()),
-            value(f64::from(depth_bias_slope_factor).to_bits()),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthBias", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, f64::from(depth_bias_constant_factor).to_bits());
+        value(p, f64::from(depth_bias_clamp).to_bits());
+        value(p, f64::from(depth_bias_slope_factor).to_bits());
     });
 }
 
@@ -2486,11 +2240,9 @@ pub unsafe extern "system" fn vkCmdSetBlendConstants(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, blend_constants);
-    record_command(command_buffer, "vkCmdSetBlendConstants", || {
-        vec![
-            value(command_buffer.as_raw()),
-            bytes_of(blend_constants as *const u8, std::mem::size_of::<[f32; 4]>()),
-        ]
+    record_command(command_buffer, "vkCmdSetBlendConstants", |p| {
+        value(p, command_buffer.as_raw());
+        bytes_of(p, blend_constants as *const u8, std::mem::size_of::<[f32; 4]>());
     });
 }
 
@@ -2500,12 +2252,10 @@ pub unsafe extern "system" fn vkCmdSetDepthBounds(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, min_depth_bounds, max_depth_bounds);
-    record_command(command_buffer, "vkCmdSetDepthBounds", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(f64::from(min_depth_bounds).to_bits()),
-            value(f64::from(max_depth_bounds).to_bits()),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthBounds", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, f64::from(min_depth_bounds).to_bits());
+        value(p, f64::from(max_depth_bounds).to_bits());
     });
 }
 
@@ -2515,12 +2265,10 @@ pub unsafe extern "system" fn vkCmdSetStencilCompareMask(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, face_mask, compare_mask);
-    record_command(command_buffer, "vkCmdSetStencilCompareMask", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(face_mask.as_raw() as u64),
-            value(compare_mask as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetStencilCompareMask", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, face_mask.as_raw() as u64);
+        value(p, compare_mask as u64);
     });
 }
 
@@ -2530,12 +2278,10 @@ pub unsafe extern "system" fn vkCmdSetStencilWriteMask(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, face_mask, write_mask);
-    record_command(command_buffer, "vkCmdSetStencilWriteMask", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(face_mask.as_raw() as u64),
-            value(write_mask as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetStencilWriteMask", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, face_mask.as_raw() as u64);
+        value(p, write_mask as u64);
     });
 }
 
@@ -2545,12 +2291,10 @@ pub unsafe extern "system" fn vkCmdSetStencilReference(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, face_mask, reference);
-    record_command(command_buffer, "vkCmdSetStencilReference", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(face_mask.as_raw() as u64),
-            value(reference as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetStencilReference", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, face_mask.as_raw() as u64);
+        value(p, reference as u64);
     });
 }
 
@@ -2560,13 +2304,11 @@ pub unsafe extern "system" fn vkCmdDispatch(command_buffer: vk::CommandBuffer, g
         return;
     };
     let _r = next(command_buffer, group_count_x, group_count_y, group_count_z);
-    record_command(command_buffer, "vkCmdDispatch", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(group_count_x as u64),
-            value(group_count_y as u64),
-            value(group_count_z as u64),
-        ]
+    record_command(command_buffer, "vkCmdDispatch", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, group_count_x as u64);
+        value(p, group_count_y as u64);
+        value(p, group_count_z as u64);
     });
 }
 
@@ -2576,12 +2318,10 @@ pub unsafe extern "system" fn vkCmdDispatchIndirect(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, buffer, offset);
-    record_command(command_buffer, "vkCmdDispatchIndirect", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(buffer.as_raw()),
-            value(offset as u64),
-        ]
+    record_command(command_buffer, "vkCmdDispatchIndirect", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, buffer.as_raw());
+        value(p, offset as u64);
     });
 }
 
@@ -2591,14 +2331,12 @@ pub unsafe extern "system" fn vkCmdCopyBuffer(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, src_buffer, dst_buffer, region_count, p_regions);
-    record_command(command_buffer, "vkCmdCopyBuffer", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(src_buffer.as_raw()),
-            value(dst_buffer.as_raw()),
-            value(region_count as u64),
-            elements(p_regions as *const vk::BufferCopy, region_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdCopyBuffer", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, src_buffer.as_raw());
+        value(p, dst_buffer.as_raw());
+        value(p, region_count as u64);
+        elements(p, p_regions as *const vk::BufferCopy, region_count as usize, &[]);
     });
 }
 
@@ -2608,16 +2346,14 @@ pub unsafe extern "system" fn vkCmdCopyImage(command_buffer: vk::CommandBuffer, 
         return;
     };
     let _r = next(command_buffer, src_image, src_image_layout, dst_image, dst_image_layout, region_count, p_regions);
-    record_command(command_buffer, "vkCmdCopyImage", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(src_image.as_raw()),
-            value(src_image_layout.as_raw() as u32 as u64),
-            value(dst_image.as_raw()),
-            value(dst_image_layout.as_raw() as u32 as u64),
-            value(region_count as u64),
-            elements(p_regions as *const vk::ImageCopy, region_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdCopyImage", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, src_image.as_raw());
+        value(p, src_image_layout.as_raw() as u32 as u64);
+        value(p, dst_image.as_raw());
+        value(p, dst_image_layout.as_raw() as u32 as u64);
+        value(p, region_count as u64);
+        elements(p, p_regions as *const vk::ImageCopy, region_count as usize, &[]);
     });
 }
 
@@ -2627,17 +2363,15 @@ pub unsafe extern "system" fn vkCmdBlitImage(command_buffer: vk::CommandBuffer, 
         return;
     };
     let _r = next(command_buffer, src_image, src_image_layout, dst_image, dst_image_layout, region_count, p_regions, filter);
-    record_command(command_buffer, "vkCmdBlitImage", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(src_image.as_raw()),
-            value(src_image_layout.as_raw() as u32 as u64),
-            value(dst_image.as_raw()),
-            value(dst_image_layout.as_raw() as u32 as u64),
-            value(region_count as u64),
-            elements(p_regions as *const vk::ImageBlit, region_count as usize, &[]),
-            value(filter.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdBlitImage", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, src_image.as_raw());
+        value(p, src_image_layout.as_raw() as u32 as u64);
+        value(p, dst_image.as_raw());
+        value(p, dst_image_layout.as_raw() as u32 as u64);
+        value(p, region_count as u64);
+        elements(p, p_regions as *const vk::ImageBlit, region_count as usize, &[]);
+        value(p, filter.as_raw() as u32 as u64);
     });
 }
 
@@ -2647,15 +2381,13 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, src_buffer, dst_image, dst_image_layout, region_count, p_regions);
-    record_command(command_buffer, "vkCmdCopyBufferToImage", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(src_buffer.as_raw()),
-            value(dst_image.as_raw()),
-            value(dst_image_layout.as_raw() as u32 as u64),
-            value(region_count as u64),
-            elements(p_regions as *const vk::BufferImageCopy, region_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdCopyBufferToImage", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, src_buffer.as_raw());
+        value(p, dst_image.as_raw());
+        value(p, dst_image_layout.as_raw() as u32 as u64);
+        value(p, region_count as u64);
+        elements(p, p_regions as *const vk::BufferImageCopy, region_count as usize, &[]);
     });
 }
 
@@ -2665,15 +2397,13 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, src_image, src_image_layout, dst_buffer, region_count, p_regions);
-    record_command(command_buffer, "vkCmdCopyImageToBuffer", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(src_image.as_raw()),
-            value(src_image_layout.as_raw() as u32 as u64),
-            value(dst_buffer.as_raw()),
-            value(region_count as u64),
-            elements(p_regions as *const vk::BufferImageCopy, region_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdCopyImageToBuffer", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, src_image.as_raw());
+        value(p, src_image_layout.as_raw() as u32 as u64);
+        value(p, dst_buffer.as_raw());
+        value(p, region_count as u64);
+        elements(p, p_regions as *const vk::BufferImageCopy, region_count as usize, &[]);
     });
 }
 
@@ -2683,14 +2413,12 @@ pub unsafe extern "system" fn vkCmdFillBuffer(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, dst_buffer, dst_offset, size, data);
-    record_command(command_buffer, "vkCmdFillBuffer", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(dst_buffer.as_raw()),
-            value(dst_offset as u64),
-            value(size as u64),
-            value(data as u64),
-        ]
+    record_command(command_buffer, "vkCmdFillBuffer", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, dst_buffer.as_raw());
+        value(p, dst_offset as u64);
+        value(p, size as u64);
+        value(p, data as u64);
     });
 }
 
@@ -2700,15 +2428,13 @@ pub unsafe extern "system" fn vkCmdClearColorImage(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, image, image_layout, p_color, range_count, p_ranges);
-    record_command(command_buffer, "vkCmdClearColorImage", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(image.as_raw()),
-            value(image_layout.as_raw() as u32 as u64),
-            elements(p_color as *const vk::ClearColorValue, usize::from(!p_color.is_null()), &[]),
-            value(range_count as u64),
-            elements(p_ranges as *const vk::ImageSubresourceRange, range_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdClearColorImage", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, image.as_raw());
+        value(p, image_layout.as_raw() as u32 as u64);
+        elements(p, p_color as *const vk::ClearColorValue, usize::from(!p_color.is_null()), &[]);
+        value(p, range_count as u64);
+        elements(p, p_ranges as *const vk::ImageSubresourceRange, range_count as usize, &[]);
     });
 }
 
@@ -2718,15 +2444,13 @@ pub unsafe extern "system" fn vkCmdClearDepthStencilImage(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, image, image_layout, p_depth_stencil, range_count, p_ranges);
-    record_command(command_buffer, "vkCmdClearDepthStencilImage", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(image.as_raw()),
-            value(image_layout.as_raw() as u32 as u64),
-            elements(p_depth_stencil as *const vk::ClearDepthStencilValue, usize::from(!p_depth_stencil.is_null()), &[]),
-            value(range_count as u64),
-            elements(p_ranges as *const vk::ImageSubresourceRange, range_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdClearDepthStencilImage", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, image.as_raw());
+        value(p, image_layout.as_raw() as u32 as u64);
+        elements(p, p_depth_stencil as *const vk::ClearDepthStencilValue, usize::from(!p_depth_stencil.is_null()), &[]);
+        value(p, range_count as u64);
+        elements(p, p_ranges as *const vk::ImageSubresourceRange, range_count as usize, &[]);
     });
 }
 
@@ -2736,14 +2460,12 @@ pub unsafe extern "system" fn vkCmdClearAttachments(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, attachment_count, p_attachments, rect_count, p_rects);
-    record_command(command_buffer, "vkCmdClearAttachments", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(attachment_count as u64),
-            elements(p_attachments as *const vk::ClearAttachment, attachment_count as usize, &[]),
-            value(rect_count as u64),
-            elements(p_rects as *const vk::ClearRect, rect_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdClearAttachments", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, attachment_count as u64);
+        elements(p, p_attachments as *const vk::ClearAttachment, attachment_count as usize, &[]);
+        value(p, rect_count as u64);
+        elements(p, p_rects as *const vk::ClearRect, rect_count as usize, &[]);
     });
 }
 
@@ -2753,16 +2475,14 @@ pub unsafe extern "system" fn vkCmdResolveImage(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, src_image, src_image_layout, dst_image, dst_image_layout, region_count, p_regions);
-    record_command(command_buffer, "vkCmdResolveImage", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(src_image.as_raw()),
-            value(src_image_layout.as_raw() as u32 as u64),
-            value(dst_image.as_raw()),
-            value(dst_image_layout.as_raw() as u32 as u64),
-            value(region_count as u64),
-            elements(p_regions as *const vk::ImageResolve, region_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdResolveImage", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, src_image.as_raw());
+        value(p, src_image_layout.as_raw() as u32 as u64);
+        value(p, dst_image.as_raw());
+        value(p, dst_image_layout.as_raw() as u32 as u64);
+        value(p, region_count as u64);
+        elements(p, p_regions as *const vk::ImageResolve, region_count as usize, &[]);
     });
 }
 
@@ -2772,12 +2492,10 @@ pub unsafe extern "system" fn vkCmdSetEvent(command_buffer: vk::CommandBuffer, e
         return;
     };
     let _r = next(command_buffer, event, stage_mask);
-    record_command(command_buffer, "vkCmdSetEvent", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(event.as_raw()),
-            value(stage_mask.as_raw() as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetEvent", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, event.as_raw());
+        value(p, stage_mask.as_raw() as u64);
     });
 }
 
@@ -2787,12 +2505,10 @@ pub unsafe extern "system" fn vkCmdResetEvent(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, event, stage_mask);
-    record_command(command_buffer, "vkCmdResetEvent", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(event.as_raw()),
-            value(stage_mask.as_raw() as u64),
-        ]
+    record_command(command_buffer, "vkCmdResetEvent", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, event.as_raw());
+        value(p, stage_mask.as_raw() as u64);
     });
 }
 
@@ -2802,20 +2518,18 @@ pub unsafe extern "system" fn vkCmdWaitEvents(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, event_count, p_events, src_stage_mask, dst_stage_mask, memory_barrier_count, p_memory_barriers, buffer_memory_barrier_count, p_buffer_memory_barriers, image_memory_barrier_count, p_image_memory_barriers);
-    record_command(command_buffer, "vkCmdWaitEvents", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(event_count as u64),
-            elements(p_events as *const vk::Event, event_count as usize, &[]),
-            value(src_stage_mask.as_raw() as u64),
-            value(dst_stage_mask.as_raw() as u64),
-            value(memory_barrier_count as u64),
-            chained(p_memory_barriers as *const vk::MemoryBarrier, memory_barrier_count as usize, &[(4, 4)]),
-            value(buffer_memory_barrier_count as u64),
-            chained(p_buffer_memory_barriers as *const vk::BufferMemoryBarrier, buffer_memory_barrier_count as usize, &[(4, 4)]),
-            value(image_memory_barrier_count as u64),
-            chained(p_image_memory_barriers as *const vk::ImageMemoryBarrier, image_memory_barrier_count as usize, &[(4, 4), (68, 4)]),
-        ]
+    record_command(command_buffer, "vkCmdWaitEvents", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, event_count as u64);
+        elements(p, p_events as *const vk::Event, event_count as usize, &[]);
+        value(p, src_stage_mask.as_raw() as u64);
+        value(p, dst_stage_mask.as_raw() as u64);
+        value(p, memory_barrier_count as u64);
+        chained(p, p_memory_barriers as *const vk::MemoryBarrier, memory_barrier_count as usize, &[(4, 4)]);
+        value(p, buffer_memory_barrier_count as u64);
+        chained(p, p_buffer_memory_barriers as *const vk::BufferMemoryBarrier, buffer_memory_barrier_count as usize, &[(4, 4)]);
+        value(p, image_memory_barrier_count as u64);
+        chained(p, p_image_memory_barriers as *const vk::ImageMemoryBarrier, image_memory_barrier_count as usize, &[(4, 4), (68, 4)]);
     });
 }
 
@@ -2826,19 +2540,17 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier(command_buffer: vk::CommandBu
     };
     let _r = next(command_buffer, src_stage_mask, dst_stage_mask, dependency_flags, memory_barrier_count, p_memory_barriers, buffer_memory_barrier_count, p_buffer_memory_barriers, image_memory_barrier_count, p_image_memory_barriers);
     crate::image_layouts::image_barriers(command_buffer, p_image_memory_barriers, image_memory_barrier_count);
-    record_command(command_buffer, "vkCmdPipelineBarrier", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(src_stage_mask.as_raw() as u64),
-            value(dst_stage_mask.as_raw() as u64),
-            value(dependency_flags.as_raw() as u64),
-            value(memory_barrier_count as u64),
-            chained(p_memory_barriers as *const vk::MemoryBarrier, memory_barrier_count as usize, &[(4, 4)]),
-            value(buffer_memory_barrier_count as u64),
-            chained(p_buffer_memory_barriers as *const vk::BufferMemoryBarrier, buffer_memory_barrier_count as usize, &[(4, 4)]),
-            value(image_memory_barrier_count as u64),
-            chained(p_image_memory_barriers as *const vk::ImageMemoryBarrier, image_memory_barrier_count as usize, &[(4, 4), (68, 4)]),
-        ]
+    record_command(command_buffer, "vkCmdPipelineBarrier", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, src_stage_mask.as_raw() as u64);
+        value(p, dst_stage_mask.as_raw() as u64);
+        value(p, dependency_flags.as_raw() as u64);
+        value(p, memory_barrier_count as u64);
+        chained(p, p_memory_barriers as *const vk::MemoryBarrier, memory_barrier_count as usize, &[(4, 4)]);
+        value(p, buffer_memory_barrier_count as u64);
+        chained(p, p_buffer_memory_barriers as *const vk::BufferMemoryBarrier, buffer_memory_barrier_count as usize, &[(4, 4)]);
+        value(p, image_memory_barrier_count as u64);
+        chained(p, p_image_memory_barriers as *const vk::ImageMemoryBarrier, image_memory_barrier_count as usize, &[(4, 4), (68, 4)]);
     });
 }
 
@@ -2848,14 +2560,12 @@ pub unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures(device: vk::Dev
         return;
     };
     let _r = next(device, heap_index, local_device_index, remote_device_index, p_peer_memory_features);
-    record(Scope::Setup, 0, "vkGetDeviceGroupPeerMemoryFeatures", || {
-        vec![
-            value(device.as_raw()),
-            value(heap_index as u64),
-            value(local_device_index as u64),
-            value(remote_device_index as u64),
-            elements(p_peer_memory_features as *const vk::PeerMemoryFeatureFlags, usize::from(!p_peer_memory_features.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetDeviceGroupPeerMemoryFeatures", |p| {
+        value(p, device.as_raw());
+        value(p, heap_index as u64);
+        value(p, local_device_index as u64);
+        value(p, remote_device_index as u64);
+        elements(p, p_peer_memory_features as *const vk::PeerMemoryFeatureFlags, usize::from(!p_peer_memory_features.is_null()), &[]);
     });
 }
 
@@ -2865,11 +2575,9 @@ pub unsafe extern "system" fn vkCmdSetDeviceMask(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, device_mask);
-    record_command(command_buffer, "vkCmdSetDeviceMask", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(device_mask as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDeviceMask", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, device_mask as u64);
     });
 }
 
@@ -2879,16 +2587,14 @@ pub unsafe extern "system" fn vkCmdDispatchBase(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, base_group_x, base_group_y, base_group_z, group_count_x, group_count_y, group_count_z);
-    record_command(command_buffer, "vkCmdDispatchBase", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(base_group_x as u64),
-            value(base_group_y as u64),
-            value(base_group_z as u64),
-            value(group_count_x as u64),
-            value(group_count_y as u64),
-            value(group_count_z as u64),
-        ]
+    record_command(command_buffer, "vkCmdDispatchBase", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, base_group_x as u64);
+        value(p, base_group_y as u64);
+        value(p, base_group_z as u64);
+        value(p, group_count_x as u64);
+        value(p, group_count_y as u64);
+        value(p, group_count_z as u64);
     });
 }
 
@@ -2898,12 +2604,10 @@ pub unsafe extern "system" fn vkGetImageMemoryRequirements2(device: vk::Device, 
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetImageMemoryRequirements2", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetImageMemoryRequirements2", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]);
+        chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -2913,12 +2617,10 @@ pub unsafe extern "system" fn vkGetBufferMemoryRequirements2(device: vk::Device,
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetBufferMemoryRequirements2", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetBufferMemoryRequirements2", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]);
+        chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -2928,13 +2630,11 @@ pub unsafe extern "system" fn vkGetImageSparseMemoryRequirements2(device: vk::De
         return;
     };
     let _r = next(device, p_info, p_sparse_memory_requirement_count, p_sparse_memory_requirements);
-    record(Scope::Setup, 0, "vkGetImageSparseMemoryRequirements2", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]),
-            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]),
-            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetImageSparseMemoryRequirements2", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]);
+        elements(p, p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]);
+        chained(p, p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[(4, 4)]);
     });
 }
 
@@ -2944,12 +2644,10 @@ pub unsafe extern "system" fn vkTrimCommandPool(device: vk::Device, command_pool
         return;
     };
     let _r = next(device, command_pool, flags);
-    record(Scope::Setup, 0, "vkTrimCommandPool", || {
-        vec![
-            value(device.as_raw()),
-            value(command_pool.as_raw()),
-            value(flags.as_raw() as u64),
-        ]
+    record(Scope::Setup, 0, "vkTrimCommandPool", |p| {
+        value(p, device.as_raw());
+        value(p, command_pool.as_raw());
+        value(p, flags.as_raw() as u64);
     });
 }
 
@@ -2959,13 +2657,11 @@ pub unsafe extern "system" fn vkCreateSamplerYcbcrConversion(device: vk::Device,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_ycbcr_conversion);
-    record(Scope::Setup, r.as_raw(), "vkCreateSamplerYcbcrConversion", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (60, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_ycbcr_conversion as *const vk::SamplerYcbcrConversion, usize::from(!p_ycbcr_conversion.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateSamplerYcbcrConversion", |p| {
+        value(p, device.as_raw());
+        chained(p, p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (60, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_ycbcr_conversion as *const vk::SamplerYcbcrConversion, usize::from(!p_ycbcr_conversion.is_null()), &[]);
     });
     r
 }
@@ -2976,12 +2672,10 @@ pub unsafe extern "system" fn vkDestroySamplerYcbcrConversion(device: vk::Device
         return;
     };
     let _r = next(device, ycbcr_conversion, p_allocator);
-    record(Scope::Setup, 0, "vkDestroySamplerYcbcrConversion", || {
-        vec![
-            value(device.as_raw()),
-            value(ycbcr_conversion.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroySamplerYcbcrConversion", |p| {
+        value(p, device.as_raw());
+        value(p, ycbcr_conversion.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -2994,13 +2688,11 @@ pub unsafe extern "system" fn vkCreateDescriptorUpdateTemplate(device: vk::Devic
     if r == vk::Result::SUCCESS {
         crate::templates::created(*p_descriptor_update_template, p_create_info);
     }
-    record(Scope::Setup, r.as_raw(), "vkCreateDescriptorUpdateTemplate", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (36, 4), (52, 4), (68, 4)]), p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorUpdateTemplateCreateInfo),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_descriptor_update_template as *const vk::DescriptorUpdateTemplate, usize::from(!p_descriptor_update_template.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateDescriptorUpdateTemplate", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (36, 4), (52, 4), (68, 4)]), p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorUpdateTemplateCreateInfo);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_descriptor_update_template as *const vk::DescriptorUpdateTemplate, usize::from(!p_descriptor_update_template.is_null()), &[]);
     });
     r
 }
@@ -3012,12 +2704,10 @@ pub unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate(device: vk::Devi
     };
     let _r = next(device, descriptor_update_template, p_allocator);
     crate::templates::destroyed(descriptor_update_template);
-    record(Scope::Setup, 0, "vkDestroyDescriptorUpdateTemplate", || {
-        vec![
-            value(device.as_raw()),
-            value(descriptor_update_template.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyDescriptorUpdateTemplate", |p| {
+        value(p, device.as_raw());
+        value(p, descriptor_update_template.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -3027,13 +2717,11 @@ pub unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate(device: vk::Devi
         return;
     };
     let _r = next(device, descriptor_set, descriptor_update_template, p_data);
-    record(Scope::Setup, 0, "vkUpdateDescriptorSetWithTemplate", || {
-        vec![
-            value(device.as_raw()),
-            value(descriptor_set.as_raw()),
-            value(descriptor_update_template.as_raw()),
-            crate::templates::data(descriptor_update_template, p_data),
-        ]
+    record(Scope::Setup, 0, "vkUpdateDescriptorSetWithTemplate", |p| {
+        value(p, device.as_raw());
+        value(p, descriptor_set.as_raw());
+        value(p, descriptor_update_template.as_raw());
+        crate::templates::data(p, descriptor_update_template, p_data);
     });
 }
 
@@ -3043,12 +2731,10 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutSupport(device: vk::Device
         return;
     };
     let _r = next(device, p_create_info, p_support);
-    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutSupport", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo),
-            chained(p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null()), &[(4, 4), (20, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutSupport", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo);
+        chained(p, p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null()), &[(4, 4), (20, 4)]);
     });
 }
 
@@ -3058,13 +2744,11 @@ pub unsafe extern "system" fn vkResetQueryPool(device: vk::Device, query_pool: v
         return;
     };
     let _r = next(device, query_pool, first_query, query_count);
-    record(Scope::Setup, 0, "vkResetQueryPool", || {
-        vec![
-            value(device.as_raw()),
-            value(query_pool.as_raw()),
-            value(first_query as u64),
-            value(query_count as u64),
-        ]
+    record(Scope::Setup, 0, "vkResetQueryPool", |p| {
+        value(p, device.as_raw());
+        value(p, query_pool.as_raw());
+        value(p, first_query as u64);
+        value(p, query_count as u64);
     });
 }
 
@@ -3074,12 +2758,10 @@ pub unsafe extern "system" fn vkGetSemaphoreCounterValue(device: vk::Device, sem
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, semaphore, p_value);
-    record(Scope::Setup, r.as_raw(), "vkGetSemaphoreCounterValue", || {
-        vec![
-            value(device.as_raw()),
-            value(semaphore.as_raw()),
-            elements(p_value as *const u64, usize::from(!p_value.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetSemaphoreCounterValue", |p| {
+        value(p, device.as_raw());
+        value(p, semaphore.as_raw());
+        elements(p, p_value as *const u64, usize::from(!p_value.is_null()), &[]);
     });
     r
 }
@@ -3090,12 +2772,10 @@ pub unsafe extern "system" fn vkWaitSemaphores(device: vk::Device, p_wait_info: 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_wait_info, timeout);
-    record(Scope::Setup, r.as_raw(), "vkWaitSemaphores", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), &[(4, 4)]), p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), nested_VkSemaphoreWaitInfo),
-            value(timeout as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkWaitSemaphores", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), &[(4, 4)]), p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), nested_VkSemaphoreWaitInfo);
+        value(p, timeout as u64);
     });
     r
 }
@@ -3106,11 +2786,9 @@ pub unsafe extern "system" fn vkSignalSemaphore(device: vk::Device, p_signal_inf
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_signal_info);
-    record(Scope::Setup, r.as_raw(), "vkSignalSemaphore", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkSignalSemaphore", |p| {
+        value(p, device.as_raw());
+        chained(p, p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -3121,11 +2799,9 @@ pub unsafe extern "system" fn vkGetBufferDeviceAddress(device: vk::Device, p_inf
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetBufferDeviceAddress", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetBufferDeviceAddress", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -3136,11 +2812,9 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureAddress(device: vk::Device
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetBufferOpaqueCaptureAddress", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetBufferOpaqueCaptureAddress", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -3151,11 +2825,9 @@ pub unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress(device: vk::
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetDeviceMemoryOpaqueCaptureAddress", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetDeviceMemoryOpaqueCaptureAddress", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -3166,13 +2838,11 @@ pub unsafe extern "system" fn vkCreatePrivateDataSlot(device: vk::Device, p_crea
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_private_data_slot);
-    record(Scope::Setup, r.as_raw(), "vkCreatePrivateDataSlot", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_private_data_slot as *const vk::PrivateDataSlot, usize::from(!p_private_data_slot.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreatePrivateDataSlot", |p| {
+        value(p, device.as_raw());
+        chained(p, p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_private_data_slot as *const vk::PrivateDataSlot, usize::from(!p_private_data_slot.is_null()), &[]);
     });
     r
 }
@@ -3183,12 +2853,10 @@ pub unsafe extern "system" fn vkDestroyPrivateDataSlot(device: vk::Device, priva
         return;
     };
     let _r = next(device, private_data_slot, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyPrivateDataSlot", || {
-        vec![
-            value(device.as_raw()),
-            value(private_data_slot.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyPrivateDataSlot", |p| {
+        value(p, device.as_raw());
+        value(p, private_data_slot.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -3198,14 +2866,12 @@ pub unsafe extern "system" fn vkSetPrivateData(device: vk::Device, object_type: 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, object_type, object_handle, private_data_slot, data);
-    record(Scope::Setup, r.as_raw(), "vkSetPrivateData", || {
-        vec![
-            value(device.as_raw()),
-            value(object_type.as_raw() as u32 as u64),
-            value(object_handle as u64),
-            value(private_data_slot.as_raw()),
-            value(data as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkSetPrivateData", |p| {
+        value(p, device.as_raw());
+        value(p, object_type.as_raw() as u32 as u64);
+        value(p, object_handle as u64);
+        value(p, private_data_slot.as_raw());
+        value(p, data as u64);
     });
     r
 }
@@ -3216,14 +2882,12 @@ pub unsafe extern "system" fn vkGetPrivateData(device: vk::Device, object_type: 
         return;
     };
     let _r = next(device, object_type, object_handle, private_data_slot, p_data);
-    record(Scope::Setup, 0, "vkGetPrivateData", || {
-        vec![
-            value(device.as_raw()),
-            value(object_type.as_raw() as u32 as u64),
-            value(object_handle as u64),
-            value(private_data_slot.as_raw()),
-            elements(p_data as *const u64, usize::from(!p_data.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetPrivateData", |p| {
+        value(p, device.as_raw());
+        value(p, object_type.as_raw() as u32 as u64);
+        value(p, object_handle as u64);
+        value(p, private_data_slot.as_raw());
+        elements(p, p_data as *const u64, usize::from(!p_data.is_null()), &[]);
     });
 }
 
@@ -3233,12 +2897,10 @@ pub unsafe extern "system" fn vkCmdSetEvent2(command_buffer: vk::CommandBuffer, 
         return;
     };
     let _r = next(command_buffer, event, p_dependency_info);
-    record_command(command_buffer, "vkCmdSetEvent2", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(event.as_raw()),
-            with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
-        ]
+    record_command(command_buffer, "vkCmdSetEvent2", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, event.as_raw());
+        with_nested(chained(p, p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo);
     });
 }
 
@@ -3248,12 +2910,10 @@ pub unsafe extern "system" fn vkCmdResetEvent2(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, event, stage_mask);
-    record_command(command_buffer, "vkCmdResetEvent2", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(event.as_raw()),
-            value(stage_mask.as_raw() as u64),
-        ]
+    record_command(command_buffer, "vkCmdResetEvent2", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, event.as_raw());
+        value(p, stage_mask.as_raw() as u64);
     });
 }
 
@@ -3263,13 +2923,11 @@ pub unsafe extern "system" fn vkCmdWaitEvents2(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, event_count, p_events, p_dependency_infos);
-    record_command(command_buffer, "vkCmdWaitEvents2", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(event_count as u64),
-            elements(p_events as *const vk::Event, event_count as usize, &[]),
-            with_nested(chained(p_dependency_infos as *const vk::DependencyInfo, event_count as usize, &[(4, 4), (36, 4), (52, 4)]), p_dependency_infos as *const vk::DependencyInfo, event_count as usize, nested_VkDependencyInfo),
-        ]
+    record_command(command_buffer, "vkCmdWaitEvents2", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, event_count as u64);
+        elements(p, p_events as *const vk::Event, event_count as usize, &[]);
+        with_nested(chained(p, p_dependency_infos as *const vk::DependencyInfo, event_count as usize, &[(4, 4), (36, 4), (52, 4)]), p_dependency_infos as *const vk::DependencyInfo, event_count as usize, nested_VkDependencyInfo);
     });
 }
 
@@ -3280,11 +2938,9 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier2(command_buffer: vk::CommandB
     };
     let _r = next(command_buffer, p_dependency_info);
     crate::image_layouts::dependency_info(command_buffer, p_dependency_info);
-    record_command(command_buffer, "vkCmdPipelineBarrier2", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
-        ]
+    record_command(command_buffer, "vkCmdPipelineBarrier2", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo);
     });
 }
 
@@ -3294,11 +2950,9 @@ pub unsafe extern "system" fn vkCmdCopyBuffer2(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, p_copy_buffer_info);
-    record_command(command_buffer, "vkCmdCopyBuffer2", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), &[(4, 4), (36, 4)]), p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), nested_VkCopyBufferInfo2),
-        ]
+    record_command(command_buffer, "vkCmdCopyBuffer2", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), &[(4, 4), (36, 4)]), p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), nested_VkCopyBufferInfo2);
     });
 }
 
@@ -3308,11 +2962,9 @@ pub unsafe extern "system" fn vkCmdCopyImage2(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, p_copy_image_info);
-    record_command(command_buffer, "vkCmdCopyImage2", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), &[(4, 4), (28, 4)]), p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), nested_VkCopyImageInfo2),
-        ]
+    record_command(command_buffer, "vkCmdCopyImage2", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), &[(4, 4), (28, 4)]), p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), nested_VkCopyImageInfo2);
     });
 }
 
@@ -3322,11 +2974,9 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage2(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, p_copy_buffer_to_image_info);
-    record_command(command_buffer, "vkCmdCopyBufferToImage2", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), &[(4, 4)]), p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), nested_VkCopyBufferToImageInfo2),
-        ]
+    record_command(command_buffer, "vkCmdCopyBufferToImage2", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), &[(4, 4)]), p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), nested_VkCopyBufferToImageInfo2);
     });
 }
 
@@ -3336,11 +2986,9 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer2(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, p_copy_image_to_buffer_info);
-    record_command(command_buffer, "vkCmdCopyImageToBuffer2", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), nested_VkCopyImageToBufferInfo2),
-        ]
+    record_command(command_buffer, "vkCmdCopyImageToBuffer2", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), nested_VkCopyImageToBufferInfo2);
     });
 }
 
@@ -3350,11 +2998,9 @@ pub unsafe extern "system" fn vkCmdBlitImage2(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, p_blit_image_info);
-    record_command(command_buffer, "vkCmdBlitImage2", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), &[(4, 4), (28, 4), (60, 4)]), p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), nested_VkBlitImageInfo2),
-        ]
+    record_command(command_buffer, "vkCmdBlitImage2", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), &[(4, 4), (28, 4), (60, 4)]), p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), nested_VkBlitImageInfo2);
     });
 }
 
@@ -3364,11 +3010,9 @@ pub unsafe extern "system" fn vkCmdResolveImage2(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, p_resolve_image_info);
-    record_command(command_buffer, "vkCmdResolveImage2", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), &[(4, 4), (28, 4)]), p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), nested_VkResolveImageInfo2),
-        ]
+    record_command(command_buffer, "vkCmdResolveImage2", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), &[(4, 4), (28, 4)]), p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), nested_VkResolveImageInfo2);
     });
 }
 
@@ -3378,11 +3022,9 @@ pub unsafe extern "system" fn vkCmdSetCullMode(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, cull_mode);
-    record_command(command_buffer, "vkCmdSetCullMode", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(cull_mode.as_raw() as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetCullMode", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, cull_mode.as_raw() as u64);
     });
 }
 
@@ -3392,11 +3034,9 @@ pub unsafe extern "system" fn vkCmdSetFrontFace(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, front_face);
-    record_command(command_buffer, "vkCmdSetFrontFace", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(front_face.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetFrontFace", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, front_face.as_raw() as u32 as u64);
     });
 }
 
@@ -3406,12 +3046,10 @@ pub unsafe extern "system" fn vkCmdSetViewportWithCount(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, viewport_count, p_viewports);
-    record_command(command_buffer, "vkCmdSetViewportWithCount", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(viewport_count as u64),
-            elements(p_viewports as *const vk::Viewport, viewport_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetViewportWithCount", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, viewport_count as u64);
+        elements(p, p_viewports as *const vk::Viewport, viewport_count as usize, &[]);
     });
 }
 
@@ -3421,12 +3059,10 @@ pub unsafe extern "system" fn vkCmdSetScissorWithCount(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, scissor_count, p_scissors);
-    record_command(command_buffer, "vkCmdSetScissorWithCount", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(scissor_count as u64),
-            elements(p_scissors as *const vk::Rect2D, scissor_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetScissorWithCount", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, scissor_count as u64);
+        elements(p, p_scissors as *const vk::Rect2D, scissor_count as usize, &[]);
     });
 }
 
@@ -3436,16 +3072,14 @@ pub unsafe extern "system" fn vkCmdBindVertexBuffers2(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, first_binding, binding_count, p_buffers, p_offsets, p_sizes, p_strides);
-    record_command(command_buffer, "vkCmdBindVertexBuffers2", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_binding as u64),
-            value(binding_count as u64),
-            elements(p_buffers as *const vk::Buffer, binding_count as usize, &[]),
-            elements(p_offsets as *const vk::DeviceSize, binding_count as usize, &[]),
-            elements(p_sizes as *const vk::DeviceSize, binding_count as usize, &[]),
-            elements(p_strides as *const vk::DeviceSize, binding_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdBindVertexBuffers2", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_binding as u64);
+        value(p, binding_count as u64);
+        elements(p, p_buffers as *const vk::Buffer, binding_count as usize, &[]);
+        elements(p, p_offsets as *const vk::DeviceSize, binding_count as usize, &[]);
+        elements(p, p_sizes as *const vk::DeviceSize, binding_count as usize, &[]);
+        elements(p, p_strides as *const vk::DeviceSize, binding_count as usize, &[]);
     });
 }
 
@@ -3455,11 +3089,9 @@ pub unsafe extern "system" fn vkCmdSetDepthTestEnable(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, depth_test_enable);
-    record_command(command_buffer, "vkCmdSetDepthTestEnable", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(depth_test_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthTestEnable", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, depth_test_enable as u64);
     });
 }
 
@@ -3469,11 +3101,9 @@ pub unsafe extern "system" fn vkCmdSetDepthWriteEnable(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, depth_write_enable);
-    record_command(command_buffer, "vkCmdSetDepthWriteEnable", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(depth_write_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthWriteEnable", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, depth_write_enable as u64);
     });
 }
 
@@ -3483,11 +3113,9 @@ pub unsafe extern "system" fn vkCmdSetDepthCompareOp(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, depth_compare_op);
-    record_command(command_buffer, "vkCmdSetDepthCompareOp", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(depth_compare_op.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthCompareOp", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, depth_compare_op.as_raw() as u32 as u64);
     });
 }
 
@@ -3497,11 +3125,9 @@ pub unsafe extern "system" fn vkCmdSetDepthBoundsTestEnable(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, depth_bounds_test_enable);
-    record_command(command_buffer, "vkCmdSetDepthBoundsTestEnable", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(depth_bounds_test_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthBoundsTestEnable", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, depth_bounds_test_enable as u64);
     });
 }
 
@@ -3511,11 +3137,9 @@ pub unsafe extern "system" fn vkCmdSetStencilTestEnable(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, stencil_test_enable);
-    record_command(command_buffer, "vkCmdSetStencilTestEnable", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(stencil_test_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetStencilTestEnable", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, stencil_test_enable as u64);
     });
 }
 
@@ -3525,15 +3149,13 @@ pub unsafe extern "system" fn vkCmdSetStencilOp(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, face_mask, fail_op, pass_op, depth_fail_op, compare_op);
-    record_command(command_buffer, "vkCmdSetStencilOp", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(face_mask.as_raw() as u64),
-            value(fail_op.as_raw() as u32 as u64),
-            value(pass_op.as_raw() as u32 as u64),
-            value(depth_fail_op.as_raw() as u32 as u64),
-            value(compare_op.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetStencilOp", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, face_mask.as_raw() as u64);
+        value(p, fail_op.as_raw() as u32 as u64);
+        value(p, pass_op.as_raw() as u32 as u64);
+        value(p, depth_fail_op.as_raw() as u32 as u64);
+        value(p, compare_op.as_raw() as u32 as u64);
     });
 }
 
@@ -3543,11 +3165,9 @@ pub unsafe extern "system" fn vkCmdSetRasterizerDiscardEnable(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, rasterizer_discard_enable);
-    record_command(command_buffer, "vkCmdSetRasterizerDiscardEnable", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(rasterizer_discard_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetRasterizerDiscardEnable", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, rasterizer_discard_enable as u64);
     });
 }
 
@@ -3557,11 +3177,9 @@ pub unsafe extern "system" fn vkCmdSetDepthBiasEnable(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, depth_bias_enable);
-    record_command(command_buffer, "vkCmdSetDepthBiasEnable", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(depth_bias_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthBiasEnable", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, depth_bias_enable as u64);
     });
 }
 
@@ -3571,11 +3189,9 @@ pub unsafe extern "system" fn vkCmdSetPrimitiveRestartEnable(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, primitive_restart_enable);
-    record_command(command_buffer, "vkCmdSetPrimitiveRestartEnable", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(primitive_restart_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetPrimitiveRestartEnable", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, primitive_restart_enable as u64);
     });
 }
 
@@ -3585,12 +3201,10 @@ pub unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements(device: vk::De
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetDeviceBufferMemoryRequirements", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4)]), p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceBufferMemoryRequirements),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetDeviceBufferMemoryRequirements", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4)]), p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceBufferMemoryRequirements);
+        chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -3600,12 +3214,10 @@ pub unsafe extern "system" fn vkGetDeviceImageMemoryRequirements(device: vk::Dev
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetDeviceImageMemoryRequirements", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetDeviceImageMemoryRequirements", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements);
+        chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -3615,13 +3227,11 @@ pub unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements(device: v
         return;
     };
     let _r = next(device, p_info, p_sparse_memory_requirement_count, p_sparse_memory_requirements);
-    record(Scope::Setup, 0, "vkGetDeviceImageSparseMemoryRequirements", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements),
-            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]),
-            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetDeviceImageSparseMemoryRequirements", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements);
+        elements(p, p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]);
+        chained(p, p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[(4, 4)]);
     });
 }
 
@@ -3640,13 +3250,11 @@ pub unsafe extern "system" fn vkCreateSwapchainKHR(device: vk::Device, p_create_
     if r == vk::Result::SUCCESS {
         crate::frame_checksums::swapchain_created(*p_swapchain, p_create_info, copyable);
     }
-    record(Scope::Setup, r.as_raw(), "vkCreateSwapchainKHR", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::SwapchainCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (68, 4)]), p_create_info as *const vk::SwapchainCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkSwapchainCreateInfoKHR),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_swapchain as *const vk::SwapchainKHR, usize::from(!p_swapchain.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateSwapchainKHR", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::SwapchainCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (68, 4)]), p_create_info as *const vk::SwapchainCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkSwapchainCreateInfoKHR);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_swapchain as *const vk::SwapchainKHR, usize::from(!p_swapchain.is_null()), &[]);
     });
     r
 }
@@ -3658,12 +3266,10 @@ pub unsafe extern "system" fn vkDestroySwapchainKHR(device: vk::Device, swapchai
     };
     crate::frame_checksums::swapchain_destroying(device, swapchain);
     let _r = next(device, swapchain, p_allocator);
-    record(Scope::Setup, 0, "vkDestroySwapchainKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(swapchain.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroySwapchainKHR", |p| {
+        value(p, device.as_raw());
+        value(p, swapchain.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -3676,13 +3282,11 @@ pub unsafe extern "system" fn vkGetSwapchainImagesKHR(device: vk::Device, swapch
     if r == vk::Result::SUCCESS || r == vk::Result::INCOMPLETE {
         crate::frame_checksums::swapchain_images(swapchain, p_swapchain_image_count, p_swapchain_images);
     }
-    record(Scope::Setup, r.as_raw(), "vkGetSwapchainImagesKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(swapchain.as_raw()),
-            elements(p_swapchain_image_count as *const u32, usize::from(!p_swapchain_image_count.is_null()), &[]),
-            elements(p_swapchain_images as *const vk::Image, if p_swapchain_image_count.is_null() { 0 } else { *p_swapchain_image_count as usize }, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetSwapchainImagesKHR", |p| {
+        value(p, device.as_raw());
+        value(p, swapchain.as_raw());
+        elements(p, p_swapchain_image_count as *const u32, usize::from(!p_swapchain_image_count.is_null()), &[]);
+        elements(p, p_swapchain_images as *const vk::Image, if p_swapchain_image_count.is_null() { 0 } else { *p_swapchain_image_count as usize }, &[]);
     });
     r
 }
@@ -3693,15 +3297,13 @@ pub unsafe extern "system" fn vkAcquireNextImageKHR(device: vk::Device, swapchai
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain, timeout, semaphore, fence, p_image_index);
-    record(Scope::Setup, r.as_raw(), "vkAcquireNextImageKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(swapchain.as_raw()),
-            value(timeout as u64),
-            value(semaphore.as_raw()),
-            value(fence.as_raw()),
-            elements(p_image_index as *const u32, usize::from(!p_image_index.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkAcquireNextImageKHR", |p| {
+        value(p, device.as_raw());
+        value(p, swapchain.as_raw());
+        value(p, timeout as u64);
+        value(p, semaphore.as_raw());
+        value(p, fence.as_raw());
+        elements(p, p_image_index as *const u32, usize::from(!p_image_index.is_null()), &[]);
     });
     r
 }
@@ -3712,11 +3314,9 @@ pub unsafe extern "system" fn vkGetDeviceGroupPresentCapabilitiesKHR(device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_device_group_present_capabilities);
-    record(Scope::Setup, r.as_raw(), "vkGetDeviceGroupPresentCapabilitiesKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_device_group_present_capabilities as *const vk::DeviceGroupPresentCapabilitiesKHR, usize::from(!p_device_group_present_capabilities.is_null()), &[(4, 4), (148, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetDeviceGroupPresentCapabilitiesKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_device_group_present_capabilities as *const vk::DeviceGroupPresentCapabilitiesKHR, usize::from(!p_device_group_present_capabilities.is_null()), &[(4, 4), (148, 4)]);
     });
     r
 }
@@ -3727,12 +3327,10 @@ pub unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR(device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, surface, p_modes);
-    record(Scope::Setup, r.as_raw(), "vkGetDeviceGroupSurfacePresentModesKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(surface.as_raw()),
-            elements(p_modes as *const vk::DeviceGroupPresentModeFlagsKHR, usize::from(!p_modes.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetDeviceGroupSurfacePresentModesKHR", |p| {
+        value(p, device.as_raw());
+        value(p, surface.as_raw());
+        elements(p, p_modes as *const vk::DeviceGroupPresentModeFlagsKHR, usize::from(!p_modes.is_null()), &[]);
     });
     r
 }
@@ -3743,12 +3341,10 @@ pub unsafe extern "system" fn vkAcquireNextImage2KHR(device: vk::Device, p_acqui
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_acquire_info, p_image_index);
-    record(Scope::Setup, r.as_raw(), "vkAcquireNextImage2KHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_acquire_info as *const vk::AcquireNextImageInfoKHR, usize::from(!p_acquire_info.is_null()), &[(4, 4), (52, 4)]),
-            elements(p_image_index as *const u32, usize::from(!p_image_index.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkAcquireNextImage2KHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_acquire_info as *const vk::AcquireNextImageInfoKHR, usize::from(!p_acquire_info.is_null()), &[(4, 4), (52, 4)]);
+        elements(p, p_image_index as *const u32, usize::from(!p_image_index.is_null()), &[]);
     });
     r
 }
@@ -3759,14 +3355,12 @@ pub unsafe extern "system" fn vkCreateSharedSwapchainsKHR(device: vk::Device, sw
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain_count, p_create_infos, p_allocator, p_swapchains);
-    record(Scope::Setup, r.as_raw(), "vkCreateSharedSwapchainsKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(swapchain_count as u64),
-            with_nested(chained(p_create_infos as *const vk::SwapchainCreateInfoKHR, swapchain_count as usize, &[(4, 4), (20, 4), (68, 4)]), p_create_infos as *const vk::SwapchainCreateInfoKHR, swapchain_count as usize, nested_VkSwapchainCreateInfoKHR),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_swapchains as *const vk::SwapchainKHR, swapchain_count as usize, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateSharedSwapchainsKHR", |p| {
+        value(p, device.as_raw());
+        value(p, swapchain_count as u64);
+        with_nested(chained(p, p_create_infos as *const vk::SwapchainCreateInfoKHR, swapchain_count as usize, &[(4, 4), (20, 4), (68, 4)]), p_create_infos as *const vk::SwapchainCreateInfoKHR, swapchain_count as usize, nested_VkSwapchainCreateInfoKHR);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_swapchains as *const vk::SwapchainKHR, swapchain_count as usize, &[]);
     });
     r
 }
@@ -3777,11 +3371,9 @@ pub unsafe extern "system" fn vkDebugMarkerSetObjectTagEXT(device: vk::Device, p
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_tag_info);
-    record(Scope::Setup, r.as_raw(), "vkDebugMarkerSetObjectTagEXT", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_tag_info as *const vk::DebugMarkerObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), &[(4, 4), (20, 4)]), p_tag_info as *const vk::DebugMarkerObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), nested_VkDebugMarkerObjectTagInfoEXT),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkDebugMarkerSetObjectTagEXT", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_tag_info as *const vk::DebugMarkerObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), &[(4, 4), (20, 4)]), p_tag_info as *const vk::DebugMarkerObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), nested_VkDebugMarkerObjectTagInfoEXT);
     });
     r
 }
@@ -3792,11 +3384,9 @@ pub unsafe extern "system" fn vkDebugMarkerSetObjectNameEXT(device: vk::Device, 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_name_info);
-    record(Scope::Setup, r.as_raw(), "vkDebugMarkerSetObjectNameEXT", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_name_info as *const vk::DebugMarkerObjectNameInfoEXT, usize::from(!p_name_info.is_null()), &[(4, 4), (20, 4)]), p_name_info as *const vk::DebugMarkerObjectNameInfoEXT, usize::from(!p_name_info.is_null()), nested_VkDebugMarkerObjectNameInfoEXT),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkDebugMarkerSetObjectNameEXT", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_name_info as *const vk::DebugMarkerObjectNameInfoEXT, usize::from(!p_name_info.is_null()), &[(4, 4), (20, 4)]), p_name_info as *const vk::DebugMarkerObjectNameInfoEXT, usize::from(!p_name_info.is_null()), nested_VkDebugMarkerObjectNameInfoEXT);
     });
     r
 }
@@ -3807,11 +3397,9 @@ pub unsafe extern "system" fn vkCmdDebugMarkerBeginEXT(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, p_marker_info);
-    record_command(command_buffer, "vkCmdDebugMarkerBeginEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), &[(4, 4)]), p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), nested_VkDebugMarkerMarkerInfoEXT),
-        ]
+    record_command(command_buffer, "vkCmdDebugMarkerBeginEXT", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), &[(4, 4)]), p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), nested_VkDebugMarkerMarkerInfoEXT);
     });
 }
 
@@ -3821,10 +3409,8 @@ pub unsafe extern "system" fn vkCmdDebugMarkerEndEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer);
-    record_command(command_buffer, "vkCmdDebugMarkerEndEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-        ]
+    record_command(command_buffer, "vkCmdDebugMarkerEndEXT", |p| {
+        value(p, command_buffer.as_raw());
     });
 }
 
@@ -3834,11 +3420,9 @@ pub unsafe extern "system" fn vkCmdDebugMarkerInsertEXT(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, p_marker_info);
-    record_command(command_buffer, "vkCmdDebugMarkerInsertEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), &[(4, 4)]), p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), nested_VkDebugMarkerMarkerInfoEXT),
-        ]
+    record_command(command_buffer, "vkCmdDebugMarkerInsertEXT", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), &[(4, 4)]), p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), nested_VkDebugMarkerMarkerInfoEXT);
     });
 }
 
@@ -3848,15 +3432,13 @@ pub unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT(command_buffe
         return;
     };
     let _r = next(command_buffer, first_binding, binding_count, p_buffers, p_offsets, p_sizes);
-    record_command(command_buffer, "vkCmdBindTransformFeedbackBuffersEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_binding as u64),
-            value(binding_count as u64),
-            elements(p_buffers as *const vk::Buffer, binding_count as usize, &[]),
-            elements(p_offsets as *const vk::DeviceSize, binding_count as usize, &[]),
-            elements(p_sizes as *const vk::DeviceSize, binding_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdBindTransformFeedbackBuffersEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_binding as u64);
+        value(p, binding_count as u64);
+        elements(p, p_buffers as *const vk::Buffer, binding_count as usize, &[]);
+        elements(p, p_offsets as *const vk::DeviceSize, binding_count as usize, &[]);
+        elements(p, p_sizes as *const vk::DeviceSize, binding_count as usize, &[]);
     });
 }
 
@@ -3866,14 +3448,12 @@ pub unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, first_counter_buffer, counter_buffer_count, p_counter_buffers, p_counter_buffer_offsets);
-    record_command(command_buffer, "vkCmdBeginTransformFeedbackEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_counter_buffer as u64),
-            value(counter_buffer_count as u64),
-            elements(p_counter_buffers as *const vk::Buffer, counter_buffer_count as usize, &[]),
-            elements(p_counter_buffer_offsets as *const vk::DeviceSize, counter_buffer_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdBeginTransformFeedbackEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_counter_buffer as u64);
+        value(p, counter_buffer_count as u64);
+        elements(p, p_counter_buffers as *const vk::Buffer, counter_buffer_count as usize, &[]);
+        elements(p, p_counter_buffer_offsets as *const vk::DeviceSize, counter_buffer_count as usize, &[]);
     });
 }
 
@@ -3883,14 +3463,12 @@ pub unsafe extern "system" fn vkCmdEndTransformFeedbackEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, first_counter_buffer, counter_buffer_count, p_counter_buffers, p_counter_buffer_offsets);
-    record_command(command_buffer, "vkCmdEndTransformFeedbackEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_counter_buffer as u64),
-            value(counter_buffer_count as u64),
-            elements(p_counter_buffers as *const vk::Buffer, counter_buffer_count as usize, &[]),
-            elements(p_counter_buffer_offsets as *const vk::DeviceSize, counter_buffer_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdEndTransformFeedbackEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_counter_buffer as u64);
+        value(p, counter_buffer_count as u64);
+        elements(p, p_counter_buffers as *const vk::Buffer, counter_buffer_count as usize, &[]);
+        elements(p, p_counter_buffer_offsets as *const vk::DeviceSize, counter_buffer_count as usize, &[]);
     });
 }
 
@@ -3900,14 +3478,12 @@ pub unsafe extern "system" fn vkCmdBeginQueryIndexedEXT(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, query_pool, query, flags, index);
-    record_command(command_buffer, "vkCmdBeginQueryIndexedEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(query_pool.as_raw()),
-            value(query as u64),
-            value(flags.as_raw() as u64),
-            value(index as u64),
-        ]
+    record_command(command_buffer, "vkCmdBeginQueryIndexedEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, query_pool.as_raw());
+        value(p, query as u64);
+        value(p, flags.as_raw() as u64);
+        value(p, index as u64);
     });
 }
 
@@ -3917,13 +3493,11 @@ pub unsafe extern "system" fn vkCmdEndQueryIndexedEXT(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, query_pool, query, index);
-    record_command(command_buffer, "vkCmdEndQueryIndexedEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(query_pool.as_raw()),
-            value(query as u64),
-            value(index as u64),
-        ]
+    record_command(command_buffer, "vkCmdEndQueryIndexedEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, query_pool.as_raw());
+        value(p, query as u64);
+        value(p, index as u64);
     });
 }
 
@@ -3933,13 +3507,11 @@ pub unsafe extern "system" fn vkCreateCuModuleNVX(device: vk::Device, p_create_i
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_module);
-    record(Scope::Setup, r.as_raw(), "vkCreateCuModuleNVX", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::CuModuleCreateInfoNVX, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::CuModuleCreateInfoNVX, usize::from(!p_create_info.is_null()), nested_VkCuModuleCreateInfoNVX),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_module as *const vk::CuModuleNVX, usize::from(!p_module.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateCuModuleNVX", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::CuModuleCreateInfoNVX, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::CuModuleCreateInfoNVX, usize::from(!p_create_info.is_null()), nested_VkCuModuleCreateInfoNVX);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_module as *const vk::CuModuleNVX, usize::from(!p_module.is_null()), &[]);
     });
     r
 }
@@ -3950,13 +3522,11 @@ pub unsafe extern "system" fn vkCreateCuFunctionNVX(device: vk::Device, p_create
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_function);
-    record(Scope::Setup, r.as_raw(), "vkCreateCuFunctionNVX", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::CuFunctionCreateInfoNVX, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::CuFunctionCreateInfoNVX, usize::from(!p_create_info.is_null()), nested_VkCuFunctionCreateInfoNVX),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_function as *const vk::CuFunctionNVX, usize::from(!p_function.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateCuFunctionNVX", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::CuFunctionCreateInfoNVX, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::CuFunctionCreateInfoNVX, usize::from(!p_create_info.is_null()), nested_VkCuFunctionCreateInfoNVX);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_function as *const vk::CuFunctionNVX, usize::from(!p_function.is_null()), &[]);
     });
     r
 }
@@ -3967,12 +3537,10 @@ pub unsafe extern "system" fn vkDestroyCuModuleNVX(device: vk::Device, module: v
         return;
     };
     let _r = next(device, module, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyCuModuleNVX", || {
-        vec![
-            value(device.as_raw()),
-            value(module.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyCuModuleNVX", |p| {
+        value(p, device.as_raw());
+        value(p, module.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -3982,12 +3550,10 @@ pub unsafe extern "system" fn vkDestroyCuFunctionNVX(device: vk::Device, functio
         return;
     };
     let _r = next(device, function, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyCuFunctionNVX", || {
-        vec![
-            value(device.as_raw()),
-            value(function.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyCuFunctionNVX", |p| {
+        value(p, device.as_raw());
+        value(p, function.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -3997,11 +3563,9 @@ pub unsafe extern "system" fn vkCmdCuLaunchKernelNVX(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, p_launch_info);
-    record_command(command_buffer, "vkCmdCuLaunchKernelNVX", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null()), &[(4, 4), (52, 4)]), p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null()), nested_VkCuLaunchInfoNVX),
-        ]
+    record_command(command_buffer, "vkCmdCuLaunchKernelNVX", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null()), &[(4, 4), (52, 4)]), p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null()), nested_VkCuLaunchInfoNVX);
     });
 }
 
@@ -4011,11 +3575,9 @@ pub unsafe extern "system" fn vkGetImageViewHandleNVX(device: vk::Device, p_info
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetImageViewHandleNVX", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::ImageViewHandleInfoNVX, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetImageViewHandleNVX", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::ImageViewHandleInfoNVX, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]);
     });
     r
 }
@@ -4026,12 +3588,10 @@ pub unsafe extern "system" fn vkGetImageViewAddressNVX(device: vk::Device, image
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, image_view, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetImageViewAddressNVX", || {
-        vec![
-            value(device.as_raw()),
-            value(image_view.as_raw()),
-            chained(p_properties as *const vk::ImageViewAddressPropertiesNVX, usize::from(!p_properties.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetImageViewAddressNVX", |p| {
+        value(p, device.as_raw());
+        value(p, image_view.as_raw());
+        chained(p, p_properties as *const vk::ImageViewAddressPropertiesNVX, usize::from(!p_properties.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -4042,15 +3602,13 @@ pub unsafe extern "system" fn vkGetShaderInfoAMD(device: vk::Device, pipeline: v
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline, shader_stage, info_type, p_info_size, p_info);
-    record(Scope::Setup, r.as_raw(), "vkGetShaderInfoAMD", || {
-        vec![
-            value(device.as_raw()),
-            value(pipeline.as_raw()),
-            value(shader_stage.as_raw() as u64),
-            value(info_type.as_raw() as u32 as u64),
-            elements(p_info_size as *const usize, usize::from(!p_info_size.is_null()), &[]),
-            bytes_of(p_info as *const u8, if p_info_size.is_null() { 0 } else { *p_info_size as usize }),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetShaderInfoAMD", |p| {
+        value(p, device.as_raw());
+        value(p, pipeline.as_raw());
+        value(p, shader_stage.as_raw() as u64);
+        value(p, info_type.as_raw() as u32 as u64);
+        elements(p, p_info_size as *const usize, usize::from(!p_info_size.is_null()), &[]);
+        bytes_of(p, p_info as *const u8, if p_info_size.is_null() { 0 } else { *p_info_size as usize });
     });
     r
 }
@@ -4061,14 +3619,12 @@ pub unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeaturesKHR(device: vk::
         return;
     };
     let _r = next(device, heap_index, local_device_index, remote_device_index, p_peer_memory_features);
-    record(Scope::Setup, 0, "vkGetDeviceGroupPeerMemoryFeaturesKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(heap_index as u64),
-            value(local_device_index as u64),
-            value(remote_device_index as u64),
-            elements(p_peer_memory_features as *const vk::PeerMemoryFeatureFlags, usize::from(!p_peer_memory_features.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetDeviceGroupPeerMemoryFeaturesKHR", |p| {
+        value(p, device.as_raw());
+        value(p, heap_index as u64);
+        value(p, local_device_index as u64);
+        value(p, remote_device_index as u64);
+        elements(p, p_peer_memory_features as *const vk::PeerMemoryFeatureFlags, usize::from(!p_peer_memory_features.is_null()), &[]);
     });
 }
 
@@ -4078,11 +3634,9 @@ pub unsafe extern "system" fn vkCmdSetDeviceMaskKHR(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, device_mask);
-    record_command(command_buffer, "vkCmdSetDeviceMaskKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(device_mask as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDeviceMaskKHR", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, device_mask as u64);
     });
 }
 
@@ -4092,16 +3646,14 @@ pub unsafe extern "system" fn vkCmdDispatchBaseKHR(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, base_group_x, base_group_y, base_group_z, group_count_x, group_count_y, group_count_z);
-    record_command(command_buffer, "vkCmdDispatchBaseKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(base_group_x as u64),
-            value(base_group_y as u64),
-            value(base_group_z as u64),
-            value(group_count_x as u64),
-            value(group_count_y as u64),
-            value(group_count_z as u64),
-        ]
+    record_command(command_buffer, "vkCmdDispatchBaseKHR", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, base_group_x as u64);
+        value(p, base_group_y as u64);
+        value(p, base_group_z as u64);
+        value(p, group_count_x as u64);
+        value(p, group_count_y as u64);
+        value(p, group_count_z as u64);
     });
 }
 
@@ -4111,12 +3663,10 @@ pub unsafe extern "system" fn vkTrimCommandPoolKHR(device: vk::Device, command_p
         return;
     };
     let _r = next(device, command_pool, flags);
-    record(Scope::Setup, 0, "vkTrimCommandPoolKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(command_pool.as_raw()),
-            value(flags.as_raw() as u64),
-        ]
+    record(Scope::Setup, 0, "vkTrimCommandPoolKHR", |p| {
+        value(p, device.as_raw());
+        value(p, command_pool.as_raw());
+        value(p, flags.as_raw() as u64);
     });
 }
 
@@ -4126,12 +3676,10 @@ pub unsafe extern "system" fn vkGetMemoryFdKHR(device: vk::Device, p_get_fd_info
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_get_fd_info, p_fd);
-    record(Scope::Setup, r.as_raw(), "vkGetMemoryFdKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_get_fd_info as *const vk::MemoryGetFdInfoKHR, usize::from(!p_get_fd_info.is_null()), &[(4, 4), (28, 4)]),
-            elements(p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetMemoryFdKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_get_fd_info as *const vk::MemoryGetFdInfoKHR, usize::from(!p_get_fd_info.is_null()), &[(4, 4), (28, 4)]);
+        elements(p, p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null()), &[]);
     });
     r
 }
@@ -4142,13 +3690,11 @@ pub unsafe extern "system" fn vkGetMemoryFdPropertiesKHR(device: vk::Device, han
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, handle_type, fd, p_memory_fd_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetMemoryFdPropertiesKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(handle_type.as_raw() as u64),
-            value(fd as u64),
-            chained(p_memory_fd_properties as *const vk::MemoryFdPropertiesKHR, usize::from(!p_memory_fd_properties.is_null()), &[(4, 4), (20, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetMemoryFdPropertiesKHR", |p| {
+        value(p, device.as_raw());
+        value(p, handle_type.as_raw() as u64);
+        value(p, fd as u64);
+        chained(p, p_memory_fd_properties as *const vk::MemoryFdPropertiesKHR, usize::from(!p_memory_fd_properties.is_null()), &[(4, 4), (20, 4)]);
     });
     r
 }
@@ -4159,11 +3705,9 @@ pub unsafe extern "system" fn vkImportSemaphoreFdKHR(device: vk::Device, p_impor
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_import_semaphore_fd_info);
-    record(Scope::Setup, r.as_raw(), "vkImportSemaphoreFdKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_import_semaphore_fd_info as *const vk::ImportSemaphoreFdInfoKHR, usize::from(!p_import_semaphore_fd_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkImportSemaphoreFdKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_import_semaphore_fd_info as *const vk::ImportSemaphoreFdInfoKHR, usize::from(!p_import_semaphore_fd_info.is_null()), &[(4, 4), (36, 4)]);
     });
     r
 }
@@ -4174,12 +3718,10 @@ pub unsafe extern "system" fn vkGetSemaphoreFdKHR(device: vk::Device, p_get_fd_i
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_get_fd_info, p_fd);
-    record(Scope::Setup, r.as_raw(), "vkGetSemaphoreFdKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_get_fd_info as *const vk::SemaphoreGetFdInfoKHR, usize::from(!p_get_fd_info.is_null()), &[(4, 4), (28, 4)]),
-            elements(p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetSemaphoreFdKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_get_fd_info as *const vk::SemaphoreGetFdInfoKHR, usize::from(!p_get_fd_info.is_null()), &[(4, 4), (28, 4)]);
+        elements(p, p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null()), &[]);
     });
     r
 }
@@ -4190,15 +3732,13 @@ pub unsafe extern "system" fn vkCmdPushDescriptorSetKHR(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, pipeline_bind_point, layout, set, descriptor_write_count, p_descriptor_writes);
-    record_command(command_buffer, "vkCmdPushDescriptorSetKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(pipeline_bind_point.as_raw() as u32 as u64),
-            value(layout.as_raw()),
-            value(set as u64),
-            value(descriptor_write_count as u64),
-            with_nested(chained(p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, &[(4, 4)]), p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, nested_VkWriteDescriptorSet),
-        ]
+    record_command(command_buffer, "vkCmdPushDescriptorSetKHR", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, pipeline_bind_point.as_raw() as u32 as u64);
+        value(p, layout.as_raw());
+        value(p, set as u64);
+        value(p, descriptor_write_count as u64);
+        with_nested(chained(p, p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, &[(4, 4)]), p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, nested_VkWriteDescriptorSet);
     });
 }
 
@@ -4208,14 +3748,12 @@ pub unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplateKHR(command_buff
         return;
     };
     let _r = next(command_buffer, descriptor_update_template, layout, set, p_data);
-    record_command(command_buffer, "vkCmdPushDescriptorSetWithTemplateKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(descriptor_update_template.as_raw()),
-            value(layout.as_raw()),
-            value(set as u64),
-            crate::templates::data(descriptor_update_template, p_data),
-        ]
+    record_command(command_buffer, "vkCmdPushDescriptorSetWithTemplateKHR", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, descriptor_update_template.as_raw());
+        value(p, layout.as_raw());
+        value(p, set as u64);
+        crate::templates::data(p, descriptor_update_template, p_data);
     });
 }
 
@@ -4228,13 +3766,11 @@ pub unsafe extern "system" fn vkCreateDescriptorUpdateTemplateKHR(device: vk::De
     if r == vk::Result::SUCCESS {
         crate::templates::created(*p_descriptor_update_template, p_create_info);
     }
-    record(Scope::Setup, r.as_raw(), "vkCreateDescriptorUpdateTemplateKHR", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (36, 4), (52, 4), (68, 4)]), p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorUpdateTemplateCreateInfo),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_descriptor_update_template as *const vk::DescriptorUpdateTemplate, usize::from(!p_descriptor_update_template.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateDescriptorUpdateTemplateKHR", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (36, 4), (52, 4), (68, 4)]), p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorUpdateTemplateCreateInfo);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_descriptor_update_template as *const vk::DescriptorUpdateTemplate, usize::from(!p_descriptor_update_template.is_null()), &[]);
     });
     r
 }
@@ -4246,12 +3782,10 @@ pub unsafe extern "system" fn vkDestroyDescriptorUpdateTemplateKHR(device: vk::D
     };
     let _r = next(device, descriptor_update_template, p_allocator);
     crate::templates::destroyed(descriptor_update_template);
-    record(Scope::Setup, 0, "vkDestroyDescriptorUpdateTemplateKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(descriptor_update_template.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyDescriptorUpdateTemplateKHR", |p| {
+        value(p, device.as_raw());
+        value(p, descriptor_update_template.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -4261,13 +3795,11 @@ pub unsafe extern "system" fn vkUpdateDescriptorSetWithTemplateKHR(device: vk::D
         return;
     };
     let _r = next(device, descriptor_set, descriptor_update_template, p_data);
-    record(Scope::Setup, 0, "vkUpdateDescriptorSetWithTemplateKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(descriptor_set.as_raw()),
-            value(descriptor_update_template.as_raw()),
-            crate::templates::data(descriptor_update_template, p_data),
-        ]
+    record(Scope::Setup, 0, "vkUpdateDescriptorSetWithTemplateKHR", |p| {
+        value(p, device.as_raw());
+        value(p, descriptor_set.as_raw());
+        value(p, descriptor_update_template.as_raw());
+        crate::templates::data(p, descriptor_update_template, p_data);
     });
 }
 
@@ -4277,13 +3809,11 @@ pub unsafe extern "system" fn vkCmdSetViewportWScalingNV(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, first_viewport, viewport_count, p_viewport_w_scalings);
-    record_command(command_buffer, "vkCmdSetViewportWScalingNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_viewport as u64),
-            value(viewport_count as u64),
-            elements(p_viewport_w_scalings as *const vk::ViewportWScalingNV, viewport_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetViewportWScalingNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_viewport as u64);
+        value(p, viewport_count as u64);
+        elements(p, p_viewport_w_scalings as *const vk::ViewportWScalingNV, viewport_count as usize, &[]);
     });
 }
 
@@ -4293,12 +3823,10 @@ pub unsafe extern "system" fn vkDisplayPowerControlEXT(device: vk::Device, displ
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, display, p_display_power_info);
-    record(Scope::Setup, r.as_raw(), "vkDisplayPowerControlEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(display.as_raw()),
-            chained(p_display_power_info as *const vk::DisplayPowerInfoEXT, usize::from(!p_display_power_info.is_null()), &[(4, 4), (20, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkDisplayPowerControlEXT", |p| {
+        value(p, device.as_raw());
+        value(p, display.as_raw());
+        chained(p, p_display_power_info as *const vk::DisplayPowerInfoEXT, usize::from(!p_display_power_info.is_null()), &[(4, 4), (20, 4)]);
     });
     r
 }
@@ -4309,13 +3837,11 @@ pub unsafe extern "system" fn vkRegisterDeviceEventEXT(device: vk::Device, p_dev
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_device_event_info, p_allocator, p_fence);
-    record(Scope::Setup, r.as_raw(), "vkRegisterDeviceEventEXT", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_device_event_info as *const vk::DeviceEventInfoEXT, usize::from(!p_device_event_info.is_null()), &[(4, 4), (20, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_fence as *const vk::Fence, usize::from(!p_fence.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkRegisterDeviceEventEXT", |p| {
+        value(p, device.as_raw());
+        chained(p, p_device_event_info as *const vk::DeviceEventInfoEXT, usize::from(!p_device_event_info.is_null()), &[(4, 4), (20, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_fence as *const vk::Fence, usize::from(!p_fence.is_null()), &[]);
     });
     r
 }
@@ -4326,14 +3852,12 @@ pub unsafe extern "system" fn vkRegisterDisplayEventEXT(device: vk::Device, disp
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, display, p_display_event_info, p_allocator, p_fence);
-    record(Scope::Setup, r.as_raw(), "vkRegisterDisplayEventEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(display.as_raw()),
-            chained(p_display_event_info as *const vk::DisplayEventInfoEXT, usize::from(!p_display_event_info.is_null()), &[(4, 4), (20, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_fence as *const vk::Fence, usize::from(!p_fence.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkRegisterDisplayEventEXT", |p| {
+        value(p, device.as_raw());
+        value(p, display.as_raw());
+        chained(p, p_display_event_info as *const vk::DisplayEventInfoEXT, usize::from(!p_display_event_info.is_null()), &[(4, 4), (20, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_fence as *const vk::Fence, usize::from(!p_fence.is_null()), &[]);
     });
     r
 }
@@ -4344,13 +3868,11 @@ pub unsafe extern "system" fn vkGetSwapchainCounterEXT(device: vk::Device, swapc
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain, counter, p_counter_value);
-    record(Scope::Setup, r.as_raw(), "vkGetSwapchainCounterEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(swapchain.as_raw()),
-            value(counter.as_raw() as u64),
-            elements(p_counter_value as *const u64, usize::from(!p_counter_value.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetSwapchainCounterEXT", |p| {
+        value(p, device.as_raw());
+        value(p, swapchain.as_raw());
+        value(p, counter.as_raw() as u64);
+        elements(p, p_counter_value as *const u64, usize::from(!p_counter_value.is_null()), &[]);
     });
     r
 }
@@ -4361,12 +3883,10 @@ pub unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE(device: vk::Device
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain, p_display_timing_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetRefreshCycleDurationGOOGLE", || {
-        vec![
-            value(device.as_raw()),
-            value(swapchain.as_raw()),
-            elements(p_display_timing_properties as *const vk::RefreshCycleDurationGOOGLE, usize::from(!p_display_timing_properties.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetRefreshCycleDurationGOOGLE", |p| {
+        value(p, device.as_raw());
+        value(p, swapchain.as_raw());
+        elements(p, p_display_timing_properties as *const vk::RefreshCycleDurationGOOGLE, usize::from(!p_display_timing_properties.is_null()), &[]);
     });
     r
 }
@@ -4377,13 +3897,11 @@ pub unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE(device: vk::Devi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain, p_presentation_timing_count, p_presentation_timings);
-    record(Scope::Setup, r.as_raw(), "vkGetPastPresentationTimingGOOGLE", || {
-        vec![
-            value(device.as_raw()),
-            value(swapchain.as_raw()),
-            elements(p_presentation_timing_count as *const u32, usize::from(!p_presentation_timing_count.is_null()), &[]),
-            elements(p_presentation_timings as *const vk::PastPresentationTimingGOOGLE, if p_presentation_timing_count.is_null() { 0 } else { *p_presentation_timing_count as usize }, &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPastPresentationTimingGOOGLE", |p| {
+        value(p, device.as_raw());
+        value(p, swapchain.as_raw());
+        elements(p, p_presentation_timing_count as *const u32, usize::from(!p_presentation_timing_count.is_null()), &[]);
+        elements(p, p_presentation_timings as *const vk::PastPresentationTimingGOOGLE, if p_presentation_timing_count.is_null() { 0 } else { *p_presentation_timing_count as usize }, &[(4, 4)]);
     });
     r
 }
@@ -4394,13 +3912,11 @@ pub unsafe extern "system" fn vkCmdSetDiscardRectangleEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, first_discard_rectangle, discard_rectangle_count, p_discard_rectangles);
-    record_command(command_buffer, "vkCmdSetDiscardRectangleEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_discard_rectangle as u64),
-            value(discard_rectangle_count as u64),
-            elements(p_discard_rectangles as *const vk::Rect2D, discard_rectangle_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetDiscardRectangleEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_discard_rectangle as u64);
+        value(p, discard_rectangle_count as u64);
+        elements(p, p_discard_rectangles as *const vk::Rect2D, discard_rectangle_count as usize, &[]);
     });
 }
 
@@ -4410,13 +3926,11 @@ pub unsafe extern "system" fn vkSetHdrMetadataEXT(device: vk::Device, swapchain_
         return;
     };
     let _r = next(device, swapchain_count, p_swapchains, p_metadata);
-    record(Scope::Setup, 0, "vkSetHdrMetadataEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(swapchain_count as u64),
-            elements(p_swapchains as *const vk::SwapchainKHR, swapchain_count as usize, &[]),
-            chained(p_metadata as *const vk::HdrMetadataEXT, swapchain_count as usize, &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkSetHdrMetadataEXT", |p| {
+        value(p, device.as_raw());
+        value(p, swapchain_count as u64);
+        elements(p, p_swapchains as *const vk::SwapchainKHR, swapchain_count as usize, &[]);
+        chained(p, p_metadata as *const vk::HdrMetadataEXT, swapchain_count as usize, &[(4, 4)]);
     });
 }
 
@@ -4426,11 +3940,9 @@ pub unsafe extern "system" fn vkGetSwapchainStatusKHR(device: vk::Device, swapch
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain);
-    record(Scope::Setup, r.as_raw(), "vkGetSwapchainStatusKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(swapchain.as_raw()),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetSwapchainStatusKHR", |p| {
+        value(p, device.as_raw());
+        value(p, swapchain.as_raw());
     });
     r
 }
@@ -4441,11 +3953,9 @@ pub unsafe extern "system" fn vkImportFenceFdKHR(device: vk::Device, p_import_fe
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_import_fence_fd_info);
-    record(Scope::Setup, r.as_raw(), "vkImportFenceFdKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_import_fence_fd_info as *const vk::ImportFenceFdInfoKHR, usize::from(!p_import_fence_fd_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkImportFenceFdKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_import_fence_fd_info as *const vk::ImportFenceFdInfoKHR, usize::from(!p_import_fence_fd_info.is_null()), &[(4, 4), (36, 4)]);
     });
     r
 }
@@ -4456,12 +3966,10 @@ pub unsafe extern "system" fn vkGetFenceFdKHR(device: vk::Device, p_get_fd_info:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_get_fd_info, p_fd);
-    record(Scope::Setup, r.as_raw(), "vkGetFenceFdKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_get_fd_info as *const vk::FenceGetFdInfoKHR, usize::from(!p_get_fd_info.is_null()), &[(4, 4), (28, 4)]),
-            elements(p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetFenceFdKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_get_fd_info as *const vk::FenceGetFdInfoKHR, usize::from(!p_get_fd_info.is_null()), &[(4, 4), (28, 4)]);
+        elements(p, p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null()), &[]);
     });
     r
 }
@@ -4472,11 +3980,9 @@ pub unsafe extern "system" fn vkAcquireProfilingLockKHR(device: vk::Device, p_in
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_info);
-    record(Scope::Setup, r.as_raw(), "vkAcquireProfilingLockKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::AcquireProfilingLockInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (20, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkAcquireProfilingLockKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::AcquireProfilingLockInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (20, 4)]);
     });
     r
 }
@@ -4487,10 +3993,8 @@ pub unsafe extern "system" fn vkReleaseProfilingLockKHR(device: vk::Device) {
         return;
     };
     let _r = next(device);
-    record(Scope::Setup, 0, "vkReleaseProfilingLockKHR", || {
-        vec![
-            value(device.as_raw()),
-        ]
+    record(Scope::Setup, 0, "vkReleaseProfilingLockKHR", |p| {
+        value(p, device.as_raw());
     });
 }
 
@@ -4498,11 +4002,9 @@ pub unsafe extern "system" fn vkReleaseProfilingLockKHR(device: vk::Device) {
 pub unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT(device: vk::Device, p_name_info: *const vk::DebugUtilsObjectNameInfoEXT) -> vk::Result {
     let next = device_next::<vk::PFN_vkSetDebugUtilsObjectNameEXT>(device, 171);
     let r = next.map_or(vk::Result::SUCCESS, |next| next(device, p_name_info));
-    record(Scope::Setup, r.as_raw(), "vkSetDebugUtilsObjectNameEXT", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_name_info as *const vk::DebugUtilsObjectNameInfoEXT, usize::from(!p_name_info.is_null()), &[(4, 4), (20, 4)]), p_name_info as *const vk::DebugUtilsObjectNameInfoEXT, usize::from(!p_name_info.is_null()), nested_VkDebugUtilsObjectNameInfoEXT),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkSetDebugUtilsObjectNameEXT", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_name_info as *const vk::DebugUtilsObjectNameInfoEXT, usize::from(!p_name_info.is_null()), &[(4, 4), (20, 4)]), p_name_info as *const vk::DebugUtilsObjectNameInfoEXT, usize::from(!p_name_info.is_null()), nested_VkDebugUtilsObjectNameInfoEXT);
     });
     r
 }
@@ -4511,11 +4013,9 @@ pub unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT(device: vk::Device, p
 pub unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT(device: vk::Device, p_tag_info: *const vk::DebugUtilsObjectTagInfoEXT) -> vk::Result {
     let next = device_next::<vk::PFN_vkSetDebugUtilsObjectTagEXT>(device, 172);
     let r = next.map_or(vk::Result::SUCCESS, |next| next(device, p_tag_info));
-    record(Scope::Setup, r.as_raw(), "vkSetDebugUtilsObjectTagEXT", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_tag_info as *const vk::DebugUtilsObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), &[(4, 4), (20, 4)]), p_tag_info as *const vk::DebugUtilsObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), nested_VkDebugUtilsObjectTagInfoEXT),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkSetDebugUtilsObjectTagEXT", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_tag_info as *const vk::DebugUtilsObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), &[(4, 4), (20, 4)]), p_tag_info as *const vk::DebugUtilsObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), nested_VkDebugUtilsObjectTagInfoEXT);
     });
     r
 }
@@ -4524,11 +4024,9 @@ pub unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT(device: vk::Device, p_
 pub unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT(queue: vk::Queue, p_label_info: *const vk::DebugUtilsLabelEXT) {
     let next = device_next::<vk::PFN_vkQueueBeginDebugUtilsLabelEXT>(queue, 173);
     let _r = next.map_or((), |next| next(queue, p_label_info));
-    record(Scope::Frame, 0, "vkQueueBeginDebugUtilsLabelEXT", || {
-        vec![
-            value(queue.as_raw()),
-            with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
-        ]
+    record(Scope::Frame, 0, "vkQueueBeginDebugUtilsLabelEXT", |p| {
+        value(p, queue.as_raw());
+        with_nested(chained(p, p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT);
     });
 }
 
@@ -4536,10 +4034,8 @@ pub unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT(queue: vk::Queue, p
 pub unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT(queue: vk::Queue) {
     let next = device_next::<vk::PFN_vkQueueEndDebugUtilsLabelEXT>(queue, 174);
     let _r = next.map_or((), |next| next(queue));
-    record(Scope::Frame, 0, "vkQueueEndDebugUtilsLabelEXT", || {
-        vec![
-            value(queue.as_raw()),
-        ]
+    record(Scope::Frame, 0, "vkQueueEndDebugUtilsLabelEXT", |p| {
+        value(p, queue.as_raw());
     });
 }
 
@@ -4547,11 +4043,9 @@ pub unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT(queue: vk::Queue) {
 pub unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT(queue: vk::Queue, p_label_info: *const vk::DebugUtilsLabelEXT) {
     let next = device_next::<vk::PFN_vkQueueInsertDebugUtilsLabelEXT>(queue, 175);
     let _r = next.map_or((), |next| next(queue, p_label_info));
-    record(Scope::Frame, 0, "vkQueueInsertDebugUtilsLabelEXT", || {
-        vec![
-            value(queue.as_raw()),
-            with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
-        ]
+    record(Scope::Frame, 0, "vkQueueInsertDebugUtilsLabelEXT", |p| {
+        value(p, queue.as_raw());
+        with_nested(chained(p, p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT);
     });
 }
 
@@ -4559,11 +4053,9 @@ pub unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT(queue: vk::Queue, 
 pub unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT(command_buffer: vk::CommandBuffer, p_label_info: *const vk::DebugUtilsLabelEXT) {
     let next = device_next::<vk::PFN_vkCmdBeginDebugUtilsLabelEXT>(command_buffer, 176);
     let _r = next.map_or((), |next| next(command_buffer, p_label_info));
-    record_command(command_buffer, "vkCmdBeginDebugUtilsLabelEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
-        ]
+    record_command(command_buffer, "vkCmdBeginDebugUtilsLabelEXT", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT);
     });
 }
 
@@ -4571,10 +4063,8 @@ pub unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT(command_buffer: vk::C
 pub unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT(command_buffer: vk::CommandBuffer) {
     let next = device_next::<vk::PFN_vkCmdEndDebugUtilsLabelEXT>(command_buffer, 177);
     let _r = next.map_or((), |next| next(command_buffer));
-    record_command(command_buffer, "vkCmdEndDebugUtilsLabelEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-        ]
+    record_command(command_buffer, "vkCmdEndDebugUtilsLabelEXT", |p| {
+        value(p, command_buffer.as_raw());
     });
 }
 
@@ -4582,11 +4072,9 @@ pub unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT(command_buffer: vk::Com
 pub unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT(command_buffer: vk::CommandBuffer, p_label_info: *const vk::DebugUtilsLabelEXT) {
     let next = device_next::<vk::PFN_vkCmdInsertDebugUtilsLabelEXT>(command_buffer, 178);
     let _r = next.map_or((), |next| next(command_buffer, p_label_info));
-    record_command(command_buffer, "vkCmdInsertDebugUtilsLabelEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT),
-        ]
+    record_command(command_buffer, "vkCmdInsertDebugUtilsLabelEXT", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT);
     });
 }
 
@@ -4596,11 +4084,9 @@ pub unsafe extern "system" fn vkCmdSetSampleLocationsEXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, p_sample_locations_info);
-    record_command(command_buffer, "vkCmdSetSampleLocationsEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null()), &[(4, 4)]), p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null()), nested_VkSampleLocationsInfoEXT),
-        ]
+    record_command(command_buffer, "vkCmdSetSampleLocationsEXT", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null()), &[(4, 4)]), p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null()), nested_VkSampleLocationsInfoEXT);
     });
 }
 
@@ -4610,12 +4096,10 @@ pub unsafe extern "system" fn vkGetImageMemoryRequirements2KHR(device: vk::Devic
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetImageMemoryRequirements2KHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetImageMemoryRequirements2KHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]);
+        chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -4625,12 +4109,10 @@ pub unsafe extern "system" fn vkGetBufferMemoryRequirements2KHR(device: vk::Devi
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetBufferMemoryRequirements2KHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetBufferMemoryRequirements2KHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]);
+        chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -4640,13 +4122,11 @@ pub unsafe extern "system" fn vkGetImageSparseMemoryRequirements2KHR(device: vk:
         return;
     };
     let _r = next(device, p_info, p_sparse_memory_requirement_count, p_sparse_memory_requirements);
-    record(Scope::Setup, 0, "vkGetImageSparseMemoryRequirements2KHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]),
-            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]),
-            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetImageSparseMemoryRequirements2KHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]);
+        elements(p, p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]);
+        chained(p, p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[(4, 4)]);
     });
 }
 
@@ -4656,13 +4136,11 @@ pub unsafe extern "system" fn vkCreateAccelerationStructureKHR(device: vk::Devic
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_acceleration_structure);
-    record(Scope::Setup, r.as_raw(), "vkCreateAccelerationStructureKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_create_info as *const vk::AccelerationStructureCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (52, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_acceleration_structure as *const vk::AccelerationStructureKHR, usize::from(!p_acceleration_structure.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateAccelerationStructureKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_create_info as *const vk::AccelerationStructureCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (52, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_acceleration_structure as *const vk::AccelerationStructureKHR, usize::from(!p_acceleration_structure.is_null()), &[]);
     });
     r
 }
@@ -4673,12 +4151,10 @@ pub unsafe extern "system" fn vkDestroyAccelerationStructureKHR(device: vk::Devi
         return;
     };
     let _r = next(device, acceleration_structure, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyAccelerationStructureKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(acceleration_structure.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyAccelerationStructureKHR", |p| {
+        value(p, device.as_raw());
+        value(p, acceleration_structure.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -4688,13 +4164,11 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR(command_buffer
         return;
     };
     let _r = next(command_buffer, info_count, p_infos, pp_build_range_infos);
-    record_command(command_buffer, "vkCmdBuildAccelerationStructuresKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(info_count as u64),
-            with_nested(chained(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, &[(4, 4), (28, 4), (52, 4)]), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR),
-            value(pp_build_range_infos as u64),
-        ]
+    record_command(command_buffer, "vkCmdBuildAccelerationStructuresKHR", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, info_count as u64);
+        with_nested(chained(p, p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, &[(4, 4), (28, 4), (52, 4)]), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR);
+        value(p, pp_build_range_infos as u64);
     });
 }
 
@@ -4704,15 +4178,13 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR(comman
         return;
     };
     let _r = next(command_buffer, info_count, p_infos, p_indirect_device_addresses, p_indirect_strides, pp_max_primitive_counts);
-    record_command(command_buffer, "vkCmdBuildAccelerationStructuresIndirectKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(info_count as u64),
-            with_nested(chained(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, &[(4, 4), (28, 4), (52, 4)]), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR),
-            elements(p_indirect_device_addresses as *const vk::DeviceAddress, info_count as usize, &[]),
-            elements(p_indirect_strides as *const u32, info_count as usize, &[]),
-            value(pp_max_primitive_counts as u64),
-        ]
+    record_command(command_buffer, "vkCmdBuildAccelerationStructuresIndirectKHR", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, info_count as u64);
+        with_nested(chained(p, p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, &[(4, 4), (28, 4), (52, 4)]), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR);
+        elements(p, p_indirect_device_addresses as *const vk::DeviceAddress, info_count as usize, &[]);
+        elements(p, p_indirect_strides as *const u32, info_count as usize, &[]);
+        value(p, pp_max_primitive_counts as u64);
     });
 }
 
@@ -4722,14 +4194,12 @@ pub unsafe extern "system" fn vkBuildAccelerationStructuresKHR(device: vk::Devic
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, info_count, p_infos, pp_build_range_infos);
-    record(Scope::Setup, r.as_raw(), "vkBuildAccelerationStructuresKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(deferred_operation.as_raw()),
-            value(info_count as u64),
-            with_nested(chained(p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, &[(4, 4), (28, 4), (52, 4)]), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR),
-            value(pp_build_range_infos as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkBuildAccelerationStructuresKHR", |p| {
+        value(p, device.as_raw());
+        value(p, deferred_operation.as_raw());
+        value(p, info_count as u64);
+        with_nested(chained(p, p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, &[(4, 4), (28, 4), (52, 4)]), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR);
+        value(p, pp_build_range_infos as u64);
     });
     r
 }
@@ -4740,12 +4210,10 @@ pub unsafe extern "system" fn vkCopyAccelerationStructureKHR(device: vk::Device,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, p_info);
-    record(Scope::Setup, r.as_raw(), "vkCopyAccelerationStructureKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(deferred_operation.as_raw()),
-            chained(p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCopyAccelerationStructureKHR", |p| {
+        value(p, device.as_raw());
+        value(p, deferred_operation.as_raw());
+        chained(p, p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
     r
 }
@@ -4756,12 +4224,10 @@ pub unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR(device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, p_info);
-    record(Scope::Setup, r.as_raw(), "vkCopyAccelerationStructureToMemoryKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(deferred_operation.as_raw()),
-            chained(p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCopyAccelerationStructureToMemoryKHR", |p| {
+        value(p, device.as_raw());
+        value(p, deferred_operation.as_raw());
+        chained(p, p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
     r
 }
@@ -4772,12 +4238,10 @@ pub unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR(device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, p_info);
-    record(Scope::Setup, r.as_raw(), "vkCopyMemoryToAccelerationStructureKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(deferred_operation.as_raw()),
-            chained(p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCopyMemoryToAccelerationStructureKHR", |p| {
+        value(p, device.as_raw());
+        value(p, deferred_operation.as_raw());
+        chained(p, p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
     r
 }
@@ -4788,16 +4252,14 @@ pub unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR(device:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, acceleration_structure_count, p_acceleration_structures, query_type, data_size, p_data, stride);
-    record(Scope::Setup, r.as_raw(), "vkWriteAccelerationStructuresPropertiesKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(acceleration_structure_count as u64),
-            elements(p_acceleration_structures as *const vk::AccelerationStructureKHR, acceleration_structure_count as usize, &[]),
-            value(query_type.as_raw() as u32 as u64),
-            value(data_size as u64),
-            bytes_of(p_data as *const u8, data_size as usize),
-            value(stride as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkWriteAccelerationStructuresPropertiesKHR", |p| {
+        value(p, device.as_raw());
+        value(p, acceleration_structure_count as u64);
+        elements(p, p_acceleration_structures as *const vk::AccelerationStructureKHR, acceleration_structure_count as usize, &[]);
+        value(p, query_type.as_raw() as u32 as u64);
+        value(p, data_size as u64);
+        bytes_of(p, p_data as *const u8, data_size as usize);
+        value(p, stride as u64);
     });
     r
 }
@@ -4808,11 +4270,9 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR(command_buffer: 
         return;
     };
     let _r = next(command_buffer, p_info);
-    record_command(command_buffer, "vkCmdCopyAccelerationStructureKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            chained(p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record_command(command_buffer, "vkCmdCopyAccelerationStructureKHR", |p| {
+        value(p, command_buffer.as_raw());
+        chained(p, p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -4822,11 +4282,9 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR(command_
         return;
     };
     let _r = next(command_buffer, p_info);
-    record_command(command_buffer, "vkCmdCopyAccelerationStructureToMemoryKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            chained(p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record_command(command_buffer, "vkCmdCopyAccelerationStructureToMemoryKHR", |p| {
+        value(p, command_buffer.as_raw());
+        chained(p, p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -4836,11 +4294,9 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR(command_
         return;
     };
     let _r = next(command_buffer, p_info);
-    record_command(command_buffer, "vkCmdCopyMemoryToAccelerationStructureKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            chained(p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record_command(command_buffer, "vkCmdCopyMemoryToAccelerationStructureKHR", |p| {
+        value(p, command_buffer.as_raw());
+        chained(p, p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -4850,11 +4306,9 @@ pub unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR(device:
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetAccelerationStructureDeviceAddressKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::AccelerationStructureDeviceAddressInfoKHR, usize::from(!p_info.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetAccelerationStructureDeviceAddressKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::AccelerationStructureDeviceAddressInfoKHR, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -4865,15 +4319,13 @@ pub unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR(comm
         return;
     };
     let _r = next(command_buffer, acceleration_structure_count, p_acceleration_structures, query_type, query_pool, first_query);
-    record_command(command_buffer, "vkCmdWriteAccelerationStructuresPropertiesKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(acceleration_structure_count as u64),
-            elements(p_acceleration_structures as *const vk::AccelerationStructureKHR, acceleration_structure_count as usize, &[]),
-            value(query_type.as_raw() as u32 as u64),
-            value(query_pool.as_raw()),
-            value(first_query as u64),
-        ]
+    record_command(command_buffer, "vkCmdWriteAccelerationStructuresPropertiesKHR", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, acceleration_structure_count as u64);
+        elements(p, p_acceleration_structures as *const vk::AccelerationStructureKHR, acceleration_structure_count as usize, &[]);
+        value(p, query_type.as_raw() as u32 as u64);
+        value(p, query_pool.as_raw());
+        value(p, first_query as u64);
     });
 }
 
@@ -4883,12 +4335,10 @@ pub unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR(d
         return;
     };
     let _r = next(device, p_version_info, p_compatibility);
-    record(Scope::Setup, 0, "vkGetDeviceAccelerationStructureCompatibilityKHR", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_version_info as *const vk::AccelerationStructureVersionInfoKHR, usize::from(!p_version_info.is_null()), &[(4, 4)]), p_version_info as *const vk::AccelerationStructureVersionInfoKHR, usize::from(!p_version_info.is_null()), nested_VkAccelerationStructureVersionInfoKHR),
-            elements(p_compatibility as *const vk::AccelerationStructureCompatibilityKHR, usize::from(!p_compatibility.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetDeviceAccelerationStructureCompatibilityKHR", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_version_info as *const vk::AccelerationStructureVersionInfoKHR, usize::from(!p_version_info.is_null()), &[(4, 4)]), p_version_info as *const vk::AccelerationStructureVersionInfoKHR, usize::from(!p_version_info.is_null()), nested_VkAccelerationStructureVersionInfoKHR);
+        elements(p, p_compatibility as *const vk::AccelerationStructureCompatibilityKHR, usize::from(!p_compatibility.is_null()), &[]);
     });
 }
 
@@ -4898,14 +4348,12 @@ pub unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR(device: vk
         return;
     };
     let _r = next(device, build_type, p_build_info, p_max_primitive_counts, p_size_info);
-    record(Scope::Setup, 0, "vkGetAccelerationStructureBuildSizesKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(build_type.as_raw() as u32 as u64),
-            with_nested(chained(p_build_info as *const vk::AccelerationStructureBuildGeometryInfoKHR, usize::from(!p_build_info.is_null()), &[(4, 4), (28, 4), (52, 4)]), p_build_info as *const vk::AccelerationStructureBuildGeometryInfoKHR, usize::from(!p_build_info.is_null()), nested_VkAccelerationStructureBuildGeometryInfoKHR),
-            elements(p_max_primitive_counts as *const u32, p_build_info.as_ref().map_or(0, |s| s.geometry_count as usize), &[]),
-            chained(p_size_info as *const vk::AccelerationStructureBuildSizesInfoKHR, usize::from(!p_size_info.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetAccelerationStructureBuildSizesKHR", |p| {
+        value(p, device.as_raw());
+        value(p, build_type.as_raw() as u32 as u64);
+        with_nested(chained(p, p_build_info as *const vk::AccelerationStructureBuildGeometryInfoKHR, usize::from(!p_build_info.is_null()), &[(4, 4), (28, 4), (52, 4)]), p_build_info as *const vk::AccelerationStructureBuildGeometryInfoKHR, usize::from(!p_build_info.is_null()), nested_VkAccelerationStructureBuildGeometryInfoKHR);
+        elements(p, p_max_primitive_counts as *const u32, p_build_info.as_ref().map_or(0, |s| s.geometry_count as usize), &[]);
+        chained(p, p_size_info as *const vk::AccelerationStructureBuildSizesInfoKHR, usize::from(!p_size_info.is_null()), &[(4, 4)]);
     });
 }
 
@@ -4915,17 +4363,15 @@ pub unsafe extern "system" fn vkCmdTraceRaysKHR(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, p_raygen_shader_binding_table, p_miss_shader_binding_table, p_hit_shader_binding_table, p_callable_shader_binding_table, width, height, depth);
-    record_command(command_buffer, "vkCmdTraceRaysKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            elements(p_raygen_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_raygen_shader_binding_table.is_null()), &[]),
-            elements(p_miss_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_miss_shader_binding_table.is_null()), &[]),
-            elements(p_hit_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_hit_shader_binding_table.is_null()), &[]),
-            elements(p_callable_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_callable_shader_binding_table.is_null()), &[]),
-            value(width as u64),
-            value(height as u64),
-            value(depth as u64),
-        ]
+    record_command(command_buffer, "vkCmdTraceRaysKHR", |p| {
+        value(p, command_buffer.as_raw());
+        elements(p, p_raygen_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_raygen_shader_binding_table.is_null()), &[]);
+        elements(p, p_miss_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_miss_shader_binding_table.is_null()), &[]);
+        elements(p, p_hit_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_hit_shader_binding_table.is_null()), &[]);
+        elements(p, p_callable_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_callable_shader_binding_table.is_null()), &[]);
+        value(p, width as u64);
+        value(p, height as u64);
+        value(p, depth as u64);
     });
 }
 
@@ -4935,16 +4381,14 @@ pub unsafe extern "system" fn vkCreateRayTracingPipelinesKHR(device: vk::Device,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, pipeline_cache, create_info_count, p_create_infos, p_allocator, p_pipelines);
-    record(Scope::Setup, r.as_raw(), "vkCreateRayTracingPipelinesKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(deferred_operation.as_raw()),
-            value(pipeline_cache.as_raw()),
-            value(create_info_count as u64),
-            with_nested(chained(p_create_infos as *const vk::RayTracingPipelineCreateInfoKHR, create_info_count as usize, &[(4, 4), (36, 4), (52, 4), (100, 4)]), p_create_infos as *const vk::RayTracingPipelineCreateInfoKHR, create_info_count as usize, nested_VkRayTracingPipelineCreateInfoKHR),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_pipelines as *const vk::Pipeline, create_info_count as usize, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateRayTracingPipelinesKHR", |p| {
+        value(p, device.as_raw());
+        value(p, deferred_operation.as_raw());
+        value(p, pipeline_cache.as_raw());
+        value(p, create_info_count as u64);
+        with_nested(chained(p, p_create_infos as *const vk::RayTracingPipelineCreateInfoKHR, create_info_count as usize, &[(4, 4), (36, 4), (52, 4), (100, 4)]), p_create_infos as *const vk::RayTracingPipelineCreateInfoKHR, create_info_count as usize, nested_VkRayTracingPipelineCreateInfoKHR);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_pipelines as *const vk::Pipeline, create_info_count as usize, &[]);
     });
     r
 }
@@ -4955,15 +4399,13 @@ pub unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR(device: vk::D
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline, first_group, group_count, data_size, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetRayTracingShaderGroupHandlesKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(pipeline.as_raw()),
-            value(first_group as u64),
-            value(group_count as u64),
-            value(data_size as u64),
-            bytes_of(p_data as *const u8, data_size as usize),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetRayTracingShaderGroupHandlesKHR", |p| {
+        value(p, device.as_raw());
+        value(p, pipeline.as_raw());
+        value(p, first_group as u64);
+        value(p, group_count as u64);
+        value(p, data_size as u64);
+        bytes_of(p, p_data as *const u8, data_size as usize);
     });
     r
 }
@@ -4974,15 +4416,13 @@ pub unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR(
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline, first_group, group_count, data_size, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetRayTracingCaptureReplayShaderGroupHandlesKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(pipeline.as_raw()),
-            value(first_group as u64),
-            value(group_count as u64),
-            value(data_size as u64),
-            bytes_of(p_data as *const u8, data_size as usize),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetRayTracingCaptureReplayShaderGroupHandlesKHR", |p| {
+        value(p, device.as_raw());
+        value(p, pipeline.as_raw());
+        value(p, first_group as u64);
+        value(p, group_count as u64);
+        value(p, data_size as u64);
+        bytes_of(p, p_data as *const u8, data_size as usize);
     });
     r
 }
@@ -4993,15 +4433,13 @@ pub unsafe extern "system" fn vkCmdTraceRaysIndirectKHR(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, p_raygen_shader_binding_table, p_miss_shader_binding_table, p_hit_shader_binding_table, p_callable_shader_binding_table, indirect_device_address);
-    record_command(command_buffer, "vkCmdTraceRaysIndirectKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            elements(p_raygen_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_raygen_shader_binding_table.is_null()), &[]),
-            elements(p_miss_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_miss_shader_binding_table.is_null()), &[]),
-            elements(p_hit_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_hit_shader_binding_table.is_null()), &[]),
-            elements(p_callable_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_callable_shader_binding_table.is_null()), &[]),
-            value(indirect_device_address as u64),
-        ]
+    record_command(command_buffer, "vkCmdTraceRaysIndirectKHR", |p| {
+        value(p, command_buffer.as_raw());
+        elements(p, p_raygen_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_raygen_shader_binding_table.is_null()), &[]);
+        elements(p, p_miss_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_miss_shader_binding_table.is_null()), &[]);
+        elements(p, p_hit_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_hit_shader_binding_table.is_null()), &[]);
+        elements(p, p_callable_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_callable_shader_binding_table.is_null()), &[]);
+        value(p, indirect_device_address as u64);
     });
 }
 
@@ -5011,13 +4449,11 @@ pub unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR(device: vk:
         return Default::default();
     };
     let r = next(device, pipeline, group, group_shader);
-    record(Scope::Setup, 0, "vkGetRayTracingShaderGroupStackSizeKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(pipeline.as_raw()),
-            value(group as u64),
-            value(group_shader.as_raw() as u32 as u64),
-        ]
+    record(Scope::Setup, 0, "vkGetRayTracingShaderGroupStackSizeKHR", |p| {
+        value(p, device.as_raw());
+        value(p, pipeline.as_raw());
+        value(p, group as u64);
+        value(p, group_shader.as_raw() as u32 as u64);
     });
     r
 }
@@ -5028,11 +4464,9 @@ pub unsafe extern "system" fn vkCmdSetRayTracingPipelineStackSizeKHR(command_buf
         return;
     };
     let _r = next(command_buffer, pipeline_stack_size);
-    record_command(command_buffer, "vkCmdSetRayTracingPipelineStackSizeKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(pipeline_stack_size as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetRayTracingPipelineStackSizeKHR", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, pipeline_stack_size as u64);
     });
 }
 
@@ -5042,13 +4476,11 @@ pub unsafe extern "system" fn vkCreateSamplerYcbcrConversionKHR(device: vk::Devi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_ycbcr_conversion);
-    record(Scope::Setup, r.as_raw(), "vkCreateSamplerYcbcrConversionKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (60, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_ycbcr_conversion as *const vk::SamplerYcbcrConversion, usize::from(!p_ycbcr_conversion.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateSamplerYcbcrConversionKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (60, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_ycbcr_conversion as *const vk::SamplerYcbcrConversion, usize::from(!p_ycbcr_conversion.is_null()), &[]);
     });
     r
 }
@@ -5059,12 +4491,10 @@ pub unsafe extern "system" fn vkDestroySamplerYcbcrConversionKHR(device: vk::Dev
         return;
     };
     let _r = next(device, ycbcr_conversion, p_allocator);
-    record(Scope::Setup, 0, "vkDestroySamplerYcbcrConversionKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(ycbcr_conversion.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroySamplerYcbcrConversionKHR", |p| {
+        value(p, device.as_raw());
+        value(p, ycbcr_conversion.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -5074,12 +4504,10 @@ pub unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT(device: v
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, image, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetImageDrmFormatModifierPropertiesEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(image.as_raw()),
-            chained(p_properties as *const vk::ImageDrmFormatModifierPropertiesEXT, usize::from(!p_properties.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetImageDrmFormatModifierPropertiesEXT", |p| {
+        value(p, device.as_raw());
+        value(p, image.as_raw());
+        chained(p, p_properties as *const vk::ImageDrmFormatModifierPropertiesEXT, usize::from(!p_properties.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -5090,13 +4518,11 @@ pub unsafe extern "system" fn vkCreateValidationCacheEXT(device: vk::Device, p_c
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_validation_cache);
-    record(Scope::Setup, r.as_raw(), "vkCreateValidationCacheEXT", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::ValidationCacheCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::ValidationCacheCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkValidationCacheCreateInfoEXT),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_validation_cache as *const vk::ValidationCacheEXT, usize::from(!p_validation_cache.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateValidationCacheEXT", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::ValidationCacheCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::ValidationCacheCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkValidationCacheCreateInfoEXT);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_validation_cache as *const vk::ValidationCacheEXT, usize::from(!p_validation_cache.is_null()), &[]);
     });
     r
 }
@@ -5107,12 +4533,10 @@ pub unsafe extern "system" fn vkDestroyValidationCacheEXT(device: vk::Device, va
         return;
     };
     let _r = next(device, validation_cache, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyValidationCacheEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(validation_cache.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyValidationCacheEXT", |p| {
+        value(p, device.as_raw());
+        value(p, validation_cache.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -5122,13 +4546,11 @@ pub unsafe extern "system" fn vkMergeValidationCachesEXT(device: vk::Device, dst
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, dst_cache, src_cache_count, p_src_caches);
-    record(Scope::Setup, r.as_raw(), "vkMergeValidationCachesEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(dst_cache.as_raw()),
-            value(src_cache_count as u64),
-            elements(p_src_caches as *const vk::ValidationCacheEXT, src_cache_count as usize, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkMergeValidationCachesEXT", |p| {
+        value(p, device.as_raw());
+        value(p, dst_cache.as_raw());
+        value(p, src_cache_count as u64);
+        elements(p, p_src_caches as *const vk::ValidationCacheEXT, src_cache_count as usize, &[]);
     });
     r
 }
@@ -5139,13 +4561,11 @@ pub unsafe extern "system" fn vkGetValidationCacheDataEXT(device: vk::Device, va
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, validation_cache, p_data_size, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetValidationCacheDataEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(validation_cache.as_raw()),
-            elements(p_data_size as *const usize, usize::from(!p_data_size.is_null()), &[]),
-            bytes_of(p_data as *const u8, if p_data_size.is_null() { 0 } else { *p_data_size as usize }),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetValidationCacheDataEXT", |p| {
+        value(p, device.as_raw());
+        value(p, validation_cache.as_raw());
+        elements(p, p_data_size as *const usize, usize::from(!p_data_size.is_null()), &[]);
+        bytes_of(p, p_data as *const u8, if p_data_size.is_null() { 0 } else { *p_data_size as usize });
     });
     r
 }
@@ -5156,12 +4576,10 @@ pub unsafe extern "system" fn vkCmdBindShadingRateImageNV(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, image_view, image_layout);
-    record_command(command_buffer, "vkCmdBindShadingRateImageNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(image_view.as_raw()),
-            value(image_layout.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdBindShadingRateImageNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, image_view.as_raw());
+        value(p, image_layout.as_raw() as u32 as u64);
     });
 }
 
@@ -5171,13 +4589,11 @@ pub unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV(command_buffe
         return;
     };
     let _r = next(command_buffer, first_viewport, viewport_count, p_shading_rate_palettes);
-    record_command(command_buffer, "vkCmdSetViewportShadingRatePaletteNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_viewport as u64),
-            value(viewport_count as u64),
-            with_nested(elements(p_shading_rate_palettes as *const vk::ShadingRatePaletteNV, viewport_count as usize, &[(4, 4)]), p_shading_rate_palettes as *const vk::ShadingRatePaletteNV, viewport_count as usize, nested_VkShadingRatePaletteNV),
-        ]
+    record_command(command_buffer, "vkCmdSetViewportShadingRatePaletteNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_viewport as u64);
+        value(p, viewport_count as u64);
+        with_nested(elements(p, p_shading_rate_palettes as *const vk::ShadingRatePaletteNV, viewport_count as usize, &[(4, 4)]), p_shading_rate_palettes as *const vk::ShadingRatePaletteNV, viewport_count as usize, nested_VkShadingRatePaletteNV);
     });
 }
 
@@ -5187,13 +4603,11 @@ pub unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, sample_order_type, custom_sample_order_count, p_custom_sample_orders);
-    record_command(command_buffer, "vkCmdSetCoarseSampleOrderNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(sample_order_type.as_raw() as u32 as u64),
-            value(custom_sample_order_count as u64),
-            with_nested(elements(p_custom_sample_orders as *const vk::CoarseSampleOrderCustomNV, custom_sample_order_count as usize, &[(12, 4)]), p_custom_sample_orders as *const vk::CoarseSampleOrderCustomNV, custom_sample_order_count as usize, nested_VkCoarseSampleOrderCustomNV),
-        ]
+    record_command(command_buffer, "vkCmdSetCoarseSampleOrderNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, sample_order_type.as_raw() as u32 as u64);
+        value(p, custom_sample_order_count as u64);
+        with_nested(elements(p, p_custom_sample_orders as *const vk::CoarseSampleOrderCustomNV, custom_sample_order_count as usize, &[(12, 4)]), p_custom_sample_orders as *const vk::CoarseSampleOrderCustomNV, custom_sample_order_count as usize, nested_VkCoarseSampleOrderCustomNV);
     });
 }
 
@@ -5203,13 +4617,11 @@ pub unsafe extern "system" fn vkCreateAccelerationStructureNV(device: vk::Device
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_acceleration_structure);
-    record(Scope::Setup, r.as_raw(), "vkCreateAccelerationStructureNV", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4)]), p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null()), nested_VkAccelerationStructureCreateInfoNV),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_acceleration_structure as *const vk::AccelerationStructureNV, usize::from(!p_acceleration_structure.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateAccelerationStructureNV", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4)]), p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null()), nested_VkAccelerationStructureCreateInfoNV);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_acceleration_structure as *const vk::AccelerationStructureNV, usize::from(!p_acceleration_structure.is_null()), &[]);
     });
     r
 }
@@ -5220,12 +4632,10 @@ pub unsafe extern "system" fn vkDestroyAccelerationStructureNV(device: vk::Devic
         return;
     };
     let _r = next(device, acceleration_structure, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyAccelerationStructureNV", || {
-        vec![
-            value(device.as_raw()),
-            value(acceleration_structure.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyAccelerationStructureNV", |p| {
+        value(p, device.as_raw());
+        value(p, acceleration_structure.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -5235,12 +4645,10 @@ pub unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV(dev
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetAccelerationStructureMemoryRequirementsNV", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::AccelerationStructureMemoryRequirementsInfoNV, usize::from(!p_info.is_null()), &[(4, 4), (20, 4)]),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2KHR, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetAccelerationStructureMemoryRequirementsNV", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::AccelerationStructureMemoryRequirementsInfoNV, usize::from(!p_info.is_null()), &[(4, 4), (20, 4)]);
+        chained(p, p_memory_requirements as *const vk::MemoryRequirements2KHR, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -5250,12 +4658,10 @@ pub unsafe extern "system" fn vkBindAccelerationStructureMemoryNV(device: vk::De
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, bind_info_count, p_bind_infos);
-    record(Scope::Setup, r.as_raw(), "vkBindAccelerationStructureMemoryNV", || {
-        vec![
-            value(device.as_raw()),
-            value(bind_info_count as u64),
-            with_nested(chained(p_bind_infos as *const vk::BindAccelerationStructureMemoryInfoNV, bind_info_count as usize, &[(4, 4), (44, 4)]), p_bind_infos as *const vk::BindAccelerationStructureMemoryInfoNV, bind_info_count as usize, nested_VkBindAccelerationStructureMemoryInfoNV),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkBindAccelerationStructureMemoryNV", |p| {
+        value(p, device.as_raw());
+        value(p, bind_info_count as u64);
+        with_nested(chained(p, p_bind_infos as *const vk::BindAccelerationStructureMemoryInfoNV, bind_info_count as usize, &[(4, 4), (44, 4)]), p_bind_infos as *const vk::BindAccelerationStructureMemoryInfoNV, bind_info_count as usize, nested_VkBindAccelerationStructureMemoryInfoNV);
     });
     r
 }
@@ -5266,18 +4672,16 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructureNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, p_info, instance_data, instance_offset, update, dst, src, scratch, scratch_offset);
-    record_command(command_buffer, "vkCmdBuildAccelerationStructureNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null()), &[(4, 4)]), p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null()), nested_VkAccelerationStructureInfoNV),
-            value(instance_data.as_raw()),
-            value(instance_offset as u64),
-            value(update as u64),
-            value(dst.as_raw()),
-            value(src.as_raw()),
-            value(scratch.as_raw()),
-            value(scratch_offset as u64),
-        ]
+    record_command(command_buffer, "vkCmdBuildAccelerationStructureNV", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null()), &[(4, 4)]), p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null()), nested_VkAccelerationStructureInfoNV);
+        value(p, instance_data.as_raw());
+        value(p, instance_offset as u64);
+        value(p, update as u64);
+        value(p, dst.as_raw());
+        value(p, src.as_raw());
+        value(p, scratch.as_raw());
+        value(p, scratch_offset as u64);
     });
 }
 
@@ -5287,13 +4691,11 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, dst, src, mode);
-    record_command(command_buffer, "vkCmdCopyAccelerationStructureNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(dst.as_raw()),
-            value(src.as_raw()),
-            value(mode.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdCopyAccelerationStructureNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, dst.as_raw());
+        value(p, src.as_raw());
+        value(p, mode.as_raw() as u32 as u64);
     });
 }
 
@@ -5303,24 +4705,22 @@ pub unsafe extern "system" fn vkCmdTraceRaysNV(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, raygen_shader_binding_table_buffer, raygen_shader_binding_offset, miss_shader_binding_table_buffer, miss_shader_binding_offset, miss_shader_binding_stride, hit_shader_binding_table_buffer, hit_shader_binding_offset, hit_shader_binding_stride, callable_shader_binding_table_buffer, callable_shader_binding_offset, callable_shader_binding_stride, width, height, depth);
-    record_command(command_buffer, "vkCmdTraceRaysNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(raygen_shader_binding_table_buffer.as_raw()),
-            value(raygen_shader_binding_offset as u64),
-            value(miss_shader_binding_table_buffer.as_raw()),
-            value(miss_shader_binding_offset as u64),
-            value(miss_shader_binding_stride as u64),
-            value(hit_shader_binding_table_buffer.as_raw()),
-            value(hit_shader_binding_offset as u64),
-            value(hit_shader_binding_stride as u64),
-            value(callable_shader_binding_table_buffer.as_raw()),
-            value(callable_shader_binding_offset as u64),
-            value(callable_shader_binding_stride as u64),
-            value(width as u64),
-            value(height as u64),
-            value(depth as u64),
-        ]
+    record_command(command_buffer, "vkCmdTraceRaysNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, raygen_shader_binding_table_buffer.as_raw());
+        value(p, raygen_shader_binding_offset as u64);
+        value(p, miss_shader_binding_table_buffer.as_raw());
+        value(p, miss_shader_binding_offset as u64);
+        value(p, miss_shader_binding_stride as u64);
+        value(p, hit_shader_binding_table_buffer.as_raw());
+        value(p, hit_shader_binding_offset as u64);
+        value(p, hit_shader_binding_stride as u64);
+        value(p, callable_shader_binding_table_buffer.as_raw());
+        value(p, callable_shader_binding_offset as u64);
+        value(p, callable_shader_binding_stride as u64);
+        value(p, width as u64);
+        value(p, height as u64);
+        value(p, depth as u64);
     });
 }
 
@@ -5330,15 +4730,13 @@ pub unsafe extern "system" fn vkCreateRayTracingPipelinesNV(device: vk::Device, 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline_cache, create_info_count, p_create_infos, p_allocator, p_pipelines);
-    record(Scope::Setup, r.as_raw(), "vkCreateRayTracingPipelinesNV", || {
-        vec![
-            value(device.as_raw()),
-            value(pipeline_cache.as_raw()),
-            value(create_info_count as u64),
-            with_nested(chained(p_create_infos as *const vk::RayTracingPipelineCreateInfoNV, create_info_count as usize, &[(4, 4), (36, 4), (52, 4), (76, 4)]), p_create_infos as *const vk::RayTracingPipelineCreateInfoNV, create_info_count as usize, nested_VkRayTracingPipelineCreateInfoNV),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_pipelines as *const vk::Pipeline, create_info_count as usize, &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateRayTracingPipelinesNV", |p| {
+        value(p, device.as_raw());
+        value(p, pipeline_cache.as_raw());
+        value(p, create_info_count as u64);
+        with_nested(chained(p, p_create_infos as *const vk::RayTracingPipelineCreateInfoNV, create_info_count as usize, &[(4, 4), (36, 4), (52, 4), (76, 4)]), p_create_infos as *const vk::RayTracingPipelineCreateInfoNV, create_info_count as usize, nested_VkRayTracingPipelineCreateInfoNV);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_pipelines as *const vk::Pipeline, create_info_count as usize, &[]);
     });
     r
 }
@@ -5349,15 +4747,13 @@ pub unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesNV(device: vk::De
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline, first_group, group_count, data_size, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetRayTracingShaderGroupHandlesNV", || {
-        vec![
-            value(device.as_raw()),
-            value(pipeline.as_raw()),
-            value(first_group as u64),
-            value(group_count as u64),
-            value(data_size as u64),
-            bytes_of(p_data as *const u8, data_size as usize),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetRayTracingShaderGroupHandlesNV", |p| {
+        value(p, device.as_raw());
+        value(p, pipeline.as_raw());
+        value(p, first_group as u64);
+        value(p, group_count as u64);
+        value(p, data_size as u64);
+        bytes_of(p, p_data as *const u8, data_size as usize);
     });
     r
 }
@@ -5368,13 +4764,11 @@ pub unsafe extern "system" fn vkGetAccelerationStructureHandleNV(device: vk::Dev
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, acceleration_structure, data_size, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetAccelerationStructureHandleNV", || {
-        vec![
-            value(device.as_raw()),
-            value(acceleration_structure.as_raw()),
-            value(data_size as u64),
-            bytes_of(p_data as *const u8, data_size as usize),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetAccelerationStructureHandleNV", |p| {
+        value(p, device.as_raw());
+        value(p, acceleration_structure.as_raw());
+        value(p, data_size as u64);
+        bytes_of(p, p_data as *const u8, data_size as usize);
     });
     r
 }
@@ -5385,15 +4779,13 @@ pub unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV(comma
         return;
     };
     let _r = next(command_buffer, acceleration_structure_count, p_acceleration_structures, query_type, query_pool, first_query);
-    record_command(command_buffer, "vkCmdWriteAccelerationStructuresPropertiesNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(acceleration_structure_count as u64),
-            elements(p_acceleration_structures as *const vk::AccelerationStructureNV, acceleration_structure_count as usize, &[]),
-            value(query_type.as_raw() as u32 as u64),
-            value(query_pool.as_raw()),
-            value(first_query as u64),
-        ]
+    record_command(command_buffer, "vkCmdWriteAccelerationStructuresPropertiesNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, acceleration_structure_count as u64);
+        elements(p, p_acceleration_structures as *const vk::AccelerationStructureNV, acceleration_structure_count as usize, &[]);
+        value(p, query_type.as_raw() as u32 as u64);
+        value(p, query_pool.as_raw());
+        value(p, first_query as u64);
     });
 }
 
@@ -5403,12 +4795,10 @@ pub unsafe extern "system" fn vkCompileDeferredNV(device: vk::Device, pipeline: 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline, shader);
-    record(Scope::Setup, r.as_raw(), "vkCompileDeferredNV", || {
-        vec![
-            value(device.as_raw()),
-            value(pipeline.as_raw()),
-            value(shader as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCompileDeferredNV", |p| {
+        value(p, device.as_raw());
+        value(p, pipeline.as_raw());
+        value(p, shader as u64);
     });
     r
 }
@@ -5419,12 +4809,10 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutSupportKHR(device: vk::Dev
         return;
     };
     let _r = next(device, p_create_info, p_support);
-    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutSupportKHR", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo),
-            chained(p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null()), &[(4, 4), (20, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutSupportKHR", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo);
+        chained(p, p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null()), &[(4, 4), (20, 4)]);
     });
 }
 
@@ -5434,13 +4822,11 @@ pub unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT(device: vk::De
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, handle_type, p_host_pointer, p_memory_host_pointer_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetMemoryHostPointerPropertiesEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(handle_type.as_raw() as u64),
-            value(p_host_pointer as u64),
-            chained(p_memory_host_pointer_properties as *const vk::MemoryHostPointerPropertiesEXT, usize::from(!p_memory_host_pointer_properties.is_null()), &[(4, 4), (20, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetMemoryHostPointerPropertiesEXT", |p| {
+        value(p, device.as_raw());
+        value(p, handle_type.as_raw() as u64);
+        value(p, p_host_pointer as u64);
+        chained(p, p_memory_host_pointer_properties as *const vk::MemoryHostPointerPropertiesEXT, usize::from(!p_memory_host_pointer_properties.is_null()), &[(4, 4), (20, 4)]);
     });
     r
 }
@@ -5451,14 +4837,12 @@ pub unsafe extern "system" fn vkCmdWriteBufferMarkerAMD(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, pipeline_stage, dst_buffer, dst_offset, marker);
-    record_command(command_buffer, "vkCmdWriteBufferMarkerAMD", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(pipeline_stage.as_raw() as u64),
-            value(dst_buffer.as_raw()),
-            value(dst_offset as u64),
-            value(marker as u64),
-        ]
+    record_command(command_buffer, "vkCmdWriteBufferMarkerAMD", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, pipeline_stage.as_raw() as u64);
+        value(p, dst_buffer.as_raw());
+        value(p, dst_offset as u64);
+        value(p, marker as u64);
     });
 }
 
@@ -5468,14 +4852,12 @@ pub unsafe extern "system" fn vkGetCalibratedTimestampsEXT(device: vk::Device, t
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, timestamp_count, p_timestamp_infos, p_timestamps, p_max_deviation);
-    record(Scope::Setup, r.as_raw(), "vkGetCalibratedTimestampsEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(timestamp_count as u64),
-            chained(p_timestamp_infos as *const vk::CalibratedTimestampInfoEXT, timestamp_count as usize, &[(4, 4), (20, 4)]),
-            elements(p_timestamps as *const u64, timestamp_count as usize, &[]),
-            elements(p_max_deviation as *const u64, usize::from(!p_max_deviation.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetCalibratedTimestampsEXT", |p| {
+        value(p, device.as_raw());
+        value(p, timestamp_count as u64);
+        chained(p, p_timestamp_infos as *const vk::CalibratedTimestampInfoEXT, timestamp_count as usize, &[(4, 4), (20, 4)]);
+        elements(p, p_timestamps as *const u64, timestamp_count as usize, &[]);
+        elements(p, p_max_deviation as *const u64, usize::from(!p_max_deviation.is_null()), &[]);
     });
     r
 }
@@ -5486,12 +4868,10 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksNV(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, task_count, first_task);
-    record_command(command_buffer, "vkCmdDrawMeshTasksNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(task_count as u64),
-            value(first_task as u64),
-        ]
+    record_command(command_buffer, "vkCmdDrawMeshTasksNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, task_count as u64);
+        value(p, first_task as u64);
     });
 }
 
@@ -5501,14 +4881,12 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, buffer, offset, draw_count, stride);
-    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(buffer.as_raw()),
-            value(offset as u64),
-            value(draw_count as u64),
-            value(stride as u64),
-        ]
+    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, buffer.as_raw());
+        value(p, offset as u64);
+        value(p, draw_count as u64);
+        value(p, stride as u64);
     });
 }
 
@@ -5518,16 +4896,14 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, buffer, offset, count_buffer, count_buffer_offset, max_draw_count, stride);
-    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectCountNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(buffer.as_raw()),
-            value(offset as u64),
-            value(count_buffer.as_raw()),
-            value(count_buffer_offset as u64),
-            value(max_draw_count as u64),
-            value(stride as u64),
-        ]
+    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectCountNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, buffer.as_raw());
+        value(p, offset as u64);
+        value(p, count_buffer.as_raw());
+        value(p, count_buffer_offset as u64);
+        value(p, max_draw_count as u64);
+        value(p, stride as u64);
     });
 }
 
@@ -5537,13 +4913,11 @@ pub unsafe extern "system" fn vkCmdSetExclusiveScissorNV(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, first_exclusive_scissor, exclusive_scissor_count, p_exclusive_scissors);
-    record_command(command_buffer, "vkCmdSetExclusiveScissorNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_exclusive_scissor as u64),
-            value(exclusive_scissor_count as u64),
-            elements(p_exclusive_scissors as *const vk::Rect2D, exclusive_scissor_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetExclusiveScissorNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_exclusive_scissor as u64);
+        value(p, exclusive_scissor_count as u64);
+        elements(p, p_exclusive_scissors as *const vk::Rect2D, exclusive_scissor_count as usize, &[]);
     });
 }
 
@@ -5553,11 +4927,9 @@ pub unsafe extern "system" fn vkCmdSetCheckpointNV(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, p_checkpoint_marker);
-    record_command(command_buffer, "vkCmdSetCheckpointNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(p_checkpoint_marker as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetCheckpointNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, p_checkpoint_marker as u64);
     });
 }
 
@@ -5567,12 +4939,10 @@ pub unsafe extern "system" fn vkGetQueueCheckpointDataNV(queue: vk::Queue, p_che
         return;
     };
     let _r = next(queue, p_checkpoint_data_count, p_checkpoint_data);
-    record(Scope::Setup, 0, "vkGetQueueCheckpointDataNV", || {
-        vec![
-            value(queue.as_raw()),
-            elements(p_checkpoint_data_count as *const u32, usize::from(!p_checkpoint_data_count.is_null()), &[]),
-            with_nested(chained(p_checkpoint_data as *const vk::CheckpointDataNV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, &[(4, 4), (20, 4)]), p_checkpoint_data as *const vk::CheckpointDataNV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, nested_VkCheckpointDataNV),
-        ]
+    record(Scope::Setup, 0, "vkGetQueueCheckpointDataNV", |p| {
+        value(p, queue.as_raw());
+        elements(p, p_checkpoint_data_count as *const u32, usize::from(!p_checkpoint_data_count.is_null()), &[]);
+        with_nested(chained(p, p_checkpoint_data as *const vk::CheckpointDataNV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, &[(4, 4), (20, 4)]), p_checkpoint_data as *const vk::CheckpointDataNV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, nested_VkCheckpointDataNV);
     });
 }
 
@@ -5582,12 +4952,10 @@ pub unsafe extern "system" fn vkGetSemaphoreCounterValueKHR(device: vk::Device, 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, semaphore, p_value);
-    record(Scope::Setup, r.as_raw(), "vkGetSemaphoreCounterValueKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(semaphore.as_raw()),
-            elements(p_value as *const u64, usize::from(!p_value.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetSemaphoreCounterValueKHR", |p| {
+        value(p, device.as_raw());
+        value(p, semaphore.as_raw());
+        elements(p, p_value as *const u64, usize::from(!p_value.is_null()), &[]);
     });
     r
 }
@@ -5598,12 +4966,10 @@ pub unsafe extern "system" fn vkWaitSemaphoresKHR(device: vk::Device, p_wait_inf
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_wait_info, timeout);
-    record(Scope::Setup, r.as_raw(), "vkWaitSemaphoresKHR", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), &[(4, 4)]), p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), nested_VkSemaphoreWaitInfo),
-            value(timeout as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkWaitSemaphoresKHR", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), &[(4, 4)]), p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), nested_VkSemaphoreWaitInfo);
+        value(p, timeout as u64);
     });
     r
 }
@@ -5614,11 +4980,9 @@ pub unsafe extern "system" fn vkSignalSemaphoreKHR(device: vk::Device, p_signal_
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_signal_info);
-    record(Scope::Setup, r.as_raw(), "vkSignalSemaphoreKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkSignalSemaphoreKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -5629,11 +4993,9 @@ pub unsafe extern "system" fn vkInitializePerformanceApiINTEL(device: vk::Device
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_initialize_info);
-    record(Scope::Setup, r.as_raw(), "vkInitializePerformanceApiINTEL", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_initialize_info as *const vk::InitializePerformanceApiInfoINTEL, usize::from(!p_initialize_info.is_null()), &[(4, 4)]), p_initialize_info as *const vk::InitializePerformanceApiInfoINTEL, usize::from(!p_initialize_info.is_null()), nested_VkInitializePerformanceApiInfoINTEL),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkInitializePerformanceApiINTEL", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_initialize_info as *const vk::InitializePerformanceApiInfoINTEL, usize::from(!p_initialize_info.is_null()), &[(4, 4)]), p_initialize_info as *const vk::InitializePerformanceApiInfoINTEL, usize::from(!p_initialize_info.is_null()), nested_VkInitializePerformanceApiInfoINTEL);
     });
     r
 }
@@ -5644,10 +5006,8 @@ pub unsafe extern "system" fn vkUninitializePerformanceApiINTEL(device: vk::Devi
         return;
     };
     let _r = next(device);
-    record(Scope::Setup, 0, "vkUninitializePerformanceApiINTEL", || {
-        vec![
-            value(device.as_raw()),
-        ]
+    record(Scope::Setup, 0, "vkUninitializePerformanceApiINTEL", |p| {
+        value(p, device.as_raw());
     });
 }
 
@@ -5657,11 +5017,9 @@ pub unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL(command_buffer: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(command_buffer, p_marker_info);
-    record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceMarkerINTEL", || {
-        vec![
-            value(command_buffer.as_raw()),
-            chained(p_marker_info as *const vk::PerformanceMarkerInfoINTEL, usize::from(!p_marker_info.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceMarkerINTEL", |p| {
+        value(p, command_buffer.as_raw());
+        chained(p, p_marker_info as *const vk::PerformanceMarkerInfoINTEL, usize::from(!p_marker_info.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -5672,11 +5030,9 @@ pub unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL(command_buffe
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(command_buffer, p_marker_info);
-    record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceStreamMarkerINTEL", || {
-        vec![
-            value(command_buffer.as_raw()),
-            chained(p_marker_info as *const vk::PerformanceStreamMarkerInfoINTEL, usize::from(!p_marker_info.is_null()), &[(4, 4), (20, 4)]),
-        ]
+    record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceStreamMarkerINTEL", |p| {
+        value(p, command_buffer.as_raw());
+        chained(p, p_marker_info as *const vk::PerformanceStreamMarkerInfoINTEL, usize::from(!p_marker_info.is_null()), &[(4, 4), (20, 4)]);
     });
     r
 }
@@ -5687,11 +5043,9 @@ pub unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL(command_buffer: v
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(command_buffer, p_override_info);
-    record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceOverrideINTEL", || {
-        vec![
-            value(command_buffer.as_raw()),
-            chained(p_override_info as *const vk::PerformanceOverrideInfoINTEL, usize::from(!p_override_info.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceOverrideINTEL", |p| {
+        value(p, command_buffer.as_raw());
+        chained(p, p_override_info as *const vk::PerformanceOverrideInfoINTEL, usize::from(!p_override_info.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -5702,12 +5056,10 @@ pub unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL(device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_acquire_info, p_configuration);
-    record(Scope::Setup, r.as_raw(), "vkAcquirePerformanceConfigurationINTEL", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_acquire_info as *const vk::PerformanceConfigurationAcquireInfoINTEL, usize::from(!p_acquire_info.is_null()), &[(4, 4), (20, 4)]),
-            elements(p_configuration as *const vk::PerformanceConfigurationINTEL, usize::from(!p_configuration.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkAcquirePerformanceConfigurationINTEL", |p| {
+        value(p, device.as_raw());
+        chained(p, p_acquire_info as *const vk::PerformanceConfigurationAcquireInfoINTEL, usize::from(!p_acquire_info.is_null()), &[(4, 4), (20, 4)]);
+        elements(p, p_configuration as *const vk::PerformanceConfigurationINTEL, usize::from(!p_configuration.is_null()), &[]);
     });
     r
 }
@@ -5718,11 +5070,9 @@ pub unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL(device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, configuration);
-    record(Scope::Setup, r.as_raw(), "vkReleasePerformanceConfigurationINTEL", || {
-        vec![
-            value(device.as_raw()),
-            value(configuration.as_raw()),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkReleasePerformanceConfigurationINTEL", |p| {
+        value(p, device.as_raw());
+        value(p, configuration.as_raw());
     });
     r
 }
@@ -5733,11 +5083,9 @@ pub unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL(queue: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(queue, configuration);
-    record(Scope::Frame, r.as_raw(), "vkQueueSetPerformanceConfigurationINTEL", || {
-        vec![
-            value(queue.as_raw()),
-            value(configuration.as_raw()),
-        ]
+    record(Scope::Frame, r.as_raw(), "vkQueueSetPerformanceConfigurationINTEL", |p| {
+        value(p, queue.as_raw());
+        value(p, configuration.as_raw());
     });
     r
 }
@@ -5748,12 +5096,10 @@ pub unsafe extern "system" fn vkGetPerformanceParameterINTEL(device: vk::Device,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, parameter, p_value);
-    record(Scope::Setup, r.as_raw(), "vkGetPerformanceParameterINTEL", || {
-        vec![
-            value(device.as_raw()),
-            value(parameter.as_raw() as u32 as u64),
-            elements(p_value as *const vk::PerformanceValueINTEL, usize::from(!p_value.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPerformanceParameterINTEL", |p| {
+        value(p, device.as_raw());
+        value(p, parameter.as_raw() as u32 as u64);
+        elements(p, p_value as *const vk::PerformanceValueINTEL, usize::from(!p_value.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -5764,12 +5110,10 @@ pub unsafe extern "system" fn vkSetLocalDimmingAMD(device: vk::Device, swap_chai
         return;
     };
     let _r = next(device, swap_chain, local_dimming_enable);
-    record(Scope::Setup, 0, "vkSetLocalDimmingAMD", || {
-        vec![
-            value(device.as_raw()),
-            value(swap_chain.as_raw()),
-            value(local_dimming_enable as u64),
-        ]
+    record(Scope::Setup, 0, "vkSetLocalDimmingAMD", |p| {
+        value(p, device.as_raw());
+        value(p, swap_chain.as_raw());
+        value(p, local_dimming_enable as u64);
     });
 }
 
@@ -5779,12 +5123,10 @@ pub unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, p_fragment_size, combiner_ops);
-    record_command(command_buffer, "vkCmdSetFragmentShadingRateKHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            elements(p_fragment_size as *const vk::Extent2D, usize::from(!p_fragment_size.is_null()), &[]),
-            bytes_of(combiner_ops as *const u8, std::mem::size_of::<[vk::FragmentShadingRateCombinerOpKHR; 2]>()),
-        ]
+    record_command(command_buffer, "vkCmdSetFragmentShadingRateKHR", |p| {
+        value(p, command_buffer.as_raw());
+        elements(p, p_fragment_size as *const vk::Extent2D, usize::from(!p_fragment_size.is_null()), &[]);
+        bytes_of(p, combiner_ops as *const u8, std::mem::size_of::<[vk::FragmentShadingRateCombinerOpKHR; 2]>());
     });
 }
 
@@ -5794,11 +5136,9 @@ pub unsafe extern "system" fn vkGetBufferDeviceAddressEXT(device: vk::Device, p_
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetBufferDeviceAddressEXT", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetBufferDeviceAddressEXT", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -5809,13 +5149,11 @@ pub unsafe extern "system" fn vkWaitForPresentKHR(device: vk::Device, swapchain:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain, present_id, timeout);
-    record(Scope::Setup, r.as_raw(), "vkWaitForPresentKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(swapchain.as_raw()),
-            value(present_id as u64),
-            value(timeout as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkWaitForPresentKHR", |p| {
+        value(p, device.as_raw());
+        value(p, swapchain.as_raw());
+        value(p, present_id as u64);
+        value(p, timeout as u64);
     });
     r
 }
@@ -5826,11 +5164,9 @@ pub unsafe extern "system" fn vkGetBufferDeviceAddressKHR(device: vk::Device, p_
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetBufferDeviceAddressKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetBufferDeviceAddressKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -5841,11 +5177,9 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureAddressKHR(device: vk::Dev
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetBufferOpaqueCaptureAddressKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetBufferOpaqueCaptureAddressKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -5856,11 +5190,9 @@ pub unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddressKHR(device: v
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetDeviceMemoryOpaqueCaptureAddressKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetDeviceMemoryOpaqueCaptureAddressKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -5871,12 +5203,10 @@ pub unsafe extern "system" fn vkCmdSetLineStippleEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, line_stipple_factor, line_stipple_pattern);
-    record_command(command_buffer, "vkCmdSetLineStippleEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(line_stipple_factor as u64),
-            value(line_stipple_pattern as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetLineStippleEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, line_stipple_factor as u64);
+        value(p, line_stipple_pattern as u64);
     });
 }
 
@@ -5886,13 +5216,11 @@ pub unsafe extern "system" fn vkResetQueryPoolEXT(device: vk::Device, query_pool
         return;
     };
     let _r = next(device, query_pool, first_query, query_count);
-    record(Scope::Setup, 0, "vkResetQueryPoolEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(query_pool.as_raw()),
-            value(first_query as u64),
-            value(query_count as u64),
-        ]
+    record(Scope::Setup, 0, "vkResetQueryPoolEXT", |p| {
+        value(p, device.as_raw());
+        value(p, query_pool.as_raw());
+        value(p, first_query as u64);
+        value(p, query_count as u64);
     });
 }
 
@@ -5902,11 +5230,9 @@ pub unsafe extern "system" fn vkCmdSetCullModeEXT(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, cull_mode);
-    record_command(command_buffer, "vkCmdSetCullModeEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(cull_mode.as_raw() as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetCullModeEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, cull_mode.as_raw() as u64);
     });
 }
 
@@ -5916,11 +5242,9 @@ pub unsafe extern "system" fn vkCmdSetFrontFaceEXT(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, front_face);
-    record_command(command_buffer, "vkCmdSetFrontFaceEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(front_face.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetFrontFaceEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, front_face.as_raw() as u32 as u64);
     });
 }
 
@@ -5930,12 +5254,10 @@ pub unsafe extern "system" fn vkCmdSetViewportWithCountEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, viewport_count, p_viewports);
-    record_command(command_buffer, "vkCmdSetViewportWithCountEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(viewport_count as u64),
-            elements(p_viewports as *const vk::Viewport, viewport_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetViewportWithCountEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, viewport_count as u64);
+        elements(p, p_viewports as *const vk::Viewport, viewport_count as usize, &[]);
     });
 }
 
@@ -5945,12 +5267,10 @@ pub unsafe extern "system" fn vkCmdSetScissorWithCountEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, scissor_count, p_scissors);
-    record_command(command_buffer, "vkCmdSetScissorWithCountEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(scissor_count as u64),
-            elements(p_scissors as *const vk::Rect2D, scissor_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetScissorWithCountEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, scissor_count as u64);
+        elements(p, p_scissors as *const vk::Rect2D, scissor_count as usize, &[]);
     });
 }
 
@@ -5960,16 +5280,14 @@ pub unsafe extern "system" fn vkCmdBindVertexBuffers2EXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, first_binding, binding_count, p_buffers, p_offsets, p_sizes, p_strides);
-    record_command(command_buffer, "vkCmdBindVertexBuffers2EXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_binding as u64),
-            value(binding_count as u64),
-            elements(p_buffers as *const vk::Buffer, binding_count as usize, &[]),
-            elements(p_offsets as *const vk::DeviceSize, binding_count as usize, &[]),
-            elements(p_sizes as *const vk::DeviceSize, binding_count as usize, &[]),
-            elements(p_strides as *const vk::DeviceSize, binding_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdBindVertexBuffers2EXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_binding as u64);
+        value(p, binding_count as u64);
+        elements(p, p_buffers as *const vk::Buffer, binding_count as usize, &[]);
+        elements(p, p_offsets as *const vk::DeviceSize, binding_count as usize, &[]);
+        elements(p, p_sizes as *const vk::DeviceSize, binding_count as usize, &[]);
+        elements(p, p_strides as *const vk::DeviceSize, binding_count as usize, &[]);
     });
 }
 
@@ -5979,11 +5297,9 @@ pub unsafe extern "system" fn vkCmdSetDepthTestEnableEXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, depth_test_enable);
-    record_command(command_buffer, "vkCmdSetDepthTestEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(depth_test_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthTestEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, depth_test_enable as u64);
     });
 }
 
@@ -5993,11 +5309,9 @@ pub unsafe extern "system" fn vkCmdSetDepthWriteEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, depth_write_enable);
-    record_command(command_buffer, "vkCmdSetDepthWriteEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(depth_write_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthWriteEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, depth_write_enable as u64);
     });
 }
 
@@ -6007,11 +5321,9 @@ pub unsafe extern "system" fn vkCmdSetDepthCompareOpEXT(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, depth_compare_op);
-    record_command(command_buffer, "vkCmdSetDepthCompareOpEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(depth_compare_op.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthCompareOpEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, depth_compare_op.as_raw() as u32 as u64);
     });
 }
 
@@ -6021,11 +5333,9 @@ pub unsafe extern "system" fn vkCmdSetDepthBoundsTestEnableEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, depth_bounds_test_enable);
-    record_command(command_buffer, "vkCmdSetDepthBoundsTestEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(depth_bounds_test_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthBoundsTestEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, depth_bounds_test_enable as u64);
     });
 }
 
@@ -6035,11 +5345,9 @@ pub unsafe extern "system" fn vkCmdSetStencilTestEnableEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, stencil_test_enable);
-    record_command(command_buffer, "vkCmdSetStencilTestEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(stencil_test_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetStencilTestEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, stencil_test_enable as u64);
     });
 }
 
@@ -6049,15 +5357,13 @@ pub unsafe extern "system" fn vkCmdSetStencilOpEXT(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, face_mask, fail_op, pass_op, depth_fail_op, compare_op);
-    record_command(command_buffer, "vkCmdSetStencilOpEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(face_mask.as_raw() as u64),
-            value(fail_op.as_raw() as u32 as u64),
-            value(pass_op.as_raw() as u32 as u64),
-            value(depth_fail_op.as_raw() as u32 as u64),
-            value(compare_op.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetStencilOpEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, face_mask.as_raw() as u64);
+        value(p, fail_op.as_raw() as u32 as u64);
+        value(p, pass_op.as_raw() as u32 as u64);
+        value(p, depth_fail_op.as_raw() as u32 as u64);
+        value(p, compare_op.as_raw() as u32 as u64);
     });
 }
 
@@ -6067,12 +5373,10 @@ pub unsafe extern "system" fn vkCreateDeferredOperationKHR(device: vk::Device, p
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_allocator, p_deferred_operation);
-    record(Scope::Setup, r.as_raw(), "vkCreateDeferredOperationKHR", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_deferred_operation as *const vk::DeferredOperationKHR, usize::from(!p_deferred_operation.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateDeferredOperationKHR", |p| {
+        value(p, device.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_deferred_operation as *const vk::DeferredOperationKHR, usize::from(!p_deferred_operation.is_null()), &[]);
     });
     r
 }
@@ -6083,12 +5387,10 @@ pub unsafe extern "system" fn vkDestroyDeferredOperationKHR(device: vk::Device, 
         return;
     };
     let _r = next(device, operation, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyDeferredOperationKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(operation.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyDeferredOperationKHR", |p| {
+        value(p, device.as_raw());
+        value(p, operation.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -6098,11 +5400,9 @@ pub unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR(device: vk
         return Default::default();
     };
     let r = next(device, operation);
-    record(Scope::Setup, 0, "vkGetDeferredOperationMaxConcurrencyKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(operation.as_raw()),
-        ]
+    record(Scope::Setup, 0, "vkGetDeferredOperationMaxConcurrencyKHR", |p| {
+        value(p, device.as_raw());
+        value(p, operation.as_raw());
     });
     r
 }
@@ -6113,11 +5413,9 @@ pub unsafe extern "system" fn vkGetDeferredOperationResultKHR(device: vk::Device
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, operation);
-    record(Scope::Setup, r.as_raw(), "vkGetDeferredOperationResultKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(operation.as_raw()),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetDeferredOperationResultKHR", |p| {
+        value(p, device.as_raw());
+        value(p, operation.as_raw());
     });
     r
 }
@@ -6128,11 +5426,9 @@ pub unsafe extern "system" fn vkDeferredOperationJoinKHR(device: vk::Device, ope
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, operation);
-    record(Scope::Setup, r.as_raw(), "vkDeferredOperationJoinKHR", || {
-        vec![
-            value(device.as_raw()),
-            value(operation.as_raw()),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkDeferredOperationJoinKHR", |p| {
+        value(p, device.as_raw());
+        value(p, operation.as_raw());
     });
     r
 }
@@ -6143,13 +5439,11 @@ pub unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR(device: vk::D
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_pipeline_info, p_executable_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutablePropertiesKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_pipeline_info as *const vk::PipelineInfoKHR, usize::from(!p_pipeline_info.is_null()), &[(4, 4)]),
-            elements(p_executable_count as *const u32, usize::from(!p_executable_count.is_null()), &[]),
-            chained(p_properties as *const vk::PipelineExecutablePropertiesKHR, if p_executable_count.is_null() { 0 } else { *p_executable_count as usize }, &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutablePropertiesKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_pipeline_info as *const vk::PipelineInfoKHR, usize::from(!p_pipeline_info.is_null()), &[(4, 4)]);
+        elements(p, p_executable_count as *const u32, usize::from(!p_executable_count.is_null()), &[]);
+        chained(p, p_properties as *const vk::PipelineExecutablePropertiesKHR, if p_executable_count.is_null() { 0 } else { *p_executable_count as usize }, &[(4, 4)]);
     });
     r
 }
@@ -6160,13 +5454,11 @@ pub unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR(device: vk::D
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_executable_info, p_statistic_count, p_statistics);
-    record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutableStatisticsKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null()), &[(4, 4), (28, 4)]),
-            elements(p_statistic_count as *const u32, usize::from(!p_statistic_count.is_null()), &[]),
-            chained(p_statistics as *const vk::PipelineExecutableStatisticKHR, if p_statistic_count.is_null() { 0 } else { *p_statistic_count as usize }, &[(4, 4), (532, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutableStatisticsKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null()), &[(4, 4), (28, 4)]);
+        elements(p, p_statistic_count as *const u32, usize::from(!p_statistic_count.is_null()), &[]);
+        chained(p, p_statistics as *const vk::PipelineExecutableStatisticKHR, if p_statistic_count.is_null() { 0 } else { *p_statistic_count as usize }, &[(4, 4), (532, 4)]);
     });
     r
 }
@@ -6177,13 +5469,11 @@ pub unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR(
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_executable_info, p_internal_representation_count, p_internal_representations);
-    record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutableInternalRepresentationsKHR", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null()), &[(4, 4), (28, 4)]),
-            elements(p_internal_representation_count as *const u32, usize::from(!p_internal_representation_count.is_null()), &[]),
-            with_nested(chained(p_internal_representations as *const vk::PipelineExecutableInternalRepresentationKHR, if p_internal_representation_count.is_null() { 0 } else { *p_internal_representation_count as usize }, &[(4, 4), (532, 4)]), p_internal_representations as *const vk::PipelineExecutableInternalRepresentationKHR, if p_internal_representation_count.is_null() { 0 } else { *p_internal_representation_count as usize }, nested_VkPipelineExecutableInternalRepresentationKHR),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutableInternalRepresentationsKHR", |p| {
+        value(p, device.as_raw());
+        chained(p, p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null()), &[(4, 4), (28, 4)]);
+        elements(p, p_internal_representation_count as *const u32, usize::from(!p_internal_representation_count.is_null()), &[]);
+        with_nested(chained(p, p_internal_representations as *const vk::PipelineExecutableInternalRepresentationKHR, if p_internal_representation_count.is_null() { 0 } else { *p_internal_representation_count as usize }, &[(4, 4), (532, 4)]), p_internal_representations as *const vk::PipelineExecutableInternalRepresentationKHR, if p_internal_representation_count.is_null() { 0 } else { *p_internal_representation_count as usize }, nested_VkPipelineExecutableInternalRepresentationKHR);
     });
     r
 }
@@ -6194,11 +5484,9 @@ pub unsafe extern "system" fn vkReleaseSwapchainImagesEXT(device: vk::Device, p_
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_release_info);
-    record(Scope::Setup, r.as_raw(), "vkReleaseSwapchainImagesEXT", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_release_info as *const vk::ReleaseSwapchainImagesInfoEXT, usize::from(!p_release_info.is_null()), &[(4, 4), (28, 4)]), p_release_info as *const vk::ReleaseSwapchainImagesInfoEXT, usize::from(!p_release_info.is_null()), nested_VkReleaseSwapchainImagesInfoEXT),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkReleaseSwapchainImagesEXT", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_release_info as *const vk::ReleaseSwapchainImagesInfoEXT, usize::from(!p_release_info.is_null()), &[(4, 4), (28, 4)]), p_release_info as *const vk::ReleaseSwapchainImagesInfoEXT, usize::from(!p_release_info.is_null()), nested_VkReleaseSwapchainImagesInfoEXT);
     });
     r
 }
@@ -6209,12 +5497,10 @@ pub unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV(device:
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetGeneratedCommandsMemoryRequirementsNV", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::GeneratedCommandsMemoryRequirementsInfoNV, usize::from(!p_info.is_null()), &[(4, 4), (20, 4), (44, 4)]),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetGeneratedCommandsMemoryRequirementsNV", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::GeneratedCommandsMemoryRequirementsInfoNV, usize::from(!p_info.is_null()), &[(4, 4), (20, 4), (44, 4)]);
+        chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -6224,11 +5510,9 @@ pub unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV(command_buffer:
         return;
     };
     let _r = next(command_buffer, p_generated_commands_info);
-    record_command(command_buffer, "vkCmdPreprocessGeneratedCommandsNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), &[(4, 4), (20, 4), (44, 4), (60, 4)]), p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), nested_VkGeneratedCommandsInfoNV),
-        ]
+    record_command(command_buffer, "vkCmdPreprocessGeneratedCommandsNV", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), &[(4, 4), (20, 4), (44, 4), (60, 4)]), p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), nested_VkGeneratedCommandsInfoNV);
     });
 }
 
@@ -6238,12 +5522,10 @@ pub unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, is_preprocessed, p_generated_commands_info);
-    record_command(command_buffer, "vkCmdExecuteGeneratedCommandsNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(is_preprocessed as u64),
-            with_nested(chained(p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), &[(4, 4), (20, 4), (44, 4), (60, 4)]), p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), nested_VkGeneratedCommandsInfoNV),
-        ]
+    record_command(command_buffer, "vkCmdExecuteGeneratedCommandsNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, is_preprocessed as u64);
+        with_nested(chained(p, p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), &[(4, 4), (20, 4), (44, 4), (60, 4)]), p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), nested_VkGeneratedCommandsInfoNV);
     });
 }
 
@@ -6253,13 +5535,11 @@ pub unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, pipeline_bind_point, pipeline, group_index);
-    record_command(command_buffer, "vkCmdBindPipelineShaderGroupNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(pipeline_bind_point.as_raw() as u32 as u64),
-            value(pipeline.as_raw()),
-            value(group_index as u64),
-        ]
+    record_command(command_buffer, "vkCmdBindPipelineShaderGroupNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, pipeline_bind_point.as_raw() as u32 as u64);
+        value(p, pipeline.as_raw());
+        value(p, group_index as u64);
     });
 }
 
@@ -6269,13 +5549,11 @@ pub unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV(device: vk::Devic
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_indirect_commands_layout);
-    record(Scope::Setup, r.as_raw(), "vkCreateIndirectCommandsLayoutNV", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::IndirectCommandsLayoutCreateInfoNV, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_create_info as *const vk::IndirectCommandsLayoutCreateInfoNV, usize::from(!p_create_info.is_null()), nested_VkIndirectCommandsLayoutCreateInfoNV),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_indirect_commands_layout as *const vk::IndirectCommandsLayoutNV, usize::from(!p_indirect_commands_layout.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateIndirectCommandsLayoutNV", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::IndirectCommandsLayoutCreateInfoNV, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_create_info as *const vk::IndirectCommandsLayoutCreateInfoNV, usize::from(!p_create_info.is_null()), nested_VkIndirectCommandsLayoutCreateInfoNV);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_indirect_commands_layout as *const vk::IndirectCommandsLayoutNV, usize::from(!p_indirect_commands_layout.is_null()), &[]);
     });
     r
 }
@@ -6286,12 +5564,10 @@ pub unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV(device: vk::Devi
         return;
     };
     let _r = next(device, indirect_commands_layout, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyIndirectCommandsLayoutNV", || {
-        vec![
-            value(device.as_raw()),
-            value(indirect_commands_layout.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyIndirectCommandsLayoutNV", |p| {
+        value(p, device.as_raw());
+        value(p, indirect_commands_layout.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -6301,13 +5577,11 @@ pub unsafe extern "system" fn vkCreatePrivateDataSlotEXT(device: vk::Device, p_c
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_private_data_slot);
-    record(Scope::Setup, r.as_raw(), "vkCreatePrivateDataSlotEXT", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_private_data_slot as *const vk::PrivateDataSlot, usize::from(!p_private_data_slot.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreatePrivateDataSlotEXT", |p| {
+        value(p, device.as_raw());
+        chained(p, p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_private_data_slot as *const vk::PrivateDataSlot, usize::from(!p_private_data_slot.is_null()), &[]);
     });
     r
 }
@@ -6318,12 +5592,10 @@ pub unsafe extern "system" fn vkDestroyPrivateDataSlotEXT(device: vk::Device, pr
         return;
     };
     let _r = next(device, private_data_slot, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyPrivateDataSlotEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(private_data_slot.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyPrivateDataSlotEXT", |p| {
+        value(p, device.as_raw());
+        value(p, private_data_slot.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -6333,14 +5605,12 @@ pub unsafe extern "system" fn vkSetPrivateDataEXT(device: vk::Device, object_typ
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, object_type, object_handle, private_data_slot, data);
-    record(Scope::Setup, r.as_raw(), "vkSetPrivateDataEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(object_type.as_raw() as u32 as u64),
-            value(object_handle as u64),
-            value(private_data_slot.as_raw()),
-            value(data as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkSetPrivateDataEXT", |p| {
+        value(p, device.as_raw());
+        value(p, object_type.as_raw() as u32 as u64);
+        value(p, object_handle as u64);
+        value(p, private_data_slot.as_raw());
+        value(p, data as u64);
     });
     r
 }
@@ -6351,14 +5621,12 @@ pub unsafe extern "system" fn vkGetPrivateDataEXT(device: vk::Device, object_typ
         return;
     };
     let _r = next(device, object_type, object_handle, private_data_slot, p_data);
-    record(Scope::Setup, 0, "vkGetPrivateDataEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(object_type.as_raw() as u32 as u64),
-            value(object_handle as u64),
-            value(private_data_slot.as_raw()),
-            elements(p_data as *const u64, usize::from(!p_data.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetPrivateDataEXT", |p| {
+        value(p, device.as_raw());
+        value(p, object_type.as_raw() as u32 as u64);
+        value(p, object_handle as u64);
+        value(p, private_data_slot.as_raw());
+        elements(p, p_data as *const u64, usize::from(!p_data.is_null()), &[]);
     });
 }
 
@@ -6368,12 +5636,10 @@ pub unsafe extern "system" fn vkCmdSetEvent2KHR(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, event, p_dependency_info);
-    record_command(command_buffer, "vkCmdSetEvent2KHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(event.as_raw()),
-            with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
-        ]
+    record_command(command_buffer, "vkCmdSetEvent2KHR", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, event.as_raw());
+        with_nested(chained(p, p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo);
     });
 }
 
@@ -6383,12 +5649,10 @@ pub unsafe extern "system" fn vkCmdResetEvent2KHR(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, event, stage_mask);
-    record_command(command_buffer, "vkCmdResetEvent2KHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(event.as_raw()),
-            value(stage_mask.as_raw() as u64),
-        ]
+    record_command(command_buffer, "vkCmdResetEvent2KHR", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, event.as_raw());
+        value(p, stage_mask.as_raw() as u64);
     });
 }
 
@@ -6398,13 +5662,11 @@ pub unsafe extern "system" fn vkCmdWaitEvents2KHR(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, event_count, p_events, p_dependency_infos);
-    record_command(command_buffer, "vkCmdWaitEvents2KHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(event_count as u64),
-            elements(p_events as *const vk::Event, event_count as usize, &[]),
-            with_nested(chained(p_dependency_infos as *const vk::DependencyInfo, event_count as usize, &[(4, 4), (36, 4), (52, 4)]), p_dependency_infos as *const vk::DependencyInfo, event_count as usize, nested_VkDependencyInfo),
-        ]
+    record_command(command_buffer, "vkCmdWaitEvents2KHR", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, event_count as u64);
+        elements(p, p_events as *const vk::Event, event_count as usize, &[]);
+        with_nested(chained(p, p_dependency_infos as *const vk::DependencyInfo, event_count as usize, &[(4, 4), (36, 4), (52, 4)]), p_dependency_infos as *const vk::DependencyInfo, event_count as usize, nested_VkDependencyInfo);
     });
 }
 
@@ -6415,11 +5677,9 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier2KHR(command_buffer: vk::Comma
     };
     let _r = next(command_buffer, p_dependency_info);
     crate::image_layouts::dependency_info(command_buffer, p_dependency_info);
-    record_command(command_buffer, "vkCmdPipelineBarrier2KHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo),
-        ]
+    record_command(command_buffer, "vkCmdPipelineBarrier2KHR", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo);
     });
 }
 
@@ -6429,14 +5689,12 @@ pub unsafe extern "system" fn vkCmdWriteBufferMarker2AMD(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, stage, dst_buffer, dst_offset, marker);
-    record_command(command_buffer, "vkCmdWriteBufferMarker2AMD", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(stage.as_raw() as u64),
-            value(dst_buffer.as_raw()),
-            value(dst_offset as u64),
-            value(marker as u64),
-        ]
+    record_command(command_buffer, "vkCmdWriteBufferMarker2AMD", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, stage.as_raw() as u64);
+        value(p, dst_buffer.as_raw());
+        value(p, dst_offset as u64);
+        value(p, marker as u64);
     });
 }
 
@@ -6446,12 +5704,10 @@ pub unsafe extern "system" fn vkGetQueueCheckpointData2NV(queue: vk::Queue, p_ch
         return;
     };
     let _r = next(queue, p_checkpoint_data_count, p_checkpoint_data);
-    record(Scope::Setup, 0, "vkGetQueueCheckpointData2NV", || {
-        vec![
-            value(queue.as_raw()),
-            elements(p_checkpoint_data_count as *const u32, usize::from(!p_checkpoint_data_count.is_null()), &[]),
-            with_nested(chained(p_checkpoint_data as *const vk::CheckpointData2NV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, &[(4, 4)]), p_checkpoint_data as *const vk::CheckpointData2NV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, nested_VkCheckpointData2NV),
-        ]
+    record(Scope::Setup, 0, "vkGetQueueCheckpointData2NV", |p| {
+        value(p, queue.as_raw());
+        elements(p, p_checkpoint_data_count as *const u32, usize::from(!p_checkpoint_data_count.is_null()), &[]);
+        with_nested(chained(p, p_checkpoint_data as *const vk::CheckpointData2NV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, &[(4, 4)]), p_checkpoint_data as *const vk::CheckpointData2NV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, nested_VkCheckpointData2NV);
     });
 }
 
@@ -6461,12 +5717,10 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT(device: vk::Device
         return;
     };
     let _r = next(device, layout, p_layout_size_in_bytes);
-    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutSizeEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(layout.as_raw()),
-            elements(p_layout_size_in_bytes as *const vk::DeviceSize, usize::from(!p_layout_size_in_bytes.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutSizeEXT", |p| {
+        value(p, device.as_raw());
+        value(p, layout.as_raw());
+        elements(p, p_layout_size_in_bytes as *const vk::DeviceSize, usize::from(!p_layout_size_in_bytes.is_null()), &[]);
     });
 }
 
@@ -6476,13 +5730,11 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT(device: v
         return;
     };
     let _r = next(device, layout, binding, p_offset);
-    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutBindingOffsetEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(layout.as_raw()),
-            value(binding as u64),
-            elements(p_offset as *const vk::DeviceSize, usize::from(!p_offset.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutBindingOffsetEXT", |p| {
+        value(p, device.as_raw());
+        value(p, layout.as_raw());
+        value(p, binding as u64);
+        elements(p, p_offset as *const vk::DeviceSize, usize::from(!p_offset.is_null()), &[]);
     });
 }
 
@@ -6492,13 +5744,11 @@ pub unsafe extern "system" fn vkGetDescriptorEXT(device: vk::Device, p_descripto
         return;
     };
     let _r = next(device, p_descriptor_info, data_size, p_descriptor);
-    record(Scope::Setup, 0, "vkGetDescriptorEXT", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_descriptor_info as *const vk::DescriptorGetInfoEXT, usize::from(!p_descriptor_info.is_null()), &[(4, 4), (20, 4)]),
-            value(data_size as u64),
-            bytes_of(p_descriptor as *const u8, data_size as usize),
-        ]
+    record(Scope::Setup, 0, "vkGetDescriptorEXT", |p| {
+        value(p, device.as_raw());
+        chained(p, p_descriptor_info as *const vk::DescriptorGetInfoEXT, usize::from(!p_descriptor_info.is_null()), &[(4, 4), (20, 4)]);
+        value(p, data_size as u64);
+        bytes_of(p, p_descriptor as *const u8, data_size as usize);
     });
 }
 
@@ -6508,12 +5758,10 @@ pub unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, buffer_count, p_binding_infos);
-    record_command(command_buffer, "vkCmdBindDescriptorBuffersEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(buffer_count as u64),
-            chained(p_binding_infos as *const vk::DescriptorBufferBindingInfoEXT, buffer_count as usize, &[(4, 4), (28, 4)]),
-        ]
+    record_command(command_buffer, "vkCmdBindDescriptorBuffersEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, buffer_count as u64);
+        chained(p, p_binding_infos as *const vk::DescriptorBufferBindingInfoEXT, buffer_count as usize, &[(4, 4), (28, 4)]);
     });
 }
 
@@ -6523,16 +5771,14 @@ pub unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT(command_buffer:
         return;
     };
     let _r = next(command_buffer, pipeline_bind_point, layout, first_set, set_count, p_buffer_indices, p_offsets);
-    record_command(command_buffer, "vkCmdSetDescriptorBufferOffsetsEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(pipeline_bind_point.as_raw() as u32 as u64),
-            value(layout.as_raw()),
-            value(first_set as u64),
-            value(set_count as u64),
-            elements(p_buffer_indices as *const u32, set_count as usize, &[]),
-            elements(p_offsets as *const vk::DeviceSize, set_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetDescriptorBufferOffsetsEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, pipeline_bind_point.as_raw() as u32 as u64);
+        value(p, layout.as_raw());
+        value(p, first_set as u64);
+        value(p, set_count as u64);
+        elements(p, p_buffer_indices as *const u32, set_count as usize, &[]);
+        elements(p, p_offsets as *const vk::DeviceSize, set_count as usize, &[]);
     });
 }
 
@@ -6542,13 +5788,11 @@ pub unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT(comma
         return;
     };
     let _r = next(command_buffer, pipeline_bind_point, layout, set);
-    record_command(command_buffer, "vkCmdBindDescriptorBufferEmbeddedSamplersEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(pipeline_bind_point.as_raw() as u32 as u64),
-            value(layout.as_raw()),
-            value(set as u64),
-        ]
+    record_command(command_buffer, "vkCmdBindDescriptorBufferEmbeddedSamplersEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, pipeline_bind_point.as_raw() as u32 as u64);
+        value(p, layout.as_raw());
+        value(p, set as u64);
     });
 }
 
@@ -6558,12 +5802,10 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT(device: 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_info, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetBufferOpaqueCaptureDescriptorDataEXT", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::BufferCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]),
-            value(p_data as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetBufferOpaqueCaptureDescriptorDataEXT", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::BufferCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]);
+        value(p, p_data as u64);
     });
     r
 }
@@ -6574,12 +5816,10 @@ pub unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT(device: v
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_info, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetImageOpaqueCaptureDescriptorDataEXT", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::ImageCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]),
-            value(p_data as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetImageOpaqueCaptureDescriptorDataEXT", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::ImageCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]);
+        value(p, p_data as u64);
     });
     r
 }
@@ -6590,12 +5830,10 @@ pub unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT(devic
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_info, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetImageViewOpaqueCaptureDescriptorDataEXT", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::ImageViewCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]),
-            value(p_data as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetImageViewOpaqueCaptureDescriptorDataEXT", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::ImageViewCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]);
+        value(p, p_data as u64);
     });
     r
 }
@@ -6606,12 +5844,10 @@ pub unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT(device:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_info, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetSamplerOpaqueCaptureDescriptorDataEXT", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::SamplerCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]),
-            value(p_data as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetSamplerOpaqueCaptureDescriptorDataEXT", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::SamplerCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]);
+        value(p, p_data as u64);
     });
     r
 }
@@ -6622,12 +5858,10 @@ pub unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorD
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_info, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_info as *const vk::AccelerationStructureCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]),
-            value(p_data as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT", |p| {
+        value(p, device.as_raw());
+        chained(p, p_info as *const vk::AccelerationStructureCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]);
+        value(p, p_data as u64);
     });
     r
 }
@@ -6638,12 +5872,10 @@ pub unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, shading_rate, combiner_ops);
-    record_command(command_buffer, "vkCmdSetFragmentShadingRateEnumNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(shading_rate.as_raw() as u32 as u64),
-            bytes_of(combiner_ops as *const u8, std::mem::size_of::<[vk::FragmentShadingRateCombinerOpKHR; 2]>()),
-        ]
+    record_command(command_buffer, "vkCmdSetFragmentShadingRateEnumNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, shading_rate.as_raw() as u32 as u64);
+        bytes_of(p, combiner_ops as *const u8, std::mem::size_of::<[vk::FragmentShadingRateCombinerOpKHR; 2]>());
     });
 }
 
@@ -6653,13 +5885,11 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksEXT(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, group_count_x, group_count_y, group_count_z);
-    record_command(command_buffer, "vkCmdDrawMeshTasksEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(group_count_x as u64),
-            value(group_count_y as u64),
-            value(group_count_z as u64),
-        ]
+    record_command(command_buffer, "vkCmdDrawMeshTasksEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, group_count_x as u64);
+        value(p, group_count_y as u64);
+        value(p, group_count_z as u64);
     });
 }
 
@@ -6669,14 +5899,12 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, buffer, offset, draw_count, stride);
-    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(buffer.as_raw()),
-            value(offset as u64),
-            value(draw_count as u64),
-            value(stride as u64),
-        ]
+    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, buffer.as_raw());
+        value(p, offset as u64);
+        value(p, draw_count as u64);
+        value(p, stride as u64);
     });
 }
 
@@ -6686,16 +5914,14 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT(command_buffer:
         return;
     };
     let _r = next(command_buffer, buffer, offset, count_buffer, count_buffer_offset, max_draw_count, stride);
-    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectCountEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(buffer.as_raw()),
-            value(offset as u64),
-            value(count_buffer.as_raw()),
-            value(count_buffer_offset as u64),
-            value(max_draw_count as u64),
-            value(stride as u64),
-        ]
+    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectCountEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, buffer.as_raw());
+        value(p, offset as u64);
+        value(p, count_buffer.as_raw());
+        value(p, count_buffer_offset as u64);
+        value(p, max_draw_count as u64);
+        value(p, stride as u64);
     });
 }
 
@@ -6705,11 +5931,9 @@ pub unsafe extern "system" fn vkCmdCopyBuffer2KHR(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, p_copy_buffer_info);
-    record_command(command_buffer, "vkCmdCopyBuffer2KHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), &[(4, 4), (36, 4)]), p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), nested_VkCopyBufferInfo2),
-        ]
+    record_command(command_buffer, "vkCmdCopyBuffer2KHR", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), &[(4, 4), (36, 4)]), p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), nested_VkCopyBufferInfo2);
     });
 }
 
@@ -6719,11 +5943,9 @@ pub unsafe extern "system" fn vkCmdCopyImage2KHR(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, p_copy_image_info);
-    record_command(command_buffer, "vkCmdCopyImage2KHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), &[(4, 4), (28, 4)]), p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), nested_VkCopyImageInfo2),
-        ]
+    record_command(command_buffer, "vkCmdCopyImage2KHR", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), &[(4, 4), (28, 4)]), p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), nested_VkCopyImageInfo2);
     });
 }
 
@@ -6733,11 +5955,9 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage2KHR(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, p_copy_buffer_to_image_info);
-    record_command(command_buffer, "vkCmdCopyBufferToImage2KHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), &[(4, 4)]), p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), nested_VkCopyBufferToImageInfo2),
-        ]
+    record_command(command_buffer, "vkCmdCopyBufferToImage2KHR", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), &[(4, 4)]), p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), nested_VkCopyBufferToImageInfo2);
     });
 }
 
@@ -6747,11 +5967,9 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer2KHR(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, p_copy_image_to_buffer_info);
-    record_command(command_buffer, "vkCmdCopyImageToBuffer2KHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), nested_VkCopyImageToBufferInfo2),
-        ]
+    record_command(command_buffer, "vkCmdCopyImageToBuffer2KHR", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), nested_VkCopyImageToBufferInfo2);
     });
 }
 
@@ -6761,11 +5979,9 @@ pub unsafe extern "system" fn vkCmdBlitImage2KHR(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, p_blit_image_info);
-    record_command(command_buffer, "vkCmdBlitImage2KHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), &[(4, 4), (28, 4), (60, 4)]), p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), nested_VkBlitImageInfo2),
-        ]
+    record_command(command_buffer, "vkCmdBlitImage2KHR", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), &[(4, 4), (28, 4), (60, 4)]), p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), nested_VkBlitImageInfo2);
     });
 }
 
@@ -6775,11 +5991,9 @@ pub unsafe extern "system" fn vkCmdResolveImage2KHR(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, p_resolve_image_info);
-    record_command(command_buffer, "vkCmdResolveImage2KHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            with_nested(chained(p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), &[(4, 4), (28, 4)]), p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), nested_VkResolveImageInfo2),
-        ]
+    record_command(command_buffer, "vkCmdResolveImage2KHR", |p| {
+        value(p, command_buffer.as_raw());
+        with_nested(chained(p, p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), &[(4, 4), (28, 4)]), p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), nested_VkResolveImageInfo2);
     });
 }
 
@@ -6789,13 +6003,11 @@ pub unsafe extern "system" fn vkGetImageSubresourceLayout2EXT(device: vk::Device
         return;
     };
     let _r = next(device, image, p_subresource, p_layout);
-    record(Scope::Setup, 0, "vkGetImageSubresourceLayout2EXT", || {
-        vec![
-            value(device.as_raw()),
-            value(image.as_raw()),
-            chained(p_subresource as *const vk::ImageSubresource2EXT, usize::from(!p_subresource.is_null()), &[(4, 4), (28, 4)]),
-            chained(p_layout as *const vk::SubresourceLayout2EXT, usize::from(!p_layout.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetImageSubresourceLayout2EXT", |p| {
+        value(p, device.as_raw());
+        value(p, image.as_raw());
+        chained(p, p_subresource as *const vk::ImageSubresource2EXT, usize::from(!p_subresource.is_null()), &[(4, 4), (28, 4)]);
+        chained(p, p_layout as *const vk::SubresourceLayout2EXT, usize::from(!p_layout.is_null()), &[(4, 4)]);
     });
 }
 
@@ -6805,12 +6017,10 @@ pub unsafe extern "system" fn vkGetDeviceFaultInfoEXT(device: vk::Device, p_faul
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_fault_counts, p_fault_info);
-    record(Scope::Setup, r.as_raw(), "vkGetDeviceFaultInfoEXT", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_fault_counts as *const vk::DeviceFaultCountsEXT, usize::from(!p_fault_counts.is_null()), &[(4, 4)]),
-            with_nested(chained(p_fault_info as *const vk::DeviceFaultInfoEXT, usize::from(!p_fault_info.is_null()), &[(4, 4)]), p_fault_info as *const vk::DeviceFaultInfoEXT, usize::from(!p_fault_info.is_null()), nested_VkDeviceFaultInfoEXT),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetDeviceFaultInfoEXT", |p| {
+        value(p, device.as_raw());
+        chained(p, p_fault_counts as *const vk::DeviceFaultCountsEXT, usize::from(!p_fault_counts.is_null()), &[(4, 4)]);
+        with_nested(chained(p, p_fault_info as *const vk::DeviceFaultInfoEXT, usize::from(!p_fault_info.is_null()), &[(4, 4)]), p_fault_info as *const vk::DeviceFaultInfoEXT, usize::from(!p_fault_info.is_null()), nested_VkDeviceFaultInfoEXT);
     });
     r
 }
@@ -6821,14 +6031,12 @@ pub unsafe extern "system" fn vkCmdSetVertexInputEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, vertex_binding_description_count, p_vertex_binding_descriptions, vertex_attribute_description_count, p_vertex_attribute_descriptions);
-    record_command(command_buffer, "vkCmdSetVertexInputEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(vertex_binding_description_count as u64),
-            chained(p_vertex_binding_descriptions as *const vk::VertexInputBindingDescription2EXT, vertex_binding_description_count as usize, &[(4, 4)]),
-            value(vertex_attribute_description_count as u64),
-            chained(p_vertex_attribute_descriptions as *const vk::VertexInputAttributeDescription2EXT, vertex_attribute_description_count as usize, &[(4, 4)]),
-        ]
+    record_command(command_buffer, "vkCmdSetVertexInputEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, vertex_binding_description_count as u64);
+        chained(p, p_vertex_binding_descriptions as *const vk::VertexInputBindingDescription2EXT, vertex_binding_description_count as usize, &[(4, 4)]);
+        value(p, vertex_attribute_description_count as u64);
+        chained(p, p_vertex_attribute_descriptions as *const vk::VertexInputAttributeDescription2EXT, vertex_attribute_description_count as usize, &[(4, 4)]);
     });
 }
 
@@ -6838,12 +6046,10 @@ pub unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI(de
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, renderpass, p_max_workgroup_size);
-    record(Scope::Setup, r.as_raw(), "vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI", || {
-        vec![
-            value(device.as_raw()),
-            value(renderpass.as_raw()),
-            elements(p_max_workgroup_size as *const vk::Extent2D, usize::from(!p_max_workgroup_size.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI", |p| {
+        value(p, device.as_raw());
+        value(p, renderpass.as_raw());
+        elements(p, p_max_workgroup_size as *const vk::Extent2D, usize::from(!p_max_workgroup_size.is_null()), &[]);
     });
     r
 }
@@ -6854,10 +6060,8 @@ pub unsafe extern "system" fn vkCmdSubpassShadingHUAWEI(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer);
-    record_command(command_buffer, "vkCmdSubpassShadingHUAWEI", || {
-        vec![
-            value(command_buffer.as_raw()),
-        ]
+    record_command(command_buffer, "vkCmdSubpassShadingHUAWEI", |p| {
+        value(p, command_buffer.as_raw());
     });
 }
 
@@ -6867,12 +6071,10 @@ pub unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, image_view, image_layout);
-    record_command(command_buffer, "vkCmdBindInvocationMaskHUAWEI", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(image_view.as_raw()),
-            value(image_layout.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdBindInvocationMaskHUAWEI", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, image_view.as_raw());
+        value(p, image_layout.as_raw() as u32 as u64);
     });
 }
 
@@ -6882,12 +6084,10 @@ pub unsafe extern "system" fn vkGetMemoryRemoteAddressNV(device: vk::Device, p_m
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_memory_get_remote_address_info, p_address);
-    record(Scope::Setup, r.as_raw(), "vkGetMemoryRemoteAddressNV", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_memory_get_remote_address_info as *const vk::MemoryGetRemoteAddressInfoNV, usize::from(!p_memory_get_remote_address_info.is_null()), &[(4, 4), (28, 4)]),
-            elements(p_address as *const vk::RemoteAddressNV, usize::from(!p_address.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetMemoryRemoteAddressNV", |p| {
+        value(p, device.as_raw());
+        chained(p, p_memory_get_remote_address_info as *const vk::MemoryGetRemoteAddressInfoNV, usize::from(!p_memory_get_remote_address_info.is_null()), &[(4, 4), (28, 4)]);
+        elements(p, p_address as *const vk::RemoteAddressNV, usize::from(!p_address.is_null()), &[]);
     });
     r
 }
@@ -6898,12 +6098,10 @@ pub unsafe extern "system" fn vkGetPipelinePropertiesEXT(device: vk::Device, p_p
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_pipeline_info, p_pipeline_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPipelinePropertiesEXT", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_pipeline_info as *const vk::PipelineInfoEXT, usize::from(!p_pipeline_info.is_null()), &[(4, 4)]),
-            elements(p_pipeline_properties as *const vk::BaseOutStructure, usize::from(!p_pipeline_properties.is_null()), &[(4, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetPipelinePropertiesEXT", |p| {
+        value(p, device.as_raw());
+        chained(p, p_pipeline_info as *const vk::PipelineInfoEXT, usize::from(!p_pipeline_info.is_null()), &[(4, 4)]);
+        elements(p, p_pipeline_properties as *const vk::BaseOutStructure, usize::from(!p_pipeline_properties.is_null()), &[(4, 4)]);
     });
     r
 }
@@ -6914,11 +6112,9 @@ pub unsafe extern "system" fn vkCmdSetPatchControlPointsEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, patch_control_points);
-    record_command(command_buffer, "vkCmdSetPatchControlPointsEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(patch_control_points as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetPatchControlPointsEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, patch_control_points as u64);
     });
 }
 
@@ -6928,11 +6124,9 @@ pub unsafe extern "system" fn vkCmdSetRasterizerDiscardEnableEXT(command_buffer:
         return;
     };
     let _r = next(command_buffer, rasterizer_discard_enable);
-    record_command(command_buffer, "vkCmdSetRasterizerDiscardEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(rasterizer_discard_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetRasterizerDiscardEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, rasterizer_discard_enable as u64);
     });
 }
 
@@ -6942,11 +6136,9 @@ pub unsafe extern "system" fn vkCmdSetDepthBiasEnableEXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, depth_bias_enable);
-    record_command(command_buffer, "vkCmdSetDepthBiasEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(depth_bias_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthBiasEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, depth_bias_enable as u64);
     });
 }
 
@@ -6956,11 +6148,9 @@ pub unsafe extern "system" fn vkCmdSetLogicOpEXT(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, logic_op);
-    record_command(command_buffer, "vkCmdSetLogicOpEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(logic_op.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetLogicOpEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, logic_op.as_raw() as u32 as u64);
     });
 }
 
@@ -6970,11 +6160,9 @@ pub unsafe extern "system" fn vkCmdSetPrimitiveRestartEnableEXT(command_buffer: 
         return;
     };
     let _r = next(command_buffer, primitive_restart_enable);
-    record_command(command_buffer, "vkCmdSetPrimitiveRestartEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(primitive_restart_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetPrimitiveRestartEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, primitive_restart_enable as u64);
     });
 }
 
@@ -6984,12 +6172,10 @@ pub unsafe extern "system" fn vkCmdSetColorWriteEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, attachment_count, p_color_write_enables);
-    record_command(command_buffer, "vkCmdSetColorWriteEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(attachment_count as u64),
-            elements(p_color_write_enables as *const vk::Bool32, attachment_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetColorWriteEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, attachment_count as u64);
+        elements(p, p_color_write_enables as *const vk::Bool32, attachment_count as usize, &[]);
     });
 }
 
@@ -6999,11 +6185,9 @@ pub unsafe extern "system" fn vkCmdTraceRaysIndirect2KHR(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, indirect_device_address);
-    record_command(command_buffer, "vkCmdTraceRaysIndirect2KHR", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(indirect_device_address as u64),
-        ]
+    record_command(command_buffer, "vkCmdTraceRaysIndirect2KHR", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, indirect_device_address as u64);
     });
 }
 
@@ -7013,13 +6197,11 @@ pub unsafe extern "system" fn vkCreateMicromapEXT(device: vk::Device, p_create_i
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_micromap);
-    record(Scope::Setup, r.as_raw(), "vkCreateMicromapEXT", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_create_info as *const vk::MicromapCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (52, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_micromap as *const vk::MicromapEXT, usize::from(!p_micromap.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateMicromapEXT", |p| {
+        value(p, device.as_raw());
+        chained(p, p_create_info as *const vk::MicromapCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (52, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_micromap as *const vk::MicromapEXT, usize::from(!p_micromap.is_null()), &[]);
     });
     r
 }
@@ -7030,12 +6212,10 @@ pub unsafe extern "system" fn vkDestroyMicromapEXT(device: vk::Device, micromap:
         return;
     };
     let _r = next(device, micromap, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyMicromapEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(micromap.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyMicromapEXT", |p| {
+        value(p, device.as_raw());
+        value(p, micromap.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -7045,12 +6225,10 @@ pub unsafe extern "system" fn vkCmdBuildMicromapsEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, info_count, p_infos);
-    record_command(command_buffer, "vkCmdBuildMicromapsEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(info_count as u64),
-            with_nested(chained(p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, &[(4, 4), (28, 4), (44, 4)]), p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, nested_VkMicromapBuildInfoEXT),
-        ]
+    record_command(command_buffer, "vkCmdBuildMicromapsEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, info_count as u64);
+        with_nested(chained(p, p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, &[(4, 4), (28, 4), (44, 4)]), p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, nested_VkMicromapBuildInfoEXT);
     });
 }
 
@@ -7060,13 +6238,11 @@ pub unsafe extern "system" fn vkBuildMicromapsEXT(device: vk::Device, deferred_o
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, info_count, p_infos);
-    record(Scope::Setup, r.as_raw(), "vkBuildMicromapsEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(deferred_operation.as_raw()),
-            value(info_count as u64),
-            with_nested(chained(p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, &[(4, 4), (28, 4), (44, 4)]), p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, nested_VkMicromapBuildInfoEXT),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkBuildMicromapsEXT", |p| {
+        value(p, device.as_raw());
+        value(p, deferred_operation.as_raw());
+        value(p, info_count as u64);
+        with_nested(chained(p, p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, &[(4, 4), (28, 4), (44, 4)]), p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, nested_VkMicromapBuildInfoEXT);
     });
     r
 }
@@ -7077,12 +6253,10 @@ pub unsafe extern "system" fn vkCopyMicromapEXT(device: vk::Device, deferred_ope
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, p_info);
-    record(Scope::Setup, r.as_raw(), "vkCopyMicromapEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(deferred_operation.as_raw()),
-            chained(p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCopyMicromapEXT", |p| {
+        value(p, device.as_raw());
+        value(p, deferred_operation.as_raw());
+        chained(p, p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
     r
 }
@@ -7093,12 +6267,10 @@ pub unsafe extern "system" fn vkCopyMicromapToMemoryEXT(device: vk::Device, defe
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, p_info);
-    record(Scope::Setup, r.as_raw(), "vkCopyMicromapToMemoryEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(deferred_operation.as_raw()),
-            chained(p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCopyMicromapToMemoryEXT", |p| {
+        value(p, device.as_raw());
+        value(p, deferred_operation.as_raw());
+        chained(p, p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
     r
 }
@@ -7109,12 +6281,10 @@ pub unsafe extern "system" fn vkCopyMemoryToMicromapEXT(device: vk::Device, defe
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, p_info);
-    record(Scope::Setup, r.as_raw(), "vkCopyMemoryToMicromapEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(deferred_operation.as_raw()),
-            chained(p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCopyMemoryToMicromapEXT", |p| {
+        value(p, device.as_raw());
+        value(p, deferred_operation.as_raw());
+        chained(p, p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
     r
 }
@@ -7125,16 +6295,14 @@ pub unsafe extern "system" fn vkWriteMicromapsPropertiesEXT(device: vk::Device, 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, micromap_count, p_micromaps, query_type, data_size, p_data, stride);
-    record(Scope::Setup, r.as_raw(), "vkWriteMicromapsPropertiesEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(micromap_count as u64),
-            elements(p_micromaps as *const vk::MicromapEXT, micromap_count as usize, &[]),
-            value(query_type.as_raw() as u32 as u64),
-            value(data_size as u64),
-            bytes_of(p_data as *const u8, data_size as usize),
-            value(stride as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkWriteMicromapsPropertiesEXT", |p| {
+        value(p, device.as_raw());
+        value(p, micromap_count as u64);
+        elements(p, p_micromaps as *const vk::MicromapEXT, micromap_count as usize, &[]);
+        value(p, query_type.as_raw() as u32 as u64);
+        value(p, data_size as u64);
+        bytes_of(p, p_data as *const u8, data_size as usize);
+        value(p, stride as u64);
     });
     r
 }
@@ -7145,11 +6313,9 @@ pub unsafe extern "system" fn vkCmdCopyMicromapEXT(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, p_info);
-    record_command(command_buffer, "vkCmdCopyMicromapEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            chained(p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record_command(command_buffer, "vkCmdCopyMicromapEXT", |p| {
+        value(p, command_buffer.as_raw());
+        chained(p, p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -7159,11 +6325,9 @@ pub unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, p_info);
-    record_command(command_buffer, "vkCmdCopyMicromapToMemoryEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            chained(p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record_command(command_buffer, "vkCmdCopyMicromapToMemoryEXT", |p| {
+        value(p, command_buffer.as_raw());
+        chained(p, p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -7173,11 +6337,9 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, p_info);
-    record_command(command_buffer, "vkCmdCopyMemoryToMicromapEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            chained(p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record_command(command_buffer, "vkCmdCopyMemoryToMicromapEXT", |p| {
+        value(p, command_buffer.as_raw());
+        chained(p, p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -7187,15 +6349,13 @@ pub unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, micromap_count, p_micromaps, query_type, query_pool, first_query);
-    record_command(command_buffer, "vkCmdWriteMicromapsPropertiesEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(micromap_count as u64),
-            elements(p_micromaps as *const vk::MicromapEXT, micromap_count as usize, &[]),
-            value(query_type.as_raw() as u32 as u64),
-            value(query_pool.as_raw()),
-            value(first_query as u64),
-        ]
+    record_command(command_buffer, "vkCmdWriteMicromapsPropertiesEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, micromap_count as u64);
+        elements(p, p_micromaps as *const vk::MicromapEXT, micromap_count as usize, &[]);
+        value(p, query_type.as_raw() as u32 as u64);
+        value(p, query_pool.as_raw());
+        value(p, first_query as u64);
     });
 }
 
@@ -7205,12 +6365,10 @@ pub unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT(device: vk::De
         return;
     };
     let _r = next(device, p_version_info, p_compatibility);
-    record(Scope::Setup, 0, "vkGetDeviceMicromapCompatibilityEXT", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_version_info as *const vk::MicromapVersionInfoEXT, usize::from(!p_version_info.is_null()), &[(4, 4)]), p_version_info as *const vk::MicromapVersionInfoEXT, usize::from(!p_version_info.is_null()), nested_VkMicromapVersionInfoEXT),
-            elements(p_compatibility as *const vk::AccelerationStructureCompatibilityKHR, usize::from(!p_compatibility.is_null()), &[]),
-        ]
+    record(Scope::Setup, 0, "vkGetDeviceMicromapCompatibilityEXT", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_version_info as *const vk::MicromapVersionInfoEXT, usize::from(!p_version_info.is_null()), &[(4, 4)]), p_version_info as *const vk::MicromapVersionInfoEXT, usize::from(!p_version_info.is_null()), nested_VkMicromapVersionInfoEXT);
+        elements(p, p_compatibility as *const vk::AccelerationStructureCompatibilityKHR, usize::from(!p_compatibility.is_null()), &[]);
     });
 }
 
@@ -7220,13 +6378,11 @@ pub unsafe extern "system" fn vkGetMicromapBuildSizesEXT(device: vk::Device, bui
         return;
     };
     let _r = next(device, build_type, p_build_info, p_size_info);
-    record(Scope::Setup, 0, "vkGetMicromapBuildSizesEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(build_type.as_raw() as u32 as u64),
-            with_nested(chained(p_build_info as *const vk::MicromapBuildInfoEXT, usize::from(!p_build_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_build_info as *const vk::MicromapBuildInfoEXT, usize::from(!p_build_info.is_null()), nested_VkMicromapBuildInfoEXT),
-            chained(p_size_info as *const vk::MicromapBuildSizesInfoEXT, usize::from(!p_size_info.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetMicromapBuildSizesEXT", |p| {
+        value(p, device.as_raw());
+        value(p, build_type.as_raw() as u32 as u64);
+        with_nested(chained(p, p_build_info as *const vk::MicromapBuildInfoEXT, usize::from(!p_build_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_build_info as *const vk::MicromapBuildInfoEXT, usize::from(!p_build_info.is_null()), nested_VkMicromapBuildInfoEXT);
+        chained(p, p_size_info as *const vk::MicromapBuildSizesInfoEXT, usize::from(!p_size_info.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -7236,13 +6392,11 @@ pub unsafe extern "system" fn vkCmdDrawClusterHUAWEI(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, group_count_x, group_count_y, group_count_z);
-    record_command(command_buffer, "vkCmdDrawClusterHUAWEI", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(group_count_x as u64),
-            value(group_count_y as u64),
-            value(group_count_z as u64),
-        ]
+    record_command(command_buffer, "vkCmdDrawClusterHUAWEI", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, group_count_x as u64);
+        value(p, group_count_y as u64);
+        value(p, group_count_z as u64);
     });
 }
 
@@ -7252,12 +6406,10 @@ pub unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, buffer, offset);
-    record_command(command_buffer, "vkCmdDrawClusterIndirectHUAWEI", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(buffer.as_raw()),
-            value(offset as u64),
-        ]
+    record_command(command_buffer, "vkCmdDrawClusterIndirectHUAWEI", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, buffer.as_raw());
+        value(p, offset as u64);
     });
 }
 
@@ -7267,12 +6419,10 @@ pub unsafe extern "system" fn vkSetDeviceMemoryPriorityEXT(device: vk::Device, m
         return;
     };
     let _r = next(device, memory, priority);
-    record(Scope::Setup, 0, "vkSetDeviceMemoryPriorityEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(memory.as_raw()),
-            value(f64::from(priority).to_bits()),
-        ]
+    record(Scope::Setup, 0, "vkSetDeviceMemoryPriorityEXT", |p| {
+        value(p, device.as_raw());
+        value(p, memory.as_raw());
+        value(p, f64::from(priority).to_bits());
     });
 }
 
@@ -7282,12 +6432,10 @@ pub unsafe extern "system" fn vkGetDeviceBufferMemoryRequirementsKHR(device: vk:
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetDeviceBufferMemoryRequirementsKHR", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4)]), p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceBufferMemoryRequirements),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetDeviceBufferMemoryRequirementsKHR", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4)]), p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceBufferMemoryRequirements);
+        chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -7297,12 +6445,10 @@ pub unsafe extern "system" fn vkGetDeviceImageMemoryRequirementsKHR(device: vk::
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetDeviceImageMemoryRequirementsKHR", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements),
-            chained(p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetDeviceImageMemoryRequirementsKHR", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements);
+        chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
     });
 }
 
@@ -7312,13 +6458,11 @@ pub unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirementsKHR(device
         return;
     };
     let _r = next(device, p_info, p_sparse_memory_requirement_count, p_sparse_memory_requirements);
-    record(Scope::Setup, 0, "vkGetDeviceImageSparseMemoryRequirementsKHR", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements),
-            elements(p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]),
-            chained(p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[(4, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetDeviceImageSparseMemoryRequirementsKHR", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements);
+        elements(p, p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]);
+        chained(p, p_sparse_memory_requirements as *const vk::SparseImageMemoryRequirements2, if p_sparse_memory_requirement_count.is_null() { 0 } else { *p_sparse_memory_requirement_count as usize }, &[(4, 4)]);
     });
 }
 
@@ -7328,12 +6472,10 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE(devic
         return;
     };
     let _r = next(device, p_binding_reference, p_host_mapping);
-    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutHostMappingInfoVALVE", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_binding_reference as *const vk::DescriptorSetBindingReferenceVALVE, usize::from(!p_binding_reference.is_null()), &[(4, 4), (28, 4)]),
-            chained(p_host_mapping as *const vk::DescriptorSetLayoutHostMappingInfoVALVE, usize::from(!p_host_mapping.is_null()), &[(4, 4), (28, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutHostMappingInfoVALVE", |p| {
+        value(p, device.as_raw());
+        chained(p, p_binding_reference as *const vk::DescriptorSetBindingReferenceVALVE, usize::from(!p_binding_reference.is_null()), &[(4, 4), (28, 4)]);
+        chained(p, p_host_mapping as *const vk::DescriptorSetLayoutHostMappingInfoVALVE, usize::from(!p_host_mapping.is_null()), &[(4, 4), (28, 4)]);
     });
 }
 
@@ -7343,12 +6485,10 @@ pub unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE(device: vk::Dev
         return;
     };
     let _r = next(device, descriptor_set, pp_data);
-    record(Scope::Setup, 0, "vkGetDescriptorSetHostMappingVALVE", || {
-        vec![
-            value(device.as_raw()),
-            value(descriptor_set.as_raw()),
-            value(pp_data as u64),
-        ]
+    record(Scope::Setup, 0, "vkGetDescriptorSetHostMappingVALVE", |p| {
+        value(p, device.as_raw());
+        value(p, descriptor_set.as_raw());
+        value(p, pp_data as u64);
     });
 }
 
@@ -7358,13 +6498,11 @@ pub unsafe extern "system" fn vkCmdCopyMemoryIndirectNV(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, copy_buffer_address, copy_count, stride);
-    record_command(command_buffer, "vkCmdCopyMemoryIndirectNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(copy_buffer_address as u64),
-            value(copy_count as u64),
-            value(stride as u64),
-        ]
+    record_command(command_buffer, "vkCmdCopyMemoryIndirectNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, copy_buffer_address as u64);
+        value(p, copy_count as u64);
+        value(p, stride as u64);
     });
 }
 
@@ -7374,16 +6512,14 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, copy_buffer_address, copy_count, stride, dst_image, dst_image_layout, p_image_subresources);
-    record_command(command_buffer, "vkCmdCopyMemoryToImageIndirectNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(copy_buffer_address as u64),
-            value(copy_count as u64),
-            value(stride as u64),
-            value(dst_image.as_raw()),
-            value(dst_image_layout.as_raw() as u32 as u64),
-            elements(p_image_subresources as *const vk::ImageSubresourceLayers, copy_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdCopyMemoryToImageIndirectNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, copy_buffer_address as u64);
+        value(p, copy_count as u64);
+        value(p, stride as u64);
+        value(p, dst_image.as_raw());
+        value(p, dst_image_layout.as_raw() as u32 as u64);
+        elements(p, p_image_subresources as *const vk::ImageSubresourceLayers, copy_count as usize, &[]);
     });
 }
 
@@ -7393,12 +6529,10 @@ pub unsafe extern "system" fn vkCmdDecompressMemoryNV(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, decompress_region_count, p_decompress_memory_regions);
-    record_command(command_buffer, "vkCmdDecompressMemoryNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(decompress_region_count as u64),
-            elements(p_decompress_memory_regions as *const vk::DecompressMemoryRegionNV, decompress_region_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdDecompressMemoryNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, decompress_region_count as u64);
+        elements(p, p_decompress_memory_regions as *const vk::DecompressMemoryRegionNV, decompress_region_count as usize, &[]);
     });
 }
 
@@ -7408,13 +6542,11 @@ pub unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV(command_buffe
         return;
     };
     let _r = next(command_buffer, indirect_commands_address, indirect_commands_count_address, stride);
-    record_command(command_buffer, "vkCmdDecompressMemoryIndirectCountNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(indirect_commands_address as u64),
-            value(indirect_commands_count_address as u64),
-            value(stride as u64),
-        ]
+    record_command(command_buffer, "vkCmdDecompressMemoryIndirectCountNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, indirect_commands_address as u64);
+        value(p, indirect_commands_count_address as u64);
+        value(p, stride as u64);
     });
 }
 
@@ -7424,11 +6556,9 @@ pub unsafe extern "system" fn vkCmdSetTessellationDomainOriginEXT(command_buffer
         return;
     };
     let _r = next(command_buffer, domain_origin);
-    record_command(command_buffer, "vkCmdSetTessellationDomainOriginEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(domain_origin.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetTessellationDomainOriginEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, domain_origin.as_raw() as u32 as u64);
     });
 }
 
@@ -7438,11 +6568,9 @@ pub unsafe extern "system" fn vkCmdSetDepthClampEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, depth_clamp_enable);
-    record_command(command_buffer, "vkCmdSetDepthClampEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(depth_clamp_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthClampEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, depth_clamp_enable as u64);
     });
 }
 
@@ -7452,11 +6580,9 @@ pub unsafe extern "system" fn vkCmdSetPolygonModeEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, polygon_mode);
-    record_command(command_buffer, "vkCmdSetPolygonModeEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(polygon_mode.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetPolygonModeEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, polygon_mode.as_raw() as u32 as u64);
     });
 }
 
@@ -7466,11 +6592,9 @@ pub unsafe extern "system" fn vkCmdSetRasterizationSamplesEXT(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, rasterization_samples);
-    record_command(command_buffer, "vkCmdSetRasterizationSamplesEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(rasterization_samples.as_raw() as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetRasterizationSamplesEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, rasterization_samples.as_raw() as u64);
     });
 }
 
@@ -7480,12 +6604,10 @@ pub unsafe extern "system" fn vkCmdSetSampleMaskEXT(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, samples, p_sample_mask);
-    record_command(command_buffer, "vkCmdSetSampleMaskEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(samples.as_raw() as u64),
-            elements(p_sample_mask as *const vk::SampleMask, usize::from(!p_sample_mask.is_null()), &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetSampleMaskEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, samples.as_raw() as u64);
+        elements(p, p_sample_mask as *const vk::SampleMask, usize::from(!p_sample_mask.is_null()), &[]);
     });
 }
 
@@ -7495,11 +6617,9 @@ pub unsafe extern "system" fn vkCmdSetAlphaToCoverageEnableEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, alpha_to_coverage_enable);
-    record_command(command_buffer, "vkCmdSetAlphaToCoverageEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(alpha_to_coverage_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetAlphaToCoverageEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, alpha_to_coverage_enable as u64);
     });
 }
 
@@ -7509,11 +6629,9 @@ pub unsafe extern "system" fn vkCmdSetAlphaToOneEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, alpha_to_one_enable);
-    record_command(command_buffer, "vkCmdSetAlphaToOneEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(alpha_to_one_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetAlphaToOneEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, alpha_to_one_enable as u64);
     });
 }
 
@@ -7523,11 +6641,9 @@ pub unsafe extern "system" fn vkCmdSetLogicOpEnableEXT(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, logic_op_enable);
-    record_command(command_buffer, "vkCmdSetLogicOpEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(logic_op_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetLogicOpEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, logic_op_enable as u64);
     });
 }
 
@@ -7537,13 +6653,11 @@ pub unsafe extern "system" fn vkCmdSetColorBlendEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, first_attachment, attachment_count, p_color_blend_enables);
-    record_command(command_buffer, "vkCmdSetColorBlendEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_attachment as u64),
-            value(attachment_count as u64),
-            elements(p_color_blend_enables as *const vk::Bool32, attachment_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetColorBlendEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_attachment as u64);
+        value(p, attachment_count as u64);
+        elements(p, p_color_blend_enables as *const vk::Bool32, attachment_count as usize, &[]);
     });
 }
 
@@ -7553,13 +6667,11 @@ pub unsafe extern "system" fn vkCmdSetColorBlendEquationEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, first_attachment, attachment_count, p_color_blend_equations);
-    record_command(command_buffer, "vkCmdSetColorBlendEquationEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_attachment as u64),
-            value(attachment_count as u64),
-            elements(p_color_blend_equations as *const vk::ColorBlendEquationEXT, attachment_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetColorBlendEquationEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_attachment as u64);
+        value(p, attachment_count as u64);
+        elements(p, p_color_blend_equations as *const vk::ColorBlendEquationEXT, attachment_count as usize, &[]);
     });
 }
 
@@ -7569,13 +6681,11 @@ pub unsafe extern "system" fn vkCmdSetColorWriteMaskEXT(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, first_attachment, attachment_count, p_color_write_masks);
-    record_command(command_buffer, "vkCmdSetColorWriteMaskEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_attachment as u64),
-            value(attachment_count as u64),
-            elements(p_color_write_masks as *const vk::ColorComponentFlags, attachment_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetColorWriteMaskEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_attachment as u64);
+        value(p, attachment_count as u64);
+        elements(p, p_color_write_masks as *const vk::ColorComponentFlags, attachment_count as usize, &[]);
     });
 }
 
@@ -7585,11 +6695,9 @@ pub unsafe extern "system" fn vkCmdSetRasterizationStreamEXT(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, rasterization_stream);
-    record_command(command_buffer, "vkCmdSetRasterizationStreamEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(rasterization_stream as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetRasterizationStreamEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, rasterization_stream as u64);
     });
 }
 
@@ -7599,11 +6707,9 @@ pub unsafe extern "system" fn vkCmdSetConservativeRasterizationModeEXT(command_b
         return;
     };
     let _r = next(command_buffer, conservative_rasterization_mode);
-    record_command(command_buffer, "vkCmdSetConservativeRasterizationModeEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(conservative_rasterization_mode.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetConservativeRasterizationModeEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, conservative_rasterization_mode.as_raw() as u32 as u64);
     });
 }
 
@@ -7613,11 +6719,9 @@ pub unsafe extern "system" fn vkCmdSetExtraPrimitiveOverestimationSizeEXT(comman
         return;
     };
     let _r = next(command_buffer, extra_primitive_overestimation_size);
-    record_command(command_buffer, "vkCmdSetExtraPrimitiveOverestimationSizeEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(f64::from(extra_primitive_overestimation_size).to_bits()),
-        ]
+    record_command(command_buffer, "vkCmdSetExtraPrimitiveOverestimationSizeEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, f64::from(extra_primitive_overestimation_size).to_bits());
     });
 }
 
@@ -7627,11 +6731,9 @@ pub unsafe extern "system" fn vkCmdSetDepthClipEnableEXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, depth_clip_enable);
-    record_command(command_buffer, "vkCmdSetDepthClipEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(depth_clip_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthClipEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, depth_clip_enable as u64);
     });
 }
 
@@ -7641,11 +6743,9 @@ pub unsafe extern "system" fn vkCmdSetSampleLocationsEnableEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, sample_locations_enable);
-    record_command(command_buffer, "vkCmdSetSampleLocationsEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(sample_locations_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetSampleLocationsEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, sample_locations_enable as u64);
     });
 }
 
@@ -7655,13 +6755,11 @@ pub unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, first_attachment, attachment_count, p_color_blend_advanced);
-    record_command(command_buffer, "vkCmdSetColorBlendAdvancedEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_attachment as u64),
-            value(attachment_count as u64),
-            elements(p_color_blend_advanced as *const vk::ColorBlendAdvancedEXT, attachment_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetColorBlendAdvancedEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_attachment as u64);
+        value(p, attachment_count as u64);
+        elements(p, p_color_blend_advanced as *const vk::ColorBlendAdvancedEXT, attachment_count as usize, &[]);
     });
 }
 
@@ -7671,11 +6769,9 @@ pub unsafe extern "system" fn vkCmdSetProvokingVertexModeEXT(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, provoking_vertex_mode);
-    record_command(command_buffer, "vkCmdSetProvokingVertexModeEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(provoking_vertex_mode.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetProvokingVertexModeEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, provoking_vertex_mode.as_raw() as u32 as u64);
     });
 }
 
@@ -7685,11 +6781,9 @@ pub unsafe extern "system" fn vkCmdSetLineRasterizationModeEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, line_rasterization_mode);
-    record_command(command_buffer, "vkCmdSetLineRasterizationModeEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(line_rasterization_mode.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetLineRasterizationModeEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, line_rasterization_mode.as_raw() as u32 as u64);
     });
 }
 
@@ -7699,11 +6793,9 @@ pub unsafe extern "system" fn vkCmdSetLineStippleEnableEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, stippled_line_enable);
-    record_command(command_buffer, "vkCmdSetLineStippleEnableEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(stippled_line_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetLineStippleEnableEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, stippled_line_enable as u64);
     });
 }
 
@@ -7713,11 +6805,9 @@ pub unsafe extern "system" fn vkCmdSetDepthClipNegativeOneToOneEXT(command_buffe
         return;
     };
     let _r = next(command_buffer, negative_one_to_one);
-    record_command(command_buffer, "vkCmdSetDepthClipNegativeOneToOneEXT", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(negative_one_to_one as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetDepthClipNegativeOneToOneEXT", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, negative_one_to_one as u64);
     });
 }
 
@@ -7727,11 +6817,9 @@ pub unsafe extern "system" fn vkCmdSetViewportWScalingEnableNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, viewport_w_scaling_enable);
-    record_command(command_buffer, "vkCmdSetViewportWScalingEnableNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(viewport_w_scaling_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetViewportWScalingEnableNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, viewport_w_scaling_enable as u64);
     });
 }
 
@@ -7741,13 +6829,11 @@ pub unsafe extern "system" fn vkCmdSetViewportSwizzleNV(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, first_viewport, viewport_count, p_viewport_swizzles);
-    record_command(command_buffer, "vkCmdSetViewportSwizzleNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(first_viewport as u64),
-            value(viewport_count as u64),
-            elements(p_viewport_swizzles as *const vk::ViewportSwizzleNV, viewport_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetViewportSwizzleNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, first_viewport as u64);
+        value(p, viewport_count as u64);
+        elements(p, p_viewport_swizzles as *const vk::ViewportSwizzleNV, viewport_count as usize, &[]);
     });
 }
 
@@ -7757,11 +6843,9 @@ pub unsafe extern "system" fn vkCmdSetCoverageToColorEnableNV(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, coverage_to_color_enable);
-    record_command(command_buffer, "vkCmdSetCoverageToColorEnableNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(coverage_to_color_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetCoverageToColorEnableNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, coverage_to_color_enable as u64);
     });
 }
 
@@ -7771,11 +6855,9 @@ pub unsafe extern "system" fn vkCmdSetCoverageToColorLocationNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, coverage_to_color_location);
-    record_command(command_buffer, "vkCmdSetCoverageToColorLocationNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(coverage_to_color_location as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetCoverageToColorLocationNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, coverage_to_color_location as u64);
     });
 }
 
@@ -7785,11 +6867,9 @@ pub unsafe extern "system" fn vkCmdSetCoverageModulationModeNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, coverage_modulation_mode);
-    record_command(command_buffer, "vkCmdSetCoverageModulationModeNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(coverage_modulation_mode.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetCoverageModulationModeNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, coverage_modulation_mode.as_raw() as u32 as u64);
     });
 }
 
@@ -7799,11 +6879,9 @@ pub unsafe extern "system" fn vkCmdSetCoverageModulationTableEnableNV(command_bu
         return;
     };
     let _r = next(command_buffer, coverage_modulation_table_enable);
-    record_command(command_buffer, "vkCmdSetCoverageModulationTableEnableNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(coverage_modulation_table_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetCoverageModulationTableEnableNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, coverage_modulation_table_enable as u64);
     });
 }
 
@@ -7813,12 +6891,10 @@ pub unsafe extern "system" fn vkCmdSetCoverageModulationTableNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, coverage_modulation_table_count, p_coverage_modulation_table);
-    record_command(command_buffer, "vkCmdSetCoverageModulationTableNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(coverage_modulation_table_count as u64),
-            elements(p_coverage_modulation_table as *const f32, coverage_modulation_table_count as usize, &[]),
-        ]
+    record_command(command_buffer, "vkCmdSetCoverageModulationTableNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, coverage_modulation_table_count as u64);
+        elements(p, p_coverage_modulation_table as *const f32, coverage_modulation_table_count as usize, &[]);
     });
 }
 
@@ -7828,11 +6904,9 @@ pub unsafe extern "system" fn vkCmdSetShadingRateImageEnableNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, shading_rate_image_enable);
-    record_command(command_buffer, "vkCmdSetShadingRateImageEnableNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(shading_rate_image_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetShadingRateImageEnableNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, shading_rate_image_enable as u64);
     });
 }
 
@@ -7842,11 +6916,9 @@ pub unsafe extern "system" fn vkCmdSetRepresentativeFragmentTestEnableNV(command
         return;
     };
     let _r = next(command_buffer, representative_fragment_test_enable);
-    record_command(command_buffer, "vkCmdSetRepresentativeFragmentTestEnableNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(representative_fragment_test_enable as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetRepresentativeFragmentTestEnableNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, representative_fragment_test_enable as u64);
     });
 }
 
@@ -7856,11 +6928,9 @@ pub unsafe extern "system" fn vkCmdSetCoverageReductionModeNV(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, coverage_reduction_mode);
-    record_command(command_buffer, "vkCmdSetCoverageReductionModeNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(coverage_reduction_mode.as_raw() as u32 as u64),
-        ]
+    record_command(command_buffer, "vkCmdSetCoverageReductionModeNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, coverage_reduction_mode.as_raw() as u32 as u64);
     });
 }
 
@@ -7870,12 +6940,10 @@ pub unsafe extern "system" fn vkGetShaderModuleIdentifierEXT(device: vk::Device,
         return;
     };
     let _r = next(device, shader_module, p_identifier);
-    record(Scope::Setup, 0, "vkGetShaderModuleIdentifierEXT", || {
-        vec![
-            value(device.as_raw()),
-            value(shader_module.as_raw()),
-            chained(p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null()), &[(4, 4), (52, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetShaderModuleIdentifierEXT", |p| {
+        value(p, device.as_raw());
+        value(p, shader_module.as_raw());
+        chained(p, p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null()), &[(4, 4), (52, 4)]);
     });
 }
 
@@ -7885,12 +6953,10 @@ pub unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT(device: v
         return;
     };
     let _r = next(device, p_create_info, p_identifier);
-    record(Scope::Setup, 0, "vkGetShaderModuleCreateInfoIdentifierEXT", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_create_info as *const vk::ShaderModuleCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::ShaderModuleCreateInfo, usize::from(!p_create_info.is_null()), nested_VkShaderModuleCreateInfo),
-            chained(p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null()), &[(4, 4), (52, 4)]),
-        ]
+    record(Scope::Setup, 0, "vkGetShaderModuleCreateInfoIdentifierEXT", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_create_info as *const vk::ShaderModuleCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::ShaderModuleCreateInfo, usize::from(!p_create_info.is_null()), nested_VkShaderModuleCreateInfo);
+        chained(p, p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null()), &[(4, 4), (52, 4)]);
     });
 }
 
@@ -7900,13 +6966,11 @@ pub unsafe extern "system" fn vkCreateOpticalFlowSessionNV(device: vk::Device, p
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_session);
-    record(Scope::Setup, r.as_raw(), "vkCreateOpticalFlowSessionNV", || {
-        vec![
-            value(device.as_raw()),
-            chained(p_create_info as *const vk::OpticalFlowSessionCreateInfoNV, usize::from(!p_create_info.is_null()), &[(4, 4), (52, 4)]),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-            elements(p_session as *const vk::OpticalFlowSessionNV, usize::from(!p_session.is_null()), &[]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkCreateOpticalFlowSessionNV", |p| {
+        value(p, device.as_raw());
+        chained(p, p_create_info as *const vk::OpticalFlowSessionCreateInfoNV, usize::from(!p_create_info.is_null()), &[(4, 4), (52, 4)]);
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
+        elements(p, p_session as *const vk::OpticalFlowSessionNV, usize::from(!p_session.is_null()), &[]);
     });
     r
 }
@@ -7917,12 +6981,10 @@ pub unsafe extern "system" fn vkDestroyOpticalFlowSessionNV(device: vk::Device, 
         return;
     };
     let _r = next(device, session, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyOpticalFlowSessionNV", || {
-        vec![
-            value(device.as_raw()),
-            value(session.as_raw()),
-            with_nested(elements(p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks),
-        ]
+    record(Scope::Setup, 0, "vkDestroyOpticalFlowSessionNV", |p| {
+        value(p, device.as_raw());
+        value(p, session.as_raw());
+        with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
     });
 }
 
@@ -7932,14 +6994,12 @@ pub unsafe extern "system" fn vkBindOpticalFlowSessionImageNV(device: vk::Device
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, session, binding_point, view, layout);
-    record(Scope::Setup, r.as_raw(), "vkBindOpticalFlowSessionImageNV", || {
-        vec![
-            value(device.as_raw()),
-            value(session.as_raw()),
-            value(binding_point.as_raw() as u32 as u64),
-            value(view.as_raw()),
-            value(layout.as_raw() as u32 as u64),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkBindOpticalFlowSessionImageNV", |p| {
+        value(p, device.as_raw());
+        value(p, session.as_raw());
+        value(p, binding_point.as_raw() as u32 as u64);
+        value(p, view.as_raw());
+        value(p, layout.as_raw() as u32 as u64);
     });
     r
 }
@@ -7950,12 +7010,10 @@ pub unsafe extern "system" fn vkCmdOpticalFlowExecuteNV(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, session, p_execute_info);
-    record_command(command_buffer, "vkCmdOpticalFlowExecuteNV", || {
-        vec![
-            value(command_buffer.as_raw()),
-            value(session.as_raw()),
-            with_nested(chained(p_execute_info as *const vk::OpticalFlowExecuteInfoNV, usize::from(!p_execute_info.is_null()), &[(4, 4)]), p_execute_info as *const vk::OpticalFlowExecuteInfoNV, usize::from(!p_execute_info.is_null()), nested_VkOpticalFlowExecuteInfoNV),
-        ]
+    record_command(command_buffer, "vkCmdOpticalFlowExecuteNV", |p| {
+        value(p, command_buffer.as_raw());
+        value(p, session.as_raw());
+        with_nested(chained(p, p_execute_info as *const vk::OpticalFlowExecuteInfoNV, usize::from(!p_execute_info.is_null()), &[(4, 4)]), p_execute_info as *const vk::OpticalFlowExecuteInfoNV, usize::from(!p_execute_info.is_null()), nested_VkOpticalFlowExecuteInfoNV);
     });
 }
 
@@ -7965,13 +7023,11 @@ pub unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM(device: vk::Dev
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, framebuffer, p_properties_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetFramebufferTilePropertiesQCOM", || {
-        vec![
-            value(device.as_raw()),
-            value(framebuffer.as_raw()),
-            elements(p_properties_count as *const u32, usize::from(!p_properties_count.is_null()), &[]),
-            chained(p_properties as *const vk::TilePropertiesQCOM, if p_properties_count.is_null() { 0 } else { *p_properties_count as usize }, &[(4, 4), (44, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetFramebufferTilePropertiesQCOM", |p| {
+        value(p, device.as_raw());
+        value(p, framebuffer.as_raw());
+        elements(p, p_properties_count as *const u32, usize::from(!p_properties_count.is_null()), &[]);
+        chained(p, p_properties as *const vk::TilePropertiesQCOM, if p_properties_count.is_null() { 0 } else { *p_properties_count as usize }, &[(4, 4), (44, 4)]);
     });
     r
 }
@@ -7982,1296 +7038,954 @@ pub unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM(device: vk
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_rendering_info, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetDynamicRenderingTilePropertiesQCOM", || {
-        vec![
-            value(device.as_raw()),
-            with_nested(chained(p_rendering_info as *const vk::RenderingInfo, usize::from(!p_rendering_info.is_null()), &[(4, 4)]), p_rendering_info as *const vk::RenderingInfo, usize::from(!p_rendering_info.is_null()), nested_VkRenderingInfo),
-            chained(p_properties as *const vk::TilePropertiesQCOM, usize::from(!p_properties.is_null()), &[(4, 4), (44, 4)]),
-        ]
+    record(Scope::Setup, r.as_raw(), "vkGetDynamicRenderingTilePropertiesQCOM", |p| {
+        value(p, device.as_raw());
+        with_nested(chained(p, p_rendering_info as *const vk::RenderingInfo, usize::from(!p_rendering_info.is_null()), &[(4, 4)]), p_rendering_info as *const vk::RenderingInfo, usize::from(!p_rendering_info.is_null()), nested_VkRenderingInfo);
+        chained(p, p_properties as *const vk::TilePropertiesQCOM, usize::from(!p_properties.is_null()), &[(4, 4), (44, 4)]);
     });
     r
 }
 
-/// What `VkAccelerationStructureBuildGeometryInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkAccelerationStructureBuildGeometryInfoKHR(s: &vk::AccelerationStructureBuildGeometryInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_geometries, s.geometry_count as usize, &[(4, 4), (20, 4), (92, 4)]),
-        value(s.pp_geometries as u64),
-    ]
+/// Writes what `VkAccelerationStructureBuildGeometryInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkAccelerationStructureBuildGeometryInfoKHR(p: &mut ParamWriter<'_>, s: &vk::AccelerationStructureBuildGeometryInfoKHR) {
+    elements(p, s.p_geometries, s.geometry_count as usize, &[(4, 4), (20, 4), (92, 4)]);
+    value(p, s.pp_geometries as u64);
 }
 
-/// What `VkAccelerationStructureCreateInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkAccelerationStructureCreateInfoNV(s: &vk::AccelerationStructureCreateInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        group(nested_VkAccelerationStructureInfoNV(&s.info)),
-    ]
+/// Writes what `VkAccelerationStructureCreateInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkAccelerationStructureCreateInfoNV(p: &mut ParamWriter<'_>, s: &vk::AccelerationStructureCreateInfoNV) {
+    group(p, |p| nested_VkAccelerationStructureInfoNV(p, &s.info));
 }
 
-/// What `VkAccelerationStructureInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkAccelerationStructureInfoNV(s: &vk::AccelerationStructureInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_geometries, s.geometry_count as usize, &[(4, 4), (20, 4), (28, 4), (60, 4), (76, 4), (124, 4), (164, 4)]),
-    ]
+/// Writes what `VkAccelerationStructureInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkAccelerationStructureInfoNV(p: &mut ParamWriter<'_>, s: &vk::AccelerationStructureInfoNV) {
+    elements(p, s.p_geometries, s.geometry_count as usize, &[(4, 4), (20, 4), (28, 4), (60, 4), (76, 4), (124, 4), (164, 4)]);
 }
 
-/// What `VkAccelerationStructureTrianglesOpacityMicromapEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkAccelerationStructureTrianglesOpacityMicromapEXT(s: &vk::AccelerationStructureTrianglesOpacityMicromapEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_usage_counts, s.usage_counts_count as usize, &[]),
-        value(s.pp_usage_counts as u64),
-    ]
+/// Writes what `VkAccelerationStructureTrianglesOpacityMicromapEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkAccelerationStructureTrianglesOpacityMicromapEXT(p: &mut ParamWriter<'_>, s: &vk::AccelerationStructureTrianglesOpacityMicromapEXT) {
+    elements(p, s.p_usage_counts, s.usage_counts_count as usize, &[]);
+    value(p, s.pp_usage_counts as u64);
 }
 
-/// What `VkAccelerationStructureVersionInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkAccelerationStructureVersionInfoKHR(s: &vk::AccelerationStructureVersionInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_version_data as u64),
-    ]
+/// Writes what `VkAccelerationStructureVersionInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkAccelerationStructureVersionInfoKHR(p: &mut ParamWriter<'_>, s: &vk::AccelerationStructureVersionInfoKHR) {
+    value(p, s.p_version_data as u64);
 }
 
-/// What `VkAllocationCallbacks`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkAllocationCallbacks(s: &vk::AllocationCallbacks) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_user_data as u64),
-    ]
+/// Writes what `VkAllocationCallbacks`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkAllocationCallbacks(p: &mut ParamWriter<'_>, s: &vk::AllocationCallbacks) {
+    value(p, s.p_user_data as u64);
 }
 
-/// What `VkApplicationInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkApplicationInfo(s: &vk::ApplicationInfo) -> Vec<VulkanParamT> {
-    vec![
-        string(s.p_application_name),
-        string(s.p_engine_name),
-    ]
+/// Writes what `VkApplicationInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkApplicationInfo(p: &mut ParamWriter<'_>, s: &vk::ApplicationInfo) {
+    string(p, s.p_application_name);
+    string(p, s.p_engine_name);
 }
 
-/// What `VkAttachmentSampleCountInfoAMD`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkAttachmentSampleCountInfoAMD(s: &vk::AttachmentSampleCountInfoAMD) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_color_attachment_samples, s.color_attachment_count as usize, &[]),
-    ]
+/// Writes what `VkAttachmentSampleCountInfoAMD`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkAttachmentSampleCountInfoAMD(p: &mut ParamWriter<'_>, s: &vk::AttachmentSampleCountInfoAMD) {
+    elements(p, s.p_color_attachment_samples, s.color_attachment_count as usize, &[]);
 }
 
-/// What `VkBindAccelerationStructureMemoryInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkBindAccelerationStructureMemoryInfoNV(s: &vk::BindAccelerationStructureMemoryInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_device_indices, s.device_index_count as usize, &[]),
-    ]
+/// Writes what `VkBindAccelerationStructureMemoryInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkBindAccelerationStructureMemoryInfoNV(p: &mut ParamWriter<'_>, s: &vk::BindAccelerationStructureMemoryInfoNV) {
+    elements(p, s.p_device_indices, s.device_index_count as usize, &[]);
 }
 
-/// What `VkBindBufferMemoryDeviceGroupInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkBindBufferMemoryDeviceGroupInfo(s: &vk::BindBufferMemoryDeviceGroupInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_device_indices, s.device_index_count as usize, &[]),
-    ]
+/// Writes what `VkBindBufferMemoryDeviceGroupInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkBindBufferMemoryDeviceGroupInfo(p: &mut ParamWriter<'_>, s: &vk::BindBufferMemoryDeviceGroupInfo) {
+    elements(p, s.p_device_indices, s.device_index_count as usize, &[]);
 }
 
-/// What `VkBindImageMemoryDeviceGroupInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkBindImageMemoryDeviceGroupInfo(s: &vk::BindImageMemoryDeviceGroupInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_device_indices, s.device_index_count as usize, &[]),
-        elements(s.p_split_instance_bind_regions, s.split_instance_bind_region_count as usize, &[]),
-    ]
+/// Writes what `VkBindImageMemoryDeviceGroupInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkBindImageMemoryDeviceGroupInfo(p: &mut ParamWriter<'_>, s: &vk::BindImageMemoryDeviceGroupInfo) {
+    elements(p, s.p_device_indices, s.device_index_count as usize, &[]);
+    elements(p, s.p_split_instance_bind_regions, s.split_instance_bind_region_count as usize, &[]);
 }
 
-/// What `VkBindSparseInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkBindSparseInfo(s: &vk::BindSparseInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_wait_semaphores, s.wait_semaphore_count as usize, &[]),
-        with_nested(elements(s.p_buffer_binds, s.buffer_bind_count as usize, &[(12, 4)]), s.p_buffer_binds, s.buffer_bind_count as usize, nested_VkSparseBufferMemoryBindInfo),
-        with_nested(elements(s.p_image_opaque_binds, s.image_opaque_bind_count as usize, &[(12, 4)]), s.p_image_opaque_binds, s.image_opaque_bind_count as usize, nested_VkSparseImageOpaqueMemoryBindInfo),
-        with_nested(elements(s.p_image_binds, s.image_bind_count as usize, &[(12, 4)]), s.p_image_binds, s.image_bind_count as usize, nested_VkSparseImageMemoryBindInfo),
-        elements(s.p_signal_semaphores, s.signal_semaphore_count as usize, &[]),
-    ]
+/// Writes what `VkBindSparseInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkBindSparseInfo(p: &mut ParamWriter<'_>, s: &vk::BindSparseInfo) {
+    elements(p, s.p_wait_semaphores, s.wait_semaphore_count as usize, &[]);
+    with_nested(elements(p, s.p_buffer_binds, s.buffer_bind_count as usize, &[(12, 4)]), s.p_buffer_binds, s.buffer_bind_count as usize, nested_VkSparseBufferMemoryBindInfo);
+    with_nested(elements(p, s.p_image_opaque_binds, s.image_opaque_bind_count as usize, &[(12, 4)]), s.p_image_opaque_binds, s.image_opaque_bind_count as usize, nested_VkSparseImageOpaqueMemoryBindInfo);
+    with_nested(elements(p, s.p_image_binds, s.image_bind_count as usize, &[(12, 4)]), s.p_image_binds, s.image_bind_count as usize, nested_VkSparseImageMemoryBindInfo);
+    elements(p, s.p_signal_semaphores, s.signal_semaphore_count as usize, &[]);
 }
 
-/// What `VkBlitImageInfo2`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkBlitImageInfo2(s: &vk::BlitImageInfo2) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_regions, s.region_count as usize, &[(4, 4)]),
-    ]
+/// Writes what `VkBlitImageInfo2`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkBlitImageInfo2(p: &mut ParamWriter<'_>, s: &vk::BlitImageInfo2) {
+    elements(p, s.p_regions, s.region_count as usize, &[(4, 4)]);
 }
 
-/// What `VkBufferConstraintsInfoFUCHSIA`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkBufferConstraintsInfoFUCHSIA(s: &vk::BufferConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
-    vec![
-        group(nested_VkBufferCreateInfo(&s.create_info)),
-    ]
+/// Writes what `VkBufferConstraintsInfoFUCHSIA`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkBufferConstraintsInfoFUCHSIA(p: &mut ParamWriter<'_>, s: &vk::BufferConstraintsInfoFUCHSIA) {
+    group(p, |p| nested_VkBufferCreateInfo(p, &s.create_info));
 }
 
-/// What `VkBufferCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkBufferCreateInfo(s: &vk::BufferCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_queue_family_indices, s.queue_family_index_count as usize, &[]),
-    ]
+/// Writes what `VkBufferCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkBufferCreateInfo(p: &mut ParamWriter<'_>, s: &vk::BufferCreateInfo) {
+    elements(p, s.p_queue_family_indices, s.queue_family_index_count as usize, &[]);
 }
 
-/// What `VkCheckpointData2NV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkCheckpointData2NV(s: &vk::CheckpointData2NV) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_checkpoint_marker as u64),
-    ]
+/// Writes what `VkCheckpointData2NV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkCheckpointData2NV(p: &mut ParamWriter<'_>, s: &vk::CheckpointData2NV) {
+    value(p, s.p_checkpoint_marker as u64);
 }
 
-/// What `VkCheckpointDataNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkCheckpointDataNV(s: &vk::CheckpointDataNV) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_checkpoint_marker as u64),
-    ]
+/// Writes what `VkCheckpointDataNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkCheckpointDataNV(p: &mut ParamWriter<'_>, s: &vk::CheckpointDataNV) {
+    value(p, s.p_checkpoint_marker as u64);
 }
 
-/// What `VkCoarseSampleOrderCustomNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkCoarseSampleOrderCustomNV(s: &vk::CoarseSampleOrderCustomNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_sample_locations, s.sample_location_count as usize, &[]),
-    ]
+/// Writes what `VkCoarseSampleOrderCustomNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkCoarseSampleOrderCustomNV(p: &mut ParamWriter<'_>, s: &vk::CoarseSampleOrderCustomNV) {
+    elements(p, s.p_sample_locations, s.sample_location_count as usize, &[]);
 }
 
-/// What `VkCommandBufferBeginInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkCommandBufferBeginInfo(s: &vk::CommandBufferBeginInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_inheritance_info, usize::from(!s.p_inheritance_info.is_null()), &[(4, 4), (28, 4), (52, 4)]),
-    ]
+/// Writes what `VkCommandBufferBeginInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkCommandBufferBeginInfo(p: &mut ParamWriter<'_>, s: &vk::CommandBufferBeginInfo) {
+    elements(p, s.p_inheritance_info, usize::from(!s.p_inheritance_info.is_null()), &[(4, 4), (28, 4), (52, 4)]);
 }
 
-/// What `VkCommandBufferInheritanceRenderingInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkCommandBufferInheritanceRenderingInfo(s: &vk::CommandBufferInheritanceRenderingInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_color_attachment_formats, s.color_attachment_count as usize, &[]),
-    ]
+/// Writes what `VkCommandBufferInheritanceRenderingInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkCommandBufferInheritanceRenderingInfo(p: &mut ParamWriter<'_>, s: &vk::CommandBufferInheritanceRenderingInfo) {
+    elements(p, s.p_color_attachment_formats, s.color_attachment_count as usize, &[]);
 }
 
-/// What `VkCommandBufferInheritanceViewportScissorInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkCommandBufferInheritanceViewportScissorInfoNV(s: &vk::CommandBufferInheritanceViewportScissorInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_viewport_depths, usize::from(!s.p_viewport_depths.is_null()), &[]),
-    ]
+/// Writes what `VkCommandBufferInheritanceViewportScissorInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkCommandBufferInheritanceViewportScissorInfoNV(p: &mut ParamWriter<'_>, s: &vk::CommandBufferInheritanceViewportScissorInfoNV) {
+    elements(p, s.p_viewport_depths, usize::from(!s.p_viewport_depths.is_null()), &[]);
 }
 
-/// What `VkComputePipelineCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkComputePipelineCreateInfo(s: &vk::ComputePipelineCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        group(nested_VkPipelineShaderStageCreateInfo(&s.stage)),
-    ]
+/// Writes what `VkComputePipelineCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkComputePipelineCreateInfo(p: &mut ParamWriter<'_>, s: &vk::ComputePipelineCreateInfo) {
+    group(p, |p| nested_VkPipelineShaderStageCreateInfo(p, &s.stage));
 }
 
-/// What `VkCopyBufferInfo2`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkCopyBufferInfo2(s: &vk::CopyBufferInfo2) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_regions, s.region_count as usize, &[(4, 4)]),
-    ]
+/// Writes what `VkCopyBufferInfo2`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkCopyBufferInfo2(p: &mut ParamWriter<'_>, s: &vk::CopyBufferInfo2) {
+    elements(p, s.p_regions, s.region_count as usize, &[(4, 4)]);
 }
 
-/// What `VkCopyBufferToImageInfo2`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkCopyBufferToImageInfo2(s: &vk::CopyBufferToImageInfo2) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_regions, s.region_count as usize, &[(4, 4)]),
-    ]
+/// Writes what `VkCopyBufferToImageInfo2`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkCopyBufferToImageInfo2(p: &mut ParamWriter<'_>, s: &vk::CopyBufferToImageInfo2) {
+    elements(p, s.p_regions, s.region_count as usize, &[(4, 4)]);
 }
 
-/// What `VkCopyImageInfo2`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkCopyImageInfo2(s: &vk::CopyImageInfo2) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_regions, s.region_count as usize, &[(4, 4), (84, 4)]),
-    ]
+/// Writes what `VkCopyImageInfo2`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkCopyImageInfo2(p: &mut ParamWriter<'_>, s: &vk::CopyImageInfo2) {
+    elements(p, s.p_regions, s.region_count as usize, &[(4, 4), (84, 4)]);
 }
 
-/// What `VkCopyImageToBufferInfo2`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkCopyImageToBufferInfo2(s: &vk::CopyImageToBufferInfo2) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_regions, s.region_count as usize, &[(4, 4)]),
-    ]
+/// Writes what `VkCopyImageToBufferInfo2`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkCopyImageToBufferInfo2(p: &mut ParamWriter<'_>, s: &vk::CopyImageToBufferInfo2) {
+    elements(p, s.p_regions, s.region_count as usize, &[(4, 4)]);
 }
 
-/// What `VkCuFunctionCreateInfoNVX`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkCuFunctionCreateInfoNVX(s: &vk::CuFunctionCreateInfoNVX) -> Vec<VulkanParamT> {
-    vec![
-        string(s.p_name),
-    ]
+/// Writes what `VkCuFunctionCreateInfoNVX`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkCuFunctionCreateInfoNVX(p: &mut ParamWriter<'_>, s: &vk::CuFunctionCreateInfoNVX) {
+    string(p, s.p_name);
 }
 
-/// What `VkCuLaunchInfoNVX`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkCuLaunchInfoNVX(s: &vk::CuLaunchInfoNVX) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_params as u64),
-        value(s.p_extras as u64),
-    ]
+/// Writes what `VkCuLaunchInfoNVX`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkCuLaunchInfoNVX(p: &mut ParamWriter<'_>, s: &vk::CuLaunchInfoNVX) {
+    value(p, s.p_params as u64);
+    value(p, s.p_extras as u64);
 }
 
-/// What `VkCuModuleCreateInfoNVX`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkCuModuleCreateInfoNVX(s: &vk::CuModuleCreateInfoNVX) -> Vec<VulkanParamT> {
-    vec![
-        bytes_of(s.p_data as *const u8, s.data_size as usize),
-    ]
+/// Writes what `VkCuModuleCreateInfoNVX`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkCuModuleCreateInfoNVX(p: &mut ParamWriter<'_>, s: &vk::CuModuleCreateInfoNVX) {
+    bytes_of(p, s.p_data as *const u8, s.data_size as usize);
 }
 
-/// What `VkD3D12FenceSubmitInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkD3D12FenceSubmitInfoKHR(s: &vk::D3D12FenceSubmitInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_wait_semaphore_values, s.wait_semaphore_values_count as usize, &[]),
-        elements(s.p_signal_semaphore_values, s.signal_semaphore_values_count as usize, &[]),
-    ]
+/// Writes what `VkD3D12FenceSubmitInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkD3D12FenceSubmitInfoKHR(p: &mut ParamWriter<'_>, s: &vk::D3D12FenceSubmitInfoKHR) {
+    elements(p, s.p_wait_semaphore_values, s.wait_semaphore_values_count as usize, &[]);
+    elements(p, s.p_signal_semaphore_values, s.signal_semaphore_values_count as usize, &[]);
 }
 
-/// What `VkDebugMarkerMarkerInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDebugMarkerMarkerInfoEXT(s: &vk::DebugMarkerMarkerInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        string(s.p_marker_name),
-    ]
+/// Writes what `VkDebugMarkerMarkerInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDebugMarkerMarkerInfoEXT(p: &mut ParamWriter<'_>, s: &vk::DebugMarkerMarkerInfoEXT) {
+    string(p, s.p_marker_name);
 }
 
-/// What `VkDebugMarkerObjectNameInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDebugMarkerObjectNameInfoEXT(s: &vk::DebugMarkerObjectNameInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        string(s.p_object_name),
-    ]
+/// Writes what `VkDebugMarkerObjectNameInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDebugMarkerObjectNameInfoEXT(p: &mut ParamWriter<'_>, s: &vk::DebugMarkerObjectNameInfoEXT) {
+    string(p, s.p_object_name);
 }
 
-/// What `VkDebugMarkerObjectTagInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDebugMarkerObjectTagInfoEXT(s: &vk::DebugMarkerObjectTagInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        bytes_of(s.p_tag as *const u8, s.tag_size as usize),
-    ]
+/// Writes what `VkDebugMarkerObjectTagInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDebugMarkerObjectTagInfoEXT(p: &mut ParamWriter<'_>, s: &vk::DebugMarkerObjectTagInfoEXT) {
+    bytes_of(p, s.p_tag as *const u8, s.tag_size as usize);
 }
 
-/// What `VkDebugReportCallbackCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDebugReportCallbackCreateInfoEXT(s: &vk::DebugReportCallbackCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_user_data as u64),
-    ]
+/// Writes what `VkDebugReportCallbackCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDebugReportCallbackCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::DebugReportCallbackCreateInfoEXT) {
+    value(p, s.p_user_data as u64);
 }
 
-/// What `VkDebugUtilsLabelEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDebugUtilsLabelEXT(s: &vk::DebugUtilsLabelEXT) -> Vec<VulkanParamT> {
-    vec![
-        string(s.p_label_name),
-    ]
+/// Writes what `VkDebugUtilsLabelEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDebugUtilsLabelEXT(p: &mut ParamWriter<'_>, s: &vk::DebugUtilsLabelEXT) {
+    string(p, s.p_label_name);
 }
 
-/// What `VkDebugUtilsMessengerCallbackDataEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDebugUtilsMessengerCallbackDataEXT(s: &vk::DebugUtilsMessengerCallbackDataEXT) -> Vec<VulkanParamT> {
-    vec![
-        string(s.p_message_id_name),
-        string(s.p_message),
-        with_nested(elements(s.p_queue_labels, s.queue_label_count as usize, &[(4, 4)]), s.p_queue_labels, s.queue_label_count as usize, nested_VkDebugUtilsLabelEXT),
-        with_nested(elements(s.p_cmd_buf_labels, s.cmd_buf_label_count as usize, &[(4, 4)]), s.p_cmd_buf_labels, s.cmd_buf_label_count as usize, nested_VkDebugUtilsLabelEXT),
-        with_nested(elements(s.p_objects, s.object_count as usize, &[(4, 4), (20, 4)]), s.p_objects, s.object_count as usize, nested_VkDebugUtilsObjectNameInfoEXT),
-    ]
+/// Writes what `VkDebugUtilsMessengerCallbackDataEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDebugUtilsMessengerCallbackDataEXT(p: &mut ParamWriter<'_>, s: &vk::DebugUtilsMessengerCallbackDataEXT) {
+    string(p, s.p_message_id_name);
+    string(p, s.p_message);
+    with_nested(elements(p, s.p_queue_labels, s.queue_label_count as usize, &[(4, 4)]), s.p_queue_labels, s.queue_label_count as usize, nested_VkDebugUtilsLabelEXT);
+    with_nested(elements(p, s.p_cmd_buf_labels, s.cmd_buf_label_count as usize, &[(4, 4)]), s.p_cmd_buf_labels, s.cmd_buf_label_count as usize, nested_VkDebugUtilsLabelEXT);
+    with_nested(elements(p, s.p_objects, s.object_count as usize, &[(4, 4), (20, 4)]), s.p_objects, s.object_count as usize, nested_VkDebugUtilsObjectNameInfoEXT);
 }
 
-/// What `VkDebugUtilsMessengerCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDebugUtilsMessengerCreateInfoEXT(s: &vk::DebugUtilsMessengerCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_user_data as u64),
-    ]
+/// Writes what `VkDebugUtilsMessengerCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDebugUtilsMessengerCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::DebugUtilsMessengerCreateInfoEXT) {
+    value(p, s.p_user_data as u64);
 }
 
-/// What `VkDebugUtilsObjectNameInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDebugUtilsObjectNameInfoEXT(s: &vk::DebugUtilsObjectNameInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        string(s.p_object_name),
-    ]
+/// Writes what `VkDebugUtilsObjectNameInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDebugUtilsObjectNameInfoEXT(p: &mut ParamWriter<'_>, s: &vk::DebugUtilsObjectNameInfoEXT) {
+    string(p, s.p_object_name);
 }
 
-/// What `VkDebugUtilsObjectTagInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDebugUtilsObjectTagInfoEXT(s: &vk::DebugUtilsObjectTagInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        bytes_of(s.p_tag as *const u8, s.tag_size as usize),
-    ]
+/// Writes what `VkDebugUtilsObjectTagInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDebugUtilsObjectTagInfoEXT(p: &mut ParamWriter<'_>, s: &vk::DebugUtilsObjectTagInfoEXT) {
+    bytes_of(p, s.p_tag as *const u8, s.tag_size as usize);
 }
 
-/// What `VkDependencyInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDependencyInfo(s: &vk::DependencyInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_memory_barriers, s.memory_barrier_count as usize, &[(4, 4)]),
-        elements(s.p_buffer_memory_barriers, s.buffer_memory_barrier_count as usize, &[(4, 4)]),
-        elements(s.p_image_memory_barriers, s.image_memory_barrier_count as usize, &[(4, 4), (92, 4)]),
-    ]
+/// Writes what `VkDependencyInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDependencyInfo(p: &mut ParamWriter<'_>, s: &vk::DependencyInfo) {
+    elements(p, s.p_memory_barriers, s.memory_barrier_count as usize, &[(4, 4)]);
+    elements(p, s.p_buffer_memory_barriers, s.buffer_memory_barrier_count as usize, &[(4, 4)]);
+    elements(p, s.p_image_memory_barriers, s.image_memory_barrier_count as usize, &[(4, 4), (92, 4)]);
 }
 
-/// What `VkDescriptorPoolCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDescriptorPoolCreateInfo(s: &vk::DescriptorPoolCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_pool_sizes, s.pool_size_count as usize, &[]),
-    ]
+/// Writes what `VkDescriptorPoolCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDescriptorPoolCreateInfo(p: &mut ParamWriter<'_>, s: &vk::DescriptorPoolCreateInfo) {
+    elements(p, s.p_pool_sizes, s.pool_size_count as usize, &[]);
 }
 
-/// What `VkDescriptorSetAllocateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDescriptorSetAllocateInfo(s: &vk::DescriptorSetAllocateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_set_layouts, s.descriptor_set_count as usize, &[]),
-    ]
+/// Writes what `VkDescriptorSetAllocateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDescriptorSetAllocateInfo(p: &mut ParamWriter<'_>, s: &vk::DescriptorSetAllocateInfo) {
+    elements(p, s.p_set_layouts, s.descriptor_set_count as usize, &[]);
 }
 
-/// What `VkDescriptorSetLayoutBinding`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDescriptorSetLayoutBinding(s: &vk::DescriptorSetLayoutBinding) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_immutable_samplers, s.descriptor_count as usize, &[]),
-    ]
+/// Writes what `VkDescriptorSetLayoutBinding`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDescriptorSetLayoutBinding(p: &mut ParamWriter<'_>, s: &vk::DescriptorSetLayoutBinding) {
+    elements(p, s.p_immutable_samplers, s.descriptor_count as usize, &[]);
 }
 
-/// What `VkDescriptorSetLayoutBindingFlagsCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDescriptorSetLayoutBindingFlagsCreateInfo(s: &vk::DescriptorSetLayoutBindingFlagsCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_binding_flags, s.binding_count as usize, &[]),
-    ]
+/// Writes what `VkDescriptorSetLayoutBindingFlagsCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDescriptorSetLayoutBindingFlagsCreateInfo(p: &mut ParamWriter<'_>, s: &vk::DescriptorSetLayoutBindingFlagsCreateInfo) {
+    elements(p, s.p_binding_flags, s.binding_count as usize, &[]);
 }
 
-/// What `VkDescriptorSetLayoutCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDescriptorSetLayoutCreateInfo(s: &vk::DescriptorSetLayoutCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_bindings, s.binding_count as usize, &[]), s.p_bindings, s.binding_count as usize, nested_VkDescriptorSetLayoutBinding),
-    ]
+/// Writes what `VkDescriptorSetLayoutCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDescriptorSetLayoutCreateInfo(p: &mut ParamWriter<'_>, s: &vk::DescriptorSetLayoutCreateInfo) {
+    with_nested(elements(p, s.p_bindings, s.binding_count as usize, &[]), s.p_bindings, s.binding_count as usize, nested_VkDescriptorSetLayoutBinding);
 }
 
-/// What `VkDescriptorSetVariableDescriptorCountAllocateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDescriptorSetVariableDescriptorCountAllocateInfo(s: &vk::DescriptorSetVariableDescriptorCountAllocateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_descriptor_counts, s.descriptor_set_count as usize, &[]),
-    ]
+/// Writes what `VkDescriptorSetVariableDescriptorCountAllocateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDescriptorSetVariableDescriptorCountAllocateInfo(p: &mut ParamWriter<'_>, s: &vk::DescriptorSetVariableDescriptorCountAllocateInfo) {
+    elements(p, s.p_descriptor_counts, s.descriptor_set_count as usize, &[]);
 }
 
-/// What `VkDescriptorUpdateTemplateCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDescriptorUpdateTemplateCreateInfo(s: &vk::DescriptorUpdateTemplateCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_descriptor_update_entries, s.descriptor_update_entry_count as usize, &[]),
-    ]
+/// Writes what `VkDescriptorUpdateTemplateCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDescriptorUpdateTemplateCreateInfo(p: &mut ParamWriter<'_>, s: &vk::DescriptorUpdateTemplateCreateInfo) {
+    elements(p, s.p_descriptor_update_entries, s.descriptor_update_entry_count as usize, &[]);
 }
 
-/// What `VkDeviceBufferMemoryRequirements`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDeviceBufferMemoryRequirements(s: &vk::DeviceBufferMemoryRequirements) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_create_info, usize::from(!s.p_create_info.is_null()), &[(4, 4), (20, 4), (44, 4)]), s.p_create_info, usize::from(!s.p_create_info.is_null()), nested_VkBufferCreateInfo),
-    ]
+/// Writes what `VkDeviceBufferMemoryRequirements`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDeviceBufferMemoryRequirements(p: &mut ParamWriter<'_>, s: &vk::DeviceBufferMemoryRequirements) {
+    with_nested(elements(p, s.p_create_info, usize::from(!s.p_create_info.is_null()), &[(4, 4), (20, 4), (44, 4)]), s.p_create_info, usize::from(!s.p_create_info.is_null()), nested_VkBufferCreateInfo);
 }
 
-/// What `VkDeviceCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDeviceCreateInfo(s: &vk::DeviceCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_queue_create_infos, s.queue_create_info_count as usize, &[(4, 4), (28, 4)]), s.p_queue_create_infos, s.queue_create_info_count as usize, nested_VkDeviceQueueCreateInfo),
-        strings(s.pp_enabled_layer_names, s.enabled_layer_count as usize),
-        strings(s.pp_enabled_extension_names, s.enabled_extension_count as usize),
-        elements(s.p_enabled_features, usize::from(!s.p_enabled_features.is_null()), &[]),
-    ]
+/// Writes what `VkDeviceCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDeviceCreateInfo(p: &mut ParamWriter<'_>, s: &vk::DeviceCreateInfo) {
+    with_nested(elements(p, s.p_queue_create_infos, s.queue_create_info_count as usize, &[(4, 4), (28, 4)]), s.p_queue_create_infos, s.queue_create_info_count as usize, nested_VkDeviceQueueCreateInfo);
+    strings(p, s.pp_enabled_layer_names, s.enabled_layer_count as usize);
+    strings(p, s.pp_enabled_extension_names, s.enabled_extension_count as usize);
+    elements(p, s.p_enabled_features, usize::from(!s.p_enabled_features.is_null()), &[]);
 }
 
-/// What `VkDeviceDeviceMemoryReportCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDeviceDeviceMemoryReportCreateInfoEXT(s: &vk::DeviceDeviceMemoryReportCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_user_data as u64),
-    ]
+/// Writes what `VkDeviceDeviceMemoryReportCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDeviceDeviceMemoryReportCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::DeviceDeviceMemoryReportCreateInfoEXT) {
+    value(p, s.p_user_data as u64);
 }
 
-/// What `VkDeviceFaultInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDeviceFaultInfoEXT(s: &vk::DeviceFaultInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_address_infos, usize::from(!s.p_address_infos.is_null()), &[(4, 4)]),
-        elements(s.p_vendor_infos, usize::from(!s.p_vendor_infos.is_null()), &[]),
-        value(s.p_vendor_binary_data as u64),
-    ]
+/// Writes what `VkDeviceFaultInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDeviceFaultInfoEXT(p: &mut ParamWriter<'_>, s: &vk::DeviceFaultInfoEXT) {
+    elements(p, s.p_address_infos, usize::from(!s.p_address_infos.is_null()), &[(4, 4)]);
+    elements(p, s.p_vendor_infos, usize::from(!s.p_vendor_infos.is_null()), &[]);
+    value(p, s.p_vendor_binary_data as u64);
 }
 
-/// What `VkDeviceGroupDeviceCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDeviceGroupDeviceCreateInfo(s: &vk::DeviceGroupDeviceCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_physical_devices, s.physical_device_count as usize, &[]),
-    ]
+/// Writes what `VkDeviceGroupDeviceCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDeviceGroupDeviceCreateInfo(p: &mut ParamWriter<'_>, s: &vk::DeviceGroupDeviceCreateInfo) {
+    elements(p, s.p_physical_devices, s.physical_device_count as usize, &[]);
 }
 
-/// What `VkDeviceGroupPresentInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDeviceGroupPresentInfoKHR(s: &vk::DeviceGroupPresentInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_device_masks, s.swapchain_count as usize, &[]),
-    ]
+/// Writes what `VkDeviceGroupPresentInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDeviceGroupPresentInfoKHR(p: &mut ParamWriter<'_>, s: &vk::DeviceGroupPresentInfoKHR) {
+    elements(p, s.p_device_masks, s.swapchain_count as usize, &[]);
 }
 
-/// What `VkDeviceGroupRenderPassBeginInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDeviceGroupRenderPassBeginInfo(s: &vk::DeviceGroupRenderPassBeginInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_device_render_areas, s.device_render_area_count as usize, &[]),
-    ]
+/// Writes what `VkDeviceGroupRenderPassBeginInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDeviceGroupRenderPassBeginInfo(p: &mut ParamWriter<'_>, s: &vk::DeviceGroupRenderPassBeginInfo) {
+    elements(p, s.p_device_render_areas, s.device_render_area_count as usize, &[]);
 }
 
-/// What `VkDeviceGroupSubmitInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDeviceGroupSubmitInfo(s: &vk::DeviceGroupSubmitInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_wait_semaphore_device_indices, s.wait_semaphore_count as usize, &[]),
-        elements(s.p_command_buffer_device_masks, s.command_buffer_count as usize, &[]),
-        elements(s.p_signal_semaphore_device_indices, s.signal_semaphore_count as usize, &[]),
-    ]
+/// Writes what `VkDeviceGroupSubmitInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDeviceGroupSubmitInfo(p: &mut ParamWriter<'_>, s: &vk::DeviceGroupSubmitInfo) {
+    elements(p, s.p_wait_semaphore_device_indices, s.wait_semaphore_count as usize, &[]);
+    elements(p, s.p_command_buffer_device_masks, s.command_buffer_count as usize, &[]);
+    elements(p, s.p_signal_semaphore_device_indices, s.signal_semaphore_count as usize, &[]);
 }
 
-/// What `VkDeviceImageMemoryRequirements`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDeviceImageMemoryRequirements(s: &vk::DeviceImageMemoryRequirements) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_create_info, usize::from(!s.p_create_info.is_null()), &[(4, 4), (68, 4), (84, 4)]), s.p_create_info, usize::from(!s.p_create_info.is_null()), nested_VkImageCreateInfo),
-    ]
+/// Writes what `VkDeviceImageMemoryRequirements`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDeviceImageMemoryRequirements(p: &mut ParamWriter<'_>, s: &vk::DeviceImageMemoryRequirements) {
+    with_nested(elements(p, s.p_create_info, usize::from(!s.p_create_info.is_null()), &[(4, 4), (68, 4), (84, 4)]), s.p_create_info, usize::from(!s.p_create_info.is_null()), nested_VkImageCreateInfo);
 }
 
-/// What `VkDeviceQueueCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDeviceQueueCreateInfo(s: &vk::DeviceQueueCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_queue_priorities, s.queue_count as usize, &[]),
-    ]
+/// Writes what `VkDeviceQueueCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDeviceQueueCreateInfo(p: &mut ParamWriter<'_>, s: &vk::DeviceQueueCreateInfo) {
+    elements(p, s.p_queue_priorities, s.queue_count as usize, &[]);
 }
 
-/// What `VkDirectDriverLoadingListLUNARG`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDirectDriverLoadingListLUNARG(s: &vk::DirectDriverLoadingListLUNARG) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_drivers, s.driver_count as usize, &[(4, 4), (20, 4)]),
-    ]
+/// Writes what `VkDirectDriverLoadingListLUNARG`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDirectDriverLoadingListLUNARG(p: &mut ParamWriter<'_>, s: &vk::DirectDriverLoadingListLUNARG) {
+    elements(p, s.p_drivers, s.driver_count as usize, &[(4, 4), (20, 4)]);
 }
 
-/// What `VkDisplayProperties2KHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDisplayProperties2KHR(s: &vk::DisplayProperties2KHR) -> Vec<VulkanParamT> {
-    vec![
-        group(nested_VkDisplayPropertiesKHR(&s.display_properties)),
-    ]
+/// Writes what `VkDisplayProperties2KHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDisplayProperties2KHR(p: &mut ParamWriter<'_>, s: &vk::DisplayProperties2KHR) {
+    group(p, |p| nested_VkDisplayPropertiesKHR(p, &s.display_properties));
 }
 
-/// What `VkDisplayPropertiesKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDisplayPropertiesKHR(s: &vk::DisplayPropertiesKHR) -> Vec<VulkanParamT> {
-    vec![
-        string(s.display_name),
-    ]
+/// Writes what `VkDisplayPropertiesKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDisplayPropertiesKHR(p: &mut ParamWriter<'_>, s: &vk::DisplayPropertiesKHR) {
+    string(p, s.display_name);
 }
 
-/// What `VkDrmFormatModifierPropertiesList2EXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDrmFormatModifierPropertiesList2EXT(s: &vk::DrmFormatModifierPropertiesList2EXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_drm_format_modifier_properties, s.drm_format_modifier_count as usize, &[(12, 4)]),
-    ]
+/// Writes what `VkDrmFormatModifierPropertiesList2EXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDrmFormatModifierPropertiesList2EXT(p: &mut ParamWriter<'_>, s: &vk::DrmFormatModifierPropertiesList2EXT) {
+    elements(p, s.p_drm_format_modifier_properties, s.drm_format_modifier_count as usize, &[(12, 4)]);
 }
 
-/// What `VkDrmFormatModifierPropertiesListEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkDrmFormatModifierPropertiesListEXT(s: &vk::DrmFormatModifierPropertiesListEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_drm_format_modifier_properties, s.drm_format_modifier_count as usize, &[]),
-    ]
+/// Writes what `VkDrmFormatModifierPropertiesListEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkDrmFormatModifierPropertiesListEXT(p: &mut ParamWriter<'_>, s: &vk::DrmFormatModifierPropertiesListEXT) {
+    elements(p, s.p_drm_format_modifier_properties, s.drm_format_modifier_count as usize, &[]);
 }
 
-/// What `VkFragmentShadingRateAttachmentInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkFragmentShadingRateAttachmentInfoKHR(s: &vk::FragmentShadingRateAttachmentInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_fragment_shading_rate_attachment, usize::from(!s.p_fragment_shading_rate_attachment.is_null()), &[(4, 4), (28, 4)]),
-    ]
+/// Writes what `VkFragmentShadingRateAttachmentInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkFragmentShadingRateAttachmentInfoKHR(p: &mut ParamWriter<'_>, s: &vk::FragmentShadingRateAttachmentInfoKHR) {
+    elements(p, s.p_fragment_shading_rate_attachment, usize::from(!s.p_fragment_shading_rate_attachment.is_null()), &[(4, 4), (28, 4)]);
 }
 
-/// What `VkFramebufferAttachmentImageInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkFramebufferAttachmentImageInfo(s: &vk::FramebufferAttachmentImageInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_view_formats, s.view_format_count as usize, &[]),
-    ]
+/// Writes what `VkFramebufferAttachmentImageInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkFramebufferAttachmentImageInfo(p: &mut ParamWriter<'_>, s: &vk::FramebufferAttachmentImageInfo) {
+    elements(p, s.p_view_formats, s.view_format_count as usize, &[]);
 }
 
-/// What `VkFramebufferAttachmentsCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkFramebufferAttachmentsCreateInfo(s: &vk::FramebufferAttachmentsCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_attachment_image_infos, s.attachment_image_info_count as usize, &[(4, 4)]), s.p_attachment_image_infos, s.attachment_image_info_count as usize, nested_VkFramebufferAttachmentImageInfo),
-    ]
+/// Writes what `VkFramebufferAttachmentsCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkFramebufferAttachmentsCreateInfo(p: &mut ParamWriter<'_>, s: &vk::FramebufferAttachmentsCreateInfo) {
+    with_nested(elements(p, s.p_attachment_image_infos, s.attachment_image_info_count as usize, &[(4, 4)]), s.p_attachment_image_infos, s.attachment_image_info_count as usize, nested_VkFramebufferAttachmentImageInfo);
 }
 
-/// What `VkFramebufferCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkFramebufferCreateInfo(s: &vk::FramebufferCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_attachments, s.attachment_count as usize, &[]),
-    ]
+/// Writes what `VkFramebufferCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkFramebufferCreateInfo(p: &mut ParamWriter<'_>, s: &vk::FramebufferCreateInfo) {
+    elements(p, s.p_attachments, s.attachment_count as usize, &[]);
 }
 
-/// What `VkGeneratedCommandsInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkGeneratedCommandsInfoNV(s: &vk::GeneratedCommandsInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_streams, s.stream_count as usize, &[]),
-    ]
+/// Writes what `VkGeneratedCommandsInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkGeneratedCommandsInfoNV(p: &mut ParamWriter<'_>, s: &vk::GeneratedCommandsInfoNV) {
+    elements(p, s.p_streams, s.stream_count as usize, &[]);
 }
 
-/// What `VkGraphicsPipelineCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkGraphicsPipelineCreateInfo(s: &vk::GraphicsPipelineCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_stages, s.stage_count as usize, &[(4, 4)]), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
-        with_nested(elements(s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), &[(4, 4), (36, 4)]), s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), nested_VkPipelineVertexInputStateCreateInfo),
-        elements(s.p_input_assembly_state, usize::from(!s.p_input_assembly_state.is_null()), &[(4, 4), (28, 4)]),
-        elements(s.p_tessellation_state, usize::from(!s.p_tessellation_state.is_null()), &[(4, 4)]),
-        with_nested(elements(s.p_viewport_state, usize::from(!s.p_viewport_state.is_null()), &[(4, 4), (36, 4)]), s.p_viewport_state, usize::from(!s.p_viewport_state.is_null()), nested_VkPipelineViewportStateCreateInfo),
-        elements(s.p_rasterization_state, usize::from(!s.p_rasterization_state.is_null()), &[(4, 4), (60, 4)]),
-        with_nested(elements(s.p_multisample_state, usize::from(!s.p_multisample_state.is_null()), &[(4, 4)]), s.p_multisample_state, usize::from(!s.p_multisample_state.is_null()), nested_VkPipelineMultisampleStateCreateInfo),
-        elements(s.p_depth_stencil_state, usize::from(!s.p_depth_stencil_state.is_null()), &[(4, 4)]),
-        with_nested(elements(s.p_color_blend_state, usize::from(!s.p_color_blend_state.is_null()), &[(4, 4)]), s.p_color_blend_state, usize::from(!s.p_color_blend_state.is_null()), nested_VkPipelineColorBlendStateCreateInfo),
-        with_nested(elements(s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), &[(4, 4)]), s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), nested_VkPipelineDynamicStateCreateInfo),
-    ]
+/// Writes what `VkGraphicsPipelineCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkGraphicsPipelineCreateInfo(p: &mut ParamWriter<'_>, s: &vk::GraphicsPipelineCreateInfo) {
+    with_nested(elements(p, s.p_stages, s.stage_count as usize, &[(4, 4)]), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo);
+    with_nested(elements(p, s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), &[(4, 4), (36, 4)]), s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), nested_VkPipelineVertexInputStateCreateInfo);
+    elements(p, s.p_input_assembly_state, usize::from(!s.p_input_assembly_state.is_null()), &[(4, 4), (28, 4)]);
+    elements(p, s.p_tessellation_state, usize::from(!s.p_tessellation_state.is_null()), &[(4, 4)]);
+    with_nested(elements(p, s.p_viewport_state, usize::from(!s.p_viewport_state.is_null()), &[(4, 4), (36, 4)]), s.p_viewport_state, usize::from(!s.p_viewport_state.is_null()), nested_VkPipelineViewportStateCreateInfo);
+    elements(p, s.p_rasterization_state, usize::from(!s.p_rasterization_state.is_null()), &[(4, 4), (60, 4)]);
+    with_nested(elements(p, s.p_multisample_state, usize::from(!s.p_multisample_state.is_null()), &[(4, 4)]), s.p_multisample_state, usize::from(!s.p_multisample_state.is_null()), nested_VkPipelineMultisampleStateCreateInfo);
+    elements(p, s.p_depth_stencil_state, usize::from(!s.p_depth_stencil_state.is_null()), &[(4, 4)]);
+    with_nested(elements(p, s.p_color_blend_state, usize::from(!s.p_color_blend_state.is_null()), &[(4, 4)]), s.p_color_blend_state, usize::from(!s.p_color_blend_state.is_null()), nested_VkPipelineColorBlendStateCreateInfo);
+    with_nested(elements(p, s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), &[(4, 4)]), s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), nested_VkPipelineDynamicStateCreateInfo);
 }
 
-/// What `VkGraphicsPipelineShaderGroupsCreateInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkGraphicsPipelineShaderGroupsCreateInfoNV(s: &vk::GraphicsPipelineShaderGroupsCreateInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_groups, s.group_count as usize, &[(4, 4), (20, 4)]), s.p_groups, s.group_count as usize, nested_VkGraphicsShaderGroupCreateInfoNV),
-        elements(s.p_pipelines, s.pipeline_count as usize, &[]),
-    ]
+/// Writes what `VkGraphicsPipelineShaderGroupsCreateInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkGraphicsPipelineShaderGroupsCreateInfoNV(p: &mut ParamWriter<'_>, s: &vk::GraphicsPipelineShaderGroupsCreateInfoNV) {
+    with_nested(elements(p, s.p_groups, s.group_count as usize, &[(4, 4), (20, 4)]), s.p_groups, s.group_count as usize, nested_VkGraphicsShaderGroupCreateInfoNV);
+    elements(p, s.p_pipelines, s.pipeline_count as usize, &[]);
 }
 
-/// What `VkGraphicsShaderGroupCreateInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkGraphicsShaderGroupCreateInfoNV(s: &vk::GraphicsShaderGroupCreateInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_stages, s.stage_count as usize, &[(4, 4)]), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
-        with_nested(elements(s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), &[(4, 4), (36, 4)]), s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), nested_VkPipelineVertexInputStateCreateInfo),
-        elements(s.p_tessellation_state, usize::from(!s.p_tessellation_state.is_null()), &[(4, 4)]),
-    ]
+/// Writes what `VkGraphicsShaderGroupCreateInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkGraphicsShaderGroupCreateInfoNV(p: &mut ParamWriter<'_>, s: &vk::GraphicsShaderGroupCreateInfoNV) {
+    with_nested(elements(p, s.p_stages, s.stage_count as usize, &[(4, 4)]), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo);
+    with_nested(elements(p, s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), &[(4, 4), (36, 4)]), s.p_vertex_input_state, usize::from(!s.p_vertex_input_state.is_null()), nested_VkPipelineVertexInputStateCreateInfo);
+    elements(p, s.p_tessellation_state, usize::from(!s.p_tessellation_state.is_null()), &[(4, 4)]);
 }
 
-/// What `VkIOSSurfaceCreateInfoMVK`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkIOSSurfaceCreateInfoMVK(s: &vk::IOSSurfaceCreateInfoMVK) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_view as u64),
-    ]
+/// Writes what `VkIOSSurfaceCreateInfoMVK`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkIOSSurfaceCreateInfoMVK(p: &mut ParamWriter<'_>, s: &vk::IOSSurfaceCreateInfoMVK) {
+    value(p, s.p_view as u64);
 }
 
-/// What `VkImageCompressionControlEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkImageCompressionControlEXT(s: &vk::ImageCompressionControlEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_fixed_rate_flags, s.compression_control_plane_count as usize, &[]),
-    ]
+/// Writes what `VkImageCompressionControlEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkImageCompressionControlEXT(p: &mut ParamWriter<'_>, s: &vk::ImageCompressionControlEXT) {
+    elements(p, s.p_fixed_rate_flags, s.compression_control_plane_count as usize, &[]);
 }
 
-/// What `VkImageConstraintsInfoFUCHSIA`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkImageConstraintsInfoFUCHSIA(s: &vk::ImageConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_format_constraints, s.format_constraints_count as usize, &[(4, 4), (20, 4), (84, 4), (100, 4), (124, 4)]), s.p_format_constraints, s.format_constraints_count as usize, nested_VkImageFormatConstraintsInfoFUCHSIA),
-    ]
+/// Writes what `VkImageConstraintsInfoFUCHSIA`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkImageConstraintsInfoFUCHSIA(p: &mut ParamWriter<'_>, s: &vk::ImageConstraintsInfoFUCHSIA) {
+    with_nested(elements(p, s.p_format_constraints, s.format_constraints_count as usize, &[(4, 4), (20, 4), (84, 4), (100, 4), (124, 4)]), s.p_format_constraints, s.format_constraints_count as usize, nested_VkImageFormatConstraintsInfoFUCHSIA);
 }
 
-/// What `VkImageCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkImageCreateInfo(s: &vk::ImageCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_queue_family_indices, s.queue_family_index_count as usize, &[]),
-    ]
+/// Writes what `VkImageCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkImageCreateInfo(p: &mut ParamWriter<'_>, s: &vk::ImageCreateInfo) {
+    elements(p, s.p_queue_family_indices, s.queue_family_index_count as usize, &[]);
 }
 
-/// What `VkImageDrmFormatModifierExplicitCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkImageDrmFormatModifierExplicitCreateInfoEXT(s: &vk::ImageDrmFormatModifierExplicitCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_plane_layouts, s.drm_format_modifier_plane_count as usize, &[]),
-    ]
+/// Writes what `VkImageDrmFormatModifierExplicitCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkImageDrmFormatModifierExplicitCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::ImageDrmFormatModifierExplicitCreateInfoEXT) {
+    elements(p, s.p_plane_layouts, s.drm_format_modifier_plane_count as usize, &[]);
 }
 
-/// What `VkImageDrmFormatModifierListCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkImageDrmFormatModifierListCreateInfoEXT(s: &vk::ImageDrmFormatModifierListCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_drm_format_modifiers, s.drm_format_modifier_count as usize, &[]),
-    ]
+/// Writes what `VkImageDrmFormatModifierListCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkImageDrmFormatModifierListCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::ImageDrmFormatModifierListCreateInfoEXT) {
+    elements(p, s.p_drm_format_modifiers, s.drm_format_modifier_count as usize, &[]);
 }
 
-/// What `VkImageFormatConstraintsInfoFUCHSIA`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkImageFormatConstraintsInfoFUCHSIA(s: &vk::ImageFormatConstraintsInfoFUCHSIA) -> Vec<VulkanParamT> {
-    vec![
-        group(nested_VkImageCreateInfo(&s.image_create_info)),
-        elements(s.p_color_spaces, s.color_space_count as usize, &[(4, 4), (20, 4)]),
-    ]
+/// Writes what `VkImageFormatConstraintsInfoFUCHSIA`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkImageFormatConstraintsInfoFUCHSIA(p: &mut ParamWriter<'_>, s: &vk::ImageFormatConstraintsInfoFUCHSIA) {
+    group(p, |p| nested_VkImageCreateInfo(p, &s.image_create_info));
+    elements(p, s.p_color_spaces, s.color_space_count as usize, &[(4, 4), (20, 4)]);
 }
 
-/// What `VkImageFormatListCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkImageFormatListCreateInfo(s: &vk::ImageFormatListCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_view_formats, s.view_format_count as usize, &[]),
-    ]
+/// Writes what `VkImageFormatListCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkImageFormatListCreateInfo(p: &mut ParamWriter<'_>, s: &vk::ImageFormatListCreateInfo) {
+    elements(p, s.p_view_formats, s.view_format_count as usize, &[]);
 }
 
-/// What `VkImportMemoryHostPointerInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkImportMemoryHostPointerInfoEXT(s: &vk::ImportMemoryHostPointerInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_host_pointer as u64),
-    ]
+/// Writes what `VkImportMemoryHostPointerInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkImportMemoryHostPointerInfoEXT(p: &mut ParamWriter<'_>, s: &vk::ImportMemoryHostPointerInfoEXT) {
+    value(p, s.p_host_pointer as u64);
 }
 
-/// What `VkIndirectCommandsLayoutCreateInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkIndirectCommandsLayoutCreateInfoNV(s: &vk::IndirectCommandsLayoutCreateInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_tokens, s.token_count as usize, &[(4, 4), (36, 4), (68, 4)]), s.p_tokens, s.token_count as usize, nested_VkIndirectCommandsLayoutTokenNV),
-        elements(s.p_stream_strides, s.stream_count as usize, &[]),
-    ]
+/// Writes what `VkIndirectCommandsLayoutCreateInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkIndirectCommandsLayoutCreateInfoNV(p: &mut ParamWriter<'_>, s: &vk::IndirectCommandsLayoutCreateInfoNV) {
+    with_nested(elements(p, s.p_tokens, s.token_count as usize, &[(4, 4), (36, 4), (68, 4)]), s.p_tokens, s.token_count as usize, nested_VkIndirectCommandsLayoutTokenNV);
+    elements(p, s.p_stream_strides, s.stream_count as usize, &[]);
 }
 
-/// What `VkIndirectCommandsLayoutTokenNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkIndirectCommandsLayoutTokenNV(s: &vk::IndirectCommandsLayoutTokenNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_index_types, s.index_type_count as usize, &[]),
-        elements(s.p_index_type_values, s.index_type_count as usize, &[]),
-    ]
+/// Writes what `VkIndirectCommandsLayoutTokenNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkIndirectCommandsLayoutTokenNV(p: &mut ParamWriter<'_>, s: &vk::IndirectCommandsLayoutTokenNV) {
+    elements(p, s.p_index_types, s.index_type_count as usize, &[]);
+    elements(p, s.p_index_type_values, s.index_type_count as usize, &[]);
 }
 
-/// What `VkInitializePerformanceApiInfoINTEL`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkInitializePerformanceApiInfoINTEL(s: &vk::InitializePerformanceApiInfoINTEL) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_user_data as u64),
-    ]
+/// Writes what `VkInitializePerformanceApiInfoINTEL`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkInitializePerformanceApiInfoINTEL(p: &mut ParamWriter<'_>, s: &vk::InitializePerformanceApiInfoINTEL) {
+    value(p, s.p_user_data as u64);
 }
 
-/// What `VkInstanceCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkInstanceCreateInfo(s: &vk::InstanceCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_application_info, usize::from(!s.p_application_info.is_null()), &[(4, 4), (28, 4)]), s.p_application_info, usize::from(!s.p_application_info.is_null()), nested_VkApplicationInfo),
-        strings(s.pp_enabled_layer_names, s.enabled_layer_count as usize),
-        strings(s.pp_enabled_extension_names, s.enabled_extension_count as usize),
-    ]
+/// Writes what `VkInstanceCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkInstanceCreateInfo(p: &mut ParamWriter<'_>, s: &vk::InstanceCreateInfo) {
+    with_nested(elements(p, s.p_application_info, usize::from(!s.p_application_info.is_null()), &[(4, 4), (28, 4)]), s.p_application_info, usize::from(!s.p_application_info.is_null()), nested_VkApplicationInfo);
+    strings(p, s.pp_enabled_layer_names, s.enabled_layer_count as usize);
+    strings(p, s.pp_enabled_extension_names, s.enabled_extension_count as usize);
 }
 
-/// What `VkMacOSSurfaceCreateInfoMVK`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkMacOSSurfaceCreateInfoMVK(s: &vk::MacOSSurfaceCreateInfoMVK) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_view as u64),
-    ]
+/// Writes what `VkMacOSSurfaceCreateInfoMVK`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkMacOSSurfaceCreateInfoMVK(p: &mut ParamWriter<'_>, s: &vk::MacOSSurfaceCreateInfoMVK) {
+    value(p, s.p_view as u64);
 }
 
-/// What `VkMicromapBuildInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkMicromapBuildInfoEXT(s: &vk::MicromapBuildInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_usage_counts, s.usage_counts_count as usize, &[]),
-        value(s.pp_usage_counts as u64),
-    ]
+/// Writes what `VkMicromapBuildInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkMicromapBuildInfoEXT(p: &mut ParamWriter<'_>, s: &vk::MicromapBuildInfoEXT) {
+    elements(p, s.p_usage_counts, s.usage_counts_count as usize, &[]);
+    value(p, s.pp_usage_counts as u64);
 }
 
-/// What `VkMicromapVersionInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkMicromapVersionInfoEXT(s: &vk::MicromapVersionInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_version_data as u64),
-    ]
+/// Writes what `VkMicromapVersionInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkMicromapVersionInfoEXT(p: &mut ParamWriter<'_>, s: &vk::MicromapVersionInfoEXT) {
+    value(p, s.p_version_data as u64);
 }
 
-/// What `VkMutableDescriptorTypeCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkMutableDescriptorTypeCreateInfoEXT(s: &vk::MutableDescriptorTypeCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_mutable_descriptor_type_lists, s.mutable_descriptor_type_list_count as usize, &[(4, 4)]), s.p_mutable_descriptor_type_lists, s.mutable_descriptor_type_list_count as usize, nested_VkMutableDescriptorTypeListEXT),
-    ]
+/// Writes what `VkMutableDescriptorTypeCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkMutableDescriptorTypeCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::MutableDescriptorTypeCreateInfoEXT) {
+    with_nested(elements(p, s.p_mutable_descriptor_type_lists, s.mutable_descriptor_type_list_count as usize, &[(4, 4)]), s.p_mutable_descriptor_type_lists, s.mutable_descriptor_type_list_count as usize, nested_VkMutableDescriptorTypeListEXT);
 }
 
-/// What `VkMutableDescriptorTypeListEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkMutableDescriptorTypeListEXT(s: &vk::MutableDescriptorTypeListEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_descriptor_types, s.descriptor_type_count as usize, &[]),
-    ]
+/// Writes what `VkMutableDescriptorTypeListEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkMutableDescriptorTypeListEXT(p: &mut ParamWriter<'_>, s: &vk::MutableDescriptorTypeListEXT) {
+    elements(p, s.p_descriptor_types, s.descriptor_type_count as usize, &[]);
 }
 
-/// What `VkNativeBufferANDROID`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkNativeBufferANDROID(s: &vk::NativeBufferANDROID) -> Vec<VulkanParamT> {
-    vec![
-        value(s.handle as u64),
-    ]
+/// Writes what `VkNativeBufferANDROID`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkNativeBufferANDROID(p: &mut ParamWriter<'_>, s: &vk::NativeBufferANDROID) {
+    value(p, s.handle as u64);
 }
 
-/// What `VkOpaqueCaptureDescriptorDataCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkOpaqueCaptureDescriptorDataCreateInfoEXT(s: &vk::OpaqueCaptureDescriptorDataCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        value(s.opaque_capture_descriptor_data as u64),
-    ]
+/// Writes what `VkOpaqueCaptureDescriptorDataCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkOpaqueCaptureDescriptorDataCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::OpaqueCaptureDescriptorDataCreateInfoEXT) {
+    value(p, s.opaque_capture_descriptor_data as u64);
 }
 
-/// What `VkOpticalFlowExecuteInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkOpticalFlowExecuteInfoNV(s: &vk::OpticalFlowExecuteInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_regions, s.region_count as usize, &[]),
-    ]
+/// Writes what `VkOpticalFlowExecuteInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkOpticalFlowExecuteInfoNV(p: &mut ParamWriter<'_>, s: &vk::OpticalFlowExecuteInfoNV) {
+    elements(p, s.p_regions, s.region_count as usize, &[]);
 }
 
-/// What `VkOpticalFlowSessionCreatePrivateDataInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkOpticalFlowSessionCreatePrivateDataInfoNV(s: &vk::OpticalFlowSessionCreatePrivateDataInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_private_data as u64),
-    ]
+/// Writes what `VkOpticalFlowSessionCreatePrivateDataInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkOpticalFlowSessionCreatePrivateDataInfoNV(p: &mut ParamWriter<'_>, s: &vk::OpticalFlowSessionCreatePrivateDataInfoNV) {
+    value(p, s.p_private_data as u64);
 }
 
-/// What `VkPhysicalDeviceImageDrmFormatModifierInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPhysicalDeviceImageDrmFormatModifierInfoEXT(s: &vk::PhysicalDeviceImageDrmFormatModifierInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_queue_family_indices, s.queue_family_index_count as usize, &[]),
-    ]
+/// Writes what `VkPhysicalDeviceImageDrmFormatModifierInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPhysicalDeviceImageDrmFormatModifierInfoEXT(p: &mut ParamWriter<'_>, s: &vk::PhysicalDeviceImageDrmFormatModifierInfoEXT) {
+    elements(p, s.p_queue_family_indices, s.queue_family_index_count as usize, &[]);
 }
 
-/// What `VkPipelineCacheCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineCacheCreateInfo(s: &vk::PipelineCacheCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        bytes_of(s.p_initial_data as *const u8, s.initial_data_size as usize),
-    ]
+/// Writes what `VkPipelineCacheCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineCacheCreateInfo(p: &mut ParamWriter<'_>, s: &vk::PipelineCacheCreateInfo) {
+    bytes_of(p, s.p_initial_data as *const u8, s.initial_data_size as usize);
 }
 
-/// What `VkPipelineColorBlendStateCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineColorBlendStateCreateInfo(s: &vk::PipelineColorBlendStateCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_attachments, s.attachment_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineColorBlendStateCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineColorBlendStateCreateInfo(p: &mut ParamWriter<'_>, s: &vk::PipelineColorBlendStateCreateInfo) {
+    elements(p, s.p_attachments, s.attachment_count as usize, &[]);
 }
 
-/// What `VkPipelineColorWriteCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineColorWriteCreateInfoEXT(s: &vk::PipelineColorWriteCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_color_write_enables, s.attachment_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineColorWriteCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineColorWriteCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::PipelineColorWriteCreateInfoEXT) {
+    elements(p, s.p_color_write_enables, s.attachment_count as usize, &[]);
 }
 
-/// What `VkPipelineCoverageModulationStateCreateInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineCoverageModulationStateCreateInfoNV(s: &vk::PipelineCoverageModulationStateCreateInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_coverage_modulation_table, s.coverage_modulation_table_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineCoverageModulationStateCreateInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineCoverageModulationStateCreateInfoNV(p: &mut ParamWriter<'_>, s: &vk::PipelineCoverageModulationStateCreateInfoNV) {
+    elements(p, s.p_coverage_modulation_table, s.coverage_modulation_table_count as usize, &[]);
 }
 
-/// What `VkPipelineCreationFeedbackCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineCreationFeedbackCreateInfo(s: &vk::PipelineCreationFeedbackCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_pipeline_creation_feedback, usize::from(!s.p_pipeline_creation_feedback.is_null()), &[(4, 4)]),
-        elements(s.p_pipeline_stage_creation_feedbacks, s.pipeline_stage_creation_feedback_count as usize, &[(4, 4)]),
-    ]
+/// Writes what `VkPipelineCreationFeedbackCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineCreationFeedbackCreateInfo(p: &mut ParamWriter<'_>, s: &vk::PipelineCreationFeedbackCreateInfo) {
+    elements(p, s.p_pipeline_creation_feedback, usize::from(!s.p_pipeline_creation_feedback.is_null()), &[(4, 4)]);
+    elements(p, s.p_pipeline_stage_creation_feedbacks, s.pipeline_stage_creation_feedback_count as usize, &[(4, 4)]);
 }
 
-/// What `VkPipelineDiscardRectangleStateCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineDiscardRectangleStateCreateInfoEXT(s: &vk::PipelineDiscardRectangleStateCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_discard_rectangles, s.discard_rectangle_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineDiscardRectangleStateCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineDiscardRectangleStateCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::PipelineDiscardRectangleStateCreateInfoEXT) {
+    elements(p, s.p_discard_rectangles, s.discard_rectangle_count as usize, &[]);
 }
 
-/// What `VkPipelineDynamicStateCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineDynamicStateCreateInfo(s: &vk::PipelineDynamicStateCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_dynamic_states, s.dynamic_state_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineDynamicStateCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineDynamicStateCreateInfo(p: &mut ParamWriter<'_>, s: &vk::PipelineDynamicStateCreateInfo) {
+    elements(p, s.p_dynamic_states, s.dynamic_state_count as usize, &[]);
 }
 
-/// What `VkPipelineExecutableInternalRepresentationKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineExecutableInternalRepresentationKHR(s: &vk::PipelineExecutableInternalRepresentationKHR) -> Vec<VulkanParamT> {
-    vec![
-        bytes_of(s.p_data as *const u8, s.data_size as usize),
-    ]
+/// Writes what `VkPipelineExecutableInternalRepresentationKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineExecutableInternalRepresentationKHR(p: &mut ParamWriter<'_>, s: &vk::PipelineExecutableInternalRepresentationKHR) {
+    bytes_of(p, s.p_data as *const u8, s.data_size as usize);
 }
 
-/// What `VkPipelineLayoutCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineLayoutCreateInfo(s: &vk::PipelineLayoutCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_set_layouts, s.set_layout_count as usize, &[]),
-        elements(s.p_push_constant_ranges, s.push_constant_range_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineLayoutCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineLayoutCreateInfo(p: &mut ParamWriter<'_>, s: &vk::PipelineLayoutCreateInfo) {
+    elements(p, s.p_set_layouts, s.set_layout_count as usize, &[]);
+    elements(p, s.p_push_constant_ranges, s.push_constant_range_count as usize, &[]);
 }
 
-/// What `VkPipelineLibraryCreateInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineLibraryCreateInfoKHR(s: &vk::PipelineLibraryCreateInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_libraries, s.library_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineLibraryCreateInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineLibraryCreateInfoKHR(p: &mut ParamWriter<'_>, s: &vk::PipelineLibraryCreateInfoKHR) {
+    elements(p, s.p_libraries, s.library_count as usize, &[]);
 }
 
-/// What `VkPipelineMultisampleStateCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineMultisampleStateCreateInfo(s: &vk::PipelineMultisampleStateCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_sample_mask as u64),
-    ]
+/// Writes what `VkPipelineMultisampleStateCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineMultisampleStateCreateInfo(p: &mut ParamWriter<'_>, s: &vk::PipelineMultisampleStateCreateInfo) {
+    value(p, s.p_sample_mask as u64);
 }
 
-/// What `VkPipelineRenderingCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineRenderingCreateInfo(s: &vk::PipelineRenderingCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_color_attachment_formats, s.color_attachment_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineRenderingCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineRenderingCreateInfo(p: &mut ParamWriter<'_>, s: &vk::PipelineRenderingCreateInfo) {
+    elements(p, s.p_color_attachment_formats, s.color_attachment_count as usize, &[]);
 }
 
-/// What `VkPipelineSampleLocationsStateCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineSampleLocationsStateCreateInfoEXT(s: &vk::PipelineSampleLocationsStateCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        group(nested_VkSampleLocationsInfoEXT(&s.sample_locations_info)),
-    ]
+/// Writes what `VkPipelineSampleLocationsStateCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineSampleLocationsStateCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::PipelineSampleLocationsStateCreateInfoEXT) {
+    group(p, |p| nested_VkSampleLocationsInfoEXT(p, &s.sample_locations_info));
 }
 
-/// What `VkPipelineShaderStageCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineShaderStageCreateInfo(s: &vk::PipelineShaderStageCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        string(s.p_name),
-        with_nested(elements(s.p_specialization_info, usize::from(!s.p_specialization_info.is_null()), &[(4, 4)]), s.p_specialization_info, usize::from(!s.p_specialization_info.is_null()), nested_VkSpecializationInfo),
-    ]
+/// Writes what `VkPipelineShaderStageCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineShaderStageCreateInfo(p: &mut ParamWriter<'_>, s: &vk::PipelineShaderStageCreateInfo) {
+    string(p, s.p_name);
+    with_nested(elements(p, s.p_specialization_info, usize::from(!s.p_specialization_info.is_null()), &[(4, 4)]), s.p_specialization_info, usize::from(!s.p_specialization_info.is_null()), nested_VkSpecializationInfo);
 }
 
-/// What `VkPipelineShaderStageModuleIdentifierCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineShaderStageModuleIdentifierCreateInfoEXT(s: &vk::PipelineShaderStageModuleIdentifierCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_identifier, s.identifier_size as usize, &[]),
-    ]
+/// Writes what `VkPipelineShaderStageModuleIdentifierCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineShaderStageModuleIdentifierCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::PipelineShaderStageModuleIdentifierCreateInfoEXT) {
+    elements(p, s.p_identifier, s.identifier_size as usize, &[]);
 }
 
-/// What `VkPipelineVertexInputDivisorStateCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineVertexInputDivisorStateCreateInfoEXT(s: &vk::PipelineVertexInputDivisorStateCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_vertex_binding_divisors, s.vertex_binding_divisor_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineVertexInputDivisorStateCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineVertexInputDivisorStateCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::PipelineVertexInputDivisorStateCreateInfoEXT) {
+    elements(p, s.p_vertex_binding_divisors, s.vertex_binding_divisor_count as usize, &[]);
 }
 
-/// What `VkPipelineVertexInputStateCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineVertexInputStateCreateInfo(s: &vk::PipelineVertexInputStateCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_vertex_binding_descriptions, s.vertex_binding_description_count as usize, &[]),
-        elements(s.p_vertex_attribute_descriptions, s.vertex_attribute_description_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineVertexInputStateCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineVertexInputStateCreateInfo(p: &mut ParamWriter<'_>, s: &vk::PipelineVertexInputStateCreateInfo) {
+    elements(p, s.p_vertex_binding_descriptions, s.vertex_binding_description_count as usize, &[]);
+    elements(p, s.p_vertex_attribute_descriptions, s.vertex_attribute_description_count as usize, &[]);
 }
 
-/// What `VkPipelineViewportCoarseSampleOrderStateCreateInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineViewportCoarseSampleOrderStateCreateInfoNV(s: &vk::PipelineViewportCoarseSampleOrderStateCreateInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_custom_sample_orders, s.custom_sample_order_count as usize, &[(12, 4)]), s.p_custom_sample_orders, s.custom_sample_order_count as usize, nested_VkCoarseSampleOrderCustomNV),
-    ]
+/// Writes what `VkPipelineViewportCoarseSampleOrderStateCreateInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineViewportCoarseSampleOrderStateCreateInfoNV(p: &mut ParamWriter<'_>, s: &vk::PipelineViewportCoarseSampleOrderStateCreateInfoNV) {
+    with_nested(elements(p, s.p_custom_sample_orders, s.custom_sample_order_count as usize, &[(12, 4)]), s.p_custom_sample_orders, s.custom_sample_order_count as usize, nested_VkCoarseSampleOrderCustomNV);
 }
 
-/// What `VkPipelineViewportExclusiveScissorStateCreateInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineViewportExclusiveScissorStateCreateInfoNV(s: &vk::PipelineViewportExclusiveScissorStateCreateInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_exclusive_scissors, s.exclusive_scissor_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineViewportExclusiveScissorStateCreateInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineViewportExclusiveScissorStateCreateInfoNV(p: &mut ParamWriter<'_>, s: &vk::PipelineViewportExclusiveScissorStateCreateInfoNV) {
+    elements(p, s.p_exclusive_scissors, s.exclusive_scissor_count as usize, &[]);
 }
 
-/// What `VkPipelineViewportShadingRateImageStateCreateInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineViewportShadingRateImageStateCreateInfoNV(s: &vk::PipelineViewportShadingRateImageStateCreateInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_shading_rate_palettes, s.viewport_count as usize, &[(4, 4)]), s.p_shading_rate_palettes, s.viewport_count as usize, nested_VkShadingRatePaletteNV),
-    ]
+/// Writes what `VkPipelineViewportShadingRateImageStateCreateInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineViewportShadingRateImageStateCreateInfoNV(p: &mut ParamWriter<'_>, s: &vk::PipelineViewportShadingRateImageStateCreateInfoNV) {
+    with_nested(elements(p, s.p_shading_rate_palettes, s.viewport_count as usize, &[(4, 4)]), s.p_shading_rate_palettes, s.viewport_count as usize, nested_VkShadingRatePaletteNV);
 }
 
-/// What `VkPipelineViewportStateCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineViewportStateCreateInfo(s: &vk::PipelineViewportStateCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_viewports, s.viewport_count as usize, &[]),
-        elements(s.p_scissors, s.scissor_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineViewportStateCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineViewportStateCreateInfo(p: &mut ParamWriter<'_>, s: &vk::PipelineViewportStateCreateInfo) {
+    elements(p, s.p_viewports, s.viewport_count as usize, &[]);
+    elements(p, s.p_scissors, s.scissor_count as usize, &[]);
 }
 
-/// What `VkPipelineViewportSwizzleStateCreateInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineViewportSwizzleStateCreateInfoNV(s: &vk::PipelineViewportSwizzleStateCreateInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_viewport_swizzles, s.viewport_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineViewportSwizzleStateCreateInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineViewportSwizzleStateCreateInfoNV(p: &mut ParamWriter<'_>, s: &vk::PipelineViewportSwizzleStateCreateInfoNV) {
+    elements(p, s.p_viewport_swizzles, s.viewport_count as usize, &[]);
 }
 
-/// What `VkPipelineViewportWScalingStateCreateInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPipelineViewportWScalingStateCreateInfoNV(s: &vk::PipelineViewportWScalingStateCreateInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_viewport_w_scalings, s.viewport_count as usize, &[]),
-    ]
+/// Writes what `VkPipelineViewportWScalingStateCreateInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPipelineViewportWScalingStateCreateInfoNV(p: &mut ParamWriter<'_>, s: &vk::PipelineViewportWScalingStateCreateInfoNV) {
+    elements(p, s.p_viewport_w_scalings, s.viewport_count as usize, &[]);
 }
 
-/// What `VkPresentIdKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPresentIdKHR(s: &vk::PresentIdKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_present_ids, s.swapchain_count as usize, &[]),
-    ]
+/// Writes what `VkPresentIdKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPresentIdKHR(p: &mut ParamWriter<'_>, s: &vk::PresentIdKHR) {
+    elements(p, s.p_present_ids, s.swapchain_count as usize, &[]);
 }
 
-/// What `VkPresentInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPresentInfoKHR(s: &vk::PresentInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_wait_semaphores, s.wait_semaphore_count as usize, &[]),
-        elements(s.p_swapchains, s.swapchain_count as usize, &[]),
-        elements(s.p_image_indices, s.swapchain_count as usize, &[]),
-        elements(s.p_results, s.swapchain_count as usize, &[]),
-    ]
+/// Writes what `VkPresentInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPresentInfoKHR(p: &mut ParamWriter<'_>, s: &vk::PresentInfoKHR) {
+    elements(p, s.p_wait_semaphores, s.wait_semaphore_count as usize, &[]);
+    elements(p, s.p_swapchains, s.swapchain_count as usize, &[]);
+    elements(p, s.p_image_indices, s.swapchain_count as usize, &[]);
+    elements(p, s.p_results, s.swapchain_count as usize, &[]);
 }
 
-/// What `VkPresentRegionKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPresentRegionKHR(s: &vk::PresentRegionKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_rectangles, s.rectangle_count as usize, &[]),
-    ]
+/// Writes what `VkPresentRegionKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPresentRegionKHR(p: &mut ParamWriter<'_>, s: &vk::PresentRegionKHR) {
+    elements(p, s.p_rectangles, s.rectangle_count as usize, &[]);
 }
 
-/// What `VkPresentRegionsKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPresentRegionsKHR(s: &vk::PresentRegionsKHR) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_regions, s.swapchain_count as usize, &[(4, 4)]), s.p_regions, s.swapchain_count as usize, nested_VkPresentRegionKHR),
-    ]
+/// Writes what `VkPresentRegionsKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPresentRegionsKHR(p: &mut ParamWriter<'_>, s: &vk::PresentRegionsKHR) {
+    with_nested(elements(p, s.p_regions, s.swapchain_count as usize, &[(4, 4)]), s.p_regions, s.swapchain_count as usize, nested_VkPresentRegionKHR);
 }
 
-/// What `VkPresentTimesInfoGOOGLE`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkPresentTimesInfoGOOGLE(s: &vk::PresentTimesInfoGOOGLE) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_times, s.swapchain_count as usize, &[(4, 4)]),
-    ]
+/// Writes what `VkPresentTimesInfoGOOGLE`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkPresentTimesInfoGOOGLE(p: &mut ParamWriter<'_>, s: &vk::PresentTimesInfoGOOGLE) {
+    elements(p, s.p_times, s.swapchain_count as usize, &[(4, 4)]);
 }
 
-/// What `VkQueryPoolPerformanceCreateInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkQueryPoolPerformanceCreateInfoKHR(s: &vk::QueryPoolPerformanceCreateInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_counter_indices, s.counter_index_count as usize, &[]),
-    ]
+/// Writes what `VkQueryPoolPerformanceCreateInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkQueryPoolPerformanceCreateInfoKHR(p: &mut ParamWriter<'_>, s: &vk::QueryPoolPerformanceCreateInfoKHR) {
+    elements(p, s.p_counter_indices, s.counter_index_count as usize, &[]);
 }
 
-/// What `VkRayTracingPipelineCreateInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkRayTracingPipelineCreateInfoKHR(s: &vk::RayTracingPipelineCreateInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_stages, s.stage_count as usize, &[(4, 4)]), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
-        with_nested(elements(s.p_groups, s.group_count as usize, &[(4, 4), (36, 4)]), s.p_groups, s.group_count as usize, nested_VkRayTracingShaderGroupCreateInfoKHR),
-        with_nested(elements(s.p_library_info, usize::from(!s.p_library_info.is_null()), &[(4, 4), (20, 4)]), s.p_library_info, usize::from(!s.p_library_info.is_null()), nested_VkPipelineLibraryCreateInfoKHR),
-        elements(s.p_library_interface, usize::from(!s.p_library_interface.is_null()), &[(4, 4)]),
-        with_nested(elements(s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), &[(4, 4)]), s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), nested_VkPipelineDynamicStateCreateInfo),
-    ]
+/// Writes what `VkRayTracingPipelineCreateInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkRayTracingPipelineCreateInfoKHR(p: &mut ParamWriter<'_>, s: &vk::RayTracingPipelineCreateInfoKHR) {
+    with_nested(elements(p, s.p_stages, s.stage_count as usize, &[(4, 4)]), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo);
+    with_nested(elements(p, s.p_groups, s.group_count as usize, &[(4, 4), (36, 4)]), s.p_groups, s.group_count as usize, nested_VkRayTracingShaderGroupCreateInfoKHR);
+    with_nested(elements(p, s.p_library_info, usize::from(!s.p_library_info.is_null()), &[(4, 4), (20, 4)]), s.p_library_info, usize::from(!s.p_library_info.is_null()), nested_VkPipelineLibraryCreateInfoKHR);
+    elements(p, s.p_library_interface, usize::from(!s.p_library_interface.is_null()), &[(4, 4)]);
+    with_nested(elements(p, s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), &[(4, 4)]), s.p_dynamic_state, usize::from(!s.p_dynamic_state.is_null()), nested_VkPipelineDynamicStateCreateInfo);
 }
 
-/// What `VkRayTracingPipelineCreateInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkRayTracingPipelineCreateInfoNV(s: &vk::RayTracingPipelineCreateInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        with_nested(elements(s.p_stages, s.stage_count as usize, &[(4, 4)]), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo),
-        elements(s.p_groups, s.group_count as usize, &[(4, 4), (36, 4)]),
-    ]
+/// Writes what `VkRayTracingPipelineCreateInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkRayTracingPipelineCreateInfoNV(p: &mut ParamWriter<'_>, s: &vk::RayTracingPipelineCreateInfoNV) {
+    with_nested(elements(p, s.p_stages, s.stage_count as usize, &[(4, 4)]), s.p_stages, s.stage_count as usize, nested_VkPipelineShaderStageCreateInfo);
+    elements(p, s.p_groups, s.group_count as usize, &[(4, 4), (36, 4)]);
 }
 
-/// What `VkRayTracingShaderGroupCreateInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkRayTracingShaderGroupCreateInfoKHR(s: &vk::RayTracingShaderGroupCreateInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_shader_group_capture_replay_handle as u64),
-    ]
+/// Writes what `VkRayTracingShaderGroupCreateInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkRayTracingShaderGroupCreateInfoKHR(p: &mut ParamWriter<'_>, s: &vk::RayTracingShaderGroupCreateInfoKHR) {
+    value(p, s.p_shader_group_capture_replay_handle as u64);
 }
 
-/// What `VkReleaseSwapchainImagesInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkReleaseSwapchainImagesInfoEXT(s: &vk::ReleaseSwapchainImagesInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_image_indices, s.image_index_count as usize, &[]),
-    ]
+/// Writes what `VkReleaseSwapchainImagesInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkReleaseSwapchainImagesInfoEXT(p: &mut ParamWriter<'_>, s: &vk::ReleaseSwapchainImagesInfoEXT) {
+    elements(p, s.p_image_indices, s.image_index_count as usize, &[]);
 }
 
-/// What `VkRenderPassAttachmentBeginInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkRenderPassAttachmentBeginInfo(s: &vk::RenderPassAttachmentBeginInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_attachments, s.attachment_count as usize, &[]),
-    ]
+/// Writes what `VkRenderPassAttachmentBeginInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkRenderPassAttachmentBeginInfo(p: &mut ParamWriter<'_>, s: &vk::RenderPassAttachmentBeginInfo) {
+    elements(p, s.p_attachments, s.attachment_count as usize, &[]);
 }
 
-/// What `VkRenderPassBeginInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkRenderPassBeginInfo(s: &vk::RenderPassBeginInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_clear_values, s.clear_value_count as usize, &[]),
-    ]
+/// Writes what `VkRenderPassBeginInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkRenderPassBeginInfo(p: &mut ParamWriter<'_>, s: &vk::RenderPassBeginInfo) {
+    elements(p, s.p_clear_values, s.clear_value_count as usize, &[]);
 }
 
-/// What `VkRenderPassCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkRenderPassCreateInfo(s: &vk::RenderPassCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_attachments, s.attachment_count as usize, &[]),
-        with_nested(elements(s.p_subpasses, s.subpass_count as usize, &[(12, 4), (28, 4), (60, 4)]), s.p_subpasses, s.subpass_count as usize, nested_VkSubpassDescription),
-        elements(s.p_dependencies, s.dependency_count as usize, &[]),
-    ]
+/// Writes what `VkRenderPassCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkRenderPassCreateInfo(p: &mut ParamWriter<'_>, s: &vk::RenderPassCreateInfo) {
+    elements(p, s.p_attachments, s.attachment_count as usize, &[]);
+    with_nested(elements(p, s.p_subpasses, s.subpass_count as usize, &[(12, 4), (28, 4), (60, 4)]), s.p_subpasses, s.subpass_count as usize, nested_VkSubpassDescription);
+    elements(p, s.p_dependencies, s.dependency_count as usize, &[]);
 }
 
-/// What `VkRenderPassCreateInfo2`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkRenderPassCreateInfo2(s: &vk::RenderPassCreateInfo2) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_attachments, s.attachment_count as usize, &[(4, 4), (52, 4)]),
-        with_nested(elements(s.p_subpasses, s.subpass_count as usize, &[(4, 4), (44, 4), (76, 4)]), s.p_subpasses, s.subpass_count as usize, nested_VkSubpassDescription2),
-        elements(s.p_dependencies, s.dependency_count as usize, &[(4, 4)]),
-        elements(s.p_correlated_view_masks, s.correlated_view_mask_count as usize, &[]),
-    ]
+/// Writes what `VkRenderPassCreateInfo2`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkRenderPassCreateInfo2(p: &mut ParamWriter<'_>, s: &vk::RenderPassCreateInfo2) {
+    elements(p, s.p_attachments, s.attachment_count as usize, &[(4, 4), (52, 4)]);
+    with_nested(elements(p, s.p_subpasses, s.subpass_count as usize, &[(4, 4), (44, 4), (76, 4)]), s.p_subpasses, s.subpass_count as usize, nested_VkSubpassDescription2);
+    elements(p, s.p_dependencies, s.dependency_count as usize, &[(4, 4)]);
+    elements(p, s.p_correlated_view_masks, s.correlated_view_mask_count as usize, &[]);
 }
 
-/// What `VkRenderPassCreationFeedbackCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkRenderPassCreationFeedbackCreateInfoEXT(s: &vk::RenderPassCreationFeedbackCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_render_pass_feedback, usize::from(!s.p_render_pass_feedback.is_null()), &[]),
-    ]
+/// Writes what `VkRenderPassCreationFeedbackCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkRenderPassCreationFeedbackCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::RenderPassCreationFeedbackCreateInfoEXT) {
+    elements(p, s.p_render_pass_feedback, usize::from(!s.p_render_pass_feedback.is_null()), &[]);
 }
 
-/// What `VkRenderPassInputAttachmentAspectCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkRenderPassInputAttachmentAspectCreateInfo(s: &vk::RenderPassInputAttachmentAspectCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_aspect_references, s.aspect_reference_count as usize, &[]),
-    ]
+/// Writes what `VkRenderPassInputAttachmentAspectCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkRenderPassInputAttachmentAspectCreateInfo(p: &mut ParamWriter<'_>, s: &vk::RenderPassInputAttachmentAspectCreateInfo) {
+    elements(p, s.p_aspect_references, s.aspect_reference_count as usize, &[]);
 }
 
-/// What `VkRenderPassMultiviewCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkRenderPassMultiviewCreateInfo(s: &vk::RenderPassMultiviewCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_view_masks, s.subpass_count as usize, &[]),
-        elements(s.p_view_offsets, s.dependency_count as usize, &[]),
-        elements(s.p_correlation_masks, s.correlation_mask_count as usize, &[]),
-    ]
+/// Writes what `VkRenderPassMultiviewCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkRenderPassMultiviewCreateInfo(p: &mut ParamWriter<'_>, s: &vk::RenderPassMultiviewCreateInfo) {
+    elements(p, s.p_view_masks, s.subpass_count as usize, &[]);
+    elements(p, s.p_view_offsets, s.dependency_count as usize, &[]);
+    elements(p, s.p_correlation_masks, s.correlation_mask_count as usize, &[]);
 }
 
-/// What `VkRenderPassSampleLocationsBeginInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkRenderPassSampleLocationsBeginInfoEXT(s: &vk::RenderPassSampleLocationsBeginInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_attachment_initial_sample_locations, s.attachment_initial_sample_locations_count as usize, &[(4, 4), (12, 4)]),
-        elements(s.p_post_subpass_sample_locations, s.post_subpass_sample_locations_count as usize, &[(4, 4), (12, 4)]),
-    ]
+/// Writes what `VkRenderPassSampleLocationsBeginInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkRenderPassSampleLocationsBeginInfoEXT(p: &mut ParamWriter<'_>, s: &vk::RenderPassSampleLocationsBeginInfoEXT) {
+    elements(p, s.p_attachment_initial_sample_locations, s.attachment_initial_sample_locations_count as usize, &[(4, 4), (12, 4)]);
+    elements(p, s.p_post_subpass_sample_locations, s.post_subpass_sample_locations_count as usize, &[(4, 4), (12, 4)]);
 }
 
-/// What `VkRenderPassSubpassFeedbackCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkRenderPassSubpassFeedbackCreateInfoEXT(s: &vk::RenderPassSubpassFeedbackCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_subpass_feedback, usize::from(!s.p_subpass_feedback.is_null()), &[]),
-    ]
+/// Writes what `VkRenderPassSubpassFeedbackCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkRenderPassSubpassFeedbackCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::RenderPassSubpassFeedbackCreateInfoEXT) {
+    elements(p, s.p_subpass_feedback, usize::from(!s.p_subpass_feedback.is_null()), &[]);
 }
 
-/// What `VkRenderingInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkRenderingInfo(s: &vk::RenderingInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_color_attachments, s.color_attachment_count as usize, &[(4, 4), (68, 4)]),
-        elements(s.p_depth_attachment, usize::from(!s.p_depth_attachment.is_null()), &[(4, 4), (68, 4)]),
-        elements(s.p_stencil_attachment, usize::from(!s.p_stencil_attachment.is_null()), &[(4, 4), (68, 4)]),
-    ]
+/// Writes what `VkRenderingInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkRenderingInfo(p: &mut ParamWriter<'_>, s: &vk::RenderingInfo) {
+    elements(p, s.p_color_attachments, s.color_attachment_count as usize, &[(4, 4), (68, 4)]);
+    elements(p, s.p_depth_attachment, usize::from(!s.p_depth_attachment.is_null()), &[(4, 4), (68, 4)]);
+    elements(p, s.p_stencil_attachment, usize::from(!s.p_stencil_attachment.is_null()), &[(4, 4), (68, 4)]);
 }
 
-/// What `VkResolveImageInfo2`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkResolveImageInfo2(s: &vk::ResolveImageInfo2) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_regions, s.region_count as usize, &[(4, 4), (84, 4)]),
-    ]
+/// Writes what `VkResolveImageInfo2`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkResolveImageInfo2(p: &mut ParamWriter<'_>, s: &vk::ResolveImageInfo2) {
+    elements(p, s.p_regions, s.region_count as usize, &[(4, 4), (84, 4)]);
 }
 
-/// What `VkSampleLocationsInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSampleLocationsInfoEXT(s: &vk::SampleLocationsInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_sample_locations, s.sample_locations_count as usize, &[]),
-    ]
+/// Writes what `VkSampleLocationsInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSampleLocationsInfoEXT(p: &mut ParamWriter<'_>, s: &vk::SampleLocationsInfoEXT) {
+    elements(p, s.p_sample_locations, s.sample_locations_count as usize, &[]);
 }
 
-/// What `VkSemaphoreWaitInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSemaphoreWaitInfo(s: &vk::SemaphoreWaitInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_semaphores, s.semaphore_count as usize, &[]),
-        elements(s.p_values, s.semaphore_count as usize, &[]),
-    ]
+/// Writes what `VkSemaphoreWaitInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSemaphoreWaitInfo(p: &mut ParamWriter<'_>, s: &vk::SemaphoreWaitInfo) {
+    elements(p, s.p_semaphores, s.semaphore_count as usize, &[]);
+    elements(p, s.p_values, s.semaphore_count as usize, &[]);
 }
 
-/// What `VkShaderModuleCreateInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkShaderModuleCreateInfo(s: &vk::ShaderModuleCreateInfo) -> Vec<VulkanParamT> {
-    vec![
-        value(s.p_code as u64),
-    ]
+/// Writes what `VkShaderModuleCreateInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkShaderModuleCreateInfo(p: &mut ParamWriter<'_>, s: &vk::ShaderModuleCreateInfo) {
+    value(p, s.p_code as u64);
 }
 
-/// What `VkShadingRatePaletteNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkShadingRatePaletteNV(s: &vk::ShadingRatePaletteNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_shading_rate_palette_entries, s.shading_rate_palette_entry_count as usize, &[]),
-    ]
+/// Writes what `VkShadingRatePaletteNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkShadingRatePaletteNV(p: &mut ParamWriter<'_>, s: &vk::ShadingRatePaletteNV) {
+    elements(p, s.p_shading_rate_palette_entries, s.shading_rate_palette_entry_count as usize, &[]);
 }
 
-/// What `VkSparseBufferMemoryBindInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSparseBufferMemoryBindInfo(s: &vk::SparseBufferMemoryBindInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_binds, s.bind_count as usize, &[(36, 4)]),
-    ]
+/// Writes what `VkSparseBufferMemoryBindInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSparseBufferMemoryBindInfo(p: &mut ParamWriter<'_>, s: &vk::SparseBufferMemoryBindInfo) {
+    elements(p, s.p_binds, s.bind_count as usize, &[(36, 4)]);
 }
 
-/// What `VkSparseImageMemoryBindInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSparseImageMemoryBindInfo(s: &vk::SparseImageMemoryBindInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_binds, s.bind_count as usize, &[(36, 4), (60, 4)]),
-    ]
+/// Writes what `VkSparseImageMemoryBindInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSparseImageMemoryBindInfo(p: &mut ParamWriter<'_>, s: &vk::SparseImageMemoryBindInfo) {
+    elements(p, s.p_binds, s.bind_count as usize, &[(36, 4), (60, 4)]);
 }
 
-/// What `VkSparseImageOpaqueMemoryBindInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSparseImageOpaqueMemoryBindInfo(s: &vk::SparseImageOpaqueMemoryBindInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_binds, s.bind_count as usize, &[(36, 4)]),
-    ]
+/// Writes what `VkSparseImageOpaqueMemoryBindInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSparseImageOpaqueMemoryBindInfo(p: &mut ParamWriter<'_>, s: &vk::SparseImageOpaqueMemoryBindInfo) {
+    elements(p, s.p_binds, s.bind_count as usize, &[(36, 4)]);
 }
 
-/// What `VkSpecializationInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSpecializationInfo(s: &vk::SpecializationInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_map_entries, s.map_entry_count as usize, &[]),
-        bytes_of(s.p_data as *const u8, s.data_size as usize),
-    ]
+/// Writes what `VkSpecializationInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSpecializationInfo(p: &mut ParamWriter<'_>, s: &vk::SpecializationInfo) {
+    elements(p, s.p_map_entries, s.map_entry_count as usize, &[]);
+    bytes_of(p, s.p_data as *const u8, s.data_size as usize);
 }
 
-/// What `VkSubmitInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSubmitInfo(s: &vk::SubmitInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_wait_semaphores, s.wait_semaphore_count as usize, &[]),
-        elements(s.p_wait_dst_stage_mask, s.wait_semaphore_count as usize, &[]),
-        elements(s.p_command_buffers, s.command_buffer_count as usize, &[]),
-        elements(s.p_signal_semaphores, s.signal_semaphore_count as usize, &[]),
-    ]
+/// Writes what `VkSubmitInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSubmitInfo(p: &mut ParamWriter<'_>, s: &vk::SubmitInfo) {
+    elements(p, s.p_wait_semaphores, s.wait_semaphore_count as usize, &[]);
+    elements(p, s.p_wait_dst_stage_mask, s.wait_semaphore_count as usize, &[]);
+    elements(p, s.p_command_buffers, s.command_buffer_count as usize, &[]);
+    elements(p, s.p_signal_semaphores, s.signal_semaphore_count as usize, &[]);
 }
 
-/// What `VkSubmitInfo2`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSubmitInfo2(s: &vk::SubmitInfo2) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_wait_semaphore_infos, s.wait_semaphore_info_count as usize, &[(4, 4), (44, 4)]),
-        elements(s.p_command_buffer_infos, s.command_buffer_info_count as usize, &[(4, 4), (28, 4)]),
-        elements(s.p_signal_semaphore_infos, s.signal_semaphore_info_count as usize, &[(4, 4), (44, 4)]),
-    ]
+/// Writes what `VkSubmitInfo2`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSubmitInfo2(p: &mut ParamWriter<'_>, s: &vk::SubmitInfo2) {
+    elements(p, s.p_wait_semaphore_infos, s.wait_semaphore_info_count as usize, &[(4, 4), (44, 4)]);
+    elements(p, s.p_command_buffer_infos, s.command_buffer_info_count as usize, &[(4, 4), (28, 4)]);
+    elements(p, s.p_signal_semaphore_infos, s.signal_semaphore_info_count as usize, &[(4, 4), (44, 4)]);
 }
 
-/// What `VkSubpassDescription`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSubpassDescription(s: &vk::SubpassDescription) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_input_attachments, s.input_attachment_count as usize, &[]),
-        elements(s.p_color_attachments, s.color_attachment_count as usize, &[]),
-        elements(s.p_resolve_attachments, s.color_attachment_count as usize, &[]),
-        elements(s.p_depth_stencil_attachment, usize::from(!s.p_depth_stencil_attachment.is_null()), &[]),
-        elements(s.p_preserve_attachments, s.preserve_attachment_count as usize, &[]),
-    ]
+/// Writes what `VkSubpassDescription`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSubpassDescription(p: &mut ParamWriter<'_>, s: &vk::SubpassDescription) {
+    elements(p, s.p_input_attachments, s.input_attachment_count as usize, &[]);
+    elements(p, s.p_color_attachments, s.color_attachment_count as usize, &[]);
+    elements(p, s.p_resolve_attachments, s.color_attachment_count as usize, &[]);
+    elements(p, s.p_depth_stencil_attachment, usize::from(!s.p_depth_stencil_attachment.is_null()), &[]);
+    elements(p, s.p_preserve_attachments, s.preserve_attachment_count as usize, &[]);
 }
 
-/// What `VkSubpassDescription2`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSubpassDescription2(s: &vk::SubpassDescription2) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_input_attachments, s.input_attachment_count as usize, &[(4, 4), (28, 4)]),
-        elements(s.p_color_attachments, s.color_attachment_count as usize, &[(4, 4), (28, 4)]),
-        elements(s.p_resolve_attachments, s.color_attachment_count as usize, &[(4, 4), (28, 4)]),
-        elements(s.p_depth_stencil_attachment, usize::from(!s.p_depth_stencil_attachment.is_null()), &[(4, 4), (28, 4)]),
-        elements(s.p_preserve_attachments, s.preserve_attachment_count as usize, &[]),
-    ]
+/// Writes what `VkSubpassDescription2`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSubpassDescription2(p: &mut ParamWriter<'_>, s: &vk::SubpassDescription2) {
+    elements(p, s.p_input_attachments, s.input_attachment_count as usize, &[(4, 4), (28, 4)]);
+    elements(p, s.p_color_attachments, s.color_attachment_count as usize, &[(4, 4), (28, 4)]);
+    elements(p, s.p_resolve_attachments, s.color_attachment_count as usize, &[(4, 4), (28, 4)]);
+    elements(p, s.p_depth_stencil_attachment, usize::from(!s.p_depth_stencil_attachment.is_null()), &[(4, 4), (28, 4)]);
+    elements(p, s.p_preserve_attachments, s.preserve_attachment_count as usize, &[]);
 }
 
-/// What `VkSubpassDescriptionDepthStencilResolve`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSubpassDescriptionDepthStencilResolve(s: &vk::SubpassDescriptionDepthStencilResolve) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_depth_stencil_resolve_attachment, usize::from(!s.p_depth_stencil_resolve_attachment.is_null()), &[(4, 4), (28, 4)]),
-    ]
+/// Writes what `VkSubpassDescriptionDepthStencilResolve`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSubpassDescriptionDepthStencilResolve(p: &mut ParamWriter<'_>, s: &vk::SubpassDescriptionDepthStencilResolve) {
+    elements(p, s.p_depth_stencil_resolve_attachment, usize::from(!s.p_depth_stencil_resolve_attachment.is_null()), &[(4, 4), (28, 4)]);
 }
 
-/// What `VkSubpassFragmentDensityMapOffsetEndInfoQCOM`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSubpassFragmentDensityMapOffsetEndInfoQCOM(s: &vk::SubpassFragmentDensityMapOffsetEndInfoQCOM) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_fragment_density_offsets, s.fragment_density_offset_count as usize, &[]),
-    ]
+/// Writes what `VkSubpassFragmentDensityMapOffsetEndInfoQCOM`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSubpassFragmentDensityMapOffsetEndInfoQCOM(p: &mut ParamWriter<'_>, s: &vk::SubpassFragmentDensityMapOffsetEndInfoQCOM) {
+    elements(p, s.p_fragment_density_offsets, s.fragment_density_offset_count as usize, &[]);
 }
 
-/// What `VkSurfacePresentModeCompatibilityEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSurfacePresentModeCompatibilityEXT(s: &vk::SurfacePresentModeCompatibilityEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_present_modes, s.present_mode_count as usize, &[]),
-    ]
+/// Writes what `VkSurfacePresentModeCompatibilityEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSurfacePresentModeCompatibilityEXT(p: &mut ParamWriter<'_>, s: &vk::SurfacePresentModeCompatibilityEXT) {
+    elements(p, s.p_present_modes, s.present_mode_count as usize, &[]);
 }
 
-/// What `VkSwapchainCreateInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSwapchainCreateInfoKHR(s: &vk::SwapchainCreateInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_queue_family_indices, s.queue_family_index_count as usize, &[]),
-    ]
+/// Writes what `VkSwapchainCreateInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSwapchainCreateInfoKHR(p: &mut ParamWriter<'_>, s: &vk::SwapchainCreateInfoKHR) {
+    elements(p, s.p_queue_family_indices, s.queue_family_index_count as usize, &[]);
 }
 
-/// What `VkSwapchainPresentFenceInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSwapchainPresentFenceInfoEXT(s: &vk::SwapchainPresentFenceInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_fences, s.swapchain_count as usize, &[]),
-    ]
+/// Writes what `VkSwapchainPresentFenceInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSwapchainPresentFenceInfoEXT(p: &mut ParamWriter<'_>, s: &vk::SwapchainPresentFenceInfoEXT) {
+    elements(p, s.p_fences, s.swapchain_count as usize, &[]);
 }
 
-/// What `VkSwapchainPresentModeInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSwapchainPresentModeInfoEXT(s: &vk::SwapchainPresentModeInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_present_modes, s.swapchain_count as usize, &[]),
-    ]
+/// Writes what `VkSwapchainPresentModeInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSwapchainPresentModeInfoEXT(p: &mut ParamWriter<'_>, s: &vk::SwapchainPresentModeInfoEXT) {
+    elements(p, s.p_present_modes, s.swapchain_count as usize, &[]);
 }
 
-/// What `VkSwapchainPresentModesCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkSwapchainPresentModesCreateInfoEXT(s: &vk::SwapchainPresentModesCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_present_modes, s.present_mode_count as usize, &[]),
-    ]
+/// Writes what `VkSwapchainPresentModesCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkSwapchainPresentModesCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::SwapchainPresentModesCreateInfoEXT) {
+    elements(p, s.p_present_modes, s.present_mode_count as usize, &[]);
 }
 
-/// What `VkTimelineSemaphoreSubmitInfo`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkTimelineSemaphoreSubmitInfo(s: &vk::TimelineSemaphoreSubmitInfo) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_wait_semaphore_values, s.wait_semaphore_value_count as usize, &[]),
-        elements(s.p_signal_semaphore_values, s.signal_semaphore_value_count as usize, &[]),
-    ]
+/// Writes what `VkTimelineSemaphoreSubmitInfo`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkTimelineSemaphoreSubmitInfo(p: &mut ParamWriter<'_>, s: &vk::TimelineSemaphoreSubmitInfo) {
+    elements(p, s.p_wait_semaphore_values, s.wait_semaphore_value_count as usize, &[]);
+    elements(p, s.p_signal_semaphore_values, s.signal_semaphore_value_count as usize, &[]);
 }
 
-/// What `VkValidationCacheCreateInfoEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkValidationCacheCreateInfoEXT(s: &vk::ValidationCacheCreateInfoEXT) -> Vec<VulkanParamT> {
-    vec![
-        bytes_of(s.p_initial_data as *const u8, s.initial_data_size as usize),
-    ]
+/// Writes what `VkValidationCacheCreateInfoEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkValidationCacheCreateInfoEXT(p: &mut ParamWriter<'_>, s: &vk::ValidationCacheCreateInfoEXT) {
+    bytes_of(p, s.p_initial_data as *const u8, s.initial_data_size as usize);
 }
 
-/// What `VkValidationFeaturesEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkValidationFeaturesEXT(s: &vk::ValidationFeaturesEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_enabled_validation_features, s.enabled_validation_feature_count as usize, &[]),
-        elements(s.p_disabled_validation_features, s.disabled_validation_feature_count as usize, &[]),
-    ]
+/// Writes what `VkValidationFeaturesEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkValidationFeaturesEXT(p: &mut ParamWriter<'_>, s: &vk::ValidationFeaturesEXT) {
+    elements(p, s.p_enabled_validation_features, s.enabled_validation_feature_count as usize, &[]);
+    elements(p, s.p_disabled_validation_features, s.disabled_validation_feature_count as usize, &[]);
 }
 
-/// What `VkValidationFlagsEXT`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkValidationFlagsEXT(s: &vk::ValidationFlagsEXT) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_disabled_validation_checks, s.disabled_validation_check_count as usize, &[]),
-    ]
+/// Writes what `VkValidationFlagsEXT`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkValidationFlagsEXT(p: &mut ParamWriter<'_>, s: &vk::ValidationFlagsEXT) {
+    elements(p, s.p_disabled_validation_checks, s.disabled_validation_check_count as usize, &[]);
 }
 
-/// What `VkViSurfaceCreateInfoNN`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkViSurfaceCreateInfoNN(s: &vk::ViSurfaceCreateInfoNN) -> Vec<VulkanParamT> {
-    vec![
-        value(s.window as u64),
-    ]
+/// Writes what `VkViSurfaceCreateInfoNN`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkViSurfaceCreateInfoNN(p: &mut ParamWriter<'_>, s: &vk::ViSurfaceCreateInfoNN) {
+    value(p, s.window as u64);
 }
 
-/// What `VkWaylandSurfaceCreateInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkWaylandSurfaceCreateInfoKHR(s: &vk::WaylandSurfaceCreateInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.display, usize::from(!s.display.is_null()), &[]),
-        elements(s.surface, usize::from(!s.surface.is_null()), &[]),
-    ]
+/// Writes what `VkWaylandSurfaceCreateInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkWaylandSurfaceCreateInfoKHR(p: &mut ParamWriter<'_>, s: &vk::WaylandSurfaceCreateInfoKHR) {
+    elements(p, s.display, usize::from(!s.display.is_null()), &[]);
+    elements(p, s.surface, usize::from(!s.surface.is_null()), &[]);
 }
 
-/// What `VkWin32KeyedMutexAcquireReleaseInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoKHR(s: &vk::Win32KeyedMutexAcquireReleaseInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_acquire_syncs, s.acquire_count as usize, &[]),
-        elements(s.p_acquire_keys, s.acquire_count as usize, &[]),
-        elements(s.p_acquire_timeouts, s.acquire_count as usize, &[]),
-        elements(s.p_release_syncs, s.release_count as usize, &[]),
-        elements(s.p_release_keys, s.release_count as usize, &[]),
-    ]
+/// Writes what `VkWin32KeyedMutexAcquireReleaseInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoKHR(p: &mut ParamWriter<'_>, s: &vk::Win32KeyedMutexAcquireReleaseInfoKHR) {
+    elements(p, s.p_acquire_syncs, s.acquire_count as usize, &[]);
+    elements(p, s.p_acquire_keys, s.acquire_count as usize, &[]);
+    elements(p, s.p_acquire_timeouts, s.acquire_count as usize, &[]);
+    elements(p, s.p_release_syncs, s.release_count as usize, &[]);
+    elements(p, s.p_release_keys, s.release_count as usize, &[]);
 }
 
-/// What `VkWin32KeyedMutexAcquireReleaseInfoNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoNV(s: &vk::Win32KeyedMutexAcquireReleaseInfoNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_acquire_syncs, s.acquire_count as usize, &[]),
-        elements(s.p_acquire_keys, s.acquire_count as usize, &[]),
-        elements(s.p_acquire_timeout_milliseconds, s.acquire_count as usize, &[]),
-        elements(s.p_release_syncs, s.release_count as usize, &[]),
-        elements(s.p_release_keys, s.release_count as usize, &[]),
-    ]
+/// Writes what `VkWin32KeyedMutexAcquireReleaseInfoNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkWin32KeyedMutexAcquireReleaseInfoNV(p: &mut ParamWriter<'_>, s: &vk::Win32KeyedMutexAcquireReleaseInfoNV) {
+    elements(p, s.p_acquire_syncs, s.acquire_count as usize, &[]);
+    elements(p, s.p_acquire_keys, s.acquire_count as usize, &[]);
+    elements(p, s.p_acquire_timeout_milliseconds, s.acquire_count as usize, &[]);
+    elements(p, s.p_release_syncs, s.release_count as usize, &[]);
+    elements(p, s.p_release_keys, s.release_count as usize, &[]);
 }
 
-/// What `VkWriteDescriptorSet`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkWriteDescriptorSet(s: &vk::WriteDescriptorSet) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_image_info, s.descriptor_count as usize, &[(20, 4)]),
-        elements(s.p_buffer_info, s.descriptor_count as usize, &[]),
-        elements(s.p_texel_buffer_view, s.descriptor_count as usize, &[]),
-    ]
+/// Writes what `VkWriteDescriptorSet`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkWriteDescriptorSet(p: &mut ParamWriter<'_>, s: &vk::WriteDescriptorSet) {
+    elements(p, s.p_image_info, s.descriptor_count as usize, &[(20, 4)]);
+    elements(p, s.p_buffer_info, s.descriptor_count as usize, &[]);
+    elements(p, s.p_texel_buffer_view, s.descriptor_count as usize, &[]);
 }
 
-/// What `VkWriteDescriptorSetAccelerationStructureKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkWriteDescriptorSetAccelerationStructureKHR(s: &vk::WriteDescriptorSetAccelerationStructureKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_acceleration_structures, s.acceleration_structure_count as usize, &[]),
-    ]
+/// Writes what `VkWriteDescriptorSetAccelerationStructureKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkWriteDescriptorSetAccelerationStructureKHR(p: &mut ParamWriter<'_>, s: &vk::WriteDescriptorSetAccelerationStructureKHR) {
+    elements(p, s.p_acceleration_structures, s.acceleration_structure_count as usize, &[]);
 }
 
-/// What `VkWriteDescriptorSetAccelerationStructureNV`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkWriteDescriptorSetAccelerationStructureNV(s: &vk::WriteDescriptorSetAccelerationStructureNV) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.p_acceleration_structures, s.acceleration_structure_count as usize, &[]),
-    ]
+/// Writes what `VkWriteDescriptorSetAccelerationStructureNV`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkWriteDescriptorSetAccelerationStructureNV(p: &mut ParamWriter<'_>, s: &vk::WriteDescriptorSetAccelerationStructureNV) {
+    elements(p, s.p_acceleration_structures, s.acceleration_structure_count as usize, &[]);
 }
 
-/// What `VkWriteDescriptorSetInlineUniformBlock`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkWriteDescriptorSetInlineUniformBlock(s: &vk::WriteDescriptorSetInlineUniformBlock) -> Vec<VulkanParamT> {
-    vec![
-        bytes_of(s.p_data as *const u8, s.data_size as usize),
-    ]
+/// Writes what `VkWriteDescriptorSetInlineUniformBlock`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkWriteDescriptorSetInlineUniformBlock(p: &mut ParamWriter<'_>, s: &vk::WriteDescriptorSetInlineUniformBlock) {
+    bytes_of(p, s.p_data as *const u8, s.data_size as usize);
 }
 
-/// What `VkXcbSurfaceCreateInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkXcbSurfaceCreateInfoKHR(s: &vk::XcbSurfaceCreateInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.connection, usize::from(!s.connection.is_null()), &[]),
-    ]
+/// Writes what `VkXcbSurfaceCreateInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkXcbSurfaceCreateInfoKHR(p: &mut ParamWriter<'_>, s: &vk::XcbSurfaceCreateInfoKHR) {
+    elements(p, s.connection, usize::from(!s.connection.is_null()), &[]);
 }
 
-/// What `VkXlibSurfaceCreateInfoKHR`'s pointer members point to, in member order.
-pub(crate) unsafe fn nested_VkXlibSurfaceCreateInfoKHR(s: &vk::XlibSurfaceCreateInfoKHR) -> Vec<VulkanParamT> {
-    vec![
-        elements(s.dpy, usize::from(!s.dpy.is_null()), &[]),
-    ]
+/// Writes what `VkXlibSurfaceCreateInfoKHR`'s pointer members point to into `p`, in member order.
+pub(crate) unsafe fn nested_VkXlibSurfaceCreateInfoKHR(p: &mut ParamWriter<'_>, s: &vk::XlibSurfaceCreateInfoKHR) {
+    elements(p, s.dpy, usize::from(!s.dpy.is_null()), &[]);
 }
 
 /// The size of the structure an `sType` names and its gaps (padding, as
@@ -9974,172 +8688,173 @@ pub fn struct_layout(s_type: vk::StructureType) -> Option<(usize, &'static [(u16
     })
 }
 
-/// What the pointer members of a chained structure point to, by its `sType`.
+/// Nests in `link` what the pointer members of a chained structure point to, by its
+/// `sType` (nothing for a structure without pointer members).
 ///
 /// # Safety
 /// `s` must point to a valid structure of that type.
-pub unsafe fn chain_nested(s_type: vk::StructureType, s: *const std::ffi::c_void) -> Option<Vec<VulkanParamT>> {
-    Some(match s_type {
-        vk::StructureType::ACCELERATION_STRUCTURE_BUILD_GEOMETRY_INFO_KHR => nested_VkAccelerationStructureBuildGeometryInfoKHR(&*(s as *const vk::AccelerationStructureBuildGeometryInfoKHR)),
-        vk::StructureType::ACCELERATION_STRUCTURE_CREATE_INFO_NV => nested_VkAccelerationStructureCreateInfoNV(&*(s as *const vk::AccelerationStructureCreateInfoNV)),
-        vk::StructureType::ACCELERATION_STRUCTURE_INFO_NV => nested_VkAccelerationStructureInfoNV(&*(s as *const vk::AccelerationStructureInfoNV)),
-        vk::StructureType::ACCELERATION_STRUCTURE_TRIANGLES_OPACITY_MICROMAP_EXT => nested_VkAccelerationStructureTrianglesOpacityMicromapEXT(&*(s as *const vk::AccelerationStructureTrianglesOpacityMicromapEXT)),
-        vk::StructureType::ACCELERATION_STRUCTURE_VERSION_INFO_KHR => nested_VkAccelerationStructureVersionInfoKHR(&*(s as *const vk::AccelerationStructureVersionInfoKHR)),
-        vk::StructureType::APPLICATION_INFO => nested_VkApplicationInfo(&*(s as *const vk::ApplicationInfo)),
-        vk::StructureType::ATTACHMENT_SAMPLE_COUNT_INFO_AMD => nested_VkAttachmentSampleCountInfoAMD(&*(s as *const vk::AttachmentSampleCountInfoAMD)),
-        vk::StructureType::BIND_ACCELERATION_STRUCTURE_MEMORY_INFO_NV => nested_VkBindAccelerationStructureMemoryInfoNV(&*(s as *const vk::BindAccelerationStructureMemoryInfoNV)),
-        vk::StructureType::BIND_BUFFER_MEMORY_DEVICE_GROUP_INFO => nested_VkBindBufferMemoryDeviceGroupInfo(&*(s as *const vk::BindBufferMemoryDeviceGroupInfo)),
-        vk::StructureType::BIND_IMAGE_MEMORY_DEVICE_GROUP_INFO => nested_VkBindImageMemoryDeviceGroupInfo(&*(s as *const vk::BindImageMemoryDeviceGroupInfo)),
-        vk::StructureType::BIND_SPARSE_INFO => nested_VkBindSparseInfo(&*(s as *const vk::BindSparseInfo)),
-        vk::StructureType::BLIT_IMAGE_INFO_2 => nested_VkBlitImageInfo2(&*(s as *const vk::BlitImageInfo2)),
-        vk::StructureType::BUFFER_CONSTRAINTS_INFO_FUCHSIA => nested_VkBufferConstraintsInfoFUCHSIA(&*(s as *const vk::BufferConstraintsInfoFUCHSIA)),
-        vk::StructureType::BUFFER_CREATE_INFO => nested_VkBufferCreateInfo(&*(s as *const vk::BufferCreateInfo)),
-        vk::StructureType::CHECKPOINT_DATA_2_NV => nested_VkCheckpointData2NV(&*(s as *const vk::CheckpointData2NV)),
-        vk::StructureType::CHECKPOINT_DATA_NV => nested_VkCheckpointDataNV(&*(s as *const vk::CheckpointDataNV)),
-        vk::StructureType::COMMAND_BUFFER_BEGIN_INFO => nested_VkCommandBufferBeginInfo(&*(s as *const vk::CommandBufferBeginInfo)),
-        vk::StructureType::COMMAND_BUFFER_INHERITANCE_RENDERING_INFO => nested_VkCommandBufferInheritanceRenderingInfo(&*(s as *const vk::CommandBufferInheritanceRenderingInfo)),
-        vk::StructureType::COMMAND_BUFFER_INHERITANCE_VIEWPORT_SCISSOR_INFO_NV => nested_VkCommandBufferInheritanceViewportScissorInfoNV(&*(s as *const vk::CommandBufferInheritanceViewportScissorInfoNV)),
-        vk::StructureType::COMPUTE_PIPELINE_CREATE_INFO => nested_VkComputePipelineCreateInfo(&*(s as *const vk::ComputePipelineCreateInfo)),
-        vk::StructureType::COPY_BUFFER_INFO_2 => nested_VkCopyBufferInfo2(&*(s as *const vk::CopyBufferInfo2)),
-        vk::StructureType::COPY_BUFFER_TO_IMAGE_INFO_2 => nested_VkCopyBufferToImageInfo2(&*(s as *const vk::CopyBufferToImageInfo2)),
-        vk::StructureType::COPY_IMAGE_INFO_2 => nested_VkCopyImageInfo2(&*(s as *const vk::CopyImageInfo2)),
-        vk::StructureType::COPY_IMAGE_TO_BUFFER_INFO_2 => nested_VkCopyImageToBufferInfo2(&*(s as *const vk::CopyImageToBufferInfo2)),
-        vk::StructureType::CU_FUNCTION_CREATE_INFO_NVX => nested_VkCuFunctionCreateInfoNVX(&*(s as *const vk::CuFunctionCreateInfoNVX)),
-        vk::StructureType::CU_LAUNCH_INFO_NVX => nested_VkCuLaunchInfoNVX(&*(s as *const vk::CuLaunchInfoNVX)),
-        vk::StructureType::CU_MODULE_CREATE_INFO_NVX => nested_VkCuModuleCreateInfoNVX(&*(s as *const vk::CuModuleCreateInfoNVX)),
-        vk::StructureType::D3D12_FENCE_SUBMIT_INFO_KHR => nested_VkD3D12FenceSubmitInfoKHR(&*(s as *const vk::D3D12FenceSubmitInfoKHR)),
-        vk::StructureType::DEBUG_MARKER_MARKER_INFO_EXT => nested_VkDebugMarkerMarkerInfoEXT(&*(s as *const vk::DebugMarkerMarkerInfoEXT)),
-        vk::StructureType::DEBUG_MARKER_OBJECT_NAME_INFO_EXT => nested_VkDebugMarkerObjectNameInfoEXT(&*(s as *const vk::DebugMarkerObjectNameInfoEXT)),
-        vk::StructureType::DEBUG_MARKER_OBJECT_TAG_INFO_EXT => nested_VkDebugMarkerObjectTagInfoEXT(&*(s as *const vk::DebugMarkerObjectTagInfoEXT)),
-        vk::StructureType::DEBUG_REPORT_CALLBACK_CREATE_INFO_EXT => nested_VkDebugReportCallbackCreateInfoEXT(&*(s as *const vk::DebugReportCallbackCreateInfoEXT)),
-        vk::StructureType::DEBUG_UTILS_LABEL_EXT => nested_VkDebugUtilsLabelEXT(&*(s as *const vk::DebugUtilsLabelEXT)),
-        vk::StructureType::DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT => nested_VkDebugUtilsMessengerCallbackDataEXT(&*(s as *const vk::DebugUtilsMessengerCallbackDataEXT)),
-        vk::StructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => nested_VkDebugUtilsMessengerCreateInfoEXT(&*(s as *const vk::DebugUtilsMessengerCreateInfoEXT)),
-        vk::StructureType::DEBUG_UTILS_OBJECT_NAME_INFO_EXT => nested_VkDebugUtilsObjectNameInfoEXT(&*(s as *const vk::DebugUtilsObjectNameInfoEXT)),
-        vk::StructureType::DEBUG_UTILS_OBJECT_TAG_INFO_EXT => nested_VkDebugUtilsObjectTagInfoEXT(&*(s as *const vk::DebugUtilsObjectTagInfoEXT)),
-        vk::StructureType::DEPENDENCY_INFO => nested_VkDependencyInfo(&*(s as *const vk::DependencyInfo)),
-        vk::StructureType::DESCRIPTOR_POOL_CREATE_INFO => nested_VkDescriptorPoolCreateInfo(&*(s as *const vk::DescriptorPoolCreateInfo)),
-        vk::StructureType::DESCRIPTOR_SET_ALLOCATE_INFO => nested_VkDescriptorSetAllocateInfo(&*(s as *const vk::DescriptorSetAllocateInfo)),
-        vk::StructureType::DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO => nested_VkDescriptorSetLayoutBindingFlagsCreateInfo(&*(s as *const vk::DescriptorSetLayoutBindingFlagsCreateInfo)),
-        vk::StructureType::DESCRIPTOR_SET_LAYOUT_CREATE_INFO => nested_VkDescriptorSetLayoutCreateInfo(&*(s as *const vk::DescriptorSetLayoutCreateInfo)),
-        vk::StructureType::DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO => nested_VkDescriptorSetVariableDescriptorCountAllocateInfo(&*(s as *const vk::DescriptorSetVariableDescriptorCountAllocateInfo)),
-        vk::StructureType::DESCRIPTOR_UPDATE_TEMPLATE_CREATE_INFO => nested_VkDescriptorUpdateTemplateCreateInfo(&*(s as *const vk::DescriptorUpdateTemplateCreateInfo)),
-        vk::StructureType::DEVICE_BUFFER_MEMORY_REQUIREMENTS => nested_VkDeviceBufferMemoryRequirements(&*(s as *const vk::DeviceBufferMemoryRequirements)),
-        vk::StructureType::DEVICE_CREATE_INFO => nested_VkDeviceCreateInfo(&*(s as *const vk::DeviceCreateInfo)),
-        vk::StructureType::DEVICE_DEVICE_MEMORY_REPORT_CREATE_INFO_EXT => nested_VkDeviceDeviceMemoryReportCreateInfoEXT(&*(s as *const vk::DeviceDeviceMemoryReportCreateInfoEXT)),
-        vk::StructureType::DEVICE_FAULT_INFO_EXT => nested_VkDeviceFaultInfoEXT(&*(s as *const vk::DeviceFaultInfoEXT)),
-        vk::StructureType::DEVICE_GROUP_DEVICE_CREATE_INFO => nested_VkDeviceGroupDeviceCreateInfo(&*(s as *const vk::DeviceGroupDeviceCreateInfo)),
-        vk::StructureType::DEVICE_GROUP_PRESENT_INFO_KHR => nested_VkDeviceGroupPresentInfoKHR(&*(s as *const vk::DeviceGroupPresentInfoKHR)),
-        vk::StructureType::DEVICE_GROUP_RENDER_PASS_BEGIN_INFO => nested_VkDeviceGroupRenderPassBeginInfo(&*(s as *const vk::DeviceGroupRenderPassBeginInfo)),
-        vk::StructureType::DEVICE_GROUP_SUBMIT_INFO => nested_VkDeviceGroupSubmitInfo(&*(s as *const vk::DeviceGroupSubmitInfo)),
-        vk::StructureType::DEVICE_IMAGE_MEMORY_REQUIREMENTS => nested_VkDeviceImageMemoryRequirements(&*(s as *const vk::DeviceImageMemoryRequirements)),
-        vk::StructureType::DEVICE_QUEUE_CREATE_INFO => nested_VkDeviceQueueCreateInfo(&*(s as *const vk::DeviceQueueCreateInfo)),
-        vk::StructureType::DIRECT_DRIVER_LOADING_LIST_LUNARG => nested_VkDirectDriverLoadingListLUNARG(&*(s as *const vk::DirectDriverLoadingListLUNARG)),
-        vk::StructureType::DISPLAY_PROPERTIES_2_KHR => nested_VkDisplayProperties2KHR(&*(s as *const vk::DisplayProperties2KHR)),
-        vk::StructureType::DRM_FORMAT_MODIFIER_PROPERTIES_LIST_2_EXT => nested_VkDrmFormatModifierPropertiesList2EXT(&*(s as *const vk::DrmFormatModifierPropertiesList2EXT)),
-        vk::StructureType::DRM_FORMAT_MODIFIER_PROPERTIES_LIST_EXT => nested_VkDrmFormatModifierPropertiesListEXT(&*(s as *const vk::DrmFormatModifierPropertiesListEXT)),
-        vk::StructureType::FRAGMENT_SHADING_RATE_ATTACHMENT_INFO_KHR => nested_VkFragmentShadingRateAttachmentInfoKHR(&*(s as *const vk::FragmentShadingRateAttachmentInfoKHR)),
-        vk::StructureType::FRAMEBUFFER_ATTACHMENTS_CREATE_INFO => nested_VkFramebufferAttachmentsCreateInfo(&*(s as *const vk::FramebufferAttachmentsCreateInfo)),
-        vk::StructureType::FRAMEBUFFER_ATTACHMENT_IMAGE_INFO => nested_VkFramebufferAttachmentImageInfo(&*(s as *const vk::FramebufferAttachmentImageInfo)),
-        vk::StructureType::FRAMEBUFFER_CREATE_INFO => nested_VkFramebufferCreateInfo(&*(s as *const vk::FramebufferCreateInfo)),
-        vk::StructureType::GENERATED_COMMANDS_INFO_NV => nested_VkGeneratedCommandsInfoNV(&*(s as *const vk::GeneratedCommandsInfoNV)),
-        vk::StructureType::GRAPHICS_PIPELINE_CREATE_INFO => nested_VkGraphicsPipelineCreateInfo(&*(s as *const vk::GraphicsPipelineCreateInfo)),
-        vk::StructureType::GRAPHICS_PIPELINE_SHADER_GROUPS_CREATE_INFO_NV => nested_VkGraphicsPipelineShaderGroupsCreateInfoNV(&*(s as *const vk::GraphicsPipelineShaderGroupsCreateInfoNV)),
-        vk::StructureType::GRAPHICS_SHADER_GROUP_CREATE_INFO_NV => nested_VkGraphicsShaderGroupCreateInfoNV(&*(s as *const vk::GraphicsShaderGroupCreateInfoNV)),
-        vk::StructureType::IMAGE_COMPRESSION_CONTROL_EXT => nested_VkImageCompressionControlEXT(&*(s as *const vk::ImageCompressionControlEXT)),
-        vk::StructureType::IMAGE_CONSTRAINTS_INFO_FUCHSIA => nested_VkImageConstraintsInfoFUCHSIA(&*(s as *const vk::ImageConstraintsInfoFUCHSIA)),
-        vk::StructureType::IMAGE_CREATE_INFO => nested_VkImageCreateInfo(&*(s as *const vk::ImageCreateInfo)),
-        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_EXPLICIT_CREATE_INFO_EXT => nested_VkImageDrmFormatModifierExplicitCreateInfoEXT(&*(s as *const vk::ImageDrmFormatModifierExplicitCreateInfoEXT)),
-        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_LIST_CREATE_INFO_EXT => nested_VkImageDrmFormatModifierListCreateInfoEXT(&*(s as *const vk::ImageDrmFormatModifierListCreateInfoEXT)),
-        vk::StructureType::IMAGE_FORMAT_CONSTRAINTS_INFO_FUCHSIA => nested_VkImageFormatConstraintsInfoFUCHSIA(&*(s as *const vk::ImageFormatConstraintsInfoFUCHSIA)),
-        vk::StructureType::IMAGE_FORMAT_LIST_CREATE_INFO => nested_VkImageFormatListCreateInfo(&*(s as *const vk::ImageFormatListCreateInfo)),
-        vk::StructureType::IMPORT_MEMORY_HOST_POINTER_INFO_EXT => nested_VkImportMemoryHostPointerInfoEXT(&*(s as *const vk::ImportMemoryHostPointerInfoEXT)),
-        vk::StructureType::INDIRECT_COMMANDS_LAYOUT_CREATE_INFO_NV => nested_VkIndirectCommandsLayoutCreateInfoNV(&*(s as *const vk::IndirectCommandsLayoutCreateInfoNV)),
-        vk::StructureType::INDIRECT_COMMANDS_LAYOUT_TOKEN_NV => nested_VkIndirectCommandsLayoutTokenNV(&*(s as *const vk::IndirectCommandsLayoutTokenNV)),
-        vk::StructureType::INITIALIZE_PERFORMANCE_API_INFO_INTEL => nested_VkInitializePerformanceApiInfoINTEL(&*(s as *const vk::InitializePerformanceApiInfoINTEL)),
-        vk::StructureType::INSTANCE_CREATE_INFO => nested_VkInstanceCreateInfo(&*(s as *const vk::InstanceCreateInfo)),
-        vk::StructureType::IOS_SURFACE_CREATE_INFO_MVK => nested_VkIOSSurfaceCreateInfoMVK(&*(s as *const vk::IOSSurfaceCreateInfoMVK)),
-        vk::StructureType::MACOS_SURFACE_CREATE_INFO_MVK => nested_VkMacOSSurfaceCreateInfoMVK(&*(s as *const vk::MacOSSurfaceCreateInfoMVK)),
-        vk::StructureType::MICROMAP_BUILD_INFO_EXT => nested_VkMicromapBuildInfoEXT(&*(s as *const vk::MicromapBuildInfoEXT)),
-        vk::StructureType::MICROMAP_VERSION_INFO_EXT => nested_VkMicromapVersionInfoEXT(&*(s as *const vk::MicromapVersionInfoEXT)),
-        vk::StructureType::MUTABLE_DESCRIPTOR_TYPE_CREATE_INFO_EXT => nested_VkMutableDescriptorTypeCreateInfoEXT(&*(s as *const vk::MutableDescriptorTypeCreateInfoEXT)),
-        vk::StructureType::NATIVE_BUFFER_ANDROID => nested_VkNativeBufferANDROID(&*(s as *const vk::NativeBufferANDROID)),
-        vk::StructureType::OPAQUE_CAPTURE_DESCRIPTOR_DATA_CREATE_INFO_EXT => nested_VkOpaqueCaptureDescriptorDataCreateInfoEXT(&*(s as *const vk::OpaqueCaptureDescriptorDataCreateInfoEXT)),
-        vk::StructureType::OPTICAL_FLOW_EXECUTE_INFO_NV => nested_VkOpticalFlowExecuteInfoNV(&*(s as *const vk::OpticalFlowExecuteInfoNV)),
-        vk::StructureType::OPTICAL_FLOW_SESSION_CREATE_PRIVATE_DATA_INFO_NV => nested_VkOpticalFlowSessionCreatePrivateDataInfoNV(&*(s as *const vk::OpticalFlowSessionCreatePrivateDataInfoNV)),
-        vk::StructureType::PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT => nested_VkPhysicalDeviceImageDrmFormatModifierInfoEXT(&*(s as *const vk::PhysicalDeviceImageDrmFormatModifierInfoEXT)),
-        vk::StructureType::PIPELINE_CACHE_CREATE_INFO => nested_VkPipelineCacheCreateInfo(&*(s as *const vk::PipelineCacheCreateInfo)),
-        vk::StructureType::PIPELINE_COLOR_BLEND_STATE_CREATE_INFO => nested_VkPipelineColorBlendStateCreateInfo(&*(s as *const vk::PipelineColorBlendStateCreateInfo)),
-        vk::StructureType::PIPELINE_COLOR_WRITE_CREATE_INFO_EXT => nested_VkPipelineColorWriteCreateInfoEXT(&*(s as *const vk::PipelineColorWriteCreateInfoEXT)),
-        vk::StructureType::PIPELINE_COVERAGE_MODULATION_STATE_CREATE_INFO_NV => nested_VkPipelineCoverageModulationStateCreateInfoNV(&*(s as *const vk::PipelineCoverageModulationStateCreateInfoNV)),
-        vk::StructureType::PIPELINE_CREATION_FEEDBACK_CREATE_INFO => nested_VkPipelineCreationFeedbackCreateInfo(&*(s as *const vk::PipelineCreationFeedbackCreateInfo)),
-        vk::StructureType::PIPELINE_DISCARD_RECTANGLE_STATE_CREATE_INFO_EXT => nested_VkPipelineDiscardRectangleStateCreateInfoEXT(&*(s as *const vk::PipelineDiscardRectangleStateCreateInfoEXT)),
-        vk::StructureType::PIPELINE_DYNAMIC_STATE_CREATE_INFO => nested_VkPipelineDynamicStateCreateInfo(&*(s as *const vk::PipelineDynamicStateCreateInfo)),
-        vk::StructureType::PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR => nested_VkPipelineExecutableInternalRepresentationKHR(&*(s as *const vk::PipelineExecutableInternalRepresentationKHR)),
-        vk::StructureType::PIPELINE_LAYOUT_CREATE_INFO => nested_VkPipelineLayoutCreateInfo(&*(s as *const vk::PipelineLayoutCreateInfo)),
-        vk::StructureType::PIPELINE_LIBRARY_CREATE_INFO_KHR => nested_VkPipelineLibraryCreateInfoKHR(&*(s as *const vk::PipelineLibraryCreateInfoKHR)),
-        vk::StructureType::PIPELINE_MULTISAMPLE_STATE_CREATE_INFO => nested_VkPipelineMultisampleStateCreateInfo(&*(s as *const vk::PipelineMultisampleStateCreateInfo)),
-        vk::StructureType::PIPELINE_RENDERING_CREATE_INFO => nested_VkPipelineRenderingCreateInfo(&*(s as *const vk::PipelineRenderingCreateInfo)),
-        vk::StructureType::PIPELINE_SAMPLE_LOCATIONS_STATE_CREATE_INFO_EXT => nested_VkPipelineSampleLocationsStateCreateInfoEXT(&*(s as *const vk::PipelineSampleLocationsStateCreateInfoEXT)),
-        vk::StructureType::PIPELINE_SHADER_STAGE_CREATE_INFO => nested_VkPipelineShaderStageCreateInfo(&*(s as *const vk::PipelineShaderStageCreateInfo)),
-        vk::StructureType::PIPELINE_SHADER_STAGE_MODULE_IDENTIFIER_CREATE_INFO_EXT => nested_VkPipelineShaderStageModuleIdentifierCreateInfoEXT(&*(s as *const vk::PipelineShaderStageModuleIdentifierCreateInfoEXT)),
-        vk::StructureType::PIPELINE_VERTEX_INPUT_DIVISOR_STATE_CREATE_INFO_EXT => nested_VkPipelineVertexInputDivisorStateCreateInfoEXT(&*(s as *const vk::PipelineVertexInputDivisorStateCreateInfoEXT)),
-        vk::StructureType::PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO => nested_VkPipelineVertexInputStateCreateInfo(&*(s as *const vk::PipelineVertexInputStateCreateInfo)),
-        vk::StructureType::PIPELINE_VIEWPORT_COARSE_SAMPLE_ORDER_STATE_CREATE_INFO_NV => nested_VkPipelineViewportCoarseSampleOrderStateCreateInfoNV(&*(s as *const vk::PipelineViewportCoarseSampleOrderStateCreateInfoNV)),
-        vk::StructureType::PIPELINE_VIEWPORT_EXCLUSIVE_SCISSOR_STATE_CREATE_INFO_NV => nested_VkPipelineViewportExclusiveScissorStateCreateInfoNV(&*(s as *const vk::PipelineViewportExclusiveScissorStateCreateInfoNV)),
-        vk::StructureType::PIPELINE_VIEWPORT_SHADING_RATE_IMAGE_STATE_CREATE_INFO_NV => nested_VkPipelineViewportShadingRateImageStateCreateInfoNV(&*(s as *const vk::PipelineViewportShadingRateImageStateCreateInfoNV)),
-        vk::StructureType::PIPELINE_VIEWPORT_STATE_CREATE_INFO => nested_VkPipelineViewportStateCreateInfo(&*(s as *const vk::PipelineViewportStateCreateInfo)),
-        vk::StructureType::PIPELINE_VIEWPORT_SWIZZLE_STATE_CREATE_INFO_NV => nested_VkPipelineViewportSwizzleStateCreateInfoNV(&*(s as *const vk::PipelineViewportSwizzleStateCreateInfoNV)),
-        vk::StructureType::PIPELINE_VIEWPORT_W_SCALING_STATE_CREATE_INFO_NV => nested_VkPipelineViewportWScalingStateCreateInfoNV(&*(s as *const vk::PipelineViewportWScalingStateCreateInfoNV)),
-        vk::StructureType::PRESENT_ID_KHR => nested_VkPresentIdKHR(&*(s as *const vk::PresentIdKHR)),
-        vk::StructureType::PRESENT_INFO_KHR => nested_VkPresentInfoKHR(&*(s as *const vk::PresentInfoKHR)),
-        vk::StructureType::PRESENT_REGIONS_KHR => nested_VkPresentRegionsKHR(&*(s as *const vk::PresentRegionsKHR)),
-        vk::StructureType::PRESENT_TIMES_INFO_GOOGLE => nested_VkPresentTimesInfoGOOGLE(&*(s as *const vk::PresentTimesInfoGOOGLE)),
-        vk::StructureType::QUERY_POOL_PERFORMANCE_CREATE_INFO_KHR => nested_VkQueryPoolPerformanceCreateInfoKHR(&*(s as *const vk::QueryPoolPerformanceCreateInfoKHR)),
-        vk::StructureType::RAY_TRACING_PIPELINE_CREATE_INFO_KHR => nested_VkRayTracingPipelineCreateInfoKHR(&*(s as *const vk::RayTracingPipelineCreateInfoKHR)),
-        vk::StructureType::RAY_TRACING_PIPELINE_CREATE_INFO_NV => nested_VkRayTracingPipelineCreateInfoNV(&*(s as *const vk::RayTracingPipelineCreateInfoNV)),
-        vk::StructureType::RAY_TRACING_SHADER_GROUP_CREATE_INFO_KHR => nested_VkRayTracingShaderGroupCreateInfoKHR(&*(s as *const vk::RayTracingShaderGroupCreateInfoKHR)),
-        vk::StructureType::RELEASE_SWAPCHAIN_IMAGES_INFO_EXT => nested_VkReleaseSwapchainImagesInfoEXT(&*(s as *const vk::ReleaseSwapchainImagesInfoEXT)),
-        vk::StructureType::RENDERING_INFO => nested_VkRenderingInfo(&*(s as *const vk::RenderingInfo)),
-        vk::StructureType::RENDER_PASS_ATTACHMENT_BEGIN_INFO => nested_VkRenderPassAttachmentBeginInfo(&*(s as *const vk::RenderPassAttachmentBeginInfo)),
-        vk::StructureType::RENDER_PASS_BEGIN_INFO => nested_VkRenderPassBeginInfo(&*(s as *const vk::RenderPassBeginInfo)),
-        vk::StructureType::RENDER_PASS_CREATE_INFO => nested_VkRenderPassCreateInfo(&*(s as *const vk::RenderPassCreateInfo)),
-        vk::StructureType::RENDER_PASS_CREATE_INFO_2 => nested_VkRenderPassCreateInfo2(&*(s as *const vk::RenderPassCreateInfo2)),
-        vk::StructureType::RENDER_PASS_CREATION_FEEDBACK_CREATE_INFO_EXT => nested_VkRenderPassCreationFeedbackCreateInfoEXT(&*(s as *const vk::RenderPassCreationFeedbackCreateInfoEXT)),
-        vk::StructureType::RENDER_PASS_INPUT_ATTACHMENT_ASPECT_CREATE_INFO => nested_VkRenderPassInputAttachmentAspectCreateInfo(&*(s as *const vk::RenderPassInputAttachmentAspectCreateInfo)),
-        vk::StructureType::RENDER_PASS_MULTIVIEW_CREATE_INFO => nested_VkRenderPassMultiviewCreateInfo(&*(s as *const vk::RenderPassMultiviewCreateInfo)),
-        vk::StructureType::RENDER_PASS_SAMPLE_LOCATIONS_BEGIN_INFO_EXT => nested_VkRenderPassSampleLocationsBeginInfoEXT(&*(s as *const vk::RenderPassSampleLocationsBeginInfoEXT)),
-        vk::StructureType::RENDER_PASS_SUBPASS_FEEDBACK_CREATE_INFO_EXT => nested_VkRenderPassSubpassFeedbackCreateInfoEXT(&*(s as *const vk::RenderPassSubpassFeedbackCreateInfoEXT)),
-        vk::StructureType::RESOLVE_IMAGE_INFO_2 => nested_VkResolveImageInfo2(&*(s as *const vk::ResolveImageInfo2)),
-        vk::StructureType::SAMPLE_LOCATIONS_INFO_EXT => nested_VkSampleLocationsInfoEXT(&*(s as *const vk::SampleLocationsInfoEXT)),
-        vk::StructureType::SEMAPHORE_WAIT_INFO => nested_VkSemaphoreWaitInfo(&*(s as *const vk::SemaphoreWaitInfo)),
-        vk::StructureType::SHADER_MODULE_CREATE_INFO => nested_VkShaderModuleCreateInfo(&*(s as *const vk::ShaderModuleCreateInfo)),
-        vk::StructureType::SUBMIT_INFO => nested_VkSubmitInfo(&*(s as *const vk::SubmitInfo)),
-        vk::StructureType::SUBMIT_INFO_2 => nested_VkSubmitInfo2(&*(s as *const vk::SubmitInfo2)),
-        vk::StructureType::SUBPASS_DESCRIPTION_2 => nested_VkSubpassDescription2(&*(s as *const vk::SubpassDescription2)),
-        vk::StructureType::SUBPASS_DESCRIPTION_DEPTH_STENCIL_RESOLVE => nested_VkSubpassDescriptionDepthStencilResolve(&*(s as *const vk::SubpassDescriptionDepthStencilResolve)),
-        vk::StructureType::SUBPASS_FRAGMENT_DENSITY_MAP_OFFSET_END_INFO_QCOM => nested_VkSubpassFragmentDensityMapOffsetEndInfoQCOM(&*(s as *const vk::SubpassFragmentDensityMapOffsetEndInfoQCOM)),
-        vk::StructureType::SURFACE_PRESENT_MODE_COMPATIBILITY_EXT => nested_VkSurfacePresentModeCompatibilityEXT(&*(s as *const vk::SurfacePresentModeCompatibilityEXT)),
-        vk::StructureType::SWAPCHAIN_CREATE_INFO_KHR => nested_VkSwapchainCreateInfoKHR(&*(s as *const vk::SwapchainCreateInfoKHR)),
-        vk::StructureType::SWAPCHAIN_PRESENT_FENCE_INFO_EXT => nested_VkSwapchainPresentFenceInfoEXT(&*(s as *const vk::SwapchainPresentFenceInfoEXT)),
-        vk::StructureType::SWAPCHAIN_PRESENT_MODES_CREATE_INFO_EXT => nested_VkSwapchainPresentModesCreateInfoEXT(&*(s as *const vk::SwapchainPresentModesCreateInfoEXT)),
-        vk::StructureType::SWAPCHAIN_PRESENT_MODE_INFO_EXT => nested_VkSwapchainPresentModeInfoEXT(&*(s as *const vk::SwapchainPresentModeInfoEXT)),
-        vk::StructureType::TIMELINE_SEMAPHORE_SUBMIT_INFO => nested_VkTimelineSemaphoreSubmitInfo(&*(s as *const vk::TimelineSemaphoreSubmitInfo)),
-        vk::StructureType::VALIDATION_CACHE_CREATE_INFO_EXT => nested_VkValidationCacheCreateInfoEXT(&*(s as *const vk::ValidationCacheCreateInfoEXT)),
-        vk::StructureType::VALIDATION_FEATURES_EXT => nested_VkValidationFeaturesEXT(&*(s as *const vk::ValidationFeaturesEXT)),
-        vk::StructureType::VALIDATION_FLAGS_EXT => nested_VkValidationFlagsEXT(&*(s as *const vk::ValidationFlagsEXT)),
-        vk::StructureType::VI_SURFACE_CREATE_INFO_NN => nested_VkViSurfaceCreateInfoNN(&*(s as *const vk::ViSurfaceCreateInfoNN)),
-        vk::StructureType::WAYLAND_SURFACE_CREATE_INFO_KHR => nested_VkWaylandSurfaceCreateInfoKHR(&*(s as *const vk::WaylandSurfaceCreateInfoKHR)),
-        vk::StructureType::WIN32_KEYED_MUTEX_ACQUIRE_RELEASE_INFO_KHR => nested_VkWin32KeyedMutexAcquireReleaseInfoKHR(&*(s as *const vk::Win32KeyedMutexAcquireReleaseInfoKHR)),
-        vk::StructureType::WIN32_KEYED_MUTEX_ACQUIRE_RELEASE_INFO_NV => nested_VkWin32KeyedMutexAcquireReleaseInfoNV(&*(s as *const vk::Win32KeyedMutexAcquireReleaseInfoNV)),
-        vk::StructureType::WRITE_DESCRIPTOR_SET => nested_VkWriteDescriptorSet(&*(s as *const vk::WriteDescriptorSet)),
-        vk::StructureType::WRITE_DESCRIPTOR_SET_ACCELERATION_STRUCTURE_KHR => nested_VkWriteDescriptorSetAccelerationStructureKHR(&*(s as *const vk::WriteDescriptorSetAccelerationStructureKHR)),
-        vk::StructureType::WRITE_DESCRIPTOR_SET_ACCELERATION_STRUCTURE_NV => nested_VkWriteDescriptorSetAccelerationStructureNV(&*(s as *const vk::WriteDescriptorSetAccelerationStructureNV)),
-        vk::StructureType::WRITE_DESCRIPTOR_SET_INLINE_UNIFORM_BLOCK => nested_VkWriteDescriptorSetInlineUniformBlock(&*(s as *const vk::WriteDescriptorSetInlineUniformBlock)),
-        vk::StructureType::XCB_SURFACE_CREATE_INFO_KHR => nested_VkXcbSurfaceCreateInfoKHR(&*(s as *const vk::XcbSurfaceCreateInfoKHR)),
-        vk::StructureType::XLIB_SURFACE_CREATE_INFO_KHR => nested_VkXlibSurfaceCreateInfoKHR(&*(s as *const vk::XlibSurfaceCreateInfoKHR)),
-        _ => return None,
-    })
+pub unsafe fn chain_nested(link: NodeWriter<'_>, s_type: vk::StructureType, s: *const std::ffi::c_void) {
+    match s_type {
+        vk::StructureType::ACCELERATION_STRUCTURE_BUILD_GEOMETRY_INFO_KHR => { with_nested(link, s as *const vk::AccelerationStructureBuildGeometryInfoKHR, 1, nested_VkAccelerationStructureBuildGeometryInfoKHR); }
+        vk::StructureType::ACCELERATION_STRUCTURE_CREATE_INFO_NV => { with_nested(link, s as *const vk::AccelerationStructureCreateInfoNV, 1, nested_VkAccelerationStructureCreateInfoNV); }
+        vk::StructureType::ACCELERATION_STRUCTURE_INFO_NV => { with_nested(link, s as *const vk::AccelerationStructureInfoNV, 1, nested_VkAccelerationStructureInfoNV); }
+        vk::StructureType::ACCELERATION_STRUCTURE_TRIANGLES_OPACITY_MICROMAP_EXT => { with_nested(link, s as *const vk::AccelerationStructureTrianglesOpacityMicromapEXT, 1, nested_VkAccelerationStructureTrianglesOpacityMicromapEXT); }
+        vk::StructureType::ACCELERATION_STRUCTURE_VERSION_INFO_KHR => { with_nested(link, s as *const vk::AccelerationStructureVersionInfoKHR, 1, nested_VkAccelerationStructureVersionInfoKHR); }
+        vk::StructureType::APPLICATION_INFO => { with_nested(link, s as *const vk::ApplicationInfo, 1, nested_VkApplicationInfo); }
+        vk::StructureType::ATTACHMENT_SAMPLE_COUNT_INFO_AMD => { with_nested(link, s as *const vk::AttachmentSampleCountInfoAMD, 1, nested_VkAttachmentSampleCountInfoAMD); }
+        vk::StructureType::BIND_ACCELERATION_STRUCTURE_MEMORY_INFO_NV => { with_nested(link, s as *const vk::BindAccelerationStructureMemoryInfoNV, 1, nested_VkBindAccelerationStructureMemoryInfoNV); }
+        vk::StructureType::BIND_BUFFER_MEMORY_DEVICE_GROUP_INFO => { with_nested(link, s as *const vk::BindBufferMemoryDeviceGroupInfo, 1, nested_VkBindBufferMemoryDeviceGroupInfo); }
+        vk::StructureType::BIND_IMAGE_MEMORY_DEVICE_GROUP_INFO => { with_nested(link, s as *const vk::BindImageMemoryDeviceGroupInfo, 1, nested_VkBindImageMemoryDeviceGroupInfo); }
+        vk::StructureType::BIND_SPARSE_INFO => { with_nested(link, s as *const vk::BindSparseInfo, 1, nested_VkBindSparseInfo); }
+        vk::StructureType::BLIT_IMAGE_INFO_2 => { with_nested(link, s as *const vk::BlitImageInfo2, 1, nested_VkBlitImageInfo2); }
+        vk::StructureType::BUFFER_CONSTRAINTS_INFO_FUCHSIA => { with_nested(link, s as *const vk::BufferConstraintsInfoFUCHSIA, 1, nested_VkBufferConstraintsInfoFUCHSIA); }
+        vk::StructureType::BUFFER_CREATE_INFO => { with_nested(link, s as *const vk::BufferCreateInfo, 1, nested_VkBufferCreateInfo); }
+        vk::StructureType::CHECKPOINT_DATA_2_NV => { with_nested(link, s as *const vk::CheckpointData2NV, 1, nested_VkCheckpointData2NV); }
+        vk::StructureType::CHECKPOINT_DATA_NV => { with_nested(link, s as *const vk::CheckpointDataNV, 1, nested_VkCheckpointDataNV); }
+        vk::StructureType::COMMAND_BUFFER_BEGIN_INFO => { with_nested(link, s as *const vk::CommandBufferBeginInfo, 1, nested_VkCommandBufferBeginInfo); }
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_RENDERING_INFO => { with_nested(link, s as *const vk::CommandBufferInheritanceRenderingInfo, 1, nested_VkCommandBufferInheritanceRenderingInfo); }
+        vk::StructureType::COMMAND_BUFFER_INHERITANCE_VIEWPORT_SCISSOR_INFO_NV => { with_nested(link, s as *const vk::CommandBufferInheritanceViewportScissorInfoNV, 1, nested_VkCommandBufferInheritanceViewportScissorInfoNV); }
+        vk::StructureType::COMPUTE_PIPELINE_CREATE_INFO => { with_nested(link, s as *const vk::ComputePipelineCreateInfo, 1, nested_VkComputePipelineCreateInfo); }
+        vk::StructureType::COPY_BUFFER_INFO_2 => { with_nested(link, s as *const vk::CopyBufferInfo2, 1, nested_VkCopyBufferInfo2); }
+        vk::StructureType::COPY_BUFFER_TO_IMAGE_INFO_2 => { with_nested(link, s as *const vk::CopyBufferToImageInfo2, 1, nested_VkCopyBufferToImageInfo2); }
+        vk::StructureType::COPY_IMAGE_INFO_2 => { with_nested(link, s as *const vk::CopyImageInfo2, 1, nested_VkCopyImageInfo2); }
+        vk::StructureType::COPY_IMAGE_TO_BUFFER_INFO_2 => { with_nested(link, s as *const vk::CopyImageToBufferInfo2, 1, nested_VkCopyImageToBufferInfo2); }
+        vk::StructureType::CU_FUNCTION_CREATE_INFO_NVX => { with_nested(link, s as *const vk::CuFunctionCreateInfoNVX, 1, nested_VkCuFunctionCreateInfoNVX); }
+        vk::StructureType::CU_LAUNCH_INFO_NVX => { with_nested(link, s as *const vk::CuLaunchInfoNVX, 1, nested_VkCuLaunchInfoNVX); }
+        vk::StructureType::CU_MODULE_CREATE_INFO_NVX => { with_nested(link, s as *const vk::CuModuleCreateInfoNVX, 1, nested_VkCuModuleCreateInfoNVX); }
+        vk::StructureType::D3D12_FENCE_SUBMIT_INFO_KHR => { with_nested(link, s as *const vk::D3D12FenceSubmitInfoKHR, 1, nested_VkD3D12FenceSubmitInfoKHR); }
+        vk::StructureType::DEBUG_MARKER_MARKER_INFO_EXT => { with_nested(link, s as *const vk::DebugMarkerMarkerInfoEXT, 1, nested_VkDebugMarkerMarkerInfoEXT); }
+        vk::StructureType::DEBUG_MARKER_OBJECT_NAME_INFO_EXT => { with_nested(link, s as *const vk::DebugMarkerObjectNameInfoEXT, 1, nested_VkDebugMarkerObjectNameInfoEXT); }
+        vk::StructureType::DEBUG_MARKER_OBJECT_TAG_INFO_EXT => { with_nested(link, s as *const vk::DebugMarkerObjectTagInfoEXT, 1, nested_VkDebugMarkerObjectTagInfoEXT); }
+        vk::StructureType::DEBUG_REPORT_CALLBACK_CREATE_INFO_EXT => { with_nested(link, s as *const vk::DebugReportCallbackCreateInfoEXT, 1, nested_VkDebugReportCallbackCreateInfoEXT); }
+        vk::StructureType::DEBUG_UTILS_LABEL_EXT => { with_nested(link, s as *const vk::DebugUtilsLabelEXT, 1, nested_VkDebugUtilsLabelEXT); }
+        vk::StructureType::DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT => { with_nested(link, s as *const vk::DebugUtilsMessengerCallbackDataEXT, 1, nested_VkDebugUtilsMessengerCallbackDataEXT); }
+        vk::StructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => { with_nested(link, s as *const vk::DebugUtilsMessengerCreateInfoEXT, 1, nested_VkDebugUtilsMessengerCreateInfoEXT); }
+        vk::StructureType::DEBUG_UTILS_OBJECT_NAME_INFO_EXT => { with_nested(link, s as *const vk::DebugUtilsObjectNameInfoEXT, 1, nested_VkDebugUtilsObjectNameInfoEXT); }
+        vk::StructureType::DEBUG_UTILS_OBJECT_TAG_INFO_EXT => { with_nested(link, s as *const vk::DebugUtilsObjectTagInfoEXT, 1, nested_VkDebugUtilsObjectTagInfoEXT); }
+        vk::StructureType::DEPENDENCY_INFO => { with_nested(link, s as *const vk::DependencyInfo, 1, nested_VkDependencyInfo); }
+        vk::StructureType::DESCRIPTOR_POOL_CREATE_INFO => { with_nested(link, s as *const vk::DescriptorPoolCreateInfo, 1, nested_VkDescriptorPoolCreateInfo); }
+        vk::StructureType::DESCRIPTOR_SET_ALLOCATE_INFO => { with_nested(link, s as *const vk::DescriptorSetAllocateInfo, 1, nested_VkDescriptorSetAllocateInfo); }
+        vk::StructureType::DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO => { with_nested(link, s as *const vk::DescriptorSetLayoutBindingFlagsCreateInfo, 1, nested_VkDescriptorSetLayoutBindingFlagsCreateInfo); }
+        vk::StructureType::DESCRIPTOR_SET_LAYOUT_CREATE_INFO => { with_nested(link, s as *const vk::DescriptorSetLayoutCreateInfo, 1, nested_VkDescriptorSetLayoutCreateInfo); }
+        vk::StructureType::DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO => { with_nested(link, s as *const vk::DescriptorSetVariableDescriptorCountAllocateInfo, 1, nested_VkDescriptorSetVariableDescriptorCountAllocateInfo); }
+        vk::StructureType::DESCRIPTOR_UPDATE_TEMPLATE_CREATE_INFO => { with_nested(link, s as *const vk::DescriptorUpdateTemplateCreateInfo, 1, nested_VkDescriptorUpdateTemplateCreateInfo); }
+        vk::StructureType::DEVICE_BUFFER_MEMORY_REQUIREMENTS => { with_nested(link, s as *const vk::DeviceBufferMemoryRequirements, 1, nested_VkDeviceBufferMemoryRequirements); }
+        vk::StructureType::DEVICE_CREATE_INFO => { with_nested(link, s as *const vk::DeviceCreateInfo, 1, nested_VkDeviceCreateInfo); }
+        vk::StructureType::DEVICE_DEVICE_MEMORY_REPORT_CREATE_INFO_EXT => { with_nested(link, s as *const vk::DeviceDeviceMemoryReportCreateInfoEXT, 1, nested_VkDeviceDeviceMemoryReportCreateInfoEXT); }
+        vk::StructureType::DEVICE_FAULT_INFO_EXT => { with_nested(link, s as *const vk::DeviceFaultInfoEXT, 1, nested_VkDeviceFaultInfoEXT); }
+        vk::StructureType::DEVICE_GROUP_DEVICE_CREATE_INFO => { with_nested(link, s as *const vk::DeviceGroupDeviceCreateInfo, 1, nested_VkDeviceGroupDeviceCreateInfo); }
+        vk::StructureType::DEVICE_GROUP_PRESENT_INFO_KHR => { with_nested(link, s as *const vk::DeviceGroupPresentInfoKHR, 1, nested_VkDeviceGroupPresentInfoKHR); }
+        vk::StructureType::DEVICE_GROUP_RENDER_PASS_BEGIN_INFO => { with_nested(link, s as *const vk::DeviceGroupRenderPassBeginInfo, 1, nested_VkDeviceGroupRenderPassBeginInfo); }
+        vk::StructureType::DEVICE_GROUP_SUBMIT_INFO => { with_nested(link, s as *const vk::DeviceGroupSubmitInfo, 1, nested_VkDeviceGroupSubmitInfo); }
+        vk::StructureType::DEVICE_IMAGE_MEMORY_REQUIREMENTS => { with_nested(link, s as *const vk::DeviceImageMemoryRequirements, 1, nested_VkDeviceImageMemoryRequirements); }
+        vk::StructureType::DEVICE_QUEUE_CREATE_INFO => { with_nested(link, s as *const vk::DeviceQueueCreateInfo, 1, nested_VkDeviceQueueCreateInfo); }
+        vk::StructureType::DIRECT_DRIVER_LOADING_LIST_LUNARG => { with_nested(link, s as *const vk::DirectDriverLoadingListLUNARG, 1, nested_VkDirectDriverLoadingListLUNARG); }
+        vk::StructureType::DISPLAY_PROPERTIES_2_KHR => { with_nested(link, s as *const vk::DisplayProperties2KHR, 1, nested_VkDisplayProperties2KHR); }
+        vk::StructureType::DRM_FORMAT_MODIFIER_PROPERTIES_LIST_2_EXT => { with_nested(link, s as *const vk::DrmFormatModifierPropertiesList2EXT, 1, nested_VkDrmFormatModifierPropertiesList2EXT); }
+        vk::StructureType::DRM_FORMAT_MODIFIER_PROPERTIES_LIST_EXT => { with_nested(link, s as *const vk::DrmFormatModifierPropertiesListEXT, 1, nested_VkDrmFormatModifierPropertiesListEXT); }
+        vk::StructureType::FRAGMENT_SHADING_RATE_ATTACHMENT_INFO_KHR => { with_nested(link, s as *const vk::FragmentShadingRateAttachmentInfoKHR, 1, nested_VkFragmentShadingRateAttachmentInfoKHR); }
+        vk::StructureType::FRAMEBUFFER_ATTACHMENTS_CREATE_INFO => { with_nested(link, s as *const vk::FramebufferAttachmentsCreateInfo, 1, nested_VkFramebufferAttachmentsCreateInfo); }
+        vk::StructureType::FRAMEBUFFER_ATTACHMENT_IMAGE_INFO => { with_nested(link, s as *const vk::FramebufferAttachmentImageInfo, 1, nested_VkFramebufferAttachmentImageInfo); }
+        vk::StructureType::FRAMEBUFFER_CREATE_INFO => { with_nested(link, s as *const vk::FramebufferCreateInfo, 1, nested_VkFramebufferCreateInfo); }
+        vk::StructureType::GENERATED_COMMANDS_INFO_NV => { with_nested(link, s as *const vk::GeneratedCommandsInfoNV, 1, nested_VkGeneratedCommandsInfoNV); }
+        vk::StructureType::GRAPHICS_PIPELINE_CREATE_INFO => { with_nested(link, s as *const vk::GraphicsPipelineCreateInfo, 1, nested_VkGraphicsPipelineCreateInfo); }
+        vk::StructureType::GRAPHICS_PIPELINE_SHADER_GROUPS_CREATE_INFO_NV => { with_nested(link, s as *const vk::GraphicsPipelineShaderGroupsCreateInfoNV, 1, nested_VkGraphicsPipelineShaderGroupsCreateInfoNV); }
+        vk::StructureType::GRAPHICS_SHADER_GROUP_CREATE_INFO_NV => { with_nested(link, s as *const vk::GraphicsShaderGroupCreateInfoNV, 1, nested_VkGraphicsShaderGroupCreateInfoNV); }
+        vk::StructureType::IMAGE_COMPRESSION_CONTROL_EXT => { with_nested(link, s as *const vk::ImageCompressionControlEXT, 1, nested_VkImageCompressionControlEXT); }
+        vk::StructureType::IMAGE_CONSTRAINTS_INFO_FUCHSIA => { with_nested(link, s as *const vk::ImageConstraintsInfoFUCHSIA, 1, nested_VkImageConstraintsInfoFUCHSIA); }
+        vk::StructureType::IMAGE_CREATE_INFO => { with_nested(link, s as *const vk::ImageCreateInfo, 1, nested_VkImageCreateInfo); }
+        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_EXPLICIT_CREATE_INFO_EXT => { with_nested(link, s as *const vk::ImageDrmFormatModifierExplicitCreateInfoEXT, 1, nested_VkImageDrmFormatModifierExplicitCreateInfoEXT); }
+        vk::StructureType::IMAGE_DRM_FORMAT_MODIFIER_LIST_CREATE_INFO_EXT => { with_nested(link, s as *const vk::ImageDrmFormatModifierListCreateInfoEXT, 1, nested_VkImageDrmFormatModifierListCreateInfoEXT); }
+        vk::StructureType::IMAGE_FORMAT_CONSTRAINTS_INFO_FUCHSIA => { with_nested(link, s as *const vk::ImageFormatConstraintsInfoFUCHSIA, 1, nested_VkImageFormatConstraintsInfoFUCHSIA); }
+        vk::StructureType::IMAGE_FORMAT_LIST_CREATE_INFO => { with_nested(link, s as *const vk::ImageFormatListCreateInfo, 1, nested_VkImageFormatListCreateInfo); }
+        vk::StructureType::IMPORT_MEMORY_HOST_POINTER_INFO_EXT => { with_nested(link, s as *const vk::ImportMemoryHostPointerInfoEXT, 1, nested_VkImportMemoryHostPointerInfoEXT); }
+        vk::StructureType::INDIRECT_COMMANDS_LAYOUT_CREATE_INFO_NV => { with_nested(link, s as *const vk::IndirectCommandsLayoutCreateInfoNV, 1, nested_VkIndirectCommandsLayoutCreateInfoNV); }
+        vk::StructureType::INDIRECT_COMMANDS_LAYOUT_TOKEN_NV => { with_nested(link, s as *const vk::IndirectCommandsLayoutTokenNV, 1, nested_VkIndirectCommandsLayoutTokenNV); }
+        vk::StructureType::INITIALIZE_PERFORMANCE_API_INFO_INTEL => { with_nested(link, s as *const vk::InitializePerformanceApiInfoINTEL, 1, nested_VkInitializePerformanceApiInfoINTEL); }
+        vk::StructureType::INSTANCE_CREATE_INFO => { with_nested(link, s as *const vk::InstanceCreateInfo, 1, nested_VkInstanceCreateInfo); }
+        vk::StructureType::IOS_SURFACE_CREATE_INFO_MVK => { with_nested(link, s as *const vk::IOSSurfaceCreateInfoMVK, 1, nested_VkIOSSurfaceCreateInfoMVK); }
+        vk::StructureType::MACOS_SURFACE_CREATE_INFO_MVK => { with_nested(link, s as *const vk::MacOSSurfaceCreateInfoMVK, 1, nested_VkMacOSSurfaceCreateInfoMVK); }
+        vk::StructureType::MICROMAP_BUILD_INFO_EXT => { with_nested(link, s as *const vk::MicromapBuildInfoEXT, 1, nested_VkMicromapBuildInfoEXT); }
+        vk::StructureType::MICROMAP_VERSION_INFO_EXT => { with_nested(link, s as *const vk::MicromapVersionInfoEXT, 1, nested_VkMicromapVersionInfoEXT); }
+        vk::StructureType::MUTABLE_DESCRIPTOR_TYPE_CREATE_INFO_EXT => { with_nested(link, s as *const vk::MutableDescriptorTypeCreateInfoEXT, 1, nested_VkMutableDescriptorTypeCreateInfoEXT); }
+        vk::StructureType::NATIVE_BUFFER_ANDROID => { with_nested(link, s as *const vk::NativeBufferANDROID, 1, nested_VkNativeBufferANDROID); }
+        vk::StructureType::OPAQUE_CAPTURE_DESCRIPTOR_DATA_CREATE_INFO_EXT => { with_nested(link, s as *const vk::OpaqueCaptureDescriptorDataCreateInfoEXT, 1, nested_VkOpaqueCaptureDescriptorDataCreateInfoEXT); }
+        vk::StructureType::OPTICAL_FLOW_EXECUTE_INFO_NV => { with_nested(link, s as *const vk::OpticalFlowExecuteInfoNV, 1, nested_VkOpticalFlowExecuteInfoNV); }
+        vk::StructureType::OPTICAL_FLOW_SESSION_CREATE_PRIVATE_DATA_INFO_NV => { with_nested(link, s as *const vk::OpticalFlowSessionCreatePrivateDataInfoNV, 1, nested_VkOpticalFlowSessionCreatePrivateDataInfoNV); }
+        vk::StructureType::PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT => { with_nested(link, s as *const vk::PhysicalDeviceImageDrmFormatModifierInfoEXT, 1, nested_VkPhysicalDeviceImageDrmFormatModifierInfoEXT); }
+        vk::StructureType::PIPELINE_CACHE_CREATE_INFO => { with_nested(link, s as *const vk::PipelineCacheCreateInfo, 1, nested_VkPipelineCacheCreateInfo); }
+        vk::StructureType::PIPELINE_COLOR_BLEND_STATE_CREATE_INFO => { with_nested(link, s as *const vk::PipelineColorBlendStateCreateInfo, 1, nested_VkPipelineColorBlendStateCreateInfo); }
+        vk::StructureType::PIPELINE_COLOR_WRITE_CREATE_INFO_EXT => { with_nested(link, s as *const vk::PipelineColorWriteCreateInfoEXT, 1, nested_VkPipelineColorWriteCreateInfoEXT); }
+        vk::StructureType::PIPELINE_COVERAGE_MODULATION_STATE_CREATE_INFO_NV => { with_nested(link, s as *const vk::PipelineCoverageModulationStateCreateInfoNV, 1, nested_VkPipelineCoverageModulationStateCreateInfoNV); }
+        vk::StructureType::PIPELINE_CREATION_FEEDBACK_CREATE_INFO => { with_nested(link, s as *const vk::PipelineCreationFeedbackCreateInfo, 1, nested_VkPipelineCreationFeedbackCreateInfo); }
+        vk::StructureType::PIPELINE_DISCARD_RECTANGLE_STATE_CREATE_INFO_EXT => { with_nested(link, s as *const vk::PipelineDiscardRectangleStateCreateInfoEXT, 1, nested_VkPipelineDiscardRectangleStateCreateInfoEXT); }
+        vk::StructureType::PIPELINE_DYNAMIC_STATE_CREATE_INFO => { with_nested(link, s as *const vk::PipelineDynamicStateCreateInfo, 1, nested_VkPipelineDynamicStateCreateInfo); }
+        vk::StructureType::PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR => { with_nested(link, s as *const vk::PipelineExecutableInternalRepresentationKHR, 1, nested_VkPipelineExecutableInternalRepresentationKHR); }
+        vk::StructureType::PIPELINE_LAYOUT_CREATE_INFO => { with_nested(link, s as *const vk::PipelineLayoutCreateInfo, 1, nested_VkPipelineLayoutCreateInfo); }
+        vk::StructureType::PIPELINE_LIBRARY_CREATE_INFO_KHR => { with_nested(link, s as *const vk::PipelineLibraryCreateInfoKHR, 1, nested_VkPipelineLibraryCreateInfoKHR); }
+        vk::StructureType::PIPELINE_MULTISAMPLE_STATE_CREATE_INFO => { with_nested(link, s as *const vk::PipelineMultisampleStateCreateInfo, 1, nested_VkPipelineMultisampleStateCreateInfo); }
+        vk::StructureType::PIPELINE_RENDERING_CREATE_INFO => { with_nested(link, s as *const vk::PipelineRenderingCreateInfo, 1, nested_VkPipelineRenderingCreateInfo); }
+        vk::StructureType::PIPELINE_SAMPLE_LOCATIONS_STATE_CREATE_INFO_EXT => { with_nested(link, s as *const vk::PipelineSampleLocationsStateCreateInfoEXT, 1, nested_VkPipelineSampleLocationsStateCreateInfoEXT); }
+        vk::StructureType::PIPELINE_SHADER_STAGE_CREATE_INFO => { with_nested(link, s as *const vk::PipelineShaderStageCreateInfo, 1, nested_VkPipelineShaderStageCreateInfo); }
+        vk::StructureType::PIPELINE_SHADER_STAGE_MODULE_IDENTIFIER_CREATE_INFO_EXT => { with_nested(link, s as *const vk::PipelineShaderStageModuleIdentifierCreateInfoEXT, 1, nested_VkPipelineShaderStageModuleIdentifierCreateInfoEXT); }
+        vk::StructureType::PIPELINE_VERTEX_INPUT_DIVISOR_STATE_CREATE_INFO_EXT => { with_nested(link, s as *const vk::PipelineVertexInputDivisorStateCreateInfoEXT, 1, nested_VkPipelineVertexInputDivisorStateCreateInfoEXT); }
+        vk::StructureType::PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO => { with_nested(link, s as *const vk::PipelineVertexInputStateCreateInfo, 1, nested_VkPipelineVertexInputStateCreateInfo); }
+        vk::StructureType::PIPELINE_VIEWPORT_COARSE_SAMPLE_ORDER_STATE_CREATE_INFO_NV => { with_nested(link, s as *const vk::PipelineViewportCoarseSampleOrderStateCreateInfoNV, 1, nested_VkPipelineViewportCoarseSampleOrderStateCreateInfoNV); }
+        vk::StructureType::PIPELINE_VIEWPORT_EXCLUSIVE_SCISSOR_STATE_CREATE_INFO_NV => { with_nested(link, s as *const vk::PipelineViewportExclusiveScissorStateCreateInfoNV, 1, nested_VkPipelineViewportExclusiveScissorStateCreateInfoNV); }
+        vk::StructureType::PIPELINE_VIEWPORT_SHADING_RATE_IMAGE_STATE_CREATE_INFO_NV => { with_nested(link, s as *const vk::PipelineViewportShadingRateImageStateCreateInfoNV, 1, nested_VkPipelineViewportShadingRateImageStateCreateInfoNV); }
+        vk::StructureType::PIPELINE_VIEWPORT_STATE_CREATE_INFO => { with_nested(link, s as *const vk::PipelineViewportStateCreateInfo, 1, nested_VkPipelineViewportStateCreateInfo); }
+        vk::StructureType::PIPELINE_VIEWPORT_SWIZZLE_STATE_CREATE_INFO_NV => { with_nested(link, s as *const vk::PipelineViewportSwizzleStateCreateInfoNV, 1, nested_VkPipelineViewportSwizzleStateCreateInfoNV); }
+        vk::StructureType::PIPELINE_VIEWPORT_W_SCALING_STATE_CREATE_INFO_NV => { with_nested(link, s as *const vk::PipelineViewportWScalingStateCreateInfoNV, 1, nested_VkPipelineViewportWScalingStateCreateInfoNV); }
+        vk::StructureType::PRESENT_ID_KHR => { with_nested(link, s as *const vk::PresentIdKHR, 1, nested_VkPresentIdKHR); }
+        vk::StructureType::PRESENT_INFO_KHR => { with_nested(link, s as *const vk::PresentInfoKHR, 1, nested_VkPresentInfoKHR); }
+        vk::StructureType::PRESENT_REGIONS_KHR => { with_nested(link, s as *const vk::PresentRegionsKHR, 1, nested_VkPresentRegionsKHR); }
+        vk::StructureType::PRESENT_TIMES_INFO_GOOGLE => { with_nested(link, s as *const vk::PresentTimesInfoGOOGLE, 1, nested_VkPresentTimesInfoGOOGLE); }
+        vk::StructureType::QUERY_POOL_PERFORMANCE_CREATE_INFO_KHR => { with_nested(link, s as *const vk::QueryPoolPerformanceCreateInfoKHR, 1, nested_VkQueryPoolPerformanceCreateInfoKHR); }
+        vk::StructureType::RAY_TRACING_PIPELINE_CREATE_INFO_KHR => { with_nested(link, s as *const vk::RayTracingPipelineCreateInfoKHR, 1, nested_VkRayTracingPipelineCreateInfoKHR); }
+        vk::StructureType::RAY_TRACING_PIPELINE_CREATE_INFO_NV => { with_nested(link, s as *const vk::RayTracingPipelineCreateInfoNV, 1, nested_VkRayTracingPipelineCreateInfoNV); }
+        vk::StructureType::RAY_TRACING_SHADER_GROUP_CREATE_INFO_KHR => { with_nested(link, s as *const vk::RayTracingShaderGroupCreateInfoKHR, 1, nested_VkRayTracingShaderGroupCreateInfoKHR); }
+        vk::StructureType::RELEASE_SWAPCHAIN_IMAGES_INFO_EXT => { with_nested(link, s as *const vk::ReleaseSwapchainImagesInfoEXT, 1, nested_VkReleaseSwapchainImagesInfoEXT); }
+        vk::StructureType::RENDERING_INFO => { with_nested(link, s as *const vk::RenderingInfo, 1, nested_VkRenderingInfo); }
+        vk::StructureType::RENDER_PASS_ATTACHMENT_BEGIN_INFO => { with_nested(link, s as *const vk::RenderPassAttachmentBeginInfo, 1, nested_VkRenderPassAttachmentBeginInfo); }
+        vk::StructureType::RENDER_PASS_BEGIN_INFO => { with_nested(link, s as *const vk::RenderPassBeginInfo, 1, nested_VkRenderPassBeginInfo); }
+        vk::StructureType::RENDER_PASS_CREATE_INFO => { with_nested(link, s as *const vk::RenderPassCreateInfo, 1, nested_VkRenderPassCreateInfo); }
+        vk::StructureType::RENDER_PASS_CREATE_INFO_2 => { with_nested(link, s as *const vk::RenderPassCreateInfo2, 1, nested_VkRenderPassCreateInfo2); }
+        vk::StructureType::RENDER_PASS_CREATION_FEEDBACK_CREATE_INFO_EXT => { with_nested(link, s as *const vk::RenderPassCreationFeedbackCreateInfoEXT, 1, nested_VkRenderPassCreationFeedbackCreateInfoEXT); }
+        vk::StructureType::RENDER_PASS_INPUT_ATTACHMENT_ASPECT_CREATE_INFO => { with_nested(link, s as *const vk::RenderPassInputAttachmentAspectCreateInfo, 1, nested_VkRenderPassInputAttachmentAspectCreateInfo); }
+        vk::StructureType::RENDER_PASS_MULTIVIEW_CREATE_INFO => { with_nested(link, s as *const vk::RenderPassMultiviewCreateInfo, 1, nested_VkRenderPassMultiviewCreateInfo); }
+        vk::StructureType::RENDER_PASS_SAMPLE_LOCATIONS_BEGIN_INFO_EXT => { with_nested(link, s as *const vk::RenderPassSampleLocationsBeginInfoEXT, 1, nested_VkRenderPassSampleLocationsBeginInfoEXT); }
+        vk::StructureType::RENDER_PASS_SUBPASS_FEEDBACK_CREATE_INFO_EXT => { with_nested(link, s as *const vk::RenderPassSubpassFeedbackCreateInfoEXT, 1, nested_VkRenderPassSubpassFeedbackCreateInfoEXT); }
+        vk::StructureType::RESOLVE_IMAGE_INFO_2 => { with_nested(link, s as *const vk::ResolveImageInfo2, 1, nested_VkResolveImageInfo2); }
+        vk::StructureType::SAMPLE_LOCATIONS_INFO_EXT => { with_nested(link, s as *const vk::SampleLocationsInfoEXT, 1, nested_VkSampleLocationsInfoEXT); }
+        vk::StructureType::SEMAPHORE_WAIT_INFO => { with_nested(link, s as *const vk::SemaphoreWaitInfo, 1, nested_VkSemaphoreWaitInfo); }
+        vk::StructureType::SHADER_MODULE_CREATE_INFO => { with_nested(link, s as *const vk::ShaderModuleCreateInfo, 1, nested_VkShaderModuleCreateInfo); }
+        vk::StructureType::SUBMIT_INFO => { with_nested(link, s as *const vk::SubmitInfo, 1, nested_VkSubmitInfo); }
+        vk::StructureType::SUBMIT_INFO_2 => { with_nested(link, s as *const vk::SubmitInfo2, 1, nested_VkSubmitInfo2); }
+        vk::StructureType::SUBPASS_DESCRIPTION_2 => { with_nested(link, s as *const vk::SubpassDescription2, 1, nested_VkSubpassDescription2); }
+        vk::StructureType::SUBPASS_DESCRIPTION_DEPTH_STENCIL_RESOLVE => { with_nested(link, s as *const vk::SubpassDescriptionDepthStencilResolve, 1, nested_VkSubpassDescriptionDepthStencilResolve); }
+        vk::StructureType::SUBPASS_FRAGMENT_DENSITY_MAP_OFFSET_END_INFO_QCOM => { with_nested(link, s as *const vk::SubpassFragmentDensityMapOffsetEndInfoQCOM, 1, nested_VkSubpassFragmentDensityMapOffsetEndInfoQCOM); }
+        vk::StructureType::SURFACE_PRESENT_MODE_COMPATIBILITY_EXT => { with_nested(link, s as *const vk::SurfacePresentModeCompatibilityEXT, 1, nested_VkSurfacePresentModeCompatibilityEXT); }
+        vk::StructureType::SWAPCHAIN_CREATE_INFO_KHR => { with_nested(link, s as *const vk::SwapchainCreateInfoKHR, 1, nested_VkSwapchainCreateInfoKHR); }
+        vk::StructureType::SWAPCHAIN_PRESENT_FENCE_INFO_EXT => { with_nested(link, s as *const vk::SwapchainPresentFenceInfoEXT, 1, nested_VkSwapchainPresentFenceInfoEXT); }
+        vk::StructureType::SWAPCHAIN_PRESENT_MODES_CREATE_INFO_EXT => { with_nested(link, s as *const vk::SwapchainPresentModesCreateInfoEXT, 1, nested_VkSwapchainPresentModesCreateInfoEXT); }
+        vk::StructureType::SWAPCHAIN_PRESENT_MODE_INFO_EXT => { with_nested(link, s as *const vk::SwapchainPresentModeInfoEXT, 1, nested_VkSwapchainPresentModeInfoEXT); }
+        vk::StructureType::TIMELINE_SEMAPHORE_SUBMIT_INFO => { with_nested(link, s as *const vk::TimelineSemaphoreSubmitInfo, 1, nested_VkTimelineSemaphoreSubmitInfo); }
+        vk::StructureType::VALIDATION_CACHE_CREATE_INFO_EXT => { with_nested(link, s as *const vk::ValidationCacheCreateInfoEXT, 1, nested_VkValidationCacheCreateInfoEXT); }
+        vk::StructureType::VALIDATION_FEATURES_EXT => { with_nested(link, s as *const vk::ValidationFeaturesEXT, 1, nested_VkValidationFeaturesEXT); }
+        vk::StructureType::VALIDATION_FLAGS_EXT => { with_nested(link, s as *const vk::ValidationFlagsEXT, 1, nested_VkValidationFlagsEXT); }
+        vk::StructureType::VI_SURFACE_CREATE_INFO_NN => { with_nested(link, s as *const vk::ViSurfaceCreateInfoNN, 1, nested_VkViSurfaceCreateInfoNN); }
+        vk::StructureType::WAYLAND_SURFACE_CREATE_INFO_KHR => { with_nested(link, s as *const vk::WaylandSurfaceCreateInfoKHR, 1, nested_VkWaylandSurfaceCreateInfoKHR); }
+        vk::StructureType::WIN32_KEYED_MUTEX_ACQUIRE_RELEASE_INFO_KHR => { with_nested(link, s as *const vk::Win32KeyedMutexAcquireReleaseInfoKHR, 1, nested_VkWin32KeyedMutexAcquireReleaseInfoKHR); }
+        vk::StructureType::WIN32_KEYED_MUTEX_ACQUIRE_RELEASE_INFO_NV => { with_nested(link, s as *const vk::Win32KeyedMutexAcquireReleaseInfoNV, 1, nested_VkWin32KeyedMutexAcquireReleaseInfoNV); }
+        vk::StructureType::WRITE_DESCRIPTOR_SET => { with_nested(link, s as *const vk::WriteDescriptorSet, 1, nested_VkWriteDescriptorSet); }
+        vk::StructureType::WRITE_DESCRIPTOR_SET_ACCELERATION_STRUCTURE_KHR => { with_nested(link, s as *const vk::WriteDescriptorSetAccelerationStructureKHR, 1, nested_VkWriteDescriptorSetAccelerationStructureKHR); }
+        vk::StructureType::WRITE_DESCRIPTOR_SET_ACCELERATION_STRUCTURE_NV => { with_nested(link, s as *const vk::WriteDescriptorSetAccelerationStructureNV, 1, nested_VkWriteDescriptorSetAccelerationStructureNV); }
+        vk::StructureType::WRITE_DESCRIPTOR_SET_INLINE_UNIFORM_BLOCK => { with_nested(link, s as *const vk::WriteDescriptorSetInlineUniformBlock, 1, nested_VkWriteDescriptorSetInlineUniformBlock); }
+        vk::StructureType::XCB_SURFACE_CREATE_INFO_KHR => { with_nested(link, s as *const vk::XcbSurfaceCreateInfoKHR, 1, nested_VkXcbSurfaceCreateInfoKHR); }
+        vk::StructureType::XLIB_SURFACE_CREATE_INFO_KHR => { with_nested(link, s as *const vk::XlibSurfaceCreateInfoKHR, 1, nested_VkXlibSurfaceCreateInfoKHR); }
+        _ => {}
+    }
 }
 
 /// Every generated hook, for `vkGetInstanceProcAddr` and `vkGetDeviceProcAddr`.

@@ -284,16 +284,21 @@ pub unsafe extern "system" fn create_device(
             multiview: multiview.0,
             multiview_geometry_shader: multiview.1,
             multiview_tessellation_shader: multiview.2,
-            create_info: Some(Box::new(crate::generic::with_nested(
-                crate::generic::chained(
+            create_info: crate::generic::trees(|p| {
+                crate::generic::with_nested(
+                    crate::generic::chained(
+                        p,
+                        info,
+                        1,
+                        crate::generic::gaps_of(vk::StructureType::DEVICE_CREATE_INFO),
+                    ),
                     info,
                     1,
-                    crate::generic::gaps_of(vk::StructureType::DEVICE_CREATE_INFO)
-                ),
-                info,
-                1,
-                crate::generated::commands::nested_VkDeviceCreateInfo,
-            ))),
+                    crate::generated::commands::nested_VkDeviceCreateInfo,
+                );
+            })
+            .and_then(|trees| trees.into_iter().next())
+            .map(Box::new),
         }))))
     });
     result

@@ -487,7 +487,10 @@ impl Gpu {
                 }
                 continue;
             }
-            run.try_for_each_write(|mthd, data| self.write(subc, mthd, data))?;
+            run.try_for_each_write(
+                #[inline(always)]
+                |mthd, data| self.write(subc, mthd, data),
+            )?;
         }
         match self.pending_call {
             Some(_) => self.flush_call(),
