@@ -76,6 +76,11 @@ impl Bindings {
         self.hidden.remove(&memory);
     }
 
+    /// The allocation `object` is bound to, if it is.
+    pub fn memory_of(&self, object: u64) -> Option<u64> {
+        self.memory_of.get(&object).copied()
+    }
+
     /// `memory`'s byte ranges that are not compared, sorted and disjoint.
     pub fn hidden(&self, memory: u64) -> &[(u64, u64)] {
         self.hidden.get(&memory).map_or(&[], Vec::as_slice)
@@ -118,7 +123,7 @@ fn merge(sorted: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
 }
 
 /// The parts of `ranges` outside every range of `minus` (both sorted and disjoint).
-fn subtract(ranges: &[(u64, u64)], minus: &[(u64, u64)]) -> Vec<(u64, u64)> {
+pub(crate) fn subtract<T: Copy + Ord>(ranges: &[(T, T)], minus: &[(T, T)]) -> Vec<(T, T)> {
     let mut out = Vec::new();
     for &(mut s, e) in ranges {
         for &(ms, me) in minus {

@@ -162,8 +162,9 @@ pub struct MappedMemory {
     maps: HashMap<u64, Mapping>,
     /// The shadows of allocations mapped before and not mapped now.
     retained: HashMap<u64, Shadow>,
-    /// What is bound where: the bytes of optimal-tiling images are not compared.
-    pub bindings: Bindings,
+    /// What is bound where: the bytes of optimal-tiling images are not compared, and
+    /// their pages are left unprotected.
+    bindings: Bindings,
     tracking: Tracking,
     /// Set once capture is over: nothing is watched or shadowed from then on.
     over: bool,
@@ -195,6 +196,40 @@ impl MappedMemory {
         // Dropping a mapping's watch makes its pages writable again.
         self.maps.clear();
         self.retained.clear();
+    }
+
+    /// Notes an image created with optimal tiling (its bytes are the driver's).
+    pub fn optimal_image(&mut self, image: u64) {
+        self.bindings.optimal_image(image);
+    }
+
+    /// Notes that `object` (a buffer or an image) occupies `size` bytes of `memory` at
+    /// `offset`.
+    pub fn bound(&mut self, memory: u64, object: u64, offset: u64, size: u64) {
+        self.bindings.bound(memory, object, offset, size);
+        self.leave_hidden_open(memory);
+    }
+
+    /// Forgets `object` (it is destroyed).
+    pub fn unbound(&mut self, object: u64) {
+        let memory = self.bindings.memory_of(object);
+        self.bindings.unbound(object);
+        if let Some(memory) = memory {
+            self.leave_hidden_open(memory);
+        }
+    }
+
+    /// Leaves the pages of `memory`'s mapping that hold only hidden bytes unprotected:
+    /// nothing compares them, and where the device renders into host memory its writes
+    /// would fault there at every frame.
+    fn leave_hidden_open(&mut self, memory: u64) {
+        let Some(m) = self.maps.get_mut(&memory) else {
+            return;
+        };
+        let hidden = hidden_in_mapping(&self.bindings, memory, &m.shadow);
+        if let Some(watch) = m.watch.as_mut() {
+            watch.leave_open(&hidden);
+        }
     }
 
     /// Notes an allocation's size, to resolve `VK_WHOLE_SIZE` mappings.
@@ -252,6 +287,7 @@ impl MappedMemory {
                 hot_unchanged: None,
             },
         );
+        self.leave_hidden_open(memory);
         watched
     }
 
@@ -312,14 +348,7 @@ impl MappedMemory {
             .saturating_add(size)
             .saturating_sub(m.shadow.offset)
             .min(len as u64) as usize;
-        let relative = |at: u64| at.saturating_sub(m.shadow.offset).min(len as u64) as usize;
-        let hidden: Vec<(usize, usize)> = self
-            .bindings
-            .hidden(memory)
-            .iter()
-            .map(|&(s, e)| (relative(s), relative(e)))
-            .filter(|(s, e)| s < e)
-            .collect();
+        let hidden = hidden_in_mapping(&self.bindings, memory, &m.shadow);
         // A watched mapping is compared where it was written: every page written since
         // the last look, also outside a flushed range (taking them re-protects them,
         // so none may be left for later).
@@ -359,6 +388,19 @@ impl MappedMemory {
     }
 }
 
+/// `memory`'s hidden bytes ([`Bindings::hidden`]) within the mapping `shadow` stands
+/// for, relative to it.
+fn hidden_in_mapping(bindings: &Bindings, memory: u64, shadow: &Shadow) -> Vec<(usize, usize)> {
+    let len = shadow.bytes.len() as u64;
+    let relative = |at: u64| at.saturating_sub(shadow.offset).min(len) as usize;
+    bindings
+        .hidden(memory)
+        .iter()
+        .map(|&(s, e)| (relative(s), relative(e)))
+        .filter(|(s, e)| s < e)
+        .collect()
+}
+
 /// At a look after a submit, before `m` is scanned: a small watched mapping
 /// `written` at [`HOT_WRITES`] of its last eight looks turns hot (its watch is
 /// dropped, which opens its pages), and a hot one whose visible bytes (outside
@@ -386,8 +428,9 @@ fn hot_look(m: &mut Mapping, written: bool, hidden: &[(usize, usize)]) {
             if quiet >= HOT_QUIET_LOOKS {
                 // SAFETY: as for `mapped`: the bytes stay mapped while it is.
                 m.watch = unsafe { Watch::new(m.ptr.0, len) };
-                if let Some(watch) = &m.watch {
+                if let Some(watch) = &mut m.watch {
                     watch.open_pages_singly();
+                    watch.leave_open(hidden);
                     m.hot_unchanged = None;
                     m.written_at = 0;
                 }
@@ -619,6 +662,57 @@ mod tests {
                 (start..end).contains(&addr).then(|| rest[..3].to_string())
             })
             .expect("a mapping holds the address")
+    }
+
+    /// On a device whose memory is the host's (lavapipe), the device renders into the
+    /// program's mapped allocations: the pages that hold only an optimal-tiling image
+    /// are left writable, so its writes do not fault, and nothing compares them. Once
+    /// the image is gone they are compared and protected again.
+    #[test]
+    fn an_optimal_images_pages_are_left_open_until_it_is_gone() {
+        let len = 16 * PAGE;
+        let pages = crate::write_watch::Pages::new(len);
+        let at = pages.0 as usize;
+        let write = |offset: usize, value: u8| {
+            // SAFETY: within the mapping.
+            unsafe { *((at + offset) as *mut u8) = value }
+        };
+        let mut mm = MappedMemory::with_tracking(Tracking::Protect);
+        // SAFETY: the mapping outlives the tracking of it.
+        unsafe { mm.mapped(5, 0, len, pages.0 as *const u8) };
+        mm.bound(5, 10, 0, 100); // a buffer
+        mm.optimal_image(20);
+        // The image's bytes cover pages 2 to 8 whole, and parts of pages 1 and 9.
+        mm.bound(5, 20, PAGE as u64 + 100, 8 * PAGE as u64);
+        for (page, expected) in [(0, "r--"), (1, "r--"), (2, "rw-"), (8, "rw-"), (9, "r--")] {
+            assert_eq!(permissions(at + page * PAGE), expected, "page {page}");
+        }
+        write(3 * PAGE, 1); // the device rendering
+        write(10, 2); // the program
+        let found = |changes: &[Change], offset: u64| {
+            changes
+                .iter()
+                .find(|c| (c.offset..c.offset + c.data.len() as u64).contains(&offset))
+                .map(|c| c.data[(offset - c.offset) as usize])
+        };
+        let changes = look_with(|o| mm.changes(o));
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(found(&changes, 10), Some(2));
+        assert_eq!(permissions(at + 3 * PAGE), "rw-", "left open after a look");
+
+        mm.unbound(20);
+        write(4 * PAGE, 3);
+        let changes = look_with(|o| mm.changes(o));
+        assert_eq!(
+            (
+                found(&changes, 3 * PAGE as u64),
+                found(&changes, 4 * PAGE as u64)
+            ),
+            (Some(1), Some(3))
+        );
+        for page in 2..=8 {
+            assert_eq!(permissions(at + page * PAGE), "r--", "page {page}");
+        }
     }
 
     #[test]

@@ -19,6 +19,8 @@
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+use crate::bindings::subtract;
+
 /// Bytes per watched page.
 pub fn page_size() -> usize {
     static SIZE: OnceLock<usize> = OnceLock::new();
@@ -230,6 +232,8 @@ pub struct Watch {
     pages: usize,
     /// Offset of the watched range's first byte in its first page.
     lead: usize,
+    /// Pages left open for good, sorted and disjoint (see [`Watch::leave_open`]).
+    open: Vec<(usize, usize)>,
 }
 
 impl Watch {
@@ -267,7 +271,52 @@ impl Watch {
             start,
             pages,
             lead: ptr as usize - start,
+            open: Vec::new(),
         })
+    }
+
+    /// Leaves the pages that lie wholly within `ranges` (byte ranges relative to the
+    /// watched pointer, sorted and disjoint) open for good: they are not protected
+    /// again, and [`Watch::take_dirty`] does not give them. For the bytes the device
+    /// writes and nobody compares (an optimal-tiling image bound in a mapped
+    /// allocation, [`crate::bindings`]): on a device whose memory is the host's
+    /// (lavapipe), the device's own writes would fault there at every frame. Pages open
+    /// before and not now are marked written, so the next look compares them and
+    /// protects them again.
+    pub fn leave_open(&mut self, ranges: &[(usize, usize)]) {
+        let page = page_size();
+        let open: Vec<(usize, usize)> = ranges
+            .iter()
+            .map(|&(a, b)| {
+                let first = (self.lead + a).div_ceil(page);
+                let end = ((self.lead + b) / page).min(self.pages);
+                (first, end)
+            })
+            .filter(|(first, end)| first < end)
+            .collect();
+        if open == self.open {
+            return;
+        }
+        let slot = &SLOTS_IN_USE[self.slot];
+        for &(first, end) in &subtract(&self.open, &open) {
+            mark(
+                slot,
+                self.start + first * page,
+                self.start + end * page,
+                page,
+            );
+        }
+        for &(first, end) in &subtract(&open, &self.open) {
+            // SAFETY: the pages are in the watched range, mapped while we live.
+            unsafe {
+                libc::mprotect(
+                    (self.start + first * page) as *mut libc::c_void,
+                    (end - first) * page,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                )
+            };
+        }
+        self.open = open;
     }
 
     /// Faults its pages took (each a first write to a protected group of pages).
@@ -304,6 +353,7 @@ impl Watch {
                 }
             }
         }
+        let runs = subtract(&runs, &self.open);
         for &(first, end) in &runs {
             let at = self.start + first * page;
             // SAFETY: the pages are in the watched range, mapped while we live.

@@ -274,9 +274,7 @@ unsafe fn bind_buffer(
 ) {
     let mut reqs = vk::MemoryRequirements::default();
     (d.fns.fp_v1_0().get_buffer_memory_requirements)(device, buffer, &mut reqs);
-    lock_mapped(d)
-        .bindings
-        .bound(memory.as_raw(), buffer.as_raw(), offset, reqs.size);
+    lock_mapped(d).bound(memory.as_raw(), buffer.as_raw(), offset, reqs.size);
     record(Scope::Setup, 0, || {
         Some(CallT::BindBufferMemory(Box::new(table!(
             BindBufferMemoryT {
@@ -338,7 +336,7 @@ pub unsafe extern "system" fn create_image(
     if r == vk::Result::SUCCESS {
         let i = &*info;
         if i.tiling == vk::ImageTiling::OPTIMAL {
-            lock_mapped(d).bindings.optimal_image((*out).as_raw());
+            lock_mapped(d).optimal_image((*out).as_raw());
         }
         crate::image_layouts::image_created(*out, i);
         record(Scope::Setup, r.as_raw(), || {
@@ -376,9 +374,7 @@ unsafe fn bind_image(
 ) {
     let mut reqs = vk::MemoryRequirements::default();
     (d.fns.fp_v1_0().get_image_memory_requirements)(device, image, &mut reqs);
-    lock_mapped(d)
-        .bindings
-        .bound(memory.as_raw(), image.as_raw(), offset, reqs.size);
+    lock_mapped(d).bound(memory.as_raw(), image.as_raw(), offset, reqs.size);
     record(Scope::Setup, 0, || {
         Some(CallT::BindImageMemory(Box::new(table!(BindImageMemoryT {
             device: device.as_raw(),
@@ -719,7 +715,7 @@ macro_rules! destroy_hooks {
             destroyed(device, vk::ObjectType::$object, object.as_raw());
             crate::image_layouts::destroyed(vk::ObjectType::$object, object.as_raw());
             if matches!(vk::ObjectType::$object, vk::ObjectType::BUFFER | vk::ObjectType::IMAGE) {
-                lock_mapped(&d).bindings.unbound(object.as_raw());
+                lock_mapped(&d).unbound(object.as_raw());
             }
             (d.fns.fp_v1_0().$field)(device, object, allocator);
         }
