@@ -423,8 +423,8 @@ where
 }
 
 /// Takes a number and hands over the call `push` encodes in a block of its own (a
-/// numbered call, whatever it is): for a thread whose block is gone (during its end),
-/// and for frame boundaries. The merger waits for its number if a release overtakes it.
+/// numbered call, whatever it is): for a thread whose block is gone (during its end).
+/// The merger waits for its number if a release overtakes it.
 fn record_alone<P>(meta: CallMeta, push: P)
 where
     P: FnOnce(&mut RecordEncoder, &mut RecordBlock, u64, CallMeta),
@@ -539,8 +539,11 @@ pub fn end_frame() {
     }
     // Frame numbers and sequence numbers of boundaries ascend together: both are taken
     // under the shared lock.
+    // The boundary goes into the presenting thread's block like any numbered call, to
+    // the merger with the next collection: handed over alone, it woke the merger thread
+    // at every present (vkcube on lavapipe: a thousand times a second).
     let frame = FRAME.load(Ordering::Relaxed);
-    record_alone(meta(0), |_, block, key, meta| {
+    record_into(Scope::Setup, Order::Numbered, 0, |_, block, key, meta| {
         block.push_direct(key, meta, Call::FrameBoundary, &[DirectField::U64(frame)]);
     });
     sync();
