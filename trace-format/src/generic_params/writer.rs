@@ -120,3 +120,49 @@ impl NodeWriter<'_> {
         self.out[self.flags_at] |= flag;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generic_params::ParamList;
+
+    #[test]
+    fn parameters_written_node_by_node_read_back_as_written() {
+        let mut packed = Vec::new();
+        ParamWriter::params(&mut packed, |p| {
+            p.node(0xdead_beef);
+            let mut structure = p.node(0x1000);
+            // Bytes adjusted in place after they are copied (a structure's padding).
+            structure.bytes(&[1, 2, 3, 4])[1] = 0;
+            structure.chain(|chain| {
+                chain
+                    .node(7)
+                    .bytes_with(|out| out.extend_from_slice(b"link"));
+            });
+            structure.nested(|nested| {
+                nested.node(0);
+                nested.node(9).nested(|_| {});
+                assert_eq!(nested.len(), 2);
+            });
+        });
+        let list = ParamList::packed(&packed).expect("a well-formed string");
+        let params: Vec<_> = list.iter().collect();
+        assert_eq!(params.len(), 2);
+        assert_eq!(params[0].value(), 0xdead_beef);
+        assert!(params[0].bytes().is_none() && params[0].chain().is_none());
+        let structure = params[1];
+        assert_eq!(structure.bytes(), Some(&[1, 0, 3, 4][..]));
+        let chain: Vec<_> = structure.chain().expect("a chain").iter().collect();
+        assert_eq!((chain.len(), chain[0].value()), (1, 7));
+        assert_eq!(chain[0].bytes(), Some(&b"link"[..]));
+        let nested: Vec<_> = structure.nested().expect("nested").iter().collect();
+        assert_eq!(nested.len(), 2);
+        assert_eq!((nested[0].value(), nested[1].value()), (0, 9));
+        assert!(nested[0].nested().is_none());
+        assert_eq!(
+            nested[1].nested().map(|l| l.len()),
+            Some(0),
+            "an empty list is kept"
+        );
+    }
+}
