@@ -52,20 +52,21 @@ impl Bindings {
         self.recompute(memory);
     }
 
-    /// Forgets `object` (it is destroyed).
-    pub fn unbound(&mut self, object: u64) {
+    /// Forgets `object` (it is destroyed); returns the allocation it was bound to, if
+    /// it was.
+    pub fn unbound(&mut self, object: u64) -> Option<u64> {
         self.optimal_images.remove(&object);
-        self.forget_binding(object);
+        self.forget_binding(object)
     }
 
-    fn forget_binding(&mut self, object: u64) {
-        let Some(memory) = self.memory_of.remove(&object) else {
-            return;
-        };
+    /// Forgets where `object` is bound; returns the allocation, if it was.
+    fn forget_binding(&mut self, object: u64) -> Option<u64> {
+        let memory = self.memory_of.remove(&object)?;
         if let Some(list) = self.by_memory.get_mut(&memory) {
             list.retain(|b| b.object != object);
         }
         self.recompute(memory);
+        Some(memory)
     }
 
     /// Forgets every binding of `memory` (it is freed).
@@ -74,11 +75,6 @@ impl Bindings {
             self.memory_of.remove(&b.object);
         }
         self.hidden.remove(&memory);
-    }
-
-    /// The allocation `object` is bound to, if it is.
-    pub fn memory_of(&self, object: u64) -> Option<u64> {
-        self.memory_of.get(&object).copied()
     }
 
     /// `memory`'s byte ranges that are not compared, sorted and disjoint.

@@ -212,9 +212,7 @@ impl MappedMemory {
 
     /// Forgets `object` (it is destroyed).
     pub fn unbound(&mut self, object: u64) {
-        let memory = self.bindings.memory_of(object);
-        self.bindings.unbound(object);
-        if let Some(memory) = memory {
+        if let Some(memory) = self.bindings.unbound(object) {
             self.leave_hidden_open(memory);
         }
     }
@@ -226,9 +224,8 @@ impl MappedMemory {
         let Some(m) = self.maps.get_mut(&memory) else {
             return;
         };
-        let hidden = hidden_in_mapping(&self.bindings, memory, &m.shadow);
         if let Some(watch) = m.watch.as_mut() {
-            watch.leave_open(&hidden);
+            watch.leave_open(&hidden_in_mapping(&self.bindings, memory, &m.shadow));
         }
     }
 
