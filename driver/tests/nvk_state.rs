@@ -5,7 +5,7 @@
 
 use driver::class;
 use driver::mme::Arch;
-use driver::nvk::state::{PipelineGroups, Rect, StateGroup, StencilOps, Viewport};
+use driver::nvk::state::{DynamicStates, PipelineGroups, Rect, StateGroup, StencilOps, Viewport};
 use driver::nvk::{CommandEncoder, Device};
 use driver::push::{self, MethodWrite};
 
@@ -172,8 +172,11 @@ fn binding_a_pipeline_re_emits_only_what_it_keeps_static() {
             .into_iter()
             .filter(|s| *s != 4)
             .collect();
-        enc.state_mut()
-            .bind_pipeline(7, &all_but_blend_constants, PipelineGroups::ALL);
+        enc.state_mut().bind_pipeline(
+            7,
+            &DynamicStates::new(all_but_blend_constants.clone()),
+            PipelineGroups::ALL,
+        );
         let got = next_draw_state(&mut enc);
         assert_eq!(
             got.iter().map(|(m, _)| *m).collect::<Vec<_>>(),
@@ -183,8 +186,11 @@ fn binding_a_pipeline_re_emits_only_what_it_keeps_static() {
             "{arch:?}"
         );
         // The same pipeline again: nothing.
-        enc.state_mut()
-            .bind_pipeline(7, &all_but_blend_constants, PipelineGroups::ALL);
+        enc.state_mut().bind_pipeline(
+            7,
+            &DynamicStates::new(all_but_blend_constants.clone()),
+            PipelineGroups::ALL,
+        );
         assert_eq!(next_draw_state(&mut enc), vec![], "{arch:?}");
     }
 }
@@ -598,19 +604,21 @@ fn a_pipeline_resets_the_states_the_trace_holds_no_value_for() {
         let device = Device::for_arch(arch);
         let mut enc = settled(&device);
         enc.state_mut()
-            .bind_pipeline(1, &[1_000_455_014], PipelineGroups::ALL);
+            .bind_pipeline(1, &DynamicStates::new([1_000_455_014]), PipelineGroups::ALL);
         enc.state_mut().set_conservative_mode(1);
         next_draw_state(&mut enc);
         // A pipeline that keeps conservative rasterization static turns it off (the
         // default: the trace has no VkPipelineRasterizationConservativeStateCreateInfoEXT).
-        enc.state_mut().bind_pipeline(2, &[], PipelineGroups::ALL);
+        enc.state_mut()
+            .bind_pipeline(2, &DynamicStates::default(), PipelineGroups::ALL);
         let got = next_draw_state(&mut enc);
         assert!(
             got.contains(&(class::SET_CONSERVATIVE_RASTER, 0)),
             "{arch:?}: {got:x?}"
         );
         // Another pipeline keeping it static leaves it off: nothing for it.
-        enc.state_mut().bind_pipeline(3, &[], PipelineGroups::ALL);
+        enc.state_mut()
+            .bind_pipeline(3, &DynamicStates::default(), PipelineGroups::ALL);
         let got = next_draw_state(&mut enc);
         assert!(
             !got.iter()
@@ -633,24 +641,36 @@ fn a_pipeline_with_the_same_static_state_emits_nothing_and_one_that_differs_only
             depth_write_enable: true,
             ..DynamicState::default()
         };
-        enc.state_mut()
-            .bind_pipeline_with_state(1, &[], &values, PipelineGroups::ALL);
+        enc.state_mut().bind_pipeline_with_state(
+            1,
+            &DynamicStates::default(),
+            &values,
+            PipelineGroups::ALL,
+        );
         let first = next_draw_state(&mut enc);
         assert!(
             first.contains(&(class::OGL_SET_CULL, 1)),
             "{arch:?}: {first:x?}"
         );
         // Another pipeline with the same values: Mesa copies them, nothing changed.
-        enc.state_mut()
-            .bind_pipeline_with_state(2, &[], &values, PipelineGroups::ALL);
+        enc.state_mut().bind_pipeline_with_state(
+            2,
+            &DynamicStates::default(),
+            &values,
+            PipelineGroups::ALL,
+        );
         assert_eq!(next_draw_state(&mut enc), vec![], "{arch:?}");
         // One that culls nothing: the cull enable alone.
         let no_cull = DynamicState {
             cull_mode: 0,
             ..values.clone()
         };
-        enc.state_mut()
-            .bind_pipeline_with_state(3, &[], &no_cull, PipelineGroups::ALL);
+        enc.state_mut().bind_pipeline_with_state(
+            3,
+            &DynamicStates::default(),
+            &no_cull,
+            PipelineGroups::ALL,
+        );
         assert_eq!(
             next_draw_state(&mut enc),
             vec![(class::OGL_SET_CULL, 0)],
@@ -660,8 +680,12 @@ fn a_pipeline_with_the_same_static_state_emits_nothing_and_one_that_differs_only
         enc.state_mut().set_cull_mode(CULL_BACK);
         next_draw_state(&mut enc);
         const CULL_MODE: u32 = 1_000_267_000;
-        enc.state_mut()
-            .bind_pipeline_with_state(4, &[CULL_MODE], &no_cull, PipelineGroups::ALL);
+        enc.state_mut().bind_pipeline_with_state(
+            4,
+            &DynamicStates::new([CULL_MODE]),
+            &no_cull,
+            PipelineGroups::ALL,
+        );
         assert_eq!(next_draw_state(&mut enc), vec![], "{arch:?}");
     }
 }

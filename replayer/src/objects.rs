@@ -36,7 +36,7 @@ pub struct Pipeline {
     /// trace does not say.
     pub attachments: Option<RenderAttachments>,
     /// The `VkDynamicState`s it leaves to commands.
-    pub dynamic_states: Vec<u32>,
+    pub dynamic_states: driver::nvk::state::DynamicStates,
     /// Its shaders, by stage (vertex ... fragment).
     pub shaders: [Option<std::sync::Arc<driver::nvk::shader::Shader>>; 5],
     /// The parts of a graphics pipeline it defines itself ([`PipelinePart`] bits):
@@ -70,7 +70,7 @@ impl Pipeline {
             .is_some_and(|s| s.rasterizer_discard_enable)
             || self
                 .dynamic_states
-                .contains(&DYNAMIC_RASTERIZER_DISCARD_ENABLE);
+                .contains(DYNAMIC_RASTERIZER_DISCARD_ENABLE);
         let attachments = self.attachments.unwrap_or(RenderAttachments {
             color: true,
             depth_stencil: true,
@@ -160,10 +160,8 @@ impl Pipeline {
                     mine.clone_from(theirs);
                 }
             }
-            for state in &lib.dynamic_states {
-                if !self.dynamic_states.contains(state) {
-                    self.dynamic_states.push(*state);
-                }
+            for state in lib.dynamic_states.as_slice() {
+                self.dynamic_states.add(*state);
             }
             self.parts |= lib.parts;
         }
@@ -894,7 +892,7 @@ mod tests {
             view_mask: 0,
             rp_attachments: (parts & PipelinePart::FragmentOutput as u32 != 0).then_some(0b11),
             attachments: None,
-            dynamic_states: dynamic_states.to_vec(),
+            dynamic_states: driver::nvk::state::DynamicStates::new(dynamic_states.iter().copied()),
             shaders: Default::default(),
             parts,
             state: None,
@@ -918,7 +916,7 @@ mod tests {
         assert_eq!(linked.vk_topology, LINE_STRIP);
         assert_eq!(linked.topology, PrimitiveOp::LineStrip);
         assert_eq!(linked.rp_attachments, Some(0b11));
-        assert_eq!(linked.dynamic_states, [0, 1, 4]);
+        assert_eq!(linked.dynamic_states.as_slice(), [0, 1, 4]);
         assert_eq!(linked.parts, PipelinePart::ALL);
         // A pipeline with no libraries defines every part itself.
         assert_eq!(PipelinePart::own(0, false), PipelinePart::ALL);

@@ -11,7 +11,8 @@ use super::descriptors::SavedDescriptors;
 use super::encoder::{CommandEncoder, Recorded};
 use super::rendering::RenderingInfo;
 use super::state::{
-    GraphicsState, PipelineGroups, Rect, StencilOps, VertexAttribute, VertexBinding, Viewport,
+    DynamicStates, GraphicsState, PipelineGroups, Rect, StencilOps, VertexAttribute, VertexBinding,
+    Viewport,
 };
 use crate::class;
 use crate::push::SUBC_3D;
@@ -157,7 +158,7 @@ impl CommandEncoder<'_> {
         };
         let area = info.area;
         let state = self.state_mut();
-        state.bind_pipeline(META_PIPELINE, &dynamic, groups);
+        state.bind_pipeline(META_PIPELINE, &DynamicStates::new(dynamic), groups);
         state.set_vertex_input(
             &[VertexBinding {
                 binding: 0,

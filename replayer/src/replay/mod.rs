@@ -202,6 +202,10 @@ pub struct Summary {
 /// `r` of the model's replay takes pass `r`'s.
 pub type GpuTimes = HashMap<(u32, u64, u64), Vec<u64>>;
 
+/// Calls skipped by a pass, by name: how many, and whether the model needed them. A
+/// real program's setup calls are skipped by the thousand, each looked up here.
+type SkippedCalls = HashMap<String, (u64, bool), foldhash::fast::RandomState>;
+
 /// Replays `trace` into the results file `out`. `progress` hears `(bytes read, file size)`.
 /// On an error the rows written so far are finished into a readable file.
 pub fn replay(
@@ -244,7 +248,7 @@ pub fn replay_with_gpu_times(
     };
     let mut writer = ResultsWriter::create(out, run, &writing)?;
     let mut summary = Summary::default();
-    let mut skipped = BTreeMap::new();
+    let mut skipped = SkippedCalls::default();
     let mut first_fingerprint = None;
     let mut outcome = Ok(());
     for repetition in 0..options.repeat.max(1) {
@@ -281,6 +285,8 @@ pub fn replay_with_gpu_times(
             Some(_) => {}
         }
     }
+    // By name, as a reader looks them up.
+    let skipped: BTreeMap<String, (u64, bool)> = skipped.into_iter().collect();
     summary.skipped = skipped
         .into_iter()
         .map(|(name, (count, needed))| SkippedCall {
@@ -438,7 +444,9 @@ pub(crate) struct Pass<'o> {
     begins: HandleMap<SecondaryBegin>,
     /// The rendering the secondary about to run resumes, right after it begins.
     resume: Option<RenderingInfo>,
-    skipped: BTreeMap<String, (u64, bool)>,
+    /// Calls skipped, by name (or name and reason): how many, and whether the model
+    /// needed them.
+    skipped: SkippedCalls,
     /// What binds pushed since the last draw, for the next one.
     pending: Pending,
     /// Calls skipped so far, of every name.
@@ -691,7 +699,7 @@ impl<'o> Pass<'o> {
             recording: HandleMap::default(),
             begins: HandleMap::default(),
             resume: None,
-            skipped: BTreeMap::new(),
+            skipped: SkippedCalls::default(),
             pending: Pending::default(),
             skips: 0,
             frame: 0,
@@ -1103,10 +1111,9 @@ impl<'o> Pass<'o> {
                                 },
                             ),
                             attachments: self.pipeline_attachments(&p),
-                            dynamic_states: p
-                                .dynamic_states()
-                                .map(|d| d.iter().collect())
-                                .unwrap_or_default(),
+                            dynamic_states: driver::nvk::state::DynamicStates::new(
+                                p.dynamic_states().into_iter().flatten(),
+                            ),
                             parts: PipelinePart::own(
                                 p.library_parts(),
                                 p.libraries().is_some_and(|l| !l.is_empty()),

@@ -5,8 +5,8 @@ use super::*;
 use trace_format::generic_params::Param;
 
 impl Pass<'_> {
-    /// A command recorded generically: decoded and recorded into its command buffer
-    /// when the model executes it, else counted as skipped with the reason.
+    /// A call recorded generically (a `VulkanCall` record): a command buffer command
+    /// (`vkCmd*`) or a call that sets up what commands use, told apart by its name once.
     pub(super) fn take_generic(
         &mut self,
         seq: u64,
@@ -20,6 +20,18 @@ impl Pass<'_> {
                 return self.skip(&format!("{name} (does not decode: {e})"), recorded);
             }
         };
+        if names::is_recorded_command(name) {
+            self.take_generic_command(seq, name, params);
+        } else {
+            self.take_generic_setup(name, params);
+        }
+    }
+
+    /// A call recorded generically that is not a command buffer command: the calls that
+    /// create or describe what commands use (swapchains, labels, descriptor sets and
+    /// their templates and layouts) are taken; every call is counted as skipped, for
+    /// none records a command.
+    fn take_generic_setup(&mut self, name: &str, params: &[Param<'_>]) {
         if self.take_swapchain_call(name, params) {
             return;
         }
@@ -73,16 +85,21 @@ impl Pass<'_> {
         }
         match generic::decode_setup(name, params) {
             Ok(Some(GenericSetup::CreateDescriptorSetLayout(c))) => {
-                return self.layouts.create_set_layout(&c);
+                self.layouts.create_set_layout(&c);
             }
             Ok(Some(GenericSetup::UpdateDescriptorSets(c))) => {
                 self.descriptor_sets
                     .update(&c, &self.layouts, &self.objects, &self.device);
-                return self.skip(name, false);
+                self.skip(name, false);
             }
-            Ok(None) => {}
-            Err(e) => return self.skip(&format!("{name} (does not decode: {e})"), false),
+            Ok(None) => self.skip(name, false),
+            Err(e) => self.skip(&format!("{name} (does not decode: {e})"), false),
         }
+    }
+
+    /// A command buffer command recorded generically: decoded and recorded into its
+    /// command buffer when the model executes it, else counted as skipped.
+    fn take_generic_command(&mut self, seq: u64, name: &str, params: &[Param<'_>]) {
         // The barriers that come by the thousand in real programs' frames: their masks
         // read where they lie, not the whole command decoded.
         if matches!(name, "vkCmdPipelineBarrier2" | "vkCmdPipelineBarrier2KHR") {
@@ -133,9 +150,8 @@ impl Pass<'_> {
                 list.push(recorded);
                 list.extend(ubos);
             }
-            // No decoder: not a command buffer command (setup, sync, queries of the
-            // device), which changes nothing the model executes.
-            Ok(None) => self.skip(name, names::is_recorded_command(name)),
+            // No decoder: a command the model has no reader for.
+            Ok(None) => self.skip(name, true),
             Err(e) => self.skip(&format!("{name} (does not decode: {e})"), true),
         }
     }

@@ -812,15 +812,51 @@ impl Default for GraphicsState {
     }
 }
 
-/// The state bits `VkDynamicState`s `states` leave to commands.
-fn dynamic_bits(states: &[u32]) -> Dirty {
-    let mut dynamic = Dirty::default();
-    for state in states {
-        for bit in StateBit::of_vk_dynamic_state(*state) {
-            dynamic.set(*bit);
+/// A pipeline's `VkDynamicState`s, with the state bits they leave to commands worked
+/// out as they are added: a pipeline is bound again and again, and each bind reads the
+/// bits (Mesa works them out once too, in vk_dynamic_graphics_state_init's caller
+/// vk_graphics_pipeline_state_fill).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DynamicStates {
+    states: Vec<u32>,
+    bits: Dirty,
+}
+
+impl DynamicStates {
+    /// The states `states`, each once.
+    pub fn new(states: impl IntoIterator<Item = u32>) -> Self {
+        let mut dynamic = Self::default();
+        for state in states {
+            dynamic.add(state);
+        }
+        dynamic
+    }
+
+    /// Adds `state`, unless it is there already.
+    pub fn add(&mut self, state: u32) {
+        if self.contains(state) {
+            return;
+        }
+        self.states.push(state);
+        for bit in StateBit::of_vk_dynamic_state(state) {
+            self.bits.set(*bit);
         }
     }
-    dynamic
+
+    /// Whether `state` is one of them.
+    pub fn contains(&self, state: u32) -> bool {
+        self.states.contains(&state)
+    }
+
+    /// The states, in the order they were added.
+    pub fn as_slice(&self) -> &[u32] {
+        &self.states
+    }
+
+    /// The state bits they leave to commands.
+    pub fn bits(&self) -> Dirty {
+        self.bits
+    }
 }
 
 /// Stores `value` in `field` and marks `bit` set and dirty when it was never set or
@@ -859,14 +895,14 @@ impl GraphicsState {
     pub fn bind_pipeline_with_state(
         &mut self,
         pipeline: u64,
-        dynamic_states: &[u32],
+        dynamic_states: &DynamicStates,
         state: &DynamicState,
         groups: PipelineGroups,
     ) {
         if self.pipeline.map(|(p, _)| p) == Some(pipeline) {
             return;
         }
-        let dynamic = dynamic_bits(dynamic_states);
+        let dynamic = dynamic_states.bits();
         self.apply_static(state, dynamic, groups);
         self.pipeline = Some((pipeline, dynamic));
     }
@@ -1074,11 +1110,16 @@ impl GraphicsState {
     /// `groups` it keeps static (marked dirty, its values placeholders), and binding the same one
     /// again to change nothing. The methods and their count are NVK's; the values they
     /// carry for static state are not the pipeline's.
-    pub fn bind_pipeline(&mut self, pipeline: u64, dynamic_states: &[u32], groups: PipelineGroups) {
+    pub fn bind_pipeline(
+        &mut self,
+        pipeline: u64,
+        dynamic_states: &DynamicStates,
+        groups: PipelineGroups,
+    ) {
         if self.pipeline.map(|(p, _)| p) == Some(pipeline) {
             return;
         }
-        let dynamic = dynamic_bits(dynamic_states);
+        let dynamic = dynamic_states.bits();
         for bit in StateBit::ALL {
             if !dynamic.has(bit)
                 && groups.holds(bit)
