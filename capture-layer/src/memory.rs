@@ -646,6 +646,15 @@ mod tests {
         out
     }
 
+    /// Writes a byte at an offset of the test's mapping at `at`, as the program would
+    /// (from any thread).
+    fn writer(at: usize) -> impl Fn(usize, u8) + Copy + Send {
+        move |offset, value| {
+            // SAFETY: every test writes within its mapping, which outlives the writes.
+            unsafe { *((at + offset) as *mut u8) = value }
+        }
+    }
+
     /// The permissions (`rw-`, `r--`, ...) of the mapping that holds `addr`, as the
     /// kernel lists them.
     fn permissions(addr: usize) -> String {
@@ -670,10 +679,7 @@ mod tests {
         let len = 16 * PAGE;
         let pages = crate::write_watch::Pages::new(len);
         let at = pages.0 as usize;
-        let write = |offset: usize, value: u8| {
-            // SAFETY: within the mapping.
-            unsafe { *((at + offset) as *mut u8) = value }
-        };
+        let write = writer(at);
         let mut mm = MappedMemory::with_tracking(Tracking::Protect);
         // SAFETY: the mapping outlives the tracking of it.
         unsafe { mm.mapped(5, 0, len, pages.0 as *const u8) };
@@ -717,10 +723,7 @@ mod tests {
         let len = 16 * PAGE;
         let pages = crate::write_watch::Pages::new(len);
         let at = pages.0 as usize;
-        let write = |offset: usize, value: u8| {
-            // SAFETY: within the mapping.
-            unsafe { *((at + offset) as *mut u8) = value }
-        };
+        let write = writer(at);
         let mut mm = MappedMemory::with_tracking(Tracking::Protect);
         // SAFETY: the mapping outlives the tracking of it.
         assert_eq!(
@@ -762,10 +765,7 @@ mod tests {
         let len = 4 * PAGE;
         let pages = crate::write_watch::Pages::new(len);
         let at = pages.0 as usize;
-        let write = |offset: usize, value: u8| {
-            // SAFETY: within the mapping.
-            unsafe { *((at + offset) as *mut u8) = value }
-        };
+        let write = writer(at);
         let mut mm = MappedMemory::with_tracking(Tracking::Protect);
         // SAFETY: the mapping outlives the tracking of it.
         let watched = unsafe { mm.mapped(3, 0, len, pages.0 as *const u8) };
@@ -821,10 +821,7 @@ mod tests {
         let len = 1216;
         let pages = crate::write_watch::Pages::new(PAGE);
         let at = pages.0 as usize;
-        let write = |offset: usize, value: u8| {
-            // SAFETY: within the mapping.
-            unsafe { *((at + offset) as *mut u8) = value }
-        };
+        let write = writer(at);
         let mut mm = MappedMemory::with_tracking(Tracking::Protect);
         // SAFETY: the mapping outlives the tracking of it.
         let watched = unsafe { mm.mapped(4, 0, len, pages.0 as *const u8) };
@@ -871,9 +868,9 @@ mod tests {
         // SAFETY: the mapping outlives the tracking of it.
         unsafe { mm.mapped(6, 0, len, pages.0 as *const u8) };
         mm.submitting();
+        let write = writer(at);
         for look in 0..8u8 {
-            // SAFETY: within the mapping.
-            unsafe { *(at as *mut u8) = look + 1 };
+            write(0, look + 1);
             assert_eq!(look_with(|o| mm.changes(o))[0].data.len(), PAGE);
         }
         assert_eq!(permissions(at), "r--");
@@ -885,10 +882,7 @@ mod tests {
         let pages = crate::write_watch::Pages::new(len);
         let base = pages.0;
         let at = base as usize;
-        let write = |offset: usize, value: u8| {
-            // SAFETY: within the mapping.
-            unsafe { *((at + offset) as *mut u8) = value }
-        };
+        let write = writer(at);
         let mut mm = MappedMemory::with_tracking(Tracking::Protect);
         // SAFETY: the mapping outlives the tracking of it.
         assert_eq!(
@@ -960,10 +954,7 @@ mod tests {
             let len = 4 * PAGE;
             let pages = crate::write_watch::Pages::new(len);
             let at = pages.0 as usize;
-            let write = |offset: usize, value: u8| {
-                // SAFETY: within the mapping.
-                unsafe { *((at + offset) as *mut u8) = value }
-            };
+            let write = writer(at);
             let mut mm = MappedMemory::with_tracking(tracking);
             let changes =
                 |mm: &mut MappedMemory, look: &dyn Fn(&mut MappedMemory, &mut ChangeSink<'_>)| {

@@ -138,13 +138,7 @@ extern "C" fn on_fault(
         // open and marked for the next; one that takes the marks protects the pages
         // again and the faulting write faults once more.
         // SAFETY: the pages lie in the watched (mapped) range.
-        unsafe {
-            libc::mprotect(
-                from as *mut libc::c_void,
-                to - from,
-                libc::PROT_READ | libc::PROT_WRITE,
-            )
-        };
+        unsafe { protect(from, to, Access::ReadWrite) };
         // Marked in every watch that holds them: two mappings share the page between
         // them where neither ends on a page boundary, and a page opened for one is
         // open for the other.
@@ -262,7 +256,7 @@ impl Watch {
         s.faults.store(0, Ordering::Relaxed);
         s.group.store(GROUP, Ordering::Relaxed);
         s.start.store(start, Ordering::Release);
-        if libc::mprotect(start as *mut libc::c_void, end - start, libc::PROT_READ) != 0 {
+        if !protect(start, end, Access::ReadOnly) {
             release(slot, start, end - start);
             return None;
         }
@@ -309,10 +303,10 @@ impl Watch {
         for &(first, end) in &subtract(&open, &self.open) {
             // SAFETY: the pages are in the watched range, mapped while we live.
             unsafe {
-                libc::mprotect(
-                    (self.start + first * page) as *mut libc::c_void,
-                    (end - first) * page,
-                    libc::PROT_READ | libc::PROT_WRITE,
+                protect(
+                    self.start + first * page,
+                    self.start + end * page,
+                    Access::ReadWrite,
                 )
             };
         }
@@ -355,13 +349,12 @@ impl Watch {
         }
         let runs = subtract(&runs, &self.open);
         for &(first, end) in &runs {
-            let at = self.start + first * page;
             // SAFETY: the pages are in the watched range, mapped while we live.
             unsafe {
-                libc::mprotect(
-                    at as *mut libc::c_void,
-                    (end - first) * page,
-                    libc::PROT_READ,
+                protect(
+                    self.start + first * page,
+                    self.start + end * page,
+                    Access::ReadOnly,
                 )
             };
         }
@@ -381,6 +374,30 @@ impl Drop for Watch {
         let _registry = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
         release(self.slot, self.start, self.pages * page_size());
     }
+}
+
+/// What a watched page lets the program do.
+#[derive(Clone, Copy)]
+enum Access {
+    /// Reads only: a write faults into the handler (a watched page not written since
+    /// the last look).
+    ReadOnly,
+    /// Reads and writes: a page written since the last look, or no longer watched.
+    ReadWrite,
+}
+
+/// Sets the access of the pages from `start` to `end` (page-aligned addresses);
+/// whether the kernel did. Async-signal-safe: the fault handler calls it.
+///
+/// # Safety
+/// The range must be mapped, and the program must not need more access to it than
+/// `access` gives until the watch changes it again.
+unsafe fn protect(start: usize, end: usize, access: Access) -> bool {
+    let prot = match access {
+        Access::ReadOnly => libc::PROT_READ,
+        Access::ReadWrite => libc::PROT_READ | libc::PROT_WRITE,
+    };
+    libc::mprotect(start as *mut libc::c_void, end - start, prot) == 0
 }
 
 /// Makes the pages writable again, frees the slot and, once no handler runs, its bitmap.
@@ -407,13 +424,7 @@ fn release(slot: usize, start: usize, len: usize) {
     }
     if open.0 < open.1 {
         // SAFETY: the range was mapped read-write before it was watched.
-        unsafe {
-            libc::mprotect(
-                open.0 as *mut libc::c_void,
-                open.1 - open.0,
-                libc::PROT_READ | libc::PROT_WRITE,
-            )
-        };
+        unsafe { protect(open.0, open.1, Access::ReadWrite) };
     }
     s.start.store(0, Ordering::SeqCst);
     while IN_HANDLER.load(Ordering::SeqCst) != 0 {
