@@ -209,7 +209,21 @@ impl MacroStore {
     /// Instruction RAM size in words (NVK's MME RAM is a few thousand words).
     const RAM_WORDS: usize = 0x4000;
 
+    /// The methods that load the macro RAM and start addresses: four in a row, told
+    /// apart from every other method by one range check at each write.
+    const LOADS: std::ops::RangeInclusive<u16> =
+        class::LOAD_MME_INSTRUCTION_RAM_POINTER..=class::LOAD_MME_START_ADDRESS_RAM;
+
+    /// Takes `data` written to `mthd` when it loads the macro RAM or a start address;
+    /// whether it did.
+    #[inline(always)]
     fn method(&mut self, mthd: u16, data: u32) -> bool {
+        Self::LOADS.contains(&mthd) && self.load(mthd, data)
+    }
+
+    /// [`MacroStore::method`] for the four loading methods.
+    #[inline(never)]
+    fn load(&mut self, mthd: u16, data: u32) -> bool {
         match mthd {
             class::LOAD_MME_INSTRUCTION_RAM_POINTER => self.ram_ptr = data as usize,
             class::LOAD_MME_INSTRUCTION_RAM => {

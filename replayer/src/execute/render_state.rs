@@ -6,6 +6,7 @@ use driver::nvk::state::{
     BlendEquation, Rect, SampleLocations, StencilOps, VertexAttribute, VertexBinding, Viewport,
 };
 use driver::nvk::CommandEncoder;
+use smallvec::SmallVec;
 
 use crate::generated::decode as vk;
 use crate::generic::GenericCmd;
@@ -200,6 +201,8 @@ fn set(enc: &mut Option<&mut CommandEncoder<'_>>, cmd: &GenericCmd) -> bool {
         C::CmdSetProvokingVertexModeEXT(c) => {
             on!(s => s.set_provoking_vertex(c.provoking_vertex_mode))
         }
+        // On the stack for the vertex inputs programs set (before nearly every draw,
+        // through Zink).
         C::CmdSetVertexInputEXT(c) => on!(s => s.set_vertex_input(
             &c.vertex_binding_descriptions
                 .iter()
@@ -209,7 +212,7 @@ fn set(enc: &mut Option<&mut CommandEncoder<'_>>, cmd: &GenericCmd) -> bool {
                     input_rate: b.input_rate,
                     divisor: b.divisor,
                 })
-                .collect::<Vec<_>>(),
+                .collect::<SmallVec<[_; 8]>>(),
             &c.vertex_attribute_descriptions
                 .iter()
                 .map(|a| VertexAttribute {
@@ -218,7 +221,7 @@ fn set(enc: &mut Option<&mut CommandEncoder<'_>>, cmd: &GenericCmd) -> bool {
                     format: a.format,
                     offset: a.offset,
                 })
-                .collect::<Vec<_>>()
+                .collect::<SmallVec<[_; 16]>>()
         )),
         C::CmdSetTessellationDomainOriginEXT(c) => {
             on!(s => s.set_domain_origin(c.domain_origin))

@@ -432,6 +432,9 @@ pub(crate) struct Pass<'o> {
     repetition: u16,
     device: Device,
     gpu: Gpu,
+    /// The push buffer of the command buffer executed last, emptied: the next one
+    /// writes into its allocation rather than growing a new one from nothing.
+    spare_push: driver::push::PushBuffer,
     objects: Objects,
     shaders: Shaders,
     layouts: Layouts,
@@ -691,6 +694,7 @@ impl<'o> Pass<'o> {
             repetition,
             device,
             gpu,
+            spare_push: driver::push::PushBuffer::new(),
             objects: Objects::default(),
             shaders: Shaders::default(),
             layouts: Layouts::default(),

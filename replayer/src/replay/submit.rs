@@ -34,9 +34,11 @@ impl Pass<'_> {
             let cmds = self.recording.remove(cb).unwrap_or_default();
             let device = self.device.clone();
             let mut enc = CommandEncoder::new(&device);
+            enc.recycle_push(std::mem::take(&mut self.spare_push));
             // Binds after a command buffer's last draw belong to no draw.
             self.pending = Pending::default();
             let result = self.execute(&mut enc, &cmds, submit, &mut totals, sink, 0);
+            self.spare_push = enc.take_push();
             self.recording.insert(*cb, cmds);
             result?;
         }

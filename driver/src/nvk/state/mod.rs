@@ -358,10 +358,15 @@ pub struct VertexInput {
 impl VertexInput {
     /// A bit per binding in use.
     pub fn bindings_valid(&self) -> u32 {
-        self.bindings
-            .iter()
-            .fold(0, |m, b| m | 1u32.checked_shl(b.binding).unwrap_or(0))
+        bindings_valid(&self.bindings)
     }
+}
+
+/// A bit per binding of `bindings`.
+pub(crate) fn bindings_valid(bindings: &[VertexBinding]) -> u32 {
+    bindings
+        .iter()
+        .fold(0, |m, b| m | 1u32.checked_shl(b.binding).unwrap_or(0))
 }
 
 /// `VkViewport`.

@@ -144,27 +144,30 @@ impl GraphicsState {
         self.replace_vertex_input(bindings, attributes);
     }
 
-    /// Replaces the vertex input, marking what changed dirty.
+    /// Replaces the vertex input, marking what changed dirty (Mesa's `SET_DYN_*` for
+    /// each part). Compared where it is held, and copied into the held vectors only
+    /// when it changed: Zink sets the vertex input before nearly every draw, mostly
+    /// to what it was.
     fn replace_vertex_input(&mut self, bindings: &[VertexBinding], attributes: &[VertexAttribute]) {
-        let new = VertexInput {
-            attributes: attributes.to_vec(),
-            bindings: bindings.to_vec(),
-        };
         let old = &self.dynamic.vertex_input;
-        let strides = |v: &VertexInput| v.bindings.iter().map(|b| b.stride).collect::<Vec<_>>();
-        let (valid_changed, strides_changed) = (
-            old.bindings_valid() != new.bindings_valid(),
-            strides(old) != strides(&new),
-        );
+        let valid_changed = old.bindings_valid() != super::bindings_valid(bindings);
+        let strides_changed = !old
+            .bindings
+            .iter()
+            .map(|b| b.stride)
+            .eq(bindings.iter().map(|b| b.stride));
         self.marks.mark_if(StateBit::ViBindingsValid, valid_changed);
         self.marks
             .mark_if(StateBit::ViBindingStrides, strides_changed);
-        set(
-            &mut self.marks,
-            StateBit::Vi,
-            &mut self.dynamic.vertex_input,
-            new,
-        );
+        let changed = old.bindings != bindings || old.attributes != attributes;
+        if changed || !self.marks.set.has(StateBit::Vi) {
+            let held = &mut self.dynamic.vertex_input;
+            held.bindings.clear();
+            held.bindings.extend_from_slice(bindings);
+            held.attributes.clear();
+            held.attributes.extend_from_slice(attributes);
+            self.marks.mark(StateBit::Vi);
+        }
     }
 }
 
