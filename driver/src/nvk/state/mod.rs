@@ -819,8 +819,8 @@ impl Default for GraphicsState {
 
 /// A pipeline's `VkDynamicState`s, with the state bits they leave to commands worked
 /// out as they are added: a pipeline is bound again and again, and each bind reads the
-/// bits (Mesa works them out once too, in vk_dynamic_graphics_state_init's caller
-/// vk_graphics_pipeline_state_fill).
+/// bits. Mesa, too, works them out once, when the pipeline is made
+/// (vk_graphics_pipeline_state_fill through vk_get_dynamic_graphics_states).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DynamicStates {
     states: Vec<u32>,
