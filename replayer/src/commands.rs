@@ -714,20 +714,42 @@ macro_rules! indirect {
 /// The words of a `Cmd::PushConstants`.
 pub(crate) type PushedWords = SmallVec<[u32; 16]>;
 
+/// The words of push-constant bytes stored as byte `planes`: joined on the stack
+/// where they fit the most push constants a device offers (256 bytes), else through
+/// a buffer.
+pub(crate) fn words_of_planes(planes: &[u8]) -> PushedWords {
+    const ROOM: usize = 256;
+    if planes.len() > ROOM {
+        let mut joined = Vec::with_capacity(planes.len());
+        trace_format::byte_planes::join_into(planes, &mut joined);
+        return words_of(&joined);
+    }
+    let mut joined = [0u8; ROOM];
+    // SAFETY: `joined` has room for `planes.len()` bytes and does not overlap them.
+    unsafe { trace_format::byte_planes::join_to(planes, joined.as_mut_ptr()) };
+    words_of(&joined[..planes.len()])
+}
+
 /// Pushed bytes as the words `Cmd::PushConstants` holds: little-endian, a range that is
 /// not a whole number of words (the spec forbids it, a trace may hold it) with its last
 /// word zero-filled.
 pub(crate) fn words_of(bytes: &[u8]) -> PushedWords {
-    let mut data = SmallVec::from_elem(0, bytes.len().div_ceil(4));
-    let words = bytes.chunks_exact(4);
-    let tail = words.remainder();
-    for (word, bytes) in data.iter_mut().zip(words) {
-        *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    let count = bytes.len().div_ceil(4);
+    let mut data = PushedWords::with_capacity(count);
+    // SAFETY: `data` has room for `count` words: the last is zeroed, then the bytes
+    // (at most `4 * count`, at least `4 * count - 3`) are copied over the words from
+    // the first, so that every one of the `count` words is written.
+    unsafe {
+        let words = data.as_mut_ptr();
+        if count > 0 {
+            words.add(count - 1).write(0);
+        }
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), words.cast::<u8>(), bytes.len());
+        data.set_len(count);
     }
-    if let Some(last) = data.last_mut().filter(|_| !tail.is_empty()) {
-        let mut word = [0u8; 4];
-        word[..tail.len()].copy_from_slice(tail);
-        *last = u32::from_le_bytes(word);
+    // The bytes are little-endian words: as they are on a little-endian host.
+    for word in &mut data {
+        *word = u32::from_le(*word);
     }
     data
 }
@@ -1048,6 +1070,39 @@ impl Cmd {
                 Some(StateGroup::VertexInput)
             }
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words of `bytes` read one at a time, the last zero-filled.
+    fn words_read_plainly(bytes: &[u8]) -> Vec<u32> {
+        bytes
+            .chunks(4)
+            .map(|chunk| {
+                let mut word = [0u8; 4];
+                word[..chunk.len()].copy_from_slice(chunk);
+                u32::from_le_bytes(word)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn pushed_bytes_read_as_little_endian_words_with_the_last_zero_filled() {
+        let bytes: Vec<u8> = (0..300u32).map(|i| (i * 37 + 11) as u8).collect();
+        for len in (0..=13).chain([63, 64, 65, 128, 256, 300]) {
+            let bytes = &bytes[..len];
+            assert_eq!(words_of(bytes).to_vec(), words_read_plainly(bytes), "{len}");
+            let mut planes = Vec::new();
+            trace_format::byte_planes::split_into(bytes, &mut planes);
+            assert_eq!(
+                words_of_planes(&planes).to_vec(),
+                words_read_plainly(bytes),
+                "{len} bytes as planes"
+            );
         }
     }
 }

@@ -7,11 +7,12 @@ use std::borrow::Cow;
 
 use driver::nvk::DrawKind;
 use smallvec::SmallVec;
+use trace_format::compact::FieldCursor;
 use trace_format::direct::DirectField;
 use trace_format::direct_records::DirectCalls;
 use trace_format::generated::trace::Call;
 
-use crate::commands::{Cmd, DrawArgs};
+use crate::commands::{Cmd, DrawArgs, PushedWords};
 
 /// The calls read from their compact records: those [`from_direct`] makes commands of,
 /// and `VulkanCall` (its name and packed parameters, read by the generic path).
@@ -28,143 +29,191 @@ pub const DIRECT_CALLS: DirectCalls = DirectCalls::of(&[
     Call::VulkanCall,
 ]);
 
-/// A compact record's fields, by their place in the call's table. Each was checked to
-/// be of the schema's kind when the chunk was read; a field of another kind (none is)
-/// reads as the table's default, as an absent table field does.
-pub(crate) struct Fields<'f, 'a>(pub &'f [DirectField<'a>]);
+/// A compact record's fields, taken one at a time in the order of the call's table.
+/// Each was checked to be of the schema's kind when the chunk was read; a field of
+/// another kind (none is) reads as the table's default, as an absent table field does.
+pub(crate) trait Fields<'a> {
+    /// The next field, [`DirectField::Absent`] past the last.
+    fn next_field(&mut self) -> DirectField<'a>;
 
-impl<'a> Fields<'_, 'a> {
     /// A `ulong`.
-    pub fn u64(&self, i: usize) -> u64 {
-        match self.0.get(i) {
-            Some(DirectField::U64(v)) => *v,
+    #[inline(always)]
+    fn u64(&mut self) -> u64 {
+        match self.next_field() {
+            DirectField::U64(v) => v,
             _ => 0,
         }
     }
 
     /// A `uint`.
-    pub fn u32(&self, i: usize) -> u32 {
-        match self.0.get(i) {
-            Some(DirectField::U32(v)) => *v,
+    #[inline(always)]
+    fn u32(&mut self) -> u32 {
+        match self.next_field() {
+            DirectField::U32(v) => v,
             _ => 0,
         }
     }
 
     /// An `int`.
-    pub fn i32(&self, i: usize) -> i32 {
-        match self.0.get(i) {
-            Some(DirectField::I32(v)) => *v,
+    #[inline(always)]
+    fn i32(&mut self) -> i32 {
+        match self.next_field() {
+            DirectField::I32(v) => v,
             _ => 0,
         }
     }
 
     /// A `[ulong]`.
-    pub fn u64s(&self, i: usize) -> &'a [u64] {
-        match self.0.get(i) {
-            Some(DirectField::U64s(v)) => v,
+    fn u64s(&mut self) -> &'a [u64] {
+        match self.next_field() {
+            DirectField::U64s(v) => v,
             _ => &[],
         }
     }
 
     /// A `[uint]`.
-    pub fn u32s(&self, i: usize) -> &'a [u32] {
-        match self.0.get(i) {
-            Some(DirectField::U32s(v)) => v,
+    fn u32s(&mut self) -> &'a [u32] {
+        match self.next_field() {
+            DirectField::U32s(v) => v,
             _ => &[],
         }
     }
 
-    /// A `[ubyte]`: borrowed, or joined where it was stored as byte planes.
-    pub fn bytes(&self, i: usize) -> Cow<'a, [u8]> {
-        match self.0.get(i) {
-            Some(DirectField::Bytes(b)) => Cow::Borrowed(b),
-            Some(DirectField::BytePlanes(planes)) => {
-                let mut joined = Vec::with_capacity(planes.len());
-                trace_format::byte_planes::join_into(planes, &mut joined);
-                Cow::Owned(joined)
-            }
-            _ => Cow::Borrowed(&[]),
-        }
-    }
-
     /// A `string`.
-    pub fn str(&self, i: usize) -> Option<&'a str> {
-        match self.0.get(i) {
-            Some(DirectField::Str(s)) => Some(s),
+    fn str(&mut self) -> Option<&'a str> {
+        match self.next_field() {
+            DirectField::Str(s) => Some(s),
             _ => None,
         }
     }
 }
 
+/// A record's stored fields, the scalars read straight from their bytes.
+impl<'a> Fields<'a> for FieldCursor<'a> {
+    #[inline(always)]
+    fn next_field(&mut self) -> DirectField<'a> {
+        FieldCursor::next_field(self)
+    }
+
+    #[inline(always)]
+    fn u64(&mut self) -> u64 {
+        FieldCursor::u64(self).unwrap_or(0)
+    }
+
+    #[inline(always)]
+    fn u32(&mut self) -> u32 {
+        FieldCursor::u32(self).unwrap_or(0)
+    }
+
+    #[inline(always)]
+    fn i32(&mut self) -> i32 {
+        FieldCursor::i32(self).unwrap_or(0)
+    }
+}
+
+/// Fields already laid out, as a writer holds them.
+impl<'a> Fields<'a> for std::slice::Iter<'_, DirectField<'a>> {
+    fn next_field(&mut self) -> DirectField<'a> {
+        self.next().copied().unwrap_or(DirectField::Absent)
+    }
+}
+
+/// A `[ubyte]` field: borrowed, or joined where it was stored as byte planes; `None`
+/// for a field of another kind or left out.
+pub(crate) fn bytes_of<'a>(field: DirectField<'a>) -> Option<Cow<'a, [u8]>> {
+    match field {
+        DirectField::Bytes(b) => Some(Cow::Borrowed(b)),
+        DirectField::BytePlanes(planes) => {
+            let mut joined = Vec::with_capacity(planes.len());
+            trace_format::byte_planes::join_into(planes, &mut joined);
+            Some(Cow::Owned(joined))
+        }
+        _ => None,
+    }
+}
+
+/// The push-constant words of a `[ubyte]` field: read straight from its bytes, or from
+/// its byte planes without joining them into a buffer first.
+fn pushed_words(field: DirectField<'_>) -> PushedWords {
+    match field {
+        DirectField::BytePlanes(planes) => crate::commands::words_of_planes(planes),
+        other => crate::commands::words_of(&bytes_of(other).unwrap_or_default()),
+    }
+}
+
 /// The command buffer a compact record of `call` is recorded into and its command (as
-/// `from_record` reads the call's table); `None` for a call not in [`DIRECT_CALLS`]'s
-/// commands.
-pub fn from_direct(seq: u64, call: Call, fields: &[DirectField<'_>]) -> Option<(u64, Cmd)> {
-    let f = Fields(fields);
+/// `from_record` reads the call's table), its fields taken in the table's order from
+/// `fields`; `None` for a call not in [`DIRECT_CALLS`]'s commands.
+#[inline(always)]
+pub fn from_direct<'a>(seq: u64, call: Call, mut f: impl Fields<'a>) -> Option<(u64, Cmd)> {
     let draw = |kind, args| Cmd::Draw { seq, kind, args };
-    let indirect = |kind| {
-        draw(
-            kind,
-            DrawArgs::Indirect {
-                buffer: f.u64(1),
-                offset: f.u64(2),
-                draw_count: f.u32(3),
-                stride: f.u32(4),
-                count: None,
-            },
-        )
-    };
+    // Every call's table starts with its command buffer.
+    let cb = f.u64();
     let cmd = match call {
         Call::CmdBindPipeline => Cmd::BindPipeline {
-            bind_point: f.u32(1),
-            pipeline: f.u64(2),
+            bind_point: f.u32(),
+            pipeline: f.u64(),
         },
         Call::CmdBindVertexBuffers => Cmd::BindVertexBuffers {
-            first_binding: f.u32(1),
-            buffers: f.u64s(2).to_vec(),
-            offsets: f.u64s(3).to_vec(),
+            first_binding: f.u32(),
+            buffers: f.u64s().to_vec(),
+            offsets: f.u64s().to_vec(),
         },
         Call::CmdBindIndexBuffer => Cmd::BindIndexBuffer {
-            buffer: f.u64(1),
-            offset: f.u64(2),
-            index_type: f.u32(3),
+            buffer: f.u64(),
+            offset: f.u64(),
+            index_type: f.u32(),
         },
         Call::CmdBindDescriptorSets => Cmd::BindDescriptorSets {
-            bind_point: f.u32(1),
-            layout: f.u64(2),
-            first_set: f.u32(3),
-            sets: SmallVec::from_slice(f.u64s(4)),
-            dynamic_offsets: SmallVec::from_slice(f.u32s(5)),
+            bind_point: f.u32(),
+            layout: f.u64(),
+            first_set: f.u32(),
+            sets: SmallVec::from_slice(f.u64s()),
+            dynamic_offsets: SmallVec::from_slice(f.u32s()),
         },
-        Call::CmdPushConstants => Cmd::PushConstants {
-            stages: f.u32(2),
-            offset: f.u32(3),
-            data: crate::commands::words_of(&f.bytes(4)),
-        },
+        Call::CmdPushConstants => {
+            let _layout = f.u64();
+            Cmd::PushConstants {
+                stages: f.u32(),
+                offset: f.u32(),
+                data: pushed_words(f.next_field()),
+            }
+        }
         Call::CmdDraw => draw(
             DrawKind::Draw,
             DrawArgs::Direct {
-                vertex_count: f.u32(1),
-                instance_count: f.u32(2),
-                first_vertex: f.u32(3),
-                first_instance: f.u32(4),
+                vertex_count: f.u32(),
+                instance_count: f.u32(),
+                first_vertex: f.u32(),
+                first_instance: f.u32(),
             },
         ),
         Call::CmdDrawIndexed => draw(
             DrawKind::DrawIndexed,
             DrawArgs::Indexed {
-                index_count: f.u32(1),
-                instance_count: f.u32(2),
-                first_index: f.u32(3),
-                vertex_offset: f.i32(4),
-                first_instance: f.u32(5),
+                index_count: f.u32(),
+                instance_count: f.u32(),
+                first_index: f.u32(),
+                vertex_offset: f.i32(),
+                first_instance: f.u32(),
             },
         ),
-        Call::CmdDrawIndirect => indirect(DrawKind::DrawIndirect),
-        Call::CmdDrawIndexedIndirect => indirect(DrawKind::DrawIndexedIndirect),
+        Call::CmdDrawIndirect | Call::CmdDrawIndexedIndirect => draw(
+            match call {
+                Call::CmdDrawIndirect => DrawKind::DrawIndirect,
+                _ => DrawKind::DrawIndexedIndirect,
+            },
+            DrawArgs::Indirect {
+                buffer: f.u64(),
+                offset: f.u64(),
+                draw_count: f.u32(),
+                stride: f.u32(),
+                count: None,
+            },
+        ),
         _ => return None,
     };
-    Some((f.u64(0), cmd))
+    Some((cb, cmd))
 }
 
 #[cfg(test)]
@@ -266,7 +315,7 @@ mod tests {
         ];
         for (i, (call, fields)) in cases.iter().enumerate() {
             assert!(DIRECT_CALLS.contains(*call));
-            let direct = from_direct(1000 + i as u64, *call, fields);
+            let direct = from_direct(1000 + i as u64, *call, fields.iter());
             assert!(direct.is_some(), "{call:?}");
             assert_eq!(
                 direct,
@@ -278,7 +327,10 @@ mod tests {
 
     #[test]
     fn a_call_without_a_direct_command_makes_none() {
-        assert_eq!(from_direct(1, Call::CmdEndRenderPass, &[F::U64(9)]), None);
-        assert_eq!(from_direct(1, Call::VulkanCall, &[]), None);
+        assert_eq!(
+            from_direct(1, Call::CmdEndRenderPass, [F::U64(9)].iter()),
+            None
+        );
+        assert_eq!(from_direct(1, Call::VulkanCall, [].iter()), None);
     }
 }

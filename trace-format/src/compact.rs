@@ -742,6 +742,139 @@ pub(crate) fn decode_fields<'a, 'f>(
     Some(fields)
 }
 
+/// A compact record's fields read one at a time, in order, as [`decode_fields`] reads
+/// them all: a consumer that takes each field once, front to back (a replay's draws and
+/// binds), decodes only what it takes, with no array of fields in between. Past the
+/// last field, or where the bytes do not read back, every field reads as
+/// [`DirectField::Absent`].
+#[derive(Clone, Copy, Debug)]
+pub struct FieldCursor<'a> {
+    /// The kinds of the fields not read yet, the next one's in the low four bits.
+    kinds: u64,
+    left: u8,
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> FieldCursor<'a> {
+    /// The first of `count` fields of `kinds` stored at the start of `bytes`.
+    pub(crate) fn new(kinds: u64, count: u8, bytes: &'a [u8]) -> Self {
+        FieldCursor {
+            kinds,
+            left: count.min(MAX_DIRECT_FIELDS as u8),
+            bytes,
+            at: 0,
+        }
+    }
+
+    /// The next field, [`DirectField::Absent`] past the last.
+    #[inline(always)]
+    pub fn next_field(&mut self) -> DirectField<'a> {
+        if self.left == 0 {
+            return DirectField::Absent;
+        }
+        let code = self.kinds & 0xf;
+        self.kinds >>= 4;
+        self.left -= 1;
+        let at = self.at;
+        let read = match code {
+            kind::U64 => self.bytes.get(at..at + 8).and_then(|b| {
+                Some((
+                    DirectField::U64(u64::from_le_bytes(b.try_into().ok()?)),
+                    at + 8,
+                ))
+            }),
+            kind::U32 => self.bytes.get(at..at + 4).and_then(|b| {
+                Some((
+                    DirectField::U32(u32::from_le_bytes(b.try_into().ok()?)),
+                    at + 4,
+                ))
+            }),
+            kind::I32 => self.bytes.get(at..at + 4).and_then(|b| {
+                Some((
+                    DirectField::I32(i32::from_le_bytes(b.try_into().ok()?)),
+                    at + 4,
+                ))
+            }),
+            kind::ABSENT => Some((DirectField::Absent, at)),
+            _ => self.vector(code, at),
+        };
+        match read {
+            Some((field, next)) => {
+                self.at = next;
+                field
+            }
+            // Bytes that do not read back end the record: nothing after them is read.
+            None => {
+                self.left = 0;
+                DirectField::Absent
+            }
+        }
+    }
+
+    /// The next field's `N` bytes, where it is a scalar of kind `code` that reads back;
+    /// else `None`, the field not taken.
+    #[inline(always)]
+    fn scalar<const N: usize>(&mut self, code: u64) -> Option<[u8; N]> {
+        if self.left == 0 || self.kinds & 0xf != code {
+            return None;
+        }
+        let bytes: [u8; N] = self.bytes.get(self.at..self.at + N)?.try_into().ok()?;
+        self.kinds >>= 4;
+        self.left -= 1;
+        self.at += N;
+        Some(bytes)
+    }
+
+    /// The next field, where it is a `u64`; else `None`, with the field taken.
+    #[inline(always)]
+    pub fn u64(&mut self) -> Option<u64> {
+        match self.scalar(kind::U64) {
+            Some(bytes) => Some(u64::from_le_bytes(bytes)),
+            None => self.other_field(),
+        }
+    }
+
+    /// The next field, where it is a `u32`; else `None`, with the field taken.
+    #[inline(always)]
+    pub fn u32(&mut self) -> Option<u32> {
+        match self.scalar(kind::U32) {
+            Some(bytes) => Some(u32::from_le_bytes(bytes)),
+            None => self.other_field(),
+        }
+    }
+
+    /// The next field, where it is an `i32`; else `None`, with the field taken.
+    #[inline(always)]
+    pub fn i32(&mut self) -> Option<i32> {
+        match self.scalar(kind::I32) {
+            Some(bytes) => Some(i32::from_le_bytes(bytes)),
+            None => self.other_field(),
+        }
+    }
+
+    /// Takes a field of a kind other than the one asked for (or past the last): `None`.
+    #[cold]
+    fn other_field<T>(&mut self) -> Option<T> {
+        self.next_field();
+        None
+    }
+
+    /// The vector field of kind `code` at `at`, and where it ends.
+    #[inline(never)]
+    fn vector(&self, code: u64, at: usize) -> Option<(DirectField<'a>, usize)> {
+        let (value, next) = vector_at(code, self.bytes, at)?;
+        let field = match code {
+            kind::BYTES => DirectField::Bytes(value),
+            kind::U32S => DirectField::U32s(aligned(value)?),
+            kind::U64S => DirectField::U64s(aligned(value)?),
+            kind::STRING => DirectField::Str(utf8(value)?),
+            _ => DirectField::BytePlanes(value),
+        };
+        Some((field, next))
+    }
+}
+
 /// Whether a compact record's `count` fields of `kinds` read back from `bytes` as
 /// [`decode_fields`] reads them (the same checks, without making the fields): what a
 /// reader checks of a record it hands over unread.
@@ -869,6 +1002,62 @@ mod tests {
             (5, Call::CmdDraw, meta())
         );
         assert_eq!(decoded, format!("{:?}", &fields[..]));
+    }
+
+    #[test]
+    fn a_cursor_takes_the_fields_decode_fields_reads_one_at_a_time() {
+        let fields = [
+            DirectField::U64(0x0102_0304_0506_0708),
+            DirectField::U32(5),
+            DirectField::I32(-9),
+            DirectField::Bytes(&[1, 2, 3]),
+            DirectField::U64s(&[u64::MAX, 4]),
+            DirectField::Absent,
+            DirectField::U32s(&[10, 20, 30]),
+            DirectField::U32(6),
+            DirectField::Str("vkCmdSetViewport"),
+        ];
+        let out = one_draw(&fields);
+        let (record, _) = read(&out, 0, &mut Carried::default()).expect("reads back");
+        let RecordBody::Compact {
+            head,
+            fields: bytes,
+        } = record.body
+        else {
+            panic!("a compact record");
+        };
+        let cursor = || FieldCursor::new(head.kinds, head.field_count, bytes);
+        let mut taken = cursor();
+        let all: Vec<DirectField<'_>> = (0..fields.len() + 2).map(|_| taken.next_field()).collect();
+        assert_eq!(
+            format!("{all:?}"),
+            format!("{:?}", [&fields[..], &[DirectField::Absent; 2]].concat()),
+            "past the last field, every one is absent"
+        );
+        // The typed takes read their kind straight, and take a field of another kind
+        // as none.
+        let mut typed = cursor();
+        assert_eq!(typed.u64(), Some(0x0102_0304_0506_0708));
+        assert_eq!(typed.u32(), Some(5));
+        assert_eq!(typed.u32(), None, "an i32 is no u32");
+        assert_eq!(typed.u64(), None, "bytes are no u64");
+        assert!(matches!(
+            typed.next_field(),
+            DirectField::U64s(&[u64::MAX, 4])
+        ));
+        assert!(matches!(typed.next_field(), DirectField::Absent));
+        assert!(matches!(
+            typed.next_field(),
+            DirectField::U32s(&[10, 20, 30])
+        ));
+        assert_eq!(typed.u32(), Some(6));
+        assert_eq!(typed.i32(), None);
+        assert_eq!(typed.u32(), None, "past the last field");
+        // Bytes cut short end the record where they stop reading back.
+        let mut cut = FieldCursor::new(head.kinds, head.field_count, &bytes[..10]);
+        assert_eq!(cut.u64(), Some(0x0102_0304_0506_0708));
+        assert_eq!(cut.u32(), None);
+        assert!(matches!(cut.next_field(), DirectField::Absent));
     }
 
     #[test]

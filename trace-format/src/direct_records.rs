@@ -11,7 +11,7 @@
 //! as [`DirectRecord`]s instead, in their place among the chunk's tables
 //! ([`crate::TraceChunk::entries`]).
 
-use crate::compact::{decode_fields, CompactHead};
+use crate::compact::{decode_fields, CompactHead, FieldCursor};
 use crate::direct::{DirectField, MAX_DIRECT_FIELDS};
 use crate::generated::trace::{Call, Record};
 use crate::trace::CallMeta;
@@ -96,6 +96,14 @@ impl<'a> DirectRecord<'a> {
         // The chunk's reader read these same bytes back before handing the record over:
         // they read back again.
         decode_fields(self.head.kinds, self.head.field_count, self.bytes, room).unwrap_or_default()
+    }
+
+    /// Its fields one at a time, in the order of the call's table, decoded as they are
+    /// taken: what [`fields`](Self::fields) reads, for a consumer that takes each field
+    /// once, in order.
+    #[inline(always)]
+    pub fn field_cursor(&self) -> FieldCursor<'a> {
+        FieldCursor::new(self.head.kinds, self.head.field_count, self.bytes)
     }
 }
 

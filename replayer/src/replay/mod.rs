@@ -18,7 +18,7 @@ use driver::nvk::state::{StateCost, StateGroup};
 use driver::nvk::{
     CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs, QueryPool, Recorded,
 };
-use trace_format::direct::{DirectField, MAX_DIRECT_FIELDS};
+use trace_format::direct::DirectField;
 use trace_format::direct_records::{ChunkRecord, DirectRecord};
 use trace_format::generated::results::{
     self, DrawPlace, DrawRow, MmeArch, RunInfoT, RunTotalsT, SubmitRow,
@@ -884,18 +884,19 @@ impl<'o> Pass<'o> {
     /// Takes one record read straight from its compact form (a call of
     /// [`crate::direct_commands::DIRECT_CALLS`]), as [`Pass::record`] takes its table.
     fn record_direct(&mut self, record: &DirectRecord<'_>) -> Result<(), ReplayError> {
-        let mut room = [DirectField::Absent; MAX_DIRECT_FIELDS];
-        let fields = Fields(record.fields(&mut room));
         let (seq, call) = (record.seq, record.call());
         if call == Call::VulkanCall {
             // VulkanCall: its command's name, its parameters as tables (never in a
             // compact record), its packed parameters.
-            let name = fields.str(0).unwrap_or("vkUnknownCommand");
-            let packed = fields.bytes(2);
+            let mut fields = record.field_cursor();
+            let name = fields.str().unwrap_or("vkUnknownCommand");
+            let _tables = fields.next_field();
+            let packed = fields.next_field();
+            let bytes = crate::direct_commands::bytes_of(packed).unwrap_or_default();
             let mut params = Params::new();
-            let gathered = match fields.0.get(2) {
-                Some(DirectField::Absent) | None => Ok(()),
-                Some(_) => generic::read::gather_packed(&packed, &mut params),
+            let gathered = match packed {
+                DirectField::Absent => Ok(()),
+                _ => generic::read::gather_packed(&bytes, &mut params),
             };
             let is_command = names::is_recorded_command(name);
             return self.counted(seq, is_command, |pass| {
@@ -905,7 +906,7 @@ impl<'o> Pass<'o> {
         }
         let name = names::call_name(call);
         self.counted(seq, names::is_recorded_command(&name), |pass| {
-            match crate::direct_commands::from_direct(seq, call, fields.0) {
+            match crate::direct_commands::from_direct(seq, call, record.field_cursor()) {
                 Some((cb, cmd)) => pass.recording.entry(cb).or_default().push(cmd),
                 None => pass.skip(&name, true),
             }
