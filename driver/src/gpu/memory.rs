@@ -196,7 +196,28 @@ impl Memory {
     }
 
     /// Writes `words` from `addr` on.
+    #[inline]
     pub fn write_words(&mut self, addr: u64, words: &[u32]) {
+        // Most writes are a few words within the page written last (the root table's).
+        let first = ((addr >> 2) as usize) & (PAGE_DWORDS - 1);
+        if let Some((page, i)) = self.last.get() {
+            if page == addr >> 12 && addr & 3 == 0 && words.len() <= PAGE_DWORDS - first {
+                for (dword, word) in self.pages[i][first..first + words.len()]
+                    .iter_mut()
+                    .zip(words)
+                {
+                    *dword = *word;
+                }
+                self.writes += words.len() as u64;
+                return;
+            }
+        }
+        self.write_words_through_pages(addr, words);
+    }
+
+    /// [`Memory::write_words`] in general: any alignment, any pages.
+    #[inline(never)]
+    fn write_words_through_pages(&mut self, addr: u64, words: &[u32]) {
         if addr & 3 != 0 {
             for (i, w) in words.iter().enumerate() {
                 self.write_u32(addr + 4 * i as u64, *w);
@@ -282,6 +303,25 @@ mod tests {
             "one write a dword"
         );
         assert_eq!(m.read_u32(0x1ff8), 0, "the bytes before stay");
+    }
+
+    #[test]
+    fn words_land_where_written_within_a_page_across_pages_and_unaligned() {
+        let mut m = Memory::new();
+        m.write_u32(0x1000, 9);
+        // Within the page written last, up to its end.
+        m.write_words(0x1ff8, &[1, 2]);
+        // From the page written last into the next, which is made.
+        m.write_words(0x1ffc, &[3, 4, 5]);
+        // Unaligned: each word at the dword holding its address, as `write_u32` puts it.
+        m.write_words(0x3002, &[0x0807_0605]);
+        assert_eq!(
+            (m.read_u32(0x1000), m.read_u32(0x1ff8), m.read_u32(0x1ffc)),
+            (9, 1, 3)
+        );
+        assert_eq!((m.read_u32(0x2000), m.read_u32(0x2004)), (4, 5));
+        assert_eq!((m.read_u32(0x3000), m.read_u32(0x3004)), (0x0807_0605, 0));
+        assert_eq!(m.writes(), 1 + 2 + 3 + 1);
     }
 
     #[test]

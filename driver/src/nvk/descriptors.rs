@@ -426,7 +426,17 @@ impl CommandEncoder<'_> {
             self.flush_root(at, &[]);
         } else {
             let bindless = self.device_uses_bindless_cbuf();
-            let mut words = [0u32; 4 * root::MAX_DYNAMIC_BUFFERS];
+            // Most binds carry a few dynamic offsets: their words on the stack, without
+            // zeroing room for all of them first.
+            let mut few = [0u32; 32];
+            let mut many = Vec::new();
+            let words: &mut [u32] = match few.get_mut(..4 * count) {
+                Some(words) => words,
+                None => {
+                    many.resize(4 * count, 0);
+                    &mut many
+                }
+            };
             for (i, offset) in dynamic_offsets[..count].iter().enumerate() {
                 let descriptor = dynamic_buffers.map(|buffers| {
                     let buffer = buffers.get(i).copied().unwrap_or_default();
@@ -438,7 +448,7 @@ impl CommandEncoder<'_> {
                 words[4 * i..4 * i + 4].copy_from_slice(&written.0);
                 self.descriptors.dynamic_buffers[start + i] = descriptor;
             }
-            self.flush_root(at, &words[..4 * count]);
+            self.flush_root(at, words);
         }
         // Each bound set starts where the previous one's dynamic buffers end.
         let mut end = start;
