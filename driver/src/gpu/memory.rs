@@ -77,8 +77,14 @@ impl Memory {
     }
 
     /// Writes the dword at `addr`.
+    #[inline]
     pub fn write_u32(&mut self, addr: u64, value: u32) {
-        let Some(i) = self.page_index(addr >> 12) else {
+        // Most writes land in the page written last.
+        let i = match self.last.get() {
+            Some((page, i)) if page == addr >> 12 => Some(i),
+            _ => self.page_index(addr >> 12),
+        };
+        let Some(i) = i else {
             self.refused += 1;
             return;
         };
@@ -107,6 +113,7 @@ impl Memory {
 
     /// The index of `page` in `pages`, made (zeroed) if it was never written and the
     /// fresh-page limit allows; `None` where it does not.
+    #[inline(never)]
     fn page_index(&mut self, page: u64) -> Option<usize> {
         if let Some(i) = self.find(page) {
             return Some(i);
