@@ -10,6 +10,7 @@
 //! of its object type.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use crate::generated::results::DrawKind;
 use crate::generated::trace::{Call, Record};
@@ -208,9 +209,32 @@ pub fn is_recorded_command(name: &str) -> bool {
     name.starts_with("vkCmd")
 }
 
+/// Whether records of `call` are recorded commands ([`is_recorded_command`] of its
+/// [`call_name`]), from a table made on first use: a replay asks for every record.
+pub fn is_recorded_command_call(call: Call) -> bool {
+    static COMMANDS: OnceLock<[bool; 256]> = OnceLock::new();
+    COMMANDS.get_or_init(|| std::array::from_fn(|i| is_recorded_command(&call_name(Call(i as u8)))))
+        [usize::from(call.0)]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_is_a_recorded_command_as_its_name_says() {
+        for i in 0..=u8::MAX {
+            let call = Call(i);
+            assert_eq!(
+                is_recorded_command_call(call),
+                is_recorded_command(&call_name(call)),
+                "{}",
+                call_name(call)
+            );
+        }
+        assert!(is_recorded_command_call(Call::CmdDraw));
+        assert!(!is_recorded_command_call(Call::CreateBuffer));
+    }
 
     #[test]
     fn every_known_call_type_has_a_vulkan_name_or_a_non_command_name() {

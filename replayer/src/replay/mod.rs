@@ -874,7 +874,7 @@ impl<'o> Pass<'o> {
     fn record(&mut self, record: &Record<'_>, sink: &mut dyn RowSink) -> Result<(), ReplayError> {
         let is_command = match record.call_as_vulkan_call() {
             Some(c) => c.command().is_some_and(names::is_recorded_command),
-            None => names::is_recorded_command(&names::call_name(record.call_type())),
+            None => names::is_recorded_command_call(record.call_type()),
         };
         self.counted(record.envelope().seq(), is_command, |pass| {
             pass.take(record, sink)
@@ -904,11 +904,10 @@ impl<'o> Pass<'o> {
                 Ok(())
             });
         }
-        let name = names::call_name(call);
-        self.counted(seq, names::is_recorded_command(&name), |pass| {
+        self.counted(seq, names::is_recorded_command_call(call), |pass| {
             match crate::direct_commands::from_direct(seq, call, record.field_cursor()) {
                 Some((cb, cmd)) => pass.recording.entry(cb).or_default().push(cmd),
-                None => pass.skip(&name, true),
+                None => pass.skip(&names::call_name(call), true),
             }
             Ok(())
         })
