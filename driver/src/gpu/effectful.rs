@@ -1,71 +1,106 @@
-//! The 3D-class methods whose write does more than set its shadow: the rest (state,
-//! draw parameters, report addresses, no-ops) need no look at what they are, so that a
-//! method write is a shadow store and a bit test for most of what NVK pushes.
+//! The 3D-class methods whose write does more than set its shadow, and what each does:
+//! the rest (state, draw parameters, report addresses, no-ops) need no look at what
+//! they are, so that a method write is a shadow store and a table look-up for most of
+//! what NVK pushes, and one that acts goes straight to its action.
 
 use crate::class;
 
-/// A set of 3D-class methods, by dword index (`mthd >> 2`, 12 bits: as the shadow
-/// keeps them).
-pub(super) struct MethodSet([u64; 64]);
+/// What writing a method does beyond setting its shadow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Effect {
+    /// Nothing: the shadow keeps it.
+    None,
+    /// `SET_CONSTANT_BUFFER_SELECTOR_A`: the selected constant buffer's size.
+    CbSize,
+    /// `SET_CONSTANT_BUFFER_SELECTOR_B` and `_C`: its address.
+    CbAddress,
+    /// `LOAD_CONSTANT_BUFFER_OFFSET`.
+    CbOffset,
+    /// `LOAD_CONSTANT_BUFFER(i)`: a word into the selected constant buffer.
+    CbLoad,
+    /// A shader stage's `BIND_GROUP_CONSTANT_BUFFER`.
+    BindGroupCb,
+    /// `SET_RT_LAYER`.
+    RtLayer,
+    /// `BEGIN`.
+    Begin,
+    /// `DRAW_VERTEX_ARRAY`.
+    DrawVertexArray,
+    /// `DRAW_INDEX_BUFFER`.
+    DrawIndexBuffer,
+    /// `DRAW_AUTO`.
+    DrawAuto,
+    /// `SET_ZPASS_PIXEL_COUNT`.
+    ZpassPixelCount,
+    /// `SET_FALCON04`: the firmware's private-register write.
+    Falcon04,
+    /// `SET_REPORT_SEMAPHORE_D`.
+    ReportSemaphore,
+}
 
-impl MethodSet {
-    const EMPTY: MethodSet = MethodSet([0; 64]);
+/// Each 3D-class method's [`Effect`], by dword index (`mthd >> 2`, 12 bits: as the
+/// shadow keeps them).
+pub(super) struct EffectTable([Effect; 4096]);
 
-    /// The set with `mthd` added.
-    const fn with(mut self, mthd: u16) -> Self {
-        let index = (mthd as usize >> 2) & 0xfff;
-        self.0[index / 64] |= 1 << (index % 64);
+impl EffectTable {
+    /// What a write to the method of dword index `index` (12 bits) does.
+    #[inline(always)]
+    pub(super) fn of(&self, index: usize) -> Effect {
+        self.0[index & 0xfff]
+    }
+
+    /// The table with `mthd` doing `effect`.
+    const fn with(mut self, mthd: u16, effect: Effect) -> Self {
+        self.0[(mthd as usize >> 2) & 0xfff] = effect;
         self
     }
 
-    /// The set with every method from `first` to before `end` added.
-    const fn with_range(mut self, first: u16, end: u16) -> Self {
+    /// The table with every method from `first` to before `end` doing `effect`.
+    const fn with_range(mut self, first: u16, end: u16, effect: Effect) -> Self {
         let mut mthd = first;
         while mthd < end {
-            self = self.with(mthd);
+            self = self.with(mthd, effect);
             mthd += 4;
         }
         self
     }
-
-    /// Whether the method of dword index `index` (12 bits) is in the set.
-    #[inline(always)]
-    pub(super) fn contains(&self, index: usize) -> bool {
-        (self.0[(index / 64) & 63] >> (index % 64)) & 1 != 0
-    }
 }
 
-/// The methods `GpuState::effect` acts on (it answers `false` for every other).
-pub(super) const EFFECTFUL: MethodSet = {
-    let mut set = MethodSet::EMPTY
-        .with(class::SET_CONSTANT_BUFFER_SELECTOR_A)
-        .with(class::SET_CONSTANT_BUFFER_SELECTOR_B)
-        .with(class::SET_CONSTANT_BUFFER_SELECTOR_C)
-        .with(class::LOAD_CONSTANT_BUFFER_OFFSET)
+/// The methods `GpuState::effect` acts on, and how.
+pub(super) const EFFECTS: EffectTable = {
+    let mut table = EffectTable([Effect::None; 4096])
+        .with(class::SET_CONSTANT_BUFFER_SELECTOR_A, Effect::CbSize)
+        .with(class::SET_CONSTANT_BUFFER_SELECTOR_B, Effect::CbAddress)
+        .with(class::SET_CONSTANT_BUFFER_SELECTOR_C, Effect::CbAddress)
+        .with(class::LOAD_CONSTANT_BUFFER_OFFSET, Effect::CbOffset)
         .with_range(
             class::load_constant_buffer(0),
             class::load_constant_buffer(16),
+            Effect::CbLoad,
         )
-        .with(class::SET_RT_LAYER)
-        .with(class::BEGIN)
-        .with(class::DRAW_VERTEX_ARRAY)
-        .with(class::DRAW_INDEX_BUFFER)
-        .with(class::DRAW_AUTO)
-        .with(class::SET_ZPASS_PIXEL_COUNT)
-        .with(class::SET_FALCON04)
-        .with(class::SET_REPORT_SEMAPHORE_D);
+        .with(class::SET_RT_LAYER, Effect::RtLayer)
+        .with(class::BEGIN, Effect::Begin)
+        .with(class::DRAW_VERTEX_ARRAY, Effect::DrawVertexArray)
+        .with(class::DRAW_INDEX_BUFFER, Effect::DrawIndexBuffer)
+        .with(class::DRAW_AUTO, Effect::DrawAuto)
+        .with(class::SET_ZPASS_PIXEL_COUNT, Effect::ZpassPixelCount)
+        .with(class::SET_FALCON04, Effect::Falcon04)
+        .with(class::SET_REPORT_SEMAPHORE_D, Effect::ReportSemaphore);
     // Each of the five shader stages' bind-group constant buffer method.
     let mut stage = 0;
     while stage < 5 {
-        set = set.with(class::BIND_GROUP_CONSTANT_BUFFER + 32 * stage);
+        table = table.with(
+            class::BIND_GROUP_CONSTANT_BUFFER + 32 * stage,
+            Effect::BindGroupCb,
+        );
         stage += 1;
     }
-    set
+    table
 };
 
 #[cfg(test)]
 mod tests {
-    use super::EFFECTFUL;
+    use super::{Effect, EFFECTS};
     use crate::gpu::Gpu;
     use crate::mme::Arch;
 
@@ -77,33 +112,51 @@ mod tests {
         // A selected constant buffer with room, so that a write to it would show.
         gpu.state.cb_size = 0x100;
         for mthd in 0..=u16::MAX {
-            if EFFECTFUL.contains(usize::from(mthd >> 2) & 0xfff) {
+            if EFFECTS.of(usize::from(mthd >> 2)) != Effect::None {
                 continue;
             }
             for data in [0, 1, 0x11, 0x8000_0001, u32::MAX] {
                 assert!(
                     !gpu.state.effect(mthd, data),
-                    "method {mthd:#06x} (data {data:#x}) acts beyond its shadow but is not in EFFECTFUL"
+                    "method {mthd:#06x} (data {data:#x}) acts beyond its shadow but has no effect in EFFECTS"
                 );
             }
         }
     }
 
-    /// And the set holds what the model acts on: each named method is in it.
+    /// And the table holds what the model acts on, each named method with its effect;
+    /// a value past the methods (one that aliases a method's shadow) acts on nothing.
     #[test]
-    fn the_methods_acted_on_are_in_the_set() {
+    fn the_methods_acted_on_have_their_effects() {
         use crate::class;
-        for mthd in [
-            class::SET_CONSTANT_BUFFER_SELECTOR_A,
-            class::LOAD_CONSTANT_BUFFER_OFFSET,
-            class::load_constant_buffer(15),
-            class::BIND_GROUP_CONSTANT_BUFFER + 4 * 32,
-            class::BEGIN,
-            class::DRAW_INDEX_BUFFER,
-            class::SET_REPORT_SEMAPHORE_D,
+        for (mthd, effect) in [
+            (class::SET_CONSTANT_BUFFER_SELECTOR_A, Effect::CbSize),
+            (class::SET_CONSTANT_BUFFER_SELECTOR_C, Effect::CbAddress),
+            (class::LOAD_CONSTANT_BUFFER_OFFSET, Effect::CbOffset),
+            (class::load_constant_buffer(15), Effect::CbLoad),
+            (
+                class::BIND_GROUP_CONSTANT_BUFFER + 4 * 32,
+                Effect::BindGroupCb,
+            ),
+            (class::BEGIN, Effect::Begin),
+            (class::DRAW_INDEX_BUFFER, Effect::DrawIndexBuffer),
+            (class::SET_REPORT_SEMAPHORE_D, Effect::ReportSemaphore),
         ] {
-            assert!(EFFECTFUL.contains(usize::from(mthd >> 2)), "{mthd:#x}");
+            assert_eq!(EFFECTS.of(usize::from(mthd >> 2)), effect, "{mthd:#x}");
         }
-        assert!(!EFFECTFUL.contains(usize::from(class::SET_VERTEX_ARRAY_START >> 2)));
+        for mthd in [
+            class::SET_VERTEX_ARRAY_START,
+            class::BIND_GROUP_CONSTANT_BUFFER + 4,
+        ] {
+            assert_eq!(
+                EFFECTS.of(usize::from(mthd >> 2)),
+                Effect::None,
+                "{mthd:#x}"
+            );
+        }
+        let mut gpu = Gpu::new(Arch::Turing);
+        assert!(gpu.state.effect(class::SET_RT_LAYER, 3));
+        assert!(!gpu.state.effect(class::SET_RT_LAYER + 0x4000, 5));
+        assert_eq!(gpu.state.rt_layer, 3);
     }
 }

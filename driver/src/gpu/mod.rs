@@ -13,7 +13,7 @@ mod memory;
 
 pub use memory::Memory;
 
-use effectful::EFFECTFUL;
+use effectful::{Effect, EFFECTS};
 use memo::{MacroMemo, Recorder};
 
 use std::collections::BTreeMap;
@@ -636,48 +636,48 @@ impl GpuState {
         }
         let index = usize::from(mthd >> 2) & 0xfff;
         self.shadow[index] = data;
-        if EFFECTFUL.contains(index) {
+        if EFFECTS.of(index) != Effect::None {
             self.effect(mthd, data);
         }
     }
 
     /// What writing `data` to `mthd` does beyond setting its shadow (which is set
-    /// already); whether it did anything. Only the methods of [`EFFECTFUL`] come here
-    /// (kept out of line, so that a plain method write stays a store and a bit test).
+    /// already); whether it did anything. Only the methods with an effect in
+    /// [`EFFECTS`] come here (kept out of line, so that a plain method write stays a
+    /// store and a look-up), and each goes straight to its action. Methods are dword
+    /// addresses below 0x4000: any other value (which neither a push buffer nor a
+    /// macro makes) acts on nothing.
     #[inline(never)]
     fn effect(&mut self, mthd: u16, data: u32) -> bool {
-        match mthd {
-            class::SET_CONSTANT_BUFFER_SELECTOR_A => self.cb_size = data & 0x1ffff,
-            class::SET_CONSTANT_BUFFER_SELECTOR_B | class::SET_CONSTANT_BUFFER_SELECTOR_C => {
+        if mthd & !0x3ffc != 0 {
+            return false;
+        }
+        match EFFECTS.of(usize::from(mthd >> 2)) {
+            Effect::CbSize => self.cb_size = data & 0x1ffff,
+            Effect::CbAddress => {
                 self.cb_addr =
                     (u64::from(self.shadow(class::SET_CONSTANT_BUFFER_SELECTOR_B) & 0xff) << 32)
                         | u64::from(self.shadow(class::SET_CONSTANT_BUFFER_SELECTOR_C));
             }
-            class::LOAD_CONSTANT_BUFFER_OFFSET => self.cb_offset = data & 0xffff,
-            m if (class::load_constant_buffer(0)..class::load_constant_buffer(16)).contains(&m) => {
+            Effect::CbOffset => self.cb_offset = data & 0xffff,
+            Effect::CbLoad => {
                 if self.cb_offset + 4 <= self.cb_size {
                     self.memory
                         .write_u32(self.cb_addr + u64::from(self.cb_offset), data);
                 }
                 self.cb_offset += 4;
             }
-            m if (class::BIND_GROUP_CONSTANT_BUFFER
-                ..class::BIND_GROUP_CONSTANT_BUFFER + 5 * 32)
-                .contains(&m)
-                && m % 32 == 0x10
-                // Valid, shader slot 0: NVK binds the root descriptor table there.
-                && data & 1 != 0
-                && (data >> 4) & 0x1f == 0 =>
-            {
+            // Valid, shader slot 0: NVK binds the root descriptor table there.
+            Effect::BindGroupCb if data & 1 != 0 && (data >> 4) & 0x1f == 0 => {
                 self.root_addr = self.cb_addr;
             }
-            class::SET_RT_LAYER => {
+            Effect::RtLayer => {
                 self.rt_layer = data & 0xffff;
                 if self.in_macro && self.first_layer_at.is_none() {
                     self.first_layer_at = Some(std::time::Instant::now());
                 }
             }
-            class::BEGIN => {
+            Effect::Begin => {
                 self.begin = data;
                 self.instance = match class::Begin::instance_id_of(data) {
                     x if x == InstanceId::First as u32 => 0,
@@ -685,29 +685,30 @@ impl GpuState {
                     _ => self.instance,
                 };
             }
-            class::DRAW_VERTEX_ARRAY => {
+            Effect::DrawVertexArray => {
                 self.start_draw(false, self.shadow(class::SET_VERTEX_ARRAY_START), data)
             }
-            class::DRAW_INDEX_BUFFER => {
+            Effect::DrawIndexBuffer => {
                 self.start_draw(true, self.shadow(class::SET_INDEX_BUFFER_F), data)
             }
-            class::DRAW_AUTO => {
+            Effect::DrawAuto => {
                 // The hardware's division of the byte count.
                 let start = self.shadow(class::SET_DRAW_AUTO_START);
                 let stride = self.shadow(class::SET_DRAW_AUTO_STRIDE);
                 let count = data.saturating_sub(start).checked_div(stride).unwrap_or(0);
                 self.start_draw(false, 0, count)
             }
-            class::SET_ZPASS_PIXEL_COUNT => self.zpass_enabled = data != 0,
+            Effect::ZpassPixelCount => self.zpass_enabled = data != 0,
             // The firmware's falcon does the private-register write and answers 1.
-            class::SET_FALCON04 => {
+            Effect::Falcon04 => {
                 self.shadow
                     [usize::from(class::set_mme_shadow_scratch(Scratch::Falcon0 as u16) >> 2)] = 1;
             }
-            class::SET_REPORT_SEMAPHORE_D => self.report(data),
+            Effect::ReportSemaphore => self.report(data),
             // The rest (draw parameters, report addresses, MME memory reads, no-ops and
-            // the state methods) is what the shadow keeps.
-            _ => return false,
+            // the state methods) is what the shadow keeps; so is a bind of another
+            // slot than the root table's.
+            Effect::None | Effect::BindGroupCb => return false,
         }
         true
     }
