@@ -111,7 +111,8 @@ impl<'a> Fields<'a> for FieldCursor<'a> {
     }
 }
 
-/// Fields already laid out, as a writer holds them.
+/// Fields already laid out, as a writer holds them (the tests' records).
+#[cfg(test)]
 impl<'a> Fields<'a> for std::slice::Iter<'_, DirectField<'a>> {
     fn next_field(&mut self) -> DirectField<'a> {
         self.next().copied().unwrap_or(DirectField::Absent)
@@ -133,11 +134,13 @@ pub(crate) fn bytes_of<'a>(field: DirectField<'a>) -> Option<Cow<'a, [u8]>> {
 }
 
 /// The push-constant words of a `[ubyte]` field: read straight from its bytes, or from
-/// its byte planes without joining them into a buffer first.
+/// its byte planes without joining them into a buffer first; none for a field of
+/// another kind or left out.
 fn pushed_words(field: DirectField<'_>) -> PushedWords {
     match field {
+        DirectField::Bytes(bytes) => crate::commands::words_of(bytes),
         DirectField::BytePlanes(planes) => crate::commands::words_of_planes(planes),
-        other => crate::commands::words_of(&bytes_of(other).unwrap_or_default()),
+        _ => PushedWords::new(),
     }
 }
 

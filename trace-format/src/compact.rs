@@ -707,39 +707,48 @@ pub(crate) fn decode_fields<'a, 'f>(
     let fields = fields.get_mut(..usize::from(count))?;
     let mut at = 0usize;
     for (i, field) in fields.iter_mut().enumerate() {
-        let code = (kinds >> (4 * i)) & 0xf;
-        *field = match code {
-            kind::U64 => {
-                let value = bytes.get(at..at + 8)?;
-                at += 8;
-                DirectField::U64(u64::from_le_bytes(value.try_into().ok()?))
-            }
-            kind::U32 => {
-                let value = bytes.get(at..at + 4)?;
-                at += 4;
-                DirectField::U32(u32::from_le_bytes(value.try_into().ok()?))
-            }
-            kind::I32 => {
-                let value = bytes.get(at..at + 4)?;
-                at += 4;
-                DirectField::I32(i32::from_le_bytes(value.try_into().ok()?))
-            }
-            kind::ABSENT => DirectField::Absent,
-            _ => {
-                let (value, next) = vector_at(code, bytes, at)?;
-                at = next;
-                match code {
-                    kind::BYTES => DirectField::Bytes(value),
-                    kind::U32S => DirectField::U32s(aligned(value)?),
-                    kind::U64S => DirectField::U64s(aligned(value)?),
-                    // A flatbuffers string is UTF-8: its readers take it so, unchecked.
-                    kind::STRING => DirectField::Str(utf8(value)?),
-                    _ => DirectField::BytePlanes(value),
-                }
-            }
-        };
+        let (read, next) = field_at((kinds >> (4 * i)) & 0xf, bytes, at)?;
+        *field = read;
+        at = next;
     }
     Some(fields)
+}
+
+/// The field of kind `code` stored at `at` of `bytes`, and where it ends; `None` when
+/// it is cut short, names an unknown kind, or its elements are not aligned in memory.
+#[inline(always)]
+fn field_at(code: u64, bytes: &[u8], at: usize) -> Option<(DirectField<'_>, usize)> {
+    Some(match code {
+        kind::U64 => (
+            DirectField::U64(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?)),
+            at + 8,
+        ),
+        kind::U32 => (
+            DirectField::U32(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?)),
+            at + 4,
+        ),
+        kind::I32 => (
+            DirectField::I32(i32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?)),
+            at + 4,
+        ),
+        kind::ABSENT => (DirectField::Absent, at),
+        _ => vector_field(code, bytes, at)?,
+    })
+}
+
+/// [`field_at`] for the vector kinds.
+#[inline]
+fn vector_field(code: u64, bytes: &[u8], at: usize) -> Option<(DirectField<'_>, usize)> {
+    let (value, next) = vector_at(code, bytes, at)?;
+    let field = match code {
+        kind::BYTES => DirectField::Bytes(value),
+        kind::U32S => DirectField::U32s(aligned(value)?),
+        kind::U64S => DirectField::U64s(aligned(value)?),
+        // A flatbuffers string is UTF-8: its readers take it so, unchecked.
+        kind::STRING => DirectField::Str(utf8(value)?),
+        _ => DirectField::BytePlanes(value),
+    };
+    Some((field, next))
 }
 
 /// A compact record's fields read one at a time, in order, as [`decode_fields`] reads
@@ -776,29 +785,7 @@ impl<'a> FieldCursor<'a> {
         let code = self.kinds & 0xf;
         self.kinds >>= 4;
         self.left -= 1;
-        let at = self.at;
-        let read = match code {
-            kind::U64 => self.bytes.get(at..at + 8).and_then(|b| {
-                Some((
-                    DirectField::U64(u64::from_le_bytes(b.try_into().ok()?)),
-                    at + 8,
-                ))
-            }),
-            kind::U32 => self.bytes.get(at..at + 4).and_then(|b| {
-                Some((
-                    DirectField::U32(u32::from_le_bytes(b.try_into().ok()?)),
-                    at + 4,
-                ))
-            }),
-            kind::I32 => self.bytes.get(at..at + 4).and_then(|b| {
-                Some((
-                    DirectField::I32(i32::from_le_bytes(b.try_into().ok()?)),
-                    at + 4,
-                ))
-            }),
-            kind::ABSENT => Some((DirectField::Absent, at)),
-            _ => self.vector(code, at),
-        };
+        let read = field_at(code, self.bytes, self.at);
         match read {
             Some((field, next)) => {
                 self.at = next;
@@ -858,20 +845,6 @@ impl<'a> FieldCursor<'a> {
     fn other_field<T>(&mut self) -> Option<T> {
         self.next_field();
         None
-    }
-
-    /// The vector field of kind `code` at `at`, and where it ends.
-    #[inline(never)]
-    fn vector(&self, code: u64, at: usize) -> Option<(DirectField<'a>, usize)> {
-        let (value, next) = vector_at(code, self.bytes, at)?;
-        let field = match code {
-            kind::BYTES => DirectField::Bytes(value),
-            kind::U32S => DirectField::U32s(aligned(value)?),
-            kind::U64S => DirectField::U64s(aligned(value)?),
-            kind::STRING => DirectField::Str(utf8(value)?),
-            _ => DirectField::BytePlanes(value),
-        };
-        Some((field, next))
     }
 }
 

@@ -64,27 +64,30 @@ impl Memory {
         self.writes
     }
 
-    /// The place of page `page` in `pages`, if it was ever written.
-    fn find(&self, page: u64) -> Option<usize> {
+    /// The place of page `page` in `pages`, where it is the page found last.
+    #[inline(always)]
+    fn last_found(&self, page: u64) -> Option<usize> {
         match self.last.get() {
             Some((p, i)) if p == page => Some(i),
-            _ => {
-                let i = *self.index.get(&page)?;
-                self.last.set(Some((page, i)));
-                Some(i)
-            }
+            _ => None,
         }
+    }
+
+    /// The place of page `page` in `pages`, if it was ever written.
+    fn find(&self, page: u64) -> Option<usize> {
+        self.last_found(page).or_else(|| {
+            let i = *self.index.get(&page)?;
+            self.last.set(Some((page, i)));
+            Some(i)
+        })
     }
 
     /// Writes the dword at `addr`.
     #[inline]
     pub fn write_u32(&mut self, addr: u64, value: u32) {
         // Most writes land in the page written last.
-        let i = match self.last.get() {
-            Some((page, i)) if page == addr >> 12 => Some(i),
-            _ => self.page_index(addr >> 12),
-        };
-        let Some(i) = i else {
+        let page = addr >> 12;
+        let Some(i) = self.last_found(page).or_else(|| self.page_index(page)) else {
             self.refused += 1;
             return;
         };
@@ -207,8 +210,8 @@ impl Memory {
     pub fn write_words(&mut self, addr: u64, words: &[u32]) {
         // Most writes are a few words within the page written last (the root table's).
         let first = ((addr >> 2) as usize) & (PAGE_DWORDS - 1);
-        if let Some((page, i)) = self.last.get() {
-            if page == addr >> 12 && addr & 3 == 0 && words.len() <= PAGE_DWORDS - first {
+        if let Some(i) = self.last_found(addr >> 12) {
+            if addr & 3 == 0 && words.len() <= PAGE_DWORDS - first {
                 for (dword, word) in self.pages[i][first..first + words.len()]
                     .iter_mut()
                     .zip(words)
