@@ -8,6 +8,7 @@ use driver::nvk::transfer::{BufferImageRegion, ImageCopyRegion, Subresource};
 use driver::nvk::Barrier;
 use driver::nvk::DrawKind;
 use smallvec::SmallVec;
+use std::sync::Arc;
 use trace_format::generated::trace::{Call, Record};
 
 use crate::generic::GenericCmd;
@@ -250,8 +251,9 @@ pub enum Cmd {
     /// vkCmdInsertDebugUtilsLabelEXT: a label of no region
     /// (vk_common_CmdInsertDebugUtilsLabelEXT).
     InsertLabel,
-    /// A command recorded generically, decoded (see [`crate::generic`]).
-    Generic(Box<GenericCmd>),
+    /// A command recorded generically, decoded (see [`crate::generic`]); shared, as a
+    /// command recorded again with the same parameters is the same command.
+    Generic(Arc<GenericCmd>),
     /// The uniform buffers the push descriptor command before it named in push set
     /// `set`: (descriptor byte offset, address, range) each.
     PushUbos {
@@ -297,8 +299,9 @@ pub enum WorkArgs {
         dst: u64,
         regions: Vec<ImageCopyRegion>,
     },
-    /// vkCmdPipelineBarrier(2): its memory dependencies.
-    PipelineBarrier(Vec<Barrier>),
+    /// vkCmdPipelineBarrier(2): its memory dependencies (shared: a barrier recorded
+    /// again with the same parameters is the same list).
+    PipelineBarrier(Arc<[Barrier]>),
     /// vkCmdClearAttachments.
     ClearAttachments {
         attachments: Vec<ClearAttachment>,
@@ -406,7 +409,7 @@ impl WorkArgs {
             },
             other => {
                 if let Some(barriers) = crate::execute::sync::pipeline_barriers(other) {
-                    return Some(WorkArgs::PipelineBarrier(barriers));
+                    return Some(WorkArgs::PipelineBarrier(barriers.into()));
                 }
                 return engine_copy(other).or_else(|| image_transfer(other));
             }

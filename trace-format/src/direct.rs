@@ -356,6 +356,41 @@ pub(crate) fn stored_fields_fit(call_type: Call, count: u8, kinds: u64) -> bool 
     })
 }
 
+/// The record shapes (call type, field count, kinds) a reader found to fit the schema
+/// ([`stored_fields_fit`]) most recently: a chunk's records take a few shapes over and
+/// over (a draw, a bind, a push), so each is checked against the schema once, not at
+/// every record.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct FittingShapes {
+    /// `(call type, field count, kinds)`, newest first; a call type of 0 (no call)
+    /// marks an empty entry.
+    shapes: [(u8, u8, u64); 4],
+}
+
+impl FittingShapes {
+    /// Whether a stored record of `call_type` with `count` fields of `kinds` fits its
+    /// call's table, as [`stored_fields_fit`] says.
+    #[inline(always)]
+    pub(crate) fn fit(&mut self, call_type: Call, count: u8, kinds: u64) -> bool {
+        let shape = (call_type.0, count, kinds);
+        if call_type.0 != 0 && self.shapes.contains(&shape) {
+            return true;
+        }
+        self.check(shape)
+    }
+
+    #[inline(never)]
+    fn check(&mut self, shape: (u8, u8, u64)) -> bool {
+        let (call_type, count, kinds) = shape;
+        if !stored_fields_fit(Call(call_type), count, kinds) {
+            return false;
+        }
+        self.shapes.copy_within(..3, 1);
+        self.shapes[0] = shape;
+        true
+    }
+}
+
 /// The fields the schema's table for one call has, as compact kind codes.
 struct ExpectedFields {
     count: u8,
@@ -409,5 +444,58 @@ impl ExpectedFields {
             count: table.fields.len() as u8,
             allowed,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shape the schema's table for `call_type` takes (each field its first allowed
+    /// kind), if the call has a table a direct record can hold.
+    fn fitting_shape(call_type: Call) -> Option<(u8, u64)> {
+        let expected = ExpectedFields::of(call_type)?;
+        let kinds = (0..usize::from(expected.count)).fold(0u64, |kinds, i| {
+            let code = u64::from(expected.allowed[i].trailing_zeros());
+            kinds | code << (4 * i)
+        });
+        Some((expected.count, kinds))
+    }
+
+    #[test]
+    fn fitting_shapes_answer_as_the_schema_does_for_shapes_seen_and_new() {
+        let calls: Vec<(Call, u8, u64)> = (1..=u8::MAX)
+            .filter_map(|t| fitting_shape(Call(t)).map(|(n, k)| (Call(t), n, k)))
+            .collect();
+        assert!(
+            calls.len() > 8,
+            "only {} calls hold direct records",
+            calls.len()
+        );
+        let mut shapes = FittingShapes::default();
+        // Each fitting shape, then the same call with one field of a kind it does not
+        // take, with another count, and as another call's shape; three rounds, so that
+        // the shapes kept are asked again.
+        for _ in 0..3 {
+            for (i, &(call, count, kinds)) in calls.iter().enumerate() {
+                let (other, _, other_kinds) = calls[(i + 1) % calls.len()];
+                let wrong_kind = kinds ^ 0xf;
+                for (c, n, k) in [
+                    (call, count, kinds),
+                    (call, count, wrong_kind),
+                    (call, count.wrapping_add(1), kinds),
+                    (other, count, kinds),
+                    (call, count, other_kinds),
+                    (Call::NONE, 0, 0),
+                ] {
+                    assert_eq!(
+                        shapes.fit(c, n, k),
+                        stored_fields_fit(c, n, k),
+                        "call {} with {n} fields of kinds {k:#x}",
+                        c.0
+                    );
+                }
+            }
+        }
     }
 }

@@ -16,7 +16,7 @@
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 
 use crate::compact::{self, append_compact, append_finished, decode_fields, Carried, CompactHead};
-use crate::direct::{append_direct, DirectField, MAX_DIRECT_FIELDS};
+use crate::direct::{append_direct, DirectField, FittingShapes, MAX_DIRECT_FIELDS};
 use crate::direct_records::{DirectCalls, StoredDirect};
 use crate::generated::trace::{Call, Envelope, Record, RecordArgs};
 use crate::trace::CallMeta;
@@ -548,6 +548,7 @@ pub fn lay_out_stored_handing(
     out.clear();
     out.resize(base, 0);
     let mut carried = Carried::default();
+    let mut fitting = FittingShapes::default();
     let mut verifier = crate::verify::RecordVerifier::default();
     // Each compact record's fields, read into the same room one record after another.
     let mut room = [DirectField::Absent; MAX_DIRECT_FIELDS];
@@ -570,7 +571,7 @@ pub fn lay_out_stored_handing(
         let seq = first_seq.wrapping_add(index as u64);
         let start = match record.body {
             RecordBody::Compact { head, fields } => {
-                if !crate::direct::stored_fields_fit(head.call_type, head.field_count, head.kinds) {
+                if !fitting.fit(head.call_type, head.field_count, head.kinds) {
                     return Err(bad(format!(
                         "call type {} with {} fields of kinds {:#x} is not the schema's",
                         head.call_type.0, head.field_count, head.kinds

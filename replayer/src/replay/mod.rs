@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::generic::{GenericCmd, GenericSetup};
@@ -29,6 +30,7 @@ use trace_format::results::{GroupCost, RowState};
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
 mod draw;
+mod generic_memo;
 mod places;
 mod push_templates;
 mod records;
@@ -443,6 +445,8 @@ pub(crate) struct Pass<'o> {
     /// Descriptor update templates, and where their uniform buffers go.
     push_templates: push_templates::PushTemplates,
     recording: HandleMap<Vec<Cmd>>,
+    /// Generically recorded commands taken in this pass, by name and parameters.
+    generic_memo: generic_memo::GenericMemo,
     /// How each command buffer began (what a secondary inherits).
     begins: HandleMap<SecondaryBegin>,
     /// The rendering the secondary about to run resumes, right after it begins.
@@ -701,6 +705,7 @@ impl<'o> Pass<'o> {
             descriptor_sets: Default::default(),
             push_templates: Default::default(),
             recording: HandleMap::default(),
+            generic_memo: generic_memo::GenericMemo::default(),
             begins: HandleMap::default(),
             resume: None,
             skipped: SkippedCalls::default(),
@@ -893,14 +898,33 @@ impl<'o> Pass<'o> {
             let _tables = fields.next_field();
             let packed = fields.next_field();
             let bytes = crate::direct_commands::bytes_of(packed).unwrap_or_default();
-            let mut params = Params::new();
-            let gathered = match packed {
-                DirectField::Absent => Ok(()),
-                _ => generic::read::gather_packed(&bytes, &mut params),
-            };
             let is_command = names::is_recorded_command(name);
+            let absent = matches!(packed, DirectField::Absent);
+            // A command taken before with the same parameters does what it did then.
+            let key = (is_command && !absent && generic_memo::GenericMemo::may_keep(name))
+                .then(|| self.generic_memo.key(name, &bytes));
+            if let Some(key) = key {
+                if let Some(taken) = self.generic_memo.find(key, name, &bytes, seq) {
+                    return self.counted(seq, true, |pass| {
+                        pass.take_again(name, taken);
+                        Ok(())
+                    });
+                }
+            }
+            let mut params = Params::new();
+            let gathered = match absent {
+                true => Ok(()),
+                false => generic::read::gather_packed(&bytes, &mut params),
+            };
             return self.counted(seq, is_command, |pass| {
-                pass.take_generic(seq, name, gathered.as_ref().map(|()| &params[..]));
+                match (key, &gathered) {
+                    (Some(key), Ok(())) => {
+                        if let Some(taken) = pass.take_generic_command(seq, name, &params) {
+                            pass.generic_memo.keep(key, name, &bytes, taken);
+                        }
+                    }
+                    _ => pass.take_generic(seq, name, gathered.as_ref().map(|()| &params[..])),
+                }
                 Ok(())
             });
         }

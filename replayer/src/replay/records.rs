@@ -1,6 +1,7 @@
 //! Records that create or describe objects: the generic calls' setup half,
 //! uniform-buffer descriptors and update templates, swapchain calls.
 
+use super::generic_memo::Taken;
 use super::*;
 use trace_format::generic_params::Param;
 
@@ -98,18 +99,22 @@ impl Pass<'_> {
     }
 
     /// A command buffer command recorded generically: decoded and recorded into its
-    /// command buffer when the model executes it, else counted as skipped.
-    fn take_generic_command(&mut self, seq: u64, name: &str, params: &[Param<'_>]) {
+    /// command buffer when the model executes it, else counted as skipped. Returns
+    /// what it did where that follows from its name and parameters alone (see
+    /// [`super::generic_memo`]): not for the push descriptor commands, whose uniform buffers
+    /// are looked up in what the replay holds, nor for parameters that do not decode.
+    pub(super) fn take_generic_command(
+        &mut self,
+        seq: u64,
+        name: &str,
+        params: &[Param<'_>],
+    ) -> Option<Taken> {
         // The barriers that come by the thousand in real programs' frames: their masks
         // read where they lie, not the whole command decoded.
         if matches!(name, "vkCmdPipelineBarrier2" | "vkCmdPipelineBarrier2KHR") {
             if let Some((cb, barriers)) = execute::sync::pipeline_barrier2_of(params) {
-                let args = WorkArgs::PipelineBarrier(barriers);
-                return self
-                    .recording
-                    .entry(cb)
-                    .or_default()
-                    .push(Cmd::Work { seq, args });
+                let args = WorkArgs::PipelineBarrier(barriers.into());
+                return Some(self.take_recorded(cb, Cmd::Work { seq, args }));
             }
         }
         match generic::decode(name, params) {
@@ -141,18 +146,49 @@ impl Pass<'_> {
                 } else if let Some(typed) = commands::typed_of_generic(&cmd) {
                     typed
                 } else if execute::is_modelled(&cmd) {
-                    Cmd::Generic(Box::new(cmd))
+                    Cmd::Generic(Arc::new(cmd))
                 } else {
                     // A command buffer command the model does not execute yet.
-                    return self.skip(name, true);
+                    self.skip(name, true);
+                    return Some(Taken::Skipped);
                 };
-                let list = self.recording.entry(cb).or_default();
-                list.push(recorded);
-                list.extend(ubos);
+                match ubos {
+                    Some(ubos) => {
+                        let list = self.recording.entry(cb).or_default();
+                        list.push(recorded);
+                        list.push(ubos);
+                        None
+                    }
+                    None => Some(self.take_recorded(cb, recorded)),
+                }
             }
             // No decoder: a command the model has no reader for.
-            Ok(None) => self.skip(name, true),
-            Err(e) => self.skip(&format!("{name} (does not decode: {e})"), true),
+            Ok(None) => {
+                self.skip(name, true);
+                Some(Taken::Skipped)
+            }
+            Err(e) => {
+                self.skip(&format!("{name} (does not decode: {e})"), true);
+                None
+            }
+        }
+    }
+
+    /// Records `cmd` into command buffer `cb`; what was done, for the memo.
+    fn take_recorded(&mut self, cb: u64, cmd: Cmd) -> Taken {
+        let taken = Taken::Recorded {
+            cb,
+            cmd: cmd.clone(),
+        };
+        self.recording.entry(cb).or_default().push(cmd);
+        taken
+    }
+
+    /// Does again what a generically recorded command did when it was taken before.
+    pub(super) fn take_again(&mut self, name: &str, taken: Taken) {
+        match taken {
+            Taken::Recorded { cb, cmd } => self.recording.entry(cb).or_default().push(cmd),
+            Taken::Skipped => self.skip(name, true),
         }
     }
 

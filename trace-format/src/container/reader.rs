@@ -310,8 +310,7 @@ impl ContainerReader {
         }
         let (offset, ordinal) = (self.pos, self.ordinal);
         let result = self.read_chunk_header(offset, ordinal).and_then(|header| {
-            let mut bytes = vec![0u8; header.compressed_len as usize];
-            self.file.read_exact(&mut bytes).map_err(|e| {
+            let io_error = |e| {
                 Error::new(
                     &self.path,
                     Location::Chunk {
@@ -320,7 +319,18 @@ impl ContainerReader {
                     },
                     ErrorKind::Io(e),
                 )
-            })?;
+            };
+            // The header's length is within the file (checked above); read into room
+            // made for it, not zeroed first.
+            let len = header.compressed_len as usize;
+            let mut bytes = Vec::with_capacity(len);
+            let read = (&mut self.file)
+                .take(len as u64)
+                .read_to_end(&mut bytes)
+                .map_err(io_error)?;
+            if read != len {
+                return Err(io_error(std::io::ErrorKind::UnexpectedEof.into()));
+            }
             Ok(CompressedChunk {
                 header,
                 ordinal,
