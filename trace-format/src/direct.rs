@@ -473,9 +473,9 @@ mod tests {
             calls.len()
         );
         let mut shapes = FittingShapes::default();
-        // Each fitting shape, then the same call with one field of a kind it does not
-        // take, with another count, and as another call's shape; three rounds, so that
-        // the shapes kept are asked again.
+        // Each fitting shape, then the same call with its first field of another kind,
+        // with another count, and as another call's shape; three rounds, so that the
+        // shapes kept are asked again.
         for _ in 0..3 {
             for (i, &(call, count, kinds)) in calls.iter().enumerate() {
                 let (other, _, other_kinds) = calls[(i + 1) % calls.len()];
