@@ -735,7 +735,9 @@ pub(crate) fn words_of_planes(planes: &[u8]) -> PushedWords {
 
 /// Pushed bytes as the words `Cmd::PushConstants` holds: little-endian, a range that is
 /// not a whole number of words (the spec forbids it, a trace may hold it) with its last
-/// word zero-filled.
+/// word zero-filled. Inlined where it is called: it runs at every push, and a call
+/// returns its 72-byte result through memory.
+#[inline(always)]
 pub(crate) fn words_of(bytes: &[u8]) -> PushedWords {
     let count = bytes.len().div_ceil(4);
     let mut data = PushedWords::with_capacity(count);

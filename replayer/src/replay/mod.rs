@@ -891,47 +891,55 @@ impl<'o> Pass<'o> {
     fn record_direct(&mut self, record: &DirectRecord<'_>) -> Result<(), ReplayError> {
         let (seq, call) = (record.seq, record.call());
         if call == Call::VulkanCall {
-            // VulkanCall: its command's name, its parameters as tables (never in a
-            // compact record), its packed parameters.
-            let mut fields = record.field_cursor();
-            let name = fields.str().unwrap_or("vkUnknownCommand");
-            let _tables = fields.next_field();
-            let packed = fields.next_field();
-            let bytes = crate::direct_commands::bytes_of(packed).unwrap_or_default();
-            let is_command = names::is_recorded_command(name);
-            let absent = matches!(packed, DirectField::Absent);
-            // A command taken before with the same parameters does what it did then.
-            let key = (is_command && !absent && generic_memo::GenericMemo::may_keep(name))
-                .then(|| self.generic_memo.key(name, &bytes));
-            if let Some(key) = key {
-                if let Some(taken) = self.generic_memo.find(key, name, &bytes, seq) {
-                    return self.counted(seq, true, |pass| {
-                        pass.take_again(name, taken);
-                        Ok(())
-                    });
-                }
-            }
-            let mut params = Params::new();
-            let gathered = match absent {
-                true => Ok(()),
-                false => generic::read::gather_packed(&bytes, &mut params),
-            };
-            return self.counted(seq, is_command, |pass| {
-                match (key, &gathered) {
-                    (Some(key), Ok(())) => {
-                        if let Some(taken) = pass.take_generic_command(seq, name, &params) {
-                            pass.generic_memo.keep(key, name, &bytes, taken);
-                        }
-                    }
-                    _ => pass.take_generic(seq, name, gathered.as_ref().map(|()| &params[..])),
-                }
-                Ok(())
-            });
+            return self.record_generic(record);
         }
         self.counted(seq, names::is_recorded_command_call(call), |pass| {
             match crate::direct_commands::from_direct(seq, call, record.field_cursor()) {
                 Some((cb, cmd)) => pass.recording.entry(cb).or_default().push(cmd),
                 None => pass.skip(&names::call_name(call), true),
+            }
+            Ok(())
+        })
+    }
+
+    /// Takes a compact `VulkanCall` record: its command's name, its parameters as tables
+    /// (never in a compact record), its packed parameters. A command taken before with
+    /// the same parameters does what it did then ([`generic_memo`]). Kept out of line,
+    /// so that the draws and binds around it take [`Pass::record_direct`]'s few
+    /// instructions.
+    #[inline(never)]
+    fn record_generic(&mut self, record: &DirectRecord<'_>) -> Result<(), ReplayError> {
+        let seq = record.seq;
+        let mut fields = record.field_cursor();
+        let name = fields.str().unwrap_or("vkUnknownCommand");
+        let _tables = fields.next_field();
+        let packed = fields.next_field();
+        let bytes = crate::direct_commands::bytes_of(packed).unwrap_or_default();
+        let is_command = names::is_recorded_command(name);
+        let absent = matches!(packed, DirectField::Absent);
+        let key = (is_command && !absent && generic_memo::GenericMemo::may_keep(name))
+            .then(|| self.generic_memo.key(name, &bytes));
+        if let Some(key) = key {
+            if let Some(taken) = self.generic_memo.find(key, name, &bytes, seq) {
+                return self.counted(seq, true, |pass| {
+                    pass.take_again(name, taken);
+                    Ok(())
+                });
+            }
+        }
+        let mut params = Params::new();
+        let gathered = match absent {
+            true => Ok(()),
+            false => generic::read::gather_packed(&bytes, &mut params),
+        };
+        self.counted(seq, is_command, |pass| {
+            match (key, &gathered) {
+                (Some(key), Ok(())) => {
+                    if let Some(taken) = pass.take_generic_command(seq, name, &params) {
+                        pass.generic_memo.keep(key, name, &bytes, taken);
+                    }
+                }
+                _ => pass.take_generic(seq, name, gathered.as_ref().map(|()| &params[..])),
             }
             Ok(())
         })
