@@ -94,12 +94,25 @@ impl fmt::Debug for MethodHeader {
     }
 }
 
+/// How far a [`PushBuffer`] was written: its dwords and the method writes they make.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mark {
+    /// Dwords written.
+    pub dwords: usize,
+    /// Method writes they make.
+    pub methods: usize,
+}
+
 /// A push buffer being written.
 #[derive(Clone, Debug, Default)]
 pub struct PushBuffer {
     words: Vec<u32>,
     /// The open incrementing header: its index, and the method its next word goes to.
     open: Option<(usize, u8, u16)>,
+    /// Method writes the words make ([`method_count`] of them), counted as they are
+    /// written: what a state group's flush cost is measured by, without walking the
+    /// words again.
+    methods: usize,
 }
 
 impl PushBuffer {
@@ -116,6 +129,22 @@ impl PushBuffer {
     /// Dwords written so far.
     pub fn len(&self) -> usize {
         self.words.len()
+    }
+
+    /// Method writes the words written so far make, as [`method_count`] counts them
+    /// (words another writer made, added by [`extend`](Self::extend), are counted so
+    /// when they are added).
+    pub fn methods(&self) -> usize {
+        self.methods
+    }
+
+    /// Where the buffer stands: what the words written after it take is the
+    /// difference of two marks.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            dwords: self.words.len(),
+            methods: self.methods,
+        }
     }
 
     /// Whether nothing was written.
@@ -137,6 +166,7 @@ impl PushBuffer {
                 )
                 .0;
                 self.words.push(data);
+                self.methods += 1;
                 self.open = Some((at, subc, mthd + 4));
                 return;
             }
@@ -145,6 +175,7 @@ impl PushBuffer {
         self.words
             .push(MethodHeader::new(HeaderKind::Incrementing, subc, mthd, 1).0);
         self.words.push(data);
+        self.methods += 1;
     }
 
     /// Writes consecutive methods from `mthd`.
@@ -160,6 +191,7 @@ impl PushBuffer {
         self.open = None;
         self.words
             .push(MethodHeader::new(HeaderKind::Immediate, subc, mthd, data).0);
+        self.methods += 1;
     }
 
     /// Writes `data` to consecutive methods from `mthd` under a header of its own, as
@@ -189,6 +221,7 @@ impl PushBuffer {
             );
             self.words.extend_from_slice(chunk);
         }
+        self.methods += data.len();
     }
 
     /// Writes `first` to `mthd` and `rest` to the method after it under one
@@ -200,6 +233,7 @@ impl PushBuffer {
             .push(MethodHeader::new(HeaderKind::IncrementOnce, subc, mthd, 1 + take as u32).0);
         self.words.push(first);
         self.words.extend_from_slice(&rest[..take]);
+        self.methods += 1 + take;
         if take < rest.len() {
             self.non_inc(subc, mthd + 4, &rest[take..]);
         }
@@ -226,6 +260,7 @@ impl PushBuffer {
         let mut rest = rest;
         let take = rest.len().min(MAX_COUNT as usize - 1);
         self.words.extend_from_slice(&rest[..take]);
+        self.methods += 1 + take;
         rest = &rest[take..];
         if !rest.is_empty() {
             self.non_inc(subc, mthd + 4, rest);
@@ -236,6 +271,7 @@ impl PushBuffer {
     pub fn clear(&mut self) {
         self.words.clear();
         self.open = None;
+        self.methods = 0;
     }
 
     /// Closes the open incrementing header: the next write starts a header of its own,
@@ -249,6 +285,7 @@ impl PushBuffer {
     pub fn extend(&mut self, words: &[u32]) {
         self.open = None;
         self.words.extend_from_slice(words);
+        self.methods += method_count(words);
     }
 }
 
@@ -435,6 +472,98 @@ pub fn parse(words: &[u32]) -> impl Iterator<Item = Result<MethodWrite, ParseErr
 mod tests {
     use super::*;
     use crate::class;
+    use proptest::prelude::*;
+
+    /// One of the writer's calls, with its arguments.
+    #[derive(Clone, Debug)]
+    enum Write {
+        Mthd(u8, u16, u32),
+        Mthds(u16, Vec<u32>),
+        Immd(u16, u32),
+        Inc(u16, Vec<u32>),
+        ImmdOrMthd(u16, u32),
+        NonInc(u16, Vec<u32>),
+        IncOnceWith(u16, u32, Vec<u32>),
+        IncOnce(u16, Vec<u32>),
+        Close,
+        Extend(Vec<Write>),
+        Clear,
+    }
+
+    fn apply(p: &mut PushBuffer, w: &Write) {
+        match w {
+            Write::Mthd(subc, m, d) => p.mthd(*subc, *m, *d),
+            Write::Mthds(m, d) => p.mthds(SUBC_3D, *m, d),
+            Write::Immd(m, d) => p.immd(SUBC_3D, *m, *d),
+            Write::Inc(m, d) => p.inc(SUBC_3D, *m, d),
+            Write::ImmdOrMthd(m, d) => p.immd_or_mthd(SUBC_3D, *m, *d),
+            Write::NonInc(m, d) => p.non_inc(SUBC_3D, *m, d),
+            Write::IncOnceWith(m, first, rest) => p.inc_once_with(SUBC_3D, *m, *first, rest),
+            Write::IncOnce(m, d) => p.inc_once(SUBC_3D, *m, d),
+            Write::Close => p.close_header(),
+            Write::Extend(writes) => {
+                let mut other = PushBuffer::new();
+                writes.iter().for_each(|w| apply(&mut other, w));
+                p.extend(other.words());
+            }
+            Write::Clear => p.clear(),
+        }
+    }
+
+    fn write() -> impl Strategy<Value = Write> {
+        // Few methods, so that writes continue each other's headers.
+        let mthd = (0u16..6).prop_map(|i| 0x200 + 4 * i);
+        let short = proptest::collection::vec(any::<u32>(), 0..5);
+        // Words to one or two methods may run past a header's count.
+        let data = prop_oneof![
+            4 => short.clone(),
+            1 => proptest::collection::vec(any::<u32>(), 8190..8196),
+        ];
+        let leaf = prop_oneof![
+            (0u8..2, mthd.clone(), any::<u32>()).prop_map(|(s, m, d)| Write::Mthd(s, m, d)),
+            (mthd.clone(), short.clone()).prop_map(|(m, d)| Write::Mthds(m, d)),
+            (mthd.clone(), 0..=MAX_COUNT).prop_map(|(m, d)| Write::Immd(m, d)),
+            (mthd.clone(), short).prop_map(|(m, d)| Write::Inc(m, d)),
+            (mthd.clone(), any::<u32>()).prop_map(|(m, d)| Write::ImmdOrMthd(m, d)),
+            (mthd.clone(), data.clone()).prop_map(|(m, d)| Write::NonInc(m, d)),
+            (mthd.clone(), any::<u32>(), data.clone())
+                .prop_map(|(m, f, r)| Write::IncOnceWith(m, f, r)),
+            (mthd, data).prop_map(|(m, d)| Write::IncOnce(m, d)),
+            Just(Write::Close),
+            Just(Write::Clear),
+        ];
+        leaf.prop_recursive(1, 16, 8, |inner| {
+            proptest::collection::vec(inner, 0..8).prop_map(Write::Extend)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn the_writer_counts_the_method_writes_its_words_make(
+            writes in proptest::collection::vec(write(), 0..24)
+        ) {
+            let mut p = PushBuffer::new();
+            for (i, w) in writes.iter().enumerate() {
+                // Every other write after a closed header: its words are whole headers
+                // of their own, counted alone as a state group's flush counts them.
+                let closed = i % 2 == 0;
+                if closed {
+                    p.close_header();
+                }
+                let before = p.mark();
+                apply(&mut p, w);
+                prop_assert_eq!(p.methods(), method_count(p.words()), "after {:?}", w);
+                if closed && !matches!(w, Write::Clear) {
+                    let mark = p.mark();
+                    let since = &p.words()[before.dwords..];
+                    prop_assert_eq!(mark.dwords - before.dwords, since.len());
+                    prop_assert_eq!(mark.methods - before.methods, method_count(since));
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_method_count_is_the_writes_parse_yields_before_a_bad_header() {

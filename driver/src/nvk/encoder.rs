@@ -349,10 +349,10 @@ impl<'d> CommandEncoder<'d> {
     fn flush_gfx_state(&mut self) -> StateCost {
         // Each group's words start headers of their own (see `StateGroup::FLUSH_ORDER`).
         self.push.close_header();
-        let before = self.push.len();
+        let before = self.push.mark();
         self.flush_push_descriptors();
         let mut cost = StateCost::default();
-        cost.add_words(StateGroup::Descriptors, &self.push.words()[before..]);
+        cost.add_since(StateGroup::Descriptors, &self.push, before);
         let ctx = FlushContext {
             color_attachments: self.color_attachments,
             render_samples: self.render_samples,
@@ -364,13 +364,13 @@ impl<'d> CommandEncoder<'d> {
             cost.add_group(*group, flushed.methods[i], flushed.dwords[i]);
         }
         self.push.close_header();
-        let before = self.push.len();
+        let before = self.push.mark();
         self.flush_gfx_shaders();
-        cost.add_words(StateGroup::Shaders, &self.push.words()[before..]);
+        cost.add_since(StateGroup::Shaders, &self.push, before);
         self.push.close_header();
-        let before = self.push.len();
+        let before = self.push.mark();
         self.flush_gfx_cbufs();
-        cost.add_words(StateGroup::ConstantBuffers, &self.push.words()[before..]);
+        cost.add_since(StateGroup::ConstantBuffers, &self.push, before);
         cost
     }
 

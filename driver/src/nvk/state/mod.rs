@@ -694,10 +694,16 @@ impl StateCost {
         self.methods.iter().sum()
     }
 
-    /// Adds the methods and dwords of `words` to `group`.
-    pub fn add_words(&mut self, group: StateGroup, words: &[u32]) {
-        let methods = push::method_count(words) as u32;
-        self.add_group(group, methods, words.len() as u32);
+    /// Adds to `group` the methods and dwords `p` took since `before`, a mark taken
+    /// with [`PushBuffer::mark`] (the words written since, as [`push::method_count`]
+    /// counts them, counted as they were written).
+    pub fn add_since(&mut self, group: StateGroup, p: &PushBuffer, before: push::Mark) {
+        let now = p.mark();
+        self.add_group(
+            group,
+            (now.methods - before.methods) as u32,
+            (now.dwords - before.dwords) as u32,
+        );
     }
 
     /// Adds `instructions` MME instructions to `group`.
@@ -1242,9 +1248,9 @@ impl GraphicsState {
         let (d, dyn_) = (self.marks.dirty, &self.dynamic);
         let mut group = |group: StateGroup, p: &mut PushBuffer, f: &dyn Fn(&mut PushBuffer)| {
             p.close_header();
-            let before = p.len();
+            let before = p.mark();
             f(p);
-            cost.add_words(group, &p.words()[before..]);
+            cost.add_since(group, p, before);
         };
         group(StateGroup::VertexInput, p, &|p| {
             vi::flush_vi_state(p, d, dyn_);
