@@ -904,10 +904,7 @@ impl<'o> Pass<'o> {
 
     /// Takes a compact `VulkanCall` record: its command's name, its parameters as tables
     /// (never in a compact record), its packed parameters. A command taken before with
-    /// the same parameters does what it did then ([`generic_memo`]). Kept out of line,
-    /// so that the draws and binds around it take [`Pass::record_direct`]'s few
-    /// instructions.
-    #[inline(never)]
+    /// the same parameters does what it did then ([`generic_memo`]).
     fn record_generic(&mut self, record: &DirectRecord<'_>) -> Result<(), ReplayError> {
         let seq = record.seq;
         let mut fields = record.field_cursor();
@@ -917,10 +914,11 @@ impl<'o> Pass<'o> {
         let bytes = crate::direct_commands::bytes_of(packed).unwrap_or_default();
         let is_command = names::is_recorded_command(name);
         let absent = matches!(packed, DirectField::Absent);
-        let key = (is_command && !absent && generic_memo::GenericMemo::may_keep(name))
-            .then(|| self.generic_memo.key(name, &bytes));
-        if let Some(key) = key {
-            if let Some(taken) = self.generic_memo.find(key, name, &bytes, seq) {
+        let asked = (is_command && !absent && generic_memo::GenericMemo::may_keep(name))
+            .then(|| self.generic_memo.ask(name, &bytes))
+            .filter(|asked| asked.key.is_some());
+        if let Some(asked) = asked {
+            if let Some(taken) = self.generic_memo.find(asked, name, &bytes, seq) {
                 return self.counted(seq, true, |pass| {
                     pass.take_again(name, taken);
                     Ok(())
@@ -933,10 +931,10 @@ impl<'o> Pass<'o> {
             false => generic::read::gather_packed(&bytes, &mut params),
         };
         self.counted(seq, is_command, |pass| {
-            match (key, &gathered) {
-                (Some(key), Ok(())) => {
-                    if let Some(taken) = pass.take_generic_command(seq, name, &params) {
-                        pass.generic_memo.keep(key, name, &bytes, taken);
+            match (asked, &gathered) {
+                (Some(asked), Ok(())) => {
+                    if let Some(taken) = pass.take_generic_command(seq, name, &params, true) {
+                        pass.generic_memo.keep(asked, name, &bytes, taken);
                     }
                 }
                 _ => pass.take_generic(seq, name, gathered.as_ref().map(|()| &params[..])),

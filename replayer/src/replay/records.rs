@@ -22,7 +22,7 @@ impl Pass<'_> {
             }
         };
         if names::is_recorded_command(name) {
-            self.take_generic_command(seq, name, params);
+            self.take_generic_command(seq, name, params, false);
         } else {
             self.take_generic_setup(name, params);
         }
@@ -100,7 +100,8 @@ impl Pass<'_> {
 
     /// A command buffer command recorded generically: decoded and recorded into its
     /// command buffer when the model executes it, else counted as skipped. Returns
-    /// what it did where that follows from its name and parameters alone (see
+    /// what it did, for the memo to keep (a command recorded only where `keep` asks for
+    /// it: it is a copy), where that follows from its name and parameters alone (see
     /// [`super::generic_memo`]): not for the push descriptor commands, whose uniform buffers
     /// are looked up in what the replay holds, nor for parameters that do not decode.
     pub(super) fn take_generic_command(
@@ -108,13 +109,14 @@ impl Pass<'_> {
         seq: u64,
         name: &str,
         params: &[Param<'_>],
+        keep: bool,
     ) -> Option<Taken> {
         // The barriers that come by the thousand in real programs' frames: their masks
         // read where they lie, not the whole command decoded.
         if matches!(name, "vkCmdPipelineBarrier2" | "vkCmdPipelineBarrier2KHR") {
             if let Some((cb, barriers)) = execute::sync::pipeline_barrier2_of(params) {
                 let args = WorkArgs::PipelineBarrier(barriers.into());
-                return Some(self.take_recorded(cb, Cmd::Work { seq, args }));
+                return self.take_recorded(cb, Cmd::Work { seq, args }, keep);
             }
         }
         match generic::decode(name, params) {
@@ -159,7 +161,7 @@ impl Pass<'_> {
                         list.push(ubos);
                         None
                     }
-                    None => Some(self.take_recorded(cb, recorded)),
+                    None => self.take_recorded(cb, recorded, keep),
                 }
             }
             // No decoder: a command the model has no reader for.
@@ -174,12 +176,12 @@ impl Pass<'_> {
         }
     }
 
-    /// Records `cmd` into command buffer `cb`; what was done, for the memo.
-    fn take_recorded(&mut self, cb: u64, cmd: Cmd) -> Taken {
-        let taken = Taken::Recorded {
+    /// Records `cmd` into command buffer `cb`; what was done, for the memo to `keep`.
+    fn take_recorded(&mut self, cb: u64, cmd: Cmd, keep: bool) -> Option<Taken> {
+        let taken = keep.then(|| Taken::Recorded {
             cb,
             cmd: cmd.clone(),
-        };
+        });
         self.recording.entry(cb).or_default().push(cmd);
         taken
     }
