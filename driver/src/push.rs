@@ -131,15 +131,10 @@ impl PushBuffer {
         self.words.len()
     }
 
-    /// Method writes the words written so far make, as [`method_count`] counts them
-    /// (words another writer made, added by [`extend`](Self::extend), are counted so
-    /// when they are added).
-    pub fn methods(&self) -> usize {
-        self.methods
-    }
-
     /// Where the buffer stands: what the words written after it take is the
-    /// difference of two marks.
+    /// difference of two marks. Its methods are the method writes the words make, as
+    /// [`method_count`] counts them (words another writer made, added by
+    /// [`extend`](Self::extend), are counted so when they are added).
     pub fn mark(&self) -> Mark {
         Mark {
             dwords: self.words.len(),
@@ -554,7 +549,7 @@ mod tests {
                 }
                 let before = p.mark();
                 apply(&mut p, w);
-                prop_assert_eq!(p.methods(), method_count(p.words()), "after {:?}", w);
+                prop_assert_eq!(p.mark().methods, method_count(p.words()), "after {:?}", w);
                 if closed && !matches!(w, Write::Clear) {
                     let mark = p.mark();
                     let since = &p.words()[before.dwords..];

@@ -106,13 +106,11 @@ struct Entry {
     earlier: Option<u32>,
 }
 
-/// A command the table was asked about: its name's usage slot and, when it is looked
-/// up, its key.
+/// A command the table looks up: its name's usage slot and its key.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Asked {
     slot: u8,
-    /// `None` where the name is not looked up this time.
-    pub(super) key: Option<u64>,
+    key: u64,
 }
 
 /// Generically recorded commands taken in this pass, by a hash of their name and
@@ -170,16 +168,16 @@ impl GenericMemo {
         (mixed >> 56) as u8
     }
 
-    /// Asks about a command named `name` with `params`: whether it is looked up this
-    /// time, and its key if so.
-    pub(super) fn ask(&mut self, name: &str, params: &[u8]) -> Asked {
+    /// Asks about a command named `name` with `params`: what to look it up and keep it
+    /// by, or `None` where its name is not looked up this time.
+    pub(super) fn ask(&mut self, name: &str, params: &[u8]) -> Option<Asked> {
         let slot = Self::slot(name);
         // The parameters' hash, seeded by the name's slot: names are told apart by the
         // comparison a key's entries take anyway.
-        let key = self.usage[usize::from(slot)]
-            .look_up()
-            .then(|| self.hasher.hash_one((slot, params)));
-        Asked { slot, key }
+        self.usage[usize::from(slot)].look_up().then(|| Asked {
+            slot,
+            key: self.hasher.hash_one((slot, params)),
+        })
     }
 
     /// What the command named `name` with `params` did when it was taken before, for
@@ -191,8 +189,7 @@ impl GenericMemo {
         params: &[u8],
         seq: u64,
     ) -> Option<Taken> {
-        let key = asked.key?;
-        let mut at = self.newest.get(&key).copied();
+        let mut at = self.newest.get(&asked.key).copied();
         let mut found = None;
         while let Some(i) = at {
             let e = &self.entries[i as usize];
@@ -214,9 +211,6 @@ impl GenericMemo {
     /// Keeps what the command named `name` with `params`, looked up as `asked` and not
     /// found, did.
     pub(super) fn keep(&mut self, asked: Asked, name: &str, params: &[u8], taken: Taken) {
-        let Some(key) = asked.key else {
-            return;
-        };
         if params.len() > Self::MAX_PARAM_BYTES {
             return;
         }
@@ -237,7 +231,7 @@ impl GenericMemo {
         let start = self.bytes.len() as u32;
         self.bytes.extend_from_slice(name.as_bytes());
         self.bytes.extend_from_slice(params);
-        let earlier = self.newest.insert(key, index);
+        let earlier = self.newest.insert(asked.key, index);
         self.entries.push(Entry {
             start,
             name_len: name.len() as u32,
@@ -263,14 +257,19 @@ mod tests {
         }
     }
 
-    /// Asks about and, when not found, keeps a command; what was found.
+    /// Asks about and, when looked up and not found, keeps a command; what was found.
     fn take(memo: &mut GenericMemo, name: &str, params: &[u8], seq: u64) -> Option<Taken> {
-        let asked = memo.ask(name, params);
+        let asked = memo.ask(name, params)?;
         let found = memo.find(asked, name, params, seq);
         if found.is_none() {
             memo.keep(asked, name, params, work(seq));
         }
         found
+    }
+
+    /// A place under `key`, whatever the bytes kept there hash to.
+    fn forced(key: u64) -> Asked {
+        Asked { slot: 0, key }
     }
 
     #[test]
@@ -294,9 +293,8 @@ mod tests {
             take(&mut memo, "vkCmdSetCullMode", &[1, 2, 3], 12),
             Some(work(12))
         );
-        let asked = memo.ask("vkCmdSetLineWidth", &[]);
+        let asked = memo.ask("vkCmdSetLineWidth", &[]).expect("looked up");
         memo.keep(asked, "vkCmdSetLineWidth", &[], Taken::Skipped);
-        let asked = memo.ask("vkCmdSetLineWidth", &[]);
         assert_eq!(
             memo.find(asked, "vkCmdSetLineWidth", &[], 13),
             Some(Taken::Skipped)
@@ -306,43 +304,39 @@ mod tests {
     #[test]
     fn commands_sharing_a_key_are_told_apart_by_their_bytes() {
         let mut memo = GenericMemo::default();
-        let forced = Asked {
-            slot: 0,
-            key: Some(42),
-        };
-        memo.keep(forced, "vkCmdSetCullMode", &[1], Taken::Skipped);
-        memo.keep(forced, "vkCmdSetFrontFace", &[1], work(3));
+        memo.keep(forced(42), "vkCmdSetCullMode", &[1], Taken::Skipped);
+        memo.keep(forced(42), "vkCmdSetFrontFace", &[1], work(3));
         assert_eq!(
-            memo.find(forced, "vkCmdSetCullMode", &[1], 4),
+            memo.find(forced(42), "vkCmdSetCullMode", &[1], 4),
             Some(Taken::Skipped)
         );
         assert_eq!(
-            memo.find(forced, "vkCmdSetFrontFace", &[1], 4),
+            memo.find(forced(42), "vkCmdSetFrontFace", &[1], 4),
             Some(work(4))
         );
-        assert_eq!(memo.find(forced, "vkCmdSetFrontFace", &[2], 4), None);
+        assert_eq!(memo.find(forced(42), "vkCmdSetFrontFace", &[2], 4), None);
     }
 
     #[test]
     fn a_name_whose_calls_do_not_repeat_is_sampled_and_kept_again_once_they_do() {
         let mut memo = GenericMemo::default();
         let name = "vkCmdBlitImage";
-        // Every call different: past the trial, one call in SAMPLE_EVERY is asked.
+        // Every call different: each looked up and kept through the trial, then one
+        // call in SAMPLE_EVERY.
         for i in 0..Usage::TRIAL {
-            assert!(memo.ask(name, &i.to_le_bytes()).key.is_some());
-            take(&mut memo, name, &i.to_le_bytes(), u64::from(i));
+            assert_eq!(take(&mut memo, name, &i.to_le_bytes(), 0), None);
         }
-        let asked = (0..Usage::SAMPLE_EVERY * 4)
-            .filter(|i| {
-                let params = (1000 + i).to_le_bytes();
-                let looked_up = memo.ask(name, &params).key.is_some();
-                if looked_up {
-                    take(&mut memo, name, &params, 0);
-                }
-                looked_up
-            })
-            .count();
-        assert_eq!(asked, 4);
+        assert_eq!(memo.entries.len(), Usage::TRIAL as usize);
+        let mut looked_up = 0;
+        for i in 0..Usage::SAMPLE_EVERY * 4 {
+            let params = (1000 + i).to_le_bytes();
+            if let Some(asked) = memo.ask(name, &params) {
+                looked_up += 1;
+                assert_eq!(memo.find(asked, name, &params, 0), None);
+                memo.keep(asked, name, &params, work(0));
+            }
+        }
+        assert_eq!(looked_up, 4);
         // The same call from now on: the samples find it, until the rate has the name
         // looked up at every call again.
         let mut found = 0;
@@ -350,36 +344,29 @@ mod tests {
             found += usize::from(take(&mut memo, name, &[9], seq).is_some());
         }
         assert!(found > 1000, "{found} of 2,000 repeats found");
-        assert!(memo.ask(name, &[9]).key.is_some());
+        assert!(memo.ask(name, &[9]).is_some());
     }
 
     #[test]
     fn the_table_stays_within_its_bounds() {
         let mut memo = GenericMemo::default();
         let long = vec![0u8; GenericMemo::MAX_PARAM_BYTES + 1];
-        let asked = memo.ask("vkCmdSetVertexInputEXT", &long);
-        memo.keep(asked, "vkCmdSetVertexInputEXT", &long, Taken::Skipped);
-        let asked = memo.ask("vkCmdSetVertexInputEXT", &long);
-        assert_eq!(memo.find(asked, "vkCmdSetVertexInputEXT", &long, 1), None);
-        let forced = |i: u32| Asked {
-            slot: 1,
-            key: Some(u64::from(i)),
-        };
-        for i in 0..=GenericMemo::MAX_ENTRIES as u32 {
-            memo.keep(
-                forced(i),
-                "vkCmdSetLineWidth",
-                &i.to_le_bytes(),
-                Taken::Skipped,
-            );
+        memo.keep(forced(7), "vkCmdSetVertexInputEXT", &long, Taken::Skipped);
+        assert_eq!(
+            memo.find(forced(7), "vkCmdSetVertexInputEXT", &long, 1),
+            None
+        );
+        for i in 0..=GenericMemo::MAX_ENTRIES as u64 {
+            let bytes = i.to_le_bytes();
+            memo.keep(forced(i), "vkCmdSetLineWidth", &bytes, Taken::Skipped);
         }
         assert!(memo.entries.len() <= GenericMemo::MAX_ENTRIES);
-        let last = GenericMemo::MAX_ENTRIES as u32;
+        let last = GenericMemo::MAX_ENTRIES as u64;
         assert!(memo
             .find(forced(last), "vkCmdSetLineWidth", &last.to_le_bytes(), 1)
             .is_some());
         let big = vec![1u8; GenericMemo::MAX_PARAM_BYTES];
-        for i in 0..2 * (GenericMemo::MAX_BYTES / big.len()) as u32 {
+        for i in 0..2 * (GenericMemo::MAX_BYTES / big.len()) as u64 {
             memo.keep(forced(i), "vkCmdSetLineWidth", &big, Taken::Skipped);
         }
         assert!(memo.bytes.len() <= GenericMemo::MAX_BYTES);

@@ -916,7 +916,7 @@ impl<'o> Pass<'o> {
         let absent = matches!(packed, DirectField::Absent);
         let asked = (is_command && !absent && generic_memo::GenericMemo::may_keep(name))
             .then(|| self.generic_memo.ask(name, &bytes))
-            .filter(|asked| asked.key.is_some());
+            .flatten();
         if let Some(asked) = asked {
             if let Some(taken) = self.generic_memo.find(asked, name, &bytes, seq) {
                 return self.counted(seq, true, |pass| {
