@@ -655,15 +655,24 @@ fn walk_fields<'a>(
     Some(at)
 }
 
-/// The bytes a scalar field of kind `code` takes (none for a field left out); `None`
-/// for a vector or an unknown kind.
+/// The bytes a scalar field of kind `code` (a four-bit code) takes (none for a field
+/// left out); `None` for a vector or an unknown kind.
 #[inline(always)]
 fn scalar_len(code: u64) -> Option<usize> {
-    match code {
-        kind::U64 => Some(8),
-        kind::U32 | kind::I32 => Some(4),
-        kind::ABSENT => Some(0),
-        _ => None,
+    // By table: a reader asks this of every field of every record, and a chain of
+    // comparisons cost a draw's fields a dozen branches.
+    const NOT_SCALAR: u8 = u8::MAX;
+    const LENGTHS: [u8; 16] = {
+        let mut lengths = [NOT_SCALAR; 16];
+        lengths[kind::U64 as usize] = 8;
+        lengths[kind::U32 as usize] = 4;
+        lengths[kind::I32 as usize] = 4;
+        lengths[kind::ABSENT as usize] = 0;
+        lengths
+    };
+    match LENGTHS[(code & 0xf) as usize] {
+        NOT_SCALAR => None,
+        len => Some(usize::from(len)),
     }
 }
 
@@ -851,15 +860,38 @@ impl<'a> FieldCursor<'a> {
 /// Whether a compact record's `count` fields of `kinds` read back from `bytes` as
 /// [`decode_fields`] reads them (the same checks, without making the fields): what a
 /// reader checks of a record it hands over unread.
+///
+/// Scalars are only counted, their bytes checked once at the end (each field starts
+/// where the one before it ends, so the last end bounds them all): a reader checks
+/// every record it hands over so, and slicing each scalar cost a draw's four fields
+/// four bounds checks.
 pub(crate) fn fields_read_back(kinds: u64, count: u8, bytes: &[u8]) -> bool {
-    walk_fields(kinds, count, bytes, |_, code, value| match code {
-        kind::U32S => aligned::<u32>(value).map(drop),
-        kind::U64S => aligned::<u64>(value).map(drop),
-        kind::STRING => utf8(value).map(drop),
-        // Scalars are taken at their sizes, byte vectors as they are.
-        _ => Some(()),
-    })
-    .is_some()
+    if usize::from(count) > MAX_DIRECT_FIELDS {
+        return false;
+    }
+    let mut at = 0usize;
+    for i in 0..usize::from(count) {
+        let code = (kinds >> (4 * i)) & 0xf;
+        if let Some(len) = scalar_len(code) {
+            at += len;
+            continue;
+        }
+        let Some((value, next)) = vector_at(code, bytes, at) else {
+            return false;
+        };
+        let reads_back = match code {
+            kind::U32S => aligned::<u32>(value).is_some(),
+            kind::U64S => aligned::<u64>(value).is_some(),
+            kind::STRING => utf8(value).is_some(),
+            // Byte vectors are taken as they are.
+            _ => true,
+        };
+        if !reads_back {
+            return false;
+        }
+        at = next;
+    }
+    at <= bytes.len()
 }
 
 /// `bytes` as text, when they are UTF-8. The strings records hold are command names
@@ -881,10 +913,26 @@ impl Plain for u32 {}
 impl Plain for u64 {}
 
 /// `bytes` as a slice of `T`, when they are aligned for it and fill it exactly.
+#[inline(always)]
 fn aligned<T: Plain>(bytes: &[u8]) -> Option<&[T]> {
-    // SAFETY: `T` is a plain integer type: every bit pattern is a value.
-    let (before, items, after) = unsafe { bytes.align_to::<T>() };
-    (before.is_empty() && after.is_empty()).then_some(items)
+    if bytes.is_empty() {
+        return Some(&[]);
+    }
+    // Two remainders, where `align_to` works out the aligned middle in general: a
+    // reader checks every vector of every record so.
+    if bytes.as_ptr() as usize % std::mem::align_of::<T>() != 0
+        || bytes.len() % std::mem::size_of::<T>() != 0
+    {
+        return None;
+    }
+    // SAFETY: `T` is a plain integer type: every bit pattern is a value; the bytes
+    // start aligned for it and hold a whole number of its elements.
+    Some(unsafe {
+        std::slice::from_raw_parts(
+            bytes.as_ptr().cast::<T>(),
+            bytes.len() / std::mem::size_of::<T>(),
+        )
+    })
 }
 
 #[cfg(test)]

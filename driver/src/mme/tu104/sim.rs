@@ -740,9 +740,13 @@ impl State {
         m: &mut impl Machine,
     ) -> Result<i64, (usize, StepError)> {
         let mut next = ip as i64 + 1;
-        for (at, op) in ops.iter().enumerate() {
-            self.run_op(op, inst, ip, &mut next, m)
-                .map_err(|kind| (at, kind))?;
+        for op in ops {
+            if let Err(kind) = self.run_op(op, inst, ip, &mut next, m) {
+                // Which op failed, found only when one does: counting ops as they run
+                // cost every op of every macro an increment.
+                let at = (op as *const Op as usize - ops.as_ptr() as usize) / size_of::<Op>();
+                return Err((at, kind));
+            }
         }
         Ok(next)
     }
