@@ -400,7 +400,7 @@ fn record_into<P>(scope: Scope, order: Order, result: i32, push: P)
 where
     P: FnOnce(&mut RecordEncoder, &mut RecordBlock, u64, CallMeta),
 {
-    if !recording() || !wanted(scope) {
+    if !wanted_now(scope) {
         return;
     }
     let mut push = Some(push);
@@ -507,6 +507,18 @@ fn hand_over_all() {
     }
 }
 
+/// Whether a call of `scope` made now is recorded, on the recording path: a command
+/// needs only capture to be on, since capture ends before the frame count passes the
+/// window's last frame ([`end_frame`]) and commands are wanted up to it. That is one
+/// load a command where the window's check took a dozen instructions.
+#[inline(always)]
+fn wanted_now(scope: Scope) -> bool {
+    match scope {
+        Scope::Command => recording(),
+        _ => recording() && wanted(scope),
+    }
+}
+
 /// Whether `scope` is recorded now, given the frame window.
 fn wanted(scope: Scope) -> bool {
     let frame = FRAME.load(Ordering::Relaxed);
@@ -562,9 +574,14 @@ pub fn end_frame() {
         block.push_direct(key, meta, Call::FrameBoundary, &[DirectField::U64(frame)]);
     });
     sync();
-    FRAME.store(frame + 1, Ordering::Relaxed);
-    if settings().frames.is_some_and(|(_, last)| frame + 1 > last) {
+    let window_ends = settings().frames.is_some_and(|(_, last)| frame + 1 > last);
+    if window_ends {
+        // Capture ends before the count passes the window: a command is recorded
+        // while capture is on (`wanted_now`).
         finish_locked(&mut shared);
+    }
+    FRAME.store(frame + 1, Ordering::Relaxed);
+    if window_ends {
         drop(shared);
         if settings().quit {
             crate::quit::end_program();
