@@ -200,13 +200,7 @@ impl RecordBlock {
                 fields,
             ),
         }
-        if self.pushed == 0 || record.key != before.key {
-            self.begin_stretch(record.key, start, before);
-        }
-        if record.frame_boundary {
-            self.end_whole_stretch();
-        }
-        self.pushed += 1;
+        self.note_pushed(record.key, start, before, record.frame_boundary);
     }
 
     /// Appends a record of `call_type` holding `fields` (see [`crate::direct`]), with
@@ -233,10 +227,18 @@ impl RecordBlock {
             call_type,
             fields,
         );
+        self.note_pushed(key, start, before, call_type == Call::FrameBoundary);
+    }
+
+    /// Counts the record just written, of key `key` from `start` (the stream's length
+    /// before it) after a record that left `before`, and notes its stretch: a new one
+    /// where its key changes, one taken record by record where it is a frame boundary.
+    #[inline(always)]
+    fn note_pushed(&mut self, key: u64, start: usize, before: Carried, frame_boundary: bool) {
         if self.pushed == 0 || key != before.key {
             self.begin_stretch(key, start, before);
         }
-        if call_type == Call::FrameBoundary {
+        if frame_boundary {
             self.end_whole_stretch();
         }
         self.pushed += 1;
