@@ -237,6 +237,9 @@ impl ResultsWriter {
         place: DrawPlace,
     ) -> Result<()> {
         let rows = &mut self.rows;
+        if rows.draws.len() == rows.draws.capacity() {
+            rows.make_room();
+        }
         rows.draw_places.push(place);
         rows.draw_gpu_ns.push(gpu_ns);
         if let Some(error) = error {

@@ -7,6 +7,9 @@
 use flatbuffers::FlatBufferBuilder;
 
 use super::{SkippedCall, ROWS_PER_CHUNK};
+
+/// The draw rows a chunk first makes room for: a short replay's, all of them.
+const FIRST_ROOM_ROWS: usize = 1024;
 use crate::container::ChunkMeta;
 use crate::generated::results::{
     CallCount, CallCountArgs, DrawBindState, DrawPlace, DrawRow, DrawState, DrawStateMme,
@@ -66,7 +69,7 @@ pub(super) struct ChunkRows {
 }
 
 impl ChunkRows {
-    /// No rows, with room for a chunk's.
+    /// No rows, and no room made for them yet ([`ChunkRows::make_room`]).
     pub(super) fn new() -> Self {
         ChunkRows {
             fbb: FlatBufferBuilder::new(),
@@ -74,18 +77,42 @@ impl ChunkRows {
             run: None,
             totals: None,
             skipped: Vec::new(),
-            draws: Vec::with_capacity(ROWS_PER_CHUNK),
-            draw_states: Vec::with_capacity(ROWS_PER_CHUNK),
-            draw_bind_states: Vec::with_capacity(ROWS_PER_CHUNK),
-            draw_state_mme: Vec::with_capacity(ROWS_PER_CHUNK),
+            draws: Vec::new(),
+            draw_states: Vec::new(),
+            draw_bind_states: Vec::new(),
+            draw_state_mme: Vec::new(),
             draw_errors: Vec::new(),
-            draw_memory_words: Vec::with_capacity(ROWS_PER_CHUNK),
-            draw_gpu_ns: Vec::with_capacity(ROWS_PER_CHUNK),
-            draw_places: Vec::with_capacity(ROWS_PER_CHUNK),
+            draw_memory_words: Vec::new(),
+            draw_gpu_ns: Vec::new(),
+            draw_places: Vec::new(),
             pass_names: Vec::new(),
             label_names: Vec::new(),
             submits: Vec::new(),
         }
+    }
+
+    /// Makes room for more draw rows in every per-row vector, where the draws' is full:
+    /// first for [`FIRST_ROOM_ROWS`], then for a whole chunk's. Room for a full chunk's
+    /// rows made up front is megabytes that a short replay never fills and still pays
+    /// for where the allocator touches it (the kernel zeroes each page it hands over,
+    /// two megabytes at a time where transparent huge pages are on); the last chunk's
+    /// replacement was made so for no row at all. Growing by doubling instead leaves a
+    /// long replay's allocator holding every smaller copy. Rows made into their chunk's
+    /// payload come back cleared with their room, so later chunks make none.
+    #[cold]
+    pub(super) fn make_room(&mut self) {
+        let rows = match self.draws.capacity() < FIRST_ROOM_ROWS {
+            true => FIRST_ROOM_ROWS,
+            false => ROWS_PER_CHUNK.max(2 * self.draws.capacity()),
+        };
+        let more = rows - self.draws.len();
+        self.draws.reserve_exact(more);
+        self.draw_states.reserve_exact(more);
+        self.draw_bind_states.reserve_exact(more);
+        self.draw_state_mme.reserve_exact(more);
+        self.draw_memory_words.reserve_exact(more);
+        self.draw_gpu_ns.reserve_exact(more);
+        self.draw_places.reserve_exact(more);
     }
 
     /// Draw and submit rows held.
