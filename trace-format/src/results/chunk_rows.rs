@@ -7,15 +7,15 @@
 use flatbuffers::FlatBufferBuilder;
 
 use super::{SkippedCall, ROWS_PER_CHUNK};
-
-/// The draw rows a chunk first makes room for: a short replay's, all of them.
-const FIRST_ROOM_ROWS: usize = 1024;
 use crate::container::ChunkMeta;
 use crate::generated::results::{
     CallCount, CallCountArgs, DrawBindState, DrawPlace, DrawRow, DrawState, DrawStateMme,
     PlaceName, PlaceNameArgs, ResultsBatch, ResultsBatchArgs, RowError, RowErrorArgs, RunInfoT,
     RunTotalsT, SubmitRow,
 };
+
+/// The draw rows a chunk first makes room for: a short replay's, all of them.
+const FIRST_ROOM_ROWS: usize = 1024;
 
 /// The bytes a row takes in a chunk with every per-row vector (a submit row takes
 /// fewer).
