@@ -252,7 +252,7 @@ impl RecordBlock {
             first: self.pushed,
             start: start.next_multiple_of(RECORD_ALIGN),
             key,
-            whole: key % 2 == 1,
+            whole: crate::sequencer::is_command_key(key),
             before,
         });
     }
@@ -760,7 +760,7 @@ fn write_head(out: &mut [u8], records: usize) {
 mod tests {
     use super::*;
     use crate::generated::trace::{CmdEndRenderPass, CmdEndRenderPassArgs};
-    use crate::sequencer::{command_key, numbered_key};
+    use crate::sequencer::{command_key, is_command_key, numbered_key};
 
     /// A small generator, so that the test needs no dependency.
     struct Rng(u64);
@@ -864,7 +864,7 @@ mod tests {
             if key > self.limit {
                 return false;
             }
-            if key % 2 == 0 {
+            if !is_command_key(key) {
                 if key != numbered_key(self.next_numbered) {
                     return false;
                 }

@@ -54,6 +54,13 @@ pub fn command_key(l: u64) -> u64 {
     2 * l + 1
 }
 
+/// Whether `key` is a command's ([`command_key`]), not a numbered call's
+/// ([`numbered_key`]): many records share it, and admitting one admits them all.
+#[inline(always)]
+pub(crate) fn is_command_key(key: u64) -> bool {
+    key % 2 == 1
+}
+
 /// Puts the records of many blocks into one [`TraceWriter`] in key order.
 pub struct Sequencer {
     writer: TraceWriter,
@@ -270,7 +277,7 @@ impl Admission {
         {
             return false;
         }
-        if key % 2 == 0 {
+        if !is_command_key(key) {
             if key != numbered_key(self.next_numbered) {
                 self.repeated = Some(key);
                 return false;
