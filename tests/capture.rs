@@ -545,6 +545,13 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
     );
     // Zink renders with dynamic rendering.
     assert!(counts.contains_key("CmdBeginRendering"), "{counts:?}");
+    // On lavapipe Zink draws through vkCmdDrawMultiIndexedEXT: each draw it makes is
+    // stored as compact as a vkCmdDrawIndexed, not as a flatbuffer of its own.
+    let (compact, finished) = draws_indexed_stored(&trace);
+    assert!(
+        compact >= 10 && finished == 0,
+        "{compact} compact, {finished} not"
+    );
     // Zink hands its push-descriptor templates a pointer into its context, whose
     // descriptor arrays lie kilobytes apart: the layer records the runs the template's
     // entries read, not the extent between them.
@@ -627,6 +634,28 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
     let frames = counts["FrameChecksum"];
     assert!(frames > 0, "{counts:?}");
     assert_frames_match(&trace, frames, &[]);
+}
+
+/// `vkCmdDrawIndexed` records in every whole chunk: how many are stored compact (handed
+/// over as they are stored when a reader asks for them) and how many are not.
+fn draws_indexed_stored(trace: &Path) -> (usize, usize) {
+    use trace_format::direct_records::{ChunkRecord, DirectCalls};
+    let options = trace_format::ReadOptions {
+        direct: DirectCalls::of(&[Call::CmdDrawIndexed]),
+        ..trace_format::ReadOptions::default()
+    };
+    let (mut compact, mut finished) = (0, 0);
+    for chunk in TraceReader::open_with(trace, &options).unwrap() {
+        let Ok(chunk) = chunk else { break };
+        for entry in chunk.entries() {
+            match entry {
+                ChunkRecord::Direct(d) if d.call() == Call::CmdDrawIndexed => compact += 1,
+                ChunkRecord::Table(t) if t.call_type() == Call::CmdDrawIndexed => finished += 1,
+                _ => {}
+            }
+        }
+    }
+    (compact, finished)
 }
 
 /// Template updates (`vkCmdPushDescriptorSetWithTemplateKHR`) in every whole chunk, and

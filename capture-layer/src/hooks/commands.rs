@@ -112,11 +112,12 @@ pub unsafe extern "system" fn end_command_buffer(cb: vk::CommandBuffer) -> vk::R
     let Some(d) = dispatch::device_of(cb) else {
         return vk::Result::ERROR_DEVICE_LOST;
     };
-    command_buffer_call(|| {
-        CallT::EndCommandBuffer(Box::new(table!(EndCommandBufferT {
-            command_buffer: cb.as_raw()
-        })))
-    });
+    recorder::record_direct(
+        Scope::Command,
+        0,
+        Call::EndCommandBuffer,
+        &[F::U64(cb.as_raw())],
+    );
     (d.fns.fp_v1_0().end_command_buffer)(cb)
 }
 
@@ -659,11 +660,8 @@ macro_rules! topology_hooks {
                 return;
             };
             ext_call(&d, $name, |f: vk::PFN_vkCmdSetPrimitiveTopology| f(cb, topology));
-            command(cb, || {
-                CallT::CmdSetPrimitiveTopology(Box::new(table!(CmdSetPrimitiveTopologyT {
-                    command_buffer: cb.as_raw(),
-                    topology: topology.as_raw() as u32,
-                })))
+            record_command_direct(cb.as_raw(), Call::CmdSetPrimitiveTopology, || {
+                [F::U64(cb.as_raw()), F::U32(topology.as_raw() as u32)]
             });
         }
     )*};
@@ -692,7 +690,8 @@ command_hook!(
     })))
 );
 
-/// `vkCmdDrawMultiEXT`: recorded as the draws it makes, one `CmdDraw` each.
+/// `vkCmdDrawMultiEXT`: recorded as the draws it makes, one compact `CmdDraw` each (as
+/// `vkCmdDraw` records it).
 pub unsafe extern "system" fn cmd_draw_multi_ext(
     cb: vk::CommandBuffer,
     count: u32,
@@ -709,19 +708,20 @@ pub unsafe extern "system" fn cmd_draw_multi_ext(
     });
     for i in 0..count as usize {
         let info = &*((infos as *const u8).add(i * stride as usize) as *const vk::MultiDrawInfoEXT);
-        command(cb, || {
-            CallT::CmdDraw(Box::new(table!(CmdDrawT {
-                command_buffer: cb.as_raw(),
-                vertex_count: info.vertex_count,
-                instance_count,
-                first_vertex: info.first_vertex,
-                first_instance,
-            })))
+        record_command_direct(cb.as_raw(), Call::CmdDraw, || {
+            [
+                F::U64(cb.as_raw()),
+                F::U32(info.vertex_count),
+                F::U32(instance_count),
+                F::U32(info.first_vertex),
+                F::U32(first_instance),
+            ]
         });
     }
 }
 
-/// `vkCmdDrawMultiIndexedEXT`: recorded as the draws it makes, one `CmdDrawIndexed` each.
+/// `vkCmdDrawMultiIndexedEXT`: recorded as the draws it makes, one compact
+/// `CmdDrawIndexed` each (as `vkCmdDrawIndexed` records it; Zink draws so on lavapipe).
 pub unsafe extern "system" fn cmd_draw_multi_indexed_ext(
     cb: vk::CommandBuffer,
     count: u32,
@@ -753,15 +753,15 @@ pub unsafe extern "system" fn cmd_draw_multi_indexed_ext(
     for i in 0..count as usize {
         let info =
             &*((infos as *const u8).add(i * stride as usize) as *const vk::MultiDrawIndexedInfoEXT);
-        command(cb, || {
-            CallT::CmdDrawIndexed(Box::new(table!(CmdDrawIndexedT {
-                command_buffer: cb.as_raw(),
-                index_count: info.index_count,
-                instance_count,
-                first_index: info.first_index,
-                vertex_offset: shared_offset.unwrap_or(info.vertex_offset),
-                first_instance,
-            })))
+        record_command_direct(cb.as_raw(), Call::CmdDrawIndexed, || {
+            [
+                F::U64(cb.as_raw()),
+                F::U32(info.index_count),
+                F::U32(instance_count),
+                F::U32(info.first_index),
+                F::I32(shared_offset.unwrap_or(info.vertex_offset)),
+                F::U32(first_instance),
+            ]
         });
     }
 }
