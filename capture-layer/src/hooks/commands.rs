@@ -423,19 +423,16 @@ command_hook!(
     begin_render_pass_call(cb, &*begin, contents)
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdNextSubpass`.
     cmd_next_subpass(cb, contents: vk::SubpassContents) => fp_v1_0.cmd_next_subpass,
-    CallT::CmdNextSubpass(Box::new(table!(CmdNextSubpassT {
-        command_buffer: cb.as_raw(),
-        contents: contents.as_raw() as u32,
-    })))
+    CmdNextSubpass [F::U64(cb.as_raw()), F::U32(contents.as_raw() as u32)]
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdEndRenderPass`.
     cmd_end_render_pass(cb) => fp_v1_0.cmd_end_render_pass,
-    CallT::CmdEndRenderPass(Box::new(table!(CmdEndRenderPassT { command_buffer: cb.as_raw() })))
+    CmdEndRenderPass [F::U64(cb.as_raw())]
 );
 
 /// Hooks for the render-pass-2 commands, core and KHR.
@@ -468,11 +465,8 @@ macro_rules! render_pass2_hooks {
             let name = c_name(concat!("vkCmdNextSubpass2", $suffix, "\0"));
             ext_call(&d, name, |f: vk::PFN_vkCmdNextSubpass2| f(cb, begin, end));
             let contents = begin.as_ref().map_or(vk::SubpassContents::INLINE, |s| s.contents);
-            command(cb, || {
-                CallT::CmdNextSubpass(Box::new(table!(CmdNextSubpassT {
-                    command_buffer: cb.as_raw(),
-                    contents: contents.as_raw() as u32,
-                })))
+            record_command_direct(cb.as_raw(), Call::CmdNextSubpass, || {
+                [F::U64(cb.as_raw()), F::U32(contents.as_raw() as u32)]
             });
         }
 
@@ -483,7 +477,7 @@ macro_rules! render_pass2_hooks {
             };
             let name = c_name(concat!("vkCmdEndRenderPass2", $suffix, "\0"));
             ext_call(&d, name, |f: vk::PFN_vkCmdEndRenderPass2| f(cb, end));
-            command(cb, || CallT::CmdEndRenderPass(Box::new(table!(CmdEndRenderPassT { command_buffer: cb.as_raw() }))));
+            record_command_direct(cb.as_raw(), Call::CmdEndRenderPass, || [F::U64(cb.as_raw())]);
         }
     )*};
 }
@@ -543,7 +537,7 @@ macro_rules! rendering_hooks {
             };
             let name = c_name(concat!("vkCmdEndRendering", $suffix, "\0"));
             ext_call(&d, name, |f: vk::PFN_vkCmdEndRendering| f(cb));
-            command(cb, || CallT::CmdEndRendering(Box::new(table!(CmdEndRenderingT { command_buffer: cb.as_raw() }))));
+            record_command_direct(cb.as_raw(), Call::CmdEndRendering, || [F::U64(cb.as_raw())]);
         }
     )*};
 }
@@ -553,47 +547,43 @@ rendering_hooks! {
     cmd_begin_rendering_khr, cmd_end_rendering_khr, "KHR";
 }
 
-command_hook!(
-    /// `vkCmdBeginQuery`.
+fast_command_hook!(
+    /// `vkCmdBeginQuery`: an occlusion query around each draw, in some programs.
     cmd_begin_query(cb, pool: vk::QueryPool, query: u32, flags: vk::QueryControlFlags) => fp_v1_0.cmd_begin_query,
-    CallT::CmdBeginQuery(Box::new(table!(CmdBeginQueryT {
-        command_buffer: cb.as_raw(),
-        query_pool: pool.as_raw(),
-        query,
-        flags: flags.as_raw(),
-    })))
+    CmdBeginQuery [
+        F::U64(cb.as_raw()),
+        F::U64(pool.as_raw()),
+        F::U32(query),
+        F::U32(flags.as_raw()),
+    ]
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdEndQuery`.
     cmd_end_query(cb, pool: vk::QueryPool, query: u32) => fp_v1_0.cmd_end_query,
-    CallT::CmdEndQuery(Box::new(table!(CmdEndQueryT {
-        command_buffer: cb.as_raw(),
-        query_pool: pool.as_raw(),
-        query,
-    })))
+    CmdEndQuery [F::U64(cb.as_raw()), F::U64(pool.as_raw()), F::U32(query)]
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdWriteTimestamp`.
     cmd_write_timestamp(cb, stage: vk::PipelineStageFlags, pool: vk::QueryPool, query: u32) => fp_v1_0.cmd_write_timestamp,
-    CallT::CmdWriteTimestamp(Box::new(table!(CmdWriteTimestampT {
-        command_buffer: cb.as_raw(),
-        pipeline_stage: stage.as_raw().into(),
-        query_pool: pool.as_raw(),
-        query,
-    })))
+    CmdWriteTimestamp [
+        F::U64(cb.as_raw()),
+        F::U64(stage.as_raw().into()),
+        F::U64(pool.as_raw()),
+        F::U32(query),
+    ]
 );
 
-command_hook!(
+fast_command_hook!(
     /// `vkCmdResetQueryPool`.
     cmd_reset_query_pool(cb, pool: vk::QueryPool, first: u32, count: u32) => fp_v1_0.cmd_reset_query_pool,
-    CallT::CmdResetQueryPool(Box::new(table!(CmdResetQueryPoolT {
-        command_buffer: cb.as_raw(),
-        query_pool: pool.as_raw(),
-        first_query: first,
-        query_count: count,
-    })))
+    CmdResetQueryPool [
+        F::U64(cb.as_raw()),
+        F::U64(pool.as_raw()),
+        F::U32(first),
+        F::U32(count),
+    ]
 );
 
 command_hook!(
@@ -634,13 +624,13 @@ macro_rules! timestamp2_hooks {
                 return;
             };
             ext_call(&d, $name, |f: vk::PFN_vkCmdWriteTimestamp2| f(cb, stage, pool, query));
-            command(cb, || {
-                CallT::CmdWriteTimestamp(Box::new(table!(CmdWriteTimestampT {
-                    command_buffer: cb.as_raw(),
-                    pipeline_stage: stage.as_raw(),
-                    query_pool: pool.as_raw(),
-                    query,
-                })))
+            record_command_direct(cb.as_raw(), Call::CmdWriteTimestamp, || {
+                [
+                    F::U64(cb.as_raw()),
+                    F::U64(stage.as_raw()),
+                    F::U64(pool.as_raw()),
+                    F::U32(query),
+                ]
             });
         }
     )*};
