@@ -131,6 +131,30 @@ impl Memory {
         Some(i)
     }
 
+    /// Makes page `page`, never written, from the page's worth of little-endian dwords in
+    /// `bytes`, as [`Memory::page_index`] makes a page (within the fresh-page limit);
+    /// whether it did.
+    fn make_page_from(&mut self, page: u64, bytes: &[u8]) -> bool {
+        if let Some(left) = &mut self.fresh_pages_left {
+            let Some(fewer) = left.checked_sub(1) else {
+                return false;
+            };
+            *left = fewer;
+        }
+        let words: Box<[u32]> = bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let Ok(words) = Box::<[u32; PAGE_DWORDS]>::try_from(words) else {
+            return false;
+        };
+        self.pages.push(words);
+        let i = self.pages.len() - 1;
+        self.index.insert(page, i);
+        self.last.set(Some((page, i)));
+        true
+    }
+
     /// The u64 at `addr` (low dword first).
     pub fn read_u64(&self, addr: u64) -> u64 {
         u64::from(self.read_u32(addr)) | (u64::from(self.read_u32(addr + 4)) << 32)
@@ -178,7 +202,19 @@ impl Memory {
             let first = ((page_at >> 2) as usize) & (PAGE_DWORDS - 1);
             let n = (left.len() / 4).min(PAGE_DWORDS - first);
             let (now, later) = left.split_at(4 * n);
-            match self.page_index(page_at >> 12) {
+            let page = page_at >> 12;
+            if n == PAGE_DWORDS && self.find(page).is_none() {
+                // A page never written, written whole: made from the bytes, not zeroed
+                // first (a program's mapped memory is mostly such pages).
+                match self.make_page_from(page, now) {
+                    true => self.writes += n as u64,
+                    false => self.refused += n as u64,
+                }
+                page_at = page_at.wrapping_add(PAGE_BYTES);
+                left = later;
+                continue;
+            }
+            match self.page_index(page) {
                 Some(i) => {
                     for (dword, bytes) in self.pages[i][first..first + n]
                         .iter_mut()
@@ -332,6 +368,29 @@ mod tests {
         assert_eq!((m.read_u32(0x2000), m.read_u32(0x2004)), (4, 5));
         assert_eq!((m.read_u32(0x3000), m.read_u32(0x3004)), (0x0807_0605, 0));
         assert_eq!(m.writes(), 1 + 2 + 3 + 1);
+    }
+
+    #[test]
+    fn whole_pages_of_bytes_land_over_pages_made_before_and_within_the_fresh_page_limit() {
+        let page: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 1) as u8).collect();
+        let mut m = Memory::new();
+        m.write_u32(0x2010, 5);
+        // Over a page written before, and onto one never written.
+        m.write_bytes(0x2000, &page);
+        m.write_bytes(0x5000, &page);
+        for base in [0x2000u64, 0x5000] {
+            for (i, word) in page.chunks_exact(4).enumerate() {
+                let want = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+                assert_eq!(m.read_u32(base + 4 * i as u64), want, "{base:#x} + {i}");
+            }
+        }
+        assert_eq!(m.writes(), 1 + 2 * 1024);
+        // Under a limit of one fresh page, the second whole page is refused.
+        m.limit_fresh_pages(1);
+        m.write_bytes(0x7000, &page);
+        m.write_bytes(0x9000, &page);
+        assert_eq!(m.read_u32(0x7000), m.read_u32(0x5000));
+        assert_eq!((m.read_u32(0x9000), m.refused_writes()), (0, 1024));
     }
 
     #[test]
