@@ -15,7 +15,9 @@ use trace_format::generated::trace::Call;
 use crate::commands::{Cmd, DrawArgs, PushedWords};
 
 /// The calls read from their compact records: those [`from_direct`] makes commands of,
-/// and `VulkanCall` (its name and packed parameters, read by the generic path).
+/// `VulkanCall` (its name and packed parameters, read by the generic path), and
+/// `MemoryContents` (its bytes written into the model's memory from where they are
+/// stored, not copied into a table first).
 pub const DIRECT_CALLS: DirectCalls = DirectCalls::of(&[
     Call::CmdBindPipeline,
     Call::CmdBindVertexBuffers,
@@ -27,6 +29,7 @@ pub const DIRECT_CALLS: DirectCalls = DirectCalls::of(&[
     Call::CmdDrawIndirect,
     Call::CmdDrawIndexedIndirect,
     Call::VulkanCall,
+    Call::MemoryContents,
 ]);
 
 /// A compact record's fields, taken one at a time in the order of the call's table.

@@ -890,8 +890,19 @@ impl<'o> Pass<'o> {
     /// [`crate::direct_commands::DIRECT_CALLS`]), as [`Pass::record`] takes its table.
     fn record_direct(&mut self, record: &DirectRecord<'_>) -> Result<(), ReplayError> {
         let (seq, call) = (record.seq, record.call());
-        if call == Call::VulkanCall {
-            return self.record_generic(record);
+        match call {
+            Call::VulkanCall => return self.record_generic(record),
+            Call::MemoryContents => {
+                let mut fields = record.field_cursor();
+                let memory = fields.u64().unwrap_or(0);
+                let offset = fields.u64().unwrap_or(0);
+                let bytes = crate::direct_commands::bytes_of(fields.next_field());
+                return self.counted(seq, false, |pass| {
+                    pass.memory_contents(memory, offset, bytes.as_deref().unwrap_or(&[]));
+                    Ok(())
+                });
+            }
+            _ => {}
         }
         self.counted(seq, names::is_recorded_command_call(call), |pass| {
             match crate::direct_commands::from_direct(seq, call, record.field_cursor()) {
@@ -941,6 +952,19 @@ impl<'o> Pass<'o> {
             }
             Ok(())
         })
+    }
+
+    /// Takes what the program wrote through a mapping (a `MemoryContents` record):
+    /// `bytes` at `offset` of `memory`, into the model's memory and the buffers that
+    /// mirror it.
+    fn memory_contents(&mut self, memory: u64, offset: u64, bytes: &[u8]) {
+        match self.objects.memory_addr(memory, offset) {
+            Some(addr) => {
+                self.gpu.state.memory.write_bytes(addr, bytes);
+                self.write_mirrors(memory, offset, bytes);
+            }
+            None => self.skip("memory contents (memory never allocated)", true),
+        }
     }
 
     /// Writes what the program wrote at `offset` of `memory` to the buffers bound to
@@ -1008,14 +1032,8 @@ impl<'o> Pass<'o> {
             }
             Call::MemoryContents => {
                 if let Some(c) = record.call_as_memory_contents() {
-                    match self.objects.memory_addr(c.memory(), c.offset()) {
-                        Some(addr) => {
-                            let bytes = c.data().map(|d| d.bytes()).unwrap_or(&[]);
-                            self.gpu.state.memory.write_bytes(addr, bytes);
-                            self.write_mirrors(c.memory(), c.offset(), bytes);
-                        }
-                        None => self.skip("memory contents (memory never allocated)", true),
-                    }
+                    let bytes = c.data().map(|d| d.bytes()).unwrap_or(&[]);
+                    self.memory_contents(c.memory(), c.offset(), bytes);
                 }
             }
             Call::CreateBuffer => {
