@@ -16,6 +16,8 @@ pub const SUBC_COMPUTE: u8 = 1;
 pub const SUBC_COPY: u8 = 4;
 /// The largest count (or immediate) a header holds.
 pub const MAX_COUNT: u32 = 0x1fff;
+/// Where a header's count (or immediate data) starts.
+const COUNT_SHIFT: u32 = 16;
 
 /// What a header does with the words after it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +52,10 @@ impl MethodHeader {
     pub fn new(kind: HeaderKind, subc: u8, mthd: u16, count: u32) -> Self {
         debug_assert!(count <= MAX_COUNT && mthd % 4 == 0 && mthd < 0x4000 && subc < 8);
         MethodHeader(
-            (kind.sec_op() << 29) | (count << 16) | (u32::from(subc) << 13) | u32::from(mthd >> 2),
+            (kind.sec_op() << 29)
+                | (count << COUNT_SHIFT)
+                | (u32::from(subc) << 13)
+                | u32::from(mthd >> 2),
         )
     }
 
@@ -77,7 +82,7 @@ impl MethodHeader {
 
     /// The count of words that follow (or the immediate data).
     pub fn count(self) -> u32 {
-        (self.0 >> 16) & MAX_COUNT
+        (self.0 >> COUNT_SHIFT) & MAX_COUNT
     }
 }
 
@@ -151,19 +156,18 @@ impl PushBuffer {
     /// continues it.
     pub fn mthd(&mut self, subc: u8, mthd: u16, data: u32) {
         if let Some((at, open_subc, next)) = self.open {
-            let header = MethodHeader(self.words[at]);
-            if open_subc == subc && next == mthd && header.count() < MAX_COUNT {
-                self.words[at] = MethodHeader::new(
-                    HeaderKind::Incrementing,
-                    subc,
-                    header.mthd(),
-                    header.count() + 1,
-                )
-                .0;
-                self.words.push(data);
-                self.methods += 1;
-                self.open = Some((at, subc, mthd + 4));
-                return;
+            if open_subc == subc && next == mthd {
+                if let Some(header) = self.words.get_mut(at) {
+                    if MethodHeader(*header).count() < MAX_COUNT {
+                        // One more word under the open header: its count, in place
+                        // (below MAX_COUNT, so the field does not carry into the kind).
+                        *header += 1 << COUNT_SHIFT;
+                        self.words.push(data);
+                        self.methods += 1;
+                        self.open = Some((at, subc, mthd + 4));
+                        return;
+                    }
+                }
             }
         }
         self.open = Some((self.words.len(), subc, mthd + 4));
