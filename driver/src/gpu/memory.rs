@@ -121,26 +121,16 @@ impl Memory {
         if let Some(i) = self.find(page) {
             return Some(i);
         }
-        if let Some(left) = &mut self.fresh_pages_left {
-            *left = left.checked_sub(1)?;
+        if !self.take_fresh_page() {
+            return None;
         }
-        self.pages.push(Box::new([0; PAGE_DWORDS]));
-        let i = self.pages.len() - 1;
-        self.index.insert(page, i);
-        self.last.set(Some((page, i)));
-        Some(i)
+        Some(self.insert_page(page, Box::new([0; PAGE_DWORDS])))
     }
 
     /// Makes page `page`, never written, from the page's worth of little-endian dwords in
     /// `bytes`, as [`Memory::page_index`] makes a page (within the fresh-page limit);
     /// whether it did.
     fn make_page_from(&mut self, page: u64, bytes: &[u8]) -> bool {
-        if let Some(left) = &mut self.fresh_pages_left {
-            let Some(fewer) = left.checked_sub(1) else {
-                return false;
-            };
-            *left = fewer;
-        }
         let words: Box<[u32]> = bytes
             .chunks_exact(4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -148,11 +138,33 @@ impl Memory {
         let Ok(words) = Box::<[u32; PAGE_DWORDS]>::try_from(words) else {
             return false;
         };
+        if !self.take_fresh_page() {
+            return false;
+        }
+        self.insert_page(page, words);
+        true
+    }
+
+    /// Takes one of the fresh pages the limit leaves ([`Memory::limit_fresh_pages`]);
+    /// whether there was one (always, without a limit).
+    fn take_fresh_page(&mut self) -> bool {
+        match &mut self.fresh_pages_left {
+            Some(0) => false,
+            Some(left) => {
+                *left -= 1;
+                true
+            }
+            None => true,
+        }
+    }
+
+    /// Puts in `words` as page `page`, the page found last; its place in `pages`.
+    fn insert_page(&mut self, page: u64, words: Box<[u32; PAGE_DWORDS]>) -> usize {
         self.pages.push(words);
         let i = self.pages.len() - 1;
         self.index.insert(page, i);
         self.last.set(Some((page, i)));
-        true
+        i
     }
 
     /// The u64 at `addr` (low dword first).
