@@ -254,9 +254,11 @@ pub enum Cmd {
     /// A command recorded generically, decoded (see [`crate::generic`]); shared, as a
     /// command recorded again with the same parameters is the same command.
     Generic(Arc<GenericCmd>),
-    /// The uniform buffers the push descriptor command before it named in push set
-    /// `set`: (descriptor byte offset, address, range) each.
-    PushUbos {
+    /// vkCmdPushDescriptorSetKHR and vkCmdPushDescriptorSetWithTemplateKHR for graphics
+    /// (nvk_CmdPushDescriptorSet2KHR, nvk_CmdPushDescriptorSetWithTemplate2KHR): set
+    /// `set` becomes a push set, and `ubos` are the uniform buffers its descriptors
+    /// name, (descriptor byte offset, address, range) each.
+    PushDescriptorSet {
         set: u32,
         ubos: Vec<(u32, u64, u32)>,
     },

@@ -191,7 +191,6 @@ impl CommandEncoder<'_> {
         self.recorded(before)
     }
 
-    /// Set `set`'s address in the root table and whether it is a push set.
     /// The uniform buffers push set `set`'s descriptors name: each descriptor's byte
     /// offset in the set, the buffer's address and its range, as the descriptor NVK
     /// writes into its CPU copy of the set holds them (write_ubo_desc). Given after

@@ -3,6 +3,7 @@
 
 use super::generic_memo::Taken;
 use super::*;
+use crate::device::templates::RecordedRuns;
 use trace_format::generic_params::Param;
 
 impl Pass<'_> {
@@ -73,10 +74,7 @@ impl Pass<'_> {
         {
             // The set, the template, the update's data as recorded (sparse runs).
             let value = |i: usize| params.get(i).map_or(0, |p| p.value());
-            let data = params
-                .get(3)
-                .copied()
-                .and_then(crate::device::templates::RecordedRuns::of);
+            let data = params.get(3).copied().and_then(RecordedRuns::of);
             if let (Some(entries), Some(data)) = (self.push_templates.entries(value(2)), data) {
                 let known = (&self.layouts, &self.objects, &self.device);
                 self.descriptor_sets
@@ -119,30 +117,32 @@ impl Pass<'_> {
                 return self.take_recorded(cb, Cmd::Work { seq, args }, keep);
             }
         }
+        // The template pushes Zink makes at every draw: their uniform buffers read from
+        // the update's recorded runs where they lie, the command not decoded first (its
+        // decoder checks nothing but the parameter count).
+        if name == "vkCmdPushDescriptorSetWithTemplateKHR" && params.len() == 5 {
+            let value = |i: usize| params[i].value();
+            let (cb, set) = (value(0), value(3) as u32);
+            let ubos = RecordedRuns::of(params[4]).map_or_else(Vec::new, |data| {
+                self.template_ubos((value(1), value(2), set), &data)
+            });
+            self.recording
+                .entry(cb)
+                .or_default()
+                .push(Cmd::PushDescriptorSet { set, ubos });
+            return None;
+        }
         match generic::decode(name, params) {
             Ok(Some(cmd)) => {
                 let cb = cmd.command_buffer();
-                let ubos = match &cmd {
-                    GenericCmd::CmdPushDescriptorSetKHR(c) if c.pipeline_bind_point == 0 => {
-                        Some(Cmd::PushUbos {
-                            set: c.set,
-                            ubos: self.written_ubos(c),
-                        })
+                if let GenericCmd::CmdPushDescriptorSetKHR(c) = &cmd {
+                    if c.pipeline_bind_point == 0 {
+                        let ubos = self.written_ubos(c);
+                        let push = Cmd::PushDescriptorSet { set: c.set, ubos };
+                        self.recording.entry(cb).or_default().push(push);
+                        return None;
                     }
-                    GenericCmd::CmdPushDescriptorSetWithTemplateKHR(c) => Some(Cmd::PushUbos {
-                        set: c.set,
-                        ubos: {
-                            // The update's data as recorded (sparse: each run at its
-                            // offset), read where it lies.
-                            let data = params
-                                .get(4)
-                                .copied()
-                                .and_then(crate::device::templates::RecordedRuns::of);
-                            data.map_or_else(Vec::new, |d| self.template_ubos(c, &d))
-                        },
-                    }),
-                    _ => None,
-                };
+                }
                 let recorded = if let Some(args) = WorkArgs::of_generic(&cmd) {
                     Cmd::Work { seq, args }
                 } else if let Some(typed) = commands::typed_of_generic(&cmd) {
@@ -154,15 +154,7 @@ impl Pass<'_> {
                     self.skip(name, true);
                     return Some(Taken::Skipped);
                 };
-                match ubos {
-                    Some(ubos) => {
-                        let list = self.recording.entry(cb).or_default();
-                        list.push(recorded);
-                        list.push(ubos);
-                        None
-                    }
-                    None => self.take_recorded(cb, recorded, keep),
-                }
+                self.take_recorded(cb, recorded, keep)
             }
             // No decoder: a command the model has no reader for.
             Ok(None) => {
@@ -279,12 +271,12 @@ impl Pass<'_> {
     /// writes for them (write_ubo_desc).
     pub(super) fn template_ubos(
         &mut self,
-        c: &crate::generated::decode::CmdPushDescriptorSetWithTemplateKHR,
-        data: &crate::device::templates::RecordedRuns<'_>,
+        (template, layout, set): (u64, u64, u32),
+        data: &RecordedRuns<'_>,
     ) -> Vec<(u32, u64, u32)> {
         let objects = &self.objects;
         self.push_templates.ubos(
-            (c.descriptor_update_template, c.layout, c.set),
+            (template, layout, set),
             &self.layouts,
             self.device.min_cbuf_alignment(),
             data,

@@ -292,7 +292,8 @@ impl Pass<'_> {
                 Cmd::SetTopology { topology } => {
                     enc.state_mut().set_topology(*topology);
                 }
-                Cmd::PushUbos { set, ubos } => {
+                Cmd::PushDescriptorSet { set, ubos } => {
+                    enc.push_descriptor_set(*set);
                     enc.push_descriptor_ubos(*set, ubos);
                 }
                 Cmd::Generic(cmd) => {
