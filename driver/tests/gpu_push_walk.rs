@@ -1,12 +1,13 @@
 //! The GPU model's push-buffer walk: a root-table run (NVK's increment-once
 //! `LOAD_CONSTANT_BUFFER_OFFSET` header) copied into memory in one go does exactly what
 //! writing its words one method at a time does, also where the run passes the end of
-//! the selected constant buffer; and a bad header stops the walk where `push::parse`
-//! says it is bad.
+//! the selected constant buffer; a run of methods that only set their shadows, stored
+//! at once, leaves what its writes one by one leave, also when it ends a pending macro
+//! call; and a bad header stops the walk where `push::parse` says it is bad.
 
 use driver::class;
 use driver::gpu::Gpu;
-use driver::mme::Arch;
+use driver::mme::{tu104, Arch, Builder};
 use driver::push::{self, PushBuffer, SUBC_3D};
 
 const CB_ADDR: u64 = 0x4_0000_0ff0;
@@ -71,6 +72,76 @@ fn a_root_table_run_writes_what_its_methods_one_by_one_write() {
         assert!(fast.1[(size / 4) as usize..].iter().all(|&w| w == 0));
         assert_eq!(fast.2, 8);
     }
+}
+
+/// Macro 0x30: emits its one parameter to shadow scratch 40, and what scratch 45 holds
+/// when it runs to scratch 44.
+fn scratch_macro() -> Vec<u32> {
+    let mut b = Builder::new(Arch::Turing);
+    let value = b.load();
+    b.mthd(class::set_mme_shadow_scratch(40));
+    b.emit(value);
+    let start = b.state(class::set_mme_shadow_scratch(45));
+    b.mthd(class::set_mme_shadow_scratch(44));
+    b.emit(start);
+    tu104::assemble(&b.finish().expect("the macro builds")).expect("it assembles")
+}
+
+#[test]
+fn runs_of_methods_that_only_set_their_shadows_leave_what_their_writes_one_by_one_leave() {
+    const ID: u16 = 0x30;
+    let mut p = PushBuffer::new();
+    driver::nvk::upload_macro(&mut p, ID, 0x3800, &scratch_macro());
+    // A call left pending until the next method: the run after it must end it first
+    // (the macro reads the method the run then writes).
+    p.mthd(SUBC_3D, class::set_mme_shadow_scratch(45), 3);
+    p.mthd(SUBC_3D, class::CALL_MME_MACRO + 8 * ID, 9);
+    p.inc(SUBC_3D, class::set_mme_shadow_scratch(45), &[1, 2, 3, 4]);
+    p.non_inc(SUBC_3D, class::set_mme_shadow_scratch(50), &[5, 6, 7]);
+    p.inc_once_with(SUBC_3D, class::set_mme_shadow_scratch(52), 8, &[10, 11]);
+    // A run over methods that act (the constant buffer selector) is written one by one.
+    p.inc(
+        SUBC_3D,
+        class::SET_CONSTANT_BUFFER_SELECTOR_A,
+        &[0x100, (CB_ADDR >> 32) as u32, CB_ADDR as u32],
+    );
+    // And one that reaches a method that acts: DRAW_VERTEX_ARRAY after the start.
+    p.inc(SUBC_3D, class::SET_VERTEX_ARRAY_START, &[0, 3]);
+    p.mthd(SUBC_3D, class::LOAD_CONSTANT_BUFFER_OFFSET, 0);
+    p.inc(SUBC_3D, class::load_constant_buffer(0), &[12, 13]);
+    let state = |logged: bool| {
+        let mut gpu = Gpu::new(Arch::Turing);
+        if logged {
+            gpu.state.method_log = Some(Vec::new());
+        }
+        gpu.execute(p.words()).expect("the push buffer runs");
+        let shadows: Vec<u32> = (0..0x4000u16)
+            .step_by(4)
+            .map(|m| gpu.state.shadow(m))
+            .collect();
+        let memory = [0, 4].map(|at| gpu.state.memory.read_u32(CB_ADDR + at));
+        (gpu.state.counters, shadows, memory)
+    };
+    let (stored, one_by_one) = (state(false), state(true));
+    assert_eq!(stored, one_by_one);
+    let shadow = |m: u16| stored.1[usize::from(m >> 2)];
+    assert_eq!(
+        shadow(class::set_mme_shadow_scratch(40)),
+        9,
+        "the macro ran"
+    );
+    assert_eq!(
+        shadow(class::set_mme_shadow_scratch(44)),
+        3,
+        "before the run"
+    );
+    assert_eq!(shadow(class::set_mme_shadow_scratch(45)), 1);
+    assert_eq!(shadow(class::set_mme_shadow_scratch(48)), 4);
+    assert_eq!(shadow(class::set_mme_shadow_scratch(50)), 7);
+    assert_eq!(shadow(class::set_mme_shadow_scratch(52)), 8);
+    assert_eq!(shadow(class::set_mme_shadow_scratch(53)), 11);
+    assert_eq!(stored.2, [12, 13]);
+    assert_eq!(stored.0.hw_draws, 1);
 }
 
 #[test]

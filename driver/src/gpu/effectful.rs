@@ -98,6 +98,38 @@ pub(super) const EFFECTS: EffectTable = {
     table
 };
 
+/// The 3D-class methods whose write only sets its shadow: no [`EFFECTS`] entry, not a
+/// macro's (`CALL_MME_MACRO` on) and not one that loads the macro RAM. Kept as a count
+/// of the other methods below each dword index, so that a run of consecutive methods is
+/// found plain by one subtraction.
+pub(super) struct PlainMethods([u16; 4097]);
+
+impl PlainMethods {
+    /// Whether the `count` methods from dword index `first` on are all plain (never for
+    /// a run past the last method, which would wrap).
+    #[inline(always)]
+    pub(super) fn all(&self, first: usize, count: usize) -> bool {
+        let end = first + count;
+        end <= 4096 && self.0[end] == self.0[first]
+    }
+}
+
+/// The plain methods ([`PlainMethods`]).
+pub(super) const PLAIN: PlainMethods = {
+    let mut others = [0u16; 4097];
+    let mut index = 0;
+    while index < 4096 {
+        let mthd = (index as u16) << 2;
+        let acts = !matches!(EFFECTS.0[index], Effect::None)
+            || mthd >= class::CALL_MME_MACRO
+            || (mthd >= *super::MacroStore::LOADS.start()
+                && mthd <= *super::MacroStore::LOADS.end());
+        others[index + 1] = others[index] + acts as u16;
+        index += 1;
+    }
+    PlainMethods(others)
+};
+
 #[cfg(test)]
 mod tests {
     use super::{Effect, EFFECTS};

@@ -13,7 +13,7 @@ mod memory;
 
 pub use memory::Memory;
 
-use effectful::{Effect, EFFECTS};
+use effectful::{Effect, EFFECTS, PLAIN};
 use memo::{MacroMemo, Recorder};
 
 use std::collections::BTreeMap;
@@ -501,6 +501,9 @@ impl Gpu {
                 }
                 continue;
             }
+            if subc == push::SUBC_3D && self.state.method_log.is_none() && self.plain_run(&run)? {
+                continue;
+            }
             run.try_for_each_write(
                 #[inline(always)]
                 |mthd, data| self.write(subc, mthd, data),
@@ -510,6 +513,36 @@ impl Gpu {
             Some(_) => self.flush_call(),
             None => Ok(()),
         }
+    }
+
+    /// A 3D-class run of two or more writes to methods that only set their shadows
+    /// ([`PLAIN`]): the first written as any write is (it ends a pending macro call),
+    /// the rest stored at once, leaving the shadows and counters as writing them one by
+    /// one does. Whether `run` was one.
+    #[inline(always)]
+    fn plain_run(&mut self, run: &push::MethodRun<'_>) -> Result<bool, GpuError> {
+        let Some((&first, rest)) = run.data.split_first() else {
+            return Ok(false);
+        };
+        let (mthd, index) = (run.header.mthd(), usize::from(run.header.mthd() >> 2));
+        // Where the last of `rest` goes, or each of them.
+        let to = match run.kind {
+            push::HeaderKind::Incrementing if PLAIN.all(index, run.data.len()) => None,
+            push::HeaderKind::NonIncrementing if PLAIN.all(index, 1) => Some(index),
+            push::HeaderKind::IncrementOnce if PLAIN.all(index, 2) => Some(index + 1),
+            _ => return Ok(false),
+        };
+        if rest.is_empty() {
+            return Ok(false);
+        }
+        self.write(push::SUBC_3D, mthd, first)?;
+        self.state.counters.push_methods += rest.len() as u64;
+        let shadow = &mut self.state.shadow;
+        match to {
+            None => shadow[index + 1..index + run.data.len()].copy_from_slice(rest),
+            Some(to) => shadow[to] = rest[rest.len() - 1],
+        }
+        Ok(true)
     }
 
     /// Executes one method write of a push buffer.
