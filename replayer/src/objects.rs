@@ -457,9 +457,12 @@ impl Objects {
     }
 
     /// The address and range a `VkDescriptorBufferInfo` names: `range` bytes of `buffer`
-    /// from `offset` (`VK_WHOLE_SIZE`: to the buffer's end); nothing for a buffer not
-    /// bound to memory. Mirrors nvk_buffer_addr_range.
+    /// from `offset` (`VK_WHOLE_SIZE`: to the buffer's end); nothing for a null buffer
+    /// (a null descriptor) or one not bound to memory. Mirrors nvk_buffer_addr_range.
     pub fn buffer_info_range(&self, buffer: u64, offset: u64, range: u64) -> (u64, u32) {
+        if buffer == 0 {
+            return (0, 0);
+        }
         let (addr, rest) = self.buffer_range(buffer, offset);
         let range = if range == u64::MAX {
             rest

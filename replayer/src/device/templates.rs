@@ -4,6 +4,7 @@
 use crate::handles::HandleMap;
 
 use ash::vk;
+use smallvec::{smallvec, SmallVec};
 use trace_format::generic_params::Param;
 
 use super::call::{CallContext, CallError};
@@ -138,7 +139,8 @@ pub(crate) fn recorded_data(data: Param<'_>) -> Result<Vec<u8>, CallError> {
 /// its offset, bytes between runs reading as zero up to the last run's end, as
 /// [`recorded_data`] rebuilds them (without zeroing and copying the whole).
 pub(crate) struct RecordedRuns<'a> {
-    runs: Vec<(usize, &'a [u8])>,
+    /// Inline up to eight runs (Zink's template pushes record five).
+    runs: SmallVec<[(usize, &'a [u8]); 8]>,
     extent: usize,
 }
 
@@ -148,12 +150,12 @@ impl<'a> RecordedRuns<'a> {
     pub fn of(data: Param<'a>) -> Option<Self> {
         if let Some(bytes) = data.bytes() {
             return Some(RecordedRuns {
-                runs: vec![(0, bytes)],
+                runs: smallvec![(0, bytes)],
                 extent: bytes.len(),
             });
         }
         let list = data.nested()?;
-        let mut runs = Vec::with_capacity(list.len());
+        let mut runs = SmallVec::with_capacity(list.len());
         let mut extent = 0usize;
         for (offset, bytes) in list.iter().map(run) {
             let at = usize::try_from(offset).ok()?;
