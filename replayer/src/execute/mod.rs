@@ -31,7 +31,7 @@ pub fn execute(
     let _ = render_state::apply(enc, cmd)
         || sync::apply(enc, cmd, objects)
         || xfb::apply(enc, cmd, objects, memory)
-        || descriptors::apply(enc, cmd);
+        || descriptors::apply(cmd);
 }
 
 /// Whether the model executes commands of `cmd`'s kind.
