@@ -110,10 +110,12 @@ impl RenderingInfo {
     fn renders_linear(&self) -> bool {
         self.depth_stencil.is_none()
             && self.colors.iter().flatten().all(|c| {
-                let level = c.image.level(c.view.base_mip_level);
-                c.image.linear
-                    && c.image.addr.wrapping_add(level.offset) % 128 == 0
-                    && level.row_stride % 128 == 0
+                // A tiled target decides it without its level laid out.
+                c.image.linear && {
+                    let level = c.image.level(c.view.base_mip_level);
+                    c.image.addr.wrapping_add(level.offset) % 128 == 0
+                        && level.row_stride % 128 == 0
+                }
             })
     }
 
