@@ -45,7 +45,7 @@ pub(super) fn flush_ms_state(
 
 /// Vulkan's standard sample locations for a sample count (one pixel), the
 /// `vk_standard_sample_locations_state` NVK falls back to.
-fn standard_sample_locations(samples: u32) -> SampleLocations {
+fn standard_sample_locations(samples: u32) -> &'static [(f32, f32)] {
     const ONE: [(f32, f32); 1] = [(0.5, 0.5)];
     const TWO: [(f32, f32); 2] = [(0.75, 0.75), (0.25, 0.25)];
     const FOUR: [(f32, f32); 4] = [
@@ -64,16 +64,11 @@ fn standard_sample_locations(samples: u32) -> SampleLocations {
         (0.6875, 0.9375),
         (0.9375, 0.0625),
     ];
-    let locations: &[(f32, f32)] = match samples {
+    match samples {
         2 => &TWO,
         4 => &FOUR,
         s if s >= 8 => &EIGHT,
         _ => &ONE,
-    };
-    SampleLocations {
-        per_pixel: locations.len() as u32,
-        grid: (1, 1),
-        locations: locations.to_vec(),
     }
 }
 
@@ -90,15 +85,17 @@ fn nak_sample_location((x, y): (f32, f32)) -> u32 {
 /// samples; the root table written as nvk_descriptor_state_set_root_array does for
 /// graphics (nvk_cmd_flush_gfx_root_desc).
 fn flush_sample_locations(p: &mut PushBuffer, s: &DynamicState, eng3d: u16) {
-    let standard;
-    let sl = if s.sample_locations_enable && s.sample_locations.per_pixel > 0 {
-        &s.sample_locations
-    } else {
-        standard = standard_sample_locations(s.rasterization_samples.max(1));
-        &standard
-    };
-    let per_pixel = sl.per_pixel.clamp(1, 8) as usize;
-    let location = |i: usize| sl.locations.get(i).copied().unwrap_or((0.5, 0.5));
+    // The custom locations, or the standard ones (one pixel's, borrowed).
+    let (per_pixel, grid, locations) =
+        if s.sample_locations_enable && s.sample_locations.per_pixel > 0 {
+            let sl = &s.sample_locations;
+            (sl.per_pixel, sl.grid, &sl.locations[..])
+        } else {
+            let standard = standard_sample_locations(s.rasterization_samples.max(1));
+            (standard.len() as u32, (1, 1), standard)
+        };
+    let per_pixel = per_pixel.clamp(1, 8) as usize;
+    let location = |i: usize| locations.get(i).copied().unwrap_or((0.5, 0.5));
     let bytes: [u32; 8] = std::array::from_fn(|i| {
         if i < per_pixel {
             nak_sample_location(location(i))
@@ -117,7 +114,7 @@ fn flush_sample_locations(p: &mut PushBuffer, s: &DynamicState, eng3d: u16) {
         // Programmable sample positions come with MAXWELL_B.
         return;
     }
-    let (grid_w, grid_h) = (sl.grid.0.max(1) as usize, sl.grid.1.max(1) as usize);
+    let (grid_w, grid_h) = (grid.0.max(1) as usize, grid.1.max(1) as usize);
     let positions: [u32; 16] = std::array::from_fn(|n| {
         let (sample, pixel) = (n % per_pixel, n / per_pixel);
         let (x, y) = ((pixel % 2) % grid_w, (pixel / 2) % grid_h);
