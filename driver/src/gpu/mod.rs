@@ -521,7 +521,8 @@ impl Gpu {
     /// one does. Whether `run` was one.
     #[inline(always)]
     fn plain_run(&mut self, run: &push::MethodRun<'_>) -> Result<bool, GpuError> {
-        let Some((&first, rest)) = run.data.split_first() else {
+        let Some((&first, rest)) = run.data.split_first().filter(|(_, rest)| !rest.is_empty())
+        else {
             return Ok(false);
         };
         let (mthd, index) = (run.header.mthd(), usize::from(run.header.mthd() >> 2));
@@ -532,9 +533,6 @@ impl Gpu {
             push::HeaderKind::IncrementOnce if PLAIN.all(index, 2) => Some(index + 1),
             _ => return Ok(false),
         };
-        if rest.is_empty() {
-            return Ok(false);
-        }
         self.write(push::SUBC_3D, mthd, first)?;
         self.state.counters.push_methods += rest.len() as u64;
         let shadow = &mut self.state.shadow;

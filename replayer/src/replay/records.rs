@@ -126,11 +126,8 @@ impl Pass<'_> {
             let ubos = RecordedRuns::of(params[4]).map_or_else(Vec::new, |data| {
                 self.template_ubos((value(1), value(2), set), &data)
             });
-            self.recording
-                .entry(cb)
-                .or_default()
-                .push(Cmd::PushDescriptorSet { set, ubos });
-            return None;
+            // Not kept by the memo: the uniform buffers follow the replay's objects.
+            return self.take_recorded(cb, Cmd::PushDescriptorSet { set, ubos }, false);
         }
         match generic::decode(name, params) {
             Ok(Some(cmd)) => {
@@ -139,8 +136,7 @@ impl Pass<'_> {
                     if c.pipeline_bind_point == 0 {
                         let ubos = self.written_ubos(c);
                         let push = Cmd::PushDescriptorSet { set: c.set, ubos };
-                        self.recording.entry(cb).or_default().push(push);
-                        return None;
+                        return self.take_recorded(cb, push, false);
                     }
                 }
                 let recorded = if let Some(args) = WorkArgs::of_generic(&cmd) {
