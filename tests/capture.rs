@@ -828,7 +828,9 @@ fn a_capture_killed_mid_run_reads_back_to_its_last_whole_chunk() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Let it run some frames, then kill vkcube itself with SIGKILL.
+    // Let it run some frames, then kill vkcube itself with SIGKILL: only the process
+    // whose command line starts so, not the `xvfb-run` shell whose line holds it too
+    // (killed, it would leave its X server running).
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while std::fs::metadata(&trace).map_or(0, |m| m.len()) < 20_000 {
         assert!(
@@ -838,7 +840,7 @@ fn a_capture_killed_mid_run_reads_back_to_its_last_whole_chunk() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = Command::new("pkill")
-        .args(["-KILL", "-f", "vkcube --c 100000"])
+        .args(["-KILL", "-f", "^vkcube --c 100000"])
         .status();
     let _ = child.wait();
     let info = Command::new(env!("CARGO_BIN_EXE_macroscope"))
