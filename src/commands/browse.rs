@@ -46,7 +46,7 @@ impl DrawTracer for ReplayTracer {
             frames: (run.frames_first != 0 || run.frames_last != u64::MAX)
                 .then_some((run.frames_first, run.frames_last)),
             repeat: 1,
-            read: ReadOptions::parallel(),
+            read: ReadOptions::for_replay(),
             mme_budget: replayer::DEFAULT_MME_BUDGET,
             remember_macro_runs: true,
         };

@@ -149,7 +149,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         chipset: chosen_chipset(args.chipset, args.mme)?,
         frames: args.frames.map(|f| (f.first, f.last)),
         repeat: args.repeat.max(1),
-        read: ReadOptions::parallel(),
+        read: ReadOptions::for_replay(),
         mme_budget: args.mme_budget,
         remember_macro_runs: !args.simulate_every_macro,
     };
@@ -500,7 +500,7 @@ fn write_gpu_timing(
         chipset: chosen_chipset(args.chipset, args.mme)?,
         frames: args.frames.map(|f| (f.first, f.last)),
         repeat: args.loops.max(1),
-        read: ReadOptions::parallel(),
+        read: ReadOptions::for_replay(),
         mme_budget: args.mme_budget,
         remember_macro_runs: !args.simulate_every_macro,
     };

@@ -90,7 +90,7 @@ pub fn run(args: &Args) -> anyhow::Result<bool> {
         chipset,
         frames: None,
         repeat: 1,
-        read: ReadOptions::parallel(),
+        read: ReadOptions::for_replay(),
         mme_budget: replayer::DEFAULT_MME_BUDGET,
         remember_macro_runs: true,
     };

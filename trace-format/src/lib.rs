@@ -40,5 +40,7 @@ pub mod wire;
 pub use container::{WriterOptions, WriterStats};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use results::{ResultsChunk, ResultsReader, ResultsWriter, Row, SkippedCall};
-pub use trace::{CallMeta, ReadOptions, TraceChunk, TraceReader, TraceWriter};
+pub use trace::{
+    replay_read_ahead_workers, CallMeta, ReadOptions, TraceChunk, TraceReader, TraceWriter,
+};
 pub use wire::Content;

@@ -32,8 +32,9 @@ pub struct Prefetcher<T> {
 }
 
 impl<T: Send + 'static> Prefetcher<T> {
-    /// Starts reading `reader` from its current position with `threads` workers.
-    pub fn start(reader: ContainerReader, threads: usize, finish: Finish<T>) -> Self {
+    /// Starts reading `reader` from its current position with `threads` workers; fails
+    /// when the system will not start a thread (what threads did start are stopped).
+    pub fn start(reader: ContainerReader, threads: usize, finish: Finish<T>) -> Result<Self> {
         let threads = threads.max(1);
         let in_flight = 2 * threads + 1;
         let path: PathBuf = reader.path().to_path_buf();
@@ -46,34 +47,40 @@ impl<T: Send + 'static> Prefetcher<T> {
         let (result_tx, results) = mpsc::channel();
         let job_rx = Arc::new(Mutex::new(job_rx));
 
-        let mut handles = Vec::with_capacity(threads + 1);
-        let io_results = result_tx.clone();
-        handles.push(spawn("macroscope-read", move || {
-            read_loop(reader, &token_rx, &job_tx, &io_results)
-        }));
-        for _ in 0..threads {
-            let (jobs, results, path) = (Arc::clone(&job_rx), result_tx.clone(), path.clone());
-            let finish = Arc::clone(&finish);
-            handles.push(spawn("macroscope-decode", move || {
-                decode_loop(&jobs, &results, &path, &*finish)
-            }));
-        }
-        Prefetcher {
+        // Built before the threads start, so that a failed start drops it, which stops
+        // and joins those already running.
+        let mut prefetcher = Prefetcher {
             results,
             reordered: BTreeMap::new(),
             next: first,
             tokens: Some(token_tx),
-            threads: handles,
+            threads: Vec::with_capacity(threads + 1),
             done: false,
+        };
+        let io_results = result_tx.clone();
+        let reader_thread = spawn(&path, "macroscope-read", move || {
+            read_loop(reader, &token_rx, &job_tx, &io_results)
+        })?;
+        prefetcher.threads.push(reader_thread);
+        for _ in 0..threads {
+            let (jobs, results, worker_path) =
+                (Arc::clone(&job_rx), result_tx.clone(), path.clone());
+            let finish = Arc::clone(&finish);
+            let worker = spawn(&path, "macroscope-decode", move || {
+                decode_loop(&jobs, &results, &worker_path, &*finish)
+            })?;
+            prefetcher.threads.push(worker);
         }
+        Ok(prefetcher)
     }
 }
 
-fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
+/// Starts a thread named `name` for reading the file at `path`.
+fn spawn(path: &Path, name: &str, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name(name.into())
         .spawn(body)
-        .expect("spawning a reader thread")
+        .map_err(|e| Error::new(path, Location::File, ErrorKind::Io(e)))
 }
 
 fn read_loop<T>(

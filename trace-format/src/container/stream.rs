@@ -62,11 +62,15 @@ impl<T: Send + 'static> Iterator for ChunkStream<T> {
                 Err(e) => return Some(Err(e)),
             };
             self.inner.stop();
-            self.prefetch = Some(Prefetcher::start(
-                reader,
-                self.threads,
-                Arc::clone(&self.finish),
-            ));
+            match Prefetcher::start(reader, self.threads, Arc::clone(&self.finish)) {
+                Ok(prefetch) => self.prefetch = Some(prefetch),
+                Err(e) => {
+                    // The stream ends with the error: the calling thread's reader is
+                    // stopped, and it reads on from here.
+                    self.threads = 0;
+                    return Some(Err(e));
+                }
+            }
         }
         self.prefetch.as_mut()?.next()
     }
