@@ -423,9 +423,9 @@ impl ReadOptions {
         }
     }
 
-    /// Read-ahead for a consumer as busy as the reading (a replay through the driver
-    /// model): [`replay_read_ahead_workers`] threads for the cores this process may
-    /// use, none (reading on the calling thread) where they are few.
+    /// Read-ahead for a replay through the driver model: [`replay_read_ahead_workers`]
+    /// threads for the cores this process may use, which is as fast as a thread a core
+    /// and holds fewer chunks in memory on a large machine.
     pub fn for_replay() -> Self {
         ReadOptions {
             threads: replay_read_ahead_workers(available_cores()),
@@ -447,18 +447,15 @@ fn available_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// How many read-ahead workers pay for themselves beside a replay on `cores` cores: two
-/// fewer than the
-/// cores (one for the consumer, one for the thread that reads the file), at most four,
-/// and none below four cores. Replaying real programs' traces on 16 cores (median of 3,
-/// ms a pass): etr 169 serial, 98 with 2 workers, 104 with 4, 94 with 15; Warzone 2100
-/// 58, 29, 24, 21; chromium-bsu 27, 21, 21, 22; on 2 cores a worker made chromium-bsu
-/// slower (19.8 against 15.4) as the consumer lost its core to it.
+/// How many read-ahead workers a replay on `cores` cores gains from: one a core, at
+/// most four. Replaying real programs' traces on 16 cores (median of 3, ms a pass): etr
+/// 169 serial, 98 with 2 workers, 104 with 4, 94 with 15; Warzone 2100 58, 29, 24, 21;
+/// chromium-bsu 27, 21, 21, 22: past four, more workers only hold more chunks in memory
+/// (twice the workers, and one more). On 2 cores two workers still pay: `replay
+/// --repeat 5` of DDNet took 493 ms against 532 serial, Neverball 177 against 212
+/// (median of 15, interleaved).
 pub fn replay_read_ahead_workers(cores: usize) -> usize {
-    match cores {
-        0..=3 => 0,
-        _ => (cores - 2).min(4),
-    }
+    cores.clamp(1, 4)
 }
 
 /// Reads a trace file chunk by chunk, in file order.
@@ -557,14 +554,12 @@ mod tests {
     use super::replay_read_ahead_workers;
 
     #[test]
-    fn a_replay_reads_ahead_only_where_cores_are_left_for_it() {
-        // This 2-core machine, and a laptop of 3: the consumer keeps its core.
-        assert_eq!(replay_read_ahead_workers(1), 0);
-        assert_eq!(replay_read_ahead_workers(2), 0);
-        assert_eq!(replay_read_ahead_workers(3), 0);
-        // A core for the consumer, one for the file's reader, the rest decoding.
-        assert_eq!(replay_read_ahead_workers(4), 2);
-        assert_eq!(replay_read_ahead_workers(6), 4);
+    fn a_replay_reads_ahead_on_a_worker_a_core_up_to_four() {
+        assert_eq!(replay_read_ahead_workers(0), 1);
+        assert_eq!(replay_read_ahead_workers(1), 1);
+        // This 2-core machine.
+        assert_eq!(replay_read_ahead_workers(2), 2);
+        assert_eq!(replay_read_ahead_workers(4), 4);
         // Past four workers a replay is no faster (the device host's 16 cores).
         assert_eq!(replay_read_ahead_workers(16), 4);
         assert_eq!(replay_read_ahead_workers(128), 4);
