@@ -230,6 +230,18 @@ impl ContainerReader {
         self.footer.as_ref().map(|f| f.trailer.frame_count)
     }
 
+    /// Chunks from the reading position to the end, as the footer index lists them;
+    /// `None` without one.
+    pub fn chunks_left(&self) -> Option<usize> {
+        let index = self.index()?;
+        Some(
+            index
+                .iter()
+                .filter(|entry| entry.offset >= self.pos)
+                .count(),
+        )
+    }
+
     /// Moves to the chunk at `entry` (from [`Self::index`] or [`Self::scan_index`]),
     /// which becomes chunk number `ordinal`.
     pub fn seek_to(&mut self, entry: &IndexEntry, ordinal: u64) {
