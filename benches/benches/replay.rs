@@ -113,7 +113,7 @@ fn replay_group(
     for ((prefix, arch), (name, threads)) in archs.iter().flat_map(|a| {
         [
             (*a, ("serial_read", ReadOptions::default())),
-            (*a, ("read_ahead", ReadOptions::parallel())),
+            (*a, ("read_ahead", ReadOptions::for_replay())),
         ]
     }) {
         let options = options(arch, threads);

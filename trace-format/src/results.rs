@@ -523,6 +523,7 @@ impl ResultsReader {
             stream: ChunkStream::new(
                 inner,
                 options.threads,
+                options.fewest_chunks_ahead,
                 std::sync::Arc::new(ResultsChunk::verify),
             ),
         })

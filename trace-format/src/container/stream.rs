@@ -13,17 +13,25 @@ use crate::error::Result;
 pub struct ChunkStream<T> {
     inner: ContainerReader,
     threads: usize,
+    fewest_ahead: usize,
     finish: Finish<T>,
     prefetch: Option<Prefetcher<T>>,
 }
 
 impl<T: Send + 'static> ChunkStream<T> {
     /// A stream over `inner`, finishing chunks with `finish`, on `threads` read-ahead
-    /// threads (0: on the calling thread).
-    pub fn new(inner: ContainerReader, threads: usize, finish: Finish<T>) -> Self {
+    /// threads (0: on the calling thread) where at least `fewest_ahead` chunks are left
+    /// to read when reading starts (0: wherever), on the calling thread elsewhere.
+    pub fn new(
+        inner: ContainerReader,
+        threads: usize,
+        fewest_ahead: usize,
+        finish: Finish<T>,
+    ) -> Self {
         ChunkStream {
             inner,
             threads,
+            fewest_ahead,
             finish,
             prefetch: None,
         }
@@ -41,19 +49,15 @@ impl<T: Send + 'static> ChunkStream<T> {
     }
 }
 
-/// Chunks left below which a stream reads on the calling thread though given threads:
-/// the consumer waits for the first chunk either way, and with one more there is little
-/// to overlap, less than the threads cost. The glxgears sample (2 chunks, one pass)
-/// replays in 3.46 ms read here and 3.68 ms read ahead on 2 cores (4.93 on Fermi).
-const FEWEST_CHUNKS_READ_AHEAD: usize = 3;
-
 impl<T> ChunkStream<T> {
-    /// Whether so few chunks are left to read (by the footer index) that read-ahead
-    /// would not pay; a file without an index reads ahead as asked.
+    /// Whether fewer chunks than `fewest_ahead` are left to read (by the footer index),
+    /// so that read-ahead would not pay; a file without an index reads ahead as asked.
     fn few_chunks_left(&self) -> bool {
-        self.inner
-            .chunks_left()
-            .is_some_and(|left| left < FEWEST_CHUNKS_READ_AHEAD)
+        self.fewest_ahead > 0
+            && self
+                .inner
+                .chunks_left()
+                .is_some_and(|left| left < self.fewest_ahead)
     }
 }
 
