@@ -85,8 +85,8 @@ impl<T: Send + 'static> Iterator for ChunkStream<T> {
             match Prefetcher::start(reader, self.threads, Arc::clone(&self.finish)) {
                 Ok(prefetch) => self.prefetch = Some(prefetch),
                 Err(e) => {
-                    // The stream ends with the error: the calling thread's reader is
-                    // stopped, and it reads on from here.
+                    // The stream ends with the error: later calls go to the calling
+                    // thread's reader, stopped above, which has nothing more.
                     self.threads = 0;
                     return Some(Err(e));
                 }
