@@ -302,6 +302,16 @@ pub struct TraceChunk {
     handed: Vec<StoredDirect>,
 }
 
+/// The stored records' buffer goes back to the pool with the chunk, as the laid-out
+/// payload does ([`RawChunk`]'s drop): the next chunk decompresses into one and lays out
+/// into the other, where a buffer lost here makes the next lay-out take fresh pages (a
+/// chunk's lay-out is about four times its payload).
+impl Drop for TraceChunk {
+    fn drop(&mut self) {
+        payload_pool::give(std::mem::take(&mut self.stored));
+    }
+}
+
 impl TraceChunk {
     fn verify(mut raw: RawChunk, path: &Path, direct: DirectCalls) -> Result<Self> {
         let err = |kind: ErrorKind| Error::new(path, raw.location(), kind);

@@ -104,6 +104,10 @@ const DRAW_BUDGET_BASE: u64 = 100_000;
 /// instance loop runs about a dozen instructions a hardware draw).
 const DRAW_BUDGET_PER_HW_DRAW: u64 = 256;
 
+/// Commands a command buffer first seen has room for (a Zink frame's command buffer
+/// holds 30 to 40).
+const FIRST_RECORDING_ROOM: usize = 32;
+
 /// Calls the GPU model could not finish, by why.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FailedCalls {
@@ -906,7 +910,7 @@ impl<'o> Pass<'o> {
         }
         self.counted(seq, names::is_recorded_command_call(call), |pass| {
             match crate::direct_commands::from_direct(seq, call, record.field_cursor()) {
-                Some((cb, cmd)) => pass.recording.entry(cb).or_default().push(cmd),
+                Some((cb, cmd)) => pass.recording_of(cb).push(cmd),
                 None => pass.skip(&names::call_name(call), true),
             }
             Ok(())
@@ -981,6 +985,15 @@ impl<'o> Pass<'o> {
                     .write_bytes(m.addr + (from - m.offset), part);
             }
         }
+    }
+
+    /// The commands recorded so far into command buffer `cb`, room made for a
+    /// recording's worth the first time `cb` is seen (a program's command buffers each
+    /// hold tens of commands; growing from nothing copies them several times over).
+    fn recording_of(&mut self, cb: u64) -> &mut Vec<Cmd> {
+        self.recording
+            .entry(cb)
+            .or_insert_with(|| Vec::with_capacity(FIRST_RECORDING_ROOM))
     }
 
     /// Runs `take` for the record of sequence number `seq`, counting it among the
@@ -1191,10 +1204,7 @@ impl<'o> Pass<'o> {
             Call::BeginCommandBuffer => {
                 if let Some(c) = record.call_as_begin_command_buffer() {
                     // Recorded anew; the commands' room is kept for the next recording.
-                    self.recording
-                        .entry(c.command_buffer())
-                        .or_default()
-                        .clear();
+                    self.recording_of(c.command_buffer()).clear();
                     let begin = SecondaryBegin::of(&c);
                     self.begins.insert(c.command_buffer(), begin);
                 }
@@ -1219,7 +1229,7 @@ impl<'o> Pass<'o> {
             }
             _ if not_needed(call) => self.skip(&names::record_name(record).0, false),
             _ => match commands::from_record(record) {
-                Some((cb, cmd)) => self.recording.entry(cb).or_default().push(cmd),
+                Some((cb, cmd)) => self.recording_of(cb).push(cmd),
                 None => self.skip(&names::call_name(call), true),
             },
         }

@@ -170,14 +170,14 @@ impl Pass<'_> {
             cb,
             cmd: cmd.clone(),
         });
-        self.recording.entry(cb).or_default().push(cmd);
+        self.recording_of(cb).push(cmd);
         taken
     }
 
     /// Does again what a generically recorded command did when it was taken before.
     pub(super) fn take_again(&mut self, name: &str, taken: Taken) {
         match taken {
-            Taken::Recorded { cb, cmd } => self.recording.entry(cb).or_default().push(cmd),
+            Taken::Recorded { cb, cmd } => self.recording_of(cb).push(cmd),
             Taken::Skipped => self.skip(name, true),
         }
     }
