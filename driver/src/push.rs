@@ -195,9 +195,22 @@ impl PushBuffer {
 
     /// Writes `data` to consecutive methods from `mthd` under a header of its own, as
     /// NVK's `P_MTHD` followed by its data words does.
+    /// The words are those [`mthds`](Self::mthds) writes after a closed header (a header
+    /// of at most [`MAX_COUNT`] words, then the next), the last header left open as it
+    /// leaves it; written a header and a copy at a time.
     pub fn inc(&mut self, subc: u8, mthd: u16, data: &[u32]) {
         self.open = None;
-        self.mthds(subc, mthd, data);
+        let mut next = mthd;
+        for chunk in data.chunks(MAX_COUNT as usize) {
+            let at = self.words.len();
+            self.words.push(
+                MethodHeader::new(HeaderKind::Incrementing, subc, next, chunk.len() as u32).0,
+            );
+            self.words.extend_from_slice(chunk);
+            next = next.wrapping_add(4 * chunk.len() as u16);
+            self.open = Some((at, subc, next));
+        }
+        self.methods += data.len();
     }
 
     /// Writes one value the way NVK's `P_IMMD` does: inside the header when it fits in
@@ -561,6 +574,47 @@ mod tests {
                     prop_assert_eq!(mark.methods - before.methods, method_count(since));
                 }
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// `inc` writes a header and copies its words: the words, and how the writes
+        /// after it continue its header, are those of closing the header and writing
+        /// the words one method at a time.
+        #[test]
+        fn an_incrementing_run_writes_what_its_methods_one_by_one_write(
+            before in proptest::collection::vec(write(), 0..6),
+            mthd in (0u16..6).prop_map(|i| 0x200 + 4 * i),
+            data in prop_oneof![
+                4 => proptest::collection::vec(any::<u32>(), 0..12),
+                // Runs as long as the class's methods go (a header holds more words
+                // than there are methods).
+                1 => proptest::collection::vec(any::<u32>(), 3900..3960),
+            ],
+            after in proptest::collection::vec(write(), 0..6),
+        ) {
+            let (mut run, mut one_by_one) = (PushBuffer::new(), PushBuffer::new());
+            for w in &before {
+                apply(&mut run, w);
+                apply(&mut one_by_one, w);
+            }
+            run.inc(SUBC_3D, mthd, &data);
+            one_by_one.close_header();
+            one_by_one.mthds(SUBC_3D, mthd, &data);
+            prop_assert_eq!(run.words(), one_by_one.words());
+            prop_assert_eq!(run.mark(), one_by_one.mark());
+            // The method after the run's last continues its header.
+            let next = mthd + 4 * data.len() as u16;
+            run.mthd(SUBC_3D, next, 7);
+            one_by_one.mthd(SUBC_3D, next, 7);
+            for w in &after {
+                apply(&mut run, w);
+                apply(&mut one_by_one, w);
+            }
+            prop_assert_eq!(run.words(), one_by_one.words());
+            prop_assert_eq!(run.mark(), one_by_one.mark());
         }
     }
 
