@@ -171,6 +171,38 @@ pub(crate) fn pipeline_barrier2_of(params: &[Param<'_>]) -> Option<(u64, Vec<Bar
     Some((command_buffer.value(), barriers))
 }
 
+/// The command buffer and memory dependencies of a recorded `vkCmdPipelineBarrier`,
+/// read from its parameters where they lie: the command's stage masks with the access
+/// masks every memory, buffer and image barrier holds at bytes 16 to 24, as
+/// [`v1_barriers`] takes them from the whole decoded command (a test compares the two).
+/// `None` where the parameters are not shaped as the command's: the decoder then says
+/// what is wrong.
+pub(crate) fn pipeline_barrier_of(params: &[Param<'_>]) -> Option<(u64, Vec<Barrier>)> {
+    let [command_buffer, src, dst, _, _, memory, _, buffers, _, images] = params else {
+        return None;
+    };
+    let (src_stages, dst_stages) = (u64::from(src.value() as u32), u64::from(dst.value() as u32));
+    let arrays = [
+        (memory, MemoryBarrier::SIZE),
+        (buffers, BufferMemoryBarrier::SIZE),
+        (images, ImageMemoryBarrier::SIZE),
+    ];
+    let mut barriers = Vec::new();
+    for (array, size) in arrays {
+        let bytes = array.bytes().unwrap_or_default();
+        if bytes.len() % size != 0 {
+            return None;
+        }
+        barriers.extend(bytes.chunks_exact(size).map(|b| Barrier {
+            src_stages,
+            src_access: u64::from(u32::field(b, 16)),
+            dst_stages,
+            dst_access: u64::from(u32::field(b, 20)),
+        }));
+    }
+    Some((command_buffer.value(), barriers))
+}
+
 /// The memory dependencies of a version-1 barrier or wait: the command's stage masks
 /// with each barrier's access masks.
 fn v1_barriers(
@@ -246,5 +278,103 @@ mod tests {
             }
         }
         assert_eq!(compared, 1623, "the sample's barriers");
+    }
+
+    /// Every `vkCmdPipelineBarrier` of the samples that record them (the compute
+    /// scene's memory, buffer and image barriers on NVIDIA, vkcube's image barrier on
+    /// lavapipe): its dependencies read where they lie are those of the command decoded
+    /// whole.
+    #[test]
+    fn version_1_barriers_read_in_place_equal_those_of_the_decoded_command() {
+        let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+        let mut compared = [0; 3];
+        for name in ["compute-nvidia.mscope", "vkcube-lavapipe.mscope"] {
+            for chunk in TraceReader::open(&samples.join(name)).expect("the sample opens") {
+                let chunk = chunk.expect("its chunks read");
+                for record in chunk.records() {
+                    let Some(call) = record.call_as_vulkan_call() else {
+                        continue;
+                    };
+                    let name = call.command().unwrap_or_default();
+                    if name != "vkCmdPipelineBarrier" {
+                        continue;
+                    }
+                    let params = params_of(&call).expect("its parameters read");
+                    let in_place = pipeline_barrier_of(&params).expect("a barrier as recorded");
+                    let Ok(Some(cmd @ GenericCmd::CmdPipelineBarrier(_))) =
+                        crate::generic::decode(name, &params)
+                    else {
+                        panic!("the barrier decodes");
+                    };
+                    let GenericCmd::CmdPipelineBarrier(c) = &cmd else {
+                        unreachable!()
+                    };
+                    let kinds = [
+                        c.memory_barriers.len(),
+                        c.buffer_memory_barriers.len(),
+                        c.image_memory_barriers.len(),
+                    ];
+                    for (n, k) in compared.iter_mut().zip(kinds) {
+                        *n += k;
+                    }
+                    let decoded = pipeline_barriers(&cmd).expect("a barrier's dependencies");
+                    assert!(!decoded.is_empty());
+                    assert_eq!(in_place, (c.command_buffer, decoded));
+                    assert_eq!(pipeline_barrier_of(&params[..9]), None, "one short");
+                }
+            }
+        }
+        assert!(
+            compared[0] > 0 && compared[2] > 0,
+            "memory and image barriers compared: {compared:?}"
+        );
+    }
+
+    /// A `vkCmdPipelineBarrier` of every kind of barrier, each access mask its own
+    /// (no sample records a buffer barrier): read in place as decoded, in order.
+    #[test]
+    fn a_version_1_barrier_of_every_kind_reads_in_place_as_decoded() {
+        use trace_format::generic_params::ParamWriter;
+        let barrier = |size: usize, src: u32, dst: u32| {
+            let mut b = vec![0u8; size];
+            b[16..20].copy_from_slice(&src.to_le_bytes());
+            b[20..24].copy_from_slice(&dst.to_le_bytes());
+            b
+        };
+        let memory = barrier(MemoryBarrier::SIZE, 0x1, 0x2);
+        let buffers = [
+            barrier(BufferMemoryBarrier::SIZE, 0x4, 0x8),
+            barrier(BufferMemoryBarrier::SIZE, 0x10, 0x20),
+        ]
+        .concat();
+        let images = barrier(ImageMemoryBarrier::SIZE, 0x40, 0x80);
+        let mut packed = Vec::new();
+        ParamWriter::params(&mut packed, |list| {
+            for value in [0xcb, 0x400, 0x800, 0] {
+                list.node(value);
+            }
+            for (count, array) in [(1, &memory), (2, &buffers), (1, &images)] {
+                list.node(count);
+                list.node(0x1000).bytes(array);
+            }
+        });
+        let mut params = crate::generic::read::Params::new();
+        crate::generic::read::gather_packed(&packed, &mut params).expect("the parameters read");
+        let cmd = crate::generic::decode("vkCmdPipelineBarrier", &params)
+            .expect("the barrier decodes")
+            .expect("a decoder for it");
+        let decoded = pipeline_barriers(&cmd).expect("a barrier's dependencies");
+        let in_place = pipeline_barrier_of(&params).expect("a barrier as recorded");
+        assert_eq!(in_place, (0xcb, decoded));
+        let access: Vec<_> = in_place
+            .1
+            .iter()
+            .map(|b| (b.src_access, b.dst_access))
+            .collect();
+        assert_eq!(access, [(0x1, 0x2), (0x4, 0x8), (0x10, 0x20), (0x40, 0x80)]);
+        assert!(in_place
+            .1
+            .iter()
+            .all(|b| (b.src_stages, b.dst_stages) == (0x400, 0x800)));
     }
 }

@@ -111,11 +111,16 @@ impl Pass<'_> {
     ) -> Option<Taken> {
         // The barriers that come by the thousand in real programs' frames: their masks
         // read where they lie, not the whole command decoded.
-        if matches!(name, "vkCmdPipelineBarrier2" | "vkCmdPipelineBarrier2KHR") {
-            if let Some((cb, barriers)) = execute::sync::pipeline_barrier2_of(params) {
-                let args = WorkArgs::PipelineBarrier(barriers.into());
-                return self.take_recorded(cb, Cmd::Work { seq, args }, keep);
+        let in_place = match name {
+            "vkCmdPipelineBarrier2" | "vkCmdPipelineBarrier2KHR" => {
+                execute::sync::pipeline_barrier2_of(params)
             }
+            "vkCmdPipelineBarrier" => execute::sync::pipeline_barrier_of(params),
+            _ => None,
+        };
+        if let Some((cb, barriers)) = in_place {
+            let args = WorkArgs::PipelineBarrier(barriers.into());
+            return self.take_recorded(cb, Cmd::Work { seq, args }, keep);
         }
         // The template pushes Zink makes at every draw: their uniform buffers read from
         // the update's recorded runs where they lie, the command not decoded first (its
