@@ -11,6 +11,13 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// The maps the analysis keeps by id: looked up for every operand of every instruction,
+/// so hashed with a seeded multiply-fold hash rather than SipHash (ids come from the
+/// trace: the seed is random per process).
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+/// A set of ids, hashed as [`Map`] is.
+type Set<K> = HashSet<K, foldhash::fast::RandomState>;
+
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{BuiltIn, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word};
 
@@ -162,33 +169,33 @@ pub fn interfaces(module: &Module) -> Vec<(String, Stage, Interface)> {
 type Decorated = (Option<u32>, Decoration, Option<u32>);
 
 /// What the module says once, for every entry point.
-struct ModuleFacts {
+struct ModuleFacts<'m> {
     /// Decorations by target.
-    decorations: HashMap<Word, Vec<Decorated>>,
+    decorations: Map<Word, Vec<Decorated>>,
     /// Type instructions by id.
-    types: HashMap<Word, Instruction>,
+    types: Map<Word, &'m Instruction>,
     /// Integer constants by id.
-    constants: HashMap<Word, u32>,
+    constants: Map<Word, u32>,
     /// Global variables: id → (storage class, pointee type).
-    variables: HashMap<Word, (StorageClass, Word)>,
+    variables: Map<Word, (StorageClass, Word)>,
     /// Variables some function instruction refers to.
-    used: HashSet<Word>,
+    used: Set<Word>,
     /// Variables some function refers to other than as an access chain's base: used
     /// whole.
-    used_whole: HashSet<Word>,
+    used_whole: Set<Word>,
     /// Uses of each global variable as NVK counts them for its constant buffers
     /// (loads, stores and atomics through it or an access chain into it; a combined
     /// image-sampler's load twice).
-    loads: HashMap<Word, u32>,
+    loads: Map<Word, u32>,
     /// `(variable, index position, constant index)` of every access chain based on a
     /// variable: which members (or, past an array, which members of its elements) a
     /// function reaches.
-    chain_indices: HashSet<(Word, usize, u32)>,
+    chain_indices: Set<(Word, usize, u32)>,
 }
 
-impl ModuleFacts {
-    fn new(module: &Module) -> Self {
-        let mut decorations: HashMap<Word, Vec<_>> = HashMap::new();
+impl<'m> ModuleFacts<'m> {
+    fn new(module: &'m Module) -> Self {
+        let mut decorations: Map<Word, Vec<_>> = Map::default();
         for a in &module.annotations {
             let (target, member, at) = match a.class.opcode {
                 Op::Decorate => (id(a, 0), None, 1),
@@ -215,9 +222,9 @@ impl ModuleFacts {
                 .or_default()
                 .push((member, *d, literal));
         }
-        let mut types = HashMap::new();
-        let mut constants = HashMap::new();
-        let mut variables = HashMap::new();
+        let mut types: Map<Word, &Instruction> = Map::default();
+        let mut constants = Map::default();
+        let mut variables = Map::default();
         for i in &module.types_global_values {
             let Some(result) = i.result_id else { continue };
             match i.class.opcode {
@@ -231,7 +238,7 @@ impl ModuleFacts {
                     let pointee = i
                         .result_type
                         .and_then(|t| types.get(&t))
-                        .filter(|t: &&Instruction| t.class.opcode == Op::TypePointer)
+                        .filter(|t: &&&Instruction| t.class.opcode == Op::TypePointer)
                         .and_then(|t| id(t, 1))
                         .unwrap_or(0);
                     if let Some(Operand::StorageClass(class)) = i.operands.first() {
@@ -239,7 +246,7 @@ impl ModuleFacts {
                     }
                 }
                 _ => {
-                    types.insert(result, i.clone());
+                    types.insert(result, i);
                 }
             }
         }
@@ -254,8 +261,8 @@ impl ModuleFacts {
                 _ => None,
             })
             .collect();
-        let mut used_whole = HashSet::new();
-        let mut chain_indices = HashSet::new();
+        let mut used_whole = Set::default();
+        let mut chain_indices = Set::default();
         for i in module
             .functions
             .iter()
@@ -281,8 +288,8 @@ impl ModuleFacts {
         }
         // Loads through each variable: pointers derived by access chains followed back
         // to their variable (SPIR-V defines a pointer before it is used).
-        let mut base: HashMap<Word, Word> = HashMap::new();
-        let mut loads: HashMap<Word, u32> = HashMap::new();
+        let mut base: Map<Word, Word> = Map::default();
+        let mut loads: Map<Word, u32> = Map::default();
         for i in module
             .functions
             .iter()
@@ -336,7 +343,7 @@ impl ModuleFacts {
                     let combined = op == Op::Load
                         && i.result_type
                             .and_then(|t| types.get(&t))
-                            .is_some_and(|t: &Instruction| t.class.opcode == Op::TypeSampledImage);
+                            .is_some_and(|t: &&Instruction| t.class.opcode == Op::TypeSampledImage);
                     *loads.entry(var).or_default() += if combined { 2 } else { 1 };
                 }
                 _ => {}
