@@ -242,87 +242,77 @@ mod tests {
     use std::path::Path;
     use trace_format::TraceReader;
 
+    /// Calls `f` with the parameters of every `command` the sample `name` records
+    /// generically; returns how many there were.
+    fn each_recorded(name: &str, command: &str, mut f: impl FnMut(&[Param<'_>])) -> usize {
+        let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../samples")
+            .join(name);
+        let mut seen = 0;
+        for chunk in TraceReader::open(&trace).expect("the sample opens") {
+            let chunk = chunk.expect("its chunks read");
+            for call in chunk.records().filter_map(|r| r.call_as_vulkan_call()) {
+                if call.command() == Some(command) {
+                    f(&params_of(&call).expect("its parameters read"));
+                    seen += 1;
+                }
+            }
+        }
+        seen
+    }
+
     /// Every `vkCmdPipelineBarrier2` glxgears recorded through Zink: its masks read where
     /// they lie are those of the command decoded whole, in the same order.
     #[test]
     fn barrier_masks_read_in_place_equal_those_of_the_decoded_command() {
-        let trace =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/glxgears-zink-lavapipe.mscope");
-        let mut compared = 0;
-        for chunk in TraceReader::open(&trace).expect("the sample opens") {
-            let chunk = chunk.expect("its chunks read");
-            for record in chunk.records() {
-                let Some(call) = record.call_as_vulkan_call() else {
-                    continue;
-                };
-                let name = call.command().unwrap_or_default();
-                if name != "vkCmdPipelineBarrier2" {
-                    continue;
-                }
-                let params = params_of(&call).expect("its parameters read");
-                let in_place = pipeline_barrier2_of(&params).expect("a barrier as recorded");
-                let Ok(Some(GenericCmd::CmdPipelineBarrier2(c))) =
-                    crate::generic::decode(name, &params)
-                else {
-                    panic!("the barrier decodes");
-                };
-                let decoded = dependency_barriers(&c.dependency_info_nested);
-                assert!(!decoded.is_empty());
-                assert_eq!(in_place, (c.command_buffer, decoded));
-                assert_eq!(
-                    pipeline_barrier2_of(&params[..1]),
-                    None,
-                    "one parameter short"
-                );
-                compared += 1;
-            }
-        }
+        let name = "vkCmdPipelineBarrier2";
+        let compared = each_recorded("glxgears-zink-lavapipe.mscope", name, |params| {
+            let in_place = pipeline_barrier2_of(params).expect("a barrier as recorded");
+            let Ok(Some(GenericCmd::CmdPipelineBarrier2(c))) = crate::generic::decode(name, params)
+            else {
+                panic!("the barrier decodes");
+            };
+            let decoded = dependency_barriers(&c.dependency_info_nested);
+            assert!(!decoded.is_empty());
+            assert_eq!(in_place, (c.command_buffer, decoded));
+            assert_eq!(
+                pipeline_barrier2_of(&params[..1]),
+                None,
+                "one parameter short"
+            );
+        });
         assert_eq!(compared, 1623, "the sample's barriers");
     }
 
     /// Every `vkCmdPipelineBarrier` of the samples that record them (the compute
-    /// scene's memory, buffer and image barriers on NVIDIA, vkcube's image barrier on
-    /// lavapipe): its dependencies read where they lie are those of the command decoded
-    /// whole.
+    /// scene's memory and image barriers on NVIDIA, vkcube's image barrier on lavapipe):
+    /// its dependencies read where they lie are those of the command decoded whole.
     #[test]
     fn version_1_barriers_read_in_place_equal_those_of_the_decoded_command() {
-        let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+        let name = "vkCmdPipelineBarrier";
         let mut compared = [0; 3];
-        for name in ["compute-nvidia.mscope", "vkcube-lavapipe.mscope"] {
-            for chunk in TraceReader::open(&samples.join(name)).expect("the sample opens") {
-                let chunk = chunk.expect("its chunks read");
-                for record in chunk.records() {
-                    let Some(call) = record.call_as_vulkan_call() else {
-                        continue;
-                    };
-                    let name = call.command().unwrap_or_default();
-                    if name != "vkCmdPipelineBarrier" {
-                        continue;
-                    }
-                    let params = params_of(&call).expect("its parameters read");
-                    let in_place = pipeline_barrier_of(&params).expect("a barrier as recorded");
-                    let Ok(Some(cmd @ GenericCmd::CmdPipelineBarrier(_))) =
-                        crate::generic::decode(name, &params)
-                    else {
-                        panic!("the barrier decodes");
-                    };
-                    let GenericCmd::CmdPipelineBarrier(c) = &cmd else {
-                        unreachable!()
-                    };
-                    let kinds = [
-                        c.memory_barriers.len(),
-                        c.buffer_memory_barriers.len(),
-                        c.image_memory_barriers.len(),
-                    ];
-                    for (n, k) in compared.iter_mut().zip(kinds) {
-                        *n += k;
-                    }
-                    let decoded = pipeline_barriers(&cmd).expect("a barrier's dependencies");
-                    assert!(!decoded.is_empty());
-                    assert_eq!(in_place, (c.command_buffer, decoded));
-                    assert_eq!(pipeline_barrier_of(&params[..9]), None, "one short");
+        for sample in ["compute-nvidia.mscope", "vkcube-lavapipe.mscope"] {
+            each_recorded(sample, name, |params| {
+                let in_place = pipeline_barrier_of(params).expect("a barrier as recorded");
+                let cmd = crate::generic::decode(name, params)
+                    .expect("the barrier decodes")
+                    .expect("a decoder for it");
+                let GenericCmd::CmdPipelineBarrier(c) = &cmd else {
+                    panic!("decoded as another command: {cmd:?}");
+                };
+                let kinds = [
+                    c.memory_barriers.len(),
+                    c.buffer_memory_barriers.len(),
+                    c.image_memory_barriers.len(),
+                ];
+                for (n, k) in compared.iter_mut().zip(kinds) {
+                    *n += k;
                 }
-            }
+                let decoded = pipeline_barriers(&cmd).expect("a barrier's dependencies");
+                assert!(!decoded.is_empty());
+                assert_eq!(in_place, (c.command_buffer, decoded));
+                assert_eq!(pipeline_barrier_of(&params[..9]), None, "one short");
+            });
         }
         assert!(
             compared[0] > 0 && compared[2] > 0,
