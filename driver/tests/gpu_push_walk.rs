@@ -3,7 +3,9 @@
 //! writing its words one method at a time does, also where the run passes the end of
 //! the selected constant buffer; a run of methods that only set their shadows, stored
 //! at once, leaves what its writes one by one leave, also when it ends a pending macro
-//! call; and a bad header stops the walk where `push::parse` says it is bad.
+//! call, as does an immediate or a one-word run (another class's method, or a header of
+//! no words, leaves the call pending); and a bad header stops the walk where
+//! `push::parse` says it is bad.
 
 use driver::class;
 use driver::gpu::Gpu;
@@ -142,6 +144,64 @@ fn runs_of_methods_that_only_set_their_shadows_leave_what_their_writes_one_by_on
     assert_eq!(shadow(class::set_mme_shadow_scratch(53)), 11);
     assert_eq!(stored.2, [12, 13]);
     assert_eq!(stored.0.hw_draws, 1);
+}
+
+#[test]
+fn immediates_single_writes_and_other_classes_leave_what_their_writes_one_by_one_leave() {
+    const ID: u16 = 0x30;
+    let mut p = PushBuffer::new();
+    driver::nvk::upload_macro(&mut p, ID, 0x3800, &scratch_macro());
+    p.mthd(SUBC_3D, class::set_mme_shadow_scratch(45), 3);
+    p.mthd(SUBC_3D, class::CALL_MME_MACRO + 8 * ID, 9);
+    // Another class's method is counted and leaves the call pending; a header of no
+    // words writes nothing and leaves it too.
+    p.mthd(push::SUBC_COMPUTE, 0x0200, 0x55);
+    let mut words = p.words().to_vec();
+    words.push(
+        push::MethodHeader::new(
+            push::HeaderKind::Incrementing,
+            SUBC_3D,
+            class::set_mme_shadow_scratch(45),
+            0,
+        )
+        .0,
+    );
+    // An immediate to a plain method ends the call (the macro reads scratch 45 first).
+    let mut q = PushBuffer::new();
+    q.immd(SUBC_3D, class::set_mme_shadow_scratch(45), 6);
+    q.mthd(SUBC_3D, class::CALL_MME_MACRO + 8 * ID, 7);
+    // So does a one-word non-incrementing run.
+    q.non_inc(SUBC_3D, class::set_mme_shadow_scratch(45), &[8]);
+    q.immd(SUBC_3D, class::set_mme_shadow_scratch(46), 0x1fff);
+    words.extend_from_slice(q.words());
+    let state = |logged: bool| {
+        let mut gpu = Gpu::new(Arch::Turing);
+        if logged {
+            gpu.state.method_log = Some(Vec::new());
+        }
+        gpu.execute(&words).expect("the push buffer runs");
+        let shadows: Vec<u32> = (0..0x4000u16)
+            .step_by(4)
+            .map(|m| gpu.state.shadow(m))
+            .collect();
+        (gpu.state.counters, shadows)
+    };
+    let (stored, one_by_one) = (state(false), state(true));
+    assert_eq!(stored, one_by_one);
+    let shadow = |m: u16| stored.1[usize::from(m >> 2)];
+    assert_eq!(
+        shadow(class::set_mme_shadow_scratch(40)),
+        7,
+        "both calls ran"
+    );
+    assert_eq!(
+        shadow(class::set_mme_shadow_scratch(44)),
+        6,
+        "the second before the run that ended it"
+    );
+    assert_eq!(shadow(class::set_mme_shadow_scratch(45)), 8);
+    assert_eq!(shadow(class::set_mme_shadow_scratch(46)), 0x1fff);
+    assert_eq!(stored.0.macro_calls, 2);
 }
 
 #[test]

@@ -467,47 +467,20 @@ impl Gpu {
         (cost, outcome)
     }
 
-    /// Executes a push buffer, header by header ([`push::runs`]), each write as it comes.
-    /// A run of root-table words (an increment-once header at
-    /// `LOAD_CONSTANT_BUFFER_OFFSET`, as NVK writes the root table) goes to memory in
-    /// one copy, and a macro call (an increment-once header at its `CALL_MME_MACRO`)
-    /// takes its parameters in one copy.
+    /// Executes a push buffer, header by header ([`push::runs`]). With a method log,
+    /// each write as it comes (the log sees every one); without, a run at a time
+    /// ([`execute_run`](Self::execute_run)).
     pub fn execute(&mut self, words: &[u32]) -> Result<(), GpuError> {
-        for run in push::runs(words) {
-            let run = run?;
-            let (subc, mthd) = (run.header.subc(), run.header.mthd());
-            if run.kind == push::HeaderKind::IncrementOnce
-                && subc == push::SUBC_3D
-                && mthd == class::LOAD_CONSTANT_BUFFER_OFFSET
-                && self.state.method_log.is_none()
-            {
-                if let Some((&offset, words)) = run.data.split_first() {
-                    self.write(subc, mthd, offset)?;
-                    self.state.load_constant_buffer_run(words);
-                }
-                continue;
+        if self.state.method_log.is_some() {
+            for run in push::runs(words) {
+                let run = run?;
+                let subc = run.header.subc();
+                run.try_for_each_write(|mthd, data| self.write(subc, mthd, data))?;
             }
-            if run.kind == push::HeaderKind::IncrementOnce
-                && subc == push::SUBC_3D
-                && self.state.method_log.is_none()
-                && matches!(class::macro_call_method(mthd), Some((_, true)))
-            {
-                // A whole macro call: its first word starts it, the rest are its
-                // parameters (what `write` does word by word).
-                if let Some((&first, _)) = run.data.split_first() {
-                    self.write(subc, mthd, first)?;
-                    self.state.counters.push_methods += run.data.len() as u64 - 1;
-                    self.state.params.extend_from_slice(&run.data[1..]);
-                }
-                continue;
+        } else {
+            for run in push::runs(words) {
+                self.execute_run(&run?)?;
             }
-            if subc == push::SUBC_3D && self.state.method_log.is_none() && self.plain_run(&run)? {
-                continue;
-            }
-            run.try_for_each_write(
-                #[inline(always)]
-                |mthd, data| self.write(subc, mthd, data),
-            )?;
         }
         match self.pending_call {
             Some(_) => self.flush_call(),
@@ -515,30 +488,81 @@ impl Gpu {
         }
     }
 
-    /// A 3D-class run of two or more writes to methods that only set their shadows
-    /// ([`PLAIN`]): the first written as any write is (it ends a pending macro call),
-    /// the rest stored at once, leaving the shadows and counters as writing them one by
-    /// one does. Whether `run` was one.
+    /// Executes one run of a push buffer, leaving the model as its writes one by one
+    /// do. A run of stores ([`run_of_stores`](Self::run_of_stores)) is done at once; a
+    /// run of root-table words (an increment-once header at
+    /// `LOAD_CONSTANT_BUFFER_OFFSET`, as NVK writes the root table) goes to memory in
+    /// one copy, and a macro call (an increment-once header at its `CALL_MME_MACRO`)
+    /// takes its parameters in one copy.
     #[inline(always)]
-    fn plain_run(&mut self, run: &push::MethodRun<'_>) -> Result<bool, GpuError> {
-        let Some((&first, rest)) = run.data.split_first().filter(|(_, rest)| !rest.is_empty())
-        else {
+    fn execute_run(&mut self, run: &push::MethodRun<'_>) -> Result<(), GpuError> {
+        if self.run_of_stores(run)? {
+            return Ok(());
+        }
+        let (subc, mthd) = (run.header.subc(), run.header.mthd());
+        if run.kind == push::HeaderKind::IncrementOnce {
+            if let Some((&first, rest)) = run.data.split_first() {
+                if mthd == class::LOAD_CONSTANT_BUFFER_OFFSET {
+                    self.write(subc, mthd, first)?;
+                    self.state.load_constant_buffer_run(rest);
+                    return Ok(());
+                }
+                if matches!(class::macro_call_method(mthd), Some((_, true))) {
+                    // A whole macro call: its first word starts it, the rest are its
+                    // parameters (what `write` does word by word).
+                    self.write(subc, mthd, first)?;
+                    self.state.counters.push_methods += rest.len() as u64;
+                    self.state.params.extend_from_slice(rest);
+                    return Ok(());
+                }
+            }
+        }
+        run.try_for_each_write(
+            #[inline(always)]
+            |mthd, data| self.write(subc, mthd, data),
+        )
+    }
+
+    /// A run whose writes only count or set shadows, done at once with no write looked
+    /// at alone: another class's (counted, not executed, as [`write`](Self::write)
+    /// does), none at all, or a 3D-class run of [`PLAIN`] methods (the first ends a
+    /// pending macro call, as any 3D write does). Most of NVK's headers are one of
+    /// these: immediates and short incrementing runs to state methods (DDNet's blits,
+    /// 83 % of their headers). Whether `run` was one. Only without a method log, which
+    /// sees each write.
+    #[inline(always)]
+    fn run_of_stores(&mut self, run: &push::MethodRun<'_>) -> Result<bool, GpuError> {
+        let writes = run.len();
+        if run.header.subc() != push::SUBC_3D || writes == 0 {
+            self.state.counters.push_methods += writes as u64;
+            return Ok(true);
+        }
+        let index = usize::from(run.header.mthd() >> 2);
+        let plain = match run.kind {
+            push::HeaderKind::Immediate | push::HeaderKind::NonIncrementing => PLAIN.all(index, 1),
+            push::HeaderKind::Incrementing => PLAIN.all(index, writes),
+            push::HeaderKind::IncrementOnce => PLAIN.all(index, writes.min(2)),
+        };
+        if !plain {
             return Ok(false);
-        };
-        let (mthd, index) = (run.header.mthd(), usize::from(run.header.mthd() >> 2));
-        // Where the last of `rest` goes, or each of them.
-        let to = match run.kind {
-            push::HeaderKind::Incrementing if PLAIN.all(index, run.data.len()) => None,
-            push::HeaderKind::NonIncrementing if PLAIN.all(index, 1) => Some(index),
-            push::HeaderKind::IncrementOnce if PLAIN.all(index, 2) => Some(index + 1),
-            _ => return Ok(false),
-        };
-        self.write(push::SUBC_3D, mthd, first)?;
-        self.state.counters.push_methods += rest.len() as u64;
+        }
+        if self.pending_call.is_some() {
+            self.flush_call()?;
+        }
+        self.state.counters.push_methods += writes as u64;
         let shadow = &mut self.state.shadow;
-        match to {
-            None => shadow[index + 1..index + run.data.len()].copy_from_slice(rest),
-            Some(to) => shadow[to] = rest[rest.len() - 1],
+        match run.kind {
+            push::HeaderKind::Immediate => shadow[index] = run.header.count(),
+            push::HeaderKind::Incrementing => {
+                shadow[index..index + writes].copy_from_slice(run.data);
+            }
+            push::HeaderKind::NonIncrementing => shadow[index] = run.data[writes - 1],
+            push::HeaderKind::IncrementOnce => {
+                shadow[index] = run.data[0];
+                if writes > 1 {
+                    shadow[index + 1] = run.data[writes - 1];
+                }
+            }
         }
         Ok(true)
     }
