@@ -1,11 +1,13 @@
 //! SPIR-V the driver compiles: what a module uses ([`analyze`]) and the passes that
-//! rewrite it for the hardware model ([`view_index`]). Modules are read and written with
-//! rspirv; a pass that cannot handle a module leaves it unchanged and says why.
+//! rewrite it for the hardware model ([`view_index`]). Modules are rspirv's: read in one
+//! pass ([`reader`], rspirv's parser for what it leaves), written with rspirv; a pass
+//! that cannot handle a module leaves it unchanged and says why.
 
 pub mod analysis;
 pub mod gs_count;
 pub mod interface;
 pub mod passthrough_tcs;
+pub mod reader;
 pub mod ubo_chains;
 pub mod view_index;
 
@@ -22,9 +24,18 @@ pub struct SpirvError(pub String);
 
 /// Parses SPIR-V words: their framing checked first (the magic, and every
 /// instruction's word count within the module), as rspirv's decoder slices by the
-/// counts it reads.
+/// counts it reads; then read in one pass ([`reader`]), or by rspirv's parser where
+/// that reader leaves a module to it (the same module either way).
 pub fn load(words: &[u32]) -> Result<Module, SpirvError> {
     check_framing(words)?;
+    match reader::read(words) {
+        Some(module) => Ok(module),
+        None => load_with_rspirv(words),
+    }
+}
+
+/// Parses SPIR-V words with rspirv's parser and loader alone.
+pub fn load_with_rspirv(words: &[u32]) -> Result<Module, SpirvError> {
     rspirv::dr::load_words(words).map_err(|e| SpirvError(e.to_string()))
 }
 
