@@ -61,13 +61,19 @@ impl MethodHeader {
 
     /// The kind, or the SEC_OP this model does not handle.
     pub fn kind(self) -> Result<HeaderKind, u32> {
-        match self.0 >> 29 {
-            1 => Ok(HeaderKind::Incrementing),
-            3 => Ok(HeaderKind::NonIncrementing),
-            4 => Ok(HeaderKind::Immediate),
-            5 => Ok(HeaderKind::IncrementOnce),
-            other => Err(other),
-        }
+        // By SEC_OP, looked up (a push buffer walk asks once a header).
+        const KINDS: [Option<HeaderKind>; 8] = [
+            None,
+            Some(HeaderKind::Incrementing),
+            None,
+            Some(HeaderKind::NonIncrementing),
+            Some(HeaderKind::Immediate),
+            Some(HeaderKind::IncrementOnce),
+            None,
+            None,
+        ];
+        let sec_op = self.0 >> 29;
+        KINDS[sec_op as usize].ok_or(sec_op)
     }
 
     /// The method, as a byte address.
