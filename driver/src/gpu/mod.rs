@@ -489,17 +489,20 @@ impl Gpu {
     }
 
     /// Executes one run of a push buffer, leaving the model as its writes one by one
-    /// do. A run of stores ([`run_of_stores`](Self::run_of_stores)) is done at once; a
-    /// run of root-table words (an increment-once header at
+    /// do. Another class's run is counted (as [`write`](Self::write) counts each of its
+    /// writes); a run of root-table words (an increment-once header at
     /// `LOAD_CONSTANT_BUFFER_OFFSET`, as NVK writes the root table) goes to memory in
-    /// one copy, and a macro call (an increment-once header at its `CALL_MME_MACRO`)
-    /// takes its parameters in one copy.
+    /// one copy, a macro call (an increment-once header at its `CALL_MME_MACRO`)
+    /// takes its parameters in one copy (a draw storm is made of these two), and a run
+    /// of plain stores ([`plain_stores`](Self::plain_stores)) is done at once.
     #[inline(always)]
     fn execute_run(&mut self, run: &push::MethodRun<'_>) -> Result<(), GpuError> {
-        if self.run_of_stores(run)? {
+        let (subc, mthd) = (run.header.subc(), run.header.mthd());
+        if subc != push::SUBC_3D {
+            // Other classes' methods (copy, compute) are counted, not executed.
+            self.state.counters.push_methods += run.len() as u64;
             return Ok(());
         }
-        let (subc, mthd) = (run.header.subc(), run.header.mthd());
         if run.kind == push::HeaderKind::IncrementOnce {
             if let Some((&first, rest)) = run.data.split_first() {
                 if mthd == class::LOAD_CONSTANT_BUFFER_OFFSET {
@@ -517,24 +520,25 @@ impl Gpu {
                 }
             }
         }
+        if self.plain_stores(run)? {
+            return Ok(());
+        }
         run.try_for_each_write(
             #[inline(always)]
             |mthd, data| self.write(subc, mthd, data),
         )
     }
 
-    /// A run whose writes only count or set shadows, done at once with no write looked
-    /// at alone: another class's (counted, not executed, as [`write`](Self::write)
-    /// does), none at all, or a 3D-class run of [`PLAIN`] methods (the first ends a
-    /// pending macro call, as any 3D write does). Most of NVK's headers are one of
-    /// these: immediates and short incrementing runs to state methods (DDNet's blits,
-    /// 83 % of their headers). Whether `run` was one. Only without a method log, which
-    /// sees each write.
+    /// A 3D-class run whose writes only set shadows ([`PLAIN`] methods, or none at
+    /// all), done at once with no write looked at alone, leaving the shadows and
+    /// counters as its writes one by one leave them (the first ends a pending macro
+    /// call, as any 3D write does). Most of NVK's headers are such runs: immediates and
+    /// short incrementing runs to state methods (83 % of DDNet's, its blits'). Whether
+    /// `run` was one. Only without a method log, which sees each write.
     #[inline(always)]
-    fn run_of_stores(&mut self, run: &push::MethodRun<'_>) -> Result<bool, GpuError> {
+    fn plain_stores(&mut self, run: &push::MethodRun<'_>) -> Result<bool, GpuError> {
         let writes = run.len();
-        if run.header.subc() != push::SUBC_3D || writes == 0 {
-            self.state.counters.push_methods += writes as u64;
+        if writes == 0 {
             return Ok(true);
         }
         let index = usize::from(run.header.mthd() >> 2);
