@@ -89,6 +89,25 @@ fn scratch_macro() -> Vec<u32> {
     tu104::assemble(&b.finish().expect("the macro builds")).expect("it assembles")
 }
 
+/// A fresh GPU that executed `words`, with the method log on (every write one at a
+/// time) or off.
+fn executed(words: &[u32], logged: bool) -> Gpu {
+    let mut gpu = Gpu::new(Arch::Turing);
+    if logged {
+        gpu.state.method_log = Some(Vec::new());
+    }
+    gpu.execute(words).expect("the push buffer runs");
+    gpu
+}
+
+/// Every 3D method's shadowed value.
+fn shadows(gpu: &Gpu) -> Vec<u32> {
+    (0..0x4000u16)
+        .step_by(4)
+        .map(|m| gpu.state.shadow(m))
+        .collect()
+}
+
 #[test]
 fn runs_of_methods_that_only_set_their_shadows_leave_what_their_writes_one_by_one_leave() {
     const ID: u16 = 0x30;
@@ -112,17 +131,9 @@ fn runs_of_methods_that_only_set_their_shadows_leave_what_their_writes_one_by_on
     p.mthd(SUBC_3D, class::LOAD_CONSTANT_BUFFER_OFFSET, 0);
     p.inc(SUBC_3D, class::load_constant_buffer(0), &[12, 13]);
     let state = |logged: bool| {
-        let mut gpu = Gpu::new(Arch::Turing);
-        if logged {
-            gpu.state.method_log = Some(Vec::new());
-        }
-        gpu.execute(p.words()).expect("the push buffer runs");
-        let shadows: Vec<u32> = (0..0x4000u16)
-            .step_by(4)
-            .map(|m| gpu.state.shadow(m))
-            .collect();
+        let gpu = executed(p.words(), logged);
         let memory = [0, 4].map(|at| gpu.state.memory.read_u32(CB_ADDR + at));
-        (gpu.state.counters, shadows, memory)
+        (gpu.state.counters, shadows(&gpu), memory)
     };
     let (stored, one_by_one) = (state(false), state(true));
     assert_eq!(stored, one_by_one);
@@ -175,16 +186,8 @@ fn immediates_single_writes_and_other_classes_leave_what_their_writes_one_by_one
     q.immd(SUBC_3D, class::set_mme_shadow_scratch(46), 0x1fff);
     words.extend_from_slice(q.words());
     let state = |logged: bool| {
-        let mut gpu = Gpu::new(Arch::Turing);
-        if logged {
-            gpu.state.method_log = Some(Vec::new());
-        }
-        gpu.execute(&words).expect("the push buffer runs");
-        let shadows: Vec<u32> = (0..0x4000u16)
-            .step_by(4)
-            .map(|m| gpu.state.shadow(m))
-            .collect();
-        (gpu.state.counters, shadows)
+        let gpu = executed(&words, logged);
+        (gpu.state.counters, shadows(&gpu))
     };
     let (stored, one_by_one) = (state(false), state(true));
     assert_eq!(stored, one_by_one);

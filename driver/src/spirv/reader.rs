@@ -244,6 +244,14 @@ fn decode(kind: Kind, w: &mut Words<'_>, out: &mut Vec<Operand>) -> Option<()> {
             Operand::$variant(w.decoded(|d| d.$decoder())?)
         };
     }
+    // An enumerant and then the parameters its value takes.
+    macro_rules! with_parameters {
+        ($variant:ident, $decoder:ident, $parameters:ident) => {{
+            let value = w.decoded(|d| d.$decoder())?;
+            out.push(Operand::$variant(value));
+            return $parameters(value, w, out);
+        }};
+    }
     let operand = match kind {
         Kind::IdRef => w.id()?,
         Kind::IdScope => Operand::IdScope(w.next()?),
@@ -283,30 +291,16 @@ fn decode(kind: Kind, w: &mut Words<'_>, out: &mut Vec<Operand>) -> Option<()> {
             enumerant!(FunctionParameterAttribute, function_parameter_attribute)
         }
         Kind::ImageOperands => {
-            let value = w.decoded(|d| d.image_operands())?;
-            out.push(Operand::ImageOperands(value));
-            return image_operand_parameters(value, w, out);
+            with_parameters!(ImageOperands, image_operands, image_operand_parameters)
         }
         Kind::MemoryAccess => {
-            let value = w.decoded(|d| d.memory_access())?;
-            out.push(Operand::MemoryAccess(value));
-            return memory_access_parameters(value, w, out);
+            with_parameters!(MemoryAccess, memory_access, memory_access_parameters)
         }
-        Kind::LoopControl => {
-            let value = w.decoded(|d| d.loop_control())?;
-            out.push(Operand::LoopControl(value));
-            return loop_control_parameters(value, w, out);
-        }
+        Kind::LoopControl => with_parameters!(LoopControl, loop_control, loop_control_parameters),
         Kind::ExecutionMode => {
-            let value = w.decoded(|d| d.execution_mode())?;
-            out.push(Operand::ExecutionMode(value));
-            return execution_mode_parameters(value, w, out);
+            with_parameters!(ExecutionMode, execution_mode, execution_mode_parameters)
         }
-        Kind::Decoration => {
-            let value = w.decoded(|d| d.decoration())?;
-            out.push(Operand::Decoration(value));
-            return decoration_parameters(value, w, out);
-        }
+        Kind::Decoration => with_parameters!(Decoration, decoration, decoration_parameters),
         _ => return None,
     };
     out.push(operand);
