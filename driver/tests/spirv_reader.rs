@@ -3,7 +3,8 @@
 //! traces create and every module of the benches (and on the modules of the traces
 //! `MACROSCOPE_SPIRV_TRACES` names, `:`-separated); it reads each of them itself, with
 //! no module left to rspirv; and a module holding what it does not know, or words rspirv
-//! refuses, goes to rspirv's parser, which reads or refuses it as before.
+//! refuses, goes to rspirv's parser, which reads or refuses it as before; and of
+//! modules damaged at random, what the reader reads is what rspirv reads.
 
 use std::path::{Path, PathBuf};
 
@@ -119,5 +120,54 @@ fn what_the_reader_does_not_know_goes_to_rspirv_as_before() {
         load_with_rspirv(&unknown_op)
             .map(|_| ())
             .map_err(|e| e.to_string())
+    );
+}
+
+#[test]
+fn damaged_modules_read_as_rspirv_reads_them_or_go_to_it() {
+    // Words of vkcube's modules changed at random, a few at a time: where the reader
+    // reads one, rspirv reads the same module; where it does not, `load` answers with
+    // rspirv's parser (behind its framing check) without a panic.
+    let modules = modules_of(&repo("samples/vkcube-lavapipe.mscope"));
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut read, mut left) = (0, 0);
+    for round in 0..3000 {
+        let mut code = modules[round % modules.len()].clone();
+        for _ in 0..1 + next() % 3 {
+            let at = 5 + (next() as usize) % (code.len() - 5);
+            code[at] = match next() % 4 {
+                0 => next() as u32,
+                1 => (next() % 64) as u32,
+                2 => code[at] ^ (1 << (next() % 32)),
+                _ => code[at].wrapping_add(1),
+            };
+        }
+        match reader::read(&code) {
+            Some(module) => {
+                read += 1;
+                let expected =
+                    load_with_rspirv(&code).unwrap_or_else(|e| panic!("round {round}: {e}"));
+                assert_eq!(
+                    format!("{module:?}"),
+                    format!("{expected:?}"),
+                    "round {round}"
+                );
+            }
+            // Left to rspirv, behind `load`'s framing check: answered, not a panic.
+            None => {
+                left += 1;
+                let _ = load(&code);
+            }
+        }
+    }
+    assert!(
+        read > 100 && left > 100,
+        "{read} read, {left} left to rspirv"
     );
 }
