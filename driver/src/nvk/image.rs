@@ -193,17 +193,18 @@ impl Image {
         } else {
             1
         };
-        // The format's element, looked up once for every level.
+        // The format's element and the sample grid, looked up once for every level.
         let element = block_of_vk(self.format);
+        let grid = self.sample_grid();
         // Level 0's block height and depth in GOBs (log2); one GOB deep for 2D views.
-        let block0 = self.block_log2(self.level_rows(0, element), depth0);
+        let block0 = self.block_log2(self.level_rows(0, element, grid), depth0);
         let block0 = (block0.0, if self.views_2d { 0 } else { block0.1 });
         let mut offset = 0u64;
         let mut chosen = None;
         for m in 0..levels {
-            let rows = self.level_rows(m, element);
+            let rows = self.level_rows(m, element, grid);
             let depth = (depth0 >> m).max(1);
-            let elements = self.level_row_elements(m, element);
+            let elements = self.level_row_elements(m, element, grid);
             let row_bytes = elements.saturating_mul(element.bytes);
             let (row_stride, block, aligned_rows, aligned_depth) = if self.linear {
                 (round_up(row_bytes, 128), (0, 0), rows, 1)
@@ -251,21 +252,17 @@ impl Image {
         level
     }
 
-    /// Level `m`'s rows: of samples, or of blocks (`element`, the format's) for a
-    /// compressed format.
-    fn level_rows(&self, m: u32, element: Block) -> u32 {
-        let rows = (self.extent[1] >> m)
-            .max(1)
-            .saturating_mul(self.sample_grid().1);
+    /// Level `m`'s rows: of samples (`grid`, the image's [`sample_grid`](Self::sample_grid)),
+    /// or of blocks (`element`, the format's) for a compressed format.
+    fn level_rows(&self, m: u32, element: Block, grid: (u32, u32)) -> u32 {
+        let rows = (self.extent[1] >> m).max(1).saturating_mul(grid.1);
         rows.div_ceil(element.height.max(1))
     }
 
-    /// Level `m`'s elements a row: samples, or blocks (`element`) for a compressed
-    /// format.
-    fn level_row_elements(&self, m: u32, element: Block) -> u32 {
-        let width = (self.extent[0] >> m)
-            .max(1)
-            .saturating_mul(self.sample_grid().0);
+    /// Level `m`'s elements a row: samples (`grid`), or blocks (`element`) for a
+    /// compressed format.
+    fn level_row_elements(&self, m: u32, element: Block, grid: (u32, u32)) -> u32 {
+        let width = (self.extent[0] >> m).max(1).saturating_mul(grid.0);
         width.div_ceil(element.width.max(1))
     }
 
