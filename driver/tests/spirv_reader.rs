@@ -159,7 +159,7 @@ fn damaged_modules_read_as_rspirv_reads_them_or_go_to_it() {
                     "round {round}"
                 );
             }
-            // Left to rspirv, behind `load`'s framing check: answered, not a panic.
+            // Left to rspirv, behind its framing check: answered, not a panic.
             None => {
                 left += 1;
                 let _ = load(&code);

@@ -22,20 +22,21 @@ use rspirv::spirv::{Decoration, Op, StorageClass, Word};
 #[error("not a SPIR-V module: {0}")]
 pub struct SpirvError(pub String);
 
-/// Parses SPIR-V words: their framing checked first (the magic, and every
-/// instruction's word count within the module), as rspirv's decoder slices by the
-/// counts it reads; then read in one pass ([`reader`]), or by rspirv's parser where
-/// that reader leaves a module to it (the same module either way).
+/// Parses SPIR-V words: read in one pass ([`reader`], which reads only words that frame
+/// as a module), or, where that reader leaves a module to it, by rspirv's parser behind
+/// the framing check ([`load_with_rspirv`]); the same module either way.
 pub fn load(words: &[u32]) -> Result<Module, SpirvError> {
-    check_framing(words)?;
     match reader::read(words) {
         Some(module) => Ok(module),
         None => load_with_rspirv(words),
     }
 }
 
-/// Parses SPIR-V words with rspirv's parser and loader alone.
+/// Parses SPIR-V words with rspirv's parser and loader alone, their framing checked
+/// first (the magic, and every instruction's word count within the module), as
+/// rspirv's decoder slices by the counts it reads.
 pub fn load_with_rspirv(words: &[u32]) -> Result<Module, SpirvError> {
+    check_framing(words)?;
     rspirv::dr::load_words(words).map_err(|e| SpirvError(e.to_string()))
 }
 

@@ -27,8 +27,9 @@ use rspirv::spirv::{self, Decoration, ExecutionMode, Op, Word};
 /// An instruction's grammar.
 type Grammar = &'static grammar::Instruction<'static>;
 
-/// The module `words` hold (their framing checked: a header, word counts within the
-/// module), as rspirv's loader reads it; `None` where this reader leaves it to rspirv.
+/// The module `words` hold, as rspirv's loader reads it; `None` where this reader leaves
+/// it to rspirv, words that do not frame as a module among it (no five-word header with
+/// the magic, an instruction of no words or past the module's end).
 pub fn read(words: &[u32]) -> Option<Module> {
     let mut loader = Loader::new();
     continues(loader.consume_header(header(words)?))?;
