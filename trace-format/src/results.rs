@@ -137,6 +137,22 @@ pub fn same_trace(a: &str, b: &str) -> Option<bool> {
 /// Rows per chunk: about 1.5 MiB of draw rows.
 pub const ROWS_PER_CHUNK: usize = 16 * 1024;
 
+/// Rows in each of a results file's first chunks. A chunk is made into its payload and
+/// compressed beside the replay, except the last, which waits for the replay's end and
+/// which the replay's caller then waits for: a file's chunks hold a quarter of the rows
+/// before them, from this many up to [`ROWS_PER_CHUNK`], so that what is left at the
+/// end is a small part of a short replay and at most a chunk of a long one (the
+/// glxgears sample's 3,000 rows a pass went as one chunk, its whole compression after
+/// the last row: a seventh of the pass).
+pub const FIRST_ROWS_PER_CHUNK: usize = 1024;
+
+/// The rows the next chunk of a file holds, `written` rows into it.
+fn chunk_rows_after(written: u64) -> usize {
+    usize::try_from(written / 4)
+        .unwrap_or(usize::MAX)
+        .clamp(FIRST_ROWS_PER_CHUNK, ROWS_PER_CHUNK)
+}
+
 /// A call the replay did not execute, and how often it was seen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SkippedCall {
@@ -159,6 +175,11 @@ pub struct ResultsWriter {
     /// Where a compression thread sends rows it is done with.
     return_rows: SyncSender<ChunkRows>,
     frame: u64,
+    /// Rows handed to compression threads so far.
+    rows_written: u64,
+    /// The rows at which the chunk being gathered is handed over
+    /// ([`chunk_rows_after`]).
+    chunk_rows: usize,
 }
 
 impl ResultsWriter {
@@ -175,6 +196,8 @@ impl ResultsWriter {
             spare_rows,
             return_rows,
             frame: 0,
+            rows_written: 0,
+            chunk_rows: chunk_rows_after(0),
         })
     }
 
@@ -287,7 +310,7 @@ impl ResultsWriter {
     }
 
     fn flush_if_full(&mut self) -> Result<()> {
-        if self.rows.rows() >= ROWS_PER_CHUNK {
+        if self.rows.rows() >= self.chunk_rows {
             self.write_chunk()?;
         }
         Ok(())
@@ -301,6 +324,8 @@ impl ResultsWriter {
             .try_recv()
             .unwrap_or_else(|_| ChunkRows::new());
         let mut rows = std::mem::replace(&mut self.rows, next);
+        self.rows_written += rows.rows() as u64;
+        self.chunk_rows = chunk_rows_after(self.rows_written);
         let meta = rows.meta();
         let return_rows = self.return_rows.clone();
         self.out.write_chunk_filled_by(

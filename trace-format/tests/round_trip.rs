@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use trace_format::generated::results::{DrawKind, DrawRow, MmeArch, RunInfoT, SubmitRow};
 use trace_format::generated::trace::*;
 use trace_format::record_block::{lay_out_stored, lay_out_stored_handing};
+use trace_format::results::ROWS_PER_CHUNK;
 use trace_format::{
     CallMeta, ResultsReader, ResultsWriter, SkippedCall, TraceReader, TraceWriter, WriterOptions,
 };
@@ -937,6 +938,37 @@ fn results_round_trip_in_many_chunks() {
     assert_eq!(submits, 40);
     assert_eq!(seen_run, Some(run));
     assert_eq!(seen_skipped, skipped);
+}
+
+/// A short replay's rows leave in small chunks, compressed beside the replay, so that
+/// what is left to compress after its last row is a small part of it; a long one's
+/// chunks grow to `ROWS_PER_CHUNK` and no further.
+#[test]
+fn results_chunks_start_small_and_grow_to_full_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk_sizes = |draws: u64| {
+        let path = dir.path().join(format!("r{draws}.msr"));
+        let mut writer =
+            ResultsWriter::create(&path, RunInfoT::default(), &WriterOptions::default()).unwrap();
+        for seq in 0..draws {
+            writer.push_draw(row(seq, 0, 1)).unwrap();
+        }
+        writer.finish(&[]).unwrap();
+        let sizes: Vec<usize> = ResultsReader::open(&path)
+            .unwrap()
+            .map(|chunk| chunk.unwrap().draws().count())
+            .collect();
+        assert_eq!(sizes.iter().sum::<usize>() as u64, draws);
+        sizes
+    };
+    let short = chunk_sizes(3_000);
+    assert_eq!(short, [1024, 1024, 952]);
+    let long = chunk_sizes(200_000);
+    assert_eq!(long[..3], [1024, 1024, 1024]);
+    assert!(long.iter().all(|&n| n <= ROWS_PER_CHUNK), "{long:?}");
+    let (_, full) = long.split_last().unwrap();
+    assert!(full.windows(2).all(|w| w[0] <= w[1]), "{long:?}");
+    assert_eq!(long[long.len() - 2], ROWS_PER_CHUNK, "{long:?}");
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use flatbuffers::FlatBufferBuilder;
 
-use super::{SkippedCall, ROWS_PER_CHUNK};
+use super::{SkippedCall, FIRST_ROWS_PER_CHUNK, ROWS_PER_CHUNK};
 use crate::container::ChunkMeta;
 use crate::generated::results::{
     CallCount, CallCountArgs, DrawBindState, DrawPlace, DrawRow, DrawState, DrawStateMme,
@@ -14,8 +14,8 @@ use crate::generated::results::{
     RunTotalsT, SubmitRow,
 };
 
-/// The draw rows a chunk first makes room for: a short replay's, all of them.
-const FIRST_ROOM_ROWS: usize = 1024;
+/// The draw rows a chunk first makes room for: all that a file's first chunks hold.
+const FIRST_ROOM_ROWS: usize = FIRST_ROWS_PER_CHUNK;
 
 /// The bytes a row takes in a chunk with every per-row vector (a submit row takes
 /// fewer).
