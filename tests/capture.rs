@@ -171,6 +171,38 @@ fn spirv_val(dir: &Path, words: &[u32]) -> Output {
     Command::new("spirv-val").arg(&path).output().unwrap()
 }
 
+/// `macroscope` keeps its own memory off transparent huge pages (they cost a short
+/// replay a third of its time), but the program it captures runs as it does alone:
+/// the setting would pass to it.
+#[test]
+fn a_captured_program_keeps_the_memory_settings_it_has_alone() {
+    if !vulkan_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let status = ["THP_enabled", "/proc/self/status"];
+    let alone = Command::new("grep").args(status).output().unwrap();
+    if !alone.status.success() {
+        eprintln!("skipping: this kernel's /proc/self/status does not say THP_enabled");
+        return;
+    }
+    let trace = dir.path().join("grep.mscope");
+    let captured = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .arg("capture")
+        .arg("-o")
+        .arg(&trace)
+        .arg("--")
+        .arg("grep")
+        .args(status)
+        .output()
+        .unwrap();
+    assert!(captured.status.success(), "{captured:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&captured.stdout),
+        String::from_utf8_lossy(&alone.stdout)
+    );
+}
+
 #[test]
 fn vkcube_captures_100_frames_that_read_back_validate_and_replay() {
     if !vulkan_ready() {
