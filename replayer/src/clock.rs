@@ -5,8 +5,14 @@
 //! time-stamp counter about 10. Where the counter runs at one rate whatever the core's
 //! frequency and sleep state (x86-64 with an invariant TSC, CPUID 0x8000_0007 EDX bit
 //! 8), readings are the counter's, turned into nanoseconds by its rate against the
-//! monotonic clock, measured once a process over 2 ms; elsewhere they are the
-//! monotonic clock's.
+//! monotonic clock, measured once a process; elsewhere they are the monotonic clock's.
+//!
+//! The rate is measured between two paired readings of both clocks: the first taken
+//! when a replay starts ([`start_measuring`]), the second at the first reading, once
+//! at least [`LEAST_SPAN`] has passed since. A replay reads the clock first at its
+//! first draw, after the setup and the first chunk are read (more than a millisecond
+//! for a short trace), so it seldom waits; it used to wait out a 2 ms span at its first
+//! draw, a quarter of a short replay's time (the glxgears sample).
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -32,13 +38,35 @@ fn source() -> Source {
     })
 }
 
+/// The shortest span the counter's rate is measured over. Each paired reading is off
+/// by at most half its bracket (a few tens of nanoseconds on a virtual machine), so
+/// over this span the rate is within 2 parts in 10,000: a tenth of a nanosecond in a
+/// microsecond's draw, far below what the host times vary by from run to run.
+const LEAST_SPAN: Duration = Duration::from_micros(250);
+
+/// Takes the first of the paired readings the counter's rate is measured between, if
+/// it is not taken yet: to be called when a replay starts, so that the span has passed
+/// by its first draw.
+pub fn start_measuring() {
+    #[cfg(target_arch = "x86_64")]
+    first_pairing();
+}
+
+/// The first paired reading, taken once a process.
+#[cfg(target_arch = "x86_64")]
+fn first_pairing() -> (Instant, u64) {
+    static FIRST: OnceLock<(Instant, u64)> = OnceLock::new();
+    *FIRST.get_or_init(paired_reading)
+}
+
 fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     *EPOCH.get_or_init(Instant::now)
 }
 
 /// The counter's nanoseconds a tick, where it is invariant: the monotonic clock's span
-/// over the counter's between two paired readings 2 ms apart.
+/// over the counter's between the first paired reading and one taken now, at least
+/// [`LEAST_SPAN`] after it.
 #[cfg(target_arch = "x86_64")]
 fn counter_rate() -> Option<f64> {
     use std::arch::x86_64::__cpuid;
@@ -51,9 +79,8 @@ fn counter_rate() -> Option<f64> {
     if !invariant {
         return None;
     }
-    const SPAN: Duration = Duration::from_millis(2);
-    let (start, first) = paired_reading();
-    while start.elapsed() < SPAN {}
+    let (start, first) = first_pairing();
+    while start.elapsed() < LEAST_SPAN {}
     let (end, last) = paired_reading();
     let ticks = last.wrapping_sub(first);
     (ticks > 0).then(|| (end - start).as_nanos() as f64 / ticks as f64)
@@ -62,7 +89,7 @@ fn counter_rate() -> Option<f64> {
 /// A reading of the monotonic clock and the counter's at the same moment: the counter
 /// read just before and just after the clock, the narrowest of a few tries, and the
 /// middle of it. A thread preempted between a clock reading and a counter reading
-/// would pair them a time slice apart: over the 2 ms the rate is measured on, one
+/// would pair them a time slice apart: over the 2 ms the rate was once measured on, one
 /// such pairing put it 6 % off (0.410 ns a tick against 0.385 on a virtual machine
 /// whose other core was busy).
 #[cfg(target_arch = "x86_64")]

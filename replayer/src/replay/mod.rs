@@ -232,6 +232,7 @@ pub fn replay_with_gpu_times(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Summary, ReplayError> {
     let start = Instant::now();
+    clock::start_measuring();
     let mut run = RunInfoT::default();
     run.tool_version = Some(env!("CARGO_PKG_VERSION").to_string());
     run.chipset = options.chipset.id;
