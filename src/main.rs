@@ -63,29 +63,53 @@ fn die_quietly_on_closed_pipe() {
     }
 }
 
+/// Whether this process's memory was kept off transparent huge pages before
+/// [`HUGE_PAGES_OFF_AT_LOAD`] turned them off: what `capture` gives back to the program
+/// it starts.
+#[cfg(target_os = "linux")]
+static HUGE_PAGES_WERE_OFF: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// Has the kernel back this process's memory with 4 KiB pages, not transparent huge
-/// pages. mimalloc asks for huge pages for its arenas, and the kernel zeroes a whole
-/// 2 MiB page at the first touch of any byte in it: each thread's first allocations,
-/// a vector's first row, the zstd contexts. A replay of the glxgears sample spent 41 %
-/// of its process's time so (perf, 40 cold runs) and peaked at 35 MiB resident; with
-/// small pages it takes 7.1 ms against 9.5 (median of 15 cold runs) in 10 MiB, and
-/// replays as fast once warm (the storm sample 1.65 M draws a second either way).
-/// Not for `capture`: the setting passes to the program it starts, which must run as
-/// it does alone.
-fn without_huge_pages() {
+/// pages, from before the first allocation (the runtime's, before `main`): run as the
+/// executable is loaded. mimalloc asks for huge pages for its arenas, and the kernel
+/// zeroes a whole 2 MiB page at the first touch of any byte in it: each thread's first
+/// allocations, a vector's first row, the zstd contexts. A replay of the glxgears
+/// sample spent 41 % of its process's time so (perf, 40 cold runs) and peaked at
+/// 35 MiB resident; on small pages it takes 9.7 ms against 11.3 (median of 30) in
+/// 19 MiB, and replays as fast once warm (the storm sample 1.65 M draws a second
+/// either way).
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static HUGE_PAGES_OFF_AT_LOAD: extern "C" fn() = {
+    extern "C" fn huge_pages_off() {
+        // SAFETY: flags of this process's own memory map; no pointer is passed. Where
+        // the kernel has no such flag (before Linux 3.15), memory is as it was.
+        let was_off = unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) } == 1;
+        HUGE_PAGES_WERE_OFF.store(was_off, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+    }
+    huge_pages_off
+};
+
+/// Gives transparent huge pages back as the process found them: for `capture`, whose
+/// program inherits the setting and must run as it does alone.
+fn huge_pages_as_found() {
     #[cfg(target_os = "linux")]
-    // SAFETY: a flag of this process's own memory map; no pointer is passed. Where the
-    // kernel refuses it (before Linux 3.15), memory is as it was.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    {
+        let off = HUGE_PAGES_WERE_OFF.load(std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: as in `HUGE_PAGES_OFF_AT_LOAD`.
+        unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, libc::c_ulong::from(off), 0, 0, 0) };
     }
 }
 
 fn main() -> ExitCode {
     die_quietly_on_closed_pipe();
     let cli = Cli::parse();
-    if !matches!(cli.command, Command::Capture(_)) {
-        without_huge_pages();
+    if matches!(cli.command, Command::Capture(_)) {
+        huge_pages_as_found();
     }
     let result = match cli.command {
         Command::Info(mut args) => {
