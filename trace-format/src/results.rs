@@ -144,7 +144,7 @@ pub const ROWS_PER_CHUNK: usize = 16 * 1024;
 /// end is a small part of a short replay and at most a chunk of a long one (the
 /// glxgears sample's 3,000 rows a pass went as one chunk, its whole compression after
 /// the last row: a seventh of the pass).
-pub const FIRST_ROWS_PER_CHUNK: usize = 1024;
+const FIRST_ROWS_PER_CHUNK: usize = 1024;
 
 /// The rows the next chunk of a file holds, `written` rows into it.
 fn chunk_rows_after(written: u64) -> usize {
