@@ -175,11 +175,9 @@ pub struct ResultsWriter {
     /// Where a compression thread sends rows it is done with.
     return_rows: SyncSender<ChunkRows>,
     frame: u64,
-    /// Rows handed to compression threads so far.
-    rows_written: u64,
-    /// The rows at which the chunk being gathered is handed over
+    /// Rows handed to compression threads so far: the next chunk's size follows
     /// ([`chunk_rows_after`]).
-    chunk_rows: usize,
+    rows_written: u64,
 }
 
 impl ResultsWriter {
@@ -197,7 +195,6 @@ impl ResultsWriter {
             return_rows,
             frame: 0,
             rows_written: 0,
-            chunk_rows: chunk_rows_after(0),
         })
     }
 
@@ -310,7 +307,7 @@ impl ResultsWriter {
     }
 
     fn flush_if_full(&mut self) -> Result<()> {
-        if self.rows.rows() >= self.chunk_rows {
+        if self.rows.rows() >= chunk_rows_after(self.rows_written) {
             self.write_chunk()?;
         }
         Ok(())
@@ -325,7 +322,6 @@ impl ResultsWriter {
             .unwrap_or_else(|_| ChunkRows::new());
         let mut rows = std::mem::replace(&mut self.rows, next);
         self.rows_written += rows.rows() as u64;
-        self.chunk_rows = chunk_rows_after(self.rows_written);
         let meta = rows.meta();
         let return_rows = self.return_rows.clone();
         self.out.write_chunk_filled_by(
