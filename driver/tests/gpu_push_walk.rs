@@ -230,3 +230,54 @@ fn a_bad_header_stops_the_walk_where_parse_finds_it() {
         assert_eq!(gpu.state.counters.push_methods, 1);
     }
 }
+
+/// Macro 0x31 on `arch`: emits `value` to shadow scratch 41.
+fn constant_macro(arch: Arch, value: u32) -> Vec<u32> {
+    let mut b = Builder::new(arch);
+    b.mthd(class::set_mme_shadow_scratch(41));
+    b.emit(driver::mme::Value::Imm(value));
+    let program = b.finish().expect("the macro builds");
+    match arch {
+        Arch::Turing => tu104::assemble(&program).expect("it assembles"),
+        Arch::Fermi => driver::mme::fermi::assemble(&program).expect("it assembles"),
+    }
+}
+
+#[test]
+fn a_macro_id_runs_the_words_its_gpu_loaded_whatever_other_gpus_loaded_under_it() {
+    const ID: u16 = 0x31;
+    // What scratch 41 holds after `gpu` calls the macro.
+    let called = |gpu: &mut Gpu| {
+        let mut p = PushBuffer::new();
+        p.mthd(SUBC_3D, class::CALL_MME_MACRO + 8 * ID, 0);
+        p.mthd(SUBC_3D, class::set_mme_shadow_scratch(42), 0);
+        gpu.execute(p.words()).expect("the call runs");
+        gpu.state.shadow(class::set_mme_shadow_scratch(41))
+    };
+    let loaded = |arch: Arch, value: u32| {
+        let mut p = PushBuffer::new();
+        driver::nvk::upload_macro(&mut p, ID, 0x3000, &constant_macro(arch, value));
+        p
+    };
+    for arch in [Arch::Turing, Arch::Fermi] {
+        // Two GPUs of one process, each with its own program under the same id and
+        // start address: each runs its own, called in turn.
+        let mut first = Gpu::new(arch);
+        first
+            .execute(loaded(arch, 7).words())
+            .expect("the upload runs");
+        let mut second = Gpu::new(arch);
+        second
+            .execute(loaded(arch, 9).words())
+            .expect("the upload runs");
+        for _ in 0..2 {
+            assert_eq!(called(&mut first), 7, "{arch:?}");
+            assert_eq!(called(&mut second), 9, "{arch:?}");
+        }
+        // Loaded again with the other program, a GPU runs that one from then on.
+        first
+            .execute(loaded(arch, 9).words())
+            .expect("the upload runs");
+        assert_eq!(called(&mut first), 9, "{arch:?}");
+    }
+}

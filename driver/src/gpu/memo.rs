@@ -97,6 +97,15 @@ impl MacroMemo {
         }
     }
 
+    /// Forgets every remembered run, as when the macros they ran are loaded again
+    /// (the count of hits and each macro's rate stay).
+    pub(super) fn forget(&mut self) {
+        if self.entries > 0 {
+            self.runs.clear();
+            self.entries = 0;
+        }
+    }
+
     /// Calls replayed from a remembered run so far.
     pub(super) fn hits(&self) -> u64 {
         self.hits

@@ -17,6 +17,7 @@ use effectful::{Effect, EFFECTS, PLAIN};
 use memo::{MacroMemo, Recorder};
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::class::{self, InstanceId, Report, ReportSemaphoreD, SemaphoreOperation, StructureSize};
 use crate::mme::{fermi, tu104, Arch, Machine, RunError, RunErrorKind, RunStats, DEFAULT_BUDGET};
@@ -202,7 +203,7 @@ struct MacroStore {
     starts: BTreeMap<u16, usize>,
     start_ptr: u16,
     /// Decoded macros by id, filled on first call.
-    decoded: Vec<Option<Executable>>,
+    decoded: Vec<Option<Arc<Executable>>>,
 }
 
 impl MacroStore {
@@ -260,6 +261,48 @@ impl MacroStore {
     }
 }
 
+/// Macros decoded and compiled before in this process, by architecture, id (the name a
+/// run error gives) and instruction words: every pass of a replay, every trace of a
+/// `macroscope ci` run and both sides of a `verify` upload the same NVK macros, and
+/// compiling one for its simulator costs tens of thousands of instructions, where
+/// finding it here compares its words.
+mod compiled {
+    use std::sync::{Arc, Mutex, PoisonError};
+
+    use super::Executable;
+    use crate::mme::Arch;
+
+    /// Macros kept at most: NVK uploads under thirty; a trace that loads other macros
+    /// again and again has the rest compiled each time, not kept.
+    const MAX_KEPT: usize = 256;
+
+    type Kept = Vec<(Arch, u16, Box<[u32]>, Arc<Executable>)>;
+    static KEPT: Mutex<Kept> = Mutex::new(Vec::new());
+
+    /// Macro `id` of `words` on `arch`, compiled by `compile` unless it was before.
+    pub(super) fn get_or_compile<E>(
+        arch: Arch,
+        id: u16,
+        words: &[u32],
+        compile: impl FnOnce() -> Result<Executable, E>,
+    ) -> Result<Arc<Executable>, E> {
+        let found = |kept: &Kept| {
+            kept.iter()
+                .find(|(a, i, w, _)| *a == arch && *i == id && **w == *words)
+                .map(|(_, _, _, exe)| Arc::clone(exe))
+        };
+        if let Some(exe) = found(&KEPT.lock().unwrap_or_else(PoisonError::into_inner)) {
+            return Ok(exe);
+        }
+        let exe = Arc::new(compile()?);
+        let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() < MAX_KEPT && found(&kept).is_none() {
+            kept.push((arch, id, words.into(), Arc::clone(&exe)));
+        }
+        Ok(exe)
+    }
+}
+
 /// Runs macro `id` on its simulator against `state`, recording the run into `memo`
 /// where that is worth it.
 fn run_macro(
@@ -285,7 +328,7 @@ fn decode_macro(
     ram: &[u32],
     starts: &BTreeMap<u16, usize>,
     id: u16,
-) -> Result<Executable, GpuError> {
+) -> Result<Arc<Executable>, GpuError> {
     let bad = |problem: String| GpuError::BadMacro { id, problem };
     let start = *starts
         .get(&id)
@@ -297,15 +340,17 @@ fn decode_macro(
         .min()
         .unwrap_or(ram.len());
     let words = ram.get(start..end.max(start)).unwrap_or(&[]);
-    let name = macro_name(id);
-    Ok(match arch {
-        Arch::Turing => Executable::Turing(
-            tu104::Sim::new(&name, &words[..words.len() / 3 * 3])
-                .map_err(|e| bad(e.to_string()))?,
-        ),
-        Arch::Fermi => {
-            Executable::Fermi(fermi::Sim::new(&name, words).map_err(|e| bad(e.to_string()))?)
-        }
+    compiled::get_or_compile(arch, id, words, || {
+        let name = macro_name(id);
+        Ok(match arch {
+            Arch::Turing => Executable::Turing(
+                tu104::Sim::new(&name, &words[..words.len() / 3 * 3])
+                    .map_err(|e| bad(e.to_string()))?,
+            ),
+            Arch::Fermi => {
+                Executable::Fermi(fermi::Sim::new(&name, words).map_err(|e| bad(e.to_string()))?)
+            }
+        })
     })
 }
 
@@ -604,7 +649,13 @@ impl Gpu {
         if self.pending_call.is_some() {
             self.flush_call()?;
         }
-        if !self.macros.method(mthd, data) {
+        if self.macros.method(mthd, data) {
+            // A macro loaded again runs its new words: what its old ones did is no
+            // longer what a call does.
+            if let Some(memo) = &mut self.memo {
+                memo.forget();
+            }
+        } else {
             self.state.method(mthd, data);
         }
         Ok(())
