@@ -121,7 +121,7 @@ fn nested_sizes(trace: &Path, command: &str, param: usize) -> Vec<usize> {
             let Some(c) = r.call_as_vulkan_call() else {
                 continue;
             };
-            if c.command() != Some(command) {
+            if trace_format::names::generic_command(&c) != Some(command) {
                 continue;
             }
             let p = ParamList::of(&c).unwrap().get(param).unwrap();
@@ -145,7 +145,12 @@ fn generic_calls(trace: &Path) -> Vec<(String, Vec<Vec<u8>>)> {
                     .iter()
                     .map(|p| p.bytes().unwrap_or_default().to_vec())
                     .collect();
-                calls.push((c.command().unwrap().to_string(), params));
+                calls.push((
+                    trace_format::names::generic_command(&c)
+                        .unwrap()
+                        .to_string(),
+                    params,
+                ));
             }
         }
     }
@@ -700,7 +705,9 @@ fn template_data_recorded(trace: &Path) -> (usize, usize) {
             let Some(call) = r.call_as_vulkan_call() else {
                 continue;
             };
-            if call.command() != Some("vkCmdPushDescriptorSetWithTemplateKHR") {
+            if trace_format::names::generic_command(&call)
+                != Some("vkCmdPushDescriptorSetWithTemplateKHR")
+            {
                 continue;
             }
             let data = ParamList::of(&call).unwrap().get(4).unwrap();

@@ -41,23 +41,25 @@ unsafe fn cast<F: Copy>(f: vk::PFN_vkVoidFunction) -> Option<F> {
     Some(std::mem::transmute_copy(&f))
 }
 
-/// Records `name` with the parameters `params` writes, if `scope` is wanted now.
-pub fn record(scope: Scope, result: i32, name: &str, params: impl FnOnce(&mut ParamWriter<'_>)) {
+/// Records command `id` (its number in `trace-format/schema/commands.txt`, see
+/// [`trace_format::names::command_of_id`]) with the parameters `params` writes, if
+/// `scope` is wanted now.
+pub fn record(scope: Scope, result: i32, id: u32, params: impl FnOnce(&mut ParamWriter<'_>)) {
     if recorder::wants(scope) {
-        with_packed(params, |packed| push_call(scope, result, name, packed));
+        with_packed(params, |packed| push_call(scope, result, id, packed));
     }
 }
 
-/// Records the command `name`, recorded into `command_buffer`, with the parameters
+/// Records command `id`, recorded into `command_buffer`, with the parameters
 /// `params` writes, in its command buffer's order (see [`recorder::record_command`]).
 pub fn record_command(
     command_buffer: vk::CommandBuffer,
-    name: &str,
+    id: u32,
     params: impl FnOnce(&mut ParamWriter<'_>),
 ) {
     if recorder::wants(Scope::Command) {
         with_packed(params, |packed| {
-            push_command(command_buffer.as_raw(), name, packed)
+            push_command(command_buffer.as_raw(), id, packed)
         });
     }
 }
@@ -105,27 +107,28 @@ pub fn trees(params: impl FnOnce(&mut ParamWriter<'_>)) -> Option<Vec<VulkanPara
     generic_params::unpack(&packed).ok()
 }
 
-/// Records the generic call `name` with its `packed` parameters as a compact record:
+/// Records the generic call of command `id` with its `packed` parameters as a compact record:
 /// no flatbuffers builder on the program's thread, and none of its tables for a reader
 /// to verify.
 #[inline(never)]
-fn push_call(scope: Scope, result: i32, name: &str, packed: &[u8]) {
-    recorder::record_direct(scope, result, Call::VulkanCall, &fields(name, packed));
+fn push_call(scope: Scope, result: i32, id: u32, packed: &[u8]) {
+    recorder::record_direct(scope, result, Call::VulkanCall, &fields(id, packed));
 }
 
 /// [`push_call`] for a command recorded into `command_buffer`, in its order.
 #[inline(never)]
-fn push_command(command_buffer: u64, name: &str, packed: &[u8]) {
-    recorder::record_command_direct(command_buffer, Call::VulkanCall, || fields(name, packed));
+fn push_command(command_buffer: u64, id: u32, packed: &[u8]) {
+    recorder::record_command_direct(command_buffer, Call::VulkanCall, || fields(id, packed));
 }
 
-/// A `VulkanCall`'s fields in the schema's order: its name, no parameter tables, the
-/// packed parameters.
-fn fields<'a>(name: &'a str, packed: &'a [u8]) -> [DirectField<'a>; 3] {
+/// A `VulkanCall`'s fields in the schema's order: no name (the number stands for it),
+/// no parameter tables, the packed parameters, the command's number.
+fn fields(id: u32, packed: &[u8]) -> [DirectField<'_>; 4] {
     [
-        DirectField::Str(name),
+        DirectField::Absent,
         DirectField::Absent,
         DirectField::Bytes(packed),
+        DirectField::U32(id),
     ]
 }
 
@@ -347,6 +350,20 @@ mod tests {
         unsafe { std::ptr::write_bytes(s.as_mut_ptr().cast::<u8>(), 0xa5, size_of::<T>()) };
         set(s.as_mut_ptr());
         s
+    }
+
+    #[test]
+    fn every_command_the_generated_hooks_record_has_a_number_that_names_it() {
+        use crate::generated::commands::{DEVICE_COMMANDS, INSTANCE_COMMANDS};
+        use trace_format::names::{command_id, command_of_id};
+        let hooked = INSTANCE_COMMANDS.iter().chain(&DEVICE_COMMANDS);
+        let mut numbers = std::collections::HashSet::new();
+        for name in hooked.map(|c| c.to_str().expect("an ASCII name")) {
+            let id = command_id(name).unwrap_or_else(|| panic!("{name} has no number"));
+            assert_eq!(command_of_id(id), Some(name));
+            assert!(numbers.insert(id), "{name} shares number {id}");
+        }
+        assert!(numbers.len() > 400, "{} commands", numbers.len());
     }
 
     /// The one parameter `write` writes, read back.

@@ -14,7 +14,7 @@ use crate::values::Values;
 pub const MAX_DEPTH: u32 = 3;
 
 /// Every field of every table, `(table, field)`, by field id.
-pub const FIELDS: [(&str, &str); 384] = [
+pub const FIELDS: [(&str, &str); 385] = [
     ("AllocateCommandBuffers", "device"),
     ("AllocateCommandBuffers", "command_pool"),
     ("AllocateCommandBuffers", "level"),
@@ -395,6 +395,7 @@ pub const FIELDS: [(&str, &str); 384] = [
     ("VulkanCall", "command"),
     ("VulkanCall", "params"),
     ("VulkanCall", "packed"),
+    ("VulkanCall", "command_id"),
     ("VulkanParam", "value"),
     ("VulkanParam", "bytes"),
     ("VulkanParam", "chain"),
@@ -472,7 +473,7 @@ pub const CALL_FIELDS: [&[u16]; 61] = [
     &[229],
     &[276, 277, 278, 279, 280, 281, 282, 283, 284, 285, 286],
     &[
-        159, 160, 161, 162, 163, 164, 165, 166, 233, 234, 380, 381, 382, 383,
+        159, 160, 161, 162, 163, 164, 165, 166, 233, 234, 381, 382, 383, 384,
     ],
     &[228],
     &[250, 251, 252, 253],
@@ -539,7 +540,7 @@ pub const CALL_FIELDS: [&[u16]; 61] = [
     &[135, 136, 137, 138],
     &[25, 26, 27, 28],
     &[114],
-    &[377, 378, 379, 380, 381, 382, 383],
+    &[377, 378, 379, 380, 381, 382, 383, 384],
     &[239, 240, 241, 242, 243, 244, 245, 246, 247],
 ];
 
@@ -2496,11 +2497,11 @@ pub fn vulkan_param(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<VulkanParam<'static>> {
-    let n = v.len(381);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(381)).collect();
+    let n = v.len(382);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(382)).collect();
     let bytes = Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(382, depth)
+        v.table_len(383, depth)
     } else {
         0
     };
@@ -2509,7 +2510,7 @@ pub fn vulkan_param(
     let chain: Option<WIPOffset<Vector<'static, ForwardsUOffset<VulkanParam<'static>>>>> =
         Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(383, depth)
+        v.table_len(384, depth)
     } else {
         0
     };
@@ -2520,7 +2521,7 @@ pub fn vulkan_param(
     VulkanParam::create(
         fbb,
         &VulkanParamArgs {
-            value: v.scalar::<u64>(380),
+            value: v.scalar::<u64>(381),
             bytes,
             chain,
             nested,

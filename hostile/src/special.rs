@@ -32,12 +32,15 @@ pub fn vulkan_call(
             })
             .collect();
         let packed = Some(fbb.create_vector(&generic_params::packed(&params)));
-        let command = Some(fbb.create_string(&name));
+        // By its number where it has one, as the layer names it; now and then by name.
+        let id = trace_format::names::command_id(&name).filter(|_| v.present(COMMAND_ID));
+        let command = id.is_none().then(|| fbb.create_string(&name));
         return VulkanCall::create(
             fbb,
             &VulkanCallArgs {
                 command,
                 packed,
+                command_id: id.unwrap_or(0),
                 ..Default::default()
             },
         );
@@ -73,8 +76,10 @@ pub fn vulkan_call(
 
 /// `VulkanCall.packed`'s field id.
 const PACKED: u16 = 379;
+/// `VulkanCall.command_id`'s field id.
+const COMMAND_ID: u16 = 380;
 /// `VulkanParam`'s fields' ids: value, bytes, chain, nested.
-const PARAM_FIELDS: [u16; 4] = [380, 381, 382, 383];
+const PARAM_FIELDS: [u16; 4] = [381, 382, 383, 384];
 
 /// A parameter's tree for a packed record, its values from `v` as a `VulkanParam`
 /// table's are.
@@ -105,6 +110,10 @@ mod tests {
     #[test]
     fn the_packed_fields_ids_are_the_schemas() {
         assert_eq!(FIELDS[usize::from(PACKED)], ("VulkanCall", "packed"));
+        assert_eq!(
+            FIELDS[usize::from(COMMAND_ID)],
+            ("VulkanCall", "command_id")
+        );
         let names = PARAM_FIELDS.map(|f| FIELDS[usize::from(f)]);
         assert_eq!(
             names,

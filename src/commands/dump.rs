@@ -90,12 +90,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A generic record's packed parameters shown as the tables they stand for (`params`),
-/// or, where they do not read, as the error that says why.
+/// A generic record as the tables it stands for, however it was stored: its command by
+/// name (`command`, where the record may give its number), its packed parameters as
+/// `params` (or, where they do not read, the error that says why).
 fn unpack_params(call: &VulkanCall<'_>, json: &mut Value) {
     let Some(object) = json.as_object_mut() else {
         return;
     };
+    object.remove("command_id");
+    if let Some(name) = trace_format::names::generic_command(call) {
+        object.insert("command".into(), Value::String(name.into()));
+    }
     if object.remove("packed").is_none() {
         return;
     }

@@ -341,19 +341,52 @@ fn may_be_absent(field: &crate::verify::Field) -> bool {
 /// call: every field of the table, in order, each of its kind and size. What a reader
 /// checks before laying out a record it read from a file.
 pub(crate) fn stored_fields_fit(call_type: Call, count: u8, kinds: u64) -> bool {
+    let Some(expected) = expected_fields(call_type) else {
+        return false;
+    };
+    if count > expected.count {
+        return false;
+    }
+    // A record written before its table grew holds fewer fields: each it lacks must be
+    // one it can be laid out without ([`table_defaults`]).
+    (0..usize::from(expected.count)).all(|i| match i < usize::from(count) {
+        true => expected.allowed[i] & (1 << ((kinds >> (4 * i)) & 0xf)) != 0,
+        false => expected.default[i].is_some(),
+    })
+}
+
+/// What the schema's table for `call_type` holds, where a direct record can hold its
+/// call.
+fn expected_fields(call_type: Call) -> Option<&'static ExpectedFields> {
     static EXPECTED: OnceLock<[Option<ExpectedFields>; 256]> = OnceLock::new();
     let expected =
         EXPECTED.get_or_init(|| std::array::from_fn(|t| ExpectedFields::of(Call(t as u8))));
-    let Some(expected) = &expected[usize::from(call_type.0)] else {
-        return false;
-    };
-    if count != expected.count {
-        return false;
+    expected[usize::from(call_type.0)].as_ref()
+}
+
+/// Each field of the schema's table for `call_type`, as a stored record of fewer
+/// fields (written before the table grew) is laid out with it where it lacks it: a
+/// scalar as 0, its default; a vector, string or table left out. Empty where a direct
+/// record cannot hold the call; `None` for a field no record may lack.
+fn table_defaults(call_type: Call) -> &'static [Option<DirectField<'static>>] {
+    expected_fields(call_type).map_or(&[], |e| &e.default[..usize::from(e.count)])
+}
+
+/// The `given` fields of a stored record of `call_type` in `room`, followed by the
+/// defaults ([`table_defaults`]) of those its table has beyond them: every field of the
+/// table, as each call type is laid out (and handed over) with one list of fields.
+pub(crate) fn with_lacked_fields<'r, 'a>(
+    call_type: Call,
+    room: &'r mut [DirectField<'a>; MAX_DIRECT_FIELDS],
+    given: usize,
+) -> &'r [DirectField<'a>] {
+    let defaults = table_defaults(call_type);
+    let all = defaults.len().clamp(given, MAX_DIRECT_FIELDS);
+    let lacked = defaults.get(given..).unwrap_or_default();
+    for (slot, default) in room[given..all].iter_mut().zip(lacked) {
+        *slot = default.unwrap_or(DirectField::Absent);
     }
-    (0..usize::from(count)).all(|i| {
-        let code = (kinds >> (4 * i)) & 0xf;
-        expected.allowed[i] & (1 << code) != 0
-    })
+    &room[..all]
 }
 
 /// The record shapes (call type, field count, kinds) a reader found to fit the schema
@@ -396,6 +429,8 @@ struct ExpectedFields {
     count: u8,
     /// For each field, a bit per kind code it may be stored as.
     allowed: [u16; MAX_DIRECT_FIELDS],
+    /// For each field, what a record that lacks it is laid out with.
+    default: [Option<DirectField<'static>>; MAX_DIRECT_FIELDS],
 }
 
 impl ExpectedFields {
@@ -415,6 +450,7 @@ impl ExpectedFields {
             return None;
         }
         let mut allowed = [0u16; MAX_DIRECT_FIELDS];
+        let mut default = [None; MAX_DIRECT_FIELDS];
         for field in table.fields {
             let index = usize::from(field.voffset.checked_sub(4)? / 2);
             if index >= MAX_DIRECT_FIELDS {
@@ -439,10 +475,19 @@ impl ExpectedFields {
             if allowed[index] == 0 {
                 return None;
             }
+            default[index] = match field.kind {
+                Kind::Inline { size: 8, .. } => Some(DirectField::U64(0)),
+                Kind::Inline { .. } if allowed[index] & 1 << kind::U32 != 0 => {
+                    Some(DirectField::U32(0))
+                }
+                _ if absent != 0 => Some(DirectField::Absent),
+                _ => None,
+            };
         }
         Some(ExpectedFields {
             count: table.fields.len() as u8,
             allowed,
+            default,
         })
     }
 }

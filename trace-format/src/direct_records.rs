@@ -88,14 +88,21 @@ impl<'a> DirectRecord<'a> {
         self.head.meta
     }
 
-    /// Its fields, read into `room`: as many as the call's table has, in its order.
+    /// Its fields, read into `room`: as many as the call's table has, in its order (those
+    /// a record written before its table grew lacks, as their defaults: 0, or left out).
     pub fn fields<'r>(
         &self,
         room: &'r mut [DirectField<'a>; MAX_DIRECT_FIELDS],
     ) -> &'r [DirectField<'a>] {
         // The chunk's reader read these same bytes back before handing the record over:
         // they read back again.
-        decode_fields(self.head.kinds, self.head.field_count, self.bytes, room).unwrap_or_default()
+        match decode_fields(self.head.kinds, self.head.field_count, self.bytes, room) {
+            Some(given) => {
+                let given = given.len();
+                crate::direct::with_lacked_fields(self.head.call_type, room, given)
+            }
+            None => &[],
+        }
     }
 
     /// Its fields one at a time, in the order of the call's table, decoded as they are

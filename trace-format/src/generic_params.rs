@@ -459,12 +459,16 @@ pub fn unpack(bytes: &[u8]) -> Result<Vec<VulkanParamT>, PackedError> {
         .collect())
 }
 
-/// The generic record of `command` with `params` packed.
+/// The generic record of `command` with `params` packed, naming the command by its
+/// number where the list of numbered commands holds it ([`crate::names::command_id`]),
+/// as the layer does, else by its name.
 pub fn packed_call(command: &str, params: &[VulkanParamT]) -> VulkanCallT {
+    let id = crate::names::command_id(command);
     VulkanCallT {
-        command: Some(command.to_string()),
+        command: id.is_none().then(|| command.to_string()),
         params: None,
         packed: Some(packed(params)),
+        command_id: id.unwrap_or(0),
     }
 }
 

@@ -29,7 +29,10 @@ pub enum RecordClass {
 pub fn record_name<'a>(record: &Record<'a>) -> (Cow<'a, str>, RecordClass) {
     let call = record.call_type();
     let name = match call {
-        Call::VulkanCall => match record.call_as_vulkan_call().and_then(|c| c.command()) {
+        Call::VulkanCall => match record
+            .call_as_vulkan_call()
+            .and_then(|c| generic_command(&c))
+        {
             Some(command) => Cow::Borrowed(command),
             None => Cow::Borrowed("vkUnknownCommand"),
         },
@@ -48,6 +51,31 @@ pub fn record_name<'a>(record: &Record<'a>) -> (Cow<'a, str>, RecordClass) {
         _ => call_name(call),
     };
     (name, class_of(call))
+}
+
+/// The command a generic record (`VulkanCall`) stands for: its name, or the name its
+/// id gives (format version 5 on); `None` for neither, or an id this build does not
+/// know.
+pub fn generic_command<'a>(call: &crate::generated::trace::VulkanCall<'a>) -> Option<&'a str> {
+    call.command().or_else(|| command_of_id(call.command_id()))
+}
+
+/// The command numbered `id` in `trace-format/schema/commands.txt` (the first is 1), an
+/// append-only list: the names generic records give by number.
+pub fn command_of_id(id: u32) -> Option<&'static str> {
+    let index = usize::try_from(id).ok()?.checked_sub(1)?;
+    crate::generated::COMMAND_NAMES.get(index).copied()
+}
+
+/// The number [`command_of_id`] gives `name` by, if the list holds it.
+pub fn command_id(name: &str) -> Option<u32> {
+    static IDS: OnceLock<std::collections::HashMap<&'static str, u32>> = OnceLock::new();
+    IDS.get_or_init(|| {
+        let names = crate::generated::COMMAND_NAMES.iter();
+        names.zip(1..).map(|(n, id)| (*n, id)).collect()
+    })
+    .get(name)
+    .copied()
 }
 
 /// Whether records of this call type are Vulkan commands.

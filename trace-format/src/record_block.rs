@@ -703,9 +703,14 @@ pub fn lay_out_stored_handing(
                     at = next;
                     continue;
                 }
-                let laid = decode_fields(head.kinds, head.field_count, fields, &mut room)
-                    .ok_or_else(unread)?;
-                append_direct(out, seq, head.meta, head.call_type, laid)
+                let given = decode_fields(head.kinds, head.field_count, fields, &mut room)
+                    .ok_or_else(unread)?
+                    .len();
+                // Laid out with every field of the call's table (each call type has one
+                // layout): those a record written before the table grew lacks, as their
+                // defaults (the shape was checked to allow it, above).
+                let all = crate::direct::with_lacked_fields(head.call_type, &mut room, given);
+                append_direct(out, seq, head.meta, head.call_type, all)
             }
             RecordBody::Finished(bytes) => {
                 let start = out.len().next_multiple_of(RECORD_ALIGN);

@@ -11,9 +11,10 @@ pub const FILE_MAGIC: [u8; 8] = *b"\x89MSCOPE\n";
 /// Format version this build writes (and the newest it reads). Version 2 added chunks
 /// of stored records ([`CHUNK_STORED_RECORDS`]); version 3, byte vectors stored as byte
 /// planes in them ([`crate::byte_planes`]); version 4, generic records' parameters
-/// packed into one byte string ([`crate::generic_params`]). Files of older versions read
-/// as before.
-pub const FORMAT_VERSION: u16 = 4;
+/// packed into one byte string ([`crate::generic_params`]); version 5, generic records
+/// naming their command by number ([`crate::names::command_of_id`]), which a reader of
+/// version 4 would take for no command. Files of older versions read as before.
+pub const FORMAT_VERSION: u16 = 5;
 /// The oldest format version this build reads.
 pub const OLDEST_READ_VERSION: u16 = 1;
 /// Size of [`FileHeader`] on disk.

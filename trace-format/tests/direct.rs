@@ -120,27 +120,29 @@ fn calls() -> Vec<(CallT, Call, Vec<F<'static>>)> {
             Call::CmdBindVertexBuffers,
             vec![F::U64(9), F::U32(2), F::U64s(&[0x40]), F::U64s(&[64])],
         ),
-        // A generic record as the layer writes it: its name (a string), no parameter
-        // tables, its packed parameters.
+        // A generic record as the layer writes it: no name, no parameter tables, its
+        // packed parameters, its command's number.
         (
             CallT::VulkanCall(Box::new(mk!(VulkanCallT {
-                command: Some("vkCmdSetDepthTestEnable".into()),
-                packed: Some(vec![1, 0, 0, 0, 1, 9, 0, 0, 0, 0, 0, 0, 0])
+                packed: Some(vec![1, 0, 0, 0, 1, 9, 0, 0, 0, 0, 0, 0, 0]),
+                command_id: 7
             }))),
             Call::VulkanCall,
             vec![
-                F::Str("vkCmdSetDepthTestEnable"),
+                F::Absent,
                 F::Absent,
                 F::Bytes(&[1, 0, 0, 0, 1, 9, 0, 0, 0, 0, 0, 0, 0]),
+                F::U32(7),
             ],
         ),
+        // One named by its name (an import's command the list lacks).
         (
             CallT::VulkanCall(Box::new(mk!(VulkanCallT {
                 command: Some(String::new()),
                 packed: Some(vec![])
             }))),
             Call::VulkanCall,
-            vec![F::Str(""), F::Absent, F::Bytes(&[])],
+            vec![F::Str(""), F::Absent, F::Bytes(&[]), F::U32(0)],
         ),
     ]
 }
@@ -235,7 +237,7 @@ fn field_lists_that_do_not_match_the_schema_are_named() {
     assert!(absent.unwrap().contains("CmdBindPipeline.pipeline"));
     let bytes = schema_mismatch(
         Call::VulkanCall,
-        &[F::Bytes(b"vk"), F::Absent, F::Bytes(&[])],
+        &[F::Bytes(b"vk"), F::Absent, F::Bytes(&[]), F::U32(0)],
     );
     assert!(bytes.unwrap().contains("VulkanCall.command"));
 }
@@ -639,4 +641,83 @@ fn a_block_whose_last_record_ends_off_a_word_boundary_merges_whole() {
         };
         assert_eq!(c.data.as_deref(), Some(last));
     }
+}
+
+#[test]
+fn generic_records_read_by_name_whether_they_give_it_or_its_number() {
+    use trace_format::direct_records::{ChunkRecord, DirectCalls};
+    use trace_format::names::{command_id, command_of_id, generic_command};
+    let barrier = command_id("vkCmdPipelineBarrier2").expect("the list numbers it");
+    assert_eq!(command_of_id(barrier), Some("vkCmdPipelineBarrier2"));
+    assert_eq!(command_of_id(0), None);
+    let unknown = u32::MAX;
+    assert_eq!(command_of_id(unknown), None);
+    let packed: &[u8] = &[0, 0, 0, 0];
+    let mut block = RecordBlock::new();
+    let records: [&[F<'_>]; 3] = [
+        // As the layer writes it since version 5: by number.
+        &[F::Absent, F::Absent, F::Bytes(packed), F::U32(barrier)],
+        // As layers wrote it before the table grew: its name, and no number field.
+        &[F::Str("vkCmdSetCullMode"), F::Absent, F::Bytes(packed)],
+        // A number this build does not know.
+        &[F::Absent, F::Absent, F::Bytes(packed), F::U32(unknown)],
+    ];
+    for (i, fields) in records.iter().enumerate() {
+        block.push_direct(numbered_key(i as u64), meta(i), Call::VulkanCall, fields);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.mscope");
+    let mut sequencer =
+        Sequencer::new(TraceWriter::create(&path, &WriterOptions::default()).unwrap());
+    sequencer.add(block).unwrap();
+    sequencer.release_all().unwrap();
+    sequencer.finish().unwrap();
+    let expected = [
+        Some("vkCmdPipelineBarrier2"),
+        Some("vkCmdSetCullMode"),
+        None,
+    ];
+    // Laid out as tables: the name, by either field.
+    let mut names = Vec::new();
+    for chunk in TraceReader::open(&path).unwrap() {
+        for record in chunk.unwrap().records() {
+            let call = record.call_as_vulkan_call().expect("a generic record");
+            assert_eq!(call.packed().map(|p| p.bytes()), Some(packed));
+            names.push(generic_command(&call).map(str::to_string));
+            let (name, _) = trace_format::names::record_name(&record);
+            let shown = expected[names.len() - 1].unwrap_or("vkUnknownCommand");
+            assert_eq!(name, shown);
+        }
+    }
+    let expected: Vec<_> = expected.iter().map(|n| n.map(str::to_string)).collect();
+    assert_eq!(names, expected);
+    // Handed over as stored: the fields as written, the number last where given.
+    let read = trace_format::ReadOptions {
+        direct: DirectCalls::of(&[Call::VulkanCall]),
+        ..Default::default()
+    };
+    let mut numbers = Vec::new();
+    for chunk in TraceReader::open_with(&path, &read).unwrap() {
+        for entry in chunk.unwrap().entries() {
+            let ChunkRecord::Direct(record) = entry else {
+                panic!("every generic record is handed over");
+            };
+            let mut cursor = record.field_cursor();
+            let name = match cursor.next_field() {
+                F::Str(s) => Some(s.to_string()),
+                _ => None,
+            };
+            let _tables = cursor.next_field();
+            let _packed = cursor.next_field();
+            numbers.push((name, cursor.u32()));
+        }
+    }
+    assert_eq!(
+        numbers,
+        [
+            (None, Some(barrier)),
+            (Some("vkCmdSetCullMode".to_string()), None),
+            (None, Some(unknown)),
+        ]
+    );
 }

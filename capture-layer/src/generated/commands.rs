@@ -510,7 +510,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(instance: vk::Instance,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_physical_device_count, p_physical_devices);
-    record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDevices", |p| {
+    record(Scope::Setup, r.as_raw(), 1 /* vkEnumeratePhysicalDevices */, |p| {
         value(p, instance.as_raw());
         elements(p, p_physical_device_count as *const u32, usize::from(!p_physical_device_count.is_null()), &[]);
         elements(p, p_physical_devices as *const vk::PhysicalDevice, if p_physical_device_count.is_null() { 0 } else { *p_physical_device_count as usize }, &[]);
@@ -524,7 +524,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures(physical_device: vk::P
         return;
     };
     let _r = next(physical_device, p_features);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures", |p| {
+    record(Scope::Setup, 0, 2 /* vkGetPhysicalDeviceFeatures */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_features as *const vk::PhysicalDeviceFeatures, usize::from(!p_features.is_null()), &[]);
     });
@@ -536,7 +536,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties(physical_devic
         return;
     };
     let _r = next(physical_device, format, p_format_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceFormatProperties", |p| {
+    record(Scope::Setup, 0, 3 /* vkGetPhysicalDeviceFormatProperties */, |p| {
         value(p, physical_device.as_raw());
         value(p, format.as_raw() as u32 as u64);
         elements(p, p_format_properties as *const vk::FormatProperties, usize::from(!p_format_properties.is_null()), &[]);
@@ -549,7 +549,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties(physical_
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, format, ty, tiling, usage, flags, p_image_format_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceImageFormatProperties", |p| {
+    record(Scope::Setup, r.as_raw(), 4 /* vkGetPhysicalDeviceImageFormatProperties */, |p| {
         value(p, physical_device.as_raw());
         value(p, format.as_raw() as u32 as u64);
         value(p, ty.as_raw() as u32 as u64);
@@ -567,7 +567,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties(physical_device: vk:
         return;
     };
     let _r = next(physical_device, p_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties", |p| {
+    record(Scope::Setup, 0, 5 /* vkGetPhysicalDeviceProperties */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_properties as *const vk::PhysicalDeviceProperties, usize::from(!p_properties.is_null()), &[(292, 4), (340, 4), (596, 4), (772, 4), (820, 4)]);
     });
@@ -579,7 +579,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties(physical_
         return;
     };
     let _r = next(physical_device, p_queue_family_property_count, p_queue_family_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyProperties", |p| {
+    record(Scope::Setup, 0, 6 /* vkGetPhysicalDeviceQueueFamilyProperties */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null()), &[]);
         elements(p, p_queue_family_properties as *const vk::QueueFamilyProperties, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }, &[]);
@@ -592,7 +592,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties(physical_devic
         return;
     };
     let _r = next(physical_device, p_memory_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties", |p| {
+    record(Scope::Setup, 0, 7 /* vkGetPhysicalDeviceMemoryProperties */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_memory_properties as *const vk::PhysicalDeviceMemoryProperties, usize::from(!p_memory_properties.is_null()), &[(276, 4), (292, 4), (308, 4), (324, 4), (340, 4), (356, 4), (372, 4), (388, 4), (404, 4), (420, 4), (436, 4), (452, 4), (468, 4), (484, 4), (500, 4), (516, 4)]);
     });
@@ -604,7 +604,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties(phy
         return;
     };
     let _r = next(physical_device, format, ty, samples, usage, tiling, p_property_count, p_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceSparseImageFormatProperties", |p| {
+    record(Scope::Setup, 0, 8 /* vkGetPhysicalDeviceSparseImageFormatProperties */, |p| {
         value(p, physical_device.as_raw());
         value(p, format.as_raw() as u32 as u64);
         value(p, ty.as_raw() as u32 as u64);
@@ -622,7 +622,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(instance: vk::Inst
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_physical_device_group_count, p_physical_device_group_properties);
-    record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDeviceGroups", |p| {
+    record(Scope::Setup, r.as_raw(), 9 /* vkEnumeratePhysicalDeviceGroups */, |p| {
         value(p, instance.as_raw());
         elements(p, p_physical_device_group_count as *const u32, usize::from(!p_physical_device_group_count.is_null()), &[]);
         chained(p, p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }, &[(4, 4), (20, 4), (284, 4)]);
@@ -636,7 +636,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures2(physical_device: vk::
         return;
     };
     let _r = next(physical_device, p_features);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures2", |p| {
+    record(Scope::Setup, 0, 10 /* vkGetPhysicalDeviceFeatures2 */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null()), &[(4, 4), (236, 4)]);
     });
@@ -648,7 +648,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties2(physical_device: vk
         return;
     };
     let _r = next(physical_device, p_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties2", |p| {
+    record(Scope::Setup, 0, 11 /* vkGetPhysicalDeviceProperties2 */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null()), &[(4, 4), (308, 4), (356, 4), (612, 4), (788, 4), (836, 4)]);
     });
@@ -660,7 +660,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2(physical_devi
         return;
     };
     let _r = next(physical_device, format, p_format_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceFormatProperties2", |p| {
+    record(Scope::Setup, 0, 12 /* vkGetPhysicalDeviceFormatProperties2 */, |p| {
         value(p, physical_device.as_raw());
         value(p, format.as_raw() as u32 as u64);
         chained(p, p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null()), &[(4, 4), (28, 4)]);
@@ -673,7 +673,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2(physical
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_image_format_info, p_image_format_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceImageFormatProperties2", |p| {
+    record(Scope::Setup, r.as_raw(), 13 /* vkGetPhysicalDeviceImageFormatProperties2 */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null()), &[(4, 4), (36, 4)]);
         chained(p, p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null()), &[(4, 4)]);
@@ -687,7 +687,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2(physical
         return;
     };
     let _r = next(physical_device, p_queue_family_property_count, p_queue_family_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyProperties2", |p| {
+    record(Scope::Setup, 0, 14 /* vkGetPhysicalDeviceQueueFamilyProperties2 */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null()), &[]);
         chained(p, p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }, &[(4, 4)]);
@@ -700,7 +700,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2(physical_devi
         return;
     };
     let _r = next(physical_device, p_memory_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties2", |p| {
+    record(Scope::Setup, 0, 15 /* vkGetPhysicalDeviceMemoryProperties2 */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null()), &[(4, 4), (292, 4), (308, 4), (324, 4), (340, 4), (356, 4), (372, 4), (388, 4), (404, 4), (420, 4), (436, 4), (452, 4), (468, 4), (484, 4), (500, 4), (516, 4), (532, 4)]);
     });
@@ -712,7 +712,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2(ph
         return;
     };
     let _r = next(physical_device, p_format_info, p_property_count, p_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceSparseImageFormatProperties2", |p| {
+    record(Scope::Setup, 0, 16 /* vkGetPhysicalDeviceSparseImageFormatProperties2 */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null()), &[(4, 4), (36, 4)]);
         elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
@@ -726,7 +726,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties(physic
         return;
     };
     let _r = next(physical_device, p_external_buffer_info, p_external_buffer_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalBufferProperties", |p| {
+    record(Scope::Setup, 0, 17 /* vkGetPhysicalDeviceExternalBufferProperties */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null()), &[(4, 4), (28, 4)]);
         chained(p, p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null()), &[(4, 4), (28, 4)]);
@@ -739,7 +739,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties(physica
         return;
     };
     let _r = next(physical_device, p_external_fence_info, p_external_fence_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalFenceProperties", |p| {
+    record(Scope::Setup, 0, 18 /* vkGetPhysicalDeviceExternalFenceProperties */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null()), &[(4, 4), (20, 4)]);
         chained(p, p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null()), &[(4, 4), (28, 4)]);
@@ -752,7 +752,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties(phy
         return;
     };
     let _r = next(physical_device, p_external_semaphore_info, p_external_semaphore_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalSemaphoreProperties", |p| {
+    record(Scope::Setup, 0, 19 /* vkGetPhysicalDeviceExternalSemaphoreProperties */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null()), &[(4, 4), (20, 4)]);
         chained(p, p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null()), &[(4, 4), (28, 4)]);
@@ -765,7 +765,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceToolProperties(physical_device:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_tool_count, p_tool_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceToolProperties", |p| {
+    record(Scope::Setup, r.as_raw(), 20 /* vkGetPhysicalDeviceToolProperties */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_tool_count as *const u32, usize::from(!p_tool_count.is_null()), &[]);
         chained(p, p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }, &[(4, 4), (1044, 4)]);
@@ -779,7 +779,7 @@ pub unsafe extern "system" fn vkDestroySurfaceKHR(instance: vk::Instance, surfac
         return;
     };
     let _r = next(instance, surface, p_allocator);
-    record(Scope::Setup, 0, "vkDestroySurfaceKHR", |p| {
+    record(Scope::Setup, 0, 21 /* vkDestroySurfaceKHR */, |p| {
         value(p, instance.as_raw());
         value(p, surface.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -792,7 +792,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR(physical_devi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, queue_family_index, surface, p_supported);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceSupportKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 22 /* vkGetPhysicalDeviceSurfaceSupportKHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, queue_family_index as u64);
         value(p, surface.as_raw());
@@ -807,7 +807,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR(physical
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, surface, p_surface_capabilities);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceCapabilitiesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 23 /* vkGetPhysicalDeviceSurfaceCapabilitiesKHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, surface.as_raw());
         elements(p, p_surface_capabilities as *const vk::SurfaceCapabilitiesKHR, usize::from(!p_surface_capabilities.is_null()), &[]);
@@ -821,7 +821,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR(physical_devi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, surface, p_surface_format_count, p_surface_formats);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceFormatsKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 24 /* vkGetPhysicalDeviceSurfaceFormatsKHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, surface.as_raw());
         elements(p, p_surface_format_count as *const u32, usize::from(!p_surface_format_count.is_null()), &[]);
@@ -836,7 +836,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR(physical
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, surface, p_present_mode_count, p_present_modes);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfacePresentModesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 25 /* vkGetPhysicalDeviceSurfacePresentModesKHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, surface.as_raw());
         elements(p, p_present_mode_count as *const u32, usize::from(!p_present_mode_count.is_null()), &[]);
@@ -851,7 +851,7 @@ pub unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR(physical_d
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, surface, p_rect_count, p_rects);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDevicePresentRectanglesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 26 /* vkGetPhysicalDevicePresentRectanglesKHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, surface.as_raw());
         elements(p, p_rect_count as *const u32, usize::from(!p_rect_count.is_null()), &[]);
@@ -866,7 +866,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR(physical_d
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayPropertiesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 27 /* vkGetPhysicalDeviceDisplayPropertiesKHR */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
         with_nested(elements(p, p_properties as *const vk::DisplayPropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(44, 4)]), p_properties as *const vk::DisplayPropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, nested_VkDisplayPropertiesKHR);
@@ -880,7 +880,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR(physi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayPlanePropertiesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 28 /* vkGetPhysicalDeviceDisplayPlanePropertiesKHR */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
         elements(p, p_properties as *const vk::DisplayPlanePropertiesKHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(12, 4)]);
@@ -894,7 +894,7 @@ pub unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR(physical_dev
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, plane_index, p_display_count, p_displays);
-    record(Scope::Setup, r.as_raw(), "vkGetDisplayPlaneSupportedDisplaysKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 29 /* vkGetDisplayPlaneSupportedDisplaysKHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, plane_index as u64);
         elements(p, p_display_count as *const u32, usize::from(!p_display_count.is_null()), &[]);
@@ -909,7 +909,7 @@ pub unsafe extern "system" fn vkGetDisplayModePropertiesKHR(physical_device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, display, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetDisplayModePropertiesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 30 /* vkGetDisplayModePropertiesKHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, display.as_raw());
         elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
@@ -924,7 +924,7 @@ pub unsafe extern "system" fn vkCreateDisplayModeKHR(physical_device: vk::Physic
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, display, p_create_info, p_allocator, p_mode);
-    record(Scope::Setup, r.as_raw(), "vkCreateDisplayModeKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 31 /* vkCreateDisplayModeKHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, display.as_raw());
         chained(p, p_create_info as *const vk::DisplayModeCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4)]);
@@ -940,7 +940,7 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR(physical_device: 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, mode, plane_index, p_capabilities);
-    record(Scope::Setup, r.as_raw(), "vkGetDisplayPlaneCapabilitiesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 32 /* vkGetDisplayPlaneCapabilitiesKHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, mode.as_raw());
         value(p, plane_index as u64);
@@ -955,7 +955,7 @@ pub unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR(instance: vk::Insta
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_surface);
-    record(Scope::Setup, r.as_raw(), "vkCreateDisplayPlaneSurfaceKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 33 /* vkCreateDisplayPlaneSurfaceKHR */, |p| {
         value(p, instance.as_raw());
         chained(p, p_create_info as *const vk::DisplaySurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (60, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -970,7 +970,7 @@ pub unsafe extern "system" fn vkCreateXlibSurfaceKHR(instance: vk::Instance, p_c
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_surface);
-    record(Scope::Setup, r.as_raw(), "vkCreateXlibSurfaceKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 34 /* vkCreateXlibSurfaceKHR */, |p| {
         value(p, instance.as_raw());
         with_nested(chained(p, p_create_info as *const vk::XlibSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[]), p_create_info as *const vk::XlibSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkXlibSurfaceCreateInfoKHR);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -985,7 +985,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR(phys
         return Default::default();
     };
     let r = next(physical_device, queue_family_index, dpy, visual_id);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceXlibPresentationSupportKHR", |p| {
+    record(Scope::Setup, 0, 35 /* vkGetPhysicalDeviceXlibPresentationSupportKHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, queue_family_index as u64);
         elements(p, dpy as *const vk::Display, usize::from(!dpy.is_null()), &[]);
@@ -1000,7 +1000,7 @@ pub unsafe extern "system" fn vkCreateXcbSurfaceKHR(instance: vk::Instance, p_cr
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_surface);
-    record(Scope::Setup, r.as_raw(), "vkCreateXcbSurfaceKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 36 /* vkCreateXcbSurfaceKHR */, |p| {
         value(p, instance.as_raw());
         with_nested(chained(p, p_create_info as *const vk::XcbSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[]), p_create_info as *const vk::XcbSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkXcbSurfaceCreateInfoKHR);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1015,7 +1015,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR(physi
         return Default::default();
     };
     let r = next(physical_device, queue_family_index, connection, visual_id);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceXcbPresentationSupportKHR", |p| {
+    record(Scope::Setup, 0, 37 /* vkGetPhysicalDeviceXcbPresentationSupportKHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, queue_family_index as u64);
         elements(p, connection as *const vk::xcb_connection_t, usize::from(!connection.is_null()), &[]);
@@ -1030,7 +1030,7 @@ pub unsafe extern "system" fn vkCreateWaylandSurfaceKHR(instance: vk::Instance, 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_surface);
-    record(Scope::Setup, r.as_raw(), "vkCreateWaylandSurfaceKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 38 /* vkCreateWaylandSurfaceKHR */, |p| {
         value(p, instance.as_raw());
         with_nested(chained(p, p_create_info as *const vk::WaylandSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::WaylandSurfaceCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkWaylandSurfaceCreateInfoKHR);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1045,7 +1045,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR(p
         return Default::default();
     };
     let r = next(physical_device, queue_family_index, display);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceWaylandPresentationSupportKHR", |p| {
+    record(Scope::Setup, 0, 39 /* vkGetPhysicalDeviceWaylandPresentationSupportKHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, queue_family_index as u64);
         elements(p, display as *const vk::wl_display, usize::from(!display.is_null()), &[]);
@@ -1059,7 +1059,7 @@ pub unsafe extern "system" fn vkCreateDebugReportCallbackEXT(instance: vk::Insta
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_callback);
-    record(Scope::Setup, r.as_raw(), "vkCreateDebugReportCallbackEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 40 /* vkCreateDebugReportCallbackEXT */, |p| {
         value(p, instance.as_raw());
         with_nested(chained(p, p_create_info as *const vk::DebugReportCallbackCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::DebugReportCallbackCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkDebugReportCallbackCreateInfoEXT);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1074,7 +1074,7 @@ pub unsafe extern "system" fn vkDestroyDebugReportCallbackEXT(instance: vk::Inst
         return;
     };
     let _r = next(instance, callback, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyDebugReportCallbackEXT", |p| {
+    record(Scope::Setup, 0, 41 /* vkDestroyDebugReportCallbackEXT */, |p| {
         value(p, instance.as_raw());
         value(p, callback.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1087,7 +1087,7 @@ pub unsafe extern "system" fn vkDebugReportMessageEXT(instance: vk::Instance, fl
         return;
     };
     let _r = next(instance, flags, object_type, object, location, message_code, p_layer_prefix, p_message);
-    record(Scope::Setup, 0, "vkDebugReportMessageEXT", |p| {
+    record(Scope::Setup, 0, 42 /* vkDebugReportMessageEXT */, |p| {
         value(p, instance.as_raw());
         value(p, flags.as_raw() as u64);
         value(p, object_type.as_raw() as u32 as u64);
@@ -1105,7 +1105,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, format, ty, tiling, usage, flags, external_handle_type, p_external_image_format_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceExternalImageFormatPropertiesNV", |p| {
+    record(Scope::Setup, r.as_raw(), 43 /* vkGetPhysicalDeviceExternalImageFormatPropertiesNV */, |p| {
         value(p, physical_device.as_raw());
         value(p, format.as_raw() as u32 as u64);
         value(p, ty.as_raw() as u32 as u64);
@@ -1124,7 +1124,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFeatures2KHR(physical_device: v
         return;
     };
     let _r = next(physical_device, p_features);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceFeatures2KHR", |p| {
+    record(Scope::Setup, 0, 44 /* vkGetPhysicalDeviceFeatures2KHR */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_features as *const vk::PhysicalDeviceFeatures2, usize::from(!p_features.is_null()), &[(4, 4), (236, 4)]);
     });
@@ -1136,7 +1136,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceProperties2KHR(physical_device:
         return;
     };
     let _r = next(physical_device, p_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceProperties2KHR", |p| {
+    record(Scope::Setup, 0, 45 /* vkGetPhysicalDeviceProperties2KHR */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_properties as *const vk::PhysicalDeviceProperties2, usize::from(!p_properties.is_null()), &[(4, 4), (308, 4), (356, 4), (612, 4), (788, 4), (836, 4)]);
     });
@@ -1148,7 +1148,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2KHR(physical_d
         return;
     };
     let _r = next(physical_device, format, p_format_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceFormatProperties2KHR", |p| {
+    record(Scope::Setup, 0, 46 /* vkGetPhysicalDeviceFormatProperties2KHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, format.as_raw() as u32 as u64);
         chained(p, p_format_properties as *const vk::FormatProperties2, usize::from(!p_format_properties.is_null()), &[(4, 4), (28, 4)]);
@@ -1161,7 +1161,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2KHR(physi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_image_format_info, p_image_format_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceImageFormatProperties2KHR", |p| {
+    record(Scope::Setup, r.as_raw(), 47 /* vkGetPhysicalDeviceImageFormatProperties2KHR */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_image_format_info as *const vk::PhysicalDeviceImageFormatInfo2, usize::from(!p_image_format_info.is_null()), &[(4, 4), (36, 4)]);
         chained(p, p_image_format_properties as *const vk::ImageFormatProperties2, usize::from(!p_image_format_properties.is_null()), &[(4, 4)]);
@@ -1175,7 +1175,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2KHR(physi
         return;
     };
     let _r = next(physical_device, p_queue_family_property_count, p_queue_family_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyProperties2KHR", |p| {
+    record(Scope::Setup, 0, 48 /* vkGetPhysicalDeviceQueueFamilyProperties2KHR */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_queue_family_property_count as *const u32, usize::from(!p_queue_family_property_count.is_null()), &[]);
         chained(p, p_queue_family_properties as *const vk::QueueFamilyProperties2, if p_queue_family_property_count.is_null() { 0 } else { *p_queue_family_property_count as usize }, &[(4, 4)]);
@@ -1188,7 +1188,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2KHR(physical_d
         return;
     };
     let _r = next(physical_device, p_memory_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceMemoryProperties2KHR", |p| {
+    record(Scope::Setup, 0, 49 /* vkGetPhysicalDeviceMemoryProperties2KHR */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_memory_properties as *const vk::PhysicalDeviceMemoryProperties2, usize::from(!p_memory_properties.is_null()), &[(4, 4), (292, 4), (308, 4), (324, 4), (340, 4), (356, 4), (372, 4), (388, 4), (404, 4), (420, 4), (436, 4), (452, 4), (468, 4), (484, 4), (500, 4), (516, 4), (532, 4)]);
     });
@@ -1200,7 +1200,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2KHR
         return;
     };
     let _r = next(physical_device, p_format_info, p_property_count, p_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceSparseImageFormatProperties2KHR", |p| {
+    record(Scope::Setup, 0, 50 /* vkGetPhysicalDeviceSparseImageFormatProperties2KHR */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_format_info as *const vk::PhysicalDeviceSparseImageFormatInfo2, usize::from(!p_format_info.is_null()), &[(4, 4), (36, 4)]);
         elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
@@ -1214,7 +1214,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroupsKHR(instance: vk::I
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_physical_device_group_count, p_physical_device_group_properties);
-    record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDeviceGroupsKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 51 /* vkEnumeratePhysicalDeviceGroupsKHR */, |p| {
         value(p, instance.as_raw());
         elements(p, p_physical_device_group_count as *const u32, usize::from(!p_physical_device_group_count.is_null()), &[]);
         chained(p, p_physical_device_group_properties as *const vk::PhysicalDeviceGroupProperties, if p_physical_device_group_count.is_null() { 0 } else { *p_physical_device_group_count as usize }, &[(4, 4), (20, 4), (284, 4)]);
@@ -1228,7 +1228,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferPropertiesKHR(phy
         return;
     };
     let _r = next(physical_device, p_external_buffer_info, p_external_buffer_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalBufferPropertiesKHR", |p| {
+    record(Scope::Setup, 0, 52 /* vkGetPhysicalDeviceExternalBufferPropertiesKHR */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_external_buffer_info as *const vk::PhysicalDeviceExternalBufferInfo, usize::from(!p_external_buffer_info.is_null()), &[(4, 4), (28, 4)]);
         chained(p, p_external_buffer_properties as *const vk::ExternalBufferProperties, usize::from(!p_external_buffer_properties.is_null()), &[(4, 4), (28, 4)]);
@@ -1241,7 +1241,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphorePropertiesKHR(
         return;
     };
     let _r = next(physical_device, p_external_semaphore_info, p_external_semaphore_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR", |p| {
+    record(Scope::Setup, 0, 53 /* vkGetPhysicalDeviceExternalSemaphorePropertiesKHR */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_external_semaphore_info as *const vk::PhysicalDeviceExternalSemaphoreInfo, usize::from(!p_external_semaphore_info.is_null()), &[(4, 4), (20, 4)]);
         chained(p, p_external_semaphore_properties as *const vk::ExternalSemaphoreProperties, usize::from(!p_external_semaphore_properties.is_null()), &[(4, 4), (28, 4)]);
@@ -1254,7 +1254,7 @@ pub unsafe extern "system" fn vkReleaseDisplayEXT(physical_device: vk::PhysicalD
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, display);
-    record(Scope::Setup, r.as_raw(), "vkReleaseDisplayEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 54 /* vkReleaseDisplayEXT */, |p| {
         value(p, physical_device.as_raw());
         value(p, display.as_raw());
     });
@@ -1267,7 +1267,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT(physica
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, surface, p_surface_capabilities);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceCapabilities2EXT", |p| {
+    record(Scope::Setup, r.as_raw(), 55 /* vkGetPhysicalDeviceSurfaceCapabilities2EXT */, |p| {
         value(p, physical_device.as_raw());
         value(p, surface.as_raw());
         chained(p, p_surface_capabilities as *const vk::SurfaceCapabilities2EXT, usize::from(!p_surface_capabilities.is_null()), &[(4, 4)]);
@@ -1281,7 +1281,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceExternalFencePropertiesKHR(phys
         return;
     };
     let _r = next(physical_device, p_external_fence_info, p_external_fence_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceExternalFencePropertiesKHR", |p| {
+    record(Scope::Setup, 0, 56 /* vkGetPhysicalDeviceExternalFencePropertiesKHR */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_external_fence_info as *const vk::PhysicalDeviceExternalFenceInfo, usize::from(!p_external_fence_info.is_null()), &[(4, 4), (20, 4)]);
         chained(p, p_external_fence_properties as *const vk::ExternalFenceProperties, usize::from(!p_external_fence_properties.is_null()), &[(4, 4), (28, 4)]);
@@ -1294,7 +1294,7 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQue
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, queue_family_index, p_counter_count, p_counters, p_counter_descriptions);
-    record(Scope::Setup, r.as_raw(), "vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 57 /* vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, queue_family_index as u64);
         elements(p, p_counter_count as *const u32, usize::from(!p_counter_count.is_null()), &[]);
@@ -1310,7 +1310,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPass
         return;
     };
     let _r = next(physical_device, p_performance_query_create_info, p_num_passes);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR", |p| {
+    record(Scope::Setup, 0, 58 /* vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR */, |p| {
         value(p, physical_device.as_raw());
         with_nested(chained(p, p_performance_query_create_info as *const vk::QueryPoolPerformanceCreateInfoKHR, usize::from(!p_performance_query_create_info.is_null()), &[(4, 4)]), p_performance_query_create_info as *const vk::QueryPoolPerformanceCreateInfoKHR, usize::from(!p_performance_query_create_info.is_null()), nested_VkQueryPoolPerformanceCreateInfoKHR);
         elements(p, p_num_passes as *const u32, usize::from(!p_num_passes.is_null()), &[]);
@@ -1323,7 +1323,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR(physica
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_surface_info, p_surface_capabilities);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceCapabilities2KHR", |p| {
+    record(Scope::Setup, r.as_raw(), 59 /* vkGetPhysicalDeviceSurfaceCapabilities2KHR */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null()), &[(4, 4)]);
         chained(p, p_surface_capabilities as *const vk::SurfaceCapabilities2KHR, usize::from(!p_surface_capabilities.is_null()), &[(4, 4), (68, 4)]);
@@ -1337,7 +1337,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR(physical_dev
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_surface_info, p_surface_format_count, p_surface_formats);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSurfaceFormats2KHR", |p| {
+    record(Scope::Setup, r.as_raw(), 60 /* vkGetPhysicalDeviceSurfaceFormats2KHR */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_surface_info as *const vk::PhysicalDeviceSurfaceInfo2KHR, usize::from(!p_surface_info.is_null()), &[(4, 4)]);
         elements(p, p_surface_format_count as *const u32, usize::from(!p_surface_format_count.is_null()), &[]);
@@ -1352,7 +1352,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR(physical_
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayProperties2KHR", |p| {
+    record(Scope::Setup, r.as_raw(), 61 /* vkGetPhysicalDeviceDisplayProperties2KHR */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
         with_nested(chained(p, p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (60, 4)]), p_properties as *const vk::DisplayProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, nested_VkDisplayProperties2KHR);
@@ -1366,7 +1366,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR(phys
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceDisplayPlaneProperties2KHR", |p| {
+    record(Scope::Setup, r.as_raw(), 62 /* vkGetPhysicalDeviceDisplayPlaneProperties2KHR */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
         chained(p, p_properties as *const vk::DisplayPlaneProperties2KHR, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4), (28, 4)]);
@@ -1380,7 +1380,7 @@ pub unsafe extern "system" fn vkGetDisplayModeProperties2KHR(physical_device: vk
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, display, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetDisplayModeProperties2KHR", |p| {
+    record(Scope::Setup, r.as_raw(), 63 /* vkGetDisplayModeProperties2KHR */, |p| {
         value(p, physical_device.as_raw());
         value(p, display.as_raw());
         elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
@@ -1395,7 +1395,7 @@ pub unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR(physical_device:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_display_plane_info, p_capabilities);
-    record(Scope::Setup, r.as_raw(), "vkGetDisplayPlaneCapabilities2KHR", |p| {
+    record(Scope::Setup, r.as_raw(), 64 /* vkGetDisplayPlaneCapabilities2KHR */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_display_plane_info as *const vk::DisplayPlaneInfo2KHR, usize::from(!p_display_plane_info.is_null()), &[(4, 4), (28, 4)]);
         chained(p, p_capabilities as *const vk::DisplayPlaneCapabilities2KHR, usize::from(!p_capabilities.is_null()), &[(4, 4), (84, 4)]);
@@ -1409,7 +1409,7 @@ pub unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT(instance: vk::Insta
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_messenger);
-    record(Scope::Setup, r.as_raw(), "vkCreateDebugUtilsMessengerEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 65 /* vkCreateDebugUtilsMessengerEXT */, |p| {
         value(p, instance.as_raw());
         with_nested(chained(p, p_create_info as *const vk::DebugUtilsMessengerCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4)]), p_create_info as *const vk::DebugUtilsMessengerCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkDebugUtilsMessengerCreateInfoEXT);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1424,7 +1424,7 @@ pub unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT(instance: vk::Inst
         return;
     };
     let _r = next(instance, messenger, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyDebugUtilsMessengerEXT", |p| {
+    record(Scope::Setup, 0, 66 /* vkDestroyDebugUtilsMessengerEXT */, |p| {
         value(p, instance.as_raw());
         value(p, messenger.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1437,7 +1437,7 @@ pub unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT(instance: vk::Instanc
         return;
     };
     let _r = next(instance, message_severity, message_types, p_callback_data);
-    record(Scope::Setup, 0, "vkSubmitDebugUtilsMessageEXT", |p| {
+    record(Scope::Setup, 0, 67 /* vkSubmitDebugUtilsMessageEXT */, |p| {
         value(p, instance.as_raw());
         value(p, message_severity.as_raw() as u64);
         value(p, message_types.as_raw() as u64);
@@ -1451,7 +1451,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT(physic
         return;
     };
     let _r = next(physical_device, samples, p_multisample_properties);
-    record(Scope::Setup, 0, "vkGetPhysicalDeviceMultisamplePropertiesEXT", |p| {
+    record(Scope::Setup, 0, 68 /* vkGetPhysicalDeviceMultisamplePropertiesEXT */, |p| {
         value(p, physical_device.as_raw());
         value(p, samples.as_raw() as u64);
         chained(p, p_multisample_properties as *const vk::MultisamplePropertiesEXT, usize::from(!p_multisample_properties.is_null()), &[(4, 4)]);
@@ -1464,7 +1464,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(phy
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_time_domain_count, p_time_domains);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 69 /* vkGetPhysicalDeviceCalibrateableTimeDomainsEXT */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_time_domain_count as *const u32, usize::from(!p_time_domain_count.is_null()), &[]);
         elements(p, p_time_domains as *const vk::TimeDomainEXT, if p_time_domain_count.is_null() { 0 } else { *p_time_domain_count as usize }, &[]);
@@ -1478,7 +1478,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR(physica
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_fragment_shading_rate_count, p_fragment_shading_rates);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceFragmentShadingRatesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 70 /* vkGetPhysicalDeviceFragmentShadingRatesKHR */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_fragment_shading_rate_count as *const u32, usize::from(!p_fragment_shading_rate_count.is_null()), &[]);
         chained(p, p_fragment_shading_rates as *const vk::PhysicalDeviceFragmentShadingRateKHR, if p_fragment_shading_rate_count.is_null() { 0 } else { *p_fragment_shading_rate_count as usize }, &[(4, 4), (28, 4)]);
@@ -1492,7 +1492,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceToolPropertiesEXT(physical_devi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_tool_count, p_tool_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceToolPropertiesEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 71 /* vkGetPhysicalDeviceToolPropertiesEXT */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_tool_count as *const u32, usize::from(!p_tool_count.is_null()), &[]);
         chained(p, p_tool_properties as *const vk::PhysicalDeviceToolProperties, if p_tool_count.is_null() { 0 } else { *p_tool_count as usize }, &[(4, 4), (1044, 4)]);
@@ -1506,7 +1506,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(p
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_property_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV", |p| {
+    record(Scope::Setup, r.as_raw(), 72 /* vkGetPhysicalDeviceCooperativeMatrixPropertiesNV */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_property_count as *const u32, usize::from(!p_property_count.is_null()), &[]);
         chained(p, p_properties as *const vk::CooperativeMatrixPropertiesNV, if p_property_count.is_null() { 0 } else { *p_property_count as usize }, &[(4, 4)]);
@@ -1520,7 +1520,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSample
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_combination_count, p_combinations);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV", |p| {
+    record(Scope::Setup, r.as_raw(), 73 /* vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV */, |p| {
         value(p, physical_device.as_raw());
         elements(p, p_combination_count as *const u32, usize::from(!p_combination_count.is_null()), &[]);
         chained(p, p_combinations as *const vk::FramebufferMixedSamplesCombinationNV, if p_combination_count.is_null() { 0 } else { *p_combination_count as usize }, &[(4, 4)]);
@@ -1534,7 +1534,7 @@ pub unsafe extern "system" fn vkCreateHeadlessSurfaceEXT(instance: vk::Instance,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(instance, p_create_info, p_allocator, p_surface);
-    record(Scope::Setup, r.as_raw(), "vkCreateHeadlessSurfaceEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 74 /* vkCreateHeadlessSurfaceEXT */, |p| {
         value(p, instance.as_raw());
         chained(p, p_create_info as *const vk::HeadlessSurfaceCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1549,7 +1549,7 @@ pub unsafe extern "system" fn vkAcquireDrmDisplayEXT(physical_device: vk::Physic
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, drm_fd, display);
-    record(Scope::Setup, r.as_raw(), "vkAcquireDrmDisplayEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 75 /* vkAcquireDrmDisplayEXT */, |p| {
         value(p, physical_device.as_raw());
         value(p, drm_fd as u64);
         value(p, display.as_raw());
@@ -1563,7 +1563,7 @@ pub unsafe extern "system" fn vkGetDrmDisplayEXT(physical_device: vk::PhysicalDe
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, drm_fd, connector_id, display);
-    record(Scope::Setup, r.as_raw(), "vkGetDrmDisplayEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 76 /* vkGetDrmDisplayEXT */, |p| {
         value(p, physical_device.as_raw());
         value(p, drm_fd as u64);
         value(p, connector_id as u64);
@@ -1578,7 +1578,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV(physi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(physical_device, p_optical_flow_image_format_info, p_format_count, p_image_format_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPhysicalDeviceOpticalFlowImageFormatsNV", |p| {
+    record(Scope::Setup, r.as_raw(), 77 /* vkGetPhysicalDeviceOpticalFlowImageFormatsNV */, |p| {
         value(p, physical_device.as_raw());
         chained(p, p_optical_flow_image_format_info as *const vk::OpticalFlowImageFormatInfoNV, usize::from(!p_optical_flow_image_format_info.is_null()), &[(4, 4), (20, 4)]);
         elements(p, p_format_count as *const u32, usize::from(!p_format_count.is_null()), &[]);
@@ -1593,7 +1593,7 @@ pub unsafe extern "system" fn vkQueueWaitIdle(queue: vk::Queue) -> vk::Result {
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(queue);
-    record(Scope::Frame, r.as_raw(), "vkQueueWaitIdle", |p| {
+    record(Scope::Frame, r.as_raw(), 78 /* vkQueueWaitIdle */, |p| {
         value(p, queue.as_raw());
     });
     r
@@ -1605,7 +1605,7 @@ pub unsafe extern "system" fn vkDeviceWaitIdle(device: vk::Device) -> vk::Result
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device);
-    record(Scope::Setup, r.as_raw(), "vkDeviceWaitIdle", |p| {
+    record(Scope::Setup, r.as_raw(), 79 /* vkDeviceWaitIdle */, |p| {
         value(p, device.as_raw());
     });
     r
@@ -1617,7 +1617,7 @@ pub unsafe extern "system" fn vkInvalidateMappedMemoryRanges(device: vk::Device,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, memory_range_count, p_memory_ranges);
-    record(Scope::Setup, r.as_raw(), "vkInvalidateMappedMemoryRanges", |p| {
+    record(Scope::Setup, r.as_raw(), 80 /* vkInvalidateMappedMemoryRanges */, |p| {
         value(p, device.as_raw());
         value(p, memory_range_count as u64);
         chained(p, p_memory_ranges as *const vk::MappedMemoryRange, memory_range_count as usize, &[(4, 4)]);
@@ -1631,7 +1631,7 @@ pub unsafe extern "system" fn vkGetDeviceMemoryCommitment(device: vk::Device, me
         return;
     };
     let _r = next(device, memory, p_committed_memory_in_bytes);
-    record(Scope::Setup, 0, "vkGetDeviceMemoryCommitment", |p| {
+    record(Scope::Setup, 0, 81 /* vkGetDeviceMemoryCommitment */, |p| {
         value(p, device.as_raw());
         value(p, memory.as_raw());
         elements(p, p_committed_memory_in_bytes as *const vk::DeviceSize, usize::from(!p_committed_memory_in_bytes.is_null()), &[]);
@@ -1644,7 +1644,7 @@ pub unsafe extern "system" fn vkGetBufferMemoryRequirements(device: vk::Device, 
         return;
     };
     let _r = next(device, buffer, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetBufferMemoryRequirements", |p| {
+    record(Scope::Setup, 0, 82 /* vkGetBufferMemoryRequirements */, |p| {
         value(p, device.as_raw());
         value(p, buffer.as_raw());
         elements(p, p_memory_requirements as *const vk::MemoryRequirements, usize::from(!p_memory_requirements.is_null()), &[(20, 4)]);
@@ -1657,7 +1657,7 @@ pub unsafe extern "system" fn vkGetImageMemoryRequirements(device: vk::Device, i
         return;
     };
     let _r = next(device, image, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetImageMemoryRequirements", |p| {
+    record(Scope::Setup, 0, 83 /* vkGetImageMemoryRequirements */, |p| {
         value(p, device.as_raw());
         value(p, image.as_raw());
         elements(p, p_memory_requirements as *const vk::MemoryRequirements, usize::from(!p_memory_requirements.is_null()), &[(20, 4)]);
@@ -1670,7 +1670,7 @@ pub unsafe extern "system" fn vkGetImageSparseMemoryRequirements(device: vk::Dev
         return;
     };
     let _r = next(device, image, p_sparse_memory_requirement_count, p_sparse_memory_requirements);
-    record(Scope::Setup, 0, "vkGetImageSparseMemoryRequirements", |p| {
+    record(Scope::Setup, 0, 84 /* vkGetImageSparseMemoryRequirements */, |p| {
         value(p, device.as_raw());
         value(p, image.as_raw());
         elements(p, p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]);
@@ -1684,7 +1684,7 @@ pub unsafe extern "system" fn vkQueueBindSparse(queue: vk::Queue, bind_info_coun
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(queue, bind_info_count, p_bind_info, fence);
-    record(Scope::Frame, r.as_raw(), "vkQueueBindSparse", |p| {
+    record(Scope::Frame, r.as_raw(), 85 /* vkQueueBindSparse */, |p| {
         value(p, queue.as_raw());
         value(p, bind_info_count as u64);
         with_nested(chained(p, p_bind_info as *const vk::BindSparseInfo, bind_info_count as usize, &[(4, 4), (20, 4), (36, 4), (52, 4), (68, 4), (84, 4)]), p_bind_info as *const vk::BindSparseInfo, bind_info_count as usize, nested_VkBindSparseInfo);
@@ -1699,7 +1699,7 @@ pub unsafe extern "system" fn vkCreateFence(device: vk::Device, p_create_info: *
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_fence);
-    record(Scope::Setup, r.as_raw(), "vkCreateFence", |p| {
+    record(Scope::Setup, r.as_raw(), 86 /* vkCreateFence */, |p| {
         value(p, device.as_raw());
         chained(p, p_create_info as *const vk::FenceCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1714,7 +1714,7 @@ pub unsafe extern "system" fn vkDestroyFence(device: vk::Device, fence: vk::Fenc
         return;
     };
     let _r = next(device, fence, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyFence", |p| {
+    record(Scope::Setup, 0, 87 /* vkDestroyFence */, |p| {
         value(p, device.as_raw());
         value(p, fence.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1727,7 +1727,7 @@ pub unsafe extern "system" fn vkResetFences(device: vk::Device, fence_count: u32
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, fence_count, p_fences);
-    record(Scope::Setup, r.as_raw(), "vkResetFences", |p| {
+    record(Scope::Setup, r.as_raw(), 88 /* vkResetFences */, |p| {
         value(p, device.as_raw());
         value(p, fence_count as u64);
         elements(p, p_fences as *const vk::Fence, fence_count as usize, &[]);
@@ -1741,7 +1741,7 @@ pub unsafe extern "system" fn vkGetFenceStatus(device: vk::Device, fence: vk::Fe
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, fence);
-    record(Scope::Setup, r.as_raw(), "vkGetFenceStatus", |p| {
+    record(Scope::Setup, r.as_raw(), 89 /* vkGetFenceStatus */, |p| {
         value(p, device.as_raw());
         value(p, fence.as_raw());
     });
@@ -1754,7 +1754,7 @@ pub unsafe extern "system" fn vkWaitForFences(device: vk::Device, fence_count: u
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, fence_count, p_fences, wait_all, timeout);
-    record(Scope::Setup, r.as_raw(), "vkWaitForFences", |p| {
+    record(Scope::Setup, r.as_raw(), 90 /* vkWaitForFences */, |p| {
         value(p, device.as_raw());
         value(p, fence_count as u64);
         elements(p, p_fences as *const vk::Fence, fence_count as usize, &[]);
@@ -1770,7 +1770,7 @@ pub unsafe extern "system" fn vkCreateSemaphore(device: vk::Device, p_create_inf
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_semaphore);
-    record(Scope::Setup, r.as_raw(), "vkCreateSemaphore", |p| {
+    record(Scope::Setup, r.as_raw(), 91 /* vkCreateSemaphore */, |p| {
         value(p, device.as_raw());
         chained(p, p_create_info as *const vk::SemaphoreCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1785,7 +1785,7 @@ pub unsafe extern "system" fn vkDestroySemaphore(device: vk::Device, semaphore: 
         return;
     };
     let _r = next(device, semaphore, p_allocator);
-    record(Scope::Setup, 0, "vkDestroySemaphore", |p| {
+    record(Scope::Setup, 0, 92 /* vkDestroySemaphore */, |p| {
         value(p, device.as_raw());
         value(p, semaphore.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1798,7 +1798,7 @@ pub unsafe extern "system" fn vkCreateEvent(device: vk::Device, p_create_info: *
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_event);
-    record(Scope::Setup, r.as_raw(), "vkCreateEvent", |p| {
+    record(Scope::Setup, r.as_raw(), 93 /* vkCreateEvent */, |p| {
         value(p, device.as_raw());
         chained(p, p_create_info as *const vk::EventCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1813,7 +1813,7 @@ pub unsafe extern "system" fn vkDestroyEvent(device: vk::Device, event: vk::Even
         return;
     };
     let _r = next(device, event, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyEvent", |p| {
+    record(Scope::Setup, 0, 94 /* vkDestroyEvent */, |p| {
         value(p, device.as_raw());
         value(p, event.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1826,7 +1826,7 @@ pub unsafe extern "system" fn vkGetEventStatus(device: vk::Device, event: vk::Ev
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, event);
-    record(Scope::Setup, r.as_raw(), "vkGetEventStatus", |p| {
+    record(Scope::Setup, r.as_raw(), 95 /* vkGetEventStatus */, |p| {
         value(p, device.as_raw());
         value(p, event.as_raw());
     });
@@ -1839,7 +1839,7 @@ pub unsafe extern "system" fn vkSetEvent(device: vk::Device, event: vk::Event) -
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, event);
-    record(Scope::Setup, r.as_raw(), "vkSetEvent", |p| {
+    record(Scope::Setup, r.as_raw(), 96 /* vkSetEvent */, |p| {
         value(p, device.as_raw());
         value(p, event.as_raw());
     });
@@ -1852,7 +1852,7 @@ pub unsafe extern "system" fn vkResetEvent(device: vk::Device, event: vk::Event)
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, event);
-    record(Scope::Setup, r.as_raw(), "vkResetEvent", |p| {
+    record(Scope::Setup, r.as_raw(), 97 /* vkResetEvent */, |p| {
         value(p, device.as_raw());
         value(p, event.as_raw());
     });
@@ -1865,7 +1865,7 @@ pub unsafe extern "system" fn vkGetQueryPoolResults(device: vk::Device, query_po
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, query_pool, first_query, query_count, data_size, p_data, stride, flags);
-    record(Scope::Setup, r.as_raw(), "vkGetQueryPoolResults", |p| {
+    record(Scope::Setup, r.as_raw(), 98 /* vkGetQueryPoolResults */, |p| {
         value(p, device.as_raw());
         value(p, query_pool.as_raw());
         value(p, first_query as u64);
@@ -1884,7 +1884,7 @@ pub unsafe extern "system" fn vkCreateBufferView(device: vk::Device, p_create_in
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_view);
-    record(Scope::Setup, r.as_raw(), "vkCreateBufferView", |p| {
+    record(Scope::Setup, r.as_raw(), 99 /* vkCreateBufferView */, |p| {
         value(p, device.as_raw());
         chained(p, p_create_info as *const vk::BufferViewCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (36, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1899,7 +1899,7 @@ pub unsafe extern "system" fn vkDestroyBufferView(device: vk::Device, buffer_vie
         return;
     };
     let _r = next(device, buffer_view, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyBufferView", |p| {
+    record(Scope::Setup, 0, 100 /* vkDestroyBufferView */, |p| {
         value(p, device.as_raw());
         value(p, buffer_view.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1912,7 +1912,7 @@ pub unsafe extern "system" fn vkGetImageSubresourceLayout(device: vk::Device, im
         return;
     };
     let _r = next(device, image, p_subresource, p_layout);
-    record(Scope::Setup, 0, "vkGetImageSubresourceLayout", |p| {
+    record(Scope::Setup, 0, 101 /* vkGetImageSubresourceLayout */, |p| {
         value(p, device.as_raw());
         value(p, image.as_raw());
         elements(p, p_subresource as *const vk::ImageSubresource, usize::from(!p_subresource.is_null()), &[]);
@@ -1926,7 +1926,7 @@ pub unsafe extern "system" fn vkCreatePipelineCache(device: vk::Device, p_create
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_pipeline_cache);
-    record(Scope::Setup, r.as_raw(), "vkCreatePipelineCache", |p| {
+    record(Scope::Setup, r.as_raw(), 102 /* vkCreatePipelineCache */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::PipelineCacheCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::PipelineCacheCreateInfo, usize::from(!p_create_info.is_null()), nested_VkPipelineCacheCreateInfo);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1941,7 +1941,7 @@ pub unsafe extern "system" fn vkDestroyPipelineCache(device: vk::Device, pipelin
         return;
     };
     let _r = next(device, pipeline_cache, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyPipelineCache", |p| {
+    record(Scope::Setup, 0, 103 /* vkDestroyPipelineCache */, |p| {
         value(p, device.as_raw());
         value(p, pipeline_cache.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -1954,7 +1954,7 @@ pub unsafe extern "system" fn vkGetPipelineCacheData(device: vk::Device, pipelin
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline_cache, p_data_size, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetPipelineCacheData", |p| {
+    record(Scope::Setup, r.as_raw(), 104 /* vkGetPipelineCacheData */, |p| {
         value(p, device.as_raw());
         value(p, pipeline_cache.as_raw());
         elements(p, p_data_size as *const usize, usize::from(!p_data_size.is_null()), &[]);
@@ -1969,7 +1969,7 @@ pub unsafe extern "system" fn vkMergePipelineCaches(device: vk::Device, dst_cach
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, dst_cache, src_cache_count, p_src_caches);
-    record(Scope::Setup, r.as_raw(), "vkMergePipelineCaches", |p| {
+    record(Scope::Setup, r.as_raw(), 105 /* vkMergePipelineCaches */, |p| {
         value(p, device.as_raw());
         value(p, dst_cache.as_raw());
         value(p, src_cache_count as u64);
@@ -1984,7 +1984,7 @@ pub unsafe extern "system" fn vkCreateComputePipelines(device: vk::Device, pipel
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline_cache, create_info_count, p_create_infos, p_allocator, p_pipelines);
-    record(Scope::Setup, r.as_raw(), "vkCreateComputePipelines", |p| {
+    record(Scope::Setup, r.as_raw(), 106 /* vkCreateComputePipelines */, |p| {
         value(p, device.as_raw());
         value(p, pipeline_cache.as_raw());
         value(p, create_info_count as u64);
@@ -2001,7 +2001,7 @@ pub unsafe extern "system" fn vkCreateSampler(device: vk::Device, p_create_info:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_sampler);
-    record(Scope::Setup, r.as_raw(), "vkCreateSampler", |p| {
+    record(Scope::Setup, r.as_raw(), 107 /* vkCreateSampler */, |p| {
         value(p, device.as_raw());
         chained(p, p_create_info as *const vk::SamplerCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -2016,7 +2016,7 @@ pub unsafe extern "system" fn vkDestroySampler(device: vk::Device, sampler: vk::
         return;
     };
     let _r = next(device, sampler, p_allocator);
-    record(Scope::Setup, 0, "vkDestroySampler", |p| {
+    record(Scope::Setup, 0, 108 /* vkDestroySampler */, |p| {
         value(p, device.as_raw());
         value(p, sampler.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -2029,7 +2029,7 @@ pub unsafe extern "system" fn vkCreateDescriptorSetLayout(device: vk::Device, p_
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_set_layout);
-    record(Scope::Setup, r.as_raw(), "vkCreateDescriptorSetLayout", |p| {
+    record(Scope::Setup, r.as_raw(), 109 /* vkCreateDescriptorSetLayout */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -2044,7 +2044,7 @@ pub unsafe extern "system" fn vkDestroyDescriptorSetLayout(device: vk::Device, d
         return;
     };
     let _r = next(device, descriptor_set_layout, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyDescriptorSetLayout", |p| {
+    record(Scope::Setup, 0, 110 /* vkDestroyDescriptorSetLayout */, |p| {
         value(p, device.as_raw());
         value(p, descriptor_set_layout.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -2057,7 +2057,7 @@ pub unsafe extern "system" fn vkCreateDescriptorPool(device: vk::Device, p_creat
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_descriptor_pool);
-    record(Scope::Setup, r.as_raw(), "vkCreateDescriptorPool", |p| {
+    record(Scope::Setup, r.as_raw(), 111 /* vkCreateDescriptorPool */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::DescriptorPoolCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4)]), p_create_info as *const vk::DescriptorPoolCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorPoolCreateInfo);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -2072,7 +2072,7 @@ pub unsafe extern "system" fn vkDestroyDescriptorPool(device: vk::Device, descri
         return;
     };
     let _r = next(device, descriptor_pool, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyDescriptorPool", |p| {
+    record(Scope::Setup, 0, 112 /* vkDestroyDescriptorPool */, |p| {
         value(p, device.as_raw());
         value(p, descriptor_pool.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -2085,7 +2085,7 @@ pub unsafe extern "system" fn vkResetDescriptorPool(device: vk::Device, descript
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, descriptor_pool, flags);
-    record(Scope::Setup, r.as_raw(), "vkResetDescriptorPool", |p| {
+    record(Scope::Setup, r.as_raw(), 113 /* vkResetDescriptorPool */, |p| {
         value(p, device.as_raw());
         value(p, descriptor_pool.as_raw());
         value(p, flags.as_raw() as u64);
@@ -2099,7 +2099,7 @@ pub unsafe extern "system" fn vkAllocateDescriptorSets(device: vk::Device, p_all
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_allocate_info, p_descriptor_sets);
-    record(Scope::Setup, r.as_raw(), "vkAllocateDescriptorSets", |p| {
+    record(Scope::Setup, r.as_raw(), 114 /* vkAllocateDescriptorSets */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_allocate_info as *const vk::DescriptorSetAllocateInfo, usize::from(!p_allocate_info.is_null()), &[(4, 4), (28, 4)]), p_allocate_info as *const vk::DescriptorSetAllocateInfo, usize::from(!p_allocate_info.is_null()), nested_VkDescriptorSetAllocateInfo);
         elements(p, p_descriptor_sets as *const vk::DescriptorSet, p_allocate_info.as_ref().map_or(0, |s| s.descriptor_set_count as usize), &[]);
@@ -2113,7 +2113,7 @@ pub unsafe extern "system" fn vkFreeDescriptorSets(device: vk::Device, descripto
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, descriptor_pool, descriptor_set_count, p_descriptor_sets);
-    record(Scope::Setup, r.as_raw(), "vkFreeDescriptorSets", |p| {
+    record(Scope::Setup, r.as_raw(), 115 /* vkFreeDescriptorSets */, |p| {
         value(p, device.as_raw());
         value(p, descriptor_pool.as_raw());
         value(p, descriptor_set_count as u64);
@@ -2128,7 +2128,7 @@ pub unsafe extern "system" fn vkUpdateDescriptorSets(device: vk::Device, descrip
         return;
     };
     let _r = next(device, descriptor_write_count, p_descriptor_writes, descriptor_copy_count, p_descriptor_copies);
-    record(Scope::Setup, 0, "vkUpdateDescriptorSets", |p| {
+    record(Scope::Setup, 0, 116 /* vkUpdateDescriptorSets */, |p| {
         value(p, device.as_raw());
         value(p, descriptor_write_count as u64);
         with_nested(chained(p, p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, &[(4, 4)]), p_descriptor_writes as *const vk::WriteDescriptorSet, descriptor_write_count as usize, nested_VkWriteDescriptorSet);
@@ -2143,7 +2143,7 @@ pub unsafe extern "system" fn vkGetRenderAreaGranularity(device: vk::Device, ren
         return;
     };
     let _r = next(device, render_pass, p_granularity);
-    record(Scope::Setup, 0, "vkGetRenderAreaGranularity", |p| {
+    record(Scope::Setup, 0, 117 /* vkGetRenderAreaGranularity */, |p| {
         value(p, device.as_raw());
         value(p, render_pass.as_raw());
         elements(p, p_granularity as *const vk::Extent2D, usize::from(!p_granularity.is_null()), &[]);
@@ -2156,7 +2156,7 @@ pub unsafe extern "system" fn vkResetCommandPool(device: vk::Device, command_poo
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, command_pool, flags);
-    record(Scope::Setup, r.as_raw(), "vkResetCommandPool", |p| {
+    record(Scope::Setup, r.as_raw(), 118 /* vkResetCommandPool */, |p| {
         value(p, device.as_raw());
         value(p, command_pool.as_raw());
         value(p, flags.as_raw() as u64);
@@ -2172,7 +2172,7 @@ pub unsafe extern "system" fn vkFreeCommandBuffers(device: vk::Device, command_p
     let _r = next(device, command_pool, command_buffer_count, p_command_buffers);
     crate::image_layouts::freed(p_command_buffers, command_buffer_count);
     crate::command_buffers::freed(p_command_buffers, command_buffer_count);
-    record(Scope::Setup, 0, "vkFreeCommandBuffers", |p| {
+    record(Scope::Setup, 0, 119 /* vkFreeCommandBuffers */, |p| {
         value(p, device.as_raw());
         value(p, command_pool.as_raw());
         value(p, command_buffer_count as u64);
@@ -2186,7 +2186,7 @@ pub unsafe extern "system" fn vkCmdSetViewport(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, first_viewport, viewport_count, p_viewports);
-    record_command(command_buffer, "vkCmdSetViewport", |p| {
+    record_command(command_buffer, 120 /* vkCmdSetViewport */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_viewport as u64);
         value(p, viewport_count as u64);
@@ -2200,7 +2200,7 @@ pub unsafe extern "system" fn vkCmdSetScissor(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, first_scissor, scissor_count, p_scissors);
-    record_command(command_buffer, "vkCmdSetScissor", |p| {
+    record_command(command_buffer, 121 /* vkCmdSetScissor */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_scissor as u64);
         value(p, scissor_count as u64);
@@ -2214,7 +2214,7 @@ pub unsafe extern "system" fn vkCmdSetLineWidth(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, line_width);
-    record_command(command_buffer, "vkCmdSetLineWidth", |p| {
+    record_command(command_buffer, 122 /* vkCmdSetLineWidth */, |p| {
         value(p, command_buffer.as_raw());
         value(p, f64::from(line_width).to_bits());
     });
@@ -2226,7 +2226,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBias(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, depth_bias_constant_factor, depth_bias_clamp, depth_bias_slope_factor);
-    record_command(command_buffer, "vkCmdSetDepthBias", |p| {
+    record_command(command_buffer, 123 /* vkCmdSetDepthBias */, |p| {
         value(p, command_buffer.as_raw());
         value(p, f64::from(depth_bias_constant_factor).to_bits());
         value(p, f64::from(depth_bias_clamp).to_bits());
@@ -2240,7 +2240,7 @@ pub unsafe extern "system" fn vkCmdSetBlendConstants(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, blend_constants);
-    record_command(command_buffer, "vkCmdSetBlendConstants", |p| {
+    record_command(command_buffer, 124 /* vkCmdSetBlendConstants */, |p| {
         value(p, command_buffer.as_raw());
         bytes_of(p, blend_constants as *const u8, std::mem::size_of::<[f32; 4]>());
     });
@@ -2252,7 +2252,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBounds(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, min_depth_bounds, max_depth_bounds);
-    record_command(command_buffer, "vkCmdSetDepthBounds", |p| {
+    record_command(command_buffer, 125 /* vkCmdSetDepthBounds */, |p| {
         value(p, command_buffer.as_raw());
         value(p, f64::from(min_depth_bounds).to_bits());
         value(p, f64::from(max_depth_bounds).to_bits());
@@ -2265,7 +2265,7 @@ pub unsafe extern "system" fn vkCmdSetStencilCompareMask(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, face_mask, compare_mask);
-    record_command(command_buffer, "vkCmdSetStencilCompareMask", |p| {
+    record_command(command_buffer, 126 /* vkCmdSetStencilCompareMask */, |p| {
         value(p, command_buffer.as_raw());
         value(p, face_mask.as_raw() as u64);
         value(p, compare_mask as u64);
@@ -2278,7 +2278,7 @@ pub unsafe extern "system" fn vkCmdSetStencilWriteMask(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, face_mask, write_mask);
-    record_command(command_buffer, "vkCmdSetStencilWriteMask", |p| {
+    record_command(command_buffer, 127 /* vkCmdSetStencilWriteMask */, |p| {
         value(p, command_buffer.as_raw());
         value(p, face_mask.as_raw() as u64);
         value(p, write_mask as u64);
@@ -2291,7 +2291,7 @@ pub unsafe extern "system" fn vkCmdSetStencilReference(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, face_mask, reference);
-    record_command(command_buffer, "vkCmdSetStencilReference", |p| {
+    record_command(command_buffer, 128 /* vkCmdSetStencilReference */, |p| {
         value(p, command_buffer.as_raw());
         value(p, face_mask.as_raw() as u64);
         value(p, reference as u64);
@@ -2304,7 +2304,7 @@ pub unsafe extern "system" fn vkCmdDispatch(command_buffer: vk::CommandBuffer, g
         return;
     };
     let _r = next(command_buffer, group_count_x, group_count_y, group_count_z);
-    record_command(command_buffer, "vkCmdDispatch", |p| {
+    record_command(command_buffer, 129 /* vkCmdDispatch */, |p| {
         value(p, command_buffer.as_raw());
         value(p, group_count_x as u64);
         value(p, group_count_y as u64);
@@ -2318,7 +2318,7 @@ pub unsafe extern "system" fn vkCmdDispatchIndirect(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, buffer, offset);
-    record_command(command_buffer, "vkCmdDispatchIndirect", |p| {
+    record_command(command_buffer, 130 /* vkCmdDispatchIndirect */, |p| {
         value(p, command_buffer.as_raw());
         value(p, buffer.as_raw());
         value(p, offset as u64);
@@ -2331,7 +2331,7 @@ pub unsafe extern "system" fn vkCmdCopyBuffer(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, src_buffer, dst_buffer, region_count, p_regions);
-    record_command(command_buffer, "vkCmdCopyBuffer", |p| {
+    record_command(command_buffer, 131 /* vkCmdCopyBuffer */, |p| {
         value(p, command_buffer.as_raw());
         value(p, src_buffer.as_raw());
         value(p, dst_buffer.as_raw());
@@ -2346,7 +2346,7 @@ pub unsafe extern "system" fn vkCmdCopyImage(command_buffer: vk::CommandBuffer, 
         return;
     };
     let _r = next(command_buffer, src_image, src_image_layout, dst_image, dst_image_layout, region_count, p_regions);
-    record_command(command_buffer, "vkCmdCopyImage", |p| {
+    record_command(command_buffer, 132 /* vkCmdCopyImage */, |p| {
         value(p, command_buffer.as_raw());
         value(p, src_image.as_raw());
         value(p, src_image_layout.as_raw() as u32 as u64);
@@ -2363,7 +2363,7 @@ pub unsafe extern "system" fn vkCmdBlitImage(command_buffer: vk::CommandBuffer, 
         return;
     };
     let _r = next(command_buffer, src_image, src_image_layout, dst_image, dst_image_layout, region_count, p_regions, filter);
-    record_command(command_buffer, "vkCmdBlitImage", |p| {
+    record_command(command_buffer, 133 /* vkCmdBlitImage */, |p| {
         value(p, command_buffer.as_raw());
         value(p, src_image.as_raw());
         value(p, src_image_layout.as_raw() as u32 as u64);
@@ -2381,7 +2381,7 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, src_buffer, dst_image, dst_image_layout, region_count, p_regions);
-    record_command(command_buffer, "vkCmdCopyBufferToImage", |p| {
+    record_command(command_buffer, 134 /* vkCmdCopyBufferToImage */, |p| {
         value(p, command_buffer.as_raw());
         value(p, src_buffer.as_raw());
         value(p, dst_image.as_raw());
@@ -2397,7 +2397,7 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, src_image, src_image_layout, dst_buffer, region_count, p_regions);
-    record_command(command_buffer, "vkCmdCopyImageToBuffer", |p| {
+    record_command(command_buffer, 135 /* vkCmdCopyImageToBuffer */, |p| {
         value(p, command_buffer.as_raw());
         value(p, src_image.as_raw());
         value(p, src_image_layout.as_raw() as u32 as u64);
@@ -2413,7 +2413,7 @@ pub unsafe extern "system" fn vkCmdFillBuffer(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, dst_buffer, dst_offset, size, data);
-    record_command(command_buffer, "vkCmdFillBuffer", |p| {
+    record_command(command_buffer, 136 /* vkCmdFillBuffer */, |p| {
         value(p, command_buffer.as_raw());
         value(p, dst_buffer.as_raw());
         value(p, dst_offset as u64);
@@ -2428,7 +2428,7 @@ pub unsafe extern "system" fn vkCmdClearColorImage(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, image, image_layout, p_color, range_count, p_ranges);
-    record_command(command_buffer, "vkCmdClearColorImage", |p| {
+    record_command(command_buffer, 137 /* vkCmdClearColorImage */, |p| {
         value(p, command_buffer.as_raw());
         value(p, image.as_raw());
         value(p, image_layout.as_raw() as u32 as u64);
@@ -2444,7 +2444,7 @@ pub unsafe extern "system" fn vkCmdClearDepthStencilImage(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, image, image_layout, p_depth_stencil, range_count, p_ranges);
-    record_command(command_buffer, "vkCmdClearDepthStencilImage", |p| {
+    record_command(command_buffer, 138 /* vkCmdClearDepthStencilImage */, |p| {
         value(p, command_buffer.as_raw());
         value(p, image.as_raw());
         value(p, image_layout.as_raw() as u32 as u64);
@@ -2460,7 +2460,7 @@ pub unsafe extern "system" fn vkCmdClearAttachments(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, attachment_count, p_attachments, rect_count, p_rects);
-    record_command(command_buffer, "vkCmdClearAttachments", |p| {
+    record_command(command_buffer, 139 /* vkCmdClearAttachments */, |p| {
         value(p, command_buffer.as_raw());
         value(p, attachment_count as u64);
         elements(p, p_attachments as *const vk::ClearAttachment, attachment_count as usize, &[]);
@@ -2475,7 +2475,7 @@ pub unsafe extern "system" fn vkCmdResolveImage(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, src_image, src_image_layout, dst_image, dst_image_layout, region_count, p_regions);
-    record_command(command_buffer, "vkCmdResolveImage", |p| {
+    record_command(command_buffer, 140 /* vkCmdResolveImage */, |p| {
         value(p, command_buffer.as_raw());
         value(p, src_image.as_raw());
         value(p, src_image_layout.as_raw() as u32 as u64);
@@ -2492,7 +2492,7 @@ pub unsafe extern "system" fn vkCmdSetEvent(command_buffer: vk::CommandBuffer, e
         return;
     };
     let _r = next(command_buffer, event, stage_mask);
-    record_command(command_buffer, "vkCmdSetEvent", |p| {
+    record_command(command_buffer, 141 /* vkCmdSetEvent */, |p| {
         value(p, command_buffer.as_raw());
         value(p, event.as_raw());
         value(p, stage_mask.as_raw() as u64);
@@ -2505,7 +2505,7 @@ pub unsafe extern "system" fn vkCmdResetEvent(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, event, stage_mask);
-    record_command(command_buffer, "vkCmdResetEvent", |p| {
+    record_command(command_buffer, 142 /* vkCmdResetEvent */, |p| {
         value(p, command_buffer.as_raw());
         value(p, event.as_raw());
         value(p, stage_mask.as_raw() as u64);
@@ -2518,7 +2518,7 @@ pub unsafe extern "system" fn vkCmdWaitEvents(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, event_count, p_events, src_stage_mask, dst_stage_mask, memory_barrier_count, p_memory_barriers, buffer_memory_barrier_count, p_buffer_memory_barriers, image_memory_barrier_count, p_image_memory_barriers);
-    record_command(command_buffer, "vkCmdWaitEvents", |p| {
+    record_command(command_buffer, 143 /* vkCmdWaitEvents */, |p| {
         value(p, command_buffer.as_raw());
         value(p, event_count as u64);
         elements(p, p_events as *const vk::Event, event_count as usize, &[]);
@@ -2540,7 +2540,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier(command_buffer: vk::CommandBu
     };
     let _r = next(command_buffer, src_stage_mask, dst_stage_mask, dependency_flags, memory_barrier_count, p_memory_barriers, buffer_memory_barrier_count, p_buffer_memory_barriers, image_memory_barrier_count, p_image_memory_barriers);
     crate::image_layouts::image_barriers(command_buffer, p_image_memory_barriers, image_memory_barrier_count);
-    record_command(command_buffer, "vkCmdPipelineBarrier", |p| {
+    record_command(command_buffer, 144 /* vkCmdPipelineBarrier */, |p| {
         value(p, command_buffer.as_raw());
         value(p, src_stage_mask.as_raw() as u64);
         value(p, dst_stage_mask.as_raw() as u64);
@@ -2560,7 +2560,7 @@ pub unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures(device: vk::Dev
         return;
     };
     let _r = next(device, heap_index, local_device_index, remote_device_index, p_peer_memory_features);
-    record(Scope::Setup, 0, "vkGetDeviceGroupPeerMemoryFeatures", |p| {
+    record(Scope::Setup, 0, 145 /* vkGetDeviceGroupPeerMemoryFeatures */, |p| {
         value(p, device.as_raw());
         value(p, heap_index as u64);
         value(p, local_device_index as u64);
@@ -2575,7 +2575,7 @@ pub unsafe extern "system" fn vkCmdSetDeviceMask(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, device_mask);
-    record_command(command_buffer, "vkCmdSetDeviceMask", |p| {
+    record_command(command_buffer, 146 /* vkCmdSetDeviceMask */, |p| {
         value(p, command_buffer.as_raw());
         value(p, device_mask as u64);
     });
@@ -2587,7 +2587,7 @@ pub unsafe extern "system" fn vkCmdDispatchBase(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, base_group_x, base_group_y, base_group_z, group_count_x, group_count_y, group_count_z);
-    record_command(command_buffer, "vkCmdDispatchBase", |p| {
+    record_command(command_buffer, 147 /* vkCmdDispatchBase */, |p| {
         value(p, command_buffer.as_raw());
         value(p, base_group_x as u64);
         value(p, base_group_y as u64);
@@ -2604,7 +2604,7 @@ pub unsafe extern "system" fn vkGetImageMemoryRequirements2(device: vk::Device, 
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetImageMemoryRequirements2", |p| {
+    record(Scope::Setup, 0, 148 /* vkGetImageMemoryRequirements2 */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]);
         chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
@@ -2617,7 +2617,7 @@ pub unsafe extern "system" fn vkGetBufferMemoryRequirements2(device: vk::Device,
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetBufferMemoryRequirements2", |p| {
+    record(Scope::Setup, 0, 149 /* vkGetBufferMemoryRequirements2 */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]);
         chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
@@ -2630,7 +2630,7 @@ pub unsafe extern "system" fn vkGetImageSparseMemoryRequirements2(device: vk::De
         return;
     };
     let _r = next(device, p_info, p_sparse_memory_requirement_count, p_sparse_memory_requirements);
-    record(Scope::Setup, 0, "vkGetImageSparseMemoryRequirements2", |p| {
+    record(Scope::Setup, 0, 150 /* vkGetImageSparseMemoryRequirements2 */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]);
         elements(p, p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]);
@@ -2644,7 +2644,7 @@ pub unsafe extern "system" fn vkTrimCommandPool(device: vk::Device, command_pool
         return;
     };
     let _r = next(device, command_pool, flags);
-    record(Scope::Setup, 0, "vkTrimCommandPool", |p| {
+    record(Scope::Setup, 0, 151 /* vkTrimCommandPool */, |p| {
         value(p, device.as_raw());
         value(p, command_pool.as_raw());
         value(p, flags.as_raw() as u64);
@@ -2657,7 +2657,7 @@ pub unsafe extern "system" fn vkCreateSamplerYcbcrConversion(device: vk::Device,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_ycbcr_conversion);
-    record(Scope::Setup, r.as_raw(), "vkCreateSamplerYcbcrConversion", |p| {
+    record(Scope::Setup, r.as_raw(), 152 /* vkCreateSamplerYcbcrConversion */, |p| {
         value(p, device.as_raw());
         chained(p, p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (60, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -2672,7 +2672,7 @@ pub unsafe extern "system" fn vkDestroySamplerYcbcrConversion(device: vk::Device
         return;
     };
     let _r = next(device, ycbcr_conversion, p_allocator);
-    record(Scope::Setup, 0, "vkDestroySamplerYcbcrConversion", |p| {
+    record(Scope::Setup, 0, 153 /* vkDestroySamplerYcbcrConversion */, |p| {
         value(p, device.as_raw());
         value(p, ycbcr_conversion.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -2688,7 +2688,7 @@ pub unsafe extern "system" fn vkCreateDescriptorUpdateTemplate(device: vk::Devic
     if r == vk::Result::SUCCESS {
         crate::templates::created(*p_descriptor_update_template, p_create_info);
     }
-    record(Scope::Setup, r.as_raw(), "vkCreateDescriptorUpdateTemplate", |p| {
+    record(Scope::Setup, r.as_raw(), 154 /* vkCreateDescriptorUpdateTemplate */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (36, 4), (52, 4), (68, 4)]), p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorUpdateTemplateCreateInfo);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -2704,7 +2704,7 @@ pub unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate(device: vk::Devi
     };
     let _r = next(device, descriptor_update_template, p_allocator);
     crate::templates::destroyed(descriptor_update_template);
-    record(Scope::Setup, 0, "vkDestroyDescriptorUpdateTemplate", |p| {
+    record(Scope::Setup, 0, 155 /* vkDestroyDescriptorUpdateTemplate */, |p| {
         value(p, device.as_raw());
         value(p, descriptor_update_template.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -2717,7 +2717,7 @@ pub unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate(device: vk::Devi
         return;
     };
     let _r = next(device, descriptor_set, descriptor_update_template, p_data);
-    record(Scope::Setup, 0, "vkUpdateDescriptorSetWithTemplate", |p| {
+    record(Scope::Setup, 0, 156 /* vkUpdateDescriptorSetWithTemplate */, |p| {
         value(p, device.as_raw());
         value(p, descriptor_set.as_raw());
         value(p, descriptor_update_template.as_raw());
@@ -2731,7 +2731,7 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutSupport(device: vk::Device
         return;
     };
     let _r = next(device, p_create_info, p_support);
-    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutSupport", |p| {
+    record(Scope::Setup, 0, 157 /* vkGetDescriptorSetLayoutSupport */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo);
         chained(p, p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null()), &[(4, 4), (20, 4)]);
@@ -2744,7 +2744,7 @@ pub unsafe extern "system" fn vkResetQueryPool(device: vk::Device, query_pool: v
         return;
     };
     let _r = next(device, query_pool, first_query, query_count);
-    record(Scope::Setup, 0, "vkResetQueryPool", |p| {
+    record(Scope::Setup, 0, 158 /* vkResetQueryPool */, |p| {
         value(p, device.as_raw());
         value(p, query_pool.as_raw());
         value(p, first_query as u64);
@@ -2758,7 +2758,7 @@ pub unsafe extern "system" fn vkGetSemaphoreCounterValue(device: vk::Device, sem
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, semaphore, p_value);
-    record(Scope::Setup, r.as_raw(), "vkGetSemaphoreCounterValue", |p| {
+    record(Scope::Setup, r.as_raw(), 159 /* vkGetSemaphoreCounterValue */, |p| {
         value(p, device.as_raw());
         value(p, semaphore.as_raw());
         elements(p, p_value as *const u64, usize::from(!p_value.is_null()), &[]);
@@ -2772,7 +2772,7 @@ pub unsafe extern "system" fn vkWaitSemaphores(device: vk::Device, p_wait_info: 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_wait_info, timeout);
-    record(Scope::Setup, r.as_raw(), "vkWaitSemaphores", |p| {
+    record(Scope::Setup, r.as_raw(), 160 /* vkWaitSemaphores */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), &[(4, 4)]), p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), nested_VkSemaphoreWaitInfo);
         value(p, timeout as u64);
@@ -2786,7 +2786,7 @@ pub unsafe extern "system" fn vkSignalSemaphore(device: vk::Device, p_signal_inf
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_signal_info);
-    record(Scope::Setup, r.as_raw(), "vkSignalSemaphore", |p| {
+    record(Scope::Setup, r.as_raw(), 161 /* vkSignalSemaphore */, |p| {
         value(p, device.as_raw());
         chained(p, p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null()), &[(4, 4)]);
     });
@@ -2799,7 +2799,7 @@ pub unsafe extern "system" fn vkGetBufferDeviceAddress(device: vk::Device, p_inf
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetBufferDeviceAddress", |p| {
+    record(Scope::Setup, 0, 162 /* vkGetBufferDeviceAddress */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
@@ -2812,7 +2812,7 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureAddress(device: vk::Device
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetBufferOpaqueCaptureAddress", |p| {
+    record(Scope::Setup, 0, 163 /* vkGetBufferOpaqueCaptureAddress */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
@@ -2825,7 +2825,7 @@ pub unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress(device: vk::
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetDeviceMemoryOpaqueCaptureAddress", |p| {
+    record(Scope::Setup, 0, 164 /* vkGetDeviceMemoryOpaqueCaptureAddress */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
@@ -2838,7 +2838,7 @@ pub unsafe extern "system" fn vkCreatePrivateDataSlot(device: vk::Device, p_crea
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_private_data_slot);
-    record(Scope::Setup, r.as_raw(), "vkCreatePrivateDataSlot", |p| {
+    record(Scope::Setup, r.as_raw(), 165 /* vkCreatePrivateDataSlot */, |p| {
         value(p, device.as_raw());
         chained(p, p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -2853,7 +2853,7 @@ pub unsafe extern "system" fn vkDestroyPrivateDataSlot(device: vk::Device, priva
         return;
     };
     let _r = next(device, private_data_slot, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyPrivateDataSlot", |p| {
+    record(Scope::Setup, 0, 166 /* vkDestroyPrivateDataSlot */, |p| {
         value(p, device.as_raw());
         value(p, private_data_slot.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -2866,7 +2866,7 @@ pub unsafe extern "system" fn vkSetPrivateData(device: vk::Device, object_type: 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, object_type, object_handle, private_data_slot, data);
-    record(Scope::Setup, r.as_raw(), "vkSetPrivateData", |p| {
+    record(Scope::Setup, r.as_raw(), 167 /* vkSetPrivateData */, |p| {
         value(p, device.as_raw());
         value(p, object_type.as_raw() as u32 as u64);
         value(p, object_handle as u64);
@@ -2882,7 +2882,7 @@ pub unsafe extern "system" fn vkGetPrivateData(device: vk::Device, object_type: 
         return;
     };
     let _r = next(device, object_type, object_handle, private_data_slot, p_data);
-    record(Scope::Setup, 0, "vkGetPrivateData", |p| {
+    record(Scope::Setup, 0, 168 /* vkGetPrivateData */, |p| {
         value(p, device.as_raw());
         value(p, object_type.as_raw() as u32 as u64);
         value(p, object_handle as u64);
@@ -2897,7 +2897,7 @@ pub unsafe extern "system" fn vkCmdSetEvent2(command_buffer: vk::CommandBuffer, 
         return;
     };
     let _r = next(command_buffer, event, p_dependency_info);
-    record_command(command_buffer, "vkCmdSetEvent2", |p| {
+    record_command(command_buffer, 169 /* vkCmdSetEvent2 */, |p| {
         value(p, command_buffer.as_raw());
         value(p, event.as_raw());
         with_nested(chained(p, p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo);
@@ -2910,7 +2910,7 @@ pub unsafe extern "system" fn vkCmdResetEvent2(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, event, stage_mask);
-    record_command(command_buffer, "vkCmdResetEvent2", |p| {
+    record_command(command_buffer, 170 /* vkCmdResetEvent2 */, |p| {
         value(p, command_buffer.as_raw());
         value(p, event.as_raw());
         value(p, stage_mask.as_raw() as u64);
@@ -2923,7 +2923,7 @@ pub unsafe extern "system" fn vkCmdWaitEvents2(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, event_count, p_events, p_dependency_infos);
-    record_command(command_buffer, "vkCmdWaitEvents2", |p| {
+    record_command(command_buffer, 171 /* vkCmdWaitEvents2 */, |p| {
         value(p, command_buffer.as_raw());
         value(p, event_count as u64);
         elements(p, p_events as *const vk::Event, event_count as usize, &[]);
@@ -2938,7 +2938,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier2(command_buffer: vk::CommandB
     };
     let _r = next(command_buffer, p_dependency_info);
     crate::image_layouts::dependency_info(command_buffer, p_dependency_info);
-    record_command(command_buffer, "vkCmdPipelineBarrier2", |p| {
+    record_command(command_buffer, 172 /* vkCmdPipelineBarrier2 */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo);
     });
@@ -2950,7 +2950,7 @@ pub unsafe extern "system" fn vkCmdCopyBuffer2(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, p_copy_buffer_info);
-    record_command(command_buffer, "vkCmdCopyBuffer2", |p| {
+    record_command(command_buffer, 173 /* vkCmdCopyBuffer2 */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), &[(4, 4), (36, 4)]), p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), nested_VkCopyBufferInfo2);
     });
@@ -2962,7 +2962,7 @@ pub unsafe extern "system" fn vkCmdCopyImage2(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, p_copy_image_info);
-    record_command(command_buffer, "vkCmdCopyImage2", |p| {
+    record_command(command_buffer, 174 /* vkCmdCopyImage2 */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), &[(4, 4), (28, 4)]), p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), nested_VkCopyImageInfo2);
     });
@@ -2974,7 +2974,7 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage2(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, p_copy_buffer_to_image_info);
-    record_command(command_buffer, "vkCmdCopyBufferToImage2", |p| {
+    record_command(command_buffer, 175 /* vkCmdCopyBufferToImage2 */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), &[(4, 4)]), p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), nested_VkCopyBufferToImageInfo2);
     });
@@ -2986,7 +2986,7 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer2(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, p_copy_image_to_buffer_info);
-    record_command(command_buffer, "vkCmdCopyImageToBuffer2", |p| {
+    record_command(command_buffer, 176 /* vkCmdCopyImageToBuffer2 */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), nested_VkCopyImageToBufferInfo2);
     });
@@ -2998,7 +2998,7 @@ pub unsafe extern "system" fn vkCmdBlitImage2(command_buffer: vk::CommandBuffer,
         return;
     };
     let _r = next(command_buffer, p_blit_image_info);
-    record_command(command_buffer, "vkCmdBlitImage2", |p| {
+    record_command(command_buffer, 177 /* vkCmdBlitImage2 */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), &[(4, 4), (28, 4), (60, 4)]), p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), nested_VkBlitImageInfo2);
     });
@@ -3010,7 +3010,7 @@ pub unsafe extern "system" fn vkCmdResolveImage2(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, p_resolve_image_info);
-    record_command(command_buffer, "vkCmdResolveImage2", |p| {
+    record_command(command_buffer, 178 /* vkCmdResolveImage2 */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), &[(4, 4), (28, 4)]), p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), nested_VkResolveImageInfo2);
     });
@@ -3022,7 +3022,7 @@ pub unsafe extern "system" fn vkCmdSetCullMode(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, cull_mode);
-    record_command(command_buffer, "vkCmdSetCullMode", |p| {
+    record_command(command_buffer, 179 /* vkCmdSetCullMode */, |p| {
         value(p, command_buffer.as_raw());
         value(p, cull_mode.as_raw() as u64);
     });
@@ -3034,7 +3034,7 @@ pub unsafe extern "system" fn vkCmdSetFrontFace(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, front_face);
-    record_command(command_buffer, "vkCmdSetFrontFace", |p| {
+    record_command(command_buffer, 180 /* vkCmdSetFrontFace */, |p| {
         value(p, command_buffer.as_raw());
         value(p, front_face.as_raw() as u32 as u64);
     });
@@ -3046,7 +3046,7 @@ pub unsafe extern "system" fn vkCmdSetViewportWithCount(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, viewport_count, p_viewports);
-    record_command(command_buffer, "vkCmdSetViewportWithCount", |p| {
+    record_command(command_buffer, 181 /* vkCmdSetViewportWithCount */, |p| {
         value(p, command_buffer.as_raw());
         value(p, viewport_count as u64);
         elements(p, p_viewports as *const vk::Viewport, viewport_count as usize, &[]);
@@ -3059,7 +3059,7 @@ pub unsafe extern "system" fn vkCmdSetScissorWithCount(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, scissor_count, p_scissors);
-    record_command(command_buffer, "vkCmdSetScissorWithCount", |p| {
+    record_command(command_buffer, 182 /* vkCmdSetScissorWithCount */, |p| {
         value(p, command_buffer.as_raw());
         value(p, scissor_count as u64);
         elements(p, p_scissors as *const vk::Rect2D, scissor_count as usize, &[]);
@@ -3072,7 +3072,7 @@ pub unsafe extern "system" fn vkCmdBindVertexBuffers2(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, first_binding, binding_count, p_buffers, p_offsets, p_sizes, p_strides);
-    record_command(command_buffer, "vkCmdBindVertexBuffers2", |p| {
+    record_command(command_buffer, 183 /* vkCmdBindVertexBuffers2 */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_binding as u64);
         value(p, binding_count as u64);
@@ -3089,7 +3089,7 @@ pub unsafe extern "system" fn vkCmdSetDepthTestEnable(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, depth_test_enable);
-    record_command(command_buffer, "vkCmdSetDepthTestEnable", |p| {
+    record_command(command_buffer, 184 /* vkCmdSetDepthTestEnable */, |p| {
         value(p, command_buffer.as_raw());
         value(p, depth_test_enable as u64);
     });
@@ -3101,7 +3101,7 @@ pub unsafe extern "system" fn vkCmdSetDepthWriteEnable(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, depth_write_enable);
-    record_command(command_buffer, "vkCmdSetDepthWriteEnable", |p| {
+    record_command(command_buffer, 185 /* vkCmdSetDepthWriteEnable */, |p| {
         value(p, command_buffer.as_raw());
         value(p, depth_write_enable as u64);
     });
@@ -3113,7 +3113,7 @@ pub unsafe extern "system" fn vkCmdSetDepthCompareOp(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, depth_compare_op);
-    record_command(command_buffer, "vkCmdSetDepthCompareOp", |p| {
+    record_command(command_buffer, 186 /* vkCmdSetDepthCompareOp */, |p| {
         value(p, command_buffer.as_raw());
         value(p, depth_compare_op.as_raw() as u32 as u64);
     });
@@ -3125,7 +3125,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBoundsTestEnable(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, depth_bounds_test_enable);
-    record_command(command_buffer, "vkCmdSetDepthBoundsTestEnable", |p| {
+    record_command(command_buffer, 187 /* vkCmdSetDepthBoundsTestEnable */, |p| {
         value(p, command_buffer.as_raw());
         value(p, depth_bounds_test_enable as u64);
     });
@@ -3137,7 +3137,7 @@ pub unsafe extern "system" fn vkCmdSetStencilTestEnable(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, stencil_test_enable);
-    record_command(command_buffer, "vkCmdSetStencilTestEnable", |p| {
+    record_command(command_buffer, 188 /* vkCmdSetStencilTestEnable */, |p| {
         value(p, command_buffer.as_raw());
         value(p, stencil_test_enable as u64);
     });
@@ -3149,7 +3149,7 @@ pub unsafe extern "system" fn vkCmdSetStencilOp(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, face_mask, fail_op, pass_op, depth_fail_op, compare_op);
-    record_command(command_buffer, "vkCmdSetStencilOp", |p| {
+    record_command(command_buffer, 189 /* vkCmdSetStencilOp */, |p| {
         value(p, command_buffer.as_raw());
         value(p, face_mask.as_raw() as u64);
         value(p, fail_op.as_raw() as u32 as u64);
@@ -3165,7 +3165,7 @@ pub unsafe extern "system" fn vkCmdSetRasterizerDiscardEnable(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, rasterizer_discard_enable);
-    record_command(command_buffer, "vkCmdSetRasterizerDiscardEnable", |p| {
+    record_command(command_buffer, 190 /* vkCmdSetRasterizerDiscardEnable */, |p| {
         value(p, command_buffer.as_raw());
         value(p, rasterizer_discard_enable as u64);
     });
@@ -3177,7 +3177,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBiasEnable(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, depth_bias_enable);
-    record_command(command_buffer, "vkCmdSetDepthBiasEnable", |p| {
+    record_command(command_buffer, 191 /* vkCmdSetDepthBiasEnable */, |p| {
         value(p, command_buffer.as_raw());
         value(p, depth_bias_enable as u64);
     });
@@ -3189,7 +3189,7 @@ pub unsafe extern "system" fn vkCmdSetPrimitiveRestartEnable(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, primitive_restart_enable);
-    record_command(command_buffer, "vkCmdSetPrimitiveRestartEnable", |p| {
+    record_command(command_buffer, 192 /* vkCmdSetPrimitiveRestartEnable */, |p| {
         value(p, command_buffer.as_raw());
         value(p, primitive_restart_enable as u64);
     });
@@ -3201,7 +3201,7 @@ pub unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements(device: vk::De
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetDeviceBufferMemoryRequirements", |p| {
+    record(Scope::Setup, 0, 193 /* vkGetDeviceBufferMemoryRequirements */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4)]), p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceBufferMemoryRequirements);
         chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
@@ -3214,7 +3214,7 @@ pub unsafe extern "system" fn vkGetDeviceImageMemoryRequirements(device: vk::Dev
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetDeviceImageMemoryRequirements", |p| {
+    record(Scope::Setup, 0, 194 /* vkGetDeviceImageMemoryRequirements */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements);
         chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
@@ -3227,7 +3227,7 @@ pub unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements(device: v
         return;
     };
     let _r = next(device, p_info, p_sparse_memory_requirement_count, p_sparse_memory_requirements);
-    record(Scope::Setup, 0, "vkGetDeviceImageSparseMemoryRequirements", |p| {
+    record(Scope::Setup, 0, 195 /* vkGetDeviceImageSparseMemoryRequirements */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements);
         elements(p, p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]);
@@ -3250,7 +3250,7 @@ pub unsafe extern "system" fn vkCreateSwapchainKHR(device: vk::Device, p_create_
     if r == vk::Result::SUCCESS {
         crate::frame_checksums::swapchain_created(*p_swapchain, p_create_info, copyable);
     }
-    record(Scope::Setup, r.as_raw(), "vkCreateSwapchainKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 196 /* vkCreateSwapchainKHR */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::SwapchainCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (68, 4)]), p_create_info as *const vk::SwapchainCreateInfoKHR, usize::from(!p_create_info.is_null()), nested_VkSwapchainCreateInfoKHR);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -3266,7 +3266,7 @@ pub unsafe extern "system" fn vkDestroySwapchainKHR(device: vk::Device, swapchai
     };
     crate::frame_checksums::swapchain_destroying(device, swapchain);
     let _r = next(device, swapchain, p_allocator);
-    record(Scope::Setup, 0, "vkDestroySwapchainKHR", |p| {
+    record(Scope::Setup, 0, 197 /* vkDestroySwapchainKHR */, |p| {
         value(p, device.as_raw());
         value(p, swapchain.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -3282,7 +3282,7 @@ pub unsafe extern "system" fn vkGetSwapchainImagesKHR(device: vk::Device, swapch
     if r == vk::Result::SUCCESS || r == vk::Result::INCOMPLETE {
         crate::frame_checksums::swapchain_images(swapchain, p_swapchain_image_count, p_swapchain_images);
     }
-    record(Scope::Setup, r.as_raw(), "vkGetSwapchainImagesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 198 /* vkGetSwapchainImagesKHR */, |p| {
         value(p, device.as_raw());
         value(p, swapchain.as_raw());
         elements(p, p_swapchain_image_count as *const u32, usize::from(!p_swapchain_image_count.is_null()), &[]);
@@ -3297,7 +3297,7 @@ pub unsafe extern "system" fn vkAcquireNextImageKHR(device: vk::Device, swapchai
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain, timeout, semaphore, fence, p_image_index);
-    record(Scope::Setup, r.as_raw(), "vkAcquireNextImageKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 199 /* vkAcquireNextImageKHR */, |p| {
         value(p, device.as_raw());
         value(p, swapchain.as_raw());
         value(p, timeout as u64);
@@ -3314,7 +3314,7 @@ pub unsafe extern "system" fn vkGetDeviceGroupPresentCapabilitiesKHR(device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_device_group_present_capabilities);
-    record(Scope::Setup, r.as_raw(), "vkGetDeviceGroupPresentCapabilitiesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 200 /* vkGetDeviceGroupPresentCapabilitiesKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_device_group_present_capabilities as *const vk::DeviceGroupPresentCapabilitiesKHR, usize::from(!p_device_group_present_capabilities.is_null()), &[(4, 4), (148, 4)]);
     });
@@ -3327,7 +3327,7 @@ pub unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR(device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, surface, p_modes);
-    record(Scope::Setup, r.as_raw(), "vkGetDeviceGroupSurfacePresentModesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 201 /* vkGetDeviceGroupSurfacePresentModesKHR */, |p| {
         value(p, device.as_raw());
         value(p, surface.as_raw());
         elements(p, p_modes as *const vk::DeviceGroupPresentModeFlagsKHR, usize::from(!p_modes.is_null()), &[]);
@@ -3341,7 +3341,7 @@ pub unsafe extern "system" fn vkAcquireNextImage2KHR(device: vk::Device, p_acqui
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_acquire_info, p_image_index);
-    record(Scope::Setup, r.as_raw(), "vkAcquireNextImage2KHR", |p| {
+    record(Scope::Setup, r.as_raw(), 202 /* vkAcquireNextImage2KHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_acquire_info as *const vk::AcquireNextImageInfoKHR, usize::from(!p_acquire_info.is_null()), &[(4, 4), (52, 4)]);
         elements(p, p_image_index as *const u32, usize::from(!p_image_index.is_null()), &[]);
@@ -3355,7 +3355,7 @@ pub unsafe extern "system" fn vkCreateSharedSwapchainsKHR(device: vk::Device, sw
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain_count, p_create_infos, p_allocator, p_swapchains);
-    record(Scope::Setup, r.as_raw(), "vkCreateSharedSwapchainsKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 203 /* vkCreateSharedSwapchainsKHR */, |p| {
         value(p, device.as_raw());
         value(p, swapchain_count as u64);
         with_nested(chained(p, p_create_infos as *const vk::SwapchainCreateInfoKHR, swapchain_count as usize, &[(4, 4), (20, 4), (68, 4)]), p_create_infos as *const vk::SwapchainCreateInfoKHR, swapchain_count as usize, nested_VkSwapchainCreateInfoKHR);
@@ -3371,7 +3371,7 @@ pub unsafe extern "system" fn vkDebugMarkerSetObjectTagEXT(device: vk::Device, p
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_tag_info);
-    record(Scope::Setup, r.as_raw(), "vkDebugMarkerSetObjectTagEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 204 /* vkDebugMarkerSetObjectTagEXT */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_tag_info as *const vk::DebugMarkerObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), &[(4, 4), (20, 4)]), p_tag_info as *const vk::DebugMarkerObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), nested_VkDebugMarkerObjectTagInfoEXT);
     });
@@ -3384,7 +3384,7 @@ pub unsafe extern "system" fn vkDebugMarkerSetObjectNameEXT(device: vk::Device, 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_name_info);
-    record(Scope::Setup, r.as_raw(), "vkDebugMarkerSetObjectNameEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 205 /* vkDebugMarkerSetObjectNameEXT */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_name_info as *const vk::DebugMarkerObjectNameInfoEXT, usize::from(!p_name_info.is_null()), &[(4, 4), (20, 4)]), p_name_info as *const vk::DebugMarkerObjectNameInfoEXT, usize::from(!p_name_info.is_null()), nested_VkDebugMarkerObjectNameInfoEXT);
     });
@@ -3397,7 +3397,7 @@ pub unsafe extern "system" fn vkCmdDebugMarkerBeginEXT(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, p_marker_info);
-    record_command(command_buffer, "vkCmdDebugMarkerBeginEXT", |p| {
+    record_command(command_buffer, 206 /* vkCmdDebugMarkerBeginEXT */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), &[(4, 4)]), p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), nested_VkDebugMarkerMarkerInfoEXT);
     });
@@ -3409,7 +3409,7 @@ pub unsafe extern "system" fn vkCmdDebugMarkerEndEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer);
-    record_command(command_buffer, "vkCmdDebugMarkerEndEXT", |p| {
+    record_command(command_buffer, 207 /* vkCmdDebugMarkerEndEXT */, |p| {
         value(p, command_buffer.as_raw());
     });
 }
@@ -3420,7 +3420,7 @@ pub unsafe extern "system" fn vkCmdDebugMarkerInsertEXT(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, p_marker_info);
-    record_command(command_buffer, "vkCmdDebugMarkerInsertEXT", |p| {
+    record_command(command_buffer, 208 /* vkCmdDebugMarkerInsertEXT */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), &[(4, 4)]), p_marker_info as *const vk::DebugMarkerMarkerInfoEXT, usize::from(!p_marker_info.is_null()), nested_VkDebugMarkerMarkerInfoEXT);
     });
@@ -3432,7 +3432,7 @@ pub unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT(command_buffe
         return;
     };
     let _r = next(command_buffer, first_binding, binding_count, p_buffers, p_offsets, p_sizes);
-    record_command(command_buffer, "vkCmdBindTransformFeedbackBuffersEXT", |p| {
+    record_command(command_buffer, 209 /* vkCmdBindTransformFeedbackBuffersEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_binding as u64);
         value(p, binding_count as u64);
@@ -3448,7 +3448,7 @@ pub unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, first_counter_buffer, counter_buffer_count, p_counter_buffers, p_counter_buffer_offsets);
-    record_command(command_buffer, "vkCmdBeginTransformFeedbackEXT", |p| {
+    record_command(command_buffer, 210 /* vkCmdBeginTransformFeedbackEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_counter_buffer as u64);
         value(p, counter_buffer_count as u64);
@@ -3463,7 +3463,7 @@ pub unsafe extern "system" fn vkCmdEndTransformFeedbackEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, first_counter_buffer, counter_buffer_count, p_counter_buffers, p_counter_buffer_offsets);
-    record_command(command_buffer, "vkCmdEndTransformFeedbackEXT", |p| {
+    record_command(command_buffer, 211 /* vkCmdEndTransformFeedbackEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_counter_buffer as u64);
         value(p, counter_buffer_count as u64);
@@ -3478,7 +3478,7 @@ pub unsafe extern "system" fn vkCmdBeginQueryIndexedEXT(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, query_pool, query, flags, index);
-    record_command(command_buffer, "vkCmdBeginQueryIndexedEXT", |p| {
+    record_command(command_buffer, 212 /* vkCmdBeginQueryIndexedEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, query_pool.as_raw());
         value(p, query as u64);
@@ -3493,7 +3493,7 @@ pub unsafe extern "system" fn vkCmdEndQueryIndexedEXT(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, query_pool, query, index);
-    record_command(command_buffer, "vkCmdEndQueryIndexedEXT", |p| {
+    record_command(command_buffer, 213 /* vkCmdEndQueryIndexedEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, query_pool.as_raw());
         value(p, query as u64);
@@ -3507,7 +3507,7 @@ pub unsafe extern "system" fn vkCreateCuModuleNVX(device: vk::Device, p_create_i
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_module);
-    record(Scope::Setup, r.as_raw(), "vkCreateCuModuleNVX", |p| {
+    record(Scope::Setup, r.as_raw(), 214 /* vkCreateCuModuleNVX */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::CuModuleCreateInfoNVX, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::CuModuleCreateInfoNVX, usize::from(!p_create_info.is_null()), nested_VkCuModuleCreateInfoNVX);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -3522,7 +3522,7 @@ pub unsafe extern "system" fn vkCreateCuFunctionNVX(device: vk::Device, p_create
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_function);
-    record(Scope::Setup, r.as_raw(), "vkCreateCuFunctionNVX", |p| {
+    record(Scope::Setup, r.as_raw(), 215 /* vkCreateCuFunctionNVX */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::CuFunctionCreateInfoNVX, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::CuFunctionCreateInfoNVX, usize::from(!p_create_info.is_null()), nested_VkCuFunctionCreateInfoNVX);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -3537,7 +3537,7 @@ pub unsafe extern "system" fn vkDestroyCuModuleNVX(device: vk::Device, module: v
         return;
     };
     let _r = next(device, module, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyCuModuleNVX", |p| {
+    record(Scope::Setup, 0, 216 /* vkDestroyCuModuleNVX */, |p| {
         value(p, device.as_raw());
         value(p, module.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -3550,7 +3550,7 @@ pub unsafe extern "system" fn vkDestroyCuFunctionNVX(device: vk::Device, functio
         return;
     };
     let _r = next(device, function, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyCuFunctionNVX", |p| {
+    record(Scope::Setup, 0, 217 /* vkDestroyCuFunctionNVX */, |p| {
         value(p, device.as_raw());
         value(p, function.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -3563,7 +3563,7 @@ pub unsafe extern "system" fn vkCmdCuLaunchKernelNVX(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, p_launch_info);
-    record_command(command_buffer, "vkCmdCuLaunchKernelNVX", |p| {
+    record_command(command_buffer, 218 /* vkCmdCuLaunchKernelNVX */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null()), &[(4, 4), (52, 4)]), p_launch_info as *const vk::CuLaunchInfoNVX, usize::from(!p_launch_info.is_null()), nested_VkCuLaunchInfoNVX);
     });
@@ -3575,7 +3575,7 @@ pub unsafe extern "system" fn vkGetImageViewHandleNVX(device: vk::Device, p_info
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetImageViewHandleNVX", |p| {
+    record(Scope::Setup, 0, 219 /* vkGetImageViewHandleNVX */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::ImageViewHandleInfoNVX, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]);
     });
@@ -3588,7 +3588,7 @@ pub unsafe extern "system" fn vkGetImageViewAddressNVX(device: vk::Device, image
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, image_view, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetImageViewAddressNVX", |p| {
+    record(Scope::Setup, r.as_raw(), 220 /* vkGetImageViewAddressNVX */, |p| {
         value(p, device.as_raw());
         value(p, image_view.as_raw());
         chained(p, p_properties as *const vk::ImageViewAddressPropertiesNVX, usize::from(!p_properties.is_null()), &[(4, 4)]);
@@ -3602,7 +3602,7 @@ pub unsafe extern "system" fn vkGetShaderInfoAMD(device: vk::Device, pipeline: v
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline, shader_stage, info_type, p_info_size, p_info);
-    record(Scope::Setup, r.as_raw(), "vkGetShaderInfoAMD", |p| {
+    record(Scope::Setup, r.as_raw(), 221 /* vkGetShaderInfoAMD */, |p| {
         value(p, device.as_raw());
         value(p, pipeline.as_raw());
         value(p, shader_stage.as_raw() as u64);
@@ -3619,7 +3619,7 @@ pub unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeaturesKHR(device: vk::
         return;
     };
     let _r = next(device, heap_index, local_device_index, remote_device_index, p_peer_memory_features);
-    record(Scope::Setup, 0, "vkGetDeviceGroupPeerMemoryFeaturesKHR", |p| {
+    record(Scope::Setup, 0, 222 /* vkGetDeviceGroupPeerMemoryFeaturesKHR */, |p| {
         value(p, device.as_raw());
         value(p, heap_index as u64);
         value(p, local_device_index as u64);
@@ -3634,7 +3634,7 @@ pub unsafe extern "system" fn vkCmdSetDeviceMaskKHR(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, device_mask);
-    record_command(command_buffer, "vkCmdSetDeviceMaskKHR", |p| {
+    record_command(command_buffer, 223 /* vkCmdSetDeviceMaskKHR */, |p| {
         value(p, command_buffer.as_raw());
         value(p, device_mask as u64);
     });
@@ -3646,7 +3646,7 @@ pub unsafe extern "system" fn vkCmdDispatchBaseKHR(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, base_group_x, base_group_y, base_group_z, group_count_x, group_count_y, group_count_z);
-    record_command(command_buffer, "vkCmdDispatchBaseKHR", |p| {
+    record_command(command_buffer, 224 /* vkCmdDispatchBaseKHR */, |p| {
         value(p, command_buffer.as_raw());
         value(p, base_group_x as u64);
         value(p, base_group_y as u64);
@@ -3663,7 +3663,7 @@ pub unsafe extern "system" fn vkTrimCommandPoolKHR(device: vk::Device, command_p
         return;
     };
     let _r = next(device, command_pool, flags);
-    record(Scope::Setup, 0, "vkTrimCommandPoolKHR", |p| {
+    record(Scope::Setup, 0, 225 /* vkTrimCommandPoolKHR */, |p| {
         value(p, device.as_raw());
         value(p, command_pool.as_raw());
         value(p, flags.as_raw() as u64);
@@ -3676,7 +3676,7 @@ pub unsafe extern "system" fn vkGetMemoryFdKHR(device: vk::Device, p_get_fd_info
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_get_fd_info, p_fd);
-    record(Scope::Setup, r.as_raw(), "vkGetMemoryFdKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 226 /* vkGetMemoryFdKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_get_fd_info as *const vk::MemoryGetFdInfoKHR, usize::from(!p_get_fd_info.is_null()), &[(4, 4), (28, 4)]);
         elements(p, p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null()), &[]);
@@ -3690,7 +3690,7 @@ pub unsafe extern "system" fn vkGetMemoryFdPropertiesKHR(device: vk::Device, han
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, handle_type, fd, p_memory_fd_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetMemoryFdPropertiesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 227 /* vkGetMemoryFdPropertiesKHR */, |p| {
         value(p, device.as_raw());
         value(p, handle_type.as_raw() as u64);
         value(p, fd as u64);
@@ -3705,7 +3705,7 @@ pub unsafe extern "system" fn vkImportSemaphoreFdKHR(device: vk::Device, p_impor
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_import_semaphore_fd_info);
-    record(Scope::Setup, r.as_raw(), "vkImportSemaphoreFdKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 228 /* vkImportSemaphoreFdKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_import_semaphore_fd_info as *const vk::ImportSemaphoreFdInfoKHR, usize::from(!p_import_semaphore_fd_info.is_null()), &[(4, 4), (36, 4)]);
     });
@@ -3718,7 +3718,7 @@ pub unsafe extern "system" fn vkGetSemaphoreFdKHR(device: vk::Device, p_get_fd_i
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_get_fd_info, p_fd);
-    record(Scope::Setup, r.as_raw(), "vkGetSemaphoreFdKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 229 /* vkGetSemaphoreFdKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_get_fd_info as *const vk::SemaphoreGetFdInfoKHR, usize::from(!p_get_fd_info.is_null()), &[(4, 4), (28, 4)]);
         elements(p, p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null()), &[]);
@@ -3732,7 +3732,7 @@ pub unsafe extern "system" fn vkCmdPushDescriptorSetKHR(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, pipeline_bind_point, layout, set, descriptor_write_count, p_descriptor_writes);
-    record_command(command_buffer, "vkCmdPushDescriptorSetKHR", |p| {
+    record_command(command_buffer, 230 /* vkCmdPushDescriptorSetKHR */, |p| {
         value(p, command_buffer.as_raw());
         value(p, pipeline_bind_point.as_raw() as u32 as u64);
         value(p, layout.as_raw());
@@ -3748,7 +3748,7 @@ pub unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplateKHR(command_buff
         return;
     };
     let _r = next(command_buffer, descriptor_update_template, layout, set, p_data);
-    record_command(command_buffer, "vkCmdPushDescriptorSetWithTemplateKHR", |p| {
+    record_command(command_buffer, 231 /* vkCmdPushDescriptorSetWithTemplateKHR */, |p| {
         value(p, command_buffer.as_raw());
         value(p, descriptor_update_template.as_raw());
         value(p, layout.as_raw());
@@ -3766,7 +3766,7 @@ pub unsafe extern "system" fn vkCreateDescriptorUpdateTemplateKHR(device: vk::De
     if r == vk::Result::SUCCESS {
         crate::templates::created(*p_descriptor_update_template, p_create_info);
     }
-    record(Scope::Setup, r.as_raw(), "vkCreateDescriptorUpdateTemplateKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 232 /* vkCreateDescriptorUpdateTemplateKHR */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (36, 4), (52, 4), (68, 4)]), p_create_info as *const vk::DescriptorUpdateTemplateCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorUpdateTemplateCreateInfo);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -3782,7 +3782,7 @@ pub unsafe extern "system" fn vkDestroyDescriptorUpdateTemplateKHR(device: vk::D
     };
     let _r = next(device, descriptor_update_template, p_allocator);
     crate::templates::destroyed(descriptor_update_template);
-    record(Scope::Setup, 0, "vkDestroyDescriptorUpdateTemplateKHR", |p| {
+    record(Scope::Setup, 0, 233 /* vkDestroyDescriptorUpdateTemplateKHR */, |p| {
         value(p, device.as_raw());
         value(p, descriptor_update_template.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -3795,7 +3795,7 @@ pub unsafe extern "system" fn vkUpdateDescriptorSetWithTemplateKHR(device: vk::D
         return;
     };
     let _r = next(device, descriptor_set, descriptor_update_template, p_data);
-    record(Scope::Setup, 0, "vkUpdateDescriptorSetWithTemplateKHR", |p| {
+    record(Scope::Setup, 0, 234 /* vkUpdateDescriptorSetWithTemplateKHR */, |p| {
         value(p, device.as_raw());
         value(p, descriptor_set.as_raw());
         value(p, descriptor_update_template.as_raw());
@@ -3809,7 +3809,7 @@ pub unsafe extern "system" fn vkCmdSetViewportWScalingNV(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, first_viewport, viewport_count, p_viewport_w_scalings);
-    record_command(command_buffer, "vkCmdSetViewportWScalingNV", |p| {
+    record_command(command_buffer, 235 /* vkCmdSetViewportWScalingNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_viewport as u64);
         value(p, viewport_count as u64);
@@ -3823,7 +3823,7 @@ pub unsafe extern "system" fn vkDisplayPowerControlEXT(device: vk::Device, displ
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, display, p_display_power_info);
-    record(Scope::Setup, r.as_raw(), "vkDisplayPowerControlEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 236 /* vkDisplayPowerControlEXT */, |p| {
         value(p, device.as_raw());
         value(p, display.as_raw());
         chained(p, p_display_power_info as *const vk::DisplayPowerInfoEXT, usize::from(!p_display_power_info.is_null()), &[(4, 4), (20, 4)]);
@@ -3837,7 +3837,7 @@ pub unsafe extern "system" fn vkRegisterDeviceEventEXT(device: vk::Device, p_dev
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_device_event_info, p_allocator, p_fence);
-    record(Scope::Setup, r.as_raw(), "vkRegisterDeviceEventEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 237 /* vkRegisterDeviceEventEXT */, |p| {
         value(p, device.as_raw());
         chained(p, p_device_event_info as *const vk::DeviceEventInfoEXT, usize::from(!p_device_event_info.is_null()), &[(4, 4), (20, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -3852,7 +3852,7 @@ pub unsafe extern "system" fn vkRegisterDisplayEventEXT(device: vk::Device, disp
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, display, p_display_event_info, p_allocator, p_fence);
-    record(Scope::Setup, r.as_raw(), "vkRegisterDisplayEventEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 238 /* vkRegisterDisplayEventEXT */, |p| {
         value(p, device.as_raw());
         value(p, display.as_raw());
         chained(p, p_display_event_info as *const vk::DisplayEventInfoEXT, usize::from(!p_display_event_info.is_null()), &[(4, 4), (20, 4)]);
@@ -3868,7 +3868,7 @@ pub unsafe extern "system" fn vkGetSwapchainCounterEXT(device: vk::Device, swapc
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain, counter, p_counter_value);
-    record(Scope::Setup, r.as_raw(), "vkGetSwapchainCounterEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 239 /* vkGetSwapchainCounterEXT */, |p| {
         value(p, device.as_raw());
         value(p, swapchain.as_raw());
         value(p, counter.as_raw() as u64);
@@ -3883,7 +3883,7 @@ pub unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE(device: vk::Device
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain, p_display_timing_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetRefreshCycleDurationGOOGLE", |p| {
+    record(Scope::Setup, r.as_raw(), 240 /* vkGetRefreshCycleDurationGOOGLE */, |p| {
         value(p, device.as_raw());
         value(p, swapchain.as_raw());
         elements(p, p_display_timing_properties as *const vk::RefreshCycleDurationGOOGLE, usize::from(!p_display_timing_properties.is_null()), &[]);
@@ -3897,7 +3897,7 @@ pub unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE(device: vk::Devi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain, p_presentation_timing_count, p_presentation_timings);
-    record(Scope::Setup, r.as_raw(), "vkGetPastPresentationTimingGOOGLE", |p| {
+    record(Scope::Setup, r.as_raw(), 241 /* vkGetPastPresentationTimingGOOGLE */, |p| {
         value(p, device.as_raw());
         value(p, swapchain.as_raw());
         elements(p, p_presentation_timing_count as *const u32, usize::from(!p_presentation_timing_count.is_null()), &[]);
@@ -3912,7 +3912,7 @@ pub unsafe extern "system" fn vkCmdSetDiscardRectangleEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, first_discard_rectangle, discard_rectangle_count, p_discard_rectangles);
-    record_command(command_buffer, "vkCmdSetDiscardRectangleEXT", |p| {
+    record_command(command_buffer, 242 /* vkCmdSetDiscardRectangleEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_discard_rectangle as u64);
         value(p, discard_rectangle_count as u64);
@@ -3926,7 +3926,7 @@ pub unsafe extern "system" fn vkSetHdrMetadataEXT(device: vk::Device, swapchain_
         return;
     };
     let _r = next(device, swapchain_count, p_swapchains, p_metadata);
-    record(Scope::Setup, 0, "vkSetHdrMetadataEXT", |p| {
+    record(Scope::Setup, 0, 243 /* vkSetHdrMetadataEXT */, |p| {
         value(p, device.as_raw());
         value(p, swapchain_count as u64);
         elements(p, p_swapchains as *const vk::SwapchainKHR, swapchain_count as usize, &[]);
@@ -3940,7 +3940,7 @@ pub unsafe extern "system" fn vkGetSwapchainStatusKHR(device: vk::Device, swapch
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain);
-    record(Scope::Setup, r.as_raw(), "vkGetSwapchainStatusKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 244 /* vkGetSwapchainStatusKHR */, |p| {
         value(p, device.as_raw());
         value(p, swapchain.as_raw());
     });
@@ -3953,7 +3953,7 @@ pub unsafe extern "system" fn vkImportFenceFdKHR(device: vk::Device, p_import_fe
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_import_fence_fd_info);
-    record(Scope::Setup, r.as_raw(), "vkImportFenceFdKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 245 /* vkImportFenceFdKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_import_fence_fd_info as *const vk::ImportFenceFdInfoKHR, usize::from(!p_import_fence_fd_info.is_null()), &[(4, 4), (36, 4)]);
     });
@@ -3966,7 +3966,7 @@ pub unsafe extern "system" fn vkGetFenceFdKHR(device: vk::Device, p_get_fd_info:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_get_fd_info, p_fd);
-    record(Scope::Setup, r.as_raw(), "vkGetFenceFdKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 246 /* vkGetFenceFdKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_get_fd_info as *const vk::FenceGetFdInfoKHR, usize::from(!p_get_fd_info.is_null()), &[(4, 4), (28, 4)]);
         elements(p, p_fd as *const std::ffi::c_int, usize::from(!p_fd.is_null()), &[]);
@@ -3980,7 +3980,7 @@ pub unsafe extern "system" fn vkAcquireProfilingLockKHR(device: vk::Device, p_in
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_info);
-    record(Scope::Setup, r.as_raw(), "vkAcquireProfilingLockKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 247 /* vkAcquireProfilingLockKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::AcquireProfilingLockInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (20, 4)]);
     });
@@ -3993,7 +3993,7 @@ pub unsafe extern "system" fn vkReleaseProfilingLockKHR(device: vk::Device) {
         return;
     };
     let _r = next(device);
-    record(Scope::Setup, 0, "vkReleaseProfilingLockKHR", |p| {
+    record(Scope::Setup, 0, 248 /* vkReleaseProfilingLockKHR */, |p| {
         value(p, device.as_raw());
     });
 }
@@ -4002,7 +4002,7 @@ pub unsafe extern "system" fn vkReleaseProfilingLockKHR(device: vk::Device) {
 pub unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT(device: vk::Device, p_name_info: *const vk::DebugUtilsObjectNameInfoEXT) -> vk::Result {
     let next = device_next::<vk::PFN_vkSetDebugUtilsObjectNameEXT>(device, 171);
     let r = next.map_or(vk::Result::SUCCESS, |next| next(device, p_name_info));
-    record(Scope::Setup, r.as_raw(), "vkSetDebugUtilsObjectNameEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 249 /* vkSetDebugUtilsObjectNameEXT */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_name_info as *const vk::DebugUtilsObjectNameInfoEXT, usize::from(!p_name_info.is_null()), &[(4, 4), (20, 4)]), p_name_info as *const vk::DebugUtilsObjectNameInfoEXT, usize::from(!p_name_info.is_null()), nested_VkDebugUtilsObjectNameInfoEXT);
     });
@@ -4013,7 +4013,7 @@ pub unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT(device: vk::Device, p
 pub unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT(device: vk::Device, p_tag_info: *const vk::DebugUtilsObjectTagInfoEXT) -> vk::Result {
     let next = device_next::<vk::PFN_vkSetDebugUtilsObjectTagEXT>(device, 172);
     let r = next.map_or(vk::Result::SUCCESS, |next| next(device, p_tag_info));
-    record(Scope::Setup, r.as_raw(), "vkSetDebugUtilsObjectTagEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 250 /* vkSetDebugUtilsObjectTagEXT */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_tag_info as *const vk::DebugUtilsObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), &[(4, 4), (20, 4)]), p_tag_info as *const vk::DebugUtilsObjectTagInfoEXT, usize::from(!p_tag_info.is_null()), nested_VkDebugUtilsObjectTagInfoEXT);
     });
@@ -4024,7 +4024,7 @@ pub unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT(device: vk::Device, p_
 pub unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT(queue: vk::Queue, p_label_info: *const vk::DebugUtilsLabelEXT) {
     let next = device_next::<vk::PFN_vkQueueBeginDebugUtilsLabelEXT>(queue, 173);
     let _r = next.map_or((), |next| next(queue, p_label_info));
-    record(Scope::Frame, 0, "vkQueueBeginDebugUtilsLabelEXT", |p| {
+    record(Scope::Frame, 0, 251 /* vkQueueBeginDebugUtilsLabelEXT */, |p| {
         value(p, queue.as_raw());
         with_nested(chained(p, p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT);
     });
@@ -4034,7 +4034,7 @@ pub unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT(queue: vk::Queue, p
 pub unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT(queue: vk::Queue) {
     let next = device_next::<vk::PFN_vkQueueEndDebugUtilsLabelEXT>(queue, 174);
     let _r = next.map_or((), |next| next(queue));
-    record(Scope::Frame, 0, "vkQueueEndDebugUtilsLabelEXT", |p| {
+    record(Scope::Frame, 0, 252 /* vkQueueEndDebugUtilsLabelEXT */, |p| {
         value(p, queue.as_raw());
     });
 }
@@ -4043,7 +4043,7 @@ pub unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT(queue: vk::Queue) {
 pub unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT(queue: vk::Queue, p_label_info: *const vk::DebugUtilsLabelEXT) {
     let next = device_next::<vk::PFN_vkQueueInsertDebugUtilsLabelEXT>(queue, 175);
     let _r = next.map_or((), |next| next(queue, p_label_info));
-    record(Scope::Frame, 0, "vkQueueInsertDebugUtilsLabelEXT", |p| {
+    record(Scope::Frame, 0, 253 /* vkQueueInsertDebugUtilsLabelEXT */, |p| {
         value(p, queue.as_raw());
         with_nested(chained(p, p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT);
     });
@@ -4053,7 +4053,7 @@ pub unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT(queue: vk::Queue, 
 pub unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT(command_buffer: vk::CommandBuffer, p_label_info: *const vk::DebugUtilsLabelEXT) {
     let next = device_next::<vk::PFN_vkCmdBeginDebugUtilsLabelEXT>(command_buffer, 176);
     let _r = next.map_or((), |next| next(command_buffer, p_label_info));
-    record_command(command_buffer, "vkCmdBeginDebugUtilsLabelEXT", |p| {
+    record_command(command_buffer, 254 /* vkCmdBeginDebugUtilsLabelEXT */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT);
     });
@@ -4063,7 +4063,7 @@ pub unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT(command_buffer: vk::C
 pub unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT(command_buffer: vk::CommandBuffer) {
     let next = device_next::<vk::PFN_vkCmdEndDebugUtilsLabelEXT>(command_buffer, 177);
     let _r = next.map_or((), |next| next(command_buffer));
-    record_command(command_buffer, "vkCmdEndDebugUtilsLabelEXT", |p| {
+    record_command(command_buffer, 255 /* vkCmdEndDebugUtilsLabelEXT */, |p| {
         value(p, command_buffer.as_raw());
     });
 }
@@ -4072,7 +4072,7 @@ pub unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT(command_buffer: vk::Com
 pub unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT(command_buffer: vk::CommandBuffer, p_label_info: *const vk::DebugUtilsLabelEXT) {
     let next = device_next::<vk::PFN_vkCmdInsertDebugUtilsLabelEXT>(command_buffer, 178);
     let _r = next.map_or((), |next| next(command_buffer, p_label_info));
-    record_command(command_buffer, "vkCmdInsertDebugUtilsLabelEXT", |p| {
+    record_command(command_buffer, 256 /* vkCmdInsertDebugUtilsLabelEXT */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), &[(4, 4)]), p_label_info as *const vk::DebugUtilsLabelEXT, usize::from(!p_label_info.is_null()), nested_VkDebugUtilsLabelEXT);
     });
@@ -4084,7 +4084,7 @@ pub unsafe extern "system" fn vkCmdSetSampleLocationsEXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, p_sample_locations_info);
-    record_command(command_buffer, "vkCmdSetSampleLocationsEXT", |p| {
+    record_command(command_buffer, 257 /* vkCmdSetSampleLocationsEXT */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null()), &[(4, 4)]), p_sample_locations_info as *const vk::SampleLocationsInfoEXT, usize::from(!p_sample_locations_info.is_null()), nested_VkSampleLocationsInfoEXT);
     });
@@ -4096,7 +4096,7 @@ pub unsafe extern "system" fn vkGetImageMemoryRequirements2KHR(device: vk::Devic
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetImageMemoryRequirements2KHR", |p| {
+    record(Scope::Setup, 0, 258 /* vkGetImageMemoryRequirements2KHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::ImageMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]);
         chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
@@ -4109,7 +4109,7 @@ pub unsafe extern "system" fn vkGetBufferMemoryRequirements2KHR(device: vk::Devi
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetBufferMemoryRequirements2KHR", |p| {
+    record(Scope::Setup, 0, 259 /* vkGetBufferMemoryRequirements2KHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::BufferMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]);
         chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
@@ -4122,7 +4122,7 @@ pub unsafe extern "system" fn vkGetImageSparseMemoryRequirements2KHR(device: vk:
         return;
     };
     let _r = next(device, p_info, p_sparse_memory_requirement_count, p_sparse_memory_requirements);
-    record(Scope::Setup, 0, "vkGetImageSparseMemoryRequirements2KHR", |p| {
+    record(Scope::Setup, 0, 260 /* vkGetImageSparseMemoryRequirements2KHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::ImageSparseMemoryRequirementsInfo2, usize::from(!p_info.is_null()), &[(4, 4)]);
         elements(p, p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]);
@@ -4136,7 +4136,7 @@ pub unsafe extern "system" fn vkCreateAccelerationStructureKHR(device: vk::Devic
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_acceleration_structure);
-    record(Scope::Setup, r.as_raw(), "vkCreateAccelerationStructureKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 261 /* vkCreateAccelerationStructureKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_create_info as *const vk::AccelerationStructureCreateInfoKHR, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (52, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -4151,7 +4151,7 @@ pub unsafe extern "system" fn vkDestroyAccelerationStructureKHR(device: vk::Devi
         return;
     };
     let _r = next(device, acceleration_structure, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyAccelerationStructureKHR", |p| {
+    record(Scope::Setup, 0, 262 /* vkDestroyAccelerationStructureKHR */, |p| {
         value(p, device.as_raw());
         value(p, acceleration_structure.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -4164,7 +4164,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR(command_buffer
         return;
     };
     let _r = next(command_buffer, info_count, p_infos, pp_build_range_infos);
-    record_command(command_buffer, "vkCmdBuildAccelerationStructuresKHR", |p| {
+    record_command(command_buffer, 263 /* vkCmdBuildAccelerationStructuresKHR */, |p| {
         value(p, command_buffer.as_raw());
         value(p, info_count as u64);
         with_nested(chained(p, p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, &[(4, 4), (28, 4), (52, 4)]), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR);
@@ -4178,7 +4178,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR(comman
         return;
     };
     let _r = next(command_buffer, info_count, p_infos, p_indirect_device_addresses, p_indirect_strides, pp_max_primitive_counts);
-    record_command(command_buffer, "vkCmdBuildAccelerationStructuresIndirectKHR", |p| {
+    record_command(command_buffer, 264 /* vkCmdBuildAccelerationStructuresIndirectKHR */, |p| {
         value(p, command_buffer.as_raw());
         value(p, info_count as u64);
         with_nested(chained(p, p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, &[(4, 4), (28, 4), (52, 4)]), p_infos as *const vk::AccelerationStructureBuildGeometryInfoKHR, info_count as usize, nested_VkAccelerationStructureBuildGeometryInfoKHR);
@@ -4194,7 +4194,7 @@ pub unsafe extern "system" fn vkBuildAccelerationStructuresKHR(device: vk::Devic
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, info_count, p_infos, pp_build_range_infos);
-    record(Scope::Setup, r.as_raw(), "vkBuildAccelerationStructuresKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 265 /* vkBuildAccelerationStructuresKHR */, |p| {
         value(p, device.as_raw());
         value(p, deferred_operation.as_raw());
         value(p, info_count as u64);
@@ -4210,7 +4210,7 @@ pub unsafe extern "system" fn vkCopyAccelerationStructureKHR(device: vk::Device,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, p_info);
-    record(Scope::Setup, r.as_raw(), "vkCopyAccelerationStructureKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 266 /* vkCopyAccelerationStructureKHR */, |p| {
         value(p, device.as_raw());
         value(p, deferred_operation.as_raw());
         chained(p, p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
@@ -4224,7 +4224,7 @@ pub unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR(device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, p_info);
-    record(Scope::Setup, r.as_raw(), "vkCopyAccelerationStructureToMemoryKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 267 /* vkCopyAccelerationStructureToMemoryKHR */, |p| {
         value(p, device.as_raw());
         value(p, deferred_operation.as_raw());
         chained(p, p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
@@ -4238,7 +4238,7 @@ pub unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR(device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, p_info);
-    record(Scope::Setup, r.as_raw(), "vkCopyMemoryToAccelerationStructureKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 268 /* vkCopyMemoryToAccelerationStructureKHR */, |p| {
         value(p, device.as_raw());
         value(p, deferred_operation.as_raw());
         chained(p, p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
@@ -4252,7 +4252,7 @@ pub unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR(device:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, acceleration_structure_count, p_acceleration_structures, query_type, data_size, p_data, stride);
-    record(Scope::Setup, r.as_raw(), "vkWriteAccelerationStructuresPropertiesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 269 /* vkWriteAccelerationStructuresPropertiesKHR */, |p| {
         value(p, device.as_raw());
         value(p, acceleration_structure_count as u64);
         elements(p, p_acceleration_structures as *const vk::AccelerationStructureKHR, acceleration_structure_count as usize, &[]);
@@ -4270,7 +4270,7 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR(command_buffer: 
         return;
     };
     let _r = next(command_buffer, p_info);
-    record_command(command_buffer, "vkCmdCopyAccelerationStructureKHR", |p| {
+    record_command(command_buffer, 270 /* vkCmdCopyAccelerationStructureKHR */, |p| {
         value(p, command_buffer.as_raw());
         chained(p, p_info as *const vk::CopyAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
@@ -4282,7 +4282,7 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR(command_
         return;
     };
     let _r = next(command_buffer, p_info);
-    record_command(command_buffer, "vkCmdCopyAccelerationStructureToMemoryKHR", |p| {
+    record_command(command_buffer, 271 /* vkCmdCopyAccelerationStructureToMemoryKHR */, |p| {
         value(p, command_buffer.as_raw());
         chained(p, p_info as *const vk::CopyAccelerationStructureToMemoryInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
@@ -4294,7 +4294,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR(command_
         return;
     };
     let _r = next(command_buffer, p_info);
-    record_command(command_buffer, "vkCmdCopyMemoryToAccelerationStructureKHR", |p| {
+    record_command(command_buffer, 272 /* vkCmdCopyMemoryToAccelerationStructureKHR */, |p| {
         value(p, command_buffer.as_raw());
         chained(p, p_info as *const vk::CopyMemoryToAccelerationStructureInfoKHR, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
@@ -4306,7 +4306,7 @@ pub unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR(device:
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetAccelerationStructureDeviceAddressKHR", |p| {
+    record(Scope::Setup, 0, 273 /* vkGetAccelerationStructureDeviceAddressKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::AccelerationStructureDeviceAddressInfoKHR, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
@@ -4319,7 +4319,7 @@ pub unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR(comm
         return;
     };
     let _r = next(command_buffer, acceleration_structure_count, p_acceleration_structures, query_type, query_pool, first_query);
-    record_command(command_buffer, "vkCmdWriteAccelerationStructuresPropertiesKHR", |p| {
+    record_command(command_buffer, 274 /* vkCmdWriteAccelerationStructuresPropertiesKHR */, |p| {
         value(p, command_buffer.as_raw());
         value(p, acceleration_structure_count as u64);
         elements(p, p_acceleration_structures as *const vk::AccelerationStructureKHR, acceleration_structure_count as usize, &[]);
@@ -4335,7 +4335,7 @@ pub unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR(d
         return;
     };
     let _r = next(device, p_version_info, p_compatibility);
-    record(Scope::Setup, 0, "vkGetDeviceAccelerationStructureCompatibilityKHR", |p| {
+    record(Scope::Setup, 0, 275 /* vkGetDeviceAccelerationStructureCompatibilityKHR */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_version_info as *const vk::AccelerationStructureVersionInfoKHR, usize::from(!p_version_info.is_null()), &[(4, 4)]), p_version_info as *const vk::AccelerationStructureVersionInfoKHR, usize::from(!p_version_info.is_null()), nested_VkAccelerationStructureVersionInfoKHR);
         elements(p, p_compatibility as *const vk::AccelerationStructureCompatibilityKHR, usize::from(!p_compatibility.is_null()), &[]);
@@ -4348,7 +4348,7 @@ pub unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR(device: vk
         return;
     };
     let _r = next(device, build_type, p_build_info, p_max_primitive_counts, p_size_info);
-    record(Scope::Setup, 0, "vkGetAccelerationStructureBuildSizesKHR", |p| {
+    record(Scope::Setup, 0, 276 /* vkGetAccelerationStructureBuildSizesKHR */, |p| {
         value(p, device.as_raw());
         value(p, build_type.as_raw() as u32 as u64);
         with_nested(chained(p, p_build_info as *const vk::AccelerationStructureBuildGeometryInfoKHR, usize::from(!p_build_info.is_null()), &[(4, 4), (28, 4), (52, 4)]), p_build_info as *const vk::AccelerationStructureBuildGeometryInfoKHR, usize::from(!p_build_info.is_null()), nested_VkAccelerationStructureBuildGeometryInfoKHR);
@@ -4363,7 +4363,7 @@ pub unsafe extern "system" fn vkCmdTraceRaysKHR(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, p_raygen_shader_binding_table, p_miss_shader_binding_table, p_hit_shader_binding_table, p_callable_shader_binding_table, width, height, depth);
-    record_command(command_buffer, "vkCmdTraceRaysKHR", |p| {
+    record_command(command_buffer, 277 /* vkCmdTraceRaysKHR */, |p| {
         value(p, command_buffer.as_raw());
         elements(p, p_raygen_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_raygen_shader_binding_table.is_null()), &[]);
         elements(p, p_miss_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_miss_shader_binding_table.is_null()), &[]);
@@ -4381,7 +4381,7 @@ pub unsafe extern "system" fn vkCreateRayTracingPipelinesKHR(device: vk::Device,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, pipeline_cache, create_info_count, p_create_infos, p_allocator, p_pipelines);
-    record(Scope::Setup, r.as_raw(), "vkCreateRayTracingPipelinesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 278 /* vkCreateRayTracingPipelinesKHR */, |p| {
         value(p, device.as_raw());
         value(p, deferred_operation.as_raw());
         value(p, pipeline_cache.as_raw());
@@ -4399,7 +4399,7 @@ pub unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR(device: vk::D
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline, first_group, group_count, data_size, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetRayTracingShaderGroupHandlesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 279 /* vkGetRayTracingShaderGroupHandlesKHR */, |p| {
         value(p, device.as_raw());
         value(p, pipeline.as_raw());
         value(p, first_group as u64);
@@ -4416,7 +4416,7 @@ pub unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR(
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline, first_group, group_count, data_size, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetRayTracingCaptureReplayShaderGroupHandlesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 280 /* vkGetRayTracingCaptureReplayShaderGroupHandlesKHR */, |p| {
         value(p, device.as_raw());
         value(p, pipeline.as_raw());
         value(p, first_group as u64);
@@ -4433,7 +4433,7 @@ pub unsafe extern "system" fn vkCmdTraceRaysIndirectKHR(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, p_raygen_shader_binding_table, p_miss_shader_binding_table, p_hit_shader_binding_table, p_callable_shader_binding_table, indirect_device_address);
-    record_command(command_buffer, "vkCmdTraceRaysIndirectKHR", |p| {
+    record_command(command_buffer, 281 /* vkCmdTraceRaysIndirectKHR */, |p| {
         value(p, command_buffer.as_raw());
         elements(p, p_raygen_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_raygen_shader_binding_table.is_null()), &[]);
         elements(p, p_miss_shader_binding_table as *const vk::StridedDeviceAddressRegionKHR, usize::from(!p_miss_shader_binding_table.is_null()), &[]);
@@ -4449,7 +4449,7 @@ pub unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR(device: vk:
         return Default::default();
     };
     let r = next(device, pipeline, group, group_shader);
-    record(Scope::Setup, 0, "vkGetRayTracingShaderGroupStackSizeKHR", |p| {
+    record(Scope::Setup, 0, 282 /* vkGetRayTracingShaderGroupStackSizeKHR */, |p| {
         value(p, device.as_raw());
         value(p, pipeline.as_raw());
         value(p, group as u64);
@@ -4464,7 +4464,7 @@ pub unsafe extern "system" fn vkCmdSetRayTracingPipelineStackSizeKHR(command_buf
         return;
     };
     let _r = next(command_buffer, pipeline_stack_size);
-    record_command(command_buffer, "vkCmdSetRayTracingPipelineStackSizeKHR", |p| {
+    record_command(command_buffer, 283 /* vkCmdSetRayTracingPipelineStackSizeKHR */, |p| {
         value(p, command_buffer.as_raw());
         value(p, pipeline_stack_size as u64);
     });
@@ -4476,7 +4476,7 @@ pub unsafe extern "system" fn vkCreateSamplerYcbcrConversionKHR(device: vk::Devi
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_ycbcr_conversion);
-    record(Scope::Setup, r.as_raw(), "vkCreateSamplerYcbcrConversionKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 284 /* vkCreateSamplerYcbcrConversionKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_create_info as *const vk::SamplerYcbcrConversionCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (60, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -4491,7 +4491,7 @@ pub unsafe extern "system" fn vkDestroySamplerYcbcrConversionKHR(device: vk::Dev
         return;
     };
     let _r = next(device, ycbcr_conversion, p_allocator);
-    record(Scope::Setup, 0, "vkDestroySamplerYcbcrConversionKHR", |p| {
+    record(Scope::Setup, 0, 285 /* vkDestroySamplerYcbcrConversionKHR */, |p| {
         value(p, device.as_raw());
         value(p, ycbcr_conversion.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -4504,7 +4504,7 @@ pub unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT(device: v
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, image, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetImageDrmFormatModifierPropertiesEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 286 /* vkGetImageDrmFormatModifierPropertiesEXT */, |p| {
         value(p, device.as_raw());
         value(p, image.as_raw());
         chained(p, p_properties as *const vk::ImageDrmFormatModifierPropertiesEXT, usize::from(!p_properties.is_null()), &[(4, 4)]);
@@ -4518,7 +4518,7 @@ pub unsafe extern "system" fn vkCreateValidationCacheEXT(device: vk::Device, p_c
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_validation_cache);
-    record(Scope::Setup, r.as_raw(), "vkCreateValidationCacheEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 287 /* vkCreateValidationCacheEXT */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::ValidationCacheCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::ValidationCacheCreateInfoEXT, usize::from(!p_create_info.is_null()), nested_VkValidationCacheCreateInfoEXT);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -4533,7 +4533,7 @@ pub unsafe extern "system" fn vkDestroyValidationCacheEXT(device: vk::Device, va
         return;
     };
     let _r = next(device, validation_cache, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyValidationCacheEXT", |p| {
+    record(Scope::Setup, 0, 288 /* vkDestroyValidationCacheEXT */, |p| {
         value(p, device.as_raw());
         value(p, validation_cache.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -4546,7 +4546,7 @@ pub unsafe extern "system" fn vkMergeValidationCachesEXT(device: vk::Device, dst
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, dst_cache, src_cache_count, p_src_caches);
-    record(Scope::Setup, r.as_raw(), "vkMergeValidationCachesEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 289 /* vkMergeValidationCachesEXT */, |p| {
         value(p, device.as_raw());
         value(p, dst_cache.as_raw());
         value(p, src_cache_count as u64);
@@ -4561,7 +4561,7 @@ pub unsafe extern "system" fn vkGetValidationCacheDataEXT(device: vk::Device, va
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, validation_cache, p_data_size, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetValidationCacheDataEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 290 /* vkGetValidationCacheDataEXT */, |p| {
         value(p, device.as_raw());
         value(p, validation_cache.as_raw());
         elements(p, p_data_size as *const usize, usize::from(!p_data_size.is_null()), &[]);
@@ -4576,7 +4576,7 @@ pub unsafe extern "system" fn vkCmdBindShadingRateImageNV(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, image_view, image_layout);
-    record_command(command_buffer, "vkCmdBindShadingRateImageNV", |p| {
+    record_command(command_buffer, 291 /* vkCmdBindShadingRateImageNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, image_view.as_raw());
         value(p, image_layout.as_raw() as u32 as u64);
@@ -4589,7 +4589,7 @@ pub unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV(command_buffe
         return;
     };
     let _r = next(command_buffer, first_viewport, viewport_count, p_shading_rate_palettes);
-    record_command(command_buffer, "vkCmdSetViewportShadingRatePaletteNV", |p| {
+    record_command(command_buffer, 292 /* vkCmdSetViewportShadingRatePaletteNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_viewport as u64);
         value(p, viewport_count as u64);
@@ -4603,7 +4603,7 @@ pub unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, sample_order_type, custom_sample_order_count, p_custom_sample_orders);
-    record_command(command_buffer, "vkCmdSetCoarseSampleOrderNV", |p| {
+    record_command(command_buffer, 293 /* vkCmdSetCoarseSampleOrderNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, sample_order_type.as_raw() as u32 as u64);
         value(p, custom_sample_order_count as u64);
@@ -4617,7 +4617,7 @@ pub unsafe extern "system" fn vkCreateAccelerationStructureNV(device: vk::Device
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_acceleration_structure);
-    record(Scope::Setup, r.as_raw(), "vkCreateAccelerationStructureNV", |p| {
+    record(Scope::Setup, r.as_raw(), 294 /* vkCreateAccelerationStructureNV */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4)]), p_create_info as *const vk::AccelerationStructureCreateInfoNV, usize::from(!p_create_info.is_null()), nested_VkAccelerationStructureCreateInfoNV);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -4632,7 +4632,7 @@ pub unsafe extern "system" fn vkDestroyAccelerationStructureNV(device: vk::Devic
         return;
     };
     let _r = next(device, acceleration_structure, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyAccelerationStructureNV", |p| {
+    record(Scope::Setup, 0, 295 /* vkDestroyAccelerationStructureNV */, |p| {
         value(p, device.as_raw());
         value(p, acceleration_structure.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -4645,7 +4645,7 @@ pub unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV(dev
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetAccelerationStructureMemoryRequirementsNV", |p| {
+    record(Scope::Setup, 0, 296 /* vkGetAccelerationStructureMemoryRequirementsNV */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::AccelerationStructureMemoryRequirementsInfoNV, usize::from(!p_info.is_null()), &[(4, 4), (20, 4)]);
         chained(p, p_memory_requirements as *const vk::MemoryRequirements2KHR, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
@@ -4658,7 +4658,7 @@ pub unsafe extern "system" fn vkBindAccelerationStructureMemoryNV(device: vk::De
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, bind_info_count, p_bind_infos);
-    record(Scope::Setup, r.as_raw(), "vkBindAccelerationStructureMemoryNV", |p| {
+    record(Scope::Setup, r.as_raw(), 297 /* vkBindAccelerationStructureMemoryNV */, |p| {
         value(p, device.as_raw());
         value(p, bind_info_count as u64);
         with_nested(chained(p, p_bind_infos as *const vk::BindAccelerationStructureMemoryInfoNV, bind_info_count as usize, &[(4, 4), (44, 4)]), p_bind_infos as *const vk::BindAccelerationStructureMemoryInfoNV, bind_info_count as usize, nested_VkBindAccelerationStructureMemoryInfoNV);
@@ -4672,7 +4672,7 @@ pub unsafe extern "system" fn vkCmdBuildAccelerationStructureNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, p_info, instance_data, instance_offset, update, dst, src, scratch, scratch_offset);
-    record_command(command_buffer, "vkCmdBuildAccelerationStructureNV", |p| {
+    record_command(command_buffer, 298 /* vkCmdBuildAccelerationStructureNV */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null()), &[(4, 4)]), p_info as *const vk::AccelerationStructureInfoNV, usize::from(!p_info.is_null()), nested_VkAccelerationStructureInfoNV);
         value(p, instance_data.as_raw());
@@ -4691,7 +4691,7 @@ pub unsafe extern "system" fn vkCmdCopyAccelerationStructureNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, dst, src, mode);
-    record_command(command_buffer, "vkCmdCopyAccelerationStructureNV", |p| {
+    record_command(command_buffer, 299 /* vkCmdCopyAccelerationStructureNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, dst.as_raw());
         value(p, src.as_raw());
@@ -4705,7 +4705,7 @@ pub unsafe extern "system" fn vkCmdTraceRaysNV(command_buffer: vk::CommandBuffer
         return;
     };
     let _r = next(command_buffer, raygen_shader_binding_table_buffer, raygen_shader_binding_offset, miss_shader_binding_table_buffer, miss_shader_binding_offset, miss_shader_binding_stride, hit_shader_binding_table_buffer, hit_shader_binding_offset, hit_shader_binding_stride, callable_shader_binding_table_buffer, callable_shader_binding_offset, callable_shader_binding_stride, width, height, depth);
-    record_command(command_buffer, "vkCmdTraceRaysNV", |p| {
+    record_command(command_buffer, 300 /* vkCmdTraceRaysNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, raygen_shader_binding_table_buffer.as_raw());
         value(p, raygen_shader_binding_offset as u64);
@@ -4730,7 +4730,7 @@ pub unsafe extern "system" fn vkCreateRayTracingPipelinesNV(device: vk::Device, 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline_cache, create_info_count, p_create_infos, p_allocator, p_pipelines);
-    record(Scope::Setup, r.as_raw(), "vkCreateRayTracingPipelinesNV", |p| {
+    record(Scope::Setup, r.as_raw(), 301 /* vkCreateRayTracingPipelinesNV */, |p| {
         value(p, device.as_raw());
         value(p, pipeline_cache.as_raw());
         value(p, create_info_count as u64);
@@ -4747,7 +4747,7 @@ pub unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesNV(device: vk::De
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline, first_group, group_count, data_size, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetRayTracingShaderGroupHandlesNV", |p| {
+    record(Scope::Setup, r.as_raw(), 302 /* vkGetRayTracingShaderGroupHandlesNV */, |p| {
         value(p, device.as_raw());
         value(p, pipeline.as_raw());
         value(p, first_group as u64);
@@ -4764,7 +4764,7 @@ pub unsafe extern "system" fn vkGetAccelerationStructureHandleNV(device: vk::Dev
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, acceleration_structure, data_size, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetAccelerationStructureHandleNV", |p| {
+    record(Scope::Setup, r.as_raw(), 303 /* vkGetAccelerationStructureHandleNV */, |p| {
         value(p, device.as_raw());
         value(p, acceleration_structure.as_raw());
         value(p, data_size as u64);
@@ -4779,7 +4779,7 @@ pub unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV(comma
         return;
     };
     let _r = next(command_buffer, acceleration_structure_count, p_acceleration_structures, query_type, query_pool, first_query);
-    record_command(command_buffer, "vkCmdWriteAccelerationStructuresPropertiesNV", |p| {
+    record_command(command_buffer, 304 /* vkCmdWriteAccelerationStructuresPropertiesNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, acceleration_structure_count as u64);
         elements(p, p_acceleration_structures as *const vk::AccelerationStructureNV, acceleration_structure_count as usize, &[]);
@@ -4795,7 +4795,7 @@ pub unsafe extern "system" fn vkCompileDeferredNV(device: vk::Device, pipeline: 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, pipeline, shader);
-    record(Scope::Setup, r.as_raw(), "vkCompileDeferredNV", |p| {
+    record(Scope::Setup, r.as_raw(), 305 /* vkCompileDeferredNV */, |p| {
         value(p, device.as_raw());
         value(p, pipeline.as_raw());
         value(p, shader as u64);
@@ -4809,7 +4809,7 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutSupportKHR(device: vk::Dev
         return;
     };
     let _r = next(device, p_create_info, p_support);
-    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutSupportKHR", |p| {
+    record(Scope::Setup, 0, 306 /* vkGetDescriptorSetLayoutSupportKHR */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4)]), p_create_info as *const vk::DescriptorSetLayoutCreateInfo, usize::from(!p_create_info.is_null()), nested_VkDescriptorSetLayoutCreateInfo);
         chained(p, p_support as *const vk::DescriptorSetLayoutSupport, usize::from(!p_support.is_null()), &[(4, 4), (20, 4)]);
@@ -4822,7 +4822,7 @@ pub unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT(device: vk::De
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, handle_type, p_host_pointer, p_memory_host_pointer_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetMemoryHostPointerPropertiesEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 307 /* vkGetMemoryHostPointerPropertiesEXT */, |p| {
         value(p, device.as_raw());
         value(p, handle_type.as_raw() as u64);
         value(p, p_host_pointer as u64);
@@ -4837,7 +4837,7 @@ pub unsafe extern "system" fn vkCmdWriteBufferMarkerAMD(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, pipeline_stage, dst_buffer, dst_offset, marker);
-    record_command(command_buffer, "vkCmdWriteBufferMarkerAMD", |p| {
+    record_command(command_buffer, 308 /* vkCmdWriteBufferMarkerAMD */, |p| {
         value(p, command_buffer.as_raw());
         value(p, pipeline_stage.as_raw() as u64);
         value(p, dst_buffer.as_raw());
@@ -4852,7 +4852,7 @@ pub unsafe extern "system" fn vkGetCalibratedTimestampsEXT(device: vk::Device, t
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, timestamp_count, p_timestamp_infos, p_timestamps, p_max_deviation);
-    record(Scope::Setup, r.as_raw(), "vkGetCalibratedTimestampsEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 309 /* vkGetCalibratedTimestampsEXT */, |p| {
         value(p, device.as_raw());
         value(p, timestamp_count as u64);
         chained(p, p_timestamp_infos as *const vk::CalibratedTimestampInfoEXT, timestamp_count as usize, &[(4, 4), (20, 4)]);
@@ -4868,7 +4868,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksNV(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, task_count, first_task);
-    record_command(command_buffer, "vkCmdDrawMeshTasksNV", |p| {
+    record_command(command_buffer, 310 /* vkCmdDrawMeshTasksNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, task_count as u64);
         value(p, first_task as u64);
@@ -4881,7 +4881,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, buffer, offset, draw_count, stride);
-    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectNV", |p| {
+    record_command(command_buffer, 311 /* vkCmdDrawMeshTasksIndirectNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, buffer.as_raw());
         value(p, offset as u64);
@@ -4896,7 +4896,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, buffer, offset, count_buffer, count_buffer_offset, max_draw_count, stride);
-    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectCountNV", |p| {
+    record_command(command_buffer, 312 /* vkCmdDrawMeshTasksIndirectCountNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, buffer.as_raw());
         value(p, offset as u64);
@@ -4913,7 +4913,7 @@ pub unsafe extern "system" fn vkCmdSetExclusiveScissorNV(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, first_exclusive_scissor, exclusive_scissor_count, p_exclusive_scissors);
-    record_command(command_buffer, "vkCmdSetExclusiveScissorNV", |p| {
+    record_command(command_buffer, 313 /* vkCmdSetExclusiveScissorNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_exclusive_scissor as u64);
         value(p, exclusive_scissor_count as u64);
@@ -4927,7 +4927,7 @@ pub unsafe extern "system" fn vkCmdSetCheckpointNV(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, p_checkpoint_marker);
-    record_command(command_buffer, "vkCmdSetCheckpointNV", |p| {
+    record_command(command_buffer, 314 /* vkCmdSetCheckpointNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, p_checkpoint_marker as u64);
     });
@@ -4939,7 +4939,7 @@ pub unsafe extern "system" fn vkGetQueueCheckpointDataNV(queue: vk::Queue, p_che
         return;
     };
     let _r = next(queue, p_checkpoint_data_count, p_checkpoint_data);
-    record(Scope::Setup, 0, "vkGetQueueCheckpointDataNV", |p| {
+    record(Scope::Setup, 0, 315 /* vkGetQueueCheckpointDataNV */, |p| {
         value(p, queue.as_raw());
         elements(p, p_checkpoint_data_count as *const u32, usize::from(!p_checkpoint_data_count.is_null()), &[]);
         with_nested(chained(p, p_checkpoint_data as *const vk::CheckpointDataNV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, &[(4, 4), (20, 4)]), p_checkpoint_data as *const vk::CheckpointDataNV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, nested_VkCheckpointDataNV);
@@ -4952,7 +4952,7 @@ pub unsafe extern "system" fn vkGetSemaphoreCounterValueKHR(device: vk::Device, 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, semaphore, p_value);
-    record(Scope::Setup, r.as_raw(), "vkGetSemaphoreCounterValueKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 316 /* vkGetSemaphoreCounterValueKHR */, |p| {
         value(p, device.as_raw());
         value(p, semaphore.as_raw());
         elements(p, p_value as *const u64, usize::from(!p_value.is_null()), &[]);
@@ -4966,7 +4966,7 @@ pub unsafe extern "system" fn vkWaitSemaphoresKHR(device: vk::Device, p_wait_inf
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_wait_info, timeout);
-    record(Scope::Setup, r.as_raw(), "vkWaitSemaphoresKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 317 /* vkWaitSemaphoresKHR */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), &[(4, 4)]), p_wait_info as *const vk::SemaphoreWaitInfo, usize::from(!p_wait_info.is_null()), nested_VkSemaphoreWaitInfo);
         value(p, timeout as u64);
@@ -4980,7 +4980,7 @@ pub unsafe extern "system" fn vkSignalSemaphoreKHR(device: vk::Device, p_signal_
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_signal_info);
-    record(Scope::Setup, r.as_raw(), "vkSignalSemaphoreKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 318 /* vkSignalSemaphoreKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_signal_info as *const vk::SemaphoreSignalInfo, usize::from(!p_signal_info.is_null()), &[(4, 4)]);
     });
@@ -4993,7 +4993,7 @@ pub unsafe extern "system" fn vkInitializePerformanceApiINTEL(device: vk::Device
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_initialize_info);
-    record(Scope::Setup, r.as_raw(), "vkInitializePerformanceApiINTEL", |p| {
+    record(Scope::Setup, r.as_raw(), 319 /* vkInitializePerformanceApiINTEL */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_initialize_info as *const vk::InitializePerformanceApiInfoINTEL, usize::from(!p_initialize_info.is_null()), &[(4, 4)]), p_initialize_info as *const vk::InitializePerformanceApiInfoINTEL, usize::from(!p_initialize_info.is_null()), nested_VkInitializePerformanceApiInfoINTEL);
     });
@@ -5006,7 +5006,7 @@ pub unsafe extern "system" fn vkUninitializePerformanceApiINTEL(device: vk::Devi
         return;
     };
     let _r = next(device);
-    record(Scope::Setup, 0, "vkUninitializePerformanceApiINTEL", |p| {
+    record(Scope::Setup, 0, 320 /* vkUninitializePerformanceApiINTEL */, |p| {
         value(p, device.as_raw());
     });
 }
@@ -5017,7 +5017,7 @@ pub unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL(command_buffer: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(command_buffer, p_marker_info);
-    record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceMarkerINTEL", |p| {
+    record(Scope::Command, r.as_raw(), 321 /* vkCmdSetPerformanceMarkerINTEL */, |p| {
         value(p, command_buffer.as_raw());
         chained(p, p_marker_info as *const vk::PerformanceMarkerInfoINTEL, usize::from(!p_marker_info.is_null()), &[(4, 4)]);
     });
@@ -5030,7 +5030,7 @@ pub unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL(command_buffe
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(command_buffer, p_marker_info);
-    record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceStreamMarkerINTEL", |p| {
+    record(Scope::Command, r.as_raw(), 322 /* vkCmdSetPerformanceStreamMarkerINTEL */, |p| {
         value(p, command_buffer.as_raw());
         chained(p, p_marker_info as *const vk::PerformanceStreamMarkerInfoINTEL, usize::from(!p_marker_info.is_null()), &[(4, 4), (20, 4)]);
     });
@@ -5043,7 +5043,7 @@ pub unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL(command_buffer: v
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(command_buffer, p_override_info);
-    record(Scope::Command, r.as_raw(), "vkCmdSetPerformanceOverrideINTEL", |p| {
+    record(Scope::Command, r.as_raw(), 323 /* vkCmdSetPerformanceOverrideINTEL */, |p| {
         value(p, command_buffer.as_raw());
         chained(p, p_override_info as *const vk::PerformanceOverrideInfoINTEL, usize::from(!p_override_info.is_null()), &[(4, 4)]);
     });
@@ -5056,7 +5056,7 @@ pub unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL(device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_acquire_info, p_configuration);
-    record(Scope::Setup, r.as_raw(), "vkAcquirePerformanceConfigurationINTEL", |p| {
+    record(Scope::Setup, r.as_raw(), 324 /* vkAcquirePerformanceConfigurationINTEL */, |p| {
         value(p, device.as_raw());
         chained(p, p_acquire_info as *const vk::PerformanceConfigurationAcquireInfoINTEL, usize::from(!p_acquire_info.is_null()), &[(4, 4), (20, 4)]);
         elements(p, p_configuration as *const vk::PerformanceConfigurationINTEL, usize::from(!p_configuration.is_null()), &[]);
@@ -5070,7 +5070,7 @@ pub unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL(device: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, configuration);
-    record(Scope::Setup, r.as_raw(), "vkReleasePerformanceConfigurationINTEL", |p| {
+    record(Scope::Setup, r.as_raw(), 325 /* vkReleasePerformanceConfigurationINTEL */, |p| {
         value(p, device.as_raw());
         value(p, configuration.as_raw());
     });
@@ -5083,7 +5083,7 @@ pub unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL(queue: vk:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(queue, configuration);
-    record(Scope::Frame, r.as_raw(), "vkQueueSetPerformanceConfigurationINTEL", |p| {
+    record(Scope::Frame, r.as_raw(), 326 /* vkQueueSetPerformanceConfigurationINTEL */, |p| {
         value(p, queue.as_raw());
         value(p, configuration.as_raw());
     });
@@ -5096,7 +5096,7 @@ pub unsafe extern "system" fn vkGetPerformanceParameterINTEL(device: vk::Device,
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, parameter, p_value);
-    record(Scope::Setup, r.as_raw(), "vkGetPerformanceParameterINTEL", |p| {
+    record(Scope::Setup, r.as_raw(), 327 /* vkGetPerformanceParameterINTEL */, |p| {
         value(p, device.as_raw());
         value(p, parameter.as_raw() as u32 as u64);
         elements(p, p_value as *const vk::PerformanceValueINTEL, usize::from(!p_value.is_null()), &[(4, 4)]);
@@ -5110,7 +5110,7 @@ pub unsafe extern "system" fn vkSetLocalDimmingAMD(device: vk::Device, swap_chai
         return;
     };
     let _r = next(device, swap_chain, local_dimming_enable);
-    record(Scope::Setup, 0, "vkSetLocalDimmingAMD", |p| {
+    record(Scope::Setup, 0, 328 /* vkSetLocalDimmingAMD */, |p| {
         value(p, device.as_raw());
         value(p, swap_chain.as_raw());
         value(p, local_dimming_enable as u64);
@@ -5123,7 +5123,7 @@ pub unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, p_fragment_size, combiner_ops);
-    record_command(command_buffer, "vkCmdSetFragmentShadingRateKHR", |p| {
+    record_command(command_buffer, 329 /* vkCmdSetFragmentShadingRateKHR */, |p| {
         value(p, command_buffer.as_raw());
         elements(p, p_fragment_size as *const vk::Extent2D, usize::from(!p_fragment_size.is_null()), &[]);
         bytes_of(p, combiner_ops as *const u8, std::mem::size_of::<[vk::FragmentShadingRateCombinerOpKHR; 2]>());
@@ -5136,7 +5136,7 @@ pub unsafe extern "system" fn vkGetBufferDeviceAddressEXT(device: vk::Device, p_
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetBufferDeviceAddressEXT", |p| {
+    record(Scope::Setup, 0, 330 /* vkGetBufferDeviceAddressEXT */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
@@ -5149,7 +5149,7 @@ pub unsafe extern "system" fn vkWaitForPresentKHR(device: vk::Device, swapchain:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, swapchain, present_id, timeout);
-    record(Scope::Setup, r.as_raw(), "vkWaitForPresentKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 331 /* vkWaitForPresentKHR */, |p| {
         value(p, device.as_raw());
         value(p, swapchain.as_raw());
         value(p, present_id as u64);
@@ -5164,7 +5164,7 @@ pub unsafe extern "system" fn vkGetBufferDeviceAddressKHR(device: vk::Device, p_
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetBufferDeviceAddressKHR", |p| {
+    record(Scope::Setup, 0, 332 /* vkGetBufferDeviceAddressKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
@@ -5177,7 +5177,7 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureAddressKHR(device: vk::Dev
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetBufferOpaqueCaptureAddressKHR", |p| {
+    record(Scope::Setup, 0, 333 /* vkGetBufferOpaqueCaptureAddressKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::BufferDeviceAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
@@ -5190,7 +5190,7 @@ pub unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddressKHR(device: v
         return Default::default();
     };
     let r = next(device, p_info);
-    record(Scope::Setup, 0, "vkGetDeviceMemoryOpaqueCaptureAddressKHR", |p| {
+    record(Scope::Setup, 0, 334 /* vkGetDeviceMemoryOpaqueCaptureAddressKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::DeviceMemoryOpaqueCaptureAddressInfo, usize::from(!p_info.is_null()), &[(4, 4)]);
     });
@@ -5203,7 +5203,7 @@ pub unsafe extern "system" fn vkCmdSetLineStippleEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, line_stipple_factor, line_stipple_pattern);
-    record_command(command_buffer, "vkCmdSetLineStippleEXT", |p| {
+    record_command(command_buffer, 335 /* vkCmdSetLineStippleEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, line_stipple_factor as u64);
         value(p, line_stipple_pattern as u64);
@@ -5216,7 +5216,7 @@ pub unsafe extern "system" fn vkResetQueryPoolEXT(device: vk::Device, query_pool
         return;
     };
     let _r = next(device, query_pool, first_query, query_count);
-    record(Scope::Setup, 0, "vkResetQueryPoolEXT", |p| {
+    record(Scope::Setup, 0, 336 /* vkResetQueryPoolEXT */, |p| {
         value(p, device.as_raw());
         value(p, query_pool.as_raw());
         value(p, first_query as u64);
@@ -5230,7 +5230,7 @@ pub unsafe extern "system" fn vkCmdSetCullModeEXT(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, cull_mode);
-    record_command(command_buffer, "vkCmdSetCullModeEXT", |p| {
+    record_command(command_buffer, 337 /* vkCmdSetCullModeEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, cull_mode.as_raw() as u64);
     });
@@ -5242,7 +5242,7 @@ pub unsafe extern "system" fn vkCmdSetFrontFaceEXT(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, front_face);
-    record_command(command_buffer, "vkCmdSetFrontFaceEXT", |p| {
+    record_command(command_buffer, 338 /* vkCmdSetFrontFaceEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, front_face.as_raw() as u32 as u64);
     });
@@ -5254,7 +5254,7 @@ pub unsafe extern "system" fn vkCmdSetViewportWithCountEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, viewport_count, p_viewports);
-    record_command(command_buffer, "vkCmdSetViewportWithCountEXT", |p| {
+    record_command(command_buffer, 339 /* vkCmdSetViewportWithCountEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, viewport_count as u64);
         elements(p, p_viewports as *const vk::Viewport, viewport_count as usize, &[]);
@@ -5267,7 +5267,7 @@ pub unsafe extern "system" fn vkCmdSetScissorWithCountEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, scissor_count, p_scissors);
-    record_command(command_buffer, "vkCmdSetScissorWithCountEXT", |p| {
+    record_command(command_buffer, 340 /* vkCmdSetScissorWithCountEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, scissor_count as u64);
         elements(p, p_scissors as *const vk::Rect2D, scissor_count as usize, &[]);
@@ -5280,7 +5280,7 @@ pub unsafe extern "system" fn vkCmdBindVertexBuffers2EXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, first_binding, binding_count, p_buffers, p_offsets, p_sizes, p_strides);
-    record_command(command_buffer, "vkCmdBindVertexBuffers2EXT", |p| {
+    record_command(command_buffer, 341 /* vkCmdBindVertexBuffers2EXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_binding as u64);
         value(p, binding_count as u64);
@@ -5297,7 +5297,7 @@ pub unsafe extern "system" fn vkCmdSetDepthTestEnableEXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, depth_test_enable);
-    record_command(command_buffer, "vkCmdSetDepthTestEnableEXT", |p| {
+    record_command(command_buffer, 342 /* vkCmdSetDepthTestEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, depth_test_enable as u64);
     });
@@ -5309,7 +5309,7 @@ pub unsafe extern "system" fn vkCmdSetDepthWriteEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, depth_write_enable);
-    record_command(command_buffer, "vkCmdSetDepthWriteEnableEXT", |p| {
+    record_command(command_buffer, 343 /* vkCmdSetDepthWriteEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, depth_write_enable as u64);
     });
@@ -5321,7 +5321,7 @@ pub unsafe extern "system" fn vkCmdSetDepthCompareOpEXT(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, depth_compare_op);
-    record_command(command_buffer, "vkCmdSetDepthCompareOpEXT", |p| {
+    record_command(command_buffer, 344 /* vkCmdSetDepthCompareOpEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, depth_compare_op.as_raw() as u32 as u64);
     });
@@ -5333,7 +5333,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBoundsTestEnableEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, depth_bounds_test_enable);
-    record_command(command_buffer, "vkCmdSetDepthBoundsTestEnableEXT", |p| {
+    record_command(command_buffer, 345 /* vkCmdSetDepthBoundsTestEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, depth_bounds_test_enable as u64);
     });
@@ -5345,7 +5345,7 @@ pub unsafe extern "system" fn vkCmdSetStencilTestEnableEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, stencil_test_enable);
-    record_command(command_buffer, "vkCmdSetStencilTestEnableEXT", |p| {
+    record_command(command_buffer, 346 /* vkCmdSetStencilTestEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, stencil_test_enable as u64);
     });
@@ -5357,7 +5357,7 @@ pub unsafe extern "system" fn vkCmdSetStencilOpEXT(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, face_mask, fail_op, pass_op, depth_fail_op, compare_op);
-    record_command(command_buffer, "vkCmdSetStencilOpEXT", |p| {
+    record_command(command_buffer, 347 /* vkCmdSetStencilOpEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, face_mask.as_raw() as u64);
         value(p, fail_op.as_raw() as u32 as u64);
@@ -5373,7 +5373,7 @@ pub unsafe extern "system" fn vkCreateDeferredOperationKHR(device: vk::Device, p
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_allocator, p_deferred_operation);
-    record(Scope::Setup, r.as_raw(), "vkCreateDeferredOperationKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 348 /* vkCreateDeferredOperationKHR */, |p| {
         value(p, device.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
         elements(p, p_deferred_operation as *const vk::DeferredOperationKHR, usize::from(!p_deferred_operation.is_null()), &[]);
@@ -5387,7 +5387,7 @@ pub unsafe extern "system" fn vkDestroyDeferredOperationKHR(device: vk::Device, 
         return;
     };
     let _r = next(device, operation, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyDeferredOperationKHR", |p| {
+    record(Scope::Setup, 0, 349 /* vkDestroyDeferredOperationKHR */, |p| {
         value(p, device.as_raw());
         value(p, operation.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -5400,7 +5400,7 @@ pub unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR(device: vk
         return Default::default();
     };
     let r = next(device, operation);
-    record(Scope::Setup, 0, "vkGetDeferredOperationMaxConcurrencyKHR", |p| {
+    record(Scope::Setup, 0, 350 /* vkGetDeferredOperationMaxConcurrencyKHR */, |p| {
         value(p, device.as_raw());
         value(p, operation.as_raw());
     });
@@ -5413,7 +5413,7 @@ pub unsafe extern "system" fn vkGetDeferredOperationResultKHR(device: vk::Device
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, operation);
-    record(Scope::Setup, r.as_raw(), "vkGetDeferredOperationResultKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 351 /* vkGetDeferredOperationResultKHR */, |p| {
         value(p, device.as_raw());
         value(p, operation.as_raw());
     });
@@ -5426,7 +5426,7 @@ pub unsafe extern "system" fn vkDeferredOperationJoinKHR(device: vk::Device, ope
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, operation);
-    record(Scope::Setup, r.as_raw(), "vkDeferredOperationJoinKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 352 /* vkDeferredOperationJoinKHR */, |p| {
         value(p, device.as_raw());
         value(p, operation.as_raw());
     });
@@ -5439,7 +5439,7 @@ pub unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR(device: vk::D
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_pipeline_info, p_executable_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutablePropertiesKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 353 /* vkGetPipelineExecutablePropertiesKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_pipeline_info as *const vk::PipelineInfoKHR, usize::from(!p_pipeline_info.is_null()), &[(4, 4)]);
         elements(p, p_executable_count as *const u32, usize::from(!p_executable_count.is_null()), &[]);
@@ -5454,7 +5454,7 @@ pub unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR(device: vk::D
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_executable_info, p_statistic_count, p_statistics);
-    record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutableStatisticsKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 354 /* vkGetPipelineExecutableStatisticsKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null()), &[(4, 4), (28, 4)]);
         elements(p, p_statistic_count as *const u32, usize::from(!p_statistic_count.is_null()), &[]);
@@ -5469,7 +5469,7 @@ pub unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR(
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_executable_info, p_internal_representation_count, p_internal_representations);
-    record(Scope::Setup, r.as_raw(), "vkGetPipelineExecutableInternalRepresentationsKHR", |p| {
+    record(Scope::Setup, r.as_raw(), 355 /* vkGetPipelineExecutableInternalRepresentationsKHR */, |p| {
         value(p, device.as_raw());
         chained(p, p_executable_info as *const vk::PipelineExecutableInfoKHR, usize::from(!p_executable_info.is_null()), &[(4, 4), (28, 4)]);
         elements(p, p_internal_representation_count as *const u32, usize::from(!p_internal_representation_count.is_null()), &[]);
@@ -5484,7 +5484,7 @@ pub unsafe extern "system" fn vkReleaseSwapchainImagesEXT(device: vk::Device, p_
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_release_info);
-    record(Scope::Setup, r.as_raw(), "vkReleaseSwapchainImagesEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 356 /* vkReleaseSwapchainImagesEXT */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_release_info as *const vk::ReleaseSwapchainImagesInfoEXT, usize::from(!p_release_info.is_null()), &[(4, 4), (28, 4)]), p_release_info as *const vk::ReleaseSwapchainImagesInfoEXT, usize::from(!p_release_info.is_null()), nested_VkReleaseSwapchainImagesInfoEXT);
     });
@@ -5497,7 +5497,7 @@ pub unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV(device:
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetGeneratedCommandsMemoryRequirementsNV", |p| {
+    record(Scope::Setup, 0, 357 /* vkGetGeneratedCommandsMemoryRequirementsNV */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::GeneratedCommandsMemoryRequirementsInfoNV, usize::from(!p_info.is_null()), &[(4, 4), (20, 4), (44, 4)]);
         chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
@@ -5510,7 +5510,7 @@ pub unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV(command_buffer:
         return;
     };
     let _r = next(command_buffer, p_generated_commands_info);
-    record_command(command_buffer, "vkCmdPreprocessGeneratedCommandsNV", |p| {
+    record_command(command_buffer, 358 /* vkCmdPreprocessGeneratedCommandsNV */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), &[(4, 4), (20, 4), (44, 4), (60, 4)]), p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), nested_VkGeneratedCommandsInfoNV);
     });
@@ -5522,7 +5522,7 @@ pub unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, is_preprocessed, p_generated_commands_info);
-    record_command(command_buffer, "vkCmdExecuteGeneratedCommandsNV", |p| {
+    record_command(command_buffer, 359 /* vkCmdExecuteGeneratedCommandsNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, is_preprocessed as u64);
         with_nested(chained(p, p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), &[(4, 4), (20, 4), (44, 4), (60, 4)]), p_generated_commands_info as *const vk::GeneratedCommandsInfoNV, usize::from(!p_generated_commands_info.is_null()), nested_VkGeneratedCommandsInfoNV);
@@ -5535,7 +5535,7 @@ pub unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, pipeline_bind_point, pipeline, group_index);
-    record_command(command_buffer, "vkCmdBindPipelineShaderGroupNV", |p| {
+    record_command(command_buffer, 360 /* vkCmdBindPipelineShaderGroupNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, pipeline_bind_point.as_raw() as u32 as u64);
         value(p, pipeline.as_raw());
@@ -5549,7 +5549,7 @@ pub unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV(device: vk::Devic
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_indirect_commands_layout);
-    record(Scope::Setup, r.as_raw(), "vkCreateIndirectCommandsLayoutNV", |p| {
+    record(Scope::Setup, r.as_raw(), 361 /* vkCreateIndirectCommandsLayoutNV */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::IndirectCommandsLayoutCreateInfoNV, usize::from(!p_create_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_create_info as *const vk::IndirectCommandsLayoutCreateInfoNV, usize::from(!p_create_info.is_null()), nested_VkIndirectCommandsLayoutCreateInfoNV);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -5564,7 +5564,7 @@ pub unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV(device: vk::Devi
         return;
     };
     let _r = next(device, indirect_commands_layout, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyIndirectCommandsLayoutNV", |p| {
+    record(Scope::Setup, 0, 362 /* vkDestroyIndirectCommandsLayoutNV */, |p| {
         value(p, device.as_raw());
         value(p, indirect_commands_layout.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -5577,7 +5577,7 @@ pub unsafe extern "system" fn vkCreatePrivateDataSlotEXT(device: vk::Device, p_c
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_private_data_slot);
-    record(Scope::Setup, r.as_raw(), "vkCreatePrivateDataSlotEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 363 /* vkCreatePrivateDataSlotEXT */, |p| {
         value(p, device.as_raw());
         chained(p, p_create_info as *const vk::PrivateDataSlotCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -5592,7 +5592,7 @@ pub unsafe extern "system" fn vkDestroyPrivateDataSlotEXT(device: vk::Device, pr
         return;
     };
     let _r = next(device, private_data_slot, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyPrivateDataSlotEXT", |p| {
+    record(Scope::Setup, 0, 364 /* vkDestroyPrivateDataSlotEXT */, |p| {
         value(p, device.as_raw());
         value(p, private_data_slot.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -5605,7 +5605,7 @@ pub unsafe extern "system" fn vkSetPrivateDataEXT(device: vk::Device, object_typ
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, object_type, object_handle, private_data_slot, data);
-    record(Scope::Setup, r.as_raw(), "vkSetPrivateDataEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 365 /* vkSetPrivateDataEXT */, |p| {
         value(p, device.as_raw());
         value(p, object_type.as_raw() as u32 as u64);
         value(p, object_handle as u64);
@@ -5621,7 +5621,7 @@ pub unsafe extern "system" fn vkGetPrivateDataEXT(device: vk::Device, object_typ
         return;
     };
     let _r = next(device, object_type, object_handle, private_data_slot, p_data);
-    record(Scope::Setup, 0, "vkGetPrivateDataEXT", |p| {
+    record(Scope::Setup, 0, 366 /* vkGetPrivateDataEXT */, |p| {
         value(p, device.as_raw());
         value(p, object_type.as_raw() as u32 as u64);
         value(p, object_handle as u64);
@@ -5636,7 +5636,7 @@ pub unsafe extern "system" fn vkCmdSetEvent2KHR(command_buffer: vk::CommandBuffe
         return;
     };
     let _r = next(command_buffer, event, p_dependency_info);
-    record_command(command_buffer, "vkCmdSetEvent2KHR", |p| {
+    record_command(command_buffer, 367 /* vkCmdSetEvent2KHR */, |p| {
         value(p, command_buffer.as_raw());
         value(p, event.as_raw());
         with_nested(chained(p, p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo);
@@ -5649,7 +5649,7 @@ pub unsafe extern "system" fn vkCmdResetEvent2KHR(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, event, stage_mask);
-    record_command(command_buffer, "vkCmdResetEvent2KHR", |p| {
+    record_command(command_buffer, 368 /* vkCmdResetEvent2KHR */, |p| {
         value(p, command_buffer.as_raw());
         value(p, event.as_raw());
         value(p, stage_mask.as_raw() as u64);
@@ -5662,7 +5662,7 @@ pub unsafe extern "system" fn vkCmdWaitEvents2KHR(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, event_count, p_events, p_dependency_infos);
-    record_command(command_buffer, "vkCmdWaitEvents2KHR", |p| {
+    record_command(command_buffer, 369 /* vkCmdWaitEvents2KHR */, |p| {
         value(p, command_buffer.as_raw());
         value(p, event_count as u64);
         elements(p, p_events as *const vk::Event, event_count as usize, &[]);
@@ -5677,7 +5677,7 @@ pub unsafe extern "system" fn vkCmdPipelineBarrier2KHR(command_buffer: vk::Comma
     };
     let _r = next(command_buffer, p_dependency_info);
     crate::image_layouts::dependency_info(command_buffer, p_dependency_info);
-    record_command(command_buffer, "vkCmdPipelineBarrier2KHR", |p| {
+    record_command(command_buffer, 370 /* vkCmdPipelineBarrier2KHR */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), &[(4, 4), (36, 4), (52, 4)]), p_dependency_info as *const vk::DependencyInfo, usize::from(!p_dependency_info.is_null()), nested_VkDependencyInfo);
     });
@@ -5689,7 +5689,7 @@ pub unsafe extern "system" fn vkCmdWriteBufferMarker2AMD(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, stage, dst_buffer, dst_offset, marker);
-    record_command(command_buffer, "vkCmdWriteBufferMarker2AMD", |p| {
+    record_command(command_buffer, 371 /* vkCmdWriteBufferMarker2AMD */, |p| {
         value(p, command_buffer.as_raw());
         value(p, stage.as_raw() as u64);
         value(p, dst_buffer.as_raw());
@@ -5704,7 +5704,7 @@ pub unsafe extern "system" fn vkGetQueueCheckpointData2NV(queue: vk::Queue, p_ch
         return;
     };
     let _r = next(queue, p_checkpoint_data_count, p_checkpoint_data);
-    record(Scope::Setup, 0, "vkGetQueueCheckpointData2NV", |p| {
+    record(Scope::Setup, 0, 372 /* vkGetQueueCheckpointData2NV */, |p| {
         value(p, queue.as_raw());
         elements(p, p_checkpoint_data_count as *const u32, usize::from(!p_checkpoint_data_count.is_null()), &[]);
         with_nested(chained(p, p_checkpoint_data as *const vk::CheckpointData2NV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, &[(4, 4)]), p_checkpoint_data as *const vk::CheckpointData2NV, if p_checkpoint_data_count.is_null() { 0 } else { *p_checkpoint_data_count as usize }, nested_VkCheckpointData2NV);
@@ -5717,7 +5717,7 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT(device: vk::Device
         return;
     };
     let _r = next(device, layout, p_layout_size_in_bytes);
-    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutSizeEXT", |p| {
+    record(Scope::Setup, 0, 373 /* vkGetDescriptorSetLayoutSizeEXT */, |p| {
         value(p, device.as_raw());
         value(p, layout.as_raw());
         elements(p, p_layout_size_in_bytes as *const vk::DeviceSize, usize::from(!p_layout_size_in_bytes.is_null()), &[]);
@@ -5730,7 +5730,7 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT(device: v
         return;
     };
     let _r = next(device, layout, binding, p_offset);
-    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutBindingOffsetEXT", |p| {
+    record(Scope::Setup, 0, 374 /* vkGetDescriptorSetLayoutBindingOffsetEXT */, |p| {
         value(p, device.as_raw());
         value(p, layout.as_raw());
         value(p, binding as u64);
@@ -5744,7 +5744,7 @@ pub unsafe extern "system" fn vkGetDescriptorEXT(device: vk::Device, p_descripto
         return;
     };
     let _r = next(device, p_descriptor_info, data_size, p_descriptor);
-    record(Scope::Setup, 0, "vkGetDescriptorEXT", |p| {
+    record(Scope::Setup, 0, 375 /* vkGetDescriptorEXT */, |p| {
         value(p, device.as_raw());
         chained(p, p_descriptor_info as *const vk::DescriptorGetInfoEXT, usize::from(!p_descriptor_info.is_null()), &[(4, 4), (20, 4)]);
         value(p, data_size as u64);
@@ -5758,7 +5758,7 @@ pub unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, buffer_count, p_binding_infos);
-    record_command(command_buffer, "vkCmdBindDescriptorBuffersEXT", |p| {
+    record_command(command_buffer, 376 /* vkCmdBindDescriptorBuffersEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, buffer_count as u64);
         chained(p, p_binding_infos as *const vk::DescriptorBufferBindingInfoEXT, buffer_count as usize, &[(4, 4), (28, 4)]);
@@ -5771,7 +5771,7 @@ pub unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT(command_buffer:
         return;
     };
     let _r = next(command_buffer, pipeline_bind_point, layout, first_set, set_count, p_buffer_indices, p_offsets);
-    record_command(command_buffer, "vkCmdSetDescriptorBufferOffsetsEXT", |p| {
+    record_command(command_buffer, 377 /* vkCmdSetDescriptorBufferOffsetsEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, pipeline_bind_point.as_raw() as u32 as u64);
         value(p, layout.as_raw());
@@ -5788,7 +5788,7 @@ pub unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT(comma
         return;
     };
     let _r = next(command_buffer, pipeline_bind_point, layout, set);
-    record_command(command_buffer, "vkCmdBindDescriptorBufferEmbeddedSamplersEXT", |p| {
+    record_command(command_buffer, 378 /* vkCmdBindDescriptorBufferEmbeddedSamplersEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, pipeline_bind_point.as_raw() as u32 as u64);
         value(p, layout.as_raw());
@@ -5802,7 +5802,7 @@ pub unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT(device: 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_info, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetBufferOpaqueCaptureDescriptorDataEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 379 /* vkGetBufferOpaqueCaptureDescriptorDataEXT */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::BufferCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]);
         value(p, p_data as u64);
@@ -5816,7 +5816,7 @@ pub unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT(device: v
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_info, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetImageOpaqueCaptureDescriptorDataEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 380 /* vkGetImageOpaqueCaptureDescriptorDataEXT */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::ImageCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]);
         value(p, p_data as u64);
@@ -5830,7 +5830,7 @@ pub unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT(devic
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_info, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetImageViewOpaqueCaptureDescriptorDataEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 381 /* vkGetImageViewOpaqueCaptureDescriptorDataEXT */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::ImageViewCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]);
         value(p, p_data as u64);
@@ -5844,7 +5844,7 @@ pub unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT(device:
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_info, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetSamplerOpaqueCaptureDescriptorDataEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 382 /* vkGetSamplerOpaqueCaptureDescriptorDataEXT */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::SamplerCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]);
         value(p, p_data as u64);
@@ -5858,7 +5858,7 @@ pub unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorD
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_info, p_data);
-    record(Scope::Setup, r.as_raw(), "vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 383 /* vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT */, |p| {
         value(p, device.as_raw());
         chained(p, p_info as *const vk::AccelerationStructureCaptureDescriptorDataInfoEXT, usize::from(!p_info.is_null()), &[(4, 4)]);
         value(p, p_data as u64);
@@ -5872,7 +5872,7 @@ pub unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, shading_rate, combiner_ops);
-    record_command(command_buffer, "vkCmdSetFragmentShadingRateEnumNV", |p| {
+    record_command(command_buffer, 384 /* vkCmdSetFragmentShadingRateEnumNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, shading_rate.as_raw() as u32 as u64);
         bytes_of(p, combiner_ops as *const u8, std::mem::size_of::<[vk::FragmentShadingRateCombinerOpKHR; 2]>());
@@ -5885,7 +5885,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksEXT(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, group_count_x, group_count_y, group_count_z);
-    record_command(command_buffer, "vkCmdDrawMeshTasksEXT", |p| {
+    record_command(command_buffer, 385 /* vkCmdDrawMeshTasksEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, group_count_x as u64);
         value(p, group_count_y as u64);
@@ -5899,7 +5899,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, buffer, offset, draw_count, stride);
-    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectEXT", |p| {
+    record_command(command_buffer, 386 /* vkCmdDrawMeshTasksIndirectEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, buffer.as_raw());
         value(p, offset as u64);
@@ -5914,7 +5914,7 @@ pub unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT(command_buffer:
         return;
     };
     let _r = next(command_buffer, buffer, offset, count_buffer, count_buffer_offset, max_draw_count, stride);
-    record_command(command_buffer, "vkCmdDrawMeshTasksIndirectCountEXT", |p| {
+    record_command(command_buffer, 387 /* vkCmdDrawMeshTasksIndirectCountEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, buffer.as_raw());
         value(p, offset as u64);
@@ -5931,7 +5931,7 @@ pub unsafe extern "system" fn vkCmdCopyBuffer2KHR(command_buffer: vk::CommandBuf
         return;
     };
     let _r = next(command_buffer, p_copy_buffer_info);
-    record_command(command_buffer, "vkCmdCopyBuffer2KHR", |p| {
+    record_command(command_buffer, 388 /* vkCmdCopyBuffer2KHR */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), &[(4, 4), (36, 4)]), p_copy_buffer_info as *const vk::CopyBufferInfo2, usize::from(!p_copy_buffer_info.is_null()), nested_VkCopyBufferInfo2);
     });
@@ -5943,7 +5943,7 @@ pub unsafe extern "system" fn vkCmdCopyImage2KHR(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, p_copy_image_info);
-    record_command(command_buffer, "vkCmdCopyImage2KHR", |p| {
+    record_command(command_buffer, 389 /* vkCmdCopyImage2KHR */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), &[(4, 4), (28, 4)]), p_copy_image_info as *const vk::CopyImageInfo2, usize::from(!p_copy_image_info.is_null()), nested_VkCopyImageInfo2);
     });
@@ -5955,7 +5955,7 @@ pub unsafe extern "system" fn vkCmdCopyBufferToImage2KHR(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, p_copy_buffer_to_image_info);
-    record_command(command_buffer, "vkCmdCopyBufferToImage2KHR", |p| {
+    record_command(command_buffer, 390 /* vkCmdCopyBufferToImage2KHR */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), &[(4, 4)]), p_copy_buffer_to_image_info as *const vk::CopyBufferToImageInfo2, usize::from(!p_copy_buffer_to_image_info.is_null()), nested_VkCopyBufferToImageInfo2);
     });
@@ -5967,7 +5967,7 @@ pub unsafe extern "system" fn vkCmdCopyImageToBuffer2KHR(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, p_copy_image_to_buffer_info);
-    record_command(command_buffer, "vkCmdCopyImageToBuffer2KHR", |p| {
+    record_command(command_buffer, 391 /* vkCmdCopyImageToBuffer2KHR */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_copy_image_to_buffer_info as *const vk::CopyImageToBufferInfo2, usize::from(!p_copy_image_to_buffer_info.is_null()), nested_VkCopyImageToBufferInfo2);
     });
@@ -5979,7 +5979,7 @@ pub unsafe extern "system" fn vkCmdBlitImage2KHR(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, p_blit_image_info);
-    record_command(command_buffer, "vkCmdBlitImage2KHR", |p| {
+    record_command(command_buffer, 392 /* vkCmdBlitImage2KHR */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), &[(4, 4), (28, 4), (60, 4)]), p_blit_image_info as *const vk::BlitImageInfo2, usize::from(!p_blit_image_info.is_null()), nested_VkBlitImageInfo2);
     });
@@ -5991,7 +5991,7 @@ pub unsafe extern "system" fn vkCmdResolveImage2KHR(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, p_resolve_image_info);
-    record_command(command_buffer, "vkCmdResolveImage2KHR", |p| {
+    record_command(command_buffer, 393 /* vkCmdResolveImage2KHR */, |p| {
         value(p, command_buffer.as_raw());
         with_nested(chained(p, p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), &[(4, 4), (28, 4)]), p_resolve_image_info as *const vk::ResolveImageInfo2, usize::from(!p_resolve_image_info.is_null()), nested_VkResolveImageInfo2);
     });
@@ -6003,7 +6003,7 @@ pub unsafe extern "system" fn vkGetImageSubresourceLayout2EXT(device: vk::Device
         return;
     };
     let _r = next(device, image, p_subresource, p_layout);
-    record(Scope::Setup, 0, "vkGetImageSubresourceLayout2EXT", |p| {
+    record(Scope::Setup, 0, 394 /* vkGetImageSubresourceLayout2EXT */, |p| {
         value(p, device.as_raw());
         value(p, image.as_raw());
         chained(p, p_subresource as *const vk::ImageSubresource2EXT, usize::from(!p_subresource.is_null()), &[(4, 4), (28, 4)]);
@@ -6017,7 +6017,7 @@ pub unsafe extern "system" fn vkGetDeviceFaultInfoEXT(device: vk::Device, p_faul
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_fault_counts, p_fault_info);
-    record(Scope::Setup, r.as_raw(), "vkGetDeviceFaultInfoEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 395 /* vkGetDeviceFaultInfoEXT */, |p| {
         value(p, device.as_raw());
         chained(p, p_fault_counts as *const vk::DeviceFaultCountsEXT, usize::from(!p_fault_counts.is_null()), &[(4, 4)]);
         with_nested(chained(p, p_fault_info as *const vk::DeviceFaultInfoEXT, usize::from(!p_fault_info.is_null()), &[(4, 4)]), p_fault_info as *const vk::DeviceFaultInfoEXT, usize::from(!p_fault_info.is_null()), nested_VkDeviceFaultInfoEXT);
@@ -6031,7 +6031,7 @@ pub unsafe extern "system" fn vkCmdSetVertexInputEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, vertex_binding_description_count, p_vertex_binding_descriptions, vertex_attribute_description_count, p_vertex_attribute_descriptions);
-    record_command(command_buffer, "vkCmdSetVertexInputEXT", |p| {
+    record_command(command_buffer, 396 /* vkCmdSetVertexInputEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, vertex_binding_description_count as u64);
         chained(p, p_vertex_binding_descriptions as *const vk::VertexInputBindingDescription2EXT, vertex_binding_description_count as usize, &[(4, 4)]);
@@ -6046,7 +6046,7 @@ pub unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI(de
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, renderpass, p_max_workgroup_size);
-    record(Scope::Setup, r.as_raw(), "vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI", |p| {
+    record(Scope::Setup, r.as_raw(), 397 /* vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI */, |p| {
         value(p, device.as_raw());
         value(p, renderpass.as_raw());
         elements(p, p_max_workgroup_size as *const vk::Extent2D, usize::from(!p_max_workgroup_size.is_null()), &[]);
@@ -6060,7 +6060,7 @@ pub unsafe extern "system" fn vkCmdSubpassShadingHUAWEI(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer);
-    record_command(command_buffer, "vkCmdSubpassShadingHUAWEI", |p| {
+    record_command(command_buffer, 398 /* vkCmdSubpassShadingHUAWEI */, |p| {
         value(p, command_buffer.as_raw());
     });
 }
@@ -6071,7 +6071,7 @@ pub unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, image_view, image_layout);
-    record_command(command_buffer, "vkCmdBindInvocationMaskHUAWEI", |p| {
+    record_command(command_buffer, 399 /* vkCmdBindInvocationMaskHUAWEI */, |p| {
         value(p, command_buffer.as_raw());
         value(p, image_view.as_raw());
         value(p, image_layout.as_raw() as u32 as u64);
@@ -6084,7 +6084,7 @@ pub unsafe extern "system" fn vkGetMemoryRemoteAddressNV(device: vk::Device, p_m
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_memory_get_remote_address_info, p_address);
-    record(Scope::Setup, r.as_raw(), "vkGetMemoryRemoteAddressNV", |p| {
+    record(Scope::Setup, r.as_raw(), 400 /* vkGetMemoryRemoteAddressNV */, |p| {
         value(p, device.as_raw());
         chained(p, p_memory_get_remote_address_info as *const vk::MemoryGetRemoteAddressInfoNV, usize::from(!p_memory_get_remote_address_info.is_null()), &[(4, 4), (28, 4)]);
         elements(p, p_address as *const vk::RemoteAddressNV, usize::from(!p_address.is_null()), &[]);
@@ -6098,7 +6098,7 @@ pub unsafe extern "system" fn vkGetPipelinePropertiesEXT(device: vk::Device, p_p
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_pipeline_info, p_pipeline_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetPipelinePropertiesEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 401 /* vkGetPipelinePropertiesEXT */, |p| {
         value(p, device.as_raw());
         chained(p, p_pipeline_info as *const vk::PipelineInfoEXT, usize::from(!p_pipeline_info.is_null()), &[(4, 4)]);
         elements(p, p_pipeline_properties as *const vk::BaseOutStructure, usize::from(!p_pipeline_properties.is_null()), &[(4, 4)]);
@@ -6112,7 +6112,7 @@ pub unsafe extern "system" fn vkCmdSetPatchControlPointsEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, patch_control_points);
-    record_command(command_buffer, "vkCmdSetPatchControlPointsEXT", |p| {
+    record_command(command_buffer, 402 /* vkCmdSetPatchControlPointsEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, patch_control_points as u64);
     });
@@ -6124,7 +6124,7 @@ pub unsafe extern "system" fn vkCmdSetRasterizerDiscardEnableEXT(command_buffer:
         return;
     };
     let _r = next(command_buffer, rasterizer_discard_enable);
-    record_command(command_buffer, "vkCmdSetRasterizerDiscardEnableEXT", |p| {
+    record_command(command_buffer, 403 /* vkCmdSetRasterizerDiscardEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, rasterizer_discard_enable as u64);
     });
@@ -6136,7 +6136,7 @@ pub unsafe extern "system" fn vkCmdSetDepthBiasEnableEXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, depth_bias_enable);
-    record_command(command_buffer, "vkCmdSetDepthBiasEnableEXT", |p| {
+    record_command(command_buffer, 404 /* vkCmdSetDepthBiasEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, depth_bias_enable as u64);
     });
@@ -6148,7 +6148,7 @@ pub unsafe extern "system" fn vkCmdSetLogicOpEXT(command_buffer: vk::CommandBuff
         return;
     };
     let _r = next(command_buffer, logic_op);
-    record_command(command_buffer, "vkCmdSetLogicOpEXT", |p| {
+    record_command(command_buffer, 405 /* vkCmdSetLogicOpEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, logic_op.as_raw() as u32 as u64);
     });
@@ -6160,7 +6160,7 @@ pub unsafe extern "system" fn vkCmdSetPrimitiveRestartEnableEXT(command_buffer: 
         return;
     };
     let _r = next(command_buffer, primitive_restart_enable);
-    record_command(command_buffer, "vkCmdSetPrimitiveRestartEnableEXT", |p| {
+    record_command(command_buffer, 406 /* vkCmdSetPrimitiveRestartEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, primitive_restart_enable as u64);
     });
@@ -6172,7 +6172,7 @@ pub unsafe extern "system" fn vkCmdSetColorWriteEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, attachment_count, p_color_write_enables);
-    record_command(command_buffer, "vkCmdSetColorWriteEnableEXT", |p| {
+    record_command(command_buffer, 407 /* vkCmdSetColorWriteEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, attachment_count as u64);
         elements(p, p_color_write_enables as *const vk::Bool32, attachment_count as usize, &[]);
@@ -6185,7 +6185,7 @@ pub unsafe extern "system" fn vkCmdTraceRaysIndirect2KHR(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, indirect_device_address);
-    record_command(command_buffer, "vkCmdTraceRaysIndirect2KHR", |p| {
+    record_command(command_buffer, 408 /* vkCmdTraceRaysIndirect2KHR */, |p| {
         value(p, command_buffer.as_raw());
         value(p, indirect_device_address as u64);
     });
@@ -6197,7 +6197,7 @@ pub unsafe extern "system" fn vkCreateMicromapEXT(device: vk::Device, p_create_i
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_micromap);
-    record(Scope::Setup, r.as_raw(), "vkCreateMicromapEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 409 /* vkCreateMicromapEXT */, |p| {
         value(p, device.as_raw());
         chained(p, p_create_info as *const vk::MicromapCreateInfoEXT, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4), (52, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -6212,7 +6212,7 @@ pub unsafe extern "system" fn vkDestroyMicromapEXT(device: vk::Device, micromap:
         return;
     };
     let _r = next(device, micromap, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyMicromapEXT", |p| {
+    record(Scope::Setup, 0, 410 /* vkDestroyMicromapEXT */, |p| {
         value(p, device.as_raw());
         value(p, micromap.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -6225,7 +6225,7 @@ pub unsafe extern "system" fn vkCmdBuildMicromapsEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, info_count, p_infos);
-    record_command(command_buffer, "vkCmdBuildMicromapsEXT", |p| {
+    record_command(command_buffer, 411 /* vkCmdBuildMicromapsEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, info_count as u64);
         with_nested(chained(p, p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, &[(4, 4), (28, 4), (44, 4)]), p_infos as *const vk::MicromapBuildInfoEXT, info_count as usize, nested_VkMicromapBuildInfoEXT);
@@ -6238,7 +6238,7 @@ pub unsafe extern "system" fn vkBuildMicromapsEXT(device: vk::Device, deferred_o
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, info_count, p_infos);
-    record(Scope::Setup, r.as_raw(), "vkBuildMicromapsEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 412 /* vkBuildMicromapsEXT */, |p| {
         value(p, device.as_raw());
         value(p, deferred_operation.as_raw());
         value(p, info_count as u64);
@@ -6253,7 +6253,7 @@ pub unsafe extern "system" fn vkCopyMicromapEXT(device: vk::Device, deferred_ope
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, p_info);
-    record(Scope::Setup, r.as_raw(), "vkCopyMicromapEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 413 /* vkCopyMicromapEXT */, |p| {
         value(p, device.as_raw());
         value(p, deferred_operation.as_raw());
         chained(p, p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
@@ -6267,7 +6267,7 @@ pub unsafe extern "system" fn vkCopyMicromapToMemoryEXT(device: vk::Device, defe
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, p_info);
-    record(Scope::Setup, r.as_raw(), "vkCopyMicromapToMemoryEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 414 /* vkCopyMicromapToMemoryEXT */, |p| {
         value(p, device.as_raw());
         value(p, deferred_operation.as_raw());
         chained(p, p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
@@ -6281,7 +6281,7 @@ pub unsafe extern "system" fn vkCopyMemoryToMicromapEXT(device: vk::Device, defe
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, deferred_operation, p_info);
-    record(Scope::Setup, r.as_raw(), "vkCopyMemoryToMicromapEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 415 /* vkCopyMemoryToMicromapEXT */, |p| {
         value(p, device.as_raw());
         value(p, deferred_operation.as_raw());
         chained(p, p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
@@ -6295,7 +6295,7 @@ pub unsafe extern "system" fn vkWriteMicromapsPropertiesEXT(device: vk::Device, 
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, micromap_count, p_micromaps, query_type, data_size, p_data, stride);
-    record(Scope::Setup, r.as_raw(), "vkWriteMicromapsPropertiesEXT", |p| {
+    record(Scope::Setup, r.as_raw(), 416 /* vkWriteMicromapsPropertiesEXT */, |p| {
         value(p, device.as_raw());
         value(p, micromap_count as u64);
         elements(p, p_micromaps as *const vk::MicromapEXT, micromap_count as usize, &[]);
@@ -6313,7 +6313,7 @@ pub unsafe extern "system" fn vkCmdCopyMicromapEXT(command_buffer: vk::CommandBu
         return;
     };
     let _r = next(command_buffer, p_info);
-    record_command(command_buffer, "vkCmdCopyMicromapEXT", |p| {
+    record_command(command_buffer, 417 /* vkCmdCopyMicromapEXT */, |p| {
         value(p, command_buffer.as_raw());
         chained(p, p_info as *const vk::CopyMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
@@ -6325,7 +6325,7 @@ pub unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, p_info);
-    record_command(command_buffer, "vkCmdCopyMicromapToMemoryEXT", |p| {
+    record_command(command_buffer, 418 /* vkCmdCopyMicromapToMemoryEXT */, |p| {
         value(p, command_buffer.as_raw());
         chained(p, p_info as *const vk::CopyMicromapToMemoryInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
@@ -6337,7 +6337,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, p_info);
-    record_command(command_buffer, "vkCmdCopyMemoryToMicromapEXT", |p| {
+    record_command(command_buffer, 419 /* vkCmdCopyMemoryToMicromapEXT */, |p| {
         value(p, command_buffer.as_raw());
         chained(p, p_info as *const vk::CopyMemoryToMicromapInfoEXT, usize::from(!p_info.is_null()), &[(4, 4), (36, 4)]);
     });
@@ -6349,7 +6349,7 @@ pub unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, micromap_count, p_micromaps, query_type, query_pool, first_query);
-    record_command(command_buffer, "vkCmdWriteMicromapsPropertiesEXT", |p| {
+    record_command(command_buffer, 420 /* vkCmdWriteMicromapsPropertiesEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, micromap_count as u64);
         elements(p, p_micromaps as *const vk::MicromapEXT, micromap_count as usize, &[]);
@@ -6365,7 +6365,7 @@ pub unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT(device: vk::De
         return;
     };
     let _r = next(device, p_version_info, p_compatibility);
-    record(Scope::Setup, 0, "vkGetDeviceMicromapCompatibilityEXT", |p| {
+    record(Scope::Setup, 0, 421 /* vkGetDeviceMicromapCompatibilityEXT */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_version_info as *const vk::MicromapVersionInfoEXT, usize::from(!p_version_info.is_null()), &[(4, 4)]), p_version_info as *const vk::MicromapVersionInfoEXT, usize::from(!p_version_info.is_null()), nested_VkMicromapVersionInfoEXT);
         elements(p, p_compatibility as *const vk::AccelerationStructureCompatibilityKHR, usize::from(!p_compatibility.is_null()), &[]);
@@ -6378,7 +6378,7 @@ pub unsafe extern "system" fn vkGetMicromapBuildSizesEXT(device: vk::Device, bui
         return;
     };
     let _r = next(device, build_type, p_build_info, p_size_info);
-    record(Scope::Setup, 0, "vkGetMicromapBuildSizesEXT", |p| {
+    record(Scope::Setup, 0, 422 /* vkGetMicromapBuildSizesEXT */, |p| {
         value(p, device.as_raw());
         value(p, build_type.as_raw() as u32 as u64);
         with_nested(chained(p, p_build_info as *const vk::MicromapBuildInfoEXT, usize::from(!p_build_info.is_null()), &[(4, 4), (28, 4), (44, 4)]), p_build_info as *const vk::MicromapBuildInfoEXT, usize::from(!p_build_info.is_null()), nested_VkMicromapBuildInfoEXT);
@@ -6392,7 +6392,7 @@ pub unsafe extern "system" fn vkCmdDrawClusterHUAWEI(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, group_count_x, group_count_y, group_count_z);
-    record_command(command_buffer, "vkCmdDrawClusterHUAWEI", |p| {
+    record_command(command_buffer, 423 /* vkCmdDrawClusterHUAWEI */, |p| {
         value(p, command_buffer.as_raw());
         value(p, group_count_x as u64);
         value(p, group_count_y as u64);
@@ -6406,7 +6406,7 @@ pub unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, buffer, offset);
-    record_command(command_buffer, "vkCmdDrawClusterIndirectHUAWEI", |p| {
+    record_command(command_buffer, 424 /* vkCmdDrawClusterIndirectHUAWEI */, |p| {
         value(p, command_buffer.as_raw());
         value(p, buffer.as_raw());
         value(p, offset as u64);
@@ -6419,7 +6419,7 @@ pub unsafe extern "system" fn vkSetDeviceMemoryPriorityEXT(device: vk::Device, m
         return;
     };
     let _r = next(device, memory, priority);
-    record(Scope::Setup, 0, "vkSetDeviceMemoryPriorityEXT", |p| {
+    record(Scope::Setup, 0, 425 /* vkSetDeviceMemoryPriorityEXT */, |p| {
         value(p, device.as_raw());
         value(p, memory.as_raw());
         value(p, f64::from(priority).to_bits());
@@ -6432,7 +6432,7 @@ pub unsafe extern "system" fn vkGetDeviceBufferMemoryRequirementsKHR(device: vk:
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetDeviceBufferMemoryRequirementsKHR", |p| {
+    record(Scope::Setup, 0, 426 /* vkGetDeviceBufferMemoryRequirementsKHR */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4)]), p_info as *const vk::DeviceBufferMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceBufferMemoryRequirements);
         chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
@@ -6445,7 +6445,7 @@ pub unsafe extern "system" fn vkGetDeviceImageMemoryRequirementsKHR(device: vk::
         return;
     };
     let _r = next(device, p_info, p_memory_requirements);
-    record(Scope::Setup, 0, "vkGetDeviceImageMemoryRequirementsKHR", |p| {
+    record(Scope::Setup, 0, 427 /* vkGetDeviceImageMemoryRequirementsKHR */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements);
         chained(p, p_memory_requirements as *const vk::MemoryRequirements2, usize::from(!p_memory_requirements.is_null()), &[(4, 4), (36, 4)]);
@@ -6458,7 +6458,7 @@ pub unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirementsKHR(device
         return;
     };
     let _r = next(device, p_info, p_sparse_memory_requirement_count, p_sparse_memory_requirements);
-    record(Scope::Setup, 0, "vkGetDeviceImageSparseMemoryRequirementsKHR", |p| {
+    record(Scope::Setup, 0, 428 /* vkGetDeviceImageSparseMemoryRequirementsKHR */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), &[(4, 4), (28, 4)]), p_info as *const vk::DeviceImageMemoryRequirements, usize::from(!p_info.is_null()), nested_VkDeviceImageMemoryRequirements);
         elements(p, p_sparse_memory_requirement_count as *const u32, usize::from(!p_sparse_memory_requirement_count.is_null()), &[]);
@@ -6472,7 +6472,7 @@ pub unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE(devic
         return;
     };
     let _r = next(device, p_binding_reference, p_host_mapping);
-    record(Scope::Setup, 0, "vkGetDescriptorSetLayoutHostMappingInfoVALVE", |p| {
+    record(Scope::Setup, 0, 429 /* vkGetDescriptorSetLayoutHostMappingInfoVALVE */, |p| {
         value(p, device.as_raw());
         chained(p, p_binding_reference as *const vk::DescriptorSetBindingReferenceVALVE, usize::from(!p_binding_reference.is_null()), &[(4, 4), (28, 4)]);
         chained(p, p_host_mapping as *const vk::DescriptorSetLayoutHostMappingInfoVALVE, usize::from(!p_host_mapping.is_null()), &[(4, 4), (28, 4)]);
@@ -6485,7 +6485,7 @@ pub unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE(device: vk::Dev
         return;
     };
     let _r = next(device, descriptor_set, pp_data);
-    record(Scope::Setup, 0, "vkGetDescriptorSetHostMappingVALVE", |p| {
+    record(Scope::Setup, 0, 430 /* vkGetDescriptorSetHostMappingVALVE */, |p| {
         value(p, device.as_raw());
         value(p, descriptor_set.as_raw());
         value(p, pp_data as u64);
@@ -6498,7 +6498,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryIndirectNV(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, copy_buffer_address, copy_count, stride);
-    record_command(command_buffer, "vkCmdCopyMemoryIndirectNV", |p| {
+    record_command(command_buffer, 431 /* vkCmdCopyMemoryIndirectNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, copy_buffer_address as u64);
         value(p, copy_count as u64);
@@ -6512,7 +6512,7 @@ pub unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, copy_buffer_address, copy_count, stride, dst_image, dst_image_layout, p_image_subresources);
-    record_command(command_buffer, "vkCmdCopyMemoryToImageIndirectNV", |p| {
+    record_command(command_buffer, 432 /* vkCmdCopyMemoryToImageIndirectNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, copy_buffer_address as u64);
         value(p, copy_count as u64);
@@ -6529,7 +6529,7 @@ pub unsafe extern "system" fn vkCmdDecompressMemoryNV(command_buffer: vk::Comman
         return;
     };
     let _r = next(command_buffer, decompress_region_count, p_decompress_memory_regions);
-    record_command(command_buffer, "vkCmdDecompressMemoryNV", |p| {
+    record_command(command_buffer, 433 /* vkCmdDecompressMemoryNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, decompress_region_count as u64);
         elements(p, p_decompress_memory_regions as *const vk::DecompressMemoryRegionNV, decompress_region_count as usize, &[]);
@@ -6542,7 +6542,7 @@ pub unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV(command_buffe
         return;
     };
     let _r = next(command_buffer, indirect_commands_address, indirect_commands_count_address, stride);
-    record_command(command_buffer, "vkCmdDecompressMemoryIndirectCountNV", |p| {
+    record_command(command_buffer, 434 /* vkCmdDecompressMemoryIndirectCountNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, indirect_commands_address as u64);
         value(p, indirect_commands_count_address as u64);
@@ -6556,7 +6556,7 @@ pub unsafe extern "system" fn vkCmdSetTessellationDomainOriginEXT(command_buffer
         return;
     };
     let _r = next(command_buffer, domain_origin);
-    record_command(command_buffer, "vkCmdSetTessellationDomainOriginEXT", |p| {
+    record_command(command_buffer, 435 /* vkCmdSetTessellationDomainOriginEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, domain_origin.as_raw() as u32 as u64);
     });
@@ -6568,7 +6568,7 @@ pub unsafe extern "system" fn vkCmdSetDepthClampEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, depth_clamp_enable);
-    record_command(command_buffer, "vkCmdSetDepthClampEnableEXT", |p| {
+    record_command(command_buffer, 436 /* vkCmdSetDepthClampEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, depth_clamp_enable as u64);
     });
@@ -6580,7 +6580,7 @@ pub unsafe extern "system" fn vkCmdSetPolygonModeEXT(command_buffer: vk::Command
         return;
     };
     let _r = next(command_buffer, polygon_mode);
-    record_command(command_buffer, "vkCmdSetPolygonModeEXT", |p| {
+    record_command(command_buffer, 437 /* vkCmdSetPolygonModeEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, polygon_mode.as_raw() as u32 as u64);
     });
@@ -6592,7 +6592,7 @@ pub unsafe extern "system" fn vkCmdSetRasterizationSamplesEXT(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, rasterization_samples);
-    record_command(command_buffer, "vkCmdSetRasterizationSamplesEXT", |p| {
+    record_command(command_buffer, 438 /* vkCmdSetRasterizationSamplesEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, rasterization_samples.as_raw() as u64);
     });
@@ -6604,7 +6604,7 @@ pub unsafe extern "system" fn vkCmdSetSampleMaskEXT(command_buffer: vk::CommandB
         return;
     };
     let _r = next(command_buffer, samples, p_sample_mask);
-    record_command(command_buffer, "vkCmdSetSampleMaskEXT", |p| {
+    record_command(command_buffer, 439 /* vkCmdSetSampleMaskEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, samples.as_raw() as u64);
         elements(p, p_sample_mask as *const vk::SampleMask, usize::from(!p_sample_mask.is_null()), &[]);
@@ -6617,7 +6617,7 @@ pub unsafe extern "system" fn vkCmdSetAlphaToCoverageEnableEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, alpha_to_coverage_enable);
-    record_command(command_buffer, "vkCmdSetAlphaToCoverageEnableEXT", |p| {
+    record_command(command_buffer, 440 /* vkCmdSetAlphaToCoverageEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, alpha_to_coverage_enable as u64);
     });
@@ -6629,7 +6629,7 @@ pub unsafe extern "system" fn vkCmdSetAlphaToOneEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, alpha_to_one_enable);
-    record_command(command_buffer, "vkCmdSetAlphaToOneEnableEXT", |p| {
+    record_command(command_buffer, 441 /* vkCmdSetAlphaToOneEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, alpha_to_one_enable as u64);
     });
@@ -6641,7 +6641,7 @@ pub unsafe extern "system" fn vkCmdSetLogicOpEnableEXT(command_buffer: vk::Comma
         return;
     };
     let _r = next(command_buffer, logic_op_enable);
-    record_command(command_buffer, "vkCmdSetLogicOpEnableEXT", |p| {
+    record_command(command_buffer, 442 /* vkCmdSetLogicOpEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, logic_op_enable as u64);
     });
@@ -6653,7 +6653,7 @@ pub unsafe extern "system" fn vkCmdSetColorBlendEnableEXT(command_buffer: vk::Co
         return;
     };
     let _r = next(command_buffer, first_attachment, attachment_count, p_color_blend_enables);
-    record_command(command_buffer, "vkCmdSetColorBlendEnableEXT", |p| {
+    record_command(command_buffer, 443 /* vkCmdSetColorBlendEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_attachment as u64);
         value(p, attachment_count as u64);
@@ -6667,7 +6667,7 @@ pub unsafe extern "system" fn vkCmdSetColorBlendEquationEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, first_attachment, attachment_count, p_color_blend_equations);
-    record_command(command_buffer, "vkCmdSetColorBlendEquationEXT", |p| {
+    record_command(command_buffer, 444 /* vkCmdSetColorBlendEquationEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_attachment as u64);
         value(p, attachment_count as u64);
@@ -6681,7 +6681,7 @@ pub unsafe extern "system" fn vkCmdSetColorWriteMaskEXT(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, first_attachment, attachment_count, p_color_write_masks);
-    record_command(command_buffer, "vkCmdSetColorWriteMaskEXT", |p| {
+    record_command(command_buffer, 445 /* vkCmdSetColorWriteMaskEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_attachment as u64);
         value(p, attachment_count as u64);
@@ -6695,7 +6695,7 @@ pub unsafe extern "system" fn vkCmdSetRasterizationStreamEXT(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, rasterization_stream);
-    record_command(command_buffer, "vkCmdSetRasterizationStreamEXT", |p| {
+    record_command(command_buffer, 446 /* vkCmdSetRasterizationStreamEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, rasterization_stream as u64);
     });
@@ -6707,7 +6707,7 @@ pub unsafe extern "system" fn vkCmdSetConservativeRasterizationModeEXT(command_b
         return;
     };
     let _r = next(command_buffer, conservative_rasterization_mode);
-    record_command(command_buffer, "vkCmdSetConservativeRasterizationModeEXT", |p| {
+    record_command(command_buffer, 447 /* vkCmdSetConservativeRasterizationModeEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, conservative_rasterization_mode.as_raw() as u32 as u64);
     });
@@ -6719,7 +6719,7 @@ pub unsafe extern "system" fn vkCmdSetExtraPrimitiveOverestimationSizeEXT(comman
         return;
     };
     let _r = next(command_buffer, extra_primitive_overestimation_size);
-    record_command(command_buffer, "vkCmdSetExtraPrimitiveOverestimationSizeEXT", |p| {
+    record_command(command_buffer, 448 /* vkCmdSetExtraPrimitiveOverestimationSizeEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, f64::from(extra_primitive_overestimation_size).to_bits());
     });
@@ -6731,7 +6731,7 @@ pub unsafe extern "system" fn vkCmdSetDepthClipEnableEXT(command_buffer: vk::Com
         return;
     };
     let _r = next(command_buffer, depth_clip_enable);
-    record_command(command_buffer, "vkCmdSetDepthClipEnableEXT", |p| {
+    record_command(command_buffer, 449 /* vkCmdSetDepthClipEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, depth_clip_enable as u64);
     });
@@ -6743,7 +6743,7 @@ pub unsafe extern "system" fn vkCmdSetSampleLocationsEnableEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, sample_locations_enable);
-    record_command(command_buffer, "vkCmdSetSampleLocationsEnableEXT", |p| {
+    record_command(command_buffer, 450 /* vkCmdSetSampleLocationsEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, sample_locations_enable as u64);
     });
@@ -6755,7 +6755,7 @@ pub unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT(command_buffer: vk::
         return;
     };
     let _r = next(command_buffer, first_attachment, attachment_count, p_color_blend_advanced);
-    record_command(command_buffer, "vkCmdSetColorBlendAdvancedEXT", |p| {
+    record_command(command_buffer, 451 /* vkCmdSetColorBlendAdvancedEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_attachment as u64);
         value(p, attachment_count as u64);
@@ -6769,7 +6769,7 @@ pub unsafe extern "system" fn vkCmdSetProvokingVertexModeEXT(command_buffer: vk:
         return;
     };
     let _r = next(command_buffer, provoking_vertex_mode);
-    record_command(command_buffer, "vkCmdSetProvokingVertexModeEXT", |p| {
+    record_command(command_buffer, 452 /* vkCmdSetProvokingVertexModeEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, provoking_vertex_mode.as_raw() as u32 as u64);
     });
@@ -6781,7 +6781,7 @@ pub unsafe extern "system" fn vkCmdSetLineRasterizationModeEXT(command_buffer: v
         return;
     };
     let _r = next(command_buffer, line_rasterization_mode);
-    record_command(command_buffer, "vkCmdSetLineRasterizationModeEXT", |p| {
+    record_command(command_buffer, 453 /* vkCmdSetLineRasterizationModeEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, line_rasterization_mode.as_raw() as u32 as u64);
     });
@@ -6793,7 +6793,7 @@ pub unsafe extern "system" fn vkCmdSetLineStippleEnableEXT(command_buffer: vk::C
         return;
     };
     let _r = next(command_buffer, stippled_line_enable);
-    record_command(command_buffer, "vkCmdSetLineStippleEnableEXT", |p| {
+    record_command(command_buffer, 454 /* vkCmdSetLineStippleEnableEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, stippled_line_enable as u64);
     });
@@ -6805,7 +6805,7 @@ pub unsafe extern "system" fn vkCmdSetDepthClipNegativeOneToOneEXT(command_buffe
         return;
     };
     let _r = next(command_buffer, negative_one_to_one);
-    record_command(command_buffer, "vkCmdSetDepthClipNegativeOneToOneEXT", |p| {
+    record_command(command_buffer, 455 /* vkCmdSetDepthClipNegativeOneToOneEXT */, |p| {
         value(p, command_buffer.as_raw());
         value(p, negative_one_to_one as u64);
     });
@@ -6817,7 +6817,7 @@ pub unsafe extern "system" fn vkCmdSetViewportWScalingEnableNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, viewport_w_scaling_enable);
-    record_command(command_buffer, "vkCmdSetViewportWScalingEnableNV", |p| {
+    record_command(command_buffer, 456 /* vkCmdSetViewportWScalingEnableNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, viewport_w_scaling_enable as u64);
     });
@@ -6829,7 +6829,7 @@ pub unsafe extern "system" fn vkCmdSetViewportSwizzleNV(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, first_viewport, viewport_count, p_viewport_swizzles);
-    record_command(command_buffer, "vkCmdSetViewportSwizzleNV", |p| {
+    record_command(command_buffer, 457 /* vkCmdSetViewportSwizzleNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, first_viewport as u64);
         value(p, viewport_count as u64);
@@ -6843,7 +6843,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageToColorEnableNV(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, coverage_to_color_enable);
-    record_command(command_buffer, "vkCmdSetCoverageToColorEnableNV", |p| {
+    record_command(command_buffer, 458 /* vkCmdSetCoverageToColorEnableNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, coverage_to_color_enable as u64);
     });
@@ -6855,7 +6855,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageToColorLocationNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, coverage_to_color_location);
-    record_command(command_buffer, "vkCmdSetCoverageToColorLocationNV", |p| {
+    record_command(command_buffer, 459 /* vkCmdSetCoverageToColorLocationNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, coverage_to_color_location as u64);
     });
@@ -6867,7 +6867,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageModulationModeNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, coverage_modulation_mode);
-    record_command(command_buffer, "vkCmdSetCoverageModulationModeNV", |p| {
+    record_command(command_buffer, 460 /* vkCmdSetCoverageModulationModeNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, coverage_modulation_mode.as_raw() as u32 as u64);
     });
@@ -6879,7 +6879,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageModulationTableEnableNV(command_bu
         return;
     };
     let _r = next(command_buffer, coverage_modulation_table_enable);
-    record_command(command_buffer, "vkCmdSetCoverageModulationTableEnableNV", |p| {
+    record_command(command_buffer, 461 /* vkCmdSetCoverageModulationTableEnableNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, coverage_modulation_table_enable as u64);
     });
@@ -6891,7 +6891,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageModulationTableNV(command_buffer: 
         return;
     };
     let _r = next(command_buffer, coverage_modulation_table_count, p_coverage_modulation_table);
-    record_command(command_buffer, "vkCmdSetCoverageModulationTableNV", |p| {
+    record_command(command_buffer, 462 /* vkCmdSetCoverageModulationTableNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, coverage_modulation_table_count as u64);
         elements(p, p_coverage_modulation_table as *const f32, coverage_modulation_table_count as usize, &[]);
@@ -6904,7 +6904,7 @@ pub unsafe extern "system" fn vkCmdSetShadingRateImageEnableNV(command_buffer: v
         return;
     };
     let _r = next(command_buffer, shading_rate_image_enable);
-    record_command(command_buffer, "vkCmdSetShadingRateImageEnableNV", |p| {
+    record_command(command_buffer, 463 /* vkCmdSetShadingRateImageEnableNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, shading_rate_image_enable as u64);
     });
@@ -6916,7 +6916,7 @@ pub unsafe extern "system" fn vkCmdSetRepresentativeFragmentTestEnableNV(command
         return;
     };
     let _r = next(command_buffer, representative_fragment_test_enable);
-    record_command(command_buffer, "vkCmdSetRepresentativeFragmentTestEnableNV", |p| {
+    record_command(command_buffer, 464 /* vkCmdSetRepresentativeFragmentTestEnableNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, representative_fragment_test_enable as u64);
     });
@@ -6928,7 +6928,7 @@ pub unsafe extern "system" fn vkCmdSetCoverageReductionModeNV(command_buffer: vk
         return;
     };
     let _r = next(command_buffer, coverage_reduction_mode);
-    record_command(command_buffer, "vkCmdSetCoverageReductionModeNV", |p| {
+    record_command(command_buffer, 465 /* vkCmdSetCoverageReductionModeNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, coverage_reduction_mode.as_raw() as u32 as u64);
     });
@@ -6940,7 +6940,7 @@ pub unsafe extern "system" fn vkGetShaderModuleIdentifierEXT(device: vk::Device,
         return;
     };
     let _r = next(device, shader_module, p_identifier);
-    record(Scope::Setup, 0, "vkGetShaderModuleIdentifierEXT", |p| {
+    record(Scope::Setup, 0, 466 /* vkGetShaderModuleIdentifierEXT */, |p| {
         value(p, device.as_raw());
         value(p, shader_module.as_raw());
         chained(p, p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null()), &[(4, 4), (52, 4)]);
@@ -6953,7 +6953,7 @@ pub unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT(device: v
         return;
     };
     let _r = next(device, p_create_info, p_identifier);
-    record(Scope::Setup, 0, "vkGetShaderModuleCreateInfoIdentifierEXT", |p| {
+    record(Scope::Setup, 0, 467 /* vkGetShaderModuleCreateInfoIdentifierEXT */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_create_info as *const vk::ShaderModuleCreateInfo, usize::from(!p_create_info.is_null()), &[(4, 4), (20, 4)]), p_create_info as *const vk::ShaderModuleCreateInfo, usize::from(!p_create_info.is_null()), nested_VkShaderModuleCreateInfo);
         chained(p, p_identifier as *const vk::ShaderModuleIdentifierEXT, usize::from(!p_identifier.is_null()), &[(4, 4), (52, 4)]);
@@ -6966,7 +6966,7 @@ pub unsafe extern "system" fn vkCreateOpticalFlowSessionNV(device: vk::Device, p
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_create_info, p_allocator, p_session);
-    record(Scope::Setup, r.as_raw(), "vkCreateOpticalFlowSessionNV", |p| {
+    record(Scope::Setup, r.as_raw(), 468 /* vkCreateOpticalFlowSessionNV */, |p| {
         value(p, device.as_raw());
         chained(p, p_create_info as *const vk::OpticalFlowSessionCreateInfoNV, usize::from(!p_create_info.is_null()), &[(4, 4), (52, 4)]);
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -6981,7 +6981,7 @@ pub unsafe extern "system" fn vkDestroyOpticalFlowSessionNV(device: vk::Device, 
         return;
     };
     let _r = next(device, session, p_allocator);
-    record(Scope::Setup, 0, "vkDestroyOpticalFlowSessionNV", |p| {
+    record(Scope::Setup, 0, 469 /* vkDestroyOpticalFlowSessionNV */, |p| {
         value(p, device.as_raw());
         value(p, session.as_raw());
         with_nested(elements(p, p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), &[]), p_allocator as *const vk::AllocationCallbacks, usize::from(!p_allocator.is_null()), nested_VkAllocationCallbacks);
@@ -6994,7 +6994,7 @@ pub unsafe extern "system" fn vkBindOpticalFlowSessionImageNV(device: vk::Device
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, session, binding_point, view, layout);
-    record(Scope::Setup, r.as_raw(), "vkBindOpticalFlowSessionImageNV", |p| {
+    record(Scope::Setup, r.as_raw(), 470 /* vkBindOpticalFlowSessionImageNV */, |p| {
         value(p, device.as_raw());
         value(p, session.as_raw());
         value(p, binding_point.as_raw() as u32 as u64);
@@ -7010,7 +7010,7 @@ pub unsafe extern "system" fn vkCmdOpticalFlowExecuteNV(command_buffer: vk::Comm
         return;
     };
     let _r = next(command_buffer, session, p_execute_info);
-    record_command(command_buffer, "vkCmdOpticalFlowExecuteNV", |p| {
+    record_command(command_buffer, 471 /* vkCmdOpticalFlowExecuteNV */, |p| {
         value(p, command_buffer.as_raw());
         value(p, session.as_raw());
         with_nested(chained(p, p_execute_info as *const vk::OpticalFlowExecuteInfoNV, usize::from(!p_execute_info.is_null()), &[(4, 4)]), p_execute_info as *const vk::OpticalFlowExecuteInfoNV, usize::from(!p_execute_info.is_null()), nested_VkOpticalFlowExecuteInfoNV);
@@ -7023,7 +7023,7 @@ pub unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM(device: vk::Dev
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, framebuffer, p_properties_count, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetFramebufferTilePropertiesQCOM", |p| {
+    record(Scope::Setup, r.as_raw(), 472 /* vkGetFramebufferTilePropertiesQCOM */, |p| {
         value(p, device.as_raw());
         value(p, framebuffer.as_raw());
         elements(p, p_properties_count as *const u32, usize::from(!p_properties_count.is_null()), &[]);
@@ -7038,7 +7038,7 @@ pub unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM(device: vk
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = next(device, p_rendering_info, p_properties);
-    record(Scope::Setup, r.as_raw(), "vkGetDynamicRenderingTilePropertiesQCOM", |p| {
+    record(Scope::Setup, r.as_raw(), 473 /* vkGetDynamicRenderingTilePropertiesQCOM */, |p| {
         value(p, device.as_raw());
         with_nested(chained(p, p_rendering_info as *const vk::RenderingInfo, usize::from(!p_rendering_info.is_null()), &[(4, 4)]), p_rendering_info as *const vk::RenderingInfo, usize::from(!p_rendering_info.is_null()), nested_VkRenderingInfo);
         chained(p, p_properties as *const vk::TilePropertiesQCOM, usize::from(!p_properties.is_null()), &[(4, 4), (44, 4)]);

@@ -77,7 +77,7 @@ impl Replay {
         result: i32,
         c: &trace_format::generated::trace::VulkanCall<'_>,
     ) -> Result<(), DeviceError> {
-        let name = c.command().unwrap_or_default();
+        let name = trace_format::names::generic_command(c).unwrap_or_default();
         let params = crate::generic::read::params_of(c).map_err(|e| DeviceError::BadRecord {
             seq,
             command: name.to_string(),

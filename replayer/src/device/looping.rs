@@ -8,7 +8,7 @@ pub(super) fn is_lifetime_record(record: &Record<'_>) -> bool {
     match record.call_type() {
         Call::VulkanCall => record
             .call_as_vulkan_call()
-            .and_then(|c| c.command())
+            .and_then(|c| trace_format::names::generic_command(&c))
             .is_some_and(|name| {
                 [
                     "vkCreate",

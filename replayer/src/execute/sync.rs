@@ -252,7 +252,7 @@ mod tests {
         for chunk in TraceReader::open(&trace).expect("the sample opens") {
             let chunk = chunk.expect("its chunks read");
             for call in chunk.records().filter_map(|r| r.call_as_vulkan_call()) {
-                if call.command() == Some(command) {
+                if trace_format::names::generic_command(&call) == Some(command) {
                     f(&params_of(&call).expect("its parameters read"));
                     seen += 1;
                 }

@@ -883,7 +883,7 @@ impl<'o> Pass<'o> {
     /// Takes one record, counting the `vkCmd*` calls among them and those skipped.
     fn record(&mut self, record: &Record<'_>, sink: &mut dyn RowSink) -> Result<(), ReplayError> {
         let is_command = match record.call_as_vulkan_call() {
-            Some(c) => c.command().is_some_and(names::is_recorded_command),
+            Some(c) => names::generic_command(&c).is_some_and(names::is_recorded_command),
             None => names::is_recorded_command_call(record.call_type()),
         };
         self.counted(record.envelope().seq(), is_command, |pass| {
@@ -924,9 +924,12 @@ impl<'o> Pass<'o> {
     fn record_generic(&mut self, record: &DirectRecord<'_>) -> Result<(), ReplayError> {
         let seq = record.seq;
         let mut fields = record.field_cursor();
-        let name = fields.str().unwrap_or("vkUnknownCommand");
+        let stored_name = fields.str();
         let _tables = fields.next_field();
         let packed = fields.next_field();
+        let name = stored_name
+            .or_else(|| names::command_of_id(fields.u32().unwrap_or(0)))
+            .unwrap_or("vkUnknownCommand");
         let bytes = crate::direct_commands::bytes_of(packed).unwrap_or_default();
         let is_command = names::is_recorded_command(name);
         let absent = matches!(packed, DirectField::Absent);
@@ -1223,7 +1226,7 @@ impl<'o> Pass<'o> {
             }
             Call::VulkanCall => {
                 if let Some(c) = record.call_as_vulkan_call() {
-                    let name = c.command().unwrap_or("vkUnknownCommand");
+                    let name = names::generic_command(&c).unwrap_or("vkUnknownCommand");
                     let params = generic::read::params_of(&c);
                     self.take_generic(record.envelope().seq(), name, params.as_deref());
                 }

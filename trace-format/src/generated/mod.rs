@@ -34,3 +34,8 @@ pub(crate) mod results_layout;
 
 pub use results_generated::macroscope::results;
 pub use trace_generated::macroscope::trace;
+
+#[rustfmt::skip]
+#[path = "command_names.rs"]
+mod command_names;
+pub(crate) use command_names::COMMAND_NAMES;

@@ -23600,8 +23600,8 @@ pub enum VulkanCallOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
 /// Any other Vulkan command, recorded generically by code generated from the Vulkan
-/// registry: its name and its parameters in order. Output parameters are recorded as
-/// the call left them.
+/// registry: its name (or its id) and its parameters in order. Output parameters are
+/// recorded as the call left them.
 pub struct VulkanCall<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }
@@ -23618,6 +23618,7 @@ impl<'a> VulkanCall<'a> {
   pub const VT_COMMAND: ::flatbuffers::VOffsetT = 4;
   pub const VT_PARAMS: ::flatbuffers::VOffsetT = 6;
   pub const VT_PACKED: ::flatbuffers::VOffsetT = 8;
+  pub const VT_COMMAND_ID: ::flatbuffers::VOffsetT = 10;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -23629,6 +23630,7 @@ impl<'a> VulkanCall<'a> {
     args: &'args VulkanCallArgs<'args>
   ) -> ::flatbuffers::WIPOffset<VulkanCall<'bldr>> {
     let mut builder = VulkanCallBuilder::new(_fbb);
+    builder.add_command_id(args.command_id);
     if let Some(x) = args.packed { builder.add_packed(x); }
     if let Some(x) = args.params { builder.add_params(x); }
     if let Some(x) = args.command { builder.add_command(x); }
@@ -23645,13 +23647,16 @@ impl<'a> VulkanCall<'a> {
     let packed = self.packed().map(|x| {
       x.into_iter().collect()
     });
+    let command_id = self.command_id();
     VulkanCallT {
       command,
       params,
       packed,
+      command_id,
     }
   }
 
+  /// The command's name; absent where `command_id` names it (format version 5 on).
   #[inline]
   pub fn command(&self) -> Option<&'a str> {
     // Safety:
@@ -23680,6 +23685,15 @@ impl<'a> VulkanCall<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(VulkanCall::VT_PACKED, None)}
   }
+  /// The command by its number in `trace-format/schema/commands.txt` (line 1 is 1),
+  /// an append-only list: format version 5 on, in place of `command`; 0 for none.
+  #[inline]
+  pub fn command_id(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(VulkanCall::VT_COMMAND_ID, Some(0)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for VulkanCall<'_> {
@@ -23691,6 +23705,7 @@ impl ::flatbuffers::Verifiable for VulkanCall<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("command", Self::VT_COMMAND, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<VulkanParam>>>>("params", Self::VT_PARAMS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("packed", Self::VT_PACKED, false)?
+     .visit_field::<u32>("command_id", Self::VT_COMMAND_ID, false)?
      .finish();
     Ok(())
   }
@@ -23699,6 +23714,7 @@ pub struct VulkanCallArgs<'a> {
     pub command: Option<::flatbuffers::WIPOffset<&'a str>>,
     pub params: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<VulkanParam<'a>>>>>,
     pub packed: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+    pub command_id: u32,
 }
 impl<'a> Default for VulkanCallArgs<'a> {
   #[inline]
@@ -23707,6 +23723,7 @@ impl<'a> Default for VulkanCallArgs<'a> {
       command: None,
       params: None,
       packed: None,
+      command_id: 0,
     }
   }
 }
@@ -23716,7 +23733,7 @@ impl Serialize for VulkanCall<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("VulkanCall", 3)?;
+    let mut s = serializer.serialize_struct("VulkanCall", 4)?;
       if let Some(f) = self.command() {
         s.serialize_field("command", &f)?;
       } else {
@@ -23732,6 +23749,7 @@ impl Serialize for VulkanCall<'_> {
       } else {
         s.skip_field("packed")?;
       }
+      s.serialize_field("command_id", &self.command_id())?;
     s.end()
   }
 }
@@ -23754,6 +23772,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> VulkanCallBuilder<'a, 'b, A> 
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(VulkanCall::VT_PACKED, packed);
   }
   #[inline]
+  pub fn add_command_id(&mut self, command_id: u32) {
+    self.fbb_.push_slot::<u32>(VulkanCall::VT_COMMAND_ID, command_id, 0);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> VulkanCallBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     VulkanCallBuilder {
@@ -23774,6 +23796,7 @@ impl ::core::fmt::Debug for VulkanCall<'_> {
       ds.field("command", &self.command());
       ds.field("params", &self.params());
       ds.field("packed", &self.packed());
+      ds.field("command_id", &self.command_id());
       ds.finish()
   }
 }
@@ -23783,6 +23806,7 @@ pub struct VulkanCallT {
   pub command: Option<alloc::string::String>,
   pub params: Option<alloc::vec::Vec<VulkanParamT>>,
   pub packed: Option<alloc::vec::Vec<u8>>,
+  pub command_id: u32,
 }
 impl Default for VulkanCallT {
   fn default() -> Self {
@@ -23790,6 +23814,7 @@ impl Default for VulkanCallT {
       command: None,
       params: None,
       packed: None,
+      command_id: 0,
     }
   }
 }
@@ -23807,10 +23832,12 @@ impl VulkanCallT {
     let packed = self.packed.as_ref().map(|x|{
       _fbb.create_vector(x)
     });
+    let command_id = self.command_id;
     VulkanCall::create(_fbb, &VulkanCallArgs{
       command,
       params,
       packed,
+      command_id,
     })
   }
 }

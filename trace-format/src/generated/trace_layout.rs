@@ -2646,6 +2646,12 @@ pub(crate) static TABLES: [Table; 75] = [
                 required: false,
                 kind: Kind::Vector { size: 1, align: 1 },
             },
+            Field {
+                name: "command_id",
+                voffset: 10,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
         ],
     },
     Table {
