@@ -584,10 +584,16 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
     assert!(counts.contains_key("CmdBeginRendering"), "{counts:?}");
     // On lavapipe Zink draws through vkCmdDrawMultiIndexedEXT: each draw it makes is
     // stored as compact as a vkCmdDrawIndexed, not as a flatbuffer of its own.
-    let (compact, finished) = draws_indexed_stored(&trace);
+    let (compact, finished) = stored(&trace, Call::CmdDrawIndexed);
     assert!(
         compact >= 10 && finished == 0,
         "{compact} compact, {finished} not"
+    );
+    // Its command buffers inherit nothing: each vkBeginCommandBuffer is compact too.
+    let (compact, finished) = stored(&trace, Call::BeginCommandBuffer);
+    assert!(
+        compact >= 10 && finished == 0,
+        "vkBeginCommandBuffer: {compact} compact, {finished} not"
     );
     // Zink hands its push-descriptor templates a pointer into its context, whose
     // descriptor arrays lie kilobytes apart: the layer records the runs the template's
@@ -673,12 +679,12 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
     assert_frames_match(&trace, frames, &[]);
 }
 
-/// `vkCmdDrawIndexed` records in every whole chunk: how many are stored compact (handed
-/// over as they are stored when a reader asks for them) and how many are not.
-fn draws_indexed_stored(trace: &Path) -> (usize, usize) {
+/// Records of `call` in every whole chunk: how many are stored compact (handed over as
+/// they are stored when a reader asks for them) and how many are not.
+fn stored(trace: &Path, call: Call) -> (usize, usize) {
     use trace_format::direct_records::{ChunkRecord, DirectCalls};
     let options = trace_format::ReadOptions {
-        direct: DirectCalls::of(&[Call::CmdDrawIndexed]),
+        direct: DirectCalls::of(&[call]),
         ..trace_format::ReadOptions::default()
     };
     let (mut compact, mut finished) = (0, 0);
@@ -686,8 +692,8 @@ fn draws_indexed_stored(trace: &Path) -> (usize, usize) {
         let Ok(chunk) = chunk else { break };
         for entry in chunk.entries() {
             match entry {
-                ChunkRecord::Direct(d) if d.call() == Call::CmdDrawIndexed => compact += 1,
-                ChunkRecord::Table(t) if t.call_type() == Call::CmdDrawIndexed => finished += 1,
+                ChunkRecord::Direct(d) if d.call() == call => compact += 1,
+                ChunkRecord::Table(t) if t.call_type() == call => finished += 1,
                 _ => {}
             }
         }

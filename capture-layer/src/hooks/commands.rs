@@ -81,6 +81,17 @@ pub unsafe extern "system" fn begin_command_buffer(
         crate::image_layouts::begin(cb);
         recorder::command_buffer_begun(cb.as_raw());
         let i = &*info;
+        if i.p_inheritance_info.is_null() {
+            // Most command buffers (a primary's, mostly) inherit nothing: a compact record,
+            // no builder on the program's thread and no table for a reader to verify.
+            recorder::record_direct(
+                Scope::Command,
+                0,
+                Call::BeginCommandBuffer,
+                &[F::U64(cb.as_raw()), F::U32(i.flags.as_raw()), F::Absent],
+            );
+            return r;
+        }
         command_buffer_call(|| {
             let inheritance = i.p_inheritance_info.as_ref().map(|h| {
                 let rendering = find_in_chain::<vk::CommandBufferInheritanceRenderingInfo>(
