@@ -338,8 +338,10 @@ fn may_be_absent(field: &crate::verify::Field) -> bool {
 
 /// Whether a stored compact record of `call_type` with `count` fields of `kinds` (four
 /// bits a field, [`crate::compact`]'s codes) lays out as the schema's table for that
-/// call: every field of the table, in order, each of its kind and size. What a reader
-/// checks before laying out a record it read from a file.
+/// call: the table's fields, in order, each of its kind and size — all of them, or the
+/// first of them where the record was written before the table grew and the rest are
+/// ones a record may lack. What a reader checks before laying out a record it read from
+/// a file.
 pub(crate) fn stored_fields_fit(call_type: Call, count: u8, kinds: u64) -> bool {
     let Some(expected) = expected_fields(call_type) else {
         return false;
