@@ -155,15 +155,20 @@ fn meta(i: usize) -> CallMeta {
     }
 }
 
+/// Writes `block` (numbered calls from 0) as the trace `path`.
+fn write_block(block: RecordBlock, path: &std::path::Path) {
+    let mut sequencer =
+        Sequencer::new(TraceWriter::create(path, &WriterOptions::default()).unwrap());
+    sequencer.add(block).unwrap();
+    sequencer.release_all().unwrap();
+    sequencer.finish().unwrap();
+}
+
 /// Writes `block` (numbered calls from 0) as a trace and reads every record back.
 fn write_and_read(block: RecordBlock) -> Vec<RecordT> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.mscope");
-    let mut sequencer =
-        Sequencer::new(TraceWriter::create(&path, &WriterOptions::default()).unwrap());
-    sequencer.add(block).unwrap();
-    sequencer.release_all().unwrap();
-    sequencer.finish().unwrap();
+    write_block(block, &path);
     let mut records = Vec::new();
     for chunk in TraceReader::open(&path).unwrap() {
         records.extend(chunk.unwrap().records().map(|r| r.unpack()));
@@ -667,11 +672,7 @@ fn generic_records_read_by_name_whether_they_give_it_or_its_number() {
     }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.mscope");
-    let mut sequencer =
-        Sequencer::new(TraceWriter::create(&path, &WriterOptions::default()).unwrap());
-    sequencer.add(block).unwrap();
-    sequencer.release_all().unwrap();
-    sequencer.finish().unwrap();
+    write_block(block, &path);
     let expected = [
         Some("vkCmdPipelineBarrier2"),
         Some("vkCmdSetCullMode"),
