@@ -918,9 +918,10 @@ impl<'o> Pass<'o> {
         })
     }
 
-    /// Takes a compact `VulkanCall` record: its command's name, its parameters as tables
-    /// (never in a compact record), its packed parameters. A command taken before with
-    /// the same parameters does what it did then ([`generic_memo`]).
+    /// Takes a compact `VulkanCall` record: its command's name (traces before format 5),
+    /// its parameters as tables (never in a compact record), its packed parameters, its
+    /// command's number (format 5 on). A command taken before with the same parameters
+    /// does what it did then ([`generic_memo`]).
     fn record_generic(&mut self, record: &DirectRecord<'_>) -> Result<(), ReplayError> {
         let seq = record.seq;
         let mut fields = record.field_cursor();
