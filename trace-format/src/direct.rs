@@ -479,9 +479,7 @@ impl ExpectedFields {
             }
             default[index] = match field.kind {
                 Kind::Inline { size: 8, .. } => Some(DirectField::U64(0)),
-                Kind::Inline { .. } if allowed[index] & 1 << kind::U32 != 0 => {
-                    Some(DirectField::U32(0))
-                }
+                Kind::Inline { size: 4, .. } => Some(DirectField::U32(0)),
                 _ if absent != 0 => Some(DirectField::Absent),
                 _ => None,
             };
