@@ -1,6 +1,8 @@
 //! Writing a container. The caller hands over finished payloads; compression threads
-//! (one or more) compress them, and a writer thread writes each chunk, in the order the
-//! caller gave them, with one `write_all`, and at `finish` the footer index. A process
+//! compress them and each chunk is written, in the order the caller gave them, with one
+//! `write_all`, and at `finish` the footer index. One compression thread writes its
+//! chunks itself (they come out in order); several hand theirs to a writer thread,
+//! which puts them back in order. A process
 //! killed at any point leaves every chunk written so far whole and readable (at worst
 //! the last one is torn, which readers report and stop at). Memory stays bounded: the
 //! queue to the compressors and the one to the writer hold `queue_depth` chunks each.
@@ -10,7 +12,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -123,11 +125,10 @@ struct Job {
     meta: ChunkMeta,
 }
 
-/// What the writer thread takes: compressed chunks in any order, then the end.
-enum Written {
-    Chunk(Result<Compressed>),
-    Finish { frame_count: u64, chunks: u64 },
-}
+/// How the file ends, set by `finish` before the threads are told to stop: the frame
+/// count and the chunks queued, for the footer. Left unset (a writer dropped unfinished),
+/// the file ends without a footer, as a killed process leaves it.
+type Ending = Arc<Mutex<Option<(u64, u64)>>>;
 
 /// A compressed chunk, header and all, ready to write.
 struct Compressed {
@@ -145,10 +146,12 @@ pub struct ContainerWriter {
     path: PathBuf,
     jobs: Option<SyncSender<Job>>,
     next_ticket: u64,
+    /// With several compression threads: they hand their chunks to `thread`.
     compressors: Vec<JoinHandle<()>>,
-    written: Option<SyncSender<Written>>,
     recycled: Receiver<Vec<u8>>,
+    /// Writes the chunks (and, with one compression thread, compresses them first).
     thread: Option<JoinHandle<Result<WriterStats>>>,
+    ending: Ending,
     /// Time spent waiting on a full compression queue.
     queue_waits: Duration,
 }
@@ -162,34 +165,44 @@ impl ContainerWriter {
             .map_err(io_err)?;
         let depth = options.queue_depth.max(1);
         let (jobs, job_rx) = mpsc::sync_channel::<Job>(depth);
-        let (written, written_rx) = mpsc::sync_channel(depth);
         let (recycle_tx, recycled) = mpsc::sync_channel(depth + 1);
-        let thread_path = path.to_path_buf();
-        let thread = std::thread::Builder::new()
-            .name("macroscope-writer".into())
-            .spawn(move || Background::new(file, thread_path).run(written_rx))
-            .map_err(io_err)?;
-        let job_rx = Arc::new(Mutex::new(job_rx));
+        let ending = Ending::default();
+        let background = Background::new(file, path.to_path_buf(), ending.clone());
+        let compressor = |_| zstd::bulk::Compressor::new(options.compression_level).map_err(io_err);
+        let threads = options.compression_threads.max(1);
         let mut compressors = Vec::new();
-        for i in 0..options.compression_threads.max(1) {
-            let compressor =
-                zstd::bulk::Compressor::new(options.compression_level).map_err(io_err)?;
-            let (job_rx, written, recycle) = (job_rx.clone(), written.clone(), recycle_tx.clone());
-            let path = path.to_path_buf();
-            let handle = std::thread::Builder::new()
-                .name(format!("macroscope-zstd-{i}"))
-                .spawn(move || compress_jobs(compressor, &path, &job_rx, &written, &recycle))
-                .map_err(io_err)?;
-            compressors.push(handle);
-        }
+        let thread = if threads == 1 {
+            // One thread compresses and writes: no hand-over between two threads a chunk.
+            let mut compressor = Compressor::new(compressor(0)?, path, recycle_tx);
+            std::thread::Builder::new()
+                .name("macroscope-zstd".into())
+                .spawn(move || background.run(job_rx.iter().map(|job| compressor.compress(job))))
+                .map_err(io_err)?
+        } else {
+            let (written, written_rx) = mpsc::sync_channel(depth);
+            let job_rx = Arc::new(Mutex::new(job_rx));
+            for i in 0..threads {
+                let mut compressor = Compressor::new(compressor(i)?, path, recycle_tx.clone());
+                let (job_rx, written) = (job_rx.clone(), written.clone());
+                let handle = std::thread::Builder::new()
+                    .name(format!("macroscope-zstd-{i}"))
+                    .spawn(move || compressor.compress_jobs(&job_rx, &written))
+                    .map_err(io_err)?;
+                compressors.push(handle);
+            }
+            std::thread::Builder::new()
+                .name("macroscope-writer".into())
+                .spawn(move || background.run(written_rx))
+                .map_err(io_err)?
+        };
         Ok(ContainerWriter {
             path: path.to_path_buf(),
             jobs: Some(jobs),
             next_ticket: 0,
             compressors,
-            written: Some(written),
             recycled,
             thread: Some(thread),
+            ending,
             queue_waits: Duration::ZERO,
         })
     }
@@ -245,7 +258,6 @@ impl ContainerWriter {
         }
         // The threads have stopped: the writer's own error says why.
         self.stop_compressors();
-        self.written = None;
         Err(self
             .join()
             .err()
@@ -259,15 +271,9 @@ impl ContainerWriter {
 
     /// Writes the footer index, waits for the background threads, and returns totals.
     pub fn finish(mut self, frame_count: u64) -> Result<WriterStats> {
+        *self.ending.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((frame_count, self.next_ticket));
         self.stop_compressors();
-        let finish = Written::Finish {
-            frame_count,
-            chunks: self.next_ticket,
-        };
-        if let Some(written) = self.written.take() {
-            // A writer that has stopped says why when joined.
-            let _ = written.send(finish);
-        }
         let queue_waits = self.queue_waits;
         self.join().map(|stats| WriterStats {
             queue_waits,
@@ -300,7 +306,6 @@ impl Drop for ContainerWriter {
         // Not finished: let the threads write what they were given, without a footer,
         // as a killed process would leave it.
         self.stop_compressors();
-        self.written = None;
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -320,38 +325,67 @@ fn too_large(path: &Path, len: usize) -> Error {
     )
 }
 
-/// A compression thread: takes jobs until the queue closes, hands each compressed chunk
-/// to the writer (stopping when the writer has stopped).
-fn compress_jobs(
-    mut compressor: zstd::bulk::Compressor<'static>,
-    path: &Path,
-    jobs: &Mutex<Receiver<Job>>,
-    written: &SyncSender<Written>,
-    recycle: &SyncSender<Vec<u8>>,
-) {
-    // Fillers write their payloads here, into one buffer kept from job to job.
-    let mut filled = Vec::new();
-    loop {
-        let job = match jobs.lock() {
-            Ok(rx) => rx.recv(),
-            Err(_) => return,
-        };
-        let Ok(job) = job else {
-            return;
-        };
+/// What a compression thread keeps from chunk to chunk.
+struct Compressor {
+    zstd: zstd::bulk::Compressor<'static>,
+    path: PathBuf,
+    /// Fillers write their payloads here, one buffer kept from job to job.
+    filled: Vec<u8>,
+    /// Ready payloads' buffers go back to the caller through this.
+    recycle: SyncSender<Vec<u8>>,
+}
+
+impl Compressor {
+    fn new(
+        zstd: zstd::bulk::Compressor<'static>,
+        path: &Path,
+        recycle: SyncSender<Vec<u8>>,
+    ) -> Self {
+        Compressor {
+            zstd,
+            path: path.to_path_buf(),
+            filled: Vec::new(),
+            recycle,
+        }
+    }
+
+    /// Takes jobs until the queue closes, handing each compressed chunk to the writer
+    /// thread (stopping when the writer has stopped).
+    fn compress_jobs(
+        &mut self,
+        jobs: &Mutex<Receiver<Job>>,
+        written: &SyncSender<Result<Compressed>>,
+    ) {
+        loop {
+            let job = match jobs.lock() {
+                Ok(rx) => rx.recv(),
+                Err(_) => return,
+            };
+            let Ok(job) = job else {
+                return;
+            };
+            if written.send(self.compress(job)).is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Lays out (where a filler writes it) and compresses one job's payload.
+    fn compress(&mut self, job: Job) -> Result<Compressed> {
         let start = Instant::now();
+        let path = &self.path;
         let result = match job.payload {
             Payload::Ready { bytes, start } => {
                 let data = bytes.get(start..).unwrap_or(&[]);
-                let result = compress(&mut compressor, path, job.ticket, job.meta, data);
-                let _ = recycle.try_send(bytes);
+                let result = compress(&mut self.zstd, path, job.ticket, job.meta, data);
+                let _ = self.recycle.try_send(bytes);
                 result
             }
-            Payload::Filler(fill) => match fill(&mut filled) {
-                Ok(()) if filled.len() > MAX_CHUNK_UNCOMPRESSED as usize => {
-                    Err(too_large(path, filled.len()))
+            Payload::Filler(fill) => match fill(&mut self.filled) {
+                Ok(()) if self.filled.len() > MAX_CHUNK_UNCOMPRESSED as usize => {
+                    Err(too_large(path, self.filled.len()))
                 }
-                Ok(()) => compress(&mut compressor, path, job.ticket, job.meta, &filled),
+                Ok(()) => compress(&mut self.zstd, path, job.ticket, job.meta, &self.filled),
                 Err(why) => Err(Error::new(
                     path,
                     Location::File,
@@ -359,13 +393,10 @@ fn compress_jobs(
                 )),
             },
         };
-        let result = result.map(|chunk| Compressed {
+        result.map(|chunk| Compressed {
             work: start.elapsed(),
             ..chunk
-        });
-        if written.send(Written::Chunk(result)).is_err() {
-            return;
-        }
+        })
     }
 }
 
@@ -410,7 +441,7 @@ fn compress(
     })
 }
 
-/// The writer thread's state.
+/// The state of the thread that writes the file.
 struct Background {
     file: File,
     path: PathBuf,
@@ -419,10 +450,11 @@ struct Background {
     stats: WriterStats,
     /// Chunks compressed ahead of their turn, by ticket.
     early: BTreeMap<u64, Compressed>,
+    ending: Ending,
 }
 
 impl Background {
-    fn new(file: File, path: PathBuf) -> Self {
+    fn new(file: File, path: PathBuf, ending: Ending) -> Self {
         Background {
             file,
             path,
@@ -430,30 +462,25 @@ impl Background {
             offset: FILE_HEADER_LEN as u64,
             stats: WriterStats::default(),
             early: BTreeMap::new(),
+            ending,
         }
     }
 
-    /// Writes chunks in ticket order as they come; at the end, the footer once every
-    /// chunk is written. Stops at the first error.
-    fn run(mut self, written: Receiver<Written>) -> Result<WriterStats> {
-        for message in written {
-            match message {
-                Written::Chunk(chunk) => {
-                    let chunk = chunk?;
-                    self.early.insert(chunk.ticket, chunk);
-                    while let Some(next) = self.early.remove(&self.stats.chunks) {
-                        self.write_chunk(next)?;
-                    }
-                }
-                Written::Finish {
-                    frame_count,
-                    chunks,
-                } => {
-                    if self.stats.chunks == chunks {
-                        self.write_footer(frame_count)?;
-                    }
-                    break;
-                }
+    /// Writes chunks in ticket order as they come; once they stop coming, the footer
+    /// where the writer was finished and every chunk it queued is written. Stops at the
+    /// first error.
+    fn run(mut self, chunks: impl IntoIterator<Item = Result<Compressed>>) -> Result<WriterStats> {
+        for chunk in chunks {
+            let chunk = chunk?;
+            self.early.insert(chunk.ticket, chunk);
+            while let Some(next) = self.early.remove(&self.stats.chunks) {
+                self.write_chunk(next)?;
+            }
+        }
+        let ending = *self.ending.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((frame_count, chunks)) = ending {
+            if self.stats.chunks == chunks {
+                self.write_footer(frame_count)?;
             }
         }
         self.stats.file_bytes = self.offset;
