@@ -5,7 +5,8 @@
 //! which puts them back in order. A process
 //! killed at any point leaves every chunk written so far whole and readable (at worst
 //! the last one is torn, which readers report and stop at). Memory stays bounded: the
-//! queue to the compressors and the one to the writer hold `queue_depth` chunks each.
+//! queue to the compressors holds `queue_depth` chunks, and so does the one to the
+//! writer thread where there is one.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -168,12 +169,12 @@ impl ContainerWriter {
         let (recycle_tx, recycled) = mpsc::sync_channel(depth + 1);
         let ending = Ending::default();
         let background = Background::new(file, path.to_path_buf(), ending.clone());
-        let compressor = |_| zstd::bulk::Compressor::new(options.compression_level).map_err(io_err);
+        let compressor = || zstd::bulk::Compressor::new(options.compression_level).map_err(io_err);
         let threads = options.compression_threads.max(1);
         let mut compressors = Vec::new();
         let thread = if threads == 1 {
             // One thread compresses and writes: no hand-over between two threads a chunk.
-            let mut compressor = Compressor::new(compressor(0)?, path, recycle_tx);
+            let mut compressor = Compressor::new(compressor()?, path, recycle_tx);
             std::thread::Builder::new()
                 .name("macroscope-zstd".into())
                 .spawn(move || background.run(job_rx.iter().map(|job| compressor.compress(job))))
@@ -182,7 +183,7 @@ impl ContainerWriter {
             let (written, written_rx) = mpsc::sync_channel(depth);
             let job_rx = Arc::new(Mutex::new(job_rx));
             for i in 0..threads {
-                let mut compressor = Compressor::new(compressor(i)?, path, recycle_tx.clone());
+                let mut compressor = Compressor::new(compressor()?, path, recycle_tx.clone());
                 let (job_rx, written) = (job_rx.clone(), written.clone());
                 let handle = std::thread::Builder::new()
                     .name(format!("macroscope-zstd-{i}"))
