@@ -7,6 +7,17 @@
 //! thread not running passes one when it is switched back in), so the owner needs only
 //! to keep the compiler from moving its load above its store. Where `membarrier` is
 //! missing (a kernel before 4.14, a sandbox that filters it), each owner fences itself.
+//!
+//! Registering for it waits for an RCU grace period where the process has more than one
+//! thread (`sync_runqueues_membarrier_state`): 12 ms on a 2-core virtual machine, paid by
+//! the program's thread at the start of capture while the layer registered at
+//! `vkCreateInstance` (vkcube for 2 frames took 82 ms under the layer against 62 ms
+//! alone). So a thread of the layer's own registers, and owners fence themselves until
+//! it has. The change of sides while owners and collectors run is safe: a collector
+//! that read the old side raised its flag before it read it, and an owner that reads
+//! the new side reads the collectors' flags after it, so it sees that collector's flag
+//! (every read and write of the side, and the flags read around it, are sequentially
+//! consistent).
 
 use std::sync::atomic::{compiler_fence, fence, AtomicBool, Ordering};
 
@@ -29,9 +40,25 @@ fn membarrier(command: libc::c_int) -> std::io::Result<()> {
     }
 }
 
-/// Registers the process for expedited `membarrier`; says how calls are fenced.
-pub fn start() -> String {
-    if HEAVY_SIDE.load(Ordering::Relaxed) {
+/// Registers the process for expedited `membarrier` on a thread of the layer's own,
+/// which logs how calls are fenced through `say`; until it has, each owner fences
+/// itself. Registers on the calling thread where no thread can be started.
+pub fn start(say: fn(&str)) {
+    if HEAVY_SIDE.load(Ordering::SeqCst) {
+        return;
+    }
+    let started = std::thread::Builder::new()
+        .name("macroscope-fence".into())
+        .spawn(move || say(&register()));
+    if started.is_err() {
+        say(&register());
+    }
+}
+
+/// Registers the process for expedited `membarrier` now, on the calling thread; says
+/// how calls are fenced.
+pub fn register() -> String {
+    if HEAVY_SIDE.load(Ordering::SeqCst) {
         return "calls fenced by the collectors (membarrier)".into();
     }
     match membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) {
@@ -46,7 +73,9 @@ pub fn start() -> String {
 /// Whether the collectors fence for the owners.
 #[inline(always)]
 pub fn collectors_fence() -> bool {
-    HEAVY_SIDE.load(Ordering::Relaxed)
+    // Sequentially consistent, for the change of sides (see the module's doc): a plain
+    // load on x86-64, as a relaxed one is.
+    HEAVY_SIDE.load(Ordering::SeqCst)
 }
 
 /// The owners' side, where the collectors fence for them: keeps the compiler from

@@ -54,7 +54,10 @@ impl<T> OwnedCell<T> {
         } else {
             self.owner_inside.swap(true, Ordering::SeqCst);
         }
-        if self.collecting.load(Ordering::Acquire) {
+        // Sequentially consistent, as the side read above is: an owner that read the
+        // collectors' side sees the flag of a collector that read the owners' side
+        // (`asymmetric_fence`). A plain load on x86-64, as an acquiring one is.
+        if self.collecting.load(Ordering::SeqCst) {
             self.wait_for_collector();
         }
         OwnerGuard(self)
@@ -162,10 +165,13 @@ mod tests {
 
     #[test]
     fn owner_and_collectors_never_hold_the_value_at_once() {
-        // Each owner fencing itself, then (where the kernel has membarrier) the
-        // collectors fencing for it.
+        // Each owner fencing itself; then the sides changing while they take turns (the
+        // registration waits for an RCU grace period, the turns take longer); then
+        // (where the kernel has membarrier) the collectors fencing for it.
         take_turns();
-        crate::asymmetric_fence::start();
+        let registering = std::thread::spawn(crate::asymmetric_fence::register);
+        take_turns();
+        registering.join().unwrap();
         take_turns();
     }
 

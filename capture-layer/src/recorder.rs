@@ -237,7 +237,7 @@ pub fn start() {
                 &format!("capturing into {}", s.file.display()),
             );
             clock::start();
-            log(LogLevel::Info, &crate::asymmetric_fence::start());
+            crate::asymmetric_fence::start(|said| log(LogLevel::Info, said));
             let _ = SENDER.set(merger.sender());
             *shared = Some(merger);
             STATUS.store(RECORDING, Ordering::Release);
