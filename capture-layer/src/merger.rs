@@ -301,10 +301,11 @@ const PARK_AFTER: Duration = Duration::from_millis(5);
 /// it sleeps between looks (a program handing over one block a frame would otherwise
 /// have it wake every 100 µs all run long, on a core the program renders with); after
 /// [`PARK_AFTER`] of quiet it blocks. The first look comes after half the last wait
-/// (`pace`, kept here; a wait shorter than [`POLL`] does not count), from [`POLL`] to
-/// [`POLL_MAX`]: where blocks come only with the collections at submits and presents,
-/// 4 ms apart at most (vkcube on lavapipe), the merger looks four times between two
-/// where it looked seven.
+/// (`pace`, kept here), from [`POLL`] to [`POLL_MAX`]: where blocks come only with the
+/// collections at submits and presents, 4 ms apart at most (vkcube on lavapipe), the
+/// merger looks four times between two where it looked seven. A message already queued
+/// (a collection's release right behind its blocks) is taken without a wait and leaves
+/// the pace as it was.
 fn next_message(messages: &Receiver<Message>, pace: &mut Duration) -> Option<Message> {
     match messages.try_recv() {
         Ok(message) => return Some(message),
@@ -313,12 +314,7 @@ fn next_message(messages: &Receiver<Message>, pace: &mut Duration) -> Option<Mes
     }
     let began = Instant::now();
     let message = poll(messages, (*pace / 2).clamp(POLL, POLL_MAX));
-    // A message that came sooner than a first look would have found it (a collection's
-    // release after its blocks) says nothing of the pace between collections.
-    let waited = began.elapsed();
-    if waited >= POLL {
-        *pace = waited;
-    }
+    *pace = began.elapsed();
     message
 }
 
