@@ -15,7 +15,7 @@
 //! one value that stays in every core's cache. The shared map is looked at only when the
 //! cache misses.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 

@@ -3,7 +3,7 @@
 //! same for an instance and its physical devices, and for a device and its queues and
 //! command buffers).
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
@@ -45,8 +45,9 @@ pub struct DeviceData {
     pub next_gdpa: vk::PFN_vkGetDeviceProcAddr,
     /// The next layer's core device functions.
     pub fns: ash::Device,
-    /// Its extension functions the layer hooks, by the name the program asked for.
-    pub ext: HashMap<&'static CStr, vk::PFN_vkVoidFunction>,
+    /// The next layer's functions in [`crate::hooks::EXTENSION_FUNCTIONS`], by slot
+    /// ([`crate::hooks::extension_slot`]; null where the device lacks one).
+    pub ext: Vec<vk::PFN_vkVoidFunction>,
     /// Host-mapped memory and its shadow copies.
     pub mapped: std::sync::Mutex<MappedMemory>,
     /// Whether the layer provides `VK_EXT_frame_boundary` (the driver lacks it).
@@ -63,27 +64,27 @@ pub struct DeviceData {
 }
 
 impl DeviceData {
-    /// The next layer's extension function `name`, as type `F`.
+    /// The next layer's extension function in slot `slot` (see
+    /// [`crate::hooks::extension_slot`]), as type `F`.
     ///
     /// # Safety
-    /// `F` must be the function pointer type of `name`.
-    pub unsafe fn ext<F: Copy>(&self, name: &CStr) -> Option<F> {
-        let f = (*self.ext.get(name)?)?;
+    /// `F` must be the function pointer type of the function in that slot.
+    pub unsafe fn ext<F: Copy>(&self, slot: usize) -> Option<F> {
+        let f = (*self.ext.get(slot)?)?;
         debug_assert_eq!(std::mem::size_of::<F>(), std::mem::size_of_val(&f));
         Some(std::mem::transmute_copy(&f))
     }
 
-    /// Loads the extension functions in `names` through `gdpa`.
+    /// Loads the extension functions in `names` through `gdpa`, in their order.
     pub fn load_ext(
         gdpa: vk::PFN_vkGetDeviceProcAddr,
         device: vk::Device,
         names: &[&'static CStr],
-    ) -> HashMap<&'static CStr, vk::PFN_vkVoidFunction> {
+    ) -> Vec<vk::PFN_vkVoidFunction> {
         names
             .iter()
             // SAFETY: `gdpa` is the next layer's for this device; `name` is terminated.
-            .map(|name| (*name, unsafe { gdpa(device, name.as_ptr()) }))
-            .filter(|(_, f)| f.is_some())
+            .map(|name| unsafe { gdpa(device, name.as_ptr()) })
             .collect()
     }
 }
@@ -245,7 +246,7 @@ mod tests {
             next_gdpa: no_function,
             // SAFETY: every function is loaded as null, and none is called.
             fns: unsafe { ash::Device::load_with(|_| std::ptr::null(), handle) },
-            ext: HashMap::new(),
+            ext: Vec::new(),
             mapped: std::sync::Mutex::new(MappedMemory::default()),
             emulates_frame_boundary: false,
             generated: Vec::new(),

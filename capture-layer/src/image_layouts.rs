@@ -8,7 +8,7 @@
 //! views are noted as they are created; the per-command notes start only once a
 //! program names an image at a frame boundary, so programs that do not pay nothing.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 

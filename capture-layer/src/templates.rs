@@ -8,7 +8,7 @@
 //! whose descriptor arrays lie 27 KB apart): the runs are what the driver reads, a few
 //! dozen bytes where the whole extent would be kilobytes a call.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::ops::Range;
 use std::sync::{PoisonError, RwLock};
 

@@ -40,9 +40,13 @@ macro_rules! command_hook {
     };
 }
 
-/// A function name given with its terminating NUL.
-fn c_name(name: &'static str) -> &'static std::ffi::CStr {
-    std::ffi::CStr::from_bytes_with_nul(name.as_bytes()).unwrap_or(c"")
+/// A function name given with its terminating NUL (for a slot worked out when the layer
+/// is built: a name without one fails the build).
+const fn c_name(name: &'static str) -> &'static std::ffi::CStr {
+    match std::ffi::CStr::from_bytes_with_nul(name.as_bytes()) {
+        Ok(name) => name,
+        Err(_) => panic!("a function name without its terminating NUL"),
+    }
 }
 
 /// As `command_hook!`, recording a call of `$call` whose table holds the fields
@@ -61,9 +65,10 @@ macro_rules! fast_command_hook {
     };
 }
 
-/// Calls the next layer's extension function `name` of type `F` through `call`.
-unsafe fn ext_call<F: Copy>(d: &DeviceData, name: &std::ffi::CStr, call: impl FnOnce(F)) {
-    if let Some(f) = d.ext::<F>(name) {
+/// Calls the next layer's extension function in slot `slot` (of type `F`, see
+/// [`super::extension_slot`]) through `call`.
+unsafe fn ext_call<F: Copy>(d: &DeviceData, slot: usize, call: impl FnOnce(F)) {
+    if let Some(f) = d.ext::<F>(slot) {
         call(f);
     }
 }
@@ -334,7 +339,7 @@ macro_rules! indirect_count_hooks {
             let Some(d) = dispatch::device_of(cb) else {
                 return;
             };
-            ext_call(&d, $name, |f: vk::PFN_vkCmdDrawIndirectCount| {
+            ext_call(&d, const { super::extension_slot($name) }, |f: vk::PFN_vkCmdDrawIndirectCount| {
                 f(cb, buffer, offset, count_buffer, count_offset, max_draw_count, stride)
             });
             indirect_count(cb, $indexed, buffer, offset, count_buffer, count_offset, max_draw_count, stride);
@@ -366,7 +371,7 @@ pub unsafe extern "system" fn cmd_draw_indirect_byte_count_ext(
     };
     ext_call(
         d,
-        c"vkCmdDrawIndirectByteCountEXT",
+        const { super::extension_slot(c"vkCmdDrawIndirectByteCountEXT") },
         |f: vk::PFN_vkCmdDrawIndirectByteCountEXT| {
             f(
                 cb,
@@ -458,8 +463,8 @@ macro_rules! render_pass2_hooks {
             let Some(d) = dispatch::device_of(cb) else {
                 return;
             };
-            let name = c_name(concat!("vkCmdBeginRenderPass2", $suffix, "\0"));
-            ext_call(&d, name, |f: vk::PFN_vkCmdBeginRenderPass2| f(cb, begin, subpass));
+            let slot = const { super::extension_slot(c_name(concat!("vkCmdBeginRenderPass2", $suffix, "\0"))) };
+            ext_call(&d, slot, |f: vk::PFN_vkCmdBeginRenderPass2| f(cb, begin, subpass));
             let contents = subpass.as_ref().map_or(vk::SubpassContents::INLINE, |s| s.contents);
             command(cb, || begin_render_pass_call(cb, &*begin, contents));
         }
@@ -473,8 +478,8 @@ macro_rules! render_pass2_hooks {
             let Some(d) = dispatch::device_of(cb) else {
                 return;
             };
-            let name = c_name(concat!("vkCmdNextSubpass2", $suffix, "\0"));
-            ext_call(&d, name, |f: vk::PFN_vkCmdNextSubpass2| f(cb, begin, end));
+            let slot = const { super::extension_slot(c_name(concat!("vkCmdNextSubpass2", $suffix, "\0"))) };
+            ext_call(&d, slot, |f: vk::PFN_vkCmdNextSubpass2| f(cb, begin, end));
             let contents = begin.as_ref().map_or(vk::SubpassContents::INLINE, |s| s.contents);
             record_command_direct(cb.as_raw(), Call::CmdNextSubpass, || {
                 [F::U64(cb.as_raw()), F::U32(contents.as_raw() as u32)]
@@ -486,8 +491,8 @@ macro_rules! render_pass2_hooks {
             let Some(d) = dispatch::device_of(cb) else {
                 return;
             };
-            let name = c_name(concat!("vkCmdEndRenderPass2", $suffix, "\0"));
-            ext_call(&d, name, |f: vk::PFN_vkCmdEndRenderPass2| f(cb, end));
+            let slot = const { super::extension_slot(c_name(concat!("vkCmdEndRenderPass2", $suffix, "\0"))) };
+            ext_call(&d, slot, |f: vk::PFN_vkCmdEndRenderPass2| f(cb, end));
             record_command_direct(cb.as_raw(), Call::CmdEndRenderPass, || [F::U64(cb.as_raw())]);
         }
     )*};
@@ -519,8 +524,8 @@ macro_rules! rendering_hooks {
             let Some(d) = dispatch::device_of(cb) else {
                 return;
             };
-            let name = c_name(concat!("vkCmdBeginRendering", $suffix, "\0"));
-            ext_call(&d, name, |f: vk::PFN_vkCmdBeginRendering| f(cb, info));
+            let slot = const { super::extension_slot(c_name(concat!("vkCmdBeginRendering", $suffix, "\0"))) };
+            ext_call(&d, slot, |f: vk::PFN_vkCmdBeginRendering| f(cb, info));
             let i = &*info;
             command(cb, || {
                 CallT::CmdBeginRendering(Box::new(table!(CmdBeginRenderingT {
@@ -546,8 +551,8 @@ macro_rules! rendering_hooks {
             let Some(d) = dispatch::device_of(cb) else {
                 return;
             };
-            let name = c_name(concat!("vkCmdEndRendering", $suffix, "\0"));
-            ext_call(&d, name, |f: vk::PFN_vkCmdEndRendering| f(cb));
+            let slot = const { super::extension_slot(c_name(concat!("vkCmdEndRendering", $suffix, "\0"))) };
+            ext_call(&d, slot, |f: vk::PFN_vkCmdEndRendering| f(cb));
             record_command_direct(cb.as_raw(), Call::CmdEndRendering, || [F::U64(cb.as_raw())]);
         }
     )*};
@@ -634,7 +639,7 @@ macro_rules! timestamp2_hooks {
             let Some(d) = dispatch::device_of(cb) else {
                 return;
             };
-            ext_call(&d, $name, |f: vk::PFN_vkCmdWriteTimestamp2| f(cb, stage, pool, query));
+            ext_call(&d, const { super::extension_slot($name) }, |f: vk::PFN_vkCmdWriteTimestamp2| f(cb, stage, pool, query));
             record_command_direct(cb.as_raw(), Call::CmdWriteTimestamp, || {
                 [
                     F::U64(cb.as_raw()),
@@ -660,7 +665,7 @@ macro_rules! topology_hooks {
             let Some(d) = dispatch::device_of(cb) else {
                 return;
             };
-            ext_call(&d, $name, |f: vk::PFN_vkCmdSetPrimitiveTopology| f(cb, topology));
+            ext_call(&d, const { super::extension_slot($name) }, |f: vk::PFN_vkCmdSetPrimitiveTopology| f(cb, topology));
             record_command_direct(cb.as_raw(), Call::CmdSetPrimitiveTopology, || {
                 [F::U64(cb.as_raw()), F::U32(topology.as_raw() as u32)]
             });
@@ -704,9 +709,11 @@ pub unsafe extern "system" fn cmd_draw_multi_ext(
     let Some(d) = dispatch::device_of(cb) else {
         return;
     };
-    ext_call(d, c"vkCmdDrawMultiEXT", |f: vk::PFN_vkCmdDrawMultiEXT| {
-        f(cb, count, infos, instance_count, first_instance, stride)
-    });
+    ext_call(
+        d,
+        const { super::extension_slot(c"vkCmdDrawMultiEXT") },
+        |f: vk::PFN_vkCmdDrawMultiEXT| f(cb, count, infos, instance_count, first_instance, stride),
+    );
     for i in 0..count as usize {
         let info = &*((infos as *const u8).add(i * stride as usize) as *const vk::MultiDrawInfoEXT);
         record_command_direct(cb.as_raw(), Call::CmdDraw, || {
@@ -737,7 +744,7 @@ pub unsafe extern "system" fn cmd_draw_multi_indexed_ext(
     };
     ext_call(
         d,
-        c"vkCmdDrawMultiIndexedEXT",
+        const { super::extension_slot(c"vkCmdDrawMultiIndexedEXT") },
         |f: vk::PFN_vkCmdDrawMultiIndexedEXT| {
             f(
                 cb,
@@ -777,7 +784,7 @@ pub unsafe extern "system" fn cmd_begin_conditional_rendering_ext(
     };
     ext_call(
         d,
-        c"vkCmdBeginConditionalRenderingEXT",
+        const { super::extension_slot(c"vkCmdBeginConditionalRenderingEXT") },
         |f: vk::PFN_vkCmdBeginConditionalRenderingEXT| f(cb, info),
     );
     let i = &*info;
@@ -798,7 +805,7 @@ pub unsafe extern "system" fn cmd_end_conditional_rendering_ext(cb: vk::CommandB
     };
     ext_call(
         d,
-        c"vkCmdEndConditionalRenderingEXT",
+        const { super::extension_slot(c"vkCmdEndConditionalRenderingEXT") },
         |f: vk::PFN_vkCmdEndConditionalRenderingEXT| f(cb),
     );
     command(cb, || {

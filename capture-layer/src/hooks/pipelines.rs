@@ -262,7 +262,9 @@ pub unsafe extern "system" fn create_render_pass2_khr(
     let Some(d) = dispatch::device_of(device) else {
         return vk::Result::ERROR_DEVICE_LOST;
     };
-    let Some(next) = d.ext::<vk::PFN_vkCreateRenderPass2>(c"vkCreateRenderPass2KHR") else {
+    let Some(next) = d.ext::<vk::PFN_vkCreateRenderPass2>(
+        const { super::extension_slot(c"vkCreateRenderPass2KHR") },
+    ) else {
         return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
     };
     let r = next(device, info, allocator, out);

@@ -124,7 +124,7 @@ macro_rules! submit2_hooks {
             let Some(d) = dispatch::device_of(queue) else {
                 return vk::Result::ERROR_DEVICE_LOST;
             };
-            let Some(next) = d.ext::<vk::PFN_vkQueueSubmit2>($name) else {
+            let Some(next) = d.ext::<vk::PFN_vkQueueSubmit2>(const { super::extension_slot($name) }) else {
                 return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
             };
             record_all_changes(&d);
@@ -169,7 +169,9 @@ pub unsafe extern "system" fn queue_present_khr(
     let Some(d) = dispatch::device_of(queue) else {
         return vk::Result::ERROR_DEVICE_LOST;
     };
-    let Some(next) = d.ext::<vk::PFN_vkQueuePresentKHR>(c"vkQueuePresentKHR") else {
+    let Some(next) =
+        d.ext::<vk::PFN_vkQueuePresentKHR>(const { super::extension_slot(c"vkQueuePresentKHR") })
+    else {
         return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
     };
     let i = &*info;
