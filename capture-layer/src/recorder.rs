@@ -416,10 +416,7 @@ where
         }));
         let full = block.len_bytes() >= BLOCK_BYTES;
         if full {
-            hand_over(std::mem::replace(
-                block,
-                merger::fresh_block(BLOCK_CAPACITY),
-            ));
+            hand_over_full(block);
         }
         drop(guard);
         (encoded.is_ok(), full)
@@ -455,6 +452,18 @@ where
         }
         Err(_) => stop("capture stopped: an internal error while encoding a call"),
     }
+}
+
+/// Hands the calling thread's full block to the merger, leaving it a fresh one: out of
+/// the recording path, which then keeps fewer values on the stack (a command's hook
+/// saved and restored them at every call).
+#[cold]
+#[inline(never)]
+fn hand_over_full(block: &mut RecordBlock) {
+    hand_over(std::mem::replace(
+        block,
+        merger::fresh_block(BLOCK_CAPACITY),
+    ));
 }
 
 /// Hands a block to the merger thread (without waiting: see [`merger::wait_for_room`]).

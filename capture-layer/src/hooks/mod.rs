@@ -598,6 +598,10 @@ mod tests {
             assert_eq!(extension_slot(name), slot, "{name:?}");
         }
         let names: std::collections::HashSet<_> = EXTENSION_FUNCTIONS.iter().collect();
-        assert_eq!(names.len(), EXTENSION_FUNCTIONS.len(), "a name listed twice");
+        assert_eq!(
+            names.len(),
+            EXTENSION_FUNCTIONS.len(),
+            "a name listed twice"
+        );
     }
 }
