@@ -33,6 +33,7 @@ mod draw;
 mod generic_memo;
 mod places;
 mod push_templates;
+mod recordings;
 mod records;
 mod submit;
 mod transfer;
@@ -103,10 +104,6 @@ const DRAW_BUDGET_BASE: u64 = 100_000;
 /// ...and this much per hardware draw it asks for (instances × views × commands; the
 /// instance loop runs about a dozen instructions a hardware draw).
 const DRAW_BUDGET_PER_HW_DRAW: u64 = 256;
-
-/// Commands a command buffer first seen has room for (a Zink frame's command buffer
-/// holds 30 to 40).
-const FIRST_RECORDING_ROOM: usize = 32;
 
 /// Calls the GPU model could not finish, by why.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -449,7 +446,7 @@ pub(crate) struct Pass<'o> {
     descriptor_sets: crate::descriptor_sets::DescriptorSets,
     /// Descriptor update templates, and where their uniform buffers go.
     push_templates: push_templates::PushTemplates,
-    recording: HandleMap<Vec<Cmd>>,
+    recording: recordings::Recordings,
     /// Generically recorded commands taken in this pass, by name and parameters.
     generic_memo: generic_memo::GenericMemo,
     /// How each command buffer began (what a secondary inherits).
@@ -709,7 +706,7 @@ impl<'o> Pass<'o> {
             layouts: Layouts::default(),
             descriptor_sets: Default::default(),
             push_templates: Default::default(),
-            recording: HandleMap::default(),
+            recording: recordings::Recordings::default(),
             generic_memo: generic_memo::GenericMemo::default(),
             begins: HandleMap::default(),
             resume: None,
@@ -992,13 +989,9 @@ impl<'o> Pass<'o> {
         }
     }
 
-    /// The commands recorded so far into command buffer `cb`, room made for a
-    /// recording's worth the first time `cb` is seen (a program's command buffers each
-    /// hold tens of commands; growing from nothing copies them several times over).
+    /// The commands recorded so far into command buffer `cb`.
     fn recording_of(&mut self, cb: u64) -> &mut Vec<Cmd> {
-        self.recording
-            .entry(cb)
-            .or_insert_with(|| Vec::with_capacity(FIRST_RECORDING_ROOM))
+        self.recording.of(cb)
     }
 
     /// Runs `take` for the record of sequence number `seq`, counting it among the

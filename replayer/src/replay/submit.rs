@@ -31,7 +31,7 @@ impl Pass<'_> {
                 continue;
             }
             // Taken out while it runs, then put back: it may be submitted again.
-            let cmds = self.recording.remove(cb).unwrap_or_default();
+            let cmds = self.recording.take(*cb);
             let device = self.device.clone();
             let mut enc = CommandEncoder::new(&device);
             enc.recycle_push(std::mem::take(&mut self.spare_push));
@@ -39,7 +39,7 @@ impl Pass<'_> {
             self.pending = Pending::default();
             let result = self.execute(&mut enc, &cmds, submit, &mut totals, sink, 0);
             self.spare_push = enc.take_push();
-            self.recording.insert(*cb, cmds);
+            self.recording.put_back(*cb, cmds);
             result?;
         }
         self.submits += 1;
@@ -356,13 +356,13 @@ impl Pass<'_> {
                     if depth < 4 {
                         let (view_mask, colors) = enc.rendering();
                         for cb in command_buffers {
-                            let secondary = self.recording.remove(cb).unwrap_or_default();
+                            let secondary = self.recording.take(*cb);
                             let device = self.device.clone();
                             let mut sec = CommandEncoder::new(&device);
                             self.begin_secondary(&mut sec, *cb, view_mask, colors);
                             let result =
                                 self.execute(&mut sec, &secondary, submit, totals, sink, depth + 1);
-                            self.recording.insert(*cb, secondary);
+                            self.recording.put_back(*cb, secondary);
                             result?;
                         }
                         enc.invalidate_state();
