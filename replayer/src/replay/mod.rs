@@ -928,8 +928,14 @@ impl<'o> Pass<'o> {
         let name = stored_name
             .or_else(|| names::command_of_id(fields.u32().unwrap_or(0)))
             .unwrap_or("vkUnknownCommand");
-        let bytes = crate::direct_commands::bytes_of(packed).unwrap_or_default();
         let is_command = names::is_recorded_command(name);
+        if !is_command && !records::setup_is_read(name) {
+            return self.counted(seq, false, |pass| {
+                pass.skip(name, false);
+                Ok(())
+            });
+        }
+        let bytes = crate::direct_commands::bytes_of(packed).unwrap_or_default();
         let absent = matches!(packed, DirectField::Absent);
         let asked = (is_command && !absent && generic_memo::GenericMemo::may_keep(name))
             .then(|| self.generic_memo.ask(name, &bytes))
