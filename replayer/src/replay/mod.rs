@@ -35,6 +35,7 @@ mod places;
 mod push_templates;
 mod recordings;
 mod records;
+mod skips;
 mod submit;
 mod transfer;
 
@@ -205,10 +206,6 @@ pub struct Summary {
 /// `r` of the model's replay takes pass `r`'s.
 pub type GpuTimes = HashMap<(u32, u64, u64), Vec<u64>>;
 
-/// Calls skipped by a pass, by name: how many, and whether the model needed them. A
-/// real program's setup calls are skipped by the thousand, each looked up here.
-type SkippedCalls = HashMap<String, (u64, bool), foldhash::fast::RandomState>;
-
 /// Replays `trace` into the results file `out`. `progress` hears `(bytes read, file size)`.
 /// On an error the rows written so far are finished into a readable file.
 pub fn replay(
@@ -252,7 +249,7 @@ pub fn replay_with_gpu_times(
     };
     let mut writer = ResultsWriter::create(out, run, &writing)?;
     let mut summary = Summary::default();
-    let mut skipped = SkippedCalls::default();
+    let mut skipped = skips::Skips::default();
     let mut first_fingerprint = None;
     let mut outcome = Ok(());
     for repetition in 0..options.repeat.max(1) {
@@ -290,7 +287,7 @@ pub fn replay_with_gpu_times(
         }
     }
     // By name, as a reader looks them up.
-    let skipped: BTreeMap<String, (u64, bool)> = skipped.into_iter().collect();
+    let skipped: BTreeMap<String, (u64, bool)> = skipped.into_counts().collect();
     summary.skipped = skipped
         .into_iter()
         .map(|(name, (count, needed))| SkippedCall {
@@ -455,7 +452,7 @@ pub(crate) struct Pass<'o> {
     resume: Option<RenderingInfo>,
     /// Calls skipped, by name (or name and reason): how many, and whether the model
     /// needed them.
-    skipped: SkippedCalls,
+    skipped: skips::Skips,
     /// What binds pushed since the last draw, for the next one.
     pending: Pending,
     /// Calls skipped so far, of every name.
@@ -710,7 +707,7 @@ impl<'o> Pass<'o> {
             generic_memo: generic_memo::GenericMemo::default(),
             begins: HandleMap::default(),
             resume: None,
-            skipped: SkippedCalls::default(),
+            skipped: skips::Skips::default(),
             pending: Pending::default(),
             skips: 0,
             frame: 0,
@@ -834,13 +831,7 @@ impl<'o> Pass<'o> {
                 name: name.to_string(),
             });
         }
-        // Skipped calls come by the thousand: allocate the name only the first time.
-        match self.skipped.get_mut(name) {
-            Some(entry) => entry.0 += 1,
-            None => {
-                self.skipped.insert(name.to_string(), (1, needed));
-            }
-        }
+        self.skipped.count(name, needed);
     }
 
     pub(crate) fn run(
