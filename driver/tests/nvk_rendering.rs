@@ -8,7 +8,9 @@ use driver::class::{self, copy};
 use driver::gpu::LoggedMethod;
 use driver::mme::Arch;
 use driver::nvk::image::{Image, ViewRange};
-use driver::nvk::rendering::{ColorAttachment, DepthStencilAttachment, RenderArea};
+use driver::nvk::rendering::{
+    ColorAttachment, DepthStencilAspects, DepthStencilAttachment, RenderArea,
+};
 use driver::nvk::{CommandEncoder, Device, Macro, RenderingInfo, Scratch};
 use driver::push::{SUBC_3D, SUBC_COMPUTE, SUBC_COPY};
 
@@ -56,6 +58,7 @@ fn depth(clear: Option<u32>) -> DepthStencilAttachment {
         depth_clear: clear,
         stencil_clear: None,
         resolve: false,
+        aspects: DepthStencilAspects::of_format(D32_SFLOAT),
     }
 }
 
@@ -491,4 +494,53 @@ fn a_shadowed_target_is_copied_only_where_it_loads_and_stores() {
     assert_eq!(launches(&resumed), [0x706]);
     resumed.flags |= driver::nvk::rendering::RENDERING_SUSPENDING;
     assert!(launches(&resumed).is_empty());
+}
+
+#[test]
+fn a_blit_draws_with_vk_meta_s_pipeline_state_and_the_application_s_comes_back() {
+    use driver::nvk::meta::{BlitPush, MetaBlit};
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let app = rendering(0, vec![Some(color(None, false))]);
+        // The blit's colour pass: a rendering of its destination alone.
+        let destination = RenderingInfo {
+            depth_stencil: None,
+            ..rendering(0, vec![Some(color(None, false))])
+        };
+        let log = run(arch, |enc| {
+            enc.begin_rendering(&app);
+            let s = enc.state_mut();
+            s.set_cull_mode(2); // VK_CULL_MODE_BACK_BIT
+            s.set_front_face(1); // VK_FRONT_FACE_CLOCKWISE
+            s.set_depth_test_enable(true);
+            enc.draw(3, 1, 0, 0);
+            enc.end_rendering();
+            enc.meta_begin_gfx();
+            enc.meta_blit(&MetaBlit {
+                rendering: destination.clone(),
+                layers: 1,
+                push: BlitPush::default(),
+                writes_depth: false,
+                stencil_as_discard: false,
+            });
+            enc.meta_end_gfx();
+            enc.begin_rendering(&app);
+            enc.draw(3, 1, 0, 0);
+        });
+        let pushed = |mthd| {
+            log.iter()
+                .filter(|m| m.subc == SUBC_3D && m.mthd == mthd && !m.from_macro)
+                .map(|m| m.data)
+                .collect::<Vec<_>>()
+        };
+        // The application's draw, the blit's (vk_meta's pipeline: no culling, counter-
+        // clockwise front faces; no depth attachment, so no depth test), the
+        // application's again with its state restored (nvk_meta_end).
+        assert_eq!(pushed(class::OGL_SET_CULL), [1, 0, 1], "{arch:?}");
+        assert_eq!(
+            pushed(class::OGL_SET_FRONT_FACE),
+            [0x900, 0x901, 0x900],
+            "{arch:?}"
+        );
+        assert_eq!(pushed(class::SET_DEPTH_TEST), [1, 0, 1], "{arch:?}");
+    }
 }

@@ -5,8 +5,10 @@
 
 use driver::class;
 use driver::mme::Arch;
+use driver::nvk::image::{Image, ViewRange};
+use driver::nvk::rendering::{DepthStencilAspects, DepthStencilAttachment, RenderArea};
 use driver::nvk::state::{DynamicStates, PipelineGroups, Rect, StateGroup, StencilOps, Viewport};
-use driver::nvk::{CommandEncoder, Device};
+use driver::nvk::{CommandEncoder, Device, RenderingInfo};
 use driver::push::{self, MethodWrite};
 
 /// The method writes of `words`.
@@ -26,6 +28,50 @@ fn settled(device: &Device) -> CommandEncoder<'_> {
     // As a rendering begins: its attachment map set, what depends on it dirty.
     enc.set_color_attachments(1);
     enc.state_mut().dirty_render_pass();
+    enc.draw(3, 1, 0, 0);
+    enc.take_push();
+    enc
+}
+
+/// `VK_FORMAT_D32_SFLOAT`.
+const D32_SFLOAT: u32 = 126;
+
+/// As [`settled`], inside a rendering of a depth attachment (`D32_SFLOAT`, 640x480) and
+/// no colour attachment: NVK enables the depth tests only where the rendering has one.
+fn settled_with_depth(device: &Device) -> CommandEncoder<'_> {
+    let mut enc = CommandEncoder::new(device);
+    let image = Image {
+        format: D32_SFLOAT,
+        extent: [640, 480, 1],
+        array_layers: 1,
+        mip_levels: 1,
+        samples: 1,
+        linear: false,
+        three_d: false,
+        views_2d: false,
+        addr: 0x20_0000_0000,
+    };
+    enc.begin_rendering(&RenderingInfo {
+        area: RenderArea {
+            x: 0,
+            y: 0,
+            width: 640,
+            height: 480,
+        },
+        layer_count: 1,
+        depth_stencil: Some(DepthStencilAttachment {
+            image,
+            view: ViewRange {
+                format: D32_SFLOAT,
+                ..ViewRange::default()
+            },
+            depth_clear: None,
+            stencil_clear: None,
+            resolve: false,
+            aspects: DepthStencilAspects::of_format(D32_SFLOAT),
+        }),
+        ..RenderingInfo::default()
+    });
     enc.draw(3, 1, 0, 0);
     enc.take_push();
     enc
@@ -91,7 +137,7 @@ fn a_viewport_change_emits_nvk_viewport_methods_once() {
 fn scissors_depth_stencil_and_raster_state_take_nvk_encodings() {
     for arch in ARCHES {
         let device = Device::for_arch(arch);
-        let mut enc = settled(&device);
+        let mut enc = settled_with_depth(&device);
         let s = enc.state_mut();
         s.set_scissors(
             0,
@@ -139,6 +185,40 @@ fn scissors_depth_stencil_and_raster_state_take_nvk_encodings() {
             ],
             "{arch:?}"
         );
+    }
+}
+
+#[test]
+fn depth_and_stencil_tests_stay_off_without_the_attachments() {
+    // nvk_flush_ds_state: a test enabled is pushed enabled only where the rendering has
+    // the attachment it tests (a blit's colour pass under an application's depth test).
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        let s = enc.state_mut();
+        s.set_depth_test_enable(true);
+        s.set_depth_write_enable(true);
+        s.set_depth_bounds_test_enable(true);
+        s.set_stencil_test_enable(true);
+        let got = next_draw_state(&mut enc);
+        let pushed = |mthd| got.iter().find(|(m, _)| *m == mthd).map(|(_, v)| *v);
+        for mthd in [
+            class::SET_DEPTH_TEST,
+            class::SET_DEPTH_WRITE,
+            class::SET_DEPTH_BOUNDS_TEST,
+            class::SET_STENCIL_TEST,
+        ] {
+            assert_eq!(pushed(mthd), Some(0), "{arch:?}: {mthd:#x} in {got:x?}");
+        }
+        // With a depth attachment (and no stencil one) the depth tests go on.
+        let mut enc = settled_with_depth(&device);
+        let s = enc.state_mut();
+        s.set_depth_test_enable(true);
+        s.set_stencil_test_enable(true);
+        let got = next_draw_state(&mut enc);
+        let pushed = |mthd| got.iter().find(|(m, _)| *m == mthd).map(|(_, v)| *v);
+        assert_eq!(pushed(class::SET_DEPTH_TEST), Some(1), "{arch:?}");
+        assert_eq!(pushed(class::SET_STENCIL_TEST), Some(0), "{arch:?}");
     }
 }
 

@@ -8,7 +8,9 @@ use crate::swapchain::SwapchainInfo;
 
 use driver::class::PrimitiveOp;
 use driver::nvk::image::{Image, ViewRange};
-use driver::nvk::rendering::{ColorAttachment, DepthStencilAttachment, RenderArea};
+use driver::nvk::rendering::{
+    ColorAttachment, DepthStencilAspects, DepthStencilAttachment, RenderArea,
+};
 use driver::nvk::state::PipelineGroups;
 use driver::nvk::RenderingInfo;
 use driver::nvk::{MemoryNeeds, QueryPool, QueryType};
@@ -778,6 +780,7 @@ impl Objects {
                 depth_clear: clear_of(a, desc.load_op).map(|v| v[0]),
                 stencil_clear: clear_of(a, desc.stencil_load_op).map(|v| v[1]),
                 resolve: false,
+                aspects: DepthStencilAspects::of_format(desc.format),
             })
         });
         // The framebuffer's layers, or one under multiview (begin_subpass).

@@ -164,6 +164,8 @@ impl PrimitiveOp {
             8 => PrimitiveOp::TrianglelistAdjcy,
             9 => PrimitiveOp::TrianglestripAdjcy,
             10 => PrimitiveOp::Patch,
+            // The triangle list (3), and vk_meta's rectangle list (11) NVK draws as
+            // one.
             _ => PrimitiveOp::Triangles,
         }
     }

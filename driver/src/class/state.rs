@@ -23,7 +23,7 @@ pub const SET_VIEWPORT_COORDINATE_SWIZZLE: u16 = 0x0a18;
 /// `0x0c00 /* SET_VIEWPORT_CLIP_HORIZONTAL(0) */`; viewport `j` at `+ 16·j`, followed by
 /// CLIP_VERTICAL, CLIP_MIN_Z and CLIP_MAX_Z.
 pub const SET_VIEWPORT_CLIP_HORIZONTAL: u16 = 0x0c00;
-/// `0x0d7c /* SET_VIEWPORT_Z_CLIP */`: 0 zero to +w, 1 −w to +w.
+/// `0x0d7c /* SET_VIEWPORT_Z_CLIP */`: 0 −w to +w, 1 zero to +w.
 pub const SET_VIEWPORT_Z_CLIP: u16 = 0x0d7c;
 /// `0x0dac /* SET_FRONT_POLYGON_MODE */`; BACK_POLYGON_MODE follows.
 pub const SET_FRONT_POLYGON_MODE: u16 = 0x0dac;

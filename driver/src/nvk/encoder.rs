@@ -184,6 +184,9 @@ pub struct CommandEncoder<'d> {
     /// Whether the rendering's depth attachment has a float depth format
     /// (`vk_format_has_float_depth` of NVK's `render->depth_att.vk_format`).
     pub(super) float_depth: bool,
+    /// Which of the depth and stencil attachments the rendering has (NVK's
+    /// `render->depth_att` and `render->stencil_att` formats set).
+    pub(super) ds_aspects: super::rendering::DepthStencilAspects,
     /// Vertex buffer 0's range, for the meta path to bind again (NVK's `vb0`).
     pub(super) vb0: (u64, u32),
     /// What the meta path saved, between nvk_meta_begin and nvk_meta_end.
@@ -205,6 +208,7 @@ impl<'d> CommandEncoder<'d> {
             descriptors: DescriptorState::default(),
             shaders: ShaderState::default(),
             float_depth: false,
+            ds_aspects: Default::default(),
             vb0: (0, 0),
             meta_saved: None,
         }
@@ -358,6 +362,8 @@ impl<'d> CommandEncoder<'d> {
             render_samples: self.render_samples,
             eng3d: self.device.eng3d(),
             float_depth: self.float_depth,
+            depth_attachment: self.ds_aspects.depth,
+            stencil_attachment: self.ds_aspects.stencil,
         };
         let flushed = self.state.flush(&mut self.push, ctx);
         for (i, group) in StateGroup::ALL.iter().enumerate() {

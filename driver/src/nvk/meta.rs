@@ -11,8 +11,8 @@ use super::descriptors::SavedDescriptors;
 use super::encoder::{CommandEncoder, Recorded};
 use super::rendering::RenderingInfo;
 use super::state::{
-    DynamicStates, GraphicsState, PipelineGroups, Rect, StencilOps, VertexAttribute, VertexBinding,
-    Viewport,
+    DynamicState, DynamicStates, Faces, GraphicsState, PipelineGroups, Rect, StencilOps,
+    VertexAttribute, VertexBinding, Viewport,
 };
 use crate::class;
 use crate::push::SUBC_3D;
@@ -36,6 +36,10 @@ const VERTEX_BYTES: u32 = 16;
 /// `VK_FORMAT_R32G32B32A32_UINT`, the vertices' format (the layer rides in a
 /// component as an integer).
 const VERTEX_FORMAT: u32 = 107;
+/// `VK_PRIMITIVE_TOPOLOGY_META_RECT_LIST_MESA`, vk_meta's pipelines' topology: drawn as
+/// triangles (vk_to_nv9097_primitive_topology), but another value than the
+/// application's triangle list, so binding the pipeline changes it.
+const META_RECT_LIST: u32 = 11;
 /// `VK_COMPARE_OP_ALWAYS` and `VK_STENCIL_OP_REPLACE`.
 const COMPARE_ALWAYS: u32 = 7;
 const STENCIL_REPLACE: u32 = 2;
@@ -115,6 +119,68 @@ pub(super) struct MetaSave {
     vb0: (u64, u32),
 }
 
+/// The state vk_meta's blit pipeline holds, which binding it applies over the
+/// application's (Mesa's vk_cmd_set_dynamic_graphics_state): vk_meta_create_graphics_pipeline's
+/// defaults (`vk_meta_draw_rects_ia_state`'s rectangle list; `default_rs_info`: fill, no culling, counter-clockwise front faces, no depth
+/// bias or clamp, a line width left at 0; one sample; blending off and every component
+/// written; no depth clip control, so depth from 0 to 1) with `vk_meta_draw_rects`'
+/// vertex input (one `vec4` attribute from binding 0) and get_blit_pipeline's depth and
+/// stencil state (written always where the pass writes them; otherwise tests off and a
+/// zeroed `VkPipelineDepthStencilStateCreateInfo`, depth bounds 0 to 0).
+fn blit_pipeline_state(blit: &MetaBlit) -> DynamicState {
+    let mut held = DynamicState {
+        topology: META_RECT_LIST,
+        line_width: 0.0,
+        rasterization_samples: 1,
+        depth_bounds: (0.0, 0.0),
+        ..DynamicState::default()
+    };
+    held.vertex_input.bindings = vec![VertexBinding {
+        binding: 0,
+        stride: VERTEX_BYTES,
+        input_rate: 0,
+        divisor: 1,
+    }];
+    held.vertex_input.attributes = vec![VertexAttribute {
+        location: 0,
+        binding: 0,
+        format: VERTEX_FORMAT,
+        offset: 0,
+    }];
+    if blit.writes_depth {
+        held.depth_test_enable = true;
+        held.depth_write_enable = true;
+        held.depth_compare_op = COMPARE_ALWAYS;
+    }
+    if blit.stencil_as_discard {
+        // Front and back alike; the 8-bit masks and reference of ~0.
+        let ops = StencilOps {
+            fail: 0,
+            pass: STENCIL_REPLACE,
+            depth_fail: 0,
+            compare: COMPARE_ALWAYS,
+        };
+        held.stencil_test_enable = true;
+        held.stencil_ops = Faces {
+            front: ops,
+            back: ops,
+        };
+        held.stencil_compare_mask = Faces {
+            front: 0xff,
+            back: 0xff,
+        };
+        held.stencil_write_mask = Faces {
+            front: 0xff,
+            back: 0xff,
+        };
+        held.stencil_reference = Faces {
+            front: 0xff,
+            back: 0xff,
+        };
+    }
+    held
+}
+
 impl CommandEncoder<'_> {
     /// Mirrors nvk_meta_begin: rendering forced on, statistics off, the application's
     /// dynamic state, shaders, vertex buffer 0, set 0 and push constants saved.
@@ -157,45 +223,13 @@ impl CommandEncoder<'_> {
             color_blend: info.colors.iter().any(Option::is_some),
         };
         let area = info.area;
-        let state = self.state_mut();
-        state.bind_pipeline(META_PIPELINE, &DynamicStates::new(dynamic), groups);
-        state.set_vertex_input(
-            &[VertexBinding {
-                binding: 0,
-                stride: VERTEX_BYTES,
-                input_rate: 0,
-                divisor: 1,
-            }],
-            &[VertexAttribute {
-                location: 0,
-                binding: 0,
-                format: VERTEX_FORMAT,
-                offset: 0,
-            }],
+        let held = blit_pipeline_state(blit);
+        self.state_mut().bind_internal_pipeline(
+            META_PIPELINE,
+            &DynamicStates::new(dynamic),
+            &held,
+            groups,
         );
-        // vk_meta's rasterization state leaves the line width at 0.
-        state.set_line_width(0.0);
-        if info.depth_stencil.is_some() {
-            state.set_depth_test_enable(blit.writes_depth);
-            state.set_depth_write_enable(blit.writes_depth);
-            if blit.writes_depth {
-                state.set_depth_compare_op(COMPARE_ALWAYS);
-            }
-            if blit.stencil_as_discard {
-                state.set_stencil_test_enable(true);
-                state.set_stencil_op(
-                    FRONT_AND_BACK,
-                    StencilOps {
-                        fail: 0,
-                        pass: STENCIL_REPLACE,
-                        depth_fail: 0,
-                        compare: COMPARE_ALWAYS,
-                    },
-                );
-                state.set_stencil_compare_mask(FRONT_AND_BACK, 0xff);
-                state.set_stencil_reference(FRONT_AND_BACK, 0xff);
-            }
-        }
         let bits: Vec<u32> = if blit.stencil_as_discard {
             (0..8).map(|i| 1 << i).collect()
         } else {

@@ -64,6 +64,34 @@ pub struct DepthStencilAttachment {
     pub stencil_clear: Option<u32>,
     /// Whether depth or stencil resolves at the end.
     pub resolve: bool,
+    /// Whether it is the rendering's depth attachment (`pDepthAttachment` with a view:
+    /// NVK's `render->depth_att.vk_format` is set), and its stencil attachment
+    /// (`pStencilAttachment`). A render pass's attachment is either where its format
+    /// has the aspect (vk_render_pass). NVK enables the depth and stencil tests only
+    /// for an attachment the rendering has (nvk_flush_ds_state).
+    pub aspects: DepthStencilAspects,
+}
+
+/// Which of a rendering's depth and stencil attachments an image stands as.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DepthStencilAspects {
+    /// As the depth attachment.
+    pub depth: bool,
+    /// As the stencil attachment.
+    pub stencil: bool,
+}
+
+impl DepthStencilAspects {
+    /// Both, where the format `vk_format` has them (vk_render_pass's conversion of a
+    /// subpass's depth/stencil attachment; a `VkFormat` outside the depth/stencil
+    /// formats has neither).
+    pub fn of_format(vk_format: u32) -> Self {
+        // VK_FORMAT_D16_UNORM (124) to VK_FORMAT_D32_SFLOAT_S8_UINT (130).
+        DepthStencilAspects {
+            depth: matches!(vk_format, 124..=126 | 128..=130),
+            stencil: matches!(vk_format, 127..=130),
+        }
+    }
 }
 
 /// `VkRenderingInfo` as the model needs it.
@@ -259,10 +287,14 @@ impl CommandEncoder<'_> {
         self.render_samples = samples.unwrap_or(0);
         // NVK's `render->depth_att.vk_format`, which the rasterizer's clip control
         // reads.
+        self.ds_aspects = info
+            .depth_stencil
+            .as_ref()
+            .map_or_else(Default::default, |ds| ds.aspects);
         self.float_depth = info
             .depth_stencil
             .as_ref()
-            .is_some_and(|ds| matches!(ds.view.format, 126 | 130));
+            .is_some_and(|ds| ds.aspects.depth && matches!(ds.view.format, 126 | 130));
         if let Some(samples) = samples {
             let eng3d = self.chipset().eng3d;
             super::state::push_sample_layout(&mut self.push, eng3d, samples);

@@ -88,6 +88,10 @@ impl Pass<'_> {
                 stencil_clear: (r.stencil.view != 0 && r.stencil.load_op == objects::LOAD_OP_CLEAR)
                     .then_some(r.stencil.clear[1]),
                 resolve: r.depth.resolve_mode != 0 || r.stencil.resolve_mode != 0,
+                aspects: DepthStencilAspects {
+                    depth: r.depth.view != 0,
+                    stencil: r.stencil.view != 0,
+                },
             });
         RenderingInfo {
             flags: r.flags,

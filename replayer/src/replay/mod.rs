@@ -52,7 +52,7 @@ use crate::pass_barriers::PassBarriers;
 use driver::nvk::image::{Image, TargetFormat, ViewRange};
 use driver::nvk::meta::{BlitPush, MetaBlit};
 use driver::nvk::rendering::{
-    ColorAttachment, DepthStencilAttachment, RenderArea, RENDERING_RESUMING,
+    ColorAttachment, DepthStencilAspects, DepthStencilAttachment, RenderArea, RENDERING_RESUMING,
 };
 use driver::nvk::RenderingInfo;
 use places::{NewPlace, Places};

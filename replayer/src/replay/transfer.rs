@@ -225,6 +225,11 @@ impl Pass<'_> {
                         // The stencil written bit by bit starts cleared.
                         stencil_clear: stencil_as_discard.then_some(0),
                         resolve: false,
+                        // do_blit's rendering: the attachments of the pass's aspects.
+                        aspects: DepthStencilAspects {
+                            depth: pass & DEPTH != 0,
+                            stencil: pass & STENCIL != 0,
+                        },
                     });
                 } else {
                     info.colors = vec![Some(ColorAttachment {
@@ -305,6 +310,10 @@ impl Pass<'_> {
                         depth_clear: (aspects & 2 != 0).then_some(value[0]),
                         stencil_clear: (aspects & 4 != 0).then_some(value[1]),
                         resolve: false,
+                        aspects: DepthStencilAspects {
+                            depth: aspects & 2 != 0,
+                            stencil: aspects & 4 != 0,
+                        },
                     });
                 } else {
                     info.colors = vec![Some(ColorAttachment {

@@ -23,21 +23,35 @@ fn stencil_words(ops: StencilOps) -> [u32; 4] {
     ]
 }
 
-/// Mirrors nvk_flush_ds_state. The tests and writes are enabled only where the render
-/// pass has a depth or stencil attachment; this model takes it that it does.
-pub(super) fn flush_ds_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
+/// Mirrors nvk_flush_ds_state. The depth tests and writes are enabled only where the
+/// rendering has a depth attachment, the stencil test only where it has a stencil
+/// attachment (the last argument: whether it has each).
+pub(super) fn flush_ds_state(
+    p: &mut PushBuffer,
+    d: Dirty,
+    s: &DynamicState,
+    (depth, stencil): (bool, bool),
+) {
     let immd = |p: &mut PushBuffer, mthd, v| p.immd_or_mthd(SUBC_3D, mthd, v);
     if d.has(StateBit::DsDepthTestEnable) {
-        immd(p, class::SET_DEPTH_TEST, u32::from(s.depth_test_enable));
+        immd(
+            p,
+            class::SET_DEPTH_TEST,
+            u32::from(s.depth_test_enable && depth),
+        );
     }
     if d.has(StateBit::DsDepthWriteEnable) {
-        immd(p, class::SET_DEPTH_WRITE, u32::from(s.depth_write_enable));
+        immd(
+            p,
+            class::SET_DEPTH_WRITE,
+            u32::from(s.depth_write_enable && depth),
+        );
     }
     if d.has(StateBit::DsDepthCompareOp) {
         immd(p, class::SET_DEPTH_FUNC, compare_op(s.depth_compare_op));
     }
     if d.has(StateBit::DsDepthBoundsTestEnable) {
-        let e = u32::from(s.depth_bounds_test_enable);
+        let e = u32::from(s.depth_bounds_test_enable && depth);
         immd(p, class::SET_DEPTH_BOUNDS_TEST, e);
     }
     if d.has(StateBit::DsDepthBoundsTestBounds) {
@@ -45,7 +59,11 @@ pub(super) fn flush_ds_state(p: &mut PushBuffer, d: Dirty, s: &DynamicState) {
         p.inc(SUBC_3D, class::SET_DEPTH_BOUNDS_MIN, &[fui(min), fui(max)]);
     }
     if d.has(StateBit::DsStencilTestEnable) {
-        immd(p, class::SET_STENCIL_TEST, u32::from(s.stencil_test_enable));
+        immd(
+            p,
+            class::SET_STENCIL_TEST,
+            u32::from(s.stencil_test_enable && stencil),
+        );
     }
     if d.has(StateBit::DsStencilOp) {
         let front = stencil_words(s.stencil_ops.front);

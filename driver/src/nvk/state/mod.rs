@@ -599,6 +599,12 @@ pub struct FlushContext {
     /// Whether the rendering's depth attachment has a float depth format (the
     /// rasterizer then leaves depth unclamped to [0, 1]).
     pub float_depth: bool,
+    /// Whether the rendering has a depth attachment: NVK enables the depth tests and
+    /// writes only then.
+    pub depth_attachment: bool,
+    /// Whether the rendering has a stencil attachment: NVK enables the stencil test
+    /// only then.
+    pub stencil_attachment: bool,
 }
 
 /// The groups a draw's state cost is split into, as results show them.
@@ -915,6 +921,22 @@ impl GraphicsState {
         if self.pipeline.map(|(p, _)| p) == Some(pipeline) {
             return;
         }
+        let dynamic = dynamic_states.bits();
+        self.apply_static(state, dynamic, groups);
+        self.pipeline = Some((pipeline, dynamic));
+    }
+
+    /// vkCmdBindPipeline of one of vk_meta's internal pipelines (`pipeline`, the id the
+    /// model gives them all), with its static state: applied at every bind, as
+    /// `vk_cmd_set_dynamic_graphics_state` applies it, for one id stands for several
+    /// pipelines (a blit's colour, depth and stencil passes each bind their own).
+    pub fn bind_internal_pipeline(
+        &mut self,
+        pipeline: u64,
+        dynamic_states: &DynamicStates,
+        state: &DynamicState,
+        groups: PipelineGroups,
+    ) {
         let dynamic = dynamic_states.bits();
         self.apply_static(state, dynamic, groups);
         self.pipeline = Some((pipeline, dynamic));
@@ -1270,7 +1292,7 @@ impl GraphicsState {
             ms::flush_ms_state(p, d, dyn_, ctx.eng3d, ctx.render_samples);
         });
         group(StateGroup::DepthStencil, p, &|p| {
-            ds::flush_ds_state(p, d, dyn_)
+            ds::flush_ds_state(p, d, dyn_, (ctx.depth_attachment, ctx.stencil_attachment))
         });
         group(StateGroup::Blend, p, &|p| {
             cb::flush_cb_state(p, d, dyn_, ctx.color_attachments)
