@@ -136,17 +136,35 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     for trace in traces.iter().filter(|t| t.exists()) {
         all_finished &= summarize(trace)?;
     }
-    if !status.success() && args.quit_after_frames && all_finished && ended_as_asked(status) {
-        eprintln!(
-            "{program} {} after its last frame was captured (--quit-after-frames)",
-            describe(status)
-        );
+    if let Some(report) = quit_report(program, status, args.quit_after_frames && all_finished) {
+        eprintln!("{report}");
         return Ok(());
     }
     if !status.success() {
         anyhow::bail!("{program} {}", describe(status));
     }
     Ok(())
+}
+
+/// What to say of a program that did not end well after `--quit-after-frames` had its
+/// last frame captured and its trace `finished`: the capture succeeded either way. A
+/// program may crash as it handles the layer's SIGTERM (Neverball through Zink dies of
+/// SIGSEGV on any SIGTERM, without the layer too); its trace is whole all the same.
+/// `None` where the program ended well or the capture is not done.
+fn quit_report(program: &str, status: ExitStatus, finished: bool) -> Option<String> {
+    if status.success() || !finished {
+        return None;
+    }
+    let ended = describe(status);
+    Some(match ended_as_asked(status) {
+        true => {
+            format!("{program} {ended} after its last frame was captured (--quit-after-frames)")
+        }
+        false => format!(
+            "{program} {ended} after its last frame was captured, as it was asked to quit \
+             (--quit-after-frames): the trace is complete"
+        ),
+    })
 }
 
 /// Whether the program ended the way `--quit-after-frames` ends it: by the layer's
@@ -272,5 +290,29 @@ fn size(bytes: u64) -> String {
         0..1024 => format!("{bytes} B"),
         1024..1_048_576 => format!("{:.1} KiB", bytes as f64 / 1024.0),
         _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn a_program_that_dies_as_it_is_asked_to_quit_leaves_a_successful_capture() {
+        // Wait statuses: killed by a signal is the signal's number.
+        let term = ExitStatus::from_raw(libc::SIGTERM);
+        let segv = ExitStatus::from_raw(libc::SIGSEGV);
+        let report = quit_report("vkcube", term, true).expect("a report");
+        assert_eq!(
+            report,
+            "vkcube was killed by signal 15 after its last frame was captured (--quit-after-frames)"
+        );
+        let report = quit_report("neverball", segv, true).expect("a report");
+        assert!(report.starts_with("neverball was killed by signal 11 after its last frame"));
+        assert!(report.ends_with("the trace is complete"), "{report}");
+        // A trace left unfinished, or a program that ended well, is not this case.
+        assert_eq!(quit_report("neverball", segv, false), None);
+        assert_eq!(quit_report("vkcube", ExitStatus::from_raw(0), true), None);
     }
 }
