@@ -797,6 +797,40 @@ impl<'o> Pass<'o> {
         })
     }
 
+    /// What of pipeline `p`'s creation its shaders' keys depend on, beside its stages
+    /// (see [`crate::shaders::Shaders::pipeline_shaders`]).
+    fn pipeline_compile(
+        &self,
+        p: &trace_format::generated::trace::GraphicsPipeline<'_>,
+    ) -> crate::shaders::PipelineCompile {
+        // VK_PIPELINE_CREATE_LIBRARY_BIT_KHR, and
+        // VK_GRAPHICS_PIPELINE_LIBRARY_PRE_RASTERIZATION_SHADERS_BIT_EXT.
+        let library = p.flags() & 0x800 != 0;
+        let rasterization = !library || p.library_parts() & 0x2 != 0;
+        let view_mask = match p.render_pass() {
+            0 => p.rendering().map_or(0, |r| r.view_mask()),
+            pass => self
+                .objects
+                .render_passes
+                .get(&pass)
+                .and_then(|rp| rp.subpasses.get(p.subpass() as usize))
+                .map_or(0, |s| s.view_mask),
+        };
+        crate::shaders::PipelineCompile {
+            pipeline: p.pipeline(),
+            flags: p.flags(),
+            libraries: p.libraries().into_iter().flatten().collect(),
+            fragment_state: crate::shaders::FragmentState {
+                // VK_CONSERVATIVE_RASTERIZATION_MODE_UNDERESTIMATE_EXT.
+                underestimate: !rasterization
+                    || p.state().is_some_and(|s| s.conservative_mode() == 2),
+                // VK_PIPELINE_CREATE_DEPTH_STENCIL_ATTACHMENT_FEEDBACK_LOOP_BIT_EXT.
+                depth_stencil_feedback_loop: p.flags() & 0x0400_0000 != 0,
+                multiview: view_mask != 0,
+            },
+        }
+    }
+
     /// `pipeline` linked from the libraries its record names; a library the trace
     /// never created is counted as a skip (the first one's sequence number is kept),
     /// and the pipeline keeps what the others give.
@@ -1036,6 +1070,10 @@ impl<'o> Pass<'o> {
             Call::DestroyObject => {
                 if let Some(c) = record.call_as_destroy_object() {
                     self.objects.destroy(c.object_type(), c.handle());
+                    // VK_OBJECT_TYPE_PIPELINE.
+                    if c.object_type() == 19 {
+                        self.shaders.destroy_pipeline(c.handle());
+                    }
                 }
             }
             Call::MemoryContents => {
@@ -1152,8 +1190,10 @@ impl<'o> Pass<'o> {
                                     .map_or(&[][..], |d| d.bytes()),
                             })
                             .collect();
+                        let compile = self.pipeline_compile(&p);
                         let shaders = self.shaders.pipeline_shaders(
                             &stages,
+                            &compile,
                             self.options.chipset,
                             p.layout(),
                             &self.layouts,
