@@ -208,6 +208,35 @@ fn a_captured_program_keeps_the_memory_settings_it_has_alone() {
     );
 }
 
+/// `macroscope capture` preloads the library that keeps the layer's fault handler
+/// installed when the program installs its own, before what the user preloads.
+#[test]
+fn capture_preloads_the_fault_handler_keeper_before_the_users_preloads() {
+    if !vulkan_ready() {
+        return;
+    }
+    let signals = layer_library().with_file_name("libmacroscope_signals.so");
+    assert!(
+        signals.is_file(),
+        "no {} (cargo build -p capture-signals)",
+        signals.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .args(["capture", "-o"])
+        .arg(dir.path().join("sh.mscope"))
+        .args(["--", "sh", "-c", "echo \"$LD_PRELOAD\""])
+        .env("LD_PRELOAD", "libuser.so")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let preload = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        preload.trim(),
+        format!("{}:libuser.so", signals.canonicalize().unwrap().display())
+    );
+}
+
 #[test]
 fn vkcube_captures_100_frames_that_read_back_validate_and_replay() {
     if !vulkan_ready() {

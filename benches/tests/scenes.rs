@@ -653,19 +653,62 @@ fn a_pipeline_linked_from_libraries_replays_as_the_same_pipeline_made_whole() {
 
 #[test]
 fn every_byte_the_mapped_scene_writes_is_in_the_trace_before_its_submit() {
-    use benches::scenes::{MAPPED_BYTES, MAPPED_WRITE};
     if !ready() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let frames = 5;
     let (trace, _) = capture(dir.path(), "mapped", frames);
+    assert_mapped_writes_recorded(&trace, frames);
+}
+
+/// A program that installs a SIGSEGV handler of its own after the layer has installed
+/// its (ioquake3 does) keeps its handler for its own faults, and the layer keeps
+/// finding its writes to mapped memory, with `libmacroscope_signals.so` preloaded as
+/// `macroscope capture` preloads it. Without it the handler got the layer's first
+/// fault and the scene ended with status 3 (ioquake3 died of it).
+#[test]
+fn a_program_installing_its_own_fault_handler_keeps_it_and_its_writes_are_recorded() {
+    if !ready() {
+        return;
+    }
+    let signals =
+        layer_library().with_file_name(macroscope_capture::fault_chain::SIGNALS_LIBRARY_FILE);
+    assert!(
+        signals.is_file(),
+        "no {} (cargo build -p capture-signals)",
+        signals.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let frames = 5;
+    let trace = dir.path().join("mapped.mscope");
+    let out = Command::new(env!("CARGO_BIN_EXE_scene"))
+        .args(["mapped", &frames.to_string(), "--own-fault-handler"])
+        .env("VK_ADD_LAYER_PATH", layer_manifests(dir.path()))
+        .env("VK_INSTANCE_LAYERS", "VK_LAYER_MACROSCOPE_capture")
+        .env("MACROSCOPE_CAPTURE_FILE", &trace)
+        .env("LD_PRELOAD", &signals)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("its own SIGSEGV handler took 1 fault(s)"),
+        "{stderr}"
+    );
+    assert_mapped_writes_recorded(&trace, frames);
+}
+
+/// Every word the mapped scene wrote in each frame is in the trace before that frame's
+/// submit.
+fn assert_mapped_writes_recorded(trace: &Path, frames: u64) {
+    use benches::scenes::{MAPPED_BYTES, MAPPED_WRITE};
     // The persistently mapped memory, and the contents recorded into it so far.
     let mut memory = None;
     let mut bound_at = 0;
     let mut contents: Vec<(u64, Vec<u8>)> = Vec::new();
     let mut submits = 0u64;
-    for chunk in TraceReader::open(&trace).unwrap() {
+    for chunk in TraceReader::open(trace).unwrap() {
         for r in chunk.unwrap().records() {
             if let Some(a) = r.call_as_allocate_memory() {
                 if a.size() >= MAPPED_BYTES {

@@ -22,6 +22,7 @@ pub mod clock;
 pub mod command_buffers;
 pub mod dispatch;
 pub mod extensions;
+pub mod fault_chain;
 pub mod ffi;
 pub mod frame_boundary;
 pub mod frame_checksums;

@@ -303,6 +303,9 @@ impl MappedMemory {
 
     /// Gives `out` the changes in every mapping since the last look.
     pub fn changes(&mut self, out: &mut ChangeSink<'_>) {
+        if self.maps.values().any(|m| m.watch.is_some()) {
+            crate::fault_chain::keep_installed();
+        }
         let mut memories: Vec<u64> = self.maps.keys().copied().collect();
         memories.sort_unstable();
         for memory in memories {

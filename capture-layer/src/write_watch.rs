@@ -6,7 +6,8 @@
 //! program keeping hundreds of MiB mapped pays for what it touches).
 //!
 //! The handler chains to the program's own for every fault outside a watched range
-//! (and to the default action where there was none). Taking dirty pages back re-protects
+//! (and to the default action where there was none), and stays installed when the
+//! program installs its own after it ([`crate::fault_chain`]). Taking dirty pages back re-protects
 //! them before reading: a write racing with the look either lands before it (and is
 //! seen by the comparison) or faults after it (and is seen at the next).
 //!
@@ -69,28 +70,9 @@ static SLOTS_IN_USE: [Slot; SLOTS] = [FREE; SLOTS];
 static IN_HANDLER: AtomicUsize = AtomicUsize::new(0);
 /// Serializes taking and giving back slots.
 static REGISTRY: Mutex<()> = Mutex::new(());
-/// The action that was installed for SIGSEGV before ours.
-static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
-
 /// Installs the fault handler once; false when it cannot be.
 fn install() -> bool {
-    static INSTALLED: OnceLock<bool> = OnceLock::new();
-    *INSTALLED.get_or_init(|| {
-        // SAFETY: a zeroed sigaction is a valid value to fill; the handler is
-        // async-signal-safe in what it does (atomics, mprotect, chaining).
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_fault as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-            libc::sigemptyset(&mut action.sa_mask);
-            let mut previous: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(libc::SIGSEGV, &action, &mut previous) != 0 {
-                return false;
-            }
-            let _ = PREVIOUS.set(previous);
-        }
-        true
-    })
+    crate::fault_chain::install(on_fault)
 }
 
 extern "C" fn on_fault(
@@ -149,7 +131,7 @@ extern "C" fn on_fault(
         return;
     }
     IN_HANDLER.fetch_sub(1, Ordering::SeqCst);
-    chain(signal, info, context);
+    crate::fault_chain::chain(signal, info, context);
 }
 
 /// Pages marked dirty just before page `index`, counted back from it, at most
@@ -192,29 +174,6 @@ fn mark(slot: &Slot, from: usize, to: usize, page: usize) {
         // while a handler runs.
         unsafe { (*dirty.add(index / 64)).fetch_or(mask, Ordering::SeqCst) };
         index = word_end;
-    }
-}
-
-/// Hands a fault that is not ours to the action installed before us.
-fn chain(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
-    let Some(previous) = PREVIOUS.get() else {
-        return;
-    };
-    let handler = previous.sa_sigaction;
-    // SAFETY: calling the program's own handler as the kernel would have; restoring
-    // the default action makes the faulting instruction fault again and end the
-    // process as it would have without us.
-    unsafe {
-        if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
-            libc::sigaction(signal, previous, std::ptr::null_mut());
-        } else if previous.sa_flags & libc::SA_SIGINFO != 0 {
-            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
-                std::mem::transmute(handler);
-            f(signal, info, context);
-        } else {
-            let f: extern "C" fn(libc::c_int) = std::mem::transmute(handler);
-            f(signal);
-        }
     }
 }
 

@@ -64,6 +64,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             macroscope_capture::LAYER_NAME.to_string_lossy()
         );
         println!("  MACROSCOPE_CAPTURE_FILE=/path/to/trace.mscope   (optional)");
+        if let Some(signals) = signals_library(&library) {
+            println!(
+                "  LD_PRELOAD={}   (keeps the layer's fault handler when the program installs its own)",
+                signals.display()
+            );
+        }
         return Ok(());
     }
     let Some((program, program_args)) = args.program.split_first() else {
@@ -87,6 +93,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     };
     command.env("VK_INSTANCE_LAYERS", layers);
     command.env("MACROSCOPE_LOG", &args.log);
+    match signals_library(&library) {
+        Some(signals) => {
+            command.env("LD_PRELOAD", preload_with(&signals));
+        }
+        None => eprintln!(
+            "macroscope: {} is not beside {}: a program that installs its own SIGSEGV handler after the layer could be handed the layer's faults (build it with `cargo build --release -p capture-signals`)",
+            macroscope_capture::fault_chain::SIGNALS_LIBRARY_FILE,
+            library.display()
+        ),
+    }
     if let Some(out) = &args.output {
         command.env("MACROSCOPE_CAPTURE_FILE", absolute(out)?);
     }
@@ -196,6 +212,26 @@ fn find_library() -> anyhow::Result<PathBuf> {
         exe.display()
     ))
     .into())
+}
+
+/// `libmacroscope_signals.so` beside the layer's library (or where
+/// `MACROSCOPE_SIGNALS_LIBRARY` says), absolute, when it is there.
+fn signals_library(layer: &Path) -> Option<PathBuf> {
+    let path = match std::env::var_os("MACROSCOPE_SIGNALS_LIBRARY") {
+        Some(path) => PathBuf::from(path),
+        None => layer.with_file_name(macroscope_capture::fault_chain::SIGNALS_LIBRARY_FILE),
+    };
+    path.is_file().then(|| path.canonicalize().unwrap_or(path))
+}
+
+/// `LD_PRELOAD` with `library` first and what the environment preloads after it.
+fn preload_with(library: &Path) -> std::ffi::OsString {
+    let mut preload = library.as_os_str().to_owned();
+    if let Some(existing) = std::env::var_os("LD_PRELOAD").filter(|p| !p.is_empty()) {
+        preload.push(":");
+        preload.push(existing);
+    }
+    preload
 }
 
 fn write_manifest(dir: &Path, library: &Path) -> anyhow::Result<PathBuf> {

@@ -1,6 +1,8 @@
-//! `scene NAME [FRAMES] [--extra-draw]`: runs one of the capture-workload scenes
-//! offscreen and prints what it issued as one line of JSON. `--extra-draw` adds one draw
-//! to frame 1 of the multiview scene, for comparing two captures that differ by it.
+//! `scene NAME [FRAMES] [--extra-draw] [--own-fault-handler]`: runs one of the
+//! capture-workload scenes offscreen and prints what it issued as one line of JSON.
+//! `--extra-draw` adds one draw to frame 1 of the multiview scene, for comparing two
+//! captures that differ by it; `--own-fault-handler` has the mapped scene install a
+//! SIGSEGV handler of its own after the layer's, as some programs do.
 
 use std::process::ExitCode;
 
@@ -8,11 +10,12 @@ fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let options = benches::scenes::SceneOptions {
         extra_draw: args.iter().any(|a| a == "--extra-draw"),
+        own_fault_handler: args.iter().any(|a| a == "--own-fault-handler"),
     };
-    args.retain(|a| a != "--extra-draw");
+    args.retain(|a| a != "--extra-draw" && a != "--own-fault-handler");
     let Some(name) = args.first() else {
         eprintln!(
-            "usage: scene NAME [FRAMES] [--extra-draw]  (NAME: {})",
+            "usage: scene NAME [FRAMES] [--extra-draw] [--own-fault-handler]  (NAME: {})",
             benches::scenes::SCENES.join(", ")
         );
         return ExitCode::from(2);

@@ -20,6 +20,7 @@
 //!   with the same pipeline linked from three graphics pipeline libraries.
 
 mod gpu;
+mod own_fault_handler;
 
 use std::collections::BTreeMap;
 use std::ffi::CStr;
@@ -119,6 +120,9 @@ pub struct SceneOptions {
     /// One more draw in frame 1 (the multiview scene: after its first draw), so that
     /// two captures differ by exactly one draw.
     pub extra_draw: bool,
+    /// The mapped scene installs a SIGSEGV handler of its own once its mapping is
+    /// watched, and faults into it once at the end (see `own_fault_handler`).
+    pub own_fault_handler: bool,
 }
 
 /// Runs scene `name` for `frames` frames.
@@ -153,7 +157,7 @@ pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued
         "threads" => threads(&mut gpu, frames, &mut issued)?,
         "secondary" => secondary(&mut gpu, frames, &mut issued)?,
         "compute" => compute(&mut gpu, frames, &mut issued)?,
-        "mapped" => mapped(&mut gpu, frames, &mut issued)?,
+        "mapped" => mapped(&mut gpu, frames, options, &mut issued)?,
         "libraries" => libraries(&mut gpu, frames, &mut issued)?,
         _ => tessellation(&mut gpu, frames, &mut issued)?,
     }
@@ -466,7 +470,12 @@ pub const MAPPED_BYTES: u64 = 512 << 20;
 pub const MAPPED_WRITE: u64 = 1 << 20;
 const MAPPED_DRAWS: u64 = 16;
 
-fn mapped(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+fn mapped(
+    gpu: &mut Gpu,
+    frames: u64,
+    options: SceneOptions,
+    issued: &mut Issued,
+) -> Result<(), Error> {
     let SinglePass {
         layout,
         sets,
@@ -475,6 +484,9 @@ fn mapped(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> 
         pipeline,
     } = single_pass(gpu, &COLORED, vk::PrimitiveTopology::TRIANGLE_LIST)?;
     let vertices = gpu.mapped_buffer(vk::BufferUsageFlags::VERTEX_BUFFER, MAPPED_BYTES)?;
+    if options.own_fault_handler {
+        own_fault_handler::install();
+    }
     let d = gpu.device.clone();
     let slices = MAPPED_BYTES / MAPPED_WRITE;
     for frame in 0..frames {
@@ -509,6 +521,10 @@ fn mapped(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> 
             }
             d.cmd_end_render_pass(cb);
         })?;
+    }
+    if options.own_fault_handler {
+        let taken = own_fault_handler::fault_once()?;
+        eprintln!("scene: its own SIGSEGV handler took {taken} fault(s)");
     }
     Ok(())
 }
