@@ -180,6 +180,9 @@ impl DynamicKind {
 pub struct Layouts {
     sets: HandleMap<SetLayout>,
     pipelines: HandleMap<Vec<u64>>,
+    /// Each pipeline layout's push constant ranges (stage flags, offset, size), in the
+    /// order the program gave them.
+    push_ranges: HandleMap<Vec<(u32, u32, u32)>>,
     /// Layouts made so far: what was worked out from them holds while it is unchanged.
     generation: u64,
 }
@@ -206,9 +209,16 @@ impl Layouts {
         self.generation += 1;
     }
 
-    /// vkCreatePipelineLayout: its set layouts, set by set.
-    pub fn create_pipeline_layout(&mut self, handle: u64, set_layouts: Vec<u64>) {
+    /// vkCreatePipelineLayout: its set layouts, set by set, and its push constant
+    /// ranges (stage flags, offset, size) in the order given.
+    pub fn create_pipeline_layout(
+        &mut self,
+        handle: u64,
+        set_layouts: Vec<u64>,
+        push_ranges: Vec<(u32, u32, u32)>,
+    ) {
         self.pipelines.insert(handle, set_layouts);
+        self.push_ranges.insert(handle, push_ranges);
         self.generation += 1;
     }
 
@@ -219,13 +229,16 @@ impl Layouts {
     }
 
     /// What in pipeline layout `layout` a shader's compile depends on, as a hash: its
-    /// set layouts' bindings (two layouts alike hash alike; one the trace does not
-    /// hold hashes as no sets).
+    /// set layouts' bindings and its push constant ranges, as
+    /// `vk_graphics_pipeline_compile_shaders` hashes the set layouts' BLAKE3s and the
+    /// layout's `push_ranges` into `layout_blake3` (two layouts alike hash alike; one
+    /// the trace does not hold hashes as no sets and no ranges).
     pub fn content_hash(&self, layout: u64) -> u64 {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         for set in self.pipelines.get(&layout).into_iter().flatten() {
             self.sets.get(set).map(|l| &l.bindings).hash(&mut hasher);
         }
+        self.push_ranges.get(&layout).hash(&mut hasher);
         hasher.finish()
     }
 
@@ -300,6 +313,29 @@ pub(crate) mod tests {
         }
     }
 
+    /// Chromium's Skia makes pipeline layouts of the same set layouts with push ranges
+    /// of 80 and 88 bytes: NVK compiles a shader for each (the push ranges are hashed
+    /// into the layout's part of the key), so they must not hash alike.
+    #[test]
+    fn layouts_differing_only_in_push_ranges_hash_apart() {
+        let mut layouts = Layouts::default();
+        layouts.create_set_layout(&CreateDescriptorSetLayout {
+            device: 1,
+            create_info: Vec::new(),
+            create_info_nested: vec![DescriptorSetLayoutCreateInfoNested {
+                p_bindings: vec![binding(0, 6, 1)],
+            }],
+            allocator: Vec::new(),
+            allocator_nested: Vec::new(),
+            set_layout: vec![0x51],
+        });
+        layouts.create_pipeline_layout(0x70, vec![0x51], vec![(0x11, 0, 88)]);
+        layouts.create_pipeline_layout(0x71, vec![0x51], vec![(0x11, 0, 80)]);
+        layouts.create_pipeline_layout(0x72, vec![0x51], vec![(0x11, 0, 88)]);
+        assert_ne!(layouts.content_hash(0x70), layouts.content_hash(0x71));
+        assert_eq!(layouts.content_hash(0x70), layouts.content_hash(0x72));
+    }
+
     #[test]
     fn dynamic_buffers_are_counted_and_indexed_in_binding_order() {
         let mut layouts = Layouts::default();
@@ -320,7 +356,7 @@ pub(crate) mod tests {
             set_layout: vec![0x51],
         };
         layouts.create_set_layout(&create);
-        layouts.create_pipeline_layout(0x77, vec![0x51, 0x51]);
+        layouts.create_pipeline_layout(0x77, vec![0x51, 0x51], Vec::new());
         let set = layouts.set(0x77, 1).unwrap();
         assert_eq!(set.dynamic_buffers(), 3);
         assert_eq!(

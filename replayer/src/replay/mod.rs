@@ -1164,8 +1164,14 @@ impl<'o> Pass<'o> {
                         .set_layouts()
                         .map(|v| v.iter().collect())
                         .unwrap_or_default();
+                    let push_ranges = c
+                        .push_constant_ranges()
+                        .iter()
+                        .flatten()
+                        .map(|r| (r.stage_flags(), r.offset(), r.size()))
+                        .collect();
                     self.layouts
-                        .create_pipeline_layout(c.pipeline_layout(), sets);
+                        .create_pipeline_layout(c.pipeline_layout(), sets, push_ranges);
                 }
             }
             Call::CreateShaderModule => {

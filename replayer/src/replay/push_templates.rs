@@ -219,7 +219,7 @@ mod tests {
         let mut layouts = Layouts::default();
         // A sampler at binding 0 (4 bytes), uniform buffers at 1 (two) and 2.
         make_set_layout(&mut layouts, &[(0, 1, 1), (1, 6, 2), (2, 6, 1)]);
-        layouts.create_pipeline_layout(PIPELINE_LAYOUT, vec![SET_LAYOUT]);
+        layouts.create_pipeline_layout(PIPELINE_LAYOUT, vec![SET_LAYOUT], Vec::new());
         let mut templates = PushTemplates::default();
         templates.create(TEMPLATE, vec![ubo_entry(2, 1, 0), ubo_entry(1, 2, 100)]);
         let push = data(&[
@@ -255,7 +255,7 @@ mod tests {
     fn a_descriptor_past_the_data_ends_its_entry_only() {
         let mut layouts = Layouts::default();
         make_set_layout(&mut layouts, &[(0, 6, 3), (1, 6, 1)]);
-        layouts.create_pipeline_layout(PIPELINE_LAYOUT, vec![SET_LAYOUT]);
+        layouts.create_pipeline_layout(PIPELINE_LAYOUT, vec![SET_LAYOUT], Vec::new());
         let mut templates = PushTemplates::default();
         // Binding 0's three descriptors at 200, 224, 248 (the data ends at 248); binding
         // 1's at 0.
