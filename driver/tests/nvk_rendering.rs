@@ -521,6 +521,7 @@ fn a_blit_draws_with_vk_meta_s_pipeline_state_and_the_application_s_comes_back()
                 push: BlitPush::default(),
                 writes_depth: false,
                 stencil_as_discard: false,
+                fragment: Default::default(),
             });
             enc.meta_end_gfx();
             enc.begin_rendering(&app);
@@ -543,4 +544,64 @@ fn a_blit_draws_with_vk_meta_s_pipeline_state_and_the_application_s_comes_back()
         );
         assert_eq!(pushed(class::SET_DEPTH_TEST), [1, 0, 1], "{arch:?}");
     }
+}
+
+/// vk_meta builds a blit's and a resolve's fragment shaders from different keys, and
+/// NVK compiles each apart (Chromium's Skia resolves, then blits): the model draws
+/// each kind of pass with a fragment shader of its own, and a kind again with the
+/// same one.
+#[test]
+fn a_resolve_and_a_blit_draw_with_fragment_shaders_of_their_own() {
+    use driver::nvk::meta::{
+        BlitPush, MetaBlit, MetaFragment, NumericType, SamplerDim, RESOLVE_AVERAGE,
+    };
+    let destination = RenderingInfo {
+        depth_stencil: None,
+        ..rendering(0, vec![Some(color(None, false))])
+    };
+    let blit = MetaFragment {
+        aspects: 1,
+        ..MetaFragment::default()
+    };
+    let resolve = MetaFragment {
+        resolve_mode: RESOLVE_AVERAGE,
+        src_samples: 4,
+        dim: SamplerDim::Multisampled,
+        color_type: NumericType::Float,
+        ..blit
+    };
+    let log = run(Arch::Turing, |enc| {
+        for fragment in [blit, resolve, blit] {
+            enc.meta_begin_gfx();
+            enc.meta_blit(&MetaBlit {
+                rendering: destination.clone(),
+                layers: 1,
+                push: BlitPush::resolve([0, 0], [0, 0]),
+                writes_depth: false,
+                stencil_as_discard: false,
+                fragment,
+            });
+            enc.meta_end_gfx();
+        }
+    });
+    // SET_PIPELINE_PROGRAM_ADDRESS_B of the pixel shader's slot (the last slot).
+    let stride = class::PIPELINE_SLOT_STRIDE;
+    let address_b = class::SET_PIPELINE_PROGRAM_ADDRESS_A + 4;
+    let slot_of = |mthd: u16| (mthd - address_b) / stride;
+    let programs: Vec<(u16, u32)> = log
+        .iter()
+        .filter(|m| m.subc == SUBC_3D && !m.from_macro)
+        .filter(|m| m.mthd >= address_b && (m.mthd - address_b) % stride == 0)
+        .filter(|m| (m.mthd - address_b) / stride < 6)
+        .map(|m| (slot_of(m.mthd), m.data))
+        .collect();
+    let pixel = programs.iter().map(|(slot, _)| *slot).max().unwrap();
+    let fragments: Vec<u32> = programs
+        .iter()
+        .filter(|(slot, _)| *slot == pixel)
+        .map(|(_, addr)| *addr)
+        .collect();
+    assert_eq!(fragments.len(), 3, "{fragments:x?}");
+    assert_ne!(fragments[0], fragments[1]);
+    assert_eq!(fragments[0], fragments[2]);
 }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use super::encoder::CommandEncoder;
 use super::macros::Macro;
+use super::meta::MetaFragment;
 use super::shader::{
     pipeline_type, Cbuf, Shader, UniformBufferKind, GRAPHICS_STAGES, MAX_CBUFS, VTGM_GROUPS,
 };
@@ -32,6 +33,8 @@ const PLACEHOLDER_UBO_ADDR: u64 = 0x3_0000_0000;
 /// The identities (program placement) of vk_meta's shaders.
 const META_VERTEX_SHADER: u64 = 0xffff_0000;
 const META_FRAGMENT_SHADER: u64 = 0xffff_0100;
+/// Where the identities of vk_meta's fragment shaders after the first begin.
+const META_FRAGMENT_SHADERS: u64 = 0xfff0_0000;
 /// The geometry shader that selects the layer before MAXWELL_B.
 const META_GEOMETRY_SHADER: u64 = 0xffff_0200;
 
@@ -56,6 +59,8 @@ pub struct ShaderState {
     saved: Option<[Option<Arc<Shader>>; 5]>,
     /// vk_meta's shaders, made at the first meta draw.
     meta: Option<[Option<Arc<Shader>>; 5]>,
+    /// vk_meta's fragment shaders, one for each kind of pass, made at its first draw.
+    meta_fragments: Vec<(MetaFragment, Arc<Shader>)>,
 }
 
 impl ShaderState {
@@ -116,16 +121,33 @@ impl CommandEncoder<'_> {
     /// a fragment shader that reads its source through push descriptor set 0), keeping
     /// the application's to restore. Mirrors nvk_meta_begin saving the shaders and
     /// vk_meta binding its pipeline.
-    pub(super) fn bind_meta_shaders(&mut self) {
+    pub(super) fn bind_meta_shaders(&mut self, fragment: &MetaFragment) {
         if self.shaders.saved.is_none() {
             self.shaders.saved = Some(self.shaders.bound());
         }
         let chipset = self.chipset();
-        let shaders = self
+        let mut shaders = self
             .shaders
             .meta
             .get_or_insert_with(|| meta_shaders(chipset))
             .clone();
+        let kinds = &mut self.shaders.meta_fragments;
+        let fs = match kinds.iter().find(|(k, _)| k == fragment) {
+            Some((_, fs)) => Some(fs.clone()),
+            None => {
+                // The first kind of pass keeps the first identity; later ones get their own.
+                let identity = match kinds.len() {
+                    0 => META_FRAGMENT_SHADER,
+                    n => META_FRAGMENT_SHADERS + n as u64 * 0x100,
+                };
+                let fs = meta_fragment_shader(chipset, identity);
+                if let Some(fs) = &fs {
+                    kinds.push((*fragment, fs.clone()));
+                }
+                fs
+            }
+        };
+        shaders[4] = fs;
         self.bind_graphics_shaders(&shaders);
     }
 
@@ -344,9 +366,9 @@ impl CommandEncoder<'_> {
 
 /// vk_meta's shaders, as NVK compiles them for its meta draws: a vertex shader that
 /// writes the layer — before MAXWELL_B a geometry shader writes it instead
-/// (`use_gs_for_layer`: the vertex pipeline cannot select a layer there) — and a
-/// fragment shader that reads its source through push descriptor set 0. Mirrors
-/// vk_meta's create_rect_list_pipeline.
+/// (`use_gs_for_layer`: the vertex pipeline cannot select a layer there) — and the
+/// first pass's fragment shader ([`meta_fragment_shader`]). Mirrors vk_meta's
+/// create_rect_list_pipeline.
 fn meta_shaders(chipset: Chipset) -> [Option<Arc<Shader>>; 5] {
     let use_gs_for_layer = chipset.eng3d < MAXWELL_B;
     let vertex = Interface {
@@ -355,16 +377,6 @@ fn meta_shaders(chipset: Chipset) -> [Option<Arc<Shader>>; 5] {
     };
     let geometry = Interface {
         writes_layer: true,
-        ..Interface::default()
-    };
-    let fragment = Interface {
-        descriptors: vec![DescriptorUse::DescriptorSet { set: 0 }],
-        // Kepler's codegen path (nvk_cg_compile_nir) copies NIR's workgroup size into
-        // the shader info's compute member, which shares its first byte with the
-        // fragment member's `writes_depth`: an internal shader's size is 1x1x1
-        // (nir_builder_init_simple_shader), so NVK takes vk_meta's fragment shader
-        // as writing depth there.
-        writes_depth: chipset.eng3d < MAXWELL_A,
         ..Interface::default()
     };
     let declared = |_, _| UniformBufferKind::Descriptor;
@@ -378,8 +390,25 @@ fn meta_shaders(chipset: Chipset) -> [Option<Arc<Shader>>; 5] {
         use_gs_for_layer
             .then(|| shader(Stage::Geometry, &geometry, META_GEOMETRY_SHADER))
             .flatten(),
-        shader(Stage::Fragment, &fragment, META_FRAGMENT_SHADER),
+        meta_fragment_shader(chipset, META_FRAGMENT_SHADER),
     ]
+}
+
+/// A vk_meta fragment shader with `identity`: it reads its source through push
+/// descriptor set 0 (build_blit_shader).
+fn meta_fragment_shader(chipset: Chipset, identity: u64) -> Option<Arc<Shader>> {
+    let fragment = Interface {
+        descriptors: vec![DescriptorUse::DescriptorSet { set: 0 }],
+        // Kepler's codegen path (nvk_cg_compile_nir) copies NIR's workgroup size into
+        // the shader info's compute member, which shares its first byte with the
+        // fragment member's `writes_depth`: an internal shader's size is 1x1x1
+        // (nir_builder_init_simple_shader), so NVK takes vk_meta's fragment shader
+        // as writing depth there.
+        writes_depth: chipset.eng3d < MAXWELL_A,
+        ..Interface::default()
+    };
+    let declared = |_, _| UniformBufferKind::Descriptor;
+    Shader::new(Stage::Fragment, &fragment, chipset, identity, &declared).map(Arc::new)
 }
 
 /// The `BIND_CBUF_DESC` macro: a group and slot (`group | slot << 4`), then a uniform

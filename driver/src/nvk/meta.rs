@@ -77,6 +77,21 @@ impl BlitPush {
         (dst, offset as f32, scale as f32)
     }
 
+    /// A resolve's push constants (vk_meta_resolve_image): the source read at the
+    /// destination pixel moved by the regions' offset, unscaled (the shader fetches
+    /// texels).
+    pub fn resolve(src_offset: [i32; 2], dst_offset: [i32; 2]) -> BlitPush {
+        BlitPush {
+            xy: [
+                (src_offset[0] - dst_offset[0]) as f32,
+                (src_offset[1] - dst_offset[1]) as f32,
+                1.0,
+                1.0,
+            ],
+            ..BlitPush::default()
+        }
+    }
+
     /// The eight words CmdPushConstants writes, with `stencil_bit`.
     pub fn words(&self, stencil_bit: u32) -> [u32; 8] {
         [
@@ -89,6 +104,88 @@ impl BlitPush {
             self.arr_delta as u32,
             stencil_bit,
         ]
+    }
+}
+
+/// `VK_RESOLVE_MODE_SAMPLE_ZERO_BIT`.
+pub const RESOLVE_SAMPLE_ZERO: u32 = 0x1;
+/// `VK_RESOLVE_MODE_AVERAGE_BIT`.
+pub const RESOLVE_AVERAGE: u32 = 0x2;
+
+/// What vk_meta builds a pass's fragment shader from: the members of `struct
+/// vk_meta_blit_key` that `build_blit_shader` reads. Each distinct one is a shader of
+/// its own in NVK (its NIR differs, and so its cache key); the model gives each its
+/// own identity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MetaFragment {
+    /// The colour or depth resolve mode; 0 for a blit (it samples).
+    pub resolve_mode: u32,
+    /// The stencil resolve mode; 0 for a blit.
+    pub stencil_resolve_mode: u32,
+    /// The source's samples (what a resolve averages over).
+    pub src_samples: u32,
+    /// The source's sampler dimension (`vk_image_sampler_dim`).
+    pub dim: SamplerDim,
+    /// The aspects the pass writes.
+    pub aspects: u32,
+    /// The colour output's type, from the destination format.
+    pub color_type: NumericType,
+    /// Stencil written bit by bit through discards.
+    pub stencil_as_discard: bool,
+}
+
+/// A source image's `glsl_sampler_dim` as vk_meta takes it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SamplerDim {
+    /// A single-sampled 2D image (1D images are taken as 2D).
+    #[default]
+    Dim2D,
+    /// A multisampled 2D image.
+    Multisampled,
+    /// A 3D image.
+    Dim3D,
+}
+
+impl SamplerDim {
+    /// The dimension of a source image.
+    pub fn of(image: &super::image::Image) -> SamplerDim {
+        if image.three_d {
+            SamplerDim::Dim3D
+        } else if image.samples > 1 {
+            SamplerDim::Multisampled
+        } else {
+            SamplerDim::Dim2D
+        }
+    }
+}
+
+/// Whether a colour format's values are floats or integers (`vk_format_is_sint`,
+/// `vk_format_is_uint`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum NumericType {
+    /// Normalized, scaled or floating point.
+    #[default]
+    Float,
+    /// Signed integers.
+    Sint,
+    /// Unsigned integers.
+    Uint,
+}
+
+impl NumericType {
+    /// The type of `VkFormat` `format` (the core formats' `_UINT` and `_SINT`).
+    pub fn of_vk(format: u32) -> NumericType {
+        const UINT: [u32; 21] = [
+            13, 20, 27, 34, 41, 48, 55, 62, 68, 74, 81, 88, 95, 98, 101, 104, 107, 110, 113, 116,
+            119,
+        ];
+        if UINT.contains(&format) {
+            NumericType::Uint
+        } else if UINT.contains(&format.wrapping_sub(1)) {
+            NumericType::Sint
+        } else {
+            NumericType::Float
+        }
     }
 }
 
@@ -109,6 +206,8 @@ pub struct MetaBlit {
     /// Stencil written bit by bit through discards (`stencil_as_discard`: the pass
     /// writes stencil alone, as NVK 25.0.7 has no stencil export for vk_meta).
     pub stencil_as_discard: bool,
+    /// What its fragment shader is built from.
+    pub fragment: MetaFragment,
 }
 
 /// What nvk_meta_begin saves (`struct nvk_meta_save`).
@@ -211,7 +310,7 @@ impl CommandEncoder<'_> {
         self.push_descriptor_set(0);
         let info = &blit.rendering;
         self.begin_rendering(info);
-        self.bind_meta_shaders();
+        self.bind_meta_shaders(&blit.fragment);
         let mut dynamic = META_DYNAMIC_STATES.to_vec();
         if blit.stencil_as_discard {
             dynamic.push(DYNAMIC_STENCIL_WRITE_MASK);

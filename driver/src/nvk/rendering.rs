@@ -477,6 +477,7 @@ impl CommandEncoder<'_> {
                 self.linear_render_copy(c, &end.area, false);
             }
         }
+        let samples = self.render_samples;
         self.render_samples = 0;
         // nvk_CmdEndRendering forgets the view mask but leaves it in shadow scratch: the
         // next rendering writes it again before any macro reads it.
@@ -487,34 +488,48 @@ impl CommandEncoder<'_> {
             self.meta_begin_gfx();
             for target in &end.resolves {
                 // vk_meta_resolve_rendering resolves the render area onto itself.
-                let (image, mip) =
-                    match (target.colors.iter().flatten().next(), &target.depth_stencil) {
-                        (Some(c), _) => (c.image, c.view.base_mip_level),
-                        (None, Some(ds)) => (ds.image, ds.view.base_mip_level),
-                        (None, None) => continue,
-                    };
-                let a = target.area;
-                let axis = |size: u32, at: i32, len: u32| {
-                    let level = (size >> mip.min(31)).max(1);
-                    let from = at.max(0) as u32;
-                    let (_, off, scale) = super::meta::BlitPush::off_scale(
-                        level,
-                        [from, from + len],
-                        [from, from + len],
-                    );
-                    (off, scale)
+                let image = match (target.colors.iter().flatten().next(), &target.depth_stencil) {
+                    (Some(c), _) => c.image,
+                    (None, Some(ds)) => ds.image,
+                    (None, None) => continue,
                 };
-                let (x_off, x_scale) = axis(image.extent[0], a.x, a.width);
-                let (y_off, y_scale) = axis(image.extent[1], a.y, a.height);
+                let a = target.area;
+                let color = target.colors.iter().flatten().next().is_some();
+                let aspects = if color {
+                    1
+                } else {
+                    target.depth_stencil.as_ref().map_or(0, |ds| {
+                        u32::from(ds.aspects.depth) * 2 + u32::from(ds.aspects.stencil) * 4
+                    })
+                };
+                let color_type = super::meta::NumericType::of_vk(image.format);
+                // vk_meta_resolve_rendering: the attachment's resolve mode (the model
+                // takes a colour's average, or its first sample where it holds integers,
+                // and a depth's first sample), the render area resolved onto itself.
+                let resolve_mode = if color && color_type == super::meta::NumericType::Float {
+                    super::meta::RESOLVE_AVERAGE
+                } else {
+                    super::meta::RESOLVE_SAMPLE_ZERO
+                };
                 self.meta_blit(&super::meta::MetaBlit {
                     rendering: target.clone(),
                     layers: end.layers,
-                    push: super::meta::BlitPush {
-                        xy: [x_off, y_off, x_scale, y_scale],
-                        ..super::meta::BlitPush::default()
-                    },
+                    push: super::meta::BlitPush::resolve([a.x, a.y], [a.x, a.y]),
                     writes_depth: target.depth_stencil.is_some(),
                     stencil_as_discard: false,
+                    fragment: super::meta::MetaFragment {
+                        resolve_mode: if aspects & 3 != 0 { resolve_mode } else { 0 },
+                        stencil_resolve_mode: if aspects & 4 != 0 {
+                            super::meta::RESOLVE_SAMPLE_ZERO
+                        } else {
+                            0
+                        },
+                        src_samples: samples,
+                        dim: super::meta::SamplerDim::Multisampled,
+                        aspects,
+                        color_type,
+                        stencil_as_discard: false,
+                    },
                 });
             }
             self.meta_end_gfx();

@@ -102,7 +102,7 @@ impl Pass<'_> {
                 dst,
                 regions,
             } => {
-                let r = self.image_transfer(enc, *src, *dst, regions);
+                let r = self.image_transfer(enc, *op, *src, *dst, regions);
                 let kind = match op {
                     ImageOp::BlitImage => results::DrawKind::BlitImage,
                     ImageOp::ResolveImage => results::DrawKind::ResolveImage,
@@ -151,10 +151,12 @@ impl Pass<'_> {
     pub(super) fn image_transfer(
         &self,
         enc: &mut CommandEncoder<'_>,
+        op: ImageOp,
         src: u64,
         dst: u64,
         regions: &[BlitRegion],
     ) -> Recorded {
+        let resolving = op == ImageOp::ResolveImage;
         const DEPTH: u32 = 0x2;
         const STENCIL: u32 = 0x4;
         let src_image = self.image_or_stand_in(src);
@@ -177,7 +179,27 @@ impl Pass<'_> {
                 xy: [x_off, y_off, x_scale, y_scale],
                 ..BlitPush::default()
             };
-            let (first_layer, layers) = if src_image.three_d {
+            // vk_meta_resolve_image: texels fetched at the destination pixel moved by
+            // the offsets' difference; no layer delta.
+            let (x, y) = if resolving {
+                let [s, d] = [r.src_offsets[0], r.dst_offsets[0]];
+                push = BlitPush::resolve([s[0], s[1]], [d[0], d[1]]);
+                let corners = |a: usize| [coord(r.dst_offsets[0][a]), coord(r.dst_offsets[1][a])];
+                (corners(0), corners(1))
+            } else {
+                (x, y)
+            };
+            let (first_layer, layers) = if resolving {
+                let layers = if r.dst.layer_count == u32::MAX {
+                    dst_image
+                        .array_layers
+                        .saturating_sub(r.dst.base_array_layer)
+                        .max(1)
+                } else {
+                    r.dst.layer_count
+                };
+                (0, layers)
+            } else if src_image.three_d {
                 let (z, z_off, z_scale) = axis(2);
                 push.z = [z_off, z_scale];
                 (z[0], z[1].saturating_sub(z[0]))
@@ -210,8 +232,27 @@ impl Pass<'_> {
             if aspects & STENCIL != 0 {
                 passes.push(STENCIL);
             }
+            // vk_meta_resolve_image2's modes: a float colour averaged, anything else
+            // its first sample.
+            let color_type = NumericType::of_vk(dst_image.format);
+            let src_float_color = !TargetFormat::of_vk(src_image.format).depth_stencil
+                && NumericType::of_vk(src_image.format) == NumericType::Float;
+            let resolve_mode = if src_float_color {
+                RESOLVE_AVERAGE
+            } else {
+                RESOLVE_SAMPLE_ZERO
+            };
             for pass in passes.into_iter().filter(|p| *p != 0) {
                 let stencil_as_discard = pass == STENCIL;
+                let fragment = MetaFragment {
+                    resolve_mode: if resolving { resolve_mode } else { 0 },
+                    stencil_resolve_mode: if resolving { RESOLVE_SAMPLE_ZERO } else { 0 },
+                    src_samples: src_image.samples,
+                    dim: SamplerDim::of(&src_image),
+                    aspects: pass,
+                    color_type,
+                    stencil_as_discard,
+                };
                 let mut info = RenderingInfo {
                     area,
                     layer_count: first_layer + layers,
@@ -247,6 +288,7 @@ impl Pass<'_> {
                     push,
                     writes_depth: pass & DEPTH != 0,
                     stencil_as_discard,
+                    fragment,
                 }));
             }
         }
