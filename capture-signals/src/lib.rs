@@ -106,30 +106,46 @@ fn action_of(
     action
 }
 
-/// Installs `action` for a claimed SIGSEGV and gives the handler it replaces.
-unsafe fn swap_handler(swap: SwapProgramAction, action: &libc::sigaction) -> libc::sighandler_t {
-    let mut old: libc::sigaction = std::mem::zeroed();
-    swap(action, &mut old);
-    old.sa_sigaction
+/// A `signal(2)` flavour: for a claimed SIGSEGV the action it stands for (`flags`, the
+/// signal blocked in its handler where `masked`) goes to the layer and the handler it
+/// replaces comes back; otherwise the C library's definition of `name` does the work.
+unsafe fn signal_flavour(
+    signal: c_int,
+    handler: libc::sighandler_t,
+    flags: c_int,
+    masked: bool,
+    real: &AtomicUsize,
+    name: &CStr,
+) -> libc::sighandler_t {
+    if signal == libc::SIGSEGV {
+        if let Some(swap) = claimed() {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            swap(&action_of(signal, handler, flags, masked), &mut old);
+            return old.sa_sigaction;
+        }
+    }
+    match next_definition(real, name) {
+        0 => {
+            fail(libc::ENOSYS);
+            libc::SIG_ERR
+        }
+        // SAFETY: the C library's signal functions have this type.
+        f => std::mem::transmute::<usize, Signal>(f)(signal, handler),
+    }
 }
 
 /// BSD `signal` (glibc's `signal` under the default feature macros): restarting
 /// calls, the signal blocked in its own handler.
 #[no_mangle]
 pub unsafe extern "C" fn signal(signal: c_int, handler: libc::sighandler_t) -> libc::sighandler_t {
-    if signal == libc::SIGSEGV {
-        if let Some(swap) = claimed() {
-            return swap_handler(swap, &action_of(signal, handler, libc::SA_RESTART, true));
-        }
-    }
-    match next_definition(&REAL_SIGNAL, c"signal") {
-        0 => {
-            fail(libc::ENOSYS);
-            libc::SIG_ERR
-        }
-        // SAFETY: the C library's signal has this type.
-        f => std::mem::transmute::<usize, Signal>(f)(signal, handler),
-    }
+    signal_flavour(
+        signal,
+        handler,
+        libc::SA_RESTART,
+        true,
+        &REAL_SIGNAL,
+        c"signal",
+    )
 }
 
 /// `bsd_signal`: `signal` by another name.
@@ -145,20 +161,15 @@ pub unsafe extern "C" fn __sysv_signal(
     signal: c_int,
     handler: libc::sighandler_t,
 ) -> libc::sighandler_t {
-    if signal == libc::SIGSEGV {
-        if let Some(swap) = claimed() {
-            let flags = libc::SA_RESETHAND | libc::SA_NODEFER;
-            return swap_handler(swap, &action_of(signal, handler, flags, false));
-        }
-    }
-    match next_definition(&REAL_SYSV_SIGNAL, c"__sysv_signal") {
-        0 => {
-            fail(libc::ENOSYS);
-            libc::SIG_ERR
-        }
-        // SAFETY: the C library's __sysv_signal has this type.
-        f => std::mem::transmute::<usize, Signal>(f)(signal, handler),
-    }
+    let flags = libc::SA_RESETHAND | libc::SA_NODEFER;
+    signal_flavour(
+        signal,
+        handler,
+        flags,
+        false,
+        &REAL_SYSV_SIGNAL,
+        c"__sysv_signal",
+    )
 }
 
 /// `sysv_signal`: `__sysv_signal` by its public name.

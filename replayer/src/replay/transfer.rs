@@ -189,31 +189,24 @@ impl Pass<'_> {
             } else {
                 (x, y)
             };
+            // The destination's layers (VK_REMAINING_ARRAY_LAYERS: those past its first).
+            let dst_layers = if r.dst.layer_count == u32::MAX {
+                dst_image
+                    .array_layers
+                    .saturating_sub(r.dst.base_array_layer)
+                    .max(1)
+            } else {
+                r.dst.layer_count
+            };
             let (first_layer, layers) = if resolving {
-                let layers = if r.dst.layer_count == u32::MAX {
-                    dst_image
-                        .array_layers
-                        .saturating_sub(r.dst.base_array_layer)
-                        .max(1)
-                } else {
-                    r.dst.layer_count
-                };
-                (0, layers)
+                (0, dst_layers)
             } else if src_image.three_d {
                 let (z, z_off, z_scale) = axis(2);
                 push.z = [z_off, z_scale];
                 (z[0], z[1].saturating_sub(z[0]))
             } else {
                 push.arr_delta = r.dst.base_array_layer.wrapping_sub(r.src.base_array_layer) as i32;
-                let layers = if r.dst.layer_count == u32::MAX {
-                    dst_image
-                        .array_layers
-                        .saturating_sub(r.dst.base_array_layer)
-                        .max(1)
-                } else {
-                    r.dst.layer_count
-                };
-                (0, layers)
+                (0, dst_layers)
             };
             let view = ViewRange {
                 format: dst_image.format,
