@@ -57,7 +57,7 @@ pub struct ShaderState {
     groups: [CbufGroup; 5],
     /// The application's shaders while the meta path draws with its own.
     saved: Option<[Option<Arc<Shader>>; 5]>,
-    /// vk_meta's shaders, made at the first meta draw.
+    /// vk_meta's vertex (and geometry) shaders, made at the first meta draw.
     meta: Option<[Option<Arc<Shader>>; 5]>,
     /// vk_meta's fragment shaders, one for each kind of pass, made at its first draw.
     meta_fragments: Vec<(MetaFragment, Arc<Shader>)>,
@@ -366,8 +366,8 @@ impl CommandEncoder<'_> {
 
 /// vk_meta's shaders, as NVK compiles them for its meta draws: a vertex shader that
 /// writes the layer — before MAXWELL_B a geometry shader writes it instead
-/// (`use_gs_for_layer`: the vertex pipeline cannot select a layer there) — and the
-/// first pass's fragment shader ([`meta_fragment_shader`]). Mirrors vk_meta's
+/// (`use_gs_for_layer`: the vertex pipeline cannot select a layer there); each kind of
+/// pass brings its own fragment shader ([`meta_fragment_shader`]). Mirrors vk_meta's
 /// create_rect_list_pipeline.
 fn meta_shaders(chipset: Chipset) -> [Option<Arc<Shader>>; 5] {
     let use_gs_for_layer = chipset.eng3d < MAXWELL_B;
@@ -390,7 +390,7 @@ fn meta_shaders(chipset: Chipset) -> [Option<Arc<Shader>>; 5] {
         use_gs_for_layer
             .then(|| shader(Stage::Geometry, &geometry, META_GEOMETRY_SHADER))
             .flatten(),
-        meta_fragment_shader(chipset, META_FRAGMENT_SHADER),
+        None,
     ]
 }
 

@@ -174,20 +174,20 @@ impl Pass<'_> {
                     [coord(r.dst_offsets[0][a]), coord(r.dst_offsets[1][a])],
                 )
             };
-            let ((x, x_off, x_scale), (y, y_off, y_scale)) = (axis(0), axis(1));
-            let mut push = BlitPush {
-                xy: [x_off, y_off, x_scale, y_scale],
-                ..BlitPush::default()
-            };
-            // vk_meta_resolve_image: texels fetched at the destination pixel moved by
-            // the offsets' difference; no layer delta.
-            let (x, y) = if resolving {
+            let (x, y, mut push) = if resolving {
+                // vk_meta_resolve_image: texels fetched at the destination pixel moved
+                // by the offsets' difference; no layer delta.
                 let [s, d] = [r.src_offsets[0], r.dst_offsets[0]];
-                push = BlitPush::resolve([s[0], s[1]], [d[0], d[1]]);
                 let corners = |a: usize| [coord(r.dst_offsets[0][a]), coord(r.dst_offsets[1][a])];
-                (corners(0), corners(1))
+                let push = BlitPush::resolve([s[0], s[1]], [d[0], d[1]]);
+                (corners(0), corners(1), push)
             } else {
-                (x, y)
+                let ((x, x_off, x_scale), (y, y_off, y_scale)) = (axis(0), axis(1));
+                let push = BlitPush {
+                    xy: [x_off, y_off, x_scale, y_scale],
+                    ..BlitPush::default()
+                };
+                (x, y, push)
             };
             // The destination's layers (VK_REMAINING_ARRAY_LAYERS: those past its first).
             let dst_layers = if r.dst.layer_count == u32::MAX {
