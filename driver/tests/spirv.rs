@@ -353,3 +353,31 @@ fn an_entry_points_interface_is_what_nvk_compiles_into_its_command_stream() {
     let (_, _, white) = read("white.frag");
     assert!(white.descriptors.is_empty());
 }
+
+#[test]
+fn constant_buffer_uses_are_counted_as_nak_unrolls_and_merges_them() {
+    use driver::spirv::interface::{interfaces, DescriptorUse};
+    if !ready() {
+        return;
+    }
+    let code = compile(&repo("driver/tests/shaders/blur.frag"));
+    let (_, _, blur) = interfaces(&load(&code).unwrap()).remove(0);
+    assert_eq!(
+        blur.descriptors,
+        [
+            DescriptorUse::UniformBuffer { set: 0, binding: 0 },
+            DescriptorUse::DescriptorSet { set: 1 },
+        ]
+    );
+    // The loop of eight unrolled: the kernel read at each index (8), the matrix's three
+    // columns, the offset and the bounds merged into one load each (5); two texture
+    // instructions an iteration, each naming the texture and the sampler (32). So NVK
+    // binds the set's descriptors before the uniform buffer, where the SPIR-V's own
+    // loads (7 and 2) say the opposite.
+    assert_eq!(blur.descriptor_loads, [13, 32]);
+
+    // interface.frag reads its uniform buffer once and samples once: 1 and 2.
+    let code = compile(&repo("driver/tests/shaders/interface.frag"));
+    let (_, _, once) = interfaces(&load(&code).unwrap()).remove(0);
+    assert_eq!(once.descriptor_loads, [1, 2]);
+}

@@ -169,8 +169,8 @@ impl Shader {
 /// dynamic uniform buffer from the root table, an inline block from its set, any other
 /// through its descriptor — which NVK leaves out before Turing (binding from a
 /// descriptor would split the push buffer at every draw): the shader reads those from
-/// memory. NVK orders them as compar_cbufs does: the most used first (the model counts
-/// the SPIR-V's loads through each, where NVK counts NIR's), then by type (a set's
+/// memory. NVK orders them as compar_cbufs does: the most used first (counted as NIR
+/// has the uses after NAK's preprocessing, `spirv::cbuf_uses`), then by type (a set's
 /// descriptors, a dynamic uniform buffer, a uniform buffer's descriptor), set, dynamic
 /// index and descriptor offset; the sixteen slots take the first fifteen.
 fn cbuf_map(

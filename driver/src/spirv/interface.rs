@@ -21,7 +21,7 @@ type Set<K> = HashSet<K, foldhash::fast::RandomState>;
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{BuiltIn, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word};
 
-use super::id;
+use super::{cbuf_uses, id};
 
 /// The stage an entry point runs in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -113,9 +113,10 @@ pub struct XfbBuffer {
 pub struct Interface {
     /// The descriptors it reads, in first-use order, each once.
     pub descriptors: Vec<DescriptorUse>,
-    /// How many loads read each of [`descriptors`](Self::descriptors) (its uniform
-    /// buffer's words, or its set's descriptors): NVK orders constant buffers by such a
-    /// count (build_cbuf_map's use count).
+    /// How many uses NVK counts of each of [`descriptors`](Self::descriptors) (loads of
+    /// its uniform buffer, texture instructions naming its set's descriptors, ... as NIR
+    /// has them once NAK has unrolled and merged them): NVK orders constant buffers by
+    /// that count (build_cbuf_map's use count).
     pub descriptor_loads: Vec<u32>,
     /// Tessellation parameters from its execution modes (a control or evaluation
     /// shader; `None` when it sets none).
@@ -183,9 +184,8 @@ struct ModuleFacts<'m> {
     /// Variables some function refers to other than as an access chain's base: used
     /// whole.
     used_whole: Set<Word>,
-    /// Uses of each global variable as NVK counts them for its constant buffers
-    /// (loads, stores and atomics through it or an access chain into it; a combined
-    /// image-sampler's load twice).
+    /// Uses of each global variable as NVK counts them for its constant buffers, in
+    /// NIR after NAK's loop unrolling and CSE ([`cbuf_uses`]).
     loads: Map<Word, u32>,
     /// `(variable, index position, constant index)` of every access chain based on a
     /// variable: which members (or, past an array, which members of its elements) a
@@ -286,79 +286,28 @@ impl<'m> ModuleFacts<'m> {
                 }
             }
         }
-        // Loads through each variable: pointers derived by access chains followed back
-        // to their variable (SPIR-V defines a pointer before it is used).
-        let mut base: Map<Word, Word> = Map::default();
-        let mut loads: Map<Word, u32> = Map::default();
-        for i in module
-            .functions
-            .iter()
-            .flat_map(|f| f.blocks.iter())
-            .flat_map(|b| b.instructions.iter())
-        {
-            let root = |r: Word| {
-                if variables.contains_key(&r) {
-                    Some(r)
-                } else {
-                    base.get(&r).copied()
-                }
-            };
-            match i.class.opcode {
-                Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain => {
-                    if let (Some(result), Some(Operand::IdRef(r))) =
-                        (i.result_id, i.operands.first())
-                    {
-                        if let Some(var) = root(*r) {
-                            base.insert(result, var);
-                        }
-                    }
-                }
-                // A load, store or atomic through the variable: one use; a combined
-                // image-sampler loaded is two (NIR's texture instruction names the
-                // texture and the sampler, each a use to NVK).
-                op if op == Op::Load
-                    || op == Op::Store
-                    || matches!(
-                        op,
-                        Op::AtomicLoad
-                            | Op::AtomicStore
-                            | Op::AtomicExchange
-                            | Op::AtomicCompareExchange
-                            | Op::AtomicIIncrement
-                            | Op::AtomicIDecrement
-                            | Op::AtomicIAdd
-                            | Op::AtomicISub
-                            | Op::AtomicSMin
-                            | Op::AtomicUMin
-                            | Op::AtomicSMax
-                            | Op::AtomicUMax
-                            | Op::AtomicAnd
-                            | Op::AtomicOr
-                            | Op::AtomicXor
-                    ) =>
-                {
-                    let Some(var) = i.operands.first().and_then(id_operand).and_then(root) else {
-                        continue;
-                    };
-                    let combined = op == Op::Load
-                        && i.result_type
-                            .and_then(|t| types.get(&t))
-                            .is_some_and(|t: &&Instruction| t.class.opcode == Op::TypeSampledImage);
-                    *loads.entry(var).or_default() += if combined { 2 } else { 1 };
-                }
-                _ => {}
-            }
-        }
-        ModuleFacts {
+        let mut facts = ModuleFacts {
             decorations,
             types,
             constants,
             variables,
             used,
             used_whole,
-            loads,
+            loads: Map::default(),
             chain_indices,
-        }
+        };
+        let is_uniform_buffer = |var: Word| facts.is_uniform_buffer(var);
+        let loads = cbuf_uses::cbuf_uses(
+            module,
+            &cbuf_uses::Declarations {
+                types: &facts.types,
+                constants: &facts.constants,
+                variables: &facts.variables,
+                is_uniform_buffer: &is_uniform_buffer,
+            },
+        );
+        facts.loads = loads;
+        facts
     }
 
     fn decoration(&self, target: Word, member: Option<u32>, d: Decoration) -> Option<u32> {
@@ -367,6 +316,14 @@ impl<'m> ModuleFacts<'m> {
             .iter()
             .find(|(m, dd, _)| *m == member && *dd == d)
             .map(|(_, _, v)| v.unwrap_or(0))
+    }
+
+    /// Whether `var` is a uniform buffer: a `Block` in `Uniform` storage.
+    fn is_uniform_buffer(&self, var: Word) -> bool {
+        self.variables.get(&var).is_some_and(|(class, pointee)| {
+            *class == StorageClass::Uniform
+                && self.has_decoration(self.element_type(*pointee), Decoration::Block)
+        })
     }
 
     fn has_decoration(&self, target: Word, d: Decoration) -> bool {

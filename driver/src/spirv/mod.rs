@@ -4,6 +4,7 @@
 //! that cannot handle a module leaves it unchanged and says why.
 
 pub mod analysis;
+mod cbuf_uses;
 pub mod gs_count;
 pub mod interface;
 pub mod passthrough_tcs;

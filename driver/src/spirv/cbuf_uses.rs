@@ -1,0 +1,565 @@
+//! How often NVK's `build_cbuf_map` (`nvk_nir_lower_descriptors.c`) counts a use of
+//! each descriptor variable, read from the SPIR-V: NVK orders a shader's constant
+//! buffers by that count, and it counts in NIR after NAK's preprocessing, not in the
+//! SPIR-V the program handed over.
+//!
+//! What of that preprocessing changes the counts, and so what this module follows:
+//! - `record_cbuf_uses_instr` counts a uniform buffer once per `load_deref`, and
+//!   spirv_to_nir loads a whole struct, array or matrix one vector or scalar at a time
+//!   (`_vtn_variable_load_store`): a `mat3` loaded is three uses;
+//! - NIR's CSE merges loads of the same uniform-buffer element (uniform buffers are
+//!   read-only, so their loads may be reordered): an element at constant indices
+//!   counts once however often it is loaded;
+//! - a texture instruction counts its texture and its sampler, each a use
+//!   (`record_tex_descriptor_cbuf_use`); a fetch or a size query names no sampler
+//!   (`nir_tex_instr_need_sampler`), and a sampled image loaded but never sampled is
+//!   dead code, no use at all;
+//! - `nir_opt_loop_unroll` unrolls a loop whose trip count it knows, up to NAK's
+//!   `max_unroll_iterations` (32) and a size bound: every texture instruction and every
+//!   uniform-buffer load at an index the loop varies is then there once an iteration,
+//!   while loads at constant indices merge across the iterations.
+//!
+//! Storage buffers, storage images' texel pointers and other descriptors are counted
+//! once per load, store or atomic through them, times the unrolled iterations.
+
+use std::collections::{HashMap, HashSet};
+
+use rspirv::dr::{Function, Instruction, Module, Operand};
+use rspirv::spirv::{Op, StorageClass, Word};
+
+use super::id;
+
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+type Set<K> = HashSet<K, foldhash::fast::RandomState>;
+
+/// NAK's `max_unroll_iterations`: longer loops stay loops.
+const MAX_UNROLL_ITERATIONS: i64 = 32;
+/// nir_opt_loop_unroll's `LOOP_UNROLL_LIMIT`: a loop unrolls while its cost (NIR's
+/// `instr_cost`: an ALU, intrinsic or texture instruction 1) times its trip count stays
+/// within this times [`MAX_UNROLL_ITERATIONS`]; the model costs the SPIR-V as NIR
+/// would see it once its locals are SSA values ([`nir_cost`]).
+const LOOP_UNROLL_LIMIT: i64 = 26;
+
+/// What the module's declarations say, as the interface analysis reads them.
+pub(super) struct Declarations<'a> {
+    /// Types by id.
+    pub types: &'a Map<Word, &'a Instruction>,
+    /// 32-bit constants by id.
+    pub constants: &'a Map<Word, u32>,
+    /// Global variables: storage class and pointee type.
+    pub variables: &'a Map<Word, (StorageClass, Word)>,
+    /// Whether a variable is a uniform buffer (a `Block` in `Uniform` storage).
+    pub is_uniform_buffer: &'a dyn Fn(Word) -> bool,
+}
+
+/// The uses of each descriptor variable that `build_cbuf_map` counts, over every
+/// function of `module` (NIR inlines them all into the entry point).
+pub(super) fn cbuf_uses(module: &Module, d: &Declarations<'_>) -> Map<Word, u32> {
+    let mut uses = Uses {
+        d,
+        counts: Map::default(),
+        merged: Set::default(),
+    };
+    for function in &module.functions {
+        uses.function(function);
+    }
+    uses.counts
+}
+
+/// What an image-valued id holds: the descriptor variables it came from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ImageSource {
+    /// A combined image sampler: a texture and a sampler both.
+    Combined(Word),
+    /// An image alone (or the image of a combined one, through `OpImage`).
+    Texture(Word),
+    /// A sampler alone.
+    Sampler(Word),
+}
+
+/// Where a pointer points: its variable, and its indices when all are constants.
+#[derive(Clone)]
+struct Place {
+    var: Word,
+    constant_path: Option<Vec<u32>>,
+}
+
+struct Uses<'a, 'd> {
+    d: &'a Declarations<'d>,
+    counts: Map<Word, u32>,
+    /// Uniform-buffer elements at constant indices counted already (CSE merges the rest).
+    merged: Set<(Word, Vec<u32>)>,
+}
+
+impl Uses<'_, '_> {
+    fn add(&mut self, var: Word, n: u32) {
+        let c = self.counts.entry(var).or_default();
+        *c = c.saturating_add(n);
+    }
+
+    fn function(&mut self, function: &Function) {
+        let repeats = unrolled_iterations(function, self.d.constants);
+        let mut places: Map<Word, Place> = Map::default();
+        let mut images: Map<Word, Vec<ImageSource>> = Map::default();
+        for (block, times) in function.blocks.iter().zip(repeats) {
+            for i in &block.instructions {
+                self.instruction(i, times, &mut places, &mut images);
+            }
+        }
+    }
+
+    fn place_of(&self, places: &Map<Word, Place>, pointer: Word) -> Option<Place> {
+        if self.d.variables.contains_key(&pointer) {
+            return Some(Place {
+                var: pointer,
+                constant_path: Some(Vec::new()),
+            });
+        }
+        places.get(&pointer).cloned()
+    }
+
+    fn instruction(
+        &mut self,
+        i: &Instruction,
+        times: u32,
+        places: &mut Map<Word, Place>,
+        images: &mut Map<Word, Vec<ImageSource>>,
+    ) {
+        let operand = |n: usize| id(i, n);
+        match i.class.opcode {
+            Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain => {
+                let (Some(result), Some(base)) = (i.result_id, operand(0)) else {
+                    return;
+                };
+                let Some(mut place) = self.place_of(places, base) else {
+                    return;
+                };
+                // PtrAccessChain's first index steps the base pointer itself.
+                let skip = usize::from(i.class.opcode == Op::PtrAccessChain);
+                let indices = i.operands.iter().skip(1 + skip);
+                place.constant_path = match place.constant_path {
+                    Some(mut path) => indices
+                        .map(|o| match o {
+                            Operand::IdRef(c) => self.d.constants.get(c).copied(),
+                            _ => None,
+                        })
+                        .collect::<Option<Vec<u32>>>()
+                        .map(|more| {
+                            path.extend(more);
+                            path
+                        }),
+                    None => None,
+                };
+                places.insert(result, place);
+            }
+            Op::Load => {
+                let Some(place) = operand(0).and_then(|p| self.place_of(places, p)) else {
+                    return;
+                };
+                let var = place.var;
+                if (self.d.is_uniform_buffer)(var) {
+                    let leaves = i.result_type.map_or(1, |t| self.leaves(t, 0));
+                    match place.constant_path {
+                        Some(path) => {
+                            if self.merged.insert((var, path)) {
+                                self.add(var, leaves);
+                            }
+                        }
+                        None => self.add(var, leaves.saturating_mul(times)),
+                    }
+                } else if let Some(source) = self.image_source(var, i.result_type) {
+                    if let Some(result) = i.result_id {
+                        images.insert(result, vec![source]);
+                    }
+                } else {
+                    self.add(var, times);
+                }
+            }
+            Op::SampledImage => {
+                let (Some(result), Some(image), Some(sampler)) =
+                    (i.result_id, operand(0), operand(1))
+                else {
+                    return;
+                };
+                let mut sources = images.get(&image).cloned().unwrap_or_default();
+                sources.extend(images.get(&sampler).into_iter().flatten().copied());
+                images.insert(result, sources);
+            }
+            Op::Image => {
+                let (Some(result), Some(sampled)) = (i.result_id, operand(0)) else {
+                    return;
+                };
+                let textures = images
+                    .get(&sampled)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| match *s {
+                        ImageSource::Combined(v) | ImageSource::Texture(v) => {
+                            Some(ImageSource::Texture(v))
+                        }
+                        ImageSource::Sampler(_) => None,
+                    })
+                    .collect();
+                images.insert(result, textures);
+            }
+            Op::CopyObject => {
+                if let (Some(result), Some(from)) = (i.result_id, operand(0)) {
+                    if let Some(s) = images.get(&from).cloned() {
+                        images.insert(result, s);
+                    }
+                }
+            }
+            Op::Store
+            | Op::AtomicLoad
+            | Op::AtomicStore
+            | Op::AtomicExchange
+            | Op::AtomicCompareExchange
+            | Op::AtomicIIncrement
+            | Op::AtomicIDecrement
+            | Op::AtomicIAdd
+            | Op::AtomicISub
+            | Op::AtomicSMin
+            | Op::AtomicUMin
+            | Op::AtomicSMax
+            | Op::AtomicUMax
+            | Op::AtomicAnd
+            | Op::AtomicOr
+            | Op::AtomicXor
+            | Op::ImageTexelPointer => {
+                if let Some(place) = operand(0).and_then(|p| self.place_of(places, p)) {
+                    self.add(place.var, times);
+                }
+            }
+            op => {
+                let Some(needs_sampler) = texture_op(op) else {
+                    return;
+                };
+                let Some(sources) = operand(0).and_then(|image| images.get(&image)) else {
+                    return;
+                };
+                let mut found: Vec<(Word, u32)> = Vec::new();
+                for source in sources {
+                    let (var, n) = match (*source, needs_sampler) {
+                        (ImageSource::Combined(v), true) => (v, 2),
+                        (ImageSource::Combined(v) | ImageSource::Texture(v), _) => (v, 1),
+                        (ImageSource::Sampler(v), true) => (v, 1),
+                        (ImageSource::Sampler(_), false) => continue,
+                    };
+                    found.push((var, n));
+                }
+                for (var, n) in found {
+                    self.add(var, n.saturating_mul(times));
+                }
+            }
+        }
+    }
+
+    /// What loading `var` as `loaded` gives a texture instruction, if it is an image,
+    /// a sampler or both.
+    fn image_source(&self, var: Word, loaded: Option<Word>) -> Option<ImageSource> {
+        let (class, _) = self.d.variables.get(&var)?;
+        if *class != StorageClass::UniformConstant {
+            return None;
+        }
+        let ty = self.d.types.get(&loaded?)?;
+        match ty.class.opcode {
+            Op::TypeSampledImage => Some(ImageSource::Combined(var)),
+            Op::TypeImage => Some(ImageSource::Texture(var)),
+            Op::TypeSampler => Some(ImageSource::Sampler(var)),
+            _ => None,
+        }
+    }
+
+    /// The vectors and scalars a value of `ty` is loaded as, one `load_deref` each.
+    fn leaves(&self, ty: Word, depth: u32) -> u32 {
+        let Some(t) = self.d.types.get(&ty) else {
+            return 1;
+        };
+        if depth > 8 {
+            return 1;
+        }
+        match t.class.opcode {
+            Op::TypeMatrix => match t.operands.get(1) {
+                Some(Operand::LiteralBit32(columns)) => *columns,
+                _ => 1,
+            },
+            Op::TypeArray => {
+                let length = id(t, 1)
+                    .and_then(|c| self.d.constants.get(&c).copied())
+                    .unwrap_or(1);
+                length.saturating_mul(id(t, 0).map_or(1, |e| self.leaves(e, depth + 1)))
+            }
+            Op::TypeStruct => t
+                .operands
+                .iter()
+                .filter_map(|o| match o {
+                    Operand::IdRef(m) => Some(self.leaves(*m, depth + 1)),
+                    _ => None,
+                })
+                .fold(0u32, u32::saturating_add),
+            _ => 1,
+        }
+    }
+}
+
+/// Whether `op` is a texture instruction, and if so whether NIR's instruction for it
+/// names a sampler (`nir_tex_instr_need_sampler`): sampling, gathers and LOD queries
+/// do; fetches, size, level and sample queries, reads and writes do not.
+fn texture_op(op: Op) -> Option<bool> {
+    match op {
+        Op::ImageSampleImplicitLod
+        | Op::ImageSampleExplicitLod
+        | Op::ImageSampleDrefImplicitLod
+        | Op::ImageSampleDrefExplicitLod
+        | Op::ImageSampleProjImplicitLod
+        | Op::ImageSampleProjExplicitLod
+        | Op::ImageSampleProjDrefImplicitLod
+        | Op::ImageSampleProjDrefExplicitLod
+        | Op::ImageGather
+        | Op::ImageDrefGather
+        | Op::ImageQueryLod
+        | Op::ImageSparseSampleImplicitLod
+        | Op::ImageSparseSampleExplicitLod
+        | Op::ImageSparseSampleDrefImplicitLod
+        | Op::ImageSparseSampleDrefExplicitLod
+        | Op::ImageSparseGather
+        | Op::ImageSparseDrefGather => Some(true),
+        Op::ImageFetch
+        | Op::ImageSparseFetch
+        | Op::ImageQuerySizeLod
+        | Op::ImageQuerySize
+        | Op::ImageQueryLevels
+        | Op::ImageQuerySamples
+        | Op::ImageRead
+        | Op::ImageSparseRead
+        | Op::ImageWrite => Some(false),
+        _ => None,
+    }
+}
+
+/// How many times each block of `function` is there once NIR has unrolled the loops
+/// it can: the product of the trip counts of the unrollable loops around it.
+///
+/// A loop is taken to be the blocks from its header (the block with `OpLoopMerge`) up
+/// to its merge block in the function's order, as structured SPIR-V lays them out.
+fn unrolled_iterations(function: &Function, constants: &Map<Word, u32>) -> Vec<u32> {
+    let blocks = &function.blocks;
+    let mut times = vec![1u32; blocks.len()];
+    let label_at: Map<Word, usize> = blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(n, b)| b.label.as_ref().and_then(|l| l.result_id).map(|l| (l, n)))
+        .collect();
+    let defs: Map<Word, &Instruction> = blocks
+        .iter()
+        .flat_map(|b| b.instructions.iter())
+        .filter_map(|i| i.result_id.map(|r| (r, i)))
+        .collect();
+    let locals = local_pointers(function);
+    for (header, block) in blocks.iter().enumerate() {
+        let Some(merge) = block
+            .instructions
+            .iter()
+            .find(|i| i.class.opcode == Op::LoopMerge)
+            .and_then(|m| id(m, 0))
+            .and_then(|m| label_at.get(&m).copied())
+        else {
+            continue;
+        };
+        if merge <= header {
+            continue;
+        }
+        let body = header..merge;
+        let Some(trips) = trip_count(function, body.clone(), merge, &defs, constants) else {
+            continue;
+        };
+        let size: i64 = blocks[body.clone()]
+            .iter()
+            .flat_map(|b| b.instructions.iter())
+            .map(|i| nir_cost(i, &locals))
+            .sum();
+        if trips > MAX_UNROLL_ITERATIONS || size * trips > MAX_UNROLL_ITERATIONS * LOOP_UNROLL_LIMIT
+        {
+            continue;
+        }
+        for t in &mut times[body] {
+            *t = t.saturating_mul(trips as u32);
+        }
+    }
+    times
+}
+
+/// The function's own variables and the pointers into them: what NIR turns into SSA
+/// values before it looks at loops.
+fn local_pointers(function: &Function) -> Set<Word> {
+    let mut locals = Set::default();
+    for i in function.blocks.iter().flat_map(|b| b.instructions.iter()) {
+        let Some(result) = i.result_id else { continue };
+        let local = match i.class.opcode {
+            Op::Variable => true,
+            Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain => {
+                id(i, 0).is_some_and(|base| locals.contains(&base))
+            }
+            _ => false,
+        };
+        if local {
+            locals.insert(result);
+        }
+    }
+    locals
+}
+
+/// What `i` costs NIR's loop analysis (`instr_cost`): 1 for what becomes an ALU,
+/// intrinsic or texture instruction; nothing for control flow, pointers, loads and
+/// stores of the function's own variables (SSA values by then), and the composite
+/// moves copy propagation folds into swizzles.
+fn nir_cost(i: &Instruction, locals: &Set<Word>) -> i64 {
+    match i.class.opcode {
+        Op::Load | Op::Store => i64::from(!id(i, 0).is_some_and(|p| locals.contains(&p))),
+        Op::Label
+        | Op::Branch
+        | Op::BranchConditional
+        | Op::Switch
+        | Op::SelectionMerge
+        | Op::LoopMerge
+        | Op::AccessChain
+        | Op::InBoundsAccessChain
+        | Op::PtrAccessChain
+        | Op::CompositeExtract
+        | Op::CompositeConstruct
+        | Op::CompositeInsert
+        | Op::VectorShuffle
+        | Op::CopyObject
+        | Op::Phi
+        | Op::Variable
+        | Op::SampledImage
+        | Op::Image
+        | Op::Undef
+        | Op::Line
+        | Op::NoLine
+        | Op::Nop => 0,
+        _ => i64::from(i.result_id.is_some()),
+    }
+}
+
+/// The iterations of the loop whose blocks are `body` (header first) and whose merge
+/// block is `merge`, where it is a counted loop: an integer counter started at a
+/// constant, stepped by a constant once an iteration, and compared with a constant by
+/// the branch that leaves the loop. `None` where it is not such a loop.
+fn trip_count(
+    function: &Function,
+    body: std::ops::Range<usize>,
+    merge: usize,
+    defs: &Map<Word, &Instruction>,
+    constants: &Map<Word, u32>,
+) -> Option<i64> {
+    let blocks = &function.blocks;
+    let merge_label = blocks[merge].label.as_ref()?.result_id?;
+    let constant = |w: Word| constants.get(&w).map(|v| i64::from(*v as i32));
+    // The exit test: the first conditional branch in the header or the block after it,
+    // staying in the loop while its condition holds.
+    let branch = blocks[body.clone()].iter().take(2).find_map(|b| {
+        b.instructions
+            .last()
+            .filter(|i| i.class.opcode == Op::BranchConditional)
+    })?;
+    let (condition, stay, leave) = (id(branch, 0)?, id(branch, 1)?, id(branch, 2)?);
+    if leave != merge_label || stay == merge_label {
+        return None;
+    }
+    let compare = defs.get(&condition)?;
+    let (counter, limit) = (id(compare, 0)?, constant(id(compare, 1)?)?);
+    let (start, step) = counter_steps(function, body, defs, constants, counter)?;
+    if step == 0 {
+        return None;
+    }
+    // Iterations while `start + k * step` satisfies the comparison.
+    let span = match compare.class.opcode {
+        Op::SLessThan | Op::ULessThan if step > 0 => limit - start,
+        Op::SLessThanEqual | Op::ULessThanEqual if step > 0 => limit - start + 1,
+        Op::SGreaterThan | Op::UGreaterThan if step < 0 => start - limit,
+        Op::SGreaterThanEqual | Op::UGreaterThanEqual if step < 0 => start - limit + 1,
+        Op::INotEqual if (limit - start) % step == 0 && (limit - start) / step > 0 => {
+            return Some((limit - start) / step);
+        }
+        _ => return None,
+    };
+    let step = step.abs();
+    Some(if span <= 0 {
+        0
+    } else {
+        (span + step - 1) / step
+    })
+}
+
+/// Where the loop counter `counter` (a load of a function variable, or a phi) starts
+/// and how much each iteration adds to it.
+fn counter_steps(
+    function: &Function,
+    body: std::ops::Range<usize>,
+    defs: &Map<Word, &Instruction>,
+    constants: &Map<Word, u32>,
+    counter: Word,
+) -> Option<(i64, i64)> {
+    let blocks = &function.blocks;
+    let constant = |w: Word| constants.get(&w).map(|v| i64::from(*v as i32));
+    // The step of `next` over `value`: `value + c`, `c + value` or `value - c`.
+    let step_of = |next: Word, is_value: &dyn Fn(Word) -> bool| -> Option<i64> {
+        let add = defs.get(&next)?;
+        let (a, b) = (id(add, 0)?, id(add, 1)?);
+        match add.class.opcode {
+            Op::IAdd if is_value(a) => constant(b),
+            Op::IAdd if is_value(b) => constant(a),
+            Op::ISub if is_value(a) => constant(b).map(|c| -c),
+            _ => None,
+        }
+    };
+    let def = defs.get(&counter)?;
+    match def.class.opcode {
+        // A phi in the header: the constant from before the loop, the stepped value
+        // from its back edge.
+        Op::Phi => {
+            let pairs: Vec<Word> = def
+                .operands
+                .iter()
+                .filter_map(|o| match o {
+                    Operand::IdRef(w) => Some(*w),
+                    _ => None,
+                })
+                .collect();
+            let (mut start, mut step) = (None, None);
+            for pair in pairs.chunks(2) {
+                let value = pair.first().copied()?;
+                match constant(value) {
+                    Some(c) => start = Some(c),
+                    None => step = step_of(value, &|w| w == counter),
+                }
+            }
+            Some((start?, step?))
+        }
+        // A load of a function variable: its last store of a constant before the loop,
+        // and the one store inside the loop of itself stepped.
+        Op::Load => {
+            let var = id(def, 0)?;
+            let loaded = |w: Word| {
+                defs.get(&w)
+                    .is_some_and(|l| l.class.opcode == Op::Load && id(l, 0) == Some(var))
+            };
+            let stores = |range: std::ops::Range<usize>| {
+                blocks[range]
+                    .iter()
+                    .flat_map(|b| b.instructions.iter())
+                    .filter(|i| i.class.opcode == Op::Store && id(i, 0) == Some(var))
+                    .filter_map(|i| id(i, 1))
+                    .collect::<Vec<Word>>()
+            };
+            let start = stores(0..body.start).last().copied().and_then(constant)?;
+            let inside = stores(body);
+            let [stepped] = inside.as_slice() else {
+                return None;
+            };
+            Some((start, step_of(*stepped, &loaded)?))
+        }
+        _ => None,
+    }
+}
