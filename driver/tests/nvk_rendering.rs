@@ -42,7 +42,8 @@ fn color(clear: Option<[u32; 4]>, resolve: bool) -> ColorAttachment {
             ..ViewRange::default()
         },
         clear,
-        resolve,
+        // VK_RESOLVE_MODE_AVERAGE_BIT for a resolving UNORM colour.
+        resolve_mode: if resolve { 2 } else { 0 },
         loads: clear.is_none(),
         stores: true,
     }
@@ -57,7 +58,8 @@ fn depth(clear: Option<u32>) -> DepthStencilAttachment {
         },
         depth_clear: clear,
         stencil_clear: None,
-        resolve: false,
+        depth_resolve_mode: 0,
+        stencil_resolve_mode: 0,
         aspects: DepthStencilAspects::of_format(D32_SFLOAT),
     }
 }
@@ -584,7 +586,15 @@ fn a_resolve_and_a_blit_draw_with_fragment_shaders_of_their_own() {
             enc.meta_end_gfx();
         }
     });
-    // SET_PIPELINE_PROGRAM_ADDRESS_B of the pixel shader's slot (the last slot).
+    let fragments = pixel_programs(&log);
+    assert_eq!(fragments.len(), 3, "{fragments:x?}");
+    assert_ne!(fragments[0], fragments[1]);
+    assert_eq!(fragments[0], fragments[2]);
+}
+
+/// The pixel shader programs bound, in order: SET_PIPELINE_PROGRAM_ADDRESS_B of the
+/// last pipeline slot written.
+fn pixel_programs(log: &[LoggedMethod]) -> Vec<u32> {
     let stride = class::PIPELINE_SLOT_STRIDE;
     let address_b = class::SET_PIPELINE_PROGRAM_ADDRESS_A + 4;
     let slot_of = |mthd: u16| (mthd - address_b) / stride;
@@ -595,12 +605,39 @@ fn a_resolve_and_a_blit_draw_with_fragment_shaders_of_their_own() {
         .filter(|m| (m.mthd - address_b) / stride < 6)
         .map(|m| (slot_of(m.mthd), m.data))
         .collect();
-    let pixel = programs.iter().map(|(slot, _)| *slot).max().unwrap();
-    let fragments: Vec<u32> = programs
+    let Some(pixel) = programs.iter().map(|(slot, _)| *slot).max() else {
+        return Vec::new();
+    };
+    programs
         .iter()
         .filter(|(slot, _)| *slot == pixel)
         .map(|(_, addr)| *addr)
-        .collect();
+        .collect()
+}
+
+/// A rendering's resolve draws with the mode the program gave its attachment
+/// (vk_meta_resolve_rendering passes `resolveMode` into vk_meta's key): a float
+/// colour resolved by its first sample draws with another fragment shader than one
+/// averaged, and the same mode again with the same one.
+#[test]
+fn an_end_of_rendering_resolve_draws_with_the_attachments_resolve_mode() {
+    use driver::nvk::meta::{RESOLVE_AVERAGE, RESOLVE_SAMPLE_ZERO};
+    let resolving = |mode: u32| {
+        let mut c = color(None, true);
+        c.image = image(B8G8R8A8_UNORM, 4);
+        c.resolve_mode = mode;
+        RenderingInfo {
+            depth_stencil: None,
+            ..rendering(0, vec![Some(c)])
+        }
+    };
+    let log = run(Arch::Turing, |enc| {
+        for mode in [RESOLVE_AVERAGE, RESOLVE_SAMPLE_ZERO, RESOLVE_AVERAGE] {
+            enc.begin_rendering(&resolving(mode));
+            enc.end_rendering();
+        }
+    });
+    let fragments = pixel_programs(&log);
     assert_eq!(fragments.len(), 3, "{fragments:x?}");
     assert_ne!(fragments[0], fragments[1]);
     assert_eq!(fragments[0], fragments[2]);

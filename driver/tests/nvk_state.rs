@@ -67,7 +67,8 @@ fn settled_with_depth(device: &Device) -> CommandEncoder<'_> {
             },
             depth_clear: None,
             stencil_clear: None,
-            resolve: false,
+            depth_resolve_mode: 0,
+            stencil_resolve_mode: 0,
             aspects: DepthStencilAspects::of_format(D32_SFLOAT),
         }),
         ..RenderingInfo::default()

@@ -8,6 +8,7 @@ use crate::swapchain::SwapchainInfo;
 
 use driver::class::PrimitiveOp;
 use driver::nvk::image::{Image, ViewRange};
+use driver::nvk::meta::{NumericType, RESOLVE_AVERAGE, RESOLVE_SAMPLE_ZERO};
 use driver::nvk::rendering::{
     ColorAttachment, DepthStencilAspects, DepthStencilAttachment, RenderArea,
 };
@@ -765,7 +766,15 @@ impl Objects {
                     image,
                     view,
                     clear: clear_of(a, desc.load_op),
-                    resolve: subpass.resolves.get(i).copied().unwrap_or(false),
+                    // vk_render_pass: a subpass's resolve averages a float or
+                    // normalized colour and takes an integer's first sample.
+                    resolve_mode: match subpass.resolves.get(i).copied().unwrap_or(false) {
+                        false => 0,
+                        true if NumericType::of_vk(desc.format) == NumericType::Float => {
+                            RESOLVE_AVERAGE
+                        }
+                        true => RESOLVE_SAMPLE_ZERO,
+                    },
                     loads: !first_here(a) || desc.load_op == LOAD_OP_LOAD,
                     stores: !last_here(a) || desc.store_op == STORE_OP_STORE,
                 })
@@ -779,7 +788,8 @@ impl Objects {
                 view,
                 depth_clear: clear_of(a, desc.load_op).map(|v| v[0]),
                 stencil_clear: clear_of(a, desc.stencil_load_op).map(|v| v[1]),
-                resolve: false,
+                depth_resolve_mode: 0,
+                stencil_resolve_mode: 0,
                 aspects: DepthStencilAspects::of_format(desc.format),
             })
         });

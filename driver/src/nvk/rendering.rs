@@ -43,8 +43,11 @@ pub struct ColorAttachment {
     pub view: ViewRange,
     /// The clear value's four words, for `VK_ATTACHMENT_LOAD_OP_CLEAR`.
     pub clear: Option<[u32; 4]>,
-    /// Whether it resolves at the end (a resolve mode other than NONE).
-    pub resolve: bool,
+    /// How it resolves at the end (`VkResolveModeFlagBits`: 0 for none, else
+    /// `pColorAttachments[i].resolveMode`; a render pass's subpass resolve averages a
+    /// float or normalized colour and takes an integer's first sample, as
+    /// vk_render_pass converts it).
+    pub resolve_mode: u32,
     /// `VK_ATTACHMENT_LOAD_OP_LOAD`: its contents are read at the beginning.
     pub loads: bool,
     /// `VK_ATTACHMENT_STORE_OP_STORE`: its contents are written back at the end.
@@ -62,8 +65,11 @@ pub struct DepthStencilAttachment {
     pub depth_clear: Option<u32>,
     /// The stencil clear value, for a stencil `LOAD_OP_CLEAR`.
     pub stencil_clear: Option<u32>,
-    /// Whether depth or stencil resolves at the end.
-    pub resolve: bool,
+    /// How its depth aspect resolves at the end (`pDepthAttachment->resolveMode`; 0
+    /// for none).
+    pub depth_resolve_mode: u32,
+    /// How its stencil aspect resolves at the end (`pStencilAttachment->resolveMode`).
+    pub stencil_resolve_mode: u32,
     /// Whether it is the rendering's depth attachment (`pDepthAttachment` with a view:
     /// NVK's `render->depth_att.vk_format` is set), and its stencil attachment
     /// (`pStencilAttachment`). A render pass's attachment is either where its format
@@ -165,15 +171,30 @@ pub(super) struct RenderingEnd {
     /// Linear attachments rendered through tiled shadows that store their contents:
     /// copied back at the end.
     shadow_stores: Vec<ColorAttachment>,
-    resolve: bool,
-    /// What the resolve draws into: one single-sample rendering per resolving
-    /// attachment (the resolve views are not in the model's rendering info; the
-    /// attachment's own image, one sample a pixel, stands in for each), and the layers.
-    resolves: Vec<RenderingInfo>,
+    /// The resolves vk_meta_resolve_rendering makes, in its order.
+    resolves: Vec<Resolve>,
     layers: u32,
 }
 
+/// One of vk_meta_resolve_rendering's resolves.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Resolve {
+    /// What it draws into: a single-sample rendering of the resolved aspects (the
+    /// resolve views are not in the model's rendering info; the attachment's own image,
+    /// one sample a pixel, stands in).
+    target: RenderingInfo,
+    /// The aspects it resolves (`VkImageAspectFlags`: colour 1, depth 2, stencil 4).
+    aspects: u32,
+    /// The colour's or depth's resolve mode, and the stencil's, as it passes them to
+    /// vk_meta_resolve_image (NONE for an aspect it does not resolve).
+    resolve_mode: u32,
+    stencil_resolve_mode: u32,
+}
+
 impl RenderingEnd {
+    /// Mirrors what vk_meta_resolve_rendering will resolve: each colour attachment
+    /// with a resolve mode, then depth and stencil in one resolve where both resolve
+    /// (the model's attachment is one view for both), else whichever does.
     fn of(info: &RenderingInfo, linear: bool) -> Self {
         let target = |colors, depth_stencil| RenderingInfo {
             area: info.area,
@@ -186,32 +207,62 @@ impl RenderingEnd {
             samples: 1,
             ..image
         };
-        let mut resolves: Vec<RenderingInfo> = info
+        let mut resolves: Vec<Resolve> = info
             .colors
             .iter()
             .flatten()
-            .filter(|c| c.resolve)
+            .filter(|c| c.resolve_mode != 0)
             .map(|c| {
                 let color = ColorAttachment {
                     image: single(c.image),
                     clear: None,
-                    resolve: false,
+                    resolve_mode: 0,
                     loads: false,
                     stores: true,
                     ..*c
                 };
-                target(vec![Some(color)], None)
+                Resolve {
+                    target: target(vec![Some(color)], None),
+                    aspects: 1,
+                    resolve_mode: c.resolve_mode,
+                    stencil_resolve_mode: 0,
+                }
             })
             .collect();
-        if let Some(d) = info.depth_stencil.filter(|d| d.resolve) {
-            let ds = DepthStencilAttachment {
-                image: single(d.image),
-                depth_clear: None,
-                stencil_clear: None,
-                resolve: false,
-                ..d
+        if let Some(d) = info.depth_stencil {
+            let depth_mode = if d.aspects.depth {
+                d.depth_resolve_mode
+            } else {
+                0
             };
-            resolves.push(target(Vec::new(), Some(ds)));
+            let stencil_mode = if d.aspects.stencil {
+                d.stencil_resolve_mode
+            } else {
+                0
+            };
+            let resolve = |depth: bool, stencil: bool| {
+                let ds = DepthStencilAttachment {
+                    image: single(d.image),
+                    depth_clear: None,
+                    stencil_clear: None,
+                    depth_resolve_mode: 0,
+                    stencil_resolve_mode: 0,
+                    aspects: DepthStencilAspects { depth, stencil },
+                    ..d
+                };
+                Resolve {
+                    target: target(Vec::new(), Some(ds)),
+                    aspects: u32::from(depth) * 2 + u32::from(stencil) * 4,
+                    resolve_mode: if depth { depth_mode } else { 0 },
+                    stencil_resolve_mode: if stencil { stencil_mode } else { 0 },
+                }
+            };
+            match (depth_mode != 0, stencil_mode != 0) {
+                (true, true) => resolves.push(resolve(true, true)),
+                (true, false) => resolves.push(resolve(true, false)),
+                (false, true) => resolves.push(resolve(false, true)),
+                (false, false) => {}
+            }
         }
         RenderingEnd {
             flags: info.flags,
@@ -221,7 +272,6 @@ impl RenderingEnd {
                 .filter(|c| c.stores)
                 .copied()
                 .collect(),
-            resolve: !resolves.is_empty(),
             resolves,
             layers: info.target_layers(),
         }
@@ -482,35 +532,19 @@ impl CommandEncoder<'_> {
         // nvk_CmdEndRendering forgets the view mask but leaves it in shadow scratch: the
         // next rendering writes it again before any macro reads it.
         self.view_mask = 0;
-        if end.resolve && end.flags & RENDERING_SUSPENDING == 0 {
+        if !end.resolves.is_empty() && end.flags & RENDERING_SUSPENDING == 0 {
             self.push
                 .immd_or_mthd(SUBC_3D, class::INVALIDATE_TEXTURE_DATA_CACHE, 0);
             self.meta_begin_gfx();
-            for target in &end.resolves {
+            for resolve in &end.resolves {
                 // vk_meta_resolve_rendering resolves the render area onto itself.
+                let target = &resolve.target;
                 let image = match (target.colors.iter().flatten().next(), &target.depth_stencil) {
                     (Some(c), _) => c.image,
                     (None, Some(ds)) => ds.image,
                     (None, None) => continue,
                 };
                 let a = target.area;
-                let color = target.colors.iter().flatten().next().is_some();
-                let aspects = if color {
-                    1
-                } else {
-                    target.depth_stencil.as_ref().map_or(0, |ds| {
-                        u32::from(ds.aspects.depth) * 2 + u32::from(ds.aspects.stencil) * 4
-                    })
-                };
-                let color_type = super::meta::NumericType::of_vk(image.format);
-                // vk_meta_resolve_rendering: the attachment's resolve mode (the model
-                // takes a colour's average, or its first sample where it holds integers,
-                // and a depth's first sample), the render area resolved onto itself.
-                let resolve_mode = if color && color_type == super::meta::NumericType::Float {
-                    super::meta::RESOLVE_AVERAGE
-                } else {
-                    super::meta::RESOLVE_SAMPLE_ZERO
-                };
                 self.meta_blit(&super::meta::MetaBlit {
                     rendering: target.clone(),
                     layers: end.layers,
@@ -518,16 +552,12 @@ impl CommandEncoder<'_> {
                     writes_depth: target.depth_stencil.is_some(),
                     stencil_as_discard: false,
                     fragment: super::meta::MetaFragment {
-                        resolve_mode: if aspects & 3 != 0 { resolve_mode } else { 0 },
-                        stencil_resolve_mode: if aspects & 4 != 0 {
-                            super::meta::RESOLVE_SAMPLE_ZERO
-                        } else {
-                            0
-                        },
+                        resolve_mode: resolve.resolve_mode,
+                        stencil_resolve_mode: resolve.stencil_resolve_mode,
                         src_samples: samples,
                         dim: super::meta::SamplerDim::Multisampled,
-                        aspects,
-                        color_type,
+                        aspects: resolve.aspects,
+                        color_type: super::meta::NumericType::of_vk(image.format),
                         stencil_as_discard: false,
                     },
                 });

@@ -65,7 +65,7 @@ impl Pass<'_> {
                     image,
                     view,
                     clear: (a.load_op == objects::LOAD_OP_CLEAR).then_some(a.clear),
-                    resolve: a.resolve_mode != 0,
+                    resolve_mode: a.resolve_mode,
                     loads: a.load_op == objects::LOAD_OP_LOAD,
                     stores: a.store_op == objects::STORE_OP_STORE,
                 })
@@ -87,7 +87,16 @@ impl Pass<'_> {
                     .then_some(r.depth.clear[0]),
                 stencil_clear: (r.stencil.view != 0 && r.stencil.load_op == objects::LOAD_OP_CLEAR)
                     .then_some(r.stencil.clear[1]),
-                resolve: r.depth.resolve_mode != 0 || r.stencil.resolve_mode != 0,
+                depth_resolve_mode: if r.depth.view != 0 {
+                    r.depth.resolve_mode
+                } else {
+                    0
+                },
+                stencil_resolve_mode: if r.stencil.view != 0 {
+                    r.stencil.resolve_mode
+                } else {
+                    0
+                },
                 aspects: DepthStencilAspects {
                     depth: r.depth.view != 0,
                     stencil: r.stencil.view != 0,

@@ -258,7 +258,8 @@ impl Pass<'_> {
                         depth_clear: None,
                         // The stencil written bit by bit starts cleared.
                         stencil_clear: stencil_as_discard.then_some(0),
-                        resolve: false,
+                        depth_resolve_mode: 0,
+                        stencil_resolve_mode: 0,
                         // do_blit's rendering: the attachments of the pass's aspects.
                         aspects: DepthStencilAspects {
                             depth: pass & DEPTH != 0,
@@ -270,7 +271,7 @@ impl Pass<'_> {
                         image: dst_image,
                         view,
                         clear: None,
-                        resolve: false,
+                        resolve_mode: 0,
                         loads: false,
                         stores: true,
                     })];
@@ -344,7 +345,8 @@ impl Pass<'_> {
                         view,
                         depth_clear: (aspects & 2 != 0).then_some(value[0]),
                         stencil_clear: (aspects & 4 != 0).then_some(value[1]),
-                        resolve: false,
+                        depth_resolve_mode: 0,
+                        stencil_resolve_mode: 0,
                         aspects: DepthStencilAspects {
                             depth: aspects & 2 != 0,
                             stencil: aspects & 4 != 0,
@@ -355,7 +357,7 @@ impl Pass<'_> {
                         image: desc,
                         view,
                         clear: Some(value),
-                        resolve: false,
+                        resolve_mode: 0,
                         loads: false,
                         stores: true,
                     })];
