@@ -183,6 +183,85 @@ impl StageData {
     }
 }
 
+/// The structures a pipeline's rasterization state chains, where the trace holds them.
+#[derive(Default)]
+struct RasterizationParts {
+    depth_clip: Option<vk::PipelineRasterizationDepthClipStateCreateInfoEXT<'static>>,
+    provoking_vertex: Option<vk::PipelineRasterizationProvokingVertexStateCreateInfoEXT<'static>>,
+    line: Option<vk::PipelineRasterizationLineStateCreateInfoKHR<'static>>,
+    stream: Option<vk::PipelineRasterizationStateStreamCreateInfoEXT<'static>>,
+    conservative: Option<vk::PipelineRasterizationConservativeStateCreateInfoEXT<'static>>,
+}
+
+impl RasterizationParts {
+    /// What `state` recorded of VK_EXT_depth_clip_enable, VK_EXT_provoking_vertex,
+    /// VK_KHR/EXT_line_rasterization, VK_EXT_transform_feedback's stream and
+    /// VK_EXT_conservative_rasterization: each where it differs from what leaving the
+    /// structure out means (the trace cannot tell a default chained from none).
+    fn of(state: Option<trace_format::generated::trace::PipelineState<'_>>) -> Self {
+        let Some(s) = state else {
+            return Self::default();
+        };
+        RasterizationParts {
+            depth_clip: (s.depth_clip() != 0).then(|| {
+                vk::PipelineRasterizationDepthClipStateCreateInfoEXT::default()
+                    .depth_clip_enable(s.depth_clip() == 2)
+            }),
+            provoking_vertex: (s.provoking_vertex() != 0).then(|| {
+                vk::PipelineRasterizationProvokingVertexStateCreateInfoEXT::default()
+                    .provoking_vertex_mode(vk::ProvokingVertexModeEXT::from_raw(
+                        s.provoking_vertex() as i32,
+                    ))
+            }),
+            line: (s.line_mode() != 0 || s.line_stipple_enable()).then(|| {
+                vk::PipelineRasterizationLineStateCreateInfoKHR::default()
+                    .line_rasterization_mode(vk::LineRasterizationModeKHR::from_raw(
+                        s.line_mode() as i32
+                    ))
+                    .stippled_line_enable(s.line_stipple_enable())
+                    .line_stipple_factor(s.line_stipple_factor())
+                    .line_stipple_pattern(s.line_stipple_pattern() as u16)
+            }),
+            stream: (s.rasterization_stream() != 0).then(|| {
+                vk::PipelineRasterizationStateStreamCreateInfoEXT::default()
+                    .rasterization_stream(s.rasterization_stream())
+            }),
+            conservative: (s.conservative_mode() != 0).then(|| {
+                vk::PipelineRasterizationConservativeStateCreateInfoEXT::default()
+                    .conservative_rasterization_mode(
+                        vk::ConservativeRasterizationModeEXT::from_raw(
+                            s.conservative_mode() as i32,
+                        ),
+                    )
+                    .extra_primitive_overestimation_size(s.extra_primitive_overestimation_size())
+            }),
+        }
+    }
+
+    /// `raster` with the structures held here chained to it.
+    fn chain<'a>(
+        &'a mut self,
+        mut raster: vk::PipelineRasterizationStateCreateInfo<'a>,
+    ) -> vk::PipelineRasterizationStateCreateInfo<'a> {
+        if let Some(d) = &mut self.depth_clip {
+            raster = raster.push_next(d);
+        }
+        if let Some(p) = &mut self.provoking_vertex {
+            raster = raster.push_next(p);
+        }
+        if let Some(l) = &mut self.line {
+            raster = raster.push_next(l);
+        }
+        if let Some(st) = &mut self.stream {
+            raster = raster.push_next(st);
+        }
+        if let Some(c) = &mut self.conservative {
+            raster = raster.push_next(c);
+        }
+        raster
+    }
+}
+
 /// `vkCreateGraphicsPipelines` for one recorded pipeline.
 ///
 /// # Safety
@@ -304,7 +383,7 @@ pub unsafe fn create_graphics_pipeline(
     if st.is_some_and(|s| s.depth_clip_negative_one_to_one()) {
         viewport = viewport.push_next(&mut depth_clip_control);
     }
-    let raster = match st {
+    let mut raster = match st {
         Some(s) => vk::PipelineRasterizationStateCreateInfo::default()
             .depth_clamp_enable(s.depth_clamp_enable())
             .rasterizer_discard_enable(s.rasterizer_discard_enable())
@@ -318,6 +397,11 @@ pub unsafe fn create_graphics_pipeline(
             .line_width(s.line_width()),
         None => vk::PipelineRasterizationStateCreateInfo::default().line_width(1.0),
     };
+    // The rasterization structures the program chained, as the trace holds them (each
+    // left out where the trace holds its default): without them the device would
+    // rasterize otherwise than the program asked (vkd3d's depth clip with depth clamp).
+    let mut raster_parts = RasterizationParts::of(st);
+    raster = raster_parts.chain(raster);
     let sample_mask = [st.map_or(u32::MAX, |s| s.sample_mask())];
     let multisample = vk::PipelineMultisampleStateCreateInfo::default()
         .rasterization_samples(vk::SampleCountFlags::from_raw(
