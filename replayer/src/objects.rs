@@ -8,7 +8,7 @@ use crate::swapchain::SwapchainInfo;
 
 use driver::class::PrimitiveOp;
 use driver::nvk::image::{Image, ViewRange};
-use driver::nvk::meta::{NumericType, RESOLVE_AVERAGE, RESOLVE_SAMPLE_ZERO};
+use driver::nvk::meta::{implied_resolve_mode, NumericType};
 use driver::nvk::rendering::{
     ColorAttachment, DepthStencilAspects, DepthStencilAttachment, RenderArea,
 };
@@ -766,14 +766,11 @@ impl Objects {
                     image,
                     view,
                     clear: clear_of(a, desc.load_op),
-                    // vk_render_pass: a subpass's resolve averages a float or
-                    // normalized colour and takes an integer's first sample.
                     resolve_mode: match subpass.resolves.get(i).copied().unwrap_or(false) {
+                        true => implied_resolve_mode(
+                            NumericType::of_vk(desc.format) == NumericType::Float,
+                        ),
                         false => 0,
-                        true if NumericType::of_vk(desc.format) == NumericType::Float => {
-                            RESOLVE_AVERAGE
-                        }
-                        true => RESOLVE_SAMPLE_ZERO,
                     },
                     loads: !first_here(a) || desc.load_op == LOAD_OP_LOAD,
                     stores: !last_here(a) || desc.store_op == STORE_OP_STORE,

@@ -112,6 +112,17 @@ pub const RESOLVE_SAMPLE_ZERO: u32 = 0x1;
 /// `VK_RESOLVE_MODE_AVERAGE_BIT`.
 pub const RESOLVE_AVERAGE: u32 = 0x2;
 
+/// The resolve mode where the API names none (vk_meta_resolve_image2 for
+/// vkCmdResolveImage, vk_render_pass for a subpass's resolve attachments): a float or
+/// normalized colour averaged, anything else (integers, depth, stencil) its first sample.
+pub fn implied_resolve_mode(float_color: bool) -> u32 {
+    if float_color {
+        RESOLVE_AVERAGE
+    } else {
+        RESOLVE_SAMPLE_ZERO
+    }
+}
+
 /// What vk_meta builds a pass's fragment shader from: the members of `struct
 /// vk_meta_blit_key` that `build_blit_shader` reads. Each distinct one is a shader of
 /// its own in NVK (its NIR differs, and so its cache key); the model gives each its

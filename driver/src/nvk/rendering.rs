@@ -257,11 +257,8 @@ impl RenderingEnd {
                     stencil_resolve_mode: if stencil { stencil_mode } else { 0 },
                 }
             };
-            match (depth_mode != 0, stencil_mode != 0) {
-                (true, true) => resolves.push(resolve(true, true)),
-                (true, false) => resolves.push(resolve(true, false)),
-                (false, true) => resolves.push(resolve(false, true)),
-                (false, false) => {}
+            if depth_mode != 0 || stencil_mode != 0 {
+                resolves.push(resolve(depth_mode != 0, stencil_mode != 0));
             }
         }
         RenderingEnd {

@@ -51,7 +51,8 @@ use crate::objects::{self, Objects, Pipeline, PipelinePart, RenderPass};
 use crate::pass_barriers::PassBarriers;
 use driver::nvk::image::{Image, TargetFormat, ViewRange};
 use driver::nvk::meta::{
-    BlitPush, MetaBlit, MetaFragment, NumericType, SamplerDim, RESOLVE_AVERAGE, RESOLVE_SAMPLE_ZERO,
+    implied_resolve_mode, BlitPush, MetaBlit, MetaFragment, NumericType, SamplerDim,
+    RESOLVE_SAMPLE_ZERO,
 };
 use driver::nvk::rendering::{
     ColorAttachment, DepthStencilAspects, DepthStencilAttachment, RenderArea, RENDERING_RESUMING,

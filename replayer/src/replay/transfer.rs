@@ -225,16 +225,10 @@ impl Pass<'_> {
             if aspects & STENCIL != 0 {
                 passes.push(STENCIL);
             }
-            // vk_meta_resolve_image2's modes: a float colour averaged, anything else
-            // its first sample.
             let color_type = NumericType::of_vk(dst_image.format);
             let src_float_color = !TargetFormat::of_vk(src_image.format).depth_stencil
                 && NumericType::of_vk(src_image.format) == NumericType::Float;
-            let resolve_mode = if src_float_color {
-                RESOLVE_AVERAGE
-            } else {
-                RESOLVE_SAMPLE_ZERO
-            };
+            let resolve_mode = implied_resolve_mode(src_float_color);
             for pass in passes.into_iter().filter(|p| *p != 0) {
                 let stencil_as_discard = pass == STENCIL;
                 let fragment = MetaFragment {
