@@ -592,6 +592,59 @@ fn a_resolve_and_a_blit_draw_with_fragment_shaders_of_their_own() {
     assert_eq!(fragments[0], fragments[2]);
 }
 
+/// vk_meta keeps its pipelines in the device: a kind of pass draws with the same
+/// fragment shader in every command buffer, and two kinds with two shaders even when
+/// each is the first its command buffer draws (Godot blits mip chains in one command
+/// buffer and resolves its multisampled frame in another).
+#[test]
+fn a_kind_of_meta_pass_keeps_its_fragment_shader_from_one_command_buffer_to_the_next() {
+    use driver::nvk::meta::{
+        BlitPush, MetaBlit, MetaFragment, NumericType, SamplerDim, RESOLVE_AVERAGE,
+    };
+    let destination = RenderingInfo {
+        depth_stencil: None,
+        ..rendering(0, vec![Some(color(None, false))])
+    };
+    let blit = MetaFragment {
+        aspects: 1,
+        ..MetaFragment::default()
+    };
+    let resolve = MetaFragment {
+        resolve_mode: RESOLVE_AVERAGE,
+        src_samples: 4,
+        dim: SamplerDim::Multisampled,
+        color_type: NumericType::Float,
+        ..blit
+    };
+    let arch = Arch::Turing;
+    let device = Device::for_arch(arch);
+    let mut gpu = driver::gpu::Gpu::new(arch);
+    gpu.execute(device.init_push().unwrap().words()).unwrap();
+    let mut fragment_of = |fragment: MetaFragment| {
+        let mut enc = CommandEncoder::new(&device);
+        enc.meta_begin_gfx();
+        enc.meta_blit(&MetaBlit {
+            rendering: destination.clone(),
+            layers: 1,
+            push: BlitPush::resolve([0, 0], [0, 0]),
+            writes_depth: false,
+            stencil_as_discard: false,
+            fragment,
+        });
+        enc.meta_end_gfx();
+        gpu.state.method_log = Some(Vec::new());
+        gpu.execute(enc.finish().words()).unwrap();
+        pixel_programs(&gpu.state.method_log.take().unwrap())
+    };
+    let first_blit = fragment_of(blit);
+    let resolved = fragment_of(resolve);
+    let blit_again = fragment_of(blit);
+    assert_eq!(first_blit.len(), 1, "{first_blit:x?}");
+    assert_eq!(resolved.len(), 1, "{resolved:x?}");
+    assert_ne!(first_blit, resolved);
+    assert_eq!(first_blit, blit_again);
+}
+
 /// The pixel shader programs bound, in order: SET_PIPELINE_PROGRAM_ADDRESS_B of the
 /// last pipeline slot written.
 fn pixel_programs(log: &[LoggedMethod]) -> Vec<u32> {

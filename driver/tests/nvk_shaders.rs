@@ -48,7 +48,11 @@ fn shader(stage: Stage, interface: Interface, arch: Arch, id: u64) -> Option<Arc
 fn pipeline(arch: Arch, fragment_id: u64) -> [Option<Arc<Shader>>; 5] {
     let fs = Interface {
         descriptors: vec![
-            DescriptorUse::UniformBuffer { set: 0, binding: 1 },
+            DescriptorUse::UniformBuffer {
+                set: 0,
+                binding: 1,
+                element: 0,
+            },
             DescriptorUse::DescriptorSet { set: 1 },
         ],
         descriptor_loads: vec![3, 2],
@@ -272,7 +276,11 @@ fn the_gpu_model_runs_the_new_macros() {
 /// layout declares `UNIFORM_BUFFER_DYNAMIC` (the set's first dynamic buffer).
 fn dynamic_uniform_buffer_pipeline(arch: Arch) -> [Option<Arc<Shader>>; 5] {
     let fs = Interface {
-        descriptors: vec![DescriptorUse::UniformBuffer { set: 0, binding: 1 }],
+        descriptors: vec![DescriptorUse::UniformBuffer {
+            set: 0,
+            binding: 1,
+            element: 0,
+        }],
         ..Interface::default()
     };
     let declared = |set, binding| match (set, binding) {
@@ -401,11 +409,20 @@ fn constant_buffers_go_most_used_first_then_by_type_set_and_place() {
     use driver::nvk::shader::Cbuf;
     let uniform_buffers = |_set, binding| UniformBufferKind::Placed {
         offset: 16 * binding,
+        stride: 16,
     };
     let fs = |loads: Vec<u32>| Interface {
         descriptors: vec![
-            DescriptorUse::UniformBuffer { set: 0, binding: 2 },
-            DescriptorUse::UniformBuffer { set: 0, binding: 1 },
+            DescriptorUse::UniformBuffer {
+                set: 0,
+                binding: 2,
+                element: 0,
+            },
+            DescriptorUse::UniformBuffer {
+                set: 0,
+                binding: 1,
+                element: 0,
+            },
             DescriptorUse::DescriptorSet { set: 1 },
         ],
         descriptor_loads: loads,

@@ -45,6 +45,20 @@ fn compile(source: &Path) -> Vec<u32> {
     spv(&std::fs::read(out).unwrap())
 }
 
+/// SPIR-V assembled by spirv-as from its text (the shapes glslang does not write).
+fn assemble(source: &Path) -> Vec<u32> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.spv");
+    let status = Command::new("spirv-as")
+        .args(["--target-env", "vulkan1.1", "-o"])
+        .arg(&out)
+        .arg(source)
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{status:?}");
+    spv(&std::fs::read(out).unwrap())
+}
+
 fn spv(bytes: &[u8]) -> Vec<u32> {
     bytes
         .chunks_exact(4)
@@ -308,7 +322,11 @@ fn an_entry_points_interface_is_what_nvk_compiles_into_its_command_stream() {
     assert_eq!(
         fs.descriptors,
         [
-            DescriptorUse::UniformBuffer { set: 0, binding: 2 },
+            DescriptorUse::UniformBuffer {
+                set: 0,
+                binding: 2,
+                element: 0
+            },
             DescriptorUse::DescriptorSet { set: 1 },
         ]
     );
@@ -348,7 +366,11 @@ fn an_entry_points_interface_is_what_nvk_compiles_into_its_command_stream() {
     let (_, _, color) = read("../../../benches/shaders/color.frag");
     assert_eq!(
         color.descriptors,
-        [DescriptorUse::UniformBuffer { set: 0, binding: 0 }]
+        [DescriptorUse::UniformBuffer {
+            set: 0,
+            binding: 0,
+            element: 0
+        }]
     );
     let (_, _, white) = read("white.frag");
     assert!(white.descriptors.is_empty());
@@ -365,7 +387,11 @@ fn constant_buffer_uses_are_counted_as_nak_unrolls_and_merges_them() {
     assert_eq!(
         blur.descriptors,
         [
-            DescriptorUse::UniformBuffer { set: 0, binding: 0 },
+            DescriptorUse::UniformBuffer {
+                set: 0,
+                binding: 0,
+                element: 0
+            },
             DescriptorUse::DescriptorSet { set: 1 },
         ]
     );
@@ -380,4 +406,40 @@ fn constant_buffer_uses_are_counted_as_nak_unrolls_and_merges_them() {
     let code = compile(&repo("driver/tests/shaders/interface.frag"));
     let (_, _, once) = interfaces(&load(&code).unwrap()).remove(0);
     assert_eq!(once.descriptor_loads, [1, 2]);
+}
+
+/// An array of uniform buffers (Zink declares each stage's so, `ubos[N]`): NVK binds
+/// each element read at a constant index as a constant buffer of its own
+/// (`ubo_deref_to_cbuf`'s descriptor offset), and none read at an index chosen at run
+/// time or only in a loop that never runs (gone from NIR before the uses are counted).
+/// Godot's scene shader through Zink reads six elements so, two of them only in such
+/// loops: NVK binds four.
+#[test]
+fn each_element_of_a_uniform_buffer_array_is_a_constant_buffer_of_its_own() {
+    use driver::spirv::interface::{interfaces, DescriptorUse};
+    if !ready() {
+        return;
+    }
+    let element = |element| DescriptorUse::UniformBuffer {
+        set: 1,
+        binding: 9,
+        element,
+    };
+    let code = compile(&repo("driver/tests/shaders/ubo_array.frag"));
+    valid(&code).unwrap();
+    let (_, _, shader) = interfaces(&load(&code).unwrap()).remove(0);
+    assert_eq!(shader.descriptors, [element(0), element(2)]);
+    // Element 2: two constant places and one chosen at run time.
+    assert_eq!(shader.descriptor_loads, [1, 3]);
+
+    // The same in a loop as Zink writes one: the counter compared through bitcasts,
+    // the exit a block that only breaks.
+    if !have("spirv-as") {
+        return;
+    }
+    let code = assemble(&repo("driver/tests/shaders/break_loop.spvasm"));
+    valid(&code).unwrap();
+    let (_, _, shader) = interfaces(&load(&code).unwrap()).remove(0);
+    assert_eq!(shader.descriptors, [element(0)]);
+    assert_eq!(shader.descriptor_loads, [1]);
 }

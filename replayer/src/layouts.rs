@@ -148,8 +148,8 @@ impl SetLayout {
             (INLINE_UNIFORM_BLOCK, _) => UniformBufferKind::Inline,
             _ => self
                 .binding_place(binding, min_cbuf_alignment)
-                .map_or(UniformBufferKind::Descriptor, |(offset, _)| {
-                    UniformBufferKind::Placed { offset }
+                .map_or(UniformBufferKind::Descriptor, |(offset, stride)| {
+                    UniformBufferKind::Placed { offset, stride }
                 }),
         }
     }
@@ -367,7 +367,10 @@ pub(crate) mod tests {
         // buffers live in the root table).
         assert_eq!(
             set.uniform_buffer(1, 64),
-            UniformBufferKind::Placed { offset: 0 }
+            UniformBufferKind::Placed {
+                offset: 0,
+                stride: 16
+            }
         );
         assert_eq!(set.uniform_buffer(2, 64), UniformBufferKind::Inline);
         assert_eq!(

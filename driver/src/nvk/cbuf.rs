@@ -131,12 +131,14 @@ impl CommandEncoder<'_> {
             .meta
             .get_or_insert_with(|| meta_shaders(chipset))
             .clone();
+        let device = self.device();
         let kinds = &mut self.shaders.meta_fragments;
         let fs = match kinds.iter().find(|(k, _)| k == fragment) {
             Some((_, fs)) => Some(fs.clone()),
             None => {
-                // The first kind of pass keeps the first identity; later ones get their own.
-                let identity = match kinds.len() {
+                // The device's first kind of pass keeps the first identity; later ones
+                // get their own, the same in every command buffer.
+                let identity = match device.meta_fragment_place(fragment) {
                     0 => META_FRAGMENT_SHADER,
                     n => META_FRAGMENT_SHADERS + n as u64 * 0x100,
                 };

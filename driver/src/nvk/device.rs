@@ -2,9 +2,10 @@
 //! uploaded through the MME RAM methods, the root descriptor table bound as constant
 //! buffer 0 of every stage.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::descriptors::BufferDescriptor;
+use super::meta::MetaFragment;
 use super::{Macro, Scratch};
 use crate::chipset::classes::TURING_A;
 use crate::chipset::Chipset;
@@ -62,6 +63,10 @@ pub struct Device {
     pub chipset: Chipset,
     /// Where the root descriptor table lives in GPU memory.
     pub root_table_addr: u64,
+    /// The kinds of vk_meta pass drawn on the device, in the order of their first
+    /// draw: vk_meta keeps its pipelines in the device, so a kind of pass draws with
+    /// one fragment shader in every command buffer (clones of the device share them).
+    meta_fragments: Arc<Mutex<Vec<MetaFragment>>>,
 }
 
 impl Device {
@@ -75,6 +80,25 @@ impl Device {
         Device {
             chipset,
             root_table_addr: Self::ROOT_TABLE_ADDR,
+            meta_fragments: Arc::default(),
+        }
+    }
+
+    /// The place of `kind` among the kinds of vk_meta pass drawn on the device, a new
+    /// one taking the next place. Mirrors vk_meta_lookup_pipeline finding a pass's
+    /// pipeline by its key in the device's cache (`vk_meta_device`), and the pipeline
+    /// made at the first draw of its kind staying there.
+    pub fn meta_fragment_place(&self, kind: &MetaFragment) -> usize {
+        let mut kinds = self
+            .meta_fragments
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match kinds.iter().position(|k| k == kind) {
+            Some(place) => place,
+            None => {
+                kinds.push(*kind);
+                kinds.len() - 1
+            }
         }
     }
 

@@ -314,6 +314,11 @@ impl<'d> CommandEncoder<'d> {
         self.device.arch()
     }
 
+    /// The device the command buffer is recorded for.
+    pub(super) fn device(&self) -> &'d Device {
+        self.device
+    }
+
     /// The device's chipset: its classes (NVK's `pdev->info`).
     pub(super) fn chipset(&self) -> Chipset {
         self.device.chipset

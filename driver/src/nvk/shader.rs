@@ -100,11 +100,14 @@ pub enum UniformBufferKind {
     },
     /// `INLINE_UNIFORM_BLOCK`: its bytes are in the set itself.
     Inline,
-    /// `UNIFORM_BUFFER` whose descriptor the set layout places at byte `offset` of
-    /// the set (nvk_descriptor_set_binding_layout's `offset`).
+    /// `UNIFORM_BUFFER` whose descriptors the set layout places from byte `offset` of
+    /// the set, `stride` apart (nvk_descriptor_set_binding_layout's `offset` and
+    /// `stride`).
     Placed {
-        /// The descriptor's byte in the set.
+        /// The first descriptor's byte in the set.
         offset: u32,
+        /// Bytes from one element's descriptor to the next.
+        stride: u32,
     },
 }
 
@@ -188,8 +191,15 @@ fn cbuf_map(
     for (at, descriptor) in interface.descriptors.iter().enumerate() {
         let loads = interface.descriptor_loads.get(at).copied().unwrap_or(0);
         let cbuf = match *descriptor {
-            DescriptorUse::UniformBuffer { set, binding } => match uniform_buffer(set, binding) {
-                UniformBufferKind::Dynamic { index } => Cbuf::DynamicUniformBuffer { set, index },
+            DescriptorUse::UniformBuffer {
+                set,
+                binding,
+                element,
+            } => match uniform_buffer(set, binding) {
+                UniformBufferKind::Dynamic { index } => Cbuf::DynamicUniformBuffer {
+                    set,
+                    index: index.saturating_add(element),
+                },
                 UniformBufferKind::Inline => Cbuf::DescriptorSet { set },
                 UniformBufferKind::Descriptor | UniformBufferKind::Placed { .. }
                     if eng3d < TURING_A =>
@@ -197,12 +207,15 @@ fn cbuf_map(
                     continue
                 }
                 // Without the layout, a descriptor's place is taken as 16 bytes a
-                // binding.
+                // binding, an array's elements 16 bytes apart after it.
                 UniformBufferKind::Descriptor => Cbuf::UniformBuffer {
                     set,
-                    offset: binding.saturating_mul(16),
+                    offset: binding.saturating_add(element).saturating_mul(16),
                 },
-                UniformBufferKind::Placed { offset } => Cbuf::UniformBuffer { set, offset },
+                UniformBufferKind::Placed { offset, stride } => Cbuf::UniformBuffer {
+                    set,
+                    offset: offset.saturating_add(element.saturating_mul(stride)),
+                },
             },
             DescriptorUse::DescriptorSet { set } => Cbuf::DescriptorSet { set },
         };

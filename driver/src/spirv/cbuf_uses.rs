@@ -21,6 +21,12 @@
 //!
 //! Storage buffers, storage images' texel pointers and other descriptors are counted
 //! once per load, store or atomic through them, times the unrolled iterations.
+//!
+//! Each element of an array of uniform buffers is a constant buffer of its own
+//! (`ubo_deref_to_cbuf`'s descriptor offset, binding offset plus index times stride),
+//! counted apart; a load through an element chosen at run time is counted for none
+//! (NVK records no constant-buffer use for a uniform buffer whose resource index is not
+//! a constant: `record_vulkan_resource_cbuf_use` leaves uniform buffers out).
 
 use std::collections::{HashMap, HashSet};
 
@@ -53,8 +59,9 @@ pub(super) struct Declarations<'a> {
 }
 
 /// The uses of each descriptor variable that `build_cbuf_map` counts, over every
-/// function of `module` (NIR inlines them all into the entry point).
-pub(super) fn cbuf_uses(module: &Module, d: &Declarations<'_>) -> Map<Word, u32> {
+/// function of `module` (NIR inlines them all into the entry point), by variable and
+/// array element (0 for a variable that is not an array of uniform buffers).
+pub(super) fn cbuf_uses(module: &Module, d: &Declarations<'_>) -> Map<(Word, u32), u32> {
     let mut uses = Uses {
         d,
         counts: Map::default(),
@@ -81,20 +88,36 @@ enum ImageSource {
 #[derive(Clone)]
 struct Place {
     var: Word,
+    /// The element of an array of uniform buffers it is in: `None` when chosen at run
+    /// time; 0 for any other variable.
+    element: Option<u32>,
+    /// Whether the next index chooses the element (a pointer to the whole array).
+    element_next: bool,
     constant_path: Option<Vec<u32>>,
 }
 
 struct Uses<'a, 'd> {
     d: &'a Declarations<'d>,
-    counts: Map<Word, u32>,
+    counts: Map<(Word, u32), u32>,
     /// Uniform-buffer elements at constant indices counted already (CSE merges the rest).
     merged: Set<(Word, Vec<u32>)>,
 }
 
 impl Uses<'_, '_> {
-    fn add(&mut self, var: Word, n: u32) {
-        let c = self.counts.entry(var).or_default();
+    fn add(&mut self, var: Word, element: u32, n: u32) {
+        let c = self.counts.entry((var, element)).or_default();
         *c = c.saturating_add(n);
+    }
+
+    /// Whether `var` is an array of uniform buffers (each element a buffer of its own).
+    fn is_uniform_buffer_array(&self, var: Word) -> bool {
+        (self.d.is_uniform_buffer)(var)
+            && self
+                .d
+                .variables
+                .get(&var)
+                .and_then(|(_, pointee)| self.d.types.get(pointee))
+                .is_some_and(|t| matches!(t.class.opcode, Op::TypeArray | Op::TypeRuntimeArray))
     }
 
     fn function(&mut self, function: &Function) {
@@ -102,6 +125,10 @@ impl Uses<'_, '_> {
         let mut places: Map<Word, Place> = Map::default();
         let mut images: Map<Word, Vec<ImageSource>> = Map::default();
         for (block, times) in function.blocks.iter().zip(repeats) {
+            // A loop that never runs is gone from NIR, and every use in it.
+            if times == 0 {
+                continue;
+            }
             for i in &block.instructions {
                 self.instruction(i, times, &mut places, &mut images);
             }
@@ -112,6 +139,8 @@ impl Uses<'_, '_> {
         if self.d.variables.contains_key(&pointer) {
             return Some(Place {
                 var: pointer,
+                element: Some(0),
+                element_next: self.is_uniform_buffer_array(pointer),
                 constant_path: Some(Vec::new()),
             });
         }
@@ -137,6 +166,15 @@ impl Uses<'_, '_> {
                 // PtrAccessChain's first index steps the base pointer itself.
                 let skip = usize::from(i.class.opcode == Op::PtrAccessChain);
                 let indices = i.operands.iter().skip(1 + skip);
+                if place.element_next {
+                    if let Some(first) = indices.clone().next() {
+                        place.element = match first {
+                            Operand::IdRef(c) => self.d.constants.get(c).copied(),
+                            _ => None,
+                        };
+                        place.element_next = false;
+                    }
+                }
                 place.constant_path = match place.constant_path {
                     Some(mut path) => indices
                         .map(|o| match o {
@@ -158,21 +196,26 @@ impl Uses<'_, '_> {
                 };
                 let var = place.var;
                 if (self.d.is_uniform_buffer)(var) {
+                    // An element chosen at run time (or the whole array) is no
+                    // constant buffer NVK counts.
+                    let (Some(element), false) = (place.element, place.element_next) else {
+                        return;
+                    };
                     let leaves = i.result_type.map_or(1, |t| self.leaves(t, 0));
                     match place.constant_path {
                         Some(path) => {
                             if self.merged.insert((var, path)) {
-                                self.add(var, leaves);
+                                self.add(var, element, leaves);
                             }
                         }
-                        None => self.add(var, leaves.saturating_mul(times)),
+                        None => self.add(var, element, leaves.saturating_mul(times)),
                     }
                 } else if let Some(source) = self.image_source(var, i.result_type) {
                     if let Some(result) = i.result_id {
                         images.insert(result, vec![source]);
                     }
                 } else {
-                    self.add(var, times);
+                    self.add(var, 0, times);
                 }
             }
             Op::SampledImage => {
@@ -227,7 +270,7 @@ impl Uses<'_, '_> {
             | Op::AtomicXor
             | Op::ImageTexelPointer => {
                 if let Some(place) = operand(0).and_then(|p| self.place_of(places, p)) {
-                    self.add(place.var, times);
+                    self.add(place.var, 0, times);
                 }
             }
             op => {
@@ -248,7 +291,7 @@ impl Uses<'_, '_> {
                     found.push((var, n));
                 }
                 for (var, n) in found {
-                    self.add(var, n.saturating_mul(times));
+                    self.add(var, 0, n.saturating_mul(times));
                 }
             }
         }
@@ -445,7 +488,10 @@ fn nir_cost(i: &Instruction, locals: &Set<Word>) -> i64 {
 /// The iterations of the loop whose blocks are `body` (header first) and whose merge
 /// block is `merge`, where it is a counted loop: an integer counter started at a
 /// constant, stepped by a constant once an iteration, and compared with a constant by
-/// the branch that leaves the loop. `None` where it is not such a loop.
+/// the branch that leaves the loop — the first conditional branch the loop's first
+/// blocks lead to, one of whose targets is the merge block or a block that only
+/// branches there (a `break`, as Zink writes its loops). Bitcasts between signed and
+/// unsigned integers are looked through. `None` where it is not such a loop.
 fn trip_count(
     function: &Function,
     body: std::ops::Range<usize>,
@@ -455,31 +501,66 @@ fn trip_count(
 ) -> Option<i64> {
     let blocks = &function.blocks;
     let merge_label = blocks[merge].label.as_ref()?.result_id?;
-    let constant = |w: Word| constants.get(&w).map(|v| i64::from(*v as i32));
-    // The exit test: the first conditional branch in the header or the block after it,
-    // staying in the loop while its condition holds.
-    let branch = blocks[body.clone()].iter().take(2).find_map(|b| {
-        b.instructions
-            .last()
-            .filter(|i| i.class.opcode == Op::BranchConditional)
-    })?;
-    let (condition, stay, leave) = (id(branch, 0)?, id(branch, 1)?, id(branch, 2)?);
-    if leave != merge_label || stay == merge_label {
-        return None;
-    }
-    let compare = defs.get(&condition)?;
-    let (counter, limit) = (id(compare, 0)?, constant(id(compare, 1)?)?);
+    let label_at = |label: Word| {
+        body.clone()
+            .find(|&n| blocks[n].label.as_ref().and_then(|l| l.result_id) == Some(label))
+    };
+    // A target that leaves the loop: its merge block, or a block that only goes there.
+    let leaves = |label: Word| {
+        label == merge_label
+            || label_at(label).is_some_and(|n| {
+                matches!(blocks[n].instructions.as_slice(),
+                    [only] if only.class.opcode == Op::Branch && id(only, 0) == Some(merge_label))
+            })
+    };
+    // The exit test: straight on from the header to the first conditional branch.
+    let mut at = body.start;
+    let branch = loop {
+        let last = blocks.get(at)?.instructions.last()?;
+        match last.class.opcode {
+            Op::BranchConditional => break last,
+            Op::Branch if at + 1 < body.end && at < body.start + 4 => {
+                at = label_at(id(last, 0)?)?;
+            }
+            _ => return None,
+        }
+    };
+    let (condition, when_true, when_false) = (id(branch, 0)?, id(branch, 1)?, id(branch, 2)?);
+    // Whether the loop goes on while the condition fails (it leaves when it holds).
+    let negated = match (leaves(when_true), leaves(when_false)) {
+        (false, true) => false,
+        (true, false) => true,
+        _ => return None,
+    };
+    let peel = |w: Word| through_bitcasts(w, defs);
+    let constant = |w: Word| constants.get(&peel(w)).map(|v| i64::from(*v as i32));
+    let compare = defs.get(&peel(condition))?;
+    let (counter, limit) = (peel(id(compare, 0)?), constant(id(compare, 1)?)?);
     let (start, step) = counter_steps(function, body, defs, constants, counter)?;
     if step == 0 {
         return None;
     }
+    // The comparison the loop goes on while.
+    let stays = match (compare.class.opcode, negated) {
+        (op, false) => op,
+        (Op::SLessThan, true) => Op::SGreaterThanEqual,
+        (Op::ULessThan, true) => Op::UGreaterThanEqual,
+        (Op::SLessThanEqual, true) => Op::SGreaterThan,
+        (Op::ULessThanEqual, true) => Op::UGreaterThan,
+        (Op::SGreaterThan, true) => Op::SLessThanEqual,
+        (Op::UGreaterThan, true) => Op::ULessThanEqual,
+        (Op::SGreaterThanEqual, true) => Op::SLessThan,
+        (Op::UGreaterThanEqual, true) => Op::ULessThan,
+        (Op::IEqual, true) => Op::INotEqual,
+        _ => return None,
+    };
     // Iterations while `start + k * step` satisfies the comparison.
-    let span = match compare.class.opcode {
+    let span = match stays {
         Op::SLessThan | Op::ULessThan if step > 0 => limit - start,
         Op::SLessThanEqual | Op::ULessThanEqual if step > 0 => limit - start + 1,
         Op::SGreaterThan | Op::UGreaterThan if step < 0 => start - limit,
         Op::SGreaterThanEqual | Op::UGreaterThanEqual if step < 0 => start - limit + 1,
-        Op::INotEqual if (limit - start) % step == 0 && (limit - start) / step > 0 => {
+        Op::INotEqual if (limit - start) % step == 0 && (limit - start) / step >= 0 => {
             return Some((limit - start) / step);
         }
         _ => return None,
@@ -492,6 +573,20 @@ fn trip_count(
     })
 }
 
+/// `w`, or what the bitcasts that make it were made from.
+fn through_bitcasts(mut w: Word, defs: &Map<Word, &Instruction>) -> Word {
+    for _ in 0..8 {
+        match defs.get(&w) {
+            Some(i) if i.class.opcode == Op::Bitcast => match id(i, 0) {
+                Some(from) => w = from,
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    w
+}
+
 /// Where the loop counter `counter` (a load of a function variable, or a phi) starts
 /// and how much each iteration adds to it.
 fn counter_steps(
@@ -502,11 +597,12 @@ fn counter_steps(
     counter: Word,
 ) -> Option<(i64, i64)> {
     let blocks = &function.blocks;
-    let constant = |w: Word| constants.get(&w).map(|v| i64::from(*v as i32));
+    let peel = |w: Word| through_bitcasts(w, defs);
+    let constant = |w: Word| constants.get(&peel(w)).map(|v| i64::from(*v as i32));
     // The step of `next` over `value`: `value + c`, `c + value` or `value - c`.
     let step_of = |next: Word, is_value: &dyn Fn(Word) -> bool| -> Option<i64> {
-        let add = defs.get(&next)?;
-        let (a, b) = (id(add, 0)?, id(add, 1)?);
+        let add = defs.get(&peel(next))?;
+        let (a, b) = (peel(id(add, 0)?), peel(id(add, 1)?));
         match add.class.opcode {
             Op::IAdd if is_value(a) => constant(b),
             Op::IAdd if is_value(b) => constant(a),

@@ -77,6 +77,9 @@ pub enum DescriptorUse {
         set: u32,
         /// Binding.
         binding: u32,
+        /// The element of an array of uniform buffers (a constant index); 0 for one
+        /// buffer. Each element is a constant buffer of its own.
+        element: u32,
     },
     /// Textures, images, samplers or storage buffers of `set`: NVK binds the set's
     /// descriptors as a constant buffer to load them from (`NVK_CBUF_TYPE_DESC_SET`).
@@ -184,9 +187,10 @@ struct ModuleFacts<'m> {
     /// Variables some function refers to other than as an access chain's base: used
     /// whole.
     used_whole: Set<Word>,
-    /// Uses of each global variable as NVK counts them for its constant buffers, in
-    /// NIR after NAK's loop unrolling and CSE ([`cbuf_uses`]).
-    loads: Map<Word, u32>,
+    /// Uses of each global variable (by array element, for an array of uniform
+    /// buffers) as NVK counts them for its constant buffers, in NIR after NAK's loop
+    /// unrolling and CSE ([`cbuf_uses`]).
+    loads: Map<(Word, u32), u32>,
     /// `(variable, index position, constant index)` of every access chain based on a
     /// variable: which members (or, past an array, which members of its elements) a
     /// function reaches.
@@ -316,6 +320,14 @@ impl<'m> ModuleFacts<'m> {
             .iter()
             .find(|(m, dd, _)| *m == member && *dd == d)
             .map(|(_, _, v)| v.unwrap_or(0))
+    }
+
+    /// The uses NVK counts of `var`, over all its elements.
+    fn loads_of(&self, var: Word) -> u32 {
+        self.loads
+            .iter()
+            .filter(|((v, _), _)| *v == var)
+            .fold(0u32, |n, (_, loads)| n.saturating_add(*loads))
     }
 
     /// Whether `var` is a uniform buffer: a `Block` in `Uniform` storage.
@@ -614,22 +626,48 @@ impl<'m> ModuleFacts<'m> {
             let block = self.element_type(*pointee);
             let is_ubo =
                 *class == StorageClass::Uniform && self.has_decoration(block, Decoration::Block);
-            let found = if is_ubo {
-                DescriptorUse::UniformBuffer { set, binding }
+            let found: Vec<(DescriptorUse, u32)> = if is_ubo && block != *pointee {
+                // An array of uniform buffers: each element read at a constant index.
+                let mut elements: Vec<(u32, u32)> = self
+                    .loads
+                    .iter()
+                    .filter(|((v, _), _)| *v == var)
+                    .map(|(&(_, element), &loads)| (element, loads))
+                    .collect();
+                elements.sort_unstable();
+                elements
+                    .into_iter()
+                    .map(|(element, loads)| {
+                        let found = DescriptorUse::UniformBuffer {
+                            set,
+                            binding,
+                            element,
+                        };
+                        (found, loads)
+                    })
+                    .collect()
+            } else if is_ubo {
+                let found = DescriptorUse::UniformBuffer {
+                    set,
+                    binding,
+                    element: 0,
+                };
+                vec![(found, self.loads_of(var))]
             } else if matches!(
                 class,
                 StorageClass::Uniform | StorageClass::StorageBuffer | StorageClass::UniformConstant
             ) {
-                DescriptorUse::DescriptorSet { set }
+                vec![(DescriptorUse::DescriptorSet { set }, self.loads_of(var))]
             } else {
                 continue;
             };
-            let loads = self.loads.get(&var).copied().unwrap_or(0);
-            match uses.iter().position(|u| *u == found) {
-                Some(at) => counts[at] += loads,
-                None => {
-                    uses.push(found);
-                    counts.push(loads);
+            for (found, loads) in found {
+                match uses.iter().position(|u| *u == found) {
+                    Some(at) => counts[at] += loads,
+                    None => {
+                        uses.push(found);
+                        counts.push(loads);
+                    }
                 }
             }
         }
