@@ -554,37 +554,12 @@ fn a_blit_draws_with_vk_meta_s_pipeline_state_and_the_application_s_comes_back()
 /// same one.
 #[test]
 fn a_resolve_and_a_blit_draw_with_fragment_shaders_of_their_own() {
-    use driver::nvk::meta::{
-        BlitPush, MetaBlit, MetaFragment, NumericType, SamplerDim, RESOLVE_AVERAGE,
-    };
-    let destination = RenderingInfo {
-        depth_stencil: None,
-        ..rendering(0, vec![Some(color(None, false))])
-    };
-    let blit = MetaFragment {
-        aspects: 1,
-        ..MetaFragment::default()
-    };
-    let resolve = MetaFragment {
-        resolve_mode: RESOLVE_AVERAGE,
-        src_samples: 4,
-        dim: SamplerDim::Multisampled,
-        color_type: NumericType::Float,
-        ..blit
-    };
+    let (blit, resolve) = blit_and_resolve();
     let log = run(Arch::Turing, |enc| {
-        for fragment in [blit, resolve, blit] {
-            enc.meta_begin_gfx();
-            enc.meta_blit(&MetaBlit {
-                rendering: destination.clone(),
-                layers: 1,
-                push: BlitPush::resolve([0, 0], [0, 0]),
-                writes_depth: false,
-                stencil_as_discard: false,
-                fragment,
-            });
-            enc.meta_end_gfx();
+        for fragment in [blit, resolve] {
+            meta_pass(enc, fragment);
         }
+        meta_pass(enc, blit);
     });
     let fragments = pixel_programs(&log);
     assert_eq!(fragments.len(), 3, "{fragments:x?}");
@@ -598,40 +573,14 @@ fn a_resolve_and_a_blit_draw_with_fragment_shaders_of_their_own() {
 /// buffer and resolves its multisampled frame in another).
 #[test]
 fn a_kind_of_meta_pass_keeps_its_fragment_shader_from_one_command_buffer_to_the_next() {
-    use driver::nvk::meta::{
-        BlitPush, MetaBlit, MetaFragment, NumericType, SamplerDim, RESOLVE_AVERAGE,
-    };
-    let destination = RenderingInfo {
-        depth_stencil: None,
-        ..rendering(0, vec![Some(color(None, false))])
-    };
-    let blit = MetaFragment {
-        aspects: 1,
-        ..MetaFragment::default()
-    };
-    let resolve = MetaFragment {
-        resolve_mode: RESOLVE_AVERAGE,
-        src_samples: 4,
-        dim: SamplerDim::Multisampled,
-        color_type: NumericType::Float,
-        ..blit
-    };
+    let (blit, resolve) = blit_and_resolve();
     let arch = Arch::Turing;
     let device = Device::for_arch(arch);
     let mut gpu = driver::gpu::Gpu::new(arch);
     gpu.execute(device.init_push().unwrap().words()).unwrap();
-    let mut fragment_of = |fragment: MetaFragment| {
+    let mut fragment_of = |fragment| {
         let mut enc = CommandEncoder::new(&device);
-        enc.meta_begin_gfx();
-        enc.meta_blit(&MetaBlit {
-            rendering: destination.clone(),
-            layers: 1,
-            push: BlitPush::resolve([0, 0], [0, 0]),
-            writes_depth: false,
-            stencil_as_discard: false,
-            fragment,
-        });
-        enc.meta_end_gfx();
+        meta_pass(&mut enc, fragment);
         gpu.state.method_log = Some(Vec::new());
         gpu.execute(enc.finish().words()).unwrap();
         pixel_programs(&gpu.state.method_log.take().unwrap())
@@ -643,6 +592,44 @@ fn a_kind_of_meta_pass_keeps_its_fragment_shader_from_one_command_buffer_to_the_
     assert_eq!(resolved.len(), 1, "{resolved:x?}");
     assert_ne!(first_blit, resolved);
     assert_eq!(first_blit, blit_again);
+}
+
+/// Two kinds of vk_meta pass: a colour blit, and an averaging resolve of four samples.
+fn blit_and_resolve() -> (
+    driver::nvk::meta::MetaFragment,
+    driver::nvk::meta::MetaFragment,
+) {
+    use driver::nvk::meta::{MetaFragment, NumericType, SamplerDim, RESOLVE_AVERAGE};
+    let blit = MetaFragment {
+        aspects: 1,
+        ..MetaFragment::default()
+    };
+    let resolve = MetaFragment {
+        resolve_mode: RESOLVE_AVERAGE,
+        src_samples: 4,
+        dim: SamplerDim::Multisampled,
+        color_type: NumericType::Float,
+        ..blit
+    };
+    (blit, resolve)
+}
+
+/// Records one vk_meta pass of `fragment`'s kind into a colour target.
+fn meta_pass(enc: &mut CommandEncoder<'_>, fragment: driver::nvk::meta::MetaFragment) {
+    use driver::nvk::meta::{BlitPush, MetaBlit};
+    enc.meta_begin_gfx();
+    enc.meta_blit(&MetaBlit {
+        rendering: RenderingInfo {
+            depth_stencil: None,
+            ..rendering(0, vec![Some(color(None, false))])
+        },
+        layers: 1,
+        push: BlitPush::resolve([0, 0], [0, 0]),
+        writes_depth: false,
+        stencil_as_discard: false,
+        fragment,
+    });
+    enc.meta_end_gfx();
 }
 
 /// The pixel shader programs bound, in order: SET_PIPELINE_PROGRAM_ADDRESS_B of the

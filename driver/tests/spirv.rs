@@ -33,23 +33,20 @@ fn repo(path: &str) -> PathBuf {
 
 /// SPIR-V compiled from GLSL by glslangValidator.
 fn compile(source: &Path) -> Vec<u32> {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("m.spv");
-    let status = Command::new("glslangValidator")
-        .args(["-V", "--target-env", "vulkan1.1", "-o"])
-        .arg(&out)
-        .arg(source)
-        .output()
-        .unwrap();
-    assert!(status.status.success(), "{status:?}");
-    spv(&std::fs::read(out).unwrap())
+    spirv_from("glslangValidator", &["-V"], source)
 }
 
 /// SPIR-V assembled by spirv-as from its text (the shapes glslang does not write).
 fn assemble(source: &Path) -> Vec<u32> {
+    spirv_from("spirv-as", &[], source)
+}
+
+/// The SPIR-V `tool` (with `args`, for Vulkan 1.1) makes of `source`.
+fn spirv_from(tool: &str, args: &[&str], source: &Path) -> Vec<u32> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("m.spv");
-    let status = Command::new("spirv-as")
+    let status = Command::new(tool)
+        .args(args)
         .args(["--target-env", "vulkan1.1", "-o"])
         .arg(&out)
         .arg(source)
