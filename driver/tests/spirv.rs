@@ -405,6 +405,36 @@ fn constant_buffer_uses_are_counted_as_nak_unrolls_and_merges_them() {
     assert_eq!(once.descriptor_loads, [1, 2]);
 }
 
+/// A texture instruction in a loop of unknown trip count counts one use more than its
+/// texture and sampler, one in a counted loop too long to unroll does not: the order
+/// in which NVK 25.0.7 binds Godot's scene shaders' constant buffers (through Zink, its
+/// shadow maps sampled in loops over a uniform light count) and its glow pass's (a
+/// loop of 512).
+#[test]
+fn a_sample_in_a_loop_of_unknown_trip_count_counts_once_more() {
+    use driver::spirv::interface::{interfaces, DescriptorUse};
+    if !ready() {
+        return;
+    }
+    let code = compile(&repo("driver/tests/shaders/loop_samples.frag"));
+    valid(&code).unwrap();
+    let (_, _, shader) = interfaces(&load(&code).unwrap()).remove(0);
+    assert_eq!(
+        shader.descriptors,
+        [
+            DescriptorUse::UniformBuffer {
+                set: 0,
+                binding: 1,
+                element: 0
+            },
+            DescriptorUse::DescriptorSet { set: 0 },
+        ]
+    );
+    // The uniform buffer: its count, loaded at one place. The set: 3 for the sample in
+    // the loop to the uniform, 2 for the one in the loop of 100.
+    assert_eq!(shader.descriptor_loads, [1, 5]);
+}
+
 /// An array of uniform buffers (Zink declares each stage's so, `ubos[N]`): NVK binds
 /// each element read at a constant index as a constant buffer of its own
 /// (`ubo_deref_to_cbuf`'s descriptor offset), and none read at an index chosen at run

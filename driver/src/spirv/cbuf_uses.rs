@@ -19,6 +19,17 @@
 //!   uniform-buffer load at an index the loop varies is then there once an iteration,
 //!   while loads at constant indices merge across the iterations.
 //!
+//! - a texture instruction inside a loop whose trip count is not known (it runs until
+//!   a uniform, say) counts one use more than its texture and sampler; one inside a
+//!   counted loop too long to unroll does not. This was found against NVK 25.0.7, not
+//!   read in its source: Godot 3's scene shaders through Zink sample shadow maps in
+//!   light loops that run to a uniform light count, and NVK binds their set's
+//!   descriptors ahead of a uniform buffer read at 47 constant places only when each
+//!   such sample counts three (every one of the 174 draws of its three variants then
+//!   binds as NVK does), while its glow pass samples in a loop of 512 iterations
+//!   counted as usual; no other trace of the corpus changes. The NIR pass that adds
+//!   the use is not yet identified.
+//!
 //! Storage buffers, storage images' texel pointers and other descriptors are counted
 //! once per load, store or atomic through them, times the unrolled iterations.
 //!
@@ -124,13 +135,13 @@ impl Uses<'_, '_> {
         let repeats = unrolled_iterations(function, self.d.constants);
         let mut places: Map<Word, Place> = Map::default();
         let mut images: Map<Word, Vec<ImageSource>> = Map::default();
-        for (block, times) in function.blocks.iter().zip(repeats) {
+        for (block, repeat) in function.blocks.iter().zip(repeats) {
             // A loop that never runs is gone from NIR, and every use in it.
-            if times == 0 {
+            if repeat.times == 0 {
                 continue;
             }
             for i in &block.instructions {
-                self.instruction(i, times, &mut places, &mut images);
+                self.instruction(i, repeat, &mut places, &mut images);
             }
         }
     }
@@ -150,10 +161,11 @@ impl Uses<'_, '_> {
     fn instruction(
         &mut self,
         i: &Instruction,
-        times: u32,
+        repeat: Repeat,
         places: &mut Map<Word, Place>,
         images: &mut Map<Word, Vec<ImageSource>>,
     ) {
+        let times = repeat.times;
         let operand = |n: usize| id(i, n);
         match i.class.opcode {
             Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain => {
@@ -280,6 +292,8 @@ impl Uses<'_, '_> {
                 let Some(sources) = operand(0).and_then(|image| images.get(&image)) else {
                     return;
                 };
+                // One use more inside a loop of unknown trip count (the module's notes).
+                let mut uncounted_loop_use = u32::from(repeat.in_uncounted_loop);
                 let mut found: Vec<(Word, u32)> = Vec::new();
                 for source in sources {
                     let (var, n) = match (*source, needs_sampler) {
@@ -288,7 +302,7 @@ impl Uses<'_, '_> {
                         (ImageSource::Sampler(v), true) => (v, 1),
                         (ImageSource::Sampler(_), false) => continue,
                     };
-                    found.push((var, n));
+                    found.push((var, n + std::mem::take(&mut uncounted_loop_use)));
                 }
                 for (var, n) in found {
                     self.add(var, 0, n.saturating_mul(times));
@@ -380,14 +394,30 @@ fn texture_op(op: Op) -> Option<bool> {
     }
 }
 
+/// What NIR makes of a block once it has unrolled the loops it can.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Repeat {
+    /// How many times the block is there: the product of the trip counts of the
+    /// unrolled loops around it (0 in a loop that never runs).
+    times: u32,
+    /// Whether a loop whose trip count is not known holds it.
+    in_uncounted_loop: bool,
+}
+
 /// How many times each block of `function` is there once NIR has unrolled the loops
-/// it can: the product of the trip counts of the unrollable loops around it.
+/// it can, and whether it is in a loop of unknown trip count.
 ///
 /// A loop is taken to be the blocks from its header (the block with `OpLoopMerge`) up
 /// to its merge block in the function's order, as structured SPIR-V lays them out.
-fn unrolled_iterations(function: &Function, constants: &Map<Word, u32>) -> Vec<u32> {
+fn unrolled_iterations(function: &Function, constants: &Map<Word, u32>) -> Vec<Repeat> {
     let blocks = &function.blocks;
-    let mut times = vec![1u32; blocks.len()];
+    let mut repeats = vec![
+        Repeat {
+            times: 1,
+            in_uncounted_loop: false,
+        };
+        blocks.len()
+    ];
     let label_at: Map<Word, usize> = blocks
         .iter()
         .enumerate()
@@ -414,6 +444,9 @@ fn unrolled_iterations(function: &Function, constants: &Map<Word, u32>) -> Vec<u
         }
         let body = header..merge;
         let Some(trips) = trip_count(function, body.clone(), merge, &defs, constants) else {
+            for r in &mut repeats[body] {
+                r.in_uncounted_loop = true;
+            }
             continue;
         };
         let size: i64 = blocks[body.clone()]
@@ -425,11 +458,11 @@ fn unrolled_iterations(function: &Function, constants: &Map<Word, u32>) -> Vec<u
         {
             continue;
         }
-        for t in &mut times[body] {
-            *t = t.saturating_mul(trips as u32);
+        for r in &mut repeats[body] {
+            r.times = r.times.saturating_mul(trips as u32);
         }
     }
-    times
+    repeats
 }
 
 /// The function's own variables and the pointers into them: what NIR turns into SSA
