@@ -7,7 +7,7 @@
 use driver::class::{self, copy};
 use driver::gpu::LoggedMethod;
 use driver::mme::Arch;
-use driver::nvk::image::{Image, ViewRange};
+use driver::nvk::image::{Image, ImageType, ViewRange};
 use driver::nvk::rendering::{
     ColorAttachment, DepthStencilAspects, DepthStencilAttachment, RenderArea,
 };
@@ -28,7 +28,7 @@ fn image(format: u32, samples: u32) -> Image {
         mip_levels: 1,
         samples,
         linear: false,
-        three_d: false,
+        image_type: ImageType::D2,
         views_2d: false,
         addr: 0x20_0000_0000,
     }
@@ -592,6 +592,35 @@ fn a_kind_of_meta_pass_keeps_its_fragment_shader_from_one_command_buffer_to_the_
     assert_eq!(resolved.len(), 1, "{resolved:x?}");
     assert_ne!(first_blit, resolved);
     assert_eq!(first_blit, blit_again);
+}
+
+/// vk_meta samples a 1D source as a 1D array (vk_image_sampler_dim), which is a
+/// fragment shader of its own: OpenTTD through Zink blits from 1D images and from 2D
+/// images into the same format, and NVK draws the two kinds with two shaders.
+#[test]
+fn a_blit_from_a_1d_image_draws_with_a_fragment_shader_of_its_own() {
+    use driver::nvk::meta::{MetaFragment, SamplerDim};
+    let blit_from = |image_type| {
+        let source = Image {
+            image_type,
+            extent: [256, 1, 1],
+            ..image(B8G8R8A8_UNORM, 1)
+        };
+        MetaFragment {
+            aspects: 1,
+            dim: SamplerDim::of(&source),
+            ..MetaFragment::default()
+        }
+    };
+    let log = run(Arch::Turing, |enc| {
+        for image_type in [ImageType::D2, ImageType::D1, ImageType::D2] {
+            meta_pass(enc, blit_from(image_type));
+        }
+    });
+    let fragments = pixel_programs(&log);
+    assert_eq!(fragments.len(), 3, "{fragments:x?}");
+    assert_ne!(fragments[0], fragments[1], "a 1D source's blit");
+    assert_eq!(fragments[0], fragments[2], "a 2D source's blit again");
 }
 
 /// Two kinds of vk_meta pass: a colour blit, and an averaging resolve of four samples.

@@ -5,7 +5,7 @@
 
 use driver::class;
 use driver::mme::Arch;
-use driver::nvk::image::{Image, ViewRange};
+use driver::nvk::image::{Image, ImageType, ViewRange};
 use driver::nvk::rendering::{DepthStencilAspects, DepthStencilAttachment, RenderArea};
 use driver::nvk::state::{DynamicStates, PipelineGroups, Rect, StateGroup, StencilOps, Viewport};
 use driver::nvk::{CommandEncoder, Device, RenderingInfo};
@@ -47,7 +47,7 @@ fn settled_with_depth(device: &Device) -> CommandEncoder<'_> {
         mip_levels: 1,
         samples: 1,
         linear: false,
-        three_d: false,
+        image_type: ImageType::D2,
         views_2d: false,
         addr: 0x20_0000_0000,
     };

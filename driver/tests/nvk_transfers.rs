@@ -5,7 +5,7 @@
 
 use driver::class::copy;
 use driver::mme::Arch;
-use driver::nvk::image::Image;
+use driver::nvk::image::{Image, ImageType};
 use driver::nvk::transfer::{BufferImageRegion, ImageCopyRegion, Subresource};
 use driver::nvk::CommandEncoder;
 use driver::push::SUBC_COPY;
@@ -158,7 +158,7 @@ fn a_3d_image_viewed_as_2d_is_laid_out_one_gob_deep() {
     // (2D-array compatible) and as a plain 3D texture.
     let block_of = |flags: u32| {
         let mut image = Image::stand_in(37, [64, 64, 256]);
-        image.three_d = true;
+        image.image_type = ImageType::D3;
         image.views_2d = Image::views_2d_for(flags, 0x6, true, 37);
         image.addr = 0x40_0000;
         let methods = copy_methods(Arch::Turing, |enc| {

@@ -61,6 +61,29 @@ impl TargetFormat {
     }
 }
 
+/// An image's dimensionality (`VkImageType`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ImageType {
+    /// `VK_IMAGE_TYPE_1D`.
+    D1,
+    /// `VK_IMAGE_TYPE_2D`.
+    #[default]
+    D2,
+    /// `VK_IMAGE_TYPE_3D`.
+    D3,
+}
+
+impl ImageType {
+    /// The type of `VkImageType` `value`; an unknown value is taken as 2D.
+    pub fn of_vk(value: u32) -> ImageType {
+        match value {
+            0 => ImageType::D1,
+            2 => ImageType::D3,
+            _ => ImageType::D2,
+        }
+    }
+}
+
 /// What the model knows of an image.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Image {
@@ -76,8 +99,8 @@ pub struct Image {
     pub samples: u32,
     /// `VK_IMAGE_TILING_LINEAR`: a pitch-linear image.
     pub linear: bool,
-    /// `VK_IMAGE_TYPE_3D`.
-    pub three_d: bool,
+    /// 1D, 2D or 3D.
+    pub image_type: ImageType,
     /// Viewed as 2D (NIL's `NIL_IMAGE_USAGE_2D_VIEW_BIT`): a 3D image's blocks are one
     /// GOB deep.
     pub views_2d: bool,
@@ -138,7 +161,7 @@ impl Image {
             mip_levels: 1,
             samples: 1,
             linear: false,
-            three_d: false,
+            image_type: ImageType::D2,
             views_2d: false,
             addr: 0,
         }
@@ -155,6 +178,11 @@ impl Image {
         flags & (ARRAY_2D_COMPATIBLE | VIEW_2D_COMPATIBLE) != 0
             || usage & USAGE_STORAGE != 0
             || (three_d && TargetFormat::of_vk(format).depth_stencil)
+    }
+
+    /// Whether the image is 3D (`VK_IMAGE_TYPE_3D`).
+    pub fn three_d(&self) -> bool {
+        self.image_type == ImageType::D3
     }
 
     /// The sample grid of one pixel (`nil_sample_layout`'s width and height).
@@ -188,7 +216,7 @@ impl Image {
     pub fn level(&self, mip: u32) -> Level {
         let levels = self.mip_levels.clamp(1, 16);
         let mip = mip.min(levels - 1);
-        let depth0 = if self.three_d {
+        let depth0 = if self.three_d() {
             self.extent[2].max(1)
         } else {
             1

@@ -9,6 +9,7 @@
 
 use super::descriptors::SavedDescriptors;
 use super::encoder::{CommandEncoder, Recorded};
+use super::image::ImageType;
 use super::rendering::RenderingInfo;
 use super::state::{
     DynamicState, DynamicStates, Faces, GraphicsState, PipelineGroups, Rect, StencilOps,
@@ -148,7 +149,9 @@ pub struct MetaFragment {
 /// A source image's `glsl_sampler_dim` as vk_meta takes it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SamplerDim {
-    /// A single-sampled 2D image (1D images are taken as 2D).
+    /// A 1D image: vk_meta's blit samples it as a 1D array, a shader of its own.
+    Dim1D,
+    /// A single-sampled 2D image.
     #[default]
     Dim2D,
     /// A multisampled 2D image.
@@ -158,14 +161,13 @@ pub enum SamplerDim {
 }
 
 impl SamplerDim {
-    /// The dimension of a source image.
+    /// The dimension of a source image (vk_image_sampler_dim).
     pub fn of(image: &super::image::Image) -> SamplerDim {
-        if image.three_d {
-            SamplerDim::Dim3D
-        } else if image.samples > 1 {
-            SamplerDim::Multisampled
-        } else {
-            SamplerDim::Dim2D
+        match image.image_type {
+            ImageType::D1 => SamplerDim::Dim1D,
+            ImageType::D3 => SamplerDim::Dim3D,
+            ImageType::D2 if image.samples > 1 => SamplerDim::Multisampled,
+            ImageType::D2 => SamplerDim::Dim2D,
         }
     }
 }

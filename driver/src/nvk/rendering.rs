@@ -375,7 +375,7 @@ impl CommandEncoder<'_> {
                 0,
             ]
         } else {
-            let third = if c.image.three_d {
+            let third = if c.image.three_d() {
                 class::COLOR_TARGET_MEMORY_THIRD_DIMENSION_IS_DEPTH
             } else {
                 0

@@ -78,10 +78,10 @@ impl CopySurface {
         let (sx, sy) = image.sample_grid();
         let px = |v: i32| v.max(0) as u32;
         let [x, y] = block.element_offset([px(offset[0]) * sx, px(offset[1]) * sy]);
-        let z = if image.three_d { px(offset[2]) } else { 0 };
+        let z = if image.three_d() { px(offset[2]) } else { 0 };
         CopySurface {
             addr: image.addr.wrapping_add(level.offset),
-            three_d: image.three_d,
+            three_d: image.three_d(),
             offset_el: [x, y, z, base_layer],
             extent_el: level.extent_el,
             bpp,
@@ -222,7 +222,7 @@ fn aspect_block(format: u32, aspects: u32) -> Block {
 /// `extent` sanitized for `image`'s type (`vk_image_sanitize_extent`): a 2D image's
 /// copies are one slice deep.
 fn sanitize_extent(image: &Image, extent: [u32; 3]) -> [u32; 3] {
-    if image.three_d {
+    if image.three_d() {
         extent
     } else {
         [extent[0], extent[1], 1]

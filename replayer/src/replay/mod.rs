@@ -49,7 +49,7 @@ use crate::handles::HandleMap;
 use crate::inspect::DrawInspection;
 use crate::objects::{self, Objects, Pipeline, PipelinePart, RenderPass};
 use crate::pass_barriers::PassBarriers;
-use driver::nvk::image::{Image, TargetFormat, ViewRange};
+use driver::nvk::image::{Image, ImageType, TargetFormat, ViewRange};
 use driver::nvk::meta::{
     implied_resolve_mode, BlitPush, MetaBlit, MetaFragment, NumericType, SamplerDim,
     RESOLVE_SAMPLE_ZERO,
@@ -1115,16 +1115,17 @@ impl<'o> Pass<'o> {
                     let extent = c
                         .extent()
                         .map_or([1, 1, 1], |e| [e.width(), e.height(), e.depth()]);
-                    // VK_IMAGE_TILING_LINEAR, VK_IMAGE_TYPE_3D.
-                    let three_d = c.image_type() == 2;
+                    let image_type = ImageType::of_vk(c.image_type());
+                    let three_d = image_type == ImageType::D3;
                     let image = Image {
                         format: c.format(),
                         extent,
                         array_layers: c.array_layers(),
                         mip_levels: c.mip_levels(),
                         samples: c.samples(),
+                        // VK_IMAGE_TILING_LINEAR.
                         linear: c.tiling() == 1,
-                        three_d,
+                        image_type,
                         views_2d: Image::views_2d_for(c.flags(), c.usage(), three_d, c.format()),
                         addr: 0,
                     };

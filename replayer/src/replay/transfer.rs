@@ -200,7 +200,7 @@ impl Pass<'_> {
             };
             let (first_layer, layers) = if resolving {
                 (0, dst_layers)
-            } else if src_image.three_d {
+            } else if src_image.three_d() {
                 let (z, z_off, z_scale) = axis(2);
                 push.z = [z_off, z_scale];
                 (z[0], z[1].saturating_sub(z[0]))
