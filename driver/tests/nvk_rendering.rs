@@ -594,6 +594,50 @@ fn a_kind_of_meta_pass_keeps_its_fragment_shader_from_one_command_buffer_to_the_
     assert_eq!(first_blit, blit_again);
 }
 
+/// A colour target's format and width are NIL's for every format it renders to, not
+/// only a game's usual ones (Blender draws into R16_UINT and R8G8B8A8_SRGB targets):
+/// the format from NIL's table, the width the row in elements of the format's size.
+#[test]
+fn a_colour_target_takes_nils_format_and_its_width_in_elements() {
+    const R16_UINT: u32 = 74;
+    const R8G8B8A8_UINT: u32 = 41;
+    const R8G8B8A8_SRGB: u32 = 43;
+    const R32G32B32A32_UINT: u32 = 107;
+    // (VkFormat, SET_COLOR_TARGET_FORMAT: RU16, AU8BU8GU8RU8, A8BL8GL8RL8,
+    // RU32_GU32_BU32_AU32).
+    let cases = [
+        (R16_UINT, 0xf1),
+        (R8G8B8A8_UINT, 0xd9),
+        (R8G8B8A8_SRGB, 0xd6),
+        (R32G32B32A32_UINT, 0xc2),
+    ];
+    for (format, hw) in cases {
+        let target = ColorAttachment {
+            image: Image {
+                extent: [672, 482, 1],
+                ..image(format, 1)
+            },
+            view: ViewRange {
+                format,
+                ..ViewRange::default()
+            },
+            ..color(None, false)
+        };
+        let info = RenderingInfo {
+            depth_stencil: None,
+            ..rendering(0, vec![Some(target)])
+        };
+        let log = run(Arch::Turing, |enc| {
+            enc.begin_rendering(&info);
+        });
+        let a = class::set_color_target_a(0);
+        let (width, format_method) = (a + 8, a + 16);
+        assert_eq!(writes_of(&log, SUBC_3D, format_method), [hw], "{format}");
+        // 672 elements fill whole GOB rows in each of these formats.
+        assert_eq!(writes_of(&log, SUBC_3D, width), [672], "{format}");
+    }
+}
+
 /// vk_meta samples a 1D source as a 1D array (vk_image_sampler_dim), which is a
 /// fragment shader of its own: OpenTTD through Zink blits from 1D images and from 2D
 /// images into the same format, and NVK draws the two kinds with two shaders.

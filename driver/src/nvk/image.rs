@@ -20,45 +20,96 @@ pub struct TargetFormat {
 }
 
 impl TargetFormat {
-    /// The render-target format of `VkFormat` `format` (NIL's
-    /// `nil_format_to_color_target` / `nil_format_to_depth_stencil` for the formats
-    /// games render to; any other colour format is taken as a four-byte A8R8G8B8).
+    /// The render-target format of `VkFormat` `format`: NIL's `nil_format_to_color_target`
+    /// or `nil_format_to_depth_stencil` of the format `vk_format_to_pipe_format` gives,
+    /// and the element size the image is laid out in ([`block_of_vk`]). A format NIL
+    /// cannot render to (no valid trace renders to one) is taken as A8R8G8B8.
     pub fn of_vk(format: u32) -> TargetFormat {
-        let color = |bytes, hw| TargetFormat {
-            bytes,
-            hw,
-            depth_stencil: false,
-        };
-        let zs = |bytes, hw| TargetFormat {
-            bytes,
-            hw,
-            depth_stencil: true,
-        };
-        match format {
-            4 => color(2, 0xe8),       // R5G6B5_UNORM_PACK16: R5G6B5
-            9 => color(1, 0xf3),       // R8_UNORM: R8
-            16 => color(2, 0xea),      // R8G8_UNORM: G8R8
-            37 | 41 => color(4, 0xd5), // R8G8B8A8_UNORM/UINT: A8B8G8R8
-            43 => color(4, 0xd6),      // R8G8B8A8_SRGB: A8BL8GL8RL8
-            44 => color(4, 0xcf),      // B8G8R8A8_UNORM: A8R8G8B8
-            50 => color(4, 0xd0),      // B8G8R8A8_SRGB: A8RL8GL8BL8
-            64 => color(4, 0xd1),      // A2B10G10R10_UNORM_PACK32
-            76 => color(2, 0xf2),      // R16_SFLOAT: RF16
-            83 => color(4, 0xde),      // R16G16_SFLOAT: RF16_GF16
-            97 => color(8, 0xca),      // R16G16B16A16_SFLOAT
-            100 => color(4, 0xe5),     // R32_SFLOAT: RF32
-            103 => color(8, 0xcb),     // R32G32_SFLOAT
-            109 => color(16, 0xc0),    // R32G32B32A32_SFLOAT
-            122 => color(4, 0xe0),     // B10G11R11_UFLOAT_PACK32: BF10GF11RF11
-            124 => zs(2, 0x13),        // D16_UNORM: Z16
-            125 => zs(4, 0x15),        // X8_D24_UNORM_PACK32: X8Z24
-            126 => zs(4, 0x0a),        // D32_SFLOAT: ZF32
-            127 => zs(1, 0x17),        // S8_UINT: S8
-            128 | 129 => zs(4, 0x16),  // D16_UNORM_S8_UINT, D24_UNORM_S8_UINT: S8Z24
-            130 => zs(8, 0x19),        // D32_SFLOAT_S8_UINT: ZF32_X24S8
-            _ => color(4, 0xcf),
+        let bytes = block_of_vk(format).bytes;
+        match depth_stencil_target(format) {
+            Some(hw) => TargetFormat {
+                bytes,
+                hw,
+                depth_stencil: true,
+            },
+            None => TargetFormat {
+                bytes,
+                hw: color_target(format).unwrap_or(CT_A8R8G8B8),
+                depth_stencil: false,
+            },
         }
     }
+}
+
+/// `SET_COLOR_TARGET_FORMAT`'s A8R8G8B8.
+const CT_A8R8G8B8: u32 = 0xcf;
+
+/// `SET_COLOR_TARGET_FORMAT` of a colour `VkFormat` NIL renders to (its format table's
+/// colour-target column, through the pipe format each `VkFormat` is).
+fn color_target(format: u32) -> Option<u32> {
+    Some(match format {
+        4 => 0xe8,             // R5G6B5_UNORM_PACK16: R5G6B5
+        8 => 0xe9,             // A1R5G5B5_UNORM_PACK16: A1R5G5B5
+        9 => 0xf3,             // R8_UNORM: R8
+        10 => 0xf4,            // R8_SNORM: RN8
+        13 => 0xf6,            // R8_UINT: RU8
+        14 => 0xf5,            // R8_SINT: RS8
+        16 => 0xea,            // R8G8_UNORM: G8R8
+        17 => 0xeb,            // R8G8_SNORM: GN8RN8
+        20 => 0xed,            // R8G8_UINT: GU8RU8
+        21 => 0xec,            // R8G8_SINT: GS8RS8
+        37 | 51 => 0xd5,       // R8G8B8A8_UNORM, A8B8G8R8_UNORM_PACK32: A8B8G8R8
+        38 | 52 => 0xd7,       // R8G8B8A8_SNORM: AN8BN8GN8RN8
+        41 | 55 => 0xd9,       // R8G8B8A8_UINT: AU8BU8GU8RU8
+        42 | 56 => 0xd8,       // R8G8B8A8_SINT: AS8BS8GS8RS8
+        43 | 57 => 0xd6,       // R8G8B8A8_SRGB: A8BL8GL8RL8
+        44 => 0xcf,            // B8G8R8A8_UNORM: A8R8G8B8
+        50 => 0xd0,            // B8G8R8A8_SRGB: A8RL8GL8BL8
+        58 => 0xdf,            // A2R10G10B10_UNORM_PACK32: A2R10G10B10
+        64 => 0xd1,            // A2B10G10R10_UNORM_PACK32: A2B10G10R10
+        68 => 0xd2,            // A2B10G10R10_UINT_PACK32: AU2BU10GU10RU10
+        70 => 0xee,            // R16_UNORM: R16
+        71 => 0xef,            // R16_SNORM: RN16
+        74 => 0xf1,            // R16_UINT: RU16
+        75 => 0xf0,            // R16_SINT: RS16
+        76 => 0xf2,            // R16_SFLOAT: RF16
+        77 => 0xda,            // R16G16_UNORM: R16_G16
+        78 => 0xdb,            // R16G16_SNORM: RN16_GN16
+        81 => 0xdd,            // R16G16_UINT: RU16_GU16
+        82 => 0xdc,            // R16G16_SINT: RS16_GS16
+        83 => 0xde,            // R16G16_SFLOAT: RF16_GF16
+        91 => 0xc6,            // R16G16B16A16_UNORM: R16_G16_B16_A16
+        92 => 0xc7,            // R16G16B16A16_SNORM: RN16_GN16_BN16_AN16
+        95 => 0xc9,            // R16G16B16A16_UINT: RU16_GU16_BU16_AU16
+        96 => 0xc8,            // R16G16B16A16_SINT: RS16_GS16_BS16_AS16
+        97 => 0xca,            // R16G16B16A16_SFLOAT: RF16_GF16_BF16_AF16
+        98 => 0xe4,            // R32_UINT: RU32
+        99 => 0xe3,            // R32_SINT: RS32
+        100 => 0xe5,           // R32_SFLOAT: RF32
+        101 => 0xcd,           // R32G32_UINT: RU32_GU32
+        102 => 0xcc,           // R32G32_SINT: RS32_GS32
+        103 => 0xcb,           // R32G32_SFLOAT: RF32_GF32
+        107 => 0xc2,           // R32G32B32A32_UINT: RU32_GU32_BU32_AU32
+        108 => 0xc1,           // R32G32B32A32_SINT: RS32_GS32_BS32_AS32
+        109 => 0xc0,           // R32G32B32A32_SFLOAT: RF32_GF32_BF32_AF32
+        122 => 0xe0,           // B10G11R11_UFLOAT_PACK32: BF10GF11RF11
+        1_000_470_001 => 0xf7, // A8_UNORM: A8
+        _ => return None,
+    })
+}
+
+/// `SET_ZT_FORMAT` of a depth/stencil `VkFormat` (D16_UNORM_S8_UINT, which NVK does not
+/// offer, as D24_UNORM_S8_UINT).
+fn depth_stencil_target(format: u32) -> Option<u32> {
+    Some(match format {
+        124 => 0x13,       // D16_UNORM: Z16
+        125 => 0x15,       // X8_D24_UNORM_PACK32: X8Z24
+        126 => 0x0a,       // D32_SFLOAT: ZF32
+        127 => 0x17,       // S8_UINT: S8
+        128 | 129 => 0x16, // D16_UNORM_S8_UINT, D24_UNORM_S8_UINT: S8Z24
+        130 => 0x19,       // D32_SFLOAT_S8_UINT: ZF32_X24S8
+        _ => return None,
+    })
 }
 
 /// An image's dimensionality (`VkImageType`).
