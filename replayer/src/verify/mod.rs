@@ -42,7 +42,7 @@ use align::Aligned;
 use allow::{AllowList, Kind};
 use diff::Step;
 use segment::{Field, Method, Numbering, Part, Segment};
-use tap::Tap;
+use tap::{ChannelChoice, Tap};
 
 /// Why a verification could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +53,16 @@ pub enum VerifyError {
     /// The tap holds no 3D channel: NVK never set a queue up.
     #[error("the NVK tap holds no channel with the 3D class bound: NVK submitted nothing")]
     NoChannel,
+    /// NVK ran the trace's work on more than one queue's channel.
+    #[error(
+        "NVK ran the trace's submissions on {} queues' channels ({channels:?}); verify \
+         compares one queue's work, and the model runs every submission on one channel",
+        channels.len()
+    )]
+    SeveralChannels {
+        /// The channels submitted to.
+        channels: Vec<u32>,
+    },
     /// A push buffer did not decode.
     #[error("{side}'s push buffer does not decode: {reason}")]
     Decode {
@@ -622,7 +632,10 @@ impl Comparer<'_> {
 /// decoded as one stream: before Turing NVK splices indirect draws' arguments in as
 /// pushes of their own, the data of a header in the push before.
 fn nvk_methods(tap: &Tap) -> Result<(Vec<Method>, Vec<Method>), VerifyError> {
-    let channel = tap.channel_3d().ok_or(VerifyError::NoChannel)?;
+    let channel = tap.channel_3d().map_err(|choice| match choice {
+        ChannelChoice::None => VerifyError::NoChannel,
+        ChannelChoice::Several(channels) => VerifyError::SeveralChannels { channels },
+    })?;
     let mut setup: Option<Vec<u32>> = None;
     let mut run = Vec::new();
     for exec in tap.execs.iter().filter(|e| e.channel == channel) {

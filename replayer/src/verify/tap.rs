@@ -167,17 +167,57 @@ fn parse_exec(p: &mut Cursor<'_>) -> Result<TapExec, (usize, String)> {
 }
 
 impl Tap {
-    /// The channel NVK's queue runs 3D work on: the first that binds a 3D class to
-    /// subchannel 0 (`SET_OBJECT`, which `nvk_queue_init_context_state` pushes first).
-    pub fn channel_3d(&self) -> Option<u32> {
-        self.execs.iter().find_map(|e| {
-            let words = &e.pushes.first()?.words;
-            let binds_3d = words.len() >= 2
-                && words[0] & 0xe000_1fff == 0x2000_0000
-                && (words[1] & 0xff) == 0x97;
-            binds_3d.then_some(e.channel)
-        })
+    /// The channel NVK ran the trace's work on. Each queue's channel binds a 3D class
+    /// to subchannel 0 in its first push (`SET_OBJECT`, which
+    /// `nvk_queue_init_context_state` pushes first); of those, the one submitted to
+    /// after that set-up. A device the program made and never submitted to (Firefox
+    /// makes one to probe the GPU) leaves a channel holding its set-up alone; with no
+    /// work anywhere, the first. Work on several channels is refused: the model runs
+    /// the trace's submissions on one.
+    pub fn channel_3d(&self) -> Result<u32, ChannelChoice> {
+        let mut channels: Vec<(u32, usize)> = Vec::new();
+        for exec in &self.execs {
+            if exec
+                .pushes
+                .iter()
+                .all(|p| p.words.is_empty() && !p.unreadable)
+            {
+                continue;
+            }
+            match channels.iter_mut().find(|(c, _)| *c == exec.channel) {
+                Some((_, execs)) => *execs += 1,
+                None if binds_3d(exec) => channels.push((exec.channel, 1)),
+                None => {}
+            }
+        }
+        let worked: Vec<u32> = channels
+            .iter()
+            .filter(|(_, execs)| *execs > 1)
+            .map(|(c, _)| *c)
+            .collect();
+        match worked.as_slice() {
+            [] => channels.first().map(|(c, _)| *c).ok_or(ChannelChoice::None),
+            [one] => Ok(*one),
+            _ => Err(ChannelChoice::Several(worked)),
+        }
     }
+}
+
+/// Why [`Tap::channel_3d`] found no one channel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChannelChoice {
+    /// No channel binds the 3D class: NVK never set a queue up.
+    None,
+    /// These channels were all submitted to.
+    Several(Vec<u32>),
+}
+
+/// Whether `exec`'s first push binds a 3D class to subchannel 0.
+fn binds_3d(exec: &TapExec) -> bool {
+    exec.pushes.first().is_some_and(|p| {
+        let words = &p.words;
+        words.len() >= 2 && words[0] & 0xe000_1fff == 0x2000_0000 && (words[1] & 0xff) == 0x97
+    })
 }
 
 #[cfg(test)]
@@ -220,7 +260,47 @@ mod tests {
         assert_eq!(tap.channels, vec![1, 2]);
         assert_eq!(tap.execs.len(), 2);
         assert_eq!(tap.execs[1].pushes[0].words.len(), 4);
-        assert_eq!(tap.channel_3d(), Some(2));
+        assert_eq!(tap.channel_3d(), Ok(2));
+    }
+
+    /// Firefox makes a device to probe the GPU and never submits to it, then draws on
+    /// a second device's queue: NVK set up two 3D channels, and the one worked on is
+    /// the one to compare.
+    #[test]
+    fn the_3d_channel_is_the_one_submitted_to_after_its_set_up() {
+        let exec = |ch: u32, words: &[u32]| {
+            let mut p = vec![ch, 1, 0x1000, 0, 0, words.len() as u32];
+            p.extend_from_slice(words);
+            record(TAG_EXEC, &p)
+        };
+        let set_up = [0x2001_0000, 0xc597];
+        let work = [0x2001_0040, 7];
+        let probe_then_draw = file(&[
+            record(TAG_CHANNEL, &[1]),
+            exec(1, &set_up),
+            record(TAG_CHANNEL, &[2]),
+            exec(2, &set_up),
+            exec(2, &work),
+            exec(2, &work),
+        ]);
+        let tap = parse_tap(&probe_then_draw).expect("reads");
+        assert_eq!(tap.channel_3d(), Ok(2));
+
+        let idle = file(&[record(TAG_CHANNEL, &[1]), exec(1, &set_up)]);
+        assert_eq!(parse_tap(&idle).expect("reads").channel_3d(), Ok(1));
+
+        let two_queues = file(&[
+            exec(1, &set_up),
+            exec(2, &set_up),
+            exec(1, &work),
+            exec(2, &work),
+        ]);
+        let tap = parse_tap(&two_queues).expect("reads");
+        assert_eq!(tap.channel_3d(), Err(ChannelChoice::Several(vec![1, 2])));
+
+        let no_3d = file(&[exec(1, &[0x2001_8040, 0])]);
+        let tap = parse_tap(&no_3d).expect("reads");
+        assert_eq!(tap.channel_3d(), Err(ChannelChoice::None));
     }
 
     #[test]
