@@ -435,6 +435,22 @@ fn a_sample_in_a_loop_of_unknown_trip_count_counts_once_more() {
     assert_eq!(shader.descriptor_loads, [1, 5]);
 }
 
+/// A uniform-buffer load whose value nothing live reads is dead code, gone from NIR
+/// before NVK counts uses: Zink loads a `vec4` uniform as four scalars, and a shader
+/// that uses three of its components counts three (Scorched3D's fog colour, which made
+/// NVK bind its textures' descriptor set ahead of the uniform buffer).
+#[test]
+fn a_uniform_load_nothing_reads_is_no_use() {
+    use driver::spirv::interface::interfaces;
+    if !ready() || !have("spirv-as") {
+        return;
+    }
+    let code = assemble(&repo("driver/tests/shaders/dead_component.spvasm"));
+    valid(&code).unwrap();
+    let (_, _, shader) = interfaces(&load(&code).unwrap()).remove(0);
+    assert_eq!(shader.descriptor_loads, [3]);
+}
+
 /// An array of uniform buffers (Zink declares each stage's so, `ubos[N]`): NVK binds
 /// each element read at a constant index as a constant buffer of its own
 /// (`ubo_deref_to_cbuf`'s descriptor offset), and none read at an index chosen at run

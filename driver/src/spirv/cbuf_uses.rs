@@ -30,6 +30,10 @@
 //!   counted as usual; no other trace of the corpus changes. The NIR pass that adds
 //!   the use is not yet identified.
 //!
+//! - a uniform-buffer load whose value nothing live reads is gone (`nir_opt_dce`, after
+//!   copy propagation looked through the vectors it was built into; Zink loads a `vec4`
+//!   uniform as four scalars and a shader may use three): [`super::liveness`].
+//!
 //! Storage buffers, storage images' texel pointers and other descriptors are counted
 //! once per load, store or atomic through them, times the unrolled iterations.
 //!
@@ -77,6 +81,7 @@ pub(super) fn cbuf_uses(module: &Module, d: &Declarations<'_>) -> Map<(Word, u32
         d,
         counts: Map::default(),
         merged: Set::default(),
+        live: super::liveness::live_values(module),
     };
     for function in &module.functions {
         uses.function(function);
@@ -112,6 +117,9 @@ struct Uses<'a, 'd> {
     counts: Map<(Word, u32), u32>,
     /// Uniform-buffer elements at constant indices counted already (CSE merges the rest).
     merged: Set<(Word, Vec<u32>)>,
+    /// The values NIR keeps ([`super::liveness`]): a uniform-buffer load nothing live
+    /// reads is gone before NVK counts.
+    live: Set<Word>,
 }
 
 impl Uses<'_, '_> {
@@ -208,6 +216,10 @@ impl Uses<'_, '_> {
                 };
                 let var = place.var;
                 if (self.d.is_uniform_buffer)(var) {
+                    // A load nothing live reads is dead code, gone from NIR.
+                    if i.result_id.is_some_and(|r| !self.live.contains(&r)) {
+                        return;
+                    }
                     // An element chosen at run time (or the whole array) is no
                     // constant buffer NVK counts.
                     let (Some(element), false) = (place.element, place.element_next) else {
