@@ -189,6 +189,86 @@ fn scissors_depth_stencil_and_raster_state_take_nvk_encodings() {
     }
 }
 
+/// Mesa keeps stencil masks and references in 8 bits (`vk_stencil_test_face_state`):
+/// a program's 0xffffffff masks push 0xff (bgfx, MAME's renderer, sets them so), and
+/// setting 0x1ff after 0xff changes nothing.
+#[test]
+fn stencil_masks_and_references_are_eight_bits() {
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled_with_depth(&device);
+        let s = enc.state_mut();
+        s.set_stencil_compare_mask(3, u32::MAX);
+        s.set_stencil_write_mask(3, u32::MAX);
+        s.set_stencil_reference(3, 0x1_01);
+        let got = next_draw_state(&mut enc);
+        let pushed = |mthd| {
+            got.iter()
+                .filter(|(m, _)| *m == mthd)
+                .map(|(_, d)| *d)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(pushed(class::SET_STENCIL_FUNC_MASK), [0xff], "{arch:?}");
+        assert_eq!(pushed(class::SET_STENCIL_MASK), [0xff], "{arch:?}");
+        assert_eq!(pushed(class::SET_STENCIL_FUNC_REF), [0x01], "{arch:?}");
+
+        enc.state_mut().set_stencil_compare_mask(3, 0x1ff);
+        let got = next_draw_state(&mut enc);
+        assert!(
+            !got.iter().any(|(m, _)| *m == class::SET_STENCIL_FUNC_MASK),
+            "{arch:?}: {got:x?}"
+        );
+    }
+}
+
+/// Mesa holds the vertex input by location and binding (`vk_vertex_input_state`):
+/// attributes given out of location order (bgfx gives them so) are pushed in it.
+#[test]
+fn vertex_attributes_are_pushed_in_location_order() {
+    use driver::nvk::state::{VertexAttribute, VertexBinding};
+    const R32G32_SFLOAT: u32 = 103;
+    const R8G8B8A8_UNORM: u32 = 37;
+    for arch in ARCHES {
+        let device = Device::for_arch(arch);
+        let mut enc = settled(&device);
+        let attribute = |location, format, offset| VertexAttribute {
+            location,
+            binding: 0,
+            format,
+            offset,
+        };
+        let binding = VertexBinding {
+            binding: 0,
+            stride: 12,
+            input_rate: 0,
+            divisor: 1,
+        };
+        enc.state_mut().set_vertex_input(
+            &[binding],
+            &[
+                attribute(1, R32G32_SFLOAT, 0),
+                attribute(0, R8G8B8A8_UNORM, 8),
+            ],
+        );
+        let got = next_draw_state(&mut enc);
+        let attributes: Vec<u16> = got
+            .iter()
+            .map(|(m, _)| *m)
+            .filter(|m| {
+                (class::SET_VERTEX_ATTRIBUTE_A..class::SET_VERTEX_ATTRIBUTE_A + 128).contains(m)
+            })
+            .collect();
+        assert_eq!(
+            attributes,
+            [
+                class::SET_VERTEX_ATTRIBUTE_A,
+                class::SET_VERTEX_ATTRIBUTE_A + 4
+            ],
+            "{arch:?}"
+        );
+    }
+}
+
 #[test]
 fn depth_and_stencil_tests_stay_off_without_the_attachments() {
     // nvk_flush_ds_state: a test enabled is pushed enabled only where the rendering has

@@ -178,9 +178,10 @@ impl GraphicsState {
         );
     }
 
-    /// vkCmdSetStencilCompareMask.
+    /// vkCmdSetStencilCompareMask. Mesa keeps stencil masks and references in 8 bits
+    /// (`vk_stencil_test_face_state`): a mask of 0xffffffff is 0xff.
     pub fn set_stencil_compare_mask(&mut self, face_mask: u32, mask: u32) {
-        let value = Self::faces(self.dynamic.stencil_compare_mask, face_mask, mask);
+        let value = Self::faces(self.dynamic.stencil_compare_mask, face_mask, mask & 0xff);
         set(
             &mut self.marks,
             StateBit::DsStencilCompareMask,
@@ -189,9 +190,9 @@ impl GraphicsState {
         );
     }
 
-    /// vkCmdSetStencilWriteMask.
+    /// vkCmdSetStencilWriteMask, in 8 bits as the compare mask.
     pub fn set_stencil_write_mask(&mut self, face_mask: u32, mask: u32) {
-        let value = Self::faces(self.dynamic.stencil_write_mask, face_mask, mask);
+        let value = Self::faces(self.dynamic.stencil_write_mask, face_mask, mask & 0xff);
         set(
             &mut self.marks,
             StateBit::DsStencilWriteMask,
@@ -200,9 +201,9 @@ impl GraphicsState {
         );
     }
 
-    /// vkCmdSetStencilReference.
+    /// vkCmdSetStencilReference, in 8 bits as the compare mask.
     pub fn set_stencil_reference(&mut self, face_mask: u32, reference: u32) {
-        let value = Self::faces(self.dynamic.stencil_reference, face_mask, reference);
+        let value = Self::faces(self.dynamic.stencil_reference, face_mask, reference & 0xff);
         set(
             &mut self.marks,
             StateBit::DsStencilReference,

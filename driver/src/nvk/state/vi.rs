@@ -149,6 +149,22 @@ impl GraphicsState {
     /// when it changed: Zink sets the vertex input before nearly every draw, mostly
     /// to what it was.
     fn replace_vertex_input(&mut self, bindings: &[VertexBinding], attributes: &[VertexAttribute]) {
+        // Mesa holds them by binding and by location (`vk_vertex_input_state`), so
+        // they are compared and flushed in that order whatever order the program gave
+        // them in (bgfx gives its attributes out of location order).
+        let (sorted_bindings, sorted_attributes);
+        let bindings = if bindings.is_sorted_by_key(|b| b.binding) {
+            bindings
+        } else {
+            sorted_bindings = sorted_by_key(bindings, |b| b.binding);
+            &sorted_bindings
+        };
+        let attributes = if attributes.is_sorted_by_key(|a| a.location) {
+            attributes
+        } else {
+            sorted_attributes = sorted_by_key(attributes, |a| a.location);
+            &sorted_attributes
+        };
         let old = &self.dynamic.vertex_input;
         let valid_changed = old.bindings_valid() != super::bindings_valid(bindings);
         let strides_changed = !old
@@ -169,6 +185,13 @@ impl GraphicsState {
             self.marks.mark(StateBit::Vi);
         }
     }
+}
+
+/// `items` in ascending order of `key`.
+fn sorted_by_key<T: Clone>(items: &[T], key: impl Fn(&T) -> u32) -> Vec<T> {
+    let mut sorted = items.to_vec();
+    sorted.sort_by_key(key);
+    sorted
 }
 
 #[cfg(test)]
