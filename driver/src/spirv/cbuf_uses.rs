@@ -276,23 +276,10 @@ impl Uses<'_, '_> {
                     }
                 }
             }
-            Op::Store
-            | Op::AtomicLoad
-            | Op::AtomicStore
-            | Op::AtomicExchange
-            | Op::AtomicCompareExchange
-            | Op::AtomicIIncrement
-            | Op::AtomicIDecrement
-            | Op::AtomicIAdd
-            | Op::AtomicISub
-            | Op::AtomicSMin
-            | Op::AtomicUMin
-            | Op::AtomicSMax
-            | Op::AtomicUMax
-            | Op::AtomicAnd
-            | Op::AtomicOr
-            | Op::AtomicXor
-            | Op::ImageTexelPointer => {
+            op if op == Op::Store
+                || op == Op::ImageTexelPointer
+                || super::liveness::is_atomic(op) =>
+            {
                 if let Some(place) = operand(0).and_then(|p| self.place_of(places, p)) {
                     self.add(place.var, 0, times);
                 }

@@ -59,29 +59,33 @@ pub(super) fn live_values(module: &Module) -> Set<Word> {
 /// Whether `i` is kept for its effect, whatever uses its result: an instruction with no
 /// result (stores, branches, returns, barriers, image writes), a call, an atomic.
 fn has_effect(i: &Instruction) -> bool {
-    i.result_id.is_none()
-        || matches!(
-            i.class.opcode,
-            Op::FunctionCall
-                | Op::AtomicLoad
-                | Op::AtomicExchange
-                | Op::AtomicCompareExchange
-                | Op::AtomicCompareExchangeWeak
-                | Op::AtomicIIncrement
-                | Op::AtomicIDecrement
-                | Op::AtomicIAdd
-                | Op::AtomicISub
-                | Op::AtomicSMin
-                | Op::AtomicUMin
-                | Op::AtomicSMax
-                | Op::AtomicUMax
-                | Op::AtomicAnd
-                | Op::AtomicOr
-                | Op::AtomicXor
-                | Op::AtomicFAddEXT
-                | Op::AtomicFMinEXT
-                | Op::AtomicFMaxEXT
-        )
+    i.result_id.is_none() || i.class.opcode == Op::FunctionCall || is_atomic(i.class.opcode)
+}
+
+/// Whether `op` is an atomic operation on memory.
+pub(super) fn is_atomic(op: Op) -> bool {
+    matches!(
+        op,
+        Op::AtomicLoad
+            | Op::AtomicStore
+            | Op::AtomicExchange
+            | Op::AtomicCompareExchange
+            | Op::AtomicCompareExchangeWeak
+            | Op::AtomicIIncrement
+            | Op::AtomicIDecrement
+            | Op::AtomicIAdd
+            | Op::AtomicISub
+            | Op::AtomicSMin
+            | Op::AtomicUMin
+            | Op::AtomicSMax
+            | Op::AtomicUMax
+            | Op::AtomicAnd
+            | Op::AtomicOr
+            | Op::AtomicXor
+            | Op::AtomicFAddEXT
+            | Op::AtomicFMinEXT
+            | Op::AtomicFMaxEXT
+    )
 }
 
 struct Liveness<'m> {

@@ -234,6 +234,13 @@ mod tests {
         b
     }
 
+    /// An `EXEC` record on channel `ch` of one push holding `words`.
+    fn exec(ch: u32, words: &[u32]) -> Vec<u8> {
+        let mut p = vec![ch, 1, 0x1000, 0, 0, words.len() as u32];
+        p.extend_from_slice(words);
+        record(TAG_EXEC, &p)
+    }
+
     fn file(records: &[Vec<u8>]) -> Vec<u8> {
         let mut b = MAGIC.to_vec();
         b.extend_from_slice(&VERSION.to_le_bytes());
@@ -245,11 +252,6 @@ mod tests {
 
     #[test]
     fn reads_channels_and_pushes_and_finds_the_3d_channel() {
-        let exec = |ch: u32, words: &[u32]| {
-            let mut p = vec![ch, 1, 0x1000, 0, 0, words.len() as u32];
-            p.extend_from_slice(words);
-            record(TAG_EXEC, &p)
-        };
         let bytes = file(&[
             record(TAG_CHANNEL, &[1]),
             record(TAG_CHANNEL, &[2]),
@@ -268,11 +270,6 @@ mod tests {
     /// the one to compare.
     #[test]
     fn the_3d_channel_is_the_one_submitted_to_after_its_set_up() {
-        let exec = |ch: u32, words: &[u32]| {
-            let mut p = vec![ch, 1, 0x1000, 0, 0, words.len() as u32];
-            p.extend_from_slice(words);
-            record(TAG_EXEC, &p)
-        };
         let set_up = [0x2001_0000, 0xc597];
         let work = [0x2001_0040, 7];
         let probe_then_draw = file(&[
