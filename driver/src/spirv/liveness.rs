@@ -15,6 +15,8 @@ use std::collections::{HashMap, HashSet};
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{Op, Word};
 
+use super::id as operand_id;
+
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 type Set<K> = HashSet<K, foldhash::fast::RandomState>;
 
@@ -42,11 +44,7 @@ pub(super) fn live_values(module: &Module) -> Set<Word> {
     for function in &module.functions {
         for i in function.blocks.iter().flat_map(|b| b.instructions.iter()) {
             if has_effect(i) {
-                for operand in i.operands.iter() {
-                    if let Operand::IdRef(id) = operand {
-                        live.mark(*id, ALL);
-                    }
-                }
+                live.mark_all(i);
             }
         }
     }
@@ -125,21 +123,13 @@ impl Liveness<'_> {
         let Some(i) = self.defs.get(&id).copied() else {
             return;
         };
-        let ids: Vec<Word> = i
-            .operands
-            .iter()
-            .filter_map(|o| match o {
-                Operand::IdRef(id) => Some(*id),
-                _ => None,
-            })
-            .collect();
         match i.class.opcode {
             Op::VectorShuffle => {
-                let (Some(&a), Some(&b)) = (ids.first(), ids.get(1)) else {
+                let (Some(a), Some(b)) = (operand_id(i, 0), operand_id(i, 1)) else {
                     return;
                 };
                 let Some(a_size) = self.vector_size(a) else {
-                    return self.mark_all(&ids);
+                    return self.mark_all(i);
                 };
                 let selectors = i.operands.iter().skip(2).filter_map(|o| match o {
                     Operand::LiteralBit32(s) => Some(*s),
@@ -158,7 +148,7 @@ impl Liveness<'_> {
             Op::CompositeConstruct if self.vector_size(id).is_some() => {
                 // Each part fills the next components, a scalar one, a vector its size.
                 let mut at = 0u32;
-                for part in ids {
+                for part in id_operands(i) {
                     let size = self.vector_size(part).unwrap_or(1);
                     let part_mask = (mask >> at.min(31)) & low_bits(size);
                     self.mark(part, part_mask);
@@ -166,7 +156,7 @@ impl Liveness<'_> {
                 }
             }
             Op::CompositeExtract => {
-                let Some(&composite) = ids.first() else {
+                let Some(composite) = operand_id(i, 0) else {
                     return;
                 };
                 let index = match (i.operands.len(), i.operands.get(1)) {
@@ -179,20 +169,30 @@ impl Liveness<'_> {
                 }
             }
             // A copy or a bitcast between vectors of one size keeps its components.
-            Op::CopyObject | Op::Bitcast
-                if ids.len() == 1 && self.vector_size(id) == self.vector_size(ids[0]) =>
-            {
-                self.mark(ids[0], mask);
-            }
-            _ => self.mark_all(&ids),
+            Op::CopyObject | Op::Bitcast => match operand_id(i, 0) {
+                Some(from) if self.vector_size(id) == self.vector_size(from) => {
+                    self.mark(from, mask)
+                }
+                _ => self.mark_all(i),
+            },
+            _ => self.mark_all(i),
         }
     }
 
-    fn mark_all(&mut self, ids: &[Word]) {
-        for &id in ids {
+    /// Marks every value `i` uses live in every component.
+    fn mark_all(&mut self, i: &Instruction) {
+        for id in id_operands(i) {
             self.mark(id, ALL);
         }
     }
+}
+
+/// The ids among `i`'s operands.
+fn id_operands(i: &Instruction) -> impl Iterator<Item = Word> + '_ {
+    i.operands.iter().filter_map(|o| match o {
+        Operand::IdRef(id) => Some(*id),
+        _ => None,
+    })
 }
 
 /// The low `n` bits set.
