@@ -169,6 +169,8 @@ enum Edit<'a> {
     ShortCreateInfo,
     /// The first image made in this `VkFormat`.
     ImageFormat(u32),
+    /// The first image made this many texels wide and high.
+    ImageExtent(u32),
 }
 
 /// `trace` rewritten as `edit` says; returns the sequence number of the record it
@@ -208,13 +210,21 @@ fn with_device_edit(trace: &Path, out: &Path, edit: Edit<'_>) -> u64 {
                     create_device_seq = writer.next_seq();
                 }
             }
+            if let (CallT::CreateImage(c), Edit::ImageExtent(side)) = (&mut call, &edit) {
+                if create_device_seq == 0 {
+                    let extent = c.extent.as_mut().unwrap();
+                    extent.width = *side;
+                    extent.height = *side;
+                    create_device_seq = writer.next_seq();
+                }
+            }
             if let CallT::CreateDevice(c) = &mut call {
                 match edit {
                     Edit::Extension(name) => c
                         .enabled_extensions
                         .get_or_insert_with(Vec::new)
                         .push(name.to_string()),
-                    Edit::ShortCreateInfo | Edit::ImageFormat(_) => {}
+                    Edit::ShortCreateInfo | Edit::ImageFormat(_) | Edit::ImageExtent(_) => {}
                     Edit::Feature(offset) => {
                         // VkDeviceCreateInfo's nested parameters: queue infos, layer
                         // names, extension names, pEnabledFeatures (220 bytes).
@@ -341,5 +351,67 @@ fn a_trace_making_an_image_the_device_cannot_fails_naming_it_before_anything_run
         &[],
         ": the replay device has no format ASTC_4X4_UNORM_BLOCK",
         true,
+    );
+}
+
+/// The `device memory:` line of a replay's output.
+fn memory_line(out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("device memory: "));
+    line.unwrap_or_else(|| panic!("no device memory line: {out:?}"))
+        .to_string()
+}
+
+#[test]
+fn an_image_too_big_for_its_captured_allocation_gets_memory_of_its_own_in_its_place() {
+    if !ready() {
+        return;
+    }
+    // vkcube's first image, its 500×500 depth buffer, has an allocation of its own
+    // sized for it; made 1000×1000 it needs four times the room there. It goes to
+    // memory of its own, and the allocation it left, holding nothing else, is never
+    // made on the device: a trace whose images another driver lays out bigger (Zink
+    // on lavapipe gives each large texture an allocation) takes its memory once.
+    let dir = tempfile::tempdir().unwrap();
+    let vkcube = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/vkcube-lavapipe.mscope");
+    let as_captured = macroscope(&[
+        "replay",
+        "--device",
+        "--check-frames",
+        vkcube.to_str().unwrap(),
+        "-o",
+        dir.path().join("captured.msr").to_str().unwrap(),
+    ]);
+    assert!(as_captured.status.success(), "{as_captured:?}");
+    assert!(
+        memory_line(&as_captured).starts_with(
+            "device memory: 5 of the trace's 5 allocations made on the device, 0 resources in memory of their own;"
+        ),
+        "{}",
+        memory_line(&as_captured)
+    );
+    let edited = dir.path().join("edited.mscope");
+    assert!(with_device_edit(&vkcube, &edited, Edit::ImageExtent(1000)) > 0);
+    let bigger = macroscope(&[
+        "replay",
+        "--device",
+        "--check-frames",
+        edited.to_str().unwrap(),
+        "-o",
+        dir.path().join("edited.msr").to_str().unwrap(),
+    ]);
+    assert!(bigger.status.success(), "{bigger:?}");
+    assert!(
+        memory_line(&bigger).starts_with(
+            "device memory: 4 of the trace's 5 allocations made on the device, 1 resource in memory of its own;"
+        ),
+        "{}",
+        memory_line(&bigger)
+    );
+    // The render area stays 500×500: every frame is still the one captured.
+    assert!(
+        String::from_utf8_lossy(&bigger.stdout)
+            .contains("frames checked: 100 of 100 match the capture"),
+        "{bigger:?}"
     );
 }

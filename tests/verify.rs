@@ -465,3 +465,26 @@ fn a_draw_the_model_lacks_stands_alone_and_the_rest_pair() {
         v.paired_draws()
     );
 }
+
+#[test]
+fn a_trace_that_makes_no_device_is_refused_saying_so() {
+    if !oracle_ready() {
+        return;
+    }
+    // What a capture leaves when the program dies before making its device: the
+    // container's header and nothing else.
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.mscope");
+    trace_format::TraceWriter::create(&empty, &trace_format::WriterOptions::default())
+        .unwrap()
+        .finish()
+        .unwrap();
+    let out = macroscope(&["verify", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the trace makes no Vulkan device, so there is nothing to compare"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("No such file"), "{stderr}");
+}

@@ -382,6 +382,7 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
         summary.frames.len(),
         summary.wall
     )?;
+    write_memory_use(&mut out, &summary.memory)?;
     if args.frame_checksums {
         for f in &summary.frames {
             writeln!(
@@ -423,6 +424,30 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The device memory line: how many of the trace's allocations the device made, how
+/// many resources got memory of their own, and the most held at once.
+fn write_memory_use(
+    out: &mut impl Write,
+    memory: &replayer::device::MemoryUse,
+) -> anyhow::Result<()> {
+    if memory.allocations == 0 {
+        return Ok(());
+    }
+    let resources = match memory.own {
+        1 => "resource".to_string(),
+        _ => "resources".to_string(),
+    };
+    writeln!(
+        out,
+        "device memory: {} of the trace's {} allocations made on the device, {} {resources} in memory of {} own; {:.1} MiB held at most",
+        memory.made,
+        memory.allocations,
+        memory.own,
+        if memory.own == 1 { "its" } else { "their" },
+        memory.peak_bytes as f64 / (1024.0 * 1024.0)
+    )?;
+    Ok(())
+}
 /// `--check-frames`: every replayed frame against its captured checksum.
 fn check_frames(
     out: &mut impl Write,

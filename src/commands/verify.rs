@@ -189,12 +189,31 @@ fn run_nvk(args: &Args, trace: &Path, chipset: Chipset) -> anyhow::Result<PathBu
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let tail: Vec<&str> = stderr.lines().rev().take(8).collect();
+        // Mesa's no-op kernel (drm-shim) serves every buffer object from one 4 GiB
+        // file; past it an allocation gets no memory and its mapping fails.
+        let limit = match stderr.contains("(vkAllocateMemory)") {
+            true => {
+                "\n(NVK runs on Mesa's no-op kernel, drm-shim, whose buffer objects share 4 GiB: \
+                 the trace's memory, beside NVK's own, may not fit there)"
+            }
+            false => "",
+        };
         anyhow::bail!(
-            "replaying {} on NVK failed ({}):\n{}",
+            "replaying {} on NVK failed ({}):\n{}{limit}",
             trace.display(),
             output.status,
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         );
+    }
+    // The tap's file is made when NVK opens the device: a trace that makes no device
+    // (one whose capture ended before the program made one) leaves none.
+    if !tap.exists() {
+        return Err(BadInput(format!(
+            "{}: NVK opened no device replaying it: the trace makes no Vulkan device, \
+             so there is nothing to compare",
+            trace.display()
+        ))
+        .into());
     }
     Ok(tap)
 }

@@ -3,27 +3,80 @@
 //! captured contents can be written into it, and a resource that does not fit its
 //! captured place (another device's sizes, alignments or types) bound to memory of
 //! its own that mirrors what is written to its captured range.
+//!
+//! A captured allocation gets device memory only when a resource is first bound in it:
+//! until then its contents live on the host ([`HostBytes`]). An allocation that holds
+//! one image the replay device lays out bigger would otherwise be made twice, at the
+//! captured size and at the image's own: Zink on lavapipe gives each large texture an
+//! allocation sized for lavapipe's linear layout, and NVK's tiled layout of a mipmapped
+//! texture needs a little more (Naev's 2048×2048 textures with 12 levels: 22,370,560
+//! bytes captured, 22,413,312 on NVK).
+//! Memory of its own goes when its captured allocation is freed: a resource bound to
+//! freed memory may not be used again.
 
 use std::collections::HashMap;
 
 use ash::vk;
 use driver::nvk::MemoryNeeds;
 
+use super::host_bytes::HostBytes;
 use super::DeviceError;
+
+/// Where a captured allocation's contents live.
+enum Backing {
+    /// Device memory, mapped where host-visible.
+    Device {
+        memory: vk::DeviceMemory,
+        mapped: Option<*mut u8>,
+    },
+    /// Bytes on the host, for a host-visible allocation no resource is bound in yet.
+    Host(HostBytes),
+    /// Nothing yet: a device-local allocation no resource is bound in.
+    None,
+}
 
 /// One captured allocation, as replayed.
 struct Allocation {
-    memory: vk::DeviceMemory,
+    backing: Backing,
     size: u64,
     type_index: u32,
     /// The allocate flags the replay keeps (device addresses), for memory of its own
     /// that resources bound to it get.
     flags: vk::MemoryAllocateFlags,
-    /// Where it is mapped, when host-visible.
-    mapped: Option<*mut u8>,
     /// Resources bound to memory of their own instead: (captured offset, length,
     /// their memory's mapping).
     mirrors: Vec<(u64, u64, *mut u8)>,
+    /// The memory of its own each of those resources got, and its size.
+    own: Vec<(vk::DeviceMemory, u64)>,
+}
+
+impl Allocation {
+    /// Where the captured contents can be read and written: the device memory's
+    /// mapping or the host's bytes.
+    fn contents(&self) -> Option<*mut u8> {
+        match &self.backing {
+            Backing::Device { mapped, .. } => *mapped,
+            Backing::Host(bytes) => Some(bytes.as_mut_ptr()),
+            Backing::None => None,
+        }
+    }
+
+    /// Frees its device memory and the memory of its own its resources got; returns
+    /// the bytes freed.
+    fn release(self, device: &ash::Device) -> u64 {
+        let mut freed = 0;
+        // SAFETY (both): the program freed the allocation (or the replay ends), so
+        // nothing bound in it, or to memory mirroring it, is used any more.
+        if let Backing::Device { memory, .. } = self.backing {
+            unsafe { device.free_memory(memory, None) };
+            freed += self.size;
+        }
+        for (memory, size) in self.own {
+            unsafe { device.free_memory(memory, None) };
+            freed += size;
+        }
+        freed
+    }
 }
 
 /// The replay's memory.
@@ -33,8 +86,30 @@ pub struct Memory {
     /// `vkGetPhysicalDeviceMemoryProperties`.
     captured_types: Vec<vk::MemoryPropertyFlags>,
     allocations: HashMap<u64, Allocation>,
-    /// Memory the replay allocated for resources that did not fit their captured place.
-    own: Vec<vk::DeviceMemory>,
+    usage: MemoryUse,
+    /// Bytes of device memory held now.
+    held: u64,
+}
+
+/// What a replay's memory came to on the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryUse {
+    /// The trace's allocations.
+    pub allocations: u64,
+    /// Those made on the device: a resource was bound in them.
+    pub made: u64,
+    /// Resources bound to memory of their own, not fitting their captured place.
+    pub own: u64,
+    /// Bytes of device memory held at once, at most.
+    pub peak_bytes: u64,
+}
+
+impl MemoryUse {
+    /// Notes `bytes` more held, of `held` bytes held before.
+    fn took(&mut self, held: &mut u64, bytes: u64) {
+        *held = held.saturating_add(bytes);
+        self.peak_bytes = self.peak_bytes.max(*held);
+    }
 }
 
 impl Memory {
@@ -44,7 +119,8 @@ impl Memory {
             properties,
             captured_types: Vec::new(),
             allocations: HashMap::new(),
-            own: Vec::new(),
+            usage: MemoryUse::default(),
+            held: 0,
         }
     }
 
@@ -63,49 +139,17 @@ impl Memory {
             .collect();
     }
 
-    /// The replay's type for captured type `index`, allowed by `bits`: the one sharing
-    /// most of its host-visible, coherent, cached and device-local flags, host-visible
-    /// where the captured one was.
+    /// The replay's type for a captured type with flags `captured` (see [`pick_type`]).
     fn pick_type(&self, captured: Option<vk::MemoryPropertyFlags>, bits: u32) -> Option<u32> {
-        let relevant = vk::MemoryPropertyFlags::HOST_VISIBLE
-            | vk::MemoryPropertyFlags::HOST_COHERENT
-            | vk::MemoryPropertyFlags::HOST_CACHED
-            | vk::MemoryPropertyFlags::DEVICE_LOCAL;
-        let want = captured.unwrap_or(
-            vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
-        ) & relevant;
-        let types = &self.properties.memory_types[..self.properties.memory_type_count as usize];
-        types
-            .iter()
-            .enumerate()
-            .filter(|(i, t)| {
-                bits & (1 << i) != 0
-                    && !t
-                        .property_flags
-                        .contains(vk::MemoryPropertyFlags::PROTECTED)
-            })
-            .filter(|(_, t)| {
-                !want.contains(vk::MemoryPropertyFlags::HOST_VISIBLE)
-                    || t.property_flags.contains(
-                        vk::MemoryPropertyFlags::HOST_VISIBLE
-                            | vk::MemoryPropertyFlags::HOST_COHERENT,
-                    )
-            })
-            .max_by_key(|(i, t)| {
-                (
-                    (t.property_flags & relevant & want).as_raw().count_ones(),
-                    std::cmp::Reverse(*i),
-                )
-            })
-            .map(|(i, _)| i as u32)
+        pick_type(&self.properties, captured, bits)
     }
 
-    /// Allocates captured allocation `id`, with the captured allocate `flags` the replay
+    /// Takes captured allocation `id`, with the captured allocate `flags` the replay
     /// keeps: device addresses (a device mask and capture-replay addresses are the
-    /// capture device's).
+    /// capture device's). Its device memory is made when a resource is first bound in
+    /// it; a host-visible one holds its contents on the host until then.
     pub fn allocate(
         &mut self,
-        device: &ash::Device,
         id: u64,
         size: u64,
         captured_type: u32,
@@ -122,67 +166,63 @@ impl Memory {
                     ),
                     seq: Some(seq),
                 })?;
-        let (memory, mapped) = self.allocate_mapped(device, size, type_index, flags, seq)?;
+        let backing = match self.is_host_visible(type_index) {
+            true => Backing::Host(HostBytes::zeroed(size).ok_or_else(|| DeviceError::Call {
+                seq,
+                command: "vkAllocateMemory".into(),
+                reason: format!("no room for the {size} bytes of its contents on the host"),
+            })?),
+            false => Backing::None,
+        };
         self.allocations.insert(
             id,
             Allocation {
-                memory,
+                backing,
                 size,
                 type_index,
                 flags,
-                mapped,
                 mirrors: Vec::new(),
+                own: Vec::new(),
             },
         );
+        self.usage.allocations += 1;
         Ok(())
     }
 
-    fn allocate_mapped(
-        &self,
+    fn is_host_visible(&self, type_index: u32) -> bool {
+        self.properties.memory_types[type_index as usize]
+            .property_flags
+            .contains(vk::MemoryPropertyFlags::HOST_VISIBLE)
+    }
+
+    /// The device memory of allocation `a`, made now if it has none (its contents so
+    /// far copied in).
+    fn device_memory_of(
         device: &ash::Device,
-        size: u64,
-        type_index: u32,
-        flags: vk::MemoryAllocateFlags,
+        properties: &vk::PhysicalDeviceMemoryProperties,
+        a: &mut Allocation,
+        (usage, held): (&mut MemoryUse, &mut u64),
         seq: u64,
-    ) -> Result<(vk::DeviceMemory, Option<*mut u8>), DeviceError> {
-        let mut flags_info = vk::MemoryAllocateFlagsInfo::default().flags(flags);
-        let mut info = vk::MemoryAllocateInfo::default()
-            .allocation_size(size.max(1))
-            .memory_type_index(type_index);
-        if !flags.is_empty() {
-            info = info.push_next(&mut flags_info);
+    ) -> Result<vk::DeviceMemory, DeviceError> {
+        if let Backing::Device { memory, .. } = a.backing {
+            return Ok(memory);
         }
-        let call = |reason: vk::Result| DeviceError::Call {
-            seq,
-            command: "vkAllocateMemory".into(),
-            reason: reason.to_string(),
-        };
-        // SAFETY: a live device; `info` lives across the call.
-        let memory = unsafe { device.allocate_memory(&info, None) }.map_err(call)?;
-        let flags = self.properties.memory_types[type_index as usize].property_flags;
-        let mapped = if flags.contains(vk::MemoryPropertyFlags::HOST_VISIBLE) {
-            // SAFETY: host-visible memory just allocated, mapped whole once.
-            let ptr = unsafe {
-                device.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-            }
-            .map_err(call)? as *mut u8;
-            // What a program reads before it writes is undefined: zeros, so that a
-            // replay draws the same every time (DDNet reads memory it never wrote: the
-            // heap's leftovers made one replay in three of the same trace differ).
-            // SAFETY: the mapping is `size` bytes long, host-visible and ours alone.
-            unsafe { std::ptr::write_bytes(ptr, 0, size as usize) };
-            Some(ptr)
-        } else {
-            None
-        };
-        Ok((memory, mapped))
+        let (memory, mapped) =
+            allocate_mapped(device, properties, a.size, a.type_index, a.flags, seq)?;
+        if let (Some(target), Some(source)) = (mapped, a.contents()) {
+            // SAFETY: both are mapped and `size` bytes long.
+            unsafe { std::ptr::copy_nonoverlapping(source, target, a.size as usize) };
+        }
+        a.backing = Backing::Device { memory, mapped };
+        usage.made += 1;
+        usage.took(held, a.size);
+        Ok(memory)
     }
 
     /// Frees captured allocation `id`.
     pub fn free(&mut self, device: &ash::Device, id: u64) {
         if let Some(a) = self.allocations.remove(&id) {
-            // SAFETY: the program freed it, so nothing uses it any more.
-            unsafe { device.free_memory(a.memory, None) };
+            self.held = self.held.saturating_sub(a.release(device));
         }
     }
 
@@ -194,7 +234,7 @@ impl Memory {
             return false;
         };
         let end = offset.saturating_add(bytes.len() as u64);
-        let Some(mapped) = a.mapped else {
+        let Some(mapped) = a.contents() else {
             return false;
         };
         if end > a.size {
@@ -232,7 +272,14 @@ impl Memory {
         requirements: vk::MemoryRequirements,
         seq: u64,
     ) -> Result<(vk::DeviceMemory, u64), DeviceError> {
-        let Some(a) = self.allocations.get(&id) else {
+        let Memory {
+            properties,
+            allocations,
+            usage,
+            held,
+            ..
+        } = self;
+        let Some(a) = allocations.get_mut(&id) else {
             return Err(DeviceError::Call {
                 seq,
                 command: "bind".into(),
@@ -246,34 +293,40 @@ impl Memory {
         let fits = requirements.memory_type_bits & (1 << a.type_index) != 0
             && needs.fit_at(offset, a.size);
         if fits {
-            return Ok((a.memory, offset));
+            let memory = Self::device_memory_of(device, properties, a, (usage, held), seq)?;
+            return Ok((memory, offset));
         }
         // Host-visible like the captured allocation where the resource allows it
         // (its contents then follow what the trace writes), else any type it allows:
         // an image in device-local memory only is not written by the host.
-        let captured = self.properties.memory_types[a.type_index as usize].property_flags;
-        let flags = a.flags;
-        let type_index = self
-            .pick_type(Some(captured), requirements.memory_type_bits)
+        let captured = properties.memory_types[a.type_index as usize].property_flags;
+        let bits = requirements.memory_type_bits;
+        let type_index = pick_type(properties, Some(captured), bits)
             .or_else(|| {
-                self.pick_type(
+                pick_type(
+                    properties,
                     Some(vk::MemoryPropertyFlags::DEVICE_LOCAL),
-                    requirements.memory_type_bits,
+                    bits,
                 )
             })
             .ok_or_else(|| DeviceError::Missing {
-                what: format!(
-                    "memory type among {:#b} for a resource",
-                    requirements.memory_type_bits
-                ),
+                what: format!("memory type among {bits:#b} for a resource"),
                 seq: Some(seq),
             })?;
-        let (memory, mapped) =
-            self.allocate_mapped(device, requirements.size, type_index, flags, seq)?;
-        self.own.push(memory);
-        if let (Some(target), Some(a)) = (mapped, self.allocations.get_mut(&id)) {
+        let (memory, mapped) = allocate_mapped(
+            device,
+            properties,
+            requirements.size,
+            type_index,
+            a.flags,
+            seq,
+        )?;
+        a.own.push((memory, requirements.size));
+        usage.own += 1;
+        usage.took(held, requirements.size);
+        if let Some(target) = mapped {
             let len = requirements.size.min(a.size.saturating_sub(offset));
-            if let Some(source) = a.mapped {
+            if let Some(source) = a.contents() {
                 // SAFETY: both ranges are mapped and `len` long.
                 unsafe {
                     std::ptr::copy_nonoverlapping(source.add(offset as usize), target, len as usize)
@@ -290,7 +343,7 @@ impl Memory {
         self.allocations
             .iter()
             .filter_map(|(id, a)| {
-                let mapped = a.mapped?;
+                let mapped = a.contents()?;
                 // SAFETY: the whole allocation is mapped.
                 Some((
                     *id,
@@ -320,14 +373,16 @@ impl Memory {
 
     /// Frees everything.
     pub fn destroy(&mut self, device: &ash::Device) {
+        // The device is idle at the end of the replay.
         for (_, a) in self.allocations.drain() {
-            // SAFETY: the device is idle at the end of the replay.
-            unsafe { device.free_memory(a.memory, None) };
+            a.release(device);
         }
-        for m in self.own.drain(..) {
-            // SAFETY: as above.
-            unsafe { device.free_memory(m, None) };
-        }
+        self.held = 0;
+    }
+
+    /// What the replay's memory came to on the device so far.
+    pub fn usage(&self) -> MemoryUse {
+        self.usage
     }
 
     /// A host-visible, coherent type among `bits`, for the replay's own buffers.
@@ -339,4 +394,85 @@ impl Memory {
     pub fn local_type(&self, bits: u32) -> Option<u32> {
         self.pick_type(Some(vk::MemoryPropertyFlags::DEVICE_LOCAL), bits)
     }
+}
+
+/// Allocates `size` bytes of type `type_index`, mapped and zeroed where host-visible.
+fn allocate_mapped(
+    device: &ash::Device,
+    properties: &vk::PhysicalDeviceMemoryProperties,
+    size: u64,
+    type_index: u32,
+    flags: vk::MemoryAllocateFlags,
+    seq: u64,
+) -> Result<(vk::DeviceMemory, Option<*mut u8>), DeviceError> {
+    let mut flags_info = vk::MemoryAllocateFlagsInfo::default().flags(flags);
+    let mut info = vk::MemoryAllocateInfo::default()
+        .allocation_size(size.max(1))
+        .memory_type_index(type_index);
+    if !flags.is_empty() {
+        info = info.push_next(&mut flags_info);
+    }
+    let call = |reason: vk::Result| DeviceError::Call {
+        seq,
+        command: "vkAllocateMemory".into(),
+        reason: reason.to_string(),
+    };
+    // SAFETY: a live device; `info` lives across the call.
+    let memory = unsafe { device.allocate_memory(&info, None) }.map_err(call)?;
+    let flags = properties.memory_types[type_index as usize].property_flags;
+    let mapped = if flags.contains(vk::MemoryPropertyFlags::HOST_VISIBLE) {
+        // SAFETY: host-visible memory just allocated, mapped whole once.
+        let ptr =
+            unsafe { device.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()) }
+                .map_err(call)? as *mut u8;
+        // What a program reads before it writes is undefined: zeros, so that a
+        // replay draws the same every time (DDNet reads memory it never wrote: the
+        // heap's leftovers made one replay in three of the same trace differ).
+        // SAFETY: the mapping is `size` bytes long, host-visible and ours alone.
+        unsafe { std::ptr::write_bytes(ptr, 0, size as usize) };
+        Some(ptr)
+    } else {
+        None
+    };
+    Ok((memory, mapped))
+}
+
+/// The replay's type for captured type `index`, allowed by `bits`: the one sharing
+/// most of its host-visible, coherent, cached and device-local flags, host-visible
+/// where the captured one was.
+fn pick_type(
+    properties: &vk::PhysicalDeviceMemoryProperties,
+    captured: Option<vk::MemoryPropertyFlags>,
+    bits: u32,
+) -> Option<u32> {
+    let relevant = vk::MemoryPropertyFlags::HOST_VISIBLE
+        | vk::MemoryPropertyFlags::HOST_COHERENT
+        | vk::MemoryPropertyFlags::HOST_CACHED
+        | vk::MemoryPropertyFlags::DEVICE_LOCAL;
+    let want = captured
+        .unwrap_or(vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT)
+        & relevant;
+    let types = &properties.memory_types[..properties.memory_type_count as usize];
+    types
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| {
+            bits & (1 << i) != 0
+                && !t
+                    .property_flags
+                    .contains(vk::MemoryPropertyFlags::PROTECTED)
+        })
+        .filter(|(_, t)| {
+            !want.contains(vk::MemoryPropertyFlags::HOST_VISIBLE)
+                || t.property_flags.contains(
+                    vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
+                )
+        })
+        .max_by_key(|(i, t)| {
+            (
+                (t.property_flags & relevant & want).as_raw().count_ones(),
+                std::cmp::Reverse(*i),
+            )
+        })
+        .map(|(i, _)| i as u32)
 }

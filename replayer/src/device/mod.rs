@@ -17,6 +17,7 @@
 
 pub mod call;
 mod frames;
+mod host_bytes;
 mod memory;
 pub mod patch;
 mod pipelines;
@@ -40,6 +41,7 @@ use call::{CallError, Functions, Handles};
 use patch::Arena;
 
 pub use frames::FrameImage;
+pub use memory::MemoryUse;
 pub use timing::DrawTime;
 
 /// How to replay on a device.
@@ -200,6 +202,8 @@ pub struct DeviceSummary {
     /// Handles inside structures that named objects the replay never made (replaced
     /// by null; programs leave ignored members stale).
     pub unknown_handles: u64,
+    /// What the trace's memory came to on the device.
+    pub memory: MemoryUse,
     /// Wall time.
     pub wall: Duration,
 }
@@ -611,6 +615,7 @@ impl Replay {
                     }
                 }
                 if let Some(mut m) = self.memory.take() {
+                    self.summary.memory = m.usage();
                     m.destroy(&device);
                 }
                 device.destroy_device(None);

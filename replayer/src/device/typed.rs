@@ -37,14 +37,7 @@ impl Replay {
                         .as_mut()
                         .ok_or_else(|| DeviceError::call(seq, name, "no device"))?;
                     let flags = vk::MemoryAllocateFlags::from_raw(c.flags());
-                    memory.allocate(
-                        &device,
-                        c.memory(),
-                        c.size(),
-                        c.memory_type_index(),
-                        flags,
-                        seq,
-                    )?;
+                    memory.allocate(c.memory(), c.size(), c.memory_type_index(), flags, seq)?;
                 }
                 Call::FreeMemory if self.keep_objects => {}
                 Call::DestroyObject if self.keep_objects => {}
