@@ -44,6 +44,7 @@ fn color(clear: Option<[u32; 4]>, resolve: bool) -> ColorAttachment {
         clear,
         // VK_RESOLVE_MODE_AVERAGE_BIT for a resolving UNORM colour.
         resolve_mode: if resolve { 2 } else { 0 },
+        resolve_to: None,
         loads: clear.is_none(),
         stores: true,
     }
@@ -60,6 +61,7 @@ fn depth(clear: Option<u32>) -> DepthStencilAttachment {
         stencil_clear: None,
         depth_resolve_mode: 0,
         stencil_resolve_mode: 0,
+        resolve_to: None,
         aspects: DepthStencilAspects::of_format(D32_SFLOAT),
     }
 }
@@ -754,4 +756,32 @@ fn an_end_of_rendering_resolve_draws_with_the_attachments_resolve_mode() {
     assert_eq!(fragments.len(), 3, "{fragments:x?}");
     assert_ne!(fragments[0], fragments[1]);
     assert_eq!(fragments[0], fragments[2]);
+}
+
+/// vk_meta_resolve_rendering draws each resolve into the attachment's resolve view:
+/// Qt Quick 3D renders its scene into a 4-sample image and resolves it into another
+/// image of the same memory block, and NVK's resolve targets that image, not the
+/// multisampled one.
+#[test]
+fn an_end_of_rendering_resolve_draws_into_the_resolve_view() {
+    let resolved = Image {
+        addr: 0x30_0000_0000,
+        ..image(B8G8R8A8_UNORM, 1)
+    };
+    let mut c = color(None, true);
+    c.image = image(B8G8R8A8_UNORM, 4);
+    c.resolve_to = Some((resolved, c.view));
+    let info = RenderingInfo {
+        depth_stencil: None,
+        ..rendering(0, vec![Some(c)])
+    };
+    let log = run(Arch::Turing, |enc| {
+        enc.begin_rendering(&info);
+        enc.end_rendering();
+    });
+    // SET_COLOR_TARGET_A holds an address's high bits: the rendering's target (the
+    // multisampled image), then the resolve's.
+    let targets = writes_of(&log, SUBC_3D, class::set_color_target_a(0));
+    assert_eq!(targets.first(), Some(&0x20), "{targets:x?}");
+    assert_eq!(targets.last(), Some(&0x30), "{targets:x?}");
 }

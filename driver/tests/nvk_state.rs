@@ -69,6 +69,7 @@ fn settled_with_depth(device: &Device) -> CommandEncoder<'_> {
             stencil_clear: None,
             depth_resolve_mode: 0,
             stencil_resolve_mode: 0,
+            resolve_to: None,
             aspects: DepthStencilAspects::of_format(D32_SFLOAT),
         }),
         ..RenderingInfo::default()

@@ -93,6 +93,8 @@ pub struct RenderingAttachmentCmd {
     pub clear: [u32; 4],
     /// `VkResolveModeFlagBits` (0 for none).
     pub resolve_mode: u32,
+    /// The view it resolves to (0 for none).
+    pub resolve_view: u64,
 }
 
 impl RenderingAttachmentCmd {
@@ -105,6 +107,7 @@ impl RenderingAttachmentCmd {
                 .clear_value()
                 .map_or([0; 4], |v| [v.w0(), v.w1(), v.w2(), v.w3()]),
             resolve_mode: a.resolve_mode(),
+            resolve_view: a.resolve_image_view(),
         })
     }
 }

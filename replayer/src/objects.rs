@@ -223,8 +223,8 @@ pub struct Subpass {
     pub view_mask: u32,
     /// Colour attachments ([`ATTACHMENT_UNUSED`] where unused).
     pub colors: Vec<u32>,
-    /// Whether each colour attachment resolves.
-    pub resolves: Vec<bool>,
+    /// The attachment each colour attachment resolves to, where it resolves.
+    pub resolves: Vec<Option<u32>>,
     /// The depth/stencil attachment.
     pub depth_stencil: Option<u32>,
     /// Every attachment it refers to with the layout it wants it in: inputs,
@@ -755,6 +755,7 @@ impl Objects {
             let view = views.and_then(|v| v.get(a as usize)).copied()?;
             self.view_target(view, &area)
         };
+        let resolve_of = |i: usize| subpass.resolves.get(i).copied().flatten();
         let colors = subpass
             .colors
             .iter()
@@ -766,12 +767,13 @@ impl Objects {
                     image,
                     view,
                     clear: clear_of(a, desc.load_op),
-                    resolve_mode: match subpass.resolves.get(i).copied().unwrap_or(false) {
-                        true => implied_resolve_mode(
+                    resolve_mode: match resolve_of(i) {
+                        Some(_) => implied_resolve_mode(
                             NumericType::of_vk(desc.format) == NumericType::Float,
                         ),
-                        false => 0,
+                        None => 0,
                     },
+                    resolve_to: resolve_of(i).and_then(target),
                     loads: !first_here(a) || desc.load_op == LOAD_OP_LOAD,
                     stores: !last_here(a) || desc.store_op == STORE_OP_STORE,
                 })
@@ -787,6 +789,7 @@ impl Objects {
                 stencil_clear: clear_of(a, desc.stencil_load_op).map(|v| v[1]),
                 depth_resolve_mode: 0,
                 stencil_resolve_mode: 0,
+                resolve_to: None,
                 aspects: DepthStencilAspects::of_format(desc.format),
             })
         });
@@ -841,11 +844,11 @@ pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> 
         .into_iter()
         .flatten()
         .map(|s| {
-            let resolves: Vec<bool> = s
+            let resolves: Vec<Option<u32>> = s
                 .resolve_attachments()
                 .into_iter()
                 .flatten()
-                .map(|r| r.attachment() != ATTACHMENT_UNUSED)
+                .map(|r| Some(r.attachment()).filter(|&a| a != ATTACHMENT_UNUSED))
                 .collect();
             Subpass {
                 view_mask: s.view_mask(),

@@ -48,6 +48,10 @@ pub struct ColorAttachment {
     /// float or normalized colour and takes an integer's first sample, as
     /// vk_render_pass converts it).
     pub resolve_mode: u32,
+    /// Where it resolves to: the resolve view's image and range
+    /// (`pColorAttachments[i].resolveImageView`, a subpass's resolve attachment).
+    /// `None` draws the resolve into the attachment's own image, one sample a pixel.
+    pub resolve_to: Option<(Image, ViewRange)>,
     /// `VK_ATTACHMENT_LOAD_OP_LOAD`: its contents are read at the beginning.
     pub loads: bool,
     /// `VK_ATTACHMENT_STORE_OP_STORE`: its contents are written back at the end.
@@ -70,6 +74,9 @@ pub struct DepthStencilAttachment {
     pub depth_resolve_mode: u32,
     /// How its stencil aspect resolves at the end (`pStencilAttachment->resolveMode`).
     pub stencil_resolve_mode: u32,
+    /// Where it resolves to (`resolveImageView` of the depth attachment, else of the
+    /// stencil attachment); `None` as for [`ColorAttachment::resolve_to`].
+    pub resolve_to: Option<(Image, ViewRange)>,
     /// Whether it is the rendering's depth attachment (`pDepthAttachment` with a view:
     /// NVK's `render->depth_att.vk_format` is set), and its stencil attachment
     /// (`pStencilAttachment`). A render pass's attachment is either where its format
@@ -179,9 +186,9 @@ pub(super) struct RenderingEnd {
 /// One of vk_meta_resolve_rendering's resolves.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Resolve {
-    /// What it draws into: a single-sample rendering of the resolved aspects (the
-    /// resolve views are not in the model's rendering info; the attachment's own image,
-    /// one sample a pixel, stands in).
+    /// What it draws into: a single-sample rendering of the resolved aspects into the
+    /// resolve view (vk_meta_resolve_attachment's `res_view`: its image, format, level
+    /// and layer).
     target: RenderingInfo,
     /// The aspects it resolves (`VkImageAspectFlags`: colour 1, depth 2, stencil 4).
     aspects: u32,
@@ -213,13 +220,15 @@ impl RenderingEnd {
             .flatten()
             .filter(|c| c.resolve_mode != 0)
             .map(|c| {
+                let (image, view) = c.resolve_to.unwrap_or((single(c.image), c.view));
                 let color = ColorAttachment {
-                    image: single(c.image),
+                    image,
+                    view,
                     clear: None,
                     resolve_mode: 0,
+                    resolve_to: None,
                     loads: false,
                     stores: true,
-                    ..*c
                 };
                 Resolve {
                     target: target(vec![Some(color)], None),
@@ -241,14 +250,16 @@ impl RenderingEnd {
                 0
             };
             let resolve = |depth: bool, stencil: bool| {
+                let (image, view) = d.resolve_to.unwrap_or((single(d.image), d.view));
                 let ds = DepthStencilAttachment {
-                    image: single(d.image),
+                    image,
+                    view,
                     depth_clear: None,
                     stencil_clear: None,
                     depth_resolve_mode: 0,
                     stencil_resolve_mode: 0,
+                    resolve_to: None,
                     aspects: DepthStencilAspects { depth, stencil },
-                    ..d
                 };
                 Resolve {
                     target: target(Vec::new(), Some(ds)),

@@ -66,6 +66,7 @@ impl Pass<'_> {
                     view,
                     clear: (a.load_op == objects::LOAD_OP_CLEAR).then_some(a.clear),
                     resolve_mode: a.resolve_mode,
+                    resolve_to: self.objects.view_target(a.resolve_view, &r.area),
                     loads: a.load_op == objects::LOAD_OP_LOAD,
                     stores: a.store_op == objects::STORE_OP_STORE,
                 })
@@ -96,6 +97,12 @@ impl Pass<'_> {
                     r.stencil.resolve_mode
                 } else {
                     0
+                },
+                // vk_meta_resolve_rendering resolves depth into the depth attachment's
+                // resolve view, stencil alone into the stencil's.
+                resolve_to: match r.depth.view != 0 && r.depth.resolve_mode != 0 {
+                    true => self.objects.view_target(r.depth.resolve_view, &r.area),
+                    false => self.objects.view_target(r.stencil.resolve_view, &r.area),
                 },
                 aspects: DepthStencilAspects {
                     depth: r.depth.view != 0,

@@ -254,6 +254,7 @@ impl Pass<'_> {
                         stencil_clear: stencil_as_discard.then_some(0),
                         depth_resolve_mode: 0,
                         stencil_resolve_mode: 0,
+                        resolve_to: None,
                         // do_blit's rendering: the attachments of the pass's aspects.
                         aspects: DepthStencilAspects {
                             depth: pass & DEPTH != 0,
@@ -266,6 +267,7 @@ impl Pass<'_> {
                         view,
                         clear: None,
                         resolve_mode: 0,
+                        resolve_to: None,
                         loads: false,
                         stores: true,
                     })];
@@ -341,6 +343,7 @@ impl Pass<'_> {
                         stencil_clear: (aspects & 4 != 0).then_some(value[1]),
                         depth_resolve_mode: 0,
                         stencil_resolve_mode: 0,
+                        resolve_to: None,
                         aspects: DepthStencilAspects {
                             depth: aspects & 2 != 0,
                             stencil: aspects & 4 != 0,
@@ -352,6 +355,7 @@ impl Pass<'_> {
                         view,
                         clear: Some(value),
                         resolve_mode: 0,
+                        resolve_to: None,
                         loads: false,
                         stores: true,
                     })];
