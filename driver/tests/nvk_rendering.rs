@@ -295,7 +295,7 @@ fn a_rendering_makes_the_next_draw_flush_blend_and_depth_state_again() {
 fn conditional_rendering_copies_the_predicate_and_sets_both_classes() {
     for arch in [Arch::Turing, Arch::Fermi] {
         let log = run(arch, |enc| {
-            enc.begin_conditional_rendering(0x30_0000_0040, false, 0x40_0000_0000);
+            enc.begin_conditional_rendering(0x30_0000_0040, false);
             enc.draw(3, 1, 0, 0);
             enc.end_conditional_rendering();
         });

@@ -150,6 +150,7 @@ fn dropping_a_geometry_shader_disables_its_slot_and_the_vertex_shader_takes_over
                 stream: 0,
                 attr_count: 6,
                 stride: 24,
+                attr_index: vec![0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x21],
             },
             XfbBuffer::default(),
             XfbBuffer::default(),
@@ -161,15 +162,16 @@ fn dropping_a_geometry_shader_disables_its_slot_and_the_vertex_shader_takes_over
     enc.bind_graphics_shaders(&with_gs);
     let (m, _) = draw(&mut enc);
     // The geometry shader is the last vertex-pipeline stage: it selects the layer and
-    // captures six dwords into buffer 0 (two layout words).
+    // captures six dwords into buffer 0: two layout words, each dword's attribute a
+    // byte, the two past the sixth skipped.
     assert!(m.contains(&(class::SET_RT_LAYER, 1 << 16)), "{m:x?}");
     assert!(m.contains(&(0x0704, 6)));
-    assert_eq!(
-        m.iter()
-            .filter(|(mt, _)| (0x2800..0x2880).contains(mt))
-            .count(),
-        2
-    );
+    let layout: Vec<u32> = m
+        .iter()
+        .filter(|(mt, _)| (0x2800..0x2880).contains(mt))
+        .map(|(_, d)| *d)
+        .collect();
+    assert_eq!(layout, [0x1f1e_1d1c, 0xffff_2120], "{layout:x?}");
     enc.bind_graphics_shaders(&pipeline(arch, 2));
     let (m, _) = draw(&mut enc);
     assert!(m.contains(&(slot(4), 4 << 4)), "slot 4 disabled: {m:x?}");

@@ -337,16 +337,31 @@ fn an_entry_points_interface_is_what_nvk_compiles_into_its_command_stream() {
     // Declared but never written: none.
     let (_, _, declared) = read("declared_clip.vert");
     assert_eq!((declared.clip_distances, declared.cull_distances), (0, 0));
-    // Position at dword 0..4 and the colour at 4..8 of buffer 1.
+    // Position at dword 0..4 and the colour at 4..8 of buffer 1, each dword the
+    // attribute nak_xfb_from_nir gives it (address / 4): the position's at 0x70, the
+    // colour's, location 0, at 0x80.
     assert_eq!(
         vs.xfb[1],
         XfbBuffer {
             stream: 0,
             attr_count: 8,
-            stride: 32
+            stride: 32,
+            attr_index: vec![0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x21, 0x22, 0x23],
         }
     );
     assert_eq!(vs.xfb[0], XfbBuffer::default());
+    // A dword no output fills is skipped (0xff); an output at a component past the
+    // first takes that component's attribute.
+    let (_, _, gaps) = read("xfb_gaps.vert");
+    assert_eq!(
+        gaps.xfb[0],
+        XfbBuffer {
+            stream: 0,
+            attr_count: 4,
+            stride: 16,
+            attr_index: vec![0x24, 0xff, 0x2a, 0x2b],
+        }
+    );
 
     let (_, stage, tes) = read("isolines.tese");
     assert_eq!(stage, Stage::TessEval);

@@ -293,7 +293,6 @@ pub struct Objects {
     buffers: HandleMap<u64>,
     /// Each buffer's size and what it needs of its memory on NVK.
     buffer_made: HandleMap<MadeBuffer>,
-    scratch: u64,
     events: HandleMap<u64>,
     event_block: u64,
     images: HandleMap<Image>,
@@ -481,15 +480,6 @@ impl Objects {
         self.buffers
             .get(&buffer)
             .map(|base| base.wrapping_add(offset))
-    }
-
-    /// A 4 KiB scratch area of the replay's own (where NVK would allocate in the
-    /// command buffer: conditional rendering's 64-bit predicate copy).
-    pub fn scratch(&mut self) -> u64 {
-        if self.scratch == 0 {
-            self.scratch = self.place(4096);
-        }
-        self.scratch
     }
 
     /// The GPU address of `event`'s word: 16 bytes each, placed the first time an

@@ -38,8 +38,9 @@ pub use cbuf::ShaderState;
 pub const MODELLED_NVK: &str = "25.0.7";
 
 /// The model's command-buffer upload memory: push descriptor sets (from
-/// 0x1_0002_0000), compute root tables and QMDs (from 0x1_0040_0000) and
-/// vkCmdUpdateBuffer's data (from 0x1_0080_0000). Like NVK's upload memory it is
+/// 0x1_0002_0000), compute root tables and QMDs (from 0x1_0040_0000),
+/// vkCmdUpdateBuffer's data (from 0x1_0080_0000) and conditional rendering's copied
+/// predicate (at 0x1_00c0_0000). Like NVK's upload memory it is
 /// streamed, an address standing for no object: NVK places each upload anew.
 pub const UPLOAD_MEMORY: std::ops::Range<u64> = 0x1_0002_0000..0x1_0100_0000;
 pub use descriptors::{BufferDescriptor, DescriptorState, DynamicBuffer};

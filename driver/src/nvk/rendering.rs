@@ -24,6 +24,10 @@ pub const RENDERING_SUSPENDING: u32 = 0x2;
 /// `VK_RENDERING_RESUMING_BIT`.
 pub const RENDERING_RESUMING: u32 = 0x4;
 
+/// Where the model copies a conditional rendering's predicate: command-buffer memory
+/// ([`super::UPLOAD_MEMORY`]), as NVK's temporary is, streamed and naming no object.
+const COND_RENDER_TEMP: u64 = 0x1_00c0_0000;
+
 /// `VkRect2D`: the render area.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[allow(missing_docs)]
@@ -577,16 +581,13 @@ impl CommandEncoder<'_> {
 
     /// vkCmdBeginConditionalRenderingEXT with the predicate at `addr`. Mirrors
     /// nvk_CmdBeginConditionalRenderingEXT: the hardware compares 64 bits, so the copy
-    /// engine first copies the 32-bit predicate into both halves of `scratch` (a
-    /// 16-byte-aligned temporary NVK allocates in the command buffer); then the 3D and
-    /// compute classes render if it is (or, `inverted`, is not) non-zero.
-    pub fn begin_conditional_rendering(
-        &mut self,
-        addr: u64,
-        inverted: bool,
-        scratch: u64,
-    ) -> Recorded {
+    /// engine first copies the 32-bit predicate into both halves of a temporary in the
+    /// command buffer's memory (nvk_cmd_buffer_cond_render_alloc: 64 bytes of its own
+    /// for each begin, an address that names no object); then the 3D and compute
+    /// classes render if it is (or, `inverted`, is not) non-zero.
+    pub fn begin_conditional_rendering(&mut self, addr: u64, inverted: bool) -> Recorded {
         let before = self.push.len();
+        let scratch = COND_RENDER_TEMP;
         self.push.inc(
             SUBC_COPY,
             copy::OFFSET_IN_UPPER,

@@ -14,7 +14,7 @@ use crate::chipset::Chipset;
 use crate::class;
 use crate::mme::{Builder, Cmp, Value};
 use crate::push::{PushBuffer, SUBC_3D};
-use crate::spirv::interface::{DescriptorUse, Interface, Stage};
+use crate::spirv::interface::{DescriptorUse, Interface, Stage, XFB_SKIP};
 
 /// Constant buffers a graphics shader can bind (`max_cbuf_bindings`).
 pub const MAX_CBUFS: usize = 16;
@@ -363,15 +363,11 @@ fn fill_push(
                 &[u32::from(xfb.stream), u32::from(xfb.attr_count), xfb.stride],
             );
             if xfb.attr_count > 0 {
-                // The captured attributes' indices, four to a dword (the model's are
-                // placeholders: the outputs' order).
-                let words: Vec<u32> = (0..u32::from(xfb.attr_count).div_ceil(4))
-                    .map(|w| {
-                        (0..4).fold(0, |acc, i| {
-                            let index = (4 * w + i) & 0xff;
-                            acc | index << (8 * i)
-                        })
-                    })
+                // The captured attributes' indices, four to a dword, a dword no output
+                // fills skipped.
+                let attr = |i: usize| xfb.attr_index.get(i).copied().unwrap_or(XFB_SKIP);
+                let words: Vec<u32> = (0..usize::from(xfb.attr_count).div_ceil(4))
+                    .map(|w| (0..4).fold(0, |acc, i| acc | u32::from(attr(4 * w + i)) << (8 * i)))
                     .collect();
                 p.inc(
                     SUBC_3D,

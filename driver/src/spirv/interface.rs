@@ -101,7 +101,7 @@ pub struct TessParams {
 }
 
 /// One transform-feedback buffer's layout (NAK's `nak_xfb_info` for buffer `b`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct XfbBuffer {
     /// The vertex stream it captures.
     pub stream: u8,
@@ -109,6 +109,49 @@ pub struct XfbBuffer {
     pub attr_count: u8,
     /// Bytes per vertex.
     pub stride: u32,
+    /// The output attribute each dword of a vertex takes (NAK's `attr_index`: the
+    /// attribute's address over 4), [`XFB_SKIP`] where no output is captured.
+    pub attr_index: Vec<u8>,
+}
+
+/// `attr_index`'s value for a dword no output fills (nak_xfb_from_nir's 0xff).
+pub const XFB_SKIP: u8 = 0xff;
+
+/// An attribute index as the hardware's byte takes it (one past 0xfe is no attribute).
+fn attr_byte(attr: u32) -> u8 {
+    u8::try_from(attr).unwrap_or(XFB_SKIP)
+}
+
+/// Where an output lives among NAK's attributes: a generic location and component, or
+/// a built-in.
+#[derive(Clone, Copy)]
+enum OutputSlot {
+    Generic { location: u32, component: u32 },
+    BuiltIn(u32),
+}
+
+/// NAK's attribute address over 4 of a built-in output's first component
+/// (nak_varying_attr_addr); `None` for one NAK captures nothing of.
+fn builtin_attr(b: u32, clip_distances: u32) -> Option<u32> {
+    const POSITION: u32 = BuiltIn::Position as u32;
+    const POINT_SIZE: u32 = BuiltIn::PointSize as u32;
+    const CLIP: u32 = BuiltIn::ClipDistance as u32;
+    const CULL: u32 = BuiltIn::CullDistance as u32;
+    const LAYER: u32 = BuiltIn::Layer as u32;
+    const VIEWPORT: u32 = BuiltIn::ViewportIndex as u32;
+    const PRIMITIVE: u32 = BuiltIn::PrimitiveId as u32;
+    match b {
+        POSITION => Some(0x70 / 4),
+        POINT_SIZE => Some(0x6c / 4),
+        // NIR keeps clip and cull distances in one compact array, the culls after the
+        // clips, from VARYING_SLOT_CLIP_DIST0.
+        CLIP => Some(0x2c0 / 4),
+        CULL => Some(0x2c0 / 4 + clip_distances),
+        LAYER => Some(0x64 / 4),
+        VIEWPORT => Some(0x68 / 4),
+        PRIMITIVE => Some(0x60 / 4),
+        _ => None,
+    }
 }
 
 /// What one entry point's compile decides for the command stream.
@@ -548,12 +591,21 @@ impl<'m> ModuleFacts<'m> {
         f
     }
 
-    /// Adds an output's transform-feedback capture, if it has one.
+    /// Adds an output's transform-feedback capture, if it has one: its buffer's stride,
+    /// stream and dwords, and the attribute each of its dwords takes (as
+    /// nir_gather_xfb_info lays a variable's elements and members out, and
+    /// nak_xfb_from_nir maps each to its attribute).
     fn add_xfb(&self, f: &mut Interface, var: Word, pointee: Word) {
         let buffer_of = |target: Word, member: Option<u32>| {
             self.decoration(target, member, Decoration::XfbBuffer)
         };
-        let mut add = |buffer: u32, stride: Option<u32>, stream: u32, offset: u32, ty: Word| {
+        let clip_distances = u32::from(f.clip_distances);
+        let mut add = |buffer: u32,
+                       stride: Option<u32>,
+                       stream: u32,
+                       offset: u32,
+                       ty: Word,
+                       slot: OutputSlot| {
             let Some(b) = f.xfb.get_mut(buffer as usize) else {
                 return;
             };
@@ -561,8 +613,34 @@ impl<'m> ModuleFacts<'m> {
                 b.stride = s;
             }
             b.stream = stream.min(3) as u8;
-            let end = (offset / 4).saturating_add(self.components(ty, 0));
+            let first = offset / 4;
+            let end = first.saturating_add(self.components(ty, 0));
             b.attr_count = b.attr_count.max(end.min(128) as u8);
+            let attrs = self.xfb_attrs(ty, slot, clip_distances);
+            let len = usize::from(b.attr_count);
+            if b.attr_index.len() < len {
+                b.attr_index.resize(len, XFB_SKIP);
+            }
+            for (k, attr) in attrs.into_iter().enumerate() {
+                if let Some(entry) = b.attr_index.get_mut(first as usize + k) {
+                    *entry = attr;
+                }
+            }
+        };
+        let slot_of = |target: Word, member: Option<u32>| match self.decoration(
+            target,
+            member,
+            Decoration::BuiltIn,
+        ) {
+            Some(b) => OutputSlot::BuiltIn(b),
+            None => OutputSlot::Generic {
+                location: self
+                    .decoration(target, member, Decoration::Location)
+                    .unwrap_or(0),
+                component: self
+                    .decoration(target, member, Decoration::Component)
+                    .unwrap_or(0),
+            },
         };
         // A variable is captured when it has an offset (GLSL's xfb_offset).
         let var_buffer = buffer_of(var, None);
@@ -571,7 +649,14 @@ impl<'m> ModuleFacts<'m> {
             (var_buffer, self.decoration(var, None, Decoration::Offset))
         {
             let stream = self.decoration(var, None, Decoration::Stream).unwrap_or(0);
-            add(buffer, var_stride, stream, offset, pointee);
+            add(
+                buffer,
+                var_stride,
+                stream,
+                offset,
+                pointee,
+                slot_of(var, None),
+            );
             return;
         }
         // Members of an output block captured one by one.
@@ -583,11 +668,31 @@ impl<'m> ModuleFacts<'m> {
             return;
         }
         let var_buffer = var_buffer.or_else(|| buffer_of(block, None));
+        // A member without a location of its own follows the one before it.
+        let mut next_location = self
+            .decoration(var, None, Decoration::Location)
+            .unwrap_or(0);
         for (m, operand) in t.operands.iter().enumerate() {
             let Operand::IdRef(ty) = operand else {
                 continue;
             };
             let member = Some(m as u32);
+            let slot = match slot_of(block, member) {
+                OutputSlot::Generic { component, .. }
+                    if self
+                        .decoration(block, member, Decoration::Location)
+                        .is_none() =>
+                {
+                    OutputSlot::Generic {
+                        location: next_location,
+                        component,
+                    }
+                }
+                slot => slot,
+            };
+            if let OutputSlot::Generic { location, .. } = slot {
+                next_location = location.saturating_add(self.location_slots(*ty, 0));
+            }
             let Some(buffer) = buffer_of(block, member).or(var_buffer) else {
                 continue;
             };
@@ -600,7 +705,102 @@ impl<'m> ModuleFacts<'m> {
             let stream = self
                 .decoration(block, member, Decoration::Stream)
                 .unwrap_or(0);
-            add(buffer, stride, stream, offset, *ty);
+            add(buffer, stride, stream, offset, *ty, slot);
+        }
+    }
+
+    /// The attribute (address over 4) of each 32-bit component of an output of type
+    /// `ty` at `slot`, in the order the transform-feedback buffer takes them: an array's
+    /// or a matrix's elements one location each, a struct's members one after another.
+    fn xfb_attrs(&self, ty: Word, slot: OutputSlot, clip_distances: u32) -> Vec<u8> {
+        let count = self.components(ty, 0) as usize;
+        match slot {
+            OutputSlot::BuiltIn(b) => match builtin_attr(b, clip_distances) {
+                Some(first) => (0..count).map(|k| attr_byte(first + k as u32)).collect(),
+                None => vec![XFB_SKIP; count],
+            },
+            OutputSlot::Generic {
+                location,
+                component,
+            } => {
+                let mut attrs = Vec::with_capacity(count);
+                self.generic_attrs(ty, location, component, 0, &mut attrs);
+                attrs
+            }
+        }
+    }
+
+    /// [`Self::xfb_attrs`] of a generic output: VARYING_SLOT_VAR0 is attribute address
+    /// 0x80, each location 16 bytes.
+    fn generic_attrs(
+        &self,
+        ty: Word,
+        location: u32,
+        component: u32,
+        depth: u32,
+        out: &mut Vec<u8>,
+    ) {
+        let Some(t) = self.types.get(&ty).filter(|_| depth <= 8) else {
+            out.push(XFB_SKIP);
+            return;
+        };
+        let element = id(t, 0).unwrap_or(ty);
+        match t.class.opcode {
+            Op::TypeArray | Op::TypeMatrix => {
+                let n = match t.class.opcode {
+                    Op::TypeArray => self.array_length(ty),
+                    _ => match t.operands.get(1) {
+                        Some(Operand::LiteralBit32(n)) => *n,
+                        _ => 1,
+                    },
+                };
+                let step = self.location_slots(element, depth + 1);
+                for i in 0..n.min(128) {
+                    let at = location.saturating_add(i.saturating_mul(step));
+                    self.generic_attrs(element, at, component, depth + 1, out);
+                }
+            }
+            Op::TypeStruct => {
+                let mut at = location;
+                for operand in &t.operands {
+                    if let Operand::IdRef(m) = operand {
+                        self.generic_attrs(*m, at, 0, depth + 1, out);
+                        at = at.saturating_add(self.location_slots(*m, depth + 1));
+                    }
+                }
+            }
+            _ => {
+                let first = 0x80 / 4 + location.saturating_mul(4) + component;
+                for k in 0..self.components(ty, depth) {
+                    out.push(attr_byte(first.saturating_add(k)));
+                }
+            }
+        }
+    }
+
+    /// The locations a value of `ty` takes: one a vector or scalar (of 32-bit
+    /// components), one an array element or matrix column.
+    fn location_slots(&self, ty: Word, depth: u32) -> u32 {
+        let Some(t) = self.types.get(&ty).filter(|_| depth <= 8) else {
+            return 1;
+        };
+        match t.class.opcode {
+            Op::TypeArray => self
+                .array_length(ty)
+                .saturating_mul(id(t, 0).map_or(1, |e| self.location_slots(e, depth + 1))),
+            Op::TypeMatrix => match t.operands.get(1) {
+                Some(Operand::LiteralBit32(n)) => *n,
+                _ => 1,
+            },
+            Op::TypeStruct => t
+                .operands
+                .iter()
+                .filter_map(|o| match o {
+                    Operand::IdRef(m) => Some(self.location_slots(*m, depth + 1)),
+                    _ => None,
+                })
+                .fold(0u32, u32::saturating_add),
+            _ => 1,
         }
     }
 

@@ -184,8 +184,7 @@ impl Pass<'_> {
                     inverted,
                 } => {
                     let addr = self.objects.buffer_addr(*buffer, *offset).unwrap_or(0);
-                    let scratch = self.objects.scratch();
-                    enc.begin_conditional_rendering(addr, *inverted, scratch);
+                    enc.begin_conditional_rendering(addr, *inverted);
                 }
                 Cmd::EndConditionalRendering => {
                     enc.end_conditional_rendering();

@@ -65,6 +65,28 @@ const ADDRESS_WORDS: &[(&str, &str, Word)] = &[
         Word::LowSecond,
     ),
     ("SET_PIPELINE_PROGRAM(j)", "shader program", Word::Offset),
+    (
+        "SET_STREAM_OUT_BUFFER_ADDRESS_A(j)",
+        "transform feedback buffer",
+        Word::HighFirst,
+    ),
+    (
+        "SET_STREAM_OUT_BUFFER_ADDRESS_B(j)",
+        "transform feedback buffer",
+        Word::LowSecond,
+    ),
+    ("SET_RENDER_ENABLE_A", "render enable", Word::HighFirst),
+    ("SET_RENDER_ENABLE_B", "render enable", Word::LowSecond),
+    (
+        "SET_RENDER_ENABLE_A (subchannel 1)",
+        "compute render enable",
+        Word::HighFirst,
+    ),
+    (
+        "SET_RENDER_ENABLE_B (subchannel 1)",
+        "compute render enable",
+        Word::LowSecond,
+    ),
     ("SET_REPORT_SEMAPHORE_A", "report", Word::HighFirst),
     ("SET_REPORT_SEMAPHORE_B", "report", Word::LowSecond),
     ("SEMAPHOREA", "semaphore", Word::HighFirst),
@@ -130,46 +152,6 @@ const ADDRESS_WORDS: &[(&str, &str, Word)] = &[
         Word::LowSecond,
     ),
     (
-        "CALL_MME(draw_indirect_count) parameter 0",
-        "indirect buffer",
-        Word::HighFirst,
-    ),
-    (
-        "CALL_MME(draw_indirect_count) parameter 1",
-        "indirect buffer",
-        Word::LowSecond,
-    ),
-    (
-        "CALL_MME(draw_indirect_count) parameter 2",
-        "count buffer",
-        Word::HighFirst,
-    ),
-    (
-        "CALL_MME(draw_indirect_count) parameter 3",
-        "count buffer",
-        Word::LowSecond,
-    ),
-    (
-        "CALL_MME(draw_indexed_indirect_count) parameter 0",
-        "indirect buffer",
-        Word::HighFirst,
-    ),
-    (
-        "CALL_MME(draw_indexed_indirect_count) parameter 1",
-        "indirect buffer",
-        Word::LowSecond,
-    ),
-    (
-        "CALL_MME(draw_indexed_indirect_count) parameter 2",
-        "count buffer",
-        Word::HighFirst,
-    ),
-    (
-        "CALL_MME(draw_indexed_indirect_count) parameter 3",
-        "count buffer",
-        Word::LowSecond,
-    ),
-    (
         "LOAD_CONSTANT_BUFFER(root.sets[].base_addr (low))",
         "descriptor set",
         Word::LowFirst,
@@ -216,10 +198,52 @@ const ADDRESS_WORDS: &[(&str, &str, Word)] = &[
     ),
 ];
 
-/// The `DISPATCH_INDIRECT` macro's address parameters on Turing
-/// (nvk_CmdDispatchIndirect: the indirect command's, the root table's and the QMD's
-/// addresses, then the local size).
-const DISPATCH_INDIRECT_TURING: &[(&str, &str, Word)] = &[
+/// The macro parameters that are addresses on Turing only: the count-buffer draws'
+/// (their indirect and count buffers; before Turing NVK 25.0.7 has no count-buffer
+/// draws, and the model splices their commands into its parameters as for the other
+/// indirect draws), and the `DISPATCH_INDIRECT` macro's (nvk_CmdDispatchIndirect: the
+/// indirect command's, the root table's and the QMD's addresses, then the local size).
+const TURING_MACRO_ADDRESSES: &[(&str, &str, Word)] = &[
+    (
+        "CALL_MME(draw_indirect_count) parameter 0",
+        "indirect buffer",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(draw_indirect_count) parameter 1",
+        "indirect buffer",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(draw_indirect_count) parameter 2",
+        "count buffer",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(draw_indirect_count) parameter 3",
+        "count buffer",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(draw_indexed_indirect_count) parameter 0",
+        "indirect buffer",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(draw_indexed_indirect_count) parameter 1",
+        "indirect buffer",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(draw_indexed_indirect_count) parameter 2",
+        "count buffer",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(draw_indexed_indirect_count) parameter 3",
+        "count buffer",
+        Word::LowSecond,
+    ),
     (
         "CALL_MME(dispatch_indirect) parameter 0",
         "indirect buffer",
@@ -285,7 +309,7 @@ pub fn is_address(label: &str, arch: Arch) -> bool {
 
 fn word_of(label: &str, arch: Arch) -> Option<(&'static str, Word)> {
     let by_arch = match arch {
-        Arch::Turing => DISPATCH_INDIRECT_TURING,
+        Arch::Turing => TURING_MACRO_ADDRESSES,
         Arch::Fermi => DISPATCH_INDIRECT_FERMI,
     };
     ADDRESS_WORDS
