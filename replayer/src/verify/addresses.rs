@@ -534,4 +534,22 @@ mod tests {
             (true, None)
         );
     }
+
+    #[test]
+    fn render_enables_and_stream_out_buffers_are_addresses_count_draw_parameters_only_on_turing() {
+        for arch in [Arch::Turing, Arch::Fermi] {
+            for label in [
+                "SET_RENDER_ENABLE_A",
+                "SET_RENDER_ENABLE_B (subchannel 1)",
+                "SET_STREAM_OUT_BUFFER_ADDRESS_A(j)",
+                "SET_STREAM_OUT_BUFFER_ADDRESS_B(j)",
+            ] {
+                assert!(is_address(label, arch), "{label} on {arch:?}");
+            }
+        }
+        // Before Turing the model's count-draw parameters are the commands it splices.
+        let count = "CALL_MME(draw_indexed_indirect_count) parameter 1";
+        assert!(is_address(count, Arch::Turing));
+        assert!(!is_address(count, Arch::Fermi));
+    }
 }
