@@ -88,6 +88,18 @@ const ADDRESS_WORDS: &[(&str, &str, Word)] = &[
         Word::LowSecond,
     ),
     ("SET_REPORT_SEMAPHORE_A", "report", Word::HighFirst),
+    // nvk_mme_write_cs_invocations: where a pipeline-statistics query's compute
+    // invocations are written.
+    (
+        "CALL_MME(write_cs_invocations) parameter 0",
+        "report",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(write_cs_invocations) parameter 1",
+        "report",
+        Word::LowSecond,
+    ),
     ("SET_REPORT_SEMAPHORE_B", "report", Word::LowSecond),
     ("SEMAPHOREA", "semaphore", Word::HighFirst),
     ("SEMAPHOREB", "semaphore", Word::LowSecond),
@@ -536,13 +548,14 @@ mod tests {
     }
 
     #[test]
-    fn render_enables_and_stream_out_buffers_are_addresses_count_draw_parameters_only_on_turing() {
+    fn render_enables_stream_out_buffers_and_query_writes_are_addresses_count_draws_on_turing() {
         for arch in [Arch::Turing, Arch::Fermi] {
             for label in [
                 "SET_RENDER_ENABLE_A",
                 "SET_RENDER_ENABLE_B (subchannel 1)",
                 "SET_STREAM_OUT_BUFFER_ADDRESS_A(j)",
                 "SET_STREAM_OUT_BUFFER_ADDRESS_B(j)",
+                "CALL_MME(write_cs_invocations) parameter 1",
             ] {
                 assert!(is_address(label, arch), "{label} on {arch:?}");
             }
