@@ -210,12 +210,35 @@ const ADDRESS_WORDS: &[(&str, &str, Word)] = &[
     ),
 ];
 
-/// The macro parameters that are addresses on Turing only: the count-buffer draws'
+/// The macro parameters that are addresses on Turing only: the transform-feedback
+/// counter's (`xfb_counter_load`, `xfb_draw_indirect`), the count-buffer draws'
 /// (their indirect and count buffers; before Turing NVK 25.0.7 has no count-buffer
 /// draws, and the model splices their commands into its parameters as for the other
 /// indirect draws), and the `DISPATCH_INDIRECT` macro's (nvk_CmdDispatchIndirect: the
 /// indirect command's, the root table's and the QMD's addresses, then the local size).
 const TURING_MACRO_ADDRESSES: &[(&str, &str, Word)] = &[
+    // A transform-feedback counter buffer's address, which Turing's macros read
+    // (before Turing the command streamer pushes the counter's value instead).
+    (
+        "CALL_MME(xfb_counter_load) parameter 1",
+        "transform feedback counter",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(xfb_counter_load) parameter 2",
+        "transform feedback counter",
+        Word::LowSecond,
+    ),
+    (
+        "CALL_MME(xfb_draw_indirect) parameter 2",
+        "transform feedback counter",
+        Word::HighFirst,
+    ),
+    (
+        "CALL_MME(xfb_draw_indirect) parameter 3",
+        "transform feedback counter",
+        Word::LowSecond,
+    ),
     (
         "CALL_MME(draw_indirect_count) parameter 0",
         "indirect buffer",
@@ -560,9 +583,15 @@ mod tests {
                 assert!(is_address(label, arch), "{label} on {arch:?}");
             }
         }
-        // Before Turing the model's count-draw parameters are the commands it splices.
-        let count = "CALL_MME(draw_indexed_indirect_count) parameter 1";
-        assert!(is_address(count, Arch::Turing));
-        assert!(!is_address(count, Arch::Fermi));
+        // Before Turing the model's count-draw parameters are the commands it splices,
+        // and the transform-feedback macros take the counter's value, not its address.
+        for label in [
+            "CALL_MME(draw_indexed_indirect_count) parameter 1",
+            "CALL_MME(xfb_counter_load) parameter 2",
+            "CALL_MME(xfb_draw_indirect) parameter 3",
+        ] {
+            assert!(is_address(label, Arch::Turing), "{label}");
+            assert!(!is_address(label, Arch::Fermi), "{label}");
+        }
     }
 }
