@@ -374,15 +374,19 @@ fn an_image_too_big_for_its_captured_allocation_gets_memory_of_its_own_in_its_pl
     // on lavapipe gives each large texture an allocation) takes its memory once.
     let dir = tempfile::tempdir().unwrap();
     let vkcube = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/vkcube-lavapipe.mscope");
-    let as_captured = macroscope(&[
-        "replay",
-        "--device",
-        "--check-frames",
-        vkcube.to_str().unwrap(),
-        "-o",
-        dir.path().join("captured.msr").to_str().unwrap(),
-    ]);
-    assert!(as_captured.status.success(), "{as_captured:?}");
+    let replay = |trace: &Path, results: &str| {
+        let out = macroscope(&[
+            "replay",
+            "--device",
+            "--check-frames",
+            trace.to_str().unwrap(),
+            "-o",
+            dir.path().join(results).to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{out:?}");
+        out
+    };
+    let as_captured = replay(&vkcube, "captured.msr");
     assert!(
         memory_line(&as_captured).starts_with(
             "device memory: 5 of the trace's 5 allocations made on the device, 0 resources in memory of their own;"
@@ -392,15 +396,7 @@ fn an_image_too_big_for_its_captured_allocation_gets_memory_of_its_own_in_its_pl
     );
     let edited = dir.path().join("edited.mscope");
     assert!(with_device_edit(&vkcube, &edited, Edit::ImageExtent(1000)) > 0);
-    let bigger = macroscope(&[
-        "replay",
-        "--device",
-        "--check-frames",
-        edited.to_str().unwrap(),
-        "-o",
-        dir.path().join("edited.msr").to_str().unwrap(),
-    ]);
-    assert!(bigger.status.success(), "{bigger:?}");
+    let bigger = replay(&edited, "edited.msr");
     assert!(
         memory_line(&bigger).starts_with(
             "device memory: 4 of the trace's 5 allocations made on the device, 1 resource in memory of its own;"

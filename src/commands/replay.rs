@@ -433,21 +433,21 @@ fn write_memory_use(
     if memory.allocations == 0 {
         return Ok(());
     }
-    let resources = match memory.own {
-        1 => "resource".to_string(),
-        _ => "resources".to_string(),
+    let (resources, their) = match memory.own {
+        1 => ("resource", "its"),
+        _ => ("resources", "their"),
     };
     writeln!(
         out,
-        "device memory: {} of the trace's {} allocations made on the device, {} {resources} in memory of {} own; {:.1} MiB held at most",
+        "device memory: {} of the trace's {} allocations made on the device, {} {resources} in memory of {their} own; {:.1} MiB held at most",
         memory.made,
         memory.allocations,
         memory.own,
-        if memory.own == 1 { "its" } else { "their" },
         memory.peak_bytes as f64 / (1024.0 * 1024.0)
     )?;
     Ok(())
 }
+
 /// `--check-frames`: every replayed frame against its captured checksum.
 fn check_frames(
     out: &mut impl Write,

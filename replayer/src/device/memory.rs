@@ -166,7 +166,7 @@ impl Memory {
                     ),
                     seq: Some(seq),
                 })?;
-        let backing = match self.is_host_visible(type_index) {
+        let backing = match is_host_visible(&self.properties, type_index) {
             true => Backing::Host(HostBytes::zeroed(size).ok_or_else(|| DeviceError::Call {
                 seq,
                 command: "vkAllocateMemory".into(),
@@ -187,12 +187,6 @@ impl Memory {
         );
         self.usage.allocations += 1;
         Ok(())
-    }
-
-    fn is_host_visible(&self, type_index: u32) -> bool {
-        self.properties.memory_types[type_index as usize]
-            .property_flags
-            .contains(vk::MemoryPropertyFlags::HOST_VISIBLE)
     }
 
     /// The device memory of allocation `a`, made now if it has none (its contents so
@@ -419,8 +413,7 @@ fn allocate_mapped(
     };
     // SAFETY: a live device; `info` lives across the call.
     let memory = unsafe { device.allocate_memory(&info, None) }.map_err(call)?;
-    let flags = properties.memory_types[type_index as usize].property_flags;
-    let mapped = if flags.contains(vk::MemoryPropertyFlags::HOST_VISIBLE) {
+    let mapped = if is_host_visible(properties, type_index) {
         // SAFETY: host-visible memory just allocated, mapped whole once.
         let ptr =
             unsafe { device.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()) }
@@ -475,4 +468,11 @@ fn pick_type(
             )
         })
         .map(|(i, _)| i as u32)
+}
+
+/// Whether the replay device's memory type `type_index` is host-visible.
+fn is_host_visible(properties: &vk::PhysicalDeviceMemoryProperties, type_index: u32) -> bool {
+    properties.memory_types[type_index as usize]
+        .property_flags
+        .contains(vk::MemoryPropertyFlags::HOST_VISIBLE)
 }
