@@ -231,6 +231,38 @@ fn multiview_scene_draws_expand_to_their_views_and_queries_to_their_slots() {
 }
 
 #[test]
+fn a_program_that_probes_with_an_instance_first_has_the_frames_it_renders_after_captured() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let frames = 3;
+    // An instance and device made and destroyed first, as Zink under ParaView's pvpython
+    // does before the screen it renders on: capture goes on into the second instance.
+    let (trace, issued) = capture_with(dir.path(), "multiview", frames, &["--probe-first"]);
+    let counts = calls(&trace);
+    assert_eq!(counts["CreateInstance"], 2, "{counts:?}");
+    assert_eq!(counts["DestroyInstance"], 2, "{counts:?}");
+    assert_eq!(counts["CreateDevice"], 2, "{counts:?}");
+    assert_draws_match(&trace, &issued, frames);
+    // It ends with a footer, written at exit, and replays every draw.
+    let reader = TraceReader::open(&trace).unwrap();
+    assert_eq!(
+        reader.container().footer_frame_count(),
+        Some(frames),
+        "the footer"
+    );
+    let (draws, _) = replayed(dir.path(), &trace, Arch::Turing);
+    let issued_draws: u64 = issued.0["draws"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(draws.len() as u64, issued_draws);
+}
+
+#[test]
 fn indirect_scene_draws_read_their_arguments_from_captured_memory() {
     if !ready() {
         return;

@@ -43,6 +43,9 @@ enum Message {
     /// A collection that read the numbered-call counter at this value has handed over
     /// every record made before it ([`Sequencer::release`]).
     Release(u64),
+    /// End the open chunk, so that every record merged so far goes to the file, and say
+    /// how it went; the trace stays open.
+    Flush(SyncSender<Result<()>>),
     /// Finish the trace and say how it went.
     Finish(SyncSender<Result<Finished>>),
 }
@@ -216,6 +219,15 @@ impl Merger {
         BlockSender(self.queue.clone())
     }
 
+    /// Merges what was handed over before this call and ends the open chunk there, so
+    /// that it goes to the file; waits for that. `None` when the thread had already
+    /// stopped (after an error it reported).
+    pub fn flush(&self) -> Option<Result<()>> {
+        let (reply, answer) = mpsc::sync_channel(1);
+        self.queue.send(Message::Flush(reply)).ok()?;
+        answer.recv().ok()
+    }
+
     /// Merges what was handed over, finishes the trace and waits for the thread. `None`
     /// when the thread had already stopped (after an error it reported).
     pub fn finish(mut self) -> Option<Result<Finished>> {
@@ -271,6 +283,16 @@ fn run(mut sequencer: Sequencer, messages: &Receiver<Message>, hooks: &Hooks) {
                 if let Err(e) = merged {
                     (hooks.stop)(&format!("capture stopped: {e}"));
                     // One line says why; the chunks written so far stay readable.
+                    let _ = sequencer.finish();
+                    return;
+                }
+            }
+            Message::Flush(reply) => {
+                let flushed = sequencer.writer().end_chunk();
+                let failed = flushed.as_ref().err().map(|e| e.to_string());
+                let _ = reply.send(flushed);
+                if let Some(e) = failed {
+                    (hooks.stop)(&format!("capture stopped: {e}"));
                     let _ = sequencer.finish();
                     return;
                 }
@@ -359,7 +381,7 @@ fn merge(
             *collecting = false;
             sequencer.release(counter)?;
         }
-        Message::Finish(_) => {}
+        Message::Flush(_) | Message::Finish(_) => {}
     }
     recycle(sequencer.take_spent());
     Ok(())

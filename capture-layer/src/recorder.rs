@@ -598,6 +598,21 @@ pub fn end_frame() {
     }
 }
 
+/// Puts every call recorded so far into the file, the trace staying open for more: the
+/// program destroyed its last instance, and may make another (a GL driver or a toolkit
+/// probing the device first, then rendering on an instance of its own). The footer is
+/// written when the process exits ([`register_exit_hook`]) or the frame window ends; a
+/// process killed before that leaves a trace that reads to its last chunk, this one.
+pub fn flush() {
+    let shared = lock(&SHARED);
+    let Some(merger) = shared.as_ref() else {
+        return;
+    };
+    hand_over_all();
+    // A failed write stops capture with the merger's one line.
+    let _ = merger.flush();
+}
+
 /// Finishes the trace (footer and all); later calls are not recorded.
 pub fn finish() {
     finish_locked(&mut lock(&SHARED));
@@ -698,7 +713,7 @@ extern "C" fn finish_at_exit() {
     finish();
 }
 
-/// Finishes the trace when the process exits normally without destroying its instance.
+/// Finishes the trace when the process exits normally.
 fn register_exit_hook() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {

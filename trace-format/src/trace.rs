@@ -246,6 +246,16 @@ impl TraceWriter {
         })
     }
 
+    /// Closes the open chunk now, if it holds a record, so that what was appended goes
+    /// to the file without waiting for a frame's end or the chunk's size; later records
+    /// start the next chunk. The trace stays open (no footer).
+    pub fn end_chunk(&mut self) -> Result<()> {
+        match self.body.len() {
+            0 => Ok(()),
+            _ => self.close_chunk(false),
+        }
+    }
+
     /// Writes what is pending and the footer index; returns the file's totals.
     pub fn finish(mut self) -> Result<WriterStats> {
         if self.body.len() != 0 {

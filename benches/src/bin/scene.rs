@@ -1,8 +1,10 @@
-//! `scene NAME [FRAMES] [--extra-draw] [--own-fault-handler]`: runs one of the
+//! `scene NAME [FRAMES] [--extra-draw] [--own-fault-handler] [--probe-first]`: runs one of the
 //! capture-workload scenes offscreen and prints what it issued as one line of JSON.
 //! `--extra-draw` adds one draw to frame 1 of the multiview scene, for comparing two
 //! captures that differ by it; `--own-fault-handler` has the mapped scene install a
-//! SIGSEGV handler of its own after the layer's, as some programs do.
+//! SIGSEGV handler of its own after the layer's, as some programs do; `--probe-first`
+//! makes and destroys a Vulkan instance and device before the scene's own, as a GL
+//! driver or toolkit probing the GPU does.
 
 use std::process::ExitCode;
 
@@ -11,11 +13,12 @@ fn main() -> ExitCode {
     let options = benches::scenes::SceneOptions {
         extra_draw: args.iter().any(|a| a == "--extra-draw"),
         own_fault_handler: args.iter().any(|a| a == "--own-fault-handler"),
+        probe_first: args.iter().any(|a| a == "--probe-first"),
     };
-    args.retain(|a| a != "--extra-draw" && a != "--own-fault-handler");
+    args.retain(|a| a != "--extra-draw" && a != "--own-fault-handler" && a != "--probe-first");
     let Some(name) = args.first() else {
         eprintln!(
-            "usage: scene NAME [FRAMES] [--extra-draw] [--own-fault-handler]  (NAME: {})",
+            "usage: scene NAME [FRAMES] [--extra-draw] [--own-fault-handler] [--probe-first]  (NAME: {})",
             benches::scenes::SCENES.join(", ")
         );
         return ExitCode::from(2);

@@ -123,6 +123,9 @@ pub struct SceneOptions {
     /// The mapped scene installs a SIGSEGV handler of its own once its mapping is
     /// watched, and faults into it once at the end (see `own_fault_handler`).
     pub own_fault_handler: bool,
+    /// Before its own, the scene makes a Vulkan instance and device and destroys them,
+    /// as a GL driver or a toolkit probing the GPU does.
+    pub probe_first: bool,
 }
 
 /// Runs scene `name` for `frames` frames.
@@ -144,6 +147,9 @@ pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued
         "libraries" => c"macroscope-scene-libraries",
         _ => return Err(format!("no scene `{name}` (one of {})", SCENES.join(", ")).into()),
     };
+    if options.probe_first {
+        drop(Gpu::new(c"macroscope-scene-probe")?);
+    }
     let mut gpu = Gpu::new(app)?;
     let mut issued = Issued {
         frames,

@@ -112,7 +112,10 @@ pub unsafe extern "system" fn destroy_instance(
     });
     (data.fns.fp_v1_0().destroy_instance)(instance, allocator);
     if dispatch::remove_instance(key) {
-        recorder::finish();
+        // Not the end of capture: a program may make another instance after its last
+        // (ParaView's pvpython renders on a second Zink screen), and its calls belong in
+        // the trace. What was recorded goes to the file now; the footer at exit.
+        recorder::flush();
     }
 }
 
