@@ -219,9 +219,9 @@ impl Merger {
         BlockSender(self.queue.clone())
     }
 
-    /// Merges what was handed over before this call and ends the open chunk there, so
-    /// that it goes to the file; waits for that. `None` when the thread had already
-    /// stopped (after an error it reported).
+    /// Merges what was handed over before this call and ends the open chunk there,
+    /// handing it to compression, which writes it; waits until the chunk is handed over.
+    /// `None` when the thread had already stopped (after an error it reported).
     pub fn flush(&self) -> Option<Result<()>> {
         let (reply, answer) = mpsc::sync_channel(1);
         self.queue.send(Message::Flush(reply)).ok()?;
@@ -281,10 +281,7 @@ fn run(mut sequencer: Sequencer, messages: &Receiver<Message>, hooks: &Hooks) {
                 let merged = merge(&mut sequencer, message, hooks, &mut collecting);
                 merging += start.elapsed();
                 if let Err(e) = merged {
-                    (hooks.stop)(&format!("capture stopped: {e}"));
-                    // One line says why; the chunks written so far stay readable.
-                    let _ = sequencer.finish();
-                    return;
+                    return give_up(sequencer, hooks, &e);
                 }
             }
             Message::Flush(reply) => {
@@ -292,9 +289,7 @@ fn run(mut sequencer: Sequencer, messages: &Receiver<Message>, hooks: &Hooks) {
                 let failed = flushed.as_ref().err().map(|e| e.to_string());
                 let _ = reply.send(flushed);
                 if let Some(e) = failed {
-                    (hooks.stop)(&format!("capture stopped: {e}"));
-                    let _ = sequencer.finish();
-                    return;
+                    return give_up(sequencer, hooks, &e);
                 }
             }
             Message::Finish(reply) => {
@@ -305,6 +300,13 @@ fn run(mut sequencer: Sequencer, messages: &Receiver<Message>, hooks: &Hooks) {
     }
     // Every sender is gone without a finish: write what was merged, as a process
     // killed now would leave it.
+    let _ = sequencer.finish();
+}
+
+/// Stops capture after `error`: one line says why, and the chunks written so far stay
+/// readable.
+fn give_up(sequencer: Sequencer, hooks: &Hooks, error: &dyn std::fmt::Display) {
+    (hooks.stop)(&format!("capture stopped: {error}"));
     let _ = sequencer.finish();
 }
 

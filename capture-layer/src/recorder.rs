@@ -598,10 +598,11 @@ pub fn end_frame() {
     }
 }
 
-/// Puts every call recorded so far into the file, the trace staying open for more: the
+/// Sends every call recorded so far to the file (the chunk holding the last of them
+/// closed and on its way through compression), the trace staying open for more: the
 /// program destroyed its last instance, and may make another (a GL driver or a toolkit
 /// probing the device first, then rendering on an instance of its own). The footer is
-/// written when the process exits ([`register_exit_hook`]) or the frame window ends; a
+/// written when the process exits (`register_exit_hook`) or the frame window ends; a
 /// process killed before that leaves a trace that reads to its last chunk, this one.
 pub fn flush() {
     let shared = lock(&SHARED);
