@@ -442,6 +442,101 @@ fn a_secondary_command_buffer_starts_with_unknown_state_and_leaves_the_primary_s
     }
 }
 
+/// Replays, on Turing, a command buffer of pool 10 recorded with two draws and submitted,
+/// then `release` (calls that free it, destroy or reset its pool), then the same handle
+/// submitted again; the draw rows of each submit.
+fn draws_submitted_around(release: &[trace_format::generated::trace::CallT]) -> Vec<u32> {
+    use trace_format::generated::trace::{
+        AllocateCommandBuffersT, BeginCommandBufferT, CallT, CmdDrawT, QueueSubmitT, SubmitInfoT,
+    };
+    use trace_format::trace::CallMeta;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("freed.mscope");
+    let mut w = TraceWriter::create(&path, &WriterOptions::default()).unwrap();
+    let cb = 1u64;
+    let mut allocate = AllocateCommandBuffersT::default();
+    allocate.command_pool = 10;
+    allocate.command_buffers = Some(vec![cb]);
+    let mut begin = BeginCommandBufferT::default();
+    begin.command_buffer = cb;
+    let mut draw = CmdDrawT::default();
+    draw.command_buffer = cb;
+    draw.vertex_count = 3;
+    draw.instance_count = 1;
+    let mut info = SubmitInfoT::default();
+    info.command_buffers = Some(vec![cb]);
+    let mut submit = QueueSubmitT::default();
+    submit.submits = Some(vec![info]);
+    let submit = CallT::QueueSubmit(Box::new(submit));
+    let mut calls = vec![
+        CallT::AllocateCommandBuffers(Box::new(allocate)),
+        CallT::BeginCommandBuffer(Box::new(begin)),
+        CallT::CmdDraw(Box::new(draw.clone())),
+        CallT::CmdDraw(Box::new(draw)),
+        submit.clone(),
+    ];
+    calls.extend(release.iter().cloned());
+    calls.push(submit);
+    for c in &calls {
+        w.append(CallMeta::default(), c).unwrap();
+    }
+    w.end_frame(CallMeta::default()).unwrap();
+    w.finish().unwrap();
+    let out = dir.path().join("r.msr");
+    replay(&path, &out, &options(Arch::Turing), &mut |_, _| {}).unwrap();
+    rows(&out).1.iter().map(|s| s.draws()).collect()
+}
+
+#[test]
+fn a_freed_command_buffer_and_those_of_a_destroyed_or_reset_pool_hold_no_commands() {
+    use trace_format::generated::trace::{CallT, DestroyObjectT, VulkanParamT};
+    use trace_format::generic_params;
+    let value = |v: u64| {
+        let mut p = VulkanParamT::default();
+        p.value = v;
+        p
+    };
+    let generic = |command: &str, params: Vec<VulkanParamT>| {
+        CallT::VulkanCall(Box::new(generic_params::packed_call(command, &params)))
+    };
+    // vkFreeCommandBuffers(device, pool 10, 1, &cb 1), the handles 8 bytes each.
+    let mut handles = value(0x5000);
+    handles.bytes = Some(1u64.to_le_bytes().to_vec());
+    let free = generic(
+        "vkFreeCommandBuffers",
+        vec![value(0x100), value(10), value(1), handles],
+    );
+    let mut destroy = DestroyObjectT::default();
+    destroy.object_type = 25; // VK_OBJECT_TYPE_COMMAND_POOL
+    destroy.handle = 10;
+    let destroy = CallT::DestroyObject(Box::new(destroy));
+    let reset = generic(
+        "vkResetCommandPool",
+        vec![value(0x100), value(10), value(0)],
+    );
+    let other_pool = generic(
+        "vkResetCommandPool",
+        vec![value(0x100), value(11), value(0)],
+    );
+    assert_eq!(
+        draws_submitted_around(&[]),
+        [2, 2],
+        "submitted again, it runs again"
+    );
+    assert_eq!(
+        draws_submitted_around(&[other_pool]),
+        [2, 2],
+        "another pool's reset"
+    );
+    for (what, release) in [
+        ("freed", free),
+        ("pool destroyed", destroy),
+        ("pool reset", reset),
+    ] {
+        assert_eq!(draws_submitted_around(&[release]), [2, 0], "{what}");
+    }
+}
+
 /// A trace of one command buffer under view mask 0b1111 with draws of these instance
 /// counts, submitted once.
 fn instanced_trace(path: &Path, instances: &[u32]) {

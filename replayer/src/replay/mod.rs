@@ -641,7 +641,6 @@ fn not_needed(call: Call) -> bool {
             | Call::UnmapMemory
             | Call::FlushMappedMemoryRanges
             | Call::CreateCommandPool
-            | Call::AllocateCommandBuffers
             | Call::EndCommandBuffer
             | Call::ResetCommandBuffer
             | Call::QueuePresent
@@ -1028,6 +1027,12 @@ impl<'o> Pass<'o> {
         self.recording.of(cb)
     }
 
+    /// Command buffer `cb` is freed: what it held and how it began go.
+    fn free_command_buffer(&mut self, cb: u64) {
+        self.recording.free(cb);
+        self.begins.remove(&cb);
+    }
+
     /// Runs `take` for the record of sequence number `seq`, counting it among the
     /// `vkCmd*` calls recorded when `is_command`, and among those skipped when it was.
     fn counted(
@@ -1073,11 +1078,26 @@ impl<'o> Pass<'o> {
             Call::DestroyObject => {
                 if let Some(c) = record.call_as_destroy_object() {
                     self.objects.destroy(c.object_type(), c.handle());
-                    // VK_OBJECT_TYPE_PIPELINE.
-                    if c.object_type() == 19 {
-                        self.shaders.destroy_pipeline(c.handle());
+                    match c.object_type() {
+                        // VK_OBJECT_TYPE_PIPELINE.
+                        19 => self.shaders.destroy_pipeline(c.handle()),
+                        // VK_OBJECT_TYPE_COMMAND_POOL: its command buffers go with it.
+                        25 => {
+                            for cb in self.recording.in_pool(c.handle()) {
+                                self.free_command_buffer(cb);
+                            }
+                        }
+                        _ => {}
                     }
                 }
+            }
+            Call::AllocateCommandBuffers => {
+                if let Some(c) = record.call_as_allocate_command_buffers() {
+                    let cbs = c.command_buffers().into_iter().flatten();
+                    self.recording.allocated(c.command_pool(), cbs);
+                }
+                // Counted among the skipped set-up calls, as ever: it records no command.
+                self.skip(&names::record_name(record).0, false);
             }
             Call::MemoryContents => {
                 if let Some(c) = record.call_as_memory_contents() {

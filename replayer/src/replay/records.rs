@@ -32,6 +32,10 @@ const DESCRIPTOR_CALLS: [&str; 5] = [
     "vkUpdateDescriptorSetWithTemplateKHR",
 ];
 
+/// The command pool and buffer calls whose parameters [`Pass::take_generic_setup`]
+/// reads: what a command buffer holds goes when it is freed or its pool reset.
+const COMMAND_BUFFER_CALLS: [&str; 2] = ["vkFreeCommandBuffers", "vkResetCommandPool"];
+
 /// Whether the replay reads anything of a set-up call (a generically recorded call that
 /// is not a command buffer command) named `name`: the others (semaphores, pools,
 /// queries of the physical device...) are counted as skipped with their parameters
@@ -41,6 +45,7 @@ pub(super) fn setup_is_read(name: &str) -> bool {
     SWAPCHAIN_CALLS.contains(&name)
         || DEBUG_UTILS_CALLS.contains(&name)
         || DESCRIPTOR_CALLS.contains(&name)
+        || COMMAND_BUFFER_CALLS.contains(&name)
         || crate::generated::decode::DECODED_SETUP
             .iter()
             .any(|(setup, _)| *setup == name)
@@ -80,6 +85,19 @@ impl Pass<'_> {
         }
         if self.take_debug_utils(name, params) {
             return;
+        }
+        if name == "vkFreeCommandBuffers" {
+            // The device, the pool, the count, then the handles, 8 bytes each.
+            let bytes = params.get(3).and_then(|p| p.bytes()).unwrap_or_default();
+            for i in 0..bytes.len() / 8 {
+                self.free_command_buffer(swapchain::handle_at(bytes, i));
+            }
+            return self.skip(name, false);
+        }
+        if name == "vkResetCommandPool" {
+            let pool = params.get(1).map_or(0, |p| p.value());
+            self.recording.reset_pool(pool);
+            return self.skip(name, false);
         }
         if name == "vkAllocateDescriptorSets" {
             // The sets it made: the output array, 8 bytes a handle; their layouts: the
@@ -385,6 +403,7 @@ mod tests {
             .iter()
             .chain(&DEBUG_UTILS_CALLS)
             .chain(&DESCRIPTOR_CALLS)
+            .chain(&COMMAND_BUFFER_CALLS)
         {
             assert!(setup_is_read(name), "{name}");
         }
@@ -392,11 +411,7 @@ mod tests {
             setup_is_read("vkUpdateDescriptorSets"),
             "decoded by the generated code"
         );
-        for name in [
-            "vkCreateSemaphore",
-            "vkResetCommandPool",
-            "vkWaitSemaphores",
-        ] {
+        for name in ["vkCreateSemaphore", "vkTrimCommandPool", "vkWaitSemaphores"] {
             assert!(!setup_is_read(name), "{name}");
         }
     }
