@@ -290,6 +290,62 @@ impl Layouts {
     }
 }
 
+/// What binding sets of a pipeline layout takes from its set layouts: each set's dynamic
+/// buffers and descriptor bytes ([`Layouts::dynamic_buffers`],
+/// [`Layouts::descriptor_bytes`]); `None` where the trace does not hold the layouts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BoundSets {
+    /// Each set's dynamic buffers.
+    pub dynamic_counts: Option<SmallVec<[u32; 4]>>,
+    /// Each set's descriptor bytes, before the device's alignment.
+    pub descriptor_bytes: Option<SmallVec<[u32; 4]>>,
+}
+
+/// The [`BoundSets`] of the last bind, kept while the layouts stay as they were: a
+/// program binds sets of one pipeline layout draw after draw (the storm's 10,000 a
+/// frame), and working them out again takes two table lookups and a walk of each set
+/// layout's bindings a bind.
+#[derive(Debug, Default)]
+pub struct BoundSetsMemo {
+    /// The layouts' generation, the pipeline layout, the first set, the count and the
+    /// alignment the sizes were worked out for.
+    key: Option<(u64, u64, u32, usize, u32)>,
+    sets: BoundSets,
+}
+
+impl BoundSetsMemo {
+    /// The [`BoundSets`] of `count` sets from `first` in pipeline layout `layout`.
+    pub fn get(
+        &mut self,
+        layouts: &Layouts,
+        layout: u64,
+        first: u32,
+        count: usize,
+        min_cbuf_alignment: u32,
+    ) -> &BoundSets {
+        let key = (
+            layouts.generation(),
+            layout,
+            first,
+            count,
+            min_cbuf_alignment,
+        );
+        if self.key != Some(key) {
+            self.sets = BoundSets {
+                dynamic_counts: layouts.dynamic_buffers(layout, first, count),
+                descriptor_bytes: layouts.descriptor_bytes(
+                    layout,
+                    first,
+                    count,
+                    min_cbuf_alignment,
+                ),
+            };
+            self.key = Some(key);
+        }
+        &self.sets
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -442,6 +442,8 @@ pub(crate) struct Pass<'o> {
     objects: Objects,
     shaders: Shaders,
     layouts: Layouts,
+    /// The set layouts' sizes for the last descriptor set bind's pipeline layout.
+    bound_sets: crate::layouts::BoundSetsMemo,
     /// Each descriptor set's layout and dynamic buffers.
     descriptor_sets: crate::descriptor_sets::DescriptorSets,
     /// Descriptor update templates, and where their uniform buffers go.
@@ -703,6 +705,7 @@ impl<'o> Pass<'o> {
             objects: Objects::default(),
             shaders: Shaders::default(),
             layouts: Layouts::default(),
+            bound_sets: Default::default(),
             descriptor_sets: Default::default(),
             push_templates: Default::default(),
             recording: recordings::Recordings::default(),

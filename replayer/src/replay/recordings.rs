@@ -7,8 +7,9 @@
 //!
 //! A command buffer's list lives as long as the command buffer: freeing it
 //! (`vkFreeCommandBuffers`, or destroying its pool) empties the list and keeps its
-//! room for the next command buffer allocated, and resetting its pool empties it. A
-//! program that allocates its command buffers anew each frame keeps a replay's memory
+//! room for the next command buffer allocated. (Resetting a pool leaves its command
+//! buffers' lists be: a command buffer is begun again before it is submitted again,
+//! which empties its list, and Zink resets a pool every frame.) A program that allocates its command buffers anew each frame keeps a replay's memory
 //! to the command buffers alive at once, whether or not the driver hands the same
 //! handles out again (a GFXReconstruct capture never does: its handles are ids).
 
@@ -36,26 +37,32 @@ pub(super) struct Recordings {
 impl Recordings {
     /// The commands recorded so far into command buffer `cb` (an empty list, made now,
     /// for one not seen before).
+    #[inline]
     pub(super) fn of(&mut self, cb: u64) -> &mut Vec<Cmd> {
         let at = match self.last {
             Some((last, at)) if last == cb => at,
-            _ => {
-                let at = match self.by_handle.get(&cb) {
-                    Some(&at) => at,
-                    None => {
-                        let at = self.free_lists.pop().unwrap_or_else(|| {
-                            self.lists.push(Vec::with_capacity(FIRST_ROOM));
-                            self.lists.len() as u32 - 1
-                        });
-                        self.by_handle.insert(cb, at);
-                        at
-                    }
-                };
-                self.last = Some((cb, at));
+            _ => self.find_or_make(cb),
+        };
+        &mut self.lists[at as usize]
+    }
+
+    /// Where `cb`'s list lies (a list made now, or a freed one's, for one not seen
+    /// before), remembered as the list pushed to last.
+    #[inline(never)]
+    fn find_or_make(&mut self, cb: u64) -> u32 {
+        let at = match self.by_handle.get(&cb) {
+            Some(&at) => at,
+            None => {
+                let at = self.free_lists.pop().unwrap_or_else(|| {
+                    self.lists.push(Vec::with_capacity(FIRST_ROOM));
+                    self.lists.len() as u32 - 1
+                });
+                self.by_handle.insert(cb, at);
                 at
             }
         };
-        &mut self.lists[at as usize]
+        self.last = Some((cb, at));
+        at
     }
 
     /// Takes command buffer `cb`'s commands out (to run them), to be put back with
@@ -102,16 +109,6 @@ impl Recordings {
             .collect();
         cbs.sort_unstable();
         cbs
-    }
-
-    /// `pool` is reset (vkResetCommandPool): its command buffers go back to the
-    /// initial state, holding no commands.
-    pub(super) fn reset_pool(&mut self, pool: u64) {
-        for cb in self.in_pool(pool) {
-            if let Some(&at) = self.by_handle.get(&cb) {
-                self.lists[at as usize].clear();
-            }
-        }
     }
 }
 
@@ -170,21 +167,14 @@ mod tests {
     }
 
     #[test]
-    fn a_pools_command_buffers_are_emptied_by_its_reset_and_freed_with_it() {
+    fn a_pools_command_buffers_are_found_by_it_until_freed() {
         let mut r = Recordings::default();
-        r.allocated(100, [7, 9]);
+        r.allocated(100, [9, 7]);
         r.allocated(200, [11]);
-        r.of(7).push(end(1));
-        r.of(9).push(end(2));
-        r.of(11).push(end(3));
-        r.reset_pool(100);
-        assert!(r.of(7).is_empty() && r.of(9).is_empty());
-        assert_eq!(r.of(11), &[end(3)], "another pool's command buffer is kept");
         assert_eq!(r.in_pool(100), [7, 9]);
-        for cb in r.in_pool(100) {
-            r.free(cb);
-        }
-        assert!(r.in_pool(100).is_empty());
+        r.free(9);
+        assert_eq!(r.in_pool(100), [7]);
         assert_eq!(r.in_pool(200), [11]);
+        assert!(r.in_pool(300).is_empty());
     }
 }

@@ -32,9 +32,9 @@ const DESCRIPTOR_CALLS: [&str; 5] = [
     "vkUpdateDescriptorSetWithTemplateKHR",
 ];
 
-/// The command pool and buffer calls whose parameters [`Pass::take_generic_setup`]
-/// reads: what a command buffer holds goes when it is freed or its pool reset.
-const COMMAND_BUFFER_CALLS: [&str; 2] = ["vkFreeCommandBuffers", "vkResetCommandPool"];
+/// The command buffer calls whose parameters [`Pass::take_generic_setup`] reads: what
+/// a command buffer holds goes when it is freed.
+const COMMAND_BUFFER_CALLS: [&str; 1] = ["vkFreeCommandBuffers"];
 
 /// Whether the replay reads anything of a set-up call (a generically recorded call that
 /// is not a command buffer command) named `name`: the others (semaphores, pools,
@@ -92,11 +92,6 @@ impl Pass<'_> {
             for i in 0..bytes.len() / 8 {
                 self.free_command_buffer(swapchain::handle_at(bytes, i));
             }
-            return self.skip(name, false);
-        }
-        if name == "vkResetCommandPool" {
-            let pool = params.get(1).map_or(0, |p| p.value());
-            self.recording.reset_pool(pool);
             return self.skip(name, false);
         }
         if name == "vkAllocateDescriptorSets" {

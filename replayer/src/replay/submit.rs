@@ -260,30 +260,28 @@ impl Pass<'_> {
                     // Compute descriptors live in the compute root table, uploaded
                     // whole at each dispatch: binding them pushes nothing.
                     if *bind_point == 0 {
-                        let counts = self
-                            .layouts
-                            .dynamic_buffers(*layout, *first_set, sets.len());
-                        let bytes = self.layouts.descriptor_bytes(
-                            *layout,
-                            *first_set,
-                            sets.len(),
-                            self.device.min_cbuf_alignment(),
-                        );
                         let dynamic = if dynamic_offsets.is_empty() {
                             None
                         } else {
                             self.dynamic_buffers(*layout, *first_set, sets)
                         };
-                        let sets: smallvec::SmallVec<[u64; 4]> = sets
+                        let addresses: smallvec::SmallVec<[u64; 4]> = sets
                             .iter()
                             .map(|s| self.objects.descriptor_set_address(*s))
                             .collect();
+                        let bound = self.bound_sets.get(
+                            &self.layouts,
+                            *layout,
+                            *first_set,
+                            sets.len(),
+                            self.device.min_cbuf_alignment(),
+                        );
                         enc.bind_descriptor_sets(
                             *first_set,
-                            &sets,
+                            &addresses,
                             dynamic_offsets,
-                            counts.as_deref(),
-                            bytes.as_deref(),
+                            bound.dynamic_counts.as_deref(),
+                            bound.descriptor_bytes.as_deref(),
                             dynamic.as_deref(),
                         );
                     }
