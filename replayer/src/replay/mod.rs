@@ -920,6 +920,7 @@ impl<'o> Pass<'o> {
 
     /// Takes one record read straight from its compact form (a call of
     /// [`crate::direct_commands::DIRECT_CALLS`]), as [`Pass::record`] takes its table.
+    #[inline(always)]
     fn record_direct(&mut self, record: &DirectRecord<'_>) -> Result<(), ReplayError> {
         let (seq, call) = (record.seq, record.call());
         match call {
