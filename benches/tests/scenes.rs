@@ -263,6 +263,45 @@ fn a_program_that_probes_with_an_instance_first_has_the_frames_it_renders_after_
 }
 
 #[test]
+fn a_second_device_while_the_first_lives_is_named_by_the_model_and_the_device_replay() {
+    use replayer::device::{replay_on_device, DeviceOptions};
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A buffer on the scene's device, then a second instance and device, submitted to
+    // once and kept to the end, as a program with two GL contexts on Zink makes (Sweet
+    // Home 3D).
+    let (trace, _) = capture_with(dir.path(), "multiview", 2, &["--second-device"]);
+    let counts = calls(&trace);
+    assert_eq!(counts["CreateDevice"], 2, "{counts:?}");
+    // NVK gives each device a channel of its own; the model runs every submit on one:
+    // a strict replay fails where the submits go from one device to the other.
+    let out = Command::new(macroscope_binary())
+        .args(["replay", "--strict", "-o"])
+        .arg(dir.path().join("strict.msr"))
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr
+            .contains("could not execute vkQueueSubmit (to another device than the submit before"),
+        "{stderr}"
+    );
+    // A replay on a device drives the newest device, so the first one's memory is not
+    // there: the error says why.
+    let e = replay_on_device(&trace, &DeviceOptions::default(), &mut |_, _| {})
+        .expect_err("the first device's memory is gone");
+    let said = e.to_string();
+    assert!(
+        said.contains("the trace makes a second device at #") && said.contains("drives one device"),
+        "{said}"
+    );
+}
+
+#[test]
 fn indirect_scene_draws_read_their_arguments_from_captured_memory() {
     if !ready() {
         return;

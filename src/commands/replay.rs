@@ -291,22 +291,28 @@ fn print_coverage(summary: &Summary, verbose: bool) {
     println!("driver model executed {executed} of {recorded} recorded vkCmd* calls ({share:.1}%)");
     let mut skipped: Vec<&SkippedCall> = summary.skipped.iter().collect();
     skipped.sort_by(|a, b| b.count.cmp(&a.count).then(a.name.cmp(&b.name)));
-    // Without -v: the skipped vkCmd* calls the share counts, the most frequent first.
+    // Without -v: the skipped vkCmd* calls the share counts, the most frequent first,
+    // and any other call the model needed and could not follow.
     let (shown, rest): (Vec<&SkippedCall>, Vec<&SkippedCall>) = if verbose {
         (skipped, Vec::new())
     } else {
         let (mut commands, mut rest): (Vec<_>, Vec<_>) = skipped
             .into_iter()
-            .partition(|c| names::is_recorded_command(&c.name));
+            .partition(|c| c.needed || names::is_recorded_command(&c.name));
         if commands.len() > TOP_SKIPPED {
             rest.extend(commands.split_off(TOP_SKIPPED));
         }
         (commands, rest)
     };
     if !shown.is_empty() {
+        let others_needed = shown.iter().any(|c| !names::is_recorded_command(&c.name));
         println!(
             "skipped {}, by count:",
-            if verbose { "calls" } else { "vkCmd* calls" }
+            match (verbose, others_needed) {
+                (true, _) => "calls",
+                (false, false) => "vkCmd* calls",
+                (false, true) => "vkCmd* calls and calls the model needed",
+            }
         );
     }
     let width = shown.iter().map(|c| c.name.len()).max().unwrap_or(0);

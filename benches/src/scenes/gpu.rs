@@ -810,6 +810,19 @@ impl Gpu {
         Ok(())
     }
 
+    /// Submits nothing to the queue (no frame boundary) and waits for it: work of a
+    /// device's own, however little.
+    pub fn submit_nothing(&self) -> Result<(), Error> {
+        let d = &self.device;
+        let fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None)? };
+        unsafe {
+            d.queue_submit(self.queue, &[vk::SubmitInfo::default()], fence)?;
+            d.wait_for_fences(&[fence], true, u64::MAX)?;
+            d.destroy_fence(fence, None);
+        }
+        Ok(())
+    }
+
     /// Begins `pass` on `framebuffer`, clearing the target.
     pub fn begin_pass(
         &self,

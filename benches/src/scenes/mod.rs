@@ -126,6 +126,10 @@ pub struct SceneOptions {
     /// Before its own, the scene makes a Vulkan instance and device and destroys them,
     /// as a GL driver or a toolkit probing the GPU does.
     pub probe_first: bool,
+    /// Once its own device is made (and a buffer on it), the scene makes a second
+    /// instance and device, submits to its queue once and keeps them to the end, as a
+    /// program with two GL contexts on Zink does (Sweet Home 3D's Java2D and Java3D).
+    pub second_device: bool,
 }
 
 /// Runs scene `name` for `frames` frames.
@@ -151,6 +155,16 @@ pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued
         drop(Gpu::new(c"macroscope-scene-probe")?);
     }
     let mut gpu = Gpu::new(app)?;
+    let _second = match options.second_device {
+        // A buffer in memory of the scene's device, made before the second device.
+        true => {
+            gpu.buffer(vk::BufferUsageFlags::UNIFORM_BUFFER, &[0; 16])?;
+            let second = Gpu::new(c"macroscope-scene-second")?;
+            second.submit_nothing()?;
+            Some(second)
+        }
+        false => None,
+    };
     let mut issued = Issued {
         frames,
         frame_boundaries: gpu.frame_boundary,

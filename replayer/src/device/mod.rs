@@ -242,6 +242,13 @@ struct Replay {
     /// The checksums the capture recorded of presents, by (frame, swapchain): a record
     /// may come frames after its present, so they are matched once the replay is done.
     presented_checksums: std::collections::HashMap<(u64, u64), u32>,
+    /// The trace's devices made and not destroyed yet: their handles, and the calls
+    /// that made them.
+    live_devices: Vec<(u64, u64)>,
+    /// A device made while another lived: the call that made the one living, and its
+    /// own. The replay drives one device, the newest, so the older one's objects are
+    /// not there to use.
+    second_device: Option<(u64, u64)>,
 }
 
 /// How many frames past the last replayed one the replay reads on for the checksums of
@@ -289,6 +296,8 @@ pub fn replay_on_device(
         keep_objects: false,
         made_by: Default::default(),
         presented_checksums: Default::default(),
+        live_devices: Vec::new(),
+        second_device: None,
     };
     let result = replay.run(trace, progress);
     replay.destroy();
@@ -340,7 +349,7 @@ impl Replay {
                     self.keep_objects = true;
                     self.handles.log = Some(Vec::new());
                 }
-                self.take(&record)?;
+                self.take(&record).map_err(|e| self.with_devices_said(e))?;
                 if let Some(log) = self.handles.log.as_mut().filter(|l| !l.is_empty()) {
                     self.made_by
                         .insert(record.envelope().seq(), std::mem::take(log));
@@ -446,6 +455,41 @@ impl Replay {
         }
     }
 
+    /// `e`, saying why it may have come where the trace made a device while another
+    /// lived: the replay drives one device, so what the trace made on the older one is
+    /// gone once the newer one is made.
+    fn with_devices_said(&self, e: DeviceError) -> DeviceError {
+        let Some((first, second)) = self.second_device else {
+            return e;
+        };
+        let said = format!(
+            " (the trace makes a second device at #{second} while the one made at #{first} \
+             lives; a replay on a device drives one device, the newest, so objects of the \
+             older one are not there)"
+        );
+        match e {
+            DeviceError::Call {
+                seq,
+                command,
+                reason,
+            } => DeviceError::Call {
+                seq,
+                command,
+                reason: reason + &said,
+            },
+            DeviceError::BadRecord {
+                seq,
+                command,
+                reason,
+            } => DeviceError::BadRecord {
+                seq,
+                command,
+                reason: reason + &said,
+            },
+            other => other,
+        }
+    }
+
     fn device(&self, seq: u64) -> Result<&ash::Device, DeviceError> {
         self.device.as_ref().ok_or(DeviceError::Call {
             seq,
@@ -498,6 +542,10 @@ impl Replay {
                 let c = record
                     .call_as_create_device()
                     .ok_or_else(|| DeviceError::call(seq, &name, "empty record"))?;
+                if let Some(&(_, made)) = self.live_devices.last() {
+                    self.second_device.get_or_insert((made, seq));
+                }
+                self.live_devices.push((c.device(), seq));
                 let instance = self
                     .instance
                     .as_ref()
@@ -585,8 +633,12 @@ impl Replay {
                 }
                 return Ok(());
             }
+            Call::DestroyDevice => {
+                if let Some(c) = record.call_as_destroy_device() {
+                    self.live_devices.retain(|(d, _)| *d != c.device());
+                }
+            }
             Call::DestroyInstance
-            | Call::DestroyDevice
             | Call::MapMemory
             | Call::UnmapMemory
             | Call::FlushMappedMemoryRanges => {}

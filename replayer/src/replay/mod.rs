@@ -442,6 +442,10 @@ pub(crate) struct Pass<'o> {
     objects: Objects,
     shaders: Shaders,
     layouts: Layouts,
+    /// The device of each queue (vkGetDeviceQueue).
+    queue_devices: HandleMap<u64>,
+    /// The device whose queue the last submit went to.
+    submitting_device: Option<u64>,
     /// The set layouts' sizes for the last descriptor set bind's pipeline layout.
     bound_sets: crate::layouts::BoundSetsMemo,
     /// Each descriptor set's layout and dynamic buffers.
@@ -638,7 +642,6 @@ fn not_needed(call: Call) -> bool {
             | Call::PhysicalDeviceInfo
             | Call::CreateDevice
             | Call::DestroyDevice
-            | Call::GetDeviceQueue
             | Call::MapMemory
             | Call::UnmapMemory
             | Call::FlushMappedMemoryRanges
@@ -705,6 +708,8 @@ impl<'o> Pass<'o> {
             objects: Objects::default(),
             shaders: Shaders::default(),
             layouts: Layouts::default(),
+            queue_devices: HandleMap::default(),
+            submitting_device: None,
             bound_sets: Default::default(),
             descriptor_sets: Default::default(),
             push_templates: Default::default(),
@@ -1031,6 +1036,22 @@ impl<'o> Pass<'o> {
         self.recording.of(cb)
     }
 
+    /// A submit to `queue`: where it goes to another device's queue than the last
+    /// submit did, the model, which runs every submit on one GPU's channel, does not
+    /// do what NVK does, which gives each device a channel (and state) of its own.
+    fn note_submitting_device(&mut self, queue: u64) {
+        let Some(&device) = self.queue_devices.get(&queue) else {
+            return;
+        };
+        if self.submitting_device.is_some_and(|last| last != device) {
+            self.skip(
+                "vkQueueSubmit (to another device than the submit before: the model runs every device's submits on one channel)",
+                true,
+            );
+        }
+        self.submitting_device = Some(device);
+    }
+
     /// Command buffer `cb` is freed: what it held and how it began go.
     fn free_command_buffer(&mut self, cb: u64) {
         self.recording.free(cb);
@@ -1094,6 +1115,12 @@ impl<'o> Pass<'o> {
                         _ => {}
                     }
                 }
+            }
+            Call::GetDeviceQueue => {
+                if let Some(c) = record.call_as_get_device_queue() {
+                    self.queue_devices.insert(c.queue(), c.device());
+                }
+                self.skip(&names::record_name(record).0, false);
             }
             Call::AllocateCommandBuffers => {
                 if let Some(c) = record.call_as_allocate_command_buffers() {
@@ -1286,6 +1313,7 @@ impl<'o> Pass<'o> {
                         .flatten()
                         .flat_map(|s| s.command_buffers().into_iter().flatten())
                         .collect();
+                    self.note_submitting_device(c.queue());
                     self.submit(record.envelope().seq(), &cbs, sink)?;
                 }
             }
