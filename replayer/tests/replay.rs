@@ -294,23 +294,30 @@ fn inspecting_a_draw_gives_the_method_stream_its_row_counts() {
     }
 }
 
+/// A generic record's parameter holding `v`.
+fn param(v: u64) -> trace_format::generated::trace::VulkanParamT {
+    let mut p = trace_format::generated::trace::VulkanParamT::default();
+    p.value = v;
+    p
+}
+
+/// A generic record of `command` with `params`, packed as the capture layer records it.
+fn generic_call(
+    command: &str,
+    params: Vec<trace_format::generated::trace::VulkanParamT>,
+) -> trace_format::generated::trace::CallT {
+    use trace_format::generic_params::packed_call;
+    trace_format::generated::trace::CallT::VulkanCall(Box::new(packed_call(command, &params)))
+}
+
 #[test]
 fn generic_records_execute_when_they_decode_and_are_skipped_with_the_reason_when_not() {
-    use trace_format::generated::trace::{CallT, VulkanCallT, VulkanParamT};
-    use trace_format::generic_params;
+    use trace_format::generated::trace::{CallT, VulkanCallT};
     use trace_format::trace::CallMeta;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("generic.mscope");
     let mut w = TraceWriter::create(&path, &WriterOptions::default()).unwrap();
-    let value = |v: u64| {
-        let mut p = VulkanParamT::default();
-        p.value = v;
-        p
-    };
-    // Packed, as the capture layer records them.
-    let call = |command: &str, params: Vec<VulkanParamT>| {
-        CallT::VulkanCall(Box::new(generic_params::packed_call(command, &params)))
-    };
+    let (value, call) = (param, generic_call);
     // vkCmdSetViewport(cb, 0, 1, {0, 0, 64, 32, 0, 1}): decodes and executes.
     let mut viewport = value(0);
     viewport.bytes = Some(
@@ -489,16 +496,8 @@ fn draws_submitted_around(release: &[trace_format::generated::trace::CallT]) -> 
 
 #[test]
 fn a_freed_command_buffer_and_those_of_a_destroyed_pool_hold_no_commands() {
-    use trace_format::generated::trace::{CallT, DestroyObjectT, VulkanParamT};
-    use trace_format::generic_params;
-    let value = |v: u64| {
-        let mut p = VulkanParamT::default();
-        p.value = v;
-        p
-    };
-    let generic = |command: &str, params: Vec<VulkanParamT>| {
-        CallT::VulkanCall(Box::new(generic_params::packed_call(command, &params)))
-    };
+    use trace_format::generated::trace::{CallT, DestroyObjectT};
+    let (value, generic) = (param, generic_call);
     // vkFreeCommandBuffers(device, pool 10, 1, &cb 1), the handles 8 bytes each.
     let mut handles = value(0x5000);
     handles.bytes = Some(1u64.to_le_bytes().to_vec());
