@@ -339,7 +339,9 @@ pub struct Mirror {
 }
 
 /// `VkObjectType` values of the objects [`Objects`] keeps.
-mod object_type {
+/// The `VkObjectType` values of the objects a `DestroyObject` record names that the
+/// replay keeps.
+pub(crate) mod object_type {
     pub const DEVICE_MEMORY: u32 = 8;
     pub const BUFFER: u32 = 9;
     pub const IMAGE: u32 = 10;
@@ -349,6 +351,7 @@ mod object_type {
     pub const RENDER_PASS: u32 = 18;
     pub const PIPELINE: u32 = 19;
     pub const FRAMEBUFFER: u32 = 24;
+    pub const COMMAND_POOL: u32 = 25;
     pub const SWAPCHAIN_KHR: u32 = 1_000_001_000;
 }
 

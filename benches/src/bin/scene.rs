@@ -1,12 +1,12 @@
-//! `scene NAME [FRAMES] [--extra-draw] [--own-fault-handler] [--probe-first] [--second-device]`: runs one of the
-//! capture-workload scenes offscreen and prints what it issued as one line of JSON.
-//! `--extra-draw` adds one draw to frame 1 of the multiview scene, for comparing two
-//! captures that differ by it; `--own-fault-handler` has the mapped scene install a
-//! SIGSEGV handler of its own after the layer's, as some programs do; `--probe-first`
-//! makes and destroys a Vulkan instance and device before the scene's own, as a GL
-//! driver or toolkit probing the GPU does; `--second-device` makes a second instance and
-//! device once the scene's own is made and keeps them to the end, as a program with two
-//! GL contexts on Zink does.
+//! `scene NAME [FRAMES] [--extra-draw] [--own-fault-handler] [--probe-first]
+//! [--second-device]`: runs one of the capture-workload scenes offscreen and prints what
+//! it issued as one line of JSON. `--extra-draw` adds one draw to frame 1 of the
+//! multiview scene, for comparing two captures that differ by it; `--own-fault-handler`
+//! has the mapped scene install a SIGSEGV handler of its own after the layer's, as some
+//! programs do; `--probe-first` makes and destroys a Vulkan instance and device before
+//! the scene's own, as a GL driver or toolkit probing the GPU does; `--second-device`
+//! makes a second instance and device once the scene's own is made, submits to it once
+//! and keeps it to the end, as a program with two GL contexts on Zink does.
 
 use std::process::ExitCode;
 

@@ -47,7 +47,7 @@ use crate::generic;
 use crate::generic::read::Params;
 use crate::handles::HandleMap;
 use crate::inspect::DrawInspection;
-use crate::objects::{self, Objects, Pipeline, PipelinePart, RenderPass};
+use crate::objects::{self, object_type, Objects, Pipeline, PipelinePart, RenderPass};
 use crate::pass_barriers::PassBarriers;
 use driver::nvk::image::{Image, ImageType, TargetFormat, ViewRange};
 use driver::nvk::meta::{
@@ -1104,10 +1104,9 @@ impl<'o> Pass<'o> {
                 if let Some(c) = record.call_as_destroy_object() {
                     self.objects.destroy(c.object_type(), c.handle());
                     match c.object_type() {
-                        // VK_OBJECT_TYPE_PIPELINE.
-                        19 => self.shaders.destroy_pipeline(c.handle()),
-                        // VK_OBJECT_TYPE_COMMAND_POOL: its command buffers go with it.
-                        25 => {
+                        object_type::PIPELINE => self.shaders.destroy_pipeline(c.handle()),
+                        // A pool's command buffers go with it.
+                        object_type::COMMAND_POOL => {
                             for cb in self.recording.in_pool(c.handle()) {
                                 self.free_command_buffer(cb);
                             }

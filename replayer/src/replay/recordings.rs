@@ -9,9 +9,10 @@
 //! (`vkFreeCommandBuffers`, or destroying its pool) empties the list and keeps its
 //! room for the next command buffer allocated. (Resetting a pool leaves its command
 //! buffers' lists be: a command buffer is begun again before it is submitted again,
-//! which empties its list, and Zink resets a pool every frame.) A program that allocates its command buffers anew each frame keeps a replay's memory
-//! to the command buffers alive at once, whether or not the driver hands the same
-//! handles out again (a GFXReconstruct capture never does: its handles are ids).
+//! which empties its list, and Zink resets a pool every frame.) A program that
+//! allocates its command buffers anew each frame keeps a replay's memory to the
+//! command buffers alive at once, whether or not the driver hands the same handles out
+//! again (a GFXReconstruct capture never does: its handles are ids).
 
 use crate::commands::Cmd;
 use crate::handles::HandleMap;
