@@ -458,36 +458,19 @@ impl Replay {
     /// `e`, saying why it may have come where the trace made a device while another
     /// lived: the replay drives one device, so what the trace made on the older one is
     /// gone once the newer one is made.
-    fn with_devices_said(&self, e: DeviceError) -> DeviceError {
-        let Some((first, second)) = self.second_device else {
-            return e;
-        };
-        let said = format!(
-            " (the trace makes a second device at #{second} while the one made at #{first} \
-             lives; a replay on a device drives one device, the newest, so objects of the \
-             older one are not there)"
-        );
-        match e {
-            DeviceError::Call {
-                seq,
-                command,
-                reason,
-            } => DeviceError::Call {
-                seq,
-                command,
-                reason: reason + &said,
-            },
-            DeviceError::BadRecord {
-                seq,
-                command,
-                reason,
-            } => DeviceError::BadRecord {
-                seq,
-                command,
-                reason: reason + &said,
-            },
-            other => other,
+    fn with_devices_said(&self, mut e: DeviceError) -> DeviceError {
+        if let (
+            Some((first, second)),
+            DeviceError::Call { reason, .. } | DeviceError::BadRecord { reason, .. },
+        ) = (self.second_device, &mut e)
+        {
+            reason.push_str(&format!(
+                " (the trace makes a second device at #{second} while the one made at #{first} \
+                 lives; a replay on a device drives one device, the newest, so objects of the \
+                 older one are not there)"
+            ));
         }
+        e
     }
 
     fn device(&self, seq: u64) -> Result<&ash::Device, DeviceError> {
