@@ -7,6 +7,18 @@
 //! `vkUpdateDescriptorSets` writes them (write_dynamic_ubo_desc, write_dynamic_ssbo_desc)
 //! and copies them between sets (nvk_UpdateDescriptorSets' copies), as
 //! `vkUpdateDescriptorSetWithTemplate` writes them (nvk_descriptor_set_write_template).
+//!
+//! A set lives until `vkFreeDescriptorSets` frees it or its pool is reset
+//! (`vkResetDescriptorPool`) or destroyed: then the model lets it go, as NVK frees it
+//! (nvk_descriptor_set_destroy, nvk_reset_descriptor_pool), so a program that allocates
+//! its sets anew each frame holds as many as it has live, however long its trace.
+//!
+//! Each set has an address for the root table (nvk_descriptor_set_addr). NVK's comes from
+//! its pool's heap and may be a freed set's again; `verify` holds the model to one object
+//! an address (see docs/verify.md), so the model's never repeats: the set's handle, with
+//! the count of frees before its allocation in the top 16 bits. A handle a driver hands
+//! out again (only after a free) so names a new address, and a handle never seen before
+//! (an import's ids) needs nothing remembered once its set is gone.
 
 use driver::nvk::{BufferDescriptor, Device};
 use smallvec::SmallVec;
@@ -17,35 +29,80 @@ use crate::handles::HandleMap;
 use crate::layouts::{DynamicKind, Layouts, SetLayout};
 use crate::objects::Objects;
 
-/// One set: the layout it was allocated with and its dynamic buffers' descriptors.
+/// One set: the pool and layout it was allocated with, its address and its dynamic
+/// buffers' descriptors.
 #[derive(Clone, Debug, Default)]
 struct Set {
+    pool: u64,
     layout: u64,
+    address: u64,
     dynamic: SmallVec<[BufferDescriptor; 2]>,
 }
 
-/// Every descriptor set the trace allocated, by handle.
+/// Every live descriptor set the trace allocated, by handle.
 #[derive(Debug, Default)]
 pub struct DescriptorSets {
     sets: HandleMap<Set>,
+    /// Frees so far (each call, reset or destruction that freed a set counts once):
+    /// what sets a new set's address apart from a freed one's of the same handle.
+    frees: u64,
 }
 
 impl DescriptorSets {
-    /// vkAllocateDescriptorSets: each set anew, of its layout, its dynamic buffers zero.
-    pub fn allocate(&mut self, sets: &[u64], layouts: &[u64], known: &Layouts) {
-        for (&set, &layout) in sets.iter().zip(layouts) {
+    /// vkAllocateDescriptorSets: each set anew from `pool`, of its layout (a set the
+    /// trace gives no layout for has none), its dynamic buffers zero. A handle still
+    /// live is taken to have been freed first (a free the trace does not hold).
+    pub fn allocate(&mut self, pool: u64, sets: &[u64], layouts: &[u64], known: &Layouts) {
+        let layouts = layouts.iter().copied().chain(std::iter::repeat(0));
+        for (&set, layout) in sets.iter().zip(layouts).filter(|(s, _)| **s != 0) {
+            if self.sets.contains_key(&set) {
+                self.frees += 1;
+            }
             let count = known
                 .set_layout(layout)
                 .map_or(0, SetLayout::dynamic_buffers);
             let dynamic = std::iter::repeat_n(BufferDescriptor::default(), count as usize);
+            let address = set ^ ((self.frees & 0xffff) << 48);
             self.sets.insert(
                 set,
                 Set {
+                    pool,
                     layout,
+                    address,
                     dynamic: dynamic.collect(),
                 },
             );
         }
+    }
+
+    /// vkFreeDescriptorSets: `sets` go.
+    pub fn free(&mut self, sets: &[u64]) {
+        let before = self.sets.len();
+        for set in sets {
+            self.sets.remove(set);
+        }
+        self.count_free(before);
+    }
+
+    /// vkResetDescriptorPool, vkDestroyDescriptorPool: every set allocated from `pool`
+    /// goes.
+    pub fn free_pool(&mut self, pool: u64) {
+        let before = self.sets.len();
+        self.sets.retain(|_, set| set.pool != pool);
+        self.count_free(before);
+    }
+
+    /// Counts a free that let sets go, of the `before` that lived.
+    fn count_free(&mut self, before: usize) {
+        if self.sets.len() < before {
+            self.frees += 1;
+        }
+    }
+
+    /// The address the model gives set `set` (NVK's nvk_descriptor_set_addr): see the
+    /// module's doc. A set the trace did not allocate is at its handle.
+    pub fn address(&self, set: u64) -> u64 {
+        self.sets.get(&set).map_or(set, |s| s.address)
     }
 
     /// vkUpdateDescriptorSets: the writes and copies of dynamic buffers. Mirrors
@@ -272,7 +329,7 @@ mod tests {
         let (objects, base) = objects_with_buffer();
         let device = Device::for_arch(Arch::Turing);
         let mut sets = DescriptorSets::default();
-        sets.allocate(&[0x5e7, 0x5e8], &[0x51, 0x51], &layouts);
+        sets.allocate(0x9001, &[0x5e7, 0x5e8], &[0x51, 0x51], &layouts);
         assert_eq!(
             sets.dynamic_buffers(0x5e7),
             [BufferDescriptor::default(); 3]
@@ -328,7 +385,7 @@ mod tests {
             ]
         );
         // A set allocated again starts from zero.
-        sets.allocate(&[0x5e7], &[0x51], &layouts);
+        sets.allocate(0x9001, &[0x5e7], &[0x51], &layouts);
         assert_eq!(
             sets.dynamic_buffers(0x5e7),
             [BufferDescriptor::default(); 3]
@@ -346,7 +403,7 @@ mod tests {
         let (objects, base) = objects_with_buffer();
         let device = Device::for_arch(Arch::Fermi);
         let mut sets = DescriptorSets::default();
-        sets.allocate(&[0x5e7], &[0x51], &layouts);
+        sets.allocate(0x9001, &[0x5e7], &[0x51], &layouts);
         // Binding 2 (the dynamic uniform buffer) at data offset 48.
         let entries = [Entry {
             binding: 2,
@@ -375,5 +432,40 @@ mod tests {
             sets.dynamic_buffers(0x5e7)[2],
             BufferDescriptor::address(base + 512, 256)
         );
+    }
+
+    #[test]
+    fn freed_sets_go_and_a_handle_allocated_again_names_a_new_address() {
+        let layouts = layouts();
+        let mut sets = DescriptorSets::default();
+        sets.allocate(0xa, &[0x5e7, 0x5e8], &[0x51, 0x51], &layouts);
+        sets.allocate(0xb, &[0x5e9], &[0x51], &layouts);
+        // Before any free, a set is at its handle.
+        assert_eq!(sets.address(0x5e7), 0x5e7);
+        let live = |sets: &DescriptorSets, set| !sets.dynamic_buffers(set).is_empty();
+
+        // vkFreeDescriptorSets frees the sets it names.
+        sets.free(&[0x5e8]);
+        assert!(live(&sets, 0x5e7) && !live(&sets, 0x5e8) && live(&sets, 0x5e9));
+        // Allocated again, the handle names another set, at another address; the set
+        // that lived on keeps its own.
+        sets.allocate(0xa, &[0x5e8], &[0x51], &layouts);
+        let second = sets.address(0x5e8);
+        assert_ne!(second, 0x5e8);
+        assert_eq!(sets.address(0x5e7), 0x5e7);
+
+        // A pool's reset (or destruction) frees its sets, and no other pool's.
+        sets.free_pool(0xa);
+        assert!(!live(&sets, 0x5e7) && !live(&sets, 0x5e8) && live(&sets, 0x5e9));
+        let before = sets.address(0x5e9);
+        sets.allocate(0xa, &[0x5e7, 0x5e8], &[0x51, 0x51], &layouts);
+        let again = [sets.address(0x5e7), sets.address(0x5e8)];
+        assert!(!again.contains(&0x5e7) && !again.contains(&second));
+        assert_eq!(sets.address(0x5e9), before);
+
+        // A handle allocated while it lives (its free not in the trace) is a new set too.
+        let live_address = sets.address(0x5e9);
+        sets.allocate(0xb, &[0x5e9], &[0x51], &layouts);
+        assert_ne!(sets.address(0x5e9), live_address);
     }
 }

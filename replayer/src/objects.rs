@@ -310,11 +310,6 @@ pub struct Objects {
     swapchains: HandleMap<(SwapchainInfo, Vec<u64>)>,
     /// Where the next swapchain image is placed.
     next_swapchain_addr: u64,
-    /// Descriptor sets allocated again under a handle the trace used before: how
-    /// many times each was.
-    set_reallocations: HandleMap<u64>,
-    /// Descriptor set handles allocated so far.
-    allocated_sets: std::collections::HashSet<u64, foldhash::fast::RandomState>,
 }
 
 /// What vkCreateBuffer made: the buffer's size, and what it needs of its memory on NVK.
@@ -350,6 +345,7 @@ pub(crate) mod object_type {
     pub const IMAGE_VIEW: u32 = 14;
     pub const RENDER_PASS: u32 = 18;
     pub const PIPELINE: u32 = 19;
+    pub const DESCRIPTOR_POOL: u32 = 22;
     pub const FRAMEBUFFER: u32 = 24;
     pub const COMMAND_POOL: u32 = 25;
     pub const SWAPCHAIN_KHR: u32 = 1_000_001_000;
@@ -536,27 +532,6 @@ impl Objects {
             }
             object_type::SWAPCHAIN_KHR => self.destroy_swapchain(handle),
             _ => {}
-        }
-    }
-
-    /// vkAllocateDescriptorSets: a handle allocated before names a new set now (the
-    /// driver freed the old one, alone or with its pool, and handed the handle out
-    /// again).
-    pub fn allocate_descriptor_sets(&mut self, sets: &[u64]) {
-        for &set in sets.iter().filter(|s| **s != 0) {
-            if !self.allocated_sets.insert(set) {
-                *self.set_reallocations.entry(set).or_default() += 1;
-            }
-        }
-    }
-
-    /// The address the model gives descriptor set `set` (NVK's
-    /// nvk_descriptor_set_addr): its handle, made distinct for each allocation that
-    /// reused the handle, as NVK places each allocation anew.
-    pub fn descriptor_set_address(&self, set: u64) -> u64 {
-        match self.set_reallocations.get(&set) {
-            Some(&n) if set != 0 => set ^ (n << 48),
-            _ => set,
         }
     }
 

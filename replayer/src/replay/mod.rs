@@ -1111,6 +1111,8 @@ impl<'o> Pass<'o> {
                                 self.free_command_buffer(cb);
                             }
                         }
+                        // So do a descriptor pool's sets.
+                        object_type::DESCRIPTOR_POOL => self.descriptor_sets.free_pool(c.handle()),
                         _ => {}
                     }
                 }

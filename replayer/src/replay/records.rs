@@ -24,8 +24,11 @@ const DEBUG_UTILS_CALLS: [&str; 4] = [
 ];
 
 /// The descriptor calls whose parameters [`Pass::take_generic_setup`] reads by hand.
-const DESCRIPTOR_CALLS: [&str; 5] = [
+const DESCRIPTOR_CALLS: [&str; 8] = [
     "vkAllocateDescriptorSets",
+    "vkFreeDescriptorSets",
+    "vkResetDescriptorPool",
+    "vkDestroyDescriptorPool",
     "vkCreateDescriptorUpdateTemplate",
     "vkCreateDescriptorUpdateTemplateKHR",
     "vkUpdateDescriptorSetWithTemplate",
@@ -94,25 +97,41 @@ impl Pass<'_> {
             }
             return self.skip(name, false);
         }
+        let handles = |bytes: &[u8]| -> Vec<u64> {
+            (0..bytes.len() / 8)
+                .map(|i| swapchain::handle_at(bytes, i))
+                .collect()
+        };
         if name == "vkAllocateDescriptorSets" {
-            // The sets it made: the output array, 8 bytes a handle; their layouts: the
-            // allocate info's one nested array (pSetLayouts), as many.
-            let handles = |bytes: &[u8]| -> Vec<u64> {
-                (0..bytes.len() / 8)
-                    .map(|i| swapchain::handle_at(bytes, i))
-                    .collect()
-            };
+            // The sets it made: the output array, 8 bytes a handle; their pool: the
+            // allocate info's `descriptorPool` (bytes 16 to 24); their layouts: its one
+            // nested array (pSetLayouts), as many.
             let sets = handles(params.get(2).and_then(|p| p.bytes()).unwrap_or_default());
-            let layouts = params
-                .get(1)
+            let info = params.get(1);
+            let pool = info
+                .and_then(|p| p.bytes())
+                .and_then(|b| b.get(16..24))
+                .map_or(0, |b| swapchain::handle_at(b, 0));
+            let layouts = info
                 .and_then(|p| p.nested())
                 .and_then(|n| n.iter().next())
                 .and_then(|p| p.bytes())
                 .map(handles)
                 .unwrap_or_default();
-            self.objects.allocate_descriptor_sets(&sets);
             self.descriptor_sets
-                .allocate(&sets, &layouts, &self.layouts);
+                .allocate(pool, &sets, &layouts, &self.layouts);
+            return self.skip(name, false);
+        }
+        if name == "vkFreeDescriptorSets" {
+            // The device, the pool, the count, then the handles, 8 bytes each.
+            let sets = handles(params.get(3).and_then(|p| p.bytes()).unwrap_or_default());
+            self.descriptor_sets.free(&sets);
+            return self.skip(name, false);
+        }
+        if name == "vkResetDescriptorPool" || name == "vkDestroyDescriptorPool" {
+            // The device, the pool, then the flags or the allocator.
+            let pool = params.get(1).map_or(0, |p| p.value());
+            self.descriptor_sets.free_pool(pool);
             return self.skip(name, false);
         }
         if name == "vkCreateDescriptorUpdateTemplate"

@@ -267,7 +267,7 @@ impl Pass<'_> {
                         };
                         let addresses: smallvec::SmallVec<[u64; 4]> = sets
                             .iter()
-                            .map(|s| self.objects.descriptor_set_address(*s))
+                            .map(|s| self.descriptor_sets.address(*s))
                             .collect();
                         let bound = self.bound_sets.get(
                             &self.layouts,
