@@ -102,6 +102,11 @@ impl DescriptorSets {
     /// The address the model gives set `set` (NVK's nvk_descriptor_set_addr): see the
     /// module's doc. A set the trace did not allocate is at its handle.
     pub fn address(&self, set: u64) -> u64 {
+        // Before the first free every set is at its handle: no look-up (a draw storm
+        // binds a set a draw and frees none).
+        if self.frees == 0 {
+            return set;
+        }
         self.sets.get(&set).map_or(set, |s| s.address)
     }
 
