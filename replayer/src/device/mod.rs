@@ -394,7 +394,7 @@ impl Replay {
                                 pass,
                                 first,
                                 last,
-                                source: Box::new(e),
+                                source: Box::new(self.with_devices_said(e)),
                             })?;
                         }
                     }
