@@ -500,7 +500,9 @@ impl Objects {
     /// and a swapchain image may come back with a destroyed image's handle).
     pub fn destroy(&mut self, kind: u32, handle: u64) {
         match kind {
-            object_type::DEVICE_MEMORY => self.free_memory(handle),
+            object_type::DEVICE_MEMORY => {
+                self.free_memory(handle);
+            }
             object_type::BUFFER => {
                 self.buffers.remove(&handle);
                 self.buffer_made.remove(&handle);
@@ -535,11 +537,19 @@ impl Objects {
         }
     }
 
-    /// vkFreeMemory.
-    pub fn free_memory(&mut self, memory: u64) {
-        self.memories.remove(&memory);
-        self.memory_sizes.remove(&memory);
-        self.mirrors.remove(&memory);
+    /// vkFreeMemory: the allocation goes, with the buffers that mirror it. Returns the
+    /// GPU ranges they held, each through the end of its last page: [`Objects::place`]
+    /// gives every allocation room of its own, 64 KiB-aligned with a gap after it, so
+    /// those pages hold nothing else.
+    pub fn free_memory(&mut self, memory: u64) -> Vec<(u64, u64)> {
+        let size = self.memory_sizes.remove(&memory).unwrap_or(0);
+        let own = self.memories.remove(&memory).map(|addr| (addr, size));
+        let mirrors = self.mirrors.remove(&memory).unwrap_or_default();
+        let to_page_end = |(addr, len): (u64, u64)| (addr, len.min(1 << 40).next_multiple_of(4096));
+        own.into_iter()
+            .chain(mirrors.iter().map(|m| (m.addr, m.len)))
+            .map(to_page_end)
+            .collect()
     }
 
     /// vkCreateSwapchainKHR.

@@ -30,7 +30,10 @@ impl Hasher for PageHasher {
 
 /// Sparse, dword-addressed memory. Pages live in a vector, found through an index by
 /// page number; the last page touched is remembered, as a replay writes and reads the
-/// same few pages (the root table, the query pool) over and over.
+/// same few pages (the root table, the query pool) over and over. A page released
+/// ([`Memory::release`]) leaves its place to the next page made, so memory a program
+/// frees and allocates anew frame after frame takes no more room, however long the
+/// replay.
 #[derive(Clone, Debug, Default)]
 pub struct Memory {
     pages: Vec<Box<[u32; PAGE_DWORDS]>>,
@@ -43,6 +46,8 @@ pub struct Memory {
     fresh_pages_left: Option<usize>,
     /// Dwords not written because they would have made a page past the limit.
     refused: u64,
+    /// Places in `pages` of pages released, for the next pages made.
+    spare: Vec<usize>,
 }
 
 impl Memory {
@@ -124,6 +129,10 @@ impl Memory {
         if !self.take_fresh_page() {
             return None;
         }
+        if let Some(i) = self.spare.pop() {
+            self.pages[i].fill(0);
+            return Some(self.place_page(page, i));
+        }
         Some(self.insert_page(page, Box::new([0; PAGE_DWORDS])))
     }
 
@@ -131,6 +140,16 @@ impl Memory {
     /// `bytes`, as [`Memory::page_index`] makes a page (within the fresh-page limit);
     /// whether it did.
     fn make_page_from(&mut self, page: u64, bytes: &[u8]) -> bool {
+        if bytes.len() != 4 * PAGE_DWORDS || !self.take_fresh_page() {
+            return false;
+        }
+        if let Some(i) = self.spare.pop() {
+            for (dword, b) in self.pages[i].iter_mut().zip(bytes.chunks_exact(4)) {
+                *dword = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+            self.place_page(page, i);
+            return true;
+        }
         let words: Box<[u32]> = bytes
             .chunks_exact(4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -138,9 +157,6 @@ impl Memory {
         let Ok(words) = Box::<[u32; PAGE_DWORDS]>::try_from(words) else {
             return false;
         };
-        if !self.take_fresh_page() {
-            return false;
-        }
         self.insert_page(page, words);
         true
     }
@@ -161,10 +177,59 @@ impl Memory {
     /// Puts in `words` as page `page`, the page found last; its place in `pages`.
     fn insert_page(&mut self, page: u64, words: Box<[u32; PAGE_DWORDS]>) -> usize {
         self.pages.push(words);
-        let i = self.pages.len() - 1;
+        self.place_page(page, self.pages.len() - 1)
+    }
+
+    /// Makes the page at place `i` in `pages` page `page`, the page found last.
+    fn place_page(&mut self, page: u64, i: usize) -> usize {
         self.index.insert(page, i);
         self.last.set(Some((page, i)));
         i
+    }
+
+    /// Lets go of `len` bytes from `addr` (memory its owner freed): the pages the range
+    /// covers whole are released, their room kept for the pages made next, and the
+    /// dwords of pages it covers in part are zeroed. They read as zeros after, as
+    /// memory never written does.
+    pub fn release(&mut self, addr: u64, len: u64) {
+        let start = addr & !3;
+        let end = addr.saturating_add(len);
+        if start >= end {
+            return;
+        }
+        let (first, last) = (start >> 12, (end - 1) >> 12);
+        // The range's pages that were written; where the range spans more pages than
+        // were ever written (a size no program allocates), found among those.
+        let pages: Vec<u64> = match last - first < self.index.len() as u64 {
+            true => (first..=last)
+                .filter(|p| self.index.contains_key(p))
+                .collect(),
+            false => self
+                .index
+                .keys()
+                .copied()
+                .filter(|p| (first..=last).contains(p))
+                .collect(),
+        };
+        for page in pages {
+            let Some(&i) = self.index.get(&page) else {
+                continue;
+            };
+            let page_start = page << 12;
+            let (from, to) = (
+                start.max(page_start) - page_start,
+                end.min(page_start.saturating_add(PAGE_BYTES)) - page_start,
+            );
+            if from == 0 && to == PAGE_BYTES {
+                self.index.remove(&page);
+                self.spare.push(i);
+                if self.last.get().is_some_and(|(p, _)| p == page) {
+                    self.last.set(None);
+                }
+            } else {
+                self.pages[i][(from / 4) as usize..to.div_ceil(4) as usize].fill(0);
+            }
+        }
     }
 
     /// The u64 at `addr` (low dword first).
@@ -323,6 +388,55 @@ mod tests {
         assert_eq!(m.read_u32(0xffc) >> 24, 9);
         assert_eq!(m.read_u32(0x1000) & 0xff, 8);
         assert_eq!(m.read_u64(0x5000), 0);
+    }
+
+    #[test]
+    fn released_memory_reads_as_zeros_and_its_pages_make_the_next_ones() {
+        let mut m = Memory::new();
+        let page: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8 + 1).collect();
+        // Three pages from 0x10000, a neighbour's dword either side.
+        m.write_u32(0xfffc, 0x1111);
+        m.write_bytes(0x10000, &page.repeat(3));
+        m.write_u32(0x13000, 0x2222);
+        let made = m.pages.len();
+
+        // Two pages and a half: the whole ones go, the half is zeroed.
+        m.release(0x10000, 0x2800);
+        for addr in (0x10000..0x12800).step_by(4) {
+            assert_eq!(m.read_u32(addr), 0, "{addr:#x}");
+        }
+        let word =
+            |at: usize| u32::from_le_bytes([page[at], page[at + 1], page[at + 2], page[at + 3]]);
+        assert_eq!(m.read_u32(0x12800), word(0x800));
+        assert_eq!((m.read_u32(0xfffc), m.read_u32(0x13000)), (0x1111, 0x2222));
+
+        // Pages made after take the released pages' room, zeroed or filled anew.
+        m.write_u32(0x40004, 5);
+        m.write_bytes(0x50000, &page);
+        assert_eq!(m.pages.len(), made);
+        assert_eq!((m.read_u32(0x40000), m.read_u32(0x40004)), (0, 5));
+        assert_eq!(
+            m.read_u32(0x50ffc),
+            u32::from_le_bytes([page[4092], page[4093], page[4094], page[4095]])
+        );
+        // And the last page found is not one released.
+        m.release(0x50000, 0x1000);
+        assert_eq!(m.read_u32(0x50ffc), 0);
+    }
+
+    #[test]
+    fn a_release_of_a_vast_range_walks_the_pages_written_not_the_range() {
+        let mut m = Memory::new();
+        m.write_u32(0x7000, 1);
+        m.write_u32(u64::MAX - 3, 2);
+        m.write_u32(0x1_0000_0000_0000, 3);
+        // Every address there is: the written pages go, in no time.
+        m.release(0, u64::MAX);
+        assert_eq!(m.read_u32(0x7000), 0);
+        assert_eq!(m.read_u32(0x1_0000_0000_0000), 0);
+        assert_eq!(m.read_u32(u64::MAX - 3), 0);
+        m.release(u64::MAX - 3, 4);
+        m.release(5, 0);
     }
 
     #[test]

@@ -1015,6 +1015,15 @@ impl<'o> Pass<'o> {
         }
     }
 
+    /// vkFreeMemory: the allocation goes, and what it held in the model's memory reads
+    /// as nothing again, its pages making the next ones: a program that allocates anew
+    /// as it goes replays in the room of what it holds at once.
+    fn free_memory(&mut self, memory: u64) {
+        for (addr, len) in self.objects.free_memory(memory) {
+            self.gpu.state.memory.release(addr, len);
+        }
+    }
+
     /// Writes what the program wrote at `offset` of `memory` to the buffers bound to
     /// memory of their own that follow that range, as a replay on NVK mirrors it.
     fn write_mirrors(&mut self, memory: u64, offset: u64, bytes: &[u8]) {
@@ -1097,11 +1106,14 @@ impl<'o> Pass<'o> {
             }
             Call::FreeMemory => {
                 if let Some(c) = record.call_as_free_memory() {
-                    self.objects.free_memory(c.memory());
+                    self.free_memory(c.memory());
                 }
             }
             Call::DestroyObject => {
                 if let Some(c) = record.call_as_destroy_object() {
+                    if c.object_type() == object_type::DEVICE_MEMORY {
+                        self.free_memory(c.handle());
+                    }
                     self.objects.destroy(c.object_type(), c.handle());
                     match c.object_type() {
                         object_type::PIPELINE => self.shaders.destroy_pipeline(c.handle()),
