@@ -95,7 +95,7 @@ static HUGE_PAGES_OFF_AT_LOAD: extern "C" fn() = {
 };
 
 /// Traces from this size on replay faster on transparent huge pages, which `replay`
-/// gives back for them ([`huge_pages_for_trace`]).
+/// and `verify` give back for them ([`huge_pages_for_trace`]).
 const HUGE_PAGES_FROM_BYTES: u64 = 1 << 20;
 
 /// Gives transparent huge pages back as the process found them for a replay of
@@ -161,11 +161,14 @@ fn main() -> ExitCode {
             Ok(code) => return ExitCode::from(code),
             Err(e) => Err(e),
         },
-        Command::Verify(args) => match commands::verify::run(&args) {
-            Ok(true) => Ok(()),
-            Ok(false) => return ExitCode::from(1),
-            Err(e) => Err(e),
-        },
+        Command::Verify(args) => {
+            huge_pages_for_trace(args.trace());
+            match commands::verify::run(&args) {
+                Ok(true) => Ok(()),
+                Ok(false) => return ExitCode::from(1),
+                Err(e) => Err(e),
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -64,6 +64,13 @@ pub struct Args {
     macros: Vec<String>,
 }
 
+impl Args {
+    /// The trace verified.
+    pub fn trace(&self) -> &Path {
+        &self.trace
+    }
+}
+
 /// Runs `macroscope verify`; `Ok(true)` when every difference is explained.
 pub fn run(args: &Args) -> anyhow::Result<bool> {
     let chipset = chosen_chipset(args.chipset, args.mme)?;
