@@ -497,12 +497,10 @@ impl Objects {
 
     /// A `vkDestroy*` of an object of `VkObjectType` `kind`: the handle names nothing
     /// until an object is made with it again (drivers hand freed handles out again,
-    /// and a swapchain image may come back with a destroyed image's handle).
+    /// and a swapchain image may come back with a destroyed image's handle). Device
+    /// memory goes through [`Objects::free_memory`], whose ranges the caller releases.
     pub fn destroy(&mut self, kind: u32, handle: u64) {
         match kind {
-            object_type::DEVICE_MEMORY => {
-                self.free_memory(handle);
-            }
             object_type::BUFFER => {
                 self.buffers.remove(&handle);
                 self.buffer_made.remove(&handle);

@@ -143,21 +143,12 @@ impl Memory {
         if bytes.len() != 4 * PAGE_DWORDS || !self.take_fresh_page() {
             return false;
         }
-        if let Some(i) = self.spare.pop() {
-            for (dword, b) in self.pages[i].iter_mut().zip(bytes.chunks_exact(4)) {
-                *dword = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            }
-            self.place_page(page, i);
-            return true;
-        }
-        let words: Box<[u32]> = bytes
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        let Ok(words) = Box::<[u32; PAGE_DWORDS]>::try_from(words) else {
-            return false;
-        };
-        self.insert_page(page, words);
+        let i = self.spare.pop().unwrap_or_else(|| {
+            self.pages.push(Box::new([0; PAGE_DWORDS]));
+            self.pages.len() - 1
+        });
+        fill_dwords(&mut self.pages[i][..], bytes);
+        self.place_page(page, i);
         true
     }
 
@@ -293,12 +284,7 @@ impl Memory {
             }
             match self.page_index(page) {
                 Some(i) => {
-                    for (dword, bytes) in self.pages[i][first..first + n]
-                        .iter_mut()
-                        .zip(now.chunks_exact(4))
-                    {
-                        *dword = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-                    }
+                    fill_dwords(&mut self.pages[i][first..first + n], now);
                     self.writes += n as u64;
                 }
                 None => self.refused += n as u64,
@@ -371,6 +357,14 @@ impl Memory {
     }
 }
 
+/// Fills `dwords` from the little-endian dwords in `bytes`, as many as both hold.
+#[inline]
+fn fill_dwords(dwords: &mut [u32], bytes: &[u8]) {
+    for (dword, b) in dwords.iter_mut().zip(bytes.chunks_exact(4)) {
+        *dword = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Memory;
@@ -415,10 +409,7 @@ mod tests {
         m.write_bytes(0x50000, &page);
         assert_eq!(m.pages.len(), made);
         assert_eq!((m.read_u32(0x40000), m.read_u32(0x40004)), (0, 5));
-        assert_eq!(
-            m.read_u32(0x50ffc),
-            u32::from_le_bytes([page[4092], page[4093], page[4094], page[4095]])
-        );
+        assert_eq!(m.read_u32(0x50ffc), word(0xffc));
         // And the last page found is not one released.
         m.release(0x50000, 0x1000);
         assert_eq!(m.read_u32(0x50ffc), 0);
