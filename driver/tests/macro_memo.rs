@@ -22,11 +22,17 @@ struct Observed {
 /// A GPU set up by the device's init push buffer, logging every method, remembering
 /// macro runs or not.
 fn gpu(device: &Device, remember: bool) -> Gpu {
+    let mut gpu = unlogged_gpu(device, remember);
+    gpu.state.method_log = Some(Vec::new());
+    gpu
+}
+
+/// [`gpu`] without a method log, as a replay runs it.
+fn unlogged_gpu(device: &Device, remember: bool) -> Gpu {
     let mut gpu = Gpu::new(device.arch());
     gpu.set_macro_memo(remember);
     gpu.execute(device.init_push().expect("macros build").words())
         .expect("init runs");
-    gpu.state.method_log = Some(Vec::new());
     gpu
 }
 
@@ -100,6 +106,22 @@ fn repeated_draws_replayed_from_remembered_runs_match_the_simulator_on_both_gene
         let mut want = vec![(6, 9); 2];
         want.extend([(4, 0); 6]);
         assert_eq!(last, want, "{arch:?}");
+
+        // Without a method log, as a replay runs, remembered runs write their methods
+        // again in bulk: the same draws, reports, counts and state.
+        let mut simulated = unlogged_gpu(&device, false);
+        let mut remembered = unlogged_gpu(&device, true);
+        storm(&mut simulated, &device);
+        storm(&mut remembered, &device);
+        assert!(remembered.remembered_calls() >= 8, "{arch:?}");
+        assert_eq!(observed(&remembered), observed(&simulated), "{arch:?}");
+        let shadows = |gpu: &Gpu| {
+            (0..0x4000u16)
+                .step_by(4)
+                .map(|m| gpu.state.shadow(m))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(shadows(&remembered), shadows(&simulated), "{arch:?}");
     }
 }
 

@@ -751,6 +751,27 @@ impl GpuState {
         }
     }
 
+    /// The methods a remembered macro run emitted, written again in order, leaving the
+    /// model as [`Machine::mthd`] of each leaves it (`MacroMemo::replay`). With no
+    /// method log to feed, the count goes up once and each write is its shadow and, for
+    /// the few methods with one, its effect: a storm replays millions of these.
+    fn macro_methods_again(&mut self, emits: &[(u16, u32)]) {
+        if self.method_log.is_some() {
+            for &(mthd, data) in emits {
+                self.mthd(mthd, data);
+            }
+            return;
+        }
+        self.counters.macro_methods += emits.len() as u64;
+        for &(mthd, data) in emits {
+            let index = usize::from(mthd >> 2) & 0xfff;
+            self.shadow[index] = data;
+            if EFFECTS.of(index) != Effect::None {
+                self.effect(mthd, data);
+            }
+        }
+    }
+
     /// What writing `data` to `mthd` does beyond setting its shadow (which is set
     /// already); whether it did anything. Only the methods with an effect in
     /// [`EFFECTS`] come here (kept out of line, so that a plain method write stays a
