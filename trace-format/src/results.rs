@@ -139,16 +139,16 @@ pub const ROWS_PER_CHUNK: usize = 16 * 1024;
 
 /// Rows in each of a results file's first chunks. A chunk is made into its payload and
 /// compressed beside the replay, except the last, which waits for the replay's end and
-/// which the replay's caller then waits for: a file's chunks hold a quarter of the rows
+/// which the replay's caller then waits for: a file's chunks hold an eighth of the rows
 /// before them, from this many up to [`ROWS_PER_CHUNK`], so that what is left at the
-/// end is a small part of a short replay and at most a chunk of a long one (the
-/// glxgears sample's 3,000 rows a pass went as one chunk, its whole compression after
-/// the last row: a seventh of the pass).
-const FIRST_ROWS_PER_CHUNK: usize = 1024;
+/// end is a small part of a short replay and at most a chunk of a long one. (With a
+/// quarter from 1,024 rows, the glxgears sample's last chunk held a third of its 3,000
+/// rows a pass, and the captured storm's a fifth of its 30,000.)
+const FIRST_ROWS_PER_CHUNK: usize = 256;
 
 /// The rows the next chunk of a file holds, `written` rows into it.
 fn chunk_rows_after(written: u64) -> usize {
-    usize::try_from(written / 4)
+    usize::try_from(written / 8)
         .unwrap_or(usize::MAX)
         .clamp(FIRST_ROWS_PER_CHUNK, ROWS_PER_CHUNK)
 }
