@@ -263,7 +263,7 @@ fn a_program_that_probes_with_an_instance_first_has_the_frames_it_renders_after_
 }
 
 #[test]
-fn a_second_device_while_the_first_lives_is_named_by_the_model_and_the_device_replay() {
+fn a_second_device_while_the_first_lives_is_named_by_the_model_and_replayed_on_one_device() {
     use replayer::device::{replay_on_device, DeviceOptions};
     if !ready() {
         return;
@@ -290,8 +290,16 @@ fn a_second_device_while_the_first_lives_is_named_by_the_model_and_the_device_re
             .contains("could not execute vkQueueSubmit (to another device than the submit before"),
         "{stderr}"
     );
-    // A replay on a device drives the newest device, so the first one's memory is not
-    // there: the error says why.
+    // The second device asks for what the first asked: a replay on a device makes one
+    // device for both, the first's memory still there for the scene's draws after it.
+    let summary = replay_on_device(&trace, &DeviceOptions::default(), &mut |_, _| {})
+        .expect("both devices' work replays on one");
+    assert_eq!(summary.devices_made_again, 1);
+    assert_eq!(summary.submits, counts["QueueSubmit"], "{counts:?}");
+
+    // A second device that asks for another feature is made as asked, the newest
+    // driven: the first one's memory is not there, and the error says why.
+    let (trace, _) = capture_with(dir.path(), "multiview", 2, &["--second-device-unlike"]);
     let e = replay_on_device(&trace, &DeviceOptions::default(), &mut |_, _| {})
         .expect_err("the first device's memory is gone");
     let said = e.to_string();

@@ -406,6 +406,13 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
             dir.display()
         )?;
     }
+    if summary.devices_made_again > 0 {
+        writeln!(
+            out,
+            "{} device(s) made while one that asked for the same extensions and features lived: replayed as that one (one queue, as the driver model runs every device's submits on one channel)",
+            summary.devices_made_again
+        )?;
+    }
     if !summary.skipped.is_empty() {
         let listed: Vec<String> = summary
             .skipped

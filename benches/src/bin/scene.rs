@@ -1,12 +1,13 @@
 //! `scene NAME [FRAMES] [--extra-draw] [--own-fault-handler] [--probe-first]
-//! [--second-device]`: runs one of the capture-workload scenes offscreen and prints what
+//! [--second-device] [--second-device-unlike]`: runs one of the capture-workload scenes offscreen and prints what
 //! it issued as one line of JSON. `--extra-draw` adds one draw to frame 1 of the
 //! multiview scene, for comparing two captures that differ by it; `--own-fault-handler`
 //! has the mapped scene install a SIGSEGV handler of its own after the layer's, as some
 //! programs do; `--probe-first` makes and destroys a Vulkan instance and device before
 //! the scene's own, as a GL driver or toolkit probing the GPU does; `--second-device`
 //! makes a second instance and device once the scene's own is made, submits to it once
-//! and keeps it to the end, as a program with two GL contexts on Zink does.
+//! and keeps it to the end, as a program with two GL contexts on Zink does;
+//! `--second-device-unlike` makes that device ask for a feature the first does not.
 
 use std::process::ExitCode;
 
@@ -16,17 +17,24 @@ fn main() -> ExitCode {
         extra_draw: args.iter().any(|a| a == "--extra-draw"),
         own_fault_handler: args.iter().any(|a| a == "--own-fault-handler"),
         probe_first: args.iter().any(|a| a == "--probe-first"),
-        second_device: args.iter().any(|a| a == "--second-device"),
+        second_device: args
+            .iter()
+            .any(|a| a == "--second-device" || a == "--second-device-unlike"),
+        second_device_unlike: args.iter().any(|a| a == "--second-device-unlike"),
     };
     args.retain(|a| {
         !matches!(
             a.as_str(),
-            "--extra-draw" | "--own-fault-handler" | "--probe-first" | "--second-device"
+            "--extra-draw"
+                | "--own-fault-handler"
+                | "--probe-first"
+                | "--second-device"
+                | "--second-device-unlike"
         )
     });
     let Some(name) = args.first() else {
         eprintln!(
-            "usage: scene NAME [FRAMES] [--extra-draw] [--own-fault-handler] [--probe-first] [--second-device]  (NAME: {})",
+            "usage: scene NAME [FRAMES] [--extra-draw] [--own-fault-handler] [--probe-first] [--second-device] [--second-device-unlike]  (NAME: {})",
             benches::scenes::SCENES.join(", ")
         );
         return ExitCode::from(2);

@@ -86,6 +86,12 @@ pub struct Buffer {
 impl Gpu {
     /// An instance, the first device with a graphics queue, and the colour target.
     pub fn new(name: &CStr) -> Result<Gpu, Error> {
+        Gpu::asking(name, false)
+    }
+
+    /// [`Gpu::new`], its device asking for one feature more (`samplerAnisotropy`) where
+    /// `more`: a device unlike the others a process makes.
+    pub fn asking(name: &CStr, more: bool) -> Result<Gpu, Error> {
         // SAFETY: loading the system Vulkan loader, as every Vulkan program does.
         let entry = unsafe { ash::Entry::load()? };
         let app = vk::ApplicationInfo::default()
@@ -139,7 +145,8 @@ impl Gpu {
             .tessellation_shader(true)
             .geometry_shader(true)
             .multi_draw_indirect(true)
-            .pipeline_statistics_query(true);
+            .pipeline_statistics_query(true)
+            .sampler_anisotropy(more);
         let mut v11 = vk::PhysicalDeviceVulkan11Features::default()
             .multiview(true)
             .multiview_geometry_shader(true)

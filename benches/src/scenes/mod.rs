@@ -130,6 +130,8 @@ pub struct SceneOptions {
     /// instance and device, submits to its queue once and keeps them to the end, as a
     /// program with two GL contexts on Zink does (Sweet Home 3D's Java2D and Java3D).
     pub second_device: bool,
+    /// With `second_device`: the second device asks for a feature the first does not.
+    pub second_device_unlike: bool,
 }
 
 /// Runs scene `name` for `frames` frames.
@@ -159,7 +161,7 @@ pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued
         // A buffer in memory of the scene's device, made before the second device.
         true => {
             gpu.buffer(vk::BufferUsageFlags::UNIFORM_BUFFER, &[0; 16])?;
-            let second = Gpu::new(c"macroscope-scene-second")?;
+            let second = Gpu::asking(c"macroscope-scene-second", options.second_device_unlike)?;
             second.submit_nothing()?;
             Some(second)
         }

@@ -204,6 +204,9 @@ pub struct DeviceSummary {
     pub unknown_handles: u64,
     /// What the trace's memory came to on the device.
     pub memory: MemoryUse,
+    /// Devices the trace made while one that asked for the same lived, replayed as
+    /// that one (their objects, queue and memory on it).
+    pub devices_made_again: u64,
     /// Wall time.
     pub wall: Duration,
 }
@@ -245,10 +248,16 @@ struct Replay {
     /// The trace's devices made and not destroyed yet: their handles, and the calls
     /// that made them.
     live_devices: Vec<(u64, u64)>,
-    /// A device made while another lived: the call that made the one living, and its
-    /// own. The replay drives one device, the newest, so the older one's objects are
-    /// not there to use.
+    /// A device made while another lived that asked for something else: the call that
+    /// made the one living, and its own. The replay drives one device, the newest, so
+    /// the older one's objects are not there to use.
     second_device: Option<(u64, u64)>,
+    /// The trace's instances made and not destroyed yet.
+    live_instances: Vec<u64>,
+    /// What the instance and the device the replay made last were asked for: a trace's
+    /// instance or device made while one that asked the same lives is that one again.
+    instance_asks: Option<Vec<String>>,
+    device_asks: Option<setup::DeviceAsks>,
 }
 
 /// How many frames past the last replayed one the replay reads on for the checksums of
@@ -298,6 +307,9 @@ pub fn replay_on_device(
         presented_checksums: Default::default(),
         live_devices: Vec::new(),
         second_device: None,
+        live_instances: Vec::new(),
+        instance_asks: None,
+        device_asks: None,
     };
     let result = replay.run(trace, progress);
     replay.destroy();
@@ -496,6 +508,22 @@ impl Replay {
                 let c = record
                     .call_as_create_instance()
                     .ok_or_else(|| DeviceError::call(seq, &name, "empty record"))?;
+                let asks = setup::instance_asks(&c);
+                let again =
+                    !self.live_instances.is_empty() && self.instance_asks.as_ref() == Some(&asks);
+                self.live_instances.push(c.instance());
+                if let (true, Some(instance)) = (again, &self.instance) {
+                    // A program with two GL contexts through Zink (Sweet Home 3D) makes
+                    // an instance, and a device on it, for each: replayed on one.
+                    self.handles.insert(
+                        vk::ObjectType::INSTANCE,
+                        c.instance(),
+                        instance.handle().as_raw(),
+                    );
+                    self.summary.calls += 1;
+                    return Ok(());
+                }
+                self.instance_asks = Some(asks);
                 let instance = setup::create_instance(&self.entry, &c)?;
                 self.physical = setup::pick_physical_device(&instance, self.options.gpu)?;
                 self.family = setup::queue_family(&instance, self.physical)?;
@@ -525,10 +553,34 @@ impl Replay {
                 let c = record
                     .call_as_create_device()
                     .ok_or_else(|| DeviceError::call(seq, &name, "empty record"))?;
-                if let Some(&(_, made)) = self.live_devices.last() {
+                let asks = setup::device_asks(&c);
+                let living = self.live_devices.last().map(|&(_, made)| made);
+                self.live_devices.push((c.device(), seq));
+                if let (Some(_), Some(device), true) = (
+                    living,
+                    &self.device,
+                    self.device_asks.as_ref() == Some(&asks),
+                ) {
+                    // The device living asked for the same: its queue and memory serve
+                    // this one's objects too, as one channel runs both in the model.
+                    self.handles.insert(
+                        vk::ObjectType::PHYSICAL_DEVICE,
+                        c.physical_device(),
+                        self.physical.as_raw(),
+                    );
+                    self.handles.insert(
+                        vk::ObjectType::DEVICE,
+                        c.device(),
+                        device.handle().as_raw(),
+                    );
+                    self.summary.devices_made_again += 1;
+                    self.summary.calls += 1;
+                    return Ok(());
+                }
+                if let Some(made) = living {
                     self.second_device.get_or_insert((made, seq));
                 }
-                self.live_devices.push((c.device(), seq));
+                self.device_asks = Some(asks);
                 let instance = self
                     .instance
                     .as_ref()
@@ -621,10 +673,12 @@ impl Replay {
                     self.live_devices.retain(|(d, _)| *d != c.device());
                 }
             }
-            Call::DestroyInstance
-            | Call::MapMemory
-            | Call::UnmapMemory
-            | Call::FlushMappedMemoryRanges => {}
+            Call::DestroyInstance => {
+                if let Some(c) = record.call_as_destroy_instance() {
+                    self.live_instances.retain(|i| *i != c.instance());
+                }
+            }
+            Call::MapMemory | Call::UnmapMemory | Call::FlushMappedMemoryRanges => {}
             _ => self.typed(seq, &name, record)?,
         }
         self.summary.calls += 1;

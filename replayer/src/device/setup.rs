@@ -65,6 +65,64 @@ pub fn create_instance(
         .map_err(|e| DeviceError::Setup(format!("vkCreateInstance: {e}")))
 }
 
+/// What a `vkCreateInstance` asks of the instance the replay makes: the extensions it
+/// enables that are not presentation's (which [`create_instance`] leaves out), sorted.
+/// An instance made while another that asked the same lives is that one again.
+pub fn instance_asks(c: &CreateInstance<'_>) -> Vec<String> {
+    let mut names: Vec<String> = c
+        .enabled_extensions()
+        .iter()
+        .flatten()
+        .filter(|n| !presentation_only(n))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// What a `vkCreateDevice` asks of the device, its pointers left out: the extensions
+/// enabled, sorted, and the features (the core ones, and each chained structure's
+/// type and members). Two devices that ask the same are made alike by
+/// [`create_device`]: a replay makes one for both.
+#[derive(Debug, PartialEq, Eq)]
+pub struct DeviceAsks {
+    extensions: Vec<String>,
+    core_features: Vec<u8>,
+    chained_features: Vec<(i32, Vec<u8>)>,
+}
+
+/// [`DeviceAsks`] of the device `c` makes.
+pub fn device_asks(c: &CreateDevice<'_>) -> DeviceAsks {
+    let mut extensions: Vec<String> = c
+        .enabled_extensions()
+        .iter()
+        .flatten()
+        .map(str::to_string)
+        .collect();
+    extensions.sort();
+    extensions.dedup();
+    let features = c
+        .create_info()
+        .and_then(|info| RecordedFeatures::of(&trace_format::generic_params::Param::Table(info)));
+    let (core_features, chained_features) = match features {
+        // A chained structure's first 16 bytes are its type and `pNext`, a pointer.
+        Some(f) => (
+            f.core,
+            f.chained
+                .into_iter()
+                .map(|(s_type, bytes)| (s_type, bytes.get(16..).unwrap_or_default().to_vec()))
+                .collect(),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    DeviceAsks {
+        extensions,
+        core_features,
+        chained_features,
+    }
+}
+
 /// The physical device to replay on: `--gpu N`, else the first.
 pub fn pick_physical_device(
     instance: &ash::Instance,
