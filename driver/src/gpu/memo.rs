@@ -72,15 +72,8 @@ impl Usage {
 
 /// Remembered macro runs, by macro id and parameters.
 pub(super) struct MacroMemo {
-    /// Every remembered run; a run's place holds it until the table is cleared or a
-    /// newer variant of its key takes the place.
-    runs: Vec<Run>,
-    /// The places in `runs` of each key's variants, oldest first.
-    by_key: HashMap<u64, Vec<u32>, foldhash::fast::RandomState>,
-    /// By macro id: the place of the run its last remembered call replayed. A storm
-    /// calls a macro with what it called it with last, so the run is checked there
-    /// first, with no key made or looked up.
-    last_hit: Vec<u32>,
+    runs: HashMap<u64, Vec<Run>, foldhash::fast::RandomState>,
+    entries: usize,
     usage: Vec<Usage>,
     hits: u64,
 }
@@ -94,14 +87,11 @@ impl MacroMemo {
     const MAX_READS: usize = 64;
     /// Runs kept for one macro and parameter list (differing in the state they read).
     const MAX_VARIANTS: usize = 4;
-    /// A `last_hit` that names no run.
-    const NO_RUN: u32 = u32::MAX;
 
     pub(super) fn new() -> Self {
         MacroMemo {
-            runs: Vec::new(),
-            by_key: HashMap::default(),
-            last_hit: Vec::new(),
+            runs: HashMap::default(),
+            entries: 0,
             usage: Vec::new(),
             hits: 0,
         }
@@ -110,10 +100,9 @@ impl MacroMemo {
     /// Forgets every remembered run, as when the macros they ran are loaded again
     /// (the count of hits and each macro's rate stay).
     pub(super) fn forget(&mut self) {
-        if !self.runs.is_empty() {
+        if self.entries > 0 {
             self.runs.clear();
-            self.by_key.clear();
-            self.last_hit.fill(Self::NO_RUN);
+            self.entries = 0;
         }
     }
 
@@ -137,30 +126,16 @@ impl MacroMemo {
     /// Replays a remembered run of macro `id` on the pending parameters whose reads
     /// match `state`, if there is one within `budget`; returns its instruction count.
     pub(super) fn replay(&mut self, id: u16, state: &mut GpuState, budget: u64) -> Option<u64> {
-        let slot = usize::from(id);
-        let last = self.last_hit.get(slot).copied().unwrap_or(Self::NO_RUN);
-        let fits = |r: &Run| r.replays(id, state, budget);
-        let place = match self.runs.get(last as usize).is_some_and(fits) {
-            true => Some(last),
-            false => self
-                .by_key
-                .get(&Self::key(id, &state.params))
-                .and_then(|places| {
-                    places
-                        .iter()
-                        .copied()
-                        .find(|&p| fits(&self.runs[p as usize]))
-                }),
-        };
-        usage_of(&mut self.usage, id).count(place.is_some());
-        let place = place?;
-        if self.last_hit.len() <= slot {
-            self.last_hit.resize(slot + 1, Self::NO_RUN);
-        }
-        self.last_hit[slot] = place;
+        let params = state.params.as_slice();
+        let key = Self::key(id, params);
+        let run = self
+            .runs
+            .get(&key)
+            .and_then(|runs| runs.iter().find(|r| r.replays(id, state, budget)));
+        usage_of(&mut self.usage, id).count(run.is_some());
+        let run = run?;
         self.hits += 1;
         state.params_loaded = state.params.len();
-        let run = &self.runs[place as usize];
         state.macro_methods_again(&run.emits);
         Some(run.instructions)
     }
@@ -177,27 +152,25 @@ impl MacroMemo {
         if rec.unrememberable || rec.past_bounds {
             return;
         }
-        if self.runs.len() >= Self::MAX_ENTRIES {
-            self.forget();
+        if self.entries >= Self::MAX_ENTRIES {
+            self.runs.clear();
+            self.entries = 0;
         }
-        let run = Run {
+        let key = Self::key(id, params);
+        let runs = self.runs.entry(key).or_default();
+        if runs.len() >= Self::MAX_VARIANTS {
+            runs.remove(0);
+            self.entries -= 1;
+        }
+        runs.push(Run {
             id,
             params: params.into(),
             reads: rec.reads.as_slice().into(),
             memory_reads: rec.memory_reads.as_slice().into(),
             emits: rec.emits.as_slice().into(),
             instructions,
-        };
-        let places = self.by_key.entry(Self::key(id, params)).or_default();
-        if places.len() >= Self::MAX_VARIANTS {
-            // The oldest variant's place takes the new run, which becomes the newest.
-            let place = places.remove(0);
-            self.runs[place as usize] = run;
-            places.push(place);
-            return;
-        }
-        places.push(self.runs.len() as u32);
-        self.runs.push(run);
+        });
+        self.entries += 1;
     }
 }
 

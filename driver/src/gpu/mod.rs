@@ -744,6 +744,12 @@ impl GpuState {
                 from_macro: true,
             });
         }
+        self.store(mthd, data);
+    }
+
+    /// A method write without the log: its shadow, and its effect where it has one.
+    #[inline(always)]
+    fn store(&mut self, mthd: u16, data: u32) {
         let index = usize::from(mthd >> 2) & 0xfff;
         self.shadow[index] = data;
         if EFFECTS.of(index) != Effect::None {
@@ -764,11 +770,7 @@ impl GpuState {
         }
         self.counters.macro_methods += emits.len() as u64;
         for &(mthd, data) in emits {
-            let index = usize::from(mthd >> 2) & 0xfff;
-            self.shadow[index] = data;
-            if EFFECTS.of(index) != Effect::None {
-                self.effect(mthd, data);
-            }
+            self.store(mthd, data);
         }
     }
 
