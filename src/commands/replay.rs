@@ -409,7 +409,7 @@ fn run_on_device(args: &Args) -> anyhow::Result<()> {
     if summary.devices_made_again > 0 {
         writeln!(
             out,
-            "{} device(s) made while one that asked for the same extensions and features lived: replayed as that one (one queue, as the driver model runs every device's submits on one channel)",
+            "{} device(s) made while one that asked for the same extensions and features lived: replayed as that one (one queue, whose channel runs both devices' work, as `verify` gives the model)",
             summary.devices_made_again
         )?;
     }

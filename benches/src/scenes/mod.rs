@@ -132,6 +132,10 @@ pub struct SceneOptions {
     pub second_device: bool,
     /// With `second_device`: the second device asks for a feature the first does not.
     pub second_device_unlike: bool,
+    /// The scene runs once more after its instance and device are destroyed, on an
+    /// instance and device made anew, as a program that makes a device again does
+    /// (VLC: three in turn).
+    pub again_on_a_new_device: bool,
 }
 
 /// Runs scene `name` for `frames` frames.
@@ -156,6 +160,20 @@ pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued
     if options.probe_first {
         drop(Gpu::new(c"macroscope-scene-probe")?);
     }
+    if options.again_on_a_new_device {
+        run_on_its_device(name, app, frames, options)?;
+    }
+    run_on_its_device(name, app, frames, options)
+}
+
+/// Makes scene `name`'s instance and device (for `app`), runs it for `frames` frames
+/// and destroys them.
+fn run_on_its_device(
+    name: &str,
+    app: &std::ffi::CStr,
+    frames: u64,
+    options: SceneOptions,
+) -> Result<Issued, Error> {
     let mut gpu = Gpu::new(app)?;
     let _second = match options.second_device {
         // A buffer in memory of the scene's device, made before the second device.

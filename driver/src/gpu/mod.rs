@@ -7,10 +7,12 @@
 //! data from its [`Memory`], and records every draw the hardware would start and every
 //! report or semaphore write. Unknown methods are counted, not fatal.
 
+mod channel;
 mod effectful;
 mod memo;
 mod memory;
 
+pub use channel::Channel;
 pub use memory::Memory;
 
 use effectful::{Effect, EFFECTS, PLAIN};
@@ -421,43 +423,55 @@ pub struct Gpu {
 impl Gpu {
     /// A GPU whose 3D class runs the `arch` MME.
     pub fn new(arch: Arch) -> Self {
+        let Channel {
+            shadow,
+            cb_addr,
+            cb_size,
+            cb_offset,
+            root_addr,
+            rt_layer,
+            begin,
+            instance,
+            zpass_enabled,
+            zpass_count,
+            params,
+            params_loaded,
+            first_layer_at,
+            in_macro,
+            macros,
+            pending_call,
+            memo,
+        } = Channel::new(arch, true);
         Gpu {
             state: GpuState {
                 memory: Memory::new(),
-                shadow: Box::new([0; 0x1000]),
-                cb_addr: 0,
-                cb_size: 0,
-                cb_offset: 0,
-                root_addr: 0,
-                rt_layer: 0,
-                begin: 0,
-                instance: 0,
-                zpass_enabled: false,
-                zpass_count: 0,
+                shadow,
+                cb_addr,
+                cb_size,
+                cb_offset,
+                root_addr,
+                rt_layer,
+                begin,
+                instance,
+                zpass_enabled,
+                zpass_count,
                 clock: 0,
-                params: Vec::new(),
-                params_loaded: 0,
-                first_layer_at: None,
+                params,
+                params_loaded,
+                first_layer_at,
                 draws: Vec::new(),
                 record_draws: true,
                 reports: Vec::new(),
                 unlogged_methods: 0,
                 counters: Counters::default(),
                 method_log: None,
-                in_macro: false,
+                in_macro,
             },
-            macros: MacroStore {
-                arch,
-                ram: Vec::new(),
-                ram_ptr: 0,
-                starts: BTreeMap::new(),
-                start_ptr: 0,
-                decoded: Vec::new(),
-            },
-            pending_call: None,
+            macros,
+            pending_call,
             last_macro: None,
             budget: DEFAULT_BUDGET,
-            memo: Some(MacroMemo::new()),
+            memo,
         }
     }
 

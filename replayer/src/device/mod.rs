@@ -22,7 +22,7 @@ mod memory;
 pub mod patch;
 mod pipelines;
 mod precheck;
-mod setup;
+pub(crate) mod setup;
 pub(crate) mod templates;
 mod timing;
 
@@ -562,7 +562,8 @@ impl Replay {
                     self.device_asks.as_ref() == Some(&asks),
                 ) {
                     // The device living asked for the same: its queue and memory serve
-                    // this one's objects too, as one channel runs both in the model.
+                    // this one's objects too, its queue's channel running both devices'
+                    // work (`verify` gives the model the same program).
                     self.handles.insert(
                         vk::ObjectType::PHYSICAL_DEVICE,
                         c.physical_device(),

@@ -29,6 +29,7 @@ use trace_format::names;
 use trace_format::results::{GroupCost, RowState};
 use trace_format::{ReadOptions, ResultsWriter, SkippedCall, TraceReader, WriterOptions};
 
+mod channels;
 mod draw;
 mod generic_memo;
 mod places;
@@ -442,10 +443,10 @@ pub(crate) struct Pass<'o> {
     objects: Objects,
     shaders: Shaders,
     layouts: Layouts,
-    /// The device of each queue (vkGetDeviceQueue).
-    queue_devices: HandleMap<u64>,
-    /// The device whose queue the last submit went to.
-    submitting_device: Option<u64>,
+    /// The channel each queue's submits run on.
+    pub(crate) channels: channels::Channels,
+    /// NVK's set-up of a queue's channel, run on each channel made.
+    channel_setup: Vec<u32>,
     /// The set layouts' sizes for the last descriptor set bind's pipeline layout.
     bound_sets: crate::layouts::BoundSetsMemo,
     /// Each descriptor set's layout and dynamic buffers.
@@ -513,6 +514,10 @@ pub struct Tape {
     pub words: Vec<u32>,
     /// Consecutive runs of `words`: where each ends, and what pushed it.
     pub spans: Vec<(usize, TapeLabel)>,
+    /// Where the channel the words run on changed: the first word on the channel, and
+    /// the channel's number (channels are numbered as the pass makes them, the one
+    /// set up before the trace 0). Empty while every word ran on the first.
+    pub channels: Vec<(usize, u32)>,
 }
 
 /// What pushed a run of a [`Tape`]'s words.
@@ -532,6 +537,16 @@ pub enum TapeLabel {
 }
 
 impl Tape {
+    /// The words from now on run on channel `number`.
+    fn channel(&mut self, number: u32) {
+        let at = self.words.len();
+        match self.channels.last_mut() {
+            // Nothing ran on the channel before: it is this one's place.
+            Some(last) if last.0 == at => last.1 = number,
+            _ => self.channels.push((at, number)),
+        }
+    }
+
     fn push(&mut self, words: &[u32], label: TapeLabel) {
         if words.is_empty() {
             return;
@@ -640,8 +655,6 @@ fn not_needed(call: Call) -> bool {
         Call::CreateInstance
             | Call::DestroyInstance
             | Call::PhysicalDeviceInfo
-            | Call::CreateDevice
-            | Call::DestroyDevice
             | Call::MapMemory
             | Call::UnmapMemory
             | Call::FlushMappedMemoryRanges
@@ -699,6 +712,8 @@ impl<'o> Pass<'o> {
         let init = device.init_push()?;
         gpu.execute(init.words())
             .map_err(|source| ReplayError::Gpu { seq: 0, source })?;
+        let mut channels = channels::Channels::default();
+        channels.first_made();
         Ok(Pass {
             options,
             repetition,
@@ -708,8 +723,8 @@ impl<'o> Pass<'o> {
             objects: Objects::default(),
             shaders: Shaders::default(),
             layouts: Layouts::default(),
-            queue_devices: HandleMap::default(),
-            submitting_device: None,
+            channels,
+            channel_setup: init.words().to_vec(),
             bound_sets: Default::default(),
             descriptor_sets: Default::default(),
             push_templates: Default::default(),
@@ -1045,20 +1060,17 @@ impl<'o> Pass<'o> {
         self.recording.of(cb)
     }
 
-    /// A submit to `queue`: where it goes to another device's queue than the last
-    /// submit did, the model, which runs every submit on one GPU's channel, does not
-    /// do what NVK does, which gives each device a channel (and state) of its own.
-    fn note_submitting_device(&mut self, queue: u64) {
-        let Some(&device) = self.queue_devices.get(&queue) else {
-            return;
-        };
-        if self.submitting_device.is_some_and(|last| last != device) {
-            self.skip(
-                "vkQueueSubmit (to another device than the submit before: the model runs every device's submits on one channel)",
-                true,
-            );
+    /// A submit (record `seq`) to `queue`: the GPU runs that queue's channel, and the
+    /// tape notes where the channel changed.
+    fn run_channel_of(&mut self, seq: u64, queue: u64) -> Result<(), ReplayError> {
+        let switched = self
+            .channels
+            .submit_to(queue, &mut self.gpu, &self.channel_setup)
+            .map_err(|source| ReplayError::Gpu { seq, source })?;
+        if let (Some(number), Some(tape)) = (switched, &mut self.tape) {
+            tape.channel(number);
         }
-        self.submitting_device = Some(device);
+        Ok(())
     }
 
     /// Command buffer `cb` is freed: what it held and how it began go.
@@ -1131,7 +1143,26 @@ impl<'o> Pass<'o> {
             }
             Call::GetDeviceQueue => {
                 if let Some(c) = record.call_as_get_device_queue() {
-                    self.queue_devices.insert(c.queue(), c.device());
+                    self.channels.queue_got(&c);
+                }
+                self.skip(&names::record_name(record).0, false);
+            }
+            Call::CreateDevice => {
+                if let Some(c) = record.call_as_create_device() {
+                    self.channels.device_made(record.envelope().seq(), &c);
+                }
+                self.skip(&names::record_name(record).0, false);
+            }
+            Call::DestroyDevice => {
+                if let Some(c) = record.call_as_destroy_device() {
+                    let seq = record.envelope().seq();
+                    let fresh = self
+                        .channels
+                        .device_destroyed(c.device(), &mut self.gpu, &self.channel_setup)
+                        .map_err(|source| ReplayError::Gpu { seq, source })?;
+                    if let (Some(number), Some(tape)) = (fresh, &mut self.tape) {
+                        tape.channel(number);
+                    }
                 }
                 self.skip(&names::record_name(record).0, false);
             }
@@ -1326,7 +1357,7 @@ impl<'o> Pass<'o> {
                         .flatten()
                         .flat_map(|s| s.command_buffers().into_iter().flatten())
                         .collect();
-                    self.note_submitting_device(c.queue());
+                    self.run_channel_of(record.envelope().seq(), c.queue())?;
                     self.submit(record.envelope().seq(), &cbs, sink)?;
                 }
             }

@@ -26,11 +26,11 @@ pub mod oracle;
 pub mod segment;
 pub mod tap;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use driver::chipset::Chipset;
-use driver::gpu::Gpu;
+use driver::gpu::{Channel, Gpu};
 use driver::mme::Arch;
 use driver::nvk::{Device, Macro};
 use driver::push::{HeaderKind, MethodHeader, ParseError};
@@ -41,8 +41,8 @@ use addresses::{AddressCheck, Conflict};
 use align::Aligned;
 use allow::{AllowList, Kind};
 use diff::Step;
-use segment::{Field, Method, Numbering, Part, Segment};
-use tap::{ChannelChoice, Tap};
+use segment::{switch_at, Field, Method, Numbering, Part, Segment};
+use tap::Tap;
 
 /// Why a verification could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -53,16 +53,6 @@ pub enum VerifyError {
     /// The tap holds no 3D channel: NVK never set a queue up.
     #[error("the NVK tap holds no channel with the 3D class bound: NVK submitted nothing")]
     NoChannel,
-    /// NVK ran the trace's work on more than one queue's channel.
-    #[error(
-        "NVK ran the trace's submissions on {} queues' channels ({channels:?}); verify \
-         compares one queue's work, and the model runs every submission on one channel",
-        channels.len()
-    )]
-    SeveralChannels {
-        /// The channels submitted to.
-        channels: Vec<u32>,
-    },
     /// A push buffer did not decode.
     #[error("{side}'s push buffer does not decode: {reason}")]
     Decode {
@@ -184,6 +174,9 @@ pub struct Verification {
     pub mme_failures: (u64, u64, Option<String>),
     /// The allow file's lines whose rule explained no difference here.
     pub unused_rules: Vec<usize>,
+    /// The channels each side ran the trace's work on (NVK, the model): one a queue of
+    /// each device the program made and submitted to.
+    pub channels: (usize, usize),
 }
 
 impl Verification {
@@ -321,10 +314,14 @@ pub fn verify(
     compare(tap, &tape, options.chipset, allow, show)
 }
 
-/// Every word the model pushes replaying `trace`, after its channel set-up.
+/// Every word the model pushes replaying `trace`, after its channel set-up. The model
+/// is given the program NVK ran: the device replay makes a device made while one that
+/// asked for the same lives that device again, so the model runs both on one device's
+/// channels too.
 pub fn model_tape(trace: &Path, options: &ReplayOptions) -> Result<Tape, VerifyError> {
     let mut pass = Pass::new(options, 0)?;
     pass.tape = Some(Tape::default());
+    pass.channels.share_alike_devices = true;
     pass.run(trace, &mut Discard, &mut |_, _| {})?;
     Ok(pass.tape.take().unwrap_or_default())
 }
@@ -354,49 +351,34 @@ pub fn compare(
         ..Verification::default()
     };
 
-    let mut nvk_segments = segment::split(&nvk_run, &[]);
+    let mut nvk_segments = segment::split(&nvk_run.methods, &[], &nvk_run.switches);
     let mut model_segments = segment::model_segments(tape).map_err(decode_err("the model"))?;
     for s in nvk_segments.iter_mut().chain(&mut model_segments) {
         s.names = Some(chipset);
     }
 
-    // Each side's macros run on its own GPU model, every segment in its own order.
-    let mut nvk_gpu = Gpu::new(arch);
-    let mut model_gpu = Gpu::new(arch);
-    run_methods(
-        &mut nvk_gpu,
-        &nvk_setup,
-        Numbering::Nvk,
-        &mut v.mme_failures.0,
-        &mut v.mme_failures.2,
-    );
-    run_methods(
-        &mut model_gpu,
-        &model_setup,
-        Numbering::Model,
-        &mut v.mme_failures.1,
-        &mut v.mme_failures.2,
-    );
-    let nvk_mme: Vec<u64> = nvk_segments
-        .iter()
-        .map(|s| {
-            let (failures, first) = (&mut v.mme_failures.0, &mut v.mme_failures.2);
-            run_methods(&mut nvk_gpu, &s.methods, Numbering::Nvk, failures, first)
-        })
-        .collect();
+    // Each side's macros run on its own GPU model, every segment in its own order and
+    // on its own channel.
+    let first = &mut v.mme_failures.2;
+    let mut nvk_gpu = SideGpu::new(arch, Numbering::Nvk, &nvk_setup, first);
+    let mut model_gpu = SideGpu::new(arch, Numbering::Model, &model_setup, first);
+    let nvk_mme: Vec<u64> = nvk_segments.iter().map(|s| nvk_gpu.run(s, first)).collect();
     let model_mme: Vec<u64> = model_segments
         .iter()
-        .map(|s| {
-            let (failures, first) = (&mut v.mme_failures.1, &mut v.mme_failures.2);
-            run_methods(
-                &mut model_gpu,
-                &s.methods,
-                Numbering::Model,
-                failures,
-                first,
-            )
-        })
+        .map(|s| model_gpu.run(s, first))
         .collect();
+    v.mme_failures.0 = nvk_gpu.failures;
+    v.mme_failures.1 = model_gpu.failures;
+    v.channels = (
+        nvk_run
+            .switches
+            .iter()
+            .map(|s| s.1)
+            .collect::<BTreeSet<_>>()
+            .len()
+            .max(1),
+        model_gpu.channels(),
+    );
 
     let draws_of = |s: &[Segment]| -> Vec<usize> {
         (0..s.len())
@@ -627,18 +609,26 @@ impl Comparer<'_> {
     }
 }
 
-/// NVK's channel set-up (the first submission on the 3D channel) and everything it
-/// submitted there after it, as canonical methods. The pushes after the set-up are
+/// What NVK pushed on the channels it ran the trace's work on, as canonical methods:
+/// the first channel's set-up, and everything submitted after each channel's set-up,
+/// in the order NVK submitted it, with where the channel changed (the first method on
+/// a channel, and the channel). The pushes of one channel's consecutive submissions are
 /// decoded as one stream: before Turing NVK splices indirect draws' arguments in as
 /// pushes of their own, the data of a header in the push before.
-fn nvk_methods(tap: &Tap) -> Result<(Vec<Method>, Vec<Method>), VerifyError> {
-    let channel = tap.channel_3d().map_err(|choice| match choice {
-        ChannelChoice::None => VerifyError::NoChannel,
-        ChannelChoice::Several(channels) => VerifyError::SeveralChannels { channels },
-    })?;
+fn nvk_methods(tap: &Tap) -> Result<(Vec<Method>, ChannelRun), VerifyError> {
+    let channels = tap.channels_3d().map_err(|_| VerifyError::NoChannel)?;
+    let decode = |words: &[u32]| {
+        segment::decode(Numbering::Nvk, words).map_err(|reason| VerifyError::Decode {
+            side: "NVK",
+            reason,
+        })
+    };
     let mut setup: Option<Vec<u32>> = None;
-    let mut run = Vec::new();
-    for exec in tap.execs.iter().filter(|e| e.channel == channel) {
+    let mut set_up: Vec<u32> = Vec::new();
+    let mut run = ChannelRun::default();
+    // The channel whose words are gathered, and its words not yet decoded.
+    let mut stretch: Option<(u32, Vec<u32>)> = None;
+    for exec in tap.execs.iter().filter(|e| channels.contains(&e.channel)) {
         let mut words = Vec::new();
         for push in &exec.pushes {
             if push.unreadable {
@@ -649,18 +639,133 @@ fn nvk_methods(tap: &Tap) -> Result<(Vec<Method>, Vec<Method>), VerifyError> {
         if words.is_empty() {
             continue;
         }
-        match setup {
-            None => setup = Some(words),
-            Some(_) => run.extend(words),
+        if !set_up.contains(&exec.channel) {
+            set_up.push(exec.channel);
+            setup.get_or_insert(words);
+            continue;
+        }
+        match &mut stretch {
+            Some((channel, gathered)) if *channel == exec.channel => gathered.extend(words),
+            _ => {
+                if let Some((channel, gathered)) = stretch.take() {
+                    run.extend(channel, decode(&gathered)?);
+                }
+                stretch = Some((exec.channel, words));
+            }
         }
     }
-    let decode = |words: &[u32]| {
-        segment::decode(Numbering::Nvk, words).map_err(|reason| VerifyError::Decode {
-            side: "NVK",
-            reason,
-        })
-    };
-    Ok((decode(&setup.unwrap_or_default())?, decode(&run)?))
+    if let Some((channel, gathered)) = stretch {
+        run.extend(channel, decode(&gathered)?);
+    }
+    Ok((decode(&setup.unwrap_or_default())?, run))
+}
+
+/// Methods as one side ran them, and the channels they ran on.
+#[derive(Debug, Default)]
+struct ChannelRun {
+    methods: Vec<Method>,
+    /// Where the channel changed: the first method on it, and the channel.
+    switches: Vec<(usize, u32)>,
+}
+
+impl ChannelRun {
+    /// `methods` ran next, on `channel`.
+    fn extend(&mut self, channel: u32, methods: Vec<Method>) {
+        switch_at(&mut self.switches, self.methods.len(), channel);
+        self.methods.extend(methods);
+    }
+}
+
+/// One side's GPU model for counting its macros' instructions: it runs each segment's
+/// methods on the channel they ran on, each channel set up by that side's set-up before
+/// its first method, as NVK sets each queue's channel up.
+struct SideGpu<'s> {
+    gpu: Gpu,
+    numbering: Numbering,
+    setup: &'s [Method],
+    /// The channel the GPU runs now (`None` before the first segment's).
+    running: Option<u32>,
+    parked: HashMap<u32, Channel>,
+    failures: u64,
+}
+
+impl<'s> SideGpu<'s> {
+    fn new(
+        arch: Arch,
+        numbering: Numbering,
+        setup: &'s [Method],
+        first: &mut Option<String>,
+    ) -> Self {
+        let mut side = SideGpu {
+            gpu: Gpu::new(arch),
+            numbering,
+            setup,
+            running: None,
+            parked: HashMap::new(),
+            failures: 0,
+        };
+        side.set_up(first);
+        side
+    }
+
+    fn set_up(&mut self, first: &mut Option<String>) {
+        run_methods(
+            &mut self.gpu,
+            self.setup,
+            self.numbering,
+            &mut self.failures,
+            first,
+        );
+    }
+
+    /// Runs `segment`'s methods, switching channel where it says; the MME instructions
+    /// they ran.
+    fn run(&mut self, segment: &Segment, first: &mut Option<String>) -> u64 {
+        let mut at = 0;
+        let mut instructions = 0;
+        for &(start, channel) in segment
+            .channels
+            .iter()
+            .chain([&(segment.methods.len(), u32::MAX)])
+        {
+            instructions += run_methods(
+                &mut self.gpu,
+                &segment.methods[at..start],
+                self.numbering,
+                &mut self.failures,
+                first,
+            );
+            at = start;
+            if channel != u32::MAX {
+                self.switch_to(channel, first);
+            }
+        }
+        instructions
+    }
+
+    fn switch_to(&mut self, channel: u32, first: &mut Option<String>) {
+        let Some(running) = self.running.replace(channel) else {
+            // The channel set up first is the first one's.
+            return;
+        };
+        if running == channel {
+            return;
+        }
+        let (mut other, fresh) = match self.parked.remove(&channel) {
+            Some(parked) => (parked, false),
+            None => (Channel::new(self.gpu.arch(), true), true),
+        };
+        self.gpu.exchange_channel(&mut other);
+        self.parked.insert(running, other);
+        if fresh {
+            self.set_up(first);
+        }
+    }
+
+    /// The channels it ran methods on.
+    fn channels(&self) -> usize {
+        self.parked.len() + 1
+    }
 }
 
 /// Runs methods on `gpu`, one header each (macro calls back in `numbering`'s ids), and

@@ -138,6 +138,9 @@ pub struct Segment {
     pub draw_macro: Option<&'static str>,
     /// The GPU whose classes name its methods (the Turing classes' names without one).
     pub names: Option<Chipset>,
+    /// Where the channel the methods ran on changed within the segment: the first
+    /// method on it, and the channel.
+    pub channels: Vec<(usize, u32)>,
 }
 
 impl Segment {
@@ -203,17 +206,22 @@ pub fn decode(numbering: Numbering, words: &[u32]) -> Result<Vec<Method>, ParseE
 
 /// Splits methods after each draw macro's call (its `CALL_MME_MACRO` and the
 /// `CALL_MME_DATA` that follow). `parts`, when not empty, runs beside `methods`.
-pub fn split(methods: &[Method], parts: &[Part]) -> Vec<Segment> {
+pub fn split(methods: &[Method], parts: &[Part], switches: &[(usize, u32)]) -> Vec<Segment> {
     let fields = fields(methods);
     let mut segments = Vec::new();
     let mut current = Segment::default();
     let mut open_call: Option<u16> = None;
+    let mut switches = switches.iter().peekable();
     for (i, m) in methods.iter().enumerate() {
         if let Some(call) = open_call {
             if !(m.subc == SUBC_3D && m.mthd == call + 4) {
                 segments.push(std::mem::take(&mut current));
                 open_call = None;
             }
+        }
+        while let Some(&(_, channel)) = switches.next_if(|(at, _)| *at <= i) {
+            let at = current.methods.len();
+            switch_at(&mut current.channels, at, channel);
         }
         current.methods.push(*m);
         current.fields.push(fields[i]);
@@ -237,6 +245,18 @@ pub fn split(methods: &[Method], parts: &[Part]) -> Vec<Segment> {
     segments
 }
 
+/// Notes in `switches` that from method `at` on the methods ran on `channel`: a later
+/// change at the same method takes the place of one before it, and a change to the
+/// channel running is none.
+pub fn switch_at(switches: &mut Vec<(usize, u32)>, at: usize, channel: u32) {
+    if switches.last().is_some_and(|s| s.0 == at) {
+        switches.pop();
+    }
+    if switches.last().map(|s| s.1) != Some(channel) {
+        switches.push((at, channel));
+    }
+}
+
 /// The model's tape as segments, each method with its part, each draw segment with
 /// the row that ends it.
 pub fn model_segments(tape: &Tape) -> Result<Vec<Segment>, ParseError> {
@@ -245,9 +265,12 @@ pub fn model_segments(tape: &Tape) -> Result<Vec<Segment>, ParseError> {
     // Where each row's call ends, in methods.
     let mut rows: Vec<(usize, u64, DrawKind)> = Vec::new();
     let mut start = 0usize;
+    // Where each span ends, in words and in methods.
+    let mut span_ends: Vec<(usize, usize)> = Vec::with_capacity(tape.spans.len());
     for &(end, label) in &tape.spans {
         let decoded = decode(Numbering::Model, &tape.words[start..end])?;
         start = end;
+        span_ends.push((end, methods.len() + decoded.len()));
         let part = match label {
             TapeLabel::Group(g) => Part::Group(g),
             TapeLabel::Row { kind, .. } if trace_format::names::is_draw_kind(kind) => Part::Draw,
@@ -261,7 +284,20 @@ pub fn model_segments(tape: &Tape) -> Result<Vec<Segment>, ParseError> {
             }
         }
     }
-    let mut segments = split(&methods, &parts);
+    // The model's first channel is 0, where its tape names none.
+    let mut switches = vec![(0, 0)];
+    let mut spans_before = 0;
+    for &(word, channel) in &tape.channels {
+        while span_ends
+            .get(spans_before)
+            .is_some_and(|&(end, _)| end <= word)
+        {
+            spans_before += 1;
+        }
+        let at = spans_before.checked_sub(1).map_or(0, |k| span_ends[k].1);
+        switch_at(&mut switches, at, channel);
+    }
+    let mut segments = split(&methods, &parts, &switches);
     let mut at = 0usize;
     let mut rows = rows.into_iter().peekable();
     for s in &mut segments {
@@ -304,7 +340,7 @@ mod tests {
             m(draw, 0),
             m(0x3000, 5),
         ];
-        let segments = split(&methods, &[]);
+        let segments = split(&methods, &[], &[]);
         let lens: Vec<usize> = segments.iter().map(|s| s.methods.len()).collect();
         assert_eq!(lens, vec![6, 2, 1]);
         assert_eq!(segments[0].draw_macro, Some("draw"));

@@ -167,15 +167,18 @@ fn parse_exec(p: &mut Cursor<'_>) -> Result<TapExec, (usize, String)> {
 }
 
 impl Tap {
-    /// The channel NVK ran the trace's work on. Each queue's channel binds a 3D class
-    /// to subchannel 0 in its first push (`SET_OBJECT`, which
-    /// `nvk_queue_init_context_state` pushes first); of those, the one submitted to
-    /// after that set-up. A device the program made and never submitted to (Firefox
-    /// makes one to probe the GPU) leaves a channel holding its set-up alone; with no
-    /// work anywhere, the first. Work on several channels is refused: the model runs
-    /// the trace's submissions on one.
-    pub fn channel_3d(&self) -> Result<u32, ChannelChoice> {
+    /// The channels NVK ran the trace's work on, in the order work first came to each.
+    /// Each queue's channel binds a 3D class to subchannel 0 in its first push
+    /// (`SET_OBJECT`, which `nvk_queue_init_context_state` pushes first); those
+    /// submitted to after that set-up are the ones worked on. A device the program made
+    /// and never submitted to (Firefox makes one to probe the GPU) leaves a channel
+    /// holding its set-up alone; with no work anywhere, the first 3D channel alone.
+    /// NVK makes a channel for each queue of each device, as the model does: a program
+    /// that makes a device after destroying one (VLC) worked on several.
+    pub fn channels_3d(&self) -> Result<Vec<u32>, NoChannel> {
+        // Each 3D channel, with the non-empty executions on it so far.
         let mut channels: Vec<(u32, usize)> = Vec::new();
+        let mut worked: Vec<u32> = Vec::new();
         for exec in &self.execs {
             if exec
                 .pushes
@@ -185,32 +188,27 @@ impl Tap {
                 continue;
             }
             match channels.iter_mut().find(|(c, _)| *c == exec.channel) {
-                Some((_, execs)) => *execs += 1,
+                Some((c, execs)) => {
+                    *execs += 1;
+                    if *execs == 2 {
+                        worked.push(*c);
+                    }
+                }
                 None if binds_3d(exec) => channels.push((exec.channel, 1)),
                 None => {}
             }
         }
-        let worked: Vec<u32> = channels
-            .iter()
-            .filter(|(_, execs)| *execs > 1)
-            .map(|(c, _)| *c)
-            .collect();
-        match worked.as_slice() {
-            [] => channels.first().map(|(c, _)| *c).ok_or(ChannelChoice::None),
-            [one] => Ok(*one),
-            _ => Err(ChannelChoice::Several(worked)),
+        match (worked.is_empty(), channels.first()) {
+            (false, _) => Ok(worked),
+            (true, Some((c, _))) => Ok(vec![*c]),
+            (true, None) => Err(NoChannel),
         }
     }
 }
 
-/// Why [`Tap::channel_3d`] found no one channel.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ChannelChoice {
-    /// No channel binds the 3D class: NVK never set a queue up.
-    None,
-    /// These channels were all submitted to.
-    Several(Vec<u32>),
-}
+/// No channel binds the 3D class: NVK never set a queue up ([`Tap::channels_3d`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoChannel;
 
 /// Whether `exec`'s first push binds a 3D class to subchannel 0.
 fn binds_3d(exec: &TapExec) -> bool {
@@ -262,7 +260,7 @@ mod tests {
         assert_eq!(tap.channels, vec![1, 2]);
         assert_eq!(tap.execs.len(), 2);
         assert_eq!(tap.execs[1].pushes[0].words.len(), 4);
-        assert_eq!(tap.channel_3d(), Ok(2));
+        assert_eq!(tap.channels_3d(), Ok(vec![2]));
     }
 
     /// Firefox makes a device to probe the GPU and never submits to it, then draws on
@@ -281,23 +279,24 @@ mod tests {
             exec(2, &work),
         ]);
         let tap = parse_tap(&probe_then_draw).expect("reads");
-        assert_eq!(tap.channel_3d(), Ok(2));
+        assert_eq!(tap.channels_3d(), Ok(vec![2]));
 
         let idle = file(&[record(TAG_CHANNEL, &[1]), exec(1, &set_up)]);
-        assert_eq!(parse_tap(&idle).expect("reads").channel_3d(), Ok(1));
+        assert_eq!(parse_tap(&idle).expect("reads").channels_3d(), Ok(vec![1]));
 
+        // Two queues' channels, the second worked on first.
         let two_queues = file(&[
             exec(1, &set_up),
             exec(2, &set_up),
-            exec(1, &work),
             exec(2, &work),
+            exec(1, &work),
         ]);
         let tap = parse_tap(&two_queues).expect("reads");
-        assert_eq!(tap.channel_3d(), Err(ChannelChoice::Several(vec![1, 2])));
+        assert_eq!(tap.channels_3d(), Ok(vec![2, 1]));
 
         let no_3d = file(&[exec(1, &[0x2001_8040, 0])]);
         let tap = parse_tap(&no_3d).expect("reads");
-        assert_eq!(tap.channel_3d(), Err(ChannelChoice::None));
+        assert_eq!(tap.channels_3d(), Err(NoChannel));
     }
 
     #[test]
