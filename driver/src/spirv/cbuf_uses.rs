@@ -19,16 +19,20 @@
 //!   uniform-buffer load at an index the loop varies is then there once an iteration,
 //!   while loads at constant indices merge across the iterations.
 //!
-//! - a texture instruction inside a loop whose trip count is not known (it runs until
-//!   a uniform, say) counts one use more than its texture and sampler; one inside a
-//!   counted loop too long to unroll does not. This was found against NVK 25.0.7, not
-//!   read in its source: Godot 3's scene shaders through Zink sample shadow maps in
-//!   light loops that run to a uniform light count, and NVK binds their set's
-//!   descriptors ahead of a uniform buffer read at 47 constant places only when each
-//!   such sample counts three (every one of the 174 draws of its three variants then
-//!   binds as NVK does), while its glow pass samples in a loop of 512 iterations
-//!   counted as usual; no other trace of the corpus changes. The NIR pass that adds
-//!   the use is not yet identified.
+//! - a texture instruction inside a loop whose trip count is not known and whose exit
+//!   test reads a uniform buffer (it runs until a uniform light count) counts one use
+//!   more than its texture and sampler; one inside a loop that runs to anything else (a
+//!   fragment input), or inside a counted loop too long to unroll, does not. This was
+//!   found against NVK 25.0.7, not read in its source: Godot 3's scene shaders through
+//!   Zink sample shadow maps in light loops that run to a uniform light count, and NVK
+//!   binds their set's descriptors ahead of a uniform buffer read at 47 constant places
+//!   only when each such sample counts three (every one of the 174 draws of its three
+//!   variants then binds as NVK does), while its glow pass samples in a loop of 512
+//!   iterations counted as usual. GTK 4's blur shader samples in a loop that runs to a
+//!   fragment input, and NVK binds its uniform buffer (8 uses) ahead of the sampled
+//!   set, which it can only when those samples count two each (6 uses; three each
+//!   would tie at 8, and a tie puts the set first). No other trace of the corpus
+//!   changes. The NIR pass that adds the use is not yet identified.
 //!
 //! - a uniform-buffer load whose value nothing live reads is gone (`nir_opt_dce`, after
 //!   copy propagation looked through the vectors it was built into; Zink loads a `vec4`
@@ -140,7 +144,7 @@ impl Uses<'_, '_> {
     }
 
     fn function(&mut self, function: &Function) {
-        let repeats = unrolled_iterations(function, self.d.constants);
+        let repeats = unrolled_iterations(function, self.d);
         let mut places: Map<Word, Place> = Map::default();
         let mut images: Map<Word, Vec<ImageSource>> = Map::default();
         for (block, repeat) in function.blocks.iter().zip(repeats) {
@@ -399,16 +403,18 @@ struct Repeat {
     /// How many times the block is there: the product of the trip counts of the
     /// unrolled loops around it (0 in a loop that never runs).
     times: u32,
-    /// Whether a loop whose trip count is not known holds it.
+    /// Whether a loop whose trip count is not known, and whose exit test reads a
+    /// uniform buffer, holds it.
     in_uncounted_loop: bool,
 }
 
 /// How many times each block of `function` is there once NIR has unrolled the loops
-/// it can, and whether it is in a loop of unknown trip count.
+/// it can, and whether it is in a loop of unknown trip count that runs to a uniform.
 ///
 /// A loop is taken to be the blocks from its header (the block with `OpLoopMerge`) up
 /// to its merge block in the function's order, as structured SPIR-V lays them out.
-fn unrolled_iterations(function: &Function, constants: &Map<Word, u32>) -> Vec<Repeat> {
+fn unrolled_iterations(function: &Function, d: &Declarations<'_>) -> Vec<Repeat> {
+    let constants = d.constants;
     let blocks = &function.blocks;
     let mut repeats = vec![
         Repeat {
@@ -443,8 +449,10 @@ fn unrolled_iterations(function: &Function, constants: &Map<Word, u32>) -> Vec<R
         }
         let body = header..merge;
         let Some(trips) = trip_count(function, body.clone(), merge, &defs, constants) else {
-            for r in &mut repeats[body] {
-                r.in_uncounted_loop = true;
+            if exit_test_reads_a_uniform(function, body.clone(), &defs, d) {
+                for r in &mut repeats[body] {
+                    r.in_uncounted_loop = true;
+                }
             }
             continue;
         };
@@ -545,18 +553,7 @@ fn trip_count(
                     [only] if only.class.opcode == Op::Branch && id(only, 0) == Some(merge_label))
             })
     };
-    // The exit test: straight on from the header to the first conditional branch.
-    let mut at = body.start;
-    let branch = loop {
-        let last = blocks.get(at)?.instructions.last()?;
-        match last.class.opcode {
-            Op::BranchConditional => break last,
-            Op::Branch if at + 1 < body.end && at < body.start + 4 => {
-                at = label_at(id(last, 0)?)?;
-            }
-            _ => return None,
-        }
-    };
+    let branch = exit_test(function, body.clone())?;
     let (condition, when_true, when_false) = (id(branch, 0)?, id(branch, 1)?, id(branch, 2)?);
     // Whether the loop goes on while the condition fails (it leaves when it holds).
     let negated = match (leaves(when_true), leaves(when_false)) {
@@ -603,6 +600,89 @@ fn trip_count(
     } else {
         (span + step - 1) / step
     })
+}
+
+/// A loop's exit test: straight on from its header (the first block of `body`) to the
+/// first conditional branch.
+fn exit_test(function: &Function, body: std::ops::Range<usize>) -> Option<&Instruction> {
+    let blocks = &function.blocks;
+    let label_at = |label: Word| {
+        body.clone()
+            .find(|&n| blocks[n].label.as_ref().and_then(|l| l.result_id) == Some(label))
+    };
+    let mut at = body.start;
+    loop {
+        let last = blocks.get(at)?.instructions.last()?;
+        match last.class.opcode {
+            Op::BranchConditional => return Some(last),
+            Op::Branch if at + 1 < body.end && at < body.start + 4 => {
+                at = label_at(id(last, 0)?)?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// Whether the exit test of the loop `body` reads a value loaded from a uniform buffer
+/// (a light count, say), through at most a few instructions: the loops whose texture
+/// instructions count one use more (the module's notes). Found against NVK 25.0.7:
+/// Godot 3's light loops run to a uniform and count the extra use; GTK 4's blur
+/// shader's loop runs to a fragment input, and NVK binds its uniform buffer ahead of
+/// its sampled set only when its samples count no extra use.
+fn exit_test_reads_a_uniform(
+    function: &Function,
+    body: std::ops::Range<usize>,
+    defs: &Map<Word, &Instruction>,
+    d: &Declarations<'_>,
+) -> bool {
+    let Some(condition) = exit_test(function, body).and_then(|b| id(b, 0)) else {
+        return false;
+    };
+    let mut pending = vec![(condition, 0u32)];
+    let mut seen: Set<Word> = Set::default();
+    while let Some((value, depth)) = pending.pop() {
+        if depth > 12 || !seen.insert(value) {
+            continue;
+        }
+        let Some(def) = defs.get(&value) else {
+            continue;
+        };
+        if def.class.opcode == Op::Load {
+            if id(def, 0).is_some_and(|pointer| points_into_a_uniform(pointer, defs, d)) {
+                return true;
+            }
+            continue;
+        }
+        pending.extend(def.operands.iter().filter_map(|o| match o {
+            Operand::IdRef(w) => Some((*w, depth + 1)),
+            _ => None,
+        }));
+    }
+    false
+}
+
+/// Whether `pointer` points into a uniform buffer: a variable of one, or an access
+/// chain into one.
+fn points_into_a_uniform(
+    mut pointer: Word,
+    defs: &Map<Word, &Instruction>,
+    d: &Declarations<'_>,
+) -> bool {
+    for _ in 0..8 {
+        if (d.is_uniform_buffer)(pointer) {
+            return true;
+        }
+        match defs.get(&pointer) {
+            Some(i) if matches!(i.class.opcode, Op::AccessChain | Op::InBoundsAccessChain) => {
+                match id(i, 0) {
+                    Some(base) => pointer = base,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// `w`, or what the bitcasts that make it were made from.
