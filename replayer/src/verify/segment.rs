@@ -347,6 +347,36 @@ mod tests {
         assert_eq!(segments[2].draw_macro, None);
     }
 
+    /// A program's work on three channels in turn (VLC's three devices): each segment
+    /// says where, among its methods, the channel changed, so that its macros run on
+    /// the channel they ran on.
+    #[test]
+    fn each_segment_carries_the_channel_changes_within_it() {
+        let draw = class::CALL_MME_MACRO + 8 * 10;
+        let methods = [
+            m(0x1000, 1),
+            m(draw, 0),
+            m(draw + 4, 3),
+            m(0x2000, 2),
+            m(draw, 0),
+            m(0x3000, 5),
+        ];
+        // Channel 4 from the start, 8 from the second draw's state on, 12 for the tail.
+        let mut switches = Vec::new();
+        switch_at(&mut switches, 0, 4);
+        switch_at(&mut switches, 3, 7);
+        // A second change at the same method takes the first's place.
+        switch_at(&mut switches, 3, 8);
+        switch_at(&mut switches, 5, 12);
+        // A change to the channel running is none.
+        switch_at(&mut switches, 5, 12);
+        assert_eq!(switches, [(0, 4), (3, 8), (5, 12)]);
+        let segments = split(&methods, &[], &switches);
+        let channels: Vec<&[(usize, u32)]> =
+            segments.iter().map(|s| s.channels.as_slice()).collect();
+        assert_eq!(channels, [&[(0, 4)][..], &[(0, 8)], &[(0, 12)]]);
+    }
+
     #[test]
     fn model_macro_calls_take_nvk_ids_by_name() {
         let model_draw = class::call_mme_macro(Macro::Draw.id());
