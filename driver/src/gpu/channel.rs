@@ -15,9 +15,9 @@ use crate::mme::Arch;
 
 use std::collections::BTreeMap;
 
-/// One channel's state as a [`Gpu`] holds it while that channel runs; a fresh one is
-/// a channel before NVK's set-up (`nvk_queue_init_context_state`) ran on it.
-pub struct Channel {
+/// The part of a [`super::GpuState`] that is the channel's: the method shadow and what
+/// the methods select and count.
+pub(super) struct ChannelState {
     pub(super) shadow: Box<[u32; 0x1000]>,
     pub(super) cb_addr: u64,
     pub(super) cb_size: u32,
@@ -28,22 +28,16 @@ pub struct Channel {
     pub(super) instance: u32,
     pub(super) zpass_enabled: bool,
     pub(super) zpass_count: u64,
+    /// The pending macro call's parameters, and how many the macro has loaded.
     pub(super) params: Vec<u32>,
     pub(super) params_loaded: usize,
     pub(super) first_layer_at: Option<std::time::Instant>,
     pub(super) in_macro: bool,
-    pub(super) macros: MacroStore,
-    pub(super) pending_call: Option<u16>,
-    /// The channel's remembered macro runs (they are runs of its macros); `None` when
-    /// every call is simulated.
-    pub(super) memo: Option<MacroMemo>,
 }
 
-impl Channel {
-    /// A channel of a GPU whose 3D class runs the `arch` MME, nothing set up on it;
-    /// its macro runs are remembered when `memo` is on ([`Gpu::set_macro_memo`]).
-    pub fn new(arch: Arch, memo: bool) -> Self {
-        Channel {
+impl ChannelState {
+    fn new() -> Self {
+        ChannelState {
             shadow: Box::new([0; 0x1000]),
             cb_addr: 0,
             cb_size: 0,
@@ -58,6 +52,27 @@ impl Channel {
             params_loaded: 0,
             first_layer_at: None,
             in_macro: false,
+        }
+    }
+}
+
+/// One channel's state as a [`Gpu`] holds it while that channel runs; a fresh one is
+/// a channel before NVK's set-up (`nvk_queue_init_context_state`) ran on it.
+pub struct Channel {
+    pub(super) state: ChannelState,
+    pub(super) macros: MacroStore,
+    pub(super) pending_call: Option<u16>,
+    /// The channel's remembered macro runs (they are runs of its macros); `None` when
+    /// every call is simulated.
+    pub(super) memo: Option<MacroMemo>,
+}
+
+impl Channel {
+    /// A channel of a GPU whose 3D class runs the `arch` MME, nothing set up on it;
+    /// its macro runs are remembered when `memo` is on ([`Gpu::set_macro_memo`]).
+    pub fn new(arch: Arch, memo: bool) -> Self {
+        Channel {
+            state: ChannelState::new(),
             macros: MacroStore {
                 arch,
                 ram: Vec::new(),
@@ -78,21 +93,7 @@ impl Gpu {
     /// with. Memory, the draws and reports recorded, the counters and the method log are
     /// the GPU's own, shared by every channel.
     pub fn exchange_channel(&mut self, other: &mut Channel) {
-        let s = &mut self.state;
-        std::mem::swap(&mut s.shadow, &mut other.shadow);
-        std::mem::swap(&mut s.cb_addr, &mut other.cb_addr);
-        std::mem::swap(&mut s.cb_size, &mut other.cb_size);
-        std::mem::swap(&mut s.cb_offset, &mut other.cb_offset);
-        std::mem::swap(&mut s.root_addr, &mut other.root_addr);
-        std::mem::swap(&mut s.rt_layer, &mut other.rt_layer);
-        std::mem::swap(&mut s.begin, &mut other.begin);
-        std::mem::swap(&mut s.instance, &mut other.instance);
-        std::mem::swap(&mut s.zpass_enabled, &mut other.zpass_enabled);
-        std::mem::swap(&mut s.zpass_count, &mut other.zpass_count);
-        std::mem::swap(&mut s.params, &mut other.params);
-        std::mem::swap(&mut s.params_loaded, &mut other.params_loaded);
-        std::mem::swap(&mut s.first_layer_at, &mut other.first_layer_at);
-        std::mem::swap(&mut s.in_macro, &mut other.in_macro);
+        std::mem::swap(&mut self.state.channel, &mut other.state);
         std::mem::swap(&mut self.macros, &mut other.macros);
         std::mem::swap(&mut self.pending_call, &mut other.pending_call);
         std::mem::swap(&mut self.memo, &mut other.memo);

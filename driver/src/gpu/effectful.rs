@@ -142,7 +142,7 @@ mod tests {
     fn every_method_left_out_only_sets_its_shadow() {
         let mut gpu = Gpu::new(Arch::Turing);
         // A selected constant buffer with room, so that a write to it would show.
-        gpu.state.cb_size = 0x100;
+        gpu.state.channel.cb_size = 0x100;
         for mthd in 0..=u16::MAX {
             if EFFECTS.of(usize::from(mthd >> 2)) != Effect::None {
                 continue;
@@ -189,6 +189,6 @@ mod tests {
         let mut gpu = Gpu::new(Arch::Turing);
         assert!(gpu.state.effect(class::SET_RT_LAYER, 3));
         assert!(!gpu.state.effect(class::SET_RT_LAYER + 0x4000, 5));
-        assert_eq!(gpu.state.rt_layer, 3);
+        assert_eq!(gpu.state.channel.rt_layer, 3);
     }
 }

@@ -126,7 +126,7 @@ impl MacroMemo {
     /// Replays a remembered run of macro `id` on the pending parameters whose reads
     /// match `state`, if there is one within `budget`; returns its instruction count.
     pub(super) fn replay(&mut self, id: u16, state: &mut GpuState, budget: u64) -> Option<u64> {
-        let params = state.params.as_slice();
+        let params = state.channel.params.as_slice();
         let key = Self::key(id, params);
         let run = self
             .runs
@@ -135,7 +135,7 @@ impl MacroMemo {
         usage_of(&mut self.usage, id).count(run.is_some());
         let run = run?;
         self.hits += 1;
-        state.params_loaded = state.params.len();
+        state.channel.params_loaded = state.channel.params.len();
         state.macro_methods_again(&run.emits);
         Some(run.instructions)
     }
@@ -148,7 +148,7 @@ impl MacroMemo {
 
     /// Remembers a finished run of macro `id`.
     pub(super) fn remember(&mut self, id: u16, rec: &Recorder<'_>, instructions: u64) {
-        let params = rec.state.params.as_slice();
+        let params = rec.state.channel.params.as_slice();
         if rec.unrememberable || rec.past_bounds {
             return;
         }
@@ -182,11 +182,11 @@ impl Run {
     fn replays(&self, id: u16, state: &GpuState, budget: u64) -> bool {
         self.id == id
             && self.instructions <= budget
-            && *self.params == *state.params
+            && *self.params == *state.channel.params
             && self
                 .reads
                 .iter()
-                .all(|&(i, v)| state.shadow[usize::from(i)] == v)
+                .all(|&(i, v)| state.channel.shadow[usize::from(i)] == v)
             && self
                 .memory_reads
                 .iter()

@@ -13,6 +13,7 @@ mod memo;
 mod memory;
 
 pub use channel::Channel;
+use channel::ChannelState;
 pub use memory::Memory;
 
 use effectful::{Effect, EFFECTS, PLAIN};
@@ -360,21 +361,9 @@ fn decode_macro(
 pub struct GpuState {
     /// GPU memory.
     pub memory: Memory,
-    shadow: Box<[u32; 0x1000]>,
-    cb_addr: u64,
-    cb_size: u32,
-    cb_offset: u32,
-    root_addr: u64,
-    rt_layer: u32,
-    begin: u32,
-    instance: u32,
-    zpass_enabled: bool,
-    zpass_count: u64,
+    /// What the channel running holds ([`Channel`]).
+    channel: ChannelState,
     clock: u64,
-    /// The pending macro call's parameters, and how many the macro has loaded.
-    params: Vec<u32>,
-    params_loaded: usize,
-    first_layer_at: Option<std::time::Instant>,
     /// Every draw started, in order, while `record_draws` is on (tests inspect them;
     /// a replay counts them only, so that memory does not grow with hardware draws).
     pub draws: Vec<HwDraw>,
@@ -390,7 +379,6 @@ pub struct GpuState {
     pub method_log: Option<Vec<LoggedMethod>>,
     /// Methods executed while `method_log` was full.
     pub unlogged_methods: u64,
-    in_macro: bool,
 }
 
 /// One method write, as [`GpuState::method_log`] records it.
@@ -424,20 +412,7 @@ impl Gpu {
     /// A GPU whose 3D class runs the `arch` MME.
     pub fn new(arch: Arch) -> Self {
         let Channel {
-            shadow,
-            cb_addr,
-            cb_size,
-            cb_offset,
-            root_addr,
-            rt_layer,
-            begin,
-            instance,
-            zpass_enabled,
-            zpass_count,
-            params,
-            params_loaded,
-            first_layer_at,
-            in_macro,
+            state: channel,
             macros,
             pending_call,
             memo,
@@ -445,27 +420,14 @@ impl Gpu {
         Gpu {
             state: GpuState {
                 memory: Memory::new(),
-                shadow,
-                cb_addr,
-                cb_size,
-                cb_offset,
-                root_addr,
-                rt_layer,
-                begin,
-                instance,
-                zpass_enabled,
-                zpass_count,
+                channel,
                 clock: 0,
-                params,
-                params_loaded,
-                first_layer_at,
                 draws: Vec::new(),
                 record_draws: true,
                 reports: Vec::new(),
                 unlogged_methods: 0,
                 counters: Counters::default(),
                 method_log: None,
-                in_macro,
             },
             macros,
             pending_call,
@@ -574,7 +536,7 @@ impl Gpu {
                     // parameters (what `write` does word by word).
                     self.write(subc, mthd, first)?;
                     self.state.counters.push_methods += rest.len() as u64;
-                    self.state.params.extend_from_slice(rest);
+                    self.state.channel.params.extend_from_slice(rest);
                     return Ok(());
                 }
             }
@@ -613,7 +575,7 @@ impl Gpu {
             self.flush_call()?;
         }
         self.state.counters.push_methods += writes as u64;
-        let shadow = &mut self.state.shadow;
+        let shadow = &mut self.state.channel.shadow;
         match run.kind {
             push::HeaderKind::Immediate => shadow[index] = run.header.count(),
             push::HeaderKind::Incrementing => {
@@ -652,11 +614,11 @@ impl Gpu {
                     self.flush_call()?;
                 }
                 self.pending_call = Some(id);
-                self.state.params.clear();
-                self.state.params_loaded = 0;
-                self.state.params.push(data);
+                self.state.channel.params.clear();
+                self.state.channel.params_loaded = 0;
+                self.state.channel.params.push(data);
             } else if self.pending_call == Some(id) {
-                self.state.params.push(data);
+                self.state.channel.params.push(data);
             }
             return Ok(());
         }
@@ -679,10 +641,10 @@ impl Gpu {
         let Some(id) = self.pending_call.take() else {
             return Ok(());
         };
-        // The parameters were gathered into `state.params` as they came.
+        // The parameters were gathered into the channel's `params` as they came.
         let state = &mut self.state;
-        state.in_macro = true;
-        state.first_layer_at = None;
+        state.channel.in_macro = true;
+        state.channel.first_layer_at = None;
         let methods_before = state.counters.macro_methods;
         let refused_before = state.memory.refused_writes();
         state.memory.limit_fresh_pages(MAX_FRESH_PAGES_PER_CALL);
@@ -700,13 +662,14 @@ impl Gpu {
                 self.budget,
             ),
         };
-        state.in_macro = false;
+        state.channel.in_macro = false;
         state.memory.unlimit_fresh_pages();
         let refused = state.memory.refused_writes() - refused_before;
         if refused > 0 {
             return Err(GpuError::FreshMemory { id, refused });
         }
         let view_loop_ns = state
+            .channel
             .first_layer_at
             .take()
             .map_or(0, |t| t.elapsed().as_nanos() as u64);
@@ -739,7 +702,7 @@ impl GpuState {
 
     /// The shadowed value of `mthd`.
     pub fn shadow(&self, mthd: u16) -> u32 {
-        self.shadow[usize::from(mthd >> 2) & 0xfff]
+        self.channel.shadow[usize::from(mthd >> 2) & 0xfff]
     }
 
     /// The value of shadow scratch `slot`.
@@ -750,7 +713,7 @@ impl GpuState {
     /// Executes one method write: its shadow, then what [`GpuState::effect`] does for
     /// the few methods that do more.
     pub fn method(&mut self, mthd: u16, data: u32) {
-        if self.in_macro && self.method_log.is_some() {
+        if self.channel.in_macro && self.method_log.is_some() {
             self.log_method(LoggedMethod {
                 subc: push::SUBC_3D,
                 mthd,
@@ -765,7 +728,7 @@ impl GpuState {
     #[inline(always)]
     fn store(&mut self, mthd: u16, data: u32) {
         let index = usize::from(mthd >> 2) & 0xfff;
-        self.shadow[index] = data;
+        self.channel.shadow[index] = data;
         if EFFECTS.of(index) != Effect::None {
             self.effect(mthd, data);
         }
@@ -800,36 +763,38 @@ impl GpuState {
             return false;
         }
         match EFFECTS.of(usize::from(mthd >> 2)) {
-            Effect::CbSize => self.cb_size = data & 0x1ffff,
+            Effect::CbSize => self.channel.cb_size = data & 0x1ffff,
             Effect::CbAddress => {
-                self.cb_addr =
+                self.channel.cb_addr =
                     (u64::from(self.shadow(class::SET_CONSTANT_BUFFER_SELECTOR_B) & 0xff) << 32)
                         | u64::from(self.shadow(class::SET_CONSTANT_BUFFER_SELECTOR_C));
             }
-            Effect::CbOffset => self.cb_offset = data & 0xffff,
+            Effect::CbOffset => self.channel.cb_offset = data & 0xffff,
             Effect::CbLoad => {
-                if self.cb_offset + 4 <= self.cb_size {
-                    self.memory
-                        .write_u32(self.cb_addr + u64::from(self.cb_offset), data);
+                if self.channel.cb_offset + 4 <= self.channel.cb_size {
+                    self.memory.write_u32(
+                        self.channel.cb_addr + u64::from(self.channel.cb_offset),
+                        data,
+                    );
                 }
-                self.cb_offset += 4;
+                self.channel.cb_offset += 4;
             }
             // Valid, shader slot 0: NVK binds the root descriptor table there.
             Effect::BindGroupCb if data & 1 != 0 && (data >> 4) & 0x1f == 0 => {
-                self.root_addr = self.cb_addr;
+                self.channel.root_addr = self.channel.cb_addr;
             }
             Effect::RtLayer => {
-                self.rt_layer = data & 0xffff;
-                if self.in_macro && self.first_layer_at.is_none() {
-                    self.first_layer_at = Some(std::time::Instant::now());
+                self.channel.rt_layer = data & 0xffff;
+                if self.channel.in_macro && self.channel.first_layer_at.is_none() {
+                    self.channel.first_layer_at = Some(std::time::Instant::now());
                 }
             }
             Effect::Begin => {
-                self.begin = data;
-                self.instance = match class::Begin::instance_id_of(data) {
+                self.channel.begin = data;
+                self.channel.instance = match class::Begin::instance_id_of(data) {
                     x if x == InstanceId::First as u32 => 0,
-                    x if x == InstanceId::Subsequent as u32 => self.instance + 1,
-                    _ => self.instance,
+                    x if x == InstanceId::Subsequent as u32 => self.channel.instance + 1,
+                    _ => self.channel.instance,
                 };
             }
             Effect::DrawVertexArray => {
@@ -845,10 +810,10 @@ impl GpuState {
                 let count = data.saturating_sub(start).checked_div(stride).unwrap_or(0);
                 self.start_draw(false, 0, count)
             }
-            Effect::ZpassPixelCount => self.zpass_enabled = data != 0,
+            Effect::ZpassPixelCount => self.channel.zpass_enabled = data != 0,
             // The firmware's falcon does the private-register write and answers 1.
             Effect::Falcon04 => {
-                self.shadow
+                self.channel.shadow
                     [usize::from(class::set_mme_shadow_scratch(Scratch::Falcon0 as u16) >> 2)] = 1;
             }
             Effect::ReportSemaphore => self.report(data),
@@ -868,44 +833,50 @@ impl GpuState {
             return;
         };
         self.counters.push_methods += data.len() as u64;
-        self.shadow[usize::from(class::load_constant_buffer(0) >> 2) & 0xfff] = last;
-        let room = match self.cb_offset + 4 <= self.cb_size {
-            true => ((self.cb_size - self.cb_offset) / 4) as usize,
+        self.channel.shadow[usize::from(class::load_constant_buffer(0) >> 2) & 0xfff] = last;
+        let room = match self.channel.cb_offset + 4 <= self.channel.cb_size {
+            true => ((self.channel.cb_size - self.channel.cb_offset) / 4) as usize,
             false => 0,
         };
         let fit = &data[..data.len().min(room)];
-        self.memory
-            .write_words(self.cb_addr + u64::from(self.cb_offset), fit);
-        self.cb_offset += 4 * data.len() as u32;
+        self.memory.write_words(
+            self.channel.cb_addr + u64::from(self.channel.cb_offset),
+            fit,
+        );
+        self.channel.cb_offset += 4 * data.len() as u32;
     }
 
     fn start_draw(&mut self, indexed: bool, first: u32, count: u32) {
         self.counters.hw_draws += 1;
-        if self.zpass_enabled {
+        if self.channel.zpass_enabled {
             // The model's pixel counter: every vertex a fragment.
-            self.zpass_count += u64::from(count);
+            self.channel.zpass_count += u64::from(count);
         }
         if !self.record_draws {
             return;
         }
         let view_index = self
             .memory
-            .read_u32(self.root_addr + u64::from(root::DRAW_VIEW_INDEX));
+            .read_u32(self.channel.root_addr + u64::from(root::DRAW_VIEW_INDEX));
         let multiview = self.scratch(Scratch::ViewMask) != 0;
         self.draws.push(HwDraw {
             indexed,
-            layer: self.rt_layer,
+            layer: self.channel.rt_layer,
             view_index,
-            input_attachment_layer: if multiview { view_index } else { self.rt_layer },
+            input_attachment_layer: if multiview {
+                view_index
+            } else {
+                self.channel.rt_layer
+            },
             count,
             first,
-            instance: self.instance,
+            instance: self.channel.instance,
             base_vertex: self.shadow(class::SET_GLOBAL_BASE_VERTEX_INDEX),
             base_instance: self.shadow(class::SET_GLOBAL_BASE_INSTANCE_INDEX),
             draw_id: self
                 .memory
-                .read_u32(self.root_addr + u64::from(root::DRAW_ID)),
-            begin: self.begin,
+                .read_u32(self.channel.root_addr + u64::from(root::DRAW_ID)),
+            begin: self.channel.begin,
         });
     }
 
@@ -949,7 +920,7 @@ impl GpuState {
             }
             StructureSize::FourWords => {
                 let value = match d.report {
-                    Report::ZpassPixelCnt64 => self.zpass_count,
+                    Report::ZpassPixelCnt64 => self.channel.zpass_count,
                     Report::None => u64::from(payload),
                     // The model's pipeline statistics: counted draws.
                     _ => self.counters.hw_draws,
@@ -968,8 +939,8 @@ impl GpuState {
 
 impl Machine for GpuState {
     fn param(&mut self) -> Option<u32> {
-        let p = self.params.get(self.params_loaded).copied();
-        self.params_loaded += usize::from(p.is_some());
+        let p = self.channel.params.get(self.channel.params_loaded).copied();
+        self.channel.params_loaded += usize::from(p.is_some());
         p
     }
 
