@@ -301,6 +301,13 @@ fn render(
         v.setup_model_methods,
         v.macros.len()
     );
+    if v.channels != (1, 1) {
+        let _ = writeln!(
+            s,
+            "channels:        NVK {}, model {} (a queue's for each device the program submitted to)",
+            v.channels.0, v.channels.1
+        );
+    }
     let (nvk_draws, model_draws) = v.draw_counts;
     let (nvk_alone, model_alone) = v.unpaired_draws();
     let _ = writeln!(

@@ -26,7 +26,7 @@ pub mod oracle;
 pub mod segment;
 pub mod tap;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use driver::chipset::Chipset;
@@ -369,16 +369,7 @@ pub fn compare(
         .collect();
     v.mme_failures.0 = nvk_gpu.failures;
     v.mme_failures.1 = model_gpu.failures;
-    v.channels = (
-        nvk_run
-            .switches
-            .iter()
-            .map(|s| s.1)
-            .collect::<BTreeSet<_>>()
-            .len()
-            .max(1),
-        model_gpu.channels(),
-    );
+    v.channels = (nvk_gpu.channels(), model_gpu.channels());
 
     let draws_of = |s: &[Segment]| -> Vec<usize> {
         (0..s.len())
@@ -708,14 +699,20 @@ impl<'s> SideGpu<'s> {
         side
     }
 
+    /// Sets the channel running up as this side's first channel was.
     fn set_up(&mut self, first: &mut Option<String>) {
+        self.run_methods(self.setup, first);
+    }
+
+    /// Runs `methods` on the channel running; the MME instructions they ran.
+    fn run_methods(&mut self, methods: &[Method], first: &mut Option<String>) -> u64 {
         run_methods(
             &mut self.gpu,
-            self.setup,
+            methods,
             self.numbering,
             &mut self.failures,
             first,
-        );
+        )
     }
 
     /// Runs `segment`'s methods, switching channel where it says; the MME instructions
@@ -723,26 +720,16 @@ impl<'s> SideGpu<'s> {
     fn run(&mut self, segment: &Segment, first: &mut Option<String>) -> u64 {
         let mut at = 0;
         let mut instructions = 0;
-        for &(start, channel) in segment
-            .channels
-            .iter()
-            .chain([&(segment.methods.len(), u32::MAX)])
-        {
-            instructions += run_methods(
-                &mut self.gpu,
-                &segment.methods[at..start],
-                self.numbering,
-                &mut self.failures,
-                first,
-            );
+        for &(start, channel) in &segment.channels {
+            instructions += self.run_methods(&segment.methods[at..start], first);
+            self.switch_to(channel, first);
             at = start;
-            if channel != u32::MAX {
-                self.switch_to(channel, first);
-            }
         }
-        instructions
+        instructions + self.run_methods(&segment.methods[at..], first)
     }
 
+    /// The methods from now on run on `channel`: the one running is parked, and
+    /// `channel` taken from where it was parked, or made and set up.
     fn switch_to(&mut self, channel: u32, first: &mut Option<String>) {
         let Some(running) = self.running.replace(channel) else {
             // The channel set up first is the first one's.
