@@ -95,7 +95,7 @@ impl Channels {
             return Ok(None);
         }
         self.running = None;
-        self.running_number = self.make_fresh(gpu, init)?;
+        (self.running_number, _) = self.make_fresh(gpu, init)?;
         Ok(Some(self.running_number))
     }
 
@@ -130,13 +130,8 @@ impl Channels {
                 Ok(Some(number))
             }
             (Some(before), None) => {
-                let mut channel = Channel::new(gpu.arch(), gpu.remembers_macro_runs());
-                gpu.exchange_channel(&mut channel);
-                self.parked.insert(before, (self.running_number, channel));
-                // The fresh channel, now the GPU's, is set up as NVK sets a queue up.
-                let number = self.made;
-                self.made += 1;
-                self.set_up(gpu, init)?;
+                let (number, displaced) = self.make_fresh(gpu, init)?;
+                self.parked.insert(before, (self.running_number, displaced));
                 self.running = Some(key);
                 self.running_number = number;
                 Ok(Some(number))
@@ -144,26 +139,22 @@ impl Channels {
         }
     }
 
-    /// The pass's first channel, set up before the trace began, is channel 0.
-    pub(crate) fn first_made(&mut self) {
-        self.made = 1;
+    /// The channels of a pass whose GPU runs the channel it set up before the trace
+    /// began: channel 0, which the first queue submitted to takes.
+    pub(crate) fn new() -> Self {
+        Channels {
+            made: 1,
+            ..Channels::default()
+        }
     }
 
-    /// Puts a fresh channel set up by `init` in place of the GPU's (which goes); its
-    /// number.
-    fn make_fresh(&mut self, gpu: &mut Gpu, init: &[u32]) -> Result<u32, GpuError> {
-        let mut channel = Channel::new(gpu.arch(), gpu.remembers_macro_runs());
-        gpu.exchange_channel(&mut channel);
-        self.set_up(gpu, init)?;
+    /// Puts a fresh channel in place of the GPU's and sets it up by `init`, as NVK sets
+    /// a queue up: the fresh channel's number, and the channel it took the place of.
+    fn make_fresh(&mut self, gpu: &mut Gpu, init: &[u32]) -> Result<(u32, Channel), GpuError> {
+        let mut displaced = Channel::new(gpu.arch(), gpu.remembers_macro_runs());
+        gpu.exchange_channel(&mut displaced);
+        gpu.execute(init)?;
         self.made += 1;
-        Ok(self.made - 1)
-    }
-
-    /// Runs NVK's queue set-up on the GPU's channel, counting nothing of it.
-    fn set_up(&self, gpu: &mut Gpu, init: &[u32]) -> Result<(), GpuError> {
-        let counters = gpu.state.counters;
-        let result = gpu.execute(init).map(|_| ());
-        gpu.state.counters = counters;
-        result
+        Ok((self.made - 1, displaced))
     }
 }

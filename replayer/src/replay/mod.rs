@@ -516,7 +516,8 @@ pub struct Tape {
     pub spans: Vec<(usize, TapeLabel)>,
     /// Where the channel the words run on changed: the first word on the channel, and
     /// the channel's number (channels are numbered as the pass makes them, the one
-    /// set up before the trace 0). Empty while every word ran on the first.
+    /// set up before the trace 0). Empty while every word ran on the first; a change
+    /// no word ran after may be followed by another at the same word.
     pub channels: Vec<(usize, u32)>,
 }
 
@@ -537,14 +538,10 @@ pub enum TapeLabel {
 }
 
 impl Tape {
-    /// The words from now on run on channel `number`.
+    /// The words from now on run on channel `number` (`verify` collapses changes at
+    /// one place into the last).
     fn channel(&mut self, number: u32) {
-        let at = self.words.len();
-        match self.channels.last_mut() {
-            // Nothing ran on the channel before: it is this one's place.
-            Some(last) if last.0 == at => last.1 = number,
-            _ => self.channels.push((at, number)),
-        }
+        self.channels.push((self.words.len(), number));
     }
 
     fn push(&mut self, words: &[u32], label: TapeLabel) {
@@ -712,8 +709,6 @@ impl<'o> Pass<'o> {
         let init = device.init_push()?;
         gpu.execute(init.words())
             .map_err(|source| ReplayError::Gpu { seq: 0, source })?;
-        let mut channels = channels::Channels::default();
-        channels.first_made();
         Ok(Pass {
             options,
             repetition,
@@ -723,7 +718,7 @@ impl<'o> Pass<'o> {
             objects: Objects::default(),
             shaders: Shaders::default(),
             layouts: Layouts::default(),
-            channels,
+            channels: channels::Channels::new(),
             channel_setup: init.words().to_vec(),
             bound_sets: Default::default(),
             descriptor_sets: Default::default(),

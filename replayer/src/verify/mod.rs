@@ -615,7 +615,8 @@ fn nvk_methods(tap: &Tap) -> Result<(Vec<Method>, ChannelRun), VerifyError> {
         })
     };
     let mut setup: Option<Vec<u32>> = None;
-    let mut set_up: Vec<u32> = Vec::new();
+    // The channels whose set-up has come.
+    let mut set_up_channels: Vec<u32> = Vec::new();
     let mut run = ChannelRun::default();
     // The channel whose words are gathered, and its words not yet decoded.
     let mut stretch: Option<(u32, Vec<u32>)> = None;
@@ -630,8 +631,8 @@ fn nvk_methods(tap: &Tap) -> Result<(Vec<Method>, ChannelRun), VerifyError> {
         if words.is_empty() {
             continue;
         }
-        if !set_up.contains(&exec.channel) {
-            set_up.push(exec.channel);
+        if !set_up_channels.contains(&exec.channel) {
+            set_up_channels.push(exec.channel);
             setup.get_or_insert(words);
             continue;
         }
