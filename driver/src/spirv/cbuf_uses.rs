@@ -295,8 +295,9 @@ impl Uses<'_, '_> {
                 let Some(sources) = operand(0).and_then(|image| images.get(&image)) else {
                     return;
                 };
-                // One use more inside a loop of unknown trip count (the module's notes).
-                let mut uncounted_loop_use = u32::from(repeat.in_uncounted_loop);
+                // One use more inside a loop of unknown trip count that runs to a uniform
+                // (the module's notes).
+                let mut loop_to_a_uniform_use = u32::from(repeat.in_loop_to_a_uniform);
                 let mut found: Vec<(Word, u32)> = Vec::new();
                 for source in sources {
                     let (var, n) = match (*source, needs_sampler) {
@@ -305,7 +306,7 @@ impl Uses<'_, '_> {
                         (ImageSource::Sampler(v), true) => (v, 1),
                         (ImageSource::Sampler(_), false) => continue,
                     };
-                    found.push((var, n + std::mem::take(&mut uncounted_loop_use)));
+                    found.push((var, n + std::mem::take(&mut loop_to_a_uniform_use)));
                 }
                 for (var, n) in found {
                     self.add(var, 0, n.saturating_mul(times));
@@ -405,7 +406,7 @@ struct Repeat {
     times: u32,
     /// Whether a loop whose trip count is not known, and whose exit test reads a
     /// uniform buffer, holds it.
-    in_uncounted_loop: bool,
+    in_loop_to_a_uniform: bool,
 }
 
 /// How many times each block of `function` is there once NIR has unrolled the loops
@@ -419,7 +420,7 @@ fn unrolled_iterations(function: &Function, d: &Declarations<'_>) -> Vec<Repeat>
     let mut repeats = vec![
         Repeat {
             times: 1,
-            in_uncounted_loop: false,
+            in_loop_to_a_uniform: false,
         };
         blocks.len()
     ];
@@ -451,7 +452,7 @@ fn unrolled_iterations(function: &Function, d: &Declarations<'_>) -> Vec<Repeat>
         let Some(trips) = trip_count(function, body.clone(), merge, &defs, constants) else {
             if exit_test_reads_a_uniform(function, body.clone(), &defs, d) {
                 for r in &mut repeats[body] {
-                    r.in_uncounted_loop = true;
+                    r.in_loop_to_a_uniform = true;
                 }
             }
             continue;
@@ -541,14 +542,10 @@ fn trip_count(
 ) -> Option<i64> {
     let blocks = &function.blocks;
     let merge_label = blocks[merge].label.as_ref()?.result_id?;
-    let label_at = |label: Word| {
-        body.clone()
-            .find(|&n| blocks[n].label.as_ref().and_then(|l| l.result_id) == Some(label))
-    };
     // A target that leaves the loop: its merge block, or a block that only goes there.
     let leaves = |label: Word| {
         label == merge_label
-            || label_at(label).is_some_and(|n| {
+            || block_in(function, body.clone(), label).is_some_and(|n| {
                 matches!(blocks[n].instructions.as_slice(),
                     [only] if only.class.opcode == Op::Branch && id(only, 0) == Some(merge_label))
             })
@@ -602,21 +599,24 @@ fn trip_count(
     })
 }
 
+/// The block of `body` (a loop's blocks, by their place in `function`) whose label is
+/// `label`.
+fn block_in(function: &Function, body: std::ops::Range<usize>, label: Word) -> Option<usize> {
+    body.into_iter()
+        .find(|&n| function.blocks[n].label.as_ref().and_then(|l| l.result_id) == Some(label))
+}
+
 /// A loop's exit test: straight on from its header (the first block of `body`) to the
 /// first conditional branch.
 fn exit_test(function: &Function, body: std::ops::Range<usize>) -> Option<&Instruction> {
     let blocks = &function.blocks;
-    let label_at = |label: Word| {
-        body.clone()
-            .find(|&n| blocks[n].label.as_ref().and_then(|l| l.result_id) == Some(label))
-    };
     let mut at = body.start;
     loop {
         let last = blocks.get(at)?.instructions.last()?;
         match last.class.opcode {
             Op::BranchConditional => return Some(last),
             Op::Branch if at + 1 < body.end && at < body.start + 4 => {
-                at = label_at(id(last, 0)?)?;
+                at = block_in(function, body.clone(), id(last, 0)?)?;
             }
             _ => return None,
         }
