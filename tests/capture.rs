@@ -887,6 +887,58 @@ fn quit_after_frames_ends_a_program_that_would_run_on() {
 }
 
 #[test]
+fn processes_of_one_program_capture_into_traces_of_their_own() {
+    if !vulkan_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Two at once (a program and a helper it starts), then a third after they ended:
+    // each trace whole, the one named the first's, the others beside it by process id.
+    let trace = dir.path().join("tree.mscope");
+    std::fs::write(&trace, b"a trace from an earlier run").unwrap();
+    let script = "vkcube --c 20 & vkcube --c 20; wait; vkcube --c 20";
+    let out = under_xvfb(
+        &[
+            "capture",
+            "-o",
+            trace.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+        &[],
+    );
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    traces.sort();
+    assert_eq!(traces.len(), 3, "{traces:?}\n{stderr}");
+    assert!(traces.contains(&trace), "{traces:?}");
+    for t in &traces {
+        // Whole: the footer's index, and every chunk reads.
+        let (counts, _) = read(t);
+        assert_eq!(counts["FrameBoundary"], 20, "{}: {counts:?}", t.display());
+        assert!(
+            stdout.contains(&format!("trace: {} ·", t.display())),
+            "{stdout}"
+        );
+        if t != &trace {
+            assert!(
+                stderr.contains(&format!("captures into {}", t.display())),
+                "{stderr}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_capture_killed_mid_run_reads_back_to_its_last_whole_chunk() {
     if !vulkan_ready() {
         return;

@@ -37,6 +37,7 @@ pub mod quit;
 pub mod recorder;
 pub mod settings;
 pub mod templates;
+pub mod trace_file;
 pub mod write_watch;
 
 use std::ffi::{c_char, CStr};

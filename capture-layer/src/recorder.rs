@@ -23,6 +23,7 @@
 //! compresses and writes on its own threads.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -208,6 +209,15 @@ fn compression_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| (n.get() / 4).clamp(1, 4))
 }
 
+/// Where this process's trace goes, once capture has started.
+static TRACE_PATH: OnceLock<PathBuf> = OnceLock::new();
+
+/// Where this process's trace goes: the file named, or the one beside it where another
+/// process writes that ([`crate::trace_file`]).
+pub fn trace_path() -> &'static Path {
+    TRACE_PATH.get().map_or(&settings().file, |p| p)
+}
+
 /// Opens the trace, unless it is open or capture stopped.
 pub fn start() {
     let mut shared = lock(&SHARED);
@@ -227,15 +237,30 @@ pub fn start() {
         collect: hand_over_all,
         stop: stop_from_merger,
     };
-    let opened = TraceWriter::create(&s.file, &options)
-        .map_err(|e| e.to_string())
-        .and_then(|writer| Merger::spawn(Sequencer::new(writer), hooks).map_err(|e| e.to_string()));
+    let opened = crate::trace_file::claim(&s.file, s.file_once)
+        .map_err(|e| format!("{}: {e}", s.file.display()))
+        .and_then(|claimed| {
+            let writer = TraceWriter::create_in(claimed.file, &claimed.path, &options)
+                .map_err(|e| e.to_string())?;
+            Ok((claimed.path, claimed.beside, writer))
+        })
+        .and_then(|(path, beside, writer)| {
+            let merger = Merger::spawn(Sequencer::new(writer), hooks).map_err(|e| e.to_string())?;
+            Ok((path, beside, merger))
+        });
     match opened {
-        Ok(merger) => {
-            log(
-                LogLevel::Info,
-                &format!("capturing into {}", s.file.display()),
-            );
+        Ok((path, beside, merger)) => {
+            match beside {
+                // Said whatever the log level: the trace is not where it was asked for.
+                true => eprintln!(
+                    "macroscope-capture: another process of this program has taken {}: process {} captures into {}",
+                    s.file.display(),
+                    std::process::id(),
+                    path.display()
+                ),
+                false => log(LogLevel::Info, &format!("capturing into {}", path.display())),
+            }
+            let _ = TRACE_PATH.set(path);
             clock::start();
             crate::asymmetric_fence::start(|said| log(LogLevel::Info, said));
             let _ = SENDER.set(merger.sender());
@@ -635,7 +660,7 @@ fn finish_locked(shared: &mut Option<Merger>) {
                     done.records - done.frames,
                     done.frames,
                     done.stats.file_bytes,
-                    settings().file.display()
+                    trace_path().display()
                 ),
             );
             log(LogLevel::Info, &cost_line(&done, finishing.elapsed()));

@@ -104,7 +104,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ),
     }
     if let Some(out) = &args.output {
+        // The first process to capture takes the file; any other of the program's
+        // writes beside it (`macroscope_capture::trace_file`). A trace left from before
+        // goes first, so that one this run did not write is not reported as its own.
+        match std::fs::remove_file(out) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing the old {}", out.display()));
+            }
+            _ => {}
+        }
         command.env("MACROSCOPE_CAPTURE_FILE", absolute(out)?);
+        command.env("MACROSCOPE_CAPTURE_FILE_ONCE", "1");
     }
     if let Some(f) = args.frames {
         let last = if f.last == u64::MAX {
@@ -139,7 +149,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let status = child.wait().context("waiting for the program")?;
     let _ = std::fs::remove_dir_all(&dir);
     let traces = match &args.output {
-        Some(out) => vec![out.clone()],
+        Some(out) => [vec![out.clone()], traces_beside(out, started)].concat(),
         None => traces_of(pid, started),
     };
     if traces.iter().all(|t| !t.exists()) {
@@ -284,6 +294,36 @@ fn traces_of(pid: u32, started: SystemTime) -> Vec<PathBuf> {
     }
     found.sort();
     found.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Traces that processes of the program wrote beside `out` since `started`, because
+/// another process had taken it (`<stem>-<pid>.<extension>`), in order of their names.
+fn traces_beside(out: &Path, started: SystemTime) -> Vec<PathBuf> {
+    let folder = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let fresh = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= started);
+            let name = e.file_name();
+            fresh
+                && name
+                    .to_str()
+                    .and_then(|n| macroscope_capture::trace_file::beside_whose(out, n))
+                    .is_some()
+        })
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
 }
 
 /// Where the trace went, its size, frames and calls; whether it was finished (it has

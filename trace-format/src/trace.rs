@@ -76,8 +76,22 @@ pub struct TraceWriter {
 impl TraceWriter {
     /// Creates a trace at `path`.
     pub fn create(path: &Path, options: &WriterOptions) -> Result<Self> {
+        Self::with_container(
+            ContainerWriter::create(path, Content::Trace, options)?,
+            options,
+        )
+    }
+
+    /// Writes a trace into `file`, opened for writing and empty, which is `path`: for a
+    /// writer that claimed the file itself (the capture layer, which locks it).
+    pub fn create_in(file: std::fs::File, path: &Path, options: &WriterOptions) -> Result<Self> {
+        let out = ContainerWriter::create_in(file, path, Content::Trace, options)?;
+        Self::with_container(out, options)
+    }
+
+    fn with_container(out: ContainerWriter, options: &WriterOptions) -> Result<Self> {
         Ok(TraceWriter {
-            out: ContainerWriter::create(path, Content::Trace, options)?,
+            out,
             encoder: RecordEncoder::new(),
             body: ChunkBody::default(),
             spare_bodies: Arc::default(),

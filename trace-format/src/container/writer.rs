@@ -160,8 +160,20 @@ pub struct ContainerWriter {
 impl ContainerWriter {
     /// Creates (or truncates) `path` and writes the file header.
     pub fn create(path: &Path, content: Content, options: &WriterOptions) -> Result<Self> {
+        let file =
+            File::create(path).map_err(|e| Error::new(path, Location::File, ErrorKind::Io(e)))?;
+        Self::create_in(file, path, content, options)
+    }
+
+    /// Writes the file header into `file`, opened for writing, empty, and known as
+    /// `path` (in errors and to the writer's threads), and the container after it.
+    pub fn create_in(
+        mut file: File,
+        path: &Path,
+        content: Content,
+        options: &WriterOptions,
+    ) -> Result<Self> {
         let io_err = |e| Error::new(path, Location::File, ErrorKind::Io(e));
-        let mut file = File::create(path).map_err(io_err)?;
         file.write_all(&FileHeader::new(content).to_bytes())
             .map_err(io_err)?;
         let depth = options.queue_depth.max(1);
