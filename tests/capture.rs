@@ -939,6 +939,37 @@ fn processes_of_one_program_capture_into_traces_of_their_own() {
 }
 
 #[test]
+fn a_launcher_that_ends_before_its_program_gets_the_whole_trace_reported() {
+    if !vulkan_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("launched.mscope");
+    // The launcher starts the program, waits until it has begun its trace, and ends.
+    let script = format!(
+        "vkcube --c 300 & while [ ! -s '{0}' ]; do sleep 0.05; done; exit 0",
+        trace.display()
+    );
+    let out = under_xvfb(
+        &[
+            "capture",
+            "-o",
+            trace.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    // Reported once the program had finished it: every frame, and its index.
+    assert!(stdout.contains("· 300 frames ·"), "{stdout}");
+    assert!(!stdout.contains("not finished"), "{stdout}");
+}
+
+#[test]
 fn a_capture_killed_mid_run_reads_back_to_its_last_whole_chunk() {
     if !vulkan_ready() {
         return;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use trace_format::container::ContainerReader;
@@ -160,6 +160,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let mut all_finished = traces.iter().any(|t| t.exists());
     for trace in traces.iter().filter(|t| t.exists()) {
+        if !wait_until_written(trace, WRITERS_WAIT) {
+            eprintln!(
+                "macroscope: a process of {program} still writes {} {}s after {program} ended (a launcher that left its program running?): the trace as it stands now",
+                trace.display(),
+                WRITERS_WAIT.as_secs()
+            );
+        }
         all_finished &= summarize(trace)?;
     }
     if let Some(report) = quit_report(program, status, args.quit_after_frames && all_finished) {
@@ -294,6 +301,35 @@ fn traces_of(pid: u32, started: SystemTime) -> Vec<PathBuf> {
     }
     found.sort();
     found.into_iter().map(|(_, p)| p).collect()
+}
+
+/// How long `capture` waits, once the program has ended, for processes it left behind
+/// to finish the traces they write.
+const WRITERS_WAIT: Duration = Duration::from_secs(30);
+
+/// Waits, up to `limit`, until no process writes `trace`: the layer holds a lock on
+/// the file it writes until it has finished it (`macroscope_capture::trace_file`), and
+/// a program's launcher may end before the program it started does. Whether the trace
+/// is no longer written.
+fn wait_until_written(trace: &Path, limit: Duration) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(file) = std::fs::File::open(trace) else {
+        return true;
+    };
+    let deadline = Instant::now() + limit;
+    loop {
+        // SAFETY: flock on a descriptor this function owns; it touches no memory.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
+            return true;
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::WouldBlock {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Traces that processes of the program wrote beside `out` since `started`, because
