@@ -159,8 +159,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         );
     }
     let mut all_finished = traces.iter().any(|t| t.exists());
+    let writers_deadline = Instant::now() + WRITERS_WAIT;
     for trace in traces.iter().filter(|t| t.exists()) {
-        if !wait_until_written(trace, WRITERS_WAIT) {
+        if !wait_until_written(trace, writers_deadline) {
             eprintln!(
                 "macroscope: a process of {program} still writes {} {}s after {program} ended (a launcher that left its program running?): the trace as it stands now",
                 trace.display(),
@@ -304,19 +305,18 @@ fn traces_of(pid: u32, started: SystemTime) -> Vec<PathBuf> {
 }
 
 /// How long `capture` waits, once the program has ended, for processes it left behind
-/// to finish the traces they write.
+/// to finish the traces they write (all of them together).
 const WRITERS_WAIT: Duration = Duration::from_secs(30);
 
-/// Waits, up to `limit`, until no process writes `trace`: the layer holds a lock on
-/// the file it writes until it has finished it (`macroscope_capture::trace_file`), and
-/// a program's launcher may end before the program it started does. Whether the trace
-/// is no longer written.
-fn wait_until_written(trace: &Path, limit: Duration) -> bool {
+/// Waits, until `deadline` at most, until no process writes `trace`: the layer holds a
+/// lock on the file it writes until it has finished it (`macroscope_capture::trace_file`),
+/// and a program's launcher may end before the program it started does. Whether the
+/// trace is no longer written.
+fn wait_until_written(trace: &Path, deadline: Instant) -> bool {
     use std::os::fd::AsRawFd;
     let Ok(file) = std::fs::File::open(trace) else {
         return true;
     };
-    let deadline = Instant::now() + limit;
     loop {
         // SAFETY: flock on a descriptor this function owns; it touches no memory.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
