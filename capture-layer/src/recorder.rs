@@ -237,7 +237,7 @@ pub fn start() {
         collect: hand_over_all,
         stop: stop_from_merger,
     };
-    let opened = crate::trace_file::claim(&s.file, s.file_once)
+    let opened = crate::trace_file::claim(&s.file)
         .map_err(|e| format!("{}: {e}", s.file.display()))
         .and_then(|claimed| {
             let writer = TraceWriter::create_in(claimed.file, &claimed.path, &options)

@@ -29,11 +29,6 @@ pub struct Settings {
     /// `MACROSCOPE_CAPTURE_FILE`: where the trace goes (beside it where another
     /// process writes it: [`crate::trace_file`]).
     pub file: PathBuf,
-    /// `MACROSCOPE_CAPTURE_FILE_ONCE`: `1` (what `macroscope capture -o` sets, having
-    /// removed the file) gives the file to the first process that captures; every later
-    /// one writes beside it, even after the first has ended. Unset, a process writes
-    /// over a file no process holds.
-    pub file_once: bool,
     /// `MACROSCOPE_CAPTURE_FRAMES`: the frames whose commands are recorded (inclusive).
     pub frames: Option<(u64, u64)>,
     /// `MACROSCOPE_CAPTURE_LEVEL`: the zstd level.
@@ -69,16 +64,6 @@ impl Settings {
         let file = lookup("MACROSCOPE_CAPTURE_FILE")
             .filter(|f| !f.is_empty())
             .map_or_else(default_file, PathBuf::from);
-        let file_once = match lookup("MACROSCOPE_CAPTURE_FILE_ONCE").as_deref() {
-            None | Some("0") => false,
-            Some("1") => true,
-            Some(other) => {
-                problems.push(format!(
-                    "MACROSCOPE_CAPTURE_FILE_ONCE=`{other}` is not 1 or 0: a file no process holds is written over"
-                ));
-                false
-            }
-        };
         let frames = lookup("MACROSCOPE_CAPTURE_FRAMES").and_then(|f| match parse_frames(&f) {
             Some(range) => Some(range),
             None => {
@@ -153,7 +138,6 @@ impl Settings {
         };
         let settings = Settings {
             file,
-            file_once,
             frames,
             compression_level,
             log,

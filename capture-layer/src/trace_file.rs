@@ -5,10 +5,10 @@
 //! program and the desktop portals its session bus starts. Two processes writing one
 //! file interleave their chunks, and neither trace reads back. So a process locks the
 //! file it writes (`flock`, held until the file is closed); a process that finds it
-//! locked writes `<stem>-<pid>.<extension>` beside it instead. With
-//! `MACROSCOPE_CAPTURE_FILE_ONCE` (what `macroscope capture -o` sets, once it has
-//! removed the file), only the first process to capture takes the file: a later one
-//! writes beside it even after the first has ended, so no trace is written over.
+//! locked writes `<stem>-<pid>.<extension>` beside it instead. A file no process holds
+//! is written over, as it was before there was a lock: a program that probes the GPU
+//! in a short-lived process before it draws in another (Godot 3 starts two) leaves the
+//! trace of the one that drew, not of the probe.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -26,10 +26,10 @@ pub struct Claimed {
     pub beside: bool,
 }
 
-/// Claims `named` for this process (`once`: only where no process has created it since
-/// it was removed), or the file beside it that carries this process's id.
-pub fn claim(named: &Path, once: bool) -> io::Result<Claimed> {
-    if let Some(file) = try_claim(named, once)? {
+/// Claims `named` for this process, or, where another process holds it, the file beside
+/// it that carries this process's id.
+pub fn claim(named: &Path) -> io::Result<Claimed> {
+    if let Some(file) = try_claim(named)? {
         return Ok(Claimed {
             file,
             path: named.to_path_buf(),
@@ -37,7 +37,7 @@ pub fn claim(named: &Path, once: bool) -> io::Result<Claimed> {
         });
     }
     let path = beside(named, std::process::id());
-    let file = try_claim(&path, false)?.ok_or_else(|| {
+    let file = try_claim(&path)?.ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::WouldBlock,
             format!("{} is locked by another process too", path.display()),
@@ -79,22 +79,15 @@ pub fn beside_whose(named: &Path, name: &str) -> Option<u32> {
     }
 }
 
-/// `path`, opened, locked and emptied; `None` where another process holds its lock (or,
-/// with `once`, where it exists). A file system without `flock` leaves the file
-/// unlocked, as before there was a lock.
-fn try_claim(path: &Path, once: bool) -> io::Result<Option<File>> {
-    let mut options = OpenOptions::new();
-    options.write(true);
+/// `path`, opened, locked and emptied; `None` where another process holds its lock. A
+/// file system without `flock` leaves the file unlocked, as before there was a lock.
+fn try_claim(path: &Path) -> io::Result<Option<File>> {
     // Not truncated on opening: the holder of the lock may be writing it.
-    match once {
-        true => options.create_new(true),
-        false => options.create(true).truncate(false),
-    };
-    let file = match options.open(path) {
-        Ok(file) => file,
-        Err(e) if once && e.kind() == io::ErrorKind::AlreadyExists => return Ok(None),
-        Err(e) => return Err(e),
-    };
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
     // SAFETY: flock on a descriptor this function owns; it touches no memory.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         let error = io::Error::last_os_error();
@@ -115,35 +108,23 @@ mod tests {
     fn a_second_claim_of_a_locked_file_writes_beside_it() {
         let dir = tempfile::tempdir().unwrap();
         let named = dir.path().join("game.mscope");
-        let mut first = claim(&named, false).unwrap();
+        let mut first = claim(&named).unwrap();
         assert_eq!(
             (first.path.as_path(), first.beside),
             (named.as_path(), false)
         );
         first.file.write_all(b"first").unwrap();
         // Another open file description locks apart, as another process's does.
-        let second = claim(&named, false).unwrap();
+        let second = claim(&named).unwrap();
         assert!(second.beside);
         assert_eq!(second.path, beside(&named, std::process::id()));
         // The first file was neither truncated nor written by the second claim.
         assert_eq!(std::fs::read(&named).unwrap(), b"first");
         drop(first);
         // Unlocked again (its writer closed it): the next claim takes it, emptied.
-        let third = claim(&named, false).unwrap();
+        let third = claim(&named).unwrap();
         assert!(!third.beside);
         assert_eq!(std::fs::metadata(&named).unwrap().len(), 0);
-    }
-
-    #[test]
-    fn once_a_file_is_taken_later_claims_write_beside_it_even_after_it_closed() {
-        let dir = tempfile::tempdir().unwrap();
-        let named = dir.path().join("game.mscope");
-        let mut first = claim(&named, true).unwrap();
-        first.file.write_all(b"whole trace").unwrap();
-        drop(first);
-        let later = claim(&named, true).unwrap();
-        assert!(later.beside);
-        assert_eq!(std::fs::read(&named).unwrap(), b"whole trace");
     }
 
     #[test]

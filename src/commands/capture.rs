@@ -104,9 +104,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ),
     }
     if let Some(out) = &args.output {
-        // The first process to capture takes the file; any other of the program's
-        // writes beside it (`macroscope_capture::trace_file`). A trace left from before
-        // goes first, so that one this run did not write is not reported as its own.
+        // A process of the program that captures while another holds the file writes
+        // beside it (`macroscope_capture::trace_file`). A trace left from before goes
+        // first, so that one this run did not write is not reported as its own.
         match std::fs::remove_file(out) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(e).with_context(|| format!("removing the old {}", out.display()));
@@ -114,7 +114,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             _ => {}
         }
         command.env("MACROSCOPE_CAPTURE_FILE", absolute(out)?);
-        command.env("MACROSCOPE_CAPTURE_FILE_ONCE", "1");
     }
     if let Some(f) = args.frames {
         let last = if f.last == u64::MAX {
@@ -333,7 +332,7 @@ fn wait_until_written(trace: &Path, deadline: Instant) -> bool {
 }
 
 /// Traces that processes of the program wrote beside `out` since `started`, because
-/// another process had taken it (`<stem>-<pid>.<extension>`), in order of their names.
+/// another process held it (`<stem>-<pid>.<extension>`), in order of their names.
 fn traces_beside(out: &Path, started: SystemTime) -> Vec<PathBuf> {
     let folder = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
