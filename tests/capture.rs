@@ -927,7 +927,12 @@ fn processes_of_one_program_capture_into_traces_of_their_own() {
         // Whole: the footer's index, and every chunk reads.
         let (counts, _) = read(t);
         let frames = if t == &trace { 30 } else { 20 };
-        assert_eq!(counts["FrameBoundary"], frames, "{}: {counts:?}", t.display());
+        assert_eq!(
+            counts["FrameBoundary"],
+            frames,
+            "{}: {counts:?}",
+            t.display()
+        );
         assert!(
             stdout.contains(&format!("trace: {} ·", t.display())),
             "{stdout}"
