@@ -977,6 +977,105 @@ fn a_launcher_that_ends_before_its_program_gets_the_whole_trace_reported() {
     assert!(!stdout.contains("not finished"), "{stdout}");
 }
 
+/// A program that runs set-group-ID (vkcube made a game of group `games`, as Debian
+/// installs those keeping shared high scores) takes no layer from the environment's
+/// folders: where the layer is not installed in the system's, `capture` says so before
+/// the program runs and again when no trace came, naming the program and the command
+/// that installs the layer; where it is, the program is captured as any other.
+#[test]
+fn a_set_group_id_program_is_captured_or_the_user_told_how_to_capture_it() {
+    if !vulkan_ready() {
+        return;
+    }
+    // SAFETY: getuid cannot fail.
+    if unsafe { libc::getuid() } != 0 {
+        eprintln!("skipping: only root can make a program of another group here");
+        return;
+    }
+    // Not under /tmp, which may be mounted so that set-ID bits are ignored.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let game = dir.path().join("vkcube-game");
+    std::fs::copy("/usr/bin/vkcube", &game).unwrap();
+    std::os::unix::fs::chown(&game, Some(0), Some(60)).unwrap();
+    std::fs::set_permissions(&game, std::os::unix::fs::PermissionsExt::from_mode(0o2755)).unwrap();
+    let trace = dir.path().join("game.mscope");
+    let out = under_xvfb(
+        &[
+            "capture",
+            "-o",
+            trace.to_str().unwrap(),
+            "--",
+            "timeout",
+            "60",
+            game.to_str().unwrap(),
+            "--c",
+            "5",
+        ],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let told = format!("{} runs set-group-ID", game.display());
+    let captured = || {
+        assert!(out.status.success(), "{stderr}");
+        let (counts, _) = read(&trace);
+        assert_eq!(counts["FrameBoundary"], 5, "{counts:?}");
+    };
+    if !stderr.contains(&told) {
+        // This build's layer is installed (the corpus installs it for Emilia Pinball).
+        captured();
+    } else if stderr.contains("is another build's") {
+        // Another build's is: the program is captured by it, as the warning says.
+        assert!(
+            stderr.contains("`sudo macroscope capture --install-layer` installs this one"),
+            "{stderr}"
+        );
+        captured();
+    } else {
+        // None is: nothing is recorded, and the user is told why, before and after.
+        assert!(
+            stderr.contains("install the layer once where the loader looks (`sudo macroscope capture --install-layer`"),
+            "{stderr}"
+        );
+        assert!(!trace.exists(), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "it wrote no trace ({} runs set-ID: `sudo macroscope capture --install-layer`",
+                game.display()
+            )),
+            "{stderr}"
+        );
+    }
+}
+
+/// `capture --install-layer DIR` writes the manifest the loader reads, naming the layer
+/// library beside `macroscope`.
+#[test]
+fn install_layer_writes_a_manifest_naming_this_builds_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .args(["capture", "--install-layer", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    if !layer_library().is_file() {
+        assert!(!out.status.success());
+        return;
+    }
+    assert!(out.status.success(), "{out:?}");
+    let manifest = dir.path().join("VkLayer_macroscope_capture.json");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    assert_eq!(json["layer"]["name"], "VK_LAYER_MACROSCOPE_capture");
+    assert_eq!(
+        Path::new(json["layer"]["library_path"].as_str().unwrap()),
+        layer_library().canonicalize().unwrap()
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("installed {}", manifest.display())),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn a_capture_killed_mid_run_reads_back_to_its_last_whole_chunk() {
     if !vulkan_ready() {

@@ -188,6 +188,67 @@ fn assert_draws_match(trace: &Path, issued: &Issued, frames: u64) {
     }
 }
 
+/// Frame boundaries in the whole chunks of `trace` so far (none where it is not there
+/// yet); a chunk being written stops the count.
+fn frames_written(trace: &Path) -> u64 {
+    let Ok(reader) = TraceReader::open(trace) else {
+        return 0;
+    };
+    let mut frames = 0;
+    for chunk in reader {
+        let Ok(chunk) = chunk else { break };
+        frames += chunk
+            .records()
+            .filter(|r| r.call_type() == trace_format::generated::trace::Call::FrameBoundary)
+            .count() as u64;
+    }
+    frames
+}
+
+/// A program that draws a few frames and then waits (for input, as a viewer drawing on
+/// demand does) is killed: the frames it drew are in the trace, and replay. They share
+/// a chunk that only a later frame or the program's exit would have closed; the layer
+/// sends them to the file once the program has been quiet a while.
+#[test]
+fn a_program_killed_while_it_waits_leaves_the_frames_it_drew() {
+    use std::io::BufRead;
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = layer_manifests(dir.path());
+    let trace = dir.path().join("waiting.mscope");
+    let frames = 3;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_scene"))
+        .args(["multiview", &frames.to_string(), "--then-wait"])
+        .env("VK_ADD_LAYER_PATH", &manifests)
+        .env("VK_INSTANCE_LAYERS", "VK_LAYER_MACROSCOPE_capture")
+        .env("MACROSCOPE_CAPTURE_FILE", &trace)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let issued = Issued(serde_json::from_str(&line).unwrap());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while frames_written(&trace) < frames && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_draws_match(&trace, &issued, frames);
+    let (draws, _) = replayed(dir.path(), &trace, Arch::Turing);
+    let issued_draws: u64 = issued.0["draws"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(draws.len() as u64, issued_draws);
+}
+
 #[test]
 fn multiview_scene_draws_expand_to_their_views_and_queries_to_their_slots() {
     if !ready() {

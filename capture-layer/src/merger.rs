@@ -16,7 +16,7 @@
 //! was written stays readable.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender, TryRecvError};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -48,6 +48,9 @@ enum Message {
     Flush(SyncSender<Result<()>>),
     /// Finish the trace and say how it went.
     Finish(SyncSender<Result<Finished>>),
+    /// Nothing came for [`QUIET_FLUSH`] (made by this thread's own wait, never sent):
+    /// what the program recorded since the last look goes to the file.
+    Quiet,
 }
 
 /// A finished trace's totals, and where capture spent its time off the program's
@@ -273,15 +276,32 @@ fn run(mut sequencer: Sequencer, messages: &Receiver<Message>, hooks: &Hooks) {
     let mut merging = Duration::ZERO;
     // A collection this thread asked for and whose release has not come yet.
     let mut collecting = false;
+    // A quiet spell's collection whose release ends the open chunk.
+    let mut flush_at_release = false;
     let mut pace = Duration::ZERO;
     while let Some(message) = next_message(messages, &mut pace) {
         match message {
             Message::Block(_) | Message::Release(_) => {
                 let start = Instant::now();
-                let merged = merge(&mut sequencer, message, hooks, &mut collecting);
+                let release = matches!(message, Message::Release(_));
+                let mut merged = merge(&mut sequencer, message, hooks, &mut collecting);
+                if release && flush_at_release && merged.is_ok() {
+                    flush_at_release = false;
+                    merged = sequencer.writer().end_chunk();
+                }
                 merging += start.elapsed();
                 if let Err(e) = merged {
                     return give_up(sequencer, hooks, &e);
+                }
+            }
+            Message::Quiet => {
+                // The program has been quiet (drawing on demand and waiting for input,
+                // loading, or hung): what it recorded goes to the file, as it would at
+                // its next frames, so that a program killed now leaves it. Its threads'
+                // blocks and their release come back through the queue.
+                if !flush_at_release {
+                    flush_at_release = true;
+                    (hooks.collect)();
                 }
             }
             Message::Flush(reply) => {
@@ -317,6 +337,14 @@ const POLL: Duration = Duration::from_micros(100);
 const POLL_MAX: Duration = Duration::from_millis(1);
 /// How long the queue stays empty before the merger blocks on it.
 const PARK_AFTER: Duration = Duration::from_millis(5);
+/// How long the merger waits, blocked, before it sends what the program recorded since
+/// to the file ([`Message::Quiet`]): a program that draws a few frames and then waits
+/// (a viewer drawing on demand, a menu waiting for input) or hangs would otherwise keep
+/// them in memory, its frames sharing a chunk that only a later frame or its exit
+/// closes, and lose them all when it is killed (F3D and Emilia Pinball, killed after a
+/// minute, left traces of no record). A look a second costs an idle program nothing it
+/// notices.
+const QUIET_FLUSH: Duration = Duration::from_secs(1);
 
 /// The next message, `None` once every sender is gone. While blocks keep coming the
 /// merger polls the queue, so a recording thread handing a block over finds nobody to
@@ -343,7 +371,8 @@ fn next_message(messages: &Receiver<Message>, pace: &mut Duration) -> Option<Mes
 }
 
 /// The next message, looked for after `first` and at doubling intervals up to
-/// [`POLL_MAX`], then, after [`PARK_AFTER`] of quiet, waited for.
+/// [`POLL_MAX`], then, after [`PARK_AFTER`] of quiet, waited for: for [`QUIET_FLUSH`]
+/// at most, after which it is [`Message::Quiet`].
 fn poll(messages: &Receiver<Message>, first: Duration) -> Option<Message> {
     let mut quiet = Duration::ZERO;
     let mut sleep = first;
@@ -355,7 +384,13 @@ fn poll(messages: &Receiver<Message>, first: Duration) -> Option<Message> {
             Ok(message) => return Some(message),
             Err(TryRecvError::Disconnected) => return None,
             Err(TryRecvError::Empty) if quiet < PARK_AFTER => {}
-            Err(TryRecvError::Empty) => return messages.recv().ok(),
+            Err(TryRecvError::Empty) => {
+                return match messages.recv_timeout(QUIET_FLUSH) {
+                    Ok(message) => Some(message),
+                    Err(RecvTimeoutError::Timeout) => Some(Message::Quiet),
+                    Err(RecvTimeoutError::Disconnected) => None,
+                };
+            }
         }
     }
 }
@@ -383,7 +418,7 @@ fn merge(
             *collecting = false;
             sequencer.release(counter)?;
         }
-        Message::Flush(_) | Message::Finish(_) => {}
+        Message::Flush(_) | Message::Finish(_) | Message::Quiet => {}
     }
     recycle(sequencer.take_spent());
     Ok(())

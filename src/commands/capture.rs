@@ -11,6 +11,8 @@ use trace_format::Content;
 
 use super::{BadInput, FrameRange};
 
+mod system_layer;
+
 /// Arguments of `macroscope capture`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -39,6 +41,13 @@ pub struct Args {
     /// layer by hand (for programs started some other way, such as a game launcher).
     #[arg(long, value_name = "DIR")]
     write_manifest: Option<PathBuf>,
+    /// Only install the layer's manifest where the Vulkan loader looks for a program
+    /// that runs set-user-ID or set-group-ID (such as a game keeping shared high
+    /// scores), which takes no layer from the environment: by default
+    /// /usr/local/share/vulkan/explicit_layer.d (as root). The layer stays off in every
+    /// program that does not ask for it.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = system_layer::INSTALL_DIR)]
+    install_layer: Option<PathBuf>,
     /// The program and its arguments.
     #[arg(last = true)]
     program: Vec<String>,
@@ -72,12 +81,26 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    if let Some(dir) = &args.install_layer {
+        let manifest = write_manifest(dir, &library)?;
+        println!("installed {}", manifest.display());
+        println!(
+            "`macroscope capture` now records set-user-ID and set-group-ID programs too, which the Vulkan loader gives only the layers of the system's folders"
+        );
+        return Ok(());
+    }
     let Some((program, program_args)) = args.program.split_first() else {
         return Err(BadInput(
             "name a program to capture: macroscope capture -- PROGRAM ARGS...".into(),
         )
         .into());
     };
+    // A set-ID program takes the layer only from the system's folders.
+    let set_id = system_layer::set_id_programs(program, program_args);
+    let set_id_advice = system_layer::advice(&set_id, &library);
+    if let Some(advice) = &set_id_advice {
+        eprintln!("macroscope: {advice}");
+    }
     let dir = std::env::temp_dir().join(format!("macroscope-layer-{}", std::process::id()));
     write_manifest(&dir, &library)?;
     let started = SystemTime::now();
@@ -152,10 +175,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         None => traces_of(pid, started),
     };
     if traces.iter().all(|t| !t.exists()) {
-        eprintln!(
-            "{program} {}; it wrote no trace (did it use Vulkan?)",
-            describe(status)
-        );
+        let why = match set_id.first().filter(|_| set_id_advice.is_some()) {
+            Some(first) => format!(
+                "{} runs set-ID: `sudo macroscope capture --install-layer`, then capture again",
+                first.path.display()
+            ),
+            None => "did it use Vulkan?".to_string(),
+        };
+        eprintln!("{program} {}; it wrote no trace ({why})", describe(status));
     }
     let mut all_finished = traces.iter().any(|t| t.exists());
     let writers_deadline = Instant::now() + WRITERS_WAIT;

@@ -1,5 +1,5 @@
 //! `scene NAME [FRAMES] [--extra-draw] [--own-fault-handler] [--probe-first]
-//! [--second-device] [--second-device-unlike] [--again-on-a-new-device]`: runs one of the capture-workload scenes offscreen and prints what
+//! [--second-device] [--second-device-unlike] [--again-on-a-new-device] [--then-wait]`: runs one of the capture-workload scenes offscreen and prints what
 //! it issued as one line of JSON. `--extra-draw` adds one draw to frame 1 of the
 //! multiview scene, for comparing two captures that differ by it; `--own-fault-handler`
 //! has the mapped scene install a SIGSEGV handler of its own after the layer's, as some
@@ -9,7 +9,9 @@
 //! and keeps it to the end, as a program with two GL contexts on Zink does;
 //! `--second-device-unlike` makes that device ask for a feature the first does not;
 //! `--again-on-a-new-device` runs the scene a second time on an instance and device
-//! made after the first ones are destroyed (its line is the second run's).
+//! made after the first ones are destroyed (its line is the second run's);
+//! `--then-wait` prints the line once the frames are drawn and waits to be killed,
+//! keeping its device, as a program drawing on demand waits for input.
 
 use std::process::ExitCode;
 
@@ -24,6 +26,7 @@ fn main() -> ExitCode {
             .any(|a| a == "--second-device" || a == "--second-device-unlike"),
         second_device_unlike: args.iter().any(|a| a == "--second-device-unlike"),
         again_on_a_new_device: args.iter().any(|a| a == "--again-on-a-new-device"),
+        then_wait: args.iter().any(|a| a == "--then-wait"),
     };
     args.retain(|a| {
         !matches!(
@@ -34,11 +37,12 @@ fn main() -> ExitCode {
                 | "--second-device"
                 | "--second-device-unlike"
                 | "--again-on-a-new-device"
+                | "--then-wait"
         )
     });
     let Some(name) = args.first() else {
         eprintln!(
-            "usage: scene NAME [FRAMES] [--extra-draw] [--own-fault-handler] [--probe-first] [--second-device] [--second-device-unlike] [--again-on-a-new-device]  (NAME: {})",
+            "usage: scene NAME [FRAMES] [--extra-draw] [--own-fault-handler] [--probe-first] [--second-device] [--second-device-unlike] [--again-on-a-new-device] [--then-wait]  (NAME: {})",
             benches::scenes::SCENES.join(", ")
         );
         return ExitCode::from(2);

@@ -136,6 +136,9 @@ pub struct SceneOptions {
     /// instance and device made anew, as a program that makes a device again does
     /// (VLC: three in turn).
     pub again_on_a_new_device: bool,
+    /// Once its frames are drawn, the scene prints its line and waits to be killed, its
+    /// device kept, as a program that draws on demand and then waits for input does.
+    pub then_wait: bool,
 }
 
 /// Runs scene `name` for `frames` frames.
@@ -200,6 +203,15 @@ fn run_on_its_device(
         "mapped" => mapped(&mut gpu, frames, options, &mut issued)?,
         "libraries" => libraries(&mut gpu, frames, &mut issued)?,
         _ => tessellation(&mut gpu, frames, &mut issued)?,
+    }
+    if options.then_wait {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", issued.to_json(name))?;
+        out.flush()?;
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
     }
     Ok(issued)
 }
