@@ -237,18 +237,15 @@ pub fn start() {
         collect: hand_over_all,
         stop: stop_from_merger,
     };
-    let opened = crate::trace_file::claim(&s.file)
-        .map_err(|e| format!("{}: {e}", s.file.display()))
-        .and_then(|claimed| {
-            let writer = TraceWriter::create_in(claimed.file, &claimed.path, &options)
-                .map_err(|e| e.to_string())?;
-            Ok((claimed.path, claimed.beside, writer))
-        })
-        .and_then(|(path, beside, writer)| {
-            let merger = Merger::spawn(Sequencer::new(writer), hooks).map_err(|e| e.to_string())?;
-            Ok((path, beside, merger))
-        });
-    match opened {
+    let opened = || -> Result<_, String> {
+        let claimed =
+            crate::trace_file::claim(&s.file).map_err(|e| format!("{}: {e}", s.file.display()))?;
+        let writer = TraceWriter::create_in(claimed.file, &claimed.path, &options)
+            .map_err(|e| e.to_string())?;
+        let merger = Merger::spawn(Sequencer::new(writer), hooks).map_err(|e| e.to_string())?;
+        Ok((claimed.path, claimed.beside, merger))
+    };
+    match opened() {
         Ok((path, beside, merger)) => {
             match beside {
                 // Said whatever the log level: the trace is not where it was asked for.

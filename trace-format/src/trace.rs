@@ -76,21 +76,20 @@ pub struct TraceWriter {
 impl TraceWriter {
     /// Creates a trace at `path`.
     pub fn create(path: &Path, options: &WriterOptions) -> Result<Self> {
-        Self::with_container(
-            ContainerWriter::create(path, Content::Trace, options)?,
-            options,
-        )
+        let out = ContainerWriter::create(path, Content::Trace, options)?;
+        Ok(Self::with_container(out, options))
     }
 
     /// Writes a trace into `file`, opened for writing and empty, which is `path`: for a
     /// writer that claimed the file itself (the capture layer, which locks it).
     pub fn create_in(file: std::fs::File, path: &Path, options: &WriterOptions) -> Result<Self> {
         let out = ContainerWriter::create_in(file, path, Content::Trace, options)?;
-        Self::with_container(out, options)
+        Ok(Self::with_container(out, options))
     }
 
-    fn with_container(out: ContainerWriter, options: &WriterOptions) -> Result<Self> {
-        Ok(TraceWriter {
+    /// A writer of records into the container `out`, nothing written yet.
+    fn with_container(out: ContainerWriter, options: &WriterOptions) -> Self {
+        TraceWriter {
             out,
             encoder: RecordEncoder::new(),
             body: ChunkBody::default(),
@@ -102,7 +101,7 @@ impl TraceWriter {
             chunk_first_frame: 0,
             chunk_opened: Instant::now(),
             chunk_max_age: options.chunk_max_age,
-        })
+        }
     }
 
     /// The frame calls are now being recorded into (frames count from 0).
