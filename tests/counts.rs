@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every trace in `samples/`: the scenes captured on NVIDIA's driver and on lavapipe,
-/// vkcube and glxgears through Zink.
-const SAMPLES: [&str; 11] = [
+/// vkcube, glxgears through Zink and LibreOffice drawn by Skia.
+const SAMPLES: [&str; 12] = [
     "storm-nvidia",
     "multiview-nvidia",
     "indirect-nvidia",
@@ -22,6 +22,7 @@ const SAMPLES: [&str; 11] = [
     "libraries-lavapipe",
     "vkcube-lavapipe",
     "glxgears-zink-lavapipe",
+    "libreoffice-skia-lavapipe",
 ];
 
 /// GFXReconstruct captures in `samples/`, replayed through an import (`replay` reads

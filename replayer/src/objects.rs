@@ -204,6 +204,45 @@ pub struct PassAttachment {
     pub final_layout: u32,
 }
 
+impl PassAttachment {
+    /// The layout its stencil aspect starts the pass in (`initial_stencil_layout`):
+    /// the initial layout where the format has stencil, else undefined. Traces keep no
+    /// `VkAttachmentDescriptionStencilLayout`, so the stencil aspect follows the other.
+    pub fn initial_stencil_layout(&self) -> u32 {
+        stencil_layout_of(self.format, self.initial_layout)
+    }
+
+    /// The layout its stencil aspect ends the pass in (`final_stencil_layout`).
+    pub fn final_stencil_layout(&self) -> u32 {
+        stencil_layout_of(self.format, self.final_layout)
+    }
+}
+
+/// `VK_IMAGE_LAYOUT_ATTACHMENT_FEEDBACK_LOOP_OPTIMAL_EXT`.
+pub const LAYOUT_FEEDBACK_LOOP: u32 = 1_000_339_000;
+
+/// Whether `format` has a stencil aspect (`VK_FORMAT_S8_UINT` through
+/// `VK_FORMAT_D32_SFLOAT_S8_UINT`).
+pub fn format_has_stencil(format: u32) -> bool {
+    matches!(format, 127..=130)
+}
+
+/// Whether `format` has a depth aspect (`VK_FORMAT_D16_UNORM` through
+/// `VK_FORMAT_D32_SFLOAT_S8_UINT`, but for `VK_FORMAT_S8_UINT`).
+pub fn format_has_depth(format: u32) -> bool {
+    matches!(format, 124..=126 | 128..=130)
+}
+
+/// The layout a reference or description gives the stencil aspect of `format` when
+/// it names no separate one (`vk_att_ref_stencil_layout`, `vk_att_desc_stencil_layout`).
+fn stencil_layout_of(format: u32, layout: u32) -> u32 {
+    if format_has_stencil(format) {
+        layout
+    } else {
+        0
+    }
+}
+
 /// A subpass dependency (`VkSubpassDependency(2)`): stage and access masks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[allow(missing_docs)]
@@ -227,9 +266,39 @@ pub struct Subpass {
     pub resolves: Vec<Option<u32>>,
     /// The depth/stencil attachment.
     pub depth_stencil: Option<u32>,
-    /// Every attachment it refers to with the layout it wants it in: inputs,
+    /// Every attachment it refers to with the layouts it wants it in: inputs,
     /// colours, resolves, then depth/stencil (Mesa's `vk_subpass` order).
-    pub references: Vec<(u32, u32)>,
+    pub references: Vec<AttachmentUse>,
+}
+
+/// How a subpass uses an attachment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AttachmentRole {
+    /// An input attachment.
+    #[default]
+    Input,
+    /// A colour attachment.
+    Color,
+    /// A colour attachment's resolve target.
+    Resolve,
+    /// The depth/stencil attachment.
+    DepthStencil,
+}
+
+/// A subpass's reference to an attachment as Mesa's common render-pass code keeps it
+/// (`vk_subpass_attachment`): the layout its colour or depth aspect is wanted in and
+/// the one its stencil aspect is (`VK_IMAGE_LAYOUT_UNDEFINED` for formats without
+/// stencil).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AttachmentUse {
+    /// Index into the pass's attachments.
+    pub attachment: u32,
+    /// How the subpass uses it.
+    pub role: AttachmentRole,
+    /// `VkImageLayout` of its colour or depth aspect.
+    pub layout: u32,
+    /// `VkImageLayout` of its stencil aspect.
+    pub stencil_layout: u32,
 }
 
 impl Subpass {
@@ -800,9 +869,91 @@ impl Objects {
     }
 }
 
+/// A subpass's attachment references as Mesa's common code keeps them
+/// (`vk_common_CreateRenderPass2`): inputs, colours, resolves, then depth/stencil, each
+/// with its stencil layout, and an attachment read as input while written as colour
+/// or depth/stencil (a self-dependency) wanted in
+/// `VK_IMAGE_LAYOUT_ATTACHMENT_FEEDBACK_LOOP_OPTIMAL_EXT` by both references.
+fn subpass_references(
+    s: &trace_format::generated::trace::SubpassDescription<'_>,
+    attachments: &[PassAttachment],
+) -> Vec<AttachmentUse> {
+    let format_of = |a: u32| attachments.get(a as usize).map_or(0, |d| d.format);
+    let use_of = |r: &trace_format::generated::trace::AttachmentReference, role: AttachmentRole| {
+        AttachmentUse {
+            attachment: r.attachment(),
+            role,
+            layout: r.layout(),
+            stencil_layout: stencil_layout_of(format_of(r.attachment()), r.layout()),
+        }
+    };
+    let mut inputs: Vec<AttachmentUse> = Vec::new();
+    // The aspects each input reads: a version-2 reference names them, a version-1
+    // one reads every aspect of its format (`translate_references`).
+    let mut input_reads_depth = Vec::new();
+    let mut input_reads_stencil = Vec::new();
+    for r in s.input_attachments().into_iter().flatten() {
+        inputs.push(use_of(r, AttachmentRole::Input));
+        let format = format_of(r.attachment());
+        let (depth, stencil) = match r.aspect_mask() {
+            0 => (format_has_depth(format), format_has_stencil(format)),
+            m => (m & 0x2 != 0, m & 0x4 != 0),
+        };
+        input_reads_depth.push(depth);
+        input_reads_stencil.push(stencil);
+    }
+    let mut colors: Vec<AttachmentUse> = s
+        .color_attachments()
+        .into_iter()
+        .flatten()
+        .map(|r| use_of(r, AttachmentRole::Color))
+        .collect();
+    let resolves = s
+        .resolve_attachments()
+        .into_iter()
+        .flatten()
+        .map(|r| use_of(r, AttachmentRole::Resolve));
+    let mut depth_stencil = s
+        .depth_stencil_attachment()
+        .filter(|r| r.attachment() != ATTACHMENT_UNUSED)
+        .map(|r| use_of(r, AttachmentRole::DepthStencil));
+    for (i, input) in inputs.iter_mut().enumerate() {
+        if input.attachment == ATTACHMENT_UNUSED {
+            continue;
+        }
+        for color in colors
+            .iter_mut()
+            .filter(|c| c.attachment == input.attachment)
+        {
+            input.layout = LAYOUT_FEEDBACK_LOOP;
+            color.layout = LAYOUT_FEEDBACK_LOOP;
+        }
+        if let Some(ds) = depth_stencil
+            .as_mut()
+            .filter(|ds| ds.attachment == input.attachment)
+        {
+            if input_reads_depth[i] {
+                input.layout = LAYOUT_FEEDBACK_LOOP;
+                ds.layout = LAYOUT_FEEDBACK_LOOP;
+            }
+            if input_reads_stencil[i] {
+                input.stencil_layout = LAYOUT_FEEDBACK_LOOP;
+                ds.stencil_layout = LAYOUT_FEEDBACK_LOOP;
+            }
+        }
+    }
+    inputs
+        .into_iter()
+        .chain(colors)
+        .chain(resolves)
+        .chain(depth_stencil)
+        .filter(|r| r.attachment != ATTACHMENT_UNUSED)
+        .collect()
+}
+
 /// A render pass from its vkCreateRenderPass(2) record.
 pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> RenderPass {
-    let attachments = c
+    let attachments: Vec<PassAttachment> = c
         .attachments()
         .into_iter()
         .flatten()
@@ -839,16 +990,7 @@ pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> 
                     .depth_stencil_attachment()
                     .map(|r| r.attachment())
                     .filter(|a| *a != ATTACHMENT_UNUSED),
-                references: s
-                    .input_attachments()
-                    .into_iter()
-                    .flatten()
-                    .chain(s.color_attachments().into_iter().flatten())
-                    .chain(s.resolve_attachments().into_iter().flatten())
-                    .chain(s.depth_stencil_attachment())
-                    .filter(|r| r.attachment() != ATTACHMENT_UNUSED)
-                    .map(|r| (r.attachment(), r.layout()))
-                    .collect(),
+                references: subpass_references(&s, &attachments),
             }
         })
         .collect();

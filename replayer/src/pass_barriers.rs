@@ -9,7 +9,9 @@
 
 use driver::nvk::{access, stage, Barrier};
 
-use crate::objects::{RenderPass, ATTACHMENT_UNUSED};
+use crate::objects::{
+    format_has_depth, format_has_stencil, AttachmentRole, RenderPass, ATTACHMENT_UNUSED,
+};
 
 /// `VK_SUBPASS_EXTERNAL`.
 const SUBPASS_EXTERNAL: u32 = u32::MAX;
@@ -35,7 +37,7 @@ mod layout {
     pub const FEEDBACK_LOOP: u32 = 1_000_339_000;
 }
 
-/// An attachment's aspects, from its format.
+/// The aspects of an attachment, or of the part of it one barrier covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Aspects {
     depth: bool,
@@ -43,11 +45,19 @@ struct Aspects {
 }
 
 impl Aspects {
+    const DEPTH: Aspects = Aspects {
+        depth: true,
+        stencil: false,
+    };
+    const STENCIL: Aspects = Aspects {
+        depth: false,
+        stencil: true,
+    };
+
     fn of_format(format: u32) -> Aspects {
-        // VK_FORMAT_D16_UNORM (124) through VK_FORMAT_D32_SFLOAT_S8_UINT (130).
         Aspects {
-            depth: matches!(format, 124..=126 | 128..=130),
-            stencil: matches!(format, 127..=130),
+            depth: format_has_depth(format),
+            stencil: format_has_stencil(format),
         }
     }
 
@@ -119,23 +129,47 @@ fn stage_access(layout: u32, aspects: Aspects) -> (u64, u64) {
     (stages, accesses)
 }
 
-/// A layout transition's barrier (`transition_image_range`).
-fn transition(old: u32, new: u32, aspects: Aspects) -> Barrier {
-    let (src_stages, src_access) = stage_access(old, aspects);
-    let (dst_stages, dst_access) = stage_access(new, aspects);
-    Barrier {
-        src_stages,
-        src_access,
-        dst_stages,
-        dst_access,
+/// The barriers that take an attachment of `aspects` from `old` to `new` (each a
+/// (layout, stencil layout) pair), as `transition_image_range` makes them: one for
+/// the whole attachment, or depth and stencil apart where their layouts differ.
+fn transitions(old: (u32, u32), new: (u32, u32), aspects: Aspects) -> Vec<Barrier> {
+    let one = |from: u32, to: u32, part: Aspects| {
+        (from != to).then(|| {
+            let (src_stages, src_access) = stage_access(from, part);
+            let (dst_stages, dst_access) = stage_access(to, part);
+            Barrier {
+                src_stages,
+                src_access,
+                dst_stages,
+                dst_access,
+            }
+        })
+    };
+    if !aspects.depth_stencil() || !aspects.depth {
+        // Colour, or stencil alone: the stencil aspect takes the stencil layouts.
+        let (from, to) = if aspects.stencil {
+            (old.1, new.1)
+        } else {
+            (old.0, new.0)
+        };
+        return one(from, to, aspects).into_iter().collect();
     }
+    if !aspects.stencil || (old.0 == old.1 && new.0 == new.1) {
+        return one(old.0, new.0, aspects).into_iter().collect();
+    }
+    one(old.0, new.0, Aspects::DEPTH)
+        .into_iter()
+        .chain(one(old.1, new.1, Aspects::STENCIL))
+        .collect()
 }
 
 /// A render pass instance's attachment layouts as Mesa's common code tracks them, and
 /// the barriers it records.
 #[derive(Clone, Debug)]
 pub struct PassBarriers {
-    layouts: Vec<u32>,
+    /// Per attachment: the layout of its colour or depth aspect and of its stencil
+    /// aspect (`vk_attachment_view_state`, one view).
+    layouts: Vec<(u32, u32)>,
     /// Attachments a subpass has loaded (Mesa's `views_loaded`, one view).
     loaded: Vec<bool>,
     /// Per attachment: whether its first use may take its initial layout within the
@@ -144,11 +178,15 @@ pub struct PassBarriers {
 }
 
 impl PassBarriers {
-    /// The state at vkCmdBeginRenderPass: each attachment in its initial layout;
+    /// The state at vkCmdBeginRenderPass: each attachment in its initial layouts;
     /// `whole_view[a]` says whether the render area covers attachment `a`'s view.
     pub fn begin(pass: &RenderPass, whole_view: &[bool]) -> PassBarriers {
         PassBarriers {
-            layouts: pass.attachments.iter().map(|a| a.initial_layout).collect(),
+            layouts: pass
+                .attachments
+                .iter()
+                .map(|a| (a.initial_layout, a.initial_stencil_layout()))
+                .collect(),
             loaded: vec![false; pass.attachments.len()],
             initial_in_rendering: pass
                 .attachments
@@ -171,16 +209,24 @@ impl PassBarriers {
     pub fn begin_subpass(&mut self, pass: &RenderPass, index: usize) -> Option<Vec<Barrier>> {
         let subpass = pass.subpasses.get(index)?;
         let mut barriers = Vec::new();
-        // Attachments first used here whose clear takes them out of their initial
-        // layout inside the rendering: no transition.
-        for &(a, layout) in &subpass.references {
-            let Some(loaded) = self.loaded.get_mut(a as usize) else {
+        // Colour and depth/stencil attachments first used here whose clear takes them
+        // out of their initial layout inside the rendering: no transition. A resolve
+        // target counts as loaded by its resolve.
+        for r in &subpass.references {
+            let a = r.attachment as usize;
+            let Some(loaded) = self.loaded.get_mut(a) else {
                 continue;
             };
-            if !*loaded {
-                *loaded = true;
-                if self.initial_in_rendering[a as usize] {
-                    self.layouts[a as usize] = layout;
+            match r.role {
+                AttachmentRole::Input => {}
+                AttachmentRole::Resolve => *loaded = true,
+                AttachmentRole::Color | AttachmentRole::DepthStencil => {
+                    if !*loaded {
+                        *loaded = true;
+                        if self.initial_in_rendering[a] {
+                            self.layouts[a] = (r.layout, r.stencil_layout);
+                        }
+                    }
                 }
             }
         }
@@ -209,8 +255,8 @@ impl PassBarriers {
         if needs_memory {
             barriers.push(memory);
         }
-        for &(a, layout) in &subpass.references {
-            barriers.extend(self.transition_to(pass, a, layout));
+        for r in &subpass.references {
+            barriers.extend(self.transition_to(pass, r.attachment, (r.layout, r.stencil_layout)));
         }
         (!barriers.is_empty()).then_some(barriers)
     }
@@ -241,40 +287,50 @@ impl PassBarriers {
     }
 
     /// The barrier at vkCmdEndRenderPass after the last subpass's: every attachment
-    /// into its final layout.
+    /// into its final layouts.
     pub fn end(&mut self, pass: &RenderPass) -> Option<Vec<Barrier>> {
-        let barriers: Vec<Barrier> = (0..pass.attachments.len() as u32)
-            .filter_map(|a| {
-                let final_layout = pass.attachments[a as usize].final_layout;
-                self.transition_to(pass, a, final_layout)
-            })
-            .collect();
+        let mut barriers = Vec::new();
+        for (a, desc) in pass.attachments.iter().enumerate() {
+            let final_layouts = (desc.final_layout, desc.final_stencil_layout());
+            barriers.extend(self.transition_to(pass, a as u32, final_layouts));
+        }
         (!barriers.is_empty()).then_some(barriers)
     }
 
-    /// Attachment `a` into `layout` (`transition_attachment`).
-    fn transition_to(&mut self, pass: &RenderPass, a: u32, layout: u32) -> Option<Barrier> {
+    /// Attachment `a` into `layouts` (`transition_attachment`).
+    fn transition_to(&mut self, pass: &RenderPass, a: u32, layouts: (u32, u32)) -> Vec<Barrier> {
         if a == ATTACHMENT_UNUSED {
-            return None;
+            return Vec::new();
         }
-        let old = self.layouts.get_mut(a as usize)?;
-        if *old == layout {
-            return None;
+        let Some(old) = self.layouts.get_mut(a as usize) else {
+            return Vec::new();
+        };
+        if *old == layouts {
+            return Vec::new();
         }
         let aspects = Aspects::of_format(pass.attachments[a as usize].format);
-        let barrier = transition(*old, layout, aspects);
-        *old = layout;
-        Some(barrier)
+        let barriers = transitions(*old, layouts, aspects);
+        *old = layouts;
+        barriers
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::objects::{PassAttachment, Subpass};
+    use crate::objects::{AttachmentUse, Dependency, PassAttachment, Subpass};
 
     const COLOR_ATTACHMENT: u32 = 2;
     const DEPTH_STENCIL_ATTACHMENT: u32 = 3;
+
+    fn color_use(attachment: u32, layout: u32) -> AttachmentUse {
+        AttachmentUse {
+            attachment,
+            role: AttachmentRole::Color,
+            layout,
+            stencil_layout: 0,
+        }
+    }
 
     /// vkcube's pass: a colour attachment cleared and presented, a depth one cleared
     /// and kept, one subpass, no dependencies.
@@ -299,7 +355,15 @@ mod tests {
             subpasses: vec![Subpass {
                 colors: vec![0],
                 depth_stencil: Some(1),
-                references: vec![(0, COLOR_ATTACHMENT), (1, DEPTH_STENCIL_ATTACHMENT)],
+                references: vec![
+                    color_use(0, COLOR_ATTACHMENT),
+                    AttachmentUse {
+                        attachment: 1,
+                        role: AttachmentRole::DepthStencil,
+                        layout: DEPTH_STENCIL_ATTACHMENT,
+                        stencil_layout: 0,
+                    },
+                ],
                 ..Subpass::default()
             }],
             dependencies: Vec::new(),
@@ -331,5 +395,86 @@ mod tests {
         let mut state = PassBarriers::begin(&pass, &[false, false]);
         // The memory barrier and both attachments out of UNDEFINED.
         assert_eq!(state.begin_subpass(&pass, 0).unwrap().len(), 3);
+    }
+
+    /// Skia's pass that reads what it draws (LibreOffice on Vulkan): one colour
+    /// attachment, kept in GENERAL, that the subpass also reads as an input
+    /// attachment, with a by-region self-dependency. Mesa's common code wants both
+    /// references in ATTACHMENT_FEEDBACK_LOOP_OPTIMAL, so the pass moves the
+    /// attachment there at its start and back to GENERAL at its end: the end waits
+    /// for the colour writes and invalidates the texture cache for the input reads.
+    #[test]
+    fn a_colour_attachment_read_as_input_goes_through_the_feedback_loop_layout() {
+        let general = layout::GENERAL;
+        let pass = RenderPass {
+            attachments: vec![PassAttachment {
+                format: 44,
+                initial_layout: general,
+                final_layout: general,
+                ..PassAttachment::default()
+            }],
+            subpasses: vec![Subpass {
+                colors: vec![0],
+                references: vec![
+                    AttachmentUse {
+                        attachment: 0,
+                        role: AttachmentRole::Input,
+                        layout: layout::FEEDBACK_LOOP,
+                        stencil_layout: 0,
+                    },
+                    color_use(0, layout::FEEDBACK_LOOP),
+                ],
+                ..Subpass::default()
+            }],
+            dependencies: vec![Dependency {
+                src_subpass: 0,
+                dst_subpass: 0,
+                src_stages: stage::COLOR_ATTACHMENT_OUTPUT,
+                dst_stages: stage::FRAGMENT,
+                src_access: access::COLOR_ATTACHMENT_WRITE,
+                dst_access: access::INPUT_ATTACHMENT_READ,
+            }],
+        };
+        let mut state = PassBarriers::begin(&pass, &[true]);
+        // The self-dependency and the implicit one, then GENERAL to the feedback loop
+        // (once, for the first of the two references).
+        let begin = state.begin_subpass(&pass, 0).unwrap();
+        assert_eq!(begin.len(), 2);
+        assert_eq!(
+            begin[1].dst_access & access::INPUT_ATTACHMENT_READ,
+            access::INPUT_ATTACHMENT_READ
+        );
+        let last = state.end(&pass).unwrap();
+        assert_eq!(last.len(), 1);
+        assert_ne!(last[0].src_access & access::COLOR_ATTACHMENT_WRITE, 0);
+        assert_ne!(last[0].dst_access & access::INPUT_ATTACHMENT_READ, 0);
+        // Back in GENERAL: a second end has nothing to move.
+        assert!(state.end(&pass).is_none());
+    }
+
+    /// A depth/stencil attachment whose depth alone the subpass reads as input: its
+    /// depth aspect goes through the feedback loop layout, its stencil aspect stays,
+    /// so each transition is a barrier of the depth aspect alone.
+    #[test]
+    fn depth_read_as_input_moves_the_depth_aspect_alone() {
+        let ds = DEPTH_STENCIL_ATTACHMENT;
+        let old = (ds, ds);
+        let new = (layout::FEEDBACK_LOOP, ds);
+        let aspects = Aspects::of_format(130);
+        let barriers = transitions(old, new, aspects);
+        assert_eq!(barriers.len(), 1);
+        assert_eq!(
+            barriers[0],
+            transitions(
+                (ds, ds),
+                (layout::FEEDBACK_LOOP, layout::FEEDBACK_LOOP),
+                Aspects::DEPTH
+            )[0]
+        );
+        // Both aspects the same way: one barrier of both.
+        assert_eq!(
+            transitions(old, (layout::GENERAL, layout::GENERAL), aspects).len(),
+            1
+        );
     }
 }
