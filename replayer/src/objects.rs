@@ -269,6 +269,11 @@ pub struct Subpass {
     /// Every attachment it refers to with the layouts it wants it in: inputs,
     /// colours, resolves, then depth/stencil (Mesa's `vk_subpass` order).
     pub references: Vec<AttachmentUse>,
+    /// It reads its depth/stencil attachment as an input attachment: Mesa's common
+    /// code gives the pipelines made for it
+    /// `VK_PIPELINE_CREATE_DEPTH_STENCIL_ATTACHMENT_FEEDBACK_LOOP_BIT_EXT`
+    /// (`vk_subpass::pipeline_flags`).
+    pub depth_stencil_feedback_loop: bool,
 }
 
 /// How a subpass uses an attachment.
@@ -873,11 +878,12 @@ impl Objects {
 /// (`vk_common_CreateRenderPass2`): inputs, colours, resolves, then depth/stencil, each
 /// with its stencil layout, and an attachment read as input while written as colour
 /// or depth/stencil (a self-dependency) wanted in
-/// `VK_IMAGE_LAYOUT_ATTACHMENT_FEEDBACK_LOOP_OPTIMAL_EXT` by both references.
+/// `VK_IMAGE_LAYOUT_ATTACHMENT_FEEDBACK_LOOP_OPTIMAL_EXT` by both references; and
+/// whether the depth/stencil attachment is so read.
 fn subpass_references(
     s: &trace_format::generated::trace::SubpassDescription<'_>,
     attachments: &[PassAttachment],
-) -> Vec<AttachmentUse> {
+) -> (Vec<AttachmentUse>, bool) {
     let format_of = |a: u32| attachments.get(a as usize).map_or(0, |d| d.format);
     let use_of = |r: &trace_format::generated::trace::AttachmentReference, role: AttachmentRole| {
         AttachmentUse {
@@ -917,6 +923,7 @@ fn subpass_references(
         .depth_stencil_attachment()
         .filter(|r| r.attachment() != ATTACHMENT_UNUSED)
         .map(|r| use_of(r, AttachmentRole::DepthStencil));
+    let mut depth_stencil_feedback_loop = false;
     for (i, input) in inputs.iter_mut().enumerate() {
         if input.attachment == ATTACHMENT_UNUSED {
             continue;
@@ -932,6 +939,7 @@ fn subpass_references(
             .as_mut()
             .filter(|ds| ds.attachment == input.attachment)
         {
+            depth_stencil_feedback_loop |= input_reads_depth[i] || input_reads_stencil[i];
             if input_reads_depth[i] {
                 input.layout = LAYOUT_FEEDBACK_LOOP;
                 ds.layout = LAYOUT_FEEDBACK_LOOP;
@@ -942,13 +950,14 @@ fn subpass_references(
             }
         }
     }
-    inputs
+    let references = inputs
         .into_iter()
         .chain(colors)
         .chain(resolves)
         .chain(depth_stencil)
         .filter(|r| r.attachment != ATTACHMENT_UNUSED)
-        .collect()
+        .collect();
+    (references, depth_stencil_feedback_loop)
 }
 
 /// A render pass from its vkCreateRenderPass(2) record.
@@ -977,6 +986,7 @@ pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> 
                 .flatten()
                 .map(|r| Some(r.attachment()).filter(|&a| a != ATTACHMENT_UNUSED))
                 .collect();
+            let (references, depth_stencil_feedback_loop) = subpass_references(&s, &attachments);
             Subpass {
                 view_mask: s.view_mask(),
                 colors: s
@@ -990,7 +1000,8 @@ pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> 
                     .depth_stencil_attachment()
                     .map(|r| r.attachment())
                     .filter(|a| *a != ATTACHMENT_UNUSED),
-                references: subpass_references(&s, &attachments),
+                references,
+                depth_stencil_feedback_loop,
             }
         })
         .collect();
@@ -1017,6 +1028,91 @@ pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pass's record as the layer writes it: a colour attachment (format 44) and a
+    /// depth/stencil one (130, D32_SFLOAT_S8_UINT), both kept in their layouts, one
+    /// subpass that reads both as input attachments while it draws to them;
+    /// `input_aspects` is the depth/stencil input's aspect mask (0 in a version-1
+    /// pass: every aspect of its format).
+    fn feedback_pass(version: u8, input_aspects: u32) -> RenderPass {
+        use trace_format::generated::trace::{
+            AttachmentDescriptionT, AttachmentReferenceT, CreateRenderPass, CreateRenderPassT,
+            SubpassDescriptionT,
+        };
+        const GENERAL: u32 = 1;
+        const DEPTH_STENCIL: u32 = 3;
+        let attachment = |format, layout| AttachmentDescriptionT {
+            flags: 0,
+            format,
+            samples: 1,
+            load_op: 0,
+            store_op: 0,
+            stencil_load_op: 0,
+            stencil_store_op: 0,
+            initial_layout: layout,
+            final_layout: layout,
+        };
+        let reference = |attachment, layout, aspect_mask| AttachmentReferenceT {
+            attachment,
+            layout,
+            aspect_mask,
+        };
+        let mut subpass = SubpassDescriptionT::default();
+        subpass.input_attachments = Some(vec![
+            reference(0, GENERAL, 0),
+            reference(1, GENERAL, input_aspects),
+        ]);
+        subpass.color_attachments = Some(vec![reference(0, GENERAL, 0)]);
+        subpass.depth_stencil_attachment = Some(reference(1, DEPTH_STENCIL, 0));
+        let mut record = CreateRenderPassT::default();
+        record.version = version;
+        record.attachments = Some(vec![
+            attachment(44, GENERAL),
+            attachment(130, DEPTH_STENCIL),
+        ]);
+        record.subpasses = Some(vec![subpass]);
+        let mut fbb = flatbuffers::FlatBufferBuilder::new();
+        let packed = record.pack(&mut fbb);
+        fbb.finish(packed, None);
+        render_pass(&flatbuffers::root::<CreateRenderPass>(fbb.finished_data()).unwrap())
+    }
+
+    /// Mesa's common code (vk_common_CreateRenderPass2) wants an attachment read as
+    /// input while drawn to in the feedback-loop layout, in both references, and for
+    /// depth/stencil only in the aspects the input reads; the pass's pipelines then
+    /// take the depth/stencil feedback-loop flag into their fragment shader's key.
+    #[test]
+    fn attachments_read_as_input_while_drawn_to_are_wanted_in_the_feedback_loop_layout() {
+        let v1 = feedback_pass(1, 0);
+        let subpass = &v1.subpasses[0];
+        let f = LAYOUT_FEEDBACK_LOOP;
+        let wanted: Vec<(u32, AttachmentRole, u32, u32)> = subpass
+            .references
+            .iter()
+            .map(|r| (r.attachment, r.role, r.layout, r.stencil_layout))
+            .collect();
+        assert_eq!(
+            wanted,
+            [
+                (0, AttachmentRole::Input, f, 0),
+                (1, AttachmentRole::Input, f, f),
+                (0, AttachmentRole::Color, f, 0),
+                (1, AttachmentRole::DepthStencil, f, f),
+            ]
+        );
+        assert!(subpass.depth_stencil_feedback_loop);
+        // A version-2 input of the stencil aspect alone: depth stays as written.
+        let v2 = feedback_pass(2, 0x4);
+        let ds = v2.subpasses[0].references[3];
+        assert_eq!((ds.layout, ds.stencil_layout), (3, f));
+        assert!(v2.subpasses[0].depth_stencil_feedback_loop);
+        // The colour aspect of a depth/stencil attachment is no aspect of it: nothing
+        // read, nothing moved.
+        let v2 = feedback_pass(2, 0x1);
+        let ds = v2.subpasses[0].references[3];
+        assert_eq!((ds.layout, ds.stencil_layout), (3, 3));
+        assert!(!v2.subpasses[0].depth_stencil_feedback_loop);
+    }
     use driver::mme::Arch;
 
     fn part_of(parts: u32, vk_topology: u32, dynamic_states: &[u32]) -> Pipeline {

@@ -827,15 +827,25 @@ impl<'o> Pass<'o> {
         // VK_GRAPHICS_PIPELINE_LIBRARY_PRE_RASTERIZATION_SHADERS_BIT_EXT.
         let library = p.flags() & 0x800 != 0;
         let rasterization = !library || p.library_parts() & 0x2 != 0;
-        let view_mask = match p.render_pass() {
-            0 => p.rendering().map_or(0, |r| r.view_mask()),
+        let subpass = match p.render_pass() {
+            0 => None,
             pass => self
                 .objects
                 .render_passes
                 .get(&pass)
-                .and_then(|rp| rp.subpasses.get(p.subpass() as usize))
-                .map_or(0, |s| s.view_mask),
+                .and_then(|rp| rp.subpasses.get(p.subpass() as usize)),
         };
+        let view_mask = match subpass {
+            None if p.render_pass() == 0 => p.rendering().map_or(0, |r| r.view_mask()),
+            None => 0,
+            Some(s) => s.view_mask,
+        };
+        // The render pass's flags count where the pipeline defines its fragment output
+        // (VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_OUTPUT_INTERFACE_BIT_EXT), as
+        // vk_graphics_pipeline_state_fill takes them (vk_get_pipeline_rendering_flags).
+        let fragment_output = !library || p.library_parts() & 0x8 != 0;
+        let pass_feedback_loop =
+            fragment_output && subpass.is_some_and(|s| s.depth_stencil_feedback_loop);
         crate::shaders::PipelineCompile {
             pipeline: p.pipeline(),
             flags: p.flags(),
@@ -845,7 +855,7 @@ impl<'o> Pass<'o> {
                 underestimate: !rasterization
                     || p.state().is_some_and(|s| s.conservative_mode() == 2),
                 // VK_PIPELINE_CREATE_DEPTH_STENCIL_ATTACHMENT_FEEDBACK_LOOP_BIT_EXT.
-                depth_stencil_feedback_loop: p.flags() & 0x0400_0000 != 0,
+                depth_stencil_feedback_loop: p.flags() & 0x0400_0000 != 0 || pass_feedback_loop,
                 multiview: view_mask != 0,
             },
         }
