@@ -10,7 +10,7 @@ use std::process::Command;
 
 /// Every trace in `samples/`: the scenes captured on NVIDIA's driver and on lavapipe,
 /// vkcube, glxgears through Zink and LibreOffice drawn by Skia.
-const SAMPLES: [&str; 12] = [
+const SAMPLES: [&str; 13] = [
     "storm-nvidia",
     "multiview-nvidia",
     "indirect-nvidia",
@@ -20,6 +20,7 @@ const SAMPLES: [&str; 12] = [
     "secondary-lavapipe",
     "mapped-lavapipe",
     "libraries-lavapipe",
+    "resolve-lavapipe",
     "vkcube-lavapipe",
     "glxgears-zink-lavapipe",
     "libreoffice-skia-lavapipe",

@@ -144,6 +144,32 @@ fn a_pass_reading_its_colour_target_as_input_is_nvks_draw_for_draw() {
     }
 }
 
+/// The resolve scene: a version-2 render pass, four samples a pixel, whose colour,
+/// depth and stencil resolve at its end (`VkSubpassDescriptionDepthStencilResolve`)
+/// and whose depth and stencil are in layouts of their own. NVK resolves them through
+/// vk_meta: depth in a pass of its own, stencil in another, a bit at a time through
+/// eight draws. Out of the box the model is NVK's draw for draw on both MME
+/// generations (the other generations: below).
+#[test]
+fn a_render_pass_resolving_depth_and_stencil_is_nvks_draw_for_draw() {
+    if !oracle_ready() {
+        return;
+    }
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/resolve-lavapipe.mscope");
+    for chipset in ["0x162", "0x140"] {
+        let out = macroscope(&["verify", trace.to_str().unwrap(), "--chipset", chipset]);
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{chipset}: {report}");
+        assert!(
+            report.contains("equal but for the trace 100.00%"),
+            "{chipset}: {report}"
+        );
+        // Two draws and ten resolve draws a frame (colour, depth, eight stencil bits).
+        let (nvk, model) = draw_counts(&report);
+        assert!(nvk == 36 && model == nvk, "{chipset}: {report}");
+    }
+}
+
 /// One GPU of each generation NVK 25.0.7 drives, beside the Turing and Volta ones
 /// above: Kepler GK104, Maxwell GM107 and GM200, Pascal GP104, Ampere GA102, Ada AD102.
 const OTHER_GENERATIONS: [&str; 6] = ["gk104", "gm107", "gm200", "gp104", "ga102", "ad102"];
@@ -162,6 +188,7 @@ fn every_sample_is_nvks_draw_for_draw_on_a_gpu_of_every_generation() {
             "compute-nvidia",
             "vkcube-lavapipe",
             "glxgears-zink-lavapipe",
+            "resolve-lavapipe",
         ] {
             if chipset == "gk104" && name.starts_with("glxgears") {
                 // NVK 25.0.7 cannot create Zink's pipelines on Kepler (its codegen

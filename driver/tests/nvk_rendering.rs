@@ -526,6 +526,7 @@ fn a_blit_draws_with_vk_meta_s_pipeline_state_and_the_application_s_comes_back()
                 writes_depth: false,
                 stencil_as_discard: false,
                 fragment: Default::default(),
+                first_pass: true,
             });
             enc.meta_end_gfx();
             enc.begin_rendering(&app);
@@ -703,6 +704,7 @@ fn meta_pass(enc: &mut CommandEncoder<'_>, fragment: driver::nvk::meta::MetaFrag
         writes_depth: false,
         stencil_as_discard: false,
         fragment,
+        first_pass: true,
     });
     enc.meta_end_gfx();
 }

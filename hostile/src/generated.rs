@@ -14,7 +14,7 @@ use crate::values::Values;
 pub const MAX_DEPTH: u32 = 3;
 
 /// Every field of every table, `(table, field)`, by field id.
-pub const FIELDS: [(&str, &str); 385] = [
+pub const FIELDS: [(&str, &str); 390] = [
     ("AllocateCommandBuffers", "device"),
     ("AllocateCommandBuffers", "command_pool"),
     ("AllocateCommandBuffers", "level"),
@@ -239,6 +239,7 @@ pub const FIELDS: [(&str, &str); 385] = [
     ("CreateRenderPass", "subpasses"),
     ("CreateRenderPass", "dependencies"),
     ("CreateRenderPass", "correlation_masks"),
+    ("CreateRenderPass", "stencil_layouts"),
     ("CreateShaderModule", "device"),
     ("CreateShaderModule", "shader_module"),
     ("CreateShaderModule", "flags"),
@@ -390,6 +391,10 @@ pub const FIELDS: [(&str, &str); 385] = [
     ("SubpassDescription", "resolve_attachments"),
     ("SubpassDescription", "depth_stencil_attachment"),
     ("SubpassDescription", "preserve_attachments"),
+    ("SubpassDescription", "depth_stencil_resolve_attachment"),
+    ("SubpassDescription", "depth_resolve_mode"),
+    ("SubpassDescription", "stencil_resolve_mode"),
+    ("SubpassDescription", "stencil_layouts"),
     ("UnmapMemory", "device"),
     ("UnmapMemory", "memory"),
     ("VulkanCall", "command"),
@@ -470,50 +475,51 @@ pub const CALLS: [&str; 61] = [
 /// The field ids each call's record reaches, by `CALLS` index.
 pub const CALL_FIELDS: [&[u16]; 61] = [
     &[9, 10, 11, 12, 13, 202, 203, 204, 205],
-    &[229],
-    &[276, 277, 278, 279, 280, 281, 282, 283, 284, 285, 286],
+    &[230],
+    &[277, 278, 279, 280, 281, 282, 283, 284, 285, 286, 287],
     &[
-        159, 160, 161, 162, 163, 164, 165, 166, 233, 234, 381, 382, 383, 384,
+        159, 160, 161, 162, 163, 164, 165, 166, 234, 235, 386, 387, 388, 389,
     ],
-    &[228],
-    &[250, 251, 252, 253],
+    &[229],
+    &[251, 252, 253, 254],
     &[4, 5, 6, 7, 8],
-    &[248, 249],
-    &[268, 269, 270, 271, 272],
-    &[375, 376],
-    &[236, 237],
-    &[273, 274, 275],
+    &[249, 250],
+    &[269, 270, 271, 272, 273],
+    &[380, 381],
+    &[237, 238],
+    &[274, 275, 276],
     &[150, 151, 152, 153, 154],
     &[17, 18, 19, 20],
     &[178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188, 189],
     &[21, 22, 23, 24],
     &[190, 191, 192, 193, 194, 195, 196, 197, 198, 199, 200, 201],
-    &[230, 231, 232],
+    &[231, 232, 233],
     &[
-        217, 218, 219, 220, 221, 222, 223, 367, 368, 369, 370, 371, 372, 373, 374,
+        217, 218, 219, 220, 221, 222, 223, 224, 368, 369, 370, 371, 372, 373, 374, 375, 376, 377,
+        378, 379,
     ],
     &[167, 168, 169, 170, 171, 172, 173, 174],
     &[33, 34, 35, 36, 37, 38],
     &[122, 123],
     &[118],
     &[
-        39, 40, 41, 42, 43, 44, 45, 46, 344, 345, 346, 347, 348, 349, 350, 351,
+        39, 40, 41, 42, 43, 44, 45, 46, 345, 346, 347, 348, 349, 350, 351, 352,
     ],
     &[119],
-    &[224, 225, 226, 227],
+    &[225, 226, 227, 228],
     &[206, 207, 208, 209, 210],
     &[
-        175, 176, 177, 254, 255, 256, 257, 258, 259, 260, 261, 262, 263, 264, 265, 266, 267, 287,
-        288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299, 300, 301, 302, 303, 304, 305,
-        306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317, 318, 319, 320, 321, 322, 323,
-        324, 325, 326, 327, 328, 329, 330, 331, 332, 333, 354, 355, 356, 357, 358, 359, 360, 361,
-        362,
+        175, 176, 177, 255, 256, 257, 258, 259, 260, 261, 262, 263, 264, 265, 266, 267, 268, 288,
+        289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299, 300, 301, 302, 303, 304, 305, 306,
+        307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317, 318, 319, 320, 321, 322, 323, 324,
+        325, 326, 327, 328, 329, 330, 331, 332, 333, 334, 355, 356, 357, 358, 359, 360, 361, 362,
+        363,
     ],
     &[155, 156, 157, 158],
     &[0, 1, 2, 3],
     &[14, 15, 16, 143, 144, 145, 146, 147, 148, 149],
-    &[235],
-    &[352, 353],
+    &[236],
+    &[353, 354],
     &[120, 121],
     &[57, 58, 59],
     &[47, 48, 49, 50, 51, 52],
@@ -533,15 +539,15 @@ pub const CALL_FIELDS: [&[u16]; 61] = [
     &[139, 140, 141, 142],
     &[129, 130, 131, 132],
     &[64, 65, 66, 67, 68, 69, 70, 71],
-    &[338, 339, 340, 363, 364, 365, 366],
-    &[334, 335, 336, 337],
-    &[238],
+    &[339, 340, 341, 364, 365, 366, 367],
+    &[335, 336, 337, 338],
+    &[239],
     &[133, 134],
     &[135, 136, 137, 138],
     &[25, 26, 27, 28],
     &[114],
-    &[377, 378, 379, 380, 381, 382, 383, 384],
-    &[239, 240, 241, 242, 243, 244, 245, 246, 247],
+    &[382, 383, 384, 385, 386, 387, 388, 389],
+    &[240, 241, 242, 243, 244, 245, 246, 247, 248],
 ];
 
 /// Builds call `index` (a `CALLS` index) from `v`.
@@ -1750,6 +1756,9 @@ pub fn create_render_pass(
     let n = v.len(223);
     let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(223)).collect();
     let correlation_masks = Some(fbb.create_vector(&items));
+    let n = v.len(224);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(224)).collect();
+    let stencil_layouts = Some(fbb.create_vector(&items));
     CreateRenderPass::create(
         fbb,
         &CreateRenderPassArgs {
@@ -1760,6 +1769,7 @@ pub fn create_render_pass(
             subpasses,
             dependencies,
             correlation_masks,
+            stencil_layouts,
         },
     )
 }
@@ -1770,15 +1780,15 @@ pub fn create_shader_module(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<CreateShaderModule<'static>> {
-    let n = v.len(227);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(227)).collect();
+    let n = v.len(228);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(228)).collect();
     let code = Some(fbb.create_vector(&items));
     CreateShaderModule::create(
         fbb,
         &CreateShaderModuleArgs {
-            device: v.scalar::<u64>(224),
-            shader_module: v.scalar::<u64>(225),
-            flags: v.scalar::<u32>(226),
+            device: v.scalar::<u64>(225),
+            shader_module: v.scalar::<u64>(226),
+            flags: v.scalar::<u32>(227),
             code,
         },
     )
@@ -1793,7 +1803,7 @@ pub fn destroy_device(
     DestroyDevice::create(
         fbb,
         &DestroyDeviceArgs {
-            device: v.scalar::<u64>(228),
+            device: v.scalar::<u64>(229),
         },
     )
 }
@@ -1807,7 +1817,7 @@ pub fn destroy_instance(
     DestroyInstance::create(
         fbb,
         &DestroyInstanceArgs {
-            instance: v.scalar::<u64>(229),
+            instance: v.scalar::<u64>(230),
         },
     )
 }
@@ -1821,9 +1831,9 @@ pub fn destroy_object(
     DestroyObject::create(
         fbb,
         &DestroyObjectArgs {
-            device: v.scalar::<u64>(230),
-            object_type: v.scalar::<u32>(231),
-            handle: v.scalar::<u64>(232),
+            device: v.scalar::<u64>(231),
+            object_type: v.scalar::<u32>(232),
+            handle: v.scalar::<u64>(233),
         },
     )
 }
@@ -1837,8 +1847,8 @@ pub fn device_queue_create_info(
     DeviceQueueCreateInfo::create(
         fbb,
         &DeviceQueueCreateInfoArgs {
-            queue_family_index: v.scalar::<u32>(233),
-            queue_count: v.scalar::<u32>(234),
+            queue_family_index: v.scalar::<u32>(234),
+            queue_count: v.scalar::<u32>(235),
         },
     )
 }
@@ -1852,7 +1862,7 @@ pub fn end_command_buffer(
     EndCommandBuffer::create(
         fbb,
         &EndCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(235),
+            command_buffer: v.scalar::<u64>(236),
         },
     )
 }
@@ -1863,13 +1873,13 @@ pub fn flush_mapped_memory_ranges(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<FlushMappedMemoryRanges<'static>> {
-    let n = v.len(237);
+    let n = v.len(238);
     let items: Vec<MemoryRange> = (0..n)
         .map(|_| {
             MemoryRange::new(
-                v.scalar::<u64>(237),
-                v.scalar::<u64>(237),
-                v.scalar::<u64>(237),
+                v.scalar::<u64>(238),
+                v.scalar::<u64>(238),
+                v.scalar::<u64>(238),
             )
         })
         .collect();
@@ -1877,7 +1887,7 @@ pub fn flush_mapped_memory_ranges(
     FlushMappedMemoryRanges::create(
         fbb,
         &FlushMappedMemoryRangesArgs {
-            device: v.scalar::<u64>(236),
+            device: v.scalar::<u64>(237),
             ranges,
         },
     )
@@ -1892,7 +1902,7 @@ pub fn frame_boundary(
     FrameBoundary::create(
         fbb,
         &FrameBoundaryArgs {
-            frame: v.scalar::<u64>(238),
+            frame: v.scalar::<u64>(239),
         },
     )
 }
@@ -1906,15 +1916,15 @@ pub fn frame_checksum(
     FrameChecksum::create(
         fbb,
         &FrameChecksumArgs {
-            swapchain: v.scalar::<u64>(239),
-            image_index: v.scalar::<u32>(240),
-            width: v.scalar::<u32>(241),
-            height: v.scalar::<u32>(242),
-            format: v.scalar::<u32>(243),
-            crc32: v.scalar::<u32>(244),
-            image: v.scalar::<u64>(245),
-            layout: v.scalar::<u32>(246),
-            frames_late: v.scalar::<u32>(247),
+            swapchain: v.scalar::<u64>(240),
+            image_index: v.scalar::<u32>(241),
+            width: v.scalar::<u32>(242),
+            height: v.scalar::<u32>(243),
+            format: v.scalar::<u32>(244),
+            crc32: v.scalar::<u32>(245),
+            image: v.scalar::<u64>(246),
+            layout: v.scalar::<u32>(247),
+            frames_late: v.scalar::<u32>(248),
         },
     )
 }
@@ -1928,8 +1938,8 @@ pub fn free_memory(
     FreeMemory::create(
         fbb,
         &FreeMemoryArgs {
-            device: v.scalar::<u64>(248),
-            memory: v.scalar::<u64>(249),
+            device: v.scalar::<u64>(249),
+            memory: v.scalar::<u64>(250),
         },
     )
 }
@@ -1943,10 +1953,10 @@ pub fn get_device_queue(
     GetDeviceQueue::create(
         fbb,
         &GetDeviceQueueArgs {
-            device: v.scalar::<u64>(250),
-            queue_family_index: v.scalar::<u32>(251),
-            queue_index: v.scalar::<u32>(252),
-            queue: v.scalar::<u64>(253),
+            device: v.scalar::<u64>(251),
+            queue_family_index: v.scalar::<u32>(252),
+            queue_index: v.scalar::<u32>(253),
+            queue: v.scalar::<u64>(254),
         },
     )
 }
@@ -1958,7 +1968,7 @@ pub fn graphics_pipeline(
     depth: u32,
 ) -> WIPOffset<GraphicsPipeline<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(256, depth)
+        v.table_len(257, depth)
     } else {
         0
     };
@@ -1967,30 +1977,30 @@ pub fn graphics_pipeline(
     let stages: Option<WIPOffset<Vector<'static, ForwardsUOffset<ShaderStage<'static>>>>> =
         Some(fbb.create_vector(&items));
     let rendering =
-        (depth < MAX_DEPTH && v.present(263)).then(|| pipeline_rendering(fbb, v, depth + 1));
-    let n = v.len(264);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(264)).collect();
-    let dynamic_states = Some(fbb.create_vector(&items));
+        (depth < MAX_DEPTH && v.present(264)).then(|| pipeline_rendering(fbb, v, depth + 1));
     let n = v.len(265);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(265)).collect();
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(265)).collect();
+    let dynamic_states = Some(fbb.create_vector(&items));
+    let n = v.len(266);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(266)).collect();
     let libraries = Some(fbb.create_vector(&items));
-    let state = (depth < MAX_DEPTH && v.present(267)).then(|| pipeline_state(fbb, v, depth + 1));
+    let state = (depth < MAX_DEPTH && v.present(268)).then(|| pipeline_state(fbb, v, depth + 1));
     GraphicsPipeline::create(
         fbb,
         &GraphicsPipelineArgs {
-            pipeline: v.scalar::<u64>(254),
-            flags: v.scalar::<u32>(255),
+            pipeline: v.scalar::<u64>(255),
+            flags: v.scalar::<u32>(256),
             stages,
-            topology: v.scalar::<u32>(257),
-            primitive_restart_enable: v.scalar::<bool>(258),
-            patch_control_points: v.scalar::<u32>(259),
-            layout: v.scalar::<u64>(260),
-            render_pass: v.scalar::<u64>(261),
-            subpass: v.scalar::<u32>(262),
+            topology: v.scalar::<u32>(258),
+            primitive_restart_enable: v.scalar::<bool>(259),
+            patch_control_points: v.scalar::<u32>(260),
+            layout: v.scalar::<u64>(261),
+            render_pass: v.scalar::<u64>(262),
+            subpass: v.scalar::<u32>(263),
             rendering,
             dynamic_states,
             libraries,
-            library_parts: v.scalar::<u32>(266),
+            library_parts: v.scalar::<u32>(267),
             state,
         },
     )
@@ -2005,11 +2015,11 @@ pub fn map_memory(
     MapMemory::create(
         fbb,
         &MapMemoryArgs {
-            device: v.scalar::<u64>(268),
-            memory: v.scalar::<u64>(269),
-            offset: v.scalar::<u64>(270),
-            size: v.scalar::<u64>(271),
-            flags: v.scalar::<u32>(272),
+            device: v.scalar::<u64>(269),
+            memory: v.scalar::<u64>(270),
+            offset: v.scalar::<u64>(271),
+            size: v.scalar::<u64>(272),
+            flags: v.scalar::<u32>(273),
         },
     )
 }
@@ -2020,14 +2030,14 @@ pub fn memory_contents(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<MemoryContents<'static>> {
-    let n = v.len(275);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(275)).collect();
+    let n = v.len(276);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(276)).collect();
     let data = Some(fbb.create_vector(&items));
     MemoryContents::create(
         fbb,
         &MemoryContentsArgs {
-            memory: v.scalar::<u64>(273),
-            offset: v.scalar::<u64>(274),
+            memory: v.scalar::<u64>(274),
+            offset: v.scalar::<u64>(275),
             data,
         },
     )
@@ -2039,26 +2049,26 @@ pub fn physical_device_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PhysicalDeviceInfo<'static>> {
-    let device_name = v.string(280);
+    let device_name = v.string(281);
     let device_name = Some(fbb.create_string(&device_name));
-    let driver_name = v.string(283);
+    let driver_name = v.string(284);
     let driver_name = Some(fbb.create_string(&driver_name));
-    let driver_info = v.string(284);
+    let driver_info = v.string(285);
     let driver_info = Some(fbb.create_string(&driver_info));
     PhysicalDeviceInfo::create(
         fbb,
         &PhysicalDeviceInfoArgs {
-            physical_device: v.scalar::<u64>(276),
-            vendor_id: v.scalar::<u32>(277),
-            device_id: v.scalar::<u32>(278),
-            device_type: v.scalar::<u32>(279),
+            physical_device: v.scalar::<u64>(277),
+            vendor_id: v.scalar::<u32>(278),
+            device_id: v.scalar::<u32>(279),
+            device_type: v.scalar::<u32>(280),
             device_name,
-            api_version: v.scalar::<u32>(281),
-            driver_version: v.scalar::<u32>(282),
+            api_version: v.scalar::<u32>(282),
+            driver_version: v.scalar::<u32>(283),
             driver_name,
             driver_info,
-            max_multiview_view_count: v.scalar::<u32>(285),
-            max_multiview_instance_index: v.scalar::<u32>(286),
+            max_multiview_view_count: v.scalar::<u32>(286),
+            max_multiview_instance_index: v.scalar::<u32>(287),
         },
     )
 }
@@ -2069,16 +2079,16 @@ pub fn pipeline_rendering(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineRendering<'static>> {
-    let n = v.len(288);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(288)).collect();
+    let n = v.len(289);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(289)).collect();
     let color_attachment_formats = Some(fbb.create_vector(&items));
     PipelineRendering::create(
         fbb,
         &PipelineRenderingArgs {
-            view_mask: v.scalar::<u32>(287),
+            view_mask: v.scalar::<u32>(288),
             color_attachment_formats,
-            depth_attachment_format: v.scalar::<u32>(289),
-            stencil_attachment_format: v.scalar::<u32>(290),
+            depth_attachment_format: v.scalar::<u32>(290),
+            stencil_attachment_format: v.scalar::<u32>(291),
         },
     )
 }
@@ -2089,66 +2099,55 @@ pub fn pipeline_state(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<PipelineState<'static>> {
-    let n = v.len(291);
+    let n = v.len(292);
     let items: Vec<VertexBinding> = (0..n)
         .map(|_| {
             VertexBinding::new(
-                v.scalar::<u32>(291),
-                v.scalar::<u32>(291),
-                v.scalar::<u32>(291),
-                v.scalar::<u32>(291),
+                v.scalar::<u32>(292),
+                v.scalar::<u32>(292),
+                v.scalar::<u32>(292),
+                v.scalar::<u32>(292),
             )
         })
         .collect();
     let vertex_bindings = Some(fbb.create_vector(&items));
-    let n = v.len(292);
+    let n = v.len(293);
     let items: Vec<VertexAttribute> = (0..n)
         .map(|_| {
             VertexAttribute::new(
-                v.scalar::<u32>(292),
-                v.scalar::<u32>(292),
-                v.scalar::<u32>(292),
-                v.scalar::<u32>(292),
+                v.scalar::<u32>(293),
+                v.scalar::<u32>(293),
+                v.scalar::<u32>(293),
+                v.scalar::<u32>(293),
             )
         })
         .collect();
     let vertex_attributes = Some(fbb.create_vector(&items));
-    let n = v.len(294);
+    let n = v.len(295);
     let items: Vec<Viewport> = (0..n)
         .map(|_| {
             Viewport::new(
-                v.scalar::<f32>(294),
-                v.scalar::<f32>(294),
-                v.scalar::<f32>(294),
-                v.scalar::<f32>(294),
-                v.scalar::<f32>(294),
-                v.scalar::<f32>(294),
+                v.scalar::<f32>(295),
+                v.scalar::<f32>(295),
+                v.scalar::<f32>(295),
+                v.scalar::<f32>(295),
+                v.scalar::<f32>(295),
+                v.scalar::<f32>(295),
             )
         })
         .collect();
     let viewports = Some(fbb.create_vector(&items));
-    let n = v.len(295);
+    let n = v.len(296);
     let items: Vec<Rect2D> = (0..n)
         .map(|_| {
             Rect2D::new(
-                &Offset2D::new(v.scalar::<i32>(295), v.scalar::<i32>(295)),
-                &Extent2D::new(v.scalar::<u32>(295), v.scalar::<u32>(295)),
+                &Offset2D::new(v.scalar::<i32>(296), v.scalar::<i32>(296)),
+                &Extent2D::new(v.scalar::<u32>(296), v.scalar::<u32>(296)),
             )
         })
         .collect();
     let scissors = Some(fbb.create_vector(&items));
-    let stencil_front = v.present(327).then(|| {
-        StencilFace::new(
-            v.scalar::<u32>(327),
-            v.scalar::<u32>(327),
-            v.scalar::<u32>(327),
-            v.scalar::<u32>(327),
-            v.scalar::<u32>(327),
-            v.scalar::<u32>(327),
-            v.scalar::<u32>(327),
-        )
-    });
-    let stencil_back = v.present(328).then(|| {
+    let stencil_front = v.present(328).then(|| {
         StencilFace::new(
             v.scalar::<u32>(328),
             v.scalar::<u32>(328),
@@ -2159,71 +2158,82 @@ pub fn pipeline_state(
             v.scalar::<u32>(328),
         )
     });
-    let n = v.len(331);
+    let stencil_back = v.present(329).then(|| {
+        StencilFace::new(
+            v.scalar::<u32>(329),
+            v.scalar::<u32>(329),
+            v.scalar::<u32>(329),
+            v.scalar::<u32>(329),
+            v.scalar::<u32>(329),
+            v.scalar::<u32>(329),
+            v.scalar::<u32>(329),
+        )
+    });
+    let n = v.len(332);
     let items: Vec<BlendAttachment> = (0..n)
         .map(|_| {
             BlendAttachment::new(
-                v.scalar::<bool>(331),
-                v.scalar::<u32>(331),
-                v.scalar::<u32>(331),
-                v.scalar::<u32>(331),
-                v.scalar::<u32>(331),
-                v.scalar::<u32>(331),
-                v.scalar::<u32>(331),
-                v.scalar::<u32>(331),
+                v.scalar::<bool>(332),
+                v.scalar::<u32>(332),
+                v.scalar::<u32>(332),
+                v.scalar::<u32>(332),
+                v.scalar::<u32>(332),
+                v.scalar::<u32>(332),
+                v.scalar::<u32>(332),
+                v.scalar::<u32>(332),
             )
         })
         .collect();
     let blend_attachments = Some(fbb.create_vector(&items));
-    let n = v.len(332);
-    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(332)).collect();
+    let n = v.len(333);
+    let items: Vec<f32> = (0..n).map(|_| v.scalar::<f32>(333)).collect();
     let blend_constants = Some(fbb.create_vector(&items));
     PipelineState::create(
         fbb,
         &PipelineStateArgs {
             vertex_bindings,
             vertex_attributes,
-            domain_origin: v.scalar::<u32>(293),
+            domain_origin: v.scalar::<u32>(294),
             viewports,
             scissors,
-            depth_clip_negative_one_to_one: v.scalar::<bool>(296),
-            depth_clamp_enable: v.scalar::<bool>(297),
-            rasterizer_discard_enable: v.scalar::<bool>(298),
-            polygon_mode: v.scalar::<u32>(299),
-            cull_mode: v.scalar::<u32>(300),
-            front_face: v.scalar::<u32>(301),
-            depth_bias_enable: v.scalar::<bool>(302),
-            depth_bias_constant: v.scalar::<f32>(303),
-            depth_bias_clamp: v.scalar::<f32>(304),
-            depth_bias_slope: v.scalar::<f32>(305),
-            line_width: v.scalar::<f32>(306),
-            depth_clip: v.scalar::<u8>(307),
-            provoking_vertex: v.scalar::<u32>(308),
-            line_mode: v.scalar::<u32>(309),
-            line_stipple_enable: v.scalar::<bool>(310),
-            line_stipple_factor: v.scalar::<u32>(311),
-            line_stipple_pattern: v.scalar::<u32>(312),
-            rasterization_stream: v.scalar::<u32>(313),
-            conservative_mode: v.scalar::<u32>(314),
-            extra_primitive_overestimation_size: v.scalar::<f32>(315),
-            rasterization_samples: v.scalar::<u32>(316),
-            sample_mask: v.scalar::<u32>(317),
-            alpha_to_coverage_enable: v.scalar::<bool>(318),
-            alpha_to_one_enable: v.scalar::<bool>(319),
-            depth_test_enable: v.scalar::<bool>(320),
-            depth_write_enable: v.scalar::<bool>(321),
-            depth_compare_op: v.scalar::<u32>(322),
-            depth_bounds_test_enable: v.scalar::<bool>(323),
-            min_depth_bounds: v.scalar::<f32>(324),
-            max_depth_bounds: v.scalar::<f32>(325),
-            stencil_test_enable: v.scalar::<bool>(326),
+            depth_clip_negative_one_to_one: v.scalar::<bool>(297),
+            depth_clamp_enable: v.scalar::<bool>(298),
+            rasterizer_discard_enable: v.scalar::<bool>(299),
+            polygon_mode: v.scalar::<u32>(300),
+            cull_mode: v.scalar::<u32>(301),
+            front_face: v.scalar::<u32>(302),
+            depth_bias_enable: v.scalar::<bool>(303),
+            depth_bias_constant: v.scalar::<f32>(304),
+            depth_bias_clamp: v.scalar::<f32>(305),
+            depth_bias_slope: v.scalar::<f32>(306),
+            line_width: v.scalar::<f32>(307),
+            depth_clip: v.scalar::<u8>(308),
+            provoking_vertex: v.scalar::<u32>(309),
+            line_mode: v.scalar::<u32>(310),
+            line_stipple_enable: v.scalar::<bool>(311),
+            line_stipple_factor: v.scalar::<u32>(312),
+            line_stipple_pattern: v.scalar::<u32>(313),
+            rasterization_stream: v.scalar::<u32>(314),
+            conservative_mode: v.scalar::<u32>(315),
+            extra_primitive_overestimation_size: v.scalar::<f32>(316),
+            rasterization_samples: v.scalar::<u32>(317),
+            sample_mask: v.scalar::<u32>(318),
+            alpha_to_coverage_enable: v.scalar::<bool>(319),
+            alpha_to_one_enable: v.scalar::<bool>(320),
+            depth_test_enable: v.scalar::<bool>(321),
+            depth_write_enable: v.scalar::<bool>(322),
+            depth_compare_op: v.scalar::<u32>(323),
+            depth_bounds_test_enable: v.scalar::<bool>(324),
+            min_depth_bounds: v.scalar::<f32>(325),
+            max_depth_bounds: v.scalar::<f32>(326),
+            stencil_test_enable: v.scalar::<bool>(327),
             stencil_front: stencil_front.as_ref(),
             stencil_back: stencil_back.as_ref(),
-            logic_op_enable: v.scalar::<bool>(329),
-            logic_op: v.scalar::<u32>(330),
+            logic_op_enable: v.scalar::<bool>(330),
+            logic_op: v.scalar::<u32>(331),
             blend_attachments,
             blend_constants,
-            color_write_enables: v.scalar::<u32>(333),
+            color_write_enables: v.scalar::<u32>(334),
         },
     )
 }
@@ -2234,19 +2244,19 @@ pub fn queue_present(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<QueuePresent<'static>> {
-    let n = v.len(335);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(335)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(336);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(336)).collect();
-    let swapchains = Some(fbb.create_vector(&items));
+    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(337);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(337)).collect();
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(337)).collect();
+    let swapchains = Some(fbb.create_vector(&items));
+    let n = v.len(338);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(338)).collect();
     let image_indices = Some(fbb.create_vector(&items));
     QueuePresent::create(
         fbb,
         &QueuePresentArgs {
-            queue: v.scalar::<u64>(334),
+            queue: v.scalar::<u64>(335),
             wait_semaphores,
             swapchains,
             image_indices,
@@ -2261,7 +2271,7 @@ pub fn queue_submit(
     depth: u32,
 ) -> WIPOffset<QueueSubmit<'static>> {
     let n = if depth < MAX_DEPTH {
-        v.table_len(339, depth)
+        v.table_len(340, depth)
     } else {
         0
     };
@@ -2272,9 +2282,9 @@ pub fn queue_submit(
     QueueSubmit::create(
         fbb,
         &QueueSubmitArgs {
-            queue: v.scalar::<u64>(338),
+            queue: v.scalar::<u64>(339),
             submits,
-            fence: v.scalar::<u64>(340),
+            fence: v.scalar::<u64>(341),
         },
     )
 }
@@ -2285,24 +2295,24 @@ pub fn rendering_attachment(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<RenderingAttachment<'static>> {
-    let clear_value = v.present(351).then(|| {
+    let clear_value = v.present(352).then(|| {
         ClearValue::new(
-            v.scalar::<u32>(351),
-            v.scalar::<u32>(351),
-            v.scalar::<u32>(351),
-            v.scalar::<u32>(351),
+            v.scalar::<u32>(352),
+            v.scalar::<u32>(352),
+            v.scalar::<u32>(352),
+            v.scalar::<u32>(352),
         )
     });
     RenderingAttachment::create(
         fbb,
         &RenderingAttachmentArgs {
-            image_view: v.scalar::<u64>(344),
-            image_layout: v.scalar::<u32>(345),
-            resolve_mode: v.scalar::<u32>(346),
-            resolve_image_view: v.scalar::<u64>(347),
-            resolve_image_layout: v.scalar::<u32>(348),
-            load_op: v.scalar::<u32>(349),
-            store_op: v.scalar::<u32>(350),
+            image_view: v.scalar::<u64>(345),
+            image_layout: v.scalar::<u32>(346),
+            resolve_mode: v.scalar::<u32>(347),
+            resolve_image_view: v.scalar::<u64>(348),
+            resolve_image_layout: v.scalar::<u32>(349),
+            load_op: v.scalar::<u32>(350),
+            store_op: v.scalar::<u32>(351),
             clear_value: clear_value.as_ref(),
         },
     )
@@ -2317,8 +2327,8 @@ pub fn reset_command_buffer(
     ResetCommandBuffer::create(
         fbb,
         &ResetCommandBufferArgs {
-            command_buffer: v.scalar::<u64>(352),
-            flags: v.scalar::<u32>(353),
+            command_buffer: v.scalar::<u64>(353),
+            flags: v.scalar::<u32>(354),
         },
     )
 }
@@ -2329,10 +2339,10 @@ pub fn shader_stage(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<ShaderStage<'static>> {
-    let entry_point = v.string(357);
+    let entry_point = v.string(358);
     let entry_point = Some(fbb.create_string(&entry_point));
     let n = if depth < MAX_DEPTH {
-        v.table_len(358, depth)
+        v.table_len(359, depth)
     } else {
         0
     };
@@ -2342,15 +2352,15 @@ pub fn shader_stage(
     let specialization_entries: Option<
         WIPOffset<Vector<'static, ForwardsUOffset<SpecializationEntry<'static>>>>,
     > = Some(fbb.create_vector(&items));
-    let n = v.len(359);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(359)).collect();
+    let n = v.len(360);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(360)).collect();
     let specialization_data = Some(fbb.create_vector(&items));
     ShaderStage::create(
         fbb,
         &ShaderStageArgs {
-            flags: v.scalar::<u32>(354),
-            stage: v.scalar::<u32>(355),
-            module: v.scalar::<u64>(356),
+            flags: v.scalar::<u32>(355),
+            stage: v.scalar::<u32>(356),
+            module: v.scalar::<u64>(357),
             entry_point,
             specialization_entries,
             specialization_data,
@@ -2367,9 +2377,9 @@ pub fn specialization_entry(
     SpecializationEntry::create(
         fbb,
         &SpecializationEntryArgs {
-            constant_id: v.scalar::<u32>(360),
-            offset: v.scalar::<u32>(361),
-            size: v.scalar::<u64>(362),
+            constant_id: v.scalar::<u32>(361),
+            offset: v.scalar::<u32>(362),
+            size: v.scalar::<u64>(363),
         },
     )
 }
@@ -2380,17 +2390,17 @@ pub fn submit_info(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubmitInfo<'static>> {
-    let n = v.len(363);
-    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(363)).collect();
-    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(364);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(364)).collect();
-    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
+    let wait_semaphores = Some(fbb.create_vector(&items));
     let n = v.len(365);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(365)).collect();
-    let command_buffers = Some(fbb.create_vector(&items));
+    let wait_dst_stage_masks = Some(fbb.create_vector(&items));
     let n = v.len(366);
     let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(366)).collect();
+    let command_buffers = Some(fbb.create_vector(&items));
+    let n = v.len(367);
+    let items: Vec<u64> = (0..n).map(|_| v.scalar::<u64>(367)).collect();
     let signal_semaphores = Some(fbb.create_vector(&items));
     SubmitInfo::create(
         fbb,
@@ -2409,17 +2419,6 @@ pub fn subpass_description(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<SubpassDescription<'static>> {
-    let n = v.len(370);
-    let items: Vec<AttachmentReference> = (0..n)
-        .map(|_| {
-            AttachmentReference::new(
-                v.scalar::<u32>(370),
-                v.scalar::<u32>(370),
-                v.scalar::<u32>(370),
-            )
-        })
-        .collect();
-    let input_attachments = Some(fbb.create_vector(&items));
     let n = v.len(371);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
@@ -2430,7 +2429,7 @@ pub fn subpass_description(
             )
         })
         .collect();
-    let color_attachments = Some(fbb.create_vector(&items));
+    let input_attachments = Some(fbb.create_vector(&items));
     let n = v.len(372);
     let items: Vec<AttachmentReference> = (0..n)
         .map(|_| {
@@ -2441,28 +2440,53 @@ pub fn subpass_description(
             )
         })
         .collect();
+    let color_attachments = Some(fbb.create_vector(&items));
+    let n = v.len(373);
+    let items: Vec<AttachmentReference> = (0..n)
+        .map(|_| {
+            AttachmentReference::new(
+                v.scalar::<u32>(373),
+                v.scalar::<u32>(373),
+                v.scalar::<u32>(373),
+            )
+        })
+        .collect();
     let resolve_attachments = Some(fbb.create_vector(&items));
-    let depth_stencil_attachment = v.present(373).then(|| {
+    let depth_stencil_attachment = v.present(374).then(|| {
         AttachmentReference::new(
-            v.scalar::<u32>(373),
-            v.scalar::<u32>(373),
-            v.scalar::<u32>(373),
+            v.scalar::<u32>(374),
+            v.scalar::<u32>(374),
+            v.scalar::<u32>(374),
         )
     });
-    let n = v.len(374);
-    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(374)).collect();
+    let n = v.len(375);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(375)).collect();
     let preserve_attachments = Some(fbb.create_vector(&items));
+    let depth_stencil_resolve_attachment = v.present(376).then(|| {
+        AttachmentReference::new(
+            v.scalar::<u32>(376),
+            v.scalar::<u32>(376),
+            v.scalar::<u32>(376),
+        )
+    });
+    let n = v.len(379);
+    let items: Vec<u32> = (0..n).map(|_| v.scalar::<u32>(379)).collect();
+    let stencil_layouts = Some(fbb.create_vector(&items));
     SubpassDescription::create(
         fbb,
         &SubpassDescriptionArgs {
-            flags: v.scalar::<u32>(367),
-            pipeline_bind_point: v.scalar::<u32>(368),
-            view_mask: v.scalar::<u32>(369),
+            flags: v.scalar::<u32>(368),
+            pipeline_bind_point: v.scalar::<u32>(369),
+            view_mask: v.scalar::<u32>(370),
             input_attachments,
             color_attachments,
             resolve_attachments,
             depth_stencil_attachment: depth_stencil_attachment.as_ref(),
             preserve_attachments,
+            depth_stencil_resolve_attachment: depth_stencil_resolve_attachment.as_ref(),
+            depth_resolve_mode: v.scalar::<u32>(377),
+            stencil_resolve_mode: v.scalar::<u32>(378),
+            stencil_layouts,
         },
     )
 }
@@ -2476,8 +2500,8 @@ pub fn unmap_memory(
     UnmapMemory::create(
         fbb,
         &UnmapMemoryArgs {
-            device: v.scalar::<u64>(375),
-            memory: v.scalar::<u64>(376),
+            device: v.scalar::<u64>(380),
+            memory: v.scalar::<u64>(381),
         },
     )
 }
@@ -2497,11 +2521,11 @@ pub fn vulkan_param(
     v: &mut Values,
     depth: u32,
 ) -> WIPOffset<VulkanParam<'static>> {
-    let n = v.len(382);
-    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(382)).collect();
+    let n = v.len(387);
+    let items: Vec<u8> = (0..n).map(|_| v.scalar::<u8>(387)).collect();
     let bytes = Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(383, depth)
+        v.table_len(388, depth)
     } else {
         0
     };
@@ -2510,7 +2534,7 @@ pub fn vulkan_param(
     let chain: Option<WIPOffset<Vector<'static, ForwardsUOffset<VulkanParam<'static>>>>> =
         Some(fbb.create_vector(&items));
     let n = if depth < MAX_DEPTH {
-        v.table_len(384, depth)
+        v.table_len(389, depth)
     } else {
         0
     };
@@ -2521,7 +2545,7 @@ pub fn vulkan_param(
     VulkanParam::create(
         fbb,
         &VulkanParamArgs {
-            value: v.scalar::<u64>(381),
+            value: v.scalar::<u64>(386),
             bytes,
             chain,
             nested,

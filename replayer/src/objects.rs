@@ -202,19 +202,26 @@ pub struct PassAttachment {
     pub initial_layout: u32,
     /// `VkImageLayout` it ends the pass in.
     pub final_layout: u32,
+    /// Its stencil aspect's initial and final layouts where the program named them
+    /// (`VkAttachmentDescriptionStencilLayout`).
+    pub own_stencil_layouts: Option<(u32, u32)>,
 }
 
 impl PassAttachment {
-    /// The layout its stencil aspect starts the pass in (`initial_stencil_layout`):
-    /// the initial layout where the format has stencil, else undefined. Traces keep no
-    /// `VkAttachmentDescriptionStencilLayout`, so the stencil aspect follows the other.
+    /// The layout its stencil aspect starts the pass in (`vk_att_desc_stencil_layout`):
+    /// the one the program named for it, else the initial layout, where the format has
+    /// stencil; else undefined.
     pub fn initial_stencil_layout(&self) -> u32 {
-        stencil_layout_of(self.format, self.initial_layout)
+        let layout = self
+            .own_stencil_layouts
+            .map_or(self.initial_layout, |l| l.0);
+        stencil_layout_of(self.format, layout)
     }
 
-    /// The layout its stencil aspect ends the pass in (`final_stencil_layout`).
+    /// The layout its stencil aspect ends the pass in, likewise.
     pub fn final_stencil_layout(&self) -> u32 {
-        stencil_layout_of(self.format, self.final_layout)
+        let layout = self.own_stencil_layouts.map_or(self.final_layout, |l| l.1);
+        stencil_layout_of(self.format, layout)
     }
 }
 
@@ -266,6 +273,10 @@ pub struct Subpass {
     pub resolves: Vec<Option<u32>>,
     /// The depth/stencil attachment.
     pub depth_stencil: Option<u32>,
+    /// The attachment the depth/stencil attachment resolves to
+    /// (`VkSubpassDescriptionDepthStencilResolve`), and how its depth and stencil
+    /// resolve (`VkResolveModeFlagBits`, 0 for none).
+    pub depth_stencil_resolve: Option<(u32, u32, u32)>,
     /// Every attachment it refers to with the layouts it wants it in: inputs,
     /// colours, resolves, then depth/stencil (Mesa's `vk_subpass` order).
     pub references: Vec<AttachmentUse>,
@@ -288,6 +299,8 @@ pub enum AttachmentRole {
     Resolve,
     /// The depth/stencil attachment.
     DepthStencil,
+    /// The depth/stencil attachment's resolve target.
+    DepthStencilResolve,
 }
 
 /// A subpass's reference to an attachment as Mesa's common render-pass code keeps it
@@ -829,6 +842,18 @@ impl Objects {
                 })
             })
             .collect();
+        // The modes of the depth/stencil resolve, each where its target has the aspect.
+        let resolve_aspects = subpass.depth_stencil_resolve.map(|(to, depth, stencil)| {
+            let format = pass.attachments.get(to as usize).map_or(0, |d| d.format);
+            (
+                if format_has_depth(format) { depth } else { 0 },
+                if format_has_stencil(format) {
+                    stencil
+                } else {
+                    0
+                },
+            )
+        });
         let depth_stencil = subpass.depth_stencil.and_then(|a| {
             let desc = pass.attachments.get(a as usize)?;
             let (image, view) = target(a)?;
@@ -837,9 +862,13 @@ impl Objects {
                 view,
                 depth_clear: clear_of(a, desc.load_op).map(|v| v[0]),
                 stencil_clear: clear_of(a, desc.stencil_load_op).map(|v| v[1]),
-                depth_resolve_mode: 0,
-                stencil_resolve_mode: 0,
-                resolve_to: None,
+                // Each aspect the resolve target has resolves by its mode
+                // (begin_subpass), both into the target's view.
+                depth_resolve_mode: resolve_aspects.map_or(0, |(depth, _)| depth),
+                stencil_resolve_mode: resolve_aspects.map_or(0, |(_, stencil)| stencil),
+                resolve_to: subpass
+                    .depth_stencil_resolve
+                    .and_then(|(to, _, _)| target(to)),
                 aspects: DepthStencilAspects::of_format(desc.format),
             })
         });
@@ -875,22 +904,31 @@ impl Objects {
 }
 
 /// A subpass's attachment references as Mesa's common code keeps them
-/// (`vk_common_CreateRenderPass2`): inputs, colours, resolves, then depth/stencil, each
-/// with its stencil layout, and an attachment read as input while written as colour
-/// or depth/stencil (a self-dependency) wanted in
-/// `VK_IMAGE_LAYOUT_ATTACHMENT_FEEDBACK_LOOP_OPTIMAL_EXT` by both references; and
-/// whether the depth/stencil attachment is so read.
+/// (`vk_common_CreateRenderPass2`): inputs, colours, resolves, depth/stencil, then its
+/// resolve target, each with its stencil layout (the one the program named, else its
+/// layout, where the format has stencil: `vk_att_ref_stencil_layout`), and an
+/// attachment read as input while written as colour or as depth/stencil (a
+/// self-dependency) wanted in `VK_IMAGE_LAYOUT_ATTACHMENT_FEEDBACK_LOOP_OPTIMAL_EXT`
+/// by both references; and whether the depth/stencil attachment is so read.
 fn subpass_references(
     s: &trace_format::generated::trace::SubpassDescription<'_>,
     attachments: &[PassAttachment],
 ) -> (Vec<AttachmentUse>, bool) {
     let format_of = |a: u32| attachments.get(a as usize).map_or(0, |d| d.format);
-    let use_of = |r: &trace_format::generated::trace::AttachmentReference, role: AttachmentRole| {
+    // The stencil layouts the record holds, one a reference in the order above.
+    let named: Vec<u32> = s
+        .stencil_layouts()
+        .map(|l| l.iter().collect())
+        .unwrap_or_default();
+    let mut next = 0;
+    let mut use_of = |r: &trace_format::generated::trace::AttachmentReference, role| {
+        let stencil = named.get(next).copied().unwrap_or(r.layout());
+        next += 1;
         AttachmentUse {
             attachment: r.attachment(),
             role,
             layout: r.layout(),
-            stencil_layout: stencil_layout_of(format_of(r.attachment()), r.layout()),
+            stencil_layout: stencil_layout_of(format_of(r.attachment()), stencil),
         }
     };
     let mut inputs: Vec<AttachmentUse> = Vec::new();
@@ -908,21 +946,20 @@ fn subpass_references(
         input_reads_depth.push(depth);
         input_reads_stencil.push(stencil);
     }
-    let mut colors: Vec<AttachmentUse> = s
-        .color_attachments()
-        .into_iter()
-        .flatten()
-        .map(|r| use_of(r, AttachmentRole::Color))
-        .collect();
-    let resolves = s
-        .resolve_attachments()
-        .into_iter()
-        .flatten()
-        .map(|r| use_of(r, AttachmentRole::Resolve));
+    let mut colors: Vec<AttachmentUse> = Vec::new();
+    for r in s.color_attachments().into_iter().flatten() {
+        colors.push(use_of(r, AttachmentRole::Color));
+    }
+    let mut resolves: Vec<AttachmentUse> = Vec::new();
+    for r in s.resolve_attachments().into_iter().flatten() {
+        resolves.push(use_of(r, AttachmentRole::Resolve));
+    }
     let mut depth_stencil = s
         .depth_stencil_attachment()
-        .filter(|r| r.attachment() != ATTACHMENT_UNUSED)
         .map(|r| use_of(r, AttachmentRole::DepthStencil));
+    let depth_stencil_resolve = s
+        .depth_stencil_resolve_attachment()
+        .map(|r| use_of(r, AttachmentRole::DepthStencilResolve));
     let mut depth_stencil_feedback_loop = false;
     for (i, input) in inputs.iter_mut().enumerate() {
         if input.attachment == ATTACHMENT_UNUSED {
@@ -955,6 +992,7 @@ fn subpass_references(
         .chain(colors)
         .chain(resolves)
         .chain(depth_stencil)
+        .chain(depth_stencil_resolve)
         .filter(|r| r.attachment != ATTACHMENT_UNUSED)
         .collect();
     (references, depth_stencil_feedback_loop)
@@ -962,7 +1000,7 @@ fn subpass_references(
 
 /// A render pass from its vkCreateRenderPass(2) record.
 pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> RenderPass {
-    let attachments: Vec<PassAttachment> = c
+    let mut attachments: Vec<PassAttachment> = c
         .attachments()
         .into_iter()
         .flatten()
@@ -973,8 +1011,18 @@ pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> 
             stencil_load_op: a.stencil_load_op(),
             initial_layout: a.initial_layout(),
             final_layout: a.final_layout(),
+            own_stencil_layouts: None,
         })
         .collect();
+    // Two a attachment where the record holds them (VkAttachmentDescriptionStencilLayout).
+    if let Some(layouts) = c.stencil_layouts() {
+        let layouts: Vec<u32> = layouts.iter().collect();
+        if layouts.len() == 2 * attachments.len() {
+            for (a, l) in attachments.iter_mut().zip(layouts.chunks_exact(2)) {
+                a.own_stencil_layouts = Some((l[0], l[1]));
+            }
+        }
+    }
     let subpasses = c
         .subpasses()
         .into_iter()
@@ -1000,6 +1048,11 @@ pub fn render_pass(c: &trace_format::generated::trace::CreateRenderPass<'_>) -> 
                     .depth_stencil_attachment()
                     .map(|r| r.attachment())
                     .filter(|a| *a != ATTACHMENT_UNUSED),
+                depth_stencil_resolve: s
+                    .depth_stencil_resolve_attachment()
+                    .map(|r| r.attachment())
+                    .filter(|a| *a != ATTACHMENT_UNUSED)
+                    .map(|a| (a, s.depth_resolve_mode(), s.stencil_resolve_mode())),
                 references,
                 depth_stencil_feedback_loop,
             }

@@ -163,6 +163,30 @@ fn transitions(old: (u32, u32), new: (u32, u32), aspects: Aspects) -> Vec<Barrie
         .collect()
 }
 
+/// Whether `subpass`'s depth/stencil resolve writes every aspect its depth/stencil
+/// attachment has (`begin_subpass`: each aspect its resolve target has and a mode
+/// resolves), which then counts as the target's load.
+fn whole_depth_stencil_resolve(pass: &RenderPass, subpass: &crate::objects::Subpass) -> bool {
+    let (Some(ds), Some((to, depth_mode, stencil_mode))) =
+        (subpass.depth_stencil, subpass.depth_stencil_resolve)
+    else {
+        return false;
+    };
+    let aspects_of = |a: u32| {
+        pass.attachments
+            .get(a as usize)
+            .map(|d| Aspects::of_format(d.format))
+    };
+    let (Some(ds), Some(to)) = (aspects_of(ds), aspects_of(to)) else {
+        return false;
+    };
+    let resolved = Aspects {
+        depth: to.depth && depth_mode != 0,
+        stencil: to.stencil && stencil_mode != 0,
+    };
+    resolved == ds
+}
+
 /// A render pass instance's attachment layouts as Mesa's common code tracks them, and
 /// the barriers it records.
 #[derive(Clone, Debug)]
@@ -211,7 +235,9 @@ impl PassBarriers {
         let mut barriers = Vec::new();
         // Colour and depth/stencil attachments first used here whose clear takes them
         // out of their initial layout inside the rendering: no transition. A resolve
-        // target counts as loaded by its resolve.
+        // target counts as loaded by its resolve; a depth/stencil one where it takes
+        // every aspect the depth/stencil attachment has.
+        let resolves_whole = whole_depth_stencil_resolve(pass, subpass);
         for r in &subpass.references {
             let a = r.attachment as usize;
             let Some(loaded) = self.loaded.get_mut(a) else {
@@ -220,6 +246,7 @@ impl PassBarriers {
             match r.role {
                 AttachmentRole::Input => {}
                 AttachmentRole::Resolve => *loaded = true,
+                AttachmentRole::DepthStencilResolve => *loaded |= resolves_whole,
                 AttachmentRole::Color | AttachmentRole::DepthStencil => {
                     if !*loaded {
                         *loaded = true;

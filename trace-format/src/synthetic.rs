@@ -228,6 +228,7 @@ fn write_setup(w: &mut TraceWriter, clock: &mut Clock, shape: &SyntheticShape) -
             }]),
             dependencies: Some(vec![]),
             correlation_masks: Some(vec![shape.view_mask]),
+            stencil_layouts: None,
         })),
         CallT::CreateFramebuffer(Box::new(CreateFramebufferT {
             device: DEVICE,

@@ -21,6 +21,8 @@ const PIPELINE_LIBRARY: [&CStr; 2] = [
 pub const SIZE: u32 = 64;
 /// Layers of the colour target: views 0 to 3.
 pub const LAYERS: u32 = 4;
+/// Samples a pixel of the resolve scene's attachments.
+const RESOLVED_SAMPLES: vk::SampleCountFlags = vk::SampleCountFlags::TYPE_4;
 
 /// Why a scene could not run.
 pub type Error = Box<dyn std::error::Error>;
@@ -74,6 +76,9 @@ struct PipelineMaking<'a> {
     library: Option<vk::GraphicsPipelineLibraryFlagsEXT>,
     /// The libraries a pipeline is linked from.
     libraries: &'a [vk::Pipeline],
+    /// Samples per pixel, and whether it tests and writes depth and stencil.
+    samples: vk::SampleCountFlags,
+    depth_stencil: bool,
 }
 
 /// A host-visible buffer, mapped.
@@ -151,7 +156,14 @@ impl Gpu {
             .multiview(true)
             .multiview_geometry_shader(true)
             .multiview_tessellation_shader(true);
-        let mut v12 = vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(true);
+        // Depth and stencil in layouts of their own (the resolve scene), where offered.
+        let mut offered12 = vk::PhysicalDeviceVulkan12Features::default();
+        let mut offered_features = vk::PhysicalDeviceFeatures2::default().push_next(&mut offered12);
+        unsafe { instance.get_physical_device_features2(physical, &mut offered_features) };
+        let separate_layouts = offered12.separate_depth_stencil_layouts == vk::TRUE;
+        let mut v12 = vk::PhysicalDeviceVulkan12Features::default()
+            .draw_indirect_count(true)
+            .separate_depth_stencil_layouts(separate_layouts);
         let priorities = [1.0];
         let queues = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(family)
@@ -594,6 +606,8 @@ impl Gpu {
             topology,
             library: None,
             libraries: &[],
+            samples: vk::SampleCountFlags::TYPE_1,
+            depth_stencil: false,
         };
         self.make_pipeline(layout, pass, subpass, whole)
     }
@@ -627,6 +641,8 @@ impl Gpu {
                 topology,
                 library: Some(part),
                 libraries: &[],
+                samples: vk::SampleCountFlags::TYPE_1,
+                depth_stencil: false,
             };
             libraries.push(self.make_pipeline(layout, pass, subpass, library)?);
         }
@@ -635,6 +651,8 @@ impl Gpu {
             topology,
             library: None,
             libraries: &libraries,
+            samples: vk::SampleCountFlags::TYPE_1,
+            depth_stencil: false,
         };
         self.make_pipeline(layout, pass, subpass, linked)
     }
@@ -654,6 +672,8 @@ impl Gpu {
             topology,
             library,
             libraries,
+            samples,
+            depth_stencil,
         } = making;
         let stage_infos: Vec<_> = stages
             .iter()
@@ -690,8 +710,22 @@ impl Gpu {
             .polygon_mode(vk::PolygonMode::FILL)
             .cull_mode(vk::CullModeFlags::NONE)
             .line_width(1.0);
-        let multisample = vk::PipelineMultisampleStateCreateInfo::default()
-            .rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let multisample =
+            vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(samples);
+        // Depth tested and written; stencil set to the reference where drawn.
+        let stencil = vk::StencilOpState::default()
+            .compare_op(vk::CompareOp::ALWAYS)
+            .pass_op(vk::StencilOp::REPLACE)
+            .compare_mask(0xff)
+            .write_mask(0xff)
+            .reference(1);
+        let tests = vk::PipelineDepthStencilStateCreateInfo::default()
+            .depth_test_enable(true)
+            .depth_write_enable(true)
+            .depth_compare_op(vk::CompareOp::LESS_OR_EQUAL)
+            .stencil_test_enable(true)
+            .front(stencil)
+            .back(stencil);
         let blend_attachment = [vk::PipelineColorBlendAttachmentState::default()
             .color_write_mask(vk::ColorComponentFlags::RGBA)];
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachment);
@@ -708,6 +742,9 @@ impl Gpu {
             .subpass(subpass);
         if topology == vk::PrimitiveTopology::PATCH_LIST {
             info = info.tessellation_state(&tessellation);
+        }
+        if depth_stencil {
+            info = info.depth_stencil_state(&tests);
         }
         let mut parts = vk::GraphicsPipelineLibraryCreateInfoEXT::default();
         if let Some(part) = library {
@@ -727,6 +764,264 @@ impl Gpu {
         };
         self.garbage.push(Garbage::Pipeline(pipeline));
         Ok(pipeline)
+    }
+
+    /// A pipeline for [`Gpu::resolving_pass`]: four samples, depth and stencil tested
+    /// and written.
+    pub fn resolving_pipeline(
+        &mut self,
+        layout: vk::PipelineLayout,
+        pass: vk::RenderPass,
+        stages: &[(vk::ShaderStageFlags, vk::ShaderModule)],
+    ) -> Result<vk::Pipeline, Error> {
+        let making = PipelineMaking {
+            stages,
+            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+            library: None,
+            libraries: &[],
+            samples: RESOLVED_SAMPLES,
+            depth_stencil: true,
+        };
+        self.make_pipeline(layout, pass, 0, making)
+    }
+
+    /// A single-layer 2D image of `format` with `samples` per pixel, its memory, and a
+    /// view of it showing `aspects`.
+    fn image(
+        &mut self,
+        format: vk::Format,
+        samples: vk::SampleCountFlags,
+        usage: vk::ImageUsageFlags,
+        aspects: vk::ImageAspectFlags,
+    ) -> Result<vk::ImageView, Error> {
+        let d = &self.device;
+        let image = unsafe {
+            d.create_image(
+                &vk::ImageCreateInfo::default()
+                    .image_type(vk::ImageType::TYPE_2D)
+                    .format(format)
+                    .extent(vk::Extent3D {
+                        width: SIZE,
+                        height: SIZE,
+                        depth: 1,
+                    })
+                    .mip_levels(1)
+                    .array_layers(1)
+                    .samples(samples)
+                    .usage(usage),
+                None,
+            )?
+        };
+        let req = unsafe { d.get_image_memory_requirements(image) };
+        let memory = unsafe {
+            d.allocate_memory(
+                &vk::MemoryAllocateInfo::default()
+                    .allocation_size(req.size)
+                    .memory_type_index(
+                        self.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty())?,
+                    ),
+                None,
+            )?
+        };
+        unsafe { d.bind_image_memory(image, memory, 0)? };
+        self.garbage
+            .extend([Garbage::Memory(memory), Garbage::Image(image)]);
+        self.view(image, format, aspects, 0)
+    }
+
+    /// A 2D view of layer `layer` of `image`, `aspects`.
+    fn view(
+        &mut self,
+        image: vk::Image,
+        format: vk::Format,
+        aspects: vk::ImageAspectFlags,
+        layer: u32,
+    ) -> Result<vk::ImageView, Error> {
+        let view = unsafe {
+            self.device.create_image_view(
+                &vk::ImageViewCreateInfo::default()
+                    .image(image)
+                    .view_type(vk::ImageViewType::TYPE_2D)
+                    .format(format)
+                    .subresource_range(vk::ImageSubresourceRange {
+                        aspect_mask: aspects,
+                        base_mip_level: 0,
+                        level_count: 1,
+                        base_array_layer: layer,
+                        layer_count: 1,
+                    }),
+                None,
+            )?
+        };
+        self.garbage.push(Garbage::View(view));
+        Ok(view)
+    }
+
+    /// A version-2 render pass (`vkCreateRenderPass2`) drawing four samples a pixel
+    /// into a colour and a depth/stencil attachment, both resolved at its end: the
+    /// colour into the colour target's first layer, depth and stencil (sample zero)
+    /// into a single-sampled depth/stencil image. Depth and stencil are in layouts of
+    /// their own (`VkAttachmentDescriptionStencilLayout`,
+    /// `VkAttachmentReferenceStencilLayout`); the stencil aspect ends read-only. And its
+    /// framebuffer.
+    pub fn resolving_pass(&mut self) -> Result<(vk::RenderPass, vk::Framebuffer), Error> {
+        use vk::ImageLayout as L;
+        let color_format = vk::Format::R8G8B8A8_UNORM;
+        let ds_format = vk::Format::D32_SFLOAT_S8_UINT;
+        let ds_aspects = vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL;
+        let attachment = |format, samples, load, initial, last| {
+            vk::AttachmentDescription2::default()
+                .format(format)
+                .samples(samples)
+                .load_op(load)
+                .store_op(vk::AttachmentStoreOp::STORE)
+                .stencil_load_op(load)
+                .stencil_store_op(vk::AttachmentStoreOp::STORE)
+                .initial_layout(initial)
+                .final_layout(last)
+        };
+        let mut ms_stencil = vk::AttachmentDescriptionStencilLayout::default()
+            .stencil_initial_layout(L::UNDEFINED)
+            .stencil_final_layout(L::STENCIL_READ_ONLY_OPTIMAL);
+        let mut resolved_stencil = vk::AttachmentDescriptionStencilLayout::default()
+            .stencil_initial_layout(L::UNDEFINED)
+            .stencil_final_layout(L::STENCIL_ATTACHMENT_OPTIMAL);
+        let clear = vk::AttachmentLoadOp::CLEAR;
+        let dont_care = vk::AttachmentLoadOp::DONT_CARE;
+        let attachments = [
+            attachment(
+                color_format,
+                RESOLVED_SAMPLES,
+                clear,
+                L::UNDEFINED,
+                L::COLOR_ATTACHMENT_OPTIMAL,
+            ),
+            attachment(
+                ds_format,
+                RESOLVED_SAMPLES,
+                clear,
+                L::UNDEFINED,
+                L::DEPTH_ATTACHMENT_OPTIMAL,
+            )
+            .push_next(&mut ms_stencil),
+            attachment(
+                color_format,
+                vk::SampleCountFlags::TYPE_1,
+                dont_care,
+                L::UNDEFINED,
+                L::COLOR_ATTACHMENT_OPTIMAL,
+            ),
+            attachment(
+                ds_format,
+                vk::SampleCountFlags::TYPE_1,
+                dont_care,
+                L::UNDEFINED,
+                L::DEPTH_ATTACHMENT_OPTIMAL,
+            )
+            .push_next(&mut resolved_stencil),
+        ];
+        let reference = |attachment, layout| {
+            vk::AttachmentReference2::default()
+                .attachment(attachment)
+                .layout(layout)
+        };
+        let mut ds_stencil = vk::AttachmentReferenceStencilLayout::default()
+            .stencil_layout(L::STENCIL_ATTACHMENT_OPTIMAL);
+        let mut resolve_stencil = vk::AttachmentReferenceStencilLayout::default()
+            .stencil_layout(L::STENCIL_ATTACHMENT_OPTIMAL);
+        let colors = [reference(0, L::COLOR_ATTACHMENT_OPTIMAL)];
+        let color_resolves = [reference(2, L::COLOR_ATTACHMENT_OPTIMAL)];
+        let depth = reference(1, L::DEPTH_ATTACHMENT_OPTIMAL).push_next(&mut ds_stencil);
+        let depth_resolve =
+            reference(3, L::DEPTH_ATTACHMENT_OPTIMAL).push_next(&mut resolve_stencil);
+        let mut resolve = vk::SubpassDescriptionDepthStencilResolve::default()
+            .depth_resolve_mode(vk::ResolveModeFlags::SAMPLE_ZERO)
+            .stencil_resolve_mode(vk::ResolveModeFlags::SAMPLE_ZERO)
+            .depth_stencil_resolve_attachment(&depth_resolve);
+        let subpasses = [vk::SubpassDescription2::default()
+            .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
+            .color_attachments(&colors)
+            .resolve_attachments(&color_resolves)
+            .depth_stencil_attachment(&depth)
+            .push_next(&mut resolve)];
+        let info = vk::RenderPassCreateInfo2::default()
+            .attachments(&attachments)
+            .subpasses(&subpasses);
+        let pass = unsafe { self.device.create_render_pass2(&info, None)? };
+        self.garbage.push(Garbage::RenderPass(pass));
+        let attach = vk::ImageUsageFlags::TRANSFER_SRC;
+        let views = [
+            self.image(
+                color_format,
+                RESOLVED_SAMPLES,
+                attach | vk::ImageUsageFlags::COLOR_ATTACHMENT,
+                vk::ImageAspectFlags::COLOR,
+            )?,
+            self.image(
+                ds_format,
+                RESOLVED_SAMPLES,
+                attach | vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT,
+                ds_aspects,
+            )?,
+            self.view(self.color, color_format, vk::ImageAspectFlags::COLOR, 0)?,
+            self.image(
+                ds_format,
+                vk::SampleCountFlags::TYPE_1,
+                attach | vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT,
+                ds_aspects,
+            )?,
+        ];
+        let framebuffer = unsafe {
+            self.device.create_framebuffer(
+                &vk::FramebufferCreateInfo::default()
+                    .render_pass(pass)
+                    .attachments(&views)
+                    .width(SIZE)
+                    .height(SIZE)
+                    .layers(1),
+                None,
+            )?
+        };
+        self.garbage.push(Garbage::Framebuffer(framebuffer));
+        Ok((pass, framebuffer))
+    }
+
+    /// Begins [`Gpu::resolving_pass`] on `framebuffer`: colour to black, depth to 1,
+    /// stencil to 0.
+    pub fn begin_resolving_pass(
+        &self,
+        cb: vk::CommandBuffer,
+        pass: vk::RenderPass,
+        framebuffer: vk::Framebuffer,
+    ) {
+        let clear = [
+            vk::ClearValue {
+                color: vk::ClearColorValue {
+                    float32: [0.0, 0.0, 0.0, 1.0],
+                },
+            },
+            vk::ClearValue {
+                depth_stencil: vk::ClearDepthStencilValue {
+                    depth: 1.0,
+                    stencil: 0,
+                },
+            },
+        ];
+        let info = vk::RenderPassBeginInfo::default()
+            .render_pass(pass)
+            .framebuffer(framebuffer)
+            .render_area(vk::Rect2D {
+                offset: vk::Offset2D::default(),
+                extent: vk::Extent2D {
+                    width: SIZE,
+                    height: SIZE,
+                },
+            })
+            .clear_values(&clear);
+        unsafe {
+            self.device
+                .cmd_begin_render_pass(cb, &info, vk::SubpassContents::INLINE)
+        };
     }
 
     /// A query pool.

@@ -41,7 +41,7 @@ const SHRINK_GEOM: &[u8] = include_bytes!("../../shaders/shrink.geom.spv");
 const DOUBLE_COMP: &[u8] = include_bytes!("../../shaders/double.comp.spv");
 
 /// The scenes by name.
-pub const SCENES: [&str; 9] = [
+pub const SCENES: [&str; 10] = [
     "multiview",
     "indirect",
     "storm",
@@ -51,6 +51,7 @@ pub const SCENES: [&str; 9] = [
     "compute",
     "mapped",
     "libraries",
+    "resolve",
 ];
 
 /// What a scene asked the GPU to do, per frame and in total.
@@ -158,6 +159,7 @@ pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued
         "compute" => c"macroscope-scene-compute",
         "mapped" => c"macroscope-scene-mapped",
         "libraries" => c"macroscope-scene-libraries",
+        "resolve" => c"macroscope-scene-resolve",
         _ => return Err(format!("no scene `{name}` (one of {})", SCENES.join(", ")).into()),
     };
     if options.probe_first {
@@ -202,6 +204,7 @@ fn run_on_its_device(
         "compute" => compute(&mut gpu, frames, &mut issued)?,
         "mapped" => mapped(&mut gpu, frames, options, &mut issued)?,
         "libraries" => libraries(&mut gpu, frames, &mut issued)?,
+        "resolve" => resolve(&mut gpu, frames, &mut issued)?,
         _ => tessellation(&mut gpu, frames, &mut issued)?,
     }
     if options.then_wait {
@@ -435,6 +438,45 @@ fn indirect(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error
             issued.draw("CmdDrawIndirectCount", 0);
             d.cmd_draw_indexed_indirect_count(cb, args.buffer, indexed_at, count.buffer, 4, 4, 20);
             issued.draw("CmdDrawIndexedIndirectCount", 0);
+            d.cmd_end_render_pass(cb);
+        })?;
+    }
+    Ok(())
+}
+
+/// Two overlapping triangles a frame, four samples a pixel, depth and stencil tested
+/// and written, in a version-2 render pass whose colour, depth and stencil are
+/// resolved at its end (`VkSubpassDescriptionDepthStencilResolve`) and whose depth
+/// and stencil are in layouts of their own (the separate depth/stencil layouts of
+/// Vulkan 1.2).
+fn resolve(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+    let [a, b] = tints(gpu)?;
+    let (layout, sets) = gpu.layout(&[&a, &b])?;
+    let stages = COLORED
+        .iter()
+        .map(|(stage, spirv)| Ok((*stage, gpu.module(spirv)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let (pass, fb) = gpu.resolving_pass()?;
+    let pipeline = gpu.resolving_pipeline(layout, pass, &stages)?;
+    let d = gpu.device.clone();
+    for frame in 0..frames {
+        gpu.frame(frame, |cb| unsafe {
+            gpu.begin_resolving_pass(cb, pass, fb);
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+            for (i, set) in sets.iter().enumerate() {
+                d.cmd_bind_descriptor_sets(
+                    cb,
+                    vk::PipelineBindPoint::GRAPHICS,
+                    layout,
+                    0,
+                    std::slice::from_ref(set),
+                    &[],
+                );
+                let at = 0.2 * i as f32;
+                gpu.place(cb, layout, at - 0.1, at - 0.1, 0.6);
+                d.cmd_draw(cb, 3, 1, 0, 0);
+                issued.draw("CmdDraw", 0);
+            }
             d.cmd_end_render_pass(cb);
         })?;
     }

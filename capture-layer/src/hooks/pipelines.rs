@@ -169,7 +169,13 @@ unsafe fn record_render_pass2(
         let subpasses = slice(i.p_subpasses, i.subpass_count)
             .iter()
             .map(|s| {
-                table!(SubpassDescriptionT {
+                let resolve = find_in_chain::<vk::SubpassDescriptionDepthStencilResolve>(
+                    s.p_next,
+                    vk::StructureType::SUBPASS_DESCRIPTION_DEPTH_STENCIL_RESOLVE,
+                );
+                let resolve_to =
+                    resolve.and_then(|r| r.p_depth_stencil_resolve_attachment.as_ref());
+                let mut subpass = table!(SubpassDescriptionT {
                     flags: s.flags.as_raw(),
                     pipeline_bind_point: s.pipeline_bind_point.as_raw() as u32,
                     view_mask: s.view_mask,
@@ -195,7 +201,14 @@ unsafe fn record_render_pass2(
                     preserve_attachments: Some(
                         slice(s.p_preserve_attachments, s.preserve_attachment_count).to_vec(),
                     ),
-                })
+                });
+                subpass.depth_stencil_resolve_attachment = resolve_to.map(reference2);
+                if let Some(r) = resolve {
+                    subpass.depth_resolve_mode = r.depth_resolve_mode.as_raw();
+                    subpass.stencil_resolve_mode = r.stencil_resolve_mode.as_raw();
+                }
+                subpass.stencil_layouts = reference_stencil_layouts(s, resolve_to);
+                subpass
             })
             .collect();
         let dependencies = slice(i.p_dependencies, i.dependency_count)
@@ -214,11 +227,14 @@ unsafe fn record_render_pass2(
                 .unpack()
             })
             .collect();
+        let stencil_layouts =
+            attachment_stencil_layouts(slice(i.p_attachments, i.attachment_count));
         Some(CallT::CreateRenderPass(Box::new(table!(
             CreateRenderPassT {
                 device: device.as_raw(),
                 render_pass: pass.as_raw(),
                 version: 2,
+                stencil_layouts,
                 attachments: Some(
                     slice(i.p_attachments, i.attachment_count)
                         .iter()
@@ -233,6 +249,59 @@ unsafe fn record_render_pass2(
             }
         ))))
     });
+}
+
+/// Each attachment's stencil initial and final layout, where any attachment chains a
+/// `VkAttachmentDescriptionStencilLayout` (one that chains none: its own layouts).
+unsafe fn attachment_stencil_layouts(
+    attachments: &[vk::AttachmentDescription2],
+) -> Option<Vec<u32>> {
+    let own = |a: &vk::AttachmentDescription2| {
+        find_in_chain::<vk::AttachmentDescriptionStencilLayout>(
+            a.p_next,
+            vk::StructureType::ATTACHMENT_DESCRIPTION_STENCIL_LAYOUT,
+        )
+    };
+    attachments.iter().any(|a| own(a).is_some()).then(|| {
+        attachments
+            .iter()
+            .flat_map(|a| match own(a) {
+                Some(l) => [l.stencil_initial_layout, l.stencil_final_layout],
+                None => [a.initial_layout, a.final_layout],
+            })
+            .map(|l| l.as_raw() as u32)
+            .collect()
+    })
+}
+
+/// The stencil layout of each of subpass `s`'s references (inputs, colours, resolves,
+/// depth/stencil, then `resolve_to`), where any chains a
+/// `VkAttachmentReferenceStencilLayout` (one that chains none: its layout).
+unsafe fn reference_stencil_layouts(
+    s: &vk::SubpassDescription2,
+    resolve_to: Option<&vk::AttachmentReference2>,
+) -> Option<Vec<u32>> {
+    let resolves = slice(s.p_resolve_attachments, s.color_attachment_count);
+    let references: Vec<&vk::AttachmentReference2> =
+        slice(s.p_input_attachments, s.input_attachment_count)
+            .iter()
+            .chain(slice(s.p_color_attachments, s.color_attachment_count))
+            .chain(resolves)
+            .chain(s.p_depth_stencil_attachment.as_ref())
+            .chain(resolve_to)
+            .collect();
+    let own = |r: &vk::AttachmentReference2| {
+        find_in_chain::<vk::AttachmentReferenceStencilLayout>(
+            r.p_next,
+            vk::StructureType::ATTACHMENT_REFERENCE_STENCIL_LAYOUT,
+        )
+    };
+    references.iter().any(|r| own(r).is_some()).then(|| {
+        references
+            .iter()
+            .map(|r| own(r).map_or(r.layout, |l| l.stencil_layout).as_raw() as u32)
+            .collect()
+    })
 }
 
 /// `vkCreateRenderPass2`.

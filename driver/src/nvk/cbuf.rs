@@ -142,7 +142,7 @@ impl CommandEncoder<'_> {
                     0 => META_FRAGMENT_SHADER,
                     n => META_FRAGMENT_SHADERS + n as u64 * 0x100,
                 };
-                let fs = meta_fragment_shader(chipset, identity);
+                let fs = meta_fragment_shader(chipset, identity, fragment);
                 if let Some(fs) = &fs {
                     kinds.push((*fragment, fs.clone()));
                 }
@@ -396,17 +396,22 @@ fn meta_shaders(chipset: Chipset) -> [Option<Arc<Shader>>; 5] {
     ]
 }
 
-/// A vk_meta fragment shader with `identity`: it reads its source through push
-/// descriptor set 0 (build_blit_shader).
-fn meta_fragment_shader(chipset: Chipset, identity: u64) -> Option<Arc<Shader>> {
+/// A vk_meta fragment shader of the kind `key` with `identity`: it reads its source
+/// through push descriptor set 0, and writes depth where its pass has the depth
+/// aspect (build_blit_shader stores `FRAG_RESULT_DEPTH`).
+fn meta_fragment_shader(
+    chipset: Chipset,
+    identity: u64,
+    key: &MetaFragment,
+) -> Option<Arc<Shader>> {
     let fragment = Interface {
         descriptors: vec![DescriptorUse::DescriptorSet { set: 0 }],
         // Kepler's codegen path (nvk_cg_compile_nir) copies NIR's workgroup size into
         // the shader info's compute member, which shares its first byte with the
         // fragment member's `writes_depth`: an internal shader's size is 1x1x1
         // (nir_builder_init_simple_shader), so NVK takes vk_meta's fragment shader
-        // as writing depth there.
-        writes_depth: chipset.eng3d < MAXWELL_A,
+        // as writing depth there, whatever it writes.
+        writes_depth: chipset.eng3d < MAXWELL_A || key.aspects & 0x2 != 0,
         ..Interface::default()
     };
     let declared = |_, _| UniformBufferKind::Descriptor;

@@ -221,6 +221,9 @@ pub struct MetaBlit {
     pub stencil_as_discard: bool,
     /// What its fragment shader is built from.
     pub fragment: MetaFragment,
+    /// It is do_blit's first pass, which pushes the source's descriptors: a later
+    /// pass of the same call (stencil after depth) draws with those.
+    pub first_pass: bool,
 }
 
 /// What nvk_meta_begin saves (`struct nvk_meta_save`).
@@ -311,7 +314,7 @@ impl CommandEncoder<'_> {
     }
 
     /// One pass of vk_meta's do_blit. Mirrors it with vk_meta_draw_volume: set 0
-    /// pushed (the source's descriptors, uploaded at the draw), the destination's
+    /// pushed in the first pass (the source's descriptors, uploaded at the draw), the destination's
     /// rendering begun, vk_meta's pipeline bound (one `vec4` vertex attribute from
     /// binding 0; depth and stencil written always where the destination has them;
     /// no line width set), the push constants written, the viewport and scissor set
@@ -320,7 +323,9 @@ impl CommandEncoder<'_> {
     /// written by discards), the rendering ended.
     pub fn meta_blit(&mut self, blit: &MetaBlit) -> Recorded {
         let before = self.push.len();
-        self.push_descriptor_set(0);
+        if blit.first_pass {
+            self.push_descriptor_set(0);
+        }
         let info = &blit.rendering;
         self.begin_rendering(info);
         self.bind_meta_shaders(&blit.fragment);

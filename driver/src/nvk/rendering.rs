@@ -200,12 +200,20 @@ struct Resolve {
     /// vk_meta_resolve_image (NONE for an aspect it does not resolve).
     resolve_mode: u32,
     stencil_resolve_mode: u32,
+    /// The pass writes stencil alone, a bit at a time through discards, into a
+    /// stencil cleared first (do_blit, without stencil export).
+    stencil_as_discard: bool,
+    /// The first pass of its vk_meta_resolve_attachment (which pushes the source's
+    /// descriptors).
+    first_pass: bool,
 }
 
 impl RenderingEnd {
     /// Mirrors what vk_meta_resolve_rendering will resolve: each colour attachment
-    /// with a resolve mode, then depth and stencil in one resolve where both resolve
-    /// (the model's attachment is one view for both), else whichever does.
+    /// with a resolve mode, then depth and stencil in one vk_meta_resolve_attachment
+    /// where both resolve (the model's attachment is one view for both), else whichever
+    /// does; do_blit draws depth in a pass of its own and stencil in another, a bit at
+    /// a time through discards (vk_meta without stencil export).
     fn of(info: &RenderingInfo, linear: bool) -> Self {
         let target = |colors, depth_stencil| RenderingInfo {
             area: info.area,
@@ -239,6 +247,8 @@ impl RenderingEnd {
                     aspects: 1,
                     resolve_mode: c.resolve_mode,
                     stencil_resolve_mode: 0,
+                    stencil_as_discard: false,
+                    first_pass: true,
                 }
             })
             .collect();
@@ -253,13 +263,17 @@ impl RenderingEnd {
             } else {
                 0
             };
-            let resolve = |depth: bool, stencil: bool| {
+            // One vk_meta_resolve_attachment of the aspects that resolve, with both
+            // modes; do_blit then writes depth in one pass and stencil in another, a
+            // bit at a time.
+            let pass = |depth: bool, stencil: bool, first_pass: bool| {
                 let (image, view) = d.resolve_to.unwrap_or((single(d.image), d.view));
                 let ds = DepthStencilAttachment {
                     image,
                     view,
                     depth_clear: None,
-                    stencil_clear: None,
+                    // The stencil written bit by bit starts cleared.
+                    stencil_clear: stencil.then_some(0),
                     depth_resolve_mode: 0,
                     stencil_resolve_mode: 0,
                     resolve_to: None,
@@ -268,12 +282,17 @@ impl RenderingEnd {
                 Resolve {
                     target: target(Vec::new(), Some(ds)),
                     aspects: u32::from(depth) * 2 + u32::from(stencil) * 4,
-                    resolve_mode: if depth { depth_mode } else { 0 },
-                    stencil_resolve_mode: if stencil { stencil_mode } else { 0 },
+                    resolve_mode: depth_mode,
+                    stencil_resolve_mode: stencil_mode,
+                    stencil_as_discard: stencil,
+                    first_pass,
                 }
             };
-            if depth_mode != 0 || stencil_mode != 0 {
-                resolves.push(resolve(depth_mode != 0, stencil_mode != 0));
+            if depth_mode != 0 {
+                resolves.push(pass(true, false, true));
+            }
+            if stencil_mode != 0 {
+                resolves.push(pass(false, true, depth_mode == 0));
             }
         }
         RenderingEnd {
@@ -561,8 +580,8 @@ impl CommandEncoder<'_> {
                     rendering: target.clone(),
                     layers: end.layers,
                     push: super::meta::BlitPush::resolve([a.x, a.y], [a.x, a.y]),
-                    writes_depth: target.depth_stencil.is_some(),
-                    stencil_as_discard: false,
+                    writes_depth: resolve.aspects & 2 != 0,
+                    stencil_as_discard: resolve.stencil_as_discard,
                     fragment: super::meta::MetaFragment {
                         resolve_mode: resolve.resolve_mode,
                         stencil_resolve_mode: resolve.stencil_resolve_mode,
@@ -570,8 +589,9 @@ impl CommandEncoder<'_> {
                         dim: super::meta::SamplerDim::Multisampled,
                         aspects: resolve.aspects,
                         color_type: super::meta::NumericType::of_vk(image.format),
-                        stencil_as_discard: false,
+                        stencil_as_discard: resolve.stencil_as_discard,
                     },
+                    first_pass: resolve.first_pass,
                 });
             }
             self.meta_end_gfx();

@@ -8,7 +8,10 @@ use trace_format::generated::trace::{CreateRenderPass, GraphicsPipeline, ShaderS
 use super::call::{CallError, Handles};
 
 /// `vkCreateRenderPass2` for a recorded render pass (of either version: the record
-/// folds the multiview structure into the subpasses' view masks).
+/// folds the multiview structure into the subpasses' view masks), with the separate
+/// stencil layouts and depth/stencil resolves a version-2 record holds chained back.
+/// A version-1 input attachment reads every aspect of its format, as Mesa's
+/// `vk_common_CreateRenderPass` makes it.
 ///
 /// # Safety
 /// `device` must be live.
@@ -16,7 +19,27 @@ pub unsafe fn create_render_pass(
     device: &ash::Device,
     c: &CreateRenderPass<'_>,
 ) -> Result<vk::RenderPass, vk::Result> {
-    let attachments: Vec<vk::AttachmentDescription2> = c
+    let formats: Vec<u32> = c
+        .attachments()
+        .iter()
+        .flatten()
+        .map(|a| a.format())
+        .collect();
+    let attachment_stencil: Vec<u32> = c
+        .stencil_layouts()
+        .map(|l| l.iter().collect())
+        .unwrap_or_default();
+    // One per attachment where the record holds them; chained below, once none moves.
+    let mut attachment_stencil_layouts: Vec<vk::AttachmentDescriptionStencilLayout<'static>> =
+        attachment_stencil
+            .chunks_exact(2)
+            .map(|l| {
+                vk::AttachmentDescriptionStencilLayout::default()
+                    .stencil_initial_layout(vk::ImageLayout::from_raw(l[0] as i32))
+                    .stencil_final_layout(vk::ImageLayout::from_raw(l[1] as i32))
+            })
+            .collect();
+    let mut attachments: Vec<vk::AttachmentDescription2> = c
         .attachments()
         .iter()
         .flatten()
@@ -33,20 +56,34 @@ pub unsafe fn create_render_pass(
                 .final_layout(vk::ImageLayout::from_raw(a.final_layout() as i32))
         })
         .collect();
-    let reference = |r: &trace_format::generated::trace::AttachmentReference| {
+    if attachment_stencil_layouts.len() == attachments.len() {
+        for (a, l) in attachments.iter_mut().zip(&mut attachment_stencil_layouts) {
+            a.p_next = (l as *mut vk::AttachmentDescriptionStencilLayout).cast();
+        }
+    }
+    let version_1 = c.version() == 1;
+    let reference = |r: &trace_format::generated::trace::AttachmentReference, input: bool| {
+        let aspects = match (version_1 && input, formats.get(r.attachment() as usize)) {
+            (true, Some(&format)) => format_aspects(format),
+            _ => r.aspect_mask(),
+        };
         vk::AttachmentReference2::default()
             .attachment(r.attachment())
             .layout(vk::ImageLayout::from_raw(r.layout() as i32))
-            .aspect_mask(vk::ImageAspectFlags::from_raw(r.aspect_mask()))
+            .aspect_mask(vk::ImageAspectFlags::from_raw(aspects))
     };
     struct Refs {
         input: Vec<vk::AttachmentReference2<'static>>,
         color: Vec<vk::AttachmentReference2<'static>>,
         resolve: Vec<vk::AttachmentReference2<'static>>,
         depth: Option<vk::AttachmentReference2<'static>>,
+        depth_resolve: Option<vk::AttachmentReference2<'static>>,
         preserve: Vec<u32>,
+        /// The references' stencil layouts, in the record's order, where it has them.
+        stencil: Vec<vk::AttachmentReferenceStencilLayout<'static>>,
+        resolve_info: vk::SubpassDescriptionDepthStencilResolve<'static>,
     }
-    let refs: Vec<Refs> = c
+    let mut refs: Vec<Refs> = c
         .subpasses()
         .iter()
         .flatten()
@@ -55,32 +92,75 @@ pub unsafe fn create_render_pass(
                 .input_attachments()
                 .iter()
                 .flatten()
-                .map(reference)
+                .map(|r| reference(r, true))
                 .collect(),
             color: s
                 .color_attachments()
                 .iter()
                 .flatten()
-                .map(reference)
+                .map(|r| reference(r, false))
                 .collect(),
             resolve: s
                 .resolve_attachments()
                 .iter()
                 .flatten()
-                .map(reference)
+                .map(|r| reference(r, false))
                 .collect(),
-            depth: s.depth_stencil_attachment().map(reference),
+            depth: s.depth_stencil_attachment().map(|r| reference(r, false)),
+            depth_resolve: s
+                .depth_stencil_resolve_attachment()
+                .map(|r| reference(r, false)),
             preserve: s
                 .preserve_attachments()
                 .map(|p| p.iter().collect())
                 .unwrap_or_default(),
+            stencil: s
+                .stencil_layouts()
+                .map(|l| {
+                    l.iter()
+                        .map(|l| {
+                            vk::AttachmentReferenceStencilLayout::default()
+                                .stencil_layout(vk::ImageLayout::from_raw(l as i32))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            resolve_info: vk::SubpassDescriptionDepthStencilResolve::default()
+                .depth_resolve_mode(vk::ResolveModeFlags::from_raw(s.depth_resolve_mode()))
+                .stencil_resolve_mode(vk::ResolveModeFlags::from_raw(s.stencil_resolve_mode())),
         })
         .collect();
+    // Chain each reference's stencil layout and each subpass's resolve, now that the
+    // vectors holding them stay where they are.
+    for r in &mut refs {
+        let Refs {
+            input,
+            color,
+            resolve,
+            depth,
+            depth_resolve,
+            stencil,
+            resolve_info,
+            ..
+        } = r;
+        let references = input
+            .iter_mut()
+            .chain(color.iter_mut())
+            .chain(resolve.iter_mut())
+            .chain(depth.iter_mut())
+            .chain(depth_resolve.iter_mut());
+        for (reference, layout) in references.zip(stencil.iter_mut()) {
+            reference.p_next = (layout as *mut vk::AttachmentReferenceStencilLayout).cast();
+        }
+        if let Some(to) = depth_resolve {
+            resolve_info.p_depth_stencil_resolve_attachment = to;
+        }
+    }
     let subpasses: Vec<vk::SubpassDescription2> = c
         .subpasses()
         .iter()
         .flatten()
-        .zip(&refs)
+        .zip(&mut refs)
         .map(|(s, r)| {
             let mut d = vk::SubpassDescription2::default()
                 .flags(vk::SubpassDescriptionFlags::from_raw(s.flags()))
@@ -96,6 +176,10 @@ pub unsafe fn create_render_pass(
             }
             if let Some(depth) = &r.depth {
                 d = d.depth_stencil_attachment(depth);
+            }
+            if r.depth_resolve.is_some() {
+                d.p_next =
+                    (&mut r.resolve_info as *mut vk::SubpassDescriptionDepthStencilResolve).cast();
             }
             d
         })
@@ -126,6 +210,23 @@ pub unsafe fn create_render_pass(
         .dependencies(&dependencies)
         .correlated_view_masks(&correlation);
     device.create_render_pass2(&info, None)
+}
+
+/// The aspects of `format` (`vk_format_aspects`): depth and stencil for the
+/// depth/stencil formats, colour for the rest.
+fn format_aspects(format: u32) -> u32 {
+    use crate::objects::{format_has_depth, format_has_stencil};
+    let mut aspects = vk::ImageAspectFlags::empty();
+    if format_has_depth(format) {
+        aspects |= vk::ImageAspectFlags::DEPTH;
+    }
+    if format_has_stencil(format) {
+        aspects |= vk::ImageAspectFlags::STENCIL;
+    }
+    if aspects.is_empty() {
+        aspects = vk::ImageAspectFlags::COLOR;
+    }
+    aspects.as_raw()
 }
 
 /// What a shader stage points to, kept alive across pipeline creation.

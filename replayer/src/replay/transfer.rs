@@ -229,7 +229,7 @@ impl Pass<'_> {
             let src_float_color = !TargetFormat::of_vk(src_image.format).depth_stencil
                 && NumericType::of_vk(src_image.format) == NumericType::Float;
             let resolve_mode = implied_resolve_mode(src_float_color);
-            for pass in passes.into_iter().filter(|p| *p != 0) {
+            for (n, pass) in passes.into_iter().filter(|p| *p != 0).enumerate() {
                 let stencil_as_discard = pass == STENCIL;
                 let fragment = MetaFragment {
                     resolve_mode: if resolving { resolve_mode } else { 0 },
@@ -279,6 +279,7 @@ impl Pass<'_> {
                     writes_depth: pass & DEPTH != 0,
                     stencil_as_discard,
                     fragment,
+                    first_pass: n == 0,
                 }));
             }
         }

@@ -10497,6 +10497,10 @@ impl<'a> SubpassDescription<'a> {
   pub const VT_RESOLVE_ATTACHMENTS: ::flatbuffers::VOffsetT = 14;
   pub const VT_DEPTH_STENCIL_ATTACHMENT: ::flatbuffers::VOffsetT = 16;
   pub const VT_PRESERVE_ATTACHMENTS: ::flatbuffers::VOffsetT = 18;
+  pub const VT_DEPTH_STENCIL_RESOLVE_ATTACHMENT: ::flatbuffers::VOffsetT = 20;
+  pub const VT_DEPTH_RESOLVE_MODE: ::flatbuffers::VOffsetT = 22;
+  pub const VT_STENCIL_RESOLVE_MODE: ::flatbuffers::VOffsetT = 24;
+  pub const VT_STENCIL_LAYOUTS: ::flatbuffers::VOffsetT = 26;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -10508,6 +10512,10 @@ impl<'a> SubpassDescription<'a> {
     args: &'args SubpassDescriptionArgs<'args>
   ) -> ::flatbuffers::WIPOffset<SubpassDescription<'bldr>> {
     let mut builder = SubpassDescriptionBuilder::new(_fbb);
+    if let Some(x) = args.stencil_layouts { builder.add_stencil_layouts(x); }
+    builder.add_stencil_resolve_mode(args.stencil_resolve_mode);
+    builder.add_depth_resolve_mode(args.depth_resolve_mode);
+    if let Some(x) = args.depth_stencil_resolve_attachment { builder.add_depth_stencil_resolve_attachment(x); }
     if let Some(x) = args.preserve_attachments { builder.add_preserve_attachments(x); }
     if let Some(x) = args.depth_stencil_attachment { builder.add_depth_stencil_attachment(x); }
     if let Some(x) = args.resolve_attachments { builder.add_resolve_attachments(x); }
@@ -10538,6 +10546,14 @@ impl<'a> SubpassDescription<'a> {
     let preserve_attachments = self.preserve_attachments().map(|x| {
       x.into_iter().collect()
     });
+    let depth_stencil_resolve_attachment = self.depth_stencil_resolve_attachment().map(|x| {
+      x.unpack()
+    });
+    let depth_resolve_mode = self.depth_resolve_mode();
+    let stencil_resolve_mode = self.stencil_resolve_mode();
+    let stencil_layouts = self.stencil_layouts().map(|x| {
+      x.into_iter().collect()
+    });
     SubpassDescriptionT {
       flags,
       pipeline_bind_point,
@@ -10547,6 +10563,10 @@ impl<'a> SubpassDescription<'a> {
       resolve_attachments,
       depth_stencil_attachment,
       preserve_attachments,
+      depth_stencil_resolve_attachment,
+      depth_resolve_mode,
+      stencil_resolve_mode,
+      stencil_layouts,
     }
   }
 
@@ -10608,6 +10628,41 @@ impl<'a> SubpassDescription<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u32>>>(SubpassDescription::VT_PRESERVE_ATTACHMENTS, None)}
   }
+  /// VkSubpassDescriptionDepthStencilResolve (version 2): the attachment the
+  /// depth/stencil attachment resolves to, and how each aspect resolves
+  /// (VkResolveModeFlagBits; 0 none).
+  #[inline]
+  pub fn depth_stencil_resolve_attachment(&self) -> Option<&'a AttachmentReference> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<AttachmentReference>(SubpassDescription::VT_DEPTH_STENCIL_RESOLVE_ATTACHMENT, None)}
+  }
+  #[inline]
+  pub fn depth_resolve_mode(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(SubpassDescription::VT_DEPTH_RESOLVE_MODE, Some(0)).unwrap()}
+  }
+  #[inline]
+  pub fn stencil_resolve_mode(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(SubpassDescription::VT_STENCIL_RESOLVE_MODE, Some(0)).unwrap()}
+  }
+  /// The stencil aspect's layout in each of the subpass's references (inputs,
+  /// colours, resolves, depth/stencil, depth/stencil resolve, in that order, one
+  /// each): a reference's VkAttachmentReferenceStencilLayout, else its layout. Absent
+  /// where no reference chains one.
+  #[inline]
+  pub fn stencil_layouts(&self) -> Option<::flatbuffers::Vector<'a, u32>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u32>>>(SubpassDescription::VT_STENCIL_LAYOUTS, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for SubpassDescription<'_> {
@@ -10624,6 +10679,10 @@ impl ::flatbuffers::Verifiable for SubpassDescription<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, AttachmentReference>>>("resolve_attachments", Self::VT_RESOLVE_ATTACHMENTS, false)?
      .visit_field::<AttachmentReference>("depth_stencil_attachment", Self::VT_DEPTH_STENCIL_ATTACHMENT, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("preserve_attachments", Self::VT_PRESERVE_ATTACHMENTS, false)?
+     .visit_field::<AttachmentReference>("depth_stencil_resolve_attachment", Self::VT_DEPTH_STENCIL_RESOLVE_ATTACHMENT, false)?
+     .visit_field::<u32>("depth_resolve_mode", Self::VT_DEPTH_RESOLVE_MODE, false)?
+     .visit_field::<u32>("stencil_resolve_mode", Self::VT_STENCIL_RESOLVE_MODE, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("stencil_layouts", Self::VT_STENCIL_LAYOUTS, false)?
      .finish();
     Ok(())
   }
@@ -10637,6 +10696,10 @@ pub struct SubpassDescriptionArgs<'a> {
     pub resolve_attachments: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, AttachmentReference>>>,
     pub depth_stencil_attachment: Option<&'a AttachmentReference>,
     pub preserve_attachments: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
+    pub depth_stencil_resolve_attachment: Option<&'a AttachmentReference>,
+    pub depth_resolve_mode: u32,
+    pub stencil_resolve_mode: u32,
+    pub stencil_layouts: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
 }
 impl<'a> Default for SubpassDescriptionArgs<'a> {
   #[inline]
@@ -10650,6 +10713,10 @@ impl<'a> Default for SubpassDescriptionArgs<'a> {
       resolve_attachments: None,
       depth_stencil_attachment: None,
       preserve_attachments: None,
+      depth_stencil_resolve_attachment: None,
+      depth_resolve_mode: 0,
+      stencil_resolve_mode: 0,
+      stencil_layouts: None,
     }
   }
 }
@@ -10659,7 +10726,7 @@ impl Serialize for SubpassDescription<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("SubpassDescription", 8)?;
+    let mut s = serializer.serialize_struct("SubpassDescription", 12)?;
       s.serialize_field("flags", &self.flags())?;
       s.serialize_field("pipeline_bind_point", &self.pipeline_bind_point())?;
       s.serialize_field("view_mask", &self.view_mask())?;
@@ -10687,6 +10754,18 @@ impl Serialize for SubpassDescription<'_> {
         s.serialize_field("preserve_attachments", &f)?;
       } else {
         s.skip_field("preserve_attachments")?;
+      }
+      if let Some(f) = self.depth_stencil_resolve_attachment() {
+        s.serialize_field("depth_stencil_resolve_attachment", &f)?;
+      } else {
+        s.skip_field("depth_stencil_resolve_attachment")?;
+      }
+      s.serialize_field("depth_resolve_mode", &self.depth_resolve_mode())?;
+      s.serialize_field("stencil_resolve_mode", &self.stencil_resolve_mode())?;
+      if let Some(f) = self.stencil_layouts() {
+        s.serialize_field("stencil_layouts", &f)?;
+      } else {
+        s.skip_field("stencil_layouts")?;
       }
     s.end()
   }
@@ -10730,6 +10809,22 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> SubpassDescriptionBuilder<'a,
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(SubpassDescription::VT_PRESERVE_ATTACHMENTS, preserve_attachments);
   }
   #[inline]
+  pub fn add_depth_stencil_resolve_attachment(&mut self, depth_stencil_resolve_attachment: &AttachmentReference) {
+    self.fbb_.push_slot_always::<&AttachmentReference>(SubpassDescription::VT_DEPTH_STENCIL_RESOLVE_ATTACHMENT, depth_stencil_resolve_attachment);
+  }
+  #[inline]
+  pub fn add_depth_resolve_mode(&mut self, depth_resolve_mode: u32) {
+    self.fbb_.push_slot::<u32>(SubpassDescription::VT_DEPTH_RESOLVE_MODE, depth_resolve_mode, 0);
+  }
+  #[inline]
+  pub fn add_stencil_resolve_mode(&mut self, stencil_resolve_mode: u32) {
+    self.fbb_.push_slot::<u32>(SubpassDescription::VT_STENCIL_RESOLVE_MODE, stencil_resolve_mode, 0);
+  }
+  #[inline]
+  pub fn add_stencil_layouts(&mut self, stencil_layouts: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u32>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(SubpassDescription::VT_STENCIL_LAYOUTS, stencil_layouts);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> SubpassDescriptionBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     SubpassDescriptionBuilder {
@@ -10755,6 +10850,10 @@ impl ::core::fmt::Debug for SubpassDescription<'_> {
       ds.field("resolve_attachments", &self.resolve_attachments());
       ds.field("depth_stencil_attachment", &self.depth_stencil_attachment());
       ds.field("preserve_attachments", &self.preserve_attachments());
+      ds.field("depth_stencil_resolve_attachment", &self.depth_stencil_resolve_attachment());
+      ds.field("depth_resolve_mode", &self.depth_resolve_mode());
+      ds.field("stencil_resolve_mode", &self.stencil_resolve_mode());
+      ds.field("stencil_layouts", &self.stencil_layouts());
       ds.finish()
   }
 }
@@ -10769,6 +10868,10 @@ pub struct SubpassDescriptionT {
   pub resolve_attachments: Option<alloc::vec::Vec<AttachmentReferenceT>>,
   pub depth_stencil_attachment: Option<AttachmentReferenceT>,
   pub preserve_attachments: Option<alloc::vec::Vec<u32>>,
+  pub depth_stencil_resolve_attachment: Option<AttachmentReferenceT>,
+  pub depth_resolve_mode: u32,
+  pub stencil_resolve_mode: u32,
+  pub stencil_layouts: Option<alloc::vec::Vec<u32>>,
 }
 impl Default for SubpassDescriptionT {
   fn default() -> Self {
@@ -10781,6 +10884,10 @@ impl Default for SubpassDescriptionT {
       resolve_attachments: None,
       depth_stencil_attachment: None,
       preserve_attachments: None,
+      depth_stencil_resolve_attachment: None,
+      depth_resolve_mode: 0,
+      stencil_resolve_mode: 0,
+      stencil_layouts: None,
     }
   }
 }
@@ -10806,6 +10913,13 @@ impl SubpassDescriptionT {
     let preserve_attachments = self.preserve_attachments.as_ref().map(|x|{
       _fbb.create_vector(x)
     });
+    let depth_stencil_resolve_attachment_tmp = self.depth_stencil_resolve_attachment.as_ref().map(|x| x.pack());
+    let depth_stencil_resolve_attachment = depth_stencil_resolve_attachment_tmp.as_ref();
+    let depth_resolve_mode = self.depth_resolve_mode;
+    let stencil_resolve_mode = self.stencil_resolve_mode;
+    let stencil_layouts = self.stencil_layouts.as_ref().map(|x|{
+      _fbb.create_vector(x)
+    });
     SubpassDescription::create(_fbb, &SubpassDescriptionArgs{
       flags,
       pipeline_bind_point,
@@ -10815,6 +10929,10 @@ impl SubpassDescriptionT {
       resolve_attachments,
       depth_stencil_attachment,
       preserve_attachments,
+      depth_stencil_resolve_attachment,
+      depth_resolve_mode,
+      stencil_resolve_mode,
+      stencil_layouts,
     })
   }
 }
@@ -10842,6 +10960,7 @@ impl<'a> CreateRenderPass<'a> {
   pub const VT_SUBPASSES: ::flatbuffers::VOffsetT = 12;
   pub const VT_DEPENDENCIES: ::flatbuffers::VOffsetT = 14;
   pub const VT_CORRELATION_MASKS: ::flatbuffers::VOffsetT = 16;
+  pub const VT_STENCIL_LAYOUTS: ::flatbuffers::VOffsetT = 18;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -10855,6 +10974,7 @@ impl<'a> CreateRenderPass<'a> {
     let mut builder = CreateRenderPassBuilder::new(_fbb);
     builder.add_render_pass(args.render_pass);
     builder.add_device(args.device);
+    if let Some(x) = args.stencil_layouts { builder.add_stencil_layouts(x); }
     if let Some(x) = args.correlation_masks { builder.add_correlation_masks(x); }
     if let Some(x) = args.dependencies { builder.add_dependencies(x); }
     if let Some(x) = args.subpasses { builder.add_subpasses(x); }
@@ -10879,6 +10999,9 @@ impl<'a> CreateRenderPass<'a> {
     let correlation_masks = self.correlation_masks().map(|x| {
       x.into_iter().collect()
     });
+    let stencil_layouts = self.stencil_layouts().map(|x| {
+      x.into_iter().collect()
+    });
     CreateRenderPassT {
       device,
       render_pass,
@@ -10887,6 +11010,7 @@ impl<'a> CreateRenderPass<'a> {
       subpasses,
       dependencies,
       correlation_masks,
+      stencil_layouts,
     }
   }
 
@@ -10940,6 +11064,16 @@ impl<'a> CreateRenderPass<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u32>>>(CreateRenderPass::VT_CORRELATION_MASKS, None)}
   }
+  /// Each attachment's stencil aspect's initial and final layout, two a attachment:
+  /// its VkAttachmentDescriptionStencilLayout's, else its initial and final layout.
+  /// Absent where no attachment chains one.
+  #[inline]
+  pub fn stencil_layouts(&self) -> Option<::flatbuffers::Vector<'a, u32>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u32>>>(CreateRenderPass::VT_STENCIL_LAYOUTS, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for CreateRenderPass<'_> {
@@ -10955,6 +11089,7 @@ impl ::flatbuffers::Verifiable for CreateRenderPass<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<SubpassDescription>>>>("subpasses", Self::VT_SUBPASSES, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, SubpassDependency>>>("dependencies", Self::VT_DEPENDENCIES, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("correlation_masks", Self::VT_CORRELATION_MASKS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("stencil_layouts", Self::VT_STENCIL_LAYOUTS, false)?
      .finish();
     Ok(())
   }
@@ -10967,6 +11102,7 @@ pub struct CreateRenderPassArgs<'a> {
     pub subpasses: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<SubpassDescription<'a>>>>>,
     pub dependencies: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, SubpassDependency>>>,
     pub correlation_masks: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
+    pub stencil_layouts: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
 }
 impl<'a> Default for CreateRenderPassArgs<'a> {
   #[inline]
@@ -10979,6 +11115,7 @@ impl<'a> Default for CreateRenderPassArgs<'a> {
       subpasses: None,
       dependencies: None,
       correlation_masks: None,
+      stencil_layouts: None,
     }
   }
 }
@@ -10988,7 +11125,7 @@ impl Serialize for CreateRenderPass<'_> {
   where
     S: Serializer,
   {
-    let mut s = serializer.serialize_struct("CreateRenderPass", 7)?;
+    let mut s = serializer.serialize_struct("CreateRenderPass", 8)?;
       s.serialize_field("device", &self.device())?;
       s.serialize_field("render_pass", &self.render_pass())?;
       s.serialize_field("version", &self.version())?;
@@ -11011,6 +11148,11 @@ impl Serialize for CreateRenderPass<'_> {
         s.serialize_field("correlation_masks", &f)?;
       } else {
         s.skip_field("correlation_masks")?;
+      }
+      if let Some(f) = self.stencil_layouts() {
+        s.serialize_field("stencil_layouts", &f)?;
+      } else {
+        s.skip_field("stencil_layouts")?;
       }
     s.end()
   }
@@ -11050,6 +11192,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CreateRenderPassBuilder<'a, '
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CreateRenderPass::VT_CORRELATION_MASKS, correlation_masks);
   }
   #[inline]
+  pub fn add_stencil_layouts(&mut self, stencil_layouts: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u32>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CreateRenderPass::VT_STENCIL_LAYOUTS, stencil_layouts);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CreateRenderPassBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     CreateRenderPassBuilder {
@@ -11074,6 +11220,7 @@ impl ::core::fmt::Debug for CreateRenderPass<'_> {
       ds.field("subpasses", &self.subpasses());
       ds.field("dependencies", &self.dependencies());
       ds.field("correlation_masks", &self.correlation_masks());
+      ds.field("stencil_layouts", &self.stencil_layouts());
       ds.finish()
   }
 }
@@ -11087,6 +11234,7 @@ pub struct CreateRenderPassT {
   pub subpasses: Option<alloc::vec::Vec<SubpassDescriptionT>>,
   pub dependencies: Option<alloc::vec::Vec<SubpassDependencyT>>,
   pub correlation_masks: Option<alloc::vec::Vec<u32>>,
+  pub stencil_layouts: Option<alloc::vec::Vec<u32>>,
 }
 impl Default for CreateRenderPassT {
   fn default() -> Self {
@@ -11098,6 +11246,7 @@ impl Default for CreateRenderPassT {
       subpasses: None,
       dependencies: None,
       correlation_masks: None,
+      stencil_layouts: None,
     }
   }
 }
@@ -11121,6 +11270,9 @@ impl CreateRenderPassT {
     let correlation_masks = self.correlation_masks.as_ref().map(|x|{
       _fbb.create_vector(x)
     });
+    let stencil_layouts = self.stencil_layouts.as_ref().map(|x|{
+      _fbb.create_vector(x)
+    });
     CreateRenderPass::create(_fbb, &CreateRenderPassArgs{
       device,
       render_pass,
@@ -11129,6 +11281,7 @@ impl CreateRenderPassT {
       subpasses,
       dependencies,
       correlation_masks,
+      stencil_layouts,
     })
   }
 }

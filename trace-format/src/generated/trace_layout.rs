@@ -1571,6 +1571,12 @@ pub(crate) static TABLES: [Table; 75] = [
                 required: false,
                 kind: Kind::Vector { size: 4, align: 4 },
             },
+            Field {
+                name: "stencil_layouts",
+                voffset: 18,
+                required: false,
+                kind: Kind::Vector { size: 4, align: 4 },
+            },
         ],
     },
     Table {
@@ -2603,6 +2609,30 @@ pub(crate) static TABLES: [Table; 75] = [
             Field {
                 name: "preserve_attachments",
                 voffset: 18,
+                required: false,
+                kind: Kind::Vector { size: 4, align: 4 },
+            },
+            Field {
+                name: "depth_stencil_resolve_attachment",
+                voffset: 20,
+                required: false,
+                kind: Kind::Inline { size: 12, align: 1 },
+            },
+            Field {
+                name: "depth_resolve_mode",
+                voffset: 22,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "stencil_resolve_mode",
+                voffset: 24,
+                required: false,
+                kind: Kind::Inline { size: 4, align: 4 },
+            },
+            Field {
+                name: "stencil_layouts",
+                voffset: 26,
                 required: false,
                 kind: Kind::Vector { size: 4, align: 4 },
             },

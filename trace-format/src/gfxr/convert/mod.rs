@@ -21,6 +21,9 @@ use templates::Templates;
 /// `VkStructureType` values the conversion looks for in chains.
 pub(super) mod s_type {
     pub const RENDER_PASS_MULTIVIEW_CREATE_INFO: u32 = 1000053000;
+    pub const SUBPASS_DESCRIPTION_DEPTH_STENCIL_RESOLVE: u32 = 1000199001;
+    pub const ATTACHMENT_REFERENCE_STENCIL_LAYOUT: u32 = 1000241001;
+    pub const ATTACHMENT_DESCRIPTION_STENCIL_LAYOUT: u32 = 1000241002;
     pub const PHYSICAL_DEVICE_MULTIVIEW_FEATURES: u32 = 1000053001;
     pub const PHYSICAL_DEVICE_VULKAN_1_1_FEATURES: u32 = 49;
     pub const MEMORY_ALLOCATE_FLAGS_INFO: u32 = 1000060000;

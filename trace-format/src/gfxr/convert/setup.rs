@@ -47,16 +47,28 @@ fn render_pass(i: &StructValue, device: u64, handle: u64, version: u8) -> CallT 
         .structures()
         .iter()
         .enumerate()
-        .map(|(n, s)| SubpassDescriptionT {
-            flags: s.u32("flags"),
-            pipeline_bind_point: s.u32("pipelineBindPoint"),
-            // A version 1 subpass has no viewMask member: 0 without the chain.
-            view_mask: masks.get(n).copied().unwrap_or(s.u32("viewMask")),
-            input_attachments: Some(references(s.get("pInputAttachments"))),
-            color_attachments: Some(references(s.get("pColorAttachments"))),
-            resolve_attachments: Some(references(s.get("pResolveAttachments"))),
-            depth_stencil_attachment: s.get("pDepthStencilAttachment").structure().map(reference),
-            preserve_attachments: Some(s.get("pPreserveAttachments").words32()),
+        .map(|(n, s)| {
+            let resolve = s.find(s_type::SUBPASS_DESCRIPTION_DEPTH_STENCIL_RESOLVE);
+            let resolve_to =
+                resolve.and_then(|r| r.get("pDepthStencilResolveAttachment").structure());
+            SubpassDescriptionT {
+                flags: s.u32("flags"),
+                pipeline_bind_point: s.u32("pipelineBindPoint"),
+                // A version 1 subpass has no viewMask member: 0 without the chain.
+                view_mask: masks.get(n).copied().unwrap_or(s.u32("viewMask")),
+                input_attachments: Some(references(s.get("pInputAttachments"))),
+                color_attachments: Some(references(s.get("pColorAttachments"))),
+                resolve_attachments: Some(references(s.get("pResolveAttachments"))),
+                depth_stencil_attachment: s
+                    .get("pDepthStencilAttachment")
+                    .structure()
+                    .map(reference),
+                preserve_attachments: Some(s.get("pPreserveAttachments").words32()),
+                depth_stencil_resolve_attachment: resolve_to.map(reference),
+                depth_resolve_mode: resolve.map_or(0, |r| r.u32("depthResolveMode")),
+                stencil_resolve_mode: resolve.map_or(0, |r| r.u32("stencilResolveMode")),
+                stencil_layouts: reference_stencil_layouts(s, resolve_to),
+            }
         })
         .collect();
     let dependencies = i
@@ -93,7 +105,54 @@ fn render_pass(i: &StructValue, device: u64, handle: u64, version: u8) -> CallT 
         subpasses: Some(subpasses),
         dependencies: Some(dependencies),
         correlation_masks: Some(correlation_masks),
+        stencil_layouts: attachment_stencil_layouts(i.get("pAttachments").structures()),
     }))
+}
+
+/// Each attachment's stencil initial and final layout, where any chains a
+/// `VkAttachmentDescriptionStencilLayout`, as the layer records them.
+fn attachment_stencil_layouts(attachments: &[StructValue]) -> Option<Vec<u32>> {
+    let own = |a: &StructValue| {
+        a.find(s_type::ATTACHMENT_DESCRIPTION_STENCIL_LAYOUT)
+            .cloned()
+    };
+    attachments.iter().any(|a| own(a).is_some()).then(|| {
+        attachments
+            .iter()
+            .flat_map(|a| match own(a) {
+                Some(l) => [l.u32("stencilInitialLayout"), l.u32("stencilFinalLayout")],
+                None => [a.u32("initialLayout"), a.u32("finalLayout")],
+            })
+            .collect()
+    })
+}
+
+/// The stencil layout of each of subpass `s`'s references (inputs, colours, resolves,
+/// depth/stencil, then `resolve_to`), where any chains a
+/// `VkAttachmentReferenceStencilLayout`, as the layer records them.
+fn reference_stencil_layouts(
+    s: &StructValue,
+    resolve_to: Option<&StructValue>,
+) -> Option<Vec<u32>> {
+    let references: Vec<&StructValue> = s
+        .get("pInputAttachments")
+        .structures()
+        .iter()
+        .chain(s.get("pColorAttachments").structures())
+        .chain(s.get("pResolveAttachments").structures())
+        .chain(s.get("pDepthStencilAttachment").structure())
+        .chain(resolve_to)
+        .collect();
+    let own = |r: &StructValue| {
+        r.find(s_type::ATTACHMENT_REFERENCE_STENCIL_LAYOUT)
+            .map(|l| l.u32("stencilLayout"))
+    };
+    references.iter().any(|r| own(r).is_some()).then(|| {
+        references
+            .iter()
+            .map(|r| own(r).unwrap_or_else(|| r.u32("layout")))
+            .collect()
+    })
 }
 
 /// `VK_PIPELINE_COMPILE_REQUIRED`.
