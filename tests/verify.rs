@@ -121,26 +121,30 @@ fn every_nvidia_sample_matches_nvk_on_both_mme_generations_but_for_explained_dif
 /// NVK's draw for draw on both MME generations.
 #[test]
 fn a_pass_reading_its_colour_target_as_input_is_nvks_draw_for_draw() {
-    if !oracle_ready() {
-        return;
+    if oracle_ready() {
+        assert_nvks_out_of_the_box("libreoffice-skia-lavapipe", 481);
     }
-    let trace =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/libreoffice-skia-lavapipe.mscope");
+}
+
+/// Asserts that sample `name` verifies out of the box (no allow file) as NVK's on
+/// both MME generations, draw for draw, with `draws` draws on each side.
+fn assert_nvks_out_of_the_box(name: &str, draws: u64) {
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("samples/{name}.mscope"));
     for chipset in ["0x162", "0x140"] {
         let out = macroscope(&["verify", trace.to_str().unwrap(), "--chipset", chipset]);
         let report = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{chipset}: {report}");
+        assert!(out.status.success(), "{name} {chipset}: {report}");
         let summary = report
             .lines()
             .find(|l| l.starts_with("summary:"))
-            .unwrap_or_else(|| panic!("{chipset}: no summary in {report}"));
+            .unwrap_or_else(|| panic!("{name} {chipset}: no summary in {report}"));
         assert!(
             summary.contains("equal but for the trace 100.00%")
                 && summary.ends_with("unexplained 0"),
-            "{chipset}: {summary}"
+            "{name} {chipset}: {summary}"
         );
         let (nvk, model) = draw_counts(&report);
-        assert!(nvk == 481 && model == nvk, "{chipset}: {report}");
+        assert!(nvk == draws && model == nvk, "{name} {chipset}: {report}");
     }
 }
 
@@ -152,21 +156,9 @@ fn a_pass_reading_its_colour_target_as_input_is_nvks_draw_for_draw() {
 /// generations (the other generations: below).
 #[test]
 fn a_render_pass_resolving_depth_and_stencil_is_nvks_draw_for_draw() {
-    if !oracle_ready() {
-        return;
-    }
-    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/resolve-lavapipe.mscope");
-    for chipset in ["0x162", "0x140"] {
-        let out = macroscope(&["verify", trace.to_str().unwrap(), "--chipset", chipset]);
-        let report = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{chipset}: {report}");
-        assert!(
-            report.contains("equal but for the trace 100.00%"),
-            "{chipset}: {report}"
-        );
-        // Two draws and ten resolve draws a frame (colour, depth, eight stencil bits).
-        let (nvk, model) = draw_counts(&report);
-        assert!(nvk == 36 && model == nvk, "{chipset}: {report}");
+    // Two draws and ten resolve draws a frame (colour, depth, eight stencil bits).
+    if oracle_ready() {
+        assert_nvks_out_of_the_box("resolve-lavapipe", 36);
     }
 }
 

@@ -253,40 +253,15 @@ impl Gpu {
     }
 
     fn make_color_target(&mut self) -> Result<(), Error> {
+        let image = self.bound_image(
+            vk::Format::R8G8B8A8_UNORM,
+            vk::SampleCountFlags::TYPE_1,
+            LAYERS,
+            vk::ImageUsageFlags::COLOR_ATTACHMENT
+                | vk::ImageUsageFlags::TRANSFER_SRC
+                | vk::ImageUsageFlags::TRANSFER_DST,
+        )?;
         let d = &self.device;
-        let image = unsafe {
-            d.create_image(
-                &vk::ImageCreateInfo::default()
-                    .image_type(vk::ImageType::TYPE_2D)
-                    .format(vk::Format::R8G8B8A8_UNORM)
-                    .extent(vk::Extent3D {
-                        width: SIZE,
-                        height: SIZE,
-                        depth: 1,
-                    })
-                    .mip_levels(1)
-                    .array_layers(LAYERS)
-                    .samples(vk::SampleCountFlags::TYPE_1)
-                    .usage(
-                        vk::ImageUsageFlags::COLOR_ATTACHMENT
-                            | vk::ImageUsageFlags::TRANSFER_SRC
-                            | vk::ImageUsageFlags::TRANSFER_DST,
-                    ),
-                None,
-            )?
-        };
-        let req = unsafe { d.get_image_memory_requirements(image) };
-        let memory = unsafe {
-            d.allocate_memory(
-                &vk::MemoryAllocateInfo::default()
-                    .allocation_size(req.size)
-                    .memory_type_index(
-                        self.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty())?,
-                    ),
-                None,
-            )?
-        };
-        unsafe { d.bind_image_memory(image, memory, 0)? };
         let view = unsafe {
             d.create_image_view(
                 &vk::ImageViewCreateInfo::default()
@@ -305,11 +280,7 @@ impl Gpu {
         };
         self.color = image;
         self.color_view = view;
-        self.garbage.extend([
-            Garbage::Memory(memory),
-            Garbage::Image(image),
-            Garbage::View(view),
-        ]);
+        self.garbage.push(Garbage::View(view));
         Ok(())
     }
 
@@ -415,20 +386,9 @@ impl Gpu {
             info = info.push_next(&mut mv);
         }
         let pass = unsafe { self.device.create_render_pass(&info, None)? };
-        let views = [self.color_view];
-        let framebuffer = unsafe {
-            self.device.create_framebuffer(
-                &vk::FramebufferCreateInfo::default()
-                    .render_pass(pass)
-                    .attachments(&views)
-                    .width(SIZE)
-                    .height(SIZE)
-                    .layers(if multiview { 1 } else { LAYERS }),
-                None,
-            )?
-        };
-        self.garbage
-            .extend([Garbage::RenderPass(pass), Garbage::Framebuffer(framebuffer)]);
+        self.garbage.push(Garbage::RenderPass(pass));
+        let layers = if multiview { 1 } else { LAYERS };
+        let framebuffer = self.framebuffer(pass, &[self.color_view], layers)?;
         Ok((pass, framebuffer))
     }
 
@@ -794,6 +754,19 @@ impl Gpu {
         usage: vk::ImageUsageFlags,
         aspects: vk::ImageAspectFlags,
     ) -> Result<vk::ImageView, Error> {
+        let image = self.bound_image(format, samples, 1, usage)?;
+        self.view(image, format, aspects, 0)
+    }
+
+    /// A `SIZE`×`SIZE` 2D image of `format`, `samples` per pixel and `layers` layers,
+    /// bound to memory of its own.
+    fn bound_image(
+        &mut self,
+        format: vk::Format,
+        samples: vk::SampleCountFlags,
+        layers: u32,
+        usage: vk::ImageUsageFlags,
+    ) -> Result<vk::Image, Error> {
         let d = &self.device;
         let image = unsafe {
             d.create_image(
@@ -806,7 +779,7 @@ impl Gpu {
                         depth: 1,
                     })
                     .mip_levels(1)
-                    .array_layers(1)
+                    .array_layers(layers)
                     .samples(samples)
                     .usage(usage),
                 None,
@@ -826,7 +799,7 @@ impl Gpu {
         unsafe { d.bind_image_memory(image, memory, 0)? };
         self.garbage
             .extend([Garbage::Memory(memory), Garbage::Image(image)]);
-        self.view(image, format, aspects, 0)
+        Ok(image)
     }
 
     /// A 2D view of layer `layer` of `image`, `aspects`.
@@ -971,19 +944,30 @@ impl Gpu {
                 ds_aspects,
             )?,
         ];
+        let framebuffer = self.framebuffer(pass, &views, 1)?;
+        Ok((pass, framebuffer))
+    }
+
+    /// A `SIZE`×`SIZE` framebuffer of `layers` layers for `pass` over `views`.
+    fn framebuffer(
+        &mut self,
+        pass: vk::RenderPass,
+        views: &[vk::ImageView],
+        layers: u32,
+    ) -> Result<vk::Framebuffer, Error> {
         let framebuffer = unsafe {
             self.device.create_framebuffer(
                 &vk::FramebufferCreateInfo::default()
                     .render_pass(pass)
-                    .attachments(&views)
+                    .attachments(views)
                     .width(SIZE)
                     .height(SIZE)
-                    .layers(1),
+                    .layers(layers),
                 None,
             )?
         };
         self.garbage.push(Garbage::Framebuffer(framebuffer));
-        Ok((pass, framebuffer))
+        Ok(framebuffer)
     }
 
     /// Begins [`Gpu::resolving_pass`] on `framebuffer`: colour to black, depth to 1,
@@ -1007,21 +991,7 @@ impl Gpu {
                 },
             },
         ];
-        let info = vk::RenderPassBeginInfo::default()
-            .render_pass(pass)
-            .framebuffer(framebuffer)
-            .render_area(vk::Rect2D {
-                offset: vk::Offset2D::default(),
-                extent: vk::Extent2D {
-                    width: SIZE,
-                    height: SIZE,
-                },
-            })
-            .clear_values(&clear);
-        unsafe {
-            self.device
-                .cmd_begin_render_pass(cb, &info, vk::SubpassContents::INLINE)
-        };
+        self.begin_pass_clearing(cb, pass, framebuffer, &clear, vk::SubpassContents::INLINE);
     }
 
     /// A query pool.
@@ -1149,6 +1119,18 @@ impl Gpu {
                 float32: [0.0, 0.0, 0.0, 1.0],
             },
         }];
+        self.begin_pass_clearing(cb, pass, framebuffer, &clear, contents);
+    }
+
+    /// Begins `pass` on `framebuffer` over the whole target with `clear` values.
+    fn begin_pass_clearing(
+        &self,
+        cb: vk::CommandBuffer,
+        pass: vk::RenderPass,
+        framebuffer: vk::Framebuffer,
+        clear: &[vk::ClearValue],
+        contents: vk::SubpassContents,
+    ) {
         let info = vk::RenderPassBeginInfo::default()
             .render_pass(pass)
             .framebuffer(framebuffer)
@@ -1159,7 +1141,7 @@ impl Gpu {
                     height: SIZE,
                 },
             })
-            .clear_values(&clear);
+            .clear_values(clear);
         unsafe { self.device.cmd_begin_render_pass(cb, &info, contents) };
     }
 
