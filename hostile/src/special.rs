@@ -7,7 +7,7 @@ use trace_format::generated::trace::{
 };
 use trace_format::generic_params;
 
-use crate::generated::{vulkan_param, MAX_DEPTH};
+use crate::generated::{vulkan_param, FIELDS, MAX_DEPTH};
 use crate::values::Values;
 
 /// A generic record: a command the replayer decodes (cycling through them) with its
@@ -19,7 +19,7 @@ pub fn vulkan_call(
     depth: u32,
 ) -> WIPOffset<VulkanCall<'static>> {
     let (name, arity) = v.command();
-    if v.present(PACKED) {
+    if v.present(IDS.packed) {
         // As the layer writes them: the parameters packed into one byte string.
         let params: Vec<VulkanParamT> = (0..arity)
             .map(|i| match i {
@@ -33,7 +33,7 @@ pub fn vulkan_call(
             .collect();
         let packed = Some(fbb.create_vector(&generic_params::packed(&params)));
         // By its number where it has one, as the layer names it; now and then by name.
-        let id = trace_format::names::command_id(&name).filter(|_| v.present(COMMAND_ID));
+        let id = trace_format::names::command_id(&name).filter(|_| v.present(IDS.command_id));
         let command = id.is_none().then(|| fbb.create_string(&name));
         return VulkanCall::create(
             fbb,
@@ -74,17 +74,35 @@ pub fn vulkan_call(
     )
 }
 
-/// `VulkanCall.packed`'s field id.
-const PACKED: u16 = 379;
-/// `VulkanCall.command_id`'s field id.
-const COMMAND_ID: u16 = 380;
-/// `VulkanParam`'s fields' ids: value, bytes, chain, nested.
-const PARAM_FIELDS: [u16; 4] = [381, 382, 383, 384];
+/// The id of `table`'s field `field` (its index among every schema field, as the
+/// generated builders number them), looked up by name so that fields added to the
+/// schema move no hand-written number.
+fn field_id(table: &str, field: &str) -> u16 {
+    FIELDS
+        .iter()
+        .position(|f| *f == (table, field))
+        .and_then(|i| u16::try_from(i).ok())
+        .unwrap_or(u16::MAX)
+}
+
+/// The ids of `VulkanCall.packed`, `VulkanCall.command_id` and `VulkanParam`'s fields
+/// (value, bytes, chain, nested).
+struct PackedIds {
+    packed: u16,
+    command_id: u16,
+    param: [u16; 4],
+}
+
+static IDS: std::sync::LazyLock<PackedIds> = std::sync::LazyLock::new(|| PackedIds {
+    packed: field_id("VulkanCall", "packed"),
+    command_id: field_id("VulkanCall", "command_id"),
+    param: ["value", "bytes", "chain", "nested"].map(|f| field_id("VulkanParam", f)),
+});
 
 /// A parameter's tree for a packed record, its values from `v` as a `VulkanParam`
 /// table's are.
 fn param_tree(v: &mut Values, depth: u32) -> VulkanParamT {
-    let [value, bytes, chain, nested] = PARAM_FIELDS;
+    let [value, bytes, chain, nested] = IDS.param;
     let n = v.len(bytes);
     let bytes = Some((0..n).map(|_| v.scalar::<u8>(bytes)).collect());
     let list = |field: u16, v: &mut Values| {
@@ -105,16 +123,14 @@ fn param_tree(v: &mut Values, depth: u32) -> VulkanParamT {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generated::FIELDS;
 
     #[test]
-    fn the_packed_fields_ids_are_the_schemas() {
-        assert_eq!(FIELDS[usize::from(PACKED)], ("VulkanCall", "packed"));
-        assert_eq!(
-            FIELDS[usize::from(COMMAND_ID)],
-            ("VulkanCall", "command_id")
-        );
-        let names = PARAM_FIELDS.map(|f| FIELDS[usize::from(f)]);
+    fn the_packed_fields_are_found_in_the_schema() {
+        let count = FIELDS.len() as u16;
+        assert!(IDS.packed < count && IDS.command_id < count);
+        assert!(IDS.param.iter().all(|id| *id < count));
+        assert_eq!(FIELDS[usize::from(IDS.packed)], ("VulkanCall", "packed"));
+        let names = IDS.param.map(|f| FIELDS[usize::from(f)]);
         assert_eq!(
             names,
             [
