@@ -979,9 +979,10 @@ fn a_launcher_that_ends_before_its_program_gets_the_whole_trace_reported() {
 
 /// A program that runs set-group-ID (vkcube made a game of group `games`, as Debian
 /// installs those keeping shared high scores) takes no layer from the environment's
-/// folders: where the layer is not installed in the system's, `capture` says so before
-/// the program runs and again when no trace came, naming the program and the command
-/// that installs the layer; where it is, the program is captured as any other.
+/// folders: where the layer is not installed in the system's (or its manifest names a
+/// library since removed), `capture` says so before the program runs and again when no
+/// trace came, naming the program and the command that installs the layer; where it
+/// is, the program is captured as any other.
 #[test]
 fn a_set_group_id_program_is_captured_or_the_user_told_how_to_capture_it() {
     if !vulkan_ready() {
@@ -1023,6 +1024,21 @@ fn a_set_group_id_program_is_captured_or_the_user_told_how_to_capture_it() {
     if !stderr.contains(&told) {
         // This build's layer is installed (the corpus installs it for Emilia Pinball).
         captured();
+    } else if stderr.contains("names a library that is not there") {
+        // A removed build's manifest is: the loader cannot load it, nothing is
+        // recorded, and the user is told why and how to install this one.
+        assert!(
+            stderr.contains("`sudo macroscope capture --install-layer` installs this one"),
+            "{stderr}"
+        );
+        assert!(!trace.exists(), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "it wrote no trace ({} runs set-ID: `sudo macroscope capture --install-layer`",
+                game.display()
+            )),
+            "{stderr}"
+        );
     } else if stderr.contains("is another build's") {
         // Another build's is: the program is captured by it, as the warning says.
         assert!(

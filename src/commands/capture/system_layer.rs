@@ -97,6 +97,14 @@ pub enum Installed {
         /// The library it names.
         library: PathBuf,
     },
+    /// This manifest names a library that is not there (a build since removed): the
+    /// loader fails to load it, and nothing is recorded.
+    Missing {
+        /// The manifest.
+        manifest: PathBuf,
+        /// The library it names.
+        library: PathBuf,
+    },
 }
 
 /// Where the system's folders hold a manifest of this layer, and whether it names
@@ -123,7 +131,12 @@ fn installed_in(dirs: &[&Path], library: &Path) -> Installed {
             let Some(named) = layer_library(&manifest, &name) else {
                 continue;
             };
-            let named = named.canonicalize().unwrap_or(named);
+            let Ok(named) = named.canonicalize() else {
+                return Installed::Missing {
+                    manifest,
+                    library: named,
+                };
+            };
             return match named == ours {
                 true => Installed::This(manifest),
                 false => Installed::Other {
@@ -170,6 +183,11 @@ pub fn advice(set_id: &[SetId], library: &Path) -> Option<String> {
             manifest.display(),
             other.display()
         )),
+        Installed::Missing { manifest, library: gone } => Some(format!(
+            "{why}, and the layer installed there ({}) names a library that is not there ({}), so its calls go unrecorded: `sudo macroscope capture --install-layer` installs this one",
+            manifest.display(),
+            gone.display()
+        )),
     }
 }
 
@@ -207,7 +225,20 @@ mod tests {
             }
         );
         std::fs::write(&manifest, macroscope_capture::manifest(&library)).unwrap();
-        assert_eq!(installed_in(&dirs, &library), Installed::This(manifest));
+        assert_eq!(
+            installed_in(&dirs, &library),
+            Installed::This(manifest.clone())
+        );
+        // A build since removed: its manifest names a library that is gone.
+        let gone = dir.path().join("gone.so");
+        std::fs::write(&manifest, macroscope_capture::manifest(&gone)).unwrap();
+        assert_eq!(
+            installed_in(&dirs, &library),
+            Installed::Missing {
+                manifest,
+                library: gone,
+            }
+        );
     }
 
     #[test]
