@@ -1021,44 +1021,33 @@ fn a_set_group_id_program_is_captured_or_the_user_told_how_to_capture_it() {
         let (counts, _) = read(&trace);
         assert_eq!(counts["FrameBoundary"], 5, "{counts:?}");
     };
+    // Nothing recorded, the user told `hint` before the run and why after it.
+    let told_before_and_after = |hint: &str| {
+        assert!(stderr.contains(hint), "{stderr}");
+        assert!(!trace.exists(), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "it wrote no trace ({} runs set-ID: `sudo macroscope capture --install-layer`",
+                game.display()
+            )),
+            "{stderr}"
+        );
+    };
+    let installs_this_one = "`sudo macroscope capture --install-layer` installs this one";
     if !stderr.contains(&told) {
         // This build's layer is installed (the corpus installs it for Emilia Pinball).
         captured();
     } else if stderr.contains("names a library that is not there") {
-        // A removed build's manifest is: the loader cannot load it, nothing is
-        // recorded, and the user is told why and how to install this one.
-        assert!(
-            stderr.contains("`sudo macroscope capture --install-layer` installs this one"),
-            "{stderr}"
-        );
-        assert!(!trace.exists(), "{stderr}");
-        assert!(
-            stderr.contains(&format!(
-                "it wrote no trace ({} runs set-ID: `sudo macroscope capture --install-layer`",
-                game.display()
-            )),
-            "{stderr}"
-        );
+        // A removed build's manifest is: the loader cannot load it.
+        told_before_and_after(installs_this_one);
     } else if stderr.contains("is another build's") {
         // Another build's is: the program is captured by it, as the warning says.
-        assert!(
-            stderr.contains("`sudo macroscope capture --install-layer` installs this one"),
-            "{stderr}"
-        );
+        assert!(stderr.contains(installs_this_one), "{stderr}");
         captured();
     } else {
-        // None is: nothing is recorded, and the user is told why, before and after.
-        assert!(
-            stderr.contains("install the layer once where the loader looks (`sudo macroscope capture --install-layer`"),
-            "{stderr}"
-        );
-        assert!(!trace.exists(), "{stderr}");
-        assert!(
-            stderr.contains(&format!(
-                "it wrote no trace ({} runs set-ID: `sudo macroscope capture --install-layer`",
-                game.display()
-            )),
-            "{stderr}"
+        // None is.
+        told_before_and_after(
+            "install the layer once where the loader looks (`sudo macroscope capture --install-layer`",
         );
     }
 }
