@@ -576,7 +576,7 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
     }
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("gears.mscope");
-    // GL through Zink on lavapipe; glxgears runs until `timeout` interrupts it.
+    // GL through Zink on lavapipe; glxgears runs until `timeout` interrupts it (SIGINT).
     let out = under_xvfb(
         &[
             "capture",
@@ -657,43 +657,46 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
         ])
         .output()
         .unwrap();
-    // The trace was cut off mid-chunk: the replay ends at the damage, results readable.
-    let text = String::from_utf8_lossy(&r.stdout);
-    assert!(text.contains("draws") || !r.status.success(), "{r:?}");
-    if r.status.success() {
-        // The share of vkCmd* calls executed, and every skipped one named (-v): the
-        // skipped vkCmd* counts add up to what was not executed.
-        let verbose = Command::new(env!("CARGO_BIN_EXE_macroscope"))
-            .args([
-                "replay",
-                "-v",
-                trace.to_str().unwrap(),
-                "-o",
-                results.to_str().unwrap(),
-            ])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&verbose.stdout);
-        let coverage = text
-            .lines()
-            .find(|l| l.starts_with("driver model executed "))
-            .unwrap_or_else(|| panic!("{text}"));
-        let words: Vec<&str> = coverage.split_whitespace().collect();
-        let executed: u64 = words[3].parse().unwrap();
-        let recorded: u64 = words[5].parse().unwrap();
-        assert!(executed > 0 && executed <= recorded, "{coverage}");
-        let skipped: u64 = text
-            .lines()
-            .filter(|l| l.trim_start().starts_with("vkCmd"))
-            .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
-            .sum();
-        assert_eq!(skipped, recorded - executed, "{text}");
-        // Zink sets its dynamic state through vkCmdSet*: the model executes those.
-        assert!(!text.contains("vkCmdSetViewportWithCount"), "{text}");
-        assert!(!text.contains("vkCmdSetDepthTestEnable "), "{text}");
-        // Real NVK pushes what the model pushes, but for the explained differences.
-        assert_verifies_on_nvk(&trace);
-    }
+    // glxgears ends of timeout's SIGINT, and the layer finishes the trace first: it reads
+    // to its footer and replays whole.
+    assert!(!stdout.contains("not finished"), "{stdout}");
+    assert!(r.status.success(), "{r:?}");
+    assert!(
+        String::from_utf8_lossy(&r.stdout).contains("draws"),
+        "{r:?}"
+    );
+    // The share of vkCmd* calls executed, and every skipped one named (-v): the
+    // skipped vkCmd* counts add up to what was not executed.
+    let verbose = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .args([
+            "replay",
+            "-v",
+            trace.to_str().unwrap(),
+            "-o",
+            results.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&verbose.stdout);
+    let coverage = text
+        .lines()
+        .find(|l| l.starts_with("driver model executed "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let words: Vec<&str> = coverage.split_whitespace().collect();
+    let executed: u64 = words[3].parse().unwrap();
+    let recorded: u64 = words[5].parse().unwrap();
+    assert!(executed > 0 && executed <= recorded, "{coverage}");
+    let skipped: u64 = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("vkCmd"))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(skipped, recorded - executed, "{text}");
+    // Zink sets its dynamic state through vkCmdSet*: the model executes those.
+    assert!(!text.contains("vkCmdSetViewportWithCount"), "{text}");
+    assert!(!text.contains("vkCmdSetDepthTestEnable "), "{text}");
+    // Real NVK pushes what the model pushes, but for the explained differences.
+    assert_verifies_on_nvk(&trace);
     let report = Command::new(env!("CARGO_BIN_EXE_macroscope"))
         .args(["report", results.to_str().unwrap()])
         .output()
@@ -1125,6 +1128,76 @@ fn a_capture_killed_mid_run_reads_back_to_its_last_whole_chunk() {
         "{counts:?}"
     );
     assert!(counts.contains_key("CreateInstance"), "{counts:?}");
+}
+
+/// Ctrl-C in the terminal of `macroscope capture -- vkcube`: the terminal sends SIGINT
+/// to both. `capture` waits on; the layer finishes the trace (last chunk, footer) before
+/// vkcube ends of the signal, and `capture` sums the trace up and succeeds.
+#[test]
+fn a_program_interrupted_with_ctrl_c_leaves_a_finished_trace() {
+    if !vulkan_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("interrupted.mscope");
+    let capture = xvfb_run()
+        .arg(env!("CARGO_BIN_EXE_macroscope"))
+        .args(["capture", "-o", trace.to_str().unwrap(), "--"])
+        .args(["vkcube", "--c", "99999"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::fs::metadata(&trace).map_or(0, |m| m.len()) < 20_000 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the capture never grew"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // As the terminal does: `capture` first, then the program (only these two: the
+    // `xvfb-run` around them would take its X server down).
+    let interrupt = |pattern: &str| {
+        Command::new("pkill")
+            .args(["-INT", "-f", pattern])
+            .status()
+            .unwrap()
+    };
+    assert!(interrupt(&format!(
+        "^{} capture -o {}",
+        env!("CARGO_BIN_EXE_macroscope"),
+        trace.display()
+    ))
+    .success());
+    assert!(interrupt("^vkcube --c 99999").success());
+    let out = capture.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("vkcube was interrupted (SIGINT); its trace is finished"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("trace: ") && !stdout.contains("not finished"),
+        "{stdout}"
+    );
+    // The footer is there, and every record replays.
+    let info = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .args(["info", trace.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&info.stdout).contains("index:       footer with"),
+        "{info:?}"
+    );
+    let replay = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .args(["replay", "--strict", trace.to_str().unwrap()])
+        .args(["-o", dir.path().join("interrupted.msr").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(replay.status.success(), "{replay:?}");
 }
 
 /// Like `read`, but stops quietly at a torn last chunk.

@@ -30,6 +30,7 @@ pub mod generated;
 pub mod generic;
 pub mod hooks;
 pub mod image_layouts;
+pub mod interrupt;
 pub mod memory;
 pub mod merger;
 pub mod owned_cell;

@@ -736,11 +736,13 @@ extern "C" fn finish_at_exit() {
     finish();
 }
 
-/// Finishes the trace when the process exits normally.
+/// Finishes the trace when the process exits normally, or is interrupted by a signal
+/// it leaves at its default action ([`crate::interrupt`]).
 fn register_exit_hook() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
         // SAFETY: `finish_at_exit` is a plain function that only takes the lock.
         unsafe { atexit(finish_at_exit) };
+        crate::interrupt::watch();
     });
 }

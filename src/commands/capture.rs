@@ -168,7 +168,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .spawn()
         .with_context(|| format!("cannot start {program}"))?;
     let pid = child.id();
-    let status = child.wait().context("waiting for the program")?;
+    let status = wait_through_interrupts(&mut child).context("waiting for the program")?;
     let _ = std::fs::remove_dir_all(&dir);
     let traces = match &args.output {
         Some(out) => [vec![out.clone()], traces_beside(out, started)].concat(),
@@ -200,6 +200,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         eprintln!("{report}");
         return Ok(());
     }
+    if all_finished && ended_by(status, libc::SIGINT) {
+        eprintln!("{program} was interrupted (SIGINT); its trace is finished");
+        return Ok(());
+    }
     if !status.success() {
         anyhow::bail!("{program} {}", describe(status));
     }
@@ -227,17 +231,33 @@ fn quit_report(program: &str, status: ExitStatus, finished: bool) -> Option<Stri
     })
 }
 
+/// Waits for the program, not ending of a Ctrl-C meanwhile: the terminal sends SIGINT to
+/// the program too, whose layer finishes its trace before it ends, and the trace is
+/// then summed up as any other. (Set once the program has started: it must not inherit
+/// an ignored SIGINT.)
+fn wait_through_interrupts(child: &mut std::process::Child) -> std::io::Result<ExitStatus> {
+    // SAFETY: setting a signal's disposition; it is put back below.
+    let before = unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    let status = child.wait();
+    // SAFETY: as above.
+    unsafe { libc::signal(libc::SIGINT, before) };
+    status
+}
+
+/// Whether the program ended of `signal`, itself or as a shell in between reports it
+/// (128 + the signal).
+fn ended_by(status: ExitStatus, signal: i32) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal() == Some(signal) || status.code() == Some(128 + signal)
+}
+
 /// Whether the program ended the way `--quit-after-frames` ends it: by the layer's
 /// SIGTERM or SIGKILL, or as a shell or `timeout` in between reports that (128 + the
 /// signal).
 fn ended_as_asked(status: ExitStatus) -> bool {
-    use std::os::unix::process::ExitStatusExt;
-    const ASKED: [i32; 2] = [libc::SIGTERM, libc::SIGKILL];
-    match (status.code(), status.signal()) {
-        (Some(code), _) => ASKED.iter().any(|s| code == 128 + s),
-        (None, Some(signal)) => ASKED.contains(&signal),
-        _ => false,
-    }
+    [libc::SIGTERM, libc::SIGKILL]
+        .into_iter()
+        .any(|signal| ended_by(status, signal))
 }
 
 /// The layer library: `MACROSCOPE_LAYER_LIBRARY`, or beside this executable.
