@@ -1140,14 +1140,24 @@ fn a_program_interrupted_with_ctrl_c_leaves_a_finished_trace() {
     }
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("interrupted.mscope");
-    let capture = xvfb_run()
+    let mut command = xvfb_run();
+    command
         .arg(env!("CARGO_BIN_EXE_macroscope"))
         .args(["capture", "-o", trace.to_str().unwrap(), "--"])
         .args(["vkcube", "--c", "99999"])
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    // As in a terminal, SIGINT at its default action: a shell without job control
+    // starts what it runs in the background with SIGINT ignored, and the tests may run
+    // under one (an ignored SIGINT stays ignored through exec).
+    // SAFETY: `signal` is async-signal-safe, as a child before exec needs.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let capture = command.spawn().unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while std::fs::metadata(&trace).map_or(0, |m| m.len()) < 20_000 {
         assert!(
