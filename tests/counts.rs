@@ -10,7 +10,7 @@ use std::process::Command;
 
 /// Every trace in `samples/`: the scenes captured on NVIDIA's driver and on lavapipe,
 /// vkcube, glxgears through Zink and LibreOffice drawn by Skia.
-const SAMPLES: [&str; 13] = [
+const SAMPLES: [&str; 14] = [
     "storm-nvidia",
     "multiview-nvidia",
     "indirect-nvidia",
@@ -21,6 +21,7 @@ const SAMPLES: [&str; 13] = [
     "mapped-lavapipe",
     "libraries-lavapipe",
     "resolve-lavapipe",
+    "subpasses-lavapipe",
     "vkcube-lavapipe",
     "glxgears-zink-lavapipe",
     "libreoffice-skia-lavapipe",

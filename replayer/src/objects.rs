@@ -320,10 +320,34 @@ pub struct AttachmentUse {
 }
 
 impl Subpass {
-    /// Whether it renders to attachment `a`.
-    fn uses(&self, a: u32) -> bool {
-        self.colors.contains(&a) || self.depth_stencil == Some(a)
+    /// Its views, 1 (view 0) without multiview, as Mesa's common code counts them.
+    fn views(&self) -> u32 {
+        self.view_mask.max(1)
     }
+
+    /// Whether it refers to attachment `a` in any role.
+    fn refers_to(&self, a: u32) -> bool {
+        self.references.iter().any(|r| r.attachment == a)
+    }
+}
+
+/// What Mesa's common render-pass code loads as a subpass begins (`begin_subpass`),
+/// from the views of each attachment that earlier subpasses loaded
+/// (`vk_attachment_state::views_loaded`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SubpassLoads {
+    /// For each colour attachment, whether its load op applies: none of the subpass's
+    /// views of it was loaded before (else it is loaded).
+    pub colors_fresh: Vec<bool>,
+    /// Whether the depth/stencil attachment's load ops apply.
+    pub depth_stencil_fresh: bool,
+    /// The attachments whose views the subpass refers to but its rendering does not
+    /// load, loaded here with a clear, and the views cleared: `load_attachment`'s
+    /// rendering of the attachment alone, before the subpass's own. A multiview
+    /// subpass's new views of an attachment an earlier subpass drew are; an input
+    /// attachment first used as input alone would be, but the spec keeps its load op
+    /// from clearing (`VUID-VkSubpassDescription-loadOp-00846`).
+    pub cleared_alone: Vec<(u32, u32)>,
 }
 
 /// A render pass as the driver model needs it.
@@ -338,32 +362,96 @@ pub struct RenderPass {
 }
 
 impl RenderPass {
-    /// Whether attachment `a`'s load op applies in subpass `index`: Mesa's common
-    /// render-pass code loads it there when none of the subpass's views used it in an
-    /// earlier subpass (`views_loaded`; without multiview every subpass is view 0), so
-    /// under multiview each subpass's new views are cleared in their turn.
-    fn loads_here(&self, a: u32, index: usize) -> bool {
-        let mut loaded = 0u32;
-        for (i, s) in self.subpasses.iter().enumerate().take(index + 1) {
-            if !s.uses(a) {
-                continue;
+    /// What subpass `index` loads (`begin_subpass`): each attachment's views are
+    /// loaded once, by the first subpass that refers to them. A colour or
+    /// depth/stencil attachment none of whose views here was loaded before takes its
+    /// load op in the subpass's rendering; a resolve target counts as loaded by its
+    /// resolve (a depth/stencil one where it resolves every aspect the attachment has);
+    /// any other view not loaded yet (a view a multiview subpass adds) is loaded on its
+    /// own, by a rendering that clears it where its load op clears (`load_attachment`).
+    pub fn loads(&self, index: usize) -> SubpassLoads {
+        let mut loaded = vec![0u32; self.attachments.len()];
+        let mut plan = SubpassLoads::default();
+        for (i, subpass) in self.subpasses.iter().enumerate().take(index + 1) {
+            let views = subpass.views();
+            let mut load_fresh = |a: u32| match loaded.get_mut(a as usize) {
+                Some(l) if *l & views == 0 => {
+                    *l |= views;
+                    true
+                }
+                _ => false,
+            };
+            let colors_fresh: Vec<bool> = subpass.colors.iter().map(|&a| load_fresh(a)).collect();
+            let depth_stencil_fresh = subpass.depth_stencil.is_some_and(&mut load_fresh);
+            let mut mark = |a: u32| {
+                if let Some(l) = loaded.get_mut(a as usize) {
+                    *l |= views;
+                }
+            };
+            for &to in subpass.resolves.iter().flatten() {
+                mark(to);
             }
-            let views = s.view_mask.max(1);
-            let fresh = views & loaded == 0;
+            if let (Some(ds), Some((to, depth, stencil))) =
+                (subpass.depth_stencil, subpass.depth_stencil_resolve)
+            {
+                let format_of = |a: u32| self.attachments.get(a as usize).map_or(0, |d| d.format);
+                let (ds_format, to_format) = (format_of(ds), format_of(to));
+                let resolves_depth = depth != 0 && format_has_depth(to_format);
+                let resolves_stencil = stencil != 0 && format_has_stencil(to_format);
+                if resolves_depth == format_has_depth(ds_format)
+                    && resolves_stencil == format_has_stencil(ds_format)
+                {
+                    mark(to);
+                }
+            }
+            let mut cleared_alone = Vec::new();
+            for r in &subpass.references {
+                let (Some(l), Some(desc)) = (
+                    loaded.get_mut(r.attachment as usize),
+                    self.attachments.get(r.attachment as usize),
+                ) else {
+                    continue;
+                };
+                let fresh = views & !*l;
+                if fresh == 0 {
+                    continue;
+                }
+                *l |= fresh;
+                // Colour or depth: every format but stencil alone.
+                let clears_main = (format_has_depth(desc.format)
+                    || !format_has_stencil(desc.format))
+                    && desc.load_op == LOAD_OP_CLEAR;
+                let clears_stencil =
+                    format_has_stencil(desc.format) && desc.stencil_load_op == LOAD_OP_CLEAR;
+                if clears_main || clears_stencil {
+                    cleared_alone.push((r.attachment, fresh));
+                }
+            }
             if i == index {
-                return fresh;
-            }
-            if fresh {
-                loaded |= views;
+                plan = SubpassLoads {
+                    colors_fresh,
+                    depth_stencil_fresh,
+                    cleared_alone,
+                };
             }
         }
-        false
+        plan
     }
 
-    /// The last subpass that uses attachment `a`: its store op applies there (earlier
-    /// subpasses store it for the next).
-    fn last_use(&self, a: u32) -> Option<usize> {
-        self.subpasses.iter().rposition(|s| s.uses(a))
+    /// Whether attachment `a`'s store op applies in subpass `index`: no later subpass
+    /// refers to it in any of this one's views (`vk_subpass_attachment::last_subpass`);
+    /// else it is stored for the next.
+    fn stores_here(&self, a: u32, index: usize) -> bool {
+        let Some(subpass) = self.subpasses.get(index) else {
+            return true;
+        };
+        let later = self
+            .subpasses
+            .iter()
+            .skip(index + 1)
+            .filter(|s| s.refers_to(a))
+            .fold(0, |views, s| views | s.views());
+        later & subpass.views() == 0
     }
 }
 
@@ -808,10 +896,10 @@ impl Objects {
             return RenderingInfo::views(0);
         };
         let views = self.framebuffers.get(&framebuffer).map(|fb| &fb.views);
-        let first_here = |a: u32| pass.loads_here(a, index);
-        let last_here = |a: u32| pass.last_use(a) == Some(index);
-        let clear_of = |a: u32, op: u32| {
-            (op == LOAD_OP_CLEAR && first_here(a))
+        let loads = pass.loads(index);
+        let last_here = |a: u32| pass.stores_here(a, index);
+        let clear_of = |a: u32, op: u32, fresh: bool| {
+            (op == LOAD_OP_CLEAR && fresh)
                 .then(|| clear_values.get(a as usize).copied().unwrap_or_default())
         };
         let target = |a: u32| {
@@ -826,10 +914,11 @@ impl Objects {
             .map(|(i, &a)| {
                 let desc = pass.attachments.get(a as usize)?;
                 let (image, view) = target(a)?;
+                let fresh = loads.colors_fresh.get(i).copied().unwrap_or(false);
                 Some(ColorAttachment {
                     image,
                     view,
-                    clear: clear_of(a, desc.load_op),
+                    clear: clear_of(a, desc.load_op, fresh),
                     resolve_mode: match resolve_of(i) {
                         Some(_) => implied_resolve_mode(
                             NumericType::of_vk(desc.format) == NumericType::Float,
@@ -837,7 +926,7 @@ impl Objects {
                         None => 0,
                     },
                     resolve_to: resolve_of(i).and_then(target),
-                    loads: !first_here(a) || desc.load_op == LOAD_OP_LOAD,
+                    loads: !fresh || desc.load_op == LOAD_OP_LOAD,
                     stores: !last_here(a) || desc.store_op == STORE_OP_STORE,
                 })
             })
@@ -860,8 +949,9 @@ impl Objects {
             Some(DepthStencilAttachment {
                 image,
                 view,
-                depth_clear: clear_of(a, desc.load_op).map(|v| v[0]),
-                stencil_clear: clear_of(a, desc.stencil_load_op).map(|v| v[1]),
+                depth_clear: clear_of(a, desc.load_op, loads.depth_stencil_fresh).map(|v| v[0]),
+                stencil_clear: clear_of(a, desc.stencil_load_op, loads.depth_stencil_fresh)
+                    .map(|v| v[1]),
                 // Each aspect the resolve target has resolves by its mode
                 // (begin_subpass), both into the target's view.
                 depth_resolve_mode: resolve_aspects.map_or(0, |(depth, _)| depth),
@@ -886,6 +976,65 @@ impl Objects {
             colors,
             depth_stencil,
         }
+    }
+
+    /// The renderings Mesa's common render-pass code makes, before subpass `index`'s
+    /// own, of each attachment whose views the subpass clears outside its rendering
+    /// ([`SubpassLoads::cleared_alone`]): the attachment alone, as the colour or the
+    /// depth/stencil attachment, loaded by its load ops and stored (`load_attachment`).
+    pub fn attachment_clears(
+        &self,
+        pass: &RenderPass,
+        framebuffer: u64,
+        index: usize,
+        area: RenderArea,
+        clear_values: &[[u32; 4]],
+    ) -> Vec<RenderingInfo> {
+        let Some(fb) = self.framebuffers.get(&framebuffer) else {
+            return Vec::new();
+        };
+        let is_multiview = pass.subpasses.iter().any(|s| s.view_mask != 0);
+        pass.loads(index)
+            .cleared_alone
+            .into_iter()
+            .filter_map(|(a, views)| {
+                let desc = pass.attachments.get(a as usize)?;
+                let (image, view) = self.view_target(*fb.views.get(a as usize)?, &area)?;
+                let clear = clear_values.get(a as usize).copied().unwrap_or_default();
+                let cleared = |op: u32| (op == LOAD_OP_CLEAR).then_some(clear);
+                let mut info = RenderingInfo {
+                    flags: 0,
+                    area,
+                    layer_count: if is_multiview { 1 } else { fb.layers.max(1) },
+                    view_mask: if is_multiview { views } else { 0 },
+                    colors: Vec::new(),
+                    depth_stencil: None,
+                };
+                if format_has_depth(desc.format) || format_has_stencil(desc.format) {
+                    info.depth_stencil = Some(DepthStencilAttachment {
+                        image,
+                        view,
+                        depth_clear: cleared(desc.load_op).map(|v| v[0]),
+                        stencil_clear: cleared(desc.stencil_load_op).map(|v| v[1]),
+                        depth_resolve_mode: 0,
+                        stencil_resolve_mode: 0,
+                        resolve_to: None,
+                        aspects: DepthStencilAspects::of_format(desc.format),
+                    });
+                } else {
+                    info.colors.push(Some(ColorAttachment {
+                        image,
+                        view,
+                        clear: cleared(desc.load_op),
+                        resolve_mode: 0,
+                        resolve_to: None,
+                        loads: desc.load_op == LOAD_OP_LOAD,
+                        stores: true,
+                    }));
+                }
+                Some(info)
+            })
+            .collect()
     }
 
     /// vkCreateQueryPool.
@@ -1180,6 +1329,95 @@ mod tests {
             parts,
             state: None,
         }
+    }
+
+    /// A subpass of a test pass: its view mask, inputs, colours and colour resolves.
+    type TestSubpass<'a> = (u32, &'a [u32], &'a [u32], &'a [Option<u32>]);
+
+    /// A pass of colour attachments (format 37, R8G8B8A8_UNORM) loaded by `load_ops`,
+    /// with `subpasses`.
+    fn colour_pass(load_ops: &[u32], subpasses: &[TestSubpass<'_>]) -> RenderPass {
+        let attachments = load_ops
+            .iter()
+            .map(|&load_op| PassAttachment {
+                format: 37,
+                load_op,
+                ..PassAttachment::default()
+            })
+            .collect();
+        let subpasses = subpasses
+            .iter()
+            .map(|&(view_mask, inputs, colors, resolves)| {
+                let refer = |a: &u32, role| AttachmentUse {
+                    attachment: *a,
+                    role,
+                    ..AttachmentUse::default()
+                };
+                let references = inputs
+                    .iter()
+                    .map(|a| refer(a, AttachmentRole::Input))
+                    .chain(colors.iter().map(|a| refer(a, AttachmentRole::Color)))
+                    .chain(
+                        resolves
+                            .iter()
+                            .flatten()
+                            .map(|a| refer(a, AttachmentRole::Resolve)),
+                    )
+                    .collect();
+                Subpass {
+                    view_mask,
+                    colors: colors.to_vec(),
+                    resolves: resolves.to_vec(),
+                    references,
+                    ..Subpass::default()
+                }
+            })
+            .collect();
+        RenderPass {
+            attachments,
+            subpasses,
+            dependencies: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_attachment_read_as_input_first_is_loaded_there_and_not_cleared_after() {
+        // Subpass 0 draws to 0 reading 1; subpass 1 draws to 1 reading 0. Attachment
+        // 1's load op would clear, but subpass 0 loaded its view, which it only reads
+        // (with nothing to clear: the spec keeps an input's first load op from it).
+        const DONT_CARE: u32 = 2;
+        let pass = colour_pass(
+            &[LOAD_OP_CLEAR, DONT_CARE],
+            &[(0, &[1], &[0], &[]), (0, &[0], &[1], &[])],
+        );
+        let first = pass.loads(0);
+        assert_eq!(first.colors_fresh, [true]);
+        assert!(first.cleared_alone.is_empty());
+        let second = pass.loads(1);
+        assert_eq!(second.colors_fresh, [false], "loaded in subpass 0");
+        assert!(second.cleared_alone.is_empty());
+        // Attachment 0 is read after subpass 0: stored there whatever its store op.
+        assert!(!pass.stores_here(0, 0));
+        assert!(pass.stores_here(1, 1) && pass.stores_here(0, 1));
+    }
+
+    #[test]
+    fn a_resolve_target_counts_as_loaded_and_new_views_are_cleared_alone() {
+        // Subpass 0 resolves 0 into 1; subpass 1 draws to 1, which the resolve loaded.
+        let pass = colour_pass(
+            &[LOAD_OP_CLEAR, LOAD_OP_CLEAR],
+            &[(0, &[], &[0], &[Some(1)]), (0, &[], &[1], &[])],
+        );
+        assert_eq!(pass.loads(1).colors_fresh, [false]);
+        // Multiview: view 0 drawn first, then views 0 and 1. The second subpass loads
+        // the attachment (view 0 was loaded), and view 1 is cleared alone before it.
+        let views = colour_pass(
+            &[LOAD_OP_CLEAR],
+            &[(0b01, &[], &[0], &[]), (0b11, &[], &[0], &[])],
+        );
+        let second = views.loads(1);
+        assert_eq!(second.colors_fresh, [false]);
+        assert_eq!(second.cleared_alone, [(0, 0b10)]);
     }
 
     #[test]

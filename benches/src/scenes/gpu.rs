@@ -398,15 +398,40 @@ impl Gpu {
         &mut self,
         tints: &[&Buffer],
     ) -> Result<(vk::PipelineLayout, Vec<vk::DescriptorSet>), Error> {
-        let d = &self.device;
         let binding = [vk::DescriptorSetLayoutBinding::default()
             .binding(0)
             .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
             .descriptor_count(1)
             .stage_flags(vk::ShaderStageFlags::FRAGMENT)];
+        let (layout, sets) = self.layout_and_sets(&binding, tints.len() as u32)?;
+        let d = &self.device;
+        for (set, tint) in sets.iter().zip(tints) {
+            let info = [vk::DescriptorBufferInfo {
+                buffer: tint.buffer,
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            }];
+            let write = vk::WriteDescriptorSet::default()
+                .dst_set(*set)
+                .dst_binding(0)
+                .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                .buffer_info(&info);
+            unsafe { d.update_descriptor_sets(&[write], &[]) };
+        }
+        Ok((layout, sets))
+    }
+
+    /// A pipeline layout of one descriptor set laid out as `bindings` and 16 bytes of
+    /// vertex push constants, and `count` sets of that layout from a pool of their own.
+    fn layout_and_sets(
+        &mut self,
+        bindings: &[vk::DescriptorSetLayoutBinding<'_>],
+        count: u32,
+    ) -> Result<(vk::PipelineLayout, Vec<vk::DescriptorSet>), Error> {
+        let d = &self.device;
         let set_layout = unsafe {
             d.create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(bindings),
                 None,
             )?
         };
@@ -424,19 +449,22 @@ impl Gpu {
                 None,
             )?
         };
-        let sizes = [vk::DescriptorPoolSize {
-            ty: vk::DescriptorType::UNIFORM_BUFFER,
-            descriptor_count: tints.len() as u32,
-        }];
+        let sizes: Vec<_> = bindings
+            .iter()
+            .map(|b| vk::DescriptorPoolSize {
+                ty: b.descriptor_type,
+                descriptor_count: count * b.descriptor_count,
+            })
+            .collect();
         let pool = unsafe {
             d.create_descriptor_pool(
                 &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(tints.len() as u32)
+                    .max_sets(count)
                     .pool_sizes(&sizes),
                 None,
             )?
         };
-        let layouts = vec![set_layout; tints.len()];
+        let layouts = vec![set_layout; count as usize];
         let sets = unsafe {
             d.allocate_descriptor_sets(
                 &vk::DescriptorSetAllocateInfo::default()
@@ -444,19 +472,6 @@ impl Gpu {
                     .set_layouts(&layouts),
             )?
         };
-        for (set, tint) in sets.iter().zip(tints) {
-            let info = [vk::DescriptorBufferInfo {
-                buffer: tint.buffer,
-                offset: 0,
-                range: vk::WHOLE_SIZE,
-            }];
-            let write = vk::WriteDescriptorSet::default()
-                .dst_set(*set)
-                .dst_binding(0)
-                .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
-                .buffer_info(&info);
-            unsafe { d.update_descriptor_sets(&[write], &[]) };
-        }
         self.garbage.extend([
             Garbage::DescriptorPool(pool),
             Garbage::SetLayout(set_layout),
@@ -948,6 +963,131 @@ impl Gpu {
         Ok((pass, framebuffer))
     }
 
+    /// A version-1 render pass of three subpasses chained through input attachments,
+    /// as a deferred renderer's: subpass 0 draws into image A, subpass 1 into image B
+    /// reading A, subpass 2 into the colour target's first layer reading B. Each
+    /// attachment is cleared where the pass first uses it; A is not stored at the end
+    /// (it is, for subpass 1, after subpass 0). Its framebuffer, and the views of A and
+    /// B.
+    pub fn chained_pass(
+        &mut self,
+    ) -> Result<(vk::RenderPass, vk::Framebuffer, [vk::ImageView; 2]), Error> {
+        use vk::ImageLayout as L;
+        let format = vk::Format::R8G8B8A8_UNORM;
+        let attachment = |store, last| {
+            vk::AttachmentDescription::default()
+                .format(format)
+                .samples(vk::SampleCountFlags::TYPE_1)
+                .load_op(vk::AttachmentLoadOp::CLEAR)
+                .store_op(store)
+                .stencil_load_op(vk::AttachmentLoadOp::DONT_CARE)
+                .stencil_store_op(vk::AttachmentStoreOp::DONT_CARE)
+                .initial_layout(L::UNDEFINED)
+                .final_layout(last)
+        };
+        let attachments = [
+            attachment(
+                vk::AttachmentStoreOp::DONT_CARE,
+                L::SHADER_READ_ONLY_OPTIMAL,
+            ),
+            attachment(vk::AttachmentStoreOp::STORE, L::SHADER_READ_ONLY_OPTIMAL),
+            attachment(vk::AttachmentStoreOp::STORE, L::COLOR_ATTACHMENT_OPTIMAL),
+        ];
+        let reference = |attachment, layout| vk::AttachmentReference { attachment, layout };
+        let drawn = [0, 1, 2].map(|a| [reference(a, L::COLOR_ATTACHMENT_OPTIMAL)]);
+        let read = [0, 1].map(|a| [reference(a, L::SHADER_READ_ONLY_OPTIMAL)]);
+        let subpasses: Vec<_> = drawn
+            .iter()
+            .enumerate()
+            .map(|(i, colors)| {
+                let subpass = vk::SubpassDescription::default()
+                    .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
+                    .color_attachments(colors);
+                match i.checked_sub(1) {
+                    Some(before) => subpass.input_attachments(&read[before]),
+                    None => subpass,
+                }
+            })
+            .collect();
+        let dependencies: Vec<_> = (1..3)
+            .map(|i| {
+                vk::SubpassDependency::default()
+                    .src_subpass(i - 1)
+                    .dst_subpass(i)
+                    .src_stage_mask(vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT)
+                    .dst_stage_mask(vk::PipelineStageFlags::FRAGMENT_SHADER)
+                    .src_access_mask(vk::AccessFlags::COLOR_ATTACHMENT_WRITE)
+                    .dst_access_mask(vk::AccessFlags::INPUT_ATTACHMENT_READ)
+                    .dependency_flags(vk::DependencyFlags::BY_REGION)
+            })
+            .collect();
+        let info = vk::RenderPassCreateInfo::default()
+            .attachments(&attachments)
+            .subpasses(&subpasses)
+            .dependencies(&dependencies);
+        let pass = unsafe { self.device.create_render_pass(&info, None)? };
+        self.garbage.push(Garbage::RenderPass(pass));
+        let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::INPUT_ATTACHMENT;
+        let single = vk::SampleCountFlags::TYPE_1;
+        let color = vk::ImageAspectFlags::COLOR;
+        let a = self.image(format, single, usage, color)?;
+        let b = self.image(format, single, usage, color)?;
+        let target = self.view(self.color, format, color, 0)?;
+        let framebuffer = self.framebuffer(pass, &[a, b, target], 1)?;
+        Ok((pass, framebuffer, [a, b]))
+    }
+
+    /// The layout of a pipeline blending a tint with an input attachment: a uniform
+    /// buffer at set 0 binding 0, an input attachment at binding 1, 16 bytes of vertex
+    /// push constants; and a descriptor set for each of `inputs`, each with `tint`.
+    pub fn input_layout(
+        &mut self,
+        tint: &Buffer,
+        inputs: &[vk::ImageView],
+    ) -> Result<(vk::PipelineLayout, Vec<vk::DescriptorSet>), Error> {
+        let fragment = vk::ShaderStageFlags::FRAGMENT;
+        let bindings = [
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(0)
+                .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(fragment),
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(1)
+                .descriptor_type(vk::DescriptorType::INPUT_ATTACHMENT)
+                .descriptor_count(1)
+                .stage_flags(fragment),
+        ];
+        let (layout, sets) = self.layout_and_sets(&bindings, inputs.len() as u32)?;
+        let d = &self.device;
+        for (set, input) in sets.iter().zip(inputs) {
+            let buffer = [vk::DescriptorBufferInfo {
+                buffer: tint.buffer,
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            }];
+            let image = [vk::DescriptorImageInfo {
+                sampler: vk::Sampler::null(),
+                image_view: *input,
+                image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            }];
+            let writes = [
+                vk::WriteDescriptorSet::default()
+                    .dst_set(*set)
+                    .dst_binding(0)
+                    .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                    .buffer_info(&buffer),
+                vk::WriteDescriptorSet::default()
+                    .dst_set(*set)
+                    .dst_binding(1)
+                    .descriptor_type(vk::DescriptorType::INPUT_ATTACHMENT)
+                    .image_info(&image),
+            ];
+            unsafe { d.update_descriptor_sets(&writes, &[]) };
+        }
+        Ok((layout, sets))
+    }
+
     /// A `SIZE`×`SIZE` framebuffer of `layers` layers for `pass` over `views`.
     fn framebuffer(
         &mut self,
@@ -991,6 +1131,25 @@ impl Gpu {
                 },
             },
         ];
+        self.begin_pass_clearing(cb, pass, framebuffer, &clear, vk::SubpassContents::INLINE);
+    }
+
+    /// Begins [`Gpu::chained_pass`] on `framebuffer`: A to be cleared to dark red, B to
+    /// dark blue, the target to black.
+    pub fn begin_chained_pass(
+        &self,
+        cb: vk::CommandBuffer,
+        pass: vk::RenderPass,
+        framebuffer: vk::Framebuffer,
+    ) {
+        let clear = [
+            [0.4, 0.0, 0.0, 1.0],
+            [0.0, 0.0, 0.4, 1.0],
+            [0.0, 0.0, 0.0, 1.0],
+        ]
+        .map(|float32| vk::ClearValue {
+            color: vk::ClearColorValue { float32 },
+        });
         self.begin_pass_clearing(cb, pass, framebuffer, &clear, vk::SubpassContents::INLINE);
     }
 

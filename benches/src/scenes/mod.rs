@@ -18,6 +18,8 @@
 //!   frame (a different MiB each frame) and drawn from, 16 draws binding 64 KiB each.
 //! - `libraries`: one draw a frame, even frames with a pipeline made whole, odd frames
 //!   with the same pipeline linked from three graphics pipeline libraries.
+//! - `subpasses`: a render pass of three subpasses chained through input attachments,
+//!   as a deferred renderer's, and a multiview pass whose second subpass adds a view.
 
 mod gpu;
 mod own_fault_handler;
@@ -39,9 +41,10 @@ const PATCH_TESC: &[u8] = include_bytes!("../../shaders/patch.tesc.spv");
 const PATCH_TESE: &[u8] = include_bytes!("../../shaders/patch.tese.spv");
 const SHRINK_GEOM: &[u8] = include_bytes!("../../shaders/shrink.geom.spv");
 const DOUBLE_COMP: &[u8] = include_bytes!("../../shaders/double.comp.spv");
+const BLEND_INPUT_FRAG: &[u8] = include_bytes!("../../shaders/blend_input.frag.spv");
 
 /// The scenes by name.
-pub const SCENES: [&str; 10] = [
+pub const SCENES: [&str; 11] = [
     "multiview",
     "indirect",
     "storm",
@@ -52,6 +55,7 @@ pub const SCENES: [&str; 10] = [
     "mapped",
     "libraries",
     "resolve",
+    "subpasses",
 ];
 
 /// What a scene asked the GPU to do, per frame and in total.
@@ -160,6 +164,7 @@ pub fn run_with(name: &str, frames: u64, options: SceneOptions) -> Result<Issued
         "mapped" => c"macroscope-scene-mapped",
         "libraries" => c"macroscope-scene-libraries",
         "resolve" => c"macroscope-scene-resolve",
+        "subpasses" => c"macroscope-scene-subpasses",
         _ => return Err(format!("no scene `{name}` (one of {})", SCENES.join(", ")).into()),
     };
     if options.probe_first {
@@ -205,6 +210,7 @@ fn run_on_its_device(
         "mapped" => mapped(&mut gpu, frames, options, &mut issued)?,
         "libraries" => libraries(&mut gpu, frames, &mut issued)?,
         "resolve" => resolve(&mut gpu, frames, &mut issued)?,
+        "subpasses" => subpasses(&mut gpu, frames, &mut issued)?,
         _ => tessellation(&mut gpu, frames, &mut issued)?,
     }
     if options.then_wait {
@@ -476,6 +482,85 @@ fn resolve(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error>
                 gpu.place(cb, layout, at - 0.1, at - 0.1, 0.6);
                 d.cmd_draw(cb, 3, 1, 0, 0);
                 issued.draw("CmdDraw", 0);
+            }
+            d.cmd_end_render_pass(cb);
+        })?;
+    }
+    Ok(())
+}
+
+/// Two render passes a frame: [`Gpu::chained_pass`], its first subpass drawing a tint
+/// and the next two each blending a tint with what the one before drew, read as an
+/// input attachment; then a multiview pass whose first subpass draws view 0 and whose
+/// second views 0 and 1, view 1 cleared where the second begins (Mesa's common code
+/// clears it in a rendering of its own). Two draws in each subpass.
+fn subpasses(gpu: &mut Gpu, frames: u64, issued: &mut Issued) -> Result<(), Error> {
+    let [tint, other] = tints(gpu)?;
+    let (chained, chained_fb, [a, b]) = gpu.chained_pass()?;
+    // Each subpass's set: the attachment it reads (none in the first).
+    let (input_layout, input_sets) = gpu.input_layout(&tint, &[b, a, b])?;
+    let vert = gpu.module(TRI_VERT)?;
+    let colored = [
+        (vk::ShaderStageFlags::VERTEX, vert),
+        (vk::ShaderStageFlags::FRAGMENT, gpu.module(COLOR_FRAG)?),
+    ];
+    let blending = [
+        (vk::ShaderStageFlags::VERTEX, vert),
+        (
+            vk::ShaderStageFlags::FRAGMENT,
+            gpu.module(BLEND_INPUT_FRAG)?,
+        ),
+    ];
+    let tri = vk::PrimitiveTopology::TRIANGLE_LIST;
+    let chained_pipelines = [
+        gpu.pipeline(input_layout, chained, 0, &colored, tri)?,
+        gpu.pipeline(input_layout, chained, 1, &blending, tri)?,
+        gpu.pipeline(input_layout, chained, 2, &blending, tri)?,
+    ];
+    let growing_masks = [0b01, 0b11];
+    let (growing, growing_fb) = gpu.render_pass(&growing_masks)?;
+    let (layout, sets) = gpu.layout(&[&tint, &other])?;
+    let growing_pipelines = [
+        gpu.pipeline(layout, growing, 0, &colored, tri)?,
+        gpu.pipeline(layout, growing, 1, &colored, tri)?,
+    ];
+    let d = gpu.device.clone();
+    let subpass = |cb,
+                   i: usize,
+                   pipeline,
+                   layout,
+                   set: &vk::DescriptorSet,
+                   mask,
+                   issued: &mut Issued| unsafe {
+        if i > 0 {
+            d.cmd_next_subpass(cb, vk::SubpassContents::INLINE);
+        }
+        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+        d.cmd_bind_descriptor_sets(
+            cb,
+            vk::PipelineBindPoint::GRAPHICS,
+            layout,
+            0,
+            std::slice::from_ref(set),
+            &[],
+        );
+        for k in 0..2 {
+            let at = 0.3 * i as f32 - 0.3 + 0.2 * k as f32;
+            gpu.place(cb, layout, at, at, 0.5);
+            d.cmd_draw(cb, 3, 1, 0, 0);
+            issued.draw("CmdDraw", mask);
+        }
+    };
+    for frame in 0..frames {
+        gpu.frame(frame, |cb| unsafe {
+            gpu.begin_chained_pass(cb, chained, chained_fb);
+            for (i, (pipeline, set)) in chained_pipelines.iter().zip(&input_sets).enumerate() {
+                subpass(cb, i, *pipeline, input_layout, set, 0, issued);
+            }
+            d.cmd_end_render_pass(cb);
+            gpu.begin_pass(cb, growing, growing_fb);
+            for (i, (pipeline, mask)) in growing_pipelines.iter().zip(growing_masks).enumerate() {
+                subpass(cb, i, *pipeline, layout, &sets[i], mask, issued);
             }
             d.cmd_end_render_pass(cb);
         })?;

@@ -114,6 +114,10 @@ impl Pass<'_> {
                     if let Some(b) = barriers.begin_subpass(&pass, 0) {
                         enc.pipeline_barrier(&b);
                     }
+                    let clears =
+                        self.objects
+                            .attachment_clears(&pass, *framebuffer, 0, *area, clear_values);
+                    clear_alone(enc, &clears);
                     enc.begin_rendering(&info);
                     let extent = (area.width, area.height);
                     self.places.begin_pass(
@@ -141,6 +145,14 @@ impl Pass<'_> {
                         if let Some(b) = a.barriers.begin_subpass(&a.pass, a.subpass) {
                             enc.pipeline_barrier(&b);
                         }
+                        let clears = self.objects.attachment_clears(
+                            &a.pass,
+                            a.framebuffer,
+                            a.subpass,
+                            a.area,
+                            &a.clear_values,
+                        );
+                        clear_alone(enc, &clears);
                         let info = self.objects.subpass_rendering(
                             &a.pass,
                             a.framebuffer,
@@ -605,5 +617,14 @@ impl Pass<'_> {
         self.mme_instructions += cost.mme_instructions;
         enc.recycle_push(words);
         Ok(())
+    }
+}
+
+/// Mesa's common render-pass code clearing attachments a subpass loads but renders to
+/// in no other way (`load_attachment`): a rendering of each alone, begun and ended.
+fn clear_alone(enc: &mut CommandEncoder<'_>, clears: &[RenderingInfo]) {
+    for info in clears {
+        enc.begin_rendering(info);
+        enc.end_rendering();
     }
 }
