@@ -892,11 +892,42 @@ impl Objects {
         area: RenderArea,
         clear_values: &[[u32; 4]],
     ) -> RenderingInfo {
+        let loads = pass.loads(index);
+        self.rendering_loading(pass, &loads, framebuffer, index, area, clear_values)
+    }
+
+    /// What subpass `index` of `pass` begins with on `framebuffer`: the renderings that
+    /// clear attachments alone (`attachment_clears`), then its own
+    /// ([`Objects::subpass_rendering`]), as `begin_subpass` makes them.
+    pub fn subpass_begin(
+        &self,
+        pass: &RenderPass,
+        framebuffer: u64,
+        index: usize,
+        area: RenderArea,
+        clear_values: &[[u32; 4]],
+    ) -> (Vec<RenderingInfo>, RenderingInfo) {
+        let loads = pass.loads(index);
+        (
+            self.attachment_clears(pass, &loads, framebuffer, area, clear_values),
+            self.rendering_loading(pass, &loads, framebuffer, index, area, clear_values),
+        )
+    }
+
+    /// [`Objects::subpass_rendering`], the subpass loading as `loads` says.
+    fn rendering_loading(
+        &self,
+        pass: &RenderPass,
+        loads: &SubpassLoads,
+        framebuffer: u64,
+        index: usize,
+        area: RenderArea,
+        clear_values: &[[u32; 4]],
+    ) -> RenderingInfo {
         let Some(subpass) = pass.subpasses.get(index) else {
             return RenderingInfo::views(0);
         };
         let views = self.framebuffers.get(&framebuffer).map(|fb| &fb.views);
-        let loads = pass.loads(index);
         let last_here = |a: u32| pass.stores_here(a, index);
         let clear_of = |a: u32, op: u32, fresh: bool| {
             (op == LOAD_OP_CLEAR && fresh)
@@ -978,15 +1009,15 @@ impl Objects {
         }
     }
 
-    /// The renderings Mesa's common render-pass code makes, before subpass `index`'s
-    /// own, of each attachment whose views the subpass clears outside its rendering
+    /// The renderings Mesa's common render-pass code makes, before a subpass's own, of
+    /// each attachment whose views the subpass clears outside its rendering
     /// ([`SubpassLoads::cleared_alone`]): the attachment alone, as the colour or the
     /// depth/stencil attachment, loaded by its load ops and stored (`load_attachment`).
-    pub fn attachment_clears(
+    fn attachment_clears(
         &self,
         pass: &RenderPass,
+        loads: &SubpassLoads,
         framebuffer: u64,
-        index: usize,
         area: RenderArea,
         clear_values: &[[u32; 4]],
     ) -> Vec<RenderingInfo> {
@@ -994,10 +1025,10 @@ impl Objects {
             return Vec::new();
         };
         let is_multiview = pass.subpasses.iter().any(|s| s.view_mask != 0);
-        pass.loads(index)
+        loads
             .cleared_alone
-            .into_iter()
-            .filter_map(|(a, views)| {
+            .iter()
+            .filter_map(|&(a, views)| {
                 let desc = pass.attachments.get(a as usize)?;
                 let (image, view) = self.view_target(*fb.views.get(a as usize)?, &area)?;
                 let clear = clear_values.get(a as usize).copied().unwrap_or_default();

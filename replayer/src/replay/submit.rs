@@ -106,17 +106,14 @@ impl Pass<'_> {
                         .get(render_pass)
                         .cloned()
                         .unwrap_or_default();
-                    let info =
+                    let (clears, info) =
                         self.objects
-                            .subpass_rendering(&pass, *framebuffer, 0, *area, clear_values);
+                            .subpass_begin(&pass, *framebuffer, 0, *area, clear_values);
                     let whole = self.objects.covers_views(*framebuffer, area);
                     let mut barriers = PassBarriers::begin(&pass, &whole);
                     if let Some(b) = barriers.begin_subpass(&pass, 0) {
                         enc.pipeline_barrier(&b);
                     }
-                    let clears =
-                        self.objects
-                            .attachment_clears(&pass, *framebuffer, 0, *area, clear_values);
                     clear_alone(enc, &clears);
                     enc.begin_rendering(&info);
                     let extent = (area.width, area.height);
@@ -145,7 +142,7 @@ impl Pass<'_> {
                         if let Some(b) = a.barriers.begin_subpass(&a.pass, a.subpass) {
                             enc.pipeline_barrier(&b);
                         }
-                        let clears = self.objects.attachment_clears(
+                        let (clears, info) = self.objects.subpass_begin(
                             &a.pass,
                             a.framebuffer,
                             a.subpass,
@@ -153,13 +150,6 @@ impl Pass<'_> {
                             &a.clear_values,
                         );
                         clear_alone(enc, &clears);
-                        let info = self.objects.subpass_rendering(
-                            &a.pass,
-                            a.framebuffer,
-                            a.subpass,
-                            a.area,
-                            &a.clear_values,
-                        );
                         enc.begin_rendering(&info);
                     }
                 }
