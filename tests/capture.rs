@@ -600,6 +600,14 @@ fn glxgears_through_zink_captures_valid_spirv_and_replays() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("trace: "), "{out:?}");
+    // `timeout` ran out and glxgears ended of its SIGINT, its trace finished: the
+    // capture succeeds.
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("timeout ran out of time (status 124); its trace is finished"),
+        "{out:?}"
+    );
     let (counts, modules) = read_prefix_with_modules(&trace);
     assert!(
         counts.get("FrameBoundary").copied().unwrap_or(0) >= 10,

@@ -200,8 +200,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         eprintln!("{report}");
         return Ok(());
     }
-    if all_finished && ended_by(status, libc::SIGINT) {
-        eprintln!("{program} was interrupted (SIGINT); its trace is finished");
+    if let Some(how) = ended_as_the_user_asked(program, status).filter(|_| all_finished) {
+        eprintln!("{program} {how}; its trace is finished");
         return Ok(());
     }
     if !status.success() {
@@ -242,6 +242,28 @@ fn wait_through_interrupts(child: &mut std::process::Child) -> std::io::Result<E
     // SAFETY: as above.
     unsafe { libc::signal(libc::SIGINT, before) };
     status
+}
+
+/// How the program ended where it ended the way a user ends a capture: Ctrl-C
+/// (SIGINT), `kill` (SIGTERM), its terminal closed (SIGHUP), or `timeout` in front of
+/// it running out (its status 124). The layer finishes the trace before the program
+/// ends of any of these signals, so the capture succeeds. `None` otherwise.
+fn ended_as_the_user_asked(program: &str, status: ExitStatus) -> Option<&'static str> {
+    let timed_out = Path::new(program)
+        .file_name()
+        .is_some_and(|n| n == "timeout")
+        && status.code() == Some(124);
+    if timed_out {
+        return Some("ran out of time (status 124)");
+    }
+    [
+        (libc::SIGINT, "was interrupted (SIGINT)"),
+        (libc::SIGTERM, "was ended by SIGTERM"),
+        (libc::SIGHUP, "was ended by SIGHUP (its terminal closed)"),
+    ]
+    .into_iter()
+    .find(|(signal, _)| ended_by(status, *signal))
+    .map(|(_, how)| how)
 }
 
 /// Whether the program ended of `signal`, itself or as a shell in between reports it
@@ -472,5 +494,29 @@ mod tests {
         // A trace left unfinished, or a program that ended well, is not this case.
         assert_eq!(quit_report("neverball", segv, false), None);
         assert_eq!(quit_report("vkcube", ExitStatus::from_raw(0), true), None);
+    }
+
+    #[test]
+    fn a_program_ended_as_a_user_ends_a_capture_is_told_apart() {
+        let killed = |signal| ExitStatus::from_raw(signal);
+        let exited = |code: i32| ExitStatus::from_raw(code << 8);
+        let how = |program, status| ended_as_the_user_asked(program, status);
+        assert_eq!(
+            how("vkcube", killed(libc::SIGINT)),
+            Some("was interrupted (SIGINT)")
+        );
+        // A shell or xvfb-run in between reports the signal as 128 + its number.
+        assert_eq!(
+            how("xvfb-run", exited(128 + libc::SIGTERM)),
+            Some("was ended by SIGTERM")
+        );
+        assert_eq!(
+            how("/usr/bin/timeout", exited(124)),
+            Some("ran out of time (status 124)")
+        );
+        // A crash, a failure, or 124 from another program is not.
+        assert_eq!(how("vkcube", killed(libc::SIGSEGV)), None);
+        assert_eq!(how("vkcube", exited(1)), None);
+        assert_eq!(how("vkcube", exited(124)), None);
     }
 }
