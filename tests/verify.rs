@@ -552,3 +552,37 @@ fn a_trace_that_makes_no_device_is_refused_saying_so() {
     );
     assert!(!stderr.contains("No such file"), "{stderr}");
 }
+
+/// A trace kept anywhere is verified from any working directory: the oracle's root
+/// saw only the working directory, the repository and /tmp, so a trace in another
+/// folder was "No such file or directory" there, and a working directory of `/` hid
+/// the root's own system. Here a sample is copied to a folder of none of those (with a
+/// space in its name) and verified from `/`.
+#[test]
+fn a_trace_outside_the_working_directory_and_tmp_is_verified_from_anywhere() {
+    if !oracle_ready() {
+        return;
+    }
+    // /var/tmp: neither /tmp nor the repository (a clone may lie in /tmp), nor `/`.
+    let parent = tempfile::tempdir_in("/var/tmp").unwrap();
+    let folder = parent.path().join("kept traces");
+    std::fs::create_dir(&folder).unwrap();
+    let trace = folder.join("multiview.mscope");
+    std::fs::copy(sample("multiview"), &trace).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+        .current_dir("/")
+        .args(["verify", trace.to_str().unwrap(), "--chipset", "0x162"])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = report.lines().find(|l| l.starts_with("summary:"));
+    assert!(
+        summary.is_some_and(|s| s.contains("equal but for the trace 100.00%")),
+        "{report}"
+    );
+}

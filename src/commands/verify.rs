@@ -176,6 +176,7 @@ fn run_nvk(args: &Args, trace: &Path, chipset: Chipset) -> anyhow::Result<PathBu
             .map_err(|why| anyhow::anyhow!("the NVK oracle is not ready: {why}"))?;
     }
     let output = Command::new(&oracle)
+        .env("MACROSCOPE_ORACLE_BIND", oracle_binds(trace)?)
         .arg("--nvk")
         .arg(&args.nvk)
         .arg("--chipset")
@@ -223,6 +224,38 @@ fn run_nvk(args: &Args, trace: &Path, chipset: Chipset) -> anyhow::Result<PathBu
         .into());
     }
     Ok(tap)
+}
+
+/// The folders of the oracle's root that a folder of this machine must not cover: its
+/// own system (NVK, the loader, the shell that runs the replay).
+const ORACLE_SYSTEM_DIRS: [&str; 11] = [
+    "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/etc", "/proc", "/sys", "/dev",
+];
+
+/// What the oracle's root must see beside what it binds itself (the working directory,
+/// the repository, /tmp): the trace's folder, wherever it is, after any folders the
+/// caller's `MACROSCOPE_ORACLE_BIND` names, one a line. A trace elsewhere was not found
+/// in the root ("No such file or directory"). A trace in a system folder cannot be
+/// shown there without hiding the root's own: that is refused, saying so.
+fn oracle_binds(trace: &Path) -> anyhow::Result<std::ffi::OsString> {
+    let mut binds = std::env::var_os("MACROSCOPE_ORACLE_BIND").unwrap_or_default();
+    let Some(dir) = trace.parent() else {
+        return Ok(binds);
+    };
+    if dir == Path::new("/") || ORACLE_SYSTEM_DIRS.iter().any(|s| dir.starts_with(s)) {
+        return Err(BadInput(format!(
+            "{}: NVK's root cannot see a trace in {} (a system folder of its own): \
+             move or copy the trace elsewhere",
+            trace.display(),
+            dir.display()
+        ))
+        .into());
+    }
+    if !binds.is_empty() {
+        binds.push("\n");
+    }
+    binds.push(dir);
+    Ok(binds)
 }
 
 /// The NVK release the oracle ran (its root's Debian version, e.g. `26.2.6-1`).
