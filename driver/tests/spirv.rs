@@ -504,3 +504,57 @@ fn each_element_of_a_uniform_buffer_array_is_a_constant_buffer_of_its_own() {
     assert_eq!(shader.descriptors, [element(0)]);
     assert_eq!(shader.descriptor_loads, [1]);
 }
+
+#[test]
+fn a_specialization_constant_keeps_only_the_variant_it_chooses() {
+    use driver::spirv::interface::{interfaces, DescriptorUse, Interface};
+    use driver::spirv::specialize::{specialize, Specialization, SpecializationEntry};
+    if !ready() {
+        return;
+    }
+    let code = compile(&repo("driver/tests/shaders/clip_variants.frag"));
+    let specialized = |data: &[u8], offset: u32| -> Interface {
+        let mut module = load(&code).unwrap();
+        let entries = [SpecializationEntry {
+            constant_id: 0,
+            offset,
+            size: 4,
+        }];
+        specialize(
+            &mut module,
+            &Specialization {
+                entries: &entries,
+                data,
+            },
+        );
+        interfaces(&module).remove(0).2
+    };
+    let ubo = DescriptorUse::UniformBuffer {
+        set: 0,
+        binding: 0,
+        element: 0,
+    };
+    let set = DescriptorUse::DescriptorSet { set: 1 };
+    // At its default (0) neither variant runs: the shader samples and reads no uniform.
+    let mut module = load(&code).unwrap();
+    specialize(&mut module, &Specialization::default());
+    let none = interfaces(&module).remove(0).2;
+    assert_eq!(none.descriptors, [set]);
+    assert_eq!(none.descriptor_loads, [2]);
+    // 1: the rectangle clip, whose function reads two of the buffer's values.
+    // (Descriptors are listed in first-use order as the module lays its functions out.)
+    let rect = specialized(&1u32.to_le_bytes(), 0);
+    assert_eq!(rect.descriptors, [ubo, set]);
+    assert_eq!(rect.descriptor_loads, [2, 2]);
+    // 4: the switch's case, one value.
+    let scaled = specialized(&4u32.to_le_bytes(), 0);
+    assert_eq!(scaled.descriptors, [ubo, set]);
+    assert_eq!(scaled.descriptor_loads, [1, 2]);
+    // 5: both.
+    assert_eq!(specialized(&5u32.to_le_bytes(), 0).descriptor_loads, [3, 2]);
+    // An entry whose bytes lie outside the data leaves the default.
+    assert_eq!(specialized(&5u32.to_le_bytes(), 2).descriptors, [set]);
+    // Unspecialized, every branch stays: what the model read before it specialized.
+    let (_, _, unspecialized) = interfaces(&load(&code).unwrap()).remove(0);
+    assert_eq!(unspecialized.descriptor_loads, [3, 2]);
+}

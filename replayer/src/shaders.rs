@@ -13,6 +13,7 @@ use std::sync::Arc;
 use driver::chipset::Chipset;
 use driver::nvk::shader::{group_of, Shader, UniformBufferKind};
 use driver::spirv::interface::{interfaces, Interface, Stage};
+use driver::spirv::specialize::{specialize, Specialization, SpecializationEntry};
 
 use crate::layouts::Layouts;
 
@@ -81,6 +82,9 @@ pub struct FragmentState {
 struct Module {
     /// Its words' hash: two modules with the same code compile alike.
     hash: u64,
+    /// Its code, read again for a stage that specializes it.
+    code: Arc<[u32]>,
+    /// Its entry points with every specialization constant at its default.
     entries: Arc<[Entry]>,
 }
 
@@ -103,6 +107,8 @@ pub struct StageInfo<'a> {
     pub entry: &'a str,
     /// The specialization constants' data.
     pub specialization: &'a [u8],
+    /// The specialization map's entries: which constants the data gives values to.
+    pub specialization_map: Vec<SpecializationEntry>,
 }
 
 /// The modules created and the shaders compiled from them.
@@ -120,6 +126,9 @@ pub struct Shaders {
     /// The stages each pipeline library was made with, for a pipeline linked from it
     /// with link-time optimisation.
     library_stages: HashMap<u64, Vec<Precompiled>>,
+    /// The entry points of each code specialized otherwise than by its defaults, by
+    /// the code's hash and the specialization's.
+    specialized: HashMap<(u64, u64), Arc<[Entry]>>,
 }
 
 /// A shader object and the live pipelines that hold it.
@@ -139,21 +148,26 @@ impl Shaders {
         code.hash(&mut hasher);
         let hash = hasher.finish();
         let same_hash = self.read.entry(hash).or_default();
-        let entries = match same_hash.iter().find(|r| *r.code == *code) {
-            Some(read) => read.entries.clone(),
+        let (code, entries) = match same_hash.iter().find(|r| *r.code == *code) {
+            Some(read) => (read.code.clone(), read.entries.clone()),
             None => {
-                let entries: Arc<[Entry]> = driver::spirv::load(code)
-                    .map(|m| interfaces(&m))
-                    .unwrap_or_default()
-                    .into();
+                let entries = entry_points(code, &Specialization::default());
+                let code: Arc<[u32]> = code.into();
                 same_hash.push(ReadCode {
-                    code: code.into(),
+                    code: code.clone(),
                     entries: entries.clone(),
                 });
-                entries
+                (code, entries)
             }
         };
-        self.modules.insert(handle, Module { hash, entries });
+        self.modules.insert(
+            handle,
+            Module {
+                hash,
+                code,
+                entries,
+            },
+        );
     }
 
     /// The workgroup size of `module`'s compute entry point, when its SPIR-V says it.
@@ -347,21 +361,24 @@ impl Shaders {
     /// What one stage compiles from (vk_pipeline_hash_precomp_shader_stage's part of
     /// the key), with its constant-buffer group and interface; `None` for a stage
     /// that is not a graphics stage the model knows.
-    fn precompile(&self, s: &StageInfo<'_>) -> Option<Precompiled> {
+    fn precompile(&mut self, s: &StageInfo<'_>) -> Option<Precompiled> {
         let stage = Stage::from_vk(s.stage)?;
         let group = group_of(stage)?;
+        let mut spec = DefaultHasher::new();
+        s.specialization.hash(&mut spec);
+        let entries = self.specialized_entries(s, spec.finish());
         let module = self.modules.get(&s.module);
-        let interface = module
-            .and_then(|m| {
-                m.entries
+        let interface = entries
+            .as_deref()
+            .or(module.map(|m| &*m.entries))
+            .and_then(|entries| {
+                entries
                     .iter()
                     .find(|(name, st, _)| name == s.entry && *st == stage)
-                    .or_else(|| m.entries.iter().find(|(_, st, _)| *st == stage))
+                    .or_else(|| entries.iter().find(|(_, st, _)| *st == stage))
             })
             .map(|(_, _, i)| i.clone())
             .unwrap_or_default();
-        let mut spec = DefaultHasher::new();
-        s.specialization.hash(&mut spec);
         Some(Precompiled {
             group,
             stage,
@@ -374,6 +391,44 @@ impl Shaders {
             ),
         })
     }
+
+    /// The entry points of stage `s`'s module as `s` specializes it (its data's hash
+    /// `data_hash`), read once for each code and specialization; `None` for a stage
+    /// that gives no constant a value (its module's entries hold) or an unknown module.
+    fn specialized_entries(&mut self, s: &StageInfo<'_>, data_hash: u64) -> Option<Arc<[Entry]>> {
+        if s.specialization_map.is_empty() {
+            return None;
+        }
+        let module = self.modules.get(&s.module)?;
+        let mut hasher = DefaultHasher::new();
+        data_hash.hash(&mut hasher);
+        s.specialization_map.hash(&mut hasher);
+        let key = (module.hash, hasher.finish());
+        let code = module.code.clone();
+        let entries = self.specialized.entry(key).or_insert_with(|| {
+            entry_points(
+                &code,
+                &Specialization {
+                    entries: &s.specialization_map,
+                    data: s.specialization,
+                },
+            )
+        });
+        Some(entries.clone())
+    }
+}
+
+/// The entry points of `code` as `spec` specializes it (see
+/// [`driver::spirv::specialize`]); none for code that does not parse (its pipelines'
+/// stages compile to shaders that read only the root table).
+fn entry_points(code: &[u32], spec: &Specialization<'_>) -> Arc<[Entry]> {
+    driver::spirv::load(code)
+        .map(|mut m| {
+            specialize(&mut m, spec);
+            interfaces(&m)
+        })
+        .unwrap_or_default()
+        .into()
 }
 
 #[cfg(test)]
@@ -421,6 +476,7 @@ mod tests {
             module,
             entry: "main",
             specialization: &[],
+            specialization_map: Vec::new(),
         };
         let mut stages = vec![stage(0x1, 1), stage(0x10, 2)];
         if geometry {
@@ -498,12 +554,14 @@ mod tests {
                 module: 1,
                 entry: "main",
                 specialization: &[],
+                specialization_map: Vec::new(),
             },
             StageInfo {
                 stage: 0x10,
                 module: 2,
                 entry: "main",
                 specialization: &[],
+                specialization_map: Vec::new(),
             },
         ];
         let chipset = Chipset::for_arch(driver::mme::Arch::Turing);

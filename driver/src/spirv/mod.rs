@@ -10,6 +10,7 @@ pub mod interface;
 mod liveness;
 pub mod passthrough_tcs;
 pub mod reader;
+pub mod specialize;
 pub mod ubo_chains;
 pub mod view_index;
 

@@ -19,6 +19,7 @@ use driver::nvk::state::{StateCost, StateGroup};
 use driver::nvk::{
     CommandEncoder, Device, DeviceError, DrawKind, IndirectArgs, QueryPool, Recorded,
 };
+use driver::spirv::specialize::SpecializationEntry;
 use trace_format::direct::DirectField;
 use trace_format::direct_records::{ChunkRecord, DirectRecord};
 use trace_format::generated::results::{
@@ -1298,6 +1299,16 @@ impl<'o> Pass<'o> {
                                 specialization: s
                                     .specialization_data()
                                     .map_or(&[][..], |d| d.bytes()),
+                                specialization_map: s
+                                    .specialization_entries()
+                                    .into_iter()
+                                    .flatten()
+                                    .map(|e| SpecializationEntry {
+                                        constant_id: e.constant_id(),
+                                        offset: e.offset(),
+                                        size: e.size(),
+                                    })
+                                    .collect(),
                             })
                             .collect();
                         let compile = self.pipeline_compile(&p);
