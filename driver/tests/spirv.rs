@@ -554,6 +554,23 @@ fn a_specialization_constant_keeps_only_the_variant_it_chooses() {
     assert_eq!(specialized(&5u32.to_le_bytes(), 0).descriptor_loads, [3, 2]);
     // An entry whose bytes lie outside the data leaves the default.
     assert_eq!(specialized(&5u32.to_le_bytes(), 2).descriptors, [set]);
+    // NVK keys a compiled shader by its NIR: specializations that choose the same
+    // variant are one shader, whatever else their data holds (here a constant the
+    // shader does not declare, and another the entry points to beyond the data).
+    let fingerprint = |data: &[u8], entries: &[SpecializationEntry]| {
+        let mut module = load(&code).unwrap();
+        specialize(&mut module, &Specialization { entries, data })
+    };
+    let clip = |id: u32, offset: u32| SpecializationEntry {
+        constant_id: id,
+        offset,
+        size: 4,
+    };
+    let data: Vec<u8> = [1u32, 7, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let rect = fingerprint(&data[..4], &[clip(0, 0)]);
+    assert_eq!(rect, fingerprint(&data, &[clip(0, 0), clip(3, 4)]));
+    assert_ne!(rect, fingerprint(&data[4..], &[clip(0, 0)]));
+    assert_ne!(rect, fingerprint(&[], &[]));
     // Unspecialized, every branch stays: what the model read before it specialized.
     let (_, _, unspecialized) = interfaces(&load(&code).unwrap()).remove(0);
     assert_eq!(unspecialized.descriptor_loads, [3, 2]);

@@ -21,8 +21,13 @@ use crate::layouts::Layouts;
 type Entry = (String, Stage, Interface);
 
 /// What one stage compiles from: the module's hash, the entry point, the stage bit
-/// and the specialization data's hash.
+/// and the fingerprint of what its specialization made of the module
+/// ([`driver::spirv::specialize::specialize`]).
 type PrecompKey = (u64, String, u32, u64);
+
+/// A module's entry points as one specialization reads them, and that
+/// specialization's fingerprint.
+type Specialized = (Arc<[Entry]>, u64);
 
 /// What makes two shaders the same: the key of the stages linked together (see
 /// [`Shaders::pipeline_shaders`]) and the stage bit.
@@ -86,6 +91,8 @@ struct Module {
     code: Arc<[u32]>,
     /// Its entry points with every specialization constant at its default.
     entries: Arc<[Entry]>,
+    /// The fingerprint of that default specialization.
+    fingerprint: u64,
 }
 
 /// A module's code read once, kept beside what was read from it: a program that
@@ -95,6 +102,7 @@ struct Module {
 struct ReadCode {
     code: Arc<[u32]>,
     entries: Arc<[Entry]>,
+    fingerprint: u64,
 }
 
 /// One stage of a graphics pipeline, as the trace records it.
@@ -128,7 +136,7 @@ pub struct Shaders {
     library_stages: HashMap<u64, Vec<Precompiled>>,
     /// The entry points of each code specialized otherwise than by its defaults, by
     /// the code's hash and the specialization's.
-    specialized: HashMap<(u64, u64), Arc<[Entry]>>,
+    specialized: HashMap<(u64, u64), Specialized>,
 }
 
 /// A shader object and the live pipelines that hold it.
@@ -148,16 +156,17 @@ impl Shaders {
         code.hash(&mut hasher);
         let hash = hasher.finish();
         let same_hash = self.read.entry(hash).or_default();
-        let (code, entries) = match same_hash.iter().find(|r| *r.code == *code) {
-            Some(read) => (read.code.clone(), read.entries.clone()),
+        let (code, entries, fingerprint) = match same_hash.iter().find(|r| *r.code == *code) {
+            Some(read) => (read.code.clone(), read.entries.clone(), read.fingerprint),
             None => {
-                let entries = entry_points(code, &Specialization::default());
+                let (entries, fingerprint) = entry_points(code, &Specialization::default());
                 let code: Arc<[u32]> = code.into();
                 same_hash.push(ReadCode {
                     code: code.clone(),
                     entries: entries.clone(),
+                    fingerprint,
                 });
-                (code, entries)
+                (code, entries, fingerprint)
             }
         };
         self.modules.insert(
@@ -166,6 +175,7 @@ impl Shaders {
                 hash,
                 code,
                 entries,
+                fingerprint,
             },
         );
     }
@@ -364,12 +374,16 @@ impl Shaders {
     fn precompile(&mut self, s: &StageInfo<'_>) -> Option<Precompiled> {
         let stage = Stage::from_vk(s.stage)?;
         let group = group_of(stage)?;
-        let mut spec = DefaultHasher::new();
-        s.specialization.hash(&mut spec);
-        let entries = self.specialized_entries(s, spec.finish());
+        let specialized = self.specialized_entries(s);
         let module = self.modules.get(&s.module);
-        let interface = entries
-            .as_deref()
+        let fingerprint = specialized
+            .as_ref()
+            .map(|(_, f)| *f)
+            .or(module.map(|m| m.fingerprint))
+            .unwrap_or_default();
+        let interface = specialized
+            .as_ref()
+            .map(|(entries, _)| &**entries)
             .or(module.map(|m| &*m.entries))
             .and_then(|entries| {
                 entries
@@ -387,21 +401,22 @@ impl Shaders {
                 module.map_or(s.module, |m| m.hash),
                 s.entry.to_string(),
                 s.stage,
-                spec.finish(),
+                fingerprint,
             ),
         })
     }
 
-    /// The entry points of stage `s`'s module as `s` specializes it (its data's hash
-    /// `data_hash`), read once for each code and specialization; `None` for a stage
-    /// that gives no constant a value (its module's entries hold) or an unknown module.
-    fn specialized_entries(&mut self, s: &StageInfo<'_>, data_hash: u64) -> Option<Arc<[Entry]>> {
+    /// The entry points of stage `s`'s module as `s` specializes it, and the
+    /// specialization's fingerprint, read once for each code and specialization;
+    /// `None` for a stage that gives no constant a value (its module's entries hold) or
+    /// an unknown module.
+    fn specialized_entries(&mut self, s: &StageInfo<'_>) -> Option<Specialized> {
         if s.specialization_map.is_empty() {
             return None;
         }
         let module = self.modules.get(&s.module)?;
         let mut hasher = DefaultHasher::new();
-        data_hash.hash(&mut hasher);
+        s.specialization.hash(&mut hasher);
         s.specialization_map.hash(&mut hasher);
         let key = (module.hash, hasher.finish());
         let code = module.code.clone();
@@ -418,17 +433,23 @@ impl Shaders {
     }
 }
 
-/// The entry points of `code` as `spec` specializes it (see
-/// [`driver::spirv::specialize`]); none for code that does not parse (its pipelines'
-/// stages compile to shaders that read only the root table).
-fn entry_points(code: &[u32], spec: &Specialization<'_>) -> Arc<[Entry]> {
-    driver::spirv::load(code)
-        .map(|mut m| {
-            specialize(&mut m, spec);
-            interfaces(&m)
-        })
-        .unwrap_or_default()
-        .into()
+/// The entry points of `code` as `spec` specializes it, and the specialization's
+/// fingerprint (see [`driver::spirv::specialize`]); none for code that does not parse
+/// (its pipelines' stages compile to shaders that read only the root table), its
+/// fingerprint the specialization data's.
+fn entry_points(code: &[u32], spec: &Specialization<'_>) -> Specialized {
+    match driver::spirv::load(code) {
+        Ok(mut m) => {
+            let fingerprint = specialize(&mut m, spec);
+            (interfaces(&m).into(), fingerprint)
+        }
+        Err(_) => {
+            let mut hasher = DefaultHasher::new();
+            spec.entries.hash(&mut hasher);
+            spec.data.hash(&mut hasher);
+            (Arc::from([]), hasher.finish())
+        }
+    }
 }
 
 #[cfg(test)]

@@ -108,7 +108,16 @@ fn mask(width: u32) -> u64 {
 /// Specializes `module` as a stage with `spec` compiles it and drops the code NIR
 /// would drop (see the module's documentation). The module is only read afterwards:
 /// it is not kept valid SPIR-V (a phi may name a block that is gone).
-pub fn specialize(module: &mut Module, spec: &Specialization<'_>) {
+///
+/// Returns a fingerprint of what the specialization made of the module: the functions
+/// and blocks left, and the value of each specialization constant (or value made of
+/// them) that what is left reads. NVK's runtime keys a compiled shader by a hash of
+/// its NIR (`vk_pipeline_precomp_shader`'s BLAKE3 of the serialized NIR, which
+/// `vk_graphics_pipeline_compile_shaders` hashes into the shader's key), not of the
+/// specialization data: two stages of one module whose specializations differ only
+/// in constants the stage does not read compile to one shader, and have one
+/// fingerprint here.
+pub fn specialize(module: &mut Module, spec: &Specialization<'_>) -> u64 {
     let widths = scalar_widths(module);
     let spec_ids: Map<Word, u32> = super::decorated(module, Decoration::SpecId)
         .into_iter()
@@ -116,6 +125,12 @@ pub fn specialize(module: &mut Module, spec: &Specialization<'_>) {
             Some(Operand::LiteralBit32(id)) => Some((target, id)),
             _ => None,
         })
+        .collect();
+    let specialized: Set<Word> = module
+        .types_global_values
+        .iter()
+        .filter(|i| is_specialization_constant(i.class.opcode))
+        .filter_map(|i| i.result_id)
         .collect();
     let mut known: Map<Word, Value> = Map::default();
     for i in module.types_global_values.iter_mut() {
@@ -126,6 +141,61 @@ pub fn specialize(module: &mut Module, spec: &Specialization<'_>) {
         remove_unreachable_blocks(function);
     }
     remove_uncalled_functions(module);
+    fingerprint(module, &specialized, &known, spec)
+}
+
+/// Whether `op` declares a specialization constant or a value made of them.
+fn is_specialization_constant(op: Op) -> bool {
+    matches!(
+        op,
+        Op::SpecConstant
+            | Op::SpecConstantTrue
+            | Op::SpecConstantFalse
+            | Op::SpecConstantOp
+            | Op::SpecConstantComposite
+    )
+}
+
+/// The fingerprint [`specialize`] returns: the functions and blocks left, and each
+/// specialized value the instructions left read (a value not worked out here stands
+/// for the whole specialization data).
+fn fingerprint(
+    module: &Module,
+    specialized: &Set<Word>,
+    known: &Map<Word, Value>,
+    spec: &Specialization<'_>,
+) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for function in &module.functions {
+        function
+            .def
+            .as_ref()
+            .and_then(|d| d.result_id)
+            .hash(&mut hasher);
+        for block in &function.blocks {
+            block
+                .label
+                .as_ref()
+                .and_then(|l| l.result_id)
+                .hash(&mut hasher);
+            let read = block.instructions.iter().flat_map(|i| i.operands.iter());
+            for value in read.filter_map(|o| match o {
+                Operand::IdRef(id) if specialized.contains(id) => Some(*id),
+                _ => None,
+            }) {
+                value.hash(&mut hasher);
+                match known.get(&value) {
+                    Some(v) => (v.bits, v.width).hash(&mut hasher),
+                    None => {
+                        spec.entries.hash(&mut hasher);
+                        spec.data.hash(&mut hasher);
+                    }
+                }
+            }
+        }
+    }
+    hasher.finish()
 }
 
 /// The width of each scalar integer or boolean type, by id.
