@@ -785,12 +785,17 @@ impl Objects {
         self.images.get(&image).copied()
     }
 
-    /// vkBindImageMemory. A block-linear image is mapped at an address range of its
-    /// own, as NVK maps every image whose NIL layout has a PTE kind (nvk_image's
-    /// per-plane `va`, bound to the memory in nvk_image_plane_bind): two images bound
-    /// at one place of one memory, one after the other, are two addresses on NVK's
-    /// side. A linear image is the memory's address at the offset.
-    pub fn bind_image(&mut self, image: u64, memory: u64, offset: u64) {
+    /// vkBindImageMemory, on a GPU of 3D class `eng3d`. A block-linear image is mapped
+    /// at an address range of its own, as NVK maps every image whose NIL layout has a
+    /// PTE kind (nvk_image's per-plane `va`, bound to the memory in
+    /// nvk_image_plane_bind): two images bound at one place of one memory, one after
+    /// the other, are two addresses on NVK's side. A linear image is the memory's
+    /// address at the offset where what NVK needs of it fits there
+    /// ([`Image::linear_memory_needs`]); else, as a replay on NVK binds it
+    /// (`device::memory::Memory::place`), it is in memory of its own, placed anew. The
+    /// capturing driver may have asked less: lavapipe's linear rows are closer than
+    /// NVK's 128 bytes, and GTK 4 places a small texture in what lavapipe asked.
+    pub fn bind_image(&mut self, image: u64, memory: u64, offset: u64, eng3d: u16) {
         let Some(addr) = self.memory_addr(memory, offset) else {
             return;
         };
@@ -798,7 +803,12 @@ impl Objects {
             return;
         };
         let addr = if desc.linear {
-            addr
+            let needs = desc.linear_memory_needs(eng3d);
+            let allocation = self.memory_sizes.get(&memory).copied().unwrap_or(0);
+            match needs.fit_at(offset, allocation) {
+                true => addr,
+                false => self.place(needs.size.clamp(1, 1 << 40)),
+            }
         } else {
             let layers = u64::from(desc.array_layers.max(1));
             let bytes = u64::from(desc.level(0).array_stride).saturating_mul(layers);
@@ -1485,13 +1495,46 @@ mod tests {
         };
         for (image, desc) in [(10, tiled), (11, tiled), (20, linear), (21, linear)] {
             objects.create_image(image, desc);
-            objects.bind_image(image, 1, 0x1000);
+            objects.bind_image(image, 1, 0x1000, driver::chipset::classes::TURING_A);
         }
         let addr = |image| objects.image(image).map(|i| i.addr);
         // NVK maps each block-linear image on its own; a linear one is the memory's.
         assert_ne!(addr(10), addr(11));
         assert_eq!(addr(20), objects.memory_addr(1, 0x1000));
         assert_eq!(addr(20), addr(21));
+    }
+
+    /// A linear texture of 14 × 23 RGBA8 texels placed in what lavapipe asked for it:
+    /// NVK's rows are 128 bytes apart (2,944 bytes in all), so where the allocation
+    /// holds fewer it lies in memory of its own, as a replay on NVK binds it, and two
+    /// such textures bound at one place are two addresses; on Kepler the rows are 256
+    /// bytes apart.
+    #[test]
+    fn a_linear_image_that_overruns_its_place_on_nvk_gets_memory_of_its_own() {
+        use driver::chipset::classes::{KEPLER_A, TURING_A};
+        const RGBA8_UNORM: u32 = 37;
+        let texture = Image {
+            linear: true,
+            ..Image::stand_in(RGBA8_UNORM, [14, 23, 1])
+        };
+        let needs = texture.linear_memory_needs(TURING_A);
+        assert_eq!((needs.size, needs.alignment), (128 * 23, 128));
+        let kepler = texture.linear_memory_needs(KEPLER_A);
+        assert_eq!((kepler.size, kepler.alignment), (256 * 23, 256));
+
+        let mut objects = Objects::default();
+        // Lavapipe's 16-byte-aligned rows: 64 × 23 = 1,472 bytes, at 0x800 of 0x1000.
+        objects.allocate_memory(1, 0x1000);
+        objects.allocate_memory(2, 0x10000);
+        for (image, memory) in [(30, 1), (31, 1), (32, 2)] {
+            objects.create_image(image, texture);
+            objects.bind_image(image, memory, 0x800, TURING_A);
+        }
+        let addr = |image| objects.image(image).map(|i| i.addr);
+        assert_ne!(addr(30), objects.memory_addr(1, 0x800));
+        assert_ne!(addr(30), addr(31));
+        // Where it fits, it is the memory's address at the offset.
+        assert_eq!(addr(32), objects.memory_addr(2, 0x800));
     }
 
     /// Two buffers Zink binds at the start of one allocation share its address where

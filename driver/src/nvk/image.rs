@@ -231,6 +231,29 @@ impl Image {
             || (three_d && TargetFormat::of_vk(format).depth_stencil)
     }
 
+    /// What a linear image needs of its memory on NVK (nvk_get_image_memory_requirements
+    /// of NIL's linear layout, `Image::new_linear`): its rows 128 bytes apart — 256 on
+    /// Kepler and the first Maxwell, whose image storage wants 256-byte-aligned
+    /// addresses —, as many bytes as its rows take, aligned as its rows are.
+    pub fn linear_memory_needs(&self, eng3d: u16) -> super::MemoryNeeds {
+        use crate::chipset::classes::{KEPLER_A, MAXWELL_B};
+        let alignment: u32 = if (KEPLER_A..MAXWELL_B).contains(&eng3d) {
+            256
+        } else {
+            128
+        };
+        let element = block_of_vk(self.format);
+        let grid = self.sample_grid();
+        let row_bytes = self
+            .level_row_elements(0, element, grid)
+            .saturating_mul(element.bytes);
+        let rows = self.level_rows(0, element, grid);
+        super::MemoryNeeds {
+            size: u64::from(round_up(row_bytes, alignment)) * u64::from(rows),
+            alignment: u64::from(alignment),
+        }
+    }
+
     /// Whether the image is 3D (`VK_IMAGE_TYPE_3D`).
     pub fn three_d(&self) -> bool {
         self.image_type == ImageType::D3

@@ -1235,7 +1235,12 @@ impl<'o> Pass<'o> {
             }
             Call::BindImageMemory => {
                 if let Some(c) = record.call_as_bind_image_memory() {
-                    self.objects.bind_image(c.image(), c.memory(), c.offset());
+                    self.objects.bind_image(
+                        c.image(),
+                        c.memory(),
+                        c.offset(),
+                        self.options.chipset.eng3d,
+                    );
                 }
             }
             Call::CreateImageView => {
