@@ -411,3 +411,93 @@ fn an_image_too_big_for_its_captured_allocation_gets_memory_of_its_own_in_its_pl
         "{bigger:?}"
     );
 }
+
+/// A parameter of a generic record: `value`, and the bytes it points to.
+fn param(value: u64, bytes: Option<Vec<u8>>) -> VulkanParamT {
+    let mut p = VulkanParamT::default();
+    p.value = value;
+    p.bytes = bytes;
+    p
+}
+
+#[test]
+fn a_semaphore_exported_as_a_sync_file_after_the_submit_that_signals_it_does_not_stall_the_replay()
+{
+    if !ready() {
+        return;
+    }
+    // Weston's Vulkan renderer exports its render-done semaphore as a sync file after
+    // each repaint. A serialized replay's submits signal no semaphore, and Mesa's
+    // runtime waits for a pending signal before exporting one: called, the export
+    // would wait forever (Debian sid's lavapipe; Debian 12's, without the extension
+    // enabled, refused the call and ended the replay). vkcube's first submit that
+    // signals a semaphore is followed here by such an export.
+    use trace_format::generated::trace::VulkanCallT;
+    const SEMAPHORE_GET_FD_INFO: u32 = 1_000_079_001;
+    const SYNC_FD: u32 = 0x10;
+    let dir = tempfile::tempdir().unwrap();
+    let vkcube = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/vkcube-lavapipe.mscope");
+    let edited = dir.path().join("exported.mscope");
+    let mut writer = TraceWriter::create(&edited, &WriterOptions::default()).unwrap();
+    let (mut device, mut exported) = (0, false);
+    for chunk in TraceReader::open(&vkcube).unwrap() {
+        for record in chunk.unwrap().records() {
+            let e = record.envelope();
+            let meta = CallMeta {
+                thread_id: e.thread_id(),
+                timestamp_ns: e.timestamp_ns(),
+                result: e.result(),
+            };
+            if record.call_type() == Call::FrameBoundary {
+                writer.end_frame(meta).unwrap();
+                continue;
+            }
+            let call = record.unpack().call;
+            writer.append(meta, &call).unwrap();
+            if let CallT::CreateDevice(c) = &call {
+                device = c.device;
+            }
+            let CallT::QueueSubmit(c) = &call else {
+                continue;
+            };
+            let signalled = c
+                .submits
+                .iter()
+                .flatten()
+                .flat_map(|s| s.signal_semaphores.iter().flatten())
+                .next();
+            if let (Some(&semaphore), false) = (signalled, exported) {
+                let mut info = Vec::new();
+                info.extend_from_slice(&SEMAPHORE_GET_FD_INFO.to_le_bytes());
+                info.extend_from_slice(&[0; 12]);
+                info.extend_from_slice(&semaphore.to_le_bytes());
+                info.extend_from_slice(&SYNC_FD.to_le_bytes());
+                info.extend_from_slice(&[0; 4]);
+                let mut export = VulkanCallT::default();
+                export.command = Some("vkGetSemaphoreFdKHR".into());
+                export.params = Some(vec![
+                    param(device, None),
+                    param(0x1000, Some(info)),
+                    param(0x2000, Some(vec![0xff; 4])),
+                ]);
+                writer
+                    .append(meta, &CallT::VulkanCall(Box::new(export)))
+                    .unwrap();
+                exported = true;
+            }
+        }
+    }
+    writer.finish().unwrap();
+    assert!(exported && device != 0);
+    // A stalled replay is ended after a minute (it takes well under a second).
+    let out = Command::new("timeout")
+        .args(["60", env!("CARGO_BIN_EXE_macroscope"), "replay", "--device"])
+        .arg(&edited)
+        .arg("-o")
+        .arg(dir.path().join("exported.msr"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("vkGetSemaphoreFdKHR ×1"), "{stdout}");
+}

@@ -37,6 +37,23 @@ const SERIAL_NO_OPS: &[&str] = &[
     "vkDeviceWaitIdle",
 ];
 
+/// Commands that hand a fence's, a semaphore's or an allocation's payload over a file
+/// descriptor, to another process or API, answered without calling: the descriptor
+/// the trace holds is the capturing process's, nothing the replay has (an import would
+/// take whatever the replay holds under that number), and a serialized replay's
+/// submits signal no semaphore, so exporting one as a sync file would wait forever for
+/// a signal that never comes (Mesa's runtime waits for a pending signal before
+/// exporting one: Weston's Vulkan renderer exports its render-done semaphore after
+/// each repaint).
+const EXTERNAL_HANDLE_NO_OPS: &[&str] = &[
+    "vkGetSemaphoreFdKHR",
+    "vkImportSemaphoreFdKHR",
+    "vkGetFenceFdKHR",
+    "vkImportFenceFdKHR",
+    "vkGetMemoryFdKHR",
+    "vkGetMemoryFdPropertiesKHR",
+];
+
 /// The most images a swapchain stands in for (a hostile count would allocate without end).
 const MAX_SWAPCHAIN_IMAGES: usize = 64;
 
@@ -101,7 +118,7 @@ impl Replay {
             *self.summary.skipped.entry(name.to_string()).or_default() += 1;
             return Ok(());
         }
-        if SERIAL_NO_OPS.contains(&name) {
+        if SERIAL_NO_OPS.contains(&name) || EXTERNAL_HANDLE_NO_OPS.contains(&name) {
             *self.summary.skipped.entry(name.to_string()).or_default() += 1;
             return Ok(());
         }
