@@ -176,8 +176,73 @@ enum Edit<'a> {
 /// `trace` rewritten as `edit` says; returns the sequence number of the record it
 /// changed.
 fn with_device_edit(trace: &Path, out: &Path, edit: Edit<'_>) -> u64 {
-    let mut writer = TraceWriter::create(out, &WriterOptions::default()).unwrap();
     let mut create_device_seq = 0;
+    rewrite(trace, out, |meta, mut call, writer| {
+        if let (CallT::VulkanCall(c), Edit::ShortCreateInfo) = (&mut call, &edit) {
+            if c.command.as_deref() == Some("vkCreateDescriptorSetLayout") && create_device_seq == 0
+            {
+                let mut params = match c.packed.take() {
+                    Some(packed) => generic_params::unpack(&packed).unwrap(),
+                    None => c.params.take().unwrap(),
+                };
+                params[1].bytes.as_mut().unwrap().pop();
+                c.packed = Some(generic_params::packed(&params));
+                create_device_seq = writer.next_seq();
+            }
+        }
+        if let (CallT::CreateImage(c), Edit::ImageFormat(format)) = (&mut call, &edit) {
+            if create_device_seq == 0 {
+                c.format = *format;
+                create_device_seq = writer.next_seq();
+            }
+        }
+        if let (CallT::CreateImage(c), Edit::ImageExtent(side)) = (&mut call, &edit) {
+            if create_device_seq == 0 {
+                let extent = c.extent.as_mut().unwrap();
+                extent.width = *side;
+                extent.height = *side;
+                create_device_seq = writer.next_seq();
+            }
+        }
+        if let CallT::CreateDevice(c) = &mut call {
+            match edit {
+                Edit::Extension(name) => c
+                    .enabled_extensions
+                    .get_or_insert_with(Vec::new)
+                    .push(name.to_string()),
+                Edit::ShortCreateInfo | Edit::ImageFormat(_) | Edit::ImageExtent(_) => {}
+                Edit::Feature(offset) => {
+                    // VkDeviceCreateInfo's nested parameters: queue infos, layer
+                    // names, extension names, pEnabledFeatures (220 bytes).
+                    let mut features = vec![0u8; 220];
+                    features[offset..offset + 4].copy_from_slice(&1u32.to_le_bytes());
+                    let mut info = VulkanParamT::default();
+                    info.bytes = Some(vec![0; 72]);
+                    let mut enabled = VulkanParamT::default();
+                    enabled.value = 1;
+                    enabled.bytes = Some(features);
+                    info.nested = Some(vec![
+                        VulkanParamT::default(),
+                        VulkanParamT::default(),
+                        VulkanParamT::default(),
+                        enabled,
+                    ]);
+                    c.create_info = Some(Box::new(info));
+                }
+            }
+            if matches!(edit, Edit::Extension(_) | Edit::Feature(_)) {
+                create_device_seq = writer.next_seq();
+            }
+        }
+        writer.append(meta, &call).unwrap();
+    });
+    create_device_seq
+}
+
+/// Writes `trace` to `out` through `each`, which is given each record's envelope and
+/// call and appends what it makes of them (frame boundaries pass as they are).
+fn rewrite(trace: &Path, out: &Path, mut each: impl FnMut(CallMeta, CallT, &mut TraceWriter)) {
+    let mut writer = TraceWriter::create(out, &WriterOptions::default()).unwrap();
     for chunk in TraceReader::open(trace).unwrap() {
         for record in chunk.unwrap().records() {
             let e = record.envelope();
@@ -190,69 +255,10 @@ fn with_device_edit(trace: &Path, out: &Path, edit: Edit<'_>) -> u64 {
                 writer.end_frame(meta).unwrap();
                 continue;
             }
-            let mut call = record.unpack().call;
-            if let (CallT::VulkanCall(c), Edit::ShortCreateInfo) = (&mut call, &edit) {
-                if c.command.as_deref() == Some("vkCreateDescriptorSetLayout")
-                    && create_device_seq == 0
-                {
-                    let mut params = match c.packed.take() {
-                        Some(packed) => generic_params::unpack(&packed).unwrap(),
-                        None => c.params.take().unwrap(),
-                    };
-                    params[1].bytes.as_mut().unwrap().pop();
-                    c.packed = Some(generic_params::packed(&params));
-                    create_device_seq = writer.next_seq();
-                }
-            }
-            if let (CallT::CreateImage(c), Edit::ImageFormat(format)) = (&mut call, &edit) {
-                if create_device_seq == 0 {
-                    c.format = *format;
-                    create_device_seq = writer.next_seq();
-                }
-            }
-            if let (CallT::CreateImage(c), Edit::ImageExtent(side)) = (&mut call, &edit) {
-                if create_device_seq == 0 {
-                    let extent = c.extent.as_mut().unwrap();
-                    extent.width = *side;
-                    extent.height = *side;
-                    create_device_seq = writer.next_seq();
-                }
-            }
-            if let CallT::CreateDevice(c) = &mut call {
-                match edit {
-                    Edit::Extension(name) => c
-                        .enabled_extensions
-                        .get_or_insert_with(Vec::new)
-                        .push(name.to_string()),
-                    Edit::ShortCreateInfo | Edit::ImageFormat(_) | Edit::ImageExtent(_) => {}
-                    Edit::Feature(offset) => {
-                        // VkDeviceCreateInfo's nested parameters: queue infos, layer
-                        // names, extension names, pEnabledFeatures (220 bytes).
-                        let mut features = vec![0u8; 220];
-                        features[offset..offset + 4].copy_from_slice(&1u32.to_le_bytes());
-                        let mut info = VulkanParamT::default();
-                        info.bytes = Some(vec![0; 72]);
-                        let mut enabled = VulkanParamT::default();
-                        enabled.value = 1;
-                        enabled.bytes = Some(features);
-                        info.nested = Some(vec![
-                            VulkanParamT::default(),
-                            VulkanParamT::default(),
-                            VulkanParamT::default(),
-                            enabled,
-                        ]);
-                        c.create_info = Some(Box::new(info));
-                    }
-                }
-                if matches!(edit, Edit::Extension(_) | Edit::Feature(_)) {
-                    create_device_seq = writer.next_seq();
-                }
-            }
-            writer.append(meta, &call).unwrap();
+            each(meta, record.unpack().call, &mut writer);
         }
     }
     writer.finish().unwrap();
-    create_device_seq
 }
 
 /// `replay --device` (with `extra` arguments) on `trace` made by `edit` of `sample`:
@@ -421,8 +427,7 @@ fn param(value: u64, bytes: Option<Vec<u8>>) -> VulkanParamT {
 }
 
 #[test]
-fn a_semaphore_exported_as_a_sync_file_after_the_submit_that_signals_it_does_not_stall_the_replay()
-{
+fn a_semaphore_exported_as_a_sync_file_does_not_stall_the_replay() {
     if !ready() {
         return;
     }
@@ -438,56 +443,41 @@ fn a_semaphore_exported_as_a_sync_file_after_the_submit_that_signals_it_does_not
     let dir = tempfile::tempdir().unwrap();
     let vkcube = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/vkcube-lavapipe.mscope");
     let edited = dir.path().join("exported.mscope");
-    let mut writer = TraceWriter::create(&edited, &WriterOptions::default()).unwrap();
     let (mut device, mut exported) = (0, false);
-    for chunk in TraceReader::open(&vkcube).unwrap() {
-        for record in chunk.unwrap().records() {
-            let e = record.envelope();
-            let meta = CallMeta {
-                thread_id: e.thread_id(),
-                timestamp_ns: e.timestamp_ns(),
-                result: e.result(),
-            };
-            if record.call_type() == Call::FrameBoundary {
-                writer.end_frame(meta).unwrap();
-                continue;
-            }
-            let call = record.unpack().call;
-            writer.append(meta, &call).unwrap();
-            if let CallT::CreateDevice(c) = &call {
-                device = c.device;
-            }
-            let CallT::QueueSubmit(c) = &call else {
-                continue;
-            };
-            let signalled = c
-                .submits
-                .iter()
-                .flatten()
-                .flat_map(|s| s.signal_semaphores.iter().flatten())
-                .next();
-            if let (Some(&semaphore), false) = (signalled, exported) {
-                let mut info = Vec::new();
-                info.extend_from_slice(&SEMAPHORE_GET_FD_INFO.to_le_bytes());
-                info.extend_from_slice(&[0; 12]);
-                info.extend_from_slice(&semaphore.to_le_bytes());
-                info.extend_from_slice(&SYNC_FD.to_le_bytes());
-                info.extend_from_slice(&[0; 4]);
-                let mut export = VulkanCallT::default();
-                export.command = Some("vkGetSemaphoreFdKHR".into());
-                export.params = Some(vec![
-                    param(device, None),
-                    param(0x1000, Some(info)),
-                    param(0x2000, Some(vec![0xff; 4])),
-                ]);
-                writer
-                    .append(meta, &CallT::VulkanCall(Box::new(export)))
-                    .unwrap();
-                exported = true;
-            }
+    rewrite(&vkcube, &edited, |meta, call, writer| {
+        writer.append(meta, &call).unwrap();
+        if let CallT::CreateDevice(c) = &call {
+            device = c.device;
         }
-    }
-    writer.finish().unwrap();
+        let CallT::QueueSubmit(c) = &call else {
+            return;
+        };
+        let signalled = c
+            .submits
+            .iter()
+            .flatten()
+            .flat_map(|s| s.signal_semaphores.iter().flatten())
+            .next();
+        if let (Some(&semaphore), false) = (signalled, exported) {
+            let mut info = Vec::new();
+            info.extend_from_slice(&SEMAPHORE_GET_FD_INFO.to_le_bytes());
+            info.extend_from_slice(&[0; 12]);
+            info.extend_from_slice(&semaphore.to_le_bytes());
+            info.extend_from_slice(&SYNC_FD.to_le_bytes());
+            info.extend_from_slice(&[0; 4]);
+            let mut export = VulkanCallT::default();
+            export.command = Some("vkGetSemaphoreFdKHR".into());
+            export.params = Some(vec![
+                param(device, None),
+                param(0x1000, Some(info)),
+                param(0x2000, Some(vec![0xff; 4])),
+            ]);
+            writer
+                .append(meta, &CallT::VulkanCall(Box::new(export)))
+                .unwrap();
+            exported = true;
+        }
+    });
     assert!(exported && device != 0);
     // A stalled replay is ended after a minute (it takes well under a second).
     let out = Command::new("timeout")
