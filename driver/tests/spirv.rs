@@ -575,3 +575,31 @@ fn a_specialization_constant_keeps_only_the_variant_it_chooses() {
     let (_, _, unspecialized) = interfaces(&load(&code).unwrap()).remove(0);
     assert_eq!(unspecialized.descriptor_loads, [3, 2]);
 }
+
+#[test]
+fn a_workgroup_size_made_of_specialization_constants_takes_the_stage_values() {
+    use driver::spirv::interface::interfaces;
+    use driver::spirv::specialize::{specialize, Specialization, SpecializationEntry};
+    if !ready() {
+        return;
+    }
+    let code = compile(&repo("driver/tests/shaders/sized_by_constant.comp"));
+    let size = |data: &[u8]| {
+        let mut module = load(&code).unwrap();
+        let entries = [SpecializationEntry {
+            constant_id: 0,
+            offset: 0,
+            size: 4,
+        }];
+        let entries = if data.is_empty() {
+            &[][..]
+        } else {
+            &entries[..]
+        };
+        specialize(&mut module, &Specialization { entries, data });
+        interfaces(&module).remove(0).2.workgroup_size
+    };
+    // glslang's default for a constant-sized dimension is 1.
+    assert_eq!(size(&[]), Some([1, 2, 1]));
+    assert_eq!(size(&128u32.to_le_bytes()), Some([128, 2, 1]));
+}

@@ -180,14 +180,35 @@ impl Shaders {
         );
     }
 
-    /// The workgroup size of `module`'s compute entry point, when its SPIR-V says it.
+    /// The workgroup size of `module`'s compute entry point, when its SPIR-V says it,
+    /// with its specialization constants at their defaults.
     pub fn workgroup_size(&self, module: u64) -> Option<[u32; 3]> {
-        self.modules
-            .get(&module)?
-            .entries
-            .iter()
-            .find(|(_, stage, _)| *stage == Stage::Compute)
-            .and_then(|(_, _, interface)| interface.workgroup_size)
+        compute_workgroup_size(&self.modules.get(&module)?.entries)
+    }
+
+    /// The workgroup size of `module`'s compute entry point as a compute pipeline's
+    /// stage specializes it (`spec`): a `LocalSizeId` mode or a `WorkgroupSize`
+    /// built-in made of specialization constants takes the stage's values, as
+    /// spirv_to_nir gives them (ggml's Vulkan shaders size their workgroups so).
+    pub fn specialized_workgroup_size(
+        &mut self,
+        module: u64,
+        spec: &Specialization<'_>,
+    ) -> Option<[u32; 3]> {
+        if spec.entries.is_empty() {
+            return self.workgroup_size(module);
+        }
+        let m = self.modules.get(&module)?;
+        let mut hasher = DefaultHasher::new();
+        spec.data.hash(&mut hasher);
+        spec.entries.hash(&mut hasher);
+        let key = (m.hash, hasher.finish());
+        let code = m.code.clone();
+        let (entries, _) = self
+            .specialized
+            .entry(key)
+            .or_insert_with(|| entry_points(&code, spec));
+        compute_workgroup_size(entries)
     }
 
     /// The graphics shaders pipeline `compile.pipeline` binds for its own `stages`
@@ -431,6 +452,14 @@ impl Shaders {
         });
         Some(entries.clone())
     }
+}
+
+/// The workgroup size `entries` give their compute entry point.
+fn compute_workgroup_size(entries: &[Entry]) -> Option<[u32; 3]> {
+    entries
+        .iter()
+        .find(|(_, stage, _)| *stage == Stage::Compute)
+        .and_then(|(_, _, interface)| interface.workgroup_size)
 }
 
 /// The entry points of `code` as `spec` specializes it, and the specialization's

@@ -4,6 +4,7 @@
 use super::generic_memo::Taken;
 use super::*;
 use crate::device::templates::RecordedRuns;
+use driver::spirv::specialize::Specialization;
 use trace_format::generic_params::Param;
 
 /// The swapchain calls (and compute pipelines' creation), which say what images a
@@ -384,9 +385,20 @@ impl Pass<'_> {
                 const INFO_BYTES: usize = 96;
                 const MODULE_AT: usize = 48;
                 let (infos, handles) = (bytes(3), bytes(5));
+                let stages = params.get(3).and_then(|p| p.nested());
                 for (i, info) in infos.chunks_exact(INFO_BYTES).enumerate() {
                     let module = swapchain::handle_at(&info[MODULE_AT..MODULE_AT + 8], 0);
-                    let size = self.shaders.workgroup_size(module).unwrap_or([0; 3]);
+                    let (entries, data) = stages
+                        .and_then(|s| s.iter().nth(i))
+                        .map_or_else(Default::default, stage_specialization);
+                    let spec = Specialization {
+                        entries: &entries,
+                        data,
+                    };
+                    let size = self
+                        .shaders
+                        .specialized_workgroup_size(module, &spec)
+                        .unwrap_or([0; 3]);
                     let invocations = size.iter().fold(1u32, |n, d| n.saturating_mul(*d));
                     self.objects
                         .compute_pipelines
@@ -397,6 +409,33 @@ impl Pass<'_> {
         }
         true
     }
+}
+
+/// A generically recorded `VkPipelineShaderStageCreateInfo`'s specialization (its
+/// pointer members, as the record nests them: `pName`, then `pSpecializationInfo`,
+/// whose own are `pMapEntries` and `pData`): the map's entries (16 bytes each:
+/// `constantID`, `offset`, `size`) and the data; none where the record holds none.
+fn stage_specialization<'a>(stage: Param<'a>) -> (Vec<SpecializationEntry>, &'a [u8]) {
+    const ENTRY_BYTES: usize = 16;
+    let members = stage
+        .nested()
+        .and_then(|m| m.iter().nth(1))
+        .and_then(|info| info.nested());
+    let part = |n: usize| {
+        members
+            .and_then(|m| m.iter().nth(n))
+            .and_then(|p| p.bytes())
+            .unwrap_or_default()
+    };
+    let entries = part(0)
+        .chunks_exact(ENTRY_BYTES)
+        .map(|e| SpecializationEntry {
+            constant_id: u32::from_le_bytes([e[0], e[1], e[2], e[3]]),
+            offset: u32::from_le_bytes([e[4], e[5], e[6], e[7]]),
+            size: u64::from_le_bytes([e[8], e[9], e[10], e[11], e[12], e[13], e[14], e[15]]),
+        })
+        .collect();
+    (entries, part(1))
 }
 
 /// One uniform buffer descriptor: its byte offset in the set, and the buffer's address
@@ -410,6 +449,64 @@ fn ubo(objects: &Objects, desc: u32, buffer: u64, offset: u64, range: u64) -> (u
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trace_format::generated::trace::VulkanParamT;
+    use trace_format::generic_params::{self, ParamList};
+
+    /// A recorded parameter: `value`, the bytes it points to and what its
+    /// structures' pointer members point to.
+    fn param(value: u64, bytes: Option<Vec<u8>>, nested: Vec<VulkanParamT>) -> VulkanParamT {
+        let mut p = VulkanParamT::default();
+        p.value = value;
+        p.bytes = bytes;
+        p.nested = (!nested.is_empty()).then_some(nested);
+        p
+    }
+
+    #[test]
+    fn a_compute_stage_s_specialization_is_read_where_the_record_nests_it() {
+        // ggml's matrix-vector shader: three constants, the first its workgroup width.
+        let entries: Vec<u8> = [(0u32, 0u32, 4u64), (1, 4, 4), (2, 8, 4)]
+            .iter()
+            .flat_map(|(id, offset, size)| {
+                [
+                    &id.to_le_bytes()[..],
+                    &offset.to_le_bytes(),
+                    &size.to_le_bytes(),
+                ]
+                .concat()
+            })
+            .collect();
+        let data: Vec<u8> = [128u32, 1, 2]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let info = param(
+            0x2000,
+            Some(vec![0; 32]),
+            vec![
+                param(0x3000, Some(entries), vec![]),
+                param(0x4000, Some(data.clone()), vec![]),
+            ],
+        );
+        let name = param(0x1000, Some(b"main\0".to_vec()), vec![]);
+        let with = param(0, None, vec![name.clone(), info]);
+        let without = param(0, None, vec![name, param(0, None, vec![])]);
+        let packed = generic_params::packed(&[with, without]);
+        let list = ParamList::packed(&packed).unwrap();
+        let stages: Vec<Param<'_>> = list.iter().collect();
+        let (entries, bytes) = stage_specialization(stages[0]);
+        assert_eq!(bytes, &data[..]);
+        assert_eq!(
+            entries
+                .iter()
+                .map(|e| (e.constant_id, e.offset, e.size))
+                .collect::<Vec<_>>(),
+            [(0, 0, 4), (1, 4, 4), (2, 8, 4)]
+        );
+        // A stage with no pSpecializationInfo gives none.
+        let (entries, bytes) = stage_specialization(stages[1]);
+        assert!(entries.is_empty() && bytes.is_empty());
+    }
 
     #[test]
     fn the_set_up_calls_the_replay_reads_are_read_and_the_rest_passed_by() {
