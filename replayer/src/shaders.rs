@@ -198,17 +198,7 @@ impl Shaders {
         if spec.entries.is_empty() {
             return self.workgroup_size(module);
         }
-        let m = self.modules.get(&module)?;
-        let mut hasher = DefaultHasher::new();
-        spec.data.hash(&mut hasher);
-        spec.entries.hash(&mut hasher);
-        let key = (m.hash, hasher.finish());
-        let code = m.code.clone();
-        let (entries, _) = self
-            .specialized
-            .entry(key)
-            .or_insert_with(|| entry_points(&code, spec));
-        compute_workgroup_size(entries)
+        compute_workgroup_size(&self.specialized(module, spec)?.0)
     }
 
     /// The graphics shaders pipeline `compile.pipeline` binds for its own `stages`
@@ -435,22 +425,27 @@ impl Shaders {
         if s.specialization_map.is_empty() {
             return None;
         }
-        let module = self.modules.get(&s.module)?;
+        let spec = Specialization {
+            entries: &s.specialization_map,
+            data: s.specialization,
+        };
+        self.specialized(s.module, &spec)
+    }
+
+    /// The entry points of `module` as `spec` specializes it, and the specialization's
+    /// fingerprint: read once for each code and specialization, kept after.
+    fn specialized(&mut self, module: u64, spec: &Specialization<'_>) -> Option<Specialized> {
+        let m = self.modules.get(&module)?;
         let mut hasher = DefaultHasher::new();
-        s.specialization.hash(&mut hasher);
-        s.specialization_map.hash(&mut hasher);
-        let key = (module.hash, hasher.finish());
-        let code = module.code.clone();
-        let entries = self.specialized.entry(key).or_insert_with(|| {
-            entry_points(
-                &code,
-                &Specialization {
-                    entries: &s.specialization_map,
-                    data: s.specialization,
-                },
-            )
-        });
-        Some(entries.clone())
+        spec.data.hash(&mut hasher);
+        spec.entries.hash(&mut hasher);
+        let key = (m.hash, hasher.finish());
+        let code = m.code.clone();
+        let read = self
+            .specialized
+            .entry(key)
+            .or_insert_with(|| entry_points(&code, spec));
+        Some(read.clone())
     }
 }
 
