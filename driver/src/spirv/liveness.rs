@@ -188,7 +188,7 @@ impl Liveness<'_> {
 }
 
 /// The ids among `i`'s operands.
-fn id_operands(i: &Instruction) -> impl Iterator<Item = Word> + '_ {
+pub(super) fn id_operands(i: &Instruction) -> impl Iterator<Item = Word> + '_ {
     i.operands.iter().filter_map(|o| match o {
         Operand::IdRef(id) => Some(*id),
         _ => None,

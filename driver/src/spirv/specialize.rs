@@ -179,11 +179,11 @@ fn fingerprint(
                 .as_ref()
                 .and_then(|l| l.result_id)
                 .hash(&mut hasher);
-            let read = block.instructions.iter().flat_map(|i| i.operands.iter());
-            for value in read.filter_map(|o| match o {
-                Operand::IdRef(id) if specialized.contains(id) => Some(*id),
-                _ => None,
-            }) {
+            let read = block
+                .instructions
+                .iter()
+                .flat_map(super::liveness::id_operands);
+            for value in read.filter(|id| specialized.contains(id)) {
                 value.hash(&mut hasher);
                 match known.get(&value) {
                     Some(v) => (v.bits, v.width).hash(&mut hasher),
@@ -428,16 +428,11 @@ fn successors(block: &Block) -> Vec<Word> {
         return Vec::new();
     };
     match last.class.opcode {
-        Op::Branch | Op::BranchConditional | Op::Switch => last
-            .operands
-            .iter()
-            .filter_map(|o| match o {
-                Operand::IdRef(target) => Some(*target),
-                _ => None,
-            })
-            // A conditional branch's first id is its condition, a switch's its
-            // selector: not labels, and no block has their ids.
-            .collect(),
+        // A conditional branch's first id is its condition, a switch's its selector:
+        // not labels, and no block has their ids.
+        Op::Branch | Op::BranchConditional | Op::Switch => {
+            super::liveness::id_operands(last).collect()
+        }
         _ => Vec::new(),
     }
 }
