@@ -603,3 +603,46 @@ fn a_workgroup_size_made_of_specialization_constants_takes_the_stage_values() {
     assert_eq!(size(&[]), Some([1, 2, 1]));
     assert_eq!(size(&128u32.to_le_bytes()), Some([128, 2, 1]));
 }
+
+/// Constant tables a shader reads at an index known only when it runs are moved into
+/// the shader's constant data (`nir_opt_large_constants`), which NVK binds as constant
+/// buffer 1 ahead of the descriptors, padded to the constant-buffer alignment. What
+/// NVK 25.0.7 moves was measured against it, vertex shader by vertex shader in SDL 3's
+/// GPU test (`testgpu_spinning_cube`): arrays of scalars only, larger than 32 bytes or
+/// small integers NIR packs into an immediate; no table of vectors; no table whose
+/// every read a counted loop unrolls into a constant index.
+#[test]
+fn a_constant_table_read_at_a_run_time_index_is_constant_data_nvk_binds_first() {
+    use driver::chipset::Chipset;
+    use driver::mme::Arch;
+    use driver::nvk::shader::{Cbuf, Shader, UniformBufferKind};
+    use driver::spirv::interface::{interfaces, Stage};
+    if !ready() {
+        return;
+    }
+    let bytes = |name: &str| {
+        let code = compile(&repo(&format!("driver/tests/shaders/{name}.vert")));
+        valid(&code).unwrap();
+        interfaces(&load(&code).unwrap()).remove(0).2
+    };
+    let lut = bytes("table_lut");
+    assert_eq!(lut.constant_data_bytes, 24);
+    assert_eq!(bytes("table_vec2").constant_data_bytes, 0);
+    assert_eq!(bytes("table_loop_counted").constant_data_bytes, 0);
+    assert_eq!(bytes("table_loop_input").constant_data_bytes, 160);
+    assert_eq!(bytes("table_small_floats").constant_data_bytes, 0);
+
+    let declared = |_, _| UniformBufferKind::Descriptor;
+    for (arch, padded) in [(Arch::Turing, 64), (Arch::Fermi, 256)] {
+        let shader = Shader::new(
+            Stage::Vertex,
+            &lut,
+            Chipset::for_arch(arch),
+            0x100,
+            &declared,
+        )
+        .unwrap();
+        assert_eq!(shader.cbufs, [Cbuf::Root, Cbuf::ShaderData], "{arch:?}");
+        assert_eq!(shader.data.map(|(_, size)| size), Some(padded), "{arch:?}");
+    }
+}

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
+use driver::spirv::interface::interfaces;
 use driver::spirv::view_index::{lower, Outcome};
 use driver::spirv::{analyze, load, words, GsVertexCount};
 use driver::spirv::{gs_count, ubo_chains};
@@ -29,8 +30,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
     writeln!(
         out,
-        "{:>8}  {:<22} {:>8}  {:<18} {:>8}  {:<14} gs vertices",
-        "call", "stages", "bytes", "view index", "ubo c/d", "ubo pass"
+        "{:>8}  {:<22} {:>8}  {:<18} {:>8}  {:<14} {:>10}  gs vertices",
+        "call", "stages", "bytes", "view index", "ubo c/d", "ubo pass", "const data"
     )?;
     let mut failure = None;
     for chunk in TraceReader::open_with(&args.trace, &ReadOptions::parallel())? {
@@ -55,6 +56,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 }
             };
             let found = analyze(&module);
+            // The bytes NIR moves the module's constant tables into (bound as
+            // constant buffer 1).
+            let data = interfaces(&module)
+                .first()
+                .map_or(0, |(_, _, i)| i.constant_data_bytes);
+            let data = if data == 0 {
+                "-".to_string()
+            } else {
+                data.to_string()
+            };
             let view = match lower(&mut module) {
                 Outcome::Lowered(n) => format!("lowered {n} load(s)"),
                 Outcome::Unchanged("no ViewIndex") => "-".to_string(),
@@ -73,7 +84,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             };
             writeln!(
                 out,
-                "{seq:>8}  {:<22} {:>8}  {view:<18} {:>8}  {ubo:<14} {gs}",
+                "{seq:>8}  {:<22} {:>8}  {view:<18} {:>8}  {ubo:<14} {data:>10}  {gs}",
                 found.stages.join(","),
                 code.len() * 4,
                 format!("{}/{}", found.ubo_loads_constant, found.ubo_loads_dynamic),

@@ -238,6 +238,7 @@ impl CommandEncoder<'_> {
             let Some(shader) = &self.shaders.shaders[g] else {
                 continue;
             };
+            let data = shader.data;
             let used = (1u32 << shader.cbufs.len()) - 1;
             let rebind = u32::from(self.shaders.groups[g].dirty) & used;
             if rebind == 0 {
@@ -252,7 +253,12 @@ impl CommandEncoder<'_> {
                     continue;
                 }
                 bound_any = true;
-                match self.cbuf_addr(cbuf) {
+                let addr = match cbuf {
+                    // The bound shader's own data (nvk_cmd_buffer_get_cbuf_addr).
+                    Cbuf::ShaderData => Some(data.unwrap_or((0, 0))),
+                    _ => self.cbuf_addr(cbuf),
+                };
+                match addr {
                     Some((addr, size)) => {
                         let size = size.min(MAX_CBUF_SIZE);
                         if size > 0 {
@@ -300,7 +306,9 @@ impl CommandEncoder<'_> {
     /// nvk_cmd_buffer_get_cbuf_addr.
     fn cbuf_addr(&self, cbuf: Cbuf) -> Option<(u64, u32)> {
         match cbuf {
-            Cbuf::Invalid | Cbuf::Root => Some((0, 0)),
+            // A shader's data is where the shader bound in the slot's group has it:
+            // flush_gfx_cbufs asks the shader.
+            Cbuf::Invalid | Cbuf::Root | Cbuf::ShaderData => Some((0, 0)),
             Cbuf::DescriptorSet { set } => {
                 let (addr, push) = self.descriptor_set(set);
                 let size = match (addr, push) {

@@ -51,6 +51,9 @@ pub enum Cbuf {
     Invalid,
     /// The root descriptor table, always slot 0 (`NVK_CBUF_TYPE_ROOT_DESC`).
     Root,
+    /// The shader's own constant data, slot 1 where it has any
+    /// (`NVK_CBUF_TYPE_SHADER_DATA`): where is the bound shader's, not the slot's.
+    ShaderData,
     /// A descriptor set's descriptors (`NVK_CBUF_TYPE_DESC_SET`).
     DescriptorSet {
         /// The set.
@@ -81,7 +84,7 @@ impl Cbuf {
             Cbuf::DescriptorSet { set }
             | Cbuf::UniformBuffer { set, .. }
             | Cbuf::DynamicUniformBuffer { set, .. } => Some(set),
-            Cbuf::Invalid | Cbuf::Root => None,
+            Cbuf::Invalid | Cbuf::Root | Cbuf::ShaderData => None,
         }
     }
 }
@@ -118,6 +121,9 @@ pub struct Shader {
     pub group: usize,
     /// Its constant buffers, slot 0 the root table.
     pub cbufs: Vec<Cbuf>,
+    /// Where its constant data is uploaded and how many bytes it binds
+    /// (`data_addr`, `data_size`), if it has any.
+    pub data: Option<(u64, u32)>,
     /// What binding it pushes (`push_dw`).
     pub push: Vec<u32>,
     /// Where the part pushed only for the last vertex-pipeline stage starts
@@ -129,6 +135,8 @@ pub struct Shader {
 const PLACEHOLDER_GPRS: u32 = 32;
 /// Where the model places shader programs.
 const SHADER_HEAP: u64 = 0x2_0000_0000;
+/// Where the model places shaders' constant data (NVK uploads it beside the code).
+const SHADER_DATA_HEAP: u64 = 0x4_0000_0000;
 /// Where a graphics shader's header starts in its upload before Turing: Kepler and
 /// later want the first instruction 0x80-aligned, after a 0x50-byte header
 /// (nvk_shader_upload).
@@ -151,9 +159,17 @@ impl Shader {
         let cbufs = cbuf_map(interface, chipset.eng3d, uniform_buffer);
         let program = SHADER_HEAP + (identity & 0xffff_ff00);
         let (push, vtgm_start) = fill_push(stage, group, interface, chipset.eng3d, program);
+        // nvk_compile_nir_shader: the constant data padded to the constant-buffer
+        // alignment (nvk_min_cbuf_alignment).
+        let data = cbufs.contains(&Cbuf::ShaderData).then(|| {
+            let align = if chipset.eng3d >= TURING_A { 64 } else { 256 };
+            let size = interface.constant_data_bytes.next_multiple_of(align);
+            (SHADER_DATA_HEAP + (identity & 0xffff_ff00), size)
+        });
         Some(Shader {
             group,
             cbufs,
+            data,
             push,
             vtgm_start,
         })
@@ -167,8 +183,8 @@ impl Shader {
     }
 }
 
-/// Mirrors build_cbuf_map (and ubo_deref_to_cbuf): the root table in slot 0, then each
-/// uniform buffer and each set whose descriptors the shader loads, up to sixteen: a
+/// Mirrors build_cbuf_map (and ubo_deref_to_cbuf): the root table in slot 0, the
+/// shader's constant data in slot 1 where it has any, then each uniform buffer and each set whose descriptors the shader loads, up to sixteen: a
 /// dynamic uniform buffer from the root table, an inline block from its set, any other
 /// through its descriptor — which NVK leaves out before Turing (binding from a
 /// descriptor would split the push buffer at every draw): the shader reads those from
@@ -230,13 +246,17 @@ fn cbuf_map(
         Cbuf::DescriptorSet { set } => (3, set, 0, 0),
         Cbuf::DynamicUniformBuffer { set, index } => (4, set, index, 0),
         Cbuf::UniformBuffer { set, offset } => (5, set, 0, offset),
-        Cbuf::Invalid | Cbuf::Root => (0, 0, 0, 0),
+        Cbuf::Invalid | Cbuf::Root | Cbuf::ShaderData => (0, 0, 0, 0),
     };
     used.sort_by(|(a, a_loads), (b, b_loads)| {
         b_loads.cmp(a_loads).then_with(|| key(a).cmp(&key(b)))
     });
     let mut cbufs = vec![Cbuf::Root];
-    cbufs.extend(used.into_iter().map(|(c, _)| c).take(MAX_CBUFS - 1));
+    if interface.constant_data_bytes > 0 {
+        cbufs.push(Cbuf::ShaderData);
+    }
+    let room = MAX_CBUFS - cbufs.len();
+    cbufs.extend(used.into_iter().map(|(c, _)| c).take(room));
     cbufs
 }
 

@@ -411,30 +411,59 @@ struct Repeat {
 
 /// How many times each block of `function` is there once NIR has unrolled the loops
 /// it can, and whether it is in a loop of unknown trip count that runs to a uniform.
-///
-/// A loop is taken to be the blocks from its header (the block with `OpLoopMerge`) up
-/// to its merge block in the function's order, as structured SPIR-V lays them out.
 fn unrolled_iterations(function: &Function, d: &Declarations<'_>) -> Vec<Repeat> {
-    let constants = d.constants;
-    let blocks = &function.blocks;
     let mut repeats = vec![
         Repeat {
             times: 1,
             in_loop_to_a_uniform: false,
         };
-        blocks.len()
+        function.blocks.len()
     ];
+    let defs = definitions(function);
+    for shape in loop_shapes(function, d) {
+        let body = shape.body;
+        match shape.unrolled {
+            Some(trips) => {
+                for r in &mut repeats[body] {
+                    r.times = r.times.saturating_mul(trips as u32);
+                }
+            }
+            None if shape.trips.is_none()
+                && exit_test_reads_a_uniform(function, body.clone(), &defs, d) =>
+            {
+                for r in &mut repeats[body] {
+                    r.in_loop_to_a_uniform = true;
+                }
+            }
+            None => {}
+        }
+    }
+    repeats
+}
+
+/// One loop of a function as `nir_opt_loop_unroll` sees it.
+pub(super) struct LoopShape {
+    /// Its blocks, in the function's order: from its header (the block with
+    /// `OpLoopMerge`) up to its merge block, as structured SPIR-V lays them out.
+    pub body: std::ops::Range<usize>,
+    /// Its trip count, where it is a counted loop.
+    trips: Option<i64>,
+    /// The trip count where NIR unrolls it: counted, at most NAK's
+    /// `max_unroll_iterations`, and small enough.
+    pub unrolled: Option<i64>,
+}
+
+/// The loops of `function`, each with whether NIR unrolls it.
+pub(super) fn loop_shapes(function: &Function, d: &Declarations<'_>) -> Vec<LoopShape> {
+    let blocks = &function.blocks;
     let label_at: Map<Word, usize> = blocks
         .iter()
         .enumerate()
         .filter_map(|(n, b)| b.label.as_ref().and_then(|l| l.result_id).map(|l| (l, n)))
         .collect();
-    let defs: Map<Word, &Instruction> = blocks
-        .iter()
-        .flat_map(|b| b.instructions.iter())
-        .filter_map(|i| i.result_id.map(|r| (r, i)))
-        .collect();
+    let defs = definitions(function);
     let locals = local_pointers(function);
+    let mut shapes = Vec::new();
     for (header, block) in blocks.iter().enumerate() {
         let Some(merge) = block
             .instructions
@@ -449,28 +478,33 @@ fn unrolled_iterations(function: &Function, d: &Declarations<'_>) -> Vec<Repeat>
             continue;
         }
         let body = header..merge;
-        let Some(trips) = trip_count(function, body.clone(), merge, &defs, constants) else {
-            if exit_test_reads_a_uniform(function, body.clone(), &defs, d) {
-                for r in &mut repeats[body] {
-                    r.in_loop_to_a_uniform = true;
-                }
-            }
-            continue;
-        };
-        let size: i64 = blocks[body.clone()]
-            .iter()
-            .flat_map(|b| b.instructions.iter())
-            .map(|i| nir_cost(i, &locals))
-            .sum();
-        if trips > MAX_UNROLL_ITERATIONS || size * trips > MAX_UNROLL_ITERATIONS * LOOP_UNROLL_LIMIT
-        {
-            continue;
-        }
-        for r in &mut repeats[body] {
-            r.times = r.times.saturating_mul(trips as u32);
-        }
+        let trips = trip_count(function, body.clone(), merge, &defs, d.constants);
+        let unrolled = trips.filter(|&trips| {
+            let size: i64 = blocks[body.clone()]
+                .iter()
+                .flat_map(|b| b.instructions.iter())
+                .map(|i| nir_cost(i, &locals))
+                .sum();
+            trips <= MAX_UNROLL_ITERATIONS
+                && size * trips <= MAX_UNROLL_ITERATIONS * LOOP_UNROLL_LIMIT
+        });
+        shapes.push(LoopShape {
+            body,
+            trips,
+            unrolled,
+        });
     }
-    repeats
+    shapes
+}
+
+/// The instructions of `function` by result id.
+fn definitions(function: &Function) -> Map<Word, &Instruction> {
+    function
+        .blocks
+        .iter()
+        .flat_map(|b| b.instructions.iter())
+        .filter_map(|i| i.result_id.map(|r| (r, i)))
+        .collect()
 }
 
 /// The function's own variables and the pointers into them: what NIR turns into SSA

@@ -186,6 +186,9 @@ pub struct Interface {
     /// A compute shader's workgroup size: the `WorkgroupSize` built-in constant, else
     /// the `LocalSize` or `LocalSizeId` mode (constants at their default values).
     pub workgroup_size: Option<[u32; 3]>,
+    /// Bytes of constant data NIR moves its constant tables into
+    /// (`nir->constant_data_size`, [`super::large_constants`]): 0 for none.
+    pub constant_data_bytes: u32,
 }
 
 /// Every entry point of `module`: its name, stage and [`Interface`].
@@ -238,6 +241,9 @@ struct ModuleFacts<'m> {
     /// variable: which members (or, past an array, which members of its elements) a
     /// function reaches.
     chain_indices: Set<(Word, usize, u32)>,
+    /// The bytes of constant data NIR makes of the module's constant tables
+    /// ([`super::large_constants`]).
+    constant_data_bytes: u32,
 }
 
 impl<'m> ModuleFacts<'m> {
@@ -342,18 +348,25 @@ impl<'m> ModuleFacts<'m> {
             used_whole,
             loads: Map::default(),
             chain_indices,
+            constant_data_bytes: 0,
         };
         let is_uniform_buffer = |var: Word| facts.is_uniform_buffer(var);
-        let loads = cbuf_uses::cbuf_uses(
-            module,
-            &cbuf_uses::Declarations {
-                types: &facts.types,
-                constants: &facts.constants,
-                variables: &facts.variables,
-                is_uniform_buffer: &is_uniform_buffer,
-            },
-        );
+        let declarations = cbuf_uses::Declarations {
+            types: &facts.types,
+            constants: &facts.constants,
+            variables: &facts.variables,
+            is_uniform_buffer: &is_uniform_buffer,
+        };
+        let loads = cbuf_uses::cbuf_uses(module, &declarations);
+        let constant_data_bytes = super::large_constants::constant_data_bytes(module, &|f| {
+            cbuf_uses::loop_shapes(f, &declarations)
+                .into_iter()
+                .filter(|l| l.unrolled.is_none())
+                .map(|l| l.body)
+                .collect()
+        });
         facts.loads = loads;
+        facts.constant_data_bytes = constant_data_bytes;
         facts
     }
 
@@ -552,6 +565,7 @@ impl<'m> ModuleFacts<'m> {
             f.tess = tess_params(&has);
         }
         f.early_fragment_tests = has(ExecutionMode::EarlyFragmentTests);
+        f.constant_data_bytes = self.constant_data_bytes;
         f.post_depth_coverage = has(ExecutionMode::PostDepthCoverage);
         if stage == Stage::Compute {
             f.workgroup_size = self.workgroup_size(&modes);

@@ -7,6 +7,7 @@ pub mod analysis;
 mod cbuf_uses;
 pub mod gs_count;
 pub mod interface;
+pub mod large_constants;
 mod liveness;
 pub mod passthrough_tcs;
 pub mod reader;
