@@ -787,3 +787,43 @@ fn an_end_of_rendering_resolve_draws_into_the_resolve_view() {
     assert_eq!(targets.first(), Some(&0x20), "{targets:x?}");
     assert_eq!(targets.last(), Some(&0x30), "{targets:x?}");
 }
+
+/// A descriptor set whose layout holds no descriptors has no memory in its pool, so
+/// NVK's root table gives it address 0, and nvk_meta_end writes that entry back as it
+/// was: a set 0 of no descriptor bytes bound before a vk_meta pass is address 0 again
+/// after it, not its handle (SDL 3's GPU renderer binds such a set around its clears).
+#[test]
+fn a_set_of_no_descriptors_is_address_0_again_after_a_meta_pass() {
+    use driver::nvk::root;
+    let (blit, _) = blit_and_resolve();
+    let handle = 0x5eed_0040u64;
+    for arch in [Arch::Turing, Arch::Fermi] {
+        let log = run(arch, |enc| {
+            enc.bind_descriptor_sets(0, &[handle], &[], None, Some(&[0]), None);
+            meta_pass(enc, blit);
+        });
+        let (offset, _) = root::set_address(0, 0, 0);
+        // The words written into the root table's set 0 entry, in order.
+        let mut at = None;
+        let mut set0 = Vec::new();
+        for m in log.iter().filter(|m| m.subc == SUBC_3D && !m.from_macro) {
+            if m.mthd == class::LOAD_CONSTANT_BUFFER_OFFSET {
+                at = Some(m.data);
+            } else if (class::LOAD_CONSTANT_BUFFER..class::LOAD_CONSTANT_BUFFER + 64)
+                .contains(&m.mthd)
+            {
+                if let Some(o) = at {
+                    if (offset..offset + 16).contains(&o) {
+                        set0.push(m.data);
+                    }
+                    at = Some(o + 4);
+                }
+            }
+        }
+        assert!(set0.len() >= 8, "{arch:?}: bound and restored: {set0:x?}");
+        assert!(
+            !set0.contains(&(handle as u32)),
+            "{arch:?}: the set's handle in the root table: {set0:x?}"
+        );
+    }
+}

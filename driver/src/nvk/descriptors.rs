@@ -276,7 +276,10 @@ impl CommandEncoder<'_> {
         } else {
             self.descriptors.push_sets &= !1;
             if saved.set0 != 0 {
-                let (offset, words) = root::set_address(0, saved.set0, saved.set0_size);
+                // The root table's entry as it was: a set of no descriptor bytes has
+                // no memory, so its address is 0 (as bind_descriptor_sets wrote it).
+                let addr = if saved.set0_size == 0 { 0 } else { saved.set0 };
+                let (offset, words) = root::set_address(0, addr, saved.set0_size);
                 self.flush_root(offset, &words);
             }
         }
