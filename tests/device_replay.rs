@@ -491,3 +491,101 @@ fn a_semaphore_exported_as_a_sync_file_does_not_stall_the_replay() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("vkGetSemaphoreFdKHR ×1"), "{stdout}");
 }
+
+/// A replay on lavapipe under the Khronos validation layer: vkcube as captured, and
+/// vkcube as RetroArch would acquire its images — a fence made for each
+/// `vkAcquireNextImageKHR`, waited on and destroyed right after. The validation layer
+/// finds nothing wrong with either: the replay's device asks for the swapchain
+/// extension's layouts with the surface extension it needs on its instance, and the
+/// acquire's fence is signalled and waited for before the program destroys it (left
+/// in flight, lavapipe's queue thread signalled a destroyed fence and RetroArch's
+/// replay died of SIGSEGV).
+#[test]
+fn a_replay_under_the_validation_layer_is_valid_with_a_fence_made_for_each_acquire() {
+    use trace_format::generated::trace::VulkanCallT;
+    const FENCE_CREATE_INFO: u32 = 8;
+    if !ready()
+        || !Path::new("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json").exists()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let vkcube = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/vkcube-lavapipe.mscope");
+    let fenced = dir.path().join("fenced.mscope");
+    let (mut device, mut acquires) = (0, 0u64);
+    let generic = |command: &str, params: Vec<VulkanParamT>| {
+        let mut call = VulkanCallT::default();
+        call.command = Some(command.into());
+        call.params = Some(params);
+        CallT::VulkanCall(Box::new(call))
+    };
+    rewrite(&vkcube, &fenced, |meta, mut call, writer| {
+        if let CallT::CreateDevice(c) = &call {
+            device = c.device;
+        }
+        let CallT::VulkanCall(c) = &mut call else {
+            writer.append(meta, &call).unwrap();
+            return;
+        };
+        let name = c
+            .command
+            .clone()
+            .or_else(|| trace_format::names::command_of_id(c.command_id).map(str::to_string));
+        if name.as_deref() != Some("vkAcquireNextImageKHR") {
+            writer.append(meta, &call).unwrap();
+            return;
+        }
+        acquires += 1;
+        let fence = 0xfe0c_0000 + acquires;
+        let mut info = FENCE_CREATE_INFO.to_le_bytes().to_vec();
+        info.extend_from_slice(&[0; 20]);
+        let create = vec![
+            param(device, None),
+            param(0x1000, Some(info)),
+            param(0, None),
+            param(0x2000, Some(fence.to_le_bytes().to_vec())),
+        ];
+        writer
+            .append(meta, &generic("vkCreateFence", create))
+            .unwrap();
+        let mut params = match c.packed.take() {
+            Some(packed) => generic_params::unpack(&packed).unwrap(),
+            None => c.params.take().unwrap(),
+        };
+        params[4].value = fence;
+        c.packed = Some(generic_params::packed(&params));
+        writer.append(meta, &call).unwrap();
+        let wait = vec![
+            param(device, None),
+            param(1, None),
+            param(0x3000, Some(fence.to_le_bytes().to_vec())),
+            param(1, None),
+            param(u64::MAX, None),
+        ];
+        writer
+            .append(meta, &generic("vkWaitForFences", wait))
+            .unwrap();
+        let destroy = vec![param(device, None), param(fence, None), param(0, None)];
+        writer
+            .append(meta, &generic("vkDestroyFence", destroy))
+            .unwrap();
+    });
+    assert!(acquires > 10 && device != 0);
+    for trace in [vkcube.as_path(), fenced.as_path()] {
+        let out = Command::new(env!("CARGO_BIN_EXE_macroscope"))
+            .args(["replay", "--device"])
+            .arg(trace)
+            .arg("-o")
+            .arg(dir.path().join("validated.msr"))
+            .env("VK_INSTANCE_LAYERS", "VK_LAYER_KHRONOS_validation")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{trace:?}: {text}");
+        assert!(!text.contains("Validation Error"), "{trace:?}: {text}");
+    }
+}

@@ -222,13 +222,21 @@ impl Replay {
                 }
             }
             "vkAcquireNextImageKHR" => {
-                // The image is free at once: signal the fence the program waits on.
+                // The image is free at once: signal the fence the program waits on, and
+                // wait for the signal here, as for every submit of a serialized replay
+                // (its vkWaitForFences is answered without calling, and a program may
+                // destroy the fence right after: RetroArch makes a fence for each
+                // acquire).
                 let fence: vk::Fence = self.handle(p.get(4).map_or(0, |p| p.value()), seq, name)?;
                 if fence != vk::Fence::null() {
                     let device = self.device(seq)?;
                     // SAFETY: a live queue and fence.
-                    unsafe { device.queue_submit(self.queue, &[], fence) }
-                        .map_err(|e| DeviceError::call(seq, name, e))?;
+                    unsafe {
+                        device
+                            .queue_submit(self.queue, &[], fence)
+                            .and_then(|()| device.wait_for_fences(&[fence], true, u64::MAX))
+                    }
+                    .map_err(|e| DeviceError::call(seq, name, e))?;
                 }
             }
             "vkDestroySwapchainKHR" => {

@@ -9,12 +9,27 @@ use trace_format::generated::trace::{CreateDevice, CreateInstance};
 use super::DeviceError;
 use crate::generated::device_calls::feature_name;
 
-/// Instance extensions the replay never needs: presentation happens offscreen.
+/// Instance extensions the replay never needs: presentation happens offscreen, so no
+/// window system's surface or display is made.
 fn presentation_only(name: &str) -> bool {
-    name.contains("surface") || name.contains("display") || name == "VK_KHR_portability_enumeration"
+    const PLATFORMS: &[&str] = &[
+        "xcb", "xlib", "wayland", "win32", "android", "metal", "macos", "ios", "directfb",
+        "fuchsia", "ggp", "screen", "_vi_", "ohos", "headless",
+    ];
+    (name.contains("surface") && PLATFORMS.iter().any(|p| name.contains(p)))
+        || name.contains("display")
+        || name == "VK_KHR_portability_enumeration"
 }
 
-/// Creates the instance the trace created, without its presentation extensions.
+/// Instance extensions about surfaces in general, kept where the loader has them: the
+/// device's VK_KHR_swapchain, kept for its image layouts (`PRESENT_SRC_KHR`), needs
+/// VK_KHR_surface, and extensions of both need theirs (VK_EXT_swapchain_colorspace,
+/// VK_EXT_surface_maintenance1 for VK_EXT_swapchain_maintenance1).
+fn surface_generic(name: &str) -> bool {
+    (name.contains("surface") || name.contains("swapchain")) && !presentation_only(name)
+}
+
+/// Creates the instance the trace created, without its window systems' extensions.
 pub fn create_instance(
     entry: &ash::Entry,
     c: &CreateInstance<'_>,
@@ -34,6 +49,9 @@ pub fn create_instance(
             continue;
         }
         if !has(name) {
+            if surface_generic(name) {
+                continue;
+            }
             return Err(DeviceError::Missing {
                 what: format!("instance extension {name}"),
                 seq: None,
