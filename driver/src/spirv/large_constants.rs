@@ -99,6 +99,8 @@ pub fn constant_data_bytes(
             }
         }
     }
+    // Only arrays of scalars can be moved: a module without one needs no more looking.
+    candidates.retain(|_, c| is_scalar_array(&globals, c.pointee));
     if candidates.is_empty() {
         return 0;
     }
@@ -122,7 +124,6 @@ pub fn constant_data_bytes(
     let mut moved: Vec<(u32, u32, Stores)> = candidates
         .into_values()
         .filter(|c| c.constant && c.read && c.read_at_runtime_index && !c.stores.is_empty())
-        .filter(|c| is_scalar_array(&globals, c.pointee))
         .filter_map(|c| {
             let (size, align) = natural_size_align(&globals, c.pointee)?;
             let small = is_small(&globals, c.pointee, &c.stores);
