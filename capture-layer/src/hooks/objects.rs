@@ -16,9 +16,9 @@ use crate::memory::Watched;
 use crate::recorder::{record, record_direct, Scope};
 
 /// Records a change the mapped-memory tracker found: `data` now at `offset` of
-/// `memory`. Pieces of it that look like arrays of words go into the trace as byte
-/// planes (which compress better; the reader lays them out as the bytes again), split
-/// straight into the record; the others copied as they are.
+/// `memory`, a record for each [`PIECE`] of it. Pieces that look like arrays of words
+/// go into the trace as byte planes (which compress better; the reader lays them out
+/// as the bytes again), split straight into the record; the others copied as they are.
 fn record_change(memory: u64, offset: u64, data: &[u8]) {
     let record = |offset: u64, field: F<'_>| {
         record_direct(
@@ -28,12 +28,12 @@ fn record_change(memory: u64, offset: u64, data: &[u8]) {
             &[F::U64(memory), F::U64(offset), field],
         );
     };
-    if !byte_planes::worth_it(data) {
-        return record(offset, F::Bytes(data));
-    }
-    for (i, piece) in data.chunks(PLANES_PIECE).enumerate() {
-        let at = offset + (i * PLANES_PIECE) as u64;
-        if i > 0 && !byte_planes::worth_it(piece) {
+    // The first piece is judged by a sample of the whole change, the others each by
+    // its own.
+    let planes = byte_planes::worth_it(data);
+    for (i, piece) in data.chunks(PIECE).enumerate() {
+        let at = offset + (i * PIECE) as u64;
+        if !planes || (i > 0 && !byte_planes::worth_it(piece)) {
             record(at, F::Bytes(piece));
         } else {
             record(at, F::BytesAsPlanes(piece));
@@ -41,9 +41,10 @@ fn record_change(memory: u64, offset: u64, data: &[u8]) {
     }
 }
 
-/// The most bytes of a change stored as one record of byte planes, each piece judged
-/// by its own sample.
-const PLANES_PIECE: usize = 1 << 20;
+/// The most bytes of a change stored as one record: a chunk of the trace holds whole
+/// records and at most 64 MiB (Blender writes more than that into one mapping at
+/// once), and a piece of byte planes is judged by its own sample.
+const PIECE: usize = 1 << 20;
 
 /// Records what changed in every mapping of `device` since the last look, before a
 /// submit.
