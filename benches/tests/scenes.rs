@@ -843,6 +843,64 @@ fn every_byte_the_mapped_scene_writes_is_in_the_trace_before_its_submit() {
     assert_mapped_writes_recorded(&trace, frames);
 }
 
+/// A program that writes more into mapped memory at once than a trace chunk holds (64
+/// MiB; Blender 5.2 on its Vulkan backend does) is captured whole: its write is
+/// recorded in pieces, every byte of it in the trace before the first submit, and the
+/// capture goes on. Recorded as one record, it stopped the capture ("declared chunk
+/// payload of ... bytes exceeds the limit").
+#[test]
+fn a_write_to_mapped_memory_larger_than_a_chunk_is_captured_whole() {
+    use benches::scenes::{big_write_word, BIG_WRITE, MAPPED_BYTES};
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let frames = 3;
+    let (trace, _) = capture_with(dir.path(), "mapped", frames, &["--big-write"]);
+    assert_mapped_writes_recorded(&trace, frames);
+    // The big write, as the records before the first submit hold it.
+    let mut memory = None;
+    let mut bound_at = 0;
+    let start = MAPPED_BYTES - BIG_WRITE;
+    let mut region = vec![0u8; BIG_WRITE as usize];
+    'records: for chunk in TraceReader::open(&trace).unwrap() {
+        for r in chunk.unwrap().records() {
+            if let Some(a) = r.call_as_allocate_memory() {
+                if a.size() >= MAPPED_BYTES {
+                    memory = Some(a.memory());
+                }
+            } else if let Some(b) = r.call_as_bind_buffer_memory() {
+                if Some(b.memory()) == memory {
+                    bound_at = b.offset();
+                }
+            } else if let Some(c) = r.call_as_memory_contents() {
+                if Some(c.memory()) != memory {
+                    continue;
+                }
+                let data = c.data().map(|d| d.bytes().to_vec()).unwrap_or_default();
+                let (offset, end) = (c.offset(), c.offset() + data.len() as u64);
+                let (from, to) = (
+                    offset.max(bound_at + start),
+                    end.min(bound_at + MAPPED_BYTES),
+                );
+                if from < to {
+                    let at = (from - bound_at - start) as usize;
+                    region[at..at + (to - from) as usize]
+                        .copy_from_slice(&data[(from - offset) as usize..(to - offset) as usize]);
+                }
+            } else if r.call_as_queue_submit().is_some() {
+                break 'records;
+            }
+        }
+    }
+    let wrong = region
+        .chunks_exact(4)
+        .enumerate()
+        .filter(|(i, w)| u32::from_le_bytes((*w).try_into().unwrap()) != big_write_word(*i as u64))
+        .count();
+    assert_eq!(wrong, 0, "{wrong} words of the big write missing or wrong");
+}
+
 /// A program that installs a SIGSEGV handler of its own after the layer has installed
 /// its (ioquake3 does) keeps its handler for its own faults, and the layer keeps
 /// finding its writes to mapped memory, with `libmacroscope_signals.so` preloaded as

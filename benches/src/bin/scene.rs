@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         second_device_unlike: args.iter().any(|a| a == "--second-device-unlike"),
         again_on_a_new_device: args.iter().any(|a| a == "--again-on-a-new-device"),
         then_wait: args.iter().any(|a| a == "--then-wait"),
+        big_write: args.iter().any(|a| a == "--big-write"),
     };
     args.retain(|a| {
         !matches!(
@@ -38,11 +39,12 @@ fn main() -> ExitCode {
                 | "--second-device-unlike"
                 | "--again-on-a-new-device"
                 | "--then-wait"
+                | "--big-write"
         )
     });
     let Some(name) = args.first() else {
         eprintln!(
-            "usage: scene NAME [FRAMES] [--extra-draw] [--own-fault-handler] [--probe-first] [--second-device] [--second-device-unlike] [--again-on-a-new-device] [--then-wait]  (NAME: {})",
+            "usage: scene NAME [FRAMES] [--extra-draw] [--own-fault-handler] [--probe-first] [--second-device] [--second-device-unlike] [--again-on-a-new-device] [--then-wait] [--big-write]  (NAME: {})",
             benches::scenes::SCENES.join(", ")
         );
         return ExitCode::from(2);

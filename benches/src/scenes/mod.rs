@@ -144,6 +144,25 @@ pub struct SceneOptions {
     /// Once its frames are drawn, the scene prints its line and waits to be killed, its
     /// device kept, as a program that draws on demand and then waits for input does.
     pub then_wait: bool,
+    /// The mapped scene first writes [`BIG_WRITE`] bytes that do not repeat at the end of
+    /// its mapping, all before its first submit, as Blender uploads more than a trace
+    /// chunk holds at once.
+    pub big_write: bool,
+}
+
+/// What the mapped scene writes before its first submit with `big_write`: more than a
+/// trace chunk's 64 MiB.
+pub const BIG_WRITE: u64 = 80 << 20;
+
+/// The word at index `i` of the mapped scene's big write: a byte repeated four times,
+/// another from word to word, as an 8-bit image's rows are — bytes more like the byte
+/// before them than the word before, which the layer stores as they are, not as byte
+/// planes.
+pub fn big_write_word(i: u64) -> u32 {
+    let mut x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5eed;
+    x ^= x >> 29;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    u32::from((x ^ x >> 32) as u8) * 0x0101_0101
 }
 
 /// Runs scene `name` for `frames` frames.
@@ -667,6 +686,22 @@ fn mapped(
         own_fault_handler::install();
     }
     let d = gpu.device.clone();
+    if options.big_write {
+        let words = (BIG_WRITE / 4) as usize;
+        // SAFETY: the last BIG_WRITE bytes of the mapping, which stays mapped.
+        let region = unsafe {
+            std::slice::from_raw_parts_mut(
+                vertices
+                    .mapped
+                    .add((MAPPED_BYTES - BIG_WRITE) as usize)
+                    .cast::<u32>(),
+                words,
+            )
+        };
+        for (i, w) in region.iter_mut().enumerate() {
+            *w = big_write_word(i as u64);
+        }
+    }
     let slices = MAPPED_BYTES / MAPPED_WRITE;
     for frame in 0..frames {
         // This frame's MiB: the frame number in every word, as a program streaming
