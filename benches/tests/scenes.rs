@@ -859,40 +859,22 @@ fn a_write_to_mapped_memory_larger_than_a_chunk_is_captured_whole() {
     let (trace, _) = capture_with(dir.path(), "mapped", frames, &["--big-write"]);
     assert_mapped_writes_recorded(&trace, frames);
     // The big write, as the records before the first submit hold it.
-    let mut memory = None;
-    let mut bound_at = 0;
     let start = MAPPED_BYTES - BIG_WRITE;
     let mut region = vec![0u8; BIG_WRITE as usize];
-    'records: for chunk in TraceReader::open(&trace).unwrap() {
-        for r in chunk.unwrap().records() {
-            if let Some(a) = r.call_as_allocate_memory() {
-                if a.size() >= MAPPED_BYTES {
-                    memory = Some(a.memory());
-                }
-            } else if let Some(b) = r.call_as_bind_buffer_memory() {
-                if Some(b.memory()) == memory {
-                    bound_at = b.offset();
-                }
-            } else if let Some(c) = r.call_as_memory_contents() {
-                if Some(c.memory()) != memory {
-                    continue;
-                }
-                let data = c.data().map(|d| d.bytes().to_vec()).unwrap_or_default();
-                let (offset, end) = (c.offset(), c.offset() + data.len() as u64);
-                let (from, to) = (
-                    offset.max(bound_at + start),
-                    end.min(bound_at + MAPPED_BYTES),
-                );
-                if from < to {
-                    let at = (from - bound_at - start) as usize;
-                    region[at..at + (to - from) as usize]
-                        .copy_from_slice(&data[(from - offset) as usize..(to - offset) as usize]);
-                }
-            } else if r.call_as_queue_submit().is_some() {
-                break 'records;
+    let found = walk_mapped(
+        &trace,
+        |offset, data| {
+            let end = offset + data.len() as u64;
+            let (from, to) = (offset.max(start), end.min(MAPPED_BYTES));
+            if from < to {
+                let at = (from - start) as usize;
+                region[at..at + (to - from) as usize]
+                    .copy_from_slice(&data[(from - offset) as usize..(to - offset) as usize]);
             }
-        }
-    }
+        },
+        || false,
+    );
+    assert!(found, "no allocation of the mapped scene's size");
     let wrong = region
         .chunks_exact(4)
         .enumerate()
@@ -941,12 +923,56 @@ fn a_program_installing_its_own_fault_handler_keeps_it_and_its_writes_are_record
 /// Every word the mapped scene wrote in each frame is in the trace before that frame's
 /// submit.
 fn assert_mapped_writes_recorded(trace: &Path, frames: u64) {
-    use benches::scenes::{MAPPED_BYTES, MAPPED_WRITE};
-    // The persistently mapped memory, and the contents recorded into it so far.
+    use benches::scenes::MAPPED_WRITE;
+    // The contents recorded into the mapped memory so far.
+    let contents = std::cell::RefCell::new(Vec::<(u64, Vec<u8>)>::new());
+    let mut submits = 0u64;
+    let found = walk_mapped(
+        trace,
+        |offset, data| contents.borrow_mut().push((offset, data.to_vec())),
+        || {
+            // What the trace holds of this frame's MiB, applied in order.
+            let frame = submits;
+            let start = frame * MAPPED_WRITE;
+            let mut region = vec![0u8; MAPPED_WRITE as usize];
+            for (offset, data) in contents.borrow().iter() {
+                let end = offset + data.len() as u64;
+                let (from, to) = ((*offset).max(start), end.min(start + MAPPED_WRITE));
+                if from < to {
+                    region[(from - start) as usize..(to - start) as usize]
+                        .copy_from_slice(&data[(from - offset) as usize..(to - offset) as usize]);
+                }
+            }
+            let wrong = region
+                .chunks_exact(4)
+                .enumerate()
+                .filter(|(i, w)| {
+                    u32::from_le_bytes((*w).try_into().unwrap()) != (frame as u32) ^ (*i as u32)
+                })
+                .count();
+            assert_eq!(
+                wrong, 0,
+                "frame {frame}: {wrong} words differ at its submit"
+            );
+            submits += 1;
+            true
+        },
+    );
+    assert!(found, "no allocation of the mapped scene's size");
+    assert_eq!(submits, frames);
+}
+
+/// Walks the mapped scene's trace: `contents` gets each write recorded into its
+/// persistently mapped memory (the offset from where its buffer is bound, and the
+/// bytes), `submit` each submit, until it answers false. Whether the memory was found.
+fn walk_mapped(
+    trace: &Path,
+    mut contents: impl FnMut(u64, &[u8]),
+    mut submit: impl FnMut() -> bool,
+) -> bool {
+    use benches::scenes::MAPPED_BYTES;
     let mut memory = None;
     let mut bound_at = 0;
-    let mut contents: Vec<(u64, Vec<u8>)> = Vec::new();
-    let mut submits = 0u64;
     for chunk in TraceReader::open(trace).unwrap() {
         for r in chunk.unwrap().records() {
             if let Some(a) = r.call_as_allocate_memory() {
@@ -959,42 +985,15 @@ fn assert_mapped_writes_recorded(trace: &Path, frames: u64) {
                 }
             } else if let Some(c) = r.call_as_memory_contents() {
                 if Some(c.memory()) == memory {
-                    let data = c.data().map(|d| d.bytes().to_vec()).unwrap_or_default();
-                    contents.push((c.offset(), data));
+                    let data = c.data().map(|d| d.bytes()).unwrap_or_default();
+                    contents(c.offset().saturating_sub(bound_at), data);
                 }
-            } else if r.call_as_queue_submit().is_some() {
-                // What the trace holds of this frame's MiB, applied in order.
-                let frame = submits;
-                let start = bound_at + frame * MAPPED_WRITE;
-                let mut region = vec![0u8; MAPPED_WRITE as usize];
-                for (offset, data) in &contents {
-                    let end = offset + data.len() as u64;
-                    let (from, to) = ((*offset).max(start), end.min(start + MAPPED_WRITE));
-                    if from < to {
-                        region[(from - start) as usize..(to - start) as usize].copy_from_slice(
-                            &data[(from - offset) as usize..(to - offset) as usize],
-                        );
-                    }
-                }
-                let words: Vec<u32> = region
-                    .chunks_exact(4)
-                    .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
-                    .collect();
-                let wrong = words
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, w)| **w != (frame as u32) ^ (*i as u32))
-                    .count();
-                assert_eq!(
-                    wrong, 0,
-                    "frame {frame}: {wrong} words differ at its submit"
-                );
-                submits += 1;
+            } else if r.call_as_queue_submit().is_some() && !submit() {
+                return memory.is_some();
             }
         }
     }
-    assert!(memory.is_some(), "no allocation of the mapped scene's size");
-    assert_eq!(submits, frames);
+    memory.is_some()
 }
 
 #[test]

@@ -366,7 +366,7 @@ impl Uses<'_, '_> {
 /// Whether `op` is a texture instruction, and if so whether NIR's instruction for it
 /// names a sampler (`nir_tex_instr_need_sampler`): sampling, gathers and LOD queries
 /// do; fetches, size, level and sample queries, reads and writes do not.
-fn texture_op(op: Op) -> Option<bool> {
+pub(super) fn texture_op(op: Op) -> Option<bool> {
     match op {
         Op::ImageSampleImplicitLod
         | Op::ImageSampleExplicitLod

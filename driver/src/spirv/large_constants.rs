@@ -363,29 +363,15 @@ fn runtime_values(
     runtime
 }
 
-/// Whether `op` reads memory or an image (its result is known only when it runs).
+/// Whether `op` reads memory, an image or a call's result (known only when it runs):
+/// a texture instruction, an atomic, a function call.
 fn reads_memory(op: Op) -> bool {
-    matches!(
-        op,
-        Op::ImageSampleImplicitLod
-            | Op::ImageSampleExplicitLod
-            | Op::ImageSampleDrefImplicitLod
-            | Op::ImageSampleDrefExplicitLod
-            | Op::ImageSampleProjImplicitLod
-            | Op::ImageSampleProjExplicitLod
-            | Op::ImageFetch
-            | Op::ImageGather
-            | Op::ImageDrefGather
-            | Op::ImageRead
-            | Op::ImageQuerySize
-            | Op::ImageQuerySizeLod
-            | Op::ImageQueryLod
-            | Op::AtomicLoad
-            | Op::AtomicIAdd
-            | Op::AtomicExchange
-            | Op::AtomicCompareExchange
-            | Op::FunctionCall
-    )
+    super::cbuf_uses::texture_op(op).is_some()
+        || matches!(
+            op,
+            Op::AtomicLoad | Op::AtomicIAdd | Op::AtomicExchange | Op::AtomicCompareExchange
+        )
+        || op == Op::FunctionCall
 }
 
 /// `glsl_get_natural_size_align_bytes`: scalars their own size (a bool 4 bytes),
