@@ -218,6 +218,17 @@ impl Chipset {
         CHIPSETS.iter().copied().find(|c| c.id == id)
     }
 
+    /// The alignment of a constant buffer's address and size, and so of a descriptor
+    /// set's size and a shader's constant data (nvk_min_cbuf_alignment: 64 bytes from
+    /// TURING_A on, 256 before).
+    pub fn min_cbuf_alignment(self) -> u32 {
+        if self.eng3d >= TURING_A {
+            64
+        } else {
+            256
+        }
+    }
+
     /// A chipset by its name (`ga102`, any case) or id (`0x172`).
     pub fn parse(s: &str) -> Result<Chipset, String> {
         let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"));

@@ -113,15 +113,10 @@ impl Device {
         self.chipset.eng3d
     }
 
-    /// The alignment of a constant buffer's address and size, and so of a
-    /// descriptor set's size (nvk_min_cbuf_alignment: 64 bytes from TURING_A on, 256
-    /// before).
+    /// The alignment of a constant buffer's address and size
+    /// ([`Chipset::min_cbuf_alignment`]).
     pub fn min_cbuf_alignment(&self) -> u32 {
-        if self.chipset.eng3d >= TURING_A {
-            64
-        } else {
-            256
-        }
+        self.chipset.min_cbuf_alignment()
     }
 
     /// The alignment NVK asks of a buffer's memory offset and size, from its

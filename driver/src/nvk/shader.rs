@@ -162,7 +162,7 @@ impl Shader {
         // nvk_compile_nir_shader: the constant data padded to the constant-buffer
         // alignment (nvk_min_cbuf_alignment).
         let data = cbufs.contains(&Cbuf::ShaderData).then(|| {
-            let align = if chipset.eng3d >= TURING_A { 64 } else { 256 };
+            let align = chipset.min_cbuf_alignment();
             let size = interface.constant_data_bytes.next_multiple_of(align);
             (SHADER_DATA_HEAP + (identity & 0xffff_ff00), size)
         });
@@ -184,8 +184,9 @@ impl Shader {
 }
 
 /// Mirrors build_cbuf_map (and ubo_deref_to_cbuf): the root table in slot 0, the
-/// shader's constant data in slot 1 where it has any, then each uniform buffer and each set whose descriptors the shader loads, up to sixteen: a
-/// dynamic uniform buffer from the root table, an inline block from its set, any other
+/// shader's constant data in slot 1 where it has any, then each uniform buffer and
+/// each set whose descriptors the shader loads, up to sixteen: a dynamic uniform
+/// buffer from the root table, an inline block from its set, any other
 /// through its descriptor — which NVK leaves out before Turing (binding from a
 /// descriptor would split the push buffer at every draw): the shader reads those from
 /// memory. NVK orders them as compar_cbufs does: the most used first (counted as NIR
